@@ -1,0 +1,31 @@
+"""Object builders: one module per kind of output, each `build(view) -> list[Component]`.
+
+A new capability (monitoring, workloads, ...) is a new module here plus one line in BUILDERS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..model import FleetView
+from . import device_plugins, monitoring, node_config, teams
+from .common import Component
+
+Builder = Callable[[FleetView], list[Component]]
+
+BUILDERS: tuple[Builder, ...] = (
+    node_config.build,
+    device_plugins.build,
+    monitoring.build,
+    teams.build,
+)
+
+
+def build_all(view: FleetView) -> list[Component]:
+    out: list[Component] = []
+    for builder in BUILDERS:
+        out.extend(builder(view))
+    return out
+
+
+__all__ = ["BUILDERS", "Builder", "Component", "build_all"]

@@ -1,0 +1,83 @@
+"""Shared pieces of every builder: components, metadata, provenance."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+Obj = dict[str, Any]
+
+MANAGED_BY = "accel-gitops"
+SOURCE_ANNOTATION = "accel-gitops.io/source"
+VENDOR_LABEL = "accel-gitops.io/vendor"
+TEAM_LABEL = "accel-gitops.io/team"
+SYNC_WAVE = "argocd.argoproj.io/sync-wave"
+SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
+
+# The kustomize units every environment has, in Argo CD sync order (team units come last).
+UNIT_WAVES = {"node-config": 0, "device-plugins": 1, "monitoring": 2}
+TEAM_UNIT_WAVE = 3
+UNSHARED_NAMESPACES = frozenset({"kube-system", "kube-public", "kube-node-lease", "default"})
+
+
+@dataclass
+class Component:
+    """A group of objects that is a kustomize base of its own: `base/<name>/`.
+
+    `unit` is the kustomize unit (and Argo CD Application) of each environment it belongs to.
+    """
+
+    unit: str
+    name: str
+    objects: list[Obj] = field(default_factory=list)
+
+
+def metadata(
+    name: str,
+    *,
+    sources: Iterable[str],
+    namespace: str | None = None,
+    labels: Mapping[str, str] | None = None,
+    annotations: Mapping[str, str] | None = None,
+) -> Obj:
+    meta: Obj = {"name": name}
+    if namespace:
+        meta["namespace"] = namespace
+    meta["labels"] = {"app.kubernetes.io/managed-by": MANAGED_BY, **(labels or {})}
+    notes = {SOURCE_ANNOTATION: ", ".join(sources)}
+    notes.update(annotations or {})
+    meta["annotations"] = notes
+    return meta
+
+
+def namespace(
+    name: str,
+    *,
+    sources: Iterable[str],
+    pod_security: str,
+    labels: Mapping[str, str] | None = None,
+    annotations: Mapping[str, str] | None = None,
+) -> Obj:
+    """A Namespace with Pod Security admission enforcing `pod_security` (warn/audit restricted)."""
+    psa = {
+        "pod-security.kubernetes.io/enforce": pod_security,
+        "pod-security.kubernetes.io/audit": "restricted"
+        if pod_security != "privileged"
+        else "privileged",
+        "pod-security.kubernetes.io/warn": "restricted"
+        if pod_security != "privileged"
+        else "privileged",
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": metadata(
+            name, sources=sources, labels={**psa, **(labels or {})}, annotations=annotations
+        ),
+    }
+
+
+def identity(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    meta = obj["metadata"]
+    return (obj["apiVersion"], obj["kind"], meta.get("namespace", ""), meta["name"])

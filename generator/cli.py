@@ -1,0 +1,167 @@
+"""Command line: parse options, call the core, report, map outcomes to exit codes.
+
+0 clean, 1 findings (or drift), 2 usage or internal error. Commands never print tracebacks for
+bad input; an unexpected exception is an internal error (exit 2), shown in full with --debug.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from . import pipeline, schemadefs
+from .errors import Finding, FindingsError, GeneratorError, Severity, UsageError
+
+F = TypeVar("F", bound=Callable[..., int])
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _echo_findings(findings: list[Finding]) -> None:
+    for finding in findings:
+        click.echo(finding.format(), err=True)
+
+
+def _summary(findings: list[Finding]) -> str:
+    errors = sum(f.severity is Severity.ERROR for f in findings)
+    warnings = len(findings) - errors
+    return f"{errors} error(s), {warnings} warning(s)"
+
+
+def guarded(fn: F) -> F:
+    """Run a command body; turn expected errors into messages and exit codes."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> int:
+        ctx = click.get_current_context()
+        try:
+            code = fn(*args, **kwargs)
+        except FindingsError as exc:
+            _echo_findings(exc.findings)
+            click.echo(f"{ctx.info_name}: {_summary(exc.findings)}; nothing written", err=True)
+            code = EXIT_FINDINGS
+        except UsageError as exc:
+            click.echo(f"error: {exc}", err=True)
+            code = EXIT_ERROR
+        except GeneratorError as exc:
+            click.echo(f"error: {exc}", err=True)
+            code = EXIT_ERROR
+        except KeyboardInterrupt:
+            code = 130
+        except Exception as exc:  # a bug, not bad input
+            if ctx.obj and ctx.obj.get("debug"):
+                traceback.print_exc()
+            click.echo(
+                f"internal error: {type(exc).__name__}: {exc} (rerun with --debug)", err=True
+            )
+            code = EXIT_ERROR
+        ctx.exit(code)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _default_values() -> Path:
+    return Path("values")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True, help="Show tracebacks of internal errors.")
+@click.pass_context
+def main(ctx: click.Context, debug: bool) -> None:
+    """Render and validate GitOps manifests for mixed-vendor accelerator fleets."""
+    ctx.obj = {"debug": debug}
+
+
+values_option = click.option(
+    "--values",
+    "values_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=_default_values,
+    show_default="values",
+    help="The values tree (fleet.yaml, vendors/, teams/, environments/).",
+)
+
+
+@main.command()
+@values_option
+@click.option("--env", help="Render only this environment's overlays (base is always whole).")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Write OUT/base and OUT/overlays. Default: the folder holding the values tree.",
+)
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing; exit 1 if the committed output differs from a fresh render.",
+)
+@guarded
+def render(values_dir: Path, env: str | None, out_dir: Path | None, check: bool) -> int:
+    """Render kustomize bases and overlays from the values tree."""
+    out = out_dir if out_dir is not None else values_dir.resolve().parent
+    result = pipeline.render(pipeline.RenderOptions(values_dir, out, env, check))
+    _echo_findings(result.findings)
+    if result.drift is not None:
+        drift = result.drift
+        if drift.clean:
+            click.echo(f"render --check: {out} is up to date with {values_dir}")
+            return EXIT_OK
+        for rel in drift.changed:
+            click.echo(f"changed: {rel}")
+            click.echo(drift.diffs[rel], nl=False)
+        for rel in drift.missing:
+            click.echo(f"missing: {rel} (a fresh render creates it)")
+        for rel in drift.stale:
+            click.echo(f"stale: {rel} (not rendered from the values; a fresh render removes it)")
+        click.echo(
+            f"render --check: {len(drift.changed)} changed, {len(drift.missing)} missing, "
+            f"{len(drift.stale)} stale; run `python render.py render` and commit the result"
+        )
+        return EXIT_FINDINGS
+    units = result.rendered.units
+    envs = sorted({u.env for u in units if env in (None, u.env)})
+    click.echo(
+        f"rendered {len(result.rendered.bases)} bases and "
+        f"{sum(1 for u in units if u.env in envs)} units for {', '.join(envs)} into {out}"
+    )
+    return EXIT_OK
+
+
+@main.command()
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Write <kind>.schema.json files here instead of printing them.",
+)
+@click.option(
+    "--kind", type=click.Choice(schemadefs.USER_KINDS), help="Print only this kind's schema."
+)
+@guarded
+def schema(out_dir: Path | None, kind: str | None) -> int:
+    """Write or print the JSON Schemas of the values files."""
+    kinds = [kind] if kind else list(schemadefs.USER_KINDS)
+    if out_dir is None:
+        for k in kinds:
+            click.echo(schemadefs.schema_text(k), nl=False)
+        return EXIT_OK
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for k in kinds:
+        (out_dir / f"{k}.schema.json").write_text(schemadefs.schema_text(k), encoding="utf-8")
+    click.echo(f"wrote {len(kinds)} schema(s) to {out_dir}")
+    return EXIT_OK
+
+
+def run() -> None:
+    main(prog_name="render.py")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,163 @@
+"""The resolved fleet for one environment (or for the environment-independent base).
+
+Builders read these typed objects; `doc` keeps the merged values with their locations so checks
+can point at the file and line that set a value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .merge import Doc
+
+NFD_PREFIX = "feature.node.kubernetes.io/"
+BASE_ENV = ""  # the name of the environment-independent layer
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    effect: str
+    value: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        out = {"key": self.key, "effect": self.effect}
+        if self.value:
+            out["value"] = self.value
+        return out
+
+
+@dataclass(frozen=True)
+class HostPath:
+    name: str
+    path: str
+    read_only: bool
+
+
+@dataclass(frozen=True)
+class DevicePlugin:
+    name: str
+    image: str
+    version: str
+    namespace: str
+    command: tuple[str, ...]
+    args: tuple[str, ...]
+    env: dict[str, str]
+    privileged: bool
+    host_paths: tuple[HostPath, ...]
+    rbac: tuple[dict[str, Any], ...]
+    priority_class: str
+
+
+@dataclass(frozen=True)
+class Pool:
+    index: int
+    name: str
+    model: str
+    devices_per_node: int
+    nodes: tuple[str, ...]
+    node_count: int  # len(nodes) when nodes are named
+    pci_devices: tuple[str, ...]
+    labels: dict[str, str]  # everything the pool's nodes carry (vendor + model + pool labels)
+    taints: tuple[Taint, ...]
+
+    @property
+    def capacity(self) -> int:
+        return self.devices_per_node * self.node_count
+
+
+@dataclass(frozen=True)
+class Vendor:
+    id: str
+    display_name: str
+    resource_name: str
+    pci_vendor: str
+    selector_label: str
+    model_label: str
+    node_labels: dict[str, str]
+    taints: tuple[Taint, ...]
+    cost_weight: float
+    device_plugin: DevicePlugin
+    exporter: dict[str, Any]
+    pools: tuple[Pool, ...]
+    doc: Doc = field(repr=False, compare=False)
+
+    @property
+    def capacity(self) -> int:
+        return sum(p.capacity for p in self.pools)
+
+    @property
+    def selector(self) -> dict[str, str]:
+        """The node labels (as written in values) that pick this vendor's pools."""
+        return {self.selector_label: self.node_labels[self.selector_label]}
+
+    @property
+    def all_taints(self) -> tuple[Taint, ...]:
+        seen: dict[Taint, None] = {}
+        for pool in self.pools:
+            for taint in pool.taints:
+                seen.setdefault(taint)
+        return tuple(seen)
+
+
+@dataclass(frozen=True)
+class Team:
+    name: str
+    namespaces: tuple[str, ...]
+    owners: tuple[str, ...]
+    pod_security: str
+    quota: dict[str, int]  # vendor id -> devices per namespace
+    doc: Doc = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Fleet:
+    name: str
+    kubernetes_version: str
+    environments: tuple[str, ...]
+    repo_url: str
+    target_revision: str
+    repo_path: str
+    argocd_namespace: str
+    argocd_project: str
+    destination_server: str
+    automated_sync: bool
+    node_config_method: str
+    allow_overcommit: bool
+    doc: Doc = field(repr=False, compare=False)
+
+    def label_key(self, key: str) -> str:
+        """The node label key as it lands on nodes: NFD prefixes keys that have no prefix."""
+        if self.node_config_method == "nfd" and "/" not in key:
+            return NFD_PREFIX + key
+        return key
+
+    def node_selector(self, labels: dict[str, str]) -> dict[str, str]:
+        return {self.label_key(k): v for k, v in sorted(labels.items())}
+
+
+@dataclass(frozen=True)
+class FleetView:
+    """Everything a builder needs for one environment (env == BASE_ENV for the base layer)."""
+
+    env: str
+    fleet: Fleet
+    vendors: tuple[Vendor, ...]  # enabled vendors, sorted by id
+    teams: tuple[Team, ...]  # enabled teams, sorted by name
+    env_file: str | None = None
+
+    def vendor(self, vendor_id: str) -> Vendor | None:
+        return next((v for v in self.vendors if v.id == vendor_id), None)
+
+    def vendors_for_resource(self, resource: str) -> list[Vendor]:
+        return [v for v in self.vendors if v.resource_name == resource]
+
+
+@dataclass(frozen=True)
+class Values:
+    """The loaded values tree: the base layer and one view per environment."""
+
+    root: str
+    base: FleetView
+    envs: dict[str, FleetView]

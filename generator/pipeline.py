@@ -1,0 +1,67 @@
+"""The render stage: values -> checks -> file tree -> written (or compared) output.
+
+The core never prints or exits: it returns results and raises GeneratorError subclasses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import checks, values
+from .errors import Finding, FindingsError, has_errors, sorted_findings
+from .layout import Rendered, Tree, render_tree
+from .model import Values
+from .output import Drift, compare, read_tree, write_tree
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    values_dir: Path
+    out_dir: Path
+    env: str | None = None  # render only this environment's overlays (base is always whole)
+    check: bool = False
+
+
+@dataclass
+class RenderResult:
+    rendered: Rendered
+    findings: list[Finding]  # warnings only: errors raise
+    drift: Drift | None = None
+
+
+def load_and_check(values_dir: Path) -> tuple[Values, list[Finding]]:
+    """Load values and run every policy check; raise FindingsError when any is an error."""
+    loaded = values.load(values_dir)
+    findings = checks.run_checks(loaded)
+    if has_errors(findings):
+        raise FindingsError(findings)
+    return loaded, sorted_findings(findings)
+
+
+def render(opts: RenderOptions) -> RenderResult:
+    loaded, findings = load_and_check(opts.values_dir)
+    if opts.env is not None and opts.env not in loaded.envs:
+        from .errors import UsageError
+
+        raise UsageError(
+            f"unknown environment {opts.env!r}; known: " + ", ".join(sorted(loaded.envs))
+        )
+    rendered = render_tree(loaded)
+    tree = rendered.tree
+    if opts.env is not None:
+        tree = _only_env(tree, read_tree(opts.out_dir), opts.env)
+    if opts.check:
+        return RenderResult(rendered, findings, compare(tree, read_tree(opts.out_dir)))
+    write_tree(tree, opts.out_dir)
+    return RenderResult(rendered, findings)
+
+
+def _only_env(fresh: Tree, committed: Tree, env: str) -> Tree:
+    """Fresh base and this environment's overlays; other environments' overlays as committed."""
+    prefix = f"overlays/{env}/"
+    keep = {
+        p: t for p, t in committed.items() if p.startswith("overlays/") and not p.startswith(prefix)
+    }
+    keep.update({p: t for p, t in fresh.items() if p.startswith("base/") or p.startswith(prefix)})
+    return keep

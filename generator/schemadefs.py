@@ -1,0 +1,271 @@
+"""JSON Schemas (draft 2020-12) of every kind of values file: the single source of truth.
+
+`render.py schema` writes them to schemas/ for editors (the example values files point at them);
+the loader validates with the same dicts. Unknown keys are errors everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+Schema = dict[str, Any]
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+BASE_ID = "https://accel-gitops.example/schemas/"
+
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+LABEL_KEY = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+)
+LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$"
+RESOURCE_NAME = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+
+
+def _obj(props: dict[str, Any], required: tuple[str, ...] = (), **extra: Any) -> Schema:
+    out: Schema = {"type": "object", "additionalProperties": False, "properties": props}
+    if required:
+        out["required"] = list(required)
+    out.update(extra)
+    return out
+
+
+def _str(pattern: str | None = None, **extra: Any) -> Schema:
+    out: Schema = {"type": "string", **extra}
+    if pattern:
+        out["pattern"] = pattern
+    return out
+
+
+def _list(items: Schema, **extra: Any) -> Schema:
+    return {"type": "array", "items": items, **extra}
+
+
+def _labels() -> Schema:
+    return {
+        "type": "object",
+        "propertyNames": {"pattern": LABEL_KEY, "maxLength": 317},
+        "additionalProperties": _str(LABEL_VALUE, maxLength=63),
+    }
+
+
+TAINT = _obj(
+    {
+        "key": _str(LABEL_KEY),
+        "value": _str(LABEL_VALUE, maxLength=63),
+        "effect": {"enum": ["NoSchedule", "PreferNoSchedule", "NoExecute"]},
+    },
+    ("key", "effect"),
+)
+
+METRIC = _obj(
+    {
+        "name": _str(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$", description="metric name the exporter emits"),
+        "unit": {"enum": ["percent", "ratio", "bytes", "KiB", "MiB", "GiB", "KB", "MB", "GB"]},
+    },
+    ("name", "unit"),
+)
+
+EXPORTER = _obj(
+    {
+        "name": _str(DNS_LABEL),
+        "port": {"type": "integer", "minimum": 1, "maximum": 65535},
+        "path": _str("^/"),
+        "namespace": _str(DNS_LABEL),
+        "podLabels": _labels(),
+        "labels": _obj(
+            {
+                k: _str(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+                for k in ("node", "device", "model", "pod", "namespace")
+            },
+            description="exporter label that carries each unified label",
+        ),
+        "metrics": _obj(
+            {k: METRIC for k in ("utilization", "memoryUsed", "memoryTotal", "memoryFree")}
+        ),
+    }
+)
+
+HOST_PATH = _obj(
+    {"name": _str(DNS_LABEL), "path": _str("^/"), "readOnly": {"type": "boolean"}},
+    ("name", "path"),
+)
+
+POLICY_RULE = _obj(
+    {
+        "apiGroups": _list(_str()),
+        "resources": _list(_str()),
+        "verbs": _list(_str()),
+    },
+    ("resources", "verbs"),
+)
+
+DEVICE_PLUGIN = _obj(
+    {
+        "name": _str(DNS_LABEL),
+        "image": _str(description="image repository, without the tag"),
+        "version": _str(description="image tag"),
+        "namespace": _str(DNS_LABEL),
+        "command": _list(_str()),
+        "args": _list(_str()),
+        "env": {
+            "type": "object",
+            "additionalProperties": _str(),
+            "propertyNames": {"pattern": r"^[A-Za-z_][A-Za-z0-9_]*$"},
+        },
+        "privileged": {"type": "boolean"},
+        "hostPaths": _list(HOST_PATH),
+        "rbac": _list(POLICY_RULE, description="cluster RBAC rules; empty means no account"),
+        "priorityClassName": _str(),
+    }
+)
+
+POOL = _obj(
+    {
+        "name": _str(DNS_LABEL, description="pool name, unique within the vendor"),
+        "model": _str(
+            LABEL_VALUE,
+            minLength=1,
+            maxLength=63,
+            description="model label value, e.g. A100, 910b, Z100L",
+        ),
+        "devicesPerNode": {"type": "integer", "minimum": 1, "maximum": 1024},
+        "nodes": _list(_str(), uniqueItems=True, description="node names in the pool"),
+        "nodeCount": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "node count when nodes are not listed by name",
+        },
+        "pciDevices": _list(_str(r"^[0-9a-f]{4}$"), description="PCI device IDs (NFD match)"),
+        "labels": _labels(),
+        "taints": _list(TAINT, description="replaces the vendor's taints for this pool"),
+    },
+    ("name", "model", "devicesPerNode"),
+)
+
+# The properties a vendor file and the built-in catalog share.
+VENDOR_PROPS: dict[str, Any] = {
+    "catalog": _str(DNS_LABEL, description="catalog entry to start from; default: file name"),
+    "enabled": {"type": "boolean"},
+    "displayName": _str(),
+    "resourceName": _str(RESOURCE_NAME, maxLength=253),
+    "pciVendor": _str(r"^[0-9a-f]{4}$"),
+    "selectorLabel": _str(LABEL_KEY, description="node label key whose value picks the vendor"),
+    "modelLabel": _str(LABEL_KEY),
+    "nodeLabels": _labels(),
+    "taints": _list(TAINT),
+    "costWeight": {"type": "number", "minimum": 0},
+    "devicePlugin": DEVICE_PLUGIN,
+    "exporter": EXPORTER,
+    "pools": _list(POOL),
+}
+
+TEAM_PROPS: dict[str, Any] = {
+    "enabled": {"type": "boolean"},
+    "namespaces": _list(
+        _str(DNS_LABEL), minItems=1, uniqueItems=True, description="default: the team name"
+    ),
+    "owners": _list(_str(minLength=1), uniqueItems=True),
+    "podSecurity": {"enum": ["baseline", "restricted"]},
+    "quota": {
+        "type": "object",
+        "description": "devices per vendor (vendor file name), per namespace",
+        "propertyNames": {"pattern": DNS_LABEL},
+        "additionalProperties": {"type": "integer", "minimum": 0},
+    },
+}
+
+FLEET_PROPS: dict[str, Any] = {
+    "name": _str(DNS_LABEL),
+    "kubernetesVersion": _str(
+        r"^1\.[0-9]+(\.[0-9]+)?$", description="target Kubernetes version, e.g. '1.33' (quote it)"
+    ),
+    "environments": _list(_str(DNS_LABEL), minItems=1, uniqueItems=True),
+    "git": _obj(
+        {
+            "repoURL": _str(minLength=1),
+            "targetRevision": _str(minLength=1),
+            "path": _str(
+                r"^([^/].*[^/]|[^/])?$",
+                description="folder of the rendered output inside the repository",
+            ),
+        },
+        ("repoURL", "targetRevision"),
+    ),
+    "argocd": _obj(
+        {
+            "namespace": _str(DNS_LABEL),
+            "project": _str(DNS_LABEL),
+            "destinationServer": _str(minLength=1),
+            "automatedSync": {"type": "boolean"},
+        }
+    ),
+    "nodeConfig": _obj({"method": {"enum": ["nfd", "node-patch"]}}),
+    "capacity": _obj({"allowOvercommit": {"type": "boolean"}}),
+}
+
+
+def _schema(name: str, title: str, body: Schema) -> Schema:
+    return {"$schema": DIALECT, "$id": f"{BASE_ID}{name}.schema.json", "title": title, **body}
+
+
+def _optional(schema: Schema) -> Schema:
+    """The same object schema with nothing required at any map level (an override sets only
+    what it changes). List items keep their required keys: a list replaces the whole list."""
+    if schema.get("type") != "object" or "properties" not in schema:
+        return schema
+    out = {k: v for k, v in schema.items() if k != "required"}
+    out["properties"] = {k: _optional(v) for k, v in schema["properties"].items()}
+    return out
+
+
+def _partial(props: dict[str, Any]) -> Schema:
+    return _optional(_obj(props))
+
+
+SCHEMAS: dict[str, Schema] = {
+    "fleet": _schema(
+        "fleet",
+        "Fleet values (values/fleet.yaml)",
+        _obj(FLEET_PROPS, ("name", "kubernetesVersion", "environments", "git")),
+    ),
+    "vendor": _schema(
+        "vendor",
+        "Vendor values (values/vendors/<vendor>.yaml)",
+        _obj(VENDOR_PROPS, ("pools",)),
+    ),
+    "team": _schema("team", "Team values (values/teams/<team>.yaml)", _obj(TEAM_PROPS)),
+    "environment": _schema(
+        "environment",
+        "Environment overrides (values/environments/<env>.yaml)",
+        _obj(
+            {
+                "fleet": _partial(
+                    {
+                        k: v
+                        for k, v in FLEET_PROPS.items()
+                        if k in ("git", "argocd", "nodeConfig", "capacity")
+                    }
+                ),
+                "vendors": {
+                    "type": "object",
+                    "propertyNames": {"pattern": DNS_LABEL},
+                    "additionalProperties": _partial(VENDOR_PROPS),
+                },
+                "teams": {
+                    "type": "object",
+                    "propertyNames": {"pattern": DNS_LABEL},
+                    "additionalProperties": _partial(TEAM_PROPS),
+                },
+            }
+        ),
+    ),
+    "catalog": _schema("catalog", "Built-in vendor catalog entry", _obj(VENDOR_PROPS)),
+}
+
+# Kinds a user writes (the catalog schema is internal).
+USER_KINDS = ("fleet", "vendor", "team", "environment")
+
+
+def schema_text(kind: str) -> str:
+    return json.dumps(SCHEMAS[kind], indent=2, sort_keys=True) + "\n"
