@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import checks, values
+from . import policy, values
 from .errors import Finding, FindingsError, has_errors, sorted_findings
 from .layout import Rendered, Tree, render_tree
 from .model import Values
@@ -33,7 +33,7 @@ class RenderResult:
 def load_and_check(values_dir: Path) -> tuple[Values, list[Finding]]:
     """Load values and run every policy check; raise FindingsError when any is an error."""
     loaded = values.load(values_dir)
-    findings = checks.run_checks(loaded)
+    findings = policy.run_checks(loaded)
     if has_errors(findings):
         raise FindingsError(findings)
     return loaded, sorted_findings(findings)
