@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from .errors import Finding, Severity
-from .model import FleetView, Values, Vendor
+from .model import FleetView, Team, Values, Vendor
 from .yamlio import json_path
 
 CheckFn = Callable[[FleetView], Iterable[Finding]]
@@ -168,30 +168,35 @@ def node_twice(view: FleetView) -> Iterable[Finding]:
                 seen.setdefault(node, where)
 
 
-@check("NAME004", "two teams claim the same namespace")
+@check("NAME004", "two teams claim the same namespace, or a team claims a plugin namespace")
 def namespace_twice(view: FleetView) -> Iterable[Finding]:
-    owner: dict[str, str] = {}
     plugin_ns = {v.device_plugin.namespace for v in view.vendors}
+    claims: dict[str, list[tuple[Team, int]]] = {}
     for team in view.teams:
         for i, ns in enumerate(team.namespaces):
-            path = ("namespaces", i)
-            if ns in plugin_ns:
-                yield Finding(
-                    "NAME004",
-                    f"namespace {ns!r} is a device-plugin namespace",
-                    team.doc.locate(path),
-                    json_path(path),
-                    "pick another namespace",
-                )
-            elif ns in owner:
-                yield Finding(
-                    "NAME004",
-                    f"namespace {ns!r} is also team {owner[ns]!r}'s",
-                    team.doc.locate(path),
-                    json_path(path),
-                    "pick another namespace",
-                )
-            owner.setdefault(ns, team.name)
+            claims.setdefault(ns, []).append((team, i))
+    for ns, owners in sorted(claims.items()):
+        # Point at a team that wrote the namespace out; a default (the team name) has no line.
+        explicit = [(t, i) for t, i in owners if t.doc.get("namespaces") is not None]
+        team, i = (explicit or owners)[-1]
+        path = ("namespaces", i)
+        if ns in plugin_ns:
+            yield Finding(
+                "NAME004",
+                f"namespace {ns!r} is a device-plugin namespace",
+                team.doc.locate(path),
+                json_path(path),
+                "pick another namespace",
+            )
+        elif len(owners) > 1:
+            others = ", ".join(repr(t.name) for t, _ in owners if t is not team)
+            yield Finding(
+                "NAME004",
+                f"namespace {ns!r} is already used by team {others}",
+                team.doc.locate(path),
+                json_path(path),
+                "pick another namespace",
+            )
 
 
 @check("NODE001", "node-patch needs node names, and NFD rules must tell a vendor's pools apart")

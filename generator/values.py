@@ -152,7 +152,10 @@ def catalog() -> dict[str, tuple[Any, SourceMap]]:
     return out
 
 
-def _parse_all(values_dir: Path, findings: list[Finding]) -> list[Parsed]:
+def _parse_all(
+    values_dir: Path, findings: list[Finding], broken: set[tuple[str, str]]
+) -> list[Parsed]:
+    """Parse and schema-check every file; `broken` collects (kind, name) of unusable ones."""
     parsed: list[Parsed] = []
     for kind, path in _discover(values_dir, findings):
         display = _display(path, values_dir)
@@ -160,12 +163,14 @@ def _parse_all(values_dir: Path, findings: list[Finding]) -> list[Parsed]:
             data, smap = load_file(path, display)
         except YamlInputError as exc:
             findings.append(exc.finding)
+            broken.add((kind, path.stem))
             continue
         if data is None:
             data = {}
         errs = _schema_findings(kind, data, smap)
         findings.extend(errs)
         if errs:
+            broken.add((kind, path.stem))
             continue
         name = path.stem
         if kind in ("team", "environment") or kind == "vendor":
@@ -351,7 +356,8 @@ def load(values_dir: Path) -> Values:
     if not values_dir.is_dir():
         raise UsageError(f"values directory {values_dir} does not exist")
     findings: list[Finding] = []
-    parsed = _parse_all(values_dir, findings)
+    broken: set[tuple[str, str]] = set()
+    parsed = _parse_all(values_dir, findings, broken)
     by_kind: dict[str, list[Parsed]] = {k: [] for k in ("fleet", "vendor", "team", "environment")}
     for p in parsed:
         by_kind[p.kind].append(p)
@@ -397,7 +403,8 @@ def load(values_dir: Path) -> Values:
             )
         for section, known in (("vendors", vendor_docs), ("teams", team_docs)):
             for key in p.data.get(section, {}):
-                if key not in known:
+                # A file that failed to load already has its finding: no cascade.
+                if key not in known and (section[:-1], key) not in broken:
                     findings.append(
                         Finding(
                             "REF002",

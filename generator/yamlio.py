@@ -167,6 +167,16 @@ def load_text(text_bytes: bytes, file: str) -> tuple[Any, SourceMap]:
     if text.startswith("\ufeff"):
         text = text[1:]
     try:
+        # Aliases are refused at the event level, before composing, so the finding names the
+        # alias itself and nothing is ever expanded.
+        for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+            if isinstance(event, yaml.AliasEvent):
+                raise _fail(
+                    file,
+                    event.start_mark,
+                    "anchors and aliases are not allowed in values files",
+                    "write the value out in full",
+                )
         docs = list(yaml.compose_all(text, Loader=yaml.CSafeLoader))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
