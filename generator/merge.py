@@ -51,6 +51,17 @@ class Doc:
                 )
             probe = probe[:-1]
 
+    def anchor(self, *paths: YamlPath) -> Location:
+        """Where a user edits this entity: the first of `paths` set in a values file (not the
+        built-in catalog), else the top of the entity's own file."""
+        for path in paths:
+            loc = self.locate(path, key=True)
+            if loc.file in self.sources:
+                return loc
+        if self.sources:
+            return Location(self.sources[0], 1, 1)
+        return self.locate(())
+
     def get(self, *path: str | int, default: Any = None) -> Any:
         node: Any = self.data
         for part in path:

@@ -31,7 +31,7 @@ def build(view: FleetView, units: list[str]) -> list[Component]:
         _application(view, unit, UNIT_WAVES.get(unit, TEAM_UNIT_WAVE), sources) for unit in units
     ]
     apps.append(_application(view, UNIT, -10, sources, root=True))
-    return [Component(UNIT, f"{UNIT}/applications", apps)]
+    return [Component(UNIT, f"{UNIT}/applications", apps, origin=fleet.doc.anchor(("git",)))]
 
 
 def _application(

@@ -6,6 +6,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import Location
+
 Obj = dict[str, Any]
 
 MANAGED_BY = "accel-gitops"
@@ -31,6 +33,19 @@ class Component:
     unit: str
     name: str
     objects: list[Obj] = field(default_factory=list)
+    # Where in values each object comes from (validate points its findings there); objects
+    # without an entry fall back to `origin`.
+    origin: Location | None = None
+    origins: dict[tuple[str, str, str, str], Location] = field(default_factory=dict)
+
+    def add(self, obj: Obj, origin: Location | None = None) -> Obj:
+        self.objects.append(obj)
+        if origin is not None:
+            self.origins[identity(obj)] = origin
+        return obj
+
+    def origin_of(self, obj: Obj) -> Location | None:
+        return self.origins.get(identity(obj), self.origin)
 
 
 def metadata(

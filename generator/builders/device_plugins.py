@@ -30,7 +30,14 @@ def build(view: FleetView) -> list[Component]:
                 namespaces.setdefault(ns, [])
                 if src not in namespaces[ns]:
                     namespaces[ns].append(src)
-        out.append(Component(UNIT, f"{UNIT}/{vendor.id}", _vendor_objects(view, vendor)))
+        out.append(
+            Component(
+                UNIT,
+                f"{UNIT}/{vendor.id}",
+                _vendor_objects(view, vendor),
+                origin=vendor.doc.anchor(("devicePlugin",), ("pools",)),
+            )
+        )
     ns_objs = []
     for name, sources in sorted(namespaces.items()):
         ns_obj = namespace(
@@ -41,7 +48,8 @@ def build(view: FleetView) -> list[Component]:
         )
         ns_objs.append(ns_obj)
     if ns_objs:
-        out.insert(0, Component(UNIT, f"{UNIT}/namespaces", ns_objs))
+        origin = view.vendors[0].doc.anchor(("devicePlugin", "namespace"))
+        out.insert(0, Component(UNIT, f"{UNIT}/namespaces", ns_objs, origin=origin))
     return out
 
 

@@ -27,7 +27,9 @@ def build(view: FleetView) -> list[Component]:
         else:
             objs = [obj for pool in vendor.pools for obj in _node_patches(view, vendor, pool)]
         if objs:
-            out.append(Component(UNIT, f"{UNIT}/{vendor.id}", objs))
+            out.append(
+                Component(UNIT, f"{UNIT}/{vendor.id}", objs, origin=vendor.doc.anchor(("pools",)))
+            )
     return out
 
 

@@ -17,7 +17,15 @@ def unit_name(team: str) -> str:
 
 
 def build(view: FleetView) -> list[Component]:
-    return [Component(unit_name(t.name), f"teams/{t.name}", _objects(view, t)) for t in view.teams]
+    return [
+        Component(
+            unit_name(t.name),
+            f"teams/{t.name}",
+            _objects(view, t),
+            origin=t.doc.anchor(("quota",), ("namespaces",)),
+        )
+        for t in view.teams
+    ]
 
 
 def quota_hard(view: FleetView, team: Team) -> dict[str, str]:
