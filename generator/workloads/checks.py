@@ -1,0 +1,289 @@
+"""Checks on team workloads (codes WKL, MIG, POD; docs/workloads.md lists them)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ..builders.workloads import PodRef, team_objects, toleration, workload_mounts
+from ..checks import check
+from ..errors import Finding, Severity
+from ..model import FleetView, Pool, Vendor
+from ..yamlio import json_path
+from .model import team_workloads
+from .phases import plan_service
+from .usage import vendor_usage
+
+
+def _where(view: FleetView) -> str:
+    return f" in environment {view.env!r}" if view.env else ""
+
+
+@check("WKL001", "a workload is invalid: unknown vendor, missing image, namespace or structure")
+def workload_values(view: FleetView) -> Iterable[Finding]:
+    for team in view.teams:
+        yield from team_workloads(view, team).findings
+
+
+@check("WKL004", "a workload mounts host paths in a namespace whose Pod Security forbids them")
+def host_paths(view: FleetView) -> Iterable[Finding]:
+    for team in view.teams:
+        loaded = team_workloads(view, team)
+        pods = [(j.namespace, t.pod, t.path) for j in loaded.jobs for t in j.tasks]
+        pods += [
+            (s.namespace, t.pod, (*s.path, "tracks", t.vendor))
+            for s in loaded.services
+            for t in s.tracks
+        ]
+        for _ns, pod, path in pods:
+            vendor = view.vendor(pod.vendor)
+            if vendor is None or not pod.devices or not pod.vendor_mounts:
+                continue
+            mounts = workload_mounts(vendor)
+            if mounts:
+                yield Finding(
+                    "WKL004",
+                    f"pods mount {', '.join(m['path'] for m in mounts)} (workloadMounts of "
+                    f"{vendor.id}) as hostPath, which Pod Security {team.pod_security!r} "
+                    f"refuses{_where(view)}",
+                    team.doc.locate(path),
+                    json_path(path),
+                    "rely on the vendor's container runtime to inject the driver "
+                    "(Ascend Docker Runtime), or set workloadMounts: [] for the vendor",
+                    Severity.WARNING,
+                )
+
+
+@check("MIG001", "a service's weights are not integers summing to 100")
+def weights_sum(view: FleetView) -> Iterable[Finding]:
+    for team in view.teams:
+        for svc in team_workloads(view, team).services:
+            if not svc.explicit_weights:
+                continue
+            path = (*svc.path, "weights")
+            unknown = sorted(set(svc.explicit_weights) - {t.vendor for t in svc.tracks})
+            if unknown:
+                yield Finding(
+                    "MIG001",
+                    f"service {svc.name!r} weights name {unknown[0]!r}, which is not one of its "
+                    f"tracks{_where(view)}",
+                    team.doc.locate((*path, unknown[0]), key=True),
+                    json_path((*path, unknown[0])),
+                    "known tracks: " + ", ".join(t.vendor for t in svc.tracks),
+                )
+            total = sum(svc.explicit_weights.values())
+            if total != 100:
+                detail = ", ".join(f"{k} {v}" for k, v in sorted(svc.explicit_weights.items()))
+                yield Finding(
+                    "MIG001",
+                    f"service {svc.name!r} weights sum to {total} ({detail}), not "
+                    f"100{_where(view)}",
+                    team.doc.locate(path),
+                    json_path(path),
+                    "weights are percentages of the traffic: make them add up to 100",
+                )
+
+
+@check("MIG002", "a weight goes to a track with 0 replicas")
+def weight_to_empty(view: FleetView) -> Iterable[Finding]:
+    for team in view.teams:
+        for svc in team_workloads(view, team).services:
+            for plan in plan_service(svc):
+                if plan.weight > 0 and plan.replicas == 0 and plan.weight_explicit:
+                    path = (*svc.path, "weights", plan.vendor)
+                    yield Finding(
+                        "MIG002",
+                        f"service {svc.name!r} sends weight {plan.weight} to track "
+                        f"{plan.vendor!r}, which has 0 replicas{_where(view)}",
+                        team.doc.locate(path),
+                        json_path(path),
+                        "set its weight to 0, or give the track replicas",
+                    )
+
+
+@check("MIG003", "a track drops to 0 replicas while it still carries traffic")
+def empty_with_traffic(view: FleetView) -> Iterable[Finding]:
+    for team in view.teams:
+        for svc in team_workloads(view, team).services:
+            for plan in plan_service(svc):
+                if plan.weight > 0 and plan.replicas == 0 and not plan.weight_explicit:
+                    yield Finding(
+                        "MIG003",
+                        f"service {svc.name!r} track {plan.vendor!r} has 0 replicas but carries "
+                        f"{plan.weight}% of the traffic in phase {svc.phase!r}{_where(view)}",
+                        team.doc.locate(plan.replicas_path),
+                        json_path(plan.replicas_path),
+                        "keep the track running until the phase moves its traffic away",
+                    )
+
+
+@check("MIG004", "a team's workloads need more devices of a vendor than its quota")
+def fits_quota(view: FleetView) -> Iterable[Finding]:
+    if not view.env:
+        return  # quotas and phases are per environment
+    for team in view.teams:
+        for use in vendor_usage(view, team):
+            if use.needed <= use.quota:
+                continue
+            yield Finding(
+                "MIG004",
+                f"team {team.name!r} needs {use.needed} {use.vendor} devices in namespace "
+                f"{use.namespace!r} ({use.detail}) but its quota is {use.quota}{_where(view)}",
+                team.doc.locate(use.blame),
+                json_path(use.blame),
+                f"raise quota.{use.vendor}, or lower the replicas or the phase",
+            )
+
+
+@check("MIG005", "the fleet's workloads need more devices of a vendor than its pools hold")
+def fits_capacity(view: FleetView) -> Iterable[Finding]:
+    if not view.env:
+        return
+    for vendor in view.vendors:
+        uses = [u for t in view.teams for u in vendor_usage(view, t) if u.vendor == vendor.id]
+        if not uses:
+            continue
+        services = sum(u.services for u in uses)
+        biggest = max(uses, key=lambda u: (u.largest_job, u.needed))
+        needed = services + biggest.largest_job
+        if needed <= vendor.capacity:
+            continue
+        culprit = max(uses, key=lambda u: u.needed)
+        yield Finding(
+            "MIG005",
+            f"workloads need {needed} {vendor.id} devices ({services} for services, "
+            f"{biggest.largest_job} for the largest job) but its pools hold "
+            f"{vendor.capacity}{_where(view)}",
+            culprit.team_doc.locate(culprit.blame),
+            json_path(culprit.blame),
+            f"add nodes to {vendor.id}'s pools, or lower replicas or phases",
+        )
+
+
+# ---- rendered pod templates --------------------------------------------------------------
+
+
+def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+def _tolerates(tolerations: list[dict[str, Any]], taint: dict[str, Any]) -> bool:
+    for tol in tolerations:
+        if tol.get("key") not in (None, taint["key"]):
+            continue
+        if tol.get("effect") not in (None, "", taint["effect"]):
+            continue
+        if tol.get("operator", "Equal") == "Exists" or tol.get("value", "") == taint.get(
+            "value", ""
+        ):
+            return True
+    return False
+
+
+def _whole(value: Any) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool)) or (
+        isinstance(value, str) and value.isdigit()
+    )
+
+
+def pod_problems(view: FleetView, spec: dict[str, Any]) -> list[tuple[str, str]]:
+    """(code, message) for each problem of one pod template."""
+    accel = {v.resource_name for v in view.vendors}
+    out: list[tuple[str, str]] = []
+    selector = spec.get("nodeSelector", {}) or {}
+    tolerations = spec.get("tolerations", []) or []
+    for c in spec.get("containers", []):
+        res = c.get("resources", {}) or {}
+        req, lim = res.get("requests", {}) or {}, res.get("limits", {}) or {}
+        wanted = sorted(r for r in {*req, *lim} if r in accel or "/" in r)
+        wanted = [r for r in wanted if r in accel]
+        for r in wanted:
+            if not _whole(lim.get(r)) or (r in req and str(req[r]) != str(lim.get(r))):
+                out.append(
+                    (
+                        "POD001",
+                        f"container {c['name']!r} requests {r}: requests {req.get(r)!r}, "
+                        f"limits {lim.get(r)!r}; devices are whole numbers in limits, with "
+                        "equal requests",
+                    )
+                )
+        if len(wanted) > 1:
+            out.append(
+                ("POD002", f"container {c['name']!r} requests {' and '.join(wanted)} at once")
+            )
+            continue
+        for r in wanted:
+            matched: list[tuple[Vendor, Pool]] = [
+                (v, p)
+                for v in view.vendors_for_resource(r)
+                for p in v.pools
+                if _selects(selector, view.fleet.node_selector(p.labels))
+            ]
+            vendors = sorted({v.id for v, _ in matched})
+            if not matched:
+                out.append(
+                    (
+                        "POD003",
+                        f"container {c['name']!r} requests {r} but its nodeSelector "
+                        f"{selector} picks no pool of "
+                        + " or ".join(v.id for v in view.vendors_for_resource(r)),
+                    )
+                )
+                continue
+            if len(vendors) > 1:
+                out.append(
+                    (
+                        "POD005",
+                        f"container {c['name']!r} requests {r}, which {' and '.join(vendors)} "
+                        f"both advertise, and its nodeSelector {selector} picks pools of both",
+                    )
+                )
+                continue
+            for _, pool in matched:
+                for taint in pool.taints:
+                    if not _tolerates(tolerations, taint.as_dict()):
+                        out.append(
+                            (
+                                "POD004",
+                                f"container {c['name']!r} does not tolerate taint "
+                                f"{taint.key}={taint.value}:{taint.effect} of pool "
+                                f"{pool.name!r}",
+                            )
+                        )
+    return out
+
+
+def _pod_check(code: str) -> Any:
+    def run(view: FleetView) -> Iterable[Finding]:
+        for team in view.teams:
+            _, pods = team_objects(view, team)
+            for ref in pods:
+                for pcode, message in pod_problems(view, ref.spec):
+                    if pcode == code:
+                        yield _pod_finding(view, ref, code, message)
+
+    return run
+
+
+def _pod_finding(view: FleetView, ref: PodRef, code: str, message: str) -> Finding:
+    return Finding(
+        code,
+        f"{ref.kind} {ref.name!r}: {message}{_where(view)}",
+        ref.team.doc.locate(ref.path),
+        json_path(ref.path),
+        "fix nodeSelector or resources of the workload; the vendor's selector, model and "
+        "taints come from values/vendors/",
+    )
+
+
+_POD_CHECKS = {
+    "POD001": "a pod template requests devices that are not whole, or requests != limits",
+    "POD002": "a pod template requests two vendors' devices at once",
+    "POD003": "a pod template requests a device but selects no pool of a vendor advertising it",
+    "POD004": "a pod template does not tolerate the taints of the pools it selects",
+    "POD005": "a pod template requests a shared resource name and selects more than one vendor",
+}
+for _code, _summary in _POD_CHECKS.items():
+    check(_code, _summary)(_pod_check(_code))
+
+__all__ = ["pod_problems", "toleration"]

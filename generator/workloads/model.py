@@ -1,0 +1,324 @@
+"""Team workloads resolved from a team's merged values: jobs, and services with their tracks.
+
+Nothing in the workload schemas is `required` (environment overrides reuse them as partials), so
+this module reports what a resolved workload lacks, with the file and line of the workload.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import Finding, Severity
+from ..model import FleetView, Team
+from ..yamlio import YamlPath, json_path
+
+SERVICE_PHASES = ("validate", "dual-run", "shift-N", "primary-new", "fallback")
+
+
+@dataclass(frozen=True)
+class PodDecl:
+    """One kind of pod: its vendor, whole devices, image and extra container settings."""
+
+    vendor: str  # "" for a pod without accelerators
+    devices: int
+    model: str
+    image: str
+    command: tuple[str, ...]
+    args: tuple[str, ...]
+    env: dict[str, str]
+    resources: dict[str, dict[str, Any]]
+    node_selector: dict[str, str]
+    vendor_mounts: bool = True
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    replicas: int
+    pod: PodDecl
+    path: YamlPath  # values path of the task (or of the job for a batch/v1 Job)
+
+
+@dataclass(frozen=True)
+class Job:
+    team: str
+    name: str
+    namespace: str
+    kind: str  # job | volcano
+    tasks: tuple[Task, ...]  # one task for a batch/v1 Job
+    completions: int
+    backoff_limit: int
+    min_available: int
+    path: YamlPath
+
+    def devices(self) -> dict[str, int]:
+        """Devices per vendor the whole job holds at once."""
+        out: dict[str, int] = {}
+        for task in self.tasks:
+            if task.pod.vendor:
+                out[task.pod.vendor] = (
+                    out.get(task.pod.vendor, 0) + task.replicas * task.pod.devices
+                )
+        return out
+
+
+@dataclass(frozen=True)
+class Track:
+    vendor: str
+    replicas: int  # full size
+    min_available: int | None
+    pod: PodDecl
+
+
+@dataclass(frozen=True)
+class Service:
+    team: str
+    name: str
+    namespace: str
+    tracks: tuple[Track, ...]  # sorted by vendor
+    old: str  # migration.from ("" without a migration)
+    new: str  # migration.to
+    phase: str
+    fallback_replicas: int
+    explicit_replicas: dict[str, int]
+    explicit_weights: dict[str, int]
+    routing: str
+    port: int
+    container_port: int
+    gateway: dict[str, Any] = field(default_factory=dict)
+    istio: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def path(self) -> YamlPath:
+        return ("services", self.name)
+
+    def track(self, vendor: str) -> Track | None:
+        return next((t for t in self.tracks if t.vendor == vendor), None)
+
+
+@dataclass
+class TeamWorkloads:
+    team: Team
+    jobs: list[Job]
+    services: list[Service]
+    findings: list[Finding]
+
+
+def _finding(
+    team: Team, code: str, message: str, path: YamlPath, hint: str, *, key: bool = False
+) -> Finding:
+    return Finding(code, message, team.doc.locate(path, key=key), json_path(path), hint)
+
+
+class _Resolver:
+    def __init__(self, view: FleetView, team: Team) -> None:
+        self.view = view
+        self.team = team
+        self.findings: list[Finding] = []
+        self.where = f" in environment {view.env!r}" if view.env else ""
+
+    def err(self, code: str, message: str, path: YamlPath, hint: str, key: bool = False) -> None:
+        self.findings.append(_finding(self.team, code, message + self.where, path, hint, key=key))
+
+    def namespace(self, raw: dict[str, Any], path: YamlPath) -> str:
+        ns = str(raw.get("namespace", self.team.namespaces[0]))
+        if ns not in self.team.namespaces:
+            self.err(
+                "WKL003",
+                f"namespace {ns!r} is not one of team {self.team.name!r}'s namespaces",
+                (*path, "namespace"),
+                "known: " + ", ".join(self.team.namespaces),
+            )
+        return ns
+
+    def vendor_ok(self, vendor: str, path: YamlPath) -> bool:
+        if self.view.vendor(vendor) is None:
+            self.err(
+                "WKL001",
+                f"vendor {vendor!r} has no enabled values/vendors/{vendor}.yaml",
+                path,
+                "known vendors: " + (", ".join(v.id for v in self.view.vendors) or "none"),
+            )
+            return False
+        return True
+
+    def pod(
+        self,
+        raw: dict[str, Any],
+        part: dict[str, Any],
+        vendor: str,
+        devices: int,
+        model: str,
+        image_path: YamlPath,
+    ) -> PodDecl:
+        images = raw.get("images", {}) or {}
+        image = part.get("image") or images.get(vendor, "")
+        if not image:
+            self.err(
+                "WKL002",
+                f"no image for vendor {vendor!r}",
+                image_path,
+                f"add images: {{{vendor}: <image>}} to the workload",
+            )
+        return PodDecl(
+            vendor=vendor,
+            devices=devices,
+            model=model,
+            image=str(image),
+            command=tuple(part.get("command", raw.get("command", []))),
+            args=tuple(part.get("args", raw.get("args", []))),
+            env=dict(sorted((raw.get("env", {}) or {}).items())),
+            resources={k: dict(v) for k, v in (raw.get("resources", {}) or {}).items()},
+            node_selector=dict(raw.get("nodeSelector", {}) or {}),
+            vendor_mounts=bool(raw.get("vendorMounts", True)),
+        )
+
+    def job(self, name: str, raw: dict[str, Any]) -> Job | None:
+        path: YamlPath = ("jobs", name)
+        before = len(self.findings)
+        ns = self.namespace(raw, path)
+        tasks_raw = raw.get("tasks", {}) or {}
+        kind = raw.get("kind", "volcano" if tasks_raw else "job")
+        tasks: list[Task] = []
+        if kind == "volcano":
+            if not tasks_raw:
+                self.err("WKL005", f"Volcano job {name!r} has no tasks", path, "add tasks")
+                return None
+            for tname, traw in sorted(tasks_raw.items()):
+                tpath: YamlPath = (*path, "tasks", tname)
+                vendor = str(traw.get("vendor", ""))
+                if not vendor:
+                    self.err("WKL005", f"task {tname!r} names no vendor", tpath, "set vendor")
+                    continue
+                if not self.vendor_ok(vendor, (*tpath, "vendor")):
+                    continue
+                model = str(traw.get("model", raw.get("model", "")))
+                pod = self.pod(raw, traw, vendor, int(traw.get("devices", 1)), model, tpath)
+                tasks.append(Task(tname, int(traw.get("replicas", 1)), pod, tpath))
+        else:
+            if tasks_raw:
+                self.err(
+                    "WKL005",
+                    f"job {name!r} is a batch/v1 Job but has tasks",
+                    (*path, "tasks"),
+                    "set kind: volcano, or use vendor and devices",
+                )
+                return None
+            vendor = str(raw.get("vendor", ""))
+            if not vendor:
+                self.err("WKL005", f"job {name!r} names no vendor", path, "set vendor")
+                return None
+            if not self.vendor_ok(vendor, (*path, "vendor")):
+                return None
+            model = str(raw.get("model", ""))
+            pod = self.pod(raw, raw, vendor, int(raw.get("devices", 1)), model, (*path, "images"))
+            tasks.append(Task("main", int(raw.get("parallelism", 1)), pod, path))
+        if len(self.findings) > before:
+            return None
+        replicas = sum(t.replicas for t in tasks)
+        return Job(
+            team=self.team.name,
+            name=name,
+            namespace=ns,
+            kind=kind,
+            tasks=tuple(tasks),
+            completions=int(raw.get("completions", tasks[0].replicas if kind == "job" else 1)),
+            backoff_limit=int(raw.get("backoffLimit", 3)),
+            min_available=int(raw.get("minAvailable", replicas)),
+            path=path,
+        )
+
+    def service(self, name: str, raw: dict[str, Any]) -> Service | None:
+        path: YamlPath = ("services", name)
+        before = len(self.findings)
+        ns = self.namespace(raw, path)
+        tracks_raw = raw.get("tracks", {}) or {}
+        if not tracks_raw:
+            self.err(
+                "WKL005", f"service {name!r} has no tracks", path, "add tracks: {<vendor>: ...}"
+            )
+            return None
+        tracks = []
+        for vendor, traw in sorted(tracks_raw.items()):
+            tpath: YamlPath = (*path, "tracks", vendor)
+            if not self.vendor_ok(vendor, tpath):
+                continue
+            devices = int(traw.get("devicesPerReplica", 1))
+            pod = self.pod(raw, traw, vendor, devices, str(traw.get("model", "")), tpath)
+            min_av = traw.get("minAvailable")
+            tracks.append(
+                Track(
+                    vendor,
+                    int(traw.get("replicas", 1)),
+                    None if min_av is None else int(min_av),
+                    pod,
+                )
+            )
+        if len(self.findings) > before:
+            return None
+        migration = raw.get("migration", {}) or {}
+        old, new = str(migration.get("from", "")), str(migration.get("to", ""))
+        for key, vendor in (("from", old), ("to", new)):
+            if vendor and vendor not in tracks_raw:
+                self.err(
+                    "WKL005",
+                    f"migration.{key} names {vendor!r}, which is not a track of {name!r}",
+                    (*path, "migration", key),
+                    "known tracks: " + ", ".join(sorted(tracks_raw)),
+                )
+                return None
+        if len(tracks) > 1 and not (old and new) and not raw.get("weights"):
+            self.err(
+                "WKL005",
+                f"service {name!r} has {len(tracks)} tracks but no migration (from, to) "
+                "and no weights",
+                path,
+                "set migration: {from: <old vendor>, to: <new vendor>}",
+            )
+            return None
+        return Service(
+            team=self.team.name,
+            name=name,
+            namespace=ns,
+            tracks=tuple(tracks),
+            old=old,
+            new=new,
+            phase=str(raw.get("phase", "validate")),
+            fallback_replicas=int(raw.get("fallbackReplicas", 1)),
+            explicit_replicas={k: int(v) for k, v in (raw.get("replicas", {}) or {}).items()},
+            explicit_weights={k: int(v) for k, v in (raw.get("weights", {}) or {}).items()},
+            routing=str(raw.get("routing", "service")),
+            port=int(raw.get("port", 80)),
+            container_port=int(raw.get("containerPort", 8080)),
+            gateway=dict(raw.get("gateway", {}) or {}),
+            istio=dict(raw.get("istio", {}) or {}),
+        )
+
+
+def team_workloads(view: FleetView, team: Team) -> TeamWorkloads:
+    r = _Resolver(view, team)
+    jobs: list[Job] = []
+    services: list[Service] = []
+    for name, raw in sorted((team.doc.get("jobs", default={}) or {}).items()):
+        if raw.get("enabled", True):
+            job = r.job(name, raw)
+            if job is not None:
+                jobs.append(job)
+    for name, raw in sorted((team.doc.get("services", default={}) or {}).items()):
+        if raw.get("enabled", True):
+            svc = r.service(name, raw)
+            if svc is not None:
+                services.append(svc)
+    return TeamWorkloads(team, jobs, services, r.findings)
+
+
+def warn(finding: Finding) -> Finding:
+    return Finding(
+        finding.code,
+        finding.message,
+        finding.location,
+        finding.path,
+        finding.hint,
+        Severity.WARNING,
+    )

@@ -1,0 +1,77 @@
+"""Devices a team's workloads hold per namespace and vendor, against its quota.
+
+Services run all the time, so their devices add up; jobs queue behind each other (Kueue, Volcano,
+or the Job controller retrying against the ResourceQuota), so only the largest job is added.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..merge import Doc
+from ..model import FleetView, Team
+from ..yamlio import YamlPath
+from .model import team_workloads
+from .phases import plan_service
+
+
+@dataclass(frozen=True)
+class Usage:
+    vendor: str
+    namespace: str
+    services: int
+    largest_job: int
+    quota: int
+    detail: str
+    blame: YamlPath  # the values path to point at when it does not fit
+    team_doc: Doc
+
+    @property
+    def needed(self) -> int:
+        return self.services + self.largest_job
+
+
+def vendor_usage(view: FleetView, team: Team) -> list[Usage]:
+    loaded = team_workloads(view, team)
+    # (namespace, vendor) -> [(devices, what, path, is_job)]
+    parts: dict[tuple[str, str], list[tuple[int, str, YamlPath, bool]]] = {}
+    for svc in loaded.services:
+        for plan in plan_service(svc):
+            if plan.devices:
+                parts.setdefault((svc.namespace, plan.vendor), []).append(
+                    (
+                        plan.devices,
+                        f"service {svc.name} {plan.replicas}x{plan.devices // plan.replicas}",
+                        plan.replicas_path,
+                        False,
+                    )
+                )
+    for job in loaded.jobs:
+        for vendor, n in job.devices().items():
+            if n:
+                parts.setdefault((job.namespace, vendor), []).append(
+                    (n, f"job {job.name}", job.path, True)
+                )
+    out = []
+    for (ns, vendor), items in sorted(parts.items()):
+        services = [i for i in items if not i[3]]
+        jobs = [i for i in items if i[3]]
+        largest = max(jobs, key=lambda i: i[0]) if jobs else None
+        shown = [*services, *([largest] if largest else [])]
+        detail = ", ".join(f"{what}={n}" for n, what, _, _ in shown)
+        if largest and len(jobs) > 1:
+            detail += " (the largest of its jobs)"
+        blame_item = max(shown, key=lambda i: i[0])
+        out.append(
+            Usage(
+                vendor=vendor,
+                namespace=ns,
+                services=sum(i[0] for i in services),
+                largest_job=largest[0] if largest else 0,
+                quota=team.quota.get(vendor, 0),
+                detail=detail,
+                blame=blame_item[2],
+                team_doc=team.doc,
+            )
+        )
+    return out
