@@ -1,19 +1,116 @@
-"""Monitoring unit (filled by the monitoring work): for now the namespace it will live in."""
+"""Monitoring unit: unified cross-vendor accelerator monitoring (docs/monitoring.md).
+
+Components, all in the monitoring namespace:
+- monitoring/namespace
+- monitoring/scrape: a PodMonitor per vendor exporter and the same jobs as a plain Prometheus
+  `scrape_configs` fragment in a ConfigMap;
+- monitoring/rules: one PrometheusRule whose recording rules give every vendor the same series;
+- monitoring/dashboard: the Grafana dashboard, in a ConfigMap the Grafana sidecar picks up.
+"""
 
 from __future__ import annotations
 
+from .. import yamlio
 from ..model import FleetView
-from .common import SYNC_WAVE, Component, namespace
+from ..monitoring import dashboard, rules, scrape
+from ..monitoring.sources import Exporter, Settings, exporters, settings
+from .common import SYNC_WAVE, VENDOR_LABEL, Component, Obj, metadata, namespace
 
 UNIT = "monitoring"
-NAMESPACE = "accelerator-monitoring"
+NAMESPACE = "accelerator-monitoring"  # default of fleet `monitoring.namespace`
+SCRAPE_CONFIGMAP = "accelerator-scrape-configs"
+SCRAPE_KEY = "scrape-configs.yaml"
+RULE_NAME = "accelerators-unified"
+DASHBOARD_CONFIGMAP = "accelerator-dashboard"
+DASHBOARD_KEY = "accelerators.json"
+GRAFANA_LABEL = "grafana_dashboard"
+GRAFANA_FOLDER_ANNOTATION = "grafana_folder"
+COMPONENT_LABEL = "app.kubernetes.io/component"
+
+
+def _sources(view: FleetView) -> list[str]:
+    found = {s for v in view.vendors for s in v.doc.sources}
+    if view.fleet.doc.get("monitoring") is not None:
+        found.update(view.fleet.doc.sources)
+    return sorted(found)
 
 
 def build(view: FleetView) -> list[Component]:
     if not view.vendors:
         return []
-    sources = sorted({s for v in view.vendors for s in v.doc.sources})
+    conf = settings(view)
+    sources = _sources(view)
     ns = namespace(
-        NAMESPACE, sources=sources, pod_security="baseline", annotations={SYNC_WAVE: "-1"}
+        conf.namespace, sources=sources, pod_security="baseline", annotations={SYNC_WAVE: "-1"}
     )
-    return [Component(UNIT, f"{UNIT}/namespace", [ns])]
+    out = [Component(UNIT, f"{UNIT}/namespace", [ns])]
+    exps = exporters(view)
+    if not exps:
+        return out
+    out.append(Component(UNIT, f"{UNIT}/scrape", _scrape_objects(view, conf, exps)))
+    groups = rules.groups(view, exps)
+    if groups:
+        rule: Obj = {
+            "apiVersion": "monitoring.coreos.com/v1",
+            "kind": "PrometheusRule",
+            "metadata": metadata(
+                RULE_NAME,
+                namespace=conf.namespace,
+                sources=sorted({*sources, *(s for t in view.teams for s in t.doc.sources)}),
+                labels={**conf.selector_labels, COMPONENT_LABEL: "recording-rules"},
+            ),
+            "spec": {"groups": groups},
+        }
+        out.append(Component(UNIT, f"{UNIT}/rules", [rule]))
+    notes = {GRAFANA_FOLDER_ANNOTATION: conf.grafana_folder} if conf.grafana_folder else {}
+    board: Obj = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata(
+            DASHBOARD_CONFIGMAP,
+            namespace=conf.namespace,
+            sources=sources,
+            labels={GRAFANA_LABEL: "1", COMPONENT_LABEL: "dashboard"},
+            annotations=notes,
+        ),
+        "data": {DASHBOARD_KEY: dashboard.dashboard_json(conf)},
+    }
+    out.append(Component(UNIT, f"{UNIT}/dashboard", [board]))
+    return out
+
+
+def _scrape_objects(view: FleetView, conf: Settings, exps: list[Exporter]) -> list[Obj]:
+    objs: list[Obj] = []
+    for exp in exps:
+        vendor = view.vendor(exp.vendor)
+        objs.append(
+            {
+                "apiVersion": "monitoring.coreos.com/v1",
+                "kind": "PodMonitor",
+                "metadata": metadata(
+                    exp.name,
+                    namespace=conf.namespace,
+                    sources=vendor.doc.sources if vendor else [],
+                    labels={
+                        **conf.selector_labels,
+                        COMPONENT_LABEL: "scrape",
+                        VENDOR_LABEL: exp.vendor,
+                    },
+                ),
+                "spec": scrape.pod_monitor_spec(exp),
+            }
+        )
+    objs.append(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": metadata(
+                SCRAPE_CONFIGMAP,
+                namespace=conf.namespace,
+                sources=_sources(view),
+                labels={COMPONENT_LABEL: "scrape"},
+            ),
+            "data": {SCRAPE_KEY: yamlio.dump(scrape.scrape_configs(exps))},
+        }
+    )
+    return objs
