@@ -202,6 +202,15 @@ FLEET_PROPS: dict[str, Any] = {
     ),
     "nodeConfig": _obj({"method": {"enum": ["nfd", "node-patch"]}}),
     "capacity": _obj({"allowOvercommit": {"type": "boolean"}}),
+    "monitoring": _obj(
+        {
+            "namespace": _str(DNS_LABEL, description="where PodMonitors, rules and dashboard go"),
+            "prometheusSelectorLabels": _labels(),
+            "grafanaFolder": _str(minLength=1, description="Grafana sidecar folder annotation"),
+            "costCurrency": _str(minLength=1, description="unit of the cost series' legend"),
+        },
+        description="unified accelerator monitoring (docs/monitoring.md)",
+    ),
 }
 
 
