@@ -1,0 +1,379 @@
+#!/usr/bin/env python3
+"""Build the offline JSON Schemas that kubeconform validates rendered manifests against.
+
+Two subcommands, both driven by tools/schemas.lock.yaml:
+
+``crds OUT``
+    Downloads each pinned Go module with ``go mod download -json MODULE@VERSION`` (Go module
+    proxy, checked against the pinned h1 sum), runs controller-gen for the CRDs that exist only as
+    Go types, and converts every CRD version's ``openAPIV3Schema`` to a strict JSON Schema, the way
+    kubeconform's scripts/openapi2jsonschema.py does, written as
+    ``OUT/{group}/{kind}_{version}.json`` (lowercase kind), matching the kubeconform location
+    ``OUT/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json``.
+
+``k8s OUT``
+    Copies the built-in Kubernetes schema sets that the PyPI package kubernetes-validate ships
+    (``vX.Y.0-local`` and ``vX.Y.0-local-strict``) to ``OUT``, rewriting their absolute
+    ``/api/_definitions.json`` refs (which resolve to https://kubernetes.io/...) to file-relative
+    ones so that kubeconform resolves them offline.
+
+Conversion rules (strict):
+  * every object schema with ``properties`` and no ``additionalProperties`` gets
+    ``additionalProperties: false`` (including the root), except objects marked
+    ``x-kubernetes-preserve-unknown-fields: true``, which stay open;
+  * ``x-kubernetes-int-or-string: true`` / ``format: int-or-string`` become
+    ``oneOf: [{type: string}, {type: integer}]`` (other keywords such as ``pattern`` are kept);
+  * ``nullable: true`` adds ``"null"`` to the type;
+  * the root is closed too; it gets apiVersion, kind and metadata properties where the CRD
+    omits them, and ``apiVersion``/``kind`` get an ``enum`` of the CRD's group/version
+    and kind.
+
+Only the standard library and PyYAML are used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_LOCK = REPO_ROOT / "tools" / "schemas.lock.yaml"
+
+JSON = dict[str, Any]
+
+
+class SchemaBuildError(Exception):
+    """A pinned source is unavailable, changed, or lacks the expected CRDs."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Lock file
+
+
+@dataclass(frozen=True)
+class ModuleSource:
+    module: str
+    version: str
+    sum: str
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GeneratedSource:
+    name: str
+    gomod_dir: Path
+    options: str
+    packages: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Lock:
+    kubernetes_versions: tuple[str, ...] | None  # None = all shipped
+    modules: tuple[ModuleSource, ...]
+    generated: tuple[GeneratedSource, ...]
+    expect: tuple[tuple[str, str], ...]  # (apiVersion, kind)
+
+
+def load_lock(path: Path) -> Lock:
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    k8s_versions = raw.get("kubernetes", {}).get("versions", "all")
+    versions = None if k8s_versions == "all" else tuple(str(v) for v in k8s_versions)
+    modules = tuple(
+        ModuleSource(
+            module=str(m["module"]),
+            version=str(m["version"]),
+            sum=str(m["sum"]),
+            files=tuple(str(f) for f in m["files"]),
+        )
+        for m in raw.get("modules", [])
+    )
+    generated = tuple(
+        GeneratedSource(
+            name=str(g["name"]),
+            gomod_dir=REPO_ROOT / str(g["gomod_dir"]),
+            options=str(g["options"]),
+            packages=tuple(str(p) for p in g["packages"]),
+        )
+        for g in raw.get("generated", [])
+    )
+    expect = []
+    for item in raw.get("expect", []):
+        api_version, kind = str(item).split()
+        expect.append((api_version, kind))
+    return Lock(versions, modules, generated, tuple(expect))
+
+
+# --------------------------------------------------------------------------------------------------
+# Sources
+
+
+def go_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("GOFLAGS", "-mod=mod")
+    return env
+
+
+def download_module(src: ModuleSource) -> Path:
+    """`go mod download` one pinned module version; return its directory in the module cache."""
+    with tempfile.TemporaryDirectory() as tmp:  # outside any go.mod
+        proc = subprocess.run(
+            ["go", "mod", "download", "-json", f"{src.module}@{src.version}"],
+            cwd=tmp,
+            env=go_env(),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    try:
+        info = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        raise SchemaBuildError(
+            f"go mod download {src.module}@{src.version} failed: {proc.stderr.strip()}"
+        ) from None
+    if "Error" in info:
+        raise SchemaBuildError(f"{src.module}@{src.version}: {info['Error']}")
+    if info.get("Sum") != src.sum:
+        raise SchemaBuildError(
+            f"{src.module}@{src.version}: module sum {info.get('Sum')} != pinned {src.sum}"
+        )
+    return Path(info["Dir"])
+
+
+def module_files(src: ModuleSource, mod_dir: Path) -> list[Path]:
+    found: list[Path] = []
+    for pattern in src.files:
+        matches = sorted(p for p in mod_dir.glob(pattern) if p.is_file())
+        if not matches:
+            raise SchemaBuildError(f"{src.module}@{src.version}: no file matches {pattern!r}")
+        found.extend(matches)
+    return found
+
+
+def generate_crds(gen: GeneratedSource, out_dir: Path) -> list[Path]:
+    """Run the controller-gen pinned in gen.gomod_dir's go.mod (`go tool controller-gen`)."""
+    argv = ["go", "tool", "controller-gen", gen.options]
+    argv += [f"paths={p}" for p in gen.packages]
+    argv.append(f"output:crd:dir={out_dir}")
+    proc = subprocess.run(
+        argv, cwd=gen.gomod_dir, env=go_env(), capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        raise SchemaBuildError(f"controller-gen for {gen.name} failed: {proc.stderr.strip()}")
+    files = sorted(out_dir.glob("*.yaml"))
+    if not files:
+        raise SchemaBuildError(f"controller-gen for {gen.name} wrote no CRD")
+    return files
+
+
+# --------------------------------------------------------------------------------------------------
+# Conversion
+
+
+def _construct_value(loader: yaml.SafeLoader, node: yaml.Node) -> str:
+    # Keys like "=" are tagged tag:yaml.org,2002:value by PyYAML; keep them as strings.
+    if not isinstance(node, yaml.ScalarNode):
+        raise yaml.constructor.ConstructorError(
+            None, None, f"expected a scalar, found {type(node).__name__}", node.start_mark
+        )
+    return str(node.value)
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    pass
+
+
+_Loader.add_constructor("tag:yaml.org,2002:value", _construct_value)
+
+
+def iter_crds(path: Path) -> Iterator[JSON]:
+    with path.open(encoding="utf-8") as fh:
+        for doc in yaml.load_all(fh, Loader=_Loader):
+            if not isinstance(doc, dict):
+                continue
+            items = doc.get("items") if doc.get("kind", "").endswith("List") else None
+            for obj in items if isinstance(items, list) else [doc]:
+                if isinstance(obj, dict) and obj.get("kind") == "CustomResourceDefinition":
+                    yield obj
+
+
+INT_OR_STRING: JSON = {"oneOf": [{"type": "string"}, {"type": "integer"}]}
+
+
+def to_strict(node: Any) -> Any:
+    """Return a strict JSON Schema copy of an OpenAPI v3 (structural) schema node."""
+    if isinstance(node, list):
+        return [to_strict(x) for x in node]
+    if not isinstance(node, dict):
+        return node
+    if node.get("x-kubernetes-int-or-string") is True or node.get("format") == "int-or-string":
+        out: JSON = {
+            k: to_strict(v)
+            for k, v in node.items()
+            if k not in ("anyOf", "oneOf", "type", "format", "x-kubernetes-int-or-string")
+        }
+        out.update(json.loads(json.dumps(INT_OR_STRING)))
+        return out
+    out = {k: to_strict(v) for k, v in node.items()}
+    if out.pop("nullable", False) is True and "type" in out:
+        types = out["type"] if isinstance(out["type"], list) else [out["type"]]
+        out["type"] = [*types, "null"] if "null" not in types else types
+    open_object = node.get("x-kubernetes-preserve-unknown-fields") is True
+    if "properties" in out and "additionalProperties" not in out and not open_object:
+        out["additionalProperties"] = False
+    return out
+
+
+def crd_version_schemas(crd: JSON) -> Iterator[tuple[str, str, str, JSON]]:
+    """Yield (group, version, kind, strict schema) for each version with a schema."""
+    spec = crd["spec"]
+    group = str(spec["group"])
+    kind = str(spec["names"]["kind"])
+    for ver in spec.get("versions") or []:
+        legacy = (spec.get("validation") or {}).get("openAPIV3Schema")
+        raw = (ver.get("schema") or {}).get("openAPIV3Schema") or legacy
+        if not raw:
+            continue
+        name = str(ver["name"])
+        schema = to_strict(raw)
+        if schema.get("additionalProperties") is False:
+            # The root is closed: every object has apiVersion, kind and metadata even where the
+            # CRD (e.g. Istio's) leaves them out of its schema, as the API server adds them.
+            props = schema["properties"]
+            props.setdefault("apiVersion", {"type": "string"})
+            props.setdefault("kind", {"type": "string"})
+            props.setdefault("metadata", {"type": "object"})
+        props = schema.get("properties", {})
+        if isinstance(props.get("apiVersion"), dict):
+            props["apiVersion"]["enum"] = [f"{group}/{name}"]
+        if isinstance(props.get("kind"), dict):
+            props["kind"]["enum"] = [kind]
+        yield group, name, kind, schema
+
+
+def write_crd_schemas(files: list[Path], out: Path) -> list[str]:
+    written: list[str] = []
+    for path in files:
+        for crd in iter_crds(path):
+            for group, version, kind, schema in crd_version_schemas(crd):
+                target = out / group / f"{kind.lower()}_{version}.json"
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(json.dumps(schema, indent=1, sort_keys=True) + "\n")
+                written.append(f"{group}/{version} {kind}")
+    return written
+
+
+def build_crds(lock: Lock, out: Path) -> list[str]:
+    staging = out.with_name(out.name + ".tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    written: list[str] = []
+    sources: list[str] = []
+    for src in lock.modules:
+        mod_dir = download_module(src)
+        written += write_crd_schemas(module_files(src, mod_dir), staging)
+        sources.append(f"{src.module}@{src.version}")
+    for gen in lock.generated:
+        with tempfile.TemporaryDirectory() as tmp:
+            written += write_crd_schemas(generate_crds(gen, Path(tmp)), staging)
+        sources.append(f"generated:{gen.name}")
+    have = set(written)
+    missing = [f"{a} {k}" for a, k in lock.expect if f"{a} {k}" not in have]
+    if missing:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise SchemaBuildError("no schema for expected kinds: " + ", ".join(missing))
+    index = {"sources": sources, "kinds": sorted(have)}
+    (staging / "index.json").write_text(json.dumps(index, indent=1) + "\n")
+    shutil.rmtree(out, ignore_errors=True)
+    staging.rename(out)
+    return sorted(have)
+
+
+# --------------------------------------------------------------------------------------------------
+# Built-in Kubernetes schemas
+
+
+def kubernetes_validate_schema_dir() -> Path:
+    try:
+        import kubernetes_validate  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    except ImportError as exc:
+        raise SchemaBuildError(
+            "kubernetes-validate is not installed in this Python (run `make venv`)"
+        ) from exc
+    return Path(kubernetes_validate.__file__).resolve().parent / "kubernetes-json-schema"
+
+
+ABS_DEFS_REF = '"/api/_definitions.json#'
+REL_DEFS_REF = '"_definitions.json#'
+
+
+def rewrite_k8s_schema(text: str) -> str:
+    doc = json.loads(text.replace(ABS_DEFS_REF, REL_DEFS_REF))
+    if isinstance(doc, dict):
+        doc.pop("$id", None)  # refs then resolve against the file's own location
+    return json.dumps(doc, separators=(",", ":"))
+
+
+def build_k8s(lock: Lock, out: Path) -> list[str]:
+    src_root = kubernetes_validate_schema_dir()
+    if lock.kubernetes_versions is None:
+        versions = sorted(
+            p.name.removesuffix("-local")
+            for p in src_root.iterdir()
+            if p.is_dir() and p.name.endswith("-local")
+        )
+    else:
+        versions = ["v" + v.lstrip("v") for v in lock.kubernetes_versions]
+    staging = out.with_name(out.name + ".tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    for version in versions:
+        for suffix in ("-local", "-local-strict"):
+            src = src_root / f"{version}{suffix}"
+            if not src.is_dir():
+                raise SchemaBuildError(f"kubernetes-validate has no schema set {src.name}")
+            dst = staging / src.name
+            dst.mkdir(parents=True)
+            for f in src.iterdir():
+                if fnmatch.fnmatch(f.name, "*.json"):
+                    (dst / f.name).write_text(rewrite_k8s_schema(f.read_text(encoding="utf-8")))
+    shutil.rmtree(out, ignore_errors=True)
+    staging.rename(out)
+    return versions
+
+
+# --------------------------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("what", choices=["crds", "k8s"])
+    parser.add_argument("out", type=Path, help="output directory (replaced)")
+    parser.add_argument("--lock", type=Path, default=DEFAULT_LOCK)
+    args = parser.parse_args(argv)
+    lock = load_lock(args.lock)
+    try:
+        if args.what == "crds":
+            kinds = build_crds(lock, args.out)
+            print(f"crdschemas: {len(kinds)} CRD kind/versions written to {args.out}")
+        else:
+            versions = build_k8s(lock, args.out)
+            print(f"crdschemas: Kubernetes {', '.join(versions)} schemas laid out in {args.out}")
+    except SchemaBuildError as exc:
+        print(f"crdschemas: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
