@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from . import pipeline, schemadefs
+from . import pipeline, report, schemadefs, toolchain
 from .errors import Finding, FindingsError, GeneratorError, Severity, UsageError
 
 F = TypeVar("F", bound=Callable[..., int])
@@ -46,7 +46,7 @@ def guarded(fn: F) -> F:
             _echo_findings(exc.findings)
             click.echo(f"{ctx.info_name}: {_summary(exc.findings)}; nothing written", err=True)
             code = EXIT_FINDINGS
-        except UsageError as exc:
+        except (UsageError, toolchain.ToolError) as exc:
             click.echo(f"error: {exc}", err=True)
             code = EXIT_ERROR
         except GeneratorError as exc:
@@ -157,6 +157,88 @@ def schema(out_dir: Path | None, kind: str | None) -> int:
         (out_dir / f"{k}.schema.json").write_text(schemadefs.schema_text(k), encoding="utf-8")
     click.echo(f"wrote {len(kinds)} schema(s) to {out_dir}")
     return EXIT_OK
+
+
+@main.command()
+@values_option
+@click.option("--env", help="Validate only this environment's units.")
+@click.option(
+    "--output",
+    "output_format",
+    type=click.Choice(sorted(report.FORMATS)),
+    default="text",
+    show_default=True,
+    help="Report format.",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Where tool results are cached per unit. Default: .cache/validate beside the values tree.",
+)
+@click.option("--no-cache", is_flag=True, help="Run every tool on every unit.")
+@click.option("--jobs", type=click.IntRange(min=1), help="Parallel kustomize builds.")
+@guarded
+def validate(
+    values_dir: Path,
+    env: str | None,
+    output_format: str,
+    cache_dir: Path | None,
+    no_cache: bool,
+    jobs: int | None,
+) -> int:
+    """Validate the values and exactly what Argo CD will apply: kustomize, kubeconform, promtool
+    and the fleet policy rules, in one report."""
+    from .validate import ValidateOptions
+    from .validate import validate as run_validate
+
+    if not no_cache and cache_dir is None:
+        cache_dir = values_dir.resolve().parent / ".cache" / "validate"
+    result = run_validate(
+        ValidateOptions(values_dir, env, None if no_cache else cache_dir, jobs or 0)
+    )
+    stats: dict[str, object] = {
+        "units": result.units,
+        "objects": result.objects,
+        "cached units": result.cached_units,
+    }
+    if output_format == "json":
+        stats["timings"] = result.timings
+    rep = report.Report("validate", result.findings, stats)
+    report.FORMATS[output_format](rep, click.get_text_stream("stdout"))
+    return EXIT_FINDINGS if rep.errors else EXIT_OK
+
+
+@main.command()
+@guarded
+def doctor() -> int:
+    """List the external tools: version, where each came from, how to install a missing one."""
+    ok = True
+    for st in toolchain.doctor():
+        if st.path is None:
+            ok = False
+            click.echo(
+                f"{st.name:12} MISSING  pinned {st.pinned or '-'}; install: {st.install_hint}"
+            )
+            continue
+        state = "ok" if st.ok else "MISMATCH"
+        ok = ok and st.ok
+        pin = f" (pinned {st.pinned})" if st.pinned and not st.ok else ""
+        click.echo(f"{st.name:12} {state:8} {st.version or '?'}{pin}  {st.path}  from {st.source}")
+    versions = toolchain.k8s_schema_versions()
+    crds = (toolchain.tools_dir() / "schemas" / "crds" / "index.json").is_file()
+    click.echo(
+        f"{'schemas':12} {'ok' if versions else 'MISSING':8} Kubernetes "
+        f"{versions[0] + '..' + versions[-1] if versions else '-'}; CRDs "
+        f"{'present' if crds else 'missing'}"
+        f"  {toolchain.tools_dir() / 'schemas'}"
+    )
+    ok = ok and bool(versions) and crds
+    if not ok:
+        click.echo(
+            "some tools are missing or not at their pinned version: "
+            f"run `{toolchain.INSTALL_COMMAND}`"
+        )
+    return EXIT_OK if ok else EXIT_ERROR
 
 
 def run() -> None:

@@ -1,0 +1,80 @@
+"""Per-unit result cache keyed by a content hash of everything the tools see.
+
+A unit's key covers its own files, the files of every base it references, the versions of the
+tools and the schema sets, so a hit can only replay what the same tools said about the same bytes.
+Policy rules are not cached: they also depend on values outside the unit (pools, taints).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import posixpath
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..layout import Tree
+
+CACHE_FORMAT = "1"
+
+
+def unit_inputs(tree: Tree, unit_path: str) -> list[str]:
+    """Paths of every file `kustomize build unit_path` reads, following `resources:` folders."""
+    seen: set[str] = set()
+    todo = [unit_path]
+    files: list[str] = []
+    while todo:
+        folder = todo.pop()
+        if folder in seen:
+            continue
+        seen.add(folder)
+        prefix = folder + "/"
+        for rel in tree:
+            if rel.startswith(prefix):
+                files.append(rel)
+        kust = tree.get(prefix + "kustomization.yaml", "")
+        for line in kust.splitlines():
+            ref = line.strip().removeprefix("- ").strip("'\"")
+            if ref.startswith("../"):
+                todo.append(posixpath.normpath(posixpath.join(folder, ref)))
+    return sorted(set(files))
+
+
+def unit_key(tree: Tree, unit_path: str, salt: str) -> str:
+    digest = hashlib.sha256()
+    digest.update(f"{CACHE_FORMAT}\0{salt}\0".encode())
+    for rel in unit_inputs(tree, unit_path):
+        # Paths relative to the unit: the same unit content in another checkout hits too.
+        digest.update(posixpath.relpath(rel, unit_path).encode() + b"\0")
+        digest.update(tree[rel].encode() + b"\0")
+    return digest.hexdigest()
+
+
+class Cache:
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        if self.folder is None:
+            return None
+        path = self.folder / key[:2] / f"{key}.json"
+        try:
+            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        if self.folder is None:
+            return
+        folder = self.folder / key[:2]
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(value, fh)
+            os.replace(tmp, folder / f"{key}.json")
+        except OSError:
+            pass  # a cache that cannot be written only costs speed

@@ -1,0 +1,219 @@
+"""The validate pipeline: one run, every stage, one list of findings.
+
+values (schema, checks) -> render into a temporary tree -> kustomize build of every unit in
+parallel -> kubeconform -strict against offline schemas -> promtool on extracted rule groups ->
+policy rules on the built objects. Tool results are cached per unit by content hash.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import __version__, toolchain
+from ..errors import Finding, FindingsError, Location, Severity, UsageError, sorted_findings
+from ..layout import Unit, render_tree
+from ..pipeline import load_and_check
+from . import tools
+from .cache import Cache, unit_key
+from .rules import describe, run_rules
+
+DEFAULT_CACHE = Path(".cache") / "validate"
+
+
+@dataclass(frozen=True)
+class ValidateOptions:
+    values_dir: Path
+    env: str | None = None
+    cache_dir: Path | None = None  # None: no cache
+    jobs: int = 0  # 0: twice the CPU count
+
+
+@dataclass
+class ValidateResult:
+    findings: list[Finding]
+    units: int = 0
+    objects: int = 0
+    cached_units: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def errors(self) -> int:
+        return sum(f.severity is Severity.ERROR for f in self.findings)
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+        self._t = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.timings[name] = round(now - self._t, 3)
+        self._t = now
+
+
+def _salt(kubernetes_version: str) -> str:
+    """What, besides the unit's files, decides the tools' verdicts."""
+    parts = [__version__, kubernetes_version]
+    for tool in ("kustomize", "kubeconform", "promtool"):
+        parts.append(f"{tool}={toolchain.version(tool)}")
+    index = toolchain.tools_dir() / "schemas" / "crds" / "index.json"
+    parts.append(index.read_text(encoding="utf-8") if index.is_file() else "")
+    return "\n".join(parts)
+
+
+def validate(opts: ValidateOptions) -> ValidateResult:
+    clock = _Clock()
+    try:
+        loaded, findings = load_and_check(opts.values_dir)
+    except FindingsError as exc:
+        return ValidateResult(exc.findings, timings={"values": 0.0})
+    if opts.env is not None and opts.env not in loaded.envs:
+        raise UsageError(
+            f"unknown environment {opts.env!r}; known: " + ", ".join(sorted(loaded.envs))
+        )
+    clock.lap("values")
+    rendered = render_tree(loaded)
+    units = [u for u in rendered.units if opts.env in (None, u.env)]
+    clock.lap("render")
+
+    kube_version = loaded.base.fleet.kubernetes_version
+    cache = Cache(opts.cache_dir)
+    salt = _salt(kube_version)
+    keys = {u.path: unit_key(rendered.tree, u.path, salt) for u in units}
+    results: dict[str, dict[str, Any]] = {}
+    for unit in units:
+        hit = cache.get(keys[unit.path])
+        if hit is not None:
+            results[unit.path] = hit
+    misses = [u for u in units if u.path not in results]
+
+    with tempfile.TemporaryDirectory(prefix="accel-validate-") as tmp:
+        root = Path(tmp)
+        if misses:
+            _write(rendered.tree, root)
+            results.update(_run_tools(root, misses, kube_version, opts.jobs or tools.jobs()))
+            for unit in misses:
+                cache.put(keys[unit.path], results[unit.path])
+    clock.lap("tools")
+
+    views = loaded.envs
+    total = 0
+    for unit in units:
+        res = results[unit.path]
+        findings.extend(_tool_findings(unit, res))
+        if res["build_ok"]:
+            docs = tools.load_docs(res["output"])
+            total += len(docs)
+            findings.extend(run_rules(views[unit.env], unit, docs))
+    clock.lap("policy")
+    return ValidateResult(
+        sorted_findings(findings), len(units), total, len(units) - len(misses), clock.timings
+    )
+
+
+def _write(tree: dict[str, str], root: Path) -> None:
+    for rel, text in tree.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def _run_tools(
+    root: Path, units: list[Unit], kube_version: str, workers: int
+) -> dict[str, dict[str, Any]]:
+    built = tools.kustomize_build(root, [u.path for u in units], workers)
+    out_dir = root / ".built"
+    rules_dir = root / ".rules"
+    out_dir.mkdir()
+    rules_dir.mkdir()
+    files: dict[str, Path] = {}
+    rule_files: dict[str, dict[str, Path]] = {}
+    for unit in units:
+        b = built[unit.path]
+        if b["ok"]:
+            path = out_dir / (unit.path.replace("/", "__") + ".yaml")
+            path.write_text(b["output"], encoding="utf-8")
+            files[unit.path] = path
+            rule_files[unit.path] = tools.rule_files(
+                unit.path, tools.load_docs(b["output"]), rules_dir
+            )
+    schema_results = tools.kubeconform(files, kube_version)
+    results: dict[str, dict[str, Any]] = {}
+    for unit in units:
+        b = built[unit.path]
+        results[unit.path] = {
+            "build_ok": b["ok"],
+            "build_error": b["error"],
+            "output": b["output"],
+            "schema": schema_results.get(unit.path, []),
+            "promtool": tools.promtool_check(rule_files.get(unit.path, {})),
+        }
+    return results
+
+
+def _find(unit: Unit, kind: str | None, name: str | None) -> tuple[Location, str]:
+    for obj in unit.objects:
+        meta = obj["metadata"]
+        if obj["kind"] == kind and meta["name"] == name:
+            ident = (obj["apiVersion"], obj["kind"], meta.get("namespace", ""), meta["name"])
+            return unit.origins.get(ident, Location(unit.path)), describe(unit, obj)
+    return Location(unit.path), f"{kind} {name} ({unit.path})"
+
+
+def _tool_findings(unit: Unit, res: dict[str, Any]) -> list[Finding]:
+    out: list[Finding] = []
+    if not res["build_ok"]:
+        where = next(iter(unit.origins.values()), Location(unit.path))
+        out.append(
+            Finding(
+                "KUS001",
+                f"kustomize build {unit.path} failed: {res['build_error']}",
+                where,
+                hint="a bug in the generator or a hand edit: re-render",
+            )
+        )
+        return out
+    for item in res["schema"]:
+        loc, what = _find(unit, item.get("kind"), item.get("name"))
+        errors = item.get("validationErrors") or []
+        if item.get("status") == "statusError" and "could not find schema" in (
+            item.get("msg") or ""
+        ):
+            out.append(
+                Finding(
+                    "K8S002",
+                    f"{what}: no schema for {item.get('version')} {item.get('kind')}",
+                    loc,
+                    hint="every kind must have a schema: add its CRD to "
+                    "tools/schemas.lock.yaml and run `make tools`",
+                )
+            )
+        elif errors:
+            for err in errors:
+                out.append(
+                    Finding(
+                        "K8S001",
+                        f"{what}: {err.get('msg')}",
+                        loc,
+                        "$" + str(err.get("path") or "").replace("/", "."),
+                    )
+                )
+        else:
+            out.append(Finding("K8S001", f"{what}: {item.get('msg')}", loc))
+    for name, problem in sorted(res["promtool"].items()):
+        ns, _, short = name.partition("/")
+        loc, what = _find(unit, "PrometheusRule", short or ns)
+        out.append(
+            Finding(
+                "PROM001",
+                f"{what}: promtool check rules: {problem}",
+                loc,
+                hint="fix the recording rule or the metric names in values",
+            )
+        )
+    return out
