@@ -158,7 +158,140 @@ VENDOR_PROPS: dict[str, Any] = {
     "devicePlugin": DEVICE_PLUGIN,
     "exporter": EXPORTER,
     "pools": _list(POOL),
+    "workloadMounts": _list(HOST_PATH, description="host paths every workload pod mounts"),
 }
+
+# ---- workloads (docs/workloads.md): maps keyed by name, so an environment overrides one key.
+# Nothing is `required` inside them: environment partials reuse these schemas as they are, and
+# generator/workloads/ reports what a resolved workload lacks, with its file and line.
+VENDOR_MAP_INT = {
+    "type": "object",
+    "propertyNames": {"pattern": DNS_LABEL},
+    "additionalProperties": {"type": "integer", "minimum": 0},
+}
+IMAGES = {
+    "type": "object",
+    "description": "image per vendor (vendor file name), declared once per workload",
+    "propertyNames": {"pattern": DNS_LABEL},
+    "additionalProperties": _str(minLength=1),
+}
+CONTAINER_RESOURCES = _obj(
+    {
+        k: {
+            "type": "object",
+            "additionalProperties": {"type": ["string", "integer", "number"]},
+        }
+        for k in ("requests", "limits")
+    },
+    description="extra container resources (cpu, memory); accelerators come from vendor/devices",
+)
+WORKLOAD_COMMON: dict[str, Any] = {
+    "enabled": {"type": "boolean"},
+    "namespace": _str(DNS_LABEL, description="one of the team's namespaces; default: the first"),
+    "images": IMAGES,
+    "command": _list(_str()),
+    "args": _list(_str()),
+    "env": {
+        "type": "object",
+        "additionalProperties": _str(),
+        "propertyNames": {"pattern": r"^[A-Za-z_][A-Za-z0-9_]*$"},
+    },
+    "resources": CONTAINER_RESOURCES,
+    "nodeSelector": _labels(),
+    "vendorMounts": {
+        "type": "boolean",
+        "description": "mount the vendor's workloadMounts (host paths); default true",
+    },
+}
+JOB_TASK = _obj(
+    {
+        "vendor": _str(DNS_LABEL),
+        "devices": {"type": "integer", "minimum": 0, "description": "devices per pod"},
+        "replicas": {"type": "integer", "minimum": 1},
+        "model": _str(LABEL_VALUE, minLength=1, description="pool model to run on"),
+        "image": _str(minLength=1, description="default: the job's images[vendor]"),
+        "command": _list(_str()),
+        "args": _list(_str()),
+    }
+)
+JOB = _obj(
+    {
+        **WORKLOAD_COMMON,
+        "kind": {"enum": ["job", "volcano"], "description": "batch/v1 Job or Volcano Job"},
+        "vendor": _str(DNS_LABEL, description="batch/v1 Job: the vendor it runs on"),
+        "devices": {"type": "integer", "minimum": 0, "description": "devices per pod"},
+        "model": _str(LABEL_VALUE, minLength=1, description="pool model to run on"),
+        "parallelism": {"type": "integer", "minimum": 1},
+        "completions": {"type": "integer", "minimum": 1},
+        "backoffLimit": {"type": "integer", "minimum": 0},
+        "minAvailable": {"type": "integer", "minimum": 1, "description": "Volcano gang size"},
+        "tasks": {
+            "type": "object",
+            "description": "Volcano tasks by name, each on its own vendor",
+            "propertyNames": {"pattern": DNS_LABEL},
+            "additionalProperties": JOB_TASK,
+        },
+    }
+)
+PHASE = _str(
+    r"^(validate|dual-run|shift-([1-9]|[1-9][0-9])|primary-new|fallback)$",
+    description="validate, dual-run, shift-N (1..99, percent to the new track), primary-new, "
+    "fallback",
+)
+TRACK = _obj(
+    {
+        "image": _str(minLength=1, description="default: the service's images[vendor]"),
+        "devicesPerReplica": {"type": "integer", "minimum": 0},
+        "replicas": {"type": "integer", "minimum": 0, "description": "full-size replicas"},
+        "model": _str(LABEL_VALUE, minLength=1),
+        "minAvailable": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "PodDisruptionBudget minAvailable; default: maxUnavailable 1",
+        },
+    }
+)
+SERVICE = _obj(
+    {
+        **WORKLOAD_COMMON,
+        "port": {"type": "integer", "minimum": 1, "maximum": 65535},
+        "containerPort": {"type": "integer", "minimum": 1, "maximum": 65535},
+        "tracks": {
+            "type": "object",
+            "description": "one track per vendor (vendor file name)",
+            "propertyNames": {"pattern": DNS_LABEL},
+            "additionalProperties": TRACK,
+        },
+        "migration": _obj(
+            {"from": _str(DNS_LABEL), "to": _str(DNS_LABEL)},
+            description="the old and the new track",
+        ),
+        "phase": PHASE,
+        "fallbackReplicas": {"type": "integer", "minimum": 1},
+        "replicas": {**VENDOR_MAP_INT, "description": "explicit replicas per track"},
+        "weights": {
+            **VENDOR_MAP_INT,
+            "description": "explicit traffic weights per track (percent, sum 100)",
+        },
+        "routing": {"enum": ["service", "gateway", "istio"]},
+        "gateway": _obj(
+            {
+                "parentRefs": _list(
+                    _obj(
+                        {
+                            "name": _str(DNS_LABEL),
+                            "namespace": _str(DNS_LABEL),
+                            "sectionName": _str(DNS_LABEL),
+                        },
+                        ("name",),
+                    )
+                ),
+                "hostnames": _list(_str(minLength=1)),
+            }
+        ),
+        "istio": _obj({"hosts": _list(_str(minLength=1)), "gateways": _list(_str(minLength=1))}),
+    }
+)
 
 TEAM_PROPS: dict[str, Any] = {
     "enabled": {"type": "boolean"},
@@ -172,6 +305,18 @@ TEAM_PROPS: dict[str, Any] = {
         "description": "devices per vendor (vendor file name), per namespace",
         "propertyNames": {"pattern": DNS_LABEL},
         "additionalProperties": {"type": "integer", "minimum": 0},
+    },
+    "jobs": {
+        "type": "object",
+        "description": "training jobs by name (docs/workloads.md)",
+        "propertyNames": {"pattern": DNS_LABEL},
+        "additionalProperties": JOB,
+    },
+    "services": {
+        "type": "object",
+        "description": "inference services by name, one track per vendor (docs/workloads.md)",
+        "propertyNames": {"pattern": DNS_LABEL},
+        "additionalProperties": SERVICE,
     },
 }
 
@@ -202,6 +347,12 @@ FLEET_PROPS: dict[str, Any] = {
     ),
     "nodeConfig": _obj({"method": {"enum": ["nfd", "node-patch"]}}),
     "capacity": _obj({"allowOvercommit": {"type": "boolean"}}),
+    "scheduling": _obj(
+        {
+            "backend": {"enum": ["quota", "volcano", "kueue"]},
+            "cohort": _str(DNS_LABEL, description="Kueue cohort of the team ClusterQueues"),
+        }
+    ),
     "monitoring": _obj(
         {
             "namespace": _str(DNS_LABEL, description="where PodMonitors, rules and dashboard go"),
@@ -253,7 +404,7 @@ SCHEMAS: dict[str, Schema] = {
                     {
                         k: v
                         for k, v in FLEET_PROPS.items()
-                        if k in ("git", "argocd", "nodeConfig", "capacity")
+                        if k in ("git", "argocd", "nodeConfig", "capacity", "scheduling")
                     }
                 ),
                 "vendors": {

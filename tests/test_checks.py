@@ -82,7 +82,8 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
 
 
 def test_every_registered_check_has_a_case() -> None:
-    assert set(REGISTRY) == set(CASES)
+    # Workload checks (WKL, MIG, POD) have their cases in tests/test_workloads.py.
+    assert {c for c in REGISTRY if not c.startswith(("WKL", "MIG", "POD"))} == set(CASES)
 
 
 @pytest.mark.parametrize("code", sorted(CASES))
@@ -97,7 +98,8 @@ def test_check_reports_its_code_at_the_right_place(
 
 
 def test_overcommit_allowed_is_a_warning_not_an_error(values_dir: Path) -> None:
-    [finding] = findings(values_dir)
+    # WKL004: the seed's npu-training-job mounts the Ascend driver (hostPath) under baseline.
+    [finding] = [f for f in findings(values_dir) if f.code != "WKL004"]
     assert finding.code == "CAP001" and finding.severity.value == "warning"
 
 

@@ -53,7 +53,8 @@ def test_overlay_patches_deletes_and_local_objects_build_exactly(
 ) -> None:
     # prod drops the Ascend plugin's RBAC (delete patches), moves the NVIDIA plugin to another
     # namespace (a new local Namespace, a delete and an add), changes images and quotas (JSON
-    # patches), disables Cambricon and adds a team namespace.
+    # patches), disables AMD and adds a team namespace (ml-team's jobs are off: they need more
+    # than that quota, and Cambricon, which ml-team has quota for).
     write(
         "environments/prod.yaml",
         """\
@@ -62,18 +63,22 @@ vendors:
     devicePlugin: {rbac: [], version: v6.0.1}
   nvidia:
     devicePlugin: {namespace: nvidia-plugins}
-  cambricon: {enabled: false}
+  amd: {enabled: false}
 teams:
   ml-team:
     namespaces: [ml-team, ml-team-batch]
     quota: {nvidia: 2, ascend: 4}
+    jobs:
+      cuda-training-job: {enabled: false}
+      npu-training-job: {enabled: false}
+      mixed-training-job: {enabled: false}
 """,
     )
     out = tmp_path / "out"
     assert_units_build_exactly(out, values_dir)
     kust = (out / "overlays/prod/device-plugins/kustomization.yaml").read_text()
     assert "patches/delete-clusterrole-ascend-device-plugin.yaml" in kust
-    assert "../../../base/device-plugins/cambricon" not in kust
+    assert "../../../base/device-plugins/amd" not in kust
 
 
 @pytest.mark.parametrize("method", ["nfd", "node-patch"])
@@ -142,7 +147,7 @@ def test_team_namespaces_are_baseline_or_stricter_with_quota_per_vendor(
     quota = next(d for d in docs if d["kind"] == "ResourceQuota")
     assert quota["spec"]["hard"]["requests.amd.com/gpu"] == "8"
     assert quota["spec"]["hard"]["requests.nvidia.com/gpu"] == "4"
-    assert quota["spec"]["hard"]["requests.huawei.com/Ascend910"] == "0"
+    assert quota["spec"]["hard"]["requests.huawei.com/Ascend910"] == "4"
 
 
 def test_argocd_applications_are_ordered_by_sync_wave(values_dir: Path, tmp_path: Path) -> None:

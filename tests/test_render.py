@@ -91,7 +91,7 @@ def test_check_passes_on_fresh_output_and_reports_every_kind_of_drift(
     run("render", "--values", str(values_dir), "--out", str(out))
     assert run("render", "--values", str(values_dir), "--out", str(out), "--check")[0] == 0
     quota = out / "base/teams/ml-team/resourcequota-ml-team-accelerators.yaml"
-    quota.write_text(quota.read_text().replace("'16'", "'32'"))
+    quota.write_text(quota.read_text().replace("'12'", "'32'"))
     (out / "overlays/prod/extra.yaml").write_text("kind: ConfigMap\n")
     (out / "base/device-plugins/nvidia/kustomization.yaml").unlink()
     code, output = run("render", "--values", str(values_dir), "--out", str(out), "--check")
@@ -108,13 +108,13 @@ def test_env_renders_one_environment_and_keeps_the_others(
     out = tmp_path / "out"
     run("render", "--values", str(values_dir), "--out", str(out))
     prod_before = {k: v for k, v in read_tree(out).items() if k.startswith("overlays/prod/")}
-    write("environments/staging.yaml", "teams:\n  ml-team:\n    quota: {nvidia: 2}\n")
-    write("environments/prod.yaml", "teams:\n  ml-team:\n    quota: {nvidia: 1}\n")
+    write("environments/staging.yaml", "teams:\n  ml-team:\n    quota: {nvidia: 5}\n")
+    write("environments/prod.yaml", "teams:\n  ml-team:\n    quota: {nvidia: 6}\n")
     assert run("render", "--values", str(values_dir), "--out", str(out), "--env", "staging")[0] == 0
     after = read_tree(out)
     assert {k: v for k, v in after.items() if k.startswith("overlays/prod/")} == prod_before
     patch = after["overlays/staging/team-ml-team/patches/resourcequota-ml-team-accelerators.yaml"]
-    assert "value: '2'" in patch
+    assert "value: '5'" in patch
 
 
 def test_failed_write_leaves_previous_output(

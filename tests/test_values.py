@@ -14,7 +14,10 @@ Write = Callable[[str, str], Path]
 
 def test_example_fleet_loads_with_only_the_deliberate_overcommit_warning(values_dir: Path) -> None:
     found = findings(values_dir)
-    assert [(f.code, f.severity) for f in found] == [("CAP001", Severity.WARNING)]
+    assert [(f.code, f.severity) for f in found] == [
+        ("CAP001", Severity.WARNING),
+        ("WKL004", Severity.WARNING),  # the seed npu job mounts the Ascend driver (hostPath)
+    ]
 
 
 def test_schema_error_names_file_line_column_and_path(values_dir: Path, write: Write) -> None:
@@ -126,7 +129,7 @@ teams:
     assert nv_prod.device_plugin.args == ("--only-this",)
     assert nv_prod.device_plugin.env == {"FAIL_ON_INIT_ERROR": "false"}  # map kept
     inference = next(t for t in prod.teams if t.name == "inference")
-    assert inference.quota == {"hygon": 8, "nvidia": 2}  # map merged
+    assert inference.quota == {"ascend": 4, "hygon": 8, "nvidia": 2}  # map merged
     # a finding about an overridden value points at the environment file
     assert inference.doc.locate(("quota", "nvidia")).file == "values/environments/prod.yaml"
     assert inference.doc.locate(("quota", "hygon")).file == "values/teams/inference.yaml"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..model import FleetView
-from . import device_plugins, monitoring, node_config, teams
+from . import device_plugins, monitoring, node_config, teams, workloads
 from .common import Component
 
 Builder = Callable[[FleetView], list[Component]]
@@ -18,6 +18,7 @@ BUILDERS: tuple[Builder, ...] = (
     device_plugins.build,
     monitoring.build,
     teams.build,
+    workloads.build,
 )
 
 
