@@ -1,0 +1,152 @@
+"""The pod placement rules on built objects, one failing and one passing case each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator import values
+from generator.builders.common import identity
+from generator.errors import Location
+from generator.layout import Unit
+from generator.model import FleetView
+from generator.validate.rules import MANIFEST_RULES, run_rules, selects, tolerates
+from tests.conftest import EXAMPLE_VALUES
+
+ACCEL = "feature.node.kubernetes.io/accelerator"
+
+
+@pytest.fixture(scope="module")
+def prod() -> FleetView:
+    return values.load(EXAMPLE_VALUES).envs["prod"]
+
+
+def pod(
+    resources: dict[str, Any],
+    selector: dict[str, str] | None = None,
+    tolerate: list[str] = (),
+    kind: str = "Deployment",
+) -> dict[str, Any]:
+    spec = {
+        "nodeSelector": selector or {},
+        "tolerations": [
+            {"key": "accelerator", "operator": "Equal", "value": v, "effect": "NoSchedule"}
+            for v in tolerate
+        ],
+        "containers": [{"name": "c", "image": "i", "resources": resources}],
+    }
+    obj: dict[str, Any] = {
+        "apiVersion": "apps/v1",
+        "kind": kind,
+        "metadata": {"name": "w", "namespace": "ml-team"},
+    }
+    if kind == "VolcanoJob":
+        obj.update(
+            apiVersion="batch.volcano.sh/v1alpha1",
+            kind="Job",
+            spec={"tasks": [{"name": "t", "template": {"spec": spec}}]},
+        )
+    else:
+        obj["spec"] = {"template": {"spec": spec}}
+    return obj
+
+
+def codes(view: FleetView, obj: dict[str, Any]) -> list[str]:
+    origin = Location("values/teams/ml-team.yaml", 4, 1)
+    unit = Unit(
+        "prod", "team-ml-team", "overlays/prod/team-ml-team", (obj,), {identity(obj): origin}
+    )
+    found = run_rules(view, unit, [obj])
+    assert all(f.location.file.startswith("values/") for f in found)
+    return sorted(f.code for f in found)
+
+
+GPU = {"limits": {"nvidia.com/gpu": 2}}
+CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    # code: (failing object, passing object)
+    "GPU001": (
+        pod(GPU, {ACCEL: "huawei-npu"}, ["huawei-npu"]),
+        pod(GPU, {ACCEL: "nvidia-gpu"}, ["nvidia-gpu"]),
+    ),
+    "GPU002": (pod(GPU, {ACCEL: "nvidia-gpu"}), pod(GPU, {ACCEL: "nvidia-gpu"}, ["nvidia-gpu"])),
+    "GPU003": (
+        pod({"limits": {"nvidia.com/gpu": "500m"}}, {ACCEL: "nvidia-gpu"}, ["nvidia-gpu"]),
+        pod(
+            {"limits": {"nvidia.com/gpu": "1"}, "requests": {"nvidia.com/gpu": 1}},
+            {ACCEL: "nvidia-gpu"},
+            ["nvidia-gpu"],
+        ),
+    ),
+    "GPU004": (
+        pod({"limits": {"nvidia.com/gpu": 1, "huawei.com/Ascend910": 1}}),
+        pod({"limits": {"huawei.com/Ascend910": 1}}, {ACCEL: "huawei-npu"}, ["huawei-npu"]),
+    ),
+    "GPU005": (
+        pod({"limits": {"amd.com/gpu": 1}}, {}, ["amd-gpu", "hygon-dcu"]),
+        pod({"limits": {"amd.com/gpu": 1}}, {ACCEL: "hygon-dcu"}, ["hygon-dcu"]),
+    ),
+}
+
+
+def test_every_manifest_rule_has_a_case() -> None:
+    assert set(MANIFEST_RULES) == set(CASES)
+
+
+@pytest.mark.parametrize("code", sorted(CASES))
+def test_rule_fires_on_the_failing_object_only(code: str, prod: FleetView) -> None:
+    bad, good = CASES[code]
+    assert code in codes(prod, bad)
+    assert codes(prod, good) == []
+
+
+def test_requests_without_limits_are_whole_device_errors(prod: FleetView) -> None:
+    obj = pod({"requests": {"nvidia.com/gpu": 1}}, {ACCEL: "nvidia-gpu"}, ["nvidia-gpu"])
+    assert codes(prod, obj) == ["GPU003"]
+
+
+def test_volcano_tasks_are_checked_one_by_one(prod: FleetView) -> None:
+    assert codes(prod, pod(GPU, {ACCEL: "amd-gpu"}, ["amd-gpu"], kind="VolcanoJob")) == ["GPU001"]
+
+
+def test_selection_by_node_affinity_and_hostname(prod: FleetView) -> None:
+    obj = pod(GPU, None, ["nvidia-gpu"])
+    obj["spec"]["template"]["spec"]["affinity"] = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {
+                                "key": "kubernetes.io/hostname",
+                                "operator": "In",
+                                "values": ["nvidia-node-02"],
+                            }
+                        ]
+                    }
+                ]
+            }
+        }
+    }
+    assert codes(prod, obj) == []
+
+
+def test_selector_and_toleration_semantics() -> None:
+    from generator.model import Taint
+
+    assert selects({"nodeSelector": {"a": "1"}}, {"a": "1", "b": "2"})
+    assert not selects({"nodeSelector": {"a": "1"}}, {"a": "2"})
+    taint = Taint("accelerator", "NoSchedule", "nvidia-gpu")
+    assert tolerates({"tolerations": [{"operator": "Exists"}]}, taint)
+    assert tolerates({"tolerations": [{"key": "accelerator", "operator": "Exists"}]}, taint)
+    assert not tolerates({"tolerations": [{"key": "accelerator", "value": "x"}]}, taint)
+    assert tolerates({}, Taint("k", "PreferNoSchedule"))
+
+
+def test_example_prod_units_pass_every_rule(prod: FleetView, tmp_path: Path) -> None:
+    from generator.layout import render_tree
+
+    loaded = values.load(EXAMPLE_VALUES)
+    for unit in render_tree(loaded).units:
+        assert run_rules(loaded.envs[unit.env], unit, list(unit.objects)) == [], unit.path

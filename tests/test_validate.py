@@ -1,0 +1,283 @@
+"""validate with the real kustomize, kubeconform and promtool: one report, every stage."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from generator import builders
+from generator.builders.common import Component, metadata
+from generator.cli import main
+from generator.model import FleetView
+
+Write = Callable[[str, str], Path]
+
+
+def quota_at(values_dir: Path) -> str:
+    """`values/teams/ml-team.yaml:L:1`, L being the line of its `quota:` key."""
+    lines = (values_dir / "teams/ml-team.yaml").read_text().splitlines()
+    return f"values/teams/ml-team.yaml:{lines.index('quota:') + 1}:1"
+
+
+def validate(values_dir: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["validate", "--values", str(values_dir), *args], env=env)
+    return result.exit_code, result.output
+
+
+@pytest.fixture
+def extra_objects(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, dict[str, Any]]]]:
+    """Objects (unit, object) added to every environment as if a builder made them from the
+    ml-team values: the way to feed validate a broken manifest the values cannot express."""
+    added: list[tuple[str, dict[str, Any]]] = []
+
+    def extra(view: FleetView) -> list[Component]:
+        team = next(t for t in view.teams if t.name == "ml-team")
+        return [
+            Component(unit, f"extra/{i}", [obj], origin=team.doc.anchor(("quota",)))
+            for i, (unit, obj) in enumerate(added)
+        ]
+
+    monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, extra))
+    yield added
+
+
+def test_example_fleet_is_clean(values_dir: Path) -> None:
+    code, out = validate(values_dir, "--no-cache")
+    assert code == 0, out
+    assert out.splitlines()[-1].startswith("validate: 0 error(s)")
+
+
+def test_values_schema_error_stops_before_render(values_dir: Path, write: Write) -> None:
+    write("teams/ml-team.yaml", "quota:\n  nvidia: many\n")
+    code, out = validate(values_dir, "--no-cache")
+    assert code == 1
+    assert "values/teams/ml-team.yaml:2:11: VAL001 'many' is not of type 'integer'" in out
+
+
+def test_unknown_field_in_a_rendered_object(values_dir: Path, extra_objects: list[Any]) -> None:
+    extra_objects.append(
+        (
+            "team-ml-team",
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": metadata(
+                    "broken", namespace="ml-team", sources=["values/teams/ml-team.yaml"]
+                ),
+                "data": {"a": "b"},
+                "bogus": True,
+            },
+        )
+    )
+    code, out = validate(values_dir, "--no-cache", "--env", "prod")
+    assert code == 1
+    assert (
+        f"{quota_at(values_dir)}: K8S001 ConfigMap ml-team/broken "
+        "(overlays/prod/team-ml-team): additional properties 'bogus' not allowed"
+    ) in out
+
+
+def test_custom_kind_without_schema_is_an_error(values_dir: Path, extra_objects: list[Any]) -> None:
+    extra_objects.append(
+        (
+            "team-ml-team",
+            {
+                "apiVersion": "example.com/v1",
+                "kind": "Widget",
+                "metadata": metadata(
+                    "w", namespace="ml-team", sources=["values/teams/ml-team.yaml"]
+                ),
+            },
+        )
+    )
+    code, out = validate(values_dir, "--no-cache", "--env", "prod")
+    assert code == 1
+    assert (
+        "K8S002 Widget ml-team/w (overlays/prod/team-ml-team): no schema for example.com/v1" in out
+    )
+
+
+def test_prometheus_rule_with_bad_promql(values_dir: Path, extra_objects: list[Any]) -> None:
+    extra_objects.append(
+        (
+            "team-ml-team",
+            {
+                "apiVersion": "monitoring.coreos.com/v1",
+                "kind": "PrometheusRule",
+                "metadata": metadata(
+                    "bad", namespace="ml-team", sources=["values/teams/ml-team.yaml"]
+                ),
+                "spec": {
+                    "groups": [
+                        {
+                            "name": "g",
+                            "rules": [
+                                {
+                                    "record": "team:gpu:sum",
+                                    "expr": "sum(rate(DCGM_FI_DEV_GPU_UTIL[5m]) by (node)",
+                                }
+                            ],
+                        }
+                    ]
+                },
+            },
+        )
+    )
+    code, out = validate(values_dir, "--no-cache", "--env", "prod")
+    assert code == 1
+    line = next(ln for ln in out.splitlines() if "PROM001" in ln)
+    assert line.startswith(
+        f"{quota_at(values_dir)}: PROM001 PrometheusRule ml-team/bad "
+        "(overlays/prod/team-ml-team): promtool check rules:"
+    )
+    assert "parse" in line or "unclosed" in line or "expected" in line
+
+
+def _deployment(
+    name: str,
+    resources: dict[str, Any],
+    selector: dict[str, str],
+    tolerations: list[dict[str, str]] | None = None,
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": metadata(name, namespace="ml-team", sources=["values/teams/ml-team.yaml"]),
+        "spec": {
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {
+                    "nodeSelector": selector,
+                    "tolerations": tolerations or [],
+                    "containers": [{"name": "c", "image": "app:cuda", "resources": resources}],
+                },
+            },
+        },
+    }
+
+
+NVIDIA = "feature.node.kubernetes.io/accelerator"
+TOLERATE_NVIDIA = [
+    {"key": "accelerator", "operator": "Equal", "value": "nvidia-gpu", "effect": "NoSchedule"}
+]
+
+
+def test_unschedulable_pod(values_dir: Path, extra_objects: list[Any]) -> None:
+    extra_objects.append(
+        (
+            "team-ml-team",
+            _deployment("lost", {"limits": {"nvidia.com/gpu": 1}}, {NVIDIA: "amd-gpu"}),
+        )
+    )
+    code, out = validate(values_dir, "--no-cache", "--env", "prod")
+    assert code == 1
+    assert (
+        f"{quota_at(values_dir)}: GPU001 Deployment ml-team/lost "
+        "(overlays/prod/team-ml-team) requests nvidia.com/gpu but its node selection matches "
+        "no pool of nvidia: it can never schedule"
+    ) in out
+
+
+def test_kustomize_failure_is_a_finding(values_dir: Path, extra_objects: list[Any]) -> None:
+    ns = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": metadata("ml-team", sources=["values/teams/ml-team.yaml"]),
+    }
+    extra_objects.append(("team-ml-team", ns))
+    code, out = validate(values_dir, "--no-cache", "--env", "prod")
+    assert code == 1
+    assert "KUS001 kustomize build overlays/prod/team-ml-team failed" in out
+
+
+def test_cache_reruns_only_the_units_whose_inputs_changed(
+    values_dir: Path, write: Write, tmp_path: Path
+) -> None:
+    cache = str(tmp_path / "cache")
+
+    def stats() -> dict[str, Any]:
+        code, out = validate(values_dir, "--cache-dir", cache, "--output", "json")
+        assert code == 0, out
+        return dict(json.loads(out)["stats"])
+
+    first = stats()
+    assert first["cached units"] == 0
+    assert stats()["cached units"] == first["units"]
+    text = (values_dir / "teams/inference.yaml").read_text()
+    write("teams/inference.yaml", text.replace("nvidia: 4", "nvidia: 3"))
+    third = stats()
+    assert third["cached units"] == first["units"] - 2  # team-inference in staging and prod
+
+
+def test_json_report(values_dir: Path, write: Write) -> None:
+    write("teams/ml-team.yaml", "quota:\n  nvidia: many\n")
+    code, out = validate(values_dir, "--output", "json")
+    doc = json.loads(out)
+    assert code == 1 and doc["errors"] == 1
+    assert doc["findings"][0] | {"message": ""} == {
+        "code": "VAL001",
+        "severity": "error",
+        "message": "",
+        "file": "values/teams/ml-team.yaml",
+        "line": 2,
+        "column": 11,
+        "path": "$.quota.nvidia",
+        "hint": "",
+    }
+
+
+def test_github_report_annotates_and_writes_the_step_summary(
+    values_dir: Path, write: Write, tmp_path: Path
+) -> None:
+    write("teams/ml-team.yaml", "quota:\n  nvidia: many\n")
+    summary = tmp_path / "summary.md"
+    code, out = validate(
+        values_dir, "--output", "github", env={"GITHUB_STEP_SUMMARY": str(summary)}
+    )
+    assert code == 1
+    assert (
+        "::error file=values/teams/ml-team.yaml,line=2,col=11,title=VAL001::'many' is not of "
+        "type 'integer' (at $.quota.nvidia)"
+    ) in out
+    text = summary.read_text()
+    assert "### validate: 1 error(s)" in text and "`values/teams/ml-team.yaml:2:11`" in text
+
+
+def test_junit_report(values_dir: Path, write: Write) -> None:
+    write("teams/ml-team.yaml", "quota:\n  nvidia: many\n")
+    code, out = validate(values_dir, "--output", "junit")
+    assert code == 1
+    suite = ET.fromstring(out).find("testsuite")
+    assert suite is not None and suite.get("failures") == "1"
+    case = suite.find("testcase")
+    assert case is not None and case.get("classname") == "VAL001"
+    failure = case.find("failure")
+    assert failure is not None and "values/teams/ml-team.yaml:2:11" in (failure.text or "")
+
+
+def test_junit_report_when_clean_has_a_passing_case(values_dir: Path) -> None:
+    code, out = validate(values_dir, "--output", "junit")
+    assert code == 0
+    suite = ET.fromstring(out).find("testsuite")
+    assert suite is not None and suite.get("failures") == "0" and suite.get("tests") != "0"
+
+
+def test_missing_tool_is_exit_2_naming_the_install_command(
+    values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ACCEL_GITOPS_TOOLS_DIR", str(tmp_path / "empty"))
+    code, out = validate(values_dir, "--no-cache")
+    assert code == 2
+    assert "kustomize not found" in out and "make tools" in out
+
+
+def test_unknown_environment_is_a_usage_error(values_dir: Path) -> None:
+    code, out = validate(values_dir, "--env", "qa")
+    assert code == 2 and "unknown environment 'qa'" in out
