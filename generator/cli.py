@@ -7,6 +7,7 @@ bad input; an unexpected exception is an internal error (exit 2), shown in full 
 from __future__ import annotations
 
 import functools
+import json
 import sys
 import traceback
 from collections.abc import Callable
@@ -239,6 +240,26 @@ def doctor() -> int:
             f"run `{toolchain.INSTALL_COMMAND}`"
         )
     return EXIT_OK if ok else EXIT_ERROR
+
+
+@main.command()
+@values_option
+@click.option("--env", help="Only this environment.")
+@click.option(
+    "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@guarded
+def plan(values_dir: Path, env: str | None, fmt: str) -> int:
+    """Show phases, replicas, weights and devices vs quota and capacity; 1 if it does not fit."""
+    from . import plan as planning
+
+    result = planning.plan(values_dir, env)
+    if fmt == "json":
+        click.echo(json.dumps(result.as_json(), indent=2, sort_keys=True))
+    else:
+        _echo_findings(result.findings)
+        click.echo(planning.format_text(result), nl=False)
+    return EXIT_OK if result.fits else EXIT_FINDINGS
 
 
 def run() -> None:

@@ -259,6 +259,8 @@ class _Resolver:
             return None
         migration = raw.get("migration", {}) or {}
         old, new = str(migration.get("from", "")), str(migration.get("to", ""))
+        # The old track first, then the new one, then any others by vendor.
+        tracks.sort(key=lambda t: ({old: 0, new: 1}.get(t.vendor, 2), t.vendor))
         for key, vendor in (("from", old), ("to", new)):
             if vendor and vendor not in tracks_raw:
                 self.err(
