@@ -29,6 +29,7 @@ from generator.monitoring.dashboard import queries
 from generator.monitoring.sources import Exporter, exporters
 from generator.pipeline import RenderOptions, render
 from tests.conftest import tool
+from tests.helpers import lines
 
 Write = Callable[[str, str], Path]
 MiB = 2**20
@@ -546,3 +547,51 @@ def test_fleet_monitoring_settings(fleet: Path, write: Write, tmp_path: Path) ->
             assert obj["metadata"]["labels"]["release"] == "kube-prometheus-stack"
     board = configmap(objs, builder.DASHBOARD_CONFIGMAP)
     assert board["metadata"]["annotations"]["grafana_folder"] == "Accelerators"
+
+
+# ----------------------------------------------------------------------------------------- checks
+
+
+def test_exporter_labels_that_swap_in_a_cycle_are_reported(fleet: Path) -> None:
+    path = fleet / "vendors" / "nvidia.yaml"
+    path.write_text(path.read_text() + "exporter:\n  labels: {node: device, device: node}\n")
+    found = [line for line in lines(fleet) if "MON001" in line]
+    assert found and found[0].startswith("values/vendors/nvidia.yaml:"), found
+
+
+def test_a_vendor_without_exporter_is_a_warning_and_gets_no_scrape_config(
+    fleet: Path, write: Write, tmp_path: Path
+) -> None:
+    write(
+        "vendors/iluvatar.yaml",
+        """
+resourceName: iluvatar.ai/gpu
+selectorLabel: accelerator
+modelLabel: gpu-model
+nodeLabels: {accelerator: iluvatar-gpu, gpu-brand: iluvatar}
+devicePlugin:
+  name: iluvatar-device-plugin
+  image: registry.example.com/iluvatar/device-plugin
+  version: v1.0.0
+  namespace: accelerator-plugins
+pools:
+  - {name: bi150, model: BI-V150, devicesPerNode: 8, nodes: [iluvatar-node-01]}
+""",
+    )
+    found = [line for line in lines(fleet) if "MON002" in line]
+    assert found and found[0].startswith("values/vendors/iluvatar.yaml:"), found
+    out = render_to(fleet, tmp_path / "out")
+    objs = monitoring_objects(out, "prod")
+    assert len([o for o in objs if o["kind"] == "PodMonitor"]) == len(CASES)
+
+
+def test_a_label_is_read_before_another_mapping_overwrites_it(fleet: Path) -> None:
+    path = fleet / "vendors" / "nvidia.yaml"
+    path.write_text(path.read_text() + "exporter:\n  labels: {node: gpu, device: node}\n")
+    exp = next(e for e in exporters(values.load(fleet).envs["prod"]) if e.vendor == "nvidia")
+    # `device` copies the exporter's `node` label before `node` is overwritten from `gpu`.
+    assert unified.ordered_mappings(exp) == [
+        ("device", "node"),
+        ("node", "gpu"),
+        ("model", "modelName"),
+    ]

@@ -5,3 +5,5 @@ Everything is built as data from the vendor catalog and values (see docs/monitor
 `scrape_configs` fragment, `rules` into recording rules with one set of series and labels for
 every vendor, and `dashboard` into a Grafana dashboard that only queries those series.
 """
+
+from . import checks as checks  # registers the MON checks (generator/policy.py imports them too)

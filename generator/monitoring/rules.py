@@ -65,7 +65,7 @@ def _number(value: float) -> str:
     return repr(int(value)) if float(value).is_integer() else repr(float(value))
 
 
-def _ordered_mappings(exp: Exporter) -> list[tuple[str, str]]:
+def ordered_mappings(exp: Exporter) -> list[tuple[str, str]]:
     """(unified, exporter label) pairs to rename, ordered so that no label is overwritten
     before another mapping has read it (label_replace nests: the first applies innermost)."""
     pending = [(u, exp.labels[u]) for u in UNIFIED_LABELS if exp.labels.get(u, u) != u]
@@ -75,7 +75,8 @@ def _ordered_mappings(exp: Exporter) -> list[tuple[str, str]]:
         if not ready:
             raise MonitoringError(
                 f"vendor {exp.vendor}: exporter.labels swap labels in a cycle: "
-                + ", ".join(f"{u}<-{s}" for u, s in pending)
+                + ", ".join(f"{u}<-{s}" for u, s in pending),
+                ("exporter", "labels"),
             )
         out.append(ready[0])
         pending.remove(ready[0])
@@ -98,7 +99,7 @@ class _Exprs:
 
     def unified(self, metric: Metric) -> str:
         expr = self.select(metric)
-        for dst, src in _ordered_mappings(self.exp):
+        for dst, src in ordered_mappings(self.exp):
             expr = f'label_replace({expr}, {_q(dst)}, "$1", {_q(src)}, "(.+)")'
         return f"max by ({', '.join(UNIFIED_LABELS)}) ({expr})"
 

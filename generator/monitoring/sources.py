@@ -31,7 +31,13 @@ QUOTA_NAME = "accelerators"  # the ResourceQuota every team namespace gets (buil
 
 
 class MonitoringError(ValueError):
-    """Exporter facts that cannot give the unified series (a catalog or values mistake)."""
+    """Exporter facts that cannot give the unified series (a catalog or values mistake).
+
+    `path` is where in the vendor's values it is (checks turn it into a file and line)."""
+
+    def __init__(self, message: str, path: tuple[str, ...] = ("exporter",)) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 @dataclass(frozen=True)
@@ -83,11 +89,15 @@ def settings(view: FleetView) -> Settings:
 
 def _metric(vendor: Vendor, raw: Any, key: str, units: dict[str, int]) -> Metric:
     if not isinstance(raw, dict) or not raw.get("name") or not raw.get("unit"):
-        raise MonitoringError(f"vendor {vendor.id}: exporter.metrics.{key} needs a name and unit")
+        raise MonitoringError(
+            f"vendor {vendor.id}: exporter.metrics.{key} needs a name and unit",
+            ("exporter", "metrics", key),
+        )
     if raw["unit"] not in units:
         raise MonitoringError(
             f"vendor {vendor.id}: exporter.metrics.{key} unit {raw['unit']!r} is not one of "
-            + ", ".join(units)
+            + ", ".join(units),
+            ("exporter", "metrics", key, "unit"),
         )
     return Metric(str(raw["name"]), str(raw["unit"]))
 
@@ -100,13 +110,15 @@ def exporter(vendor: Vendor) -> Exporter | None:
     metrics = raw.get("metrics") or {}
     if "utilization" not in metrics or "memoryUsed" not in metrics:
         raise MonitoringError(
-            f"vendor {vendor.id}: exporter.metrics needs utilization and memoryUsed"
+            f"vendor {vendor.id}: exporter.metrics needs utilization and memoryUsed",
+            ("exporter", "metrics"),
         )
     total = metrics.get("memoryTotal")
     free = metrics.get("memoryFree")
     if total is None and free is None:
         raise MonitoringError(
-            f"vendor {vendor.id}: exporter.metrics needs memoryTotal or memoryFree for the ratio"
+            f"vendor {vendor.id}: exporter.metrics needs memoryTotal or memoryFree for the ratio",
+            ("exporter", "metrics"),
         )
     labels = {k: v for k, v in (raw.get("labels") or {}).items() if k in UNIFIED_LABELS}
     return Exporter(
