@@ -527,6 +527,7 @@ def test_dashboard_json_is_deterministic_and_lists_every_panel(fleet: Path, tmp_
     ):
         assert any(word in t for t in titles), word
     assert all(t["refId"] for p in data["panels"] for t in p["targets"])
+    assert all(p["options"] for p in data["panels"]), "a panel without options"
 
 
 def test_fleet_monitoring_settings(fleet: Path, write: Write, tmp_path: Path) -> None:

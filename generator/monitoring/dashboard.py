@@ -10,8 +10,16 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from grafana_foundation_sdk.builders import bargauge, dashboard, prometheus, stat, timeseries
+from grafana_foundation_sdk.builders import (
+    bargauge,
+    common,
+    dashboard,
+    prometheus,
+    stat,
+    timeseries,
+)
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
+from grafana_foundation_sdk.models.common import LegendDisplayMode, LegendPlacement
 from grafana_foundation_sdk.models.dashboard import DataSourceRef, GridPos
 
 from . import rules
@@ -120,12 +128,19 @@ def panels(settings: Settings) -> list[Panel]:
 
 def _panel(panel: Panel) -> Any:
     builder: Any
+    last = common.ReduceDataOptions().calcs(["lastNotNull"])
     if panel.kind == "stat":
-        builder = stat.Panel()
+        builder = stat.Panel().reduce_options(last)
     elif panel.kind == "bargauge":
-        builder = bargauge.Panel()
+        builder = bargauge.Panel().reduce_options(last)
     else:
-        builder = timeseries.Panel()
+        legend = (
+            common.VizLegendOptions()
+            .show_legend(True)
+            .display_mode(LegendDisplayMode.LIST)
+            .placement(LegendPlacement.BOTTOM)
+        )
+        builder = timeseries.Panel().legend(legend)
     x, y, w, h = panel.grid
     builder = (
         builder.title(panel.title)
