@@ -191,6 +191,7 @@ def pod_problems(view: FleetView, spec: dict[str, Any]) -> list[tuple[str, str]]
     accel = {v.resource_name for v in view.vendors}
     out: list[tuple[str, str]] = []
     selector = spec.get("nodeSelector", {}) or {}
+    shown = "{" + ", ".join(f"{k}={v}" for k, v in selector.items()) + "}"
     tolerations = spec.get("tolerations", []) or []
     for c in spec.get("containers", []):
         res = c.get("resources", {}) or {}
@@ -225,7 +226,7 @@ def pod_problems(view: FleetView, spec: dict[str, Any]) -> list[tuple[str, str]]
                     (
                         "POD003",
                         f"container {c['name']!r} requests {r} but its nodeSelector "
-                        f"{selector} picks no pool of "
+                        f"{shown} picks no pool of "
                         + " or ".join(v.id for v in view.vendors_for_resource(r)),
                     )
                 )
@@ -235,7 +236,7 @@ def pod_problems(view: FleetView, spec: dict[str, Any]) -> list[tuple[str, str]]
                     (
                         "POD005",
                         f"container {c['name']!r} requests {r}, which {' and '.join(vendors)} "
-                        f"both advertise, and its nodeSelector {selector} picks pools of both",
+                        f"both advertise, and its nodeSelector {shown} picks pools of both",
                     )
                 )
                 continue
@@ -266,11 +267,18 @@ def _pod_check(code: str) -> Any:
 
 
 def _pod_finding(view: FleetView, ref: PodRef, code: str, message: str) -> Finding:
+    # Point at what the workload set that leads there: resources, nodeSelector or model.
+    keys = ("resources",) if code in ("POD001", "POD002") else ("nodeSelector", "model")
+    path = ref.path
+    for key in keys:
+        if ref.team.doc.get(*ref.path, key) is not None:
+            path = (*ref.path, key)
+            break
     return Finding(
         code,
         f"{ref.kind} {ref.name!r}: {message}{_where(view)}",
-        ref.team.doc.locate(ref.path),
-        json_path(ref.path),
+        ref.team.doc.locate(path),
+        json_path(path),
         "fix nodeSelector or resources of the workload; the vendor's selector, model and "
         "taints come from values/vendors/",
     )

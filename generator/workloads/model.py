@@ -126,7 +126,7 @@ class _Resolver:
         if ns not in self.team.namespaces:
             self.err(
                 "WKL003",
-                f"namespace {ns!r} is not one of team {self.team.name!r}'s namespaces",
+                f"namespace {ns!r} is not a namespace of team {self.team.name!r}",
                 (*path, "namespace"),
                 "known: " + ", ".join(self.team.namespaces),
             )
