@@ -1,0 +1,85 @@
+"""`render.py plan`: the table, its JSON, and exit 1 when the workloads do not fit."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from generator.cli import main
+
+Write = Callable[[str, str], Path]
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.output
+
+
+def test_plan_text_shows_phases_tracks_and_devices(values_dir: Path) -> None:
+    code, out = run("plan", "--values", str(values_dir))
+    assert code == 0, out
+    assert "environment staging" in out and "environment prod" in out
+    assert out.index("environment staging") < out.index("environment prod")  # fleet order
+    assert (
+        "  service inference/inference-service (namespace inference): phase shift-50, "
+        "routing service\n"
+        "    track   replicas  weight  devices\n"
+        "    nvidia  2         50      2\n"
+        "    ascend  2         50      2\n"
+    ) in out
+    assert "phase dual-run" in out
+    assert "    ml-team    ml-team    ascend     0         8    8       12     yes\n" in out
+    assert "    nvidia     6       8         yes\n" in out
+    assert out.endswith("plan fits\n")
+
+
+def test_plan_json_for_one_environment(values_dir: Path) -> None:
+    code, out = run("plan", "--values", str(values_dir), "--env", "prod", "--output", "json")
+    assert code == 0, out
+    data = json.loads(out)
+    assert data["fits"] is True
+    [env] = data["environments"]
+    assert env["env"] == "prod"
+    [svc] = env["services"]
+    assert svc["phase"] == "dual-run"
+    assert svc["tracks"] == [
+        {"vendor": "nvidia", "replicas": 2, "weight": 100, "devices": 2},
+        {"vendor": "ascend", "replicas": 2, "weight": 0, "devices": 2},
+    ]
+    quota = {(q["team"], q["vendor"]): q for q in env["quotas"]}
+    assert quota[("ml-team", "nvidia")] == {
+        "team": "ml-team",
+        "namespace": "ml-team",
+        "vendor": "nvidia",
+        "services": 0,
+        "largest_job": 4,
+        "needed": 4,
+        "quota": 8,
+        "fits": True,
+    }
+    assert [f["code"] for f in data["findings"]] == ["WKL004"]
+
+
+def test_plan_that_does_not_fit_exits_1(values_dir: Path, write: Write) -> None:
+    write(
+        "environments/prod.yaml",
+        "teams:\n  inference:\n    services:\n      inference-service:\n"
+        "        replicas: {nvidia: 5}\n",
+    )
+    code, out = run("plan", "--values", str(values_dir), "--env", "prod")
+    assert code == 1, out
+    assert "    inference  inference  nvidia     5         0    5       4      NO\n" in out
+    assert "values/environments/prod.yaml:5:28: MIG004 team 'inference' needs 5 nvidia" in out
+    assert out.endswith("plan does NOT fit\n")
+    code, out = run("plan", "--values", str(values_dir), "--env", "staging", "--output", "json")
+    assert code == 0 and json.loads(out)["fits"] is True  # staging is not affected
+    code, out = run("plan", "--values", str(values_dir), "--output", "json")
+    assert code == 1 and json.loads(out)["fits"] is False
+
+
+def test_plan_usage_errors_exit_2(values_dir: Path, tmp_path: Path) -> None:
+    assert run("plan", "--values", str(values_dir), "--env", "qa")[0] == 2
+    assert run("plan", "--values", str(tmp_path / "nope"))[0] == 2

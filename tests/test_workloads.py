@@ -1,0 +1,367 @@
+"""Workloads (issue 5): each check fed a values tree that breaks it, with its code at file:line;
+the phase table; the seed jobs and services as rendered; every team unit built with kustomize
+under each scheduling backend and routing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator import values
+from generator.checks import REGISTRY
+from generator.pipeline import RenderOptions, render
+from generator.workloads.model import team_workloads
+from generator.workloads.phases import plan_service
+from tests.helpers import lines
+from tests.test_kustomize import assert_units_build_exactly, build
+
+Write = Callable[[str, str], Path]
+
+DEMO_JOB = "quota: {nvidia: 4}\njobs:\n  j:\n    vendor: nvidia\n"
+HINT_POD = "; fix nodeSelector or resources of the workload"
+
+# code -> (files to write, the start of the line it must give)
+CASES: dict[str, tuple[dict[str, str], str]] = {
+    "WKL001": (
+        {"teams/demo.yaml": "quota: {nvidia: 4}\njobs:\n  j:\n    vendor: kunlun\n"},
+        "values/teams/demo.yaml:4:13: WKL001 vendor 'kunlun' has no enabled "
+        "values/vendors/kunlun.yaml (at $.jobs.j.vendor); known vendors: amd, ascend, cambricon",
+    ),
+    "WKL002": (
+        {"teams/demo.yaml": DEMO_JOB + "    images: {ascend: x:1}\n"},
+        "values/teams/demo.yaml:5:13: WKL002 no image for vendor 'nvidia' (at $.jobs.j.images)",
+    ),
+    "WKL003": (
+        {"teams/demo.yaml": DEMO_JOB + "    namespace: ml-team\n    images: {nvidia: x:1}\n"},
+        "values/teams/demo.yaml:5:16: WKL003 namespace 'ml-team' is not a namespace of team "
+        "'demo' (at $.jobs.j.namespace); known: demo",
+    ),
+    "WKL004": (
+        {},
+        "values/teams/ml-team.yaml:17:5: WKL004 warning: pods mount /usr/local/Ascend/driver "
+        "(workloadMounts of ascend) as hostPath, which Pod Security 'baseline' refuses "
+        "(at $.jobs['npu-training-job'])",
+    ),
+    "WKL005": (
+        {
+            "teams/demo.yaml": "quota: {nvidia: 4, ascend: 4}\nservices:\n  s:\n"
+            "    images: {nvidia: x:1, ascend: x:2}\n"
+            "    tracks:\n      nvidia: {replicas: 1}\n      ascend: {replicas: 1}\n"
+        },
+        "values/teams/demo.yaml:4:5: WKL005 service 's' has 2 tracks but no migration "
+        "(from, to) and no weights (at $.services.s)",
+    ),
+    "MIG001": (
+        {
+            "environments/staging.yaml": "teams:\n  inference:\n    services:\n"
+            "      inference-service:\n        weights: {nvidia: 60, ascend: 30}\n"
+        },
+        "values/environments/staging.yaml:5:18: MIG001 service 'inference-service' weights sum "
+        "to 90 (ascend 30, nvidia 60), not 100 in environment 'staging' "
+        "(at $.services['inference-service'].weights)",
+    ),
+    "MIG002": (
+        {
+            "environments/staging.yaml": "teams:\n  inference:\n    services:\n"
+            "      inference-service:\n        replicas: {ascend: 0}\n"
+            "        weights: {nvidia: 50, ascend: 50}\n"
+        },
+        "values/environments/staging.yaml:6:39: MIG002 service 'inference-service' sends weight "
+        "50 to track 'ascend', which has 0 replicas in environment 'staging' "
+        "(at $.services['inference-service'].weights.ascend)",
+    ),
+    "MIG003": (
+        {
+            "environments/staging.yaml": "teams:\n  inference:\n    services:\n"
+            "      inference-service:\n        phase: shift-50\n        replicas: {ascend: 0}\n"
+        },
+        "values/environments/staging.yaml:6:28: MIG003 service 'inference-service' track "
+        "'ascend' has 0 replicas but carries 50% of the traffic in phase 'shift-50' in "
+        "environment 'staging' (at $.services['inference-service'].replicas.ascend)",
+    ),
+    "MIG004": (
+        {
+            "environments/prod.yaml": "teams:\n  inference:\n    services:\n"
+            "      inference-service:\n        replicas: {nvidia: 5}\n"
+        },
+        "values/environments/prod.yaml:5:28: MIG004 team 'inference' needs 5 nvidia devices in "
+        "namespace 'inference' (service inference-service 5x1=5) but its quota is 4 in "
+        "environment 'prod' (at $.services['inference-service'].replicas.nvidia)",
+    ),
+    "MIG005": (
+        {
+            "environments/prod.yaml": "teams:\n  inference:\n    quota: {nvidia: 8}\n"
+            "    services:\n      inference-service:\n        replicas: {nvidia: 5}\n"
+        },
+        "values/environments/prod.yaml:6:28: MIG005 workloads need 9 nvidia devices (5 for "
+        "services, 4 for the largest job) but its pools hold 8 in environment 'prod' "
+        "(at $.services['inference-service'].replicas.nvidia)",
+    ),
+    "POD001": (
+        {
+            "teams/demo.yaml": DEMO_JOB + "    devices: 0\n    images: {nvidia: x:1}\n"
+            "    resources:\n      requests: {nvidia.com/gpu: 2}\n"
+            "      limits: {nvidia.com/gpu: 1}\n"
+        },
+        "values/teams/demo.yaml:8:7: POD001 Job 'j': container 'j' requests nvidia.com/gpu: "
+        "requests 2, limits 1; devices are whole numbers in limits, with equal requests "
+        "(at $.jobs.j.resources)" + HINT_POD,
+    ),
+    "POD002": (
+        {
+            "teams/demo.yaml": DEMO_JOB + "    images: {nvidia: x:1}\n"
+            "    resources:\n      limits: {cambricon.com/mlu: 1}\n"
+        },
+        "values/teams/demo.yaml:7:7: POD002 Job 'j': container 'j' requests cambricon.com/mlu "
+        "and nvidia.com/gpu at once (at $.jobs.j.resources)" + HINT_POD,
+    ),
+    "POD003": (
+        {"teams/demo.yaml": DEMO_JOB + "    model: H100\n    images: {nvidia: x:1}\n"},
+        "values/teams/demo.yaml:5:12: POD003 Job 'j': container 'j' requests nvidia.com/gpu but "
+        "its nodeSelector {feature.node.kubernetes.io/accelerator=nvidia-gpu, "
+        "feature.node.kubernetes.io/gpu-model=H100} picks no pool of nvidia (at $.jobs.j.model)",
+    ),
+    "POD004": (
+        {
+            "teams/demo.yaml": "quota: {hygon: 4}\njobs:\n  j:\n    vendor: hygon\n"
+            "    images: {hygon: x:1}\n    nodeSelector: {accelerator: amd-gpu}\n"
+        },
+        "values/teams/demo.yaml:6:19: POD004 Job 'j': container 'j' does not tolerate taint "
+        "accelerator=amd-gpu:NoSchedule of pool 'mi250x' (at $.jobs.j.nodeSelector)",
+    ),
+    "POD005": (
+        {
+            "teams/demo.yaml": "quota: {hygon: 4}\njobs:\n  j:\n    vendor: hygon\n"
+            "    images: {hygon: x:1}\n",
+            # Hygon's selector no longer tells it from AMD (RES001 reports the vendor side).
+            "vendors/hygon.yaml": "resourceName: amd.com/gpu\nnodeLabels: {accelerator: amd-gpu}\n"
+            "devicePlugin: {image: r/dcu, version: v1}\n"
+            "pools:\n  - {name: z100l, model: Z100L, devicesPerNode: 8, nodes: [dcu-node-01]}\n",
+        },
+        "values/teams/demo.yaml:4:5: POD005 Job 'j': container 'j' requests amd.com/gpu, which "
+        "amd and hygon both advertise, and its nodeSelector "
+        "{feature.node.kubernetes.io/accelerator=amd-gpu} picks pools of both (at $.jobs.j)",
+    ),
+}
+
+
+def test_every_workload_check_has_a_case() -> None:
+    mine = {c for c in REGISTRY if c.startswith(("WKL", "MIG", "POD"))}
+    assert mine <= set(CASES)
+
+
+@pytest.mark.parametrize("code", sorted(CASES))
+def test_workload_check_reports_its_code_at_the_right_place(
+    code: str, values_dir: Path, write: Write
+) -> None:
+    files, expected = CASES[code]
+    for rel, text in files.items():
+        write(rel, text)
+    got = lines(values_dir)
+    assert any(g.startswith(expected) for g in got), "\n".join(got)
+
+
+def test_example_fleet_has_no_workload_errors(values_dir: Path) -> None:
+    got = [g for g in lines(values_dir) if any(f" {p}" in g for p in ("WKL", "MIG", "POD"))]
+    assert got == [
+        CASES["WKL004"][1] + "; rely on the vendor's container runtime to inject the "
+        "driver (Ascend Docker Runtime), or set workloadMounts: [] for the vendor"
+    ]
+
+
+# ---- phases --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("phase", "nvidia", "ascend"),
+    [
+        ("validate", (2, 100), (1, 0)),
+        ("dual-run", (2, 100), (2, 0)),
+        ("shift-25", (2, 75), (2, 25)),
+        ("primary-new", (2, 0), (2, 100)),
+        ("fallback", (1, 0), (2, 100)),
+    ],
+)
+def test_phase_gives_replicas_and_weights(
+    phase: str, nvidia: tuple[int, int], ascend: tuple[int, int], values_dir: Path, write: Write
+) -> None:
+    write(
+        "environments/prod.yaml",
+        f"teams:\n  inference:\n    services:\n      inference-service: {{phase: {phase}}}\n",
+    )
+    view = values.load(values_dir).envs["prod"]
+    team = next(t for t in view.teams if t.name == "inference")
+    [svc] = team_workloads(view, team).services
+    got = {p.vendor: (p.replicas, p.weight) for p in plan_service(svc)}
+    assert got == {"nvidia": nvidia, "ascend": ascend}
+
+
+def test_explicit_replicas_and_weights_override_the_phase(values_dir: Path, write: Write) -> None:
+    write(
+        "environments/prod.yaml",
+        "teams:\n  inference:\n    services:\n      inference-service:\n"
+        "        replicas: {nvidia: 3, ascend: 1}\n        weights: {nvidia: 90, ascend: 10}\n",
+    )
+    view = values.load(values_dir).envs["prod"]
+    team = next(t for t in view.teams if t.name == "inference")
+    [svc] = team_workloads(view, team).services
+    got = {p.vendor: (p.replicas, p.weight) for p in plan_service(svc)}
+    assert got == {"nvidia": (3, 90), "ascend": (1, 10)}
+
+
+# ---- rendered objects, built with kustomize ------------------------------------------------
+
+
+def _objs(docs: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
+    return {d["metadata"]["name"]: d for d in docs if d["kind"] == kind}
+
+
+def _container(template: dict[str, Any]) -> dict[str, Any]:
+    [c] = template["spec"]["containers"]
+    return c  # type: ignore[no-any-return]
+
+
+def test_seed_jobs_and_dual_track_service(values_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    render(RenderOptions(values_dir=values_dir, out_dir=out))
+    ml = build(out / "overlays/prod/team-ml-team")
+    jobs = _objs(ml, "Job")
+    cuda = jobs["cuda-training-job"]
+    assert cuda["apiVersion"] == "batch/v1"
+    res = _container(cuda["spec"]["template"])["resources"]
+    assert res == {"limits": {"nvidia.com/gpu": 4}, "requests": {"nvidia.com/gpu": 4}}
+    pod = cuda["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"feature.node.kubernetes.io/accelerator": "nvidia-gpu"}
+    assert {
+        "key": "accelerator",
+        "operator": "Equal",
+        "value": "nvidia-gpu",
+        "effect": "NoSchedule",
+    } in pod["tolerations"]
+    npu = jobs["npu-training-job"]["spec"]["template"]
+    assert _container(npu)["resources"]["limits"] == {"huawei.com/Ascend910": 8}
+    assert _container(npu)["volumeMounts"] == [
+        {"name": "ascend-driver", "mountPath": "/usr/local/Ascend/driver", "readOnly": True}
+    ]
+    assert npu["spec"]["nodeSelector"]["feature.node.kubernetes.io/npu-model"] == "910b"
+    mixed = jobs["mixed-training-job"]
+    assert mixed["apiVersion"] == "batch.volcano.sh/v1alpha1"
+    assert mixed["spec"]["schedulerName"] == "volcano"
+    tasks = {t["name"]: t for t in mixed["spec"]["tasks"]}
+    assert tasks["nvidia-workers"]["replicas"] == 4
+    assert tasks["cambricon-workers"]["replicas"] == 2
+    assert _container(tasks["cambricon-workers"]["template"])["resources"]["limits"] == {
+        "cambricon.com/mlu": 1
+    }
+    assert _container(tasks["cambricon-workers"]["template"])["image"].endswith(":mlu")
+
+    for env, weights in (("staging", (2, 2)), ("prod", (2, 2))):
+        docs = build(out / f"overlays/{env}/team-inference")
+        deps = _objs(docs, "Deployment")
+        assert (
+            deps["inference-service-nvidia"]["spec"]["replicas"],
+            deps["inference-service-ascend"]["spec"]["replicas"],
+        ) == weights
+        ascend = _container(deps["inference-service-ascend"]["spec"]["template"])
+        assert ascend["image"].endswith(":ascend") and "volumeMounts" not in ascend
+        assert set(_objs(docs, "Service")) == {
+            "inference-service",
+            "inference-service-nvidia",
+            "inference-service-ascend",
+        }
+        assert set(_objs(docs, "PodDisruptionBudget")) == {
+            "inference-service-nvidia",
+            "inference-service-ascend",
+        }
+
+
+GATEWAY = """\
+teams:
+  inference:
+    services:
+      inference-service:
+        phase: shift-25
+        routing: gateway
+        gateway:
+          parentRefs: [{name: public, namespace: gateways}]
+          hostnames: [infer.example.com]
+  ml-team:
+    services:
+      chat:
+        routing: istio
+        images: {nvidia: x:cuda}
+        tracks:
+          nvidia: {replicas: 1}
+"""
+
+
+@pytest.mark.parametrize("backend", ["quota", "volcano", "kueue"])
+def test_every_unit_builds_under_each_backend_and_routing(
+    backend: str, values_dir: Path, write: Write, tmp_path: Path
+) -> None:
+    fleet = (values_dir / "fleet.yaml").read_text()
+    write("fleet.yaml", fleet + f"scheduling:\n  backend: {backend}\n")
+    prod = (values_dir / "environments/prod.yaml").read_text().split("teams:")[0]
+    write("environments/prod.yaml", prod + GATEWAY)
+    out = tmp_path / "out"
+    assert_units_build_exactly(out, values_dir)
+    inf = build(out / "overlays/prod/team-inference")
+    [route] = _objs(inf, "HTTPRoute").values()
+    assert route["spec"]["parentRefs"] == [
+        {
+            "group": "gateway.networking.k8s.io",
+            "kind": "Gateway",
+            "name": "public",
+            "namespace": "gateways",
+        }
+    ]
+    assert route["spec"]["rules"][0]["backendRefs"] == [
+        {
+            "group": "",
+            "kind": "Service",
+            "name": "inference-service-nvidia",
+            "port": 80,
+            "weight": 75,
+        },
+        {
+            "group": "",
+            "kind": "Service",
+            "name": "inference-service-ascend",
+            "port": 80,
+            "weight": 25,
+        },
+    ]
+    ml = build(out / "overlays/prod/team-ml-team")
+    [vs] = _objs(ml, "VirtualService").values()
+    assert vs["spec"]["http"][0]["route"][0]["weight"] == 100
+    cuda = _objs(ml, "Job")["cuda-training-job"]
+    queue_label = cuda["metadata"]["labels"].get("kueue.x-k8s.io/queue-name")
+    mixed = _objs(ml, "Job")["mixed-training-job"]
+    if backend == "kueue":
+        assert queue_label == "team-ml-team"
+        cq = _objs(ml, "ClusterQueue")["team-ml-team"]
+        groups = {g["coveredResources"][0]: g["flavors"] for g in cq["spec"]["resourceGroups"]}
+        assert groups["nvidia.com/gpu"] == [
+            {"name": "nvidia-a100", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 8}]}
+        ]
+        assert cq["spec"]["cohort"] == "accel"
+        assert _objs(ml, "LocalQueue")["team-ml-team"]["spec"] == {"clusterQueue": "team-ml-team"}
+        flavors = _objs(build(out / "overlays/prod/scheduling"), "ResourceFlavor")
+        assert flavors["ascend-910b"]["spec"]["nodeLabels"] == {
+            "feature.node.kubernetes.io/accelerator": "huawei-npu",
+            "feature.node.kubernetes.io/npu-model": "910b",
+        }
+        assert flavors["ascend-910b"]["spec"]["nodeTaints"] == [
+            {"key": "accelerator", "value": "huawei-npu", "effect": "NoSchedule"}
+        ]
+    else:
+        assert queue_label is None
+    if backend == "volcano":
+        [queue] = _objs(ml, "Queue").values()
+        assert queue["spec"]["capability"]["huawei.com/Ascend910"] == 12
+        assert mixed["spec"]["queue"] == "team-ml-team"
+    else:
+        assert mixed["spec"]["queue"] == "default"
