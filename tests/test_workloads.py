@@ -100,6 +100,16 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
         "services, 4 for the largest job) but its pools hold 8 in environment 'prod' "
         "(at $.services['inference-service'].replicas.nvidia)",
     ),
+    "MIG006": (
+        {
+            "environments/prod.yaml": "teams:\n  inference:\n    services:\n"
+            "      inference-service: {phase: shift-25}\n"
+        },
+        "values/environments/prod.yaml:4:34: MIG006 warning: service 'inference-service' uses "
+        "routing: service, so track 'nvidia' gets 50% of the traffic (2 of 4 ready pods), not "
+        "the 75% of phase 'shift-25' in environment 'prod' "
+        "(at $.services['inference-service'].phase)",
+    ),
     "POD001": (
         {
             "teams/demo.yaml": DEMO_JOB + "    devices: 0\n    images: {nvidia: x:1}\n"
@@ -267,6 +277,9 @@ def test_seed_jobs_and_dual_track_service(values_dir: Path, tmp_path: Path) -> N
         ) == weights
         ascend = _container(deps["inference-service-ascend"]["spec"]["template"])
         assert ascend["image"].endswith(":ascend") and "volumeMounts" not in ascend
+        selector = _objs(docs, "Service")["inference-service"]["spec"]["selector"]
+        # dual-run: only the old track serves; shift-50: both, by ready pods
+        assert selector.get("accel-gitops.io/track") == ("nvidia" if env == "prod" else None)
         assert set(_objs(docs, "Service")) == {
             "inference-service",
             "inference-service-nvidia",

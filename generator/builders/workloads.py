@@ -266,9 +266,14 @@ def _service_objects(view: FleetView, team: Team, svc: Service) -> list[Obj]:
                 "spec": {**budget, "selector": {"matchLabels": match}},
             }
         )
-    objs.append(
-        _svc(svc.name, svc, team, _labels(team, **{NAME_LABEL: svc.name}), {NAME_LABEL: svc.name})
-    )
+    # The Service over all tracks: when one track takes all the traffic it selects only that
+    # track (a selector change moves traffic without restarting pods); otherwise it spans the
+    # serving tracks and traffic follows ready pods (MIG006 warns when that is not the weights).
+    serving = [t.vendor for t in svc.tracks if plans[t.vendor].weight > 0]
+    match = {NAME_LABEL: svc.name}
+    if len(serving) == 1:
+        match[TRACK_LABEL] = serving[0]
+    objs.append(_svc(svc.name, svc, team, _labels(team, **{NAME_LABEL: svc.name}), match))
     backends = [(f"{svc.name}-{t.vendor}", plans[t.vendor].weight) for t in svc.tracks]
     if svc.routing == "gateway":
         objs.append(_http_route(svc, team, backends))

@@ -117,6 +117,34 @@ def empty_with_traffic(view: FleetView) -> Iterable[Finding]:
                     )
 
 
+@check("MIG006", "routing: service splits traffic by ready pods, not by the phase's weights")
+def pod_split(view: FleetView) -> Iterable[Finding]:
+    for team in view.teams:
+        for svc in team_workloads(view, team).services:
+            if svc.routing != "service":
+                continue
+            plans = [p for p in plan_service(svc) if p.weight > 0]
+            pods = sum(p.replicas for p in plans)
+            if len(plans) < 2 or not pods:
+                continue
+            off = [p for p in plans if p.replicas * 100 != p.weight * pods]
+            if off:
+                p = off[0]
+                share = round(p.replicas * 100 / pods)
+                path = (*svc.path, "phase") if team.doc.get(*svc.path, "phase") else svc.path
+                yield Finding(
+                    "MIG006",
+                    f"service {svc.name!r} uses routing: service, so track {p.vendor!r} gets "
+                    f"{share}% of the traffic ({p.replicas} of {pods} ready pods), not the "
+                    f"{p.weight}% of phase {svc.phase!r}{_where(view)}",
+                    team.doc.locate(path),
+                    json_path(path),
+                    "use routing: gateway or istio for weighted traffic, or set replicas "
+                    "in proportion to the weights",
+                    Severity.WARNING,
+                )
+
+
 @check("MIG004", "a team's workloads need more devices of a vendor than its quota")
 def fits_quota(view: FleetView) -> Iterable[Finding]:
     if not view.env:
