@@ -178,8 +178,20 @@ def test_example_fleet_has_no_workload_errors(values_dir: Path) -> None:
     got = [g for g in lines(values_dir) if any(f" {p}" in g for p in ("WKL", "MIG", "POD"))]
     assert got == [
         CASES["WKL004"][1] + "; rely on the vendor's container runtime to inject the "
-        "driver (Ascend Docker Runtime), or set workloadMounts: [] for the vendor"
+        "driver (Ascend Docker Runtime) and set vendorMounts: false on the workload"
     ]
+
+
+def test_gateway_routing_needs_a_gateway(values_dir: Path, write: Write) -> None:
+    write(
+        "environments/prod.yaml",
+        "teams:\n  inference:\n    services:\n      inference-service: {routing: gateway}\n",
+    )
+    assert (
+        "values/environments/prod.yaml:4:36: WKL005 service 'inference-service' routes through a "
+        "gateway but names none in environment 'prod' "
+        "(at $.services['inference-service'].routing)"
+    ) in "\n".join(lines(values_dir))
 
 
 # ---- phases --------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ def host_paths(view: FleetView) -> Iterable[Finding]:
                     team.doc.locate(path),
                     json_path(path),
                     "rely on the vendor's container runtime to inject the driver "
-                    "(Ascend Docker Runtime), or set workloadMounts: [] for the vendor",
+                    "(Ascend Docker Runtime) and set vendorMounts: false on the workload",
                     Severity.WARNING,
                 )
 

@@ -279,6 +279,15 @@ class _Resolver:
                 "set migration: {from: <old vendor>, to: <new vendor>}",
             )
             return None
+        routing = str(raw.get("routing", "service"))
+        if routing == "gateway" and not (raw.get("gateway", {}) or {}).get("parentRefs"):
+            self.err(
+                "WKL005",
+                f"service {name!r} routes through a gateway but names none",
+                (*path, "routing"),
+                "set gateway.parentRefs: [{name: <gateway>, namespace: <its namespace>}]",
+            )
+            return None
         return Service(
             team=self.team.name,
             name=name,
@@ -290,7 +299,7 @@ class _Resolver:
             fallback_replicas=int(raw.get("fallbackReplicas", 1)),
             explicit_replicas={k: int(v) for k, v in (raw.get("replicas", {}) or {}).items()},
             explicit_weights={k: int(v) for k, v in (raw.get("weights", {}) or {}).items()},
-            routing=str(raw.get("routing", "service")),
+            routing=routing,
             port=int(raw.get("port", 80)),
             container_port=int(raw.get("containerPort", 8080)),
             gateway=dict(raw.get("gateway", {}) or {}),
