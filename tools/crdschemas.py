@@ -120,8 +120,9 @@ def load_lock(path: Path) -> Lock:
 
 
 def go_env() -> dict[str, str]:
+    """The caller's environment, with go's usual install dir appended to PATH."""
     env = dict(os.environ)
-    env.setdefault("GOFLAGS", "-mod=mod")
+    env["PATH"] = env.get("PATH", "") + os.pathsep + "/usr/local/go/bin"
     return env
 
 
