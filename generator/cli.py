@@ -211,6 +211,16 @@ def validate(
 
 @main.command()
 @guarded
+def rules() -> int:
+    """List every policy check and rule: code, where it runs, what it catches (Markdown)."""
+    from . import policy
+
+    click.echo(policy.rules_table(), nl=False)
+    return EXIT_OK
+
+
+@main.command()
+@guarded
 def doctor() -> int:
     """List the external tools: version, where each came from, how to install a missing one."""
     ok = True

@@ -1,9 +1,45 @@
-"""Every module that registers checks is imported here, so the registry is complete."""
+"""The one policy registry: every check and rule, with its code, stage and one-line summary.
+
+Values checks (`checks.check`) run at render time on the resolved values and on the objects the
+builders make; manifest rules (`validate.rules.manifest_rule`) run in validate on the objects as
+kustomize builds them. Importing a module registers its checks, so every such module is imported
+here.
+"""
 
 from __future__ import annotations
 
 from . import checks
 from .checks import REGISTRY, run_checks
+from .monitoring import checks as monitoring_checks
 from .workloads import checks as workload_checks
 
-__all__ = ["REGISTRY", "checks", "run_checks", "workload_checks"]
+__all__ = [
+    "REGISTRY",
+    "all_rules",
+    "checks",
+    "monitoring_checks",
+    "run_checks",
+    "rules_table",
+    "workload_checks",
+]
+
+
+def all_rules() -> dict[str, tuple[str, str]]:
+    """{code: (stages, summary)}, sorted by code."""
+    from .validate.rules import MANIFEST_RULES
+
+    out: dict[str, tuple[str, str]] = {}
+    for code, chk in REGISTRY.items():
+        out[code] = ("values", chk.summary)
+    for code, rule in MANIFEST_RULES.items():
+        stages = "values, manifests" if code in out else "manifests"
+        out[code] = (stages, out.get(code, ("", rule.summary))[1])
+    return dict(sorted(out.items()))
+
+
+def rules_table() -> str:
+    lines = ["| code | runs in | rule |", "|---|---|---|"]
+    lines += [
+        f"| {code} | {stages} | {summary} |" for code, (stages, summary) in all_rules().items()
+    ]
+    return "\n".join(lines) + "\n"

@@ -12,7 +12,8 @@ from generator.builders.common import identity
 from generator.errors import Location
 from generator.layout import Unit
 from generator.model import FleetView
-from generator.validate.rules import MANIFEST_RULES, run_rules, selects, tolerates
+from generator.placement import selects, tolerates
+from generator.validate.rules import MANIFEST_RULES, run_rules
 from tests.conftest import EXAMPLE_VALUES
 
 ACCEL = "feature.node.kubernetes.io/accelerator"
@@ -66,12 +67,12 @@ def codes(view: FleetView, obj: dict[str, Any]) -> list[str]:
 GPU = {"limits": {"nvidia.com/gpu": 2}}
 CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     # code: (failing object, passing object)
-    "GPU001": (
+    "POD003": (
         pod(GPU, {ACCEL: "huawei-npu"}, ["huawei-npu"]),
         pod(GPU, {ACCEL: "nvidia-gpu"}, ["nvidia-gpu"]),
     ),
-    "GPU002": (pod(GPU, {ACCEL: "nvidia-gpu"}), pod(GPU, {ACCEL: "nvidia-gpu"}, ["nvidia-gpu"])),
-    "GPU003": (
+    "POD004": (pod(GPU, {ACCEL: "nvidia-gpu"}), pod(GPU, {ACCEL: "nvidia-gpu"}, ["nvidia-gpu"])),
+    "POD001": (
         pod({"limits": {"nvidia.com/gpu": "500m"}}, {ACCEL: "nvidia-gpu"}, ["nvidia-gpu"]),
         pod(
             {"limits": {"nvidia.com/gpu": "1"}, "requests": {"nvidia.com/gpu": 1}},
@@ -79,11 +80,11 @@ CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
             ["nvidia-gpu"],
         ),
     ),
-    "GPU004": (
+    "POD002": (
         pod({"limits": {"nvidia.com/gpu": 1, "huawei.com/Ascend910": 1}}),
         pod({"limits": {"huawei.com/Ascend910": 1}}, {ACCEL: "huawei-npu"}, ["huawei-npu"]),
     ),
-    "GPU005": (
+    "POD005": (
         pod({"limits": {"amd.com/gpu": 1}}, {}, ["amd-gpu", "hygon-dcu"]),
         pod({"limits": {"amd.com/gpu": 1}}, {ACCEL: "hygon-dcu"}, ["hygon-dcu"]),
     ),
@@ -103,11 +104,11 @@ def test_rule_fires_on_the_failing_object_only(code: str, prod: FleetView) -> No
 
 def test_requests_without_limits_are_whole_device_errors(prod: FleetView) -> None:
     obj = pod({"requests": {"nvidia.com/gpu": 1}}, {ACCEL: "nvidia-gpu"}, ["nvidia-gpu"])
-    assert codes(prod, obj) == ["GPU003"]
+    assert codes(prod, obj) == ["POD001"]
 
 
 def test_volcano_tasks_are_checked_one_by_one(prod: FleetView) -> None:
-    assert codes(prod, pod(GPU, {ACCEL: "amd-gpu"}, ["amd-gpu"], kind="VolcanoJob")) == ["GPU001"]
+    assert codes(prod, pod(GPU, {ACCEL: "amd-gpu"}, ["amd-gpu"], kind="VolcanoJob")) == ["POD003"]
 
 
 def test_selection_by_node_affinity_and_hostname(prod: FleetView) -> None:

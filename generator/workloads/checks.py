@@ -8,7 +8,8 @@ from typing import Any
 from ..builders.workloads import PodRef, team_objects, toleration, workload_mounts
 from ..checks import check
 from ..errors import Finding, Severity
-from ..model import FleetView, Pool, Vendor
+from ..model import FleetView
+from ..placement import SUMMARIES, pod_problems
 from ..yamlio import json_path
 from .model import team_workloads
 from .phases import plan_service
@@ -188,98 +189,7 @@ def fits_capacity(view: FleetView) -> Iterable[Finding]:
         )
 
 
-# ---- rendered pod templates --------------------------------------------------------------
-
-
-def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
-    return all(labels.get(k) == v for k, v in selector.items())
-
-
-def _tolerates(tolerations: list[dict[str, Any]], taint: dict[str, Any]) -> bool:
-    for tol in tolerations:
-        if tol.get("key") not in (None, taint["key"]):
-            continue
-        if tol.get("effect") not in (None, "", taint["effect"]):
-            continue
-        if tol.get("operator", "Equal") == "Exists" or tol.get("value", "") == taint.get(
-            "value", ""
-        ):
-            return True
-    return False
-
-
-def _whole(value: Any) -> bool:
-    return (isinstance(value, int) and not isinstance(value, bool)) or (
-        isinstance(value, str) and value.isdigit()
-    )
-
-
-def pod_problems(view: FleetView, spec: dict[str, Any]) -> list[tuple[str, str]]:
-    """(code, message) for each problem of one pod template."""
-    accel = {v.resource_name for v in view.vendors}
-    out: list[tuple[str, str]] = []
-    selector = spec.get("nodeSelector", {}) or {}
-    shown = "{" + ", ".join(f"{k}={v}" for k, v in selector.items()) + "}"
-    tolerations = spec.get("tolerations", []) or []
-    for c in spec.get("containers", []):
-        res = c.get("resources", {}) or {}
-        req, lim = res.get("requests", {}) or {}, res.get("limits", {}) or {}
-        wanted = sorted(r for r in {*req, *lim} if r in accel or "/" in r)
-        wanted = [r for r in wanted if r in accel]
-        for r in wanted:
-            if not _whole(lim.get(r)) or (r in req and str(req[r]) != str(lim.get(r))):
-                out.append(
-                    (
-                        "POD001",
-                        f"container {c['name']!r} requests {r}: requests {req.get(r)!r}, "
-                        f"limits {lim.get(r)!r}; devices are whole numbers in limits, with "
-                        "equal requests",
-                    )
-                )
-        if len(wanted) > 1:
-            out.append(
-                ("POD002", f"container {c['name']!r} requests {' and '.join(wanted)} at once")
-            )
-            continue
-        for r in wanted:
-            matched: list[tuple[Vendor, Pool]] = [
-                (v, p)
-                for v in view.vendors_for_resource(r)
-                for p in v.pools
-                if _selects(selector, view.fleet.node_selector(p.labels))
-            ]
-            vendors = sorted({v.id for v, _ in matched})
-            if not matched:
-                out.append(
-                    (
-                        "POD003",
-                        f"container {c['name']!r} requests {r} but its nodeSelector "
-                        f"{shown} picks no pool of "
-                        + " or ".join(v.id for v in view.vendors_for_resource(r)),
-                    )
-                )
-                continue
-            if len(vendors) > 1:
-                out.append(
-                    (
-                        "POD005",
-                        f"container {c['name']!r} requests {r}, which {' and '.join(vendors)} "
-                        f"both advertise, and its nodeSelector {shown} picks pools of both",
-                    )
-                )
-                continue
-            for _, pool in matched:
-                for taint in pool.taints:
-                    if not _tolerates(tolerations, taint.as_dict()):
-                        out.append(
-                            (
-                                "POD004",
-                                f"container {c['name']!r} does not tolerate taint "
-                                f"{taint.key}={taint.value}:{taint.effect} of pool "
-                                f"{pool.name!r}",
-                            )
-                        )
-    return out
+# ---- rendered pod templates (the logic lives in generator/placement.py) ---------------------
 
 
 def _pod_check(code: str) -> Any:
@@ -287,9 +197,9 @@ def _pod_check(code: str) -> Any:
         for team in view.teams:
             _, pods = team_objects(view, team)
             for ref in pods:
-                for pcode, message in pod_problems(view, ref.spec):
-                    if pcode == code:
-                        yield _pod_finding(view, ref, code, message)
+                for problem in pod_problems(view, ref.spec):
+                    if problem.code == code:
+                        yield _pod_finding(view, ref, code, problem.message)
 
     return run
 
@@ -312,14 +222,7 @@ def _pod_finding(view: FleetView, ref: PodRef, code: str, message: str) -> Findi
     )
 
 
-_POD_CHECKS = {
-    "POD001": "a pod template requests devices that are not whole, or requests != limits",
-    "POD002": "a pod template requests two vendors' devices at once",
-    "POD003": "a pod template requests a device but selects no pool of a vendor advertising it",
-    "POD004": "a pod template does not tolerate the taints of the pools it selects",
-    "POD005": "a pod template requests a shared resource name and selects more than one vendor",
-}
-for _code, _summary in _POD_CHECKS.items():
+for _code, _summary in SUMMARIES.items():
     check(_code, _summary)(_pod_check(_code))
 
 __all__ = ["pod_problems", "toleration"]
