@@ -17,11 +17,25 @@ from typing import Any
 
 from ..layout import Tree
 
-CACHE_FORMAT = "1"
+CACHE_FORMAT = "2"
 
 
-def unit_inputs(tree: Tree, unit_path: str) -> list[str]:
+def folder_index(tree: Tree) -> dict[str, list[str]]:
+    """{folder: files below it, at any depth} for the folders that hold a kustomization."""
+    roots = {rel.rsplit("/", 1)[0] for rel in tree if rel.endswith("/kustomization.yaml")}
+    index: dict[str, list[str]] = {r: [] for r in roots}
+    for rel in tree:
+        parts = rel.split("/")
+        for i in range(1, len(parts)):
+            folder = "/".join(parts[:i])
+            if folder in index:
+                index[folder].append(rel)
+    return index
+
+
+def unit_inputs(tree: Tree, unit_path: str, index: dict[str, list[str]] | None = None) -> list[str]:
     """Paths of every file `kustomize build unit_path` reads, following `resources:` folders."""
+    index = index if index is not None else folder_index(tree)
     seen: set[str] = set()
     todo = [unit_path]
     files: list[str] = []
@@ -31,9 +45,7 @@ def unit_inputs(tree: Tree, unit_path: str) -> list[str]:
             continue
         seen.add(folder)
         prefix = folder + "/"
-        for rel in tree:
-            if rel.startswith(prefix):
-                files.append(rel)
+        files.extend(index.get(folder, []))
         kust = tree.get(prefix + "kustomization.yaml", "")
         for line in kust.splitlines():
             ref = line.strip().removeprefix("- ").strip("'\"")
@@ -42,10 +54,10 @@ def unit_inputs(tree: Tree, unit_path: str) -> list[str]:
     return sorted(set(files))
 
 
-def unit_key(tree: Tree, unit_path: str, salt: str) -> str:
+def unit_key(tree: Tree, unit_path: str, salt: str, inputs: list[str]) -> str:
     digest = hashlib.sha256()
     digest.update(f"{CACHE_FORMAT}\0{salt}\0".encode())
-    for rel in unit_inputs(tree, unit_path):
+    for rel in inputs:
         # Paths relative to the unit: the same unit content in another checkout hits too.
         digest.update(posixpath.relpath(rel, unit_path).encode() + b"\0")
         digest.update(tree[rel].encode() + b"\0")

@@ -18,7 +18,7 @@ from ..errors import Finding, FindingsError, Location, Severity, UsageError, sor
 from ..layout import Unit, render_tree
 from ..pipeline import load_and_check
 from . import tools
-from .cache import Cache, unit_key
+from .cache import Cache, folder_index, unit_inputs, unit_key
 from .rules import describe, run_rules
 
 DEFAULT_CACHE = Path(".cache") / "validate"
@@ -84,7 +84,9 @@ def validate(opts: ValidateOptions) -> ValidateResult:
     kube_version = loaded.base.fleet.kubernetes_version
     cache = Cache(opts.cache_dir)
     salt = _salt(kube_version)
-    keys = {u.path: unit_key(rendered.tree, u.path, salt) for u in units}
+    index = folder_index(rendered.tree)
+    inputs = {u.path: unit_inputs(rendered.tree, u.path, index) for u in units}
+    keys = {u.path: unit_key(rendered.tree, u.path, salt, inputs[u.path]) for u in units}
     results: dict[str, dict[str, Any]] = {}
     for unit in units:
         hit = cache.get(keys[unit.path])
@@ -95,7 +97,9 @@ def validate(opts: ValidateOptions) -> ValidateResult:
     with tempfile.TemporaryDirectory(prefix="accel-validate-") as tmp:
         root = Path(tmp)
         if misses:
-            _write(rendered.tree, root)
+            # Only what the units to build read: on a warm cache that is a few files.
+            needed = {rel for u in misses for rel in inputs[u.path]}
+            _write({rel: rendered.tree[rel] for rel in needed}, root)
             results.update(_run_tools(root, misses, kube_version, opts.jobs or tools.jobs()))
             for unit in misses:
                 cache.put(keys[unit.path], results[unit.path])
@@ -107,7 +111,7 @@ def validate(opts: ValidateOptions) -> ValidateResult:
         res = results[unit.path]
         findings.extend(_tool_findings(unit, res))
         if res["build_ok"]:
-            docs = tools.load_docs(res["output"])
+            docs = res["docs"]
             total += len(docs)
             findings.extend(run_rules(views[unit.env], unit, docs))
     clock.lap("policy")
@@ -133,15 +137,16 @@ def _run_tools(
     rules_dir.mkdir()
     files: dict[str, Path] = {}
     rule_files: dict[str, dict[str, Path]] = {}
+    docs: dict[str, list[dict[str, Any]]] = {}
     for unit in units:
         b = built[unit.path]
         if b["ok"]:
             path = out_dir / (unit.path.replace("/", "__") + ".yaml")
             path.write_text(b["output"], encoding="utf-8")
             files[unit.path] = path
-            rule_files[unit.path] = tools.rule_files(
-                unit.path, tools.load_docs(b["output"]), rules_dir
-            )
+            # Parsed once; the cache keeps JSON, which reads back far faster than YAML.
+            docs[unit.path] = tools.load_docs(b["output"])
+            rule_files[unit.path] = tools.rule_files(unit.path, docs[unit.path], rules_dir)
     schema_results = tools.kubeconform(files, kube_version)
     results: dict[str, dict[str, Any]] = {}
     for unit in units:
@@ -149,7 +154,7 @@ def _run_tools(
         results[unit.path] = {
             "build_ok": b["ok"],
             "build_error": b["error"],
-            "output": b["output"],
+            "docs": docs.get(unit.path, []),
             "schema": schema_results.get(unit.path, []),
             "promtool": tools.promtool_check(rule_files.get(unit.path, {})),
         }
