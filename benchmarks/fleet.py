@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Benchmark: render and validate a synthetic fleet of N teams over five vendors and three
+environments, then validate again after one team file changed.
+
+    benchmarks/fleet.py --teams 300 --make-values DIR   # write the values tree, nothing else
+    benchmarks/fleet.py --teams 300 [--json]            # time render, validate, re-validate
+
+Figures depend on the machine: docs/performance.md records them with the machine they came from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import yaml  # noqa: E402
+
+from generator.yamlio import dump  # noqa: E402
+
+VENDORS = {
+    # vendor: (model, devices per node, extra vendor file keys)
+    "nvidia": ("A100", 8, {}),
+    "amd": ("MI250X", 8, {}),
+    "ascend": ("910b", 8, {}),
+    "hygon": ("Z100L", 8, {"devicePlugin": {"image": "registry.example.com/hygon/dcu-plugin",
+                                            "version": "v1.1.0"}}),
+    "cambricon": ("MLU370", 8, {"devicePlugin": {"image": "registry.example.com/cambricon/plugin",
+                                                 "version": "v2.0.13"}}),
+}
+ENVS = ("dev", "staging", "prod")
+TRACKS = ("nvidia", "ascend")
+
+
+def make_values(dest: Path, teams: int) -> None:
+    """A fleet big enough that every team fits: one pool per vendor sized to the quotas."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    (dest / "vendors").mkdir(parents=True)
+    (dest / "teams").mkdir()
+    (dest / "environments").mkdir()
+    fleet = {"name": "bench", "kubernetesVersion": "1.33", "environments": list(ENVS),
+             "git": {"repoURL": "https://git.example.com/bench.git", "targetRevision": "main"},
+             "capacity": {"allowOvercommit": True}}
+    (dest / "fleet.yaml").write_text(dump(fleet))
+    nodes = max(1, teams // 2)
+    for vendor, (model, per_node, extra) in VENDORS.items():
+        pool = {"name": "pool", "model": model, "devicesPerNode": per_node,
+                "nodes": [f"{vendor}-{i:04d}" for i in range(nodes)]}
+        (dest / "vendors" / f"{vendor}.yaml").write_text(dump({**extra, "pools": [pool]}))
+    for i in range(teams):
+        (dest / "teams" / f"team-{i:04d}.yaml").write_text(dump(team(i)))
+    for n, env in enumerate(ENVS):
+        # Each environment changes every 10th team a little, so overlays carry patches too.
+        overrides = {f"team-{i:04d}": {"quota": {"nvidia": 2 + n}}
+                     for i in range(n, teams, 10)}
+        (dest / "environments" / f"{env}.yaml").write_text(dump({"teams": overrides}))
+
+
+def team(i: int) -> dict[str, Any]:
+    vendor = list(VENDORS)[i % len(VENDORS)]
+    return {
+        "owners": [f"team-{i:04d}@example.com"],
+        "quota": {"nvidia": 4, "ascend": 4, vendor: 4} if vendor != "hygon"
+        else {"nvidia": 4, "ascend": 4, "hygon": 4},
+        "jobs": {"train": {"vendor": "nvidia", "devices": 1,
+                           "images": {"nvidia": "registry.example.com/train:cuda"}}},
+        "services": {"serve": {
+            "images": {"nvidia": "registry.example.com/serve:cuda",
+                       "ascend": "registry.example.com/serve:ascend"},
+            "vendorMounts": False,
+            "migration": {"from": "nvidia", "to": "ascend"},
+            "phase": "dual-run",
+            "tracks": {v: {"devicesPerReplica": 1, "replicas": 1} for v in TRACKS},
+        }},
+    }
+
+
+def timed(fn: Any) -> tuple[float, Any]:
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def run(teams: int, work: Path) -> dict[str, Any]:
+    from generator.layout import render_tree
+    from generator.pipeline import RenderOptions, render
+    from generator.validate import ValidateOptions, validate
+
+    values_dir = work / "values"
+    make_values(values_dir, teams)
+    out = work / "out"
+    render_s, result = timed(lambda: render(RenderOptions(values_dir, out)))
+    resources = sum(len(u.objects) for u in result.rendered.units)
+    units = len(result.rendered.units)
+
+    # The yardstick: libyaml's C dumper writing the same documents (one file per unit).
+    docs = [list(u.objects) for u in result.rendered.units]
+    yard = work / "yardstick"
+    yard.mkdir()
+
+    def dump_c() -> None:
+        for n, unit_docs in enumerate(docs):
+            with open(yard / f"{n}.yaml", "w", encoding="utf-8") as fh:
+                yaml.dump_all(unit_docs, fh, Dumper=yaml.CSafeDumper, sort_keys=True)
+
+    cdump_s, _ = timed(dump_c)
+    cache = work / "cache"
+    opts = ValidateOptions(values_dir, cache_dir=cache)
+    validate_s, v1 = timed(lambda: validate(opts))
+    first = values_dir / "teams" / "team-0000.yaml"
+    first.write_text(first.read_text().replace("nvidia: 4", "nvidia: 3", 1))
+    revalidate_s, v2 = timed(lambda: validate(opts))
+    del render_tree
+    return {
+        "teams": teams,
+        "environments": len(ENVS),
+        "units": units,
+        "resources": resources,
+        "render_s": round(render_s, 2),
+        "libyaml_dump_s": round(cdump_s, 2),
+        "render_vs_libyaml": round(render_s / cdump_s, 2) if cdump_s else None,
+        "validate_s": round(validate_s, 2),
+        "validate_errors": v1.errors,
+        "validate_timings": v1.timings,
+        "revalidate_after_one_team_s": round(revalidate_s, 2),
+        "revalidate_cached_units": v2.cached_units,
+        "revalidate_timings": v2.timings,
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                    "platform": platform.platform()},
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--teams", type=int, required=True, help="number of teams")
+    parser.add_argument("--make-values", type=Path, metavar="DIR",
+                        help="only write the synthetic values tree to DIR")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+    if args.teams < 1:
+        parser.error("--teams must be at least 1")
+    if args.make_values:
+        make_values(args.make_values, args.teams)
+        print(f"wrote a fleet of {args.teams} teams to {args.make_values}")
+        return 0
+    with tempfile.TemporaryDirectory(prefix="accel-bench-") as tmp:
+        figures = run(args.teams, Path(tmp))
+    if args.json:
+        print(json.dumps(figures, indent=2))
+    else:
+        for key, value in figures.items():
+            print(f"{key:30} {value}")
+    return 0 if figures["validate_errors"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
