@@ -146,6 +146,9 @@ class FleetView:
     vendors: tuple[Vendor, ...]  # enabled vendors, sorted by id
     teams: tuple[Team, ...]  # enabled teams, sorted by name
     env_file: str | None = None
+    # Derived data computed once per view (builders and several checks need the same things).
+    # What is stored here is treated as immutable by everyone who reads it.
+    memo: dict[object, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def vendor(self, vendor_id: str) -> Vendor | None:
         return next((v for v in self.vendors if v.id == vendor_id), None)

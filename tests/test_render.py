@@ -91,7 +91,7 @@ def test_check_passes_on_fresh_output_and_reports_every_kind_of_drift(
     run("render", "--values", str(values_dir), "--out", str(out))
     assert run("render", "--values", str(values_dir), "--out", str(out), "--check")[0] == 0
     quota = out / "base/teams/ml-team/resourcequota-ml-team-accelerators.yaml"
-    quota.write_text(quota.read_text().replace("'12'", "'32'"))
+    quota.write_text(quota.read_text().replace("'16'", "'32'"))
     (out / "overlays/prod/extra.yaml").write_text("kind: ConfigMap\n")
     (out / "base/device-plugins/nvidia/kustomization.yaml").unlink()
     code, output = run("render", "--values", str(values_dir), "--out", str(out), "--check")

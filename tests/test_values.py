@@ -14,7 +14,9 @@ Write = Callable[[str, str], Path]
 
 def test_example_fleet_loads_with_only_the_deliberate_overcommit_warning(values_dir: Path) -> None:
     found = findings(values_dir)
+    # NVIDIA (seed: 8 + 4 on 8 GPUs) and Ascend (seed 16 + 4 for inference-service on 16)
     assert [(f.code, f.severity) for f in found] == [
+        ("CAP001", Severity.WARNING),
         ("CAP001", Severity.WARNING),
         ("WKL004", Severity.WARNING),  # the seed npu job mounts the Ascend driver (hostPath)
     ]

@@ -386,7 +386,7 @@ def test_every_unit_builds_under_each_backend_and_routing(
         assert queue_label is None
     if backend == "volcano":
         [queue] = _objs(ml, "Queue").values()
-        assert queue["spec"]["capability"]["huawei.com/Ascend910"] == 12
+        assert queue["spec"]["capability"]["huawei.com/Ascend910"] == 16
         assert mixed["spec"]["queue"] == "team-ml-team"
     else:
         assert mixed["spec"]["queue"] == "default"

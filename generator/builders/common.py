@@ -18,7 +18,7 @@ SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 
 # The kustomize units every environment has, in Argo CD sync order (team units come last).
-UNIT_WAVES = {"node-config": 0, "device-plugins": 1, "monitoring": 2}
+UNIT_WAVES = {"node-config": 0, "device-plugins": 1, "monitoring": 2, "scheduling": 2}
 TEAM_UNIT_WAVE = 3
 UNSHARED_NAMESPACES = frozenset({"kube-system", "kube-public", "kube-node-lease", "default"})
 

@@ -62,6 +62,15 @@ def build(view: FleetView) -> list[Component]:
 
 
 def team_objects(view: FleetView, team: Team) -> tuple[list[Obj], list[PodRef]]:
+    """The team's workload objects and their pod templates (computed once per view)."""
+    key = ("team_objects", team.name)
+    if key not in view.memo:
+        view.memo[key] = _team_objects(view, team)
+    result: tuple[list[Obj], list[PodRef]] = view.memo[key]
+    return result
+
+
+def _team_objects(view: FleetView, team: Team) -> tuple[list[Obj], list[PodRef]]:
     loaded = team_workloads(view, team)
     objs: list[Obj] = []
     pods: list[PodRef] = []

@@ -308,6 +308,14 @@ class _Resolver:
 
 
 def team_workloads(view: FleetView, team: Team) -> TeamWorkloads:
+    key = ("team_workloads", team.name)
+    if key not in view.memo:
+        view.memo[key] = _team_workloads(view, team)
+    result: TeamWorkloads = view.memo[key]
+    return result
+
+
+def _team_workloads(view: FleetView, team: Team) -> TeamWorkloads:
     r = _Resolver(view, team)
     jobs: list[Job] = []
     services: list[Service] = []
