@@ -33,10 +33,16 @@ VENDORS = {
     "nvidia": ("A100", 8, {}),
     "amd": ("MI250X", 8, {}),
     "ascend": ("910b", 8, {}),
-    "hygon": ("Z100L", 8, {"devicePlugin": {"image": "registry.example.com/hygon/dcu-plugin",
-                                            "version": "v1.1.0"}}),
-    "cambricon": ("MLU370", 8, {"devicePlugin": {"image": "registry.example.com/cambricon/plugin",
-                                                 "version": "v2.0.13"}}),
+    "hygon": (
+        "Z100L",
+        8,
+        {"devicePlugin": {"image": "registry.example.com/hygon/dcu-plugin", "version": "v1.1.0"}},
+    ),
+    "cambricon": (
+        "MLU370",
+        8,
+        {"devicePlugin": {"image": "registry.example.com/cambricon/plugin", "version": "v2.0.13"}},
+    ),
 }
 ENVS = ("dev", "staging", "prod")
 TRACKS = ("nvidia", "ascend")
@@ -49,21 +55,28 @@ def make_values(dest: Path, teams: int) -> None:
     (dest / "vendors").mkdir(parents=True)
     (dest / "teams").mkdir()
     (dest / "environments").mkdir()
-    fleet = {"name": "bench", "kubernetesVersion": "1.33", "environments": list(ENVS),
-             "git": {"repoURL": "https://git.example.com/bench.git", "targetRevision": "main"},
-             "capacity": {"allowOvercommit": True}}
+    fleet = {
+        "name": "bench",
+        "kubernetesVersion": "1.33",
+        "environments": list(ENVS),
+        "git": {"repoURL": "https://git.example.com/bench.git", "targetRevision": "main"},
+        "capacity": {"allowOvercommit": True},
+    }
     (dest / "fleet.yaml").write_text(dump(fleet))
     nodes = max(1, teams // 2)
     for vendor, (model, per_node, extra) in VENDORS.items():
-        pool = {"name": "pool", "model": model, "devicesPerNode": per_node,
-                "nodes": [f"{vendor}-{i:04d}" for i in range(nodes)]}
+        pool = {
+            "name": "pool",
+            "model": model,
+            "devicesPerNode": per_node,
+            "nodes": [f"{vendor}-{i:04d}" for i in range(nodes)],
+        }
         (dest / "vendors" / f"{vendor}.yaml").write_text(dump({**extra, "pools": [pool]}))
     for i in range(teams):
         (dest / "teams" / f"team-{i:04d}.yaml").write_text(dump(team(i)))
     for n, env in enumerate(ENVS):
         # Each environment changes every 10th team a little, so overlays carry patches too.
-        overrides = {f"team-{i:04d}": {"quota": {"nvidia": 2 + n}}
-                     for i in range(n, teams, 10)}
+        overrides = {f"team-{i:04d}": {"quota": {"nvidia": 2 + n}} for i in range(n, teams, 10)}
         (dest / "environments" / f"{env}.yaml").write_text(dump({"teams": overrides}))
 
 
@@ -71,18 +84,28 @@ def team(i: int) -> dict[str, Any]:
     vendor = list(VENDORS)[i % len(VENDORS)]
     return {
         "owners": [f"team-{i:04d}@example.com"],
-        "quota": {"nvidia": 4, "ascend": 4, vendor: 4} if vendor != "hygon"
+        "quota": {"nvidia": 4, "ascend": 4, vendor: 4}
+        if vendor != "hygon"
         else {"nvidia": 4, "ascend": 4, "hygon": 4},
-        "jobs": {"train": {"vendor": "nvidia", "devices": 1,
-                           "images": {"nvidia": "registry.example.com/train:cuda"}}},
-        "services": {"serve": {
-            "images": {"nvidia": "registry.example.com/serve:cuda",
-                       "ascend": "registry.example.com/serve:ascend"},
-            "vendorMounts": False,
-            "migration": {"from": "nvidia", "to": "ascend"},
-            "phase": "dual-run",
-            "tracks": {v: {"devicesPerReplica": 1, "replicas": 1} for v in TRACKS},
-        }},
+        "jobs": {
+            "train": {
+                "vendor": "nvidia",
+                "devices": 1,
+                "images": {"nvidia": "registry.example.com/train:cuda"},
+            }
+        },
+        "services": {
+            "serve": {
+                "images": {
+                    "nvidia": "registry.example.com/serve:cuda",
+                    "ascend": "registry.example.com/serve:ascend",
+                },
+                "vendorMounts": False,
+                "migration": {"from": "nvidia", "to": "ascend"},
+                "phase": "dual-run",
+                "tracks": {v: {"devicesPerReplica": 1, "replicas": 1} for v in TRACKS},
+            }
+        },
     }
 
 
@@ -136,17 +159,25 @@ def run(teams: int, work: Path) -> dict[str, Any]:
         "revalidate_after_one_team_s": round(revalidate_s, 2),
         "revalidate_cached_units": v2.cached_units,
         "revalidate_timings": v2.timings,
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                    "platform": platform.platform()},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        },
     }
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--teams", type=int, required=True, help="number of teams")
-    parser.add_argument("--make-values", type=Path, metavar="DIR",
-                        help="only write the synthetic values tree to DIR")
+    parser.add_argument(
+        "--make-values",
+        type=Path,
+        metavar="DIR",
+        help="only write the synthetic values tree to DIR",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
     if args.teams < 1:

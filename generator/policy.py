@@ -18,8 +18,8 @@ __all__ = [
     "all_rules",
     "checks",
     "monitoring_checks",
-    "run_checks",
     "rules_table",
+    "run_checks",
     "workload_checks",
 ]
 

@@ -31,7 +31,7 @@ def test_plan_text_shows_phases_tracks_and_devices(values_dir: Path) -> None:
         "    ascend  2         50      2\n"
     ) in out
     assert "phase dual-run" in out
-    assert "    ml-team    ml-team    ascend     0         8    8       12     yes\n" in out
+    assert "    ml-team    ml-team    ascend     0         8    8       16     yes\n" in out
     assert "    nvidia     6       8         yes\n" in out
     assert out.endswith("plan fits\n")
 

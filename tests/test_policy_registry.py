@@ -19,8 +19,11 @@ def test_codes_are_well_formed_and_summaries_one_line() -> None:
 
 
 def test_every_rule_is_exercised_by_a_test() -> None:
-    tests = "".join(p.read_text() for p in (ROOT / "tests").glob("test_*.py")
-                    if p.name != "test_policy_registry.py")
+    tests = "".join(
+        p.read_text()
+        for p in (ROOT / "tests").glob("test_*.py")
+        if p.name != "test_policy_registry.py"
+    )
     missing = [code for code in all_rules() if f'"{code}"' not in tests]
     assert missing == []
 

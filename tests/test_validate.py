@@ -179,9 +179,9 @@ def test_unschedulable_pod(values_dir: Path, extra_objects: list[Any]) -> None:
     code, out = validate(values_dir, "--no-cache", "--env", "prod")
     assert code == 1
     assert (
-        f"{quota_at(values_dir)}: GPU001 Deployment ml-team/lost "
-        "(overlays/prod/team-ml-team) requests nvidia.com/gpu but its node selection matches "
-        "no pool of nvidia: it can never schedule"
+        f"{quota_at(values_dir)}: POD003 Deployment ml-team/lost "
+        "(overlays/prod/team-ml-team): container 'c' requests nvidia.com/gpu but its "
+        "nodeSelector {feature.node.kubernetes.io/accelerator=amd-gpu} picks no pool of nvidia"
     ) in out
 
 
