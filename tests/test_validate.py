@@ -281,3 +281,20 @@ def test_missing_tool_is_exit_2_naming_the_install_command(
 def test_unknown_environment_is_a_usage_error(values_dir: Path) -> None:
     code, out = validate(values_dir, "--env", "qa")
     assert code == 2 and "unknown environment 'qa'" in out
+
+
+@pytest.mark.parametrize("backend", ["volcano", "kueue"])
+def test_every_custom_kind_passes_strict_schemas(
+    backend: str, values_dir: Path, write: Write
+) -> None:
+    """Volcano or Kueue queues, HTTPRoute and VirtualService: kubeconform -strict accepts them."""
+    from tests.test_workloads import GATEWAY
+
+    fleet = (values_dir / "fleet.yaml").read_text()
+    write("fleet.yaml", fleet + f"scheduling:\n  backend: {backend}\n")
+    prod = (values_dir / "environments/prod.yaml").read_text().split("teams:")[0]
+    write("environments/prod.yaml", prod + GATEWAY)
+    code, out = validate(values_dir, "--no-cache", "--env", "prod", "--output", "json")
+    doc = json.loads(out)
+    assert code == 0, [f for f in doc["findings"] if f["severity"] == "error"]
+    assert doc["stats"]["objects"] > 40

@@ -372,7 +372,7 @@ def test_every_unit_builds_under_each_backend_and_routing(
         assert groups["nvidia.com/gpu"] == [
             {"name": "nvidia-a100", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 8}]}
         ]
-        assert cq["spec"]["cohort"] == "accel"
+        assert cq["spec"]["cohortName"] == "accel"
         assert _objs(ml, "LocalQueue")["team-ml-team"]["spec"] == {"clusterQueue": "team-ml-team"}
         flavors = _objs(build(out / "overlays/prod/scheduling"), "ResourceFlavor")
         assert flavors["ascend-910b"]["spec"]["nodeLabels"] == {

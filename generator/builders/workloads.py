@@ -17,7 +17,8 @@ from ..yamlio import YamlPath
 from .common import TEAM_LABEL, VENDOR_LABEL, Component, Obj, metadata
 from .teams import unit_name
 
-KUEUE_API = "kueue.x-k8s.io/v1beta1"
+# Kueue v1beta2 (Kueue 0.15+): the ClusterQueue names its cohort in `cohortName`.
+KUEUE_API = "kueue.x-k8s.io/v1beta2"
 VOLCANO_QUEUE_API = "scheduling.volcano.sh/v1beta1"
 VOLCANO_JOB_API = "batch.volcano.sh/v1alpha1"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -426,7 +427,7 @@ def _queues(view: FleetView, team: Team) -> list[Obj]:
         "kind": "ClusterQueue",
         "metadata": metadata(queue_name(team), sources=sources, labels=labels),
         "spec": {
-            "cohort": cohort(view),
+            "cohortName": cohort(view),
             "namespaceSelector": {"matchLabels": {TEAM_LABEL: team.name}},
             "resourceGroups": [
                 {"coveredResources": [res], "flavors": flavors}
