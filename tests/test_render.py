@@ -217,3 +217,25 @@ def test_help_on_every_command() -> None:
     for cmd in ([], ["render"], ["schema"]):
         code, output = run(*cmd, "--help")
         assert code == 0 and "Usage" in output
+
+
+def test_every_rendered_object_knows_its_values_line() -> None:
+    """validate points findings at these: the workload's key, the team's quota, the vendor."""
+    from generator import values
+    from generator.layout import render_tree
+
+    rendered = render_tree(values.load(ROOT / "values"))
+    text = (ROOT / "values/teams/ml-team.yaml").read_text().splitlines()
+    job_line = text.index("  cuda-training-job:") + 1
+    for unit in rendered.units:
+        for obj in unit.objects:
+            key = (
+                obj["apiVersion"],
+                obj["kind"],
+                obj["metadata"].get("namespace", ""),
+                obj["metadata"]["name"],
+            )
+            loc = unit.origins[key]
+            assert loc.file.startswith("values/") and loc.line > 0, (unit.path, key)
+            if obj["kind"] == "Job" and obj["metadata"]["name"] == "cuda-training-job":
+                assert (loc.file, loc.line) == ("values/teams/ml-team.yaml", job_line)

@@ -40,14 +40,16 @@ def build(view: FleetView) -> list[Component]:
         return []
     conf = settings(view)
     sources = _sources(view)
+    # Findings about these objects point at the fleet's monitoring settings.
+    origin = view.fleet.doc.anchor(("monitoring",))
     ns = namespace(
         conf.namespace, sources=sources, pod_security="baseline", annotations={SYNC_WAVE: "-1"}
     )
-    out = [Component(UNIT, f"{UNIT}/namespace", [ns])]
+    out = [Component(UNIT, f"{UNIT}/namespace", [ns], origin=origin)]
     exps = exporters(view)
     if not exps:
         return out
-    out.append(Component(UNIT, f"{UNIT}/scrape", _scrape_objects(view, conf, exps)))
+    out.append(Component(UNIT, f"{UNIT}/scrape", _scrape_objects(view, conf, exps), origin=origin))
     groups = rules.groups(view, exps)
     if groups:
         rule: Obj = {
@@ -61,7 +63,7 @@ def build(view: FleetView) -> list[Component]:
             ),
             "spec": {"groups": groups},
         }
-        out.append(Component(UNIT, f"{UNIT}/rules", [rule]))
+        out.append(Component(UNIT, f"{UNIT}/rules", [rule], origin=origin))
     notes = {GRAFANA_FOLDER_ANNOTATION: conf.grafana_folder} if conf.grafana_folder else {}
     board: Obj = {
         "apiVersion": "v1",
@@ -75,7 +77,7 @@ def build(view: FleetView) -> list[Component]:
         ),
         "data": {DASHBOARD_KEY: dashboard.dashboard_json(conf)},
     }
-    out.append(Component(UNIT, f"{UNIT}/dashboard", [board]))
+    out.append(Component(UNIT, f"{UNIT}/dashboard", [board], origin=origin))
     return out
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import Location
 from ..model import FleetView, Pool, Taint, Team, Vendor
 from ..workloads.model import Job, PodDecl, Service, team_workloads
 from ..workloads.phases import plan_service
@@ -55,11 +56,28 @@ def build(view: FleetView) -> list[Component]:
     for team in view.teams:
         objs, _ = team_objects(view, team)
         if objs:
-            out.append(Component(unit_name(team.name), f"workloads/{team.name}", objs))
+            comp = Component(
+                unit_name(team.name), f"workloads/{team.name}", origin=team.doc.anchor(("quota",))
+            )
+            for obj in objs:
+                comp.add(obj, _origin(team, obj))
+            out.append(comp)
     if backend(view) == "kueue" and view.vendors:
         flavors = [_flavor(view, v, p) for v in view.vendors for p in v.pools]
-        out.append(Component(SCHEDULING_UNIT, "workloads/kueue-flavors", flavors))
+        origin = view.vendors[0].doc.anchor(("pools",))
+        out.append(Component(SCHEDULING_UNIT, "workloads/kueue-flavors", flavors, origin=origin))
     return out
+
+
+def _origin(team: Team, obj: Obj) -> Location:
+    """The workload in the team's values that an object comes from (services name their
+    per-track objects `<service>-<vendor>`)."""
+    name = str(obj["metadata"]["name"])
+    for section in ("jobs", "services"):
+        for key in team.doc.get(section, default={}) or {}:
+            if name == key or name.startswith(f"{key}-"):
+                return team.doc.anchor((section, key))
+    return team.doc.anchor(("quota",))
 
 
 def team_objects(view: FleetView, team: Team) -> tuple[list[Obj], list[PodRef]]:
