@@ -46,7 +46,8 @@ def run_checks(values: Values) -> list[Finding]:
     return list(out.values())
 
 
-def _where(view: FleetView) -> str:
+def where(view: FleetView) -> str:
+    """' in environment 'prod'' for an environment's view, '' for the base layer."""
     return f" in environment {view.env!r}" if view.env else ""
 
 
@@ -60,7 +61,7 @@ def unknown_vendor(view: FleetView) -> Iterable[Finding]:
                 yield Finding(
                     "REF001",
                     f"quota names vendor {vendor_id!r}, which has no enabled "
-                    f"values/vendors/{vendor_id}.yaml{_where(view)}",
+                    f"values/vendors/{vendor_id}.yaml{where(view)}",
                     team.doc.locate(path, key=True),
                     json_path(path),
                     "known vendors: " + (", ".join(sorted(known)) or "none"),
@@ -83,7 +84,7 @@ def quota_capacity(view: FleetView) -> Iterable[Finding]:
         path = ("quota", vendor.id)
         message = (
             f"quotas for {vendor.id} ({vendor.resource_name}) add up to {total} devices "
-            f"({detail}) but its pools hold {vendor.capacity}{_where(view)}"
+            f"({detail}) but its pools hold {vendor.capacity}{where(view)}"
         )
         if view.fleet.allow_overcommit:
             yield Finding(
@@ -121,7 +122,7 @@ def shared_resource(view: FleetView) -> Iterable[Finding]:
                     "RES001",
                     f"{vendor.id} and {other.id} both advertise {vendor.resource_name}, and "
                     f"{vendor.id}'s selector {key}={value} also matches {other.id}'s pool "
-                    f"{clash[0].name!r}{_where(view)}",
+                    f"{clash[0].name!r}{where(view)}",
                     vendor.doc.locate(("nodeLabels", key)),
                     json_path(("nodeLabels", key)),
                     f"give the two vendors different {key} values in nodeLabels",
@@ -142,7 +143,7 @@ def shared_quota(view: FleetView) -> Iterable[Finding]:
                 yield Finding(
                     "RES002",
                     f"quota for {' and '.join(ids)}, which both advertise {resource}: a "
-                    f"ResourceQuota cannot tell them apart{_where(view)}",
+                    f"ResourceQuota cannot tell them apart{where(view)}",
                     team.doc.locate(path, key=True),
                     json_path(path),
                     "quota one of them, or give one vendor its own resourceName",
@@ -210,7 +211,7 @@ def node_config(view: FleetView) -> Iterable[Finding]:
                 yield Finding(
                     "NODE001",
                     f"pool {pool.name!r} lists no nodes, so node-patch cannot label "
-                    f"it{_where(view)}",
+                    f"it{where(view)}",
                     vendor.doc.locate(path),
                     json_path(path),
                     "list the pool's nodes, or use nodeConfig.method: nfd",
@@ -219,7 +220,7 @@ def node_config(view: FleetView) -> Iterable[Finding]:
                 yield Finding(
                     "NODE001",
                     f"pool {pool.name!r} has neither nodes nor pciDevices, so its NFD "
-                    f"rule matches every {vendor.id} node{_where(view)}",
+                    f"rule matches every {vendor.id} node{where(view)}",
                     vendor.doc.locate(path),
                     json_path(path),
                     "list the pool's nodes or its PCI device IDs",
@@ -235,7 +236,7 @@ def empty_pool(view: FleetView) -> Iterable[Finding]:
                 yield Finding(
                     "CAP002",
                     f"pool {pool.name!r} has no nodes and no nodeCount, so it adds no "
-                    f"capacity{_where(view)}",
+                    f"capacity{where(view)}",
                     vendor.doc.locate(path),
                     json_path(path),
                     "list its nodes or set nodeCount",

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..builders.workloads import PodRef, team_objects, toleration, workload_mounts
-from ..checks import check
+from ..checks import check, where
 from ..errors import Finding, Severity
 from ..model import FleetView
 from ..placement import SUMMARIES, pod_problems
@@ -14,10 +14,6 @@ from ..yamlio import json_path
 from .model import team_workloads
 from .phases import plan_service
 from .usage import vendor_usage
-
-
-def _where(view: FleetView) -> str:
-    return f" in environment {view.env!r}" if view.env else ""
 
 
 @check("WKL001", "a workload is invalid: unknown vendor, missing image, namespace or structure")
@@ -46,7 +42,7 @@ def host_paths(view: FleetView) -> Iterable[Finding]:
                     "WKL004",
                     f"pods mount {', '.join(m['path'] for m in mounts)} (workloadMounts of "
                     f"{vendor.id}) as hostPath, which Pod Security {team.pod_security!r} "
-                    f"refuses{_where(view)}",
+                    f"refuses{where(view)}",
                     team.doc.locate(path),
                     json_path(path),
                     "rely on the vendor's container runtime to inject the driver "
@@ -67,7 +63,7 @@ def weights_sum(view: FleetView) -> Iterable[Finding]:
                 yield Finding(
                     "MIG001",
                     f"service {svc.name!r} weights name {unknown[0]!r}, which is not one of its "
-                    f"tracks{_where(view)}",
+                    f"tracks{where(view)}",
                     team.doc.locate((*path, unknown[0]), key=True),
                     json_path((*path, unknown[0])),
                     "known tracks: " + ", ".join(t.vendor for t in svc.tracks),
@@ -77,8 +73,7 @@ def weights_sum(view: FleetView) -> Iterable[Finding]:
                 detail = ", ".join(f"{k} {v}" for k, v in sorted(svc.explicit_weights.items()))
                 yield Finding(
                     "MIG001",
-                    f"service {svc.name!r} weights sum to {total} ({detail}), not "
-                    f"100{_where(view)}",
+                    f"service {svc.name!r} weights sum to {total} ({detail}), not 100{where(view)}",
                     team.doc.locate(path),
                     json_path(path),
                     "weights are percentages of the traffic: make them add up to 100",
@@ -95,7 +90,7 @@ def weight_to_empty(view: FleetView) -> Iterable[Finding]:
                     yield Finding(
                         "MIG002",
                         f"service {svc.name!r} sends weight {plan.weight} to track "
-                        f"{plan.vendor!r}, which has 0 replicas{_where(view)}",
+                        f"{plan.vendor!r}, which has 0 replicas{where(view)}",
                         team.doc.locate(path),
                         json_path(path),
                         "set its weight to 0, or give the track replicas",
@@ -111,7 +106,7 @@ def empty_with_traffic(view: FleetView) -> Iterable[Finding]:
                     yield Finding(
                         "MIG003",
                         f"service {svc.name!r} track {plan.vendor!r} has 0 replicas but carries "
-                        f"{plan.weight}% of the traffic in phase {svc.phase!r}{_where(view)}",
+                        f"{plan.weight}% of the traffic in phase {svc.phase!r}{where(view)}",
                         team.doc.locate(plan.replicas_path),
                         json_path(plan.replicas_path),
                         "keep the track running until the phase moves its traffic away",
@@ -137,7 +132,7 @@ def pod_split(view: FleetView) -> Iterable[Finding]:
                     "MIG006",
                     f"service {svc.name!r} uses routing: service, so track {p.vendor!r} gets "
                     f"{share}% of the traffic ({p.replicas} of {pods} ready pods), not the "
-                    f"{p.weight}% of phase {svc.phase!r}{_where(view)}",
+                    f"{p.weight}% of phase {svc.phase!r}{where(view)}",
                     team.doc.locate(path),
                     json_path(path),
                     "use routing: gateway or istio for weighted traffic, or set replicas "
@@ -157,7 +152,7 @@ def fits_quota(view: FleetView) -> Iterable[Finding]:
             yield Finding(
                 "MIG004",
                 f"team {team.name!r} needs {use.needed} {use.vendor} devices in namespace "
-                f"{use.namespace!r} ({use.detail}) but its quota is {use.quota}{_where(view)}",
+                f"{use.namespace!r} ({use.detail}) but its quota is {use.quota}{where(view)}",
                 team.doc.locate(use.blame),
                 json_path(use.blame),
                 f"raise quota.{use.vendor}, or lower the replicas or the phase",
@@ -182,7 +177,7 @@ def fits_capacity(view: FleetView) -> Iterable[Finding]:
             "MIG005",
             f"workloads need {needed} {vendor.id} devices ({services} for services, "
             f"{biggest.largest_job} for the largest job) but its pools hold "
-            f"{vendor.capacity}{_where(view)}",
+            f"{vendor.capacity}{where(view)}",
             culprit.team_doc.locate(culprit.blame),
             json_path(culprit.blame),
             f"add nodes to {vendor.id}'s pools, or lower replicas or phases",
@@ -214,7 +209,7 @@ def _pod_finding(view: FleetView, ref: PodRef, code: str, message: str) -> Findi
             break
     return Finding(
         code,
-        f"{ref.kind} {ref.name!r}: {message}{_where(view)}",
+        f"{ref.kind} {ref.name!r}: {message}{where(view)}",
         ref.team.doc.locate(path),
         json_path(path),
         "fix nodeSelector or resources of the workload; the vendor's selector, model and "
