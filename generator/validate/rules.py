@@ -8,6 +8,7 @@ overlays and patches; at render time the same logic checks the workloads the bui
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -91,3 +92,90 @@ def _placement_rule(code: str) -> RuleFn:
 
 for _code, _summary in SUMMARIES.items():
     manifest_rule(_code, _summary)(_placement_rule(_code))
+
+
+# ---- names and labels ---------------------------------------------------------------------
+
+_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+# Kinds whose names must be DNS labels: the API server refuses longer or dotted names (a Job's
+# name also becomes a label value on its pods).
+_LABEL_KINDS = {"Namespace": _LABEL, "Service": _DNS1035, "Job": _LABEL, "CronJob": _LABEL}
+
+
+def _name_problem(kind: str, name: str) -> str:
+    pattern = _LABEL_KINDS.get(kind)
+    if pattern is not None:
+        if len(name) > 63 or not pattern.match(name):
+            what = "DNS-1035 label" if pattern is _DNS1035 else "DNS-1123 label"
+            return f"name {name!r} is not a valid {what} (lower-case, '-', at most 63)"
+    elif len(name) > 253 or not _SUBDOMAIN.match(name):
+        return f"name {name!r} is not a valid DNS-1123 subdomain"
+    return ""
+
+
+def _label_problem(key: str, value: object) -> str:
+    prefix, _, name = key.rpartition("/")
+    if (
+        (prefix and (len(prefix) > 253 or not _SUBDOMAIN.match(prefix)))
+        or len(name) > 63
+        or (not _LABEL_NAME.match(name))
+    ):
+        return f"label key {key!r} is not valid"
+    if not isinstance(value, str) or len(value) > 63 or not _LABEL_VALUE.match(value):
+        return f"label {key}={value!r}: not a valid label value (at most 63 characters)"
+    return ""
+
+
+@manifest_rule("NAME006", "an object's name or a label is not what the API server accepts")
+def names_and_labels(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+    for obj in objs:
+        meta = obj.get("metadata") or {}
+        problem = _name_problem(str(obj.get("kind")), str(meta.get("name", "")))
+        if problem:
+            yield Finding(
+                "NAME006",
+                f"{describe(unit, obj)}: {problem}",
+                origin(unit, obj),
+                "$.metadata.name",
+                "shorten or rename it in values",
+            )
+        labelled = [("$.metadata.labels", meta.get("labels") or {})]
+        for tpl in pod_templates(obj):
+            # The pod spec's sibling metadata: `$.spec.template.spec` -> `...template.metadata`.
+            holder = _at(obj, tpl.where.removesuffix(".spec"))
+            if isinstance(holder, dict) and tpl.where != "$.spec":
+                labelled.append(
+                    (
+                        f"{tpl.where.removesuffix('.spec')}.metadata.labels",
+                        (holder.get("metadata") or {}).get("labels") or {},
+                    )
+                )
+        for where, labels in labelled:
+            for key, value in sorted(labels.items()):
+                problem = _label_problem(key, value)
+                if problem:
+                    yield Finding(
+                        "NAME006",
+                        f"{describe(unit, obj)}: {problem}",
+                        origin(unit, obj),
+                        f"{where}[{key!r}]",
+                        "shorten or rename it in values",
+                    )
+
+
+def _at(obj: Obj, path: str) -> object:
+    """The value at a simple JSON path like `$.spec.tasks[0].template`."""
+    node: object = obj
+    for part in re.findall(r"\.([A-Za-z]+)|\[(\d+)\]", path):
+        key, index = part
+        if key and isinstance(node, dict):
+            node = node.get(key)
+        elif index and isinstance(node, list) and int(index) < len(node):
+            node = node[int(index)]
+        else:
+            return None
+    return node
