@@ -404,7 +404,7 @@ SCHEMAS: dict[str, Schema] = {
                     {
                         k: v
                         for k, v in FLEET_PROPS.items()
-                        if k in ("git", "argocd", "nodeConfig", "capacity", "scheduling")
+                        if k in ("git", "argocd", "nodeConfig", "capacity", "scheduling", "monitoring")
                     }
                 ),
                 "vendors": {

@@ -186,3 +186,16 @@ def test_a_vendor_without_catalog_entry_must_say_everything(values_dir: Path, wr
 def test_bad_file_names_are_findings(values_dir: Path, write: Write) -> None:
     write("teams/ML_Team.yaml", "quota: {}\n")
     assert any("NAME001 file name 'ML_Team'" in g for g in lines(values_dir))
+
+
+def test_an_environment_can_override_fleet_settings(values_dir: Path, write: Write) -> None:
+    write(
+        "environments/staging.yaml",
+        "fleet:\n  nodeConfig: {method: node-patch}\n"
+        "  monitoring: {namespace: mon-staging}\n  capacity: {allowOvercommit: false}\n",
+    )
+    loaded = values.load(values_dir)
+    staging, prod = loaded.envs["staging"].fleet, loaded.envs["prod"].fleet
+    assert (staging.node_config_method, prod.node_config_method) == ("node-patch", "nfd")
+    assert staging.doc.get("monitoring", "namespace") == "mon-staging"
+    assert staging.allow_overcommit is False and prod.allow_overcommit is True
