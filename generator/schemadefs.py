@@ -404,7 +404,8 @@ SCHEMAS: dict[str, Schema] = {
                     {
                         k: v
                         for k, v in FLEET_PROPS.items()
-                        if k in ("git", "argocd", "nodeConfig", "capacity", "scheduling", "monitoring")
+                        if k
+                        in ("git", "argocd", "nodeConfig", "capacity", "scheduling", "monitoring")
                     }
                 ),
                 "vendors": {

@@ -98,8 +98,7 @@ def test_check_reports_its_code_at_the_right_place(
 
 
 def test_overcommit_allowed_is_a_warning_not_an_error(values_dir: Path) -> None:
-    # WKL004: the seed's npu-training-job mounts the Ascend driver (hostPath) under baseline.
-    found = [f for f in findings(values_dir) if f.code != "WKL004"]
+    found = findings(values_dir)
     assert {(f.code, f.severity.value) for f in found} == {("CAP001", "warning")}
 
 

@@ -18,7 +18,6 @@ def test_example_fleet_loads_with_only_the_deliberate_overcommit_warning(values_
     assert [(f.code, f.severity) for f in found] == [
         ("CAP001", Severity.WARNING),
         ("CAP001", Severity.WARNING),
-        ("WKL004", Severity.WARNING),  # the seed npu job mounts the Ascend driver (hostPath)
     ]
 
 

@@ -40,10 +40,13 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
         "'demo' (at $.jobs.j.namespace); known: demo",
     ),
     "WKL004": (
-        {},
-        "values/teams/ml-team.yaml:17:5: WKL004 warning: pods mount /usr/local/Ascend/driver "
+        {
+            "teams/demo.yaml": "quota: {ascend: 8}\njobs:\n  j:\n    vendor: ascend\n"
+            "    devices: 8\n    images: {ascend: x:1}\n"
+        },
+        "values/teams/demo.yaml:4:5: WKL004 pods mount /usr/local/Ascend/driver "
         "(workloadMounts of ascend) as hostPath, which Pod Security 'baseline' refuses "
-        "(at $.jobs['npu-training-job'])",
+        "(at $.jobs.j)",
     ),
     "WKL005": (
         {
@@ -176,10 +179,7 @@ def test_workload_check_reports_its_code_at_the_right_place(
 
 def test_example_fleet_has_no_workload_errors(values_dir: Path) -> None:
     got = [g for g in lines(values_dir) if any(f" {p}" in g for p in ("WKL", "MIG", "POD"))]
-    assert got == [
-        CASES["WKL004"][1] + "; rely on the vendor's container runtime to inject the "
-        "driver (Ascend Docker Runtime) and set vendorMounts: false on the workload"
-    ]
+    assert got == []
 
 
 def test_gateway_routing_needs_a_gateway(values_dir: Path, write: Write) -> None:
@@ -265,9 +265,8 @@ def test_seed_jobs_and_dual_track_service(values_dir: Path, tmp_path: Path) -> N
     } in pod["tolerations"]
     npu = jobs["npu-training-job"]["spec"]["template"]
     assert _container(npu)["resources"]["limits"] == {"huawei.com/Ascend910": 8}
-    assert _container(npu)["volumeMounts"] == [
-        {"name": "ascend-driver", "mountPath": "/usr/local/Ascend/driver", "readOnly": True}
-    ]
+    # The example relies on the Ascend Docker Runtime to mount the driver (see WKL004).
+    assert "volumeMounts" not in _container(npu)
     assert npu["spec"]["nodeSelector"]["feature.node.kubernetes.io/npu-model"] == "910b"
     mixed = jobs["mixed-training-job"]
     assert mixed["apiVersion"] == "batch.volcano.sh/v1alpha1"
@@ -390,3 +389,23 @@ def test_every_unit_builds_under_each_backend_and_routing(
         assert mixed["spec"]["queue"] == "team-ml-team"
     else:
         assert mixed["spec"]["queue"] == "default"
+
+
+def test_vendor_driver_mounts_render_read_only_and_are_refused_under_baseline(
+    values_dir: Path, write: Write
+) -> None:
+    from generator import values
+    from generator.builders.workloads import team_objects
+
+    text = (values_dir / "teams/ml-team.yaml").read_text()
+    write("teams/ml-team.yaml", text.replace("vendorMounts: false", "vendorMounts: true"))
+    prod = values.load(values_dir).envs["prod"]
+    team = next(t for t in prod.teams if t.name == "ml-team")
+    objs, _ = team_objects(prod, team)
+    npu = next(o for o in objs if o["metadata"]["name"] == "npu-training-job")
+    pod = npu["spec"]["template"]["spec"]
+    assert pod["containers"][0]["volumeMounts"] == [
+        {"name": "ascend-driver", "mountPath": "/usr/local/Ascend/driver", "readOnly": True}
+    ]
+    assert pod["volumes"][0]["hostPath"]["path"] == "/usr/local/Ascend/driver"
+    assert any(" WKL004 pods mount /usr/local/Ascend/driver" in g for g in lines(values_dir))

@@ -22,6 +22,8 @@ def workload_values(view: FleetView) -> Iterable[Finding]:
         yield from team_workloads(view, team).findings
 
 
+# An error, not a warning: Pod Security admission refuses every pod of such a workload, so Argo CD
+# would sync a Job or Deployment that never runs.
 @check("WKL004", "a workload mounts host paths in a namespace whose Pod Security forbids them")
 def host_paths(view: FleetView) -> Iterable[Finding]:
     for team in view.teams:
@@ -47,7 +49,6 @@ def host_paths(view: FleetView) -> Iterable[Finding]:
                     json_path(path),
                     "rely on the vendor's container runtime to inject the driver "
                     "(Ascend Docker Runtime) and set vendorMounts: false on the workload",
-                    Severity.WARNING,
                 )
 
 
