@@ -273,7 +273,7 @@ def plan(values_dir: Path, env: str | None, fmt: str) -> int:
 
 
 def run() -> None:
-    main(prog_name="render.py")
+    main(prog_name=Path(sys.argv[0]).name or "render.py")
 
 
 if __name__ == "__main__":

@@ -354,7 +354,10 @@ def _catalog_doc(entry: str) -> Doc | None:
 def load(values_dir: Path) -> Values:
     """Load and resolve the whole tree, or raise FindingsError with every problem found."""
     if not values_dir.is_dir():
-        raise UsageError(f"values directory {values_dir} does not exist")
+        raise UsageError(
+            f"values directory {str(values_dir)!r} does not exist: run from the repository "
+            "root or pass --values DIR"
+        )
     findings: list[Finding] = []
     broken: set[tuple[str, str]] = set()
     parsed = _parse_all(values_dir, findings, broken)
