@@ -298,3 +298,21 @@ def test_every_custom_kind_passes_strict_schemas(
     doc = json.loads(out)
     assert code == 0, [f for f in doc["findings"] if f["severity"] == "error"]
     assert doc["stats"]["objects"] > 40
+
+
+def test_doctor_lists_each_tool_with_its_version_and_origin() -> None:
+    result = CliRunner().invoke(main, ["doctor"])
+    assert result.exit_code == 0, result.output
+    assert "kustomize    ok       v5.8.1" in result.output
+    assert "sigs.k8s.io/kustomize/kustomize/v5@v5.8.1" in result.output
+    assert "kubeconform  ok       v0.7.0" in result.output
+    assert "schemas      ok" in result.output
+
+
+def test_doctor_says_how_to_install_a_missing_tool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ACCEL_GITOPS_TOOLS_DIR", str(tmp_path))
+    result = CliRunner().invoke(main, ["doctor"])
+    assert result.exit_code == 2
+    assert "kustomize    MISSING  pinned v5.8.1; install: make tools" in result.output
