@@ -99,22 +99,31 @@ def tolerates(spec: dict[str, Any], taint: Taint) -> bool:
     return False
 
 
+def _pool_labels(view: FleetView) -> list[tuple[Vendor, Pool, dict[str, str]]]:
+    """Every pool with the labels its nodes carry (keys as they land on nodes), once per view."""
+    key = "placement.pool_labels"
+    if key not in view.memo:
+        view.memo[key] = [
+            (v, p, view.fleet.node_selector(p.labels)) for v in view.vendors for p in v.pools
+        ]
+    pools: list[tuple[Vendor, Pool, dict[str, str]]] = view.memo[key]
+    return pools
+
+
 def selected_pools(view: FleetView, spec: dict[str, Any]) -> list[tuple[Vendor, Pool]]:
     # Node by node only when the pod names nodes: pools can hold hundreds of them.
     per_node = HOSTNAME in (spec.get("nodeSelector") or {}) or HOSTNAME in str(
         spec.get("affinity") or ""
     )
     out = []
-    for vendor in view.vendors:
-        for pool in vendor.pools:
-            labels = view.fleet.node_selector(pool.labels)
-            nodes: tuple[str, ...] = pool.nodes if per_node and pool.nodes else ()
-            if (
-                any(selects(spec, {**labels, HOSTNAME: n}) for n in nodes)
-                if nodes
-                else selects(spec, labels)
-            ):
-                out.append((vendor, pool))
+    for vendor, pool, labels in _pool_labels(view):
+        nodes: tuple[str, ...] = pool.nodes if per_node and pool.nodes else ()
+        if nodes:
+            hit = any(selects(spec, {**labels, HOSTNAME: n}) for n in nodes)
+        else:
+            hit = selects(spec, labels)
+        if hit:
+            out.append((vendor, pool))
     return out
 
 

@@ -8,8 +8,8 @@ from typing import Any
 from ..builders.workloads import PodRef, team_objects, toleration, workload_mounts
 from ..checks import check, where
 from ..errors import Finding, Severity
-from ..model import FleetView
-from ..placement import SUMMARIES, pod_problems
+from ..model import FleetView, Team
+from ..placement import SUMMARIES, Problem, pod_problems
 from ..yamlio import json_path
 from .model import team_workloads
 from .phases import plan_service
@@ -188,14 +188,22 @@ def fits_capacity(view: FleetView) -> Iterable[Finding]:
 # ---- rendered pod templates (the logic lives in generator/placement.py) ---------------------
 
 
+def _team_pod_problems(view: FleetView, team: Team) -> list[tuple[PodRef, Problem]]:
+    """Every placement problem of the team's pods, computed once for the five POD checks."""
+    key = ("pod_problems", team.name)
+    if key not in view.memo:
+        _, pods = team_objects(view, team)
+        view.memo[key] = [(ref, p) for ref in pods for p in pod_problems(view, ref.spec)]
+    found: list[tuple[PodRef, Problem]] = view.memo[key]
+    return found
+
+
 def _pod_check(code: str) -> Any:
     def run(view: FleetView) -> Iterable[Finding]:
         for team in view.teams:
-            _, pods = team_objects(view, team)
-            for ref in pods:
-                for problem in pod_problems(view, ref.spec):
-                    if problem.code == code:
-                        yield _pod_finding(view, ref, code, problem.message)
+            for ref, problem in _team_pod_problems(view, team):
+                if problem.code == code:
+                    yield _pod_finding(view, ref, code, problem.message)
 
     return run
 
