@@ -202,6 +202,8 @@ def validate(
         "objects": result.objects,
         "cached units": result.cached_units,
     }
+    if result.stopped:
+        stats = {"stopped after": f"the {result.stopped} stage; fix these first"}
     if output_format == "json":
         stats["timings"] = result.timings
     rep = report.Report("validate", result.findings, stats)

@@ -39,6 +39,7 @@ class ValidateResult:
     objects: int = 0
     cached_units: int = 0
     timings: dict[str, float] = field(default_factory=dict)
+    stopped: str = ""  # the stage whose errors stopped the run, if any
 
     @property
     def errors(self) -> int:
@@ -71,7 +72,8 @@ def validate(opts: ValidateOptions) -> ValidateResult:
     try:
         loaded, findings = load_and_check(opts.values_dir)
     except FindingsError as exc:
-        return ValidateResult(exc.findings, timings={"values": 0.0})
+        # Nothing can be rendered from values with errors: report them, build nothing.
+        return ValidateResult(exc.findings, timings={"values": 0.0}, stopped="values")
     if opts.env is not None and opts.env not in loaded.envs:
         raise UsageError(
             f"unknown environment {opts.env!r}; known: " + ", ".join(sorted(loaded.envs))
