@@ -178,6 +178,13 @@ def schema(out_dir: Path | None, kind: str | None) -> int:
 )
 @click.option("--no-cache", is_flag=True, help="Run every tool on every unit.")
 @click.option("--jobs", type=click.IntRange(min=1), help="Parallel kustomize builds.")
+@click.option(
+    "--committed",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Where base/ and overlays/ are committed (checked for drift). Default: the "
+    "folder holding the values tree.",
+)
+@click.option("--no-drift", is_flag=True, help="Do not compare the committed output.")
 @guarded
 def validate(
     values_dir: Path,
@@ -186,17 +193,26 @@ def validate(
     cache_dir: Path | None,
     no_cache: bool,
     jobs: int | None,
+    committed: Path | None,
+    no_drift: bool,
 ) -> int:
-    """Validate the values and exactly what Argo CD will apply: kustomize, kubeconform, promtool
-    and the fleet policy rules, in one report."""
+    """Validate the values and exactly what Argo CD will apply: the committed output matches a
+    fresh render, and kustomize, kubeconform, promtool and the fleet policy rules pass on every
+    unit, in one report."""
     from .validate import ValidateOptions
     from .validate import validate as run_validate
 
+    home = values_dir.resolve().parent
     if not no_cache and cache_dir is None:
-        cache_dir = values_dir.resolve().parent / ".cache" / "validate"
-    result = run_validate(
-        ValidateOptions(values_dir, env, None if no_cache else cache_dir, jobs or 0)
+        cache_dir = home / ".cache" / "validate"
+    opts = ValidateOptions(
+        values_dir,
+        env,
+        None if no_cache else cache_dir,
+        jobs or 0,
+        None if no_drift else (committed or home),
     )
+    result = run_validate(opts)
     stats: dict[str, object] = {
         "units": result.units,
         "objects": result.objects,

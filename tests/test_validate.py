@@ -25,8 +25,15 @@ def quota_at(values_dir: Path) -> str:
     return f"values/teams/ml-team.yaml:{lines.index('quota:') + 1}:1"
 
 
-def validate(values_dir: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
-    result = CliRunner().invoke(main, ["validate", "--values", str(values_dir), *args], env=env)
+def validate(
+    values_dir: Path, *args: str, env: dict[str, str] | None = None, drift: bool = False
+) -> tuple[int, str]:
+    """Run the CLI; drift against committed output is checked only where a test asks for it
+    (the values copies in tmp_path have no committed output beside them)."""
+    extra = [] if drift else ["--no-drift"]
+    result = CliRunner().invoke(
+        main, ["validate", "--values", str(values_dir), *extra, *args], env=env
+    )
     return result.exit_code, result.output
 
 
@@ -316,3 +323,38 @@ def test_doctor_says_how_to_install_a_missing_tool(
     result = CliRunner().invoke(main, ["doctor"])
     assert result.exit_code == 2
     assert "kustomize    MISSING  pinned v5.8.1; install: make tools" in result.output
+
+
+def test_committed_output_must_match_the_values(values_dir: Path, write: Write) -> None:
+    repo = values_dir.parent
+    assert CliRunner().invoke(main, ["render", "--values", str(values_dir)]).exit_code == 0
+    code, out = validate(values_dir, drift=True)
+    assert code == 0, out
+    # A hand edit, a stale file and a values change that was not re-rendered.
+    quota = repo / "base/teams/inference/resourcequota-inference-accelerators.yaml"
+    quota.write_text(quota.read_text().replace("'8'", "'80'"))
+    (repo / "overlays/prod/stray.yaml").write_text("kind: ConfigMap\n")
+    text = (values_dir / "teams/ml-team.yaml").read_text()
+    write("teams/ml-team.yaml", text.replace("nvidia: 8", "nvidia: 6"))
+    code, out = validate(values_dir, drift=True)
+    assert code == 1
+    assert (
+        "base/teams/inference/resourcequota-inference-accelerators.yaml: DRIFT001 committed "
+        "base/teams/inference/resourcequota-inference-accelerators.yaml differs from a fresh "
+        "render of the values; run `python render.py render` and commit the result"
+    ) in out
+    assert (
+        "overlays/prod/stray.yaml: DRIFT001 committed overlays/prod/stray.yaml is committed "
+        "but no longer rendered from the values" in out
+    )
+    assert "base/teams/ml-team/resourcequota-ml-team-accelerators.yaml: DRIFT001" in out
+
+
+def test_a_repository_never_rendered_is_drift_too(values_dir: Path) -> None:
+    code, out = validate(values_dir, drift=True)
+    assert code == 1
+    assert (
+        "DRIFT001 committed base/device-plugins/amd/kustomization.yaml is rendered from the "
+        "values but not committed" in out
+    )
+    assert "more committed files differ from a fresh render" in out

@@ -15,7 +15,8 @@ from typing import Any
 
 from .. import __version__, toolchain
 from ..errors import Finding, FindingsError, Location, Severity, UsageError, sorted_findings
-from ..layout import Unit, render_tree
+from ..layout import Tree, Unit, render_tree
+from ..output import compare, read_tree
 from ..pipeline import load_and_check
 from . import tools
 from .cache import Cache, folder_index, unit_inputs, unit_key
@@ -30,6 +31,7 @@ class ValidateOptions:
     env: str | None = None
     cache_dir: Path | None = None  # None: no cache
     jobs: int = 0  # 0: twice the CPU count
+    committed: Path | None = None  # where base/ and overlays/ are committed; None: skip drift
 
 
 @dataclass
@@ -81,6 +83,8 @@ def validate(opts: ValidateOptions) -> ValidateResult:
     clock.lap("values")
     rendered = render_tree(loaded)
     units = [u for u in rendered.units if opts.env in (None, u.env)]
+    if opts.committed is not None:
+        findings.extend(drift_findings(rendered.tree, opts.committed, opts.env))
     clock.lap("render")
 
     kube_version = loaded.base.fleet.kubernetes_version
@@ -120,6 +124,40 @@ def validate(opts: ValidateOptions) -> ValidateResult:
     return ValidateResult(
         sorted_findings(findings), len(units), total, len(units) - len(misses), clock.timings
     )
+
+
+MAX_DRIFT_FINDINGS = 20
+
+
+def drift_findings(tree: Tree, committed: Path, env: str | None) -> list[Finding]:
+    """What Argo CD syncs is the committed output: it must be what the values render to."""
+
+    def mine(rel: str) -> bool:
+        return env is None or not rel.startswith("overlays/") or rel.startswith(f"overlays/{env}/")
+
+    drift = compare(
+        {k: v for k, v in tree.items() if mine(k)},
+        {k: v for k, v in read_tree(committed).items() if mine(k)},
+    )
+    hint = "run `python render.py render` and commit the result"
+    found = [(rel, "differs from a fresh render of the values") for rel in drift.changed]
+    found += [(rel, "is rendered from the values but not committed") for rel in drift.missing]
+    found += [(rel, "is committed but no longer rendered from the values") for rel in drift.stale]
+    out = [
+        Finding("DRIFT001", f"committed {rel} {what}", Location(rel), hint=hint)
+        for rel, what in found[:MAX_DRIFT_FINDINGS]
+    ]
+    if len(found) > MAX_DRIFT_FINDINGS:
+        out.append(
+            Finding(
+                "DRIFT001",
+                f"{len(found) - MAX_DRIFT_FINDINGS} more committed files "
+                "differ from a fresh render",
+                Location("overlays"),
+                hint=hint,
+            )
+        )
+    return out
 
 
 def _write(tree: dict[str, str], root: Path) -> None:
