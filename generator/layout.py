@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,11 +52,16 @@ def object_file(obj: Obj) -> str:
     return _slug("-".join(p for p in (kind, ns, name) if p)) + ".yaml"
 
 
-def _doc(data: Any) -> str:
-    return HEADER + yamlio.dump(data)
+Dump = Callable[[Any], str]  # one YAML document's text (yamlio.dump, or a cached equivalent)
 
 
-def _kustomization(resources: Iterable[str], patches: list[dict[str, Any]] | None = None) -> str:
+def _doc(data: Any, dump: Dump) -> str:
+    return HEADER + dump(data)
+
+
+def _kustomization(
+    dump: Dump, resources: Iterable[str], patches: list[dict[str, Any]] | None = None
+) -> str:
     body: dict[str, Any] = {
         "apiVersion": KUSTOMIZE_API,
         "kind": "Kustomization",
@@ -64,7 +69,7 @@ def _kustomization(resources: Iterable[str], patches: list[dict[str, Any]] | Non
     }
     if patches:
         body["patches"] = patches
-    return _doc(body)
+    return _doc(body, dump)
 
 
 def _pointer(path: tuple[str, ...]) -> str:
@@ -102,22 +107,22 @@ def _target(obj: Obj) -> dict[str, str]:
     return target
 
 
-def _base_files(comp: Component) -> Tree:
+def _base_files(comp: Component, dump: Dump) -> Tree:
     tree: Tree = {}
     names = []
     for obj in comp.objects:
         fname = object_file(obj)
-        tree[f"base/{comp.name}/{fname}"] = _doc(obj)
+        tree[f"base/{comp.name}/{fname}"] = _doc(obj, dump)
         names.append(fname)
-    tree[f"base/{comp.name}/kustomization.yaml"] = _kustomization(sorted(names))
+    tree[f"base/{comp.name}/kustomization.yaml"] = _kustomization(dump, sorted(names))
     return tree
 
 
-def render_tree(values: Values) -> Rendered:
+def render_tree(values: Values, dump: Dump = yamlio.dump) -> Rendered:
     tree: Tree = {}
     base_comps = {c.name: c for c in build_all(values.base)}
     for comp in base_comps.values():
-        tree.update(_base_files(comp))
+        tree.update(_base_files(comp, dump))
     units: list[Unit] = []
     for env, view in sorted(values.envs.items()):
         comps = build_all(view)
@@ -128,7 +133,7 @@ def render_tree(values: Values) -> Rendered:
             by_unit.setdefault(comp.unit, []).append(comp)
         for unit, members in by_unit.items():
             path = f"overlays/{env}/{unit}"
-            tree.update(_overlay(path, members, base_comps))
+            tree.update(_overlay(path, members, base_comps, dump))
             objs = tuple(o for c in members for o in c.objects)
             origins = {
                 identity(o): loc
@@ -140,7 +145,9 @@ def render_tree(values: Values) -> Rendered:
     return Rendered(tree, units, sorted(f"base/{name}" for name in base_comps))
 
 
-def _overlay(path: str, members: list[Component], base_comps: dict[str, Component]) -> Tree:
+def _overlay(
+    path: str, members: list[Component], base_comps: dict[str, Component], dump: Dump
+) -> Tree:
     tree: Tree = {}
     resources: list[str] = []
     patches: list[dict[str, Any]] = []
@@ -164,19 +171,19 @@ def _overlay(path: str, members: list[Component], base_comps: dict[str, Componen
                         },
                         "$patch": "delete",
                     }
-                    tree[f"{path}/patches/{fname}"] = _doc(ref)
+                    tree[f"{path}/patches/{fname}"] = _doc(ref, dump)
                     patches.append({"path": f"patches/{fname}"})
                 elif new != old:
                     fname = object_file(old)
-                    tree[f"{path}/patches/{fname}"] = _doc(json_patch(old, new))
+                    tree[f"{path}/patches/{fname}"] = _doc(json_patch(old, new), dump)
                     patches.append({"path": f"patches/{fname}", "target": _target(old)})
         else:
             local = list(env_objs.values())
         for obj in local:
             fname = object_file(obj)
-            tree[f"{path}/{fname}"] = _doc(obj)
+            tree[f"{path}/{fname}"] = _doc(obj, dump)
             resources.append(fname)
     tree[f"{path}/kustomization.yaml"] = _kustomization(
-        sorted(resources), sorted(patches, key=lambda p: str(p["path"]))
+        dump, sorted(resources), sorted(patches, key=lambda p: str(p["path"]))
     )
     return tree

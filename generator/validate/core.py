@@ -20,6 +20,7 @@ from ..output import compare, read_tree
 from ..pipeline import load_and_check
 from . import tools
 from .cache import Cache, folder_index, unit_inputs, unit_key
+from .dumpcache import DumpCache
 from .rules import describe, run_rules
 
 DEFAULT_CACHE = Path(".cache") / "validate"
@@ -81,7 +82,9 @@ def validate(opts: ValidateOptions) -> ValidateResult:
             f"unknown environment {opts.env!r}; known: " + ", ".join(sorted(loaded.envs))
         )
     clock.lap("values")
-    rendered = render_tree(loaded)
+    dumps = DumpCache(opts.cache_dir / "dump-cache.json" if opts.cache_dir else None)
+    rendered = render_tree(loaded, dumps.dump)
+    dumps.save()
     units = [u for u in rendered.units if opts.env in (None, u.env)]
     if opts.committed is not None:
         findings.extend(drift_findings(rendered.tree, opts.committed, opts.env))
