@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import click
 
 from . import pipeline, report, schemadefs, toolchain
-from .errors import Finding, FindingsError, GeneratorError, Severity, UsageError
+from .errors import Finding, FindingsError, GeneratorError, UsageError
 
 F = TypeVar("F", bound=Callable[..., int])
 
@@ -27,12 +27,6 @@ EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 def _echo_findings(findings: list[Finding]) -> None:
     for finding in findings:
         click.echo(finding.format(), err=True)
-
-
-def _summary(findings: list[Finding]) -> str:
-    errors = sum(f.severity is Severity.ERROR for f in findings)
-    warnings = len(findings) - errors
-    return f"{errors} error(s), {warnings} warning(s)"
 
 
 def guarded(fn: F) -> F:
@@ -45,7 +39,8 @@ def guarded(fn: F) -> F:
             code = fn(*args, **kwargs)
         except FindingsError as exc:
             _echo_findings(exc.findings)
-            click.echo(f"{ctx.info_name}: {_summary(exc.findings)}; nothing written", err=True)
+            summary = report.Report(str(ctx.info_name), exc.findings).summary()
+            click.echo(f"{summary}; nothing written", err=True)
             code = EXIT_FINDINGS
         except (UsageError, toolchain.ToolError) as exc:
             click.echo(f"error: {exc}", err=True)

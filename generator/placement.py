@@ -35,6 +35,13 @@ class Problem:
 class PodTemplate:
     where: str  # JSON path of the pod spec inside its object
     spec: dict[str, Any]
+    labels: dict[str, Any]  # the pod template's labels ({} for a bare Pod: see its metadata)
+
+
+def _template(where: str, template: dict[str, Any] | None) -> PodTemplate:
+    template = template or {}
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    return PodTemplate(f"{where}.spec", template.get("spec") or {}, labels)
 
 
 def pod_templates(obj: dict[str, Any]) -> Iterator[PodTemplate]:
@@ -42,15 +49,14 @@ def pod_templates(obj: dict[str, Any]) -> Iterator[PodTemplate]:
     spec = obj.get("spec") or {}
     if str(obj.get("apiVersion", "")).startswith("batch.volcano.sh/"):
         for i, task in enumerate(spec.get("tasks") or []):
-            tpl = (task.get("template") or {}).get("spec") or {}
-            yield PodTemplate(f"$.spec.tasks[{i}].template.spec", tpl)
+            yield _template(f"$.spec.tasks[{i}].template", task.get("template"))
     elif kind == "Pod":
-        yield PodTemplate("$.spec", spec)
+        yield PodTemplate("$.spec", spec, {})
     elif kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"):
-        yield PodTemplate("$.spec.template.spec", (spec.get("template") or {}).get("spec") or {})
+        yield _template("$.spec.template", spec.get("template"))
     elif kind == "CronJob":
-        tpl = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}
-        yield PodTemplate("$.spec.jobTemplate.spec.template.spec", tpl.get("spec") or {})
+        job = (spec.get("jobTemplate") or {}).get("spec") or {}
+        yield _template("$.spec.jobTemplate.spec.template", job.get("template"))
 
 
 def _expr_matches(expr: dict[str, Any], labels: dict[str, str]) -> bool:

@@ -7,6 +7,7 @@ Every problem becomes a Finding; loading goes on so that one run reports them al
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
@@ -173,7 +174,7 @@ def _parse_all(
             broken.add((kind, path.stem))
             continue
         name = path.stem
-        if kind in ("team", "environment") or kind == "vendor":
+        if kind != "fleet":  # the other files' names are identities
             bad = _dns_name_finding(name, display)
             if bad:
                 findings.append(bad)
@@ -183,8 +184,6 @@ def _parse_all(
 
 
 def _dns_name_finding(name: str, display: str) -> Finding | None:
-    import re
-
     if re.fullmatch(schemadefs.DNS_LABEL, name):
         return None
     return Finding(
@@ -425,16 +424,11 @@ def load(values_dir: Path) -> Values:
         fdoc, vdocs, tdocs = fleet_doc, dict(vendor_docs), dict(team_docs)
         if env_p is not None:
             fdoc = merge_docs(fdoc, Doc.from_source(env_p.data, env_p.smap, ("fleet",)))
-            for vid in env_p.data.get("vendors", {}):
-                if vid in vdocs:
-                    vdocs[vid] = merge_docs(
-                        vdocs[vid], Doc.from_source(env_p.data, env_p.smap, ("vendors", vid))
-                    )
-            for tname in env_p.data.get("teams", {}):
-                if tname in tdocs:
-                    tdocs[tname] = merge_docs(
-                        tdocs[tname], Doc.from_source(env_p.data, env_p.smap, ("teams", tname))
-                    )
+            for section, docs in (("vendors", vdocs), ("teams", tdocs)):
+                for name in env_p.data.get(section, {}):
+                    if name in docs:
+                        over = Doc.from_source(env_p.data, env_p.smap, (section, name))
+                        docs[name] = merge_docs(docs[name], over)
         vendors = []
         for vid in sorted(vdocs):
             if vdocs[vid].get("enabled", default=True):

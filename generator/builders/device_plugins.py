@@ -26,10 +26,8 @@ def build(view: FleetView) -> list[Component]:
     for vendor in view.vendors:
         ns = vendor.device_plugin.namespace
         if ns not in UNSHARED_NAMESPACES:
-            for src in vendor.doc.sources:
-                namespaces.setdefault(ns, [])
-                if src not in namespaces[ns]:
-                    namespaces[ns].append(src)
+            known = namespaces.setdefault(ns, [])
+            known += [src for src in vendor.doc.sources if src not in known]
         out.append(
             Component(
                 UNIT,

@@ -340,17 +340,7 @@ def _http_route(svc: Service, team: Team, backends: list[tuple[str, int]]) -> Ob
             ]
         }
     ]
-    return {
-        "apiVersion": "gateway.networking.k8s.io/v1",
-        "kind": "HTTPRoute",
-        "metadata": metadata(
-            svc.name,
-            namespace=svc.namespace,
-            sources=team.doc.sources,
-            labels=_labels(team, **{NAME_LABEL: svc.name}),
-        ),
-        "spec": spec,
-    }
+    return _route("gateway.networking.k8s.io/v1", "HTTPRoute", svc, team, spec)
 
 
 def _virtual_service(svc: Service, team: Team, backends: list[tuple[str, int]]) -> Obj:
@@ -365,9 +355,14 @@ def _virtual_service(svc: Service, team: Team, backends: list[tuple[str, int]]) 
             ]
         }
     ]
+    return _route("networking.istio.io/v1", "VirtualService", svc, team, spec)
+
+
+def _route(api: str, kind: str, svc: Service, team: Team, spec: dict[str, Any]) -> Obj:
+    """The weighted route object of a service (HTTPRoute or VirtualService)."""
     return {
-        "apiVersion": "networking.istio.io/v1",
-        "kind": "VirtualService",
+        "apiVersion": api,
+        "kind": kind,
         "metadata": metadata(
             svc.name,
             namespace=svc.namespace,

@@ -21,7 +21,7 @@ from ..pipeline import load_and_check
 from . import tools
 from .cache import Cache, folder_index, unit_inputs, unit_key
 from .dumpcache import DumpCache
-from .rules import describe, run_rules
+from .rules import describe, origin, run_rules
 
 DEFAULT_CACHE = Path(".cache") / "validate"
 
@@ -206,10 +206,8 @@ def _run_tools(
 
 def _find(unit: Unit, kind: str | None, name: str | None) -> tuple[Location, str]:
     for obj in unit.objects:
-        meta = obj["metadata"]
-        if obj["kind"] == kind and meta["name"] == name:
-            ident = (obj["apiVersion"], obj["kind"], meta.get("namespace", ""), meta["name"])
-            return unit.origins.get(ident, Location(unit.path)), describe(unit, obj)
+        if obj["kind"] == kind and obj["metadata"]["name"] == name:
+            return origin(unit, obj), describe(unit, obj)
     return Location(unit.path), f"{kind} {name} ({unit.path})"
 
 

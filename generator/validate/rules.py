@@ -51,10 +51,7 @@ def run_rules(view: FleetView, unit: Unit, objs: list[Obj]) -> list[Finding]:
 
 
 def origin(unit: Unit, obj: Obj) -> Location:
-    try:
-        return unit.origins.get(identity(obj), Location(unit.path))
-    except KeyError:
-        return Location(unit.path)
+    return unit.origins.get(identity(obj), Location(unit.path))
 
 
 def describe(unit: Unit, obj: Obj) -> str:
@@ -144,16 +141,10 @@ def names_and_labels(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[F
                 "shorten or rename it in values",
             )
         labelled = [("$.metadata.labels", meta.get("labels") or {})]
-        for tpl in pod_templates(obj):
-            # The pod spec's sibling metadata: `$.spec.template.spec` -> `...template.metadata`.
-            holder = _at(obj, tpl.where.removesuffix(".spec"))
-            if isinstance(holder, dict) and tpl.where != "$.spec":
-                labelled.append(
-                    (
-                        f"{tpl.where.removesuffix('.spec')}.metadata.labels",
-                        (holder.get("metadata") or {}).get("labels") or {},
-                    )
-                )
+        labelled += [
+            (f"{t.where.removesuffix('.spec')}.metadata.labels", t.labels)
+            for t in pod_templates(obj)
+        ]
         for where, labels in labelled:
             for key, value in sorted(labels.items()):
                 problem = _label_problem(key, value)
@@ -165,17 +156,3 @@ def names_and_labels(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[F
                         f"{where}[{key!r}]",
                         "shorten or rename it in values",
                     )
-
-
-def _at(obj: Obj, path: str) -> object:
-    """The value at a simple JSON path like `$.spec.tasks[0].template`."""
-    node: object = obj
-    for part in re.findall(r"\.([A-Za-z]+)|\[(\d+)\]", path):
-        key, index = part
-        if key and isinstance(node, dict):
-            node = node.get(key)
-        elif index and isinstance(node, list) and int(index) < len(node):
-            node = node[int(index)]
-        else:
-            return None
-    return node
