@@ -1,7 +1,8 @@
 # accel-gitops: build, test and demo entry points.
 #
-#   make venv    Python virtualenv with the package and dev tools (skipped while pyproject.toml is unchanged)
-#   make tools   pinned external tools into .tools/bin and JSON Schemas into .tools/schemas (incremental)
+#   make venv    Python virtualenv with the package and dev tools (skipped while pyproject.toml's content is unchanged)
+#   make tools   pinned external tools into .tools/bin and JSON Schemas into .tools/schemas (each step
+#                skipped while the content of its inputs is unchanged: tools/fresh)
 #   make demo    render the example fleet, then validate it
 #   make test    run the test suite (pytest-xdist)
 #   make lint    ruff check, ruff format --check, mypy
@@ -19,7 +20,6 @@ ROOT := $(abspath .)
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-VENV_STAMP := $(VENV)/.installed-stamp
 TOOLS_BIN := .tools/bin
 SCHEMAS := .tools/schemas
 
@@ -30,54 +30,49 @@ GO_BUILD := CGO_ENABLED=0 GOFLAGS=-mod=readonly $(GO) build -trimpath -buildvcs=
 
 PYTEST_ARGS ?= -n auto
 
-.PHONY: venv tools go-check demo test lint clean distclean
+.PHONY: venv tools go-check go-check-python demo test lint clean distclean
 
 # ---------------------------------------------------------------------------------------- Python
-venv: $(VENV_STAMP)
+# Every build step below runs through tools/fresh: it is skipped while the SHA-256 of its inputs
+# (file contents, not file times) matches the stamp of its last successful run, so a cache
+# restored in CI, or a fresh clone with new file times, is reused as it is.
+FRESH := tools/fresh
+export PATH := $(dir $(GO)):$(PATH)
 
-$(VENV_STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --disable-pip-version-check --quiet -e '.[dev]'
-	touch $@
+venv: go-check-python
+	@$(FRESH) $(VENV)/.installed.sha256 $(PY) -- pyproject.toml -- \
+	  bash -c '$(PYTHON) -m venv $(VENV) && $(VENV)/bin/pip install --disable-pip-version-check --quiet -e ".[dev]"'
+
+go-check-python:
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) (Python >= 3.11) is needed" >&2; exit 1; }
 
 # ----------------------------------------------------------------------------------------- tools
-TOOL_BINS := $(TOOLS_BIN)/kustomize $(TOOLS_BIN)/kubeconform $(TOOLS_BIN)/promtool
-SCHEMA_STAMPS := $(SCHEMAS)/crds/index.json $(SCHEMAS)/k8s/.stamp
+# go_tool(binary, module folder, package): build a Go-pinned tool into .tools/bin.
+define go_tool
+@$(FRESH) $(TOOLS_BIN)/.$(1).sha256 $(TOOLS_BIN)/$(1) -- $(2) -- \
+  bash -c 'cd $(2) && $(GO_BUILD) -o $(ROOT)/$(TOOLS_BIN)/$(1) $(3)'
+endef
 
-tools: $(TOOL_BINS) $(SCHEMA_STAMPS)
+tools: go-check venv
+	$(call go_tool,kustomize,tools/kustomize,sigs.k8s.io/kustomize/kustomize/v5)
+	$(call go_tool,kubeconform,tools/kustomize,github.com/yannh/kubeconform/cmd/kubeconform)
+	@# promtool has its own module: the Prometheus dependency graph is large and must not move
+	@# kustomize's or kubeconform's dependencies.
+	$(call go_tool,promtool,tools/promtool,github.com/prometheus/prometheus/cmd/promtool)
+	@# CRD schemas: pinned modules via `go mod download`, Volcano via controller-gen (tools/crdgen).
+	@$(FRESH) $(SCHEMAS)/.crds.sha256 $(SCHEMAS)/crds/index.json -- \
+	  tools/schemas.lock.yaml tools/crdschemas.py tools/crdgen -- \
+	  $(PY) tools/crdschemas.py crds $(SCHEMAS)/crds
+	@# Built-in Kubernetes schemas from the kubernetes-validate wheel, refs made file-relative.
+	@$(FRESH) $(SCHEMAS)/.k8s.sha256 $(SCHEMAS)/k8s -- \
+	  tools/schemas.lock.yaml tools/crdschemas.py pyproject.toml -- \
+	  $(PY) tools/crdschemas.py k8s $(SCHEMAS)/k8s
 
 go-check:
 	@if ! command -v $(GO) >/dev/null 2>&1; then \
 	  echo "error: the Go toolchain (go >= 1.26.7) is needed to build the pinned tools; install it and re-run 'make tools'" >&2; \
 	  exit 1; \
 	fi
-
-# A binary is rebuilt only when its module's go.mod/go.sum is newer than it.
-$(TOOLS_BIN)/kustomize: tools/kustomize/go.mod tools/kustomize/go.sum | go-check
-	@mkdir -p $(TOOLS_BIN)
-	cd tools/kustomize && $(GO_BUILD) -o $(ROOT)/$@ sigs.k8s.io/kustomize/kustomize/v5
-	@touch $@
-
-$(TOOLS_BIN)/kubeconform: tools/kustomize/go.mod tools/kustomize/go.sum | go-check
-	@mkdir -p $(TOOLS_BIN)
-	cd tools/kustomize && $(GO_BUILD) -o $(ROOT)/$@ github.com/yannh/kubeconform/cmd/kubeconform
-	@touch $@
-
-# promtool has its own module: the Prometheus dependency graph is large and must not move
-# kustomize's or kubeconform's dependencies.
-$(TOOLS_BIN)/promtool: tools/promtool/go.mod tools/promtool/go.sum | go-check
-	@mkdir -p $(TOOLS_BIN)
-	cd tools/promtool && $(GO_BUILD) -o $(ROOT)/$@ github.com/prometheus/prometheus/cmd/promtool
-	@touch $@
-
-# CRD schemas: pinned modules via `go mod download`, Volcano via controller-gen (tools/crdgen).
-$(SCHEMAS)/crds/index.json: tools/schemas.lock.yaml tools/crdschemas.py tools/crdgen/go.mod tools/crdgen/go.sum $(VENV_STAMP) | go-check
-	PATH="$(dir $(GO)):$$PATH" $(PY) tools/crdschemas.py crds $(SCHEMAS)/crds
-
-# Built-in Kubernetes schemas from the kubernetes-validate wheel, refs made file-relative.
-$(SCHEMAS)/k8s/.stamp: tools/schemas.lock.yaml tools/crdschemas.py $(VENV_STAMP)
-	$(PY) tools/crdschemas.py k8s $(SCHEMAS)/k8s
-	@touch $@
 
 # ------------------------------------------------------------------------------------ workflows
 demo: venv tools
