@@ -47,11 +47,24 @@ go-check-python:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) (Python >= 3.11) is needed" >&2; exit 1; }
 
 # ----------------------------------------------------------------------------------------- tools
-# go_tool(binary, module folder, package): build a Go-pinned tool into .tools/bin.
+# go_tool(binary, module folder, package[, ldflags]): build a Go-pinned tool into .tools/bin.
+# The ldflags are part of the command line, so tools/fresh rebuilds when they change; they must
+# not hold a time or anything else that changes between runs.
 define go_tool
 @$(FRESH) $(TOOLS_BIN)/.$(1).sha256 $(TOOLS_BIN)/$(1) -- $(2) -- \
-  bash -c 'cd $(2) && $(GO_BUILD) -o $(ROOT)/$(TOOLS_BIN)/$(1) $(3)'
+  bash -c 'cd $(2) && $(GO_BUILD)$(if $(4), -ldflags "$(4)") -o $(ROOT)/$(TOOLS_BIN)/$(1) $(3)'
 endef
+
+# The control plane (tools/controlplane) is stamped with the Kubernetes version it is built from,
+# read from its go.mod, the way Kubernetes' own build does (hack/lib/version.sh sets these
+# variables); kube-apiserver --version and the /version endpoint report it. buildDate is the
+# release time the module proxy records for the version, so the flags never change between runs.
+K8S_VERSION := $(shell awk '$$1=="k8s.io/kubernetes"{print $$2}' tools/controlplane/go.mod)
+K8S_MINOR := $(word 2,$(subst ., ,$(K8S_VERSION)))
+K8S_BUILD_DATE := 2026-07-22T18:07:38Z
+K8S_LDFLAGS := -s -w $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
+  -X $(p).gitVersion=$(K8S_VERSION) -X $(p).gitMajor=1 -X $(p).gitMinor=$(K8S_MINOR) \
+  -X $(p).gitTreeState=clean -X $(p).buildDate=$(K8S_BUILD_DATE))
 
 tools: go-check venv
 	$(call go_tool,kustomize,tools/kustomize,sigs.k8s.io/kustomize/kustomize/v5)
@@ -59,6 +72,14 @@ tools: go-check venv
 	@# promtool has its own module: the Prometheus dependency graph is large and must not move
 	@# kustomize's or kubeconform's dependencies.
 	$(call go_tool,promtool,tools/promtool,github.com/prometheus/prometheus/cmd/promtool)
+	@# The control plane behind validate --dry-run=server and simulate: own modules, because
+	@# Kubernetes' dependency graph is the largest of all (a cold build takes minutes).
+	$(call go_tool,kube-apiserver,tools/controlplane,k8s.io/kubernetes/cmd/kube-apiserver,$(K8S_LDFLAGS))
+	$(call go_tool,kube-controller-manager,tools/controlplane,k8s.io/kubernetes/cmd/kube-controller-manager,$(K8S_LDFLAGS))
+	$(call go_tool,kube-scheduler,tools/controlplane,k8s.io/kubernetes/cmd/kube-scheduler,$(K8S_LDFLAGS))
+	$(call go_tool,kubectl,tools/controlplane,k8s.io/kubernetes/cmd/kubectl,$(K8S_LDFLAGS))
+	$(call go_tool,etcd,tools/controlplane,go.etcd.io/etcd/server/v3,-s -w)
+	$(call go_tool,kwok,tools/kwok,sigs.k8s.io/kwok/cmd/kwok,-s -w)
 	@# CRD schemas: pinned modules via `go mod download`, Volcano via controller-gen (tools/crdgen).
 	@$(FRESH) $(SCHEMAS)/.crds.sha256 $(SCHEMAS)/crds/index.json -- \
 	  tools/schemas.lock.yaml tools/crdschemas.py tools/crdgen -- \
