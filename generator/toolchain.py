@@ -157,6 +157,15 @@ TOOLS: Mapping[str, Tool] = {
         search_path=False,
         go_module="sigs.k8s.io/node-feature-discovery",
     ),
+    "nfd-rulecheck": Tool(
+        name="nfd-rulecheck",
+        pinned="v0.19.0",
+        source="tools/nfd/cmd/nfd-rulecheck on Go module "
+        "sigs.k8s.io/node-feature-discovery@v0.19.0 (tools/nfd/go.mod)",
+        install_hint=INSTALL_COMMAND,
+        search_path=False,
+        go_module="sigs.k8s.io/node-feature-discovery",
+    ),
     "go": Tool(
         name="go",
         pinned="",

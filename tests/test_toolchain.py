@@ -239,7 +239,9 @@ def with_unknown_field(doc: dict[str, Any]) -> dict[str, Any]:
 # ------------------------------------------------------------------------------- doctor & pins
 
 
-@pytest.mark.parametrize("name", ["kustomize", "kubeconform", "promtool", "nfd-master"])
+@pytest.mark.parametrize(
+    "name", ["kustomize", "kubeconform", "promtool", "nfd-master", "nfd-rulecheck"]
+)
 def test_doctor_finds_pinned_tool(name: str) -> None:
     status = {s.name: s for s in toolchain.doctor()}[name]
     assert status.path is not None, status
@@ -267,6 +269,7 @@ def _go_mod_requires(path: Path) -> dict[str, str]:
         ("kubeconform", "tools/kustomize/go.mod"),
         ("promtool", "tools/promtool/go.mod"),
         ("nfd-master", "tools/nfd/go.mod"),
+        ("nfd-rulecheck", "tools/nfd/go.mod"),
     ],
 )
 def test_registry_pins_match_go_mod(name: str, gomod: str) -> None:

@@ -1,9 +1,17 @@
-// Node Feature Discovery, pinned: nfd-master (a local control plane runs it).
+// Node Feature Discovery, pinned: nfd-master (a local control plane runs it) and our command
+// nfd-rulecheck (cmd/nfd-rulecheck), which runs NFD's own rule validation and matching.
 module accel-gitops/tools/nfd
 
 go 1.26
 
 tool sigs.k8s.io/node-feature-discovery/cmd/nfd-master
+
+require (
+	k8s.io/apimachinery v0.35.3
+	sigs.k8s.io/node-feature-discovery v0.19.0
+	sigs.k8s.io/node-feature-discovery/api/nfd v0.19.0
+	sigs.k8s.io/yaml v1.6.0
+)
 
 require (
 	dario.cat/mergo v1.0.1 // indirect
@@ -61,7 +69,6 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	k8s.io/api v0.35.3 // indirect
 	k8s.io/apiextensions-apiserver v0.35.3 // indirect
-	k8s.io/apimachinery v0.35.3 // indirect
 	k8s.io/apiserver v0.35.3 // indirect
 	k8s.io/client-go v0.35.3 // indirect
 	k8s.io/component-base v0.35.3 // indirect
@@ -73,11 +80,8 @@ require (
 	k8s.io/kubernetes v1.35.3 // indirect
 	k8s.io/utils v0.0.0-20251002143259-bc988d571ff4 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
-	sigs.k8s.io/node-feature-discovery v0.19.0 // indirect
-	sigs.k8s.io/node-feature-discovery/api/nfd v0.19.0 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.0 // indirect
-	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
 // NFD v0.19.0's own replace block (its go.mod), minus its local './api/nfd' line: api/nfd is
