@@ -30,6 +30,11 @@ GO_BUILD := CGO_ENABLED=0 GOFLAGS=-mod=readonly $(GO) build -trimpath -buildvcs=
 
 PYTEST_ARGS ?= -n auto
 
+# NFD leaves its version variable for its own Makefile to stamp; without it `nfd-master -version`
+# prints "undefined". Keep equal to the NFD version in tools/nfd/go.mod.
+NFD_VERSION := v0.19.0
+NFD_LDFLAGS := -X sigs.k8s.io/node-feature-discovery/pkg/version.version=$(NFD_VERSION)
+
 .PHONY: venv tools go-check go-check-python demo test lint clean distclean
 
 # ---------------------------------------------------------------------------------------- Python
@@ -48,11 +53,11 @@ go-check-python:
 
 # ----------------------------------------------------------------------------------------- tools
 # go_tool(binary, module folder, package[, ldflags]): build a Go-pinned tool into .tools/bin.
-# The ldflags are part of the command line, so tools/fresh rebuilds when they change; they must
-# not hold a time or anything else that changes between runs.
+# ldflags (optional, no single quotes) e.g. stamp a version variable the module leaves unset.
+# They are part of the command line, so tools/fresh rebuilds when they change: fixed values only.
 define go_tool
 @$(FRESH) $(TOOLS_BIN)/.$(1).sha256 $(TOOLS_BIN)/$(1) -- $(2) -- \
-  bash -c 'cd $(2) && $(GO_BUILD)$(if $(4), -ldflags "$(4)") -o $(ROOT)/$(TOOLS_BIN)/$(1) $(3)'
+  bash -c 'cd $(2) && $(GO_BUILD) $(if $(4),-ldflags "$(4)") -o $(ROOT)/$(TOOLS_BIN)/$(1) $(3)'
 endef
 
 # The control plane (tools/controlplane) is stamped with the Kubernetes version it is built from,
@@ -72,6 +77,10 @@ tools: go-check venv
 	@# promtool has its own module: the Prometheus dependency graph is large and must not move
 	@# kustomize's or kubeconform's dependencies.
 	$(call go_tool,promtool,tools/promtool,github.com/prometheus/prometheus/cmd/promtool)
+	@# Node Feature Discovery: nfd-master (a local control plane runs it) and nfd-rulecheck (runs
+	@# NFD's own rule validation and matching on rendered rules). Own module: NFD pins k8s v0.35.
+	$(call go_tool,nfd-master,tools/nfd,sigs.k8s.io/node-feature-discovery/cmd/nfd-master,$(NFD_LDFLAGS))
+	$(call go_tool,nfd-rulecheck,tools/nfd,./cmd/nfd-rulecheck)
 	@# The control plane behind validate --dry-run=server and simulate: own modules, because
 	@# Kubernetes' dependency graph is the largest of all (a cold build takes minutes).
 	$(call go_tool,kube-apiserver,tools/controlplane,k8s.io/kubernetes/cmd/kube-apiserver,$(K8S_LDFLAGS))
