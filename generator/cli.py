@@ -18,6 +18,7 @@ import click
 
 from . import pipeline, report, schemadefs, toolchain
 from .errors import Finding, FindingsError, GeneratorError, UsageError
+from .errors import sorted_findings as sort_findings
 
 F = TypeVar("F", bound=Callable[..., int])
 
@@ -180,6 +181,20 @@ def schema(out_dir: Path | None, kind: str | None) -> int:
     "folder holding the values tree.",
 )
 @click.option("--no-drift", is_flag=True, help="Do not compare the committed output.")
+@click.option(
+    "--dry-run",
+    "dry_run",
+    type=click.Choice(["server"]),
+    help="Also server-side apply every unit with dry-run (docs/simulation.md): on a local "
+    "control plane (default, or --local-apiserver) or on the cluster of --kubeconfig.",
+)
+@click.option("--local-apiserver", is_flag=True, help="Dry-run on a throwaway local control plane.")
+@click.option(
+    "--kubeconfig",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Dry-run on this cluster; it changes nothing there (every request is a dry-run).",
+)
+@click.option("--context", "kube_context", help="The kubeconfig context to use.")
 @guarded
 def validate(
     values_dir: Path,
@@ -190,12 +205,21 @@ def validate(
     jobs: int | None,
     committed: Path | None,
     no_drift: bool,
+    dry_run: str | None,
+    local_apiserver: bool,
+    kubeconfig: Path | None,
+    kube_context: str | None,
 ) -> int:
     """Validate the values and exactly what Argo CD will apply: the committed output matches a
     fresh render, and kustomize, kubeconform, promtool and the fleet policy rules pass on every
-    unit, in one report."""
+    unit, in one report. With --dry-run=server, the API server checks every object too."""
     from .validate import ValidateOptions
     from .validate import validate as run_validate
+
+    if dry_run is None and (local_apiserver or kubeconfig or kube_context):
+        raise UsageError("--local-apiserver, --kubeconfig and --context need --dry-run=server")
+    if local_apiserver and kubeconfig:
+        raise UsageError("--local-apiserver and --kubeconfig exclude each other")
 
     home = values_dir.resolve().parent
     if not no_cache and cache_dir is None:
@@ -213,11 +237,21 @@ def validate(
         "objects": result.objects,
         "cached units": result.cached_units,
     }
+    findings = list(result.findings)
     if result.stopped:
         stats = {"stopped after": f"the {result.stopped} stage; fix these first"}
+    elif dry_run:
+        from .cluster import dryrun
+
+        dry = dryrun.dry_run(values_dir, env, kubeconfig=kubeconfig, context=kube_context)
+        findings = sort_findings(findings + dry.findings)
+        stats["dry-run objects"] = dry.objects
+        if dry.skipped:
+            stats["dry-run skipped"] = dry.skipped
+        result.timings.update({f"dry-run {k}": v for k, v in dry.timings.items()})
     if output_format == "json":
         stats["timings"] = result.timings
-    rep = report.Report("validate", result.findings, stats)
+    rep = report.Report("validate", findings, stats)
     report.FORMATS[output_format](rep, click.get_text_stream("stdout"))
     return EXIT_FINDINGS if rep.errors else EXIT_OK
 
@@ -283,6 +317,43 @@ def plan(values_dir: Path, env: str | None, fmt: str) -> int:
         _echo_findings(result.findings)
         click.echo(planning.format_text(result), nl=False)
     return EXIT_OK if result.fits else EXIT_FINDINGS
+
+
+@main.command()
+@values_option
+@click.option("--env", help="Only this environment (default: every environment, in turn).")
+@click.option(
+    "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@click.option(
+    "--keep",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Keep the control plane's data and logs in this folder (for debugging).",
+)
+@guarded
+def simulate(values_dir: Path, env: str | None, fmt: str, keep: Path | None) -> int:
+    """Apply the fleet to a local control plane with simulated nodes (KWOK) and the real
+    scheduler, controllers, quota and nfd-master; report where everything lands; 1 on any
+    mismatch (docs/simulation.md)."""
+    import contextlib
+
+    from .cluster import launcher, simreport
+    from .cluster import simulate as sim
+
+    def plane() -> contextlib.AbstractContextManager[launcher.ControlPlane]:
+        return launcher.local_control_plane(nfd=True, keep_dir=keep)
+
+    result = sim.simulate(values_dir, env, plane)
+    out = click.get_text_stream("stdout")
+    stats: dict[str, object] = {"environments": len(result.envs)}
+    if fmt == "json":
+        stats.update(simreport.as_json(result))
+        report.as_json(report.Report("simulate", result.findings, stats), out)
+    else:
+        for rep in result.envs:
+            out.write(simreport.env_text(rep))
+        report.text(report.Report("simulate", result.findings, stats), out)
+    return EXIT_FINDINGS if result.errors else EXIT_OK
 
 
 def run() -> None:
