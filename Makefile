@@ -28,7 +28,8 @@ GO ?= $(or $(shell command -v go 2>/dev/null),$(wildcard /usr/local/go/bin/go),g
 # Same flags every time so Go's build cache ($HOME/.cache/go-build) is reused across runs and clones.
 GO_BUILD := CGO_ENABLED=0 GOFLAGS=-mod=readonly $(GO) build -trimpath -buildvcs=false
 
-PYTEST_ARGS ?= -n auto
+# loadgroup: the tests that need the local control plane share one worker (and one plane).
+PYTEST_ARGS ?= -n auto --dist loadgroup
 
 # NFD leaves its version variable for its own Makefile to stamp; without it `nfd-master -version`
 # prints "undefined". Keep equal to the NFD version in tools/nfd/go.mod.

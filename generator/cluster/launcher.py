@@ -434,21 +434,26 @@ def reset(plane: ControlPlane) -> None:
             api.delete("v1", "Namespace", "", ns["metadata"]["name"])
     if api.serves("nfd.k8s-sigs.io/v1alpha1", "NodeFeature"):
         for nf in api.list("nfd.k8s-sigs.io/v1alpha1", "NodeFeature", NFD_NAMESPACE):
-            api.delete(
-                "nfd.k8s-sigs.io/v1alpha1", "NodeFeature", NFD_NAMESPACE, nf["metadata"]["name"]
-            )
+            name = nf["metadata"]["name"]
+            api.delete("nfd.k8s-sigs.io/v1alpha1", "NodeFeature", NFD_NAMESPACE, name)
     for (api_version, kind), res in sorted(api.resources().items()):
         if res.namespaced or kind in ("Namespace", "Node") or not res.deletable:
             continue
         for obj in api.list(api_version, kind, selector=MANAGED):
             api.delete(api_version, kind, "", obj["metadata"]["name"])
-    for node in api.list("v1", "Node"):
-        if node["metadata"]["name"] != CONTROL_PLANE_NODE:
-            api.delete("v1", "Node", "", node["metadata"]["name"], grace=0)
 
     def clean() -> bool:
-        namespaces = {n["metadata"]["name"] for n in api.list("v1", "Namespace")}
+        # No kubelet confirms that a container stopped: pods go at once (grace period 0),
+        # before their nodes, or the namespace controller waits for them for ever.
+        pods = [p for p in api.list("v1", "Pod") if p["metadata"]["namespace"] not in keep]
+        for pod in pods:
+            api.delete("v1", "Pod", pod["metadata"]["namespace"], pod["metadata"]["name"], grace=0)
+        if pods:
+            return False
         nodes = {n["metadata"]["name"] for n in api.list("v1", "Node")}
+        for name in nodes - {CONTROL_PLANE_NODE}:
+            api.delete("v1", "Node", "", name, grace=0)
+        namespaces = {n["metadata"]["name"] for n in api.list("v1", "Namespace")}
         return namespaces <= keep and nodes == {CONTROL_PLANE_NODE}
 
     _wait("reset", clean, plane.services, RESET_TIMEOUT)
