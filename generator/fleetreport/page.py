@@ -140,6 +140,7 @@ def write(text: str, out: Path) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; a report is for reading
         os.replace(tmp, out)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
