@@ -4,7 +4,8 @@ what it requested and logged.
 Nothing downloads a browser or a driver: both paths are given to Selenium, so its driver manager
 never runs (`make browser` installs the two Debian packages when they are absent).
 
-    python -m tests.browser PAGE.html SHOT.png [WIDTH]   # a full-page screenshot, for docs/
+    python -m tests.browser PAGE.html SHOT.png [WIDTH [HEIGHT]]   # a screenshot for docs/: the
+                                                                  # whole page, or its top HEIGHT px
 """
 
 from __future__ import annotations
@@ -95,11 +96,13 @@ def visit(driver: webdriver.Chrome, page: Path, script: str = "return null;") ->
     return out
 
 
-def screenshot(driver: webdriver.Chrome, dest: Path) -> bytes:
-    """A PNG of the whole page (beyond the window), written to dest."""
+def screenshot(driver: webdriver.Chrome, dest: Path, height: int | None = None) -> bytes:
+    """A PNG of the whole page (beyond the window), or of its top `height` pixels, written to dest."""
     size = driver.execute_script(
         "return [document.documentElement.scrollWidth, document.documentElement.scrollHeight];"
     )
+    if height is not None:
+        size[1] = min(size[1], height)
     shot = driver.execute_cdp_cmd(
         "Page.captureScreenshot",
         {
@@ -114,16 +117,17 @@ def screenshot(driver: webdriver.Chrome, dest: Path) -> bytes:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) not in (2, 3):
+    if len(argv) not in (2, 3, 4):
         print(__doc__, file=sys.stderr)
         return 2
     if why := missing():
         print(why, file=sys.stderr)
         return 2
-    width = int(argv[2]) if len(argv) == 3 else 1280
+    width = int(argv[2]) if len(argv) > 2 else 1280
+    height = int(argv[3]) if len(argv) > 3 else None
     with chromium(width) as driver:
         seen = visit(driver, Path(argv[0]))
-        screenshot(driver, Path(argv[1]))
+        screenshot(driver, Path(argv[1]), height)
     print(f"wrote {argv[1]}; {len(seen.network)} requests, {len(seen.errors)} console errors")
     return 0
 
