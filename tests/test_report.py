@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+import warnings
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -226,6 +227,18 @@ def test_page_is_self_contained_and_links_findings(small: Path) -> None:
     assert 'data-series="ascend,nvidia,baseline"' in text
 
 
+def test_a_fleet_without_teams_or_services(tmp_path: Path) -> None:
+    files = {k: v for k, v in SMALL.items() if not k.startswith(("teams/", "environments/"))}
+    files["environments/dev.yaml"] = files["environments/prod.yaml"] = "{}\n"
+    values = make_tree(tmp_path, files)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # not even a Matplotlib warning about empty axes
+        text = report(ReportOptions(values)).text
+    assert text.count('<figure class="chart"') == 2  # capacity vs. quotas only, per environment
+    assert text.count("No team in this environment.") == 2
+    assert text.count("No service with two or more tracks in this environment.") == 2
+
+
 def test_link_base_points_at_the_line(small: Path) -> None:
     res = report(ReportOptions(small, fmt="markdown", link_base="https://forge.example/r/blob/c1/"))
     assert (
@@ -313,18 +326,19 @@ def test_cli_usage_errors_exit_2(small: Path) -> None:
 
 
 def test_example_and_300_teams_render_within_seconds(tmp_path: Path) -> None:
-    """Measured on 2 shared cores: about 3 s for 300 teams (docs/report.md); the bound leaves room
-    for a loaded CI machine running other tests beside this one."""
-    start = time.perf_counter()
+    """CPU seconds of this process: wall time on 2 cores shared with the other tests (and, here,
+    with other work) measures the neighbours. Measured: about 1 s for the example and 2.5 s for
+    300 teams (docs/report.md)."""
+    start = time.process_time()
     example = report(ReportOptions(EXAMPLE_VALUES, out=tmp_path / "example.html"))
-    assert time.perf_counter() - start < 10
+    assert time.process_time() - start < 5
     assert (example.errors, example.warnings) == (0, 2)
     values = tmp_path / "fleet" / "values"
     make_values(values, 300)
-    start = time.perf_counter()
+    start = time.process_time()
     big = report(ReportOptions(values, out=tmp_path / "fleet.html"))
-    took = time.perf_counter() - start
-    assert took < 20, f"300 teams took {took:.1f} s"
+    took = time.process_time() - start
+    assert took < 8, f"300 teams took {took:.1f} CPU seconds"
     text = big.text
     assert text.count('<figure class="chart"') == 12  # three environments
     assert "the 40 teams of largest cost-weighted allocation, of 300" in text

@@ -207,7 +207,7 @@ def heatmap(env: EnvReport) -> Chart:
                         va="center",
                         color="white" if row[j] > top * 0.55 else "black",
                     )
-        ax.set_xlim(0, len(vendors))
+        ax.set_xlim(0, max(len(vendors), 1))
         ax.set_ylim(max(len(names), 1), 0)
         ax.set_xticks([j + 0.5 for j in range(len(vendors))], vendors)
         ax.xaxis.tick_top()
@@ -249,7 +249,7 @@ def cost(env: EnvReport, colors: dict[str, str]) -> Chart:
         rects = [(x - tick / 2, i - 0.42, tick, 0.84) for i, x in enumerate(baselines)]
         handles.append(_bars(ax, "baseline", rects, "black"))
         ax.set_xlim(0, right * 1.05)
-        ax.set_ylim(len(names) - 0.5, -0.5)
+        ax.set_ylim(max(len(names), 1) - 0.5, -0.5)
         ax.set_yticks(range(len(names)), names)
         ax.set_xlabel(f"cost-weighted devices ({env.baseline_vendor} = {env.baseline_weight:g})")
         ax.grid(axis="x", color="#e8eaed")
@@ -296,7 +296,7 @@ def traffic(env: EnvReport, colors: dict[str, str]) -> Chart:
                     )
             left = [a + b for a, b in zip(left, widths, strict=True)]
         ax.set_xlim(0, 100)
-        ax.set_ylim(len(rows) - 0.5, -0.5)
+        ax.set_ylim(max(len(rows), 1) - 0.5, -0.5)
         ax.set_yticks(range(len(rows)), labels)
         ax.set_xlabel("traffic per track (%)")
         _legend(ax, handles, vendors)

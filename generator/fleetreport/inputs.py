@@ -59,6 +59,8 @@ def tool_versions() -> tuple[tuple[str, str], ...]:
 
 def gather(values_dir: Path) -> Inputs:
     commit = _git(values_dir, "rev-parse", "HEAD") or ""
-    date = _git(values_dir, "log", "-1", "--format=%cI") or "" if commit else ""
-    status = _git(values_dir, "status", "--porcelain", "--", ".") if commit else ""
+    if not commit:
+        return Inputs(str(values_dir), "", "", False, tool_versions())
+    date = _git(values_dir, "log", "-1", "--format=%cI") or ""
+    status = _git(values_dir, "status", "--porcelain", "--", ".")
     return Inputs(str(values_dir), commit, date, bool(status), tool_versions())

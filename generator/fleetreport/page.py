@@ -104,16 +104,11 @@ def render(numbers: FleetNumbers, inputs: Inputs, links: Links, fmt: str = "html
         vendors_seen += [v for v in env.vendor_ids if v not in vendors_seen]
     colors = charts.vendor_colors(vendors_seen)
     for env in numbers.envs:
-        drawn = (
-            [
-                charts.capacity(env),
-                charts.heatmap(env),
-                charts.cost(env, colors),
-                charts.traffic(env, colors),
-            ]
-            if fmt == "html"
-            else []
-        )
+        drawn = []
+        if fmt == "html":
+            drawn = [charts.capacity(env), charts.heatmap(env), charts.cost(env, colors)]
+            # the traffic chart only where there is traffic to show (the page shows it then)
+            drawn += [charts.traffic(env, colors)] if env.migrations else []
         views.append(EnvView(env, drawn, [FindingView(f, links.href(f)) for f in env.cap_findings]))
     context: dict[str, Any] = {
         "fleet": numbers.fleet,
