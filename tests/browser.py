@@ -2,7 +2,9 @@
 what it requested and logged.
 
 Nothing downloads a browser or a driver: both paths are given to Selenium, so its driver manager
-never runs (`make browser` installs the two Debian packages when they are absent).
+never runs (selenium 4.51.0, selenium/webdriver/common/driver_finder.py: "Skipping Selenium
+Manager; path to driver specified in Service class"). `make browser` installs the two Debian
+packages when they are absent.
 
     python -m tests.browser PAGE.html SHOT.png [WIDTH [HEIGHT]]   # a screenshot for docs/: the
                                                                   # whole page, or its top HEIGHT px
