@@ -543,6 +543,9 @@ def _queues(view: FleetView, team: Team, pods: list[PodRef]) -> list[Obj]:
         "spec": {
             "cohortName": cohort(view),
             "namespaceSelector": {"matchLabels": {TEAM_LABEL: team.name}},
+            # A team takes back the nominal quota it lent: preempt borrowers in the cohort
+            # (kueue v0.17.0 clusterqueue_types.go ClusterQueuePreemption; default Never).
+            "preemption": {"reclaimWithinCohort": "Any"},
             "resourceGroups": resource_groups,
         },
     }
