@@ -207,6 +207,14 @@ TOOLS: Mapping[str, Tool] = {
         install_hint="apt-get install openssl",
         search_path=True,
     ),
+    "schedcheck": Tool(
+        name="schedcheck",
+        pinned="v1.36.3",
+        source="Go module k8s.io/kubernetes@v1.36.3 (tools/schedcheck/go.mod)",
+        install_hint=INSTALL_COMMAND,
+        search_path=False,
+        go_module="k8s.io/kubernetes",
+    ),
     "go": Tool(
         name="go",
         pinned="",
