@@ -9,13 +9,23 @@ turns them into NodeFeature objects (:func:`node_feature`), the objects nfd-work
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 import yaml
 
-__all__ = ["NFD_NAMESPACE", "Accelerator", "Inventory", "load", "names", "node_feature"]
+__all__ = [
+    "NFD_NAMESPACE",
+    "Accelerator",
+    "Inventory",
+    "load",
+    "names",
+    "node_feature",
+    "node_features_text",
+]
 
 NFD_NAMESPACE = "node-feature-discovery"
 # The attributes nfd-worker reads for every PCI function (mandatoryDevAttrs) and those it adds
@@ -102,3 +112,14 @@ def node_feature(inventory: Inventory, node: str, namespace: str = NFD_NAMESPACE
             },
         },
     }
+
+
+def node_features_text(nodes: Iterable[tuple[str, Inventory]]) -> str:
+    """NodeFeature objects for (node name, inventory) pairs as a multi-document stream.
+
+    Each document is JSON (valid YAML): a YAML writer leaves IDs such as 19e5 or 0380 unquoted,
+    and Go's YAML reader then takes them for numbers (1.9e5, 380), so no rule would match.
+    """
+    return "---\n".join(
+        json.dumps(node_feature(inv, node), sort_keys=True) + "\n" for node, inv in nodes
+    )

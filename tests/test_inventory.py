@@ -94,3 +94,10 @@ def test_node_feature_is_what_nfd_worker_writes() -> None:
 def test_unknown_server_type_names_the_known_ones() -> None:
     with pytest.raises(ValueError, match="known: amd-mi250x"):
         inventory.load("no-such-server")
+
+
+def test_node_features_text_keeps_ids_strings() -> None:
+    # Unquoted 19e5 / 0380 would reach Go as numbers: the stream is JSON documents.
+    text = inventory.node_features_text([("a", inventory.load("kunpeng-cpu"))])
+    assert '"vendor": "19e5"' in text
+    assert '"class": "0300"' in text

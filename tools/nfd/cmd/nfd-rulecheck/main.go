@@ -30,6 +30,7 @@ import (
 	"sort"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
@@ -167,26 +168,40 @@ func run(rules []nfdv1alpha1.NodeFeatureRule, nodes []nfdv1alpha1.NodeFeature, e
 }
 
 // validateRules checks each rule as `kubectl nfd validate` does (pkg/kubectl-nfd/validate.go),
-// with label, annotation and extended resource names prefixed first as nfd-master does.
+// with label, annotation and extended resource names prefixed first as nfd-master does. Each
+// label, taint, annotation and extended resource is validated on its own so that a refusal names
+// its key; the messages are NFD's own.
 func validateRules(nfr nfdv1alpha1.NodeFeatureRule) []Refusal {
 	var out []Refusal
-	add := func(rule, kind string, errs []error) {
+	add := func(rule, kind, key, value string, errs []error) {
 		for _, err := range errs {
-			out = append(out, Refusal{NodeFeatureRule: nfr.Name, Rule: rule, Kind: kind, Error: err.Error()})
+			out = append(out, Refusal{NodeFeatureRule: nfr.Name, Rule: rule, Kind: kind, Key: key, Value: value, Error: err.Error()})
+		}
+	}
+	each := func(rule, kind string, in map[string]string, check func(map[string]string) []error) {
+		keys := make([]string, 0, len(in))
+		for k := range in {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			add(rule, kind, k, in[k], check(map[string]string{k: in[k]}))
 		}
 	}
 	for _, rule := range nfr.Spec.Rules {
 		if rule.Name == "" {
-			add(rule.Name, "rule", []error{errors.New("rule name cannot be empty")})
+			add(rule.Name, "rule", "", "", []error{errors.New("rule name cannot be empty")})
 		}
-		add(rule.Name, "label", validate.Labels(placeholders(addNsToMapKeys(rule.Labels, nfdv1alpha1.FeatureLabelNs))))
-		add(rule.Name, "annotation", validate.Annotations(addNsToMapKeys(rule.Annotations, nfdv1alpha1.FeatureAnnotationNs)))
-		add(rule.Name, "extendedResource", validate.ExtendedResources(placeholders(addNsToMapKeys(rule.ExtendedResources, nfdv1alpha1.ExtendedResourceNs))))
-		add(rule.Name, "taint", validate.Taints(rule.Taints))
-		add(rule.Name, "rule", validate.Template(rule.LabelsTemplate))
-		add(rule.Name, "rule", validate.Template(rule.VarsTemplate))
-		add(rule.Name, "rule", validate.MatchFeatures(rule.MatchFeatures))
-		add(rule.Name, "rule", validate.MatchAny(rule.MatchAny))
+		each(rule.Name, "label", placeholders(addNsToMapKeys(rule.Labels, nfdv1alpha1.FeatureLabelNs)), validate.Labels)
+		each(rule.Name, "annotation", addNsToMapKeys(rule.Annotations, nfdv1alpha1.FeatureAnnotationNs), validate.Annotations)
+		each(rule.Name, "extendedResource", placeholders(addNsToMapKeys(rule.ExtendedResources, nfdv1alpha1.ExtendedResourceNs)), validate.ExtendedResources)
+		for _, t := range rule.Taints {
+			add(rule.Name, "taint", t.Key, t.Value, validate.Taints([]corev1.Taint{t}))
+		}
+		add(rule.Name, "rule", "", "", validate.Template(rule.LabelsTemplate))
+		add(rule.Name, "rule", "", "", validate.Template(rule.VarsTemplate))
+		add(rule.Name, "rule", "", "", validate.MatchFeatures(rule.MatchFeatures))
+		add(rule.Name, "rule", "", "", validate.MatchAny(rule.MatchAny))
 	}
 	return out
 }
