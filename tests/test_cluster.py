@@ -20,6 +20,7 @@ import yaml
 from click.testing import CliRunner
 
 from generator import builders, checks, toolchain
+from generator.builders import node_config
 from generator.builders import workloads as workload_builder
 from generator.builders.common import Component, metadata
 from generator.cli import main
@@ -313,8 +314,22 @@ def test_a_taint_nfd_master_drops_lets_a_pod_without_tolerations_on_the_node(
 
 
 def test_a_rule_on_the_pci_vendor_alone_labels_a_cpu_only_server(
-    tree: Tree, cluster: ControlPlane
+    tree: Tree, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The rules match PCI class and device IDs; put back the match on the vendor alone (the
+    defect issue #8 found) and nfd-master labels the CPU-only Hygon server, whose root complex
+    and bridges carry the vendor ID 1d94, as a DCU node: the DCU plugin runs there."""
+    real = node_config._node_feature_rule
+
+    def vendor_alone(view: FleetView, vendor: Any) -> dict[str, Any]:
+        rule = real(view, vendor)
+        for r in rule["spec"]["rules"]:
+            for match in r["matchFeatures"]:
+                if match["feature"] == "pci.device":
+                    match["matchExpressions"] = {"vendor": match["matchExpressions"]["vendor"]}
+        return rule
+
+    monkeypatch.setattr(node_config, "_node_feature_rule", vendor_alone)
     hygon = {
         "resourceName": "amd.com/gpu",
         "devicePlugin": {"image": "registry.example.com/hygon/dcu-device-plugin", "version": "v1"},
@@ -404,3 +419,41 @@ def test_simulate_cli_json(
     assert env["env"] == "dev"
     assert {n["name"] for n in env["nodes"]} >= {"gpu-1", "general-purpose-01"}
     assert result.exit_code == (1 if doc["errors"] else 0)
+
+
+def test_example_fleet_simulation_in_every_environment(
+    values_dir: Path, cluster: ControlPlane
+) -> None:
+    """Every node gets exactly its pool's labels and taints from nfd-master, every vendor
+    DaemonSet runs on exactly its vendor's nodes, no untolerating pod lands on an accelerator
+    node, and every track has the ready pods plan says. What still fails is fragmentation: the
+    inference replicas spread over the GPU and NPU nodes, so the 4-GPU and 8-NPU jobs fit on no
+    node although capacity adds up (the example fleet renders no packing profile)."""
+    result = sim(values_dir, cluster)
+    assert [e.env for e in result.envs] == ["prod", "staging"]
+    for env in result.envs:
+        assert env.nodes and all(n.ok for n in env.nodes), env.nodes
+        assert env.probes and all(p["ok"] for p in env.probes), env.probes
+        assert env.plugins and all(p["ok"] for p in env.plugins), env.plugins
+        assert env.tracks and all(t["ok"] for t in env.tracks), env.tracks
+    errors = [f for f in result.findings if f.severity is Severity.ERROR]
+    assert {(f.code, f.message.split(" in environment")[0]) for f in errors} <= {
+        ("SIM004", "Job ml-team/cuda-training-job"),
+        ("SIM004", "Job ml-team/npu-training-job"),
+    }, [f.format() for f in errors]
+    assert all("Insufficient" in f.message and "even alone" in f.message for f in errors)
+
+
+def test_the_simulation_runs_the_fleets_own_scheduler_profile(
+    tree: Tree, cluster: ControlPlane
+) -> None:
+    values = tree(fleet={**FLEET, "scheduling": {"kubeScheduler": {"packing": True}}})
+    sim(values, cluster)
+    config = cluster.scheduler_config
+    assert config is not None and config["kind"] == "KubeSchedulerConfiguration"
+    (profile,) = config["profiles"]
+    fit = next(p for p in profile["pluginConfig"] if p["name"] == "NodeResourcesFit")
+    assert fit["args"]["scoringStrategy"]["type"] == "MostAllocated"
+    cluster.check()  # kube-scheduler accepted the fleet's file and runs
+    sim(tree(), cluster)
+    assert cluster.scheduler_config is None  # back to kube-scheduler's defaults

@@ -87,6 +87,21 @@ class ControlPlane:
     services: list[Service] = field(default_factory=list)
     started_in: float = 0.0
     """Seconds from the first process to every component ready."""
+    scheduler_port: int = 0
+    scheduler_config: dict[str, Any] | None = None
+    """The KubeSchedulerConfiguration kube-scheduler runs with (None: its defaults)."""
+
+    def use_scheduler_config(self, config: dict[str, Any] | None) -> None:
+        """Run kube-scheduler with this configuration (the fleet's own profile, when it renders
+        one), restarting it when it differs from what runs now."""
+        if config == self.scheduler_config:
+            return
+        old = next(s for s in self.services if s.name == "kube-scheduler")
+        toolchain.terminate(old, STOP_GRACE)
+        new = _spawn_scheduler(self.workdir, self.kubeconfig, self.scheduler_port, config)
+        self.services[self.services.index(old)] = new
+        self.scheduler_config = config
+        _wait("kube-scheduler", lambda: _scheduler_ready(self.scheduler_port), [new], READY_TIMEOUT)
 
     def client(self) -> ApiClient:
         return ApiClient(self.server, token=self.token, ca_file=self.ca_file)
@@ -310,20 +325,7 @@ def _start(workdir: Path, services: list[Service], nfd: bool) -> ControlPlane:
             log=logs / "kube-controller-manager.log",
         )
     )
-    services.append(
-        toolchain.spawn(
-            "kube-scheduler",
-            [
-                kc,
-                f"--authentication-kubeconfig={kubeconfig}",
-                f"--authorization-kubeconfig={kubeconfig}",
-                "--leader-elect=false",
-                "--bind-address=127.0.0.1",
-                f"--secure-port={sched_port}",
-            ],
-            log=logs / "kube-scheduler.log",
-        )
-    )
+    services.append(_spawn_scheduler(workdir, kubeconfig, sched_port, None))
     stages = workdir / "kwok-stages.yaml"
     stages.write_text(kwok_stages())
     services.append(
@@ -349,6 +351,7 @@ def _start(workdir: Path, services: list[Service], nfd: bool) -> ControlPlane:
         nfd=nfd,
         nfd_metrics="",
         services=services,
+        scheduler_port=sched_port,
     )
     api = plane.client()
     _wait(
@@ -357,12 +360,7 @@ def _start(workdir: Path, services: list[Service], nfd: bool) -> ControlPlane:
         services,
         READY_TIMEOUT,
     )
-    _wait(
-        "kube-scheduler",
-        lambda: _http_ok(f"https://127.0.0.1:{sched_port}/readyz", context=_insecure()),
-        services,
-        READY_TIMEOUT,
-    )
+    _wait("kube-scheduler", lambda: _scheduler_ready(sched_port), services, READY_TIMEOUT)
     # The control-plane Node: KWOK makes it Ready, node-lifecycle-controller then lifts the
     # not-ready taint; both prove those components work.
     api.create(
@@ -384,6 +382,35 @@ def _start(workdir: Path, services: list[Service], nfd: bool) -> ControlPlane:
         plane.nfd_metrics = _start_nfd(plane, api, kc, services)
     plane.started_in = round(time.monotonic() - t0, 2)
     return plane
+
+
+def _spawn_scheduler(
+    workdir: Path, kubeconfig: Path, port: int, config: dict[str, Any] | None
+) -> Service:
+    args = [
+        f"--authentication-kubeconfig={kubeconfig}",
+        f"--authorization-kubeconfig={kubeconfig}",
+        "--bind-address=127.0.0.1",
+        f"--secure-port={port}",
+    ]
+    if config is None:
+        args += [f"--kubeconfig={kubeconfig}", "--leader-elect=false"]
+    else:
+        # With --config, kube-scheduler ignores --kubeconfig and --leader-elect: they go in the
+        # file (the fleet's own profile, with this control plane's connection).
+        doc = {
+            **config,
+            "clientConnection": {"kubeconfig": str(kubeconfig)},
+            "leaderElection": {"leaderElect": False},
+        }
+        path = workdir / "kube-scheduler-config.yaml"
+        path.write_text(yaml.safe_dump(doc, sort_keys=False))
+        args.append(f"--config={path}")
+    return toolchain.spawn("kube-scheduler", args, log=workdir / "logs" / "kube-scheduler.log")
+
+
+def _scheduler_ready(port: int) -> bool:
+    return _http_ok(f"https://127.0.0.1:{port}/readyz", context=_insecure())
 
 
 def _start_nfd(plane: ControlPlane, api: ApiClient, kc: str, services: list[Service]) -> str:

@@ -28,11 +28,15 @@ import json
 import re
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from ..builders.common import TEAM_LABEL, VENDOR_LABEL
+from ..builders.scheduling import KUBE_SCHEDULER_CONF_KEY, KUBE_SCHEDULER_CONFIGMAP
 from ..builders.workloads import PodRef, team_objects
 from ..errors import Finding, FindingsError, Location, Severity, sorted_findings
 from ..model import FleetView, Values
@@ -51,10 +55,11 @@ from .fleetnodes import (
     plan_nodes,
 )
 from .launcher import ControlPlane, metrics, node_ready, reset
-from .units import ARGOCD_UNIT, BuiltUnit, build
+from .units import ARGOCD_UNIT, BuiltUnit, build, object_wave
 
 Obj = dict[str, Any]
 SETTLE_TIMEOUT = 120.0
+APPLY_WORKERS = 8
 QUIET = 1.5
 POLL = 0.25
 PROBE_NAMESPACE = "accel-sim-probe"
@@ -146,9 +151,8 @@ def simulate(
     reports: list[EnvReport] = []
     with plane_factory() as plane:
         api = plane.client()
-        for i, name in enumerate(envs):
-            if i:
-                reset(plane)
+        for name in envs:
+            reset(plane)  # no trace of the last environment (or run, on a shared plane)
             reports.append(_simulate_env(loaded, name, plane, api))
     everything = [f for r in reports for f in r.findings]
     return SimulationResult(reports, sorted_findings(everything), plane.started_in)
@@ -167,6 +171,8 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
 
     built, build_findings = build(loaded, env)
     report.findings += build_findings
+    plane.use_scheduler_config(scheduler_config(built))
+    lap("scheduler")
     api.apply_crds(needed_crds([o for b in built for o in b.docs]))
     for ns in addon_namespaces(loaded, env):
         api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
@@ -240,6 +246,19 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
 # ------------------------------------------------------------------------------------ helpers
 
 
+def scheduler_config(built: list[BuiltUnit]) -> dict[str, Any] | None:
+    """The KubeSchedulerConfiguration the fleet renders for its clusters' scheduler (packing),
+    as the cluster would read it from the ConfigMap; None: kube-scheduler's defaults."""
+    for unit in built:
+        for obj in unit.docs:
+            meta = obj.get("metadata", {})
+            if obj.get("kind") == "ConfigMap" and meta.get("name") == KUBE_SCHEDULER_CONFIGMAP:
+                text = (obj.get("data") or {}).get(KUBE_SCHEDULER_CONF_KEY, "")
+                doc = yaml.safe_load(text) if text else None
+                return doc if isinstance(doc, dict) else None
+    return None
+
+
 def _wait(ready: Callable[[], bool], what: str, timeout: float = SETTLE_TIMEOUT) -> None:
     deadline = time.monotonic() + timeout
     while not ready():
@@ -251,21 +270,57 @@ def _wait(ready: Callable[[], bool], what: str, timeout: float = SETTLE_TIMEOUT)
 def _apply_all(
     api: ApiClient, unit: BuiltUnit, docs: list[Obj], report: EnvReport, *, dry_run: bool = False
 ) -> list[Finding]:
-    out = []
+    """Apply a unit's objects as Argo CD syncs them: wave by wave (sync-wave annotation), the
+    objects of one wave at once, and the next wave only when this one is ready (gitops-engine
+    runs a wave's tasks concurrently and waits for their health: sync_context.go, at 04c4b72)."""
+    out: list[Finding] = []
+    waves: dict[int, list[Obj]] = {}
     for obj in docs:
-        report.objects += 1
-        try:
-            api.apply(obj, dry_run=dry_run)
-        except (ApiError, UnknownKind) as exc:
-            out.append(
-                Finding(
-                    "SIM012",
-                    f"{describe(unit.unit, obj)}: the API server refuses it: {exc}",
-                    origin(unit.unit, obj),
-                    hint="validate --dry-run=server shows the details",
+        waves.setdefault(object_wave(obj), []).append(obj)
+    for wave in sorted(waves):
+        group = waves[wave]
+        report.objects += len(group)
+        with ThreadPoolExecutor(max_workers=APPLY_WORKERS) as pool:
+            errors = list(pool.map(lambda o: _apply_one(api, o, dry_run), group))
+        for obj, exc in zip(group, errors, strict=True):
+            if exc is not None:
+                out.append(
+                    Finding(
+                        "SIM012",
+                        f"{describe(unit.unit, obj)}: the API server refuses it: {exc}",
+                        origin(unit.unit, obj),
+                        hint="validate --dry-run=server shows the details",
+                    )
                 )
-            )
+        if not dry_run:
+            _wait(_all_ready(api, group), f"wave {wave} of {unit.unit.path}")
     return out
+
+
+def _apply_one(api: ApiClient, obj: Obj, dry_run: bool) -> Exception | None:
+    try:
+        api.apply(obj, dry_run=dry_run)
+    except (ApiError, UnknownKind) as exc:
+        return exc
+    return None
+
+
+def _all_ready(api: ApiClient, group: list[Obj]) -> Callable[[], bool]:
+    return lambda: all(_ready(api, o) for o in group)
+
+
+def _ready(api: ApiClient, obj: Obj) -> bool:
+    """Whether what the next wave relies on is in place: a namespace with its default
+    ServiceAccount (pod admission needs it), a quota the quota controller has counted (until
+    then quota admission refuses pods: "status unknown for quota")."""
+    meta = obj.get("metadata", {})
+    kind = obj.get("kind")
+    if kind == "Namespace" and obj.get("apiVersion") == "v1":
+        return api.exists("v1", "ServiceAccount", meta["name"], "default")
+    if kind == "ResourceQuota":
+        live = api.get("v1", "ResourceQuota", meta.get("namespace", ""), meta["name"]) or {}
+        return bool(live.get("status", {}).get("hard"))
+    return True
 
 
 def _fingerprint(api: ApiClient) -> tuple[Any, ...]:

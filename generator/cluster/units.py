@@ -73,7 +73,7 @@ class BuiltUnit:
     """The kustomize output, in the order Argo CD applies it."""
 
 
-def _wave(obj: Obj) -> int:
+def object_wave(obj: Obj) -> int:
     raw = (obj.get("metadata", {}).get("annotations") or {}).get(SYNC_WAVE, "0")
     try:
         return int(raw)
@@ -89,7 +89,7 @@ def _kind_rank(obj: Obj) -> int:
 
 def argocd_order(docs: list[Obj]) -> list[Obj]:
     ordered = sorted(
-        docs, key=lambda o: (_wave(o), _kind_rank(o), str(o.get("metadata", {}).get("name")))
+        docs, key=lambda o: (object_wave(o), _kind_rank(o), str(o.get("metadata", {}).get("name")))
     )
     # Namespaces before the first object that lives in them.
     out: list[Obj] = []
@@ -117,7 +117,7 @@ def unit_waves(units: list[Unit]) -> dict[str, int]:
             labels = obj.get("metadata", {}).get("labels") or {}
             name = labels.get("accel-gitops.io/unit")
             if obj.get("kind") == "Application" and name and name != ARGOCD_UNIT:
-                waves[name] = _wave(obj)
+                waves[name] = object_wave(obj)
     for unit in units:
         waves.setdefault(unit.name, UNIT_WAVES.get(unit.name, TEAM_UNIT_WAVE))
     return waves
