@@ -239,8 +239,12 @@ def with_unknown_field(doc: dict[str, Any]) -> dict[str, Any]:
 # ------------------------------------------------------------------------------- doctor & pins
 
 
+CONTROL_PLANE = ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "etcd"]
+
+
 @pytest.mark.parametrize(
-    "name", ["kustomize", "kubeconform", "promtool", "nfd-master", "nfd-rulecheck"]
+    "name",
+    ["kustomize", "kubeconform", "promtool", "nfd-master", "nfd-rulecheck", *CONTROL_PLANE, "kwok"],
 )
 def test_doctor_finds_pinned_tool(name: str) -> None:
     status = {s.name: s for s in toolchain.doctor()}[name]
@@ -270,6 +274,8 @@ def _go_mod_requires(path: Path) -> dict[str, str]:
         ("promtool", "tools/promtool/go.mod"),
         ("nfd-master", "tools/nfd/go.mod"),
         ("nfd-rulecheck", "tools/nfd/go.mod"),
+        *[(name, "tools/controlplane/go.mod") for name in CONTROL_PLANE],
+        ("kwok", "tools/kwok/go.mod"),
     ],
 )
 def test_registry_pins_match_go_mod(name: str, gomod: str) -> None:
@@ -278,6 +284,22 @@ def test_registry_pins_match_go_mod(name: str, gomod: str) -> None:
     requires = _go_mod_requires(REPO / gomod)
     assert requires[tool.go_module] == tool.pinned
     assert f"{tool.go_module}@{tool.pinned}" in tool.source
+
+
+def test_control_plane_is_one_kubernetes_with_its_staging_modules_at_the_same_release() -> None:
+    # k8s.io/kubernetes points its staging modules at ./staging; each must be replaced by the
+    # published v0.X.Y of the same release (v1.36.3 -> v0.36.3), or the binaries mix releases.
+    gomod = (REPO / "tools/controlplane/go.mod").read_text()
+    k8s = _go_mod_requires(REPO / "tools/controlplane/go.mod")["k8s.io/kubernetes"]
+    staging = "v0." + k8s.removeprefix("v1.")
+    replaced = re.findall(r"^\s*(k8s\.io/\S+) => (k8s\.io/\S+) (v\S+)$", gomod, flags=re.M)
+    assert len(replaced) >= 30
+    assert all(a == b and v == staging for a, b, v in replaced), replaced
+
+
+def test_kube_apiserver_is_stamped_with_its_version() -> None:
+    out = toolchain.run("kube-apiserver", ["--version"], timeout=60).stdout.decode()
+    assert out.split() == ["Kubernetes", toolchain.TOOLS["kube-apiserver"].pinned]
 
 
 def test_nfd_master_reports_its_pinned_version() -> None:

@@ -78,7 +78,6 @@ HINTS = {
     "SIM008": "raise the team's quota, or lower the job's devices or replicas",
     "SIM009": "add a PCI inventory for the server type (generator/inventories)",
     "SIM010": "the job waits for the team's other jobs: fine for a queue, or raise the quota",
-    "SIM011": "the simulation did not settle: a controller keeps changing objects",
 }
 
 
