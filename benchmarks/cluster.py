@@ -84,6 +84,7 @@ def run(teams: int, starts: int, env: str, work: Path) -> dict[str, Any]:
         big["dry_run_objects"] = dry.objects
         big["dry_run_ms_per_object"] = round(1000 * seconds / max(1, dry.objects), 1)
         big["dry_run_errors"] = sum(f.severity.value == "error" for f in dry.findings)
+        assert not any(f.code == "KVER001" for f in dry.findings), dry.findings
         start = time.perf_counter()
         result = _sim(synthetic, env, plane)
         seconds = time.perf_counter() - start

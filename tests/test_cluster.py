@@ -223,6 +223,34 @@ def test_object_in_a_namespace_no_unit_creates(
     )
 
 
+def test_pod_security_that_will_refuse_a_workloads_pods(
+    tree: Tree, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """WKL004 (host paths in a namespace whose Pod Security forbids them) removed: Pod Security
+    admission warns on the Job at the namespace's enforce level, so its pods would be refused."""
+    ascend = {"pools": [{"name": "910b", "model": "910b", "devicesPerNode": 8, "nodes": ["npu-1"]}]}
+    team = {
+        "owners": ["ml@example.com"],
+        "quota": {"ascend": 8},
+        "jobs": {
+            "train": {
+                "vendor": "ascend",
+                "devices": 8,
+                "model": "910b",
+                "images": {"ascend": "registry.example.com/train:ascend"},
+            }
+        },
+    }
+    values = tree(vendors={"ascend": ascend}, teams={"ml": team})
+    monkeypatch.delitem(checks.REGISTRY, "WKL004")
+    result = dryrun.dry_run(values, None, plane=cluster)
+    assert codes(result.findings) == {"DRY005"}, [f.format() for f in result.findings]
+    (finding,) = result.findings
+    assert "Job ml/train (overlays/dev/team-ml)" in finding.message
+    assert "hostPath" in finding.message
+    assert finding.location.line == line_of(values / "teams/ml.yaml", "train:")
+
+
 def test_dry_run_against_a_kubeconfig_changes_nothing(tree: Tree, cluster: ControlPlane) -> None:
     values = tree()
     api = cluster.client()

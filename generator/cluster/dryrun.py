@@ -25,6 +25,7 @@ from .. import toolchain
 from ..errors import Finding, FindingsError, Severity, UsageError, sorted_findings
 from ..model import Values
 from ..pipeline import load_and_check
+from ..placement import pod_templates
 from ..validate.rules import describe, origin
 from . import target
 from .api import ApiClient, ApiError, UnknownKind
@@ -35,7 +36,7 @@ from .units import BuiltUnit, build, version_location
 
 Obj = dict[str, Any]
 WORKERS = 8
-POD_SECURITY_ENFORCE = "pod-security.kubernetes.io/enforce"
+POD_REFUSED = "\0pod refused at "  # marks a refusal of a template's pod among warnings
 
 HINTS = {
     "DRY001": "fix the value that sets this field (the server's message names the field)",
@@ -176,10 +177,6 @@ def _dry_run_env(
         existing = set(created) | SYSTEM_NAMESPACES | set(addon_namespaces(loaded, env))
     else:
         existing = {n["metadata"]["name"] for n in api.list("v1", "Namespace")}
-    enforce = {
-        name: str((o["metadata"].get("labels") or {}).get(POD_SECURITY_ENFORCE, ""))
-        for name, o in created.items()
-    }
     skipped: dict[str, list[BuiltUnit]] = {}
     for unit in built:
         result.units += 1
@@ -200,8 +197,7 @@ def _dry_run_env(
         for obj, (error, warnings) in zip(todo, outcomes, strict=True):
             if error is not None:
                 result.findings.append(_finding(unit, obj, error))
-            ns = str(obj.get("metadata", {}).get("namespace") or "")
-            result.findings += _warning_findings(unit, obj, warnings, enforce.get(ns, ""))
+            result.findings += _warning_findings(unit, obj, warnings)
     for ns, units in sorted(skipped.items()):
         names = sorted({u.unit.path for u in units})
         result.findings.append(
@@ -218,11 +214,35 @@ def _dry_run_env(
 
 
 def _apply(api: ApiClient, obj: Obj) -> tuple[Exception | None, list[str]]:
+    """Dry-run one object; then each of its pod templates as a Pod, so that Pod Security
+    admission judges it at the namespace's enforce level: for a workload object it only warns at
+    the warn level (k8s.io/pod-security-admission v0.36.3 admission/admission.go,
+    ValidatePodController evaluates with enforce=false), but it refuses the pods."""
     try:
         _, warnings = api.apply_warned(obj, dry_run=True)
     except (ApiError, UnknownKind) as exc:
         return exc, []
-    return None, warnings
+    ns = obj.get("metadata", {}).get("namespace")
+    refusals = []
+    for tpl in pod_templates(obj) if ns else ():
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{obj['metadata']['name']}-dry-run",
+                "namespace": ns,
+                "labels": dict(tpl.labels),
+            },
+            "spec": tpl.spec,
+        }
+        try:
+            api.create(pod, dry_run=True)
+        except ApiError as exc:
+            # Only Pod Security's verdict: other pod admission (a ServiceAccount that exists
+            # only as a dry-run) is not what a dry-run can judge.
+            if "violates PodSecurity" in exc.message:
+                refusals.append(f"{POD_REFUSED}{tpl.where}: {exc.message}")
+    return None, warnings + refusals
 
 
 def _finding(unit: BuiltUnit, obj: Obj, error: Exception) -> Finding:
@@ -257,21 +277,18 @@ def _finding(unit: BuiltUnit, obj: Obj, error: Exception) -> Finding:
     )
 
 
-def _warning_findings(
-    unit: BuiltUnit, obj: Obj, warnings: Iterable[str], enforce: str
-) -> list[Finding]:
+def _warning_findings(unit: BuiltUnit, obj: Obj, warnings: Iterable[str]) -> list[Finding]:
     out = []
     for text in warnings:
-        # Pod Security admission warns about a workload's pod template at the enforce and warn
-        # levels; at the enforce level it will refuse every pod the controller makes.
-        if enforce and f'would violate PodSecurity "{enforce}:' in text:
+        if text.startswith(POD_REFUSED):
+            where, _, message = text.removeprefix(POD_REFUSED).partition(": ")
             out.append(
                 Finding(
                     "DRY005",
-                    f"{describe(unit.unit, obj)}: Pod Security ({enforce}) will refuse its pods: "
-                    f"{text}",
+                    f"{describe(unit.unit, obj)}: Pod Security will refuse its pods: {message}",
                     origin(unit.unit, obj),
-                    hint=HINTS["DRY005"],
+                    where,
+                    HINTS["DRY005"],
                 )
             )
     return out

@@ -75,7 +75,7 @@ HINTS = {
     "SIM005": "select the vendor's pools (and model) in the workload",
     "SIM006": "taint the pool's nodes (with a key nfd-master accepts)",
     "SIM007": "replicas per track must be what plan says: check capacity, quota and placement",
-    "SIM008": "raise the team's quota, or lower the job's devices or replicas",
+    "SIM008": "the API server's reason says what refused the pods: quota or Pod Security",
     "SIM009": "add a PCI inventory for the server type (generator/inventories)",
     "SIM010": "the job waits for the team's other jobs: fine for a queue, or raise the quota",
 }
@@ -824,12 +824,9 @@ def _check_pods(
                 )
             )
         if len(pods) < want:
-            why = (
-                outcome.refused.get((ns, name))
-                or _refusal(failed, ns, kind, name, deploy_rs)
-                or "not created"
-            )
-            code = "SIM008" if "quota" in why else "SIM004"
+            refusal = outcome.refused.get((ns, name)) or _refusal(failed, ns, kind, name, deploy_rs)
+            why = refusal or "not created"
+            code = "SIM008" if refusal else "SIM004"
             results.append(
                 PodResult(
                     ref.team.name,
