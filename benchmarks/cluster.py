@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import fleet  # noqa: E402
+import yaml  # noqa: E402
 
 from generator.cluster import dryrun, launcher  # noqa: E402
 from generator.cluster.simulate import SimulationResult, simulate  # noqa: E402
@@ -54,9 +55,9 @@ def run(teams: int, starts: int, env: str, work: Path) -> dict[str, Any]:
     fleet.make_values(synthetic, teams)
     path = synthetic / "fleet.yaml"
     minor = dryrun.control_plane_minor()
-    path.write_text(
-        path.read_text().replace('kubernetesVersion: "1.33"', f'kubernetesVersion: "{minor}"')
-    )
+    doc = yaml.safe_load(path.read_text())
+    doc["kubernetesVersion"] = minor
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
 
     with launcher.local_control_plane(nfd=True) as plane:
         example: dict[str, Any] = {}

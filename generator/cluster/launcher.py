@@ -282,7 +282,8 @@ def _start(workdir: Path, services: list[Service], nfd: bool) -> ControlPlane:
                 f"--secure-port={api_port}",
                 "--bind-address=127.0.0.1",
                 "--advertise-address=127.0.0.1",
-                "--service-cluster-ip-range=10.0.0.0/24",
+                # kubeadm's default range: room for a Service per team and track.
+                "--service-cluster-ip-range=10.96.0.0/12",
                 "--authorization-mode=RBAC",
                 "--allow-privileged=true",
                 "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
@@ -336,7 +337,7 @@ def _start(workdir: Path, services: list[Service], nfd: bool) -> ControlPlane:
                 f"--config={stages}",
                 "--manage-all-nodes=false",
                 f"--manage-nodes-with-annotation-selector={KWOK_ANNOTATION}=fake",
-                # kwok's default pod CIDR (10.0.0.0/24) overlaps the service range above.
+                # A pod range apart from the service range above (kwok's default is 10.0.0.0/24).
                 "--cidr=10.244.0.0/16",
             ],
             log=logs / "kwok.log",

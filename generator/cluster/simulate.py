@@ -31,13 +31,13 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
 from ..builders.common import TEAM_LABEL, VENDOR_LABEL
 from ..builders.scheduling import KUBE_SCHEDULER_CONF_KEY, KUBE_SCHEDULER_CONFIGMAP
-from ..builders.workloads import PodRef, team_objects
+from ..builders.workloads import NAME_LABEL, TRACK_LABEL, PodRef, team_objects
 from ..errors import Finding, FindingsError, Location, Severity, sorted_findings
 from ..model import FleetView, Values
 from ..validate.rules import describe, origin
@@ -60,11 +60,13 @@ from .units import ARGOCD_UNIT, BuiltUnit, build, object_wave
 Obj = dict[str, Any]
 SETTLE_TIMEOUT = 120.0
 APPLY_WORKERS = 8
+UNIT_WORKERS = 4
 QUIET = 1.5
 POLL = 0.25
 PROBE_NAMESPACE = "accel-sim-probe"
 VOLCANO_JOB = ("batch.volcano.sh/v1alpha1", "Job")
 BATCH_JOB = ("batch/v1", "Job")
+JOB_KINDS = (BATCH_JOB, VOLCANO_JOB)
 SYSTEM_TAINT = re.compile(r"^node\.kubernetes\.io/|^node-role\.kubernetes\.io/")
 
 HINTS = {
@@ -190,32 +192,56 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
                     severity=Severity.WARNING,
                 )
             )
+
+    def register(node: SimNode) -> None:
         # Features first, then the Node: nfd-master labels a node as soon as it sees both.
         api.apply(node_feature(node))
         api.create(node_object(node))
-    _wait(lambda: all(node_ready(api.get_node(n.name)) for n in nodes), "nodes Ready")
+
+    _parallel(register, nodes)
+    names = {n.name for n in nodes}
+
+    def all_ready() -> bool:
+        live = [n for n in api.list("v1", "Node") if n["metadata"]["name"] in names]
+        return sum(node_ready(n) for n in live) == len(names)
+
     lap("nodes")
 
     waves = sorted({b.wave for b in built})
     team_jobs: list[tuple[BuiltUnit, Obj]] = []
     for wave in waves:
-        for unit in [b for b in built if b.wave == wave]:
-            if unit.unit.name == ARGOCD_UNIT:
-                # No Argo CD runs here: its Applications are checked, not acted on.
-                report.findings += _apply_all(api, unit, unit.docs, report, dry_run=True)
-                continue
-            docs = unit.docs
-            jobs = [
-                o for o in docs if (o.get("apiVersion"), o.get("kind")) in (BATCH_JOB, VOLCANO_JOB)
-            ]
-            team_jobs += [(unit, o) for o in jobs]
-            report.findings += _apply_all(api, unit, [o for o in docs if o not in jobs], report)
-            if unit.unit.name == "node-config":
-                _wait_node_config(plane, api, unit, nodes)
-        if any(b.unit.name == "node-config" for b in built if b.wave == wave):
+        units = [b for b in built if b.wave == wave]
+        jobs = {
+            b.unit.path: [o for o in b.docs if (o.get("apiVersion"), o.get("kind")) in JOB_KINDS]
+            for b in units
+        }
+        team_jobs += [(b, o) for b in units for o in jobs[b.unit.path]]
+
+        # No Argo CD runs here: its Applications are checked (dry-run), not acted on. Argo CD
+        # syncs the Applications of one wave independently, at the same time.
+        syncs = [
+            (api, b, b.docs, True)
+            if b.unit.name == ARGOCD_UNIT
+            else (api, b, [o for o in b.docs if o not in jobs[b.unit.path]], False)
+            for b in units
+        ]
+        for found, count in _parallel(_sync, syncs, workers=UNIT_WORKERS):
+            report.findings += found
+            report.objects += count
+        node_config = [b for b in units if b.unit.name == "node-config"]
+        for unit in node_config:
+            _wait_node_config(plane, api, unit, nodes)
+        if node_config:
+            # nfd-master works on nodes that KWOK may not have made Ready yet: wait for both
+            # only here, before the nodes take pods.
+            _wait(all_ready, "nodes Ready")
             _check_nodes(plane, api, view, nodes, report)
-            for node in nodes:
-                api.merge_patch("v1", "Node", "", node.name, {"spec": {"unschedulable": False}})
+            _parallel(
+                lambda n: api.merge_patch(
+                    "v1", "Node", "", n.name, {"spec": {"unschedulable": False}}
+                ),
+                nodes,
+            )
             lap("node-config")
             _probe(api, nodes, report)
             lap("probes")
@@ -267,20 +293,19 @@ def _wait(ready: Callable[[], bool], what: str, timeout: float = SETTLE_TIMEOUT)
 
 
 def _apply_all(
-    api: ApiClient, unit: BuiltUnit, docs: list[Obj], report: EnvReport, *, dry_run: bool = False
-) -> list[Finding]:
+    api: ApiClient, unit: BuiltUnit, docs: list[Obj], *, dry_run: bool = False
+) -> tuple[list[Finding], int]:
     """Apply a unit's objects as Argo CD syncs them: wave by wave (sync-wave annotation), the
     objects of one wave at once, and the next wave only when this one is ready (gitops-engine
-    runs a wave's tasks concurrently and waits for their health: sync_context.go, at 04c4b72)."""
+    runs a wave's tasks concurrently and waits for their health: sync_context.go, at 04c4b72).
+    Returns the refusals and the number of objects applied."""
     out: list[Finding] = []
     waves: dict[int, list[Obj]] = {}
     for obj in docs:
         waves.setdefault(object_wave(obj), []).append(obj)
     for wave in sorted(waves):
         group = waves[wave]
-        report.objects += len(group)
-        with ThreadPoolExecutor(max_workers=APPLY_WORKERS) as pool:
-            errors = list(pool.map(lambda o: _apply_one(api, o, dry_run), group))
+        errors = _parallel(lambda o: _apply_one(api, o, dry_run), group)
         for obj, exc in zip(group, errors, strict=True):
             if exc is not None:
                 out.append(
@@ -293,7 +318,23 @@ def _apply_all(
                 )
         if not dry_run:
             _wait(_all_ready(api, group), f"wave {wave} of {unit.unit.path}")
-    return out
+    return out, len(docs)
+
+
+def _sync(item: tuple[ApiClient, BuiltUnit, list[Obj], bool]) -> tuple[list[Finding], int]:
+    api, unit, docs, dry_run = item
+    return _apply_all(api, unit, docs, dry_run=dry_run)
+
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def _parallel(fn: Callable[[T], R], items: list[T], workers: int = APPLY_WORKERS) -> list[R]:
+    if len(items) <= 1:
+        return [fn(i) for i in items]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(fn, items))
 
 
 def _apply_one(api: ApiClient, obj: Obj, dry_run: bool) -> Exception | None:
@@ -687,10 +728,17 @@ def _expand_volcano(api: ApiClient, obj: Obj, outcome: JobOutcome) -> None:
 
 def _run_jobs(api: ApiClient, jobs: list[tuple[BuiltUnit, Obj]], report: EnvReport) -> JobOutcome:
     outcome = JobOutcome()
-    for unit, obj in jobs:
-        report.findings += _apply_all(api, unit, [obj], report)
+
+    def run(item: tuple[BuiltUnit, Obj]) -> list[Finding]:
+        unit, obj = item
+        found, _ = _apply_all(api, unit, [obj])
         if (obj.get("apiVersion"), obj.get("kind")) == VOLCANO_JOB:
             _expand_volcano(api, obj, outcome)
+        return found
+
+    for found in _parallel(run, jobs):
+        report.findings += found
+    report.objects += len(jobs)
     _settle(api)
     return outcome
 
@@ -930,13 +978,21 @@ def _check_quotas(api: ApiClient, view: FleetView, report: EnvReport) -> None:
                 )
 
 
+def _pod_ready(pod: Obj) -> bool:
+    if pod["metadata"].get("deletionTimestamp"):
+        return False
+    conditions = pod.get("status", {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
 def _check_tracks(api: ApiClient, view: FleetView, report: EnvReport) -> None:
+    """Ready pods per track, counted on the pods (a Deployment's status lags behind them)."""
     for team in view.teams:
         for svc in team_workloads(view, team).services:
             for plan in plan_service(svc):
-                name = f"{svc.name}-{plan.vendor}"
-                dep = api.get("apps/v1", "Deployment", svc.namespace, name) or {}
-                ready = int(dep.get("status", {}).get("readyReplicas", 0) or 0)
+                selector = f"{NAME_LABEL}={svc.name},{TRACK_LABEL}={plan.vendor}"
+                pods = api.list("v1", "Pod", svc.namespace, selector=selector)
+                ready = sum(_pod_ready(p) for p in pods)
                 ok = ready == plan.replicas
                 report.tracks.append(
                     {
