@@ -516,6 +516,10 @@ FLEET_PROPS: dict[str, Any] = {
     "monitoring": _obj(
         {
             "namespace": _str(DNS_LABEL, description="where PodMonitors, rules and dashboard go"),
+            "exporterNamespace": _str(
+                DNS_LABEL,
+                description="where rendered exporters run (Pod Security 'privileged')",
+            ),
             "prometheusSelectorLabels": _labels(),
             "grafanaFolder": _str(minLength=1, description="Grafana sidecar folder annotation"),
             "costCurrency": _str(minLength=1, description="unit of the cost series' legend"),

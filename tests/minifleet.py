@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -52,3 +53,17 @@ def find(objs: list[dict[str, Any]], kind: str, name: str | None = None) -> dict
     found = [o for o in objs if o["kind"] == kind and name in (None, o["metadata"]["name"])]
     assert len(found) == 1, f"{kind} {name}: {[o['metadata']['name'] for o in found]}"
     return found[0]
+
+
+def pod_security(objs: list[dict[str, Any]], level: str = "restricted") -> list[dict[str, Any]]:
+    """Every pod template of `objs` checked by Kubernetes' own Pod Security admission code
+    (tools/podsecurity) at its namespace's enforce level (`level` where `objs` lack it)."""
+    proc = subprocess.run(
+        [str(tool("podsecurity")), f"-level={level}"],
+        input=yaml.safe_dump_all(objs),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return [json.loads(line) for line in proc.stdout.splitlines()]

@@ -8,9 +8,10 @@ from click.testing import CliRunner
 
 from generator.cli import main
 from tests.helpers import lines
-from tests.minifleet import build, find, rendered, tree
+from tests.minifleet import build, find, pod_security, rendered, tree
 
 POOL = "pools:\n  - {name: p1, model: m1, devicesPerNode: 8, nodes: [node-01]}\n"
+POOL2 = "pools:\n  - {name: p1, model: m1, devicesPerNode: 8, nodes: [node-02]}\n"
 
 # A vendor outside the catalog, written as an upstream manifest would be: every shape the model
 # must carry through unchanged.
@@ -133,7 +134,10 @@ def test_cambricon_plugin_keeps_the_resource_name_it_advertises(tmp_path: Path) 
     """--enable-device-type would advertise cambricon.com/<model>, not the catalog's name."""
     values_dir = tree(
         tmp_path,
-        {"vendors/cambricon.yaml": "devicePlugin: {image: r.example/cambricon-dp}\n" + POOL},
+        {
+            "vendors/cambricon.yaml": "devicePlugin: {image: r.example/cambricon-dp}\n"
+            "exporter: {render: false}\n" + POOL
+        },
     )
     objs = build(rendered(values_dir, tmp_path / "out"), "prod", "device-plugins")
     pod = find(objs, "DaemonSet", "cambricon-device-plugin")["spec"]["template"]["spec"]
@@ -182,3 +186,13 @@ def test_an_override_that_drops_the_socket_mount_points_at_the_values_file(
     values_dir = tree(tmp_path, {"vendors/nvidia.yaml": text + POOL})
     found = [line for line in lines(values_dir) if "VAL003" in line]
     assert len(found) == 1 and found[0].startswith("values/vendors/nvidia.yaml:2:"), found
+
+
+def test_plugin_pods_are_admitted_by_their_namespaces_pod_security(tmp_path: Path) -> None:
+    values_dir = tree(tmp_path, {"vendors/ascend.yaml": POOL, "vendors/acme.yaml": ACME + POOL2})
+    objs = build(rendered(values_dir, tmp_path / "out"), "prod", "device-plugins")
+    results = pod_security(objs)
+    assert {(r["name"], r["level"], r["allowed"]) for r in results} == {
+        ("ascend-device-plugin", "privileged", True),
+        ("acme-device-plugin", "privileged", True),
+    }
