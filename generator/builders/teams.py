@@ -7,9 +7,14 @@ cannot use a vendor it was not given: a missing quota line would mean "unlimited
 from __future__ import annotations
 
 from ..model import FleetView, Team
-from .common import SYNC_WAVE, TEAM_LABEL, Component, Obj, metadata, namespace
+from .common import SYNC_OPTIONS, SYNC_WAVE, TEAM_LABEL, Component, Obj, metadata, namespace
 
 OWNERS_ANNOTATION = "accel-gitops.io/owners"
+# A team's Namespace holds what Git does not (PVCs, Secrets, running pods): disabling or renaming
+# the team must not delete it. Prune=false: a sync never prunes it (argo-cd docs/user-guide/
+# sync-options.md v3.5.7); Delete=false: deleting the team's Application (its resources
+# finalizer) leaves it (controller/appcontroller.go v3.5.7, shouldBeDeleted). docs/argocd.md.
+NAMESPACE_SYNC_OPTIONS = "Prune=false,Delete=false"
 
 
 def unit_name(team: str) -> str:
@@ -53,7 +58,7 @@ def _objects(view: FleetView, team: Team) -> list[Obj]:
                 sources=sources,
                 pod_security=team.pod_security,
                 labels=labels,
-                annotations={SYNC_WAVE: "-2", **notes},
+                annotations={SYNC_WAVE: "-2", SYNC_OPTIONS: NAMESPACE_SYNC_OPTIONS, **notes},
             )
         )
         if hard:
