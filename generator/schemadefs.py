@@ -414,6 +414,15 @@ TRACK = _obj(
 SERVICE = _obj(
     {
         **WORKLOAD_COMMON,
+        "readinessProbe": {
+            **PROBE,
+            "description": "the serving container's readiness probe; default: TCP on its port",
+        },
+        "livenessProbe": {
+            **PROBE,
+            "description": "the serving container's liveness probe; default: TCP on its port "
+            "after 120 s",
+        },
         "port": {"type": "integer", "minimum": 1, "maximum": 65535},
         "containerPort": {"type": "integer", "minimum": 1, "maximum": 65535},
         "tracks": {

@@ -265,7 +265,10 @@ def test_seed_jobs_and_dual_track_service(values_dir: Path, tmp_path: Path) -> N
     cuda = jobs["cuda-training-job"]
     assert cuda["apiVersion"] == "batch/v1"
     res = _container(cuda["spec"]["template"])["resources"]
-    assert res == {"limits": {"nvidia.com/gpu": 4}, "requests": {"nvidia.com/gpu": 4}}
+    assert res == {
+        "limits": {"nvidia.com/gpu": 4},
+        "requests": {"cpu": "1", "memory": "2Gi", "nvidia.com/gpu": 4},
+    }
     pod = cuda["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {"feature.node.kubernetes.io/accelerator": "nvidia-gpu"}
     assert {
