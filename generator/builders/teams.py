@@ -1,7 +1,7 @@
 """Team units: namespaces at Pod Security baseline or stricter, and a quota per vendor resource.
 
-Every vendor resource of the environment gets a quota line, 0 where the team has none, so a team
-cannot use a vendor it was not given: a missing quota line would mean "unlimited".
+Every vendor resource of the environment gets a quota line (`requests.<resource>`), 0 where the
+team has none, so a team cannot use a vendor it was not given: a missing line means "unlimited".
 """
 
 from __future__ import annotations
@@ -38,11 +38,11 @@ def quota_hard(view: FleetView, team: Team) -> dict[str, str]:
     for vendor in view.vendors:
         devices.setdefault(vendor.resource_name, 0)
         devices[vendor.resource_name] += team.quota.get(vendor.id, 0)
-    hard: dict[str, str] = {}
-    for resource, count in sorted(devices.items()):
-        hard[f"requests.{resource}"] = str(count)
-        hard[f"limits.{resource}"] = str(count)
-    return hard
+    # Only `requests.<resource>` is counted for an extended resource: a `limits.` line is accepted
+    # by validation but never used (kubernetes pkg/quota/v1/evaluator/core/pods.go v1.36.3,
+    # isExtendedResourceNameForQuota and podComputeUsageHelper). Pods must set requests equal to
+    # limits for extended resources anyway, so one line caps both.
+    return {f"requests.{resource}": str(count) for resource, count in sorted(devices.items())}
 
 
 def _objects(view: FleetView, team: Team) -> list[Obj]:
