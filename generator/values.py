@@ -351,7 +351,8 @@ class _Resolver:
             target_revision=git["targetRevision"],
             repo_path=git.get("path", ""),
             argocd_namespace=argo.get("namespace", "argocd"),
-            argocd_project=argo.get("project", "default"),
+            # Not Argo CD's built-in "default" project: the fleet renders its project.
+            argocd_project=argo.get("project", d["name"]),
             destination_server=argo.get("destinationServer", "https://kubernetes.default.svc"),
             automated_sync=bool(argo.get("automatedSync", True)),
             node_config_method=d.get("nodeConfig", {}).get("method", "nfd"),

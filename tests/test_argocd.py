@@ -114,5 +114,5 @@ def test_the_project_syncs_before_the_applications_that_name_it(tmp_path: Path) 
         )
         for o in argocd
     }
-    project = wave.pop("AppProject/default")
+    project = wave.pop("AppProject/mini")
     assert all(project < w for w in wave.values())
