@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..model import FleetView, Team
 from .common import SYNC_OPTIONS, SYNC_WAVE, TEAM_LABEL, Component, Obj, metadata, namespace
+from .scheduling import accounted_devices
 
 OWNERS_ANNOTATION = "accel-gitops.io/owners"
 # A team's Namespace holds what Git does not (PVCs, Secrets, running pods): disabling or renaming
@@ -34,10 +35,12 @@ def build(view: FleetView) -> list[Component]:
 
 
 def quota_hard(view: FleetView, team: Team) -> dict[str, str]:
+    # One accounting per backend: with a queue backend the queue limits the team and this quota
+    # is sized to the queue's ceiling (builders/scheduling.py accounted_devices).
     devices: dict[str, int] = {}
     for vendor in view.vendors:
         devices.setdefault(vendor.resource_name, 0)
-        devices[vendor.resource_name] += team.quota.get(vendor.id, 0)
+        devices[vendor.resource_name] += accounted_devices(view, team, vendor)
     # Only `requests.<resource>` is counted for an extended resource: a `limits.` line is accepted
     # by validation but never used (kubernetes pkg/quota/v1/evaluator/core/pods.go v1.36.3,
     # isExtendedResourceNameForQuota and podComputeUsageHelper). Pods must set requests equal to
