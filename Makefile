@@ -70,6 +70,8 @@ tools: go-check venv
 	@# NFD's own rule validation and matching on rendered rules). Own module: NFD pins k8s v0.35.
 	$(call go_tool,nfd-master,tools/nfd,sigs.k8s.io/node-feature-discovery/cmd/nfd-master,$(NFD_LDFLAGS))
 	$(call go_tool,nfd-rulecheck,tools/nfd,./cmd/nfd-rulecheck)
+	@# schedcheck: the kube-scheduler's own config decoding and validation (k8s.io/kubernetes).
+	$(call go_tool,schedcheck,tools/schedcheck,.)
 	@# CRD schemas: pinned modules via `go mod download`, Volcano via controller-gen (tools/crdgen).
 	@$(FRESH) $(SCHEMAS)/.crds.sha256 $(SCHEMAS)/crds/index.json -- \
 	  tools/schemas.lock.yaml tools/crdschemas.py tools/crdgen -- \
