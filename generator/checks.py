@@ -1,7 +1,8 @@
 """Fleet policy checks on resolved values: one registry, each check with a code and a line.
 
-Checks run on the base layer and on every environment; a finding seen in several layers is
-reported once. Other modules add checks with the `check` decorator.
+Checks run on the base layer and on every environment; identical findings of several layers are
+reported once, naming the environments they apply to (errors.merge_layers), so a warning in one
+layer never hides an error in another. Other modules add checks with the `check` decorator.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from .errors import Finding, Severity
+from .errors import Finding, Severity, merge_layers
 from .model import FleetView, Team, Values, Vendor
 from .yamlio import json_path
 
@@ -37,17 +38,18 @@ def check(code: str, summary: str) -> Callable[[CheckFn], CheckFn]:
 
 
 def run_checks(values: Values) -> list[Finding]:
-    out: dict[tuple[object, ...], Finding] = {}
-    for view in (values.base, *values.envs.values()):
-        for chk in REGISTRY.values():
-            for finding in chk.fn(view):
-                # The same finding at the same place in several layers is reported once.
-                out.setdefault((finding.code, finding.location, finding.path), finding)
-    return list(out.values())
+    layers = [
+        (view.env, [f for chk in REGISTRY.values() for f in chk.fn(view)])
+        for view in (values.base, *values.envs.values())
+    ]
+    return merge_layers(layers, values.envs)
 
 
 def where(view: FleetView) -> str:
-    """' in environment 'prod'' for an environment's view, '' for the base layer."""
+    """' in environment 'prod'' for an environment's view, '' for the base layer.
+
+    run_checks takes it out of the message again and names, in Finding.envs, every environment
+    the finding holds in."""
     return f" in environment {view.env!r}" if view.env else ""
 
 

@@ -18,7 +18,7 @@ import jsonschema
 from jsonschema.exceptions import ValidationError, best_match
 
 from . import schemadefs
-from .errors import Finding, FindingsError, Location, UsageError, has_errors
+from .errors import Finding, FindingsError, Location, UsageError, has_errors, merge_layers
 from .merge import Doc, merge_docs
 from .model import (
     BASE_ENV,
@@ -444,11 +444,20 @@ def load(values_dir: Path) -> Values:
             env, resolver.fleet(fdoc), tuple(vendors), tuple(teams), env_p.file if env_p else None
         )
 
-    base_view = view(BASE_ENV)
-    n_base = len(findings)
-    envs = {env: view(env) for env in environments}
-    # A problem in the base layer shows up again in every environment: report it once.
-    findings[n_base:] = [f for f in findings[n_base:] if f not in findings[:n_base]]
+    # Each layer resolves on its own; a problem found in several layers is reported once,
+    # naming the environments it holds in.
+    layers: list[tuple[str, list[Finding]]] = []
+
+    def resolved(env: str) -> FleetView:
+        before = len(findings)
+        out = view(env)
+        layers.append((env, findings[before:]))
+        del findings[before:]
+        return out
+
+    base_view = resolved(BASE_ENV)
+    envs = {env: resolved(env) for env in environments}
+    findings.extend(merge_layers(layers, environments))
     if has_errors(findings):
         raise FindingsError(findings)
     return Values(str(values_dir), base_view, envs)

@@ -29,7 +29,8 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
     "CAP001": (
         {"fleet.yaml": NO_OVERCOMMIT},
         "values/teams/ml-team.yaml:5:11: CAP001 quotas for nvidia (nvidia.com/gpu) add up to 12 "
-        "devices (inference 4, ml-team 8) but its pools hold 8 (at $.quota.nvidia)",
+        "devices (inference 4, ml-team 8) but its pools hold 8 in environment 'prod' "
+        "(at $.quota.nvidia)",
     ),
     "RES001": (
         {

@@ -237,6 +237,7 @@ def test_json_report(values_dir: Path, write: Write) -> None:
         "column": 11,
         "path": "$.quota.nvidia",
         "hint": "",
+        "environments": [],
     }
 
 
