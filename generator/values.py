@@ -7,7 +7,6 @@ Every problem becomes a Finding; loading goes on so that one run reports them al
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
@@ -46,10 +45,25 @@ class Parsed:
     smap: SourceMap
 
 
+def _ecma_pattern(
+    validator: jsonschema.protocols.Validator, pattern: str, instance: Any, schema: Any
+) -> Iterator[ValidationError]:
+    """`pattern` with ECMA-262 semantics (jsonschema's own uses Python's re.search)."""
+    if validator.is_type(instance, "string") and not schemadefs.matches(pattern, instance):
+        bad = schemadefs.control_characters(instance)
+        if bad:
+            yield ValidationError(f"{instance!r} contains the control character {bad[0]}")
+        else:
+            yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
 @functools.cache
 def _validator(kind: str) -> jsonschema.protocols.Validator:
     schema = schemadefs.SCHEMAS[kind]
-    cls = jsonschema.validators.validator_for(schema)
+    base = jsonschema.validators.validator_for(schema)
+    # Our schemas use `pattern` only (directly and under propertyNames), never
+    # patternProperties: test_values checks that, so no keyword falls back to Python's re.
+    cls = jsonschema.validators.extend(base, {"pattern": _ecma_pattern})
     return cls(schema)  # type: ignore[no-any-return]
 
 
@@ -78,11 +92,15 @@ def _finding_from_error(error: ValidationError, smap: SourceMap) -> Finding:
             message = f"unknown key {extra[0]!r}"
             if props:
                 hint = "known keys here: " + ", ".join(sorted(props))
-    elif validator == "propertyNames":
+    elif "propertyNames" in error.relative_schema_path:
+        # A key that its map does not allow: point at the key itself.
         key = True
         bad = error.instance
         path = (*path, bad) if isinstance(bad, str) else path
         message = f"invalid name {bad!r}: {error.message}"
+        hint = schemadefs.PATTERN_HINTS.get(str(schema.get("pattern")), "")
+    elif validator == "pattern":
+        hint = schemadefs.PATTERN_HINTS.get(str(error.validator_value), "")
     elif validator == "required":
         hint = "add it"
     elif validator == "type" and isinstance(error.instance, bool | int | float):
@@ -184,11 +202,13 @@ def _parse_all(
 
 
 def _dns_name_finding(name: str, display: str) -> Finding | None:
-    if re.fullmatch(schemadefs.DNS_LABEL, name):
+    if schemadefs.matches(schemadefs.DNS_LABEL, name):
         return None
+    bad = schemadefs.control_characters(name)
     return Finding(
         "NAME001",
-        f"file name {name!r} is not a valid DNS-1123 label",
+        f"file name {name!r} is not a valid DNS-1123 label"
+        + (f": it contains the control character {bad[0]}" if bad else ""),
         Location(display),
         hint="use lower-case letters, digits and '-'",
     )

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import FLEET, render_refused, tree
+import pytest
+
+from generator import schemadefs
+from tests.helpers import FLEET, NVIDIA, render_refused, tree
 
 
 def test_a_warning_in_one_layer_never_hides_an_error_in_another(tmp_path: Path) -> None:
@@ -58,4 +61,103 @@ def test_one_problem_in_every_layer_is_reported_once_without_naming_them(tmp_pat
         "values/teams/ml.yaml:2:11: CAP001 quotas for nvidia (nvidia.com/gpu) add up to 12 devices "
         "(ml 12) but its pools hold 8 (at $.quota.nvidia); lower the quotas, add nodes to the "
         "vendor's pools, or set capacity.allowOvercommit: true in values/fleet.yaml"
+    ]
+
+
+# ---- JSON Schema patterns mean what they mean in ECMA-262 -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        (
+            {"teams/ml.yaml": 'namespaces: ["ml\\n"]\nquota: {nvidia: 4}\n'},
+            "values/teams/ml.yaml:1:14: VAL001 'ml\\n' contains the control character U+000A "
+            "(at $.namespaces[0]); lower-case letters, digits and '-', at most 63 characters",
+        ),
+        (
+            {"vendors/nvidia.yaml": 'nodeLabels: {accelerator: "nvidia-gpu\\n"}\n' + NVIDIA},
+            "values/vendors/nvidia.yaml:1:27: VAL001 'nvidia-gpu\\n' contains the control "
+            "character U+000A (at $.nodeLabels.accelerator)",
+        ),
+        (
+            {"teams/ml.yaml": 'quota: {"nvidia\\n": 4}\n'},
+            "values/teams/ml.yaml:1:9: VAL001 invalid name 'nvidia\\n': 'nvidia\\n' contains the "
+            "control character U+000A (at $.quota['nvidia\\n']); lower-case letters, digits and '-', at most 63 characters",
+        ),
+        (
+            {"fleet.yaml": FLEET.replace('"1.33"', '"1.33\\n"')},
+            "values/fleet.yaml:2:20: VAL001 '1.33\\n' contains the control character U+000A "
+            "(at $.kubernetesVersion)",
+        ),
+        (
+            {"vendors/nvidia.yaml": 'devicePlugin: {version: "v1\\u202e"}\n' + NVIDIA},
+            "values/vendors/nvidia.yaml:1:25: VAL001 'v1\\u202e' contains the control character "
+            "U+202E (at $.devicePlugin.version); an image reference without spaces or control "
+            "characters",
+        ),
+    ],
+)
+def test_a_trailing_newline_or_control_character_never_passes_a_pattern(
+    tmp_path: Path, files: dict[str, str], expected: str
+) -> None:
+    output = render_refused(tree(tmp_path, files))
+    assert expected in output.splitlines(), output
+
+
+def test_every_schema_pattern_is_an_ecma_262_pattern_run_by_regress() -> None:
+    patterns: list[str] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            assert "patternProperties" not in node  # would run with Python's re
+            if isinstance(node.get("pattern"), str):
+                patterns.append(node["pattern"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schemadefs.SCHEMAS)
+    assert len(patterns) > 20
+    for pattern in patterns:
+        schemadefs.ecma(pattern)  # compiles as ECMA-262
+        # anchored at the end, a newline after a matching text does not match
+        if pattern.endswith("$") and schemadefs.matches(pattern, "a"):
+            assert not schemadefs.matches(pattern, "a\n"), pattern
+
+
+def test_a_file_name_with_a_control_character_is_refused(tmp_path: Path) -> None:
+    output = render_refused(tree(tmp_path, {"teams/ml\t.yaml": "quota: {nvidia: 1}\n"}))
+    assert (
+        "values/teams/ml\t.yaml: NAME001 file name 'ml\\t' is not a valid DNS-1123 label: it "
+        "contains the control character U+0009; use lower-case letters, digits and '-'"
+    ) in output.splitlines()
+
+
+def test_name006_refuses_a_name_or_label_ending_in_a_newline() -> None:
+    from generator import values
+    from generator.layout import Unit
+    from generator.validate.rules import run_rules
+    from tests.conftest import EXAMPLE_VALUES
+
+    prod = values.load(EXAMPLE_VALUES).envs["prod"]
+    obj = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "cm\n", "namespace": "ml-team", "labels": {"team": "ml\n"}},
+    }
+    unit = Unit("prod", "team-ml-team", "overlays/prod/team-ml-team", (obj,), {})
+    assert [(f.code, f.message.split(": ", 1)[1]) for f in run_rules(prod, unit, [obj])] == [
+        (
+            "NAME006",
+            "name 'cm\\n' is not a valid DNS-1123 subdomain (it contains the control character "
+            "U+000A)",
+        ),
+        (
+            "NAME006",
+            "label team='ml\\n': not a valid label value (at most 63 characters) (it contains "
+            "the control character U+000A)",
+        ),
     ]

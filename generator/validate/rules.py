@@ -18,6 +18,7 @@ from ..errors import Finding, Location
 from ..layout import Unit
 from ..model import FleetView
 from ..placement import SUMMARIES, pod_problems, pod_templates
+from ..schemadefs import control_characters
 
 Obj = dict[str, Any]
 RuleFn = Callable[[FleetView, Unit, list[Obj]], Iterable[Finding]]
@@ -93,37 +94,46 @@ for _code, _summary in SUMMARIES.items():
 
 # ---- names and labels ---------------------------------------------------------------------
 
-_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-_LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+# Matched whole (fullmatch): with `match` and `$`, a name ending in a newline would pass.
+_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_DNS1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+_LABEL_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 # Kinds whose names must be DNS labels: the API server refuses longer or dotted names (a Job's
 # name also becomes a label value on its pods).
 _LABEL_KINDS = {"Namespace": _LABEL, "Service": _DNS1035, "Job": _LABEL, "CronJob": _LABEL}
 
 
+def _control(text: str) -> str:
+    bad = control_characters(text)
+    return f" (it contains the control character {bad[0]})" if bad else ""
+
+
 def _name_problem(kind: str, name: str) -> str:
     pattern = _LABEL_KINDS.get(kind)
     if pattern is not None:
-        if len(name) > 63 or not pattern.match(name):
+        if len(name) > 63 or not pattern.fullmatch(name):
             what = "DNS-1035 label" if pattern is _DNS1035 else "DNS-1123 label"
-            return f"name {name!r} is not a valid {what} (lower-case, '-', at most 63)"
-    elif len(name) > 253 or not _SUBDOMAIN.match(name):
-        return f"name {name!r} is not a valid DNS-1123 subdomain"
+            return (
+                f"name {name!r} is not a valid {what} (lower-case, '-', at most 63){_control(name)}"
+            )
+    elif len(name) > 253 or not _SUBDOMAIN.fullmatch(name):
+        return f"name {name!r} is not a valid DNS-1123 subdomain{_control(name)}"
     return ""
 
 
 def _label_problem(key: str, value: object) -> str:
     prefix, _, name = key.rpartition("/")
     if (
-        (prefix and (len(prefix) > 253 or not _SUBDOMAIN.match(prefix)))
+        (prefix and (len(prefix) > 253 or not _SUBDOMAIN.fullmatch(prefix)))
         or len(name) > 63
-        or (not _LABEL_NAME.match(name))
+        or (not _LABEL_NAME.fullmatch(name))
     ):
-        return f"label key {key!r} is not valid"
-    if not isinstance(value, str) or len(value) > 63 or not _LABEL_VALUE.match(value):
-        return f"label {key}={value!r}: not a valid label value (at most 63 characters)"
+        return f"label key {key!r} is not valid{_control(key)}"
+    if not isinstance(value, str) or len(value) > 63 or not _LABEL_VALUE.fullmatch(value):
+        shown = _control(value) if isinstance(value, str) else ""
+        return f"label {key}={value!r}: not a valid label value (at most 63 characters){shown}"
     return ""
 
 
