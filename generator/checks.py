@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from .errors import Finding, Severity, merge_layers
+from .errors import Finding, Location, Severity, merge_layers
 from .model import FleetView, Team, Values, Vendor
 from .yamlio import json_path
 
@@ -171,35 +171,84 @@ def node_twice(view: FleetView) -> Iterable[Finding]:
                 seen.setdefault(node, where)
 
 
-@check("NAME004", "two teams claim the same namespace, or a team claims a plugin namespace")
+@check("NAME004", "two teams claim the same namespace")
 def namespace_twice(view: FleetView) -> Iterable[Finding]:
-    plugin_ns = {v.device_plugin.namespace for v in view.vendors}
     claims: dict[str, list[tuple[Team, int]]] = {}
     for team in view.teams:
         for i, ns in enumerate(team.namespaces):
             claims.setdefault(ns, []).append((team, i))
     for ns, owners in sorted(claims.items()):
-        # Point at a team that wrote the namespace out; a default (the team name) has no line.
-        explicit = [(t, i) for t, i in owners if t.doc.get("namespaces") is not None]
-        team, i = (explicit or owners)[-1]
-        path = ("namespaces", i)
-        if ns in plugin_ns:
-            yield Finding(
-                "NAME004",
-                f"namespace {ns!r} is a device-plugin namespace",
-                team.doc.locate(path),
-                json_path(path),
-                "pick another namespace",
-            )
-        elif len(owners) > 1:
-            others = ", ".join(repr(t.name) for t, _ in owners if t is not team)
-            yield Finding(
-                "NAME004",
-                f"namespace {ns!r} is already used by team {others}",
-                team.doc.locate(path),
-                json_path(path),
-                "pick another namespace",
-            )
+        if len(owners) < 2 or ns in reserved_namespaces(view):
+            continue  # a reserved namespace is NAME007's, once per team
+        team, i = _claim(owners)
+        others = ", ".join(repr(t.name) for t, _ in owners if t is not team)
+        yield Finding(
+            "NAME004",
+            f"namespace {ns!r} is already used by team {others}",
+            _namespace_at(team, i),
+            json_path(("namespaces", i)),
+            "pick another namespace",
+        )
+
+
+def _claim(owners: list[tuple[Team, int]]) -> tuple[Team, int]:
+    # Point at a team that wrote the namespace out; a default (the team name) has no line.
+    explicit = [(t, i) for t, i in owners if t.doc.get("namespaces") is not None]
+    return (explicit or owners)[-1]
+
+
+def _namespace_at(team: Team, i: int) -> Location:
+    if team.doc.get("namespaces") is not None:
+        return team.doc.locate(("namespaces", i))
+    return team.doc.anchor()  # the default namespace is the file's name
+
+
+SYSTEM_NAMESPACES = {
+    "kube-system": "Kubernetes system components",
+    "kube-public": "Kubernetes public cluster information",
+    "kube-node-lease": "node heartbeats",
+    "default": "objects created without a namespace",
+}
+
+
+def reserved_namespaces(view: FleetView) -> dict[str, str]:
+    """Namespaces no team may claim, with what owns them."""
+    key = "checks.reserved_namespaces"
+    if key not in view.memo:
+        from .monitoring.sources import settings
+
+        out = dict(SYSTEM_NAMESPACES)
+        out.setdefault(view.fleet.argocd_namespace, "Argo CD")
+        out.setdefault(settings(view).namespace, "the fleet's monitoring")
+        for vendor in view.vendors:
+            out.setdefault(vendor.device_plugin.namespace, f"{vendor.id}'s device plugin")
+            exporter_ns = vendor.exporter.get("namespace")
+            if exporter_ns:
+                out.setdefault(exporter_ns, f"{vendor.id}'s exporter")
+        view.memo[key] = out
+    reserved: dict[str, str] = view.memo[key]
+    return reserved
+
+
+# Argo CD would own a reserved namespace with the team's Pod Security level (kube-system pods
+# could no longer start under `baseline`), and pruning the team's unit would delete it.
+@check("NAME007", "a team claims a reserved namespace (system, Argo CD, plugin or monitoring)")
+def reserved_namespace(view: FleetView) -> Iterable[Finding]:
+    reserved = reserved_namespaces(view)
+    for team in view.teams:
+        for i, ns in enumerate(team.namespaces):
+            if ns in reserved:
+                default = team.doc.get("namespaces") is None
+                yield Finding(
+                    "NAME007",
+                    f"team {team.name!r} claims namespace {ns!r}"
+                    + (" (its file name, the default namespace)" if default else "")
+                    + f", which belongs to {reserved[ns]}",
+                    _namespace_at(team, i),
+                    json_path(("namespaces", i)),
+                    "give the team its own namespace"
+                    + (" in namespaces:, or rename the file" if default else ""),
+                )
 
 
 @check("NODE001", "node-patch needs node names, and NFD rules must tell a vendor's pools apart")

@@ -59,6 +59,12 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
         "values/teams/inference.yaml:1:14: NAME004 namespace 'ml-team' is already used by team "
         "'ml-team'",
     ),
+    "NAME007": (
+        {"teams/inference.yaml": "namespaces: [inference, kube-system]\nquota: {hygon: 8}\n"},
+        "values/teams/inference.yaml:1:25: NAME007 team 'inference' claims namespace "
+        "'kube-system', which belongs to Kubernetes system components (at $.namespaces[1]); give "
+        "the team its own namespace",
+    ),
     "NODE001": (
         {
             "fleet.yaml": NO_OVERCOMMIT + "nodeConfig: {method: node-patch}\n"

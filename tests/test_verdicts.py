@@ -161,3 +161,53 @@ def test_name006_refuses_a_name_or_label_ending_in_a_newline() -> None:
             "the control character U+000A)",
         ),
     ]
+
+
+# ---- reserved namespaces --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("namespace", "owner"),
+    [
+        ("kube-system", "Kubernetes system components"),
+        ("default", "objects created without a namespace"),
+        ("kube-public", "Kubernetes public cluster information"),
+        ("kube-node-lease", "node heartbeats"),
+        ("gitops", "Argo CD"),
+        ("accelerator-plugins", "nvidia's device plugin"),
+        ("metrics", "the fleet's monitoring"),
+    ],
+)
+def test_a_team_cannot_claim_a_reserved_namespace(
+    tmp_path: Path, namespace: str, owner: str
+) -> None:
+    fleet = FLEET + "argocd: {namespace: gitops}\nmonitoring: {namespace: metrics}\n"
+    team = f"namespaces:\n  - ml\n  - {namespace}\nquota: {{nvidia: 2}}\n"
+    output = render_refused(tree(tmp_path, {"fleet.yaml": fleet, "teams/ml.yaml": team}))
+    assert (
+        f"values/teams/ml.yaml:3:5: NAME007 team 'ml' claims namespace {namespace!r}, which "
+        f"belongs to {owner} (at $.namespaces[1]); give the team its own namespace"
+    ) in output.splitlines()
+
+
+def test_a_team_named_after_a_reserved_namespace_is_refused_at_its_file(tmp_path: Path) -> None:
+    output = render_refused(tree(tmp_path, {"teams/kube-system.yaml": "quota: {nvidia: 1}\n"}))
+    assert (
+        "values/teams/kube-system.yaml:1:1: NAME007 team 'kube-system' claims namespace "
+        "'kube-system' (its file name, the default namespace), which belongs to Kubernetes "
+        "system components (at $.namespaces[0]); give the team its own namespace in "
+        "namespaces:, or rename the file"
+    ) in output.splitlines()
+
+
+def test_an_environment_that_moves_argocd_onto_a_team_namespace_is_refused(
+    tmp_path: Path,
+) -> None:
+    output = render_refused(
+        tree(tmp_path, {"environments/prod.yaml": "fleet:\n  argocd: {namespace: ml}\n"})
+    )
+    assert (
+        "values/teams/ml.yaml:1:1: NAME007 team 'ml' claims namespace 'ml' (its file name, the "
+        "default namespace), which belongs to Argo CD in environment 'prod' (at "
+        "$.namespaces[0]); give the team its own namespace in namespaces:, or rename the file"
+    ) in output.splitlines()
