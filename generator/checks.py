@@ -310,3 +310,58 @@ def app_name_length(view: FleetView) -> Iterable[Finding]:
                 "$.name",
                 "shorten the fleet, environment or team name",
             )
+
+
+# Paths of the vendor values that name each kind of object a vendor emits.
+_VENDOR_NAME_KEYS = {"PodMonitor": ("exporter", "name"), "NodeFeatureRule": ("pools",)}
+
+
+@check("NAME008", "two parts of the fleet would emit the same object (kind, namespace, name)")
+def same_object(view: FleetView) -> Iterable[Finding]:
+    """Two objects with one identity in one cluster: Argo CD applies one over the other (or, in
+    two Applications, flips between them), and the layout writes one file over the other."""
+    from .builders import build_all  # builders import this module's registry
+    from .builders.common import VENDOR_LABEL, identity
+    from .monitoring.sources import MonitoringError
+
+    try:
+        components = build_all(view)
+    except MonitoringError:
+        return  # MON001 names the exporter settings that cannot be built
+    seen: dict[tuple[str, str, str, str], tuple[str, Location]] = {}
+    for comp in components:
+        team_component = comp.name.startswith("teams/")
+        team_unit = comp.unit.startswith("team-")
+        for obj in comp.objects:
+            api, kind, ns, name = identity(obj)
+            key = (api.rpartition("/")[0], kind, ns, name)  # one object whatever its version
+            vendor_id = ((obj.get("metadata") or {}).get("labels") or {}).get(VENDOR_LABEL)
+            # A vendor's own objects point at the vendor file; a team's at its workload.
+            vendor = view.vendor(vendor_id) if vendor_id and not team_unit else None
+            if vendor is not None:
+                path = _VENDOR_NAME_KEYS.get(kind, ("devicePlugin", "name"))
+                where_from = f"vendor {vendor.id!r}"
+                loc = vendor.doc.anchor(path)
+            else:
+                where_from = comp.name
+                loc = comp.origin_of(obj) or Location("values")
+            if key not in seen:
+                seen[key] = (where_from, loc)
+                continue
+            if kind == "Namespace" and team_component:
+                continue  # a team's namespace claim: NAME004 and NAME007 name its line
+            first, first_loc = seen[key]
+            shown = f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
+            by = (
+                f"by {where_from}"
+                if (first, first_loc) == (where_from, loc)
+                else f"by {first} ({first_loc}) and by {where_from}"
+            )
+            yield Finding(
+                "NAME008",
+                f"{shown} would be emitted twice, {by}: Argo CD would apply one over the other",
+                loc,
+                "",
+                "give one of them a name of its own (devicePlugin.name, exporter.name, the "
+                "workload's name), or drop the duplicate",
+            )

@@ -362,12 +362,16 @@ def _taint(raw: dict[str, str]) -> Taint:
     return Taint(key=raw["key"], effect=raw["effect"], value=raw.get("value", ""))
 
 
-def _catalog_doc(entry: str) -> Doc | None:
+def _catalog_doc(entry: str, at: Location) -> Doc | None:
+    """The catalog entry as the layer under a vendor file. Every value it supplies is located
+    `at` the vendor file's `catalog:` key (or its top): that is where the user includes it and can
+    override it, and no finding may point into the installed package."""
     cat = catalog()
     if entry not in cat:
         return None
     data, smap = cat[entry]
-    return Doc.from_source(data, smap, record_source=False)
+    doc = Doc.from_source(data, smap, record_source=False)
+    return Doc(doc.data, dict.fromkeys(doc.values, at), dict.fromkeys(doc.keys, at))
 
 
 def load(values_dir: Path) -> Values:
@@ -395,7 +399,7 @@ def load(values_dir: Path) -> Values:
     for p in by_kind["vendor"]:
         own = Doc.from_source(p.data, p.smap)
         entry = p.data.get("catalog", p.name)
-        base = _catalog_doc(entry)
+        base = _catalog_doc(entry, p.smap.keys.get(("catalog",), Location(p.file, 1, 1)))
         if base is None:
             if "catalog" in p.data:
                 findings.append(

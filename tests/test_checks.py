@@ -65,6 +65,14 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
         "'kube-system', which belongs to Kubernetes system components (at $.namespaces[1]); give "
         "the team its own namespace",
     ),
+    "NAME008": (
+        {
+            "vendors/nvidia-a800.yaml": "catalog: nvidia\npools:\n  - {name: a800, model: A800, "
+            "devicesPerNode: 8, nodes: [a800-01]}\n"
+        },
+        "values/vendors/nvidia-a800.yaml:1:1: NAME008 DaemonSet "
+        "accelerator-plugins/nvidia-device-plugin would be emitted twice, by vendor 'nvidia' ",
+    ),
     "NODE001": (
         {
             "fleet.yaml": NO_OVERCOMMIT + "nodeConfig: {method: node-patch}\n"

@@ -211,3 +211,57 @@ def test_an_environment_that_moves_argocd_onto_a_team_namespace_is_refused(
         "default namespace), which belongs to Argo CD in environment 'prod' (at "
         "$.namespaces[0]); give the team its own namespace in namespaces:, or rename the file"
     ) in output.splitlines()
+
+
+# ---- objects that collide in the output -----------------------------------------------------
+
+CLONE = "catalog: nvidia\npools:\n  - {name: h100, model: H100, devicesPerNode: 8, nodes: [h1]}\n"
+
+
+def test_a_catalog_clone_that_collides_is_refused_at_its_own_file(tmp_path: Path) -> None:
+    output = render_refused(tree(tmp_path, {"vendors/nvidia-h100.yaml": CLONE}))
+    found = [line for line in output.splitlines() if "NAME008" in line]
+    assert found == [
+        "values/vendors/nvidia-h100.yaml:1:1: NAME008 DaemonSet "
+        "accelerator-plugins/nvidia-device-plugin would be emitted twice, by vendor 'nvidia' "
+        "(values/vendors/nvidia.yaml:1:1) and by vendor 'nvidia-h100': Argo CD would apply one "
+        "over the other; give one of them a name of its own (devicePlugin.name, exporter.name, "
+        "the workload's name), or drop the duplicate",
+        "values/vendors/nvidia-h100.yaml:1:1: NAME008 PodMonitor "
+        "accelerator-monitoring/dcgm-exporter would be emitted twice, by vendor 'nvidia' "
+        "(values/vendors/nvidia.yaml:1:1) and by vendor 'nvidia-h100': Argo CD would apply one "
+        "over the other; give one of them a name of its own (devicePlugin.name, exporter.name, "
+        "the workload's name), or drop the duplicate",
+    ]
+    # Nothing points into the installed package, whatever the check.
+    assert "generator/" not in output
+
+
+def test_renaming_the_clones_plugin_and_exporter_points_at_those_keys(tmp_path: Path) -> None:
+    clone = (
+        "catalog: nvidia\ndevicePlugin:\n  name: nvidia-device-plugin\n" + CLONE.split("\n", 1)[1]
+    )
+    output = render_refused(tree(tmp_path, {"vendors/nvidia-h100.yaml": clone}))
+    assert any(
+        line.startswith("values/vendors/nvidia-h100.yaml:3:3: NAME008 DaemonSet ")
+        for line in output.splitlines()
+    ), output
+
+
+def test_two_workloads_that_emit_one_object_are_refused(tmp_path: Path) -> None:
+    team = """\
+quota: {nvidia: 4}
+services:
+  web:
+    images: {nvidia: registry.example.com/web:1}
+    tracks: {nvidia: {replicas: 1}}
+  web-nvidia:
+    images: {nvidia: registry.example.com/web:1}
+    tracks: {nvidia: {replicas: 1}}
+"""
+    output = render_refused(tree(tmp_path, {"teams/ml.yaml": team}))
+    assert [line for line in output.splitlines() if "NAME008" in line] == [
+        "values/teams/ml.yaml:3:3: NAME008 Service ml/web-nvidia would be emitted twice, by "
+        "workloads/ml: Argo CD would apply one over the other; give one of them a name of its "
+        "own (devicePlugin.name, exporter.name, the workload's name), or drop the duplicate"
+    ]
