@@ -88,6 +88,10 @@ CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
         pod({"limits": {"amd.com/gpu": 1}}, {}, ["amd-gpu", "hygon-dcu"]),
         pod({"limits": {"amd.com/gpu": 1}}, {ACCEL: "hygon-dcu"}, ["hygon-dcu"]),
     ),
+    "POD006": (  # the example's NVIDIA nodes have 4 GPUs
+        pod({"limits": {"nvidia.com/gpu": 5}}, {ACCEL: "nvidia-gpu"}, ["nvidia-gpu"]),
+        pod({"limits": {"nvidia.com/gpu": 4}}, {ACCEL: "nvidia-gpu"}, ["nvidia-gpu"]),
+    ),
 }
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from generator import schemadefs
-from tests.helpers import FLEET, NVIDIA, render_refused, tree
+from tests.helpers import FLEET, NVIDIA, cli, render_refused, tree
 
 
 def test_a_warning_in_one_layer_never_hides_an_error_in_another(tmp_path: Path) -> None:
@@ -265,3 +265,33 @@ services:
         "workloads/ml: Argo CD would apply one over the other; give one of them a name of its "
         "own (devicePlugin.name, exporter.name, the workload's name), or drop the duplicate"
     ]
+
+
+# ---- pods larger than any node --------------------------------------------------------------
+
+
+def test_a_track_whose_pods_outgrow_every_node_is_refused(tmp_path: Path) -> None:
+    team = """\
+quota: {nvidia: 8}
+services:
+  web:
+    images: {nvidia: registry.example.com/web:1}
+    tracks:
+      nvidia: {devicesPerReplica: 5, replicas: 1}
+"""
+    output = render_refused(tree(tmp_path, {"teams/ml.yaml": team}))
+    assert (
+        "values/teams/ml.yaml:6:35: POD006 Deployment 'web-nvidia': one pod asks for 5 "
+        "nvidia.com/gpu but the largest node of the pools it selects (a100) has 4 (at "
+        "$.services.web.tracks.nvidia.devicesPerReplica); fix nodeSelector or resources of the "
+        "workload; the vendor's selector, model and taints come from values/vendors/"
+    ) in output.splitlines()
+
+
+def test_a_pod_that_fits_the_largest_of_several_pools_passes(tmp_path: Path) -> None:
+    vendor = NVIDIA + "  - {name: h100, model: H100, devicesPerNode: 8, nodes: [h1]}\n"
+    team = "quota: {nvidia: 8}\njobs:\n  train:\n    vendor: nvidia\n    devices: 8\n"
+    team += "    images: {nvidia: registry.example.com/train:1}\n"
+    values = tree(tmp_path, {"vendors/nvidia.yaml": vendor, "teams/ml.yaml": team})
+    code, output = cli("render", "--values", str(values), "--out", str(tmp_path / "out"))
+    assert code == 0, output

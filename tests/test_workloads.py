@@ -158,6 +158,12 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
         "amd and hygon both advertise, and its nodeSelector "
         "{feature.node.kubernetes.io/accelerator=amd-gpu} picks pools of both (at $.jobs.j)",
     ),
+    "POD006": (
+        # The example's NVIDIA nodes have 4 GPUs each: 6 in one pod never schedule.
+        {"teams/demo.yaml": DEMO_JOB + "    devices: 6\n    images: {nvidia: x:1}\n"},
+        "values/teams/demo.yaml:5:14: POD006 Job 'j': one pod asks for 6 nvidia.com/gpu but the "
+        "largest node of the pools it selects (a100) has 4 (at $.jobs.j.devices)" + HINT_POD,
+    ),
 }
 
 

@@ -68,6 +68,7 @@ HINTS = {
     "POD003": "select the vendor's pools by its accelerator label (and an existing model)",
     "POD004": "add a toleration for the pool's taint",
     "POD005": "select one vendor's pools by its accelerator label",
+    "POD006": "ask for at most a node's devices per pod (more pods, fewer devices each)",
 }
 
 

@@ -210,7 +210,11 @@ def _pod_check(code: str) -> Any:
 
 def _pod_finding(view: FleetView, ref: PodRef, code: str, message: str) -> Finding:
     # Point at what the workload set that leads there: resources, nodeSelector or model.
-    keys = ("resources",) if code in ("POD001", "POD002") else ("nodeSelector", "model")
+    keys = {
+        "POD001": ("resources",),
+        "POD002": ("resources",),
+        "POD006": ("devices", "devicesPerReplica"),
+    }.get(code, ("nodeSelector", "model"))
     path = ref.path
     for key in keys:
         if ref.team.doc.get(*ref.path, key) is not None:
