@@ -223,7 +223,7 @@ def pod_problems(view: FleetView, spec: dict[str, Any]) -> list[Problem]:
 
 
 def _count(c: dict[str, Any], resource: str) -> int:
-    value = ((c.get("resources") or {}).get("limits") or {}).get(resource)
+    value: Any = ((c.get("resources") or {}).get("limits") or {}).get(resource)
     return int(value) if _whole(value) else 0
 
 
