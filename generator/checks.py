@@ -365,3 +365,27 @@ def same_object(view: FleetView) -> Iterable[Finding]:
                 "give one of them a name of its own (devicePlugin.name, exporter.name, the "
                 "workload's name), or drop the duplicate",
             )
+
+
+# Without this, kubeconform would report every object of every unit against a schema set that
+# does not exist. (Whether a control plane of that minor can be started is another matter.)
+@check("VER001", "kubernetesVersion is outside the Kubernetes versions the pinned schemas cover")
+def kubernetes_version(view: FleetView) -> Iterable[Finding]:
+    from . import toolchain
+
+    versions = toolchain.k8s_schema_versions()
+    if not versions:
+        return  # no schemas laid out: validate stops with the install command (exit 2)
+    wanted = view.fleet.kubernetes_version
+    if toolchain.kubeconform_kubernetes_version(wanted) in versions:
+        return
+    lo, hi = (v.removesuffix(".0") for v in (versions[0], versions[-1]))
+    yield Finding(
+        "VER001",
+        f"kubernetesVersion {wanted!r} is outside the versions the pinned schemas cover "
+        f"({lo} to {hi})",
+        view.fleet.doc.locate(("kubernetesVersion",)),
+        "$.kubernetesVersion",
+        f"set a version from {lo} to {hi}, or pin schemas for it in tools/schemas.lock.yaml "
+        "and run `make tools`",
+    )

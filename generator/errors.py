@@ -91,9 +91,10 @@ def merge_layers(
 
     Only identical findings merge (same code, place, path and message, whatever environment
     found them); the merged finding has the highest severity among them and names every
-    environment it applies to: none when it holds in the base layer and in every environment.
+    environment it applies to: none when it holds in every environment (what Argo CD applies),
+    the base layer when it holds only there (the base/ output, which every overlay patches).
     """
-    every = {BASE_LAYER, *envs}
+    every = set(envs)
     groups: dict[tuple[str, Location, str, str], tuple[Finding, set[str]]] = {}
     for layer, found in layers:
         for f in found:
@@ -111,7 +112,7 @@ def merge_layers(
             groups[key] = (best, seen)
     out = []
     for (_, _, _, message), (best, seen) in groups.items():
-        named = () if seen >= every else tuple(sorted(seen))
+        named = () if every and seen >= every else tuple(sorted(seen))
         out.append(replace(best, message=message, envs=named))
     return out
 

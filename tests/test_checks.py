@@ -73,6 +73,11 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
         "values/vendors/nvidia-a800.yaml:1:1: NAME008 DaemonSet "
         "accelerator-plugins/nvidia-device-plugin would be emitted twice, by vendor 'nvidia' ",
     ),
+    "VER001": (
+        {"fleet.yaml": NO_OVERCOMMIT.replace('"1.33"', '"1.19"')},
+        "values/fleet.yaml:2:20: VER001 kubernetesVersion '1.19' is outside the versions the "
+        "pinned schemas cover",
+    ),
     "NODE001": (
         {
             "fleet.yaml": NO_OVERCOMMIT + "nodeConfig: {method: node-patch}\n"

@@ -35,11 +35,12 @@ def test_a_warning_in_one_layer_never_hides_an_error_in_another(tmp_path: Path) 
 
 
 def test_a_finding_names_every_environment_it_holds_in(tmp_path: Path) -> None:
-    # Both environments shrink the pool to one node: the team's quota of 8 no longer fits there.
+    # Two of three environments shrink the pool to one node: the quota of 8 no longer fits.
     smaller = "vendors:\n  nvidia:\n    pools:\n      - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1]}\n"
     values = tree(
         tmp_path,
         {
+            "fleet.yaml": FLEET.replace("[staging, prod]", "[dev, staging, prod]"),
             "teams/ml.yaml": "quota:\n  nvidia: 8\n",
             "environments/prod.yaml": smaller,
             "environments/staging.yaml": smaller,
@@ -295,3 +296,31 @@ def test_a_pod_that_fits_the_largest_of_several_pools_passes(tmp_path: Path) -> 
     values = tree(tmp_path, {"vendors/nvidia.yaml": vendor, "teams/ml.yaml": team})
     code, output = cli("render", "--values", str(values), "--out", str(tmp_path / "out"))
     assert code == 0, output
+
+
+# ---- kubernetesVersion ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["1.24", "1.99", "1.38.2"])
+def test_a_kubernetes_version_without_schemas_is_one_finding_at_its_line(
+    tmp_path: Path, version: str
+) -> None:
+    from generator import toolchain
+
+    versions = toolchain.k8s_schema_versions()
+    lo, hi = versions[0].removesuffix(".0"), versions[-1].removesuffix(".0")
+    assert (lo, hi) == ("1.25", "1.37")  # the pinned kubernetes-validate's schema sets
+    values = tree(tmp_path, {"fleet.yaml": FLEET.replace('"1.33"', f'"{version}"')})
+    output = render_refused(values)
+    assert output.splitlines() == [
+        f"values/fleet.yaml:2:20: VER001 kubernetesVersion {version!r} is outside the versions "
+        f"the pinned schemas cover ({lo} to {hi}) (at $.kubernetesVersion); set a version from "
+        f"{lo} to {hi}, or pin schemas for it in tools/schemas.lock.yaml and run `make tools`",
+        "render: 1 error(s), 0 warning(s); nothing written",
+    ]
+    # validate stops there: no finding per object from kubeconform
+    code, out = cli("validate", "--values", str(values), "--no-drift", "--no-cache")
+    assert code == 1
+    assert [line.split(" ")[1] for line in out.splitlines() if line.startswith("values/")] == [
+        "VER001"
+    ]
