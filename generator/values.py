@@ -103,9 +103,31 @@ def _finding_from_error(error: ValidationError, smap: SourceMap) -> Finding:
         hint = schemadefs.PATTERN_HINTS.get(str(error.validator_value), "")
     elif validator == "required":
         hint = "add it"
+    elif validator in ("type", "enum") and path in smap.plain and _wants_text(validator, schema):
+        # YAML 1.1 read the unquoted text as a boolean, number or null: never coerce it back.
+        raw = smap.plain[path]
+        message = (
+            f"{raw} is read by YAML 1.1 as {_yaml_type(error.instance)}, not as the text {raw!r}"
+        )
+        hint = f"quote it: {raw!r}" if "'" not in raw else f'quote it: "{raw}"'
     elif validator == "type" and isinstance(error.instance, bool | int | float):
         hint = "quote the value if you meant a string"
     return Finding("VAL001", message, smap.locate(path, key=key), json_path(path), hint)
+
+
+def _wants_text(validator: str, schema: dict[str, Any]) -> bool:
+    if validator == "enum":
+        return any(isinstance(v, str) for v in schema.get("enum", []))
+    types = schema.get("type")
+    return types == "string" or (isinstance(types, list) and "string" in types)
+
+
+def _yaml_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if value is None:
+        return "null (no value)"
+    return f"the number {value!r}"
 
 
 def _display(path: Path, values_dir: Path) -> str:
@@ -115,9 +137,44 @@ def _display(path: Path, values_dir: Path) -> str:
         return str(path)
 
 
+def _outside(entry: Path, root: Path, values_dir: Path) -> Finding | None:
+    """A symbolic link that loops, or leads out of the values tree: never followed. (Links that
+    stay inside are fine.) Every entry is checked, so a folder link is refused as a whole."""
+    if not entry.is_symlink():
+        return None
+    where = Location(_display(entry, values_dir))
+    try:
+        target = entry.resolve(strict=True)
+    except (OSError, RuntimeError):  # a loop, or a link to nothing
+        return Finding(
+            "VAL002",
+            "symbolic link that loops or points to nothing",
+            where,
+            hint="replace it with the file itself",
+        )
+    if target == root or root in target.parents:
+        return None
+    return Finding(
+        "VAL002",
+        f"symbolic link leads out of the values tree (to {target})",
+        where,
+        hint="values are read from inside the values tree only: copy the file in",
+    )
+
+
 def _discover(values_dir: Path, findings: list[Finding]) -> Iterator[tuple[str, Path]]:
+    root = values_dir.resolve()
+
+    def refused(entry: Path) -> bool:
+        bad = _outside(entry, root, values_dir)
+        if bad is not None:
+            findings.append(bad)
+        return bad is not None
+
     fleet = values_dir / "fleet.yaml"
-    if not fleet.is_file():
+    if refused(fleet):
+        pass
+    elif not fleet.is_file():
         findings.append(
             Finding(
                 "VAL002",
@@ -129,11 +186,11 @@ def _discover(values_dir: Path, findings: list[Finding]) -> Iterator[tuple[str, 
     else:
         yield "fleet", fleet
     for entry in sorted(values_dir.iterdir()):
-        if entry.name == "fleet.yaml" or entry.name.startswith("."):
+        if entry.name == "fleet.yaml" or entry.name.startswith(".") or refused(entry):
             continue
         if entry.is_dir() and entry.name in KIND_DIRS:
             for file in sorted(entry.iterdir()):
-                if file.name.startswith("."):
+                if file.name.startswith(".") or refused(file):
                     continue
                 if file.is_file() and file.suffix == ".yaml":
                     yield KIND_DIRS[entry.name], file
@@ -376,6 +433,20 @@ def _catalog_doc(entry: str, at: Location) -> Doc | None:
 
 def load(values_dir: Path) -> Values:
     """Load and resolve the whole tree, or raise FindingsError with every problem found."""
+    if values_dir.is_symlink():
+        try:
+            values_dir.resolve(strict=True)
+        except (OSError, RuntimeError):
+            raise FindingsError(
+                [
+                    Finding(
+                        "VAL002",
+                        "the values tree is a symbolic link that loops or points to nothing",
+                        Location(values_dir.name),
+                        hint="point --values at the folder itself",
+                    )
+                ]
+            ) from None
     if not values_dir.is_dir():
         raise UsageError(
             f"values directory {str(values_dir)!r} does not exist: run from the repository "
