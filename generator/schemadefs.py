@@ -369,6 +369,12 @@ FLEET_PROPS: dict[str, Any] = {
         r"^1\.[0-9]+(\.[0-9]+)?$", description="target Kubernetes version, e.g. '1.33' (quote it)"
     ),
     "environments": _list(_str(DNS_LABEL), minItems=1, uniqueItems=True),
+    "productionEnvironments": _list(
+        _str(DNS_LABEL),
+        uniqueItems=True,
+        description="environments that run production: every image there is pinned by digest "
+        "(SEC005)",
+    ),
     "git": _obj(
         {
             "repoURL": _str(minLength=1),

@@ -466,6 +466,18 @@ def load(values_dir: Path) -> Values:
     fleet_doc = Doc.from_source(fleet_p.data, fleet_p.smap)
     environments = list(fleet_doc.data["environments"])
 
+    for i, env in enumerate(fleet_doc.data.get("productionEnvironments", [])):
+        if env not in environments:
+            findings.append(
+                Finding(
+                    "REF002",
+                    f"production environment {env!r} is not one of environments",
+                    fleet_doc.locate(("productionEnvironments", i)),
+                    f"$.productionEnvironments[{i}]",
+                    "known environments: " + ", ".join(environments),
+                )
+            )
+
     vendor_docs: dict[str, Doc] = {}
     for p in by_kind["vendor"]:
         own = Doc.from_source(p.data, p.smap)
