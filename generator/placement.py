@@ -21,7 +21,6 @@ SUMMARIES = {
     "POD003": "a pod template requests a device but selects no pool of a vendor advertising it",
     "POD004": "a pod template does not tolerate the taints of the pools it selects",
     "POD005": "a pod template requests a shared resource name and selects more than one vendor",
-    "POD006": "a pod asks for more devices than any node of the pools it selects has",
 }
 
 
@@ -218,42 +217,4 @@ def pod_problems(view: FleetView, spec: dict[str, Any]) -> list[Problem]:
                                 "tolerations",
                             )
                         )
-    out += _too_big(view, spec, accel, pools)
-    return out
-
-
-def _count(c: dict[str, Any], resource: str) -> int:
-    value: Any = ((c.get("resources") or {}).get("limits") or {}).get(resource)
-    return int(value) if _whole(value) else 0
-
-
-def _too_big(
-    view: FleetView,
-    spec: dict[str, Any],
-    accel: set[str],
-    pools: list[tuple[Vendor, Pool]] | None,
-) -> list[Problem]:
-    """A pod whose devices no single node has never schedules: devices of one pod come from one
-    node. Init containers run one at a time before the others, so the pod needs the larger of
-    its biggest init container and the sum of its containers."""
-    out = []
-    for resource in sorted(accel):
-        main = sum(_count(c, resource) for c in spec.get("containers") or [])
-        init = max((_count(c, resource) for c in spec.get("initContainers") or []), default=0)
-        wanted = max(main, init)
-        if not wanted:
-            continue
-        if pools is None:
-            pools = selected_pools(view, spec)
-        sizes = [p.devices_per_node for v, p in pools if v.resource_name == resource]
-        if sizes and wanted > max(sizes):
-            names = sorted({p.name for v, p in pools if v.resource_name == resource})
-            out.append(
-                Problem(
-                    "POD006",
-                    f"one pod asks for {wanted} {resource} but the largest node of the pools it "
-                    f"selects ({', '.join(names)}) has {max(sizes)}",
-                    "containers",
-                )
-            )
     return out

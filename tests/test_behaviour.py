@@ -143,7 +143,9 @@ def test_sync_waves_order_every_unit_and_the_objects_inside_them(tmp_path: Path)
     team_objs = objects(out / "base" / "teams" / "ml")
     assert wave(team_objs["Namespace/ml"]) < wave(team_objs["ResourceQuota/accelerators"]) < 0
     workload = objects(out / "base" / "workloads" / "ml")
-    assert all(wave(o) > wave(team_objs["ResourceQuota/accelerators"]) for o in workload.values())
+    quota_wave = wave(team_objs["ResourceQuota/accelerators"])
+    assert wave(workload["LocalQueue/team-ml"]) > wave(team_objs["Namespace/ml"])
+    assert wave(workload["Job/train"]) > max(quota_wave, wave(workload["LocalQueue/team-ml"]))
     plugins = objects(out / "base" / "device-plugins")
     assert wave(plugins["Namespace/accelerator-plugins"]) < wave(
         plugins["DaemonSet/nvidia-device-plugin"]

@@ -36,9 +36,9 @@ def found(view: FleetView, unit_name: str, *objs: dict[str, Any]) -> list[tuple[
         objs,
         {identity(o): ORIGIN for o in objs},
     )
-    out = run_rules(view, unit, list(objs))
+    out = [f for f in run_rules(view, unit, list(objs)) if f.code.startswith(("SEC", "TEAM"))]
     assert all(f.location == ORIGIN for f in out)
-    return [(f.code, f.path) for f in out if f.code.startswith(("SEC", "TEAM"))]
+    return [(f.code, f.path) for f in out]
 
 
 def ns(name: str, level: str) -> dict[str, Any]:

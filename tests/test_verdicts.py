@@ -280,18 +280,22 @@ services:
     tracks:
       nvidia: {devicesPerReplica: 5, replicas: 1}
 """
+    # SCH004 (generator/workloads/scheduling_checks.py) refuses it at the track's line.
     output = render_refused(tree(tmp_path, {"teams/ml.yaml": team}))
-    assert (
-        "values/teams/ml.yaml:6:35: POD006 Deployment 'web-nvidia': one pod asks for 5 "
-        "nvidia.com/gpu but the largest node of the pools it selects (a100) has 4 (at "
-        "$.services.web.tracks.nvidia.devicesPerReplica); fix nodeSelector or resources of the "
-        "workload; the vendor's selector, model and taints come from values/vendors/"
-    ) in output.splitlines()
+    assert output.splitlines() == [
+        "values/teams/ml.yaml:6:35: SCH004 Deployment 'web-nvidia' asks for 5 nvidia devices per "
+        "pod, but a node of pool 'a100' has 4 (at $.services.web.tracks.nvidia.devicesPerReplica); "
+        "ask for at most 4 devices per pod (more pods for more devices), or pick a model whose "
+        "nodes have enough",
+        "render: 1 error(s), 0 warning(s); nothing written",
+    ]
 
 
-def test_a_pod_that_fits_the_largest_of_several_pools_passes(tmp_path: Path) -> None:
+def test_a_pod_that_fits_the_pool_of_its_model_passes(tmp_path: Path) -> None:
     vendor = NVIDIA + "  - {name: h100, model: H100, devicesPerNode: 8, nodes: [h1]}\n"
-    team = "quota: {nvidia: 8}\njobs:\n  train:\n    vendor: nvidia\n    devices: 8\n"
+    team = (
+        "quota: {nvidia: 8}\njobs:\n  train:\n    vendor: nvidia\n    devices: 8\n    model: H100\n"
+    )
     team += "    images: {nvidia: registry.example.com/train:1}\n"
     values = tree(tmp_path, {"vendors/nvidia.yaml": vendor, "teams/ml.yaml": team})
     code, output = cli("render", "--values", str(values), "--out", str(tmp_path / "out"))

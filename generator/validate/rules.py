@@ -68,7 +68,6 @@ HINTS = {
     "POD003": "select the vendor's pools by its accelerator label (and an existing model)",
     "POD004": "add a toleration for the pool's taint",
     "POD005": "select one vendor's pools by its accelerator label",
-    "POD006": "ask for at most a node's devices per pod (more pods, fewer devices each)",
 }
 
 
@@ -178,7 +177,12 @@ COMPONENT = "app.kubernetes.io/component"
 DIGEST = re.compile(r".+@sha256:[0-9a-f]{64}")
 # What the generator itself writes on objects of a team's unit; teams set no annotations.
 TEAM_ANNOTATIONS = frozenset(
-    {"accel-gitops.io/source", "accel-gitops.io/owners", "argocd.argoproj.io/sync-wave"}
+    {
+        "accel-gitops.io/source",
+        "accel-gitops.io/owners",
+        "argocd.argoproj.io/sync-wave",
+        "scheduling.volcano.sh/queue-name",  # pods of the team's Volcano queue
+    }
 )
 # Cluster-scoped kinds a team's unit may hold: its namespaces and its batch queue.
 TEAM_CLUSTER_KINDS = frozenset({"Namespace", "ClusterQueue", "Queue"})
@@ -431,3 +435,7 @@ def team_boundary(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Find
                 "$.metadata.namespace",
                 "a team's objects live in its own namespaces",
             )
+
+
+# Rules of other concerns register themselves in their own modules.
+from . import scheduling_rules  # noqa: E402,F401
