@@ -55,7 +55,10 @@ def deployment(spec: dict[str, Any], namespace: str = "ml", **meta: Any) -> dict
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": {"name": "web", "namespace": namespace, **meta},
-        "spec": {"template": {"metadata": {}, "spec": pod}},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": pod},
+        },
     }
 
 
@@ -282,3 +285,32 @@ def test_a_production_environment_must_be_one_of_the_fleets(tmp_path: Path) -> N
         "values/fleet.yaml:5:26: REF002 production environment 'prd' is not one of environments "
         "(at $.productionEnvironments[0]); known environments: staging, prod"
     ) in output.splitlines()
+
+
+def test_validate_reports_a_privileged_team_object_at_its_workloads_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Values cannot ask for host access; a generator change (here: a builder that adds it)
+    or a hand edit can. validate finds it in the built unit, at the workload's values line."""
+    from generator import builders
+    from generator.builders.common import Component
+
+    team = "quota: {nvidia: 4}\njobs:\n  train:\n    vendor: nvidia\n"
+    team += "    images: {nvidia: registry.example.com/t:1}\n"
+    values_dir = tree(tmp_path, {"teams/ml.yaml": team})
+
+    def host_network(view: FleetView) -> list[Component]:
+        ml = view.teams[0]
+        bad = deployment({"hostNetwork": True})
+        return [Component("team-ml", "extra/ml", [bad], origin=ml.doc.anchor(("jobs", "train")))]
+
+    monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, host_network))
+    code, out = cli("validate", "--values", str(values_dir), "--no-drift", "--no-cache")
+    assert code == 1, out
+    assert [line for line in out.splitlines() if line.startswith("values/")] == [
+        f"values/teams/ml.yaml:3:3: SEC003 Deployment ml/web (overlays/{env}/team-ml): hostNetwork: "
+        "true: a team workload gets no access to its node (at $.spec.template.spec.hostNetwork); "
+        "drop it; vendor drivers reach pods through the device plugin and the container runtime "
+        "(vendorMounts: false)"
+        for env in ("prod", "staging")
+    ]

@@ -212,7 +212,8 @@ def plugin_namespace(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[F
     }
     for obj in objs:
         labels = (obj.get("metadata") or {}).get("labels") or {}
-        if obj.get("kind") != "DaemonSet" or labels.get(COMPONENT) != "device-plugin":
+        plugin = labels.get(COMPONENT) == "device-plugin" or unit.name == "device-plugins"
+        if obj.get("kind") != "DaemonSet" or not plugin:
             continue
         ns = obj["metadata"].get("namespace", "")
         if ns not in privileged:
