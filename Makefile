@@ -60,6 +60,8 @@ tools: go-check venv
 	@# promtool has its own module: the Prometheus dependency graph is large and must not move
 	@# kustomize's or kubeconform's dependencies.
 	$(call go_tool,promtool,tools/promtool,github.com/prometheus/prometheus/cmd/promtool)
+	@# Pod Security Standards as the API server's admission plugin decides them (tests).
+	$(call go_tool,podsecurity,tools/podsecurity,.)
 	@# schedcheck: the kube-scheduler's own config decoding and validation (k8s.io/kubernetes).
 	$(call go_tool,schedcheck,tools/schedcheck,.)
 	@# CRD schemas: pinned modules via `go mod download`, Volcano via controller-gen (tools/crdgen).

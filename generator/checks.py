@@ -211,16 +211,18 @@ def reserved_namespaces(view: FleetView) -> dict[str, str]:
     """Namespaces no team may claim, with what owns them."""
     key = "checks.reserved_namespaces"
     if key not in view.memo:
-        from .monitoring.sources import settings
+        from .monitoring.sources import exporter_namespace, settings
 
         out = dict(SYSTEM_NAMESPACES)
         out.setdefault(view.fleet.argocd_namespace, "Argo CD")
         out.setdefault(settings(view).namespace, "the fleet's monitoring")
         for vendor in view.vendors:
             out.setdefault(vendor.device_plugin.namespace, f"{vendor.id}'s device plugin")
-            exporter_ns = vendor.exporter.get("namespace")
-            if exporter_ns:
-                out.setdefault(exporter_ns, f"{vendor.id}'s exporter")
+            installed = vendor.exporter.get("namespace")  # an exporter installed another way
+            if installed:
+                out.setdefault(installed, f"{vendor.id}'s exporter")
+        if view.vendors:
+            out.setdefault(exporter_namespace(view), "the rendered exporters")
         view.memo[key] = out
     reserved: dict[str, str] = view.memo[key]
     return reserved
@@ -308,8 +310,12 @@ def app_name_length(view: FleetView) -> Iterable[Finding]:
             )
 
 
-# Paths of the vendor values that name each kind of object a vendor emits.
-_VENDOR_NAME_KEYS = {"PodMonitor": ("exporter", "name"), "NodeFeatureRule": ("pools",)}
+# The vendor values that name what a vendor emits in each unit.
+_VENDOR_NAME_KEYS = {
+    "device-plugins": ("devicePlugin", "name"),
+    "monitoring": ("exporter", "name"),
+    "node-config": ("pools",),
+}
 
 
 @check("NAME008", "two parts of the fleet would emit the same object (kind, namespace, name)")
@@ -335,7 +341,7 @@ def same_object(view: FleetView) -> Iterable[Finding]:
             # A vendor's own objects point at the vendor file; a team's at its workload.
             vendor = view.vendor(vendor_id) if vendor_id and not team_unit else None
             if vendor is not None:
-                path = _VENDOR_NAME_KEYS.get(kind, ("devicePlugin", "name"))
+                path = _VENDOR_NAME_KEYS.get(comp.unit, ("catalog",))
                 where_from = f"vendor {vendor.id!r}"
                 loc = vendor.doc.anchor(path)
             else:

@@ -231,7 +231,10 @@ def test_the_example_fleet_passes_every_security_rule_in_every_unit() -> None:
 
 # ---- through the real validate command ------------------------------------------------------
 
-PINNED_PLUGIN = f"devicePlugin: {{version: 'v0.17.1@{DIGEST}'}}\n"
+PINNED_PLUGIN = (
+    f"devicePlugin: {{version: 'v0.17.1@{DIGEST}'}}\n"
+    f"exporter: {{daemonSet: {{version: '4.5.3-4.8.2-distroless@{DIGEST}'}}}}\n"
+)
 JOBS = f"""\
 quota: {{nvidia: 4}}
 jobs:
@@ -263,8 +266,8 @@ def test_an_unpinned_image_in_production_is_found_at_its_workloads_line(tmp_path
         "values/teams/ml.yaml:6:3: SEC005 Job ml/second (overlays/prod/team-ml): image "
         "'registry.example.com/train:1' is not pinned by digest, and environment 'prod' is in "
         "productionEnvironments (at $.spec.template.spec.containers[0].image); pin it: "
-        "<image>:<tag>@sha256:<digest> (devicePlugin.version: <tag>@sha256:<digest>, or the "
-        "workload's images)"
+        "<image>:<tag>@sha256:<digest> (for a vendor's agents: devicePlugin.version or "
+        "exporter.daemonSet.version <tag>@sha256:<digest>; for a workload: its images)"
     ]
     assert snapshot(tmp_path) == before  # validate writes nothing
 

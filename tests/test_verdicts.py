@@ -224,6 +224,11 @@ def test_a_catalog_clone_that_collides_is_refused_at_its_own_file(tmp_path: Path
     found = [line for line in output.splitlines() if "NAME008" in line]
     assert found == [
         "values/vendors/nvidia-h100.yaml:1:1: NAME008 DaemonSet "
+        "accelerator-exporters/dcgm-exporter would be emitted twice, by vendor 'nvidia' "
+        "(values/vendors/nvidia.yaml:1:1) and by vendor 'nvidia-h100': Argo CD would apply one "
+        "over the other; give one of them a name of its own (devicePlugin.name, exporter.name, "
+        "the workload's name), or drop the duplicate",
+        "values/vendors/nvidia-h100.yaml:1:1: NAME008 DaemonSet "
         "accelerator-plugins/nvidia-device-plugin would be emitted twice, by vendor 'nvidia' "
         "(values/vendors/nvidia.yaml:1:1) and by vendor 'nvidia-h100': Argo CD would apply one "
         "over the other; give one of them a name of its own (devicePlugin.name, exporter.name, "

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..builders.common import identity
+from ..builders.teams import NAMESPACE_SYNC_OPTIONS
 from ..errors import Finding, Location
 from ..layout import Unit
 from ..model import FleetView, Team
@@ -184,6 +185,19 @@ TEAM_ANNOTATIONS = frozenset(
         "scheduling.volcano.sh/queue-name",  # pods of the team's Volcano queue
     }
 )
+# The one sync option the generator sets on a team's objects: its Namespaces outlive the team's
+# Application (builders/teams.py), with exactly this value.
+TEAM_NAMESPACE_SYNC_OPTIONS = (
+    "Namespace",
+    "argocd.argoproj.io/sync-options",
+    NAMESPACE_SYNC_OPTIONS,
+)
+
+
+def _allowed_note(obj: Obj, key: str, value: object) -> bool:
+    return key in TEAM_ANNOTATIONS or (obj.get("kind"), key, value) == TEAM_NAMESPACE_SYNC_OPTIONS
+
+
 # Cluster-scoped kinds a team's unit may hold: its namespaces and its batch queue.
 TEAM_CLUSTER_KINDS = frozenset({"Namespace", "ClusterQueue", "Queue"})
 RISKY_VERBS = frozenset({"*", "escalate", "bind", "impersonate"})
@@ -364,8 +378,9 @@ def image_digest(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Findi
                             f"image {image!r} is not pinned by digest, and environment "
                             f"{view.env!r} is in productionEnvironments",
                             f"{tpl.where}.{field}[{i}].image",
-                            "pin it: <image>:<tag>@sha256:<digest> (devicePlugin.version: "
-                            "<tag>@sha256:<digest>, or the workload's images)",
+                            "pin it: <image>:<tag>@sha256:<digest> (for a vendor's agents: "
+                            "devicePlugin.version or exporter.daemonSet.version "
+                            "<tag>@sha256:<digest>; for a workload: its images)",
                         )
 
 
@@ -374,12 +389,13 @@ def team_annotations(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[F
     if not unit.name.startswith("team-"):
         return
     for obj in objs:
-        notes = [("$.metadata", obj.get("metadata") or {})]
+        notes_at = [("$.metadata", obj.get("metadata") or {})]
         for tpl in pod_templates(obj):
             where = f"{tpl.where.removesuffix('.spec')}.metadata"
-            notes.append((where, _at(obj, where) or {}))
-        for where, meta in notes:
-            for key in sorted(set(meta.get("annotations") or {}) - TEAM_ANNOTATIONS):
+            notes_at.append((where, _at(obj, where) or {}))
+        for where, meta in notes_at:
+            notes = meta.get("annotations") or {}
+            for key in sorted(k for k in notes if not _allowed_note(obj, k, notes[k])):
                 yield _finding(
                     "SEC006",
                     unit,
@@ -387,7 +403,8 @@ def team_annotations(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[F
                     f"annotation {key!r} is not one a team's objects may carry (Argo CD sync "
                     "options, ingress snippets and the like change what the cluster does)",
                     f"{where}.annotations[{key!r}]",
-                    "allowed: " + ", ".join(sorted(TEAM_ANNOTATIONS)),
+                    "allowed: " + ", ".join(sorted(TEAM_ANNOTATIONS)) + f", and on Namespaces "
+                    f"argocd.argoproj.io/sync-options: {NAMESPACE_SYNC_OPTIONS}",
                 )
 
 
