@@ -26,7 +26,7 @@ SLOW = settings(
     derandomize=True,
     database=None,
     deadline=None,
-    max_examples=100,
+    max_examples=150,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 
@@ -40,12 +40,16 @@ TEAM_KEYS = [
     "quota", "namespaces", "owners", "podSecurity", "enabled", "jobs", "services", "nvidia",
     "vendor", "devices", "images", "tracks", "replicas", "weights", "phase", "migration",
     "from", "to", "routing", "kind", "tasks", "model", "namespace", "devicesPerReplica",
+    "pools", "name", "devicesPerNode", "nodes", "teams", "vendors", "fleet", "exporter",
+    "devicePlugin", "catalog", "taints", "environments", "git", "scheduling", "backend",
 ]  # fmt: skip
 SCALARS = (
     st.none()
     | st.booleans()
     | st.integers(-3, 10)
-    | st.sampled_from(["nvidia", "ml", "baseline", "job", "volcano", "shift-50", "", "x:1"])
+    | st.sampled_from(
+        ["nvidia", "ml", "baseline", "job", "volcano", "kueue", "shift-50", "", "x:1", "A100"]
+    )
 )
 TEAM_LIKE = st.recursive(
     SCALARS,
@@ -75,13 +79,19 @@ def test_the_reader_never_crashes_on_yaml_like_text(text: str) -> None:
     _parse(text.encode("utf-8"))
 
 
+VALUES_FILES = ["teams/ml.yaml", "vendors/nvidia.yaml", "environments/prod.yaml", "fleet.yaml"]
+
+
 @SLOW
-@given(st.one_of(YAMLISH, TEAM_LIKE.map(lambda d: yaml.safe_dump(d, allow_unicode=True))))
-def test_render_turns_any_team_file_into_findings_never_a_crash(
-    tmp_path_factory: Any, text: str
+@given(
+    st.sampled_from(VALUES_FILES),
+    st.one_of(YAMLISH, TEAM_LIKE.map(lambda d: yaml.safe_dump(d, allow_unicode=True))),
+)
+def test_render_turns_any_values_file_into_findings_never_a_crash(
+    tmp_path_factory: Any, rel: str, text: str
 ) -> None:
     root = tmp_path_factory.mktemp("prop")
-    values = tree(root, {"teams/ml.yaml": text})
+    values = tree(root, {rel: text})
     out = root / "out"
     (out / "base").mkdir(parents=True)
     (out / "base" / "previous.yaml").write_text("# previous\n")
