@@ -172,7 +172,12 @@ def _deployment(
 
 NVIDIA = "feature.node.kubernetes.io/accelerator"
 TOLERATE_NVIDIA = [
-    {"key": "accelerator", "operator": "Equal", "value": "nvidia-gpu", "effect": "NoSchedule"}
+    {
+        "key": "feature.node.kubernetes.io/accelerator",
+        "operator": "Equal",
+        "value": "nvidia-gpu",
+        "effect": "NoSchedule",
+    }
 ]
 
 
