@@ -79,6 +79,8 @@ tools: go-check venv
 	@# promtool has its own module: the Prometheus dependency graph is large and must not move
 	@# kustomize's or kubeconform's dependencies.
 	$(call go_tool,promtool,tools/promtool,github.com/prometheus/prometheus/cmd/promtool)
+	@# Pod Security Standards as the API server's admission plugin decides them (tests).
+	$(call go_tool,podsecurity,tools/podsecurity,.)
 	@# Node Feature Discovery: nfd-master (a local control plane runs it) and nfd-rulecheck (runs
 	@# NFD's own rule validation and matching on rendered rules). Own module: NFD pins k8s v0.35.
 	$(call go_tool,nfd-master,tools/nfd,sigs.k8s.io/node-feature-discovery/cmd/nfd-master,$(NFD_LDFLAGS))

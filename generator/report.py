@@ -46,12 +46,13 @@ def _as_dict(f: Finding) -> dict[str, object]:
     return {
         "code": f.code,
         "severity": f.severity.value,
-        "message": f.message,
+        "message": f.text,
         "file": f.location.file,
         "line": f.location.line,
         "column": f.location.column,
         "path": f.path,
         "hint": f.hint,
+        "environments": list(f.envs),
     }
 
 
@@ -81,9 +82,7 @@ def github(report: Report, out: TextIO) -> None:
         if f.location.line:
             props += [f"line={f.location.line}", f"col={f.location.column}"]
         props.append(f"title={_escape_prop(f.code)}")
-        message = (
-            f.message + (f" (at {f.path})" if f.path else "") + (f"; {f.hint}" if f.hint else "")
-        )
+        message = f.text + (f" (at {f.path})" if f.path else "") + (f"; {f.hint}" if f.hint else "")
         out.write(f"::{level} {','.join(props)}::{_escape_data(message)}\n")
     out.write(report.summary() + "\n")
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -98,7 +97,7 @@ def markdown(report: Report) -> str:
         lines += ["| | code | where | message |", "|---|---|---|---|"]
         for f in report.findings:
             icon = "❌" if f.severity is Severity.ERROR else "⚠️"
-            msg = f.message.replace("|", "\\|")
+            msg = f.text.replace("|", "\\|")
             lines.append(f"| {icon} | {f.code} | `{f.location}` | {msg} |")
     lines.append("")
     return "\n".join(lines) + "\n"
@@ -122,7 +121,7 @@ def junit(report: Report, out: TextIO) -> None:
         errors = [f for f in found if f.severity is Severity.ERROR]
         body = "\n".join(f.format() for f in found)
         if errors:
-            fail = ET.SubElement(case, "failure", message=errors[0].message, type=code)
+            fail = ET.SubElement(case, "failure", message=errors[0].text, type=code)
             fail.text = body
         else:
             out_el = ET.SubElement(case, "system-out")

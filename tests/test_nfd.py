@@ -43,8 +43,10 @@ VENDORS = {
     "amd.yaml": "pools:\n  - {name: mi250x, model: MI250X, devicesPerNode: 8, nodeCount: 1}\n",
     "ascend.yaml": "pools:\n  - {name: 910b, model: 910b, devicesPerNode: 8, nodeCount: 1}\n",
     "hygon.yaml": "devicePlugin: {image: r.example.com/dcu, version: v1}\n"
+    "exporter: {daemonSet: {image: r.example.com/dcu-exporter}}\n"
     "pools:\n  - {name: z100l, model: Z100L, devicesPerNode: 8, nodeCount: 1}\n",
     "cambricon.yaml": "devicePlugin: {image: r.example.com/mlu, version: v1}\n"
+    "exporter: {daemonSet: {image: r.example.com/mlu-exporter}}\n"
     "pools:\n  - {name: mlu370, model: MLU370, devicesPerNode: 8, nodeCount: 1}\n",
 }
 
