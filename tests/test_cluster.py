@@ -228,7 +228,13 @@ def test_pod_security_that_will_refuse_a_workloads_pods(
 ) -> None:
     """WKL004 (host paths in a namespace whose Pod Security forbids them) removed: Pod Security
     admission warns on the Job at the namespace's enforce level, so its pods would be refused."""
-    ascend = {"pools": [{"name": "910b", "model": "910b", "devicesPerNode": 8, "nodes": ["npu-1"]}]}
+    ascend = {
+        # A site that mounts the driver from the host into every Ascend workload.
+        "workloadMounts": [
+            {"name": "ascend-driver", "path": "/usr/local/Ascend/driver", "readOnly": True}
+        ],
+        "pools": [{"name": "910b", "model": "910b", "devicesPerNode": 8, "nodes": ["npu-1"]}],
+    }
     team = {
         "owners": ["ml@example.com"],
         "quota": {"ascend": 8},
@@ -361,6 +367,7 @@ def test_a_rule_on_the_pci_vendor_alone_labels_a_cpu_only_server(
     hygon = {
         "resourceName": "amd.com/gpu",
         "devicePlugin": {"image": "registry.example.com/hygon/dcu-device-plugin", "version": "v1"},
+        "exporter": {"daemonSet": {"image": "registry.example.com/hygon/dcu-exporter"}},
         "pools": [{"name": "z100l", "model": "Z100L", "devicesPerNode": 8, "nodes": ["dcu-1"]}],
     }
     values = tree(
