@@ -322,6 +322,10 @@ def _start(workdir: Path, services: list[Service], nfd: bool) -> ControlPlane:
                 f"--service-account-private-key-file={sa_key}",
                 f"--root-ca-file={ca_file}",
                 "--controllers=" + ",".join(CONTROLLERS),
+                # KWOK's heartbeats can lag on a busy machine with hundreds of nodes; a node
+                # marked NotReady would have its pods marked unready (node health is not what
+                # the simulation is about).
+                "--node-monitor-grace-period=10m",
             ],
             log=logs / "kube-controller-manager.log",
         )
