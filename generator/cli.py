@@ -285,6 +285,85 @@ def plan(values_dir: Path, env: str | None, fmt: str) -> int:
     return EXIT_OK if result.fits else EXIT_FINDINGS
 
 
+@main.command()
+@values_option
+@click.option("--env", required=True, help="The environment whose units to show.")
+@click.option("--unit", help="Only this unit (for example team-ml-team); default: every unit.")
+@guarded
+def show(values_dir: Path, env: str, unit: str | None) -> int:
+    """Print the manifests exactly as kustomize builds them from a fresh render of the values
+    (one unit, or every unit of the environment as one YAML stream). Pipe it to
+    `kubectl diff -f -` to compare with a cluster."""
+    from .show import show as run_show
+
+    shown = run_show(values_dir, env, unit)
+    _echo_findings(shown.findings)
+    click.echo(shown.text, nl=False)
+    return EXIT_OK
+
+
+@main.command()
+@values_option
+@click.argument("environments", nargs=-1, metavar="[OLD_ENV NEW_ENV]")
+@click.option(
+    "--base",
+    metavar="REF",
+    help="Compare the working tree with this git ref (branch, tag or commit) instead of two "
+    "environments.",
+)
+@click.option("--env", help="With --base: only this environment.")
+@click.option(
+    "--output",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+)
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(min=4096),
+    default=1024 * 1024,
+    show_default=True,
+    help="Markdown: shorten to fit (GitHub: 1 MiB job summary, 65536 for a comment).",
+)
+@click.option("--exit-code", is_flag=True, help="Exit 1 when anything changed.")
+@guarded
+def diff(
+    values_dir: Path,
+    environments: tuple[str, ...],
+    base: str | None,
+    env: str | None,
+    fmt: str,
+    max_bytes: int,
+    exit_code: bool,
+) -> int:
+    """What changes in the built manifests, per environment, unit and object, with field-level
+    changes and risky changes flagged: between two environments (`diff staging prod`), or
+    between a git ref and the working tree (`diff --base main`)."""
+    from . import diff as differ
+    from . import diffreport
+
+    if base is not None and environments:
+        raise UsageError("give either two environments or --base REF, not both")
+    if base is not None:
+        result = differ.against_ref(values_dir, base, env)
+    elif len(environments) == 2:
+        if env is not None:
+            raise UsageError("--env goes with --base; two environments are compared whole")
+        result = differ.between_envs(values_dir, *environments)
+    else:
+        raise UsageError("give two environments (diff staging prod) or --base REF")
+    _echo_findings(result.findings)
+    stdout = click.get_text_stream("stdout")
+    if fmt == "json":
+        diffreport.as_json(result, stdout)
+    elif fmt == "markdown":
+        stdout.write(diffreport.markdown(result, max_bytes))
+    else:
+        diffreport.text(result, stdout)
+    return EXIT_FINDINGS if exit_code and result.objects else EXIT_OK
+
+
 def run() -> None:
     main(prog_name=Path(sys.argv[0]).name or "render.py")
 
