@@ -40,7 +40,8 @@ def guarded(fn: F) -> F:
         except FindingsError as exc:
             _echo_findings(exc.findings)
             summary = report.Report(str(ctx.info_name), exc.findings).summary()
-            click.echo(f"{summary}; nothing written", err=True)
+            done = "nothing pushed" if ctx.info_name == "publish" else "nothing written"
+            click.echo(f"{summary}; {done}", err=True)
             code = EXIT_FINDINGS
         except (UsageError, toolchain.ToolError) as exc:
             click.echo(f"error: {exc}", err=True)
@@ -362,6 +363,83 @@ def diff(
     else:
         diffreport.text(result, stdout)
     return EXIT_FINDINGS if exit_code and result.objects else EXIT_OK
+
+
+@main.command()
+@values_option
+@click.option(
+    "--repo", required=True, help="The GitOps repository: a path or a URL git can push to."
+)
+@click.option("--branch", required=True, help="The branch to commit to (created if missing).")
+@click.option(
+    "--path",
+    "repo_path",
+    help="Folder of the repository that holds base/ and overlays/. Default: git.path of "
+    "values/fleet.yaml (the Argo CD Applications look there).",
+)
+@click.option("--message", help="Subject line of the commit (the body names source and units).")
+@click.option(
+    "--allow-delete",
+    is_flag=True,
+    help="Publish even when a unit loses more than --max-delete-share of its objects, or a "
+    "Namespace is deleted.",
+)
+@click.option(
+    "--max-delete-share",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.5,
+    show_default=True,
+    help="Share of a unit's objects a publish may delete without --allow-delete.",
+)
+@click.option(
+    "--retries",
+    type=click.IntRange(0, 20),
+    default=3,
+    show_default=True,
+    help="Times to render onto the new head when the branch moved during the publish.",
+)
+@click.option("--no-cache", is_flag=True, help="Run every validate tool on every unit.")
+@guarded
+def publish(
+    values_dir: Path,
+    repo: str,
+    branch: str,
+    repo_path: str | None,
+    message: str | None,
+    allow_delete: bool,
+    max_delete_share: float,
+    retries: int,
+    no_cache: bool,
+) -> int:
+    """Render and validate, then commit the rendered tree to BRANCH of the GitOps repository and
+    push it: one commit naming the source commit and the changed units, none when the branch
+    already has this render, nothing pushed when a check fails."""
+    from . import publish as publishing
+
+    cache = None if no_cache else values_dir.resolve().parent / ".cache" / "validate"
+    opts = publishing.PublishOptions(
+        values_dir,
+        repo,
+        branch,
+        repo_path,
+        message,
+        allow_delete,
+        max_delete_share,
+        retries,
+        cache,
+    )
+    result = publishing.publish(opts)
+    _echo_findings(result.findings)
+    for note in result.notes:
+        click.echo(note, err=True)
+    if result.commit is None:
+        click.echo(f"publish: {branch} of {repo} already has the render of {result.source[:12]}")
+        return EXIT_OK
+    click.echo(
+        f"publish: pushed {result.commit[:12]} to {branch} of {repo}: render of "
+        f"{result.source[:12]}, {len(result.units)} units changed"
+    )
+    return EXIT_OK
 
 
 def run() -> None:

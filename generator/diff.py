@@ -317,9 +317,9 @@ def compare_objects(
         a, b = old.get(key), new.get(key)
         if a is None:
             assert b is not None
-            d = ObjectDiff(env, unit, key, ADDED, obj=_without_source(b))
+            d = ObjectDiff(env, unit, key, ADDED, obj=b)
         elif b is None:
-            d = ObjectDiff(env, unit, key, REMOVED, obj=_without_source(a))
+            d = ObjectDiff(env, unit, key, REMOVED, obj=a)
         elif a == b or same_but_source(a, b):
             continue
         else:
@@ -395,7 +395,7 @@ def against_ref(values_dir: Path, ref: str, env: str | None = None) -> DiffResul
         committed = read_tree(old_values.parent)
         if any(p.startswith("overlays/") for p in committed):
             how = "committed output"
-            objects = _against_tree(committed, rendered, env)
+            objects = tree_diff(committed, rendered, env).objects
         else:
             how = "values rendered by this generator"
             objects = _against_rendered(_render_ref(old_values, ref), rendered, env)
@@ -438,17 +438,34 @@ def _against_rendered(old: Rendered | None, new: Rendered, env: str | None) -> l
     return out
 
 
-def _against_tree(committed: Tree, new: Rendered, env: str | None) -> list[ObjectDiff]:
+@dataclass
+class TreeDiff:
+    """A committed tree against a fresh render, unit by unit."""
+
+    objects: list[ObjectDiff]
+    built_units: list[str]  # unit paths whose files differ: added, removed or changed
+    old_counts: dict[str, int]  # objects each of those units had in the committed tree
+
+    @property
+    def changed_units(self) -> list[str]:
+        """Units whose objects change (a new base can leave an overlay's objects as they were)."""
+        return sorted({f"overlays/{o.env}/{o.unit}" for o in self.objects})
+
+
+def tree_diff(committed: Tree, new: Rendered, env: str | None = None) -> TreeDiff:
+    """Build (kustomize) only the committed units whose files differ from the fresh render's,
+    and compare their objects with the render's."""
     after = {u.path: u for u in new.units if _in_env(u.path, env)}
     old_paths = [p for p in kbuild.unit_paths(committed) if _in_env(p, env)]
     old_inputs, new_inputs = kbuild.Inputs(committed), kbuild.Inputs(new.tree)
     to_build = [p for p in old_paths if p not in after or old_inputs.of(p) != new_inputs.of(p)]
     built = kbuild.build(committed, to_build)
+    changed = sorted({*to_build, *(p for p in after if p not in old_paths)})
     out: list[ObjectDiff] = []
-    for path in sorted(set(old_paths) | set(after)):
-        if path in old_paths and path not in built:
-            continue  # the same files on both sides
+    counts: dict[str, int] = {}
+    for path in changed:
         before = _by_key(kbuild.objects(built[path])) if path in built else {}
+        counts[path] = len(before)
         unit = after.get(path)
         out += compare_objects(*_split(path), before, _by_key(unit.objects if unit else ()))
-    return out
+    return TreeDiff(out, changed, counts)

@@ -195,7 +195,7 @@ def test_diff_base_deleted_team(values_dir: Path, write: Write) -> None:
     _git_fleet(values_dir)
     (values_dir / "teams/inference.yaml").unlink()
     write("environments/prod.yaml", "fleet:\n  argocd:\n    automatedSync: true\n")
-    write("environments/staging.yaml", "fleet:\n  git:\n    targetRevision: staging\n")
+    write("environments/staging.yaml", "{}\n")
     data = _diff(values_dir, "--base", "main", "--env", "prod")
     objs = _objects(data)
     removed = {k for k, o in objs.items() if o["status"] == "removed"}
@@ -267,8 +267,8 @@ def test_diff_between_environments(values_dir: Path) -> None:
     assert {
         "path": "spec.source.targetRevision",
         "op": "replace",
-        "old": "staging",
-        "new": "main",
+        "old": "main",
+        "new": "prod",
     } in app["changes"]
     service = objs[("staging -> prod", "team-inference", "Service/inference-service")]
     assert [r["code"] for r in service["risks"]] == ["traffic-moves"]
