@@ -165,7 +165,7 @@ def test_argocd_applications_are_ordered_by_sync_wave(values_dir: Path, tmp_path
     assert wave["argocd"] < wave["node-config"]
     assert apps["team-ml-team"]["spec"]["source"] == {
         "repoURL": "https://git.example.com/platform/accel-gitops.git",
-        "targetRevision": "staging",
+        "targetRevision": "main",
         "path": "overlays/staging/team-ml-team",
     }
     for unit in apps:
