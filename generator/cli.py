@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
-from . import pipeline, report, schemadefs, toolchain
+from . import __version__, pipeline, report, schemadefs, toolchain
 from .errors import Finding, FindingsError, GeneratorError, UsageError
 
 F = TypeVar("F", bound=Callable[..., int])
@@ -68,6 +68,7 @@ def _default_values() -> Path:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", message="%(prog)s %(version)s")
 @click.option("--debug", is_flag=True, help="Show tracebacks of internal errors.")
 @click.pass_context
 def main(ctx: click.Context, debug: bool) -> None:
@@ -143,17 +144,44 @@ def render(values_dir: Path, env: str | None, out_dir: Path | None, check: bool)
 )
 @guarded
 def schema(out_dir: Path | None, kind: str | None) -> int:
-    """Write or print the JSON Schemas of the values files."""
+    """Write (--out: one <kind>.schema.json per kind) or print the JSON Schemas of the values
+    files. Printed without --kind, they are one JSON object keyed by kind."""
     kinds = [kind] if kind else list(schemadefs.USER_KINDS)
     if out_dir is None:
-        for k in kinds:
-            click.echo(schemadefs.schema_text(k), nl=False)
+        if kind:
+            click.echo(schemadefs.schema_text(kind), nl=False)
+        else:
+            every = {k: schemadefs.SCHEMAS[k] for k in kinds}
+            click.echo(json.dumps(every, indent=2, sort_keys=True))
         return EXIT_OK
     out_dir.mkdir(parents=True, exist_ok=True)
     for k in kinds:
         (out_dir / f"{k}.schema.json").write_text(schemadefs.schema_text(k), encoding="utf-8")
     click.echo(f"wrote {len(kinds)} schema(s) to {out_dir}")
     return EXIT_OK
+
+
+@main.command()
+@values_option
+@click.option(
+    "--output",
+    "output_format",
+    type=click.Choice(sorted(report.FORMATS)),
+    default="text",
+    show_default=True,
+    help="Report format.",
+)
+@guarded
+def check(values_dir: Path, output_format: str) -> int:
+    """Check the values alone: safe YAML, JSON Schema, layering, references and every fleet and
+    workload check. No external tool runs (a pre-commit hook); validate does this and more."""
+    try:
+        _, findings = pipeline.load_and_check(values_dir)
+    except FindingsError as exc:
+        findings = exc.findings
+    rep = report.Report("check", findings)
+    report.FORMATS[output_format](rep, click.get_text_stream("stdout"))
+    return EXIT_FINDINGS if rep.errors else EXIT_OK
 
 
 @main.command()
@@ -218,7 +246,7 @@ def validate(
         stats = {"stopped after": f"the {result.stopped} stage; fix these first"}
     if output_format == "json":
         stats["timings"] = result.timings
-    rep = report.Report("validate", result.findings, stats)
+    rep = report.Report("validate", result.findings, stats, result.checked)
     report.FORMATS[output_format](rep, click.get_text_stream("stdout"))
     return EXIT_FINDINGS if rep.errors else EXIT_OK
 

@@ -34,6 +34,7 @@ class Finding:
     path: str = ""  # JSON path inside the values file, e.g. $.quota.nvidia
     hint: str = ""  # how to fix it
     severity: Severity = Severity.ERROR
+    detail: str = ""  # more for a program or a log (DRIFT001: the unified diff); not in text
 
     def sort_key(self) -> tuple[str, int, int, str, str]:
         loc = self.location
