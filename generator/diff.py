@@ -3,13 +3,14 @@ changes flagged.
 
 Two comparisons:
 - environment against environment (`diff staging prod`): both from a fresh render of the values;
-- the working tree against a git ref (`diff --base main`): the ref is checked out in a temporary
-  worktree. Its committed output (what Argo CD syncs from it) is built with kustomize; a ref that
-  commits no output has its values rendered by this generator instead. The working tree side is
-  a fresh render of the values (what `render` would commit).
+- the working tree against a git ref (`diff --base main`): the ref's committed output (what Argo
+  CD syncs from it) is read from git's object store and built with kustomize; a ref that commits
+  no output is checked out in a temporary worktree and its values rendered by this generator.
+  The working tree side is a fresh render of the values (what `render` would commit). Neither
+  touches the working tree.
 
-Units whose files are byte-identical on both sides are not built at all, so a change to one team
-of thousands builds one or two units. Objects are compared as data, without the provenance
+Units whose files are the same on both sides (by git blob id) are neither read nor built, so a
+change to one team of thousands reads and builds a few units. Objects are compared as data, without the provenance
 annotation (it names values files, not cluster state).
 """
 
@@ -24,8 +25,7 @@ from typing import Any
 from . import gitutil, kbuild, values
 from .builders.common import SOURCE_ANNOTATION, Obj, identity, same_but_source
 from .errors import Finding, FindingsError, GeneratorError, UsageError
-from .layout import Rendered, Tree, render_tree
-from .output import read_tree
+from .layout import Rendered, render_tree
 from .pipeline import load_and_check
 
 Key = tuple[str, str, str, str]  # apiVersion, kind, namespace, name
@@ -390,17 +390,25 @@ def against_ref(values_dir: Path, ref: str, env: str | None = None) -> DiffResul
     repo = gitutil.toplevel(values_dir)
     commit = gitutil.resolve(repo, ref)
     rel = values_dir.relative_to(repo)
-    with gitutil.worktree(repo, commit) as tree_root:
-        old_values = tree_root / rel
-        committed = read_tree(old_values.parent)
-        if any(p.startswith("overlays/") for p in committed):
-            how = "committed output"
-            objects = tree_diff(committed, rendered, env).objects
-        else:
-            how = "values rendered by this generator"
-            objects = _against_rendered(_render_ref(old_values, ref), rendered, env)
+    out = rel.parent.as_posix()
+    prefix = "" if out == "." else out + "/"
+    # The committed output is read from git's object store (only the units whose files differ
+    # are read and built); values without output beside them are rendered from a worktree.
+    listing = gitutil.ls_tree(repo, commit, [f"{prefix}base", f"{prefix}overlays"])
+    ids = {path.removeprefix(prefix): blob for path, blob in listing.items()}
+    if any(p.startswith("overlays/") for p in ids):
+        how = "committed output"
+        committed = gitutil.BlobTree(repo, ids)
+        try:
+            objects = tree_diff(committed, rendered, env, ids).objects
+        finally:
+            committed.close()
+    else:
+        how = "values rendered by this generator"
+        with gitutil.worktree(repo, commit) as tree_root:
+            objects = _against_rendered(_render_ref(tree_root / rel, ref), rendered, env)
     units = {u.path for u in rendered.units if env in (None, u.env)}
-    units |= {p for p in kbuild.unit_paths(committed) if _in_env(p, env)}
+    units |= {p for p in kbuild.unit_paths(ids) if _in_env(p, env)}
     old = f"{ref} ({commit[:12]}, {how})"
     return DiffResult(old, "working tree", objects, len(units), findings)
 
@@ -452,13 +460,21 @@ class TreeDiff:
         return sorted({f"overlays/{o.env}/{o.unit}" for o in self.objects})
 
 
-def tree_diff(committed: Tree, new: Rendered, env: str | None = None) -> TreeDiff:
+def tree_diff(
+    committed: Mapping[str, str],
+    new: Rendered,
+    env: str | None = None,
+    ids: Mapping[str, str] | None = None,
+) -> TreeDiff:
     """Build (kustomize) only the committed units whose files differ from the fresh render's,
-    and compare their objects with the render's."""
+    and compare their objects with the render's. `ids`: the committed files' git blob ids, when
+    known (then only the files of those units are read)."""
     after = {u.path: u for u in new.units if _in_env(u.path, env)}
     old_paths = [p for p in kbuild.unit_paths(committed) if _in_env(p, env)]
-    old_inputs, new_inputs = kbuild.Inputs(committed), kbuild.Inputs(new.tree)
-    to_build = [p for p in old_paths if p not in after or old_inputs.of(p) != new_inputs.of(p)]
+    old_inputs, new_inputs = kbuild.Inputs(committed, ids), kbuild.Inputs(new.tree)
+    to_build = [
+        p for p in old_paths if p not in after or old_inputs.digest(p) != new_inputs.digest(p)
+    ]
     built = kbuild.build(committed, to_build)
     changed = sorted({*to_build, *(p for p in after if p not in old_paths)})
     out: list[ObjectDiff] = []

@@ -11,7 +11,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from .errors import GeneratorError, UsageError
@@ -90,3 +90,61 @@ def worktree(repo: Path, commit: str) -> Iterator[Path]:
     finally:
         git(["worktree", "remove", "--force", str(path)], repo, check=False)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def ls_tree(repo: Path, commit: str, folders: Sequence[str]) -> dict[str, str]:
+    """{path: blob id} of every file under `folders` (paths from the repository's root) at
+    `commit`, read from git's object store: nothing is checked out."""
+    proc = git(["ls-tree", "-r", "-z", "--full-tree", commit, "--", *folders], repo)
+    out: dict[str, str] = {}
+    for entry in proc.stdout.split("\0"):
+        if not entry:
+            continue
+        meta, _, path = entry.partition("\t")
+        _mode, kind, blob = meta.split(" ")
+        if kind == "blob":
+            out[path] = blob
+    return out
+
+
+class BlobTree(Mapping[str, str]):
+    """Files of a commit as a read-only {path: text} map, each read from git's object store when
+    first asked for, through one `git cat-file --batch` process (close() ends it)."""
+
+    def __init__(self, repo: Path, ids: Mapping[str, str]) -> None:
+        self.ids = dict(ids)
+        self._texts: dict[str, str] = {}
+        self._proc = subprocess.Popen(
+            ["git", "cat-file", "--batch"],
+            cwd=repo,
+            env=_env(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def __getitem__(self, path: str) -> str:
+        if path not in self._texts:
+            blob = self.ids[path]
+            assert self._proc.stdin is not None and self._proc.stdout is not None
+            self._proc.stdin.write(blob.encode() + b"\n")
+            self._proc.stdin.flush()
+            header = self._proc.stdout.readline().split()
+            if len(header) != 3 or header[1] != b"blob":
+                raise GitError(["cat-file", "--batch"], 1, f"cannot read {path} ({blob})")
+            data = self._proc.stdout.read(int(header[2]) + 1)[:-1]  # the text, then a newline
+            self._texts[path] = data.decode("utf-8", "replace")
+        return self._texts[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def close(self) -> None:
+        if self._proc.stdin is not None:
+            self._proc.stdin.close()
+        self._proc.wait(timeout=GIT_TIMEOUT)
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()

@@ -6,10 +6,11 @@ lists), written into a temporary folder, with the pinned kustomize (`generator.t
 
 from __future__ import annotations
 
+import hashlib
 import os
 import posixpath
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -18,12 +19,11 @@ import yaml
 
 from . import toolchain
 from .errors import GeneratorError
-from .layout import Tree
 
 KUSTOMIZE_TIMEOUT = 300.0
 
 
-def unit_paths(tree: Tree) -> list[str]:
+def unit_paths(tree: Mapping[str, str]) -> list[str]:
     """`overlays/<env>/<unit>` folders of a tree, sorted."""
     out = set()
     for rel in tree:
@@ -33,11 +33,23 @@ def unit_paths(tree: Tree) -> list[str]:
     return sorted(out)
 
 
-class Inputs:
-    """What `kustomize build` of each unit of a tree reads (indexed once per tree)."""
+def blob_id(text: str) -> str:
+    """The id git gives a file with this text (so a tree in git's object store and a fresh
+    render compare without reading every committed file)."""
+    data = text.encode("utf-8")
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
-    def __init__(self, tree: Tree) -> None:
+
+class Inputs:
+    """What `kustomize build` of each unit of a tree reads (indexed once per tree).
+
+    `ids` gives a file's git blob id where it is known without reading the file (a tree in git's
+    object store); other files' ids are computed from their text.
+    """
+
+    def __init__(self, tree: Mapping[str, str], ids: Mapping[str, str] | None = None) -> None:
         self.tree = tree
+        self.ids = dict(ids or {})
         roots = {rel.rsplit("/", 1)[0] for rel in tree if rel.endswith("/kustomization.yaml")}
         self._files: dict[str, list[str]] = {r: [] for r in roots}
         for rel in tree:
@@ -47,10 +59,10 @@ class Inputs:
                 if folder in self._files:
                     self._files[folder].append(rel)
 
-    def of(self, unit: str) -> dict[str, str]:
+    def paths(self, unit: str) -> list[str]:
         """The unit folder's files and, for each folder its kustomization lists in `resources`,
-        that folder's, recursively."""
-        out: dict[str, str] = {}
+        that folder's, recursively (only kustomization files are read)."""
+        out: list[str] = []
         seen: set[str] = set()
         todo = [unit]
         while todo:
@@ -58,20 +70,32 @@ class Inputs:
             if folder in seen or folder not in self._files:
                 continue
             seen.add(folder)
-            out.update({rel: self.tree[rel] for rel in self._files[folder]})
+            out += self._files[folder]
             kust = (
                 yaml.load(self.tree[folder + "/kustomization.yaml"], Loader=yaml.CSafeLoader) or {}
             )
             for ref in kust.get("resources", []) if isinstance(kust, dict) else []:
                 todo.append(posixpath.normpath(posixpath.join(folder, str(ref))))
-        return out
+        return sorted(out)
+
+    def of(self, unit: str) -> dict[str, str]:
+        return {rel: self.tree[rel] for rel in self.paths(unit)}
+
+    def digest(self, unit: str) -> str:
+        """A hash of the unit's input paths and their contents (by git blob id)."""
+        h = hashlib.sha256()
+        for rel in self.paths(unit):
+            if rel not in self.ids:
+                self.ids[rel] = blob_id(self.tree[rel])
+            h.update(f"{rel}\0{self.ids[rel]}\0".encode())
+        return h.hexdigest()
 
 
 class BuildError(GeneratorError):
     """kustomize refused a unit: the rendered tree is broken (a hand edit, or a bug)."""
 
 
-def build(tree: Tree, units: Sequence[str], workers: int = 0) -> dict[str, str]:
+def build(tree: Mapping[str, str], units: Sequence[str], workers: int = 0) -> dict[str, str]:
     """{unit: kustomize build output} for each unit, built in parallel."""
     if not units:
         return {}
