@@ -75,8 +75,10 @@ def publish(opts: PublishOptions) -> PublishResult:
             f"note: the Argo CD Applications sync from {loaded.base.fleet.repo_url} "
             "(values/fleet.yaml git.repoURL), not from the repository published to"
         )
+    # A local path is made absolute: git runs in a temporary folder.
+    remote = str(Path(opts.repo).resolve()) if Path(opts.repo).exists() else opts.repo
     with tempfile.TemporaryDirectory(prefix="accel-publish-") as tmp:
-        clone = _checkout(opts.repo, opts.branch, Path(tmp) / "gitops")
+        clone = _checkout(remote, opts.branch, Path(tmp) / "gitops")
         for attempt in range(1, opts.retries + 2):
             base = _head(clone)
             target = clone / path if path else clone

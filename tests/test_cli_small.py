@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -55,3 +58,19 @@ def test_check_reports_values_findings_without_tools(
     found = {(f["file"], f["code"]) for f in json.loads(out)["findings"]}
     assert ("values/teams/ml-team.yaml", "VAL001") in found
     assert ("values/teams/inference.yaml", "VAL001") in found  # all findings of a run together
+
+
+def test_shell_completion_of_the_console_script() -> None:
+    """docs/gitops.md: click's completion, driven by _ACCEL_GITOPS_COMPLETE."""
+    script = Path(sys.executable).parent / "accel-gitops"
+    env = {**os.environ, "_ACCEL_GITOPS_COMPLETE": "bash_source"}
+    source = subprocess.run([str(script)], env=env, capture_output=True, text=True, check=True)
+    assert "_accel_gitops_completion()" in source.stdout
+    env = {
+        **os.environ,
+        "_ACCEL_GITOPS_COMPLETE": "bash_complete",
+        "COMP_WORDS": "accel-gitops pu",
+        "COMP_CWORD": "1",
+    }
+    words = subprocess.run([str(script)], env=env, capture_output=True, text=True, check=True)
+    assert words.stdout.split() == ["plain,publish"]

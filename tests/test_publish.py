@@ -213,9 +213,12 @@ def test_a_push_refused_for_another_reason_is_not_retried(fleet: Path, remote: P
     assert repos.log(remote, "main") == ["initial"]
 
 
-def test_the_first_publish_creates_the_branch(fleet: Path, remote: Path) -> None:
+def test_the_first_publish_creates_the_branch(
+    fleet: Path, remote: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(remote.parent)  # a relative path to the repository works too
     code, _, err = run(
-        "publish", "--values", str(fleet), "--repo", str(remote), "--branch", "rendered"
+        "publish", "--values", str(fleet), "--repo", remote.name, "--branch", "rendered"
     )
     assert code == 0, err
     assert repos.log(remote, "rendered")[0].startswith("accel-gitops: render")
