@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from .capacity import quota_totals
 from .errors import Finding, Severity
 from .model import FleetView, Team, Values, Vendor
 from .yamlio import json_path
@@ -70,14 +71,9 @@ def unknown_vendor(view: FleetView) -> Iterable[Finding]:
 
 @check("CAP001", "team quotas for a vendor add up to more devices than its pools hold")
 def quota_capacity(view: FleetView) -> Iterable[Finding]:
-    for vendor in view.vendors:
-        parts = [
-            (team, team.quota[vendor.id] * len(team.namespaces))
-            for team in view.teams
-            if team.quota.get(vendor.id)
-        ]
-        total = sum(n for _, n in parts)
-        if total <= vendor.capacity:
+    for totals in quota_totals(view):
+        vendor, parts, total = totals.vendor, totals.parts, totals.total
+        if not totals.overcommitted:
             continue
         team, _ = max(parts, key=lambda p: (p[1], p[0].name))
         detail = ", ".join(f"{t.name} {n}" for t, n in parts)

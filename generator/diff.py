@@ -10,8 +10,8 @@ Two comparisons:
   touches the working tree.
 
 Units whose files are the same on both sides (by git blob id) are neither read nor built, so a
-change to one team of thousands reads and builds a few units. Objects are compared as data, without the provenance
-annotation (it names values files, not cluster state).
+change to one team of thousands reads and builds a few units. Objects are compared as data,
+without the provenance annotation (it names values files, not cluster state).
 """
 
 from __future__ import annotations

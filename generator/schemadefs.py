@@ -143,6 +143,32 @@ POOL = _obj(
     ("name", "model", "devicesPerNode"),
 )
 
+# Device topologies of a vendor's nodes (docs/scheduling.md): the pool label that names a node's
+# topology, and per value the devices one pod may request there, as upstream's allocator decides.
+TOPOLOGY = _obj(
+    {
+        "label": _str(LABEL_KEY, description="pool label whose value names the node's topology"),
+        "shapes": {
+            "type": "object",
+            "propertyNames": {"pattern": LABEL_VALUE, "maxLength": 63},
+            "additionalProperties": _obj(
+                {
+                    "podDevices": _list(
+                        {"type": "integer", "minimum": 1},
+                        minItems=1,
+                        uniqueItems=True,
+                        description="device counts one pod may request on such a node",
+                    ),
+                    "description": _str(),
+                    "source": _str(description="upstream repository, path and version"),
+                },
+                ("podDevices",),
+            ),
+        },
+    },
+    ("label", "shapes"),
+)
+
 # The properties a vendor file and the built-in catalog share.
 VENDOR_PROPS: dict[str, Any] = {
     "catalog": _str(DNS_LABEL, description="catalog entry to start from; default: file name"),
@@ -159,6 +185,13 @@ VENDOR_PROPS: dict[str, Any] = {
     "exporter": EXPORTER,
     "pools": _list(POOL),
     "workloadMounts": _list(HOST_PATH, description="host paths every workload pod mounts"),
+    "binpackWeight": {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 100,
+        "description": "how strongly schedulers pack this vendor's devices (docs/scheduling.md)",
+    },
+    "topology": TOPOLOGY,
 }
 
 # ---- workloads (docs/workloads.md): maps keyed by name, so an environment overrides one key.
@@ -203,12 +236,19 @@ WORKLOAD_COMMON: dict[str, Any] = {
         "description": "mount the vendor's workloadMounts (host paths); default true",
     },
 }
+FALLBACK_MODEL = _str(
+    LABEL_VALUE,
+    minLength=1,
+    description="a pool model of the same vendor the pods accept when `model`'s pools are full "
+    "(model becomes a preference)",
+)
 JOB_TASK = _obj(
     {
         "vendor": _str(DNS_LABEL),
         "devices": {"type": "integer", "minimum": 0, "description": "devices per pod"},
         "replicas": {"type": "integer", "minimum": 1},
         "model": _str(LABEL_VALUE, minLength=1, description="pool model to run on"),
+        "fallbackModel": FALLBACK_MODEL,
         "image": _str(minLength=1, description="default: the job's images[vendor]"),
         "command": _list(_str()),
         "args": _list(_str()),
@@ -221,6 +261,7 @@ JOB = _obj(
         "vendor": _str(DNS_LABEL, description="batch/v1 Job: the vendor it runs on"),
         "devices": {"type": "integer", "minimum": 0, "description": "devices per pod"},
         "model": _str(LABEL_VALUE, minLength=1, description="pool model to run on"),
+        "fallbackModel": FALLBACK_MODEL,
         "parallelism": {"type": "integer", "minimum": 1},
         "completions": {"type": "integer", "minimum": 1},
         "backoffLimit": {"type": "integer", "minimum": 0},
@@ -244,6 +285,7 @@ TRACK = _obj(
         "devicesPerReplica": {"type": "integer", "minimum": 0},
         "replicas": {"type": "integer", "minimum": 0, "description": "full-size replicas"},
         "model": _str(LABEL_VALUE, minLength=1),
+        "fallbackModel": FALLBACK_MODEL,
         "minAvailable": {
             "type": "integer",
             "minimum": 0,
@@ -306,6 +348,13 @@ TEAM_PROPS: dict[str, Any] = {
         "propertyNames": {"pattern": DNS_LABEL},
         "additionalProperties": {"type": "integer", "minimum": 0},
     },
+    "borrowing": {
+        "type": "object",
+        "description": "devices per vendor the team may borrow from the fleet above its quota, "
+        "team-wide (Volcano and Kueue backends; docs/scheduling.md)",
+        "propertyNames": {"pattern": DNS_LABEL},
+        "additionalProperties": {"type": "integer", "minimum": 0},
+    },
     "jobs": {
         "type": "object",
         "description": "training jobs by name (docs/workloads.md)",
@@ -351,6 +400,47 @@ FLEET_PROPS: dict[str, Any] = {
         {
             "backend": {"enum": ["quota", "volcano", "kueue"]},
             "cohort": _str(DNS_LABEL, description="Kueue cohort of the team ClusterQueues"),
+            "volcano": _obj(
+                {
+                    "namespace": _str(DNS_LABEL, description="default volcano-system"),
+                    "configMap": _str(
+                        DNS_LABEL,
+                        description="scheduler ConfigMap; default volcano-scheduler-configmap",
+                    ),
+                    "queuePolicy": {
+                        "enum": ["capacity", "proportion"],
+                        "description": "capacity (default): deserved = quota, borrow up to "
+                        "capability; proportion: deserved by weight",
+                    },
+                    "binpackWeight": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "description": "binpack.weight, the binpack plugin's weight; default 10",
+                    },
+                },
+                description="Volcano scheduler configuration (backend volcano)",
+            ),
+            "kubeScheduler": _obj(
+                {
+                    "packing": {
+                        "type": "boolean",
+                        "description": "render a kube-scheduler profile that packs "
+                        "(NodeResourcesFit MostAllocated); default false",
+                    },
+                    "schedulerName": _str(
+                        DNS_LABEL,
+                        description="the profile's name, set on the team's pods when it is not "
+                        "default-scheduler",
+                    ),
+                    "namespace": _str(
+                        DNS_LABEL, description="of its ConfigMap; default kube-system"
+                    ),
+                    "kubeconfig": _str(
+                        minLength=1, description="clientConnection.kubeconfig of the profile"
+                    ),
+                },
+                description="default scheduler (backends quota and kueue)",
+            ),
         }
     ),
     "monitoring": _obj(

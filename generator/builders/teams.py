@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..model import FleetView, Team
 from .common import SYNC_WAVE, TEAM_LABEL, Component, Obj, metadata, namespace
+from .scheduling import accounted_devices
 
 OWNERS_ANNOTATION = "accel-gitops.io/owners"
 
@@ -29,10 +30,12 @@ def build(view: FleetView) -> list[Component]:
 
 
 def quota_hard(view: FleetView, team: Team) -> dict[str, str]:
+    # One accounting per backend: with a queue backend the queue limits the team and this quota
+    # is sized to the queue's ceiling (builders/scheduling.py accounted_devices).
     devices: dict[str, int] = {}
     for vendor in view.vendors:
         devices.setdefault(vendor.resource_name, 0)
-        devices[vendor.resource_name] += team.quota.get(vendor.id, 0)
+        devices[vendor.resource_name] += accounted_devices(view, team, vendor)
     hard: dict[str, str] = {}
     for resource, count in sorted(devices.items()):
         hard[f"requests.{resource}"] = str(count)
