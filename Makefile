@@ -62,6 +62,8 @@ tools: go-check venv
 	$(call go_tool,promtool,tools/promtool,github.com/prometheus/prometheus/cmd/promtool)
 	@# actionlint checks .github/workflows in the test suite; its own module, like promtool.
 	$(call go_tool,actionlint,tools/actionlint,github.com/rhysd/actionlint/cmd/actionlint)
+	@# Pod Security Standards as the API server's admission plugin decides them (tests).
+	$(call go_tool,podsecurity,tools/podsecurity,.)
 	@# schedcheck: the kube-scheduler's own config decoding and validation (k8s.io/kubernetes).
 	$(call go_tool,schedcheck,tools/schedcheck,.)
 	@# CRD schemas: pinned modules via `go mod download`, Volcano via controller-gen (tools/crdgen).

@@ -167,7 +167,9 @@ def node_twice(view: FleetView) -> Iterable[Finding]:
 
 @check("NAME004", "two teams claim the same namespace, or a team claims a plugin namespace")
 def namespace_twice(view: FleetView) -> Iterable[Finding]:
-    plugin_ns = {v.device_plugin.namespace for v in view.vendors}
+    from .monitoring.sources import exporter_namespace  # the monitoring package imports this
+
+    plugin_ns = {v.device_plugin.namespace for v in view.vendors} | {exporter_namespace(view)}
     claims: dict[str, list[tuple[Team, int]]] = {}
     for team in view.teams:
         for i, ns in enumerate(team.namespaces):
@@ -180,7 +182,7 @@ def namespace_twice(view: FleetView) -> Iterable[Finding]:
         if ns in plugin_ns:
             yield Finding(
                 "NAME004",
-                f"namespace {ns!r} is a device-plugin namespace",
+                f"namespace {ns!r} is a device-plugin or exporter namespace",
                 team.doc.locate(path),
                 json_path(path),
                 "pick another namespace",

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from . import gitutil, kbuild, values
-from .builders.common import SOURCE_ANNOTATION, Obj, identity, same_but_source
+from .builders.common import SOURCE_ANNOTATION, SYNC_OPTIONS, Obj, identity, same_but_source
 from .errors import Finding, FindingsError, GeneratorError, UsageError
 from .layout import Rendered, render_tree
 from .pipeline import load_and_check
@@ -45,7 +45,8 @@ ADDED, REMOVED, CHANGED = "added", "removed", "changed"
 
 # Risky changes: code -> what it means (docs/gitops.md lists them; a test keeps them equal).
 RISKS: dict[str, str] = {
-    "namespace-deleted": "a Namespace is deleted: Argo CD prunes it and everything in it",
+    "namespace-deleted": "a Namespace is no longer rendered: Argo CD prunes it and everything in "
+    "it, or, with Prune=false (team Namespaces), leaves it for a person to delete",
     "object-deleted": "an object is deleted (Argo CD prunes it when pruning is on)",
     "quota-down": "a quota goes down (ResourceQuota, Volcano Queue capability, Kueue "
     "nominalQuota): running workloads may no longer fit",
@@ -270,9 +271,18 @@ def _risks(d: ObjectDiff, old: Obj | None, new: Obj | None) -> list[Risk]:
     kind = d.key[1]
     out: list[Risk] = []
     if d.status == REMOVED:
-        if kind == "Namespace":
+        meta = (old or {}).get("metadata", {})
+        options = str((meta.get("annotations") or {}).get(SYNC_OPTIONS, "")).split(",")
+        if "Prune=false" in options:
+            # Argo CD leaves it in the cluster (argo-cd docs/user-guide/sync-options.md, "No
+            # Prune Resources"; team Namespaces: docs/argocd.md): still worth a reviewer's eye.
+            code = "namespace-deleted" if kind == "Namespace" else "object-deleted"
+            out.append(
+                Risk(code, "no longer rendered; Argo CD keeps it (Prune=false): delete it by hand")
+            )
+        elif kind == "Namespace":
             out.append(Risk("namespace-deleted", "deleted, with everything in it"))
-        elif CASCADE_FINALIZER in ((old or {}).get("metadata", {}).get("finalizers") or []):
+        elif CASCADE_FINALIZER in (meta.get("finalizers") or []):
             out.append(Risk("object-deleted", "deleted, and with it everything it deployed"))
         else:
             out.append(Risk("object-deleted", "deleted"))

@@ -99,7 +99,7 @@ def test_second_publish_names_only_the_units_that_changed(
     quota = repos.git(
         remote, "show", "main:base/teams/ml-team/resourcequota-ml-team-accelerators.yaml"
     )
-    assert "limits.nvidia.com/gpu: '6'" in quota
+    assert "requests.nvidia.com/gpu: '6'" in quota
 
 
 def test_values_with_errors_push_nothing(fleet: Path, remote: Path, write: Write) -> None:

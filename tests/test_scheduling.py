@@ -321,7 +321,11 @@ def test_queue_that_does_not_carry_the_quota_is_found(
         queue["spec"]["capability"]["nvidia.com/gpu"] = 80
         want = "capability of nvidia.com/gpu is 80, the team's quota gives 8"
     else:
-        group = queue["spec"]["resourceGroups"][-1]
+        [group] = [
+            g
+            for g in queue["spec"]["resourceGroups"]
+            if g["coveredResources"] == ["nvidia.com/gpu"]
+        ]
         group["flavors"][0]["resources"][0]["nominalQuota"] = 80
         want = "nominal quota of nvidia.com/gpu is 80, the team's quota gives 8"
     found = [f for f in run_rules(view, unit, objs) if f.code == "SCH001"]

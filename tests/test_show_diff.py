@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from generator import diffreport
 from generator.cli import main
-from generator.diff import RISKS, DiffResult, ObjectDiff, Risk, field_changes
+from generator.diff import RISKS, DiffResult, ObjectDiff, Risk, compare_objects, field_changes
 from tests import repos
 from tests.conftest import ROOT, tool
 
@@ -136,24 +136,23 @@ def test_diff_base_quota_change(values_dir: Path, write: Write) -> None:
     quota = objs[("prod", "team-ml-team", "ResourceQuota/accelerators")]
     assert quota["status"] == "changed"
     assert quota["changes"] == [
-        {"path": 'spec.hard["limits.nvidia.com/gpu"]', "op": "replace", "old": "8", "new": "6"},
         {"path": 'spec.hard["requests.nvidia.com/gpu"]', "op": "replace", "old": "8", "new": "6"},
     ]
-    assert [r["code"] for r in quota["risks"]] == ["quota-down", "quota-down"]
+    assert [r["code"] for r in quota["risks"]] == ["quota-down"]
     assert data["summary"] == {
         "units": 12,
         "changed_units": 1,
         "added": 0,
         "removed": 0,
         "changed": 1,
-        "risky": 2,
+        "risky": 1,
     }
     code, out, _ = run("diff", "--values", str(values_dir), "--base", "main")
     assert code == 0
     assert (
-        "prod/team-ml-team: 0 added, 0 removed, 1 changed, 2 risky\n"
+        "prod/team-ml-team: 0 added, 0 removed, 1 changed, 1 risky\n"
         "  ~ ResourceQuota ml-team/accelerators (v1)\n"
-        '  !     quota-down: spec.hard["limits.nvidia.com/gpu"]: 8 -> 6\n'
+        '  !     quota-down: spec.hard["requests.nvidia.com/gpu"]: 8 -> 6\n'
     ) in out
     assert (
         '  -     spec.hard["requests.nvidia.com/gpu"]: "8"\n  +     spec.hard["requests.nvidia.com/gpu"]: "6"\n'
@@ -204,8 +203,12 @@ def test_diff_base_deleted_team(values_dir: Path, write: Write) -> None:
     assert objs[("prod", "argocd", "Application/accel-prod-team-inference")]["risks"] == [
         {"code": "object-deleted", "message": "deleted, and with it everything it deployed"}
     ]
+    # Team Namespaces carry Prune=false: Argo CD keeps them, and the diff says so.
     assert objs[("prod", "team-inference", "Namespace/inference")]["risks"] == [
-        {"code": "namespace-deleted", "message": "deleted, with everything in it"}
+        {
+            "code": "namespace-deleted",
+            "message": "no longer rendered; Argo CD keeps it (Prune=false): delete it by hand",
+        }
     ]
     deployment = objs[("prod", "team-inference", "Deployment/inference-service-nvidia")]
     assert deployment["object"]["spec"]["replicas"] == 2
@@ -256,7 +259,7 @@ def test_diff_between_environments(values_dir: Path) -> None:
     objs = _objects(data)
     quota = objs[("staging -> prod", "team-ml-team", "ResourceQuota/accelerators")]
     assert quota["changes"][0] == {
-        "path": 'spec.hard["limits.nvidia.com/gpu"]',
+        "path": 'spec.hard["requests.nvidia.com/gpu"]',
         "op": "replace",
         "old": "4",
         "new": "8",
@@ -272,6 +275,15 @@ def test_diff_between_environments(values_dir: Path) -> None:
     } in app["changes"]
     service = objs[("staging -> prod", "team-inference", "Service/inference-service")]
     assert [r["code"] for r in service["risks"]] == ["traffic-moves"]
+
+
+def test_a_namespace_argo_cd_prunes_is_deleted_with_everything_in_it() -> None:
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "plugins"}}
+    [d] = compare_objects("prod", "device-plugins", {("v1", "Namespace", "", "plugins"): ns}, {})
+    assert (d.status, d.risks) == (
+        "removed",
+        [Risk("namespace-deleted", "deleted, with everything in it")],
+    )
 
 
 def test_diff_usage_errors(values_dir: Path, tmp_path: Path) -> None:

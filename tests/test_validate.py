@@ -383,7 +383,7 @@ def test_committed_output_must_match_the_values(values_dir: Path, write: Write) 
     found = {f["file"]: f for f in json.loads(out)["findings"] if f["code"] == "DRIFT001"}
     quota = found["base/teams/inference/resourcequota-inference-accelerators.yaml"]
     assert (quota["line"], quota["column"]) == (15, 1)
-    assert "-    limits.amd.com/gpu: '80'\n+    limits.amd.com/gpu: '8'\n" in quota["detail"]
+    assert "-    requests.amd.com/gpu: '80'\n+    requests.amd.com/gpu: '8'\n" in quota["detail"]
     assert quota["detail"].startswith(
         "--- committed/base/teams/inference/resourcequota-inference-accelerators.yaml\n"
     )

@@ -20,6 +20,15 @@ from tests.test_kustomize import assert_units_build_exactly, build
 
 Write = Callable[[str, str], Path]
 
+# The Ascend vendor of the example with the driver mounted into workloads as a hostPath (what a
+# site without the Ascend Docker Runtime would write; the catalog mounts nothing).
+ASCEND_WITH_DRIVER_MOUNT = """\
+pools:
+  - {name: 910b, model: 910b, devicesPerNode: 8, nodes: [ascend-node-01, ascend-node-02]}
+workloadMounts:
+  - {name: ascend-driver, path: /usr/local/Ascend/driver, readOnly: true}
+"""
+
 DEMO_JOB = "quota: {nvidia: 4}\njobs:\n  j:\n    vendor: nvidia\n"
 HINT_POD = "; fix nodeSelector or resources of the workload"
 
@@ -42,7 +51,9 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
     "WKL004": (
         {
             "teams/demo.yaml": "quota: {ascend: 8}\njobs:\n  j:\n    vendor: ascend\n"
-            "    devices: 8\n    images: {ascend: x:1}\n"
+            "    devices: 8\n    images: {ascend: x:1}\n",
+            # A site without the Ascend Docker Runtime mounts the driver itself.
+            "vendors/ascend.yaml": ASCEND_WITH_DRIVER_MOUNT,
         },
         "values/teams/demo.yaml:4:5: WKL004 pods mount /usr/local/Ascend/driver "
         "(workloadMounts of ascend) as hostPath, which Pod Security 'baseline' refuses "
@@ -254,7 +265,10 @@ def test_seed_jobs_and_dual_track_service(values_dir: Path, tmp_path: Path) -> N
     cuda = jobs["cuda-training-job"]
     assert cuda["apiVersion"] == "batch/v1"
     res = _container(cuda["spec"]["template"])["resources"]
-    assert res == {"limits": {"nvidia.com/gpu": 4}, "requests": {"nvidia.com/gpu": 4}}
+    assert res == {
+        "limits": {"nvidia.com/gpu": 4},
+        "requests": {"cpu": "1", "memory": "2Gi", "nvidia.com/gpu": 4},
+    }
     pod = cuda["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {"feature.node.kubernetes.io/accelerator": "nvidia-gpu"}
     assert {
@@ -405,6 +419,7 @@ def test_vendor_driver_mounts_render_read_only_and_are_refused_under_baseline(
 
     text = (values_dir / "teams/ml-team.yaml").read_text()
     write("teams/ml-team.yaml", text.replace("vendorMounts: false", "vendorMounts: true"))
+    write("vendors/ascend.yaml", ASCEND_WITH_DRIVER_MOUNT)
     prod = values.load(values_dir).envs["prod"]
     team = next(t for t in prod.teams if t.name == "ml-team")
     objs, _ = team_objects(prod, team)

@@ -164,11 +164,38 @@ def workload_mounts(vendor: Vendor) -> list[dict[str, Any]]:
     return list(vendor.doc.get("workloadMounts", default=[]) or [])
 
 
+# cpu and memory every workload container requests unless its values say otherwise: without
+# requests a pod is BestEffort, the first the kubelet evicts under node pressure.
+DEFAULT_REQUESTS: dict[str, str] = {"cpu": "1", "memory": "2Gi"}
+
+
+def security_contexts(pod_security: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(pod, container) security contexts for a namespace enforcing `pod_security`.
+
+    'restricted' requires runAsNonRoot, RuntimeDefault seccomp, no privilege escalation and all
+    capabilities dropped; 'baseline' requires none of them, and root CUDA/CANN images need to run
+    as root, so there only seccomp and no privilege escalation are kept (both harmless to them)."""
+    pod: dict[str, Any] = {"seccompProfile": {"type": "RuntimeDefault"}}
+    ctr: dict[str, Any] = {"allowPrivilegeEscalation": False}
+    if pod_security == "restricted":
+        pod = {"runAsNonRoot": True, **pod}
+        ctr["capabilities"] = {"drop": ["ALL"]}
+    return pod, ctr
+
+
 def _pod_spec(
-    view: FleetView, name: str, pod: PodDecl, *, restart: str | None = None
+    view: FleetView,
+    name: str,
+    pod: PodDecl,
+    *,
+    restart: str | None = None,
+    pod_security: str = "restricted",
 ) -> dict[str, Any]:
     vendor = view.vendor(pod.vendor)
-    requests: dict[str, Any] = dict(pod.resources.get("requests", {}))
+    requests: dict[str, Any] = {
+        **DEFAULT_REQUESTS,
+        **dict(pod.resources.get("requests", {})),
+    }
     limits: dict[str, Any] = dict(pod.resources.get("limits", {}))
     container: dict[str, Any] = {"name": name, "image": pod.image}
     if pod.command:
@@ -198,10 +225,7 @@ def _pod_spec(
     if limits:
         resources["limits"] = dict(sorted(limits.items()))
     container["resources"] = resources
-    container["securityContext"] = {
-        "allowPrivilegeEscalation": False,
-        "capabilities": {"drop": ["ALL"]},
-    }
+    pod_context, container["securityContext"] = security_contexts(pod_security)
     if mounts:
         container["volumeMounts"] = [
             {"name": m["name"], "mountPath": m["path"], "readOnly": bool(m.get("readOnly"))}
@@ -213,7 +237,7 @@ def _pod_spec(
         ]
     if selector:
         spec["nodeSelector"] = view.fleet.node_selector(selector)
-    spec["securityContext"] = {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
+    spec["securityContext"] = pod_context
     spec["containers"] = [container]
     if restart:
         spec["restartPolicy"] = restart
@@ -255,7 +279,13 @@ def _job(view: FleetView, team: Team, job: Job) -> Obj:
                     "replicas": task.replicas,
                     "template": {
                         "metadata": {"labels": tlabels},
-                        "spec": _pod_spec(view, task.name, task.pod, restart="Never"),
+                        "spec": _pod_spec(
+                            view,
+                            task.name,
+                            task.pod,
+                            restart="Never",
+                            pod_security=team.pod_security,
+                        ),
                     },
                 }
             )
@@ -279,7 +309,9 @@ def _job(view: FleetView, team: Team, job: Job) -> Obj:
     meta_labels = _labels(team)
     template: Obj = {
         "metadata": {"labels": labels},
-        "spec": _pod_spec(view, job.name, task.pod, restart="Never"),
+        "spec": _pod_spec(
+            view, job.name, task.pod, restart="Never", pod_security=team.pod_security
+        ),
     }
     _wire_queue(view, team, meta_labels, template)
     return {
@@ -308,10 +340,14 @@ def _service_objects(view: FleetView, team: Team, svc: Service) -> list[Obj]:
         name = f"{svc.name}-{track.vendor}"
         match = {NAME_LABEL: svc.name, TRACK_LABEL: track.vendor}
         labels = _labels(team, **match, **{VENDOR_LABEL: track.vendor})
-        pod = _pod_spec(view, svc.name, track.pod)
-        pod["containers"][0]["ports"] = [
-            {"name": "http", "containerPort": svc.container_port, "protocol": "TCP"}
-        ]
+        pod = _pod_spec(view, svc.name, track.pod, pod_security=team.pod_security)
+        ctr = pod["containers"][0]
+        ctr["ports"] = [{"name": "http", "containerPort": svc.container_port, "protocol": "TCP"}]
+        for key, default in (
+            ("readinessProbe", READINESS_PROBE),
+            ("livenessProbe", LIVENESS_PROBE),
+        ):
+            ctr[key] = team.doc.get(*svc.path, key, default=None) or default
         template: Obj = {"metadata": {"labels": labels}, "spec": pod}
         meta_labels = dict(labels)
         _wire_queue(view, team, meta_labels, template)
@@ -357,6 +393,17 @@ def _service_objects(view: FleetView, team: Team, svc: Service) -> list[Obj]:
     elif svc.routing == "istio":
         objs.append(_virtual_service(svc, team, backends))
     return objs
+
+
+# Probes of a service container unless its values give their own: the server accepts connections
+# on its port (the only thing every inference server shares); liveness waits for model loading.
+READINESS_PROBE: dict[str, Any] = {"tcpSocket": {"port": "http"}, "periodSeconds": 10}
+LIVENESS_PROBE: dict[str, Any] = {
+    "tcpSocket": {"port": "http"},
+    "initialDelaySeconds": 120,
+    "periodSeconds": 20,
+    "failureThreshold": 3,
+}
 
 
 def _svc(name: str, svc: Service, team: Team, labels: dict[str, str], match: dict[str, str]) -> Obj:
