@@ -31,6 +31,11 @@ GO_BUILD := CGO_ENABLED=0 GOFLAGS=-mod=readonly $(GO) build -trimpath -buildvcs=
 
 PYTEST_ARGS ?= -n auto
 
+# NFD leaves its version variable for its own Makefile to stamp; without it `nfd-master -version`
+# prints "undefined". Keep equal to the NFD version in tools/nfd/go.mod.
+NFD_VERSION := v0.19.0
+NFD_LDFLAGS := -X sigs.k8s.io/node-feature-discovery/pkg/version.version=$(NFD_VERSION)
+
 .PHONY: venv tools browser go-check go-check-python demo test lint clean distclean
 
 # ---------------------------------------------------------------------------------------- Python
@@ -48,10 +53,11 @@ go-check-python:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) (Python >= 3.11) is needed" >&2; exit 1; }
 
 # ----------------------------------------------------------------------------------------- tools
-# go_tool(binary, module folder, package): build a Go-pinned tool into .tools/bin.
+# go_tool(binary, module folder, package[, ldflags]): build a Go-pinned tool into .tools/bin.
+# ldflags (optional, no single quotes) e.g. stamp a version variable the module leaves unset.
 define go_tool
 @$(FRESH) $(TOOLS_BIN)/.$(1).sha256 $(TOOLS_BIN)/$(1) -- $(2) -- \
-  bash -c 'cd $(2) && $(GO_BUILD) -o $(ROOT)/$(TOOLS_BIN)/$(1) $(3)'
+  bash -c 'cd $(2) && $(GO_BUILD) $(if $(4),-ldflags "$(4)") -o $(ROOT)/$(TOOLS_BIN)/$(1) $(3)'
 endef
 
 tools: go-check venv
@@ -64,6 +70,10 @@ tools: go-check venv
 	$(call go_tool,actionlint,tools/actionlint,github.com/rhysd/actionlint/cmd/actionlint)
 	@# Pod Security Standards as the API server's admission plugin decides them (tests).
 	$(call go_tool,podsecurity,tools/podsecurity,.)
+	@# Node Feature Discovery: nfd-master (a local control plane runs it) and nfd-rulecheck (runs
+	@# NFD's own rule validation and matching on rendered rules). Own module: NFD pins k8s v0.35.
+	$(call go_tool,nfd-master,tools/nfd,sigs.k8s.io/node-feature-discovery/cmd/nfd-master,$(NFD_LDFLAGS))
+	$(call go_tool,nfd-rulecheck,tools/nfd,./cmd/nfd-rulecheck)
 	@# schedcheck: the kube-scheduler's own config decoding and validation (k8s.io/kubernetes).
 	$(call go_tool,schedcheck,tools/schedcheck,.)
 	@# CRD schemas: pinned modules via `go mod download`, Volcano via controller-gen (tools/crdgen).

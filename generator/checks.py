@@ -202,8 +202,9 @@ def namespace_twice(view: FleetView) -> Iterable[Finding]:
 def node_config(view: FleetView) -> Iterable[Finding]:
     method = view.fleet.node_config_method
     for vendor in view.vendors:
-        unnamed = [p for p in vendor.pools if not p.nodes]
-        for pool in unnamed:
+        for pool in vendor.pools:
+            if pool.nodes:
+                continue
             path = ("pools", pool.index)
             if method == "node-patch":
                 yield Finding(
@@ -214,14 +215,79 @@ def node_config(view: FleetView) -> Iterable[Finding]:
                     json_path(path),
                     "list the pool's nodes, or use nodeConfig.method: nfd",
                 )
-            elif not pool.pci_devices and len(vendor.pools) > 1:
+                continue
+            twins = [
+                p.name
+                for p in vendor.pools
+                if p is not pool and set(p.pci_devices) & set(pool.pci_devices)
+            ]
+            if twins:
                 yield Finding(
                     "NODE001",
-                    f"pool {pool.name!r} has neither nodes nor pciDevices, so its NFD "
-                    f"rule matches every {vendor.id} node{where(view)}",
+                    f"pool {pool.name!r} matches the same PCI devices as pool "
+                    f"{', '.join(repr(t) for t in twins)} and lists no nodes, so NFD labels "
+                    f"every such {vendor.id} node as both{where(view)}",
                     vendor.doc.locate(path),
                     json_path(path),
-                    "list the pool's nodes or its PCI device IDs",
+                    "list the pool's nodes, or give the pools different pciDevices",
+                )
+
+
+@check("NODE002", "NFD cannot tell a pool's nodes: its model has no known PCI device IDs")
+def unknown_pci_model(view: FleetView) -> Iterable[Finding]:
+    if view.fleet.node_config_method != "nfd":
+        return
+    for vendor in view.vendors:
+        if not vendor.pci_vendor:
+            yield Finding(
+                "NODE002",
+                f"vendor {vendor.id} has no pciVendor, so no NFD rule can find its "
+                f"nodes{where(view)}",
+                vendor.doc.anchor(("pciVendor",)),
+                "$.pciVendor",
+                "set pciVendor to the vendor's PCI vendor ID (lspci -nn shows [vendor:device]), "
+                "with pciDevices on each pool",
+            )
+            continue
+        for pool in vendor.pools:
+            if pool.pci_devices:
+                continue
+            path = ("pools", pool.index, "model")
+            known = ", ".join(sorted(vendor.pci_models)) or "none"
+            yield Finding(
+                "NODE002",
+                f"pool {pool.name!r}: model {pool.model!r} has no known PCI device IDs for "
+                f"{vendor.id}, so no NFD rule can find its nodes{where(view)} (a rule on the "
+                f"vendor ID {vendor.pci_vendor or '(none)'} alone would also match the vendor's "
+                "other functions, such as CPU bridges or a BMC's VGA)",
+                vendor.doc.locate(path),
+                json_path(path),
+                f"set pciDevices on the pool (e.g. pciDevices: ['20b2']; lspci -nn shows "
+                f"[vendor:device]), or use a model the catalog knows: {known}",
+            )
+
+
+@check("NODE003", "an unprefixed pool label lands under feature.node.kubernetes.io/ with NFD")
+def unprefixed_pool_label(view: FleetView) -> Iterable[Finding]:
+    if view.fleet.node_config_method != "nfd":
+        return
+    for vendor in view.vendors:
+        for pool in vendor.pools:
+            own = vendor.doc.get("pools", pool.index, "labels", default={}) or {}
+            for key in sorted(k for k in own if "/" not in k):
+                path = ("pools", pool.index, "labels", key)
+                yield Finding(
+                    "NODE003",
+                    f"pool {pool.name!r} label {key!r} has no prefix: nfd-master sets it as "
+                    f"{view.fleet.label_key(key)!r}{where(view)}. The selectors rendered here use "
+                    f"that key, but anything that reads {key!r} itself will not find it "
+                    "(Ascend's Volcano plugin reads accelerator-type: mind-cluster v7.3.2 "
+                    "component/ascend-for-volcano/common/util/type.go)",
+                    vendor.doc.locate(path, key=True),
+                    json_path(path),
+                    "label those nodes another way (kubelet --node-labels, or nodeConfig.method: "
+                    "node-patch), or drop the label if nothing outside reads it",
+                    Severity.WARNING,
                 )
 
 

@@ -279,6 +279,20 @@ HOST_PATH = _obj(
     ("name", "path"),
 )
 
+PCI_ID = r"^[0-9a-f]{4}$"
+PCI_MODEL = _obj(
+    {
+        "classes": _list(
+            _str(r"^[0-9a-f]{2}([0-9a-f]{2})?$"),
+            minItems=1,
+            description="PCI class as NFD reports it (4 hex digits), or its base class (2)",
+        ),
+        "devices": _list(_str(PCI_ID), minItems=1, description="PCI device IDs of the model"),
+        "source": _str(minLength=1, description="where the IDs come from"),
+    },
+    ("classes", "devices", "source"),
+)
+
 POOL = _obj(
     {
         "name": _str(DNS_LABEL, description="pool name, unique within the vendor"),
@@ -295,7 +309,12 @@ POOL = _obj(
             "minimum": 0,
             "description": "node count when nodes are not listed by name",
         },
-        "pciDevices": _list(_str(r"^[0-9a-f]{4}$"), description="PCI device IDs (NFD match)"),
+        "pciDevices": _list(
+            _str(PCI_ID),
+            minItems=1,
+            description="PCI device IDs the pool's NFD rule matches; default: the model's in "
+            "pciModels",
+        ),
         "labels": _labels(),
         "taints": _list(TAINT, description="replaces the vendor's taints for this pool"),
     },
@@ -334,7 +353,13 @@ VENDOR_PROPS: dict[str, Any] = {
     "enabled": {"type": "boolean"},
     "displayName": _str(),
     "resourceName": _str(RESOURCE_NAME, maxLength=253),
-    "pciVendor": _str(r"^[0-9a-f]{4}$"),
+    "pciVendor": _str(PCI_ID),
+    "pciModels": {
+        "type": "object",
+        "description": "accelerator models with their PCI class and device IDs (NFD matching)",
+        "propertyNames": {"pattern": LABEL_VALUE, "minLength": 1},
+        "additionalProperties": PCI_MODEL,
+    },
     "selectorLabel": _str(LABEL_KEY, description="node label key whose value picks the vendor"),
     "modelLabel": _str(LABEL_KEY),
     "nodeLabels": _labels(),

@@ -1,7 +1,8 @@
 """The single wrapper around the external tools this project runs.
 
-Every subprocess call to kustomize, kubeconform, promtool, go or git goes through :func:`run`, which
-finds the pinned binary, applies a timeout, and turns every failure into a :class:`ToolError`:
+Every subprocess call to kustomize, kubeconform, promtool, the NFD tools, go or git goes through
+:func:`run`, which finds the pinned binary, applies a timeout, and turns every failure into a
+:class:`ToolError`:
 
 * :class:`ToolMissing` -- the tool is not installed; the message names the install command;
 * :class:`ToolFailed` -- it exited non-zero (carries argv, exit code, stdout and stderr);
@@ -9,8 +10,8 @@ finds the pinned binary, applies a timeout, and turns every failure into a :clas
 
 Where tools are looked for: first ``<tools dir>/bin`` -- the tools dir is ``.tools`` in the
 repository root (the parent of the ``generator`` package directory), or ``$ACCEL_GITOPS_TOOLS_DIR``
-when set -- then, for promtool, go and git only, ``PATH``. kustomize and kubeconform are used only
-from the tools dir: they are pinned in ``tools/*/go.mod`` and built by ``make tools``.
+when set -- then, for promtool, go and git only, ``PATH``. kustomize, kubeconform and the NFD tools
+are used only from the tools dir: they are pinned in ``tools/*/go.mod`` and built by ``make tools``.
 
 The same tools dir holds the JSON Schemas kubeconform validates against (``schemas/k8s`` and
 ``schemas/crds``, built by ``make tools`` from ``tools/schemas.lock.yaml``); see
@@ -156,6 +157,23 @@ TOOLS: Mapping[str, Tool] = {
         install_hint=INSTALL_COMMAND,
         search_path=False,
         go_module="github.com/rhysd/actionlint",
+    ),
+    "nfd-master": Tool(
+        name="nfd-master",
+        pinned="v0.19.0",
+        source="Go module sigs.k8s.io/node-feature-discovery@v0.19.0 (tools/nfd/go.mod)",
+        install_hint=INSTALL_COMMAND,
+        search_path=False,
+        go_module="sigs.k8s.io/node-feature-discovery",
+    ),
+    "nfd-rulecheck": Tool(
+        name="nfd-rulecheck",
+        pinned="v0.19.0",
+        source="tools/nfd/cmd/nfd-rulecheck on Go module "
+        "sigs.k8s.io/node-feature-discovery@v0.19.0 (tools/nfd/go.mod)",
+        install_hint=INSTALL_COMMAND,
+        search_path=False,
+        go_module="sigs.k8s.io/node-feature-discovery",
     ),
     "schedcheck": Tool(
         name="schedcheck",

@@ -21,16 +21,19 @@ from . import schemadefs
 from .errors import Finding, FindingsError, Location, UsageError, has_errors
 from .merge import Doc, merge_docs
 from .model import (
+    ACCELERATOR_CLASSES,
     BASE_ENV,
     DEVICE_PLUGIN_PATH,
     DevicePlugin,
     Fleet,
     FleetView,
+    PciModel,
     Pool,
     Taint,
     Team,
     Values,
     Vendor,
+    find_pci_model,
     node_agent,
 )
 from .yamlio import SourceMap, YamlInputError, YamlPath, json_path, load_file, load_text
@@ -242,6 +245,10 @@ class _Resolver:
         if not pools_raw:
             self.need(doc, ("pools",), "pools", f"list the vendor's node pools in {where}")
         vendor_taints = tuple(_taint(t) for t in doc.get("taints", default=[]) or [])
+        pci_models = {
+            str(name): PciModel(tuple(m["classes"]), tuple(m["devices"]), m["source"])
+            for name, m in (doc.get("pciModels", default={}) or {}).items()
+        }
         pools = []
         names: dict[str, int] = {}
         for i, raw in enumerate(pools_raw):
@@ -263,6 +270,7 @@ class _Resolver:
                 **raw.get("labels", {}),
             }
             taints = tuple(_taint(t) for t in raw["taints"]) if "taints" in raw else vendor_taints
+            pci_devices, pci_classes = _pool_pci(raw, pci_models)
             pools.append(
                 Pool(
                     index=i,
@@ -271,7 +279,8 @@ class _Resolver:
                     devices_per_node=raw["devicesPerNode"],
                     nodes=nodes,
                     node_count=len(nodes) if nodes else int(raw.get("nodeCount", 0)),
-                    pci_devices=tuple(raw.get("pciDevices", [])),
+                    pci_devices=pci_devices,
+                    pci_classes=pci_classes,
                     labels=labels,
                     taints=taints,
                 )
@@ -283,6 +292,7 @@ class _Resolver:
             display_name=doc.get("displayName", default=vendor_id),
             resource_name=resource,
             pci_vendor=doc.get("pciVendor", default=""),
+            pci_models=pci_models,
             selector_label=selector_label,
             model_label=model_label,
             node_labels=dict(node_labels),
@@ -359,6 +369,27 @@ class _Resolver:
             allow_overcommit=bool(d.get("capacity", {}).get("allowOvercommit", False)),
             doc=doc,
         )
+
+
+def _pool_pci(
+    raw: dict[str, Any], models: dict[str, PciModel]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(device IDs, classes) a pool's NFD rule matches: the pool's pciDevices, else its model's.
+
+    pciDevices of a model the catalog does not know match the vendor's accelerator classes (all
+    NFD's accelerator classes when the vendor has no pciModels). No IDs at all: ((), ()).
+    """
+    model = find_pci_model(models, str(raw["model"]))
+    if "pciDevices" in raw:
+        if model is not None:
+            classes = model.classes
+        else:
+            known = {c for m in models.values() for c in m.classes}
+            classes = tuple(sorted(known)) if known else ACCELERATOR_CLASSES
+        return tuple(raw["pciDevices"]), classes
+    if model is not None:
+        return model.devices, model.classes
+    return (), ()
 
 
 def _taint(raw: dict[str, str]) -> Taint:

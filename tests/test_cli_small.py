@@ -50,7 +50,7 @@ def test_check_reports_values_findings_without_tools(
 ) -> None:
     monkeypatch.setenv("ACCEL_GITOPS_TOOLS_DIR", str(tmp_path / "no-tools"))
     code, out = run("check", "--values", str(values_dir))
-    assert code == 0 and out.endswith("check: 0 error(s), 2 warning(s)\n")
+    assert code == 0 and out.endswith("check: 0 error(s), 3 warning(s)\n")
     write("teams/ml-team.yaml", "quota:\n  nvidia: many\n")
     write("teams/inference.yaml", "quota: {nvidia: 1}\nbogus: 1\n")
     code, out = run("check", "--values", str(values_dir), "--output", "json")

@@ -100,7 +100,11 @@ def test_both_node_config_methods_build(
             "gpu-brand": "hygon",
         }
         assert nodes["dcu-node-01"]["spec"]["taints"] == [
-            {"key": "accelerator", "value": "hygon-dcu", "effect": "NoSchedule"}
+            {
+                "key": "feature.node.kubernetes.io/accelerator",
+                "value": "hygon-dcu",
+                "effect": "NoSchedule",
+            }
         ]
 
 
@@ -116,7 +120,7 @@ def test_device_plugins_land_only_on_their_vendor_and_tolerate_its_taints(
     assert hygon["nodeSelector"] == {"feature.node.kubernetes.io/accelerator": "hygon-dcu"}
     assert amd["nodeSelector"] == {"feature.node.kubernetes.io/accelerator": "amd-gpu"}
     assert {
-        "key": "accelerator",
+        "key": "feature.node.kubernetes.io/accelerator",
         "operator": "Equal",
         "value": "hygon-dcu",
         "effect": "NoSchedule",

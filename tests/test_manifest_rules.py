@@ -33,7 +33,12 @@ def pod(
     spec = {
         "nodeSelector": selector or {},
         "tolerations": [
-            {"key": "accelerator", "operator": "Equal", "value": v, "effect": "NoSchedule"}
+            {
+                "key": "feature.node.kubernetes.io/accelerator",
+                "operator": "Equal",
+                "value": v,
+                "effect": "NoSchedule",
+            }
             for v in tolerate
         ],
         "containers": [{"name": "c", "image": "i", "resources": resources}],

@@ -332,7 +332,8 @@ def test_example_and_300_teams_render_within_seconds(tmp_path: Path) -> None:
     start = time.process_time()
     example = report(ReportOptions(EXAMPLE_VALUES, out=tmp_path / "example.html"))
     assert time.process_time() - start < 5
-    assert (example.errors, example.warnings) == (0, 2)
+    # Two CAP001 overcommit warnings and NODE003 (Ascend's unprefixed accelerator-type label).
+    assert (example.errors, example.warnings) == (0, 3)
     values = tmp_path / "fleet" / "values"
     make_values(values, 300)
     start = time.process_time()

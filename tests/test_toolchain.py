@@ -239,7 +239,9 @@ def with_unknown_field(doc: dict[str, Any]) -> dict[str, Any]:
 # ------------------------------------------------------------------------------- doctor & pins
 
 
-@pytest.mark.parametrize("name", ["kustomize", "kubeconform", "promtool"])
+@pytest.mark.parametrize(
+    "name", ["kustomize", "kubeconform", "promtool", "nfd-master", "nfd-rulecheck"]
+)
 def test_doctor_finds_pinned_tool(name: str) -> None:
     status = {s.name: s for s in toolchain.doctor()}[name]
     assert status.path is not None, status
@@ -266,6 +268,8 @@ def _go_mod_requires(path: Path) -> dict[str, str]:
         ("kustomize", "tools/kustomize/go.mod"),
         ("kubeconform", "tools/kustomize/go.mod"),
         ("promtool", "tools/promtool/go.mod"),
+        ("nfd-master", "tools/nfd/go.mod"),
+        ("nfd-rulecheck", "tools/nfd/go.mod"),
     ],
 )
 def test_registry_pins_match_go_mod(name: str, gomod: str) -> None:
@@ -274,6 +278,15 @@ def test_registry_pins_match_go_mod(name: str, gomod: str) -> None:
     requires = _go_mod_requires(REPO / gomod)
     assert requires[tool.go_module] == tool.pinned
     assert f"{tool.go_module}@{tool.pinned}" in tool.source
+
+
+def test_nfd_master_reports_its_pinned_version() -> None:
+    # NFD stamps its version at link time (-X .../pkg/version.version); the Makefile must too,
+    # or `nfd-master -version` says "undefined" and NFD's version annotation on the node is wrong.
+    out = toolchain.run("nfd-master", ["-version"], timeout=60).stdout.decode()
+    assert out.split() == ["nfd-master", toolchain.TOOLS["nfd-master"].pinned]
+    makefile = (REPO / "Makefile").read_text()
+    assert f"NFD_VERSION := {toolchain.TOOLS['nfd-master'].pinned}\n" in makefile
 
 
 def test_go_build_info_of_kubeconform() -> None:

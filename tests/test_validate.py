@@ -172,7 +172,12 @@ def _deployment(
 
 NVIDIA = "feature.node.kubernetes.io/accelerator"
 TOLERATE_NVIDIA = [
-    {"key": "accelerator", "operator": "Equal", "value": "nvidia-gpu", "effect": "NoSchedule"}
+    {
+        "key": "feature.node.kubernetes.io/accelerator",
+        "operator": "Equal",
+        "value": "nvidia-gpu",
+        "effect": "NoSchedule",
+    }
 ]
 
 
@@ -273,11 +278,11 @@ def test_junit_report_when_clean_has_a_passing_case_per_unit(values_dir: Path) -
     code, out = validate(values_dir, "--output", "junit")
     assert code == 0
     suite = ET.fromstring(out).find("testsuite")
-    assert suite is not None and suite.get("failures") == "0" and suite.get("tests") == "13"
+    assert suite is not None and suite.get("failures") == "0" and suite.get("tests") == "14"
     units = [c.get("name") for c in suite.iter("testcase") if c.get("classname") == "validate"]
     assert len(units) == 12 and "overlays/prod/team-ml-team" in units
     assert all(c.find("failure") is None for c in suite.iter("testcase"))
-    # The two CAP001 warnings are cases of their own, passing, their text in system-out.
+    # The warnings (two CAP001, one NODE003) are cases of their own, passing, text in system-out.
     cap = [c for c in suite.iter("testcase") if c.get("classname") == "CAP001"]
     assert [c.get("name") for c in cap] == ["values/teams/ml-team.yaml"]
 

@@ -18,7 +18,7 @@ from ..errors import Finding, FindingsError, Location, Severity, UsageError, sor
 from ..layout import Tree, Unit, render_tree
 from ..output import compare, read_tree
 from ..pipeline import load_and_check
-from . import tools
+from . import nfd, tools
 from .cache import Cache, folder_index, unit_inputs, unit_key
 from .dumpcache import DumpCache
 from .rules import describe, origin, run_rules
@@ -64,7 +64,7 @@ class _Clock:
 def _salt(kubernetes_version: str) -> str:
     """What, besides the unit's files, decides the tools' verdicts."""
     parts = [__version__, kubernetes_version]
-    for tool in ("kustomize", "kubeconform", "promtool"):
+    for tool in ("kustomize", "kubeconform", "promtool", "nfd-rulecheck"):
         parts.append(f"{tool}={toolchain.version(tool)}")
     index = toolchain.tools_dir() / "schemas" / "crds" / "index.json"
     parts.append(index.read_text(encoding="utf-8") if index.is_file() else "")
@@ -124,7 +124,12 @@ def validate(opts: ValidateOptions) -> ValidateResult:
             docs = res["docs"]
             total += len(docs)
             findings.extend(run_rules(views[unit.env], unit, docs))
+            if res.get("nfd"):
+                findings.extend(nfd.findings(views[unit.env], unit, res["nfd"]))
     clock.lap("policy")
+    # The same finding about shared values (e.g. NFD001 on a vendor's taint) comes from the
+    # node-config unit of every environment: report it once.
+    findings = list(dict.fromkeys(findings))
     return ValidateResult(
         sorted_findings(findings),
         len(units),
@@ -219,6 +224,12 @@ def _run_tools(
             docs[unit.path] = tools.load_docs(b["output"])
             rule_files[unit.path] = tools.rule_files(unit.path, docs[unit.path], rules_dir)
     schema_results = tools.kubeconform(files, kube_version)
+    # Node Feature Discovery's own code on the rules, against the PCI inventories.
+    nfd_results = {
+        path: nfd.check(files[path], nfd.inventory_file(root))
+        for path in files
+        if nfd.has_rules(docs[path])
+    }
     results: dict[str, dict[str, Any]] = {}
     for unit in units:
         b = built[unit.path]
@@ -228,6 +239,7 @@ def _run_tools(
             "docs": docs.get(unit.path, []),
             "schema": schema_results.get(unit.path, []),
             "promtool": tools.promtool_check(rule_files.get(unit.path, {})),
+            "nfd": nfd_results.get(unit.path),
         }
     return results
 
