@@ -99,7 +99,7 @@ class Plan:
                 {
                     "code": f.code,
                     "severity": f.severity.value,
-                    "message": f.message,
+                    "message": f.text,
                     "location": str(f.location),
                     "path": f.path,
                 }
@@ -180,10 +180,8 @@ def plan(values_dir: Path, env: str | None = None) -> Plan:
     envs = [env_plan(loaded.envs[e]) for e in order]
     findings = [f for f in policy.run_checks(loaded) if f.code.startswith(PLAN_CODES)]
     if env is not None:
-        others = [e for e in loaded.envs if e != env]
-        findings = [
-            f for f in findings if not any(f"environment {o!r}" in f.message for o in others)
-        ]
+        # A finding named for other environments only is not about this one.
+        findings = [f for f in findings if not f.envs or env in f.envs]
     return Plan(envs, sorted_findings(findings))
 
 

@@ -48,12 +48,13 @@ def _as_dict(f: Finding) -> dict[str, object]:
     out: dict[str, object] = {
         "code": f.code,
         "severity": f.severity.value,
-        "message": f.message,
+        "message": f.text,
         "file": f.location.file,
         "line": f.location.line,
         "column": f.location.column,
         "path": f.path,
         "hint": f.hint,
+        "environments": list(f.envs),
     }
     if f.detail:
         out["detail"] = f.detail
@@ -86,9 +87,7 @@ def github(report: Report, out: TextIO) -> None:
         if f.location.line:
             props += [f"line={f.location.line}", f"col={f.location.column}"]
         props.append(f"title={_escape_prop(f.code)}")
-        message = (
-            f.message + (f" (at {f.path})" if f.path else "") + (f"; {f.hint}" if f.hint else "")
-        )
+        message = f.text + (f" (at {f.path})" if f.path else "") + (f"; {f.hint}" if f.hint else "")
         out.write(f"::{level} {','.join(props)}::{_escape_data(message)}\n")
     out.write(report.summary() + "\n")
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -103,7 +102,7 @@ def markdown(report: Report) -> str:
         lines += ["| | code | where | message |", "|---|---|---|---|"]
         for f in report.findings:
             icon = "❌" if f.severity is Severity.ERROR else "⚠️"
-            msg = f.message.replace("|", "\\|")
+            msg = f.text.replace("|", "\\|")
             lines.append(f"| {icon} | {f.code} | `{f.location}` | {msg} |")
     lines.append("")
     return "\n".join(lines) + "\n"
@@ -150,7 +149,7 @@ def _case(suite: ET.Element, classname: str, name: str, found: list[Finding], ok
     errors = [f for f in found if f.severity is Severity.ERROR]
     body = "\n".join(f.format() for f in found)
     if errors:
-        fail = ET.SubElement(case, "failure", message=errors[0].message, type=errors[0].code)
+        fail = ET.SubElement(case, "failure", message=errors[0].text, type=errors[0].code)
         fail.text = body
         return 1
     if body or ok:

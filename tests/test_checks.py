@@ -29,7 +29,8 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
     "CAP001": (
         {"fleet.yaml": NO_OVERCOMMIT},
         "values/teams/ml-team.yaml:5:11: CAP001 quotas for nvidia (nvidia.com/gpu) add up to 12 "
-        "devices (inference 4, ml-team 8) but its pools hold 8 (at $.quota.nvidia)",
+        "devices (inference 4, ml-team 8) but its pools hold 8 in environment 'prod' "
+        "(at $.quota.nvidia)",
     ),
     "RES001": (
         {
@@ -57,6 +58,25 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
         {"teams/inference.yaml": "namespaces: [ml-team]\nquota: {hygon: 8}\n"},
         "values/teams/inference.yaml:1:14: NAME004 namespace 'ml-team' is already used by team "
         "'ml-team'",
+    ),
+    "NAME007": (
+        {"teams/inference.yaml": "namespaces: [inference, kube-system]\nquota: {hygon: 8}\n"},
+        "values/teams/inference.yaml:1:25: NAME007 team 'inference' claims namespace "
+        "'kube-system', which belongs to Kubernetes system components (at $.namespaces[1]); give "
+        "the team its own namespace",
+    ),
+    "NAME008": (
+        {
+            "vendors/nvidia-a800.yaml": "catalog: nvidia\npools:\n  - {name: a800, model: A800, "
+            "devicesPerNode: 8, nodes: [a800-01]}\n"
+        },
+        "values/vendors/nvidia-a800.yaml:1:1: NAME008 DaemonSet "
+        "accelerator-plugins/nvidia-device-plugin would be emitted twice, by vendor 'nvidia' ",
+    ),
+    "VER001": (
+        {"fleet.yaml": NO_OVERCOMMIT.replace('"1.33"', '"1.19"')},
+        "values/fleet.yaml:2:20: VER001 kubernetesVersion '1.19' is outside the versions the "
+        "pinned schemas cover",
     ),
     "NODE001": (
         {

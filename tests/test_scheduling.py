@@ -500,7 +500,7 @@ def test_fallback_pool_counts_in_the_worst_case_capacity(values_dir: Path, write
     assert (
         "values/teams/demo.yaml:8:20: SCH006 workloads that may run on nvidia A100 need 16 "
         "devices (0 for services, 16 for the largest job; a workload with a fallback model "
-        "counts for both) but its pools hold 8 in environment 'staging' "
+        "counts for both) but its pools hold 8 "
         "(at $.jobs.train.fallbackModel); add A100 nodes, or give job train a fallback model "
         "with room"
     ) in got

@@ -198,12 +198,14 @@ def test_unschedulable_pod(values_dir: Path, extra_objects: list[Any]) -> None:
 
 
 def test_kustomize_failure_is_a_finding(values_dir: Path, extra_objects: list[Any]) -> None:
-    ns = {
+    # An object without a name: kustomize refuses to load it. (Two objects with one identity are
+    # refused earlier, at their values line: NAME008.)
+    cm = {
         "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": metadata("ml-team", sources=["values/teams/ml-team.yaml"]),
+        "kind": "ConfigMap",
+        "metadata": metadata("", namespace="ml-team", sources=["values/teams/ml-team.yaml"]),
     }
-    extra_objects.append(("team-ml-team", ns))
+    extra_objects.append(("team-ml-team", cm))
     code, out = validate(values_dir, "--no-cache", "--env", "prod")
     assert code == 1
     assert "KUS001 kustomize build overlays/prod/team-ml-team failed" in out
@@ -242,6 +244,7 @@ def test_json_report(values_dir: Path, write: Write) -> None:
         "column": 11,
         "path": "$.quota.nvidia",
         "hint": "",
+        "environments": [],
     }
 
 
