@@ -313,8 +313,9 @@ def unknown_pci_model(view: FleetView) -> Iterable[Finding]:
                 "other functions, such as CPU bridges or a BMC's VGA)",
                 vendor.doc.locate(path),
                 json_path(path),
-                f"set pciDevices on the pool (e.g. pciDevices: ['20b2']; lspci -nn shows "
-                f"[vendor:device]), or use a model the catalog knows: {known}",
+                f"set pciDevices on the pool to the device IDs its nodes show as "
+                f"[{vendor.pci_vendor}:<device>] in `lspci -nn`, or use a model the catalog "
+                f"knows: {known}",
             )
 
 
