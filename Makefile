@@ -79,6 +79,8 @@ tools: go-check venv
 	@# promtool has its own module: the Prometheus dependency graph is large and must not move
 	@# kustomize's or kubeconform's dependencies.
 	$(call go_tool,promtool,tools/promtool,github.com/prometheus/prometheus/cmd/promtool)
+	@# actionlint checks .github/workflows in the test suite; its own module, like promtool.
+	$(call go_tool,actionlint,tools/actionlint,github.com/rhysd/actionlint/cmd/actionlint)
 	@# Pod Security Standards as the API server's admission plugin decides them (tests).
 	$(call go_tool,podsecurity,tools/podsecurity,.)
 	@# Node Feature Discovery: nfd-master (a local control plane runs it) and nfd-rulecheck (runs

@@ -41,6 +41,7 @@ class Finding:
     # The layers it applies to: environment names, BASE_LAYER for the values without environment
     # overrides; empty when it applies to every layer (nothing to name).
     envs: tuple[str, ...] = ()
+    detail: str = ""  # more for a program or a log (DRIFT001: the unified diff); not in text
 
     def sort_key(self) -> tuple[str, int, int, str, str, tuple[str, ...]]:
         loc = self.location

@@ -21,6 +21,8 @@ class Report:
     command: str
     findings: list[Finding]
     stats: dict[str, object] = field(default_factory=dict)
+    # What was checked (validate: unit paths), one JUnit case each, so a clean run shows it.
+    cases: list[str] = field(default_factory=list)
 
     @property
     def errors(self) -> int:
@@ -43,7 +45,7 @@ def text(report: Report, out: TextIO) -> None:
 
 
 def _as_dict(f: Finding) -> dict[str, object]:
-    return {
+    out: dict[str, object] = {
         "code": f.code,
         "severity": f.severity.value,
         "message": f.text,
@@ -54,6 +56,9 @@ def _as_dict(f: Finding) -> dict[str, object]:
         "hint": f.hint,
         "environments": list(f.envs),
     }
+    if f.detail:
+        out["detail"] = f.detail
+    return out
 
 
 def as_json(report: Report, out: TextIO) -> None:
@@ -104,35 +109,52 @@ def markdown(report: Report) -> str:
 
 
 def junit(report: Report, out: TextIO) -> None:
-    """One test case per code and file, failed by its findings; a passing case when clean."""
+    """One test case per checked unit (failed by the findings about its objects, which name it),
+    and one per code and file for the other findings; a clean run without units still has one
+    passing case."""
     suite = ET.Element(
         "testsuite",
         name=report.command,
         tests="0",
-        failures=str(report.errors),
+        failures="0",
         errors="0",
         skipped="0",
     )
+    by_unit: dict[str, list[Finding]] = {name: [] for name in report.cases}
     cases: dict[tuple[str, str], list[Finding]] = {}
     for f in report.findings:
-        cases.setdefault((f.code, f.location.file), []).append(f)
-    for (code, file), found in sorted(cases.items()):
-        case = ET.SubElement(suite, "testcase", classname=code, name=file)
-        errors = [f for f in found if f.severity is Severity.ERROR]
-        body = "\n".join(f.format() for f in found)
-        if errors:
-            fail = ET.SubElement(case, "failure", message=errors[0].text, type=code)
-            fail.text = body
+        unit = next((u for u in report.cases if f"({u})" in f.message), None)
+        if unit is not None:
+            by_unit[unit].append(f)
         else:
-            out_el = ET.SubElement(case, "system-out")
-            out_el.text = body
-    if not cases:
+            cases.setdefault((f.code, f.location.file), []).append(f)
+    failures = 0
+    for unit, found in sorted(by_unit.items()):
+        failures += _case(suite, report.command, unit, found, "no finding")
+    for (code, file), found in sorted(cases.items()):
+        failures += _case(suite, code, file, found, "")
+    if not len(suite):
         ET.SubElement(suite, "testcase", classname=report.command, name="all checks")
     suite.set("tests", str(len(suite.findall("testcase"))))
+    suite.set("failures", str(failures))
     suites = ET.Element("testsuites")
     suites.append(suite)
     ET.indent(suites)
     out.write(ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n")
+
+
+def _case(suite: ET.Element, classname: str, name: str, found: list[Finding], ok: str) -> int:
+    """Add a test case; 1 if it failed (an error among `found`), else 0."""
+    case = ET.SubElement(suite, "testcase", classname=classname, name=name)
+    errors = [f for f in found if f.severity is Severity.ERROR]
+    body = "\n".join(f.format() for f in found)
+    if errors:
+        fail = ET.SubElement(case, "failure", message=errors[0].text, type=errors[0].code)
+        fail.text = body
+        return 1
+    if body or ok:
+        ET.SubElement(case, "system-out").text = body or ok
+    return 0
 
 
 FORMATS: dict[str, Callable[[Report, TextIO], None]] = {

@@ -183,6 +183,15 @@ TOOLS: Mapping[str, Tool] = {
         search_path=False,
         go_module="sigs.k8s.io/kwok",
     ),
+    # Lints this repository's GitHub workflows (make test); the generator never runs it.
+    "actionlint": Tool(
+        name="actionlint",
+        pinned="v1.7.12",
+        source="Go module github.com/rhysd/actionlint@v1.7.12 (tools/actionlint/go.mod)",
+        install_hint=INSTALL_COMMAND,
+        search_path=False,
+        go_module="github.com/rhysd/actionlint",
+    ),
     "nfd-master": Tool(
         name="nfd-master",
         pinned="v0.19.0",

@@ -43,6 +43,7 @@ class ValidateResult:
     cached_units: int = 0
     timings: dict[str, float] = field(default_factory=dict)
     stopped: str = ""  # the stage whose errors stopped the run, if any
+    checked: list[str] = field(default_factory=list)  # unit paths (JUnit: one case each)
 
     @property
     def errors(self) -> int:
@@ -130,7 +131,12 @@ def validate(opts: ValidateOptions) -> ValidateResult:
     # node-config unit of every environment: report it once.
     findings = list(dict.fromkeys(findings))
     return ValidateResult(
-        sorted_findings(findings), len(units), total, len(units) - len(misses), clock.timings
+        sorted_findings(findings),
+        len(units),
+        total,
+        len(units) - len(misses),
+        clock.timings,
+        checked=[u.path for u in units],
     )
 
 
@@ -143,16 +149,23 @@ def drift_findings(tree: Tree, committed: Path, env: str | None) -> list[Finding
     def mine(rel: str) -> bool:
         return env is None or not rel.startswith("overlays/") or rel.startswith(f"overlays/{env}/")
 
+    committed_tree = read_tree(committed)
     drift = compare(
         {k: v for k, v in tree.items() if mine(k)},
-        {k: v for k, v in read_tree(committed).items() if mine(k)},
+        {k: v for k, v in committed_tree.items() if mine(k)},
     )
     hint = "run `python render.py render` and commit the result"
     found = [(rel, "differs from a fresh render of the values") for rel in drift.changed]
     found += [(rel, "is rendered from the values but not committed") for rel in drift.missing]
     found += [(rel, "is committed but no longer rendered from the values") for rel in drift.stale]
     out = [
-        Finding("DRIFT001", f"committed {rel} {what}", Location(rel), hint=hint)
+        Finding(
+            "DRIFT001",
+            f"committed {rel} {what}",
+            Location(rel, *drift_line(committed_tree.get(rel), tree.get(rel))),
+            hint=hint,
+            detail=drift.diffs.get(rel, ""),
+        )
         for rel, what in found[:MAX_DRIFT_FINDINGS]
     ]
     if len(found) > MAX_DRIFT_FINDINGS:
@@ -166,6 +179,21 @@ def drift_findings(tree: Tree, committed: Path, env: str | None) -> list[Finding
             )
         )
     return out
+
+
+def drift_line(committed: str | None, rendered: str | None) -> tuple[int, int]:
+    """(line, column) of the committed file where it first differs from the render; (1, 1) for
+    a file no longer rendered, (0, 0) for one not committed at all."""
+    if committed is None:
+        return 0, 0
+    old, new = committed.splitlines(), (rendered or "").splitlines()
+    if rendered is None or not old:
+        return 1, 1
+    first = next(
+        (i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b),
+        min(len(old), len(new)),
+    )
+    return min(first, len(old) - 1) + 1, 1
 
 
 def _write(tree: dict[str, str], root: Path) -> None:
