@@ -461,9 +461,9 @@ def test_example_fleet_simulation_in_every_environment(
 ) -> None:
     """Every node gets exactly its pool's labels and taints from nfd-master, every vendor
     DaemonSet runs on exactly its vendor's nodes, no untolerating pod lands on an accelerator
-    node, and every track has the ready pods plan says. What still fails is fragmentation: the
-    inference replicas spread over the GPU and NPU nodes, so the 4-GPU and 8-NPU jobs fit on no
-    node although capacity adds up (the example fleet renders no packing profile)."""
+    node, every track has the ready pods plan says, and every job is placed (the fleet's packing
+    profile keeps whole nodes free for the 4-GPU and 8-NPU jobs). The mixed job only waits for
+    the team's other jobs (a warning), since ml-team's jobs together need more GPUs than exist."""
     result = sim(values_dir, cluster)
     assert [e.env for e in result.envs] == ["prod", "staging"]
     for env in result.envs:
@@ -471,12 +471,26 @@ def test_example_fleet_simulation_in_every_environment(
         assert env.probes and all(p["ok"] for p in env.probes), env.probes
         assert env.plugins and all(p["ok"] for p in env.plugins), env.plugins
         assert env.tracks and all(t["ok"] for t in env.tracks), env.tracks
+    errors = [f.format() for f in result.findings if f.severity is Severity.ERROR]
+    assert errors == []
+    assert codes(result.findings, Severity.WARNING) == {"SIM010"}
+
+
+def test_without_packing_the_example_jobs_fragment(values_dir: Path, cluster: ControlPlane) -> None:
+    """The same fleet on kube-scheduler's default profile: the inference replicas spread one per
+    node, so the 4-GPU and 8-NPU jobs fit on no node although the capacity adds up; the findings
+    point at the jobs' values lines."""
+    prod = values_dir / "environments" / "prod.yaml"
+    assert "packing: true" in prod.read_text()
+    prod.write_text(prod.read_text().replace("packing: true", "packing: false"))
+    result = sim(values_dir, cluster, "prod")
     errors = [f for f in result.findings if f.severity is Severity.ERROR]
-    assert {(f.code, f.message.split(" in environment")[0]) for f in errors} <= {
+    assert {(f.code, f.message.split(" in environment")[0]) for f in errors} == {
         ("SIM004", "Job ml-team/cuda-training-job"),
         ("SIM004", "Job ml-team/npu-training-job"),
     }, [f.format() for f in errors]
     assert all("Insufficient" in f.message and "even alone" in f.message for f in errors)
+    assert {f.location.file for f in errors} == {"values/teams/ml-team.yaml"}
 
 
 def test_the_simulation_runs_the_fleets_own_scheduler_profile(

@@ -45,7 +45,7 @@ def assert_units_build_exactly(out: Path, values_dir: Path) -> int:
 def test_every_unit_of_the_example_fleet_builds_to_the_intended_objects(
     values_dir: Path, tmp_path: Path
 ) -> None:
-    assert assert_units_build_exactly(tmp_path / "out", values_dir) == 12
+    assert assert_units_build_exactly(tmp_path / "out", values_dir) == 14
 
 
 def test_overlay_patches_deletes_and_local_objects_build_exactly(

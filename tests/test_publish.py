@@ -55,14 +55,14 @@ def test_publish_commits_the_render_once_and_names_its_source(fleet: Path, remot
     source = repos.git(fleet.parent, "rev-parse", "HEAD")
     code, out, err = publish(fleet, remote)
     assert code == 0, err
-    assert f"render of {source[:12]}, 12 units changed" in out
+    assert f"render of {source[:12]}, 14 units changed" in out
     assert repos.log(remote, "main") == [
-        f"accel-gitops: render {source[:12]} (12 units changed)",
+        f"accel-gitops: render {source[:12]} (14 units changed)",
         "initial",
     ]
     body = repos.git(remote, "log", "-1", "--format=%B", "main")
     assert f"at {source}." in body and f"Source-Commit: {source}" in body
-    assert "Changed units (12):\n- overlays/prod/argocd\n" in body
+    assert "Changed units (14):\n- overlays/prod/argocd\n" in body
     files = repos.git(remote, "ls-tree", "-r", "--name-only", "main").splitlines()
     assert "README.md" in files  # what else the repository holds stays
     assert "overlays/prod/team-ml-team/kustomization.yaml" in files

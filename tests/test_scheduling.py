@@ -369,9 +369,14 @@ def test_kube_scheduler_packing_profile_is_what_kube_scheduler_accepts(
     config, text = _kube_scheduler_config(out)
     [profile] = config["profiles"]
     assert profile["schedulerName"] == "default-scheduler"
-    [fit] = profile["pluginConfig"]
-    assert fit["name"] == "NodeResourcesFit"
-    strategy = fit["args"]["scoringStrategy"]
+    args = {p["name"]: p["args"] for p in profile["pluginConfig"]}
+    assert set(args) == {"NodeResourcesFit", "PodTopologySpread"}
+    # Packing must outweigh what spreads: no system-default topology spread, no balancing score.
+    assert args["PodTopologySpread"] == {"defaultingType": "List"}
+    assert profile["plugins"] == {
+        "score": {"disabled": [{"name": "NodeResourcesBalancedAllocation"}]}
+    }
+    strategy = args["NodeResourcesFit"]["scoringStrategy"]
     assert strategy["type"] == "MostAllocated"
     assert {r["name"]: r["weight"] for r in strategy["resources"]} == {
         "cpu": 1,
@@ -417,6 +422,9 @@ def test_second_scheduler_profile_is_named_on_the_pods(
 def test_no_packing_profile_by_default_nor_under_volcano(
     values_dir: Path, write: Write, tmp_path: Path
 ) -> None:
+    for env in ("prod", "staging"):  # the example's environments turn packing on
+        text = (values_dir / f"environments/{env}.yaml").read_text()
+        write(f"environments/{env}.yaml", text.replace("packing: true", "packing: false"))
     view = values.load(values_dir).envs["prod"]
     assert scheduling.build(view) == []
     use_backend(values_dir, write, "volcano", "  kubeScheduler: {packing: true}\n")

@@ -140,7 +140,7 @@ def test_diff_base_quota_change(values_dir: Path, write: Write) -> None:
     ]
     assert [r["code"] for r in quota["risks"]] == ["quota-down"]
     assert data["summary"] == {
-        "units": 12,
+        "units": 14,
         "changed_units": 1,
         "added": 0,
         "removed": 0,

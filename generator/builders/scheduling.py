@@ -202,7 +202,15 @@ def kube_scheduler_config(view: FleetView) -> dict[str, Any]:
     """A KubeSchedulerConfiguration (k8s.io/kube-scheduler config/v1) with one profile that packs:
     NodeResourcesFit scored MostAllocated, each accelerator resource weighted (weights 1..100,
     k8s.io/kubernetes v1.36.3 pkg/scheduler/apis/config/validation/validation_pluginargs.go
-    validateResources)."""
+    validateResources).
+
+    MostAllocated alone does not pack: in v1.36.3's default profile
+    (pkg/scheduler/apis/config/v1/default_plugins.go) NodeResourcesFit scores with weight 1, while
+    PodTopologySpread (weight 2, with system default constraints that spread a Deployment's pods
+    over nodes) and NodeResourcesBalancedAllocation (weight 1) pull the other way, so two inference
+    replicas still land on two nodes and no node keeps room for a 4- or 8-device job. The profile
+    therefore drops the system default spreading (defaultingType List with no constraints:
+    constraints a pod sets itself still apply) and the balanced-allocation score."""
     resources = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
     resources += [{"name": r, "weight": w} for r, w in resource_weights(view).items()]
     config: dict[str, Any] = {
@@ -211,13 +219,15 @@ def kube_scheduler_config(view: FleetView) -> dict[str, Any]:
         "profiles": [
             {
                 "schedulerName": scheduler_name(view),
+                "plugins": {"score": {"disabled": [{"name": "NodeResourcesBalancedAllocation"}]}},
                 "pluginConfig": [
                     {
                         "name": "NodeResourcesFit",
                         "args": {
                             "scoringStrategy": {"type": "MostAllocated", "resources": resources}
                         },
-                    }
+                    },
+                    {"name": "PodTopologySpread", "args": {"defaultingType": "List"}},
                 ],
             }
         ],
