@@ -102,6 +102,9 @@ values_option = click.option(
 def render(values_dir: Path, env: str | None, out_dir: Path | None, check: bool) -> int:
     """Render kustomize bases and overlays from the values tree."""
     out = out_dir if out_dir is not None else values_dir.resolve().parent
+    recovered = pipeline.recover_output(out)
+    if recovered:
+        click.echo(f"render: {recovered}", err=True)
     result = pipeline.render(pipeline.RenderOptions(values_dir, out, env, check))
     _echo_findings(result.findings)
     if result.drift is not None:

@@ -12,7 +12,7 @@ from . import policy, values
 from .errors import Finding, FindingsError, has_errors, sorted_findings
 from .layout import Rendered, Tree, render_tree
 from .model import Values
-from .output import Drift, compare, read_tree, write_tree
+from .output import Drift, OutputError, compare, read_tree, recover, write_tree
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,19 @@ def load_and_check(values_dir: Path) -> tuple[Values, list[Finding]]:
     return loaded, sorted_findings(findings)
 
 
+def recover_output(out: Path) -> str:
+    """Roll back a render that was killed mid-change, before reading or writing the output."""
+    try:
+        return recover(out)
+    except OSError as exc:
+        raise OutputError(
+            f"an interrupted render left {out} half-changed and it cannot be restored: "
+            f"{exc.strerror or exc} ({exc.filename}); make it writable and run again"
+        ) from None
+
+
 def render(opts: RenderOptions) -> RenderResult:
+    recover_output(opts.out_dir)  # the CLI does this first, to say so; a no-op then
     loaded, findings = load_and_check(opts.values_dir)
     if opts.env is not None and opts.env not in loaded.envs:
         from .errors import UsageError
