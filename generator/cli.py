@@ -179,10 +179,14 @@ def schema(out_dir: Path | None, kind: str | None) -> int:
 @click.option(
     "--committed",
     type=click.Path(path_type=Path, file_okay=False),
-    help="Where base/ and overlays/ are committed (checked for drift). Default: the "
-    "folder holding the values tree.",
+    help="Where base/ and overlays/ are committed: what the tools check and what is compared "
+    "with a fresh render. Default: the folder holding the values tree.",
 )
-@click.option("--no-drift", is_flag=True, help="Do not compare the committed output.")
+@click.option(
+    "--no-drift",
+    is_flag=True,
+    help="Do not compare the committed output with a fresh render (the tools still check it).",
+)
 @guarded
 def validate(
     values_dir: Path,
@@ -194,9 +198,9 @@ def validate(
     committed: Path | None,
     no_drift: bool,
 ) -> int:
-    """Validate the values and exactly what Argo CD will apply: the committed output matches a
-    fresh render, and kustomize, kubeconform, promtool and the fleet policy rules pass on every
-    unit, in one report."""
+    """Validate the values and exactly what Argo CD will apply: kustomize, kubeconform, promtool
+    and the fleet policy rules on every committed unit, and the committed output against a fresh
+    render of the values, in one report."""
     from .validate import ValidateOptions
     from .validate import validate as run_validate
 
@@ -204,11 +208,7 @@ def validate(
     if not no_cache and cache_dir is None:
         cache_dir = home / ".cache" / "validate"
     opts = ValidateOptions(
-        values_dir,
-        env,
-        None if no_cache else cache_dir,
-        jobs or 0,
-        None if no_drift else (committed or home),
+        values_dir, env, None if no_cache else cache_dir, jobs or 0, committed, not no_drift
     )
     result = run_validate(opts)
     stats: dict[str, object] = {
@@ -216,8 +216,8 @@ def validate(
         "objects": result.objects,
         "cached units": result.cached_units,
     }
-    if result.stopped:
-        stats = {"stopped after": f"the {result.stopped} stage; fix these first"}
+    if result.not_run:
+        stats["not run"] = "; ".join(result.not_run)
     if output_format == "json":
         stats["timings"] = result.timings
     rep = report.Report("validate", result.findings, stats)

@@ -1,8 +1,14 @@
 """The validate pipeline: one run, every stage, one list of findings.
 
-values (schema, checks) -> render into a temporary tree -> kustomize build of every unit in
-parallel -> kubeconform -strict against offline schemas -> promtool on extracted rule groups ->
-policy rules on the built objects. Tool results are cached per unit by content hash.
+values (schema, checks) -> render into memory, compared with the committed output (drift) ->
+kustomize build of every committed unit -> kubeconform -strict against offline schemas ->
+promtool on extracted rule groups -> policy rules on the built objects.
+
+The tools run on the committed `base/` and `overlays/`, which is what Argo CD syncs; the fresh
+render only says where each object comes from in values and whether the committed tree is what
+the values give (DRIFT001). A hand edit is therefore caught twice: as drift, and by the tools if
+it breaks a unit, even with `--no-drift` and even when the values have errors. Tool results are
+cached per unit by content hash.
 """
 
 from __future__ import annotations
@@ -13,11 +19,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import __version__, toolchain
-from ..errors import Finding, FindingsError, Location, Severity, UsageError, sorted_findings
-from ..layout import Tree, Unit, render_tree
-from ..output import compare, read_tree
-from ..pipeline import load_and_check
+import yaml
+
+from .. import __version__, policy, toolchain, values
+from ..errors import (
+    Finding,
+    FindingsError,
+    Location,
+    Severity,
+    UsageError,
+    has_errors,
+    sorted_findings,
+)
+from ..layout import Rendered, Tree, Unit, render_tree
+from ..model import Values
+from ..output import OUTPUT_DIRS, compare, read_tree
+from ..pipeline import recover_output
 from . import tools
 from .cache import Cache, folder_index, unit_inputs, unit_key
 from .dumpcache import DumpCache
@@ -32,7 +49,8 @@ class ValidateOptions:
     env: str | None = None
     cache_dir: Path | None = None  # None: no cache
     jobs: int = 0  # 0: twice the CPU count
-    committed: Path | None = None  # where base/ and overlays/ are committed; None: skip drift
+    committed: Path | None = None  # where base/ and overlays/ are; None: beside the values
+    drift: bool = True  # compare the committed output with a fresh render
 
 
 @dataclass
@@ -42,7 +60,7 @@ class ValidateResult:
     objects: int = 0
     cached_units: int = 0
     timings: dict[str, float] = field(default_factory=dict)
-    stopped: str = ""  # the stage whose errors stopped the run, if any
+    not_run: list[str] = field(default_factory=list)  # stages skipped, and why
 
     @property
     def errors(self) -> int:
@@ -70,69 +88,145 @@ def _salt(kubernetes_version: str) -> str:
     return "\n".join(parts)
 
 
+def _load(values_dir: Path) -> tuple[Values | None, list[Finding]]:
+    """(values, findings): values is None when they do not load at all (syntax, schema)."""
+    try:
+        loaded = values.load(values_dir)
+    except FindingsError as exc:
+        return None, exc.findings
+    return loaded, policy.run_checks(loaded)
+
+
+def _render(loaded: Values, findings: list[Finding], dumps: DumpCache) -> Rendered | None:
+    try:
+        return render_tree(loaded, dumps.dump)
+    except Exception:
+        if has_errors(findings):
+            return None  # the builders met values the checks refuse: drift cannot be known
+        raise
+
+
+def committed_units(tree: Tree, env: str | None) -> list[tuple[str, str, str]]:
+    """(env, unit, path) of every committed unit: a folder overlays/<env>/<unit> that holds a
+    kustomization.yaml. These are what the Argo CD Applications point at."""
+    found = []
+    for rel in tree:
+        parts = rel.split("/")
+        unit = len(parts) == 4 and parts[0] == "overlays" and parts[3] == "kustomization.yaml"
+        if unit and env in (None, parts[1]):
+            found.append((parts[1], parts[2], "/".join(parts[:3])))
+    return sorted(found)
+
+
 def validate(opts: ValidateOptions) -> ValidateResult:
     clock = _Clock()
-    try:
-        loaded, findings = load_and_check(opts.values_dir)
-    except FindingsError as exc:
-        # Nothing can be rendered from values with errors: report them, build nothing.
-        return ValidateResult(exc.findings, timings={"values": 0.0}, stopped="values")
-    if opts.env is not None and opts.env not in loaded.envs:
+    home = opts.committed if opts.committed is not None else opts.values_dir.resolve().parent
+    recover_output(home)  # a render killed mid-change is rolled back before anything is read
+    loaded, findings = _load(opts.values_dir)
+    if loaded is not None and opts.env is not None and opts.env not in loaded.envs:
         raise UsageError(
             f"unknown environment {opts.env!r}; known: " + ", ".join(sorted(loaded.envs))
         )
+    not_run: list[str] = []
     clock.lap("values")
-    dumps = DumpCache(opts.cache_dir / "dump-cache.json" if opts.cache_dir else None)
-    rendered = render_tree(loaded, dumps.dump)
-    dumps.save()
-    units = [u for u in rendered.units if opts.env in (None, u.env)]
-    if opts.committed is not None:
-        findings.extend(drift_findings(rendered.tree, opts.committed, opts.env))
+
+    committed = read_tree(home)
+    rendered = None
+    if loaded is not None:
+        dumps = DumpCache(opts.cache_dir / "dump-cache.json" if opts.cache_dir else None)
+        rendered = _render(loaded, findings, dumps)
+        dumps.save()
+    if rendered is None:
+        why = "the values have errors" if loaded is None else "the values' checks fail"
+        stages = "drift and manifest rules" if opts.drift else "manifest rules"
+        not_run.append(f"{stages} ({why}: fix them first)")
+        if opts.drift:
+            findings.append(_no_drift_check(opts.values_dir, why))
+    elif opts.drift:
+        findings.extend(drift_findings(rendered.tree, committed, opts.env))
     clock.lap("render")
 
-    kube_version = loaded.base.fleet.kubernetes_version
+    found = committed_units(committed, opts.env)
+    if not found:
+        if opts.drift or loaded is None:
+            return ValidateResult(sorted_findings(findings), timings=clock.timings, not_run=not_run)
+        raise UsageError(
+            f"no rendered output in {home} ({' and '.join(f'{d}/' for d in OUTPUT_DIRS)}): "
+            "validate checks what is committed; run `render.py render` first, or pass "
+            "--committed DIR"
+        )
+    fresh = {u.path: u for u in rendered.units} if rendered is not None else {}
+    units = [fresh.get(path) or Unit(env, name, path, (), {}) for env, name, path in found]
+
+    kube_version = (
+        loaded.base.fleet.kubernetes_version
+        if loaded is not None
+        else _kubernetes_version(opts.values_dir)
+    )
     cache = Cache(opts.cache_dir)
     salt = _salt(kube_version)
-    index = folder_index(rendered.tree)
-    inputs = {u.path: unit_inputs(rendered.tree, u.path, index) for u in units}
-    keys = {u.path: unit_key(rendered.tree, u.path, salt, inputs[u.path]) for u in units}
+    index = folder_index(committed)
+    inputs = {u.path: unit_inputs(committed, u.path, index) for u in units}
+    keys = {u.path: unit_key(committed, u.path, salt, inputs[u.path]) for u in units}
     results: dict[str, dict[str, Any]] = {}
     for unit in units:
         hit = cache.get(keys[unit.path])
         if hit is not None:
             results[unit.path] = hit
     misses = [u for u in units if u.path not in results]
-
-    with tempfile.TemporaryDirectory(prefix="accel-validate-") as tmp:
-        root = Path(tmp)
-        if misses:
-            # Only what the units to build read: on a warm cache that is a few files.
-            needed = {rel for u in misses for rel in inputs[u.path]}
-            _write({rel: rendered.tree[rel] for rel in needed}, root)
-            results.update(_run_tools(root, misses, kube_version, opts.jobs or tools.jobs()))
-            for unit in misses:
-                cache.put(keys[unit.path], results[unit.path])
+    if misses:
+        results.update(_run_tools(home, misses, kube_version, opts.jobs or tools.jobs()))
+        for unit in misses:
+            cache.put(keys[unit.path], results[unit.path])
     clock.lap("tools")
 
-    views = loaded.envs
     total = 0
     for unit in units:
         res = results[unit.path]
-        findings.extend(_tool_findings(unit, res))
+        findings.extend(_tool_findings(unit, res, committed, inputs[unit.path]))
         if res["build_ok"]:
             docs = res["docs"]
             total += len(docs)
-            findings.extend(run_rules(views[unit.env], unit, docs))
+            if rendered is not None and loaded is not None and unit.env in loaded.envs:
+                findings.extend(run_rules(loaded.envs[unit.env], unit, docs))
     clock.lap("policy")
     return ValidateResult(
-        sorted_findings(findings), len(units), total, len(units) - len(misses), clock.timings
+        sorted_findings(findings),
+        len(units),
+        total,
+        len(units) - len(misses),
+        clock.timings,
+        not_run,
+    )
+
+
+def _kubernetes_version(values_dir: Path) -> str:
+    """The fleet's Kubernetes version when the values do not load: fleet.yaml's own field if it
+    reads, else the newest schema set the tools have."""
+    try:
+        fleet = yaml.safe_load((values_dir / "fleet.yaml").read_text(encoding="utf-8"))
+        version = str(fleet["kubernetesVersion"])
+        toolchain.kubeconform_kubernetes_version(version)
+        return version
+    except (OSError, yaml.YAMLError, TypeError, KeyError, ValueError):
+        versions = toolchain.k8s_schema_versions()
+        return versions[-1] if versions else "1.33"
+
+
+def _no_drift_check(values_dir: Path, why: str) -> Finding:
+    return Finding(
+        "DRIFT002",
+        f"the committed output was not compared with a fresh render: {why}",
+        Location(values_dir.name),
+        hint="fix the errors above; the tools still checked the committed output",
+        severity=Severity.WARNING,
     )
 
 
 MAX_DRIFT_FINDINGS = 20
 
 
-def drift_findings(tree: Tree, committed: Path, env: str | None) -> list[Finding]:
+def drift_findings(tree: Tree, committed: Tree, env: str | None) -> list[Finding]:
     """What Argo CD syncs is the committed output: it must be what the values render to."""
 
     def mine(rel: str) -> bool:
@@ -140,7 +234,7 @@ def drift_findings(tree: Tree, committed: Path, env: str | None) -> list[Finding
 
     drift = compare(
         {k: v for k, v in tree.items() if mine(k)},
-        {k: v for k, v in read_tree(committed).items() if mine(k)},
+        {k: v for k, v in committed.items() if mine(k)},
     )
     hint = "run `python render.py render` and commit the result"
     found = [(rel, "differs from a fresh render of the values") for rel in drift.changed]
@@ -163,58 +257,73 @@ def drift_findings(tree: Tree, committed: Path, env: str | None) -> list[Finding
     return out
 
 
-def _write(tree: dict[str, str], root: Path) -> None:
-    for rel, text in tree.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-
-
 def _run_tools(
     root: Path, units: list[Unit], kube_version: str, workers: int
 ) -> dict[str, dict[str, Any]]:
     built = tools.kustomize_build(root, [u.path for u in units], workers)
-    out_dir = root / ".built"
-    rules_dir = root / ".rules"
-    out_dir.mkdir()
-    rules_dir.mkdir()
-    files: dict[str, Path] = {}
-    rule_files: dict[str, dict[str, Path]] = {}
-    docs: dict[str, list[dict[str, Any]]] = {}
-    for unit in units:
-        b = built[unit.path]
-        if b["ok"]:
-            path = out_dir / (unit.path.replace("/", "__") + ".yaml")
-            path.write_text(b["output"], encoding="utf-8")
-            files[unit.path] = path
-            # Parsed once; the cache keeps JSON, which reads back far faster than YAML.
-            docs[unit.path] = tools.load_docs(b["output"])
-            rule_files[unit.path] = tools.rule_files(unit.path, docs[unit.path], rules_dir)
-    schema_results = tools.kubeconform(files, kube_version)
-    results: dict[str, dict[str, Any]] = {}
-    for unit in units:
-        b = built[unit.path]
-        results[unit.path] = {
-            "build_ok": b["ok"],
-            "build_error": b["error"],
-            "docs": docs.get(unit.path, []),
-            "schema": schema_results.get(unit.path, []),
-            "promtool": tools.promtool_check(rule_files.get(unit.path, {})),
-        }
+    with tempfile.TemporaryDirectory(prefix="accel-validate-") as tmp:
+        out_dir = Path(tmp) / "built"
+        rules_dir = Path(tmp) / "rules"
+        out_dir.mkdir()
+        rules_dir.mkdir()
+        files: dict[str, Path] = {}
+        rule_files: dict[str, dict[str, Path]] = {}
+        docs: dict[str, list[dict[str, Any]]] = {}
+        for unit in units:
+            b = built[unit.path]
+            if b["ok"]:
+                path = out_dir / (unit.path.replace("/", "__") + ".yaml")
+                path.write_text(b["output"], encoding="utf-8")
+                files[unit.path] = path
+                # Parsed once; the cache keeps JSON, which reads back far faster than YAML.
+                docs[unit.path] = tools.load_docs(b["output"])
+                rule_files[unit.path] = tools.rule_files(unit.path, docs[unit.path], rules_dir)
+        schema_results = tools.kubeconform(files, kube_version)
+        results: dict[str, dict[str, Any]] = {}
+        for unit in units:
+            b = built[unit.path]
+            results[unit.path] = {
+                "build_ok": b["ok"],
+                "build_error": b["error"],
+                "docs": docs.get(unit.path, []),
+                "schema": schema_results.get(unit.path, []),
+                "promtool": tools.promtool_check(rule_files.get(unit.path, {})),
+            }
     return results
 
 
-def _find(unit: Unit, kind: str | None, name: str | None) -> tuple[Location, str]:
+def _committed_file(committed: Tree, inputs: list[str], kind: str | None, name: str | None) -> str:
+    """The committed file that holds an object the values do not render (a hand edit)."""
+    for rel in inputs:
+        if rel.endswith("/kustomization.yaml"):
+            continue
+        try:
+            doc = yaml.load(committed[rel], Loader=yaml.CSafeLoader)
+        except yaml.YAMLError:
+            continue
+        if isinstance(doc, dict) and doc.get("kind") == kind:
+            meta = doc.get("metadata")
+            if isinstance(meta, dict) and meta.get("name") == name:
+                return rel
+    return ""
+
+
+def _find(
+    unit: Unit, kind: str | None, name: str | None, committed: Tree, inputs: list[str]
+) -> tuple[Location, str]:
     for obj in unit.objects:
         if obj["kind"] == kind and obj["metadata"]["name"] == name:
             return origin(unit, obj), describe(unit, obj)
-    return Location(unit.path), f"{kind} {name} ({unit.path})"
+    where = _committed_file(committed, inputs, kind, name) or f"{unit.path}/kustomization.yaml"
+    return Location(where), f"{kind} {name} ({unit.path})"
 
 
-def _tool_findings(unit: Unit, res: dict[str, Any]) -> list[Finding]:
+def _tool_findings(
+    unit: Unit, res: dict[str, Any], committed: Tree, inputs: list[str]
+) -> list[Finding]:
     out: list[Finding] = []
     if not res["build_ok"]:
-        where = next(iter(unit.origins.values()), Location(unit.path))
+        where = next(iter(unit.origins.values()), Location(f"{unit.path}/kustomization.yaml"))
         out.append(
             Finding(
                 "KUS001",
@@ -225,7 +334,7 @@ def _tool_findings(unit: Unit, res: dict[str, Any]) -> list[Finding]:
         )
         return out
     for item in res["schema"]:
-        loc, what = _find(unit, item.get("kind"), item.get("name"))
+        loc, what = _find(unit, item.get("kind"), item.get("name"), committed, inputs)
         errors = item.get("validationErrors") or []
         if item.get("status") == "statusError" and "could not find schema" in (
             item.get("msg") or ""
@@ -253,7 +362,7 @@ def _tool_findings(unit: Unit, res: dict[str, Any]) -> list[Finding]:
             out.append(Finding("K8S001", f"{what}: {item.get('msg')}", loc))
     for name, problem in sorted(res["promtool"].items()):
         ns, _, short = name.partition("/")
-        loc, what = _find(unit, "PrometheusRule", short or ns)
+        loc, what = _find(unit, "PrometheusRule", short or ns, committed, inputs)
         out.append(
             Finding(
                 "PROM001",
@@ -263,3 +372,6 @@ def _tool_findings(unit: Unit, res: dict[str, Any]) -> list[Finding]:
             )
         )
     return out
+
+
+__all__ = ["ValidateOptions", "ValidateResult", "committed_units", "validate"]
