@@ -59,6 +59,9 @@ tools: go-check venv
 	@# promtool has its own module: the Prometheus dependency graph is large and must not move
 	@# kustomize's or kubeconform's dependencies.
 	$(call go_tool,promtool,tools/promtool,github.com/prometheus/prometheus/cmd/promtool)
+	@# validate's helper: kustomize's krusty API and kubeconform's validator in one process, at
+	@# the versions the two binaries above are built from (tools/kbuild/go.mod; docs/performance.md).
+	$(call go_tool,kbuild,tools/kbuild,.)
 	@# CRD schemas: pinned modules via `go mod download`, Volcano via controller-gen (tools/crdgen).
 	@$(FRESH) $(SCHEMAS)/.crds.sha256 $(SCHEMAS)/crds/index.json -- \
 	  tools/schemas.lock.yaml tools/crdschemas.py tools/crdgen -- \

@@ -13,8 +13,10 @@ cached per unit by content hash.
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +53,7 @@ class ValidateOptions:
     jobs: int = 0  # 0: twice the CPU count
     committed: Path | None = None  # where base/ and overlays/ are; None: beside the values
     drift: bool = True  # compare the committed output with a fresh render
+    engine: str = "kbuild"  # or "processes": a kustomize process per unit (the reference)
 
 
 @dataclass
@@ -78,11 +81,15 @@ class _Clock:
         self._t = now
 
 
-def _salt(kubernetes_version: str) -> str:
+def _salt(kubernetes_version: str, engine: str) -> str:
     """What, besides the unit's files, decides the tools' verdicts."""
-    parts = [__version__, kubernetes_version]
+    parts = [__version__, kubernetes_version, engine]
     for tool in ("kustomize", "kubeconform", "promtool"):
         parts.append(f"{tool}={toolchain.version(tool)}")
+    if engine == "kbuild":
+        # The helper's own source decides too: `make tools` stamps it by content.
+        stamp = toolchain.tools_dir() / "bin" / ".kbuild.sha256"
+        parts.append(stamp.read_text(encoding="utf-8") if stamp.is_file() else "")
     index = toolchain.tools_dir() / "schemas" / "crds" / "index.json"
     parts.append(index.read_text(encoding="utf-8") if index.is_file() else "")
     return "\n".join(parts)
@@ -119,6 +126,8 @@ def committed_units(tree: Tree, env: str | None) -> list[tuple[str, str, str]]:
 
 
 def validate(opts: ValidateOptions) -> ValidateResult:
+    if opts.engine not in ENGINES:
+        raise UsageError(f"unknown engine {opts.engine!r}; known: {', '.join(ENGINES)}")
     clock = _Clock()
     home = opts.committed if opts.committed is not None else opts.values_dir.resolve().parent
     recover_output(home)  # a render killed mid-change is rolled back before anything is read
@@ -164,7 +173,7 @@ def validate(opts: ValidateOptions) -> ValidateResult:
         else _kubernetes_version(opts.values_dir)
     )
     cache = Cache(opts.cache_dir)
-    salt = _salt(kube_version)
+    salt = _salt(kube_version, opts.engine)
     index = folder_index(committed)
     inputs = {u.path: unit_inputs(committed, u.path, index) for u in units}
     keys = {u.path: unit_key(committed, u.path, salt, inputs[u.path]) for u in units}
@@ -175,7 +184,7 @@ def validate(opts: ValidateOptions) -> ValidateResult:
             results[unit.path] = hit
     misses = [u for u in units if u.path not in results]
     if misses:
-        results.update(_run_tools(home, misses, kube_version, opts.jobs or tools.jobs()))
+        results.update(_run_tools(home, misses, kube_version, opts))
         for unit in misses:
             cache.put(keys[unit.path], results[unit.path])
     clock.lap("tools")
@@ -257,39 +266,75 @@ def drift_findings(tree: Tree, committed: Tree, env: str | None) -> list[Finding
     return out
 
 
+ENGINES = ("kbuild", "processes")
+
+
 def _run_tools(
-    root: Path, units: list[Unit], kube_version: str, workers: int
+    root: Path,
+    units: list[Unit],
+    kube_version: str,
+    opts: ValidateOptions,
+    on_unit: Callable[[str], None] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    built = tools.kustomize_build(root, [u.path for u in units], workers)
+    """Build, validate and promtool-check `units` of the tree at `root`: one JSON-able result
+    per unit, whichever engine built it."""
+    paths = [u.path for u in units]
+    if opts.engine == "kbuild":
+        built = tools.kbuild(root, paths, kube_version, opts.jobs or _cpus(), on_unit)
+    else:
+        built = _build_with_processes(root, paths, kube_version, opts.jobs or tools.jobs(), on_unit)
     with tempfile.TemporaryDirectory(prefix="accel-validate-") as tmp:
-        out_dir = Path(tmp) / "built"
-        rules_dir = Path(tmp) / "rules"
-        out_dir.mkdir()
-        rules_dir.mkdir()
-        files: dict[str, Path] = {}
-        rule_files: dict[str, dict[str, Path]] = {}
-        docs: dict[str, list[dict[str, Any]]] = {}
-        for unit in units:
-            b = built[unit.path]
-            if b["ok"]:
-                path = out_dir / (unit.path.replace("/", "__") + ".yaml")
-                path.write_text(b["output"], encoding="utf-8")
-                files[unit.path] = path
-                # Parsed once; the cache keeps JSON, which reads back far faster than YAML.
-                docs[unit.path] = tools.load_docs(b["output"])
-                rule_files[unit.path] = tools.rule_files(unit.path, docs[unit.path], rules_dir)
-        schema_results = tools.kubeconform(files, kube_version)
-        results: dict[str, dict[str, Any]] = {}
-        for unit in units:
-            b = built[unit.path]
-            results[unit.path] = {
-                "build_ok": b["ok"],
-                "build_error": b["error"],
-                "docs": docs.get(unit.path, []),
-                "schema": schema_results.get(unit.path, []),
-                "promtool": tools.promtool_check(rule_files.get(unit.path, {})),
-            }
+        rule_files: dict[str, Path] = {}
+        for path in paths:
+            if built[path]["ok"]:
+                for name, file in tools.rule_files(path, built[path]["docs"], Path(tmp)).items():
+                    rule_files[f"{path}\0{name}"] = file
+        problems = tools.promtool_check(rule_files)
+    results: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        b = built[path]
+        prefix = f"{path}\0"
+        results[path] = {
+            "build_ok": b["ok"],
+            "build_error": b["error"],
+            "docs": b["docs"] if b["ok"] else [],
+            "schema": b["schema"] if b["ok"] else [],
+            "promtool": {
+                key.removeprefix(prefix): text
+                for key, text in problems.items()
+                if key.startswith(prefix)
+            },
+        }
     return results
+
+
+def _cpus() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+
+
+def _build_with_processes(
+    root: Path,
+    paths: list[str],
+    kube_version: str,
+    workers: int,
+    on_unit: Callable[[str], None] | None,
+) -> dict[str, dict[str, Any]]:
+    """The reference engine: a kustomize process per unit, then one kubeconform run."""
+    built = tools.kustomize_build(root, paths, workers, on_unit)
+    with tempfile.TemporaryDirectory(prefix="accel-validate-") as tmp:
+        files: dict[str, Path] = {}
+        for path in paths:
+            b = built[path]
+            if b["ok"]:
+                file = Path(tmp) / (path.replace("/", "__") + ".yaml")
+                file.write_text(b["output"], encoding="utf-8")
+                files[path] = file
+                b["docs"] = tools.load_docs(b["output"])
+        schema = tools.kubeconform(files, kube_version)
+    for path in paths:
+        built[path]["schema"] = schema.get(path, [])
+        built[path].setdefault("docs", [])
+    return built
 
 
 def _committed_file(committed: Tree, inputs: list[str], kind: str | None, name: str | None) -> str:
