@@ -175,7 +175,9 @@ def schema(out_dir: Path | None, kind: str | None) -> int:
     help="Where tool results are cached per unit. Default: .cache/validate beside the values tree.",
 )
 @click.option("--no-cache", is_flag=True, help="Run every tool on every unit.")
-@click.option("--jobs", type=click.IntRange(min=1), help="Parallel kustomize builds.")
+@click.option(
+    "--jobs", type=click.IntRange(min=1), help="Units built at once. Default: the CPU count."
+)
 @click.option(
     "--committed",
     type=click.Path(path_type=Path, file_okay=False),
@@ -187,6 +189,19 @@ def schema(out_dir: Path | None, kind: str | None) -> int:
     is_flag=True,
     help="Do not compare the committed output with a fresh render (the tools still check it).",
 )
+@click.option(
+    "--shard",
+    metavar="K/N",
+    help="Check only shard K of N of the units (stable by unit name); join the shards' "
+    "`--output json` reports with --merge.",
+)
+@click.option(
+    "--merge",
+    "merge_reports",
+    is_flag=True,
+    help="Join the JSON reports of `validate --shard K/N` given as REPORTS into one report.",
+)
+@click.argument("reports", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @guarded
 def validate(
     values_dir: Path,
@@ -197,18 +212,36 @@ def validate(
     jobs: int | None,
     committed: Path | None,
     no_drift: bool,
+    shard: str | None,
+    merge_reports: bool,
+    reports: tuple[Path, ...],
 ) -> int:
     """Validate the values and exactly what Argo CD will apply: kustomize, kubeconform, promtool
     and the fleet policy rules on every committed unit, and the committed output against a fresh
     render of the values, in one report."""
     from .validate import ValidateOptions
     from .validate import validate as run_validate
+    from .validate.shard import parse as parse_shard
 
+    if merge_reports or reports:
+        if not (merge_reports and reports):
+            raise UsageError("report files are read only with --merge, and --merge needs them")
+        rep = report.merge(report.read_reports(reports))
+        if output_format != "json":
+            rep.stats.pop("timings", None)
+        report.FORMATS[output_format](rep, click.get_text_stream("stdout"))
+        return EXIT_FINDINGS if rep.errors else EXIT_OK
     home = values_dir.resolve().parent
     if not no_cache and cache_dir is None:
         cache_dir = home / ".cache" / "validate"
     opts = ValidateOptions(
-        values_dir, env, None if no_cache else cache_dir, jobs or 0, committed, not no_drift
+        values_dir,
+        env,
+        None if no_cache else cache_dir,
+        jobs or 0,
+        committed,
+        not no_drift,
+        shard=parse_shard(shard) if shard else None,
     )
     result = run_validate(opts)
     stats: dict[str, object] = {
@@ -220,6 +253,8 @@ def validate(
         stats["not run"] = "; ".join(result.not_run)
     if output_format == "json":
         stats["timings"] = result.timings
+    if result.shard is not None:
+        stats["shard"] = result.shard
     rep = report.Report("validate", result.findings, stats)
     report.FORMATS[output_format](rep, click.get_text_stream("stdout"))
     return EXIT_FINDINGS if rep.errors else EXIT_OK

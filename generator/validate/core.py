@@ -37,7 +37,7 @@ from ..layout import Rendered, Tree, Unit, render_tree
 from ..model import Values
 from ..output import OUTPUT_DIRS, compare, read_tree
 from ..pipeline import recover_output
-from . import tools
+from . import shard, tools
 from .cache import Cache, folder_index, unit_inputs, unit_key
 from .dumpcache import DumpCache
 from .rules import describe, origin, run_rules
@@ -54,6 +54,7 @@ class ValidateOptions:
     committed: Path | None = None  # where base/ and overlays/ are; None: beside the values
     drift: bool = True  # compare the committed output with a fresh render
     engine: str = "kbuild"  # or "processes": a kustomize process per unit (the reference)
+    shard: tuple[int, int] | None = None  # (K, N): only the units of shard K of N
 
 
 @dataclass
@@ -64,6 +65,7 @@ class ValidateResult:
     cached_units: int = 0
     timings: dict[str, float] = field(default_factory=dict)
     not_run: list[str] = field(default_factory=list)  # stages skipped, and why
+    shard: dict[str, object] | None = None  # {"index", "count", "fingerprint"} when sharded
 
     @property
     def errors(self) -> int:
@@ -156,14 +158,28 @@ def validate(opts: ValidateOptions) -> ValidateResult:
     clock.lap("render")
 
     found = committed_units(committed, opts.env)
+    shard_info: dict[str, object] | None = None
+    if opts.shard is not None:
+        fp = shard.fingerprint(committed, opts.values_dir)
+        scope = f"env={opts.env or '*'} drift={'on' if opts.drift else 'off'}"
+        shard_info = {
+            "index": opts.shard[0],
+            "count": opts.shard[1],
+            "fingerprint": fp,
+            "scope": scope,
+        }
     if not found:
         if opts.drift or loaded is None:
-            return ValidateResult(sorted_findings(findings), timings=clock.timings, not_run=not_run)
+            return ValidateResult(
+                sorted_findings(findings), timings=clock.timings, not_run=not_run, shard=shard_info
+            )
         raise UsageError(
             f"no rendered output in {home} ({' and '.join(f'{d}/' for d in OUTPUT_DIRS)}): "
             "validate checks what is committed; run `render.py render` first, or pass "
             "--committed DIR"
         )
+    if opts.shard is not None:
+        found = [f for f in found if shard.shard_of(f[1], opts.shard[1]) == opts.shard[0]]
     fresh = {u.path: u for u in rendered.units} if rendered is not None else {}
     units = [fresh.get(path) or Unit(env, name, path, (), {}) for env, name, path in found]
 
@@ -206,6 +222,7 @@ def validate(opts: ValidateOptions) -> ValidateResult:
         len(units) - len(misses),
         clock.timings,
         not_run,
+        shard_info,
     )
 
 
