@@ -201,6 +201,9 @@ def schema(out_dir: Path | None, kind: str | None) -> int:
     is_flag=True,
     help="Join the JSON reports of `validate --shard K/N` given as REPORTS into one report.",
 )
+@click.option(
+    "--quiet", is_flag=True, help="No progress line on stderr (shown only on a terminal anyway)."
+)
 @click.argument("reports", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @guarded
 def validate(
@@ -214,6 +217,7 @@ def validate(
     no_drift: bool,
     shard: str | None,
     merge_reports: bool,
+    quiet: bool,
     reports: tuple[Path, ...],
 ) -> int:
     """Validate the values and exactly what Argo CD will apply: kustomize, kubeconform, promtool
@@ -221,6 +225,7 @@ def validate(
     render of the values, in one report."""
     from .validate import ValidateOptions
     from .validate import validate as run_validate
+    from .validate.progress import Progress, progress_stream
     from .validate.shard import parse as parse_shard
 
     if merge_reports or reports:
@@ -243,7 +248,7 @@ def validate(
         not no_drift,
         shard=parse_shard(shard) if shard else None,
     )
-    result = run_validate(opts)
+    result = run_validate(opts, Progress(progress_stream(quiet)))
     stats: dict[str, object] = {
         "units": result.units,
         "objects": result.objects,

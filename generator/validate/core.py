@@ -40,6 +40,7 @@ from ..pipeline import recover_output
 from . import shard, tools
 from .cache import Cache, folder_index, unit_inputs, unit_key
 from .dumpcache import DumpCache
+from .progress import Progress
 from .rules import describe, origin, run_rules
 
 DEFAULT_CACHE = Path(".cache") / "validate"
@@ -127,7 +128,19 @@ def committed_units(tree: Tree, env: str | None) -> list[tuple[str, str, str]]:
     return sorted(found)
 
 
-def validate(opts: ValidateOptions) -> ValidateResult:
+def validate(opts: ValidateOptions, progress: Progress | None = None) -> ValidateResult:
+    """Run every stage; `progress` hears of each stage and each unit built."""
+    progress = progress or Progress(None)
+    timings: dict[str, float] | None = None  # None: the run failed, no timing line
+    try:
+        result = _validate(opts, progress)
+        timings = result.timings
+        return result
+    finally:
+        progress.finish(timings)
+
+
+def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
     if opts.engine not in ENGINES:
         raise UsageError(f"unknown engine {opts.engine!r}; known: {', '.join(ENGINES)}")
     clock = _Clock()
@@ -140,6 +153,7 @@ def validate(opts: ValidateOptions) -> ValidateResult:
         )
     not_run: list[str] = []
     clock.lap("values")
+    progress.stage("render")
 
     committed = read_tree(home)
     rendered = None
@@ -156,6 +170,7 @@ def validate(opts: ValidateOptions) -> ValidateResult:
     elif opts.drift:
         findings.extend(drift_findings(rendered.tree, committed, opts.env))
     clock.lap("render")
+    progress.stage("tools")
 
     found = committed_units(committed, opts.env)
     shard_info: dict[str, object] | None = None
@@ -199,11 +214,13 @@ def validate(opts: ValidateOptions) -> ValidateResult:
         if hit is not None:
             results[unit.path] = hit
     misses = [u for u in units if u.path not in results]
+    progress.units(len(units), len(units) - len(misses))
     if misses:
-        results.update(_run_tools(home, misses, kube_version, opts))
+        results.update(_run_tools(home, misses, kube_version, opts, progress.unit_done))
         for unit in misses:
             cache.put(keys[unit.path], results[unit.path])
     clock.lap("tools")
+    progress.stage("policy")
 
     total = 0
     for unit in units:
