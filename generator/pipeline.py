@@ -21,6 +21,7 @@ class RenderOptions:
     out_dir: Path
     env: str | None = None  # render only this environment's overlays (base is always whole)
     check: bool = False
+    schema_cache: Path | None = None  # file of clean values-schema verdicts (schemacache.py)
 
 
 @dataclass
@@ -30,9 +31,11 @@ class RenderResult:
     drift: Drift | None = None
 
 
-def load_and_check(values_dir: Path) -> tuple[Values, list[Finding]]:
+def load_and_check(
+    values_dir: Path, schema_cache: Path | None = None
+) -> tuple[Values, list[Finding]]:
     """Load values and run every policy check; raise FindingsError when any is an error."""
-    loaded = values.load(values_dir)
+    loaded = values.load(values_dir, schema_cache)
     findings = policy.run_checks(loaded)
     if has_errors(findings):
         raise FindingsError(findings)
@@ -52,7 +55,7 @@ def recover_output(out: Path) -> str:
 
 def render(opts: RenderOptions) -> RenderResult:
     recover_output(opts.out_dir)  # the CLI does this first, to say so; a no-op then
-    loaded, findings = load_and_check(opts.values_dir)
+    loaded, findings = load_and_check(opts.values_dir, opts.schema_cache)
     if opts.env is not None and opts.env not in loaded.envs:
         from .errors import UsageError
 

@@ -32,6 +32,7 @@ from .model import (
     Values,
     Vendor,
 )
+from .schemacache import SchemaCache
 from .yamlio import SourceMap, YamlInputError, YamlPath, json_path, load_file, load_text
 
 KIND_DIRS = {"vendors": "vendor", "teams": "team", "environments": "environment"}
@@ -154,7 +155,10 @@ def catalog() -> dict[str, tuple[Any, SourceMap]]:
 
 
 def _parse_all(
-    values_dir: Path, findings: list[Finding], broken: set[tuple[str, str]]
+    values_dir: Path,
+    findings: list[Finding],
+    broken: set[tuple[str, str]],
+    cache: SchemaCache,
 ) -> list[Parsed]:
     """Parse and schema-check every file; `broken` collects (kind, name) of unusable ones."""
     parsed: list[Parsed] = []
@@ -168,7 +172,10 @@ def _parse_all(
             continue
         if data is None:
             data = {}
-        errs = _schema_findings(kind, data, smap)
+        key = cache.key(kind, path.read_bytes())  # the bytes load_file just parsed
+        errs = [] if cache.is_clean(key) else _schema_findings(kind, data, smap)
+        if not errs:
+            cache.mark_clean(key)
         findings.extend(errs)
         if errs:
             broken.add((kind, path.stem))
@@ -350,8 +357,10 @@ def _catalog_doc(entry: str) -> Doc | None:
     return Doc.from_source(data, smap, record_source=False)
 
 
-def load(values_dir: Path) -> Values:
-    """Load and resolve the whole tree, or raise FindingsError with every problem found."""
+def load(values_dir: Path, schema_cache: Path | None = None) -> Values:
+    """Load and resolve the whole tree, or raise FindingsError with every problem found.
+
+    `schema_cache`: a file that keeps clean schema verdicts by content (schemacache.py)."""
     if not values_dir.is_dir():
         raise UsageError(
             f"values directory {str(values_dir)!r} does not exist: run from the repository "
@@ -359,7 +368,9 @@ def load(values_dir: Path) -> Values:
         )
     findings: list[Finding] = []
     broken: set[tuple[str, str]] = set()
-    parsed = _parse_all(values_dir, findings, broken)
+    cache = SchemaCache(schema_cache)
+    parsed = _parse_all(values_dir, findings, broken, cache)
+    cache.save()
     by_kind: dict[str, list[Parsed]] = {k: [] for k in ("fleet", "vendor", "team", "environment")}
     for p in parsed:
         by_kind[p.kind].append(p)

@@ -37,6 +37,7 @@ from ..layout import Rendered, Tree, Unit, render_tree
 from ..model import Values
 from ..output import OUTPUT_DIRS, compare, read_tree
 from ..pipeline import recover_output
+from ..schemacache import FILE_NAME as SCHEMA_CACHE
 from . import shard, tools
 from .cache import Cache, folder_index, unit_inputs, unit_key
 from .dumpcache import DumpCache
@@ -98,10 +99,10 @@ def _salt(kubernetes_version: str, engine: str) -> str:
     return "\n".join(parts)
 
 
-def _load(values_dir: Path) -> tuple[Values | None, list[Finding]]:
+def _load(values_dir: Path, cache_dir: Path | None) -> tuple[Values | None, list[Finding]]:
     """(values, findings): values is None when they do not load at all (syntax, schema)."""
     try:
-        loaded = values.load(values_dir)
+        loaded = values.load(values_dir, cache_dir / SCHEMA_CACHE if cache_dir else None)
     except FindingsError as exc:
         return None, exc.findings
     return loaded, policy.run_checks(loaded)
@@ -146,7 +147,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
     clock = _Clock()
     home = opts.committed if opts.committed is not None else opts.values_dir.resolve().parent
     recover_output(home)  # a render killed mid-change is rolled back before anything is read
-    loaded, findings = _load(opts.values_dir)
+    loaded, findings = _load(opts.values_dir, opts.cache_dir)
     if loaded is not None and opts.env is not None and opts.env not in loaded.envs:
         raise UsageError(
             f"unknown environment {opts.env!r}; known: " + ", ".join(sorted(loaded.envs))
