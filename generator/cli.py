@@ -105,9 +105,13 @@ def render(values_dir: Path, env: str | None, out_dir: Path | None, check: bool)
     recovered = pipeline.recover_output(out)
     if recovered:
         click.echo(f"render: {recovered}", err=True)
-    # Shared with validate's default cache: a file that passed its schema is not checked again.
-    cache = values_dir.resolve().parent / ".cache" / "validate" / "values-schema.json"
-    result = pipeline.render(pipeline.RenderOptions(values_dir, out, env, check, cache))
+    # validate's default cache: files that passed their schema, the YAML text of each object.
+    cache = values_dir.resolve().parent / ".cache" / "validate"
+    result = pipeline.render(
+        pipeline.RenderOptions(
+            values_dir, out, env, check, cache / "values-schema.json", cache / "dump-cache.json"
+        )
+    )
     _echo_findings(result.findings)
     if result.drift is not None:
         drift = result.drift

@@ -142,13 +142,15 @@ def write_tree(tree: Tree, out: Path) -> Written:
         "rmdirs": rmdirs,
     }
     committed = False
+    made: set[Path] = set()  # folders made in the staging folder (one mkdir each, not per file)
     try:
         for rel in (*replace, *create):
             target = staging / "new" / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
+            _mkdir(target.parent, made)
             target.write_bytes(new[rel])
             faults.hit("staged")
         for rel in (*replace, *remove):
+            _mkdir((staging / "old" / rel).parent, made)
             _link(out / rel, staging / "old" / rel)
             faults.hit("linked")
         _write_journal(staging, journal)
@@ -181,8 +183,13 @@ def write_tree(tree: Tree, out: Path) -> Written:
     return Written(len(replace), len(create), len(remove), recovered)
 
 
+def _mkdir(folder: Path, made: set[Path]) -> None:
+    if folder not in made:
+        folder.mkdir(parents=True, exist_ok=True)
+        made.add(folder)
+
+
 def _link(src: Path, dst: Path) -> None:
-    dst.parent.mkdir(parents=True, exist_ok=True)
     try:
         os.link(src, dst, follow_symlinks=False)
     except OSError as exc:

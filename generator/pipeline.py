@@ -22,6 +22,7 @@ class RenderOptions:
     env: str | None = None  # render only this environment's overlays (base is always whole)
     check: bool = False
     schema_cache: Path | None = None  # file of clean values-schema verdicts (schemacache.py)
+    dump_cache: Path | None = None  # file of each object's YAML text (validate/dumpcache.py)
 
 
 @dataclass
@@ -62,7 +63,11 @@ def render(opts: RenderOptions) -> RenderResult:
         raise UsageError(
             f"unknown environment {opts.env!r}; known: " + ", ".join(sorted(loaded.envs))
         )
-    rendered = render_tree(loaded)
+    from .validate.dumpcache import DumpCache
+
+    dumps = DumpCache(opts.dump_cache)
+    rendered = render_tree(loaded, dumps.dump)
+    dumps.save()
     tree = rendered.tree
     if opts.env is not None:
         tree = _only_env(tree, read_tree(opts.out_dir), opts.env)

@@ -61,11 +61,11 @@ def test_progress_and_a_timing_line_on_a_terminal(rendered: Path, tmp_path: Path
     cache = str(tmp_path / "cache")
     code, out, err = run(rendered, "--cache-dir", cache, tty=True)
     assert code == 0, out + err
-    assert re.search(r"validate: tools: \d+ units built, 0 cached, \d+ remaining \(", err), err
+    assert re.search(r"validate: [a-z]+; \d+ units built, 0 cached, \d+ remaining \(", err), err
     final = err.replace("\x1b[K", "").splitlines()[-1].split("\r")[-1]
     assert re.fullmatch(
         r"validate: 12 units \(0 cached, 12 built\) in [\d.]+ s: values [\d.]+ s, "
-        r"render [\d.]+ s, tools [\d.]+ s, policy [\d.]+ s",
+        r"render [\d.]+ s, tools wait [\d.]+ s, tools [\d.]+ s, policy [\d.]+ s",
         final,
     ), final
     assert "validate: 0 error(s)" in out  # the report itself stays on stdout

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -147,82 +148,91 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
     clock = _Clock()
     home = opts.committed if opts.committed is not None else opts.values_dir.resolve().parent
     recover_output(home)  # a render killed mid-change is rolled back before anything is read
-    loaded, findings = _load(opts.values_dir, opts.cache_dir)
-    if loaded is not None and opts.env is not None and opts.env not in loaded.envs:
-        raise UsageError(
-            f"unknown environment {opts.env!r}; known: " + ", ".join(sorted(loaded.envs))
-        )
-    not_run: list[str] = []
-    clock.lap("values")
-    progress.stage("render")
 
+    # The tools check the committed tree, which does not depend on the values: they start first
+    # and run in the background while the values load and render (two stages of Python).
     committed = read_tree(home)
-    rendered = None
-    if loaded is not None:
-        dumps = DumpCache(opts.cache_dir / "dump-cache.json" if opts.cache_dir else None)
-        rendered = _render(loaded, findings, dumps)
-        dumps.save()
-    if rendered is None:
-        why = "the values have errors" if loaded is None else "the values' checks fail"
-        stages = "drift and manifest rules" if opts.drift else "manifest rules"
-        not_run.append(f"{stages} ({why}: fix them first)")
-        if opts.drift:
-            findings.append(_no_drift_check(opts.values_dir, why))
-    elif opts.drift:
-        findings.extend(drift_findings(rendered.tree, committed, opts.env))
-    clock.lap("render")
-    progress.stage("tools")
-
     found = committed_units(committed, opts.env)
     shard_info: dict[str, object] | None = None
     if opts.shard is not None:
-        fp = shard.fingerprint(committed, opts.values_dir)
         scope = f"env={opts.env or '*'} drift={'on' if opts.drift else 'off'}"
         shard_info = {
             "index": opts.shard[0],
             "count": opts.shard[1],
-            "fingerprint": fp,
+            "fingerprint": shard.fingerprint(committed, opts.values_dir),
             "scope": scope,
         }
-    if not found:
-        if opts.drift or loaded is None:
-            return ValidateResult(
-                sorted_findings(findings), timings=clock.timings, not_run=not_run, shard=shard_info
-            )
-        raise UsageError(
-            f"no rendered output in {home} ({' and '.join(f'{d}/' for d in OUTPUT_DIRS)}): "
-            "validate checks what is committed; run `render.py render` first, or pass "
-            "--committed DIR"
-        )
-    if opts.shard is not None:
         found = [f for f in found if shard.shard_of(f[1], opts.shard[1]) == opts.shard[0]]
-    fresh = {u.path: u for u in rendered.units} if rendered is not None else {}
-    units = [fresh.get(path) or Unit(env, name, path, (), {}) for env, name, path in found]
-
-    kube_version = (
-        loaded.base.fleet.kubernetes_version
-        if loaded is not None
-        else _kubernetes_version(opts.values_dir)
-    )
+    paths = [path for _, _, path in found]
+    kube_version = _kubernetes_version(opts.values_dir)
     cache = Cache(opts.cache_dir)
     salt = _salt(kube_version, opts.engine)
     index = folder_index(committed)
-    inputs = {u.path: unit_inputs(committed, u.path, index) for u in units}
-    keys = {u.path: unit_key(committed, u.path, salt, inputs[u.path]) for u in units}
+    inputs = {p: unit_inputs(committed, p, index) for p in paths}
+    keys = {p: unit_key(committed, p, salt, inputs[p]) for p in paths}
     results: dict[str, dict[str, Any]] = {}
-    for unit in units:
-        hit = cache.get(keys[unit.path])
+    for path in paths:
+        hit = cache.get(keys[path])
         if hit is not None:
-            results[unit.path] = hit
-    misses = [u for u in units if u.path not in results]
-    progress.units(len(units), len(units) - len(misses))
+            results[path] = hit
+    misses = [p for p in paths if p not in results]
+    progress.units(len(paths), len(paths) - len(misses))
+    job = None
     if misses:
-        results.update(_run_tools(home, misses, kube_version, opts, progress.unit_done))
-        for unit in misses:
-            cache.put(keys[unit.path], results[unit.path])
-    clock.lap("tools")
+        job = _Background(
+            lambda stop: _run_tools(home, misses, kube_version, opts, progress.unit_done, stop)
+        )
+    try:
+        loaded, findings = _load(opts.values_dir, opts.cache_dir)
+        if loaded is not None and opts.env is not None and opts.env not in loaded.envs:
+            raise UsageError(
+                f"unknown environment {opts.env!r}; known: " + ", ".join(sorted(loaded.envs))
+            )
+        not_run: list[str] = []
+        clock.lap("values")
+        progress.stage("render")
+        rendered = None
+        if loaded is not None:
+            dumps = DumpCache(opts.cache_dir / "dump-cache.json" if opts.cache_dir else None)
+            rendered = _render(loaded, findings, dumps)
+            dumps.save()
+        if rendered is None:
+            why = "the values have errors" if loaded is None else "the values' checks fail"
+            stages = "drift and manifest rules" if opts.drift else "manifest rules"
+            not_run.append(f"{stages} ({why}: fix them first)")
+            if opts.drift:
+                findings.append(_no_drift_check(opts.values_dir, why))
+        elif opts.drift:
+            findings.extend(drift_findings(rendered.tree, committed, opts.env))
+        clock.lap("render")
+        if not committed_units(committed, opts.env):
+            if opts.drift or loaded is None:
+                return ValidateResult(
+                    sorted_findings(findings),
+                    timings=clock.timings,
+                    not_run=not_run,
+                    shard=shard_info,
+                )
+            raise UsageError(
+                f"no rendered output in {home} ({' and '.join(f'{d}/' for d in OUTPUT_DIRS)}): "
+                "validate checks what is committed; run `render.py render` first, or pass "
+                "--committed DIR"
+            )
+        progress.stage("tools")
+        if job is not None:
+            results.update(job.result())
+            for path in misses:
+                cache.put(keys[path], results[path])
+    finally:
+        if job is not None:
+            job.stop()
+    clock.lap("tools wait")
+    if job is not None:
+        clock.timings["tools"] = round(job.seconds, 3)
     progress.stage("policy")
 
+    fresh = {u.path: u for u in rendered.units} if rendered is not None else {}
+    units = [fresh.get(path) or Unit(env, name, path, (), {}) for env, name, path in found]
     total = 0
     for unit in units:
         res = results[unit.path]
@@ -244,9 +254,40 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
     )
 
 
+class _Background:
+    """Run `fn(stop)` in a thread; `result()` waits and re-raises, `stop()` asks it to end."""
+
+    def __init__(self, fn: Callable[[threading.Event], dict[str, dict[str, Any]]]) -> None:
+        self._stop = threading.Event()
+        self._value: dict[str, dict[str, Any]] = {}
+        self._error: BaseException | None = None
+        self._start = time.perf_counter()
+        self.seconds = 0.0
+
+        def run() -> None:
+            try:
+                self._value = fn(self._stop)
+            except BaseException as exc:  # re-raised in the caller's thread
+                self._error = exc
+            self.seconds = time.perf_counter() - self._start
+
+        self._thread = threading.Thread(target=run, name="validate-tools", daemon=True)
+        self._thread.start()
+
+    def result(self) -> dict[str, dict[str, Any]]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def _kubernetes_version(values_dir: Path) -> str:
-    """The fleet's Kubernetes version when the values do not load: fleet.yaml's own field if it
-    reads, else the newest schema set the tools have."""
+    """The fleet's Kubernetes version from fleet.yaml itself (the tools start before the values
+    load, and run when they do not), else the newest schema set the tools have."""
     try:
         fleet = yaml.safe_load((values_dir / "fleet.yaml").read_text(encoding="utf-8"))
         version = str(fleet["kubernetesVersion"])
@@ -306,18 +347,19 @@ ENGINES = ("kbuild", "processes")
 
 def _run_tools(
     root: Path,
-    units: list[Unit],
+    paths: list[str],
     kube_version: str,
     opts: ValidateOptions,
     on_unit: Callable[[str], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Build, validate and promtool-check `units` of the tree at `root`: one JSON-able result
-    per unit, whichever engine built it."""
-    paths = [u.path for u in units]
+    """Build, validate and promtool-check the units `paths` of the tree at `root`: one
+    JSON-able result per unit, whichever engine built it."""
     if opts.engine == "kbuild":
-        built = tools.kbuild(root, paths, kube_version, opts.jobs or _cpus(), on_unit)
+        built = tools.kbuild(root, paths, kube_version, opts.jobs or _cpus(), on_unit, stop=stop)
     else:
-        built = _build_with_processes(root, paths, kube_version, opts.jobs or tools.jobs(), on_unit)
+        workers = opts.jobs or tools.jobs()
+        built = _build_with_processes(root, paths, kube_version, workers, on_unit, stop)
     with tempfile.TemporaryDirectory(prefix="accel-validate-") as tmp:
         rule_files: dict[str, Path] = {}
         for path in paths:
@@ -353,9 +395,10 @@ def _build_with_processes(
     kube_version: str,
     workers: int,
     on_unit: Callable[[str], None] | None,
+    stop: threading.Event | None,
 ) -> dict[str, dict[str, Any]]:
     """The reference engine: a kustomize process per unit, then one kubeconform run."""
-    built = tools.kustomize_build(root, paths, workers, on_unit)
+    built = tools.kustomize_build(root, paths, workers, on_unit, stop)
     with tempfile.TemporaryDirectory(prefix="accel-validate-") as tmp:
         files: dict[str, Path] = {}
         for path in paths:

@@ -1,4 +1,4 @@
-"""Progress on stderr for long validate runs: the stage, units built, cached and remaining.
+"""Progress on stderr for long validate runs: the stage; units built, cached and remaining.
 
 Shown only on a terminal, never with --quiet, and only once a run has taken longer than
 `delay` seconds (short runs stay silent); then a final line gives the time of each stage.
@@ -70,15 +70,14 @@ class Progress:
 
     # ---- drawing ----------------------------------------------------------------------------
     def line(self) -> str:
+        """The stage, and the units: the tools run in the background from the start."""
         with self._lock:
             elapsed = time.perf_counter() - self.start
-            if self.stage_name != "tools":
-                return f"validate: {self.stage_name} ({elapsed:.1f} s)"
-            remaining = self.total - self.cached - self.built
-            return (
-                f"validate: tools: {self.built} units built, {self.cached} cached, "
-                f"{remaining} remaining ({elapsed:.1f} s)"
-            )
+            text = f"validate: {self.stage_name}"
+            if self.total:
+                remaining = self.total - self.cached - self.built
+                text += f"; {self.built} units built, {self.cached} cached, {remaining} remaining"
+            return f"{text} ({elapsed:.1f} s)"
 
     def _tick(self) -> None:
         assert self.stream is not None

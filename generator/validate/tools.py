@@ -20,6 +20,7 @@ import os
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -46,11 +47,14 @@ def kustomize_build(
     unit_paths: Sequence[str],
     workers: int,
     on_unit: Callable[[str], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> dict[str, dict[str, Any]]:
     """{unit_path: {"ok": bool, "output": text, "error": text}}, one kustomize process per
-    unit, in parallel."""
+    unit, in parallel; once `stop` is set the remaining units are not built."""
 
     def one(path: str) -> tuple[str, dict[str, Any]]:
+        if stop is not None and stop.is_set():
+            return path, {"ok": False, "output": "", "error": "cancelled"}
         try:
             proc = toolchain.run(
                 "kustomize", ["build", str(root / path)], timeout=KUSTOMIZE_TIMEOUT
@@ -214,23 +218,30 @@ def kbuild(
     workers: int,
     on_unit: Callable[[str], None] | None = None,
     extra: Sequence[str] = (),
+    stop: threading.Event | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Build and validate every unit with the helper. {unit: {"ok", "error", "docs", "schema",
-    ...}}; `on_unit(unit)` is called as each result arrives (progress)."""
+    ...}}; `on_unit(unit)` is called as each result arrives (progress); setting `stop` kills
+    the helper."""
     argv = [str(_require("kbuild")), *kbuild_args(kubernetes_version, workers, root), *extra]
     out: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryFile() as errors:
         proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, text=True
         )
-        timed_out = threading.Event()
+        timed_out, done = threading.Event(), threading.Event()
+        deadline = time.monotonic() + KBUILD_TIMEOUT
 
-        def expire() -> None:
-            timed_out.set()
-            proc.kill()
+        def watch() -> None:  # kill the helper on timeout, or when the caller gives up
+            while not done.wait(0.1):
+                if time.monotonic() > deadline:
+                    timed_out.set()
+                if timed_out.is_set() or (stop is not None and stop.is_set()):
+                    proc.kill()
+                    return
 
-        timer = threading.Timer(KBUILD_TIMEOUT, expire)
-        timer.start()
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
         try:
             assert proc.stdin is not None and proc.stdout is not None
             # Written from a thread: the helper starts streaming results before it has read all.
@@ -250,7 +261,7 @@ def kbuild(
             feeder.join()
             code = proc.wait()
         finally:
-            timer.cancel()
+            done.set()
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
