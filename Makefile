@@ -3,7 +3,8 @@
 #   make venv    Python virtualenv with the package and dev tools (skipped while pyproject.toml's content is unchanged)
 #   make tools   pinned external tools into .tools/bin and JSON Schemas into .tools/schemas (each step
 #                skipped while the content of its inputs is unchanged: tools/fresh)
-#   make demo    render the example fleet, then validate it
+#   make browser headless Chromium and its WebDriver from Debian's packages (installed when absent)
+#   make demo    render the example fleet, validate it, and write its report (.cache/report/)
 #   make test    run the test suite (pytest-xdist)
 #   make lint    ruff check, ruff format --check, mypy
 #   make clean   remove .tools and caches (make distclean also removes .venv)
@@ -30,7 +31,7 @@ GO_BUILD := CGO_ENABLED=0 GOFLAGS=-mod=readonly $(GO) build -trimpath -buildvcs=
 
 PYTEST_ARGS ?= -n auto
 
-.PHONY: venv tools go-check go-check-python demo test lint clean distclean
+.PHONY: venv tools browser go-check go-check-python demo test lint clean distclean
 
 # ---------------------------------------------------------------------------------------- Python
 # Every build step below runs through tools/fresh: it is skipped while the SHA-256 of its inputs
@@ -62,6 +63,10 @@ tools: go-check venv
 	@# validate's helper: kustomize's krusty API and kubeconform's validator in one process, at
 	@# the versions the two binaries above are built from (tools/kbuild/go.mod; docs/performance.md).
 	$(call go_tool,kbuild,tools/kbuild,.)
+	@# Pod Security Standards as the API server's admission plugin decides them (tests).
+	$(call go_tool,podsecurity,tools/podsecurity,.)
+	@# schedcheck: the kube-scheduler's own config decoding and validation (k8s.io/kubernetes).
+	$(call go_tool,schedcheck,tools/schedcheck,.)
 	@# CRD schemas: pinned modules via `go mod download`, Volcano via controller-gen (tools/crdgen).
 	@$(FRESH) $(SCHEMAS)/.crds.sha256 $(SCHEMAS)/crds/index.json -- \
 	  tools/schemas.lock.yaml tools/crdschemas.py tools/crdgen -- \
@@ -77,12 +82,28 @@ go-check:
 	  exit 1; \
 	fi
 
+# --------------------------------------------------------------------------------------- browser
+# The report's browser test opens the page in Debian's Chromium through Debian's chromedriver
+# (tests/test_report_browser.py); nothing downloads a browser of its own. CI runs as root; a
+# developer without root is asked for sudo.
+CHROMIUM ?= /usr/bin/chromium
+CHROMEDRIVER ?= /usr/bin/chromedriver
+
+browser:
+	@if [[ -x $(CHROMIUM) && -x $(CHROMEDRIVER) ]]; then exit 0; fi; \
+	  sudo=; [[ $$(id -u) -eq 0 ]] || sudo=sudo; \
+	  echo "installing chromium and chromium-driver (Debian packages) for the report's browser test"; \
+	  $$sudo apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends \
+	    chromium chromium-driver fonts-dejavu-core </dev/null
+
 # ------------------------------------------------------------------------------------ workflows
 demo: venv tools
 	$(PY) render.py render
 	$(PY) render.py validate
+	$(PY) render.py report --out .cache/report/index.html
 
-test: venv tools
+test: venv tools browser
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: venv

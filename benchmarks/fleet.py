@@ -38,15 +38,25 @@ VENDORS = {
     "nvidia": ("A100", 8, {}),
     "amd": ("MI250X", 8, {}),
     "ascend": ("910b", 8, {}),
+    # Hygon and Cambricon publish no plugin or exporter image: the site names the ones it built.
     "hygon": (
         "Z100L",
         8,
-        {"devicePlugin": {"image": "registry.example.com/hygon/dcu-plugin", "version": "v1.1.0"}},
+        {
+            "devicePlugin": {"image": "registry.example.com/hygon/dcu-plugin", "version": "v1.1.0"},
+            "exporter": {"daemonSet": {"image": "registry.example.com/hygon/dcu-exporter"}},
+        },
     ),
     "cambricon": (
         "MLU370",
         8,
-        {"devicePlugin": {"image": "registry.example.com/cambricon/plugin", "version": "v2.0.13"}},
+        {
+            "devicePlugin": {
+                "image": "registry.example.com/cambricon/plugin",
+                "version": "v2.0.23",
+            },
+            "exporter": {"daemonSet": {"image": "registry.example.com/cambricon/mlu-exporter"}},
+        },
     ),
 }
 ENVS = ("dev", "staging", "prod")

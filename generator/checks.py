@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from .capacity import quota_totals
 from .errors import Finding, Severity
 from .model import FleetView, Team, Values, Vendor
 from .yamlio import json_path
@@ -70,14 +71,9 @@ def unknown_vendor(view: FleetView) -> Iterable[Finding]:
 
 @check("CAP001", "team quotas for a vendor add up to more devices than its pools hold")
 def quota_capacity(view: FleetView) -> Iterable[Finding]:
-    for vendor in view.vendors:
-        parts = [
-            (team, team.quota[vendor.id] * len(team.namespaces))
-            for team in view.teams
-            if team.quota.get(vendor.id)
-        ]
-        total = sum(n for _, n in parts)
-        if total <= vendor.capacity:
+    for totals in quota_totals(view):
+        vendor, parts, total = totals.vendor, totals.parts, totals.total
+        if not totals.overcommitted:
             continue
         team, _ = max(parts, key=lambda p: (p[1], p[0].name))
         detail = ", ".join(f"{t.name} {n}" for t, n in parts)
@@ -171,7 +167,9 @@ def node_twice(view: FleetView) -> Iterable[Finding]:
 
 @check("NAME004", "two teams claim the same namespace, or a team claims a plugin namespace")
 def namespace_twice(view: FleetView) -> Iterable[Finding]:
-    plugin_ns = {v.device_plugin.namespace for v in view.vendors}
+    from .monitoring.sources import exporter_namespace  # the monitoring package imports this
+
+    plugin_ns = {v.device_plugin.namespace for v in view.vendors} | {exporter_namespace(view)}
     claims: dict[str, list[tuple[Team, int]]] = {}
     for team in view.teams:
         for i, ns in enumerate(team.namespaces):
@@ -184,7 +182,7 @@ def namespace_twice(view: FleetView) -> Iterable[Finding]:
         if ns in plugin_ns:
             yield Finding(
                 "NAME004",
-                f"namespace {ns!r} is a device-plugin namespace",
+                f"namespace {ns!r} is a device-plugin or exporter namespace",
                 team.doc.locate(path),
                 json_path(path),
                 "pick another namespace",

@@ -126,8 +126,7 @@ def render_tree(values: Values, dump: Dump = yamlio.dump) -> Rendered:
     units: list[Unit] = []
     for env, view in sorted(values.envs.items()):
         comps = build_all(view)
-        unit_names = list(dict.fromkeys(c.unit for c in comps))
-        comps += argocd.build(view, unit_names)
+        comps += argocd.build(view, comps)
         by_unit: dict[str, list[Component]] = {}
         for comp in comps:
             by_unit.setdefault(comp.unit, []).append(comp)

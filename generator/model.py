@@ -28,26 +28,85 @@ class Taint:
         return out
 
 
+# The kubelet's device-plugin directory: a device plugin registers and serves its socket there
+# (source: kubernetes/kubelet pkg/apis/deviceplugin/v1beta1/constants.go v0.36.3, DevicePluginPath).
+DEVICE_PLUGIN_PATH = "/var/lib/kubelet/device-plugins"
+
+
 @dataclass(frozen=True)
-class HostPath:
-    name: str
-    path: str
-    read_only: bool
+class NodeAgent:
+    """One container on every node of a vendor's pools (a device plugin or an exporter), as
+    upstream ships it: env, volumes and mounts are Kubernetes EnvVar/Volume/VolumeMount dicts."""
+
+    image: str
+    version: str
+    command: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()
+    env: tuple[dict[str, Any], ...] = ()
+    volumes: tuple[dict[str, Any], ...] = ()
+    volume_mounts: tuple[dict[str, Any], ...] = ()
+    security_context: dict[str, Any] = field(default_factory=dict)
+    resources: dict[str, Any] = field(default_factory=dict)
+    liveness_probe: dict[str, Any] = field(default_factory=dict)
+    readiness_probe: dict[str, Any] = field(default_factory=dict)
+    host_pid: bool = False
+    host_ipc: bool = False
+    host_network: bool = False
+    rbac: tuple[dict[str, Any], ...] = ()
+    priority_class: str = "system-node-critical"
+
+    @property
+    def privileged(self) -> bool:
+        return bool(self.security_context.get("privileged"))
+
+    def mounts_host_path(self, path: str) -> bool:
+        """Whether the container mounts host directory `path` at the same path."""
+        host = {
+            v["name"]: v["hostPath"]["path"].rstrip("/")
+            for v in self.volumes
+            if isinstance(v.get("hostPath"), dict)
+        }
+        return any(
+            host.get(m["name"]) == path and m["mountPath"].rstrip("/") == path
+            for m in self.volume_mounts
+        )
+
+
+def node_agent(raw: dict[str, Any], priority_class: str = "system-node-critical") -> NodeAgent:
+    """A NodeAgent from the merged values of `devicePlugin` or `exporter.daemonSet`."""
+    return NodeAgent(
+        image=str(raw.get("image", "")),
+        version=str(raw.get("version", "")),
+        command=tuple(raw.get("command", [])),
+        args=tuple(raw.get("args", [])),
+        env=tuple(dict(e) for e in raw.get("env", [])),
+        volumes=tuple(dict(v) for v in raw.get("volumes", [])),
+        volume_mounts=tuple(dict(m) for m in raw.get("volumeMounts", [])),
+        security_context=dict(raw.get("securityContext", {})),
+        resources=dict(raw.get("resources", {})),
+        liveness_probe=dict(raw.get("livenessProbe", {})),
+        readiness_probe=dict(raw.get("readinessProbe", {})),
+        host_pid=bool(raw.get("hostPID", False)),
+        host_ipc=bool(raw.get("hostIPC", False)),
+        host_network=bool(raw.get("hostNetwork", False)),
+        rbac=tuple(dict(r) for r in raw.get("rbac", [])),
+        priority_class=str(raw.get("priorityClassName", priority_class)),
+    )
 
 
 @dataclass(frozen=True)
 class DevicePlugin:
     name: str
-    image: str
-    version: str
     namespace: str
-    command: tuple[str, ...]
-    args: tuple[str, ...]
-    env: dict[str, str]
-    privileged: bool
-    host_paths: tuple[HostPath, ...]
-    rbac: tuple[dict[str, Any], ...]
-    priority_class: str
+    agent: NodeAgent
+
+    @property
+    def image(self) -> str:
+        return self.agent.image
+
+    @property
+    def version(self) -> str:
+        return self.agent.version
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from .errors import Finding, Severity, UsageError, sorted_findings
 from .model import FleetView
 from .workloads.model import team_workloads
 from .workloads.phases import plan_service
-from .workloads.usage import vendor_usage
+from .workloads.usage import fleet_needs, vendor_usage
 
 PLAN_CODES = ("WKL", "MIG", "POD")
 
@@ -105,7 +105,6 @@ def env_plan(view: FleetView) -> EnvPlan:
             out.services.append(
                 ServiceRow(team.name, svc.name, svc.namespace, svc.phase, svc.routing, tracks)
             )
-    per_vendor: dict[str, tuple[int, int]] = {}  # vendor -> (services, largest job)
     for team in view.teams:
         for use in vendor_usage(view, team):
             out.quotas.append(
@@ -120,12 +119,10 @@ def env_plan(view: FleetView) -> EnvPlan:
                     use.needed <= use.quota,
                 )
             )
-            services, job = per_vendor.get(use.vendor, (0, 0))
-            per_vendor[use.vendor] = (services + use.services, max(job, use.largest_job))
+    needs = fleet_needs(view)
     for vendor in view.vendors:
-        if vendor.id in per_vendor:
-            services, job = per_vendor[vendor.id]
-            needed = services + job
+        if vendor.id in needs:
+            needed = needs[vendor.id].needed
             out.capacity.append(
                 CapacityRow(vendor.id, needed, vendor.capacity, needed <= vendor.capacity)
             )

@@ -12,6 +12,7 @@ from . import checks
 from .checks import REGISTRY, run_checks
 from .monitoring import checks as monitoring_checks
 from .workloads import checks as workload_checks
+from .workloads import scheduling_checks
 
 __all__ = [
     "REGISTRY",
@@ -20,6 +21,7 @@ __all__ = [
     "monitoring_checks",
     "rules_table",
     "run_checks",
+    "scheduling_checks",
     "workload_checks",
 ]
 

@@ -66,29 +66,139 @@ METRIC = _obj(
     ("name", "unit"),
 )
 
-EXPORTER = _obj(
-    {
-        "name": _str(DNS_LABEL),
-        "port": {"type": "integer", "minimum": 1, "maximum": 65535},
-        "path": _str("^/"),
-        "namespace": _str(DNS_LABEL),
-        "podLabels": _labels(),
-        "labels": _obj(
-            {
-                k: _str(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
-                for k in ("node", "device", "model", "pod", "namespace")
-            },
-            description="exporter label that carries each unified label",
-        ),
-        "metrics": _obj(
-            {k: METRIC for k in ("utilization", "memoryUsed", "memoryTotal", "memoryFree")}
-        ),
-    }
+# "<owner>/<repo> <path> <version>[: what it says]": where an upstream fact was read, pinned.
+SOURCE = r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+ \S+ \S+(: .+)?$"
+SOURCES = _list(
+    _str(SOURCE),
+    minItems=1,
+    description="upstream sources of these facts: '<owner/repo> <path> <version>[: what]'",
 )
 
-HOST_PATH = _obj(
-    {"name": _str(DNS_LABEL), "path": _str("^/"), "readOnly": {"type": "boolean"}},
-    ("name", "path"),
+# ---- Kubernetes-native shapes (a subset of core/v1, same field names), so a plugin or exporter
+# manifest can be copied from upstream. kubeconform checks the rendered objects in full.
+QUANTITY = {"type": ["string", "integer", "number"]}
+KEY_TO_PATH = _list(
+    _obj({"key": _str(), "path": _str(), "mode": {"type": "integer"}}, ("key", "path"))
+)
+ENV_VAR = _obj(
+    {
+        "name": _str(r"^[A-Za-z_][A-Za-z0-9_.-]*$"),
+        "value": _str(),
+        "valueFrom": _obj(
+            {
+                "fieldRef": _obj(
+                    {"fieldPath": _str(minLength=1), "apiVersion": _str()}, ("fieldPath",)
+                ),
+                "resourceFieldRef": _obj(
+                    {"resource": _str(), "containerName": _str(), "divisor": QUANTITY},
+                    ("resource",),
+                ),
+                "configMapKeyRef": _obj(
+                    {"name": _str(), "key": _str(), "optional": {"type": "boolean"}}, ("key",)
+                ),
+                "secretKeyRef": _obj(
+                    {"name": _str(), "key": _str(), "optional": {"type": "boolean"}}, ("key",)
+                ),
+            }
+        ),
+    },
+    ("name",),
+    description="a Kubernetes EnvVar",
+)
+HOST_PATH_TYPES = [
+    "",
+    "DirectoryOrCreate",
+    "Directory",
+    "FileOrCreate",
+    "File",
+    "Socket",
+    "CharDevice",
+    "BlockDevice",
+]
+VOLUME = _obj(
+    {
+        "name": _str(DNS_LABEL),
+        "hostPath": _obj({"path": _str("^/"), "type": {"enum": HOST_PATH_TYPES}}, ("path",)),
+        "configMap": _obj(
+            {
+                "name": _str(DNS_LABEL),
+                "items": KEY_TO_PATH,
+                "defaultMode": {"type": "integer"},
+                "optional": {"type": "boolean"},
+            }
+        ),
+        "secret": _obj(
+            {
+                "secretName": _str(),
+                "items": KEY_TO_PATH,
+                "defaultMode": {"type": "integer"},
+                "optional": {"type": "boolean"},
+            }
+        ),
+        "emptyDir": _obj({"medium": {"enum": ["", "Memory"]}, "sizeLimit": QUANTITY}),
+    },
+    ("name",),
+    description="a Kubernetes Volume (hostPath, configMap, secret or emptyDir)",
+    minProperties=2,
+    maxProperties=2,
+)
+VOLUME_MOUNT = _obj(
+    {
+        "name": _str(DNS_LABEL),
+        "mountPath": _str("^/"),
+        "readOnly": {"type": "boolean"},
+        "subPath": _str(),
+        "mountPropagation": {"enum": ["None", "HostToContainer", "Bidirectional"]},
+    },
+    ("name", "mountPath"),
+    description="a Kubernetes VolumeMount",
+)
+SECURITY_CONTEXT = _obj(
+    {
+        "privileged": {"type": "boolean"},
+        "allowPrivilegeEscalation": {"type": "boolean"},
+        "readOnlyRootFilesystem": {"type": "boolean"},
+        "runAsNonRoot": {"type": "boolean"},
+        "runAsUser": {"type": "integer", "minimum": 0},
+        "runAsGroup": {"type": "integer", "minimum": 0},
+        "capabilities": _obj({"add": _list(_str()), "drop": _list(_str())}),
+        "seccompProfile": _obj(
+            {
+                "type": {"enum": ["RuntimeDefault", "Localhost", "Unconfined"]},
+                "localhostProfile": _str(),
+            },
+            ("type",),
+        ),
+    },
+    description="a Kubernetes container SecurityContext",
+)
+RESOURCES = _obj(
+    {
+        k: {"type": "object", "propertyNames": {"minLength": 1}, "additionalProperties": QUANTITY}
+        for k in ("requests", "limits")
+    },
+    description="Kubernetes ResourceRequirements (cpu, memory)",
+)
+PORT_REF = {"type": ["integer", "string"]}
+PROBE = _obj(
+    {
+        "httpGet": _obj(
+            {"path": _str(), "port": PORT_REF, "scheme": {"enum": ["HTTP", "HTTPS"]}}, ("port",)
+        ),
+        "tcpSocket": _obj({"port": PORT_REF}, ("port",)),
+        "exec": _obj({"command": _list(_str())}, ("command",)),
+        **{
+            k: {"type": "integer", "minimum": 0}
+            for k in (
+                "initialDelaySeconds",
+                "periodSeconds",
+                "timeoutSeconds",
+                "failureThreshold",
+                "successThreshold",
+            )
+        },
+    },
+    description="a Kubernetes Probe",
 )
 
 POLICY_RULE = _obj(
@@ -100,24 +210,73 @@ POLICY_RULE = _obj(
     ("resources", "verbs"),
 )
 
+# What a node agent (device plugin, exporter) runs: one container, as upstream ships it.
+AGENT_PROPS: dict[str, Any] = {
+    "image": _str(description="image repository, without the tag"),
+    "version": _str(description="image tag"),
+    "command": _list(_str()),
+    "args": _list(_str()),
+    "env": _list(ENV_VAR, description="Kubernetes EnvVar list (value or valueFrom)"),
+    "volumes": _list(VOLUME),
+    "volumeMounts": _list(VOLUME_MOUNT),
+    "securityContext": SECURITY_CONTEXT,
+    "resources": RESOURCES,
+    "livenessProbe": PROBE,
+    "readinessProbe": PROBE,
+    "hostPID": {"type": "boolean"},
+    "hostIPC": {"type": "boolean"},
+    "hostNetwork": {"type": "boolean"},
+    "rbac": _list(POLICY_RULE, description="cluster RBAC rules; empty means no account"),
+    "priorityClassName": _str(),
+    "sources": SOURCES,
+}
+
 DEVICE_PLUGIN = _obj(
+    {"name": _str(DNS_LABEL), "namespace": _str(DNS_LABEL), **AGENT_PROPS},
+    description="the device plugin DaemonSet (docs/vendors.md)",
+)
+
+EXPORTER = _obj(
     {
         "name": _str(DNS_LABEL),
-        "image": _str(description="image repository, without the tag"),
-        "version": _str(description="image tag"),
-        "namespace": _str(DNS_LABEL),
-        "command": _list(_str()),
-        "args": _list(_str()),
-        "env": {
-            "type": "object",
-            "additionalProperties": _str(),
-            "propertyNames": {"pattern": r"^[A-Za-z_][A-Za-z0-9_]*$"},
+        "render": {
+            "type": "boolean",
+            "description": "render the exporter DaemonSet (default true); false: scrape one "
+            "installed another way, selected by podLabels",
         },
-        "privileged": {"type": "boolean"},
-        "hostPaths": _list(HOST_PATH),
-        "rbac": _list(POLICY_RULE, description="cluster RBAC rules; empty means no account"),
-        "priorityClassName": _str(),
+        "port": {"type": "integer", "minimum": 1, "maximum": 65535},
+        "portName": _str(
+            r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+            maxLength=15,
+            description="the container port name of an exporter installed another way",
+        ),
+        "path": _str("^/"),
+        "namespace": _str(DNS_LABEL, description="namespace of an exporter installed another way"),
+        "podLabels": _labels(),
+        "daemonSet": _obj(AGENT_PROPS, description="the exporter DaemonSet rendered by default"),
+        "labels": _obj(
+            {
+                k: _str(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+                for k in ("node", "device", "model", "pod", "namespace")
+            },
+            description="exporter label that carries each unified label",
+        ),
+        "metrics": _obj(
+            {k: METRIC for k in ("utilization", "memoryUsed", "memoryTotal", "memoryFree")}
+            | {
+                "memoryReserved": {
+                    **METRIC,
+                    "description": "added to used + free where the exporter ships no total",
+                }
+            }
+        ),
+        "sources": SOURCES,
     }
+)
+
+HOST_PATH = _obj(
+    {"name": _str(DNS_LABEL), "path": _str("^/"), "readOnly": {"type": "boolean"}},
+    ("name", "path"),
 )
 
 POOL = _obj(
@@ -143,6 +302,32 @@ POOL = _obj(
     ("name", "model", "devicesPerNode"),
 )
 
+# Device topologies of a vendor's nodes (docs/scheduling.md): the pool label that names a node's
+# topology, and per value the devices one pod may request there, as upstream's allocator decides.
+TOPOLOGY = _obj(
+    {
+        "label": _str(LABEL_KEY, description="pool label whose value names the node's topology"),
+        "shapes": {
+            "type": "object",
+            "propertyNames": {"pattern": LABEL_VALUE, "maxLength": 63},
+            "additionalProperties": _obj(
+                {
+                    "podDevices": _list(
+                        {"type": "integer", "minimum": 1},
+                        minItems=1,
+                        uniqueItems=True,
+                        description="device counts one pod may request on such a node",
+                    ),
+                    "description": _str(),
+                    "source": _str(description="upstream repository, path and version"),
+                },
+                ("podDevices",),
+            ),
+        },
+    },
+    ("label", "shapes"),
+)
+
 # The properties a vendor file and the built-in catalog share.
 VENDOR_PROPS: dict[str, Any] = {
     "catalog": _str(DNS_LABEL, description="catalog entry to start from; default: file name"),
@@ -155,10 +340,18 @@ VENDOR_PROPS: dict[str, Any] = {
     "nodeLabels": _labels(),
     "taints": _list(TAINT),
     "costWeight": {"type": "number", "minimum": 0},
+    "sources": SOURCES,
     "devicePlugin": DEVICE_PLUGIN,
     "exporter": EXPORTER,
     "pools": _list(POOL),
     "workloadMounts": _list(HOST_PATH, description="host paths every workload pod mounts"),
+    "binpackWeight": {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 100,
+        "description": "how strongly schedulers pack this vendor's devices (docs/scheduling.md)",
+    },
+    "topology": TOPOLOGY,
 }
 
 # ---- workloads (docs/workloads.md): maps keyed by name, so an environment overrides one key.
@@ -203,12 +396,19 @@ WORKLOAD_COMMON: dict[str, Any] = {
         "description": "mount the vendor's workloadMounts (host paths); default true",
     },
 }
+FALLBACK_MODEL = _str(
+    LABEL_VALUE,
+    minLength=1,
+    description="a pool model of the same vendor the pods accept when `model`'s pools are full "
+    "(model becomes a preference)",
+)
 JOB_TASK = _obj(
     {
         "vendor": _str(DNS_LABEL),
         "devices": {"type": "integer", "minimum": 0, "description": "devices per pod"},
         "replicas": {"type": "integer", "minimum": 1},
         "model": _str(LABEL_VALUE, minLength=1, description="pool model to run on"),
+        "fallbackModel": FALLBACK_MODEL,
         "image": _str(minLength=1, description="default: the job's images[vendor]"),
         "command": _list(_str()),
         "args": _list(_str()),
@@ -221,6 +421,7 @@ JOB = _obj(
         "vendor": _str(DNS_LABEL, description="batch/v1 Job: the vendor it runs on"),
         "devices": {"type": "integer", "minimum": 0, "description": "devices per pod"},
         "model": _str(LABEL_VALUE, minLength=1, description="pool model to run on"),
+        "fallbackModel": FALLBACK_MODEL,
         "parallelism": {"type": "integer", "minimum": 1},
         "completions": {"type": "integer", "minimum": 1},
         "backoffLimit": {"type": "integer", "minimum": 0},
@@ -244,6 +445,7 @@ TRACK = _obj(
         "devicesPerReplica": {"type": "integer", "minimum": 0},
         "replicas": {"type": "integer", "minimum": 0, "description": "full-size replicas"},
         "model": _str(LABEL_VALUE, minLength=1),
+        "fallbackModel": FALLBACK_MODEL,
         "minAvailable": {
             "type": "integer",
             "minimum": 0,
@@ -254,6 +456,15 @@ TRACK = _obj(
 SERVICE = _obj(
     {
         **WORKLOAD_COMMON,
+        "readinessProbe": {
+            **PROBE,
+            "description": "the serving container's readiness probe; default: TCP on its port",
+        },
+        "livenessProbe": {
+            **PROBE,
+            "description": "the serving container's liveness probe; default: TCP on its port "
+            "after 120 s",
+        },
         "port": {"type": "integer", "minimum": 1, "maximum": 65535},
         "containerPort": {"type": "integer", "minimum": 1, "maximum": 65535},
         "tracks": {
@@ -306,6 +517,13 @@ TEAM_PROPS: dict[str, Any] = {
         "propertyNames": {"pattern": DNS_LABEL},
         "additionalProperties": {"type": "integer", "minimum": 0},
     },
+    "borrowing": {
+        "type": "object",
+        "description": "devices per vendor the team may borrow from the fleet above its quota, "
+        "team-wide (Volcano and Kueue backends; docs/scheduling.md)",
+        "propertyNames": {"pattern": DNS_LABEL},
+        "additionalProperties": {"type": "integer", "minimum": 0},
+    },
     "jobs": {
         "type": "object",
         "description": "training jobs by name (docs/workloads.md)",
@@ -351,11 +569,56 @@ FLEET_PROPS: dict[str, Any] = {
         {
             "backend": {"enum": ["quota", "volcano", "kueue"]},
             "cohort": _str(DNS_LABEL, description="Kueue cohort of the team ClusterQueues"),
+            "volcano": _obj(
+                {
+                    "namespace": _str(DNS_LABEL, description="default volcano-system"),
+                    "configMap": _str(
+                        DNS_LABEL,
+                        description="scheduler ConfigMap; default volcano-scheduler-configmap",
+                    ),
+                    "queuePolicy": {
+                        "enum": ["capacity", "proportion"],
+                        "description": "capacity (default): deserved = quota, borrow up to "
+                        "capability; proportion: deserved by weight",
+                    },
+                    "binpackWeight": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "description": "binpack.weight, the binpack plugin's weight; default 10",
+                    },
+                },
+                description="Volcano scheduler configuration (backend volcano)",
+            ),
+            "kubeScheduler": _obj(
+                {
+                    "packing": {
+                        "type": "boolean",
+                        "description": "render a kube-scheduler profile that packs "
+                        "(NodeResourcesFit MostAllocated); default false",
+                    },
+                    "schedulerName": _str(
+                        DNS_LABEL,
+                        description="the profile's name, set on the team's pods when it is not "
+                        "default-scheduler",
+                    ),
+                    "namespace": _str(
+                        DNS_LABEL, description="of its ConfigMap; default kube-system"
+                    ),
+                    "kubeconfig": _str(
+                        minLength=1, description="clientConnection.kubeconfig of the profile"
+                    ),
+                },
+                description="default scheduler (backends quota and kueue)",
+            ),
         }
     ),
     "monitoring": _obj(
         {
             "namespace": _str(DNS_LABEL, description="where PodMonitors, rules and dashboard go"),
+            "exporterNamespace": _str(
+                DNS_LABEL,
+                description="where rendered exporters run (Pod Security 'privileged')",
+            ),
             "prometheusSelectorLabels": _labels(),
             "grafanaFolder": _str(minLength=1, description="Grafana sidecar folder annotation"),
             "costCurrency": _str(minLength=1, description="unit of the cost series' legend"),

@@ -157,6 +157,14 @@ TOOLS: Mapping[str, Tool] = {
         search_path=False,
         go_module="sigs.k8s.io/kustomize/api",
     ),
+    "schedcheck": Tool(
+        name="schedcheck",
+        pinned="v1.36.3",
+        source="Go module k8s.io/kubernetes@v1.36.3 (tools/schedcheck/go.mod)",
+        install_hint=INSTALL_COMMAND,
+        search_path=False,
+        go_module="k8s.io/kubernetes",
+    ),
     "go": Tool(
         name="go",
         pinned="",

@@ -22,15 +22,16 @@ from .errors import Finding, FindingsError, Location, UsageError, has_errors
 from .merge import Doc, merge_docs
 from .model import (
     BASE_ENV,
+    DEVICE_PLUGIN_PATH,
     DevicePlugin,
     Fleet,
     FleetView,
-    HostPath,
     Pool,
     Taint,
     Team,
     Values,
     Vendor,
+    node_agent,
 )
 from .schemacache import SchemaCache
 from .yamlio import SourceMap, YamlInputError, YamlPath, json_path, load_file, load_text
@@ -216,7 +217,7 @@ class _Resolver:
             )
         return value
 
-    def vendor(self, vendor_id: str, doc: Doc) -> Vendor | None:
+    def vendor(self, vendor_id: str, doc: Doc, in_catalog: bool = True) -> Vendor | None:
         before = len(self.findings)
         where = f"values/vendors/{vendor_id}.yaml"
         resource = self.need(doc, ("resourceName",), "resourceName", f"set resourceName in {where}")
@@ -243,6 +244,7 @@ class _Resolver:
                 f"devicePlugin.{key}",
                 f"set devicePlugin.{key} in {where} (the catalog has no default for it)",
             )
+        self.plugin_needs(vendor_id, doc, in_catalog)
         pools_raw = doc.get("pools", default=[]) or []
         if not pools_raw:
             self.need(doc, ("pools",), "pools", f"list the vendor's node pools in {where}")
@@ -293,26 +295,46 @@ class _Resolver:
             node_labels=dict(node_labels),
             taints=vendor_taints,
             cost_weight=float(doc.get("costWeight", default=1.0)),
-            device_plugin=DevicePlugin(
-                name=dp["name"],
-                image=dp["image"],
-                version=dp["version"],
-                namespace=dp["namespace"],
-                command=tuple(dp.get("command", [])),
-                args=tuple(dp.get("args", [])),
-                env=dict(dp.get("env", {})),
-                privileged=bool(dp.get("privileged", False)),
-                host_paths=tuple(
-                    HostPath(h["name"], h["path"], bool(h.get("readOnly", False)))
-                    for h in dp.get("hostPaths", [])
-                ),
-                rbac=tuple(dp.get("rbac", [])),
-                priority_class=dp.get("priorityClassName", "system-node-critical"),
-            ),
+            device_plugin=DevicePlugin(dp["name"], dp["namespace"], node_agent(dp)),
             exporter=dict(doc.get("exporter", default={}) or {}),
             pools=tuple(pools),
             doc=doc,
         )
+
+    def plugin_needs(self, vendor_id: str, doc: Doc, in_catalog: bool) -> None:
+        """What a device plugin needs to work, which only a catalog entry gives for free: the
+        kubelet's device-plugin directory mounted (the plugin registers and serves its socket
+        there) and, for a vendor outside the catalog, taints that keep other pods off its nodes."""
+        where = f"values/vendors/{vendor_id}.yaml"
+        dp = doc.get("devicePlugin", default={}) or {}
+        if dp.get("image") and not node_agent(dp).mounts_host_path(DEVICE_PLUGIN_PATH):
+            path: YamlPath = ("devicePlugin", "volumeMounts")
+            self.findings.append(
+                Finding(
+                    "VAL003",
+                    f"vendor {vendor_id}: devicePlugin does not mount the kubelet's device-plugin "
+                    f"directory {DEVICE_PLUGIN_PATH}, so the plugin cannot register",
+                    doc.anchor(path, ("devicePlugin", "volumes"), ("devicePlugin",)),
+                    json_path(path),
+                    f"add a hostPath volume for {DEVICE_PLUGIN_PATH} and a volumeMount of it at "
+                    f"the same path under devicePlugin in {where}, or start from a catalog "
+                    "entry with `catalog: <entry>`",
+                )
+            )
+        pools = doc.get("pools", default=[]) or []
+        untainted = not doc.get("taints") and any(not p.get("taints") for p in pools)
+        if not in_catalog and untainted:
+            self.findings.append(
+                Finding(
+                    "VAL003",
+                    f"vendor {vendor_id} is not in the built-in catalog and gives no taints: "
+                    "pods without accelerators would be scheduled onto its nodes",
+                    doc.anchor(("taints",), ("pools",)),
+                    "$.taints",
+                    f"add taints (key, value, effect) in {where}, or start from a catalog entry "
+                    "with `catalog: <entry>` (known: " + ", ".join(sorted(catalog())) + ")",
+                )
+            )
 
     def team(self, name: str, doc: Doc) -> Team:
         return Team(
@@ -336,7 +358,8 @@ class _Resolver:
             target_revision=git["targetRevision"],
             repo_path=git.get("path", ""),
             argocd_namespace=argo.get("namespace", "argocd"),
-            argocd_project=argo.get("project", "default"),
+            # Not Argo CD's built-in "default" project: the fleet renders its project.
+            argocd_project=argo.get("project", d["name"]),
             destination_server=argo.get("destinationServer", "https://kubernetes.default.svc"),
             automated_sync=bool(argo.get("automatedSync", True)),
             node_config_method=d.get("nodeConfig", {}).get("method", "nfd"),
@@ -383,6 +406,7 @@ def load(values_dir: Path, schema_cache: Path | None = None) -> Values:
     environments = list(fleet_doc.data["environments"])
 
     vendor_docs: dict[str, Doc] = {}
+    in_catalog: set[str] = set()
     for p in by_kind["vendor"]:
         own = Doc.from_source(p.data, p.smap)
         entry = p.data.get("catalog", p.name)
@@ -400,6 +424,8 @@ def load(values_dir: Path, schema_cache: Path | None = None) -> Values:
                 )
                 continue
             base = Doc({})
+        else:
+            in_catalog.add(p.name)
         vendor_docs[p.name] = merge_docs(base, own)
     team_docs = {p.name: Doc.from_source(p.data, p.smap) for p in by_kind["team"]}
 
@@ -443,7 +469,7 @@ def load(values_dir: Path, schema_cache: Path | None = None) -> Values:
         vendors = []
         for vid in sorted(vdocs):
             if vdocs[vid].get("enabled", default=True):
-                v = resolver.vendor(vid, vdocs[vid])
+                v = resolver.vendor(vid, vdocs[vid], vid in in_catalog)
                 if v is not None:
                     vendors.append(v)
         teams = [

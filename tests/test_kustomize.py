@@ -156,6 +156,7 @@ def test_argocd_applications_are_ordered_by_sync_wave(values_dir: Path, tmp_path
     apps = {
         d["metadata"]["labels"]["accel-gitops.io/unit"]: d
         for d in build(out / "overlays/staging/argocd")
+        if d["kind"] == "Application"
     }
     wave = {
         u: int(a["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"])

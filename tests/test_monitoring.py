@@ -24,6 +24,7 @@ import yaml
 
 from generator import values
 from generator.builders import monitoring as builder
+from generator.merge import merge_data
 from generator.monitoring import rules as unified
 from generator.monitoring.dashboard import queries
 from generator.monitoring.sources import Exporter, exporters
@@ -118,9 +119,15 @@ def test_monitoring_unit_builds_with_kustomize_in_every_environment(
             if o["kind"] == "PodMonitor"
         }
         nvidia = monitors["nvidia"]["spec"]
-        assert nvidia["selector"] == {"matchLabels": {"app.kubernetes.io/name": "dcgm-exporter"}}
+        assert nvidia["selector"] == {
+            "matchLabels": {
+                "accel-gitops.io/vendor": "nvidia",
+                "app.kubernetes.io/name": "dcgm-exporter",
+            }
+        }
+        assert nvidia["namespaceSelector"] == {"matchNames": ["accelerator-exporters"]}
         endpoint = nvidia["podMetricsEndpoints"][0]
-        assert endpoint["portNumber"] == 9400
+        assert endpoint["port"] == "metrics" and "portNumber" not in endpoint
         assert {"action": "replace", "replacement": "nvidia", "targetLabel": "gpu_brand"} in (
             endpoint["relabelings"]
         )
@@ -134,7 +141,9 @@ def test_monitoring_unit_builds_with_kustomize_in_every_environment(
         jobs = {c["job_name"]: c for c in scrape["scrape_configs"]}
         assert len(jobs) == len(vendors)
         dcgm = jobs["accelerators/nvidia/dcgm-exporter"]
-        assert dcgm["kubernetes_sd_configs"] == [{"role": "pod"}]
+        assert dcgm["kubernetes_sd_configs"] == [
+            {"role": "pod", "namespaces": {"names": ["accelerator-exporters"]}}
+        ]
         assert {
             "action": "keep",
             "source_labels": ["__meta_kubernetes_pod_label_app_kubernetes_io_name"],
@@ -187,17 +196,28 @@ class Case:
     ratio: float
     pod: str = "train-0"
     namespace: str = "ml-team"
+    reserved: float = 0  # memoryReserved, where the exporter has one
 
 
-# Raw numbers in each exporter's own unit (catalog: dcgm MiB, AMD MB, npu-exporter MB, DCU and
+# Raw numbers in each exporter's own unit (catalog: dcgm MiB, AMD and npu-exporter MiB, DCU and
 # MLU bytes); expected values computed by hand.
 CASES: dict[str, Case] = {
-    # 30,000 MiB used + 50,000 MiB free: ratio 0.375, 30000 * 2^20 bytes.
-    "nvidia": Case("nvidia-node-01", "NVIDIA A100-SXM4-80GB", 87, 30000, 50000, 30000 * MiB, 0.375),
-    # 24,000 MB used of 64,000 MB: 24e9 bytes, ratio 0.375.
-    "ascend": Case("ascend-node-01", "Ascend910B", 55, 24000, 64000, 24e9, 0.375),
-    # AMD MB: 32,000 of 128,000 MB.
-    "amd": Case("amd-node-01", "MI250X", 40, 32000, 128000, 32e9, 0.25),
+    # 30,000 MiB used + 49,000 MiB free + 1,000 MiB reserved (DCGM_FI_DEV_FB_RESERVED): the
+    # device holds 80,000 MiB, ratio 0.375 (not 30/79), and 30000 * 2^20 bytes used.
+    "nvidia": Case(
+        "nvidia-node-01",
+        "NVIDIA A100-SXM4-80GB",
+        87,
+        30000,
+        49000,
+        30000 * MiB,
+        0.375,
+        reserved=1000,
+    ),
+    # npu-exporter's "MB" is MiB: 24,576 of 65,536 (a 64 GiB 910B) is 24576 * 2^20 bytes.
+    "ascend": Case("ascend-node-01", "Ascend910B", 55, 24576, 65536, 24576 * MiB, 0.375),
+    # AMD's "MB" is MiB (bytes / 1024 / 1024): 32,768 of 131,072 is 32 GiB used.
+    "amd": Case("amd-node-01", "MI250X", 40, 32768, 131072, 32 * 2**30, 0.25),
     # DCU bytes: 16 GiB of 64 GiB.
     "hygon": Case("dcu-node-01", "Z100L", 70, 16 * 2**30, 64 * 2**30, 16 * 2**30, 0.25),
     # MLU bytes: 12e9 of 48e9.
@@ -230,11 +250,16 @@ def vendor_inputs(exp: Exporter, case: Case) -> list[dict[str, str]]:
     labels = exporter_labels(exp, case, "0")
     other = exp.memory_total or exp.memory_free
     assert other is not None
-    return [
+    out = [
         {"series": series(exp.utilization.name, labels), "values": f"{case.utilization}+0x30"},
         {"series": series(exp.memory_used.name, labels), "values": f"{case.used}+0x30"},
         {"series": series(other.name, labels), "values": f"{case.other}+0x30"},
     ]
+    if exp.memory_reserved is not None:
+        out.append(
+            {"series": series(exp.memory_reserved.name, labels), "values": f"{case.reserved}+0x30"}
+        )
+    return out
 
 
 def unified_labels(exp: Exporter, case: Case) -> dict[str, str]:
@@ -370,7 +395,12 @@ def test_unified_series_from_every_vendors_real_metric_names(fleet: Path, tmp_pa
     exps = exporters(values.load(fleet).envs["prod"])
     assert sorted(e.vendor for e in exps) == sorted(CASES)
     names = {e.vendor: e.metric_names for e in exps}
-    assert names["nvidia"] == ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE")
+    assert names["nvidia"] == (
+        "DCGM_FI_DEV_GPU_UTIL",
+        "DCGM_FI_DEV_FB_USED",
+        "DCGM_FI_DEV_FB_FREE",
+        "DCGM_FI_DEV_FB_RESERVED",
+    )
     assert names["ascend"][0] == "npu_chip_info_utilization"
     assert names["hygon"][1] == "dcu_usedmemory_bytes"
     report = run_rule_tests(monitoring_objects(out, "prod"), exps, tmp_path, CASES)
@@ -411,7 +441,8 @@ exporter:
 def test_values_can_name_the_metrics_a_site_really_has(fleet: Path, tmp_path: Path) -> None:
     for file, text in SEED_NAMES.items():
         path = fleet / "vendors" / file
-        path.write_text(path.read_text() + text)
+        merged = merge_data(yaml.safe_load(path.read_text()), yaml.safe_load(text))
+        path.write_text(yaml.safe_dump(merged, sort_keys=False))
     out = render_to(fleet, tmp_path / "out")
     exps = exporters(values.load(fleet).envs["prod"])
     by_id = {e.vendor: e for e in exps}
@@ -425,6 +456,7 @@ def test_values_can_name_the_metrics_a_site_really_has(fleet: Path, tmp_path: Pa
     assert any('rocm_gpu_use_percent{vendor="amd"}' in e for e in exprs)
     # Same raw facts, now in the seed's names and units: NVIDIA's total is 80,000 MiB.
     nvidia, amd = CASES["nvidia"], CASES["amd"]
+    assert by_id["nvidia"].memory_reserved is None  # a total makes reserved memory moot
     seed = {
         **CASES,
         "nvidia": Case(nvidia.node, nvidia.model, 87, 30000, 80000, 30000 * MiB, 0.375),
@@ -540,9 +572,17 @@ def test_fleet_monitoring_settings(fleet: Path, write: Write, tmp_path: Path) ->
     )
     out = render_to(fleet, tmp_path / "out")
     objs = monitoring_objects(out, "prod")
-    assert {o["metadata"].get("namespace", o["metadata"]["name"]) for o in objs} == {
-        "gpu-monitoring"
-    }
+    exporters_ns = "accelerator-exporters"
+    agents = [
+        o
+        for o in objs
+        if o["metadata"]["labels"].get("app.kubernetes.io/component") == "exporter"
+        or o["metadata"]["name"] == exporters_ns
+    ]
+    assert {o["metadata"].get("namespace", exporters_ns) for o in agents} == {exporters_ns}
+    assert {
+        o["metadata"].get("namespace", o["metadata"]["name"]) for o in objs if o not in agents
+    } == {"gpu-monitoring"}
     for obj in objs:
         if obj["kind"] in ("PodMonitor", "PrometheusRule"):
             assert obj["metadata"]["labels"]["release"] == "kube-prometheus-stack"
@@ -570,11 +610,14 @@ resourceName: iluvatar.ai/gpu
 selectorLabel: accelerator
 modelLabel: gpu-model
 nodeLabels: {accelerator: iluvatar-gpu, gpu-brand: iluvatar}
+taints: [{key: iluvatar.ai/gpu, value: present, effect: NoSchedule}]
 devicePlugin:
   name: iluvatar-device-plugin
   image: registry.example.com/iluvatar/device-plugin
   version: v1.0.0
   namespace: accelerator-plugins
+  volumes: [{name: dp, hostPath: {path: /var/lib/kubelet/device-plugins}}]
+  volumeMounts: [{name: dp, mountPath: /var/lib/kubelet/device-plugins}]
 pools:
   - {name: bi150, model: BI-V150, devicesPerNode: 8, nodes: [iluvatar-node-01]}
 """,

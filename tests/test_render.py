@@ -97,7 +97,7 @@ def test_check_passes_on_fresh_output_and_reports_every_kind_of_drift(
     code, output = run("render", "--values", str(values_dir), "--out", str(out), "--check")
     assert code == 1
     assert "changed: base/teams/ml-team/resourcequota-ml-team-accelerators.yaml" in output
-    assert "-    limits.huawei.com/Ascend910: '32'" in output
+    assert "-    requests.huawei.com/Ascend910: '32'" in output
     assert "stale: overlays/prod/extra.yaml" in output
     assert "missing: base/device-plugins/nvidia/kustomization.yaml" in output
 

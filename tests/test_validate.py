@@ -305,15 +305,16 @@ def test_unknown_environment_is_a_usage_error(values_dir: Path) -> None:
     assert code == 2 and "unknown environment 'qa'" in out
 
 
-@pytest.mark.parametrize("backend", ["volcano", "kueue"])
+@pytest.mark.parametrize("backend", ["quota", "volcano", "kueue"])
 def test_every_custom_kind_passes_strict_schemas(
     backend: str, values_dir: Path, write: Write
 ) -> None:
-    """Volcano or Kueue queues, HTTPRoute and VirtualService: kubeconform -strict accepts them."""
+    """Volcano or Kueue queues and scheduler configuration, HTTPRoute and VirtualService:
+    kubeconform -strict accepts every unit under each backend."""
+    from tests.test_scheduling import use_backend
     from tests.test_workloads import GATEWAY
 
-    fleet = (values_dir / "fleet.yaml").read_text()
-    write("fleet.yaml", fleet + f"scheduling:\n  backend: {backend}\n")
+    use_backend(values_dir, write, backend, "  kubeScheduler: {packing: true}\n")
     prod = (values_dir / "environments/prod.yaml").read_text().split("teams:")[0]
     write("environments/prod.yaml", prod + GATEWAY)
     code, out = validate(values_dir, "--no-cache", "--env", "prod", "--output", "json")

@@ -72,13 +72,12 @@ def test_catalog_defaults_fill_a_short_vendor_file(values_dir: Path) -> None:
     nvidia = loaded.base.vendor("nvidia")
     assert nvidia is not None
     assert nvidia.resource_name == "nvidia.com/gpu"
-    assert nvidia.device_plugin.privileged is False
+    assert nvidia.device_plugin.agent.privileged is False
     assert nvidia.capacity == 8
     ascend = loaded.base.vendor("ascend")
     assert ascend is not None
-    assert any(
-        h.path == "/usr/local/Ascend/driver" and h.read_only
-        for h in ascend.device_plugin.host_paths
+    assert {"name": "hiai-driver", "mountPath": "/usr/local/Ascend/driver", "readOnly": True} in (
+        ascend.device_plugin.agent.volume_mounts
     )
 
 
@@ -89,7 +88,8 @@ def test_every_catalog_default_can_be_overridden(values_dir: Path, write: Write)
 resourceName: nvidia.com/mig-1g.10gb
 devicePlugin:
   version: v0.18.0
-  env: {MIG_STRATEGY: mixed}
+  env:
+    - {name: MIG_STRATEGY, value: mixed}
 exporter:
   metrics:
     memoryTotal: {name: DCGM_FI_DEV_FB_TOTAL, unit: MiB}
@@ -102,7 +102,7 @@ pools:
     assert nvidia.resource_name == "nvidia.com/mig-1g.10gb"
     assert nvidia.device_plugin.version == "v0.18.0"
     assert nvidia.device_plugin.image == "nvcr.io/nvidia/k8s-device-plugin"  # merged, not replaced
-    assert nvidia.device_plugin.env == {"FAIL_ON_INIT_ERROR": "false", "MIG_STRATEGY": "mixed"}
+    assert nvidia.device_plugin.agent.env == ({"name": "MIG_STRATEGY", "value": "mixed"},)  # list
     assert nvidia.exporter["metrics"]["memoryTotal"]["name"] == "DCGM_FI_DEV_FB_TOTAL"
     assert nvidia.exporter["metrics"]["utilization"]["name"] == "DCGM_FI_DEV_GPU_UTIL"
 
@@ -127,8 +127,8 @@ teams:
     assert nv_prod is not None and nv_base is not None
     assert nv_prod.pools[0].nodes == ("nvidia-node-03",)  # list replaced
     assert nv_base.pools[0].nodes == ("nvidia-node-01", "nvidia-node-02")
-    assert nv_prod.device_plugin.args == ("--only-this",)
-    assert nv_prod.device_plugin.env == {"FAIL_ON_INIT_ERROR": "false"}  # map kept
+    assert nv_prod.device_plugin.agent.args == ("--only-this",)
+    assert nv_prod.device_plugin.agent.env == ({"name": "FAIL_ON_INIT_ERROR", "value": "false"},)
     inference = next(t for t in prod.teams if t.name == "inference")
     assert inference.quota == {"ascend": 4, "hygon": 8, "nvidia": 2}  # map merged
     # a finding about an overridden value points at the environment file

@@ -20,6 +20,15 @@ from tests.test_kustomize import assert_units_build_exactly, build
 
 Write = Callable[[str, str], Path]
 
+# The Ascend vendor of the example with the driver mounted into workloads as a hostPath (what a
+# site without the Ascend Docker Runtime would write; the catalog mounts nothing).
+ASCEND_WITH_DRIVER_MOUNT = """\
+pools:
+  - {name: 910b, model: 910b, devicesPerNode: 8, nodes: [ascend-node-01, ascend-node-02]}
+workloadMounts:
+  - {name: ascend-driver, path: /usr/local/Ascend/driver, readOnly: true}
+"""
+
 DEMO_JOB = "quota: {nvidia: 4}\njobs:\n  j:\n    vendor: nvidia\n"
 HINT_POD = "; fix nodeSelector or resources of the workload"
 
@@ -42,7 +51,9 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
     "WKL004": (
         {
             "teams/demo.yaml": "quota: {ascend: 8}\njobs:\n  j:\n    vendor: ascend\n"
-            "    devices: 8\n    images: {ascend: x:1}\n"
+            "    devices: 8\n    images: {ascend: x:1}\n",
+            # A site without the Ascend Docker Runtime mounts the driver itself.
+            "vendors/ascend.yaml": ASCEND_WITH_DRIVER_MOUNT,
         },
         "values/teams/demo.yaml:4:5: WKL004 pods mount /usr/local/Ascend/driver "
         "(workloadMounts of ascend) as hostPath, which Pod Security 'baseline' refuses "
@@ -254,7 +265,10 @@ def test_seed_jobs_and_dual_track_service(values_dir: Path, tmp_path: Path) -> N
     cuda = jobs["cuda-training-job"]
     assert cuda["apiVersion"] == "batch/v1"
     res = _container(cuda["spec"]["template"])["resources"]
-    assert res == {"limits": {"nvidia.com/gpu": 4}, "requests": {"nvidia.com/gpu": 4}}
+    assert res == {
+        "limits": {"nvidia.com/gpu": 4},
+        "requests": {"cpu": "1", "memory": "2Gi", "nvidia.com/gpu": 4},
+    }
     pod = cuda["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {"feature.node.kubernetes.io/accelerator": "nvidia-gpu"}
     assert {
@@ -326,8 +340,9 @@ teams:
 def test_every_unit_builds_under_each_backend_and_routing(
     backend: str, values_dir: Path, write: Write, tmp_path: Path
 ) -> None:
-    fleet = (values_dir / "fleet.yaml").read_text()
-    write("fleet.yaml", fleet + f"scheduling:\n  backend: {backend}\n")
+    from tests.test_scheduling import use_backend
+
+    use_backend(values_dir, write, backend)
     prod = (values_dir / "environments/prod.yaml").read_text().split("teams:")[0]
     write("environments/prod.yaml", prod + GATEWAY)
     out = tmp_path / "out"
@@ -363,13 +378,16 @@ def test_every_unit_builds_under_each_backend_and_routing(
     assert vs["spec"]["http"][0]["route"][0]["weight"] == 100
     cuda = _objs(ml, "Job")["cuda-training-job"]
     queue_label = cuda["metadata"]["labels"].get("kueue.x-k8s.io/queue-name")
-    mixed = _objs(ml, "Job")["mixed-training-job"]
+    mixed = _objs(ml, "Job").get("mixed-training-job", {})
     if backend == "kueue":
         assert queue_label == "team-ml-team"
         cq = _objs(ml, "ClusterQueue")["team-ml-team"]
         groups = {g["coveredResources"][0]: g["flavors"] for g in cq["spec"]["resourceGroups"]}
         assert groups["nvidia.com/gpu"] == [
-            {"name": "nvidia-a100", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 8}]}
+            {
+                "name": "nvidia-a100",
+                "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 8, "borrowingLimit": 0}],
+            }
         ]
         assert cq["spec"]["cohortName"] == "accel"
         assert _objs(ml, "LocalQueue")["team-ml-team"]["spec"] == {"clusterQueue": "team-ml-team"}
@@ -387,8 +405,10 @@ def test_every_unit_builds_under_each_backend_and_routing(
         [queue] = _objs(ml, "Queue").values()
         assert queue["spec"]["capability"]["huawei.com/Ascend910"] == 16
         assert mixed["spec"]["queue"] == "team-ml-team"
-    else:
+    elif backend == "quota":
         assert mixed["spec"]["queue"] == "default"
+    else:
+        assert not mixed  # Kueue cannot account a Volcano Job (SCH002)
 
 
 def test_vendor_driver_mounts_render_read_only_and_are_refused_under_baseline(
@@ -399,6 +419,7 @@ def test_vendor_driver_mounts_render_read_only_and_are_refused_under_baseline(
 
     text = (values_dir / "teams/ml-team.yaml").read_text()
     write("teams/ml-team.yaml", text.replace("vendorMounts: false", "vendorMounts: true"))
+    write("vendors/ascend.yaml", ASCEND_WITH_DRIVER_MOUNT)
     prod = values.load(values_dir).envs["prod"]
     team = next(t for t in prod.teams if t.name == "ml-team")
     objs, _ = team_objects(prod, team)

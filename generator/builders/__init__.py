@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..model import FleetView
-from . import device_plugins, monitoring, node_config, teams, workloads
+from . import device_plugins, monitoring, node_config, scheduling, teams, workloads
 from .common import Component
 
 Builder = Callable[[FleetView], list[Component]]
@@ -19,6 +19,7 @@ BUILDERS: tuple[Builder, ...] = (
     monitoring.build,
     teams.build,
     workloads.build,
+    scheduling.build,
 )
 
 

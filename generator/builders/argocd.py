@@ -1,5 +1,13 @@
-"""Argo CD: an Application per (environment, unit), ordered by sync waves, and a root Application
-(app of apps) that manages them: bootstrap once with `kubectl apply -k overlays/<env>/argocd`.
+"""Argo CD: the AppProject, an Application per (environment, unit), ordered by sync waves, and a
+root Application (app of apps) that manages them: bootstrap once with
+`kubectl apply -k overlays/<env>/argocd` (docs/argocd.md).
+
+The AppProject allows exactly what the environment deploys: the fleet's repository, the
+namespaces its objects use on the destination cluster (and the Argo CD namespace for the
+Applications themselves), and the cluster-scoped kinds it emits. Argo CD denies every
+cluster-scoped kind an AppProject does not list (argo-cd pkg/apis/application/v1alpha1/
+app_project_types.go v3.5.7, IsGroupKindNamePermitted: an empty clusterResourceWhitelist permits
+none) and allows every namespaced kind when namespaceResourceWhitelist is unset.
 
 Argo CD only waits for a wave of Applications to be healthy when the Application health check is
 enabled (resource.customizations.health.argoproj.io_Application); docs/argocd.md says how.
@@ -11,9 +19,14 @@ import posixpath
 from typing import Any
 
 from ..model import FleetView
-from .common import SYNC_WAVE, TEAM_UNIT_WAVE, UNIT_WAVES, Component, Obj, metadata
+from .common import SYNC_WAVE, TEAM_UNIT_WAVE, UNIT_WAVES, Component, Obj, identity, metadata
 
 UNIT = "argocd"
+# The cluster Argo CD runs in, as Argo CD names it: the root Application and the Applications
+# it manages live there whatever cluster the fleet deploys to.
+IN_CLUSTER = "https://kubernetes.default.svc"
+PROJECT_WAVE = -20
+ROOT_WAVE = -10
 
 
 def app_name(view: FleetView, unit: str) -> str:
@@ -24,18 +37,68 @@ def unit_path(view: FleetView, unit: str) -> str:
     return posixpath.join(view.fleet.repo_path or "", "overlays", view.env, unit)
 
 
-def build(view: FleetView, units: list[str]) -> list[Component]:
+def _group_kind(obj: Obj) -> tuple[str, str]:
+    api, kind, _, _ = identity(obj)
+    group = api.rpartition("/")[0]
+    return group, kind
+
+
+def build(view: FleetView, comps: list[Component]) -> list[Component]:
+    """The argocd unit of an environment, from the components of its other units."""
     fleet = view.fleet
     sources = list(fleet.doc.sources)
-    apps = [
-        _application(view, unit, UNIT_WAVES.get(unit, TEAM_UNIT_WAVE), sources) for unit in units
+    units: dict[str, list[Obj]] = {}
+    for comp in comps:
+        units.setdefault(comp.unit, []).extend(comp.objects)
+    apps = []
+    for unit, objs in units.items():
+        spaces = sorted(
+            {o["metadata"]["namespace"] for o in objs if o["metadata"].get("namespace")}
+        )
+        home = spaces[0] if spaces else fleet.argocd_namespace
+        apps.append(_application(view, unit, UNIT_WAVES.get(unit, TEAM_UNIT_WAVE), home, sources))
+    apps.append(_application(view, UNIT, ROOT_WAVE, fleet.argocd_namespace, sources, root=True))
+    objs = [o for unit_objs in units.values() for o in unit_objs]
+    project = _project(view, objs, apps, sources)
+    return [
+        Component(UNIT, f"{UNIT}/applications", [project, *apps], origin=fleet.doc.anchor(("git",)))
     ]
-    apps.append(_application(view, UNIT, -10, sources, root=True))
-    return [Component(UNIT, f"{UNIT}/applications", apps, origin=fleet.doc.anchor(("git",)))]
+
+
+def _project(view: FleetView, objs: list[Obj], apps: list[Obj], sources: list[str]) -> Obj:
+    fleet = view.fleet
+    cluster_kinds = sorted({_group_kind(o) for o in objs if not o["metadata"].get("namespace")})
+    destinations = {
+        (a["spec"]["destination"]["server"], a["spec"]["destination"]["namespace"]) for a in apps
+    }
+    destinations |= {
+        (fleet.destination_server, o["metadata"]["namespace"])
+        for o in objs
+        if o["metadata"].get("namespace")
+    }
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "AppProject",
+        "metadata": metadata(
+            fleet.argocd_project,
+            namespace=fleet.argocd_namespace,
+            sources=sources,
+            labels={"accel-gitops.io/environment": view.env},
+            annotations={SYNC_WAVE: str(PROJECT_WAVE)},
+        ),
+        "spec": {
+            "description": f"accel-gitops fleet {fleet.name}, environment {view.env}",
+            "sourceRepos": [fleet.repo_url],
+            "destinations": [
+                {"server": server, "namespace": ns} for server, ns in sorted(destinations)
+            ],
+            "clusterResourceWhitelist": [{"group": g, "kind": k} for g, k in cluster_kinds],
+        },
+    }
 
 
 def _application(
-    view: FleetView, unit: str, wave: int, sources: list[str], root: bool = False
+    view: FleetView, unit: str, wave: int, namespace: str, sources: list[str], root: bool = False
 ) -> Obj:
     fleet = view.fleet
     sync: dict[str, Any] = {
@@ -52,7 +115,8 @@ def _application(
         annotations={SYNC_WAVE: str(wave)},
     )
     if not root:
-        # Deleting an Application deletes what it deployed (the root app never cascades).
+        # Deleting an Application deletes what it deployed (the root app never cascades), except
+        # what opts out: team Namespaces (builders/teams.py).
         meta["finalizers"] = ["resources-finalizer.argocd.argoproj.io"]
     return {
         "apiVersion": "argoproj.io/v1alpha1",
@@ -65,9 +129,12 @@ def _application(
                 "targetRevision": fleet.target_revision,
                 "path": unit_path(view, unit),
             },
+            # The root app manages Applications, which live where Argo CD runs: never moved by
+            # destinationServer. The unit's objects name their namespaces; `namespace` is only
+            # where an object without one would go.
             "destination": {
-                "server": fleet.destination_server,
-                **({"namespace": fleet.argocd_namespace} if root else {}),
+                "server": IN_CLUSTER if root else fleet.destination_server,
+                "namespace": namespace,
             },
             "syncPolicy": sync,
         },

@@ -1,6 +1,9 @@
 """Monitoring unit: unified cross-vendor accelerator monitoring (docs/monitoring.md).
 
-Components, all in the monitoring namespace:
+Components:
+- monitoring/exporters: each vendor's exporter DaemonSet as upstream ships it (catalog), in a
+  namespace of their own that Pod Security admits them in ('privileged': they mount host paths);
+  a vendor whose exporter is installed another way (`exporter.render: false`) has none;
 - monitoring/namespace
 - monitoring/scrape: a PodMonitor per vendor exporter and the same jobs as a plain Prometheus
   `scrape_configs` fragment in a ConfigMap;
@@ -14,6 +17,7 @@ from .. import yamlio
 from ..model import FleetView
 from ..monitoring import dashboard, rules, scrape
 from ..monitoring.sources import Exporter, Settings, exporters, settings
+from .agents import daemonset, rbac_objects
 from .common import SYNC_WAVE, VENDOR_LABEL, Component, Obj, metadata, namespace
 
 UNIT = "monitoring"
@@ -49,6 +53,7 @@ def build(view: FleetView) -> list[Component]:
     exps = exporters(view)
     if not exps:
         return out
+    out += _exporter_components(view, conf, exps)
     out.append(Component(UNIT, f"{UNIT}/scrape", _scrape_objects(view, conf, exps), origin=origin))
     groups = rules.groups(view, exps)
     if groups:
@@ -116,3 +121,49 @@ def _scrape_objects(view: FleetView, conf: Settings, exps: list[Exporter]) -> li
         }
     )
     return objs
+
+
+def _exporter_components(view: FleetView, conf: Settings, exps: list[Exporter]) -> list[Component]:
+    rendered = [e for e in exps if e.agent is not None]
+    if not rendered:
+        return []
+    sources = sorted({s for e in rendered if (v := view.vendor(e.vendor)) for s in v.doc.sources})
+    ns = namespace(
+        conf.exporter_namespace,
+        sources=sources,
+        pod_security="privileged",
+        annotations={SYNC_WAVE: "-1"},
+    )
+    origin = view.fleet.doc.anchor(("monitoring",))
+    out = [Component(UNIT, f"{UNIT}/exporters/namespace", [ns], origin=origin)]
+    for exp in rendered:
+        vendor = view.vendor(exp.vendor)
+        assert vendor is not None and exp.agent is not None and exp.namespace is not None
+        labels = {
+            "app.kubernetes.io/name": exp.name,
+            COMPONENT_LABEL: "exporter",
+            VENDOR_LABEL: vendor.id,
+        }
+        objs = rbac_objects(exp.name, exp.namespace, exp.agent, vendor.doc.sources, labels)
+        port: dict[str, object] = {
+            "name": exp.port_name,
+            "containerPort": exp.port,
+            "protocol": "TCP",
+        }
+        if exp.agent.host_network:
+            port["hostPort"] = exp.port  # what the API server defaults for host-network pods
+        objs.append(
+            daemonset(
+                view,
+                vendor,
+                exp.agent,
+                name=exp.name,
+                namespace=exp.namespace,
+                labels=labels,
+                match=dict(exp.pod_labels),
+                ports=[port],
+            )
+        )
+        comp_origin = vendor.doc.anchor(("exporter",), ("pools",))
+        out.append(Component(UNIT, f"{UNIT}/exporters/{vendor.id}", objs, origin=comp_origin))
+    return out

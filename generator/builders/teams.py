@@ -1,15 +1,21 @@
 """Team units: namespaces at Pod Security baseline or stricter, and a quota per vendor resource.
 
-Every vendor resource of the environment gets a quota line, 0 where the team has none, so a team
-cannot use a vendor it was not given: a missing quota line would mean "unlimited".
+Every vendor resource of the environment gets a quota line (`requests.<resource>`), 0 where the
+team has none, so a team cannot use a vendor it was not given: a missing line means "unlimited".
 """
 
 from __future__ import annotations
 
 from ..model import FleetView, Team
-from .common import SYNC_WAVE, TEAM_LABEL, Component, Obj, metadata, namespace
+from .common import SYNC_OPTIONS, SYNC_WAVE, TEAM_LABEL, Component, Obj, metadata, namespace
+from .scheduling import accounted_devices
 
 OWNERS_ANNOTATION = "accel-gitops.io/owners"
+# A team's Namespace holds what Git does not (PVCs, Secrets, running pods): disabling or renaming
+# the team must not delete it. Prune=false: a sync never prunes it (argo-cd docs/user-guide/
+# sync-options.md v3.5.7); Delete=false: deleting the team's Application (its resources
+# finalizer) leaves it (controller/appcontroller.go v3.5.7, shouldBeDeleted). docs/argocd.md.
+NAMESPACE_SYNC_OPTIONS = "Prune=false,Delete=false"
 
 
 def unit_name(team: str) -> str:
@@ -29,15 +35,17 @@ def build(view: FleetView) -> list[Component]:
 
 
 def quota_hard(view: FleetView, team: Team) -> dict[str, str]:
+    # One accounting per backend: with a queue backend the queue limits the team and this quota
+    # is sized to the queue's ceiling (builders/scheduling.py accounted_devices).
     devices: dict[str, int] = {}
     for vendor in view.vendors:
         devices.setdefault(vendor.resource_name, 0)
-        devices[vendor.resource_name] += team.quota.get(vendor.id, 0)
-    hard: dict[str, str] = {}
-    for resource, count in sorted(devices.items()):
-        hard[f"requests.{resource}"] = str(count)
-        hard[f"limits.{resource}"] = str(count)
-    return hard
+        devices[vendor.resource_name] += accounted_devices(view, team, vendor)
+    # Only `requests.<resource>` is counted for an extended resource: a `limits.` line is accepted
+    # by validation but never used (kubernetes pkg/quota/v1/evaluator/core/pods.go v1.36.3,
+    # isExtendedResourceNameForQuota and podComputeUsageHelper). Pods must set requests equal to
+    # limits for extended resources anyway, so one line caps both.
+    return {f"requests.{resource}": str(count) for resource, count in sorted(devices.items())}
 
 
 def _objects(view: FleetView, team: Team) -> list[Obj]:
@@ -53,7 +61,7 @@ def _objects(view: FleetView, team: Team) -> list[Obj]:
                 sources=sources,
                 pod_security=team.pod_security,
                 labels=labels,
-                annotations={SYNC_WAVE: "-2", **notes},
+                annotations={SYNC_WAVE: "-2", SYNC_OPTIONS: NAMESPACE_SYNC_OPTIONS, **notes},
             )
         )
         if hard:

@@ -1,8 +1,9 @@
 """Team workloads (docs/workloads.md): training Jobs, Volcano Jobs, inference services with one
-track per vendor, weighted routing, and the fleet's scheduling backend (Volcano or Kueue queues).
+track per vendor, weighted routing, and the team's queues of the fleet's scheduling backend
+(docs/scheduling.md: a Volcano Queue, or a Kueue ClusterQueue and LocalQueues).
 
-Everything lands in the team's unit `team-<team>` as component `workloads/<team>`, except the
-Kueue ResourceFlavors, which every team shares: they go in unit `scheduling`.
+Everything lands in the team's unit `team-<team>` as component `workloads/<team>`; what every
+team shares (scheduler configuration, Kueue ResourceFlavors) is builders/scheduling.py's.
 """
 
 from __future__ import annotations
@@ -11,21 +12,36 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import Location
-from ..model import FleetView, Pool, Taint, Team, Vendor
+from ..model import FleetView, Taint, Team, Vendor
 from ..workloads.model import Job, PodDecl, Service, team_workloads
 from ..workloads.phases import plan_service
 from ..yamlio import YamlPath
-from .common import TEAM_LABEL, VENDOR_LABEL, Component, Obj, metadata
+from . import scheduling
+from .common import SYNC_WAVE, TEAM_LABEL, VENDOR_LABEL, Component, Obj, metadata
 from .teams import unit_name
 
-# Kueue v1beta2 (Kueue 0.15+): the ClusterQueue names its cohort in `cohortName`.
+# Kueue v1beta2 (sigs.k8s.io/kueue v0.17.0 apis/kueue/v1beta2): the ClusterQueue names its
+# cohort in `cohortName`.
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 VOLCANO_QUEUE_API = "scheduling.volcano.sh/v1beta1"
 VOLCANO_JOB_API = "batch.volcano.sh/v1alpha1"
+# sigs.k8s.io/kueue v0.17.0 pkg/controller/constants/constants.go QueueLabel, read from the
+# object's labels (jobframework/interface.go QueueNameForObject) for batch/v1 Jobs and, with the
+# `deployment` integration, for Deployments (jobs/deployment/deployment_webhook.go).
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+# volcano.sh/apis v1.14.0 pkg/apis/scheduling/v1beta1/labels.go QueueNameAnnotationKey: the queue
+# of a pod that is not part of a Volcano Job (volcano-sh/volcano v1.14.0
+# pkg/controllers/podgroup/pg_controller_handler.go puts its PodGroup in that queue).
+VOLCANO_QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 TRACK_LABEL = "accel-gitops.io/track"
 NAME_LABEL = "app.kubernetes.io/name"
-SCHEDULING_UNIT = "scheduling"
+SCHEDULING_UNIT = scheduling.UNIT
+# Queues sync one wave before the workloads that name them: Volcano's admission webhook refuses a
+# Job (and a PodGroup) whose Queue does not exist or is not Open yet (volcano-sh/volcano v1.14.0
+# pkg/webhooks/admission/jobs/validate/admit_job.go "can only submit job to queue with state
+# `Open`"; podgroups/validate/validate_podgroup.go), and Kueue's LocalQueue must exist for the
+# Job to be admitted. Namespaces are wave -2 (builders/teams.py).
+QUEUE_WAVE = "-1"
 
 
 @dataclass(frozen=True)
@@ -37,10 +53,11 @@ class PodRef:
     name: str
     spec: dict[str, Any]
     path: YamlPath
+    count: int = 1  # pods of this template at most (replicas, parallelism)
 
 
 def backend(view: FleetView) -> str:
-    return str(view.fleet.doc.get("scheduling", "backend", default="quota"))
+    return scheduling.backend(view)
 
 
 def cohort(view: FleetView) -> str:
@@ -62,10 +79,6 @@ def build(view: FleetView) -> list[Component]:
             for obj in objs:
                 comp.add(obj, _origin(team, obj))
             out.append(comp)
-    if backend(view) == "kueue" and view.vendors:
-        flavors = [_flavor(view, v, p) for v in view.vendors for p in v.pools]
-        origin = view.vendors[0].doc.anchor(("pools",))
-        out.append(Component(SCHEDULING_UNIT, "workloads/kueue-flavors", flavors, origin=origin))
     return out
 
 
@@ -93,7 +106,6 @@ def _team_objects(view: FleetView, team: Team) -> tuple[list[Obj], list[PodRef]]
     loaded = team_workloads(view, team)
     objs: list[Obj] = []
     pods: list[PodRef] = []
-    objs += _queues(view, team)
     for job in loaded.jobs:
         obj = _job(view, team, job)
         objs.append(obj)
@@ -106,10 +118,20 @@ def _team_objects(view: FleetView, team: Team) -> tuple[list[Obj], list[PodRef]]
                         f"{job.name}/{task.name}",
                         spec["template"]["spec"],
                         task.path,
+                        task.replicas,
                     )
                 )
         else:
-            pods.append(PodRef(team, "Job", job.name, obj["spec"]["template"]["spec"], job.path))
+            pods.append(
+                PodRef(
+                    team,
+                    "Job",
+                    job.name,
+                    obj["spec"]["template"]["spec"],
+                    job.path,
+                    job.tasks[0].replicas,
+                )
+            )
     for svc in loaded.services:
         svc_objs = _service_objects(view, team, svc)
         objs += svc_objs
@@ -123,9 +145,10 @@ def _team_objects(view: FleetView, team: Team) -> tuple[list[Obj], list[PodRef]]
                         obj["metadata"]["name"],
                         obj["spec"]["template"]["spec"],
                         (*svc.path, "tracks", vendor),
+                        int(obj["spec"]["replicas"]),
                     )
                 )
-    return objs, pods
+    return _queues(view, team, pods) + objs, pods
 
 
 # ---- pods ------------------------------------------------------------------------------------
@@ -141,11 +164,38 @@ def workload_mounts(vendor: Vendor) -> list[dict[str, Any]]:
     return list(vendor.doc.get("workloadMounts", default=[]) or [])
 
 
+# cpu and memory every workload container requests unless its values say otherwise: without
+# requests a pod is BestEffort, the first the kubelet evicts under node pressure.
+DEFAULT_REQUESTS: dict[str, str] = {"cpu": "1", "memory": "2Gi"}
+
+
+def security_contexts(pod_security: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(pod, container) security contexts for a namespace enforcing `pod_security`.
+
+    'restricted' requires runAsNonRoot, RuntimeDefault seccomp, no privilege escalation and all
+    capabilities dropped; 'baseline' requires none of them, and root CUDA/CANN images need to run
+    as root, so there only seccomp and no privilege escalation are kept (both harmless to them)."""
+    pod: dict[str, Any] = {"seccompProfile": {"type": "RuntimeDefault"}}
+    ctr: dict[str, Any] = {"allowPrivilegeEscalation": False}
+    if pod_security == "restricted":
+        pod = {"runAsNonRoot": True, **pod}
+        ctr["capabilities"] = {"drop": ["ALL"]}
+    return pod, ctr
+
+
 def _pod_spec(
-    view: FleetView, name: str, pod: PodDecl, *, restart: str | None = None
+    view: FleetView,
+    name: str,
+    pod: PodDecl,
+    *,
+    restart: str | None = None,
+    pod_security: str = "restricted",
 ) -> dict[str, Any]:
     vendor = view.vendor(pod.vendor)
-    requests: dict[str, Any] = dict(pod.resources.get("requests", {}))
+    requests: dict[str, Any] = {
+        **DEFAULT_REQUESTS,
+        **dict(pod.resources.get("requests", {})),
+    }
     limits: dict[str, Any] = dict(pod.resources.get("limits", {}))
     container: dict[str, Any] = {"name": name, "image": pod.image}
     if pod.command:
@@ -162,8 +212,10 @@ def _pod_spec(
             requests[vendor.resource_name] = pod.devices
             limits[vendor.resource_name] = pod.devices
         selector = {**vendor.selector, **selector}
-        if pod.model:
+        if pod.model and not pod.fallback_model:
             selector[vendor.model_label] = pod.model
+        if pod.fallback_model:
+            spec["affinity"] = model_affinity(view, vendor, pod.model, pod.fallback_model)
         if pod.devices and pod.vendor_mounts:
             mounts = workload_mounts(vendor)
         spec["tolerations"] = [toleration(t) for t in vendor.all_taints]
@@ -173,10 +225,7 @@ def _pod_spec(
     if limits:
         resources["limits"] = dict(sorted(limits.items()))
     container["resources"] = resources
-    container["securityContext"] = {
-        "allowPrivilegeEscalation": False,
-        "capabilities": {"drop": ["ALL"]},
-    }
+    pod_context, container["securityContext"] = security_contexts(pod_security)
     if mounts:
         container["volumeMounts"] = [
             {"name": m["name"], "mountPath": m["path"], "readOnly": bool(m.get("readOnly"))}
@@ -188,11 +237,30 @@ def _pod_spec(
         ]
     if selector:
         spec["nodeSelector"] = view.fleet.node_selector(selector)
-    spec["securityContext"] = {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
+    spec["securityContext"] = pod_context
     spec["containers"] = [container]
     if restart:
         spec["restartPolicy"] = restart
     return dict(sorted(spec.items()))
+
+
+def model_affinity(view: FleetView, vendor: Vendor, preferred: str, fallback: str) -> Obj:
+    """Node affinity for a preferred pool model and an acceptable fallback of the same vendor:
+    required: either model; preferred: the first (weight 100, the most the API allows)."""
+    key = view.fleet.label_key(vendor.model_label)
+    models = [m for m in (preferred, fallback) if m]
+
+    def term(values: list[str]) -> Obj:
+        return {"matchExpressions": [{"key": key, "operator": "In", "values": values}]}
+
+    node: Obj = {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term(models)]}
+    }
+    if preferred:
+        node["preferredDuringSchedulingIgnoredDuringExecution"] = [
+            {"weight": 100, "preference": term([preferred])}
+        ]
+    return {"nodeAffinity": node}
 
 
 def _labels(team: Team, **extra: str) -> dict[str, str]:
@@ -211,7 +279,13 @@ def _job(view: FleetView, team: Team, job: Job) -> Obj:
                     "replicas": task.replicas,
                     "template": {
                         "metadata": {"labels": tlabels},
-                        "spec": _pod_spec(view, task.name, task.pod, restart="Never"),
+                        "spec": _pod_spec(
+                            view,
+                            task.name,
+                            task.pod,
+                            restart="Never",
+                            pod_security=team.pod_security,
+                        ),
                     },
                 }
             )
@@ -233,8 +307,13 @@ def _job(view: FleetView, team: Team, job: Job) -> Obj:
     task = job.tasks[0]
     labels = _labels(team, **{NAME_LABEL: job.name, VENDOR_LABEL: task.pod.vendor})
     meta_labels = _labels(team)
-    if backend(view) == "kueue":
-        meta_labels[QUEUE_LABEL] = queue_name(team)
+    template: Obj = {
+        "metadata": {"labels": labels},
+        "spec": _pod_spec(
+            view, job.name, task.pod, restart="Never", pod_security=team.pod_security
+        ),
+    }
+    _wire_queue(view, team, meta_labels, template)
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -245,10 +324,7 @@ def _job(view: FleetView, team: Team, job: Job) -> Obj:
             "parallelism": task.replicas,
             "completions": job.completions,
             "backoffLimit": job.backoff_limit,
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": _pod_spec(view, job.name, task.pod, restart="Never"),
-            },
+            "template": template,
         },
     }
 
@@ -264,19 +340,28 @@ def _service_objects(view: FleetView, team: Team, svc: Service) -> list[Obj]:
         name = f"{svc.name}-{track.vendor}"
         match = {NAME_LABEL: svc.name, TRACK_LABEL: track.vendor}
         labels = _labels(team, **match, **{VENDOR_LABEL: track.vendor})
-        pod = _pod_spec(view, svc.name, track.pod)
-        pod["containers"][0]["ports"] = [
-            {"name": "http", "containerPort": svc.container_port, "protocol": "TCP"}
-        ]
+        pod = _pod_spec(view, svc.name, track.pod, pod_security=team.pod_security)
+        ctr = pod["containers"][0]
+        ctr["ports"] = [{"name": "http", "containerPort": svc.container_port, "protocol": "TCP"}]
+        for key, default in (
+            ("readinessProbe", READINESS_PROBE),
+            ("livenessProbe", LIVENESS_PROBE),
+        ):
+            ctr[key] = team.doc.get(*svc.path, key, default=None) or default
+        template: Obj = {"metadata": {"labels": labels}, "spec": pod}
+        meta_labels = dict(labels)
+        _wire_queue(view, team, meta_labels, template)
         objs.append(
             {
                 "apiVersion": "apps/v1",
                 "kind": "Deployment",
-                "metadata": metadata(name, namespace=svc.namespace, sources=sources, labels=labels),
+                "metadata": metadata(
+                    name, namespace=svc.namespace, sources=sources, labels=meta_labels
+                ),
                 "spec": {
                     "replicas": plans[track.vendor].replicas,
                     "selector": {"matchLabels": match},
-                    "template": {"metadata": {"labels": labels}, "spec": pod},
+                    "template": template,
                 },
             }
         )
@@ -308,6 +393,17 @@ def _service_objects(view: FleetView, team: Team, svc: Service) -> list[Obj]:
     elif svc.routing == "istio":
         objs.append(_virtual_service(svc, team, backends))
     return objs
+
+
+# Probes of a service container unless its values give their own: the server accepts connections
+# on its port (the only thing every inference server shares); liveness waits for model loading.
+READINESS_PROBE: dict[str, Any] = {"tcpSocket": {"port": "http"}, "periodSeconds": 10}
+LIVENESS_PROBE: dict[str, Any] = {
+    "tcpSocket": {"port": "http"},
+    "initialDelaySeconds": 120,
+    "periodSeconds": 20,
+    "failureThreshold": 3,
+}
 
 
 def _svc(name: str, svc: Service, team: Team, labels: dict[str, str], match: dict[str, str]) -> Obj:
@@ -377,82 +473,134 @@ def _route(api: str, kind: str, svc: Service, team: Team, spec: dict[str, Any]) 
 
 
 def team_devices(view: FleetView, team: Team) -> dict[str, int]:
-    """Devices per resource name the team may hold across its namespaces (quota x namespaces)."""
+    """Devices per resource name that are the team's own across its namespaces (quota x
+    namespaces): a Volcano Queue's `deserved`, a ClusterQueue's nominal quota."""
     out: dict[str, int] = {}
     for vendor in view.vendors:
-        n = team.quota.get(vendor.id, 0) * len(team.namespaces)
+        out[vendor.resource_name] = out.get(vendor.resource_name, 0) + scheduling.team_share(
+            team, vendor
+        )
+    return dict(sorted(out.items()))
+
+
+def team_capability(view: FleetView, team: Team) -> dict[str, int]:
+    """The most devices per resource name the team's queue lets it hold: its own plus what it
+    may borrow (a Volcano Queue's `capability`, a ClusterQueue's nominal + borrowing limit)."""
+    out: dict[str, int] = {}
+    for vendor in view.vendors:
+        n = scheduling.team_ceiling(view, team, vendor)
         out[vendor.resource_name] = out.get(vendor.resource_name, 0) + n
     return dict(sorted(out.items()))
 
 
-def flavor_name(vendor: Vendor, pool: Pool) -> str:
-    return f"{vendor.id}-{pool.name}"
+def _wire_queue(view: FleetView, team: Team, meta_labels: dict[str, str], tpl: Obj) -> None:
+    """Point a batch/v1 Job's or a Deployment's pods at the team's queue, so that the backend
+    accounts for services too (one accounting per backend, docs/scheduling.md)."""
+    kind = backend(view)
+    if kind == "kueue":
+        meta_labels[QUEUE_LABEL] = queue_name(team)
+    name = scheduling.scheduler_name(view)
+    if name != scheduling.DEFAULT_SCHEDULER:
+        tpl["spec"]["schedulerName"] = name
+    if kind == "volcano":
+        tpl.setdefault("metadata", {}).setdefault("annotations", {})[VOLCANO_QUEUE_ANNOTATION] = (
+            queue_name(team)
+        )
 
 
-def _flavor(view: FleetView, vendor: Vendor, pool: Pool) -> Obj:
-    spec: dict[str, Any] = {
-        "nodeLabels": view.fleet.node_selector({**vendor.selector, vendor.model_label: pool.model})
-    }
-    if pool.taints:
-        spec["nodeTaints"] = [t.as_dict() for t in pool.taints]
-        spec["tolerations"] = [toleration(t) for t in pool.taints]
-    return {
-        "apiVersion": KUEUE_API,
-        "kind": "ResourceFlavor",
-        "metadata": metadata(
-            flavor_name(vendor, pool), sources=vendor.doc.sources, labels={VENDOR_LABEL: vendor.id}
-        ),
-        "spec": spec,
-    }
+def _wave(team: Team, name: str, namespace: str | None = None) -> Obj:
+    return metadata(
+        name,
+        namespace=namespace,
+        sources=team.doc.sources,
+        labels=_labels(team),
+        annotations={SYNC_WAVE: QUEUE_WAVE},
+    )
 
 
-def _queues(view: FleetView, team: Team) -> list[Obj]:
-    sources = team.doc.sources
-    labels = _labels(team)
+def _queues(view: FleetView, team: Team, pods: list[PodRef]) -> list[Obj]:
     kind = backend(view)
     if kind == "volcano":
-        capability = {r: n for r, n in team_devices(view, team).items()}
+        spec: dict[str, Any] = {
+            "weight": 1,
+            "reclaimable": True,
+            "capability": team_capability(view, team),
+        }
+        if scheduling.queue_policy(view) == "capacity":
+            spec["deserved"] = team_devices(view, team)
         return [
             {
                 "apiVersion": VOLCANO_QUEUE_API,
                 "kind": "Queue",
-                "metadata": metadata(queue_name(team), sources=sources, labels=labels),
-                "spec": {"weight": 1, "reclaimable": True, "capability": capability},
+                "metadata": _wave(team, queue_name(team)),
+                "spec": spec,
             }
         ]
     if kind != "kueue":
         return []
     groups: dict[str, list[dict[str, Any]]] = {}
     for vendor in view.vendors:
-        left = team.quota.get(vendor.id, 0) * len(team.namespaces)
+        # Fill the pools in order (the last takes what remains), nominal quota and borrowing
+        # limit alike, so that their sums are the team's share and what it may borrow.
+        own = scheduling.team_share(team, vendor)
+        borrow = scheduling.borrowing(team, vendor)
         for i, pool in enumerate(vendor.pools):
-            # Fill pools in order; the last pool takes what remains.
-            share = left if i == len(vendor.pools) - 1 else min(left, pool.capacity)
-            left -= share
+            last = i == len(vendor.pools) - 1
+            nominal = own if last else min(own, pool.capacity)
+            limit = borrow if last else min(borrow, pool.capacity)
+            own, borrow = own - nominal, borrow - limit
             groups.setdefault(vendor.resource_name, []).append(
                 {
-                    "name": flavor_name(vendor, pool),
-                    "resources": [{"name": vendor.resource_name, "nominalQuota": share}],
+                    "name": scheduling.flavor_name(vendor, pool),
+                    "resources": [
+                        {
+                            "name": vendor.resource_name,
+                            "nominalQuota": nominal,
+                            "borrowingLimit": limit,
+                        }
+                    ],
                 }
             )
+    resource_groups = [
+        {"coveredResources": [res], "flavors": flavors} for res, flavors in sorted(groups.items())
+    ]
+    general = scheduling.general_requests(view, [(p.spec, p.count) for p in pods], set(groups))
+    if general:
+        # Kueue admits a workload only if its ClusterQueue covers every resource it requests
+        # (cpu, memory): one group on the `general` flavor, as much as the team's workloads ask
+        # for at most, so that only accelerators decide admission.
+        resource_groups.append(
+            {
+                "coveredResources": list(general),
+                "flavors": [
+                    {
+                        "name": scheduling.GENERAL_FLAVOR,
+                        "resources": [
+                            {"name": r, "nominalQuota": q, "borrowingLimit": 0}
+                            for r, q in general.items()
+                        ],
+                    }
+                ],
+            }
+        )
     cluster_queue = {
         "apiVersion": KUEUE_API,
         "kind": "ClusterQueue",
-        "metadata": metadata(queue_name(team), sources=sources, labels=labels),
+        "metadata": _wave(team, queue_name(team)),
         "spec": {
             "cohortName": cohort(view),
             "namespaceSelector": {"matchLabels": {TEAM_LABEL: team.name}},
-            "resourceGroups": [
-                {"coveredResources": [res], "flavors": flavors}
-                for res, flavors in sorted(groups.items())
-            ],
+            # A team takes back the nominal quota it lent: preempt borrowers in the cohort
+            # (kueue v0.17.0 clusterqueue_types.go ClusterQueuePreemption; default Never).
+            "preemption": {"reclaimWithinCohort": "Any"},
+            "resourceGroups": resource_groups,
         },
     }
     local = [
         {
             "apiVersion": KUEUE_API,
             "kind": "LocalQueue",
-            "metadata": metadata(queue_name(team), namespace=ns, sources=sources, labels=labels),
+            "metadata": _wave(team, queue_name(team), ns),
             "spec": {"clusterQueue": queue_name(team)},
         }
         for ns in team.namespaces

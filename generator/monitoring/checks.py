@@ -9,21 +9,21 @@ from ..errors import Finding, Severity
 from ..model import FleetView
 from ..yamlio import json_path
 from .rules import ordered_mappings
-from .sources import MonitoringError, exporter
+from .sources import MonitoringError, exporter, settings
 
 
 @check("MON001", "a vendor's exporter section cannot give the unified monitoring series")
 def exporter_facts(view: FleetView) -> Iterable[Finding]:
     for vendor in view.vendors:
         try:
-            exp = exporter(vendor)
+            exp = exporter(vendor, settings(view).exporter_namespace)
             if exp is not None:
                 ordered_mappings(exp)
         except MonitoringError as err:
             yield Finding(
                 "MON001",
                 str(err),
-                vendor.doc.locate(err.path),
+                vendor.doc.anchor(err.path, ("exporter",)),
                 json_path(err.path),
                 "see docs/monitoring.md for the exporter keys",
             )

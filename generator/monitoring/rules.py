@@ -112,9 +112,12 @@ class _Exprs:
         if self.exp.memory_total is not None:
             return self.scaled(self.exp.memory_total, BYTES_PER_UNIT)
         assert self.exp.memory_free is not None  # sources.exporter guarantees one of them
-        used = self.scaled(self.exp.memory_used, BYTES_PER_UNIT)
-        free = self.scaled(self.exp.memory_free, BYTES_PER_UNIT)
-        return f"({used}) + ({free})"
+        parts = [self.exp.memory_used, self.exp.memory_free]
+        if self.exp.memory_reserved is not None:
+            # Memory the driver reserves is neither used nor free (DCGM: FB_USED_PERCENT is
+            # used / (total - reserved)), so the device's size is all three.
+            parts.append(self.exp.memory_reserved)
+        return " + ".join(f"({self.scaled(m, BYTES_PER_UNIT)})" for m in parts)
 
 
 def vendor_rules(exporters: list[Exporter]) -> list[Rule]:

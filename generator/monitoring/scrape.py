@@ -78,8 +78,11 @@ def _operator(relabels: list[Relabel]) -> list[Relabel]:
 
 
 def pod_monitor_spec(exp: Exporter) -> dict[str, Any]:
+    # A named port works with every Prometheus Operator; `portNumber` needs v0.79.0 or later
+    # (prometheus-operator pkg/apis/monitoring/v1/podmonitor_types.go: absent at v0.78.2).
+    port: dict[str, Any] = {"port": exp.port_name} if exp.port_name else {"portNumber": exp.port}
     endpoint: dict[str, Any] = {
-        "portNumber": exp.port,
+        **port,
         "path": exp.path,
         "honorLabels": True,
         "relabelings": _operator(_target_relabels(exp)),

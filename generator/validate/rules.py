@@ -156,3 +156,7 @@ def names_and_labels(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[F
                         f"{where}[{key!r}]",
                         "shorten or rename it in values",
                     )
+
+
+# Rules of other concerns register themselves in their own modules.
+from . import scheduling_rules  # noqa: E402,F401

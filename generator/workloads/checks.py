@@ -13,7 +13,7 @@ from ..placement import SUMMARIES, Problem, pod_problems
 from ..yamlio import json_path
 from .model import team_workloads
 from .phases import plan_service
-from .usage import vendor_usage
+from .usage import fleet_needs, vendor_usage
 
 
 @check("WKL001", "a workload is invalid: unknown vendor, missing image, namespace or structure")
@@ -164,20 +164,16 @@ def fits_quota(view: FleetView) -> Iterable[Finding]:
 def fits_capacity(view: FleetView) -> Iterable[Finding]:
     if not view.env:
         return
+    needs = fleet_needs(view)
     for vendor in view.vendors:
-        uses = [u for t in view.teams for u in vendor_usage(view, t) if u.vendor == vendor.id]
-        if not uses:
+        need = needs.get(vendor.id)
+        if need is None or need.needed <= vendor.capacity:
             continue
-        services = sum(u.services for u in uses)
-        biggest = max(uses, key=lambda u: (u.largest_job, u.needed))
-        needed = services + biggest.largest_job
-        if needed <= vendor.capacity:
-            continue
-        culprit = max(uses, key=lambda u: u.needed)
+        culprit = max(need.uses, key=lambda u: u.needed)
         yield Finding(
             "MIG005",
-            f"workloads need {needed} {vendor.id} devices ({services} for services, "
-            f"{biggest.largest_job} for the largest job) but its pools hold "
+            f"workloads need {need.needed} {vendor.id} devices ({need.services} for services, "
+            f"{need.largest_job} for the largest job) but its pools hold "
             f"{vendor.capacity}{where(view)}",
             culprit.team_doc.locate(culprit.blame),
             json_path(culprit.blame),

@@ -30,6 +30,9 @@ class PodDecl:
     resources: dict[str, dict[str, Any]]
     node_selector: dict[str, str]
     vendor_mounts: bool = True
+    # A pool model the pod accepts when `model`'s pools are full: `model` becomes a preferred
+    # node affinity, both models the required one (docs/scheduling.md).
+    fallback_model: str = ""
 
 
 @dataclass(frozen=True)
@@ -172,6 +175,7 @@ class _Resolver:
             resources={k: dict(v) for k, v in (raw.get("resources", {}) or {}).items()},
             node_selector=dict(raw.get("nodeSelector", {}) or {}),
             vendor_mounts=bool(raw.get("vendorMounts", True)),
+            fallback_model=str(part.get("fallbackModel", raw.get("fallbackModel", "")) or ""),
         )
 
     def job(self, name: str, raw: dict[str, Any]) -> Job | None:

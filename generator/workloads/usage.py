@@ -75,3 +75,35 @@ def vendor_usage(view: FleetView, team: Team) -> list[Usage]:
             )
         )
     return out
+
+
+@dataclass(frozen=True)
+class FleetNeed:
+    """Devices of one vendor that all teams' workloads need at once: every service, and the
+    largest job (jobs queue behind each other fleet-wide as they do per team)."""
+
+    vendor: str
+    uses: tuple[Usage, ...]
+
+    @property
+    def services(self) -> int:
+        return sum(u.services for u in self.uses)
+
+    @property
+    def largest_job(self) -> int:
+        return max(u.largest_job for u in self.uses)
+
+    @property
+    def needed(self) -> int:
+        return self.services + self.largest_job
+
+
+def fleet_needs(view: FleetView) -> dict[str, FleetNeed]:
+    """vendor id -> what the fleet's workloads need of it (vendors no workload uses are absent).
+
+    The one computation behind MIG005 and the capacity rows of `plan` and the fleet report."""
+    uses: dict[str, list[Usage]] = {}
+    for team in view.teams:
+        for use in vendor_usage(view, team):
+            uses.setdefault(use.vendor, []).append(use)
+    return {vendor: FleetNeed(vendor, tuple(found)) for vendor, found in uses.items()}

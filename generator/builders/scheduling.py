@@ -1,0 +1,380 @@
+"""Scheduler configuration per backend, and the one device accounting of each (docs/scheduling.md).
+
+- `volcano`: the Volcano scheduler's ConfigMap (actions, gang, capacity or proportion, binpack
+  weighted per vendor resource, resourcequota), in unit `scheduling`. Team Queues are built with
+  the team's workloads (builders/workloads.py).
+- `quota` and `kueue` run on the default scheduler: with `kubeScheduler.packing`, a
+  KubeSchedulerConfiguration whose profile scores NodeResourcesFit by MostAllocated, weighted per
+  accelerator resource, as a ConfigMap in unit `scheduling` for clusters that run their own
+  scheduler profile. Kueue's ResourceFlavors (one per vendor pool) go in the same unit.
+
+Every Volcano key below was read in volcano-sh/volcano at v1.14.0 (the release of the
+volcano.sh/apis v1.14.0 that tools/crdgen pins); the file and line is next to each.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from typing import Any
+
+from ..model import FleetView, Pool, Team, Vendor
+from ..yamlio import dump
+from .common import VENDOR_LABEL, Component, Obj, metadata
+
+UNIT = "scheduling"
+BACKENDS = ("quota", "volcano", "kueue")
+QUEUE_BACKENDS = ("volcano", "kueue")
+DEFAULT_BINPACK_WEIGHT = 10
+
+# volcano-sh/volcano v1.14.0 installer/helm/chart/volcano/templates/scheduler.yaml: the chart's
+# ConfigMap `<release>-scheduler-configmap` holds `volcano-scheduler.conf`, which the scheduler
+# reads from --scheduler-conf and reloads when the file changes (pkg/scheduler/scheduler.go,
+# NewScheduler's filewatcher and loadSchedulerConf).
+VOLCANO_NAMESPACE = "volcano-system"
+VOLCANO_CONFIGMAP = "volcano-scheduler-configmap"
+VOLCANO_CONF_KEY = "volcano-scheduler.conf"
+
+KUBE_SCHEDULER_API = "kubescheduler.config.k8s.io/v1"
+KUBE_SCHEDULER_CONFIGMAP = "accel-kube-scheduler-config"
+KUBE_SCHEDULER_CONF_KEY = "kube-scheduler-config.yaml"
+DEFAULT_SCHEDULER = "default-scheduler"
+
+
+def _settings(view: FleetView, *path: str, default: Any) -> Any:
+    return view.fleet.doc.get("scheduling", *path, default=default)
+
+
+def backend(view: FleetView) -> str:
+    return str(_settings(view, "backend", default="quota"))
+
+
+def queue_policy(view: FleetView) -> str:
+    """Volcano's queue plugin: `capacity` (deserved = quota, borrow up to capability) or
+    `proportion` (deserved by weight)."""
+    return str(_settings(view, "volcano", "queuePolicy", default="capacity"))
+
+
+def scheduler_name(view: FleetView) -> str:
+    """The scheduler the team's pods name (`spec.schedulerName`)."""
+    if backend(view) == "volcano":
+        return "volcano"
+    return str(_settings(view, "kubeScheduler", "schedulerName", default=DEFAULT_SCHEDULER))
+
+
+def packing(view: FleetView) -> bool:
+    """Whether the fleet renders a packing profile for the default scheduler."""
+    return backend(view) != "volcano" and bool(
+        _settings(view, "kubeScheduler", "packing", default=False)
+    )
+
+
+# ---- one accounting per backend ---------------------------------------------------------------
+
+
+def borrowing(team: Team, vendor: Vendor) -> int:
+    """Devices the team may borrow from the rest of the fleet above its own quota (team-wide)."""
+    return int(team.doc.get("borrowing", vendor.id, default=0) or 0)
+
+
+def team_share(team: Team, vendor: Vendor) -> int:
+    """The team's own devices of a vendor across its namespaces (quota is per namespace)."""
+    return team.quota.get(vendor.id, 0) * len(team.namespaces)
+
+
+def team_ceiling(view: FleetView, team: Team, vendor: Vendor) -> int:
+    """The most devices the team's queue lets it hold at once: its share plus what it may borrow
+    (borrowing only exists where a queue lends: volcano and kueue)."""
+    extra = borrowing(team, vendor) if backend(view) in QUEUE_BACKENDS else 0
+    return team_share(team, vendor) + extra
+
+
+def accounted_devices(view: FleetView, team: Team, vendor: Vendor) -> int:
+    """What the team's ResourceQuota allows per namespace for a vendor's resource.
+
+    One accounting per backend. With `quota`, the ResourceQuota is the limit: the team's quota per
+    namespace. With a queue (Volcano Queue, Kueue ClusterQueue), the queue is the limit, for all
+    the team's namespaces together, and lends and borrows; the ResourceQuota only stops pods that
+    bypass the queue, so it is the queue's ceiling in every namespace and never refuses a pod
+    the queue admitted.
+    """
+    if backend(view) in QUEUE_BACKENDS:
+        return team_ceiling(view, team, vendor)
+    return team.quota.get(vendor.id, 0)
+
+
+# ---- binpack weights --------------------------------------------------------------------------
+
+
+def binpack_weight(vendor: Vendor) -> int:
+    return int(vendor.doc.get("binpackWeight", default=DEFAULT_BINPACK_WEIGHT))
+
+
+def resource_weights(view: FleetView) -> dict[str, int]:
+    """Packing weight per accelerator resource name. Vendors that share a resource name (AMD and
+    the seed's Hygon DCU both advertise amd.com/gpu) share one weight: the scheduler only sees the
+    name, so the larger of their weights applies."""
+    out: dict[str, int] = {}
+    for vendor in view.vendors:
+        out[vendor.resource_name] = max(out.get(vendor.resource_name, 0), binpack_weight(vendor))
+    return dict(sorted(out.items()))
+
+
+# ---- Volcano -----------------------------------------------------------------------------------
+
+
+def volcano_conf(view: FleetView) -> dict[str, Any]:
+    """The Volcano scheduler configuration (pkg/scheduler/conf/scheduler_conf.go,
+    SchedulerConfiguration: `actions`, `tiers[].plugins[]` with `name` and `arguments`)."""
+    weights = resource_weights(view)
+    binpack: dict[str, Any] = {
+        # pkg/scheduler/plugins/binpack/binpack.go: binpack.weight, binpack.cpu, binpack.memory,
+        # binpack.resources (comma-separated names) and binpack.resources.<name>; each read with
+        # Arguments.GetInt, so they must be YAML integers (framework/arguments.go).
+        "binpack.weight": int(_settings(view, "volcano", "binpackWeight", default=10)),
+        "binpack.cpu": 1,
+        "binpack.memory": 1,
+    }
+    if weights:
+        binpack["binpack.resources"] = ", ".join(weights)
+        for resource, weight in weights.items():
+            binpack[f"binpack.resources.{resource}"] = weight
+    policy = queue_policy(view)
+    # `reclaim` gives back what a queue lent above its deserved share (capacity plugin guide,
+    # docs/user-guide/how_to_use_capacity_plugin.md: "reclaim action is enabled").
+    actions = "enqueue, allocate, backfill" + (", reclaim" if policy == "capacity" else "")
+    return {
+        # pkg/scheduler/util.go UnmarshalSchedulerConf: actions split on "," and looked up by name.
+        "actions": actions,
+        "tiers": [
+            {
+                "plugins": [
+                    {"name": "priority"},
+                    # gang: a job starts only when minAvailable pods can all be placed.
+                    {"name": "gang", "enablePreemptable": False},
+                    {"name": "conformance"},
+                ]
+            },
+            {
+                "plugins": [
+                    {"name": "drf", "enablePreemptable": False},
+                    {"name": "predicates"},
+                    # capacity and proportion conflict: only one of them (capacity plugin guide).
+                    {"name": policy},
+                    # resourcequota: enqueue only what the namespace's ResourceQuota still
+                    # admits (plugins/resourcequota/resourcequota.go, AddJobEnqueueableFn).
+                    {"name": "resourcequota"},
+                    {
+                        "name": "nodeorder",
+                        # plugins/nodeorder/nodeorder.go calculateWeight: leastrequested (1)
+                        # and balancedresource (1) spread pods, against binpack: off. Node
+                        # affinity (default 2) outweighs binpack, so a preferred pool wins and
+                        # binpack packs within it.
+                        "arguments": {
+                            "leastrequested.weight": 0,
+                            "balancedresource.weight": 0,
+                            "nodeaffinity.weight": 2 * binpack["binpack.weight"],
+                        },
+                    },
+                    {"name": "binpack", "arguments": binpack},
+                ]
+            },
+        ],
+    }
+
+
+def volcano_configmap(view: FleetView) -> Obj:
+    ns = str(_settings(view, "volcano", "namespace", default=VOLCANO_NAMESPACE))
+    name = str(_settings(view, "volcano", "configMap", default=VOLCANO_CONFIGMAP))
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata(name, namespace=ns, sources=view.fleet.doc.sources),
+        "data": {VOLCANO_CONF_KEY: dump(volcano_conf(view))},
+    }
+
+
+# ---- kube-scheduler ------------------------------------------------------------------------------
+
+
+def kube_scheduler_config(view: FleetView) -> dict[str, Any]:
+    """A KubeSchedulerConfiguration (k8s.io/kube-scheduler config/v1) with one profile that packs:
+    NodeResourcesFit scored MostAllocated, each accelerator resource weighted (weights 1..100,
+    pkg/scheduler/apis/config/validation/validation_pluginargs.go validateResources)."""
+    resources = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
+    resources += [{"name": r, "weight": w} for r, w in resource_weights(view).items()]
+    config: dict[str, Any] = {
+        "apiVersion": KUBE_SCHEDULER_API,
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "schedulerName": scheduler_name(view),
+                "pluginConfig": [
+                    {
+                        "name": "NodeResourcesFit",
+                        "args": {
+                            "scoringStrategy": {"type": "MostAllocated", "resources": resources}
+                        },
+                    }
+                ],
+            }
+        ],
+    }
+    kubeconfig = _settings(view, "kubeScheduler", "kubeconfig", default="")
+    if kubeconfig:
+        config["clientConnection"] = {"kubeconfig": str(kubeconfig)}
+    if scheduler_name(view) != DEFAULT_SCHEDULER:
+        # A second scheduler next to the cluster's own: it must not take the default's lease.
+        config["leaderElection"] = {
+            "leaderElect": True,
+            "resourceName": scheduler_name(view),
+            "resourceNamespace": "kube-system",
+        }
+    return config
+
+
+def kube_scheduler_configmap(view: FleetView) -> Obj:
+    ns = str(_settings(view, "kubeScheduler", "namespace", default="kube-system"))
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata(
+            KUBE_SCHEDULER_CONFIGMAP, namespace=ns, sources=view.fleet.doc.sources
+        ),
+        "data": {KUBE_SCHEDULER_CONF_KEY: dump(kube_scheduler_config(view))},
+    }
+
+
+# ---- Kueue ResourceFlavors ---------------------------------------------------------------------
+
+# The flavor of what is not an accelerator (cpu, memory): no node labels, so it adds no node
+# constraint; a ClusterQueue covers these resources on it (builders/workloads.py _queues).
+GENERAL_FLAVOR = "general"
+
+
+def flavor_name(vendor: Vendor, pool: Pool) -> str:
+    return f"{vendor.id}-{pool.name}"
+
+
+def kueue_flavor(view: FleetView, vendor: Vendor, pool: Pool) -> Obj:
+    """One ResourceFlavor per vendor pool (kueue v0.17.0 apis/kueue/v1beta2/resourceflavor_types.go:
+    nodeLabels, nodeTaints, tolerations): Kueue adds the labels to the pods it admits on the
+    flavor and the tolerations; its taints tell Kueue which workloads may use the flavor."""
+    from .workloads import toleration
+
+    spec: dict[str, Any] = {
+        "nodeLabels": view.fleet.node_selector({**vendor.selector, vendor.model_label: pool.model})
+    }
+    if pool.taints:
+        spec["nodeTaints"] = [t.as_dict() for t in pool.taints]
+        spec["tolerations"] = [toleration(t) for t in pool.taints]
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ResourceFlavor",
+        "metadata": metadata(
+            flavor_name(vendor, pool), sources=vendor.doc.sources, labels={VENDOR_LABEL: vendor.id}
+        ),
+        "spec": spec,
+    }
+
+
+def general_flavor(view: FleetView) -> Obj:
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ResourceFlavor",
+        "metadata": metadata(GENERAL_FLAVOR, sources=view.fleet.doc.sources),
+        "spec": {},
+    }
+
+
+_SUFFIX = {
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
+    "m": Fraction(1, 1000),
+    "": Fraction(1),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "P": Fraction(10**15),
+    "E": Fraction(10**18),
+    "Ki": Fraction(2**10),
+    "Mi": Fraction(2**20),
+    "Gi": Fraction(2**30),
+    "Ti": Fraction(2**40),
+    "Pi": Fraction(2**50),
+    "Ei": Fraction(2**60),
+}
+_QUANTITY = re.compile(r"^([+-]?[0-9.]+)(?:[eE]([+-]?[0-9]+)|([a-zA-Z]*))$")
+
+
+def parse_quantity(value: Any) -> Fraction | None:
+    """A Kubernetes resource quantity (k8s.io/apimachinery pkg/api/resource/quantity.go
+    suffixes), or None when it is not one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return Fraction(value)
+    match = _QUANTITY.match(str(value).strip())
+    if not match or match.group(3) not in (*_SUFFIX, None):
+        return None
+    try:
+        number = Fraction(match.group(1))
+    except ValueError:
+        return None
+    if match.group(2) is not None:
+        return number * Fraction(10) ** int(match.group(2))
+    return number * _SUFFIX[match.group(3) or ""]
+
+
+def format_quantity(value: Fraction) -> str:
+    """The shortest exact form: whole units, Gi/Mi/Ki for whole binary multiples, else milli
+    (rounded up, as the API server rounds)."""
+    if value.denominator == 1:
+        n = int(value)
+        for suffix in ("Gi", "Mi", "Ki"):
+            if n and n % _SUFFIX[suffix] == 0:
+                return f"{n // int(_SUFFIX[suffix])}{suffix}"
+        return str(n)
+    return f"{math.ceil(value * 1000)}m"
+
+
+def general_requests(
+    view: FleetView, pods: list[tuple[dict[str, Any], int]], accelerators: set[str]
+) -> dict[str, str]:
+    """What a team's pods request at most of every resource that is not an accelerator:
+    requests (limits where a request is not set, as the API server defaults them) x pods."""
+    total: dict[str, Fraction] = {}
+    for spec, count in pods:
+        for container in spec.get("containers") or []:
+            res = container.get("resources") or {}
+            asked = {**(res.get("limits") or {}), **(res.get("requests") or {})}
+            for name, value in asked.items():
+                qty = parse_quantity(value)
+                if name in accelerators or qty is None:
+                    continue
+                total[name] = total.get(name, Fraction(0)) + qty * count
+    return {name: format_quantity(q) for name, q in sorted(total.items()) if q > 0}
+
+
+def build(view: FleetView) -> list[Component]:
+    origin = view.fleet.doc.anchor(("scheduling",))
+    out: list[Component] = []
+    kind = backend(view)
+    if kind == "volcano":
+        out.append(Component(UNIT, "scheduling/volcano", [volcano_configmap(view)], origin=origin))
+    if packing(view):
+        out.append(
+            Component(
+                UNIT, "scheduling/kube-scheduler", [kube_scheduler_configmap(view)], origin=origin
+            )
+        )
+    if kind == "kueue" and view.vendors:
+        comp = Component(UNIT, "scheduling/kueue-flavors", origin=origin)
+        for vendor in view.vendors:
+            for pool in vendor.pools:
+                comp.add(kueue_flavor(view, vendor, pool), vendor.doc.anchor(("pools",)))
+        comp.add(general_flavor(view))
+        out.append(comp)
+    return out

@@ -1,0 +1,212 @@
+"""The report's numbers, per environment, taken from the code the checks and `plan` run.
+
+- capacity and promised devices per vendor: `capacity.quota_totals` (the CAP001 check);
+- what the workloads need per vendor: `plan.env_plan` (its capacity rows, as MIG005 counts them);
+- replicas and traffic per track of each service: `plan.env_plan` (`workloads.phases`);
+- cost weights: each vendor's `costWeight` from values (catalog default, vendor file, environment).
+
+Nothing here recounts what those modules count; it only arranges and weights their results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import checks, plan, policy, values
+from ..capacity import quota_totals, team_devices
+from ..errors import Finding, UsageError, sorted_findings
+from ..model import FleetView, Values
+from ..workloads.model import team_workloads
+
+# The migration ladder of docs/workloads.md, in the order a service climbs it.
+PHASE_STEPS = ("validate", "dual-run", "shift-N", "primary-new", "fallback")
+CAP_CODES = ("CAP",)
+
+
+@dataclass(frozen=True)
+class VendorRow:
+    vendor: str
+    display_name: str
+    resource: str
+    capacity: int
+    promised: int  # the teams' quotas times their namespaces
+    needed: int | None  # what the workloads need at once (plan); None when none uses the vendor
+    cost_weight: float
+
+    @property
+    def overcommitted(self) -> bool:
+        return self.promised > self.capacity
+
+    @property
+    def over_by(self) -> int:
+        return max(0, self.promised - self.capacity)
+
+
+@dataclass(frozen=True)
+class TeamCost:
+    team: str
+    devices: dict[str, int]  # vendor -> devices promised (quota x namespaces)
+    weighted: float  # sum of devices x the vendor's costWeight
+    baseline: float  # the same devices at the baseline vendor's costWeight
+
+    @property
+    def total_devices(self) -> int:
+        return sum(self.devices.values())
+
+    @property
+    def saving(self) -> float:
+        return self.baseline - self.weighted
+
+    @property
+    def saving_pct(self) -> float:
+        return 100.0 * self.saving / self.baseline if self.baseline else 0.0
+
+
+@dataclass(frozen=True)
+class Migration:
+    row: plan.ServiceRow  # phase, routing, replicas, weights and devices per track, as plan prints
+    old: str  # migration.from ("" when weights are set without a migration)
+    new: str  # migration.to
+
+    @property
+    def step(self) -> int:
+        """Index of the phase in PHASE_STEPS."""
+        phase = "shift-N" if self.row.phase.startswith("shift-") else self.row.phase
+        return PHASE_STEPS.index(phase)
+
+    @property
+    def new_traffic(self) -> int:
+        """Percent of the traffic on the migration's target track."""
+        return sum(t.weight for t in self.row.tracks if t.vendor == self.new)
+
+
+@dataclass
+class EnvReport:
+    env: str
+    vendors: list[VendorRow]
+    teams: list[TeamCost]  # sorted by team name
+    baseline_vendor: str
+    baseline_weight: float
+    migrations: list[Migration]
+    cap_findings: list[Finding]  # the CAP checks on this environment's view
+    plan: plan.EnvPlan = field(repr=False)
+
+    @property
+    def vendor_ids(self) -> list[str]:
+        return [v.vendor for v in self.vendors]
+
+    @property
+    def weighted(self) -> float:
+        return sum(t.weighted for t in self.teams)
+
+    @property
+    def baseline(self) -> float:
+        return sum(t.baseline for t in self.teams)
+
+    @property
+    def saving(self) -> float:
+        return self.baseline - self.weighted
+
+    @property
+    def saving_pct(self) -> float:
+        return 100.0 * self.saving / self.baseline if self.baseline else 0.0
+
+
+@dataclass
+class FleetNumbers:
+    fleet: str
+    envs: list[EnvReport]
+    findings: list[Finding]  # every values and object check of the run, as render reports them
+
+
+def baseline_weight(view: FleetView, vendor_id: str) -> float:
+    """The baseline vendor's costWeight: from the fleet's values, else from the catalog."""
+    vendor = view.vendor(vendor_id)
+    if vendor is not None:
+        return vendor.cost_weight
+    entry = values.catalog().get(vendor_id)
+    if entry is None or "costWeight" not in entry[0]:
+        known = sorted({v.id for v in view.vendors} | set(values.catalog()))
+        raise UsageError(
+            f"baseline vendor {vendor_id!r} has no costWeight; known: {', '.join(known)}"
+        )
+    return float(entry[0]["costWeight"])
+
+
+def team_costs(view: FleetView, weight: float) -> list[TeamCost]:
+    out = []
+    for team in view.teams:
+        devices = {v.id: team_devices(team, v.id) for v in view.vendors if team.quota.get(v.id)}
+        weighted = sum(n * v.cost_weight for v in view.vendors if (n := devices.get(v.id, 0)))
+        out.append(TeamCost(team.name, devices, weighted, sum(devices.values()) * weight))
+    return out
+
+
+def migrations(view: FleetView, rows: list[plan.ServiceRow]) -> list[Migration]:
+    """The services with two or more tracks, in plan's order, with their migration's ends."""
+    services = {(t.name, s.name): s for t in view.teams for s in team_workloads(view, t).services}
+    out = []
+    for row in rows:
+        if len(row.tracks) < 2:
+            continue
+        svc = services[(row.team, row.service)]
+        out.append(Migration(row, svc.old, svc.new))
+    return out
+
+
+def env_report(view: FleetView, baseline_vendor: str) -> EnvReport:
+    planned = plan.env_plan(view)
+    needs = {c.vendor: c.needed for c in planned.capacity}
+    vendors = [
+        VendorRow(
+            q.vendor.id,
+            q.vendor.display_name,
+            q.vendor.resource_name,
+            q.capacity,
+            q.total,
+            needs.get(q.vendor.id),
+            q.vendor.cost_weight,
+        )
+        for q in quota_totals(view)
+    ]
+    weight = baseline_weight(view, baseline_vendor)
+    cap = [
+        f
+        for code, chk in checks.REGISTRY.items()
+        if code.startswith(CAP_CODES)
+        for f in chk.fn(view)
+    ]
+    return EnvReport(
+        env=view.env,
+        vendors=vendors,
+        teams=team_costs(view, weight),
+        baseline_vendor=baseline_vendor,
+        baseline_weight=weight,
+        migrations=migrations(view, planned.services),
+        cap_findings=sorted_findings(cap),
+        plan=planned,
+    )
+
+
+def _of_env(finding: Finding, env: str, loaded: Values) -> bool:
+    """Whether a finding of the run concerns `env` (base-layer findings concern every one)."""
+    others = [e for e in loaded.envs if e != env]
+    return not any(f"environment {o!r}" in finding.message for o in others)
+
+
+def compute(
+    values_dir: Path, env: str | None = None, baseline_vendor: str = "nvidia"
+) -> FleetNumbers:
+    loaded = values.load(values_dir)
+    if env is not None and env not in loaded.envs:
+        raise UsageError(f"unknown environment {env!r}; known: " + ", ".join(sorted(loaded.envs)))
+    order = [e for e in loaded.base.fleet.environments if env in (None, e)]
+    findings = policy.run_checks(loaded)
+    if env is not None:
+        findings = [f for f in findings if _of_env(f, env, loaded)]
+    return FleetNumbers(
+        loaded.base.fleet.name,
+        [env_report(loaded.envs[e], baseline_vendor) for e in order],
+        sorted_findings(findings),
+    )

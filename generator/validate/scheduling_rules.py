@@ -1,0 +1,36 @@
+"""Manifest rules on the scheduling objects as kustomize builds them (docs/scheduling.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ..builders.workloads import KUEUE_API, VOLCANO_QUEUE_API, queue_name
+from ..errors import Finding
+from ..layout import Unit
+from ..model import FleetView
+from ..workloads.scheduling_checks import queue_problems
+from .rules import describe, manifest_rule
+
+Obj = dict[str, Any]
+
+
+@manifest_rule("SCH001", "a team's Volcano Queue or Kueue ClusterQueue does not carry its quota")
+def queue_matches_quota(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+    teams = {queue_name(t): t for t in view.teams}
+    for obj in objs:
+        api, kind = obj.get("apiVersion"), obj.get("kind")
+        if (api, kind) not in ((VOLCANO_QUEUE_API, "Queue"), (KUEUE_API, "ClusterQueue")):
+            continue
+        team = teams.get(str((obj.get("metadata") or {}).get("name")))
+        if team is None:
+            continue
+        for problem in queue_problems(view, team, obj):
+            yield Finding(
+                "SCH001",
+                f"{describe(unit, obj)}: {problem}",
+                team.doc.anchor(("quota",)),
+                "$.quota",
+                "the queue is rendered from quota and borrowing: re-render, and change quota "
+                "in the team's values rather than the queue",
+            )
