@@ -31,6 +31,12 @@ BROKEN = {
         "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n---\n"
         "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\nspec:\n  ports:\n  - port: x\n"
     ),
+    # an output past half of kubeconform's 4 MB read buffer, then more documents
+    "overlays/zz/large/kustomization.yaml": "resources:\n- big.yaml\n- ../invalid\n",
+    "overlays/zz/large/big.yaml": (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: aa-big\n  namespace: x\ndata:\n"
+        + "".join(f"  k{i:06d}: {'v' * 40}\n" for i in range(60000))
+    ),
     # a build that fails
     "overlays/zz/missing/kustomization.yaml": "resources:\n- nothere.yaml\n",
     # a strategic merge patch and a JSON patch on a base, as hand edits write them

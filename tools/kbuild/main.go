@@ -20,7 +20,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -31,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/yannh/kubeconform/pkg/resource"
 	"github.com/yannh/kubeconform/pkg/validator"
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -147,23 +147,39 @@ func build(root, unit string, opts *krusty.Options, v validator.Validator, withY
 	return res
 }
 
-// check splits the build output as kubeconform does, converts each document to JSON for the
-// caller, and keeps kubeconform's verdict on every object that is not valid.
+// check splits the build output as kubeconform does with a file (findResourcesInReader in
+// kubeconform pkg/resource/files.go: each document's text copied, empty ones skipped, a List
+// expanded, an empty resource when there is none), converts each document to JSON for the
+// caller, and keeps kubeconform's verdict on every object that is not valid. Not
+// validator.Validate: its stream reader hands out scanner.Bytes() without a copy, which later
+// documents overwrite once the output passes half the 4 MB buffer (kubeconform PR #363).
 func check(unit string, yml []byte, v validator.Validator) ([]json.RawMessage, []schemaResult, error) {
 	objects := []json.RawMessage{}
 	problems := []schemaResult{}
-	if v == nil {
-		for _, doc := range bytes.Split(yml, []byte("\n---\n")) {
-			if err := appendObject(&objects, doc); err != nil {
-				return nil, nil, err
-			}
+	var resources []resource.Resource
+	scanner := bufio.NewScanner(bytes.NewReader(yml))
+	scanner.Buffer(make([]byte, 4*1024*1024), 256*1024*1024)
+	scanner.Split(resource.SplitYAMLDocument)
+	for scanner.Scan() {
+		if len(scanner.Text()) > 0 {
+			res := resource.Resource{Path: unit, Bytes: []byte(scanner.Text())}
+			resources = append(resources, res.Resources()...)
 		}
-		return objects, problems, nil
 	}
-	for _, r := range v.Validate(unit, io.NopCloser(bytes.NewReader(yml))) {
-		if err := appendObject(&objects, r.Resource.Bytes); err != nil {
+	if err := scanner.Err(); err != nil {
+		return nil, nil, fmt.Errorf("reading the build output: %w", err)
+	}
+	if len(resources) == 0 {
+		resources = append(resources, resource.Resource{Path: unit, Bytes: []byte{}})
+	}
+	for _, res := range resources {
+		if err := appendObject(&objects, res.Bytes); err != nil {
 			return nil, nil, err
 		}
+		if v == nil {
+			continue
+		}
+		r := v.ValidateResource(res)
 		if r.Status == validator.Valid || r.Status == validator.Skipped || r.Status == validator.Empty {
 			continue
 		}
