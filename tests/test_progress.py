@@ -64,7 +64,7 @@ def test_progress_and_a_timing_line_on_a_terminal(rendered: Path, tmp_path: Path
     assert re.search(r"validate: [a-z]+; \d+ units built, 0 cached, \d+ remaining \(", err), err
     final = err.replace("\x1b[K", "").splitlines()[-1].split("\r")[-1]
     assert re.fullmatch(
-        r"validate: 12 units \(0 cached, 12 built\) in [\d.]+ s: values [\d.]+ s, "
+        r"validate: 12 units \(0 cached, 12 built\) in [\d.]+ s: committed [\d.]+ s, values [\d.]+ s, "
         r"render [\d.]+ s, tools wait [\d.]+ s, tools [\d.]+ s, policy [\d.]+ s",
         final,
     ), final

@@ -177,6 +177,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
             results[path] = hit
     misses = [p for p in paths if p not in results]
     progress.units(len(paths), len(paths) - len(misses))
+    clock.lap("committed")  # read the tree, key each unit, read the cached results
     job = None
     if misses:
         job = _Background(
