@@ -29,7 +29,13 @@ GO ?= $(or $(shell command -v go 2>/dev/null),$(wildcard /usr/local/go/bin/go),g
 # Same flags every time so Go's build cache ($HOME/.cache/go-build) is reused across runs and clones.
 GO_BUILD := CGO_ENABLED=0 GOFLAGS=-mod=readonly $(GO) build -trimpath -buildvcs=false
 
-PYTEST_ARGS ?= -n auto
+# loadgroup: the tests that need the local control plane share one worker (and one plane).
+PYTEST_ARGS ?= -n auto --dist loadgroup
+
+# NFD leaves its version variable for its own Makefile to stamp; without it `nfd-master -version`
+# prints "undefined". Keep equal to the NFD version in tools/nfd/go.mod.
+NFD_VERSION := v0.19.0
+NFD_LDFLAGS := -X sigs.k8s.io/node-feature-discovery/pkg/version.version=$(NFD_VERSION)
 
 .PHONY: venv tools browser go-check go-check-python demo test lint clean distclean
 
@@ -48,11 +54,24 @@ go-check-python:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) (Python >= 3.11) is needed" >&2; exit 1; }
 
 # ----------------------------------------------------------------------------------------- tools
-# go_tool(binary, module folder, package): build a Go-pinned tool into .tools/bin.
+# go_tool(binary, module folder, package[, ldflags]): build a Go-pinned tool into .tools/bin.
+# ldflags (optional, no single quotes) e.g. stamp a version variable the module leaves unset.
+# They are part of the command line, so tools/fresh rebuilds when they change: fixed values only.
 define go_tool
 @$(FRESH) $(TOOLS_BIN)/.$(1).sha256 $(TOOLS_BIN)/$(1) -- $(2) -- \
-  bash -c 'cd $(2) && $(GO_BUILD) -o $(ROOT)/$(TOOLS_BIN)/$(1) $(3)'
+  bash -c 'cd $(2) && $(GO_BUILD) $(if $(4),-ldflags "$(4)") -o $(ROOT)/$(TOOLS_BIN)/$(1) $(3)'
 endef
+
+# The control plane (tools/controlplane) is stamped with the Kubernetes version it is built from,
+# read from its go.mod, the way Kubernetes' own build does (hack/lib/version.sh sets these
+# variables); kube-apiserver --version and the /version endpoint report it. buildDate is the
+# release time the module proxy records for the version, so the flags never change between runs.
+K8S_VERSION := $(shell awk '$$1=="k8s.io/kubernetes"{print $$2}' tools/controlplane/go.mod)
+K8S_MINOR := $(word 2,$(subst ., ,$(K8S_VERSION)))
+K8S_BUILD_DATE := 2026-07-22T18:07:38Z
+K8S_LDFLAGS := -s -w $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
+  -X $(p).gitVersion=$(K8S_VERSION) -X $(p).gitMajor=1 -X $(p).gitMinor=$(K8S_MINOR) \
+  -X $(p).gitTreeState=clean -X $(p).buildDate=$(K8S_BUILD_DATE))
 
 tools: go-check venv
 	$(call go_tool,kustomize,tools/kustomize,sigs.k8s.io/kustomize/kustomize/v5)
@@ -63,8 +82,22 @@ tools: go-check venv
 	@# validate's helper: kustomize's krusty API and kubeconform's validator in one process, at
 	@# the versions the two binaries above are built from (tools/kbuild/go.mod; docs/performance.md).
 	$(call go_tool,kbuild,tools/kbuild,.)
+	@# actionlint checks .github/workflows in the test suite; its own module, like promtool.
+	$(call go_tool,actionlint,tools/actionlint,github.com/rhysd/actionlint/cmd/actionlint)
 	@# Pod Security Standards as the API server's admission plugin decides them (tests).
 	$(call go_tool,podsecurity,tools/podsecurity,.)
+	@# Node Feature Discovery: nfd-master (a local control plane runs it) and nfd-rulecheck (runs
+	@# NFD's own rule validation and matching on rendered rules). Own module: NFD pins k8s v0.35.
+	$(call go_tool,nfd-master,tools/nfd,sigs.k8s.io/node-feature-discovery/cmd/nfd-master,$(NFD_LDFLAGS))
+	$(call go_tool,nfd-rulecheck,tools/nfd,./cmd/nfd-rulecheck)
+	@# The control plane behind validate --dry-run=server and simulate: own modules, because
+	@# Kubernetes' dependency graph is the largest of all (a cold build takes minutes).
+	$(call go_tool,kube-apiserver,tools/controlplane,k8s.io/kubernetes/cmd/kube-apiserver,$(K8S_LDFLAGS))
+	$(call go_tool,kube-controller-manager,tools/controlplane,k8s.io/kubernetes/cmd/kube-controller-manager,$(K8S_LDFLAGS))
+	$(call go_tool,kube-scheduler,tools/controlplane,k8s.io/kubernetes/cmd/kube-scheduler,$(K8S_LDFLAGS))
+	$(call go_tool,kubectl,tools/controlplane,k8s.io/kubernetes/cmd/kubectl,$(K8S_LDFLAGS))
+	$(call go_tool,etcd,tools/controlplane,go.etcd.io/etcd/server/v3,-s -w)
+	$(call go_tool,kwok,tools/kwok,sigs.k8s.io/kwok/cmd/kwok,-s -w)
 	@# schedcheck: the kube-scheduler's own config decoding and validation (k8s.io/kubernetes).
 	$(call go_tool,schedcheck,tools/schedcheck,.)
 	@# CRD schemas: pinned modules via `go mod download`, Volcano via controller-gen (tools/crdgen).

@@ -16,8 +16,9 @@ from typing import Any, TypeVar
 
 import click
 
-from . import pipeline, report, schemadefs, toolchain
+from . import __version__, pipeline, report, schemadefs, toolchain
 from .errors import Finding, FindingsError, GeneratorError, UsageError
+from .errors import sorted_findings as sort_findings
 
 F = TypeVar("F", bound=Callable[..., int])
 
@@ -40,7 +41,8 @@ def guarded(fn: F) -> F:
         except FindingsError as exc:
             _echo_findings(exc.findings)
             summary = report.Report(str(ctx.info_name), exc.findings).summary()
-            click.echo(f"{summary}; nothing written", err=True)
+            done = "nothing pushed" if ctx.info_name == "publish" else "nothing written"
+            click.echo(f"{summary}; {done}", err=True)
             code = EXIT_FINDINGS
         except (UsageError, toolchain.ToolError) as exc:
             click.echo(f"error: {exc}", err=True)
@@ -62,11 +64,20 @@ def guarded(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _beside(values_dir: Path) -> Path:
+    """The folder holding the values tree, where caches go by default."""
+    try:
+        return values_dir.resolve().parent
+    except (OSError, RuntimeError):  # a symbolic link loop: loading the values reports it
+        return values_dir.absolute().parent
+
+
 def _default_values() -> Path:
     return Path("values")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", message="%(prog)s %(version)s")
 @click.option("--debug", is_flag=True, help="Show tracebacks of internal errors.")
 @click.pass_context
 def main(ctx: click.Context, debug: bool) -> None:
@@ -106,7 +117,7 @@ def render(values_dir: Path, env: str | None, out_dir: Path | None, check: bool)
     if recovered:
         click.echo(f"render: {recovered}", err=True)
     # validate's default cache: files that passed their schema, the YAML text of each object.
-    cache = values_dir.resolve().parent / ".cache" / "validate"
+    cache = _beside(values_dir) / ".cache" / "validate"
     result = pipeline.render(
         pipeline.RenderOptions(
             values_dir, out, env, check, cache / "values-schema.json", cache / "dump-cache.json"
@@ -151,17 +162,44 @@ def render(values_dir: Path, env: str | None, out_dir: Path | None, check: bool)
 )
 @guarded
 def schema(out_dir: Path | None, kind: str | None) -> int:
-    """Write or print the JSON Schemas of the values files."""
+    """Write (--out: one <kind>.schema.json per kind) or print the JSON Schemas of the values
+    files. Printed without --kind, they are one JSON object keyed by kind."""
     kinds = [kind] if kind else list(schemadefs.USER_KINDS)
     if out_dir is None:
-        for k in kinds:
-            click.echo(schemadefs.schema_text(k), nl=False)
+        if kind:
+            click.echo(schemadefs.schema_text(kind), nl=False)
+        else:
+            every = {k: schemadefs.SCHEMAS[k] for k in kinds}
+            click.echo(json.dumps(every, indent=2, sort_keys=True))
         return EXIT_OK
     out_dir.mkdir(parents=True, exist_ok=True)
     for k in kinds:
         (out_dir / f"{k}.schema.json").write_text(schemadefs.schema_text(k), encoding="utf-8")
     click.echo(f"wrote {len(kinds)} schema(s) to {out_dir}")
     return EXIT_OK
+
+
+@main.command()
+@values_option
+@click.option(
+    "--output",
+    "output_format",
+    type=click.Choice(sorted(report.FORMATS)),
+    default="text",
+    show_default=True,
+    help="Report format.",
+)
+@guarded
+def check(values_dir: Path, output_format: str) -> int:
+    """Check the values alone: safe YAML, JSON Schema, layering, references and every fleet and
+    workload check. No external tool runs (a pre-commit hook); validate does this and more."""
+    try:
+        _, findings = pipeline.load_and_check(values_dir)
+    except FindingsError as exc:
+        findings = exc.findings
+    rep = report.Report("check", findings)
+    report.FORMATS[output_format](rep, click.get_text_stream("stdout"))
+    return EXIT_FINDINGS if rep.errors else EXIT_OK
 
 
 @main.command()
@@ -210,6 +248,20 @@ def schema(out_dir: Path | None, kind: str | None) -> int:
 @click.option(
     "--quiet", is_flag=True, help="No progress line on stderr (shown only on a terminal anyway)."
 )
+@click.option(
+    "--dry-run",
+    "dry_run",
+    type=click.Choice(["server"]),
+    help="Also server-side apply every unit with dry-run (docs/simulation.md): on a local "
+    "control plane (default, or --local-apiserver) or on the cluster of --kubeconfig.",
+)
+@click.option("--local-apiserver", is_flag=True, help="Dry-run on a throwaway local control plane.")
+@click.option(
+    "--kubeconfig",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Dry-run on this cluster; it changes nothing there (every request is a dry-run).",
+)
+@click.option("--context", "kube_context", help="The kubeconfig context to use.")
 @click.argument("reports", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @guarded
 def validate(
@@ -224,11 +276,16 @@ def validate(
     shard: str | None,
     merge_reports: bool,
     quiet: bool,
+    dry_run: str | None,
+    local_apiserver: bool,
+    kubeconfig: Path | None,
+    kube_context: str | None,
     reports: tuple[Path, ...],
 ) -> int:
     """Validate the values and exactly what Argo CD will apply: kustomize, kubeconform, promtool
     and the fleet policy rules on every committed unit, and the committed output against a fresh
-    render of the values, in one report."""
+    render of the values, in one report. With --dry-run=server, the API server checks every
+    object too."""
     from .validate import ValidateOptions
     from .validate import validate as run_validate
     from .validate.progress import Progress, progress_stream
@@ -242,7 +299,12 @@ def validate(
             rep.stats.pop("timings", None)
         report.FORMATS[output_format](rep, click.get_text_stream("stdout"))
         return EXIT_FINDINGS if rep.errors else EXIT_OK
-    home = values_dir.resolve().parent
+    if dry_run is None and (local_apiserver or kubeconfig or kube_context):
+        raise UsageError("--local-apiserver, --kubeconfig and --context need --dry-run=server")
+    if local_apiserver and kubeconfig:
+        raise UsageError("--local-apiserver and --kubeconfig exclude each other")
+
+    home = _beside(values_dir)
     if not no_cache and cache_dir is None:
         cache_dir = home / ".cache" / "validate"
     opts = ValidateOptions(
@@ -260,13 +322,23 @@ def validate(
         "objects": result.objects,
         "cached units": result.cached_units,
     }
+    findings = list(result.findings)
     if result.not_run:
         stats["not run"] = "; ".join(result.not_run)
+    if dry_run and not result.not_run:  # nothing to apply when the values do not render
+        from .cluster import dryrun
+
+        dry = dryrun.dry_run(values_dir, env, kubeconfig=kubeconfig, context=kube_context)
+        findings = sort_findings(findings + dry.findings)
+        stats["dry-run objects"] = dry.objects
+        if dry.skipped:
+            stats["dry-run skipped"] = dry.skipped
+        result.timings.update({f"dry-run {k}": v for k, v in dry.timings.items()})
     if output_format == "json":
         stats["timings"] = result.timings
     if result.shard is not None:
-        stats["shard"] = result.shard
-    rep = report.Report("validate", result.findings, stats)
+        stats["shard"] = {**result.shard, "checked": result.checked}
+    rep = report.Report("validate", findings, stats, result.checked)
     report.FORMATS[output_format](rep, click.get_text_stream("stdout"))
     return EXIT_FINDINGS if rep.errors else EXIT_OK
 
@@ -332,6 +404,199 @@ def plan(values_dir: Path, env: str | None, fmt: str) -> int:
         _echo_findings(result.findings)
         click.echo(planning.format_text(result), nl=False)
     return EXIT_OK if result.fits else EXIT_FINDINGS
+
+
+@main.command()
+@values_option
+@click.option("--env", help="Only this environment (default: every environment, in turn).")
+@click.option(
+    "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@click.option(
+    "--keep",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Keep the control plane's data and logs in this folder (for debugging).",
+)
+@guarded
+def simulate(values_dir: Path, env: str | None, fmt: str, keep: Path | None) -> int:
+    """Apply the fleet to a local control plane with simulated nodes (KWOK) and the real
+    scheduler, controllers, quota and nfd-master; report where everything lands; 1 on any
+    mismatch (docs/simulation.md)."""
+    import contextlib
+
+    from .cluster import launcher, simreport
+    from .cluster import simulate as sim
+
+    def plane() -> contextlib.AbstractContextManager[launcher.ControlPlane]:
+        return launcher.local_control_plane(nfd=True, keep_dir=keep)
+
+    result = sim.simulate(values_dir, env, plane)
+    out = click.get_text_stream("stdout")
+    stats: dict[str, object] = {"environments": len(result.envs)}
+    if fmt == "json":
+        stats.update(simreport.as_json(result))
+        report.as_json(report.Report("simulate", result.findings, stats), out)
+    else:
+        for rep in result.envs:
+            out.write(simreport.env_text(rep))
+        report.text(report.Report("simulate", result.findings, stats), out)
+    return EXIT_FINDINGS if result.errors else EXIT_OK
+
+
+@main.command()
+@values_option
+@click.option("--env", required=True, help="The environment whose units to show.")
+@click.option("--unit", help="Only this unit (for example team-ml-team); default: every unit.")
+@guarded
+def show(values_dir: Path, env: str, unit: str | None) -> int:
+    """Print the manifests exactly as kustomize builds them from a fresh render of the values
+    (one unit, or every unit of the environment as one YAML stream). Pipe it to
+    `kubectl diff -f -` to compare with a cluster."""
+    from .show import show as run_show
+
+    shown = run_show(values_dir, env, unit)
+    _echo_findings(shown.findings)
+    click.echo(shown.text, nl=False)
+    return EXIT_OK
+
+
+@main.command()
+@values_option
+@click.argument("environments", nargs=-1, metavar="[OLD_ENV NEW_ENV]")
+@click.option(
+    "--base",
+    metavar="REF",
+    help="Compare the working tree with this git ref (branch, tag or commit) instead of two "
+    "environments.",
+)
+@click.option("--env", help="With --base: only this environment.")
+@click.option(
+    "--output",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+)
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(min=4096),
+    default=1024 * 1024,
+    show_default=True,
+    help="Markdown: shorten to fit (GitHub: 1 MiB job summary, 65536 for a comment).",
+)
+@click.option("--exit-code", is_flag=True, help="Exit 1 when anything changed.")
+@guarded
+def diff(
+    values_dir: Path,
+    environments: tuple[str, ...],
+    base: str | None,
+    env: str | None,
+    fmt: str,
+    max_bytes: int,
+    exit_code: bool,
+) -> int:
+    """What changes in the built manifests, per environment, unit and object, with field-level
+    changes and risky changes flagged: between two environments (`diff staging prod`), or
+    between a git ref and the working tree (`diff --base main`)."""
+    from . import diff as differ
+    from . import diffreport
+
+    if base is not None and environments:
+        raise UsageError("give either two environments or --base REF, not both")
+    if base is not None:
+        result = differ.against_ref(values_dir, base, env)
+    elif len(environments) == 2:
+        if env is not None:
+            raise UsageError("--env goes with --base; two environments are compared whole")
+        result = differ.between_envs(values_dir, *environments)
+    else:
+        raise UsageError("give two environments (diff staging prod) or --base REF")
+    _echo_findings(result.findings)
+    stdout = click.get_text_stream("stdout")
+    if fmt == "json":
+        diffreport.as_json(result, stdout)
+    elif fmt == "markdown":
+        stdout.write(diffreport.markdown(result, max_bytes))
+    else:
+        diffreport.text(result, stdout)
+    return EXIT_FINDINGS if exit_code and result.objects else EXIT_OK
+
+
+@main.command()
+@values_option
+@click.option(
+    "--repo", required=True, help="The GitOps repository: a path or a URL git can push to."
+)
+@click.option("--branch", required=True, help="The branch to commit to (created if missing).")
+@click.option(
+    "--path",
+    "repo_path",
+    help="Folder of the repository that holds base/ and overlays/. Default: git.path of "
+    "values/fleet.yaml (the Argo CD Applications look there).",
+)
+@click.option("--message", help="Subject line of the commit (the body names source and units).")
+@click.option(
+    "--allow-delete",
+    is_flag=True,
+    help="Publish even when a unit loses more than --max-delete-share of its objects, or a "
+    "Namespace is deleted.",
+)
+@click.option(
+    "--max-delete-share",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.5,
+    show_default=True,
+    help="Share of a unit's objects a publish may delete without --allow-delete.",
+)
+@click.option(
+    "--retries",
+    type=click.IntRange(0, 20),
+    default=3,
+    show_default=True,
+    help="Times to render onto the new head when the branch moved during the publish.",
+)
+@click.option("--no-cache", is_flag=True, help="Run every validate tool on every unit.")
+@guarded
+def publish(
+    values_dir: Path,
+    repo: str,
+    branch: str,
+    repo_path: str | None,
+    message: str | None,
+    allow_delete: bool,
+    max_delete_share: float,
+    retries: int,
+    no_cache: bool,
+) -> int:
+    """Render and validate, then commit the rendered tree to BRANCH of the GitOps repository and
+    push it: one commit naming the source commit and the changed units, none when the branch
+    already has this render, nothing pushed when a check fails."""
+    from . import publish as publishing
+
+    cache = None if no_cache else values_dir.resolve().parent / ".cache" / "validate"
+    opts = publishing.PublishOptions(
+        values_dir,
+        repo,
+        branch,
+        repo_path,
+        message,
+        allow_delete,
+        max_delete_share,
+        retries,
+        cache,
+    )
+    result = publishing.publish(opts)
+    _echo_findings(result.findings)
+    for note in result.notes:
+        click.echo(note, err=True)
+    if result.commit is None:
+        click.echo(f"publish: {branch} of {repo} already has the render of {result.source[:12]}")
+        return EXIT_OK
+    click.echo(
+        f"publish: pushed {result.commit[:12]} to {branch} of {repo}: render of "
+        f"{result.source[:12]}, {len(result.units)} units changed"
+    )
+    return EXIT_OK
 
 
 @main.command("report")

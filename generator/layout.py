@@ -17,7 +17,7 @@ from typing import Any
 
 from . import yamlio
 from .builders import Component, argocd, build_all
-from .builders.common import Obj, identity
+from .builders.common import Obj, identity, same_but_source
 from .errors import Location
 from .model import Values
 
@@ -127,6 +127,9 @@ def render_tree(values: Values, dump: Dump = yamlio.dump) -> Rendered:
     for env, view in sorted(values.envs.items()):
         comps = build_all(view)
         comps += argocd.build(view, comps)
+        for comp in comps:
+            if comp.name in base_comps:
+                _keep_base_provenance(comp, base_comps[comp.name])
         by_unit: dict[str, list[Component]] = {}
         for comp in comps:
             by_unit.setdefault(comp.unit, []).append(comp)
@@ -142,6 +145,22 @@ def render_tree(values: Values, dump: Dump = yamlio.dump) -> Rendered:
             }
             units.append(Unit(env, unit, path, objs, origins))
     return Rendered(tree, units, sorted(f"base/{name}" for name in base_comps))
+
+
+def _keep_base_provenance(comp: Component, base: Component) -> None:
+    """Objects the environment leaves as they are keep the base's provenance annotation.
+
+    An environment view names its environment file on everything merged from a team or vendor
+    it overrides; where the override changed nothing else in an object, that annotation alone
+    would become a patch. The environment file is named only on objects it changed.
+    """
+    base_objs = {identity(o): o for o in base.objects}
+    comp.objects = [
+        base_obj
+        if (base_obj := base_objs.get(identity(o))) is not None and same_but_source(o, base_obj)
+        else o
+        for o in comp.objects
+    ]
 
 
 def _overlay(

@@ -12,6 +12,10 @@ from typing import Any
 from .merge import Doc
 
 NFD_PREFIX = "feature.node.kubernetes.io/"
+# The PCI classes NFD treats as accelerators: its pci source's default deviceClassWhitelist
+# (display 03, co-processor 0b40, processing accelerators 12; NFD v0.19.0 source/pci/pci.go).
+# Rules for device IDs of a model the catalog does not know match any of them.
+ACCELERATOR_CLASSES = ("03", "0b40", "12")
 BASE_ENV = ""  # the name of the environment-independent layer
 
 
@@ -110,6 +114,22 @@ class DevicePlugin:
 
 
 @dataclass(frozen=True)
+class PciModel:
+    """An accelerator model as PCI sees it (catalog `pciModels`)."""
+
+    classes: tuple[str, ...]
+    """PCI classes (4 hex digits) or base classes (2)."""
+    devices: tuple[str, ...]
+    source: str
+
+
+def find_pci_model(models: dict[str, PciModel], model: str) -> PciModel | None:
+    """The entry for a pool's model, case-insensitively (A100 and a100 are one model)."""
+    wanted = model.casefold()
+    return next((m for k, m in models.items() if k.casefold() == wanted), None)
+
+
+@dataclass(frozen=True)
 class Pool:
     index: int
     name: str
@@ -118,6 +138,9 @@ class Pool:
     nodes: tuple[str, ...]
     node_count: int  # len(nodes) when nodes are named
     pci_devices: tuple[str, ...]
+    """Device IDs the pool's NFD rule matches: pciDevices, else the model's; () if unknown."""
+    pci_classes: tuple[str, ...]
+    """PCI classes (or base classes) the rule matches with them."""
     labels: dict[str, str]  # everything the pool's nodes carry (vendor + model + pool labels)
     taints: tuple[Taint, ...]
 
@@ -132,6 +155,7 @@ class Vendor:
     display_name: str
     resource_name: str
     pci_vendor: str
+    pci_models: dict[str, PciModel]
     selector_label: str
     model_label: str
     node_labels: dict[str, str]

@@ -1,5 +1,10 @@
-"""`render.py plan`: per environment and service, the phase, replicas and weights per track, and the
-devices each team's workloads need per vendor against its quota and the vendor's capacity.
+"""`render.py plan`: per environment and service, the phase, replicas, weights and the traffic each
+track really gets, and the devices each team's workloads need per vendor against its quota and the
+vendor's capacity.
+
+The traffic column is read from the rendered objects, not from the phase: with `routing: service`
+the Service spreads requests over the ready pods it selects, so a `shift-10` phase with two pods
+per track sends 50 %, not 10 %, to the new track. Only `gateway` and `istio` apply the weights.
 
 The core returns data (`plan`) and text (`format_text`); the CLI prints and picks the exit code.
 """
@@ -11,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from . import policy, values
+from .builders.common import Obj
+from .builders.workloads import TRACK_LABEL, team_objects
 from .errors import Finding, Severity, UsageError, sorted_findings
 from .model import FleetView
-from .workloads.model import team_workloads
+from .workloads.model import Service, team_workloads
 from .workloads.phases import plan_service
 from .workloads.usage import fleet_needs, vendor_usage
 
@@ -24,8 +31,9 @@ PLAN_CODES = ("WKL", "MIG", "POD")
 class TrackRow:
     vendor: str
     replicas: int
-    weight: int
+    weight: int  # what the phase (or explicit weights) asks for
     devices: int
+    traffic: float  # percent of the requests the track really gets, as rendered
 
 
 @dataclass(frozen=True)
@@ -36,6 +44,11 @@ class ServiceRow:
     phase: str
     routing: str
     tracks: list[TrackRow]
+
+    @property
+    def follows_pods(self) -> bool:
+        """Whether traffic differs from the weights because routing follows ready pods."""
+        return any(t.traffic != t.weight for t in self.tracks)
 
 
 @dataclass(frozen=True)
@@ -86,7 +99,7 @@ class Plan:
                 {
                     "code": f.code,
                     "severity": f.severity.value,
-                    "message": f.message,
+                    "message": f.text,
                     "location": str(f.location),
                     "path": f.path,
                 }
@@ -95,12 +108,42 @@ class Plan:
         }
 
 
+def _traffic(svc: Service, objects: list[Obj]) -> dict[str, float]:
+    """Percent of the requests per track, from the rendered objects.
+
+    Weighted routes (HTTPRoute, VirtualService) apply the weights. Otherwise the Service
+    `<service>` balances over the ready pods its selector matches: each track gets its share of
+    the replicas of the Deployments whose pod labels the selector matches.
+    """
+    if svc.routing != "service":
+        return {p.vendor: float(p.weight) for p in plan_service(svc)}
+    mine = [o for o in objects if o["metadata"].get("namespace") == svc.namespace]
+    service = next(o for o in mine if o["kind"] == "Service" and o["metadata"]["name"] == svc.name)
+    selector = service["spec"]["selector"].items()
+    pods: dict[str, int] = {}
+    for obj in mine:
+        if obj["kind"] != "Deployment":
+            continue
+        labels = obj["spec"]["template"]["metadata"]["labels"]
+        track = str(labels.get(TRACK_LABEL, ""))
+        if track and selector <= labels.items():
+            pods[track] = pods.get(track, 0) + int(obj["spec"]["replicas"])
+    total = sum(pods.values())
+    return {
+        t.vendor: round(100 * pods.get(t.vendor, 0) / total, 1) if total else 0.0
+        for t in svc.tracks
+    }
+
+
 def env_plan(view: FleetView) -> EnvPlan:
     out = EnvPlan(view.env)
     for team in view.teams:
+        objects = team_objects(view, team)[0]
         for svc in team_workloads(view, team).services:
+            traffic = _traffic(svc, objects)
             tracks = [
-                TrackRow(p.vendor, p.replicas, p.weight, p.devices) for p in plan_service(svc)
+                TrackRow(p.vendor, p.replicas, p.weight, p.devices, traffic[p.vendor])
+                for p in plan_service(svc)
             ]
             out.services.append(
                 ServiceRow(team.name, svc.name, svc.namespace, svc.phase, svc.routing, tracks)
@@ -137,10 +180,8 @@ def plan(values_dir: Path, env: str | None = None) -> Plan:
     envs = [env_plan(loaded.envs[e]) for e in order]
     findings = [f for f in policy.run_checks(loaded) if f.code.startswith(PLAN_CODES)]
     if env is not None:
-        others = [e for e in loaded.envs if e != env]
-        findings = [
-            f for f in findings if not any(f"environment {o!r}" in f.message for o in others)
-        ]
+        # A finding named for other environments only is not about this one.
+        findings = [f for f in findings if not f.envs or env in f.envs]
     return Plan(envs, sorted_findings(findings))
 
 
@@ -150,6 +191,10 @@ def _table(header: list[str], rows: list[list[str]], indent: str = "    ") -> li
         indent + "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
         for row in (header, *rows)
     ]
+
+
+def _percent(value: float) -> str:
+    return f"{value:g}%"
 
 
 def format_text(result: Plan) -> str:
@@ -162,9 +207,17 @@ def format_text(result: Plan) -> str:
                 f"routing {s.routing}"
             )
             lines += _table(
-                ["track", "replicas", "weight", "devices"],
-                [[t.vendor, str(t.replicas), str(t.weight), str(t.devices)] for t in s.tracks],
+                ["track", "replicas", "devices", "weight", "traffic"],
+                [
+                    [t.vendor, str(t.replicas), str(t.devices), str(t.weight), _percent(t.traffic)]
+                    for t in s.tracks
+                ],
             )
+            if s.follows_pods:
+                lines.append(
+                    "    routing service: the Service balances over ready pods, so traffic "
+                    "follows replicas, not weights; use routing gateway or istio for weights"
+                )
         if e.quotas:
             lines.append("  devices per team and vendor (services + largest job) vs quota")
             lines += _table(

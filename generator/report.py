@@ -22,6 +22,8 @@ class Report:
     command: str
     findings: list[Finding]
     stats: dict[str, object] = field(default_factory=dict)
+    # What was checked (validate: unit paths), one JUnit case each, so a clean run shows it.
+    cases: list[str] = field(default_factory=list)
 
     @property
     def errors(self) -> int:
@@ -44,16 +46,20 @@ def text(report: Report, out: TextIO) -> None:
 
 
 def _as_dict(f: Finding) -> dict[str, object]:
-    return {
+    out: dict[str, object] = {
         "code": f.code,
         "severity": f.severity.value,
-        "message": f.message,
+        "message": f.text,
         "file": f.location.file,
         "line": f.location.line,
         "column": f.location.column,
         "path": f.path,
         "hint": f.hint,
+        "environments": list(f.envs),
     }
+    if f.detail:
+        out["detail"] = f.detail
+    return out
 
 
 def as_json(report: Report, out: TextIO) -> None:
@@ -82,9 +88,7 @@ def github(report: Report, out: TextIO) -> None:
         if f.location.line:
             props += [f"line={f.location.line}", f"col={f.location.column}"]
         props.append(f"title={_escape_prop(f.code)}")
-        message = (
-            f.message + (f" (at {f.path})" if f.path else "") + (f"; {f.hint}" if f.hint else "")
-        )
+        message = f.text + (f" (at {f.path})" if f.path else "") + (f"; {f.hint}" if f.hint else "")
         out.write(f"::{level} {','.join(props)}::{_escape_data(message)}\n")
     out.write(report.summary() + "\n")
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -99,42 +103,59 @@ def markdown(report: Report) -> str:
         lines += ["| | code | where | message |", "|---|---|---|---|"]
         for f in report.findings:
             icon = "❌" if f.severity is Severity.ERROR else "⚠️"
-            msg = f.message.replace("|", "\\|")
+            msg = f.text.replace("|", "\\|")
             lines.append(f"| {icon} | {f.code} | `{f.location}` | {msg} |")
     lines.append("")
     return "\n".join(lines) + "\n"
 
 
 def junit(report: Report, out: TextIO) -> None:
-    """One test case per code and file, failed by its findings; a passing case when clean."""
+    """One test case per checked unit (failed by the findings about its objects, which name it),
+    and one per code and file for the other findings; a clean run without units still has one
+    passing case."""
     suite = ET.Element(
         "testsuite",
         name=report.command,
         tests="0",
-        failures=str(report.errors),
+        failures="0",
         errors="0",
         skipped="0",
     )
+    by_unit: dict[str, list[Finding]] = {name: [] for name in report.cases}
     cases: dict[tuple[str, str], list[Finding]] = {}
     for f in report.findings:
-        cases.setdefault((f.code, f.location.file), []).append(f)
-    for (code, file), found in sorted(cases.items()):
-        case = ET.SubElement(suite, "testcase", classname=code, name=file)
-        errors = [f for f in found if f.severity is Severity.ERROR]
-        body = "\n".join(f.format() for f in found)
-        if errors:
-            fail = ET.SubElement(case, "failure", message=errors[0].message, type=code)
-            fail.text = body
+        unit = next((u for u in report.cases if f"({u})" in f.message), None)
+        if unit is not None:
+            by_unit[unit].append(f)
         else:
-            out_el = ET.SubElement(case, "system-out")
-            out_el.text = body
-    if not cases:
+            cases.setdefault((f.code, f.location.file), []).append(f)
+    failures = 0
+    for unit, found in sorted(by_unit.items()):
+        failures += _case(suite, report.command, unit, found, "no finding")
+    for (code, file), found in sorted(cases.items()):
+        failures += _case(suite, code, file, found, "")
+    if not len(suite):
         ET.SubElement(suite, "testcase", classname=report.command, name="all checks")
     suite.set("tests", str(len(suite.findall("testcase"))))
+    suite.set("failures", str(failures))
     suites = ET.Element("testsuites")
     suites.append(suite)
     ET.indent(suites)
     out.write(ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n")
+
+
+def _case(suite: ET.Element, classname: str, name: str, found: list[Finding], ok: str) -> int:
+    """Add a test case; 1 if it failed (an error among `found`), else 0."""
+    case = ET.SubElement(suite, "testcase", classname=classname, name=name)
+    errors = [f for f in found if f.severity is Severity.ERROR]
+    body = "\n".join(f.format() for f in found)
+    if errors:
+        fail = ET.SubElement(case, "failure", message=errors[0].text, type=errors[0].code)
+        fail.text = body
+        return 1
+    if body or ok:
+        ET.SubElement(case, "system-out").text = body or ok
+    return 0
 
 
 # ---- merging shard reports (validate --shard K/N ... validate --merge) -------------------------
@@ -145,13 +166,19 @@ class MergeError(GeneratorError):
 
 
 def _finding(item: dict[str, object]) -> Finding:
+    """The finding a JSON report item was written from (`_as_dict` in reverse)."""
+    envs = item.get("environments") or []
+    layers = tuple(str(e) for e in envs) if isinstance(envs, list) else ()
+    suffix = Finding("", "", Location(""), envs=layers).text  # " in environment 'prod'", ...
     return Finding(
         str(item["code"]),
-        str(item["message"]),
+        str(item["message"]).removesuffix(suffix),
         Location(str(item["file"]), int(str(item["line"])), int(str(item["column"]))),
         str(item.get("path") or ""),
         str(item.get("hint") or ""),
         Severity(str(item["severity"])),
+        layers,
+        str(item.get("detail") or ""),
     )
 
 
@@ -202,6 +229,7 @@ def merge(docs: Named) -> Report:
             "missing shard(s) " + ", ".join(f"{i}/{count}" for i in missing) + " of the run"
         )
     findings: list[Finding] = []
+    checked: set[str] = set()
     totals = {"units": 0, "objects": 0, "cached units": 0}
     not_run: dict[str, None] = {}
     timings: dict[str, float] = {}
@@ -212,6 +240,9 @@ def merge(docs: Named) -> Report:
             raise MergeError(f"{name} is not a report of `validate --shard K/N --output json`")
         for key in totals:
             totals[key] += int(stats.get(key, 0))
+        info = stats.get("shard")
+        if isinstance(info, dict) and isinstance(info.get("checked"), list):
+            checked.update(str(unit) for unit in info["checked"])
         if stats.get("not run"):
             not_run[str(stats["not run"])] = None
         for stage, seconds in dict(stats.get("timings") or {}).items():
@@ -225,7 +256,7 @@ def merge(docs: Named) -> Report:
         merged["not run"] = "; ".join(not_run)
     if timings:
         merged["timings"] = timings
-    return Report("validate", sorted_findings(findings), merged)
+    return Report("validate", sorted_findings(findings), merged, sorted(checked))
 
 
 FORMATS: dict[str, Callable[[Report, TextIO], None]] = {

@@ -6,8 +6,12 @@ the loader validates with the same dicts. Unknown keys are errors everywhere.
 
 from __future__ import annotations
 
+import functools
 import json
+import unicodedata
 from typing import Any
+
+import regress
 
 Schema = dict[str, Any]
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -20,6 +24,45 @@ LABEL_KEY = (
 )
 LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$"
 RESOURCE_NAME = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+# An image reference or tag: no white space, control or bidi/format characters anywhere.
+IMAGE = r"^[^\s\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]+$"
+# A folder inside the repository: relative, no '.' or '..' segment, no empty segment.
+REPO_PATH = r"^(?!(.*/)?\.{1,2}(/|$))[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$"
+# An absolute path on a node: no '.' or '..' segment, no empty segment, no trailing '/'.
+NODE_PATH = r"^(?!.*/\.{1,2}(/|$))(/[A-Za-z0-9._@+-]+)+$"
+# An HTTP path: starts with '/', printable ASCII without spaces.
+URL_PATH = r"^/[!-~]*$"
+
+# What a value that does not match a pattern should look like, for the finding's hint.
+PATTERN_HINTS = {
+    DNS_LABEL: "lower-case letters, digits and '-', at most 63 characters",
+    IMAGE: "an image reference without spaces or control characters",
+    REPO_PATH: "a relative folder inside the repository: no leading '/', no '.' or '..' part",
+    NODE_PATH: "an absolute path on the node, without '.' or '..' parts",
+}
+
+
+# ---- patterns with the semantics JSON Schema gives them ------------------------------------
+# JSON Schema patterns are ECMA-262 regular expressions (JSON Schema 2020-12 core, "Regular
+# Expressions"). Python's `re` differs where it matters here: `$` also matches before a
+# trailing newline, so "ml-team\n" would pass ^[a-z-]+$. Every schema pattern is therefore run
+# with regress, an ECMA-262 engine (Python bindings to the Rust `regress` crate), by the loader's
+# validator and by every other check that reuses a pattern from this module.
+
+
+@functools.cache
+def ecma(pattern: str) -> regress.Regex:
+    return regress.Regex(pattern)
+
+
+def matches(pattern: str, text: str) -> bool:
+    """Whether `pattern` matches somewhere in `text`, as a JSON Schema validator must decide."""
+    return ecma(pattern).find(text) is not None
+
+
+def control_characters(text: str) -> list[str]:
+    """The control and format characters in `text` (newlines, NUL, bidi overrides), as U+XXXX."""
+    return [f"U+{ord(c):04X}" for c in text if unicodedata.category(c) in ("Cc", "Cf")]
 
 
 def _obj(props: dict[str, Any], required: tuple[str, ...] = (), **extra: Any) -> Schema:
@@ -118,7 +161,7 @@ HOST_PATH_TYPES = [
 VOLUME = _obj(
     {
         "name": _str(DNS_LABEL),
-        "hostPath": _obj({"path": _str("^/"), "type": {"enum": HOST_PATH_TYPES}}, ("path",)),
+        "hostPath": _obj({"path": _str(NODE_PATH), "type": {"enum": HOST_PATH_TYPES}}, ("path",)),
         "configMap": _obj(
             {
                 "name": _str(DNS_LABEL),
@@ -212,8 +255,8 @@ POLICY_RULE = _obj(
 
 # What a node agent (device plugin, exporter) runs: one container, as upstream ships it.
 AGENT_PROPS: dict[str, Any] = {
-    "image": _str(description="image repository, without the tag"),
-    "version": _str(description="image tag"),
+    "image": _str(IMAGE, description="image repository, without the tag"),
+    "version": _str(IMAGE, description="image tag; `<tag>@sha256:<digest>` pins it by digest"),
     "command": _list(_str()),
     "args": _list(_str()),
     "env": _list(ENV_VAR, description="Kubernetes EnvVar list (value or valueFrom)"),
@@ -250,7 +293,7 @@ EXPORTER = _obj(
             maxLength=15,
             description="the container port name of an exporter installed another way",
         ),
-        "path": _str("^/"),
+        "path": _str(URL_PATH),
         "namespace": _str(DNS_LABEL, description="namespace of an exporter installed another way"),
         "podLabels": _labels(),
         "daemonSet": _obj(AGENT_PROPS, description="the exporter DaemonSet rendered by default"),
@@ -275,8 +318,22 @@ EXPORTER = _obj(
 )
 
 HOST_PATH = _obj(
-    {"name": _str(DNS_LABEL), "path": _str("^/"), "readOnly": {"type": "boolean"}},
+    {"name": _str(DNS_LABEL), "path": _str(NODE_PATH), "readOnly": {"type": "boolean"}},
     ("name", "path"),
+)
+
+PCI_ID = r"^[0-9a-f]{4}$"
+PCI_MODEL = _obj(
+    {
+        "classes": _list(
+            _str(r"^[0-9a-f]{2}([0-9a-f]{2})?$"),
+            minItems=1,
+            description="PCI class as NFD reports it (4 hex digits), or its base class (2)",
+        ),
+        "devices": _list(_str(PCI_ID), minItems=1, description="PCI device IDs of the model"),
+        "source": _str(minLength=1, description="where the IDs come from"),
+    },
+    ("classes", "devices", "source"),
 )
 
 POOL = _obj(
@@ -295,7 +352,12 @@ POOL = _obj(
             "minimum": 0,
             "description": "node count when nodes are not listed by name",
         },
-        "pciDevices": _list(_str(r"^[0-9a-f]{4}$"), description="PCI device IDs (NFD match)"),
+        "pciDevices": _list(
+            _str(PCI_ID),
+            minItems=1,
+            description="PCI device IDs the pool's NFD rule matches; default: the model's in "
+            "pciModels",
+        ),
         "labels": _labels(),
         "taints": _list(TAINT, description="replaces the vendor's taints for this pool"),
     },
@@ -334,7 +396,13 @@ VENDOR_PROPS: dict[str, Any] = {
     "enabled": {"type": "boolean"},
     "displayName": _str(),
     "resourceName": _str(RESOURCE_NAME, maxLength=253),
-    "pciVendor": _str(r"^[0-9a-f]{4}$"),
+    "pciVendor": _str(PCI_ID),
+    "pciModels": {
+        "type": "object",
+        "description": "accelerator models with their PCI class and device IDs (NFD matching)",
+        "propertyNames": {"pattern": LABEL_VALUE, "minLength": 1},
+        "additionalProperties": PCI_MODEL,
+    },
     "selectorLabel": _str(LABEL_KEY, description="node label key whose value picks the vendor"),
     "modelLabel": _str(LABEL_KEY),
     "nodeLabels": _labels(),
@@ -366,7 +434,7 @@ IMAGES = {
     "type": "object",
     "description": "image per vendor (vendor file name), declared once per workload",
     "propertyNames": {"pattern": DNS_LABEL},
-    "additionalProperties": _str(minLength=1),
+    "additionalProperties": _str(IMAGE, minLength=1),
 }
 CONTAINER_RESOURCES = _obj(
     {
@@ -409,7 +477,7 @@ JOB_TASK = _obj(
         "replicas": {"type": "integer", "minimum": 1},
         "model": _str(LABEL_VALUE, minLength=1, description="pool model to run on"),
         "fallbackModel": FALLBACK_MODEL,
-        "image": _str(minLength=1, description="default: the job's images[vendor]"),
+        "image": _str(IMAGE, minLength=1, description="default: the job's images[vendor]"),
         "command": _list(_str()),
         "args": _list(_str()),
     }
@@ -441,7 +509,7 @@ PHASE = _str(
 )
 TRACK = _obj(
     {
-        "image": _str(minLength=1, description="default: the service's images[vendor]"),
+        "image": _str(IMAGE, minLength=1, description="default: the service's images[vendor]"),
         "devicesPerReplica": {"type": "integer", "minimum": 0},
         "replicas": {"type": "integer", "minimum": 0, "description": "full-size replicas"},
         "model": _str(LABEL_VALUE, minLength=1),
@@ -544,13 +612,18 @@ FLEET_PROPS: dict[str, Any] = {
         r"^1\.[0-9]+(\.[0-9]+)?$", description="target Kubernetes version, e.g. '1.33' (quote it)"
     ),
     "environments": _list(_str(DNS_LABEL), minItems=1, uniqueItems=True),
+    "productionEnvironments": _list(
+        _str(DNS_LABEL),
+        uniqueItems=True,
+        description="environments that run production: every image there is pinned by digest "
+        "(SEC005)",
+    ),
     "git": _obj(
         {
             "repoURL": _str(minLength=1),
             "targetRevision": _str(minLength=1),
             "path": _str(
-                r"^([^/].*[^/]|[^/])?$",
-                description="folder of the rendered output inside the repository",
+                REPO_PATH, description="folder of the rendered output inside the repository"
             ),
         },
         ("repoURL", "targetRevision"),

@@ -1,7 +1,9 @@
 """The single wrapper around the external tools this project runs.
 
-Every subprocess call to kustomize, kubeconform, promtool, go or git goes through :func:`run`, which
-finds the pinned binary, applies a timeout, and turns every failure into a :class:`ToolError`:
+Every subprocess call to kustomize, kubeconform, promtool, the NFD tools, go or git goes through
+:func:`run`, which finds the pinned binary, applies a timeout, and turns every failure into a
+:class:`ToolError` (long-running tools, the local control plane's components, go through
+:func:`spawn` and :func:`terminate` instead):
 
 * :class:`ToolMissing` -- the tool is not installed; the message names the install command;
 * :class:`ToolFailed` -- it exited non-zero (carries argv, exit code, stdout and stderr);
@@ -9,8 +11,8 @@ finds the pinned binary, applies a timeout, and turns every failure into a :clas
 
 Where tools are looked for: first ``<tools dir>/bin`` -- the tools dir is ``.tools`` in the
 repository root (the parent of the ``generator`` package directory), or ``$ACCEL_GITOPS_TOOLS_DIR``
-when set -- then, for promtool, go and git only, ``PATH``. kustomize and kubeconform are used only
-from the tools dir: they are pinned in ``tools/*/go.mod`` and built by ``make tools``.
+when set -- then, for promtool, go and git only, ``PATH``. kustomize, kubeconform and the NFD tools
+are used only from the tools dir: they are pinned in ``tools/*/go.mod`` and built by ``make tools``.
 
 The same tools dir holds the JSON Schemas kubeconform validates against (``schemas/k8s`` and
 ``schemas/crds``, built by ``make tools`` from ``tools/schemas.lock.yaml``); see
@@ -26,6 +28,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,8 +38,10 @@ __all__ = [
     "INSTALL_COMMAND",
     "TOOLS",
     "GoBuildInfo",
+    "Service",
     "Tool",
     "ToolError",
+    "ToolExited",
     "ToolFailed",
     "ToolMissing",
     "ToolStatus",
@@ -51,6 +56,8 @@ __all__ = [
     "kubeconform_schema_args",
     "repo_root",
     "run",
+    "spawn",
+    "terminate",
     "tools_dir",
     "version",
 ]
@@ -156,6 +163,67 @@ TOOLS: Mapping[str, Tool] = {
         install_hint=INSTALL_COMMAND,
         search_path=False,
         go_module="sigs.k8s.io/kustomize/api",
+    ),
+    # The control plane behind `validate --dry-run=server` and `simulate` (generator/cluster).
+    **{
+        name: Tool(
+            name=name,
+            pinned="v1.36.3",
+            source="Go module k8s.io/kubernetes@v1.36.3 (tools/controlplane/go.mod)",
+            install_hint=INSTALL_COMMAND,
+            search_path=False,
+            go_module="k8s.io/kubernetes",
+        )
+        for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
+    },
+    "etcd": Tool(
+        name="etcd",
+        pinned="v3.6.8",
+        source="Go module go.etcd.io/etcd/server/v3@v3.6.8 (tools/controlplane/go.mod)",
+        install_hint=INSTALL_COMMAND,
+        search_path=False,
+        go_module="go.etcd.io/etcd/server/v3",
+    ),
+    "kwok": Tool(
+        name="kwok",
+        pinned="v0.8.0",
+        source="Go module sigs.k8s.io/kwok@v0.8.0 (tools/kwok/go.mod)",
+        install_hint=INSTALL_COMMAND,
+        search_path=False,
+        go_module="sigs.k8s.io/kwok",
+    ),
+    # Lints this repository's GitHub workflows (make test); the generator never runs it.
+    "actionlint": Tool(
+        name="actionlint",
+        pinned="v1.7.12",
+        source="Go module github.com/rhysd/actionlint@v1.7.12 (tools/actionlint/go.mod)",
+        install_hint=INSTALL_COMMAND,
+        search_path=False,
+        go_module="github.com/rhysd/actionlint",
+    ),
+    "nfd-master": Tool(
+        name="nfd-master",
+        pinned="v0.19.0",
+        source="Go module sigs.k8s.io/node-feature-discovery@v0.19.0 (tools/nfd/go.mod)",
+        install_hint=INSTALL_COMMAND,
+        search_path=False,
+        go_module="sigs.k8s.io/node-feature-discovery",
+    ),
+    "nfd-rulecheck": Tool(
+        name="nfd-rulecheck",
+        pinned="v0.19.0",
+        source="tools/nfd/cmd/nfd-rulecheck on Go module "
+        "sigs.k8s.io/node-feature-discovery@v0.19.0 (tools/nfd/go.mod)",
+        install_hint=INSTALL_COMMAND,
+        search_path=False,
+        go_module="sigs.k8s.io/node-feature-discovery",
+    ),
+    "openssl": Tool(
+        name="openssl",
+        pinned="",
+        source="PATH (Debian package openssl; makes the local control plane's signing key)",
+        install_hint="apt-get install openssl",
+        search_path=True,
     ),
     "schedcheck": Tool(
         name="schedcheck",
@@ -274,6 +342,98 @@ def run(
     return proc
 
 
+# ------------------------------------------------------------------------------ long-running tools
+
+
+class ToolExited(ToolError):
+    """A long-running tool (a control-plane component) exited when it should still run."""
+
+    def __init__(self, argv: Sequence[str], returncode: int, log_tail: str) -> None:
+        self.argv = tuple(argv)
+        self.returncode = returncode
+        self.log_tail = log_tail
+        super().__init__(f"{Path(argv[0]).name} exited with {returncode}: {log_tail}")
+
+
+@dataclass
+class Service:
+    """A long-running tool started by :func:`spawn`: its own process group, output in a log."""
+
+    name: str
+    argv: tuple[str, ...]
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def check(self) -> None:
+        """Raise ToolExited when the process is no longer running."""
+        code = self.process.poll()
+        if code is not None:
+            raise ToolExited(self.argv, code, self.log_tail())
+
+    def log_tail(self, lines: int = 15) -> str:
+        try:
+            text = self.log.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Ask Linux to SIGTERM the child when the thread that started it dies (PR_SET_PDEATHSIG),
+    so that even a SIGKILLed caller leaves no control-plane process behind."""
+    import contextlib
+    import ctypes
+    import signal
+
+    with contextlib.suppress(OSError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
+
+
+def spawn(
+    tool: str,
+    args: Sequence[str],
+    *,
+    log: Path,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Service:
+    """Start a registered tool in the background, in a process group of its own (so that
+    :func:`terminate` reaches everything it starts and a Ctrl-C at the terminal does not), with
+    stdout and stderr appended to ``log``. Raises ToolMissing when it is not installed."""
+    argv = [str(_require(tool)), *args]
+    with log.open("ab") as out:
+        process = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env={**os.environ, **env} if env is not None else None,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+        )
+    return Service(tool, tuple(argv), process, log)
+
+
+def terminate(service: Service, grace: float = 20.0) -> None:
+    """Stop a service's whole process group: SIGTERM, then SIGKILL after ``grace`` seconds."""
+    import signal
+
+    proc = service.process
+    if proc.poll() is not None:
+        return
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
 def _as_bytes(data: bytes | str | None) -> bytes:
     if data is None:
         return b""
@@ -358,7 +518,9 @@ def version(tool: str) -> str:
     if tool == "go":
         out = run("go", ["env", "GOVERSION"], timeout=60).stdout.decode().strip()
         return out
-    argv = {"kustomize": ["version"], "kubeconform": ["-v"]}.get(tool, ["--version"])
+    argv = {"kustomize": ["version"], "kubeconform": ["-v"], "openssl": ["version"]}.get(
+        tool, ["--version"]
+    )
     proc = run(tool, argv, timeout=60, check=False)
     text = (proc.stdout + proc.stderr).decode("utf-8", "replace")
     match = _VERSION_RE.search(text)

@@ -7,7 +7,6 @@ Every problem becomes a Finding; loading goes on so that one run reports them al
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
@@ -18,19 +17,22 @@ import jsonschema
 from jsonschema.exceptions import ValidationError, best_match
 
 from . import schemadefs
-from .errors import Finding, FindingsError, Location, UsageError, has_errors
+from .errors import Finding, FindingsError, Location, UsageError, has_errors, merge_layers
 from .merge import Doc, merge_docs
 from .model import (
+    ACCELERATOR_CLASSES,
     BASE_ENV,
     DEVICE_PLUGIN_PATH,
     DevicePlugin,
     Fleet,
     FleetView,
+    PciModel,
     Pool,
     Taint,
     Team,
     Values,
     Vendor,
+    find_pci_model,
     node_agent,
 )
 from .schemacache import SchemaCache
@@ -48,10 +50,25 @@ class Parsed:
     smap: SourceMap
 
 
+def _ecma_pattern(
+    validator: jsonschema.protocols.Validator, pattern: str, instance: Any, schema: Any
+) -> Iterator[ValidationError]:
+    """`pattern` with ECMA-262 semantics (jsonschema's own uses Python's re.search)."""
+    if validator.is_type(instance, "string") and not schemadefs.matches(pattern, instance):
+        bad = schemadefs.control_characters(instance)
+        if bad:
+            yield ValidationError(f"{instance!r} contains the control character {bad[0]}")
+        else:
+            yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
 @functools.cache
 def _validator(kind: str) -> jsonschema.protocols.Validator:
     schema = schemadefs.SCHEMAS[kind]
-    cls = jsonschema.validators.validator_for(schema)
+    base = jsonschema.validators.validator_for(schema)
+    # Our schemas use `pattern` only (directly and under propertyNames), never
+    # patternProperties: test_values checks that, so no keyword falls back to Python's re.
+    cls = jsonschema.validators.extend(base, {"pattern": _ecma_pattern})
     return cls(schema)  # type: ignore[no-any-return]
 
 
@@ -80,16 +97,42 @@ def _finding_from_error(error: ValidationError, smap: SourceMap) -> Finding:
             message = f"unknown key {extra[0]!r}"
             if props:
                 hint = "known keys here: " + ", ".join(sorted(props))
-    elif validator == "propertyNames":
+    elif "propertyNames" in error.relative_schema_path:
+        # A key that its map does not allow: point at the key itself.
         key = True
         bad = error.instance
         path = (*path, bad) if isinstance(bad, str) else path
         message = f"invalid name {bad!r}: {error.message}"
+        hint = schemadefs.PATTERN_HINTS.get(str(schema.get("pattern")), "")
+    elif validator == "pattern":
+        hint = schemadefs.PATTERN_HINTS.get(str(error.validator_value), "")
     elif validator == "required":
         hint = "add it"
+    elif validator in ("type", "enum") and path in smap.plain and _wants_text(validator, schema):
+        # YAML 1.1 read the unquoted text as a boolean, number or null: never coerce it back.
+        raw = smap.plain[path]
+        message = (
+            f"{raw} is read by YAML 1.1 as {_yaml_type(error.instance)}, not as the text {raw!r}"
+        )
+        hint = f"quote it: {raw!r}" if "'" not in raw else f'quote it: "{raw}"'
     elif validator == "type" and isinstance(error.instance, bool | int | float):
         hint = "quote the value if you meant a string"
     return Finding("VAL001", message, smap.locate(path, key=key), json_path(path), hint)
+
+
+def _wants_text(validator: str, schema: dict[str, Any]) -> bool:
+    if validator == "enum":
+        return any(isinstance(v, str) for v in schema.get("enum", []))
+    types = schema.get("type")
+    return types == "string" or (isinstance(types, list) and "string" in types)
+
+
+def _yaml_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if value is None:
+        return "null (no value)"
+    return f"the number {value!r}"
 
 
 def _display(path: Path, values_dir: Path) -> str:
@@ -99,9 +142,44 @@ def _display(path: Path, values_dir: Path) -> str:
         return str(path)
 
 
+def _outside(entry: Path, root: Path, values_dir: Path) -> Finding | None:
+    """A symbolic link that loops, or leads out of the values tree: never followed. (Links that
+    stay inside are fine.) Every entry is checked, so a folder link is refused as a whole."""
+    if not entry.is_symlink():
+        return None
+    where = Location(_display(entry, values_dir))
+    try:
+        target = entry.resolve(strict=True)
+    except (OSError, RuntimeError):  # a loop, or a link to nothing
+        return Finding(
+            "VAL002",
+            "symbolic link that loops or points to nothing",
+            where,
+            hint="replace it with the file itself",
+        )
+    if target == root or root in target.parents:
+        return None
+    return Finding(
+        "VAL002",
+        f"symbolic link leads out of the values tree (to {target})",
+        where,
+        hint="values are read from inside the values tree only: copy the file in",
+    )
+
+
 def _discover(values_dir: Path, findings: list[Finding]) -> Iterator[tuple[str, Path]]:
+    root = values_dir.resolve()
+
+    def refused(entry: Path) -> bool:
+        bad = _outside(entry, root, values_dir)
+        if bad is not None:
+            findings.append(bad)
+        return bad is not None
+
     fleet = values_dir / "fleet.yaml"
-    if not fleet.is_file():
+    if refused(fleet):
+        pass
+    elif not fleet.is_file():
         findings.append(
             Finding(
                 "VAL002",
@@ -113,11 +191,11 @@ def _discover(values_dir: Path, findings: list[Finding]) -> Iterator[tuple[str, 
     else:
         yield "fleet", fleet
     for entry in sorted(values_dir.iterdir()):
-        if entry.name == "fleet.yaml" or entry.name.startswith("."):
+        if entry.name == "fleet.yaml" or entry.name.startswith(".") or refused(entry):
             continue
         if entry.is_dir() and entry.name in KIND_DIRS:
             for file in sorted(entry.iterdir()):
-                if file.name.startswith("."):
+                if file.name.startswith(".") or refused(file):
                     continue
                 if file.is_file() and file.suffix == ".yaml":
                     yield KIND_DIRS[entry.name], file
@@ -192,11 +270,13 @@ def _parse_all(
 
 
 def _dns_name_finding(name: str, display: str) -> Finding | None:
-    if re.fullmatch(schemadefs.DNS_LABEL, name):
+    if schemadefs.matches(schemadefs.DNS_LABEL, name):
         return None
+    bad = schemadefs.control_characters(name)
     return Finding(
         "NAME001",
-        f"file name {name!r} is not a valid DNS-1123 label",
+        f"file name {name!r} is not a valid DNS-1123 label"
+        + (f": it contains the control character {bad[0]}" if bad else ""),
         Location(display),
         hint="use lower-case letters, digits and '-'",
     )
@@ -249,6 +329,10 @@ class _Resolver:
         if not pools_raw:
             self.need(doc, ("pools",), "pools", f"list the vendor's node pools in {where}")
         vendor_taints = tuple(_taint(t) for t in doc.get("taints", default=[]) or [])
+        pci_models = {
+            str(name): PciModel(tuple(m["classes"]), tuple(m["devices"]), m["source"])
+            for name, m in (doc.get("pciModels", default={}) or {}).items()
+        }
         pools = []
         names: dict[str, int] = {}
         for i, raw in enumerate(pools_raw):
@@ -270,6 +354,7 @@ class _Resolver:
                 **raw.get("labels", {}),
             }
             taints = tuple(_taint(t) for t in raw["taints"]) if "taints" in raw else vendor_taints
+            pci_devices, pci_classes = _pool_pci(raw, pci_models)
             pools.append(
                 Pool(
                     index=i,
@@ -278,7 +363,8 @@ class _Resolver:
                     devices_per_node=raw["devicesPerNode"],
                     nodes=nodes,
                     node_count=len(nodes) if nodes else int(raw.get("nodeCount", 0)),
-                    pci_devices=tuple(raw.get("pciDevices", [])),
+                    pci_devices=pci_devices,
+                    pci_classes=pci_classes,
                     labels=labels,
                     taints=taints,
                 )
@@ -290,6 +376,7 @@ class _Resolver:
             display_name=doc.get("displayName", default=vendor_id),
             resource_name=resource,
             pci_vendor=doc.get("pciVendor", default=""),
+            pci_models=pci_models,
             selector_label=selector_label,
             model_label=model_label,
             node_labels=dict(node_labels),
@@ -368,22 +455,61 @@ class _Resolver:
         )
 
 
+def _pool_pci(
+    raw: dict[str, Any], models: dict[str, PciModel]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(device IDs, classes) a pool's NFD rule matches: the pool's pciDevices, else its model's.
+
+    pciDevices of a model the catalog does not know match the vendor's accelerator classes (all
+    NFD's accelerator classes when the vendor has no pciModels). No IDs at all: ((), ()).
+    """
+    model = find_pci_model(models, str(raw["model"]))
+    if "pciDevices" in raw:
+        if model is not None:
+            classes = model.classes
+        else:
+            known = {c for m in models.values() for c in m.classes}
+            classes = tuple(sorted(known)) if known else ACCELERATOR_CLASSES
+        return tuple(raw["pciDevices"]), classes
+    if model is not None:
+        return model.devices, model.classes
+    return (), ()
+
+
 def _taint(raw: dict[str, str]) -> Taint:
     return Taint(key=raw["key"], effect=raw["effect"], value=raw.get("value", ""))
 
 
-def _catalog_doc(entry: str) -> Doc | None:
+def _catalog_doc(entry: str, at: Location) -> Doc | None:
+    """The catalog entry as the layer under a vendor file. Every value it supplies is located
+    `at` the vendor file's `catalog:` key (or its top): that is where the user includes it and can
+    override it, and no finding may point into the installed package."""
     cat = catalog()
     if entry not in cat:
         return None
     data, smap = cat[entry]
-    return Doc.from_source(data, smap, record_source=False)
+    doc = Doc.from_source(data, smap, record_source=False)
+    return Doc(doc.data, dict.fromkeys(doc.values, at), dict.fromkeys(doc.keys, at))
 
 
 def load(values_dir: Path, schema_cache: Path | None = None) -> Values:
     """Load and resolve the whole tree, or raise FindingsError with every problem found.
 
     `schema_cache`: a file that keeps clean schema verdicts by content (schemacache.py)."""
+    if values_dir.is_symlink():
+        try:
+            values_dir.resolve(strict=True)
+        except (OSError, RuntimeError):
+            raise FindingsError(
+                [
+                    Finding(
+                        "VAL002",
+                        "the values tree is a symbolic link that loops or points to nothing",
+                        Location(values_dir.name),
+                        hint="point --values at the folder itself",
+                    )
+                ]
+            ) from None
     if not values_dir.is_dir():
         raise UsageError(
             f"values directory {str(values_dir)!r} does not exist: run from the repository "
@@ -405,12 +531,24 @@ def load(values_dir: Path, schema_cache: Path | None = None) -> Values:
     fleet_doc = Doc.from_source(fleet_p.data, fleet_p.smap)
     environments = list(fleet_doc.data["environments"])
 
+    for i, env in enumerate(fleet_doc.data.get("productionEnvironments", [])):
+        if env not in environments:
+            findings.append(
+                Finding(
+                    "REF002",
+                    f"production environment {env!r} is not one of environments",
+                    fleet_doc.locate(("productionEnvironments", i)),
+                    f"$.productionEnvironments[{i}]",
+                    "known environments: " + ", ".join(environments),
+                )
+            )
+
     vendor_docs: dict[str, Doc] = {}
     in_catalog: set[str] = set()
     for p in by_kind["vendor"]:
         own = Doc.from_source(p.data, p.smap)
         entry = p.data.get("catalog", p.name)
-        base = _catalog_doc(entry)
+        base = _catalog_doc(entry, p.smap.keys.get(("catalog",), Location(p.file, 1, 1)))
         if base is None:
             if "catalog" in p.data:
                 findings.append(
@@ -481,11 +619,20 @@ def load(values_dir: Path, schema_cache: Path | None = None) -> Values:
             env, resolver.fleet(fdoc), tuple(vendors), tuple(teams), env_p.file if env_p else None
         )
 
-    base_view = view(BASE_ENV)
-    n_base = len(findings)
-    envs = {env: view(env) for env in environments}
-    # A problem in the base layer shows up again in every environment: report it once.
-    findings[n_base:] = [f for f in findings[n_base:] if f not in findings[:n_base]]
+    # Each layer resolves on its own; a problem found in several layers is reported once,
+    # naming the environments it holds in.
+    layers: list[tuple[str, list[Finding]]] = []
+
+    def resolved(env: str) -> FleetView:
+        before = len(findings)
+        out = view(env)
+        layers.append((env, findings[before:]))
+        del findings[before:]
+        return out
+
+    base_view = resolved(BASE_ENV)
+    envs = {env: resolved(env) for env in environments}
+    findings.extend(merge_layers(layers, environments))
     if has_errors(findings):
         raise FindingsError(findings)
     return Values(str(values_dir), base_view, envs)

@@ -1,8 +1,9 @@
 """Safe YAML in, deterministic YAML 1.1-safe YAML out.
 
 Reading keeps the parser's marks so every finding can name a line and a column, and refuses what a
-values file never needs and an attacker likes: aliases (billion-laughs), custom tags, duplicate
-keys, several documents, invalid UTF-8, very large or very deep files.
+values file never needs and an attacker likes: aliases (billion-laughs), tags outside YAML's core
+schema (in any position), tags on keys, duplicate keys, several documents, invalid UTF-8, a byte
+order mark, NUL and other control characters, very large, very deep or very many-noded files.
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ from .errors import Finding, Location
 
 MAX_BYTES = 1024 * 1024
 MAX_DEPTH = 64
+MAX_NODES = 50_000  # scalars, lists and maps of one file (the example's largest has ~150)
 YamlPath = tuple[str | int, ...]
 
 _STD = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {f"{_STD}{t}" for t in ("str", "int", "float", "bool", "null")}
+_CORE_TAGS = _SCALAR_TAGS | {f"{_STD}seq", f"{_STD}map"}  # tags a values file may write out
 _TIMESTAMP = f"{_STD}timestamp"
 
 
@@ -35,6 +38,9 @@ class SourceMap:
     file: str
     values: dict[YamlPath, Location] = field(default_factory=dict)
     keys: dict[YamlPath, Location] = field(default_factory=dict)
+    # The text of each plain scalar that YAML 1.1 read as something other than a string
+    # ("yes" -> True, "0755" -> 493, "1.10" -> 1.1): findings quote what the user wrote.
+    plain: dict[YamlPath, str] = field(default_factory=dict)
 
     def locate(self, path: YamlPath, *, key: bool = False) -> Location:
         """The closest known location of `path`, walking up to its parents."""
@@ -75,8 +81,9 @@ def _fail(file: str, node_or_mark: Any, message: str, hint: str = "") -> YamlInp
 
 
 class _Builder:
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, text: str) -> None:
         self.file = file
+        self.text = text
         self.smap = SourceMap(file)
         self.seen: set[int] = set()
         self.constructor = SafeConstructor()
@@ -112,9 +119,16 @@ class _Builder:
                 "values files hold plain strings, numbers, booleans, lists and maps",
             )
         try:
-            return self.constructor.construct_object(node, deep=True)  # type: ignore[no-untyped-call]
+            value = self.constructor.construct_object(node, deep=True)  # type: ignore[no-untyped-call]
         except (yaml.YAMLError, ValueError) as exc:
             raise _fail(self.file, node, f"cannot read scalar {node.value!r}: {exc}") from None
+        # plain (no quotes, no block) and untagged: YAML 1.1 chose its type
+        if not isinstance(value, str) and not node.style and not self._tagged(node):
+            self.smap.plain[path] = str(node.value)
+        return value
+
+    def _tagged(self, node: Node) -> bool:
+        return self.text[node.start_mark.index : node.start_mark.index + 1] == "!"
 
     def _mapping(self, node: MappingNode, path: YamlPath, depth: int) -> dict[str, Any]:
         if node.tag != f"{_STD}map":
@@ -130,6 +144,13 @@ class _Builder:
                 )
             if not isinstance(key_node, ScalarNode) or key_node.tag not in _SCALAR_TAGS:
                 raise _fail(self.file, key_node, "mapping keys must be plain scalars")
+            if self._tagged(key_node):
+                raise _fail(
+                    self.file,
+                    key_node,
+                    "a tag on a mapping key is not allowed",
+                    "keys are plain text: remove the tag",
+                )
             key = str(key_node.value)
             if key in out:
                 first = self.smap.keys[(*path, key)]
@@ -164,20 +185,22 @@ def load_text(text_bytes: bytes, file: str) -> tuple[Any, SourceMap]:
                 hint="save the file as UTF-8",
             )
         ) from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    _refuse_characters(text, file)
     try:
-        # Aliases are refused at the event level, before composing, so the finding names the
-        # alias itself and nothing is ever expanded.
-        for event in yaml.parse(text, Loader=yaml.CSafeLoader):
-            if isinstance(event, yaml.AliasEvent):
-                raise _fail(
-                    file,
-                    event.start_mark,
-                    "anchors and aliases are not allowed in values files",
-                    "write the value out in full",
-                )
+        _check_events(text, file)
         docs = list(yaml.compose_all(text, Loader=yaml.CSafeLoader))
+    except yaml.reader.ReaderError as exc:
+        line, col = _line_col(text, exc.position)
+        raise YamlInputError(
+            Finding(
+                "YAML001",
+                f"character U+{exc.character:04X} is not allowed in YAML"
+                if isinstance(exc.character, int)
+                else f"invalid YAML: {exc.reason}",
+                Location(file, line, col),
+                hint="remove it; write special characters as escapes in a double-quoted string",
+            )
+        ) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         msg = " ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
@@ -191,11 +214,76 @@ def load_text(text_bytes: bytes, file: str) -> tuple[Any, SourceMap]:
             "more than one YAML document in a values file",
             "remove the '---' separator",
         )
-    builder = _Builder(file)
+    builder = _Builder(file, text)
     if not docs or docs[0] is None:
         return None, builder.smap
     data = builder.build(docs[0], (), 0)
     return data, builder.smap
+
+
+def _line_col(text: str, index: int) -> tuple[int, int]:
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def _refuse_characters(text: str, file: str) -> None:
+    """A BOM and NUL before the parser sees them: the parser drops the one and its message for
+    the other has no line."""
+    if text.startswith("\ufeff"):
+        raise YamlInputError(
+            Finding(
+                "YAML001",
+                "the file starts with a byte order mark (U+FEFF)",
+                Location(file, 1, 1),
+                hint="save the file as UTF-8 without a byte order mark",
+            )
+        )
+    for char in ("\x00", "\ufeff"):
+        index = text.find(char)
+        if index >= 0:
+            line, col = _line_col(text, index)
+            raise YamlInputError(
+                Finding(
+                    "YAML001",
+                    f"character U+{ord(char):04X} is not allowed in a values file",
+                    Location(file, line, col),
+                    hint="remove it",
+                )
+            )
+
+
+def _check_events(text: str, file: str) -> None:
+    """Refuse, before anything is composed: aliases (so nothing is ever expanded and the finding
+    names the alias itself), tags outside the core schema in any position (a document, a list, a
+    map, a key or a value; `!` too, which PyYAML would still resolve), too deep nesting and too
+    many nodes."""
+    depth = nodes = 0
+    for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+        if isinstance(event, yaml.AliasEvent):
+            raise _fail(
+                file,
+                event.start_mark,
+                "anchors and aliases are not allowed in values files",
+                "write the value out in full",
+            )
+        if isinstance(event, yaml.NodeEvent):
+            nodes += 1
+            if nodes > MAX_NODES:
+                raise _fail(file, event.start_mark, f"more than {MAX_NODES} values in one file")
+            tag = getattr(event, "tag", None)
+            if tag is not None and tag not in _CORE_TAGS:
+                raise _fail(
+                    file,
+                    event.start_mark,
+                    f"tag {tag!r} is not allowed",
+                    "values files hold plain strings, numbers, booleans, lists and maps",
+                )
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise _fail(file, event.start_mark, f"nesting deeper than {MAX_DEPTH} levels")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
 
 
 def load_file(path: Path, display: str) -> tuple[Any, SourceMap]:

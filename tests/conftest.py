@@ -1,12 +1,17 @@
-"""Shared fixtures: the example values tree copied into tmp_path, and the real tools."""
+"""Shared fixtures: the example values tree copied into tmp_path, the real tools, and a real
+control plane (generator/cluster)."""
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from generator.cluster.launcher import ControlPlane
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_VALUES = ROOT / "values"
@@ -49,3 +54,22 @@ def tool(name: str) -> Path:
     if found is None:
         pytest.fail(f"{name} is not installed: run `make tools`")
     return Path(found)
+
+
+@pytest.fixture(scope="session")
+def control_plane() -> Iterator[ControlPlane]:
+    """A real control plane (etcd, kube-apiserver, KCM, scheduler, KWOK, nfd-master) for the
+    whole session; tests that use it are in one xdist group, so a parallel run starts one."""
+    from generator.cluster.launcher import local_control_plane
+
+    with local_control_plane(nfd=True) as plane:
+        yield plane
+
+
+@pytest.fixture
+def cluster(control_plane: ControlPlane) -> Iterator[ControlPlane]:
+    """The session's control plane, brought back to how it started after the test."""
+    from generator.cluster.launcher import reset
+
+    yield control_plane
+    reset(control_plane)

@@ -8,7 +8,9 @@ from typing import Any
 
 from tests.minifleet import FLEET, build, find, rendered, tree
 
-POOL = "pools:\n  - {name: p1, model: m1, devicesPerNode: 8, nodes: [node-01]}\n"
+POOL = (
+    "pools:\n  - {name: p1, model: m1, pciDevices: ['abcd'], devicesPerNode: 8, nodes: [node-01]}\n"
+)
 TEAM = "quota: {nvidia: 4}\n"
 
 

@@ -29,7 +29,8 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
     "CAP001": (
         {"fleet.yaml": NO_OVERCOMMIT},
         "values/teams/ml-team.yaml:5:11: CAP001 quotas for nvidia (nvidia.com/gpu) add up to 12 "
-        "devices (inference 4, ml-team 8) but its pools hold 8 (at $.quota.nvidia)",
+        "devices (inference 4, ml-team 8) but its pools hold 8 in environment 'prod' "
+        "(at $.quota.nvidia)",
     ),
     "RES001": (
         {
@@ -58,6 +59,25 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
         "values/teams/inference.yaml:1:14: NAME004 namespace 'ml-team' is already used by team "
         "'ml-team'",
     ),
+    "NAME007": (
+        {"teams/inference.yaml": "namespaces: [inference, kube-system]\nquota: {hygon: 8}\n"},
+        "values/teams/inference.yaml:1:25: NAME007 team 'inference' claims namespace "
+        "'kube-system', which belongs to Kubernetes system components (at $.namespaces[1]); give "
+        "the team its own namespace",
+    ),
+    "NAME008": (
+        {
+            "vendors/nvidia-a800.yaml": "catalog: nvidia\npools:\n  - {name: a800, model: A800, "
+            "devicesPerNode: 8, nodes: [a800-01]}\n"
+        },
+        "values/vendors/nvidia-a800.yaml:1:1: NAME008 DaemonSet "
+        "accelerator-plugins/nvidia-device-plugin would be emitted twice, by vendor 'nvidia' ",
+    ),
+    "VER001": (
+        {"fleet.yaml": NO_OVERCOMMIT.replace('"1.33"', '"1.19"')},
+        "values/fleet.yaml:2:20: VER001 kubernetesVersion '1.19' is outside the versions the "
+        "pinned schemas cover",
+    ),
     "NODE001": (
         {
             "fleet.yaml": NO_OVERCOMMIT + "nodeConfig: {method: node-patch}\n"
@@ -67,6 +87,19 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
         },
         "values/vendors/amd.yaml:2:5: NODE001 pool 'mi250x' lists no nodes, so node-patch cannot "
         "label it",
+    ),
+    "NODE002": (
+        {
+            "vendors/nvidia.yaml": "pools:\n  - {name: b200, model: B200, devicesPerNode: 8, "
+            "nodes: [nvidia-node-01]}\n"
+        },
+        "values/vendors/nvidia.yaml:2:25: NODE002 pool 'b200': model 'B200' has no known PCI "
+        "device IDs for nvidia, so no NFD rule can find its nodes",
+    ),
+    "NODE003": (
+        {},
+        "values/vendors/ascend.yaml:9:7: NODE003 warning: pool '910b' label 'accelerator-type' has "
+        "no prefix: nfd-master sets it as 'feature.node.kubernetes.io/accelerator-type'",
     ),
     "CAP002": (
         {"vendors/amd.yaml": "pools:\n  - {name: mi250x, model: MI250X, devicesPerNode: 8}\n"},
@@ -99,29 +132,81 @@ def test_check_reports_its_code_at_the_right_place(
     assert any(g.startswith(expected) for g in got), "\n".join(got)
 
 
-def test_overcommit_allowed_is_a_warning_not_an_error(values_dir: Path) -> None:
+def test_the_seed_has_only_warnings(values_dir: Path) -> None:
     found = findings(values_dir)
-    assert {(f.code, f.severity.value) for f in found} == {("CAP001", "warning")}
+    assert {(f.code, f.severity.value) for f in found} == {
+        ("CAP001", "warning"),
+        ("NODE003", "warning"),
+    }
 
 
 def test_the_seed_dcu_and_amd_share_amd_com_gpu_but_are_told_apart(values_dir: Path) -> None:
     assert "RES001" not in {f.code for f in findings(values_dir)}
 
 
-def test_nfd_pools_of_one_vendor_need_names_or_device_ids(values_dir: Path, write: Write) -> None:
+def test_nfd_pools_of_one_vendor_need_names_when_devices_are_shared(
+    values_dir: Path, write: Write
+) -> None:
+    # Two A100 pools match the same device IDs: without node names NFD labels each node as both.
     write(
         "vendors/nvidia.yaml",
-        "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, "
-        "nodeCount: 2}\n  - {name: h100, model: H100, devicesPerNode: 8, nodeCount: 1, "
-        "pciDevices: ['2330']}\n",
+        "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, nodeCount: 2}\n"
+        "  - {name: a100-big, model: A100, devicesPerNode: 8, nodes: [big-01]}\n"
+        "  - {name: h100, model: H100, devicesPerNode: 8, nodeCount: 1}\n",
+    )
+    got = [g for g in lines(values_dir) if "NODE001" in g]
+    assert len(got) == 1, got
+    assert got[0].startswith(
+        "values/vendors/nvidia.yaml:2:5: NODE001 pool 'a100' matches the same PCI devices as "
+        "pool 'a100-big' and lists no nodes"
+    ), got
+
+
+def test_nfd_pools_with_different_models_need_no_names(values_dir: Path, write: Write) -> None:
+    write(
+        "vendors/nvidia.yaml",
+        "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, nodeCount: 2}\n"
+        "  - {name: h100, model: H100, devicesPerNode: 8, nodeCount: 1}\n",
+    )
+    assert not [g for g in lines(values_dir) if "NODE00" in g and "nvidia" in g]
+
+
+def test_pci_devices_make_an_unknown_model_usable(values_dir: Path, write: Write) -> None:
+    write(
+        "vendors/nvidia.yaml",
+        "pools:\n  - {name: b200, model: B200, devicesPerNode: 8, nodes: [n1], "
+        "pciDevices: ['2901']}\n",
+    )
+    assert not [g for g in lines(values_dir) if "NODE002" in g]
+
+
+def test_a_vendor_outside_the_catalog_needs_a_pci_vendor(values_dir: Path, write: Write) -> None:
+    write(
+        "vendors/iluvatar.yaml",
+        "resourceName: iluvatar.ai/gpu\nselectorLabel: accelerator\nmodelLabel: gpu-model\n"
+        "nodeLabels: {accelerator: iluvatar-gpu}\n"
+        "taints: [{key: feature.node.kubernetes.io/accelerator, value: iluvatar, effect: NoSchedule}]\n"
+        "devicePlugin: {name: p, image: r/p, version: v1, namespace: accelerator-plugins,\n"
+        "  volumes: [{name: dp, hostPath: {path: /var/lib/kubelet/device-plugins}}],\n"
+        "  volumeMounts: [{name: dp, mountPath: /var/lib/kubelet/device-plugins}]}\n"
+        "pools:\n  - {name: bi150, model: BI-V150, devicesPerNode: 8, nodes: [n1], "
+        "pciDevices: ['0001']}\n",
+    )
+    got = [g for g in lines(values_dir) if "NODE002" in g]
+    assert got and got[0].startswith(
+        "values/vendors/iluvatar.yaml:1:1: NODE002 vendor iluvatar has no pciVendor"
+    ), got
+
+
+def test_unknown_model_is_fine_without_nfd(values_dir: Path, write: Write) -> None:
+    fleet = (values_dir / "fleet.yaml").read_text().replace("method: nfd", "method: node-patch")
+    write("fleet.yaml", fleet)
+    write(
+        "vendors/nvidia.yaml",
+        "pools:\n  - {name: b200, model: B200, devicesPerNode: 8, nodes: [nvidia-node-01]}\n",
     )
     got = lines(values_dir)
-    assert any(
-        g.startswith(
-            "values/vendors/nvidia.yaml:2:5: NODE001 pool 'a100' has neither nodes nor pciDevices"
-        )
-        for g in got
-    ), got
+    assert not [g for g in got if "NODE002" in g or "NODE003" in g], got
 
 
 def test_one_finding_per_place_even_across_environments(values_dir: Path, write: Write) -> None:

@@ -10,13 +10,18 @@ from generator.cli import main
 from tests.helpers import lines
 from tests.minifleet import build, find, pod_security, rendered, tree
 
-POOL = "pools:\n  - {name: p1, model: m1, devicesPerNode: 8, nodes: [node-01]}\n"
-POOL2 = "pools:\n  - {name: p1, model: m1, devicesPerNode: 8, nodes: [node-02]}\n"
+POOL = (
+    "pools:\n  - {name: p1, model: m1, pciDevices: ['abcd'], devicesPerNode: 8, nodes: [node-01]}\n"
+)
+POOL2 = (
+    "pools:\n  - {name: p1, model: m1, pciDevices: ['abcd'], devicesPerNode: 8, nodes: [node-02]}\n"
+)
 
 # A vendor outside the catalog, written as an upstream manifest would be: every shape the model
 # must carry through unchanged.
 ACME = """\
 resourceName: acme.example/npu
+pciVendor: "abcd"
 selectorLabel: accelerator
 modelLabel: npu-model
 nodeLabels: {accelerator: acme-npu}

@@ -11,7 +11,7 @@ from tests.minifleet import build, find, pod_security, rendered, tree
 
 
 def pool(node: str) -> str:
-    return f"pools:\n  - {{name: p1, model: m1, devicesPerNode: 8, nodes: [{node}]}}\n"
+    return f"pools:\n  - {{name: p1, model: m1, pciDevices: ['abcd'], devicesPerNode: 8, nodes: [{node}]}}\n"
 
 
 POOL = pool("node-01")

@@ -100,7 +100,11 @@ def test_both_node_config_methods_build(
             "gpu-brand": "hygon",
         }
         assert nodes["dcu-node-01"]["spec"]["taints"] == [
-            {"key": "accelerator", "value": "hygon-dcu", "effect": "NoSchedule"}
+            {
+                "key": "feature.node.kubernetes.io/accelerator",
+                "value": "hygon-dcu",
+                "effect": "NoSchedule",
+            }
         ]
 
 
@@ -116,7 +120,7 @@ def test_device_plugins_land_only_on_their_vendor_and_tolerate_its_taints(
     assert hygon["nodeSelector"] == {"feature.node.kubernetes.io/accelerator": "hygon-dcu"}
     assert amd["nodeSelector"] == {"feature.node.kubernetes.io/accelerator": "amd-gpu"}
     assert {
-        "key": "accelerator",
+        "key": "feature.node.kubernetes.io/accelerator",
         "operator": "Equal",
         "value": "hygon-dcu",
         "effect": "NoSchedule",
@@ -166,8 +170,32 @@ def test_argocd_applications_are_ordered_by_sync_wave(values_dir: Path, tmp_path
     assert wave["argocd"] < wave["node-config"]
     assert apps["team-ml-team"]["spec"]["source"] == {
         "repoURL": "https://git.example.com/platform/accel-gitops.git",
-        "targetRevision": "staging",
+        "targetRevision": "main",
         "path": "overlays/staging/team-ml-team",
     }
     for unit in apps:
         assert (out / "overlays/staging" / unit / "kustomization.yaml").is_file()
+
+
+def test_environment_file_is_named_only_on_objects_it_changed(
+    values_dir: Path, write: Write, tmp_path: Path
+) -> None:
+    """An override that changes one object makes one patch; the others keep the base's
+    provenance (an annotation-only patch per object would bury the real change)."""
+    write("environments/staging.yaml", "teams:\n  ml-team:\n    quota: {nvidia: 4}\n")
+    # prod sets the value the team file already has: it changes nothing, so no patch at all.
+    write("environments/prod.yaml", "teams:\n  ml-team:\n    quota: {nvidia: 8}\n")
+    out = tmp_path / "out"
+    assert_units_build_exactly(out, values_dir)
+    staging = out / "overlays/staging/team-ml-team"
+    assert sorted(p.name for p in (staging / "patches").iterdir()) == [
+        "resourcequota-ml-team-accelerators.yaml"
+    ]
+    assert not (out / "overlays/prod/team-ml-team/patches").exists()
+    source = "accel-gitops.io/source"
+    built = {d["kind"] + "/" + d["metadata"]["name"]: d for d in build(staging)}
+    assert built["ResourceQuota/accelerators"]["metadata"]["annotations"][source] == (
+        "values/teams/ml-team.yaml, values/environments/staging.yaml"
+    )
+    for key in ("Namespace/ml-team", "Job/cuda-training-job"):
+        assert built[key]["metadata"]["annotations"][source] == "values/teams/ml-team.yaml"

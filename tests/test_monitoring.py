@@ -607,6 +607,7 @@ def test_a_vendor_without_exporter_is_a_warning_and_gets_no_scrape_config(
         "vendors/iluvatar.yaml",
         """
 resourceName: iluvatar.ai/gpu
+pciVendor: "1e3e"
 selectorLabel: accelerator
 modelLabel: gpu-model
 nodeLabels: {accelerator: iluvatar-gpu, gpu-brand: iluvatar}
@@ -619,7 +620,8 @@ devicePlugin:
   volumes: [{name: dp, hostPath: {path: /var/lib/kubelet/device-plugins}}]
   volumeMounts: [{name: dp, mountPath: /var/lib/kubelet/device-plugins}]
 pools:
-  - {name: bi150, model: BI-V150, devicesPerNode: 8, nodes: [iluvatar-node-01]}
+  - {name: bi150, model: BI-V150, devicesPerNode: 8, nodes: [iluvatar-node-01],
+     pciDevices: ["0001"]}
 """,
     )
     found = [line for line in lines(fleet) if "MON002" in line]

@@ -213,7 +213,10 @@ def test_page_is_self_contained_and_links_findings(small: Path) -> None:
     out = small.parent / "site" / "report.html"
     result = report(ReportOptions(small, out=out))
     text = out.read_text(encoding="utf-8")
-    assert text == result.text and (result.errors, result.warnings) == (0, 1)
+    assert text == result.text and (result.errors, result.warnings) == (
+        0,
+        2,
+    )  # CAP001 in dev and, with other numbers, in prod
     page = Page()
     page.feed(text)
     assert "script" not in page.tags and "link" not in page.tags and "img" not in page.tags
@@ -293,7 +296,7 @@ def test_report_states_its_inputs(small: Path) -> None:
 def test_cli_writes_html_or_markdown(small: Path, tmp_path: Path) -> None:
     code, out, err = run("report", "--values", str(small), "--out", str(tmp_path / "r.html"))
     assert (code, out) == (0, "")
-    assert err == f"wrote {tmp_path / 'r.html'} (0 error(s), 1 warning(s))\n"
+    assert err == f"wrote {tmp_path / 'r.html'} (0 error(s), 2 warning(s))\n"
     assert (tmp_path / "r.html").read_text().startswith("<!doctype html>")
     code, out, _ = run("report", "--values", str(small), "--out", str(tmp_path / "r.md"))
     assert code == 0 and (tmp_path / "r.md").read_text().startswith("# Fleet report: small\n")
@@ -310,7 +313,7 @@ def test_cli_errors_exit_1_and_still_write(small: Path, tmp_path: Path) -> None:
     )
     code, _, err = run("report", "--values", str(small), "--out", str(tmp_path / "r.html"))
     assert code == 1, err
-    assert "(1 error(s), 1 warning(s))" in err
+    assert "(1 error(s), 2 warning(s))" in err  # dev and prod overcommit by different amounts
     text = (tmp_path / "r.html").read_text()
     assert "MIG004" in text and "needs 3 ascend devices" in text
 
@@ -332,7 +335,8 @@ def test_example_and_300_teams_render_within_seconds(tmp_path: Path) -> None:
     start = time.process_time()
     example = report(ReportOptions(EXAMPLE_VALUES, out=tmp_path / "example.html"))
     assert time.process_time() - start < 5
-    assert (example.errors, example.warnings) == (0, 2)
+    # Two CAP001 overcommit warnings and NODE003 (Ascend's unprefixed accelerator-type label).
+    assert (example.errors, example.warnings) == (0, 3)
     values = tmp_path / "fleet" / "values"
     make_values(values, 300)
     start = time.process_time()

@@ -6,7 +6,9 @@ from pathlib import Path
 
 from tests.minifleet import build, find, rendered, tree
 
-POOL = "pools:\n  - {name: p1, model: m1, devicesPerNode: 8, nodes: [node-01]}\n"
+POOL = (
+    "pools:\n  - {name: p1, model: m1, pciDevices: ['abcd'], devicesPerNode: 8, nodes: [node-01]}\n"
+)
 TEAM = "quota: {nvidia: 4}\n"
 
 

@@ -239,7 +239,13 @@ def with_unknown_field(doc: dict[str, Any]) -> dict[str, Any]:
 # ------------------------------------------------------------------------------- doctor & pins
 
 
-@pytest.mark.parametrize("name", ["kustomize", "kubeconform", "promtool"])
+CONTROL_PLANE = ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "etcd"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["kustomize", "kubeconform", "promtool", "nfd-master", "nfd-rulecheck", *CONTROL_PLANE, "kwok"],
+)
 def test_doctor_finds_pinned_tool(name: str) -> None:
     status = {s.name: s for s in toolchain.doctor()}[name]
     assert status.path is not None, status
@@ -266,6 +272,10 @@ def _go_mod_requires(path: Path) -> dict[str, str]:
         ("kustomize", "tools/kustomize/go.mod"),
         ("kubeconform", "tools/kustomize/go.mod"),
         ("promtool", "tools/promtool/go.mod"),
+        ("nfd-master", "tools/nfd/go.mod"),
+        ("nfd-rulecheck", "tools/nfd/go.mod"),
+        *[(name, "tools/controlplane/go.mod") for name in CONTROL_PLANE],
+        ("kwok", "tools/kwok/go.mod"),
     ],
 )
 def test_registry_pins_match_go_mod(name: str, gomod: str) -> None:
@@ -274,6 +284,31 @@ def test_registry_pins_match_go_mod(name: str, gomod: str) -> None:
     requires = _go_mod_requires(REPO / gomod)
     assert requires[tool.go_module] == tool.pinned
     assert f"{tool.go_module}@{tool.pinned}" in tool.source
+
+
+def test_control_plane_is_one_kubernetes_with_its_staging_modules_at_the_same_release() -> None:
+    # k8s.io/kubernetes points its staging modules at ./staging; each must be replaced by the
+    # published v0.X.Y of the same release (v1.36.3 -> v0.36.3), or the binaries mix releases.
+    gomod = (REPO / "tools/controlplane/go.mod").read_text()
+    k8s = _go_mod_requires(REPO / "tools/controlplane/go.mod")["k8s.io/kubernetes"]
+    staging = "v0." + k8s.removeprefix("v1.")
+    replaced = re.findall(r"^\s*(k8s\.io/\S+) => (k8s\.io/\S+) (v\S+)$", gomod, flags=re.M)
+    assert len(replaced) >= 30
+    assert all(a == b and v == staging for a, b, v in replaced), replaced
+
+
+def test_kube_apiserver_is_stamped_with_its_version() -> None:
+    out = toolchain.run("kube-apiserver", ["--version"], timeout=60).stdout.decode()
+    assert out.split() == ["Kubernetes", toolchain.TOOLS["kube-apiserver"].pinned]
+
+
+def test_nfd_master_reports_its_pinned_version() -> None:
+    # NFD stamps its version at link time (-X .../pkg/version.version); the Makefile must too,
+    # or `nfd-master -version` says "undefined" and NFD's version annotation on the node is wrong.
+    out = toolchain.run("nfd-master", ["-version"], timeout=60).stdout.decode()
+    assert out.split() == ["nfd-master", toolchain.TOOLS["nfd-master"].pinned]
+    makefile = (REPO / "Makefile").read_text()
+    assert f"NFD_VERSION := {toolchain.TOOLS['nfd-master'].pinned}\n" in makefile
 
 
 def test_go_build_info_of_kubeconform() -> None:

@@ -187,7 +187,12 @@ def _deployment(
 
 NVIDIA = "feature.node.kubernetes.io/accelerator"
 TOLERATE_NVIDIA = [
-    {"key": "accelerator", "operator": "Equal", "value": "nvidia-gpu", "effect": "NoSchedule"}
+    {
+        "key": "feature.node.kubernetes.io/accelerator",
+        "operator": "Equal",
+        "value": "nvidia-gpu",
+        "effect": "NoSchedule",
+    }
 ]
 
 
@@ -208,12 +213,14 @@ def test_unschedulable_pod(values_dir: Path, extra_objects: list[Any]) -> None:
 
 
 def test_kustomize_failure_is_a_finding(values_dir: Path, extra_objects: list[Any]) -> None:
-    ns = {
+    # An object without a name: kustomize refuses to load it. (Two objects with one identity are
+    # refused earlier, at their values line: NAME008.)
+    cm = {
         "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": metadata("ml-team", sources=["values/teams/ml-team.yaml"]),
+        "kind": "ConfigMap",
+        "metadata": metadata("", namespace="ml-team", sources=["values/teams/ml-team.yaml"]),
     }
-    extra_objects.append(("team-ml-team", ns))
+    extra_objects.append(("team-ml-team", cm))
     code, out = validate(values_dir, "--no-cache", "--env", "prod")
     assert code == 1
     assert "KUS001 kustomize build overlays/prod/team-ml-team failed" in out
@@ -252,6 +259,7 @@ def test_json_report(values_dir: Path, write: Write) -> None:
         "column": 11,
         "path": "$.quota.nvidia",
         "hint": "",
+        "environments": [],
     }
 
 
@@ -278,17 +286,45 @@ def test_junit_report(values_dir: Path, write: Write) -> None:
     assert code == 1
     suite = ET.fromstring(out).find("testsuite")
     assert suite is not None and suite.get("failures") == "1"
-    case = suite.find("testcase")
-    assert case is not None and case.get("classname") == "VAL001"
+    # The committed units are still checked (a passing case each); the values error fails one.
+    case = next(c for c in suite.iter("testcase") if c.get("classname") == "VAL001")
     failure = case.find("failure")
     assert failure is not None and "values/teams/ml-team.yaml:2:11" in (failure.text or "")
 
 
-def test_junit_report_when_clean_has_a_passing_case(values_dir: Path) -> None:
+def test_junit_report_when_clean_has_a_passing_case_per_unit(values_dir: Path) -> None:
     code, out = validate(values_dir, "--output", "junit")
     assert code == 0
     suite = ET.fromstring(out).find("testsuite")
-    assert suite is not None and suite.get("failures") == "0" and suite.get("tests") != "0"
+    assert suite is not None and suite.get("failures") == "0" and suite.get("tests") == "14"
+    units = [c.get("name") for c in suite.iter("testcase") if c.get("classname") == "validate"]
+    assert len(units) == 12 and "overlays/prod/team-ml-team" in units
+    assert all(c.find("failure") is None for c in suite.iter("testcase"))
+    # The warnings (two CAP001, one NODE003) are cases of their own, passing, text in system-out.
+    cap = [c for c in suite.iter("testcase") if c.get("classname") == "CAP001"]
+    assert [c.get("name") for c in cap] == ["values/teams/ml-team.yaml"]
+
+
+def test_junit_unit_case_fails_with_the_findings_about_its_objects(
+    values_dir: Path, extra_objects: list[Any]
+) -> None:
+    obj = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata("broken", namespace="ml-team", sources=["values/teams/ml-team.yaml"]),
+        "spec": {"nope": True},
+    }
+    extra_objects.append(("team-ml-team", obj))
+    code, out = validate(values_dir, "--output", "junit", "--no-cache")
+    assert code == 1
+    suite = ET.fromstring(out).find("testsuite")
+    assert suite is not None
+    cases = {c.get("name"): c for c in suite.iter("testcase") if c.get("classname") == "validate"}
+    failed = sorted(n for n, c in cases.items() if c.find("failure") is not None)
+    assert failed == ["overlays/prod/team-ml-team", "overlays/staging/team-ml-team"]
+    assert suite.get("failures") == "2"
+    assert "K8S001 ConfigMap ml-team/broken" in (cases[failed[0]].find("failure").text or "")  # type: ignore[union-attr]
+    assert cases["overlays/prod/argocd"].find("system-out").text == "no finding"  # type: ignore[union-attr]
 
 
 def test_missing_tool_is_exit_2_naming_the_install_command(
@@ -353,16 +389,27 @@ def test_committed_output_must_match_the_values(values_dir: Path, write: Write) 
     write("teams/ml-team.yaml", text.replace("nvidia: 8", "nvidia: 6"))
     code, out = validate(values_dir, drift=True)
     assert code == 1
+    # Each names the first line of the committed file that differs (the hand-edited '80').
     assert (
-        "base/teams/inference/resourcequota-inference-accelerators.yaml: DRIFT001 committed "
+        "base/teams/inference/resourcequota-inference-accelerators.yaml:15:1: DRIFT001 committed "
         "base/teams/inference/resourcequota-inference-accelerators.yaml differs from a fresh "
         "render of the values; run `python render.py render` and commit the result"
     ) in out
     assert (
-        "overlays/prod/stray.yaml: DRIFT001 committed overlays/prod/stray.yaml is committed "
+        "overlays/prod/stray.yaml:1:1: DRIFT001 committed overlays/prod/stray.yaml is committed "
         "but no longer rendered from the values" in out
     )
-    assert "base/teams/ml-team/resourcequota-ml-team-accelerators.yaml: DRIFT001" in out
+    assert "base/teams/ml-team/resourcequota-ml-team-accelerators.yaml:18:1: DRIFT001" in out
+    # JSON carries the line and the diff.
+    code, out = validate(values_dir, "--output", "json", drift=True)
+    found = {f["file"]: f for f in json.loads(out)["findings"] if f["code"] == "DRIFT001"}
+    quota = found["base/teams/inference/resourcequota-inference-accelerators.yaml"]
+    assert (quota["line"], quota["column"]) == (15, 1)
+    assert "-    requests.amd.com/gpu: '80'\n+    requests.amd.com/gpu: '8'\n" in quota["detail"]
+    assert quota["detail"].startswith(
+        "--- committed/base/teams/inference/resourcequota-inference-accelerators.yaml\n"
+    )
+    assert "detail" not in found["overlays/prod/stray.yaml"]
 
 
 def test_a_repository_never_rendered_is_drift_too(values_dir: Path) -> None:
@@ -434,9 +481,8 @@ def test_drift_is_reported_when_the_values_checks_fail(values_dir: Path, write: 
     assert code == 1
     assert "MIG004 team 'ml-team' needs 4 nvidia devices" in out
     assert (
-        "base/teams/inference/resourcequota-inference-accelerators.yaml: DRIFT001 committed "
-        "base/teams/inference/resourcequota-inference-accelerators.yaml differs from a fresh "
-        "render of the values"
+        "DRIFT001 committed base/teams/inference/resourcequota-inference-accelerators.yaml "
+        "differs from a fresh render of the values"
     ) in out
 
 

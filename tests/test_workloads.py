@@ -154,7 +154,8 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
             "    images: {hygon: x:1}\n    nodeSelector: {accelerator: amd-gpu}\n"
         },
         "values/teams/demo.yaml:6:19: POD004 Job 'j': container 'j' does not tolerate taint "
-        "accelerator=amd-gpu:NoSchedule of pool 'mi250x' (at $.jobs.j.nodeSelector)",
+        "feature.node.kubernetes.io/accelerator=amd-gpu:NoSchedule of pool 'mi250x' (at "
+        "$.jobs.j.nodeSelector)",
     ),
     "POD005": (
         {
@@ -272,7 +273,7 @@ def test_seed_jobs_and_dual_track_service(values_dir: Path, tmp_path: Path) -> N
     pod = cuda["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {"feature.node.kubernetes.io/accelerator": "nvidia-gpu"}
     assert {
-        "key": "accelerator",
+        "key": "feature.node.kubernetes.io/accelerator",
         "operator": "Equal",
         "value": "nvidia-gpu",
         "effect": "NoSchedule",
@@ -397,7 +398,11 @@ def test_every_unit_builds_under_each_backend_and_routing(
             "feature.node.kubernetes.io/npu-model": "910b",
         }
         assert flavors["ascend-910b"]["spec"]["nodeTaints"] == [
-            {"key": "accelerator", "value": "huawei-npu", "effect": "NoSchedule"}
+            {
+                "key": "feature.node.kubernetes.io/accelerator",
+                "value": "huawei-npu",
+                "effect": "NoSchedule",
+            }
         ]
     else:
         assert queue_label is None

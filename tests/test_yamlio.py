@@ -20,6 +20,23 @@ from generator.yamlio import YamlInputError, dump, load_text
         (b"ok: 1\nbad: \xff\xfe\n", 2, "invalid UTF-8"),
         (b"<<: {a: 1}\n", 1, "merge keys"),
         (b"a: " + b"[" * 100 + b"]" * 100 + b"\n", 1, "nesting deeper"),
+        (b"a: [" + b"1," * 50_001 + b"]\n", 1, "more than 50000 values in one file"),
+        (b"a: 1\nb: x\x00y\n", 2, "character U+0000 is not allowed"),
+        (b"a: 1\nb: \x07\n", 2, "character U+0007 is not allowed"),
+        (b"\xef\xbb\xbfa: 1\n", 1, "byte order mark"),
+        (b"a: 1\nb: x\xef\xbb\xbf\n", 2, "character U+FEFF is not allowed"),
+        # tags outside the core schema, in every position
+        (b"--- !foo\na: 1\n", 1, "tag '!foo' is not allowed"),
+        (b"a: !!timestamp 2024-01-01\n", 1, "tag 'tag:yaml.org,2002:timestamp'"),
+        (b"a: !!binary aGk=\n", 1, "tag 'tag:yaml.org,2002:binary'"),
+        (b"a: ! 12\n", 1, "tag '!' is not allowed"),
+        (b"a:\n  - x\n  - !!set {b: null}\n", 3, "tag 'tag:yaml.org,2002:set'"),
+        (b"a: !!omap [{b: 1}]\n", 1, "tag 'tag:yaml.org,2002:omap'"),
+        (b"a: {b: [!local x]}\n", 1, "tag '!local' is not allowed"),
+        (b"a: !foo {b: 1}\n", 1, "tag '!foo' is not allowed"),
+        (b"!!int a: 1\n", 1, "a tag on a mapping key"),
+        (b"a:\n  ? !!str b\n  : 1\n", 2, "a tag on a mapping key"),
+        (b"%TAG !! tag:example.com,2000:\n---\na: !!str x\n", 3, "tag:example.com,2000:str"),
     ],
 )
 def test_hostile_input_is_refused_with_a_position(text: bytes, line: int, message: str) -> None:
@@ -98,3 +115,15 @@ def test_dump_orders_keys_canonically_whatever_the_insertion_order() -> None:
     b = dump({"apiVersion": "v1", "kind": "K", "metadata": {"name": "x"}, "spec": {"a": 2, "b": 1}})
     assert a == b
     assert a.splitlines()[:3] == ["apiVersion: v1", "kind: K", "metadata:"]
+
+
+def test_core_tags_are_read_as_written() -> None:
+    data, smap = load_text(b"a: !!str 12\nb: !!float 1\nc: !<tag:yaml.org,2002:str> x\n", "f")
+    assert data == {"a": "12", "b": 1.0, "c": "x"}
+    assert smap.plain == {}  # written with a tag: not a plain scalar that YAML 1.1 re-typed
+
+
+def test_plain_scalars_that_yaml_11_re_types_keep_their_text() -> None:
+    data, smap = load_text(b"a: 0755\nb: yes\nc: 1.10\nd: '0755'\ne: ~\nf: text\n", "f")
+    assert data == {"a": 493, "b": True, "c": 1.1, "d": "0755", "e": None, "f": "text"}
+    assert smap.plain == {("a",): "0755", ("b",): "yes", ("c",): "1.10", ("e",): "~"}

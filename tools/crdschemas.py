@@ -9,7 +9,8 @@ Two subcommands, both driven by tools/schemas.lock.yaml:
     Go types, and converts every CRD version's ``openAPIV3Schema`` to a strict JSON Schema, the way
     kubeconform's scripts/openapi2jsonschema.py does, written as
     ``OUT/{group}/{kind}_{version}.json`` (lowercase kind), matching the kubeconform location
-    ``OUT/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json``.
+    ``OUT/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json``; the CRD objects themselves
+    go to ``OUT/manifests/<crd name>.json`` for the local control plane to install.
 
 ``k8s OUT``
     Copies the built-in Kubernetes schema sets that the PyPI package kubernetes-validate ships
@@ -209,6 +210,9 @@ def iter_crds(path: Path) -> Iterator[JSON]:
                     yield obj
 
 
+# Folder (inside OUT) with every CRD object as it is pinned, one JSON file per CRD.
+MANIFESTS = "manifests"
+
 INT_OR_STRING: JSON = {"oneOf": [{"type": "string"}, {"type": "integer"}]}
 
 
@@ -267,6 +271,10 @@ def write_crd_schemas(files: list[Path], out: Path) -> list[str]:
     written: list[str] = []
     for path in files:
         for crd in iter_crds(path):
+            # The CRD itself too: the local control plane (generator/cluster) installs it.
+            manifest = out / MANIFESTS / f"{crd['metadata']['name']}.json"
+            manifest.parent.mkdir(parents=True, exist_ok=True)
+            manifest.write_text(json.dumps(crd, indent=1, sort_keys=True) + "\n")
             for group, version, kind, schema in crd_version_schemas(crd):
                 target = out / group / f"{kind.lower()}_{version}.json"
                 target.parent.mkdir(parents=True, exist_ok=True)

@@ -24,10 +24,16 @@ BUILDERS: tuple[Builder, ...] = (
 
 
 def build_all(view: FleetView) -> list[Component]:
-    out: list[Component] = []
-    for builder in BUILDERS:
-        out.extend(builder(view))
-    return out
+    """Every component of the view, built once per view (the NAME008 check and the layout read
+    the same components; callers must not change them)."""
+    key = "builders.build_all"
+    if key not in view.memo:
+        out: list[Component] = []
+        for builder in BUILDERS:
+            out.extend(builder(view))
+        view.memo[key] = out
+    built: list[Component] = view.memo[key]
+    return list(built)
 
 
 __all__ = ["BUILDERS", "Builder", "Component", "build_all"]

@@ -93,6 +93,26 @@ def namespace(
     }
 
 
+def same_but_source(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two objects differ at most in their provenance annotation.
+
+    The environment's view of an object names every file merged into it, its environment file
+    included, even where that file changed nothing in the object; layout uses this to keep such
+    an object as the base has it, so only real changes become patches.
+    """
+    if a.keys() != b.keys() or any(a[k] != b[k] for k in a if k != "metadata"):
+        return False
+    meta_a, meta_b = a["metadata"], b["metadata"]
+    if meta_a.keys() != meta_b.keys() or any(
+        meta_a[k] != meta_b[k] for k in meta_a if k != "annotations"
+    ):
+        return False
+    notes_a, notes_b = meta_a.get("annotations") or {}, meta_b.get("annotations") or {}
+    return {k: v for k, v in notes_a.items() if k != SOURCE_ANNOTATION} == {
+        k: v for k, v in notes_b.items() if k != SOURCE_ANNOTATION
+    }
+
+
 def identity(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
     meta = obj["metadata"]
     return (obj["apiVersion"], obj["kind"], meta.get("namespace", ""), meta["name"])

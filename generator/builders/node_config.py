@@ -1,8 +1,12 @@
 """Node labels and taints per pool.
 
-`nfd` (default): a NodeFeatureRule per vendor matches the PCI vendor ID (and the pool's node names
-or PCI device IDs) so a new node joins its pool by itself. NFD prefixes label keys that have no
-prefix with feature.node.kubernetes.io/, so the rules and every selector use the prefixed key.
+`nfd` (default): a NodeFeatureRule per vendor with a rule per pool. A rule matches one PCI function
+by vendor, class and the device IDs of the pool's model (catalog `pciModels`, or the pool's
+`pciDevices`), never by vendor alone: 1d94 is also the Hygon CPU's root complex and 19e5 the
+Huawei iBMC's VGA. So a node is labelled with a model only when that model's device is present,
+and a new node joins its pool by itself. Node names are matched as well only where two pools of
+a vendor match the same devices. NFD prefixes label keys that have no prefix with
+feature.node.kubernetes.io/, so the rules and every selector use the prefixed key.
 
 `node-patch`: for clusters without NFD, a partial Node object per named node, applied by Argo CD
 with server-side apply; never pruned or deleted, since removing it from Git must not delete a Node.
@@ -33,17 +37,35 @@ def build(view: FleetView) -> list[Component]:
     return out
 
 
+def class_expression(classes: tuple[str, ...]) -> dict[str, Any]:
+    """NFD expression on `class` (4 hex digits): exact classes, or base classes as prefixes."""
+    if all(len(c) == 4 for c in classes):
+        return {"op": "In", "value": sorted(classes)}
+    return {"op": "InRegexp", "value": [f"^{c}" for c in sorted(classes)]}
+
+
+def shares_devices(vendor: Vendor, pool: Pool) -> bool:
+    """Whether another pool of the vendor matches one of this pool's device IDs."""
+    mine = set(pool.pci_devices)
+    return any(mine & set(p.pci_devices) for p in vendor.pools if p is not pool)
+
+
 def _node_feature_rule(view: FleetView, vendor: Vendor) -> Obj:
     rules = []
     for pool in vendor.pools:
-        match: list[dict[str, Any]] = []
-        pci: dict[str, Any] = {"vendor": {"op": "In", "value": [vendor.pci_vendor]}}
-        if pool.pci_devices:
-            pci["device"] = {"op": "In", "value": list(pool.pci_devices)}
-        match.append({"feature": "pci.device", "matchExpressions": pci})
-        # Node names only where PCI IDs cannot tell the vendor's pools apart: a rule without them
-        # lets any new node with the vendor's devices join the pool by itself.
-        if pool.nodes and len(vendor.pools) > 1 and not pool.pci_devices:
+        if not pool.pci_devices:
+            continue  # NODE002: a rule on the vendor ID alone would label every vendor's server
+        match: list[dict[str, Any]] = [
+            {
+                "feature": "pci.device",
+                "matchExpressions": {
+                    "vendor": {"op": "In", "value": [vendor.pci_vendor]},
+                    "class": class_expression(pool.pci_classes),
+                    "device": {"op": "In", "value": sorted(pool.pci_devices)},
+                },
+            }
+        ]
+        if pool.nodes and shares_devices(vendor, pool):
             match.append(
                 {
                     "feature": "system.name",

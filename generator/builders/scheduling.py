@@ -201,7 +201,8 @@ def volcano_configmap(view: FleetView) -> Obj:
 def kube_scheduler_config(view: FleetView) -> dict[str, Any]:
     """A KubeSchedulerConfiguration (k8s.io/kube-scheduler config/v1) with one profile that packs:
     NodeResourcesFit scored MostAllocated, each accelerator resource weighted (weights 1..100,
-    pkg/scheduler/apis/config/validation/validation_pluginargs.go validateResources)."""
+    k8s.io/kubernetes v1.36.3 pkg/scheduler/apis/config/validation/validation_pluginargs.go
+    validateResources)."""
     resources = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
     resources += [{"name": r, "weight": w} for r, w in resource_weights(view).items()]
     config: dict[str, Any] = {
@@ -260,7 +261,10 @@ def flavor_name(vendor: Vendor, pool: Pool) -> str:
 def kueue_flavor(view: FleetView, vendor: Vendor, pool: Pool) -> Obj:
     """One ResourceFlavor per vendor pool (kueue v0.17.0 apis/kueue/v1beta2/resourceflavor_types.go:
     nodeLabels, nodeTaints, tolerations): Kueue adds the labels to the pods it admits on the
-    flavor and the tolerations; its taints tell Kueue which workloads may use the flavor."""
+    flavor and the tolerations. Because the flavor carries the tolerations of its own taints,
+    Kueue does not consider `nodeTaints` at admission (resourceflavor_types.go v0.17.0: "When this
+    ResourceFlavor has also set the matching tolerations ... the nodeTaints are not considered");
+    the ClusterQueue's `coveredResources` is what keeps other workloads off the flavor."""
     from .workloads import toleration
 
     spec: dict[str, Any] = {

@@ -39,7 +39,7 @@ from ..model import Values
 from ..output import OUTPUT_DIRS, compare, read_tree
 from ..pipeline import recover_output
 from ..schemacache import FILE_NAME as SCHEMA_CACHE
-from . import shard, tools
+from . import nfd, shard, tools
 from .cache import Cache, folder_index, unit_inputs, unit_key
 from .dumpcache import DumpCache
 from .progress import Progress
@@ -69,6 +69,7 @@ class ValidateResult:
     timings: dict[str, float] = field(default_factory=dict)
     not_run: list[str] = field(default_factory=list)  # stages skipped, and why
     shard: dict[str, object] | None = None  # {"index", "count", "fingerprint"} when sharded
+    checked: list[str] = field(default_factory=list)  # unit paths (JUnit: one case each)
 
     @property
     def errors(self) -> int:
@@ -89,7 +90,7 @@ class _Clock:
 def _salt(kubernetes_version: str, engine: str) -> str:
     """What, besides the unit's files, decides the tools' verdicts."""
     parts = [__version__, kubernetes_version, engine]
-    for tool in ("kustomize", "kubeconform", "promtool"):
+    for tool in ("kustomize", "kubeconform", "promtool", "nfd-rulecheck"):
         parts.append(f"{tool}={toolchain.version(tool)}")
     if engine == "kbuild":
         # The helper's own source decides too: `make tools` stamps it by content.
@@ -146,7 +147,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
     if opts.engine not in ENGINES:
         raise UsageError(f"unknown engine {opts.engine!r}; known: {', '.join(ENGINES)}")
     clock = _Clock()
-    home = opts.committed if opts.committed is not None else opts.values_dir.resolve().parent
+    home = opts.committed if opts.committed is not None else _beside(opts.values_dir)
     recover_output(home)  # a render killed mid-change is rolled back before anything is read
 
     # The tools check the committed tree, which does not depend on the values: they start first
@@ -207,7 +208,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
             findings.extend(drift_findings(rendered.tree, committed, opts.env))
         clock.lap("render")
         if not committed_units(committed, opts.env):
-            if opts.drift or loaded is None:
+            if opts.drift or loaded is None or has_errors(findings):
                 return ValidateResult(
                     sorted_findings(findings),
                     timings=clock.timings,
@@ -243,7 +244,15 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
             total += len(docs)
             if rendered is not None and loaded is not None and unit.env in loaded.envs:
                 findings.extend(run_rules(loaded.envs[unit.env], unit, docs))
+                if res.get("nfd"):
+                    findings.extend(nfd.findings(loaded.envs[unit.env], unit, res["nfd"]))
     clock.lap("policy")
+    # The same finding about shared values (e.g. NFD001 on a vendor's taint) comes from the
+    # node-config unit of every environment: report it once.
+    findings = list(dict.fromkeys(findings))
+    # The same finding about shared values (e.g. NFD001 on a vendor's taint) comes from the
+    # node-config unit of every environment: report it once.
+    findings = list(dict.fromkeys(findings))
     return ValidateResult(
         sorted_findings(findings),
         len(units),
@@ -252,7 +261,15 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
         clock.timings,
         not_run,
         shard_info,
+        checked=[u.path for u in units],
     )
+
+
+def _beside(values_dir: Path) -> Path:
+    try:
+        return values_dir.resolve().parent
+    except (OSError, RuntimeError):  # a symbolic link loop: loading the values reports it
+        return values_dir.absolute().parent
 
 
 class _Background:
@@ -327,7 +344,13 @@ def drift_findings(tree: Tree, committed: Tree, env: str | None) -> list[Finding
     found += [(rel, "is rendered from the values but not committed") for rel in drift.missing]
     found += [(rel, "is committed but no longer rendered from the values") for rel in drift.stale]
     out = [
-        Finding("DRIFT001", f"committed {rel} {what}", Location(rel), hint=hint)
+        Finding(
+            "DRIFT001",
+            f"committed {rel} {what}",
+            Location(rel, *drift_line(committed.get(rel), tree.get(rel))),
+            hint=hint,
+            detail=drift.diffs.get(rel, ""),
+        )
         for rel, what in found[:MAX_DRIFT_FINDINGS]
     ]
     if len(found) > MAX_DRIFT_FINDINGS:
@@ -341,6 +364,21 @@ def drift_findings(tree: Tree, committed: Tree, env: str | None) -> list[Finding
             )
         )
     return out
+
+
+def drift_line(committed: str | None, rendered: str | None) -> tuple[int, int]:
+    """(line, column) of the committed file where it first differs from the render; (1, 1) for
+    a file no longer rendered, (0, 0) for one not committed at all."""
+    if committed is None:
+        return 0, 0
+    old, new = committed.splitlines(), (rendered or "").splitlines()
+    if rendered is None or not old:
+        return 1, 1
+    first = next(
+        (i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b),
+        min(len(old), len(new)),
+    )
+    return min(first, len(old) - 1) + 1, 1
 
 
 ENGINES = ("kbuild", "processes")
@@ -368,6 +406,12 @@ def _run_tools(
                 for name, file in tools.rule_files(path, built[path]["docs"], Path(tmp)).items():
                     rule_files[f"{path}\0{name}"] = file
         problems = tools.promtool_check(rule_files)
+        # Node Feature Discovery's own code on the rules, against the PCI inventories.
+        nfd_results = {
+            path: nfd.check(_yaml_file(Path(tmp), path, built[path]["docs"]), inventory(tmp))
+            for path in paths
+            if built[path]["ok"] and nfd.has_rules(built[path]["docs"])
+        }
     results: dict[str, dict[str, Any]] = {}
     for path in paths:
         b = built[path]
@@ -382,8 +426,20 @@ def _run_tools(
                 for key, text in problems.items()
                 if key.startswith(prefix)
             },
+            "nfd": nfd_results.get(path),
         }
     return results
+
+
+def inventory(folder: str) -> Path:
+    return nfd.inventory_file(Path(folder))
+
+
+def _yaml_file(folder: Path, unit: str, docs: list[dict[str, Any]]) -> Path:
+    """A unit's objects as a YAML file for nfd-rulecheck (the helper hands back JSON)."""
+    path = folder / (unit.replace("/", "__") + ".built.yaml")
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
+    return path
 
 
 def _cpus() -> int:

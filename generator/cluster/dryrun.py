@@ -1,0 +1,297 @@
+"""`validate --dry-run=server`: every object of every unit, server-side applied with dry-run.
+
+On the local control plane the pinned CRDs are installed for real (and must become Established)
+and the namespaces the units create are created for real, because a dry-run of a Namespace does
+not make it exist for the objects after it; everything else is applied with ``dryRun=All`` in
+Argo CD's order. Against a user's cluster (``--kubeconfig``) nothing at all is changed: CRDs must
+already be installed (a kind the cluster does not serve is a finding) and objects in a namespace
+that does not exist there yet cannot be checked (one warning per namespace says so).
+
+What only the API server sees: CEL and enum rules of CRDs, admission (Pod Security warnings at the
+namespace's enforce level, quota and limit objects), defaulting, immutable fields against what
+is already in a user's cluster, and namespaces that will not exist.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import toolchain
+from ..errors import Finding, FindingsError, Severity, UsageError, sorted_findings
+from ..model import Values
+from ..pipeline import load_and_check
+from ..placement import pod_templates
+from ..validate.rules import describe, origin
+from . import target
+from .api import ApiClient, ApiError, UnknownKind
+from .crds import needed_crds
+from .launcher import SYSTEM_NAMESPACES, ControlPlane, reset
+from .target import Target
+from .units import BuiltUnit, build, version_location
+
+Obj = dict[str, Any]
+WORKERS = 8
+POD_REFUSED = "\0pod refused at "  # marks a refusal of a template's pod among warnings
+
+HINTS = {
+    "DRY001": "fix the value that sets this field (the server's message names the field)",
+    "DRY002": "install the CRD (the add-on that owns the kind) on the cluster, or fix apiVersion",
+    "DRY003": "create the namespace in values (a team's namespaces), or move the object",
+    "DRY004": "sync the unit that creates the namespace first, then dry-run again",
+    "DRY005": "make the pod template meet the namespace's Pod Security level",
+    "KVER001": "set kubernetesVersion to a minor the project has a control plane for",
+}
+
+
+@dataclass
+class DryRunResult:
+    findings: list[Finding]
+    units: int = 0
+    objects: int = 0
+    skipped: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def control_plane_minor() -> str:
+    """The Kubernetes minor of the pinned control plane (tools/controlplane), e.g. '1.36'."""
+    pinned = toolchain.TOOLS["kube-apiserver"].pinned
+    major, minor = pinned.removeprefix("v").split(".")[:2]
+    return f"{major}.{minor}"
+
+
+def _minor(version: str) -> str:
+    parts = version.removeprefix("v").split(".")
+    return ".".join(parts[:2])
+
+
+def version_findings(loaded: Values, target: Target | None, what: str) -> list[Finding]:
+    """KVER001: a dry-run or simulation against another Kubernetes minor proves nothing."""
+    want = _minor(loaded.base.fleet.kubernetes_version)
+    loc = version_location(loaded)
+    if target is None or target.local:
+        have = control_plane_minor()
+        if want != have:
+            return [
+                Finding(
+                    "KVER001",
+                    f"{what} needs a control plane of the fleet's Kubernetes {want}, but the "
+                    f"project builds only {have} (tools/controlplane); a {what} on another minor "
+                    "is no proof",
+                    loc,
+                    "$.kubernetesVersion",
+                    f'set kubernetesVersion to "{have}", or add a control plane for {want} '
+                    "(docs/simulation.md)",
+                )
+            ]
+        return []
+    if target.minor and target.minor != want:
+        return [
+            Finding(
+                "KVER001",
+                f"the cluster runs Kubernetes {target.version}, the fleet says {want}",
+                loc,
+                "$.kubernetesVersion",
+                "set kubernetesVersion to the cluster's minor",
+                Severity.WARNING,
+            )
+        ]
+    return []
+
+
+def load(values_dir: Path, env: str | None) -> tuple[Values, list[str], list[Finding]]:
+    loaded, findings = load_and_check(values_dir)
+    if env is not None and env not in loaded.envs:
+        raise UsageError(f"unknown environment {env!r}; known: " + ", ".join(sorted(loaded.envs)))
+    return loaded, [env] if env else sorted(loaded.envs), findings
+
+
+def addon_namespaces(loaded: Values, env: str) -> list[str]:
+    """Namespaces the fleet expects add-ons to have made (Argo CD's own)."""
+    return [loaded.envs[env].fleet.argocd_namespace]
+
+
+def dry_run(
+    values_dir: Path,
+    env: str | None,
+    *,
+    kubeconfig: Path | None = None,
+    context: str | None = None,
+    plane: ControlPlane | None = None,
+) -> DryRunResult:
+    """Dry-run the fleet on ``kubeconfig``'s cluster, on ``plane``, or on a control plane
+    started for this run (and stopped after it)."""
+    try:
+        loaded, envs, _warnings = load(values_dir, env)
+    except FindingsError as exc:
+        return DryRunResult(exc.findings)
+    if kubeconfig is not None:
+        with target.kubeconfig(kubeconfig, context) as tgt:
+            return _run(loaded, envs, tgt, version_findings(loaded, tgt, "server-side dry-run"))
+    findings = version_findings(loaded, None, "server-side dry-run")
+    if findings:
+        return DryRunResult(findings)
+    if plane is not None:
+        return _run(loaded, envs, target.on_plane(plane), [])
+    with target.local() as tgt:
+        return _run(loaded, envs, tgt, [])
+
+
+def _run(loaded: Values, envs: list[str], tgt: Target, findings: list[Finding]) -> DryRunResult:
+    result = DryRunResult(list(findings))
+    for i, name in enumerate(envs):
+        if i and tgt.local and tgt.plane is not None:
+            reset(tgt.plane)  # no namespace of one environment may help the next
+        t1 = time.perf_counter()
+        built, build_findings = build(loaded, name)
+        result.findings += build_findings
+        if tgt.local:
+            tgt.client.apply_crds(needed_crds([o for b in built for o in b.docs]))
+        _dry_run_env(loaded, name, built, tgt, result)
+        result.timings[name] = round(time.perf_counter() - t1, 3)
+    result.findings = sorted_findings(result.findings)
+    return result
+
+
+def _dry_run_env(
+    loaded: Values, env: str, built: list[BuiltUnit], target: Target, result: DryRunResult
+) -> None:
+    api = target.client
+    created = {
+        str(o["metadata"]["name"]): o
+        for b in built
+        for o in b.docs
+        if o.get("kind") == "Namespace" and o.get("apiVersion") == "v1"
+    }
+    existing: set[str]
+    if target.local:
+        for name in addon_namespaces(loaded, env):
+            api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        # Real: a dry-run Namespace would not exist for the objects in it.
+        for ns_obj in created.values():
+            api.apply(ns_obj)
+        existing = set(created) | SYSTEM_NAMESPACES | set(addon_namespaces(loaded, env))
+    else:
+        existing = {n["metadata"]["name"] for n in api.list("v1", "Namespace")}
+    skipped: dict[str, list[BuiltUnit]] = {}
+    for unit in built:
+        result.units += 1
+        todo: list[Obj] = []
+        for obj in unit.docs:
+            ns = str(obj.get("metadata", {}).get("namespace") or "")
+            if obj.get("kind") == "Namespace" and target.local:
+                result.objects += 1
+                continue  # created for real above
+            if not target.local and ns and ns not in existing and ns in created:
+                result.skipped += 1
+                skipped.setdefault(ns, []).append(unit)
+                continue
+            todo.append(obj)
+        result.objects += len(todo)
+        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+            outcomes = list(pool.map(lambda o: _apply(api, o), todo))
+        for obj, (error, warnings) in zip(todo, outcomes, strict=True):
+            if error is not None:
+                result.findings.append(_finding(unit, obj, error))
+            result.findings += _warning_findings(unit, obj, warnings)
+    for ns, units in sorted(skipped.items()):
+        names = sorted({u.unit.path for u in units})
+        result.findings.append(
+            Finding(
+                "DRY004",
+                f"namespace {ns!r} does not exist on the cluster yet: {len(units)} object(s) of "
+                f"{', '.join(names)} could not be dry-run (the server refuses objects in a "
+                "namespace that does not exist, and this run changes nothing)",
+                origin(units[0].unit, created[ns]),
+                hint=HINTS["DRY004"],
+                severity=Severity.WARNING,
+            )
+        )
+
+
+def _apply(api: ApiClient, obj: Obj) -> tuple[Exception | None, list[str]]:
+    """Dry-run one object; then each of its pod templates as a Pod, so that Pod Security
+    admission judges it at the namespace's enforce level: for a workload object it only warns at
+    the warn level (k8s.io/pod-security-admission v0.36.3 admission/admission.go,
+    ValidatePodController evaluates with enforce=false), but it refuses the pods."""
+    try:
+        _, warnings = api.apply_warned(obj, dry_run=True)
+    except (ApiError, UnknownKind) as exc:
+        return exc, []
+    ns = obj.get("metadata", {}).get("namespace")
+    refusals = []
+    for tpl in pod_templates(obj) if ns else ():
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{obj['metadata']['name']}-dry-run",
+                "namespace": ns,
+                "labels": dict(tpl.labels),
+            },
+            "spec": tpl.spec,
+        }
+        try:
+            api.create(pod, dry_run=True)
+        except ApiError as exc:
+            # Only Pod Security's verdict: other pod admission (a ServiceAccount that exists
+            # only as a dry-run) is not what a dry-run can judge.
+            if "violates PodSecurity" in exc.message:
+                refusals.append(f"{POD_REFUSED}{tpl.where}: {exc.message}")
+    return None, warnings + refusals
+
+
+def _finding(unit: BuiltUnit, obj: Obj, error: Exception) -> Finding:
+    loc = origin(unit.unit, obj)
+    what = describe(unit.unit, obj)
+    if isinstance(error, UnknownKind):
+        return Finding(
+            "DRY002",
+            f"{what}: the API server does not serve {error.kind} in {error.api_version}",
+            loc,
+            hint=HINTS["DRY002"],
+        )
+    assert isinstance(error, ApiError)
+    details = error.body.get("details") or {}
+    if error.status == 404 and details.get("kind") == "namespaces":
+        return Finding(
+            "DRY003",
+            f"{what}: namespace {details.get('name')!r} does not exist: no unit of this "
+            "environment creates it",
+            loc,
+            "$.metadata.namespace",
+            HINTS["DRY003"],
+        )
+    fields = [str(c.get("field")) for c in error.causes if c.get("field")]
+    path = "$." + fields[0] if fields else ""
+    return Finding(
+        "DRY001",
+        f"{what}: the API server refuses it ({error.status} {error.reason}): {error.message}",
+        loc,
+        path,
+        HINTS["DRY001"],
+    )
+
+
+def _warning_findings(unit: BuiltUnit, obj: Obj, warnings: Iterable[str]) -> list[Finding]:
+    out = []
+    for text in warnings:
+        if text.startswith(POD_REFUSED):
+            where, _, message = text.removeprefix(POD_REFUSED).partition(": ")
+            out.append(
+                Finding(
+                    "DRY005",
+                    f"{describe(unit.unit, obj)}: Pod Security will refuse its pods: {message}",
+                    origin(unit.unit, obj),
+                    where,
+                    HINTS["DRY005"],
+                )
+            )
+    return out
+
+
+__all__ = ["HINTS", "DryRunResult", "control_plane_minor", "dry_run", "version_findings"]

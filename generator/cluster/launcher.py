@@ -1,0 +1,559 @@
+"""A throwaway Kubernetes control plane on loopback: etcd, kube-apiserver,
+kube-controller-manager, kube-scheduler, KWOK (simulated kubelets) and nfd-master.
+
+Everything is built by ``make tools`` from pinned Go modules (tools/controlplane, tools/kwok,
+tools/nfd). :func:`local_control_plane` starts the components on free loopback ports with a data
+directory and credentials made for this run, waits until each is ready and always stops them:
+on return, on any exception, on Ctrl-C and on SIGTERM (process groups, TERM then KILL; a
+component also gets SIGTERM from Linux if the thread that started it dies).
+
+Flags follow the tested recipe in docs/simulation.md; each choice that is not a default says why.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import secrets
+import signal
+import socket
+import ssl
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import yaml
+
+from .. import toolchain
+from ..toolchain import Service, ToolError
+from .api import ApiClient
+from .sources import kwok_stages
+
+# Controllers the simulation needs. node-lifecycle-controller removes the not-ready taint that
+# admission puts on every new Node (without it nothing schedules); the others create what the
+# fleet's objects imply (ReplicaSets and pods, DaemonSet pods, Job pods, quota usage, the default
+# ServiceAccount that admission requires, namespace deletion between runs).
+CONTROLLERS = (
+    "deployment-controller",
+    "replicaset-controller",
+    "daemonset-controller",
+    "job-controller",
+    "resourcequota-controller",
+    "namespace-controller",
+    "serviceaccount-controller",
+    "serviceaccount-token-controller",
+    "garbage-collector-controller",
+    "root-ca-certificate-publisher-controller",
+    "node-lifecycle-controller",
+    "disruption-controller",
+)
+# KWOK manages only Nodes with this annotation (never a real node, should the kubeconfig ever
+# point elsewhere).
+KWOK_ANNOTATION = "kwok.x-k8s.io/node"
+NFD_NAMESPACE = "node-feature-discovery"
+# nfd-master annotates the node it runs on at start (updateMasterNode in pkg/nfd-master): the
+# control plane therefore has a control-plane Node, tainted like a kubeadm one.
+CONTROL_PLANE_NODE = "accel-sim-control-plane"
+CONTROL_PLANE_TAINT = {"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}
+SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+
+READY_TIMEOUT = 90.0
+STOP_GRACE = 20.0
+
+
+class ControlPlaneError(ToolError):
+    """The control plane did not come up (a component exited or never became ready)."""
+
+
+@dataclass
+class ControlPlane:
+    """A running control plane: where it listens and how to talk to it."""
+
+    workdir: Path
+    server: str
+    token: str
+    ca_file: Path
+    kubeconfig: Path
+    nfd: bool
+    nfd_metrics: str
+    """nfd-master's metrics URL ('' without NFD)."""
+    services: list[Service] = field(default_factory=list)
+    started_in: float = 0.0
+    """Seconds from the first process to every component ready."""
+    scheduler_port: int = 0
+    scheduler_config: dict[str, Any] | None = None
+    """The KubeSchedulerConfiguration kube-scheduler runs with (None: its defaults)."""
+
+    def use_scheduler_config(self, config: dict[str, Any] | None) -> None:
+        """Run kube-scheduler with this configuration (the fleet's own profile, when it renders
+        one), restarting it when it differs from what runs now."""
+        if config == self.scheduler_config:
+            return
+        old = next(s for s in self.services if s.name == "kube-scheduler")
+        toolchain.terminate(old, STOP_GRACE)
+        new = _spawn_scheduler(self.workdir, self.kubeconfig, self.scheduler_port, config)
+        self.services[self.services.index(old)] = new
+        self.scheduler_config = config
+        _wait("kube-scheduler", lambda: _scheduler_ready(self.scheduler_port), [new], READY_TIMEOUT)
+
+    def client(self) -> ApiClient:
+        return ApiClient(self.server, token=self.token, ca_file=self.ca_file)
+
+    def check(self) -> None:
+        """Raise ControlPlaneError when a component has exited."""
+        for svc in self.services:
+            try:
+                svc.check()
+            except toolchain.ToolExited as exc:
+                raise ControlPlaneError(f"control plane component {svc.name} died: {exc}") from exc
+
+    def logs(self) -> Path:
+        return self.workdir / "logs"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _wait(
+    what: str, ready: Callable[[], bool], services: Sequence[Service], timeout: float
+) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        for svc in services:
+            try:
+                svc.check()
+            except toolchain.ToolExited as exc:
+                raise ControlPlaneError(f"{what}: {svc.name} exited: {exc.log_tail}") from exc
+        try:
+            if ready():
+                return
+        except (OSError, ValueError):
+            pass
+        if time.monotonic() > deadline:
+            tails = "; ".join(f"{s.name}: {s.log_tail(3)}" for s in services)
+            raise ControlPlaneError(f"{what} not ready after {timeout:g} s ({tails})")
+        time.sleep(0.1)
+
+
+def _http_ok(url: str, *, token: str = "", context: ssl.SSLContext | None = None) -> bool:
+    req = urllib.request.Request(url)
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=2, context=context) as resp:
+            return bool(resp.status == 200)
+    except urllib.error.URLError:
+        return False
+
+
+def _insecure() -> ssl.SSLContext:
+    # Health endpoints of KCM and the scheduler serve a self-signed certificate made at start.
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
+def _kubeconfig(server: str, ca: bytes, token: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": "accel-sim",
+                "cluster": {
+                    "server": server,
+                    "certificate-authority-data": base64.b64encode(ca).decode(),
+                },
+            }
+        ],
+        "users": [{"name": "accel-sim-admin", "user": {"token": token}}],
+        "contexts": [
+            {"name": "accel-sim", "context": {"cluster": "accel-sim", "user": "accel-sim-admin"}}
+        ],
+        "current-context": "accel-sim",
+    }
+
+
+@contextlib.contextmanager
+def _stop_on_sigterm() -> Iterator[None]:
+    """Turn SIGTERM into KeyboardInterrupt while the control plane runs, so that the cleanup
+    below runs when a CI runner or a test timeout terminates us (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def local_control_plane(
+    *, nfd: bool = True, keep_dir: Path | None = None
+) -> Iterator[ControlPlane]:
+    """Start a control plane; stop it and remove its data when the block ends, however it ends.
+
+    ``nfd``: also run nfd-master (with its CRDs and namespace). ``keep_dir``: put the data and
+    logs there and keep them (debugging); default: a temporary directory, removed afterwards.
+    """
+    with contextlib.ExitStack() as stack:
+        if keep_dir is not None:
+            keep_dir.mkdir(parents=True, exist_ok=True)
+            workdir = keep_dir
+        else:
+            workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="accel-cp-")))
+        stack.enter_context(_stop_on_sigterm())
+        services: list[Service] = []
+
+        def stop_all() -> None:
+            # Reverse start order: clients first, etcd last.
+            for svc in reversed(services):
+                toolchain.terminate(svc, STOP_GRACE)
+
+        stack.callback(stop_all)
+        plane = _start(workdir, services, nfd)
+        yield plane
+
+
+def _start(workdir: Path, services: list[Service], nfd: bool) -> ControlPlane:
+    t0 = time.monotonic()
+    logs = workdir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    certs = workdir / "certs"
+    certs.mkdir(exist_ok=True)
+    # Service-account signing key (ECDSA P-256): the apiserver signs pod tokens with it.
+    sa_key = workdir / "sa.key"
+    toolchain.run(
+        "openssl",
+        ["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", str(sa_key)],
+        timeout=60,
+    )
+    token = secrets.token_hex(24)
+    tokens = workdir / "tokens.csv"
+    tokens.write_text(f'{token},accel-admin,accel-admin-uid,"system:masters"\n')
+    tokens.chmod(0o600)
+
+    etcd_port, peer_port, api_port = _free_port(), _free_port(), _free_port()
+    etcd_url = f"http://127.0.0.1:{etcd_port}"
+    services.append(
+        toolchain.spawn(
+            "etcd",
+            [
+                "--name=accel",
+                f"--data-dir={workdir / 'etcd'}",
+                f"--listen-client-urls={etcd_url}",
+                f"--advertise-client-urls={etcd_url}",
+                f"--listen-peer-urls=http://127.0.0.1:{peer_port}",
+                f"--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}",
+                f"--initial-cluster=accel=http://127.0.0.1:{peer_port}",
+                # A throwaway data dir: durability is not wanted, speed is.
+                "--unsafe-no-fsync",
+                "--log-level=warn",
+            ],
+            log=logs / "etcd.log",
+        )
+    )
+    _wait("etcd", lambda: _http_ok(f"{etcd_url}/health"), services, READY_TIMEOUT)
+
+    server = f"https://127.0.0.1:{api_port}"
+    services.append(
+        toolchain.spawn(
+            "kube-apiserver",
+            [
+                f"--etcd-servers={etcd_url}",
+                f"--cert-dir={certs}",
+                f"--secure-port={api_port}",
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                # kubeadm's default range: room for a Service per team and track.
+                "--service-cluster-ip-range=10.96.0.0/12",
+                "--authorization-mode=RBAC",
+                "--allow-privileged=true",
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                f"--service-account-key-file={sa_key}",
+                f"--service-account-signing-key-file={sa_key}",
+                f"--token-auth-file={tokens}",
+            ],
+            log=logs / "kube-apiserver.log",
+        )
+    )
+    ca_file = certs / "apiserver.crt"
+    _wait(
+        "kube-apiserver",
+        lambda: ca_file.is_file()
+        and _http_ok(f"{server}/readyz", token=token, context=_insecure()),
+        services,
+        READY_TIMEOUT,
+    )
+    kubeconfig = workdir / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(_kubeconfig(server, ca_file.read_bytes(), token)))
+    kubeconfig.chmod(0o600)
+    kc = f"--kubeconfig={kubeconfig}"
+
+    kcm_port, sched_port = _free_port(), _free_port()
+    services.append(
+        toolchain.spawn(
+            "kube-controller-manager",
+            [
+                kc,
+                f"--authentication-kubeconfig={kubeconfig}",
+                f"--authorization-kubeconfig={kubeconfig}",
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={kcm_port}",
+                "--use-service-account-credentials=false",
+                f"--service-account-private-key-file={sa_key}",
+                f"--root-ca-file={ca_file}",
+                "--controllers=" + ",".join(CONTROLLERS),
+                # KWOK's heartbeats can lag on a busy machine with hundreds of nodes; a node
+                # marked NotReady would have its pods marked unready (node health is not what
+                # the simulation is about).
+                "--node-monitor-grace-period=10m",
+            ],
+            log=logs / "kube-controller-manager.log",
+        )
+    )
+    services.append(_spawn_scheduler(workdir, kubeconfig, sched_port, None))
+    stages = workdir / "kwok-stages.yaml"
+    stages.write_text(kwok_stages())
+    services.append(
+        toolchain.spawn(
+            "kwok",
+            [
+                kc,
+                f"--config={stages}",
+                "--manage-all-nodes=false",
+                f"--manage-nodes-with-annotation-selector={KWOK_ANNOTATION}=fake",
+                # A pod range apart from the service range above (kwok's default is 10.0.0.0/24).
+                "--cidr=10.244.0.0/16",
+            ],
+            log=logs / "kwok.log",
+        )
+    )
+    plane = ControlPlane(
+        workdir=workdir,
+        server=server,
+        token=token,
+        ca_file=ca_file,
+        kubeconfig=kubeconfig,
+        nfd=nfd,
+        nfd_metrics="",
+        services=services,
+        scheduler_port=sched_port,
+    )
+    api = plane.client()
+    _wait(
+        "kube-controller-manager",
+        lambda: _http_ok(f"https://127.0.0.1:{kcm_port}/healthz", context=_insecure()),
+        services,
+        READY_TIMEOUT,
+    )
+    _wait("kube-scheduler", lambda: _scheduler_ready(sched_port), services, READY_TIMEOUT)
+    # The control-plane Node: KWOK makes it Ready, node-lifecycle-controller then lifts the
+    # not-ready taint; both prove those components work.
+    api.create(
+        fake_node(
+            CONTROL_PLANE_NODE,
+            labels={"node-role.kubernetes.io/control-plane": ""},
+            taints=[CONTROL_PLANE_TAINT],
+        )
+    )
+    _wait("kwok", lambda: node_ready(api.get_node(CONTROL_PLANE_NODE)), services, READY_TIMEOUT)
+    # Admission needs the default ServiceAccount before it admits any pod.
+    _wait(
+        "serviceaccount-controller",
+        lambda: api.exists("v1", "ServiceAccount", "default", "default"),
+        services,
+        READY_TIMEOUT,
+    )
+    if nfd:
+        plane.nfd_metrics = _start_nfd(plane, api, kc, services)
+    plane.started_in = round(time.monotonic() - t0, 2)
+    return plane
+
+
+def _spawn_scheduler(
+    workdir: Path, kubeconfig: Path, port: int, config: dict[str, Any] | None
+) -> Service:
+    args = [
+        f"--authentication-kubeconfig={kubeconfig}",
+        f"--authorization-kubeconfig={kubeconfig}",
+        "--bind-address=127.0.0.1",
+        f"--secure-port={port}",
+    ]
+    if config is None:
+        args += [f"--kubeconfig={kubeconfig}", "--leader-elect=false"]
+    else:
+        # With --config, kube-scheduler ignores --kubeconfig and --leader-elect: they go in the
+        # file (the fleet's own profile, with this control plane's connection).
+        doc = {
+            **config,
+            "clientConnection": {"kubeconfig": str(kubeconfig)},
+            "leaderElection": {"leaderElect": False},
+        }
+        path = workdir / "kube-scheduler-config.yaml"
+        path.write_text(yaml.safe_dump(doc, sort_keys=False))
+        args.append(f"--config={path}")
+    return toolchain.spawn("kube-scheduler", args, log=workdir / "logs" / "kube-scheduler.log")
+
+
+def _scheduler_ready(port: int) -> bool:
+    return _http_ok(f"https://127.0.0.1:{port}/readyz", context=_insecure())
+
+
+def _start_nfd(plane: ControlPlane, api: ApiClient, kc: str, services: list[Service]) -> str:
+    from .crds import nfd_crds
+
+    api.apply_crds(nfd_crds())
+    api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NFD_NAMESPACE}})
+    port = _free_port()
+    conf = plane.workdir / "nfd-master.conf"
+    conf.write_text("")
+    services.append(
+        toolchain.spawn(
+            "nfd-master",
+            [
+                kc,
+                f"-port={port}",
+                # Taints from NodeFeatureRules are applied only with this flag (the fleet's
+                # docs/node-config.md asks for it too).
+                "-enable-taints",
+                f"-config={conf}",
+            ],
+            env={"NODE_NAME": CONTROL_PLANE_NODE, "KUBERNETES_NAMESPACE": NFD_NAMESPACE},
+            log=plane.workdir / "logs" / "nfd-master.log",
+        )
+    )
+    metrics = f"http://127.0.0.1:{port}/metrics"
+    _wait(
+        "nfd-master", lambda: _http_ok(f"http://127.0.0.1:{port}/healthz"), services, READY_TIMEOUT
+    )
+    return metrics
+
+
+RESET_TIMEOUT = 120.0
+MANAGED = "app.kubernetes.io/managed-by=accel-gitops"
+SIM_LABEL = "accel-gitops.io/simulation"
+
+
+def reset(plane: ControlPlane) -> None:
+    """Bring the control plane back to how it started, so the next run sees no trace of the
+    last: every namespace but the system ones, every node but the control plane's, the
+    simulation's NodeFeatures and every cluster-scoped object the fleet created. CRDs stay (the
+    next run installs the same pinned ones)."""
+    api = plane.client()
+    api.refresh()
+    keep = SYSTEM_NAMESPACES | {NFD_NAMESPACE}
+    for ns in api.list("v1", "Namespace"):
+        if ns["metadata"]["name"] not in keep:
+            api.delete("v1", "Namespace", "", ns["metadata"]["name"])
+    if api.serves("nfd.k8s-sigs.io/v1alpha1", "NodeFeature"):
+        for nf in api.list("nfd.k8s-sigs.io/v1alpha1", "NodeFeature", NFD_NAMESPACE):
+            name = nf["metadata"]["name"]
+            api.delete("nfd.k8s-sigs.io/v1alpha1", "NodeFeature", NFD_NAMESPACE, name)
+    for (api_version, kind), res in sorted(api.resources().items()):
+        if res.namespaced or kind in ("Namespace", "Node") or not res.deletable:
+            continue
+        for obj in api.list(api_version, kind, selector=MANAGED):
+            api.delete(api_version, kind, "", obj["metadata"]["name"])
+
+    def clean() -> bool:
+        # No kubelet confirms that a container stopped: pods go at once (grace period 0),
+        # before their nodes, or the namespace controller waits for them for ever.
+        pods = [p for p in api.list("v1", "Pod") if p["metadata"]["namespace"] not in keep]
+        for pod in pods:
+            api.delete("v1", "Pod", pod["metadata"]["namespace"], pod["metadata"]["name"], grace=0)
+        if pods:
+            return False
+        nodes = {n["metadata"]["name"] for n in api.list("v1", "Node")}
+        for name in nodes - {CONTROL_PLANE_NODE}:
+            api.delete("v1", "Node", "", name, grace=0)
+        namespaces = {n["metadata"]["name"] for n in api.list("v1", "Namespace")}
+        return namespaces <= keep and nodes == {CONTROL_PLANE_NODE}
+
+    _wait("reset", clean, plane.services, RESET_TIMEOUT)
+    api.refresh()
+
+
+def fake_node(
+    name: str,
+    *,
+    labels: dict[str, str] | None = None,
+    taints: list[dict[str, str]] | None = None,
+    capacity: dict[str, str] | None = None,
+    unschedulable: bool = False,
+) -> dict[str, Any]:
+    """A Node that KWOK manages (it reports it Ready and keeps its status)."""
+    cap = {"cpu": "64", "memory": "512Gi", "pods": "110", **(capacity or {})}
+    node: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "annotations": {KWOK_ANNOTATION: "fake"},
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                "type": "kwok",
+                **(labels or {}),
+            },
+        },
+        "spec": {"taints": list(taints or []), "unschedulable": unschedulable},
+        "status": {"capacity": cap, "allocatable": dict(cap)},
+    }
+    return node
+
+
+def node_ready(node: dict[str, Any] | None) -> bool:
+    if node is None:
+        return False
+    conditions = node.get("status", {}).get("conditions") or []
+    ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+    taints = node.get("spec", {}).get("taints") or []
+    return ready and not any(t.get("key") == "node.kubernetes.io/not-ready" for t in taints)
+
+
+def metrics(url: str) -> dict[str, float]:
+    """Prometheus text exposition -> {'name{labels}': value} (enough for counters)."""
+    with urllib.request.urlopen(url, timeout=5) as resp:
+        text = resp.read().decode()
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            key, _, value = line.rpartition(" ")
+            with contextlib.suppress(ValueError):
+                out[key] = float(value)
+    return out
+
+
+__all__ = [
+    "CONTROL_PLANE_NODE",
+    "KWOK_ANNOTATION",
+    "NFD_NAMESPACE",
+    "SYSTEM_NAMESPACES",
+    "ControlPlane",
+    "ControlPlaneError",
+    "fake_node",
+    "local_control_plane",
+    "metrics",
+    "node_ready",
+    "reset",
+]

@@ -1,0 +1,161 @@
+"""The units of one environment as Argo CD applies them: kustomize-built, in sync-wave order.
+
+Order (what Argo CD's gitops-engine does, source: argoproj/argo-cd
+gitops-engine/pkg/sync/sync_tasks.go at 2c6e46a, `syncTasks.Less` and `Sort`): Applications by
+their sync wave; inside a unit, objects by sync-wave annotation, then by kind in `kindOrder`
+(Namespace, NetworkPolicy, ResourceQuota, ... Job, CronJob, Ingress; other kinds, custom
+resources included, after them), then by name; a Namespace moves before the first object in it.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..builders.common import SYNC_WAVE, TEAM_UNIT_WAVE, UNIT_WAVES
+from ..errors import Finding, Location
+from ..layout import Unit, render_tree
+from ..model import Values
+from ..validate import tools
+
+Obj = dict[str, Any]
+
+# source: argoproj/argo-cd gitops-engine/pkg/sync/sync_tasks.go (kindOrder), at 2c6e46a
+KIND_ORDER = (
+    "Namespace",
+    "NetworkPolicy",
+    "ResourceQuota",
+    "LimitRange",
+    "PodSecurityPolicy",
+    "PodDisruptionBudget",
+    "ServiceAccount",
+    "Secret",
+    "SecretList",
+    "ConfigMap",
+    "StorageClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "CustomResourceDefinition",
+    "ClusterRole",
+    "ClusterRoleList",
+    "ClusterRoleBinding",
+    "ClusterRoleBindingList",
+    "Role",
+    "RoleList",
+    "RoleBinding",
+    "RoleBindingList",
+    "Service",
+    "DaemonSet",
+    "Pod",
+    "ReplicationController",
+    "ReplicaSet",
+    "Deployment",
+    "HorizontalPodAutoscaler",
+    "StatefulSet",
+    "Job",
+    "CronJob",
+    "IngressClass",
+    "Ingress",
+    "APIService",
+)
+_KIND_RANK = {kind: i - len(KIND_ORDER) for i, kind in enumerate(KIND_ORDER)}
+ARGOCD_UNIT = "argocd"
+ROOT_WAVE = -10
+
+
+@dataclass
+class BuiltUnit:
+    unit: Unit
+    wave: int
+    docs: list[Obj]
+    """The kustomize output, in the order Argo CD applies it."""
+
+
+def object_wave(obj: Obj) -> int:
+    raw = (obj.get("metadata", {}).get("annotations") or {}).get(SYNC_WAVE, "0")
+    try:
+        return int(raw)
+    except ValueError:
+        return 0
+
+
+def _kind_rank(obj: Obj) -> int:
+    # Only core kinds are in kindOrder; a custom resource that shares a kind name (Volcano's Job)
+    # is ranked with the custom resources, as gitops-engine looks at the kind alone.
+    return _KIND_RANK.get(str(obj.get("kind")), 0)
+
+
+def argocd_order(docs: list[Obj]) -> list[Obj]:
+    ordered = sorted(
+        docs, key=lambda o: (object_wave(o), _kind_rank(o), str(o.get("metadata", {}).get("name")))
+    )
+    # Namespaces before the first object that lives in them.
+    out: list[Obj] = []
+    for obj in ordered:
+        if obj.get("kind") == "Namespace" and obj.get("apiVersion") == "v1":
+            name = obj["metadata"]["name"]
+            first = next(
+                (i for i, o in enumerate(out) if o.get("metadata", {}).get("namespace") == name),
+                None,
+            )
+            if first is not None:
+                out.insert(first, obj)
+                continue
+        out.append(obj)
+    return out
+
+
+def unit_waves(units: list[Unit]) -> dict[str, int]:
+    """Each unit's wave, as its Application carries it (the root app of apps first)."""
+    waves = {ARGOCD_UNIT: ROOT_WAVE}
+    for unit in units:
+        if unit.name != ARGOCD_UNIT:
+            continue
+        for obj in unit.objects:
+            labels = obj.get("metadata", {}).get("labels") or {}
+            name = labels.get("accel-gitops.io/unit")
+            if obj.get("kind") == "Application" and name and name != ARGOCD_UNIT:
+                waves[name] = object_wave(obj)
+    for unit in units:
+        waves.setdefault(unit.name, UNIT_WAVES.get(unit.name, TEAM_UNIT_WAVE))
+    return waves
+
+
+def build(loaded: Values, env: str, jobs: int = 0) -> tuple[list[BuiltUnit], list[Finding]]:
+    """kustomize build of every unit of ``env``; findings for units that do not build."""
+    rendered = render_tree(loaded)
+    units = [u for u in rendered.units if u.env == env]
+    findings: list[Finding] = []
+    with tempfile.TemporaryDirectory(prefix="accel-units-") as tmp:
+        root = Path(tmp)
+        for rel, text in rendered.tree.items():
+            if rel.startswith("base/") or rel.startswith(f"overlays/{env}/"):
+                path = root / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+        built = tools.kustomize_build(root, [u.path for u in units], jobs or tools.jobs())
+    waves = unit_waves(units)
+    out: list[BuiltUnit] = []
+    for unit in units:
+        res = built[unit.path]
+        if not res["ok"]:
+            where = next(iter(unit.origins.values()), Location(unit.path))
+            findings.append(
+                Finding(
+                    "KUS001",
+                    f"kustomize build {unit.path} failed: {res['error']}",
+                    where,
+                    hint="a bug in the generator or a hand edit: re-render",
+                )
+            )
+            continue
+        docs = argocd_order(tools.load_docs(res["output"]))
+        out.append(BuiltUnit(unit, waves[unit.name], docs))
+    out.sort(key=lambda b: (b.wave, b.unit.name))
+    return out, findings
+
+
+def version_location(loaded: Values) -> Location:
+    return loaded.base.fleet.doc.locate(("kubernetesVersion",))
