@@ -79,6 +79,9 @@ tools: go-check venv
 	@# promtool has its own module: the Prometheus dependency graph is large and must not move
 	@# kustomize's or kubeconform's dependencies.
 	$(call go_tool,promtool,tools/promtool,github.com/prometheus/prometheus/cmd/promtool)
+	@# validate's helper: kustomize's krusty API and kubeconform's validator in one process, at
+	@# the versions the two binaries above are built from (tools/kbuild/go.mod; docs/performance.md).
+	$(call go_tool,kbuild,tools/kbuild,.)
 	@# actionlint checks .github/workflows in the test suite; its own module, like promtool.
 	$(call go_tool,actionlint,tools/actionlint,github.com/rhysd/actionlint/cmd/actionlint)
 	@# Pod Security Standards as the API server's admission plugin decides them (tests).

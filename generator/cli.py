@@ -64,6 +64,14 @@ def guarded(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _beside(values_dir: Path) -> Path:
+    """The folder holding the values tree, where caches go by default."""
+    try:
+        return values_dir.resolve().parent
+    except (OSError, RuntimeError):  # a symbolic link loop: loading the values reports it
+        return values_dir.absolute().parent
+
+
 def _default_values() -> Path:
     return Path("values")
 
@@ -105,7 +113,16 @@ values_option = click.option(
 def render(values_dir: Path, env: str | None, out_dir: Path | None, check: bool) -> int:
     """Render kustomize bases and overlays from the values tree."""
     out = out_dir if out_dir is not None else values_dir.resolve().parent
-    result = pipeline.render(pipeline.RenderOptions(values_dir, out, env, check))
+    recovered = pipeline.recover_output(out)
+    if recovered:
+        click.echo(f"render: {recovered}", err=True)
+    # validate's default cache: files that passed their schema, the YAML text of each object.
+    cache = _beside(values_dir) / ".cache" / "validate"
+    result = pipeline.render(
+        pipeline.RenderOptions(
+            values_dir, out, env, check, cache / "values-schema.json", cache / "dump-cache.json"
+        )
+    )
     _echo_findings(result.findings)
     if result.drift is not None:
         drift = result.drift
@@ -202,14 +219,35 @@ def check(values_dir: Path, output_format: str) -> int:
     help="Where tool results are cached per unit. Default: .cache/validate beside the values tree.",
 )
 @click.option("--no-cache", is_flag=True, help="Run every tool on every unit.")
-@click.option("--jobs", type=click.IntRange(min=1), help="Parallel kustomize builds.")
+@click.option(
+    "--jobs", type=click.IntRange(min=1), help="Units built at once. Default: the CPU count."
+)
 @click.option(
     "--committed",
     type=click.Path(path_type=Path, file_okay=False),
-    help="Where base/ and overlays/ are committed (checked for drift). Default: the "
-    "folder holding the values tree.",
+    help="Where base/ and overlays/ are committed: what the tools check and what is compared "
+    "with a fresh render. Default: the folder holding the values tree.",
 )
-@click.option("--no-drift", is_flag=True, help="Do not compare the committed output.")
+@click.option(
+    "--no-drift",
+    is_flag=True,
+    help="Do not compare the committed output with a fresh render (the tools still check it).",
+)
+@click.option(
+    "--shard",
+    metavar="K/N",
+    help="Check only shard K of N of the units (stable by unit name); join the shards' "
+    "`--output json` reports with --merge.",
+)
+@click.option(
+    "--merge",
+    "merge_reports",
+    is_flag=True,
+    help="Join the JSON reports of `validate --shard K/N` given as REPORTS into one report.",
+)
+@click.option(
+    "--quiet", is_flag=True, help="No progress line on stderr (shown only on a terminal anyway)."
+)
 @click.option(
     "--dry-run",
     "dry_run",
@@ -224,6 +262,7 @@ def check(values_dir: Path, output_format: str) -> int:
     help="Dry-run on this cluster; it changes nothing there (every request is a dry-run).",
 )
 @click.option("--context", "kube_context", help="The kubeconfig context to use.")
+@click.argument("reports", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @guarded
 def validate(
     values_dir: Path,
@@ -234,23 +273,38 @@ def validate(
     jobs: int | None,
     committed: Path | None,
     no_drift: bool,
+    shard: str | None,
+    merge_reports: bool,
+    quiet: bool,
     dry_run: str | None,
     local_apiserver: bool,
     kubeconfig: Path | None,
     kube_context: str | None,
+    reports: tuple[Path, ...],
 ) -> int:
-    """Validate the values and exactly what Argo CD will apply: the committed output matches a
-    fresh render, and kustomize, kubeconform, promtool and the fleet policy rules pass on every
-    unit, in one report. With --dry-run=server, the API server checks every object too."""
+    """Validate the values and exactly what Argo CD will apply: kustomize, kubeconform, promtool
+    and the fleet policy rules on every committed unit, and the committed output against a fresh
+    render of the values, in one report. With --dry-run=server, the API server checks every
+    object too."""
     from .validate import ValidateOptions
     from .validate import validate as run_validate
+    from .validate.progress import Progress, progress_stream
+    from .validate.shard import parse as parse_shard
 
+    if merge_reports or reports:
+        if not (merge_reports and reports):
+            raise UsageError("report files are read only with --merge, and --merge needs them")
+        rep = report.merge(report.read_reports(reports))
+        if output_format != "json":
+            rep.stats.pop("timings", None)
+        report.FORMATS[output_format](rep, click.get_text_stream("stdout"))
+        return EXIT_FINDINGS if rep.errors else EXIT_OK
     if dry_run is None and (local_apiserver or kubeconfig or kube_context):
         raise UsageError("--local-apiserver, --kubeconfig and --context need --dry-run=server")
     if local_apiserver and kubeconfig:
         raise UsageError("--local-apiserver and --kubeconfig exclude each other")
 
-    home = values_dir.resolve().parent
+    home = _beside(values_dir)
     if not no_cache and cache_dir is None:
         cache_dir = home / ".cache" / "validate"
     opts = ValidateOptions(
@@ -258,18 +312,20 @@ def validate(
         env,
         None if no_cache else cache_dir,
         jobs or 0,
-        None if no_drift else (committed or home),
+        committed,
+        not no_drift,
+        shard=parse_shard(shard) if shard else None,
     )
-    result = run_validate(opts)
+    result = run_validate(opts, Progress(progress_stream(quiet)))
     stats: dict[str, object] = {
         "units": result.units,
         "objects": result.objects,
         "cached units": result.cached_units,
     }
     findings = list(result.findings)
-    if result.stopped:
-        stats = {"stopped after": f"the {result.stopped} stage; fix these first"}
-    elif dry_run:
+    if result.not_run:
+        stats["not run"] = "; ".join(result.not_run)
+    if dry_run and not result.not_run:  # nothing to apply when the values do not render
         from .cluster import dryrun
 
         dry = dryrun.dry_run(values_dir, env, kubeconfig=kubeconfig, context=kube_context)
@@ -280,6 +336,8 @@ def validate(
         result.timings.update({f"dry-run {k}": v for k, v in dry.timings.items()})
     if output_format == "json":
         stats["timings"] = result.timings
+    if result.shard is not None:
+        stats["shard"] = {**result.shard, "checked": result.checked}
     rep = report.Report("validate", findings, stats, result.checked)
     report.FORMATS[output_format](rep, click.get_text_stream("stdout"))
     return EXIT_FINDINGS if rep.errors else EXIT_OK

@@ -12,7 +12,7 @@ from . import policy, values
 from .errors import Finding, FindingsError, has_errors, sorted_findings
 from .layout import Rendered, Tree, render_tree
 from .model import Values
-from .output import Drift, compare, read_tree, write_tree
+from .output import Drift, OutputError, compare, read_tree, recover, write_tree
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,8 @@ class RenderOptions:
     out_dir: Path
     env: str | None = None  # render only this environment's overlays (base is always whole)
     check: bool = False
+    schema_cache: Path | None = None  # file of clean values-schema verdicts (schemacache.py)
+    dump_cache: Path | None = None  # file of each object's YAML text (validate/dumpcache.py)
 
 
 @dataclass
@@ -30,24 +32,42 @@ class RenderResult:
     drift: Drift | None = None
 
 
-def load_and_check(values_dir: Path) -> tuple[Values, list[Finding]]:
+def load_and_check(
+    values_dir: Path, schema_cache: Path | None = None
+) -> tuple[Values, list[Finding]]:
     """Load values and run every policy check; raise FindingsError when any is an error."""
-    loaded = values.load(values_dir)
+    loaded = values.load(values_dir, schema_cache)
     findings = policy.run_checks(loaded)
     if has_errors(findings):
         raise FindingsError(findings)
     return loaded, sorted_findings(findings)
 
 
+def recover_output(out: Path) -> str:
+    """Roll back a render that was killed mid-change, before reading or writing the output."""
+    try:
+        return recover(out)
+    except OSError as exc:
+        raise OutputError(
+            f"an interrupted render left {out} half-changed and it cannot be restored: "
+            f"{exc.strerror or exc} ({exc.filename}); make it writable and run again"
+        ) from None
+
+
 def render(opts: RenderOptions) -> RenderResult:
-    loaded, findings = load_and_check(opts.values_dir)
+    recover_output(opts.out_dir)  # the CLI does this first, to say so; a no-op then
+    loaded, findings = load_and_check(opts.values_dir, opts.schema_cache)
     if opts.env is not None and opts.env not in loaded.envs:
         from .errors import UsageError
 
         raise UsageError(
             f"unknown environment {opts.env!r}; known: " + ", ".join(sorted(loaded.envs))
         )
-    rendered = render_tree(loaded)
+    from .validate.dumpcache import DumpCache
+
+    dumps = DumpCache(opts.dump_cache)
+    rendered = render_tree(loaded, dumps.dump)
+    dumps.save()
     tree = rendered.tree
     if opts.env is not None:
         tree = _only_env(tree, read_tree(opts.out_dir), opts.env)

@@ -68,7 +68,7 @@ def publish(opts: PublishOptions) -> PublishResult:
             "CD Applications would look for the units elsewhere; set git.path instead"
         )
     commit = _source_commit(source_repo, values_dir)
-    findings += _validate(opts)
+    findings += _validate(opts, rendered.tree)
     notes = []
     if loaded.base.fleet.repo_url not in (opts.repo, opts.repo.removesuffix("/")):
         notes.append(
@@ -132,11 +132,17 @@ def _source_commit(repo: Path, values_dir: Path) -> str:
     return proc.stdout.strip()
 
 
-def _validate(opts: PublishOptions) -> list[Finding]:
-    """validate's public function on the same values; its errors stop the publish."""
+def _validate(opts: PublishOptions, tree: dict[str, str]) -> list[Finding]:
+    """validate's public function on the tree about to be pushed (validate checks a tree on
+    disk, as Argo CD reads it); its errors stop the publish."""
     from .validate import ValidateOptions, validate
 
-    result = validate(ValidateOptions(opts.values_dir, cache_dir=opts.cache_dir))
+    with tempfile.TemporaryDirectory(prefix="accel-publish-validate-") as tmp:
+        write_tree(tree, Path(tmp))
+        checks = ValidateOptions(
+            opts.values_dir, cache_dir=opts.cache_dir, committed=Path(tmp), drift=False
+        )
+        result = validate(checks)
     if any(f.severity is Severity.ERROR for f in result.findings):
         raise FindingsError(result.findings)
     return result.findings

@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import os
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TextIO
 
-from .errors import Finding, Severity
+from .errors import Finding, GeneratorError, Location, Severity, sorted_findings
 
 
 @dataclass
@@ -155,6 +156,107 @@ def _case(suite: ET.Element, classname: str, name: str, found: list[Finding], ok
     if body or ok:
         ET.SubElement(case, "system-out").text = body or ok
     return 0
+
+
+# ---- merging shard reports (validate --shard K/N ... validate --merge) -------------------------
+
+
+class MergeError(GeneratorError):
+    """The reports cannot be merged (not JSON, not shards of one run, a shard missing)."""
+
+
+def _finding(item: dict[str, object]) -> Finding:
+    """The finding a JSON report item was written from (`_as_dict` in reverse)."""
+    envs = item.get("environments") or []
+    layers = tuple(str(e) for e in envs) if isinstance(envs, list) else ()
+    suffix = Finding("", "", Location(""), envs=layers).text  # " in environment 'prod'", ...
+    return Finding(
+        str(item["code"]),
+        str(item["message"]).removesuffix(suffix),
+        Location(str(item["file"]), int(str(item["line"])), int(str(item["column"]))),
+        str(item.get("path") or ""),
+        str(item.get("hint") or ""),
+        Severity(str(item["severity"])),
+        layers,
+        str(item.get("detail") or ""),
+    )
+
+
+Named = list[tuple[str, dict[str, object]]]  # (where a report came from, its JSON document)
+
+
+def read_reports(paths: Iterable[Path]) -> Named:
+    docs: Named = []
+    for path in paths:
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise MergeError(f"{path}: not a JSON report ({exc})") from None
+        if not isinstance(doc, dict):
+            raise MergeError(f"{path}: not a JSON report")
+        docs.append((str(path), doc))
+    return docs
+
+
+def merge(docs: Named) -> Report:
+    """One report from the JSON reports of shards 1..N of one validate run.
+
+    Every shard repeats the global findings (values, drift): identical findings are kept once,
+    so the result is the report an unsharded run gives. Counts add up; timings are the slowest
+    shard's.
+    """
+    shards: dict[int, str] = {}
+    keys: set[tuple[object, ...]] = set()
+    for name, doc in docs:
+        stats = doc.get("stats")
+        info = stats.get("shard") if isinstance(stats, dict) else None
+        if doc.get("command") != "validate" or not isinstance(info, dict):
+            raise MergeError(f"{name} is not a report of `validate --shard K/N --output json`")
+        keys.add((info.get("count"), info.get("fingerprint"), info.get("scope")))
+        index = int(str(info.get("index")))
+        if index in shards:
+            raise MergeError(f"{name} and {shards[index]} are both shard {index}")
+        shards[index] = name
+    if len(keys) != 1:
+        raise MergeError(
+            "the reports are not shards of one run: their shard count, committed output, values, "
+            "--env or --no-drift differ"
+        )
+    count = int(str(next(iter(keys))[0]))
+    missing = sorted(set(range(1, count + 1)) - set(shards))
+    if missing:
+        raise MergeError(
+            "missing shard(s) " + ", ".join(f"{i}/{count}" for i in missing) + " of the run"
+        )
+    findings: list[Finding] = []
+    checked: set[str] = set()
+    totals = {"units": 0, "objects": 0, "cached units": 0}
+    not_run: dict[str, None] = {}
+    timings: dict[str, float] = {}
+    for name, doc in docs:
+        stats = doc["stats"]
+        items = doc.get("findings")
+        if not isinstance(stats, dict) or not isinstance(items, list):
+            raise MergeError(f"{name} is not a report of `validate --shard K/N --output json`")
+        for key in totals:
+            totals[key] += int(stats.get(key, 0))
+        info = stats.get("shard")
+        if isinstance(info, dict) and isinstance(info.get("checked"), list):
+            checked.update(str(unit) for unit in info["checked"])
+        if stats.get("not run"):
+            not_run[str(stats["not run"])] = None
+        for stage, seconds in dict(stats.get("timings") or {}).items():
+            timings[stage] = max(timings.get(stage, 0.0), float(seconds))
+        try:
+            findings.extend(_finding(item) for item in items)
+        except (KeyError, ValueError, TypeError) as exc:
+            raise MergeError(f"{name}: a finding lacks {exc}") from None
+    merged: dict[str, object] = dict(totals)
+    if not_run:
+        merged["not run"] = "; ".join(not_run)
+    if timings:
+        merged["timings"] = timings
+    return Report("validate", sorted_findings(findings), merged, sorted(checked))
 
 
 FORMATS: dict[str, Callable[[Report, TextIO], None]] = {

@@ -155,6 +155,15 @@ TOOLS: Mapping[str, Tool] = {
         search_path=True,
         go_module="github.com/prometheus/prometheus",
     ),
+    "kbuild": Tool(
+        name="kbuild",
+        pinned="v0.21.1",
+        source="tools/kbuild: sigs.k8s.io/kustomize/api@v0.21.1 (kustomize v5.8.1's) and "
+        "github.com/yannh/kubeconform@v0.7.0 in one process (tools/kbuild/go.mod)",
+        install_hint=INSTALL_COMMAND,
+        search_path=False,
+        go_module="sigs.k8s.io/kustomize/api",
+    ),
     # The control plane behind `validate --dry-run=server` and `simulate` (generator/cluster).
     **{
         name: Tool(

@@ -35,6 +35,7 @@ from .model import (
     find_pci_model,
     node_agent,
 )
+from .schemacache import SchemaCache
 from .yamlio import SourceMap, YamlInputError, YamlPath, json_path, load_file, load_text
 
 KIND_DIRS = {"vendors": "vendor", "teams": "team", "environments": "environment"}
@@ -233,7 +234,10 @@ def catalog() -> dict[str, tuple[Any, SourceMap]]:
 
 
 def _parse_all(
-    values_dir: Path, findings: list[Finding], broken: set[tuple[str, str]]
+    values_dir: Path,
+    findings: list[Finding],
+    broken: set[tuple[str, str]],
+    cache: SchemaCache,
 ) -> list[Parsed]:
     """Parse and schema-check every file; `broken` collects (kind, name) of unusable ones."""
     parsed: list[Parsed] = []
@@ -247,7 +251,10 @@ def _parse_all(
             continue
         if data is None:
             data = {}
-        errs = _schema_findings(kind, data, smap)
+        key = cache.key(kind, path.read_bytes())  # the bytes load_file just parsed
+        errs = [] if cache.is_clean(key) else _schema_findings(kind, data, smap)
+        if not errs:
+            cache.mark_clean(key)
         findings.extend(errs)
         if errs:
             broken.add((kind, path.stem))
@@ -485,8 +492,10 @@ def _catalog_doc(entry: str, at: Location) -> Doc | None:
     return Doc(doc.data, dict.fromkeys(doc.values, at), dict.fromkeys(doc.keys, at))
 
 
-def load(values_dir: Path) -> Values:
-    """Load and resolve the whole tree, or raise FindingsError with every problem found."""
+def load(values_dir: Path, schema_cache: Path | None = None) -> Values:
+    """Load and resolve the whole tree, or raise FindingsError with every problem found.
+
+    `schema_cache`: a file that keeps clean schema verdicts by content (schemacache.py)."""
     if values_dir.is_symlink():
         try:
             values_dir.resolve(strict=True)
@@ -508,7 +517,9 @@ def load(values_dir: Path) -> Values:
         )
     findings: list[Finding] = []
     broken: set[tuple[str, str]] = set()
-    parsed = _parse_all(values_dir, findings, broken)
+    cache = SchemaCache(schema_cache)
+    parsed = _parse_all(values_dir, findings, broken, cache)
+    cache.save()
     by_kind: dict[str, list[Parsed]] = {k: [] for k in ("fleet", "vendor", "team", "environment")}
     for p in parsed:
         by_kind[p.kind].append(p)

@@ -180,6 +180,7 @@ def test_crd_object_breaking_a_cel_rule_only_the_server_sees(
         return [Component("scheduling", "extra/flavor", [flavor], vendor.doc.anchor(("pools",)))]
 
     monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, extra))
+    assert CliRunner().invoke(main, ["render", "--values", str(values)]).exit_code == 0
     static = CliRunner().invoke(
         main, ["validate", "--values", str(values), "--no-drift", "--no-cache"]
     )
@@ -297,6 +298,7 @@ def test_a_kubernetes_minor_without_a_control_plane_is_a_finding_at_its_line(
 
 def test_validate_dry_run_cli_on_its_own_local_control_plane(tree: Tree) -> None:
     values = tree()
+    assert CliRunner().invoke(main, ["render", "--values", str(values)]).exit_code == 0
     result = CliRunner().invoke(
         main,
         [

@@ -97,7 +97,10 @@ def test_plugin_model_carries_upstream_shapes_unchanged(tmp_path: Path) -> None:
         {"kind": "ServiceAccount", "name": "acme-device-plugin", "namespace": "accelerator-plugins"}
     ]
     # ... and kubeconform (strict) and the policy rules accept the result.
-    result = CliRunner().invoke(main, ["validate", "--values", str(values_dir), "--no-drift"])
+    committed = str(tmp_path / "out")  # validate checks what is committed
+    result = CliRunner().invoke(
+        main, ["validate", "--values", str(values_dir), "--committed", committed, "--no-drift"]
+    )
     assert result.exit_code == 0, result.output
 
 

@@ -262,6 +262,7 @@ def test_nfd_refuses_labels_in_kubernetes_io_namespaces(tmp_path: Path) -> None:
 
 
 def validate_json(values_dir: Path) -> tuple[int, dict[str, Any]]:
+    CliRunner().invoke(main, ["render", "--values", str(values_dir)])  # what validate checks
     res = CliRunner().invoke(
         main,
         ["validate", "--values", str(values_dir), "--no-cache", "--no-drift", "--output", "json"],

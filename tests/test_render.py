@@ -117,25 +117,6 @@ def test_env_renders_one_environment_and_keeps_the_others(
     assert "value: '5'" in patch
 
 
-def test_failed_write_leaves_previous_output(
-    values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from generator import output
-
-    out = tmp_path / "out"
-    run("render", "--values", str(values_dir), "--out", str(out))
-    before = read_tree(out)
-
-    def broken(src: object, dst: object) -> None:
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(output.os, "replace", broken)
-    code, text = run("render", "--values", str(values_dir), "--out", str(out))
-    assert code == 2 and "No space left" in text
-    assert read_tree(out) == before
-    assert [p.name for p in out.iterdir() if p.name.startswith(".render-")] == []
-
-
 def _render_with(seed: str, values: Path, out: Path) -> dict[str, str]:
     env = {**os.environ, "PYTHONHASHSEED": seed}
     subprocess.run(

@@ -259,6 +259,7 @@ def test_an_unpinned_image_in_production_is_found_at_its_workloads_line(tmp_path
             "teams/ml.yaml": JOBS,
         },
     )
+    assert cli("render", "--values", str(values_dir))[0] == 0  # validate checks what is committed
     before = snapshot(tmp_path)
     code, out = cli("validate", "--values", str(values_dir), "--no-drift", "--no-cache")
     assert code == 1, out
@@ -274,6 +275,7 @@ def test_an_unpinned_image_in_production_is_found_at_its_workloads_line(tmp_path
     pinned = f"images: {{nvidia: 'registry.example.com/train:1@{DIGEST}'}}"
     text = JOBS.replace("images: {nvidia: registry.example.com/train:1}", pinned)
     (values_dir / "teams/ml.yaml").write_text(text)
+    assert cli("render", "--values", str(values_dir))[0] == 0
     code, out = cli("validate", "--values", str(values_dir), "--no-drift", "--no-cache")
     assert code == 0, out
 
@@ -308,6 +310,7 @@ def test_validate_reports_a_privileged_team_object_at_its_workloads_line(
         return [Component("team-ml", "extra/ml", [bad], origin=ml.doc.anchor(("jobs", "train")))]
 
     monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, host_network))
+    assert cli("render", "--values", str(values_dir))[0] == 0  # validate checks what is committed
     code, out = cli("validate", "--values", str(values_dir), "--no-drift", "--no-cache")
     assert code == 1, out
     assert [line for line in out.splitlines() if line.startswith("values/")] == [

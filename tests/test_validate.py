@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,12 +26,26 @@ def quota_at(values_dir: Path) -> str:
     return f"values/teams/ml-team.yaml:{lines.index('quota:') + 1}:1"
 
 
+def render(values_dir: Path) -> int:
+    """Render into the folder holding the values, as a user commits it."""
+    return CliRunner().invoke(main, ["render", "--values", str(values_dir)]).exit_code
+
+
+@pytest.fixture(autouse=True)
+def committed(values_dir: Path) -> None:
+    """Every test starts from a committed render of its values copy, as a repository does."""
+    assert render(values_dir) == 0
+
+
 def validate(
     values_dir: Path, *args: str, env: dict[str, str] | None = None, drift: bool = False
 ) -> tuple[int, str]:
-    """Run the CLI; drift against committed output is checked only where a test asks for it
-    (the values copies in tmp_path have no committed output beside them)."""
+    """Run the CLI on what is committed. Without `drift`, the test's values are rendered and
+    committed first (when they render) and drift is not checked; with it, the test controls
+    the committed output."""
     extra = [] if drift else ["--no-drift"]
+    if not drift:
+        render(values_dir)  # values with errors write nothing: the last good render stays
     result = CliRunner().invoke(
         main, ["validate", "--values", str(values_dir), *extra, *args], env=env
     )
@@ -271,8 +286,8 @@ def test_junit_report(values_dir: Path, write: Write) -> None:
     assert code == 1
     suite = ET.fromstring(out).find("testsuite")
     assert suite is not None and suite.get("failures") == "1"
-    case = suite.find("testcase")
-    assert case is not None and case.get("classname") == "VAL001"
+    # The committed units are still checked (a passing case each); the values error fails one.
+    case = next(c for c in suite.iter("testcase") if c.get("classname") == "VAL001")
     failure = case.find("failure")
     assert failure is not None and "values/teams/ml-team.yaml:2:11" in (failure.text or "")
 
@@ -364,7 +379,6 @@ def test_doctor_says_how_to_install_a_missing_tool(
 
 def test_committed_output_must_match_the_values(values_dir: Path, write: Write) -> None:
     repo = values_dir.parent
-    assert CliRunner().invoke(main, ["render", "--values", str(values_dir)]).exit_code == 0
     code, out = validate(values_dir, drift=True)
     assert code == 0, out
     # A hand edit, a stale file and a values change that was not re-rendered.
@@ -399,6 +413,8 @@ def test_committed_output_must_match_the_values(values_dir: Path, write: Write) 
 
 
 def test_a_repository_never_rendered_is_drift_too(values_dir: Path) -> None:
+    for top in ("base", "overlays"):
+        shutil.rmtree(values_dir.parent / top)
     code, out = validate(values_dir, drift=True)
     assert code == 1
     assert (
@@ -406,3 +422,95 @@ def test_a_repository_never_rendered_is_drift_too(values_dir: Path) -> None:
         "values but not committed" in out
     )
     assert "more committed files differ from a fresh render" in out
+
+
+def _hand_edit(repo: Path) -> None:
+    """What a hurried fix in the committed tree looks like: an unknown field in a base, and a
+    whole new object in an overlay that no values produce."""
+    ns = repo / "base/teams/ml-team/namespace-ml-team.yaml"
+    ns.write_text(ns.read_text() + "bogus: true\n")
+    unit = repo / "overlays/prod/team-ml-team"
+    (unit / "configmap-ml-team-hotfix.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hotfix\n  namespace: ml-team\n"
+        "data:\n  a: b\nextra: 1\n"
+    )
+    kust = unit / "kustomization.yaml"
+    kust.write_text(
+        kust.read_text().replace("resources:\n", "resources:\n- configmap-ml-team-hotfix.yaml\n")
+    )
+
+
+@pytest.mark.parametrize("drift", [True, False])
+def test_a_hand_edit_of_the_committed_tree_is_caught_with_and_without_drift(
+    values_dir: Path, tmp_path: Path, drift: bool
+) -> None:
+    repo = values_dir.parent
+    cache = str(tmp_path / "cache")
+    args = ["--cache-dir", cache, "--env", "prod"] + ([] if drift else ["--no-drift"])
+    assert validate(values_dir, *args, drift=True)[0] == 0  # fills the cache
+    _hand_edit(repo)
+    code, out = validate(values_dir, *args, drift=True)
+    assert code == 1, out
+    # The tools ran on the committed tree, not on the fresh render (and not from the cache).
+    assert (
+        "K8S001 Namespace ml-team (overlays/prod/team-ml-team): additional properties 'bogus' "
+        "not allowed"
+    ) in out
+    assert (
+        "overlays/prod/team-ml-team/configmap-ml-team-hotfix.yaml: K8S001 ConfigMap hotfix "
+        "(overlays/prod/team-ml-team): additional properties 'extra' not allowed"
+    ) in out
+    drifted = [ln for ln in out.splitlines() if "DRIFT001" in ln]
+    if drift:
+        assert sorted(ln.split(":")[0] for ln in drifted) == [
+            "base/teams/ml-team/namespace-ml-team.yaml",
+            "overlays/prod/team-ml-team/configmap-ml-team-hotfix.yaml",
+            "overlays/prod/team-ml-team/kustomization.yaml",
+        ]
+    else:
+        assert drifted == []
+
+
+def test_drift_is_reported_when_the_values_checks_fail(values_dir: Path, write: Write) -> None:
+    repo = values_dir.parent
+    quota = repo / "base/teams/inference/resourcequota-inference-accelerators.yaml"
+    quota.write_text(quota.read_text().replace("'8'", "'80'"))
+    text = (values_dir / "teams/ml-team.yaml").read_text()
+    write("teams/ml-team.yaml", text.replace("nvidia: 8", "nvidia: 1"))  # MIG004: jobs need 4
+    code, out = validate(values_dir, "--no-cache", drift=True)
+    assert code == 1
+    assert "MIG004 team 'ml-team' needs 4 nvidia devices" in out
+    assert (
+        "DRIFT001 committed base/teams/inference/resourcequota-inference-accelerators.yaml "
+        "differs from a fresh render of the values"
+    ) in out
+
+
+def test_values_that_do_not_load_still_get_the_committed_tree_checked(
+    values_dir: Path, write: Write
+) -> None:
+    _hand_edit(values_dir.parent)
+    write("teams/inference.yaml", "quota: {nvidia: many}\n")
+    code, out = validate(values_dir, "--no-cache", "--env", "prod", drift=True)
+    assert code == 1
+    assert "values/teams/inference.yaml:1:17: VAL001 'many' is not of type 'integer'" in out
+    assert (
+        "values: DRIFT002 warning: the committed output was not compared with a fresh render: "
+        "the values have errors"
+    ) in out
+    assert (
+        "overlays/prod/team-ml-team/configmap-ml-team-hotfix.yaml: K8S001 ConfigMap hotfix "
+        "(overlays/prod/team-ml-team): additional properties 'extra' not allowed"
+    ) in out
+    assert "not run drift and manifest rules (the values have errors: fix them first)" in out
+
+
+def test_no_drift_with_nothing_committed_is_a_usage_error(values_dir: Path) -> None:
+    for top in ("base", "overlays"):
+        shutil.rmtree(values_dir.parent / top)
+    result = CliRunner().invoke(
+        main, ["validate", "--values", str(values_dir), "--no-drift", "--no-cache"]
+    )
+    assert result.exit_code == 2
+    assert "no rendered output in" in result.output
+    assert "run `render.py render` first, or pass --committed DIR" in result.output

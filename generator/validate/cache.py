@@ -17,7 +17,7 @@ from typing import Any
 
 from ..layout import Tree
 
-CACHE_FORMAT = "2"
+CACHE_FORMAT = "3"
 
 
 def folder_index(tree: Tree) -> dict[str, list[str]]:
@@ -34,24 +34,33 @@ def folder_index(tree: Tree) -> dict[str, list[str]]:
 
 
 def unit_inputs(tree: Tree, unit_path: str, index: dict[str, list[str]] | None = None) -> list[str]:
-    """Paths of every file `kustomize build unit_path` reads, following `resources:` folders."""
+    """Paths of every file `kustomize build unit_path` reads: the files below each kustomization
+    folder it reaches, following every relative reference of its kustomization.yaml (`resources:`
+    folders and files, `patches:` paths, ...) to another kustomization folder or a file.
+
+    Line-based on purpose (no YAML parse per unit): the last token of each line that names a
+    folder or file of the tree is a reference. Over-inclusion only costs cache precision.
+    """
     index = index if index is not None else folder_index(tree)
     seen: set[str] = set()
     todo = [unit_path]
-    files: list[str] = []
+    files: set[str] = set()
     while todo:
         folder = todo.pop()
         if folder in seen:
             continue
         seen.add(folder)
-        prefix = folder + "/"
-        files.extend(index.get(folder, []))
-        kust = tree.get(prefix + "kustomization.yaml", "")
-        for line in kust.splitlines():
-            ref = line.strip().removeprefix("- ").strip("'\"")
-            if ref.startswith("../"):
-                todo.append(posixpath.normpath(posixpath.join(folder, ref)))
-    return sorted(set(files))
+        files.update(index.get(folder, []))
+        for line in tree.get(folder + "/kustomization.yaml", "").splitlines():
+            token = line.strip().rsplit(" ", 1)[-1].strip("'\"")
+            if not token or token.startswith("/") or "://" in token:
+                continue
+            ref = posixpath.normpath(posixpath.join(folder, token))
+            if ref in index:
+                todo.append(ref)
+            elif ref in tree:
+                files.add(ref)
+    return sorted(files)
 
 
 def unit_key(tree: Tree, unit_path: str, salt: str, inputs: list[str]) -> str:

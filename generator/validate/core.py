@@ -1,26 +1,48 @@
 """The validate pipeline: one run, every stage, one list of findings.
 
-values (schema, checks) -> render into a temporary tree -> kustomize build of every unit in
-parallel -> kubeconform -strict against offline schemas -> promtool on extracted rule groups ->
-policy rules on the built objects. Tool results are cached per unit by content hash.
+values (schema, checks) -> render into memory, compared with the committed output (drift) ->
+kustomize build of every committed unit -> kubeconform -strict against offline schemas ->
+promtool on extracted rule groups -> policy rules on the built objects.
+
+The tools run on the committed `base/` and `overlays/`, which is what Argo CD syncs; the fresh
+render only says where each object comes from in values and whether the committed tree is what
+the values give (DRIFT001). A hand edit is therefore caught twice: as drift, and by the tools if
+it breaks a unit, even with `--no-drift` and even when the values have errors. Tool results are
+cached per unit by content hash.
 """
 
 from __future__ import annotations
 
+import os
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import __version__, toolchain
-from ..errors import Finding, FindingsError, Location, Severity, UsageError, sorted_findings
-from ..layout import Tree, Unit, render_tree
-from ..output import compare, read_tree
-from ..pipeline import load_and_check
-from . import nfd, tools
+import yaml
+
+from .. import __version__, policy, toolchain, values
+from ..errors import (
+    Finding,
+    FindingsError,
+    Location,
+    Severity,
+    UsageError,
+    has_errors,
+    sorted_findings,
+)
+from ..layout import Rendered, Tree, Unit, render_tree
+from ..model import Values
+from ..output import OUTPUT_DIRS, compare, read_tree
+from ..pipeline import recover_output
+from ..schemacache import FILE_NAME as SCHEMA_CACHE
+from . import nfd, shard, tools
 from .cache import Cache, folder_index, unit_inputs, unit_key
 from .dumpcache import DumpCache
+from .progress import Progress
 from .rules import describe, origin, run_rules
 
 DEFAULT_CACHE = Path(".cache") / "validate"
@@ -32,7 +54,10 @@ class ValidateOptions:
     env: str | None = None
     cache_dir: Path | None = None  # None: no cache
     jobs: int = 0  # 0: twice the CPU count
-    committed: Path | None = None  # where base/ and overlays/ are committed; None: skip drift
+    committed: Path | None = None  # where base/ and overlays/ are; None: beside the values
+    drift: bool = True  # compare the committed output with a fresh render
+    engine: str = "kbuild"  # or "processes": a kustomize process per unit (the reference)
+    shard: tuple[int, int] | None = None  # (K, N): only the units of shard K of N
 
 
 @dataclass
@@ -42,7 +67,8 @@ class ValidateResult:
     objects: int = 0
     cached_units: int = 0
     timings: dict[str, float] = field(default_factory=dict)
-    stopped: str = ""  # the stage whose errors stopped the run, if any
+    not_run: list[str] = field(default_factory=list)  # stages skipped, and why
+    shard: dict[str, object] | None = None  # {"index", "count", "fingerprint"} when sharded
     checked: list[str] = field(default_factory=list)  # unit paths (JUnit: one case each)
 
     @property
@@ -61,72 +87,169 @@ class _Clock:
         self._t = now
 
 
-def _salt(kubernetes_version: str) -> str:
+def _salt(kubernetes_version: str, engine: str) -> str:
     """What, besides the unit's files, decides the tools' verdicts."""
-    parts = [__version__, kubernetes_version]
+    parts = [__version__, kubernetes_version, engine]
     for tool in ("kustomize", "kubeconform", "promtool", "nfd-rulecheck"):
         parts.append(f"{tool}={toolchain.version(tool)}")
+    if engine == "kbuild":
+        # The helper's own source decides too: `make tools` stamps it by content.
+        stamp = toolchain.tools_dir() / "bin" / ".kbuild.sha256"
+        parts.append(stamp.read_text(encoding="utf-8") if stamp.is_file() else "")
     index = toolchain.tools_dir() / "schemas" / "crds" / "index.json"
     parts.append(index.read_text(encoding="utf-8") if index.is_file() else "")
     return "\n".join(parts)
 
 
-def validate(opts: ValidateOptions) -> ValidateResult:
-    clock = _Clock()
+def _load(values_dir: Path, cache_dir: Path | None) -> tuple[Values | None, list[Finding]]:
+    """(values, findings): values is None when they do not load at all (syntax, schema)."""
     try:
-        loaded, findings = load_and_check(opts.values_dir)
+        loaded = values.load(values_dir, cache_dir / SCHEMA_CACHE if cache_dir else None)
     except FindingsError as exc:
-        # Nothing can be rendered from values with errors: report them, build nothing.
-        return ValidateResult(exc.findings, timings={"values": 0.0}, stopped="values")
-    if opts.env is not None and opts.env not in loaded.envs:
-        raise UsageError(
-            f"unknown environment {opts.env!r}; known: " + ", ".join(sorted(loaded.envs))
-        )
-    clock.lap("values")
-    dumps = DumpCache(opts.cache_dir / "dump-cache.json" if opts.cache_dir else None)
-    rendered = render_tree(loaded, dumps.dump)
-    dumps.save()
-    units = [u for u in rendered.units if opts.env in (None, u.env)]
-    if opts.committed is not None:
-        findings.extend(drift_findings(rendered.tree, opts.committed, opts.env))
-    clock.lap("render")
+        return None, exc.findings
+    return loaded, policy.run_checks(loaded)
 
-    kube_version = loaded.base.fleet.kubernetes_version
+
+def _render(loaded: Values, findings: list[Finding], dumps: DumpCache) -> Rendered | None:
+    try:
+        return render_tree(loaded, dumps.dump)
+    except Exception:
+        if has_errors(findings):
+            return None  # the builders met values the checks refuse: drift cannot be known
+        raise
+
+
+def committed_units(tree: Tree, env: str | None) -> list[tuple[str, str, str]]:
+    """(env, unit, path) of every committed unit: a folder overlays/<env>/<unit> that holds a
+    kustomization.yaml. These are what the Argo CD Applications point at."""
+    found = []
+    for rel in tree:
+        parts = rel.split("/")
+        unit = len(parts) == 4 and parts[0] == "overlays" and parts[3] == "kustomization.yaml"
+        if unit and env in (None, parts[1]):
+            found.append((parts[1], parts[2], "/".join(parts[:3])))
+    return sorted(found)
+
+
+def validate(opts: ValidateOptions, progress: Progress | None = None) -> ValidateResult:
+    """Run every stage; `progress` hears of each stage and each unit built."""
+    progress = progress or Progress(None)
+    timings: dict[str, float] | None = None  # None: the run failed, no timing line
+    try:
+        result = _validate(opts, progress)
+        timings = result.timings
+        return result
+    finally:
+        progress.finish(timings)
+
+
+def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
+    if opts.engine not in ENGINES:
+        raise UsageError(f"unknown engine {opts.engine!r}; known: {', '.join(ENGINES)}")
+    clock = _Clock()
+    home = opts.committed if opts.committed is not None else _beside(opts.values_dir)
+    recover_output(home)  # a render killed mid-change is rolled back before anything is read
+
+    # The tools check the committed tree, which does not depend on the values: they start first
+    # and run in the background while the values load and render (two stages of Python).
+    committed = read_tree(home)
+    found = committed_units(committed, opts.env)
+    shard_info: dict[str, object] | None = None
+    if opts.shard is not None:
+        scope = f"env={opts.env or '*'} drift={'on' if opts.drift else 'off'}"
+        shard_info = {
+            "index": opts.shard[0],
+            "count": opts.shard[1],
+            "fingerprint": shard.fingerprint(committed, opts.values_dir),
+            "scope": scope,
+        }
+        found = [f for f in found if shard.shard_of(f[1], opts.shard[1]) == opts.shard[0]]
+    paths = [path for _, _, path in found]
+    kube_version = _kubernetes_version(opts.values_dir)
     cache = Cache(opts.cache_dir)
-    salt = _salt(kube_version)
-    index = folder_index(rendered.tree)
-    inputs = {u.path: unit_inputs(rendered.tree, u.path, index) for u in units}
-    keys = {u.path: unit_key(rendered.tree, u.path, salt, inputs[u.path]) for u in units}
+    salt = _salt(kube_version, opts.engine)
+    index = folder_index(committed)
+    inputs = {p: unit_inputs(committed, p, index) for p in paths}
+    keys = {p: unit_key(committed, p, salt, inputs[p]) for p in paths}
     results: dict[str, dict[str, Any]] = {}
-    for unit in units:
-        hit = cache.get(keys[unit.path])
+    for path in paths:
+        hit = cache.get(keys[path])
         if hit is not None:
-            results[unit.path] = hit
-    misses = [u for u in units if u.path not in results]
+            results[path] = hit
+    misses = [p for p in paths if p not in results]
+    progress.units(len(paths), len(paths) - len(misses))
+    clock.lap("committed")  # read the tree, key each unit, read the cached results
+    job = None
+    if misses:
+        job = _Background(
+            lambda stop: _run_tools(home, misses, kube_version, opts, progress.unit_done, stop)
+        )
+    try:
+        loaded, findings = _load(opts.values_dir, opts.cache_dir)
+        if loaded is not None and opts.env is not None and opts.env not in loaded.envs:
+            raise UsageError(
+                f"unknown environment {opts.env!r}; known: " + ", ".join(sorted(loaded.envs))
+            )
+        not_run: list[str] = []
+        clock.lap("values")
+        progress.stage("render")
+        rendered = None
+        if loaded is not None:
+            dumps = DumpCache(opts.cache_dir / "dump-cache.json" if opts.cache_dir else None)
+            rendered = _render(loaded, findings, dumps)
+            dumps.save()
+        if rendered is None:
+            why = "the values have errors" if loaded is None else "the values' checks fail"
+            stages = "drift and manifest rules" if opts.drift else "manifest rules"
+            not_run.append(f"{stages} ({why}: fix them first)")
+            if opts.drift:
+                findings.append(_no_drift_check(opts.values_dir, why))
+        elif opts.drift:
+            findings.extend(drift_findings(rendered.tree, committed, opts.env))
+        clock.lap("render")
+        if not committed_units(committed, opts.env):
+            if opts.drift or loaded is None or has_errors(findings):
+                return ValidateResult(
+                    sorted_findings(findings),
+                    timings=clock.timings,
+                    not_run=not_run,
+                    shard=shard_info,
+                )
+            raise UsageError(
+                f"no rendered output in {home} ({' and '.join(f'{d}/' for d in OUTPUT_DIRS)}): "
+                "validate checks what is committed; run `render.py render` first, or pass "
+                "--committed DIR"
+            )
+        progress.stage("tools")
+        if job is not None:
+            results.update(job.result())
+            for path in misses:
+                cache.put(keys[path], results[path])
+    finally:
+        if job is not None:
+            job.stop()
+    clock.lap("tools wait")
+    if job is not None:
+        clock.timings["tools"] = round(job.seconds, 3)
+    progress.stage("policy")
 
-    with tempfile.TemporaryDirectory(prefix="accel-validate-") as tmp:
-        root = Path(tmp)
-        if misses:
-            # Only what the units to build read: on a warm cache that is a few files.
-            needed = {rel for u in misses for rel in inputs[u.path]}
-            _write({rel: rendered.tree[rel] for rel in needed}, root)
-            results.update(_run_tools(root, misses, kube_version, opts.jobs or tools.jobs()))
-            for unit in misses:
-                cache.put(keys[unit.path], results[unit.path])
-    clock.lap("tools")
-
-    views = loaded.envs
+    fresh = {u.path: u for u in rendered.units} if rendered is not None else {}
+    units = [fresh.get(path) or Unit(env, name, path, (), {}) for env, name, path in found]
     total = 0
     for unit in units:
         res = results[unit.path]
-        findings.extend(_tool_findings(unit, res))
+        findings.extend(_tool_findings(unit, res, committed, inputs[unit.path]))
         if res["build_ok"]:
             docs = res["docs"]
             total += len(docs)
-            findings.extend(run_rules(views[unit.env], unit, docs))
-            if res.get("nfd"):
-                findings.extend(nfd.findings(views[unit.env], unit, res["nfd"]))
+            if rendered is not None and loaded is not None and unit.env in loaded.envs:
+                findings.extend(run_rules(loaded.envs[unit.env], unit, docs))
+                if res.get("nfd"):
+                    findings.extend(nfd.findings(loaded.envs[unit.env], unit, res["nfd"]))
     clock.lap("policy")
+    # The same finding about shared values (e.g. NFD001 on a vendor's taint) comes from the
+    # node-config unit of every environment: report it once.
+    findings = list(dict.fromkeys(findings))
     # The same finding about shared values (e.g. NFD001 on a vendor's taint) comes from the
     # node-config unit of every environment: report it once.
     findings = list(dict.fromkeys(findings))
@@ -136,23 +259,85 @@ def validate(opts: ValidateOptions) -> ValidateResult:
         total,
         len(units) - len(misses),
         clock.timings,
+        not_run,
+        shard_info,
         checked=[u.path for u in units],
+    )
+
+
+def _beside(values_dir: Path) -> Path:
+    try:
+        return values_dir.resolve().parent
+    except (OSError, RuntimeError):  # a symbolic link loop: loading the values reports it
+        return values_dir.absolute().parent
+
+
+class _Background:
+    """Run `fn(stop)` in a thread; `result()` waits and re-raises, `stop()` asks it to end."""
+
+    def __init__(self, fn: Callable[[threading.Event], dict[str, dict[str, Any]]]) -> None:
+        self._stop = threading.Event()
+        self._value: dict[str, dict[str, Any]] = {}
+        self._error: BaseException | None = None
+        self._start = time.perf_counter()
+        self.seconds = 0.0
+
+        def run() -> None:
+            try:
+                self._value = fn(self._stop)
+            except BaseException as exc:  # re-raised in the caller's thread
+                self._error = exc
+            self.seconds = time.perf_counter() - self._start
+
+        self._thread = threading.Thread(target=run, name="validate-tools", daemon=True)
+        self._thread.start()
+
+    def result(self) -> dict[str, dict[str, Any]]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _kubernetes_version(values_dir: Path) -> str:
+    """The fleet's Kubernetes version from fleet.yaml itself (the tools start before the values
+    load, and run when they do not), else the newest schema set the tools have."""
+    try:
+        fleet = yaml.safe_load((values_dir / "fleet.yaml").read_text(encoding="utf-8"))
+        version = str(fleet["kubernetesVersion"])
+        toolchain.kubeconform_kubernetes_version(version)
+        return version
+    except (OSError, yaml.YAMLError, TypeError, KeyError, ValueError):
+        versions = toolchain.k8s_schema_versions()
+        return versions[-1] if versions else "1.33"
+
+
+def _no_drift_check(values_dir: Path, why: str) -> Finding:
+    return Finding(
+        "DRIFT002",
+        f"the committed output was not compared with a fresh render: {why}",
+        Location(values_dir.name),
+        hint="fix the errors above; the tools still checked the committed output",
+        severity=Severity.WARNING,
     )
 
 
 MAX_DRIFT_FINDINGS = 20
 
 
-def drift_findings(tree: Tree, committed: Path, env: str | None) -> list[Finding]:
+def drift_findings(tree: Tree, committed: Tree, env: str | None) -> list[Finding]:
     """What Argo CD syncs is the committed output: it must be what the values render to."""
 
     def mine(rel: str) -> bool:
         return env is None or not rel.startswith("overlays/") or rel.startswith(f"overlays/{env}/")
 
-    committed_tree = read_tree(committed)
     drift = compare(
         {k: v for k, v in tree.items() if mine(k)},
-        {k: v for k, v in committed_tree.items() if mine(k)},
+        {k: v for k, v in committed.items() if mine(k)},
     )
     hint = "run `python render.py render` and commit the result"
     found = [(rel, "differs from a fresh render of the values") for rel in drift.changed]
@@ -162,7 +347,7 @@ def drift_findings(tree: Tree, committed: Path, env: str | None) -> list[Finding
         Finding(
             "DRIFT001",
             f"committed {rel} {what}",
-            Location(rel, *drift_line(committed_tree.get(rel), tree.get(rel))),
+            Location(rel, *drift_line(committed.get(rel), tree.get(rel))),
             hint=hint,
             detail=drift.diffs.get(rel, ""),
         )
@@ -196,65 +381,129 @@ def drift_line(committed: str | None, rendered: str | None) -> tuple[int, int]:
     return min(first, len(old) - 1) + 1, 1
 
 
-def _write(tree: dict[str, str], root: Path) -> None:
-    for rel, text in tree.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+ENGINES = ("kbuild", "processes")
 
 
 def _run_tools(
-    root: Path, units: list[Unit], kube_version: str, workers: int
+    root: Path,
+    paths: list[str],
+    kube_version: str,
+    opts: ValidateOptions,
+    on_unit: Callable[[str], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> dict[str, dict[str, Any]]:
-    built = tools.kustomize_build(root, [u.path for u in units], workers)
-    out_dir = root / ".built"
-    rules_dir = root / ".rules"
-    out_dir.mkdir()
-    rules_dir.mkdir()
-    files: dict[str, Path] = {}
-    rule_files: dict[str, dict[str, Path]] = {}
-    docs: dict[str, list[dict[str, Any]]] = {}
-    for unit in units:
-        b = built[unit.path]
-        if b["ok"]:
-            path = out_dir / (unit.path.replace("/", "__") + ".yaml")
-            path.write_text(b["output"], encoding="utf-8")
-            files[unit.path] = path
-            # Parsed once; the cache keeps JSON, which reads back far faster than YAML.
-            docs[unit.path] = tools.load_docs(b["output"])
-            rule_files[unit.path] = tools.rule_files(unit.path, docs[unit.path], rules_dir)
-    schema_results = tools.kubeconform(files, kube_version)
-    # Node Feature Discovery's own code on the rules, against the PCI inventories.
-    nfd_results = {
-        path: nfd.check(files[path], nfd.inventory_file(root))
-        for path in files
-        if nfd.has_rules(docs[path])
-    }
+    """Build, validate and promtool-check the units `paths` of the tree at `root`: one
+    JSON-able result per unit, whichever engine built it."""
+    if opts.engine == "kbuild":
+        built = tools.kbuild(root, paths, kube_version, opts.jobs or _cpus(), on_unit, stop=stop)
+    else:
+        workers = opts.jobs or tools.jobs()
+        built = _build_with_processes(root, paths, kube_version, workers, on_unit, stop)
+    with tempfile.TemporaryDirectory(prefix="accel-validate-") as tmp:
+        rule_files: dict[str, Path] = {}
+        for path in paths:
+            if built[path]["ok"]:
+                for name, file in tools.rule_files(path, built[path]["docs"], Path(tmp)).items():
+                    rule_files[f"{path}\0{name}"] = file
+        problems = tools.promtool_check(rule_files)
+        # Node Feature Discovery's own code on the rules, against the PCI inventories.
+        nfd_results = {
+            path: nfd.check(_yaml_file(Path(tmp), path, built[path]["docs"]), inventory(tmp))
+            for path in paths
+            if built[path]["ok"] and nfd.has_rules(built[path]["docs"])
+        }
     results: dict[str, dict[str, Any]] = {}
-    for unit in units:
-        b = built[unit.path]
-        results[unit.path] = {
+    for path in paths:
+        b = built[path]
+        prefix = f"{path}\0"
+        results[path] = {
             "build_ok": b["ok"],
             "build_error": b["error"],
-            "docs": docs.get(unit.path, []),
-            "schema": schema_results.get(unit.path, []),
-            "promtool": tools.promtool_check(rule_files.get(unit.path, {})),
-            "nfd": nfd_results.get(unit.path),
+            "docs": b["docs"] if b["ok"] else [],
+            "schema": b["schema"] if b["ok"] else [],
+            "promtool": {
+                key.removeprefix(prefix): text
+                for key, text in problems.items()
+                if key.startswith(prefix)
+            },
+            "nfd": nfd_results.get(path),
         }
     return results
 
 
-def _find(unit: Unit, kind: str | None, name: str | None) -> tuple[Location, str]:
+def inventory(folder: str) -> Path:
+    return nfd.inventory_file(Path(folder))
+
+
+def _yaml_file(folder: Path, unit: str, docs: list[dict[str, Any]]) -> Path:
+    """A unit's objects as a YAML file for nfd-rulecheck (the helper hands back JSON)."""
+    path = folder / (unit.replace("/", "__") + ".built.yaml")
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _cpus() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+
+
+def _build_with_processes(
+    root: Path,
+    paths: list[str],
+    kube_version: str,
+    workers: int,
+    on_unit: Callable[[str], None] | None,
+    stop: threading.Event | None,
+) -> dict[str, dict[str, Any]]:
+    """The reference engine: a kustomize process per unit, then one kubeconform run."""
+    built = tools.kustomize_build(root, paths, workers, on_unit, stop)
+    with tempfile.TemporaryDirectory(prefix="accel-validate-") as tmp:
+        files: dict[str, Path] = {}
+        for path in paths:
+            b = built[path]
+            if b["ok"]:
+                file = Path(tmp) / (path.replace("/", "__") + ".yaml")
+                file.write_text(b["output"], encoding="utf-8")
+                files[path] = file
+                b["docs"] = tools.load_docs(b["output"])
+        schema = tools.kubeconform(files, kube_version)
+    for path in paths:
+        built[path]["schema"] = schema.get(path, [])
+        built[path].setdefault("docs", [])
+    return built
+
+
+def _committed_file(committed: Tree, inputs: list[str], kind: str | None, name: str | None) -> str:
+    """The committed file that holds an object the values do not render (a hand edit)."""
+    for rel in inputs:
+        if rel.endswith("/kustomization.yaml"):
+            continue
+        try:
+            doc = yaml.load(committed[rel], Loader=yaml.CSafeLoader)
+        except yaml.YAMLError:
+            continue
+        if isinstance(doc, dict) and doc.get("kind") == kind:
+            meta = doc.get("metadata")
+            if isinstance(meta, dict) and meta.get("name") == name:
+                return rel
+    return ""
+
+
+def _find(
+    unit: Unit, kind: str | None, name: str | None, committed: Tree, inputs: list[str]
+) -> tuple[Location, str]:
     for obj in unit.objects:
         if obj["kind"] == kind and obj["metadata"]["name"] == name:
             return origin(unit, obj), describe(unit, obj)
-    return Location(unit.path), f"{kind} {name} ({unit.path})"
+    where = _committed_file(committed, inputs, kind, name) or f"{unit.path}/kustomization.yaml"
+    return Location(where), f"{kind} {name} ({unit.path})"
 
 
-def _tool_findings(unit: Unit, res: dict[str, Any]) -> list[Finding]:
+def _tool_findings(
+    unit: Unit, res: dict[str, Any], committed: Tree, inputs: list[str]
+) -> list[Finding]:
     out: list[Finding] = []
     if not res["build_ok"]:
-        where = next(iter(unit.origins.values()), Location(unit.path))
+        where = next(iter(unit.origins.values()), Location(f"{unit.path}/kustomization.yaml"))
         out.append(
             Finding(
                 "KUS001",
@@ -265,7 +514,7 @@ def _tool_findings(unit: Unit, res: dict[str, Any]) -> list[Finding]:
         )
         return out
     for item in res["schema"]:
-        loc, what = _find(unit, item.get("kind"), item.get("name"))
+        loc, what = _find(unit, item.get("kind"), item.get("name"), committed, inputs)
         errors = item.get("validationErrors") or []
         if item.get("status") == "statusError" and "could not find schema" in (
             item.get("msg") or ""
@@ -293,7 +542,7 @@ def _tool_findings(unit: Unit, res: dict[str, Any]) -> list[Finding]:
             out.append(Finding("K8S001", f"{what}: {item.get('msg')}", loc))
     for name, problem in sorted(res["promtool"].items()):
         ns, _, short = name.partition("/")
-        loc, what = _find(unit, "PrometheusRule", short or ns)
+        loc, what = _find(unit, "PrometheusRule", short or ns, committed, inputs)
         out.append(
             Finding(
                 "PROM001",
@@ -303,3 +552,6 @@ def _tool_findings(unit: Unit, res: dict[str, Any]) -> list[Finding]:
             )
         )
     return out
+
+
+__all__ = ["ValidateOptions", "ValidateResult", "committed_units", "validate"]

@@ -1,0 +1,43 @@
+"""Split validate across machines: `--shard K/N` checks a stable 1/N of the committed units.
+
+A unit goes to shard `sha256(unit name) mod N`: the name without the environment, so every
+environment of a unit (and the bases they share) lands in one shard, and a unit stays in its
+shard when others come and go. Values checks and drift are global and cheap: every shard runs
+them, and `report.merge` keeps one copy of each identical finding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+from ..errors import UsageError
+from ..layout import Tree
+
+_SHARD = re.compile(r"^([1-9][0-9]*)/([1-9][0-9]*)$")
+
+
+def parse(text: str) -> tuple[int, int]:
+    """'2/4' -> (2, 4); shards count from 1."""
+    match = _SHARD.match(text.strip())
+    if not match or not 1 <= int(match.group(1)) <= int(match.group(2)):
+        raise UsageError(f"--shard {text!r}: expected K/N with 1 <= K <= N, e.g. 2/4")
+    return int(match.group(1)), int(match.group(2))
+
+
+def shard_of(unit_name: str, count: int) -> int:
+    """The shard (1..count) that validates every environment's unit of this name."""
+    digest = hashlib.sha256(unit_name.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % count + 1
+
+
+def fingerprint(committed: Tree, values_dir: Path) -> str:
+    """What the shards of one run must agree on: the committed output and the values."""
+    digest = hashlib.sha256()
+    for rel, text in sorted(committed.items()):
+        digest.update(f"{rel}\0{text}\0".encode())
+    for path in sorted(p for p in values_dir.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(values_dir).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()

@@ -1,0 +1,309 @@
+// kbuild builds many kustomize units in one process and validates each build like kubeconform,
+// streaming one JSON line per unit. It exists for speed only: the pinned kustomize and
+// kubeconform binaries stay the reference, and a test asserts byte-identical builds.
+//
+//	kbuild -root DIR [-workers N] [-yaml] [-validate -strict -kubernetes-version X.Y.Z
+//	       -schema-location L...] [UNIT...]
+//
+// UNITs are folders relative to DIR; without arguments they are read from stdin, one a line.
+//
+// The build is what `kustomize build DIR/UNIT` does with no flags (kustomize v5.8.1,
+// kustomize/commands/build/build.go: krusty.MakeDefaultOptions() then HonorKustomizeFlags with
+// every flag at its default), and the output is resmap.AsYaml(), the bytes the binary prints.
+// Validation is kubeconform's own validator package (v0.7.0) with the options its CLI builds
+// from the same flags (kubeconform cmd/kubeconform/main.go), on the same bytes.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/yannh/kubeconform/pkg/resource"
+	"github.com/yannh/kubeconform/pkg/validator"
+	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/kustomize/kyaml/openapi"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+type schemaLocations []string
+
+func (s *schemaLocations) String() string     { return strings.Join(*s, " ") }
+func (s *schemaLocations) Set(v string) error { *s = append(*s, v); return nil }
+
+// One object kubeconform did not find valid; the keys are those of kubeconform's JSON output.
+type schemaResult struct {
+	Kind             string                      `json:"kind"`
+	Name             string                      `json:"name"`
+	Version          string                      `json:"version"`
+	Status           string                      `json:"status"`
+	Msg              string                      `json:"msg"`
+	ValidationErrors []validator.ValidationError `json:"validationErrors,omitempty"`
+}
+
+type unitResult struct {
+	Unit    string            `json:"unit"`
+	OK      bool              `json:"ok"`
+	Error   string            `json:"error"`
+	YAML    *string           `json:"yaml,omitempty"`
+	Objects []json.RawMessage `json:"objects"`
+	Schema  []schemaResult    `json:"schema"`
+	Seconds float64           `json:"seconds"`
+}
+
+// kustomizeOptions are the options `kustomize build` uses when no flag is given.
+func kustomizeOptions() *krusty.Options {
+	o := krusty.MakeDefaultOptions()
+	o.Reorder = krusty.ReorderOptionUnspecified
+	o.LoadRestrictions = types.LoadRestrictionsRootOnly
+	o.PluginConfig.HelmConfig.Enabled = false
+	o.PluginConfig.HelmConfig.Command = "helm"
+	o.PluginConfig.HelmConfig.ApiVersions = []string{}
+	o.PluginConfig.HelmConfig.KubeVersion = ""
+	o.PluginConfig.HelmConfig.Debug = false
+	label, set := os.LookupEnv(konfig.EnableManagedbyLabelEnv)
+	o.AddManagedbyLabel = set && label == "on"
+	return o
+}
+
+// usesOpenAPI reports whether any kustomization under root sets `openapi:`: krusty keeps the
+// OpenAPI schema in package globals, so such trees are built one at a time from a reset state,
+// as separate kustomize processes would.
+func usesOpenAPI(root string) bool {
+	found := false
+	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || found {
+			return nil
+		}
+		if d.IsDir() {
+			if strings.HasPrefix(d.Name(), ".") && path != root {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		for _, name := range konfig.RecognizedKustomizationFileNames() {
+			if d.Name() == name {
+				data, readErr := os.ReadFile(path)
+				if readErr == nil && bytes.Contains(data, []byte("openapi")) {
+					found = true
+				}
+			}
+		}
+		return nil
+	})
+	return found
+}
+
+func statusName(s validator.Status) string {
+	switch s {
+	case validator.Invalid:
+		return "statusInvalid"
+	case validator.Error:
+		return "statusError"
+	case validator.Skipped:
+		return "statusSkipped"
+	case validator.Valid:
+		return "statusValid"
+	}
+	return ""
+}
+
+func build(root, unit string, opts *krusty.Options, v validator.Validator, withYAML bool) unitResult {
+	start := time.Now()
+	res := unitResult{Unit: unit, Objects: []json.RawMessage{}, Schema: []schemaResult{}}
+	defer func() { res.Seconds = time.Since(start).Seconds() }()
+	m, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), filepath.Join(root, unit))
+	if err == nil {
+		var yml []byte
+		if yml, err = m.AsYaml(); err == nil {
+			res.OK = true
+			if withYAML {
+				text := string(yml)
+				res.YAML = &text
+			}
+			res.Objects, res.Schema, err = check(unit, yml, v)
+		}
+	}
+	if err != nil {
+		res.OK = false
+		res.Error = err.Error()
+	}
+	res.Seconds = time.Since(start).Seconds()
+	return res
+}
+
+// check splits the build output as kubeconform does with a file (findResourcesInReader in
+// kubeconform pkg/resource/files.go: each document's text copied, empty ones skipped, a List
+// expanded, an empty resource when there is none), converts each document to JSON for the
+// caller, and keeps kubeconform's verdict on every object that is not valid. Not
+// validator.Validate: its stream reader hands out scanner.Bytes() without a copy, which later
+// documents overwrite once the output passes half the 4 MB buffer (kubeconform PR #363).
+func check(unit string, yml []byte, v validator.Validator) ([]json.RawMessage, []schemaResult, error) {
+	objects := []json.RawMessage{}
+	problems := []schemaResult{}
+	var resources []resource.Resource
+	scanner := bufio.NewScanner(bytes.NewReader(yml))
+	scanner.Buffer(make([]byte, 4*1024*1024), 256*1024*1024)
+	scanner.Split(resource.SplitYAMLDocument)
+	for scanner.Scan() {
+		if len(scanner.Text()) > 0 {
+			res := resource.Resource{Path: unit, Bytes: []byte(scanner.Text())}
+			resources = append(resources, res.Resources()...)
+		}
+	}
+	if err := scanner.Err(); err != nil {
+		return nil, nil, fmt.Errorf("reading the build output: %w", err)
+	}
+	if len(resources) == 0 {
+		resources = append(resources, resource.Resource{Path: unit, Bytes: []byte{}})
+	}
+	for _, res := range resources {
+		if err := appendObject(&objects, res.Bytes); err != nil {
+			return nil, nil, err
+		}
+		if v == nil {
+			continue
+		}
+		r := v.ValidateResource(res)
+		if r.Status == validator.Valid || r.Status == validator.Skipped || r.Status == validator.Empty {
+			continue
+		}
+		sig, _ := r.Resource.Signature()
+		msg := ""
+		if r.Err != nil {
+			msg = r.Err.Error()
+		}
+		problems = append(problems, schemaResult{
+			Kind: sig.Kind, Name: sig.Name, Version: sig.Version,
+			Status: statusName(r.Status), Msg: msg, ValidationErrors: r.ValidationErrors,
+		})
+	}
+	return objects, problems, nil
+}
+
+func appendObject(objects *[]json.RawMessage, doc []byte) error {
+	if len(bytes.TrimSpace(doc)) == 0 {
+		return nil
+	}
+	data, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		return fmt.Errorf("reading the build output: %w", err)
+	}
+	if len(data) > 0 && data[0] == '{' {
+		*objects = append(*objects, data)
+	}
+	return nil
+}
+
+func main() {
+	root := flag.String("root", ".", "folder the units are relative to")
+	workers := flag.Int("workers", runtime.NumCPU(), "units built at once")
+	withYAML := flag.Bool("yaml", false, "include each unit's build output as text")
+	validate := flag.Bool("validate", true, "validate the objects against the schemas")
+	strict := flag.Bool("strict", false, "kubeconform -strict: unknown fields and duplicate keys are errors")
+	k8s := flag.String("kubernetes-version", "master", "kubeconform -kubernetes-version")
+	var locations schemaLocations
+	flag.Var(&locations, "schema-location", "kubeconform -schema-location (repeatable)")
+	flag.Parse()
+	// Builds allocate much short-lived memory: collect less often (a third less CPU on the
+	// benchmark fleet) while a soft limit keeps the heap small. GOGC or GOMEMLIMIT override.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(800)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(384 << 20)
+	}
+	// Profiling, as kubeconform offers it (KUBECONFORM_CPUPROFILE_FILE): for performance work.
+	if path := os.Getenv("KBUILD_CPUPROFILE_FILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "kbuild:", err)
+			os.Exit(2)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "kbuild:", err)
+			os.Exit(2)
+		}
+		defer pprof.StopCPUProfile()
+	}
+
+	units := flag.Args()
+	if len(units) == 0 {
+		scanner := bufio.NewScanner(os.Stdin)
+		for scanner.Scan() {
+			if line := strings.TrimSpace(scanner.Text()); line != "" {
+				units = append(units, line)
+			}
+		}
+	}
+
+	var v validator.Validator
+	if *validate {
+		var err error
+		v, err = validator.New(locations, validator.Opts{
+			KubernetesVersion: *k8s,
+			Strict:            *strict,
+			SkipKinds:         map[string]struct{}{},
+			RejectKinds:       map[string]struct{}{},
+		})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "kbuild:", err)
+			os.Exit(2)
+		}
+	}
+
+	opts := kustomizeOptions()
+	n := *workers
+	serial := usesOpenAPI(*root)
+	if serial || n < 1 {
+		n = 1
+	}
+	// Parse the built-in OpenAPI schema once before the workers start (kustomize issue #5805).
+	openapi.IsCertainlyClusterScoped(kyaml.TypeMeta{})
+
+	jobs := make(chan string)
+	out := bufio.NewWriter(os.Stdout)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for unit := range jobs {
+				if serial {
+					openapi.ResetOpenAPI()
+				}
+				res := build(*root, unit, opts, v, *withYAML)
+				mu.Lock()
+				if err := enc.Encode(res); err != nil {
+					fmt.Fprintln(os.Stderr, "kbuild:", err)
+					os.Exit(2)
+				}
+				out.Flush() // one line per unit as soon as it is done: the caller shows progress
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, unit := range units {
+		jobs <- unit
+	}
+	close(jobs)
+	wg.Wait()
+}
