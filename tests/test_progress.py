@@ -64,13 +64,13 @@ def test_progress_and_a_timing_line_on_a_terminal(rendered: Path, tmp_path: Path
     assert re.search(r"validate: [a-z]+; \d+ units built, 0 cached, \d+ remaining \(", err), err
     final = err.replace("\x1b[K", "").splitlines()[-1].split("\r")[-1]
     assert re.fullmatch(
-        r"validate: 12 units \(0 cached, 12 built\) in [\d.]+ s: committed [\d.]+ s, values [\d.]+ s, "
+        r"validate: 14 units \(0 cached, 14 built\) in [\d.]+ s: committed [\d.]+ s, values [\d.]+ s, "
         r"render [\d.]+ s, tools wait [\d.]+ s, tools [\d.]+ s, policy [\d.]+ s",
         final,
     ), final
     assert "validate: 0 error(s)" in out  # the report itself stays on stdout
     code, out, err = run(rendered, "--cache-dir", cache, tty=True)
-    assert "validate: 12 units (12 cached, 0 built) in " in err
+    assert "validate: 14 units (14 cached, 0 built) in " in err
 
 
 def test_no_progress_with_quiet_or_without_a_terminal(rendered: Path) -> None:
