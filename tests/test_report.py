@@ -160,6 +160,27 @@ def test_migration_phases_replicas_and_traffic(small: Path) -> None:
     assert (m.row.phase, m.step, m.new_traffic) == ("primary-new", 3, 100)
 
 
+def test_migration_traffic_is_what_the_routing_gives_not_the_phase_weight(small: Path) -> None:
+    """With `routing: service` a plain Service splits by ready pods: at shift-30 with 3 + 3
+    replicas each track gets 50 %, and the report must say so (as plan does), not 70/30."""
+    b = small / "teams" / "b.yaml"
+    b.write_text(
+        b.read_text()
+        .replace("    routing: gateway\n", "    routing: service\n")
+        .replace("    gateway: {parentRefs: [{name: gw, namespace: gw}]}\n", "")
+    )
+    dev = compute(small).envs[0]
+    [m] = dev.migrations
+    assert m.new_traffic == 50
+    assert [(t.vendor, t.weight, t.traffic) for t in m.row.tracks] == [
+        ("nvidia", 70, 50),
+        ("ascend", 30, 50),
+    ]
+    md = report(ReportOptions(small, fmt="markdown", env="dev")).text
+    assert "nvidia: 3, 50 % (weight 70 %), 3; ascend: 3, 50 % (weight 30 %), 3" in md
+    assert "(50 % on ascend)" in md
+
+
 def test_only_services_with_two_tracks_are_migrations(small: Path) -> None:
     b = (small / "teams" / "b.yaml").read_text()
     one = (

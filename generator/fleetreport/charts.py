@@ -264,8 +264,8 @@ def cost(env: EnvReport, colors: dict[str, str]) -> Chart:
 
 
 def traffic(env: EnvReport, colors: dict[str, str]) -> Chart:
-    """Per dual-track service, the percent of traffic each track carries, stacked, with the
-    track's replicas written on its segment."""
+    """Per dual-track service, the percent of traffic each track really carries as rendered
+    (plan's traffic, not the phase's weights), stacked, with the track's replicas on its segment."""
     chart_id = f"traffic-{env.env}"
     rows = env.migrations[:MAX_ROWS]
     note = ""
@@ -279,17 +279,17 @@ def traffic(env: EnvReport, colors: dict[str, str]) -> Chart:
         handles = []
         for v in vendors:
             tracks = [next((t for t in m.row.tracks if t.vendor == v), None) for m in rows]
-            widths = [t.weight if t else 0 for t in tracks]
+            widths = [t.traffic if t else 0 for t in tracks]
             rects = [
                 (x, i - 0.3, w, 0.6) for i, (x, w) in enumerate(zip(left, widths, strict=True)) if w
             ]
             handles.append(_bars(ax, v, rects, colors[v]))
             for i, t in enumerate(tracks):
-                if t is not None and t.weight >= 15:
+                if t is not None and t.traffic >= 15:
                     ax.text(
-                        left[i] + t.weight / 2,
+                        left[i] + t.traffic / 2,
                         i,
-                        f"{t.weight}% · {t.replicas} rep",
+                        f"{t.traffic:g}% · {t.replicas} rep",
                         ha="center",
                         va="center",
                         color="white",

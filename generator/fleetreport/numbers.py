@@ -76,9 +76,10 @@ class Migration:
         return PHASE_STEPS.index(phase)
 
     @property
-    def new_traffic(self) -> int:
-        """Percent of the traffic on the migration's target track."""
-        return sum(t.weight for t in self.row.tracks if t.vendor == self.new)
+    def new_traffic(self) -> float:
+        """Percent of the traffic the migration's target track really gets as rendered (plan's
+        traffic column: with `routing: service` it follows ready pods, not the phase's weight)."""
+        return sum(t.traffic for t in self.row.tracks if t.vendor == self.new)
 
 
 @dataclass
