@@ -275,7 +275,7 @@ def traffic(env: EnvReport, colors: dict[str, str]) -> Chart:
     vendors = [v for v in env.vendor_ids if any(t.vendor == v for m in rows for t in m.row.tracks)]
     with _style():
         fig, ax = _figure(4.2, 0.3 * max(len(rows), 1), _margin(labels), _margin(vendors, 0.6))
-        left = [0] * len(rows)
+        left: list[float] = [0.0] * len(rows)
         handles = []
         for v in vendors:
             tracks = [next((t for t in m.row.tracks if t.vendor == v), None) for m in rows]
