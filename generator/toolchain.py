@@ -157,8 +157,8 @@ def _system(name: str, source: str, install_hint: str) -> Tool:
     return Tool(name, "", source, install_hint, search_path=True)
 
 
-K8S = ("k8s.io/kubernetes", "v1.36.3")
-NFD = ("sigs.k8s.io/node-feature-discovery", "v0.19.0")
+_K8S = ("k8s.io/kubernetes", "v1.36.3")
+_NFD = ("sigs.k8s.io/node-feature-discovery", "v0.19.0")
 
 TOOLS: Mapping[str, Tool] = {
     tool.name: tool
@@ -178,21 +178,21 @@ TOOLS: Mapping[str, Tool] = {
         ),
         # The control plane behind `validate --dry-run=server` and `simulate` (generator/cluster).
         *(
-            _go(name, *K8S, "controlplane")
+            _go(name, *_K8S, "controlplane")
             for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
         ),
         _go("etcd", "go.etcd.io/etcd/server/v3", "v3.6.8", "controlplane"),
         _go("kwok", "sigs.k8s.io/kwok", "v0.8.0", "kwok"),
         # Lints this repository's GitHub workflows (make test); the generator never runs it.
         _go("actionlint", "github.com/rhysd/actionlint", "v1.7.12", "actionlint"),
-        _go("nfd-master", *NFD, "nfd"),
-        _go("nfd-rulecheck", *NFD, "nfd", built_from="tools/nfd/cmd/nfd-rulecheck"),
+        _go("nfd-master", *_NFD, "nfd"),
+        _go("nfd-rulecheck", *_NFD, "nfd", built_from="tools/nfd/cmd/nfd-rulecheck"),
         _system(
             "openssl",
             "PATH (Debian package openssl; makes the local control plane's signing key)",
             "apt-get install openssl",
         ),
-        _go("schedcheck", *K8S, "schedcheck"),
+        _go("schedcheck", *_K8S, "schedcheck"),
         _system(
             "go",
             "PATH (Go >= 1.26.7 needed to build the pinned tools)",
