@@ -179,9 +179,8 @@ def schema(out_dir: Path | None, kind: str | None) -> int:
     return EXIT_OK
 
 
-@main.command()
-@values_option
-@click.option(
+# The findings report of `check` and `validate` (report.FORMATS: text, json, github, junit).
+report_option = click.option(
     "--output",
     "output_format",
     type=click.Choice(sorted(report.FORMATS)),
@@ -189,6 +188,11 @@ def schema(out_dir: Path | None, kind: str | None) -> int:
     show_default=True,
     help="Report format.",
 )
+
+
+@main.command()
+@values_option
+@report_option
 @guarded
 def check(values_dir: Path, output_format: str) -> int:
     """Check the values alone: safe YAML, JSON Schema, layering, references and every fleet and
@@ -205,14 +209,7 @@ def check(values_dir: Path, output_format: str) -> int:
 @main.command()
 @values_option
 @click.option("--env", help="Validate only this environment's units.")
-@click.option(
-    "--output",
-    "output_format",
-    type=click.Choice(sorted(report.FORMATS)),
-    default="text",
-    show_default=True,
-    help="Report format.",
-)
+@report_option
 @click.option(
     "--cache-dir",
     type=click.Path(path_type=Path, file_okay=False),
