@@ -514,3 +514,63 @@ def test_no_drift_with_nothing_committed_is_a_usage_error(values_dir: Path) -> N
     assert result.exit_code == 2
     assert "no rendered output in" in result.output
     assert "run `render.py render` first, or pass --committed DIR" in result.output
+
+
+def test_units_with_equal_inputs_are_built_once_and_each_reported(
+    values_dir: Path, extra_objects: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # device-plugins is the same unit in staging and prod (same files at the same relative
+    # paths): one build serves both, and each unit still gets its own findings.
+    from generator.validate import core
+
+    built: list[list[str]] = []
+    run_tools = core._run_tools
+
+    def spy(root: Path, paths: list[str], *args: Any) -> dict[str, dict[str, Any]]:
+        built.append(list(paths))
+        return run_tools(root, paths, *args)
+
+    monkeypatch.setattr(core, "_run_tools", spy)
+    broken = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata("broken", namespace="kube-system", sources=["values/fleet.yaml"]),
+        "data": {"a": "b"},
+        "bogus": True,
+    }
+    extra_objects.append(("device-plugins", broken))
+    code, out = validate(values_dir, "--no-cache")
+    assert code == 1, out
+    units = ("overlays/staging/device-plugins", "overlays/prod/device-plugins")
+    assert len(built) == 1 and sum(u in built[0] for u in units) == 1
+    for unit in units:
+        assert f"K8S001 ConfigMap kube-system/broken ({unit}): additional properties" in out
+
+
+def test_a_failed_build_is_not_shared_with_its_twin(
+    values_dir: Path, extra_objects: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # kustomize's message can name the folders it read: each twin of a failed unit is built itself.
+    from generator.validate import core
+
+    built: list[list[str]] = []
+    run_tools = core._run_tools
+
+    def spy(root: Path, paths: list[str], *args: Any) -> dict[str, dict[str, Any]]:
+        built.append(list(paths))
+        return run_tools(root, paths, *args)
+
+    monkeypatch.setattr(core, "_run_tools", spy)
+    nameless = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata("", namespace="kube-system", sources=["values/fleet.yaml"]),
+    }
+    extra_objects.append(("device-plugins", nameless))
+    code, out = validate(values_dir, "--no-cache")
+    assert code == 1, out
+    assert len(built) == 2 and len(built[1]) == 1  # the twin, after its first failed
+    for env in ("staging", "prod"):
+        line = next(ln for ln in out.splitlines() if f"build overlays/{env}/device-plugins" in ln)
+        other = "prod" if env == "staging" else "staging"
+        assert "KUS001" in line and f"/{other}/" not in line, line
