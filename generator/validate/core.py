@@ -176,7 +176,12 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
         hit = cache.get(keys[path])
         if hit is not None:
             results[path] = hit
-    misses = [p for p in paths if p not in results]
+    # Biggest first (by the bytes they read): the one-object-per-team units (monitoring, argocd)
+    # take seconds each and must not start last, when one worker is left to build them alone.
+    misses = sorted(
+        (p for p in paths if p not in results),
+        key=lambda p: -sum(len(committed[rel]) for rel in inputs[p]),
+    )
     progress.units(len(paths), len(paths) - len(misses))
     clock.lap("committed")  # read the tree, key each unit, read the cached results
     job = None
