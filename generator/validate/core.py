@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from .. import __version__, policy, toolchain, values
+from .. import __version__, gcpause, policy, toolchain, values
 from ..errors import (
     Finding,
     FindingsError,
@@ -136,7 +136,8 @@ def validate(opts: ValidateOptions, progress: Progress | None = None) -> Validat
     progress = progress or Progress(None)
     timings: dict[str, float] | None = None  # None: the run failed, no timing line
     try:
-        result = _validate(opts, progress)
+        with gcpause.paused():
+            result = _validate(opts, progress)
         timings = result.timings
         return result
     finally:
