@@ -574,3 +574,27 @@ def test_a_failed_build_is_not_shared_with_its_twin(
         line = next(ln for ln in out.splitlines() if f"build overlays/{env}/device-plugins" in ln)
         other = "prod" if env == "staging" else "staging"
         assert "KUS001" in line and f"/{other}/" not in line, line
+
+
+def test_a_cached_run_of_an_edited_tree_equals_an_uncached_one(
+    values_dir: Path, write: Write, tmp_path: Path
+) -> None:
+    # The cache (filled before the edits) and the units built once for every environment must
+    # give exactly the findings, drift and counts of a run that builds every unit itself.
+    cache = str(tmp_path / "cache")
+    assert validate(values_dir, "--cache-dir", cache, "--output", "json", drift=True)[0] == 0
+    text = (values_dir / "teams/inference.yaml").read_text()
+    write("teams/inference.yaml", text.replace("nvidia: 4", "nvidia: 3"))
+    render(values_dir)
+    _hand_edit(values_dir.parent)  # a base shared by both environments, and one overlay
+    runs, cached = [], []
+    for args in (["--cache-dir", cache], ["--cache-dir", cache], ["--no-cache"]):
+        code, out = validate(values_dir, *args, "--output", "json", drift=True)
+        doc = json.loads(out)
+        cached.append(doc["stats"]["cached units"])
+        stats = {k: v for k, v in doc["stats"].items() if k not in ("cached units", "timings")}
+        runs.append((code, doc["findings"], stats))
+    assert runs[0][0] == 1 and any(f["code"] == "K8S001" for f in runs[0][1])
+    assert any(f["code"] == "DRIFT001" for f in runs[0][1])
+    assert 0 < cached[0] < cached[1] == doc["stats"]["units"] and cached[2] == 0
+    assert runs[0] == runs[1] == runs[2]

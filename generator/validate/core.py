@@ -173,8 +173,9 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
     inputs = {p: unit_inputs(committed, p, index) for p in paths}
     keys = {p: unit_key(committed, p, salt, inputs[p]) for p in paths}
     results: dict[str, dict[str, Any]] = {}
+    hits = {key: cache.get(key) for key in dict.fromkeys(keys.values())}  # twins read once
     for path in paths:
-        hit = cache.get(keys[path])
+        hit = hits[keys[path]]
         if hit is not None:
             results[path] = hit
     # Biggest first (by the bytes they read): the one-object-per-team units (monitoring, argocd)
