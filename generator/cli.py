@@ -358,21 +358,25 @@ def rules() -> int:
 def doctor() -> int:
     """List the external tools: version, where each came from, how to install a missing one."""
     ok = True
-    for st in toolchain.doctor():
+    statuses = toolchain.doctor()
+    width = max(len(st.name) for st in statuses) + 1  # one column, whatever the longest name
+    for st in statuses:
         if st.path is None:
             ok = False
             click.echo(
-                f"{st.name:12} MISSING  pinned {st.pinned or '-'}; install: {st.install_hint}"
+                f"{st.name:{width}} MISSING  pinned {st.pinned or '-'}; install: {st.install_hint}"
             )
             continue
         state = "ok" if st.ok else "MISMATCH"
         ok = ok and st.ok
         pin = f" (pinned {st.pinned})" if st.pinned and not st.ok else ""
-        click.echo(f"{st.name:12} {state:8} {st.version or '?'}{pin}  {st.path}  from {st.source}")
+        click.echo(
+            f"{st.name:{width}} {state:8} {st.version or '?'}{pin}  {st.path}  from {st.source}"
+        )
     versions = toolchain.k8s_schema_versions()
     crds = (toolchain.tools_dir() / "schemas" / "crds" / "index.json").is_file()
     click.echo(
-        f"{'schemas':12} {'ok' if versions else 'MISSING':8} Kubernetes "
+        f"{'schemas':{width}} {'ok' if versions else 'MISSING':8} Kubernetes "
         f"{versions[0] + '..' + versions[-1] if versions else '-'}; CRDs "
         f"{'present' if crds else 'missing'}"
         f"  {toolchain.tools_dir() / 'schemas'}"

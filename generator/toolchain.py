@@ -130,123 +130,76 @@ class Tool:
     """Module whose version the binary's Go build info must report (Go-built tools)."""
 
 
+def _go(
+    name: str,
+    module: str,
+    version: str,
+    folder: str,
+    *,
+    built_from: str = "",
+    search_path: bool = False,
+) -> Tool:
+    """A tool built by `make tools` from a Go module pinned in tools/<folder>/go.mod; its build
+    info must report `module` at `version`."""
+    where = f"{module}@{version} (tools/{folder}/go.mod)"
+    return Tool(
+        name=name,
+        pinned=version,
+        source=f"{built_from} on Go module {where}" if built_from else f"Go module {where}",
+        install_hint=INSTALL_COMMAND,
+        search_path=search_path,
+        go_module=module,
+    )
+
+
+def _system(name: str, source: str, install_hint: str) -> Tool:
+    """A tool taken from PATH at whatever version is installed."""
+    return Tool(name, "", source, install_hint, search_path=True)
+
+
+_K8S = ("k8s.io/kubernetes", "v1.36.3")
+_NFD = ("sigs.k8s.io/node-feature-discovery", "v0.19.0")
+
 TOOLS: Mapping[str, Tool] = {
-    "kustomize": Tool(
-        name="kustomize",
-        pinned="v5.8.1",
-        source="Go module sigs.k8s.io/kustomize/kustomize/v5@v5.8.1 (tools/kustomize/go.mod)",
-        install_hint=INSTALL_COMMAND,
-        search_path=False,
-        go_module="sigs.k8s.io/kustomize/kustomize/v5",
-    ),
-    "kubeconform": Tool(
-        name="kubeconform",
-        pinned="v0.7.0",
-        source="Go module github.com/yannh/kubeconform@v0.7.0 (tools/kustomize/go.mod)",
-        install_hint=INSTALL_COMMAND,
-        search_path=False,
-        go_module="github.com/yannh/kubeconform",
-    ),
-    "promtool": Tool(
-        name="promtool",
-        pinned="v0.316.0",
-        source="Go module github.com/prometheus/prometheus@v0.316.0 (tools/promtool/go.mod)",
-        install_hint=INSTALL_COMMAND,
-        search_path=True,
-        go_module="github.com/prometheus/prometheus",
-    ),
-    "kbuild": Tool(
-        name="kbuild",
-        pinned="v0.21.1",
-        source="tools/kbuild: sigs.k8s.io/kustomize/api@v0.21.1 (kustomize v5.8.1's) and "
-        "github.com/yannh/kubeconform@v0.7.0 in one process (tools/kbuild/go.mod)",
-        install_hint=INSTALL_COMMAND,
-        search_path=False,
-        go_module="sigs.k8s.io/kustomize/api",
-    ),
-    # The control plane behind `validate --dry-run=server` and `simulate` (generator/cluster).
-    **{
-        name: Tool(
-            name=name,
-            pinned="v1.36.3",
-            source="Go module k8s.io/kubernetes@v1.36.3 (tools/controlplane/go.mod)",
-            install_hint=INSTALL_COMMAND,
-            search_path=False,
-            go_module="k8s.io/kubernetes",
-        )
-        for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
-    },
-    "etcd": Tool(
-        name="etcd",
-        pinned="v3.6.8",
-        source="Go module go.etcd.io/etcd/server/v3@v3.6.8 (tools/controlplane/go.mod)",
-        install_hint=INSTALL_COMMAND,
-        search_path=False,
-        go_module="go.etcd.io/etcd/server/v3",
-    ),
-    "kwok": Tool(
-        name="kwok",
-        pinned="v0.8.0",
-        source="Go module sigs.k8s.io/kwok@v0.8.0 (tools/kwok/go.mod)",
-        install_hint=INSTALL_COMMAND,
-        search_path=False,
-        go_module="sigs.k8s.io/kwok",
-    ),
-    # Lints this repository's GitHub workflows (make test); the generator never runs it.
-    "actionlint": Tool(
-        name="actionlint",
-        pinned="v1.7.12",
-        source="Go module github.com/rhysd/actionlint@v1.7.12 (tools/actionlint/go.mod)",
-        install_hint=INSTALL_COMMAND,
-        search_path=False,
-        go_module="github.com/rhysd/actionlint",
-    ),
-    "nfd-master": Tool(
-        name="nfd-master",
-        pinned="v0.19.0",
-        source="Go module sigs.k8s.io/node-feature-discovery@v0.19.0 (tools/nfd/go.mod)",
-        install_hint=INSTALL_COMMAND,
-        search_path=False,
-        go_module="sigs.k8s.io/node-feature-discovery",
-    ),
-    "nfd-rulecheck": Tool(
-        name="nfd-rulecheck",
-        pinned="v0.19.0",
-        source="tools/nfd/cmd/nfd-rulecheck on Go module "
-        "sigs.k8s.io/node-feature-discovery@v0.19.0 (tools/nfd/go.mod)",
-        install_hint=INSTALL_COMMAND,
-        search_path=False,
-        go_module="sigs.k8s.io/node-feature-discovery",
-    ),
-    "openssl": Tool(
-        name="openssl",
-        pinned="",
-        source="PATH (Debian package openssl; makes the local control plane's signing key)",
-        install_hint="apt-get install openssl",
-        search_path=True,
-    ),
-    "schedcheck": Tool(
-        name="schedcheck",
-        pinned="v1.36.3",
-        source="Go module k8s.io/kubernetes@v1.36.3 (tools/schedcheck/go.mod)",
-        install_hint=INSTALL_COMMAND,
-        search_path=False,
-        go_module="k8s.io/kubernetes",
-    ),
-    "go": Tool(
-        name="go",
-        pinned="",
-        source="PATH (Go >= 1.26.7 needed to build the pinned tools)",
-        install_hint="install Go >= 1.26.7 and put it on PATH",
-        search_path=True,
-    ),
-    "git": Tool(
-        name="git",
-        pinned="",
-        source="PATH (Debian package git)",
-        install_hint="apt-get install git",
-        search_path=True,
-    ),
+    tool.name: tool
+    for tool in (
+        _go("kustomize", "sigs.k8s.io/kustomize/kustomize/v5", "v5.8.1", "kustomize"),
+        _go("kubeconform", "github.com/yannh/kubeconform", "v0.7.0", "kustomize"),
+        _go(
+            "promtool", "github.com/prometheus/prometheus", "v0.316.0", "promtool", search_path=True
+        ),
+        # kustomize's build API (kustomize v5.8.1's) and kubeconform v0.7.0 in one process.
+        _go(
+            "kbuild",
+            "sigs.k8s.io/kustomize/api",
+            "v0.21.1",
+            "kbuild",
+            built_from="tools/kbuild with github.com/yannh/kubeconform@v0.7.0",
+        ),
+        # The control plane behind `validate --dry-run=server` and `simulate` (generator/cluster).
+        *(
+            _go(name, *_K8S, "controlplane")
+            for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
+        ),
+        _go("etcd", "go.etcd.io/etcd/server/v3", "v3.6.8", "controlplane"),
+        _go("kwok", "sigs.k8s.io/kwok", "v0.8.0", "kwok"),
+        # Lints this repository's GitHub workflows (make test); the generator never runs it.
+        _go("actionlint", "github.com/rhysd/actionlint", "v1.7.12", "actionlint"),
+        _go("nfd-master", *_NFD, "nfd"),
+        _go("nfd-rulecheck", *_NFD, "nfd", built_from="tools/nfd/cmd/nfd-rulecheck"),
+        _system(
+            "openssl",
+            "PATH (Debian package openssl; makes the local control plane's signing key)",
+            "apt-get install openssl",
+        ),
+        _go("schedcheck", *_K8S, "schedcheck"),
+        _system(
+            "go",
+            "PATH (Go >= 1.26.7 needed to build the pinned tools)",
+            "install Go >= 1.26.7 and put it on PATH",
+        ),
+        _system("git", "PATH (Debian package git)", "apt-get install git"),
+    )
 }
 
 # Where go usually lives when it is not on PATH.
