@@ -232,7 +232,14 @@ POWERFUL_ROLES = frozenset({"cluster-admin", "admin", "edit"})
 def _team(view: FleetView, unit: Unit) -> Team | None:
     if not unit.name.startswith("team-"):
         return None
-    return next((t for t in view.teams if f"team-{t.name}" == unit.name), None)
+    key = "rules.team_units"
+    if key not in view.memo:  # once per view, not a scan of every team for every unit
+        units: dict[str, Team] = {}
+        for t in view.teams:
+            units.setdefault(f"team-{t.name}", t)
+        view.memo[key] = units
+    team: Team | None = view.memo[key].get(unit.name)
+    return team
 
 
 def _finding(code: str, unit: Unit, obj: Obj, problem: str, path: str, hint: str) -> Finding:
