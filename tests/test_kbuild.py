@@ -6,6 +6,7 @@ by the helper."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -194,3 +195,18 @@ def test_the_helper_is_built_from_the_modules_the_binaries_are_built_from() -> N
         shared = set(helper.modules) & set(reference.modules)
         assert {m: helper.modules[m] for m in shared} == {m: reference.modules[m] for m in shared}
     assert len(set(helper.modules) & set(kustomize.modules)) > 10
+
+
+def test_the_helpers_own_go_tests_pass() -> None:
+    # tools/kbuild/*_test.go: e.g. each kind's schema is compiled by one worker, not by each.
+    go = toolchain.find("go")
+    assert go is not None, "the Go toolchain is needed: see `make tools`"
+    proc = subprocess.run(
+        [str(go), "test", "-count=1", "."],
+        cwd=ROOT / "tools" / "kbuild",
+        env={**os.environ, "CGO_ENABLED": "0", "GOFLAGS": "-mod=readonly"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr

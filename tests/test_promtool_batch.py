@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from generator.validate import tools
 
@@ -32,3 +33,24 @@ def test_each_rule_file_gets_its_own_verdict_whatever_the_batch(
         "parse error: unclosed left parenthesis"
     )
     assert problems["d"].startswith("lint error 1 duplicate rule(s) found.; Metric: a:b:sum")
+
+
+def test_rule_files_hold_the_groups_as_pyyaml_writes_them(tmp_path: Path) -> None:
+    # Written with libyaml's emitter for speed: the bytes of yaml.safe_dump, so promtool's
+    # messages (line and column) are the same either way.
+    expr = 'sum by (namespace) (kube_resourcequota{resource="nvidia.com/gpu", type="used"})\n'
+    groups = [
+        {
+            "name": "quota: ünïcode & 'quotes'",
+            "rules": [
+                {"record": "a:b:sum", "expr": expr * 3, "labels": {"team": "x: y", "n": "1"}},
+                {"alert": "Long", "expr": "up == 0 " * 40, "for": "5m"},
+            ],
+        }
+    ]
+    rule = {"kind": "PrometheusRule", "metadata": {"name": "r", "namespace": "m"}}
+    files = tools.rule_files(
+        "overlays/x/monitoring", [{**rule, "spec": {"groups": groups}}], tmp_path
+    )
+    assert list(files) == ["m/r"]
+    assert files["m/r"].read_text(encoding="utf-8") == yaml.safe_dump({"groups": groups})

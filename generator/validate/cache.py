@@ -7,6 +7,7 @@ Policy rules are not cached: they also depend on values outside the unit (pools,
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -68,9 +69,17 @@ def unit_key(tree: Tree, unit_path: str, salt: str, inputs: list[str]) -> str:
     digest.update(f"{CACHE_FORMAT}\0{salt}\0".encode())
     for rel in inputs:
         # Paths relative to the unit: the same unit content in another checkout hits too.
-        digest.update(posixpath.relpath(rel, unit_path).encode() + b"\0")
+        folder, _, name = rel.rpartition("/")
+        up = _relpath(folder, unit_path)
+        digest.update((name if up == "." else f"{up}/{name}").encode() + b"\0")
         digest.update(tree[rel].encode() + b"\0")
     return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=65536)
+def _relpath(folder: str, start: str) -> str:
+    """posixpath.relpath, once per (folder, unit): a unit's files share a few folders."""
+    return posixpath.relpath(folder, start)
 
 
 class Cache:

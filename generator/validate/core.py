@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from .. import __version__, policy, toolchain, values
+from .. import __version__, gcpause, policy, toolchain, values
 from ..errors import (
     Finding,
     FindingsError,
@@ -136,7 +136,8 @@ def validate(opts: ValidateOptions, progress: Progress | None = None) -> Validat
     progress = progress or Progress(None)
     timings: dict[str, float] | None = None  # None: the run failed, no timing line
     try:
-        result = _validate(opts, progress)
+        with gcpause.paused():
+            result = _validate(opts, progress)
         timings = result.timings
         return result
     finally:
@@ -172,17 +173,25 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
     inputs = {p: unit_inputs(committed, p, index) for p in paths}
     keys = {p: unit_key(committed, p, salt, inputs[p]) for p in paths}
     results: dict[str, dict[str, Any]] = {}
+    hits = {key: cache.get(key) for key in dict.fromkeys(keys.values())}  # twins read once
     for path in paths:
-        hit = cache.get(keys[path])
+        hit = hits[keys[path]]
         if hit is not None:
             results[path] = hit
-    misses = [p for p in paths if p not in results]
+    # Biggest first (by the bytes they read): the one-object-per-team units (monitoring, argocd)
+    # take seconds each and must not start last, when one worker is left to build them alone.
+    misses = sorted(
+        (p for p in paths if p not in results),
+        key=lambda p: -sum(len(committed[rel]) for rel in inputs[p]),
+    )
     progress.units(len(paths), len(paths) - len(misses))
     clock.lap("committed")  # read the tree, key each unit, read the cached results
     job = None
     if misses:
         job = _Background(
-            lambda stop: _run_tools(home, misses, kube_version, opts, progress.unit_done, stop)
+            lambda stop: _run_tools_once_per_key(
+                home, misses, keys, kube_version, opts, progress.unit_done, stop
+            )
         )
     try:
         loaded, findings = _load(opts.values_dir, opts.cache_dir)
@@ -223,8 +232,8 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
         progress.stage("tools")
         if job is not None:
             results.update(job.result())
-            for path in misses:
-                cache.put(keys[path], results[path])
+            for key, path in {keys[p]: p for p in misses}.items():
+                cache.put(key, results[path])
     finally:
         if job is not None:
             job.stop()
@@ -247,9 +256,6 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
                 if res.get("nfd"):
                     findings.extend(nfd.findings(loaded.envs[unit.env], unit, res["nfd"]))
     clock.lap("policy")
-    # The same finding about shared values (e.g. NFD001 on a vendor's taint) comes from the
-    # node-config unit of every environment: report it once.
-    findings = list(dict.fromkeys(findings))
     # The same finding about shared values (e.g. NFD001 on a vendor's taint) comes from the
     # node-config unit of every environment: report it once.
     findings = list(dict.fromkeys(findings))
@@ -382,6 +388,43 @@ def drift_line(committed: str | None, rendered: str | None) -> tuple[int, int]:
 
 
 ENGINES = ("kbuild", "processes")
+
+
+def _run_tools_once_per_key(
+    root: Path,
+    paths: list[str],
+    keys: dict[str, str],
+    kube_version: str,
+    opts: ValidateOptions,
+    on_unit: Callable[[str], None] | None = None,
+    stop: threading.Event | None = None,
+) -> dict[str, dict[str, Any]]:
+    """`_run_tools` on one unit of each cache key, its result given to the others.
+
+    Units with equal keys see the same bytes at the same relative paths (their own files and
+    their bases', `unit_key`): the cache already replays one's result for the other across
+    runs, and within a run the same unit in each environment (a team without environment
+    patches) is built once instead of once per environment. A failed build's message names the
+    folders it read by absolute path, so the others of a failed unit are built themselves.
+    """
+    groups: dict[str, list[str]] = {}
+    for path in paths:
+        groups.setdefault(keys[path], []).append(path)
+
+    def done(path: str) -> None:  # progress: a unit's twins are done with it
+        if on_unit is not None:
+            for twin in groups[keys[path]]:
+                on_unit(twin)
+
+    firsts = [group[0] for group in groups.values()]
+    results = _run_tools(root, firsts, kube_version, opts, done, stop)
+    failed = [p for g in groups.values() if not results[g[0]]["build_ok"] for p in g[1:]]
+    if failed:
+        results.update(_run_tools(root, failed, kube_version, opts, None, stop))
+    for group in groups.values():
+        for path in group[1:]:
+            results.setdefault(path, results[group[0]])
+    return results
 
 
 def _run_tools(

@@ -8,6 +8,7 @@ overlays and patches; at render time the same logic checks the workloads the bui
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from ..builders.teams import NAMESPACE_SYNC_OPTIONS
 from ..errors import Finding, Location
 from ..layout import Unit
 from ..model import FleetView, Team
-from ..placement import SUMMARIES, pod_problems, pod_templates
+from ..placement import SUMMARIES, PodTemplate, Problem, pod_problems, pod_templates
 from ..schemadefs import control_characters
 
 Obj = dict[str, Any]
@@ -72,19 +73,32 @@ HINTS = {
 }
 
 
+def _unit_problems(
+    view: FleetView, objs: list[Obj]
+) -> list[tuple[Obj, PodTemplate, list[Problem]]]:
+    """pod_problems of every pod template of one unit's objects, worked out once for the five
+    placement rules: run_rules hands each rule the same list, and the view keeps the last."""
+    key = "rules.unit_problems"
+    memo = view.memo.get(key)
+    if memo is None or memo[0] is not objs:
+        found = [(o, tpl, pod_problems(view, tpl.spec)) for o in objs for tpl in pod_templates(o)]
+        memo = view.memo[key] = (objs, found)
+    problems: list[tuple[Obj, PodTemplate, list[Problem]]] = memo[1]
+    return problems
+
+
 def _placement_rule(code: str) -> RuleFn:
     def rule(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
-        for obj in objs:
-            for tpl in pod_templates(obj):
-                for problem in pod_problems(view, tpl.spec):
-                    if problem.code == code:
-                        yield Finding(
-                            code,
-                            f"{describe(unit, obj)}: {problem.message}",
-                            origin(unit, obj),
-                            f"{tpl.where}.{problem.where}",
-                            HINTS[code],
-                        )
+        for obj, tpl, problems in _unit_problems(view, objs):
+            for problem in problems:
+                if problem.code == code:
+                    yield Finding(
+                        code,
+                        f"{describe(unit, obj)}: {problem.message}",
+                        origin(unit, obj),
+                        f"{tpl.where}.{problem.where}",
+                        HINTS[code],
+                    )
 
     return rule
 
@@ -125,6 +139,17 @@ def _name_problem(kind: str, name: str) -> str:
 
 
 def _label_problem(key: str, value: object) -> str:
+    if isinstance(value, str):  # the same few labels on every object: checked once each
+        return _label_problem_str(key, value)
+    return _label_problem_any(key, value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _label_problem_str(key: str, value: str) -> str:
+    return _label_problem_any(key, value)
+
+
+def _label_problem_any(key: str, value: object) -> str:
     prefix, _, name = key.rpartition("/")
     if (
         (prefix and (len(prefix) > 253 or not _SUBDOMAIN.fullmatch(prefix)))
@@ -207,7 +232,14 @@ POWERFUL_ROLES = frozenset({"cluster-admin", "admin", "edit"})
 def _team(view: FleetView, unit: Unit) -> Team | None:
     if not unit.name.startswith("team-"):
         return None
-    return next((t for t in view.teams if f"team-{t.name}" == unit.name), None)
+    key = "rules.team_units"
+    if key not in view.memo:  # once per view, not a scan of every team for every unit
+        units: dict[str, Team] = {}
+        for t in view.teams:
+            units.setdefault(f"team-{t.name}", t)
+        view.memo[key] = units
+    team: Team | None = view.memo[key].get(unit.name)
+    return team
 
 
 def _finding(code: str, unit: Unit, obj: Obj, problem: str, path: str, hint: str) -> Finding:
@@ -411,12 +443,18 @@ def team_annotations(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[F
 def _at(obj: Obj, where: str) -> Any:
     """The value at a JSON path such as $.spec.tasks[0].template.metadata (None if absent)."""
     node: Any = obj
-    for name, index in re.findall(r"\.([A-Za-z]+)|\[(\d+)\]", where.removeprefix("$")):
+    for name, index in _steps(where):
         if name:
             node = node.get(name) if isinstance(node, dict) else None
         else:
             node = node[int(index)] if isinstance(node, list) and int(index) < len(node) else None
     return node
+
+
+@functools.lru_cache(maxsize=256)
+def _steps(where: str) -> list[tuple[str, str]]:
+    steps: list[tuple[str, str]] = re.findall(r"\.([A-Za-z]+)|\[(\d+)\]", where.removeprefix("$"))
+    return steps
 
 
 @manifest_rule("TEAM001", "a team's unit holds an object outside its namespaces, or cluster-scoped")

@@ -28,6 +28,7 @@ import (
 	"runtime/pprof"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/yannh/kubeconform/pkg/resource"
@@ -123,7 +124,42 @@ func statusName(s validator.Status) string {
 	return ""
 }
 
-func build(root, unit string, opts *krusty.Options, v validator.Validator, withYAML bool) unitResult {
+// kindGates lets one worker at a time validate the first object of each kind: kubeconform
+// compiles a kind's schema on its first use and caches it, but workers that meet a kind at the
+// same time each compile it (two team units built together compiled every schema twice: 0.8
+// CPU-seconds instead of 0.4). Later objects of a warm kind pass without waiting. Only the order
+// of the calls changes, never their result.
+type kindGates struct {
+	mu    sync.Mutex
+	gates map[string]*kindGate
+}
+
+type kindGate struct {
+	mu   sync.Mutex
+	warm atomic.Bool
+}
+
+func newKindGates() *kindGates { return &kindGates{gates: map[string]*kindGate{}} }
+
+func (g *kindGates) do(key string, fn func()) {
+	g.mu.Lock()
+	gate, ok := g.gates[key]
+	if !ok {
+		gate = &kindGate{}
+		g.gates[key] = gate
+	}
+	g.mu.Unlock()
+	if gate.warm.Load() {
+		fn()
+		return
+	}
+	gate.mu.Lock()
+	defer gate.mu.Unlock()
+	fn()
+	gate.warm.Store(true)
+}
+
+func build(root, unit string, opts *krusty.Options, v validator.Validator, gates *kindGates, withYAML bool) unitResult {
 	start := time.Now()
 	res := unitResult{Unit: unit, Objects: []json.RawMessage{}, Schema: []schemaResult{}}
 	defer func() { res.Seconds = time.Since(start).Seconds() }()
@@ -136,7 +172,7 @@ func build(root, unit string, opts *krusty.Options, v validator.Validator, withY
 				text := string(yml)
 				res.YAML = &text
 			}
-			res.Objects, res.Schema, err = check(unit, yml, v)
+			res.Objects, res.Schema, err = check(unit, yml, v, gates)
 		}
 	}
 	if err != nil {
@@ -153,7 +189,7 @@ func build(root, unit string, opts *krusty.Options, v validator.Validator, withY
 // caller, and keeps kubeconform's verdict on every object that is not valid. Not
 // validator.Validate: its stream reader hands out scanner.Bytes() without a copy, which later
 // documents overwrite once the output passes half the 4 MB buffer (kubeconform PR #363).
-func check(unit string, yml []byte, v validator.Validator) ([]json.RawMessage, []schemaResult, error) {
+func check(unit string, yml []byte, v validator.Validator, gates *kindGates) ([]json.RawMessage, []schemaResult, error) {
 	objects := []json.RawMessage{}
 	problems := []schemaResult{}
 	var resources []resource.Resource
@@ -179,7 +215,13 @@ func check(unit string, yml []byte, v validator.Validator) ([]json.RawMessage, [
 		if v == nil {
 			continue
 		}
-		r := v.ValidateResource(res)
+		var r validator.Result
+		validate := func() { r = v.ValidateResource(res) }
+		if sig, err := res.Signature(); err == nil {
+			gates.do(sig.Version+"/"+sig.Kind, validate) // kubeconform's cache key, less the version
+		} else {
+			validate()
+		}
 		if r.Status == validator.Valid || r.Status == validator.Skipped || r.Status == validator.Empty {
 			continue
 		}
@@ -276,6 +318,7 @@ func main() {
 	// Parse the built-in OpenAPI schema once before the workers start (kustomize issue #5805).
 	openapi.IsCertainlyClusterScoped(kyaml.TypeMeta{})
 
+	gates := newKindGates()
 	jobs := make(chan string)
 	out := bufio.NewWriter(os.Stdout)
 	var mu sync.Mutex
@@ -290,7 +333,7 @@ func main() {
 				if serial {
 					openapi.ResetOpenAPI()
 				}
-				res := build(*root, unit, opts, v, *withYAML)
+				res := build(*root, unit, opts, v, gates, *withYAML)
 				mu.Lock()
 				if err := enc.Encode(res); err != nil {
 					fmt.Fprintln(os.Stderr, "kbuild:", err)
