@@ -194,6 +194,49 @@ def test_example_fleet_has_no_workload_errors(values_dir: Path) -> None:
     assert got == []
 
 
+# The inference service of the example with a third track, on Hygon DCUs, that the weights
+# leave out: routing: service still sends it traffic once two tracks serve.
+THIRD_TRACK = """\
+owners: [inference-oncall@example.com]
+podSecurity: restricted
+quota: {hygon: 8, nvidia: 4, ascend: 4}
+services:
+  inference-service:
+    images: {nvidia: 'r/s:cuda', ascend: 'r/s:ascend', hygon: 'r/s:dcu'}
+    vendorMounts: false
+    migration: {from: nvidia, to: ascend}
+    phase: shift-25
+    replicas: {nvidia: 3, ascend: 1}
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 3}
+      ascend: {devicesPerReplica: 1, replicas: 1, model: 910b}
+      hygon: {devicesPerReplica: 1, replicas: %d}
+"""
+
+
+def test_a_track_of_weight_0_that_the_service_selects_gets_traffic(
+    values_dir: Path, write: Write
+) -> None:
+    # nvidia 3 and ascend 1 are the 75/25 of shift-25 exactly; only the hygon pod is off (prod's
+    # dual-run serves from nvidia alone, so its Service selects only nvidia: no finding there).
+    write("teams/inference.yaml", THIRD_TRACK % 1)
+    got = [g for g in lines(values_dir) if "MIG006" in g]
+    assert got, lines(values_dir)
+    assert all(
+        g.startswith(
+            "values/teams/inference.yaml:14:47: MIG006 warning: service 'inference-service' uses "
+            "routing: service, so track 'hygon' gets 20% of the traffic (1 of 5 ready pods), "
+            "not the 0% of phase"
+        )
+        for g in got
+    ), got
+    # Without the hygon pod there is nothing to say of it (staging's 3:1 against shift-50's
+    # 50/50 is another matter).
+    write("teams/inference.yaml", THIRD_TRACK % 0)
+    got = [g for g in lines(values_dir) if "MIG006" in g]
+    assert got and not any("track 'hygon'" in g for g in got), got
+
+
 def test_gateway_routing_needs_a_gateway(values_dir: Path, write: Write) -> None:
     write(
         "environments/prod.yaml",

@@ -120,15 +120,23 @@ def pod_split(view: FleetView) -> Iterable[Finding]:
         for svc in team_workloads(view, team).services:
             if svc.routing != "service":
                 continue
-            plans = [p for p in plan_service(svc) if p.weight > 0]
-            pods = sum(p.replicas for p in plans)
-            if len(plans) < 2 or not pods:
+            plans = plan_service(svc)
+            # One serving track: the Service selects only its pods. Two or more: it selects the
+            # pods of every track (builders/workloads.py), a track of weight 0 included.
+            if sum(1 for p in plans if p.weight > 0) < 2:
                 continue
-            off = [p for p in plans if p.replicas * 100 != p.weight * pods]
+            pods = sum(p.replicas for p in plans)
+            # A track that should get nothing but gets traffic is named first.
+            off = sorted(
+                (p for p in plans if p.replicas * 100 != p.weight * pods),
+                key=lambda p: p.weight > 0,
+            )
             if off:
                 p = off[0]
                 share = round(p.replicas * 100 / pods)
                 path = (*svc.path, "phase") if team.doc.get(*svc.path, "phase") else svc.path
+                if p.weight == 0:
+                    path = p.replicas_path  # its pods are what should not be there
                 yield Finding(
                     "MIG006",
                     f"service {svc.name!r} uses routing: service, so track {p.vendor!r} gets "
