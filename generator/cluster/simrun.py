@@ -210,7 +210,7 @@ class JobOutcome:
     """(namespace, workload) -> why pods were not created (quota, Pod Security)."""
 
 
-def expand_volcano(api: ApiClient, obj: Obj, outcome: JobOutcome) -> None:
+def _expand_volcano(api: ApiClient, obj: Obj, outcome: JobOutcome) -> None:
     """Make a Volcano Job's task pods as Volcano's job controller does: one pod per replica,
     named <job>-<task>-<index>, with the task's template and the job as controller (source:
     volcano-sh/volcano pkg/controllers/job/job_controller_util.go, createJobPod, at 00bac39).
@@ -258,7 +258,7 @@ def run_jobs(api: ApiClient, jobs: list[tuple[BuiltUnit, Obj]], report: EnvRepor
         unit, obj = item
         found, _ = apply_all(api, unit, [obj])
         if (obj.get("apiVersion"), obj.get("kind")) == VOLCANO_JOB:
-            expand_volcano(api, obj, outcome)
+            _expand_volcano(api, obj, outcome)
         return found
 
     for found in parallel(run, jobs):
