@@ -187,7 +187,7 @@ TOOLS: Mapping[str, Tool] = {
         _go("actionlint", "github.com/rhysd/actionlint", "v1.7.12", "actionlint"),
         _go("nfd-master", *_NFD, "nfd"),
         _go("nfd-rulecheck", *_NFD, "nfd", built_from="tools/nfd/cmd/nfd-rulecheck"),
-        # Kueue's admission webhooks on rendered Kueue objects (KUEUE001, generator/validate/kueue).
+        # Kueue's admission webhooks on rendered Kueue objects (KUE001, generator/validate/kueue).
         _go(
             "kueuecheck",
             "sigs.k8s.io/kueue",

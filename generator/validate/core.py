@@ -262,7 +262,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
                     view = loaded.envs[unit.env]
                     findings.extend(kueue.findings(view, unit, docs, res["kueue"]))
     clock.lap("policy")
-    # The same finding about shared values (e.g. NFD001 or KUEUE001 on a vendor's taint) comes
+    # The same finding about shared values (e.g. NFD001 or KUE001 on a vendor's taint) comes
     # from the node-config or scheduling unit of every environment: report it once.
     findings = list(dict.fromkeys(findings))
     return ValidateResult(

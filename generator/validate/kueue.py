@@ -1,4 +1,4 @@
-"""KUEUE001: run Kueue's own admission webhooks on the Kueue objects as kustomize builds them.
+"""KUE001: run Kueue's own admission webhooks on the Kueue objects as kustomize builds them.
 
 kubeconform checks Kueue's objects against the CRD schemas only; Kueue's webhooks refuse more
 (sigs.k8s.io/kueue v0.17.0 pkg/webhooks: a ResourceFlavor's taints must be unique by key and
@@ -30,7 +30,7 @@ from ..model import FleetView, Pool, Vendor
 from ..yamlio import YamlPath, json_path
 from .rules import origin
 
-CODE = "KUEUE001"
+CODE = "KUE001"
 SUMMARY = "Kueue's admission webhooks would refuse a ClusterQueue, ResourceFlavor or Cohort"
 GROUP = "kueue.x-k8s.io"
 TIMEOUT = 300

@@ -203,6 +203,7 @@ func check(ctx context.Context, doc []byte) (res Result, ok bool, err error) {
 		}
 	default:
 		// LocalQueue and the rest: no admission webhook of Kueue's own decides them.
+		res.Allowed = true
 		return res, true, nil
 	}
 	res.Errors = append(res.Errors, fieldErrors(verr)...)
