@@ -12,13 +12,16 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from . import __version__, pipeline, report, schemadefs, toolchain
 from .errors import Finding, FindingsError, GeneratorError, UsageError
 from .errors import sorted_findings as sort_findings
+
+if TYPE_CHECKING:  # validate is imported only by the commands that run it
+    from .validate import ValidateResult
 
 F = TypeVar("F", bound=Callable[..., int])
 
@@ -109,9 +112,23 @@ values_option = click.option(
     is_flag=True,
     help="Write nothing; exit 1 if the committed output differs from a fresh render.",
 )
+@click.option(
+    "--validate",
+    "then_validate",
+    is_flag=True,
+    help="Then validate what was written, as `validate` does, reusing this render's values "
+    "stage (one process, the values read and checked once).",
+)
 @guarded
-def render(values_dir: Path, env: str | None, out_dir: Path | None, check: bool) -> int:
+def render(
+    values_dir: Path, env: str | None, out_dir: Path | None, check: bool, then_validate: bool
+) -> int:
     """Render kustomize bases and overlays from the values tree."""
+    if check and then_validate:
+        raise UsageError(
+            "--check and --validate exclude each other: validate already compares the "
+            "committed output with a fresh render (DRIFT001); run `render.py validate`"
+        )
     out = out_dir if out_dir is not None else values_dir.resolve().parent
     recovered = pipeline.recover_output(out)
     if recovered:
@@ -123,7 +140,8 @@ def render(values_dir: Path, env: str | None, out_dir: Path | None, check: bool)
             values_dir, out, env, check, cache / "values-schema.json", cache / "dump-cache.json"
         )
     )
-    _echo_findings(result.findings)
+    if not then_validate:  # else validate's report has them
+        _echo_findings(result.findings)
     if result.drift is not None:
         drift = result.drift
         if drift.clean:
@@ -147,7 +165,17 @@ def render(values_dir: Path, env: str | None, out_dir: Path | None, check: bool)
         f"rendered {len(result.rendered.bases)} bases and "
         f"{sum(1 for u in units if u.env in envs)} units for {', '.join(envs)} into {out}"
     )
-    return EXIT_OK
+    if not then_validate:
+        return EXIT_OK
+    from .validate import Prepared, ValidateOptions
+    from .validate import validate as run_validate
+    from .validate.progress import Progress, progress_stream
+
+    assert result.values is not None  # a render that wrote its output has its values
+    prepared = Prepared(result.values, tuple(result.findings), result.rendered)
+    opts = ValidateOptions(values_dir, env, cache, committed=out, prepared=prepared)
+    done = run_validate(opts, Progress(progress_stream(False)))
+    return _print_validate(done, list(done.findings), _validate_stats(done), "text")
 
 
 @main.command()
@@ -314,14 +342,8 @@ def validate(
         shard=parse_shard(shard) if shard else None,
     )
     result = run_validate(opts, Progress(progress_stream(quiet)))
-    stats: dict[str, object] = {
-        "units": result.units,
-        "objects": result.objects,
-        "cached units": result.cached_units,
-    }
+    stats = _validate_stats(result)
     findings = list(result.findings)
-    if result.not_run:
-        stats["not run"] = "; ".join(result.not_run)
     if dry_run and not result.not_run:  # nothing to apply when the values do not render
         from .cluster import dryrun
 
@@ -331,6 +353,23 @@ def validate(
         if dry.skipped:
             stats["dry-run skipped"] = dry.skipped
         result.timings.update({f"dry-run {k}": v for k, v in dry.timings.items()})
+    return _print_validate(result, findings, stats, output_format)
+
+
+def _validate_stats(result: ValidateResult) -> dict[str, object]:
+    stats: dict[str, object] = {
+        "units": result.units,
+        "objects": result.objects,
+        "cached units": result.cached_units,
+    }
+    if result.not_run:
+        stats["not run"] = "; ".join(result.not_run)
+    return stats
+
+
+def _print_validate(
+    result: ValidateResult, findings: list[Finding], stats: dict[str, object], output_format: str
+) -> int:
     if output_format == "json":
         stats["timings"] = result.timings
     if result.shard is not None:

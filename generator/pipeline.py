@@ -30,6 +30,7 @@ class RenderResult:
     rendered: Rendered
     findings: list[Finding]  # warnings only: errors raise
     drift: Drift | None = None
+    values: Values | None = None  # what was rendered: `render --validate` hands it to validate
 
 
 def load_and_check(
@@ -77,9 +78,9 @@ def _render(opts: RenderOptions) -> RenderResult:
     if opts.env is not None:
         tree = _only_env(tree, read_tree(opts.out_dir), opts.env)
     if opts.check:
-        return RenderResult(rendered, findings, compare(tree, read_tree(opts.out_dir)))
+        return RenderResult(rendered, findings, compare(tree, read_tree(opts.out_dir)), loaded)
     write_tree(tree, opts.out_dir)
-    return RenderResult(rendered, findings)
+    return RenderResult(rendered, findings, values=loaded)
 
 
 def _only_env(fresh: Tree, committed: Tree, env: str) -> Tree:

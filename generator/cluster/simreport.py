@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from .simulate import EnvReport, SimulationResult
+from .simresult import EnvReport, SimulationResult
 
 
 def _table(rows: list[list[str]]) -> list[str]:

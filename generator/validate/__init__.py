@@ -1,5 +1,5 @@
 """validate: values schema -> render -> kustomize build -> kubeconform -> promtool -> policy."""
 
-from .core import ValidateOptions, ValidateResult, validate
+from .core import Prepared, ValidateOptions, ValidateResult, validate
 
-__all__ = ["ValidateOptions", "ValidateResult", "validate"]
+__all__ = ["Prepared", "ValidateOptions", "ValidateResult", "validate"]

@@ -58,6 +58,17 @@ class ValidateOptions:
     drift: bool = True  # compare the committed output with a fresh render
     engine: str = "kbuild"  # or "processes": a kustomize process per unit (the reference)
     shard: tuple[int, int] | None = None  # (K, N): only the units of shard K of N
+    # The values stage of a render of the same values tree just done in this process
+    # (`render --validate`): validate uses its values, findings and rendered tree instead of
+    # loading, checking and rendering the same bytes again.
+    prepared: Prepared | None = None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    values: Values
+    findings: tuple[Finding, ...]  # the values checks' findings (a render has no errors)
+    rendered: Rendered
 
 
 @dataclass
@@ -197,7 +208,11 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
             )
         )
     try:
-        loaded, findings = _load(opts.values_dir, opts.cache_dir)
+        loaded: Values | None
+        if opts.prepared is not None:
+            loaded, findings = opts.prepared.values, list(opts.prepared.findings)
+        else:
+            loaded, findings = _load(opts.values_dir, opts.cache_dir)
         if loaded is not None and opts.env is not None and opts.env not in loaded.envs:
             raise UsageError(
                 f"unknown environment {opts.env!r}; known: " + ", ".join(sorted(loaded.envs))
@@ -205,8 +220,8 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
         not_run: list[str] = []
         clock.lap("values")
         progress.stage("render")
-        rendered = None
-        if loaded is not None:
+        rendered = opts.prepared.rendered if opts.prepared is not None else None
+        if loaded is not None and rendered is None:
             dumps = DumpCache(opts.cache_dir / "dump-cache.json" if opts.cache_dir else None)
             rendered = _render(loaded, findings, dumps)
             dumps.save()

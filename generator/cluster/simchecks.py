@@ -1,0 +1,278 @@
+"""What the cluster made of the fleet against what the values say: node labels and taints
+against the pool's (as nfd-master set them), DaemonSet pods per vendor, a probe pod per node,
+quota used against hard, ready pods per track against `plan`."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ..builders.common import VENDOR_LABEL
+from ..builders.workloads import NAME_LABEL, TRACK_LABEL
+from ..errors import Finding, Location
+from ..model import FleetView
+from ..validate.rules import describe, origin
+from ..workloads.model import team_workloads
+from ..workloads.phases import plan_service
+from .api import ApiClient, Obj
+from .fleetnodes import SimNode, fleet_label_keys, fleet_taint_keys
+from .launcher import ControlPlane
+from .simresult import HINTS, EnvReport, NodeResult
+from .simrun import settle, wait
+from .units import BuiltUnit
+
+PROBE_NAMESPACE = "accel-sim-probe"
+SYSTEM_TAINT = re.compile(r"^node\.kubernetes\.io/|^node-role\.kubernetes\.io/")
+
+
+def check_nodes(
+    plane: ControlPlane, api: ApiClient, view: FleetView, nodes: list[SimNode], report: EnvReport
+) -> None:
+    keys = fleet_label_keys(view)
+    taint_keys = fleet_taint_keys(view)
+    for node in nodes:
+        live = api.get_node(node.name) or {}
+        labels = {
+            k: v for k, v in (live.get("metadata", {}).get("labels") or {}).items() if k in keys
+        }
+        taints = sorted(
+            _taint_text(t)
+            for t in live.get("spec", {}).get("taints") or []
+            if not SYSTEM_TAINT.match(str(t.get("key"))) or t.get("key") in taint_keys
+        )
+        want_taints = sorted(_taint_text(t) for t in node.taints)
+        ok = labels == node.labels and taints == want_taints
+        report.nodes.append(
+            NodeResult(node.name, node.describe(), node.labels, labels, want_taints, taints, ok)
+        )
+        loc = node.location()
+        if labels != node.labels:
+            missing = {k: v for k, v in node.labels.items() if labels.get(k) != v}
+            extra = {k: v for k, v in labels.items() if node.labels.get(k) != v}
+            if loc is None:
+                # A general or CPU-only server labelled as an accelerator node: the rule that
+                # matched it is at fault (its vendor's file).
+                vendor = _vendor_of_labels(view, extra)
+                loc = vendor.doc.anchor(("pools",)) if vendor else Location("values")
+            report.findings.append(
+                Finding(
+                    "SIM001",
+                    f"node {node.name} ({node.describe()}) in environment {report.env!r}: "
+                    f"nfd-master set labels {_fmt(labels)}, the pool wants {_fmt(node.labels)}"
+                    + (f" (missing {_fmt(missing)})" if missing else "")
+                    + (f" (not wanted {_fmt(extra)})" if extra else ""),
+                    loc,
+                    hint=HINTS["SIM001"],
+                )
+            )
+        if taints != want_taints:
+            vendor = node.vendor or _vendor_of_labels(view, labels)
+            report.findings.append(
+                Finding(
+                    "SIM002",
+                    f"node {node.name} ({node.describe()}) in environment {report.env!r}: taints "
+                    f"{taints or 'none'}, the pool wants {want_taints or 'none'}"
+                    + _rejected(plane, [t for t in node.taints if _taint_text(t) not in taints]),
+                    loc or (vendor.doc.anchor(("pools",)) if vendor else Location("values")),
+                    hint=HINTS["SIM002"],
+                )
+            )
+
+
+_IGNORED_TAINT = re.compile(r'"ignoring taint" err="([^"]*)" taint=(\{[^}]*\})')
+
+
+def _rejected(plane: ControlPlane, wanted: list[dict[str, str]]) -> str:
+    """What nfd-master logged about the node's missing taints (pkg/nfd-master/nfd-master.go,
+    filterTaints: 'ignoring taint' with the validation error)."""
+    log = plane.workdir / "logs" / "nfd-master.log"
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    reasons: dict[str, str] = {}
+    for err, raw in _IGNORED_TAINT.findall(text):
+        try:
+            taint = json.loads(raw)
+        except ValueError:
+            continue
+        reasons[_taint_text(taint)] = err
+    found = [f"{t}: {reasons[t]}" for t in (_taint_text(w) for w in wanted) if t in reasons]
+    return f" (nfd-master logged 'ignoring taint' {'; '.join(found)})" if found else ""
+
+
+def _vendor_of_labels(view: FleetView, labels: dict[str, str]) -> Any:
+    for vendor in view.vendors:
+        sel = view.fleet.node_selector(vendor.selector)
+        if sel and all(labels.get(k) == v for k, v in sel.items()):
+            return vendor
+    return None
+
+
+def _taint_text(t: dict[str, Any]) -> str:
+    value = f"={t['value']}" if t.get("value") else ""
+    return f"{t.get('key')}{value}:{t.get('effect')}"
+
+
+def _fmt(labels: dict[str, str]) -> str:
+    return "{" + ", ".join(f"{k}={v}" for k, v in sorted(labels.items())) + "}" if labels else "{}"
+
+
+def probe(api: ApiClient, nodes: list[SimNode], report: EnvReport) -> None:
+    """One pod per node, pinned by hostname, with no tolerations: the scheduler may put it on a
+    general or CPU-only server and on no accelerator node (its taints must keep it off)."""
+    api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": PROBE_NAMESPACE}})
+    wait(lambda: api.exists("v1", "ServiceAccount", PROBE_NAMESPACE, "default"), "probe namespace")
+    for node in nodes:
+        api.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"probe-{node.name}", "namespace": PROBE_NAMESPACE},
+                "spec": {
+                    "nodeSelector": {"kubernetes.io/hostname": node.name},
+                    "containers": [
+                        {
+                            "name": "probe",
+                            "image": "registry.k8s.io/pause:3.10",
+                            "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+                        }
+                    ],
+                },
+            }
+        )
+    settle(api)
+    for node in nodes:
+        pod = api.get("v1", "Pod", PROBE_NAMESPACE, f"probe-{node.name}") or {}
+        where = pod.get("spec", {}).get("nodeName", "")
+        landed = bool(where)
+        ok = landed != node.accelerator
+        report.probes.append(
+            {"node": node.name, "what": node.describe(), "landed": landed, "ok": ok}
+        )
+        if landed and node.accelerator:
+            report.findings.append(
+                Finding(
+                    "SIM006",
+                    f"a pod with no tolerations was scheduled on accelerator node {node.name} "
+                    f"({node.describe()}) in environment {report.env!r}: the node is not tainted",
+                    node.location() or Location("values"),
+                    hint=HINTS["SIM006"],
+                )
+            )
+    api.delete("v1", "Namespace", "", PROBE_NAMESPACE)
+
+
+def check_plugins(
+    api: ApiClient, view: FleetView, nodes: list[SimNode], built: list[BuiltUnit], report: EnvReport
+) -> None:
+    """Every DaemonSet of a vendor (device plugin, exporter) runs on exactly its vendor's nodes."""
+    by_vendor = {v.id: {n.name for n in nodes if n.vendor is v} for v in view.vendors}
+    pods = api.list("v1", "Pod")
+    for unit in built:
+        for obj in unit.docs:
+            vendor_id = (obj.get("metadata", {}).get("labels") or {}).get(VENDOR_LABEL)
+            if obj.get("kind") != "DaemonSet" or vendor_id not in by_vendor:
+                continue
+            ns, name = obj["metadata"].get("namespace", ""), obj["metadata"]["name"]
+            on = {
+                p.get("spec", {}).get("nodeName", "")
+                for p in pods
+                if p["metadata"].get("namespace") == ns
+                and any(
+                    r.get("kind") == "DaemonSet" and r.get("name") == name
+                    for r in p["metadata"].get("ownerReferences") or []
+                )
+            }
+            on.discard("")
+            want = by_vendor[vendor_id]
+            ok = on == want
+            report.plugins.append(
+                {
+                    "daemonset": f"{ns}/{name}",
+                    "vendor": vendor_id,
+                    "nodes": sorted(on),
+                    "want": sorted(want),
+                    "ok": ok,
+                }
+            )
+            if not ok:
+                extra, missing = sorted(on - want), sorted(want - on)
+                parts = []
+                if extra:
+                    parts.append(
+                        "runs on " + ", ".join(f"{n} ({_node_what(nodes, n)})" for n in extra)
+                    )
+                if missing:
+                    parts.append("is missing on " + ", ".join(missing))
+                report.findings.append(
+                    Finding(
+                        "SIM003",
+                        f"{describe(unit.unit, obj)} in environment {report.env!r}: "
+                        + "; ".join(parts)
+                        + f" (the {vendor_id} nodes are {', '.join(sorted(want)) or 'none'})",
+                        origin(unit.unit, obj),
+                        hint=HINTS["SIM003"],
+                    )
+                )
+
+
+def _node_what(nodes: list[SimNode], name: str) -> str:
+    return next((n.describe() for n in nodes if n.name == name), "?")
+
+
+def check_quotas(api: ApiClient, view: FleetView, report: EnvReport) -> None:
+    for team in view.teams:
+        for ns in team.namespaces:
+            for quota in api.list("v1", "ResourceQuota", ns):
+                status = quota.get("status", {})
+                report.quotas.append(
+                    {
+                        "team": team.name,
+                        "namespace": ns,
+                        "quota": quota["metadata"]["name"],
+                        "hard": status.get("hard", {}),
+                        "used": status.get("used", {}),
+                    }
+                )
+
+
+def _pod_ready(pod: Obj) -> bool:
+    if pod["metadata"].get("deletionTimestamp"):
+        return False
+    conditions = pod.get("status", {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def check_tracks(api: ApiClient, view: FleetView, report: EnvReport) -> None:
+    """Ready pods per track, counted on the pods (a Deployment's status lags behind them)."""
+    for team in view.teams:
+        for svc in team_workloads(view, team).services:
+            for plan in plan_service(svc):
+                selector = f"{NAME_LABEL}={svc.name},{TRACK_LABEL}={plan.vendor}"
+                pods = api.list("v1", "Pod", svc.namespace, selector=selector)
+                ready = sum(_pod_ready(p) for p in pods)
+                ok = ready == plan.replicas
+                report.tracks.append(
+                    {
+                        "team": team.name,
+                        "service": f"{svc.namespace}/{svc.name}",
+                        "track": plan.vendor,
+                        "ready": ready,
+                        "plan": plan.replicas,
+                        "ok": ok,
+                    }
+                )
+                if not ok:
+                    report.findings.append(
+                        Finding(
+                            "SIM007",
+                            f"service {svc.namespace}/{svc.name} in environment {report.env!r}: "
+                            f"track {plan.vendor} has {ready} ready pod(s), "
+                            f"plan says {plan.replicas}",
+                            team.doc.anchor(plan.replicas_path, (*svc.path, "tracks", plan.vendor)),
+                            "$." + ".".join(str(p) for p in plan.replicas_path),
+                            HINTS["SIM007"],
+                        )
+                    )

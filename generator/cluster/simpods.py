@@ -1,0 +1,306 @@
+"""Every workload pod against its values: a pod that stays Pending (with the scheduler's reason),
+runs on the wrong vendor or model, or is not created (with the API server's reason) is a finding
+at the values file and line of its workload; a job that does not fully run beside the others is
+tried again alone, to tell "waits for the team's other jobs" from "never fits"."""
+
+from __future__ import annotations
+
+from ..builders.common import TEAM_LABEL, VENDOR_LABEL
+from ..builders.workloads import PodRef, team_objects
+from ..errors import Finding, Severity
+from ..model import FleetView
+from ..workloads.model import team_workloads
+from .api import ApiClient, Obj
+from .fleetnodes import SimNode
+from .simresult import HINTS, EnvReport, PodResult
+from .simrun import BATCH_JOB, VOLCANO_JOB, JobOutcome, delete_jobs, run_jobs
+from .units import BuiltUnit
+
+
+def pod_refs(view: FleetView) -> dict[tuple[str, str, str], PodRef]:
+    """(namespace, kind, name) of every workload -> its pod template and values path."""
+    out: dict[tuple[str, str, str], PodRef] = {}
+    for team in view.teams:
+        _, refs = team_objects(view, team)
+        loaded = team_workloads(view, team)
+        ns_of = {j.name: j.namespace for j in loaded.jobs}
+        ns_of.update({s.name: s.namespace for s in loaded.services})
+        for ref in refs:
+            base = ref.name.split("/")[0]
+            ns = ns_of.get(base) or next(
+                (str(n) for svc, n in ns_of.items() if base.startswith(f"{svc}-")), ""
+            )
+            out[(str(ns), ref.kind, ref.name)] = ref
+    return out
+
+
+def _failed_create(api: ApiClient) -> dict[tuple[str, str, str], str]:
+    """(namespace, kind, name) of a controller -> its last FailedCreate message."""
+    out: dict[tuple[str, str, str], str] = {}
+    events = sorted(
+        api.list("v1", "Event"),
+        key=lambda e: str(e.get("lastTimestamp") or e.get("eventTime") or ""),
+    )
+    for ev in events:
+        if ev.get("reason") == "FailedCreate":
+            inv = ev.get("involvedObject") or {}
+            out[
+                (str(inv.get("namespace", "")), str(inv.get("kind", "")), str(inv.get("name", "")))
+            ] = str(ev.get("message", ""))
+    return out
+
+
+def _owner(pod: Obj, rs_owner: dict[tuple[str, str], str]) -> tuple[str, str]:
+    """(kind, name) of the workload a pod belongs to: Job, Deployment, or Volcano task."""
+    meta = pod["metadata"]
+    for ref in meta.get("ownerReferences") or []:
+        if ref.get("kind") == "ReplicaSet":
+            return "Deployment", rs_owner.get((meta.get("namespace", ""), ref["name"]), "")
+        if ref.get("kind") == "Job" and ref.get("apiVersion", "").startswith("batch/"):
+            return "Job", str(ref["name"])
+    task = (meta.get("annotations") or {}).get("volcano.sh/task-spec")
+    if task:
+        return (
+            "Job (volcano) task",
+            f"{(meta.get('labels') or {}).get('volcano.sh/job-name')}/{task}",
+        )
+    return "", ""
+
+
+def check_pods(
+    api: ApiClient,
+    view: FleetView,
+    refs: dict[tuple[str, str, str], PodRef],
+    nodes: dict[str, SimNode],
+    outcome: JobOutcome,
+    env: str,
+    *,
+    only: tuple[str, str] | None = None,
+) -> tuple[list[PodResult], dict[tuple[str, str, str], list[Finding]]]:
+    """Every workload pod against its values: (one row per pod, findings per workload that is not
+    fully running on the right vendor and model). ``only``: (namespace, job) of one job."""
+    results: list[PodResult] = []
+    found: dict[tuple[str, str, str], list[Finding]] = {}
+    teams = {t.name for t in view.teams}
+    rs_owner = {
+        (rs["metadata"].get("namespace", ""), rs["metadata"]["name"]): str(ref.get("name"))
+        for rs in api.list("apps/v1", "ReplicaSet")
+        for ref in rs["metadata"].get("ownerReferences") or []
+        if ref.get("kind") == "Deployment"
+    }
+    failed = _failed_create(api)
+    deploy_rs = {}
+    for (ns, rs), dep in rs_owner.items():
+        deploy_rs[(ns, dep)] = rs
+    pods_by: dict[tuple[str, str, str], list[Obj]] = {}
+    for pod in api.list("v1", "Pod"):
+        kind, name = _owner(pod, rs_owner)
+        if kind and (pod["metadata"].get("labels") or {}).get(TEAM_LABEL) in teams:
+            pods_by.setdefault((pod["metadata"]["namespace"], kind, name), []).append(pod)
+    for key, ref in sorted(refs.items()):
+        ns, kind, name = key
+        if only is not None and (kind == "Deployment" or (ns, name.split("/")[0]) != only):
+            continue
+        loc = ref.team.doc.anchor(ref.path)
+        path = "$." + ".".join(str(p) for p in ref.path)
+        want = _wanted_pods(view, api, key, ref)
+        pods = sorted(pods_by.get(key, []), key=lambda p: p["metadata"]["name"])
+        vendor = str(
+            (ref.spec.get("nodeSelector") and _pod_vendor(pods, ref)) or _pod_vendor(pods, ref)
+        )
+        model_key = _model_key(view, vendor)
+        want_model = (ref.spec.get("nodeSelector") or {}).get(model_key, "") if model_key else ""
+        if want == 0:
+            continue
+        mine = found.setdefault(key, [])
+        for pod in pods:
+            node_name = pod.get("spec", {}).get("nodeName", "")
+            phase = pod.get("status", {}).get("phase", "")
+            reason = ""
+            ok = True
+            if not node_name:
+                ok = False
+                reason = _unschedulable(pod)
+                mine.append(
+                    Finding(
+                        "SIM004",
+                        f"{ref.kind} {ns}/{name} in environment {env!r}: pod "
+                        f"{pod['metadata']['name']} stays Pending: {reason}",
+                        loc,
+                        path,
+                        HINTS["SIM004"],
+                    )
+                )
+            else:
+                node = nodes.get(node_name)
+                got_vendor = node.vendor.id if node and node.vendor else ""
+                got_model = node.pool.model if node and node.pool else ""
+                if got_vendor != vendor or (want_model and got_model.lower() != want_model.lower()):
+                    ok = False
+                    reason = f"runs on {node_name} ({node.describe() if node else '?'})"
+                    mine.append(
+                        Finding(
+                            "SIM005",
+                            f"{ref.kind} {ns}/{name} in environment {env!r}: pod "
+                            f"{pod['metadata']['name']} {reason}, not on a {vendor}"
+                            + (f" {want_model}" if want_model else "")
+                            + " node",
+                            loc,
+                            path,
+                            HINTS["SIM005"],
+                        )
+                    )
+            results.append(
+                PodResult(
+                    ref.team.name,
+                    f"{ref.kind} {ns}/{name}",
+                    pod["metadata"]["name"],
+                    vendor,
+                    phase,
+                    node_name,
+                    reason,
+                    ok,
+                )
+            )
+        if len(pods) < want:
+            refusal = outcome.refused.get((ns, name)) or _refusal(failed, ns, kind, name, deploy_rs)
+            why = refusal or "not created"
+            code = "SIM008" if refusal else "SIM004"
+            results.append(
+                PodResult(
+                    ref.team.name,
+                    f"{ref.kind} {ns}/{name}",
+                    f"{want - len(pods)} pod(s) not created",
+                    vendor,
+                    "",
+                    "",
+                    why,
+                    False,
+                )
+            )
+            mine.append(
+                Finding(
+                    code,
+                    f"{ref.kind} {ns}/{name} in environment {env!r}: {want - len(pods)} of "
+                    f"{want} pod(s) not created: {why}",
+                    loc,
+                    path,
+                    HINTS[code],
+                )
+            )
+        if not mine:
+            del found[key]
+    return results, found
+
+
+def _refusal(
+    failed: dict[tuple[str, str, str], str],
+    ns: str,
+    kind: str,
+    name: str,
+    deploy_rs: dict[tuple[str, str], str],
+) -> str:
+    if kind == "Deployment":
+        return failed.get((ns, "ReplicaSet", deploy_rs.get((ns, name), "")), "")
+    return failed.get((ns, "Job", name), "")
+
+
+def _wanted_pods(view: FleetView, api: ApiClient, key: tuple[str, str, str], ref: PodRef) -> int:
+    ns, kind, name = key
+    if kind == "Deployment":
+        obj = api.get("apps/v1", "Deployment", ns, name)
+        return int((obj or {}).get("spec", {}).get("replicas", 0))
+    if kind == "Job":
+        obj = api.get(*BATCH_JOB, ns, name)
+        if obj is None:
+            return 0
+        spec = obj.get("spec", {})
+        return min(
+            int(spec.get("parallelism", 1)),
+            int(spec.get("completions") or spec.get("parallelism", 1)),
+        )
+    job, _, task = name.partition("/")
+    obj = api.get(*VOLCANO_JOB, ns, job)
+    for t in (obj or {}).get("spec", {}).get("tasks") or []:
+        if t.get("name") == task:
+            return int(t.get("replicas", 1))
+    return 0
+
+
+def _pod_vendor(pods: list[Obj], ref: PodRef) -> str:
+    labels: dict[str, str] = {}
+    for pod in pods:
+        labels = pod["metadata"].get("labels") or {}
+        break
+    return labels.get(VENDOR_LABEL, "") or _template_vendor(ref)
+
+
+def _template_vendor(ref: PodRef) -> str:
+    return ref.name.rsplit("-", 1)[-1] if ref.kind == "Deployment" else ""
+
+
+def _model_key(view: FleetView, vendor_id: str) -> str:
+    vendor = view.vendor(vendor_id)
+    return view.fleet.label_key(vendor.model_label) if vendor else ""
+
+
+def _unschedulable(pod: Obj) -> str:
+    """The scheduler's verdict, without its notes on preemption."""
+    for cond in pod.get("status", {}).get("conditions") or []:
+        if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
+            text = str(cond.get("message") or cond.get("reason") or "unschedulable")
+            return text.split(" no new claims to deallocate")[0].split(" preemption:")[0]
+    return "not scheduled"
+
+
+def retry_alone(
+    api: ApiClient,
+    view: FleetView,
+    jobs: list[tuple[BuiltUnit, Obj]],
+    refs: dict[tuple[str, str, str], PodRef],
+    nodes: dict[str, SimNode],
+    failing: dict[tuple[str, str, str], list[Finding]],
+    report: EnvReport,
+) -> None:
+    """A job that did not fully run beside all the others runs again alone beside the services.
+    If it runs then, it only waits for the others (a warning); if not, the verdict of the run
+    alone stands (its reason names what is missing with nothing else in the way)."""
+    for unit, obj in jobs:
+        ns, job = obj["metadata"]["namespace"], obj["metadata"]["name"]
+        mine = [
+            k for k in failing if k[0] == ns and k[1] != "Deployment" and k[2].split("/")[0] == job
+        ]
+        if not mine:
+            continue
+        delete_jobs(api, jobs)
+        outcome = run_jobs(api, [(unit, obj)], report)
+        _, alone = check_pods(api, view, refs, nodes, outcome, report.env, only=(ns, job))
+        if alone:
+            for fs in alone.values():
+                report.findings += [_alone(f) for f in fs]
+            continue
+        first = failing[mine[0]][0]
+        report.findings.append(
+            Finding(
+                "SIM010",
+                f"{first.message.split(':', 1)[0]} does not fully run beside the other jobs, "
+                f"but does alone beside the services: it waits for them "
+                f"({first.message.split(': ', 1)[-1]})",
+                first.location,
+                first.path,
+                HINTS["SIM010"],
+                Severity.WARNING,
+            )
+        )
+    delete_jobs(api, jobs)
+
+
+def _alone(f: Finding) -> Finding:
+    return Finding(
+        f.code,
+        f.message + " (even alone, with only the services beside it)",
+        f.location,
+        f.path,
+        f.hint,
+        f.severity,
+    )

@@ -1,0 +1,70 @@
+"""What a simulation reports: per environment, one row per node, DaemonSet, probe pod, workload
+pod, quota and track, and the findings (with the hint of each SIM code)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import Finding, Severity
+
+HINTS = {
+    "SIM001": "fix the pool's labels, or the NodeFeatureRule match (PCI class and device IDs)",
+    "SIM002": "use a taint key NFD accepts (prefixed, e.g. feature.node.kubernetes.io/...)",
+    "SIM003": "the DaemonSet must select exactly its vendor's nodes: fix its selector or the rules",
+    "SIM004": "the scheduler's reason says what is missing: capacity, a label, or a toleration",
+    "SIM005": "select the vendor's pools (and model) in the workload",
+    "SIM006": "taint the pool's nodes (with a key nfd-master accepts)",
+    "SIM007": "replicas per track must be what plan says: check capacity, quota and placement",
+    "SIM008": "the API server's reason says what refused the pods: quota or Pod Security",
+    "SIM009": "add a PCI inventory for the server type (generator/inventories)",
+    "SIM010": "the job waits for the team's other jobs: fine for a queue, or raise the quota",
+}
+
+
+@dataclass
+class NodeResult:
+    name: str
+    what: str
+    want_labels: dict[str, str]
+    labels: dict[str, str]
+    want_taints: list[str]
+    taints: list[str]
+    ok: bool
+
+
+@dataclass
+class PodResult:
+    team: str
+    workload: str
+    pod: str
+    vendor: str
+    phase: str
+    node: str
+    reason: str
+    ok: bool
+
+
+@dataclass
+class EnvReport:
+    env: str
+    nodes: list[NodeResult] = field(default_factory=list)
+    plugins: list[dict[str, Any]] = field(default_factory=list)
+    probes: list[dict[str, Any]] = field(default_factory=list)
+    pods: list[PodResult] = field(default_factory=list)
+    quotas: list[dict[str, Any]] = field(default_factory=list)
+    tracks: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    objects: int = 0
+
+
+@dataclass
+class SimulationResult:
+    envs: list[EnvReport]
+    findings: list[Finding]
+    started_in: float = 0.0
+
+    @property
+    def errors(self) -> int:
+        return sum(f.severity is Severity.ERROR for f in self.findings)

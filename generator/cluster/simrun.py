@@ -1,0 +1,289 @@
+"""Driving the control plane: apply objects as Argo CD syncs them (wave by wave, each wave's
+objects at once), wait until the cluster is quiet, and run Jobs (with a Volcano Job's task pods
+made here, as Volcano's job controller would)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from ..errors import Finding
+from ..validate.rules import describe, origin
+from .api import ApiClient, ApiError, Obj, UnknownKind
+from .fleetnodes import SimNode
+from .launcher import ControlPlane, metrics
+from .simresult import EnvReport
+from .units import BuiltUnit, object_wave
+
+SETTLE_TIMEOUT = 120.0
+APPLY_WORKERS = 8
+UNIT_WORKERS = 4
+QUIET = 1.5
+POLL = 0.25
+VOLCANO_JOB = ("batch.volcano.sh/v1alpha1", "Job")
+BATCH_JOB = ("batch/v1", "Job")
+JOB_KINDS = (BATCH_JOB, VOLCANO_JOB)
+
+
+def wait(ready: Callable[[], bool], what: str, timeout: float = SETTLE_TIMEOUT) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if time.monotonic() > deadline:
+            raise ApiError(0, "Timeout", f"simulation: {what} not reached after {timeout:g} s")
+        time.sleep(POLL)
+
+
+def apply_all(
+    api: ApiClient, unit: BuiltUnit, docs: list[Obj], *, dry_run: bool = False
+) -> tuple[list[Finding], int]:
+    """Apply a unit's objects as Argo CD syncs them: wave by wave (sync-wave annotation), the
+    objects of one wave at once, and the next wave only when this one is ready (gitops-engine
+    runs a wave's tasks concurrently and waits for their health: sync_context.go, at 04c4b72).
+    Returns the refusals and the number of objects applied."""
+    out: list[Finding] = []
+    waves: dict[int, list[Obj]] = {}
+    for obj in docs:
+        waves.setdefault(object_wave(obj), []).append(obj)
+    for wave in sorted(waves):
+        group = waves[wave]
+        errors = parallel(lambda o: _apply_one(api, o, dry_run), group)
+        for obj, exc in zip(group, errors, strict=True):
+            if exc is not None:
+                out.append(
+                    Finding(
+                        "SIM012",
+                        f"{describe(unit.unit, obj)}: the API server refuses it: {exc}",
+                        origin(unit.unit, obj),
+                        hint="validate --dry-run=server shows the details",
+                    )
+                )
+        if not dry_run:
+            wait(_all_ready(api, group), f"wave {wave} of {unit.unit.path}")
+    return out, len(docs)
+
+
+def sync(item: tuple[ApiClient, BuiltUnit, list[Obj], bool]) -> tuple[list[Finding], int]:
+    api, unit, docs, dry_run = item
+    return apply_all(api, unit, docs, dry_run=dry_run)
+
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def parallel(fn: Callable[[T], R], items: list[T], workers: int = APPLY_WORKERS) -> list[R]:
+    if len(items) <= 1:
+        return [fn(i) for i in items]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(fn, items))
+
+
+def _apply_one(api: ApiClient, obj: Obj, dry_run: bool) -> Exception | None:
+    try:
+        api.apply(obj, dry_run=dry_run)
+    except (ApiError, UnknownKind) as exc:
+        return exc
+    return None
+
+
+def _all_ready(api: ApiClient, group: list[Obj]) -> Callable[[], bool]:
+    return lambda: all(_ready(api, o) for o in group)
+
+
+def _ready(api: ApiClient, obj: Obj) -> bool:
+    """Whether what the next wave relies on is in place: a namespace with its default
+    ServiceAccount (pod admission needs it), a quota the quota controller has counted (until
+    then quota admission refuses pods: "status unknown for quota")."""
+    meta = obj.get("metadata", {})
+    kind = obj.get("kind")
+    if kind == "Namespace" and obj.get("apiVersion") == "v1":
+        return api.exists("v1", "ServiceAccount", meta["name"], "default")
+    if kind == "ResourceQuota":
+        live = api.get("v1", "ResourceQuota", meta.get("namespace", ""), meta["name"]) or {}
+        return bool(live.get("status", {}).get("hard"))
+    return True
+
+
+def _fingerprint(api: ApiClient) -> tuple[Any, ...]:
+    pods = tuple(
+        sorted(
+            (
+                p["metadata"].get("namespace", ""),
+                p["metadata"]["name"],
+                p.get("status", {}).get("phase", ""),
+                p.get("spec", {}).get("nodeName", ""),
+                _scheduled(p),
+            )
+            for p in api.list("v1", "Pod")
+        )
+    )
+    owners = tuple(
+        sorted(
+            (k, o["metadata"].get("namespace", ""), o["metadata"]["name"], str(o.get("status")))
+            for k in (
+                ("apps/v1", "Deployment"),
+                ("apps/v1", "ReplicaSet"),
+                ("apps/v1", "DaemonSet"),
+                BATCH_JOB,
+            )
+            for o in api.list(*k)
+        )
+    )
+    events = sum(1 for e in api.list("v1", "Event") if e.get("reason") == "FailedCreate")
+    return pods, owners, events
+
+
+def _scheduled(pod: Obj) -> str:
+    for cond in pod.get("status", {}).get("conditions") or []:
+        if cond.get("type") == "PodScheduled":
+            return f"{cond.get('status')}:{cond.get('reason', '')}"
+    return ""
+
+
+def _undecided(pod: Obj) -> bool:
+    """A pod the scheduler has not looked at yet."""
+    status = pod.get("status", {})
+    return (
+        status.get("phase") == "Pending"
+        and not pod.get("spec", {}).get("nodeName")
+        and not _scheduled(pod)
+    )
+
+
+def settle(api: ApiClient, timeout: float = SETTLE_TIMEOUT) -> None:
+    """Wait until nothing changes for QUIET seconds and the scheduler has seen every pod."""
+    deadline = time.monotonic() + timeout
+    last = None
+    since = time.monotonic()
+    while True:
+        now = _fingerprint(api)
+        undecided = any(_undecided(p) for p in api.list("v1", "Pod"))
+        if now != last or undecided:
+            last = now
+            since = time.monotonic()
+        elif time.monotonic() - since >= QUIET:
+            return
+        if time.monotonic() > deadline:
+            raise ApiError(0, "Timeout", f"simulation did not settle after {timeout:g} s")
+        time.sleep(POLL)
+
+
+def wait_node_config(
+    plane: ControlPlane, api: ApiClient, unit: BuiltUnit, nodes: list[SimNode]
+) -> None:
+    """Until nfd-master has run every NodeFeatureRule on every node since they were applied,
+    then until the nodes stop changing (its metric per rule and node: pkg/nfd-master/metrics.go,
+    nodefeaturerule_processing_duration_seconds, v0.19.0)."""
+    rules = [o["metadata"]["name"] for o in unit.docs if o.get("kind") == "NodeFeatureRule"]
+    if rules and plane.nfd_metrics:
+        name = "nfd_master_nodefeaturerule_processing_duration_seconds_count"
+
+        def processed() -> bool:
+            seen = metrics(plane.nfd_metrics)
+            return all(
+                seen.get(f'{name}{{name="{rule}",node="{node.name}"}}', 0) > 0
+                for rule in rules
+                for node in nodes
+            )
+
+        wait(processed, "nfd-master processing every rule on every node")
+    last = None
+    since = time.monotonic()
+    while True:
+        state = [
+            (n["metadata"].get("labels"), n.get("spec", {}).get("taints"))
+            for n in api.list("v1", "Node")
+        ]
+        if state != last:
+            last, since = state, time.monotonic()
+        elif time.monotonic() - since >= QUIET:
+            return
+        time.sleep(POLL)
+
+
+@dataclass
+class JobOutcome:
+    refused: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(namespace, workload) -> why pods were not created (quota, Pod Security)."""
+
+
+def _expand_volcano(api: ApiClient, obj: Obj, outcome: JobOutcome) -> None:
+    """Make a Volcano Job's task pods as Volcano's job controller does: one pod per replica,
+    named <job>-<task>-<index>, with the task's template and the job as controller (source:
+    volcano-sh/volcano pkg/controllers/job/job_controller_util.go, createJobPod, at 00bac39).
+    They keep the default scheduler: Volcano's scheduler does not run here."""
+    live = api.get(*VOLCANO_JOB, obj["metadata"]["namespace"], obj["metadata"]["name"]) or obj
+    ns, job = obj["metadata"]["namespace"], obj["metadata"]["name"]
+    owner = {
+        "apiVersion": VOLCANO_JOB[0],
+        "kind": "Job",
+        "name": job,
+        "uid": live.get("metadata", {}).get("uid", ""),
+        "controller": True,
+    }
+    for task in obj["spec"].get("tasks") or []:
+        template = task.get("template") or {}
+        for i in range(int(task.get("replicas", 1))):
+            pod = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": f"{job}-{task['name']}-{i}",
+                    "namespace": ns,
+                    "labels": {
+                        **(template.get("metadata", {}).get("labels") or {}),
+                        "volcano.sh/job-name": job,
+                    },
+                    "annotations": {
+                        "volcano.sh/task-spec": task["name"],
+                        "volcano.sh/job-name": job,
+                    },
+                    "ownerReferences": [owner] if owner["uid"] else [],
+                },
+                "spec": template.get("spec") or {},
+            }
+            try:
+                api.create(pod)
+            except ApiError as exc:
+                outcome.refused.setdefault((ns, f"{job}/{task['name']}"), exc.message)
+
+
+def run_jobs(api: ApiClient, jobs: list[tuple[BuiltUnit, Obj]], report: EnvReport) -> JobOutcome:
+    outcome = JobOutcome()
+
+    def run(item: tuple[BuiltUnit, Obj]) -> list[Finding]:
+        unit, obj = item
+        found, _ = apply_all(api, unit, [obj])
+        if (obj.get("apiVersion"), obj.get("kind")) == VOLCANO_JOB:
+            _expand_volcano(api, obj, outcome)
+        return found
+
+    for found in parallel(run, jobs):
+        report.findings += found
+    report.objects += len(jobs)
+    settle(api)
+    return outcome
+
+
+def delete_jobs(api: ApiClient, jobs: list[tuple[BuiltUnit, Obj]]) -> None:
+    for _, obj in jobs:
+        api_version, kind = obj["apiVersion"], obj["kind"]
+        api.delete(api_version, kind, obj["metadata"]["namespace"], obj["metadata"]["name"])
+    names = {(o["metadata"]["namespace"], o["metadata"]["name"]) for _, o in jobs}
+
+    def gone() -> bool:
+        for pod in api.list("v1", "Pod"):
+            meta = pod["metadata"]
+            job = (meta.get("labels") or {}).get("volcano.sh/job-name") or (
+                meta.get("labels") or {}
+            ).get("job-name")
+            if (meta.get("namespace"), job) in names:
+                if (meta.get("labels") or {}).get("volcano.sh/job-name"):
+                    api.delete("v1", "Pod", meta["namespace"], meta["name"], grace=0)
+                return False
+        return True
+
+    wait(gone, "job pods deleted")
