@@ -90,6 +90,9 @@ tools: go-check venv
 	@# NFD's own rule validation and matching on rendered rules). Own module: NFD pins k8s v0.35.
 	$(call go_tool,nfd-master,tools/nfd,sigs.k8s.io/node-feature-discovery/cmd/nfd-master,$(NFD_LDFLAGS))
 	$(call go_tool,nfd-rulecheck,tools/nfd,./cmd/nfd-rulecheck)
+	@# kueuecheck: Kueue's own admission webhooks (sigs.k8s.io/kueue v0.17.0 pkg/webhooks) on
+	@# rendered Kueue objects (KUE001). Own module: Kueue pins its own Kubernetes libraries.
+	$(call go_tool,kueuecheck,tools/kueuecheck,.)
 	@# The control plane behind validate --dry-run=server and simulate: own modules, because
 	@# Kubernetes' dependency graph is the largest of all (a cold build takes minutes).
 	$(call go_tool,kube-apiserver,tools/controlplane,k8s.io/kubernetes/cmd/kube-apiserver,$(K8S_LDFLAGS))

@@ -28,6 +28,7 @@ __all__ = [
 
 def all_rules() -> dict[str, tuple[str, str]]:
     """{code: (stages, summary)}, sorted by code."""
+    from .validate import kueue
     from .validate.rules import MANIFEST_RULES
 
     out: dict[str, tuple[str, str]] = {}
@@ -36,6 +37,8 @@ def all_rules() -> dict[str, tuple[str, str]]:
     for code, rule in MANIFEST_RULES.items():
         stages = "values, manifests" if code in out else "manifests"
         out[code] = (stages, out.get(code, ("", rule.summary))[1])
+    # Upstream code run by validate on the built objects (tools/kueuecheck).
+    out[kueue.CODE] = ("manifests (kueuecheck)", kueue.SUMMARY)
     return dict(sorted(out.items()))
 
 

@@ -187,6 +187,14 @@ TOOLS: Mapping[str, Tool] = {
         _go("actionlint", "github.com/rhysd/actionlint", "v1.7.12", "actionlint"),
         _go("nfd-master", *_NFD, "nfd"),
         _go("nfd-rulecheck", *_NFD, "nfd", built_from="tools/nfd/cmd/nfd-rulecheck"),
+        # Kueue's admission webhooks on rendered Kueue objects (KUE001, generator/validate/kueue).
+        _go(
+            "kueuecheck",
+            "sigs.k8s.io/kueue",
+            "v0.17.0",
+            "kueuecheck",
+            built_from="tools/kueuecheck",
+        ),
         _system(
             "openssl",
             "PATH (Debian package openssl; makes the local control plane's signing key)",

@@ -244,7 +244,16 @@ CONTROL_PLANE = ["kube-apiserver", "kube-controller-manager", "kube-scheduler", 
 
 @pytest.mark.parametrize(
     "name",
-    ["kustomize", "kubeconform", "promtool", "nfd-master", "nfd-rulecheck", *CONTROL_PLANE, "kwok"],
+    [
+        "kustomize",
+        "kubeconform",
+        "promtool",
+        "nfd-master",
+        "nfd-rulecheck",
+        "kueuecheck",
+        *CONTROL_PLANE,
+        "kwok",
+    ],
 )
 def test_doctor_finds_pinned_tool(name: str) -> None:
     status = {s.name: s for s in toolchain.doctor()}[name]
@@ -274,6 +283,7 @@ def _go_mod_requires(path: Path) -> dict[str, str]:
         ("promtool", "tools/promtool/go.mod"),
         ("nfd-master", "tools/nfd/go.mod"),
         ("nfd-rulecheck", "tools/nfd/go.mod"),
+        ("kueuecheck", "tools/kueuecheck/go.mod"),
         *[(name, "tools/controlplane/go.mod") for name in CONTROL_PLANE],
         ("kwok", "tools/kwok/go.mod"),
     ],

@@ -39,7 +39,7 @@ from ..model import Values
 from ..output import OUTPUT_DIRS, compare, read_tree
 from ..pipeline import recover_output
 from ..schemacache import FILE_NAME as SCHEMA_CACHE
-from . import nfd, shard, tools
+from . import kueue, nfd, shard, tools
 from .cache import Cache, folder_index, unit_inputs, unit_key
 from .dumpcache import DumpCache
 from .progress import Progress
@@ -101,8 +101,11 @@ class _Clock:
 def _salt(kubernetes_version: str, engine: str) -> str:
     """What, besides the unit's files, decides the tools' verdicts."""
     parts = [__version__, kubernetes_version, engine]
-    for tool in ("kustomize", "kubeconform", "promtool", "nfd-rulecheck"):
+    for tool in ("kustomize", "kubeconform", "promtool", "nfd-rulecheck", "kueuecheck"):
         parts.append(f"{tool}={toolchain.version(tool)}")
+    # kueuecheck's own source decides how it reads the webhooks' verdicts: stamped by content.
+    kueue_stamp = toolchain.tools_dir() / "bin" / ".kueuecheck.sha256"
+    parts.append(kueue_stamp.read_text(encoding="utf-8") if kueue_stamp.is_file() else "")
     if engine == "kbuild":
         # The helper's own source decides too: `make tools` stamps it by content.
         stamp = toolchain.tools_dir() / "bin" / ".kbuild.sha256"
@@ -270,9 +273,12 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
                 findings.extend(run_rules(loaded.envs[unit.env], unit, docs))
                 if res.get("nfd"):
                     findings.extend(nfd.findings(loaded.envs[unit.env], unit, res["nfd"]))
+                if res.get("kueue"):
+                    view = loaded.envs[unit.env]
+                    findings.extend(kueue.findings(view, unit, docs, res["kueue"]))
     clock.lap("policy")
-    # The same finding about shared values (e.g. NFD001 on a vendor's taint) comes from the
-    # node-config unit of every environment: report it once.
+    # The same finding about shared values (e.g. NFD001 or KUE001 on a vendor's taint) comes
+    # from the node-config or scheduling unit of every environment: report it once.
     findings = list(dict.fromkeys(findings))
     return ValidateResult(
         sorted_findings(findings),
@@ -470,6 +476,13 @@ def _run_tools(
             for path in paths
             if built[path]["ok"] and nfd.has_rules(built[path]["docs"])
         }
+        # Kueue's own admission webhooks on its objects: one kueuecheck run for all units.
+        kueue_files = {
+            path: _yaml_file(Path(tmp), path, kueue.kueue_docs(built[path]["docs"]), ".kueue")
+            for path in paths
+            if built[path]["ok"] and kueue.kueue_docs(built[path]["docs"])
+        }
+        kueue_results = kueue.check(kueue_files)
     results: dict[str, dict[str, Any]] = {}
     for path in paths:
         b = built[path]
@@ -485,6 +498,7 @@ def _run_tools(
                 if key.startswith(prefix)
             },
             "nfd": nfd_results.get(path),
+            "kueue": kueue_results.get(path),
         }
     return results
 
@@ -493,9 +507,10 @@ def inventory(folder: str) -> Path:
     return nfd.inventory_file(Path(folder))
 
 
-def _yaml_file(folder: Path, unit: str, docs: list[dict[str, Any]]) -> Path:
-    """A unit's objects as a YAML file for nfd-rulecheck (the helper hands back JSON)."""
-    path = folder / (unit.replace("/", "__") + ".built.yaml")
+def _yaml_file(folder: Path, unit: str, docs: list[dict[str, Any]], suffix: str = "") -> Path:
+    """A unit's objects as a YAML file for nfd-rulecheck or kueuecheck (the helper hands back
+    JSON)."""
+    path = folder / (unit.replace("/", "__") + suffix + ".built.yaml")
     path.write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
     return path
 

@@ -1,0 +1,279 @@
+// Command kueuecheck runs Kueue's own admission webhooks on rendered Kueue objects, without a
+// cluster, and prints one JSON line per Kueue object with the field errors Kueue would refuse it
+// with.
+//
+//	kueuecheck FILE...   (multi-document YAML or JSON; "-" reads standard input)
+//
+// The webhooks are sigs.k8s.io/kueue v0.17.0 pkg/webhooks, called as the manager calls them for a
+// create (controller-runtime's admission.Defaulter / admission.Validator, typed by object):
+//
+//   - ClusterQueue: ClusterQueueWebhook.Default, then ClusterQueueWebhook.ValidateCreate
+//     (pkg/webhooks/clusterqueue_webhook.go v0.17.0; it calls ValidateClusterQueue: resource
+//     names, borrowing and lending limits against the cohort, lendingLimit <= nominalQuota,
+//     duplicate flavors and resources across resourceGroups, at most 256 flavors and 256 covered
+//     resources in all groups, 512 flavor-resource pairs per group, preemption, fungibility,
+//     fair sharing, namespaceSelector).
+//   - ResourceFlavor: ResourceFlavorWebhook.Default, then ResourceFlavorWebhook.ValidateCreate
+//     (pkg/webhooks/resourceflavor_webhook.go v0.17.0: nodeLabels as labels, nodeTaints keys and
+//     values and unique by key and effect, toleration keys).
+//   - Cohort: CohortWebhook.ValidateCreate (pkg/webhooks/cohort_webhook.go v0.17.0; Kueue
+//     registers no defaulter for it).
+//   - LocalQueue: Kueue v0.17.0 registers neither a defaulter nor a validator for it
+//     (pkg/webhooks/webhooks.go setupWebhookForLocalQueue), so it is listed as not checked.
+//
+// The defaulters run first, as the API server calls mutating webhooks before validating ones.
+// The webhooks serve kueue.x-k8s.io/v1beta2 only (the +kubebuilder:webhook markers in the files
+// above); an object of another Kueue version is listed with an error, not converted.
+//
+// Exit code 0 when the input was read (refusals are in the JSON), 2 when it could not be.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/go-logr/logr"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/yaml"
+
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/webhooks"
+)
+
+const group = "kueue.x-k8s.io"
+
+// FieldError is one of Kueue's field.Error values, as the API server would report it.
+type FieldError struct {
+	Type    string `json:"type"`    // field.ErrorType, e.g. FieldValueInvalid
+	Field   string `json:"field"`   // e.g. spec.nodeTaints[1]
+	Value   string `json:"value"`   // the refused value, as Kueue prints it
+	Detail  string `json:"detail"`  // Kueue's explanation
+	Message string `json:"message"` // the whole line as Kueue's webhook returns it
+}
+
+// Result is the verdict on one Kueue object.
+type Result struct {
+	KueueVersion string       `json:"kueueVersion"`
+	File         string       `json:"file"`
+	Document     int          `json:"document"` // 0-based index in its file
+	APIVersion   string       `json:"apiVersion"`
+	Kind         string       `json:"kind"`
+	Name         string       `json:"name"`
+	Namespace    string       `json:"namespace,omitempty"`
+	Webhook      string       `json:"webhook,omitempty"` // what ran, e.g. ClusterQueueWebhook
+	Checked      bool         `json:"checked"`           // false: Kueue has no webhook for it
+	Allowed      bool         `json:"allowed"`           // no error (nothing refuses it)
+	Errors       []FieldError `json:"errors"`
+}
+
+func main() {
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: kueuecheck FILE... (\"-\" for stdin)")
+	}
+	flag.Parse()
+	if flag.NArg() == 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	// The webhooks log through the context's logger (ctrl.LoggerFrom); nothing to say here.
+	ctx := ctrl.LoggerInto(context.Background(), logr.Discard())
+	version := kueueVersion()
+	out := bufio.NewWriter(os.Stdout)
+	enc := json.NewEncoder(out)
+	for _, name := range flag.Args() {
+		docs, err := readDocs(name)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "kueuecheck: %s: %v\n", name, err)
+			os.Exit(2)
+		}
+		for i, doc := range docs {
+			res, ok, err := check(ctx, doc)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "kueuecheck: %s: document %d: %v\n", name, i, err)
+				os.Exit(2)
+			}
+			if !ok {
+				continue
+			}
+			res.KueueVersion, res.File, res.Document = version, name, i
+			if err := enc.Encode(res); err != nil {
+				fmt.Fprintf(os.Stderr, "kueuecheck: %v\n", err)
+				os.Exit(2)
+			}
+		}
+	}
+	if err := out.Flush(); err != nil {
+		fmt.Fprintf(os.Stderr, "kueuecheck: %v\n", err)
+		os.Exit(2)
+	}
+}
+
+func readDocs(name string) ([][]byte, error) {
+	var in io.Reader = os.Stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		in = f
+	}
+	var docs [][]byte
+	reader := k8syaml.NewYAMLReader(bufio.NewReader(in))
+	for {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(doc)) > 0 {
+			docs = append(docs, doc)
+		}
+	}
+}
+
+// check runs Kueue's webhooks on one document; ok is false for an object that is not Kueue's.
+func check(ctx context.Context, doc []byte) (res Result, ok bool, err error) {
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+	}
+	if err := yaml.Unmarshal(doc, &head); err != nil {
+		return res, false, err
+	}
+	if !strings.HasPrefix(head.APIVersion, group+"/") {
+		return res, false, nil
+	}
+	res = Result{
+		APIVersion: head.APIVersion, Kind: head.Kind, Name: head.Metadata.Name,
+		Namespace: head.Metadata.Namespace, Errors: []FieldError{},
+	}
+	if head.APIVersion != kueue.GroupVersion.String() {
+		res.Checked = true
+		res.Errors = append(res.Errors, FieldError{
+			Type: string(field.ErrorTypeNotSupported), Field: "apiVersion", Value: head.APIVersion,
+			Detail:  "Kueue v0.17.0's webhooks serve " + kueue.GroupVersion.String() + " only",
+			Message: "apiVersion: Unsupported value: " + head.APIVersion,
+		})
+		return res, true, nil
+	}
+	var verr error
+	switch head.Kind {
+	case "ClusterQueue":
+		obj := &kueue.ClusterQueue{}
+		if res.Errors = decode(doc, obj); len(res.Errors) == 0 {
+			w := &webhooks.ClusterQueueWebhook{}
+			res.Webhook, res.Checked = "ClusterQueueWebhook", true
+			if verr = w.Default(ctx, obj); verr == nil {
+				_, verr = w.ValidateCreate(ctx, obj)
+			}
+		}
+	case "ResourceFlavor":
+		obj := &kueue.ResourceFlavor{}
+		if res.Errors = decode(doc, obj); len(res.Errors) == 0 {
+			w := &webhooks.ResourceFlavorWebhook{}
+			res.Webhook, res.Checked = "ResourceFlavorWebhook", true
+			if verr = w.Default(ctx, obj); verr == nil {
+				_, verr = w.ValidateCreate(ctx, obj)
+			}
+		}
+	case "Cohort":
+		obj := &kueue.Cohort{}
+		if res.Errors = decode(doc, obj); len(res.Errors) == 0 {
+			res.Webhook, res.Checked = "CohortWebhook", true
+			_, verr = (&webhooks.CohortWebhook{}).ValidateCreate(ctx, obj)
+		}
+	default:
+		// LocalQueue and the rest: no admission webhook of Kueue's own decides them.
+		res.Allowed = true
+		return res, true, nil
+	}
+	res.Errors = append(res.Errors, fieldErrors(verr)...)
+	res.Allowed = len(res.Errors) == 0
+	return res, true, nil
+}
+
+// decode reads the object as the API server would hand it to the webhook. A value of the wrong
+// type is a refusal of its own (the API server would not get as far as the webhook).
+func decode(doc []byte, obj any) []FieldError {
+	if err := yaml.Unmarshal(doc, obj); err != nil {
+		return []FieldError{{
+			Type: string(field.ErrorTypeTypeInvalid), Detail: err.Error(),
+			Message: "cannot decode: " + err.Error(),
+		}}
+	}
+	return []FieldError{}
+}
+
+// fieldErrors unpacks what a webhook returned: ValidateCreate returns
+// field.ErrorList.ToAggregate(), an aggregate of *field.Error.
+func fieldErrors(err error) []FieldError {
+	if err == nil {
+		return nil
+	}
+	var errs []error
+	var agg utilerrors.Aggregate
+	if errors.As(err, &agg) {
+		errs = agg.Errors()
+	} else {
+		errs = []error{err}
+	}
+	out := make([]FieldError, 0, len(errs))
+	for _, e := range errs {
+		var fe *field.Error
+		if errors.As(e, &fe) {
+			out = append(out, FieldError{
+				Type: string(fe.Type), Field: fe.Field, Value: badValue(fe.BadValue),
+				Detail: fe.Detail, Message: fe.Error(),
+			})
+			continue
+		}
+		out = append(out, FieldError{Detail: e.Error(), Message: e.Error()})
+	}
+	return out
+}
+
+func badValue(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	case fmt.Stringer:
+		return v.String()
+	}
+	if b, err := json.Marshal(v); err == nil {
+		return string(b)
+	}
+	return fmt.Sprintf("%v", v)
+}
+
+// kueueVersion is the Kueue module version this binary was built with (its Go build info).
+func kueueVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			if dep.Path == "sigs.k8s.io/kueue" {
+				return dep.Version
+			}
+		}
+	}
+	return "unknown"
+}
