@@ -343,6 +343,39 @@ def unprefixed_pool_label(view: FleetView) -> Iterable[Finding]:
                 )
 
 
+@check("NODE004", "a pool's taints repeat a key and effect, which the API server refuses")
+def duplicate_taints(view: FleetView) -> Iterable[Finding]:
+    # Kubernetes refuses a Node whose taints repeat a <key, effect> pair, so nfd-master's or
+    # node-patch's update of that node fails and none of its taints land (kubernetes v1.36.3
+    # pkg/apis/core/validation/validation.go validateNodeTaints: "taints must be unique by key
+    # and effect pair").
+    for vendor in view.vendors:
+        reported = False  # inherited vendor taints: one finding, not one per pool
+        for pool in vendor.pools:
+            own = vendor.doc.get("pools", pool.index, "taints", default=None) is not None
+            if not own and (reported or vendor.doc.get("taints", default=None) is None):
+                continue  # the catalog's taints, or the vendor's already reported
+            seen: dict[tuple[str, str], int] = {}
+            for i, taint in enumerate(pool.taints):
+                first = seen.setdefault((taint.key, taint.effect), i)
+                if first == i:
+                    continue
+                path: tuple[str | int, ...] = (
+                    ("pools", pool.index, "taints", i) if own else ("taints", i)
+                )
+                whose = f"pool {pool.name!r}" if own else f"vendor {vendor.id}"
+                reported = reported or not own
+                yield Finding(
+                    "NODE004",
+                    f"{whose} taints repeat {taint.key}:{taint.effect} (first at taints[{first}]); "
+                    f"the API server refuses such a Node, so none of its taints would be "
+                    f"set{where(view)}",
+                    vendor.doc.locate(path),
+                    json_path(path),
+                    "keep one taint per key and effect",
+                )
+
+
 @check("CAP002", "a pool has no nodes and no nodeCount, so it adds no capacity")
 def empty_pool(view: FleetView) -> Iterable[Finding]:
     for vendor in view.vendors:

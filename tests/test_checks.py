@@ -101,6 +101,15 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
         "values/vendors/ascend.yaml:9:7: NODE003 warning: pool '910b' label 'accelerator-type' has "
         "no prefix: nfd-master sets it as 'feature.node.kubernetes.io/accelerator-type'",
     ),
+    "NODE004": (
+        {
+            "vendors/nvidia.yaml": "taints:\n  - {key: example.com/gpu, effect: NoSchedule}\n"
+            "  - {key: example.com/gpu, value: x, effect: NoSchedule}\npools:\n"
+            "  - {name: a100, model: A100, devicesPerNode: 4, nodes: [nvidia-node-01]}\n"
+        },
+        "values/vendors/nvidia.yaml:3:5: NODE004 vendor nvidia taints repeat "
+        "example.com/gpu:NoSchedule (first at taints[0]); the API server refuses such a Node",
+    ),
     "CAP002": (
         {"vendors/amd.yaml": "pools:\n  - {name: mi250x, model: MI250X, devicesPerNode: 8}\n"},
         "values/vendors/amd.yaml:2:5: CAP002 warning: pool 'mi250x' has no nodes and no "
@@ -212,3 +221,32 @@ def test_unknown_model_is_fine_without_nfd(values_dir: Path, write: Write) -> No
 def test_one_finding_per_place_even_across_environments(values_dir: Path, write: Write) -> None:
     write("teams/inference.yaml", "quota:\n  kunlun: 2\n")
     assert sum("REF001" in g for g in lines(values_dir)) == 1
+
+
+def test_duplicate_taints_are_told_once_at_whose_list_repeats_them(
+    values_dir: Path, write: Write
+) -> None:
+    pool = "  - {{name: {0}, model: A100, devicesPerNode: 4, nodes: [{0}-01]{1}}}\n"
+    twice = (
+        "[{key: a.example.com/x, effect: NoSchedule}, {key: a.example.com/x, effect: NoSchedule}]"
+    )
+    # The vendor's list, inherited by two pools: one finding, at the vendor's second taint.
+    write(
+        "vendors/nvidia.yaml",
+        f"taints: {twice}\npools:\n" + pool.format("a", "") + pool.format("b", ""),
+    )
+    got = [g for g in lines(values_dir) if " NODE004 " in g]
+    assert len(got) == 1 and got[0].startswith("values/vendors/nvidia.yaml:1:"), got
+    assert "(at $.taints[1])" in got[0]
+    # A pool's own list: at the pool's taint; the other pool inherits nothing repeated.
+    write(
+        "vendors/nvidia.yaml",
+        "pools:\n" + pool.format("a", f", taints: {twice}") + pool.format("b", ""),
+    )
+    got = [g for g in lines(values_dir) if " NODE004 " in g]
+    assert len(got) == 1 and "pool 'a' taints repeat" in got[0], got
+    assert "(at $.pools[0].taints[1])" in got[0]
+    # The same key with another effect is two taints, as Kubernetes counts them.
+    other = twice.replace("effect: NoSchedule}]", "effect: NoExecute}]")
+    write("vendors/nvidia.yaml", f"taints: {other}\npools:\n" + pool.format("a", ""))
+    assert [g for g in lines(values_dir) if " NODE004 " in g] == []

@@ -10,11 +10,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
-from generator import toolchain
+from generator import toolchain, values
+from generator.builders import scheduling
 from generator.cli import main
+from generator.layout import Unit
 from generator.validate import kueue
 from tests.conftest import ROOT, tool
 from tests.test_kustomize import build
@@ -180,49 +183,73 @@ taints:
 """
 
 
-def test_a_vendors_duplicate_taint_is_refused_by_kueue_at_its_line(
-    values_dir: Path, write: Write
+POOL_DUPLICATE_TAINT = DUPLICATE_TAINT.replace("\ntaints:\n  -", "\n    taints:\n      -").replace(
+    "\n  - {key", "\n      - {key"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [(DUPLICATE_TAINT, "$.taints[1]"), (POOL_DUPLICATE_TAINT, "$.pools[0].taints[1]")],
+)
+def test_a_duplicate_taint_is_a_values_error_and_kueues_webhook_agrees(
+    values_dir: Path, write: Write, tmp_path: Path, text: str, path: str
 ) -> None:
     use_backend(values_dir, write, "kueue")
-    write("vendors/nvidia.yaml", DUPLICATE_TAINT)
+    write("vendors/nvidia.yaml", text)
+    # The values check (NODE004) stops it before anything is rendered ...
     code, doc = validate_json(values_dir)
     assert code == 1
-    # The CRD schema takes it (nodeTaints is an atomic list): only Kueue's webhook refuses it.
-    assert coded(doc, "K8S001") == []
-    found = coded(doc, "KUE001")
-    assert len(found) == 1, found  # once, though both environments render the flavor
-    assert (found[0]["file"], found[0]["line"], found[0]["path"]) == (
+    node = coded(doc, "NODE004")
+    assert [(f["file"], f["line"], f["path"]) for f in node] == [
+        ("values/vendors/nvidia.yaml", 8, path)
+    ]
+    # ... and Kueue's own webhook refuses the ResourceFlavor those values would give, which
+    # KUE001 reports at the same line.
+    view = values.load(values_dir).envs["prod"]
+    flavors = [
+        o for c in scheduling.build(view) for o in c.objects if o["kind"] == "ResourceFlavor"
+    ]
+    file = tmp_path / "flavors.yaml"
+    file.write_text("\n---\n".join(json.dumps(o) for o in flavors), encoding="utf-8")
+    result = kueue.check({"scheduling": file})["scheduling"]
+    assert [r["name"] for r in result["refused"]] == ["nvidia-a100"]
+    unit = Unit("prod", "scheduling", "overlays/prod/scheduling", (), {})
+    [found] = kueue.findings(view, unit, flavors, result)
+    assert (found.location.file, found.location.line, found.path) == (
         "values/vendors/nvidia.yaml",
         8,
-        "$.taints[1]",
+        path,
     )
-    assert "ResourceFlavor nvidia-a100" in found[0]["message"]
-    assert "taints must be unique by key and effect pair" in found[0]["message"]
-
-    # The result is cached with the unit: a second run replays it from the cache.
-    cache = values_dir.parent / "cache"
-    first = validate_json(values_dir, "--cache-dir", str(cache))[1]
-    code, again = validate_json(values_dir, "--cache-dir", str(cache))
-    assert again["stats"]["cached units"] == again["stats"]["units"] > 0, again["stats"]
-    assert code == 1 and coded(again, "KUE001") == coded(first, "KUE001") == found
+    assert "taints must be unique by key and effect pair" in found.message
 
 
-def test_a_pools_own_duplicate_taint_is_reported_at_the_pool(
+def test_a_committed_flavor_that_kueue_refuses_is_found_and_cached(
     values_dir: Path, write: Write
 ) -> None:
+    # What Argo CD applies is the committed tree: a flavor there with a repeated taint (an
+    # older render, a hand edit) is refused by Kueue's webhook though the values are clean.
     use_backend(values_dir, write, "kueue")
-    pool = DUPLICATE_TAINT.replace("\ntaints:\n  -", "\n    taints:\n      -").replace(
-        "\n  - {key", "\n      - {key"
-    )
-    write("vendors/nvidia.yaml", pool)
-    code, doc = validate_json(values_dir)
-    found = coded(doc, "KUE001")
-    assert code == 1 and len(found) == 1, found
-    assert (found[0]["file"], found[0]["line"], found[0]["path"]) == (
-        "values/vendors/nvidia.yaml",
-        8,
-        "$.pools[0].taints[1]",
-    )
+    assert CliRunner().invoke(main, ["render", "--values", str(values_dir)]).exit_code == 0
+    flavor = values_dir.parent / "base/scheduling/kueue-flavors/resourceflavor-nvidia-a100.yaml"
+    text = flavor.read_text(encoding="utf-8")
+    taint = "  - effect: NoSchedule\n    key: feature.node.kubernetes.io/accelerator\n"
+    assert taint in text
+    flavor.write_text(text.replace(taint, taint + "    value: nvidia-gpu\n" + taint, 1))
+    args = ["validate", "--values", str(values_dir), "--no-drift", "--output", "json"]
+    cache = values_dir.parent / "cache"
+    runs = [CliRunner().invoke(main, [*args, "--cache-dir", str(cache)]) for _ in range(2)]
+    first, again = (json.loads(r.output) for r in runs)
+    assert [r.exit_code for r in runs] == [1, 1]
+    assert coded(first, "K8S001") == []  # the CRD schema takes it
+    found = coded(first, "KUE001")
+    assert len(found) == 1, found  # once, though both environments use the base
+    assert "ResourceFlavor nvidia-a100" in found[0]["message"]
+    assert "taints must be unique by key and effect pair" in found[0]["message"]
+    assert found[0]["file"] == "values/vendors/nvidia.yaml"
+    # The second run replays the result from the cache.
+    assert again["stats"]["cached units"] == again["stats"]["units"] > 0, again["stats"]
+    assert coded(again, "KUE001") == found
 
 
 def test_without_kueue_the_same_values_give_no_kueue_finding(
@@ -231,6 +258,8 @@ def test_without_kueue_the_same_values_give_no_kueue_finding(
     write("vendors/nvidia.yaml", DUPLICATE_TAINT)
     _, doc = validate_json(values_dir)
     assert coded(doc, "KUE001") == []
+    # The values check does not depend on the backend: a Node with those taints is refused.
+    assert [f["path"] for f in coded(doc, "NODE004")] == ["$.taints[1]"]
 
 
 def test_the_webhooks_are_the_kueue_whose_crd_schemas_kubeconform_uses() -> None:
