@@ -9,6 +9,7 @@ Each case that only the API server or the simulation can see has a values tree m
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -438,6 +439,34 @@ def test_a_quota_lower_than_a_job_needs_refuses_its_pods(
     (env,) = result.envs
     quota = env.quotas[0]
     assert quota["hard"]["requests.nvidia.com/gpu"] == "2"
+
+
+def test_jobs_that_compete_for_a_quota_start_in_a_stable_order(
+    tree: Tree, cluster: ControlPlane
+) -> None:
+    """A Volcano job of four 1-GPU workers and a 4-GPU Job under a quota of 4: one runs, the
+    other waits for it (SIM010). Jobs start in (namespace, name) order, each once its pods
+    exist, so the Volcano job `alpha` gets the quota and the Job `zeta` is the one reported, on
+    every run. Started at once, the Job controller's pod usually beat the Volcano job's pods
+    (made here one by one) to the quota, and the report named `alpha` instead."""
+    alpha = {
+        "kind": "volcano",
+        "images": {"nvidia": "registry.example.com/train:cuda"},
+        "command": ["python", "train.py"],
+        "tasks": {"workers": {"vendor": "nvidia", "devices": 1, "replicas": 4}},
+    }
+    zeta = copy.deepcopy(TEAM["jobs"]["train"])  # a copy: no YAML anchor
+    values = tree(teams={"ml": {**TEAM, "jobs": {"alpha": alpha, "zeta": zeta}}})
+    for _ in range(2):
+        result = sim(values, cluster)
+        waits = [f for f in result.findings if f.code == "SIM010"]
+        assert [f.message.split(" in environment")[0] for f in waits] == ["Job ml/zeta"], [
+            f.format() for f in result.findings
+        ]
+        assert where(waits, "SIM010") == {
+            f"values/teams/ml.yaml:{line_of(values / 'teams/ml.yaml', 'zeta:')}"
+        }
+        assert codes(result.findings) == set()
 
 
 def test_simulate_cli_json(

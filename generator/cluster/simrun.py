@@ -251,21 +251,57 @@ def _expand_volcano(api: ApiClient, obj: Obj, outcome: JobOutcome) -> None:
                 outcome.refused.setdefault((ns, f"{job}/{task['name']}"), exc.message)
 
 
+CREATE_TIMEOUT = 15.0  # for a Job's pods to appear; past it the next job goes anyway
+
+
 def run_jobs(api: ApiClient, jobs: list[tuple[BuiltUnit, Obj]], report: EnvReport) -> JobOutcome:
+    """Start the jobs one after another in a stable order (namespace, name), each once its pods
+    exist or their creation was refused. Started all at once, which job got the last of a quota
+    or of a node's devices was a race, and the report named a different job from run to run;
+    in order, pods enter the quota and the scheduler's queue (priority, then arrival) in the
+    same order every time."""
     outcome = JobOutcome()
-
-    def run(item: tuple[BuiltUnit, Obj]) -> list[Finding]:
-        unit, obj = item
+    for unit, obj in sorted(jobs, key=lambda j: _job_id(j[1])):
         found, _ = apply_all(api, unit, [obj])
-        if (obj.get("apiVersion"), obj.get("kind")) == VOLCANO_JOB:
-            _expand_volcano(api, obj, outcome)
-        return found
-
-    for found in parallel(run, jobs):
         report.findings += found
+        if (obj.get("apiVersion"), obj.get("kind")) == VOLCANO_JOB:
+            _expand_volcano(api, obj, outcome)  # creates the pods itself, in order
+        elif not found:
+            _wait_pods_created(api, obj)
     report.objects += len(jobs)
     settle(api)
     return outcome
+
+
+def _job_id(obj: Obj) -> tuple[str, str]:
+    return obj["metadata"].get("namespace", ""), obj["metadata"]["name"]
+
+
+def _wait_pods_created(api: ApiClient, obj: Obj) -> None:
+    """Until the Job controller made the job's first pods (spec.parallelism, at most
+    spec.completions; both default to 1) or failed to (a FailedCreate event: quota, Pod
+    Security). A job still without either after CREATE_TIMEOUT does not hold the others up."""
+    ns, name = _job_id(obj)
+    spec = obj.get("spec") or {}
+    parallelism = int(spec.get("parallelism", 1))
+    want = min(parallelism, int(spec.get("completions", parallelism)))
+
+    def created() -> bool:
+        if len(api.list("v1", "Pod", ns, selector=f"job-name={name}")) >= want:
+            return True
+        return any(
+            e.get("reason") == "FailedCreate"
+            and (e.get("involvedObject") or {}).get("kind") == "Job"
+            and (e.get("involvedObject") or {}).get("name") == name
+            for e in api.list("v1", "Event", ns)
+        )
+
+    try:
+        wait(created, f"pods of Job {ns}/{name}", CREATE_TIMEOUT)
+    except ApiError as exc:
+        if exc.reason != "Timeout":
+            raise
+        # settle() and the pod checks report what became of it
 
 
 def delete_jobs(api: ApiClient, jobs: list[tuple[BuiltUnit, Obj]]) -> None:

@@ -9,7 +9,8 @@ Per environment, on a control plane with no trace of the last one:
    (no Argo CD runs here); node-config, then wait until nfd-master has run every rule on every
    node, then uncordon; a probe pod per node with no tolerations; device plugins, monitoring and
    scheduling units; then every team unit without its Jobs, until the services have settled;
-3. then every Job at once into what the services leave (steady state); a Job that does not run
+3. then every Job into what the services leave (steady state), one after another in a stable
+   order so that the verdict does not depend on a race; a Job that does not run
    is tried again alone, to tell "waits for the team's other jobs" from "never fits";
 4. the report: node labels and taints against the pool's, DaemonSet pods per vendor, every job,
    task and service pod, the probe pods, quota used against hard, ready pods per track against
