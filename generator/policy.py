@@ -28,7 +28,7 @@ __all__ = [
 
 def all_rules() -> dict[str, tuple[str, str]]:
     """{code: (stages, summary)}, sorted by code."""
-    from .validate import kueue
+    from .validate import kubescheduler, kueue
     from .validate.rules import MANIFEST_RULES
 
     out: dict[str, tuple[str, str]] = {}
@@ -39,6 +39,8 @@ def all_rules() -> dict[str, tuple[str, str]]:
         out[code] = (stages, out.get(code, ("", rule.summary))[1])
     # Upstream code run by validate on the built objects (tools/kueuecheck).
     out[kueue.CODE] = ("manifests (kueuecheck)", kueue.SUMMARY)
+    # The kube-scheduler's own config decoding and validation (tools/schedcheck).
+    out[kubescheduler.CODE] = ("manifests (schedcheck)", kubescheduler.SUMMARY)
     return dict(sorted(out.items()))
 
 

@@ -39,7 +39,7 @@ from ..model import Values
 from ..output import OUTPUT_DIRS, compare, read_tree
 from ..pipeline import recover_output
 from ..schemacache import FILE_NAME as SCHEMA_CACHE
-from . import kueue, nfd, shard, tools
+from . import kubescheduler, kueue, nfd, shard, tools
 from .cache import Cache, folder_index, unit_inputs, unit_key
 from .dumpcache import DumpCache
 from .progress import Progress
@@ -101,11 +101,14 @@ class _Clock:
 def _salt(kubernetes_version: str, engine: str) -> str:
     """What, besides the unit's files, decides the tools' verdicts."""
     parts = [__version__, kubernetes_version, engine]
-    for tool in ("kustomize", "kubeconform", "promtool", "nfd-rulecheck", "kueuecheck"):
+    tools = ("kustomize", "kubeconform", "promtool", "nfd-rulecheck", "kueuecheck", "schedcheck")
+    for tool in tools:
         parts.append(f"{tool}={toolchain.version(tool)}")
-    # kueuecheck's own source decides how it reads the webhooks' verdicts: stamped by content.
-    kueue_stamp = toolchain.tools_dir() / "bin" / ".kueuecheck.sha256"
-    parts.append(kueue_stamp.read_text(encoding="utf-8") if kueue_stamp.is_file() else "")
+    # kueuecheck's and schedcheck's own source decides how they report the upstream verdicts:
+    # stamped by content.
+    for helper in ("kueuecheck", "schedcheck"):
+        stamp = toolchain.tools_dir() / "bin" / f".{helper}.sha256"
+        parts.append(stamp.read_text(encoding="utf-8") if stamp.is_file() else "")
     if engine == "kbuild":
         # The helper's own source decides too: `make tools` stamps it by content.
         stamp = toolchain.tools_dir() / "bin" / ".kbuild.sha256"
@@ -276,9 +279,13 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
                 if res.get("kueue"):
                     view = loaded.envs[unit.env]
                     findings.extend(kueue.findings(view, unit, docs, res["kueue"]))
+                if res.get("schedcheck"):
+                    view = loaded.envs[unit.env]
+                    where = _configmap_file(unit, committed, inputs[unit.path])
+                    findings.extend(kubescheduler.findings(view, unit, res["schedcheck"], where))
     clock.lap("policy")
-    # The same finding about shared values (e.g. NFD001 or KUE001 on a vendor's taint) comes
-    # from the node-config or scheduling unit of every environment: report it once.
+    # The same finding about shared values (e.g. NFD001 or KUE001 on a vendor's taint, KSC001 on
+    # the fleet's kubeScheduler) comes from the unit of every environment: report it once.
     findings = list(dict.fromkeys(findings))
     return ValidateResult(
         sorted_findings(findings),
@@ -483,6 +490,12 @@ def _run_tools(
             if built[path]["ok"] and kueue.kueue_docs(built[path]["docs"])
         }
         kueue_results = kueue.check(kueue_files)
+        # The kube-scheduler's own decoding and validation of every KubeSchedulerConfiguration a
+        # ConfigMap carries (kubeconform sees only a string): one schedcheck run for all units.
+        sched_configs = {
+            path: kubescheduler.embedded(built[path]["docs"]) for path in paths if built[path]["ok"]
+        }
+        sched_results = kubescheduler.check(sched_configs, Path(tmp))
     results: dict[str, dict[str, Any]] = {}
     for path in paths:
         b = built[path]
@@ -499,6 +512,7 @@ def _run_tools(
             },
             "nfd": nfd_results.get(path),
             "kueue": kueue_results.get(path),
+            "schedcheck": sched_results.get(path),
         }
     return results
 
@@ -569,6 +583,11 @@ def _find(
             return origin(unit, obj), describe(unit, obj)
     where = _committed_file(committed, inputs, kind, name) or f"{unit.path}/kustomization.yaml"
     return Location(where), f"{kind} {name} ({unit.path})"
+
+
+def _configmap_file(unit: Unit, committed: Tree, inputs: list[str]) -> Callable[[str], Location]:
+    """Where a ConfigMap of the unit is: its values, or its committed file."""
+    return lambda name: _find(unit, "ConfigMap", name, committed, inputs)[0]
 
 
 def _tool_findings(
