@@ -108,8 +108,10 @@ tools: go-check venv
 	  tools/schemas.lock.yaml tools/crdschemas.py tools/crdgen -- \
 	  $(PY) tools/crdschemas.py crds $(SCHEMAS)/crds
 	@# Built-in Kubernetes schemas from the kubernetes-validate wheel, refs made file-relative.
+	@# Keyed on that wheel's pin alone, so another dependency's bump does not lay them out again.
+	@mkdir -p $(SCHEMAS) && grep -o '"kubernetes-validate==[^"]*"' pyproject.toml > $(SCHEMAS)/.k8s-pin
 	@$(FRESH) $(SCHEMAS)/.k8s.sha256 $(SCHEMAS)/k8s -- \
-	  tools/schemas.lock.yaml tools/crdschemas.py pyproject.toml -- \
+	  tools/schemas.lock.yaml tools/crdschemas.py $(SCHEMAS)/.k8s-pin -- \
 	  $(PY) tools/crdschemas.py k8s $(SCHEMAS)/k8s
 
 go-check:

@@ -20,8 +20,15 @@ import jinja2
 
 from .diff import ABSENT, ADDED, CHANGED, REMOVED, RISKS, DiffResult, ObjectDiff
 
-SUMMARY_LIMIT = 1024 * 1024  # GitHub's cap on one step's job summary
-COMMENT_LIMIT = 65_536  # GitHub's cap on a comment body (characters; bytes are never fewer)
+# GitHub's cap on one step's job summary: a larger $GITHUB_STEP_SUMMARY is dropped whole, not
+# cut (source: actions/runner src/Runner.Worker/FileCommandManager.cs v2.336.0,
+# CreateStepSummaryCommand.AttachmentSizeLimit = 1024 * 1024, and the UnsupportedSummarySize
+# error in src/Runner.Common/Constants.cs).
+SUMMARY_LIMIT = 1024 * 1024
+# A comment body: GitHub's REST API has refused longer ones with "Body is too long (maximum is
+# 65536 characters)" (422, as reported in public issue threads; the service's code is not
+# public). Characters, and bytes are never fewer, so the byte budget is the safe side.
+COMMENT_LIMIT = 65_536
 VALUE_CHARS = 300
 MARK = {ADDED: "+", REMOVED: "-", CHANGED: "~"}
 
