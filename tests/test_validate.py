@@ -520,21 +520,27 @@ def test_no_drift_with_nothing_committed_is_a_usage_error(values_dir: Path) -> N
     assert "run `render.py render` first, or pass --committed DIR" in result.output
 
 
-def test_units_with_equal_inputs_are_built_once_and_each_reported(
-    values_dir: Path, extra_objects: list[Any], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # device-plugins is the same unit in staging and prod (same files at the same relative
-    # paths): one build serves both, and each unit still gets its own findings.
+@pytest.fixture
+def built(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The unit paths of each call that builds units with the tools, in order."""
     from generator.validate import core
 
-    built: list[list[str]] = []
+    calls: list[list[str]] = []
     run_tools = core._run_tools
 
     def spy(root: Path, paths: list[str], *args: Any) -> dict[str, dict[str, Any]]:
-        built.append(list(paths))
+        calls.append(list(paths))
         return run_tools(root, paths, *args)
 
     monkeypatch.setattr(core, "_run_tools", spy)
+    return calls
+
+
+def test_units_with_equal_inputs_are_built_once_and_each_reported(
+    values_dir: Path, extra_objects: list[Any], built: list[list[str]]
+) -> None:
+    # device-plugins is the same unit in staging and prod (same files at the same relative
+    # paths): one build serves both, and each unit still gets its own findings.
     broken = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -552,19 +558,9 @@ def test_units_with_equal_inputs_are_built_once_and_each_reported(
 
 
 def test_a_failed_build_is_not_shared_with_its_twin(
-    values_dir: Path, extra_objects: list[Any], monkeypatch: pytest.MonkeyPatch
+    values_dir: Path, extra_objects: list[Any], built: list[list[str]]
 ) -> None:
     # kustomize's message can name the folders it read: each twin of a failed unit is built itself.
-    from generator.validate import core
-
-    built: list[list[str]] = []
-    run_tools = core._run_tools
-
-    def spy(root: Path, paths: list[str], *args: Any) -> dict[str, dict[str, Any]]:
-        built.append(list(paths))
-        return run_tools(root, paths, *args)
-
-    monkeypatch.setattr(core, "_run_tools", spy)
     nameless = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
