@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from generator import toolchain, values
 from generator.builders import scheduling
 from generator.cli import main
+from generator.errors import Location
 from generator.layout import Unit
 from generator.validate import kueue
 from tests.conftest import ROOT, tool
@@ -215,7 +216,11 @@ def test_a_duplicate_taint_is_a_values_error_and_kueues_webhook_agrees(
     result = kueue.check({"scheduling": file})["scheduling"]
     assert [r["name"] for r in result["refused"]] == ["nvidia-a100"]
     unit = Unit("prod", "scheduling", "overlays/prod/scheduling", (), {})
-    [found] = kueue.findings(view, unit, flavors, result)
+
+    def no_committed_file(kind: str, name: str) -> Location:
+        raise AssertionError("the values render it: no committed file is looked up")
+
+    [found] = kueue.findings(view, unit, flavors, result, no_committed_file)
     assert (found.location.file, found.location.line, found.path) == (
         "values/vendors/nvidia.yaml",
         8,
@@ -250,6 +255,16 @@ def test_a_committed_flavor_that_kueue_refuses_is_found_and_cached(
     # The second run replays the result from the cache.
     assert again["stats"]["cached units"] == again["stats"]["units"] > 0, again["stats"]
     assert coded(again, "KUE001") == found
+    # A values error does not hide it: then it is told at the committed file.
+    write("teams/broken.yaml", "quota: {nvidia: -1}\n")
+    res = CliRunner().invoke(main, [*args, "--no-cache"])
+    doc = json.loads(res.output)
+    assert res.exit_code == 1 and any(
+        f["file"] == "values/teams/broken.yaml" for f in doc["findings"]
+    )
+    [hidden] = coded(doc, "KUE001")
+    assert hidden["file"] == "base/scheduling/kueue-flavors/resourceflavor-nvidia-a100.yaml"
+    assert "taints must be unique by key and effect pair" in hidden["message"]
 
 
 def test_without_kueue_the_same_values_give_no_kueue_finding(

@@ -291,6 +291,33 @@ def test_validate_reports_an_unprefixed_taint_at_the_vendor_file(
     assert "unprefixed keys are not allowed" in nfd[0]["message"]
 
 
+def test_a_committed_rule_nfd_refuses_is_reported_even_when_the_values_have_errors(
+    values_dir: Path, write: Write
+) -> None:
+    # What Argo CD applies is the committed tree: a rule there that nfd-master refuses is told
+    # even while a values error keeps validate from rendering, at the committed file.
+    assert CliRunner().invoke(main, ["render", "--values", str(values_dir)]).exit_code == 0
+    rule = values_dir.parent / "base/node-config/nvidia/nodefeaturerule-accel-nvidia.yaml"
+    text = rule.read_text(encoding="utf-8")
+    prefixed = "key: feature.node.kubernetes.io/accelerator\n      value: nvidia-gpu"
+    assert prefixed in text
+    rule.write_text(text.replace(prefixed, "key: accelerator\n      value: nvidia-gpu", 1))
+    write("teams/broken.yaml", "quota: {nvidia: -1}\n")
+    res = CliRunner().invoke(
+        main,
+        ["validate", "--values", str(values_dir), "--no-cache", "--no-drift", "--output", "json"],
+    )
+    doc = json.loads(res.output)
+    assert res.exit_code == 1 and any(
+        f["file"] == "values/teams/broken.yaml" for f in doc["findings"]
+    )
+    nfd = [f for f in doc["findings"] if f["code"] == "NFD001"]
+    assert [(f["file"], f["path"]) for f in nfd] == [
+        ("base/node-config/nvidia/nodefeaturerule-accel-nvidia.yaml", "$.spec.rules")
+    ]
+    assert "unprefixed keys are not allowed" in nfd[0]["message"]
+
+
 def test_validate_reports_a_refused_pool_label_at_its_line(values_dir: Path, write: Write) -> None:
     write(
         "vendors/amd.yaml",

@@ -206,6 +206,13 @@ def test_a_committed_config_kube_scheduler_refuses_is_found_at_the_values_and_ca
     # The second run replays the verdict from the cache.
     assert again["stats"]["cached units"] == again["stats"]["units"] > 0, again["stats"]
     assert coded(again, "KSC001") == found
+    # A values error does not hide it: then it is told at the committed file.
+    (values_dir / "teams" / "broken.yaml").write_text("quota: {nvidia: -1}\n")
+    code, doc = validate(values_dir, cache)
+    assert code == 1 and any(f["file"] == "values/teams/broken.yaml" for f in doc["findings"])
+    [hidden] = coded(doc, "KSC001")
+    assert (hidden["file"], hidden["path"]) == (CONFIGMAP % "prod", "")
+    assert says in hidden["message"]
 
 
 def test_a_hand_added_scheduler_config_is_found_at_its_committed_file(

@@ -272,17 +272,20 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
         if res["build_ok"]:
             docs = res["docs"]
             total += len(docs)
+            view = None
             if rendered is not None and loaded is not None and unit.env in loaded.envs:
-                findings.extend(run_rules(loaded.envs[unit.env], unit, docs))
-                if res.get("nfd"):
-                    findings.extend(nfd.findings(loaded.envs[unit.env], unit, res["nfd"]))
-                if res.get("kueue"):
-                    view = loaded.envs[unit.env]
-                    findings.extend(kueue.findings(view, unit, docs, res["kueue"]))
-                if res.get("schedcheck"):
-                    view = loaded.envs[unit.env]
-                    where = _configmap_file(unit, committed, inputs[unit.path])
-                    findings.extend(kubescheduler.findings(view, unit, res["schedcheck"], where))
+                view = loaded.envs[unit.env]
+                findings.extend(run_rules(view, unit, docs))
+            # Upstream code's verdicts on the committed tree are reported even when the values
+            # do not render (then at the committed file), like kustomize's and kubeconform's.
+            at = _object_file(unit, committed, inputs[unit.path])
+            if res.get("nfd"):
+                findings.extend(nfd.findings(view, unit, res["nfd"], at))
+            if res.get("kueue"):
+                findings.extend(kueue.findings(view, unit, docs, res["kueue"], at))
+            if res.get("schedcheck"):
+                where = _configmap_file(unit, committed, inputs[unit.path])
+                findings.extend(kubescheduler.findings(view, unit, res["schedcheck"], where))
     clock.lap("policy")
     # The same finding about shared values (e.g. NFD001 or KUE001 on a vendor's taint, KSC001 on
     # the fleet's kubeScheduler) comes from the unit of every environment: report it once.
@@ -588,6 +591,11 @@ def _find(
 def _configmap_file(unit: Unit, committed: Tree, inputs: list[str]) -> Callable[[str], Location]:
     """Where a ConfigMap of the unit is: its values, or its committed file."""
     return lambda name: _find(unit, "ConfigMap", name, committed, inputs)[0]
+
+
+def _object_file(unit: Unit, committed: Tree, inputs: list[str]) -> Callable[[str, str], Location]:
+    """Where an object (kind, name) of the unit is: its values, or its committed file."""
+    return lambda kind, name: _find(unit, kind, name, committed, inputs)[0]
 
 
 def _tool_findings(

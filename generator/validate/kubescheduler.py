@@ -97,7 +97,7 @@ def check(configs: dict[str, list[dict[str, str]]], folder: Path) -> dict[str, d
 
 
 def findings(
-    view: FleetView,
+    view: FleetView | None,
     unit: Unit,
     result: dict[str, Any],
     committed: Callable[[str], Location],
@@ -107,7 +107,7 @@ def findings(
     version = result.get("kubernetesVersion", "")
     for config in result.get("configs") or []:
         ns, name, key = config["namespace"], config["name"], config["key"]
-        rendered = any(
+        rendered = view is not None and any(
             o.get("kind") == "ConfigMap"
             and (o.get("metadata") or {}).get("name") == name
             and str((o.get("metadata") or {}).get("namespace") or "") == ns
@@ -115,7 +115,7 @@ def findings(
         )
         for err in config.get("errors") or []:
             fld = err.get("field") or ""
-            if rendered:
+            if rendered and view is not None:
                 loc, path = _locate(view.fleet.doc, fld)
             else:
                 loc, path = committed(name), ""

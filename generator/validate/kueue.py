@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,14 +65,24 @@ def check(files: dict[str, Path]) -> dict[str, dict[str, Any]]:
 
 
 def findings(
-    view: FleetView, unit: Unit, docs: list[dict[str, Any]], result: dict[str, Any]
+    view: FleetView | None,
+    unit: Unit,
+    docs: list[dict[str, Any]],
+    result: dict[str, Any],
+    committed: Callable[[str, str], Location],
 ) -> list[Finding]:
+    """A finding per field error, at the values behind it; without values (they do not
+    render), at the object's committed file (`committed(kind, name)`)."""
     out = []
     version = result.get("kueueVersion", "")
     for item in result.get("refused") or []:
         obj = _find(docs, item)
         for err in item["errors"]:
-            loc, path, hint = _locate(view, unit, obj, item, err["field"])
+            if view is not None:
+                loc, path, hint = _locate(view, unit, obj, item, err["field"])
+            else:
+                loc, path = committed(item["kind"], item["name"]), ""
+                hint = "fix the values so that they render, then render again"
             name = (
                 item["name"] if not item.get("namespace") else f"{item['namespace']}/{item['name']}"
             )

@@ -10,6 +10,7 @@ vendor's values: the rule named `<vendor>-<pool>` comes from that pool.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,14 @@ def check(built: Path, nodes: Path) -> dict[str, Any]:
     return out
 
 
-def findings(view: FleetView, unit: Unit, result: dict[str, Any]) -> list[Finding]:
+def findings(
+    view: FleetView | None,
+    unit: Unit,
+    result: dict[str, Any],
+    committed: Callable[[str, str], Location],
+) -> list[Finding]:
+    """A finding per refusal, at the pool's values; without values (they do not render), at the
+    committed file of the NodeFeatureRule (`committed(kind, name)`)."""
     # A rule's own validation errors first; what nfd-master drops while applying it to the
     # inventories is reported only where validation did not already say so.
     refusals: dict[tuple[str, str, str, str], dict[str, Any]] = {}
@@ -55,7 +63,10 @@ def findings(view: FleetView, unit: Unit, result: dict[str, Any]) -> list[Findin
             refusals.setdefault(_key(item), item)
     out = []
     for item in refusals.values():
-        loc, path = _locate(view, unit, item)
+        if view is not None:
+            loc, path = _locate(view, unit, item)
+        else:
+            loc, path = committed("NodeFeatureRule", item["nodeFeatureRule"]), "$.spec.rules"
         out.append(
             Finding(
                 "NFD001",
