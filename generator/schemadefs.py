@@ -482,6 +482,33 @@ JOB_TASK = _obj(
         "args": _list(_str()),
     }
 )
+# A Volcano Job's spec.networkTopology: volcano.sh/apis v1.14.0 pkg/apis/batch/v1alpha1/job.go
+# NetworkTopologySpec (mode enum hard|soft, highestTierAllowed minimum 0, highestTierName a DNS
+# subdomain of at most 253 characters). Which combinations Volcano honours is checked on the
+# merged values by SCH008 (an override may set one key and the team file the other).
+NETWORK_TOPOLOGY = _obj(
+    {
+        "mode": {
+            "enum": ["hard", "soft"],
+            "description": "hard: the job's pods stay within one HyperNode of at most the highest "
+            "tier, or wait; soft: as close as possible. Default hard",
+        },
+        "highestTierAllowed": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "the highest HyperNode tier the job may span (hard mode)",
+        },
+        "highestTierName": _str(
+            r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
+            maxLength=253,
+            description="the highest tier by its name in the HyperNode tiers (instead of "
+            "highestTierAllowed)",
+        ),
+    },
+    description="Volcano Job (kind: volcano) only: network-topology-aware scheduling over "
+    "Volcano HyperNodes, rendered as spec.networkTopology; needs scheduling.backend: volcano, "
+    "which enables the scheduler's network-topology-aware plugin (docs/scheduling.md)",
+)
 JOB = _obj(
     {
         **WORKLOAD_COMMON,
@@ -494,6 +521,7 @@ JOB = _obj(
         "completions": {"type": "integer", "minimum": 1},
         "backoffLimit": {"type": "integer", "minimum": 0},
         "minAvailable": {"type": "integer", "minimum": 1, "description": "Volcano gang size"},
+        "networkTopology": NETWORK_TOPOLOGY,
         "tasks": {
             "type": "object",
             "description": "Volcano tasks by name, each on its own vendor",

@@ -1,7 +1,8 @@
 """Scheduler configuration per backend, and the one device accounting of each (docs/scheduling.md).
 
 - `volcano`: the Volcano scheduler's ConfigMap (actions, gang, capacity or proportion, binpack
-  weighted per vendor resource, resourcequota), in unit `scheduling`. Team Queues are built with
+  weighted per vendor resource, resourcequota, and network-topology-aware when a Volcano Job
+  asks for a network topology), in unit `scheduling`. Team Queues are built with
   the team's workloads (builders/workloads.py).
 - `quota` and `kueue` run on the default scheduler: with `kubeScheduler.packing`, a
   KubeSchedulerConfiguration whose profile scores NodeResourcesFit by MostAllocated, weighted per
@@ -20,6 +21,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..model import FleetView, Pool, Team, Vendor
+from ..workloads.model import team_workloads
 from ..yamlio import dump
 from .common import VENDOR_LABEL, Component, Obj, metadata
 
@@ -124,6 +126,36 @@ def resource_weights(view: FleetView) -> dict[str, int]:
 # ---- Volcano -----------------------------------------------------------------------------------
 
 
+def network_topology_jobs(view: FleetView) -> list[tuple[Team, str]]:
+    """(team, job) of every rendered Volcano Job of the view that sets `networkTopology`."""
+    return [
+        (team, job.name)
+        for team in view.teams
+        for job in team_workloads(view, team).jobs
+        if job.kind == "volcano" and job.network_topology
+    ]
+
+
+def network_topology_plugin(weights: dict[str, int]) -> dict[str, Any]:
+    """Volcano's `network-topology-aware` plugin (volcano-sh/volcano v1.14.0
+    pkg/scheduler/plugins/network-topology-aware/network_topology_aware.go; enabled in the second
+    tier next to binpack as docs/user-guide/how_to_use_network_topology_aware_scheduling.md
+    shows). It is what enforces a job's `networkTopology`: its HyperNodeGradientForJobFn drops
+    HyperNodes above `highestTierAllowed` in hard mode; without it the session falls back to the
+    whole cluster (pkg/scheduler/framework/session_plugins.go HyperNodeGradientForJobFn).
+
+    Its HyperNode-level bin packing weighs only cpu, memory and the resources listed in
+    `hypernode.binpack.resources` (getPriorityWeight, getBinPackWeight; GetInt, so integers), so
+    the accelerator resources are listed with the same weights as the node-level binpack. The
+    plugin's `weight` and the normal-pod settings keep their upstream defaults (1, enabled, 0.8)."""
+    args: dict[str, Any] = {"hypernode.binpack.cpu": 1, "hypernode.binpack.memory": 1}
+    if weights:
+        args["hypernode.binpack.resources"] = ", ".join(weights)
+        for resource, weight in weights.items():
+            args[f"hypernode.binpack.resources.{resource}"] = weight
+    return {"name": "network-topology-aware", "arguments": args}
+
+
 def volcano_conf(view: FleetView) -> dict[str, Any]:
     """The Volcano scheduler configuration (pkg/scheduler/conf/scheduler_conf.go,
     SchedulerConfiguration: `actions`, `tiers[].plugins[]` with `name` and `arguments`)."""
@@ -144,6 +176,33 @@ def volcano_conf(view: FleetView) -> dict[str, Any]:
     # `reclaim` gives back what a queue lent above its deserved share (capacity plugin guide,
     # docs/user-guide/how_to_use_capacity_plugin.md: "reclaim action is enabled").
     actions = "enqueue, allocate, backfill" + (", reclaim" if policy == "capacity" else "")
+    second_tier: list[dict[str, Any]] = [
+        {"name": "drf", "enablePreemptable": False},
+        {"name": "predicates"},
+        # capacity and proportion conflict: only one of them (capacity plugin guide).
+        {"name": policy},
+        # resourcequota: enqueue only what the namespace's ResourceQuota still
+        # admits (plugins/resourcequota/resourcequota.go, AddJobEnqueueableFn).
+        {"name": "resourcequota"},
+        {
+            "name": "nodeorder",
+            # plugins/nodeorder/nodeorder.go calculateWeight: leastrequested (1)
+            # and balancedresource (1) spread pods, against binpack: off. Node
+            # affinity (default 2) outweighs binpack, so a preferred pool wins and
+            # binpack packs within it.
+            "arguments": {
+                "leastrequested.weight": 0,
+                "balancedresource.weight": 0,
+                "nodeaffinity.weight": 2 * binpack["binpack.weight"],
+            },
+        },
+        {"name": "binpack", "arguments": binpack},
+    ]
+    if network_topology_jobs(view):
+        # Only when a job asks for it: the plugin also packs every other pod by HyperNode
+        # (hypernode.binpack.normal-pod.enable defaults to true), which a fleet without
+        # topology-constrained jobs has not asked for.
+        second_tier.append(network_topology_plugin(weights))
     return {
         # pkg/scheduler/util.go UnmarshalSchedulerConf: actions split on "," and looked up by name.
         "actions": actions,
@@ -156,30 +215,7 @@ def volcano_conf(view: FleetView) -> dict[str, Any]:
                     {"name": "conformance"},
                 ]
             },
-            {
-                "plugins": [
-                    {"name": "drf", "enablePreemptable": False},
-                    {"name": "predicates"},
-                    # capacity and proportion conflict: only one of them (capacity plugin guide).
-                    {"name": policy},
-                    # resourcequota: enqueue only what the namespace's ResourceQuota still
-                    # admits (plugins/resourcequota/resourcequota.go, AddJobEnqueueableFn).
-                    {"name": "resourcequota"},
-                    {
-                        "name": "nodeorder",
-                        # plugins/nodeorder/nodeorder.go calculateWeight: leastrequested (1)
-                        # and balancedresource (1) spread pods, against binpack: off. Node
-                        # affinity (default 2) outweighs binpack, so a preferred pool wins and
-                        # binpack packs within it.
-                        "arguments": {
-                            "leastrequested.weight": 0,
-                            "balancedresource.weight": 0,
-                            "nodeaffinity.weight": 2 * binpack["binpack.weight"],
-                        },
-                    },
-                    {"name": "binpack", "arguments": binpack},
-                ]
-            },
+            {"plugins": second_tier},
         ],
     }
 

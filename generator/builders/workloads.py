@@ -267,6 +267,22 @@ def _labels(team: Team, **extra: str) -> dict[str, str]:
     return {TEAM_LABEL: team.name, **extra}
 
 
+def network_topology(job: Job) -> Obj:
+    """The Volcano Job's `spec.networkTopology` (volcano.sh/apis v1.14.0
+    pkg/apis/batch/v1alpha1/job.go NetworkTopologySpec): `mode` hard or soft (the CRD defaults it
+    to hard; written out so the manifest says what it asks for), then the highest HyperNode tier
+    the job may span, by number (`highestTierAllowed`) or by name (`highestTierName`). Volcano's
+    job controller copies it to the job's PodGroup (volcano-sh/volcano v1.14.0
+    pkg/controllers/job/job_controller_actions.go), where the `network-topology-aware` scheduler
+    plugin enforces it (builders/scheduling.py)."""
+    raw = job.network_topology
+    out: Obj = {"mode": str(raw.get("mode", "hard"))}
+    for key in ("highestTierAllowed", "highestTierName"):
+        if raw.get(key) is not None:
+            out[key] = raw[key]
+    return out
+
+
 def _job(view: FleetView, team: Team, job: Job) -> Obj:
     sources = team.doc.sources
     if job.kind == "volcano":
@@ -289,20 +305,23 @@ def _job(view: FleetView, team: Team, job: Job) -> Obj:
                     },
                 }
             )
+        spec: Obj = {
+            "schedulerName": "volcano",
+            "queue": queue_name(team) if backend(view) == "volcano" else "default",
+            "minAvailable": job.min_available,
+            "maxRetry": job.backoff_limit,
+            "policies": [{"event": "PodEvicted", "action": "RestartJob"}],
+        }
+        if job.network_topology:
+            spec["networkTopology"] = network_topology(job)
+        spec["tasks"] = tasks
         return {
             "apiVersion": VOLCANO_JOB_API,
             "kind": "Job",
             "metadata": metadata(
                 job.name, namespace=job.namespace, sources=sources, labels=_labels(team)
             ),
-            "spec": {
-                "schedulerName": "volcano",
-                "queue": queue_name(team) if backend(view) == "volcano" else "default",
-                "minAvailable": job.min_available,
-                "maxRetry": job.backoff_limit,
-                "policies": [{"event": "PodEvicted", "action": "RestartJob"}],
-                "tasks": tasks,
-            },
+            "spec": spec,
         }
     task = job.tasks[0]
     labels = _labels(team, **{NAME_LABEL: job.name, VENDOR_LABEL: task.pod.vendor})

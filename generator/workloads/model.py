@@ -54,6 +54,10 @@ class Job:
     backoff_limit: int
     min_available: int
     path: YamlPath
+    # A Volcano Job's `spec.networkTopology` as the values give it (mode, highestTierAllowed or
+    # highestTierName; volcano.sh/apis v1.14.0 pkg/apis/batch/v1alpha1/job.go
+    # NetworkTopologySpec); empty when unset. Set on a batch/v1 Job it is refused (SCH008).
+    network_topology: dict[str, Any] = field(default_factory=dict)
 
     def devices(self) -> dict[str, int]:
         """Devices per vendor the whole job holds at once."""
@@ -231,6 +235,7 @@ class _Resolver:
             backoff_limit=int(raw.get("backoffLimit", 3)),
             min_available=int(raw.get("minAvailable", replicas)),
             path=path,
+            network_topology=dict(raw.get("networkTopology", {}) or {}),
         )
 
     def service(self, name: str, raw: dict[str, Any]) -> Service | None:

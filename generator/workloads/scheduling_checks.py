@@ -317,3 +317,68 @@ def borrowing_needs_queue(view: FleetView) -> Iterable[Finding]:
                     "set scheduling.backend: volcano or kueue, or remove borrowing",
                     Severity.WARNING,
                 )
+
+
+# ---- SCH008: a job's networkTopology is one Volcano honours -------------------------------------
+
+
+def _topology_problem(view: FleetView, kind: str, topo: dict[str, Any]) -> tuple[str, str, str]:
+    """(what is wrong, the key under networkTopology to point at, hint), or ("", "", "")."""
+    if kind != "volcano":
+        return (
+            "is a batch/v1 Job: only a Volcano Job carries networkTopology",
+            "",
+            "set kind: volcano (with tasks), or remove networkTopology",
+        )
+    if scheduling.backend(view) != "volcano":
+        # The tier limit is enforced by the network-topology-aware plugin's
+        # HyperNodeGradientForJobFn (volcano-sh/volcano v1.14.0
+        # pkg/scheduler/plugins/network-topology-aware/network_topology_aware.go); the fleet
+        # renders the Volcano scheduler configuration, and so the plugin, only under `volcano`.
+        return (
+            f"asks for a network topology, but backend {scheduling.backend(view)!r} renders no "
+            "Volcano scheduler configuration, so nothing enables the network-topology-aware "
+            "plugin that honours it",
+            "",
+            "set scheduling.backend: volcano in values/fleet.yaml (or the environment's fleet:), "
+            "or remove networkTopology",
+        )
+    if topo.get("highestTierAllowed") is not None and topo.get("highestTierName") is not None:
+        # volcano-sh/volcano v1.14.0 pkg/webhooks/admission/jobs/validate/admit_job.go
+        # validateNetworkTopology refuses the job.
+        return (
+            "sets both highestTierAllowed and highestTierName, which Volcano's admission "
+            "webhook refuses",
+            "highestTierName",
+            "keep one of highestTierAllowed and highestTierName",
+        )
+    has_tier = any(topo.get(k) is not None for k in ("highestTierAllowed", "highestTierName"))
+    if topo.get("mode", "hard") == "hard" and not has_tier:
+        # volcano-sh/volcano v1.14.0 pkg/scheduler/api/job_info.go IsHardTopologyMode: hard
+        # mode without highestTierAllowed is no hard constraint at all.
+        return (
+            "is in hard mode without highestTierAllowed or highestTierName, which Volcano "
+            "treats as no constraint",
+            "",
+            "set highestTierAllowed: <tier> (or highestTierName), or mode: soft",
+        )
+    return "", "", ""
+
+
+@check("SCH008", "a job's networkTopology is one nothing would honour")
+def network_topology_honoured(view: FleetView) -> Iterable[Finding]:
+    for team in view.teams:
+        for job in team_workloads(view, team).jobs:
+            if not job.network_topology:
+                continue
+            problem, key, hint = _topology_problem(view, job.kind, job.network_topology)
+            if not problem:
+                continue
+            path: YamlPath = (*job.path, "networkTopology", *((key,) if key else ()))
+            yield Finding(
+                "SCH008",
+                f"job {job.name!r} {problem}{where(view)}",
+                team.doc.locate(path, key=not key),
+                json_path(path),
+                hint + " (docs/scheduling.md)",
+            )
