@@ -132,7 +132,7 @@ def network_topology_jobs(view: FleetView) -> list[tuple[Team, str]]:
         (team, job.name)
         for team in view.teams
         for job in team_workloads(view, team).jobs
-        if job.kind == "volcano" and job.network_topology
+        if job.kind == "volcano" and job.network_topology is not None
     ]
 
 

@@ -275,7 +275,7 @@ def network_topology(job: Job) -> Obj:
     job controller copies it to the job's PodGroup (volcano-sh/volcano v1.14.0
     pkg/controllers/job/job_controller_actions.go), where the `network-topology-aware` scheduler
     plugin enforces it (builders/scheduling.py)."""
-    raw = job.network_topology
+    raw = job.network_topology or {}
     out: Obj = {"mode": str(raw.get("mode", "hard"))}
     for key in ("highestTierAllowed", "highestTierName"):
         if raw.get(key) is not None:
@@ -312,7 +312,7 @@ def _job(view: FleetView, team: Team, job: Job) -> Obj:
             "maxRetry": job.backoff_limit,
             "policies": [{"event": "PodEvicted", "action": "RestartJob"}],
         }
-        if job.network_topology:
+        if job.network_topology is not None:
             spec["networkTopology"] = network_topology(job)
         spec["tasks"] = tasks
         return {

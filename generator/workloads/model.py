@@ -56,8 +56,9 @@ class Job:
     path: YamlPath
     # A Volcano Job's `spec.networkTopology` as the values give it (mode, highestTierAllowed or
     # highestTierName; volcano.sh/apis v1.14.0 pkg/apis/batch/v1alpha1/job.go
-    # NetworkTopologySpec); empty when unset. Set on a batch/v1 Job it is refused (SCH008).
-    network_topology: dict[str, Any] = field(default_factory=dict)
+    # NetworkTopologySpec); None when unset ({} is set: hard mode, the CRD's default). Set on a
+    # batch/v1 Job it is refused (SCH008).
+    network_topology: dict[str, Any] | None = None
 
     def devices(self) -> dict[str, int]:
         """Devices per vendor the whole job holds at once."""
@@ -235,7 +236,9 @@ class _Resolver:
             backoff_limit=int(raw.get("backoffLimit", 3)),
             min_available=int(raw.get("minAvailable", replicas)),
             path=path,
-            network_topology=dict(raw.get("networkTopology", {}) or {}),
+            network_topology=(
+                None if raw.get("networkTopology") is None else dict(raw["networkTopology"])
+            ),
         )
 
     def service(self, name: str, raw: dict[str, Any]) -> Service | None:

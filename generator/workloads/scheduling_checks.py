@@ -369,7 +369,7 @@ def _topology_problem(view: FleetView, kind: str, topo: dict[str, Any]) -> tuple
 def network_topology_honoured(view: FleetView) -> Iterable[Finding]:
     for team in view.teams:
         for job in team_workloads(view, team).jobs:
-            if not job.network_topology:
+            if job.network_topology is None:
                 continue
             problem, key, hint = _topology_problem(view, job.kind, job.network_topology)
             if not problem:
