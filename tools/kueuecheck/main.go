@@ -46,6 +46,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
 
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -178,29 +179,14 @@ func check(ctx context.Context, doc []byte) (res Result, ok bool, err error) {
 	var verr error
 	switch head.Kind {
 	case "ClusterQueue":
-		obj := &kueue.ClusterQueue{}
-		if res.Errors = decode(doc, obj); len(res.Errors) == 0 {
-			w := &webhooks.ClusterQueueWebhook{}
-			res.Webhook, res.Checked = "ClusterQueueWebhook", true
-			if verr = w.Default(ctx, obj); verr == nil {
-				_, verr = w.ValidateCreate(ctx, obj)
-			}
-		}
+		w := &webhooks.ClusterQueueWebhook{}
+		verr = admit(ctx, doc, &res, "ClusterQueueWebhook", &kueue.ClusterQueue{}, w.Default, w.ValidateCreate)
 	case "ResourceFlavor":
-		obj := &kueue.ResourceFlavor{}
-		if res.Errors = decode(doc, obj); len(res.Errors) == 0 {
-			w := &webhooks.ResourceFlavorWebhook{}
-			res.Webhook, res.Checked = "ResourceFlavorWebhook", true
-			if verr = w.Default(ctx, obj); verr == nil {
-				_, verr = w.ValidateCreate(ctx, obj)
-			}
-		}
+		w := &webhooks.ResourceFlavorWebhook{}
+		verr = admit(ctx, doc, &res, "ResourceFlavorWebhook", &kueue.ResourceFlavor{}, w.Default, w.ValidateCreate)
 	case "Cohort":
-		obj := &kueue.Cohort{}
-		if res.Errors = decode(doc, obj); len(res.Errors) == 0 {
-			res.Webhook, res.Checked = "CohortWebhook", true
-			_, verr = (&webhooks.CohortWebhook{}).ValidateCreate(ctx, obj)
-		}
+		// Kueue registers no defaulter for Cohort.
+		verr = admit(ctx, doc, &res, "CohortWebhook", &kueue.Cohort{}, nil, (&webhooks.CohortWebhook{}).ValidateCreate)
 	default:
 		// LocalQueue and the rest: no admission webhook of Kueue's own decides them.
 		res.Allowed = true
@@ -209,6 +195,26 @@ func check(ctx context.Context, doc []byte) (res Result, ok bool, err error) {
 	res.Errors = append(res.Errors, fieldErrors(verr)...)
 	res.Allowed = len(res.Errors) == 0
 	return res, true, nil
+}
+
+// admit decodes doc into obj and runs the webhook on it as the API server does for a create:
+// the defaulter (when there is one), then the validator. A decoding refusal stops it there.
+func admit[T any](
+	ctx context.Context, doc []byte, res *Result, webhook string, obj T,
+	defaulter func(context.Context, T) error,
+	validator func(context.Context, T) (admission.Warnings, error),
+) error {
+	if res.Errors = decode(doc, obj); len(res.Errors) > 0 {
+		return nil
+	}
+	res.Webhook, res.Checked = webhook, true
+	if defaulter != nil {
+		if err := defaulter(ctx, obj); err != nil {
+			return err
+		}
+	}
+	_, err := validator(ctx, obj)
+	return err
 }
 
 // decode reads the object as the API server would hand it to the webhook. A value of the wrong
