@@ -13,6 +13,7 @@ cached per unit by content hash.
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 import threading
@@ -284,7 +285,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
             if res.get("kueue"):
                 findings.extend(kueue.findings(view, unit, docs, res["kueue"], at))
             if res.get("schedcheck"):
-                where = _configmap_file(unit, committed, inputs[unit.path])
+                where = functools.partial(at, "ConfigMap")
                 findings.extend(kubescheduler.findings(view, unit, res["schedcheck"], where))
     clock.lap("policy")
     # The same finding about shared values (e.g. NFD001 or KUE001 on a vendor's taint, KSC001 on
@@ -586,11 +587,6 @@ def _find(
             return origin(unit, obj), describe(unit, obj)
     where = _committed_file(committed, inputs, kind, name) or f"{unit.path}/kustomization.yaml"
     return Location(where), f"{kind} {name} ({unit.path})"
-
-
-def _configmap_file(unit: Unit, committed: Tree, inputs: list[str]) -> Callable[[str], Location]:
-    """Where a ConfigMap of the unit is: its values, or its committed file."""
-    return lambda name: _find(unit, "ConfigMap", name, committed, inputs)[0]
 
 
 def _object_file(unit: Unit, committed: Tree, inputs: list[str]) -> Callable[[str, str], Location]:
