@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
-from generator.yamlio import dump  # noqa: E402
+from generator.values.yamlio import dump  # noqa: E402
 
 VENDORS = {
     # vendor: (model, devices per node, extra vendor file keys)
@@ -132,8 +132,8 @@ def timed(fn: Any) -> tuple[float, Any]:
 
 
 def run(teams: int, work: Path) -> dict[str, Any]:
-    from generator.layout import render_tree
-    from generator.pipeline import RenderOptions, render
+    from generator.render.layout import render_tree
+    from generator.render.stage import RenderOptions, render
     from generator.validate import Prepared, ValidateOptions, validate
 
     values_dir = work / "values"
@@ -218,7 +218,7 @@ def run(teams: int, work: Path) -> dict[str, Any]:
 def point(teams: int, work: Path) -> dict[str, Any]:
     """One scaling point: render in this process, then a cold validate in a fresh process, whose
     peak memory (its own and its tools') is measured alone."""
-    from generator.pipeline import RenderOptions, render
+    from generator.render.stage import RenderOptions, render
 
     values_dir = work / "values"
     make_values(values_dir, teams)

@@ -15,14 +15,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import policy, values
-from .builders.common import Obj
-from .builders.workloads import TRACK_LABEL, team_objects
-from .errors import Finding, Severity, UsageError, sorted_findings
-from .model import FleetView
-from .workloads.model import Service, team_workloads
-from .workloads.phases import plan_service
-from .workloads.usage import fleet_needs, vendor_usage
+from generator.builders.common import Obj
+from generator.builders.workloads import TRACK_LABEL, team_objects
+from generator.errors import Finding, Severity, UsageError, sorted_findings
+from generator.policy import registry as policy
+from generator.values import loader as values
+from generator.values.model import FleetView
+from generator.workloads.model import Service, team_workloads
+from generator.workloads.phases import plan_service
+from generator.workloads.usage import fleet_needs, vendor_usage
 
 PLAN_CODES = ("WKL", "MIG", "POD")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator.errors import Finding, FindingsError
-from generator.pipeline import load_and_check
+from generator.render.stage import load_and_check
 
 
 def findings(values_dir: Path) -> list[Finding]:

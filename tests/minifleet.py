@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from generator.pipeline import RenderOptions, render
+from generator.render.stage import RenderOptions, render
 from tests.conftest import tool
 
 FLEET = """\

@@ -8,9 +8,9 @@ from typing import Any
 
 import yaml
 
-from generator.layout import render_tree
-from generator.model import Taint
-from generator.placement import tolerates
+from generator.policy.placement import tolerates
+from generator.render.layout import render_tree
+from generator.values.model import Taint
 from tests.helpers import FLEET, NVIDIA, cli, render_refused, snapshot, tree
 
 AMD = "pools:\n  - {name: mi250x, model: MI250X, devicesPerNode: 8, nodes: [m1]}\n"
@@ -164,7 +164,7 @@ def test_a_team_gets_a_quota_line_of_0_for_every_vendor_it_was_not_given(tmp_pat
         "requests.nvidia.com/gpu": "4",
     }
     # and the in-memory render says the same for every environment
-    from generator import values as values_mod
+    from generator.values import loader as values_mod
 
     for unit in render_tree(values_mod.load(values)).units:
         for obj in unit.objects:

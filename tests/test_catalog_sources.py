@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.schemadefs import SOURCE
+from generator.values.schema import SOURCE
 from tests.conftest import ROOT
 
 CATALOG = resources.files("generator") / "catalog"

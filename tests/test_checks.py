@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.checks import REGISTRY
+from generator.policy.fleet import REGISTRY
 from tests.helpers import findings, lines
 
 Write = Callable[[str, str], Path]

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from generator import __version__, schemadefs
+from generator import __version__
 from generator.cli import main
+from generator.values import schema as schemadefs
 
 Write = Callable[[str, str], Path]
 

@@ -20,7 +20,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from generator import builders, checks, toolchain
+from generator import builders, toolchain
 from generator.builders import node_config
 from generator.builders import workloads as workload_builder
 from generator.builders.common import Component, metadata
@@ -29,7 +29,8 @@ from generator.cluster import dryrun, launcher
 from generator.cluster.launcher import ControlPlane
 from generator.cluster.simulate import SimulationResult, simulate
 from generator.errors import Finding, Severity
-from generator.model import FleetView
+from generator.policy import fleet as checks
+from generator.values.model import FleetView
 
 pytestmark = pytest.mark.xdist_group("control-plane")
 

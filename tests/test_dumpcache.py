@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator import values
-from generator.layout import render_tree
-from generator.validate.dumpcache import DumpCache
+from generator.render.dumpcache import DumpCache
+from generator.render.layout import render_tree
+from generator.values import loader as values
 from tests.conftest import EXAMPLE_VALUES
 
 

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from generator import builders, gcpause
+from generator import builders
 from generator.builders.common import Component
-from generator.model import FleetView
-from generator.pipeline import RenderOptions, render
+from generator.render import gcpause
+from generator.render.stage import RenderOptions, render
 from generator.validate import ValidateOptions, validate
+from generator.values.model import FleetView
 
 
 def test_paused_restores_the_callers_setting_even_on_error() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import inventory
+from generator.values import inventory
 from tests.conftest import ROOT, tool
 
 NFD_MODULE = "sigs.k8s.io/node-feature-discovery"

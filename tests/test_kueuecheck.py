@@ -14,12 +14,13 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from generator import toolchain, values
+from generator import toolchain
 from generator.builders import scheduling
 from generator.cli import main
 from generator.errors import Location
-from generator.layout import Unit
-from generator.validate import kueue
+from generator.render.layout import Unit
+from generator.validate.stages import kueue
+from generator.values import loader as values
 from tests.conftest import ROOT, tool
 from tests.test_kustomize import build
 from tests.test_scheduling import use_backend

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from generator.builders.common import identity
-from generator.pipeline import RenderOptions, render
+from generator.render.stage import RenderOptions, render
 from tests.conftest import tool
 
 Write = Callable[[str, str], Path]

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from generator import values
 from generator.builders.common import identity
 from generator.errors import Location
-from generator.layout import Unit
-from generator.model import FleetView
-from generator.placement import selects, tolerates
-from generator.validate.rules import MANIFEST_RULES, run_rules
+from generator.policy.manifest import MANIFEST_RULES, run_rules
+from generator.policy.placement import selects, tolerates
+from generator.render.layout import Unit
+from generator.values import loader as values
+from generator.values.model import FleetView
 from tests.conftest import EXAMPLE_VALUES
 
 ACCEL = "feature.node.kubernetes.io/accelerator"
@@ -142,7 +142,7 @@ def test_selection_by_node_affinity_and_hostname(prod: FleetView) -> None:
 
 
 def test_selector_and_toleration_semantics() -> None:
-    from generator.model import Taint
+    from generator.values.model import Taint
 
     assert selects({"nodeSelector": {"a": "1"}}, {"a": "1", "b": "2"})
     assert not selects({"nodeSelector": {"a": "1"}}, {"a": "2"})
@@ -154,7 +154,7 @@ def test_selector_and_toleration_semantics() -> None:
 
 
 def test_example_prod_units_pass_every_rule(prod: FleetView, tmp_path: Path) -> None:
-    from generator.layout import render_tree
+    from generator.render.layout import render_tree
 
     loaded = values.load(EXAMPLE_VALUES)
     for unit in render_tree(loaded).units:

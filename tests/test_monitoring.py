@@ -22,13 +22,13 @@ from typing import Any
 import pytest
 import yaml
 
-from generator import values
-from generator.builders import monitoring as builder
-from generator.merge import merge_data
-from generator.monitoring import rules as unified
-from generator.monitoring.dashboard import queries
-from generator.monitoring.sources import Exporter, exporters
-from generator.pipeline import RenderOptions, render
+from generator.builders.monitoring import component as builder
+from generator.builders.monitoring import rules as unified
+from generator.builders.monitoring.dashboard import queries
+from generator.builders.monitoring.sources import Exporter, exporters
+from generator.render.stage import RenderOptions, render
+from generator.values import loader as values
+from generator.values.merge import merge_data
 from tests.conftest import tool
 from tests.helpers import lines
 

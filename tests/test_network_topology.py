@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from generator import values
 from generator.builders import scheduling
 from generator.cli import main
+from generator.values import loader as values
 from tests.helpers import lines
 from tests.test_kustomize import assert_units_build_exactly, build
 from tests.test_scheduling import MIXED, _objs, _plugins, _render, _volcano_conf, use_backend

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from generator import inventory
 from generator.cli import main
-from generator.pipeline import RenderOptions, render
+from generator.render.stage import RenderOptions, render
+from generator.values import inventory
 from tests.conftest import tool
 
 Write = Callable[[str, str], Path]

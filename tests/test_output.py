@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from generator import output
 from generator.cli import main
+from generator.render import writer as output
 from tests.conftest import ROOT
 
 FLEET = """\

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from generator import policy
+from generator.policy import registry as policy
 from tests.conftest import ROOT
 
 CODE = re.compile(r"\b[A-Z]{2,4}[0-9]{3}\b")

@@ -16,8 +16,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generator.output import read_tree
-from generator.yamlio import YamlInputError, dump, load_text
+from generator.render.writer import read_tree
+from generator.values.yamlio import YamlInputError, dump, load_text
 from tests.conftest import ROOT
 from tests.helpers import FLEET, cli, snapshot, tree
 

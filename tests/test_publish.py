@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from generator import builders
 from generator.builders.common import Component, metadata
 from generator.cli import main
-from generator.model import FleetView
+from generator.values.model import FleetView
 from tests import repos
 
 Write = Callable[[str, str], Path]

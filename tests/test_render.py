@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from generator.output import read_tree
+from generator.render.writer import read_tree
 from tests.conftest import ROOT
 
 Write = Callable[[str, str], Path]
@@ -160,7 +160,7 @@ def test_committed_output_matches_a_fresh_render(request: pytest.FixtureRequest)
 
 
 def test_committed_schemas_match_the_code() -> None:
-    from generator import schemadefs
+    from generator.values import schema as schemadefs
 
     for kind in schemadefs.USER_KINDS:
         committed = (ROOT / "schemas" / f"{kind}.schema.json").read_text()
@@ -202,8 +202,8 @@ def test_help_on_every_command() -> None:
 
 def test_every_rendered_object_knows_its_values_line() -> None:
     """validate points findings at these: the workload's key, the team's quota, the vendor."""
-    from generator import values
-    from generator.layout import render_tree
+    from generator.render.layout import render_tree
+    from generator.values import loader as values
 
     rendered = render_tree(values.load(ROOT / "values"))
     text = (ROOT / "values/teams/ml-team.yaml").read_text().splitlines()

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from generator import values
 from generator.cli import main
-from generator.validate import core
+from generator.validate import run as core
+from generator.values import loader as values
 
 Write = Callable[[str, str], Path]
 

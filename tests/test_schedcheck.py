@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from generator import toolchain
 from generator.cli import main
-from generator.validate import kubescheduler
+from generator.validate.stages import kubescheduler
 from tests.conftest import tool
 from tests.test_kustomize import build
 from tests.test_scheduling import use_backend

@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 import yaml
 
-from generator import values
 from generator.builders import scheduling
 from generator.builders.common import SYNC_WAVE
 from generator.builders.workloads import team_objects
 from generator.errors import Location
-from generator.layout import Unit
-from generator.pipeline import RenderOptions, render
-from generator.validate.rules import run_rules
+from generator.policy.manifest import run_rules
+from generator.render.layout import Unit
+from generator.render.stage import RenderOptions, render
+from generator.values import loader as values
 from tests.conftest import tool
 from tests.helpers import findings, lines
 from tests.test_kustomize import assert_units_build_exactly, build

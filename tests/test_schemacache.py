@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from generator import schemacache, values
 from generator.cli import main
 from generator.errors import FindingsError
+from generator.values import loader as values
+from generator.values import schemacache
 
 Checked = list[str]
 

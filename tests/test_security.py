@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from generator import values
 from generator.builders.common import identity
 from generator.errors import Location
-from generator.layout import Unit, render_tree
-from generator.model import FleetView
-from generator.validate.rules import run_rules
+from generator.policy.manifest import run_rules
+from generator.render.layout import Unit, render_tree
+from generator.values import loader as values
+from generator.values.model import FleetView
 from tests.helpers import FLEET, NVIDIA, cli, snapshot, tree
 
 DIGEST = "sha256:" + "0123456789abcdef" * 4
@@ -208,7 +208,7 @@ def test_rule_fires_on_each_failing_object_and_passes_the_good_ones(
 
 
 def test_every_security_and_team_rule_has_a_case() -> None:
-    from generator.validate.rules import MANIFEST_RULES
+    from generator.policy.manifest import MANIFEST_RULES
 
     assert {c for c in MANIFEST_RULES if c.startswith(("SEC", "TEAM"))} == set(CASES)
 

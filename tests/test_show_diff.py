@@ -12,9 +12,16 @@ from typing import Any
 import yaml
 from click.testing import CliRunner
 
-from generator import diffreport
 from generator.cli import main
-from generator.diff import RISKS, DiffResult, ObjectDiff, Risk, compare_objects, field_changes
+from generator.delivery.diff import (
+    RISKS,
+    DiffResult,
+    ObjectDiff,
+    Risk,
+    compare_objects,
+    field_changes,
+)
+from generator.reporters import diff as diffreport
 from tests import repos
 from tests.conftest import ROOT, tool
 

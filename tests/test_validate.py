@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from generator import builders
 from generator.builders.common import Component, metadata
 from generator.cli import main
-from generator.model import FleetView
+from generator.values.model import FleetView
 
 Write = Callable[[str, str], Path]
 
@@ -523,7 +523,7 @@ def test_no_drift_with_nothing_committed_is_a_usage_error(values_dir: Path) -> N
 @pytest.fixture
 def built(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """The unit paths of each call that builds units with the tools, in order."""
-    from generator.validate import core
+    from generator.validate import run as core
 
     calls: list[list[str]] = []
     run_tools = core._run_tools

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from generator import values
 from generator.errors import Severity
+from generator.values import loader as values
 from tests.helpers import findings, lines
 
 Write = Callable[[str, str], Path]

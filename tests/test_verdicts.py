@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import schemadefs
+from generator.values import schema as schemadefs
 from tests.helpers import FLEET, NVIDIA, cli, render_refused, tree
 
 
@@ -138,9 +138,9 @@ def test_a_file_name_with_a_control_character_is_refused(tmp_path: Path) -> None
 
 
 def test_name006_refuses_a_name_or_label_ending_in_a_newline() -> None:
-    from generator import values
-    from generator.layout import Unit
-    from generator.validate.rules import run_rules
+    from generator.policy.manifest import run_rules
+    from generator.render.layout import Unit
+    from generator.values import loader as values
     from tests.conftest import EXAMPLE_VALUES
 
     prod = values.load(EXAMPLE_VALUES).envs["prod"]

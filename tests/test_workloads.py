@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from generator import values
-from generator.checks import REGISTRY
-from generator.pipeline import RenderOptions, render
+from generator.policy.fleet import REGISTRY
+from generator.render.stage import RenderOptions, render
+from generator.values import loader as values
 from generator.workloads.model import team_workloads
 from generator.workloads.phases import plan_service
 from tests.helpers import lines
@@ -462,8 +462,8 @@ def test_every_unit_builds_under_each_backend_and_routing(
 def test_vendor_driver_mounts_render_read_only_and_are_refused_under_baseline(
     values_dir: Path, write: Write
 ) -> None:
-    from generator import values
     from generator.builders.workloads import team_objects
+    from generator.values import loader as values
 
     text = (values_dir / "teams/ml-team.yaml").read_text()
     write("teams/ml-team.yaml", text.replace("vendorMounts: false", "vendorMounts: true"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from generator.yamlio import YamlInputError, dump, load_text
+from generator.values.yamlio import YamlInputError, dump, load_text
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..model import FleetView
-from . import device_plugins, monitoring, node_config, scheduling, teams, workloads
-from .common import Component
+from generator.builders import device_plugins, node_config, scheduling, teams, workloads
+from generator.builders.common import Component
+from generator.builders.monitoring import component as monitoring
+from generator.values.model import FleetView
 
 Builder = Callable[[FleetView], list[Component]]
 

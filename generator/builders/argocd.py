@@ -18,8 +18,16 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from ..model import FleetView
-from .common import SYNC_WAVE, TEAM_UNIT_WAVE, UNIT_WAVES, Component, Obj, identity, metadata
+from generator.builders.common import (
+    SYNC_WAVE,
+    TEAM_UNIT_WAVE,
+    UNIT_WAVES,
+    Component,
+    Obj,
+    identity,
+    metadata,
+)
+from generator.values.model import FleetView
 
 UNIT = "argocd"
 # The cluster Argo CD runs in, as Argo CD names it: the root Application and the Applications

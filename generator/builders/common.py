@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import Location
+from generator.errors import Location
 
 Obj = dict[str, Any]
 

@@ -5,9 +5,8 @@ each fact with its source; docs/vendors.md), placed by the fleet's own selectors
 
 from __future__ import annotations
 
-from ..model import FleetView, Vendor
-from .agents import daemonset, rbac_objects
-from .common import (
+from generator.builders.agents import daemonset, rbac_objects
+from generator.builders.common import (
     SYNC_WAVE,
     UNSHARED_NAMESPACES,
     VENDOR_LABEL,
@@ -15,6 +14,7 @@ from .common import (
     Obj,
     namespace,
 )
+from generator.values.model import FleetView, Vendor
 
 UNIT = "device-plugins"
 

@@ -6,9 +6,17 @@ team has none, so a team cannot use a vendor it was not given: a missing line me
 
 from __future__ import annotations
 
-from ..model import FleetView, Team
-from .common import SYNC_OPTIONS, SYNC_WAVE, TEAM_LABEL, Component, Obj, metadata, namespace
-from .scheduling import accounted_devices
+from generator.builders.common import (
+    SYNC_OPTIONS,
+    SYNC_WAVE,
+    TEAM_LABEL,
+    Component,
+    Obj,
+    metadata,
+    namespace,
+)
+from generator.builders.scheduling import accounted_devices
+from generator.values.model import FleetView, Team
 
 OWNERS_ANNOTATION = "accel-gitops.io/owners"
 # A team's Namespace holds what Git does not (PVCs, Secrets, running pods): disabling or renaming

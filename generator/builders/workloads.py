@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import Location
-from ..model import FleetView, Taint, Team, Vendor
-from ..workloads.model import Job, PodDecl, Service, team_workloads
-from ..workloads.phases import plan_service
-from ..yamlio import YamlPath
-from . import scheduling
-from .common import SYNC_WAVE, TEAM_LABEL, VENDOR_LABEL, Component, Obj, metadata
-from .teams import unit_name
+from generator.builders import scheduling
+from generator.builders.common import SYNC_WAVE, TEAM_LABEL, VENDOR_LABEL, Component, Obj, metadata
+from generator.builders.teams import unit_name
+from generator.errors import Location
+from generator.values.model import FleetView, Taint, Team, Vendor
+from generator.values.yamlio import YamlPath
+from generator.workloads.model import Job, PodDecl, Service, team_workloads
+from generator.workloads.phases import plan_service
 
 # Kueue v1beta2 (sigs.k8s.io/kueue v0.17.0 apis/kueue/v1beta2): the ClusterQueue names its
 # cohort in `cohortName`.

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..toolchain import ToolError
+from generator.toolchain import ToolError
 
 Obj = dict[str, Any]
 FIELD_MANAGER = "accel-gitops"

@@ -13,9 +13,9 @@ from typing import Any
 
 import yaml
 
-from .. import toolchain
-from ..toolchain import ToolMissing
-from .sources import nfd_crd_file
+from generator import toolchain
+from generator.cluster.sources import nfd_crd_file
+from generator.toolchain import ToolMissing
 
 Obj = dict[str, Any]
 

@@ -21,18 +21,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import toolchain
-from ..errors import Finding, FindingsError, Severity, UsageError, sorted_findings
-from ..model import Values
-from ..pipeline import load_and_check
-from ..placement import pod_templates
-from ..validate.rules import describe, origin
-from . import target
-from .api import ApiClient, ApiError, UnknownKind
-from .crds import needed_crds
-from .launcher import SYSTEM_NAMESPACES, ControlPlane, reset
-from .target import Target
-from .units import BuiltUnit, build, version_location
+from generator import toolchain
+from generator.cluster import target
+from generator.cluster.api import ApiClient, ApiError, UnknownKind
+from generator.cluster.crds import needed_crds
+from generator.cluster.launcher import SYSTEM_NAMESPACES, ControlPlane, reset
+from generator.cluster.target import Target
+from generator.cluster.units import BuiltUnit, build, version_location
+from generator.errors import Finding, FindingsError, Severity, UsageError, sorted_findings
+from generator.policy.manifest import describe, origin
+from generator.policy.placement import pod_templates
+from generator.render.stage import load_and_check
+from generator.values.model import Values
 
 Obj = dict[str, Any]
 WORKERS = 8

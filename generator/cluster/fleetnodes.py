@@ -15,11 +15,11 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import inventory
-from ..errors import Location
-from ..inventory import Inventory
-from ..model import FleetView, Pool, Vendor
-from .launcher import NFD_NAMESPACE, fake_node
+from generator.cluster.launcher import NFD_NAMESPACE, fake_node
+from generator.errors import Location
+from generator.values import inventory
+from generator.values.inventory import Inventory
+from generator.values.model import FleetView, Pool, Vendor
 
 Obj = dict[str, Any]
 GENERAL_SERVER = "x86-cpu"

@@ -31,10 +31,10 @@ from typing import Any
 
 import yaml
 
-from .. import toolchain
-from ..toolchain import Service, ToolError
-from .api import ApiClient
-from .sources import kwok_stages
+from generator import toolchain
+from generator.cluster.api import ApiClient
+from generator.cluster.sources import kwok_stages
+from generator.toolchain import Service, ToolError
 
 # Controllers the simulation needs. node-lifecycle-controller removes the not-ready taint that
 # admission puts on every new Node (without it nothing schedules); the others create what the
@@ -419,7 +419,7 @@ def _scheduler_ready(port: int) -> bool:
 
 
 def _start_nfd(plane: ControlPlane, api: ApiClient, kc: str, services: list[Service]) -> str:
-    from .crds import nfd_crds
+    from generator.cluster.crds import nfd_crds
 
     api.apply_crds(nfd_crds())
     api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NFD_NAMESPACE}})

@@ -8,19 +8,19 @@ import json
 import re
 from typing import Any
 
-from ..builders.common import VENDOR_LABEL
-from ..builders.workloads import NAME_LABEL, TRACK_LABEL
-from ..errors import Finding, Location
-from ..model import FleetView
-from ..validate.rules import describe, origin
-from ..workloads.model import team_workloads
-from ..workloads.phases import plan_service
-from .api import ApiClient, Obj
-from .fleetnodes import SimNode, fleet_label_keys, fleet_taint_keys
-from .launcher import ControlPlane
-from .simresult import HINTS, EnvReport, NodeResult
-from .simrun import settle, wait
-from .units import BuiltUnit
+from generator.builders.common import VENDOR_LABEL
+from generator.builders.workloads import NAME_LABEL, TRACK_LABEL
+from generator.cluster.api import ApiClient, Obj
+from generator.cluster.fleetnodes import SimNode, fleet_label_keys, fleet_taint_keys
+from generator.cluster.launcher import ControlPlane
+from generator.cluster.simresult import HINTS, EnvReport, NodeResult
+from generator.cluster.simrun import settle, wait
+from generator.cluster.units import BuiltUnit
+from generator.errors import Finding, Location
+from generator.policy.manifest import describe, origin
+from generator.values.model import FleetView
+from generator.workloads.model import team_workloads
+from generator.workloads.phases import plan_service
 
 PROBE_NAMESPACE = "accel-sim-probe"
 SYSTEM_TAINT = re.compile(r"^node\.kubernetes\.io/|^node-role\.kubernetes\.io/")

@@ -5,16 +5,16 @@ tried again alone, to tell "waits for the team's other jobs" from "never fits"."
 
 from __future__ import annotations
 
-from ..builders.common import TEAM_LABEL, VENDOR_LABEL
-from ..builders.workloads import PodRef, team_objects
-from ..errors import Finding, Severity
-from ..model import FleetView
-from ..workloads.model import team_workloads
-from .api import ApiClient, Obj
-from .fleetnodes import SimNode
-from .simresult import HINTS, EnvReport, PodResult
-from .simrun import BATCH_JOB, VOLCANO_JOB, JobOutcome, delete_jobs, run_jobs
-from .units import BuiltUnit
+from generator.builders.common import TEAM_LABEL, VENDOR_LABEL
+from generator.builders.workloads import PodRef, team_objects
+from generator.cluster.api import ApiClient, Obj
+from generator.cluster.fleetnodes import SimNode
+from generator.cluster.simresult import HINTS, EnvReport, PodResult
+from generator.cluster.simrun import BATCH_JOB, VOLCANO_JOB, JobOutcome, delete_jobs, run_jobs
+from generator.cluster.units import BuiltUnit
+from generator.errors import Finding, Severity
+from generator.values.model import FleetView
+from generator.workloads.model import team_workloads
 
 
 def pod_refs(view: FleetView) -> dict[tuple[str, str, str], PodRef]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import Finding, Severity
+from generator.errors import Finding, Severity
 
 HINTS = {
     "SIM001": "fix the pool's labels, or the NodeFeatureRule match (PCI class and device IDs)",

@@ -10,13 +10,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ..errors import Finding
-from ..validate.rules import describe, origin
-from .api import ApiClient, ApiError, Obj, UnknownKind
-from .fleetnodes import SimNode
-from .launcher import ControlPlane, metrics
-from .simresult import EnvReport
-from .units import BuiltUnit, object_wave
+from generator.cluster.api import ApiClient, ApiError, Obj, UnknownKind
+from generator.cluster.fleetnodes import SimNode
+from generator.cluster.launcher import ControlPlane, metrics
+from generator.cluster.simresult import EnvReport
+from generator.cluster.units import BuiltUnit, object_wave
+from generator.errors import Finding
+from generator.policy.manifest import describe, origin
 
 SETTLE_TIMEOUT = 120.0
 APPLY_WORKERS = 8

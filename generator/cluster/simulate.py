@@ -36,18 +36,22 @@ from typing import Any
 
 import yaml
 
-from ..builders.scheduling import KUBE_SCHEDULER_CONF_KEY, KUBE_SCHEDULER_CONFIGMAP
-from ..errors import Finding, FindingsError, Location, Severity, sorted_findings
-from ..model import Values
-from .api import ApiClient, Obj
-from .crds import needed_crds
-from .dryrun import addon_namespaces, load, version_findings
-from .fleetnodes import SimNode, node_feature, node_object, plan_nodes
-from .launcher import ControlPlane, node_ready, reset
-from .simchecks import check_nodes, check_plugins, check_quotas, check_tracks, probe
-from .simpods import check_pods, pod_refs, retry_alone
-from .simresult import HINTS, EnvReport, SimulationResult
-from .simrun import (
+from generator.builders.scheduling import KUBE_SCHEDULER_CONF_KEY, KUBE_SCHEDULER_CONFIGMAP
+from generator.cluster.api import ApiClient, Obj
+from generator.cluster.crds import needed_crds
+from generator.cluster.dryrun import addon_namespaces, load, version_findings
+from generator.cluster.fleetnodes import SimNode, node_feature, node_object, plan_nodes
+from generator.cluster.launcher import ControlPlane, node_ready, reset
+from generator.cluster.simchecks import (
+    check_nodes,
+    check_plugins,
+    check_quotas,
+    check_tracks,
+    probe,
+)
+from generator.cluster.simpods import check_pods, pod_refs, retry_alone
+from generator.cluster.simresult import HINTS, EnvReport, SimulationResult
+from generator.cluster.simrun import (
     JOB_KINDS,
     UNIT_WORKERS,
     parallel,
@@ -57,7 +61,9 @@ from .simrun import (
     wait,
     wait_node_config,
 )
-from .units import ARGOCD_UNIT, BuiltUnit, build
+from generator.cluster.units import ARGOCD_UNIT, BuiltUnit, build
+from generator.errors import Finding, FindingsError, Location, Severity, sorted_findings
+from generator.values.model import Values
 
 # The CLI, tests and benchmarks import the result type from here, beside simulate().
 __all__ = ["SimulationResult", "scheduler_config", "simulate"]

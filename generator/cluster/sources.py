@@ -12,7 +12,7 @@ import functools
 import json
 from pathlib import Path
 
-from .. import toolchain
+from generator import toolchain
 
 # KWOK's Stage objects (kwok refuses to start without any: they are not compiled into the kwok
 # binary, only into kwokctl). The "fast" node and pod stages, and node heartbeats so that

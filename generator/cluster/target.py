@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import toolchain
-from ..toolchain import ToolError
-from .api import ApiClient, ApiError
-from .launcher import ControlPlane, local_control_plane
+from generator import toolchain
+from generator.cluster.api import ApiClient, ApiError
+from generator.cluster.launcher import ControlPlane, local_control_plane
+from generator.toolchain import ToolError
 
 PROXY_TIMEOUT = 30.0
 _SERVING = re.compile(r"Starting to serve on 127\.0\.0\.1:(\d+)")

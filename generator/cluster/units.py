@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..builders.common import SYNC_WAVE, TEAM_UNIT_WAVE, UNIT_WAVES
-from ..errors import Finding, Location
-from ..layout import Unit, render_tree
-from ..model import Values
-from ..validate import tools
+from generator.builders.common import SYNC_WAVE, TEAM_UNIT_WAVE, UNIT_WAVES
+from generator.errors import Finding, Location
+from generator.render.layout import Unit, render_tree
+from generator.validate.stages import tools
+from generator.values.model import Values
 
 Obj = dict[str, Any]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import Severity
-from . import inputs, numbers, page
+from generator.errors import Severity
+from generator.fleetreport import inputs, numbers, page
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from matplotlib.colors import Normalize, to_hex
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from .numbers import EnvReport
+from generator.fleetreport.numbers import EnvReport
 
 # The charts show this many teams or services at most (the largest first); the tables beside them
 # list every one. A chart a person can read stops well before a thousand rows.

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from .. import toolchain
+from generator import toolchain
 
 # Python packages that shape the page (the generator itself, its templates and its charts).
 PACKAGES = (("accel-gitops", "accel-gitops"), ("Jinja2", "jinja2"), ("Matplotlib", "matplotlib"))

@@ -13,11 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import checks, plan, policy, values
-from ..capacity import quota_totals, team_devices
-from ..errors import Finding, UsageError, sorted_findings
-from ..model import FleetView, Values
-from ..workloads.model import team_workloads
+from generator import plan
+from generator.errors import Finding, UsageError, sorted_findings
+from generator.policy import fleet as checks
+from generator.policy import registry as policy
+from generator.policy.capacity import quota_totals, team_devices
+from generator.values import loader as values
+from generator.values.model import FleetView, Values
+from generator.workloads.model import team_workloads
 
 # The migration ladder of docs/workloads.md, in the order a service climbs it.
 PHASE_STEPS = ("validate", "dual-run", "shift-N", "primary-new", "fallback")

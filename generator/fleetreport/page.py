@@ -16,10 +16,10 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from ..errors import Finding, Severity
-from . import charts
-from .inputs import Inputs
-from .numbers import PHASE_STEPS, EnvReport, FleetNumbers
+from generator.errors import Finding, Severity
+from generator.fleetreport import charts
+from generator.fleetreport.inputs import Inputs
+from generator.fleetreport.numbers import PHASE_STEPS, EnvReport, FleetNumbers
 
 FORMATS = ("html", "markdown")
 

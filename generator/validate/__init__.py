@@ -1,5 +1,5 @@
 """validate: values schema -> render -> kustomize build -> kubeconform -> promtool -> policy."""
 
-from .core import Prepared, ValidateOptions, ValidateResult, validate
+from generator.validate.run import Prepared, ValidateOptions, ValidateResult, validate
 
 __all__ = ["Prepared", "ValidateOptions", "ValidateResult", "validate"]

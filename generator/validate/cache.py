@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..layout import Tree
+from generator.render.layout import Tree
 
 CACHE_FORMAT = "3"
 

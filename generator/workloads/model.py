@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import Finding, Severity
-from ..model import FleetView, Team
-from ..yamlio import YamlPath, json_path
+from generator.errors import Finding, Severity
+from generator.values.model import FleetView, Team
+from generator.values.yamlio import YamlPath, json_path
 
 SERVICE_PHASES = ("validate", "dual-run", "shift-N", "primary-new", "fallback")
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..yamlio import YamlPath
-from .model import Service
+from generator.values.yamlio import YamlPath
+from generator.workloads.model import Service
 
 
 @dataclass(frozen=True)

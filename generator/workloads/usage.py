@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..merge import Doc
-from ..model import FleetView, Team
-from ..yamlio import YamlPath
-from .model import team_workloads
-from .phases import plan_service
+from generator.values.merge import Doc
+from generator.values.model import FleetView, Team
+from generator.values.yamlio import YamlPath
+from generator.workloads.model import team_workloads
+from generator.workloads.phases import plan_service
 
 
 @dataclass(frozen=True)

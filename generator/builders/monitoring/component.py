@@ -1,0 +1,169 @@
+"""Monitoring unit: unified cross-vendor accelerator monitoring (docs/monitoring.md).
+
+Components:
+- monitoring/exporters: each vendor's exporter DaemonSet as upstream ships it (catalog), in a
+  namespace of their own that Pod Security admits them in ('privileged': they mount host paths);
+  a vendor whose exporter is installed another way (`exporter.render: false`) has none;
+- monitoring/namespace
+- monitoring/scrape: a PodMonitor per vendor exporter and the same jobs as a plain Prometheus
+  `scrape_configs` fragment in a ConfigMap;
+- monitoring/rules: one PrometheusRule whose recording rules give every vendor the same series;
+- monitoring/dashboard: the Grafana dashboard, in a ConfigMap the Grafana sidecar picks up.
+"""
+
+from __future__ import annotations
+
+from generator.builders.agents import daemonset, rbac_objects
+from generator.builders.common import SYNC_WAVE, VENDOR_LABEL, Component, Obj, metadata, namespace
+from generator.builders.monitoring import dashboard, rules, scrape
+from generator.builders.monitoring.sources import Exporter, Settings, exporters, settings
+from generator.values import yamlio
+from generator.values.model import FleetView
+
+UNIT = "monitoring"
+NAMESPACE = "accelerator-monitoring"  # default of fleet `monitoring.namespace`
+SCRAPE_CONFIGMAP = "accelerator-scrape-configs"
+SCRAPE_KEY = "scrape-configs.yaml"
+RULE_NAME = "accelerators-unified"
+DASHBOARD_CONFIGMAP = "accelerator-dashboard"
+DASHBOARD_KEY = "accelerators.json"
+GRAFANA_LABEL = "grafana_dashboard"
+GRAFANA_FOLDER_ANNOTATION = "grafana_folder"
+COMPONENT_LABEL = "app.kubernetes.io/component"
+
+
+def _sources(view: FleetView) -> list[str]:
+    found = {s for v in view.vendors for s in v.doc.sources}
+    if view.fleet.doc.get("monitoring") is not None:
+        found.update(view.fleet.doc.sources)
+    return sorted(found)
+
+
+def build(view: FleetView) -> list[Component]:
+    if not view.vendors:
+        return []
+    conf = settings(view)
+    sources = _sources(view)
+    # Findings about these objects point at the fleet's monitoring settings.
+    origin = view.fleet.doc.anchor(("monitoring",))
+    ns = namespace(
+        conf.namespace, sources=sources, pod_security="baseline", annotations={SYNC_WAVE: "-1"}
+    )
+    out = [Component(UNIT, f"{UNIT}/namespace", [ns], origin=origin)]
+    exps = exporters(view)
+    if not exps:
+        return out
+    out += _exporter_components(view, conf, exps)
+    out.append(Component(UNIT, f"{UNIT}/scrape", _scrape_objects(view, conf, exps), origin=origin))
+    groups = rules.groups(view, exps)
+    if groups:
+        rule: Obj = {
+            "apiVersion": "monitoring.coreos.com/v1",
+            "kind": "PrometheusRule",
+            "metadata": metadata(
+                RULE_NAME,
+                namespace=conf.namespace,
+                sources=sorted({*sources, *(s for t in view.teams for s in t.doc.sources)}),
+                labels={**conf.selector_labels, COMPONENT_LABEL: "recording-rules"},
+            ),
+            "spec": {"groups": groups},
+        }
+        out.append(Component(UNIT, f"{UNIT}/rules", [rule], origin=origin))
+    notes = {GRAFANA_FOLDER_ANNOTATION: conf.grafana_folder} if conf.grafana_folder else {}
+    board: Obj = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata(
+            DASHBOARD_CONFIGMAP,
+            namespace=conf.namespace,
+            sources=sources,
+            labels={GRAFANA_LABEL: "1", COMPONENT_LABEL: "dashboard"},
+            annotations=notes,
+        ),
+        "data": {DASHBOARD_KEY: dashboard.dashboard_json(conf)},
+    }
+    out.append(Component(UNIT, f"{UNIT}/dashboard", [board], origin=origin))
+    return out
+
+
+def _scrape_objects(view: FleetView, conf: Settings, exps: list[Exporter]) -> list[Obj]:
+    objs: list[Obj] = []
+    for exp in exps:
+        vendor = view.vendor(exp.vendor)
+        objs.append(
+            {
+                "apiVersion": "monitoring.coreos.com/v1",
+                "kind": "PodMonitor",
+                "metadata": metadata(
+                    exp.name,
+                    namespace=conf.namespace,
+                    sources=vendor.doc.sources if vendor else [],
+                    labels={
+                        **conf.selector_labels,
+                        COMPONENT_LABEL: "scrape",
+                        VENDOR_LABEL: exp.vendor,
+                    },
+                ),
+                "spec": scrape.pod_monitor_spec(exp),
+            }
+        )
+    objs.append(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": metadata(
+                SCRAPE_CONFIGMAP,
+                namespace=conf.namespace,
+                sources=_sources(view),
+                labels={COMPONENT_LABEL: "scrape"},
+            ),
+            "data": {SCRAPE_KEY: yamlio.dump(scrape.scrape_configs(exps))},
+        }
+    )
+    return objs
+
+
+def _exporter_components(view: FleetView, conf: Settings, exps: list[Exporter]) -> list[Component]:
+    rendered = [e for e in exps if e.agent is not None]
+    if not rendered:
+        return []
+    sources = sorted({s for e in rendered if (v := view.vendor(e.vendor)) for s in v.doc.sources})
+    ns = namespace(
+        conf.exporter_namespace,
+        sources=sources,
+        pod_security="privileged",
+        annotations={SYNC_WAVE: "-1"},
+    )
+    origin = view.fleet.doc.anchor(("monitoring",))
+    out = [Component(UNIT, f"{UNIT}/exporters/namespace", [ns], origin=origin)]
+    for exp in rendered:
+        vendor = view.vendor(exp.vendor)
+        assert vendor is not None and exp.agent is not None and exp.namespace is not None
+        labels = {
+            "app.kubernetes.io/name": exp.name,
+            COMPONENT_LABEL: "exporter",
+            VENDOR_LABEL: vendor.id,
+        }
+        objs = rbac_objects(exp.name, exp.namespace, exp.agent, vendor.doc.sources, labels)
+        port: dict[str, object] = {
+            "name": exp.port_name,
+            "containerPort": exp.port,
+            "protocol": "TCP",
+        }
+        if exp.agent.host_network:
+            port["hostPort"] = exp.port  # what the API server defaults for host-network pods
+        objs.append(
+            daemonset(
+                view,
+                vendor,
+                exp.agent,
+                name=exp.name,
+                namespace=exp.namespace,
+                labels=labels,
+                match=dict(exp.pod_labels),
+                ports=[port],
+            )
+        )
+        comp_origin = vendor.doc.anchor(("exporter",), ("pools",))
+        out.append(Component(UNIT, f"{UNIT}/exporters/{vendor.id}", objs, origin=comp_origin))
+    return out

@@ -1,0 +1,232 @@
+"""Recording rules that give every vendor the same series and the same labels.
+
+Per vendor (one rule each, told apart by the rule's `gpu_brand`/`vendor` labels):
+  gpu:utilization:percent, gpu:memory_used:bytes, gpu:memory_total:bytes
+labelled node, device, model, namespace, pod (exporter labels renamed with label_replace).
+Fleet-wide: gpu:memory_used:ratio, gpu:devices:count, and per team x vendor the quota use from
+kube-state-metrics and a cost-weighted device-hours series. See docs/monitoring.md.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from generator.builders.monitoring.sources import (
+    BRAND_LABEL,
+    BYTES_PER_UNIT,
+    PERCENT_PER_UNIT,
+    QUOTA_NAME,
+    UNIFIED_LABELS,
+    VENDOR_LABEL,
+    Exporter,
+    Metric,
+    MonitoringError,
+)
+from generator.values.model import FleetView, Team
+
+Rule = dict[str, Any]
+
+GROUP = "accelerators.unified"
+UTILIZATION = "gpu:utilization:percent"
+MEMORY_USED = "gpu:memory_used:bytes"
+MEMORY_TOTAL = "gpu:memory_total:bytes"
+MEMORY_RATIO = "gpu:memory_used:ratio"
+DEVICES = "gpu:devices:count"
+QUOTA_USED = "team_vendor:gpu_quota_used:devices"
+QUOTA_HARD = "team_vendor:gpu_quota_hard:devices"
+QUOTA_RATIO = "team_vendor:gpu_quota_used:ratio"
+COST_DEVICES = "team_vendor:gpu_cost_weighted_devices:sum"
+COST_HOURS = "team_vendor:gpu_cost_weighted_device_hours:1h"
+KSM_QUOTA = "kube_resourcequota"
+
+RECORDED = (
+    UTILIZATION,
+    MEMORY_USED,
+    MEMORY_TOTAL,
+    MEMORY_RATIO,
+    DEVICES,
+    QUOTA_USED,
+    QUOTA_HARD,
+    QUOTA_RATIO,
+    COST_DEVICES,
+    COST_HOURS,
+)
+KSM_METRICS = (KSM_QUOTA,)
+
+
+def _q(text: str) -> str:
+    """A PromQL string literal."""
+    return json.dumps(text)
+
+
+def _number(value: float) -> str:
+    return repr(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def ordered_mappings(exp: Exporter) -> list[tuple[str, str]]:
+    """(unified, exporter label) pairs to rename, ordered so that no label is overwritten
+    before another mapping has read it (label_replace nests: the first applies innermost)."""
+    pending = [(u, exp.labels[u]) for u in UNIFIED_LABELS if exp.labels.get(u, u) != u]
+    out: list[tuple[str, str]] = []
+    while pending:
+        ready = [m for m in pending if not any(o is not m and o[1] == m[0] for o in pending)]
+        if not ready:
+            raise MonitoringError(
+                f"vendor {exp.vendor}: exporter.labels swap labels in a cycle: "
+                + ", ".join(f"{u}<-{s}" for u, s in pending),
+                ("exporter", "labels"),
+            )
+        out.append(ready[0])
+        pending.remove(ready[0])
+    return out
+
+
+class _Exprs:
+    """PromQL for one vendor's exporter metrics."""
+
+    def __init__(self, exp: Exporter, shared_names: set[str]) -> None:
+        self.exp = exp
+        self.shared = shared_names
+
+    def select(self, metric: Metric) -> str:
+        # Two vendors whose exporters emit the same name (a DCU behind a ROCm exporter) are
+        # told apart by the `vendor` label the scrape configuration adds.
+        if metric.name in self.shared:
+            return f"{metric.name}{{{VENDOR_LABEL}={_q(self.exp.vendor)}}}"
+        return metric.name
+
+    def unified(self, metric: Metric) -> str:
+        expr = self.select(metric)
+        for dst, src in ordered_mappings(self.exp):
+            expr = f'label_replace({expr}, {_q(dst)}, "$1", {_q(src)}, "(.+)")'
+        return f"max by ({', '.join(UNIFIED_LABELS)}) ({expr})"
+
+    def scaled(self, metric: Metric, factors: dict[str, int]) -> str:
+        factor = factors[metric.unit]
+        expr = self.unified(metric)
+        return expr if factor == 1 else f"{expr} * {factor}"
+
+    def memory_total(self) -> str:
+        if self.exp.memory_total is not None:
+            return self.scaled(self.exp.memory_total, BYTES_PER_UNIT)
+        assert self.exp.memory_free is not None  # sources.exporter guarantees one of them
+        parts = [self.exp.memory_used, self.exp.memory_free]
+        if self.exp.memory_reserved is not None:
+            # Memory the driver reserves is neither used nor free (DCGM: FB_USED_PERCENT is
+            # used / (total - reserved)), so the device's size is all three.
+            parts.append(self.exp.memory_reserved)
+        return " + ".join(f"({self.scaled(m, BYTES_PER_UNIT)})" for m in parts)
+
+
+def vendor_rules(exporters: list[Exporter]) -> list[Rule]:
+    counts = Counter(name for exp in exporters for name in set(exp.metric_names))
+    shared = {name for name, n in counts.items() if n > 1}
+    out: list[Rule] = []
+    for exp in exporters:
+        exprs = _Exprs(exp, shared)
+        labels = {BRAND_LABEL: exp.brand, VENDOR_LABEL: exp.vendor}
+        out += [
+            {
+                "record": UTILIZATION,
+                "expr": exprs.scaled(exp.utilization, PERCENT_PER_UNIT),
+                "labels": dict(labels),
+            },
+            {
+                "record": MEMORY_USED,
+                "expr": exprs.scaled(exp.memory_used, BYTES_PER_UNIT),
+                "labels": dict(labels),
+            },
+            {"record": MEMORY_TOTAL, "expr": exprs.memory_total(), "labels": dict(labels)},
+        ]
+    return out
+
+
+def fleet_rules() -> list[Rule]:
+    return [
+        {"record": MEMORY_RATIO, "expr": f"{MEMORY_USED} / ({MEMORY_TOTAL} > 0)"},
+        {
+            "record": DEVICES,
+            "expr": f"count by ({BRAND_LABEL}, {VENDOR_LABEL}) "
+            f"(count by ({BRAND_LABEL}, {VENDOR_LABEL}, node, device) ({UTILIZATION}))",
+        },
+    ]
+
+
+def _attribution(team: Team, exporters: list[Exporter]) -> tuple[list[Exporter], float]:
+    """Which vendors a team's use of one resource counts against, and their cost weight.
+
+    Vendors that share a resource name (amd.com/gpu on AMD and Hygon nodes) cannot be told
+    apart by kube-state-metrics: the use is attributed to the vendors the team has quota for
+    there, weighted by that quota (all of them, at the highest weight, when it has none)."""
+    given = [e for e in exporters if team.quota.get(e.vendor, 0) > 0]
+    if not given:
+        return exporters, max(e.cost_weight for e in exporters)
+    total = sum(team.quota[e.vendor] for e in given)
+    weight = sum(team.quota[e.vendor] * e.cost_weight for e in given) / total
+    return given, round(weight, 6)
+
+
+def team_rules(view: FleetView, exporters: list[Exporter]) -> list[Rule]:
+    by_resource: dict[str, list[Exporter]] = {}
+    for exp in exporters:
+        by_resource.setdefault(exp.resource, []).append(exp)
+    quota_rules: list[Rule] = []
+    cost_rules: list[Rule] = []
+    for team in view.teams:
+        ns = list(team.namespaces)
+        ns_matcher = f"namespace={_q(ns[0])}" if len(ns) == 1 else f"namespace=~{_q('|'.join(ns))}"
+        for resource, group in sorted(by_resource.items()):
+            vendors, weight = _attribution(team, group)
+            labels = {
+                "team": team.name,
+                "resource": resource,
+                VENDOR_LABEL: "+".join(e.vendor for e in vendors),
+                BRAND_LABEL: "+".join(sorted({e.brand for e in vendors})),
+            }
+            for record, kind in ((QUOTA_USED, "used"), (QUOTA_HARD, "hard")):
+                matchers = ", ".join(
+                    [
+                        ns_matcher,
+                        f"resourcequota={_q(QUOTA_NAME)}",
+                        f"resource={_q('requests.' + resource)}",
+                        f"type={_q(kind)}",
+                    ]
+                )
+                quota_rules.append(
+                    {
+                        "record": record,
+                        "expr": f"sum({KSM_QUOTA}{{{matchers}}})",
+                        "labels": dict(labels),
+                    }
+                )
+            selector = ", ".join(
+                f"{k}={_q(v)}" for k, v in (("team", team.name), ("resource", resource))
+            )
+            cost_rules.append(
+                {
+                    "record": COST_DEVICES,
+                    "expr": f"{QUOTA_USED}{{{selector}}} * {_number(weight)}",
+                    "labels": dict(labels),
+                }
+            )
+    if not quota_rules:
+        return []
+    return [
+        *quota_rules,
+        {"record": QUOTA_RATIO, "expr": f"{QUOTA_USED} / ({QUOTA_HARD} > 0)"},
+        *cost_rules,
+        # The average number of weighted devices held over the last hour is the weighted
+        # device-hours of that hour.
+        {"record": COST_HOURS, "expr": f"avg_over_time({COST_DEVICES}[1h])"},
+    ]
+
+
+def groups(view: FleetView, exporters: list[Exporter]) -> list[dict[str, Any]]:
+    """The rule groups of the unified PrometheusRule (one group: rules read earlier records)."""
+    rules = vendor_rules(exporters)
+    if rules:
+        rules += fleet_rules()
+    rules += team_rules(view, exporters)
+    return [{"name": GROUP, "rules": rules}] if rules else []

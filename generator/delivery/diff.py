@@ -1,0 +1,505 @@
+"""`render.py diff`: what a change does to the built manifests, object by object, with the risky
+changes flagged.
+
+Two comparisons:
+- environment against environment (`diff staging prod`): both from a fresh render of the values;
+- the working tree against a git ref (`diff --base main`): the ref's committed output (what Argo
+  CD syncs from it) is read from git's object store and built with kustomize; a ref that commits
+  no output is checked out in a temporary worktree and its values rendered by this generator.
+  The working tree side is a fresh render of the values (what `render` would commit). Neither
+  touches the working tree.
+
+Units whose files are the same on both sides (by git blob id) are neither read nor built, so a
+change to one team of thousands reads and builds a few units. Objects are compared as data,
+without the provenance annotation (it names values files, not cluster state).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator.builders.common import (
+    SOURCE_ANNOTATION,
+    SYNC_OPTIONS,
+    Obj,
+    identity,
+    same_but_source,
+)
+from generator.delivery import build as kbuild
+from generator.delivery import git as gitutil
+from generator.errors import Finding, FindingsError, GeneratorError, UsageError
+from generator.render.layout import Rendered, render_tree
+from generator.render.stage import load_and_check
+from generator.values import loader as values
+
+Key = tuple[str, str, str, str]  # apiVersion, kind, namespace, name
+Segment = str | int | tuple[str, str]  # map key, list index, or ("name", value) list entry
+
+
+class _Absent:
+    """The old value of an added field, the new value of a removed one."""
+
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+ABSENT: Any = _Absent()
+
+ADDED, REMOVED, CHANGED = "added", "removed", "changed"
+
+# Risky changes: code -> what it means (docs/gitops.md lists them; a test keeps them equal).
+RISKS: dict[str, str] = {
+    "namespace-deleted": "a Namespace is no longer rendered: Argo CD prunes it and everything in "
+    "it, or, with Prune=false (team Namespaces), leaves it for a person to delete",
+    "object-deleted": "an object is deleted (Argo CD prunes it when pruning is on)",
+    "quota-down": "a quota goes down (ResourceQuota, Volcano Queue capability, Kueue "
+    "nominalQuota): running workloads may no longer fit",
+    "devices-down": "a workload asks for fewer accelerator devices in total "
+    "(replicas x devices per pod)",
+    "zero-replicas": "a Deployment (a service track) goes to 0 replicas",
+    "traffic-moves": "traffic moves: a Service selector, or a weighted route (HTTPRoute, "
+    "VirtualService) changes",
+    "plugin-image": "a DaemonSet's image changes (a device plugin or exporter): every node it "
+    "runs on restarts it",
+}
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    path: tuple[Segment, ...]
+    old: Any
+    new: Any
+
+    @property
+    def op(self) -> str:
+        if self.old is ABSENT and self.new is not ABSENT:
+            return "add"
+        if self.new is ABSENT:
+            return "remove"
+        return "replace"
+
+    @property
+    def where(self) -> str:
+        return format_path(self.path)
+
+
+@dataclass(frozen=True)
+class Risk:
+    code: str
+    message: str
+
+
+@dataclass
+class ObjectDiff:
+    env: str
+    unit: str
+    key: Key
+    status: str  # added, removed, changed
+    changes: list[FieldChange] = field(default_factory=list)
+    risks: list[Risk] = field(default_factory=list)
+    obj: Obj | None = None  # the added or removed object
+
+    @property
+    def title(self) -> str:
+        _, kind, ns, name = self.key
+        return f"{kind} {ns + '/' if ns else ''}{name}"
+
+
+@dataclass
+class DiffResult:
+    old: str  # what each side is, for people
+    new: str
+    objects: list[ObjectDiff]
+    units: int  # units compared (on either side)
+    findings: list[Finding] = field(default_factory=list)  # warnings of the values
+
+    def count(self, status: str) -> int:
+        return sum(1 for o in self.objects if o.status == status)
+
+    @property
+    def risks(self) -> list[tuple[ObjectDiff, Risk]]:
+        return [(o, r) for o in self.objects for r in o.risks]
+
+    @property
+    def changed_units(self) -> list[tuple[str, str]]:
+        return sorted({(o.env, o.unit) for o in self.objects})
+
+
+# ---- field-level comparison --------------------------------------------------------------------
+
+_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+
+def format_path(path: Iterable[Segment]) -> str:
+    out = ""
+    for seg in path:
+        if isinstance(seg, tuple):
+            out += f"[{seg[0]}={seg[1]}]"
+        elif isinstance(seg, int):
+            out += f"[{seg}]"
+        elif _PLAIN_KEY.match(seg):
+            out += f".{seg}" if out else seg
+        else:
+            out += f'["{seg}"]'
+    return out
+
+
+def _named(items: list[Any]) -> bool:
+    names = [i.get("name") for i in items if isinstance(i, dict)]
+    return (
+        len(names) == len(items)
+        and all(isinstance(n, str) for n in names)
+        and (len(set(names)) == len(names))
+    )
+
+
+def field_changes(old: Any, new: Any, path: tuple[Segment, ...] = ()) -> list[FieldChange]:
+    """Changes from `old` to `new`: maps key by key; lists of named entries (containers, env,
+    ports, volumes) entry by name; other lists of one length item by item; the rest whole."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[FieldChange] = []
+        for key in sorted(set(old) | set(new)):
+            if key not in new:
+                out.append(FieldChange((*path, key), old[key], ABSENT))
+            elif key not in old:
+                out.append(FieldChange((*path, key), ABSENT, new[key]))
+            elif old[key] != new[key]:
+                out += field_changes(old[key], new[key], (*path, key))
+        return out
+    if isinstance(old, list) and isinstance(new, list) and old != new:
+        if old and new and _named(old) and _named(new):
+            before = {i["name"]: i for i in old}
+            after = {i["name"]: i for i in new}
+            out = []
+            for name in sorted(set(before) | set(after)):
+                seg: Segment = ("name", name)
+                out += field_changes(
+                    before.get(name, ABSENT), after.get(name, ABSENT), (*path, seg)
+                )
+            if not out:  # same entries, another order
+                out.append(FieldChange(path, old, new))
+            return out
+        if len(old) == len(new):
+            out = []
+            for i, (a, b) in enumerate(zip(old, new, strict=True)):
+                out += field_changes(a, b, (*path, i))
+            return out
+    if old == new:
+        return []
+    return [FieldChange(path, old, new)]
+
+
+def _without_source(obj: Obj) -> Obj:
+    notes = obj.get("metadata", {}).get("annotations") or {}
+    if SOURCE_ANNOTATION not in notes:
+        return obj
+    meta = {k: v for k, v in obj["metadata"].items() if k != "annotations"}
+    rest = {k: v for k, v in notes.items() if k != SOURCE_ANNOTATION}
+    if rest:
+        meta["annotations"] = rest
+    return {**obj, "metadata": meta}
+
+
+# ---- risky changes -----------------------------------------------------------------------------
+
+_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
+_FACTORS: dict[str | None, float] = {
+    None: 1.0,
+    "m": 1e-3,
+    "k": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "T": 1e12,
+    "P": 1e15,
+    "E": 1e18,
+    **{s: 1024.0**i for i, s in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"), start=1)},
+}
+# An Application with this finalizer is deleted with a cascade: Argo CD deletes its resources
+# first (source: argoproj/argo-cd, docs/user-guide/app_deletion.md, "About The Deletion Finalizer").
+CASCADE_FINALIZER = "resources-finalizer.argocd.argoproj.io"
+QUOTA_KINDS = {"ResourceQuota", "Queue", "ClusterQueue"}
+ROUTE_KINDS = {"HTTPRoute", "VirtualService"}
+
+
+def quantity(value: Any) -> float | None:
+    """A Kubernetes quantity as a number ('4', 8, '500m', '2Gi'), None if it is none."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    m = _QUANTITY.match(str(value))
+    return float(m.group(1)) * _FACTORS[m.group(2)] if m else None
+
+
+def _pod_devices(spec: Mapping[str, Any]) -> dict[str, float]:
+    """Extended resources (vendor devices: names with a '/') a pod limits itself to."""
+    out: dict[str, float] = {}
+    for container in spec.get("containers") or []:
+        for name, value in ((container.get("resources") or {}).get("limits") or {}).items():
+            n = quantity(value)
+            if "/" in name and n is not None:
+                out[name] = out.get(name, 0.0) + n
+    return out
+
+
+def devices(obj: Obj) -> dict[str, float]:
+    """Devices a workload object asks for in total: pods x devices per pod."""
+    spec = obj.get("spec") or {}
+    pods: list[tuple[float, Mapping[str, Any]]] = []
+    kind = obj.get("kind")
+    if kind in ("Deployment", "StatefulSet", "ReplicaSet"):
+        pods.append((float(spec.get("replicas", 1)), spec.get("template", {}).get("spec") or {}))
+    elif kind == "Job" and "tasks" in spec:  # Volcano
+        for task in spec["tasks"] or []:
+            pods.append(
+                (float(task.get("replicas", 1)), task.get("template", {}).get("spec") or {})
+            )
+    elif kind == "Job":
+        pods.append((float(spec.get("parallelism", 1)), spec.get("template", {}).get("spec") or {}))
+    total: dict[str, float] = {}
+    for count, pod in pods:
+        for name, n in _pod_devices(pod).items():
+            total[name] = total.get(name, 0.0) + count * n
+    return total
+
+
+def _num(value: float) -> str:
+    return f"{value:g}"
+
+
+def _short(value: Any) -> str:
+    return "(none)" if value is ABSENT else str(value)
+
+
+def _risks(d: ObjectDiff, old: Obj | None, new: Obj | None) -> list[Risk]:
+    kind = d.key[1]
+    out: list[Risk] = []
+    if d.status == REMOVED:
+        meta = (old or {}).get("metadata", {})
+        options = str((meta.get("annotations") or {}).get(SYNC_OPTIONS, "")).split(",")
+        if "Prune=false" in options:
+            # Argo CD leaves it in the cluster (argo-cd docs/user-guide/sync-options.md, "No
+            # Prune Resources"; team Namespaces: docs/argocd.md): still worth a reviewer's eye.
+            code = "namespace-deleted" if kind == "Namespace" else "object-deleted"
+            out.append(
+                Risk(code, "no longer rendered; Argo CD keeps it (Prune=false): delete it by hand")
+            )
+        elif kind == "Namespace":
+            out.append(Risk("namespace-deleted", "deleted, with everything in it"))
+        elif CASCADE_FINALIZER in (meta.get("finalizers") or []):
+            out.append(Risk("object-deleted", "deleted, and with it everything it deployed"))
+        else:
+            out.append(Risk("object-deleted", "deleted"))
+        if kind in ROUTE_KINDS:
+            out.append(Risk("traffic-moves", "the route is deleted"))
+        return out
+    if d.status == ADDED:
+        if kind in ROUTE_KINDS:
+            out.append(Risk("traffic-moves", "a new route"))
+        return out
+    assert old is not None and new is not None
+    for c in d.changes:
+        if kind in QUOTA_KINDS:
+            a, b = quantity(c.old), quantity(c.new)
+            if a is not None and b is not None and b < a:
+                out.append(Risk("quota-down", f"{c.where}: {_short(c.old)} -> {_short(c.new)}"))
+        if kind == "Deployment" and c.path == ("spec", "replicas") and c.new == 0:
+            out.append(Risk("zero-replicas", f"{d.title} goes from {c.old} to 0 replicas"))
+        if kind == "Service" and c.path[:2] == ("spec", "selector"):
+            out.append(Risk("traffic-moves", f"{c.where}: {_short(c.old)} -> {_short(c.new)}"))
+        if kind in ROUTE_KINDS and c.path[:1] == ("spec",):
+            out.append(Risk("traffic-moves", f"{c.where}: {_short(c.old)} -> {_short(c.new)}"))
+        if kind == "DaemonSet" and c.path[-1:] == ("image",):
+            out.append(Risk("plugin-image", f"{c.where}: {_short(c.old)} -> {_short(c.new)}"))
+    before, after = devices(old), devices(new)
+    for name in sorted(before):
+        if after.get(name, 0.0) < before[name]:
+            out.append(
+                Risk(
+                    "devices-down",
+                    f"{name}: {_num(before[name])} -> {_num(after.get(name, 0.0))} in total",
+                )
+            )
+    return out
+
+
+def compare_objects(
+    env: str, unit: str, old: Mapping[Key, Obj], new: Mapping[Key, Obj]
+) -> list[ObjectDiff]:
+    out: list[ObjectDiff] = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if a is None:
+            assert b is not None
+            d = ObjectDiff(env, unit, key, ADDED, obj=b)
+        elif b is None:
+            d = ObjectDiff(env, unit, key, REMOVED, obj=a)
+        elif a == b or same_but_source(a, b):
+            continue
+        else:
+            d = ObjectDiff(
+                env, unit, key, CHANGED, field_changes(_without_source(a), _without_source(b))
+            )
+        d.risks = _risks(d, a, b)
+        out.append(d)
+    return out
+
+
+def _by_key(objs: Iterable[Obj]) -> dict[Key, Obj]:
+    return {identity(o): o for o in objs}
+
+
+# ---- the two comparisons -----------------------------------------------------------------------
+
+
+def _fresh(values_dir: Path) -> tuple[Rendered, list[Finding], list[str]]:
+    loaded, findings = load_and_check(values_dir)
+    return render_tree(loaded), findings, list(loaded.base.fleet.environments)
+
+
+def _check_env(env: str | None, known: Iterable[str]) -> None:
+    known = sorted(known)
+    if env is not None and env not in known:
+        raise UsageError(f"unknown environment {env!r}; known: " + ", ".join(known))
+
+
+def between_envs(values_dir: Path, old_env: str, new_env: str) -> DiffResult:
+    """Unit by unit (matched by name), what `new_env` has that `old_env` has not."""
+    rendered, findings, envs = _fresh(values_dir)
+    for env in (old_env, new_env):
+        _check_env(env, envs)
+    sides = [{u.name: u for u in rendered.units if u.env == e} for e in (old_env, new_env)]
+    label = f"{old_env} -> {new_env}"
+    objects: list[ObjectDiff] = []
+    for name in sorted(set(sides[0]) | set(sides[1])):
+        a, b = sides[0].get(name), sides[1].get(name)
+        new = _by_key(b.objects if b else ())
+        old = _renamed(_by_key(a.objects if a else ()), new, old_env, new_env)
+        objects += compare_objects(label, name, old, new)
+    units = len(set(sides[0]) | set(sides[1]))
+    return DiffResult(f"environment {old_env}", f"environment {new_env}", objects, units, findings)
+
+
+def _renamed(
+    old: dict[Key, Obj], new: Mapping[Key, Obj], old_env: str, new_env: str
+) -> dict[Key, Obj]:
+    """Objects named after their environment (Argo CD Applications `<fleet>-<env>-<unit>`) are
+    the same object in both: key the old one by its name in the new environment, so the diff
+    shows a changed name and fields rather than one object removed and another added."""
+    out: dict[Key, Obj] = {}
+    for key, obj in old.items():
+        api, kind, ns, name = key
+        twin = (api, kind, ns.replace(old_env, new_env), name.replace(old_env, new_env))
+        if key not in new and twin in new and twin not in old:
+            key = twin
+        out[key] = obj
+    return out
+
+
+def against_ref(values_dir: Path, ref: str, env: str | None = None) -> DiffResult:
+    """The working tree's fresh render against what `ref` had (see the module's docstring)."""
+    rendered, findings, envs = _fresh(values_dir)
+    _check_env(env, envs)
+    values_dir = values_dir.resolve()
+    repo = gitutil.toplevel(values_dir)
+    commit = gitutil.resolve(repo, ref)
+    rel = values_dir.relative_to(repo)
+    out = rel.parent.as_posix()
+    prefix = "" if out == "." else out + "/"
+    # The committed output is read from git's object store (only the units whose files differ
+    # are read and built); values without output beside them are rendered from a worktree.
+    listing = gitutil.ls_tree(repo, commit, [f"{prefix}base", f"{prefix}overlays"])
+    ids = {path.removeprefix(prefix): blob for path, blob in listing.items()}
+    if any(p.startswith("overlays/") for p in ids):
+        how = "committed output"
+        committed = gitutil.BlobTree(repo, ids)
+        try:
+            objects = tree_diff(committed, rendered, env, ids).objects
+        finally:
+            committed.close()
+    else:
+        how = "values rendered by this generator"
+        with gitutil.worktree(repo, commit) as tree_root:
+            objects = _against_rendered(_render_ref(tree_root / rel, ref), rendered, env)
+    units = {u.path for u in rendered.units if env in (None, u.env)}
+    units |= {p for p in kbuild.unit_paths(ids) if _in_env(p, env)}
+    old = f"{ref} ({commit[:12]}, {how})"
+    return DiffResult(old, "working tree", objects, len(units), findings)
+
+
+def _render_ref(values_dir: Path, ref: str) -> Rendered | None:
+    if not values_dir.is_dir():
+        return None  # the ref predates the fleet: everything is new
+    try:
+        return render_tree(values.load(values_dir))
+    except FindingsError as exc:
+        first = exc.findings[0].format()
+        raise GeneratorError(
+            f"the values at {ref} do not load ({len(exc.findings)} finding(s), first: {first})"
+        ) from None
+
+
+def _in_env(unit_path: str, env: str | None) -> bool:
+    return env is None or unit_path.startswith(f"overlays/{env}/")
+
+
+def _split(unit_path: str) -> tuple[str, str]:
+    _, env, unit = unit_path.split("/", 2)
+    return env, unit
+
+
+def _against_rendered(old: Rendered | None, new: Rendered, env: str | None) -> list[ObjectDiff]:
+    before = {u.path: u for u in (old.units if old else []) if _in_env(u.path, env)}
+    after = {u.path: u for u in new.units if _in_env(u.path, env)}
+    out: list[ObjectDiff] = []
+    for path in sorted(set(before) | set(after)):
+        a, b = before.get(path), after.get(path)
+        out += compare_objects(
+            *_split(path), _by_key(a.objects if a else ()), _by_key(b.objects if b else ())
+        )
+    return out
+
+
+@dataclass
+class TreeDiff:
+    """A committed tree against a fresh render, unit by unit."""
+
+    objects: list[ObjectDiff]
+    built_units: list[str]  # unit paths whose files differ: added, removed or changed
+    old_counts: dict[str, int]  # objects each of those units had in the committed tree
+
+    @property
+    def changed_units(self) -> list[str]:
+        """Units whose objects change (a new base can leave an overlay's objects as they were)."""
+        return sorted({f"overlays/{o.env}/{o.unit}" for o in self.objects})
+
+
+def tree_diff(
+    committed: Mapping[str, str],
+    new: Rendered,
+    env: str | None = None,
+    ids: Mapping[str, str] | None = None,
+) -> TreeDiff:
+    """Build (kustomize) only the committed units whose files differ from the fresh render's,
+    and compare their objects with the render's. `ids`: the committed files' git blob ids, when
+    known (then only the files of those units are read)."""
+    after = {u.path: u for u in new.units if _in_env(u.path, env)}
+    old_paths = [p for p in kbuild.unit_paths(committed) if _in_env(p, env)]
+    old_inputs, new_inputs = kbuild.Inputs(committed, ids), kbuild.Inputs(new.tree)
+    to_build = [
+        p for p in old_paths if p not in after or old_inputs.digest(p) != new_inputs.digest(p)
+    ]
+    built = kbuild.build(committed, to_build)
+    changed = sorted({*to_build, *(p for p in after if p not in old_paths)})
+    out: list[ObjectDiff] = []
+    counts: dict[str, int] = {}
+    for path in changed:
+        before = _by_key(kbuild.objects(built[path])) if path in built else {}
+        counts[path] = len(before)
+        unit = after.get(path)
+        out += compare_objects(*_split(path), before, _by_key(unit.objects if unit else ()))
+    return TreeDiff(out, changed, counts)

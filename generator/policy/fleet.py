@@ -1,0 +1,493 @@
+"""Fleet policy checks on resolved values: one registry, each check with a code and a line.
+
+Checks run on the base layer and on every environment; identical findings of several layers are
+reported once, naming the environments they apply to (errors.merge_layers), so a warning in one
+layer never hides an error in another. Other modules add checks with the `check` decorator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from generator.errors import Finding, Location, Severity, merge_layers
+from generator.policy.capacity import quota_totals
+from generator.values.model import FleetView, Team, Values, Vendor
+from generator.values.yamlio import json_path
+
+CheckFn = Callable[[FleetView], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class Check:
+    code: str
+    summary: str
+    fn: CheckFn
+
+
+REGISTRY: dict[str, Check] = {}
+
+
+def check(code: str, summary: str) -> Callable[[CheckFn], CheckFn]:
+    def register(fn: CheckFn) -> CheckFn:
+        if code in REGISTRY:
+            raise ValueError(f"check code {code} registered twice")
+        REGISTRY[code] = Check(code, summary, fn)
+        return fn
+
+    return register
+
+
+def run_checks(values: Values) -> list[Finding]:
+    layers = [
+        (view.env, [f for chk in REGISTRY.values() for f in chk.fn(view)])
+        for view in (values.base, *values.envs.values())
+    ]
+    return merge_layers(layers, values.envs)
+
+
+def where(view: FleetView) -> str:
+    """' in environment 'prod'' for an environment's view, '' for the base layer.
+
+    run_checks takes it out of the message again and names, in Finding.envs, every environment
+    the finding holds in."""
+    return f" in environment {view.env!r}" if view.env else ""
+
+
+@check("REF001", "a team's quota names a vendor that the fleet does not have")
+def unknown_vendor(view: FleetView) -> Iterable[Finding]:
+    known = {v.id for v in view.vendors}
+    for team in view.teams:
+        for vendor_id in team.quota:
+            if vendor_id not in known:
+                path = ("quota", vendor_id)
+                yield Finding(
+                    "REF001",
+                    f"quota names vendor {vendor_id!r}, which has no enabled "
+                    f"values/vendors/{vendor_id}.yaml{where(view)}",
+                    team.doc.locate(path, key=True),
+                    json_path(path),
+                    "known vendors: " + (", ".join(sorted(known)) or "none"),
+                )
+
+
+@check("CAP001", "team quotas for a vendor add up to more devices than its pools hold")
+def quota_capacity(view: FleetView) -> Iterable[Finding]:
+    for totals in quota_totals(view):
+        vendor, parts, total = totals.vendor, totals.parts, totals.total
+        if not totals.overcommitted:
+            continue
+        team, _ = max(parts, key=lambda p: (p[1], p[0].name))
+        detail = ", ".join(f"{t.name} {n}" for t, n in parts)
+        path = ("quota", vendor.id)
+        message = (
+            f"quotas for {vendor.id} ({vendor.resource_name}) add up to {total} devices "
+            f"({detail}) but its pools hold {vendor.capacity}{where(view)}"
+        )
+        if view.fleet.allow_overcommit:
+            yield Finding(
+                "CAP001",
+                message + " (overcommit allowed by capacity.allowOvercommit)",
+                team.doc.locate(path),
+                json_path(path),
+                severity=Severity.WARNING,
+            )
+            continue
+        yield Finding(
+            "CAP001",
+            message,
+            team.doc.locate(path),
+            json_path(path),
+            "lower the quotas, add nodes to the vendor's pools, or set "
+            "capacity.allowOvercommit: true in values/fleet.yaml",
+        )
+
+
+def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+@check("RES001", "two vendors advertise one resource name and selectors cannot tell them apart")
+def shared_resource(view: FleetView) -> Iterable[Finding]:
+    for vendor in view.vendors:
+        for other in view.vendors_for_resource(vendor.resource_name):
+            if other.id == vendor.id:
+                continue
+            clash = [p for p in other.pools if _selects(vendor.selector, p.labels)]
+            if clash:
+                key, value = next(iter(vendor.selector.items()))
+                yield Finding(
+                    "RES001",
+                    f"{vendor.id} and {other.id} both advertise {vendor.resource_name}, and "
+                    f"{vendor.id}'s selector {key}={value} also matches {other.id}'s pool "
+                    f"{clash[0].name!r}{where(view)}",
+                    vendor.doc.locate(("nodeLabels", key)),
+                    json_path(("nodeLabels", key)),
+                    f"give the two vendors different {key} values in nodeLabels",
+                )
+
+
+@check("RES002", "a team has quota for two vendors that share one resource name")
+def shared_quota(view: FleetView) -> Iterable[Finding]:
+    for team in view.teams:
+        by_resource: dict[str, list[Vendor]] = {}
+        for vendor in view.vendors:
+            if team.quota.get(vendor.id):
+                by_resource.setdefault(vendor.resource_name, []).append(vendor)
+        for resource, vendors in sorted(by_resource.items()):
+            if len(vendors) > 1:
+                ids = [v.id for v in vendors]
+                path = ("quota", ids[-1])
+                yield Finding(
+                    "RES002",
+                    f"quota for {' and '.join(ids)}, which both advertise {resource}: a "
+                    f"ResourceQuota cannot tell them apart{where(view)}",
+                    team.doc.locate(path, key=True),
+                    json_path(path),
+                    "quota one of them, or give one vendor its own resourceName",
+                )
+
+
+@check("NAME003", "a node is listed in two pools")
+def node_twice(view: FleetView) -> Iterable[Finding]:
+    seen: dict[str, str] = {}
+    for vendor in view.vendors:
+        for pool in vendor.pools:
+            for i, node in enumerate(pool.nodes):
+                where = f"{vendor.id}/{pool.name}"
+                if node in seen and seen[node] != where:
+                    path = ("pools", pool.index, "nodes", i)
+                    yield Finding(
+                        "NAME003",
+                        f"node {node!r} is in pool {where} and in {seen[node]}",
+                        vendor.doc.locate(path),
+                        json_path(path),
+                        "a node belongs to one pool",
+                    )
+                seen.setdefault(node, where)
+
+
+@check("NAME004", "two teams claim the same namespace")
+def namespace_twice(view: FleetView) -> Iterable[Finding]:
+    claims: dict[str, list[tuple[Team, int]]] = {}
+    for team in view.teams:
+        for i, ns in enumerate(team.namespaces):
+            claims.setdefault(ns, []).append((team, i))
+    for ns, owners in sorted(claims.items()):
+        if len(owners) < 2 or ns in reserved_namespaces(view):
+            continue  # a reserved namespace is NAME007's, once per team
+        team, i = _claim(owners)
+        others = ", ".join(repr(t.name) for t, _ in owners if t is not team)
+        yield Finding(
+            "NAME004",
+            f"namespace {ns!r} is already used by team {others}",
+            _namespace_at(team, i),
+            json_path(("namespaces", i)),
+            "pick another namespace",
+        )
+
+
+def _claim(owners: list[tuple[Team, int]]) -> tuple[Team, int]:
+    # Point at a team that wrote the namespace out; a default (the team name) has no line.
+    explicit = [(t, i) for t, i in owners if t.doc.get("namespaces") is not None]
+    return (explicit or owners)[-1]
+
+
+def _namespace_at(team: Team, i: int) -> Location:
+    if team.doc.get("namespaces") is not None:
+        return team.doc.locate(("namespaces", i))
+    return team.doc.anchor()  # the default namespace is the file's name
+
+
+SYSTEM_NAMESPACES = {
+    "kube-system": "Kubernetes system components",
+    "kube-public": "Kubernetes public cluster information",
+    "kube-node-lease": "node heartbeats",
+    "default": "objects created without a namespace",
+}
+
+
+def reserved_namespaces(view: FleetView) -> dict[str, str]:
+    """Namespaces no team may claim, with what owns them."""
+    key = "checks.reserved_namespaces"
+    if key not in view.memo:
+        from generator.builders.monitoring.sources import exporter_namespace, settings
+
+        out = dict(SYSTEM_NAMESPACES)
+        out.setdefault(view.fleet.argocd_namespace, "Argo CD")
+        out.setdefault(settings(view).namespace, "the fleet's monitoring")
+        for vendor in view.vendors:
+            out.setdefault(vendor.device_plugin.namespace, f"{vendor.id}'s device plugin")
+            installed = vendor.exporter.get("namespace")  # an exporter installed another way
+            if installed:
+                out.setdefault(installed, f"{vendor.id}'s exporter")
+        if view.vendors:
+            out.setdefault(exporter_namespace(view), "the rendered exporters")
+        view.memo[key] = out
+    reserved: dict[str, str] = view.memo[key]
+    return reserved
+
+
+# Argo CD would own a reserved namespace with the team's Pod Security level (kube-system pods
+# could no longer start under `baseline`), and pruning the team's unit would delete it.
+@check("NAME007", "a team claims a reserved namespace (system, Argo CD, plugin or monitoring)")
+def reserved_namespace(view: FleetView) -> Iterable[Finding]:
+    reserved = reserved_namespaces(view)
+    for team in view.teams:
+        for i, ns in enumerate(team.namespaces):
+            if ns in reserved:
+                default = team.doc.get("namespaces") is None
+                yield Finding(
+                    "NAME007",
+                    f"team {team.name!r} claims namespace {ns!r}"
+                    + (" (its file name, the default namespace)" if default else "")
+                    + f", which belongs to {reserved[ns]}",
+                    _namespace_at(team, i),
+                    json_path(("namespaces", i)),
+                    "give the team its own namespace"
+                    + (" in namespaces:, or rename the file" if default else ""),
+                )
+
+
+@check("NODE001", "node-patch needs node names, and NFD rules must tell a vendor's pools apart")
+def node_config(view: FleetView) -> Iterable[Finding]:
+    method = view.fleet.node_config_method
+    for vendor in view.vendors:
+        for pool in vendor.pools:
+            if pool.nodes:
+                continue
+            path = ("pools", pool.index)
+            if method == "node-patch":
+                yield Finding(
+                    "NODE001",
+                    f"pool {pool.name!r} lists no nodes, so node-patch cannot label "
+                    f"it{where(view)}",
+                    vendor.doc.locate(path),
+                    json_path(path),
+                    "list the pool's nodes, or use nodeConfig.method: nfd",
+                )
+                continue
+            twins = [
+                p.name
+                for p in vendor.pools
+                if p is not pool and set(p.pci_devices) & set(pool.pci_devices)
+            ]
+            if twins:
+                yield Finding(
+                    "NODE001",
+                    f"pool {pool.name!r} matches the same PCI devices as pool "
+                    f"{', '.join(repr(t) for t in twins)} and lists no nodes, so NFD labels "
+                    f"every such {vendor.id} node as both{where(view)}",
+                    vendor.doc.locate(path),
+                    json_path(path),
+                    "list the pool's nodes, or give the pools different pciDevices",
+                )
+
+
+@check("NODE002", "NFD cannot tell a pool's nodes: its model has no known PCI device IDs")
+def unknown_pci_model(view: FleetView) -> Iterable[Finding]:
+    if view.fleet.node_config_method != "nfd":
+        return
+    for vendor in view.vendors:
+        if not vendor.pci_vendor:
+            yield Finding(
+                "NODE002",
+                f"vendor {vendor.id} has no pciVendor, so no NFD rule can find its "
+                f"nodes{where(view)}",
+                vendor.doc.anchor(("pciVendor",)),
+                "$.pciVendor",
+                "set pciVendor to the vendor's PCI vendor ID (lspci -nn shows [vendor:device]), "
+                "with pciDevices on each pool",
+            )
+            continue
+        for pool in vendor.pools:
+            if pool.pci_devices:
+                continue
+            path = ("pools", pool.index, "model")
+            known = ", ".join(sorted(vendor.pci_models)) or "none"
+            yield Finding(
+                "NODE002",
+                f"pool {pool.name!r}: model {pool.model!r} has no known PCI device IDs for "
+                f"{vendor.id}, so no NFD rule can find its nodes{where(view)} (a rule on the "
+                f"vendor ID {vendor.pci_vendor or '(none)'} alone would also match the vendor's "
+                "other functions, such as CPU bridges or a BMC's VGA)",
+                vendor.doc.locate(path),
+                json_path(path),
+                f"set pciDevices on the pool to the device IDs its nodes show as "
+                f"[{vendor.pci_vendor}:<device>] in `lspci -nn`, or use a model the catalog "
+                f"knows: {known}",
+            )
+
+
+@check("NODE003", "an unprefixed pool label lands under feature.node.kubernetes.io/ with NFD")
+def unprefixed_pool_label(view: FleetView) -> Iterable[Finding]:
+    if view.fleet.node_config_method != "nfd":
+        return
+    for vendor in view.vendors:
+        for pool in vendor.pools:
+            own = vendor.doc.get("pools", pool.index, "labels", default={}) or {}
+            for key in sorted(k for k in own if "/" not in k):
+                path = ("pools", pool.index, "labels", key)
+                yield Finding(
+                    "NODE003",
+                    f"pool {pool.name!r} label {key!r} has no prefix: nfd-master sets it as "
+                    f"{view.fleet.label_key(key)!r}{where(view)}. The selectors rendered here use "
+                    f"that key, but anything that reads {key!r} itself will not find it "
+                    "(Ascend's Volcano plugin reads accelerator-type: mind-cluster v7.3.2 "
+                    "component/ascend-for-volcano/common/util/type.go)",
+                    vendor.doc.locate(path, key=True),
+                    json_path(path),
+                    "label those nodes another way (kubelet --node-labels, or nodeConfig.method: "
+                    "node-patch), or drop the label if nothing outside reads it",
+                    Severity.WARNING,
+                )
+
+
+@check("NODE004", "a pool's taints repeat a key and effect, which the API server refuses")
+def duplicate_taints(view: FleetView) -> Iterable[Finding]:
+    # Kubernetes refuses a Node whose taints repeat a <key, effect> pair, so nfd-master's or
+    # node-patch's update of that node fails and none of its taints land (kubernetes v1.36.3
+    # pkg/apis/core/validation/validation.go validateNodeTaints: "taints must be unique by key
+    # and effect pair").
+    for vendor in view.vendors:
+        reported = False  # inherited vendor taints: one finding, not one per pool
+        for pool in vendor.pools:
+            own = vendor.doc.get("pools", pool.index, "taints", default=None) is not None
+            if not own and (reported or vendor.doc.get("taints", default=None) is None):
+                continue  # the catalog's taints, or the vendor's already reported
+            seen: dict[tuple[str, str], int] = {}
+            for i, taint in enumerate(pool.taints):
+                first = seen.setdefault((taint.key, taint.effect), i)
+                if first == i:
+                    continue
+                path: tuple[str | int, ...] = (
+                    ("pools", pool.index, "taints", i) if own else ("taints", i)
+                )
+                whose = f"pool {pool.name!r}" if own else f"vendor {vendor.id}"
+                reported = reported or not own
+                yield Finding(
+                    "NODE004",
+                    f"{whose} taints repeat {taint.key}:{taint.effect} (first at taints[{first}]); "
+                    f"the API server refuses such a Node, so none of its taints would be "
+                    f"set{where(view)}",
+                    vendor.doc.locate(path),
+                    json_path(path),
+                    "keep one taint per key and effect",
+                )
+
+
+@check("CAP002", "a pool has no nodes and no nodeCount, so it adds no capacity")
+def empty_pool(view: FleetView) -> Iterable[Finding]:
+    for vendor in view.vendors:
+        for pool in vendor.pools:
+            if pool.node_count == 0:
+                path = ("pools", pool.index)
+                yield Finding(
+                    "CAP002",
+                    f"pool {pool.name!r} has no nodes and no nodeCount, so it adds no "
+                    f"capacity{where(view)}",
+                    vendor.doc.locate(path),
+                    json_path(path),
+                    "list its nodes or set nodeCount",
+                    Severity.WARNING,
+                )
+
+
+@check("NAME005", "a generated Argo CD Application name is longer than 63 characters")
+def app_name_length(view: FleetView) -> Iterable[Finding]:
+    if not view.env:
+        return
+    for team in view.teams:
+        name = f"{view.fleet.name}-{view.env}-team-{team.name}"
+        if len(name) > 63:
+            yield Finding(
+                "NAME005",
+                f"Application name {name!r} is {len(name)} characters; Argo CD's "
+                "tracking label allows 63",
+                view.fleet.doc.locate(("name",)),
+                "$.name",
+                "shorten the fleet, environment or team name",
+            )
+
+
+# The vendor values that name what a vendor emits in each unit.
+_VENDOR_NAME_KEYS = {
+    "device-plugins": ("devicePlugin", "name"),
+    "monitoring": ("exporter", "name"),
+    "node-config": ("pools",),
+}
+
+
+@check("NAME008", "two parts of the fleet would emit the same object (kind, namespace, name)")
+def same_object(view: FleetView) -> Iterable[Finding]:
+    """Two objects with one identity in one cluster: Argo CD applies one over the other (or, in
+    two Applications, flips between them), and the layout writes one file over the other."""
+    from generator.builders import build_all  # builders import this module's registry
+    from generator.builders.common import VENDOR_LABEL, identity
+    from generator.builders.monitoring.sources import MonitoringError
+
+    try:
+        components = build_all(view)
+    except MonitoringError:
+        return  # MON001 names the exporter settings that cannot be built
+    seen: dict[tuple[str, str, str, str], tuple[str, Location]] = {}
+    for comp in components:
+        team_component = comp.name.startswith("teams/")
+        team_unit = comp.unit.startswith("team-")
+        for obj in comp.objects:
+            api, kind, ns, name = identity(obj)
+            key = (api.rpartition("/")[0], kind, ns, name)  # one object whatever its version
+            vendor_id = ((obj.get("metadata") or {}).get("labels") or {}).get(VENDOR_LABEL)
+            # A vendor's own objects point at the vendor file; a team's at its workload.
+            vendor = view.vendor(vendor_id) if vendor_id and not team_unit else None
+            if vendor is not None:
+                path = _VENDOR_NAME_KEYS.get(comp.unit, ("catalog",))
+                where_from = f"vendor {vendor.id!r}"
+                loc = vendor.doc.anchor(path)
+            else:
+                where_from = comp.name
+                loc = comp.origin_of(obj) or Location("values")
+            if key not in seen:
+                seen[key] = (where_from, loc)
+                continue
+            if kind == "Namespace" and team_component:
+                continue  # a team's namespace claim: NAME004 and NAME007 name its line
+            first, first_loc = seen[key]
+            shown = f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
+            by = (
+                f"by {where_from}"
+                if (first, first_loc) == (where_from, loc)
+                else f"by {first} ({first_loc}) and by {where_from}"
+            )
+            yield Finding(
+                "NAME008",
+                f"{shown} would be emitted twice, {by}: Argo CD would apply one over the other",
+                loc,
+                "",
+                "give one of them a name of its own (devicePlugin.name, exporter.name, the "
+                "workload's name), or drop the duplicate",
+            )
+
+
+# Without this, kubeconform would report every object of every unit against a schema set that
+# does not exist. (Whether a control plane of that minor can be started is another matter.)
+@check("VER001", "kubernetesVersion is outside the Kubernetes versions the pinned schemas cover")
+def kubernetes_version(view: FleetView) -> Iterable[Finding]:
+    from generator import toolchain
+
+    versions = toolchain.k8s_schema_versions()
+    if not versions:
+        return  # no schemas laid out: validate stops with the install command (exit 2)
+    wanted = view.fleet.kubernetes_version
+    if toolchain.kubeconform_kubernetes_version(wanted) in versions:
+        return
+    lo, hi = (v.removesuffix(".0") for v in (versions[0], versions[-1]))
+    yield Finding(
+        "VER001",
+        f"kubernetesVersion {wanted!r} is outside the versions the pinned schemas cover "
+        f"({lo} to {hi})",
+        view.fleet.doc.locate(("kubernetesVersion",)),
+        "$.kubernetesVersion",
+        f"set a version from {lo} to {hi}, or pin schemas for it in tools/schemas.lock.yaml "
+        "and run `make tools`",
+    )

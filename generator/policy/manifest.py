@@ -1,0 +1,497 @@
+"""Policy rules on the rendered objects, exactly as kustomize builds them for Argo CD.
+
+Each rule has a code and a one-line summary, takes the environment's resolved values and one
+unit's built objects, and yields findings located at the values that produced the object. The
+pod placement rules (generator/placement.py) run here on every kind with a pod template, after
+overlays and patches; at render time the same logic checks the workloads the builders make.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from generator.builders.common import identity
+from generator.builders.teams import NAMESPACE_SYNC_OPTIONS
+from generator.errors import Finding, Location
+from generator.policy.placement import SUMMARIES, PodTemplate, Problem, pod_problems, pod_templates
+from generator.render.layout import Unit
+from generator.values.model import FleetView, Team
+from generator.values.schema import control_characters
+
+Obj = dict[str, Any]
+RuleFn = Callable[[FleetView, Unit, list[Obj]], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class ManifestRule:
+    code: str
+    summary: str
+    fn: RuleFn
+
+
+MANIFEST_RULES: dict[str, ManifestRule] = {}
+
+
+def manifest_rule(code: str, summary: str) -> Callable[[RuleFn], RuleFn]:
+    def register(fn: RuleFn) -> RuleFn:
+        if code in MANIFEST_RULES:
+            raise ValueError(f"rule code {code} registered twice")
+        MANIFEST_RULES[code] = ManifestRule(code, summary, fn)
+        return fn
+
+    return register
+
+
+def run_rules(view: FleetView, unit: Unit, objs: list[Obj]) -> list[Finding]:
+    out: list[Finding] = []
+    for rule in MANIFEST_RULES.values():
+        out.extend(rule.fn(view, unit, objs))
+    return out
+
+
+def origin(unit: Unit, obj: Obj) -> Location:
+    return unit.origins.get(identity(obj), Location(unit.path))
+
+
+def describe(unit: Unit, obj: Obj) -> str:
+    meta = obj.get("metadata", {})
+    ns = meta.get("namespace")
+    name = f"{ns}/{meta.get('name')}" if ns else str(meta.get("name"))
+    return f"{obj.get('kind')} {name} ({unit.path})"
+
+
+HINTS = {
+    "POD001": "set limits to a whole number of devices and requests equal to it",
+    "POD002": "split it into one workload per vendor",
+    "POD003": "select the vendor's pools by its accelerator label (and an existing model)",
+    "POD004": "add a toleration for the pool's taint",
+    "POD005": "select one vendor's pools by its accelerator label",
+}
+
+
+def _unit_problems(
+    view: FleetView, objs: list[Obj]
+) -> list[tuple[Obj, PodTemplate, list[Problem]]]:
+    """pod_problems of every pod template of one unit's objects, worked out once for the five
+    placement rules: run_rules hands each rule the same list, and the view keeps the last."""
+    key = "rules.unit_problems"
+    memo = view.memo.get(key)
+    if memo is None or memo[0] is not objs:
+        found = [(o, tpl, pod_problems(view, tpl.spec)) for o in objs for tpl in pod_templates(o)]
+        memo = view.memo[key] = (objs, found)
+    problems: list[tuple[Obj, PodTemplate, list[Problem]]] = memo[1]
+    return problems
+
+
+def _placement_rule(code: str) -> RuleFn:
+    def rule(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+        for obj, tpl, problems in _unit_problems(view, objs):
+            for problem in problems:
+                if problem.code == code:
+                    yield Finding(
+                        code,
+                        f"{describe(unit, obj)}: {problem.message}",
+                        origin(unit, obj),
+                        f"{tpl.where}.{problem.where}",
+                        HINTS[code],
+                    )
+
+    return rule
+
+
+for _code, _summary in SUMMARIES.items():
+    manifest_rule(_code, _summary)(_placement_rule(_code))
+
+
+# ---- names and labels ---------------------------------------------------------------------
+
+# Matched whole (fullmatch): with `match` and `$`, a name ending in a newline would pass.
+_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_DNS1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+_LABEL_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+# Kinds whose names must be DNS labels: the API server refuses longer or dotted names (a Job's
+# name also becomes a label value on its pods).
+_LABEL_KINDS = {"Namespace": _LABEL, "Service": _DNS1035, "Job": _LABEL, "CronJob": _LABEL}
+
+
+def _control(text: str) -> str:
+    bad = control_characters(text)
+    return f" (it contains the control character {bad[0]})" if bad else ""
+
+
+def _name_problem(kind: str, name: str) -> str:
+    pattern = _LABEL_KINDS.get(kind)
+    if pattern is not None:
+        if len(name) > 63 or not pattern.fullmatch(name):
+            what = "DNS-1035 label" if pattern is _DNS1035 else "DNS-1123 label"
+            return (
+                f"name {name!r} is not a valid {what} (lower-case, '-', at most 63){_control(name)}"
+            )
+    elif len(name) > 253 or not _SUBDOMAIN.fullmatch(name):
+        return f"name {name!r} is not a valid DNS-1123 subdomain{_control(name)}"
+    return ""
+
+
+def _label_problem(key: str, value: object) -> str:
+    if isinstance(value, str):  # the same few labels on every object: checked once each
+        return _label_problem_str(key, value)
+    return _label_problem_any(key, value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _label_problem_str(key: str, value: str) -> str:
+    return _label_problem_any(key, value)
+
+
+def _label_problem_any(key: str, value: object) -> str:
+    prefix, _, name = key.rpartition("/")
+    if (
+        (prefix and (len(prefix) > 253 or not _SUBDOMAIN.fullmatch(prefix)))
+        or len(name) > 63
+        or (not _LABEL_NAME.fullmatch(name))
+    ):
+        return f"label key {key!r} is not valid{_control(key)}"
+    if not isinstance(value, str) or len(value) > 63 or not _LABEL_VALUE.fullmatch(value):
+        shown = _control(value) if isinstance(value, str) else ""
+        return f"label {key}={value!r}: not a valid label value (at most 63 characters){shown}"
+    return ""
+
+
+@manifest_rule("NAME006", "an object's name or a label is not what the API server accepts")
+def names_and_labels(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+    for obj in objs:
+        meta = obj.get("metadata") or {}
+        problem = _name_problem(str(obj.get("kind")), str(meta.get("name", "")))
+        if problem:
+            yield Finding(
+                "NAME006",
+                f"{describe(unit, obj)}: {problem}",
+                origin(unit, obj),
+                "$.metadata.name",
+                "shorten or rename it in values",
+            )
+        labelled = [("$.metadata.labels", meta.get("labels") or {})]
+        labelled += [
+            (f"{t.where.removesuffix('.spec')}.metadata.labels", t.labels)
+            for t in pod_templates(obj)
+        ]
+        for where, labels in labelled:
+            for key, value in sorted(labels.items()):
+                problem = _label_problem(key, value)
+                if problem:
+                    yield Finding(
+                        "NAME006",
+                        f"{describe(unit, obj)}: {problem}",
+                        origin(unit, obj),
+                        f"{where}[{key!r}]",
+                        "shorten or rename it in values",
+                    )
+
+
+# ---- security posture (docs/security.md) ----------------------------------------------------
+# Checked on what kustomize builds, in every unit of every environment: a hand edit of the
+# committed tree, or a generator change, cannot weaken them unnoticed.
+
+PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
+COMPONENT = "app.kubernetes.io/component"
+DIGEST = re.compile(r".+@sha256:[0-9a-f]{64}")
+# What the generator itself writes on objects of a team's unit; teams set no annotations.
+TEAM_ANNOTATIONS = frozenset(
+    {
+        "accel-gitops.io/source",
+        "accel-gitops.io/owners",
+        "argocd.argoproj.io/sync-wave",
+        "scheduling.volcano.sh/queue-name",  # pods of the team's Volcano queue
+    }
+)
+# The one sync option the generator sets on a team's objects: its Namespaces outlive the team's
+# Application (builders/teams.py), with exactly this value.
+TEAM_NAMESPACE_SYNC_OPTIONS = (
+    "Namespace",
+    "argocd.argoproj.io/sync-options",
+    NAMESPACE_SYNC_OPTIONS,
+)
+
+
+def _allowed_note(obj: Obj, key: str, value: object) -> bool:
+    return key in TEAM_ANNOTATIONS or (obj.get("kind"), key, value) == TEAM_NAMESPACE_SYNC_OPTIONS
+
+
+# Cluster-scoped kinds a team's unit may hold: its namespaces and its batch queue.
+TEAM_CLUSTER_KINDS = frozenset({"Namespace", "ClusterQueue", "Queue"})
+RISKY_VERBS = frozenset({"*", "escalate", "bind", "impersonate"})
+POWERFUL_ROLES = frozenset({"cluster-admin", "admin", "edit"})
+
+
+def _team(view: FleetView, unit: Unit) -> Team | None:
+    if not unit.name.startswith("team-"):
+        return None
+    key = "rules.team_units"
+    if key not in view.memo:  # once per view, not a scan of every team for every unit
+        units: dict[str, Team] = {}
+        for t in view.teams:
+            units.setdefault(f"team-{t.name}", t)
+        view.memo[key] = units
+    team: Team | None = view.memo[key].get(unit.name)
+    return team
+
+
+def _finding(code: str, unit: Unit, obj: Obj, problem: str, path: str, hint: str) -> Finding:
+    return Finding(code, f"{describe(unit, obj)}: {problem}", origin(unit, obj), path, hint)
+
+
+@manifest_rule(
+    "SEC001", "a device-plugin DaemonSet runs outside a Pod Security privileged namespace"
+)
+def plugin_namespace(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+    privileged = {
+        o["metadata"]["name"]
+        for o in objs
+        if o.get("kind") == "Namespace"
+        and ((o["metadata"].get("labels") or {}).get(PSA_ENFORCE)) == "privileged"
+    }
+    for obj in objs:
+        labels = (obj.get("metadata") or {}).get("labels") or {}
+        plugin = labels.get(COMPONENT) == "device-plugin" or unit.name == "device-plugins"
+        if obj.get("kind") != "DaemonSet" or not plugin:
+            continue
+        ns = obj["metadata"].get("namespace", "")
+        if ns not in privileged:
+            yield _finding(
+                "SEC001",
+                unit,
+                obj,
+                f"namespace {ns!r} is not a namespace of this unit labelled "
+                f"{PSA_ENFORCE}=privileged: Pod Security would refuse the plugin's host paths, "
+                "or grant them to every pod there",
+                "$.metadata.namespace",
+                "run device plugins in a namespace of their own that the device-plugins unit "
+                "creates (devicePlugin.namespace)",
+            )
+
+
+@manifest_rule("SEC002", "a team namespace enforces Pod Security weaker than baseline")
+def team_pod_security(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+    if not unit.name.startswith("team-"):
+        return
+    for obj in objs:
+        if obj.get("kind") != "Namespace":
+            continue
+        level = (obj["metadata"].get("labels") or {}).get(PSA_ENFORCE)
+        if level not in ("baseline", "restricted"):
+            yield _finding(
+                "SEC002",
+                unit,
+                obj,
+                f"{PSA_ENFORCE} is {level!r}; team namespaces enforce baseline or restricted",
+                f"$.metadata.labels[{PSA_ENFORCE!r}]",
+                "set podSecurity: baseline or restricted in the team's values",
+            )
+
+
+def _host_access(spec: dict[str, Any]) -> list[tuple[str, str]]:
+    found = [(f, f"{f}: true") for f in ("hostNetwork", "hostPID", "hostIPC") if spec.get(f)]
+    for i, vol in enumerate(spec.get("volumes") or []):
+        if "hostPath" in vol:
+            path = (vol.get("hostPath") or {}).get("path")
+            found.append((f"volumes[{i}]", f"hostPath volume {path!r}"))
+    for field in ("initContainers", "containers", "ephemeralContainers"):
+        for i, c in enumerate(spec.get(field) or []):
+            sc = c.get("securityContext") or {}
+            if sc.get("privileged"):
+                found.append(
+                    (f"{field}[{i}].securityContext", f"privileged container {c.get('name')!r}")
+                )
+            added = set((sc.get("capabilities") or {}).get("add") or [])
+            if added & {"SYS_ADMIN", "ALL", "NET_ADMIN", "SYS_PTRACE"}:
+                shown = ", ".join(sorted(added))
+                found.append((f"{field}[{i}].securityContext", f"capabilities added: {shown}"))
+    return found
+
+
+@manifest_rule("SEC003", "a team workload is privileged or uses hostPath, hostNetwork, hostPID")
+def team_host_access(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+    if not unit.name.startswith("team-"):
+        return
+    for obj in objs:
+        for tpl in pod_templates(obj):
+            for where, what in _host_access(tpl.spec):
+                yield _finding(
+                    "SEC003",
+                    unit,
+                    obj,
+                    f"{what}: a team workload gets no access to its node",
+                    f"{tpl.where}.{where}",
+                    "drop it; vendor drivers reach pods through the device plugin and the "
+                    "container runtime (vendorMounts: false)",
+                )
+
+
+def _rbac_problems(rule: dict[str, Any]) -> list[str]:
+    out = []
+    for field in ("apiGroups", "resources", "verbs", "nonResourceURLs"):
+        if "*" in (rule.get(field) or []) or any(
+            str(v).endswith("/*") for v in rule.get(field) or []
+        ):
+            out.append(f"a wildcard in {field}")
+    resources = {str(r).split("/")[0] for r in rule.get("resources") or []}
+    if "secrets" in resources:
+        out.append("access to secrets")
+    risky = sorted(RISKY_VERBS & set(rule.get("verbs") or []) - {"*"})
+    if risky:
+        out.append("the verbs " + ", ".join(risky))
+    return out
+
+
+@manifest_rule(
+    "SEC004", "RBAC grants a wildcard, secrets, escalate/bind/impersonate or an admin role"
+)
+def rbac_least_privilege(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+    for obj in objs:
+        kind = obj.get("kind")
+        if kind in ("ClusterRole", "Role"):
+            if obj.get("aggregationRule"):
+                yield _finding(
+                    "SEC004",
+                    unit,
+                    obj,
+                    "an aggregated role grants whatever other roles add to it",
+                    "$.aggregationRule",
+                    "list the rules the component needs",
+                )
+            for i, rule in enumerate(obj.get("rules") or []):
+                for problem in _rbac_problems(rule):
+                    yield _finding(
+                        "SEC004",
+                        unit,
+                        obj,
+                        f"rule {i} grants {problem}",
+                        f"$.rules[{i}]",
+                        "grant only the resources and verbs the component needs "
+                        "(devicePlugin.rbac in the vendor's values)",
+                    )
+        elif kind in ("ClusterRoleBinding", "RoleBinding"):
+            role = (obj.get("roleRef") or {}).get("name")
+            if role in POWERFUL_ROLES:
+                yield _finding(
+                    "SEC004",
+                    unit,
+                    obj,
+                    f"binds the built-in role {role!r}",
+                    "$.roleRef.name",
+                    "bind a role that lists what the component needs",
+                )
+
+
+def production(view: FleetView) -> bool:
+    return view.env in (view.fleet.doc.get("productionEnvironments", default=[]) or [])
+
+
+@manifest_rule("SEC005", "an image is not pinned by digest in an environment marked production")
+def image_digest(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+    if not production(view):
+        return
+    for obj in objs:
+        for tpl in pod_templates(obj):
+            for field in ("initContainers", "containers"):
+                for i, c in enumerate(tpl.spec.get(field) or []):
+                    image = str(c.get("image", ""))
+                    if not DIGEST.fullmatch(image):
+                        yield _finding(
+                            "SEC005",
+                            unit,
+                            obj,
+                            f"image {image!r} is not pinned by digest, and environment "
+                            f"{view.env!r} is in productionEnvironments",
+                            f"{tpl.where}.{field}[{i}].image",
+                            "pin it: <image>:<tag>@sha256:<digest> (for a vendor's agents: "
+                            "devicePlugin.version or exporter.daemonSet.version "
+                            "<tag>@sha256:<digest>; for a workload: its images)",
+                        )
+
+
+@manifest_rule("SEC006", "an object of a team's unit carries an annotation outside the allow-list")
+def team_annotations(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+    if not unit.name.startswith("team-"):
+        return
+    for obj in objs:
+        notes_at = [("$.metadata", obj.get("metadata") or {})]
+        for tpl in pod_templates(obj):
+            where = f"{tpl.where.removesuffix('.spec')}.metadata"
+            notes_at.append((where, _at(obj, where) or {}))
+        for where, meta in notes_at:
+            notes = meta.get("annotations") or {}
+            for key in sorted(k for k in notes if not _allowed_note(obj, k, notes[k])):
+                yield _finding(
+                    "SEC006",
+                    unit,
+                    obj,
+                    f"annotation {key!r} is not one a team's objects may carry (Argo CD sync "
+                    "options, ingress snippets and the like change what the cluster does)",
+                    f"{where}.annotations[{key!r}]",
+                    "allowed: " + ", ".join(sorted(TEAM_ANNOTATIONS)) + f", and on Namespaces "
+                    f"argocd.argoproj.io/sync-options: {NAMESPACE_SYNC_OPTIONS}",
+                )
+
+
+def _at(obj: Obj, where: str) -> Any:
+    """The value at a JSON path such as $.spec.tasks[0].template.metadata (None if absent)."""
+    node: Any = obj
+    for name, index in _steps(where):
+        if name:
+            node = node.get(name) if isinstance(node, dict) else None
+        else:
+            node = node[int(index)] if isinstance(node, list) and int(index) < len(node) else None
+    return node
+
+
+@functools.lru_cache(maxsize=256)
+def _steps(where: str) -> list[tuple[str, str]]:
+    steps: list[tuple[str, str]] = re.findall(r"\.([A-Za-z]+)|\[(\d+)\]", where.removeprefix("$"))
+    return steps
+
+
+@manifest_rule("TEAM001", "a team's unit holds an object outside its namespaces, or cluster-scoped")
+def team_boundary(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+    team = _team(view, unit)
+    if team is None:
+        return
+    queue = f"team-{team.name}"
+    for obj in objs:
+        meta = obj.get("metadata") or {}
+        kind, name, ns = obj.get("kind"), meta.get("name"), meta.get("namespace")
+        if ns is None:
+            allowed = (kind == "Namespace" and name in team.namespaces) or (
+                kind in TEAM_CLUSTER_KINDS - {"Namespace"} and name == queue
+            )
+            if not allowed:
+                yield _finding(
+                    "TEAM001",
+                    unit,
+                    obj,
+                    f"a cluster-scoped {kind} in team {team.name!r}'s unit; a team's unit holds "
+                    f"its namespaces, its queue {queue!r} and objects inside its namespaces",
+                    "$.metadata",
+                    "cluster-wide objects belong to the platform's units (values/fleet.yaml, "
+                    "values/vendors/)",
+                )
+        elif ns not in team.namespaces:
+            yield _finding(
+                "TEAM001",
+                unit,
+                obj,
+                f"namespace {ns!r} is not one of team {team.name!r}'s namespaces "
+                f"({', '.join(team.namespaces)})",
+                "$.metadata.namespace",
+                "a team's objects live in its own namespaces",
+            )
+
+
+# Rules of other concerns register themselves in their own modules.
+from generator.policy import manifest_scheduling as scheduling_rules  # noqa: E402,F401

@@ -1,0 +1,43 @@
+"""Checks on the vendors' exporter facts (codes MON; docs/monitoring.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from generator.builders.monitoring.rules import ordered_mappings
+from generator.builders.monitoring.sources import MonitoringError, exporter, settings
+from generator.errors import Finding, Severity
+from generator.policy.fleet import check
+from generator.values.model import FleetView
+from generator.values.yamlio import json_path
+
+
+@check("MON001", "a vendor's exporter section cannot give the unified monitoring series")
+def exporter_facts(view: FleetView) -> Iterable[Finding]:
+    for vendor in view.vendors:
+        try:
+            exp = exporter(vendor, settings(view).exporter_namespace)
+            if exp is not None:
+                ordered_mappings(exp)
+        except MonitoringError as err:
+            yield Finding(
+                "MON001",
+                str(err),
+                vendor.doc.anchor(err.path, ("exporter",)),
+                json_path(err.path),
+                "see docs/monitoring.md for the exporter keys",
+            )
+
+
+@check("MON002", "a vendor has no exporter: its devices are missing from the unified series")
+def no_exporter(view: FleetView) -> Iterable[Finding]:
+    for vendor in view.vendors:
+        if not vendor.exporter:
+            yield Finding(
+                "MON002",
+                f"vendor {vendor.id} has no exporter section: no scrape config or rules for it",
+                vendor.doc.anchor(("exporter",)),
+                "$.exporter",
+                "name its exporter (port, podLabels, labels, metrics); docs/monitoring.md",
+                Severity.WARNING,
+            )

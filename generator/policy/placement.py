@@ -1,0 +1,220 @@
+"""Pod placement on a mixed fleet: can a pod template that asks for accelerators ever schedule?
+
+One implementation, used twice: at render time on the pod templates the builders make (the POD
+checks, located at the workload's values) and by validate on the objects exactly as kustomize
+builds them (after overlays and patches), for every kind that carries a pod template.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from generator.values.model import FleetView, Pool, Taint, Vendor
+
+HOSTNAME = "kubernetes.io/hostname"
+
+SUMMARIES = {
+    "POD001": "a pod template requests devices that are not whole, or requests != limits",
+    "POD002": "a pod template requests two vendors' devices at once",
+    "POD003": "a pod template requests a device but selects no pool of a vendor advertising it",
+    "POD004": "a pod template does not tolerate the taints of the pools it selects",
+    "POD005": "a pod template requests a shared resource name and selects more than one vendor",
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    code: str
+    message: str
+    where: str  # path inside the pod spec, e.g. "containers[0].resources"
+
+
+@dataclass(frozen=True)
+class PodTemplate:
+    where: str  # JSON path of the pod spec inside its object
+    spec: dict[str, Any]
+    labels: dict[str, Any]  # the pod template's labels ({} for a bare Pod: see its metadata)
+
+
+def _template(where: str, template: dict[str, Any] | None) -> PodTemplate:
+    template = template or {}
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    return PodTemplate(f"{where}.spec", template.get("spec") or {}, labels)
+
+
+def pod_templates(obj: dict[str, Any]) -> Iterator[PodTemplate]:
+    kind = obj.get("kind")
+    spec = obj.get("spec") or {}
+    if str(obj.get("apiVersion", "")).startswith("batch.volcano.sh/"):
+        for i, task in enumerate(spec.get("tasks") or []):
+            yield _template(f"$.spec.tasks[{i}].template", task.get("template"))
+    elif kind == "Pod":
+        yield PodTemplate("$.spec", spec, {})
+    elif kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"):
+        yield _template("$.spec.template", spec.get("template"))
+    elif kind == "CronJob":
+        job = (spec.get("jobTemplate") or {}).get("spec") or {}
+        yield _template("$.spec.jobTemplate.spec.template", job.get("template"))
+
+
+def _expr_matches(expr: dict[str, Any], labels: dict[str, str]) -> bool:
+    key, op, values = expr.get("key", ""), expr.get("operator", ""), expr.get("values") or []
+    if op == "In":
+        return labels.get(key) in values
+    if op == "NotIn":
+        return labels.get(key) not in values
+    if op == "Exists":
+        return key in labels
+    if op == "DoesNotExist":
+        return key not in labels
+    return False  # Gt/Lt on accelerator labels: treat as not matching (conservative)
+
+
+def _required_terms(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
+    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    return list(required.get("nodeSelectorTerms") or [])
+
+
+def selects(spec: dict[str, Any], labels: dict[str, str]) -> bool:
+    """Whether a node with `labels` passes the pod's nodeSelector and required node affinity."""
+    for key, value in (spec.get("nodeSelector") or {}).items():
+        if labels.get(key) != value:
+            return False
+    terms = _required_terms(spec)
+    if terms:
+        return any(
+            all(_expr_matches(e, labels) for e in (t.get("matchExpressions") or [])) for t in terms
+        )
+    return True
+
+
+def tolerates(spec: dict[str, Any], taint: Taint) -> bool:
+    if taint.effect == "PreferNoSchedule":
+        return True
+    for tol in spec.get("tolerations") or []:
+        if tol.get("effect") and tol.get("effect") != taint.effect:
+            continue
+        if tol.get("operator", "Equal") == "Exists":
+            if not tol.get("key") or tol.get("key") == taint.key:
+                return True
+        elif tol.get("key") == taint.key and tol.get("value", "") == taint.value:
+            return True
+    return False
+
+
+def _pool_labels(view: FleetView) -> list[tuple[Vendor, Pool, dict[str, str]]]:
+    """Every pool with the labels its nodes carry (keys as they land on nodes), once per view."""
+    key = "placement.pool_labels"
+    if key not in view.memo:
+        view.memo[key] = [
+            (v, p, view.fleet.node_selector(p.labels)) for v in view.vendors for p in v.pools
+        ]
+    pools: list[tuple[Vendor, Pool, dict[str, str]]] = view.memo[key]
+    return pools
+
+
+def selected_pools(view: FleetView, spec: dict[str, Any]) -> list[tuple[Vendor, Pool]]:
+    # Node by node only when the pod names nodes: pools can hold hundreds of them.
+    per_node = HOSTNAME in (spec.get("nodeSelector") or {}) or HOSTNAME in str(
+        spec.get("affinity") or ""
+    )
+    out = []
+    for vendor, pool, labels in _pool_labels(view):
+        nodes: tuple[str, ...] = pool.nodes if per_node and pool.nodes else ()
+        if nodes:
+            hit = any(selects(spec, {**labels, HOSTNAME: n}) for n in nodes)
+        else:
+            hit = selects(spec, labels)
+        if hit:
+            out.append((vendor, pool))
+    return out
+
+
+def _whole(value: Any) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool)) or (
+        isinstance(value, str) and value.isdigit()
+    )
+
+
+def _selection(spec: dict[str, Any]) -> str:
+    selector = spec.get("nodeSelector") or {}
+    shown = "nodeSelector {" + ", ".join(f"{k}={v}" for k, v in selector.items()) + "}"
+    return shown + (" and node affinity" if _required_terms(spec) else "")
+
+
+def _containers(spec: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    for field in ("initContainers", "containers"):
+        for i, c in enumerate(spec.get(field) or []):
+            yield f"{field}[{i}]", c
+
+
+def pod_problems(view: FleetView, spec: dict[str, Any]) -> list[Problem]:
+    """Every placement problem of one pod spec, container by container."""
+    accel = {v.resource_name for v in view.vendors}
+    out: list[Problem] = []
+    pools: list[tuple[Vendor, Pool]] | None = None
+    for where, c in _containers(spec):
+        name = c.get("name", "?")
+        res = c.get("resources") or {}
+        req, lim = res.get("requests") or {}, res.get("limits") or {}
+        wanted = sorted(r for r in {*req, *lim} if r in accel)
+        for r in wanted:
+            if not _whole(lim.get(r)) or (r in req and str(req[r]) != str(lim.get(r))):
+                out.append(
+                    Problem(
+                        "POD001",
+                        f"container {name!r} requests {r}: requests {req.get(r)!r}, limits "
+                        f"{lim.get(r)!r}; devices are whole numbers in limits, with equal requests",
+                        f"{where}.resources",
+                    )
+                )
+        if len(wanted) > 1:
+            out.append(
+                Problem(
+                    "POD002",
+                    f"container {name!r} requests {' and '.join(wanted)} at once",
+                    f"{where}.resources",
+                )
+            )
+            continue
+        if not wanted:
+            continue
+        if pools is None:
+            pools = selected_pools(view, spec)
+        r = wanted[0]
+        matched = [(v, p) for v, p in pools if v.resource_name == r]
+        vendors = sorted({v.id for v, _ in matched})
+        if not matched:
+            out.append(
+                Problem(
+                    "POD003",
+                    f"container {name!r} requests {r} but its {_selection(spec)} picks no pool of "
+                    + " or ".join(v.id for v in view.vendors_for_resource(r)),
+                    "nodeSelector",
+                )
+            )
+        elif len(vendors) > 1:
+            out.append(
+                Problem(
+                    "POD005",
+                    f"container {name!r} requests {r}, which {' and '.join(vendors)} both "
+                    f"advertise, and its {_selection(spec)} picks pools of both",
+                    "nodeSelector",
+                )
+            )
+        else:
+            for _, pool in matched:
+                for taint in pool.taints:
+                    if not tolerates(spec, taint):
+                        out.append(
+                            Problem(
+                                "POD004",
+                                f"container {name!r} does not tolerate taint "
+                                f"{taint.key}={taint.value}:{taint.effect} of pool {pool.name!r}",
+                                "tolerations",
+                            )
+                        )
+    return out

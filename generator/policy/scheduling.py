@@ -1,0 +1,379 @@
+"""Scheduling checks (codes SCH; docs/scheduling.md): backends, topology, placement preferences.
+
+Values checks run at render time on the workloads as the builders make them; SCH001 runs in
+validate on the queues exactly as kustomize builds them (generator/validate/scheduling_rules.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from generator.builders import scheduling
+from generator.builders.workloads import PodRef, team_capability, team_devices, team_objects
+from generator.errors import Finding, Severity
+from generator.policy.fleet import check, where
+from generator.policy.placement import selected_pools
+from generator.values.merge import Doc
+from generator.values.model import FleetView, Pool, Team, Vendor
+from generator.values.yamlio import YamlPath, json_path
+from generator.workloads.model import PodDecl, team_workloads
+from generator.workloads.phases import plan_service
+
+Obj = dict[str, Any]
+
+
+# ---- SCH001: the team's queue carries the team's quota -----------------------------------------
+
+
+def queue_problems(view: FleetView, team: Team, obj: Obj) -> list[str]:
+    """How a built Volcano Queue or Kueue ClusterQueue of the team differs from its quota."""
+    spec = obj.get("spec") or {}
+    want_cap, want_own = team_capability(view, team), team_devices(view, team)
+    if obj.get("kind") == "Queue":
+        got: dict[str, dict[str, Any]] = {"capability": spec.get("capability") or {}}
+        want: dict[str, dict[str, int]] = {"capability": want_cap}
+        if scheduling.queue_policy(view) == "capacity":
+            got["deserved"] = spec.get("deserved") or {}
+            want["deserved"] = want_own
+    else:
+        nominal: dict[str, int] = {}
+        ceiling: dict[str, int] = {}
+        for group in spec.get("resourceGroups") or []:
+            for flavor in group.get("flavors") or []:
+                for res in flavor.get("resources") or []:
+                    name = str(res.get("name"))
+                    if name not in want_own:
+                        continue
+                    n = _int(res.get("nominalQuota"))
+                    nominal[name] = nominal.get(name, 0) + n
+                    ceiling[name] = ceiling.get(name, 0) + n + _int(res.get("borrowingLimit"))
+        got = {"nominal quota": nominal, "nominal quota + borrowing limit": ceiling}
+        want = {"nominal quota": want_own, "nominal quota + borrowing limit": want_cap}
+    out = []
+    for field, expected in want.items():
+        for res, n in expected.items():
+            have = got[field].get(res)
+            if have is None or _int(have) != n:
+                out.append(f"{field} of {res} is {have!r}, the team's quota gives {n}")
+    return out
+
+
+def _int(value: Any) -> int:
+    qty = scheduling.parse_quantity(value if value is not None else 0)
+    return int(qty) if qty is not None and qty.denominator == 1 else -1
+
+
+# ---- SCH002: Kueue cannot account a Volcano Job --------------------------------------------------
+
+
+@check("SCH002", "a Volcano Job under the Kueue backend, which Kueue cannot account")
+def volcano_under_kueue(view: FleetView) -> Iterable[Finding]:
+    if scheduling.backend(view) != "kueue":
+        return
+    for team in view.teams:
+        for job in team_workloads(view, team).jobs:
+            if job.kind != "volcano":
+                continue
+            path = (*job.path, "kind") if team.doc.get(*job.path, "kind") else job.path
+            yield Finding(
+                "SCH002",
+                f"job {job.name!r} is a Volcano Job, but the backend is kueue: Kueue has no "
+                f"Volcano integration, so its devices would escape the team's ClusterQueue and "
+                f"its pods could take the quota of jobs Kueue admitted{where(view)}",
+                team.doc.locate(path),
+                json_path(path),
+                "use scheduling.backend: volcano in values/fleet.yaml, or write the job as "
+                "batch/v1 Jobs (vendor, devices, parallelism)",
+            )
+
+
+# ---- pods, the pools they may land on, and the devices they ask for ---------------------------
+
+
+@dataclass(frozen=True)
+class Landing:
+    ref: PodRef
+    vendor: Vendor
+    devices: int
+    pools: tuple[Pool, ...]
+
+
+def landings(view: FleetView, team: Team) -> list[Landing]:
+    """Every pod template of the team that asks for devices, with the pools it may land on."""
+    key = ("scheduling.landings", team.name)
+    if key not in view.memo:
+        out = []
+        for ref in team_objects(view, team)[1]:
+            limits: dict[str, Any] = {}
+            for container in ref.spec.get("containers") or []:
+                limits.update((container.get("resources") or {}).get("limits") or {})
+            found: dict[str, tuple[Vendor, int, list[Pool]]] = {}
+            for vendor, pool in selected_pools(view, ref.spec):
+                devices = scheduling.parse_quantity(limits.get(vendor.resource_name, 0))
+                if devices and devices.denominator == 1:
+                    found.setdefault(vendor.id, (vendor, int(devices), []))[2].append(pool)
+            out += [Landing(ref, v, n, tuple(pools)) for v, n, pools in found.values()]
+        view.memo[key] = out
+    result: list[Landing] = view.memo[key]
+    return result
+
+
+def _devices_path(doc: Doc, path: YamlPath) -> YamlPath:
+    for key in ("devices", "devicesPerReplica"):
+        if doc.get(*path, key) is not None:
+            return (*path, key)
+    return path
+
+
+def topology_shape(vendor: Vendor, pool: Pool) -> tuple[str, dict[str, Any]] | None:
+    """The pool's node topology (label value) and its entry in the vendor's `topology`."""
+    topo = vendor.doc.get("topology", default=None) or {}
+    value = pool.labels.get(str(topo.get("label", "")))
+    shape = (topo.get("shapes") or {}).get(value) if value else None
+    return (str(value), shape) if shape else None
+
+
+@check("SCH003", "a pod asks for a device count its pool's topology cannot give one pod")
+def topology_refusals(view: FleetView) -> Iterable[Finding]:
+    for team in view.teams:
+        for land in landings(view, team):
+            for pool in land.pools:
+                found = topology_shape(land.vendor, pool)
+                if found is None or land.devices in found[1]["podDevices"]:
+                    continue
+                name, shape = found
+                allowed = ", ".join(str(n) for n in sorted(shape["podDevices"]))
+                path = _devices_path(team.doc, land.ref.path)
+                yield Finding(
+                    "SCH003",
+                    f"{land.ref.kind} {land.ref.name!r} asks for {land.devices} {land.vendor.id} "
+                    f"devices per pod, which pool {pool.name!r} ({name}: "
+                    f"{shape.get('description', '')}) cannot give one pod: allowed "
+                    f"{allowed}{where(view)}",
+                    team.doc.locate(path),
+                    json_path(path),
+                    f"ask for one of {allowed} devices per pod, and more pods for more devices "
+                    f"(source: {shape.get('source', 'the vendor catalog')})",
+                )
+
+
+@check("SCH004", "a pod asks for more devices than one node of a pool it may land on has")
+def pod_fits_node(view: FleetView) -> Iterable[Finding]:
+    for team in view.teams:
+        for land in landings(view, team):
+            for pool in land.pools:
+                if land.devices <= pool.devices_per_node:
+                    continue
+                path = _devices_path(team.doc, land.ref.path)
+                yield Finding(
+                    "SCH004",
+                    f"{land.ref.kind} {land.ref.name!r} asks for {land.devices} {land.vendor.id} "
+                    f"devices per pod, but a node of pool {pool.name!r} has "
+                    f"{pool.devices_per_node}{where(view)}",
+                    team.doc.locate(path),
+                    json_path(path),
+                    f"ask for at most {pool.devices_per_node} devices per pod (more pods for "
+                    "more devices), or pick a model whose nodes have enough",
+                )
+
+
+# ---- placement preferences ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pinned:
+    """A workload part pinned to pool models: its devices, and where it is declared."""
+
+    team: Team
+    vendor: str
+    models: tuple[str, ...]
+    devices: int
+    is_job: bool
+    path: YamlPath
+    label: str
+
+
+def _pinned(view: FleetView, team: Team) -> list[Pinned]:
+    loaded = team_workloads(view, team)
+    out = []
+    for job in loaded.jobs:
+        for task in job.tasks:
+            models = tuple(m for m in (task.pod.model, task.pod.fallback_model) if m)
+            if models and task.pod.devices:
+                devices = task.replicas * task.pod.devices
+                label = f"job {job.name}" + (f"/{task.name}" if job.kind == "volcano" else "")
+                out.append(Pinned(team, task.pod.vendor, models, devices, True, task.path, label))
+    for svc in loaded.services:
+        plans = {p.vendor: p for p in plan_service(svc)}
+        for track in svc.tracks:
+            models = tuple(m for m in (track.pod.model, track.pod.fallback_model) if m)
+            if models and plans[track.vendor].devices:
+                path = (*svc.path, "tracks", track.vendor)
+                label = f"service {svc.name}/{track.vendor}"
+                out.append(
+                    Pinned(
+                        team, track.vendor, models, plans[track.vendor].devices, False, path, label
+                    )
+                )
+    return out
+
+
+def _fallbacks(view: FleetView, team: Team) -> Iterable[tuple[str, PodDecl, YamlPath]]:
+    """(what, pod, values path of its fallbackModel) of every pod that sets one."""
+    loaded = team_workloads(view, team)
+    for job in loaded.jobs:
+        for task in job.tasks:
+            if task.pod.fallback_model:
+                path = task.path if team.doc.get(*task.path, "fallbackModel") else job.path
+                what = f"job {job.name!r}" + (
+                    f" task {task.name!r}" if job.kind == "volcano" else ""
+                )
+                yield what, task.pod, (*path, "fallbackModel")
+    for svc in loaded.services:
+        for track in svc.tracks:
+            if track.pod.fallback_model:
+                path = (*svc.path, "tracks", track.vendor, "fallbackModel")
+                yield f"service {svc.name!r} track {track.vendor!r}", track.pod, path
+
+
+@check("SCH005", "a fallbackModel is not another pool model of the workload's vendor")
+def fallback_models(view: FleetView) -> Iterable[Finding]:
+    for team in view.teams:
+        for what, pod, path in _fallbacks(view, team):
+            vendor = view.vendor(pod.vendor)
+            models = sorted({p.model for p in vendor.pools}) if vendor else []
+            problem = ""
+            if not pod.model or pod.model == pod.fallback_model:
+                problem = "needs a different `model` to prefer"
+            elif pod.fallback_model not in models:
+                problem = f"names no pool of {pod.vendor} (models: {', '.join(models)})"
+            if problem:
+                yield Finding(
+                    "SCH005",
+                    f"{what}: fallbackModel {pod.fallback_model!r} {problem}{where(view)}",
+                    team.doc.locate(path),
+                    json_path(path),
+                    "set model to the preferred pool model and fallbackModel to another model "
+                    "of the same vendor",
+                )
+
+
+@check("SCH006", "the workloads that may land on a pool model need more devices than it holds")
+def pool_capacity(view: FleetView) -> Iterable[Finding]:
+    """Worst case: a workload that prefers one model and accepts another may run entirely on
+    either, so each model's pools must hold every workload that accepts it (services at their
+    phase's replicas, plus the largest such job), as MIG005 does for a vendor."""
+    if not view.env:
+        return
+    parts = [p for t in view.teams for p in _pinned(view, t)]
+    for vendor in view.vendors:
+        for model in sorted({p.model for p in vendor.pools}):
+            capacity = sum(p.capacity for p in vendor.pools if p.model == model)
+            mine = [p for p in parts if p.vendor == vendor.id and model in p.models]
+            services = sum(p.devices for p in mine if not p.is_job)
+            jobs = [p for p in mine if p.is_job]
+            largest = max((p.devices for p in jobs), default=0)
+            if services + largest <= capacity:
+                continue
+            culprit = max(mine, key=lambda p: (len(p.models) > 1, p.devices))
+            path = culprit.path
+            for key in ("fallbackModel", "model"):
+                if culprit.team.doc.get(*culprit.path, key) is not None:
+                    path = (*culprit.path, key)
+                    break
+            yield Finding(
+                "SCH006",
+                f"workloads that may run on {vendor.id} {model} need {services + largest} "
+                f"devices ({services} for services, {largest} for the largest job; a workload "
+                f"with a fallback model counts for both) but its pools hold {capacity}"
+                f"{where(view)}",
+                culprit.team.doc.locate(path),
+                json_path(path),
+                f"add {model} nodes, or give {culprit.label} a fallback model with room",
+            )
+
+
+@check("SCH007", "a team sets borrowing, which only a queue backend (volcano, kueue) lends")
+def borrowing_needs_queue(view: FleetView) -> Iterable[Finding]:
+    if scheduling.backend(view) in scheduling.QUEUE_BACKENDS:
+        return
+    for team in view.teams:
+        for vendor_id, n in (team.doc.get("borrowing", default={}) or {}).items():
+            if n:
+                path = ("borrowing", vendor_id)
+                yield Finding(
+                    "SCH007",
+                    f"team {team.name!r} may borrow {n} {vendor_id} devices, but backend "
+                    f"{scheduling.backend(view)!r} has no queue that lends{where(view)}",
+                    team.doc.locate(path),
+                    json_path(path),
+                    "set scheduling.backend: volcano or kueue, or remove borrowing",
+                    Severity.WARNING,
+                )
+
+
+# ---- SCH008: a job's networkTopology is one Volcano honours -------------------------------------
+
+
+def _topology_problem(view: FleetView, kind: str, topo: dict[str, Any]) -> tuple[str, str, str]:
+    """(what is wrong, the key under networkTopology to point at, hint), or ("", "", "")."""
+    if kind != "volcano":
+        return (
+            "is a batch/v1 Job: only a Volcano Job carries networkTopology",
+            "",
+            "set kind: volcano (with tasks), or remove networkTopology",
+        )
+    if scheduling.backend(view) != "volcano":
+        # The tier limit is enforced by the network-topology-aware plugin's
+        # HyperNodeGradientForJobFn (volcano-sh/volcano v1.14.0
+        # pkg/scheduler/plugins/network-topology-aware/network_topology_aware.go); the fleet
+        # renders the Volcano scheduler configuration, and so the plugin, only under `volcano`.
+        return (
+            f"asks for a network topology, but backend {scheduling.backend(view)!r} renders no "
+            "Volcano scheduler configuration, so nothing enables the network-topology-aware "
+            "plugin that honours it",
+            "",
+            "set scheduling.backend: volcano in values/fleet.yaml (or the environment's fleet:), "
+            "or remove networkTopology",
+        )
+    if topo.get("highestTierAllowed") is not None and topo.get("highestTierName") is not None:
+        # volcano-sh/volcano v1.14.0 pkg/webhooks/admission/jobs/validate/admit_job.go
+        # validateNetworkTopology refuses the job.
+        return (
+            "sets both highestTierAllowed and highestTierName, which Volcano's admission "
+            "webhook refuses",
+            "highestTierName",
+            "keep one of highestTierAllowed and highestTierName",
+        )
+    has_tier = any(topo.get(k) is not None for k in ("highestTierAllowed", "highestTierName"))
+    if topo.get("mode", "hard") == "hard" and not has_tier:
+        # volcano-sh/volcano v1.14.0 pkg/scheduler/api/job_info.go IsHardTopologyMode: hard
+        # mode without highestTierAllowed is no hard constraint at all.
+        return (
+            "is in hard mode without highestTierAllowed or highestTierName, which Volcano "
+            "treats as no constraint",
+            "",
+            "set highestTierAllowed: <tier> (or highestTierName), or mode: soft",
+        )
+    return "", "", ""
+
+
+@check("SCH008", "a job's networkTopology is one nothing would honour")
+def network_topology_honoured(view: FleetView) -> Iterable[Finding]:
+    for team in view.teams:
+        for job in team_workloads(view, team).jobs:
+            if job.network_topology is None:
+                continue
+            problem, key, hint = _topology_problem(view, job.kind, job.network_topology)
+            if not problem:
+                continue
+            path: YamlPath = (*job.path, "networkTopology", *((key,) if key else ()))
+            yield Finding(
+                "SCH008",
+                f"job {job.name!r} {problem}{where(view)}",
+                team.doc.locate(path, key=not key),
+                json_path(path),
+                hint + " (docs/scheduling.md)",
+            )

@@ -1,0 +1,236 @@
+"""Checks on team workloads (codes WKL, MIG, POD; docs/workloads.md lists them)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from generator.builders.workloads import PodRef, team_objects, toleration, workload_mounts
+from generator.errors import Finding, Severity
+from generator.policy.fleet import check, where
+from generator.policy.placement import SUMMARIES, Problem, pod_problems
+from generator.values.model import FleetView, Team
+from generator.values.yamlio import json_path
+from generator.workloads.model import team_workloads
+from generator.workloads.phases import plan_service
+from generator.workloads.usage import fleet_needs, vendor_usage
+
+
+@check("WKL001", "a workload is invalid: unknown vendor, missing image, namespace or structure")
+def workload_values(view: FleetView) -> Iterable[Finding]:
+    for team in view.teams:
+        yield from team_workloads(view, team).findings
+
+
+# An error, not a warning: Pod Security admission refuses every pod of such a workload, so Argo CD
+# would sync a Job or Deployment that never runs.
+@check("WKL004", "a workload mounts host paths in a namespace whose Pod Security forbids them")
+def host_paths(view: FleetView) -> Iterable[Finding]:
+    for team in view.teams:
+        loaded = team_workloads(view, team)
+        pods = [(j.namespace, t.pod, t.path) for j in loaded.jobs for t in j.tasks]
+        pods += [
+            (s.namespace, t.pod, (*s.path, "tracks", t.vendor))
+            for s in loaded.services
+            for t in s.tracks
+        ]
+        for _ns, pod, path in pods:
+            vendor = view.vendor(pod.vendor)
+            if vendor is None or not pod.devices or not pod.vendor_mounts:
+                continue
+            mounts = workload_mounts(vendor)
+            if mounts:
+                yield Finding(
+                    "WKL004",
+                    f"pods mount {', '.join(m['path'] for m in mounts)} (workloadMounts of "
+                    f"{vendor.id}) as hostPath, which Pod Security {team.pod_security!r} "
+                    f"refuses{where(view)}",
+                    team.doc.locate(path),
+                    json_path(path),
+                    "rely on the vendor's container runtime to inject the driver "
+                    "(Ascend Docker Runtime) and set vendorMounts: false on the workload",
+                )
+
+
+@check("MIG001", "a service's weights are not integers summing to 100")
+def weights_sum(view: FleetView) -> Iterable[Finding]:
+    for team in view.teams:
+        for svc in team_workloads(view, team).services:
+            if not svc.explicit_weights:
+                continue
+            path = (*svc.path, "weights")
+            unknown = sorted(set(svc.explicit_weights) - {t.vendor for t in svc.tracks})
+            if unknown:
+                yield Finding(
+                    "MIG001",
+                    f"service {svc.name!r} weights name {unknown[0]!r}, which is not one of its "
+                    f"tracks{where(view)}",
+                    team.doc.locate((*path, unknown[0]), key=True),
+                    json_path((*path, unknown[0])),
+                    "known tracks: " + ", ".join(t.vendor for t in svc.tracks),
+                )
+            total = sum(svc.explicit_weights.values())
+            if total != 100:
+                detail = ", ".join(f"{k} {v}" for k, v in sorted(svc.explicit_weights.items()))
+                yield Finding(
+                    "MIG001",
+                    f"service {svc.name!r} weights sum to {total} ({detail}), not 100{where(view)}",
+                    team.doc.locate(path),
+                    json_path(path),
+                    "weights are percentages of the traffic: make them add up to 100",
+                )
+
+
+@check("MIG002", "a weight goes to a track with 0 replicas")
+def weight_to_empty(view: FleetView) -> Iterable[Finding]:
+    for team in view.teams:
+        for svc in team_workloads(view, team).services:
+            for plan in plan_service(svc):
+                if plan.weight > 0 and plan.replicas == 0 and plan.weight_explicit:
+                    path = (*svc.path, "weights", plan.vendor)
+                    yield Finding(
+                        "MIG002",
+                        f"service {svc.name!r} sends weight {plan.weight} to track "
+                        f"{plan.vendor!r}, which has 0 replicas{where(view)}",
+                        team.doc.locate(path),
+                        json_path(path),
+                        "set its weight to 0, or give the track replicas",
+                    )
+
+
+@check("MIG003", "a track drops to 0 replicas while it still carries traffic")
+def empty_with_traffic(view: FleetView) -> Iterable[Finding]:
+    for team in view.teams:
+        for svc in team_workloads(view, team).services:
+            for plan in plan_service(svc):
+                if plan.weight > 0 and plan.replicas == 0 and not plan.weight_explicit:
+                    yield Finding(
+                        "MIG003",
+                        f"service {svc.name!r} track {plan.vendor!r} has 0 replicas but carries "
+                        f"{plan.weight}% of the traffic in phase {svc.phase!r}{where(view)}",
+                        team.doc.locate(plan.replicas_path),
+                        json_path(plan.replicas_path),
+                        "keep the track running until the phase moves its traffic away",
+                    )
+
+
+@check("MIG006", "routing: service splits traffic by ready pods, not by the phase's weights")
+def pod_split(view: FleetView) -> Iterable[Finding]:
+    for team in view.teams:
+        for svc in team_workloads(view, team).services:
+            if svc.routing != "service":
+                continue
+            plans = plan_service(svc)
+            # One serving track: the Service selects only its pods. Two or more: it selects the
+            # pods of every track (builders/workloads.py), a track of weight 0 included.
+            if sum(1 for p in plans if p.weight > 0) < 2:
+                continue
+            pods = sum(p.replicas for p in plans)
+            # A track that should get nothing but gets traffic is named first.
+            off = sorted(
+                (p for p in plans if p.replicas * 100 != p.weight * pods),
+                key=lambda p: p.weight > 0,
+            )
+            if off:
+                p = off[0]
+                share = round(p.replicas * 100 / pods)
+                path = (*svc.path, "phase") if team.doc.get(*svc.path, "phase") else svc.path
+                if p.weight == 0:
+                    path = p.replicas_path  # its pods are what should not be there
+                yield Finding(
+                    "MIG006",
+                    f"service {svc.name!r} uses routing: service, so track {p.vendor!r} gets "
+                    f"{share}% of the traffic ({p.replicas} of {pods} ready pods), not the "
+                    f"{p.weight}% of phase {svc.phase!r}{where(view)}",
+                    team.doc.locate(path),
+                    json_path(path),
+                    "use routing: gateway or istio for weighted traffic, or set replicas "
+                    "in proportion to the weights",
+                    Severity.WARNING,
+                )
+
+
+@check("MIG004", "a team's workloads need more devices of a vendor than its quota")
+def fits_quota(view: FleetView) -> Iterable[Finding]:
+    if not view.env:
+        return  # quotas and phases are per environment
+    for team in view.teams:
+        for use in vendor_usage(view, team):
+            if use.needed <= use.quota:
+                continue
+            yield Finding(
+                "MIG004",
+                f"team {team.name!r} needs {use.needed} {use.vendor} devices in namespace "
+                f"{use.namespace!r} ({use.detail}) but its quota is {use.quota}{where(view)}",
+                team.doc.locate(use.blame),
+                json_path(use.blame),
+                f"raise quota.{use.vendor}, or lower the replicas or the phase",
+            )
+
+
+@check("MIG005", "the fleet's workloads need more devices of a vendor than its pools hold")
+def fits_capacity(view: FleetView) -> Iterable[Finding]:
+    if not view.env:
+        return
+    needs = fleet_needs(view)
+    for vendor in view.vendors:
+        need = needs.get(vendor.id)
+        if need is None or need.needed <= vendor.capacity:
+            continue
+        culprit = max(need.uses, key=lambda u: u.needed)
+        yield Finding(
+            "MIG005",
+            f"workloads need {need.needed} {vendor.id} devices ({need.services} for services, "
+            f"{need.largest_job} for the largest job) but its pools hold "
+            f"{vendor.capacity}{where(view)}",
+            culprit.team_doc.locate(culprit.blame),
+            json_path(culprit.blame),
+            f"add nodes to {vendor.id}'s pools, or lower replicas or phases",
+        )
+
+
+# ---- rendered pod templates (the logic lives in generator/placement.py) ---------------------
+
+
+def _team_pod_problems(view: FleetView, team: Team) -> list[tuple[PodRef, Problem]]:
+    """Every placement problem of the team's pods, computed once for the five POD checks."""
+    key = ("pod_problems", team.name)
+    if key not in view.memo:
+        _, pods = team_objects(view, team)
+        view.memo[key] = [(ref, p) for ref in pods for p in pod_problems(view, ref.spec)]
+    found: list[tuple[PodRef, Problem]] = view.memo[key]
+    return found
+
+
+def _pod_check(code: str) -> Any:
+    def run(view: FleetView) -> Iterable[Finding]:
+        for team in view.teams:
+            for ref, problem in _team_pod_problems(view, team):
+                if problem.code == code:
+                    yield _pod_finding(view, ref, code, problem.message)
+
+    return run
+
+
+def _pod_finding(view: FleetView, ref: PodRef, code: str, message: str) -> Finding:
+    # Point at what the workload set that leads there: resources, nodeSelector or model.
+    keys = ("resources",) if code in ("POD001", "POD002") else ("nodeSelector", "model")
+    path = ref.path
+    for key in keys:
+        if ref.team.doc.get(*ref.path, key) is not None:
+            path = (*ref.path, key)
+            break
+    return Finding(
+        code,
+        f"{ref.kind} {ref.name!r}: {message}{where(view)}",
+        ref.team.doc.locate(path),
+        json_path(path),
+        "fix nodeSelector or resources of the workload; the vendor's selector, model and "
+        "taints come from values/vendors/",
+    )
+
+
+for _code, _summary in SUMMARIES.items():
+    check(_code, _summary)(_pod_check(_code))
+
+__all__ = ["pod_problems", "toleration"]

@@ -1,0 +1,95 @@
+"""The render stage: values -> checks -> file tree -> written (or compared) output.
+
+The core never prints or exits: it returns results and raises GeneratorError subclasses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.errors import Finding, FindingsError, has_errors, sorted_findings
+from generator.policy import registry as policy
+from generator.render import gcpause
+from generator.render.layout import Rendered, Tree, render_tree
+from generator.render.writer import Drift, OutputError, compare, read_tree, recover, write_tree
+from generator.values import loader as values
+from generator.values.model import Values
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    values_dir: Path
+    out_dir: Path
+    env: str | None = None  # render only this environment's overlays (base is always whole)
+    check: bool = False
+    schema_cache: Path | None = None  # file of clean values-schema verdicts (schemacache.py)
+    dump_cache: Path | None = None  # file of each object's YAML text (validate/dumpcache.py)
+
+
+@dataclass
+class RenderResult:
+    rendered: Rendered
+    findings: list[Finding]  # warnings only: errors raise
+    drift: Drift | None = None
+    values: Values | None = None  # what was rendered: `render --validate` hands it to validate
+
+
+def load_and_check(
+    values_dir: Path, schema_cache: Path | None = None
+) -> tuple[Values, list[Finding]]:
+    """Load values and run every policy check; raise FindingsError when any is an error."""
+    loaded = values.load(values_dir, schema_cache)
+    findings = policy.run_checks(loaded)
+    if has_errors(findings):
+        raise FindingsError(findings)
+    return loaded, sorted_findings(findings)
+
+
+def recover_output(out: Path) -> str:
+    """Roll back a render that was killed mid-change, before reading or writing the output."""
+    try:
+        return recover(out)
+    except OSError as exc:
+        raise OutputError(
+            f"an interrupted render left {out} half-changed and it cannot be restored: "
+            f"{exc.strerror or exc} ({exc.filename}); make it writable and run again"
+        ) from None
+
+
+def render(opts: RenderOptions) -> RenderResult:
+    with gcpause.paused():  # half the time of loading values went to the cycle collector
+        return _render(opts)
+
+
+def _render(opts: RenderOptions) -> RenderResult:
+    recover_output(opts.out_dir)  # the CLI does this first, to say so; a no-op then
+    loaded, findings = load_and_check(opts.values_dir, opts.schema_cache)
+    if opts.env is not None and opts.env not in loaded.envs:
+        from generator.errors import UsageError
+
+        raise UsageError(
+            f"unknown environment {opts.env!r}; known: " + ", ".join(sorted(loaded.envs))
+        )
+    from generator.render.dumpcache import DumpCache
+
+    dumps = DumpCache(opts.dump_cache)
+    rendered = render_tree(loaded, dumps.dump)
+    dumps.save()
+    tree = rendered.tree
+    if opts.env is not None:
+        tree = _only_env(tree, read_tree(opts.out_dir), opts.env)
+    if opts.check:
+        return RenderResult(rendered, findings, compare(tree, read_tree(opts.out_dir)), loaded)
+    write_tree(tree, opts.out_dir)
+    return RenderResult(rendered, findings, values=loaded)
+
+
+def _only_env(fresh: Tree, committed: Tree, env: str) -> Tree:
+    """Fresh base and this environment's overlays; other environments' overlays as committed."""
+    prefix = f"overlays/{env}/"
+    keep = {
+        p: t for p, t in committed.items() if p.startswith("overlays/") and not p.startswith(prefix)
+    }
+    keep.update({p: t for p, t in fresh.items() if p.startswith("base/") or p.startswith(prefix)})
+    return keep

@@ -1,0 +1,1 @@
+"""Reporters: how findings, diffs and simulations are printed. Nothing below this layer prints."""

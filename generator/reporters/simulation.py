@@ -1,0 +1,85 @@
+"""How a simulation reads: tables per environment (text) or one JSON document."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from generator.cluster.simresult import EnvReport, SimulationResult
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return [
+        "  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
+    ]
+
+
+def _mark(ok: bool) -> str:
+    return "ok" if ok else "MISMATCH"
+
+
+def env_text(rep: EnvReport) -> str:
+    lines = [f"environment {rep.env}"]
+    lines.append(" nodes: labels and taints as nfd-master set them, against the pool's")
+    rows = [["node", "what", "labels", "taints", ""]]
+    for n in rep.nodes:
+        labels = ",".join(f"{k.rsplit('/', 1)[-1]}={v}" for k, v in sorted(n.labels.items()))
+        rows.append([n.name, n.what, labels or "-", ",".join(n.taints) or "-", _mark(n.ok)])
+    lines += _table(rows)
+    if rep.probes:
+        lines.append(" probe pods (no tolerations), one pinned to each node")
+        rows = [["node", "what", "scheduled", ""]]
+        rows += [
+            [p["node"], p["what"], "yes" if p["landed"] else "no", _mark(p["ok"])]
+            for p in rep.probes
+        ]
+        lines += _table(rows)
+    if rep.plugins:
+        lines.append(" vendor DaemonSets: on exactly their vendor's nodes")
+        rows = [["daemonset", "vendor", "on nodes", ""]]
+        rows += [
+            [p["daemonset"], p["vendor"], ",".join(p["nodes"]) or "-", _mark(p["ok"])]
+            for p in rep.plugins
+        ]
+        lines += _table(rows)
+    if rep.pods:
+        lines.append(" workload pods in the steady state (services first, then every job)")
+        rows = [["workload", "pod", "vendor", "node", "state", ""]]
+        for p in rep.pods:
+            state = p.phase or "-"
+            if p.reason:
+                state = f"{state}: {p.reason}" if p.phase else p.reason
+            rows.append(
+                [p.workload, p.pod, p.vendor or "-", p.node or "-", state[:120], _mark(p.ok)]
+            )
+        lines += _table(rows)
+    if rep.quotas:
+        lines.append(" quota used / hard per team")
+        rows = [["team", "namespace", "resource", "used", "hard"]]
+        for q in rep.quotas:
+            for res, hard in sorted(q["hard"].items()):
+                rows.append(
+                    [q["team"], q["namespace"], res, str(q["used"].get(res, "0")), str(hard)]
+                )
+        lines += _table(rows)
+    if rep.tracks:
+        lines.append(" ready pods per track against plan")
+        rows = [["service", "track", "ready", "plan", ""]]
+        rows += [
+            [t["service"], t["track"], str(t["ready"]), str(t["plan"]), _mark(t["ok"])]
+            for t in rep.tracks
+        ]
+        lines += _table(rows)
+    timing = ", ".join(f"{k} {v:.1f} s" for k, v in rep.timings.items())
+    lines.append(f" {rep.objects} objects applied; {timing}")
+    return "\n".join(lines) + "\n"
+
+
+def as_json(result: SimulationResult) -> dict[str, Any]:
+    envs = []
+    for rep in result.envs:
+        doc = asdict(rep)
+        doc.pop("findings")
+        envs.append(doc)
+    return {"control_plane_started_in": result.started_in, "environments": envs}

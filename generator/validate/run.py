@@ -1,0 +1,657 @@
+"""The validate pipeline: one run, every stage, one list of findings.
+
+values (schema, checks) -> render into memory, compared with the committed output (drift) ->
+kustomize build of every committed unit -> kubeconform -strict against offline schemas ->
+promtool on extracted rule groups -> policy rules on the built objects.
+
+The tools run on the committed `base/` and `overlays/`, which is what Argo CD syncs; the fresh
+render only says where each object comes from in values and whether the committed tree is what
+the values give (DRIFT001). A hand edit is therefore caught twice: as drift, and by the tools if
+it breaks a unit, even with `--no-drift` and even when the values have errors. Tool results are
+cached per unit by content hash.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from generator import __version__, toolchain
+from generator.errors import (
+    Finding,
+    FindingsError,
+    Location,
+    Severity,
+    UsageError,
+    has_errors,
+    sorted_findings,
+)
+from generator.policy import registry as policy
+from generator.policy.manifest import describe, origin, run_rules
+from generator.render import gcpause
+from generator.render.dumpcache import DumpCache
+from generator.render.layout import Rendered, Tree, Unit, render_tree
+from generator.render.stage import recover_output
+from generator.render.writer import OUTPUT_DIRS, compare, read_tree
+from generator.validate import shard
+from generator.validate.cache import Cache, folder_index, unit_inputs, unit_key
+from generator.validate.progress import Progress
+from generator.validate.stages import kubescheduler, kueue, nfd, tools
+from generator.values import loader as values
+from generator.values.model import Values
+from generator.values.schemacache import FILE_NAME as SCHEMA_CACHE
+
+DEFAULT_CACHE = Path(".cache") / "validate"
+
+
+@dataclass(frozen=True)
+class ValidateOptions:
+    values_dir: Path
+    env: str | None = None
+    cache_dir: Path | None = None  # None: no cache
+    jobs: int = 0  # 0: twice the CPU count
+    committed: Path | None = None  # where base/ and overlays/ are; None: beside the values
+    drift: bool = True  # compare the committed output with a fresh render
+    engine: str = "kbuild"  # or "processes": a kustomize process per unit (the reference)
+    shard: tuple[int, int] | None = None  # (K, N): only the units of shard K of N
+    # The values stage of a render of the same values tree just done in this process
+    # (`render --validate`): validate uses its values, findings and rendered tree instead of
+    # loading, checking and rendering the same bytes again.
+    prepared: Prepared | None = None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    values: Values
+    findings: tuple[Finding, ...]  # the values checks' findings (a render has no errors)
+    rendered: Rendered
+
+
+@dataclass
+class ValidateResult:
+    findings: list[Finding]
+    units: int = 0
+    objects: int = 0
+    cached_units: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+    not_run: list[str] = field(default_factory=list)  # stages skipped, and why
+    shard: dict[str, object] | None = None  # {"index", "count", "fingerprint"} when sharded
+    checked: list[str] = field(default_factory=list)  # unit paths (JUnit: one case each)
+
+    @property
+    def errors(self) -> int:
+        return sum(f.severity is Severity.ERROR for f in self.findings)
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+        self._t = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.timings[name] = round(now - self._t, 3)
+        self._t = now
+
+
+def _salt(kubernetes_version: str, engine: str) -> str:
+    """What, besides the unit's files, decides the tools' verdicts."""
+    parts = [__version__, kubernetes_version, engine]
+    tools = ("kustomize", "kubeconform", "promtool", "nfd-rulecheck", "kueuecheck", "schedcheck")
+    for tool in tools:
+        parts.append(f"{tool}={toolchain.version(tool)}")
+    # kueuecheck's and schedcheck's own source decides how they report the upstream verdicts:
+    # stamped by content.
+    for helper in ("kueuecheck", "schedcheck"):
+        stamp = toolchain.tools_dir() / "bin" / f".{helper}.sha256"
+        parts.append(stamp.read_text(encoding="utf-8") if stamp.is_file() else "")
+    if engine == "kbuild":
+        # The helper's own source decides too: `make tools` stamps it by content.
+        stamp = toolchain.tools_dir() / "bin" / ".kbuild.sha256"
+        parts.append(stamp.read_text(encoding="utf-8") if stamp.is_file() else "")
+    index = toolchain.tools_dir() / "schemas" / "crds" / "index.json"
+    parts.append(index.read_text(encoding="utf-8") if index.is_file() else "")
+    return "\n".join(parts)
+
+
+def _load(values_dir: Path, cache_dir: Path | None) -> tuple[Values | None, list[Finding]]:
+    """(values, findings): values is None when they do not load at all (syntax, schema)."""
+    try:
+        loaded = values.load(values_dir, cache_dir / SCHEMA_CACHE if cache_dir else None)
+    except FindingsError as exc:
+        return None, exc.findings
+    return loaded, policy.run_checks(loaded)
+
+
+def _render(loaded: Values, findings: list[Finding], dumps: DumpCache) -> Rendered | None:
+    try:
+        return render_tree(loaded, dumps.dump)
+    except Exception:
+        if has_errors(findings):
+            return None  # the builders met values the checks refuse: drift cannot be known
+        raise
+
+
+def committed_units(tree: Tree, env: str | None) -> list[tuple[str, str, str]]:
+    """(env, unit, path) of every committed unit: a folder overlays/<env>/<unit> that holds a
+    kustomization.yaml. These are what the Argo CD Applications point at."""
+    found = []
+    for rel in tree:
+        parts = rel.split("/")
+        unit = len(parts) == 4 and parts[0] == "overlays" and parts[3] == "kustomization.yaml"
+        if unit and env in (None, parts[1]):
+            found.append((parts[1], parts[2], "/".join(parts[:3])))
+    return sorted(found)
+
+
+def validate(opts: ValidateOptions, progress: Progress | None = None) -> ValidateResult:
+    """Run every stage; `progress` hears of each stage and each unit built."""
+    progress = progress or Progress(None)
+    timings: dict[str, float] | None = None  # None: the run failed, no timing line
+    try:
+        with gcpause.paused():
+            result = _validate(opts, progress)
+        timings = result.timings
+        return result
+    finally:
+        progress.finish(timings)
+
+
+def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
+    if opts.engine not in ENGINES:
+        raise UsageError(f"unknown engine {opts.engine!r}; known: {', '.join(ENGINES)}")
+    clock = _Clock()
+    home = opts.committed if opts.committed is not None else _beside(opts.values_dir)
+    recover_output(home)  # a render killed mid-change is rolled back before anything is read
+
+    # The tools check the committed tree, which does not depend on the values: they start first
+    # and run in the background while the values load and render (two stages of Python).
+    committed = read_tree(home)
+    found = committed_units(committed, opts.env)
+    shard_info: dict[str, object] | None = None
+    if opts.shard is not None:
+        scope = f"env={opts.env or '*'} drift={'on' if opts.drift else 'off'}"
+        shard_info = {
+            "index": opts.shard[0],
+            "count": opts.shard[1],
+            "fingerprint": shard.fingerprint(committed, opts.values_dir),
+            "scope": scope,
+        }
+        found = [f for f in found if shard.shard_of(f[1], opts.shard[1]) == opts.shard[0]]
+    paths = [path for _, _, path in found]
+    kube_version = _kubernetes_version(opts.values_dir)
+    cache = Cache(opts.cache_dir)
+    salt = _salt(kube_version, opts.engine)
+    index = folder_index(committed)
+    inputs = {p: unit_inputs(committed, p, index) for p in paths}
+    keys = {p: unit_key(committed, p, salt, inputs[p]) for p in paths}
+    results: dict[str, dict[str, Any]] = {}
+    hits = {key: cache.get(key) for key in dict.fromkeys(keys.values())}  # twins read once
+    for path in paths:
+        hit = hits[keys[path]]
+        if hit is not None:
+            results[path] = hit
+    # Biggest first (by the bytes they read): the one-object-per-team units (monitoring, argocd)
+    # take seconds each and must not start last, when one worker is left to build them alone.
+    misses = sorted(
+        (p for p in paths if p not in results),
+        key=lambda p: -sum(len(committed[rel]) for rel in inputs[p]),
+    )
+    progress.units(len(paths), len(paths) - len(misses))
+    clock.lap("committed")  # read the tree, key each unit, read the cached results
+    job = None
+    if misses:
+        job = _Background(
+            lambda stop: _run_tools_once_per_key(
+                home, misses, keys, kube_version, opts, progress.unit_done, stop
+            )
+        )
+    try:
+        loaded: Values | None
+        if opts.prepared is not None:
+            loaded, findings = opts.prepared.values, list(opts.prepared.findings)
+        else:
+            loaded, findings = _load(opts.values_dir, opts.cache_dir)
+        if loaded is not None and opts.env is not None and opts.env not in loaded.envs:
+            raise UsageError(
+                f"unknown environment {opts.env!r}; known: " + ", ".join(sorted(loaded.envs))
+            )
+        not_run: list[str] = []
+        clock.lap("values")
+        progress.stage("render")
+        rendered = opts.prepared.rendered if opts.prepared is not None else None
+        if loaded is not None and rendered is None:
+            dumps = DumpCache(opts.cache_dir / "dump-cache.json" if opts.cache_dir else None)
+            rendered = _render(loaded, findings, dumps)
+            dumps.save()
+        if rendered is None:
+            why = "the values have errors" if loaded is None else "the values' checks fail"
+            stages = "drift and manifest rules" if opts.drift else "manifest rules"
+            not_run.append(f"{stages} ({why}: fix them first)")
+            if opts.drift:
+                findings.append(_no_drift_check(opts.values_dir, why))
+        elif opts.drift:
+            findings.extend(drift_findings(rendered.tree, committed, opts.env))
+        clock.lap("render")
+        if not committed_units(committed, opts.env):
+            if opts.drift or loaded is None or has_errors(findings):
+                return ValidateResult(
+                    sorted_findings(findings),
+                    timings=clock.timings,
+                    not_run=not_run,
+                    shard=shard_info,
+                )
+            raise UsageError(
+                f"no rendered output in {home} ({' and '.join(f'{d}/' for d in OUTPUT_DIRS)}): "
+                "validate checks what is committed; run `render.py render` first, or pass "
+                "--committed DIR"
+            )
+        progress.stage("tools")
+        if job is not None:
+            results.update(job.result())
+            for key, path in {keys[p]: p for p in misses}.items():
+                cache.put(key, results[path])
+    finally:
+        if job is not None:
+            job.stop()
+    clock.lap("tools wait")
+    if job is not None:
+        clock.timings["tools"] = round(job.seconds, 3)
+    progress.stage("policy")
+
+    fresh = {u.path: u for u in rendered.units} if rendered is not None else {}
+    units = [fresh.get(path) or Unit(env, name, path, (), {}) for env, name, path in found]
+    total = 0
+    for unit in units:
+        res = results[unit.path]
+        findings.extend(_tool_findings(unit, res, committed, inputs[unit.path]))
+        if res["build_ok"]:
+            docs = res["docs"]
+            total += len(docs)
+            view = None
+            if rendered is not None and loaded is not None and unit.env in loaded.envs:
+                view = loaded.envs[unit.env]
+                findings.extend(run_rules(view, unit, docs))
+            # Upstream code's verdicts on the committed tree are reported even when the values
+            # do not render (then at the committed file), like kustomize's and kubeconform's.
+            at = _object_file(unit, committed, inputs[unit.path])
+            if res.get("nfd"):
+                findings.extend(nfd.findings(view, unit, res["nfd"], at))
+            if res.get("kueue"):
+                findings.extend(kueue.findings(view, unit, docs, res["kueue"], at))
+            if res.get("schedcheck"):
+                where = functools.partial(at, "ConfigMap")
+                findings.extend(kubescheduler.findings(view, unit, res["schedcheck"], where))
+    clock.lap("policy")
+    # The same finding about shared values (e.g. NFD001 or KUE001 on a vendor's taint, KSC001 on
+    # the fleet's kubeScheduler) comes from the unit of every environment: report it once.
+    findings = list(dict.fromkeys(findings))
+    return ValidateResult(
+        sorted_findings(findings),
+        len(units),
+        total,
+        len(units) - len(misses),
+        clock.timings,
+        not_run,
+        shard_info,
+        checked=[u.path for u in units],
+    )
+
+
+def _beside(values_dir: Path) -> Path:
+    try:
+        return values_dir.resolve().parent
+    except (OSError, RuntimeError):  # a symbolic link loop: loading the values reports it
+        return values_dir.absolute().parent
+
+
+class _Background:
+    """Run `fn(stop)` in a thread; `result()` waits and re-raises, `stop()` asks it to end."""
+
+    def __init__(self, fn: Callable[[threading.Event], dict[str, dict[str, Any]]]) -> None:
+        self._stop = threading.Event()
+        self._value: dict[str, dict[str, Any]] = {}
+        self._error: BaseException | None = None
+        self._start = time.perf_counter()
+        self.seconds = 0.0
+
+        def run() -> None:
+            try:
+                self._value = fn(self._stop)
+            except BaseException as exc:  # re-raised in the caller's thread
+                self._error = exc
+            self.seconds = time.perf_counter() - self._start
+
+        self._thread = threading.Thread(target=run, name="validate-tools", daemon=True)
+        self._thread.start()
+
+    def result(self) -> dict[str, dict[str, Any]]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _kubernetes_version(values_dir: Path) -> str:
+    """The fleet's Kubernetes version from fleet.yaml itself (the tools start before the values
+    load, and run when they do not), else the newest schema set the tools have."""
+    try:
+        fleet = yaml.safe_load((values_dir / "fleet.yaml").read_text(encoding="utf-8"))
+        version = str(fleet["kubernetesVersion"])
+        toolchain.kubeconform_kubernetes_version(version)
+        return version
+    except (OSError, yaml.YAMLError, TypeError, KeyError, ValueError):
+        versions = toolchain.k8s_schema_versions()
+        return versions[-1] if versions else "1.33"
+
+
+def _no_drift_check(values_dir: Path, why: str) -> Finding:
+    return Finding(
+        "DRIFT002",
+        f"the committed output was not compared with a fresh render: {why}",
+        Location(values_dir.name),
+        hint="fix the errors above; the tools still checked the committed output",
+        severity=Severity.WARNING,
+    )
+
+
+MAX_DRIFT_FINDINGS = 20
+
+
+def drift_findings(tree: Tree, committed: Tree, env: str | None) -> list[Finding]:
+    """What Argo CD syncs is the committed output: it must be what the values render to."""
+
+    def mine(rel: str) -> bool:
+        return env is None or not rel.startswith("overlays/") or rel.startswith(f"overlays/{env}/")
+
+    drift = compare(
+        {k: v for k, v in tree.items() if mine(k)},
+        {k: v for k, v in committed.items() if mine(k)},
+    )
+    hint = "run `python render.py render` and commit the result"
+    found = [(rel, "differs from a fresh render of the values") for rel in drift.changed]
+    found += [(rel, "is rendered from the values but not committed") for rel in drift.missing]
+    found += [(rel, "is committed but no longer rendered from the values") for rel in drift.stale]
+    out = [
+        Finding(
+            "DRIFT001",
+            f"committed {rel} {what}",
+            Location(rel, *drift_line(committed.get(rel), tree.get(rel))),
+            hint=hint,
+            detail=drift.diffs.get(rel, ""),
+        )
+        for rel, what in found[:MAX_DRIFT_FINDINGS]
+    ]
+    if len(found) > MAX_DRIFT_FINDINGS:
+        out.append(
+            Finding(
+                "DRIFT001",
+                f"{len(found) - MAX_DRIFT_FINDINGS} more committed files "
+                "differ from a fresh render",
+                Location("overlays"),
+                hint=hint,
+            )
+        )
+    return out
+
+
+def drift_line(committed: str | None, rendered: str | None) -> tuple[int, int]:
+    """(line, column) of the committed file where it first differs from the render; (1, 1) for
+    a file no longer rendered, (0, 0) for one not committed at all."""
+    if committed is None:
+        return 0, 0
+    old, new = committed.splitlines(), (rendered or "").splitlines()
+    if rendered is None or not old:
+        return 1, 1
+    first = next(
+        (i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b),
+        min(len(old), len(new)),
+    )
+    return min(first, len(old) - 1) + 1, 1
+
+
+ENGINES = ("kbuild", "processes")
+
+
+def _run_tools_once_per_key(
+    root: Path,
+    paths: list[str],
+    keys: dict[str, str],
+    kube_version: str,
+    opts: ValidateOptions,
+    on_unit: Callable[[str], None] | None = None,
+    stop: threading.Event | None = None,
+) -> dict[str, dict[str, Any]]:
+    """`_run_tools` on one unit of each cache key, its result given to the others.
+
+    Units with equal keys see the same bytes at the same relative paths (their own files and
+    their bases', `unit_key`): the cache already replays one's result for the other across
+    runs, and within a run the same unit in each environment (a team without environment
+    patches) is built once instead of once per environment. A failed build's message names the
+    folders it read by absolute path, so the others of a failed unit are built themselves.
+    """
+    groups: dict[str, list[str]] = {}
+    for path in paths:
+        groups.setdefault(keys[path], []).append(path)
+
+    def done(path: str) -> None:  # progress: a unit's twins are done with it
+        if on_unit is not None:
+            for twin in groups[keys[path]]:
+                on_unit(twin)
+
+    firsts = [group[0] for group in groups.values()]
+    results = _run_tools(root, firsts, kube_version, opts, done, stop)
+    failed = [p for g in groups.values() if not results[g[0]]["build_ok"] for p in g[1:]]
+    if failed:
+        results.update(_run_tools(root, failed, kube_version, opts, None, stop))
+    for group in groups.values():
+        for path in group[1:]:
+            results.setdefault(path, results[group[0]])
+    return results
+
+
+def _run_tools(
+    root: Path,
+    paths: list[str],
+    kube_version: str,
+    opts: ValidateOptions,
+    on_unit: Callable[[str], None] | None = None,
+    stop: threading.Event | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Build, validate and promtool-check the units `paths` of the tree at `root`: one
+    JSON-able result per unit, whichever engine built it."""
+    if opts.engine == "kbuild":
+        built = tools.kbuild(root, paths, kube_version, opts.jobs or _cpus(), on_unit, stop=stop)
+    else:
+        workers = opts.jobs or tools.jobs()
+        built = _build_with_processes(root, paths, kube_version, workers, on_unit, stop)
+    with tempfile.TemporaryDirectory(prefix="accel-validate-") as tmp:
+        rule_files: dict[str, Path] = {}
+        for path in paths:
+            if built[path]["ok"]:
+                for name, file in tools.rule_files(path, built[path]["docs"], Path(tmp)).items():
+                    rule_files[f"{path}\0{name}"] = file
+        problems = tools.promtool_check(rule_files)
+        # Node Feature Discovery's own code on the rules, against the PCI inventories.
+        nfd_results = {
+            path: nfd.check(_yaml_file(Path(tmp), path, built[path]["docs"]), inventory(tmp))
+            for path in paths
+            if built[path]["ok"] and nfd.has_rules(built[path]["docs"])
+        }
+        # Kueue's own admission webhooks on its objects: one kueuecheck run for all units.
+        kueue_files = {
+            path: _yaml_file(Path(tmp), path, kueue.kueue_docs(built[path]["docs"]), ".kueue")
+            for path in paths
+            if built[path]["ok"] and kueue.kueue_docs(built[path]["docs"])
+        }
+        kueue_results = kueue.check(kueue_files)
+        # The kube-scheduler's own decoding and validation of every KubeSchedulerConfiguration a
+        # ConfigMap carries (kubeconform sees only a string): one schedcheck run for all units.
+        sched_configs = {
+            path: kubescheduler.embedded(built[path]["docs"]) for path in paths if built[path]["ok"]
+        }
+        sched_results = kubescheduler.check(sched_configs, Path(tmp))
+    results: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        b = built[path]
+        prefix = f"{path}\0"
+        results[path] = {
+            "build_ok": b["ok"],
+            "build_error": b["error"],
+            "docs": b["docs"] if b["ok"] else [],
+            "schema": b["schema"] if b["ok"] else [],
+            "promtool": {
+                key.removeprefix(prefix): text
+                for key, text in problems.items()
+                if key.startswith(prefix)
+            },
+            "nfd": nfd_results.get(path),
+            "kueue": kueue_results.get(path),
+            "schedcheck": sched_results.get(path),
+        }
+    return results
+
+
+def inventory(folder: str) -> Path:
+    return nfd.inventory_file(Path(folder))
+
+
+def _yaml_file(folder: Path, unit: str, docs: list[dict[str, Any]], suffix: str = "") -> Path:
+    """A unit's objects as a YAML file for nfd-rulecheck or kueuecheck (the helper hands back
+    JSON)."""
+    path = folder / (unit.replace("/", "__") + suffix + ".built.yaml")
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _cpus() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+
+
+def _build_with_processes(
+    root: Path,
+    paths: list[str],
+    kube_version: str,
+    workers: int,
+    on_unit: Callable[[str], None] | None,
+    stop: threading.Event | None,
+) -> dict[str, dict[str, Any]]:
+    """The reference engine: a kustomize process per unit, then one kubeconform run."""
+    built = tools.kustomize_build(root, paths, workers, on_unit, stop)
+    with tempfile.TemporaryDirectory(prefix="accel-validate-") as tmp:
+        files: dict[str, Path] = {}
+        for path in paths:
+            b = built[path]
+            if b["ok"]:
+                file = Path(tmp) / (path.replace("/", "__") + ".yaml")
+                file.write_text(b["output"], encoding="utf-8")
+                files[path] = file
+                b["docs"] = tools.load_docs(b["output"])
+        schema = tools.kubeconform(files, kube_version)
+    for path in paths:
+        built[path]["schema"] = schema.get(path, [])
+        built[path].setdefault("docs", [])
+    return built
+
+
+def _committed_file(committed: Tree, inputs: list[str], kind: str | None, name: str | None) -> str:
+    """The committed file that holds an object the values do not render (a hand edit)."""
+    for rel in inputs:
+        if rel.endswith("/kustomization.yaml"):
+            continue
+        try:
+            doc = yaml.load(committed[rel], Loader=yaml.CSafeLoader)
+        except yaml.YAMLError:
+            continue
+        if isinstance(doc, dict) and doc.get("kind") == kind:
+            meta = doc.get("metadata")
+            if isinstance(meta, dict) and meta.get("name") == name:
+                return rel
+    return ""
+
+
+def _find(
+    unit: Unit, kind: str | None, name: str | None, committed: Tree, inputs: list[str]
+) -> tuple[Location, str]:
+    for obj in unit.objects:
+        if obj["kind"] == kind and obj["metadata"]["name"] == name:
+            return origin(unit, obj), describe(unit, obj)
+    where = _committed_file(committed, inputs, kind, name) or f"{unit.path}/kustomization.yaml"
+    return Location(where), f"{kind} {name} ({unit.path})"
+
+
+def _object_file(unit: Unit, committed: Tree, inputs: list[str]) -> Callable[[str, str], Location]:
+    """Where an object (kind, name) of the unit is: its values, or its committed file."""
+    return lambda kind, name: _find(unit, kind, name, committed, inputs)[0]
+
+
+def _tool_findings(
+    unit: Unit, res: dict[str, Any], committed: Tree, inputs: list[str]
+) -> list[Finding]:
+    out: list[Finding] = []
+    if not res["build_ok"]:
+        where = next(iter(unit.origins.values()), Location(f"{unit.path}/kustomization.yaml"))
+        out.append(
+            Finding(
+                "KUS001",
+                f"kustomize build {unit.path} failed: {res['build_error']}",
+                where,
+                hint="a bug in the generator or a hand edit: re-render",
+            )
+        )
+        return out
+    for item in res["schema"]:
+        loc, what = _find(unit, item.get("kind"), item.get("name"), committed, inputs)
+        errors = item.get("validationErrors") or []
+        if item.get("status") == "statusError" and "could not find schema" in (
+            item.get("msg") or ""
+        ):
+            out.append(
+                Finding(
+                    "K8S002",
+                    f"{what}: no schema for {item.get('version')} {item.get('kind')}",
+                    loc,
+                    hint="every kind must have a schema: add its CRD to "
+                    "tools/schemas.lock.yaml and run `make tools`",
+                )
+            )
+        elif errors:
+            for err in errors:
+                out.append(
+                    Finding(
+                        "K8S001",
+                        f"{what}: {err.get('msg')}",
+                        loc,
+                        "$" + str(err.get("path") or "").replace("/", "."),
+                    )
+                )
+        else:
+            out.append(Finding("K8S001", f"{what}: {item.get('msg')}", loc))
+    for name, problem in sorted(res["promtool"].items()):
+        ns, _, short = name.partition("/")
+        loc, what = _find(unit, "PrometheusRule", short or ns, committed, inputs)
+        out.append(
+            Finding(
+                "PROM001",
+                f"{what}: promtool check rules: {problem}",
+                loc,
+                hint="fix the recording rule or the metric names in values",
+            )
+        )
+    return out
+
+
+__all__ = ["ValidateOptions", "ValidateResult", "committed_units", "validate"]

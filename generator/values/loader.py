@@ -1,0 +1,645 @@
+"""Load the values tree: read safely, validate each file against its schema, layer, resolve.
+
+Layering, lowest first: built-in catalog entry < vendor/team file < environment override.
+Every problem becomes a Finding; loading goes on so that one run reports them all.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import ValidationError, best_match
+
+from generator.errors import Finding, FindingsError, Location, UsageError, has_errors, merge_layers
+from generator.values import schema as schemadefs
+from generator.values.merge import Doc, merge_docs
+from generator.values.model import (
+    ACCELERATOR_CLASSES,
+    BASE_ENV,
+    DEVICE_PLUGIN_PATH,
+    DevicePlugin,
+    Fleet,
+    FleetView,
+    PciModel,
+    Pool,
+    Taint,
+    Team,
+    Values,
+    Vendor,
+    find_pci_model,
+    node_agent,
+)
+from generator.values.schemacache import SchemaCache
+from generator.values.yamlio import (
+    SourceMap,
+    YamlInputError,
+    YamlPath,
+    json_path,
+    load_file,
+    load_text,
+)
+
+KIND_DIRS = {"vendors": "vendor", "teams": "team", "environments": "environment"}
+
+
+@dataclass
+class Parsed:
+    kind: str
+    name: str  # file stem
+    file: str  # display path, relative to the values directory's parent
+    data: Any
+    smap: SourceMap
+
+
+def _ecma_pattern(
+    validator: jsonschema.protocols.Validator, pattern: str, instance: Any, schema: Any
+) -> Iterator[ValidationError]:
+    """`pattern` with ECMA-262 semantics (jsonschema's own uses Python's re.search)."""
+    if validator.is_type(instance, "string") and not schemadefs.matches(pattern, instance):
+        bad = schemadefs.control_characters(instance)
+        if bad:
+            yield ValidationError(f"{instance!r} contains the control character {bad[0]}")
+        else:
+            yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+@functools.cache
+def _validator(kind: str) -> jsonschema.protocols.Validator:
+    schema = schemadefs.SCHEMAS[kind]
+    base = jsonschema.validators.validator_for(schema)
+    # Our schemas use `pattern` only (directly and under propertyNames), never
+    # patternProperties: test_values checks that, so no keyword falls back to Python's re.
+    cls = jsonschema.validators.extend(base, {"pattern": _ecma_pattern})
+    return cls(schema)  # type: ignore[no-any-return]
+
+
+def _schema_findings(kind: str, data: Any, smap: SourceMap) -> list[Finding]:
+    out: list[Finding] = []
+    for error in _validator(kind).iter_errors(data):
+        out.append(_finding_from_error(error, smap))
+    return out
+
+
+def _finding_from_error(error: ValidationError, smap: SourceMap) -> Finding:
+    if error.context:
+        error = best_match(error.context)
+    validator = str(error.validator)
+    schema: dict[str, Any] = error.schema if isinstance(error.schema, dict) else {}
+    path: YamlPath = tuple(error.absolute_path)
+    message = error.message
+    key = False
+    hint = ""
+    if validator == "additionalProperties" and isinstance(error.instance, dict):
+        props = schema.get("properties", {})
+        extra = sorted(k for k in error.instance if k not in props)
+        if extra:
+            path = (*path, extra[0])
+            key = True
+            message = f"unknown key {extra[0]!r}"
+            if props:
+                hint = "known keys here: " + ", ".join(sorted(props))
+    elif "propertyNames" in error.relative_schema_path:
+        # A key that its map does not allow: point at the key itself.
+        key = True
+        bad = error.instance
+        path = (*path, bad) if isinstance(bad, str) else path
+        message = f"invalid name {bad!r}: {error.message}"
+        hint = schemadefs.PATTERN_HINTS.get(str(schema.get("pattern")), "")
+    elif validator == "pattern":
+        hint = schemadefs.PATTERN_HINTS.get(str(error.validator_value), "")
+    elif validator == "required":
+        hint = "add it"
+    elif validator in ("type", "enum") and path in smap.plain and _wants_text(validator, schema):
+        # YAML 1.1 read the unquoted text as a boolean, number or null: never coerce it back.
+        raw = smap.plain[path]
+        message = (
+            f"{raw} is read by YAML 1.1 as {_yaml_type(error.instance)}, not as the text {raw!r}"
+        )
+        hint = f"quote it: {raw!r}" if "'" not in raw else f'quote it: "{raw}"'
+    elif validator == "type" and isinstance(error.instance, bool | int | float):
+        hint = "quote the value if you meant a string"
+    return Finding("VAL001", message, smap.locate(path, key=key), json_path(path), hint)
+
+
+def _wants_text(validator: str, schema: dict[str, Any]) -> bool:
+    if validator == "enum":
+        return any(isinstance(v, str) for v in schema.get("enum", []))
+    types = schema.get("type")
+    return types == "string" or (isinstance(types, list) and "string" in types)
+
+
+def _yaml_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if value is None:
+        return "null (no value)"
+    return f"the number {value!r}"
+
+
+def _display(path: Path, values_dir: Path) -> str:
+    try:
+        return str(Path(values_dir.name) / path.relative_to(values_dir))
+    except ValueError:
+        return str(path)
+
+
+def _outside(entry: Path, root: Path, values_dir: Path) -> Finding | None:
+    """A symbolic link that loops, or leads out of the values tree: never followed. (Links that
+    stay inside are fine.) Every entry is checked, so a folder link is refused as a whole."""
+    if not entry.is_symlink():
+        return None
+    where = Location(_display(entry, values_dir))
+    try:
+        target = entry.resolve(strict=True)
+    except (OSError, RuntimeError):  # a loop, or a link to nothing
+        return Finding(
+            "VAL002",
+            "symbolic link that loops or points to nothing",
+            where,
+            hint="replace it with the file itself",
+        )
+    if target == root or root in target.parents:
+        return None
+    return Finding(
+        "VAL002",
+        f"symbolic link leads out of the values tree (to {target})",
+        where,
+        hint="values are read from inside the values tree only: copy the file in",
+    )
+
+
+def _discover(values_dir: Path, findings: list[Finding]) -> Iterator[tuple[str, Path]]:
+    root = values_dir.resolve()
+
+    def refused(entry: Path) -> bool:
+        bad = _outside(entry, root, values_dir)
+        if bad is not None:
+            findings.append(bad)
+        return bad is not None
+
+    fleet = values_dir / "fleet.yaml"
+    if refused(fleet):
+        pass
+    elif not fleet.is_file():
+        findings.append(
+            Finding(
+                "VAL002",
+                "missing fleet.yaml",
+                Location(_display(fleet, values_dir)),
+                hint="every values tree starts with fleet.yaml",
+            )
+        )
+    else:
+        yield "fleet", fleet
+    for entry in sorted(values_dir.iterdir()):
+        if entry.name == "fleet.yaml" or entry.name.startswith(".") or refused(entry):
+            continue
+        if entry.is_dir() and entry.name in KIND_DIRS:
+            for file in sorted(entry.iterdir()):
+                if file.name.startswith(".") or refused(file):
+                    continue
+                if file.is_file() and file.suffix == ".yaml":
+                    yield KIND_DIRS[entry.name], file
+                else:
+                    findings.append(
+                        Finding(
+                            "VAL002",
+                            "unexpected entry in the values tree",
+                            Location(_display(file, values_dir)),
+                            hint="values files end in .yaml"
+                            if file.suffix == ".yml"
+                            else "remove it or move it out of values/",
+                        )
+                    )
+            continue
+        findings.append(
+            Finding(
+                "VAL002",
+                "unexpected entry in the values tree",
+                Location(_display(entry, values_dir)),
+                hint="expected fleet.yaml and the folders " + ", ".join(sorted(KIND_DIRS)),
+            )
+        )
+
+
+@functools.cache
+def catalog() -> dict[str, tuple[Any, SourceMap]]:
+    """The built-in vendor catalog, parsed with positions (findings can point into it)."""
+    out: dict[str, tuple[Any, SourceMap]] = {}
+    folder = resources.files("generator.values") / "catalog"
+    for item in sorted(folder.iterdir(), key=lambda t: t.name):
+        if item.name.endswith(".yaml"):
+            name = item.name.removesuffix(".yaml")
+            out[name] = load_text(item.read_bytes(), f"generator/catalog/{item.name}")
+    return out
+
+
+def _parse_all(
+    values_dir: Path,
+    findings: list[Finding],
+    broken: set[tuple[str, str]],
+    cache: SchemaCache,
+) -> list[Parsed]:
+    """Parse and schema-check every file; `broken` collects (kind, name) of unusable ones."""
+    parsed: list[Parsed] = []
+    for kind, path in _discover(values_dir, findings):
+        display = _display(path, values_dir)
+        try:
+            data, smap = load_file(path, display)
+        except YamlInputError as exc:
+            findings.append(exc.finding)
+            broken.add((kind, path.stem))
+            continue
+        if data is None:
+            data = {}
+        key = cache.key(kind, path.read_bytes())  # the bytes load_file just parsed
+        errs = [] if cache.is_clean(key) else _schema_findings(kind, data, smap)
+        if not errs:
+            cache.mark_clean(key)
+        findings.extend(errs)
+        if errs:
+            broken.add((kind, path.stem))
+            continue
+        name = path.stem
+        if kind != "fleet":  # the other files' names are identities
+            bad = _dns_name_finding(name, display)
+            if bad:
+                findings.append(bad)
+                continue
+        parsed.append(Parsed(kind, name, display, data, smap))
+    return parsed
+
+
+def _dns_name_finding(name: str, display: str) -> Finding | None:
+    if schemadefs.matches(schemadefs.DNS_LABEL, name):
+        return None
+    bad = schemadefs.control_characters(name)
+    return Finding(
+        "NAME001",
+        f"file name {name!r} is not a valid DNS-1123 label"
+        + (f": it contains the control character {bad[0]}" if bad else ""),
+        Location(display),
+        hint="use lower-case letters, digits and '-'",
+    )
+
+
+# ---- resolving docs into the typed model --------------------------------------------------
+
+
+class _Resolver:
+    def __init__(self, findings: list[Finding]) -> None:
+        self.findings = findings
+
+    def need(self, doc: Doc, path: YamlPath, what: str, hint: str) -> Any:
+        value = doc.get(*path)
+        if value in (None, "", [], {}):
+            self.findings.append(
+                Finding("VAL003", f"{what} is not set", doc.locate(path), json_path(path), hint)
+            )
+        return value
+
+    def vendor(self, vendor_id: str, doc: Doc, in_catalog: bool = True) -> Vendor | None:
+        before = len(self.findings)
+        where = f"values/vendors/{vendor_id}.yaml"
+        resource = self.need(doc, ("resourceName",), "resourceName", f"set resourceName in {where}")
+        selector_label = self.need(
+            doc, ("selectorLabel",), "selectorLabel", f"set selectorLabel in {where}"
+        )
+        model_label = self.need(doc, ("modelLabel",), "modelLabel", f"set modelLabel in {where}")
+        node_labels = doc.get("nodeLabels", default={}) or {}
+        if selector_label and selector_label not in node_labels:
+            self.findings.append(
+                Finding(
+                    "VAL003",
+                    f"selectorLabel {selector_label!r} is not one of nodeLabels",
+                    doc.locate(("selectorLabel",)),
+                    "$.selectorLabel",
+                    f"add {selector_label} to nodeLabels so the vendor's pools can be selected",
+                )
+            )
+        dp = doc.get("devicePlugin", default={}) or {}
+        for key in ("name", "image", "version", "namespace"):
+            self.need(
+                doc,
+                ("devicePlugin", key),
+                f"devicePlugin.{key}",
+                f"set devicePlugin.{key} in {where} (the catalog has no default for it)",
+            )
+        self.plugin_needs(vendor_id, doc, in_catalog)
+        pools_raw = doc.get("pools", default=[]) or []
+        if not pools_raw:
+            self.need(doc, ("pools",), "pools", f"list the vendor's node pools in {where}")
+        vendor_taints = tuple(_taint(t) for t in doc.get("taints", default=[]) or [])
+        pci_models = {
+            str(name): PciModel(tuple(m["classes"]), tuple(m["devices"]), m["source"])
+            for name, m in (doc.get("pciModels", default={}) or {}).items()
+        }
+        pools = []
+        names: dict[str, int] = {}
+        for i, raw in enumerate(pools_raw):
+            if raw["name"] in names:
+                self.findings.append(
+                    Finding(
+                        "NAME002",
+                        f"pool name {raw['name']!r} is used twice",
+                        doc.locate(("pools", i, "name")),
+                        f"$.pools[{i}].name",
+                        "give every pool of a vendor its own name",
+                    )
+                )
+            names[raw["name"]] = i
+            nodes = tuple(raw.get("nodes", []))
+            labels = {
+                **node_labels,
+                **({model_label: raw["model"]} if model_label else {}),
+                **raw.get("labels", {}),
+            }
+            taints = tuple(_taint(t) for t in raw["taints"]) if "taints" in raw else vendor_taints
+            pci_devices, pci_classes = _pool_pci(raw, pci_models)
+            pools.append(
+                Pool(
+                    index=i,
+                    name=raw["name"],
+                    model=raw["model"],
+                    devices_per_node=raw["devicesPerNode"],
+                    nodes=nodes,
+                    node_count=len(nodes) if nodes else int(raw.get("nodeCount", 0)),
+                    pci_devices=pci_devices,
+                    pci_classes=pci_classes,
+                    labels=labels,
+                    taints=taints,
+                )
+            )
+        if len(self.findings) > before:
+            return None
+        return Vendor(
+            id=vendor_id,
+            display_name=doc.get("displayName", default=vendor_id),
+            resource_name=resource,
+            pci_vendor=doc.get("pciVendor", default=""),
+            pci_models=pci_models,
+            selector_label=selector_label,
+            model_label=model_label,
+            node_labels=dict(node_labels),
+            taints=vendor_taints,
+            cost_weight=float(doc.get("costWeight", default=1.0)),
+            device_plugin=DevicePlugin(dp["name"], dp["namespace"], node_agent(dp)),
+            exporter=dict(doc.get("exporter", default={}) or {}),
+            pools=tuple(pools),
+            doc=doc,
+        )
+
+    def plugin_needs(self, vendor_id: str, doc: Doc, in_catalog: bool) -> None:
+        """What a device plugin needs to work, which only a catalog entry gives for free: the
+        kubelet's device-plugin directory mounted (the plugin registers and serves its socket
+        there) and, for a vendor outside the catalog, taints that keep other pods off its nodes."""
+        where = f"values/vendors/{vendor_id}.yaml"
+        dp = doc.get("devicePlugin", default={}) or {}
+        if dp.get("image") and not node_agent(dp).mounts_host_path(DEVICE_PLUGIN_PATH):
+            path: YamlPath = ("devicePlugin", "volumeMounts")
+            self.findings.append(
+                Finding(
+                    "VAL003",
+                    f"vendor {vendor_id}: devicePlugin does not mount the kubelet's device-plugin "
+                    f"directory {DEVICE_PLUGIN_PATH}, so the plugin cannot register",
+                    doc.anchor(path, ("devicePlugin", "volumes"), ("devicePlugin",)),
+                    json_path(path),
+                    f"add a hostPath volume for {DEVICE_PLUGIN_PATH} and a volumeMount of it at "
+                    f"the same path under devicePlugin in {where}, or start from a catalog "
+                    "entry with `catalog: <entry>`",
+                )
+            )
+        pools = doc.get("pools", default=[]) or []
+        untainted = not doc.get("taints") and any(not p.get("taints") for p in pools)
+        if not in_catalog and untainted:
+            self.findings.append(
+                Finding(
+                    "VAL003",
+                    f"vendor {vendor_id} is not in the built-in catalog and gives no taints: "
+                    "pods without accelerators would be scheduled onto its nodes",
+                    doc.anchor(("taints",), ("pools",)),
+                    "$.taints",
+                    f"add taints (key, value, effect) in {where}, or start from a catalog entry "
+                    "with `catalog: <entry>` (known: " + ", ".join(sorted(catalog())) + ")",
+                )
+            )
+
+    def team(self, name: str, doc: Doc) -> Team:
+        return Team(
+            name=name,
+            namespaces=tuple(doc.get("namespaces", default=[name])),
+            owners=tuple(doc.get("owners", default=[])),
+            pod_security=doc.get("podSecurity", default="baseline"),
+            quota={k: int(v) for k, v in sorted((doc.get("quota", default={}) or {}).items())},
+            doc=doc,
+        )
+
+    def fleet(self, doc: Doc) -> Fleet:
+        d = doc.data
+        git = d["git"]
+        argo = d.get("argocd", {})
+        return Fleet(
+            name=d["name"],
+            kubernetes_version=d["kubernetesVersion"],
+            environments=tuple(d["environments"]),
+            repo_url=git["repoURL"],
+            target_revision=git["targetRevision"],
+            repo_path=git.get("path", ""),
+            argocd_namespace=argo.get("namespace", "argocd"),
+            # Not Argo CD's built-in "default" project: the fleet renders its project.
+            argocd_project=argo.get("project", d["name"]),
+            destination_server=argo.get("destinationServer", "https://kubernetes.default.svc"),
+            automated_sync=bool(argo.get("automatedSync", True)),
+            node_config_method=d.get("nodeConfig", {}).get("method", "nfd"),
+            allow_overcommit=bool(d.get("capacity", {}).get("allowOvercommit", False)),
+            doc=doc,
+        )
+
+
+def _pool_pci(
+    raw: dict[str, Any], models: dict[str, PciModel]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(device IDs, classes) a pool's NFD rule matches: the pool's pciDevices, else its model's.
+
+    pciDevices of a model the catalog does not know match the vendor's accelerator classes (all
+    NFD's accelerator classes when the vendor has no pciModels). No IDs at all: ((), ()).
+    """
+    model = find_pci_model(models, str(raw["model"]))
+    if "pciDevices" in raw:
+        if model is not None:
+            classes = model.classes
+        else:
+            known = {c for m in models.values() for c in m.classes}
+            classes = tuple(sorted(known)) if known else ACCELERATOR_CLASSES
+        return tuple(raw["pciDevices"]), classes
+    if model is not None:
+        return model.devices, model.classes
+    return (), ()
+
+
+def _taint(raw: dict[str, str]) -> Taint:
+    return Taint(key=raw["key"], effect=raw["effect"], value=raw.get("value", ""))
+
+
+def _catalog_doc(entry: str, at: Location) -> Doc | None:
+    """The catalog entry as the layer under a vendor file. Every value it supplies is located
+    `at` the vendor file's `catalog:` key (or its top): that is where the user includes it and can
+    override it, and no finding may point into the installed package."""
+    cat = catalog()
+    if entry not in cat:
+        return None
+    data, smap = cat[entry]
+    doc = Doc.from_source(data, smap, record_source=False)
+    return Doc(doc.data, dict.fromkeys(doc.values, at), dict.fromkeys(doc.keys, at))
+
+
+def load(values_dir: Path, schema_cache: Path | None = None) -> Values:
+    """Load and resolve the whole tree, or raise FindingsError with every problem found.
+
+    `schema_cache`: a file that keeps clean schema verdicts by content (schemacache.py)."""
+    if values_dir.is_symlink():
+        try:
+            values_dir.resolve(strict=True)
+        except (OSError, RuntimeError):
+            raise FindingsError(
+                [
+                    Finding(
+                        "VAL002",
+                        "the values tree is a symbolic link that loops or points to nothing",
+                        Location(values_dir.name),
+                        hint="point --values at the folder itself",
+                    )
+                ]
+            ) from None
+    if not values_dir.is_dir():
+        raise UsageError(
+            f"values directory {str(values_dir)!r} does not exist: run from the repository "
+            "root or pass --values DIR"
+        )
+    findings: list[Finding] = []
+    broken: set[tuple[str, str]] = set()
+    cache = SchemaCache(schema_cache)
+    parsed = _parse_all(values_dir, findings, broken, cache)
+    cache.save()
+    by_kind: dict[str, list[Parsed]] = {k: [] for k in ("fleet", "vendor", "team", "environment")}
+    for p in parsed:
+        by_kind[p.kind].append(p)
+    if not by_kind["fleet"]:
+        raise FindingsError(
+            findings or [Finding("VAL002", "no usable fleet.yaml", Location(values_dir.name))]
+        )
+    fleet_p = by_kind["fleet"][0]
+    fleet_doc = Doc.from_source(fleet_p.data, fleet_p.smap)
+    environments = list(fleet_doc.data["environments"])
+
+    for i, env in enumerate(fleet_doc.data.get("productionEnvironments", [])):
+        if env not in environments:
+            findings.append(
+                Finding(
+                    "REF002",
+                    f"production environment {env!r} is not one of environments",
+                    fleet_doc.locate(("productionEnvironments", i)),
+                    f"$.productionEnvironments[{i}]",
+                    "known environments: " + ", ".join(environments),
+                )
+            )
+
+    vendor_docs: dict[str, Doc] = {}
+    in_catalog: set[str] = set()
+    for p in by_kind["vendor"]:
+        own = Doc.from_source(p.data, p.smap)
+        entry = p.data.get("catalog", p.name)
+        base = _catalog_doc(entry, p.smap.keys.get(("catalog",), Location(p.file, 1, 1)))
+        if base is None:
+            if "catalog" in p.data:
+                findings.append(
+                    Finding(
+                        "VAL003",
+                        f"no built-in catalog entry {entry!r}",
+                        p.smap.locate(("catalog",)),
+                        "$.catalog",
+                        "known entries: " + ", ".join(sorted(catalog())),
+                    )
+                )
+                continue
+            base = Doc({})
+        else:
+            in_catalog.add(p.name)
+        vendor_docs[p.name] = merge_docs(base, own)
+    team_docs = {p.name: Doc.from_source(p.data, p.smap) for p in by_kind["team"]}
+
+    env_files = {p.name: p for p in by_kind["environment"]}
+    for name, p in env_files.items():
+        if name not in environments:
+            findings.append(
+                Finding(
+                    "REF002",
+                    f"environment {name!r} is not listed in fleet.yaml",
+                    Location(p.file),
+                    hint="add it to environments in values/fleet.yaml or remove the file",
+                )
+            )
+        for section, known in (("vendors", vendor_docs), ("teams", team_docs)):
+            for key in p.data.get(section, {}):
+                # A file that failed to load already has its finding: no cascade.
+                if key not in known and (section[:-1], key) not in broken:
+                    findings.append(
+                        Finding(
+                            "REF002",
+                            f"override for unknown {section[:-1]} {key!r}",
+                            p.smap.locate((section, key), key=True),
+                            json_path((section, key)),
+                            f"known {section}: " + (", ".join(sorted(known)) or "none"),
+                        )
+                    )
+
+    resolver = _Resolver(findings)
+
+    def view(env: str) -> FleetView:
+        env_p = env_files.get(env)
+        fdoc, vdocs, tdocs = fleet_doc, dict(vendor_docs), dict(team_docs)
+        if env_p is not None:
+            fdoc = merge_docs(fdoc, Doc.from_source(env_p.data, env_p.smap, ("fleet",)))
+            for section, docs in (("vendors", vdocs), ("teams", tdocs)):
+                for name in env_p.data.get(section, {}):
+                    if name in docs:
+                        over = Doc.from_source(env_p.data, env_p.smap, (section, name))
+                        docs[name] = merge_docs(docs[name], over)
+        vendors = []
+        for vid in sorted(vdocs):
+            if vdocs[vid].get("enabled", default=True):
+                v = resolver.vendor(vid, vdocs[vid], vid in in_catalog)
+                if v is not None:
+                    vendors.append(v)
+        teams = [
+            resolver.team(t, tdocs[t])
+            for t in sorted(tdocs)
+            if tdocs[t].get("enabled", default=True)
+        ]
+        return FleetView(
+            env, resolver.fleet(fdoc), tuple(vendors), tuple(teams), env_p.file if env_p else None
+        )
+
+    # Each layer resolves on its own; a problem found in several layers is reported once,
+    # naming the environments it holds in.
+    layers: list[tuple[str, list[Finding]]] = []
+
+    def resolved(env: str) -> FleetView:
+        before = len(findings)
+        out = view(env)
+        layers.append((env, findings[before:]))
+        del findings[before:]
+        return out
+
+    base_view = resolved(BASE_ENV)
+    envs = {env: resolved(env) for env in environments}
+    findings.extend(merge_layers(layers, environments))
+    if has_errors(findings):
+        raise FindingsError(findings)
+    return Values(str(values_dir), base_view, envs)

@@ -1,0 +1,112 @@
+"""Layering of values: maps merge key by key, everything else (lists included) replaces.
+
+A `Doc` carries its data and, for every path, the file, line and column the value came from, so a
+finding about a merged value still points at the file that set it.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from generator.errors import Location
+from generator.values.yamlio import SourceMap, YamlPath
+
+
+@dataclass
+class Doc:
+    data: dict[str, Any]
+    values: dict[YamlPath, Location] = field(default_factory=dict)
+    keys: dict[YamlPath, Location] = field(default_factory=dict)
+    # Files that set anything in this doc, in layering order (catalog entries excluded).
+    sources: tuple[str, ...] = ()
+
+    @classmethod
+    def from_source(
+        cls, data: Any, smap: SourceMap, prefix: YamlPath = (), *, record_source: bool = True
+    ) -> Doc:
+        """The sub-document at `prefix` of a parsed file, with paths rebased to it."""
+        n = len(prefix)
+        values = {p[n:]: loc for p, loc in smap.values.items() if p[:n] == prefix}
+        keys = {p[n:]: loc for p, loc in smap.keys.items() if p[:n] == prefix}
+        body: Any = data
+        for part in prefix:
+            body = body.get(part) if isinstance(body, dict) else None
+        body = body if isinstance(body, dict) else {}
+        return cls(copy.deepcopy(body), values, keys, (smap.file,) if record_source else ())
+
+    def locate(self, path: YamlPath, *, key: bool = False) -> Location:
+        probe = path
+        while True:
+            if key and probe in self.keys:
+                return self.keys[probe]
+            if probe in self.values:
+                return self.values[probe]
+            if not probe:
+                return next(
+                    iter(self.values.values()),
+                    Location(self.sources[0] if self.sources else "values"),
+                )
+            probe = probe[:-1]
+
+    def anchor(self, *paths: YamlPath) -> Location:
+        """Where a user edits this entity: the first of `paths` set in a values file (not the
+        built-in catalog), else the top of the entity's own file."""
+        for path in paths:
+            loc = self.locate(path, key=True)
+            if loc.file in self.sources:
+                return loc
+        if self.sources:
+            return Location(self.sources[0], 1, 1)
+        return self.locate(())
+
+    def get(self, *path: str | int, default: Any = None) -> Any:
+        node: Any = self.data
+        for part in path:
+            if isinstance(node, Mapping) and part in node:
+                node = node[part]
+                continue
+            if isinstance(node, list) and isinstance(part, int) and part < len(node):
+                node = node[part]
+                continue
+            return default
+        return node
+
+
+def merge_data(base: Any, over: Any) -> Any:
+    if isinstance(base, dict) and isinstance(over, dict):
+        out = dict(base)
+        for key, value in over.items():
+            out[key] = merge_data(base[key], value) if key in base else copy.deepcopy(value)
+        return out
+    return copy.deepcopy(over)
+
+
+def _replaced_paths(over: Any, path: YamlPath, base: Any) -> list[YamlPath]:
+    """Paths where `over` replaces (rather than merges into) `base`."""
+    if isinstance(over, dict) and isinstance(base, dict):
+        out: list[YamlPath] = []
+        for key, value in over.items():
+            out.extend(_replaced_paths(value, (*path, key), base.get(key)))
+        return out
+    return [path]
+
+
+def merge_docs(base: Doc, over: Doc) -> Doc:
+    replaced = _replaced_paths(over.data, (), base.data)
+
+    def keep(p: YamlPath) -> bool:
+        return not any(p[: len(r)] == r for r in replaced)
+
+    values = {p: loc for p, loc in base.values.items() if keep(p)}
+    values.update({p: loc for p, loc in over.values.items() if p})
+    keys = {p: loc for p, loc in base.keys.items() if keep(p)}
+    keys.update(over.keys)
+    if () in base.values:
+        values[()] = base.values[()]
+    elif () in over.values:
+        values[()] = over.values[()]
+    sources = base.sources + tuple(s for s in over.sources if s not in base.sources)
+    return Doc(merge_data(base.data, over.data), values, keys, sources)

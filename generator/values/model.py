@@ -1,0 +1,249 @@
+"""The resolved fleet for one environment (or for the environment-independent base).
+
+Builders read these typed objects; `doc` keeps the merged values with their locations so checks
+can point at the file and line that set a value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from generator.values.merge import Doc
+
+NFD_PREFIX = "feature.node.kubernetes.io/"
+# The PCI classes NFD treats as accelerators: its pci source's default deviceClassWhitelist
+# (display 03, co-processor 0b40, processing accelerators 12; NFD v0.19.0 source/pci/pci.go).
+# Rules for device IDs of a model the catalog does not know match any of them.
+ACCELERATOR_CLASSES = ("03", "0b40", "12")
+BASE_ENV = ""  # the name of the environment-independent layer
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    effect: str
+    value: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        out = {"key": self.key, "effect": self.effect}
+        if self.value:
+            out["value"] = self.value
+        return out
+
+
+# The kubelet's device-plugin directory: a device plugin registers and serves its socket there
+# (source: kubernetes/kubelet pkg/apis/deviceplugin/v1beta1/constants.go v0.36.3, DevicePluginPath).
+DEVICE_PLUGIN_PATH = "/var/lib/kubelet/device-plugins"
+
+
+@dataclass(frozen=True)
+class NodeAgent:
+    """One container on every node of a vendor's pools (a device plugin or an exporter), as
+    upstream ships it: env, volumes and mounts are Kubernetes EnvVar/Volume/VolumeMount dicts."""
+
+    image: str
+    version: str
+    command: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()
+    env: tuple[dict[str, Any], ...] = ()
+    volumes: tuple[dict[str, Any], ...] = ()
+    volume_mounts: tuple[dict[str, Any], ...] = ()
+    security_context: dict[str, Any] = field(default_factory=dict)
+    resources: dict[str, Any] = field(default_factory=dict)
+    liveness_probe: dict[str, Any] = field(default_factory=dict)
+    readiness_probe: dict[str, Any] = field(default_factory=dict)
+    host_pid: bool = False
+    host_ipc: bool = False
+    host_network: bool = False
+    rbac: tuple[dict[str, Any], ...] = ()
+    priority_class: str = "system-node-critical"
+
+    @property
+    def privileged(self) -> bool:
+        return bool(self.security_context.get("privileged"))
+
+    def mounts_host_path(self, path: str) -> bool:
+        """Whether the container mounts host directory `path` at the same path."""
+        host = {
+            v["name"]: v["hostPath"]["path"].rstrip("/")
+            for v in self.volumes
+            if isinstance(v.get("hostPath"), dict)
+        }
+        return any(
+            host.get(m["name"]) == path and m["mountPath"].rstrip("/") == path
+            for m in self.volume_mounts
+        )
+
+
+def node_agent(raw: dict[str, Any], priority_class: str = "system-node-critical") -> NodeAgent:
+    """A NodeAgent from the merged values of `devicePlugin` or `exporter.daemonSet`."""
+    return NodeAgent(
+        image=str(raw.get("image", "")),
+        version=str(raw.get("version", "")),
+        command=tuple(raw.get("command", [])),
+        args=tuple(raw.get("args", [])),
+        env=tuple(dict(e) for e in raw.get("env", [])),
+        volumes=tuple(dict(v) for v in raw.get("volumes", [])),
+        volume_mounts=tuple(dict(m) for m in raw.get("volumeMounts", [])),
+        security_context=dict(raw.get("securityContext", {})),
+        resources=dict(raw.get("resources", {})),
+        liveness_probe=dict(raw.get("livenessProbe", {})),
+        readiness_probe=dict(raw.get("readinessProbe", {})),
+        host_pid=bool(raw.get("hostPID", False)),
+        host_ipc=bool(raw.get("hostIPC", False)),
+        host_network=bool(raw.get("hostNetwork", False)),
+        rbac=tuple(dict(r) for r in raw.get("rbac", [])),
+        priority_class=str(raw.get("priorityClassName", priority_class)),
+    )
+
+
+@dataclass(frozen=True)
+class DevicePlugin:
+    name: str
+    namespace: str
+    agent: NodeAgent
+
+    @property
+    def image(self) -> str:
+        return self.agent.image
+
+    @property
+    def version(self) -> str:
+        return self.agent.version
+
+
+@dataclass(frozen=True)
+class PciModel:
+    """An accelerator model as PCI sees it (catalog `pciModels`)."""
+
+    classes: tuple[str, ...]
+    """PCI classes (4 hex digits) or base classes (2)."""
+    devices: tuple[str, ...]
+    source: str
+
+
+def find_pci_model(models: dict[str, PciModel], model: str) -> PciModel | None:
+    """The entry for a pool's model, case-insensitively (A100 and a100 are one model)."""
+    wanted = model.casefold()
+    return next((m for k, m in models.items() if k.casefold() == wanted), None)
+
+
+@dataclass(frozen=True)
+class Pool:
+    index: int
+    name: str
+    model: str
+    devices_per_node: int
+    nodes: tuple[str, ...]
+    node_count: int  # len(nodes) when nodes are named
+    pci_devices: tuple[str, ...]
+    """Device IDs the pool's NFD rule matches: pciDevices, else the model's; () if unknown."""
+    pci_classes: tuple[str, ...]
+    """PCI classes (or base classes) the rule matches with them."""
+    labels: dict[str, str]  # everything the pool's nodes carry (vendor + model + pool labels)
+    taints: tuple[Taint, ...]
+
+    @property
+    def capacity(self) -> int:
+        return self.devices_per_node * self.node_count
+
+
+@dataclass(frozen=True)
+class Vendor:
+    id: str
+    display_name: str
+    resource_name: str
+    pci_vendor: str
+    pci_models: dict[str, PciModel]
+    selector_label: str
+    model_label: str
+    node_labels: dict[str, str]
+    taints: tuple[Taint, ...]
+    cost_weight: float
+    device_plugin: DevicePlugin
+    exporter: dict[str, Any]
+    pools: tuple[Pool, ...]
+    doc: Doc = field(repr=False, compare=False)
+
+    @property
+    def capacity(self) -> int:
+        return sum(p.capacity for p in self.pools)
+
+    @property
+    def selector(self) -> dict[str, str]:
+        """The node labels (as written in values) that pick this vendor's pools."""
+        return {self.selector_label: self.node_labels[self.selector_label]}
+
+    @property
+    def all_taints(self) -> tuple[Taint, ...]:
+        seen: dict[Taint, None] = {}
+        for pool in self.pools:
+            for taint in pool.taints:
+                seen.setdefault(taint)
+        return tuple(seen)
+
+
+@dataclass(frozen=True)
+class Team:
+    name: str
+    namespaces: tuple[str, ...]
+    owners: tuple[str, ...]
+    pod_security: str
+    quota: dict[str, int]  # vendor id -> devices per namespace
+    doc: Doc = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Fleet:
+    name: str
+    kubernetes_version: str
+    environments: tuple[str, ...]
+    repo_url: str
+    target_revision: str
+    repo_path: str
+    argocd_namespace: str
+    argocd_project: str
+    destination_server: str
+    automated_sync: bool
+    node_config_method: str
+    allow_overcommit: bool
+    doc: Doc = field(repr=False, compare=False)
+
+    def label_key(self, key: str) -> str:
+        """The node label key as it lands on nodes: NFD prefixes keys that have no prefix."""
+        if self.node_config_method == "nfd" and "/" not in key:
+            return NFD_PREFIX + key
+        return key
+
+    def node_selector(self, labels: dict[str, str]) -> dict[str, str]:
+        return {self.label_key(k): v for k, v in sorted(labels.items())}
+
+
+@dataclass(frozen=True)
+class FleetView:
+    """Everything a builder needs for one environment (env == BASE_ENV for the base layer)."""
+
+    env: str
+    fleet: Fleet
+    vendors: tuple[Vendor, ...]  # enabled vendors, sorted by id
+    teams: tuple[Team, ...]  # enabled teams, sorted by name
+    env_file: str | None = None
+    # Derived data computed once per view (builders and several checks need the same things).
+    # What is stored here is treated as immutable by everyone who reads it.
+    memo: dict[object, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def vendor(self, vendor_id: str) -> Vendor | None:
+        return next((v for v in self.vendors if v.id == vendor_id), None)
+
+    def vendors_for_resource(self, resource: str) -> list[Vendor]:
+        return [v for v in self.vendors if v.resource_name == resource]
+
+
+@dataclass(frozen=True)
+class Values:
+    """The loaded values tree: the base layer and one view per environment."""
+
+    root: str
+    base: FleetView
+    envs: dict[str, FleetView]

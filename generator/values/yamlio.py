@@ -1,0 +1,359 @@
+"""Safe YAML in, deterministic YAML 1.1-safe YAML out.
+
+Reading keeps the parser's marks so every finding can name a line and a column, and refuses what a
+values file never needs and an attacker likes: aliases (billion-laughs), tags outside YAML's core
+schema (in any position), tags on keys, duplicate keys, several documents, invalid UTF-8, a byte
+order mark, NUL and other control characters, very large, very deep or very many-noded files.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.constructor import SafeConstructor
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from generator.errors import Finding, Location
+
+MAX_BYTES = 1024 * 1024
+MAX_DEPTH = 64
+MAX_NODES = 50_000  # scalars, lists and maps of one file (the example's largest has ~150)
+YamlPath = tuple[str | int, ...]
+
+_STD = "tag:yaml.org,2002:"
+_SCALAR_TAGS = {f"{_STD}{t}" for t in ("str", "int", "float", "bool", "null")}
+_CORE_TAGS = _SCALAR_TAGS | {f"{_STD}seq", f"{_STD}map"}  # tags a values file may write out
+_TIMESTAMP = f"{_STD}timestamp"
+
+
+@dataclass
+class SourceMap:
+    """Where each value (and each mapping key) of one parsed file sits."""
+
+    file: str
+    values: dict[YamlPath, Location] = field(default_factory=dict)
+    keys: dict[YamlPath, Location] = field(default_factory=dict)
+    # The text of each plain scalar that YAML 1.1 read as something other than a string
+    # ("yes" -> True, "0755" -> 493, "1.10" -> 1.1): findings quote what the user wrote.
+    plain: dict[YamlPath, str] = field(default_factory=dict)
+
+    def locate(self, path: YamlPath, *, key: bool = False) -> Location:
+        """The closest known location of `path`, walking up to its parents."""
+        table = self.keys if key else self.values
+        probe = path
+        while True:
+            if probe in table:
+                return table[probe]
+            if probe in self.values:
+                return self.values[probe]
+            if not probe:
+                return Location(self.file, 1, 1)
+            probe = probe[:-1]
+
+
+class YamlInputError(Exception):
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(finding.format())
+        self.finding = finding
+
+
+def json_path(path: Iterable[str | int]) -> str:
+    out = "$"
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part):
+            out += f".{part}"
+        else:
+            out += f"[{part!r}]"
+    return out
+
+
+def _fail(file: str, node_or_mark: Any, message: str, hint: str = "") -> YamlInputError:
+    mark = getattr(node_or_mark, "start_mark", node_or_mark)
+    loc = Location(file, mark.line + 1, mark.column + 1) if mark is not None else Location(file)
+    return YamlInputError(Finding("YAML001", message, loc, hint=hint))
+
+
+class _Builder:
+    def __init__(self, file: str, text: str) -> None:
+        self.file = file
+        self.text = text
+        self.smap = SourceMap(file)
+        self.seen: set[int] = set()
+        self.constructor = SafeConstructor()
+
+    def build(self, node: Node, path: YamlPath, depth: int) -> Any:
+        if depth > MAX_DEPTH:
+            raise _fail(self.file, node, f"nesting deeper than {MAX_DEPTH} levels")
+        if id(node) in self.seen:
+            raise _fail(
+                self.file,
+                node,
+                "anchors and aliases are not allowed in values files",
+                "write the value out in full",
+            )
+        self.seen.add(id(node))
+        self.smap.values[path] = Location(
+            self.file, node.start_mark.line + 1, node.start_mark.column + 1
+        )
+        if isinstance(node, MappingNode):
+            return self._mapping(node, path, depth)
+        if isinstance(node, SequenceNode):
+            if node.tag != f"{_STD}seq":
+                raise _fail(self.file, node, f"tag {node.tag!r} is not allowed")
+            return [self.build(item, (*path, i), depth + 1) for i, item in enumerate(node.value)]
+        assert isinstance(node, ScalarNode)
+        if node.tag == _TIMESTAMP:
+            return str(node.value)  # dates stay text; the schema decides what they may be
+        if node.tag not in _SCALAR_TAGS:
+            raise _fail(
+                self.file,
+                node,
+                f"tag {node.tag!r} is not allowed",
+                "values files hold plain strings, numbers, booleans, lists and maps",
+            )
+        try:
+            value = self.constructor.construct_object(node, deep=True)  # type: ignore[no-untyped-call]
+        except (yaml.YAMLError, ValueError) as exc:
+            raise _fail(self.file, node, f"cannot read scalar {node.value!r}: {exc}") from None
+        # plain (no quotes, no block) and untagged: YAML 1.1 chose its type
+        if not isinstance(value, str) and not node.style and not self._tagged(node):
+            self.smap.plain[path] = str(node.value)
+        return value
+
+    def _tagged(self, node: Node) -> bool:
+        return self.text[node.start_mark.index : node.start_mark.index + 1] == "!"
+
+    def _mapping(self, node: MappingNode, path: YamlPath, depth: int) -> dict[str, Any]:
+        if node.tag != f"{_STD}map":
+            raise _fail(self.file, node, f"tag {node.tag!r} is not allowed")
+        out: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == f"{_STD}merge":
+                raise _fail(
+                    self.file,
+                    key_node,
+                    "merge keys (<<) are not allowed",
+                    "write the keys out in full",
+                )
+            if not isinstance(key_node, ScalarNode) or key_node.tag not in _SCALAR_TAGS:
+                raise _fail(self.file, key_node, "mapping keys must be plain scalars")
+            if self._tagged(key_node):
+                raise _fail(
+                    self.file,
+                    key_node,
+                    "a tag on a mapping key is not allowed",
+                    "keys are plain text: remove the tag",
+                )
+            key = str(key_node.value)
+            if key in out:
+                first = self.smap.keys[(*path, key)]
+                raise _fail(
+                    self.file,
+                    key_node,
+                    f"duplicate key {key!r} (first at line {first.line})",
+                    "remove one of them",
+                )
+            self.smap.keys[(*path, key)] = Location(
+                self.file, key_node.start_mark.line + 1, key_node.start_mark.column + 1
+            )
+            out[key] = self.build(value_node, (*path, key), depth + 1)
+        return out
+
+
+def load_text(text_bytes: bytes, file: str) -> tuple[Any, SourceMap]:
+    """Parse one YAML document; raise YamlInputError with a finding on anything unsafe."""
+    if len(text_bytes) > MAX_BYTES:
+        raise YamlInputError(
+            Finding("YAML001", f"file is larger than {MAX_BYTES} bytes", Location(file))
+        )
+    try:
+        text = text_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = text_bytes[: exc.start].count(b"\n") + 1
+        raise YamlInputError(
+            Finding(
+                "YAML001",
+                f"invalid UTF-8 at byte {exc.start}",
+                Location(file, line, 1),
+                hint="save the file as UTF-8",
+            )
+        ) from None
+    _refuse_characters(text, file)
+    try:
+        _check_events(text, file)
+        docs = list(yaml.compose_all(text, Loader=yaml.CSafeLoader))
+    except yaml.reader.ReaderError as exc:
+        line, col = _line_col(text, exc.position)
+        raise YamlInputError(
+            Finding(
+                "YAML001",
+                f"character U+{exc.character:04X} is not allowed in YAML"
+                if isinstance(exc.character, int)
+                else f"invalid YAML: {exc.reason}",
+                Location(file, line, col),
+                hint="remove it; write special characters as escapes in a double-quoted string",
+            )
+        ) from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        msg = " ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
+        raise _fail(file, mark, f"invalid YAML: {msg}") from None
+    except yaml.YAMLError as exc:
+        raise YamlInputError(Finding("YAML001", f"invalid YAML: {exc}", Location(file))) from None
+    if len(docs) > 1:
+        raise _fail(
+            file,
+            docs[1],
+            "more than one YAML document in a values file",
+            "remove the '---' separator",
+        )
+    builder = _Builder(file, text)
+    if not docs or docs[0] is None:
+        return None, builder.smap
+    data = builder.build(docs[0], (), 0)
+    return data, builder.smap
+
+
+def _line_col(text: str, index: int) -> tuple[int, int]:
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def _refuse_characters(text: str, file: str) -> None:
+    """A BOM and NUL before the parser sees them: the parser drops the one and its message for
+    the other has no line."""
+    if text.startswith("\ufeff"):
+        raise YamlInputError(
+            Finding(
+                "YAML001",
+                "the file starts with a byte order mark (U+FEFF)",
+                Location(file, 1, 1),
+                hint="save the file as UTF-8 without a byte order mark",
+            )
+        )
+    for char in ("\x00", "\ufeff"):
+        index = text.find(char)
+        if index >= 0:
+            line, col = _line_col(text, index)
+            raise YamlInputError(
+                Finding(
+                    "YAML001",
+                    f"character U+{ord(char):04X} is not allowed in a values file",
+                    Location(file, line, col),
+                    hint="remove it",
+                )
+            )
+
+
+def _check_events(text: str, file: str) -> None:
+    """Refuse, before anything is composed: aliases (so nothing is ever expanded and the finding
+    names the alias itself), tags outside the core schema in any position (a document, a list, a
+    map, a key or a value; `!` too, which PyYAML would still resolve), too deep nesting and too
+    many nodes."""
+    depth = nodes = 0
+    for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+        if isinstance(event, yaml.AliasEvent):
+            raise _fail(
+                file,
+                event.start_mark,
+                "anchors and aliases are not allowed in values files",
+                "write the value out in full",
+            )
+        if isinstance(event, yaml.NodeEvent):
+            nodes += 1
+            if nodes > MAX_NODES:
+                raise _fail(file, event.start_mark, f"more than {MAX_NODES} values in one file")
+            tag = getattr(event, "tag", None)
+            if tag is not None and tag not in _CORE_TAGS:
+                raise _fail(
+                    file,
+                    event.start_mark,
+                    f"tag {tag!r} is not allowed",
+                    "values files hold plain strings, numbers, booleans, lists and maps",
+                )
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise _fail(file, event.start_mark, f"nesting deeper than {MAX_DEPTH} levels")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def load_file(path: Path, display: str) -> tuple[Any, SourceMap]:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise YamlInputError(
+            Finding("YAML001", f"cannot read file: {exc.strerror}", Location(display))
+        ) from None
+    return load_text(raw, display)
+
+
+# ---- output -------------------------------------------------------------------------------
+
+_FIRST_KEYS = ("apiVersion", "kind", "metadata", "name", "namespace")
+
+
+class _Dumper(yaml.CSafeDumper):
+    """libyaml's emitter with a resolver that also knows what YAML 1.2 and Go parsers re-type.
+
+    The emitter quotes any string whose plain form the resolver would read as non-string, so
+    teaching the resolver the extra forms (y/n booleans, exponent floats without a dot, 0o octal)
+    makes those strings come out quoted.
+    """
+
+
+_Dumper.add_implicit_resolver(  # type: ignore[no-untyped-call]
+    f"{_STD}bool", re.compile(r"^(?:y|Y|n|N)$"), list("yYnN")
+)
+_Dumper.add_implicit_resolver(  # type: ignore[no-untyped-call]
+    f"{_STD}float",
+    re.compile(r"^[-+]?(?:\.[0-9]+|[0-9][0-9_]*(?:\.[0-9_]*)?)(?:[eE][-+]?[0-9]+)?$"),
+    list("-+.0123456789"),
+)
+_Dumper.add_implicit_resolver(  # type: ignore[no-untyped-call]
+    f"{_STD}int", re.compile(r"^0o[0-7]+$"), ["0"]
+)
+
+
+def _ordered_keys(data: Mapping[str, Any]) -> list[str]:
+    first = [k for k in _FIRST_KEYS if k in data]
+    return first + sorted(k for k in data if k not in _FIRST_KEYS)
+
+
+def _represent_dict(dumper: yaml.SafeDumper, data: Mapping[str, Any]) -> yaml.MappingNode:
+    items = [(k, data[k]) for k in _ordered_keys(data)]
+    return dumper.represent_mapping(f"{_STD}map", items)
+
+
+def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    if "\n" in data:
+        return dumper.represent_scalar(f"{_STD}str", data, style="|")
+    return dumper.represent_scalar(f"{_STD}str", data)
+
+
+_Dumper.add_representer(dict, _represent_dict)  # type: ignore[arg-type]
+_Dumper.add_representer(str, _represent_str)  # type: ignore[arg-type]
+
+
+def dump(data: Any) -> str:
+    """One YAML document, keys in a fixed order, strings safe for YAML 1.1 and 1.2 readers."""
+    return yaml.dump(
+        data,
+        Dumper=_Dumper,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=100000,
+        sort_keys=False,
+    )
+
+
+def dump_all(docs: Iterable[Any]) -> str:
+    return "".join("---\n" + dump(d) for d in docs)
