@@ -17,7 +17,8 @@ from typing import Any
 
 from generator.builders.common import Obj
 from generator.builders.workloads import TRACK_LABEL, team_objects
-from generator.errors import Finding, Severity, UsageError, sorted_findings
+from generator.errors import UsageError
+from generator.findings import Finding, Severity, sorted_findings
 from generator.policy import registry as policy
 from generator.values import loader as values
 from generator.values.model import FleetView

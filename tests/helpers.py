@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator.errors import Finding, FindingsError
+from generator.errors import FindingsError
+from generator.findings import Finding
 from generator.render.stage import load_and_check
 
 

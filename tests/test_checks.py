@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.policy.fleet import REGISTRY
+from generator.policy.registry import CHECKS as REGISTRY
 from tests.helpers import findings, lines
 
 Write = Callable[[str, str], Path]

@@ -20,7 +20,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from generator import builders, toolchain
+from generator import toolchain
+from generator.builders import fleet as builders
 from generator.builders import node_config
 from generator.builders import workloads as workload_builder
 from generator.builders.common import Component, metadata
@@ -28,8 +29,8 @@ from generator.cli import main
 from generator.cluster import dryrun, launcher
 from generator.cluster.launcher import ControlPlane
 from generator.cluster.simulate import SimulationResult, simulate
-from generator.errors import Finding, Severity
-from generator.policy import fleet as checks
+from generator.findings import Finding, Severity
+from generator.policy import registry
 from generator.values.model import FleetView
 
 pytestmark = pytest.mark.xdist_group("control-plane")
@@ -251,7 +252,7 @@ def test_pod_security_that_will_refuse_a_workloads_pods(
         },
     }
     values = tree(vendors={"ascend": ascend}, teams={"ml": team})
-    monkeypatch.delitem(checks.REGISTRY, "WKL004")
+    monkeypatch.delitem(registry.CHECKS, "WKL004")
     result = dryrun.dry_run(values, None, plane=cluster)
     assert codes(result.findings) == {"DRY005"}, [f.format() for f in result.findings]
     (finding,) = result.findings
@@ -414,7 +415,7 @@ def test_a_toleration_that_does_not_match_the_taint_keeps_the_pod_pending(
         return {**real(taint), "operator": "Equal", "value": "false"}
 
     monkeypatch.setattr(workload_builder, "toleration", wrong)
-    monkeypatch.delitem(checks.REGISTRY, "POD004")
+    monkeypatch.delitem(registry.CHECKS, "POD004")
     result = sim(values, cluster)
     job_line = f"values/teams/ml.yaml:{line_of(values / 'teams/ml.yaml', 'train:')}"
     pending = [f for f in result.findings if f.code == "SIM004"]
@@ -430,7 +431,7 @@ def test_a_quota_lower_than_a_job_needs_refuses_its_pods(
 ) -> None:
     """MIG004 (quota below a job's devices) removed: the quota admission plugin refuses the pods."""
     values = tree(teams={"ml": {**TEAM, "quota": {"nvidia": 2}}})
-    monkeypatch.delitem(checks.REGISTRY, "MIG004")
+    monkeypatch.delitem(registry.CHECKS, "MIG004")
     result = sim(values, cluster)
     refused = [f for f in result.findings if f.code == "SIM008"]
     assert len(refused) == 1, [f.format() for f in result.findings]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import builders
+from generator.builders import fleet as builders
 from generator.builders.common import Component
 from generator.render import gcpause
 from generator.render.stage import RenderOptions, render

@@ -16,9 +16,9 @@ from click.testing import CliRunner
 
 from generator import toolchain
 from generator.builders import scheduling
+from generator.builders.common import Unit
 from generator.cli import main
-from generator.errors import Location
-from generator.render.layout import Unit
+from generator.findings import Location
 from generator.validate.stages import kueue
 from generator.values import loader as values
 from tests.conftest import ROOT, tool

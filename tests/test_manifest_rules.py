@@ -7,11 +7,10 @@ from typing import Any
 
 import pytest
 
-from generator.builders.common import identity
-from generator.errors import Location
-from generator.policy.manifest import MANIFEST_RULES, run_rules
+from generator.builders.common import Unit, identity
+from generator.findings import Location
 from generator.policy.placement import selects, tolerates
-from generator.render.layout import Unit
+from generator.policy.registry import MANIFEST_RULES, run_rules
 from generator.values import loader as values
 from generator.values.model import FleetView
 from tests.conftest import EXAMPLE_VALUES

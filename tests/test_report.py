@@ -18,7 +18,8 @@ from click.testing import CliRunner
 from benchmarks.fleet import make_values
 from generator import plan
 from generator.cli import main
-from generator.errors import Finding, Location, UsageError
+from generator.errors import UsageError
+from generator.findings import Finding, Location
 from generator.fleetreport import ReportOptions, inputs, page, report
 from generator.fleetreport.numbers import compute
 from tests.conftest import EXAMPLE_VALUES
@@ -113,9 +114,9 @@ def test_capacity_and_promised_devices_per_vendor(small: Path) -> None:
 def test_cap_findings_beside_the_chart_are_this_environments(small: Path) -> None:
     dev, prod = compute(small).envs
     assert [f.code for f in dev.cap_findings] == ["CAP001"]
-    assert "add up to 8 devices (a 4, b 4) but its pools hold 4 in environment 'dev'" in (
-        dev.cap_findings[0].message
-    )
+    assert "add up to 8 devices (a 4, b 4) but its pools hold 4" in dev.cap_findings[0].message
+    assert dev.cap_findings[0].envs == ("dev",)  # the environment is a field, not text
+    assert dev.cap_findings[0].text.endswith(" in environment 'dev'")
     assert "add up to 6 devices (a 2, b 4)" in prod.cap_findings[0].message
     assert str(dev.cap_findings[0].location) == "values/teams/b.yaml:1:17"
 

@@ -13,11 +13,10 @@ import pytest
 import yaml
 
 from generator.builders import scheduling
-from generator.builders.common import SYNC_WAVE
+from generator.builders.common import SYNC_WAVE, Unit
 from generator.builders.workloads import team_objects
-from generator.errors import Location
-from generator.policy.manifest import run_rules
-from generator.render.layout import Unit
+from generator.findings import Location
+from generator.policy.registry import run_rules
 from generator.render.stage import RenderOptions, render
 from generator.values import loader as values
 from tests.conftest import tool

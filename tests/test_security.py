@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from generator.builders.common import identity
-from generator.errors import Location
-from generator.policy.manifest import run_rules
-from generator.render.layout import Unit, render_tree
+from generator.builders.common import Unit, identity
+from generator.findings import Location
+from generator.policy.registry import run_rules
+from generator.render.layout import render_tree
 from generator.values import loader as values
 from generator.values.model import FleetView
 from tests.helpers import FLEET, NVIDIA, cli, snapshot, tree
@@ -208,7 +208,7 @@ def test_rule_fires_on_each_failing_object_and_passes_the_good_ones(
 
 
 def test_every_security_and_team_rule_has_a_case() -> None:
-    from generator.policy.manifest import MANIFEST_RULES
+    from generator.policy.registry import MANIFEST_RULES
 
     assert {c for c in MANIFEST_RULES if c.startswith(("SEC", "TEAM"))} == set(CASES)
 
@@ -297,7 +297,7 @@ def test_validate_reports_a_privileged_team_object_at_its_workloads_line(
 ) -> None:
     """Values cannot ask for host access; a generator change (here: a builder that adds it)
     or a hand edit can. validate finds it in the built unit, at the workload's values line."""
-    from generator import builders
+    from generator.builders import fleet as builders
     from generator.builders.common import Component
 
     team = "quota: {nvidia: 4}\njobs:\n  train:\n    vendor: nvidia\n"

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from generator import builders
+from generator.builders import fleet as builders
 from generator.builders.common import Component, metadata
 from generator.cli import main
 from generator.values.model import FleetView

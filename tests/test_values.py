@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from generator.errors import Severity
+from generator.findings import Severity
 from generator.values import loader as values
-from tests.helpers import findings, lines
+from tests.helpers import findings, lines, tree
 
 Write = Callable[[str, str], Path]
 
@@ -199,3 +199,18 @@ def test_an_environment_can_override_fleet_settings(values_dir: Path, write: Wri
     assert (staging.node_config_method, prod.node_config_method) == ("node-patch", "nfd")
     assert staging.doc.get("monitoring", "namespace") == "mon-staging"
     assert staging.allow_overcommit is False and prod.allow_overcommit is True
+
+
+def test_a_pool_name_used_twice_is_found_at_the_second(tmp_path: Path) -> None:
+    """NAME002: two pools of one vendor with one name would render one NodeFeatureRule (and one
+    Kueue flavor) over the other."""
+    nvidia = (
+        "pools:\n"
+        "  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1]}\n"
+        "  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n2]}\n"
+    )
+    got = lines(tree(tmp_path, {"vendors/nvidia.yaml": nvidia}))
+    assert [g for g in got if " NAME002 " in g] == [
+        "values/vendors/nvidia.yaml:3:12: NAME002 pool name 'a100' is used twice "
+        "(at $.pools[1].name); give every pool of a vendor its own name"
+    ]

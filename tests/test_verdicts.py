@@ -138,8 +138,8 @@ def test_a_file_name_with_a_control_character_is_refused(tmp_path: Path) -> None
 
 
 def test_name006_refuses_a_name_or_label_ending_in_a_newline() -> None:
-    from generator.policy.manifest import run_rules
-    from generator.render.layout import Unit
+    from generator.builders.common import Unit
+    from generator.policy.registry import run_rules
     from generator.values import loader as values
     from tests.conftest import EXAMPLE_VALUES
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from generator.policy.fleet import REGISTRY
+from generator.policy.registry import CHECKS as REGISTRY
 from generator.render.stage import RenderOptions, render
 from generator.values import loader as values
 from generator.workloads.model import team_workloads

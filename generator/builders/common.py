@@ -6,7 +6,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.errors import Location
+from generator.findings import Location
+from generator.values.model import Taint
 
 Obj = dict[str, Any]
 
@@ -116,3 +117,24 @@ def same_but_source(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
 def identity(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
     meta = obj["metadata"]
     return (obj["apiVersion"], obj["kind"], meta.get("namespace", ""), meta["name"])
+
+
+Tree = dict[str, str]  # relative path -> file text of a rendered tree (base/, overlays/)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One Argo CD Application's kustomize unit: what `kustomize build path` must give."""
+
+    env: str
+    name: str
+    path: str  # overlays/<env>/<unit>
+    objects: tuple[Obj, ...]
+    origins: dict[tuple[str, str, str, str], Location]  # values file:line of each object
+
+
+def toleration(taint: Taint) -> dict[str, str]:
+    """The toleration that lets a pod onto nodes with `taint` (a Kueue flavor's, a workload's)."""
+    if taint.value:
+        return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
+    return {"key": taint.key, "operator": "Exists", "effect": taint.effect}

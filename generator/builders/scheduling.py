@@ -20,7 +20,7 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from generator.builders.common import VENDOR_LABEL, Component, Obj, metadata
+from generator.builders.common import VENDOR_LABEL, Component, Obj, metadata, toleration
 from generator.values.model import FleetView, Pool, Team, Vendor
 from generator.values.yamlio import dump
 from generator.workloads.model import team_workloads
@@ -311,8 +311,6 @@ def kueue_flavor(view: FleetView, vendor: Vendor, pool: Pool) -> Obj:
     Kueue does not consider `nodeTaints` at admission (resourceflavor_types.go v0.17.0: "When this
     ResourceFlavor has also set the matching tolerations ... the nodeTaints are not considered");
     the ClusterQueue's `coveredResources` is what keeps other workloads off the flavor."""
-    from generator.builders.workloads import toleration
-
     spec: dict[str, Any] = {
         "nodeLabels": view.fleet.node_selector({**vendor.selector, vendor.model_label: pool.model})
     }

@@ -12,10 +12,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.builders import scheduling
-from generator.builders.common import SYNC_WAVE, TEAM_LABEL, VENDOR_LABEL, Component, Obj, metadata
+from generator.builders.common import (
+    SYNC_WAVE,
+    TEAM_LABEL,
+    VENDOR_LABEL,
+    Component,
+    Obj,
+    metadata,
+    toleration,
+)
 from generator.builders.teams import unit_name
-from generator.errors import Location
-from generator.values.model import FleetView, Taint, Team, Vendor
+from generator.findings import Location
+from generator.values.model import FleetView, Team, Vendor
 from generator.values.yamlio import YamlPath
 from generator.workloads.model import Job, PodDecl, Service, team_workloads
 from generator.workloads.phases import plan_service
@@ -152,12 +160,6 @@ def _team_objects(view: FleetView, team: Team) -> tuple[list[Obj], list[PodRef]]
 
 
 # ---- pods ------------------------------------------------------------------------------------
-
-
-def toleration(taint: Taint) -> dict[str, str]:
-    if taint.value:
-        return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
-    return {"key": taint.key, "operator": "Exists", "effect": taint.effect}
 
 
 def workload_mounts(vendor: Vendor) -> list[dict[str, Any]]:

@@ -28,7 +28,8 @@ from generator.cluster.crds import needed_crds
 from generator.cluster.launcher import SYSTEM_NAMESPACES, ControlPlane, reset
 from generator.cluster.target import Target
 from generator.cluster.units import BuiltUnit, build, version_location
-from generator.errors import Finding, FindingsError, Severity, UsageError, sorted_findings
+from generator.errors import FindingsError, UsageError
+from generator.findings import CodeInfo, Finding, Severity, sorted_findings
 from generator.policy.manifest import describe, origin
 from generator.policy.placement import pod_templates
 from generator.render.stage import load_and_check
@@ -295,3 +296,26 @@ def _warning_findings(unit: BuiltUnit, obj: Obj, warnings: Iterable[str]) -> lis
 
 
 __all__ = ["HINTS", "DryRunResult", "control_plane_minor", "dry_run", "version_findings"]
+
+
+# What `validate --dry-run=server` (and simulate, for KVER001) can report.
+CODES = (
+    CodeInfo("DRY001", "dry-run", "error", "the API server refuses a field of a rendered object"),
+    CodeInfo("DRY002", "dry-run", "error", "the cluster does not serve an object's kind (no CRD)"),
+    CodeInfo(
+        "DRY003", "dry-run", "error", "an object's namespace exists nowhere: no unit creates it"
+    ),
+    CodeInfo(
+        "DRY004",
+        "dry-run",
+        "warning",
+        "an object's namespace does not exist yet, so the object could not be dry-run",
+    ),
+    CodeInfo("DRY005", "dry-run", "error", "Pod Security would refuse a workload's pods"),
+    CodeInfo(
+        "KVER001",
+        "dry-run, simulate",
+        "error or warning",
+        "the control plane's Kubernetes minor is not the fleet's kubernetesVersion",
+    ),
+)

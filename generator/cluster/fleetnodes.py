@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generator.cluster.launcher import NFD_NAMESPACE, fake_node
-from generator.errors import Location
+from generator.findings import Location
 from generator.values import inventory
 from generator.values.inventory import Inventory
 from generator.values.model import FleetView, Pool, Vendor

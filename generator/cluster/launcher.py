@@ -33,6 +33,7 @@ import yaml
 
 from generator import toolchain
 from generator.cluster.api import ApiClient
+from generator.cluster.crds import nfd_crds
 from generator.cluster.sources import kwok_stages
 from generator.toolchain import Service, ToolError
 
@@ -419,8 +420,6 @@ def _scheduler_ready(port: int) -> bool:
 
 
 def _start_nfd(plane: ControlPlane, api: ApiClient, kc: str, services: list[Service]) -> str:
-    from generator.cluster.crds import nfd_crds
-
     api.apply_crds(nfd_crds())
     api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NFD_NAMESPACE}})
     port = _free_port()

@@ -16,7 +16,7 @@ from generator.cluster.launcher import ControlPlane
 from generator.cluster.simresult import HINTS, EnvReport, NodeResult
 from generator.cluster.simrun import settle, wait
 from generator.cluster.units import BuiltUnit
-from generator.errors import Finding, Location
+from generator.findings import Finding, Location
 from generator.policy.manifest import describe, origin
 from generator.values.model import FleetView
 from generator.workloads.model import team_workloads

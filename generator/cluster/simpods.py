@@ -12,7 +12,7 @@ from generator.cluster.fleetnodes import SimNode
 from generator.cluster.simresult import HINTS, EnvReport, PodResult
 from generator.cluster.simrun import BATCH_JOB, VOLCANO_JOB, JobOutcome, delete_jobs, run_jobs
 from generator.cluster.units import BuiltUnit
-from generator.errors import Finding, Severity
+from generator.findings import Finding, Severity
 from generator.values.model import FleetView
 from generator.workloads.model import team_workloads
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.errors import Finding, Severity
+from generator.findings import CodeInfo, Finding, Severity
 
 HINTS = {
     "SIM001": "fix the pool's labels, or the NodeFeatureRule match (PCI class and device IDs)",
@@ -68,3 +68,43 @@ class SimulationResult:
     @property
     def errors(self) -> int:
         return sum(f.severity is Severity.ERROR for f in self.findings)
+
+
+# What `simulate` can report.
+CODES = (
+    CodeInfo("SIM001", "simulate", "error", "nfd-master does not set a pool's labels on its node"),
+    CodeInfo("SIM002", "simulate", "error", "a node does not get its pool's taints"),
+    CodeInfo(
+        "SIM003",
+        "simulate",
+        "error",
+        "a device-plugin or exporter DaemonSet does not run on exactly its vendor's nodes",
+    ),
+    CodeInfo("SIM004", "simulate", "error", "a workload pod stays Pending"),
+    CodeInfo(
+        "SIM005", "simulate", "error", "a workload pod lands on a node of another vendor or model"
+    ),
+    CodeInfo(
+        "SIM006",
+        "simulate",
+        "error",
+        "a pod without tolerations lands on an accelerator node: the pool is not tainted",
+    ),
+    CodeInfo(
+        "SIM007", "simulate", "error", "a migration track has other ready replicas than plan says"
+    ),
+    CodeInfo("SIM008", "simulate", "error", "the API server refuses a workload's pods"),
+    CodeInfo(
+        "SIM009",
+        "simulate",
+        "warning",
+        "a node's server type has no PCI inventory: its labels and taints are not simulated",
+    ),
+    CodeInfo(
+        "SIM010",
+        "simulate",
+        "warning",
+        "a job runs alone but not beside the team's other jobs: it waits for them",
+    ),
+    CodeInfo("SIM012", "simulate", "error", "the API server refuses an object simulate applies"),
+)

@@ -15,7 +15,7 @@ from generator.cluster.fleetnodes import SimNode
 from generator.cluster.launcher import ControlPlane, metrics
 from generator.cluster.simresult import EnvReport
 from generator.cluster.units import BuiltUnit, object_wave
-from generator.errors import Finding
+from generator.findings import Finding
 from generator.policy.manifest import describe, origin
 
 SETTLE_TIMEOUT = 120.0

@@ -62,7 +62,8 @@ from generator.cluster.simrun import (
     wait_node_config,
 )
 from generator.cluster.units import ARGOCD_UNIT, BuiltUnit, build
-from generator.errors import Finding, FindingsError, Location, Severity, sorted_findings
+from generator.errors import FindingsError
+from generator.findings import Finding, Location, Severity, sorted_findings
 from generator.values.model import Values
 
 # The CLI, tests and benchmarks import the result type from here, beside simulate().

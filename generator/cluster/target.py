@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -89,7 +90,5 @@ def kubeconfig(path: Path, context: str | None = None) -> Iterator[Target]:
 
 @contextlib.contextmanager
 def _tempdir() -> Iterator[str]:
-    import tempfile
-
     with tempfile.TemporaryDirectory(prefix="accel-proxy-") as tmp:
         yield tmp

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.builders.common import SYNC_WAVE, TEAM_UNIT_WAVE, UNIT_WAVES
-from generator.errors import Finding, Location
-from generator.render.layout import Unit, render_tree
-from generator.validate.stages import tools
+from generator.builders.common import SYNC_WAVE, TEAM_UNIT_WAVE, UNIT_WAVES, Unit
+from generator.delivery.build import build_failed, kustomize, objects, write_tree
+from generator.findings import Finding, Location
+from generator.render.layout import render_tree
 from generator.values.model import Values
 
 Obj = dict[str, Any]
@@ -127,31 +127,23 @@ def build(loaded: Values, env: str, jobs: int = 0) -> tuple[list[BuiltUnit], lis
     """kustomize build of every unit of ``env``; findings for units that do not build."""
     rendered = render_tree(loaded)
     units = [u for u in rendered.units if u.env == env]
-    findings: list[Finding] = []
+    mine = {
+        rel: text
+        for rel, text in rendered.tree.items()
+        if rel.startswith("base/") or rel.startswith(f"overlays/{env}/")
+    }
     with tempfile.TemporaryDirectory(prefix="accel-units-") as tmp:
-        root = Path(tmp)
-        for rel, text in rendered.tree.items():
-            if rel.startswith("base/") or rel.startswith(f"overlays/{env}/"):
-                path = root / rel
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(text, encoding="utf-8")
-        built = tools.kustomize_build(root, [u.path for u in units], jobs or tools.jobs())
+        write_tree(mine, Path(tmp))
+        built = kustomize(Path(tmp), [u.path for u in units], jobs)
     waves = unit_waves(units)
     out: list[BuiltUnit] = []
+    findings: list[Finding] = []
     for unit in units:
         res = built[unit.path]
         if not res["ok"]:
-            where = next(iter(unit.origins.values()), Location(unit.path))
-            findings.append(
-                Finding(
-                    "KUS001",
-                    f"kustomize build {unit.path} failed: {res['error']}",
-                    where,
-                    hint="a bug in the generator or a hand edit: re-render",
-                )
-            )
+            findings.append(build_failed(unit, res["error"], Location(unit.path)))
             continue
-        docs = argocd_order(tools.load_docs(res["output"]))
+        docs = argocd_order(objects(res["output"]))
         out.append(BuiltUnit(unit, waves[unit.name], docs))
     out.sort(key=lambda b: (b.wave, b.unit.name))
     return out, findings

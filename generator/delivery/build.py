@@ -1,7 +1,9 @@
-"""`kustomize build` of rendered units, for the commands that show or compare built manifests.
+"""The one `kustomize build` of a tree's units, for show, diff, validate and the cluster commands.
 
 A unit is built from exactly the files it reads (its folder and the bases its kustomization
-lists), written into a temporary folder, with the pinned kustomize (`generator.toolchain`).
+lists), written into a temporary folder, with the pinned kustomize (`generator.toolchain`), one
+process per unit. (validate's default engine, the kbuild helper, runs kustomize's own build API
+in one process and is tested byte for byte against this: validate/stages/kustomize.py.)
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ import hashlib
 import os
 import posixpath
 import tempfile
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -18,7 +21,10 @@ from typing import Any
 import yaml
 
 from generator import toolchain
+from generator.builders.common import Unit
 from generator.errors import GeneratorError
+from generator.findings import CodeInfo, Finding, Location
+from generator.toolchain import ToolFailed
 
 KUSTOMIZE_TIMEOUT = 300.0
 
@@ -40,6 +46,19 @@ def blob_id(text: str) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
+def folder_index(tree: Mapping[str, str]) -> dict[str, list[str]]:
+    """{folder: files below it, at any depth} for the folders that hold a kustomization."""
+    roots = {rel.rsplit("/", 1)[0] for rel in tree if rel.endswith("/kustomization.yaml")}
+    index: dict[str, list[str]] = {r: [] for r in roots}
+    for rel in tree:
+        parts = rel.split("/")
+        for i in range(1, len(parts)):
+            folder = "/".join(parts[:i])
+            if folder in index:
+                index[folder].append(rel)
+    return index
+
+
 class Inputs:
     """What `kustomize build` of each unit of a tree reads (indexed once per tree).
 
@@ -50,14 +69,7 @@ class Inputs:
     def __init__(self, tree: Mapping[str, str], ids: Mapping[str, str] | None = None) -> None:
         self.tree = tree
         self.ids = dict(ids or {})
-        roots = {rel.rsplit("/", 1)[0] for rel in tree if rel.endswith("/kustomization.yaml")}
-        self._files: dict[str, list[str]] = {r: [] for r in roots}
-        for rel in tree:
-            parts = rel.split("/")
-            for i in range(1, len(parts)):
-                folder = "/".join(parts[:i])
-                if folder in self._files:
-                    self._files[folder].append(rel)
+        self._files = folder_index(tree)
 
     def paths(self, unit: str) -> list[str]:
         """The unit folder's files and, for each folder its kustomization lists in `resources`,
@@ -95,33 +107,88 @@ class BuildError(GeneratorError):
     """kustomize refused a unit: the rendered tree is broken (a hand edit, or a bug)."""
 
 
+def jobs() -> int:
+    """Processes to run at once: twice the CPUs (kustomize waits on file reads)."""
+    return max(2, (os.cpu_count() or 2) * 2)
+
+
+def write_tree(files: Mapping[str, str], root: Path) -> None:
+    """Lay files (relative path -> text) out under root, for a kustomize process to read."""
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def kustomize(
+    root: Path,
+    unit_paths: Sequence[str],
+    workers: int = 0,
+    on_unit: Callable[[str], None] | None = None,
+    stop: threading.Event | None = None,
+) -> dict[str, dict[str, Any]]:
+    """{unit_path: {"ok": bool, "output": text, "error": text}}: `kustomize build` of each unit
+    folder under root, one process each, in parallel; once `stop` is set the rest are not
+    built."""
+
+    def one(path: str) -> tuple[str, dict[str, Any]]:
+        if stop is not None and stop.is_set():
+            return path, {"ok": False, "output": "", "error": "cancelled"}
+        try:
+            proc = toolchain.run(
+                "kustomize", ["build", str(root / path)], timeout=KUSTOMIZE_TIMEOUT
+            )
+        except ToolFailed as exc:
+            # cobra prints "Error: " before the message the kbuild helper reports as it is.
+            error = exc.stderr.decode("utf-8", "replace").strip().removeprefix("Error: ")
+            result = {"ok": False, "output": "", "error": error}
+        else:
+            result = {"ok": True, "output": proc.stdout.decode("utf-8", "replace"), "error": ""}
+        if on_unit is not None:
+            on_unit(path)
+        return path, result
+
+    if not unit_paths:
+        return {}
+    with ThreadPoolExecutor(max_workers=min(workers or jobs(), len(unit_paths))) as pool:
+        return dict(pool.map(one, unit_paths))
+
+
 def build(tree: Mapping[str, str], units: Sequence[str], workers: int = 0) -> dict[str, str]:
-    """{unit: kustomize build output} for each unit, built in parallel."""
+    """{unit: kustomize build output} for each unit of an in-memory tree; BuildError on the
+    first that does not build."""
     if not units:
         return {}
+    inputs = Inputs(tree)
+    needed: dict[str, str] = {}
+    for unit in units:
+        needed.update(inputs.of(unit))
     with tempfile.TemporaryDirectory(prefix="accel-build-") as tmp:
-        root = Path(tmp)
-        needed: dict[str, str] = {}
-        inputs = Inputs(tree)
-        for unit in units:
-            needed.update(inputs.of(unit))
-        for rel, text in needed.items():
-            path = root / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+        write_tree(needed, Path(tmp))
+        built = kustomize(Path(tmp), units, workers)
+    for unit in units:
+        if not built[unit]["ok"]:
+            raise BuildError(f"kustomize build {unit} failed: {built[unit]['error']}")
+    return {unit: built[unit]["output"] for unit in units}
 
-        def one(unit: str) -> tuple[str, str]:
-            proc = toolchain.run(
-                "kustomize", ["build", str(root / unit)], timeout=KUSTOMIZE_TIMEOUT, check=False
-            )
-            if proc.returncode != 0:
-                message = proc.stderr.decode("utf-8", "replace").strip()
-                raise BuildError(f"kustomize build {unit} failed: {message}")
-            return unit, proc.stdout.decode("utf-8")
 
-        jobs = workers or max(2, (os.cpu_count() or 2) * 2)
-        with ThreadPoolExecutor(max_workers=min(jobs, len(units))) as pool:
-            return dict(pool.map(one, units))
+KUS001 = CodeInfo(
+    "KUS001",
+    "manifests (kustomize)",
+    "error",
+    "kustomize build of a committed unit fails (a hand edit, or a generator bug)",
+)
+
+
+def build_failed(unit: Unit, error: str, fallback: Location) -> Finding:
+    """KUS001 for a unit that does not build: at the values of its first object, if known."""
+    return Finding(
+        KUS001.code,
+        f"kustomize build {unit.path} failed: {error}",
+        next(iter(unit.origins.values()), fallback),
+        hint="a bug in the generator or a hand edit: re-render",
+        unit=unit.path,
+    )
 
 
 def objects(text: str) -> list[dict[str, Any]]:

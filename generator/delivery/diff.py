@@ -31,7 +31,8 @@ from generator.builders.common import (
 )
 from generator.delivery import build as kbuild
 from generator.delivery import git as gitutil
-from generator.errors import Finding, FindingsError, GeneratorError, UsageError
+from generator.errors import FindingsError, GeneratorError, UsageError
+from generator.findings import Finding
 from generator.render.layout import Rendered, render_tree
 from generator.render.stage import load_and_check
 from generator.values import loader as values

@@ -24,10 +24,12 @@ import jinja2
 from generator import __version__
 from generator.delivery import git as gitutil
 from generator.delivery.diff import TreeDiff, tree_diff
-from generator.errors import Finding, FindingsError, GeneratorError, Location, Severity, UsageError
+from generator.errors import FindingsError, GeneratorError, UsageError
+from generator.findings import CodeInfo, Finding, Location, Severity
 from generator.render.layout import render_tree
 from generator.render.stage import load_and_check
 from generator.render.writer import read_tree, write_tree
+from generator.validate import ValidateOptions, validate
 
 DEFAULT_IDENTITY = ("accel-gitops", "accel-gitops@localhost")
 MAX_UNITS_IN_MESSAGE = 100
@@ -136,8 +138,6 @@ def _source_commit(repo: Path, values_dir: Path) -> str:
 def _validate(opts: PublishOptions, tree: dict[str, str]) -> list[Finding]:
     """validate's public function on the tree about to be pushed (validate checks a tree on
     disk, as Argo CD reads it); its errors stop the publish."""
-    from generator.validate import ValidateOptions, validate
-
     with tempfile.TemporaryDirectory(prefix="accel-publish-validate-") as tmp:
         write_tree(tree, Path(tmp))
         checks = ValidateOptions(
@@ -278,3 +278,14 @@ def _message(opts: PublishOptions, repo: Path, commit: str, units: list[str]) ->
         units=units,
         max_units=MAX_UNITS_IN_MESSAGE,
     )
+
+
+# What `render.py publish` can report.
+CODES = (
+    CodeInfo(
+        "PUB001",
+        "publish",
+        "error",
+        "publishing would delete a unit's objects from the GitOps repository (--allow-delete)",
+    ),
+)

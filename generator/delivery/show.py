@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.delivery import build as kbuild
-from generator.errors import Finding, UsageError
+from generator.errors import UsageError
+from generator.findings import Finding
 from generator.render.layout import render_tree
 from generator.render.stage import load_and_check
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.errors import Severity
+from generator.findings import Severity
 from generator.fleetreport import inputs, numbers, page
 
 

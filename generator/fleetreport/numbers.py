@@ -10,12 +10,12 @@ Nothing here recounts what those modules count; it only arranges and weights the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from generator import plan
-from generator.errors import Finding, UsageError, sorted_findings
-from generator.policy import fleet as checks
+from generator.errors import UsageError
+from generator.findings import BASE_LAYER, Finding, sorted_findings
 from generator.policy import registry as policy
 from generator.policy.capacity import quota_totals, team_devices
 from generator.values import loader as values
@@ -176,10 +176,10 @@ def env_report(view: FleetView, baseline_vendor: str) -> EnvReport:
     ]
     weight = baseline_weight(view, baseline_vendor)
     cap = [
-        f
-        for code, chk in checks.REGISTRY.items()
+        replace(f, envs=(view.env,))
+        for code, chk in policy.CHECKS.items()
         if code.startswith(CAP_CODES)
-        for f in chk.fn(view)
+        for f in chk(view)
     ]
     return EnvReport(
         env=view.env,
@@ -195,8 +195,7 @@ def env_report(view: FleetView, baseline_vendor: str) -> EnvReport:
 
 def _of_env(finding: Finding, env: str, loaded: Values) -> bool:
     """Whether a finding of the run concerns `env` (base-layer findings concern every one)."""
-    others = [e for e in loaded.envs if e != env]
-    return not any(f"environment {o!r}" in finding.message for o in others)
+    return not finding.envs or env in finding.envs or BASE_LAYER in finding.envs
 
 
 def compute(

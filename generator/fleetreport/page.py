@@ -16,7 +16,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from generator.errors import Finding, Severity
+from generator.findings import Finding, Severity
 from generator.fleetreport import charts
 from generator.fleetreport.inputs import Inputs
 from generator.fleetreport.numbers import PHASE_STEPS, EnvReport, FleetNumbers

@@ -1,57 +1,21 @@
-"""Fleet policy checks on resolved values: one registry, each check with a code and a line.
+"""Fleet checks on resolved values: references, capacity, names, node configuration, versions.
 
-Checks run on the base layer and on every environment; identical findings of several layers are
-reported once, naming the environments they apply to (errors.merge_layers), so a warning in one
-layer never hides an error in another. Other modules add checks with the `check` decorator.
+Each is a `Check` (policy/checks.py) listed in CHECKS below and in policy/registry.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 
-from generator.errors import Finding, Location, Severity, merge_layers
+from generator import toolchain
+from generator.builders.common import VENDOR_LABEL, identity
+from generator.builders.fleet import build_all
+from generator.builders.monitoring.sources import MonitoringError, exporter_namespace, settings
+from generator.findings import Finding, Location, Severity
 from generator.policy.capacity import quota_totals
-from generator.values.model import FleetView, Team, Values, Vendor
+from generator.policy.checks import EITHER, WARNING, Check, check
+from generator.values.model import FleetView, Team, Vendor
 from generator.values.yamlio import json_path
-
-CheckFn = Callable[[FleetView], Iterable[Finding]]
-
-
-@dataclass(frozen=True)
-class Check:
-    code: str
-    summary: str
-    fn: CheckFn
-
-
-REGISTRY: dict[str, Check] = {}
-
-
-def check(code: str, summary: str) -> Callable[[CheckFn], CheckFn]:
-    def register(fn: CheckFn) -> CheckFn:
-        if code in REGISTRY:
-            raise ValueError(f"check code {code} registered twice")
-        REGISTRY[code] = Check(code, summary, fn)
-        return fn
-
-    return register
-
-
-def run_checks(values: Values) -> list[Finding]:
-    layers = [
-        (view.env, [f for chk in REGISTRY.values() for f in chk.fn(view)])
-        for view in (values.base, *values.envs.values())
-    ]
-    return merge_layers(layers, values.envs)
-
-
-def where(view: FleetView) -> str:
-    """' in environment 'prod'' for an environment's view, '' for the base layer.
-
-    run_checks takes it out of the message again and names, in Finding.envs, every environment
-    the finding holds in."""
-    return f" in environment {view.env!r}" if view.env else ""
 
 
 @check("REF001", "a team's quota names a vendor that the fleet does not have")
@@ -64,14 +28,18 @@ def unknown_vendor(view: FleetView) -> Iterable[Finding]:
                 yield Finding(
                     "REF001",
                     f"quota names vendor {vendor_id!r}, which has no enabled "
-                    f"values/vendors/{vendor_id}.yaml{where(view)}",
+                    f"values/vendors/{vendor_id}.yaml",
                     team.doc.locate(path, key=True),
                     json_path(path),
                     "known vendors: " + (", ".join(sorted(known)) or "none"),
                 )
 
 
-@check("CAP001", "team quotas for a vendor add up to more devices than its pools hold")
+@check(
+    "CAP001",
+    "team quotas for a vendor add up to more devices than its pools hold",
+    EITHER,
+)
 def quota_capacity(view: FleetView) -> Iterable[Finding]:
     for totals in quota_totals(view):
         vendor, parts, total = totals.vendor, totals.parts, totals.total
@@ -82,7 +50,7 @@ def quota_capacity(view: FleetView) -> Iterable[Finding]:
         path = ("quota", vendor.id)
         message = (
             f"quotas for {vendor.id} ({vendor.resource_name}) add up to {total} devices "
-            f"({detail}) but its pools hold {vendor.capacity}{where(view)}"
+            f"({detail}) but its pools hold {vendor.capacity}"
         )
         if view.fleet.allow_overcommit:
             yield Finding(
@@ -120,7 +88,7 @@ def shared_resource(view: FleetView) -> Iterable[Finding]:
                     "RES001",
                     f"{vendor.id} and {other.id} both advertise {vendor.resource_name}, and "
                     f"{vendor.id}'s selector {key}={value} also matches {other.id}'s pool "
-                    f"{clash[0].name!r}{where(view)}",
+                    f"{clash[0].name!r}",
                     vendor.doc.locate(("nodeLabels", key)),
                     json_path(("nodeLabels", key)),
                     f"give the two vendors different {key} values in nodeLabels",
@@ -141,7 +109,7 @@ def shared_quota(view: FleetView) -> Iterable[Finding]:
                 yield Finding(
                     "RES002",
                     f"quota for {' and '.join(ids)}, which both advertise {resource}: a "
-                    f"ResourceQuota cannot tell them apart{where(view)}",
+                    f"ResourceQuota cannot tell them apart",
                     team.doc.locate(path, key=True),
                     json_path(path),
                     "quota one of them, or give one vendor its own resourceName",
@@ -211,8 +179,6 @@ def reserved_namespaces(view: FleetView) -> dict[str, str]:
     """Namespaces no team may claim, with what owns them."""
     key = "checks.reserved_namespaces"
     if key not in view.memo:
-        from generator.builders.monitoring.sources import exporter_namespace, settings
-
         out = dict(SYSTEM_NAMESPACES)
         out.setdefault(view.fleet.argocd_namespace, "Argo CD")
         out.setdefault(settings(view).namespace, "the fleet's monitoring")
@@ -260,8 +226,7 @@ def node_config(view: FleetView) -> Iterable[Finding]:
             if method == "node-patch":
                 yield Finding(
                     "NODE001",
-                    f"pool {pool.name!r} lists no nodes, so node-patch cannot label "
-                    f"it{where(view)}",
+                    f"pool {pool.name!r} lists no nodes, so node-patch cannot label it",
                     vendor.doc.locate(path),
                     json_path(path),
                     "list the pool's nodes, or use nodeConfig.method: nfd",
@@ -277,7 +242,7 @@ def node_config(view: FleetView) -> Iterable[Finding]:
                     "NODE001",
                     f"pool {pool.name!r} matches the same PCI devices as pool "
                     f"{', '.join(repr(t) for t in twins)} and lists no nodes, so NFD labels "
-                    f"every such {vendor.id} node as both{where(view)}",
+                    f"every such {vendor.id} node as both",
                     vendor.doc.locate(path),
                     json_path(path),
                     "list the pool's nodes, or give the pools different pciDevices",
@@ -292,8 +257,7 @@ def unknown_pci_model(view: FleetView) -> Iterable[Finding]:
         if not vendor.pci_vendor:
             yield Finding(
                 "NODE002",
-                f"vendor {vendor.id} has no pciVendor, so no NFD rule can find its "
-                f"nodes{where(view)}",
+                f"vendor {vendor.id} has no pciVendor, so no NFD rule can find its nodes",
                 vendor.doc.anchor(("pciVendor",)),
                 "$.pciVendor",
                 "set pciVendor to the vendor's PCI vendor ID (lspci -nn shows [vendor:device]), "
@@ -308,7 +272,7 @@ def unknown_pci_model(view: FleetView) -> Iterable[Finding]:
             yield Finding(
                 "NODE002",
                 f"pool {pool.name!r}: model {pool.model!r} has no known PCI device IDs for "
-                f"{vendor.id}, so no NFD rule can find its nodes{where(view)} (a rule on the "
+                f"{vendor.id}, so no NFD rule can find its nodes (a rule on the "
                 f"vendor ID {vendor.pci_vendor or '(none)'} alone would also match the vendor's "
                 "other functions, such as CPU bridges or a BMC's VGA)",
                 vendor.doc.locate(path),
@@ -319,7 +283,11 @@ def unknown_pci_model(view: FleetView) -> Iterable[Finding]:
             )
 
 
-@check("NODE003", "an unprefixed pool label lands under feature.node.kubernetes.io/ with NFD")
+@check(
+    "NODE003",
+    "an unprefixed pool label lands under feature.node.kubernetes.io/ with NFD",
+    WARNING,
+)
 def unprefixed_pool_label(view: FleetView) -> Iterable[Finding]:
     if view.fleet.node_config_method != "nfd":
         return
@@ -331,7 +299,7 @@ def unprefixed_pool_label(view: FleetView) -> Iterable[Finding]:
                 yield Finding(
                     "NODE003",
                     f"pool {pool.name!r} label {key!r} has no prefix: nfd-master sets it as "
-                    f"{view.fleet.label_key(key)!r}{where(view)}. The selectors rendered here use "
+                    f"{view.fleet.label_key(key)!r}. The selectors rendered here use "
                     f"that key, but anything that reads {key!r} itself will not find it "
                     "(Ascend's Volcano plugin reads accelerator-type: mind-cluster v7.3.2 "
                     "component/ascend-for-volcano/common/util/type.go)",
@@ -369,14 +337,14 @@ def duplicate_taints(view: FleetView) -> Iterable[Finding]:
                     "NODE004",
                     f"{whose} taints repeat {taint.key}:{taint.effect} (first at taints[{first}]); "
                     f"the API server refuses such a Node, so none of its taints would be "
-                    f"set{where(view)}",
+                    f"set",
                     vendor.doc.locate(path),
                     json_path(path),
                     "keep one taint per key and effect",
                 )
 
 
-@check("CAP002", "a pool has no nodes and no nodeCount, so it adds no capacity")
+@check("CAP002", "a pool has no nodes and no nodeCount, so it adds no capacity", WARNING)
 def empty_pool(view: FleetView) -> Iterable[Finding]:
     for vendor in view.vendors:
         for pool in vendor.pools:
@@ -384,8 +352,7 @@ def empty_pool(view: FleetView) -> Iterable[Finding]:
                 path = ("pools", pool.index)
                 yield Finding(
                     "CAP002",
-                    f"pool {pool.name!r} has no nodes and no nodeCount, so it adds no "
-                    f"capacity{where(view)}",
+                    f"pool {pool.name!r} has no nodes and no nodeCount, so it adds no capacity",
                     vendor.doc.locate(path),
                     json_path(path),
                     "list its nodes or set nodeCount",
@@ -422,10 +389,6 @@ _VENDOR_NAME_KEYS = {
 def same_object(view: FleetView) -> Iterable[Finding]:
     """Two objects with one identity in one cluster: Argo CD applies one over the other (or, in
     two Applications, flips between them), and the layout writes one file over the other."""
-    from generator.builders import build_all  # builders import this module's registry
-    from generator.builders.common import VENDOR_LABEL, identity
-    from generator.builders.monitoring.sources import MonitoringError
-
     try:
         components = build_all(view)
     except MonitoringError:
@@ -473,8 +436,6 @@ def same_object(view: FleetView) -> Iterable[Finding]:
 # does not exist. (Whether a control plane of that minor can be started is another matter.)
 @check("VER001", "kubernetesVersion is outside the Kubernetes versions the pinned schemas cover")
 def kubernetes_version(view: FleetView) -> Iterable[Finding]:
-    from generator import toolchain
-
     versions = toolchain.k8s_schema_versions()
     if not versions:
         return  # no schemas laid out: validate stops with the install command (exit 2)
@@ -491,3 +452,22 @@ def kubernetes_version(view: FleetView) -> Iterable[Finding]:
         f"set a version from {lo} to {hi}, or pin schemas for it in tools/schemas.lock.yaml "
         "and run `make tools`",
     )
+
+
+CHECKS: tuple[Check, ...] = (
+    unknown_vendor,
+    quota_capacity,
+    shared_resource,
+    shared_quota,
+    node_twice,
+    namespace_twice,
+    reserved_namespace,
+    node_config,
+    unknown_pci_model,
+    unprefixed_pool_label,
+    duplicate_taints,
+    empty_pool,
+    app_name_length,
+    same_object,
+    kubernetes_version,
+)

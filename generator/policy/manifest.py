@@ -10,47 +10,18 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Any
 
-from generator.builders.common import identity
+from generator.builders.common import Unit, identity
 from generator.builders.teams import NAMESPACE_SYNC_OPTIONS
-from generator.errors import Finding, Location
+from generator.findings import Finding, Location
+from generator.policy.checks import ManifestRule, RuleFn, manifest_rule
 from generator.policy.placement import SUMMARIES, PodTemplate, Problem, pod_problems, pod_templates
-from generator.render.layout import Unit
 from generator.values.model import FleetView, Team
 from generator.values.schema import control_characters
 
 Obj = dict[str, Any]
-RuleFn = Callable[[FleetView, Unit, list[Obj]], Iterable[Finding]]
-
-
-@dataclass(frozen=True)
-class ManifestRule:
-    code: str
-    summary: str
-    fn: RuleFn
-
-
-MANIFEST_RULES: dict[str, ManifestRule] = {}
-
-
-def manifest_rule(code: str, summary: str) -> Callable[[RuleFn], RuleFn]:
-    def register(fn: RuleFn) -> RuleFn:
-        if code in MANIFEST_RULES:
-            raise ValueError(f"rule code {code} registered twice")
-        MANIFEST_RULES[code] = ManifestRule(code, summary, fn)
-        return fn
-
-    return register
-
-
-def run_rules(view: FleetView, unit: Unit, objs: list[Obj]) -> list[Finding]:
-    out: list[Finding] = []
-    for rule in MANIFEST_RULES.values():
-        out.extend(rule.fn(view, unit, objs))
-    return out
 
 
 def origin(unit: Unit, obj: Obj) -> Location:
@@ -103,8 +74,10 @@ def _placement_rule(code: str) -> RuleFn:
     return rule
 
 
-for _code, _summary in SUMMARIES.items():
-    manifest_rule(_code, _summary)(_placement_rule(_code))
+# One rule per placement problem code, over the same worked-out problems (_unit_problems).
+PLACEMENT_RULES = tuple(
+    manifest_rule(_code, _summary)(_placement_rule(_code)) for _code, _summary in SUMMARIES.items()
+)
 
 
 # ---- names and labels ---------------------------------------------------------------------
@@ -493,5 +466,14 @@ def team_boundary(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Find
             )
 
 
-# Rules of other concerns register themselves in their own modules.
-from generator.policy import manifest_scheduling as scheduling_rules  # noqa: E402,F401
+RULES: tuple[ManifestRule, ...] = (
+    *PLACEMENT_RULES,
+    names_and_labels,
+    plugin_namespace,
+    team_pod_security,
+    team_host_access,
+    rbac_least_privilege,
+    image_digest,
+    team_annotations,
+    team_boundary,
+)

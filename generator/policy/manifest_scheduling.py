@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from generator.builders.common import Unit
 from generator.builders.workloads import KUEUE_API, VOLCANO_QUEUE_API, queue_name
-from generator.errors import Finding
-from generator.policy.manifest import describe, manifest_rule
+from generator.findings import Finding
+from generator.policy.checks import ManifestRule, manifest_rule
+from generator.policy.manifest import describe
 from generator.policy.scheduling import queue_problems
-from generator.render.layout import Unit
 from generator.values.model import FleetView, Team
 
 Obj = dict[str, Any]
@@ -43,3 +44,6 @@ def _teams_by_queue(view: FleetView) -> dict[str, Team]:
         view.memo[key] = {queue_name(t): t for t in view.teams}
     teams: dict[str, Team] = view.memo[key]
     return teams
+
+
+RULES: tuple[ManifestRule, ...] = (queue_matches_quota,)

@@ -6,8 +6,8 @@ from collections.abc import Iterable
 
 from generator.builders.monitoring.rules import ordered_mappings
 from generator.builders.monitoring.sources import MonitoringError, exporter, settings
-from generator.errors import Finding, Severity
-from generator.policy.fleet import check
+from generator.findings import Finding, Severity
+from generator.policy.checks import WARNING, Check, check
 from generator.values.model import FleetView
 from generator.values.yamlio import json_path
 
@@ -29,7 +29,9 @@ def exporter_facts(view: FleetView) -> Iterable[Finding]:
             )
 
 
-@check("MON002", "a vendor has no exporter: its devices are missing from the unified series")
+@check(
+    "MON002", "a vendor has no exporter: its devices are missing from the unified series", WARNING
+)
 def no_exporter(view: FleetView) -> Iterable[Finding]:
     for vendor in view.vendors:
         if not vendor.exporter:
@@ -41,3 +43,9 @@ def no_exporter(view: FleetView) -> Iterable[Finding]:
                 "name its exporter (port, podLabels, labels, metrics); docs/monitoring.md",
                 Severity.WARNING,
             )
+
+
+CHECKS: tuple[Check, ...] = (
+    exporter_facts,
+    no_exporter,
+)

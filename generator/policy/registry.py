@@ -1,52 +1,61 @@
-"""The one policy registry: every check and rule, with its code, stage and one-line summary.
+"""The one policy registry: every values check and manifest rule, listed here and nowhere else.
 
-Values checks (`checks.check`) run at render time on the resolved values and on the objects the
-builders make; manifest rules (`validate.rules.manifest_rule`) run in validate on the objects as
-kustomize builds them. Importing a module registers its checks, so every such module is imported
-here.
+Values checks run at render time on the resolved values (and the objects the builders make);
+manifest rules run in validate on the objects as kustomize builds them. Adding a check is adding
+it to its module's CHECKS (or RULES); this list of modules is the registry. Nothing registers
+itself by being imported, so what runs is what this file says.
 """
 
 from __future__ import annotations
 
-from generator.policy import fleet as checks
-from generator.policy import monitoring as monitoring_checks
-from generator.policy import scheduling as scheduling_checks
-from generator.policy import workloads as workload_checks
-from generator.policy.fleet import REGISTRY, run_checks
+from typing import TypeVar
 
-__all__ = [
-    "REGISTRY",
-    "all_rules",
-    "checks",
-    "monitoring_checks",
-    "rules_table",
-    "run_checks",
-    "scheduling_checks",
-    "workload_checks",
-]
+from generator.builders.common import Unit
+from generator.findings import CodeInfo, Finding
+from generator.policy import checks as base
+from generator.policy import fleet, manifest, manifest_scheduling, monitoring, scheduling, workloads
+from generator.policy.checks import Check, ManifestRule, Obj
+from generator.values.model import FleetView, Values
+
+T = TypeVar("T", Check, ManifestRule)
 
 
-def all_rules() -> dict[str, tuple[str, str]]:
-    """{code: (stages, summary)}, sorted by code."""
-    from generator.policy.manifest import MANIFEST_RULES
-    from generator.validate.stages import kubescheduler, kueue
+def _listed(items: tuple[T, ...]) -> dict[str, T]:
+    """{code: item}; a code listed twice would hide one of them, so it is refused."""
+    out: dict[str, T] = {}
+    for item in items:
+        if item.code in out:
+            raise ValueError(f"code {item.code} is listed twice in the policy registry")
+        out[item.code] = item
+    return out
 
-    out: dict[str, tuple[str, str]] = {}
-    for code, chk in REGISTRY.items():
-        out[code] = ("values", chk.summary)
+
+# Values checks, in the order they run (findings are sorted afterwards: order is not output).
+CHECKS: dict[str, Check] = _listed(
+    (*fleet.CHECKS, *workloads.CHECKS, *scheduling.CHECKS, *monitoring.CHECKS)
+)
+# Manifest rules on built objects.
+MANIFEST_RULES: dict[str, ManifestRule] = _listed((*manifest.RULES, *manifest_scheduling.RULES))
+
+
+def run_checks(values: Values) -> list[Finding]:
+    """Every registered values check on every layer of `values`."""
+    return base.run_checks(values, CHECKS.values())
+
+
+def run_rules(view: FleetView, unit: Unit, objs: list[Obj]) -> list[Finding]:
+    """Every registered manifest rule on one unit's built objects."""
+    return base.run_rules(view, unit, objs, list(MANIFEST_RULES.values()))
+
+
+def codes() -> list[CodeInfo]:
+    """The codes of every check and rule: where each runs, its severity and summary."""
+    out: dict[str, CodeInfo] = {}
+    for code, chk in CHECKS.items():
+        out[code] = CodeInfo(code, "values", chk.severity, chk.summary)
     for code, rule in MANIFEST_RULES.items():
-        stages = "values, manifests" if code in out else "manifests"
-        out[code] = (stages, out.get(code, ("", rule.summary))[1])
-    # Upstream code run by validate on the built objects (tools/kueuecheck).
-    out[kueue.CODE] = ("manifests (kueuecheck)", kueue.SUMMARY)
-    # The kube-scheduler's own config decoding and validation (tools/schedcheck).
-    out[kubescheduler.CODE] = ("manifests (schedcheck)", kubescheduler.SUMMARY)
-    return dict(sorted(out.items()))
-
-
-def rules_table() -> str:
-    lines = ["| code | runs in | rule |", "|---|---|---|"]
-    lines += [
-        f"| {code} | {stages} | {summary} |" for code, (stages, summary) in all_rules().items()
-    ]
-    return "\n".join(lines) + "\n"
+        if code in out:  # a placement problem checked at render time and on the built objects
+            out[code] = CodeInfo(code, "values, manifests", out[code].severity, out[code].summary)
+        else:
+            out[code] = CodeInfo(code, "manifests", rule.severity, rule.summary)
+    return [out[c] for c in sorted(out)]

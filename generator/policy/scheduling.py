@@ -12,8 +12,8 @@ from typing import Any
 
 from generator.builders import scheduling
 from generator.builders.workloads import PodRef, team_capability, team_devices, team_objects
-from generator.errors import Finding, Severity
-from generator.policy.fleet import check, where
+from generator.findings import Finding, Severity
+from generator.policy.checks import WARNING, Check, check
 from generator.policy.placement import selected_pools
 from generator.values.merge import Doc
 from generator.values.model import FleetView, Pool, Team, Vendor
@@ -81,7 +81,7 @@ def volcano_under_kueue(view: FleetView) -> Iterable[Finding]:
                 "SCH002",
                 f"job {job.name!r} is a Volcano Job, but the backend is kueue: Kueue has no "
                 f"Volcano integration, so its devices would escape the team's ClusterQueue and "
-                f"its pods could take the quota of jobs Kueue admitted{where(view)}",
+                f"its pods could take the quota of jobs Kueue admitted",
                 team.doc.locate(path),
                 json_path(path),
                 "use scheduling.backend: volcano in values/fleet.yaml, or write the job as "
@@ -151,7 +151,7 @@ def topology_refusals(view: FleetView) -> Iterable[Finding]:
                     f"{land.ref.kind} {land.ref.name!r} asks for {land.devices} {land.vendor.id} "
                     f"devices per pod, which pool {pool.name!r} ({name}: "
                     f"{shape.get('description', '')}) cannot give one pod: allowed "
-                    f"{allowed}{where(view)}",
+                    f"{allowed}",
                     team.doc.locate(path),
                     json_path(path),
                     f"ask for one of {allowed} devices per pod, and more pods for more devices "
@@ -171,7 +171,7 @@ def pod_fits_node(view: FleetView) -> Iterable[Finding]:
                     "SCH004",
                     f"{land.ref.kind} {land.ref.name!r} asks for {land.devices} {land.vendor.id} "
                     f"devices per pod, but a node of pool {pool.name!r} has "
-                    f"{pool.devices_per_node}{where(view)}",
+                    f"{pool.devices_per_node}",
                     team.doc.locate(path),
                     json_path(path),
                     f"ask for at most {pool.devices_per_node} devices per pod (more pods for "
@@ -252,7 +252,7 @@ def fallback_models(view: FleetView) -> Iterable[Finding]:
             if problem:
                 yield Finding(
                     "SCH005",
-                    f"{what}: fallbackModel {pod.fallback_model!r} {problem}{where(view)}",
+                    f"{what}: fallbackModel {pod.fallback_model!r} {problem}",
                     team.doc.locate(path),
                     json_path(path),
                     "set model to the preferred pool model and fallbackModel to another model "
@@ -288,14 +288,16 @@ def pool_capacity(view: FleetView) -> Iterable[Finding]:
                 f"workloads that may run on {vendor.id} {model} need {services + largest} "
                 f"devices ({services} for services, {largest} for the largest job; a workload "
                 f"with a fallback model counts for both) but its pools hold {capacity}"
-                f"{where(view)}",
+                f"",
                 culprit.team.doc.locate(path),
                 json_path(path),
                 f"add {model} nodes, or give {culprit.label} a fallback model with room",
             )
 
 
-@check("SCH007", "a team sets borrowing, which only a queue backend (volcano, kueue) lends")
+@check(
+    "SCH007", "a team sets borrowing, which only a queue backend (volcano, kueue) lends", WARNING
+)
 def borrowing_needs_queue(view: FleetView) -> Iterable[Finding]:
     if scheduling.backend(view) in scheduling.QUEUE_BACKENDS:
         return
@@ -306,7 +308,7 @@ def borrowing_needs_queue(view: FleetView) -> Iterable[Finding]:
                 yield Finding(
                     "SCH007",
                     f"team {team.name!r} may borrow {n} {vendor_id} devices, but backend "
-                    f"{scheduling.backend(view)!r} has no queue that lends{where(view)}",
+                    f"{scheduling.backend(view)!r} has no queue that lends",
                     team.doc.locate(path),
                     json_path(path),
                     "set scheduling.backend: volcano or kueue, or remove borrowing",
@@ -372,8 +374,19 @@ def network_topology_honoured(view: FleetView) -> Iterable[Finding]:
             path: YamlPath = (*job.path, "networkTopology", *((key,) if key else ()))
             yield Finding(
                 "SCH008",
-                f"job {job.name!r} {problem}{where(view)}",
+                f"job {job.name!r} {problem}",
                 team.doc.locate(path, key=not key),
                 json_path(path),
                 hint + " (docs/scheduling.md)",
             )
+
+
+CHECKS: tuple[Check, ...] = (
+    volcano_under_kueue,
+    topology_refusals,
+    pod_fits_node,
+    fallback_models,
+    pool_capacity,
+    borrowing_needs_queue,
+    network_topology_honoured,
+)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
-from generator.builders.workloads import PodRef, team_objects, toleration, workload_mounts
-from generator.errors import Finding, Severity
-from generator.policy.fleet import check, where
+from generator.builders.workloads import PodRef, team_objects, workload_mounts
+from generator.findings import Finding, Severity
+from generator.policy.checks import WARNING, Check, CheckFn, check
 from generator.policy.placement import SUMMARIES, Problem, pod_problems
 from generator.values.model import FleetView, Team
 from generator.values.yamlio import json_path
@@ -44,7 +43,7 @@ def host_paths(view: FleetView) -> Iterable[Finding]:
                     "WKL004",
                     f"pods mount {', '.join(m['path'] for m in mounts)} (workloadMounts of "
                     f"{vendor.id}) as hostPath, which Pod Security {team.pod_security!r} "
-                    f"refuses{where(view)}",
+                    f"refuses",
                     team.doc.locate(path),
                     json_path(path),
                     "rely on the vendor's container runtime to inject the driver "
@@ -64,7 +63,7 @@ def weights_sum(view: FleetView) -> Iterable[Finding]:
                 yield Finding(
                     "MIG001",
                     f"service {svc.name!r} weights name {unknown[0]!r}, which is not one of its "
-                    f"tracks{where(view)}",
+                    f"tracks",
                     team.doc.locate((*path, unknown[0]), key=True),
                     json_path((*path, unknown[0])),
                     "known tracks: " + ", ".join(t.vendor for t in svc.tracks),
@@ -74,7 +73,7 @@ def weights_sum(view: FleetView) -> Iterable[Finding]:
                 detail = ", ".join(f"{k} {v}" for k, v in sorted(svc.explicit_weights.items()))
                 yield Finding(
                     "MIG001",
-                    f"service {svc.name!r} weights sum to {total} ({detail}), not 100{where(view)}",
+                    f"service {svc.name!r} weights sum to {total} ({detail}), not 100",
                     team.doc.locate(path),
                     json_path(path),
                     "weights are percentages of the traffic: make them add up to 100",
@@ -91,7 +90,7 @@ def weight_to_empty(view: FleetView) -> Iterable[Finding]:
                     yield Finding(
                         "MIG002",
                         f"service {svc.name!r} sends weight {plan.weight} to track "
-                        f"{plan.vendor!r}, which has 0 replicas{where(view)}",
+                        f"{plan.vendor!r}, which has 0 replicas",
                         team.doc.locate(path),
                         json_path(path),
                         "set its weight to 0, or give the track replicas",
@@ -107,14 +106,16 @@ def empty_with_traffic(view: FleetView) -> Iterable[Finding]:
                     yield Finding(
                         "MIG003",
                         f"service {svc.name!r} track {plan.vendor!r} has 0 replicas but carries "
-                        f"{plan.weight}% of the traffic in phase {svc.phase!r}{where(view)}",
+                        f"{plan.weight}% of the traffic in phase {svc.phase!r}",
                         team.doc.locate(plan.replicas_path),
                         json_path(plan.replicas_path),
                         "keep the track running until the phase moves its traffic away",
                     )
 
 
-@check("MIG006", "routing: service splits traffic by ready pods, not by the phase's weights")
+@check(
+    "MIG006", "routing: service splits traffic by ready pods, not by the phase's weights", WARNING
+)
 def pod_split(view: FleetView) -> Iterable[Finding]:
     for team in view.teams:
         for svc in team_workloads(view, team).services:
@@ -141,7 +142,7 @@ def pod_split(view: FleetView) -> Iterable[Finding]:
                     "MIG006",
                     f"service {svc.name!r} uses routing: service, so track {p.vendor!r} gets "
                     f"{share}% of the traffic ({p.replicas} of {pods} ready pods), not the "
-                    f"{p.weight}% of phase {svc.phase!r}{where(view)}",
+                    f"{p.weight}% of phase {svc.phase!r}",
                     team.doc.locate(path),
                     json_path(path),
                     "use routing: gateway or istio for weighted traffic, or set replicas "
@@ -161,7 +162,7 @@ def fits_quota(view: FleetView) -> Iterable[Finding]:
             yield Finding(
                 "MIG004",
                 f"team {team.name!r} needs {use.needed} {use.vendor} devices in namespace "
-                f"{use.namespace!r} ({use.detail}) but its quota is {use.quota}{where(view)}",
+                f"{use.namespace!r} ({use.detail}) but its quota is {use.quota}",
                 team.doc.locate(use.blame),
                 json_path(use.blame),
                 f"raise quota.{use.vendor}, or lower the replicas or the phase",
@@ -182,7 +183,7 @@ def fits_capacity(view: FleetView) -> Iterable[Finding]:
             "MIG005",
             f"workloads need {need.needed} {vendor.id} devices ({need.services} for services, "
             f"{need.largest_job} for the largest job) but its pools hold "
-            f"{vendor.capacity}{where(view)}",
+            f"{vendor.capacity}",
             culprit.team_doc.locate(culprit.blame),
             json_path(culprit.blame),
             f"add nodes to {vendor.id}'s pools, or lower replicas or phases",
@@ -202,7 +203,7 @@ def _team_pod_problems(view: FleetView, team: Team) -> list[tuple[PodRef, Proble
     return found
 
 
-def _pod_check(code: str) -> Any:
+def _pod_check(code: str) -> CheckFn:
     def run(view: FleetView) -> Iterable[Finding]:
         for team in view.teams:
             for ref, problem in _team_pod_problems(view, team):
@@ -222,7 +223,7 @@ def _pod_finding(view: FleetView, ref: PodRef, code: str, message: str) -> Findi
             break
     return Finding(
         code,
-        f"{ref.kind} {ref.name!r}: {message}{where(view)}",
+        f"{ref.kind} {ref.name!r}: {message}",
         ref.team.doc.locate(path),
         json_path(path),
         "fix nodeSelector or resources of the workload; the vendor's selector, model and "
@@ -230,7 +231,20 @@ def _pod_finding(view: FleetView, ref: PodRef, code: str, message: str) -> Findi
     )
 
 
-for _code, _summary in SUMMARIES.items():
-    check(_code, _summary)(_pod_check(_code))
+# One check per placement problem code, over the same worked-out problems (_team_pod_problems).
+POD_CHECKS = tuple(
+    check(_code, _summary)(_pod_check(_code)) for _code, _summary in SUMMARIES.items()
+)
 
-__all__ = ["pod_problems", "toleration"]
+
+CHECKS: tuple[Check, ...] = (
+    *POD_CHECKS,
+    workload_values,
+    host_paths,
+    weights_sum,
+    weight_to_empty,
+    empty_with_traffic,
+    pod_split,
+    fits_quota,
+    fits_capacity,
+)

@@ -8,10 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.errors import Finding, FindingsError, has_errors, sorted_findings
+from generator.builders.common import Tree
+from generator.errors import FindingsError, UsageError
+from generator.findings import Finding, has_errors, sorted_findings
 from generator.policy import registry as policy
 from generator.render import gcpause
-from generator.render.layout import Rendered, Tree, render_tree
+from generator.render.dumpcache import DumpCache
+from generator.render.layout import Rendered, render_tree
 from generator.render.writer import Drift, OutputError, compare, read_tree, recover, write_tree
 from generator.values import loader as values
 from generator.values.model import Values
@@ -36,10 +39,10 @@ class RenderResult:
 
 
 def load_and_check(
-    values_dir: Path, schema_cache: Path | None = None
+    values_dir: Path, schema_cache: Path | None = None, *, write_cache: bool = True
 ) -> tuple[Values, list[Finding]]:
     """Load values and run every policy check; raise FindingsError when any is an error."""
-    loaded = values.load(values_dir, schema_cache)
+    loaded = values.load(values_dir, schema_cache, write_cache=write_cache)
     findings = policy.run_checks(loaded)
     if has_errors(findings):
         raise FindingsError(findings)
@@ -63,19 +66,19 @@ def render(opts: RenderOptions) -> RenderResult:
 
 
 def _render(opts: RenderOptions) -> RenderResult:
-    recover_output(opts.out_dir)  # the CLI does this first, to say so; a no-op then
-    loaded, findings = load_and_check(opts.values_dir, opts.schema_cache)
+    if not opts.check:  # --check writes nothing: the CLI reports an interrupted render instead
+        recover_output(opts.out_dir)  # the CLI does this first, to say so; a no-op then
+    loaded, findings = load_and_check(
+        opts.values_dir, opts.schema_cache, write_cache=not opts.check
+    )
     if opts.env is not None and opts.env not in loaded.envs:
-        from generator.errors import UsageError
-
         raise UsageError(
             f"unknown environment {opts.env!r}; known: " + ", ".join(sorted(loaded.envs))
         )
-    from generator.render.dumpcache import DumpCache
-
     dumps = DumpCache(opts.dump_cache)
     rendered = render_tree(loaded, dumps.dump)
-    dumps.save()
+    if not opts.check:
+        dumps.save()
     tree = rendered.tree
     if opts.env is not None:
         tree = _only_env(tree, read_tree(opts.out_dir), opts.env)

@@ -30,8 +30,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator.builders.common import Tree
 from generator.errors import GeneratorError
-from generator.render.layout import Tree
 
 OUTPUT_DIRS = ("base", "overlays")
 STAGING_PREFIX = ".render-"
@@ -239,6 +239,16 @@ def _roll_back(out: Path, staging: Path) -> int:
             restored += 1
     os.unlink(staging / JOURNAL)
     return restored
+
+
+def interrupted(out: Path) -> list[str]:
+    """The staging folders an interrupted `write_tree` left with a journal (a change to roll back
+    with `recover`); `render --check` reports them instead of touching the tree."""
+    if not out.is_dir():
+        return []
+    return sorted(
+        s.name for s in out.glob(STAGING_PREFIX + "*") if s.is_dir() and (s / JOURNAL).is_file()
+    )
 
 
 def recover(out: Path) -> str:

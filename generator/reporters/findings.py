@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from generator.errors import Finding, GeneratorError, Location, Severity, sorted_findings
+from generator.errors import GeneratorError
+from generator.findings import Finding, Location, Severity, sorted_findings
 
 
 @dataclass

@@ -32,6 +32,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
+
+from generator.errors import GeneratorError
 
 __all__ = [
     "ENV_TOOLS_DIR",
@@ -54,7 +57,9 @@ __all__ = [
     "k8s_schema_versions",
     "kubeconform_kubernetes_version",
     "kubeconform_schema_args",
+    "popen",
     "repo_root",
+    "require",
     "run",
     "spawn",
     "terminate",
@@ -69,7 +74,7 @@ INSTALL_COMMAND = "make tools"
 # ---------------------------------------------------------------------------------------- errors
 
 
-class ToolError(Exception):
+class ToolError(GeneratorError):
     """Base class of every failure to run an external tool."""
 
 
@@ -278,12 +283,14 @@ def run(
     cwd: Path | None = None,
     input: bytes | None = None,
     check: bool = True,
+    merge_stderr: bool = False,
 ) -> subprocess.CompletedProcess[bytes]:
     """Run a registered tool with ``args``; capture stdout/stderr as bytes.
 
     Raises ToolMissing if the tool is not installed, ToolTimeout if it runs longer than ``timeout``
     seconds (it is killed), and -- when ``check`` -- ToolFailed on a non-zero exit code.
-    Standard input is ``input``, or empty (never the caller's terminal).
+    Standard input is ``input``, or empty (never the caller's terminal). With ``merge_stderr``
+    stderr goes to the same pipe as stdout (one ordered stream, in ``stdout``).
     """
     argv = [str(_require(tool)), *args]
     try:
@@ -292,7 +299,8 @@ def run(
             cwd=cwd,
             input=input,
             stdin=None if input is not None else subprocess.DEVNULL,
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
             timeout=timeout,
             check=False,
         )
@@ -301,6 +309,20 @@ def run(
     if check and proc.returncode != 0:
         raise ToolFailed(argv, proc.returncode, proc.stdout, proc.stderr)
     return proc
+
+
+def popen(tool: str, args: Sequence[str], *, stderr: IO[bytes]) -> subprocess.Popen[str]:
+    """Start a registered tool that streams: text pipes on stdin and stdout, stderr to a file.
+    The caller feeds, reads, applies its own deadline and waits (validate's kbuild helper)."""
+    argv = [str(_require(tool)), *args]
+    return subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True
+    )
+
+
+def require(tool: str) -> Path:
+    """The tool's executable; ToolMissing (with the install command) when it is not installed."""
+    return _require(tool)
 
 
 # ------------------------------------------------------------------------------ long-running tools

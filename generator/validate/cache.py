@@ -16,22 +16,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from generator.render.layout import Tree
+from generator.builders.common import Tree
+from generator.delivery.build import folder_index
 
-CACHE_FORMAT = "3"
-
-
-def folder_index(tree: Tree) -> dict[str, list[str]]:
-    """{folder: files below it, at any depth} for the folders that hold a kustomization."""
-    roots = {rel.rsplit("/", 1)[0] for rel in tree if rel.endswith("/kustomization.yaml")}
-    index: dict[str, list[str]] = {r: [] for r in roots}
-    for rel in tree:
-        parts = rel.split("/")
-        for i in range(1, len(parts)):
-            folder = "/".join(parts[:i])
-            if folder in index:
-                index[folder].append(rel)
-    return index
+CACHE_FORMAT = "4"  # 4: verdicts keyed by stage name (validate/stages)
 
 
 def unit_inputs(tree: Tree, unit_path: str, index: dict[str, list[str]] | None = None) -> list[str]:

@@ -1,8 +1,9 @@
-"""The validate pipeline: one run, every stage, one list of findings.
+"""The validate run: one run, every stage, one list of findings.
 
-values (schema, checks) -> render into memory, compared with the committed output (drift) ->
-kustomize build of every committed unit -> kubeconform -strict against offline schemas ->
-promtool on extracted rule groups -> policy rules on the built objects.
+values (schema, checks) -> render into memory, compared with the committed output (drift.py) ->
+the stages (validate/stages/: kustomize build and kubeconform -strict of every committed unit,
+then promtool, NFD, Kueue and kube-scheduler code on what it built) -> the manifest rules on the
+built objects (policy/registry.py).
 
 The tools run on the committed `base/` and `overlays/`, which is what Argo CD syncs; the fresh
 render only says where each object comes from in values and whether the committed tree is what
@@ -14,7 +15,6 @@ cached per unit by content hash.
 from __future__ import annotations
 
 import functools
-import os
 import tempfile
 import threading
 import time
@@ -26,31 +26,28 @@ from typing import Any
 import yaml
 
 from generator import __version__, toolchain
-from generator.errors import (
-    Finding,
-    FindingsError,
-    Location,
-    Severity,
-    UsageError,
-    has_errors,
-    sorted_findings,
-)
+from generator.builders.common import Tree, Unit
+from generator.delivery.build import folder_index
+from generator.errors import FindingsError, UsageError
+from generator.findings import Finding, Location, Severity, has_errors, sorted_findings
 from generator.policy import registry as policy
-from generator.policy.manifest import describe, origin, run_rules
+from generator.policy.manifest import describe, origin
 from generator.render import gcpause
 from generator.render.dumpcache import DumpCache
-from generator.render.layout import Rendered, Tree, Unit, render_tree
+from generator.render.layout import Rendered, render_tree
 from generator.render.stage import recover_output
-from generator.render.writer import OUTPUT_DIRS, compare, read_tree
-from generator.validate import shard
-from generator.validate.cache import Cache, folder_index, unit_inputs, unit_key
+from generator.render.writer import OUTPUT_DIRS, read_tree
+from generator.validate import drift, shard
+from generator.validate.cache import Cache, unit_inputs, unit_key
 from generator.validate.progress import Progress
-from generator.validate.stages import kubescheduler, kueue, nfd, tools
+from generator.validate.stages import Batch, Stage, UnitView, discover
+from generator.validate.stages.kustomize import ENGINES
 from generator.values import loader as values
 from generator.values.model import Values
 from generator.values.schemacache import FILE_NAME as SCHEMA_CACHE
 
 DEFAULT_CACHE = Path(".cache") / "validate"
+BUILD = "build"  # the build stage's name: the other stages read the objects it built
 
 
 @dataclass(frozen=True)
@@ -103,21 +100,10 @@ class _Clock:
         self._t = now
 
 
-def _salt(kubernetes_version: str, engine: str) -> str:
-    """What, besides the unit's files, decides the tools' verdicts."""
+def _salt(kubernetes_version: str, engine: str, stages: list[Stage]) -> str:
+    """What, besides the unit's files, decides the stages' verdicts."""
     parts = [__version__, kubernetes_version, engine]
-    tools = ("kustomize", "kubeconform", "promtool", "nfd-rulecheck", "kueuecheck", "schedcheck")
-    for tool in tools:
-        parts.append(f"{tool}={toolchain.version(tool)}")
-    # kueuecheck's and schedcheck's own source decides how they report the upstream verdicts:
-    # stamped by content.
-    for helper in ("kueuecheck", "schedcheck"):
-        stamp = toolchain.tools_dir() / "bin" / f".{helper}.sha256"
-        parts.append(stamp.read_text(encoding="utf-8") if stamp.is_file() else "")
-    if engine == "kbuild":
-        # The helper's own source decides too: `make tools` stamps it by content.
-        stamp = toolchain.tools_dir() / "bin" / ".kbuild.sha256"
-        parts.append(stamp.read_text(encoding="utf-8") if stamp.is_file() else "")
+    parts += [f"{stage.name}: {stage.salt(engine)}" for stage in stages]
     index = toolchain.tools_dir() / "schemas" / "crds" / "index.json"
     parts.append(index.read_text(encoding="utf-8") if index.is_file() else "")
     return "\n".join(parts)
@@ -169,6 +155,7 @@ def validate(opts: ValidateOptions, progress: Progress | None = None) -> Validat
 def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
     if opts.engine not in ENGINES:
         raise UsageError(f"unknown engine {opts.engine!r}; known: {', '.join(ENGINES)}")
+    stages = discover()
     clock = _Clock()
     home = opts.committed if opts.committed is not None else _beside(opts.values_dir)
     recover_output(home)  # a render killed mid-change is rolled back before anything is read
@@ -190,7 +177,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
     paths = [path for _, _, path in found]
     kube_version = _kubernetes_version(opts.values_dir)
     cache = Cache(opts.cache_dir)
-    salt = _salt(kube_version, opts.engine)
+    salt = _salt(kube_version, opts.engine, stages)
     index = folder_index(committed)
     inputs = {p: unit_inputs(committed, p, index) for p in paths}
     keys = {p: unit_key(committed, p, salt, inputs[p]) for p in paths}
@@ -211,8 +198,8 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
     job = None
     if misses:
         job = _Background(
-            lambda stop: _run_tools_once_per_key(
-                home, misses, keys, kube_version, opts, progress.unit_done, stop
+            lambda stop: _run_stages_once_per_key(
+                home, misses, keys, kube_version, opts, stages, progress.unit_done, stop
             )
         )
     try:
@@ -235,12 +222,12 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
             dumps.save()
         if rendered is None:
             why = "the values have errors" if loaded is None else "the values' checks fail"
-            stages = "drift and manifest rules" if opts.drift else "manifest rules"
-            not_run.append(f"{stages} ({why}: fix them first)")
+            skipped = "drift and manifest rules" if opts.drift else "manifest rules"
+            not_run.append(f"{skipped} ({why}: fix them first)")
             if opts.drift:
-                findings.append(_no_drift_check(opts.values_dir, why))
+                findings.append(drift.not_compared(opts.values_dir, why))
         elif opts.drift:
-            findings.extend(drift_findings(rendered.tree, committed, opts.env))
+            findings.extend(drift.drift_findings(rendered.tree, committed, opts.env))
         clock.lap("render")
         if not committed_units(committed, opts.env):
             if opts.drift or loaded is None or has_errors(findings):
@@ -273,24 +260,22 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
     total = 0
     for unit in units:
         res = results[unit.path]
-        findings.extend(_tool_findings(unit, res, committed, inputs[unit.path]))
-        if res["build_ok"]:
-            docs = res["docs"]
-            total += len(docs)
-            view = None
-            if rendered is not None and loaded is not None and unit.env in loaded.envs:
-                view = loaded.envs[unit.env]
-                findings.extend(run_rules(view, unit, docs))
-            # Upstream code's verdicts on the committed tree are reported even when the values
-            # do not render (then at the committed file), like kustomize's and kubeconform's.
-            at = _object_file(unit, committed, inputs[unit.path])
-            if res.get("nfd"):
-                findings.extend(nfd.findings(view, unit, res["nfd"], at))
-            if res.get("kueue"):
-                findings.extend(kueue.findings(view, unit, docs, res["kueue"], at))
-            if res.get("schedcheck"):
-                where = functools.partial(at, "ConfigMap")
-                findings.extend(kubescheduler.findings(view, unit, res["schedcheck"], where))
+        docs = res[BUILD]["docs"] if _built(res) else []
+        total += len(docs)
+        view = None
+        if rendered is not None and loaded is not None and unit.env in loaded.envs:
+            view = loaded.envs[unit.env]
+        seen = UnitView(
+            unit, view, docs, functools.partial(_find, unit, committed, inputs[unit.path])
+        )
+        # Upstream code's verdicts on the committed tree are reported even when the values do
+        # not render (then at the committed file); the manifest rules need the values.
+        for stage in stages:
+            verdicts = res.get(stage.name)
+            if stage.name == BUILD or (_built(res) and verdicts is not None):
+                findings.extend(stage.findings(seen, verdicts))
+        if view is not None and _built(res):
+            findings.extend(policy.run_rules(view, unit, docs))
     clock.lap("policy")
     # The same finding about shared values (e.g. NFD001 or KUE001 on a vendor's taint, KSC001 on
     # the fleet's kubeScheduler) comes from the unit of every environment: report it once.
@@ -358,84 +343,17 @@ def _kubernetes_version(values_dir: Path) -> str:
         return versions[-1] if versions else "1.33"
 
 
-def _no_drift_check(values_dir: Path, why: str) -> Finding:
-    return Finding(
-        "DRIFT002",
-        f"the committed output was not compared with a fresh render: {why}",
-        Location(values_dir.name),
-        hint="fix the errors above; the tools still checked the committed output",
-        severity=Severity.WARNING,
-    )
-
-
-MAX_DRIFT_FINDINGS = 20
-
-
-def drift_findings(tree: Tree, committed: Tree, env: str | None) -> list[Finding]:
-    """What Argo CD syncs is the committed output: it must be what the values render to."""
-
-    def mine(rel: str) -> bool:
-        return env is None or not rel.startswith("overlays/") or rel.startswith(f"overlays/{env}/")
-
-    drift = compare(
-        {k: v for k, v in tree.items() if mine(k)},
-        {k: v for k, v in committed.items() if mine(k)},
-    )
-    hint = "run `python render.py render` and commit the result"
-    found = [(rel, "differs from a fresh render of the values") for rel in drift.changed]
-    found += [(rel, "is rendered from the values but not committed") for rel in drift.missing]
-    found += [(rel, "is committed but no longer rendered from the values") for rel in drift.stale]
-    out = [
-        Finding(
-            "DRIFT001",
-            f"committed {rel} {what}",
-            Location(rel, *drift_line(committed.get(rel), tree.get(rel))),
-            hint=hint,
-            detail=drift.diffs.get(rel, ""),
-        )
-        for rel, what in found[:MAX_DRIFT_FINDINGS]
-    ]
-    if len(found) > MAX_DRIFT_FINDINGS:
-        out.append(
-            Finding(
-                "DRIFT001",
-                f"{len(found) - MAX_DRIFT_FINDINGS} more committed files "
-                "differ from a fresh render",
-                Location("overlays"),
-                hint=hint,
-            )
-        )
-    return out
-
-
-def drift_line(committed: str | None, rendered: str | None) -> tuple[int, int]:
-    """(line, column) of the committed file where it first differs from the render; (1, 1) for
-    a file no longer rendered, (0, 0) for one not committed at all."""
-    if committed is None:
-        return 0, 0
-    old, new = committed.splitlines(), (rendered or "").splitlines()
-    if rendered is None or not old:
-        return 1, 1
-    first = next(
-        (i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b),
-        min(len(old), len(new)),
-    )
-    return min(first, len(old) - 1) + 1, 1
-
-
-ENGINES = ("kbuild", "processes")
-
-
-def _run_tools_once_per_key(
+def _run_stages_once_per_key(
     root: Path,
     paths: list[str],
     keys: dict[str, str],
     kube_version: str,
     opts: ValidateOptions,
+    stages: list[Stage],
     on_unit: Callable[[str], None] | None = None,
     stop: threading.Event | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """`_run_tools` on one unit of each cache key, its result given to the others.
+    """`_run_stages` on one unit of each cache key, its result given to the others.
 
     Units with equal keys see the same bytes at the same relative paths (their own files and
     their bases', `unit_key`): the cache already replays one's result for the other across
@@ -453,118 +371,35 @@ def _run_tools_once_per_key(
                 on_unit(twin)
 
     firsts = [group[0] for group in groups.values()]
-    results = _run_tools(root, firsts, kube_version, opts, done, stop)
-    failed = [p for g in groups.values() if not results[g[0]]["build_ok"] for p in g[1:]]
+    results = _run_stages(root, firsts, kube_version, opts, stages, done, stop)
+    failed = [p for g in groups.values() if not _built(results[g[0]]) for p in g[1:]]
     if failed:
-        results.update(_run_tools(root, failed, kube_version, opts, None, stop))
+        results.update(_run_stages(root, failed, kube_version, opts, stages, None, stop))
     for group in groups.values():
         for path in group[1:]:
             results.setdefault(path, results[group[0]])
     return results
 
 
-def _run_tools(
+def _built(result: dict[str, Any]) -> bool:
+    return bool(result[BUILD]["ok"])
+
+
+def _run_stages(
     root: Path,
     paths: list[str],
     kube_version: str,
     opts: ValidateOptions,
+    stages: list[Stage],
     on_unit: Callable[[str], None] | None = None,
     stop: threading.Event | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Build, validate and promtool-check the units `paths` of the tree at `root`: one
-    JSON-able result per unit, whichever engine built it."""
-    if opts.engine == "kbuild":
-        built = tools.kbuild(root, paths, kube_version, opts.jobs or _cpus(), on_unit, stop=stop)
-    else:
-        workers = opts.jobs or tools.jobs()
-        built = _build_with_processes(root, paths, kube_version, workers, on_unit, stop)
+    """Every stage on the units `paths` of the tree at `root`: {path: {stage: verdicts}}, plain
+    JSON-able data whichever engine built them."""
     with tempfile.TemporaryDirectory(prefix="accel-validate-") as tmp:
-        rule_files: dict[str, Path] = {}
-        for path in paths:
-            if built[path]["ok"]:
-                for name, file in tools.rule_files(path, built[path]["docs"], Path(tmp)).items():
-                    rule_files[f"{path}\0{name}"] = file
-        problems = tools.promtool_check(rule_files)
-        # Node Feature Discovery's own code on the rules, against the PCI inventories.
-        nfd_results = {
-            path: nfd.check(_yaml_file(Path(tmp), path, built[path]["docs"]), inventory(tmp))
-            for path in paths
-            if built[path]["ok"] and nfd.has_rules(built[path]["docs"])
-        }
-        # Kueue's own admission webhooks on its objects: one kueuecheck run for all units.
-        kueue_files = {
-            path: _yaml_file(Path(tmp), path, kueue.kueue_docs(built[path]["docs"]), ".kueue")
-            for path in paths
-            if built[path]["ok"] and kueue.kueue_docs(built[path]["docs"])
-        }
-        kueue_results = kueue.check(kueue_files)
-        # The kube-scheduler's own decoding and validation of every KubeSchedulerConfiguration a
-        # ConfigMap carries (kubeconform sees only a string): one schedcheck run for all units.
-        sched_configs = {
-            path: kubescheduler.embedded(built[path]["docs"]) for path in paths if built[path]["ok"]
-        }
-        sched_results = kubescheduler.check(sched_configs, Path(tmp))
-    results: dict[str, dict[str, Any]] = {}
-    for path in paths:
-        b = built[path]
-        prefix = f"{path}\0"
-        results[path] = {
-            "build_ok": b["ok"],
-            "build_error": b["error"],
-            "docs": b["docs"] if b["ok"] else [],
-            "schema": b["schema"] if b["ok"] else [],
-            "promtool": {
-                key.removeprefix(prefix): text
-                for key, text in problems.items()
-                if key.startswith(prefix)
-            },
-            "nfd": nfd_results.get(path),
-            "kueue": kueue_results.get(path),
-            "schedcheck": sched_results.get(path),
-        }
-    return results
-
-
-def inventory(folder: str) -> Path:
-    return nfd.inventory_file(Path(folder))
-
-
-def _yaml_file(folder: Path, unit: str, docs: list[dict[str, Any]], suffix: str = "") -> Path:
-    """A unit's objects as a YAML file for nfd-rulecheck or kueuecheck (the helper hands back
-    JSON)."""
-    path = folder / (unit.replace("/", "__") + suffix + ".built.yaml")
-    path.write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
-    return path
-
-
-def _cpus() -> int:
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
-
-
-def _build_with_processes(
-    root: Path,
-    paths: list[str],
-    kube_version: str,
-    workers: int,
-    on_unit: Callable[[str], None] | None,
-    stop: threading.Event | None,
-) -> dict[str, dict[str, Any]]:
-    """The reference engine: a kustomize process per unit, then one kubeconform run."""
-    built = tools.kustomize_build(root, paths, workers, on_unit, stop)
-    with tempfile.TemporaryDirectory(prefix="accel-validate-") as tmp:
-        files: dict[str, Path] = {}
-        for path in paths:
-            b = built[path]
-            if b["ok"]:
-                file = Path(tmp) / (path.replace("/", "__") + ".yaml")
-                file.write_text(b["output"], encoding="utf-8")
-                files[path] = file
-                b["docs"] = tools.load_docs(b["output"])
-        schema = tools.kubeconform(files, kube_version)
-    for path in paths:
-        built[path]["schema"] = schema.get(path, [])
-        built[path].setdefault("docs", [])
-    return built
+        batch = Batch(root, paths, kube_version, opts.jobs, opts.engine, Path(tmp), on_unit, stop)
+        verdicts = {stage.name: stage.run(batch) for stage in stages}
+    return {path: {name: found.get(path) for name, found in verdicts.items()} for path in paths}
 
 
 def _committed_file(committed: Tree, inputs: list[str], kind: str | None, name: str | None) -> str:
@@ -584,74 +419,13 @@ def _committed_file(committed: Tree, inputs: list[str], kind: str | None, name: 
 
 
 def _find(
-    unit: Unit, kind: str | None, name: str | None, committed: Tree, inputs: list[str]
+    unit: Unit, committed: Tree, inputs: list[str], kind: str | None, name: str | None
 ) -> tuple[Location, str]:
     for obj in unit.objects:
         if obj["kind"] == kind and obj["metadata"]["name"] == name:
             return origin(unit, obj), describe(unit, obj)
     where = _committed_file(committed, inputs, kind, name) or f"{unit.path}/kustomization.yaml"
     return Location(where), f"{kind} {name} ({unit.path})"
-
-
-def _object_file(unit: Unit, committed: Tree, inputs: list[str]) -> Callable[[str, str], Location]:
-    """Where an object (kind, name) of the unit is: its values, or its committed file."""
-    return lambda kind, name: _find(unit, kind, name, committed, inputs)[0]
-
-
-def _tool_findings(
-    unit: Unit, res: dict[str, Any], committed: Tree, inputs: list[str]
-) -> list[Finding]:
-    out: list[Finding] = []
-    if not res["build_ok"]:
-        where = next(iter(unit.origins.values()), Location(f"{unit.path}/kustomization.yaml"))
-        out.append(
-            Finding(
-                "KUS001",
-                f"kustomize build {unit.path} failed: {res['build_error']}",
-                where,
-                hint="a bug in the generator or a hand edit: re-render",
-            )
-        )
-        return out
-    for item in res["schema"]:
-        loc, what = _find(unit, item.get("kind"), item.get("name"), committed, inputs)
-        errors = item.get("validationErrors") or []
-        if item.get("status") == "statusError" and "could not find schema" in (
-            item.get("msg") or ""
-        ):
-            out.append(
-                Finding(
-                    "K8S002",
-                    f"{what}: no schema for {item.get('version')} {item.get('kind')}",
-                    loc,
-                    hint="every kind must have a schema: add its CRD to "
-                    "tools/schemas.lock.yaml and run `make tools`",
-                )
-            )
-        elif errors:
-            for err in errors:
-                out.append(
-                    Finding(
-                        "K8S001",
-                        f"{what}: {err.get('msg')}",
-                        loc,
-                        "$" + str(err.get("path") or "").replace("/", "."),
-                    )
-                )
-        else:
-            out.append(Finding("K8S001", f"{what}: {item.get('msg')}", loc))
-    for name, problem in sorted(res["promtool"].items()):
-        ns, _, short = name.partition("/")
-        loc, what = _find(unit, "PrometheusRule", short or ns, committed, inputs)
-        out.append(
-            Finding(
-                "PROM001",
-                f"{what}: promtool check rules: {problem}",
-                loc,
-                hint="fix the recording rule or the metric names in values",
-            )
-        )
-    return out
 
 
 __all__ = ["ValidateOptions", "ValidateResult", "committed_units", "validate"]

@@ -16,7 +16,8 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import ValidationError, best_match
 
-from generator.errors import Finding, FindingsError, Location, UsageError, has_errors, merge_layers
+from generator.errors import FindingsError, UsageError
+from generator.findings import CodeInfo, Finding, Location, has_errors, merge_layers
 from generator.values import schema as schemadefs
 from generator.values.merge import Doc, merge_docs
 from generator.values.model import (
@@ -499,10 +500,11 @@ def _catalog_doc(entry: str, at: Location) -> Doc | None:
     return Doc(doc.data, dict.fromkeys(doc.values, at), dict.fromkeys(doc.keys, at))
 
 
-def load(values_dir: Path, schema_cache: Path | None = None) -> Values:
+def load(values_dir: Path, schema_cache: Path | None = None, *, write_cache: bool = True) -> Values:
     """Load and resolve the whole tree, or raise FindingsError with every problem found.
 
-    `schema_cache`: a file that keeps clean schema verdicts by content (schemacache.py)."""
+    `schema_cache`: a file that keeps clean schema verdicts by content (schemacache.py); read,
+    and written only with `write_cache` (`render --check` writes nothing)."""
     if values_dir.is_symlink():
         try:
             values_dir.resolve(strict=True)
@@ -526,7 +528,8 @@ def load(values_dir: Path, schema_cache: Path | None = None) -> Values:
     broken: set[tuple[str, str]] = set()
     cache = SchemaCache(schema_cache)
     parsed = _parse_all(values_dir, findings, broken, cache)
-    cache.save()
+    if write_cache:
+        cache.save()
     by_kind: dict[str, list[Parsed]] = {k: [] for k in ("fleet", "vendor", "team", "environment")}
     for p in parsed:
         by_kind[p.kind].append(p)
@@ -643,3 +646,34 @@ def load(values_dir: Path, schema_cache: Path | None = None) -> Values:
     if has_errors(findings):
         raise FindingsError(findings)
     return Values(str(values_dir), base_view, envs)
+
+
+# What loading the values tree can report, besides yamlio.CODES and the policy checks.
+CODES = (
+    CodeInfo(
+        "VAL001",
+        "values (schema)",
+        "error",
+        "a values file does not match its JSON Schema (unknown key, wrong type, bad value)",
+    ),
+    CodeInfo(
+        "VAL002",
+        "values (load)",
+        "error",
+        "a symbolic link in the values tree loops, points to nothing or leads out of the tree",
+    ),
+    CodeInfo(
+        "VAL003",
+        "values (load)",
+        "error",
+        "a value the resolved vendor needs is not set, or its selectorLabel is not a nodeLabel",
+    ),
+    CodeInfo("NAME001", "values (load)", "error", "a values file name is not a DNS-1123 label"),
+    CodeInfo("NAME002", "values (load)", "error", "a vendor names two pools alike"),
+    CodeInfo(
+        "REF002",
+        "values (load)",
+        "error",
+        "environments/ and fleet.yaml's environments (or productionEnvironments) disagree",
+    ),
+)

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.errors import Location
+from generator.findings import Location
 from generator.values.yamlio import SourceMap, YamlPath
 
 

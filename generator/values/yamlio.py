@@ -18,7 +18,8 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from generator.errors import Finding, Location
+from generator.errors import GeneratorError
+from generator.findings import CodeInfo, Finding, Location
 
 MAX_BYTES = 1024 * 1024
 MAX_DEPTH = 64
@@ -56,7 +57,7 @@ class SourceMap:
             probe = probe[:-1]
 
 
-class YamlInputError(Exception):
+class YamlInputError(GeneratorError):
     def __init__(self, finding: Finding) -> None:
         super().__init__(finding.format())
         self.finding = finding
@@ -357,3 +358,14 @@ def dump(data: Any) -> str:
 
 def dump_all(docs: Iterable[Any]) -> str:
     return "".join("---\n" + dump(d) for d in docs)
+
+
+# What loading a values file can report (`render.py rules` lists it with every other code).
+CODES = (
+    CodeInfo(
+        "YAML001",
+        "values (load)",
+        "error",
+        "a values file is not plain, safe YAML (syntax, tabs, tags, anchors, duplicate keys, size)",
+    ),
+)

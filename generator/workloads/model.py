@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.errors import Finding, Severity
+from generator.findings import CodeInfo, Finding, Severity
 from generator.values.model import FleetView, Team
 from generator.values.yamlio import YamlPath, json_path
 
@@ -124,10 +124,9 @@ class _Resolver:
         self.view = view
         self.team = team
         self.findings: list[Finding] = []
-        self.where = f" in environment {view.env!r}" if view.env else ""
 
     def err(self, code: str, message: str, path: YamlPath, hint: str, key: bool = False) -> None:
-        self.findings.append(_finding(self.team, code, message + self.where, path, hint, key=key))
+        self.findings.append(_finding(self.team, code, message, path, hint, key=key))
 
     def namespace(self, raw: dict[str, Any], path: YamlPath) -> str:
         ns = str(raw.get("namespace", self.team.namespaces[0]))
@@ -353,3 +352,11 @@ def warn(finding: Finding) -> Finding:
         finding.hint,
         Severity.WARNING,
     )
+
+
+# What reading a team's workloads can report (with WKL001's check, at render time).
+CODES = (
+    CodeInfo("WKL002", "values", "error", "a workload has no image for a vendor it runs on"),
+    CodeInfo("WKL003", "values", "error", "a workload's namespace is not one of its team's"),
+    CodeInfo("WKL005", "values", "error", "a Volcano job has no tasks, or a task names no vendor"),
+)

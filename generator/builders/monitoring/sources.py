@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from generator.errors import GeneratorError
 from generator.values.model import FleetView, NodeAgent, Vendor, node_agent
 
 # Bytes per unit of each memory unit the values schema allows.
@@ -35,7 +36,7 @@ VENDOR_POD_LABEL = "accel-gitops.io/vendor"
 QUOTA_NAME = "accelerators"  # the ResourceQuota every team namespace gets (builders/teams.py)
 
 
-class MonitoringError(ValueError):
+class MonitoringError(GeneratorError):
     """Exporter facts that cannot give the unified series (a catalog or values mistake).
 
     `path` is where in the vendor's values it is (checks turn it into a file and line)."""

@@ -1,1 +1,99 @@
-"""Validate stages: one module per check that runs upstream code on the committed output."""
+"""Validate stages: each module here runs one upstream tool on the committed units.
+
+A stage is a module with a `STAGE` object (the `Stage` protocol below); `discover()` finds every
+one, so adding a stage is adding a module here and nothing else: validate runs it on every unit
+that is not cached, caches its verdicts with the unit, turns them into findings, and
+`render.py rules` lists its codes.
+
+The build stage (kustomize and kubeconform) comes first: the others read the objects it built
+(`Batch.built`). A stage's results are plain JSON-able data, so the cache can replay them; they
+become findings later, with the values locations of the objects they concern.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from generator.builders.common import Unit
+from generator.findings import CodeInfo, Finding, Location
+from generator.values.model import FleetView
+
+Obj = dict[str, Any]
+
+
+@dataclass
+class Batch:
+    """One run of the stages over the units whose verdicts are not cached."""
+
+    root: Path  # the folder holding the committed base/ and overlays/
+    paths: list[str]  # overlays/<env>/<unit> folders to check
+    kube_version: str  # the fleet's kubernetesVersion
+    jobs: int  # workers (0: the stage's default)
+    engine: str  # "kbuild" (one helper process) or "processes" (a kustomize per unit)
+    scratch: Path  # a temporary folder for the files a stage hands to its tool
+    on_unit: Callable[[str], None] | None = None  # progress: a unit was built
+    stop: threading.Event | None = None  # set: the caller gave up, stop early
+    # Filled by the build stage: {path: {"ok", "error", "docs", "schema"}}.
+    built: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def ok(self) -> list[str]:
+        """The units that built: the only ones the later stages look at."""
+        return [p for p in self.paths if self.built[p]["ok"]]
+
+
+@dataclass(frozen=True)
+class UnitView:
+    """What a stage's findings see of one committed unit."""
+
+    unit: Unit  # its rendered objects and their values locations (empty when not rendered)
+    view: FleetView | None  # its environment's values; None when the values do not render
+    docs: list[Obj]  # the objects kustomize built from the committed files
+    # (kind, name) -> (where the object is: its values, else its committed file; its name
+    # with the unit, for messages).
+    find: Callable[[str | None, str | None], tuple[Location, str]]
+
+    def at(self, kind: str, name: str) -> Location:
+        return self.find(kind, name)[0]
+
+
+class Stage(Protocol):
+    name: str  # the key of its verdicts in a unit's cached result
+    order: int  # the build stage is 0; the others read what it built
+    codes: tuple[CodeInfo, ...]
+
+    def salt(self, engine: str) -> str:
+        """What, besides a unit's files, decides its verdicts (tool versions, helper stamps)."""
+        ...
+
+    def run(self, batch: Batch) -> dict[str, Any]:
+        """{path: JSON-able verdicts} for the batch's units (one tool process for all, where the
+        tool allows); a unit without verdicts may be left out."""
+        ...
+
+    def findings(self, unit: UnitView, result: Any) -> list[Finding]:
+        """The findings of one unit's verdicts (`result` as `run` gave it, or the cache)."""
+        ...
+
+
+def discover() -> list[Stage]:
+    """Every module of this package that has a STAGE, in order."""
+    stages: list[Stage] = []
+    for module in pkgutil.iter_modules(__path__):
+        loaded = importlib.import_module(f"{__name__}.{module.name}")
+        stage = getattr(loaded, "STAGE", None)
+        if stage is not None:
+            stages.append(stage)
+    return sorted(stages, key=lambda s: (s.order, s.name))
+
+
+def tool_stamp(tools_bin: Path, helper: str) -> str:
+    """The content stamp `make tools` writes for a helper built from this repository's source
+    (its own code decides how it reports upstream verdicts)."""
+    stamp = tools_bin / f".{helper}.sha256"
+    return stamp.read_text(encoding="utf-8") if stamp.is_file() else ""

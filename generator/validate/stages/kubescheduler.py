@@ -17,6 +17,7 @@ One schedcheck process checks every config of a run (a file each).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -24,9 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from generator import toolchain
-from generator.errors import Finding, Location
-from generator.render.layout import Unit
+from generator.builders.common import Unit
+from generator.findings import CodeInfo, Finding, Location
 from generator.toolchain import ToolFailed
+from generator.validate.stages import Batch, UnitView, tool_stamp
 from generator.values.merge import Doc
 from generator.values.model import FleetView
 from generator.values.yamlio import YamlPath, json_path
@@ -166,3 +168,26 @@ def _hint(fld: str, rendered: bool) -> str:
             "render): re-render it with `render.py render`"
         )
     return "set scheduling.kubeScheduler to what kube-scheduler accepts, then re-render"
+
+
+class SchedulerStage:
+    name = "schedcheck"
+    order = 40
+    codes = (CodeInfo(CODE, "manifests (schedcheck)", "error", SUMMARY),)
+
+    def salt(self, engine: str) -> str:
+        # schedcheck's own source decides how it reports the upstream verdicts: stamped.
+        bin_dir = toolchain.tools_dir() / "bin"
+        return f"schedcheck={toolchain.version('schedcheck')}\n{tool_stamp(bin_dir, 'schedcheck')}"
+
+    def run(self, batch: Batch) -> dict[str, Any]:
+        configs = {path: embedded(batch.built[path]["docs"]) for path in batch.ok()}
+        return check(configs, batch.scratch)
+
+    def findings(self, unit: UnitView, result: Any) -> list[Finding]:
+        if not result:
+            return []
+        return findings(unit.view, unit.unit, result, functools.partial(unit.at, "ConfigMap"))
+
+
+STAGE = SchedulerStage()

@@ -21,12 +21,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from generator import toolchain
 from generator.builders import scheduling
+from generator.builders.common import Unit
 from generator.builders.workloads import queue_name
-from generator.errors import Finding, Location
+from generator.findings import CodeInfo, Finding, Location
 from generator.policy.manifest import origin
-from generator.render.layout import Unit
+from generator.validate.stages import Batch, UnitView, tool_stamp
 from generator.values.merge import Doc
 from generator.values.model import FleetView, Pool, Vendor
 from generator.values.yamlio import YamlPath, json_path
@@ -202,3 +205,30 @@ def _anchor(doc: Doc, *paths: YamlPath) -> tuple[Location, str]:
             return loc, json_path(path)
     last = paths[-1] if paths else ()
     return doc.anchor(last), json_path(last)
+
+
+class KueueStage:
+    name = "kueue"
+    order = 30
+    codes = (CodeInfo(CODE, "manifests (kueuecheck)", "error", SUMMARY),)
+
+    def salt(self, engine: str) -> str:
+        # kueuecheck's own source decides how it reports the upstream verdicts: stamped.
+        bin_dir = toolchain.tools_dir() / "bin"
+        return f"kueuecheck={toolchain.version('kueuecheck')}\n{tool_stamp(bin_dir, 'kueuecheck')}"
+
+    def run(self, batch: Batch) -> dict[str, Any]:
+        files = {}
+        for path in batch.ok():
+            docs = kueue_docs(batch.built[path]["docs"])
+            if docs:
+                file = batch.scratch / (path.replace("/", "__") + ".kueue.built.yaml")
+                file.write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
+                files[path] = file
+        return check(files)
+
+    def findings(self, unit: UnitView, result: Any) -> list[Finding]:
+        return findings(unit.view, unit.unit, unit.docs, result, unit.at) if result else []
+
+
+STAGE = KueueStage()

@@ -14,10 +14,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from generator import toolchain
-from generator.errors import Finding, Location
+from generator.builders.common import Unit
+from generator.findings import CodeInfo, Finding, Location
 from generator.policy.manifest import origin
-from generator.render.layout import Unit
+from generator.validate.stages import Batch, UnitView
 from generator.values import inventory
 from generator.values.model import FleetView, Vendor
 from generator.values.yamlio import json_path
@@ -127,3 +130,43 @@ def _anchor(vendor: Vendor, *paths: tuple[str | int, ...]) -> tuple[Location, st
         if loc is not None and loc.file in doc.sources:
             return loc, json_path(path)
     return doc.anchor(paths[-1]), json_path(paths[-1])
+
+
+NFD001 = CodeInfo(
+    "NFD001",
+    "manifests (nfd-rulecheck)",
+    "error",
+    "Node Feature Discovery would refuse or drop a NodeFeatureRule's label or taint",
+)
+
+
+def _yaml_file(folder: Path, unit: str, docs: list[dict[str, Any]], suffix: str) -> Path:
+    """A unit's objects as a YAML file for a helper tool (kbuild hands them back as JSON)."""
+    path = folder / (unit.replace("/", "__") + suffix + ".built.yaml")
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
+    return path
+
+
+class NfdStage:
+    name = "nfd"
+    order = 20
+    codes = (NFD001,)
+
+    def salt(self, engine: str) -> str:
+        return f"nfd-rulecheck={toolchain.version('nfd-rulecheck')}"
+
+    def run(self, batch: Batch) -> dict[str, Any]:
+        return {
+            path: check(
+                _yaml_file(batch.scratch, path, batch.built[path]["docs"], ""),
+                inventory_file(batch.scratch),
+            )
+            for path in batch.ok()
+            if has_rules(batch.built[path]["docs"])
+        }
+
+    def findings(self, unit: UnitView, result: Any) -> list[Finding]:
+        return findings(unit.view, unit.unit, result, unit.at) if result else []
+
+
+STAGE = NfdStage()

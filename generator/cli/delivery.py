@@ -1,0 +1,172 @@
+"""`show`, `diff` and `publish`: the built manifests, what changes, and the GitOps repository."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from generator.cli.options import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    echo_findings,
+    guarded,
+    values_option,
+)
+from generator.delivery import diff as differ
+from generator.delivery import publish as publishing
+from generator.delivery.show import show as run_show
+from generator.errors import UsageError
+from generator.reporters import diff as diffreport
+
+
+@click.command()
+@values_option
+@click.option("--env", required=True, help="The environment whose units to show.")
+@click.option("--unit", help="Only this unit (for example team-ml-team); default: every unit.")
+@guarded
+def show(values_dir: Path, env: str, unit: str | None) -> int:
+    """Print the manifests exactly as kustomize builds them from a fresh render of the values
+    (one unit, or every unit of the environment as one YAML stream). Pipe it to
+    `kubectl diff -f -` to compare with a cluster."""
+
+    shown = run_show(values_dir, env, unit)
+    echo_findings(shown.findings)
+    click.echo(shown.text, nl=False)
+    return EXIT_OK
+
+
+@click.command()
+@values_option
+@click.argument("environments", nargs=-1, metavar="[OLD_ENV NEW_ENV]")
+@click.option(
+    "--base",
+    metavar="REF",
+    help="Compare the working tree with this git ref (branch, tag or commit) instead of two "
+    "environments.",
+)
+@click.option("--env", help="With --base: only this environment.")
+@click.option(
+    "--output",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+)
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(min=4096),
+    default=1024 * 1024,
+    show_default=True,
+    help="Markdown: shorten to fit (GitHub: 1 MiB job summary, 65536 for a comment).",
+)
+@click.option("--exit-code", is_flag=True, help="Exit 1 when anything changed.")
+@guarded
+def diff(
+    values_dir: Path,
+    environments: tuple[str, ...],
+    base: str | None,
+    env: str | None,
+    fmt: str,
+    max_bytes: int,
+    exit_code: bool,
+) -> int:
+    """What changes in the built manifests, per environment, unit and object, with field-level
+    changes and risky changes flagged: between two environments (`diff staging prod`), or
+    between a git ref and the working tree (`diff --base main`)."""
+
+    if base is not None and environments:
+        raise UsageError("give either two environments or --base REF, not both")
+    if base is not None:
+        result = differ.against_ref(values_dir, base, env)
+    elif len(environments) == 2:
+        if env is not None:
+            raise UsageError("--env goes with --base; two environments are compared whole")
+        result = differ.between_envs(values_dir, *environments)
+    else:
+        raise UsageError("give two environments (diff staging prod) or --base REF")
+    echo_findings(result.findings)
+    stdout = click.get_text_stream("stdout")
+    if fmt == "json":
+        diffreport.as_json(result, stdout)
+    elif fmt == "markdown":
+        stdout.write(diffreport.markdown(result, max_bytes))
+    else:
+        diffreport.text(result, stdout)
+    return EXIT_FINDINGS if exit_code and result.objects else EXIT_OK
+
+
+@click.command()
+@values_option
+@click.option(
+    "--repo", required=True, help="The GitOps repository: a path or a URL git can push to."
+)
+@click.option("--branch", required=True, help="The branch to commit to (created if missing).")
+@click.option(
+    "--path",
+    "repo_path",
+    help="Folder of the repository that holds base/ and overlays/. Default: git.path of "
+    "values/fleet.yaml (the Argo CD Applications look there).",
+)
+@click.option("--message", help="Subject line of the commit (the body names source and units).")
+@click.option(
+    "--allow-delete",
+    is_flag=True,
+    help="Publish even when a unit loses more than --max-delete-share of its objects, or a "
+    "Namespace is deleted.",
+)
+@click.option(
+    "--max-delete-share",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.5,
+    show_default=True,
+    help="Share of a unit's objects a publish may delete without --allow-delete.",
+)
+@click.option(
+    "--retries",
+    type=click.IntRange(0, 20),
+    default=3,
+    show_default=True,
+    help="Times to render onto the new head when the branch moved during the publish.",
+)
+@click.option("--no-cache", is_flag=True, help="Run every validate tool on every unit.")
+@guarded
+def publish(
+    values_dir: Path,
+    repo: str,
+    branch: str,
+    repo_path: str | None,
+    message: str | None,
+    allow_delete: bool,
+    max_delete_share: float,
+    retries: int,
+    no_cache: bool,
+) -> int:
+    """Render and validate, then commit the rendered tree to BRANCH of the GitOps repository and
+    push it: one commit naming the source commit and the changed units, none when the branch
+    already has this render, nothing pushed when a check fails."""
+
+    cache = None if no_cache else values_dir.resolve().parent / ".cache" / "validate"
+    opts = publishing.PublishOptions(
+        values_dir,
+        repo,
+        branch,
+        repo_path,
+        message,
+        allow_delete,
+        max_delete_share,
+        retries,
+        cache,
+    )
+    result = publishing.publish(opts)
+    echo_findings(result.findings)
+    for note in result.notes:
+        click.echo(note, err=True)
+    if result.commit is None:
+        click.echo(f"publish: {branch} of {repo} already has the render of {result.source[:12]}")
+        return EXIT_OK
+    click.echo(
+        f"publish: pushed {result.commit[:12]} to {branch} of {repo}: render of "
+        f"{result.source[:12]}, {len(result.units)} units changed"
+    )
+    return EXIT_OK

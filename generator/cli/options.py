@@ -1,0 +1,88 @@
+"""What every command shares: exit codes, the error guard, the values and --output options.
+
+0 clean, 1 findings (or drift), 2 usage or internal error. Commands never print tracebacks for
+bad input; an unexpected exception is an internal error (exit 2), shown in full with --debug.
+"""
+
+from __future__ import annotations
+
+import functools
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from generator.errors import FindingsError, GeneratorError
+from generator.findings import Finding
+from generator.reporters import findings as reporter
+
+F = TypeVar("F", bound=Callable[..., int])
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def echo_findings(findings: list[Finding]) -> None:
+    for finding in findings:
+        click.echo(finding.format(), err=True)
+
+
+def guarded(fn: F) -> F:
+    """Run a command body; turn expected errors into messages and exit codes."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> int:
+        ctx = click.get_current_context()
+        try:
+            code = fn(*args, **kwargs)
+        except FindingsError as exc:
+            echo_findings(exc.findings)
+            summary = reporter.Report(str(ctx.info_name), exc.findings).summary()
+            done = "nothing pushed" if ctx.info_name == "publish" else "nothing written"
+            click.echo(f"{summary}; {done}", err=True)
+            code = EXIT_FINDINGS
+        except GeneratorError as exc:
+            click.echo(f"error: {exc}", err=True)
+            code = EXIT_ERROR
+        except KeyboardInterrupt:
+            code = 130
+        except Exception as exc:  # a bug, not bad input
+            if ctx.obj and ctx.obj.get("debug"):
+                traceback.print_exc()
+            click.echo(
+                f"internal error: {type(exc).__name__}: {exc} (rerun with --debug)", err=True
+            )
+            code = EXIT_ERROR
+        ctx.exit(code)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def beside(values_dir: Path) -> Path:
+    """The folder holding the values tree, where caches go by default."""
+    try:
+        return values_dir.resolve().parent
+    except (OSError, RuntimeError):  # a symbolic link loop: loading the values reports it
+        return values_dir.absolute().parent
+
+
+values_option = click.option(
+    "--values",
+    "values_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=lambda: Path("values"),
+    show_default="values",
+    help="The values tree (fleet.yaml, vendors/, teams/, environments/).",
+)
+
+# The findings report of `check` and `validate` (reporters/findings.py FORMATS: text, json,
+# github, junit).
+output_option = click.option(
+    "--output",
+    "output_format",
+    type=click.Choice(sorted(reporter.FORMATS)),
+    default="text",
+    show_default=True,
+    help="Report format.",
+)

@@ -1,0 +1,127 @@
+"""`render` (values to the committed tree; --check, --validate) and `check` (the values alone)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from generator.cli.options import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    beside,
+    echo_findings,
+    guarded,
+    output_option,
+    values_option,
+)
+from generator.cli.validate import print_validate, validate_stats
+from generator.errors import FindingsError, UsageError
+from generator.render import stage
+from generator.render.writer import interrupted
+from generator.reporters import findings as reporter
+from generator.validate import Prepared, ValidateOptions
+from generator.validate import validate as run_validate
+from generator.validate.progress import Progress, progress_stream
+
+
+@click.command()
+@values_option
+@click.option("--env", help="Render only this environment's overlays (base is always whole).")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Write OUT/base and OUT/overlays. Default: the folder holding the values tree.",
+)
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing; exit 1 if the committed output differs from a fresh render.",
+)
+@click.option(
+    "--validate",
+    "then_validate",
+    is_flag=True,
+    help="Then validate what was written, as `validate` does, reusing this render's values "
+    "stage (one process, the values read and checked once).",
+)
+@guarded
+def render(
+    values_dir: Path, env: str | None, out_dir: Path | None, check: bool, then_validate: bool
+) -> int:
+    """Render kustomize bases and overlays from the values tree."""
+    if check and then_validate:
+        raise UsageError(
+            "--check and --validate exclude each other: validate already compares the "
+            "committed output with a fresh render (DRIFT001); run `render.py validate`"
+        )
+    out = out_dir if out_dir is not None else values_dir.resolve().parent
+    if check:  # writes nothing, so an interrupted render is reported, not rolled back
+        left = interrupted(out)
+        if left:
+            click.echo(
+                f"render --check: an interrupted render left {out} half-changed "
+                f"({', '.join(left)}); run `render.py render` to roll it back and render again"
+            )
+            return EXIT_FINDINGS
+    else:
+        recovered = stage.recover_output(out)
+        if recovered:
+            click.echo(f"render: {recovered}", err=True)
+    # validate's default cache: files that passed their schema, the YAML text of each object.
+    cache = beside(values_dir) / ".cache" / "validate"
+    result = stage.render(
+        stage.RenderOptions(
+            values_dir, out, env, check, cache / "values-schema.json", cache / "dump-cache.json"
+        )
+    )
+    if not then_validate:  # else validate's report has them
+        echo_findings(result.findings)
+    if result.drift is not None:
+        drift = result.drift
+        if drift.clean:
+            click.echo(f"render --check: {out} is up to date with {values_dir}")
+            return EXIT_OK
+        for rel in drift.changed:
+            click.echo(f"changed: {rel}")
+            click.echo(drift.diffs[rel], nl=False)
+        for rel in drift.missing:
+            click.echo(f"missing: {rel} (a fresh render creates it)")
+        for rel in drift.stale:
+            click.echo(f"stale: {rel} (not rendered from the values; a fresh render removes it)")
+        click.echo(
+            f"render --check: {len(drift.changed)} changed, {len(drift.missing)} missing, "
+            f"{len(drift.stale)} stale; run `python render.py render` and commit the result"
+        )
+        return EXIT_FINDINGS
+    units = result.rendered.units
+    envs = sorted({u.env for u in units if env in (None, u.env)})
+    click.echo(
+        f"rendered {len(result.rendered.bases)} bases and "
+        f"{sum(1 for u in units if u.env in envs)} units for {', '.join(envs)} into {out}"
+    )
+    if not then_validate:
+        return EXIT_OK
+
+    assert result.values is not None  # a render that wrote its output has its values
+    prepared = Prepared(result.values, tuple(result.findings), result.rendered)
+    opts = ValidateOptions(values_dir, env, cache, committed=out, prepared=prepared)
+    done = run_validate(opts, Progress(progress_stream(False)))
+    return print_validate(done, list(done.findings), validate_stats(done), "text")
+
+
+@click.command()
+@values_option
+@output_option
+@guarded
+def check(values_dir: Path, output_format: str) -> int:
+    """Check the values alone: safe YAML, JSON Schema, layering, references and every fleet and
+    workload check. No external tool runs (a pre-commit hook); validate does this and more."""
+    try:
+        _, findings = stage.load_and_check(values_dir)
+    except FindingsError as exc:
+        findings = exc.findings
+    rep = reporter.Report("check", findings)
+    reporter.FORMATS[output_format](rep, click.get_text_stream("stdout"))
+    return EXIT_FINDINGS if rep.errors else EXIT_OK

@@ -1,0 +1,67 @@
+"""`report`: the fleet on one page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from generator.cli.options import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    guarded,
+    values_option,
+)
+from generator.fleetreport import ReportOptions
+from generator.fleetreport import report as make_report
+
+
+@click.command("report")
+@values_option
+@click.option("--env", help="Only this environment.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the report to this file (all or nothing). Default: print it.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["html", "markdown"]),
+    help="html: one self-contained page with charts; markdown: the same tables for a pull "
+    "request. Default: markdown when --out ends in .md, else html.",
+)
+@click.option(
+    "--link-base",
+    metavar="URL",
+    help="Link findings to URL/<file>#L<line> (e.g. the forge's view of the values commit). "
+    "Default: links relative to the report's folder (HTML), plain file:line (Markdown).",
+)
+@click.option(
+    "--baseline",
+    default="nvidia",
+    show_default=True,
+    help="Vendor whose costWeight every device is priced at for the saving.",
+)
+@guarded
+def report_command(
+    values_dir: Path,
+    env: str | None,
+    out: Path | None,
+    fmt: str | None,
+    link_base: str | None,
+    baseline: str,
+) -> int:
+    """The fleet on one page: capacity vs. quotas, quota per team, cost weights, migrations and
+    the findings; 1 if a check found an error (the report is written all the same)."""
+
+    if fmt is None:
+        fmt = "markdown" if out is not None and out.suffix == ".md" else "html"
+    result = make_report(ReportOptions(values_dir, env, out, fmt, link_base, baseline))
+    if out is None:
+        click.echo(result.text, nl=False)
+    else:
+        click.echo(
+            f"wrote {out} ({result.errors} error(s), {result.warnings} warning(s))", err=True
+        )
+    return EXIT_FINDINGS if result.errors else EXIT_OK

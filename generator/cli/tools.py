@@ -1,0 +1,93 @@
+"""`doctor`, `schema` and `rules`: the external tools, the values schemas, every code."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from generator import toolchain
+from generator.cli.options import (
+    EXIT_ERROR,
+    EXIT_OK,
+    guarded,
+)
+from generator.reporters.rules import rules_table
+from generator.values import schema as schemadefs
+
+
+@click.command()
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Write <kind>.schema.json files here instead of printing them.",
+)
+@click.option(
+    "--kind", type=click.Choice(schemadefs.USER_KINDS), help="Print only this kind's schema."
+)
+@guarded
+def schema(out_dir: Path | None, kind: str | None) -> int:
+    """Write (--out: one <kind>.schema.json per kind) or print the JSON Schemas of the values
+    files. Printed without --kind, they are one JSON object keyed by kind."""
+    kinds = [kind] if kind else list(schemadefs.USER_KINDS)
+    if out_dir is None:
+        if kind:
+            click.echo(schemadefs.schema_text(kind), nl=False)
+        else:
+            every = {k: schemadefs.SCHEMAS[k] for k in kinds}
+            click.echo(json.dumps(every, indent=2, sort_keys=True))
+        return EXIT_OK
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for k in kinds:
+        (out_dir / f"{k}.schema.json").write_text(schemadefs.schema_text(k), encoding="utf-8")
+    click.echo(f"wrote {len(kinds)} schema(s) to {out_dir}")
+    return EXIT_OK
+
+
+@click.command()
+@guarded
+def rules() -> int:
+    """List every code the program can emit: where it runs, its severity, what it catches
+    (Markdown)."""
+
+    click.echo(rules_table(), nl=False)
+    return EXIT_OK
+
+
+@click.command()
+@guarded
+def doctor() -> int:
+    """List the external tools: version, where each came from, how to install a missing one."""
+    ok = True
+    statuses = toolchain.doctor()
+    width = max(len(st.name) for st in statuses) + 1  # one column, whatever the longest name
+    for st in statuses:
+        if st.path is None:
+            ok = False
+            click.echo(
+                f"{st.name:{width}} MISSING  pinned {st.pinned or '-'}; install: {st.install_hint}"
+            )
+            continue
+        state = "ok" if st.ok else "MISMATCH"
+        ok = ok and st.ok
+        pin = f" (pinned {st.pinned})" if st.pinned and not st.ok else ""
+        click.echo(
+            f"{st.name:{width}} {state:8} {st.version or '?'}{pin}  {st.path}  from {st.source}"
+        )
+    versions = toolchain.k8s_schema_versions()
+    crds = (toolchain.tools_dir() / "schemas" / "crds" / "index.json").is_file()
+    click.echo(
+        f"{'schemas':{width}} {'ok' if versions else 'MISSING':8} Kubernetes "
+        f"{versions[0] + '..' + versions[-1] if versions else '-'}; CRDs "
+        f"{'present' if crds else 'missing'}"
+        f"  {toolchain.tools_dir() / 'schemas'}"
+    )
+    ok = ok and bool(versions) and crds
+    if not ok:
+        click.echo(
+            "some tools are missing or not at their pinned version: "
+            f"run `{toolchain.INSTALL_COMMAND}`"
+        )
+    return EXIT_OK if ok else EXIT_ERROR

@@ -1,0 +1,164 @@
+"""`validate`: every check on exactly what Argo CD will apply (and `--dry-run=server`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from generator.cli.options import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    beside,
+    guarded,
+    output_option,
+    values_option,
+)
+from generator.cluster import dryrun
+from generator.errors import UsageError
+from generator.findings import Finding
+from generator.findings import sorted_findings as sort_findings
+from generator.reporters import findings as reporter
+from generator.validate import ValidateOptions, ValidateResult
+from generator.validate import validate as run_validate
+from generator.validate.progress import Progress, progress_stream
+from generator.validate.shard import parse as parse_shard
+
+
+@click.command()
+@values_option
+@click.option("--env", help="Validate only this environment's units.")
+@output_option
+@click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Where tool results are cached per unit. Default: .cache/validate beside the values tree.",
+)
+@click.option("--no-cache", is_flag=True, help="Run every tool on every unit.")
+@click.option(
+    "--jobs", type=click.IntRange(min=1), help="Units built at once. Default: the CPU count."
+)
+@click.option(
+    "--committed",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Where base/ and overlays/ are committed: what the tools check and what is compared "
+    "with a fresh render. Default: the folder holding the values tree.",
+)
+@click.option(
+    "--no-drift",
+    is_flag=True,
+    help="Do not compare the committed output with a fresh render (the tools still check it).",
+)
+@click.option(
+    "--shard",
+    metavar="K/N",
+    help="Check only shard K of N of the units (stable by unit name); join the shards' "
+    "`--output json` reports with --merge.",
+)
+@click.option(
+    "--merge",
+    "merge_reports",
+    is_flag=True,
+    help="Join the JSON reports of `validate --shard K/N` given as REPORTS into one report.",
+)
+@click.option(
+    "--quiet", is_flag=True, help="No progress line on stderr (shown only on a terminal anyway)."
+)
+@click.option(
+    "--dry-run",
+    "dry_run",
+    type=click.Choice(["server"]),
+    help="Also server-side apply every unit with dry-run (docs/simulation.md): on a local "
+    "control plane (default, or --local-apiserver) or on the cluster of --kubeconfig.",
+)
+@click.option("--local-apiserver", is_flag=True, help="Dry-run on a throwaway local control plane.")
+@click.option(
+    "--kubeconfig",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Dry-run on this cluster; it changes nothing there (every request is a dry-run).",
+)
+@click.option("--context", "kube_context", help="The kubeconfig context to use.")
+@click.argument("reports", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@guarded
+def validate(
+    values_dir: Path,
+    env: str | None,
+    output_format: str,
+    cache_dir: Path | None,
+    no_cache: bool,
+    jobs: int | None,
+    committed: Path | None,
+    no_drift: bool,
+    shard: str | None,
+    merge_reports: bool,
+    quiet: bool,
+    dry_run: str | None,
+    local_apiserver: bool,
+    kubeconfig: Path | None,
+    kube_context: str | None,
+    reports: tuple[Path, ...],
+) -> int:
+    """Validate the values and exactly what Argo CD will apply: kustomize, kubeconform, promtool
+    and the fleet policy rules on every committed unit, and the committed output against a fresh
+    render of the values, in one report. With --dry-run=server, the API server checks every
+    object too."""
+
+    if merge_reports or reports:
+        if not (merge_reports and reports):
+            raise UsageError("report files are read only with --merge, and --merge needs them")
+        rep = reporter.merge(reporter.read_reports(reports))
+        if output_format != "json":
+            rep.stats.pop("timings", None)
+        reporter.FORMATS[output_format](rep, click.get_text_stream("stdout"))
+        return EXIT_FINDINGS if rep.errors else EXIT_OK
+    if dry_run is None and (local_apiserver or kubeconfig or kube_context):
+        raise UsageError("--local-apiserver, --kubeconfig and --context need --dry-run=server")
+    if local_apiserver and kubeconfig:
+        raise UsageError("--local-apiserver and --kubeconfig exclude each other")
+
+    home = beside(values_dir)
+    if not no_cache and cache_dir is None:
+        cache_dir = home / ".cache" / "validate"
+    opts = ValidateOptions(
+        values_dir,
+        env,
+        None if no_cache else cache_dir,
+        jobs or 0,
+        committed,
+        not no_drift,
+        shard=parse_shard(shard) if shard else None,
+    )
+    result = run_validate(opts, Progress(progress_stream(quiet)))
+    stats = validate_stats(result)
+    findings = list(result.findings)
+    if dry_run and not result.not_run:  # nothing to apply when the values do not render
+        dry = dryrun.dry_run(values_dir, env, kubeconfig=kubeconfig, context=kube_context)
+        findings = sort_findings(findings + dry.findings)
+        stats["dry-run objects"] = dry.objects
+        if dry.skipped:
+            stats["dry-run skipped"] = dry.skipped
+        result.timings.update({f"dry-run {k}": v for k, v in dry.timings.items()})
+    return print_validate(result, findings, stats, output_format)
+
+
+def validate_stats(result: ValidateResult) -> dict[str, object]:
+    stats: dict[str, object] = {
+        "units": result.units,
+        "objects": result.objects,
+        "cached units": result.cached_units,
+    }
+    if result.not_run:
+        stats["not run"] = "; ".join(result.not_run)
+    return stats
+
+
+def print_validate(
+    result: ValidateResult, findings: list[Finding], stats: dict[str, object], output_format: str
+) -> int:
+    if output_format == "json":
+        stats["timings"] = result.timings
+    if result.shard is not None:
+        stats["shard"] = {**result.shard, "checked": result.checked}
+    rep = reporter.Report("validate", findings, stats, result.checked)
+    reporter.FORMATS[output_format](rep, click.get_text_stream("stdout"))
+    return EXIT_FINDINGS if rep.errors else EXIT_OK

@@ -1,0 +1,139 @@
+"""Findings are data: every problem a run sees, with where it is and how to fix it.
+
+A finding's facts are fields, never text to search: the environments it holds in (`envs`), the
+unit whose objects it concerns (`unit`, an `overlays/<env>/<unit>` path), the code, the place in
+the values file the user edits. Reporters print them; nothing parses a message back.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+
+class Severity(enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+    @property
+    def rank(self) -> int:
+        return 1 if self is Severity.ERROR else 0
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """A place in a values file; line and column are 1-based (0 when unknown)."""
+
+    file: str
+    line: int = 0
+    column: int = 0
+
+    def __str__(self) -> str:
+        if self.line:
+            return f"{self.file}:{self.line}:{self.column}"
+        return self.file
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    message: str
+    location: Location
+    path: str = ""  # JSON path inside the values file, e.g. $.quota.nvidia
+    hint: str = ""  # how to fix it
+    severity: Severity = Severity.ERROR
+    # The layers it applies to: environment names, BASE_LAYER for the values without environment
+    # overrides; empty when it applies to every layer (nothing to name).
+    envs: tuple[str, ...] = ()
+    detail: str = ""  # more for a program or a log (DRIFT001: the unified diff); not in text
+    # The unit whose objects it concerns (overlays/<env>/<unit>), "" for none: JUnit's test case.
+    unit: str = ""
+
+    def at_unit(self, unit: str) -> Finding:
+        """This finding, about the objects of `unit`."""
+        return replace(self, unit=unit)
+
+    def sort_key(self) -> tuple[str, int, int, str, str, tuple[str, ...]]:
+        loc = self.location
+        return (loc.file, loc.line, loc.column, self.code, self.message, self.envs)
+
+    @property
+    def text(self) -> str:
+        """The message with the layers it applies to."""
+        envs = [e for e in self.envs if e != BASE_LAYER]
+        named = ", ".join(repr(e) for e in envs)
+        if not envs:
+            suffix = (
+                " in the base layer (values without environment overrides)" if self.envs else ""
+            )
+        elif len(envs) == 1:
+            suffix = f" in environment {named}"
+        else:
+            suffix = f" in environments {named}"
+        return self.message + suffix
+
+    def format(self) -> str:
+        level = "warning: " if self.severity is Severity.WARNING else ""
+        text = f"{self.location}: {self.code} {level}{self.text}"
+        if self.path:
+            text += f" (at {self.path})"
+        if self.hint:
+            text += f"; {self.hint}"
+        return text
+
+
+@dataclass(frozen=True)
+class CodeInfo:
+    """What `render.py rules` lists of a code: where it runs, what it can be, what it means."""
+
+    code: str
+    runs_in: str  # values, manifests, manifests (<tool>), drift, dry-run, simulate, publish, ...
+    severity: str  # error, warning, or "error or warning" (decided by the values)
+    summary: str
+
+
+BASE_LAYER = ""  # the layer of the values without environment overrides (model.BASE_ENV)
+
+
+def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:
+    """Identical findings once (the highest severity of them), in file and line order."""
+    unique: dict[tuple[object, ...], Finding] = {}
+    for f in findings:
+        key = (f.sort_key(), f.path, f.hint)
+        if key not in unique or f.severity.rank > unique[key].severity.rank:
+            unique[key] = f
+    return [unique[k] for k in sorted(unique, key=lambda k: (k[0], k[1], k[2]))]
+
+
+def merge_layers(
+    layers: Iterable[tuple[str, Iterable[Finding]]], envs: Iterable[str]
+) -> list[Finding]:
+    """Findings of the base layer and of each environment, each problem once.
+
+    Only identical findings merge (same code, place, path and message, whatever environment
+    found them); the merged finding has the highest severity among them and names every
+    environment it applies to: none when it holds in every environment (what Argo CD applies),
+    the base layer when it holds only there (the base/ output, which every overlay patches).
+    """
+    every = set(envs)
+    groups: dict[tuple[str, Location, str, str], tuple[Finding, set[str]]] = {}
+    for layer, found in layers:
+        for f in found:
+            key = (f.code, f.location, f.path, f.message)
+            best, seen = groups.get(key, (f, set()))
+            if f.severity.rank > best.severity.rank or (
+                f.severity is best.severity and not best.hint
+            ):
+                best = f
+            seen.add(layer)
+            groups[key] = (best, seen)
+    out = []
+    for best, seen in groups.values():
+        named = () if every and seen >= every else tuple(sorted(seen))
+        out.append(replace(best, envs=named))
+    return out
+
+
+def has_errors(findings: Iterable[Finding]) -> bool:
+    return any(f.severity is Severity.ERROR for f in findings)

@@ -1,0 +1,83 @@
+"""What a check and a manifest rule are, and how a list of them runs.
+
+A values check takes one layer's resolved values (the base, or one environment) and yields
+findings; a manifest rule takes an environment's values and one unit's objects as kustomize built
+them. Both are plain data made by a decorator that registers nothing: `policy/registry.py` lists
+every one of them, so importing a module never changes what runs.
+
+Checks run on the base layer and on every environment; identical findings of several layers are
+reported once, naming the environments they apply to in `Finding.envs` (`findings.merge_layers`),
+so a warning in one layer never hides an error in another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from generator.builders.common import Unit
+from generator.findings import Finding, merge_layers
+from generator.values.model import FleetView, Values
+
+Obj = dict[str, Any]
+CheckFn = Callable[[FleetView], Iterable[Finding]]
+RuleFn = Callable[[FleetView, Unit, list[Obj]], Iterable[Finding]]
+
+# What a code's findings can be: "error", "warning", or "error or warning" (decided by values).
+ERROR, WARNING, EITHER = "error", "warning", "error or warning"
+
+
+@dataclass(frozen=True)
+class Check:
+    """A check on one layer's resolved values."""
+
+    code: str
+    summary: str
+    fn: CheckFn
+    severity: str = ERROR
+
+    def __call__(self, view: FleetView) -> Iterable[Finding]:
+        return self.fn(view)
+
+
+@dataclass(frozen=True)
+class ManifestRule:
+    """A rule on one unit's objects as kustomize builds them."""
+
+    code: str
+    summary: str
+    fn: RuleFn
+    severity: str = ERROR
+
+    def __call__(self, view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+        return self.fn(view, unit, objs)
+
+
+def check(code: str, summary: str, severity: str = ERROR) -> Callable[[CheckFn], Check]:
+    """Make a function a Check (registers nothing: registry.py lists it)."""
+    return lambda fn: Check(code, summary, fn, severity)
+
+
+def manifest_rule(
+    code: str, summary: str, severity: str = ERROR
+) -> Callable[[RuleFn], ManifestRule]:
+    """Make a function a ManifestRule (registers nothing: registry.py lists it)."""
+    return lambda fn: ManifestRule(code, summary, fn, severity)
+
+
+def run_checks(values: Values, checks: Iterable[Check]) -> list[Finding]:
+    """Every check on the base layer and on each environment, identical findings merged."""
+    chosen = list(checks)
+    layers = [
+        (view.env, [f for chk in chosen for f in chk(view)])
+        for view in (values.base, *values.envs.values())
+    ]
+    return merge_layers(layers, values.envs)
+
+
+def run_rules(
+    view: FleetView, unit: Unit, objs: list[Obj], rules: Sequence[ManifestRule]
+) -> list[Finding]:
+    """Every rule on one unit's built objects; each finding names the unit."""
+    return [f.at_unit(unit.path) for rule in rules for f in rule(view, unit, objs)]

@@ -1,0 +1,282 @@
+"""The build stage: `kustomize build` of every unit, and kubeconform -strict on what it gives.
+
+Two engines, with the same results:
+
+* `kbuild` (the default): the helper (tools/kbuild) builds every unit in one process with
+  kustomize's own krusty API and validates each build with kubeconform's validator package,
+  streaming one JSON line per unit: no process start-up or schema loading per unit.
+* `processes`: one pinned kustomize process per unit (delivery/build.py, the build show and
+  diff use), then one kubeconform run over all outputs. The reference the helper is tested
+  against, byte for byte (tests).
+
+Codes: KUS001 (a unit does not build), K8S001 (an object does not match its schema), K8S002 (a
+kind has no schema: never skipped).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from generator import toolchain
+from generator.delivery import build as kustomize_build
+from generator.findings import CodeInfo, Finding, Location
+from generator.toolchain import ToolFailed, ToolTimeout
+from generator.validate.stages import Batch, UnitView, tool_stamp
+
+KBUILD_TIMEOUT = 1800.0
+KUBECONFORM_TIMEOUT = 900.0
+ENGINES = ("kbuild", "processes")
+
+K8S001 = CodeInfo(
+    "K8S001",
+    "manifests (kubeconform)",
+    "error",
+    "an object does not match its Kubernetes or CRD schema (kubeconform -strict)",
+)
+K8S002 = CodeInfo(
+    "K8S002",
+    "manifests (kubeconform)",
+    "error",
+    "an object's kind has no schema (a kind without one is an error, never skipped)",
+)
+
+
+def cpus() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+
+
+def kubeconform(files: dict[str, Path], kubernetes_version: str) -> dict[str, list[dict[str, Any]]]:
+    """Validate built units with -strict against the offline schemas; a kind without a schema is
+    an error, never a skip. Returns {unit_path: [kubeconform result for each non-valid object]}."""
+    out: dict[str, list[dict[str, Any]]] = {u: [] for u in files}
+    if not files:
+        return out
+    by_file = {str(p): u for u, p in files.items()}
+    args = [
+        "-strict",
+        "-summary",
+        "-output",
+        "json",
+        "-n",
+        str(kustomize_build.jobs()),
+        "-kubernetes-version",
+        toolchain.kubeconform_kubernetes_version(kubernetes_version),
+        *toolchain.kubeconform_schema_args(),
+        *sorted(by_file),
+    ]
+    proc = toolchain.run("kubeconform", args, timeout=KUBECONFORM_TIMEOUT, check=False)
+    try:
+        report = json.loads(proc.stdout or b"{}")
+    except ValueError:
+        raise ToolFailed(
+            ["kubeconform", *args], proc.returncode, proc.stdout, proc.stderr
+        ) from None
+    if proc.returncode not in (0, 1):
+        raise ToolFailed(["kubeconform", *args], proc.returncode, proc.stdout, proc.stderr)
+    for res in report.get("resources", []):
+        unit = by_file.get(res.get("filename", ""))
+        if unit is not None and res.get("status") not in ("statusValid", "statusSkipped"):
+            out[unit].append(
+                {
+                    k: res.get(k)
+                    for k in ("kind", "name", "version", "status", "msg", "validationErrors")
+                }
+            )
+    return out
+
+
+def kbuild_args(kubernetes_version: str, workers: int, root: Path) -> list[str]:
+    """The helper's flags: the kubeconform flags `kubeconform()` passes, and the build root."""
+    return [
+        "-root",
+        str(root),
+        "-workers",
+        str(workers),
+        "-strict",
+        "-kubernetes-version",
+        toolchain.kubeconform_kubernetes_version(kubernetes_version),
+        *toolchain.kubeconform_schema_args(),
+    ]
+
+
+def kbuild(
+    root: Path,
+    unit_paths: Sequence[str],
+    kubernetes_version: str,
+    workers: int,
+    on_unit: Callable[[str], None] | None = None,
+    extra: Sequence[str] = (),
+    stop: threading.Event | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Build and validate every unit with the helper. {unit: {"ok", "error", "docs", "schema",
+    ...}}; `on_unit(unit)` is called as each result arrives (progress); setting `stop` kills
+    the helper."""
+    args = [*kbuild_args(kubernetes_version, workers, root), *extra]
+    argv = [str(toolchain.require("kbuild")), *args]
+    out: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryFile() as errors:
+        proc = toolchain.popen("kbuild", args, stderr=errors)
+        timed_out, done = threading.Event(), threading.Event()
+        deadline = time.monotonic() + KBUILD_TIMEOUT
+
+        def watch() -> None:  # kill the helper on timeout, or when the caller gives up
+            while not done.wait(0.1):
+                if time.monotonic() > deadline:
+                    timed_out.set()
+                if timed_out.is_set() or (stop is not None and stop.is_set()):
+                    proc.kill()
+                    return
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        try:
+            assert proc.stdin is not None and proc.stdout is not None
+            # Written from a thread: the helper starts streaming results before it has read all.
+            feeder = threading.Thread(target=_feed, args=(proc.stdin, unit_paths), daemon=True)
+            feeder.start()
+            for line in proc.stdout:
+                res = json.loads(line)
+                out[res["unit"]] = {
+                    "ok": res["ok"],
+                    "error": res["error"],
+                    "docs": res["objects"],
+                    "schema": res["schema"],
+                    **({"output": res["yaml"]} if "yaml" in res else {}),
+                }
+                if on_unit is not None:
+                    on_unit(res["unit"])
+            feeder.join()
+            code = proc.wait()
+        finally:
+            done.set()
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        errors.seek(0)
+        stderr = errors.read()
+    if timed_out.is_set():
+        raise ToolTimeout(argv, KBUILD_TIMEOUT, b"", stderr)
+    if code != 0 or set(out) != set(unit_paths):
+        raise ToolFailed(argv, code, b"", stderr or b"not every unit was reported")
+    return out
+
+
+def _feed(stdin: Any, unit_paths: Sequence[str]) -> None:
+    try:
+        stdin.write("".join(f"{u}\n" for u in unit_paths))
+        stdin.close()
+    except BrokenPipeError:
+        pass  # the helper died; its exit code says why
+
+
+def with_processes(
+    root: Path,
+    paths: list[str],
+    kube_version: str,
+    workers: int,
+    on_unit: Callable[[str], None] | None,
+    stop: threading.Event | None,
+) -> dict[str, dict[str, Any]]:
+    """The reference engine: a kustomize process per unit, then one kubeconform run."""
+    built = kustomize_build.kustomize(root, paths, workers, on_unit, stop)
+    with tempfile.TemporaryDirectory(prefix="accel-validate-") as tmp:
+        files: dict[str, Path] = {}
+        for path in paths:
+            b = built[path]
+            if b["ok"]:
+                file = Path(tmp) / (path.replace("/", "__") + ".yaml")
+                file.write_text(b["output"], encoding="utf-8")
+                files[path] = file
+                b["docs"] = kustomize_build.objects(b["output"])
+        schema = kubeconform(files, kube_version)
+    for path in paths:
+        built[path]["schema"] = schema.get(path, [])
+        built[path].setdefault("docs", [])
+    return built
+
+
+class BuildStage:
+    name = "build"
+    order = 0
+    codes = (kustomize_build.KUS001, K8S001, K8S002)
+
+    def salt(self, engine: str) -> str:
+        parts = [f"{tool}={toolchain.version(tool)}" for tool in ("kustomize", "kubeconform")]
+        if engine == "kbuild":  # the helper's own source decides too: stamped by content
+            parts.append(tool_stamp(toolchain.tools_dir() / "bin", "kbuild"))
+        return "\n".join(parts)
+
+    def run(self, batch: Batch) -> dict[str, Any]:
+        if batch.engine == "kbuild":
+            built = kbuild(
+                batch.root,
+                batch.paths,
+                batch.kube_version,
+                batch.jobs or cpus(),
+                batch.on_unit,
+                stop=batch.stop,
+            )
+        else:
+            built = with_processes(
+                batch.root,
+                batch.paths,
+                batch.kube_version,
+                batch.jobs or kustomize_build.jobs(),
+                batch.on_unit,
+                batch.stop,
+            )
+        batch.built = {
+            path: {
+                "ok": b["ok"],
+                "error": b["error"],
+                "docs": b["docs"] if b["ok"] else [],
+                "schema": b["schema"] if b["ok"] else [],
+            }
+            for path, b in built.items()
+        }
+        return dict(batch.built)
+
+    def findings(self, unit: UnitView, result: Any) -> list[Finding]:
+        u = unit.unit
+        if not result["ok"]:
+            fallback = Location(f"{u.path}/kustomization.yaml")
+            return [kustomize_build.build_failed(u, result["error"], fallback)]
+        out: list[Finding] = []
+        for item in result["schema"]:
+            loc, what = unit.find(item.get("kind"), item.get("name"))
+            errors = item.get("validationErrors") or []
+            if item.get("status") == "statusError" and "could not find schema" in (
+                item.get("msg") or ""
+            ):
+                out.append(
+                    Finding(
+                        K8S002.code,
+                        f"{what}: no schema for {item.get('version')} {item.get('kind')}",
+                        loc,
+                        hint="every kind must have a schema: add its CRD to "
+                        "tools/schemas.lock.yaml and run `make tools`",
+                    )
+                )
+            elif errors:
+                for err in errors:
+                    out.append(
+                        Finding(
+                            K8S001.code,
+                            f"{what}: {err.get('msg')}",
+                            loc,
+                            "$" + str(err.get("path") or "").replace("/", "."),
+                        )
+                    )
+            else:
+                out.append(Finding(K8S001.code, f"{what}: {item.get('msg')}", loc))
+        return [f.at_unit(u.path) for f in out]
+
+
+STAGE = BuildStage()

@@ -1,0 +1,118 @@
+"""The promtool stage: `promtool check rules --lint=all --lint-fatal` on every PrometheusRule's
+rule groups, every unit's in a few batched processes (PROM001)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from generator import toolchain
+from generator.findings import CodeInfo, Finding
+from generator.validate.stages import Batch, UnitView
+
+PROMTOOL_BATCH = 200  # rule files per promtool process (keeps argv short)
+PROMTOOL_TIMEOUT = 300.0
+
+PROM001 = CodeInfo(
+    "PROM001",
+    "manifests (promtool)",
+    "error",
+    "promtool rejects a PrometheusRule's rule groups (syntax, PromQL, lint)",
+)
+
+
+def rule_files(unit_path: str, docs: list[dict[str, Any]], folder: Path) -> dict[str, Path]:
+    """Write the rule groups of each PrometheusRule as a plain rules file promtool can read."""
+    out: dict[str, Path] = {}
+    for doc in docs:
+        if doc.get("kind") != "PrometheusRule":
+            continue
+        name = f"{doc['metadata'].get('namespace', '')}/{doc['metadata']['name']}"
+        path = folder / (unit_path.replace("/", "__") + "__" + name.replace("/", "__") + ".yaml")
+        # libyaml's emitter: the same bytes as yaml.safe_dump, 4x faster on the 1.6 MB of rules
+        # of the monitoring unit at 361 teams.
+        groups = {"groups": doc.get("spec", {}).get("groups", [])}
+        path.write_text(yaml.dump(groups, Dumper=yaml.CSafeDumper), encoding="utf-8")
+        out[name] = path
+    return out
+
+
+def promtool_check(files: dict[str, Path]) -> dict[str, str]:
+    """{name: problem} for each rules file promtool rejects (syntax, PromQL, lint), one promtool
+    process per batch of files."""
+    problems: dict[str, str] = {}
+    items = sorted(files.items())
+    for start in range(0, len(items), PROMTOOL_BATCH):
+        problems.update(_promtool_batch(dict(items[start : start + PROMTOOL_BATCH])))
+    return problems
+
+
+def _promtool_batch(files: dict[str, Path]) -> dict[str, str]:
+    """promtool prints `Checking FILE` on stdout, then FAILED and the errors on stderr, in file
+    order (unbuffered writes): with both streams on one pipe, each file's block is its own."""
+    paths = {str(p): name for name, p in files.items()}
+    args = ["check", "rules", "--lint=all", "--lint-fatal", *paths]
+    proc = toolchain.run("promtool", args, timeout=PROMTOOL_TIMEOUT, check=False, merge_stderr=True)
+    code, text = proc.returncode, proc.stdout.decode("utf-8", "replace")
+    blocks: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        header = line.removeprefix("Checking ")
+        if line.startswith("Checking ") and header in paths:
+            current = blocks.setdefault(header, [])
+        elif current is not None:
+            current.append(line)
+    problems: dict[str, str] = {}
+    for path, name in paths.items():
+        lines = blocks.get(path)
+        if lines is None:  # promtool stopped before this file: say so rather than pass it
+            if code != 0:
+                problems[name] = f"promtool exited {code} before checking it: {text.strip()}"
+            continue
+        if any(ln.strip().startswith("SUCCESS") for ln in lines):
+            continue
+        detail = [ln.strip() for ln in lines if ln.strip() and ln.strip() != "FAILED:"]
+        problems[name] = "; ".join(detail) or f"promtool exited {code}"
+    return problems
+
+
+class PromtoolStage:
+    name = "promtool"
+    order = 10
+    codes = (PROM001,)
+
+    def salt(self, engine: str) -> str:
+        return f"promtool={toolchain.version('promtool')}"
+
+    def run(self, batch: Batch) -> dict[str, Any]:
+        files: dict[str, Path] = {}
+        for path in batch.ok():
+            for name, file in rule_files(path, batch.built[path]["docs"], batch.scratch).items():
+                files[f"{path}\0{name}"] = file
+        problems = promtool_check(files)
+        out: dict[str, dict[str, str]] = {path: {} for path in batch.ok()}
+        for key, text in problems.items():
+            path, _, name = key.partition("\0")
+            out[path][name] = text
+        return out
+
+    def findings(self, unit: UnitView, result: Any) -> list[Finding]:
+        out = []
+        for name, problem in sorted(result.items()):
+            ns, _, short = name.partition("/")
+            loc, what = unit.find("PrometheusRule", short or ns)
+            out.append(
+                Finding(
+                    PROM001.code,
+                    f"{what}: promtool check rules: {problem}",
+                    loc,
+                    hint="fix the recording rule or the metric names in values",
+                    unit=unit.unit.path,
+                )
+            )
+        return out
+
+
+STAGE = PromtoolStage()
