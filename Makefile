@@ -1,8 +1,13 @@
 # accel-gitops: build, test and demo entry points.
 #
 #   make venv    Python virtualenv with the package and dev tools (skipped while pyproject.toml's content is unchanged)
-#   make tools   pinned external tools into .tools/bin and JSON Schemas into .tools/schemas (each step
-#                skipped while the content of its inputs is unchanged: tools/fresh)
+#   make tools   every pinned external tool into .tools/bin and JSON Schemas into .tools/schemas (each
+#                step skipped while the content of its inputs is unchanged: tools/fresh); in three parts:
+#     tools-validate  what render, validate and report run (kbuild, promtool, NFD, Kueue, scheduler
+#                     config checks, the schemas): all that `make demo` builds
+#     tools-cluster   the local control plane behind simulate and validate --dry-run=server (built on
+#                     their first run when missing)
+#     tools-dev       what only the test suite runs (actionlint, the Pod Security checker)
 #   make browser headless Chromium and its WebDriver from Debian's packages (installed when absent)
 #   make demo    render the example fleet, validate it, and write its report (.cache/report/)
 #   make test    run the test suite (pytest-xdist)
@@ -37,7 +42,8 @@ PYTEST_ARGS ?= -n auto --dist loadgroup
 NFD_VERSION := v0.19.0
 NFD_LDFLAGS := -X sigs.k8s.io/node-feature-discovery/pkg/version.version=$(NFD_VERSION)
 
-.PHONY: venv tools browser go-check go-check-python demo test lint clean distclean
+.PHONY: venv tools tools-validate tools-cluster tools-dev browser go-check go-check-python demo test \
+  lint clean distclean
 
 # ---------------------------------------------------------------------------------------- Python
 # Every build step below runs through tools/fresh: it is skipped while the SHA-256 of its inputs
@@ -54,12 +60,13 @@ go-check-python:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) (Python >= 3.11) is needed" >&2; exit 1; }
 
 # ----------------------------------------------------------------------------------------- tools
-# go_tool(binary, module folder, package[, ldflags]): build a Go-pinned tool into .tools/bin.
-# ldflags (optional, no single quotes) e.g. stamp a version variable the module leaves unset.
-# They are part of the command line, so tools/fresh rebuilds when they change: fixed values only.
+# go_tool(binary, module folder, package[, ldflags[, tags]]): build a Go-pinned tool into
+# .tools/bin. ldflags (optional, no single quotes) e.g. stamp a version variable the module leaves
+# unset; tags select upstream's own build options. Both are part of the command line, so
+# tools/fresh rebuilds when they change: fixed values only.
 define go_tool
 @$(FRESH) $(TOOLS_BIN)/.$(1).sha256 $(TOOLS_BIN)/$(1) -- $(2) -- \
-  bash -c 'cd $(2) && $(GO_BUILD) $(if $(4),-ldflags "$(4)") -o $(ROOT)/$(TOOLS_BIN)/$(1) $(3)'
+  bash -c 'cd $(2) && $(GO_BUILD) $(if $(5),-tags $(5)) $(if $(4),-ldflags "$(4)") -o $(ROOT)/$(TOOLS_BIN)/$(1) $(3)'
 endef
 
 # The control plane (tools/controlplane) is stamped with the Kubernetes version it is built from,
@@ -73,34 +80,28 @@ K8S_LDFLAGS := -s -w $(foreach p,k8s.io/component-base/version k8s.io/client-go/
   -X $(p).gitVersion=$(K8S_VERSION) -X $(p).gitMajor=1 -X $(p).gitMinor=$(K8S_MINOR) \
   -X $(p).gitTreeState=clean -X $(p).buildDate=$(K8S_BUILD_DATE))
 
-tools: go-check venv
+tools: tools-validate tools-cluster tools-dev
+
+# What render, validate and report run: every check `validate` makes. The kustomize and
+# kubeconform binaries are the reference the kbuild helper is tested against and what show and
+# diff run; they share kbuild's module graph, so they cost seconds.
+tools-validate: go-check venv
 	$(call go_tool,kustomize,tools/kustomize,sigs.k8s.io/kustomize/kustomize/v5)
 	$(call go_tool,kubeconform,tools/kustomize,github.com/yannh/kubeconform/cmd/kubeconform)
-	@# promtool has its own module: the Prometheus dependency graph is large and must not move
-	@# kustomize's or kubeconform's dependencies.
-	$(call go_tool,promtool,tools/promtool,github.com/prometheus/prometheus/cmd/promtool)
 	@# validate's helper: kustomize's krusty API and kubeconform's validator in one process, at
 	@# the versions the two binaries above are built from (tools/kbuild/go.mod; docs/performance.md).
 	$(call go_tool,kbuild,tools/kbuild,.)
-	@# actionlint checks .github/workflows in the test suite; its own module, like promtool.
-	$(call go_tool,actionlint,tools/actionlint,github.com/rhysd/actionlint/cmd/actionlint)
-	@# Pod Security Standards as the API server's admission plugin decides them (tests).
-	$(call go_tool,podsecurity,tools/podsecurity,.)
-	@# Node Feature Discovery: nfd-master (a local control plane runs it) and nfd-rulecheck (runs
-	@# NFD's own rule validation and matching on rendered rules). Own module: NFD pins k8s v0.35.
-	$(call go_tool,nfd-master,tools/nfd,sigs.k8s.io/node-feature-discovery/cmd/nfd-master,$(NFD_LDFLAGS))
+	@# promtool has its own module: the Prometheus dependency graph is large and must not move
+	@# kustomize's or kubeconform's dependencies. Built with upstream's remove_all_sd tag
+	@# (prometheus plugins/plugin_*.go): `check rules` and `test rules` use no service
+	@# discovery, and without the cloud SDKs the cold build takes a fraction of the time.
+	$(call go_tool,promtool,tools/promtool,github.com/prometheus/prometheus/cmd/promtool,,remove_all_sd)
+	@# nfd-rulecheck runs NFD's own rule validation and matching on rendered rules (NFD001). Own
+	@# module: NFD pins k8s v0.35.
 	$(call go_tool,nfd-rulecheck,tools/nfd,./cmd/nfd-rulecheck)
 	@# kueuecheck: Kueue's own admission webhooks (sigs.k8s.io/kueue v0.17.0 pkg/webhooks) on
 	@# rendered Kueue objects (KUE001). Own module: Kueue pins its own Kubernetes libraries.
 	$(call go_tool,kueuecheck,tools/kueuecheck,.)
-	@# The control plane behind validate --dry-run=server and simulate: own modules, because
-	@# Kubernetes' dependency graph is the largest of all (a cold build takes minutes).
-	$(call go_tool,kube-apiserver,tools/controlplane,k8s.io/kubernetes/cmd/kube-apiserver,$(K8S_LDFLAGS))
-	$(call go_tool,kube-controller-manager,tools/controlplane,k8s.io/kubernetes/cmd/kube-controller-manager,$(K8S_LDFLAGS))
-	$(call go_tool,kube-scheduler,tools/controlplane,k8s.io/kubernetes/cmd/kube-scheduler,$(K8S_LDFLAGS))
-	$(call go_tool,kubectl,tools/controlplane,k8s.io/kubernetes/cmd/kubectl,$(K8S_LDFLAGS))
-	$(call go_tool,etcd,tools/controlplane,go.etcd.io/etcd/server/v3,-s -w)
-	$(call go_tool,kwok,tools/kwok,sigs.k8s.io/kwok/cmd/kwok,-s -w)
 	@# schedcheck: the kube-scheduler's own config decoding and validation (k8s.io/kubernetes).
 	$(call go_tool,schedcheck,tools/schedcheck,.)
 	@# CRD schemas: pinned modules via `go mod download`, Volcano via controller-gen (tools/crdgen).
@@ -113,6 +114,26 @@ tools: go-check venv
 	@$(FRESH) $(SCHEMAS)/.k8s.sha256 $(SCHEMAS)/k8s -- \
 	  tools/schemas.lock.yaml tools/crdschemas.py $(SCHEMAS)/.k8s-pin -- \
 	  $(PY) tools/crdschemas.py k8s $(SCHEMAS)/k8s
+
+# The control plane behind validate --dry-run=server and simulate: own modules, because
+# Kubernetes' dependency graph is the largest of all (a cold build takes minutes). simulate and
+# --dry-run=server run this target themselves, saying so, when a part is missing.
+tools-cluster: go-check
+	$(call go_tool,kube-apiserver,tools/controlplane,k8s.io/kubernetes/cmd/kube-apiserver,$(K8S_LDFLAGS))
+	$(call go_tool,kube-controller-manager,tools/controlplane,k8s.io/kubernetes/cmd/kube-controller-manager,$(K8S_LDFLAGS))
+	$(call go_tool,kube-scheduler,tools/controlplane,k8s.io/kubernetes/cmd/kube-scheduler,$(K8S_LDFLAGS))
+	$(call go_tool,kubectl,tools/controlplane,k8s.io/kubernetes/cmd/kubectl,$(K8S_LDFLAGS))
+	$(call go_tool,etcd,tools/controlplane,go.etcd.io/etcd/server/v3,-s -w)
+	$(call go_tool,kwok,tools/kwok,sigs.k8s.io/kwok/cmd/kwok,-s -w)
+	@# nfd-master runs on the local control plane (simulate labels and taints nodes with it).
+	$(call go_tool,nfd-master,tools/nfd,sigs.k8s.io/node-feature-discovery/cmd/nfd-master,$(NFD_LDFLAGS))
+
+# What only the test suite runs.
+tools-dev: go-check
+	@# actionlint checks .github/workflows in the test suite; its own module, like promtool.
+	$(call go_tool,actionlint,tools/actionlint,github.com/rhysd/actionlint/cmd/actionlint)
+	@# Pod Security Standards as the API server's admission plugin decides them (tests).
+	$(call go_tool,podsecurity,tools/podsecurity,.)
 
 go-check:
 	@if ! command -v $(GO) >/dev/null 2>&1; then \
@@ -136,7 +157,8 @@ browser:
 	    chromium chromium-driver fonts-dejavu-core </dev/null
 
 # ------------------------------------------------------------------------------------ workflows
-demo: venv tools
+# A newcomer's first minutes: only what render, validate and report need (docs/toolchain.md).
+demo: venv tools-validate
 	$(PY) render.py render
 	$(PY) render.py validate
 	$(PY) render.py report --out .cache/report/index.html

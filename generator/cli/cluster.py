@@ -10,6 +10,7 @@ import click
 from generator.cli.options import (
     EXIT_FINDINGS,
     EXIT_OK,
+    ensure_control_plane,
     guarded,
     values_option,
 )
@@ -39,6 +40,7 @@ def simulate(values_dir: Path, env: str | None, fmt: str, keep: Path | None) -> 
     def plane() -> contextlib.AbstractContextManager[launcher.ControlPlane]:
         return launcher.local_control_plane(nfd=True, keep_dir=keep)
 
+    ensure_control_plane("simulate")
     result = sim.simulate(values_dir, env, plane)
     out = click.get_text_stream("stdout")
     stats: dict[str, object] = {"environments": len(result.envs)}

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
+from generator import toolchain
 from generator.errors import FindingsError, GeneratorError
 from generator.findings import Finding
 from generator.reporters import findings as reporter
@@ -86,3 +87,18 @@ output_option = click.option(
     show_default=True,
     help="Report format.",
 )
+
+
+def ensure_control_plane(command: str, needed: tuple[str, ...] = toolchain.CONTROL_PLANE) -> None:
+    """Build the control-plane tools a command needs before its first use, saying what and why
+    on stderr."""
+    absent = toolchain.missing(needed)
+    if not absent:
+        return
+    click.echo(
+        f"{command}: building {', '.join(absent)} first (`make {toolchain.CONTROL_PLANE_TARGET}`, "
+        f"from the pinned Go modules): {command} runs the real Kubernetes control plane, which "
+        "`make demo` does not build; a cold build takes several minutes, once.",
+        err=True,
+    )
+    toolchain.build_missing(needed, toolchain.CONTROL_PLANE_TARGET)

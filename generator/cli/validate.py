@@ -6,10 +6,12 @@ from pathlib import Path
 
 import click
 
+from generator import toolchain
 from generator.cli.options import (
     EXIT_FINDINGS,
     EXIT_OK,
     beside,
+    ensure_control_plane,
     guarded,
     output_option,
     values_option,
@@ -132,6 +134,9 @@ def validate(
     stats = validate_stats(result)
     findings = list(result.findings)
     if dry_run and not result.not_run:  # nothing to apply when the values do not render
+        # A throwaway local control plane, or kubectl (its proxy reaches the user's cluster).
+        needed = toolchain.CONTROL_PLANE if kubeconfig is None else ("kubectl",)
+        ensure_control_plane("validate --dry-run=server", needed)
         dry = dryrun.dry_run(values_dir, env, kubeconfig=kubeconfig, context=kube_context)
         findings = sort_findings(findings + dry.findings)
         stats["dry-run objects"] = dry.objects

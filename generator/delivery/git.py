@@ -1,4 +1,4 @@
-"""Small wrappers over the git command line (diff --base, publish).
+"""Small wrappers over the git command line (diff --base, publish), run through the toolchain.
 
 Every call runs git with a fixed environment (no pager, no prompts, C locale) and turns a failure
 into a GeneratorError that quotes git's own message.
@@ -14,6 +14,7 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
+from generator import toolchain
 from generator.errors import GeneratorError, UsageError
 
 GIT_TIMEOUT = 300.0
@@ -42,18 +43,21 @@ def _env() -> dict[str, str]:
 def git(
     args: Sequence[str], cwd: Path, *, check: bool = True, input: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    if shutil.which("git") is None:
-        raise UsageError("git is not installed; it is needed for this command")
-    proc = subprocess.run(
-        ["git", *args],
-        cwd=cwd,
-        env=_env(),
-        input=input,
-        stdin=None if input is not None else subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
+    """git `args` in `cwd` (through toolchain.run), its output as text."""
+    raw = toolchain.run(
+        "git",
+        args,
         timeout=GIT_TIMEOUT,
+        cwd=cwd,
+        input=input.encode() if input is not None else None,
         check=False,
+        env=_env(),
+    )
+    proc = subprocess.CompletedProcess(
+        raw.args,
+        raw.returncode,
+        raw.stdout.decode("utf-8", "replace"),
+        raw.stderr.decode("utf-8", "replace"),
     )
     if check and proc.returncode != 0:
         raise GitError(args, proc.returncode, proc.stderr or proc.stdout)
@@ -114,13 +118,8 @@ class BlobTree(Mapping[str, str]):
     def __init__(self, repo: Path, ids: Mapping[str, str]) -> None:
         self.ids = dict(ids)
         self._texts: dict[str, str] = {}
-        self._proc = subprocess.Popen(
-            ["git", "cat-file", "--batch"],
-            cwd=repo,
-            env=_env(),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+        self._proc = toolchain.popen(
+            "git", ["cat-file", "--batch"], stderr=subprocess.DEVNULL, cwd=repo, env=_env()
         )
 
     def __getitem__(self, path: str) -> str:

@@ -141,7 +141,7 @@ def kbuild(
             # Written from a thread: the helper starts streaming results before it has read all.
             feeder = threading.Thread(target=_feed, args=(proc.stdin, unit_paths), daemon=True)
             feeder.start()
-            for line in proc.stdout:
+            for line in proc.stdout:  # one JSON document per line (bytes: json reads UTF-8)
                 res = json.loads(line)
                 out[res["unit"]] = {
                     "ok": res["ok"],
@@ -170,7 +170,7 @@ def kbuild(
 
 def _feed(stdin: Any, unit_paths: Sequence[str]) -> None:
     try:
-        stdin.write("".join(f"{u}\n" for u in unit_paths))
+        stdin.write("".join(f"{u}\n" for u in unit_paths).encode())
         stdin.close()
     except BrokenPipeError:
         pass  # the helper died; its exit code says why

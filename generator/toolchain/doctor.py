@@ -1,0 +1,58 @@
+"""`render.py doctor`: every registered tool, installed or not, at its pin or not."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.toolchain.errors import ToolError
+from generator.toolchain.gobuild import version
+from generator.toolchain.registry import TOOLS, find, tools_dir
+
+
+@dataclass(frozen=True)
+class ToolStatus:
+    """What :func:`doctor` found for one tool."""
+
+    name: str
+    path: Path | None
+    version: str | None
+    """Installed version, or None when the tool is missing or its version cannot be read."""
+    pinned: str
+    source: str
+    """Where the pinned tool comes from, or where this one was found if it is not the pinned one."""
+    install_hint: str
+
+    @property
+    def ok(self) -> bool:
+        """Installed and, if pinned, at the pinned version."""
+        if self.path is None or self.version is None:
+            return False
+        return not self.pinned or self.version == self.pinned
+
+
+def doctor() -> list[ToolStatus]:
+    """Status of every registered tool; never raises for a missing or broken tool."""
+    statuses: list[ToolStatus] = []
+    for name, spec in TOOLS.items():
+        path = find(name)
+        found_version: str | None = None
+        source = spec.source
+        if path is not None:
+            try:
+                found_version = version(name)
+            except ToolError:
+                found_version = None
+            if path.parent != tools_dir() / "bin":
+                source = f"PATH ({path})" if spec.pinned else spec.source
+        statuses.append(
+            ToolStatus(
+                name=name,
+                path=path,
+                version=found_version,
+                pinned=spec.pinned,
+                source=source,
+                install_hint=spec.install_hint,
+            )
+        )
+    return statuses

@@ -1,0 +1,196 @@
+"""Which external tools exist, how each is pinned and obtained, and where it is found.
+
+First ``<tools dir>/bin`` (``.tools`` in the repository root, or ``$ACCEL_GITOPS_TOOLS_DIR``),
+then, for the tools that allow it, ``PATH``."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.toolchain.errors import ToolMissing
+
+ENV_TOOLS_DIR = "ACCEL_GITOPS_TOOLS_DIR"
+INSTALL_COMMAND = "make tools"
+
+
+@dataclass(frozen=True)
+class Tool:
+    """How one external tool is pinned, obtained and found."""
+
+    name: str
+    pinned: str
+    """Pinned version ('' when any version is accepted)."""
+    source: str
+    """Where the pinned build comes from."""
+    install_hint: str
+    search_path: bool
+    """Whether PATH is searched after the tools dir."""
+    go_module: str | None = None
+    """Module whose version the binary's Go build info must report (Go-built tools)."""
+
+
+def _go(
+    name: str,
+    module: str,
+    version: str,
+    folder: str,
+    *,
+    built_from: str = "",
+    search_path: bool = False,
+) -> Tool:
+    """A tool built by `make tools` from a Go module pinned in tools/<folder>/go.mod; its build
+    info must report `module` at `version`."""
+    where = f"{module}@{version} (tools/{folder}/go.mod)"
+    return Tool(
+        name=name,
+        pinned=version,
+        source=f"{built_from} on Go module {where}" if built_from else f"Go module {where}",
+        install_hint=INSTALL_COMMAND,
+        search_path=search_path,
+        go_module=module,
+    )
+
+
+def _system(name: str, source: str, install_hint: str) -> Tool:
+    """A tool taken from PATH at whatever version is installed."""
+    return Tool(name, "", source, install_hint, search_path=True)
+
+
+_K8S = ("k8s.io/kubernetes", "v1.36.3")
+_NFD = ("sigs.k8s.io/node-feature-discovery", "v0.19.0")
+
+TOOLS: Mapping[str, Tool] = {
+    tool.name: tool
+    for tool in (
+        _go("kustomize", "sigs.k8s.io/kustomize/kustomize/v5", "v5.8.1", "kustomize"),
+        _go("kubeconform", "github.com/yannh/kubeconform", "v0.7.0", "kustomize"),
+        _go(
+            "promtool", "github.com/prometheus/prometheus", "v0.316.0", "promtool", search_path=True
+        ),
+        # kustomize's build API (kustomize v5.8.1's) and kubeconform v0.7.0 in one process.
+        _go(
+            "kbuild",
+            "sigs.k8s.io/kustomize/api",
+            "v0.21.1",
+            "kbuild",
+            built_from="tools/kbuild with github.com/yannh/kubeconform@v0.7.0",
+        ),
+        # The control plane behind `validate --dry-run=server` and `simulate` (generator/cluster).
+        *(
+            _go(name, *_K8S, "controlplane")
+            for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
+        ),
+        _go("etcd", "go.etcd.io/etcd/server/v3", "v3.6.8", "controlplane"),
+        _go("kwok", "sigs.k8s.io/kwok", "v0.8.0", "kwok"),
+        # Lints this repository's GitHub workflows (make test); the generator never runs it.
+        _go("actionlint", "github.com/rhysd/actionlint", "v1.7.12", "actionlint"),
+        _go("nfd-master", *_NFD, "nfd"),
+        _go("nfd-rulecheck", *_NFD, "nfd", built_from="tools/nfd/cmd/nfd-rulecheck"),
+        # Kueue's admission webhooks on rendered Kueue objects (KUE001, generator/validate/kueue).
+        _go(
+            "kueuecheck",
+            "sigs.k8s.io/kueue",
+            "v0.17.0",
+            "kueuecheck",
+            built_from="tools/kueuecheck",
+        ),
+        _system(
+            "openssl",
+            "PATH (Debian package openssl; makes the local control plane's signing key)",
+            "apt-get install openssl",
+        ),
+        _go("schedcheck", *_K8S, "schedcheck"),
+        _system(
+            "go",
+            "PATH (Go >= 1.26.7 needed to build the pinned tools)",
+            "install Go >= 1.26.7 and put it on PATH",
+        ),
+        _system("git", "PATH (Debian package git)", "apt-get install git"),
+        _system("make", "PATH (Debian package make)", "apt-get install make"),
+    )
+}
+
+# Where go usually lives when it is not on PATH.
+_EXTRA_LOCATIONS: Mapping[str, tuple[Path, ...]] = {"go": (Path("/usr/local/go/bin/go"),)}
+
+
+def repo_root() -> Path:
+    """The repository root: the parent of the ``generator`` package directory."""
+    return Path(__file__).resolve().parent.parent.parent
+
+
+def tools_dir() -> Path:
+    """``$ACCEL_GITOPS_TOOLS_DIR`` if set, else ``<repo root>/.tools``."""
+    override = os.environ.get(ENV_TOOLS_DIR)
+    return Path(override) if override else repo_root() / ".tools"
+
+
+def _tool(name: str) -> Tool:
+    try:
+        return TOOLS[name]
+    except KeyError:
+        raise ValueError(f"unknown tool {name!r}; known: {', '.join(sorted(TOOLS))}") from None
+
+
+def _candidates(tool: Tool) -> tuple[list[Path], list[str]]:
+    """(explicit paths to try, descriptions of where we look)."""
+    bin_dir = tools_dir() / "bin"
+    paths = [bin_dir / tool.name]
+    looked = [str(bin_dir)]
+    if tool.search_path:
+        looked.append("PATH")
+    return paths, looked
+
+
+def find(name: str) -> Path | None:
+    """Path of the tool's executable, or None when it is not installed."""
+    tool = _tool(name)
+    paths, _ = _candidates(tool)
+    for p in paths:
+        if p.is_file() and os.access(p, os.X_OK):
+            return p
+    if tool.search_path:
+        found = shutil.which(tool.name)
+        if found:
+            return Path(found)
+        for p in _EXTRA_LOCATIONS.get(tool.name, ()):
+            if p.is_file() and os.access(p, os.X_OK):
+                return p
+    return None
+
+
+def _require(name: str) -> Path:
+    tool = _tool(name)
+    path = find(name)
+    if path is None:
+        raise ToolMissing(name, tool.install_hint, _candidates(tool)[1])
+    return path
+
+
+def require(tool: str) -> Path:
+    """The tool's executable; ToolMissing (with the install command) when it is not installed."""
+    return _require(tool)
+
+
+# The local control plane behind simulate and validate --dry-run=server: `make demo` does not
+# build it (minutes of compiling Kubernetes); the first command that needs it does
+# (`build_missing`), saying so.
+CONTROL_PLANE: tuple[str, ...] = (
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kube-scheduler",
+    "kubectl",
+    "etcd",
+    "kwok",
+    "nfd-master",
+)
+CONTROL_PLANE_TARGET = "tools-cluster"
+
+
+def missing(names: tuple[str, ...]) -> list[str]:
+    """The tools among `names` that are not installed."""
+    return [name for name in names if find(name) is None]

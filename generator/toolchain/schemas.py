@@ -1,0 +1,61 @@
+"""The offline JSON Schemas kubeconform validates against (laid out by `make tools`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from generator.toolchain.errors import ToolMissing
+from generator.toolchain.registry import INSTALL_COMMAND, tools_dir
+
+
+def _schemas_dir() -> Path:
+    return tools_dir() / "schemas"
+
+
+def k8s_schema_versions() -> list[str]:
+    """Kubernetes versions (``1.37.0``) whose built-in schemas are laid out, oldest first."""
+    base = _schemas_dir() / "k8s"
+    if not base.is_dir():
+        return []
+    found = [
+        p.name.removeprefix("v").removesuffix("-local-strict")
+        for p in base.iterdir()
+        if p.is_dir() and p.name.endswith("-local-strict")
+    ]
+    return sorted(found, key=lambda v: tuple(int(x) for x in v.split(".")))
+
+
+def k8s_schema_location() -> str:
+    """kubeconform ``-schema-location`` template for the built-in Kubernetes kinds.
+
+    Pass ``-kubernetes-version X.Y.0`` (see :func:`kubeconform_kubernetes_version`) with it.
+    """
+    base = _schemas_dir() / "k8s"
+    if not k8s_schema_versions():
+        raise ToolMissing("Kubernetes JSON schemas", INSTALL_COMMAND, [str(base)])
+    return (
+        f"{base}/{{{{.NormalizedKubernetesVersion}}}}-local{{{{.StrictSuffix}}}}"
+        "/{{.ResourceKind}}{{.KindSuffix}}.json"
+    )
+
+
+def crd_schema_location() -> str:
+    """kubeconform ``-schema-location`` template for the pinned CRDs' schemas."""
+    base = _schemas_dir() / "crds"
+    if not (base / "index.json").is_file():
+        raise ToolMissing("CRD JSON schemas", INSTALL_COMMAND, [str(base)])
+    return f"{base}/{{{{.Group}}}}/{{{{.ResourceKind}}}}_{{{{.ResourceAPIVersion}}}}.json"
+
+
+def kubeconform_schema_args() -> list[str]:
+    """``-schema-location`` arguments for kubeconform: built-in kinds first, then CRDs."""
+    return ["-schema-location", k8s_schema_location(), "-schema-location", crd_schema_location()]
+
+
+def kubeconform_kubernetes_version(kubernetes_version: str) -> str:
+    """Map a fleet's ``kubernetesVersion`` (``'1.33'`` or ``'1.33.2'``) to the schema set name that
+    kubeconform's ``-kubernetes-version`` must get (``'1.33.0'``); schemas exist per minor only."""
+    parts = kubernetes_version.removeprefix("v").split(".")
+    if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
+        raise ValueError(f"not a Kubernetes version: {kubernetes_version!r}")
+    return f"{int(parts[0])}.{int(parts[1])}.0"
