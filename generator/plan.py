@@ -15,13 +15,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.builders.common import Obj
 from generator.builders.workloads import TRACK_LABEL, team_objects
-from generator.errors import UsageError
 from generator.findings import Finding, Severity, sorted_findings
 from generator.policy import registry as policy
 from generator.values import loader as values
 from generator.values.model import FleetView
+from generator.values.yamlio import Obj
 from generator.workloads.model import Service, team_workloads
 from generator.workloads.phases import plan_service
 from generator.workloads.usage import fleet_needs, vendor_usage
@@ -176,8 +175,7 @@ def env_plan(view: FleetView) -> EnvPlan:
 
 def plan(values_dir: Path, env: str | None = None) -> Plan:
     loaded = values.load(values_dir)
-    if env is not None and env not in loaded.envs:
-        raise UsageError(f"unknown environment {env!r}; known: " + ", ".join(sorted(loaded.envs)))
+    loaded.require_env(env)
     order = [e for e in loaded.base.fleet.environments if env in (None, e)]
     envs = [env_plan(loaded.envs[e]) for e in order]
     findings = [f for f in policy.run_checks(loaded) if f.code.startswith(PLAN_CODES)]

@@ -19,6 +19,7 @@ from generator.findings import Location
 from generator.policy.registry import run_rules
 from generator.render.stage import RenderOptions, render
 from generator.values import loader as values
+from generator.values import quantity
 from tests.conftest import tool
 from tests.helpers import findings, lines
 from tests.test_kustomize import assert_units_build_exactly, build
@@ -238,10 +239,10 @@ def test_kueue_flavors_per_pool_and_cpu_memory_covered(
 def test_quantities(text: Any, parsed: str, shown: str) -> None:
     from fractions import Fraction
 
-    value = scheduling.parse_quantity(text)
+    value = quantity.parse_quantity(text)
     assert value == Fraction(parsed)
-    assert scheduling.format_quantity(value) == shown
-    assert scheduling.parse_quantity("12Qi") is None
+    assert quantity.format_quantity(value) == shown
+    assert quantity.parse_quantity("12Qi") is None
 
 
 # ---- the Volcano scheduler configuration ---------------------------------------------------------

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.builders.common import Obj, metadata
+from generator.builders.common import metadata
 from generator.values.model import FleetView, NodeAgent, Taint, Vendor
+from generator.values.yamlio import Obj
 
 # Requests and limits of an agent whose upstream manifest sets none: a request keeps the pod out
 # of BestEffort (evicted first under node pressure), the memory limit bounds a leak.

@@ -23,11 +23,11 @@ from generator.builders.common import (
     TEAM_UNIT_WAVE,
     UNIT_WAVES,
     Component,
-    Obj,
     identity,
     metadata,
 )
 from generator.values.model import FleetView
+from generator.values.yamlio import Obj
 
 UNIT = "argocd"
 # The cluster Argo CD runs in, as Argo CD names it: the root Application and the Applications

@@ -8,8 +8,7 @@ from typing import Any
 
 from generator.findings import Location
 from generator.values.model import Taint
-
-Obj = dict[str, Any]
+from generator.values.yamlio import Obj
 
 MANAGED_BY = "accel-gitops"
 SOURCE_ANNOTATION = "accel-gitops.io/source"

@@ -11,10 +11,10 @@ from generator.builders.common import (
     UNSHARED_NAMESPACES,
     VENDOR_LABEL,
     Component,
-    Obj,
     namespace,
 )
 from generator.values.model import FleetView, Vendor
+from generator.values.yamlio import Obj
 
 UNIT = "device-plugins"
 

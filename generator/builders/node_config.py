@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.builders.common import SYNC_OPTIONS, VENDOR_LABEL, Component, Obj, metadata
+from generator.builders.common import SYNC_OPTIONS, VENDOR_LABEL, Component, metadata
 from generator.values.model import FleetView, Pool, Vendor
+from generator.values.yamlio import Obj
 
 UNIT = "node-config"
 NODE_PATCH_OPTIONS = "ServerSideApply=true,Validate=false,Prune=false,Delete=false"

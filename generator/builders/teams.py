@@ -11,12 +11,12 @@ from generator.builders.common import (
     SYNC_WAVE,
     TEAM_LABEL,
     Component,
-    Obj,
     metadata,
     namespace,
 )
 from generator.builders.scheduling import accounted_devices
 from generator.values.model import FleetView, Team
+from generator.values.yamlio import Obj
 
 OWNERS_ANNOTATION = "accel-gitops.io/owners"
 # A team's Namespace holds what Git does not (PVCs, Secrets, running pods): disabling or renaming

@@ -17,14 +17,13 @@ from generator.builders.common import (
     TEAM_LABEL,
     VENDOR_LABEL,
     Component,
-    Obj,
     metadata,
     toleration,
 )
 from generator.builders.teams import unit_name
 from generator.findings import Location
 from generator.values.model import FleetView, Team, Vendor
-from generator.values.yamlio import YamlPath
+from generator.values.yamlio import Obj, YamlPath
 from generator.workloads.model import Job, PodDecl, Service, team_workloads
 from generator.workloads.phases import plan_service
 

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from generator.toolchain import ToolError
+from generator.values.yamlio import Obj
 
-Obj = dict[str, Any]
 FIELD_MANAGER = "accel-gitops"
 TIMEOUT = 60.0
 

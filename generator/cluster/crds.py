@@ -9,15 +9,13 @@ so the API server serves what the running nfd-master reads.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import yaml
 
 from generator import toolchain
 from generator.cluster.sources import nfd_crd_file
 from generator.toolchain import ToolMissing
-
-Obj = dict[str, Any]
+from generator.values.yamlio import Obj
 
 
 def nfd_crds() -> list[Obj]:

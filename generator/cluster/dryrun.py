@@ -19,7 +19,6 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from generator import toolchain
 from generator.cluster import target
@@ -28,14 +27,14 @@ from generator.cluster.crds import needed_crds
 from generator.cluster.launcher import SYSTEM_NAMESPACES, ControlPlane, reset
 from generator.cluster.target import Target
 from generator.cluster.units import BuiltUnit, build, version_location
-from generator.errors import FindingsError, UsageError
+from generator.errors import FindingsError
 from generator.findings import CodeInfo, Finding, Severity, sorted_findings
 from generator.policy.manifest import describe, origin
 from generator.policy.placement import pod_templates
 from generator.render.stage import load_and_check
 from generator.values.model import Values
+from generator.values.yamlio import Obj
 
-Obj = dict[str, Any]
 WORKERS = 8
 POD_REFUSED = "\0pod refused at "  # marks a refusal of a template's pod among warnings
 
@@ -106,8 +105,7 @@ def version_findings(loaded: Values, target: Target | None, what: str) -> list[F
 
 def load(values_dir: Path, env: str | None) -> tuple[Values, list[str], list[Finding]]:
     loaded, findings = load_and_check(values_dir)
-    if env is not None and env not in loaded.envs:
-        raise UsageError(f"unknown environment {env!r}; known: " + ", ".join(sorted(loaded.envs)))
+    loaded.require_env(env)
     return loaded, [env] if env else sorted(loaded.envs), findings
 
 

@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any
 
 from generator.cluster.launcher import NFD_NAMESPACE, fake_node
 from generator.findings import Location
 from generator.values import inventory
 from generator.values.inventory import Inventory
 from generator.values.model import FleetView, Pool, Vendor
+from generator.values.yamlio import Obj
 
-Obj = dict[str, Any]
 GENERAL_SERVER = "x86-cpu"
 
 

@@ -12,15 +12,13 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from generator.builders.common import SYNC_WAVE, TEAM_UNIT_WAVE, UNIT_WAVES, Unit
 from generator.delivery.build import build_failed, kustomize, objects, write_tree
 from generator.findings import Finding, Location
 from generator.render.layout import render_tree
 from generator.values.model import Values
-
-Obj = dict[str, Any]
+from generator.values.yamlio import Obj
 
 # source: argoproj/argo-cd gitops-engine/pkg/sync/sync_tasks.go (kindOrder), at 2c6e46a
 KIND_ORDER = (

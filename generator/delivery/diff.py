@@ -25,17 +25,19 @@ from typing import Any
 from generator.builders.common import (
     SOURCE_ANNOTATION,
     SYNC_OPTIONS,
-    Obj,
     identity,
     same_but_source,
 )
 from generator.delivery import build as kbuild
 from generator.delivery import git as gitutil
-from generator.errors import FindingsError, GeneratorError, UsageError
+from generator.errors import FindingsError, GeneratorError
 from generator.findings import Finding
 from generator.render.layout import Rendered, render_tree
 from generator.render.stage import load_and_check
 from generator.values import loader as values
+from generator.values.model import require_env
+from generator.values.quantity import parse_quantity
+from generator.values.yamlio import Obj
 
 Key = tuple[str, str, str, str]  # apiVersion, kind, namespace, name
 Segment = str | int | tuple[str, str]  # map key, list index, or ("name", value) list entry
@@ -207,18 +209,6 @@ def _without_source(obj: Obj) -> Obj:
 
 # ---- risky changes -----------------------------------------------------------------------------
 
-_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
-_FACTORS: dict[str | None, float] = {
-    None: 1.0,
-    "m": 1e-3,
-    "k": 1e3,
-    "M": 1e6,
-    "G": 1e9,
-    "T": 1e12,
-    "P": 1e15,
-    "E": 1e18,
-    **{s: 1024.0**i for i, s in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"), start=1)},
-}
 # An Application with this finalizer is deleted with a cascade: Argo CD deletes its resources
 # first (source: argoproj/argo-cd, docs/user-guide/app_deletion.md, "About The Deletion Finalizer").
 CASCADE_FINALIZER = "resources-finalizer.argocd.argoproj.io"
@@ -228,12 +218,8 @@ ROUTE_KINDS = {"HTTPRoute", "VirtualService"}
 
 def quantity(value: Any) -> float | None:
     """A Kubernetes quantity as a number ('4', 8, '500m', '2Gi'), None if it is none."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value)
-    m = _QUANTITY.match(str(value))
-    return float(m.group(1)) * _FACTORS[m.group(2)] if m else None
+    parsed = parse_quantity(value)
+    return float(parsed) if parsed is not None else None
 
 
 def _pod_devices(spec: Mapping[str, Any]) -> dict[str, float]:
@@ -362,17 +348,11 @@ def _fresh(values_dir: Path) -> tuple[Rendered, list[Finding], list[str]]:
     return render_tree(loaded), findings, list(loaded.base.fleet.environments)
 
 
-def _check_env(env: str | None, known: Iterable[str]) -> None:
-    known = sorted(known)
-    if env is not None and env not in known:
-        raise UsageError(f"unknown environment {env!r}; known: " + ", ".join(known))
-
-
 def between_envs(values_dir: Path, old_env: str, new_env: str) -> DiffResult:
     """Unit by unit (matched by name), what `new_env` has that `old_env` has not."""
     rendered, findings, envs = _fresh(values_dir)
     for env in (old_env, new_env):
-        _check_env(env, envs)
+        require_env(env, envs)
     sides = [{u.name: u for u in rendered.units if u.env == e} for e in (old_env, new_env)]
     label = f"{old_env} -> {new_env}"
     objects: list[ObjectDiff] = []
@@ -404,7 +384,7 @@ def _renamed(
 def against_ref(values_dir: Path, ref: str, env: str | None = None) -> DiffResult:
     """The working tree's fresh render against what `ref` had (see the module's docstring)."""
     rendered, findings, envs = _fresh(values_dir)
-    _check_env(env, envs)
+    require_env(env, envs)
     values_dir = values_dir.resolve()
     repo = gitutil.toplevel(values_dir)
     commit = gitutil.resolve(repo, ref)

@@ -26,8 +26,7 @@ class Shown:
 
 def show(values_dir: Path, env: str, unit: str | None = None) -> Shown:
     loaded, findings = load_and_check(values_dir)
-    if env not in loaded.envs:
-        raise UsageError(f"unknown environment {env!r}; known: " + ", ".join(sorted(loaded.envs)))
+    loaded.require_env(env)
     rendered = render_tree(loaded)
     names = [u.name for u in rendered.units if u.env == env]
     if unit is not None and unit not in names:

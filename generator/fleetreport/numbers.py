@@ -202,8 +202,7 @@ def compute(
     values_dir: Path, env: str | None = None, baseline_vendor: str = "nvidia"
 ) -> FleetNumbers:
     loaded = values.load(values_dir)
-    if env is not None and env not in loaded.envs:
-        raise UsageError(f"unknown environment {env!r}; known: " + ", ".join(sorted(loaded.envs)))
+    loaded.require_env(env)
     order = [e for e in loaded.base.fleet.environments if env in (None, e)]
     findings = policy.run_checks(loaded)
     if env is not None:

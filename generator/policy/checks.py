@@ -14,13 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from generator.builders.common import Unit
 from generator.findings import Finding, merge_layers
 from generator.values.model import FleetView, Values
+from generator.values.yamlio import Obj
 
-Obj = dict[str, Any]
 CheckFn = Callable[[FleetView], Iterable[Finding]]
 RuleFn = Callable[[FleetView, Unit, list[Obj]], Iterable[Finding]]
 

@@ -20,8 +20,7 @@ from generator.policy.checks import ManifestRule, RuleFn, manifest_rule
 from generator.policy.placement import SUMMARIES, PodTemplate, Problem, pod_problems, pod_templates
 from generator.values.model import FleetView, Team
 from generator.values.schema import control_characters
-
-Obj = dict[str, Any]
+from generator.values.yamlio import Obj
 
 
 def origin(unit: Unit, obj: Obj) -> Location:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from generator.builders.common import Unit
 from generator.builders.workloads import KUEUE_API, VOLCANO_QUEUE_API, queue_name
@@ -12,8 +11,7 @@ from generator.policy.checks import ManifestRule, manifest_rule
 from generator.policy.manifest import describe
 from generator.policy.scheduling import queue_problems
 from generator.values.model import FleetView, Team
-
-Obj = dict[str, Any]
+from generator.values.yamlio import Obj
 
 
 @manifest_rule("SCH001", "a team's Volcano Queue or Kueue ClusterQueue does not carry its quota")

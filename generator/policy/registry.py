@@ -14,8 +14,9 @@ from generator.builders.common import Unit
 from generator.findings import CodeInfo, Finding
 from generator.policy import checks as base
 from generator.policy import fleet, manifest, manifest_scheduling, monitoring, scheduling, workloads
-from generator.policy.checks import Check, ManifestRule, Obj
+from generator.policy.checks import Check, ManifestRule
 from generator.values.model import FleetView, Values
+from generator.values.yamlio import Obj
 
 T = TypeVar("T", Check, ManifestRule)
 

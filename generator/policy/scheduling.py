@@ -17,12 +17,10 @@ from generator.policy.checks import WARNING, Check, check
 from generator.policy.placement import selected_pools
 from generator.values.merge import Doc
 from generator.values.model import FleetView, Pool, Team, Vendor
-from generator.values.yamlio import YamlPath, json_path
+from generator.values.quantity import parse_quantity
+from generator.values.yamlio import Obj, YamlPath, json_path
 from generator.workloads.model import PodDecl, team_workloads
 from generator.workloads.phases import plan_service
-
-Obj = dict[str, Any]
-
 
 # ---- SCH001: the team's queue carries the team's quota -----------------------------------------
 
@@ -61,7 +59,7 @@ def queue_problems(view: FleetView, team: Team, obj: Obj) -> list[str]:
 
 
 def _int(value: Any) -> int:
-    qty = scheduling.parse_quantity(value if value is not None else 0)
+    qty = parse_quantity(value if value is not None else 0)
     return int(qty) if qty is not None and qty.denominator == 1 else -1
 
 
@@ -111,7 +109,7 @@ def landings(view: FleetView, team: Team) -> list[Landing]:
                 limits.update((container.get("resources") or {}).get("limits") or {})
             found: dict[str, tuple[Vendor, int, list[Pool]]] = {}
             for vendor, pool in selected_pools(view, ref.spec):
-                devices = scheduling.parse_quantity(limits.get(vendor.resource_name, 0))
+                devices = parse_quantity(limits.get(vendor.resource_name, 0))
                 if devices and devices.denominator == 1:
                     found.setdefault(vendor.id, (vendor, int(devices), []))[2].append(pool)
             out += [Landing(ref, v, n, tuple(pools)) for v, n, pools in found.values()]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.builders.common import Tree
-from generator.errors import FindingsError, UsageError
+from generator.errors import FindingsError
 from generator.findings import Finding, has_errors, sorted_findings
 from generator.policy import registry as policy
 from generator.render import gcpause
@@ -71,10 +71,7 @@ def _render(opts: RenderOptions) -> RenderResult:
     loaded, findings = load_and_check(
         opts.values_dir, opts.schema_cache, write_cache=not opts.check
     )
-    if opts.env is not None and opts.env not in loaded.envs:
-        raise UsageError(
-            f"unknown environment {opts.env!r}; known: " + ", ".join(sorted(loaded.envs))
-        )
+    loaded.require_env(opts.env)
     dumps = DumpCache(opts.dump_cache)
     rendered = render_tree(loaded, dumps.dump)
     if not opts.check:

@@ -208,10 +208,8 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
             loaded, findings = opts.prepared.values, list(opts.prepared.findings)
         else:
             loaded, findings = _load(opts.values_dir, opts.cache_dir)
-        if loaded is not None and opts.env is not None and opts.env not in loaded.envs:
-            raise UsageError(
-                f"unknown environment {opts.env!r}; known: " + ", ".join(sorted(loaded.envs))
-            )
+        if loaded is not None:
+            loaded.require_env(opts.env)
         not_run: list[str] = []
         clock.lap("values")
         progress.stage("render")

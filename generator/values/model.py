@@ -6,9 +6,11 @@ can point at the file and line that set a value.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from generator.errors import UsageError
 from generator.values.merge import Doc
 
 NFD_PREFIX = "feature.node.kubernetes.io/"
@@ -247,3 +249,14 @@ class Values:
     root: str
     base: FleetView
     envs: dict[str, FleetView]
+
+    def require_env(self, env: str | None) -> None:
+        """UsageError when `env` (a --env option) names no environment of the values."""
+        require_env(env, self.envs)
+
+
+def require_env(env: str | None, known: Iterable[str]) -> None:
+    """UsageError when `env` (a --env option) is set and not one of `known`."""
+    names = sorted(known)
+    if env is not None and env not in names:
+        raise UsageError(f"unknown environment {env!r}; known: " + ", ".join(names))

@@ -14,11 +14,12 @@ Components:
 from __future__ import annotations
 
 from generator.builders.agents import daemonset, rbac_objects
-from generator.builders.common import SYNC_WAVE, VENDOR_LABEL, Component, Obj, metadata, namespace
+from generator.builders.common import SYNC_WAVE, VENDOR_LABEL, Component, metadata, namespace
 from generator.builders.monitoring import dashboard, rules, scrape
 from generator.builders.monitoring.sources import Exporter, Settings, exporters, settings
 from generator.values import yamlio
 from generator.values.model import FleetView
+from generator.values.yamlio import Obj
 
 UNIT = "monitoring"
 NAMESPACE = "accelerator-monitoring"  # default of fleet `monitoring.namespace`

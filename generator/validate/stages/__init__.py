@@ -23,8 +23,7 @@ from typing import Any, Protocol
 from generator.builders.common import Unit
 from generator.findings import CodeInfo, Finding, Location
 from generator.values.model import FleetView
-
-Obj = dict[str, Any]
+from generator.values.yamlio import Obj
 
 
 @dataclass
