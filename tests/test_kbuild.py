@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from benchmarks.fleet import make_values
 from generator import toolchain
 from generator.cli import main
-from generator.validate.stages import tools
+from generator.validate.stages import kustomize as tools
 from tests.conftest import ROOT, tool
 
 K8S = "1.33"

@@ -3,7 +3,7 @@
 The rules are rendered from values, built with the real kustomize (what Argo CD applies), and run
 by nfd-rulecheck (tools/nfd/cmd/nfd-rulecheck: NFD v0.19.0's validate package and
 nodefeaturerule.Execute, as nfd-master uses them) against the PCI inventories of real server
-types (generator/inventories). Each node must get exactly its pool's labels and taints, and a
+types (generator/values/inventories). Each node must get exactly its pool's labels and taints, and a
 server without accelerators none at all.
 """
 

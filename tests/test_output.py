@@ -213,22 +213,29 @@ def test_sigkill_at_any_step_is_undone_by_the_next_run(
     assert len(staging) == 1  # what no handler could clean up
     if step in ("replaced", "removed", "pruned", "created"):
         assert snapshot(out) not in (v1, v2)  # a half-changed tree, as a kill leaves it
-    # The next run, even one that only checks, first restores one consistent tree.
-    check = _render_process(values, out, "--check")
     journalled = (
         output.STEPS.index("journal") <= output.STEPS.index(step) < output.STEPS.index("committed")
     )
+    # A check writes nothing, not even a roll-back: it says a render was interrupted.
+    before = snapshot(out)
+    check = _render_process(values, out, "--check")
+    assert snapshot(out) == before
     if journalled:
-        assert "render: an interrupted render was rolled back" in check.stderr
-        assert "the output is as it was before it" in check.stderr
+        assert check.returncode == 1
+        assert "an interrupted render left" in check.stdout, check.stdout + check.stderr
+    # The next render first restores one consistent tree (what recover() does), then renders.
+    message = output.recover(out)
+    if journalled:
+        assert "an interrupted render was rolled back" in message
+        assert "the output is as it was before it" in message
     else:
-        assert "rolled back" not in check.stderr
+        assert "rolled back" not in message
     if step == "committed":  # the change was complete: it stands
-        assert check.returncode == 0, check.stdout + check.stderr
         assert snapshot(out) == v2
     else:
-        assert check.returncode == 1  # the values changed; the output is the previous one
         assert snapshot(out) == v1
+    check = _render_process(values, out, "--check")
+    assert check.returncode == (0 if step == "committed" else 1), check.stdout + check.stderr
     assert _render_process(values, out).returncode == 0
     assert snapshot(out) == v2
 

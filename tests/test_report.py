@@ -142,7 +142,7 @@ def test_baseline_vendor_from_values_or_the_catalog(small: Path) -> None:
     (small / "teams" / "b.yaml").write_text("quota: {ascend: 2}\n")
     (small / "environments" / "prod.yaml").write_text("{}\n")
     dev = compute(small).envs[0]
-    assert dev.baseline_weight == 1.0  # generator/catalog/nvidia.yaml
+    assert dev.baseline_weight == 1.0  # generator/values/catalog/nvidia.yaml
     assert (dev.teams[0].weighted, dev.teams[0].baseline) == (2.0, 4.0)
     with pytest.raises(UsageError, match="baseline vendor 'kunlun' has no costWeight"):
         compute(small, baseline_vendor="kunlun")

@@ -49,7 +49,9 @@ def cached(cache: Path) -> list[dict[str, Any]]:
 
 
 def configmaps(result: dict[str, Any]) -> list[str]:
-    return sorted(d["metadata"]["name"] for d in result["docs"] if d["kind"] == "ConfigMap")
+    return sorted(
+        d["metadata"]["name"] for d in result["build"]["docs"] if d["kind"] == "ConfigMap"
+    )
 
 
 def spy(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:

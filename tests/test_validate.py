@@ -526,13 +526,13 @@ def built(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     from generator.validate import run as core
 
     calls: list[list[str]] = []
-    run_tools = core._run_tools
+    run_stages = core._run_stages
 
     def spy(root: Path, paths: list[str], *args: Any) -> dict[str, dict[str, Any]]:
         calls.append(list(paths))
-        return run_tools(root, paths, *args)
+        return run_stages(root, paths, *args)
 
-    monkeypatch.setattr(core, "_run_tools", spy)
+    monkeypatch.setattr(core, "_run_stages", spy)
     return calls
 
 

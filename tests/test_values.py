@@ -165,7 +165,7 @@ def test_missing_required_vendor_facts_name_the_file_to_fix(values_dir: Path, wr
         "vendors/cambricon.yaml",
         "pools:\n  - {name: a, model: MLU370, devicesPerNode: 8, nodes: [m1]}\n",
     )
-    # Never a line inside the installed package (generator/catalog/): the user's vendor file.
+    # Never a line inside the installed package (generator/values/catalog/): the user's vendor file.
     assert (
         "values/vendors/cambricon.yaml:1:1: VAL003 devicePlugin.image is not set (at "
         "$.devicePlugin.image); set devicePlugin.image in values/vendors/cambricon.yaml (the "
