@@ -251,16 +251,18 @@ def test_json_report(values_dir: Path, write: Write) -> None:
     code, out = validate(values_dir, "--output", "json")
     doc = json.loads(out)
     assert code == 1 and doc["errors"] == 1
-    assert doc["findings"][0] | {"message": ""} == {
+    assert doc["findings"][0] | {"message": "", "message_only": ""} == {
         "code": "VAL001",
         "severity": "error",
         "message": "",
+        "message_only": "",
         "file": "values/teams/ml-team.yaml",
         "line": 2,
         "column": 11,
         "path": "$.quota.nvidia",
         "hint": "",
         "environments": [],
+        "unit": "",
     }
 
 

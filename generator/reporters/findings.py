@@ -57,6 +57,10 @@ def _as_dict(f: Finding) -> dict[str, object]:
         "path": f.path,
         "hint": f.hint,
         "environments": list(f.envs),
+        # What the finding says without the environments (those are the field above): a merge
+        # of shard reports rebuilds the finding from the fields, never from the text.
+        "message_only": f.message,
+        "unit": f.unit,
     }
     if f.detail:
         out["detail"] = f.detail
@@ -111,7 +115,7 @@ def markdown(report: Report) -> str:
 
 
 def junit(report: Report, out: TextIO) -> None:
-    """One test case per checked unit (failed by the findings about its objects, which name it),
+    """One test case per checked unit (failed by the findings about its objects: their `unit`),
     and one per code and file for the other findings; a clean run without units still has one
     passing case."""
     suite = ET.Element(
@@ -125,9 +129,8 @@ def junit(report: Report, out: TextIO) -> None:
     by_unit: dict[str, list[Finding]] = {name: [] for name in report.cases}
     cases: dict[tuple[str, str], list[Finding]] = {}
     for f in report.findings:
-        unit = next((u for u in report.cases if f"({u})" in f.message), None)
-        if unit is not None:
-            by_unit[unit].append(f)
+        if f.unit in by_unit:
+            by_unit[f.unit].append(f)
         else:
             cases.setdefault((f.code, f.location.file), []).append(f)
     failures = 0
@@ -170,16 +173,16 @@ def _finding(item: dict[str, object]) -> Finding:
     """The finding a JSON report item was written from (`_as_dict` in reverse)."""
     envs = item.get("environments") or []
     layers = tuple(str(e) for e in envs) if isinstance(envs, list) else ()
-    suffix = Finding("", "", Location(""), envs=layers).text  # " in environment 'prod'", ...
     return Finding(
         str(item["code"]),
-        str(item["message"]).removesuffix(suffix),
+        str(item["message_only"]),
         Location(str(item["file"]), int(str(item["line"])), int(str(item["column"]))),
         str(item.get("path") or ""),
         str(item.get("hint") or ""),
         Severity(str(item["severity"])),
         layers,
         str(item.get("detail") or ""),
+        str(item.get("unit") or ""),
     )
 
 

@@ -1,0 +1,71 @@
+"""A finding's environments and unit are fields: reporters group and rebuild findings from them,
+never from the message text."""
+
+from __future__ import annotations
+
+import io
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from generator.findings import Finding, Location, Severity, merge_layers
+from generator.reporters import findings as reporter
+
+UNIT = "overlays/prod/team-a"
+
+
+def junit_cases(findings: list[Finding]) -> dict[str, list[str]]:
+    out = io.StringIO()
+    reporter.junit(reporter.Report("validate", findings, {}, [UNIT]), out)
+    suite = ET.fromstring(out.getvalue()).find("testsuite")
+    assert suite is not None
+    return {
+        f"{c.get('classname')}:{c.get('name')}": [(f.text or "") for f in c.iter("failure")]
+        for c in suite.iter("testcase")
+    }
+
+
+def test_junit_puts_a_finding_in_its_units_case_by_the_field() -> None:
+    about_unit = Finding(
+        "KUS001", "kustomize build failed", Location("values/teams/a.yaml"), unit=UNIT
+    )
+    # A message that names the unit in parentheses but carries no unit is not the unit's.
+    only_text = Finding("CAP001", f"quota ({UNIT})", Location("values/teams/b.yaml"))
+    cases = junit_cases([about_unit, only_text])
+    assert cases[f"validate:{UNIT}"] == [about_unit.format()]
+    assert cases["CAP001:values/teams/b.yaml"] == [only_text.format()]
+
+
+def test_a_shard_report_rebuilds_each_finding_from_its_fields(tmp_path: Path) -> None:
+    # A message that itself ends like an environment suffix must come back unchanged.
+    odd = Finding(
+        "NAME005",
+        "name 'x' in environment 'prod'",
+        Location("values/fleet.yaml", 2, 7),
+        "$.name",
+        "shorten it",
+        Severity.WARNING,
+        ("prod",),
+        unit=UNIT,
+    )
+    report = reporter.Report(
+        "validate", [odd], {"shard": {"index": 1, "count": 1, "fingerprint": "f", "scope": "s"}}
+    )
+    out = io.StringIO()
+    reporter.as_json(report, out)
+    path = tmp_path / "shard.json"
+    path.write_text(out.getvalue())
+    merged = reporter.merge(reporter.read_reports([path]))
+    assert merged.findings == [odd]
+    assert json.loads(out.getvalue())["findings"][0]["message"] == odd.text
+
+
+def test_layers_merge_by_fields_and_name_their_environments() -> None:
+    at = Location("values/teams/a.yaml", 3, 5)
+    same = Finding("CAP001", "too many", at)
+    merged = merge_layers([("", [same]), ("staging", [same]), ("prod", [])], ["staging", "prod"])
+    assert [(f.message, f.envs) for f in merged] == [("too many", ("", "staging"))]
+    everywhere = merge_layers([("staging", [same]), ("prod", [same])], ["staging", "prod"])
+    assert [(f.message, f.envs) for f in everywhere] == [("too many", ())]
+    assert everywhere[0].text == "too many"
+    assert merged[0].text == "too many in environment 'staging'"
