@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from generator import toolchain
 from generator.builders.common import Unit
 from generator.findings import CodeInfo, Finding, Location
 from generator.values.model import FleetView
@@ -91,8 +92,12 @@ def discover() -> list[Stage]:
     return sorted(stages, key=lambda s: (s.order, s.name))
 
 
-def tool_stamp(tools_bin: Path, helper: str) -> str:
-    """The content stamp `make tools` writes for a helper built from this repository's source
-    (its own code decides how it reports upstream verdicts)."""
-    stamp = tools_bin / f".{helper}.sha256"
-    return stamp.read_text(encoding="utf-8") if stamp.is_file() else ""
+def tool_salt(tool: str, *, stamped: bool = False) -> str:
+    """What of a tool decides its verdicts: its version and, for a helper built from this
+    repository's source (`stamped`: kbuild, kueuecheck, schedcheck), the content stamp `make
+    tools` writes for it, since its own code decides how it reports upstream's verdicts."""
+    salt = f"{tool}={toolchain.version(tool)}"
+    if stamped:
+        stamp = toolchain.tools_dir() / "bin" / f".{tool}.sha256"
+        salt += "\n" + (stamp.read_text(encoding="utf-8") if stamp.is_file() else "")
+    return salt

@@ -28,7 +28,7 @@ from generator import toolchain
 from generator.builders.common import Unit
 from generator.findings import CodeInfo, Finding, Location
 from generator.toolchain import ToolFailed
-from generator.validate.stages import Batch, UnitView, tool_stamp
+from generator.validate.stages import Batch, UnitView, tool_salt
 from generator.values.merge import Doc
 from generator.values.model import FleetView
 from generator.values.yamlio import YamlPath, json_path
@@ -176,9 +176,7 @@ class SchedulerStage:
     codes = (CodeInfo(CODE, "manifests (schedcheck)", "error", SUMMARY),)
 
     def salt(self, engine: str) -> str:
-        # schedcheck's own source decides how it reports the upstream verdicts: stamped.
-        bin_dir = toolchain.tools_dir() / "bin"
-        return f"schedcheck={toolchain.version('schedcheck')}\n{tool_stamp(bin_dir, 'schedcheck')}"
+        return tool_salt("schedcheck", stamped=True)
 
     def run(self, batch: Batch) -> dict[str, Any]:
         configs = {path: embedded(batch.built[path]["docs"]) for path in batch.ok()}

@@ -29,7 +29,7 @@ from generator.builders.common import Unit
 from generator.builders.workloads import queue_name
 from generator.findings import CodeInfo, Finding, Location
 from generator.policy.manifest import origin
-from generator.validate.stages import Batch, UnitView, tool_stamp
+from generator.validate.stages import Batch, UnitView, tool_salt
 from generator.values.merge import Doc
 from generator.values.model import FleetView, Pool, Vendor
 from generator.values.yamlio import YamlPath, json_path
@@ -213,9 +213,7 @@ class KueueStage:
     codes = (CodeInfo(CODE, "manifests (kueuecheck)", "error", SUMMARY),)
 
     def salt(self, engine: str) -> str:
-        # kueuecheck's own source decides how it reports the upstream verdicts: stamped.
-        bin_dir = toolchain.tools_dir() / "bin"
-        return f"kueuecheck={toolchain.version('kueuecheck')}\n{tool_stamp(bin_dir, 'kueuecheck')}"
+        return tool_salt("kueuecheck", stamped=True)
 
     def run(self, batch: Batch) -> dict[str, Any]:
         files = {}

@@ -28,7 +28,7 @@ from generator import toolchain
 from generator.delivery import build as kustomize_build
 from generator.findings import CodeInfo, Finding, Location
 from generator.toolchain import ToolFailed, ToolTimeout
-from generator.validate.stages import Batch, UnitView, tool_stamp
+from generator.validate.stages import Batch, UnitView, tool_salt
 
 KBUILD_TIMEOUT = 1800.0
 KUBECONFORM_TIMEOUT = 900.0
@@ -208,9 +208,9 @@ class BuildStage:
     codes = (kustomize_build.KUS001, K8S001, K8S002)
 
     def salt(self, engine: str) -> str:
-        parts = [f"{tool}={toolchain.version(tool)}" for tool in ("kustomize", "kubeconform")]
-        if engine == "kbuild":  # the helper's own source decides too: stamped by content
-            parts.append(tool_stamp(toolchain.tools_dir() / "bin", "kbuild"))
+        parts = [tool_salt("kustomize"), tool_salt("kubeconform")]
+        if engine == "kbuild":
+            parts.append(tool_salt("kbuild", stamped=True))
         return "\n".join(parts)
 
     def run(self, batch: Batch) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from generator import toolchain
 from generator.builders.common import Unit
 from generator.findings import CodeInfo, Finding, Location
 from generator.policy.manifest import origin
-from generator.validate.stages import Batch, UnitView
+from generator.validate.stages import Batch, UnitView, tool_salt
 from generator.values import inventory
 from generator.values.model import FleetView, Vendor
 from generator.values.yamlio import json_path
@@ -153,7 +153,7 @@ class NfdStage:
     codes = (NFD001,)
 
     def salt(self, engine: str) -> str:
-        return f"nfd-rulecheck={toolchain.version('nfd-rulecheck')}"
+        return tool_salt("nfd-rulecheck")
 
     def run(self, batch: Batch) -> dict[str, Any]:
         return {

@@ -10,7 +10,7 @@ import yaml
 
 from generator import toolchain
 from generator.findings import CodeInfo, Finding
-from generator.validate.stages import Batch, UnitView
+from generator.validate.stages import Batch, UnitView, tool_salt
 
 PROMTOOL_BATCH = 200  # rule files per promtool process (keeps argv short)
 PROMTOOL_TIMEOUT = 300.0
@@ -84,7 +84,7 @@ class PromtoolStage:
     codes = (PROM001,)
 
     def salt(self, engine: str) -> str:
-        return f"promtool={toolchain.version('promtool')}"
+        return tool_salt("promtool")
 
     def run(self, batch: Batch) -> dict[str, Any]:
         files: dict[str, Path] = {}
