@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from generator.builders.monitoring import component as builder
-from generator.builders.monitoring import rules as unified
+from generator.builders.monitoring import recording_rules as unified
 from generator.builders.monitoring.dashboard import queries
 from generator.builders.monitoring.sources import Exporter, exporters
 from generator.render.stage import RenderOptions, render

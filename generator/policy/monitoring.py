@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from generator.builders.monitoring.rules import ordered_mappings
+from generator.builders.monitoring.recording_rules import ordered_mappings
 from generator.builders.monitoring.sources import MonitoringError, exporter, settings
 from generator.findings import Finding, Severity
 from generator.policy.checks import WARNING, Check, check

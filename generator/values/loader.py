@@ -660,20 +660,21 @@ CODES = (
         "VAL002",
         "values (load)",
         "error",
-        "a symbolic link in the values tree loops, points to nothing or leads out of the tree",
+        "an unexpected file in the values tree, or a symbolic link that loops or leads out of it",
     ),
     CodeInfo(
         "VAL003",
         "values (load)",
         "error",
-        "a value the resolved vendor needs is not set, or its selectorLabel is not a nodeLabel",
+        "a resolved vendor lacks a fact it needs (or its selectorLabel is not one of nodeLabels)",
     ),
     CodeInfo("NAME001", "values (load)", "error", "a values file name is not a DNS-1123 label"),
-    CodeInfo("NAME002", "values (load)", "error", "a vendor names two pools alike"),
+    CodeInfo("NAME002", "values (load)", "error", "a pool name is used twice in one vendor file"),
     CodeInfo(
         "REF002",
         "values (load)",
         "error",
-        "environments/ and fleet.yaml's environments (or productionEnvironments) disagree",
+        "an override of an unknown vendor, team or environment; a production environment that "
+        "is not one of the fleet's",
     ),
 )

@@ -370,6 +370,6 @@ CODES = (
         "YAML001",
         "values (load)",
         "error",
-        "a values file is not plain, safe YAML (syntax, tabs, tags, anchors, duplicate keys, size)",
+        "unsafe or invalid YAML: syntax, aliases, tags, duplicate keys, several documents, size",
     ),
 )

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from generator.builders.agents import daemonset, rbac_objects
 from generator.builders.common import SYNC_WAVE, VENDOR_LABEL, Component, metadata, namespace
-from generator.builders.monitoring import dashboard, rules, scrape
+from generator.builders.monitoring import dashboard, recording_rules, scrape
 from generator.builders.monitoring.sources import Exporter, Settings, exporters, settings
 from generator.values import yamlio
 from generator.values.model import FleetView
@@ -56,7 +56,7 @@ def build(view: FleetView) -> list[Component]:
         return out
     out += _exporter_components(view, conf, exps)
     out.append(Component(UNIT, f"{UNIT}/scrape", _scrape_objects(view, conf, exps), origin=origin))
-    groups = rules.groups(view, exps)
+    groups = recording_rules.groups(view, exps)
     if groups:
         rule: Obj = {
             "apiVersion": "monitoring.coreos.com/v1",

@@ -22,7 +22,7 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models.common import LegendDisplayMode, LegendPlacement
 from grafana_foundation_sdk.models.dashboard import DataSourceRef, GridPos
 
-from generator.builders.monitoring import rules
+from generator.builders.monitoring import recording_rules
 from generator.builders.monitoring.sources import Settings
 
 UID = "accel-gitops-accelerators"
@@ -47,7 +47,11 @@ class Panel:
 
 
 def panels(settings: Settings) -> list[Panel]:
-    util, ratio, devices = rules.UTILIZATION, rules.MEMORY_RATIO, rules.DEVICES
+    util, ratio, devices = (
+        recording_rules.UTILIZATION,
+        recording_rules.MEMORY_RATIO,
+        recording_rules.DEVICES,
+    )
     return [
         Panel(
             "Devices by brand",
@@ -96,12 +100,12 @@ def panels(settings: Settings) -> list[Panel]:
             "none",
             (
                 Query(
-                    f"sum by (team, vendor) ({rules.QUOTA_USED})",
+                    f"sum by (team, vendor) ({recording_rules.QUOTA_USED})",
                     "{{team}} / {{vendor}} used",
                     instant=True,
                 ),
                 Query(
-                    f"sum by (team, vendor) ({rules.QUOTA_HARD})",
+                    f"sum by (team, vendor) ({recording_rules.QUOTA_HARD})",
                     "{{team}} / {{vendor}} hard",
                     instant=True,
                 ),
@@ -115,7 +119,7 @@ def panels(settings: Settings) -> list[Panel]:
             (
                 # Average weighted devices held over the range x its hours = weighted device-hours.
                 Query(
-                    f"sum by (team) (avg_over_time({rules.COST_DEVICES}[$__range]))"
+                    f"sum by (team) (avg_over_time({recording_rules.COST_DEVICES}[$__range]))"
                     " * $__range_s / 3600",
                     "{{team}}",
                     instant=True,
