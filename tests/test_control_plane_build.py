@@ -3,6 +3,7 @@ installed package without the Makefile says what to run instead of failing on a 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -61,3 +62,32 @@ def test_dry_run_on_a_users_cluster_needs_only_kubectl(
     )
     assert "building" not in out  # kwok is missing, but a user's cluster does not need it
     assert code == 2, out  # the empty kubeconfig names no cluster
+
+
+def test_doctor_after_make_demo_says_what_is_not_built_yet_and_passes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What `make demo` leaves: every validate tool, no control plane, no test-only tools.
+    unbuilt = {*toolchain.CONTROL_PLANE, *toolchain.DEV_TOOLS}
+    monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(tools_without(tmp_path, unbuilt)))
+    code, out = cli("doctor")
+    assert code == 0, out
+    assert re.search(
+        r"^kwok +not built +build it with make tools-cluster \(simulate and validate "
+        r"--dry-run=server build it on first use\)$",
+        out,
+        re.M,
+    )
+    assert re.search(r"^actionlint +not built +build it with make tools-dev ", out, re.M)
+    assert re.search(r"^kbuild +ok ", out, re.M)
+    assert "some tools are missing" not in out
+
+
+def test_doctor_fails_when_a_tool_validate_runs_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(tools_without(tmp_path, {"kueuecheck"})))
+    code, out = cli("doctor")
+    assert code == 2, out
+    assert re.search(r"^kueuecheck +MISSING +pinned v0\.17\.0; install: make tools$", out, re.M)
+    assert "some tools are missing or not at their pinned version: run `make tools`" in out

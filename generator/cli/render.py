@@ -20,6 +20,7 @@ from generator.errors import FindingsError, UsageError
 from generator.render import stage
 from generator.render.writer import interrupted
 from generator.reporters import findings as reporter
+from generator.reporters.render import drift_text, rendered_text
 from generator.validate import Prepared, ValidateOptions
 from generator.validate import validate as run_validate
 from generator.validate.progress import Progress, progress_stream
@@ -79,28 +80,9 @@ def render(
     if not then_validate:  # else validate's report has them
         echo_findings(result.findings)
     if result.drift is not None:
-        drift = result.drift
-        if drift.clean:
-            click.echo(f"render --check: {out} is up to date with {values_dir}")
-            return EXIT_OK
-        for rel in drift.changed:
-            click.echo(f"changed: {rel}")
-            click.echo(drift.diffs[rel], nl=False)
-        for rel in drift.missing:
-            click.echo(f"missing: {rel} (a fresh render creates it)")
-        for rel in drift.stale:
-            click.echo(f"stale: {rel} (not rendered from the values; a fresh render removes it)")
-        click.echo(
-            f"render --check: {len(drift.changed)} changed, {len(drift.missing)} missing, "
-            f"{len(drift.stale)} stale; run `python render.py render` and commit the result"
-        )
-        return EXIT_FINDINGS
-    units = result.rendered.units
-    envs = sorted({u.env for u in units if env in (None, u.env)})
-    click.echo(
-        f"rendered {len(result.rendered.bases)} bases and "
-        f"{sum(1 for u in units if u.env in envs)} units for {', '.join(envs)} into {out}"
-    )
+        click.echo(drift_text(result.drift, out, values_dir), nl=False)
+        return EXIT_OK if result.drift.clean else EXIT_FINDINGS
+    click.echo(rendered_text(result.rendered, env, out), nl=False)
     if not then_validate:
         return EXIT_OK
 

@@ -13,6 +13,7 @@ from generator.cli.options import (
     EXIT_OK,
     guarded,
 )
+from generator.reporters.doctor import doctor_lines
 from generator.reporters.rules import rules_table
 from generator.values import schema as schemadefs
 
@@ -60,34 +61,14 @@ def rules() -> int:
 @guarded
 def doctor() -> int:
     """List the external tools: version, where each came from, how to install a missing one."""
-    ok = True
-    statuses = toolchain.doctor()
-    width = max(len(st.name) for st in statuses) + 1  # one column, whatever the longest name
-    for st in statuses:
-        if st.path is None:
-            ok = False
-            click.echo(
-                f"{st.name:{width}} MISSING  pinned {st.pinned or '-'}; install: {st.install_hint}"
-            )
-            continue
-        state = "ok" if st.ok else "MISMATCH"
-        ok = ok and st.ok
-        pin = f" (pinned {st.pinned})" if st.pinned and not st.ok else ""
-        click.echo(
-            f"{st.name:{width}} {state:8} {st.version or '?'}{pin}  {st.path}  from {st.source}"
-        )
-    versions = toolchain.k8s_schema_versions()
-    crds = (toolchain.tools_dir() / "schemas" / "crds" / "index.json").is_file()
-    click.echo(
-        f"{'schemas':{width}} {'ok' if versions else 'MISSING':8} Kubernetes "
-        f"{versions[0] + '..' + versions[-1] if versions else '-'}; CRDs "
-        f"{'present' if crds else 'missing'}"
-        f"  {toolchain.tools_dir() / 'schemas'}"
+    schemas = toolchain.tools_dir() / "schemas"
+    lines, ok = doctor_lines(
+        toolchain.doctor(),
+        toolchain.k8s_schema_versions(),
+        (schemas / "crds" / "index.json").is_file(),
+        schemas,
+        toolchain.INSTALL_COMMAND,
     )
-    ok = ok and bool(versions) and crds
-    if not ok:
-        click.echo(
-            "some tools are missing or not at their pinned version: "
-            f"run `{toolchain.INSTALL_COMMAND}`"
-        )
+    for line in lines:
+        click.echo(line)
     return EXIT_OK if ok else EXIT_ERROR

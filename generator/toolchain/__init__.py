@@ -30,6 +30,7 @@ from generator.toolchain.process import Service, build_missing, popen, run, spaw
 from generator.toolchain.registry import (
     CONTROL_PLANE,
     CONTROL_PLANE_TARGET,
+    DEV_TOOLS,
     ENV_TOOLS_DIR,
     INSTALL_COMMAND,
     TOOLS,
@@ -51,6 +52,7 @@ from generator.toolchain.schemas import (
 __all__ = [
     "CONTROL_PLANE",
     "CONTROL_PLANE_TARGET",
+    "DEV_TOOLS",
     "ENV_TOOLS_DIR",
     "INSTALL_COMMAND",
     "TOOLS",

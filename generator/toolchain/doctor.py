@@ -7,7 +7,7 @@ from pathlib import Path
 
 from generator.toolchain.errors import ToolError
 from generator.toolchain.gobuild import version
-from generator.toolchain.registry import TOOLS, find, tools_dir
+from generator.toolchain.registry import OPTIONAL, TOOLS, find, tools_dir
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,8 @@ class ToolStatus:
     source: str
     """Where the pinned tool comes from, or where this one was found if it is not the pinned one."""
     install_hint: str
+    optional: bool = False
+    """Not every command needs it (control plane, test-only tools): missing is not a failure."""
 
     @property
     def ok(self) -> bool:
@@ -53,6 +55,7 @@ def doctor() -> list[ToolStatus]:
                 pinned=spec.pinned,
                 source=source,
                 install_hint=spec.install_hint,
+                optional=name in OPTIONAL,
             )
         )
     return statuses

@@ -5,6 +5,7 @@ then, for the tools that allow it, ``PATH``."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 from collections.abc import Mapping
@@ -60,10 +61,27 @@ def _system(name: str, source: str, install_hint: str) -> Tool:
     return Tool(name, "", source, install_hint, search_path=True)
 
 
+# The local control plane behind simulate and validate --dry-run=server: `make demo` does not
+# build it (minutes of compiling Kubernetes); the first command that needs it does
+# (`build_missing`), saying so.
+CONTROL_PLANE: tuple[str, ...] = (
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kube-scheduler",
+    "kubectl",
+    "etcd",
+    "kwok",
+    "nfd-master",
+)
+CONTROL_PLANE_TARGET = "tools-cluster"
+# What only the test suite runs (make tools-dev).
+DEV_TARGET = "tools-dev"
+DEV_TOOLS: tuple[str, ...] = ("actionlint", "podsecurity")
+
 _K8S = ("k8s.io/kubernetes", "v1.36.3")
 _NFD = ("sigs.k8s.io/node-feature-discovery", "v0.19.0")
 
-TOOLS: Mapping[str, Tool] = {
+_DECLARED: Mapping[str, Tool] = {
     tool.name: tool
     for tool in (
         _go("kustomize", "sigs.k8s.io/kustomize/kustomize/v5", "v5.8.1", "kustomize"),
@@ -112,6 +130,21 @@ TOOLS: Mapping[str, Tool] = {
         _system("git", "PATH (Debian package git)", "apt-get install git"),
         _system("make", "PATH (Debian package make)", "apt-get install make"),
     )
+}
+
+# Tools that not every command needs: `make demo` leaves them unbuilt, doctor says so without
+# failing, and their install hint names the make target that builds them.
+OPTIONAL: Mapping[str, str] = {
+    **{
+        name: f"make {CONTROL_PLANE_TARGET} (simulate and validate --dry-run=server build it on "
+        "first use)"
+        for name in CONTROL_PLANE
+    },
+    **{name: f"make {DEV_TARGET} (the test suite runs it)" for name in DEV_TOOLS},
+}
+TOOLS: Mapping[str, Tool] = {
+    name: dataclasses.replace(tool, install_hint=OPTIONAL.get(name, tool.install_hint))
+    for name, tool in _DECLARED.items()
 }
 
 # Where go usually lives when it is not on PATH.
@@ -174,21 +207,6 @@ def _require(name: str) -> Path:
 def require(tool: str) -> Path:
     """The tool's executable; ToolMissing (with the install command) when it is not installed."""
     return _require(tool)
-
-
-# The local control plane behind simulate and validate --dry-run=server: `make demo` does not
-# build it (minutes of compiling Kubernetes); the first command that needs it does
-# (`build_missing`), saying so.
-CONTROL_PLANE: tuple[str, ...] = (
-    "kube-apiserver",
-    "kube-controller-manager",
-    "kube-scheduler",
-    "kubectl",
-    "etcd",
-    "kwok",
-    "nfd-master",
-)
-CONTROL_PLANE_TARGET = "tools-cluster"
 
 
 def missing(names: tuple[str, ...]) -> list[str]:

@@ -1,0 +1,42 @@
+"""How `render.py doctor` prints the tools: one row each, then the schemas, then what to run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from generator.toolchain import ToolStatus
+
+
+def doctor_lines(
+    statuses: list[ToolStatus], k8s_versions: list[str], crds: bool, schemas: Path, install: str
+) -> tuple[list[str], bool]:
+    """(the lines, whether everything every command needs is there at its pin). A missing
+    optional tool (the control plane, test-only tools) is said, not failed."""
+    ok = True
+    width = max(len(st.name) for st in statuses) + 1  # one column, whatever the longest name
+    lines = []
+    for st in statuses:
+        if st.path is None:
+            if st.optional:
+                lines.append(f"{st.name:{width}} {'not built':9} build it with {st.install_hint}")
+                continue
+            ok = False
+            lines.append(
+                f"{st.name:{width}} MISSING  pinned {st.pinned or '-'}; install: {st.install_hint}"
+            )
+            continue
+        state = "ok" if st.ok else "MISMATCH"
+        ok = ok and st.ok
+        pin = f" (pinned {st.pinned})" if st.pinned and not st.ok else ""
+        lines.append(
+            f"{st.name:{width}} {state:8} {st.version or '?'}{pin}  {st.path}  from {st.source}"
+        )
+    span = k8s_versions[0] + ".." + k8s_versions[-1] if k8s_versions else "-"
+    lines.append(
+        f"{'schemas':{width}} {'ok' if k8s_versions else 'MISSING':8} Kubernetes {span}; CRDs "
+        f"{'present' if crds else 'missing'}  {schemas}"
+    )
+    ok = ok and bool(k8s_versions) and crds
+    if not ok:
+        lines.append(f"some tools are missing or not at their pinned version: run `{install}`")
+    return lines, ok
