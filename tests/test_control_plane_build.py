@@ -4,12 +4,14 @@ installed package without the Makefile says what to run instead of failing on a 
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from generator import toolchain
 from generator.toolchain import process
+from tests.conftest import ROOT
 from tests.helpers import cli, tree
 
 
@@ -91,3 +93,24 @@ def test_doctor_fails_when_a_tool_validate_runs_is_missing(
     assert code == 2, out
     assert re.search(r"^kueuecheck +MISSING +pinned v0\.17\.0; install: make tools$", out, re.M)
     assert "some tools are missing or not at their pinned version: run `make tools`" in out
+
+
+def test_make_demo_builds_what_validate_runs_and_nothing_of_the_control_plane() -> None:
+    proc = subprocess.run(
+        ["make", "-n", "demo"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    built = set(re.findall(r"-o \S*/\.tools/bin/([a-z-]+) ", proc.stdout))
+    # Every tool a validate stage asks the version of (its cache salt), and kbuild's reference
+    # binaries; none of the control plane or the test-only tools.
+    assert built == {
+        "kustomize",
+        "kubeconform",
+        "kbuild",
+        "promtool",
+        "nfd-rulecheck",
+        "kueuecheck",
+        "schedcheck",
+    }
+    assert not built & {*toolchain.CONTROL_PLANE, *toolchain.DEV_TOOLS}
+    assert "crdschemas.py crds" in proc.stdout and "crdschemas.py k8s" in proc.stdout
