@@ -43,7 +43,7 @@ from generator.validate.progress import Progress
 from generator.validate.stages import Batch, Stage, UnitView, discover
 from generator.validate.stages.kustomize import ENGINES
 from generator.values import loader as values
-from generator.values.model import Values
+from generator.values.model import FleetView, Values
 from generator.values.schemacache import FILE_NAME as SCHEMA_CACHE
 
 DEFAULT_CACHE = Path(".cache") / "validate"
@@ -160,8 +160,98 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
     home = opts.committed if opts.committed is not None else _beside(opts.values_dir)
     recover_output(home)  # a render killed mid-change is rolled back before anything is read
 
-    # The tools check the committed tree, which does not depend on the values: they start first
+    # The stages check the committed tree, which does not depend on the values: they start first
     # and run in the background while the values load and render (two stages of Python).
+    plan = _plan(opts, home, stages)
+    progress.units(len(plan.paths), len(plan.paths) - len(plan.misses))
+    clock.lap("committed")  # read the tree, key each unit, read the cached results
+    job = None
+    if plan.misses:
+        job = _Background(
+            lambda stop: _run_stages_once_per_key(
+                home,
+                plan.misses,
+                plan.keys,
+                plan.kube_version,
+                opts,
+                stages,
+                progress.unit_done,
+                stop,
+            )
+        )
+    try:
+        loaded, findings, rendered, not_run = _values_and_drift(
+            opts, plan.committed, clock, progress
+        )
+        if not committed_units(plan.committed, opts.env):
+            if opts.drift or loaded is None or has_errors(findings):
+                return ValidateResult(
+                    sorted_findings(findings),
+                    timings=clock.timings,
+                    not_run=not_run,
+                    shard=plan.shard,
+                )
+            raise UsageError(
+                f"no rendered output in {home} ({' and '.join(f'{d}/' for d in OUTPUT_DIRS)}): "
+                "validate checks what is committed; run `render.py render` first, or pass "
+                "--committed DIR"
+            )
+        progress.stage("tools")
+        if job is not None:
+            plan.results.update(job.result())
+            cache = Cache(opts.cache_dir)
+            for key, path in {plan.keys[p]: p for p in plan.misses}.items():
+                cache.put(key, plan.results[path])
+    finally:
+        if job is not None:
+            job.stop()
+    clock.lap("tools wait")
+    if job is not None:
+        clock.timings["tools"] = round(job.seconds, 3)
+    progress.stage("policy")
+    fresh = {u.path: u for u in rendered.units} if rendered is not None else {}
+    units = [fresh.get(path) or Unit(env, name, path, (), {}) for env, name, path in plan.found]
+    view_of = loaded.envs if rendered is not None and loaded is not None else {}
+    total = 0
+    for unit in units:
+        found, objects = _unit_findings(unit, view_of.get(unit.env), plan, stages)
+        findings.extend(found)
+        total += objects
+    clock.lap("policy")
+    # The same finding about shared values (e.g. NFD001 or KUE001 on a vendor's taint, KSC001 on
+    # the fleet's kubeScheduler) comes from the unit of every environment: report it once.
+    findings = list(dict.fromkeys(findings))
+    return ValidateResult(
+        sorted_findings(findings),
+        len(units),
+        total,
+        len(units) - len(plan.misses),
+        clock.timings,
+        not_run,
+        plan.shard,
+        checked=[u.path for u in units],
+    )
+
+
+@dataclass
+class _Plan:
+    """The committed units to check, what each reads, its cache key, and the cached results."""
+
+    committed: Tree
+    found: list[tuple[str, str, str]]  # (env, unit, path) of this run's units (its shard)
+    shard: dict[str, object] | None
+    kube_version: str
+    inputs: dict[str, list[str]]  # path -> the committed files its build reads
+    keys: dict[str, str]  # path -> cache key
+    results: dict[str, dict[str, Any]]  # path -> {stage: verdicts}, the cached ones so far
+    misses: list[str]  # paths to run the stages on, biggest first
+
+    @property
+    def paths(self) -> list[str]:
+        return [path for _, _, path in self.found]
+
+
+def _plan(opts: ValidateOptions, home: Path, stages: list[Stage]) -> _Plan:
     committed = read_tree(home)
     found = committed_units(committed, opts.env)
     shard_info: dict[str, object] | None = None
@@ -193,101 +283,60 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
         (p for p in paths if p not in results),
         key=lambda p: -sum(len(committed[rel]) for rel in inputs[p]),
     )
-    progress.units(len(paths), len(paths) - len(misses))
-    clock.lap("committed")  # read the tree, key each unit, read the cached results
-    job = None
-    if misses:
-        job = _Background(
-            lambda stop: _run_stages_once_per_key(
-                home, misses, keys, kube_version, opts, stages, progress.unit_done, stop
-            )
-        )
-    try:
-        loaded: Values | None
-        if opts.prepared is not None:
-            loaded, findings = opts.prepared.values, list(opts.prepared.findings)
-        else:
-            loaded, findings = _load(opts.values_dir, opts.cache_dir)
-        if loaded is not None:
-            loaded.require_env(opts.env)
-        not_run: list[str] = []
-        clock.lap("values")
-        progress.stage("render")
-        rendered = opts.prepared.rendered if opts.prepared is not None else None
-        if loaded is not None and rendered is None:
-            dumps = DumpCache(opts.cache_dir / "dump-cache.json" if opts.cache_dir else None)
-            rendered = _render(loaded, findings, dumps)
-            dumps.save()
-        if rendered is None:
-            why = "the values have errors" if loaded is None else "the values' checks fail"
-            skipped = "drift and manifest rules" if opts.drift else "manifest rules"
-            not_run.append(f"{skipped} ({why}: fix them first)")
-            if opts.drift:
-                findings.append(drift.not_compared(opts.values_dir, why))
-        elif opts.drift:
-            findings.extend(drift.drift_findings(rendered.tree, committed, opts.env))
-        clock.lap("render")
-        if not committed_units(committed, opts.env):
-            if opts.drift or loaded is None or has_errors(findings):
-                return ValidateResult(
-                    sorted_findings(findings),
-                    timings=clock.timings,
-                    not_run=not_run,
-                    shard=shard_info,
-                )
-            raise UsageError(
-                f"no rendered output in {home} ({' and '.join(f'{d}/' for d in OUTPUT_DIRS)}): "
-                "validate checks what is committed; run `render.py render` first, or pass "
-                "--committed DIR"
-            )
-        progress.stage("tools")
-        if job is not None:
-            results.update(job.result())
-            for key, path in {keys[p]: p for p in misses}.items():
-                cache.put(key, results[path])
-    finally:
-        if job is not None:
-            job.stop()
-    clock.lap("tools wait")
-    if job is not None:
-        clock.timings["tools"] = round(job.seconds, 3)
-    progress.stage("policy")
+    return _Plan(committed, found, shard_info, kube_version, inputs, keys, results, misses)
 
-    fresh = {u.path: u for u in rendered.units} if rendered is not None else {}
-    units = [fresh.get(path) or Unit(env, name, path, (), {}) for env, name, path in found]
-    total = 0
-    for unit in units:
-        res = results[unit.path]
-        docs = res[BUILD]["docs"] if _built(res) else []
-        total += len(docs)
-        view = None
-        if rendered is not None and loaded is not None and unit.env in loaded.envs:
-            view = loaded.envs[unit.env]
-        seen = UnitView(
-            unit, view, docs, functools.partial(_find, unit, committed, inputs[unit.path])
-        )
-        # Upstream code's verdicts on the committed tree are reported even when the values do
-        # not render (then at the committed file); the manifest rules need the values.
-        for stage in stages:
-            verdicts = res.get(stage.name)
-            if stage.name == BUILD or (_built(res) and verdicts is not None):
-                findings.extend(stage.findings(seen, verdicts))
-        if view is not None and _built(res):
-            findings.extend(policy.run_rules(view, unit, docs))
-    clock.lap("policy")
-    # The same finding about shared values (e.g. NFD001 or KUE001 on a vendor's taint, KSC001 on
-    # the fleet's kubeScheduler) comes from the unit of every environment: report it once.
-    findings = list(dict.fromkeys(findings))
-    return ValidateResult(
-        sorted_findings(findings),
-        len(units),
-        total,
-        len(units) - len(misses),
-        clock.timings,
-        not_run,
-        shard_info,
-        checked=[u.path for u in units],
+
+def _values_and_drift(
+    opts: ValidateOptions, committed: Tree, clock: _Clock, progress: Progress
+) -> tuple[Values | None, list[Finding], Rendered | None, list[str]]:
+    """(values, findings so far, the fresh render, what did not run): the values' checks and,
+    when they render, the drift of the committed tree."""
+    loaded: Values | None
+    if opts.prepared is not None:
+        loaded, findings = opts.prepared.values, list(opts.prepared.findings)
+    else:
+        loaded, findings = _load(opts.values_dir, opts.cache_dir)
+    if loaded is not None:
+        loaded.require_env(opts.env)
+    not_run: list[str] = []
+    clock.lap("values")
+    progress.stage("render")
+    rendered = opts.prepared.rendered if opts.prepared is not None else None
+    if loaded is not None and rendered is None:
+        dumps = DumpCache(opts.cache_dir / "dump-cache.json" if opts.cache_dir else None)
+        rendered = _render(loaded, findings, dumps)
+        dumps.save()
+    if rendered is None:
+        why = "the values have errors" if loaded is None else "the values' checks fail"
+        skipped = "drift and manifest rules" if opts.drift else "manifest rules"
+        not_run.append(f"{skipped} ({why}: fix them first)")
+        if opts.drift:
+            findings.append(drift.not_compared(opts.values_dir, why))
+    elif opts.drift:
+        findings.extend(drift.drift_findings(rendered.tree, committed, opts.env))
+    clock.lap("render")
+    return loaded, findings, rendered, not_run
+
+
+def _unit_findings(
+    unit: Unit, view: FleetView | None, plan: _Plan, stages: list[Stage]
+) -> tuple[list[Finding], int]:
+    """(every stage's findings and the manifest rules' on one unit, its built objects)."""
+    res = plan.results[unit.path]
+    docs = res[BUILD]["docs"] if _built(res) else []
+    seen = UnitView(
+        unit, view, docs, functools.partial(_find, unit, plan.committed, plan.inputs[unit.path])
     )
+    out: list[Finding] = []
+    # Upstream code's verdicts on the committed tree are reported even when the values do not
+    # render (then at the committed file); the manifest rules need the values.
+    for stage in stages:
+        verdicts = res.get(stage.name)
+        if stage.name == BUILD or (_built(res) and verdicts is not None):
+            out.extend(stage.findings(seen, verdicts))
+    if view is not None and _built(res):
+        out.extend(policy.run_rules(view, unit, docs))
+    return out, len(docs)
 
 
 def _beside(values_dir: Path) -> Path:
