@@ -43,7 +43,10 @@ NFD_VERSION := v0.19.0
 NFD_LDFLAGS := -X sigs.k8s.io/node-feature-discovery/pkg/version.version=$(NFD_VERSION)
 
 .PHONY: venv tools tools-validate tools-cluster tools-dev browser go-check go-check-python demo test \
-  lint clean distclean
+  lint clean distclean schemas-crds schemas-k8s \
+  tool-kustomize tool-kubeconform tool-kbuild tool-promtool tool-nfd-rulecheck tool-kueuecheck \
+  tool-schedcheck tool-kube-apiserver tool-kube-controller-manager tool-kube-scheduler tool-kubectl tool-etcd \
+  tool-kwok tool-nfd-master tool-actionlint tool-podsecurity
 
 # ---------------------------------------------------------------------------------------- Python
 # Every build step below runs through tools/fresh: it is skipped while the SHA-256 of its inputs
@@ -80,36 +83,56 @@ K8S_LDFLAGS := -s -w $(foreach p,k8s.io/component-base/version k8s.io/client-go/
   -X $(p).gitVersion=$(K8S_VERSION) -X $(p).gitMajor=1 -X $(p).gitMinor=$(K8S_MINOR) \
   -X $(p).gitTreeState=clean -X $(p).buildDate=$(K8S_BUILD_DATE))
 
-tools: tools-validate tools-cluster tools-dev
+# Each tool is a target of its own, so that `make -j` builds independent modules at once (one's
+# module downloads and links overlap another's compiles; a cold build is otherwise mostly
+# waiting). Tools of one Go module are chained, so the second reuses the packages the first
+# compiled instead of compiling them alongside it. demo, test and tools run their builds with
+# -j$(JOBS).
+JOBS ?= 4
+SUBMAKE = $(MAKE) --no-print-directory -j$(JOBS) --output-sync=target
+
+tools:
+	+@$(SUBMAKE) tools-validate tools-cluster tools-dev
 
 # What render, validate and report run: every check `validate` makes. The kustomize and
 # kubeconform binaries are the reference the kbuild helper is tested against and what show and
 # diff run; they share kbuild's module graph, so they cost seconds.
-tools-validate: go-check venv
+tools-validate: tool-kustomize tool-kubeconform tool-kbuild tool-promtool tool-nfd-rulecheck \
+  tool-kueuecheck tool-schedcheck schemas-crds schemas-k8s
+
+tool-kustomize: go-check
 	$(call go_tool,kustomize,tools/kustomize,sigs.k8s.io/kustomize/kustomize/v5)
+tool-kubeconform: tool-kustomize
 	$(call go_tool,kubeconform,tools/kustomize,github.com/yannh/kubeconform/cmd/kubeconform)
-	@# validate's helper: kustomize's krusty API and kubeconform's validator in one process, at
-	@# the versions the two binaries above are built from (tools/kbuild/go.mod; docs/performance.md).
+# validate's helper: kustomize's krusty API and kubeconform's validator in one process, at the
+# versions the two binaries above are built from (tools/kbuild/go.mod; docs/performance.md).
+tool-kbuild: tool-kubeconform
 	$(call go_tool,kbuild,tools/kbuild,.)
-	@# promtool has its own module: the Prometheus dependency graph is large and must not move
-	@# kustomize's or kubeconform's dependencies. Built with upstream's remove_all_sd tag
-	@# (prometheus plugins/plugin_*.go): `check rules` and `test rules` use no service
-	@# discovery, and without the cloud SDKs the cold build takes a fraction of the time.
+# promtool has its own module: the Prometheus dependency graph is large and must not move
+# kustomize's or kubeconform's dependencies. Built with upstream's remove_all_sd tag (prometheus
+# plugins/plugin_*.go): `check rules` and `test rules` use no service discovery
+# (docs/toolchain.md has the measured difference).
+tool-promtool: go-check
 	$(call go_tool,promtool,tools/promtool,github.com/prometheus/prometheus/cmd/promtool,,remove_all_sd)
-	@# nfd-rulecheck runs NFD's own rule validation and matching on rendered rules (NFD001). Own
-	@# module: NFD pins k8s v0.35.
+# nfd-rulecheck runs NFD's own rule validation and matching on rendered rules (NFD001). Own
+# module: NFD pins k8s v0.35.
+tool-nfd-rulecheck: go-check
 	$(call go_tool,nfd-rulecheck,tools/nfd,./cmd/nfd-rulecheck)
-	@# kueuecheck: Kueue's own admission webhooks (sigs.k8s.io/kueue v0.17.0 pkg/webhooks) on
-	@# rendered Kueue objects (KUE001). Own module: Kueue pins its own Kubernetes libraries.
+# kueuecheck: Kueue's own admission webhooks (sigs.k8s.io/kueue v0.17.0 pkg/webhooks) on rendered
+# Kueue objects (KUE001). Own module: Kueue pins its own Kubernetes libraries.
+tool-kueuecheck: go-check
 	$(call go_tool,kueuecheck,tools/kueuecheck,.)
-	@# schedcheck: the kube-scheduler's own config decoding and validation (k8s.io/kubernetes).
+# schedcheck: the kube-scheduler's own config decoding and validation (k8s.io/kubernetes, KSC001).
+tool-schedcheck: go-check
 	$(call go_tool,schedcheck,tools/schedcheck,.)
-	@# CRD schemas: pinned modules via `go mod download`, Volcano via controller-gen (tools/crdgen).
+# CRD schemas: pinned modules via `go mod download`, Volcano via controller-gen (tools/crdgen).
+schemas-crds: go-check venv
 	@$(FRESH) $(SCHEMAS)/.crds.sha256 $(SCHEMAS)/crds/index.json -- \
 	  tools/schemas.lock.yaml tools/crdschemas.py tools/crdgen -- \
 	  $(PY) tools/crdschemas.py crds $(SCHEMAS)/crds
-	@# Built-in Kubernetes schemas from the kubernetes-validate wheel, refs made file-relative.
-	@# Keyed on that wheel's pin alone, so another dependency's bump does not lay them out again.
+# Built-in Kubernetes schemas from the kubernetes-validate wheel, refs made file-relative. Keyed
+# on that wheel's pin alone, so another dependency's bump does not lay them out again.
+schemas-k8s: venv
 	@mkdir -p $(SCHEMAS) && grep -o '"kubernetes-validate==[^"]*"' pyproject.toml > $(SCHEMAS)/.k8s-pin
 	@$(FRESH) $(SCHEMAS)/.k8s.sha256 $(SCHEMAS)/k8s -- \
 	  tools/schemas.lock.yaml tools/crdschemas.py $(SCHEMAS)/.k8s-pin -- \
@@ -117,22 +140,36 @@ tools-validate: go-check venv
 
 # The control plane behind validate --dry-run=server and simulate: own modules, because
 # Kubernetes' dependency graph is the largest of all (a cold build takes minutes). simulate and
-# --dry-run=server run this target themselves, saying so, when a part is missing.
-tools-cluster: go-check
+# --dry-run=server run this target themselves, saying so, when a part is missing. The
+# Kubernetes binaries are chained (one module); etcd, kwok and nfd-master build beside them.
+tools-cluster: tool-kube-apiserver tool-kube-controller-manager tool-kube-scheduler tool-kubectl \
+  tool-etcd tool-kwok tool-nfd-master
+
+tool-kube-apiserver: go-check
 	$(call go_tool,kube-apiserver,tools/controlplane,k8s.io/kubernetes/cmd/kube-apiserver,$(K8S_LDFLAGS))
+tool-kube-controller-manager: tool-kube-apiserver
 	$(call go_tool,kube-controller-manager,tools/controlplane,k8s.io/kubernetes/cmd/kube-controller-manager,$(K8S_LDFLAGS))
+tool-kube-scheduler: tool-kube-controller-manager
 	$(call go_tool,kube-scheduler,tools/controlplane,k8s.io/kubernetes/cmd/kube-scheduler,$(K8S_LDFLAGS))
+tool-kubectl: tool-kube-scheduler
 	$(call go_tool,kubectl,tools/controlplane,k8s.io/kubernetes/cmd/kubectl,$(K8S_LDFLAGS))
+tool-etcd: tool-kubectl
 	$(call go_tool,etcd,tools/controlplane,go.etcd.io/etcd/server/v3,-s -w)
+tool-kwok: go-check
 	$(call go_tool,kwok,tools/kwok,sigs.k8s.io/kwok/cmd/kwok,-s -w)
-	@# nfd-master runs on the local control plane (simulate labels and taints nodes with it).
+# nfd-master runs on the local control plane (simulate labels and taints nodes with it); after
+# nfd-rulecheck, its module's other binary.
+tool-nfd-master: tool-nfd-rulecheck
 	$(call go_tool,nfd-master,tools/nfd,sigs.k8s.io/node-feature-discovery/cmd/nfd-master,$(NFD_LDFLAGS))
 
 # What only the test suite runs.
-tools-dev: go-check
-	@# actionlint checks .github/workflows in the test suite; its own module, like promtool.
+tools-dev: tool-actionlint tool-podsecurity
+
+# actionlint checks .github/workflows in the test suite; its own module, like promtool.
+tool-actionlint: go-check
 	$(call go_tool,actionlint,tools/actionlint,github.com/rhysd/actionlint/cmd/actionlint)
-	@# Pod Security Standards as the API server's admission plugin decides them (tests).
+# Pod Security Standards as the API server's admission plugin decides them (tests).
+tool-podsecurity: go-check
 	$(call go_tool,podsecurity,tools/podsecurity,.)
 
 go-check:
@@ -158,12 +195,14 @@ browser:
 
 # ------------------------------------------------------------------------------------ workflows
 # A newcomer's first minutes: only what render, validate and report need (docs/toolchain.md).
-demo: venv tools-validate
+demo: venv
+	+@$(SUBMAKE) tools-validate
 	$(PY) render.py render
 	$(PY) render.py validate
 	$(PY) render.py report --out .cache/report/index.html
 
-test: venv tools browser
+test: venv
+	+@$(SUBMAKE) tools browser
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: venv
