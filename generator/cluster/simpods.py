@@ -67,6 +67,11 @@ def _owner(pod: Obj, rs_owner: dict[tuple[str, str], str]) -> tuple[str, str]:
     return "", ""
 
 
+def subject(ref: PodRef, ns: str, name: str, env: str) -> str:
+    """What a pod finding is about: the workload, in its environment (SIM004, 5, 8 and 10)."""
+    return f"{ref.kind} {ns}/{name} in environment {env!r}"
+
+
 def check_pods(
     api: ApiClient,
     view: FleetView,
@@ -121,14 +126,15 @@ def check_pods(
             if not node_name:
                 ok = False
                 reason = _unschedulable(pod)
+                what = f"pod {pod['metadata']['name']} stays Pending: {reason}"
                 mine.append(
                     Finding(
                         "SIM004",
-                        f"{ref.kind} {ns}/{name} in environment {env!r}: pod "
-                        f"{pod['metadata']['name']} stays Pending: {reason}",
+                        f"{subject(ref, ns, name, env)}: {what}",
                         loc,
                         path,
                         HINTS["SIM004"],
+                        detail=what,
                     )
                 )
             else:
@@ -138,16 +144,19 @@ def check_pods(
                 if got_vendor != vendor or (want_model and got_model.lower() != want_model.lower()):
                     ok = False
                     reason = f"runs on {node_name} ({node.describe() if node else '?'})"
+                    what = (
+                        f"pod {pod['metadata']['name']} {reason}, not on a {vendor}"
+                        + (f" {want_model}" if want_model else "")
+                        + " node"
+                    )
                     mine.append(
                         Finding(
                             "SIM005",
-                            f"{ref.kind} {ns}/{name} in environment {env!r}: pod "
-                            f"{pod['metadata']['name']} {reason}, not on a {vendor}"
-                            + (f" {want_model}" if want_model else "")
-                            + " node",
+                            f"{subject(ref, ns, name, env)}: {what}",
                             loc,
                             path,
                             HINTS["SIM005"],
+                            detail=what,
                         )
                     )
             results.append(
@@ -178,14 +187,15 @@ def check_pods(
                     False,
                 )
             )
+            what = f"{want - len(pods)} of {want} pod(s) not created: {why}"
             mine.append(
                 Finding(
                     code,
-                    f"{ref.kind} {ns}/{name} in environment {env!r}: {want - len(pods)} of "
-                    f"{want} pod(s) not created: {why}",
+                    f"{subject(ref, ns, name, env)}: {what}",
                     loc,
                     path,
                     HINTS[code],
+                    detail=what,
                 )
             )
         if not mine:
@@ -280,12 +290,13 @@ def retry_alone(
                 report.findings += [_alone(f) for f in fs]
             continue
         first = failing[mine[0]][0]
+        key_ns, _, key_name = mine[0]
         report.findings.append(
             Finding(
                 "SIM010",
-                f"{first.message.split(':', 1)[0]} does not fully run beside the other jobs, "
-                f"but does alone beside the services: it waits for them "
-                f"({first.message.split(': ', 1)[-1]})",
+                f"{subject(refs[mine[0]], key_ns, key_name, report.env)} does not fully run "
+                f"beside the other jobs, but does alone beside the services: it waits for them "
+                f"({first.detail})",
                 first.location,
                 first.path,
                 HINTS["SIM010"],
