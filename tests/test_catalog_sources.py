@@ -13,7 +13,7 @@ import yaml
 from generator.values.schema import SOURCE
 from tests.conftest import ROOT
 
-CATALOG = resources.files("generator") / "catalog"
+CATALOG = resources.files("generator.values") / "catalog"
 ENTRIES = sorted(
     p.name.removesuffix(".yaml") for p in CATALOG.iterdir() if p.name.endswith(".yaml")
 )
