@@ -1,5 +1,6 @@
-"""Shared fixtures: the example values tree copied into tmp_path, the real tools, and a real
-control plane (generator/cluster)."""
+"""pytest fixtures: the example values tree copied into tmp_path, and a real control plane
+(generator/cluster). Plain helpers are in tests/fixtures.py, the example's facts in
+tests/example.py."""
 
 from __future__ import annotations
 
@@ -13,8 +14,7 @@ import pytest
 if TYPE_CHECKING:
     from generator.cluster.launcher import ControlPlane
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE_VALUES = ROOT / "values"
+from tests.example import EXAMPLE_VALUES
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -44,16 +44,6 @@ def write(values_dir: Path) -> Callable[[str, str], Path]:
         return path
 
     return _write
-
-
-def tool(name: str) -> Path:
-    local = ROOT / ".tools" / "bin" / name
-    if local.exists():
-        return local
-    found = shutil.which(name)
-    if found is None:
-        pytest.fail(f"{name} is not installed: run `make tools`")
-    return Path(found)
 
 
 @pytest.fixture(scope="session")

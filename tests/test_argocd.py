@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.minifleet import FLEET, build, find, rendered, tree
+from tests.fixtures import PROD_FLEET, build_unit, find, render_into, tree
 
 POOL = (
     "pools:\n  - {name: p1, model: m1, pciDevices: ['abcd'], devicesPerNode: 8, nodes: [node-01]}\n"
@@ -16,7 +16,9 @@ TEAM = "quota: {nvidia: 4}\n"
 
 def everything(out: Path, env: str) -> dict[str, list[dict[str, Any]]]:
     """What Argo CD applies, per unit (kustomize build of every overlay of `env`)."""
-    return {p.name: build(out, env, p.name) for p in sorted((out / "overlays" / env).iterdir())}
+    return {
+        p.name: build_unit(out, env, p.name) for p in sorted((out / "overlays" / env).iterdir())
+    }
 
 
 def group_kind(obj: dict[str, Any]) -> tuple[str, str]:
@@ -24,14 +26,15 @@ def group_kind(obj: dict[str, Any]) -> tuple[str, str]:
 
 
 def test_the_app_project_allows_exactly_what_the_fleet_deploys(tmp_path: Path) -> None:
-    fleet = FLEET + "nodeConfig: {method: node-patch}\nscheduling: {backend: kueue}\n"
+    fleet = PROD_FLEET + "nodeConfig: {method: node-patch}\nscheduling: {backend: kueue}\n"
     amd = POOL.replace("node-01", "node-02")
     values_dir = tree(
         tmp_path,
         {"vendors/nvidia.yaml": POOL, "vendors/amd.yaml": amd, "teams/ml.yaml": TEAM},
         fleet=fleet,
+        defaults=False,
     )
-    units = everything(rendered(values_dir, tmp_path / "out"), "prod")
+    units = everything(render_into(values_dir, tmp_path / "out"), "prod")
     project = find(units["argocd"], "AppProject")
     apps = [o for o in units["argocd"] if o["kind"] == "Application"]
     assert {a["spec"]["project"] for a in apps} == {project["metadata"]["name"]}
@@ -64,9 +67,11 @@ def test_the_app_project_allows_exactly_what_the_fleet_deploys(tmp_path: Path) -
 
 
 def test_a_volcano_fleet_allows_its_queues(tmp_path: Path) -> None:
-    fleet = FLEET + "scheduling: {backend: volcano}\n"
-    values_dir = tree(tmp_path, {"vendors/nvidia.yaml": POOL, "teams/ml.yaml": TEAM}, fleet=fleet)
-    argocd = build(rendered(values_dir, tmp_path / "out"), "prod", "argocd")
+    fleet = PROD_FLEET + "scheduling: {backend: volcano}\n"
+    values_dir = tree(
+        tmp_path, {"vendors/nvidia.yaml": POOL, "teams/ml.yaml": TEAM}, fleet=fleet, defaults=False
+    )
+    argocd = build_unit(render_into(values_dir, tmp_path / "out"), "prod", "argocd")
     allowed = {
         (w["group"], w["kind"])
         for w in find(argocd, "AppProject")["spec"]["clusterResourceWhitelist"]
@@ -77,8 +82,13 @@ def test_a_volcano_fleet_allows_its_queues(tmp_path: Path) -> None:
 
 
 def test_team_namespaces_are_never_pruned_or_cascade_deleted(tmp_path: Path) -> None:
-    values_dir = tree(tmp_path, {"vendors/nvidia.yaml": POOL, "teams/ml.yaml": TEAM})
-    objs = build(rendered(values_dir, tmp_path / "out"), "prod", "team-ml")
+    values_dir = tree(
+        tmp_path,
+        {"vendors/nvidia.yaml": POOL, "teams/ml.yaml": TEAM},
+        fleet=PROD_FLEET,
+        defaults=False,
+    )
+    objs = build_unit(render_into(values_dir, tmp_path / "out"), "prod", "team-ml")
     ns = find(objs, "Namespace", "ml")
     options = ns["metadata"]["annotations"]["argocd.argoproj.io/sync-options"].split(",")
     assert "Prune=false" in options and "Delete=false" in options
@@ -89,9 +99,9 @@ def test_team_namespaces_are_never_pruned_or_cascade_deleted(tmp_path: Path) -> 
 
 def test_destination_server_moves_the_units_not_the_root_application(tmp_path: Path) -> None:
     remote = "https://gpu-cluster.example.com:6443"
-    fleet = FLEET + f"argocd: {{destinationServer: '{remote}'}}\n"
-    values_dir = tree(tmp_path, {"vendors/nvidia.yaml": POOL}, fleet=fleet)
-    argocd = build(rendered(values_dir, tmp_path / "out"), "prod", "argocd")
+    fleet = PROD_FLEET + f"argocd: {{destinationServer: '{remote}'}}\n"
+    values_dir = tree(tmp_path, {"vendors/nvidia.yaml": POOL}, fleet=fleet, defaults=False)
+    argocd = build_unit(render_into(values_dir, tmp_path / "out"), "prod", "argocd")
     apps = {
         a["metadata"]["name"]: a["spec"]["destination"]
         for a in argocd
@@ -108,8 +118,8 @@ def test_destination_server_moves_the_units_not_the_root_application(tmp_path: P
 
 
 def test_the_project_syncs_before_the_applications_that_name_it(tmp_path: Path) -> None:
-    values_dir = tree(tmp_path, {"vendors/nvidia.yaml": POOL})
-    argocd = build(rendered(values_dir, tmp_path / "out"), "prod", "argocd")
+    values_dir = tree(tmp_path, {"vendors/nvidia.yaml": POOL}, fleet=PROD_FLEET, defaults=False)
+    argocd = build_unit(render_into(values_dir, tmp_path / "out"), "prod", "argocd")
     wave = {
         o["kind"] + "/" + o["metadata"]["name"]: int(
             o["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]

@@ -11,7 +11,7 @@ import yaml
 from generator.policy.placement import tolerates
 from generator.render.layout import render_tree
 from generator.values.model import Taint
-from tests.helpers import FLEET, NVIDIA, cli, render_refused, snapshot, tree
+from tests.fixtures import FLEET, NVIDIA, cli, render_refused, snapshot, tree
 
 AMD = "pools:\n  - {name: mi250x, model: MI250X, devicesPerNode: 8, nodes: [m1]}\n"
 

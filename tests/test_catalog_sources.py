@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from generator.values.schema import SOURCE
-from tests.conftest import ROOT
+from tests.fixtures import ROOT
 
 CATALOG = resources.files("generator.values") / "catalog"
 ENTRIES = sorted(

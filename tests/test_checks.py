@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from generator.policy.fleet import REGISTRY
-from tests.helpers import findings, lines
+from tests.fixtures import findings, lines
 
 Write = Callable[[str, str], Path]
 

@@ -10,27 +10,21 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from generator import __version__
-from generator.cli import main
 from generator.values import schema as schemadefs
+from tests.fixtures import cli
 
 Write = Callable[[str, str], Path]
 
 
-def run(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.output
-
-
 def test_version() -> None:
-    code, out = run("--version")
+    code, out = cli("--version")
     assert code == 0 and out.endswith(f" {__version__}\n")
 
 
 def test_schema_without_kind_is_one_json_object_keyed_by_kind() -> None:
-    code, out = run("schema")
+    code, out = cli("schema")
     assert code == 0
     data = json.loads(out)
     assert sorted(data) == sorted(schemadefs.USER_KINDS)
@@ -38,7 +32,7 @@ def test_schema_without_kind_is_one_json_object_keyed_by_kind() -> None:
 
 
 def test_schema_out_writes_one_file_per_kind(tmp_path: Path) -> None:
-    code, _ = run("schema", "--out", str(tmp_path))
+    code, _ = cli("schema", "--out", str(tmp_path))
     assert code == 0
     for kind in schemadefs.USER_KINDS:
         assert (
@@ -50,11 +44,11 @@ def test_check_reports_values_findings_without_tools(
     values_dir: Path, write: Write, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ACCEL_GITOPS_TOOLS_DIR", str(tmp_path / "no-tools"))
-    code, out = run("check", "--values", str(values_dir))
+    code, out = cli("check", "--values", str(values_dir))
     assert code == 0 and out.endswith("check: 0 error(s), 3 warning(s)\n")
     write("teams/ml-team.yaml", "quota:\n  nvidia: many\n")
     write("teams/inference.yaml", "quota: {nvidia: 1}\nbogus: 1\n")
-    code, out = run("check", "--values", str(values_dir), "--output", "json")
+    code, out = cli("check", "--values", str(values_dir), "--output", "json")
     assert code == 1
     found = {(f["file"], f["code"]) for f in json.loads(out)["findings"]}
     assert ("values/teams/ml-team.yaml", "VAL001") in found

@@ -18,19 +18,18 @@ from typing import Any
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
 from generator import builders, toolchain
 from generator.builders import node_config
 from generator.builders import workloads as workload_builder
 from generator.builders.common import Component, metadata
-from generator.cli import main
 from generator.cluster import dryrun, launcher
 from generator.cluster.launcher import ControlPlane
 from generator.cluster.simulate import SimulationResult, simulate
 from generator.errors import Finding, Severity
 from generator.policy import fleet as checks
 from generator.values.model import FleetView
+from tests.fixtures import invoke
 
 pytestmark = pytest.mark.xdist_group("control-plane")
 
@@ -182,10 +181,8 @@ def test_crd_object_breaking_a_cel_rule_only_the_server_sees(
         return [Component("scheduling", "extra/flavor", [flavor], vendor.doc.anchor(("pools",)))]
 
     monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, extra))
-    assert CliRunner().invoke(main, ["render", "--values", str(values)]).exit_code == 0
-    static = CliRunner().invoke(
-        main, ["validate", "--values", str(values), "--no-drift", "--no-cache"]
-    )
+    assert invoke("render", "--values", str(values)).exit_code == 0
+    static = invoke("validate", "--values", str(values), "--no-drift", "--no-cache")
     assert static.exit_code == 0, static.output
 
     result = dryrun.dry_run(values, None, plane=cluster)
@@ -300,18 +297,15 @@ def test_a_kubernetes_minor_without_a_control_plane_is_a_finding_at_its_line(
 
 def test_validate_dry_run_cli_on_its_own_local_control_plane(tree: Tree) -> None:
     values = tree()
-    assert CliRunner().invoke(main, ["render", "--values", str(values)]).exit_code == 0
-    result = CliRunner().invoke(
-        main,
-        [
-            "validate",
-            "--values",
-            str(values),
-            "--no-drift",
-            "--no-cache",
-            "--dry-run=server",
-            "--local-apiserver",
-        ],
+    assert invoke("render", "--values", str(values)).exit_code == 0
+    result = invoke(
+        "validate",
+        "--values",
+        str(values),
+        "--no-drift",
+        "--no-cache",
+        "--dry-run=server",
+        "--local-apiserver",
     )
     assert result.exit_code == 0, result.output
     assert "dry-run objects" in result.output.splitlines()[-1]
@@ -319,7 +313,7 @@ def test_validate_dry_run_cli_on_its_own_local_control_plane(tree: Tree) -> None
 
 def test_dry_run_options_need_dry_run(tree: Tree) -> None:
     values = tree()
-    result = CliRunner().invoke(main, ["validate", "--values", str(values), "--local-apiserver"])
+    result = invoke("validate", "--values", str(values), "--local-apiserver")
     assert result.exit_code == 2
     assert "need --dry-run=server" in result.output
 
@@ -480,7 +474,7 @@ def test_simulate_cli_json(
         yield cluster
 
     monkeypatch.setattr(launcher, "local_control_plane", shared)
-    result = CliRunner().invoke(main, ["simulate", "--values", str(values), "--output", "json"])
+    result = invoke("simulate", "--values", str(values), "--output", "json")
     doc = json.loads(result.output)
     (env,) = doc["stats"]["environments"]
     assert env["env"] == "dev"

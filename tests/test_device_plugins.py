@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from generator.cli import main
-from tests.helpers import lines
-from tests.minifleet import build, find, pod_security, rendered, tree
+from tests.fixtures import (
+    PROD_FLEET,
+    build_unit,
+    find,
+    invoke,
+    lines,
+    pod_security,
+    render_into,
+    tree,
+)
 
 POOL = (
     "pools:\n  - {name: p1, model: m1, pciDevices: ['abcd'], devicesPerNode: 8, nodes: [node-01]}\n"
@@ -57,8 +62,10 @@ devicePlugin:
 
 
 def test_plugin_model_carries_upstream_shapes_unchanged(tmp_path: Path) -> None:
-    values_dir = tree(tmp_path, {"vendors/acme.yaml": ACME + POOL})
-    objs = build(rendered(values_dir, tmp_path / "out"), "prod", "device-plugins")
+    values_dir = tree(
+        tmp_path, {"vendors/acme.yaml": ACME + POOL}, fleet=PROD_FLEET, defaults=False
+    )
+    objs = build_unit(render_into(values_dir, tmp_path / "out"), "prod", "device-plugins")
     ds = find(objs, "DaemonSet", "acme-device-plugin")
     pod = ds["spec"]["template"]["spec"]
     [ctr] = pod["containers"]
@@ -98,15 +105,13 @@ def test_plugin_model_carries_upstream_shapes_unchanged(tmp_path: Path) -> None:
     ]
     # ... and kubeconform (strict) and the policy rules accept the result.
     committed = str(tmp_path / "out")  # validate checks what is committed
-    result = CliRunner().invoke(
-        main, ["validate", "--values", str(values_dir), "--committed", committed, "--no-drift"]
-    )
+    result = invoke("validate", "--values", str(values_dir), "--committed", committed, "--no-drift")
     assert result.exit_code == 0, result.output
 
 
 def test_a_plugin_with_no_upstream_resources_gets_requests(tmp_path: Path) -> None:
-    values_dir = tree(tmp_path, {"vendors/nvidia.yaml": POOL})
-    objs = build(rendered(values_dir, tmp_path / "out"), "prod", "device-plugins")
+    values_dir = tree(tmp_path, {"vendors/nvidia.yaml": POOL}, fleet=PROD_FLEET, defaults=False)
+    objs = build_unit(render_into(values_dir, tmp_path / "out"), "prod", "device-plugins")
     [ctr] = find(objs, "DaemonSet", "nvidia-device-plugin")["spec"]["template"]["spec"][
         "containers"
     ]
@@ -116,8 +121,8 @@ def test_a_plugin_with_no_upstream_resources_gets_requests(tmp_path: Path) -> No
 def test_ascend_plugin_is_the_upstream_manifest(tmp_path: Path) -> None:
     """mind-cluster's build/ascendplugin-910.yaml: it exits without NODE_NAME, reads the
     kubelet's pod-resources socket, watches ConfigMaps, records events, needs 500Mi."""
-    values_dir = tree(tmp_path, {"vendors/ascend.yaml": POOL})
-    objs = build(rendered(values_dir, tmp_path / "out"), "prod", "device-plugins")
+    values_dir = tree(tmp_path, {"vendors/ascend.yaml": POOL}, fleet=PROD_FLEET, defaults=False)
+    objs = build_unit(render_into(values_dir, tmp_path / "out"), "prod", "device-plugins")
     ds = find(objs, "DaemonSet", "ascend-device-plugin")
     pod = ds["spec"]["template"]["spec"]
     [ctr] = pod["containers"]
@@ -146,8 +151,10 @@ def test_cambricon_plugin_keeps_the_resource_name_it_advertises(tmp_path: Path) 
             "vendors/cambricon.yaml": "devicePlugin: {image: r.example/cambricon-dp}\n"
             "exporter: {render: false}\n" + POOL
         },
+        fleet=PROD_FLEET,
+        defaults=False,
     )
-    objs = build(rendered(values_dir, tmp_path / "out"), "prod", "device-plugins")
+    objs = build_unit(render_into(values_dir, tmp_path / "out"), "prod", "device-plugins")
     pod = find(objs, "DaemonSet", "cambricon-device-plugin")["spec"]["template"]["spec"]
     assert "--enable-device-type" not in pod["containers"][0]["args"]
     assert pod["hostPID"] is True and pod["hostIPC"] is True
@@ -162,7 +169,9 @@ def test_a_vendor_outside_the_catalog_without_a_plugin_socket_mount_is_refused(
     text = ACME.replace(
         "    - {name: device-plugin, mountPath: /var/lib/kubelet/device-plugins}\n", ""
     )
-    values_dir = tree(tmp_path, {"vendors/acme.yaml": text + POOL})
+    values_dir = tree(
+        tmp_path, {"vendors/acme.yaml": text + POOL}, fleet=PROD_FLEET, defaults=False
+    )
     found = [line for line in lines(values_dir) if "VAL003" in line]
     assert len(found) == 1, found
     line = text.splitlines().index("  volumeMounts:") + 1
@@ -174,7 +183,9 @@ def test_a_vendor_outside_the_catalog_without_taints_is_refused(tmp_path: Path) 
     text = ACME.replace(
         "taints: [{key: acme.example/npu, value: present, effect: NoSchedule}]\n", ""
     )
-    values_dir = tree(tmp_path, {"vendors/acme.yaml": text + POOL})
+    values_dir = tree(
+        tmp_path, {"vendors/acme.yaml": text + POOL}, fleet=PROD_FLEET, defaults=False
+    )
     found = [line for line in lines(values_dir) if "VAL003" in line]
     assert len(found) == 1, found
     assert found[0].startswith("values/vendors/acme.yaml:")
@@ -183,7 +194,9 @@ def test_a_vendor_outside_the_catalog_without_taints_is_refused(tmp_path: Path) 
 
 def test_a_vendor_outside_the_catalog_can_inherit_from_an_entry(tmp_path: Path) -> None:
     text = "catalog: nvidia\nnodeLabels: {accelerator: other-gpu}\n"
-    values_dir = tree(tmp_path, {"vendors/other.yaml": text + POOL})
+    values_dir = tree(
+        tmp_path, {"vendors/other.yaml": text + POOL}, fleet=PROD_FLEET, defaults=False
+    )
     assert not [line for line in lines(values_dir) if "VAL003" in line]
 
 
@@ -191,14 +204,21 @@ def test_an_override_that_drops_the_socket_mount_points_at_the_values_file(
     tmp_path: Path,
 ) -> None:
     text = "devicePlugin:\n  volumeMounts: []\n"
-    values_dir = tree(tmp_path, {"vendors/nvidia.yaml": text + POOL})
+    values_dir = tree(
+        tmp_path, {"vendors/nvidia.yaml": text + POOL}, fleet=PROD_FLEET, defaults=False
+    )
     found = [line for line in lines(values_dir) if "VAL003" in line]
     assert len(found) == 1 and found[0].startswith("values/vendors/nvidia.yaml:2:"), found
 
 
 def test_plugin_pods_are_admitted_by_their_namespaces_pod_security(tmp_path: Path) -> None:
-    values_dir = tree(tmp_path, {"vendors/ascend.yaml": POOL, "vendors/acme.yaml": ACME + POOL2})
-    objs = build(rendered(values_dir, tmp_path / "out"), "prod", "device-plugins")
+    values_dir = tree(
+        tmp_path,
+        {"vendors/ascend.yaml": POOL, "vendors/acme.yaml": ACME + POOL2},
+        fleet=PROD_FLEET,
+        defaults=False,
+    )
+    objs = build_unit(render_into(values_dir, tmp_path / "out"), "prod", "device-plugins")
     results = pod_security(objs)
     assert {(r["name"], r["level"], r["allowed"]) for r in results} == {
         ("ascend-device-plugin", "privileged", True),

@@ -7,7 +7,7 @@ from pathlib import Path
 from generator.render.dumpcache import DumpCache
 from generator.render.layout import render_tree
 from generator.values import loader as values
-from tests.conftest import EXAMPLE_VALUES
+from tests.example import EXAMPLE_VALUES
 
 
 def test_warm_cache_renders_the_same_bytes_and_prunes(tmp_path: Path) -> None:

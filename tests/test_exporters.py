@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import lines
-from tests.minifleet import build, find, pod_security, rendered, tree
+from tests.fixtures import PROD_FLEET, build_unit, find, lines, pod_security, render_into, tree
 
 
 def pool(node: str) -> str:
@@ -34,8 +33,8 @@ def selects(monitor: dict[str, Any], pod_ns: str, pod_labels: dict[str, str]) ->
 
 
 def test_each_pod_monitor_selects_exactly_the_exporter_pods_it_renders(tmp_path: Path) -> None:
-    values_dir = tree(tmp_path, VENDORS)
-    objs = build(rendered(values_dir, tmp_path / "out"), "prod", "monitoring")
+    values_dir = tree(tmp_path, VENDORS, fleet=PROD_FLEET, defaults=False)
+    objs = build_unit(render_into(values_dir, tmp_path / "out"), "prod", "monitoring")
     monitors = [o for o in objs if o["kind"] == "PodMonitor"]
     sets = [o for o in objs if o["kind"] == "DaemonSet"]
     assert len(monitors) == len(sets) == 4
@@ -62,8 +61,8 @@ def test_each_pod_monitor_selects_exactly_the_exporter_pods_it_renders(tmp_path:
 
 
 def test_exporters_are_rendered_as_upstream_ships_them(tmp_path: Path) -> None:
-    values_dir = tree(tmp_path, VENDORS)
-    objs = build(rendered(values_dir, tmp_path / "out"), "prod", "monitoring")
+    values_dir = tree(tmp_path, VENDORS, fleet=PROD_FLEET, defaults=False)
+    objs = build_unit(render_into(values_dir, tmp_path / "out"), "prod", "monitoring")
     dcgm = find(objs, "DaemonSet", "dcgm-exporter")["spec"]["template"]["spec"]
     [ctr] = dcgm["containers"]
     assert ctr["image"] == "nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless"
@@ -87,9 +86,9 @@ def test_exporters_are_rendered_as_upstream_ships_them(tmp_path: Path) -> None:
 
 
 def test_exporter_pods_are_admitted_by_their_namespaces_pod_security(tmp_path: Path) -> None:
-    values_dir = tree(tmp_path, VENDORS)
-    out = rendered(values_dir, tmp_path / "out")
-    objs = build(out, "prod", "monitoring")
+    values_dir = tree(tmp_path, VENDORS, fleet=PROD_FLEET, defaults=False)
+    out = render_into(values_dir, tmp_path / "out")
+    objs = build_unit(out, "prod", "monitoring")
     results = pod_security(objs)
     assert len(results) == 4
     assert all(r["namespace"] == "accelerator-exporters" for r in results)
@@ -117,8 +116,10 @@ def test_exporters_installed_another_way_are_selected_by_upstream_labels(tmp_pat
             + pool("a-1"),
             "vendors/cambricon.yaml": "devicePlugin: {image: r.example/dp}\n" + off + pool("m-1"),
         },
+        fleet=PROD_FLEET,
+        defaults=False,
     )
-    objs = build(rendered(values_dir, tmp_path / "out"), "prod", "monitoring")
+    objs = build_unit(render_into(values_dir, tmp_path / "out"), "prod", "monitoring")
     assert not [o for o in objs if o["kind"] in ("DaemonSet", "ServiceAccount")]
     assert not [o for o in objs if o["metadata"]["name"] == "accelerator-exporters"]
     spec = {
@@ -140,7 +141,10 @@ def test_exporters_installed_another_way_are_selected_by_upstream_labels(tmp_pat
 
 def test_a_rendered_exporter_without_an_image_points_at_the_vendor_file(tmp_path: Path) -> None:
     values_dir = tree(
-        tmp_path, {"vendors/cambricon.yaml": "devicePlugin: {image: r.example/dp}\n" + POOL}
+        tmp_path,
+        {"vendors/cambricon.yaml": "devicePlugin: {image: r.example/dp}\n" + POOL},
+        fleet=PROD_FLEET,
+        defaults=False,
     )
     found = [line for line in lines(values_dir) if "MON001" in line]
     assert len(found) == 1 and found[0].startswith("values/vendors/cambricon.yaml:"), found
@@ -148,14 +152,13 @@ def test_a_rendered_exporter_without_an_image_points_at_the_vendor_file(tmp_path
 
 
 def test_fleet_can_name_the_exporter_namespace(tmp_path: Path) -> None:
-    from tests.minifleet import FLEET
-
     values_dir = tree(
         tmp_path,
         {"vendors/nvidia.yaml": POOL},
-        fleet=FLEET + "monitoring: {exporterNamespace: gpu-exporters}\n",
+        fleet=PROD_FLEET + "monitoring: {exporterNamespace: gpu-exporters}\n",
+        defaults=False,
     )
-    objs = build(rendered(values_dir, tmp_path / "out"), "prod", "monitoring")
+    objs = build_unit(render_into(values_dir, tmp_path / "out"), "prod", "monitoring")
     assert find(objs, "DaemonSet", "dcgm-exporter")["metadata"]["namespace"] == "gpu-exporters"
     monitor = find(objs, "PodMonitor", "dcgm-exporter")
     assert monitor["spec"]["namespaceSelector"] == {"matchNames": ["gpu-exporters"]}

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from generator.values import inventory
-from tests.conftest import ROOT, tool
+from tests.fixtures import ROOT, tool
 
 NFD_MODULE = "sigs.k8s.io/node-feature-discovery"
 

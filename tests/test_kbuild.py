@@ -14,13 +14,11 @@ from typing import Any
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
 from benchmarks.fleet import make_values
 from generator import toolchain
-from generator.cli import main
 from generator.validate.stages import tools
-from tests.conftest import ROOT, tool
+from tests.fixtures import ROOT, invoke, tool
 
 K8S = "1.33"
 
@@ -118,7 +116,7 @@ def test_the_example_fleet_builds_byte_identical(tmp_path: Path) -> None:
 def test_a_synthetic_fleet_and_broken_units_build_byte_identical(tmp_path: Path) -> None:
     values = tmp_path / "fleet" / "values"
     make_values(values, 12)
-    code = CliRunner().invoke(main, ["render", "--values", str(values)]).exit_code
+    code = invoke("render", "--values", str(values)).exit_code
     assert code == 0
     root = values.parent
     for rel, text in BROKEN.items():
@@ -165,7 +163,7 @@ def test_validate_reports_the_same_with_either_engine(tmp_path: Path) -> None:
 
     values = tmp_path / "fleet" / "values"
     make_values(values, 6)
-    assert CliRunner().invoke(main, ["render", "--values", str(values)]).exit_code == 0
+    assert invoke("render", "--values", str(values)).exit_code == 0
     for rel, text in BROKEN.items():
         (values.parent / rel).parent.mkdir(parents=True, exist_ok=True)
         (values.parent / rel).write_text(text)

@@ -12,18 +12,15 @@ from typing import Any
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
 from generator import toolchain
 from generator.builders import scheduling
-from generator.cli import main
 from generator.errors import Location
 from generator.render.layout import Unit
 from generator.validate.stages import kueue
 from generator.values import loader as values
-from tests.conftest import ROOT, tool
-from tests.test_kustomize import build
-from tests.test_scheduling import use_backend
+from tests.example import use_backend
+from tests.fixtures import ROOT, invoke, kustomize_build, tool
 
 Write = Callable[[str, str], Path]
 
@@ -140,9 +137,9 @@ def test_unreadable_input_is_exit_2(tmp_path: Path) -> None:
 
 
 def validate_json(values_dir: Path, *extra: str) -> tuple[int, dict[str, Any]]:
-    CliRunner().invoke(main, ["render", "--values", str(values_dir)])  # what validate checks
+    invoke("render", "--values", str(values_dir))  # what validate checks
     args = ["validate", "--values", str(values_dir), "--no-drift", "--output", "json", *extra]
-    res = CliRunner().invoke(main, args if extra else [*args, "--no-cache"])
+    res = invoke(*args if extra else [*args, "--no-cache"])
     return res.exit_code, json.loads(res.output)
 
 
@@ -162,7 +159,7 @@ def test_the_example_fleet_under_kueue_passes_kueues_webhooks(
     out = values_dir.parent
     files = {}
     for unit in ("scheduling", "team-ml-team", "team-inference"):
-        docs = kueue.kueue_docs(build(out / "overlays" / "prod" / unit))
+        docs = kueue.kueue_docs(kustomize_build(out / "overlays" / "prod" / unit))
         files[unit] = out / f"{unit}.yaml"
         files[unit].write_text("\n---\n".join(json.dumps(d) for d in docs), encoding="utf-8")
     results = kueue.check(files)
@@ -236,7 +233,7 @@ def test_a_committed_flavor_that_kueue_refuses_is_found_and_cached(
     # What Argo CD applies is the committed tree: a flavor there with a repeated taint (an
     # older render, a hand edit) is refused by Kueue's webhook though the values are clean.
     use_backend(values_dir, write, "kueue")
-    assert CliRunner().invoke(main, ["render", "--values", str(values_dir)]).exit_code == 0
+    assert invoke("render", "--values", str(values_dir)).exit_code == 0
     flavor = values_dir.parent / "base/scheduling/kueue-flavors/resourceflavor-nvidia-a100.yaml"
     text = flavor.read_text(encoding="utf-8")
     taint = "  - effect: NoSchedule\n    key: feature.node.kubernetes.io/accelerator\n"
@@ -244,7 +241,7 @@ def test_a_committed_flavor_that_kueue_refuses_is_found_and_cached(
     flavor.write_text(text.replace(taint, taint + "    value: nvidia-gpu\n" + taint, 1))
     args = ["validate", "--values", str(values_dir), "--no-drift", "--output", "json"]
     cache = values_dir.parent / "cache"
-    runs = [CliRunner().invoke(main, [*args, "--cache-dir", str(cache)]) for _ in range(2)]
+    runs = [invoke(*args, "--cache-dir", str(cache)) for _ in range(2)]
     first, again = (json.loads(r.output) for r in runs)
     assert [r.exit_code for r in runs] == [1, 1]
     assert coded(first, "K8S001") == []  # the CRD schema takes it
@@ -258,7 +255,7 @@ def test_a_committed_flavor_that_kueue_refuses_is_found_and_cached(
     assert coded(again, "KUE001") == found
     # A values error does not hide it: then it is told at the committed file.
     write("teams/broken.yaml", "quota: {nvidia: -1}\n")
-    res = CliRunner().invoke(main, [*args, "--no-cache"])
+    res = invoke(*args, "--no-cache")
     doc = json.loads(res.output)
     assert res.exit_code == 1 and any(
         f["file"] == "values/teams/broken.yaml" for f in doc["findings"]

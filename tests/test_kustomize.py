@@ -2,44 +2,15 @@
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 
-from generator.builders.common import identity
 from generator.render.stage import RenderOptions, render
-from tests.conftest import tool
+from tests.fixtures import assert_units_build_exactly, kustomize_build
 
 Write = Callable[[str, str], Path]
-
-
-def build(path: Path) -> list[dict[str, Any]]:
-    proc = subprocess.run(
-        [str(tool("kustomize")), "build", str(path)], capture_output=True, text=True, timeout=120
-    )
-    assert proc.returncode == 0, f"kustomize build {path} failed:\n{proc.stderr}"
-    return [d for d in yaml.safe_load_all(proc.stdout) if d]
-
-
-def assert_units_build_exactly(out: Path, values_dir: Path) -> int:
-    result = render(RenderOptions(values_dir=values_dir, out_dir=out))
-    units = result.rendered.units
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        built = list(pool.map(lambda u: build(out / u.path), units))
-        bases = list(pool.map(lambda b: build(out / b), result.rendered.bases))
-    for unit, docs in zip(units, built, strict=True):
-        got = {identity(d): d for d in docs}
-        want = {identity(o): o for o in unit.objects}
-        assert sorted(got) == sorted(want), unit.path
-        for key, obj in want.items():
-            assert got[key] == obj, f"{unit.path}: {key} differs after kustomize build"
-    assert all(bases)
-    return len(units)
 
 
 def test_every_unit_of_the_example_fleet_builds_to_the_intended_objects(
@@ -89,7 +60,7 @@ def test_both_node_config_methods_build(
     write("fleet.yaml", fleet)
     out = tmp_path / "out"
     assert_units_build_exactly(out, values_dir)
-    docs = build(out / "overlays/prod/node-config")
+    docs = kustomize_build(out / "overlays/prod/node-config")
     if method == "nfd":
         assert {d["kind"] for d in docs} == {"NodeFeatureRule"}
     else:
@@ -113,7 +84,7 @@ def test_device_plugins_land_only_on_their_vendor_and_tolerate_its_taints(
 ) -> None:
     out = tmp_path / "out"
     render(RenderOptions(values_dir=values_dir, out_dir=out))
-    docs = build(out / "overlays/prod/device-plugins")
+    docs = kustomize_build(out / "overlays/prod/device-plugins")
     ds = {d["metadata"]["name"]: d for d in docs if d["kind"] == "DaemonSet"}
     hygon = ds["dcu-device-plugin"]["spec"]["template"]["spec"]
     amd = ds["amdgpu-device-plugin"]["spec"]["template"]["spec"]
@@ -145,7 +116,7 @@ def test_team_namespaces_are_baseline_or_stricter_with_quota_per_vendor(
 ) -> None:
     out = tmp_path / "out"
     render(RenderOptions(values_dir=values_dir, out_dir=out))
-    docs = build(out / "overlays/staging/team-inference")
+    docs = kustomize_build(out / "overlays/staging/team-inference")
     ns = next(d for d in docs if d["kind"] == "Namespace")
     assert ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
     quota = next(d for d in docs if d["kind"] == "ResourceQuota")
@@ -159,7 +130,7 @@ def test_argocd_applications_are_ordered_by_sync_wave(values_dir: Path, tmp_path
     render(RenderOptions(values_dir=values_dir, out_dir=out))
     apps = {
         d["metadata"]["labels"]["accel-gitops.io/unit"]: d
-        for d in build(out / "overlays/staging/argocd")
+        for d in kustomize_build(out / "overlays/staging/argocd")
         if d["kind"] == "Application"
     }
     wave = {
@@ -193,7 +164,7 @@ def test_environment_file_is_named_only_on_objects_it_changed(
     ]
     assert not (out / "overlays/prod/team-ml-team/patches").exists()
     source = "accel-gitops.io/source"
-    built = {d["kind"] + "/" + d["metadata"]["name"]: d for d in build(staging)}
+    built = {d["kind"] + "/" + d["metadata"]["name"]: d for d in kustomize_build(staging)}
     assert built["ResourceQuota/accelerators"]["metadata"]["annotations"][source] == (
         "values/teams/ml-team.yaml, values/environments/staging.yaml"
     )

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.fixtures import ROOT
 
 BIN = Path(sys.executable).parent
 

@@ -14,7 +14,7 @@ from generator.policy.placement import selects, tolerates
 from generator.render.layout import Unit
 from generator.values import loader as values
 from generator.values.model import FleetView
-from tests.conftest import EXAMPLE_VALUES
+from tests.example import EXAMPLE_VALUES
 
 ACCEL = "feature.node.kubernetes.io/accelerator"
 

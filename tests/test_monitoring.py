@@ -29,8 +29,7 @@ from generator.builders.monitoring.sources import Exporter, exporters
 from generator.render.stage import RenderOptions, render
 from generator.values import loader as values
 from generator.values.merge import merge_data
-from tests.conftest import tool
-from tests.helpers import lines
+from tests.fixtures import kustomize_build, lines, tool
 
 Write = Callable[[str, str], Path]
 MiB = 2**20
@@ -55,14 +54,6 @@ def fleet(values_dir: Path, write: Write) -> Path:
 def render_to(values_dir: Path, out: Path) -> Path:
     render(RenderOptions(values_dir=values_dir, out_dir=out))
     return out
-
-
-def kustomize_build(path: Path) -> list[dict[str, Any]]:
-    proc = subprocess.run(
-        [str(tool("kustomize")), "build", str(path)], capture_output=True, text=True, timeout=120
-    )
-    assert proc.returncode == 0, f"kustomize build {path} failed:\n{proc.stderr}"
-    return [d for d in yaml.safe_load_all(proc.stdout) if d]
 
 
 def promtool(*args: str, cwd: Path) -> str:

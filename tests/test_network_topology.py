@@ -10,14 +10,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from generator.builders import scheduling
-from generator.cli import main
 from generator.values import loader as values
-from tests.helpers import lines
-from tests.test_kustomize import assert_units_build_exactly, build
-from tests.test_scheduling import MIXED, _objs, _plugins, _render, _volcano_conf, use_backend
+from tests.example import MIXED, use_backend
+from tests.fixtures import (
+    assert_units_build_exactly,
+    by_name,
+    cli,
+    kustomize_build,
+    lines,
+    plugins,
+    render_into,
+    volcano_conf,
+)
 
 Write = Callable[[str, str], Path]
 Obj = dict[str, Any]
@@ -87,13 +93,13 @@ def test_network_topology_is_rendered_and_enables_the_plugin_only_where_a_job_as
             ml_staging, ml_staging + "    jobs:\n      mixed-training-job: {enabled: false}\n"
         ),
     )
-    out = _render(values_dir, tmp_path)
+    out = render_into(values_dir, tmp_path / "out")
 
-    jobs = _objs(build(out / "overlays/prod/team-ml-team"), "Job")
+    jobs = by_name(kustomize_build(out / "overlays/prod/team-ml-team"), "Job")
     assert jobs["mixed-training-job"]["spec"]["networkTopology"] == rendered
     assert "networkTopology" not in jobs["cuda-training-job"]["spec"]  # a batch/v1 Job
 
-    prod = _volcano_conf(out, "prod")
+    prod = volcano_conf(out, "prod")
     assert prod["tiers"][1]["plugins"][-1] == PLUGIN  # second tier, after binpack
     assert [p["name"] for p in prod["tiers"][1]["plugins"]][-2:] == [
         "binpack",
@@ -101,21 +107,23 @@ def test_network_topology_is_rendered_and_enables_the_plugin_only_where_a_job_as
     ]
     assert [p["name"] for p in prod["tiers"][0]["plugins"]] == ["priority", "gang", "conformance"]
 
-    staging_conf = _volcano_conf(out, "staging")
-    assert "mixed-training-job" not in _objs(build(out / "overlays/staging/team-ml-team"), "Job")
-    assert list(_plugins(staging_conf)) == [p for p in _plugins(prod) if p != PLUGIN["name"]]
+    staging_conf = volcano_conf(out, "staging")
+    assert "mixed-training-job" not in by_name(
+        kustomize_build(out / "overlays/staging/team-ml-team"), "Job"
+    )
+    assert list(plugins(staging_conf)) == [p for p in plugins(prod) if p != PLUGIN["name"]]
 
 
 def test_without_a_topology_the_scheduler_conf_has_no_plugin(
     values_dir: Path, write: Write, tmp_path: Path
 ) -> None:
     use_backend(values_dir, write, "volcano")
-    out = _render(values_dir, tmp_path)
+    out = render_into(values_dir, tmp_path / "out")
     for env in ("prod", "staging"):
-        names = list(_plugins(_volcano_conf(out, env)))
+        names = list(plugins(volcano_conf(out, env)))
         assert names[-1] == "binpack"
         assert len(names) == 9
-    job = _objs(build(out / "overlays/prod/team-ml-team"), "Job")["mixed-training-job"]
+    job = by_name(kustomize_build(out / "overlays/prod/team-ml-team"), "Job")["mixed-training-job"]
     assert sorted(job["spec"]) == [
         "maxRetry",
         "minAvailable",
@@ -126,11 +134,6 @@ def test_without_a_topology_the_scheduler_conf_has_no_plugin(
     ]
 
 
-def _cli(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.output
-
-
 def test_every_unit_builds_and_the_volcano_job_crd_schema_checks_the_field(
     values_dir: Path, write: Write, tmp_path: Path
 ) -> None:
@@ -139,15 +142,15 @@ def test_every_unit_builds_and_the_volcano_job_crd_schema_checks_the_field(
     assert assert_units_build_exactly(tmp_path / "out", values_dir) >= 12
     # Render as a user commits it, then kustomize and kubeconform (strict, the Volcano Job CRD
     # schema from volcano.sh/apis v1.14.0) on every unit.
-    assert _cli("render", "--values", str(values_dir))[0] == 0
-    code, out = _cli("validate", "--values", str(values_dir), "--no-cache")
+    assert cli("render", "--values", str(values_dir))[0] == 0
+    code, out = cli("validate", "--values", str(values_dir), "--no-cache")
     assert code == 0, out
     # The schema does check the field: a mode Volcano does not know is refused in both units.
     job = values_dir.parent / "base/workloads/ml-team/job-ml-team-mixed-training-job.yaml"
     text = job.read_text()
     assert "    mode: hard\n" in text
     job.write_text(text.replace("    mode: hard\n", "    mode: firm\n"))
-    code, out = _cli("validate", "--values", str(values_dir), "--no-cache", "--no-drift")
+    code, out = cli("validate", "--values", str(values_dir), "--no-cache", "--no-drift")
     assert code == 1
     for env in ("prod", "staging"):
         assert (
@@ -220,10 +223,10 @@ def test_a_topology_on_a_batch_job_is_refused(values_dir: Path, write: Write) ->
     )
     # Only a Volcano Job's topology turns the plugin on.
     view = values.load(values_dir).envs["prod"]
-    assert "network-topology-aware" not in _plugins(scheduling.volcano_conf(view))
+    assert "network-topology-aware" not in plugins(scheduling.volcano_conf(view))
     with_topology(values_dir, write, "    networkTopology: {mode: soft}\n")
     view = values.load(values_dir).envs["prod"]
-    assert "network-topology-aware" in _plugins(scheduling.volcano_conf(view))
+    assert "network-topology-aware" in plugins(scheduling.volcano_conf(view))
 
 
 @pytest.mark.parametrize(

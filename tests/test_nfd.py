@@ -16,12 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from generator.cli import main
 from generator.render.stage import RenderOptions, render
 from generator.values import inventory
-from tests.conftest import tool
+from tests.fixtures import invoke, kustomize_text, tool
 
 Write = Callable[[str, str], Path]
 NFD = "feature.node.kubernetes.io/"
@@ -109,15 +107,8 @@ def rulecheck(*files: Path, enable_taints: bool = True) -> dict[str, Any]:
 def built_node_config(values_dir: Path, out: Path, env: str) -> Path:
     """The node-config unit rendered from values and built by kustomize, as a file."""
     render(RenderOptions(values_dir=values_dir, out_dir=out))
-    proc = subprocess.run(
-        [str(tool("kustomize")), "build", str(out / "overlays" / env / "node-config")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
     path = out / "node-config.built.yaml"
-    path.write_text(proc.stdout, encoding="utf-8")
+    path.write_text(kustomize_text(out / "overlays" / env / "node-config"), encoding="utf-8")
     return path
 
 
@@ -262,10 +253,9 @@ def test_nfd_refuses_labels_in_kubernetes_io_namespaces(tmp_path: Path) -> None:
 
 
 def validate_json(values_dir: Path) -> tuple[int, dict[str, Any]]:
-    CliRunner().invoke(main, ["render", "--values", str(values_dir)])  # what validate checks
-    res = CliRunner().invoke(
-        main,
-        ["validate", "--values", str(values_dir), "--no-cache", "--no-drift", "--output", "json"],
+    invoke("render", "--values", str(values_dir))  # what validate checks
+    res = invoke(
+        "validate", "--values", str(values_dir), "--no-cache", "--no-drift", "--output", "json"
     )
     return res.exit_code, json.loads(res.output)
 
@@ -296,16 +286,15 @@ def test_a_committed_rule_nfd_refuses_is_reported_even_when_the_values_have_erro
 ) -> None:
     # What Argo CD applies is the committed tree: a rule there that nfd-master refuses is told
     # even while a values error keeps validate from rendering, at the committed file.
-    assert CliRunner().invoke(main, ["render", "--values", str(values_dir)]).exit_code == 0
+    assert invoke("render", "--values", str(values_dir)).exit_code == 0
     rule = values_dir.parent / "base/node-config/nvidia/nodefeaturerule-accel-nvidia.yaml"
     text = rule.read_text(encoding="utf-8")
     prefixed = "key: feature.node.kubernetes.io/accelerator\n      value: nvidia-gpu"
     assert prefixed in text
     rule.write_text(text.replace(prefixed, "key: accelerator\n      value: nvidia-gpu", 1))
     write("teams/broken.yaml", "quota: {nvidia: -1}\n")
-    res = CliRunner().invoke(
-        main,
-        ["validate", "--values", str(values_dir), "--no-cache", "--no-drift", "--output", "json"],
+    res = invoke(
+        "validate", "--values", str(values_dir), "--no-cache", "--no-drift", "--output", "json"
     )
     doc = json.loads(res.output)
     assert res.exit_code == 1 and any(

@@ -8,16 +8,13 @@ import errno
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from generator.cli import main
 from generator.render import writer as output
-from tests.conftest import ROOT
+from tests.fixtures import cli, render_py
 
 FLEET = """\
 name: tiny
@@ -63,11 +60,6 @@ def snapshot(out: Path) -> dict[str, bytes | None]:
         rel = path.relative_to(out).as_posix()
         found[rel] = None if path.is_dir() else path.read_bytes()
     return found
-
-
-def cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
-    result = CliRunner().invoke(main, list(args), env=env)
-    return result.exit_code, result.output
 
 
 def render(
@@ -179,17 +171,13 @@ def _render_process(
     env = {k: v for k, v in os.environ.items() if k != output.FAULT_ENV}
     if fault:
         env[output.FAULT_ENV] = fault
-    return subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "render.py"),
-            "render",
-            "--values",
-            str(values),
-            "--out",
-            str(out),
-            *extra,
-        ],
+    return render_py(
+        "render",
+        "--values",
+        str(values),
+        "--out",
+        str(out),
+        *extra,
         env=env,
         capture_output=True,
         text=True,

@@ -6,20 +6,13 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from generator.cli import main
+from tests.fixtures import cli
 
 Write = Callable[[str, str], Path]
 
 
-def run(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.output
-
-
 def test_plan_text_shows_phases_tracks_and_devices(values_dir: Path) -> None:
-    code, out = run("plan", "--values", str(values_dir))
+    code, out = cli("plan", "--values", str(values_dir))
     assert code == 0, out
     assert "environment staging" in out and "environment prod" in out
     assert out.index("environment staging") < out.index("environment prod")  # fleet order
@@ -38,7 +31,7 @@ def test_plan_text_shows_phases_tracks_and_devices(values_dir: Path) -> None:
 
 
 def test_plan_json_for_one_environment(values_dir: Path) -> None:
-    code, out = run("plan", "--values", str(values_dir), "--env", "prod", "--output", "json")
+    code, out = cli("plan", "--values", str(values_dir), "--env", "prod", "--output", "json")
     assert code == 0, out
     data = json.loads(out)
     assert data["fits"] is True
@@ -70,20 +63,20 @@ def test_plan_that_does_not_fit_exits_1(values_dir: Path, write: Write) -> None:
         "teams:\n  inference:\n    services:\n      inference-service:\n"
         "        replicas: {nvidia: 5}\n",
     )
-    code, out = run("plan", "--values", str(values_dir), "--env", "prod")
+    code, out = cli("plan", "--values", str(values_dir), "--env", "prod")
     assert code == 1, out
     assert "    inference  inference  nvidia     5         0    5       4      NO\n" in out
     assert "values/environments/prod.yaml:5:28: MIG004 team 'inference' needs 5 nvidia" in out
     assert out.endswith("plan does NOT fit\n")
-    code, out = run("plan", "--values", str(values_dir), "--env", "staging", "--output", "json")
+    code, out = cli("plan", "--values", str(values_dir), "--env", "staging", "--output", "json")
     assert code == 0 and json.loads(out)["fits"] is True  # staging is not affected
-    code, out = run("plan", "--values", str(values_dir), "--output", "json")
+    code, out = cli("plan", "--values", str(values_dir), "--output", "json")
     assert code == 1 and json.loads(out)["fits"] is False
 
 
 def test_plan_usage_errors_exit_2(values_dir: Path, tmp_path: Path) -> None:
-    assert run("plan", "--values", str(values_dir), "--env", "qa")[0] == 2
-    assert run("plan", "--values", str(tmp_path / "nope"))[0] == 2
+    assert cli("plan", "--values", str(values_dir), "--env", "qa")[0] == 2
+    assert cli("plan", "--values", str(tmp_path / "nope"))[0] == 2
 
 
 def _service(extra: str) -> str:
@@ -98,7 +91,7 @@ def test_plan_shows_the_split_pod_counts_give_with_routing_service(
 ) -> None:
     """shift-10 asks for 90/10, but a Service spanning 2 + 2 ready pods splits 50/50."""
     write("environments/prod.yaml", _service("        replicas: {ascend: 1}\n"))
-    code, out = run("plan", "--values", str(values_dir), "--env", "prod")
+    code, out = cli("plan", "--values", str(values_dir), "--env", "prod")
     assert code == 0, out
     assert (
         "    track   replicas  devices  weight  traffic\n"
@@ -108,7 +101,7 @@ def test_plan_shows_the_split_pod_counts_give_with_routing_service(
         "replicas, not weights; use routing gateway or istio for weights\n"
     ) in out
     assert "MIG006 warning: service 'inference-service' uses routing: service" in out
-    data = json.loads(run("plan", "--values", str(values_dir), "--output", "json")[1])
+    data = json.loads(cli("plan", "--values", str(values_dir), "--output", "json")[1])
     prod = next(e for e in data["environments"] if e["env"] == "prod")
     assert [t["traffic"] for t in prod["services"][0]["tracks"]] == [66.7, 33.3]
 
@@ -121,7 +114,7 @@ def test_plan_traffic_is_the_weights_with_weighted_routing(values_dir: Path, wri
             "        gateway: {parentRefs: [{name: public, namespace: gateways}]}\n"
         ),
     )
-    code, out = run("plan", "--values", str(values_dir), "--env", "prod")
+    code, out = cli("plan", "--values", str(values_dir), "--env", "prod")
     assert code == 0, out
     assert (
         "    nvidia  2         2        90      90%\n    ascend  2         2        10      10%\n"
@@ -137,7 +130,7 @@ def test_plan_counts_every_track_the_service_selects(values_dir: Path, write: Wr
         "teams:\n  inference:\n    services:\n      inference-service:\n"
         "        phase: primary-new\n",
     )
-    code, out = run("plan", "--values", str(values_dir), "--env", "prod")
+    code, out = cli("plan", "--values", str(values_dir), "--env", "prod")
     assert code == 0, out
     assert (
         "    nvidia  2         2        0       0%\n    ascend  2         2        100     100%\n"

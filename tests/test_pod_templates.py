@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import codes
-from tests.minifleet import build, find, pod_security, rendered, tree
+from tests.fixtures import PROD_FLEET, build_unit, codes, find, pod_security, render_into, tree
 
 NVIDIA = "pools:\n  - {name: p1, model: A100, devicesPerNode: 8, nodes: [gpu-01]}\n"
 ASCEND = "pools:\n  - {name: p1, model: 910b, devicesPerNode: 8, nodes: [npu-01]}\n"
@@ -47,10 +46,12 @@ def test_run_as_non_root_only_where_the_namespace_is_restricted(tmp_path: Path) 
             "teams/base.yaml": team("baseline"),
             "teams/strict.yaml": team("restricted"),
         },
+        fleet=PROD_FLEET,
+        defaults=False,
     )
-    out = rendered(values_dir, tmp_path / "out")
+    out = render_into(values_dir, tmp_path / "out")
     for name, level in (("base", "baseline"), ("strict", "restricted")):
-        objs = build(out, "prod", f"team-{name}")
+        objs = build_unit(out, "prod", f"team-{name}")
         results = pod_security(objs)
         assert {r["level"] for r in results} == {level}
         assert len(results) == 2 and all(r["allowed"] for r in results), results
@@ -60,7 +61,7 @@ def test_run_as_non_root_only_where_the_namespace_is_restricted(tmp_path: Path) 
                 True if level == "restricted" else None
             )
     # The baseline pods would be refused under restricted: the level is what decides.
-    base = build(out, "prod", "team-base")
+    base = build_unit(out, "prod", "team-base")
     ns = find(base, "Namespace", "base")
     strict_ns = {
         **ns,
@@ -82,8 +83,13 @@ def test_workload_containers_request_cpu_and_memory(tmp_path: Path) -> None:
         "    images: {nvidia: registry.example.com/train:cuda}\n",
         "    images: {nvidia: registry.example.com/train:cuda}\n" + extra,
     )
-    values_dir = tree(tmp_path, {"vendors/nvidia.yaml": NVIDIA, "teams/t.yaml": text})
-    specs = pods(build(rendered(values_dir, tmp_path / "out"), "prod", "team-t"))
+    values_dir = tree(
+        tmp_path,
+        {"vendors/nvidia.yaml": NVIDIA, "teams/t.yaml": text},
+        fleet=PROD_FLEET,
+        defaults=False,
+    )
+    specs = pods(build_unit(render_into(values_dir, tmp_path / "out"), "prod", "team-t"))
     train = specs["train"]["containers"][0]["resources"]["requests"]
     assert train == {"cpu": "1", "memory": "16Gi", "nvidia.com/gpu": 1}  # values win, per key
     serve = specs["serve-nvidia"]["containers"][0]["resources"]["requests"]
@@ -95,10 +101,15 @@ def test_services_get_probes_by_default_and_from_values(tmp_path: Path) -> None:
     text = team("restricted").replace(
         "    containerPort: 8080\n", "    containerPort: 8080\n" + probe
     )
-    values_dir = tree(tmp_path, {"vendors/nvidia.yaml": NVIDIA, "teams/t.yaml": text})
-    [ctr] = pods(build(rendered(values_dir, tmp_path / "out"), "prod", "team-t"))["serve-nvidia"][
-        "containers"
-    ]
+    values_dir = tree(
+        tmp_path,
+        {"vendors/nvidia.yaml": NVIDIA, "teams/t.yaml": text},
+        fleet=PROD_FLEET,
+        defaults=False,
+    )
+    [ctr] = pods(build_unit(render_into(values_dir, tmp_path / "out"), "prod", "team-t"))[
+        "serve-nvidia"
+    ]["containers"]
     assert ctr["readinessProbe"] == {
         "httpGet": {"path": "/v1/health", "port": "http"},
         "periodSeconds": 5,
@@ -113,9 +124,14 @@ def test_the_ascend_job_default_works_under_baseline(tmp_path: Path) -> None:
         "quota: {ascend: 8}\njobs:\n  train:\n    vendor: ascend\n    devices: 8\n"
         "    images: {ascend: registry.example.com/train:cann}\n"
     )
-    values_dir = tree(tmp_path, {"vendors/ascend.yaml": ASCEND, "teams/t.yaml": text})
+    values_dir = tree(
+        tmp_path,
+        {"vendors/ascend.yaml": ASCEND, "teams/t.yaml": text},
+        fleet=PROD_FLEET,
+        defaults=False,
+    )
     assert "WKL004" not in codes(values_dir)
-    objs = build(rendered(values_dir, tmp_path / "out"), "prod", "team-t")
+    objs = build_unit(render_into(values_dir, tmp_path / "out"), "prod", "team-t")
     spec = pods(objs)["train"]
     assert "volumes" not in spec
     [result] = pod_security(objs)

@@ -6,7 +6,7 @@ import ast
 import re
 
 from generator.policy import registry as policy
-from tests.conftest import ROOT
+from tests.fixtures import ROOT
 
 CODE = re.compile(r"\b[A-Z]{2,4}[0-9]{3}\b")
 

@@ -13,7 +13,7 @@ import yaml
 from pre_commit.clientlib import load_config, load_manifest
 
 from tests import repos
-from tests.conftest import ROOT
+from tests.fixtures import ROOT
 
 VENV_BIN = Path(sys.executable).parent
 

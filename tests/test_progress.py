@@ -6,20 +6,19 @@ import os
 import pty
 import re
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
 from generator.validate.progress import DELAY_ENV
-from tests.conftest import ROOT
+from tests.fixtures import render_py, render_py_argv
 
 
 def run(values: Path, *args: str, tty: bool) -> tuple[int, str, str]:
     """Run the real CLI with stderr on a pseudo-terminal (tty) or a pipe; (code, out, err)."""
     env = {**os.environ, DELAY_ENV: "0"}  # show progress at once: the example runs fast
-    argv = [sys.executable, str(ROOT / "render.py"), "validate", "--values", str(values), *args]
+    argv = render_py_argv("validate", "--values", str(values), *args)
     if not tty:
         proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
         return proc.returncode, proc.stdout, proc.stderr
@@ -48,8 +47,10 @@ def run(values: Path, *args: str, tty: bool) -> tuple[int, str, str]:
 
 @pytest.fixture
 def rendered(values_dir: Path) -> Path:
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "render.py"), "render", "--values", str(values_dir)],
+    proc = render_py(
+        "render",
+        "--values",
+        str(values_dir),
         capture_output=True,
         timeout=300,
     )

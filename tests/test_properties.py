@@ -7,8 +7,6 @@ Derandomized with bounded examples so CI runs the same cases every time, fast.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +16,7 @@ from hypothesis import strategies as st
 
 from generator.render.writer import read_tree
 from generator.values.yamlio import YamlInputError, dump, load_text
-from tests.conftest import ROOT
-from tests.helpers import FLEET, cli, snapshot, tree
+from tests.fixtures import FLEET, ROOT, cli, render_py, snapshot, tree
 
 FAST = settings(derandomize=True, database=None, deadline=None, max_examples=300)
 SLOW = settings(
@@ -130,16 +127,12 @@ VALID_TEAM = st.fixed_dictionaries(
 
 
 def _render_in_subprocess(values: Path, out: Path, seed: str) -> dict[str, str]:
-    subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "render.py"),
-            "render",
-            "--values",
-            str(values),
-            "--out",
-            str(out),
-        ],
+    render_py(
+        "render",
+        "--values",
+        str(values),
+        "--out",
+        str(out),
         check=True,
         cwd=ROOT,
         env={**os.environ, "PYTHONHASHSEED": seed},

@@ -9,20 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from generator import builders
 from generator.builders.common import Component, metadata
-from generator.cli import main
 from generator.values.model import FleetView
 from tests import repos
+from tests.fixtures import cli_streams
 
 Write = Callable[[str, str], Path]
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner(mix_stderr=False).invoke(main, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture
@@ -42,7 +36,7 @@ def remote(tmp_path: Path) -> Path:
 
 
 def publish(values_dir: Path, remote: Path, *args: str) -> tuple[int, str, str]:
-    return run(
+    return cli_streams(
         "publish", "--values", str(values_dir), "--repo", str(remote), "--branch", "main", *args
     )
 
@@ -68,7 +62,7 @@ def test_publish_commits_the_render_once_and_names_its_source(fleet: Path, remot
     assert "overlays/prod/team-ml-team/kustomization.yaml" in files
     assert any(f.startswith("base/teams/ml-team/") for f in files)
     # The published tree is exactly the render.
-    assert run("render", "--values", str(fleet))[0] == 0
+    assert cli_streams("render", "--values", str(fleet))[0] == 0
     for rel in (
         "overlays/staging/team-ml-team/kustomization.yaml",
         "base/teams/ml-team/kustomization.yaml",
@@ -217,7 +211,7 @@ def test_the_first_publish_creates_the_branch(
     fleet: Path, remote: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(remote.parent)  # a relative path to the repository works too
-    code, _, err = run(
+    code, _, err = cli_streams(
         "publish", "--values", str(fleet), "--repo", remote.name, "--branch", "rendered"
     )
     assert code == 0, err

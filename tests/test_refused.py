@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import FLEET, NVIDIA, render_refused, tree
+from tests.fixtures import FLEET, NVIDIA, render_refused, tree
 
 # (file, its bytes, the finding line expected, in full)
 YAML_CASES: list[tuple[str, bytes, str]] = [
@@ -159,7 +159,7 @@ def test_a_symbolic_link_to_a_folder_outside_the_tree_is_not_followed(tmp_path: 
 
 
 def test_a_symbolic_link_inside_the_tree_is_read(tmp_path: Path) -> None:
-    from tests.helpers import cli
+    from tests.fixtures import cli
 
     values = tree(tmp_path)
     (values / "teams" / "ml.yaml").rename(values / "teams" / "shared.yml.txt")

@@ -4,29 +4,20 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from generator.cli import main
 from generator.render.writer import read_tree
-from tests.conftest import ROOT
+from tests.fixtures import ROOT, cli, render_py
 
 Write = Callable[[str, str], Path]
 
 
-def run(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.output
-
-
 def test_render_writes_base_and_overlays(values_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    code, output = run("render", "--values", str(values_dir), "--out", str(out))
+    code, output = cli("render", "--values", str(values_dir), "--out", str(out))
     assert code == 0, output
     tree = read_tree(out)
     assert (
@@ -46,18 +37,18 @@ def test_render_writes_base_and_overlays(values_dir: Path, tmp_path: Path) -> No
 
 
 def test_default_output_is_the_folder_holding_the_values(values_dir: Path) -> None:
-    code, output = run("render", "--values", str(values_dir))
+    code, output = cli("render", "--values", str(values_dir))
     assert code == 0, output
     assert (values_dir.parent / "overlays" / "prod" / "argocd" / "kustomization.yaml").is_file()
 
 
 def test_findings_exit_1_and_write_nothing(values_dir: Path, write: Write, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    assert run("render", "--values", str(values_dir), "--out", str(out))[0] == 0
+    assert cli("render", "--values", str(values_dir), "--out", str(out))[0] == 0
     before = read_tree(out)
     write("teams/ml-team.yaml", "quota:\n  nvidia: 8\n  nvidia: 8\n")
     write("teams/inference.yaml", "quota: {nvidia: -1}\n")
-    code, output = run("render", "--values", str(values_dir), "--out", str(out))
+    code, output = cli("render", "--values", str(values_dir), "--out", str(out))
     assert code == 1
     assert "values/teams/ml-team.yaml:3:3: YAML001 duplicate key 'nvidia'" in output
     assert "values/teams/inference.yaml:1:17: VAL001 -1 is less than the minimum of 0" in output
@@ -71,16 +62,16 @@ def test_quota_over_capacity_fails_with_file_and_line(
     fleet = (values_dir / "fleet.yaml").read_text()
     write("fleet.yaml", fleet.replace("allowOvercommit: true", "allowOvercommit: false"))
     write("teams/ml-team.yaml", "quota:\n  ascend: 64\n")
-    code, output = run("render", "--values", str(values_dir), "--out", str(tmp_path / "o"))
+    code, output = cli("render", "--values", str(values_dir), "--out", str(tmp_path / "o"))
     assert code == 1
     assert "values/teams/ml-team.yaml:2:11: CAP001 quotas for ascend" in output
     assert not (tmp_path / "o" / "base").exists()
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
-    assert run("render", "--values", str(tmp_path / "nope"))[0] == 2
-    assert run("render", "--bogus")[0] == 2
-    code, output = run("render", "--values", str(ROOT / "values"), "--env", "qa", "--check")
+    assert cli("render", "--values", str(tmp_path / "nope"))[0] == 2
+    assert cli("render", "--bogus")[0] == 2
+    code, output = cli("render", "--values", str(ROOT / "values"), "--env", "qa", "--check")
     assert code == 2 and "unknown environment 'qa'" in output
 
 
@@ -88,13 +79,13 @@ def test_check_passes_on_fresh_output_and_reports_every_kind_of_drift(
     values_dir: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
-    run("render", "--values", str(values_dir), "--out", str(out))
-    assert run("render", "--values", str(values_dir), "--out", str(out), "--check")[0] == 0
+    cli("render", "--values", str(values_dir), "--out", str(out))
+    assert cli("render", "--values", str(values_dir), "--out", str(out), "--check")[0] == 0
     quota = out / "base/teams/ml-team/resourcequota-ml-team-accelerators.yaml"
     quota.write_text(quota.read_text().replace("'16'", "'32'"))
     (out / "overlays/prod/extra.yaml").write_text("kind: ConfigMap\n")
     (out / "base/device-plugins/nvidia/kustomization.yaml").unlink()
-    code, output = run("render", "--values", str(values_dir), "--out", str(out), "--check")
+    code, output = cli("render", "--values", str(values_dir), "--out", str(out), "--check")
     assert code == 1
     assert "changed: base/teams/ml-team/resourcequota-ml-team-accelerators.yaml" in output
     assert "-    requests.huawei.com/Ascend910: '32'" in output
@@ -106,11 +97,11 @@ def test_env_renders_one_environment_and_keeps_the_others(
     values_dir: Path, write: Write, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
-    run("render", "--values", str(values_dir), "--out", str(out))
+    cli("render", "--values", str(values_dir), "--out", str(out))
     prod_before = {k: v for k, v in read_tree(out).items() if k.startswith("overlays/prod/")}
     write("environments/staging.yaml", "teams:\n  ml-team:\n    quota: {nvidia: 5}\n")
     write("environments/prod.yaml", "teams:\n  ml-team:\n    quota: {nvidia: 6}\n")
-    assert run("render", "--values", str(values_dir), "--out", str(out), "--env", "staging")[0] == 0
+    assert cli("render", "--values", str(values_dir), "--out", str(out), "--env", "staging")[0] == 0
     after = read_tree(out)
     assert {k: v for k, v in after.items() if k.startswith("overlays/prod/")} == prod_before
     patch = after["overlays/staging/team-ml-team/patches/resourcequota-ml-team-accelerators.yaml"]
@@ -119,16 +110,12 @@ def test_env_renders_one_environment_and_keeps_the_others(
 
 def _render_with(seed: str, values: Path, out: Path) -> dict[str, str]:
     env = {**os.environ, "PYTHONHASHSEED": seed}
-    subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "render.py"),
-            "render",
-            "--values",
-            str(values),
-            "--out",
-            str(out),
-        ],
+    render_py(
+        "render",
+        "--values",
+        str(values),
+        "--out",
+        str(out),
         check=True,
         env=env,
         cwd=ROOT,
@@ -153,9 +140,9 @@ def test_output_is_byte_identical_whatever_the_hash_seed_or_file_order(tmp_path:
 def test_committed_output_matches_a_fresh_render(request: pytest.FixtureRequest) -> None:
     """The golden output is the committed base/ and overlays/; --update-golden re-renders it."""
     if request.config.getoption("--update-golden"):
-        assert run("render", "--values", str(ROOT / "values"), "--out", str(ROOT))[0] == 0
-        assert run("schema", "--out", str(ROOT / "schemas"))[0] == 0
-    code, output = run("render", "--values", str(ROOT / "values"), "--out", str(ROOT), "--check")
+        assert cli("render", "--values", str(ROOT / "values"), "--out", str(ROOT))[0] == 0
+        assert cli("schema", "--out", str(ROOT / "schemas"))[0] == 0
+    code, output = cli("render", "--values", str(ROOT / "values"), "--out", str(ROOT), "--check")
     assert code == 0, output + "\n(run pytest --update-golden to accept the new output)"
 
 
@@ -170,7 +157,7 @@ def test_committed_schemas_match_the_code() -> None:
 def test_schema_command_prints_valid_json() -> None:
     import json
 
-    code, output = run("schema", "--kind", "team")
+    code, output = cli("schema", "--kind", "team")
     assert code == 0
     assert json.loads(output)["$schema"] == "https://json-schema.org/draft/2020-12/schema"
 
@@ -196,7 +183,7 @@ def test_every_rendered_object_names_its_values_file() -> None:
 
 def test_help_on_every_command() -> None:
     for cmd in ([], ["render"], ["schema"]):
-        code, output = run(*cmd, "--help")
+        code, output = cli(*cmd, "--help")
         assert code == 0 and "Usage" in output
 
 

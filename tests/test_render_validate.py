@@ -8,21 +8,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from generator.cli import main
 from generator.validate import run as core
 from generator.values import loader as values
+from tests.fixtures import cli
 
 Write = Callable[[str, str], Path]
 
 # A third team over-commits NVIDIA further in every environment: one more values warning.
 EXTRA_TEAM = "owners: [x@example.com]\nquota: {nvidia: 8}\n"
-
-
-def run(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.output
 
 
 def findings_and_counts(report: str) -> tuple[list[str], str]:
@@ -40,10 +34,10 @@ def test_render_validate_reports_what_validate_reports(
 ) -> None:
     write("teams/extra.yaml", EXTRA_TEAM)
     scope = ["--env", env] if env else []
-    code, together = run("render", "--values", str(values_dir), "--validate", *scope)
+    code, together = cli("render", "--values", str(values_dir), "--validate", *scope)
     assert code == 0, together
     assert together.startswith("rendered "), together
-    code2, alone = run("validate", "--values", str(values_dir), *scope)
+    code2, alone = cli("validate", "--values", str(values_dir), *scope)
     assert code2 == 0, alone
     got, want = findings_and_counts(together), findings_and_counts(alone)
     assert got == want
@@ -68,7 +62,7 @@ def test_render_validate_reads_and_checks_the_values_once(
 
     monkeypatch.setattr(core, "_load", refuse)
     monkeypatch.setattr(core, "_render", refuse)
-    code, out = run("render", "--values", str(values_dir), "--validate")
+    code, out = cli("render", "--values", str(values_dir), "--validate")
     assert code == 0, out
     assert loads == [1]
     assert "validate: 0 error(s), 3 warning(s)" in out
@@ -76,13 +70,13 @@ def test_render_validate_reads_and_checks_the_values_once(
 
 def test_render_validate_stops_at_values_errors(values_dir: Path, write: Write) -> None:
     write("teams/extra.yaml", "quota: {nvidia: -1}\n")
-    code, out = run("render", "--values", str(values_dir), "--validate")
+    code, out = cli("render", "--values", str(values_dir), "--validate")
     assert code == 1, out
     assert "values/teams/extra.yaml" in out
     assert "validate:" not in out  # nothing was written, so there is nothing new to validate
 
 
 def test_render_check_and_validate_exclude_each_other(values_dir: Path) -> None:
-    code, out = run("render", "--values", str(values_dir), "--check", "--validate")
+    code, out = cli("render", "--values", str(values_dir), "--check", "--validate")
     assert code == 2
     assert "--check and --validate exclude each other" in out

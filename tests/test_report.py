@@ -13,83 +13,19 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from benchmarks.fleet import make_values
 from generator import plan
-from generator.cli import main
 from generator.errors import Finding, Location, UsageError
 from generator.fleetreport import ReportOptions, inputs, page, report
 from generator.fleetreport.numbers import compute
-from tests.conftest import EXAMPLE_VALUES
-
-# Two vendors, two environments. Team a has two namespaces, so its quota counts twice; team b
-# migrates a service from NVIDIA to Ascend (shift-30 by default, primary-new in prod), and prod
-# lowers team a's NVIDIA quota.
-SMALL = {
-    "fleet.yaml": """\
-name: small
-kubernetesVersion: "1.33"
-environments: [dev, prod]
-git: {repoURL: "https://git.example.com/small.git", targetRevision: main}
-capacity: {allowOvercommit: true}
-""",
-    "vendors/nvidia.yaml": """\
-pools:
-  - {name: a100, model: A100, devicesPerNode: 4, nodes: [gpu-1]}
-""",
-    "vendors/ascend.yaml": """\
-pools:
-  - {name: 910b, model: 910b, devicesPerNode: 8, nodes: [npu-1, npu-2]}
-costWeight: 0.5
-""",
-    "teams/a.yaml": """\
-namespaces: [a1, a2]
-quota: {nvidia: 2, ascend: 4}
-""",
-    "teams/b.yaml": """\
-quota: {nvidia: 4, ascend: 3}
-services:
-  s:
-    images: {nvidia: "x:cuda", ascend: "x:cann"}
-    vendorMounts: false
-    migration: {from: nvidia, to: ascend}
-    phase: shift-30
-    routing: gateway
-    gateway: {parentRefs: [{name: gw, namespace: gw}]}
-    tracks:
-      nvidia: {devicesPerReplica: 1, replicas: 3}
-      ascend: {devicesPerReplica: 1, replicas: 3}
-""",
-    "environments/dev.yaml": "{}\n",
-    "environments/prod.yaml": """\
-teams:
-  a:
-    quota: {nvidia: 1}
-  b:
-    services:
-      s: {phase: primary-new}
-""",
-}
-
-
-def make_tree(root: Path, files: dict[str, str]) -> Path:
-    values = root / "repo" / "values"
-    for rel, text in files.items():
-        path = values / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return values
+from tests.example import EXAMPLE_VALUES
+from tests.fixtures import REPORT_TREE, cli_streams, tree
 
 
 @pytest.fixture
 def small(tmp_path: Path) -> Path:
-    return make_tree(tmp_path, SMALL)
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner(mix_stderr=False).invoke(main, list(args))
-    return result.exit_code, result.stdout, result.stderr
+    return tree(tmp_path / "repo", REPORT_TREE, defaults=False)
 
 
 # ------------------------------------------------------------------------------------- numbers
@@ -252,9 +188,9 @@ def test_page_is_self_contained_and_links_findings(small: Path) -> None:
 
 
 def test_a_fleet_without_teams_or_services(tmp_path: Path) -> None:
-    files = {k: v for k, v in SMALL.items() if not k.startswith(("teams/", "environments/"))}
+    files = {k: v for k, v in REPORT_TREE.items() if not k.startswith(("teams/", "environments/"))}
     files["environments/dev.yaml"] = files["environments/prod.yaml"] = "{}\n"
-    values = make_tree(tmp_path, files)
+    values = tree(tmp_path / "repo", files, defaults=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # not even a Matplotlib warning about empty axes
         text = report(ReportOptions(values)).text
@@ -315,13 +251,17 @@ def test_report_states_its_inputs(small: Path) -> None:
 
 
 def test_cli_writes_html_or_markdown(small: Path, tmp_path: Path) -> None:
-    code, out, err = run("report", "--values", str(small), "--out", str(tmp_path / "r.html"))
+    code, out, err = cli_streams(
+        "report", "--values", str(small), "--out", str(tmp_path / "r.html")
+    )
     assert (code, out) == (0, "")
     assert err == f"wrote {tmp_path / 'r.html'} (0 error(s), 2 warning(s))\n"
     assert (tmp_path / "r.html").read_text().startswith("<!doctype html>")
-    code, out, _ = run("report", "--values", str(small), "--out", str(tmp_path / "r.md"))
+    code, out, _ = cli_streams("report", "--values", str(small), "--out", str(tmp_path / "r.md"))
     assert code == 0 and (tmp_path / "r.md").read_text().startswith("# Fleet report: small\n")
-    code, out, _ = run("report", "--values", str(small), "--format", "markdown", "--env", "dev")
+    code, out, _ = cli_streams(
+        "report", "--values", str(small), "--format", "markdown", "--env", "dev"
+    )
     assert code == 0 and "## Environment dev" in out and "## Environment prod" not in out
     assert "| b/s | nvidia → ascend (30 % on ascend) |" in out
 
@@ -332,7 +272,7 @@ def test_cli_errors_exit_1_and_still_write(small: Path, tmp_path: Path) -> None:
         .read_text()
         .replace("quota: {nvidia: 4, ascend: 3}", "quota: {nvidia: 4, ascend: 1}")
     )
-    code, _, err = run("report", "--values", str(small), "--out", str(tmp_path / "r.html"))
+    code, _, err = cli_streams("report", "--values", str(small), "--out", str(tmp_path / "r.html"))
     assert code == 1, err
     assert "(1 error(s), 2 warning(s))" in err  # dev and prod overcommit by different amounts
     text = (tmp_path / "r.html").read_text()
@@ -340,9 +280,9 @@ def test_cli_errors_exit_1_and_still_write(small: Path, tmp_path: Path) -> None:
 
 
 def test_cli_usage_errors_exit_2(small: Path) -> None:
-    code, _, err = run("report", "--values", str(small), "--env", "qa")
+    code, _, err = cli_streams("report", "--values", str(small), "--env", "qa")
     assert code == 2 and err == "error: unknown environment 'qa'; known: dev, prod\n"
-    code, _, err = run("report", "--values", str(small), "--baseline", "kunlun")
+    code, _, err = cli_streams("report", "--values", str(small), "--baseline", "kunlun")
     assert code == 2 and "baseline vendor 'kunlun' has no costWeight" in err
 
 

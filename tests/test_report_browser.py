@@ -17,8 +17,8 @@ from selenium import webdriver
 
 from generator.fleetreport import ReportOptions, report
 from tests import browser
-from tests.conftest import EXAMPLE_VALUES
-from tests.test_report import SMALL, make_tree
+from tests.example import EXAMPLE_VALUES
+from tests.fixtures import REPORT_TREE, tree
 
 # For each chart: its id, the series it declares, the series groups drawn in its SVG, how many
 # shapes each group paints, and its size on screen.
@@ -100,7 +100,7 @@ def test_example_fleet_in_chromium(driver: webdriver.Chrome, tmp_path: Path) -> 
 
 
 def test_small_fleet_series_follow_its_values(driver: webdriver.Chrome, tmp_path: Path) -> None:
-    values = make_tree(tmp_path, SMALL)
+    values = tree(tmp_path / "repo", REPORT_TREE, defaults=False)
     seen = open_report(driver, values, tmp_path / "small.html")
     assert_clean(seen)
     drawn = {k: v["drawn"] for k, v in charts(seen).items()}

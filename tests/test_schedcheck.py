@@ -12,14 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from generator import toolchain
-from generator.cli import main
 from generator.validate.stages import kubescheduler
-from tests.conftest import tool
-from tests.test_kustomize import build
-from tests.test_scheduling import use_backend
+from tests.example import use_backend
+from tests.fixtures import invoke, kustomize_build, tool
 
 Write = Callable[[str, str], Path]
 
@@ -28,14 +25,14 @@ KEY = "kube-scheduler-config.yaml"
 
 
 def render(values_dir: Path) -> Path:
-    res = CliRunner().invoke(main, ["render", "--values", str(values_dir)])
+    res = invoke("render", "--values", str(values_dir))
     assert res.exit_code == 0, res.output
     return values_dir.parent
 
 
 def validate(values_dir: Path, cache: Path) -> tuple[int, dict[str, Any]]:
     args = ["validate", "--values", str(values_dir), "--no-drift", "--output", "json"]
-    res = CliRunner().invoke(main, [*args, "--cache-dir", str(cache)])
+    res = invoke(*args, "--cache-dir", str(cache))
     return res.exit_code, json.loads(res.output)
 
 
@@ -73,7 +70,7 @@ def test_schedcheck_json_gives_one_verdict_per_file_in_order(
     values_dir: Path, tmp_path: Path
 ) -> None:
     out = render(values_dir)
-    [config] = kubescheduler.embedded(build(out / "overlays/prod/scheduling"))
+    [config] = kubescheduler.embedded(kustomize_build(out / "overlays/prod/scheduling"))
     text = config["text"]
     files = []
     for name, body in [
@@ -131,7 +128,7 @@ def test_a_config_is_found_by_its_kind_not_by_its_configmap(values_dir: Path, wr
     # Volcano's scheduler ConfigMap is another scheduler's configuration: not one of these.
     use_backend(values_dir, write, "volcano")
     out = render(values_dir)
-    volcano = build(out / "overlays/prod/scheduling")
+    volcano = kustomize_build(out / "overlays/prod/scheduling")
     assert [d["metadata"]["name"] for d in volcano if d["kind"] == "ConfigMap"] == [
         "volcano-scheduler-configmap"
     ]

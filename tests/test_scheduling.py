@@ -18,27 +18,22 @@ from generator.builders.workloads import team_objects
 from generator.errors import Location
 from generator.policy.manifest import run_rules
 from generator.render.layout import Unit
-from generator.render.stage import RenderOptions, render
 from generator.values import loader as values
-from tests.conftest import tool
-from tests.helpers import findings, lines
-from tests.test_kustomize import assert_units_build_exactly, build
+from tests.example import use_backend
+from tests.fixtures import (
+    assert_units_build_exactly,
+    by_name,
+    findings,
+    kustomize_build,
+    lines,
+    plugins,
+    render_into,
+    tool,
+    volcano_conf,
+)
 
 Write = Callable[[str, str], Path]
 Obj = dict[str, Any]
-
-MIXED = "  mixed-training-job:\n    kind: volcano\n"
-
-
-def use_backend(values_dir: Path, write: Write, backend: str, extra: str = "") -> None:
-    """The example fleet as a test values tree for one backend. Under Kueue the seed's mixed
-    Volcano job is off: Kueue cannot account a Volcano Job (SCH002)."""
-    fleet = (values_dir / "fleet.yaml").read_text()
-    write("fleet.yaml", fleet + f"scheduling:\n  backend: {backend}\n{extra}")
-    if backend == "kueue":
-        ml = (values_dir / "teams/ml-team.yaml").read_text()
-        assert MIXED in ml
-        write("teams/ml-team.yaml", ml.replace(MIXED, MIXED + "    enabled: false\n"))
 
 
 def coded(values_dir: Path, code: str) -> list[str]:
@@ -46,18 +41,8 @@ def coded(values_dir: Path, code: str) -> list[str]:
     return [g for g in lines(values_dir) if f" {code} " in g]
 
 
-def _objs(docs: list[Obj], kind: str) -> dict[str, Obj]:
-    return {d["metadata"]["name"]: d for d in docs if d["kind"] == kind}
-
-
 def _wave(obj: Obj) -> int:
     return int((obj["metadata"].get("annotations") or {}).get(SYNC_WAVE, "0"))
-
-
-def _render(values_dir: Path, tmp_path: Path) -> Path:
-    out = tmp_path / "out"
-    render(RenderOptions(values_dir=values_dir, out_dir=out))
-    return out
 
 
 # ---- issue 8 item 8: queues sync before the jobs that name them -------------------------------
@@ -68,7 +53,7 @@ def test_queues_sync_a_wave_before_the_workloads_that_use_them(
     backend: str, values_dir: Path, write: Write, tmp_path: Path
 ) -> None:
     use_backend(values_dir, write, backend)
-    docs = build(_render(values_dir, tmp_path) / "overlays/prod/team-ml-team")
+    docs = kustomize_build(render_into(values_dir, tmp_path / "out") / "overlays/prod/team-ml-team")
     queues = [d for d in docs if d["kind"] in ("Queue", "ClusterQueue", "LocalQueue")]
     workloads = [d for d in docs if d["kind"] in ("Job", "Deployment")]
     namespaces = [d for d in docs if d["kind"] == "Namespace"]
@@ -77,9 +62,9 @@ def test_queues_sync_a_wave_before_the_workloads_that_use_them(
     # LocalQueues are namespaced: their namespace comes first.
     assert max(_wave(n) for n in namespaces) < min(_wave(q) for q in queues)
     if backend == "volcano":
-        mixed = _objs(docs, "Job")["mixed-training-job"]
+        mixed = by_name(docs, "Job")["mixed-training-job"]
         assert mixed["spec"]["queue"] == "team-ml-team"
-        assert _wave(_objs(docs, "Queue")["team-ml-team"]) < _wave(mixed)
+        assert _wave(by_name(docs, "Queue")["team-ml-team"]) < _wave(mixed)
 
 
 # ---- issue 8 item 7: one accounting per backend -------------------------------------------------
@@ -95,19 +80,19 @@ def test_one_accounting_per_backend(
     use_backend(values_dir, write, backend)
     ml = (values_dir / "teams/ml-team.yaml").read_text()
     write("teams/ml-team.yaml", ml + "borrowing: {nvidia: 3}\n")
-    out = _render(values_dir, tmp_path)
-    ml_docs = build(out / "overlays/prod/team-ml-team")
-    inf_docs = build(out / "overlays/prod/team-inference")
-    hard = _objs(ml_docs, "ResourceQuota")["accelerators"]["spec"]["hard"]
+    out = render_into(values_dir, tmp_path / "out")
+    ml_docs = kustomize_build(out / "overlays/prod/team-ml-team")
+    inf_docs = kustomize_build(out / "overlays/prod/team-inference")
+    hard = by_name(ml_docs, "ResourceQuota")["accelerators"]["spec"]["hard"]
     # With a queue the quota is the queue's ceiling (8 own + 3 borrowed): it never refuses a
     # pod the queue admitted. Without one it is the team's quota.
     assert hard["requests.nvidia.com/gpu"] == quota_line
-    deployment = _objs(inf_docs, "Deployment")["inference-service-nvidia"]
+    deployment = by_name(inf_docs, "Deployment")["inference-service-nvidia"]
     template = deployment["spec"]["template"]
     queue_label = deployment["metadata"]["labels"].get("kueue.x-k8s.io/queue-name")
     annotations = template["metadata"].get("annotations") or {}
     if backend == "volcano":
-        queue = _objs(ml_docs, "Queue")["team-ml-team"]["spec"]
+        queue = by_name(ml_docs, "Queue")["team-ml-team"]["spec"]
         assert queue["capability"]["nvidia.com/gpu"] == 11
         assert queue["deserved"]["nvidia.com/gpu"] == 8
         assert queue["capability"]["amd.com/gpu"] == 0  # no quota: no devices
@@ -116,7 +101,7 @@ def test_one_accounting_per_backend(
         assert annotations == {"scheduling.volcano.sh/queue-name": "team-inference"}
         assert queue_label is None
     elif backend == "kueue":
-        cq = _objs(ml_docs, "ClusterQueue")["team-ml-team"]["spec"]
+        cq = by_name(ml_docs, "ClusterQueue")["team-ml-team"]["spec"]
         groups = {g["coveredResources"][0]: g["flavors"] for g in cq["resourceGroups"]}
         assert groups["nvidia.com/gpu"] == [
             {
@@ -127,12 +112,12 @@ def test_one_accounting_per_backend(
         # Deployment integration: Kueue admits inference pods against the team's queue.
         assert queue_label == "team-inference"
         assert "schedulerName" not in template["spec"]
-        cuda = _objs(ml_docs, "Job")["cuda-training-job"]
+        cuda = by_name(ml_docs, "Job")["cuda-training-job"]
         assert cuda["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-ml-team"
     else:
         assert queue_label is None and not annotations
         assert "schedulerName" not in template["spec"]
-        assert not _objs(ml_docs, "Queue") and not _objs(ml_docs, "ClusterQueue")
+        assert not by_name(ml_docs, "Queue") and not by_name(ml_docs, "ClusterQueue")
 
 
 def test_borrowing_and_nominal_quota_fill_the_pools_in_order(
@@ -173,8 +158,8 @@ def test_kueue_flavors_per_pool_and_cpu_memory_covered(
             "    vendorMounts: false\n    resources: {requests: {cpu: 500m, memory: 1Gi}}\n",
         ),
     )
-    out = _render(values_dir, tmp_path)
-    flavors = _objs(build(out / "overlays/prod/scheduling"), "ResourceFlavor")
+    out = render_into(values_dir, tmp_path / "out")
+    flavors = by_name(kustomize_build(out / "overlays/prod/scheduling"), "ResourceFlavor")
     assert set(flavors) == {
         "nvidia-a100",
         "ascend-910b",
@@ -205,8 +190,8 @@ def test_kueue_flavors_per_pool_and_cpu_memory_covered(
         ],
     }
     assert flavors["general"]["spec"] == {}
-    inf_docs = build(out / "overlays/prod/team-inference")
-    cq = _objs(inf_docs, "ClusterQueue")["team-inference"]["spec"]
+    inf_docs = kustomize_build(out / "overlays/prod/team-inference")
+    cq = by_name(inf_docs, "ClusterQueue")["team-inference"]["spec"]
     # prod runs inference-service dual-run: 2 nvidia + 2 ascend replicas, each 500m and 1Gi.
     assert cq["resourceGroups"][-1] == {
         "coveredResources": ["cpu", "memory"],
@@ -220,7 +205,7 @@ def test_kueue_flavors_per_pool_and_cpu_memory_covered(
             }
         ],
     }
-    assert {ns["metadata"]["name"] for ns in _objs(inf_docs, "LocalQueue").values()} == {
+    assert {ns["metadata"]["name"] for ns in by_name(inf_docs, "LocalQueue").values()} == {
         "team-inference"
     }
 
@@ -248,20 +233,6 @@ def test_quantities(text: Any, parsed: str, shown: str) -> None:
 # ---- the Volcano scheduler configuration ---------------------------------------------------------
 
 
-def _volcano_conf(out: Path, env: str = "prod") -> Obj:
-    [cm] = _objs(build(out / f"overlays/{env}/scheduling"), "ConfigMap").values()
-    assert (cm["metadata"]["namespace"], cm["metadata"]["name"]) == (
-        "volcano-system",
-        "volcano-scheduler-configmap",
-    )
-    conf: Obj = yaml.safe_load(cm["data"]["volcano-scheduler.conf"])
-    return conf
-
-
-def _plugins(conf: Obj) -> dict[str, Obj]:
-    return {p["name"]: p for tier in conf["tiers"] for p in tier["plugins"]}
-
-
 def test_volcano_binpack_weights_per_vendor_resource(
     values_dir: Path, write: Write, tmp_path: Path
 ) -> None:
@@ -270,8 +241,8 @@ def test_volcano_binpack_weights_per_vendor_resource(
     write("vendors/nvidia.yaml", nvidia + "binpackWeight: 3\n")
     amd = (values_dir / "vendors/amd.yaml").read_text()
     write("vendors/amd.yaml", amd + "binpackWeight: 40\n")
-    conf = _volcano_conf(_render(values_dir, tmp_path))
-    binpack = _plugins(conf)["binpack"]["arguments"]
+    conf = volcano_conf(render_into(values_dir, tmp_path / "out"))
+    binpack = plugins(conf)["binpack"]["arguments"]
     assert binpack == {
         "binpack.weight": 7,
         "binpack.cpu": 1,
@@ -284,22 +255,24 @@ def test_volcano_binpack_weights_per_vendor_resource(
         "binpack.resources.nvidia.com/gpu": 3,
     }
     assert all(isinstance(v, int) for k, v in binpack.items() if k != "binpack.resources")
-    assert _plugins(conf)["nodeorder"]["arguments"]["leastrequested.weight"] == 0
+    assert plugins(conf)["nodeorder"]["arguments"]["leastrequested.weight"] == 0
     assert conf["actions"] == "enqueue, allocate, backfill, reclaim"
-    assert list(_plugins(conf))[:2] == ["priority", "gang"]
-    assert "capacity" in _plugins(conf) and "proportion" not in _plugins(conf)
-    assert "resourcequota" in _plugins(conf)
+    assert list(plugins(conf))[:2] == ["priority", "gang"]
+    assert "capacity" in plugins(conf) and "proportion" not in plugins(conf)
+    assert "resourcequota" in plugins(conf)
 
 
 def test_volcano_proportion_policy_has_no_deserved_and_no_reclaim(
     values_dir: Path, write: Write, tmp_path: Path
 ) -> None:
     use_backend(values_dir, write, "volcano", "  volcano: {queuePolicy: proportion}\n")
-    out = _render(values_dir, tmp_path)
-    conf = _volcano_conf(out)
+    out = render_into(values_dir, tmp_path / "out")
+    conf = volcano_conf(out)
     assert conf["actions"] == "enqueue, allocate, backfill"
-    assert "proportion" in _plugins(conf) and "capacity" not in _plugins(conf)
-    queue = _objs(build(out / "overlays/prod/team-inference"), "Queue")["team-inference"]
+    assert "proportion" in plugins(conf) and "capacity" not in plugins(conf)
+    queue = by_name(kustomize_build(out / "overlays/prod/team-inference"), "Queue")[
+        "team-inference"
+    ]
     assert "deserved" not in queue["spec"]
     assert queue["spec"]["capability"] == {
         "amd.com/gpu": 8,  # hygon: 8
@@ -343,7 +316,7 @@ def test_queue_that_does_not_carry_the_quota_is_found(
 
 
 def _kube_scheduler_config(out: Path) -> tuple[Obj, str]:
-    [cm] = _objs(build(out / "overlays/prod/scheduling"), "ConfigMap").values()
+    [cm] = by_name(kustomize_build(out / "overlays/prod/scheduling"), "ConfigMap").values()
     text = cm["data"]["kube-scheduler-config.yaml"]
     return yaml.safe_load(text), text
 
@@ -365,7 +338,7 @@ def test_kube_scheduler_packing_profile_is_what_kube_scheduler_accepts(
         "vendors/nvidia.yaml",
         (values_dir / "vendors/nvidia.yaml").read_text() + "binpackWeight: 100\n",
     )
-    out = _render(values_dir, tmp_path)
+    out = render_into(values_dir, tmp_path / "out")
     config, text = _kube_scheduler_config(out)
     [profile] = config["profiles"]
     assert profile["schedulerName"] == "default-scheduler"
@@ -407,14 +380,14 @@ def test_second_scheduler_profile_is_named_on_the_pods(
         "  kubeScheduler: {packing: true, schedulerName: accel-packing, "
         "kubeconfig: /etc/kubernetes/scheduler.conf}\n",
     )
-    out = _render(values_dir, tmp_path)
+    out = render_into(values_dir, tmp_path / "out")
     config, text = _kube_scheduler_config(out)
     assert config["profiles"][0]["schedulerName"] == "accel-packing"
     assert config["leaderElection"]["resourceName"] == "accel-packing"
     assert config["clientConnection"] == {"kubeconfig": "/etc/kubernetes/scheduler.conf"}
     assert schedcheck(tmp_path, text).returncode == 0
-    ml = build(out / "overlays/prod/team-ml-team")
-    assert _objs(ml, "Job")["cuda-training-job"]["spec"]["template"]["spec"]["schedulerName"] == (
+    ml = kustomize_build(out / "overlays/prod/team-ml-team")
+    assert by_name(ml, "Job")["cuda-training-job"]["spec"]["template"]["spec"]["schedulerName"] == (
         "accel-packing"
     )
 

@@ -6,12 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from generator.cli import main
 from generator.errors import FindingsError
 from generator.values import loader as values
 from generator.values import schemacache
+from tests.fixtures import invoke
 
 Checked = list[str]
 
@@ -71,12 +70,12 @@ def test_a_change_to_the_code_or_schemas_starts_afresh(
 
 
 def test_render_and_validate_share_the_cache_beside_the_values(values_dir: Path) -> None:
-    result = CliRunner().invoke(main, ["render", "--values", str(values_dir)])
+    result = invoke("render", "--values", str(values_dir))
     assert result.exit_code == 0, result.output
     assert (values_dir.parent / ".cache/validate/values-schema.json").is_file()
     (values_dir / "teams/inference.yaml").write_text("quota: {nvidia: many}\n")
     for command in ("render", "validate"):
-        result = CliRunner().invoke(main, [command, "--values", str(values_dir)])
+        result = invoke(command, "--values", str(values_dir))
         assert result.exit_code == 1
         assert "values/teams/inference.yaml:1:17: VAL001 'many' is not of type 'integer'" in (
             result.output

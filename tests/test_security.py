@@ -15,7 +15,7 @@ from generator.policy.manifest import run_rules
 from generator.render.layout import Unit, render_tree
 from generator.values import loader as values
 from generator.values.model import FleetView
-from tests.helpers import FLEET, NVIDIA, cli, snapshot, tree
+from tests.fixtures import FLEET, NVIDIA, cli, snapshot, tree
 
 DIGEST = "sha256:" + "0123456789abcdef" * 4
 ORIGIN = Location("values/teams/ml.yaml", 2, 3)
@@ -221,7 +221,7 @@ def test_digests_are_required_only_where_the_fleet_marks_production(prod: FleetV
 
 
 def test_the_example_fleet_passes_every_security_rule_in_every_unit() -> None:
-    from tests.conftest import EXAMPLE_VALUES
+    from tests.example import EXAMPLE_VALUES
 
     loaded = values.load(EXAMPLE_VALUES)
     for unit in render_tree(loaded).units:
@@ -281,7 +281,7 @@ def test_an_unpinned_image_in_production_is_found_at_its_workloads_line(tmp_path
 
 
 def test_a_production_environment_must_be_one_of_the_fleets(tmp_path: Path) -> None:
-    from tests.helpers import render_refused
+    from tests.fixtures import render_refused
 
     output = render_refused(
         tree(tmp_path, {"fleet.yaml": FLEET + "productionEnvironments: [prd]\n"})

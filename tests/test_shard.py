@@ -6,17 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from benchmarks.fleet import ENVS, make_values
-from generator.cli import main
+from tests.fixtures import cli
 
 N = 3
-
-
-def cli(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.output
 
 
 @pytest.fixture

@@ -4,15 +4,12 @@ kustomize and real git."""
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
-from click.testing import CliRunner
 
-from generator.cli import main
 from generator.delivery.diff import (
     RISKS,
     DiffResult,
@@ -23,21 +20,9 @@ from generator.delivery.diff import (
 )
 from generator.reporters import diff as diffreport
 from tests import repos
-from tests.conftest import ROOT, tool
+from tests.fixtures import ROOT, cli_streams, kustomize_text
 
 Write = Callable[[str, str], Path]
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner(mix_stderr=False).invoke(main, list(args))
-    return result.exit_code, result.stdout, result.stderr
-
-
-def kustomize(path: Path) -> str:
-    proc = subprocess.run(
-        [str(tool("kustomize")), "build", str(path)], capture_output=True, text=True, check=True
-    )
-    return proc.stdout
 
 
 # ---- show --------------------------------------------------------------------------------------
@@ -45,20 +30,20 @@ def kustomize(path: Path) -> str:
 
 def test_show_prints_exactly_what_kustomize_builds(values_dir: Path) -> None:
     repo = values_dir.parent
-    assert run("render", "--values", str(values_dir))[0] == 0
-    code, out, _ = run(
+    assert cli_streams("render", "--values", str(values_dir))[0] == 0
+    code, out, _ = cli_streams(
         "show", "--values", str(values_dir), "--env", "staging", "--unit", "team-ml-team"
     )
     assert code == 0
-    assert out == kustomize(repo / "overlays/staging/team-ml-team")
-    code, out, _ = run("show", "--values", str(values_dir), "--env", "prod")
+    assert out == kustomize_text(repo / "overlays/staging/team-ml-team")
+    code, out, _ = cli_streams("show", "--values", str(values_dir), "--env", "prod")
     assert code == 0
     units = sorted(p.name for p in (repo / "overlays/prod").iterdir())
     assert out == "---\n".join(
-        f"# overlays/prod/{u}\n" + kustomize(repo / "overlays/prod" / u) for u in units
+        f"# overlays/prod/{u}\n" + kustomize_text(repo / "overlays/prod" / u) for u in units
     )
     assert len([d for d in yaml.safe_load_all(out) if d]) == sum(
-        len([d for d in yaml.safe_load_all(kustomize(repo / "overlays/prod" / u)) if d])
+        len([d for d in yaml.safe_load_all(kustomize_text(repo / "overlays/prod" / u)) if d])
         for u in units
     )
 
@@ -67,7 +52,7 @@ def test_show_renders_the_values_as_they_are_now(values_dir: Path, write: Write)
     """No render needed first: an edited quota shows at once."""
     text = (values_dir / "teams/ml-team.yaml").read_text().replace("nvidia: 8", "nvidia: 6")
     write("teams/ml-team.yaml", text)
-    code, out, _ = run(
+    code, out, _ = cli_streams(
         "show", "--values", str(values_dir), "--env", "prod", "--unit", "team-ml-team"
     )
     assert code == 0
@@ -76,10 +61,12 @@ def test_show_renders_the_values_as_they_are_now(values_dir: Path, write: Write)
 
 
 def test_show_unknown_unit_or_env_is_a_usage_error(values_dir: Path) -> None:
-    code, _, err = run("show", "--values", str(values_dir), "--env", "prod", "--unit", "team-x")
+    code, _, err = cli_streams(
+        "show", "--values", str(values_dir), "--env", "prod", "--unit", "team-x"
+    )
     assert code == 2
     assert "environment 'prod' has no unit 'team-x'; its units: argocd, device-plugins" in err
-    code, _, err = run("show", "--values", str(values_dir), "--env", "qa")
+    code, _, err = cli_streams("show", "--values", str(values_dir), "--env", "qa")
     assert code == 2 and "unknown environment 'qa'; known: prod, staging" in err
 
 
@@ -114,14 +101,14 @@ def _git_fleet(values_dir: Path, *, commit_output: bool = True) -> Path:
     """The example fleet as a git repository on main: values and (usually) its rendered output."""
     repo = values_dir.parent
     if commit_output:
-        assert run("render", "--values", str(values_dir))[0] == 0
+        assert cli_streams("render", "--values", str(values_dir))[0] == 0
     repos.init(repo)
     repos.commit_all(repo, "fleet")
     return repo
 
 
 def _diff(values_dir: Path, *args: str) -> dict[str, Any]:
-    code, out, err = run("diff", "--values", str(values_dir), "--output", "json", *args)
+    code, out, err = cli_streams("diff", "--values", str(values_dir), "--output", "json", *args)
     assert code == 0, err
     data: dict[str, Any] = json.loads(out)
     return data
@@ -154,7 +141,7 @@ def test_diff_base_quota_change(values_dir: Path, write: Write) -> None:
         "changed": 1,
         "risky": 1,
     }
-    code, out, _ = run("diff", "--values", str(values_dir), "--base", "main")
+    code, out, _ = cli_streams("diff", "--values", str(values_dir), "--base", "main")
     assert code == 0
     assert (
         "prod/team-ml-team: 0 added, 0 removed, 1 changed, 1 risky\n"
@@ -165,7 +152,7 @@ def test_diff_base_quota_change(values_dir: Path, write: Write) -> None:
         '  -     spec.hard["requests.nvidia.com/gpu"]: "8"\n  +     spec.hard["requests.nvidia.com/gpu"]: "6"\n'
         in out
     )
-    assert run("diff", "--values", str(values_dir), "--base", "main", "--exit-code")[0] == 1
+    assert cli_streams("diff", "--values", str(values_dir), "--base", "main", "--exit-code")[0] == 1
 
 
 GATEWAY = """\
@@ -222,7 +209,9 @@ def test_diff_base_deleted_team(values_dir: Path, write: Write) -> None:
     assert {r["code"] for r in deployment["risks"]} == {"object-deleted"}
     assert all(o["status"] == "removed" for k, o in objs.items() if k[1] == "team-inference")
     assert data["summary"]["removed"] == len(removed)
-    md = run("diff", "--values", str(values_dir), "--base", "main", "--output", "markdown")[1]
+    md = cli_streams("diff", "--values", str(values_dir), "--base", "main", "--output", "markdown")[
+        1
+    ]
     assert "| `namespace-deleted` | `prod/team-inference` | Namespace inference |" in md
 
 
@@ -294,12 +283,12 @@ def test_a_namespace_argo_cd_prunes_is_deleted_with_everything_in_it() -> None:
 
 
 def test_diff_usage_errors(values_dir: Path, tmp_path: Path) -> None:
-    assert run("diff", "--values", str(values_dir))[0] == 2
-    assert run("diff", "--values", str(values_dir), "staging", "qa")[0] == 2
-    code, _, err = run("diff", "--values", str(values_dir), "--base", "main")
+    assert cli_streams("diff", "--values", str(values_dir))[0] == 2
+    assert cli_streams("diff", "--values", str(values_dir), "staging", "qa")[0] == 2
+    code, _, err = cli_streams("diff", "--values", str(values_dir), "--base", "main")
     assert code == 2 and "is not inside a git repository" in err
     _git_fleet(values_dir)
-    code, _, err = run("diff", "--values", str(values_dir), "--base", "no-such-branch")
+    code, _, err = cli_streams("diff", "--values", str(values_dir), "--base", "no-such-branch")
     assert code == 2 and "'no-such-branch' names no commit" in err
     # The temporary worktree is gone after each run.
     assert repos.git(values_dir.parent, "worktree", "list").count("\n") == 0

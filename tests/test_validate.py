@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from generator import builders
 from generator.builders.common import Component, metadata
-from generator.cli import main
 from generator.values.model import FleetView
+from tests.example import GATEWAY, use_backend
+from tests.fixtures import invoke
 
 Write = Callable[[str, str], Path]
 
@@ -29,7 +29,7 @@ def quota_at(values_dir: Path) -> str:
 
 def render(values_dir: Path) -> int:
     """Render into the folder holding the values, as a user commits it."""
-    return CliRunner().invoke(main, ["render", "--values", str(values_dir)]).exit_code
+    return invoke("render", "--values", str(values_dir)).exit_code
 
 
 @pytest.fixture(autouse=True)
@@ -47,9 +47,7 @@ def validate(
     extra = [] if drift else ["--no-drift"]
     if not drift:
         render(values_dir)  # values with errors write nothing: the last good render stays
-    result = CliRunner().invoke(
-        main, ["validate", "--values", str(values_dir), *extra, *args], env=env
-    )
+    result = invoke("validate", "--values", str(values_dir), *extra, *args, env=env)
     return result.exit_code, result.output
 
 
@@ -348,9 +346,6 @@ def test_every_custom_kind_passes_strict_schemas(
 ) -> None:
     """Volcano or Kueue queues and scheduler configuration, HTTPRoute and VirtualService:
     kubeconform -strict accepts every unit under each backend."""
-    from tests.test_scheduling import use_backend
-    from tests.test_workloads import GATEWAY
-
     use_backend(values_dir, write, backend, "  kubeScheduler: {packing: true}\n")
     prod = (values_dir / "environments/prod.yaml").read_text().split("teams:")[0]
     write("environments/prod.yaml", prod + GATEWAY)
@@ -361,7 +356,7 @@ def test_every_custom_kind_passes_strict_schemas(
 
 
 def test_doctor_lists_each_tool_with_its_version_and_origin() -> None:
-    result = CliRunner().invoke(main, ["doctor"])
+    result = invoke("doctor")
     assert result.exit_code == 0, result.output
     # One row per tool; the column width follows the longest tool name.
     assert re.search(r"^kustomize +ok +v5\.8\.1 ", result.output, re.M)
@@ -374,7 +369,7 @@ def test_doctor_says_how_to_install_a_missing_tool(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ACCEL_GITOPS_TOOLS_DIR", str(tmp_path))
-    result = CliRunner().invoke(main, ["doctor"])
+    result = invoke("doctor")
     assert result.exit_code == 2
     assert re.search(
         r"^kustomize +MISSING +pinned v5\.8\.1; install: make tools$", result.output, re.M
@@ -512,9 +507,7 @@ def test_values_that_do_not_load_still_get_the_committed_tree_checked(
 def test_no_drift_with_nothing_committed_is_a_usage_error(values_dir: Path) -> None:
     for top in ("base", "overlays"):
         shutil.rmtree(values_dir.parent / top)
-    result = CliRunner().invoke(
-        main, ["validate", "--values", str(values_dir), "--no-drift", "--no-cache"]
-    )
+    result = invoke("validate", "--values", str(values_dir), "--no-drift", "--no-cache")
     assert result.exit_code == 2
     assert "no rendered output in" in result.output
     assert "run `render.py render` first, or pass --committed DIR" in result.output

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from generator.errors import Severity
 from generator.values import loader as values
-from tests.helpers import findings, lines
+from tests.fixtures import findings, lines
 
 Write = Callable[[str, str], Path]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from generator.values import schema as schemadefs
-from tests.helpers import FLEET, NVIDIA, cli, render_refused, tree
+from tests.fixtures import FLEET, NVIDIA, cli, render_refused, tree
 
 
 def test_a_warning_in_one_layer_never_hides_an_error_in_another(tmp_path: Path) -> None:
@@ -141,7 +141,7 @@ def test_name006_refuses_a_name_or_label_ending_in_a_newline() -> None:
     from generator.policy.manifest import run_rules
     from generator.render.layout import Unit
     from generator.values import loader as values
-    from tests.conftest import EXAMPLE_VALUES
+    from tests.example import EXAMPLE_VALUES
 
     prod = values.load(EXAMPLE_VALUES).envs["prod"]
     obj = {

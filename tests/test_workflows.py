@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from generator import toolchain
-from tests.conftest import ROOT, tool
+from tests.fixtures import ROOT, tool
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yaml"))
 

@@ -15,8 +15,8 @@ from generator.render.stage import RenderOptions, render
 from generator.values import loader as values
 from generator.workloads.model import team_workloads
 from generator.workloads.phases import plan_service
-from tests.helpers import lines
-from tests.test_kustomize import assert_units_build_exactly, build
+from tests.example import GATEWAY, use_backend
+from tests.fixtures import assert_units_build_exactly, by_name, kustomize_build, lines
 
 Write = Callable[[str, str], Path]
 
@@ -292,10 +292,6 @@ def test_explicit_replicas_and_weights_override_the_phase(values_dir: Path, writ
 # ---- rendered objects, built with kustomize ------------------------------------------------
 
 
-def _objs(docs: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
-    return {d["metadata"]["name"]: d for d in docs if d["kind"] == kind}
-
-
 def _container(template: dict[str, Any]) -> dict[str, Any]:
     [c] = template["spec"]["containers"]
     return c  # type: ignore[no-any-return]
@@ -304,8 +300,8 @@ def _container(template: dict[str, Any]) -> dict[str, Any]:
 def test_seed_jobs_and_dual_track_service(values_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     render(RenderOptions(values_dir=values_dir, out_dir=out))
-    ml = build(out / "overlays/prod/team-ml-team")
-    jobs = _objs(ml, "Job")
+    ml = kustomize_build(out / "overlays/prod/team-ml-team")
+    jobs = by_name(ml, "Job")
     cuda = jobs["cuda-training-job"]
     assert cuda["apiVersion"] == "batch/v1"
     res = _container(cuda["spec"]["template"])["resources"]
@@ -338,61 +334,39 @@ def test_seed_jobs_and_dual_track_service(values_dir: Path, tmp_path: Path) -> N
     assert _container(tasks["cambricon-workers"]["template"])["image"].endswith(":mlu")
 
     for env, weights in (("staging", (2, 2)), ("prod", (2, 2))):
-        docs = build(out / f"overlays/{env}/team-inference")
-        deps = _objs(docs, "Deployment")
+        docs = kustomize_build(out / f"overlays/{env}/team-inference")
+        deps = by_name(docs, "Deployment")
         assert (
             deps["inference-service-nvidia"]["spec"]["replicas"],
             deps["inference-service-ascend"]["spec"]["replicas"],
         ) == weights
         ascend = _container(deps["inference-service-ascend"]["spec"]["template"])
         assert ascend["image"].endswith(":ascend") and "volumeMounts" not in ascend
-        selector = _objs(docs, "Service")["inference-service"]["spec"]["selector"]
+        selector = by_name(docs, "Service")["inference-service"]["spec"]["selector"]
         # dual-run: only the old track serves; shift-50: both, by ready pods
         assert selector.get("accel-gitops.io/track") == ("nvidia" if env == "prod" else None)
-        assert set(_objs(docs, "Service")) == {
+        assert set(by_name(docs, "Service")) == {
             "inference-service",
             "inference-service-nvidia",
             "inference-service-ascend",
         }
-        assert set(_objs(docs, "PodDisruptionBudget")) == {
+        assert set(by_name(docs, "PodDisruptionBudget")) == {
             "inference-service-nvidia",
             "inference-service-ascend",
         }
-
-
-GATEWAY = """\
-teams:
-  inference:
-    services:
-      inference-service:
-        phase: shift-25
-        routing: gateway
-        gateway:
-          parentRefs: [{name: public, namespace: gateways}]
-          hostnames: [infer.example.com]
-  ml-team:
-    services:
-      chat:
-        routing: istio
-        images: {nvidia: x:cuda}
-        tracks:
-          nvidia: {replicas: 1}
-"""
 
 
 @pytest.mark.parametrize("backend", ["quota", "volcano", "kueue"])
 def test_every_unit_builds_under_each_backend_and_routing(
     backend: str, values_dir: Path, write: Write, tmp_path: Path
 ) -> None:
-    from tests.test_scheduling import use_backend
-
     use_backend(values_dir, write, backend)
     prod = (values_dir / "environments/prod.yaml").read_text().split("teams:")[0]
     write("environments/prod.yaml", prod + GATEWAY)
     out = tmp_path / "out"
     assert_units_build_exactly(out, values_dir)
-    inf = build(out / "overlays/prod/team-inference")
-    [route] = _objs(inf, "HTTPRoute").values()
+    inf = kustomize_build(out / "overlays/prod/team-inference")
+    [route] = by_name(inf, "HTTPRoute").values()
     assert route["spec"]["parentRefs"] == [
         {
             "group": "gateway.networking.k8s.io",
@@ -417,15 +391,15 @@ def test_every_unit_builds_under_each_backend_and_routing(
             "weight": 25,
         },
     ]
-    ml = build(out / "overlays/prod/team-ml-team")
-    [vs] = _objs(ml, "VirtualService").values()
+    ml = kustomize_build(out / "overlays/prod/team-ml-team")
+    [vs] = by_name(ml, "VirtualService").values()
     assert vs["spec"]["http"][0]["route"][0]["weight"] == 100
-    cuda = _objs(ml, "Job")["cuda-training-job"]
+    cuda = by_name(ml, "Job")["cuda-training-job"]
     queue_label = cuda["metadata"]["labels"].get("kueue.x-k8s.io/queue-name")
-    mixed = _objs(ml, "Job").get("mixed-training-job", {})
+    mixed = by_name(ml, "Job").get("mixed-training-job", {})
     if backend == "kueue":
         assert queue_label == "team-ml-team"
-        cq = _objs(ml, "ClusterQueue")["team-ml-team"]
+        cq = by_name(ml, "ClusterQueue")["team-ml-team"]
         groups = {g["coveredResources"][0]: g["flavors"] for g in cq["spec"]["resourceGroups"]}
         assert groups["nvidia.com/gpu"] == [
             {
@@ -434,8 +408,8 @@ def test_every_unit_builds_under_each_backend_and_routing(
             }
         ]
         assert cq["spec"]["cohortName"] == "accel"
-        assert _objs(ml, "LocalQueue")["team-ml-team"]["spec"] == {"clusterQueue": "team-ml-team"}
-        flavors = _objs(build(out / "overlays/prod/scheduling"), "ResourceFlavor")
+        assert by_name(ml, "LocalQueue")["team-ml-team"]["spec"] == {"clusterQueue": "team-ml-team"}
+        flavors = by_name(kustomize_build(out / "overlays/prod/scheduling"), "ResourceFlavor")
         assert flavors["ascend-910b"]["spec"]["nodeLabels"] == {
             "feature.node.kubernetes.io/accelerator": "huawei-npu",
             "feature.node.kubernetes.io/npu-model": "910b",
@@ -450,7 +424,7 @@ def test_every_unit_builds_under_each_backend_and_routing(
     else:
         assert queue_label is None
     if backend == "volcano":
-        [queue] = _objs(ml, "Queue").values()
+        [queue] = by_name(ml, "Queue").values()
         assert queue["spec"]["capability"]["huawei.com/Ascend910"] == 16
         assert mixed["spec"]["queue"] == "team-ml-team"
     elif backend == "quota":
