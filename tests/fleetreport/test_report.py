@@ -1,7 +1,7 @@
 """The fleet report (issue 13): its numbers on a small values tree made for them, the page and the
 Markdown built from them, the CLI, and the time a 300-team fleet takes.
 
-The browser half (charts drawn, no request, no console error) is tests/test_report_browser.py.
+The browser half (charts drawn, no request, no console error) is tests/fleetreport/test_browser.py.
 """
 
 from __future__ import annotations
