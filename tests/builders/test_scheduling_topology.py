@@ -5,9 +5,7 @@ schema, and SCH008 at file:line."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,6 +13,8 @@ from generator.builders import scheduling
 from generator.values import loader as values
 from tests.example import MIXED, use_backend
 from tests.fixtures import (
+    Obj,
+    Write,
     assert_units_build_exactly,
     by_name,
     cli,
@@ -24,9 +24,6 @@ from tests.fixtures import (
     render_into,
     volcano_conf,
 )
-
-Write = Callable[[str, str], Path]
-Obj = dict[str, Any]
 
 # Lines 29-31 of the example's values/teams/ml-team.yaml once inserted after `kind: volcano`.
 TOPOLOGY = "    networkTopology:\n      mode: hard\n      highestTierAllowed: 2\n"

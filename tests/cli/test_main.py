@@ -6,16 +6,13 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from generator import __version__
 from generator.values import schema as schemadefs
-from tests.fixtures import cli
-
-Write = Callable[[str, str], Path]
+from tests.fixtures import Write, cli
 
 
 def test_version() -> None:

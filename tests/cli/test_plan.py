@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
-from tests.fixtures import cli
-
-Write = Callable[[str, str], Path]
+from tests.fixtures import Write, cli
 
 
 def test_plan_text_shows_phases_tracks_and_devices(values_dir: Path) -> None:

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from generator.render.writer import read_tree
-from tests.fixtures import ROOT, cli, render_py
-
-Write = Callable[[str, str], Path]
+from tests.fixtures import ROOT, Write, cli, render_py
 
 
 def test_render_writes_base_and_overlays(values_dir: Path, tmp_path: Path) -> None:

@@ -4,16 +4,13 @@ read and checked once. Its report must be the one `validate` gives on the same t
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from generator.validate import run as core
 from generator.values import loader as values
-from tests.fixtures import cli
-
-Write = Callable[[str, str], Path]
+from tests.fixtures import Write, cli
 
 # A third team over-commits NVIDIA further in every environment: one more values warning.
 EXTRA_TEAM = "owners: [x@example.com]\nquota: {nvidia: 8}\n"

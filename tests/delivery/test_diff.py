@@ -1,74 +1,20 @@
-"""`show` (built manifests) and `diff` (env vs env, working tree vs a git ref), with real
-kustomize and real git."""
+"""`diff` (generator/delivery/diff.py): env vs env and working tree vs a git ref, with real
+kustomize and real git; its field changes and risks."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from generator.delivery.diff import (
     RISKS,
-    DiffResult,
-    ObjectDiff,
     Risk,
     compare_objects,
     field_changes,
 )
-from generator.reporters import diff as diffreport
 from tests import repos
-from tests.fixtures import ROOT, cli_streams, kustomize_text
-
-Write = Callable[[str, str], Path]
-
-
-# ---- show --------------------------------------------------------------------------------------
-
-
-def test_show_prints_exactly_what_kustomize_builds(values_dir: Path) -> None:
-    repo = values_dir.parent
-    assert cli_streams("render", "--values", str(values_dir))[0] == 0
-    code, out, _ = cli_streams(
-        "show", "--values", str(values_dir), "--env", "staging", "--unit", "team-ml-team"
-    )
-    assert code == 0
-    assert out == kustomize_text(repo / "overlays/staging/team-ml-team")
-    code, out, _ = cli_streams("show", "--values", str(values_dir), "--env", "prod")
-    assert code == 0
-    units = sorted(p.name for p in (repo / "overlays/prod").iterdir())
-    assert out == "---\n".join(
-        f"# overlays/prod/{u}\n" + kustomize_text(repo / "overlays/prod" / u) for u in units
-    )
-    assert len([d for d in yaml.safe_load_all(out) if d]) == sum(
-        len([d for d in yaml.safe_load_all(kustomize_text(repo / "overlays/prod" / u)) if d])
-        for u in units
-    )
-
-
-def test_show_renders_the_values_as_they_are_now(values_dir: Path, write: Write) -> None:
-    """No render needed first: an edited quota shows at once."""
-    text = (values_dir / "teams/ml-team.yaml").read_text().replace("nvidia: 8", "nvidia: 6")
-    write("teams/ml-team.yaml", text)
-    code, out, _ = cli_streams(
-        "show", "--values", str(values_dir), "--env", "prod", "--unit", "team-ml-team"
-    )
-    assert code == 0
-    quota = next(d for d in yaml.safe_load_all(out) if d["kind"] == "ResourceQuota")
-    assert quota["spec"]["hard"]["requests.nvidia.com/gpu"] == "6"
-
-
-def test_show_unknown_unit_or_env_is_a_usage_error(values_dir: Path) -> None:
-    code, _, err = cli_streams(
-        "show", "--values", str(values_dir), "--env", "prod", "--unit", "team-x"
-    )
-    assert code == 2
-    assert "environment 'prod' has no unit 'team-x'; its units: argocd, device-plugins" in err
-    code, _, err = cli_streams("show", "--values", str(values_dir), "--env", "qa")
-    assert code == 2 and "unknown environment 'qa'; known: prod, staging" in err
-
+from tests.fixtures import ROOT, Write, cli_streams
 
 # ---- diff: field changes and formats -------------------------------------------------------------
 
@@ -292,38 +238,6 @@ def test_diff_usage_errors(values_dir: Path, tmp_path: Path) -> None:
     assert code == 2 and "'no-such-branch' names no commit" in err
     # The temporary worktree is gone after each run.
     assert repos.git(values_dir.parent, "worktree", "list").count("\n") == 0
-
-
-# ---- Markdown: escaping and GitHub's size caps --------------------------------------------------
-
-
-def _big_result(n: int) -> DiffResult:
-    objects = []
-    for i in range(n):
-        d = ObjectDiff("prod", f"team-t{i % 50}", ("v1", "ConfigMap", "ns", f"cm-{i}"), "changed")
-        d.changes = field_changes({"data": {"k": "a|b <x>" * 20}}, {"data": {"k": "c" * 200}})
-        if i % 10 == 0:
-            d.risks = [Risk("object-deleted", f"risk | {i} <b>")]
-        objects.append(d)
-    return DiffResult("main", "working tree", objects, 60)
-
-
-def test_markdown_fits_a_job_summary_and_a_comment() -> None:
-    result = _big_result(20_000)
-    full = diffreport.markdown(_big_result(50))
-    assert "Shortened" not in full and "cm-49" in full
-    for limit in (diffreport.SUMMARY_LIMIT, diffreport.COMMENT_LIMIT, 8192):
-        md = diffreport.markdown(result, limit)
-        assert len(md.encode()) <= limit
-        assert f"Shortened to fit {limit} bytes" in md
-        assert "**2000 risky changes**" in md  # the totals always stay
-    summary = diffreport.markdown(result, diffreport.SUMMARY_LIMIT)
-    assert "<summary><code>prod/team-t0</code>" in summary  # units survive at 1 MiB
-
-
-def test_markdown_escapes_table_cells() -> None:
-    md = diffreport.markdown(_big_result(1))
-    assert "| `object-deleted` | `prod/team-t0` | ConfigMap ns/cm-0 | risk \\| 0 &lt;b&gt; |" in md
 
 
 def test_every_risk_is_documented() -> None:

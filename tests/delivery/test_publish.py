@@ -14,9 +14,7 @@ from generator import builders
 from generator.builders.common import Component, metadata
 from generator.values.model import FleetView
 from tests import repos
-from tests.fixtures import cli_streams
-
-Write = Callable[[str, str], Path]
+from tests.fixtures import Write, cli_streams
 
 
 @pytest.fixture

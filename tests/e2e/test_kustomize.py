@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from generator.render.stage import RenderOptions, render
-from tests.fixtures import assert_units_build_exactly, kustomize_build
-
-Write = Callable[[str, str], Path]
+from tests.fixtures import Write, assert_units_build_exactly, kustomize_build
 
 
 def test_every_unit_of_the_example_fleet_builds_to_the_intended_objects(

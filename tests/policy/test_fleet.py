@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from generator.policy.fleet import REGISTRY
-from tests.fixtures import findings, lines
-
-Write = Callable[[str, str], Path]
+from tests.fixtures import Write, findings, lines
 
 NO_OVERCOMMIT = """\
 name: accel

@@ -1,24 +1,16 @@
-"""Workloads (issue 5): each check fed a values tree that breaks it, with its code at file:line;
-the phase table; the seed jobs and services as rendered; every team unit built with kustomize
-under each scheduling backend and routing."""
+"""Workload checks (issue 5, generator/policy/workloads.py): each check fed a values tree that
+breaks it, with its code at file:line. The phase table is in tests/workloads/test_phases.py, the
+workloads as rendered in tests/builders/test_workloads.py."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from generator.policy.fleet import REGISTRY
-from generator.render.stage import RenderOptions, render
 from generator.values import loader as values
-from generator.workloads.model import team_workloads
-from generator.workloads.phases import plan_service
-from tests.example import GATEWAY, use_backend
-from tests.fixtures import assert_units_build_exactly, by_name, kustomize_build, lines
-
-Write = Callable[[str, str], Path]
+from tests.fixtures import Write, lines
 
 # The Ascend vendor of the example with the driver mounted into workloads as a hostPath (what a
 # site without the Ascend Docker Runtime would write; the catalog mounts nothing).
@@ -249,195 +241,10 @@ def test_gateway_routing_needs_a_gateway(values_dir: Path, write: Write) -> None
     ) in "\n".join(lines(values_dir))
 
 
-# ---- phases --------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("phase", "nvidia", "ascend"),
-    [
-        ("validate", (2, 100), (1, 0)),
-        ("dual-run", (2, 100), (2, 0)),
-        ("shift-25", (2, 75), (2, 25)),
-        ("primary-new", (2, 0), (2, 100)),
-        ("fallback", (1, 0), (2, 100)),
-    ],
-)
-def test_phase_gives_replicas_and_weights(
-    phase: str, nvidia: tuple[int, int], ascend: tuple[int, int], values_dir: Path, write: Write
-) -> None:
-    write(
-        "environments/prod.yaml",
-        f"teams:\n  inference:\n    services:\n      inference-service: {{phase: {phase}}}\n",
-    )
-    view = values.load(values_dir).envs["prod"]
-    team = next(t for t in view.teams if t.name == "inference")
-    [svc] = team_workloads(view, team).services
-    got = {p.vendor: (p.replicas, p.weight) for p in plan_service(svc)}
-    assert got == {"nvidia": nvidia, "ascend": ascend}
-
-
-def test_explicit_replicas_and_weights_override_the_phase(values_dir: Path, write: Write) -> None:
-    write(
-        "environments/prod.yaml",
-        "teams:\n  inference:\n    services:\n      inference-service:\n"
-        "        replicas: {nvidia: 3, ascend: 1}\n        weights: {nvidia: 90, ascend: 10}\n",
-    )
-    view = values.load(values_dir).envs["prod"]
-    team = next(t for t in view.teams if t.name == "inference")
-    [svc] = team_workloads(view, team).services
-    got = {p.vendor: (p.replicas, p.weight) for p in plan_service(svc)}
-    assert got == {"nvidia": (3, 90), "ascend": (1, 10)}
-
-
-# ---- rendered objects, built with kustomize ------------------------------------------------
-
-
-def _container(template: dict[str, Any]) -> dict[str, Any]:
-    [c] = template["spec"]["containers"]
-    return c  # type: ignore[no-any-return]
-
-
-def test_seed_jobs_and_dual_track_service(values_dir: Path, tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    render(RenderOptions(values_dir=values_dir, out_dir=out))
-    ml = kustomize_build(out / "overlays/prod/team-ml-team")
-    jobs = by_name(ml, "Job")
-    cuda = jobs["cuda-training-job"]
-    assert cuda["apiVersion"] == "batch/v1"
-    res = _container(cuda["spec"]["template"])["resources"]
-    assert res == {
-        "limits": {"nvidia.com/gpu": 4},
-        "requests": {"cpu": "1", "memory": "2Gi", "nvidia.com/gpu": 4},
-    }
-    pod = cuda["spec"]["template"]["spec"]
-    assert pod["nodeSelector"] == {"feature.node.kubernetes.io/accelerator": "nvidia-gpu"}
-    assert {
-        "key": "feature.node.kubernetes.io/accelerator",
-        "operator": "Equal",
-        "value": "nvidia-gpu",
-        "effect": "NoSchedule",
-    } in pod["tolerations"]
-    npu = jobs["npu-training-job"]["spec"]["template"]
-    assert _container(npu)["resources"]["limits"] == {"huawei.com/Ascend910": 8}
-    # The example relies on the Ascend Docker Runtime to mount the driver (see WKL004).
-    assert "volumeMounts" not in _container(npu)
-    assert npu["spec"]["nodeSelector"]["feature.node.kubernetes.io/npu-model"] == "910b"
-    mixed = jobs["mixed-training-job"]
-    assert mixed["apiVersion"] == "batch.volcano.sh/v1alpha1"
-    assert mixed["spec"]["schedulerName"] == "volcano"
-    tasks = {t["name"]: t for t in mixed["spec"]["tasks"]}
-    assert tasks["nvidia-workers"]["replicas"] == 4
-    assert tasks["cambricon-workers"]["replicas"] == 2
-    assert _container(tasks["cambricon-workers"]["template"])["resources"]["limits"] == {
-        "cambricon.com/mlu": 1
-    }
-    assert _container(tasks["cambricon-workers"]["template"])["image"].endswith(":mlu")
-
-    for env, weights in (("staging", (2, 2)), ("prod", (2, 2))):
-        docs = kustomize_build(out / f"overlays/{env}/team-inference")
-        deps = by_name(docs, "Deployment")
-        assert (
-            deps["inference-service-nvidia"]["spec"]["replicas"],
-            deps["inference-service-ascend"]["spec"]["replicas"],
-        ) == weights
-        ascend = _container(deps["inference-service-ascend"]["spec"]["template"])
-        assert ascend["image"].endswith(":ascend") and "volumeMounts" not in ascend
-        selector = by_name(docs, "Service")["inference-service"]["spec"]["selector"]
-        # dual-run: only the old track serves; shift-50: both, by ready pods
-        assert selector.get("accel-gitops.io/track") == ("nvidia" if env == "prod" else None)
-        assert set(by_name(docs, "Service")) == {
-            "inference-service",
-            "inference-service-nvidia",
-            "inference-service-ascend",
-        }
-        assert set(by_name(docs, "PodDisruptionBudget")) == {
-            "inference-service-nvidia",
-            "inference-service-ascend",
-        }
-
-
-@pytest.mark.parametrize("backend", ["quota", "volcano", "kueue"])
-def test_every_unit_builds_under_each_backend_and_routing(
-    backend: str, values_dir: Path, write: Write, tmp_path: Path
-) -> None:
-    use_backend(values_dir, write, backend)
-    prod = (values_dir / "environments/prod.yaml").read_text().split("teams:")[0]
-    write("environments/prod.yaml", prod + GATEWAY)
-    out = tmp_path / "out"
-    assert_units_build_exactly(out, values_dir)
-    inf = kustomize_build(out / "overlays/prod/team-inference")
-    [route] = by_name(inf, "HTTPRoute").values()
-    assert route["spec"]["parentRefs"] == [
-        {
-            "group": "gateway.networking.k8s.io",
-            "kind": "Gateway",
-            "name": "public",
-            "namespace": "gateways",
-        }
-    ]
-    assert route["spec"]["rules"][0]["backendRefs"] == [
-        {
-            "group": "",
-            "kind": "Service",
-            "name": "inference-service-nvidia",
-            "port": 80,
-            "weight": 75,
-        },
-        {
-            "group": "",
-            "kind": "Service",
-            "name": "inference-service-ascend",
-            "port": 80,
-            "weight": 25,
-        },
-    ]
-    ml = kustomize_build(out / "overlays/prod/team-ml-team")
-    [vs] = by_name(ml, "VirtualService").values()
-    assert vs["spec"]["http"][0]["route"][0]["weight"] == 100
-    cuda = by_name(ml, "Job")["cuda-training-job"]
-    queue_label = cuda["metadata"]["labels"].get("kueue.x-k8s.io/queue-name")
-    mixed = by_name(ml, "Job").get("mixed-training-job", {})
-    if backend == "kueue":
-        assert queue_label == "team-ml-team"
-        cq = by_name(ml, "ClusterQueue")["team-ml-team"]
-        groups = {g["coveredResources"][0]: g["flavors"] for g in cq["spec"]["resourceGroups"]}
-        assert groups["nvidia.com/gpu"] == [
-            {
-                "name": "nvidia-a100",
-                "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 8, "borrowingLimit": 0}],
-            }
-        ]
-        assert cq["spec"]["cohortName"] == "accel"
-        assert by_name(ml, "LocalQueue")["team-ml-team"]["spec"] == {"clusterQueue": "team-ml-team"}
-        flavors = by_name(kustomize_build(out / "overlays/prod/scheduling"), "ResourceFlavor")
-        assert flavors["ascend-910b"]["spec"]["nodeLabels"] == {
-            "feature.node.kubernetes.io/accelerator": "huawei-npu",
-            "feature.node.kubernetes.io/npu-model": "910b",
-        }
-        assert flavors["ascend-910b"]["spec"]["nodeTaints"] == [
-            {
-                "key": "feature.node.kubernetes.io/accelerator",
-                "value": "huawei-npu",
-                "effect": "NoSchedule",
-            }
-        ]
-    else:
-        assert queue_label is None
-    if backend == "volcano":
-        [queue] = by_name(ml, "Queue").values()
-        assert queue["spec"]["capability"]["huawei.com/Ascend910"] == 16
-        assert mixed["spec"]["queue"] == "team-ml-team"
-    elif backend == "quota":
-        assert mixed["spec"]["queue"] == "default"
-    else:
-        assert not mixed  # Kueue cannot account a Volcano Job (SCH002)
-
-
 def test_vendor_driver_mounts_render_read_only_and_are_refused_under_baseline(
     values_dir: Path, write: Write
 ) -> None:
     from generator.builders.workloads import team_objects
-    from generator.values import loader as values
 
     text = (values_dir / "teams/ml-team.yaml").read_text()
     write("teams/ml-team.yaml", text.replace("vendorMounts: false", "vendorMounts: true"))

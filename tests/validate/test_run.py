@@ -6,7 +6,7 @@ import json
 import re
 import shutil
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +16,7 @@ from generator import builders
 from generator.builders.common import Component, metadata
 from generator.values.model import FleetView
 from tests.example import GATEWAY, use_backend
-from tests.fixtures import invoke
-
-Write = Callable[[str, str], Path]
+from tests.fixtures import Write, invoke
 
 
 def quota_at(values_dir: Path) -> str:

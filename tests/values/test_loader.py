@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 from generator.errors import Severity
 from generator.values import loader as values
-from tests.fixtures import findings, lines
-
-Write = Callable[[str, str], Path]
+from tests.fixtures import Write, findings, lines
 
 
 def test_example_fleet_loads_with_only_the_deliberate_warnings(values_dir: Path) -> None:

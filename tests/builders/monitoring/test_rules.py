@@ -14,7 +14,6 @@ import json
 import re
 import shutil
 import subprocess
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,9 +28,8 @@ from generator.builders.monitoring.sources import Exporter, exporters
 from generator.render.stage import RenderOptions, render
 from generator.values import loader as values
 from generator.values.merge import merge_data
-from tests.fixtures import kustomize_build, lines, tool
+from tests.fixtures import Write, kustomize_build, lines, tool
 
-Write = Callable[[str, str], Path]
 MiB = 2**20
 
 # A small, fixed fleet: the example vendors, teams whose quotas the expectations below rely on.

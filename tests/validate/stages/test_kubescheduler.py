@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +15,7 @@ import pytest
 from generator import toolchain
 from generator.validate.stages import kubescheduler
 from tests.example import use_backend
-from tests.fixtures import invoke, kustomize_build, tool
-
-Write = Callable[[str, str], Path]
+from tests.fixtures import Write, invoke, kustomize_build, tool
 
 CONFIGMAP = "overlays/%s/scheduling/configmap-kube-system-accel-kube-scheduler-config.yaml"
 KEY = "kube-scheduler-config.yaml"

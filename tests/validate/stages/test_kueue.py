@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +19,7 @@ from generator.render.layout import Unit
 from generator.validate.stages import kueue
 from generator.values import loader as values
 from tests.example import use_backend
-from tests.fixtures import ROOT, invoke, kustomize_build, tool
-
-Write = Callable[[str, str], Path]
+from tests.fixtures import ROOT, Write, invoke, kustomize_build, tool
 
 # ---- the tool on hand-written objects -----------------------------------------------------------
 

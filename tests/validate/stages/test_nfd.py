@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +18,8 @@ import pytest
 
 from generator.render.stage import RenderOptions, render
 from generator.values import inventory
-from tests.fixtures import invoke, kustomize_text, tool
+from tests.fixtures import Write, invoke, kustomize_text, tool
 
-Write = Callable[[str, str], Path]
 NFD = "feature.node.kubernetes.io/"
 
 FLEET = """\
