@@ -30,6 +30,7 @@ from generator.errors import Finding, Severity
 from generator.policy import fleet as checks
 from generator.values.model import FleetView
 from tests.fixtures import invoke
+from tests.fixtures import tree as values_tree
 
 pytestmark = pytest.mark.xdist_group("control-plane")
 
@@ -70,15 +71,11 @@ def tree(tmp_path: Path) -> Tree:
         vendors: dict[str, Any] | None = None,
         teams: dict[str, Any] | None = None,
     ) -> Path:
-        root = tmp_path / "values"
-        files = {"fleet.yaml": fleet or FLEET}
-        files.update({f"vendors/{k}.yaml": v for k, v in (vendors or {"nvidia": NVIDIA}).items()})
-        files.update({f"teams/{k}.yaml": v for k, v in (teams or {"ml": TEAM}).items()})
-        for rel, doc in files.items():
-            path = root / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(yaml.safe_dump(doc, sort_keys=False))
-        return root
+        docs = {"fleet.yaml": fleet or FLEET}
+        docs.update({f"vendors/{k}.yaml": v for k, v in (vendors or {"nvidia": NVIDIA}).items()})
+        docs.update({f"teams/{k}.yaml": v for k, v in (teams or {"ml": TEAM}).items()})
+        files = {rel: yaml.safe_dump(doc, sort_keys=False) for rel, doc in docs.items()}
+        return values_tree(tmp_path, files, defaults=False)
 
     return make
 

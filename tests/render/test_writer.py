@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from generator.render import writer as output
-from tests.fixtures import cli, render_py
+from tests.fixtures import cli, render_py, tree
 
 FLEET = """\
 name: tiny
@@ -33,16 +33,12 @@ def team(owner: str, nvidia: int) -> str:
 
 def tiny_values(root: Path) -> Path:
     """Version 1 of a small fleet: teams alpha and beta."""
-    values = root / "values"
-    for rel, text in {
-        "fleet.yaml": FLEET,
+    files = {
         "vendors/nvidia.yaml": NVIDIA,
         "teams/alpha.yaml": team("alpha", 2),
         "teams/beta.yaml": team("beta", 1),
-    }.items():
-        (values / rel).parent.mkdir(parents=True, exist_ok=True)
-        (values / rel).write_text(text)
-    return values
+    }
+    return tree(root, files, fleet=FLEET, defaults=False)
 
 
 def to_version_2(values: Path) -> None:

@@ -18,7 +18,7 @@ import pytest
 
 from generator.render.stage import RenderOptions, render
 from generator.values import inventory
-from tests.fixtures import Write, invoke, kustomize_text, tool
+from tests.fixtures import Write, invoke, kustomize_text, tool, tree
 
 NFD = "feature.node.kubernetes.io/"
 
@@ -112,12 +112,8 @@ def built_node_config(values_dir: Path, out: Path, env: str) -> Path:
 
 @pytest.fixture
 def lab(tmp_path: Path) -> Path:
-    values = tmp_path / "repo" / "values"
-    (values / "vendors").mkdir(parents=True)
-    (values / "fleet.yaml").write_text(FLEET)
-    for name, text in VENDORS.items():
-        (values / "vendors" / name).write_text(text)
-    return values
+    files = {f"vendors/{name}": text for name, text in VENDORS.items()}
+    return tree(tmp_path / "repo", files, fleet=FLEET, defaults=False)
 
 
 def test_every_server_gets_exactly_its_pools_labels_and_taints(lab: Path, tmp_path: Path) -> None:
