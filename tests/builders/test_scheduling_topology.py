@@ -11,7 +11,7 @@ import pytest
 
 from generator.builders import scheduling
 from generator.values import loader as values
-from tests.example import MIXED, use_backend
+from tests.example import CUDA_JOB_LINE, MIXED, MIXED_JOB_LINE, MIXED_TOPOLOGY_LINE, use_backend
 from tests.fixtures import (
     Obj,
     Write,
@@ -25,7 +25,8 @@ from tests.fixtures import (
     volcano_conf,
 )
 
-# Lines 29-31 of the example's values/teams/ml-team.yaml once inserted after `kind: volcano`.
+# Inserted after `kind: volcano` in the example's values/teams/ml-team.yaml: lines
+# MIXED_TOPOLOGY_LINE to MIXED_TOPOLOGY_LINE + 2.
 TOPOLOGY = "    networkTopology:\n      mode: hard\n      highestTierAllowed: 2\n"
 ML = "teams/ml-team.yaml"
 
@@ -151,7 +152,7 @@ def test_every_unit_builds_and_the_volcano_job_crd_schema_checks_the_field(
     assert code == 1
     for env in ("prod", "staging"):
         assert (
-            f"values/teams/ml-team.yaml:27:3: K8S001 Job ml-team/mixed-training-job "
+            f"values/teams/ml-team.yaml:{MIXED_JOB_LINE}:3: K8S001 Job ml-team/mixed-training-job "
             f"(overlays/{env}/team-ml-team): value must be one of 'hard', 'soft' "
             "(at $.spec.networkTopology.mode)"
         ) in out
@@ -165,17 +166,17 @@ def test_every_unit_builds_and_the_volcano_job_crd_schema_checks_the_field(
     [
         (
             "    networkTopology:\n      mode: firm\n",
-            "values/teams/ml-team.yaml:30:13: VAL001 'firm' is not one of ['hard', 'soft'] "
+            f"values/teams/ml-team.yaml:{MIXED_TOPOLOGY_LINE + 1}:13: VAL001 'firm' is not one of ['hard', 'soft'] "
             "(at $.jobs['mixed-training-job'].networkTopology.mode)",
         ),
         (
             "    networkTopology:\n      highestTierAllowed: -1\n",
-            "values/teams/ml-team.yaml:30:27: VAL001 -1 is less than the minimum of 0 "
+            f"values/teams/ml-team.yaml:{MIXED_TOPOLOGY_LINE + 1}:27: VAL001 -1 is less than the minimum of 0 "
             "(at $.jobs['mixed-training-job'].networkTopology.highestTierAllowed)",
         ),
         (
             "    networkTopology:\n      tier: 2\n",
-            "values/teams/ml-team.yaml:30:7: VAL001 unknown key 'tier' "
+            f"values/teams/ml-team.yaml:{MIXED_TOPOLOGY_LINE + 1}:7: VAL001 unknown key 'tier' "
             "(at $.jobs['mixed-training-job'].networkTopology.tier)",
         ),
     ],
@@ -195,7 +196,7 @@ def test_the_values_schema_refuses_what_the_crd_refuses(
 def test_a_topology_without_the_volcano_backend_is_refused(values_dir: Path, write: Write) -> None:
     with_topology(values_dir, write)  # the example's backend: quota
     assert sch008(values_dir) == [
-        "values/teams/ml-team.yaml:29:5: SCH008 job 'mixed-training-job' asks for a network "
+        f"values/teams/ml-team.yaml:{MIXED_TOPOLOGY_LINE}:5: SCH008 job 'mixed-training-job' asks for a network "
         "topology, but backend 'quota' renders no Volcano scheduler configuration, so nothing "
         "enables the network-topology-aware plugin that honours it "
         "(at $.jobs['mixed-training-job'].networkTopology); set scheduling.backend: volcano in "
@@ -210,11 +211,11 @@ def test_a_topology_on_a_batch_job_is_refused(values_dir: Path, write: Write) ->
     use_backend(values_dir, write, "volcano")
     ml = (values_dir / ML).read_text()
     cuda = "  cuda-training-job:\n    vendor: nvidia\n"
-    assert ml.index(cuda) == ml.index("jobs:\n") + len("jobs:\n")  # line 10
+    assert ml.index(cuda) == ml.index("jobs:\n") + len("jobs:\n")  # CUDA_JOB_LINE
     write(ML, ml.replace(cuda, cuda + TOPOLOGY))
     [got] = sch008(values_dir)
     assert got == (
-        "values/teams/ml-team.yaml:12:5: SCH008 job 'cuda-training-job' is a batch/v1 Job: only "
+        f"values/teams/ml-team.yaml:{CUDA_JOB_LINE + 2}:5: SCH008 job 'cuda-training-job' is a batch/v1 Job: only "
         "a Volcano Job carries networkTopology (at $.jobs['cuda-training-job'].networkTopology); "
         "set kind: volcano (with tasks), or remove networkTopology (docs/scheduling.md)"
     )
@@ -231,17 +232,17 @@ def test_a_topology_on_a_batch_job_is_refused(values_dir: Path, write: Write) ->
     [
         (
             "    networkTopology: {}\n",  # hard is the default mode
-            "values/teams/ml-team.yaml:29:5: SCH008 job 'mixed-training-job' is in hard mode "
+            f"values/teams/ml-team.yaml:{MIXED_TOPOLOGY_LINE}:5: SCH008 job 'mixed-training-job' is in hard mode "
             "without highestTierAllowed or highestTierName, which Volcano treats as no constraint",
         ),
         (
             "    networkTopology:\n      mode: hard\n",
-            "values/teams/ml-team.yaml:29:5: SCH008 job 'mixed-training-job' is in hard mode "
+            f"values/teams/ml-team.yaml:{MIXED_TOPOLOGY_LINE}:5: SCH008 job 'mixed-training-job' is in hard mode "
             "without highestTierAllowed or highestTierName, which Volcano treats as no constraint",
         ),
         (
             "    networkTopology:\n      highestTierAllowed: 2\n      highestTierName: spine\n",
-            "values/teams/ml-team.yaml:31:24: SCH008 job 'mixed-training-job' sets both "
+            f"values/teams/ml-team.yaml:{MIXED_TOPOLOGY_LINE + 2}:24: SCH008 job 'mixed-training-job' sets both "
             "highestTierAllowed and highestTierName, which Volcano's admission webhook refuses",
         ),
     ],

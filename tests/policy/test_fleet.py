@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from generator.policy.fleet import REGISTRY
+from tests.example import ASCEND_LABEL_KEY, FLEET_NAME, HYGON_NODE, ML_NVIDIA_QUOTA
 from tests.fixtures import Write, findings, lines
 
 NO_OVERCOMMIT = """\
@@ -25,7 +26,7 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
     ),
     "CAP001": (
         {"fleet.yaml": NO_OVERCOMMIT},
-        "values/teams/ml-team.yaml:5:11: CAP001 quotas for nvidia (nvidia.com/gpu) add up to 12 "
+        f"{ML_NVIDIA_QUOTA}: CAP001 quotas for nvidia (nvidia.com/gpu) add up to 12 "
         "devices (inference 4, ml-team 8) but its pools hold 8 in environment 'prod' "
         "(at $.quota.nvidia)",
     ),
@@ -48,8 +49,7 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
             "vendors/amd.yaml": "pools:\n  - {name: mi250x, model: MI250X, devicesPerNode: 8, "
             "nodes: [dcu-node-01]}\n"
         },
-        "values/vendors/hygon.yaml:12:13: NAME003 node 'dcu-node-01' is in pool hygon/z100l and "
-        "in amd/mi250x",
+        f"{HYGON_NODE}: NAME003 node 'dcu-node-01' is in pool hygon/z100l and in amd/mi250x",
     ),
     "NAME004": (
         {"teams/inference.yaml": "namespaces: [ml-team]\nquota: {hygon: 8}\n"},
@@ -95,7 +95,7 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
     ),
     "NODE003": (
         {},
-        "values/vendors/ascend.yaml:9:7: NODE003 warning: pool '910b' label 'accelerator-type' has "
+        f"{ASCEND_LABEL_KEY}: NODE003 warning: pool '910b' label 'accelerator-type' has "
         "no prefix: nfd-master sets it as 'feature.node.kubernetes.io/accelerator-type'",
     ),
     "NODE004": (
@@ -114,7 +114,7 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
     ),
     "NAME005": (
         {"teams/a-team-with-a-very-long-name-that-goes-on-and-on.yaml": "quota: {}\n"},
-        "values/fleet.yaml:3:7: NAME005 Application name "
+        f"{FLEET_NAME}: NAME005 Application name "
         "'accel-staging-team-a-team-with-a-very-long-name-that-goes-on-and-on' is 67 characters",
     ),
 }

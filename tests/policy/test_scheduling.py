@@ -10,6 +10,7 @@ import pytest
 
 from generator.builders.workloads import team_objects
 from generator.values import loader as values
+from tests.example import MIXED_KIND, ML_TEAM, ML_TEAM_LAST_LINE
 from tests.fixtures import (
     Write,
     findings,
@@ -202,8 +203,7 @@ def test_volcano_job_under_kueue_is_refused(values_dir: Path, write: Write) -> N
     write("fleet.yaml", fleet + "scheduling:\n  backend: kueue\n")
     got = coded(values_dir, "SCH002")
     assert got[0].startswith(
-        "values/teams/ml-team.yaml:28:11: SCH002 job 'mixed-training-job' is a Volcano Job, "
-        "but the backend is kueue"
+        f"{MIXED_KIND}: SCH002 job 'mixed-training-job' is a Volcano Job, but the backend is kueue"
     )
     assert got[0].endswith(
         "(at $.jobs['mixed-training-job'].kind); use scheduling.backend: volcano in "
@@ -217,6 +217,6 @@ def test_borrowing_without_a_queue_backend_is_a_warning(values_dir: Path, write:
     [got] = [f for f in findings(values_dir) if f.code == "SCH007"]
     assert got.severity.value == "warning"
     assert got.format().startswith(
-        "values/teams/ml-team.yaml:42:21: SCH007 warning: team 'ml-team' may borrow 2 nvidia "
+        f"values/{ML_TEAM}:{ML_TEAM_LAST_LINE + 1}:21: SCH007 warning: team 'ml-team' may borrow 2 nvidia "
         "devices, but backend 'quota' has no queue that lends"
     )

@@ -15,7 +15,14 @@ import pytest
 from generator import builders
 from generator.builders.common import Component, metadata
 from generator.values.model import FleetView
-from tests.example import GATEWAY, use_backend
+from tests.example import (
+    GATEWAY,
+    INFERENCE_QUOTA,
+    INFERENCE_QUOTA_8_LINE,
+    ML_QUOTA,
+    ML_QUOTA_NVIDIA_LINE,
+    use_backend,
+)
 from tests.fixtures import Write, invoke
 
 
@@ -388,7 +395,7 @@ def test_committed_output_must_match_the_values(values_dir: Path, write: Write) 
     assert code == 1
     # Each names the first line of the committed file that differs (the hand-edited '80').
     assert (
-        "base/teams/inference/resourcequota-inference-accelerators.yaml:15:1: DRIFT001 committed "
+        f"{INFERENCE_QUOTA}:{INFERENCE_QUOTA_8_LINE}:1: DRIFT001 committed "
         "base/teams/inference/resourcequota-inference-accelerators.yaml differs from a fresh "
         "render of the values; run `python render.py render` and commit the result"
     ) in out
@@ -396,12 +403,12 @@ def test_committed_output_must_match_the_values(values_dir: Path, write: Write) 
         "overlays/prod/stray.yaml:1:1: DRIFT001 committed overlays/prod/stray.yaml is committed "
         "but no longer rendered from the values" in out
     )
-    assert "base/teams/ml-team/resourcequota-ml-team-accelerators.yaml:18:1: DRIFT001" in out
+    assert f"{ML_QUOTA}:{ML_QUOTA_NVIDIA_LINE}:1: DRIFT001" in out
     # JSON carries the line and the diff.
     code, out = validate(values_dir, "--output", "json", drift=True)
     found = {f["file"]: f for f in json.loads(out)["findings"] if f["code"] == "DRIFT001"}
     quota = found["base/teams/inference/resourcequota-inference-accelerators.yaml"]
-    assert (quota["line"], quota["column"]) == (15, 1)
+    assert (quota["line"], quota["column"]) == (INFERENCE_QUOTA_8_LINE, 1)
     assert "-    requests.amd.com/gpu: '80'\n+    requests.amd.com/gpu: '8'\n" in quota["detail"]
     assert quota["detail"].startswith(
         "--- committed/base/teams/inference/resourcequota-inference-accelerators.yaml\n"
