@@ -25,10 +25,9 @@ from generator.builders.monitoring import component as builder
 from generator.builders.monitoring import rules as unified
 from generator.builders.monitoring.dashboard import queries
 from generator.builders.monitoring.sources import Exporter, exporters
-from generator.render.stage import RenderOptions, render
 from generator.values import loader as values
 from generator.values.merge import merge_data
-from tests.fixtures import Write, kustomize_build, lines, tool
+from tests.fixtures import Write, kustomize_build, lines, render_into, tool
 
 MiB = 2**20
 
@@ -47,11 +46,6 @@ def fleet(values_dir: Path, write: Write) -> Path:
         write(f"teams/{team}.yaml", text)
     write("environments/staging.yaml", "fleet: {git: {targetRevision: staging}}\n")
     return values_dir
-
-
-def render_to(values_dir: Path, out: Path) -> Path:
-    render(RenderOptions(values_dir=values_dir, out_dir=out))
-    return out
 
 
 def promtool(*args: str, cwd: Path) -> str:
@@ -94,7 +88,7 @@ def envs(values_dir: Path) -> list[str]:
 def test_monitoring_unit_builds_with_kustomize_in_every_environment(
     fleet: Path, tmp_path: Path
 ) -> None:
-    out = render_to(fleet, tmp_path / "out")
+    out = render_into(fleet, tmp_path / "out")
     loaded = values.load(fleet)
     for env in envs(fleet):
         objs = monitoring_objects(out, env)
@@ -141,7 +135,7 @@ def test_monitoring_unit_builds_with_kustomize_in_every_environment(
 
 
 def test_rendered_rules_pass_promtool_check_with_lint(fleet: Path, tmp_path: Path) -> None:
-    out = render_to(fleet, tmp_path / "out")
+    out = render_into(fleet, tmp_path / "out")
     for env in envs(fleet):
         rules_file = write_rules(monitoring_objects(out, env), tmp_path / f"{env}.rules.yaml")
         report = promtool(
@@ -152,7 +146,7 @@ def test_rendered_rules_pass_promtool_check_with_lint(fleet: Path, tmp_path: Pat
 
 def test_example_fleet_rules_pass_promtool_check(values_dir: Path, tmp_path: Path) -> None:
     """The committed example values, whatever they hold today, give valid rules too."""
-    out = render_to(values_dir, tmp_path / "out")
+    out = render_into(values_dir, tmp_path / "out")
     for env in envs(values_dir):
         rules_file = write_rules(monitoring_objects(out, env), tmp_path / f"{env}.rules.yaml")
         promtool("check", "rules", "--lint=all", "--lint-fatal", rules_file.name, cwd=tmp_path)
@@ -161,7 +155,7 @@ def test_example_fleet_rules_pass_promtool_check(values_dir: Path, tmp_path: Pat
 def test_scrape_configs_fragment_is_a_valid_prometheus_configuration(
     fleet: Path, tmp_path: Path
 ) -> None:
-    out = render_to(fleet, tmp_path / "out")
+    out = render_into(fleet, tmp_path / "out")
     objs = monitoring_objects(out, "prod")
     text = configmap(objs, builder.SCRAPE_CONFIGMAP)["data"][builder.SCRAPE_KEY]
     (tmp_path / "prometheus.yml").write_text(text)
@@ -380,7 +374,7 @@ def run_rule_tests(
 
 
 def test_unified_series_from_every_vendors_real_metric_names(fleet: Path, tmp_path: Path) -> None:
-    out = render_to(fleet, tmp_path / "out")
+    out = render_into(fleet, tmp_path / "out")
     exps = exporters(values.load(fleet).envs["prod"])
     assert sorted(e.vendor for e in exps) == sorted(CASES)
     names = {e.vendor: e.metric_names for e in exps}
@@ -432,7 +426,7 @@ def test_values_can_name_the_metrics_a_site_really_has(fleet: Path, tmp_path: Pa
         path = fleet / "vendors" / file
         merged = merge_data(yaml.safe_load(path.read_text()), yaml.safe_load(text))
         path.write_text(yaml.safe_dump(merged, sort_keys=False))
-    out = render_to(fleet, tmp_path / "out")
+    out = render_into(fleet, tmp_path / "out")
     exps = exporters(values.load(fleet).envs["prod"])
     by_id = {e.vendor: e for e in exps}
     total = by_id["nvidia"].memory_total
@@ -484,7 +478,7 @@ def grafana_free(expr: str) -> str:
 
 
 def test_dashboard_queries_read_only_recorded_series(fleet: Path, tmp_path: Path) -> None:
-    out = render_to(fleet, tmp_path / "out")
+    out = render_into(fleet, tmp_path / "out")
     objs = monitoring_objects(out, "prod")
     board_text = configmap(objs, builder.DASHBOARD_CONFIGMAP)["data"][builder.DASHBOARD_KEY]
     exprs = queries(board_text)
@@ -526,8 +520,8 @@ def test_metric_name_parser() -> None:
 
 
 def test_dashboard_json_is_deterministic_and_lists_every_panel(fleet: Path, tmp_path: Path) -> None:
-    first = render_to(fleet, tmp_path / "a")
-    second = render_to(fleet, tmp_path / "b")
+    first = render_into(fleet, tmp_path / "a")
+    second = render_into(fleet, tmp_path / "b")
     rel = Path("base/monitoring/dashboard")
     files = sorted(p.name for p in (first / rel).iterdir())
     for name in files:
@@ -559,7 +553,7 @@ def test_fleet_monitoring_settings(fleet: Path, write: Write, tmp_path: Path) ->
         + "  prometheusSelectorLabels: {release: kube-prometheus-stack}\n"
         + "  grafanaFolder: Accelerators\n"
     )
-    out = render_to(fleet, tmp_path / "out")
+    out = render_into(fleet, tmp_path / "out")
     objs = monitoring_objects(out, "prod")
     exporters_ns = "accelerator-exporters"
     agents = [
@@ -615,7 +609,7 @@ pools:
     )
     found = [line for line in lines(fleet) if "MON002" in line]
     assert found and found[0].startswith("values/vendors/iluvatar.yaml:"), found
-    out = render_to(fleet, tmp_path / "out")
+    out = render_into(fleet, tmp_path / "out")
     objs = monitoring_objects(out, "prod")
     assert len([o for o in objs if o["kind"] == "PodMonitor"]) == len(CASES)
 
