@@ -7,14 +7,16 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
     from generator.cluster.launcher import ControlPlane
+    from generator.values.model import FleetView
 
 from tests.example import EXAMPLE_VALUES
+from tests.fixtures import render_committed
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -44,6 +46,32 @@ def write(values_dir: Path) -> Callable[[str, str], Path]:
         return path
 
     return _write
+
+
+@pytest.fixture
+def committed(values_dir: Path) -> None:
+    """The test starts from a committed render of its values copy, as a repository does."""
+    assert render_committed(values_dir) == 0
+
+
+@pytest.fixture
+def extra_objects(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, dict[str, Any]]]]:
+    """Objects (unit, object) added to every environment as if a builder made them from the
+    ml-team values: the way to feed validate a broken manifest the values cannot express."""
+    from generator import builders
+    from generator.builders.common import Component
+
+    added: list[tuple[str, dict[str, Any]]] = []
+
+    def extra(view: FleetView) -> list[Component]:
+        team = next(t for t in view.teams if t.name == "ml-team")
+        return [
+            Component(unit, f"extra/{i}", [obj], origin=team.doc.anchor(("quota",)))
+            for i, (unit, obj) in enumerate(added)
+        ]
+
+    monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, extra))
+    yield added
 
 
 @pytest.fixture(scope="session")

@@ -106,3 +106,19 @@ teams:
         tracks:
           nvidia: {replicas: 1}
 """
+
+
+def hand_edit(repo: Path) -> None:
+    """What a hurried fix in the example's committed tree (a copy under `repo`) looks like: an
+    unknown field in a base, and a whole new object in an overlay that no values produce."""
+    ns = repo / "base/teams/ml-team/namespace-ml-team.yaml"
+    ns.write_text(ns.read_text() + "bogus: true\n")
+    unit = repo / "overlays/prod/team-ml-team"
+    (unit / "configmap-ml-team-hotfix.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hotfix\n  namespace: ml-team\n"
+        "data:\n  a: b\nextra: 1\n"
+    )
+    kust = unit / "kustomization.yaml"
+    kust.write_text(
+        kust.read_text().replace("resources:\n", "resources:\n- configmap-ml-team-hotfix.yaml\n")
+    )

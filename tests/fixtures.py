@@ -290,6 +290,24 @@ def cli_streams(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+def render_committed(values_dir: Path) -> int:
+    """Render into the folder holding the values, as a user commits it: the exit code."""
+    return invoke("render", "--values", str(values_dir)).exit_code
+
+
+def validate_committed(
+    values_dir: Path, *args: str, env: dict[str, str] | None = None, drift: bool = False
+) -> tuple[int, str]:
+    """Run `validate` on what is committed. Without `drift`, the test's values are rendered and
+    committed first (when they render) and drift is not checked; with it, the test controls
+    the committed output."""
+    extra = [] if drift else ["--no-drift"]
+    if not drift:
+        render_committed(values_dir)  # values with errors write nothing: the last good render stays
+    result = invoke("validate", "--values", str(values_dir), *extra, *args, env=env)
+    return result.exit_code, result.output
+
+
 def render_py_argv(*args: str) -> list[str]:
     """The command line that runs render.py in a Python process of its own."""
     return [sys.executable, str(ROOT / "render.py"), *args]
