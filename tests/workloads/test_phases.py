@@ -1,5 +1,6 @@
 """The migration phase table (generator/workloads/phases.py): the replicas and traffic weights
-each phase gives a service's tracks, and explicit values over the phase."""
+each phase gives a service's tracks, and explicit values over the phase; on a values tree made
+for it."""
 
 from __future__ import annotations
 
@@ -10,9 +11,29 @@ import pytest
 from generator.values import loader as values
 from generator.workloads.model import team_workloads
 from generator.workloads.phases import plan_service
-from tests.fixtures import Write
+from tests.fixtures import tree
 
-# ---- phases --------------------------------------------------------------------------------
+# A service that migrates from NVIDIA to Ascend, two replicas a track (as the example's
+# inference-service); each test sets its prod override.
+ASCEND = "pools:\n  - {name: 910b, model: 910b, devicesPerNode: 8, nodes: [npu-1]}\n"
+INFERENCE = """\
+quota: {nvidia: 4, ascend: 4}
+services:
+  inference-service:
+    images: {nvidia: r/s:cuda, ascend: r/s:ascend}
+    vendorMounts: false
+    migration: {from: nvidia, to: ascend}
+    phase: validate
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 2}
+      ascend: {devicesPerReplica: 1, replicas: 2, model: 910b}
+"""
+
+
+def migration(root: Path, prod: str) -> Path:
+    """The values tree: the default NVIDIA vendor and team, Ascend, the migrating service."""
+    files = {"vendors/ascend.yaml": ASCEND, "teams/inference.yaml": INFERENCE}
+    return tree(root, {**files, "environments/prod.yaml": prod})
 
 
 @pytest.mark.parametrize(
@@ -26,10 +47,10 @@ from tests.fixtures import Write
     ],
 )
 def test_phase_gives_replicas_and_weights(
-    phase: str, nvidia: tuple[int, int], ascend: tuple[int, int], values_dir: Path, write: Write
+    phase: str, nvidia: tuple[int, int], ascend: tuple[int, int], tmp_path: Path
 ) -> None:
-    write(
-        "environments/prod.yaml",
+    values_dir = migration(
+        tmp_path,
         f"teams:\n  inference:\n    services:\n      inference-service: {{phase: {phase}}}\n",
     )
     view = values.load(values_dir).envs["prod"]
@@ -39,9 +60,9 @@ def test_phase_gives_replicas_and_weights(
     assert got == {"nvidia": nvidia, "ascend": ascend}
 
 
-def test_explicit_replicas_and_weights_override_the_phase(values_dir: Path, write: Write) -> None:
-    write(
-        "environments/prod.yaml",
+def test_explicit_replicas_and_weights_override_the_phase(tmp_path: Path) -> None:
+    values_dir = migration(
+        tmp_path,
         "teams:\n  inference:\n    services:\n      inference-service:\n"
         "        replicas: {nvidia: 3, ascend: 1}\n        weights: {nvidia: 90, ascend: 10}\n",
     )
