@@ -167,6 +167,30 @@ def tree(
     return values
 
 
+# Team inference with a service that migrates from NVIDIA to Ascend, two replicas a track, in
+# phase validate (as the example's inference-service), and the Ascend vendor it needs.
+ASCEND_910B = "pools:\n  - {name: 910b, model: 910b, devicesPerNode: 8, nodes: [npu-1]}\n"
+INFERENCE = """\
+quota: {nvidia: 4, ascend: 4}
+services:
+  inference-service:
+    images: {nvidia: r/s:cuda, ascend: r/s:ascend}
+    vendorMounts: false
+    migration: {from: nvidia, to: ascend}
+    phase: validate
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 2}
+      ascend: {devicesPerReplica: 1, replicas: 2, model: 910b}
+"""
+
+
+def migration(root: Path, prod: str) -> Path:
+    """A values tree: the default NVIDIA vendor and team `ml`, Ascend, team inference and its
+    migrating service; `prod` is environments/prod.yaml."""
+    files = {"vendors/ascend.yaml": ASCEND_910B, "teams/inference.yaml": INFERENCE}
+    return tree(root, {**files, "environments/prod.yaml": prod})
+
+
 # The fleet report's small tree (tree(root, REPORT_TREE, defaults=False)): two vendors, two
 # environments. Team a has two namespaces, so its quota counts twice; team b migrates a service
 # from NVIDIA to Ascend (shift-30 by default, primary-new in prod), and prod lowers team a's

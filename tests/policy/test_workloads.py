@@ -10,7 +10,7 @@ import pytest
 
 from generator.policy.fleet import REGISTRY
 from generator.values import loader as values
-from tests.fixtures import Write, lines
+from tests.fixtures import Write, lines, migration
 
 # The Ascend vendor of the example with the driver mounted into workloads as a hostPath (what a
 # site without the Ascend Docker Runtime would write; the catalog mounts nothing).
@@ -229,9 +229,9 @@ def test_a_track_of_weight_0_that_the_service_selects_gets_traffic(
     assert got and not any("track 'hygon'" in g for g in got), got
 
 
-def test_gateway_routing_needs_a_gateway(values_dir: Path, write: Write) -> None:
-    write(
-        "environments/prod.yaml",
+def test_gateway_routing_needs_a_gateway(tmp_path: Path) -> None:
+    values_dir = migration(
+        tmp_path,
         "teams:\n  inference:\n    services:\n      inference-service: {routing: gateway}\n",
     )
     assert (

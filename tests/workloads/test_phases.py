@@ -11,29 +11,7 @@ import pytest
 from generator.values import loader as values
 from generator.workloads.model import team_workloads
 from generator.workloads.phases import plan_service
-from tests.fixtures import tree
-
-# A service that migrates from NVIDIA to Ascend, two replicas a track (as the example's
-# inference-service); each test sets its prod override.
-ASCEND = "pools:\n  - {name: 910b, model: 910b, devicesPerNode: 8, nodes: [npu-1]}\n"
-INFERENCE = """\
-quota: {nvidia: 4, ascend: 4}
-services:
-  inference-service:
-    images: {nvidia: r/s:cuda, ascend: r/s:ascend}
-    vendorMounts: false
-    migration: {from: nvidia, to: ascend}
-    phase: validate
-    tracks:
-      nvidia: {devicesPerReplica: 1, replicas: 2}
-      ascend: {devicesPerReplica: 1, replicas: 2, model: 910b}
-"""
-
-
-def migration(root: Path, prod: str) -> Path:
-    """The values tree: the default NVIDIA vendor and team, Ascend, the migrating service."""
-    files = {"vendors/ascend.yaml": ASCEND, "teams/inference.yaml": INFERENCE}
-    return tree(root, {**files, "environments/prod.yaml": prod})
+from tests.fixtures import migration
 
 
 @pytest.mark.parametrize(
