@@ -13,6 +13,7 @@ from generator.render import gcpause
 from generator.render.stage import RenderOptions, render
 from generator.validate import ValidateOptions, validate
 from generator.values.model import FleetView
+from tests.fixtures import tree
 
 
 def test_paused_restores_the_callers_setting_even_on_error() -> None:
@@ -31,8 +32,9 @@ def test_paused_restores_the_callers_setting_even_on_error() -> None:
 
 
 def test_render_and_validate_build_with_the_collector_paused(
-    values_dir: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    values_dir = tree(tmp_path)  # any fleet: the builders only need to run
     seen: list[bool] = []
 
     def spy(view: FleetView) -> list[Component]:
