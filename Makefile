@@ -180,7 +180,7 @@ go-check:
 
 # --------------------------------------------------------------------------------------- browser
 # The report's browser test opens the page in Debian's Chromium through Debian's chromedriver
-# (tests/test_report_browser.py); nothing downloads a browser of its own. CI runs as root; a
+# (tests/fleetreport/test_browser.py); nothing downloads a browser of its own. CI runs as root; a
 # developer without root is asked for sudo.
 CHROMIUM ?= /usr/bin/chromium
 CHROMEDRIVER ?= /usr/bin/chromedriver

@@ -1,20 +1,22 @@
-"""Shared fixtures: the example values tree copied into tmp_path, the real tools, and a real
-control plane (generator/cluster)."""
+"""pytest fixtures: the example values tree copied into tmp_path, and a real control plane
+(generator/cluster). Plain helpers are in tests/fixtures.py, the example's facts in
+tests/example.py."""
 
 from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
     from generator.cluster.launcher import ControlPlane
+    from generator.values.model import FleetView
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE_VALUES = ROOT / "values"
+from tests.example import EXAMPLE_VALUES
+from tests.fixtures import render_committed
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -46,14 +48,30 @@ def write(values_dir: Path) -> Callable[[str, str], Path]:
     return _write
 
 
-def tool(name: str) -> Path:
-    local = ROOT / ".tools" / "bin" / name
-    if local.exists():
-        return local
-    found = shutil.which(name)
-    if found is None:
-        pytest.fail(f"{name} is not installed: run `make tools`")
-    return Path(found)
+@pytest.fixture
+def committed(values_dir: Path) -> None:
+    """The test starts from a committed render of its values copy, as a repository does."""
+    assert render_committed(values_dir) == 0
+
+
+@pytest.fixture
+def extra_objects(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, dict[str, Any]]]]:
+    """Objects (unit, object) added to every environment as if a builder made them from the
+    ml-team values: the way to feed validate a broken manifest the values cannot express."""
+    from generator.builders import fleet as builders
+    from generator.builders.common import Component
+
+    added: list[tuple[str, dict[str, Any]]] = []
+
+    def extra(view: FleetView) -> list[Component]:
+        team = next(t for t in view.teams if t.name == "ml-team")
+        return [
+            Component(unit, f"extra/{i}", [obj], origin=team.doc.anchor(("quota",)))
+            for i, (unit, obj) in enumerate(added)
+        ]
+
+    monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, extra))
+    yield added
 
 
 @pytest.fixture(scope="session")

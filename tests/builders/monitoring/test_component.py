@@ -1,0 +1,626 @@
+"""The monitoring unit, proven with the real tools.
+
+- kustomize builds `overlays/<env>/monitoring` of a render;
+- promtool checks (with lint) the rule groups of every rendered PrometheusRule, and the plain
+  `scrape_configs` fragment as a Prometheus configuration;
+- promtool unit-tests the recording rules with synthetic series in each vendor's real metric names
+  and units (as the catalog and values name them), asserting exact unified values and labels;
+- every dashboard query is valid PromQL and reads only series the rules record.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from generator.builders.monitoring import component as builder
+from generator.builders.monitoring import recording_rules as unified
+from generator.builders.monitoring.dashboard import queries
+from generator.builders.monitoring.sources import Exporter, exporters
+from generator.values import loader as values
+from generator.values.merge import merge_data
+from tests.fixtures import Write, kustomize_build, lines, render_into, tool
+
+MiB = 2**20
+
+# A small, fixed fleet: the example vendors, teams whose quotas the expectations below rely on.
+TEAMS = {
+    "ml-team": "quota: {nvidia: 8, ascend: 16}\n",
+    "inference": "quota: {hygon: 8, nvidia: 4}\n",
+}
+
+
+@pytest.fixture
+def fleet(values_dir: Path, write: Write) -> Path:
+    for folder in ("teams", "environments"):
+        shutil.rmtree(values_dir / folder)
+    for team, text in TEAMS.items():
+        write(f"teams/{team}.yaml", text)
+    write("environments/staging.yaml", "fleet: {git: {targetRevision: staging}}\n")
+    return values_dir
+
+
+def promtool(*args: str, cwd: Path) -> str:
+    proc = subprocess.run(
+        [str(tool("promtool")), *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"promtool {' '.join(args)} failed:\n{out}"
+    return out
+
+
+def monitoring_objects(out: Path, env: str) -> list[dict[str, Any]]:
+    return kustomize_build(out / "overlays" / env / "monitoring")
+
+
+def rule_groups(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [g for o in objs if o["kind"] == "PrometheusRule" for g in o["spec"]["groups"]]
+
+
+def write_rules(objs: list[dict[str, Any]], path: Path) -> Path:
+    groups = rule_groups(objs)
+    assert groups, "no PrometheusRule rendered"
+    path.write_text(yaml.safe_dump({"groups": groups}, sort_keys=False))
+    return path
+
+
+def configmap(objs: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    found = [o for o in objs if o["kind"] == "ConfigMap" and o["metadata"]["name"] == name]
+    assert len(found) == 1, f"ConfigMap {name}: {len(found)} rendered"
+    return found[0]
+
+
+def envs(values_dir: Path) -> list[str]:
+    return sorted(values.load(values_dir).envs)
+
+
+# ------------------------------------------------------------------------ kustomize, promtool check
+
+
+def test_monitoring_unit_builds_with_kustomize_in_every_environment(
+    fleet: Path, tmp_path: Path
+) -> None:
+    out = render_into(fleet, tmp_path / "out")
+    loaded = values.load(fleet)
+    for env in envs(fleet):
+        objs = monitoring_objects(out, env)
+        kinds = sorted(o["kind"] for o in objs)
+        vendors = loaded.envs[env].vendors
+        assert kinds.count("PodMonitor") == len(vendors)
+        assert kinds.count("PrometheusRule") == 1
+        monitors = {
+            o["metadata"]["labels"]["accel-gitops.io/vendor"]: o
+            for o in objs
+            if o["kind"] == "PodMonitor"
+        }
+        nvidia = monitors["nvidia"]["spec"]
+        assert nvidia["selector"] == {
+            "matchLabels": {
+                "accel-gitops.io/vendor": "nvidia",
+                "app.kubernetes.io/name": "dcgm-exporter",
+            }
+        }
+        assert nvidia["namespaceSelector"] == {"matchNames": ["accelerator-exporters"]}
+        endpoint = nvidia["podMetricsEndpoints"][0]
+        assert endpoint["port"] == "metrics" and "portNumber" not in endpoint
+        assert {"action": "replace", "replacement": "nvidia", "targetLabel": "gpu_brand"} in (
+            endpoint["relabelings"]
+        )
+        assert endpoint["metricRelabelings"][0]["sourceLabels"] == ["Hostname"]
+        assert endpoint["metricRelabelings"][0]["targetLabel"] == "node"
+        board = configmap(objs, builder.DASHBOARD_CONFIGMAP)
+        assert board["metadata"]["labels"]["grafana_dashboard"] == "1"
+        scrape = yaml.safe_load(
+            configmap(objs, builder.SCRAPE_CONFIGMAP)["data"]["scrape-configs.yaml"]
+        )
+        jobs = {c["job_name"]: c for c in scrape["scrape_configs"]}
+        assert len(jobs) == len(vendors)
+        dcgm = jobs["accelerators/nvidia/dcgm-exporter"]
+        assert dcgm["kubernetes_sd_configs"] == [
+            {"role": "pod", "namespaces": {"names": ["accelerator-exporters"]}}
+        ]
+        assert {
+            "action": "keep",
+            "source_labels": ["__meta_kubernetes_pod_label_app_kubernetes_io_name"],
+            "regex": "dcgm-exporter",
+        } in dcgm["relabel_configs"]
+
+
+def test_rendered_rules_pass_promtool_check_with_lint(fleet: Path, tmp_path: Path) -> None:
+    out = render_into(fleet, tmp_path / "out")
+    for env in envs(fleet):
+        rules_file = write_rules(monitoring_objects(out, env), tmp_path / f"{env}.rules.yaml")
+        report = promtool(
+            "check", "rules", "--lint=all", "--lint-fatal", rules_file.name, cwd=tmp_path
+        )
+        assert "SUCCESS" in report
+
+
+def test_example_fleet_rules_pass_promtool_check(values_dir: Path, tmp_path: Path) -> None:
+    """The committed example values, whatever they hold today, give valid rules too."""
+    out = render_into(values_dir, tmp_path / "out")
+    for env in envs(values_dir):
+        rules_file = write_rules(monitoring_objects(out, env), tmp_path / f"{env}.rules.yaml")
+        promtool("check", "rules", "--lint=all", "--lint-fatal", rules_file.name, cwd=tmp_path)
+
+
+def test_scrape_configs_fragment_is_a_valid_prometheus_configuration(
+    fleet: Path, tmp_path: Path
+) -> None:
+    out = render_into(fleet, tmp_path / "out")
+    objs = monitoring_objects(out, "prod")
+    text = configmap(objs, builder.SCRAPE_CONFIGMAP)["data"][builder.SCRAPE_KEY]
+    (tmp_path / "prometheus.yml").write_text(text)
+    promtool("check", "config", "prometheus.yml", cwd=tmp_path)
+
+
+# --------------------------------------------------------------------------- promtool test rules
+
+
+@dataclass(frozen=True)
+class Case:
+    """One device of a vendor: raw exporter values in the exporter's units, and what the
+    unified series must say."""
+
+    node: str
+    model: str
+    utilization: float
+    used: float
+    other: float  # memoryTotal, or memoryFree where the exporter ships no total
+    bytes_used: float
+    ratio: float
+    pod: str = "train-0"
+    namespace: str = "ml-team"
+    reserved: float = 0  # memoryReserved, where the exporter has one
+
+
+# Raw numbers in each exporter's own unit (catalog: dcgm MiB, AMD and npu-exporter MiB, DCU and
+# MLU bytes); expected values computed by hand.
+CASES: dict[str, Case] = {
+    # 30,000 MiB used + 49,000 MiB free + 1,000 MiB reserved (DCGM_FI_DEV_FB_RESERVED): the
+    # device holds 80,000 MiB, ratio 0.375 (not 30/79), and 30000 * 2^20 bytes used.
+    "nvidia": Case(
+        "nvidia-node-01",
+        "NVIDIA A100-SXM4-80GB",
+        87,
+        30000,
+        49000,
+        30000 * MiB,
+        0.375,
+        reserved=1000,
+    ),
+    # npu-exporter's "MB" is MiB: 24,576 of 65,536 (a 64 GiB 910B) is 24576 * 2^20 bytes.
+    "ascend": Case("ascend-node-01", "Ascend910B", 55, 24576, 65536, 24576 * MiB, 0.375),
+    # AMD's "MB" is MiB (bytes / 1024 / 1024): 32,768 of 131,072 is 32 GiB used.
+    "amd": Case("amd-node-01", "MI250X", 40, 32768, 131072, 32 * 2**30, 0.25),
+    # DCU bytes: 16 GiB of 64 GiB.
+    "hygon": Case("dcu-node-01", "Z100L", 70, 16 * 2**30, 64 * 2**30, 16 * 2**30, 0.25),
+    # MLU bytes: 12e9 of 48e9.
+    "cambricon": Case("mlu-node-01", "MLU370-X8", 12, 12e9, 48e9, 12e9, 0.25),
+}
+UNIFIED = "device", "gpu_brand", "model", "namespace", "node", "pod", "vendor"
+
+
+def series(name: str, labels: dict[str, str]) -> str:
+    inner = ",".join(f"{k}={json.dumps(v)}" for k, v in sorted(labels.items()))
+    return f"{name}{{{inner}}}"
+
+
+def exporter_labels(exp: Exporter, case: Case, device: str) -> dict[str, str]:
+    """Labels as the exporter (plus our scrape relabelling) writes them, in its own names."""
+    mapped = {"node": case.node, "device": device, "model": case.model}
+    if "pod" in exp.labels:
+        mapped["pod"] = case.pod
+    if "namespace" in exp.labels:
+        mapped["namespace"] = case.namespace
+    labels = {exp.labels.get(k, k): v for k, v in mapped.items()}
+    # What the scrape configuration adds, and noise the rules must drop.
+    labels.update(
+        {"gpu_brand": exp.brand, "vendor": exp.vendor, "instance": "10.0.0.1:1", "job": "x"}
+    )
+    return labels
+
+
+def vendor_inputs(exp: Exporter, case: Case) -> list[dict[str, str]]:
+    labels = exporter_labels(exp, case, "0")
+    other = exp.memory_total or exp.memory_free
+    assert other is not None
+    out = [
+        {"series": series(exp.utilization.name, labels), "values": f"{case.utilization}+0x30"},
+        {"series": series(exp.memory_used.name, labels), "values": f"{case.used}+0x30"},
+        {"series": series(other.name, labels), "values": f"{case.other}+0x30"},
+    ]
+    if exp.memory_reserved is not None:
+        out.append(
+            {"series": series(exp.memory_reserved.name, labels), "values": f"{case.reserved}+0x30"}
+        )
+    return out
+
+
+def unified_labels(exp: Exporter, case: Case) -> dict[str, str]:
+    out = {
+        "gpu_brand": exp.brand,
+        "vendor": exp.vendor,
+        "node": case.node,
+        "device": "0",
+        "model": case.model,
+    }
+    if "pod" in exp.labels:
+        out["pod"] = case.pod
+    if "namespace" in exp.labels:
+        out["namespace"] = case.namespace
+    return out
+
+
+def sample(name: str, labels: dict[str, str], value: float) -> dict[str, Any]:
+    return {"labels": series(name, labels), "value": value}
+
+
+def vendor_tests(exps: list[Exporter], cases: dict[str, Case]) -> list[dict[str, Any]]:
+    out = []
+    for exp in exps:
+        case = cases[exp.vendor]
+        want = unified_labels(exp, case)
+        sel = f'{{vendor="{exp.vendor}"}}'
+        out += [
+            {
+                "expr": unified.UTILIZATION + sel,
+                "eval_time": "5m",
+                "exp_samples": [sample(unified.UTILIZATION, want, case.utilization)],
+            },
+            {
+                "expr": unified.MEMORY_USED + sel,
+                "eval_time": "5m",
+                "exp_samples": [sample(unified.MEMORY_USED, want, case.bytes_used)],
+            },
+            {
+                "expr": unified.MEMORY_RATIO + sel,
+                "eval_time": "5m",
+                "exp_samples": [sample(unified.MEMORY_RATIO, want, case.ratio)],
+            },
+            {
+                "expr": unified.DEVICES + sel,
+                "eval_time": "5m",
+                "exp_samples": [
+                    sample(unified.DEVICES, {"gpu_brand": exp.brand, "vendor": exp.vendor}, 1)
+                ],
+            },
+        ]
+    return out
+
+
+def quota_inputs() -> list[dict[str, str]]:
+    def ksm(ns: str, resource: str, kind: str, value: int) -> dict[str, str]:
+        labels = {
+            "namespace": ns,
+            "resourcequota": "accelerators",
+            "resource": f"requests.{resource}",
+            "type": kind,
+            "job": "kube-state-metrics",
+        }
+        return {"series": series("kube_resourcequota", labels), "values": f"{value}+0x90"}
+
+    return [
+        ksm("ml-team", "nvidia.com/gpu", "used", 6),
+        ksm("ml-team", "nvidia.com/gpu", "hard", 8),
+        ksm("inference", "amd.com/gpu", "used", 4),
+        ksm("inference", "amd.com/gpu", "hard", 8),
+        ksm("other-namespace", "amd.com/gpu", "used", 99),  # not a team's: ignored
+    ]
+
+
+def quota_tests() -> list[dict[str, Any]]:
+    ml = {
+        "team": "ml-team",
+        "resource": "nvidia.com/gpu",
+        "vendor": "nvidia",
+        "gpu_brand": "nvidia",
+    }
+    # amd.com/gpu is advertised by AMD and Hygon; the inference team has quota for Hygon only.
+    inf = {"team": "inference", "resource": "amd.com/gpu", "vendor": "hygon", "gpu_brand": "hygon"}
+
+    def check(
+        name: str, want: list[tuple[dict[str, str], float]], at: str = "10m"
+    ) -> dict[str, Any]:
+        return {
+            "expr": f'{name}{{team=~"ml-team|inference", resource=~"nvidia.com/gpu|amd.com/gpu"}}',
+            "eval_time": at,
+            "exp_samples": [sample(name, labels, value) for labels, value in want],
+        }
+
+    return [
+        check(unified.QUOTA_USED, [(ml, 6), (inf, 4)]),
+        check(unified.QUOTA_HARD, [(ml, 8), (inf, 8)]),
+        check(unified.QUOTA_RATIO, [(ml, 0.75), (inf, 0.5)]),
+        # cost weights: nvidia 1.0, hygon 0.5
+        check(unified.COST_DEVICES, [(ml, 6), (inf, 2)]),
+        check(unified.COST_HOURS, [(ml, 6), (inf, 2)], at="80m"),
+    ]
+
+
+def run_rule_tests(
+    objs: list[dict[str, Any]], exps: list[Exporter], tmp_path: Path, cases: dict[str, Case]
+) -> str:
+    write_rules(objs, tmp_path / "rules.yaml")
+    inputs = [i for exp in exps for i in vendor_inputs(exp, cases[exp.vendor])]
+    test = {
+        "rule_files": ["rules.yaml"],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "name": "every vendor gives the same unified series",
+                "interval": "1m",
+                "input_series": inputs,
+                "promql_expr_test": vendor_tests(exps, cases),
+            },
+            {
+                "name": "quota use and cost per team and vendor",
+                "interval": "1m",
+                "input_series": quota_inputs(),
+                "promql_expr_test": quota_tests(),
+            },
+        ],
+    }
+    (tmp_path / "test.yaml").write_text(yaml.safe_dump(test, sort_keys=False))
+    return promtool("test", "rules", "test.yaml", cwd=tmp_path)
+
+
+def test_unified_series_from_every_vendors_real_metric_names(fleet: Path, tmp_path: Path) -> None:
+    out = render_into(fleet, tmp_path / "out")
+    exps = exporters(values.load(fleet).envs["prod"])
+    assert sorted(e.vendor for e in exps) == sorted(CASES)
+    names = {e.vendor: e.metric_names for e in exps}
+    assert names["nvidia"] == (
+        "DCGM_FI_DEV_GPU_UTIL",
+        "DCGM_FI_DEV_FB_USED",
+        "DCGM_FI_DEV_FB_FREE",
+        "DCGM_FI_DEV_FB_RESERVED",
+    )
+    assert names["ascend"][0] == "npu_chip_info_utilization"
+    assert names["hygon"][1] == "dcu_usedmemory_bytes"
+    report = run_rule_tests(monitoring_objects(out, "prod"), exps, tmp_path, CASES)
+    assert "SUCCESS" in report
+
+
+SEED_NAMES = {
+    # The seed documents' names: a site whose exporters emit these says so in values.
+    "nvidia.yaml": """
+exporter:
+  metrics:
+    memoryTotal: {name: DCGM_FI_DEV_FB_TOTAL, unit: MiB}
+""",
+    "ascend.yaml": """
+exporter:
+  metrics:
+    utilization: {name: container_npu_utilization, unit: percent}
+""",
+    "amd.yaml": """
+exporter:
+  metrics:
+    utilization: {name: rocm_gpu_use_percent, unit: percent}
+    memoryUsed: {name: rocm_gpu_memory_vram_used_bytes, unit: bytes}
+    memoryTotal: {name: rocm_gpu_memory_vram_total_bytes, unit: bytes}
+""",
+    # A DCU behind a ROCm-compatible exporter: the same names as AMD, told apart by `vendor`.
+    "hygon.yaml": """
+exporter:
+  labels: {node: hostname, device: gpu_id, model: card_model}
+  metrics:
+    utilization: {name: rocm_gpu_use_percent, unit: percent}
+    memoryUsed: {name: rocm_gpu_memory_vram_used_bytes, unit: bytes}
+    memoryTotal: {name: rocm_gpu_memory_vram_total_bytes, unit: bytes}
+""",
+}
+
+
+def test_values_can_name_the_metrics_a_site_really_has(fleet: Path, tmp_path: Path) -> None:
+    for file, text in SEED_NAMES.items():
+        path = fleet / "vendors" / file
+        merged = merge_data(yaml.safe_load(path.read_text()), yaml.safe_load(text))
+        path.write_text(yaml.safe_dump(merged, sort_keys=False))
+    out = render_into(fleet, tmp_path / "out")
+    exps = exporters(values.load(fleet).envs["prod"])
+    by_id = {e.vendor: e for e in exps}
+    total = by_id["nvidia"].memory_total
+    assert total is not None and total.name == "DCGM_FI_DEV_FB_TOTAL"
+    assert by_id["nvidia"].memory_free is None
+    assert by_id["ascend"].utilization.name == "container_npu_utilization"
+    objs = monitoring_objects(out, "prod")
+    exprs = [r["expr"] for g in rule_groups(objs) for r in g["rules"]]
+    assert any('rocm_gpu_use_percent{vendor="hygon"}' in e for e in exprs)
+    assert any('rocm_gpu_use_percent{vendor="amd"}' in e for e in exprs)
+    # Same raw facts, now in the seed's names and units: NVIDIA's total is 80,000 MiB.
+    nvidia, amd = CASES["nvidia"], CASES["amd"]
+    assert by_id["nvidia"].memory_reserved is None  # a total makes reserved memory moot
+    seed = {
+        **CASES,
+        "nvidia": Case(nvidia.node, nvidia.model, 87, 30000, 80000, 30000 * MiB, 0.375),
+        "amd": Case(amd.node, amd.model, 40, 32e9, 128e9, 32e9, 0.25),
+    }
+    report = run_rule_tests(objs, exps, tmp_path, seed)
+    assert "SUCCESS" in report
+
+
+# ------------------------------------------------------------------------------------ dashboard
+
+PROMQL_WORDS = {
+    "by", "without", "on", "ignoring", "group_left", "group_right", "bool", "and", "or",
+    "unless", "offset", "inf", "nan",
+}  # fmt: skip
+
+
+def metric_names(expr: str) -> set[str]:
+    """Metric names a PromQL expression reads: identifiers that are not functions, keywords,
+    label names (in {...} or by/without/on/ignoring lists), strings or durations."""
+    text = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)
+    text = re.sub(r"\{[^}]*\}", "", text)
+    text = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", "", text)
+    text = re.sub(r"\[[^\]]*\]", "", text)
+    names = set()
+    for match in re.finditer(r"(?<![\w:.])([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\()?", text):
+        word, call = match.group(1), match.group(2)
+        if call or word.lower() in PROMQL_WORDS:
+            continue
+        names.add(word)
+    return names
+
+
+def grafana_free(expr: str) -> str:
+    return expr.replace("$__range_s", "3600").replace("$__range", "1h")
+
+
+def test_dashboard_queries_read_only_recorded_series(fleet: Path, tmp_path: Path) -> None:
+    out = render_into(fleet, tmp_path / "out")
+    objs = monitoring_objects(out, "prod")
+    board_text = configmap(objs, builder.DASHBOARD_CONFIGMAP)["data"][builder.DASHBOARD_KEY]
+    exprs = queries(board_text)
+    assert len(exprs) >= 7
+    recorded = {r["record"] for g in rule_groups(objs) for r in g["rules"]}
+    exps = exporters(values.load(fleet).envs["prod"])
+    emitted = {n for e in exps for n in e.metric_names} | set(unified.KSM_METRICS)
+    for expr in exprs:
+        used = metric_names(grafana_free(expr))
+        assert used, expr
+        assert used <= recorded, f"{expr} reads {sorted(used - recorded)}, not recorded"
+    # ... and the rules themselves read only what exporters, kube-state-metrics or rules give.
+    for group in rule_groups(objs):
+        for rule in group["rules"]:
+            used = metric_names(rule["expr"])
+            assert used <= recorded | emitted, f"{rule['expr']} reads {used - recorded - emitted}"
+    # Every query parses: promtool checks them as recording rules.
+    check = {
+        "groups": [
+            {
+                "name": "dashboard",
+                "rules": [
+                    {"record": f"dashboard:query{i}:check", "expr": grafana_free(e)}
+                    for i, e in enumerate(exprs)
+                ],
+            }
+        ]
+    }
+    (tmp_path / "dashboard.rules.yaml").write_text(yaml.safe_dump(check))
+    promtool("check", "rules", "dashboard.rules.yaml", cwd=tmp_path)
+
+
+def test_metric_name_parser() -> None:
+    assert metric_names('sum by (gpu_brand) (rate(foo_total{job="a:b"}[5m])) / on(x) bar:baz') == {
+        "foo_total",
+        "bar:baz",
+    }
+    assert metric_names('label_replace(m, "node", "$1", "Hostname", "(.+)") * 1e6') == {"m"}
+
+
+def test_dashboard_json_is_deterministic_and_lists_every_panel(fleet: Path, tmp_path: Path) -> None:
+    first = render_into(fleet, tmp_path / "a")
+    second = render_into(fleet, tmp_path / "b")
+    rel = Path("base/monitoring/dashboard")
+    files = sorted(p.name for p in (first / rel).iterdir())
+    for name in files:
+        assert (first / rel / name).read_text() == (second / rel / name).read_text()
+    board_cm = configmap(monitoring_objects(first, "prod"), builder.DASHBOARD_CONFIGMAP)
+    text = board_cm["data"][builder.DASHBOARD_KEY]
+    data = json.loads(text)
+    assert text == json.dumps(data, sort_keys=True, indent=2) + "\n"
+    titles = [p["title"] for p in data["panels"]]
+    for word in (
+        "Devices by brand",
+        "utilisation by brand",
+        "per node",
+        "Top 10",
+        "Memory",
+        "Quota",
+        "Cost",
+    ):
+        assert any(word in t for t in titles), word
+    assert all(t["refId"] for p in data["panels"] for t in p["targets"])
+    assert all(p["options"] for p in data["panels"]), "a panel without options"
+
+
+def test_fleet_monitoring_settings(fleet: Path, write: Write, tmp_path: Path) -> None:
+    fleet_file = fleet / "fleet.yaml"
+    fleet_file.write_text(
+        fleet_file.read_text()
+        + "monitoring:\n  namespace: gpu-monitoring\n"
+        + "  prometheusSelectorLabels: {release: kube-prometheus-stack}\n"
+        + "  grafanaFolder: Accelerators\n"
+    )
+    out = render_into(fleet, tmp_path / "out")
+    objs = monitoring_objects(out, "prod")
+    exporters_ns = "accelerator-exporters"
+    agents = [
+        o
+        for o in objs
+        if o["metadata"]["labels"].get("app.kubernetes.io/component") == "exporter"
+        or o["metadata"]["name"] == exporters_ns
+    ]
+    assert {o["metadata"].get("namespace", exporters_ns) for o in agents} == {exporters_ns}
+    assert {
+        o["metadata"].get("namespace", o["metadata"]["name"]) for o in objs if o not in agents
+    } == {"gpu-monitoring"}
+    for obj in objs:
+        if obj["kind"] in ("PodMonitor", "PrometheusRule"):
+            assert obj["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+    board = configmap(objs, builder.DASHBOARD_CONFIGMAP)
+    assert board["metadata"]["annotations"]["grafana_folder"] == "Accelerators"
+
+
+# ----------------------------------------------------------------------------------------- checks
+
+
+def test_exporter_labels_that_swap_in_a_cycle_are_reported(fleet: Path) -> None:
+    path = fleet / "vendors" / "nvidia.yaml"
+    path.write_text(path.read_text() + "exporter:\n  labels: {node: device, device: node}\n")
+    found = [line for line in lines(fleet) if "MON001" in line]
+    assert found and found[0].startswith("values/vendors/nvidia.yaml:"), found
+
+
+def test_a_vendor_without_exporter_is_a_warning_and_gets_no_scrape_config(
+    fleet: Path, write: Write, tmp_path: Path
+) -> None:
+    write(
+        "vendors/iluvatar.yaml",
+        """
+resourceName: iluvatar.ai/gpu
+pciVendor: "1e3e"
+selectorLabel: accelerator
+modelLabel: gpu-model
+nodeLabels: {accelerator: iluvatar-gpu, gpu-brand: iluvatar}
+taints: [{key: iluvatar.ai/gpu, value: present, effect: NoSchedule}]
+devicePlugin:
+  name: iluvatar-device-plugin
+  image: registry.example.com/iluvatar/device-plugin
+  version: v1.0.0
+  namespace: accelerator-plugins
+  volumes: [{name: dp, hostPath: {path: /var/lib/kubelet/device-plugins}}]
+  volumeMounts: [{name: dp, mountPath: /var/lib/kubelet/device-plugins}]
+pools:
+  - {name: bi150, model: BI-V150, devicesPerNode: 8, nodes: [iluvatar-node-01],
+     pciDevices: ["0001"]}
+""",
+    )
+    found = [line for line in lines(fleet) if "MON002" in line]
+    assert found and found[0].startswith("values/vendors/iluvatar.yaml:"), found
+    out = render_into(fleet, tmp_path / "out")
+    objs = monitoring_objects(out, "prod")
+    assert len([o for o in objs if o["kind"] == "PodMonitor"]) == len(CASES)
+
+
+def test_a_label_is_read_before_another_mapping_overwrites_it(fleet: Path) -> None:
+    path = fleet / "vendors" / "nvidia.yaml"
+    path.write_text(path.read_text() + "exporter:\n  labels: {node: gpu, device: node}\n")
+    exp = next(e for e in exporters(values.load(fleet).envs["prod"]) if e.vendor == "nvidia")
+    # `device` copies the exporter's `node` label before `node` is overwritten from `gpu`.
+    assert unified.ordered_mappings(exp) == [
+        ("device", "node"),
+        ("node", "gpu"),
+        ("model", "modelName"),
+    ]

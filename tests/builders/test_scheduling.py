@@ -1,0 +1,372 @@
+"""Scheduling (issue 12, issue 8 items 7 and 8): queues before jobs, one accounting per backend,
+the Volcano and kube-scheduler configurations, Kueue flavors, placement preferences and topology
+refusals; each check fed a values tree that breaks it, with its code at file:line."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from generator.builders import scheduling
+from generator.builders.common import SYNC_WAVE
+from generator.builders.workloads import team_objects
+from generator.values import loader as values
+from generator.values import quantity
+from tests.example import use_backend
+from tests.fixtures import (
+    Obj,
+    Write,
+    assert_units_build_exactly,
+    by_name,
+    kustomize_build,
+    plugins,
+    render_into,
+    tool,
+    volcano_conf,
+)
+
+
+def _wave(obj: Obj) -> int:
+    return int((obj["metadata"].get("annotations") or {}).get(SYNC_WAVE, "0"))
+
+
+# ---- issue 8 item 8: queues sync before the jobs that name them -------------------------------
+
+
+@pytest.mark.parametrize("backend", ["volcano", "kueue"])
+def test_queues_sync_a_wave_before_the_workloads_that_use_them(
+    backend: str, values_dir: Path, write: Write, tmp_path: Path
+) -> None:
+    use_backend(values_dir, write, backend)
+    docs = kustomize_build(render_into(values_dir, tmp_path / "out") / "overlays/prod/team-ml-team")
+    queues = [d for d in docs if d["kind"] in ("Queue", "ClusterQueue", "LocalQueue")]
+    workloads = [d for d in docs if d["kind"] in ("Job", "Deployment")]
+    namespaces = [d for d in docs if d["kind"] == "Namespace"]
+    assert queues and workloads
+    assert max(_wave(q) for q in queues) < min(_wave(w) for w in workloads)
+    # LocalQueues are namespaced: their namespace comes first.
+    assert max(_wave(n) for n in namespaces) < min(_wave(q) for q in queues)
+    if backend == "volcano":
+        mixed = by_name(docs, "Job")["mixed-training-job"]
+        assert mixed["spec"]["queue"] == "team-ml-team"
+        assert _wave(by_name(docs, "Queue")["team-ml-team"]) < _wave(mixed)
+
+
+# ---- issue 8 item 7: one accounting per backend -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("backend", "quota_line"),
+    [("quota", "8"), ("volcano", "11"), ("kueue", "11")],
+)
+def test_one_accounting_per_backend(
+    backend: str, quota_line: str, values_dir: Path, write: Write, tmp_path: Path
+) -> None:
+    use_backend(values_dir, write, backend)
+    ml = (values_dir / "teams/ml-team.yaml").read_text()
+    write("teams/ml-team.yaml", ml + "borrowing: {nvidia: 3}\n")
+    out = render_into(values_dir, tmp_path / "out")
+    ml_docs = kustomize_build(out / "overlays/prod/team-ml-team")
+    inf_docs = kustomize_build(out / "overlays/prod/team-inference")
+    hard = by_name(ml_docs, "ResourceQuota")["accelerators"]["spec"]["hard"]
+    # With a queue the quota is the queue's ceiling (8 own + 3 borrowed): it never refuses a
+    # pod the queue admitted. Without one it is the team's quota.
+    assert hard["requests.nvidia.com/gpu"] == quota_line
+    deployment = by_name(inf_docs, "Deployment")["inference-service-nvidia"]
+    template = deployment["spec"]["template"]
+    queue_label = deployment["metadata"]["labels"].get("kueue.x-k8s.io/queue-name")
+    annotations = template["metadata"].get("annotations") or {}
+    if backend == "volcano":
+        queue = by_name(ml_docs, "Queue")["team-ml-team"]["spec"]
+        assert queue["capability"]["nvidia.com/gpu"] == 11
+        assert queue["deserved"]["nvidia.com/gpu"] == 8
+        assert queue["capability"]["amd.com/gpu"] == 0  # no quota: no devices
+        # Inference is scheduled by Volcano in the team's queue, so the queue sees it too.
+        assert template["spec"]["schedulerName"] == "volcano"
+        assert annotations == {"scheduling.volcano.sh/queue-name": "team-inference"}
+        assert queue_label is None
+    elif backend == "kueue":
+        cq = by_name(ml_docs, "ClusterQueue")["team-ml-team"]["spec"]
+        groups = {g["coveredResources"][0]: g["flavors"] for g in cq["resourceGroups"]}
+        assert groups["nvidia.com/gpu"] == [
+            {
+                "name": "nvidia-a100",
+                "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 8, "borrowingLimit": 3}],
+            }
+        ]
+        # Deployment integration: Kueue admits inference pods against the team's queue.
+        assert queue_label == "team-inference"
+        assert "schedulerName" not in template["spec"]
+        cuda = by_name(ml_docs, "Job")["cuda-training-job"]
+        assert cuda["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-ml-team"
+    else:
+        assert queue_label is None and not annotations
+        assert "schedulerName" not in template["spec"]
+        assert not by_name(ml_docs, "Queue") and not by_name(ml_docs, "ClusterQueue")
+
+
+def test_borrowing_and_nominal_quota_fill_the_pools_in_order(
+    values_dir: Path, write: Write
+) -> None:
+    use_backend(values_dir, write, "kueue")
+    write(
+        "vendors/nvidia.yaml",
+        "pools:\n  - {name: h100, model: H100, devicesPerNode: 8, nodeCount: 1}\n"
+        "  - {name: a100, model: A100, devicesPerNode: 4, nodeCount: 2}\n",
+    )
+    ml = (values_dir / "teams/ml-team.yaml").read_text()
+    write("teams/ml-team.yaml", ml.replace("nvidia: 8", "nvidia: 10") + "borrowing: {nvidia: 9}\n")
+    view = values.load(values_dir).envs["prod"]
+    team = next(t for t in view.teams if t.name == "ml-team")
+    cq = next(o for o in team_objects(view, team)[0] if o["kind"] == "ClusterQueue")
+    [nvidia] = [
+        g for g in cq["spec"]["resourceGroups"] if g["coveredResources"] == ["nvidia.com/gpu"]
+    ]
+    assert [
+        (f["name"], f["resources"][0]["nominalQuota"], f["resources"][0]["borrowingLimit"])
+        for f in nvidia["flavors"]
+    ] == [("nvidia-h100", 8, 8), ("nvidia-a100", 2, 1)]
+
+
+# ---- Kueue flavors and what Kueue must cover -----------------------------------------------------
+
+
+def test_kueue_flavors_per_pool_and_cpu_memory_covered(
+    values_dir: Path, write: Write, tmp_path: Path
+) -> None:
+    use_backend(values_dir, write, "kueue")
+    inf = (values_dir / "teams/inference.yaml").read_text()
+    write(
+        "teams/inference.yaml",
+        inf.replace(
+            "    vendorMounts: false\n",
+            "    vendorMounts: false\n    resources: {requests: {cpu: 500m, memory: 1Gi}}\n",
+        ),
+    )
+    out = render_into(values_dir, tmp_path / "out")
+    flavors = by_name(kustomize_build(out / "overlays/prod/scheduling"), "ResourceFlavor")
+    assert set(flavors) == {
+        "nvidia-a100",
+        "ascend-910b",
+        "amd-mi250x",
+        "hygon-z100l",
+        "cambricon-mlu370",
+        "general",
+    }
+    assert flavors["hygon-z100l"]["spec"] == {
+        "nodeLabels": {
+            "feature.node.kubernetes.io/accelerator": "hygon-dcu",
+            "feature.node.kubernetes.io/dcu-model": "Z100L",
+        },
+        "nodeTaints": [
+            {
+                "key": "feature.node.kubernetes.io/accelerator",
+                "value": "hygon-dcu",
+                "effect": "NoSchedule",
+            }
+        ],
+        "tolerations": [
+            {
+                "key": "feature.node.kubernetes.io/accelerator",
+                "operator": "Equal",
+                "value": "hygon-dcu",
+                "effect": "NoSchedule",
+            }
+        ],
+    }
+    assert flavors["general"]["spec"] == {}
+    inf_docs = kustomize_build(out / "overlays/prod/team-inference")
+    cq = by_name(inf_docs, "ClusterQueue")["team-inference"]["spec"]
+    # prod runs inference-service dual-run: 2 nvidia + 2 ascend replicas, each 500m and 1Gi.
+    assert cq["resourceGroups"][-1] == {
+        "coveredResources": ["cpu", "memory"],
+        "flavors": [
+            {
+                "name": "general",
+                "resources": [
+                    {"name": "cpu", "nominalQuota": "2", "borrowingLimit": 0},
+                    {"name": "memory", "nominalQuota": "4Gi", "borrowingLimit": 0},
+                ],
+            }
+        ],
+    }
+    assert {ns["metadata"]["name"] for ns in by_name(inf_docs, "LocalQueue").values()} == {
+        "team-inference"
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed", "shown"),
+    [
+        ("500m", "1/2", "500m"),
+        ("2Gi", "2147483648", "2Gi"),
+        ("1.5", "3/2", "1500m"),
+        ("1e3", "1000", "1000"),
+        (3, "3", "3"),
+        ("12Mi", "12582912", "12Mi"),
+    ],
+)
+def test_quantities(text: Any, parsed: str, shown: str) -> None:
+    from fractions import Fraction
+
+    value = quantity.parse_quantity(text)
+    assert value == Fraction(parsed)
+    assert quantity.format_quantity(value) == shown
+    assert quantity.parse_quantity("12Qi") is None
+
+
+# ---- the Volcano scheduler configuration ---------------------------------------------------------
+
+
+def test_volcano_binpack_weights_per_vendor_resource(
+    values_dir: Path, write: Write, tmp_path: Path
+) -> None:
+    use_backend(values_dir, write, "volcano", "  volcano: {binpackWeight: 7}\n")
+    nvidia = (values_dir / "vendors/nvidia.yaml").read_text()
+    write("vendors/nvidia.yaml", nvidia + "binpackWeight: 3\n")
+    amd = (values_dir / "vendors/amd.yaml").read_text()
+    write("vendors/amd.yaml", amd + "binpackWeight: 40\n")
+    conf = volcano_conf(render_into(values_dir, tmp_path / "out"))
+    binpack = plugins(conf)["binpack"]["arguments"]
+    assert binpack == {
+        "binpack.weight": 7,
+        "binpack.cpu": 1,
+        "binpack.memory": 1,
+        "binpack.resources": "amd.com/gpu, cambricon.com/mlu, huawei.com/Ascend910, nvidia.com/gpu",
+        # AMD (40) and Hygon (catalog 10) share amd.com/gpu: the larger weight.
+        "binpack.resources.amd.com/gpu": 40,
+        "binpack.resources.cambricon.com/mlu": 10,
+        "binpack.resources.huawei.com/Ascend910": 10,
+        "binpack.resources.nvidia.com/gpu": 3,
+    }
+    assert all(isinstance(v, int) for k, v in binpack.items() if k != "binpack.resources")
+    assert plugins(conf)["nodeorder"]["arguments"]["leastrequested.weight"] == 0
+    assert conf["actions"] == "enqueue, allocate, backfill, reclaim"
+    assert list(plugins(conf))[:2] == ["priority", "gang"]
+    assert "capacity" in plugins(conf) and "proportion" not in plugins(conf)
+    assert "resourcequota" in plugins(conf)
+
+
+def test_volcano_proportion_policy_has_no_deserved_and_no_reclaim(
+    values_dir: Path, write: Write, tmp_path: Path
+) -> None:
+    use_backend(values_dir, write, "volcano", "  volcano: {queuePolicy: proportion}\n")
+    out = render_into(values_dir, tmp_path / "out")
+    conf = volcano_conf(out)
+    assert conf["actions"] == "enqueue, allocate, backfill"
+    assert "proportion" in plugins(conf) and "capacity" not in plugins(conf)
+    queue = by_name(kustomize_build(out / "overlays/prod/team-inference"), "Queue")[
+        "team-inference"
+    ]
+    assert "deserved" not in queue["spec"]
+    assert queue["spec"]["capability"] == {
+        "amd.com/gpu": 8,  # hygon: 8
+        "cambricon.com/mlu": 0,
+        "huawei.com/Ascend910": 4,
+        "nvidia.com/gpu": 4,
+    }
+
+
+# ---- kube-scheduler packing profile ---------------------------------------------------------------
+
+
+def _kube_scheduler_config(out: Path) -> tuple[Obj, str]:
+    [cm] = by_name(kustomize_build(out / "overlays/prod/scheduling"), "ConfigMap").values()
+    text = cm["data"]["kube-scheduler-config.yaml"]
+    return yaml.safe_load(text), text
+
+
+def schedcheck(tmp_path: Path, text: str) -> subprocess.CompletedProcess[str]:
+    path = tmp_path / "kube-scheduler-config.yaml"
+    path.write_text(text)
+    return subprocess.run(
+        [str(tool("schedcheck")), str(path)], capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.mark.parametrize("backend", ["quota", "kueue"])
+def test_kube_scheduler_packing_profile_is_what_kube_scheduler_accepts(
+    backend: str, values_dir: Path, write: Write, tmp_path: Path
+) -> None:
+    use_backend(values_dir, write, backend, "  kubeScheduler: {packing: true}\n")
+    write(
+        "vendors/nvidia.yaml",
+        (values_dir / "vendors/nvidia.yaml").read_text() + "binpackWeight: 100\n",
+    )
+    out = render_into(values_dir, tmp_path / "out")
+    config, text = _kube_scheduler_config(out)
+    [profile] = config["profiles"]
+    assert profile["schedulerName"] == "default-scheduler"
+    args = {p["name"]: p["args"] for p in profile["pluginConfig"]}
+    assert set(args) == {"NodeResourcesFit", "PodTopologySpread"}
+    # Packing must outweigh what spreads: no system-default topology spread, no balancing score.
+    assert args["PodTopologySpread"] == {"defaultingType": "List"}
+    assert profile["plugins"] == {
+        "score": {"disabled": [{"name": "NodeResourcesBalancedAllocation"}]}
+    }
+    strategy = args["NodeResourcesFit"]["scoringStrategy"]
+    assert strategy["type"] == "MostAllocated"
+    assert {r["name"]: r["weight"] for r in strategy["resources"]} == {
+        "cpu": 1,
+        "memory": 1,
+        "amd.com/gpu": 10,
+        "cambricon.com/mlu": 10,
+        "huawei.com/Ascend910": 10,
+        "nvidia.com/gpu": 100,
+    }
+    # The kube-scheduler's own decoding and validation (tools/schedcheck) accept it ...
+    ok = schedcheck(tmp_path, text)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    # ... and refuse what kube-scheduler would refuse at startup.
+    bad = schedcheck(tmp_path, text.replace("weight: 100", "weight: 101"))
+    assert bad.returncode == 1
+    assert "resource weight of nvidia.com/gpu not in valid range (0, 100]" in bad.stdout
+    typo = schedcheck(tmp_path, text.replace("scoringStrategy", "scoringStrategies"))
+    assert typo.returncode == 1 and 'unknown field "scoringStrategies"' in typo.stdout
+
+
+def test_second_scheduler_profile_is_named_on_the_pods(
+    values_dir: Path, write: Write, tmp_path: Path
+) -> None:
+    use_backend(
+        values_dir,
+        write,
+        "quota",
+        "  kubeScheduler: {packing: true, schedulerName: accel-packing, "
+        "kubeconfig: /etc/kubernetes/scheduler.conf}\n",
+    )
+    out = render_into(values_dir, tmp_path / "out")
+    config, text = _kube_scheduler_config(out)
+    assert config["profiles"][0]["schedulerName"] == "accel-packing"
+    assert config["leaderElection"]["resourceName"] == "accel-packing"
+    assert config["clientConnection"] == {"kubeconfig": "/etc/kubernetes/scheduler.conf"}
+    assert schedcheck(tmp_path, text).returncode == 0
+    ml = kustomize_build(out / "overlays/prod/team-ml-team")
+    assert by_name(ml, "Job")["cuda-training-job"]["spec"]["template"]["spec"]["schedulerName"] == (
+        "accel-packing"
+    )
+
+
+def test_no_packing_profile_by_default_nor_under_volcano(
+    values_dir: Path, write: Write, tmp_path: Path
+) -> None:
+    for env in ("prod", "staging"):  # the example's environments turn packing on
+        text = (values_dir / f"environments/{env}.yaml").read_text()
+        write(f"environments/{env}.yaml", text.replace("packing: true", "packing: false"))
+    view = values.load(values_dir).envs["prod"]
+    assert scheduling.build(view) == []
+    use_backend(values_dir, write, "volcano", "  kubeScheduler: {packing: true}\n")
+    view = values.load(values_dir).envs["prod"]
+    assert [c.name for c in scheduling.build(view)] == ["scheduling/volcano"]
+
+
+@pytest.mark.parametrize("backend", ["quota", "volcano", "kueue"])
+def test_example_fleet_renders_and_builds_under_each_backend(
+    backend: str, values_dir: Path, write: Write, tmp_path: Path
+) -> None:
+    use_backend(values_dir, write, backend, "  kubeScheduler: {packing: true}\n")
+    assert assert_units_build_exactly(tmp_path / "out", values_dir) >= 12

@@ -1,0 +1,68 @@
+"""Small things a user expects of the CLI: --version, `schema` as valid JSON, `check`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from generator import __version__
+from generator.values import schema as schemadefs
+from tests.fixtures import Write, cli
+
+
+def test_version() -> None:
+    code, out = cli("--version")
+    assert code == 0 and out.endswith(f" {__version__}\n")
+
+
+def test_schema_without_kind_is_one_json_object_keyed_by_kind() -> None:
+    code, out = cli("schema")
+    assert code == 0
+    data = json.loads(out)
+    assert sorted(data) == sorted(schemadefs.USER_KINDS)
+    assert data["team"] == schemadefs.SCHEMAS["team"]
+
+
+def test_schema_out_writes_one_file_per_kind(tmp_path: Path) -> None:
+    code, _ = cli("schema", "--out", str(tmp_path))
+    assert code == 0
+    for kind in schemadefs.USER_KINDS:
+        assert (
+            json.loads((tmp_path / f"{kind}.schema.json").read_text()) == schemadefs.SCHEMAS[kind]
+        )
+
+
+def test_check_reports_values_findings_without_tools(
+    values_dir: Path, write: Write, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ACCEL_GITOPS_TOOLS_DIR", str(tmp_path / "no-tools"))
+    code, out = cli("check", "--values", str(values_dir))
+    assert code == 0 and out.endswith("check: 0 error(s), 3 warning(s)\n")
+    write("teams/ml-team.yaml", "quota:\n  nvidia: many\n")
+    write("teams/inference.yaml", "quota: {nvidia: 1}\nbogus: 1\n")
+    code, out = cli("check", "--values", str(values_dir), "--output", "json")
+    assert code == 1
+    found = {(f["file"], f["code"]) for f in json.loads(out)["findings"]}
+    assert ("values/teams/ml-team.yaml", "VAL001") in found
+    assert ("values/teams/inference.yaml", "VAL001") in found  # all findings of a run together
+
+
+def test_shell_completion_of_the_console_script() -> None:
+    """docs/gitops.md: click's completion, driven by _ACCEL_GITOPS_COMPLETE."""
+    script = Path(sys.executable).parent / "accel-gitops"
+    env = {**os.environ, "_ACCEL_GITOPS_COMPLETE": "bash_source"}
+    source = subprocess.run([str(script)], env=env, capture_output=True, text=True, check=True)
+    assert "_accel_gitops_completion()" in source.stdout
+    env = {
+        **os.environ,
+        "_ACCEL_GITOPS_COMPLETE": "bash_complete",
+        "COMP_WORDS": "accel-gitops pu",
+        "COMP_CWORD": "1",
+    }
+    words = subprocess.run([str(script)], env=env, capture_output=True, text=True, check=True)
+    assert words.stdout.split() == ["plain,publish"]

@@ -1,0 +1,79 @@
+"""`render --validate`: render, then validate what was written in the same process, the values
+read and checked once. Its report must be the one `validate` gives on the same tree."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from generator.validate import run as core
+from generator.values import loader as values
+from tests.fixtures import Write, cli
+
+# A third team over-commits NVIDIA further in every environment: one more values warning.
+EXTRA_TEAM = "owners: [x@example.com]\nquota: {nvidia: 8}\n"
+
+
+def findings_and_counts(report: str) -> tuple[list[str], str]:
+    """The finding lines, and the units and objects of the closing line (cached units differ:
+    the second run finds the first one's results)."""
+    lines = [ln for ln in report.splitlines() if re.match(r"\S+:\d+:\d+: [A-Z]+\d+ ", ln)]
+    counts = re.search(r"\(units (\d+), objects (\d+)", report)
+    assert counts, report
+    return lines, counts.group(0)
+
+
+@pytest.mark.parametrize("env", [None, "prod"])
+def test_render_validate_reports_what_validate_reports(
+    values_dir: Path, write: Write, env: str | None
+) -> None:
+    write("teams/extra.yaml", EXTRA_TEAM)
+    scope = ["--env", env] if env else []
+    code, together = cli("render", "--values", str(values_dir), "--validate", *scope)
+    assert code == 0, together
+    assert together.startswith("rendered "), together
+    code2, alone = cli("validate", "--values", str(values_dir), *scope)
+    assert code2 == 0, alone
+    got, want = findings_and_counts(together), findings_and_counts(alone)
+    assert got == want
+    assert any("CAP001" in ln and "extra 8" in ln for ln in got[0]), got
+    assert got[1] != "(units 0, objects 0", got
+
+
+def test_render_validate_reads_and_checks_the_values_once(
+    values_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loads = []
+    real_load = values.load
+
+    def counting(*args: object, **kwargs: object) -> object:
+        loads.append(1)
+        return real_load(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(values, "load", counting)
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("validate loaded or rendered the values again")
+
+    monkeypatch.setattr(core, "_load", refuse)
+    monkeypatch.setattr(core, "_render", refuse)
+    code, out = cli("render", "--values", str(values_dir), "--validate")
+    assert code == 0, out
+    assert loads == [1]
+    assert "validate: 0 error(s), 3 warning(s)" in out
+
+
+def test_render_validate_stops_at_values_errors(values_dir: Path, write: Write) -> None:
+    write("teams/extra.yaml", "quota: {nvidia: -1}\n")
+    code, out = cli("render", "--values", str(values_dir), "--validate")
+    assert code == 1, out
+    assert "values/teams/extra.yaml" in out
+    assert "validate:" not in out  # nothing was written, so there is nothing new to validate
+
+
+def test_render_check_and_validate_exclude_each_other(values_dir: Path) -> None:
+    code, out = cli("render", "--values", str(values_dir), "--check", "--validate")
+    assert code == 2
+    assert "--check and --validate exclude each other" in out

@@ -1,0 +1,532 @@
+"""The fleet on a real control plane: kube-apiserver, kube-controller-manager, kube-scheduler,
+etcd, KWOK and nfd-master, built by `make tools` from their pinned Go modules.
+
+One control plane per test session (the `control_plane` fixture in conftest.py; every test here
+is in one xdist group, so a parallel run starts one), reset to how it started after each test.
+Each case that only the API server or the simulation can see has a values tree made for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from generator import toolchain
+from generator.builders import fleet as builders
+from generator.builders import node_config
+from generator.builders import workloads as workload_builder
+from generator.builders.common import Component, metadata
+from generator.cluster import dryrun, launcher
+from generator.cluster.launcher import ControlPlane
+from generator.cluster.simulate import SimulationResult, simulate
+from generator.findings import Finding, Severity
+from generator.policy import registry
+from generator.values.model import FleetView
+from tests.fixtures import invoke
+from tests.fixtures import tree as values_tree
+
+pytestmark = pytest.mark.xdist_group("control-plane")
+
+Tree = Callable[..., Path]
+
+
+# ------------------------------------------------------------------------------------ helpers
+
+FLEET = {
+    "name": "t",
+    "kubernetesVersion": "1.36",
+    "environments": ["dev"],
+    "git": {"repoURL": "https://git.example.com/t.git", "targetRevision": "main"},
+    "argocd": {"namespace": "argocd", "project": "t"},
+}
+NVIDIA = {"pools": [{"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["gpu-1"]}]}
+TEAM = {
+    "owners": ["ml@example.com"],
+    "quota": {"nvidia": 4},
+    "jobs": {
+        "train": {
+            "vendor": "nvidia",
+            "devices": 4,
+            "images": {"nvidia": "registry.example.com/train:cuda"},
+            "command": ["python", "train.py"],
+        }
+    },
+}
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Tree:
+    """tree(fleet=..., vendors={...}, teams={...}): a small values tree; one NVIDIA pool with one
+    node and a team with one 4-GPU job unless told otherwise."""
+
+    def make(
+        fleet: dict[str, Any] | None = None,
+        vendors: dict[str, Any] | None = None,
+        teams: dict[str, Any] | None = None,
+    ) -> Path:
+        docs = {"fleet.yaml": fleet or FLEET}
+        docs.update({f"vendors/{k}.yaml": v for k, v in (vendors or {"nvidia": NVIDIA}).items()})
+        docs.update({f"teams/{k}.yaml": v for k, v in (teams or {"ml": TEAM}).items()})
+        files = {rel: yaml.safe_dump(doc, sort_keys=False) for rel, doc in docs.items()}
+        return values_tree(tmp_path, files, defaults=False)
+
+    return make
+
+
+def line_of(path: Path, text: str) -> int:
+    """1-based line of the first line of ``path`` that contains ``text``."""
+    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if text in ln)
+
+
+def sim(values: Path, plane: ControlPlane, env: str | None = None) -> SimulationResult:
+    return simulate(values, env, lambda: contextlib.nullcontext(plane))
+
+
+def codes(findings: list[Finding], severity: Severity = Severity.ERROR) -> set[str]:
+    return {f.code for f in findings if f.severity is severity}
+
+
+def where(findings: list[Finding], code: str) -> set[str]:
+    return {f"{f.location.file}:{f.location.line}" for f in findings if f.code == code}
+
+
+# ----------------------------------------------------------------------------------- launcher
+
+
+def test_control_plane_runs_the_pinned_kubernetes(control_plane: ControlPlane) -> None:
+    # The real kubectl, with the kubeconfig the launcher wrote: token auth and the CA it trusts.
+    out = toolchain.run(
+        "kubectl", [f"--kubeconfig={control_plane.kubeconfig}", "version", "-o", "json"], timeout=60
+    ).stdout
+    version = json.loads(out)["serverVersion"]
+    assert version["gitVersion"] == toolchain.TOOLS["kube-apiserver"].pinned
+    assert (version["major"], version["minor"]) == ("1", dryrun.control_plane_minor().split(".")[1])
+    names = {s.name for s in control_plane.services}
+    assert names == {
+        "etcd",
+        "kube-apiserver",
+        "kube-controller-manager",
+        "kube-scheduler",
+        "kwok",
+        "nfd-master",
+    }
+    control_plane.check()
+    node = control_plane.client().get_node(launcher.CONTROL_PLANE_NODE)
+    assert launcher.node_ready(node)  # KWOK's heartbeat and node-lifecycle-controller at work
+
+
+def test_every_process_stops_when_the_block_fails() -> None:
+    seen: dict[str, Any] = {}
+    with (
+        pytest.raises(RuntimeError, match="a failing test"),
+        launcher.local_control_plane(nfd=False) as plane,
+    ):
+        seen["pids"] = [s.process.pid for s in plane.services]
+        seen["dir"] = plane.workdir
+        assert len(seen["pids"]) == 5
+        raise RuntimeError("a failing test")
+    for pid in seen["pids"]:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert not seen["dir"].exists()
+
+
+# ------------------------------------------------------------------------------------ dry-run
+
+
+def test_example_fleet_passes_server_dry_run_in_every_environment(
+    values_dir: Path, cluster: ControlPlane
+) -> None:
+    result = dryrun.dry_run(values_dir, None, plane=cluster)
+    assert codes(result.findings) == set(), [f.format() for f in result.findings]
+    assert set(result.timings) == {"prod", "staging"}
+    assert result.objects > 80
+
+
+def test_crd_object_breaking_a_cel_rule_only_the_server_sees(
+    tree: Tree, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kueue's ResourceFlavor CRD says, in CEL, that a toleration with operator Exists has no
+    value. kubeconform does not run CEL (validate is clean); the API server does."""
+    values = tree()
+    flavor = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ResourceFlavor",
+        "metadata": metadata("a100", sources=["values/vendors/nvidia.yaml"]),
+        "spec": {
+            "nodeLabels": {"feature.node.kubernetes.io/accelerator": "nvidia-gpu"},
+            "tolerations": [
+                {
+                    "key": "nvidia.com/gpu",
+                    "operator": "Exists",
+                    "value": "x",
+                    "effect": "NoSchedule",
+                }
+            ],
+        },
+    }
+
+    def extra(view: FleetView) -> list[Component]:
+        vendor = view.vendors[0]
+        return [Component("scheduling", "extra/flavor", [flavor], vendor.doc.anchor(("pools",)))]
+
+    monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, extra))
+    assert invoke("render", "--values", str(values)).exit_code == 0
+    static = invoke("validate", "--values", str(values), "--no-drift", "--no-cache")
+    assert static.exit_code == 0, static.output
+
+    result = dryrun.dry_run(values, None, plane=cluster)
+    assert codes(result.findings) == {"DRY001"}
+    (finding,) = result.findings
+    assert "ResourceFlavor a100 (overlays/dev/scheduling)" in finding.message
+    assert "a value must be empty when 'operator' is 'Exists'" in finding.message
+    assert finding.location.file == "values/vendors/nvidia.yaml"
+    assert finding.location.line == line_of(values / "vendors/nvidia.yaml", "pools:")
+
+
+def test_object_in_a_namespace_no_unit_creates(
+    tree: Tree, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Builders put every object in a namespace some unit creates, so values cannot place one
+    elsewhere; a builder bug could (here: a ConfigMap made from the team's values). Schemas
+    cannot know which namespaces will exist; the API server refuses it."""
+    values = tree()
+    stray = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata("settings", namespace="elsewhere", sources=["values/teams/ml.yaml"]),
+        "data": {"a": "b"},
+    }
+
+    def extra(view: FleetView) -> list[Component]:
+        team = view.teams[0]
+        return [Component("team-ml", "extra/stray", [stray], team.doc.anchor(("quota",)))]
+
+    monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, extra))
+    result = dryrun.dry_run(values, None, plane=cluster)
+    assert codes(result.findings) == {"DRY003"}
+    (finding,) = result.findings
+    assert "ConfigMap elsewhere/settings (overlays/dev/team-ml)" in finding.message
+    assert "namespace 'elsewhere' does not exist" in finding.message
+    assert f"{finding.location.file}:{finding.location.line}" == (
+        f"values/teams/ml.yaml:{line_of(values / 'teams/ml.yaml', 'quota:')}"
+    )
+
+
+def test_pod_security_that_will_refuse_a_workloads_pods(
+    tree: Tree, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """WKL004 (host paths in a namespace whose Pod Security forbids them) removed: Pod Security
+    admission warns on the Job at the namespace's enforce level, so its pods would be refused."""
+    ascend = {
+        # A site that mounts the driver from the host into every Ascend workload.
+        "workloadMounts": [
+            {"name": "ascend-driver", "path": "/usr/local/Ascend/driver", "readOnly": True}
+        ],
+        "pools": [{"name": "910b", "model": "910b", "devicesPerNode": 8, "nodes": ["npu-1"]}],
+    }
+    team = {
+        "owners": ["ml@example.com"],
+        "quota": {"ascend": 8},
+        "jobs": {
+            "train": {
+                "vendor": "ascend",
+                "devices": 8,
+                "model": "910b",
+                "images": {"ascend": "registry.example.com/train:ascend"},
+            }
+        },
+    }
+    values = tree(vendors={"ascend": ascend}, teams={"ml": team})
+    monkeypatch.delitem(registry.CHECKS, "WKL004")
+    result = dryrun.dry_run(values, None, plane=cluster)
+    assert codes(result.findings) == {"DRY005"}, [f.format() for f in result.findings]
+    (finding,) = result.findings
+    assert "Job ml/train (overlays/dev/team-ml)" in finding.message
+    assert "hostPath" in finding.message
+    assert finding.location.line == line_of(values / "teams/ml.yaml", "train:")
+
+
+def test_dry_run_against_a_kubeconfig_changes_nothing(tree: Tree, cluster: ControlPlane) -> None:
+    values = tree()
+    api = cluster.client()
+
+    def state() -> tuple[Any, ...]:
+        names = {
+            k: sorted(o["metadata"]["name"] for o in api.list(*k))
+            for k in (
+                ("v1", "Namespace"),
+                ("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
+                ("apps/v1", "DaemonSet"),
+                ("rbac.authorization.k8s.io/v1", "ClusterRole"),
+            )
+        }
+        return tuple(sorted(names.items()))
+
+    before = state()
+    result = dryrun.dry_run(values, None, kubeconfig=cluster.kubeconfig)
+    assert state() == before
+    # The team's and the plugins' namespaces do not exist there: said once per namespace.
+    skipped = {f.message.split("'")[1] for f in result.findings if f.code == "DRY004"}
+    assert {"ml", "accelerator-plugins"} <= skipped
+    assert result.skipped > 0 and result.objects > 0
+
+
+def test_a_kubernetes_minor_without_a_control_plane_is_a_finding_at_its_line(
+    tree: Tree,
+) -> None:
+    values = tree(fleet={**FLEET, "kubernetesVersion": "1.33"})
+    result = dryrun.dry_run(values, None)  # stops before starting anything
+    (finding,) = result.findings
+    assert finding.code == "KVER001"
+    assert f"{finding.location.file}:{finding.location.line}" == "values/fleet.yaml:2"
+    assert "1.33" in finding.message and dryrun.control_plane_minor() in finding.message
+    sim_result = simulate(values, None, lambda: pytest.fail("no control plane may start"))
+    assert [f.code for f in sim_result.findings] == ["KVER001"]
+
+
+def test_validate_dry_run_cli_on_its_own_local_control_plane(tree: Tree) -> None:
+    values = tree()
+    assert invoke("render", "--values", str(values)).exit_code == 0
+    result = invoke(
+        "validate",
+        "--values",
+        str(values),
+        "--no-drift",
+        "--no-cache",
+        "--dry-run=server",
+        "--local-apiserver",
+    )
+    assert result.exit_code == 0, result.output
+    assert "dry-run objects" in result.output.splitlines()[-1]
+
+
+def test_dry_run_options_need_dry_run(tree: Tree) -> None:
+    values = tree()
+    result = invoke("validate", "--values", str(values), "--local-apiserver")
+    assert result.exit_code == 2
+    assert "need --dry-run=server" in result.output
+
+
+# --------------------------------------------------------------------------------- simulation
+
+
+def test_a_taint_nfd_master_drops_lets_a_pod_without_tolerations_on_the_node(
+    tree: Tree, cluster: ControlPlane
+) -> None:
+    vendor = {
+        "pools": [
+            {
+                **NVIDIA["pools"][0],
+                "taints": [{"key": "accelerator", "value": "nvidia-gpu", "effect": "NoSchedule"}],
+            }
+        ]
+    }
+    values = tree(vendors={"nvidia": vendor})
+    result = sim(values, cluster)
+    (env,) = result.envs
+    node = next(n for n in env.nodes if n.name == "gpu-1")
+    assert node.want_taints == ["accelerator=nvidia-gpu:NoSchedule"] and node.taints == []
+    assert {p["node"] for p in env.probes if p["landed"]} >= {"gpu-1", "general-purpose-01"}
+    pool_line = f"values/vendors/nvidia.yaml:{line_of(values / 'vendors/nvidia.yaml', 'taints:')}"
+    assert where(result.findings, "SIM002") == {pool_line}
+    assert where(result.findings, "SIM006") == {pool_line}
+    dropped = next(f for f in result.findings if f.code == "SIM002")
+    assert "ignoring taint" in dropped.message and "unprefixed" in dropped.message
+
+
+def test_a_rule_on_the_pci_vendor_alone_labels_a_cpu_only_server(
+    tree: Tree, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rules match PCI class and device IDs; put back the match on the vendor alone (the
+    defect issue #8 found) and nfd-master labels the CPU-only Hygon server, whose root complex
+    and bridges carry the vendor ID 1d94, as a DCU node: the DCU plugin runs there."""
+    real = node_config._node_feature_rule
+
+    def vendor_alone(view: FleetView, vendor: Any) -> dict[str, Any]:
+        rule = real(view, vendor)
+        for r in rule["spec"]["rules"]:
+            for match in r["matchFeatures"]:
+                if match["feature"] == "pci.device":
+                    match["matchExpressions"] = {"vendor": match["matchExpressions"]["vendor"]}
+        return rule
+
+    monkeypatch.setattr(node_config, "_node_feature_rule", vendor_alone)
+    hygon = {
+        "resourceName": "amd.com/gpu",
+        "devicePlugin": {"image": "registry.example.com/hygon/dcu-device-plugin", "version": "v1"},
+        "exporter": {"daemonSet": {"image": "registry.example.com/hygon/dcu-exporter"}},
+        "pools": [{"name": "z100l", "model": "Z100L", "devicesPerNode": 8, "nodes": ["dcu-1"]}],
+    }
+    values = tree(
+        vendors={"hygon": hygon}, teams={"ml": {"owners": ["a@b.c"], "quota": {"hygon": 8}}}
+    )
+    result = sim(values, cluster)
+    (env,) = result.envs
+    cpu = next(n for n in env.nodes if n.name == "cpu-hygon-cpu-01")
+    assert cpu.labels.get("feature.node.kubernetes.io/accelerator") == "hygon-dcu", cpu
+    plugin = next(p for p in env.plugins if p["vendor"] == "hygon")
+    assert plugin["nodes"] == ["cpu-hygon-cpu-01", "dcu-1"]
+    assert {"SIM001", "SIM003"} <= codes(result.findings)
+    assert any("cpu-hygon-cpu-01" in f.message for f in result.findings if f.code == "SIM003")
+
+
+def test_a_toleration_that_does_not_match_the_taint_keeps_the_pod_pending(
+    tree: Tree, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tolerations are made from the same values as taints, so values cannot make them differ;
+    a generator bug can (here: a wrong toleration value). With the static placement check
+    (POD004) removed, the real scheduler still keeps the job Pending, reported at its line."""
+    vendor = {
+        "pools": [
+            {
+                **NVIDIA["pools"][0],
+                "taints": [
+                    {
+                        "key": "feature.node.kubernetes.io/nvidia-gpu",
+                        "value": "true",
+                        "effect": "NoSchedule",
+                    }
+                ],
+            }
+        ]
+    }
+    values = tree(vendors={"nvidia": vendor})
+    real = workload_builder.toleration
+
+    def wrong(taint: Any) -> dict[str, str]:
+        return {**real(taint), "operator": "Equal", "value": "false"}
+
+    monkeypatch.setattr(workload_builder, "toleration", wrong)
+    monkeypatch.delitem(registry.CHECKS, "POD004")
+    result = sim(values, cluster)
+    job_line = f"values/teams/ml.yaml:{line_of(values / 'teams/ml.yaml', 'train:')}"
+    pending = [f for f in result.findings if f.code == "SIM004"]
+    assert pending and {f"{f.location.file}:{f.location.line}" for f in pending} == {job_line}
+    assert "untolerated taint" in pending[0].message
+    assert "even alone" in pending[0].message
+    (env,) = result.envs
+    assert next(n for n in env.nodes if n.name == "gpu-1").ok  # the taint itself is fine
+
+
+def test_a_quota_lower_than_a_job_needs_refuses_its_pods(
+    tree: Tree, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MIG004 (quota below a job's devices) removed: the quota admission plugin refuses the pods."""
+    values = tree(teams={"ml": {**TEAM, "quota": {"nvidia": 2}}})
+    monkeypatch.delitem(registry.CHECKS, "MIG004")
+    result = sim(values, cluster)
+    refused = [f for f in result.findings if f.code == "SIM008"]
+    assert len(refused) == 1, [f.format() for f in result.findings]
+    assert "exceeded quota" in refused[0].message and "even alone" in refused[0].message
+    assert refused[0].location.file == "values/teams/ml.yaml"
+    assert refused[0].location.line == line_of(values / "teams/ml.yaml", "train:")
+    (env,) = result.envs
+    quota = env.quotas[0]
+    assert quota["hard"]["requests.nvidia.com/gpu"] == "2"
+
+
+def test_jobs_that_compete_for_a_quota_start_in_a_stable_order(
+    tree: Tree, cluster: ControlPlane
+) -> None:
+    """A Volcano job of four 1-GPU workers and a 4-GPU Job under a quota of 4: one runs, the
+    other waits for it (SIM010). Jobs start in (namespace, name) order, each once its pods
+    exist, so the Volcano job `alpha` gets the quota and the Job `zeta` is the one reported, on
+    every run. Started at once, the Job controller's pod usually beat the Volcano job's pods
+    (made here one by one) to the quota, and the report named `alpha` instead."""
+    alpha = {
+        "kind": "volcano",
+        "images": {"nvidia": "registry.example.com/train:cuda"},
+        "command": ["python", "train.py"],
+        "tasks": {"workers": {"vendor": "nvidia", "devices": 1, "replicas": 4}},
+    }
+    zeta = copy.deepcopy(TEAM["jobs"]["train"])  # a copy: no YAML anchor
+    values = tree(teams={"ml": {**TEAM, "jobs": {"alpha": alpha, "zeta": zeta}}})
+    for _ in range(2):
+        result = sim(values, cluster)
+        waits = [f for f in result.findings if f.code == "SIM010"]
+        assert [f.message.split(" in environment")[0] for f in waits] == ["Job ml/zeta"], [
+            f.format() for f in result.findings
+        ]
+        assert where(waits, "SIM010") == {
+            f"values/teams/ml.yaml:{line_of(values / 'teams/ml.yaml', 'zeta:')}"
+        }
+        assert codes(result.findings) == set()
+
+
+def test_simulate_cli_json(
+    tree: Tree, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    values = tree()
+
+    @contextlib.contextmanager
+    def shared(**_: Any) -> Iterator[ControlPlane]:
+        yield cluster
+
+    monkeypatch.setattr(launcher, "local_control_plane", shared)
+    result = invoke("simulate", "--values", str(values), "--output", "json")
+    doc = json.loads(result.output)
+    (env,) = doc["stats"]["environments"]
+    assert env["env"] == "dev"
+    assert {n["name"] for n in env["nodes"]} >= {"gpu-1", "general-purpose-01"}
+    assert result.exit_code == (1 if doc["errors"] else 0)
+
+
+def test_example_fleet_simulation_in_every_environment(
+    values_dir: Path, cluster: ControlPlane
+) -> None:
+    """Every node gets exactly its pool's labels and taints from nfd-master, every vendor
+    DaemonSet runs on exactly its vendor's nodes, no untolerating pod lands on an accelerator
+    node, every track has the ready pods plan says, and every job is placed (the fleet's packing
+    profile keeps whole nodes free for the 4-GPU and 8-NPU jobs). The mixed job only waits for
+    the team's other jobs (a warning), since ml-team's jobs together need more GPUs than exist."""
+    result = sim(values_dir, cluster)
+    assert [e.env for e in result.envs] == ["prod", "staging"]
+    for env in result.envs:
+        assert env.nodes and all(n.ok for n in env.nodes), env.nodes
+        assert env.probes and all(p["ok"] for p in env.probes), env.probes
+        assert env.plugins and all(p["ok"] for p in env.plugins), env.plugins
+        assert env.tracks and all(t["ok"] for t in env.tracks), env.tracks
+    errors = [f.format() for f in result.findings if f.severity is Severity.ERROR]
+    assert errors == []
+    assert codes(result.findings, Severity.WARNING) == {"SIM010"}
+
+
+def test_without_packing_the_example_jobs_fragment(values_dir: Path, cluster: ControlPlane) -> None:
+    """The same fleet on kube-scheduler's default profile: the inference replicas spread one per
+    node, so the 4-GPU and 8-NPU jobs fit on no node although the capacity adds up; the findings
+    point at the jobs' values lines."""
+    prod = values_dir / "environments" / "prod.yaml"
+    assert "packing: true" in prod.read_text()
+    prod.write_text(prod.read_text().replace("packing: true", "packing: false"))
+    result = sim(values_dir, cluster, "prod")
+    errors = [f for f in result.findings if f.severity is Severity.ERROR]
+    assert {(f.code, f.message.split(" in environment")[0]) for f in errors} == {
+        ("SIM004", "Job ml-team/cuda-training-job"),
+        ("SIM004", "Job ml-team/npu-training-job"),
+    }, [f.format() for f in errors]
+    assert all("Insufficient" in f.message and "even alone" in f.message for f in errors)
+    assert {f.location.file for f in errors} == {"values/teams/ml-team.yaml"}
+
+
+def test_the_simulation_runs_the_fleets_own_scheduler_profile(
+    tree: Tree, cluster: ControlPlane
+) -> None:
+    values = tree(fleet={**FLEET, "scheduling": {"kubeScheduler": {"packing": True}}})
+    sim(values, cluster)
+    config = cluster.scheduler_config
+    assert config is not None and config["kind"] == "KubeSchedulerConfiguration"
+    (profile,) = config["profiles"]
+    fit = next(p for p in profile["pluginConfig"] if p["name"] == "NodeResourcesFit")
+    assert fit["args"]["scoringStrategy"]["type"] == "MostAllocated"
+    cluster.check()  # kube-scheduler accepted the fleet's file and runs
+    sim(tree(), cluster)
+    assert cluster.scheduler_config is None  # back to kube-scheduler's defaults

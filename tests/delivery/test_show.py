@@ -1,0 +1,54 @@
+"""`show` (generator/delivery/show.py): the built manifests, exactly what the real kustomize builds
+from the values as they are now."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from tests.fixtures import Write, cli_streams, kustomize_text
+
+# ---- show --------------------------------------------------------------------------------------
+
+
+def test_show_prints_exactly_what_kustomize_builds(values_dir: Path) -> None:
+    repo = values_dir.parent
+    assert cli_streams("render", "--values", str(values_dir))[0] == 0
+    code, out, _ = cli_streams(
+        "show", "--values", str(values_dir), "--env", "staging", "--unit", "team-ml-team"
+    )
+    assert code == 0
+    assert out == kustomize_text(repo / "overlays/staging/team-ml-team")
+    code, out, _ = cli_streams("show", "--values", str(values_dir), "--env", "prod")
+    assert code == 0
+    units = sorted(p.name for p in (repo / "overlays/prod").iterdir())
+    assert out == "---\n".join(
+        f"# overlays/prod/{u}\n" + kustomize_text(repo / "overlays/prod" / u) for u in units
+    )
+    assert len([d for d in yaml.safe_load_all(out) if d]) == sum(
+        len([d for d in yaml.safe_load_all(kustomize_text(repo / "overlays/prod" / u)) if d])
+        for u in units
+    )
+
+
+def test_show_renders_the_values_as_they_are_now(values_dir: Path, write: Write) -> None:
+    """No render needed first: an edited quota shows at once."""
+    text = (values_dir / "teams/ml-team.yaml").read_text().replace("nvidia: 8", "nvidia: 6")
+    write("teams/ml-team.yaml", text)
+    code, out, _ = cli_streams(
+        "show", "--values", str(values_dir), "--env", "prod", "--unit", "team-ml-team"
+    )
+    assert code == 0
+    quota = next(d for d in yaml.safe_load_all(out) if d["kind"] == "ResourceQuota")
+    assert quota["spec"]["hard"]["requests.nvidia.com/gpu"] == "6"
+
+
+def test_show_unknown_unit_or_env_is_a_usage_error(values_dir: Path) -> None:
+    code, _, err = cli_streams(
+        "show", "--values", str(values_dir), "--env", "prod", "--unit", "team-x"
+    )
+    assert code == 2
+    assert "environment 'prod' has no unit 'team-x'; its units: argocd, device-plugins" in err
+    code, _, err = cli_streams("show", "--values", str(values_dir), "--env", "qa")
+    assert code == 2 and "unknown environment 'qa'; known: prod, staging" in err

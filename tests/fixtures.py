@@ -1,0 +1,361 @@
+"""The one helper module of the tests: where the repository and the real tools are, values trees
+made for one behaviour, the real CLI (in-process or as a process), `kustomize build`, findings,
+and reading what a render wrote.
+
+pytest fixtures (`values_dir`, `write`, `cluster`, ...) are in conftest.py; what the tests know
+about the example fleet under values/ (its pinned lines, its backends) is in tests/example.py.
+Test modules import from these three modules and never from one another.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import yaml
+
+from generator.builders.common import identity
+from generator.errors import FindingsError
+from generator.findings import Finding
+from generator.render.stage import RenderOptions, load_and_check, render
+
+if TYPE_CHECKING:
+    from click.testing import Result
+
+ROOT = Path(__file__).resolve().parent.parent
+
+Write = Callable[[str, str], Path]
+Obj = dict[str, Any]
+
+
+# ---- the real tools ----------------------------------------------------------------------------
+
+
+def tool(name: str) -> Path:
+    """A pinned tool `make tools` built ($ACCEL_GITOPS_TOOLS_DIR/bin, else .tools/bin), else the
+    one on PATH; a test that needs a missing tool fails, naming the command that installs it."""
+    tools_dir = Path(os.environ.get("ACCEL_GITOPS_TOOLS_DIR") or ROOT / ".tools")
+    local = tools_dir / "bin" / name
+    if local.exists():
+        return local
+    found = shutil.which(name)
+    if found is None:
+        pytest.fail(f"{name} is not installed: run `make tools`")
+    return Path(found)
+
+
+def kustomize_text(path: Path) -> str:
+    """`kustomize build <path>` with the pinned kustomize: what Argo CD applies, as YAML text."""
+    proc = subprocess.run(
+        [str(tool("kustomize")), "build", str(path)], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, f"kustomize build {path} failed:\n{proc.stderr}"
+    return proc.stdout
+
+
+def kustomize_build(path: Path) -> list[Obj]:
+    """`kustomize build <path>`: the objects it prints."""
+    return [d for d in yaml.safe_load_all(kustomize_text(path)) if d]
+
+
+def build_unit(out: Path, env: str, unit: str) -> list[Obj]:
+    """What Argo CD applies for one unit: `kustomize build overlays/<env>/<unit>`."""
+    return kustomize_build(out / "overlays" / env / unit)
+
+
+def assert_units_build_exactly(out: Path, values_dir: Path) -> int:
+    """Render `values_dir` into `out` and build every unit and base with kustomize: each unit
+    builds to exactly the objects render meant for it. The number of units returned."""
+    result = render(RenderOptions(values_dir=values_dir, out_dir=out))
+    units = result.rendered.units
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        built = list(pool.map(lambda u: kustomize_build(out / u.path), units))
+        bases = list(pool.map(lambda b: kustomize_build(out / b), result.rendered.bases))
+    for unit, docs in zip(units, built, strict=True):
+        got = {identity(d): d for d in docs}
+        want = {identity(o): o for o in unit.objects}
+        assert sorted(got) == sorted(want), unit.path
+        for key, obj in want.items():
+            assert got[key] == obj, f"{unit.path}: {key} differs after kustomize build"
+    assert all(bases)
+    return len(units)
+
+
+def volcano_conf(out: Path, env: str = "prod") -> Obj:
+    """The Volcano scheduler configuration the scheduling unit of `env` applies."""
+    [cm] = by_name(kustomize_build(out / f"overlays/{env}/scheduling"), "ConfigMap").values()
+    assert (cm["metadata"]["namespace"], cm["metadata"]["name"]) == (
+        "volcano-system",
+        "volcano-scheduler-configmap",
+    )
+    conf: Obj = yaml.safe_load(cm["data"]["volcano-scheduler.conf"])
+    return conf
+
+
+def plugins(conf: Obj) -> dict[str, Obj]:
+    """A Volcano scheduler configuration's plugins, by name."""
+    return {p["name"]: p for tier in conf["tiers"] for p in tier["plugins"]}
+
+
+def pod_security(objs: list[Obj], level: str = "restricted") -> list[Obj]:
+    """Every pod template of `objs` checked by Kubernetes' own Pod Security admission code
+    (tools/podsecurity) at its namespace's enforce level (`level` where `objs` lack it)."""
+    proc = subprocess.run(
+        [str(tool("podsecurity")), f"-level={level}"],
+        input=yaml.safe_dump_all(objs),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+# ---- values trees made for one behaviour -------------------------------------------------------
+
+# The default fleet.yaml: two environments.
+FLEET = """\
+name: f
+kubernetesVersion: "1.33"
+environments: [staging, prod]
+git: {repoURL: https://git.example.com/f.git, targetRevision: main}
+"""
+# A fleet.yaml with prod alone, for trees that say every vendor and team themselves.
+PROD_FLEET = """\
+name: mini
+kubernetesVersion: "1.33"
+environments: [prod]
+git: {repoURL: https://git.example.com/mini.git, targetRevision: main}
+"""
+NVIDIA = "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1, n2]}\n"
+TEAM = "quota:\n  nvidia: 4\n"
+# What `tree` writes beside fleet.yaml unless told `defaults=False`.
+DEFAULTS = {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": TEAM}
+
+
+def tree(
+    root: Path,
+    files: Mapping[str, str | None] | None = None,
+    *,
+    fleet: str = FLEET,
+    defaults: bool = True,
+    folder: str = "values",
+) -> Path:
+    """A values tree under root/<folder>, returned.
+
+    fleet: the text of fleet.yaml (FLEET: environments staging and prod).
+    defaults: also one NVIDIA vendor, 8 GPUs (vendors/nvidia.yaml) and team `ml` with 4 of them
+      (teams/ml.yaml); False writes fleet.yaml alone before `files`.
+    files: paths relative to the tree -> text, added or replacing what is above; None leaves
+      that file out. The vendors/ folder exists even when no vendor file is written."""
+    values = root / folder
+    (values / "vendors").mkdir(parents=True, exist_ok=True)
+    start: dict[str, str | None] = {"fleet.yaml": fleet, **(DEFAULTS if defaults else {})}
+    for rel, text in {**start, **(files or {})}.items():
+        if text is None:
+            continue
+        path = values / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return values
+
+
+# Team inference with a service that migrates from NVIDIA to Ascend, two replicas a track, in
+# phase validate (as the example's inference-service), and the Ascend vendor it needs.
+ASCEND_910B = "pools:\n  - {name: 910b, model: 910b, devicesPerNode: 8, nodes: [npu-1]}\n"
+INFERENCE = """\
+quota: {nvidia: 4, ascend: 4}
+services:
+  inference-service:
+    images: {nvidia: r/s:cuda, ascend: r/s:ascend}
+    vendorMounts: false
+    migration: {from: nvidia, to: ascend}
+    phase: validate
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 2}
+      ascend: {devicesPerReplica: 1, replicas: 2, model: 910b}
+"""
+
+
+def migration(root: Path, prod: str) -> Path:
+    """A values tree: the default NVIDIA vendor and team `ml`, Ascend, team inference and its
+    migrating service; `prod` is environments/prod.yaml."""
+    files = {"vendors/ascend.yaml": ASCEND_910B, "teams/inference.yaml": INFERENCE}
+    return tree(root, {**files, "environments/prod.yaml": prod})
+
+
+# The fleet report's small tree (tree(root, REPORT_TREE, defaults=False)): two vendors, two
+# environments. Team a has two namespaces, so its quota counts twice; team b migrates a service
+# from NVIDIA to Ascend (shift-30 by default, primary-new in prod), and prod lowers team a's
+# NVIDIA quota.
+REPORT_TREE = {
+    "fleet.yaml": """\
+name: small
+kubernetesVersion: "1.33"
+environments: [dev, prod]
+git: {repoURL: "https://git.example.com/small.git", targetRevision: main}
+capacity: {allowOvercommit: true}
+""",
+    "vendors/nvidia.yaml": """\
+pools:
+  - {name: a100, model: A100, devicesPerNode: 4, nodes: [gpu-1]}
+""",
+    "vendors/ascend.yaml": """\
+pools:
+  - {name: 910b, model: 910b, devicesPerNode: 8, nodes: [npu-1, npu-2]}
+costWeight: 0.5
+""",
+    "teams/a.yaml": """\
+namespaces: [a1, a2]
+quota: {nvidia: 2, ascend: 4}
+""",
+    "teams/b.yaml": """\
+quota: {nvidia: 4, ascend: 3}
+services:
+  s:
+    images: {nvidia: "x:cuda", ascend: "x:cann"}
+    vendorMounts: false
+    migration: {from: nvidia, to: ascend}
+    phase: shift-30
+    routing: gateway
+    gateway: {parentRefs: [{name: gw, namespace: gw}]}
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 3}
+      ascend: {devicesPerReplica: 1, replicas: 3}
+""",
+    "environments/dev.yaml": "{}\n",
+    "environments/prod.yaml": """\
+teams:
+  a:
+    quota: {nvidia: 1}
+  b:
+    services:
+      s: {phase: primary-new}
+""",
+}
+
+
+def render_into(values_dir: Path, out: Path) -> Path:
+    """Render `values_dir` into `out` in-process; `out` returned."""
+    render(RenderOptions(values_dir=values_dir, out_dir=out))
+    return out
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file under folder (hidden ones too), byte for byte."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def find(objs: list[Obj], kind: str, name: str | None = None) -> Obj:
+    """The one object of `kind` (and `name`) among `objs`."""
+    found = [o for o in objs if o["kind"] == kind and name in (None, o["metadata"]["name"])]
+    assert len(found) == 1, f"{kind} {name}: {[o['metadata']['name'] for o in found]}"
+    return found[0]
+
+
+def by_name(docs: list[Obj], kind: str) -> dict[str, Obj]:
+    """The objects of one kind, by name."""
+    return {d["metadata"]["name"]: d for d in docs if d["kind"] == kind}
+
+
+# ---- findings of the values checks -------------------------------------------------------------
+
+
+def findings(values_dir: Path) -> list[Finding]:
+    """Every finding for a values tree (errors raise inside the pipeline; collect them)."""
+    try:
+        _, warnings = load_and_check(values_dir)
+    except FindingsError as exc:
+        return exc.findings
+    return warnings
+
+
+def lines(values_dir: Path) -> list[str]:
+    return [f.format() for f in findings(values_dir)]
+
+
+def codes(values_dir: Path) -> set[str]:
+    return {f.code for f in findings(values_dir)}
+
+
+# ---- the real CLI ------------------------------------------------------------------------------
+
+
+def invoke(*args: str, env: Mapping[str, str] | None = None, mix_stderr: bool = True) -> Result:
+    """The real CLI in-process (click's CliRunner): its result (exit_code, output, stdout...)."""
+    from click.testing import CliRunner
+
+    from generator.cli import main
+
+    runner = CliRunner(mix_stderr=mix_stderr)
+    return runner.invoke(main, list(args), env=dict(env) if env is not None else None)
+
+
+def cli(*args: str, env: Mapping[str, str] | None = None) -> tuple[int, str]:
+    """The real CLI in-process: (exit code, stdout and stderr)."""
+    result = invoke(*args, env=env)
+    return result.exit_code, result.output
+
+
+def cli_streams(*args: str) -> tuple[int, str, str]:
+    """The real CLI in-process: (exit code, stdout, stderr)."""
+    result = invoke(*args, mix_stderr=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def render_committed(values_dir: Path) -> int:
+    """Render into the folder holding the values, as a user commits it: the exit code."""
+    return invoke("render", "--values", str(values_dir)).exit_code
+
+
+def validate_committed(
+    values_dir: Path, *args: str, env: dict[str, str] | None = None, drift: bool = False
+) -> tuple[int, str]:
+    """Run `validate` on what is committed. Without `drift`, the test's values are rendered and
+    committed first (when they render) and drift is not checked; with it, the test controls
+    the committed output."""
+    extra = [] if drift else ["--no-drift"]
+    if not drift:
+        render_committed(values_dir)  # values with errors write nothing: the last good render stays
+    result = invoke("validate", "--values", str(values_dir), *extra, *args, env=env)
+    return result.exit_code, result.output
+
+
+def render_py_argv(*args: str) -> list[str]:
+    """The command line that runs render.py in a Python process of its own."""
+    return [sys.executable, str(ROOT / "render.py"), *args]
+
+
+def render_py(
+    *args: str, env: Mapping[str, str] | None = None, **kw: Any
+) -> subprocess.CompletedProcess[Any]:
+    """render.py as a process of its own (hash seeds, signals, terminals): the subprocess.run
+    result; `env` replaces the environment, `kw` goes to subprocess.run."""
+    return subprocess.run(render_py_argv(*args), env=env, **kw)
+
+
+def render_refused(values: Path) -> str:
+    """Render `values` over a previous output; assert exit 1, a 'nothing written' summary and an
+    untouched output folder; return what the CLI printed."""
+    out = values.parent / "out"
+    for top in ("base", "overlays"):
+        (out / top).mkdir(parents=True, exist_ok=True)
+        (out / top / "previous.yaml").write_text(f"# previous {top}\n", encoding="utf-8")
+    before = snapshot(out)
+    code, output = cli("render", "--values", str(values), "--out", str(out))
+    assert code == 1, output
+    assert "nothing written" in output
+    assert snapshot(out) == before
+    return output

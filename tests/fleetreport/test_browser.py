@@ -1,0 +1,128 @@
+"""The fleet report opened in a real headless Chromium (Debian's, through Debian's chromedriver):
+a screenshot, the charts drawn with the series the numbers call for, no request, no console error.
+
+`make test` installs the browser first (`make browser`); without it these tests fail, they are
+never skipped.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from selenium import webdriver
+
+from generator.fleetreport import ReportOptions, report
+from tests import browser
+from tests.example import EXAMPLE_VALUES
+from tests.fixtures import REPORT_TREE, tree
+
+# For each chart: its id, the series it declares, the series groups drawn in its SVG, how many
+# shapes each group paints, and its size on screen.
+CHARTS_JS = """
+return Array.from(document.querySelectorAll('figure.chart')).map(f => {
+  const svg = f.querySelector('svg');
+  const groups = Array.from(svg.querySelectorAll('g[id*="-series--"]'));
+  const box = svg.getBoundingClientRect();
+  return {
+    id: f.id,
+    declared: f.dataset.series.split(','),
+    drawn: groups.map(g => g.id.split('-series--')[1]),
+    shapes: groups.map(g => g.querySelectorAll('path').length),
+    width: box.width,
+    height: box.height,
+  };
+});
+"""
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[webdriver.Chrome]:
+    if why := browser.missing():
+        pytest.fail(why)
+    with browser.chromium(1280, 900) as d:
+        yield d
+
+
+def open_report(driver: webdriver.Chrome, values: Path, out: Path) -> browser.Visit:
+    report(ReportOptions(values, out=out))
+    return browser.visit(driver, out, CHARTS_JS)
+
+
+def assert_clean(seen: browser.Visit) -> None:
+    assert seen.requests == [seen.url], seen.requests  # the page itself, nothing else
+    assert seen.errors == [], seen.errors
+    assert seen.console == [], seen.console  # not even a warning
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def charts(seen: browser.Visit) -> dict[str, dict[str, Any]]:
+    found: list[dict[str, Any]] = seen.result
+    return {c["id"]: c for c in found}
+
+
+def test_example_fleet_in_chromium(driver: webdriver.Chrome, tmp_path: Path) -> None:
+    seen = open_report(driver, EXAMPLE_VALUES, tmp_path / "example.html")
+    assert_clean(seen)
+    drawn = charts(seen)
+    vendors = ["amd", "ascend", "cambricon", "hygon", "nvidia"]
+    expected = {}
+    for env in ("staging", "prod"):
+        expected[f"chart-capacity-{env}"] = ["capacity", "quotas", "workloads"]
+        expected[f"chart-heatmap-{env}"] = vendors
+        # no team has AMD quota in the example fleet
+        expected[f"chart-cost-{env}"] = ["ascend", "cambricon", "hygon", "nvidia", "baseline"]
+        expected[f"chart-traffic-{env}"] = ["ascend", "nvidia"]  # inference-service's tracks
+    assert {k: v["drawn"] for k, v in drawn.items()} == expected
+    for chart in drawn.values():
+        assert chart["declared"] == chart["drawn"]
+        assert chart["width"] > 200 and chart["height"] > 50, chart
+    # a bar per vendor in each series of the capacity chart, a cell per team in the heatmap, a bar
+    # per team and vendor with quota, a tick per team for the baseline
+    assert drawn["chart-capacity-prod"]["shapes"] == [5, 5, 5]
+    assert drawn["chart-heatmap-prod"]["shapes"] == [2] * 5
+    assert drawn["chart-cost-prod"]["shapes"] == [2, 1, 1, 2, 2]
+    # staging shifts half the traffic (two segments); prod's dual-run sends none to Ascend
+    assert drawn["chart-traffic-staging"]["shapes"] == [1, 1]
+    assert drawn["chart-traffic-prod"]["shapes"] == [0, 1]
+    shot = browser.screenshot(driver, tmp_path / "example.png")
+    width, height = png_size(shot)
+    assert width == 1280 and height > 2000  # the whole page, not the window
+    assert len(shot) > 50_000  # drawn, not blank
+
+
+def test_small_fleet_series_follow_its_values(driver: webdriver.Chrome, tmp_path: Path) -> None:
+    values = tree(tmp_path / "repo", REPORT_TREE, defaults=False)
+    seen = open_report(driver, values, tmp_path / "small.html")
+    assert_clean(seen)
+    drawn = {k: v["drawn"] for k, v in charts(seen).items()}
+    assert drawn["chart-heatmap-dev"] == ["ascend", "nvidia"]
+    assert drawn["chart-cost-prod"] == ["ascend", "nvidia", "baseline"]
+    assert drawn["chart-traffic-prod"] == ["ascend", "nvidia"]
+    assert len(drawn) == 8
+    png_size(browser.screenshot(driver, tmp_path / "small.png"))
+
+
+def test_the_harness_sees_requests_and_console_errors(
+    driver: webdriver.Chrome, tmp_path: Path
+) -> None:
+    """The two clean-page assertions can fail: a page that fetches an image (from a closed port on
+    this machine) shows the request and the console error."""
+    page = tmp_path / "fetches.html"
+    page.write_text(
+        '<!doctype html><title>x</title><img src="http://127.0.0.1:9/none.png">'
+        "<script>console.error('boom')</script>",
+        encoding="utf-8",
+    )
+    seen = browser.visit(driver, page)
+    assert "http://127.0.0.1:9/none.png" in seen.network
+    messages = " ".join(e["message"] for e in seen.errors)
+    assert "boom" in messages and "none.png" in messages

@@ -1,0 +1,43 @@
+"""The diff report as Markdown (generator/reporters/diff.py): table cells escaped, and within
+GitHub's size caps for a job summary and a comment."""
+
+from __future__ import annotations
+
+from generator.delivery.diff import (
+    DiffResult,
+    ObjectDiff,
+    Risk,
+    field_changes,
+)
+from generator.reporters import diff as diffreport
+
+# ---- Markdown: escaping and GitHub's size caps --------------------------------------------------
+
+
+def _big_result(n: int) -> DiffResult:
+    objects = []
+    for i in range(n):
+        d = ObjectDiff("prod", f"team-t{i % 50}", ("v1", "ConfigMap", "ns", f"cm-{i}"), "changed")
+        d.changes = field_changes({"data": {"k": "a|b <x>" * 20}}, {"data": {"k": "c" * 200}})
+        if i % 10 == 0:
+            d.risks = [Risk("object-deleted", f"risk | {i} <b>")]
+        objects.append(d)
+    return DiffResult("main", "working tree", objects, 60)
+
+
+def test_markdown_fits_a_job_summary_and_a_comment() -> None:
+    result = _big_result(20_000)
+    full = diffreport.markdown(_big_result(50))
+    assert "Shortened" not in full and "cm-49" in full
+    for limit in (diffreport.SUMMARY_LIMIT, diffreport.COMMENT_LIMIT, 8192):
+        md = diffreport.markdown(result, limit)
+        assert len(md.encode()) <= limit
+        assert f"Shortened to fit {limit} bytes" in md
+        assert "**2000 risky changes**" in md  # the totals always stay
+    summary = diffreport.markdown(result, diffreport.SUMMARY_LIMIT)
+    assert "<summary><code>prod/team-t0</code>" in summary  # units survive at 1 MiB
+
+
+def test_markdown_escapes_table_cells() -> None:
+    md = diffreport.markdown(_big_result(1))
+    assert "| `object-deleted` | `prod/team-t0` | ConfigMap ns/cm-0 | risk \\| 0 &lt;b&gt; |" in md

@@ -1,0 +1,100 @@
+"""validate's report formats (generator/reporters/findings.py): JSON, GitHub annotations and step
+summary, and JUnit with a case per unit and per finding."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.builders.common import metadata
+from tests.fixtures import Write, validate_committed
+
+pytestmark = pytest.mark.usefixtures("committed")
+
+
+def test_json_report(values_dir: Path, write: Write) -> None:
+    write("teams/ml-team.yaml", "quota:\n  nvidia: many\n")
+    code, out = validate_committed(values_dir, "--output", "json")
+    doc = json.loads(out)
+    assert code == 1 and doc["errors"] == 1
+    assert doc["findings"][0] | {"message": "", "message_only": ""} == {
+        "code": "VAL001",
+        "severity": "error",
+        "message": "",
+        "message_only": "",
+        "file": "values/teams/ml-team.yaml",
+        "line": 2,
+        "column": 11,
+        "path": "$.quota.nvidia",
+        "hint": "",
+        "environments": [],
+        "unit": "",
+    }
+
+
+def test_github_report_annotates_and_writes_the_step_summary(
+    values_dir: Path, write: Write, tmp_path: Path
+) -> None:
+    write("teams/ml-team.yaml", "quota:\n  nvidia: many\n")
+    summary = tmp_path / "summary.md"
+    code, out = validate_committed(
+        values_dir, "--output", "github", env={"GITHUB_STEP_SUMMARY": str(summary)}
+    )
+    assert code == 1
+    assert (
+        "::error file=values/teams/ml-team.yaml,line=2,col=11,title=VAL001::'many' is not of "
+        "type 'integer' (at $.quota.nvidia)"
+    ) in out
+    text = summary.read_text()
+    assert "### validate: 1 error(s)" in text and "`values/teams/ml-team.yaml:2:11`" in text
+
+
+def test_junit_report(values_dir: Path, write: Write) -> None:
+    write("teams/ml-team.yaml", "quota:\n  nvidia: many\n")
+    code, out = validate_committed(values_dir, "--output", "junit")
+    assert code == 1
+    suite = ET.fromstring(out).find("testsuite")
+    assert suite is not None and suite.get("failures") == "1"
+    # The committed units are still checked (a passing case each); the values error fails one.
+    case = next(c for c in suite.iter("testcase") if c.get("classname") == "VAL001")
+    failure = case.find("failure")
+    assert failure is not None and "values/teams/ml-team.yaml:2:11" in (failure.text or "")
+
+
+def test_junit_report_when_clean_has_a_passing_case_per_unit(values_dir: Path) -> None:
+    code, out = validate_committed(values_dir, "--output", "junit")
+    assert code == 0
+    suite = ET.fromstring(out).find("testsuite")
+    assert suite is not None and suite.get("failures") == "0" and suite.get("tests") == "16"
+    units = [c.get("name") for c in suite.iter("testcase") if c.get("classname") == "validate"]
+    assert len(units) == 14 and "overlays/prod/team-ml-team" in units
+    assert all(c.find("failure") is None for c in suite.iter("testcase"))
+    # The warnings (two CAP001, one NODE003) are cases of their own, passing, text in system-out.
+    cap = [c for c in suite.iter("testcase") if c.get("classname") == "CAP001"]
+    assert [c.get("name") for c in cap] == ["values/teams/ml-team.yaml"]
+
+
+def test_junit_unit_case_fails_with_the_findings_about_its_objects(
+    values_dir: Path, extra_objects: list[Any]
+) -> None:
+    obj = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata("broken", namespace="ml-team", sources=["values/teams/ml-team.yaml"]),
+        "spec": {"nope": True},
+    }
+    extra_objects.append(("team-ml-team", obj))
+    code, out = validate_committed(values_dir, "--output", "junit", "--no-cache")
+    assert code == 1
+    suite = ET.fromstring(out).find("testsuite")
+    assert suite is not None
+    cases = {c.get("name"): c for c in suite.iter("testcase") if c.get("classname") == "validate"}
+    failed = sorted(n for n, c in cases.items() if c.find("failure") is not None)
+    assert failed == ["overlays/prod/team-ml-team", "overlays/staging/team-ml-team"]
+    assert suite.get("failures") == "2"
+    assert "K8S001 ConfigMap ml-team/broken" in (cases[failed[0]].find("failure").text or "")  # type: ignore[union-attr]
+    assert cases["overlays/prod/argocd"].find("system-out").text == "no finding"  # type: ignore[union-attr]

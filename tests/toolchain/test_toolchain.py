@@ -1,0 +1,610 @@
+"""Real tests of generator.toolchain: the pinned tools and schemas that `make tools` installs.
+
+Nothing here mocks a tool: kustomize, kubeconform and promtool are run for real, and kubeconform
+validates against the offline schemas under .tools/schemas.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import yaml
+
+from generator import toolchain
+from generator.toolchain import ToolFailed, ToolMissing, ToolTimeout
+
+REPO = toolchain.repo_root()
+K8S_VERSION = "1.37.0"
+
+
+# ------------------------------------------------------------------------------------ helpers
+
+
+def kubeconform(tmp_path: Path, docs: list[dict[str, Any]], *extra: str) -> dict[str, Any]:
+    """Validate docs with kubeconform -strict against the offline schemas; return its JSON report."""
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    proc = toolchain.run(
+        "kubeconform",
+        [
+            "-strict",
+            "-summary",
+            "-output",
+            "json",
+            "-kubernetes-version",
+            K8S_VERSION,
+            *toolchain.kubeconform_schema_args(),
+            *extra,
+            str(manifest),
+        ],
+        timeout=120,
+        check=False,
+    )
+    report: dict[str, Any] = json.loads(proc.stdout)
+    report["returncode"] = proc.returncode
+    return report
+
+
+def meta(name: str, namespace: str | None = "default") -> dict[str, Any]:
+    m: dict[str, Any] = {"name": name}
+    if namespace:
+        m["namespace"] = namespace
+    return m
+
+
+DEPLOYMENT: dict[str, Any] = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": meta("web"),
+    "spec": {
+        "replicas": 1,
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "web",
+                        "image": "nginx:1.27",
+                        "ports": [{"containerPort": 80}],
+                        "resources": {"limits": {"nvidia.com/gpu": 1, "cpu": "500m"}},
+                    }
+                ]
+            },
+        },
+    },
+}
+
+ARGO_SPEC: dict[str, Any] = {
+    "project": "default",
+    "source": {
+        "repoURL": "https://git.example.com/fleet.git",
+        "path": "a",
+        "targetRevision": "HEAD",
+    },
+    "destination": {"server": "https://kubernetes.default.svc", "namespace": "team-a"},
+}
+
+# One valid instance of every CRD kind the generator emits (tools/schemas.lock.yaml `expect`).
+CRD_SAMPLES: dict[str, dict[str, Any]] = {
+    "PrometheusRule": {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "metadata": meta("accel"),
+        "spec": {"groups": [{"name": "g", "rules": [{"record": "a:b", "expr": "sum(up)"}]}]},
+    },
+    "PodMonitor": {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PodMonitor",
+        "metadata": meta("dcgm"),
+        "spec": {
+            "selector": {"matchLabels": {"app": "dcgm"}},
+            "podMetricsEndpoints": [{"port": "metrics"}],
+        },
+    },
+    "ServiceMonitor": {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": meta("exporter"),
+        "spec": {"selector": {"matchLabels": {"app": "x"}}, "endpoints": [{"port": "metrics"}]},
+    },
+    "Application": {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": meta("team-a", "argocd"),
+        "spec": ARGO_SPEC,
+    },
+    "ApplicationSet": {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "ApplicationSet",
+        "metadata": meta("teams", "argocd"),
+        "spec": {
+            "generators": [{"list": {"elements": [{"team": "a"}]}}],
+            "template": {"metadata": {"name": "team-{{team}}"}, "spec": ARGO_SPEC},
+        },
+    },
+    "AppProject": {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "AppProject",
+        "metadata": meta("fleet", "argocd"),
+        "spec": {"sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}]},
+    },
+    "NodeFeatureRule": {
+        "apiVersion": "nfd.k8s-sigs.io/v1alpha1",
+        "kind": "NodeFeatureRule",
+        "metadata": meta("nvidia", None),
+        "spec": {
+            "rules": [
+                {
+                    "name": "nvidia gpu",
+                    "labels": {"accel.example.com/vendor": "nvidia"},
+                    "matchFeatures": [
+                        {
+                            "feature": "pci.device",
+                            "matchExpressions": {"vendor": {"op": "In", "value": ["10de"]}},
+                        }
+                    ],
+                }
+            ]
+        },
+    },
+    "HTTPRoute": {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "HTTPRoute",
+        "metadata": meta("inference"),
+        "spec": {
+            "parentRefs": [{"name": "gw"}],
+            "rules": [{"backendRefs": [{"name": "svc", "port": 80}]}],
+        },
+    },
+    "VirtualService": {
+        "apiVersion": "networking.istio.io/v1",
+        "kind": "VirtualService",
+        "metadata": meta("inference"),
+        "spec": {"hosts": ["svc"], "http": [{"route": [{"destination": {"host": "svc"}}]}]},
+    },
+    "Job": {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": meta("train"),
+        "spec": {
+            "minAvailable": 1,
+            "schedulerName": "volcano",
+            "queue": "default",
+            "tasks": [
+                {
+                    "name": "worker",
+                    "replicas": 1,
+                    "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}},
+                }
+            ],
+        },
+    },
+    "Queue": {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": meta("gpu", None),
+        "spec": {"weight": 1, "capability": {"nvidia.com/gpu": 8}},
+    },
+}
+
+for _v in ("v1beta1", "v1beta2"):
+    CRD_SAMPLES[f"ResourceFlavor/{_v}"] = {
+        "apiVersion": f"kueue.x-k8s.io/{_v}",
+        "kind": "ResourceFlavor",
+        "metadata": meta("a100", None),
+        "spec": {"nodeLabels": {"accel.example.com/model": "a100"}},
+    }
+    CRD_SAMPLES[f"ClusterQueue/{_v}"] = {
+        "apiVersion": f"kueue.x-k8s.io/{_v}",
+        "kind": "ClusterQueue",
+        "metadata": meta("gpu", None),
+        "spec": {
+            "namespaceSelector": {},
+            "resourceGroups": [
+                {
+                    "coveredResources": ["nvidia.com/gpu"],
+                    "flavors": [
+                        {
+                            "name": "a100",
+                            "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 8}],
+                        }
+                    ],
+                }
+            ],
+        },
+    }
+    CRD_SAMPLES[f"LocalQueue/{_v}"] = {
+        "apiVersion": f"kueue.x-k8s.io/{_v}",
+        "kind": "LocalQueue",
+        "metadata": meta("team-a"),
+        "spec": {"clusterQueue": "gpu"},
+    }
+
+
+def with_unknown_field(doc: dict[str, Any]) -> dict[str, Any]:
+    bad: dict[str, Any] = json.loads(json.dumps(doc))
+    bad["spec"]["bogusField"] = True
+    return bad
+
+
+# ------------------------------------------------------------------------------- doctor & pins
+
+
+CONTROL_PLANE = ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "etcd"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "kustomize",
+        "kubeconform",
+        "promtool",
+        "nfd-master",
+        "nfd-rulecheck",
+        "kueuecheck",
+        *CONTROL_PLANE,
+        "kwok",
+    ],
+)
+def test_doctor_finds_pinned_tool(name: str) -> None:
+    status = {s.name: s for s in toolchain.doctor()}[name]
+    assert status.path is not None, status
+    assert status.path.parent == toolchain.tools_dir() / "bin"
+    assert status.version == toolchain.TOOLS[name].pinned
+    assert status.ok
+    if name in (*CONTROL_PLANE, "kwok", "nfd-master"):  # not built by make demo
+        assert status.optional
+        assert status.install_hint == (
+            "make tools-cluster (simulate and validate --dry-run=server build it on first use)"
+        )
+    else:
+        assert not status.optional
+        assert status.install_hint == "make tools"
+
+
+def test_doctor_reports_git_and_go() -> None:
+    status = {s.name: s for s in toolchain.doctor()}
+    assert status["git"].ok and status["git"].version
+    assert status["go"].ok and status["go"].version and status["go"].version.startswith("go1.")
+
+
+def _go_mod_requires(path: Path) -> dict[str, str]:
+    found = re.findall(r"^\s*(?:require\s+)?(\S+)\s+(v\S+)", path.read_text(), flags=re.M)
+    return dict(found)
+
+
+@pytest.mark.parametrize(
+    ("name", "gomod"),
+    [
+        ("kustomize", "tools/kustomize/go.mod"),
+        ("kubeconform", "tools/kustomize/go.mod"),
+        ("promtool", "tools/promtool/go.mod"),
+        ("nfd-master", "tools/nfd/go.mod"),
+        ("nfd-rulecheck", "tools/nfd/go.mod"),
+        ("kueuecheck", "tools/kueuecheck/go.mod"),
+        *[(name, "tools/controlplane/go.mod") for name in CONTROL_PLANE],
+        ("kwok", "tools/kwok/go.mod"),
+    ],
+)
+def test_registry_pins_match_go_mod(name: str, gomod: str) -> None:
+    tool = toolchain.TOOLS[name]
+    assert tool.go_module is not None
+    requires = _go_mod_requires(REPO / gomod)
+    assert requires[tool.go_module] == tool.pinned
+    assert f"{tool.go_module}@{tool.pinned}" in tool.source
+
+
+def test_control_plane_is_one_kubernetes_with_its_staging_modules_at_the_same_release() -> None:
+    # k8s.io/kubernetes points its staging modules at ./staging; each must be replaced by the
+    # published v0.X.Y of the same release (v1.36.3 -> v0.36.3), or the binaries mix releases.
+    gomod = (REPO / "tools/controlplane/go.mod").read_text()
+    k8s = _go_mod_requires(REPO / "tools/controlplane/go.mod")["k8s.io/kubernetes"]
+    staging = "v0." + k8s.removeprefix("v1.")
+    replaced = re.findall(r"^\s*(k8s\.io/\S+) => (k8s\.io/\S+) (v\S+)$", gomod, flags=re.M)
+    assert len(replaced) >= 30
+    assert all(a == b and v == staging for a, b, v in replaced), replaced
+
+
+def test_kube_apiserver_is_stamped_with_its_version() -> None:
+    out = toolchain.run("kube-apiserver", ["--version"], timeout=60).stdout.decode()
+    assert out.split() == ["Kubernetes", toolchain.TOOLS["kube-apiserver"].pinned]
+
+
+def test_nfd_master_reports_its_pinned_version() -> None:
+    # NFD stamps its version at link time (-X .../pkg/version.version); the Makefile must too,
+    # or `nfd-master -version` says "undefined" and NFD's version annotation on the node is wrong.
+    out = toolchain.run("nfd-master", ["-version"], timeout=60).stdout.decode()
+    assert out.split() == ["nfd-master", toolchain.TOOLS["nfd-master"].pinned]
+    makefile = (REPO / "Makefile").read_text()
+    assert f"NFD_VERSION := {toolchain.TOOLS['nfd-master'].pinned}\n" in makefile
+
+
+def test_go_build_info_of_kubeconform() -> None:
+    path = toolchain.find("kubeconform")
+    assert path is not None
+    info = toolchain.go_build_info(path)
+    assert info is not None
+    assert info.path == "github.com/yannh/kubeconform/cmd/kubeconform"
+    assert info.go_version.startswith("go1.")
+
+
+# ----------------------------------------------------------------------------------- kustomize
+
+
+def test_kustomize_builds(tmp_path: Path) -> None:
+    (tmp_path / "deploy.yaml").write_text(yaml.safe_dump(DEPLOYMENT))
+    (tmp_path / "kustomization.yaml").write_text(
+        "resources: [deploy.yaml]\nnamespace: team-a\ncommonLabels: {fleet: demo}\n"
+    )
+    out = toolchain.run("kustomize", ["build", str(tmp_path)], timeout=120).stdout
+    doc = yaml.safe_load(out)
+    assert doc["metadata"]["namespace"] == "team-a"
+    assert doc["metadata"]["labels"] == {"fleet": "demo"}
+
+
+# --------------------------------------------------------------------------------- kubeconform
+
+
+def test_schema_locations() -> None:
+    k8s = toolchain.k8s_schema_location()
+    crds = toolchain.crd_schema_location()
+    assert k8s.endswith(
+        "/k8s/{{.NormalizedKubernetesVersion}}-local{{.StrictSuffix}}"
+        "/{{.ResourceKind}}{{.KindSuffix}}.json"
+    )
+    assert crds.endswith("/crds/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json")
+    assert K8S_VERSION in toolchain.k8s_schema_versions()
+    assert toolchain.kubeconform_kubernetes_version("1.33") == "1.33.0"
+    assert toolchain.kubeconform_kubernetes_version("v1.37.2") == "1.37.0"
+
+
+def test_kubeconform_accepts_valid_deployment(tmp_path: Path) -> None:
+    report = kubeconform(tmp_path, [DEPLOYMENT])
+    assert report["returncode"] == 0, report
+    assert report["summary"]["valid"] == 1
+
+
+def test_kubeconform_rejects_unknown_field_in_deployment(tmp_path: Path) -> None:
+    bad = with_unknown_field(DEPLOYMENT)
+    bad["spec"]["template"]["spec"]["containers"][0]["imagePullPolicyy"] = "Always"
+    report = kubeconform(tmp_path, [bad])
+    assert report["returncode"] == 1
+    assert report["summary"]["invalid"] == 1, report
+    text = json.dumps(report["resources"])
+    assert "bogusField" in text and "imagePullPolicyy" in text
+
+
+@pytest.mark.parametrize("k8s_version", ["1.25.0", "1.33.0", "1.37.0"])
+def test_kubeconform_builtin_schemas_resolve_offline_per_version(
+    tmp_path: Path, k8s_version: str
+) -> None:
+    docs = [
+        DEPLOYMENT,
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}},
+        {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": meta("gpu", "team-a"),
+            "spec": {"hard": {"requests.nvidia.com/gpu": "4"}},
+        },
+    ]
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(yaml.safe_dump_all(docs))
+    proc = toolchain.run(
+        "kubeconform",
+        [
+            "-strict",
+            "-summary",
+            "-kubernetes-version",
+            k8s_version,
+            *toolchain.kubeconform_schema_args(),
+            str(manifest),
+        ],
+        timeout=120,
+    )
+    assert b"Valid: 3, Invalid: 0, Errors: 0" in proc.stdout
+
+
+def test_kubeconform_accepts_every_crd_sample(tmp_path: Path) -> None:
+    report = kubeconform(tmp_path, list(CRD_SAMPLES.values()))
+    assert report["returncode"] == 0, json.dumps(report["resources"], indent=1)
+    assert report["summary"]["valid"] == len(CRD_SAMPLES)
+
+
+@pytest.mark.parametrize("sample", sorted(CRD_SAMPLES))
+def test_kubeconform_rejects_unknown_field_in_crd(tmp_path: Path, sample: str) -> None:
+    report = kubeconform(tmp_path, [with_unknown_field(CRD_SAMPLES[sample])])
+    assert report["returncode"] == 1
+    assert report["summary"]["invalid"] == 1, report
+    (resource,) = report["resources"]
+    assert resource["status"] == "statusInvalid"
+    assert "bogusField" in resource["msg"]
+
+
+def test_kubeconform_checks_types_in_crd(tmp_path: Path) -> None:
+    doc = json.loads(json.dumps(CRD_SAMPLES["PrometheusRule"]))
+    doc["spec"]["groups"][0]["rules"][0]["for"] = 5  # must be a duration string
+    report = kubeconform(tmp_path, [doc])
+    assert report["summary"]["invalid"] == 1
+
+
+def test_kind_without_schema_is_an_error(tmp_path: Path) -> None:
+    widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": meta("w")}
+    report = kubeconform(tmp_path, [widget])
+    assert report["returncode"] == 1
+    assert report["summary"]["errors"] == 1
+    assert "could not find schema" in report["resources"][0]["msg"]
+    # ...and is skipped only when explicitly asked for.
+    report = kubeconform(tmp_path, [widget], "-ignore-missing-schemas")
+    assert report["returncode"] == 0
+    assert report["summary"]["skipped"] == 1
+
+
+# ------------------------------------------------------------------------------------ promtool
+
+
+VALID_RULES = """\
+groups:
+  - name: accel
+    rules:
+      - record: accel:gpu_utilization:avg
+        expr: avg by (vendor) (accel_gpu_utilization_ratio)
+      - alert: AccelGPUDown
+        expr: up{job="dcgm"} == 0
+        for: 5m
+        labels:
+          severity: warning
+        annotations:
+          summary: GPU exporter down
+"""
+
+INVALID_RULES = """\
+groups:
+  - name: accel
+    rules:
+      - record: accel:gpu_utilization:avg
+        expr: avg by (vendor) (accel_gpu_utilization_ratio
+"""
+
+
+def test_promtool_accepts_valid_rules(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(VALID_RULES)
+    proc = toolchain.run(
+        "promtool", ["check", "rules", "--lint=all", "--lint-fatal", str(rules)], timeout=120
+    )
+    assert b"SUCCESS: 2 rules found" in proc.stdout
+
+
+def test_promtool_rejects_invalid_rules(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(INVALID_RULES)
+    with pytest.raises(ToolFailed) as info:
+        toolchain.run("promtool", ["check", "rules", str(rules)], timeout=120)
+    err = info.value
+    assert err.returncode == 1
+    assert err.argv[-1] == str(rules)
+    assert b"FAILED" in err.stdout + err.stderr
+
+
+# ------------------------------------------------------------------------------ missing/timeout
+
+
+@pytest.fixture
+def no_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    empty = tmp_path / "empty-tools"
+    empty.mkdir()
+    monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(empty))
+    monkeypatch.setenv("PATH", "")
+    return empty
+
+
+@pytest.mark.parametrize("name", ["kustomize", "kubeconform", "promtool"])
+def test_tool_missing_names_install_command(no_tools: Path, name: str) -> None:
+    assert toolchain.find(name) is None
+    with pytest.raises(ToolMissing, match=r"make tools") as info:
+        toolchain.run(name, ["--help"], timeout=10)
+    assert info.value.tool == name
+    assert str(no_tools / "bin") in str(info.value)
+    status = {s.name: s for s in toolchain.doctor()}[name]
+    assert status.path is None and status.version is None and not status.ok
+
+
+def test_git_missing_names_apt(no_tools: Path) -> None:
+    with pytest.raises(ToolMissing, match=r"apt-get install git"):
+        toolchain.version("git")
+
+
+def test_schemas_missing(no_tools: Path) -> None:
+    with pytest.raises(ToolMissing, match=r"make tools"):
+        toolchain.k8s_schema_location()
+    with pytest.raises(ToolMissing, match=r"make tools"):
+        toolchain.crd_schema_location()
+
+
+def test_unknown_tool_is_a_programming_error() -> None:
+    with pytest.raises(ValueError, match="unknown tool"):
+        toolchain.run("helm", [], timeout=1)
+
+
+def test_tool_timeout(tmp_path: Path) -> None:
+    # kubeconform blocks opening a FIFO that nobody writes to: the timeout must kill it.
+    fifo = tmp_path / "never-written.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(ToolTimeout) as info:
+        toolchain.run("kubeconform", ["-summary", str(fifo)], timeout=0.5)
+    assert info.value.timeout == 0.5
+    assert "timed out" in str(info.value)
+
+
+def test_tool_failed_without_check_returns_process(tmp_path: Path) -> None:
+    proc = toolchain.run("kustomize", ["build", str(tmp_path / "nope")], timeout=60, check=False)
+    assert proc.returncode != 0
+    assert proc.stderr
+
+
+# ------------------------------------------------------------------- tools/crdschemas.py rules
+
+
+def _load_crdschemas() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("crdschemas", REPO / "tools" / "crdschemas.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["crdschemas"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_crd_conversion_rules() -> None:
+    crdschemas = _load_crdschemas()
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "port": {
+                        "anyOf": [{"type": "integer"}, {"type": "string"}],
+                        "x-kubernetes-int-or-string": True,
+                        "pattern": "^[a-z0-9]+$",
+                    },
+                    "old": {"format": "int-or-string"},
+                    "free": {
+                        "type": "object",
+                        "properties": {"a": {"type": "string"}},
+                        "x-kubernetes-preserve-unknown-fields": True,
+                    },
+                    "maybe": {"type": "string", "nullable": True},
+                    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                },
+            }
+        },
+    }
+    out = crdschemas.to_strict(schema)
+    spec = out["properties"]["spec"]
+    assert out["additionalProperties"] is False
+    assert spec["additionalProperties"] is False
+    assert spec["properties"]["port"] == {
+        "pattern": "^[a-z0-9]+$",
+        "oneOf": [{"type": "string"}, {"type": "integer"}],
+    }
+    assert spec["properties"]["old"] == {"oneOf": [{"type": "string"}, {"type": "integer"}]}
+    assert "additionalProperties" not in spec["properties"]["free"]
+    assert spec["properties"]["maybe"]["type"] == ["string", "null"]
+    assert spec["properties"]["labels"]["additionalProperties"] == {"type": "string"}
+
+
+def test_crd_schema_has_api_version_and_kind_enums() -> None:
+    path = Path(toolchain.crd_schema_location().split("{{")[0]) / "argoproj.io"
+    schema = json.loads((path / "application_v1alpha1.json").read_text())
+    assert schema["properties"]["apiVersion"]["enum"] == ["argoproj.io/v1alpha1"]
+    assert schema["properties"]["kind"]["enum"] == ["Application"]

@@ -1,0 +1,118 @@
+"""validate's cache (generator/validate/cache.py): only the units whose inputs changed run again,
+units with equal inputs are built once, a failed build is not shared, and a cached run of an
+edited tree equals an uncached one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.builders.common import metadata
+from tests.example import hand_edit
+from tests.fixtures import Write, render_committed, validate_committed
+
+pytestmark = pytest.mark.usefixtures("committed")
+
+
+def test_cache_reruns_only_the_units_whose_inputs_changed(
+    values_dir: Path, write: Write, tmp_path: Path
+) -> None:
+    cache = str(tmp_path / "cache")
+
+    def stats() -> dict[str, Any]:
+        code, out = validate_committed(values_dir, "--cache-dir", cache, "--output", "json")
+        assert code == 0, out
+        return dict(json.loads(out)["stats"])
+
+    first = stats()
+    assert first["cached units"] == 0
+    assert stats()["cached units"] == first["units"]
+    text = (values_dir / "teams/inference.yaml").read_text()
+    write("teams/inference.yaml", text.replace("nvidia: 4", "nvidia: 3"))
+    third = stats()
+    assert third["cached units"] == first["units"] - 2  # team-inference in staging and prod
+
+
+@pytest.fixture
+def built(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The unit paths of each call that builds units with the tools, in order."""
+    from generator.validate import run as core
+
+    calls: list[list[str]] = []
+    run_stages = core._run_stages
+
+    def spy(root: Path, paths: list[str], *args: Any) -> dict[str, dict[str, Any]]:
+        calls.append(list(paths))
+        return run_stages(root, paths, *args)
+
+    monkeypatch.setattr(core, "_run_stages", spy)
+    return calls
+
+
+def test_units_with_equal_inputs_are_built_once_and_each_reported(
+    values_dir: Path, extra_objects: list[Any], built: list[list[str]]
+) -> None:
+    # device-plugins is the same unit in staging and prod (same files at the same relative
+    # paths): one build serves both, and each unit still gets its own findings.
+    broken = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata("broken", namespace="kube-system", sources=["values/fleet.yaml"]),
+        "data": {"a": "b"},
+        "bogus": True,
+    }
+    extra_objects.append(("device-plugins", broken))
+    code, out = validate_committed(values_dir, "--no-cache")
+    assert code == 1, out
+    units = ("overlays/staging/device-plugins", "overlays/prod/device-plugins")
+    assert len(built) == 1 and sum(u in built[0] for u in units) == 1
+    for unit in units:
+        assert f"K8S001 ConfigMap kube-system/broken ({unit}): additional properties" in out
+
+
+def test_a_failed_build_is_not_shared_with_its_twin(
+    values_dir: Path, extra_objects: list[Any], built: list[list[str]]
+) -> None:
+    # kustomize's message can name the folders it read: each twin of a failed unit is built itself.
+    nameless = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata("", namespace="kube-system", sources=["values/fleet.yaml"]),
+    }
+    extra_objects.append(("device-plugins", nameless))
+    code, out = validate_committed(values_dir, "--no-cache")
+    assert code == 1, out
+    assert len(built) == 2 and len(built[1]) == 1  # the twin, after its first failed
+    for env in ("staging", "prod"):
+        line = next(ln for ln in out.splitlines() if f"build overlays/{env}/device-plugins" in ln)
+        other = "prod" if env == "staging" else "staging"
+        assert "KUS001" in line and f"/{other}/" not in line, line
+
+
+def test_a_cached_run_of_an_edited_tree_equals_an_uncached_one(
+    values_dir: Path, write: Write, tmp_path: Path
+) -> None:
+    # The cache (filled before the edits) and the units built once for every environment must
+    # give exactly the findings, drift and counts of a run that builds every unit itself.
+    cache = str(tmp_path / "cache")
+    assert (
+        validate_committed(values_dir, "--cache-dir", cache, "--output", "json", drift=True)[0] == 0
+    )
+    text = (values_dir / "teams/inference.yaml").read_text()
+    write("teams/inference.yaml", text.replace("nvidia: 4", "nvidia: 3"))
+    render_committed(values_dir)
+    hand_edit(values_dir.parent)  # a base shared by both environments, and one overlay
+    runs, cached = [], []
+    for args in (["--cache-dir", cache], ["--cache-dir", cache], ["--no-cache"]):
+        code, out = validate_committed(values_dir, *args, "--output", "json", drift=True)
+        doc = json.loads(out)
+        cached.append(doc["stats"]["cached units"])
+        stats = {k: v for k, v in doc["stats"].items() if k not in ("cached units", "timings")}
+        runs.append((code, doc["findings"], stats))
+    assert runs[0][0] == 1 and any(f["code"] == "K8S001" for f in runs[0][1])
+    assert any(f["code"] == "DRIFT001" for f in runs[0][1])
+    assert 0 < cached[0] < cached[1] == doc["stats"]["units"] and cached[2] == 0
+    assert runs[0] == runs[1] == runs[2]

@@ -1,0 +1,360 @@
+"""validate with the real kustomize, kubeconform and promtool: one report, every stage."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.builders.common import metadata
+from tests.example import (
+    GATEWAY,
+    INFERENCE_QUOTA,
+    INFERENCE_QUOTA_8_LINE,
+    ML_QUOTA,
+    ML_QUOTA_NVIDIA_LINE,
+    hand_edit,
+    use_backend,
+)
+from tests.fixtures import Write, invoke, validate_committed
+
+
+def quota_at(values_dir: Path) -> str:
+    """`values/teams/ml-team.yaml:L:1`, L being the line of its `quota:` key."""
+    lines = (values_dir / "teams/ml-team.yaml").read_text().splitlines()
+    return f"values/teams/ml-team.yaml:{lines.index('quota:') + 1}:1"
+
+
+pytestmark = pytest.mark.usefixtures("committed")
+
+
+def test_example_fleet_is_clean(values_dir: Path) -> None:
+    code, out = validate_committed(values_dir, "--no-cache")
+    assert code == 0, out
+    assert out.splitlines()[-1].startswith("validate: 0 error(s)")
+
+
+def test_values_schema_error_stops_before_render(values_dir: Path, write: Write) -> None:
+    write("teams/ml-team.yaml", "quota:\n  nvidia: many\n")
+    code, out = validate_committed(values_dir, "--no-cache")
+    assert code == 1
+    assert "values/teams/ml-team.yaml:2:11: VAL001 'many' is not of type 'integer'" in out
+
+
+def test_unknown_field_in_a_rendered_object(values_dir: Path, extra_objects: list[Any]) -> None:
+    extra_objects.append(
+        (
+            "team-ml-team",
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": metadata(
+                    "broken", namespace="ml-team", sources=["values/teams/ml-team.yaml"]
+                ),
+                "data": {"a": "b"},
+                "bogus": True,
+            },
+        )
+    )
+    code, out = validate_committed(values_dir, "--no-cache", "--env", "prod")
+    assert code == 1
+    assert (
+        f"{quota_at(values_dir)}: K8S001 ConfigMap ml-team/broken "
+        "(overlays/prod/team-ml-team): additional properties 'bogus' not allowed"
+    ) in out
+
+
+def test_custom_kind_without_schema_is_an_error(values_dir: Path, extra_objects: list[Any]) -> None:
+    extra_objects.append(
+        (
+            "team-ml-team",
+            {
+                "apiVersion": "example.com/v1",
+                "kind": "Widget",
+                "metadata": metadata(
+                    "w", namespace="ml-team", sources=["values/teams/ml-team.yaml"]
+                ),
+            },
+        )
+    )
+    code, out = validate_committed(values_dir, "--no-cache", "--env", "prod")
+    assert code == 1
+    assert (
+        "K8S002 Widget ml-team/w (overlays/prod/team-ml-team): no schema for example.com/v1" in out
+    )
+
+
+def test_prometheus_rule_with_bad_promql(values_dir: Path, extra_objects: list[Any]) -> None:
+    extra_objects.append(
+        (
+            "team-ml-team",
+            {
+                "apiVersion": "monitoring.coreos.com/v1",
+                "kind": "PrometheusRule",
+                "metadata": metadata(
+                    "bad", namespace="ml-team", sources=["values/teams/ml-team.yaml"]
+                ),
+                "spec": {
+                    "groups": [
+                        {
+                            "name": "g",
+                            "rules": [
+                                {
+                                    "record": "team:gpu:sum",
+                                    "expr": "sum(rate(DCGM_FI_DEV_GPU_UTIL[5m]) by (node)",
+                                }
+                            ],
+                        }
+                    ]
+                },
+            },
+        )
+    )
+    code, out = validate_committed(values_dir, "--no-cache", "--env", "prod")
+    assert code == 1
+    line = next(ln for ln in out.splitlines() if "PROM001" in ln)
+    assert line.startswith(
+        f"{quota_at(values_dir)}: PROM001 PrometheusRule ml-team/bad "
+        "(overlays/prod/team-ml-team): promtool check rules:"
+    )
+    assert "parse" in line or "unclosed" in line or "expected" in line
+
+
+def _deployment(
+    name: str,
+    resources: dict[str, Any],
+    selector: dict[str, str],
+    tolerations: list[dict[str, str]] | None = None,
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": metadata(name, namespace="ml-team", sources=["values/teams/ml-team.yaml"]),
+        "spec": {
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {
+                    "nodeSelector": selector,
+                    "tolerations": tolerations or [],
+                    "containers": [{"name": "c", "image": "app:cuda", "resources": resources}],
+                },
+            },
+        },
+    }
+
+
+NVIDIA = "feature.node.kubernetes.io/accelerator"
+TOLERATE_NVIDIA = [
+    {
+        "key": "feature.node.kubernetes.io/accelerator",
+        "operator": "Equal",
+        "value": "nvidia-gpu",
+        "effect": "NoSchedule",
+    }
+]
+
+
+def test_unschedulable_pod(values_dir: Path, extra_objects: list[Any]) -> None:
+    extra_objects.append(
+        (
+            "team-ml-team",
+            _deployment("lost", {"limits": {"nvidia.com/gpu": 1}}, {NVIDIA: "amd-gpu"}),
+        )
+    )
+    code, out = validate_committed(values_dir, "--no-cache", "--env", "prod")
+    assert code == 1
+    assert (
+        f"{quota_at(values_dir)}: POD003 Deployment ml-team/lost "
+        "(overlays/prod/team-ml-team): container 'c' requests nvidia.com/gpu but its "
+        "nodeSelector {feature.node.kubernetes.io/accelerator=amd-gpu} picks no pool of nvidia"
+    ) in out
+
+
+def test_kustomize_failure_is_a_finding(values_dir: Path, extra_objects: list[Any]) -> None:
+    # An object without a name: kustomize refuses to load it. (Two objects with one identity are
+    # refused earlier, at their values line: NAME008.)
+    cm = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata("", namespace="ml-team", sources=["values/teams/ml-team.yaml"]),
+    }
+    extra_objects.append(("team-ml-team", cm))
+    code, out = validate_committed(values_dir, "--no-cache", "--env", "prod")
+    assert code == 1
+    assert "KUS001 kustomize build overlays/prod/team-ml-team failed" in out
+
+
+def test_missing_tool_is_exit_2_naming_the_install_command(
+    values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ACCEL_GITOPS_TOOLS_DIR", str(tmp_path / "empty"))
+    code, out = validate_committed(values_dir, "--no-cache")
+    assert code == 2
+    assert "kustomize not found" in out and "make tools" in out
+
+
+def test_unknown_environment_is_a_usage_error(values_dir: Path) -> None:
+    code, out = validate_committed(values_dir, "--env", "qa")
+    assert code == 2 and "unknown environment 'qa'" in out
+
+
+@pytest.mark.parametrize("backend", ["quota", "volcano", "kueue"])
+def test_every_custom_kind_passes_strict_schemas(
+    backend: str, values_dir: Path, write: Write
+) -> None:
+    """Volcano or Kueue queues and scheduler configuration, HTTPRoute and VirtualService:
+    kubeconform -strict accepts every unit under each backend."""
+    use_backend(values_dir, write, backend, "  kubeScheduler: {packing: true}\n")
+    prod = (values_dir / "environments/prod.yaml").read_text().split("teams:")[0]
+    write("environments/prod.yaml", prod + GATEWAY)
+    code, out = validate_committed(values_dir, "--no-cache", "--env", "prod", "--output", "json")
+    doc = json.loads(out)
+    assert code == 0, [f for f in doc["findings"] if f["severity"] == "error"]
+    assert doc["stats"]["objects"] > 40
+
+
+def test_doctor_lists_each_tool_with_its_version_and_origin() -> None:
+    result = invoke("doctor")
+    assert result.exit_code == 0, result.output
+    # One row per tool; the column width follows the longest tool name.
+    assert re.search(r"^kustomize +ok +v5\.8\.1 ", result.output, re.M)
+    assert "sigs.k8s.io/kustomize/kustomize/v5@v5.8.1" in result.output
+    assert re.search(r"^kubeconform +ok +v0\.7\.0 ", result.output, re.M)
+    assert re.search(r"^schemas +ok ", result.output, re.M)
+
+
+def test_doctor_says_how_to_install_a_missing_tool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ACCEL_GITOPS_TOOLS_DIR", str(tmp_path))
+    result = invoke("doctor")
+    assert result.exit_code == 2
+    assert re.search(
+        r"^kustomize +MISSING +pinned v5\.8\.1; install: make tools$", result.output, re.M
+    )
+
+
+def test_committed_output_must_match_the_values(values_dir: Path, write: Write) -> None:
+    repo = values_dir.parent
+    code, out = validate_committed(values_dir, drift=True)
+    assert code == 0, out
+    # A hand edit, a stale file and a values change that was not re-rendered.
+    quota = repo / "base/teams/inference/resourcequota-inference-accelerators.yaml"
+    quota.write_text(quota.read_text().replace("'8'", "'80'"))
+    (repo / "overlays/prod/stray.yaml").write_text("kind: ConfigMap\n")
+    text = (values_dir / "teams/ml-team.yaml").read_text()
+    write("teams/ml-team.yaml", text.replace("nvidia: 8", "nvidia: 6"))
+    code, out = validate_committed(values_dir, drift=True)
+    assert code == 1
+    # Each names the first line of the committed file that differs (the hand-edited '80').
+    assert (
+        f"{INFERENCE_QUOTA}:{INFERENCE_QUOTA_8_LINE}:1: DRIFT001 committed "
+        "base/teams/inference/resourcequota-inference-accelerators.yaml differs from a fresh "
+        "render of the values; run `python render.py render` and commit the result"
+    ) in out
+    assert (
+        "overlays/prod/stray.yaml:1:1: DRIFT001 committed overlays/prod/stray.yaml is committed "
+        "but no longer rendered from the values" in out
+    )
+    assert f"{ML_QUOTA}:{ML_QUOTA_NVIDIA_LINE}:1: DRIFT001" in out
+    # JSON carries the line and the diff.
+    code, out = validate_committed(values_dir, "--output", "json", drift=True)
+    found = {f["file"]: f for f in json.loads(out)["findings"] if f["code"] == "DRIFT001"}
+    quota = found["base/teams/inference/resourcequota-inference-accelerators.yaml"]
+    assert (quota["line"], quota["column"]) == (INFERENCE_QUOTA_8_LINE, 1)
+    assert "-    requests.amd.com/gpu: '80'\n+    requests.amd.com/gpu: '8'\n" in quota["detail"]
+    assert quota["detail"].startswith(
+        "--- committed/base/teams/inference/resourcequota-inference-accelerators.yaml\n"
+    )
+    assert "detail" not in found["overlays/prod/stray.yaml"]
+
+
+def test_a_repository_never_rendered_is_drift_too(values_dir: Path) -> None:
+    for top in ("base", "overlays"):
+        shutil.rmtree(values_dir.parent / top)
+    code, out = validate_committed(values_dir, drift=True)
+    assert code == 1
+    assert (
+        "DRIFT001 committed base/device-plugins/amd/kustomization.yaml is rendered from the "
+        "values but not committed" in out
+    )
+    assert "more committed files differ from a fresh render" in out
+
+
+@pytest.mark.parametrize("drift", [True, False])
+def test_a_hand_edit_of_the_committed_tree_is_caught_with_and_without_drift(
+    values_dir: Path, tmp_path: Path, drift: bool
+) -> None:
+    repo = values_dir.parent
+    cache = str(tmp_path / "cache")
+    args = ["--cache-dir", cache, "--env", "prod"] + ([] if drift else ["--no-drift"])
+    assert validate_committed(values_dir, *args, drift=True)[0] == 0  # fills the cache
+    hand_edit(repo)
+    code, out = validate_committed(values_dir, *args, drift=True)
+    assert code == 1, out
+    # The tools ran on the committed tree, not on the fresh render (and not from the cache).
+    assert (
+        "K8S001 Namespace ml-team (overlays/prod/team-ml-team): additional properties 'bogus' "
+        "not allowed"
+    ) in out
+    assert (
+        "overlays/prod/team-ml-team/configmap-ml-team-hotfix.yaml: K8S001 ConfigMap hotfix "
+        "(overlays/prod/team-ml-team): additional properties 'extra' not allowed"
+    ) in out
+    drifted = [ln for ln in out.splitlines() if "DRIFT001" in ln]
+    if drift:
+        assert sorted(ln.split(":")[0] for ln in drifted) == [
+            "base/teams/ml-team/namespace-ml-team.yaml",
+            "overlays/prod/team-ml-team/configmap-ml-team-hotfix.yaml",
+            "overlays/prod/team-ml-team/kustomization.yaml",
+        ]
+    else:
+        assert drifted == []
+
+
+def test_drift_is_reported_when_the_values_checks_fail(values_dir: Path, write: Write) -> None:
+    repo = values_dir.parent
+    quota = repo / "base/teams/inference/resourcequota-inference-accelerators.yaml"
+    quota.write_text(quota.read_text().replace("'8'", "'80'"))
+    text = (values_dir / "teams/ml-team.yaml").read_text()
+    write("teams/ml-team.yaml", text.replace("nvidia: 8", "nvidia: 1"))  # MIG004: jobs need 4
+    code, out = validate_committed(values_dir, "--no-cache", drift=True)
+    assert code == 1
+    assert "MIG004 team 'ml-team' needs 4 nvidia devices" in out
+    assert (
+        "DRIFT001 committed base/teams/inference/resourcequota-inference-accelerators.yaml "
+        "differs from a fresh render of the values"
+    ) in out
+
+
+def test_values_that_do_not_load_still_get_the_committed_tree_checked(
+    values_dir: Path, write: Write
+) -> None:
+    hand_edit(values_dir.parent)
+    write("teams/inference.yaml", "quota: {nvidia: many}\n")
+    code, out = validate_committed(values_dir, "--no-cache", "--env", "prod", drift=True)
+    assert code == 1
+    assert "values/teams/inference.yaml:1:17: VAL001 'many' is not of type 'integer'" in out
+    assert (
+        "values: DRIFT002 warning: the committed output was not compared with a fresh render: "
+        "the values have errors"
+    ) in out
+    assert (
+        "overlays/prod/team-ml-team/configmap-ml-team-hotfix.yaml: K8S001 ConfigMap hotfix "
+        "(overlays/prod/team-ml-team): additional properties 'extra' not allowed"
+    ) in out
+    assert "not run drift and manifest rules (the values have errors: fix them first)" in out
+
+
+def test_no_drift_with_nothing_committed_is_a_usage_error(values_dir: Path) -> None:
+    for top in ("base", "overlays"):
+        shutil.rmtree(values_dir.parent / top)
+    result = invoke("validate", "--values", str(values_dir), "--no-drift", "--no-cache")
+    assert result.exit_code == 2
+    assert "no rendered output in" in result.output
+    assert "run `render.py render` first, or pass --committed DIR" in result.output
