@@ -196,6 +196,7 @@ browser:
 # ------------------------------------------------------------------------------------ workflows
 # A newcomer's first minutes: only what render, validate and report need (docs/toolchain.md).
 demo: venv
+	@echo "demo: the pinned tools render, validate and report run (built on the first run: minutes; then cached)"
 	+@$(SUBMAKE) tools-validate
 	$(PY) render.py render
 	$(PY) render.py validate
