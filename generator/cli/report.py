@@ -16,7 +16,10 @@ from generator.fleetreport import ReportOptions
 from generator.fleetreport import report as make_report
 
 
-@click.command("report")
+@click.command(
+    "report",
+    short_help="The fleet on one page, with charts (HTML or Markdown).",
+)
 @values_option
 @click.option("--env", help="Only this environment.")
 @click.option(
