@@ -36,7 +36,6 @@ from generator.values.model import Values
 from generator.values.yamlio import Obj
 
 WORKERS = 8
-POD_REFUSED = "\0pod refused at "  # marks a refusal of a template's pod among warnings
 
 HINTS = {
     "DRY001": "fix the value that sets this field (the server's message names the field)",
@@ -193,10 +192,10 @@ def _dry_run_env(
         result.objects += len(todo)
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:
             outcomes = list(pool.map(lambda o: _apply(api, o), todo))
-        for obj, (error, warnings) in zip(todo, outcomes, strict=True):
+        for obj, (error, refusals) in zip(todo, outcomes, strict=True):
             if error is not None:
                 result.findings.append(_finding(unit, obj, error))
-            result.findings += _warning_findings(unit, obj, warnings)
+            result.findings += _refusal_findings(unit, obj, refusals)
     for ns, units in sorted(skipped.items()):
         names = sorted({u.unit.path for u in units})
         result.findings.append(
@@ -212,13 +211,21 @@ def _dry_run_env(
         )
 
 
-def _apply(api: ApiClient, obj: Obj) -> tuple[Exception | None, list[str]]:
+@dataclass(frozen=True)
+class PodRefusal:
+    """Pod Security refuses the pods of one of an object's pod templates."""
+
+    where: str  # the template's JSON path in the object
+    message: str  # the API server's words
+
+
+def _apply(api: ApiClient, obj: Obj) -> tuple[Exception | None, list[PodRefusal]]:
     """Dry-run one object; then each of its pod templates as a Pod, so that Pod Security
     admission judges it at the namespace's enforce level: for a workload object it only warns at
     the warn level (k8s.io/pod-security-admission v0.36.3 admission/admission.go,
     ValidatePodController evaluates with enforce=false), but it refuses the pods."""
     try:
-        _, warnings = api.apply_warned(obj, dry_run=True)
+        api.apply_warned(obj, dry_run=True)
     except (ApiError, UnknownKind) as exc:
         return exc, []
     ns = obj.get("metadata", {}).get("namespace")
@@ -240,8 +247,8 @@ def _apply(api: ApiClient, obj: Obj) -> tuple[Exception | None, list[str]]:
             # Only Pod Security's verdict: other pod admission (a ServiceAccount that exists
             # only as a dry-run) is not what a dry-run can judge.
             if "violates PodSecurity" in exc.message:
-                refusals.append(f"{POD_REFUSED}{tpl.where}: {exc.message}")
-    return None, warnings + refusals
+                refusals.append(PodRefusal(tpl.where, exc.message))
+    return None, refusals
 
 
 def _finding(unit: BuiltUnit, obj: Obj, error: Exception) -> Finding:
@@ -276,21 +283,17 @@ def _finding(unit: BuiltUnit, obj: Obj, error: Exception) -> Finding:
     )
 
 
-def _warning_findings(unit: BuiltUnit, obj: Obj, warnings: Iterable[str]) -> list[Finding]:
-    out = []
-    for text in warnings:
-        if text.startswith(POD_REFUSED):
-            where, _, message = text.removeprefix(POD_REFUSED).partition(": ")
-            out.append(
-                Finding(
-                    "DRY005",
-                    f"{describe(unit.unit, obj)}: Pod Security will refuse its pods: {message}",
-                    origin(unit.unit, obj),
-                    where,
-                    HINTS["DRY005"],
-                )
-            )
-    return out
+def _refusal_findings(unit: BuiltUnit, obj: Obj, refusals: Iterable[PodRefusal]) -> list[Finding]:
+    return [
+        Finding(
+            "DRY005",
+            f"{describe(unit.unit, obj)}: Pod Security will refuse its pods: {r.message}",
+            origin(unit.unit, obj),
+            r.where,
+            HINTS["DRY005"],
+        )
+        for r in refusals
+    ]
 
 
 __all__ = ["HINTS", "DryRunResult", "control_plane_minor", "dry_run", "version_findings"]

@@ -58,7 +58,7 @@ def check_nodes(
             report.findings.append(
                 Finding(
                     "SIM001",
-                    f"node {node.name} ({node.describe()}) in environment {report.env!r}: "
+                    f"node {node.name} ({node.describe()}): "
                     f"nfd-master set labels {_fmt(labels)}, the pool wants {_fmt(node.labels)}"
                     + (f" (missing {_fmt(missing)})" if missing else "")
                     + (f" (not wanted {_fmt(extra)})" if extra else ""),
@@ -71,7 +71,7 @@ def check_nodes(
             report.findings.append(
                 Finding(
                     "SIM002",
-                    f"node {node.name} ({node.describe()}) in environment {report.env!r}: taints "
+                    f"node {node.name} ({node.describe()}): taints "
                     f"{taints or 'none'}, the pool wants {want_taints or 'none'}"
                     + _rejected(plane, [t for t in node.taints if _taint_text(t) not in taints]),
                     loc or (vendor.doc.anchor(("pools",)) if vendor else Location("values")),
@@ -156,7 +156,7 @@ def probe(api: ApiClient, nodes: list[SimNode], report: EnvReport) -> None:
                 Finding(
                     "SIM006",
                     f"a pod with no tolerations was scheduled on accelerator node {node.name} "
-                    f"({node.describe()}) in environment {report.env!r}: the node is not tainted",
+                    f"({node.describe()}): the node is not tainted",
                     node.location() or Location("values"),
                     hint=HINTS["SIM006"],
                 )
@@ -209,7 +209,7 @@ def check_plugins(
                 report.findings.append(
                     Finding(
                         "SIM003",
-                        f"{describe(unit.unit, obj)} in environment {report.env!r}: "
+                        f"{describe(unit.unit, obj)}: "
                         + "; ".join(parts)
                         + f" (the {vendor_id} nodes are {', '.join(sorted(want)) or 'none'})",
                         origin(unit.unit, obj),
@@ -268,7 +268,7 @@ def check_tracks(api: ApiClient, view: FleetView, report: EnvReport) -> None:
                     report.findings.append(
                         Finding(
                             "SIM007",
-                            f"service {svc.namespace}/{svc.name} in environment {report.env!r}: "
+                            f"service {svc.namespace}/{svc.name}: "
                             f"track {plan.vendor} has {ready} ready pod(s), "
                             f"plan says {plan.replicas}",
                             team.doc.anchor(plan.replicas_path, (*svc.path, "tracks", plan.vendor)),

@@ -67,9 +67,10 @@ def _owner(pod: Obj, rs_owner: dict[tuple[str, str], str]) -> tuple[str, str]:
     return "", ""
 
 
-def subject(ref: PodRef, ns: str, name: str, env: str) -> str:
-    """What a pod finding is about: the workload, in its environment (SIM004, 5, 8 and 10)."""
-    return f"{ref.kind} {ns}/{name} in environment {env!r}"
+def subject(ref: PodRef, ns: str, name: str) -> str:
+    """What a pod finding is about: the workload (SIM004, 5, 8 and 10; the environment is the
+    findings' `envs`)."""
+    return f"{ref.kind} {ns}/{name}"
 
 
 def check_pods(
@@ -78,7 +79,6 @@ def check_pods(
     refs: dict[tuple[str, str, str], PodRef],
     nodes: dict[str, SimNode],
     outcome: JobOutcome,
-    env: str,
     *,
     only: tuple[str, str] | None = None,
 ) -> tuple[list[PodResult], dict[tuple[str, str, str], list[Finding]]]:
@@ -130,7 +130,7 @@ def check_pods(
                 mine.append(
                     Finding(
                         "SIM004",
-                        f"{subject(ref, ns, name, env)}: {what}",
+                        f"{subject(ref, ns, name)}: {what}",
                         loc,
                         path,
                         HINTS["SIM004"],
@@ -152,7 +152,7 @@ def check_pods(
                     mine.append(
                         Finding(
                             "SIM005",
-                            f"{subject(ref, ns, name, env)}: {what}",
+                            f"{subject(ref, ns, name)}: {what}",
                             loc,
                             path,
                             HINTS["SIM005"],
@@ -191,7 +191,7 @@ def check_pods(
             mine.append(
                 Finding(
                     code,
-                    f"{subject(ref, ns, name, env)}: {what}",
+                    f"{subject(ref, ns, name)}: {what}",
                     loc,
                     path,
                     HINTS[code],
@@ -284,7 +284,7 @@ def retry_alone(
             continue
         delete_jobs(api, jobs)
         outcome = run_jobs(api, [(unit, obj)], report)
-        _, alone = check_pods(api, view, refs, nodes, outcome, report.env, only=(ns, job))
+        _, alone = check_pods(api, view, refs, nodes, outcome, only=(ns, job))
         if alone:
             for fs in alone.values():
                 report.findings += [_alone(f) for f in fs]
@@ -294,7 +294,7 @@ def retry_alone(
         report.findings.append(
             Finding(
                 "SIM010",
-                f"{subject(refs[mine[0]], key_ns, key_name, report.env)} does not fully run "
+                f"{subject(refs[mine[0]], key_ns, key_name)} does not fully run "
                 f"beside the other jobs, but does alone beside the services: it waits for them "
                 f"({first.detail})",
                 first.location,

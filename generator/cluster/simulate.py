@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -186,7 +187,7 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
     node_info = {n.name: n for n in nodes}
     outcome = run_jobs(api, team_jobs, report)
     lap("jobs")
-    rows, failing = check_pods(api, view, refs, node_info, outcome, env)
+    rows, failing = check_pods(api, view, refs, node_info, outcome)
     report.pods = rows
     for key, fs in failing.items():
         if key[1] == "Deployment":
@@ -197,7 +198,9 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
     if jobs_failing:
         retry_alone(api, view, team_jobs, refs, node_info, jobs_failing, report)
         lap("jobs alone")
-    report.findings = sorted_findings(report.findings)
+    # Every finding of this run is about this environment: a field, so reporters and the text
+    # name it (" in environment 'prod'").
+    report.findings = sorted_findings(replace(f, envs=(env,)) for f in report.findings)
     return report
 
 

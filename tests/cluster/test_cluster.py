@@ -453,9 +453,9 @@ def test_jobs_that_compete_for_a_quota_start_in_a_stable_order(
     for _ in range(2):
         result = sim(values, cluster)
         waits = [f for f in result.findings if f.code == "SIM010"]
-        assert [f.message.split(" in environment")[0] for f in waits] == ["Job ml/zeta"], [
-            f.format() for f in result.findings
-        ]
+        assert [(f.message.split(" does not fully run")[0], f.envs) for f in waits] == [
+            ("Job ml/zeta", ("dev",))
+        ], [f.format() for f in result.findings]
         assert where(waits, "SIM010") == {
             f"values/teams/ml.yaml:{line_of(values / 'teams/ml.yaml', 'zeta:')}"
         }
@@ -509,9 +509,9 @@ def test_without_packing_the_example_jobs_fragment(values_dir: Path, cluster: Co
     prod.write_text(prod.read_text().replace("packing: true", "packing: false"))
     result = sim(values_dir, cluster, "prod")
     errors = [f for f in result.findings if f.severity is Severity.ERROR]
-    assert {(f.code, f.message.split(" in environment")[0]) for f in errors} == {
-        ("SIM004", "Job ml-team/cuda-training-job"),
-        ("SIM004", "Job ml-team/npu-training-job"),
+    assert {(f.code, f.message.split(":")[0], f.envs) for f in errors} == {
+        ("SIM004", "Job ml-team/cuda-training-job", ("prod",)),
+        ("SIM004", "Job ml-team/npu-training-job", ("prod",)),
     }, [f.format() for f in errors]
     assert all("Insufficient" in f.message and "even alone" in f.message for f in errors)
     assert {f.location.file for f in errors} == {"values/teams/ml-team.yaml"}
