@@ -15,7 +15,7 @@ from generator.cli.options import (
 )
 from generator.reporters.doctor import doctor_lines
 from generator.reporters.rules import rules_table
-from generator.values import schema as schemadefs
+from generator.values import schema as values_schema
 
 
 @click.command()
@@ -26,23 +26,23 @@ from generator.values import schema as schemadefs
     help="Write <kind>.schema.json files here instead of printing them.",
 )
 @click.option(
-    "--kind", type=click.Choice(schemadefs.USER_KINDS), help="Print only this kind's schema."
+    "--kind", type=click.Choice(values_schema.USER_KINDS), help="Print only this kind's schema."
 )
 @guarded
 def schema(out_dir: Path | None, kind: str | None) -> int:
     """Write (--out: one <kind>.schema.json per kind) or print the JSON Schemas of the values
     files. Printed without --kind, they are one JSON object keyed by kind."""
-    kinds = [kind] if kind else list(schemadefs.USER_KINDS)
+    kinds = [kind] if kind else list(values_schema.USER_KINDS)
     if out_dir is None:
         if kind:
-            click.echo(schemadefs.schema_text(kind), nl=False)
+            click.echo(values_schema.schema_text(kind), nl=False)
         else:
-            every = {k: schemadefs.SCHEMAS[k] for k in kinds}
+            every = {k: values_schema.SCHEMAS[k] for k in kinds}
             click.echo(json.dumps(every, indent=2, sort_keys=True))
         return EXIT_OK
     out_dir.mkdir(parents=True, exist_ok=True)
     for k in kinds:
-        (out_dir / f"{k}.schema.json").write_text(schemadefs.schema_text(k), encoding="utf-8")
+        (out_dir / f"{k}.schema.json").write_text(values_schema.schema_text(k), encoding="utf-8")
     click.echo(f"wrote {len(kinds)} schema(s) to {out_dir}")
     return EXIT_OK
 

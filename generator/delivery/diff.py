@@ -28,7 +28,7 @@ from generator.builders.common import (
     identity,
     same_but_source,
 )
-from generator.delivery import build as kbuild
+from generator.delivery import build as kustomize
 from generator.delivery import git as gitutil
 from generator.errors import FindingsError, GeneratorError
 from generator.findings import Finding
@@ -407,7 +407,7 @@ def against_ref(values_dir: Path, ref: str, env: str | None = None) -> DiffResul
         with gitutil.worktree(repo, commit) as tree_root:
             objects = _against_rendered(_render_ref(tree_root / rel, ref), rendered, env)
     units = {u.path for u in rendered.units if env in (None, u.env)}
-    units |= {p for p in kbuild.unit_paths(ids) if _in_env(p, env)}
+    units |= {p for p in kustomize.unit_paths(ids) if _in_env(p, env)}
     old = f"{ref} ({commit[:12]}, {how})"
     return DiffResult(old, "working tree", objects, len(units), findings)
 
@@ -469,17 +469,17 @@ def tree_diff(
     and compare their objects with the render's. `ids`: the committed files' git blob ids, when
     known (then only the files of those units are read)."""
     after = {u.path: u for u in new.units if _in_env(u.path, env)}
-    old_paths = [p for p in kbuild.unit_paths(committed) if _in_env(p, env)]
-    old_inputs, new_inputs = kbuild.Inputs(committed, ids), kbuild.Inputs(new.tree)
+    old_paths = [p for p in kustomize.unit_paths(committed) if _in_env(p, env)]
+    old_inputs, new_inputs = kustomize.Inputs(committed, ids), kustomize.Inputs(new.tree)
     to_build = [
         p for p in old_paths if p not in after or old_inputs.digest(p) != new_inputs.digest(p)
     ]
-    built = kbuild.build(committed, to_build)
+    built = kustomize.build(committed, to_build)
     changed = sorted({*to_build, *(p for p in after if p not in old_paths)})
     out: list[ObjectDiff] = []
     counts: dict[str, int] = {}
     for path in changed:
-        before = _by_key(kbuild.objects(built[path])) if path in built else {}
+        before = _by_key(kustomize.objects(built[path])) if path in built else {}
         counts[path] = len(before)
         unit = after.get(path)
         out += compare_objects(*_split(path), before, _by_key(unit.objects if unit else ()))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.delivery import build as kbuild
+from generator.delivery import build as kustomize
 from generator.errors import UsageError
 from generator.findings import Finding
 from generator.render.layout import render_tree
@@ -34,7 +34,7 @@ def show(values_dir: Path, env: str, unit: str | None = None) -> Shown:
             f"environment {env!r} has no unit {unit!r}; its units: " + ", ".join(sorted(names))
         )
     paths = [f"overlays/{env}/{n}" for n in sorted(names) if unit in (None, n)]
-    built = kbuild.build(rendered.tree, paths)
+    built = kustomize.build(rendered.tree, paths)
     if unit is not None:
         return Shown(built[paths[0]], paths, findings)
     # Several units: one YAML stream, each unit's documents after a comment naming it.

@@ -18,7 +18,7 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from generator.errors import FindingsError, UsageError
 from generator.findings import CodeInfo, Finding, Location, has_errors, merge_layers
-from generator.values import schema as schemadefs
+from generator.values import schema as values_schema
 from generator.values.merge import Doc, merge_docs
 from generator.values.model import (
     ACCELERATOR_CLASSES,
@@ -62,8 +62,8 @@ def _ecma_pattern(
     validator: jsonschema.protocols.Validator, pattern: str, instance: Any, schema: Any
 ) -> Iterator[ValidationError]:
     """`pattern` with ECMA-262 semantics (jsonschema's own uses Python's re.search)."""
-    if validator.is_type(instance, "string") and not schemadefs.matches(pattern, instance):
-        bad = schemadefs.control_characters(instance)
+    if validator.is_type(instance, "string") and not values_schema.matches(pattern, instance):
+        bad = values_schema.control_characters(instance)
         if bad:
             yield ValidationError(f"{instance!r} contains the control character {bad[0]}")
         else:
@@ -72,7 +72,7 @@ def _ecma_pattern(
 
 @functools.cache
 def _validator(kind: str) -> jsonschema.protocols.Validator:
-    schema = schemadefs.SCHEMAS[kind]
+    schema = values_schema.SCHEMAS[kind]
     base = jsonschema.validators.validator_for(schema)
     # Our schemas use `pattern` only (directly and under propertyNames), never
     # patternProperties: test_values checks that, so no keyword falls back to Python's re.
@@ -111,9 +111,9 @@ def _finding_from_error(error: ValidationError, smap: SourceMap) -> Finding:
         bad = error.instance
         path = (*path, bad) if isinstance(bad, str) else path
         message = f"invalid name {bad!r}: {error.message}"
-        hint = schemadefs.PATTERN_HINTS.get(str(schema.get("pattern")), "")
+        hint = values_schema.PATTERN_HINTS.get(str(schema.get("pattern")), "")
     elif validator == "pattern":
-        hint = schemadefs.PATTERN_HINTS.get(str(error.validator_value), "")
+        hint = values_schema.PATTERN_HINTS.get(str(error.validator_value), "")
     elif validator == "required":
         hint = "add it"
     elif validator in ("type", "enum") and path in smap.plain and _wants_text(validator, schema):
@@ -278,9 +278,9 @@ def _parse_all(
 
 
 def _dns_name_finding(name: str, display: str) -> Finding | None:
-    if schemadefs.matches(schemadefs.DNS_LABEL, name):
+    if values_schema.matches(values_schema.DNS_LABEL, name):
         return None
-    bad = schemadefs.control_characters(name)
+    bad = values_schema.control_characters(name)
     return Finding(
         "NAME001",
         f"file name {name!r} is not a valid DNS-1123 label"

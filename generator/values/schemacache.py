@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 
 from generator import __version__
-from generator.values import schema as schemadefs
+from generator.values import schema
 
 FILE_NAME = "values-schema.json"
 
@@ -38,7 +38,7 @@ def _code() -> str:
                 sources.append(item)
     for item in sorted(sources, key=lambda t: str(t)):
         digest.update(str(item).encode() + b"\0" + item.read_bytes() + b"\0")
-    digest.update(json.dumps(schemadefs.SCHEMAS, sort_keys=True).encode())
+    digest.update(json.dumps(schema.SCHEMAS, sort_keys=True).encode())
     return digest.hexdigest()
 
 

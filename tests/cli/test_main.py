@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from generator import __version__
-from generator.values import schema as schemadefs
+from generator.values import schema
 from tests.fixtures import Write, cli
 
 
@@ -24,17 +24,15 @@ def test_schema_without_kind_is_one_json_object_keyed_by_kind() -> None:
     code, out = cli("schema")
     assert code == 0
     data = json.loads(out)
-    assert sorted(data) == sorted(schemadefs.USER_KINDS)
-    assert data["team"] == schemadefs.SCHEMAS["team"]
+    assert sorted(data) == sorted(schema.USER_KINDS)
+    assert data["team"] == schema.SCHEMAS["team"]
 
 
 def test_schema_out_writes_one_file_per_kind(tmp_path: Path) -> None:
     code, _ = cli("schema", "--out", str(tmp_path))
     assert code == 0
-    for kind in schemadefs.USER_KINDS:
-        assert (
-            json.loads((tmp_path / f"{kind}.schema.json").read_text()) == schemadefs.SCHEMAS[kind]
-        )
+    for kind in schema.USER_KINDS:
+        assert json.loads((tmp_path / f"{kind}.schema.json").read_text()) == schema.SCHEMAS[kind]
 
 
 def test_check_reports_values_findings_without_tools(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.values import schema as schemadefs
+from generator.values import schema
 from tests.fixtures import FLEET, NVIDIA, cli, render_refused, tree
 
 
@@ -120,13 +120,13 @@ def test_every_schema_pattern_is_an_ecma_262_pattern_run_by_regress() -> None:
             for value in node:
                 walk(value)
 
-    walk(schemadefs.SCHEMAS)
+    walk(schema.SCHEMAS)
     assert len(patterns) > 20
     for pattern in patterns:
-        schemadefs.ecma(pattern)  # compiles as ECMA-262
+        schema.ecma(pattern)  # compiles as ECMA-262
         # anchored at the end, a newline after a matching text does not match
-        if pattern.endswith("$") and schemadefs.matches(pattern, "a"):
-            assert not schemadefs.matches(pattern, "a\n"), pattern
+        if pattern.endswith("$") and schema.matches(pattern, "a"):
+            assert not schema.matches(pattern, "a\n"), pattern
 
 
 def test_a_file_name_with_a_control_character_is_refused(tmp_path: Path) -> None:
