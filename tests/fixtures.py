@@ -168,6 +168,21 @@ def tree(
     return values
 
 
+# AMD Instinct, and a Hygon DCU that advertises amd.com/gpu too (told apart from AMD by the
+# catalog's selector labels): vendors/amd.yaml and vendors/hygon.yaml. Hygon's node is on line 8,
+# column 9.
+AMD_MI250X = "pools:\n  - {name: mi250x, model: MI250X, devicesPerNode: 8, nodes: [amd-1]}\n"
+HYGON_Z100L = """\
+resourceName: amd.com/gpu
+devicePlugin: {image: r/dcu, version: v1}
+pools:
+  - name: z100l
+    model: Z100L
+    devicesPerNode: 8
+    nodes:
+      - dcu-1
+"""
+
 # Team inference with a service that migrates from NVIDIA to Ascend, two replicas a track, in
 # phase validate (as the example's inference-service), and the Ascend vendor it needs.
 ASCEND_910B = "pools:\n  - {name: 910b, model: 910b, devicesPerNode: 8, nodes: [npu-1]}\n"

@@ -7,22 +7,9 @@ from pathlib import Path
 import pytest
 
 from generator.policy.registry import CHECKS as REGISTRY
-from tests.fixtures import FLEET, findings, lines, tree
+from tests.fixtures import AMD_MI250X, FLEET, HYGON_Z100L, findings, lines, tree
 
 NFD = FLEET + "nodeConfig: {method: nfd}\n"
-# AMD Instinct, and a Hygon DCU that advertises amd.com/gpu as well (told apart by the catalog's
-# selector labels); its node is on line 8, column 9.
-AMD = "pools:\n  - {name: mi250x, model: MI250X, devicesPerNode: 8, nodes: [amd-1]}\n"
-HYGON = """\
-resourceName: amd.com/gpu
-devicePlugin: {image: r/dcu, version: v1}
-pools:
-  - name: z100l
-    model: Z100L
-    devicesPerNode: 8
-    nodes:
-      - dcu-1
-"""
 # Ascend with a pool label that has no prefix: the key is on line 7, column 7.
 ASCEND = """\
 pools:
@@ -59,7 +46,7 @@ CASES: dict[str, tuple[str, dict[str, str], str]] = {
     "RES001": (
         FLEET,
         {
-            "vendors/amd.yaml": AMD,
+            "vendors/amd.yaml": AMD_MI250X,
             "vendors/hygon.yaml": "resourceName: amd.com/gpu\nnodeLabels: {accelerator: amd-gpu}\n"
             "devicePlugin: {image: r/dcu, version: v1}\n"
             "pools:\n  - {name: z100l, model: Z100L, devicesPerNode: 8, nodes: [dcu-1]}\n",
@@ -70,8 +57,8 @@ CASES: dict[str, tuple[str, dict[str, str], str]] = {
     "RES002": (
         FLEET,
         {
-            "vendors/amd.yaml": AMD,
-            "vendors/hygon.yaml": HYGON,
+            "vendors/amd.yaml": AMD_MI250X,
+            "vendors/hygon.yaml": HYGON_Z100L,
             "teams/inference.yaml": "quota:\n  hygon: 4\n  amd: 4\n",
         },
         "values/teams/inference.yaml:2:3: RES002 quota for amd and hygon, which both advertise "
@@ -80,8 +67,8 @@ CASES: dict[str, tuple[str, dict[str, str], str]] = {
     "NAME003": (
         FLEET,
         {
-            "vendors/amd.yaml": AMD.replace("amd-1", "dcu-1"),
-            "vendors/hygon.yaml": HYGON,
+            "vendors/amd.yaml": AMD_MI250X.replace("amd-1", "dcu-1"),
+            "vendors/hygon.yaml": HYGON_Z100L,
         },
         "values/vendors/hygon.yaml:8:9: NAME003 node 'dcu-1' is in pool hygon/z100l and in "
         "amd/mi250x",
@@ -186,7 +173,9 @@ def test_the_seed_has_only_warnings(values_dir: Path) -> None:
 
 
 def test_the_seed_dcu_and_amd_share_amd_com_gpu_but_are_told_apart(tmp_path: Path) -> None:
-    values = tree(tmp_path, {"vendors/amd.yaml": AMD, "vendors/hygon.yaml": HYGON}, fleet=NFD)
+    values = tree(
+        tmp_path, {"vendors/amd.yaml": AMD_MI250X, "vendors/hygon.yaml": HYGON_Z100L}, fleet=NFD
+    )
     assert "RES001" not in {f.code for f in findings(values)}
 
 
