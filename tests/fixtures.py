@@ -183,6 +183,15 @@ pools:
       - dcu-1
 """
 
+# Cambricon, whose plugin and exporter images the site builds (the catalog has none):
+# vendors/cambricon.yaml.
+CAMBRICON_MLU370 = """\
+devicePlugin: {image: r/cambricon-device-plugin, version: v1}
+pools:
+  - {name: mlu370, model: MLU370, devicesPerNode: 8, nodes: [mlu-1]}
+exporter: {daemonSet: {image: r/mlu-exporter}}
+"""
+
 # Team inference with a service that migrates from NVIDIA to Ascend, two replicas a track, in
 # phase validate (as the example's inference-service), and the Ascend vendor it needs.
 ASCEND_910B = "pools:\n  - {name: 910b, model: 910b, devicesPerNode: 8, nodes: [npu-1]}\n"

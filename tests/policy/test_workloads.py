@@ -13,6 +13,7 @@ from generator.values import loader as values
 from tests.fixtures import (
     AMD_MI250X,
     ASCEND_910B,
+    CAMBRICON_MLU370,
     FLEET,
     HYGON_Z100L,
     INFERENCE,
@@ -35,11 +36,6 @@ HINT_POD = "; fix nodeSelector or resources of the workload"
 # The migrating inference service (two replicas a track, phase validate) and its Ascend vendor,
 # beside the default NVIDIA vendor (8 GPUs) and team ml (4 of them).
 MIGRATING = {"vendors/ascend.yaml": ASCEND_910B, "teams/inference.yaml": INFERENCE}
-CAMBRICON = (
-    "devicePlugin: {image: r/cambricon-device-plugin, version: v1}\n"
-    "pools:\n  - {name: mlu370, model: MLU370, devicesPerNode: 8, nodes: [mlu-1]}\n"
-    "exporter: {daemonSet: {image: r/mlu-exporter}}\n"
-)
 
 # code -> (files of the tree beside the default NVIDIA vendor and team ml, the start of the line
 # it must give)
@@ -159,7 +155,7 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
         {
             "teams/demo.yaml": DEMO_JOB + "    images: {nvidia: x:1}\n"
             "    resources:\n      limits: {cambricon.com/mlu: 1}\n",
-            "vendors/cambricon.yaml": CAMBRICON,
+            "vendors/cambricon.yaml": CAMBRICON_MLU370,
         },
         "values/teams/demo.yaml:7:7: POD002 Job 'j': container 'j' requests cambricon.com/mlu "
         "and nvidia.com/gpu at once (at $.jobs.j.resources)" + HINT_POD,
