@@ -170,7 +170,7 @@ def tree(
 
 # AMD Instinct, and a Hygon DCU that advertises amd.com/gpu too (told apart from AMD by the
 # catalog's selector labels): vendors/amd.yaml and vendors/hygon.yaml. Hygon's node is on line 8,
-# column 9.
+# column 9; the site builds Hygon's plugin and exporter images.
 AMD_MI250X = "pools:\n  - {name: mi250x, model: MI250X, devicesPerNode: 8, nodes: [amd-1]}\n"
 HYGON_Z100L = """\
 resourceName: amd.com/gpu
@@ -181,6 +181,7 @@ pools:
     devicesPerNode: 8
     nodes:
       - dcu-1
+exporter: {daemonSet: {image: r/dcu-exporter}}
 """
 
 # Cambricon, whose plugin and exporter images the site builds (the catalog has none):
