@@ -168,6 +168,30 @@ def tree(
     return values
 
 
+# Team inference with a service that migrates from NVIDIA to Ascend, two replicas a track, in
+# phase validate (as the example's inference-service), and the Ascend vendor it needs.
+ASCEND_910B = "pools:\n  - {name: 910b, model: 910b, devicesPerNode: 8, nodes: [npu-1]}\n"
+INFERENCE = """\
+quota: {nvidia: 4, ascend: 4}
+services:
+  inference-service:
+    images: {nvidia: r/s:cuda, ascend: r/s:ascend}
+    vendorMounts: false
+    migration: {from: nvidia, to: ascend}
+    phase: validate
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 2}
+      ascend: {devicesPerReplica: 1, replicas: 2, model: 910b}
+"""
+
+
+def migration(root: Path, prod: str) -> Path:
+    """A values tree: the default NVIDIA vendor and team `ml`, Ascend, team inference and its
+    migrating service; `prod` is environments/prod.yaml."""
+    files = {"vendors/ascend.yaml": ASCEND_910B, "teams/inference.yaml": INFERENCE}
+    return tree(root, {**files, "environments/prod.yaml": prod})
+
+
 # AMD Instinct, and a Hygon DCU that advertises amd.com/gpu too (told apart from AMD by the
 # catalog's selector labels): vendors/amd.yaml and vendors/hygon.yaml. Hygon's node is on line 8,
 # column 9; the site builds Hygon's plugin and exporter images.
@@ -193,28 +217,14 @@ pools:
 exporter: {daemonSet: {image: r/mlu-exporter}}
 """
 
-# Team inference with a service that migrates from NVIDIA to Ascend, two replicas a track, in
-# phase validate (as the example's inference-service), and the Ascend vendor it needs.
-ASCEND_910B = "pools:\n  - {name: 910b, model: 910b, devicesPerNode: 8, nodes: [npu-1]}\n"
-INFERENCE = """\
-quota: {nvidia: 4, ascend: 4}
-services:
-  inference-service:
-    images: {nvidia: r/s:cuda, ascend: r/s:ascend}
-    vendorMounts: false
-    migration: {from: nvidia, to: ascend}
-    phase: validate
-    tracks:
-      nvidia: {devicesPerReplica: 1, replicas: 2}
-      ascend: {devicesPerReplica: 1, replicas: 2, model: 910b}
-"""
-
-
-def migration(root: Path, prod: str) -> Path:
-    """A values tree: the default NVIDIA vendor and team `ml`, Ascend, team inference and its
-    migrating service; `prod` is environments/prod.yaml."""
-    files = {"vendors/ascend.yaml": ASCEND_910B, "teams/inference.yaml": INFERENCE}
-    return tree(root, {**files, "environments/prod.yaml": prod})
+# The four vendors beside the default NVIDIA one (pool a100, 8 GPUs), one pool each, for trees
+# where something is per vendor or per device resource (AMD and Hygon share amd.com/gpu).
+OTHER_VENDORS = {
+    "vendors/ascend.yaml": ASCEND_910B,
+    "vendors/amd.yaml": AMD_MI250X,
+    "vendors/hygon.yaml": HYGON_Z100L,
+    "vendors/cambricon.yaml": CAMBRICON_MLU370,
+}
 
 
 # The fleet report's small tree (tree(root, REPORT_TREE, defaults=False)): two vendors, two

@@ -20,11 +20,10 @@ from tests.example import use_backend
 from tests.fixtures import (
     AMD_MI250X,
     ASCEND_910B,
-    CAMBRICON_MLU370,
     FLEET,
-    HYGON_Z100L,
     INFERENCE,
     NVIDIA,
+    OTHER_VENDORS,
     Obj,
     Write,
     assert_units_build_exactly,
@@ -53,14 +52,6 @@ VOLCANO_JOB = """\
     tasks:
       nvidia-workers: {vendor: nvidia, devices: 1, replicas: 4}
 """
-# Beside the default NVIDIA vendor (pool a100, 8 GPUs): the four other vendors, one pool each;
-# AMD and Hygon share amd.com/gpu.
-VENDORS = {
-    "vendors/ascend.yaml": ASCEND_910B,
-    "vendors/amd.yaml": AMD_MI250X,
-    "vendors/hygon.yaml": HYGON_Z100L,
-    "vendors/cambricon.yaml": CAMBRICON_MLU370,
-}
 
 
 def sched_tree(root: Path, backend: str, files: dict[str, str], extra: str = "") -> Path:
@@ -181,7 +172,7 @@ def test_kueue_flavors_per_pool_and_cpu_memory_covered(tmp_path: Path) -> None:
         "    vendorMounts: false\n    resources: {requests: {cpu: 500m, memory: 1Gi}}\n",
     )
     files = {
-        **VENDORS,
+        **OTHER_VENDORS,
         "teams/inference.yaml": inference,
         "environments/prod.yaml": "teams:\n  inference:\n    services:\n"
         "      inference-service: {phase: dual-run}\n",
@@ -263,7 +254,7 @@ def test_quantities(text: Any, parsed: str, shown: str) -> None:
 
 def test_volcano_binpack_weights_per_vendor_resource(tmp_path: Path) -> None:
     files = {
-        **VENDORS,
+        **OTHER_VENDORS,
         "vendors/nvidia.yaml": NVIDIA + "binpackWeight: 3\n",
         "vendors/amd.yaml": AMD_MI250X + "binpackWeight: 40\n",
     }
@@ -292,7 +283,7 @@ def test_volcano_binpack_weights_per_vendor_resource(tmp_path: Path) -> None:
 def test_volcano_proportion_policy_has_no_deserved_and_no_reclaim(tmp_path: Path) -> None:
     quota = "quota: {hygon: 8, nvidia: 4, ascend: 4}"
     files = {
-        **VENDORS,
+        **OTHER_VENDORS,
         "teams/inference.yaml": INFERENCE.replace("quota: {nvidia: 4, ascend: 4}", quota),
     }
     values_dir = sched_tree(tmp_path, "volcano", files, "  volcano: {queuePolicy: proportion}\n")
@@ -333,7 +324,7 @@ def schedcheck(tmp_path: Path, text: str) -> subprocess.CompletedProcess[str]:
 def test_kube_scheduler_packing_profile_is_what_kube_scheduler_accepts(
     backend: str, tmp_path: Path
 ) -> None:
-    files = {**VENDORS, "vendors/nvidia.yaml": NVIDIA + "binpackWeight: 100\n"}
+    files = {**OTHER_VENDORS, "vendors/nvidia.yaml": NVIDIA + "binpackWeight: 100\n"}
     values_dir = sched_tree(tmp_path, backend, files, "  kubeScheduler: {packing: true}\n")
     out = render_into(values_dir, tmp_path / "out")
     config, text = _kube_scheduler_config(out)
