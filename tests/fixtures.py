@@ -192,6 +192,41 @@ def migration(root: Path, prod: str) -> Path:
     return tree(root, {**files, "environments/prod.yaml": prod})
 
 
+# AMD Instinct, and a Hygon DCU that advertises amd.com/gpu too (told apart from AMD by the
+# catalog's selector labels): vendors/amd.yaml and vendors/hygon.yaml. Hygon's node is on line 8,
+# column 9; the site builds Hygon's plugin and exporter images.
+AMD_MI250X = "pools:\n  - {name: mi250x, model: MI250X, devicesPerNode: 8, nodes: [amd-1]}\n"
+HYGON_Z100L = """\
+resourceName: amd.com/gpu
+devicePlugin: {image: r/dcu, version: v1}
+pools:
+  - name: z100l
+    model: Z100L
+    devicesPerNode: 8
+    nodes:
+      - dcu-1
+exporter: {daemonSet: {image: r/dcu-exporter}}
+"""
+
+# Cambricon, whose plugin and exporter images the site builds (the catalog has none):
+# vendors/cambricon.yaml.
+CAMBRICON_MLU370 = """\
+devicePlugin: {image: r/cambricon-device-plugin, version: v1}
+pools:
+  - {name: mlu370, model: MLU370, devicesPerNode: 8, nodes: [mlu-1]}
+exporter: {daemonSet: {image: r/mlu-exporter}}
+"""
+
+# The four vendors beside the default NVIDIA one (pool a100, 8 GPUs), one pool each, for trees
+# where something is per vendor or per device resource (AMD and Hygon share amd.com/gpu).
+OTHER_VENDORS = {
+    "vendors/ascend.yaml": ASCEND_910B,
+    "vendors/amd.yaml": AMD_MI250X,
+    "vendors/hygon.yaml": HYGON_Z100L,
+    "vendors/cambricon.yaml": CAMBRICON_MLU370,
+}
+
+
 # The fleet report's small tree (tree(root, REPORT_TREE, defaults=False)): two vendors, two
 # environments. Team a has two namespaces, so its quota counts twice; team b migrates a service
 # from NVIDIA to Ascend (shift-30 by default, primary-new in prod), and prod lowers team a's

@@ -18,6 +18,12 @@ from generator.values import loader as values
 from generator.values import quantity
 from tests.example import use_backend
 from tests.fixtures import (
+    AMD_MI250X,
+    ASCEND_910B,
+    FLEET,
+    INFERENCE,
+    NVIDIA,
+    OTHER_VENDORS,
     Obj,
     Write,
     assert_units_build_exactly,
@@ -26,8 +32,33 @@ from tests.fixtures import (
     plugins,
     render_into,
     tool,
+    tree,
     volcano_conf,
 )
+
+# Team ml: 8 NVIDIA devices and a batch Job of 4; with VOLCANO_JOB also a Volcano Job.
+ML = """\
+quota: {nvidia: 8}
+jobs:
+  cuda-training-job:
+    vendor: nvidia
+    devices: 4
+    images: {nvidia: r/train:cuda}
+"""
+VOLCANO_JOB = """\
+  mixed-training-job:
+    kind: volcano
+    images: {nvidia: r/train:cuda}
+    tasks:
+      nvidia-workers: {vendor: nvidia, devices: 1, replicas: 4}
+"""
+
+
+def sched_tree(root: Path, backend: str, files: dict[str, str], extra: str = "") -> Path:
+    """A tree whose fleet runs `backend` (`extra`: more of fleet.yaml's `scheduling:`) and lets
+    quotas overcommit, with `files` beside the defaults."""
+    fleet = FLEET + f"capacity: {{allowOvercommit: true}}\nscheduling:\n  backend: {backend}\n"
+    return tree(root, files, fleet=fleet + extra)
 
 
 def _wave(obj: Obj) -> int:
@@ -39,10 +70,12 @@ def _wave(obj: Obj) -> int:
 
 @pytest.mark.parametrize("backend", ["volcano", "kueue"])
 def test_queues_sync_a_wave_before_the_workloads_that_use_them(
-    backend: str, values_dir: Path, write: Write, tmp_path: Path
+    backend: str, tmp_path: Path
 ) -> None:
-    use_backend(values_dir, write, backend)
-    docs = kustomize_build(render_into(values_dir, tmp_path / "out") / "overlays/prod/team-ml-team")
+    # Kueue cannot account a Volcano Job (SCH002): the batch Job alone there.
+    ml = ML + VOLCANO_JOB if backend == "volcano" else ML
+    values_dir = sched_tree(tmp_path, backend, {"teams/ml.yaml": ml})
+    docs = kustomize_build(render_into(values_dir, tmp_path / "out") / "overlays/prod/team-ml")
     queues = [d for d in docs if d["kind"] in ("Queue", "ClusterQueue", "LocalQueue")]
     workloads = [d for d in docs if d["kind"] in ("Job", "Deployment")]
     namespaces = [d for d in docs if d["kind"] == "Namespace"]
@@ -52,8 +85,8 @@ def test_queues_sync_a_wave_before_the_workloads_that_use_them(
     assert max(_wave(n) for n in namespaces) < min(_wave(q) for q in queues)
     if backend == "volcano":
         mixed = by_name(docs, "Job")["mixed-training-job"]
-        assert mixed["spec"]["queue"] == "team-ml-team"
-        assert _wave(by_name(docs, "Queue")["team-ml-team"]) < _wave(mixed)
+        assert mixed["spec"]["queue"] == "team-ml"
+        assert _wave(by_name(docs, "Queue")["team-ml"]) < _wave(mixed)
 
 
 # ---- issue 8 item 7: one accounting per backend -------------------------------------------------
@@ -63,14 +96,17 @@ def test_queues_sync_a_wave_before_the_workloads_that_use_them(
     ("backend", "quota_line"),
     [("quota", "8"), ("volcano", "11"), ("kueue", "11")],
 )
-def test_one_accounting_per_backend(
-    backend: str, quota_line: str, values_dir: Path, write: Write, tmp_path: Path
-) -> None:
-    use_backend(values_dir, write, backend)
-    ml = (values_dir / "teams/ml-team.yaml").read_text()
-    write("teams/ml-team.yaml", ml + "borrowing: {nvidia: 3}\n")
-    out = render_into(values_dir, tmp_path / "out")
-    ml_docs = kustomize_build(out / "overlays/prod/team-ml-team")
+def test_one_accounting_per_backend(backend: str, quota_line: str, tmp_path: Path) -> None:
+    # Team ml (8 NVIDIA, 3 more borrowed) and the migrating inference service; AMD for a
+    # resource no quota names.
+    files = {
+        "vendors/ascend.yaml": ASCEND_910B,
+        "vendors/amd.yaml": AMD_MI250X,
+        "teams/ml.yaml": ML + "borrowing: {nvidia: 3}\n",
+        "teams/inference.yaml": INFERENCE,
+    }
+    out = render_into(sched_tree(tmp_path, backend, files), tmp_path / "out")
+    ml_docs = kustomize_build(out / "overlays/prod/team-ml")
     inf_docs = kustomize_build(out / "overlays/prod/team-inference")
     hard = by_name(ml_docs, "ResourceQuota")["accelerators"]["spec"]["hard"]
     # With a queue the quota is the queue's ceiling (8 own + 3 borrowed): it never refuses a
@@ -81,7 +117,7 @@ def test_one_accounting_per_backend(
     queue_label = deployment["metadata"]["labels"].get("kueue.x-k8s.io/queue-name")
     annotations = template["metadata"].get("annotations") or {}
     if backend == "volcano":
-        queue = by_name(ml_docs, "Queue")["team-ml-team"]["spec"]
+        queue = by_name(ml_docs, "Queue")["team-ml"]["spec"]
         assert queue["capability"]["nvidia.com/gpu"] == 11
         assert queue["deserved"]["nvidia.com/gpu"] == 8
         assert queue["capability"]["amd.com/gpu"] == 0  # no quota: no devices
@@ -90,7 +126,7 @@ def test_one_accounting_per_backend(
         assert annotations == {"scheduling.volcano.sh/queue-name": "team-inference"}
         assert queue_label is None
     elif backend == "kueue":
-        cq = by_name(ml_docs, "ClusterQueue")["team-ml-team"]["spec"]
+        cq = by_name(ml_docs, "ClusterQueue")["team-ml"]["spec"]
         groups = {g["coveredResources"][0]: g["flavors"] for g in cq["resourceGroups"]}
         assert groups["nvidia.com/gpu"] == [
             {
@@ -102,26 +138,21 @@ def test_one_accounting_per_backend(
         assert queue_label == "team-inference"
         assert "schedulerName" not in template["spec"]
         cuda = by_name(ml_docs, "Job")["cuda-training-job"]
-        assert cuda["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-ml-team"
+        assert cuda["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-ml"
     else:
         assert queue_label is None and not annotations
         assert "schedulerName" not in template["spec"]
         assert not by_name(ml_docs, "Queue") and not by_name(ml_docs, "ClusterQueue")
 
 
-def test_borrowing_and_nominal_quota_fill_the_pools_in_order(
-    values_dir: Path, write: Write
-) -> None:
-    use_backend(values_dir, write, "kueue")
-    write(
-        "vendors/nvidia.yaml",
-        "pools:\n  - {name: h100, model: H100, devicesPerNode: 8, nodeCount: 1}\n"
+def test_borrowing_and_nominal_quota_fill_the_pools_in_order(tmp_path: Path) -> None:
+    files = {
+        "vendors/nvidia.yaml": "pools:\n  - {name: h100, model: H100, devicesPerNode: 8, nodeCount: 1}\n"
         "  - {name: a100, model: A100, devicesPerNode: 4, nodeCount: 2}\n",
-    )
-    ml = (values_dir / "teams/ml-team.yaml").read_text()
-    write("teams/ml-team.yaml", ml.replace("nvidia: 8", "nvidia: 10") + "borrowing: {nvidia: 9}\n")
-    view = values.load(values_dir).envs["prod"]
-    team = next(t for t in view.teams if t.name == "ml-team")
+        "teams/ml.yaml": ML.replace("nvidia: 8", "nvidia: 10") + "borrowing: {nvidia: 9}\n",
+    }
+    view = values.load(sched_tree(tmp_path, "kueue", files)).envs["prod"]
+    team = next(t for t in view.teams if t.name == "ml")
     cq = next(o for o in team_objects(view, team)[0] if o["kind"] == "ClusterQueue")
     [nvidia] = [
         g for g in cq["spec"]["resourceGroups"] if g["coveredResources"] == ["nvidia.com/gpu"]
@@ -135,19 +166,18 @@ def test_borrowing_and_nominal_quota_fill_the_pools_in_order(
 # ---- Kueue flavors and what Kueue must cover -----------------------------------------------------
 
 
-def test_kueue_flavors_per_pool_and_cpu_memory_covered(
-    values_dir: Path, write: Write, tmp_path: Path
-) -> None:
-    use_backend(values_dir, write, "kueue")
-    inf = (values_dir / "teams/inference.yaml").read_text()
-    write(
-        "teams/inference.yaml",
-        inf.replace(
-            "    vendorMounts: false\n",
-            "    vendorMounts: false\n    resources: {requests: {cpu: 500m, memory: 1Gi}}\n",
-        ),
+def test_kueue_flavors_per_pool_and_cpu_memory_covered(tmp_path: Path) -> None:
+    inference = INFERENCE.replace(
+        "    vendorMounts: false\n",
+        "    vendorMounts: false\n    resources: {requests: {cpu: 500m, memory: 1Gi}}\n",
     )
-    out = render_into(values_dir, tmp_path / "out")
+    files = {
+        **OTHER_VENDORS,
+        "teams/inference.yaml": inference,
+        "environments/prod.yaml": "teams:\n  inference:\n    services:\n"
+        "      inference-service: {phase: dual-run}\n",
+    }
+    out = render_into(sched_tree(tmp_path, "kueue", files), tmp_path / "out")
     flavors = by_name(kustomize_build(out / "overlays/prod/scheduling"), "ResourceFlavor")
     assert set(flavors) == {
         "nvidia-a100",
@@ -222,14 +252,13 @@ def test_quantities(text: Any, parsed: str, shown: str) -> None:
 # ---- the Volcano scheduler configuration ---------------------------------------------------------
 
 
-def test_volcano_binpack_weights_per_vendor_resource(
-    values_dir: Path, write: Write, tmp_path: Path
-) -> None:
-    use_backend(values_dir, write, "volcano", "  volcano: {binpackWeight: 7}\n")
-    nvidia = (values_dir / "vendors/nvidia.yaml").read_text()
-    write("vendors/nvidia.yaml", nvidia + "binpackWeight: 3\n")
-    amd = (values_dir / "vendors/amd.yaml").read_text()
-    write("vendors/amd.yaml", amd + "binpackWeight: 40\n")
+def test_volcano_binpack_weights_per_vendor_resource(tmp_path: Path) -> None:
+    files = {
+        **OTHER_VENDORS,
+        "vendors/nvidia.yaml": NVIDIA + "binpackWeight: 3\n",
+        "vendors/amd.yaml": AMD_MI250X + "binpackWeight: 40\n",
+    }
+    values_dir = sched_tree(tmp_path, "volcano", files, "  volcano: {binpackWeight: 7}\n")
     conf = volcano_conf(render_into(values_dir, tmp_path / "out"))
     binpack = plugins(conf)["binpack"]["arguments"]
     assert binpack == {
@@ -251,10 +280,13 @@ def test_volcano_binpack_weights_per_vendor_resource(
     assert "resourcequota" in plugins(conf)
 
 
-def test_volcano_proportion_policy_has_no_deserved_and_no_reclaim(
-    values_dir: Path, write: Write, tmp_path: Path
-) -> None:
-    use_backend(values_dir, write, "volcano", "  volcano: {queuePolicy: proportion}\n")
+def test_volcano_proportion_policy_has_no_deserved_and_no_reclaim(tmp_path: Path) -> None:
+    quota = "quota: {hygon: 8, nvidia: 4, ascend: 4}"
+    files = {
+        **OTHER_VENDORS,
+        "teams/inference.yaml": INFERENCE.replace("quota: {nvidia: 4, ascend: 4}", quota),
+    }
+    values_dir = sched_tree(tmp_path, "volcano", files, "  volcano: {queuePolicy: proportion}\n")
     out = render_into(values_dir, tmp_path / "out")
     conf = volcano_conf(out)
     assert conf["actions"] == "enqueue, allocate, backfill"
@@ -290,13 +322,10 @@ def schedcheck(tmp_path: Path, text: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize("backend", ["quota", "kueue"])
 def test_kube_scheduler_packing_profile_is_what_kube_scheduler_accepts(
-    backend: str, values_dir: Path, write: Write, tmp_path: Path
+    backend: str, tmp_path: Path
 ) -> None:
-    use_backend(values_dir, write, backend, "  kubeScheduler: {packing: true}\n")
-    write(
-        "vendors/nvidia.yaml",
-        (values_dir / "vendors/nvidia.yaml").read_text() + "binpackWeight: 100\n",
-    )
+    files = {**OTHER_VENDORS, "vendors/nvidia.yaml": NVIDIA + "binpackWeight: 100\n"}
+    values_dir = sched_tree(tmp_path, backend, files, "  kubeScheduler: {packing: true}\n")
     out = render_into(values_dir, tmp_path / "out")
     config, text = _kube_scheduler_config(out)
     [profile] = config["profiles"]
@@ -329,13 +358,11 @@ def test_kube_scheduler_packing_profile_is_what_kube_scheduler_accepts(
     assert typo.returncode == 1 and 'unknown field "scoringStrategies"' in typo.stdout
 
 
-def test_second_scheduler_profile_is_named_on_the_pods(
-    values_dir: Path, write: Write, tmp_path: Path
-) -> None:
-    use_backend(
-        values_dir,
-        write,
+def test_second_scheduler_profile_is_named_on_the_pods(tmp_path: Path) -> None:
+    values_dir = sched_tree(
+        tmp_path,
         "quota",
+        {"teams/ml.yaml": ML},
         "  kubeScheduler: {packing: true, schedulerName: accel-packing, "
         "kubeconfig: /etc/kubernetes/scheduler.conf}\n",
     )
@@ -345,21 +372,16 @@ def test_second_scheduler_profile_is_named_on_the_pods(
     assert config["leaderElection"]["resourceName"] == "accel-packing"
     assert config["clientConnection"] == {"kubeconfig": "/etc/kubernetes/scheduler.conf"}
     assert schedcheck(tmp_path, text).returncode == 0
-    ml = kustomize_build(out / "overlays/prod/team-ml-team")
+    ml = kustomize_build(out / "overlays/prod/team-ml")
     assert by_name(ml, "Job")["cuda-training-job"]["spec"]["template"]["spec"]["schedulerName"] == (
         "accel-packing"
     )
 
 
-def test_no_packing_profile_by_default_nor_under_volcano(
-    values_dir: Path, write: Write, tmp_path: Path
-) -> None:
-    for env in ("prod", "staging"):  # the example's environments turn packing on
-        text = (values_dir / f"environments/{env}.yaml").read_text()
-        write(f"environments/{env}.yaml", text.replace("packing: true", "packing: false"))
-    view = values.load(values_dir).envs["prod"]
+def test_no_packing_profile_by_default_nor_under_volcano(tmp_path: Path) -> None:
+    view = values.load(tree(tmp_path / "default")).envs["prod"]
     assert scheduling.build(view) == []
-    use_backend(values_dir, write, "volcano", "  kubeScheduler: {packing: true}\n")
+    values_dir = sched_tree(tmp_path, "volcano", {}, "  kubeScheduler: {packing: true}\n")
     view = values.load(values_dir).envs["prod"]
     assert [c.name for c in scheduling.build(view)] == ["scheduling/volcano"]
 

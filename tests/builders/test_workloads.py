@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from generator.render.stage import RenderOptions, render
-from tests.example import GATEWAY, use_backend
 from tests.fixtures import (
+    CAMBRICON_MLU370,
+    FLEET,
+    INFERENCE,
     PROD_FLEET,
-    Write,
     assert_units_build_exactly,
     build_unit,
     by_name,
@@ -164,10 +165,78 @@ def _container(template: dict[str, Any]) -> dict[str, Any]:
     return c  # type: ignore[no-any-return]
 
 
-def test_seed_jobs_and_dual_track_service(values_dir: Path, tmp_path: Path) -> None:
+# Team ml: a batch Job on NVIDIA, one on Ascend 910B (the driver mounted by the Ascend Docker
+# Runtime), and a Volcano Job of NVIDIA and Cambricon workers.
+TEAM_ML = """\
+quota: {nvidia: 8, ascend: 16, cambricon: 2}
+jobs:
+  cuda-training-job:
+    vendor: nvidia
+    devices: 4
+    images: {nvidia: r/train:cuda}
+  npu-training-job:
+    vendor: ascend
+    devices: 8
+    model: 910b
+    images: {ascend: r/train:ascend}
+    vendorMounts: false
+  mixed-training-job:
+    kind: volcano
+    images: {nvidia: r/train:cuda, cambricon: r/train:mlu}
+    tasks:
+      nvidia-workers: {vendor: nvidia, devices: 1, replicas: 4}
+      cambricon-workers: {vendor: cambricon, devices: 1, replicas: 2}
+"""
+# prod runs the migrating inference service dual-run, staging shift-50 (two replicas a track).
+PHASES = {
+    "environments/prod.yaml": "teams:\n  inference:\n    services:\n"
+    "      inference-service: {phase: dual-run}\n",
+    "environments/staging.yaml": "teams:\n  inference:\n    services:\n"
+    "      inference-service: {phase: shift-50}\n",
+}
+# prod: a Gateway route for the inference service and an Istio route for a service of team ml.
+GATEWAY = """\
+teams:
+  inference:
+    services:
+      inference-service:
+        phase: shift-25
+        routing: gateway
+        gateway:
+          parentRefs: [{name: public, namespace: gateways}]
+          hostnames: [infer.example.com]
+  ml:
+    services:
+      chat:
+        routing: istio
+        images: {nvidia: x:cuda}
+        tracks:
+          nvidia: {replicas: 1}
+"""
+
+
+def fleet_tree(root: Path, files: dict[str, str], backend: str = "quota") -> Path:
+    """NVIDIA (8 GPUs), Ascend (16 NPUs), Cambricon; team ml (TEAM_ML) and the migrating
+    inference service (port 80); quotas may overcommit; `files` over these."""
+    fleet = FLEET + f"capacity: {{allowOvercommit: true}}\nscheduling:\n  backend: {backend}\n"
+    inference = INFERENCE.replace(
+        "    vendorMounts: false\n",
+        "    vendorMounts: false\n    containerPort: 8080\n    port: 80\n",
+    )
+    base = {
+        "vendors/ascend.yaml": "pools:\n  - {name: 910b, model: 910b, devicesPerNode: 8, "
+        "nodes: [npu-1, npu-2]}\n",
+        "vendors/cambricon.yaml": CAMBRICON_MLU370,
+        "teams/ml.yaml": TEAM_ML,
+        "teams/inference.yaml": inference,
+    }
+    return tree(root, {**base, **files}, fleet=fleet)
+
+
+def test_jobs_and_dual_track_service(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    render(RenderOptions(values_dir=values_dir, out_dir=out))
-    ml = kustomize_build(out / "overlays/prod/team-ml-team")
+    render(RenderOptions(values_dir=fleet_tree(tmp_path, PHASES), out_dir=out))
+    ml = kustomize_build(out / "overlays/prod/team-ml")
     jobs = by_name(ml, "Job")
     cuda = jobs["cuda-training-job"]
     assert cuda["apiVersion"] == "batch/v1"
@@ -186,7 +255,7 @@ def test_seed_jobs_and_dual_track_service(values_dir: Path, tmp_path: Path) -> N
     } in pod["tolerations"]
     npu = jobs["npu-training-job"]["spec"]["template"]
     assert _container(npu)["resources"]["limits"] == {"huawei.com/Ascend910": 8}
-    # The example relies on the Ascend Docker Runtime to mount the driver (see WKL004).
+    # vendorMounts: false: the Ascend Docker Runtime mounts the driver (see WKL004).
     assert "volumeMounts" not in _container(npu)
     assert npu["spec"]["nodeSelector"]["feature.node.kubernetes.io/npu-model"] == "910b"
     mixed = jobs["mixed-training-job"]
@@ -224,12 +293,13 @@ def test_seed_jobs_and_dual_track_service(values_dir: Path, tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("backend", ["quota", "volcano", "kueue"])
-def test_every_unit_builds_under_each_backend_and_routing(
-    backend: str, values_dir: Path, write: Write, tmp_path: Path
-) -> None:
-    use_backend(values_dir, write, backend)
-    prod = (values_dir / "environments/prod.yaml").read_text().split("teams:")[0]
-    write("environments/prod.yaml", prod + GATEWAY)
+def test_every_unit_builds_under_each_backend_and_routing(backend: str, tmp_path: Path) -> None:
+    files = {"environments/prod.yaml": GATEWAY}
+    if backend == "kueue":  # Kueue cannot account a Volcano Job (SCH002): it is off there
+        files["teams/ml.yaml"] = TEAM_ML.replace(
+            "    kind: volcano\n", "    kind: volcano\n    enabled: false\n"
+        )
+    values_dir = fleet_tree(tmp_path / "repo", files, backend)
     out = tmp_path / "out"
     assert_units_build_exactly(out, values_dir)
     inf = kustomize_build(out / "overlays/prod/team-inference")
@@ -258,15 +328,15 @@ def test_every_unit_builds_under_each_backend_and_routing(
             "weight": 25,
         },
     ]
-    ml = kustomize_build(out / "overlays/prod/team-ml-team")
+    ml = kustomize_build(out / "overlays/prod/team-ml")
     [vs] = by_name(ml, "VirtualService").values()
     assert vs["spec"]["http"][0]["route"][0]["weight"] == 100
     cuda = by_name(ml, "Job")["cuda-training-job"]
     queue_label = cuda["metadata"]["labels"].get("kueue.x-k8s.io/queue-name")
     mixed = by_name(ml, "Job").get("mixed-training-job", {})
     if backend == "kueue":
-        assert queue_label == "team-ml-team"
-        cq = by_name(ml, "ClusterQueue")["team-ml-team"]
+        assert queue_label == "team-ml"
+        cq = by_name(ml, "ClusterQueue")["team-ml"]
         groups = {g["coveredResources"][0]: g["flavors"] for g in cq["spec"]["resourceGroups"]}
         assert groups["nvidia.com/gpu"] == [
             {
@@ -274,8 +344,8 @@ def test_every_unit_builds_under_each_backend_and_routing(
                 "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 8, "borrowingLimit": 0}],
             }
         ]
-        assert cq["spec"]["cohortName"] == "accel"
-        assert by_name(ml, "LocalQueue")["team-ml-team"]["spec"] == {"clusterQueue": "team-ml-team"}
+        assert cq["spec"]["cohortName"] == "f"  # the fleet's name
+        assert by_name(ml, "LocalQueue")["team-ml"]["spec"] == {"clusterQueue": "team-ml"}
         flavors = by_name(kustomize_build(out / "overlays/prod/scheduling"), "ResourceFlavor")
         assert flavors["ascend-910b"]["spec"]["nodeLabels"] == {
             "feature.node.kubernetes.io/accelerator": "huawei-npu",
@@ -293,7 +363,7 @@ def test_every_unit_builds_under_each_backend_and_routing(
     if backend == "volcano":
         [queue] = by_name(ml, "Queue").values()
         assert queue["spec"]["capability"]["huawei.com/Ascend910"] == 16
-        assert mixed["spec"]["queue"] == "team-ml-team"
+        assert mixed["spec"]["queue"] == "team-ml"
     elif backend == "quota":
         assert mixed["spec"]["queue"] == "default"
     else:

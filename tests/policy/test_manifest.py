@@ -14,13 +14,17 @@ from generator.policy.registry import MANIFEST_RULES, run_rules
 from generator.values import loader as values
 from generator.values.model import FleetView
 from tests.example import EXAMPLE_VALUES
+from tests.fixtures import AMD_MI250X, ASCEND_910B, HYGON_Z100L, tree
 
 ACCEL = "feature.node.kubernetes.io/accelerator"
 
 
 @pytest.fixture(scope="module")
-def prod() -> FleetView:
-    return values.load(EXAMPLE_VALUES).envs["prod"]
+def prod(tmp_path_factory: pytest.TempPathFactory) -> FleetView:
+    """NVIDIA (nodes n1, n2), Ascend, and AMD and Hygon on amd.com/gpu; team ml."""
+    vendors = {"ascend": ASCEND_910B, "amd": AMD_MI250X, "hygon": HYGON_Z100L}
+    files = {f"vendors/{v}.yaml": text for v, text in vendors.items()}
+    return values.load(tree(tmp_path_factory.mktemp("placement"), files)).envs["prod"]
 
 
 def pod(
@@ -45,7 +49,7 @@ def pod(
     obj: dict[str, Any] = {
         "apiVersion": "apps/v1",
         "kind": kind,
-        "metadata": {"name": "w", "namespace": "ml-team"},
+        "metadata": {"name": "w", "namespace": "ml"},
     }
     if kind == "VolcanoJob":
         obj.update(
@@ -59,10 +63,8 @@ def pod(
 
 
 def codes(view: FleetView, obj: dict[str, Any]) -> list[str]:
-    origin = Location("values/teams/ml-team.yaml", 4, 1)
-    unit = Unit(
-        "prod", "team-ml-team", "overlays/prod/team-ml-team", (obj,), {identity(obj): origin}
-    )
+    origin = Location("values/teams/ml.yaml", 1, 1)
+    unit = Unit("prod", "team-ml", "overlays/prod/team-ml", (obj,), {identity(obj): origin})
     found = run_rules(view, unit, [obj])
     assert all(f.location.file.startswith("values/") for f in found)
     return sorted(f.code for f in found)
@@ -129,7 +131,7 @@ def test_selection_by_node_affinity_and_hostname(prod: FleetView) -> None:
                             {
                                 "key": "kubernetes.io/hostname",
                                 "operator": "In",
-                                "values": ["nvidia-node-02"],
+                                "values": ["n2"],
                             }
                         ]
                     }
@@ -165,12 +167,12 @@ def test_names_and_labels_the_api_server_would_refuse(prod: FleetView) -> None:
     svc = {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": {"name": long, "namespace": "ml-team", "labels": {"team": "x" * 64}},
+        "metadata": {"name": long, "namespace": "ml", "labels": {"team": "x" * 64}},
     }
     dep = pod(GPU, {ACCEL: "nvidia-gpu"}, ["nvidia-gpu"])
     dep["metadata"]["name"] = "Upper_Case"
     dep["spec"]["template"]["metadata"] = {"labels": {"bad key!": "v"}}
-    unit = Unit("prod", "team-ml-team", "overlays/prod/team-ml-team", (svc, dep), {})
+    unit = Unit("prod", "team-ml", "overlays/prod/team-ml", (svc, dep), {})
     found = [
         (f.code, f.path, f.message.split(": ", 1)[1]) for f in run_rules(prod, unit, [svc, dep])
     ]

@@ -11,21 +11,21 @@ from generator.builders.workloads import team_objects
 from generator.findings import Location
 from generator.policy.registry import run_rules
 from generator.values import loader as values
-from tests.example import use_backend
-from tests.fixtures import Write
+from tests.fixtures import FLEET, tree
+
+# Team ml: 8 NVIDIA devices, its quota's key on line 2, column 1.
+ML = "owners: [ml@example.com]\nquota:\n  nvidia: 8\n"
 
 # ---- SCH001: queues as built carry the team's quota ----------------------------------------------
 
 
 @pytest.mark.parametrize("backend", ["volcano", "kueue"])
-def test_queue_that_does_not_carry_the_quota_is_found(
-    backend: str, values_dir: Path, write: Write
-) -> None:
-    use_backend(values_dir, write, backend)
-    view = values.load(values_dir).envs["prod"]
-    team = next(t for t in view.teams if t.name == "ml-team")
+def test_queue_that_does_not_carry_the_quota_is_found(backend: str, tmp_path: Path) -> None:
+    fleet = FLEET + f"scheduling:\n  backend: {backend}\n"
+    view = values.load(tree(tmp_path, {"teams/ml.yaml": ML}, fleet=fleet)).envs["prod"]
+    team = next(t for t in view.teams if t.name == "ml")
     objs = [o for o in team_objects(view, team)[0] if o["kind"] in ("Queue", "ClusterQueue")]
-    unit = Unit("prod", "team-ml-team", "overlays/prod/team-ml-team", tuple(objs), {})
+    unit = Unit("prod", "team-ml", "overlays/prod/team-ml", tuple(objs), {})
     assert [f.code for f in run_rules(view, unit, objs) if f.code == "SCH001"] == []
     [queue] = objs
     if backend == "volcano":
@@ -41,4 +41,4 @@ def test_queue_that_does_not_carry_the_quota_is_found(
         want = "nominal quota of nvidia.com/gpu is 80, the team's quota gives 8"
     found = [f for f in run_rules(view, unit, objs) if f.code == "SCH001"]
     assert found and want in found[0].message
-    assert {f.location for f in found} == {Location("values/teams/ml-team.yaml", 4, 1)}
+    assert {f.location for f in found} == {Location("values/teams/ml.yaml", 2, 1)}

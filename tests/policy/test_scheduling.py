@@ -10,17 +10,19 @@ import pytest
 
 from generator.builders.workloads import team_objects
 from generator.values import loader as values
-from tests.example import MIXED_KIND, ML_TEAM, ML_TEAM_LAST_LINE
-from tests.fixtures import (
-    Write,
-    findings,
-    lines,
-)
+from tests.fixtures import FLEET, findings, lines, tree
 
 
 def coded(values_dir: Path, code: str) -> list[str]:
     """The formatted findings with one code."""
     return [g for g in lines(values_dir) if f" {code} " in g]
+
+
+def demo(root: Path, team: str, **vendors: str) -> Path:
+    """A values tree whose one team is `demo` (teams/demo.yaml: `team`), beside the default
+    NVIDIA vendor and the vendors given (vendors/<id>.yaml: text)."""
+    files = {f"vendors/{v}.yaml": text for v, text in vendors.items()}
+    return tree(root, {"teams/ml.yaml": None, "teams/demo.yaml": team, **files})
 
 
 # ---- placement preferences ---------------------------------------------------------------------
@@ -42,11 +44,8 @@ jobs:
 """
 
 
-def test_preferred_pool_with_a_fallback_is_preferred_node_affinity(
-    values_dir: Path, write: Write
-) -> None:
-    write("vendors/nvidia.yaml", H100)
-    write("teams/demo.yaml", PREFER)
+def test_preferred_pool_with_a_fallback_is_preferred_node_affinity(tmp_path: Path) -> None:
+    values_dir = demo(tmp_path, PREFER, nvidia=H100)
     view = values.load(values_dir).envs["prod"]
     team = next(t for t in view.teams if t.name == "demo")
     [job] = [o for o in team_objects(view, team)[0] if o["kind"] == "Job"]
@@ -74,18 +73,17 @@ def test_preferred_pool_with_a_fallback_is_preferred_node_affinity(
             ],
         }
     }
-    # Only the seed's deliberate warnings (overcommit, Ascend's unprefixed label).
-    assert [g for g in lines(values_dir) if "CAP001" not in g and "NODE003" not in g] == []
+    assert lines(values_dir) == []
 
 
-def test_fallback_pool_counts_in_the_worst_case_capacity(values_dir: Path, write: Write) -> None:
-    write("vendors/nvidia.yaml", H100)
+def test_fallback_pool_counts_in_the_worst_case_capacity(tmp_path: Path) -> None:
     # 4 pods x 4 devices may all land on the A100 pool (8 devices) in the worst case.
-    write(
-        "teams/demo.yaml",
+    values_dir = demo(
+        tmp_path,
         PREFER.replace("quota: {nvidia: 8}", "quota: {nvidia: 16}").replace(
             "    devices: 4\n", "    devices: 4\n    parallelism: 4\n"
         ),
+        nvidia=H100,
     )
     got = coded(values_dir, "SCH006")
     assert (
@@ -96,7 +94,7 @@ def test_fallback_pool_counts_in_the_worst_case_capacity(values_dir: Path, write
         "with room"
     ) in got
     # The preferred pool (8 devices) does not hold it either; with 2 pods both do.
-    write("teams/demo.yaml", PREFER)
+    demo(tmp_path, PREFER, nvidia=H100)
     assert not coded(values_dir, "SCH006")
 
 
@@ -111,13 +109,13 @@ def test_fallback_pool_counts_in_the_worst_case_capacity(values_dir: Path, write
     ],
 )
 def test_fallback_model_must_be_another_model_of_the_vendor(
-    job: str, want: str, values_dir: Path, write: Write
+    job: str, want: str, tmp_path: Path
 ) -> None:
-    write("vendors/nvidia.yaml", H100)
-    write(
-        "teams/demo.yaml",
+    values_dir = demo(
+        tmp_path,
         "quota: {nvidia: 8}\njobs:\n  train:\n    vendor: nvidia\n    images: {nvidia: x:1}\n"
         + job,
+        nvidia=H100,
     )
     [got] = coded(values_dir, "SCH005")
     assert got.startswith(f"values/teams/demo.yaml:{5 + job.count(chr(10))}:")
@@ -161,10 +159,9 @@ def _ascend_job(devices: int, model: str) -> str:
     ],
 )
 def test_ascend_topology_refuses_what_its_allocator_refuses(
-    devices: int, model: str, refused: bool, values_dir: Path, write: Write
+    devices: int, model: str, refused: bool, tmp_path: Path
 ) -> None:
-    write("vendors/ascend.yaml", ASCEND_910)
-    write("teams/demo.yaml", _ascend_job(devices, model))
+    values_dir = demo(tmp_path, _ascend_job(devices, model), ascend=ASCEND_910)
     got = coded(values_dir, "SCH003")
     if not refused:
         assert got == []
@@ -180,9 +177,10 @@ def test_ascend_topology_refuses_what_its_allocator_refuses(
     )
 
 
-def test_a_pod_larger_than_any_node_of_its_pool_is_refused(values_dir: Path, write: Write) -> None:
-    write(
-        "teams/demo.yaml",
+def test_a_pod_larger_than_any_node_of_its_pool_is_refused(tmp_path: Path) -> None:
+    # The default NVIDIA vendor: pool a100, 4 devices a node.
+    values_dir = demo(
+        tmp_path,
         "quota: {nvidia: 8}\nservices:\n  s:\n    images: {nvidia: x:1}\n"
         "    tracks:\n      nvidia: {devicesPerReplica: 6, replicas: 1}\n",
     )
@@ -198,25 +196,41 @@ def test_a_pod_larger_than_any_node_of_its_pool_is_refused(values_dir: Path, wri
 # ---- backend checks ------------------------------------------------------------------------------
 
 
-def test_volcano_job_under_kueue_is_refused(values_dir: Path, write: Write) -> None:
-    fleet = (values_dir / "fleet.yaml").read_text()
-    write("fleet.yaml", fleet + "scheduling:\n  backend: kueue\n")
+# Team ml with a Volcano job: its `kind: volcano` is on line 4, column 11.
+VOLCANO_JOB = """\
+quota: {nvidia: 4}
+jobs:
+  mixed-job:
+    kind: volcano
+    images: {nvidia: x:1}
+    tasks:
+      workers: {vendor: nvidia, devices: 1, replicas: 2}
+"""
+
+
+def test_volcano_job_under_kueue_is_refused(tmp_path: Path) -> None:
+    values_dir = tree(
+        tmp_path,
+        {"teams/ml.yaml": VOLCANO_JOB},
+        fleet=FLEET + "scheduling:\n  backend: kueue\n",
+    )
     got = coded(values_dir, "SCH002")
     assert got[0].startswith(
-        f"{MIXED_KIND}: SCH002 job 'mixed-training-job' is a Volcano Job, but the backend is kueue"
+        "values/teams/ml.yaml:4:11: SCH002 job 'mixed-job' is a Volcano Job, but the backend is "
+        "kueue"
     )
     assert got[0].endswith(
-        "(at $.jobs['mixed-training-job'].kind); use scheduling.backend: volcano in "
+        "(at $.jobs['mixed-job'].kind); use scheduling.backend: volcano in "
         "values/fleet.yaml, or write the job as batch/v1 Jobs (vendor, devices, parallelism)"
     )
 
 
-def test_borrowing_without_a_queue_backend_is_a_warning(values_dir: Path, write: Write) -> None:
-    ml = (values_dir / "teams/ml-team.yaml").read_text()
-    write("teams/ml-team.yaml", ml + "borrowing: {nvidia: 2}\n")
+def test_borrowing_without_a_queue_backend_is_a_warning(tmp_path: Path) -> None:
+    # The default backend (quota); the borrowed 2 is on line 2, column 21.
+    values_dir = tree(tmp_path, {"teams/ml.yaml": "quota: {nvidia: 4}\nborrowing: {nvidia: 2}\n"})
     [got] = [f for f in findings(values_dir) if f.code == "SCH007"]
     assert got.severity.value == "warning"
     assert got.format().startswith(
-        f"values/{ML_TEAM}:{ML_TEAM_LAST_LINE + 1}:21: SCH007 warning: team 'ml-team' may borrow 2 nvidia "
+        "values/teams/ml.yaml:2:21: SCH007 warning: team 'ml' may borrow 2 nvidia "
         "devices, but backend 'quota' has no queue that lends"
     )

@@ -10,34 +10,48 @@ import pytest
 
 from generator.policy.registry import CHECKS as REGISTRY
 from generator.values import loader as values
-from tests.fixtures import Write, lines, migration
+from tests.fixtures import (
+    AMD_MI250X,
+    ASCEND_910B,
+    CAMBRICON_MLU370,
+    FLEET,
+    HYGON_Z100L,
+    INFERENCE,
+    lines,
+    migration,
+    tree,
+)
 
-# The Ascend vendor of the example with the driver mounted into workloads as a hostPath (what a
+# An Ascend vendor with the driver mounted into workloads as a hostPath (what a
 # site without the Ascend Docker Runtime would write; the catalog mounts nothing).
 ASCEND_WITH_DRIVER_MOUNT = """\
 pools:
-  - {name: 910b, model: 910b, devicesPerNode: 8, nodes: [ascend-node-01, ascend-node-02]}
+  - {name: 910b, model: 910b, devicesPerNode: 8, nodes: [npu-1, npu-2]}
 workloadMounts:
   - {name: ascend-driver, path: /usr/local/Ascend/driver, readOnly: true}
 """
 
 DEMO_JOB = "quota: {nvidia: 4}\njobs:\n  j:\n    vendor: nvidia\n"
 HINT_POD = "; fix nodeSelector or resources of the workload"
+# The migrating inference service (two replicas a track, phase validate) and its Ascend vendor,
+# beside the default NVIDIA vendor (8 GPUs) and team ml (4 of them).
+MIGRATING = {"vendors/ascend.yaml": ASCEND_910B, "teams/inference.yaml": INFERENCE}
 
-# code -> (files to write, the start of the line it must give)
+# code -> (files of the tree beside the default NVIDIA vendor and team ml, the start of the line
+# it must give)
 CASES: dict[str, tuple[dict[str, str], str]] = {
     "WKL001": (
         {"teams/demo.yaml": "quota: {nvidia: 4}\njobs:\n  j:\n    vendor: kunlun\n"},
         "values/teams/demo.yaml:4:13: WKL001 vendor 'kunlun' has no enabled "
-        "values/vendors/kunlun.yaml (at $.jobs.j.vendor); known vendors: amd, ascend, cambricon",
+        "values/vendors/kunlun.yaml (at $.jobs.j.vendor); known vendors: nvidia",
     ),
     "WKL002": (
         {"teams/demo.yaml": DEMO_JOB + "    images: {ascend: x:1}\n"},
         "values/teams/demo.yaml:5:13: WKL002 no image for vendor 'nvidia' (at $.jobs.j.images)",
     ),
     "WKL003": (
-        {"teams/demo.yaml": DEMO_JOB + "    namespace: ml-team\n    images: {nvidia: x:1}\n"},
-        "values/teams/demo.yaml:5:16: WKL003 namespace 'ml-team' is not a namespace of team "
+        {"teams/demo.yaml": DEMO_JOB + "    namespace: ml\n    images: {nvidia: x:1}\n"},
+        "values/teams/demo.yaml:5:16: WKL003 namespace 'ml' is not a namespace of team "
         "'demo' (at $.jobs.j.namespace); known: demo",
     ),
     "WKL004": (
@@ -55,15 +69,17 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
         {
             "teams/demo.yaml": "quota: {nvidia: 4, ascend: 4}\nservices:\n  s:\n"
             "    images: {nvidia: x:1, ascend: x:2}\n"
-            "    tracks:\n      nvidia: {replicas: 1}\n      ascend: {replicas: 1}\n"
+            "    tracks:\n      nvidia: {replicas: 1}\n      ascend: {replicas: 1}\n",
+            "vendors/ascend.yaml": ASCEND_910B,
         },
         "values/teams/demo.yaml:4:5: WKL005 service 's' has 2 tracks but no migration "
         "(from, to) and no weights (at $.services.s)",
     ),
     "MIG001": (
         {
+            **MIGRATING,
             "environments/staging.yaml": "teams:\n  inference:\n    services:\n"
-            "      inference-service:\n        weights: {nvidia: 60, ascend: 30}\n"
+            "      inference-service:\n        weights: {nvidia: 60, ascend: 30}\n",
         },
         "values/environments/staging.yaml:5:18: MIG001 service 'inference-service' weights sum "
         "to 90 (ascend 30, nvidia 60), not 100 in environment 'staging' "
@@ -71,9 +87,10 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
     ),
     "MIG002": (
         {
+            **MIGRATING,
             "environments/staging.yaml": "teams:\n  inference:\n    services:\n"
             "      inference-service:\n        replicas: {ascend: 0}\n"
-            "        weights: {nvidia: 50, ascend: 50}\n"
+            "        weights: {nvidia: 50, ascend: 50}\n",
         },
         "values/environments/staging.yaml:6:39: MIG002 service 'inference-service' sends weight "
         "50 to track 'ascend', which has 0 replicas in environment 'staging' "
@@ -81,8 +98,9 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
     ),
     "MIG003": (
         {
+            **MIGRATING,
             "environments/staging.yaml": "teams:\n  inference:\n    services:\n"
-            "      inference-service:\n        phase: shift-50\n        replicas: {ascend: 0}\n"
+            "      inference-service:\n        phase: shift-50\n        replicas: {ascend: 0}\n",
         },
         "values/environments/staging.yaml:6:28: MIG003 service 'inference-service' track "
         "'ascend' has 0 replicas but carries 50% of the traffic in phase 'shift-50' in "
@@ -90,8 +108,9 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
     ),
     "MIG004": (
         {
+            **MIGRATING,
             "environments/prod.yaml": "teams:\n  inference:\n    services:\n"
-            "      inference-service:\n        replicas: {nvidia: 5}\n"
+            "      inference-service:\n        replicas: {nvidia: 5}\n",
         },
         "values/environments/prod.yaml:5:28: MIG004 team 'inference' needs 5 nvidia devices in "
         "namespace 'inference' (service inference-service 5x1=5) but its quota is 4 in "
@@ -99,8 +118,13 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
     ),
     "MIG005": (
         {
+            **MIGRATING,
+            # Quotas may overcommit; the pods may not: 5 for the service and ml's 4-GPU job.
+            "fleet.yaml": FLEET + "capacity: {allowOvercommit: true}\n",
+            "teams/ml.yaml": "quota: {nvidia: 4}\njobs:\n  train:\n    vendor: nvidia\n"
+            "    devices: 4\n    images: {nvidia: x:1}\n",
             "environments/prod.yaml": "teams:\n  inference:\n    quota: {nvidia: 8}\n"
-            "    services:\n      inference-service:\n        replicas: {nvidia: 5}\n"
+            "    services:\n      inference-service:\n        replicas: {nvidia: 5}\n",
         },
         "values/environments/prod.yaml:6:28: MIG005 workloads need 9 nvidia devices (5 for "
         "services, 4 for the largest job) but its pools hold 8 in environment 'prod' "
@@ -108,8 +132,9 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
     ),
     "MIG006": (
         {
+            **MIGRATING,
             "environments/prod.yaml": "teams:\n  inference:\n    services:\n"
-            "      inference-service: {phase: shift-25}\n"
+            "      inference-service: {phase: shift-25}\n",
         },
         "values/environments/prod.yaml:4:34: MIG006 warning: service 'inference-service' uses "
         "routing: service, so track 'nvidia' gets 50% of the traffic (2 of 4 ready pods), not "
@@ -129,7 +154,8 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
     "POD002": (
         {
             "teams/demo.yaml": DEMO_JOB + "    images: {nvidia: x:1}\n"
-            "    resources:\n      limits: {cambricon.com/mlu: 1}\n"
+            "    resources:\n      limits: {cambricon.com/mlu: 1}\n",
+            "vendors/cambricon.yaml": CAMBRICON_MLU370,
         },
         "values/teams/demo.yaml:7:7: POD002 Job 'j': container 'j' requests cambricon.com/mlu "
         "and nvidia.com/gpu at once (at $.jobs.j.resources)" + HINT_POD,
@@ -143,7 +169,9 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
     "POD004": (
         {
             "teams/demo.yaml": "quota: {hygon: 4}\njobs:\n  j:\n    vendor: hygon\n"
-            "    images: {hygon: x:1}\n    nodeSelector: {accelerator: amd-gpu}\n"
+            "    images: {hygon: x:1}\n    nodeSelector: {accelerator: amd-gpu}\n",
+            "vendors/amd.yaml": AMD_MI250X,
+            "vendors/hygon.yaml": HYGON_Z100L,
         },
         "values/teams/demo.yaml:6:19: POD004 Job 'j': container 'j' does not tolerate taint "
         "feature.node.kubernetes.io/accelerator=amd-gpu:NoSchedule of pool 'mi250x' (at "
@@ -156,7 +184,8 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
             # Hygon's selector no longer tells it from AMD (RES001 reports the vendor side).
             "vendors/hygon.yaml": "resourceName: amd.com/gpu\nnodeLabels: {accelerator: amd-gpu}\n"
             "devicePlugin: {image: r/dcu, version: v1}\n"
-            "pools:\n  - {name: z100l, model: Z100L, devicesPerNode: 8, nodes: [dcu-node-01]}\n",
+            "pools:\n  - {name: z100l, model: Z100L, devicesPerNode: 8, nodes: [dcu-1]}\n",
+            "vendors/amd.yaml": AMD_MI250X,
         },
         "values/teams/demo.yaml:4:5: POD005 Job 'j': container 'j' requests amd.com/gpu, which "
         "amd and hygon both advertise, and its nodeSelector "
@@ -171,13 +200,9 @@ def test_every_workload_check_has_a_case() -> None:
 
 
 @pytest.mark.parametrize("code", sorted(CASES))
-def test_workload_check_reports_its_code_at_the_right_place(
-    code: str, values_dir: Path, write: Write
-) -> None:
+def test_workload_check_reports_its_code_at_the_right_place(code: str, tmp_path: Path) -> None:
     files, expected = CASES[code]
-    for rel, text in files.items():
-        write(rel, text)
-    got = lines(values_dir)
+    got = lines(tree(tmp_path, files))
     assert any(g.startswith(expected) for g in got), "\n".join(got)
 
 
@@ -186,7 +211,7 @@ def test_example_fleet_has_no_workload_errors(values_dir: Path) -> None:
     assert got == []
 
 
-# The inference service of the example with a third track, on Hygon DCUs, that the weights
+# The migrating inference service with a third track, on Hygon DCUs, that the weights
 # leave out: routing: service still sends it traffic once two tracks serve.
 THIRD_TRACK = """\
 owners: [inference-oncall@example.com]
@@ -206,12 +231,23 @@ services:
 """
 
 
-def test_a_track_of_weight_0_that_the_service_selects_gets_traffic(
-    values_dir: Path, write: Write
-) -> None:
+def _third_track(root: Path, hygon_replicas: int) -> Path:
+    """Staging runs the service in phase shift-50, prod in dual-run."""
+    env = "teams:\n  inference:\n    services:\n      inference-service: {phase: %s}\n"
+    files = {
+        "vendors/ascend.yaml": ASCEND_910B,
+        "vendors/hygon.yaml": HYGON_Z100L,
+        "teams/inference.yaml": THIRD_TRACK % hygon_replicas,
+        "environments/staging.yaml": env % "shift-50",
+        "environments/prod.yaml": env % "dual-run",
+    }
+    return tree(root, files)
+
+
+def test_a_track_of_weight_0_that_the_service_selects_gets_traffic(tmp_path: Path) -> None:
     # nvidia 3 and ascend 1 are the 75/25 of shift-25 exactly; only the hygon pod is off (prod's
     # dual-run serves from nvidia alone, so its Service selects only nvidia: no finding there).
-    write("teams/inference.yaml", THIRD_TRACK % 1)
+    values_dir = _third_track(tmp_path, 1)
     got = [g for g in lines(values_dir) if "MIG006" in g]
     assert got, lines(values_dir)
     assert all(
@@ -224,7 +260,7 @@ def test_a_track_of_weight_0_that_the_service_selects_gets_traffic(
     ), got
     # Without the hygon pod there is nothing to say of it (staging's 3:1 against shift-50's
     # 50/50 is another matter).
-    write("teams/inference.yaml", THIRD_TRACK % 0)
+    _third_track(tmp_path, 0)
     got = [g for g in lines(values_dir) if "MIG006" in g]
     assert got and not any("track 'hygon'" in g for g in got), got
 
@@ -242,15 +278,18 @@ def test_gateway_routing_needs_a_gateway(tmp_path: Path) -> None:
 
 
 def test_vendor_driver_mounts_render_read_only_and_are_refused_under_baseline(
-    values_dir: Path, write: Write
+    tmp_path: Path,
 ) -> None:
     from generator.builders.workloads import team_objects
 
-    text = (values_dir / "teams/ml-team.yaml").read_text()
-    write("teams/ml-team.yaml", text.replace("vendorMounts: false", "vendorMounts: true"))
-    write("vendors/ascend.yaml", ASCEND_WITH_DRIVER_MOUNT)
+    ml = (
+        "quota: {nvidia: 4, ascend: 8}\njobs:\n  npu-training-job:\n    vendor: ascend\n"
+        "    devices: 8\n    model: 910b\n    images: {ascend: x:1}\n    vendorMounts: true\n"
+    )
+    files = {"teams/ml.yaml": ml, "vendors/ascend.yaml": ASCEND_WITH_DRIVER_MOUNT}
+    values_dir = tree(tmp_path, files)
     prod = values.load(values_dir).envs["prod"]
-    team = next(t for t in prod.teams if t.name == "ml-team")
+    team = next(t for t in prod.teams if t.name == "ml")
     objs, _ = team_objects(prod, team)
     npu = next(o for o in objs if o["metadata"]["name"] == "npu-training-job")
     pod = npu["spec"]["template"]["spec"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from generator.findings import Severity
 from generator.values import loader as values
-from tests.fixtures import Write, findings, lines, tree
+from tests.fixtures import ASCEND_910B, CAMBRICON_MLU370, FLEET, findings, lines, tree
 
 
 def test_example_fleet_loads_with_only_the_deliberate_warnings(values_dir: Path) -> None:
@@ -20,28 +20,34 @@ def test_example_fleet_loads_with_only_the_deliberate_warnings(values_dir: Path)
     ]
 
 
-def test_schema_error_names_file_line_column_and_path(values_dir: Path, write: Write) -> None:
-    write("teams/ml-team.yaml", "owners: [a@example.com]\nquota:\n  nvidia: lots\n")
+def test_schema_error_names_file_line_column_and_path(tmp_path: Path) -> None:
+    values_dir = tree(
+        tmp_path, {"teams/ml.yaml": "owners: [a@example.com]\nquota:\n  nvidia: lots\n"}
+    )
     assert lines(values_dir) == [
-        "values/teams/ml-team.yaml:3:11: VAL001 'lots' is not of type 'integer' (at $.quota.nvidia)"
+        "values/teams/ml.yaml:3:11: VAL001 'lots' is not of type 'integer' (at $.quota.nvidia)"
     ]
 
 
-def test_unknown_key_points_at_the_key_and_lists_known_ones(values_dir: Path, write: Write) -> None:
-    write("teams/ml-team.yaml", "owners: [a@example.com]\nquotas:\n  nvidia: 8\n")
+def test_unknown_key_points_at_the_key_and_lists_known_ones(tmp_path: Path) -> None:
+    values_dir = tree(
+        tmp_path, {"teams/ml.yaml": "owners: [a@example.com]\nquotas:\n  nvidia: 8\n"}
+    )
     [finding] = findings(values_dir)
     assert finding.format().startswith(
-        "values/teams/ml-team.yaml:2:1: VAL001 unknown key 'quotas' (at $.quotas)"
+        "values/teams/ml.yaml:2:1: VAL001 unknown key 'quotas' (at $.quotas)"
     )
     assert "quota" in finding.hint
 
 
-def test_all_findings_of_a_run_are_reported_together(values_dir: Path, write: Write) -> None:
-    write("teams/ml-team.yaml", "quota:\n  nvidia: 8\n  nvidia: 9\n")
-    write("teams/inference.yaml", "podSecurity: privileged\n")
-    write("vendors/amd.yaml", "pools:\n  - name: x\n    devicesPerNode: 0\n")
-    got = lines(values_dir)
-    assert any(g.startswith("values/teams/ml-team.yaml:3:3: YAML001 duplicate key") for g in got)
+def test_all_findings_of_a_run_are_reported_together(tmp_path: Path) -> None:
+    files = {
+        "teams/ml.yaml": "quota:\n  nvidia: 8\n  nvidia: 9\n",
+        "teams/inference.yaml": "podSecurity: privileged\n",
+        "vendors/amd.yaml": "pools:\n  - name: x\n    devicesPerNode: 0\n",
+    }
+    got = lines(tree(tmp_path, files))
+    assert any(g.startswith("values/teams/ml.yaml:3:3: YAML001 duplicate key") for g in got)
     assert any(g.startswith("values/teams/inference.yaml:1:14: VAL001") for g in got)
     assert any(
         g.startswith("values/vendors/amd.yaml:2:5: VAL001 'model' is a required") for g in got
@@ -49,16 +55,15 @@ def test_all_findings_of_a_run_are_reported_together(values_dir: Path, write: Wr
     assert any(g.startswith("values/vendors/amd.yaml:3:21: VAL001 0 is less than") for g in got)
 
 
-def test_a_value_of_the_wrong_type_suggests_quoting(values_dir: Path, write: Write) -> None:
-    write("vendors/nvidia.yaml", "pools:\n  - {name: a, model: 100, devicesPerNode: 4}\n")
-    [finding] = findings(values_dir)
+def test_a_value_of_the_wrong_type_suggests_quoting(tmp_path: Path) -> None:
+    nvidia = "pools:\n  - {name: a, model: 100, devicesPerNode: 4}\n"
+    [finding] = findings(tree(tmp_path, {"vendors/nvidia.yaml": nvidia}))
     assert finding.location.line == 2 and "quote" in finding.hint
 
 
-def test_stray_files_in_the_values_tree_are_findings(values_dir: Path, write: Write) -> None:
-    write("teams/typo.yml", "quota: {}\n")
-    write("team/extra.yaml", "quota: {}\n")
-    got = lines(values_dir)
+def test_stray_files_in_the_values_tree_are_findings(tmp_path: Path) -> None:
+    files = {"teams/typo.yml": "quota: {}\n", "team/extra.yaml": "quota: {}\n"}
+    got = lines(tree(tmp_path, files))
     assert (
         "values/teams/typo.yml: VAL002 unexpected entry in the values tree; values files end in .yaml"
         in got
@@ -66,8 +71,9 @@ def test_stray_files_in_the_values_tree_are_findings(values_dir: Path, write: Wr
     assert any(g.startswith("values/team: VAL002 unexpected entry") for g in got)
 
 
-def test_catalog_defaults_fill_a_short_vendor_file(values_dir: Path) -> None:
-    loaded = values.load(values_dir)
+def test_catalog_defaults_fill_a_short_vendor_file(tmp_path: Path) -> None:
+    # The default NVIDIA vendor (two nodes of 4) and Ascend say pools alone.
+    loaded = values.load(tree(tmp_path, {"vendors/ascend.yaml": ASCEND_910B}))
     nvidia = loaded.base.vendor("nvidia")
     assert nvidia is not None
     assert nvidia.resource_name == "nvidia.com/gpu"
@@ -80,10 +86,8 @@ def test_catalog_defaults_fill_a_short_vendor_file(values_dir: Path) -> None:
     )
 
 
-def test_every_catalog_default_can_be_overridden(values_dir: Path, write: Write) -> None:
-    write(
-        "vendors/nvidia.yaml",
-        """\
+def test_every_catalog_default_can_be_overridden(tmp_path: Path) -> None:
+    nvidia = """\
 resourceName: nvidia.com/mig-1g.10gb
 devicePlugin:
   version: v0.18.0
@@ -94,8 +98,8 @@ exporter:
     memoryTotal: {name: DCGM_FI_DEV_FB_TOTAL, unit: MiB}
 pools:
   - {name: h100, model: H100, devicesPerNode: 8, nodes: [n1]}
-""",
-    )
+"""
+    values_dir = tree(tmp_path, {"vendors/nvidia.yaml": nvidia})
     nvidia = values.load(values_dir).base.vendor("nvidia")
     assert nvidia is not None
     assert nvidia.resource_name == "nvidia.com/mig-1g.10gb"
@@ -106,62 +110,67 @@ pools:
     assert nvidia.exporter["metrics"]["utilization"]["name"] == "DCGM_FI_DEV_GPU_UTIL"
 
 
-def test_environment_overrides_merge_maps_and_replace_lists(values_dir: Path, write: Write) -> None:
-    write(
-        "environments/prod.yaml",
-        """\
+def test_environment_overrides_merge_maps_and_replace_lists(tmp_path: Path) -> None:
+    prod_yaml = """\
 vendors:
   nvidia:
     devicePlugin: {args: [--only-this]}
     pools:
-      - {name: a100, model: A100, devicesPerNode: 4, nodes: [nvidia-node-03]}
+      - {name: a100, model: A100, devicesPerNode: 4, nodes: [n3]}
 teams:
   inference:
     quota: {nvidia: 2}
-""",
-    )
-    loaded = values.load(values_dir)
+"""
+    files = {
+        "vendors/ascend.yaml": ASCEND_910B,
+        "teams/inference.yaml": "quota: {nvidia: 4, ascend: 4}\n",
+        "environments/prod.yaml": prod_yaml,
+    }
+    loaded = values.load(tree(tmp_path, files))
     prod, base = loaded.envs["prod"], loaded.base
     nv_prod, nv_base = prod.vendor("nvidia"), base.vendor("nvidia")
     assert nv_prod is not None and nv_base is not None
-    assert nv_prod.pools[0].nodes == ("nvidia-node-03",)  # list replaced
-    assert nv_base.pools[0].nodes == ("nvidia-node-01", "nvidia-node-02")
+    assert nv_prod.pools[0].nodes == ("n3",)  # list replaced
+    assert nv_base.pools[0].nodes == ("n1", "n2")
     assert nv_prod.device_plugin.agent.args == ("--only-this",)
     assert nv_prod.device_plugin.agent.env == ({"name": "FAIL_ON_INIT_ERROR", "value": "false"},)
     inference = next(t for t in prod.teams if t.name == "inference")
-    assert inference.quota == {"ascend": 4, "hygon": 8, "nvidia": 2}  # map merged
+    assert inference.quota == {"ascend": 4, "nvidia": 2}  # map merged
     # a finding about an overridden value points at the environment file
     assert inference.doc.locate(("quota", "nvidia")).file == "values/environments/prod.yaml"
-    assert inference.doc.locate(("quota", "hygon")).file == "values/teams/inference.yaml"
+    assert inference.doc.locate(("quota", "ascend")).file == "values/teams/inference.yaml"
     assert inference.doc.sources == ("values/teams/inference.yaml", "values/environments/prod.yaml")
 
 
-def test_an_environment_can_disable_a_vendor_or_team(values_dir: Path, write: Write) -> None:
-    write(
-        "environments/staging.yaml",
-        "vendors:\n  cambricon: {enabled: false}\nteams:\n  inference: {enabled: false}\n",
-    )
-    staging = values.load(values_dir).envs["staging"]
+def test_an_environment_can_disable_a_vendor_or_team(tmp_path: Path) -> None:
+    files = {
+        "vendors/cambricon.yaml": CAMBRICON_MLU370,
+        "teams/inference.yaml": "quota: {nvidia: 2}\n",
+        "environments/staging.yaml": "vendors:\n  cambricon: {enabled: false}\n"
+        "teams:\n  inference: {enabled: false}\n",
+    }
+    staging = values.load(tree(tmp_path, files)).envs["staging"]
     assert staging.vendor("cambricon") is None
-    assert [t.name for t in staging.teams] == ["ml-team"]
+    assert [t.name for t in staging.teams] == ["ml"]
 
 
-def test_overrides_must_name_known_things(values_dir: Path, write: Write) -> None:
-    write("environments/prod.yaml", "teams:\n  ml-teem: {quota: {nvidia: 1}}\n")
-    write("environments/qa.yaml", "{}\n")
-    got = lines(values_dir)
+def test_overrides_must_name_known_things(tmp_path: Path) -> None:
+    files = {
+        "teams/inference.yaml": "quota: {nvidia: 2}\n",
+        "environments/prod.yaml": "teams:\n  ml-teem: {quota: {nvidia: 1}}\n",
+        "environments/qa.yaml": "{}\n",
+    }
+    got = lines(tree(tmp_path, files))
     assert (
         "values/environments/prod.yaml:2:3: REF002 override for unknown team 'ml-teem' "
-        "(at $.teams['ml-teem']); known teams: inference, ml-team"
+        "(at $.teams['ml-teem']); known teams: inference, ml"
     ) in got
     assert any(g.startswith("values/environments/qa.yaml: REF002 environment 'qa'") for g in got)
 
 
-def test_missing_required_vendor_facts_name_the_file_to_fix(values_dir: Path, write: Write) -> None:
-    write(
-        "vendors/cambricon.yaml",
-        "pools:\n  - {name: a, model: MLU370, devicesPerNode: 8, nodes: [m1]}\n",
-    )
+def test_missing_required_vendor_facts_name_the_file_to_fix(tmp_path: Path) -> None:
+    cambricon = "pools:\n  - {name: a, model: MLU370, devicesPerNode: 8, nodes: [m1]}\n"
+    values_dir = tree(tmp_path, {"vendors/cambricon.yaml": cambricon})
     # Never a line inside the installed package (generator/values/catalog/): the user's vendor file.
     assert (
         "values/vendors/cambricon.yaml:1:1: VAL003 devicePlugin.image is not set (at "
@@ -170,28 +179,26 @@ def test_missing_required_vendor_facts_name_the_file_to_fix(values_dir: Path, wr
     ) in lines(values_dir)
 
 
-def test_a_vendor_without_catalog_entry_must_say_everything(values_dir: Path, write: Write) -> None:
-    write(
-        "vendors/iluvatar.yaml",
-        "pools:\n  - {name: a, model: BI-V100, devicesPerNode: 8, nodes: [i1]}\n",
-    )
+def test_a_vendor_without_catalog_entry_must_say_everything(tmp_path: Path) -> None:
+    iluvatar = "pools:\n  - {name: a, model: BI-V100, devicesPerNode: 8, nodes: [i1]}\n"
+    values_dir = tree(tmp_path, {"vendors/iluvatar.yaml": iluvatar})
     got = {f.message for f in findings(values_dir) if f.code == "VAL003"}
     assert "resourceName is not set" in got
     assert "devicePlugin.image is not set" in got
 
 
-def test_bad_file_names_are_findings(values_dir: Path, write: Write) -> None:
-    write("teams/ML_Team.yaml", "quota: {}\n")
+def test_bad_file_names_are_findings(tmp_path: Path) -> None:
+    values_dir = tree(tmp_path, {"teams/ML_Team.yaml": "quota: {}\n"})
     assert any("NAME001 file name 'ML_Team'" in g for g in lines(values_dir))
 
 
-def test_an_environment_can_override_fleet_settings(values_dir: Path, write: Write) -> None:
-    write(
-        "environments/staging.yaml",
-        "fleet:\n  nodeConfig: {method: node-patch}\n"
+def test_an_environment_can_override_fleet_settings(tmp_path: Path) -> None:
+    files = {
+        "environments/staging.yaml": "fleet:\n  nodeConfig: {method: node-patch}\n"
         "  monitoring: {namespace: mon-staging}\n  capacity: {allowOvercommit: false}\n",
-    )
-    loaded = values.load(values_dir)
+    }
+    fleet = FLEET + "nodeConfig: {method: nfd}\ncapacity: {allowOvercommit: true}\n"
+    loaded = values.load(tree(tmp_path, files, fleet=fleet))
     staging, prod = loaded.envs["staging"].fleet, loaded.envs["prod"].fleet
     assert (staging.node_config_method, prod.node_config_method) == ("node-patch", "nfd")
     assert staging.doc.get("monitoring", "namespace") == "mon-staging"

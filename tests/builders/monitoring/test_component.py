@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,11 +26,22 @@ from generator.builders.monitoring.dashboard import queries
 from generator.builders.monitoring.sources import Exporter, exporters
 from generator.values import loader as values
 from generator.values.merge import merge_data
-from tests.fixtures import Write, kustomize_build, lines, render_into, tool
+from tests.fixtures import (
+    FLEET,
+    HYGON_Z100L,
+    NVIDIA,
+    OTHER_VENDORS,
+    kustomize_build,
+    lines,
+    render_into,
+    tool,
+    tree,
+)
 
 MiB = 2**20
 
-# A small, fixed fleet: the example vendors, teams whose quotas the expectations below rely on.
+# A small, fixed fleet: five vendors (cost weights: nvidia 1.0, hygon 0.5), teams whose quotas
+# the expectations below rely on.
 TEAMS = {
     "ml-team": "quota: {nvidia: 8, ascend: 16}\n",
     "inference": "quota: {hygon: 8, nvidia: 4}\n",
@@ -39,13 +49,17 @@ TEAMS = {
 
 
 @pytest.fixture
-def fleet(values_dir: Path, write: Write) -> Path:
-    for folder in ("teams", "environments"):
-        shutil.rmtree(values_dir / folder)
-    for team, text in TEAMS.items():
-        write(f"teams/{team}.yaml", text)
-    write("environments/staging.yaml", "fleet: {git: {targetRevision: staging}}\n")
-    return values_dir
+def fleet(tmp_path: Path) -> Path:
+    files: dict[str, str | None] = {
+        **OTHER_VENDORS,
+        "vendors/nvidia.yaml": NVIDIA + "costWeight: 1.0\n",
+        "vendors/hygon.yaml": HYGON_Z100L + "costWeight: 0.5\n",
+        "teams/ml.yaml": None,
+        **{f"teams/{team}.yaml": text for team, text in TEAMS.items()},
+        "environments/staging.yaml": "fleet: {git: {targetRevision: staging}}\n",
+    }
+    # The quotas overcommit NVIDIA and Ascend.
+    return tree(tmp_path / "repo", files, fleet=FLEET + "capacity: {allowOvercommit: true}\n")
 
 
 def promtool(*args: str, cwd: Path) -> str:
@@ -545,7 +559,7 @@ def test_dashboard_json_is_deterministic_and_lists_every_panel(fleet: Path, tmp_
     assert all(p["options"] for p in data["panels"]), "a panel without options"
 
 
-def test_fleet_monitoring_settings(fleet: Path, write: Write, tmp_path: Path) -> None:
+def test_fleet_monitoring_settings(fleet: Path, tmp_path: Path) -> None:
     fleet_file = fleet / "fleet.yaml"
     fleet_file.write_text(
         fleet_file.read_text()
@@ -584,10 +598,9 @@ def test_exporter_labels_that_swap_in_a_cycle_are_reported(fleet: Path) -> None:
 
 
 def test_a_vendor_without_exporter_is_a_warning_and_gets_no_scrape_config(
-    fleet: Path, write: Write, tmp_path: Path
+    fleet: Path, tmp_path: Path
 ) -> None:
-    write(
-        "vendors/iluvatar.yaml",
+    (fleet / "vendors/iluvatar.yaml").write_text(
         """
 resourceName: iluvatar.ai/gpu
 pciVendor: "1e3e"
