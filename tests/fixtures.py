@@ -359,3 +359,29 @@ def render_refused(values: Path) -> str:
     assert "nothing written" in output
     assert snapshot(out) == before
     return output
+
+
+# ---- trees-b: small trees for the validate, delivery, reporters, render and cli tests ----------
+
+# Team ml-team, as the `extra_objects` fixture (conftest.py) needs it: its `quota:` key is on
+# line 1, column 1 of values/teams/ml-team.yaml, where findings on its extra objects point.
+ML_TEAM = "quota:\n  nvidia: 4\n"
+
+
+def ml_tree(
+    root: Path, files: Mapping[str, str | None] | None = None, *, fleet: str = FLEET
+) -> Path:
+    """tree(root / "repo", ...) with team ml-team (ML_TEAM) in place of team ml: the default NVIDIA
+    vendor (8 GPUs), environments staging and prod. The values are root/repo/values, so a
+    committed render lands in root/repo (base/, overlays/) and findings start `values/`."""
+    return tree(
+        root / "repo",
+        {"teams/ml.yaml": None, "teams/ml-team.yaml": ML_TEAM, **(files or {})},
+        fleet=fleet,
+    )
+
+
+def committed_at(repo: Path, rel: str, text: str) -> int:
+    """The 1-based line of the first line holding `text` in repo/<rel> (a committed file)."""
+    found = (repo / rel).read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(found, 1) if text in line)
