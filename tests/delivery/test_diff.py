@@ -14,7 +14,7 @@ from generator.delivery.diff import (
     field_changes,
 )
 from tests import repos
-from tests.fixtures import ASCEND_910B, FLEET, INFERENCE, ROOT, cli_streams, tree
+from tests.fixtures import ROOT, TWO_TEAMS_PROD, TWO_TEAMS_STAGING, cli_streams, two_teams
 
 # ---- diff: field changes and formats -------------------------------------------------------------
 
@@ -43,54 +43,6 @@ def test_field_changes_match_named_list_entries_and_keep_the_rest_whole() -> Non
     assert got[1][2:] == ("y:1", "y:2")
 
 
-# A small fleet `f` (NVIDIA 8 GPUs, Ascend 8 NPUs; quotas are ceilings, overcommit allowed):
-# team ml-team (8 GPUs, 4 in staging; a 4-GPU job), team inference whose service migrates from
-# NVIDIA to Ascend, two replicas a track (shift-50 in staging, dual-run in prod); prod syncs the
-# `prod` branch, staging main.
-ML_TEAM = """\
-quota:
-  nvidia: 8
-jobs:
-  cuda-training-job:
-    vendor: nvidia
-    devices: 4
-    images: {nvidia: r/train:cuda}
-    command: [python, train.py]
-"""
-STAGING = """\
-teams:
-  ml-team:
-    quota:
-      nvidia: 4
-  inference:
-    services:
-      inference-service: {phase: shift-50}
-"""
-PROD = """\
-fleet:
-  git:
-    targetRevision: prod
-teams:
-  inference:
-    services:
-      inference-service: {phase: dual-run}
-"""
-
-
-def fleet_tree(tmp_path: Path) -> Path:
-    """The small fleet above under tmp_path/repo: 6 units in each environment (argocd,
-    device-plugins, node-config, monitoring, team-ml-team, team-inference)."""
-    files = {
-        "teams/ml.yaml": None,
-        "teams/ml-team.yaml": ML_TEAM,
-        "vendors/ascend.yaml": ASCEND_910B,
-        "teams/inference.yaml": INFERENCE,
-        "environments/staging.yaml": STAGING,
-        "environments/prod.yaml": PROD,
-    }
-    return tree(tmp_path / "repo", files, fleet=FLEET + "capacity: {allowOvercommit: true}\n")
-
-
 def _git_fleet(values_dir: Path, *, commit_output: bool = True) -> Path:
     """The fleet as a git repository on main: values and (usually) its rendered output."""
     repo = values_dir.parent
@@ -113,7 +65,7 @@ def _objects(data: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, Any]]
 
 
 def test_diff_base_quota_change(tmp_path: Path) -> None:
-    values_dir = fleet_tree(tmp_path)
+    values_dir = two_teams(tmp_path)
     _git_fleet(values_dir)
     text = (values_dir / "teams/ml-team.yaml").read_text().replace("nvidia: 8", "nvidia: 6")
     (values_dir / "teams/ml-team.yaml").write_text(text)
@@ -163,7 +115,7 @@ teams:
 
 
 def test_diff_base_weight_change(tmp_path: Path) -> None:
-    values_dir = fleet_tree(tmp_path)
+    values_dir = two_teams(tmp_path)
     prod = values_dir / "environments/prod.yaml"
     prod.write_text(GATEWAY.format(phase="shift-10"))
     _git_fleet(values_dir)
@@ -182,11 +134,13 @@ def test_diff_base_weight_change(tmp_path: Path) -> None:
 
 
 def test_diff_base_deleted_team(tmp_path: Path) -> None:
-    values_dir = fleet_tree(tmp_path)
+    values_dir = two_teams(tmp_path)
     _git_fleet(values_dir)
     (values_dir / "teams/inference.yaml").unlink()
-    (values_dir / "environments/prod.yaml").write_text(PROD.split("teams:")[0])
-    (values_dir / "environments/staging.yaml").write_text(STAGING.split("  inference:")[0])
+    (values_dir / "environments/prod.yaml").write_text(TWO_TEAMS_PROD.split("teams:")[0])
+    (values_dir / "environments/staging.yaml").write_text(
+        TWO_TEAMS_STAGING.split("  inference:")[0]
+    )
     data = _diff(values_dir, "--base", "main", "--env", "prod")
     objs = _objects(data)
     removed = {k for k, o in objs.items() if o["status"] == "removed"}
@@ -215,7 +169,7 @@ def test_diff_base_deleted_team(tmp_path: Path) -> None:
 
 def test_diff_base_without_committed_output_renders_the_ref(tmp_path: Path) -> None:
     """A fleet repository that publishes elsewhere commits only values: the ref is rendered."""
-    values_dir = fleet_tree(tmp_path)
+    values_dir = two_teams(tmp_path)
     _git_fleet(values_dir, commit_output=False)
     text = (values_dir / "teams/ml-team.yaml").read_text().replace("nvidia: 8", "nvidia: 6")
     (values_dir / "teams/ml-team.yaml").write_text(text)
@@ -225,7 +179,7 @@ def test_diff_base_without_committed_output_renders_the_ref(tmp_path: Path) -> N
 
 
 def test_diff_base_devices_down_zero_replicas_and_plugin_image(tmp_path: Path) -> None:
-    values_dir = fleet_tree(tmp_path)
+    values_dir = two_teams(tmp_path)
     _git_fleet(values_dir)
     (values_dir / "environments/prod.yaml").write_text(
         "vendors:\n  nvidia:\n    devicePlugin: {version: v0.17.0}\n"
@@ -248,7 +202,7 @@ def test_diff_base_devices_down_zero_replicas_and_plugin_image(tmp_path: Path) -
 
 
 def test_diff_between_environments(tmp_path: Path) -> None:
-    values_dir = fleet_tree(tmp_path)
+    values_dir = two_teams(tmp_path)
     data = _diff(values_dir, "staging", "prod")
     objs = _objects(data)
     quota = objs[("staging -> prod", "team-ml-team", "ResourceQuota/accelerators")]
@@ -281,7 +235,7 @@ def test_a_namespace_argo_cd_prunes_is_deleted_with_everything_in_it() -> None:
 
 
 def test_diff_usage_errors(tmp_path: Path) -> None:
-    values_dir = fleet_tree(tmp_path)
+    values_dir = two_teams(tmp_path)
     assert cli_streams("diff", "--values", str(values_dir))[0] == 2
     assert cli_streams("diff", "--values", str(values_dir), "staging", "qa")[0] == 2
     code, _, err = cli_streams("diff", "--values", str(values_dir), "--base", "main")
