@@ -394,3 +394,87 @@ def render_refused(values: Path) -> str:
     assert "nothing written" in output
     assert snapshot(out) == before
     return output
+
+
+# ---- trees-b: small trees for the validate, delivery, reporters, render and cli tests ----------
+
+# Team ml-team, as the `extra_objects` fixture (conftest.py) needs it: its `quota:` key is on
+# line 1, column 1 of values/teams/ml-team.yaml, where findings on its extra objects point.
+ML_TEAM = "quota:\n  nvidia: 4\n"
+
+
+def ml_tree(
+    root: Path, files: Mapping[str, str | None] | None = None, *, fleet: str = FLEET
+) -> Path:
+    """tree(root / "repo", ...) with team ml-team (ML_TEAM) in place of team ml: the default NVIDIA
+    vendor (8 GPUs), environments staging and prod. The values are root/repo/values, so a
+    committed render lands in root/repo (base/, overlays/) and findings start `values/`."""
+    return tree(
+        root / "repo",
+        {"teams/ml.yaml": None, "teams/ml-team.yaml": ML_TEAM, **(files or {})},
+        fleet=fleet,
+    )
+
+
+def committed_at(repo: Path, rel: str, text: str) -> int:
+    """The 1-based line of the first line holding `text` in repo/<rel> (a committed file)."""
+    found = (repo / rel).read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(found, 1) if text in line)
+
+
+# A small fleet `f` (NVIDIA 8 GPUs, Ascend 16 NPUs; quotas are ceilings, overcommit allowed) for
+# the delivery and CLI tests: team ml-team (8 GPUs, 4 in staging, and 8 NPUs; a 4-GPU job and an
+# 8-NPU job), team inference whose service migrates from NVIDIA to Ascend, two replicas a track
+# (shift-50 in staging, dual-run in prod); prod syncs the `prod` branch, staging main.
+TWO_TEAMS_ASCEND = (
+    "pools:\n  - {name: 910b, model: 910b, devicesPerNode: 8, nodes: [npu-1, npu-2]}\n"
+)
+TWO_TEAMS_ML = """\
+quota:
+  nvidia: 8
+  ascend: 8
+jobs:
+  cuda-training-job:
+    vendor: nvidia
+    devices: 4
+    images: {nvidia: r/train:cuda}
+    command: [python, train.py]
+  npu-training-job:
+    vendor: ascend
+    devices: 8
+    images: {ascend: r/train:ascend}
+    command: [python, train.py]
+    vendorMounts: false
+"""
+TWO_TEAMS_STAGING = """\
+teams:
+  ml-team:
+    quota:
+      nvidia: 4
+  inference:
+    services:
+      inference-service: {phase: shift-50}
+"""
+TWO_TEAMS_PROD = """\
+fleet:
+  git:
+    targetRevision: prod
+teams:
+  inference:
+    services:
+      inference-service: {phase: dual-run}
+"""
+
+
+def two_teams(root: Path) -> Path:
+    """The small fleet above under root/repo: 6 units in each environment (argocd,
+    device-plugins, node-config, monitoring, team-ml-team, team-inference)."""
+    files = {
+        "teams/ml.yaml": None,
+        "teams/ml-team.yaml": TWO_TEAMS_ML,
+        "vendors/ascend.yaml": TWO_TEAMS_ASCEND,
+        "teams/inference.yaml": INFERENCE,
+        "environments/staging.yaml": TWO_TEAMS_STAGING,
+        "environments/prod.yaml": TWO_TEAMS_PROD,
+    }
+    return tree(root / "repo", files, fleet=FLEET + "capacity: {allowOvercommit: true}\n")

@@ -12,7 +12,7 @@ import pytest
 
 from generator import __version__
 from generator.values import schema
-from tests.fixtures import Write, cli
+from tests.fixtures import cli, two_teams
 
 
 def test_version() -> None:
@@ -36,13 +36,15 @@ def test_schema_out_writes_one_file_per_kind(tmp_path: Path) -> None:
 
 
 def test_check_reports_values_findings_without_tools(
-    values_dir: Path, write: Write, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ACCEL_GITOPS_TOOLS_DIR", str(tmp_path / "no-tools"))
+    values_dir = two_teams(tmp_path)
     code, out = cli("check", "--values", str(values_dir))
-    assert code == 0 and out.endswith("check: 0 error(s), 3 warning(s)\n")
-    write("teams/ml-team.yaml", "quota:\n  nvidia: many\n")
-    write("teams/inference.yaml", "quota: {nvidia: 1}\nbogus: 1\n")
+    # One warning: NVIDIA quotas (12) over its 8 GPUs in prod, overcommit allowed (CAP001).
+    assert code == 0 and out.endswith("check: 0 error(s), 1 warning(s)\n")
+    (values_dir / "teams/ml-team.yaml").write_text("quota:\n  nvidia: many\n")
+    (values_dir / "teams/inference.yaml").write_text("quota: {nvidia: 1}\nbogus: 1\n")
     code, out = cli("check", "--values", str(values_dir), "--output", "json")
     assert code == 1
     found = {(f["file"], f["code"]) for f in json.loads(out)["findings"]}

@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.fixtures import Write, cli
+from tests.fixtures import cli, two_teams
+
+# The plans below are of fixtures.two_teams: inference-service (two replicas a track) in phase
+# shift-50 in staging and dual-run in prod; ml-team's largest jobs 4 GPUs and 8 NPUs.
 
 
-def test_plan_text_shows_phases_tracks_and_devices(values_dir: Path) -> None:
+def test_plan_text_shows_phases_tracks_and_devices(tmp_path: Path) -> None:
+    values_dir = two_teams(tmp_path)
     code, out = cli("plan", "--values", str(values_dir))
     assert code == 0, out
     assert "environment staging" in out and "environment prod" in out
@@ -22,12 +26,13 @@ def test_plan_text_shows_phases_tracks_and_devices(values_dir: Path) -> None:
         "  devices per team"
     ) in out
     assert "phase dual-run" in out
-    assert "    ml-team    ml-team    ascend     0         8    8       16     yes\n" in out
-    assert "    nvidia     6       8         yes\n" in out
+    assert "    ml-team    ml-team    ascend  0         8    8       8      yes\n" in out
+    assert "    nvidia  6       8         yes\n" in out
     assert out.endswith("plan fits\n")
 
 
-def test_plan_json_for_one_environment(values_dir: Path) -> None:
+def test_plan_json_for_one_environment(tmp_path: Path) -> None:
+    values_dir = two_teams(tmp_path)
     code, out = cli("plan", "--values", str(values_dir), "--env", "prod", "--output", "json")
     assert code == 0, out
     data = json.loads(out)
@@ -54,15 +59,15 @@ def test_plan_json_for_one_environment(values_dir: Path) -> None:
     assert [f["code"] for f in data["findings"]] == []
 
 
-def test_plan_that_does_not_fit_exits_1(values_dir: Path, write: Write) -> None:
-    write(
-        "environments/prod.yaml",
+def test_plan_that_does_not_fit_exits_1(tmp_path: Path) -> None:
+    values_dir = two_teams(tmp_path)
+    (values_dir / "environments/prod.yaml").write_text(
         "teams:\n  inference:\n    services:\n      inference-service:\n"
         "        replicas: {nvidia: 5}\n",
     )
     code, out = cli("plan", "--values", str(values_dir), "--env", "prod")
     assert code == 1, out
-    assert "    inference  inference  nvidia     5         0    5       4      NO\n" in out
+    assert "    inference  inference  nvidia  5         0    5       4      NO\n" in out
     assert "values/environments/prod.yaml:5:28: MIG004 team 'inference' needs 5 nvidia" in out
     assert out.endswith("plan does NOT fit\n")
     code, out = cli("plan", "--values", str(values_dir), "--env", "staging", "--output", "json")
@@ -71,7 +76,8 @@ def test_plan_that_does_not_fit_exits_1(values_dir: Path, write: Write) -> None:
     assert code == 1 and json.loads(out)["fits"] is False
 
 
-def test_plan_usage_errors_exit_2(values_dir: Path, tmp_path: Path) -> None:
+def test_plan_usage_errors_exit_2(tmp_path: Path) -> None:
+    values_dir = two_teams(tmp_path)
     assert cli("plan", "--values", str(values_dir), "--env", "qa")[0] == 2
     assert cli("plan", "--values", str(tmp_path / "nope"))[0] == 2
 
@@ -84,10 +90,11 @@ def _service(extra: str) -> str:
 
 
 def test_plan_shows_the_split_pod_counts_give_with_routing_service(
-    values_dir: Path, write: Write
+    tmp_path: Path,
 ) -> None:
     """shift-10 asks for 90/10, but a Service spanning 2 + 2 ready pods splits 50/50."""
-    write("environments/prod.yaml", _service("        replicas: {ascend: 1}\n"))
+    values_dir = two_teams(tmp_path)
+    (values_dir / "environments/prod.yaml").write_text(_service("        replicas: {ascend: 1}\n"))
     code, out = cli("plan", "--values", str(values_dir), "--env", "prod")
     assert code == 0, out
     assert (
@@ -103,9 +110,9 @@ def test_plan_shows_the_split_pod_counts_give_with_routing_service(
     assert [t["traffic"] for t in prod["services"][0]["tracks"]] == [66.7, 33.3]
 
 
-def test_plan_traffic_is_the_weights_with_weighted_routing(values_dir: Path, write: Write) -> None:
-    write(
-        "environments/prod.yaml",
+def test_plan_traffic_is_the_weights_with_weighted_routing(tmp_path: Path) -> None:
+    values_dir = two_teams(tmp_path)
+    (values_dir / "environments/prod.yaml").write_text(
         _service(
             "        routing: gateway\n"
             "        gateway: {parentRefs: [{name: public, namespace: gateways}]}\n"
@@ -120,10 +127,10 @@ def test_plan_traffic_is_the_weights_with_weighted_routing(values_dir: Path, wri
     assert "routing service:" not in out
 
 
-def test_plan_counts_every_track_the_service_selects(values_dir: Path, write: Write) -> None:
+def test_plan_counts_every_track_the_service_selects(tmp_path: Path) -> None:
     """One track carrying all traffic: the Service selects only it, whatever the replicas."""
-    write(
-        "environments/prod.yaml",
+    values_dir = two_teams(tmp_path)
+    (values_dir / "environments/prod.yaml").write_text(
         "teams:\n  inference:\n    services:\n      inference-service:\n"
         "        phase: primary-new\n",
     )

@@ -4,15 +4,26 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from generator.render.writer import read_tree
-from tests.fixtures import ROOT, Write, cli, render_py
+from tests.fixtures import ROOT, TWO_TEAMS_ML, cli, render_py, tree, two_teams
 
 
-def test_render_writes_base_and_overlays(values_dir: Path, tmp_path: Path) -> None:
+def writer(values_dir: Path) -> Callable[[str, str], None]:
+    """Write (or overwrite) a file of the values tree: write("teams/x.yaml", text)."""
+
+    def write(rel: str, text: str) -> None:
+        (values_dir / rel).write_text(text, encoding="utf-8")
+
+    return write
+
+
+def test_render_writes_base_and_overlays(tmp_path: Path) -> None:
+    values_dir = two_teams(tmp_path)
     out = tmp_path / "out"
     code, output = cli("render", "--values", str(values_dir), "--out", str(out))
     assert code == 0, output
@@ -33,13 +44,16 @@ def test_render_writes_base_and_overlays(values_dir: Path, tmp_path: Path) -> No
     assert "CAP001 warning" in output
 
 
-def test_default_output_is_the_folder_holding_the_values(values_dir: Path) -> None:
+def test_default_output_is_the_folder_holding_the_values(tmp_path: Path) -> None:
+    values_dir = two_teams(tmp_path)
     code, output = cli("render", "--values", str(values_dir))
     assert code == 0, output
     assert (values_dir.parent / "overlays" / "prod" / "argocd" / "kustomization.yaml").is_file()
 
 
-def test_findings_exit_1_and_write_nothing(values_dir: Path, write: Write, tmp_path: Path) -> None:
+def test_findings_exit_1_and_write_nothing(tmp_path: Path) -> None:
+    values_dir = two_teams(tmp_path)
+    write = writer(values_dir)
     out = tmp_path / "out"
     assert cli("render", "--values", str(values_dir), "--out", str(out))[0] == 0
     before = read_tree(out)
@@ -54,8 +68,10 @@ def test_findings_exit_1_and_write_nothing(values_dir: Path, write: Write, tmp_p
 
 
 def test_quota_over_capacity_fails_with_file_and_line(
-    values_dir: Path, write: Write, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
+    values_dir = two_teams(tmp_path)
+    write = writer(values_dir)
     fleet = (values_dir / "fleet.yaml").read_text()
     write("fleet.yaml", fleet.replace("allowOvercommit: true", "allowOvercommit: false"))
     write("teams/ml-team.yaml", "quota:\n  ascend: 64\n")
@@ -68,18 +84,20 @@ def test_quota_over_capacity_fails_with_file_and_line(
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert cli("render", "--values", str(tmp_path / "nope"))[0] == 2
     assert cli("render", "--bogus")[0] == 2
-    code, output = cli("render", "--values", str(ROOT / "values"), "--env", "qa", "--check")
+    code, output = cli("render", "--values", str(tree(tmp_path)), "--env", "qa", "--check")
     assert code == 2 and "unknown environment 'qa'" in output
 
 
 def test_check_passes_on_fresh_output_and_reports_every_kind_of_drift(
-    values_dir: Path, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
+    values_dir = two_teams(tmp_path)
     out = tmp_path / "out"
     cli("render", "--values", str(values_dir), "--out", str(out))
     assert cli("render", "--values", str(values_dir), "--out", str(out), "--check")[0] == 0
     quota = out / "base/teams/ml-team/resourcequota-ml-team-accelerators.yaml"
-    quota.write_text(quota.read_text().replace("'16'", "'32'"))
+    # ml-team's 8 NPUs (TWO_TEAMS_ML), edited by hand
+    quota.write_text(quota.read_text().replace("Ascend910: '8'", "Ascend910: '32'"))
     (out / "overlays/prod/extra.yaml").write_text("kind: ConfigMap\n")
     (out / "base/device-plugins/nvidia/kustomization.yaml").unlink()
     code, output = cli("render", "--values", str(values_dir), "--out", str(out), "--check")
@@ -91,8 +109,10 @@ def test_check_passes_on_fresh_output_and_reports_every_kind_of_drift(
 
 
 def test_env_renders_one_environment_and_keeps_the_others(
-    values_dir: Path, write: Write, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
+    values_dir = two_teams(tmp_path)
+    write = writer(values_dir)
     out = tmp_path / "out"
     cli("render", "--values", str(values_dir), "--out", str(out))
     prod_before = {k: v for k, v in read_tree(out).items() if k.startswith("overlays/prod/")}
@@ -122,11 +142,12 @@ def _render_with(seed: str, values: Path, out: Path) -> dict[str, str]:
 
 
 def test_output_is_byte_identical_whatever_the_hash_seed_or_file_order(tmp_path: Path) -> None:
-    a = _render_with("1", ROOT / "values", tmp_path / "a")
+    source = two_teams(tmp_path)
+    a = _render_with("1", source, tmp_path / "a")
     # Same values, files created in reverse order (directory order differs on most filesystems).
     shuffled = tmp_path / "shuffled" / "values"
-    for src in sorted((ROOT / "values").rglob("*"), reverse=True):
-        dest = shuffled / src.relative_to(ROOT / "values")
+    for src in sorted(source.rglob("*"), reverse=True):
+        dest = shuffled / src.relative_to(source)
         if src.is_file():
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src, dest)
@@ -184,14 +205,15 @@ def test_help_on_every_command() -> None:
         assert code == 0 and "Usage" in output
 
 
-def test_every_rendered_object_knows_its_values_line() -> None:
+def test_every_rendered_object_knows_its_values_line(tmp_path: Path) -> None:
     """validate points findings at these: the workload's key, the team's quota, the vendor."""
     from generator.render.layout import render_tree
     from generator.values import loader as values
 
-    rendered = render_tree(values.load(ROOT / "values"))
-    text = (ROOT / "values/teams/ml-team.yaml").read_text().splitlines()
-    job_line = text.index("  cuda-training-job:") + 1
+    rendered = render_tree(values.load(two_teams(tmp_path)))
+    # TWO_TEAMS_ML: quota (3 lines), jobs:, then the key of cuda-training-job on line 5.
+    assert TWO_TEAMS_ML.splitlines()[4] == "  cuda-training-job:"
+    job_line = 5
     for unit in rendered.units:
         for obj in unit.objects:
             key = (

@@ -10,9 +10,10 @@ import pytest
 
 from generator.validate import run as core
 from generator.values import loader as values
-from tests.fixtures import Write, cli
+from tests.fixtures import cli, two_teams
 
-# A third team over-commits NVIDIA further in every environment: one more values warning.
+# A third team over-commits NVIDIA (fixtures.two_teams: 8 GPUs, overcommit allowed) further in
+# every environment: one more values warning.
 EXTRA_TEAM = "owners: [x@example.com]\nquota: {nvidia: 8}\n"
 
 
@@ -26,10 +27,9 @@ def findings_and_counts(report: str) -> tuple[list[str], str]:
 
 
 @pytest.mark.parametrize("env", [None, "prod"])
-def test_render_validate_reports_what_validate_reports(
-    values_dir: Path, write: Write, env: str | None
-) -> None:
-    write("teams/extra.yaml", EXTRA_TEAM)
+def test_render_validate_reports_what_validate_reports(tmp_path: Path, env: str | None) -> None:
+    values_dir = two_teams(tmp_path)
+    (values_dir / "teams/extra.yaml").write_text(EXTRA_TEAM)
     scope = ["--env", env] if env else []
     code, together = cli("render", "--values", str(values_dir), "--validate", *scope)
     assert code == 0, together
@@ -43,8 +43,9 @@ def test_render_validate_reports_what_validate_reports(
 
 
 def test_render_validate_reads_and_checks_the_values_once(
-    values_dir: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    values_dir = two_teams(tmp_path)
     loads = []
     real_load = values.load
 
@@ -62,18 +63,21 @@ def test_render_validate_reads_and_checks_the_values_once(
     code, out = cli("render", "--values", str(values_dir), "--validate")
     assert code == 0, out
     assert loads == [1]
-    assert "validate: 0 error(s), 3 warning(s)" in out
+    # One warning: NVIDIA quotas (12) over its 8 GPUs in prod, overcommit allowed (CAP001).
+    assert "validate: 0 error(s), 1 warning(s)" in out
 
 
-def test_render_validate_stops_at_values_errors(values_dir: Path, write: Write) -> None:
-    write("teams/extra.yaml", "quota: {nvidia: -1}\n")
+def test_render_validate_stops_at_values_errors(tmp_path: Path) -> None:
+    values_dir = two_teams(tmp_path)
+    (values_dir / "teams/extra.yaml").write_text("quota: {nvidia: -1}\n")
     code, out = cli("render", "--values", str(values_dir), "--validate")
     assert code == 1, out
     assert "values/teams/extra.yaml" in out
     assert "validate:" not in out  # nothing was written, so there is nothing new to validate
 
 
-def test_render_check_and_validate_exclude_each_other(values_dir: Path) -> None:
+def test_render_check_and_validate_exclude_each_other(tmp_path: Path) -> None:
+    values_dir = two_teams(tmp_path)
     code, out = cli("render", "--values", str(values_dir), "--check", "--validate")
     assert code == 2
     assert "--check and --validate exclude each other" in out

@@ -137,13 +137,13 @@ def test_a_file_name_with_a_control_character_is_refused(tmp_path: Path) -> None
     ) in output.splitlines()
 
 
-def test_name006_refuses_a_name_or_label_ending_in_a_newline() -> None:
+def test_name006_refuses_a_name_or_label_ending_in_a_newline(tmp_path: Path) -> None:
     from generator.builders.common import Unit
     from generator.policy.registry import run_rules
     from generator.values import loader as values
-    from tests.example import EXAMPLE_VALUES
+    from tests.fixtures import ml_tree
 
-    prod = values.load(EXAMPLE_VALUES).envs["prod"]
+    prod = values.load(ml_tree(tmp_path)).envs["prod"]
     obj = {
         "apiVersion": "v1",
         "kind": "ConfigMap",

@@ -14,7 +14,7 @@ from generator.delivery.diff import (
     field_changes,
 )
 from tests import repos
-from tests.fixtures import ROOT, Write, cli_streams
+from tests.fixtures import ROOT, TWO_TEAMS_PROD, TWO_TEAMS_STAGING, cli_streams, two_teams
 
 # ---- diff: field changes and formats -------------------------------------------------------------
 
@@ -44,7 +44,7 @@ def test_field_changes_match_named_list_entries_and_keep_the_rest_whole() -> Non
 
 
 def _git_fleet(values_dir: Path, *, commit_output: bool = True) -> Path:
-    """The example fleet as a git repository on main: values and (usually) its rendered output."""
+    """The fleet as a git repository on main: values and (usually) its rendered output."""
     repo = values_dir.parent
     if commit_output:
         assert cli_streams("render", "--values", str(values_dir))[0] == 0
@@ -64,10 +64,11 @@ def _objects(data: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, Any]]
     return {(o["environment"], o["unit"], f"{o['kind']}/{o['name']}"): o for o in data["objects"]}
 
 
-def test_diff_base_quota_change(values_dir: Path, write: Write) -> None:
+def test_diff_base_quota_change(tmp_path: Path) -> None:
+    values_dir = two_teams(tmp_path)
     _git_fleet(values_dir)
     text = (values_dir / "teams/ml-team.yaml").read_text().replace("nvidia: 8", "nvidia: 6")
-    write("teams/ml-team.yaml", text)
+    (values_dir / "teams/ml-team.yaml").write_text(text)
     data = _diff(values_dir, "--base", "main")
     assert data["old"].startswith("main (") and data["old"].endswith(", committed output)")
     objs = _objects(data)
@@ -80,7 +81,7 @@ def test_diff_base_quota_change(values_dir: Path, write: Write) -> None:
     ]
     assert [r["code"] for r in quota["risks"]] == ["quota-down"]
     assert data["summary"] == {
-        "units": 14,
+        "units": 12,
         "changed_units": 1,
         "added": 0,
         "removed": 0,
@@ -113,10 +114,12 @@ teams:
 """
 
 
-def test_diff_base_weight_change(values_dir: Path, write: Write) -> None:
-    write("environments/prod.yaml", GATEWAY.format(phase="shift-10"))
+def test_diff_base_weight_change(tmp_path: Path) -> None:
+    values_dir = two_teams(tmp_path)
+    prod = values_dir / "environments/prod.yaml"
+    prod.write_text(GATEWAY.format(phase="shift-10"))
     _git_fleet(values_dir)
-    write("environments/prod.yaml", GATEWAY.format(phase="shift-50"))
+    prod.write_text(GATEWAY.format(phase="shift-50"))
     data = _diff(values_dir, "--base", "main", "--env", "prod")
     objs = _objects(data)
     assert sorted(objs) == [("prod", "team-inference", "HTTPRoute/inference-service")]
@@ -130,17 +133,20 @@ def test_diff_base_weight_change(values_dir: Path, write: Write) -> None:
     assert _diff(values_dir, "--base", "main", "--env", "staging")["objects"] == []
 
 
-def test_diff_base_deleted_team(values_dir: Path, write: Write) -> None:
+def test_diff_base_deleted_team(tmp_path: Path) -> None:
+    values_dir = two_teams(tmp_path)
     _git_fleet(values_dir)
     (values_dir / "teams/inference.yaml").unlink()
-    write("environments/prod.yaml", "fleet:\n  argocd:\n    automatedSync: true\n")
-    write("environments/staging.yaml", "{}\n")
+    (values_dir / "environments/prod.yaml").write_text(TWO_TEAMS_PROD.split("teams:")[0])
+    (values_dir / "environments/staging.yaml").write_text(
+        TWO_TEAMS_STAGING.split("  inference:")[0]
+    )
     data = _diff(values_dir, "--base", "main", "--env", "prod")
     objs = _objects(data)
     removed = {k for k, o in objs.items() if o["status"] == "removed"}
     assert ("prod", "team-inference", "Namespace/inference") in removed
-    assert ("prod", "argocd", "Application/accel-prod-team-inference") in removed
-    assert objs[("prod", "argocd", "Application/accel-prod-team-inference")]["risks"] == [
+    assert ("prod", "argocd", "Application/f-prod-team-inference") in removed
+    assert objs[("prod", "argocd", "Application/f-prod-team-inference")]["risks"] == [
         {"code": "object-deleted", "message": "deleted, and with it everything it deployed"}
     ]
     # Team Namespaces carry Prune=false: Argo CD keeps them, and the diff says so.
@@ -161,22 +167,21 @@ def test_diff_base_deleted_team(values_dir: Path, write: Write) -> None:
     assert "| `namespace-deleted` | `prod/team-inference` | Namespace inference |" in md
 
 
-def test_diff_base_without_committed_output_renders_the_ref(values_dir: Path, write: Write) -> None:
+def test_diff_base_without_committed_output_renders_the_ref(tmp_path: Path) -> None:
     """A fleet repository that publishes elsewhere commits only values: the ref is rendered."""
+    values_dir = two_teams(tmp_path)
     _git_fleet(values_dir, commit_output=False)
     text = (values_dir / "teams/ml-team.yaml").read_text().replace("nvidia: 8", "nvidia: 6")
-    write("teams/ml-team.yaml", text)
+    (values_dir / "teams/ml-team.yaml").write_text(text)
     data = _diff(values_dir, "--base", "main")
     assert data["old"].endswith(", values rendered by this generator)")
     assert sorted(_objects(data)) == [("prod", "team-ml-team", "ResourceQuota/accelerators")]
 
 
-def test_diff_base_devices_down_zero_replicas_and_plugin_image(
-    values_dir: Path, write: Write
-) -> None:
+def test_diff_base_devices_down_zero_replicas_and_plugin_image(tmp_path: Path) -> None:
+    values_dir = two_teams(tmp_path)
     _git_fleet(values_dir)
-    write(
-        "environments/prod.yaml",
+    (values_dir / "environments/prod.yaml").write_text(
         "vendors:\n  nvidia:\n    devicePlugin: {version: v0.17.0}\n"
         "teams:\n  inference:\n    services:\n      inference-service:\n"
         "        phase: dual-run\n        replicas: {ascend: 0}\n"
@@ -196,7 +201,8 @@ def test_diff_base_devices_down_zero_replicas_and_plugin_image(
     assert plugin["plugin-image"].endswith(":v0.17.0")
 
 
-def test_diff_between_environments(values_dir: Path) -> None:
+def test_diff_between_environments(tmp_path: Path) -> None:
+    values_dir = two_teams(tmp_path)
     data = _diff(values_dir, "staging", "prod")
     objs = _objects(data)
     quota = objs[("staging -> prod", "team-ml-team", "ResourceQuota/accelerators")]
@@ -207,7 +213,7 @@ def test_diff_between_environments(values_dir: Path) -> None:
         "new": "8",
     }
     # Applications named after their environment are one object with a new name, not two.
-    app = objs[("staging -> prod", "argocd", "Application/accel-prod-team-ml-team")]
+    app = objs[("staging -> prod", "argocd", "Application/f-prod-team-ml-team")]
     assert app["status"] == "changed"
     assert {
         "path": "spec.source.targetRevision",
@@ -228,7 +234,8 @@ def test_a_namespace_argo_cd_prunes_is_deleted_with_everything_in_it() -> None:
     )
 
 
-def test_diff_usage_errors(values_dir: Path, tmp_path: Path) -> None:
+def test_diff_usage_errors(tmp_path: Path) -> None:
+    values_dir = two_teams(tmp_path)
     assert cli_streams("diff", "--values", str(values_dir))[0] == 2
     assert cli_streams("diff", "--values", str(values_dir), "staging", "qa")[0] == 2
     code, _, err = cli_streams("diff", "--values", str(values_dir), "--base", "main")

@@ -14,12 +14,18 @@ from generator.builders import fleet as builders
 from generator.builders.common import Component, metadata
 from generator.values.model import FleetView
 from tests import repos
-from tests.fixtures import Write, cli_streams
+from tests.fixtures import TWO_TEAMS_STAGING, cli_streams, two_teams
+
+
+def write_in(values_dir: Path, rel: str, text: str) -> None:
+    (values_dir / rel).write_text(text, encoding="utf-8")
 
 
 @pytest.fixture
-def fleet(values_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The example values, committed in their own repository (the source of a publish)."""
+def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A small fleet (fixtures.two_teams: 6 units an environment) committed in its own
+    repository (the source of a publish)."""
+    values_dir = two_teams(tmp_path)
     for key, value in repos.IDENTITY.items():
         monkeypatch.setenv(key, value)
     repo = repos.init(values_dir.parent)
@@ -47,14 +53,14 @@ def test_publish_commits_the_render_once_and_names_its_source(fleet: Path, remot
     source = repos.git(fleet.parent, "rev-parse", "HEAD")
     code, out, err = publish(fleet, remote)
     assert code == 0, err
-    assert f"render of {source[:12]}, 14 units changed" in out
+    assert f"render of {source[:12]}, 12 units changed" in out
     assert repos.log(remote, "main") == [
-        f"accel-gitops: render {source[:12]} (14 units changed)",
+        f"accel-gitops: render {source[:12]} (12 units changed)",
         "initial",
     ]
     body = repos.git(remote, "log", "-1", "--format=%B", "main")
     assert f"at {source}." in body and f"Source-Commit: {source}" in body
-    assert "Changed units (14):\n- overlays/prod/argocd\n" in body
+    assert "Changed units (12):\n- overlays/prod/argocd\n" in body
     files = repos.git(remote, "ls-tree", "-r", "--name-only", "main").splitlines()
     assert "README.md" in files  # what else the repository holds stays
     assert "overlays/prod/team-ml-team/kustomization.yaml" in files
@@ -74,12 +80,10 @@ def test_publish_commits_the_render_once_and_names_its_source(fleet: Path, remot
     assert len(repos.log(remote, "main")) == 2
 
 
-def test_second_publish_names_only_the_units_that_changed(
-    fleet: Path, remote: Path, write: Write
-) -> None:
+def test_second_publish_names_only_the_units_that_changed(fleet: Path, remote: Path) -> None:
     assert publish(fleet, remote)[0] == 0
     text = (fleet / "teams/ml-team.yaml").read_text().replace("nvidia: 8", "nvidia: 6")
-    write("teams/ml-team.yaml", text)
+    write_in(fleet, "teams/ml-team.yaml", text)
     source = commit_values(fleet, "ml-team: 6 NVIDIA GPUs")
     code, out, err = publish(fleet, remote, "--message", "ml-team gives back two GPUs")
     assert code == 0, err
@@ -94,9 +98,9 @@ def test_second_publish_names_only_the_units_that_changed(
     assert "requests.nvidia.com/gpu: '6'" in quota
 
 
-def test_values_with_errors_push_nothing(fleet: Path, remote: Path, write: Write) -> None:
+def test_values_with_errors_push_nothing(fleet: Path, remote: Path) -> None:
     before = repos.git(remote, "rev-parse", "main")
-    write("teams/ml-team.yaml", "quota:\n  nvidia: many\n")
+    write_in(fleet, "teams/ml-team.yaml", "quota:\n  nvidia: many\n")
     commit_values(fleet)
     code, _, err = publish(fleet, remote)
     assert code == 1
@@ -217,18 +221,16 @@ def test_the_first_publish_creates_the_branch(
     assert len(repos.log(remote, "rendered")) == 1  # its own history, apart from main
 
 
-def _drop_inference(values_dir: Path, write: Write) -> None:
+def _drop_inference(values_dir: Path) -> None:
     (values_dir / "teams/inference.yaml").unlink()
-    write("environments/prod.yaml", "fleet:\n  git:\n    targetRevision: prod\n")
-    write("environments/staging.yaml", "{}\n")
+    write_in(values_dir, "environments/prod.yaml", "fleet:\n  git:\n    targetRevision: prod\n")
+    write_in(values_dir, "environments/staging.yaml", TWO_TEAMS_STAGING.split("  inference:")[0])
 
 
-def test_delete_guard_refuses_a_deleted_namespace_until_allowed(
-    fleet: Path, remote: Path, write: Write
-) -> None:
+def test_delete_guard_refuses_a_deleted_namespace_until_allowed(fleet: Path, remote: Path) -> None:
     assert publish(fleet, remote)[0] == 0
     before = repos.git(remote, "rev-parse", "main")
-    _drop_inference(fleet, write)
+    _drop_inference(fleet)
     commit_values(fleet, "inference leaves")
     code, _, err = publish(fleet, remote)
     assert code == 1
@@ -244,9 +246,10 @@ def test_delete_guard_refuses_a_deleted_namespace_until_allowed(
     assert "team-inference" not in files
 
 
-def test_delete_guard_share_of_a_unit(fleet: Path, remote: Path, write: Write) -> None:
+def test_delete_guard_share_of_a_unit(fleet: Path, remote: Path) -> None:
     assert publish(fleet, remote)[0] == 0
-    write(
+    write_in(
+        fleet,
         "environments/prod.yaml",
         (fleet / "environments/prod.yaml").read_text()
         + "  ml-team:\n    jobs:\n      npu-training-job: {enabled: false}\n",
@@ -255,16 +258,17 @@ def test_delete_guard_share_of_a_unit(fleet: Path, remote: Path, write: Write) -
     code, _, err = publish(fleet, remote, "--max-delete-share", "0.1")
     assert code == 1
     assert (
-        "PUB001 publishing overlays/prod/team-ml-team deletes 1 of its 5 objects (more than 10%): "
+        "PUB001 publishing overlays/prod/team-ml-team deletes 1 of its 4 objects (more than 10%): "
         "Job ml-team/npu-training-job"
     ) in err
-    assert publish(fleet, remote)[0] == 0  # 1 of 5 is within the default share (50%)
+    # Namespace, ResourceQuota and two Jobs: 1 of 4 is within the default share (50%).
+    assert publish(fleet, remote)[0] == 0
 
 
-def test_publish_usage_errors(fleet: Path, remote: Path, write: Write, tmp_path: Path) -> None:
+def test_publish_usage_errors(fleet: Path, remote: Path, tmp_path: Path) -> None:
     code, _, err = publish(fleet, remote, "--path", "clusters/accel")
     assert code == 2 and "values/fleet.yaml sets git.path ''" in err
-    write("teams/ml-team.yaml", (fleet / "teams/ml-team.yaml").read_text() + "\n")
+    write_in(fleet, "teams/ml-team.yaml", (fleet / "teams/ml-team.yaml").read_text() + "\n")
     code, _, err = publish(fleet, remote)
     assert code == 2 and "uncommitted changes" in err
     commit_values(fleet)
@@ -273,15 +277,13 @@ def test_publish_usage_errors(fleet: Path, remote: Path, write: Write, tmp_path:
     assert repos.log(remote, "main") == ["initial"]
 
 
-def test_publish_into_a_folder_of_the_gitops_repository(
-    fleet: Path, remote: Path, write: Write
-) -> None:
-    fleet_yaml = (
-        (fleet / "fleet.yaml")
-        .read_text()
-        .replace("  targetRevision: main\n", "  targetRevision: main\n  path: clusters/accel\n")
+def test_publish_into_a_folder_of_the_gitops_repository(fleet: Path, remote: Path) -> None:
+    text = (fleet / "fleet.yaml").read_text()
+    assert "targetRevision: main}" in text
+    fleet_yaml = text.replace(
+        "targetRevision: main}", "targetRevision: main, path: clusters/accel}"
     )
-    write("fleet.yaml", fleet_yaml)
+    write_in(fleet, "fleet.yaml", fleet_yaml)
     commit_values(fleet)
     code, _, err = publish(fleet, remote)
     assert code == 0, err
@@ -290,7 +292,7 @@ def test_publish_into_a_folder_of_the_gitops_repository(
     app = repos.git(
         remote,
         "show",
-        "main:clusters/accel/overlays/prod/argocd/application-argocd-accel-prod-team-ml-team.yaml",
+        "main:clusters/accel/overlays/prod/argocd/application-argocd-f-prod-team-ml-team.yaml",
     )
     assert "path: clusters/accel/overlays/prod/team-ml-team" in app
     assert os.path.basename(str(remote)) == "gitops.git"

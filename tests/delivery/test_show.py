@@ -7,12 +7,13 @@ from pathlib import Path
 
 import yaml
 
-from tests.fixtures import Write, cli_streams, kustomize_text
+from tests.fixtures import cli_streams, kustomize_text, two_teams
 
 # ---- show --------------------------------------------------------------------------------------
 
 
-def test_show_prints_exactly_what_kustomize_builds(values_dir: Path) -> None:
+def test_show_prints_exactly_what_kustomize_builds(tmp_path: Path) -> None:
+    values_dir = two_teams(tmp_path)
     repo = values_dir.parent
     assert cli_streams("render", "--values", str(values_dir))[0] == 0
     code, out, _ = cli_streams(
@@ -32,10 +33,11 @@ def test_show_prints_exactly_what_kustomize_builds(values_dir: Path) -> None:
     )
 
 
-def test_show_renders_the_values_as_they_are_now(values_dir: Path, write: Write) -> None:
+def test_show_renders_the_values_as_they_are_now(tmp_path: Path) -> None:
     """No render needed first: an edited quota shows at once."""
+    values_dir = two_teams(tmp_path)
     text = (values_dir / "teams/ml-team.yaml").read_text().replace("nvidia: 8", "nvidia: 6")
-    write("teams/ml-team.yaml", text)
+    (values_dir / "teams/ml-team.yaml").write_text(text)
     code, out, _ = cli_streams(
         "show", "--values", str(values_dir), "--env", "prod", "--unit", "team-ml-team"
     )
@@ -44,7 +46,8 @@ def test_show_renders_the_values_as_they_are_now(values_dir: Path, write: Write)
     assert quota["spec"]["hard"]["requests.nvidia.com/gpu"] == "6"
 
 
-def test_show_unknown_unit_or_env_is_a_usage_error(values_dir: Path) -> None:
+def test_show_unknown_unit_or_env_is_a_usage_error(tmp_path: Path) -> None:
+    values_dir = two_teams(tmp_path)
     code, _, err = cli_streams(
         "show", "--values", str(values_dir), "--env", "prod", "--unit", "team-x"
     )

@@ -7,11 +7,11 @@ from pathlib import Path
 from generator.render.dumpcache import DumpCache
 from generator.render.layout import render_tree
 from generator.values import loader as values
-from tests.example import EXAMPLE_VALUES
+from tests.fixtures import two_teams
 
 
 def test_warm_cache_renders_the_same_bytes_and_prunes(tmp_path: Path) -> None:
-    loaded = values.load(EXAMPLE_VALUES)
+    loaded = values.load(two_teams(tmp_path))  # two teams, two vendors, jobs and a service
     plain = render_tree(loaded).tree
     path = tmp_path / "dump-cache.json"
     cold = DumpCache(path)

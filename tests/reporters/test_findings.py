@@ -11,14 +11,26 @@ from typing import Any
 import pytest
 
 from generator.builders.common import metadata
-from tests.fixtures import Write, validate_committed
-
-pytestmark = pytest.mark.usefixtures("committed")
+from tests.fixtures import ml_tree, render_committed, validate_committed
 
 
-def test_json_report(values_dir: Path, write: Write) -> None:
-    write("teams/ml-team.yaml", "quota:\n  nvidia: many\n")
-    code, out = validate_committed(values_dir, "--output", "json")
+@pytest.fixture
+def values(tmp_path: Path) -> Path:
+    """A small tree (NVIDIA, 8 GPUs; team ml-team, 4 of them; staging and prod) under
+    tmp_path/repo, rendered and committed there."""
+    values = ml_tree(tmp_path)
+    assert render_committed(values) == 0
+    return values
+
+
+def broken_quota(values: Path) -> None:
+    """ml-team's quota as a word: VAL001 at values/teams/ml-team.yaml:2:11."""
+    (values / "teams/ml-team.yaml").write_text("quota:\n  nvidia: many\n")
+
+
+def test_json_report(values: Path) -> None:
+    broken_quota(values)
+    code, out = validate_committed(values, "--output", "json")
     doc = json.loads(out)
     assert code == 1 and doc["errors"] == 1
     assert doc["findings"][0] | {"message": "", "message_only": ""} == {
@@ -36,13 +48,11 @@ def test_json_report(values_dir: Path, write: Write) -> None:
     }
 
 
-def test_github_report_annotates_and_writes_the_step_summary(
-    values_dir: Path, write: Write, tmp_path: Path
-) -> None:
-    write("teams/ml-team.yaml", "quota:\n  nvidia: many\n")
+def test_github_report_annotates_and_writes_the_step_summary(values: Path, tmp_path: Path) -> None:
+    broken_quota(values)
     summary = tmp_path / "summary.md"
     code, out = validate_committed(
-        values_dir, "--output", "github", env={"GITHUB_STEP_SUMMARY": str(summary)}
+        values, "--output", "github", env={"GITHUB_STEP_SUMMARY": str(summary)}
     )
     assert code == 1
     assert (
@@ -53,9 +63,9 @@ def test_github_report_annotates_and_writes_the_step_summary(
     assert "### validate: 1 error(s)" in text and "`values/teams/ml-team.yaml:2:11`" in text
 
 
-def test_junit_report(values_dir: Path, write: Write) -> None:
-    write("teams/ml-team.yaml", "quota:\n  nvidia: many\n")
-    code, out = validate_committed(values_dir, "--output", "junit")
+def test_junit_report(values: Path) -> None:
+    broken_quota(values)
+    code, out = validate_committed(values, "--output", "junit")
     assert code == 1
     suite = ET.fromstring(out).find("testsuite")
     assert suite is not None and suite.get("failures") == "1"
@@ -65,6 +75,7 @@ def test_junit_report(values_dir: Path, write: Write) -> None:
     assert failure is not None and "values/teams/ml-team.yaml:2:11" in (failure.text or "")
 
 
+@pytest.mark.usefixtures("committed")
 def test_junit_report_when_clean_has_a_passing_case_per_unit(values_dir: Path) -> None:
     code, out = validate_committed(values_dir, "--output", "junit")
     assert code == 0
@@ -79,7 +90,7 @@ def test_junit_report_when_clean_has_a_passing_case_per_unit(values_dir: Path) -
 
 
 def test_junit_unit_case_fails_with_the_findings_about_its_objects(
-    values_dir: Path, extra_objects: list[Any]
+    values: Path, extra_objects: list[Any]
 ) -> None:
     obj = {
         "apiVersion": "v1",
@@ -88,7 +99,7 @@ def test_junit_unit_case_fails_with_the_findings_about_its_objects(
         "spec": {"nope": True},
     }
     extra_objects.append(("team-ml-team", obj))
-    code, out = validate_committed(values_dir, "--output", "junit", "--no-cache")
+    code, out = validate_committed(values, "--output", "junit", "--no-cache")
     assert code == 1
     suite = ET.fromstring(out).find("testsuite")
     assert suite is not None

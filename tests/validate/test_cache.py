@@ -12,26 +12,31 @@ import pytest
 
 from generator.builders.common import metadata
 from tests.example import hand_edit
-from tests.fixtures import Write, render_committed, validate_committed
-
-pytestmark = pytest.mark.usefixtures("committed")
+from tests.fixtures import ml_tree, render_committed, validate_committed
 
 
-def test_cache_reruns_only_the_units_whose_inputs_changed(
-    values_dir: Path, write: Write, tmp_path: Path
-) -> None:
+@pytest.fixture
+def values(tmp_path: Path) -> Path:
+    """A small tree (NVIDIA, 8 GPUs; teams ml-team and inference, 2 GPUs; staging and prod)
+    under tmp_path/repo, rendered and committed there."""
+    values = ml_tree(tmp_path, {"teams/inference.yaml": "quota:\n  nvidia: 2\n"})
+    assert render_committed(values) == 0
+    return values
+
+
+def test_cache_reruns_only_the_units_whose_inputs_changed(values: Path, tmp_path: Path) -> None:
     cache = str(tmp_path / "cache")
 
     def stats() -> dict[str, Any]:
-        code, out = validate_committed(values_dir, "--cache-dir", cache, "--output", "json")
+        code, out = validate_committed(values, "--cache-dir", cache, "--output", "json")
         assert code == 0, out
         return dict(json.loads(out)["stats"])
 
     first = stats()
     assert first["cached units"] == 0
     assert stats()["cached units"] == first["units"]
-    text = (values_dir / "teams/inference.yaml").read_text()
-    write("teams/inference.yaml", text.replace("nvidia: 4", "nvidia: 3"))
+    text = (values / "teams/inference.yaml").read_text()
+    (values / "teams/inference.yaml").write_text(text.replace("nvidia: 2", "nvidia: 1"))
     third = stats()
     assert third["cached units"] == first["units"] - 2  # team-inference in staging and prod
 
@@ -53,7 +58,7 @@ def built(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
 
 
 def test_units_with_equal_inputs_are_built_once_and_each_reported(
-    values_dir: Path, extra_objects: list[Any], built: list[list[str]]
+    values: Path, extra_objects: list[Any], built: list[list[str]]
 ) -> None:
     # device-plugins is the same unit in staging and prod (same files at the same relative
     # paths): one build serves both, and each unit still gets its own findings.
@@ -65,7 +70,7 @@ def test_units_with_equal_inputs_are_built_once_and_each_reported(
         "bogus": True,
     }
     extra_objects.append(("device-plugins", broken))
-    code, out = validate_committed(values_dir, "--no-cache")
+    code, out = validate_committed(values, "--no-cache")
     assert code == 1, out
     units = ("overlays/staging/device-plugins", "overlays/prod/device-plugins")
     assert len(built) == 1 and sum(u in built[0] for u in units) == 1
@@ -74,7 +79,7 @@ def test_units_with_equal_inputs_are_built_once_and_each_reported(
 
 
 def test_a_failed_build_is_not_shared_with_its_twin(
-    values_dir: Path, extra_objects: list[Any], built: list[list[str]]
+    values: Path, extra_objects: list[Any], built: list[list[str]]
 ) -> None:
     # kustomize's message can name the folders it read: each twin of a failed unit is built itself.
     nameless = {
@@ -83,7 +88,7 @@ def test_a_failed_build_is_not_shared_with_its_twin(
         "metadata": metadata("", namespace="kube-system", sources=["values/fleet.yaml"]),
     }
     extra_objects.append(("device-plugins", nameless))
-    code, out = validate_committed(values_dir, "--no-cache")
+    code, out = validate_committed(values, "--no-cache")
     assert code == 1, out
     assert len(built) == 2 and len(built[1]) == 1  # the twin, after its first failed
     for env in ("staging", "prod"):
@@ -93,21 +98,19 @@ def test_a_failed_build_is_not_shared_with_its_twin(
 
 
 def test_a_cached_run_of_an_edited_tree_equals_an_uncached_one(
-    values_dir: Path, write: Write, tmp_path: Path
+    values: Path, tmp_path: Path
 ) -> None:
     # The cache (filled before the edits) and the units built once for every environment must
     # give exactly the findings, drift and counts of a run that builds every unit itself.
     cache = str(tmp_path / "cache")
-    assert (
-        validate_committed(values_dir, "--cache-dir", cache, "--output", "json", drift=True)[0] == 0
-    )
-    text = (values_dir / "teams/inference.yaml").read_text()
-    write("teams/inference.yaml", text.replace("nvidia: 4", "nvidia: 3"))
-    render_committed(values_dir)
-    hand_edit(values_dir.parent)  # a base shared by both environments, and one overlay
+    assert validate_committed(values, "--cache-dir", cache, "--output", "json", drift=True)[0] == 0
+    text = (values / "teams/inference.yaml").read_text()
+    (values / "teams/inference.yaml").write_text(text.replace("nvidia: 2", "nvidia: 1"))
+    render_committed(values)
+    hand_edit(values.parent)  # a base shared by both environments, and one overlay
     runs, cached = [], []
     for args in (["--cache-dir", cache], ["--cache-dir", cache], ["--no-cache"]):
-        code, out = validate_committed(values_dir, *args, "--output", "json", drift=True)
+        code, out = validate_committed(values, *args, "--output", "json", drift=True)
         doc = json.loads(out)
         cached.append(doc["stats"]["cached units"])
         stats = {k: v for k, v in doc["stats"].items() if k not in ("cached units", "timings")}

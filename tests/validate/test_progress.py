@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from generator.validate.progress import DELAY_ENV
-from tests.fixtures import render_py, render_py_argv
+from tests.fixtures import ml_tree, render_py, render_py_argv
 
 
 def run(values: Path, *args: str, tty: bool) -> tuple[int, str, str]:
@@ -46,7 +46,10 @@ def run(values: Path, *args: str, tty: bool) -> tuple[int, str, str]:
 
 
 @pytest.fixture
-def rendered(values_dir: Path) -> Path:
+def rendered(tmp_path: Path) -> Path:
+    """A small tree rendered beside itself: NVIDIA, team ml-team, 5 units in each of staging and
+    prod (argocd, device-plugins, node-config, monitoring, team-ml-team)."""
+    values_dir = ml_tree(tmp_path)
     proc = render_py(
         "render",
         "--values",
@@ -65,13 +68,13 @@ def test_progress_and_a_timing_line_on_a_terminal(rendered: Path, tmp_path: Path
     assert re.search(r"validate: [a-z]+; \d+ units built, 0 cached, \d+ remaining \(", err), err
     final = err.replace("\x1b[K", "").splitlines()[-1].split("\r")[-1]
     assert re.fullmatch(
-        r"validate: 14 units \(0 cached, 14 built\) in [\d.]+ s: committed [\d.]+ s, values [\d.]+ s, "
+        r"validate: 10 units \(0 cached, 10 built\) in [\d.]+ s: committed [\d.]+ s, values [\d.]+ s, "
         r"render [\d.]+ s, tools wait [\d.]+ s, tools [\d.]+ s, policy [\d.]+ s",
         final,
     ), final
     assert "validate: 0 error(s)" in out  # the report itself stays on stdout
     code, out, err = run(rendered, "--cache-dir", cache, tty=True)
-    assert "validate: 14 units (14 cached, 0 built) in " in err
+    assert "validate: 10 units (10 cached, 0 built) in " in err
 
 
 def test_no_progress_with_quiet_or_without_a_terminal(rendered: Path) -> None:

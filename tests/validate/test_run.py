@@ -11,41 +11,59 @@ from typing import Any
 import pytest
 
 from generator.builders.common import metadata
-from tests.example import (
-    GATEWAY,
-    INFERENCE_QUOTA,
-    INFERENCE_QUOTA_8_LINE,
-    ML_QUOTA,
-    ML_QUOTA_NVIDIA_LINE,
-    hand_edit,
-    use_backend,
+from tests.example import GATEWAY, hand_edit, use_backend
+from tests.fixtures import (
+    Write,
+    committed_at,
+    invoke,
+    ml_tree,
+    render_committed,
+    validate_committed,
 )
-from tests.fixtures import Write, invoke, validate_committed
+
+# Team ml-team of the trees below: its `quota:` key, where findings on the objects the
+# `extra_objects` fixture adds to its units point, is line 1, column 1. Its job needs 4 GPUs.
+ML = """\
+quota:
+  nvidia: 4
+jobs:
+  train:
+    vendor: nvidia
+    devices: 4
+    images: {nvidia: r/train:cuda}
+    command: [python, train.py]
+"""
+QUOTA_AT = "values/teams/ml-team.yaml:1:1"
+# Team inference: 2 NVIDIA GPUs, its committed quota file the one the drift tests edit.
+INFERENCE = "quota:\n  nvidia: 2\n"
+INFERENCE_QUOTA = "base/teams/inference/resourcequota-inference-accelerators.yaml"
+ML_QUOTA = "base/teams/ml-team/resourcequota-ml-team-accelerators.yaml"
 
 
-def quota_at(values_dir: Path) -> str:
-    """`values/teams/ml-team.yaml:L:1`, L being the line of its `quota:` key."""
-    lines = (values_dir / "teams/ml-team.yaml").read_text().splitlines()
-    return f"values/teams/ml-team.yaml:{lines.index('quota:') + 1}:1"
+@pytest.fixture
+def values(tmp_path: Path) -> Path:
+    """A small tree (NVIDIA, 8 GPUs; teams ml-team and inference; staging and prod) under
+    tmp_path/repo, rendered and committed there."""
+    values = ml_tree(tmp_path, {"teams/ml-team.yaml": ML, "teams/inference.yaml": INFERENCE})
+    assert render_committed(values) == 0
+    return values
 
 
-pytestmark = pytest.mark.usefixtures("committed")
-
-
+@pytest.mark.usefixtures("committed")
 def test_example_fleet_is_clean(values_dir: Path) -> None:
     code, out = validate_committed(values_dir, "--no-cache")
     assert code == 0, out
     assert out.splitlines()[-1].startswith("validate: 0 error(s)")
 
 
-def test_values_schema_error_stops_before_render(values_dir: Path, write: Write) -> None:
-    write("teams/ml-team.yaml", "quota:\n  nvidia: many\n")
-    code, out = validate_committed(values_dir, "--no-cache")
+def test_values_schema_error_stops_before_render(values: Path) -> None:
+    (values / "teams/ml-team.yaml").write_text("quota:\n  nvidia: many\n")
+    code, out = validate_committed(values, "--no-cache")
     assert code == 1
     assert "values/teams/ml-team.yaml:2:11: VAL001 'many' is not of type 'integer'" in out
 
 
-def test_unknown_field_in_a_rendered_object(values_dir: Path, extra_objects: list[Any]) -> None:
+def test_unknown_field_in_a_rendered_object(values: Path, extra_objects: list[Any]) -> None:
     extra_objects.append(
         (
             "team-ml-team",
@@ -60,15 +78,15 @@ def test_unknown_field_in_a_rendered_object(values_dir: Path, extra_objects: lis
             },
         )
     )
-    code, out = validate_committed(values_dir, "--no-cache", "--env", "prod")
+    code, out = validate_committed(values, "--no-cache", "--env", "prod")
     assert code == 1
     assert (
-        f"{quota_at(values_dir)}: K8S001 ConfigMap ml-team/broken "
+        f"{QUOTA_AT}: K8S001 ConfigMap ml-team/broken "
         "(overlays/prod/team-ml-team): additional properties 'bogus' not allowed"
     ) in out
 
 
-def test_custom_kind_without_schema_is_an_error(values_dir: Path, extra_objects: list[Any]) -> None:
+def test_custom_kind_without_schema_is_an_error(values: Path, extra_objects: list[Any]) -> None:
     extra_objects.append(
         (
             "team-ml-team",
@@ -81,14 +99,14 @@ def test_custom_kind_without_schema_is_an_error(values_dir: Path, extra_objects:
             },
         )
     )
-    code, out = validate_committed(values_dir, "--no-cache", "--env", "prod")
+    code, out = validate_committed(values, "--no-cache", "--env", "prod")
     assert code == 1
     assert (
         "K8S002 Widget ml-team/w (overlays/prod/team-ml-team): no schema for example.com/v1" in out
     )
 
 
-def test_prometheus_rule_with_bad_promql(values_dir: Path, extra_objects: list[Any]) -> None:
+def test_prometheus_rule_with_bad_promql(values: Path, extra_objects: list[Any]) -> None:
     extra_objects.append(
         (
             "team-ml-team",
@@ -114,11 +132,11 @@ def test_prometheus_rule_with_bad_promql(values_dir: Path, extra_objects: list[A
             },
         )
     )
-    code, out = validate_committed(values_dir, "--no-cache", "--env", "prod")
+    code, out = validate_committed(values, "--no-cache", "--env", "prod")
     assert code == 1
     line = next(ln for ln in out.splitlines() if "PROM001" in ln)
     assert line.startswith(
-        f"{quota_at(values_dir)}: PROM001 PrometheusRule ml-team/bad "
+        f"{QUOTA_AT}: PROM001 PrometheusRule ml-team/bad "
         "(overlays/prod/team-ml-team): promtool check rules:"
     )
     assert "parse" in line or "unclosed" in line or "expected" in line
@@ -159,23 +177,23 @@ TOLERATE_NVIDIA = [
 ]
 
 
-def test_unschedulable_pod(values_dir: Path, extra_objects: list[Any]) -> None:
+def test_unschedulable_pod(values: Path, extra_objects: list[Any]) -> None:
     extra_objects.append(
         (
             "team-ml-team",
             _deployment("lost", {"limits": {"nvidia.com/gpu": 1}}, {NVIDIA: "amd-gpu"}),
         )
     )
-    code, out = validate_committed(values_dir, "--no-cache", "--env", "prod")
+    code, out = validate_committed(values, "--no-cache", "--env", "prod")
     assert code == 1
     assert (
-        f"{quota_at(values_dir)}: POD003 Deployment ml-team/lost "
+        f"{QUOTA_AT}: POD003 Deployment ml-team/lost "
         "(overlays/prod/team-ml-team): container 'c' requests nvidia.com/gpu but its "
         "nodeSelector {feature.node.kubernetes.io/accelerator=amd-gpu} picks no pool of nvidia"
     ) in out
 
 
-def test_kustomize_failure_is_a_finding(values_dir: Path, extra_objects: list[Any]) -> None:
+def test_kustomize_failure_is_a_finding(values: Path, extra_objects: list[Any]) -> None:
     # An object without a name: kustomize refuses to load it. (Two objects with one identity are
     # refused earlier, at their values line: NAME008.)
     cm = {
@@ -184,25 +202,26 @@ def test_kustomize_failure_is_a_finding(values_dir: Path, extra_objects: list[An
         "metadata": metadata("", namespace="ml-team", sources=["values/teams/ml-team.yaml"]),
     }
     extra_objects.append(("team-ml-team", cm))
-    code, out = validate_committed(values_dir, "--no-cache", "--env", "prod")
+    code, out = validate_committed(values, "--no-cache", "--env", "prod")
     assert code == 1
     assert "KUS001 kustomize build overlays/prod/team-ml-team failed" in out
 
 
 def test_missing_tool_is_exit_2_naming_the_install_command(
-    values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    values: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ACCEL_GITOPS_TOOLS_DIR", str(tmp_path / "empty"))
-    code, out = validate_committed(values_dir, "--no-cache")
+    code, out = validate_committed(values, "--no-cache")
     assert code == 2
     assert "kustomize not found" in out and "make tools" in out
 
 
-def test_unknown_environment_is_a_usage_error(values_dir: Path) -> None:
-    code, out = validate_committed(values_dir, "--env", "qa")
+def test_unknown_environment_is_a_usage_error(values: Path) -> None:
+    code, out = validate_committed(values, "--env", "qa")
     assert code == 2 and "unknown environment 'qa'" in out
 
 
+@pytest.mark.usefixtures("committed")
 @pytest.mark.parametrize("backend", ["quota", "volcano", "kueue"])
 def test_every_custom_kind_passes_strict_schemas(
     backend: str, values_dir: Path, write: Write
@@ -239,21 +258,24 @@ def test_doctor_says_how_to_install_a_missing_tool(
     )
 
 
-def test_committed_output_must_match_the_values(values_dir: Path, write: Write) -> None:
-    repo = values_dir.parent
-    code, out = validate_committed(values_dir, drift=True)
+def test_committed_output_must_match_the_values(values: Path) -> None:
+    repo = values.parent
+    code, out = validate_committed(values, drift=True)
     assert code == 0, out
+    # Where the hand edit below lands, and the line the values change below alters.
+    quota_line = committed_at(repo, INFERENCE_QUOTA, "requests.nvidia.com/gpu: '2'")
+    ml_line = committed_at(repo, ML_QUOTA, "requests.nvidia.com/gpu: '4'")
     # A hand edit, a stale file and a values change that was not re-rendered.
-    quota = repo / "base/teams/inference/resourcequota-inference-accelerators.yaml"
-    quota.write_text(quota.read_text().replace("'8'", "'80'"))
+    quota = repo / INFERENCE_QUOTA
+    quota.write_text(quota.read_text().replace("'2'", "'20'"))
     (repo / "overlays/prod/stray.yaml").write_text("kind: ConfigMap\n")
-    text = (values_dir / "teams/ml-team.yaml").read_text()
-    write("teams/ml-team.yaml", text.replace("nvidia: 8", "nvidia: 6"))
-    code, out = validate_committed(values_dir, drift=True)
+    text = (values / "teams/ml-team.yaml").read_text()
+    (values / "teams/ml-team.yaml").write_text(text.replace("nvidia: 4", "nvidia: 6"))
+    code, out = validate_committed(values, drift=True)
     assert code == 1
-    # Each names the first line of the committed file that differs (the hand-edited '80').
+    # Each names the first line of the committed file that differs (the hand-edited '20').
     assert (
-        f"{INFERENCE_QUOTA}:{INFERENCE_QUOTA_8_LINE}:1: DRIFT001 committed "
+        f"{INFERENCE_QUOTA}:{quota_line}:1: DRIFT001 committed "
         "base/teams/inference/resourcequota-inference-accelerators.yaml differs from a fresh "
         "render of the values; run `python render.py render` and commit the result"
     ) in out
@@ -261,26 +283,28 @@ def test_committed_output_must_match_the_values(values_dir: Path, write: Write) 
         "overlays/prod/stray.yaml:1:1: DRIFT001 committed overlays/prod/stray.yaml is committed "
         "but no longer rendered from the values" in out
     )
-    assert f"{ML_QUOTA}:{ML_QUOTA_NVIDIA_LINE}:1: DRIFT001" in out
+    assert f"{ML_QUOTA}:{ml_line}:1: DRIFT001" in out
     # JSON carries the line and the diff.
-    code, out = validate_committed(values_dir, "--output", "json", drift=True)
+    code, out = validate_committed(values, "--output", "json", drift=True)
     found = {f["file"]: f for f in json.loads(out)["findings"] if f["code"] == "DRIFT001"}
     quota = found["base/teams/inference/resourcequota-inference-accelerators.yaml"]
-    assert (quota["line"], quota["column"]) == (INFERENCE_QUOTA_8_LINE, 1)
-    assert "-    requests.amd.com/gpu: '80'\n+    requests.amd.com/gpu: '8'\n" in quota["detail"]
+    assert (quota["line"], quota["column"]) == (quota_line, 1)
+    assert (
+        "-    requests.nvidia.com/gpu: '20'\n+    requests.nvidia.com/gpu: '2'\n" in quota["detail"]
+    )
     assert quota["detail"].startswith(
         "--- committed/base/teams/inference/resourcequota-inference-accelerators.yaml\n"
     )
     assert "detail" not in found["overlays/prod/stray.yaml"]
 
 
-def test_a_repository_never_rendered_is_drift_too(values_dir: Path) -> None:
+def test_a_repository_never_rendered_is_drift_too(values: Path) -> None:
     for top in ("base", "overlays"):
-        shutil.rmtree(values_dir.parent / top)
-    code, out = validate_committed(values_dir, drift=True)
+        shutil.rmtree(values.parent / top)
+    code, out = validate_committed(values, drift=True)
     assert code == 1
     assert (
-        "DRIFT001 committed base/device-plugins/amd/kustomization.yaml is rendered from the "
+        "DRIFT001 committed base/device-plugins/nvidia/kustomization.yaml is rendered from the "
         "values but not committed" in out
     )
     assert "more committed files differ from a fresh render" in out
@@ -288,14 +312,14 @@ def test_a_repository_never_rendered_is_drift_too(values_dir: Path) -> None:
 
 @pytest.mark.parametrize("drift", [True, False])
 def test_a_hand_edit_of_the_committed_tree_is_caught_with_and_without_drift(
-    values_dir: Path, tmp_path: Path, drift: bool
+    values: Path, tmp_path: Path, drift: bool
 ) -> None:
-    repo = values_dir.parent
+    repo = values.parent
     cache = str(tmp_path / "cache")
     args = ["--cache-dir", cache, "--env", "prod"] + ([] if drift else ["--no-drift"])
-    assert validate_committed(values_dir, *args, drift=True)[0] == 0  # fills the cache
+    assert validate_committed(values, *args, drift=True)[0] == 0  # fills the cache
     hand_edit(repo)
-    code, out = validate_committed(values_dir, *args, drift=True)
+    code, out = validate_committed(values, *args, drift=True)
     assert code == 1, out
     # The tools ran on the committed tree, not on the fresh render (and not from the cache).
     assert (
@@ -317,13 +341,13 @@ def test_a_hand_edit_of_the_committed_tree_is_caught_with_and_without_drift(
         assert drifted == []
 
 
-def test_drift_is_reported_when_the_values_checks_fail(values_dir: Path, write: Write) -> None:
-    repo = values_dir.parent
-    quota = repo / "base/teams/inference/resourcequota-inference-accelerators.yaml"
-    quota.write_text(quota.read_text().replace("'8'", "'80'"))
-    text = (values_dir / "teams/ml-team.yaml").read_text()
-    write("teams/ml-team.yaml", text.replace("nvidia: 8", "nvidia: 1"))  # MIG004: jobs need 4
-    code, out = validate_committed(values_dir, "--no-cache", drift=True)
+def test_drift_is_reported_when_the_values_checks_fail(values: Path) -> None:
+    quota = values.parent / INFERENCE_QUOTA
+    quota.write_text(quota.read_text().replace("'2'", "'20'"))
+    text = (values / "teams/ml-team.yaml").read_text()
+    # MIG004: its job needs 4
+    (values / "teams/ml-team.yaml").write_text(text.replace("nvidia: 4", "nvidia: 1"))
+    code, out = validate_committed(values, "--no-cache", drift=True)
     assert code == 1
     assert "MIG004 team 'ml-team' needs 4 nvidia devices" in out
     assert (
@@ -333,11 +357,11 @@ def test_drift_is_reported_when_the_values_checks_fail(values_dir: Path, write: 
 
 
 def test_values_that_do_not_load_still_get_the_committed_tree_checked(
-    values_dir: Path, write: Write
+    values: Path,
 ) -> None:
-    hand_edit(values_dir.parent)
-    write("teams/inference.yaml", "quota: {nvidia: many}\n")
-    code, out = validate_committed(values_dir, "--no-cache", "--env", "prod", drift=True)
+    hand_edit(values.parent)
+    (values / "teams/inference.yaml").write_text("quota: {nvidia: many}\n")
+    code, out = validate_committed(values, "--no-cache", "--env", "prod", drift=True)
     assert code == 1
     assert "values/teams/inference.yaml:1:17: VAL001 'many' is not of type 'integer'" in out
     assert (
@@ -351,10 +375,10 @@ def test_values_that_do_not_load_still_get_the_committed_tree_checked(
     assert "not run drift and manifest rules (the values have errors: fix them first)" in out
 
 
-def test_no_drift_with_nothing_committed_is_a_usage_error(values_dir: Path) -> None:
+def test_no_drift_with_nothing_committed_is_a_usage_error(values: Path) -> None:
     for top in ("base", "overlays"):
-        shutil.rmtree(values_dir.parent / top)
-    result = invoke("validate", "--values", str(values_dir), "--no-drift", "--no-cache")
+        shutil.rmtree(values.parent / top)
+    result = invoke("validate", "--values", str(values), "--no-drift", "--no-cache")
     assert result.exit_code == 2
     assert "no rendered output in" in result.output
     assert "run `render.py render` first, or pass --committed DIR" in result.output

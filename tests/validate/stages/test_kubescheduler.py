@@ -14,11 +14,27 @@ import pytest
 
 from generator import toolchain
 from generator.validate.stages import kubescheduler
-from tests.example import use_backend
-from tests.fixtures import Write, invoke, kustomize_build, tool
+from tests.fixtures import FLEET, invoke, kustomize_build, ml_tree, tool
 
 CONFIGMAP = "overlays/%s/scheduling/configmap-kube-system-accel-kube-scheduler-config.yaml"
 KEY = "kube-scheduler-config.yaml"
+
+# An environment with the packing profile: `kubeScheduler:` (where KSC001 points) is on line 3,
+# column 5.
+PACKING = """\
+fleet:
+  scheduling:
+    kubeScheduler:
+      packing: true
+"""
+
+
+def packed(tmp_path: Path, staging: str = PACKING) -> Path:
+    """A small tree (NVIDIA, 8 GPUs; team ml-team) whose prod, and unless told otherwise staging,
+    run the packing profile of the cluster's kube-scheduler."""
+    return ml_tree(
+        tmp_path, {"environments/prod.yaml": PACKING, "environments/staging.yaml": staging}
+    )
 
 
 def render(values_dir: Path) -> Path:
@@ -65,10 +81,8 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
 # ---- the tool's JSON lines ----------------------------------------------------------------------
 
 
-def test_schedcheck_json_gives_one_verdict_per_file_in_order(
-    values_dir: Path, tmp_path: Path
-) -> None:
-    out = render(values_dir)
+def test_schedcheck_json_gives_one_verdict_per_file_in_order(tmp_path: Path) -> None:
+    out = render(packed(tmp_path))
     [config] = kubescheduler.embedded(kustomize_build(out / "overlays/prod/scheduling"))
     text = config["text"]
     files = []
@@ -98,12 +112,12 @@ def test_schedcheck_json_gives_one_verdict_per_file_in_order(
             "FieldValueInvalid",
         )
     ]
-    assert "resource weight of amd.com/gpu not in valid range (0, 100]" in weight[0]["message"]
+    assert "resource weight of nvidia.com/gpu not in valid range (0, 100]" in weight[0]["message"]
     assert [e["field"] for e in typo] == [""]  # the strict decoder, before any field validation
     assert 'unknown field "scoringStrategies"' in typo[0]["message"]
 
 
-def test_a_config_is_found_by_its_kind_not_by_its_configmap(values_dir: Path, write: Write) -> None:
+def test_a_config_is_found_by_its_kind_not_by_its_configmap(tmp_path: Path) -> None:
     json_config = json.dumps(
         {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": kubescheduler.KIND}
     )
@@ -125,8 +139,7 @@ def test_a_config_is_found_by_its_kind_not_by_its_configmap(values_dir: Path, wr
         {"namespace": "x", "name": "mine", "key": "b.json", "text": json_config}
     ]
     # Volcano's scheduler ConfigMap is another scheduler's configuration: not one of these.
-    use_backend(values_dir, write, "volcano")
-    out = render(values_dir)
+    out = render(ml_tree(tmp_path, fleet=FLEET + "scheduling: {backend: volcano}\n"))
     volcano = kustomize_build(out / "overlays/prod/scheduling")
     assert [d["metadata"]["name"] for d in volcano if d["kind"] == "ConfigMap"] == [
         "volcano-scheduler-configmap"
@@ -170,13 +183,17 @@ def test_the_example_fleet_packing_profile_passes_the_scheduler_check(
 @pytest.mark.parametrize(
     ("edit", "says"),
     [
-        (("weight: 10\n", "weight: 101\n"), "resource weight of amd.com/gpu not in valid range"),
+        (
+            ("weight: 10\n", "weight: 101\n"),
+            "resource weight of nvidia.com/gpu not in valid range",
+        ),
         (("defaultingType", "defaultingTyp"), 'unknown field "defaultingTyp"'),
     ],
 )
 def test_a_committed_config_kube_scheduler_refuses_is_found_at_the_values_and_cached(
-    values_dir: Path, edit: tuple[str, str], says: str
+    tmp_path: Path, edit: tuple[str, str], says: str
 ) -> None:
+    values_dir = packed(tmp_path)
     out = render(values_dir)
     # A hand edit (or an older render) of prod's profile: kubeconform takes the ConfigMap.
     file = out / (CONFIGMAP % "prod")
@@ -189,9 +206,10 @@ def test_a_committed_config_kube_scheduler_refuses_is_found_at_the_values_and_ca
     assert coded(first, "K8S001") == []
     found = coded(first, "KSC001")
     assert len(found) == 1, found  # prod only: staging's profile is untouched
-    # values/environments/prod.yaml sets fleet.scheduling.kubeScheduler at line 13, column 5.
+    # values/environments/prod.yaml (PACKING) sets fleet.scheduling.kubeScheduler at line 3,
+    # column 5.
     where = (found[0]["file"], found[0]["line"], found[0]["column"], found[0]["path"])
-    assert where == ("values/environments/prod.yaml", 13, 5, "$.scheduling.kubeScheduler")
+    assert where == ("values/environments/prod.yaml", 3, 5, "$.scheduling.kubeScheduler")
     assert (
         "ConfigMap kube-system/accel-kube-scheduler-config (overlays/prod/scheduling)"
         in (found[0]["message"])
@@ -211,9 +229,8 @@ def test_a_committed_config_kube_scheduler_refuses_is_found_at_the_values_and_ca
     assert says in hidden["message"]
 
 
-def test_a_hand_added_scheduler_config_is_found_at_its_committed_file(
-    values_dir: Path, tmp_path: Path
-) -> None:
+def test_a_hand_added_scheduler_config_is_found_at_its_committed_file(tmp_path: Path) -> None:
+    values_dir = packed(tmp_path)
     out = render(values_dir)
     unit = out / "overlays/prod/team-ml-team"
     config = {
@@ -244,11 +261,10 @@ def test_a_hand_added_scheduler_config_is_found_at_its_committed_file(
 
 
 def test_only_units_with_a_scheduler_config_are_checked(
-    values_dir: Path, write: Write, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Packing on in prod only: staging's units carry no KubeSchedulerConfiguration.
-    text = (values_dir / "environments/staging.yaml").read_text()
-    write("environments/staging.yaml", text.replace("packing: true", "packing: false"))
+    values_dir = packed(tmp_path, staging=PACKING.replace("packing: true", "packing: false"))
     render(values_dir)
     calls = spy(monkeypatch)
     cache = values_dir.parent / "cache"

@@ -19,7 +19,7 @@ from generator.findings import Location
 from generator.validate.stages import kueue
 from generator.values import loader as values
 from tests.example import use_backend
-from tests.fixtures import ROOT, Write, invoke, kustomize_build, tool
+from tests.fixtures import FLEET, ROOT, Write, invoke, kustomize_build, ml_tree, tool
 
 # ---- the tool on hand-written objects -----------------------------------------------------------
 
@@ -179,6 +179,14 @@ taints:
 """
 
 
+# A small tree under Kueue: NVIDIA (vendors/nvidia.yaml, the default unless given), team ml-team.
+KUEUE = FLEET + "scheduling: {backend: kueue}\n"
+
+
+def kueue_tree(tmp_path: Path, nvidia: str | None = None) -> Path:
+    return ml_tree(tmp_path, {"vendors/nvidia.yaml": nvidia} if nvidia else {}, fleet=KUEUE)
+
+
 POOL_DUPLICATE_TAINT = DUPLICATE_TAINT.replace("\ntaints:\n  -", "\n    taints:\n      -").replace(
     "\n  - {key", "\n      - {key"
 )
@@ -189,10 +197,9 @@ POOL_DUPLICATE_TAINT = DUPLICATE_TAINT.replace("\ntaints:\n  -", "\n    taints:\
     [(DUPLICATE_TAINT, "$.taints[1]"), (POOL_DUPLICATE_TAINT, "$.pools[0].taints[1]")],
 )
 def test_a_duplicate_taint_is_a_values_error_and_kueues_webhook_agrees(
-    values_dir: Path, write: Write, tmp_path: Path, text: str, path: str
+    tmp_path: Path, text: str, path: str
 ) -> None:
-    use_backend(values_dir, write, "kueue")
-    write("vendors/nvidia.yaml", text)
+    values_dir = kueue_tree(tmp_path, text)
     # The values check (NODE004) stops it before anything is rendered ...
     code, doc = validate_json(values_dir)
     assert code == 1
@@ -224,12 +231,10 @@ def test_a_duplicate_taint_is_a_values_error_and_kueues_webhook_agrees(
     assert "taints must be unique by key and effect pair" in found.message
 
 
-def test_a_committed_flavor_that_kueue_refuses_is_found_and_cached(
-    values_dir: Path, write: Write
-) -> None:
+def test_a_committed_flavor_that_kueue_refuses_is_found_and_cached(tmp_path: Path) -> None:
     # What Argo CD applies is the committed tree: a flavor there with a repeated taint (an
     # older render, a hand edit) is refused by Kueue's webhook though the values are clean.
-    use_backend(values_dir, write, "kueue")
+    values_dir = kueue_tree(tmp_path)
     assert invoke("render", "--values", str(values_dir)).exit_code == 0
     flavor = values_dir.parent / "base/scheduling/kueue-flavors/resourceflavor-nvidia-a100.yaml"
     text = flavor.read_text(encoding="utf-8")
@@ -251,7 +256,7 @@ def test_a_committed_flavor_that_kueue_refuses_is_found_and_cached(
     assert again["stats"]["cached units"] == again["stats"]["units"] > 0, again["stats"]
     assert coded(again, "KUE001") == found
     # A values error does not hide it: then it is told at the committed file.
-    write("teams/broken.yaml", "quota: {nvidia: -1}\n")
+    (values_dir / "teams/broken.yaml").write_text("quota: {nvidia: -1}\n")
     res = invoke(*args, "--no-cache")
     doc = json.loads(res.output)
     assert res.exit_code == 1 and any(
@@ -262,10 +267,8 @@ def test_a_committed_flavor_that_kueue_refuses_is_found_and_cached(
     assert "taints must be unique by key and effect pair" in hidden["message"]
 
 
-def test_without_kueue_the_same_values_give_no_kueue_finding(
-    values_dir: Path, write: Write
-) -> None:
-    write("vendors/nvidia.yaml", DUPLICATE_TAINT)
+def test_without_kueue_the_same_values_give_no_kueue_finding(tmp_path: Path) -> None:
+    values_dir = ml_tree(tmp_path, {"vendors/nvidia.yaml": DUPLICATE_TAINT})
     _, doc = validate_json(values_dir)
     assert coded(doc, "KUE001") == []
     # The values check does not depend on the backend: a Node with those taints is refused.

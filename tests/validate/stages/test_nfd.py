@@ -18,7 +18,8 @@ import pytest
 
 from generator.render.stage import RenderOptions, render
 from generator.values import inventory
-from tests.fixtures import Write, invoke, kustomize_text, tool, tree
+from tests.fixtures import FLEET as TWO_ENVS
+from tests.fixtures import invoke, kustomize_text, ml_tree, tool, tree
 
 NFD = "feature.node.kubernetes.io/"
 
@@ -246,6 +247,12 @@ def test_nfd_refuses_labels_in_kubernetes_io_namespaces(tmp_path: Path) -> None:
 # ---- validate: NFD001 at the values line ------------------------------------------------------
 
 
+def nfd_tree(tmp_path: Path, files: dict[str, str] | None = None) -> Path:
+    """A small tree labelled by NFD: staging and prod, NVIDIA (8 GPUs) unless `files` says
+    otherwise, team ml-team."""
+    return ml_tree(tmp_path, files, fleet=TWO_ENVS + "nodeConfig: {method: nfd}\n")
+
+
 def validate_json(values_dir: Path) -> tuple[int, dict[str, Any]]:
     invoke("render", "--values", str(values_dir))  # what validate checks
     res = invoke(
@@ -254,15 +261,13 @@ def validate_json(values_dir: Path) -> tuple[int, dict[str, Any]]:
     return res.exit_code, json.loads(res.output)
 
 
-def test_validate_reports_an_unprefixed_taint_at_the_vendor_file(
-    values_dir: Path, write: Write
-) -> None:
-    write(
-        "vendors/nvidia.yaml",
+def test_validate_reports_an_unprefixed_taint_at_the_vendor_file(tmp_path: Path) -> None:
+    nvidia = (
         "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, "
         "nodes: [nvidia-node-01, nvidia-node-02]}\n"
-        "taints:\n  - {key: accelerator, value: nvidia-gpu, effect: NoSchedule}\n",
+        "taints:\n  - {key: accelerator, value: nvidia-gpu, effect: NoSchedule}\n"
     )
+    values_dir = nfd_tree(tmp_path, {"vendors/nvidia.yaml": nvidia})
     code, doc = validate_json(values_dir)
     assert code == 1
     nfd = [f for f in doc["findings"] if f["code"] == "NFD001"]
@@ -276,17 +281,18 @@ def test_validate_reports_an_unprefixed_taint_at_the_vendor_file(
 
 
 def test_a_committed_rule_nfd_refuses_is_reported_even_when_the_values_have_errors(
-    values_dir: Path, write: Write
+    tmp_path: Path,
 ) -> None:
     # What Argo CD applies is the committed tree: a rule there that nfd-master refuses is told
     # even while a values error keeps validate from rendering, at the committed file.
+    values_dir = nfd_tree(tmp_path)
     assert invoke("render", "--values", str(values_dir)).exit_code == 0
     rule = values_dir.parent / "base/node-config/nvidia/nodefeaturerule-accel-nvidia.yaml"
     text = rule.read_text(encoding="utf-8")
     prefixed = "key: feature.node.kubernetes.io/accelerator\n      value: nvidia-gpu"
     assert prefixed in text
     rule.write_text(text.replace(prefixed, "key: accelerator\n      value: nvidia-gpu", 1))
-    write("teams/broken.yaml", "quota: {nvidia: -1}\n")
+    (values_dir / "teams/broken.yaml").write_text("quota: {nvidia: -1}\n")
     res = invoke(
         "validate", "--values", str(values_dir), "--no-cache", "--no-drift", "--output", "json"
     )
@@ -301,12 +307,12 @@ def test_a_committed_rule_nfd_refuses_is_reported_even_when_the_values_have_erro
     assert "unprefixed keys are not allowed" in nfd[0]["message"]
 
 
-def test_validate_reports_a_refused_pool_label_at_its_line(values_dir: Path, write: Write) -> None:
-    write(
-        "vendors/amd.yaml",
+def test_validate_reports_a_refused_pool_label_at_its_line(tmp_path: Path) -> None:
+    amd = (
         "pools:\n  - name: mi250x\n    model: MI250X\n    devicesPerNode: 8\n"
-        "    nodes: [amd-node-01]\n    labels:\n      node-role.kubernetes.io/gpu: 'true'\n",
+        "    nodes: [amd-node-01]\n    labels:\n      node-role.kubernetes.io/gpu: 'true'\n"
     )
+    values_dir = nfd_tree(tmp_path, {"vendors/amd.yaml": amd})
     code, doc = validate_json(values_dir)
     nfd = [f for f in doc["findings"] if f["code"] == "NFD001"]
     assert code == 1 and len(nfd) == 1, nfd
