@@ -6,7 +6,7 @@ and publishes the PCI inventory of its server type as the NodeFeature object nfd
 publish (name = node name, label nfd.node.kubernetes.io/node-name, namespace of nfd-master;
 source: sigs.k8s.io/node-feature-discovery v0.19.0 pkg/nfd-worker/nfd-worker.go, the NodeFeature
 it creates). nfd-master then labels and taints the node from the fleet's NodeFeatureRules.
-Inventories (generator/inventories/<server type>.yaml) are fixtures that name their sources.
+Inventories (generator/values/inventories/<server type>.yaml) are fixtures that name their sources.
 """
 
 from __future__ import annotations

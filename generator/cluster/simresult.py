@@ -17,7 +17,7 @@ HINTS = {
     "SIM006": "taint the pool's nodes (with a key nfd-master accepts)",
     "SIM007": "replicas per track must be what plan says: check capacity, quota and placement",
     "SIM008": "the API server's reason says what refused the pods: quota or Pod Security",
-    "SIM009": "add a PCI inventory for the server type (generator/inventories)",
+    "SIM009": "add a PCI inventory for the server type (generator/values/inventories)",
     "SIM010": "the job waits for the team's other jobs: fine for a queue, or raise the quota",
 }
 

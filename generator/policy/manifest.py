@@ -2,7 +2,7 @@
 
 Each rule has a code and a one-line summary, takes the environment's resolved values and one
 unit's built objects, and yields findings located at the values that produced the object. The
-pod placement rules (generator/placement.py) run here on every kind with a pod template, after
+pod placement rules (generator/policy/placement.py) run here on every kind with a pod template, after
 overlays and patches; at render time the same logic checks the workloads the builders make.
 """
 

@@ -1,4 +1,4 @@
-"""PCI inventories of real server types (generator/inventories/*.yaml) as NFD would see them.
+"""PCI inventories of real server types (generator/values/inventories/*.yaml) as NFD would see them.
 
 Each inventory lists every PCI function of one kind of machine with the attributes Node Feature
 Discovery v0.19.0 publishes for a ``pci.device`` feature instance (its source/pci/utils.go), and

@@ -237,7 +237,7 @@ def catalog() -> dict[str, tuple[Any, SourceMap]]:
     for item in sorted(folder.iterdir(), key=lambda t: t.name):
         if item.name.endswith(".yaml"):
             name = item.name.removesuffix(".yaml")
-            out[name] = load_text(item.read_bytes(), f"generator/catalog/{item.name}")
+            out[name] = load_text(item.read_bytes(), f"generator/values/catalog/{item.name}")
     return out
 
 

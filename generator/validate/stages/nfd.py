@@ -2,7 +2,7 @@
 
 nfd-rulecheck (tools/nfd/cmd/nfd-rulecheck, built on NFD's pinned packages) validates every rule
 as nfd-master does and executes it against the PCI inventories of real server types
-(generator/inventories). Whatever nfd-master would refuse or drop (an unprefixed taint key, a
+(generator/values/inventories). Whatever nfd-master would refuse or drop (an unprefixed taint key, a
 label in a namespace NFD does not allow, a rule that fails to evaluate) becomes a finding at the
 vendor's values: the rule named `<vendor>-<pool>` comes from that pool.
 """
