@@ -1,7 +1,8 @@
 """Device plugins: a DaemonSet per vendor, on its pools only, in a privileged namespace.
 
-The DaemonSet is the vendor's upstream manifest as the catalog records it (generator/values/catalog/,
-each fact with its source; docs/vendors.md), placed by the fleet's own selectors and taints."""
+The DaemonSet is the vendor's upstream manifest as the catalog records it
+(generator/values/catalog/, each fact with its source; docs/vendors.md), placed by the fleet's
+own selectors and taints."""
 
 from __future__ import annotations
 

@@ -2,8 +2,9 @@
 
 Each rule has a code and a one-line summary, takes the environment's resolved values and one
 unit's built objects, and yields findings located at the values that produced the object. The
-pod placement rules (generator/policy/placement.py) run here on every kind with a pod template, after
-overlays and patches; at render time the same logic checks the workloads the builders make.
+pod placement rules (generator/policy/placement.py) run here on every kind with a pod template,
+after overlays and patches; at render time the same logic checks the workloads the builders
+make.
 """
 
 from __future__ import annotations

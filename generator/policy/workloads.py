@@ -190,7 +190,7 @@ def fits_capacity(view: FleetView) -> Iterable[Finding]:
         )
 
 
-# ---- rendered pod templates (the logic lives in generator/policy/placement.py) ---------------------
+# ---- rendered pod templates (the logic lives in generator/policy/placement.py) -----------
 
 
 def _team_pod_problems(view: FleetView, team: Team) -> list[tuple[PodRef, Problem]]:
