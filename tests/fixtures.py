@@ -26,6 +26,7 @@ from generator.builders.common import identity
 from generator.errors import FindingsError
 from generator.findings import Finding
 from generator.render.stage import RenderOptions, load_and_check, render
+from generator.render.writer import read_tree
 
 if TYPE_CHECKING:
     from click.testing import Result
@@ -379,6 +380,22 @@ def render_py(
     """render.py as a process of its own (hash seeds, signals, terminals): the subprocess.run
     result; `env` replaces the environment, `kw` goes to subprocess.run."""
     return subprocess.run(render_py_argv(*args), env=env, **kw)
+
+
+def render_with_seed(values: Path, out: Path, seed: str) -> dict[str, str]:
+    """render.py in a process of its own with PYTHONHASHSEED=`seed`: the tree it wrote."""
+    render_py(
+        "render",
+        "--values",
+        str(values),
+        "--out",
+        str(out),
+        check=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONHASHSEED": seed},
+        capture_output=True,
+    )
+    return read_tree(out)
 
 
 def render_refused(values: Path) -> str:

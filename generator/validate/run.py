@@ -199,9 +199,8 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
         progress.stage("tools")
         if job is not None:
             plan.results.update(job.result())
-            cache = Cache(opts.cache_dir)
             for key, path in {plan.keys[p]: p for p in plan.misses}.items():
-                cache.put(key, plan.results[path])
+                plan.cache.put(key, plan.results[path])
     finally:
         if job is not None:
             job.stop()
@@ -245,6 +244,7 @@ class _Plan:
     keys: dict[str, str]  # path -> cache key
     results: dict[str, dict[str, Any]]  # path -> {stage: verdicts}, the cached ones so far
     misses: list[str]  # paths to run the stages on, biggest first
+    cache: Cache  # where the misses' results go once the stages have run
 
     @property
     def paths(self) -> list[str]:
@@ -283,7 +283,7 @@ def _plan(opts: ValidateOptions, home: Path, stages: list[Stage]) -> _Plan:
         (p for p in paths if p not in results),
         key=lambda p: -sum(len(committed[rel]) for rel in inputs[p]),
     )
-    return _Plan(committed, found, shard_info, kube_version, inputs, keys, results, misses)
+    return _Plan(committed, found, shard_info, kube_version, inputs, keys, results, misses, cache)
 
 
 def _values_and_drift(

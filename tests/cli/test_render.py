@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -10,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from generator.render.writer import read_tree
-from tests.fixtures import ROOT, TWO_TEAMS_ML, cli, render_py, tree, two_teams
+from tests.fixtures import ROOT, TWO_TEAMS_ML, cli, render_with_seed, tree, two_teams
 
 
 def writer(values_dir: Path) -> Callable[[str, str], None]:
@@ -125,25 +124,9 @@ def test_env_renders_one_environment_and_keeps_the_others(
     assert "value: '5'" in patch
 
 
-def _render_with(seed: str, values: Path, out: Path) -> dict[str, str]:
-    env = {**os.environ, "PYTHONHASHSEED": seed}
-    render_py(
-        "render",
-        "--values",
-        str(values),
-        "--out",
-        str(out),
-        check=True,
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-    )
-    return read_tree(out)
-
-
 def test_output_is_byte_identical_whatever_the_hash_seed_or_file_order(tmp_path: Path) -> None:
     source = two_teams(tmp_path)
-    a = _render_with("1", source, tmp_path / "a")
+    a = render_with_seed(source, tmp_path / "a", "1")
     # Same values, files created in reverse order (directory order differs on most filesystems).
     shuffled = tmp_path / "shuffled" / "values"
     for src in sorted(source.rglob("*"), reverse=True):
@@ -151,7 +134,7 @@ def test_output_is_byte_identical_whatever_the_hash_seed_or_file_order(tmp_path:
         if src.is_file():
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src, dest)
-    b = _render_with("12345", shuffled, tmp_path / "b")
+    b = render_with_seed(shuffled, tmp_path / "b", "12345")
     assert a == b
 
 
