@@ -329,14 +329,16 @@ def codes(values_dir: Path) -> set[str]:
 # ---- the real CLI ------------------------------------------------------------------------------
 
 
-def invoke(*args: str, env: Mapping[str, str] | None = None, mix_stderr: bool = True) -> Result:
-    """The real CLI in-process (click's CliRunner): its result (exit_code, output, stdout...)."""
+def invoke(*args: str, env: Mapping[str, str] | None = None) -> Result:
+    """The real CLI in-process (click's CliRunner): its result.
+
+    `output` holds stdout and stderr as a terminal shows them; `stdout` and `stderr` each alone.
+    """
     from click.testing import CliRunner
 
     from generator.cli import main
 
-    runner = CliRunner(mix_stderr=mix_stderr)
-    return runner.invoke(main, list(args), env=dict(env) if env is not None else None)
+    return CliRunner().invoke(main, list(args), env=dict(env) if env is not None else None)
 
 
 def cli(*args: str, env: Mapping[str, str] | None = None) -> tuple[int, str]:
@@ -347,7 +349,7 @@ def cli(*args: str, env: Mapping[str, str] | None = None) -> tuple[int, str]:
 
 def cli_streams(*args: str) -> tuple[int, str, str]:
     """The real CLI in-process: (exit code, stdout, stderr)."""
-    result = invoke(*args, mix_stderr=False)
+    result = invoke(*args)
     return result.exit_code, result.stdout, result.stderr
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 from pathlib import Path
 
 import click
@@ -42,7 +43,7 @@ def simulate(values_dir: Path, env: str | None, fmt: str, keep: Path | None) -> 
 
     ensure_control_plane("simulate")
     result = sim.simulate(values_dir, env, plane)
-    out = click.get_text_stream("stdout")
+    out = sys.stdout
     stats: dict[str, object] = {"environments": len(result.envs)}
     if fmt == "json":
         stats.update(simreport.as_json(result))

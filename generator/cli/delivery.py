@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -86,7 +87,7 @@ def diff(
     else:
         raise UsageError("give two environments (diff staging prod) or --base REF")
     echo_findings(result.findings)
-    stdout = click.get_text_stream("stdout")
+    stdout = sys.stdout
     if fmt == "json":
         diffreport.as_json(result, stdout)
     elif fmt == "markdown":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -105,5 +106,5 @@ def check(values_dir: Path, output_format: str) -> int:
     except FindingsError as exc:
         findings = exc.findings
     rep = reporter.Report("check", findings)
-    reporter.FORMATS[output_format](rep, click.get_text_stream("stdout"))
+    reporter.FORMATS[output_format](rep, sys.stdout)
     return EXIT_FINDINGS if rep.errors else EXIT_OK

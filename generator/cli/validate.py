@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -111,7 +112,7 @@ def validate(
         rep = reporter.merge(reporter.read_reports(reports))
         if output_format != "json":
             rep.stats.pop("timings", None)
-        reporter.FORMATS[output_format](rep, click.get_text_stream("stdout"))
+        reporter.FORMATS[output_format](rep, sys.stdout)
         return EXIT_FINDINGS if rep.errors else EXIT_OK
     if dry_run is None and (local_apiserver or kubeconfig or kube_context):
         raise UsageError("--local-apiserver, --kubeconfig and --context need --dry-run=server")
@@ -165,5 +166,5 @@ def print_validate(
     if result.shard is not None:
         stats["shard"] = {**result.shard, "checked": result.checked}
     rep = reporter.Report("validate", findings, stats, result.checked)
-    reporter.FORMATS[output_format](rep, click.get_text_stream("stdout"))
+    reporter.FORMATS[output_format](rep, sys.stdout)
     return EXIT_FINDINGS if rep.errors else EXIT_OK
