@@ -3,8 +3,9 @@
 - kustomize builds `overlays/<env>/monitoring` of a render;
 - promtool checks (with lint) the rule groups of every rendered PrometheusRule, and the plain
   `scrape_configs` fragment as a Prometheus configuration;
-- promtool unit-tests the recording rules with synthetic series in each vendor's real metric names
-  and units (as the catalog and values name them), asserting exact unified values and labels;
+- promtool unit-tests the recording rules with synthetic series in each vendor's real metric and
+  label names and units (written here from each exporter's source at the version the catalog pins,
+  never read from the catalog under test), asserting exact unified values and labels;
 - every dashboard query is valid PromQL and reads only series the rules record.
 """
 
@@ -229,7 +230,9 @@ def series(name: str, labels: dict[str, str]) -> str:
 
 
 def exporter_labels(exp: Exporter, case: Case, device: str) -> dict[str, str]:
-    """Labels as the exporter (plus our scrape relabelling) writes them, in its own names."""
+    """Labels in the names `exp` says its exporter writes (plus our scrape relabelling): for
+    values that override the catalog's names. The catalog's own names are checked against
+    `real_inputs`, which never reads them."""
     mapped = {"node": case.node, "device": device, "model": case.model}
     if "pod" in exp.labels:
         mapped["pod"] = case.pod
@@ -259,6 +262,198 @@ def vendor_inputs(exp: Exporter, case: Case) -> list[dict[str, str]]:
     return out
 
 
+def scraped(brand: str, vendor: str) -> dict[str, str]:
+    """What our scrape configuration adds to every series (scrape.py: gpu_brand and vendor), and
+    noise the rules must drop."""
+    return {"gpu_brand": brand, "vendor": vendor, "instance": "10.0.0.1:1", "job": "x"}
+
+
+def emitted(labels: dict[str, str], values: dict[str, float]) -> list[dict[str, str]]:
+    """Input series: each metric name with its value, all with the same labels."""
+    return [{"series": series(name, labels), "values": f"{v}+0x30"} for name, v in values.items()]
+
+
+def real_inputs() -> list[dict[str, str]]:
+    """Device 0 of every vendor as its exporter really emits it at the version the catalog pins:
+    metric and label names copied from the exporter's source, never read from the catalog under
+    test (a wrong name there fails the rule tests). Label values are made up; empty ones (which
+    Prometheus drops) are left out."""
+    nv, npu, amd, dcu, mlu = (CASES[v] for v in ("nvidia", "ascend", "amd", "hygon", "cambricon"))
+    return [
+        # NVIDIA/dcgm-exporter, tag 4.5.3-4.8.2: names and units in etc/default-counters.csv
+        # (DCGM_FI_DEV_GPU_UTIL %, DCGM_FI_DEV_FB_USED, _FREE, _RESERVED MiB); labels from
+        # internal/pkg/rendermetrics/render_metrics.go (gpuMetricsFormat: gpu, UUID, pci_bus_id,
+        # device, modelName, Hostname) and internal/pkg/transformation/kubernetes.go + const.go
+        # (pod, namespace, container, pod_uid). The scrape's own `node` is left out so that the
+        # rules' Hostname -> node is what gives it (the PodMonitor copies it the same way).
+        *emitted(
+            {
+                "gpu": "0",
+                "UUID": "GPU-8a3c1e52-0d47-4b9e-9f21-5c6d7e8f9a0b",
+                "pci_bus_id": "00000000:07:00.0",
+                "device": "nvidia0",
+                "modelName": nv.model,
+                "Hostname": nv.node,
+                "container": "trainer",
+                "namespace": nv.namespace,
+                "pod": nv.pod,
+                "pod_uid": "3f2b9c1e-7a64-4d0b-8e15-2c9a6b7d4e01",
+                **scraped("nvidia", "nvidia"),
+            },
+            {
+                "DCGM_FI_DEV_GPU_UTIL": nv.utilization,
+                "DCGM_FI_DEV_FB_USED": nv.used,
+                "DCGM_FI_DEV_FB_FREE": nv.other,
+                "DCGM_FI_DEV_FB_RESERVED": nv.reserved,
+            },
+        ),
+        # Ascend/mind-cluster, tag v26.0.0, component/npu-exporter/collector/: names in
+        # metrics/collector_for_npu.go (npu_chip_info_utilization) and metrics/collector_for_hbm.go
+        # (npu_chip_info_hbm_used_memory, npu_chip_info_hbm_total_memory); labels CardLabel in
+        # common/metrics_collector.go, named in common/constants.go (id, model_name, vdie_id,
+        # pcie_bus_info, namespace, pod_name, container_name). No node label: `node` is the
+        # scrape's (scrape.py, from __meta_kubernetes_pod_node_name).
+        *emitted(
+            {
+                "id": "0",
+                "model_name": npu.model,
+                "vdie_id": "3A5F0B21-60C8D4E7-1B9F2A43-7C6E5D80-11223344",
+                "pcie_bus_info": "0000:C1:00.0",
+                "namespace": npu.namespace,
+                "pod_name": npu.pod,
+                "container_name": "trainer",
+                "node": npu.node,
+                **scraped("huawei", "ascend"),
+            },
+            {
+                "npu_chip_info_utilization": npu.utilization,
+                "npu_chip_info_hbm_used_memory": npu.used,
+                "npu_chip_info_hbm_total_memory": npu.other,
+            },
+        ),
+        # ROCm/device-metrics-exporter, tag v1.5.1: names in
+        # pkg/amdgpu/gpuagent/gpuagent_gpu_metrics.go (gpu_gfx_activity, gpu_used_vram,
+        # gpu_total_vram; no prefix by default); labels its gpuMandatoryLables, lower-cased, named
+        # in pkg/exporter/proto/exporterconfig.proto (MetricLabel, GPUMetricLabel). Its job_*
+        # labels are empty off Slurm. The scrape's `node` is left out (hostname -> node, as NVIDIA).
+        *emitted(
+            {
+                "gpu_id": "0",
+                "card_model": amd.model,
+                "serial_number": "PCB045678-0012",
+                "gpu_partition_id": "0",
+                "gpu_compute_partition_type": "spx",
+                "gpu_memory_partition_type": "nps1",
+                "deployment_mode": "baremetal",
+                "pod": amd.pod,
+                "namespace": amd.namespace,
+                "container": "trainer",
+                "hostname": amd.node,
+                **scraped("amd", "amd"),
+            },
+            {
+                "gpu_gfx_activity": amd.utilization,
+                "gpu_used_vram": amd.used,
+                "gpu_total_vram": amd.other,
+            },
+        ),
+        # fossabot/dcu-exporter, commit 30408d074cd420729f5698710d54fb30abefb0b1 (the catalog's
+        # pin, DCU-Exporter v2.0.0.240718), main.go: dcu_utilizationrate, dcu_usedmemory_bytes,
+        # dcu_memorycap_bytes, labels dcuLabels (device_id, minor_number, name, node,
+        # pcieBus_number, dcu_pod_namespace, dcu_pod_name, container).
+        *emitted(
+            {
+                "device_id": "T8R1380013061601",
+                "minor_number": "0",
+                "name": dcu.model,
+                "node": dcu.node,
+                "pcieBus_number": "0000:f6:00.0",
+                "dcu_pod_namespace": dcu.namespace,
+                "dcu_pod_name": dcu.pod,
+                "container": "trainer",
+                **scraped("hygon", "hygon"),
+            },
+            {
+                "dcu_utilizationrate": dcu.utilization,
+                "dcu_usedmemory_bytes": dcu.used,
+                "dcu_memorycap_bytes": dcu.other,
+            },
+        ),
+        # Cambricon/mlu-exporter, tag v2.0.22: examples/metrics.yaml (what the image carries,
+        # Dockerfile) names utilization, memory_used, memory_total, each labelled driver, mcu,
+        # mlu, model, node, node_ip, sn, type, uuid (utilization also vf, empty on a whole
+        # device); pkg/metrics/metrics.go prefixes "mlu_" (--metrics-prefix=mlu);
+        # pkg/collector/cndev.go gives memory in bytes. No pod or namespace label.
+        *emitted(
+            {
+                "driver": "v5.10.22",
+                "mcu": "v1.1.4",
+                "mlu": "0",
+                "model": mlu.model,
+                "node": mlu.node,
+                "node_ip": "10.0.0.5",
+                "sn": "SN/1234567890",
+                "type": "mlu370",
+                "uuid": "MLU-20001012-1916-0000-0000-000000000000",
+                **scraped("cambricon", "cambricon"),
+            },
+            {
+                "mlu_utilization": mlu.utilization,
+                "mlu_memory_used": mlu.used,
+                "mlu_memory_total": mlu.other,
+            },
+        ),
+    ]
+
+
+# The unified labels each vendor's series must carry (Cambricon's metrics have no pod).
+WANT_LABELS: dict[str, dict[str, str]] = {
+    "nvidia": {
+        "gpu_brand": "nvidia",
+        "vendor": "nvidia",
+        "node": "nvidia-node-01",
+        "device": "0",
+        "model": "NVIDIA A100-SXM4-80GB",
+        "pod": "train-0",
+        "namespace": "ml-team",
+    },
+    "ascend": {
+        "gpu_brand": "huawei",
+        "vendor": "ascend",
+        "node": "ascend-node-01",
+        "device": "0",
+        "model": "Ascend910B",
+        "pod": "train-0",
+        "namespace": "ml-team",
+    },
+    "amd": {
+        "gpu_brand": "amd",
+        "vendor": "amd",
+        "node": "amd-node-01",
+        "device": "0",
+        "model": "MI250X",
+        "pod": "train-0",
+        "namespace": "ml-team",
+    },
+    "hygon": {
+        "gpu_brand": "hygon",
+        "vendor": "hygon",
+        "node": "dcu-node-01",
+        "device": "0",
+        "model": "Z100L",
+        "pod": "train-0",
+        "namespace": "ml-team",
+    },
+    "cambricon": {
+        "gpu_brand": "cambricon",
+        "vendor": "cambricon",
+        "node": "mlu-node-01",
+        "device": "0",
+        "model": "MLU370-X8",
+    },
+}
+
+
 def unified_labels(exp: Exporter, case: Case) -> dict[str, str]:
     out = {
         "gpu_brand": exp.brand,
@@ -278,12 +473,12 @@ def sample(name: str, labels: dict[str, str], value: float) -> dict[str, Any]:
     return {"labels": series(name, labels), "value": value}
 
 
-def vendor_tests(exps: list[Exporter], cases: dict[str, Case]) -> list[dict[str, Any]]:
+def vendor_tests(wants: dict[str, dict[str, str]], cases: dict[str, Case]) -> list[dict[str, Any]]:
+    """Each vendor's unified series: `wants` the labels by vendor, `cases` the values."""
     out = []
-    for exp in exps:
-        case = cases[exp.vendor]
-        want = unified_labels(exp, case)
-        sel = f'{{vendor="{exp.vendor}"}}'
+    for vendor, want in wants.items():
+        case = cases[vendor]
+        sel = f'{{vendor="{vendor}"}}'
         out += [
             {
                 "expr": unified.UTILIZATION + sel,
@@ -304,7 +499,7 @@ def vendor_tests(exps: list[Exporter], cases: dict[str, Case]) -> list[dict[str,
                 "expr": unified.DEVICES + sel,
                 "eval_time": "5m",
                 "exp_samples": [
-                    sample(unified.DEVICES, {"gpu_brand": exp.brand, "vendor": exp.vendor}, 1)
+                    sample(unified.DEVICES, {"gpu_brand": want["gpu_brand"], "vendor": vendor}, 1)
                 ],
             },
         ]
@@ -361,10 +556,12 @@ def quota_tests() -> list[dict[str, Any]]:
 
 
 def run_rule_tests(
-    objs: list[dict[str, Any]], exps: list[Exporter], tmp_path: Path, cases: dict[str, Case]
+    objs: list[dict[str, Any]],
+    tmp_path: Path,
+    inputs: list[dict[str, str]],
+    expr_tests: list[dict[str, Any]],
 ) -> str:
     write_rules(objs, tmp_path / "rules.yaml")
-    inputs = [i for exp in exps for i in vendor_inputs(exp, cases[exp.vendor])]
     test = {
         "rule_files": ["rules.yaml"],
         "evaluation_interval": "1m",
@@ -373,7 +570,7 @@ def run_rule_tests(
                 "name": "every vendor gives the same unified series",
                 "interval": "1m",
                 "input_series": inputs,
-                "promql_expr_test": vendor_tests(exps, cases),
+                "promql_expr_test": expr_tests,
             },
             {
                 "name": "quota use and cost per team and vendor",
@@ -400,7 +597,12 @@ def test_unified_series_from_every_vendors_real_metric_names(fleet: Path, tmp_pa
     )
     assert names["ascend"][0] == "npu_chip_info_utilization"
     assert names["hygon"][1] == "dcu_usedmemory_bytes"
-    report = run_rule_tests(monitoring_objects(out, "prod"), exps, tmp_path, CASES)
+    # Inputs and expectations are both written in this file: nothing here reads the catalog's
+    # metric or label names, so the rules must have them right to give these series.
+    assert sorted(WANT_LABELS) == sorted(CASES)
+    report = run_rule_tests(
+        monitoring_objects(out, "prod"), tmp_path, real_inputs(), vendor_tests(WANT_LABELS, CASES)
+    )
     assert "SUCCESS" in report
 
 
@@ -459,7 +661,10 @@ def test_values_can_name_the_metrics_a_site_really_has(fleet: Path, tmp_path: Pa
         "nvidia": Case(nvidia.node, nvidia.model, 87, 30000, 80000, 30000 * MiB, 0.375),
         "amd": Case(amd.node, amd.model, 40, 32e9, 128e9, 32e9, 0.25),
     }
-    report = run_rule_tests(objs, exps, tmp_path, seed)
+    # The names under test here are the values' overrides, so the inputs use them.
+    inputs = [i for exp in exps for i in vendor_inputs(exp, seed[exp.vendor])]
+    wants = {exp.vendor: unified_labels(exp, seed[exp.vendor]) for exp in exps}
+    report = run_rule_tests(objs, tmp_path, inputs, vendor_tests(wants, seed))
     assert "SUCCESS" in report
 
 
