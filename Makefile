@@ -12,6 +12,8 @@
 #   make demo    render the example fleet, validate it, and write its report (.cache/report/)
 #   make test    run the test suite (pytest-xdist)
 #   make lint    ruff check, ruff format --check, mypy
+#   make mutation  mutation testing with mutmut, shard by shard (SHARDS="render delivery" for some);
+#                fails when a module scores below its floor (docs/testing.md; tens of minutes)
 #   make clean   remove .tools and caches (make distclean also removes .venv)
 #
 # Every external tool is pinned in a Go module under tools/ (Go 1.24+ `tool` directives) and built
@@ -42,7 +44,7 @@ PYTEST_ARGS ?= -n auto --dist loadgroup
 NFD_VERSION := v0.19.0
 NFD_LDFLAGS := -X sigs.k8s.io/node-feature-discovery/pkg/version.version=$(NFD_VERSION)
 
-.PHONY: venv tools tools-validate tools-cluster tools-dev browser go-check go-check-python demo test \
+.PHONY: mutation venv tools tools-validate tools-cluster tools-dev browser go-check go-check-python demo test \
   lint clean distclean schemas-crds schemas-k8s \
   tool-kustomize tool-kubeconform tool-kbuild tool-promtool tool-nfd-rulecheck tool-kueuecheck \
   tool-schedcheck tool-kube-apiserver tool-kube-controller-manager tool-kube-scheduler tool-kubectl tool-etcd \
@@ -206,11 +208,18 @@ test: venv
 	+@$(SUBMAKE) tools browser
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# Not part of `make test`: it runs each module's tests once per mutant (docs/testing.md).
+SHARDS ?=
+MUTATION_ARGS ?=
+mutation: venv
+	+@$(SUBMAKE) tools-validate
+	$(PY) tools/mutation.py run $(MUTATION_ARGS) $(SHARDS)
+
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
-	$(VENV)/bin/mypy --strict tools/crdschemas.py
+	$(VENV)/bin/mypy --strict tools/crdschemas.py tools/mutation.py
 
 clean:
 	rm -rf .tools .pytest_cache .mypy_cache .ruff_cache

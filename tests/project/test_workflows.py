@@ -38,7 +38,7 @@ def actionlint(*files: Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[st
 
 
 def test_workflows_pass_actionlint() -> None:
-    assert [p.name for p in WORKFLOWS] == ["publish.yaml", "pull-request.yaml"]
+    assert [p.name for p in WORKFLOWS] == ["mutation.yaml", "publish.yaml", "pull-request.yaml"]
     proc = actionlint(*WORKFLOWS)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -103,6 +103,14 @@ def test_pull_request_runs_tests_checks_plan_and_diff() -> None:
         'render.py diff --base "origin/${BASE_REF}" --output markdown >> "$GITHUB_STEP_SUMMARY"',
     ):
         assert command in runs, command
+
+
+def test_mutation_testing_runs_on_a_schedule_and_on_demand_only() -> None:
+    """Tens of minutes: never on a pull request; it fails below a floor (make mutation's exit)."""
+    wf = _load("mutation.yaml")
+    assert set(wf[True]) == {"schedule", "workflow_dispatch"}
+    assert 'make mutation SHARDS="$SHARDS"' in _runs(wf)
+    assert _load("mutation.yaml")["concurrency"]["cancel-in-progress"] is False
 
 
 def test_push_to_main_publishes() -> None:
