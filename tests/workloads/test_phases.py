@@ -11,7 +11,7 @@ import pytest
 from generator.values import loader as values
 from generator.workloads.model import team_workloads
 from generator.workloads.phases import plan_service
-from tests.fixtures import migration
+from tests.fixtures import AMD_MI250X, ASCEND_910B, INFERENCE, migration, tree
 
 
 @pytest.mark.parametrize(
@@ -49,3 +49,123 @@ def test_explicit_replicas_and_weights_override_the_phase(tmp_path: Path) -> Non
     [svc] = team_workloads(view, team).services
     got = {p.vendor: (p.replicas, p.weight) for p in plan_service(svc)}
     assert got == {"nvidia": (3, 90), "ascend": (1, 10)}
+
+
+# ---- every field of a track's plan, on trees made for each rule --------------------------------
+
+SVC = ("services", "inference-service")
+
+
+def plans(values_dir: Path) -> list[tuple[object, ...]]:
+    """prod's inference-service: (vendor, replicas, weight, devices, replicas_path,
+    weight_explicit) of each track, in the order plan_service gives them."""
+    view = values.load(values_dir).envs["prod"]
+    team = next(t for t in view.teams if t.name == "inference")
+    [svc] = team_workloads(view, team).services
+    return [
+        (p.vendor, p.replicas, p.weight, p.devices, p.replicas_path, p.weight_explicit)
+        for p in plan_service(svc)
+    ]
+
+
+def test_validate_and_fallback_say_the_phase_decided_the_smaller_track(tmp_path: Path) -> None:
+    """The track a phase shrinks (validate: the new one to 1, fallback: the old one to
+    fallbackReplicas) has its replica count from `phase`; the other from its own `replicas`."""
+    validate = migration(tmp_path / "v", "{}\n")
+    assert plans(validate) == [
+        ("nvidia", 2, 100, 2, (*SVC, "tracks", "nvidia", "replicas"), False),
+        ("ascend", 1, 0, 1, (*SVC, "phase"), False),
+    ]
+    fallback = migration(
+        tmp_path / "f",
+        "teams:\n  inference:\n    services:\n      inference-service: {phase: fallback}\n",
+    )
+    assert plans(fallback) == [
+        ("nvidia", 1, 0, 1, (*SVC, "phase"), False),
+        ("ascend", 2, 100, 2, (*SVC, "tracks", "ascend", "replicas"), False),
+    ]
+
+
+def test_shift_keeps_both_tracks_full_and_their_own_replica_counts(tmp_path: Path) -> None:
+    values_dir = migration(
+        tmp_path,
+        "teams:\n  inference:\n    services:\n      inference-service: {phase: shift-30}\n",
+    )
+    assert plans(values_dir) == [
+        ("nvidia", 2, 70, 2, (*SVC, "tracks", "nvidia", "replicas"), False),
+        ("ascend", 2, 30, 2, (*SVC, "tracks", "ascend", "replicas"), False),
+    ]
+
+
+def test_explicit_weights_give_unnamed_tracks_0(tmp_path: Path) -> None:
+    """weights: {nvidia: 100} in phase shift-25: Ascend's 25 from the phase is dropped, not kept,
+    and both tracks' weights count as explicit."""
+    values_dir = migration(
+        tmp_path,
+        "teams:\n  inference:\n    services:\n      inference-service:\n"
+        "        phase: shift-25\n        weights: {nvidia: 100}\n",
+    )
+    assert plans(values_dir) == [
+        ("nvidia", 2, 100, 2, (*SVC, "tracks", "nvidia", "replicas"), True),
+        ("ascend", 2, 0, 2, (*SVC, "tracks", "ascend", "replicas"), True),
+    ]
+
+
+def test_explicit_replicas_point_at_the_replicas_key(tmp_path: Path) -> None:
+    values_dir = migration(
+        tmp_path,
+        "teams:\n  inference:\n    services:\n      inference-service:\n"
+        "        phase: fallback\n        replicas: {nvidia: 3}\n",
+    )
+    assert plans(values_dir) == [
+        ("nvidia", 3, 0, 3, (*SVC, "replicas", "nvidia"), False),
+        ("ascend", 2, 100, 2, (*SVC, "tracks", "ascend", "replicas"), False),
+    ]
+
+
+# A third track beside the migration's two: AMD, 3 replicas of 2 GPUs.
+THREE_TRACKS = (
+    INFERENCE.replace(
+        "images: {nvidia: r/s:cuda, ascend: r/s:ascend}",
+        "images: {nvidia: r/s:cuda, ascend: r/s:ascend, amd: r/s:rocm}",
+    )
+    + "      amd: {devicesPerReplica: 2, replicas: 3}\n"
+)
+
+
+def test_a_track_outside_the_migration_runs_full_with_weight_0(tmp_path: Path) -> None:
+    """shift-25 splits 75 / 25 between migration.from and migration.to; AMD, in neither, runs
+    its 3 replicas with weight 0 and comes last, though `amd` sorts first by name."""
+    values_dir = tree(
+        tmp_path,
+        {
+            "vendors/ascend.yaml": ASCEND_910B,
+            "vendors/amd.yaml": AMD_MI250X,
+            "teams/inference.yaml": THREE_TRACKS,
+            "environments/prod.yaml": "teams:\n  inference:\n    services:\n"
+            "      inference-service: {phase: shift-25}\n",
+        },
+    )
+    assert plans(values_dir) == [
+        ("nvidia", 2, 75, 2, (*SVC, "tracks", "nvidia", "replicas"), False),
+        ("ascend", 2, 25, 2, (*SVC, "tracks", "ascend", "replicas"), False),
+        ("amd", 3, 0, 6, (*SVC, "tracks", "amd", "replicas"), False),
+    ]
+
+
+def test_a_one_track_service_takes_all_traffic_whatever_the_phase(tmp_path: Path) -> None:
+    """No migration and one track: weight 100, where a track outside the migration of a service
+    with more tracks gets 0 whatever the phase."""
+    one_track = (
+        "quota: {nvidia: 4}\n"
+        "services:\n"
+        "  inference-service:\n"
+        "    images: {nvidia: r/s:cuda}\n"
+        "    phase: primary-new\n"
+        "    tracks:\n"
+        "      nvidia: {devicesPerReplica: 1, replicas: 3}\n"
+    )
+    values_dir = tree(tmp_path, {"teams/inference.yaml": one_track})
+    assert plans(values_dir) == [
+        ("nvidia", 3, 100, 3, (*SVC, "tracks", "nvidia", "replicas"), False),
+    ]

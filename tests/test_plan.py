@@ -1,0 +1,116 @@
+"""The plan (generator/plan.py): per service the replicas, weights and traffic of each track, the
+devices per team against its quota and per vendor against its capacity, as data (`plan`), as
+JSON (`Plan.as_json`) and as text (`format_text`); on values trees made for each behaviour.
+
+The CLI's printing and exit codes are tested in tests/cli/test_plan.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from generator.plan import format_text, plan
+from tests.fixtures import ASCEND_910B, NVIDIA, PROD_FLEET, tree
+
+# Team web in a prod-only fleet of NVIDIA (8 GPUs, nodes of 4) and Ascend (8 NPUs, one node):
+# service chat moves from NVIDIA (5 replicas of 2 GPUs) to Ascend (8 replicas of 1 NPU) with
+# routing: service, in phase shift-20.
+WEB = """\
+quota: {nvidia: 12, ascend: 8}
+services:
+  chat:
+    images: {nvidia: r/chat:cuda, ascend: r/chat:cann}
+    vendorMounts: false
+    migration: {from: nvidia, to: ascend}
+    phase: shift-20
+    tracks:
+      nvidia: {devicesPerReplica: 2, replicas: 5}
+      ascend: {devicesPerReplica: 1, replicas: 8, model: 910b}
+"""
+
+
+def web_tree(root: Path, prod: str = "{}\n") -> Path:
+    """The tree above; `prod` is environments/prod.yaml."""
+    files = {
+        "fleet.yaml": PROD_FLEET,
+        "vendors/nvidia.yaml": NVIDIA,
+        "vendors/ascend.yaml": ASCEND_910B,
+        "teams/web.yaml": WEB,
+        "environments/prod.yaml": prod,
+    }
+    return tree(root, files, defaults=False)
+
+
+def test_text_of_a_plan_whose_capacity_is_exceeded(tmp_path: Path) -> None:
+    """Every line of the text: 5 + 8 pods split 38.5 / 61.5 %, not 80 / 20; NVIDIA needs 10 of
+    its 8 GPUs (its quota of 12 holds them), Ascend exactly its 8 NPUs, which fits."""
+    result = plan(web_tree(tmp_path))
+    assert format_text(result) == (
+        "environment prod\n"
+        "  service web/chat (namespace web): phase shift-20, routing service\n"
+        "    track   replicas  devices  weight  traffic\n"
+        "    nvidia  5         10       80      38.5%\n"
+        "    ascend  8         8        20      61.5%\n"
+        "    routing service: the Service balances over ready pods, so traffic follows "
+        "replicas, not weights; use routing gateway or istio for weights\n"
+        "  devices per team and vendor (services + largest job) vs quota\n"
+        "    team  namespace  vendor  services  job  needed  quota  fits\n"
+        "    web   web        ascend  8         0    8       8      yes\n"
+        "    web   web        nvidia  10        0    10      12     yes\n"
+        "  devices per vendor (all teams) vs capacity\n"
+        "    vendor  needed  capacity  fits\n"
+        "    ascend  8       8         yes\n"
+        "    nvidia  10      8         NO\n"
+        "plan does NOT fit\n"
+    )
+
+
+def test_capacity_rows_fit_up_to_the_capacity_itself(tmp_path: Path) -> None:
+    """Ascend's 8 NPUs needed of 8 fit; NVIDIA's 10 GPUs of 8 do not, and the plan fails."""
+    result = plan(web_tree(tmp_path), "prod")
+    [env] = result.envs
+    got = [(c.vendor, c.needed, c.capacity, c.fits) for c in env.capacity]
+    assert got == [("ascend", 8, 8, True), ("nvidia", 10, 8, False)]
+    assert result.fits is False
+
+
+def test_tracks_without_pods_get_no_traffic(tmp_path: Path) -> None:
+    """Both tracks scaled to 0: the Service has no ready pod to send to, so each gets 0 %."""
+    prod = "teams:\n  web:\n    services:\n      chat:\n        replicas: {nvidia: 0, ascend: 0}\n"
+    result = plan(web_tree(tmp_path, prod))
+    [env] = result.envs
+    [svc] = env.services
+    got = [(t.vendor, t.replicas, t.devices, t.weight, t.traffic) for t in svc.tracks]
+    assert got == [("nvidia", 0, 0, 80, 0.0), ("ascend", 0, 0, 20, 0.0)]
+    assert (
+        "    track   replicas  devices  weight  traffic\n"
+        "    nvidia  0         0        80      0%\n"
+        "    ascend  0         0        20      0%\n"
+    ) in format_text(result)
+
+
+def test_json_findings_carry_code_severity_message_location_and_path(tmp_path: Path) -> None:
+    """Both tracks at 0 replicas while the phase still sends them traffic: two MIG003 errors,
+    at the replica counts on line 5 of environments/prod.yaml (columns 28 and 39). (The base
+    layer's MIG006, 5 + 8 pods against 80 / 20, is not prod's and is left out.)"""
+    prod = "teams:\n  web:\n    services:\n      chat:\n        replicas: {nvidia: 0, ascend: 0}\n"
+    data = plan(web_tree(tmp_path, prod), "prod").as_json()
+    assert data["fits"] is False
+    assert data["findings"] == [
+        {
+            "code": "MIG003",
+            "severity": "error",
+            "message": "service 'chat' track 'nvidia' has 0 replicas but carries 80% of the "
+            "traffic in phase 'shift-20'",
+            "location": "values/environments/prod.yaml:5:28",
+            "path": "$.services.chat.replicas.nvidia",
+        },
+        {
+            "code": "MIG003",
+            "severity": "error",
+            "message": "service 'chat' track 'ascend' has 0 replicas but carries 20% of the "
+            "traffic in phase 'shift-20'",
+            "location": "values/environments/prod.yaml:5:39",
+            "path": "$.services.chat.replicas.ascend",
+        },
+    ]
