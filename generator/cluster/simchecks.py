@@ -1,11 +1,16 @@
 """What the cluster made of the fleet against what the values say: node labels and taints
 against the pool's (as nfd-master set them), DaemonSet pods per vendor, a probe pod per node,
-quota used against hard, ready pods per track against `plan`."""
+quota used against hard, ready pods per track against `plan`.
+
+Each check is two functions: the one simulate.py calls reads the cluster (one request, as thin as
+it can be), and a pure one judges what the API server returned (the objects as it serves them)
+against the values: the report's rows and findings. The tests call the pure ones."""
 
 from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from generator.builders.common import VENDOR_LABEL
@@ -19,6 +24,7 @@ from generator.cluster.units import BuiltUnit
 from generator.findings import Finding, Location
 from generator.policy.manifest import describe, origin
 from generator.values.model import FleetView
+from generator.values.yamlio import json_path
 from generator.workloads.model import team_workloads
 from generator.workloads.phases import plan_service
 
@@ -29,10 +35,20 @@ SYSTEM_TAINT = re.compile(r"^node\.kubernetes\.io/|^node-role\.kubernetes\.io/")
 def check_nodes(
     plane: ControlPlane, api: ApiClient, view: FleetView, nodes: list[SimNode], report: EnvReport
 ) -> None:
+    node_verdicts(view, nodes, api.list("v1", "Node"), plane.workdir, report)
+
+
+def node_verdicts(
+    view: FleetView, nodes: list[SimNode], live_nodes: list[Obj], workdir: Path, report: EnvReport
+) -> None:
+    """Each node's labels and taints as nfd-master set them (`live_nodes`: the Node objects the
+    API server lists) against its pool's: a row each, SIM001 and SIM002 at the values to fix (for
+    a dropped taint, with what nfd-master logged about it under `workdir`)."""
     keys = fleet_label_keys(view)
     taint_keys = fleet_taint_keys(view)
+    by_name = {n["metadata"]["name"]: n for n in live_nodes}
     for node in nodes:
-        live = api.get_node(node.name) or {}
+        live = by_name.get(node.name, {})
         labels = {
             k: v for k, v in (live.get("metadata", {}).get("labels") or {}).items() if k in keys
         }
@@ -73,7 +89,7 @@ def check_nodes(
                     "SIM002",
                     f"node {node.name} ({node.describe()}): taints "
                     f"{taints or 'none'}, the pool wants {want_taints or 'none'}"
-                    + _rejected(plane, [t for t in node.taints if _taint_text(t) not in taints]),
+                    + _rejected(workdir, [t for t in node.taints if _taint_text(t) not in taints]),
                     loc or (vendor.doc.anchor(("pools",)) if vendor else Location("values")),
                     hint=HINTS["SIM002"],
                 )
@@ -83,10 +99,10 @@ def check_nodes(
 _IGNORED_TAINT = re.compile(r'"ignoring taint" err="([^"]*)" taint=(\{[^}]*\})')
 
 
-def _rejected(plane: ControlPlane, wanted: list[dict[str, str]]) -> str:
+def _rejected(workdir: Path, wanted: list[dict[str, str]]) -> str:
     """What nfd-master logged about the node's missing taints (pkg/nfd-master/nfd-master.go,
-    filterTaints: 'ignoring taint' with the validation error)."""
-    log = plane.workdir / "logs" / "nfd-master.log"
+    filterTaints: 'ignoring taint' with the validation error), in the control plane's workdir."""
+    log = workdir / "logs" / "nfd-master.log"
     try:
         text = log.read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -122,10 +138,23 @@ def _fmt(labels: dict[str, str]) -> str:
 def probe(api: ApiClient, nodes: list[SimNode], report: EnvReport) -> None:
     """One pod per node, pinned by hostname, with no tolerations: the scheduler may put it on a
     general or CPU-only server and on no accelerator node (its taints must keep it off)."""
-    api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": PROBE_NAMESPACE}})
+    namespace, *pods = probe_objects(nodes)
+    api.apply(namespace)
     wait(lambda: api.exists("v1", "ServiceAccount", PROBE_NAMESPACE, "default"), "probe namespace")
+    for pod in pods:
+        api.apply(pod)
+    settle(api)
+    probe_verdicts(nodes, api.list("v1", "Pod", PROBE_NAMESPACE), report)
+    api.delete("v1", "Namespace", "", PROBE_NAMESPACE)
+
+
+def probe_objects(nodes: list[SimNode]) -> list[Obj]:
+    """The probe's namespace, then its pod for each node (in the order of `nodes`)."""
+    objs: list[Obj] = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": PROBE_NAMESPACE}}
+    ]
     for node in nodes:
-        api.apply(
+        objs.append(
             {
                 "apiVersion": "v1",
                 "kind": "Pod",
@@ -142,9 +171,15 @@ def probe(api: ApiClient, nodes: list[SimNode], report: EnvReport) -> None:
                 },
             }
         )
-    settle(api)
+    return objs
+
+
+def probe_verdicts(nodes: list[SimNode], pods: list[Obj], report: EnvReport) -> None:
+    """Where the scheduler put each node's probe pod (`pods`: the probe namespace's pods as the
+    API server lists them): a row each, SIM006 for one on an accelerator node."""
+    by_name = {p["metadata"]["name"]: p for p in pods}
     for node in nodes:
-        pod = api.get("v1", "Pod", PROBE_NAMESPACE, f"probe-{node.name}") or {}
+        pod = by_name.get(f"probe-{node.name}", {})
         where = pod.get("spec", {}).get("nodeName", "")
         landed = bool(where)
         ok = landed != node.accelerator
@@ -161,15 +196,25 @@ def probe(api: ApiClient, nodes: list[SimNode], report: EnvReport) -> None:
                     hint=HINTS["SIM006"],
                 )
             )
-    api.delete("v1", "Namespace", "", PROBE_NAMESPACE)
 
 
 def check_plugins(
     api: ApiClient, view: FleetView, nodes: list[SimNode], built: list[BuiltUnit], report: EnvReport
 ) -> None:
     """Every DaemonSet of a vendor (device plugin, exporter) runs on exactly its vendor's nodes."""
+    plugin_verdicts(view, nodes, built, api.list("v1", "Pod"), report)
+
+
+def plugin_verdicts(
+    view: FleetView,
+    nodes: list[SimNode],
+    built: list[BuiltUnit],
+    pods: list[Obj],
+    report: EnvReport,
+) -> None:
+    """The nodes each vendor DaemonSet of `built` has pods on (`pods`: every pod, as the API
+    server lists them) against its vendor's nodes: a row each, SIM003 at the DaemonSet's values."""
     by_vendor = {v.id: {n.name for n in nodes if n.vendor is v} for v in view.vendors}
-    pods = api.list("v1", "Pod")
     for unit in built:
         for obj in unit.docs:
             vendor_id = (obj.get("metadata", {}).get("labels") or {}).get(VENDOR_LABEL)
@@ -223,9 +268,15 @@ def _node_what(nodes: list[SimNode], name: str) -> str:
 
 
 def check_quotas(api: ApiClient, view: FleetView, report: EnvReport) -> None:
+    quota_rows(view, api.list("v1", "ResourceQuota"), report)
+
+
+def quota_rows(view: FleetView, quotas: list[Obj], report: EnvReport) -> None:
+    """Hard and used of each quota in a team's namespaces (`quotas`: every ResourceQuota, as the
+    API server lists them), team by team, namespace by namespace."""
     for team in view.teams:
         for ns in team.namespaces:
-            for quota in api.list("v1", "ResourceQuota", ns):
+            for quota in (q for q in quotas if q["metadata"].get("namespace") == ns):
                 status = quota.get("status", {})
                 report.quotas.append(
                     {
@@ -247,12 +298,25 @@ def _pod_ready(pod: Obj) -> bool:
 
 def check_tracks(api: ApiClient, view: FleetView, report: EnvReport) -> None:
     """Ready pods per track, counted on the pods (a Deployment's status lags behind them)."""
+    track_verdicts(view, api.list("v1", "Pod"), report)
+
+
+def track_verdicts(view: FleetView, pods: list[Obj], report: EnvReport) -> None:
+    """Ready pods of each service's track (`pods`: every pod, as the API server lists them; a
+    track's are in the service's namespace with its name and track labels) against `plan`: a row
+    each, SIM007 at the values that decided the replicas."""
     for team in view.teams:
         for svc in team_workloads(view, team).services:
             for plan in plan_service(svc):
-                selector = f"{NAME_LABEL}={svc.name},{TRACK_LABEL}={plan.vendor}"
-                pods = api.list("v1", "Pod", svc.namespace, selector=selector)
-                ready = sum(_pod_ready(p) for p in pods)
+                want = {NAME_LABEL: svc.name, TRACK_LABEL: plan.vendor}
+                ready = sum(
+                    _pod_ready(p)
+                    for p in pods
+                    if p["metadata"].get("namespace") == svc.namespace
+                    and all(
+                        (p["metadata"].get("labels") or {}).get(k) == v for k, v in want.items()
+                    )
+                )
                 ok = ready == plan.replicas
                 report.tracks.append(
                     {
@@ -272,7 +336,7 @@ def check_tracks(api: ApiClient, view: FleetView, report: EnvReport) -> None:
                             f"track {plan.vendor} has {ready} ready pod(s), "
                             f"plan says {plan.replicas}",
                             team.doc.anchor(plan.replicas_path, (*svc.path, "tracks", plan.vendor)),
-                            "$." + ".".join(str(p) for p in plan.replicas_path),
+                            json_path(plan.replicas_path),
                             HINTS["SIM007"],
                         )
                     )

@@ -14,6 +14,7 @@ from generator.cluster.simrun import BATCH_JOB, VOLCANO_JOB, JobOutcome, delete_
 from generator.cluster.units import BuiltUnit
 from generator.findings import Finding, Severity
 from generator.values.model import FleetView
+from generator.values.yamlio import json_path
 from generator.workloads.model import team_workloads
 
 
@@ -107,7 +108,7 @@ def check_pods(
         if only is not None and (kind == "Deployment" or (ns, name.split("/")[0]) != only):
             continue
         loc = ref.team.doc.anchor(ref.path)
-        path = "$." + ".".join(str(p) for p in ref.path)
+        path = json_path(ref.path)
         want = _wanted_pods(view, api, key, ref)
         pods = sorted(pods_by.get(key, []), key=lambda p: p["metadata"]["name"])
         vendor = str(

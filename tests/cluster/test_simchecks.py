@@ -1,0 +1,978 @@
+"""The simulation's verdicts (generator/cluster/simchecks.py) without a control plane: each check's
+pure half judges objects written here the way kube-apiserver lists them (what ApiClient.list
+returns: items with apiVersion and kind) against a small values tree made for the case.
+
+What the cluster itself does with the fleet is tests/cluster/test_cluster.py's part; here, every
+row and finding is compared whole, its text, code and values location written out by hand.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from generator.cluster.dryrun import load
+from generator.cluster.fleetnodes import SimNode, plan_nodes
+from generator.cluster.simchecks import (
+    node_verdicts,
+    plugin_verdicts,
+    probe_objects,
+    probe_verdicts,
+    quota_rows,
+    track_verdicts,
+)
+from generator.cluster.simresult import HINTS, EnvReport, NodeResult
+from generator.cluster.units import BuiltUnit, argocd_order, unit_waves
+from generator.findings import Finding, Location
+from generator.render.layout import render_tree
+from generator.values.model import FleetView
+from tests.fixtures import tree
+
+Obj = dict[str, Any]
+
+FLEET = """\
+name: t
+kubernetesVersion: "1.36"
+environments: [dev]
+git: {repoURL: https://git.example.com/t.git, targetRevision: main}
+"""
+# Pool a100's node gpu-1 is at line 7, column 5 (its `taints:`); the vendor's `pools:` at line 2,
+# not the top of the file. Two of its taints are ones nfd-master refuses to set.
+NVIDIA_TAINTED = """\
+costWeight: 1
+pools:
+  - name: a100
+    model: A100
+    devicesPerNode: 4
+    nodes: [gpu-1]
+    taints:
+      - {key: accelerator, value: nvidia-gpu, effect: NoSchedule}
+      - {key: node.kubernetes.io/gpu, effect: NoExecute}
+      - {key: example.com/gpu, value: a100, effect: PreferNoSchedule}
+"""
+# Pool 910b's node npu-1 is at line 2, column 5; it gets the catalog's taint.
+ASCEND = "pools:\n  - {name: 910b, model: 910b, devicesPerNode: 8, nodes: [npu-1]}\n"
+NODES_TREE = {
+    "vendors/nvidia.yaml": NVIDIA_TAINTED,
+    "vendors/ascend.yaml": ASCEND,
+    "teams/ml.yaml": "quota: {nvidia: 4}\n",
+}
+
+GPU = "feature.node.kubernetes.io/accelerator"
+BRAND = "feature.node.kubernetes.io/gpu-brand"
+GPU_MODEL = "feature.node.kubernetes.io/gpu-model"
+NPU_MODEL = "feature.node.kubernetes.io/npu-model"
+NVIDIA_LABELS = {GPU: "nvidia-gpu", BRAND: "nvidia", GPU_MODEL: "A100"}
+ASCEND_LABELS = {GPU: "huawei-npu", BRAND: "huawei", NPU_MODEL: "910b"}
+NVIDIA_TAINTS = [
+    "accelerator=nvidia-gpu:NoSchedule",
+    "example.com/gpu=a100:PreferNoSchedule",
+    "node.kubernetes.io/gpu:NoExecute",
+]
+ASCEND_TAINTS = ["feature.node.kubernetes.io/accelerator=huawei-npu:NoSchedule"]
+GPU_1 = Location("values/vendors/nvidia.yaml", 7, 5)
+NPU_1 = Location("values/vendors/ascend.yaml", 2, 5)
+NVIDIA_POOLS = Location("values/vendors/nvidia.yaml", 2, 1)
+
+# Taints as nodes carry them: the node lifecycle controller's on a cordoned node (check_nodes runs
+# before the nodes are uncordoned), and one a control-plane role would add.
+UNSCHEDULABLE = {
+    "key": "node.kubernetes.io/unschedulable",
+    "effect": "NoSchedule",
+    "timeAdded": "2025-05-05T10:11:12Z",
+}
+ROLE = {"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}
+ACCELERATOR = {"key": "accelerator", "value": "nvidia-gpu", "effect": "NoSchedule"}
+SYSTEM_GPU = {"key": "node.kubernetes.io/gpu", "effect": "NoExecute"}
+EXAMPLE_GPU = {"key": "example.com/gpu", "value": "a100", "effect": "PreferNoSchedule"}
+HUAWEI = {"key": GPU, "value": "huawei-npu", "effect": "NoSchedule"}
+
+
+def fleet(root: Path, files: dict[str, str]) -> tuple[FleetView, dict[str, SimNode]]:
+    """The view of environment dev of a values tree, and its simulated nodes by name."""
+    loaded, _, _ = load(tree(root, files, fleet=FLEET, defaults=False), "dev")
+    view = loaded.envs["dev"]
+    return view, {n.name: n for n in plan_nodes(view)}
+
+
+def node(name: str, labels: dict[str, str], spec: Obj) -> Obj:
+    """A Node as kube-apiserver lists it once KWOK runs it: KWOK's labels beside `labels`."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "uid": f"0b1c5e7a-{name}",
+            "resourceVersion": "1187",
+            "creationTimestamp": "2025-05-05T10:11:10Z",
+            "labels": {
+                "kubernetes.io/arch": "amd64",
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "type": "kwok",
+                **labels,
+            },
+            "annotations": {"kwok.x-k8s.io/node": "fake"},
+        },
+        "spec": spec,
+        "status": {
+            "capacity": {"cpu": "64", "memory": "512Gi", "pods": "110"},
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "lastHeartbeatTime": "2025-05-05T10:11:20Z",
+                    "lastTransitionTime": "2025-05-05T10:11:11Z",
+                    "reason": "KubeletReady",
+                    "message": "kubelet is posting ready status",
+                }
+            ],
+        },
+    }
+
+
+def pod(
+    namespace: str,
+    name: str,
+    *,
+    owner: tuple[str, str] | None = None,
+    labels: dict[str, str] | None = None,
+    node_name: str = "",
+    conditions: list[Obj] | None = None,
+    deleting: bool = False,
+) -> Obj:
+    """A Pod as kube-apiserver lists it: owned by `owner` (kind, name), bound to `node_name`
+    (none: not scheduled), with these status conditions (none: status has no conditions yet)."""
+    metadata: Obj = {
+        "name": name,
+        "namespace": namespace,
+        "uid": f"7d2f-{name}",
+        "resourceVersion": "2301",
+        "creationTimestamp": "2025-05-05T10:12:00Z",
+    }
+    if labels:
+        metadata["labels"] = labels
+    if owner:
+        kind, owner_name = owner
+        metadata["ownerReferences"] = [
+            {
+                "apiVersion": "apps/v1",
+                "kind": kind,
+                "name": owner_name,
+                "uid": f"5a9e-{owner_name}",
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ]
+    if deleting:
+        metadata["deletionTimestamp"] = "2025-05-05T10:13:00Z"
+        metadata["deletionGracePeriodSeconds"] = 30
+    spec: Obj = {
+        "containers": [{"name": "main", "image": "registry.example.com/x:1"}],
+        "restartPolicy": "Always",
+        "schedulerName": "default-scheduler",
+    }
+    if node_name:
+        spec["nodeName"] = node_name
+    status: Obj = {"phase": "Running" if node_name else "Pending", "qosClass": "BestEffort"}
+    if conditions is not None:
+        status["conditions"] = conditions
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec, "status": status}
+
+
+def condition(kind: str, status: str) -> Obj:
+    return {"type": kind, "status": status, "lastTransitionTime": "2025-05-05T10:12:05Z"}
+
+
+READY = [
+    condition("Initialized", "True"),
+    condition("Ready", "True"),
+    condition("ContainersReady", "True"),
+    condition("PodScheduled", "True"),
+]
+NOT_READY = [
+    condition("Initialized", "True"),
+    condition("Ready", "False"),
+    condition("ContainersReady", "False"),
+    condition("PodScheduled", "True"),
+]
+
+
+# ---------------------------------------------------------------------- node labels and taints
+
+
+def test_nodes_with_their_pools_labels_and_taints_pass(tmp_path: Path) -> None:
+    """Labels the fleet does not declare (KWOK's, nfd-master's own) and system taints (the
+    cordon's, a role's) are not compared; a taint the fleet declares under a system prefix is."""
+    view, nodes = fleet(tmp_path, NODES_TREE)
+    live = [
+        node(
+            "gpu-1",
+            {
+                GPU_MODEL: "A100",
+                GPU: "nvidia-gpu",
+                BRAND: "nvidia",
+                "feature.node.kubernetes.io/pci-0302_10de.present": "true",
+            },
+            {
+                "taints": [UNSCHEDULABLE, EXAMPLE_GPU, ACCELERATOR, SYSTEM_GPU, ROLE],
+                "unschedulable": True,
+            },
+        ),
+        node("npu-1", ASCEND_LABELS, {"taints": [HUAWEI, UNSCHEDULABLE], "unschedulable": True}),
+        node("general-purpose-01", {}, {"taints": [UNSCHEDULABLE], "unschedulable": True}),
+    ]
+    report = EnvReport("dev")
+    chosen = [nodes["gpu-1"], nodes["npu-1"], nodes["general-purpose-01"]]
+    node_verdicts(view, chosen, live, tmp_path, report)
+    assert report.nodes == [
+        NodeResult(
+            "gpu-1",
+            "pool nvidia/a100",
+            NVIDIA_LABELS,
+            NVIDIA_LABELS,
+            NVIDIA_TAINTS,
+            NVIDIA_TAINTS,
+            True,
+        ),
+        NodeResult(
+            "npu-1",
+            "pool ascend/910b",
+            ASCEND_LABELS,
+            ASCEND_LABELS,
+            ASCEND_TAINTS,
+            ASCEND_TAINTS,
+            True,
+        ),
+        NodeResult("general-purpose-01", "general server (x86-cpu)", {}, {}, [], [], True),
+    ]
+    assert report.findings == []
+
+
+def test_a_pool_node_missing_labels_or_with_other_values(tmp_path: Path) -> None:
+    view, nodes = fleet(tmp_path, NODES_TREE)
+    live = [
+        node(
+            "gpu-1",
+            {GPU: "nvidia-gpu", BRAND: "NVIDIA"},
+            {"taints": [ACCELERATOR, EXAMPLE_GPU, SYSTEM_GPU]},
+        ),
+        node("npu-1", {BRAND: "huawei", GPU: "huawei-npu"}, {"taints": [HUAWEI]}),
+    ]
+    report = EnvReport("dev")
+    node_verdicts(view, [nodes["gpu-1"], nodes["npu-1"]], live, tmp_path, report)
+    assert report.nodes == [
+        NodeResult(
+            "gpu-1",
+            "pool nvidia/a100",
+            NVIDIA_LABELS,
+            {GPU: "nvidia-gpu", BRAND: "NVIDIA"},
+            NVIDIA_TAINTS,
+            NVIDIA_TAINTS,
+            False,
+        ),
+        NodeResult(
+            "npu-1",
+            "pool ascend/910b",
+            ASCEND_LABELS,
+            {GPU: "huawei-npu", BRAND: "huawei"},
+            ASCEND_TAINTS,
+            ASCEND_TAINTS,
+            False,
+        ),
+    ]
+    assert report.findings == [
+        Finding(
+            "SIM001",
+            "node gpu-1 (pool nvidia/a100): nfd-master set labels "
+            "{feature.node.kubernetes.io/accelerator=nvidia-gpu, "
+            "feature.node.kubernetes.io/gpu-brand=NVIDIA}, the pool wants "
+            "{feature.node.kubernetes.io/accelerator=nvidia-gpu, "
+            "feature.node.kubernetes.io/gpu-brand=nvidia, feature.node.kubernetes.io/gpu-model=A100}"
+            " (missing {feature.node.kubernetes.io/gpu-brand=nvidia, "
+            "feature.node.kubernetes.io/gpu-model=A100})"
+            " (not wanted {feature.node.kubernetes.io/gpu-brand=NVIDIA})",
+            GPU_1,
+            hint=HINTS["SIM001"],
+        ),
+        Finding(
+            "SIM001",
+            "node npu-1 (pool ascend/910b): nfd-master set labels "
+            "{feature.node.kubernetes.io/accelerator=huawei-npu, "
+            "feature.node.kubernetes.io/gpu-brand=huawei}, the pool wants "
+            "{feature.node.kubernetes.io/accelerator=huawei-npu, "
+            "feature.node.kubernetes.io/gpu-brand=huawei, feature.node.kubernetes.io/npu-model=910b}"
+            " (missing {feature.node.kubernetes.io/npu-model=910b})",
+            NPU_1,
+            hint=HINTS["SIM001"],
+        ),
+    ]
+
+
+def test_servers_labelled_or_tainted_as_accelerator_nodes(tmp_path: Path) -> None:
+    """A general or CPU-only server has no pool: a finding goes to the vendor whose selector the
+    labels match (the rule at fault), else to the values as a whole."""
+    view, nodes = fleet(tmp_path, NODES_TREE)
+    live = [
+        node("general-purpose-01", {BRAND: "nvidia", GPU: "nvidia-gpu"}, {"taints": [ACCELERATOR]}),
+        node("cpu-kunpeng-cpu-01", {GPU_MODEL: "A100"}, {}),
+        node("cpu-hygon-cpu-01", {}, {"taints": [EXAMPLE_GPU, UNSCHEDULABLE]}),
+    ]
+    chosen = [nodes["general-purpose-01"], nodes["cpu-kunpeng-cpu-01"], nodes["cpu-hygon-cpu-01"]]
+    report = EnvReport("dev")
+    node_verdicts(view, chosen, live, tmp_path, report)
+    assert report.nodes == [
+        NodeResult(
+            "general-purpose-01",
+            "general server (x86-cpu)",
+            {},
+            {GPU: "nvidia-gpu", BRAND: "nvidia"},
+            [],
+            ["accelerator=nvidia-gpu:NoSchedule"],
+            False,
+        ),
+        NodeResult(
+            "cpu-kunpeng-cpu-01",
+            "cpu-only server (kunpeng-cpu)",
+            {},
+            {GPU_MODEL: "A100"},
+            [],
+            [],
+            False,
+        ),
+        NodeResult(
+            "cpu-hygon-cpu-01",
+            "cpu-only server (hygon-cpu)",
+            {},
+            {},
+            [],
+            ["example.com/gpu=a100:PreferNoSchedule"],
+            False,
+        ),
+    ]
+    assert report.findings == [
+        Finding(
+            "SIM001",
+            "node general-purpose-01 (general server (x86-cpu)): nfd-master set labels "
+            "{feature.node.kubernetes.io/accelerator=nvidia-gpu, "
+            "feature.node.kubernetes.io/gpu-brand=nvidia}, the pool wants {}"
+            " (not wanted {feature.node.kubernetes.io/accelerator=nvidia-gpu, "
+            "feature.node.kubernetes.io/gpu-brand=nvidia})",
+            NVIDIA_POOLS,
+            hint=HINTS["SIM001"],
+        ),
+        Finding(
+            "SIM002",
+            "node general-purpose-01 (general server (x86-cpu)): taints "
+            "['accelerator=nvidia-gpu:NoSchedule'], the pool wants none",
+            NVIDIA_POOLS,
+            hint=HINTS["SIM002"],
+        ),
+        Finding(
+            "SIM001",
+            "node cpu-kunpeng-cpu-01 (cpu-only server (kunpeng-cpu)): nfd-master set labels "
+            "{feature.node.kubernetes.io/gpu-model=A100}, the pool wants {}"
+            " (not wanted {feature.node.kubernetes.io/gpu-model=A100})",
+            Location("values"),
+            hint=HINTS["SIM001"],
+        ),
+        Finding(
+            "SIM002",
+            "node cpu-hygon-cpu-01 (cpu-only server (hygon-cpu)): taints "
+            "['example.com/gpu=a100:PreferNoSchedule'], the pool wants none",
+            Location("values"),
+            hint=HINTS["SIM002"],
+        ),
+    ]
+
+
+def test_a_node_the_api_server_does_not_list_has_nothing_of_its_pool(tmp_path: Path) -> None:
+    view, nodes = fleet(tmp_path, NODES_TREE)
+    report = EnvReport("dev")
+    node_verdicts(view, [nodes["gpu-1"]], [], tmp_path, report)  # no logs/ under tmp_path
+    assert report.nodes == [
+        NodeResult("gpu-1", "pool nvidia/a100", NVIDIA_LABELS, {}, NVIDIA_TAINTS, [], False)
+    ]
+    assert report.findings == [
+        Finding(
+            "SIM001",
+            "node gpu-1 (pool nvidia/a100): nfd-master set labels {}, the pool wants "
+            "{feature.node.kubernetes.io/accelerator=nvidia-gpu, "
+            "feature.node.kubernetes.io/gpu-brand=nvidia, feature.node.kubernetes.io/gpu-model=A100}"
+            " (missing {feature.node.kubernetes.io/accelerator=nvidia-gpu, "
+            "feature.node.kubernetes.io/gpu-brand=nvidia, feature.node.kubernetes.io/gpu-model=A100})",
+            GPU_1,
+            hint=HINTS["SIM001"],
+        ),
+        Finding(
+            "SIM002",
+            "node gpu-1 (pool nvidia/a100): taints none, the pool wants "
+            "['accelerator=nvidia-gpu:NoSchedule', 'example.com/gpu=a100:PreferNoSchedule', "
+            "'node.kubernetes.io/gpu:NoExecute']",
+            GPU_1,
+            hint=HINTS["SIM002"],
+        ),
+    ]
+
+
+# nfd-master's log as klog writes it (pkg/nfd-master/nfd-master.go filterTaints:
+# klog.ErrorS(err, "ignoring taint", "taint", taint); klog v2.140 writes a struct as JSON, and
+# corev1.Taint leaves out an empty value). The first 'ignoring taint' line is what a klog before
+# structured JSON values printed (%+v), which the JSON decoder cannot read; one line is not UTF-8.
+NFD_MASTER_LOG = (
+    b'I0505 10:11:09.104220   41711 nfd-master.go:291] "Node Feature Discovery Master" '
+    b'version="v0.19.0" nodeName="accel-sim-control-plane" namespace="node-feature-discovery"\n'
+    b'E0505 10:11:13.200113   41711 nfd-master.go:580] "ignoring taint" '
+    b'err="unprefixed keys are not allowed" '
+    b"taint={Key:accelerator Value:nvidia-gpu Effect:NoSchedule TimeAdded:<nil>}\n"
+    b'I0505 10:11:13.250000   41711 nfd-master.go:702] "node updated" note="caf\xe9"\n'
+    b'E0505 10:11:13.300412   41711 nfd-master.go:580] "ignoring taint" '
+    b'err="unprefixed keys are not allowed" '
+    b'taint={"key":"accelerator","value":"nvidia-gpu","effect":"NoSchedule"}\n'
+    b'E0505 10:11:13.300498   41711 nfd-master.go:580] "ignoring taint" '
+    b'err="namespace is not allowed" taint={"key":"node.kubernetes.io/gpu","effect":"NoExecute"}\n'
+    b'E0505 10:11:13.300577   41711 nfd-master.go:580] "ignoring taint" '
+    b'err="invalid taint effect" taint={"key":"example.com/other","effect":"Sometimes"}\n'
+)
+
+
+def test_taints_nfd_master_refused_are_reported_with_its_reason(tmp_path: Path) -> None:
+    view, nodes = fleet(tmp_path, NODES_TREE)
+    workdir = tmp_path / "plane"
+    (workdir / "logs").mkdir(parents=True)
+    (workdir / "logs" / "nfd-master.log").write_bytes(NFD_MASTER_LOG)
+    live = [
+        node(
+            "gpu-1", NVIDIA_LABELS, {"taints": [UNSCHEDULABLE, EXAMPLE_GPU], "unschedulable": True}
+        ),
+        node("npu-1", ASCEND_LABELS, {}),
+    ]
+    report = EnvReport("dev")
+    node_verdicts(view, [nodes["gpu-1"], nodes["npu-1"]], live, workdir, report)
+    assert report.nodes == [
+        NodeResult(
+            "gpu-1",
+            "pool nvidia/a100",
+            NVIDIA_LABELS,
+            NVIDIA_LABELS,
+            NVIDIA_TAINTS,
+            ["example.com/gpu=a100:PreferNoSchedule"],
+            False,
+        ),
+        NodeResult(
+            "npu-1", "pool ascend/910b", ASCEND_LABELS, ASCEND_LABELS, ASCEND_TAINTS, [], False
+        ),
+    ]
+    assert report.findings == [
+        Finding(
+            "SIM002",
+            "node gpu-1 (pool nvidia/a100): taints ['example.com/gpu=a100:PreferNoSchedule'], "
+            "the pool wants ['accelerator=nvidia-gpu:NoSchedule', "
+            "'example.com/gpu=a100:PreferNoSchedule', 'node.kubernetes.io/gpu:NoExecute'] "
+            "(nfd-master logged 'ignoring taint' accelerator=nvidia-gpu:NoSchedule: "
+            "unprefixed keys are not allowed; node.kubernetes.io/gpu:NoExecute: "
+            "namespace is not allowed)",
+            GPU_1,
+            hint=HINTS["SIM002"],
+        ),
+        # nfd-master said nothing about this one: no reason to give.
+        Finding(
+            "SIM002",
+            "node npu-1 (pool ascend/910b): taints none, the pool wants "
+            "['feature.node.kubernetes.io/accelerator=huawei-npu:NoSchedule']",
+            NPU_1,
+            hint=HINTS["SIM002"],
+        ),
+    ]
+
+
+# ------------------------------------------------------------------------------------- probes
+
+
+def test_probe_objects_pin_a_pod_without_tolerations_to_each_node(tmp_path: Path) -> None:
+    _, nodes = fleet(tmp_path, NODES_TREE)
+    assert probe_objects([nodes["gpu-1"], nodes["general-purpose-01"]]) == [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "accel-sim-probe"}},
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "probe-gpu-1", "namespace": "accel-sim-probe"},
+            "spec": {
+                "nodeSelector": {"kubernetes.io/hostname": "gpu-1"},
+                "containers": [
+                    {
+                        "name": "probe",
+                        "image": "registry.k8s.io/pause:3.10",
+                        "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+                    }
+                ],
+            },
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "probe-general-purpose-01", "namespace": "accel-sim-probe"},
+            "spec": {
+                "nodeSelector": {"kubernetes.io/hostname": "general-purpose-01"},
+                "containers": [
+                    {
+                        "name": "probe",
+                        "image": "registry.k8s.io/pause:3.10",
+                        "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+                    }
+                ],
+            },
+        },
+    ]
+
+
+def test_a_probe_pod_on_an_accelerator_node_is_a_finding_on_a_server_it_is_not(
+    tmp_path: Path,
+) -> None:
+    view, nodes = fleet(tmp_path, NODES_TREE)
+    unschedulable = [
+        {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": "Unschedulable",
+            "message": "0/6 nodes are available: 1 node(s) had untolerated taint "
+            "{feature.node.kubernetes.io/accelerator: huawei-npu}, 5 node(s) didn't match "
+            "Pod's node affinity/selector.",
+        }
+    ]
+    pods = [
+        pod("accel-sim-probe", "probe-npu-1", conditions=unschedulable),
+        pod("accel-sim-probe", "probe-gpu-1", node_name="gpu-1", conditions=READY),
+        pod(
+            "accel-sim-probe",
+            "probe-general-purpose-01",
+            node_name="general-purpose-01",
+            conditions=READY,
+        ),
+        pod("accel-sim-probe", "probe-cpu-hygon-cpu-01", node_name="cpu-hygon-cpu-01"),
+        # probe-cpu-kunpeng-cpu-01 is not there (never created, or gone).
+    ]
+    report = EnvReport("dev")
+    probe_verdicts(list(nodes.values()), pods, report)
+    assert report.probes == [
+        {"node": "npu-1", "what": "pool ascend/910b", "landed": False, "ok": True},
+        {"node": "gpu-1", "what": "pool nvidia/a100", "landed": True, "ok": False},
+        {
+            "node": "general-purpose-01",
+            "what": "general server (x86-cpu)",
+            "landed": True,
+            "ok": True,
+        },
+        {
+            "node": "cpu-hygon-cpu-01",
+            "what": "cpu-only server (hygon-cpu)",
+            "landed": True,
+            "ok": True,
+        },
+        {
+            "node": "cpu-kunpeng-cpu-01",
+            "what": "cpu-only server (kunpeng-cpu)",
+            "landed": False,
+            "ok": False,
+        },
+    ]
+    assert report.findings == [
+        Finding(
+            "SIM006",
+            "a pod with no tolerations was scheduled on accelerator node gpu-1 "
+            "(pool nvidia/a100): the node is not tainted",
+            GPU_1,
+            hint=HINTS["SIM006"],
+        )
+    ]
+
+
+# ------------------------------------------------------------------------------ DaemonSet pods
+
+# NVIDIA: gpu-1 and gpu-2, `pools:` at line 2; Cambricon: a pool of no nodes, its exporter at
+# line 4 of its file; team inference's service labels its Deployments with the vendor too.
+PLUGINS_TREE = {
+    "vendors/nvidia.yaml": "costWeight: 1\npools:\n"
+    "  - {name: a100, model: A100, devicesPerNode: 4, nodes: [gpu-1, gpu-2]}\n",
+    "vendors/ascend.yaml": ASCEND,
+    "vendors/cambricon.yaml": """\
+devicePlugin: {image: r/cambricon-device-plugin, version: v1}
+pools:
+  - {name: mlu370, model: MLU370, devicesPerNode: 8, nodeCount: 0}
+exporter: {daemonSet: {image: r/mlu-exporter}}
+""",
+    "teams/inference.yaml": """\
+quota: {nvidia: 4, ascend: 4}
+services:
+  chat:
+    images: {nvidia: r/chat:cuda}
+    vendorMounts: false
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 2}
+""",
+}
+
+
+def built_units(
+    root: Path, files: dict[str, str]
+) -> tuple[FleetView, list[SimNode], list[BuiltUnit]]:
+    """The view, nodes and units of dev as simulate has them: in Argo CD's order (the rendered
+    objects: render guarantees kustomize builds each unit to exactly these)."""
+    values = tree(root, files, fleet=FLEET, defaults=False)
+    loaded, _, _ = load(values, "dev")
+    view = loaded.envs["dev"]
+    units = [u for u in render_tree(loaded).units if u.env == "dev"]
+    waves = unit_waves(units)
+    built = [BuiltUnit(u, waves[u.name], argocd_order(list(u.objects))) for u in units]
+    return view, plan_nodes(view), sorted(built, key=lambda b: (b.wave, b.unit.name))
+
+
+def test_daemonsets_on_exactly_their_vendors_nodes_and_on_others(tmp_path: Path) -> None:
+    view, nodes, built = built_units(tmp_path, PLUGINS_TREE)
+    plugins, exporters = "accelerator-plugins", "accelerator-exporters"
+    pods = [
+        pod(
+            exporters,
+            "dcgm-exporter-5hfkx",
+            owner=("DaemonSet", "dcgm-exporter"),
+            node_name="general-purpose-01",
+        ),
+        pod(
+            exporters,
+            "dcgm-exporter-q8wzt",
+            owner=("DaemonSet", "dcgm-exporter"),
+            node_name="accel-sim-control-plane",
+        ),
+        pod(
+            exporters, "dcgm-exporter-r2d7c", owner=("DaemonSet", "dcgm-exporter")
+        ),  # not scheduled
+        pod(
+            exporters,
+            "mlu-exporter-c6j2n",
+            owner=("DaemonSet", "mlu-exporter"),
+            node_name="cpu-hygon-cpu-01",
+        ),
+        pod(
+            exporters, "npu-exporter-m4t9x", owner=("DaemonSet", "npu-exporter"), node_name="npu-1"
+        ),
+        pod(
+            plugins,
+            "ascend-device-plugin-h2m8s",
+            owner=("DaemonSet", "ascend-device-plugin"),
+            node_name="npu-1",
+        ),
+        pod(plugins, "debug", node_name="general-purpose-01"),  # no owner
+        pod(
+            plugins,
+            "nvidia-device-plugin-7xk2p",
+            owner=("DaemonSet", "nvidia-device-plugin"),
+            node_name="gpu-1",
+        ),
+        pod(
+            plugins,
+            "nvidia-device-plugin-9bq4d",
+            owner=("DaemonSet", "nvidia-device-plugin"),
+            node_name="gpu-2",
+        ),
+        # Another install's DaemonSet of the same name, in another namespace.
+        pod(
+            "kube-system",
+            "nvidia-device-plugin-zz9fk",
+            owner=("DaemonSet", "nvidia-device-plugin"),
+            node_name="cpu-kunpeng-cpu-01",
+        ),
+        pod(
+            "inference",
+            "chat-nvidia-6d5f7c9b8-x7x2k",
+            owner=("ReplicaSet", "chat-nvidia-6d5f7c9b8"),
+            labels={"app.kubernetes.io/name": "chat", "accel-gitops.io/vendor": "nvidia"},
+            node_name="gpu-1",
+        ),
+    ]
+    report = EnvReport("dev")
+    plugin_verdicts(view, nodes, built, pods, report)
+    assert report.plugins == [
+        {
+            "daemonset": "accelerator-plugins/ascend-device-plugin",
+            "vendor": "ascend",
+            "nodes": ["npu-1"],
+            "want": ["npu-1"],
+            "ok": True,
+        },
+        {
+            "daemonset": "accelerator-plugins/cambricon-device-plugin",
+            "vendor": "cambricon",
+            "nodes": [],
+            "want": [],
+            "ok": True,
+        },
+        {
+            "daemonset": "accelerator-plugins/nvidia-device-plugin",
+            "vendor": "nvidia",
+            "nodes": ["gpu-1", "gpu-2"],
+            "want": ["gpu-1", "gpu-2"],
+            "ok": True,
+        },
+        {
+            "daemonset": "accelerator-exporters/dcgm-exporter",
+            "vendor": "nvidia",
+            "nodes": ["accel-sim-control-plane", "general-purpose-01"],
+            "want": ["gpu-1", "gpu-2"],
+            "ok": False,
+        },
+        {
+            "daemonset": "accelerator-exporters/mlu-exporter",
+            "vendor": "cambricon",
+            "nodes": ["cpu-hygon-cpu-01"],
+            "want": [],
+            "ok": False,
+        },
+        {
+            "daemonset": "accelerator-exporters/npu-exporter",
+            "vendor": "ascend",
+            "nodes": ["npu-1"],
+            "want": ["npu-1"],
+            "ok": True,
+        },
+    ]
+    assert report.findings == [
+        Finding(
+            "SIM003",
+            "DaemonSet accelerator-exporters/dcgm-exporter (overlays/dev/monitoring): runs on "
+            "accel-sim-control-plane (?), general-purpose-01 (general server (x86-cpu)); "
+            "is missing on gpu-1, gpu-2 (the nvidia nodes are gpu-1, gpu-2)",
+            Location("values/vendors/nvidia.yaml", 1, 1),
+            hint=HINTS["SIM003"],
+        ),
+        Finding(
+            "SIM003",
+            "DaemonSet accelerator-exporters/mlu-exporter (overlays/dev/monitoring): runs on "
+            "cpu-hygon-cpu-01 (cpu-only server (hygon-cpu)) (the cambricon nodes are none)",
+            Location("values/vendors/cambricon.yaml", 4, 1),
+            hint=HINTS["SIM003"],
+        ),
+    ]
+
+
+# ------------------------------------------------------------------------- quotas and tracks
+
+# Team ml has two namespaces. Team web: service chat migrates from NVIDIA (replicas left to
+# the default, 1: its track at line 9, column 7) to Ascend (phase validate: one replica, decided
+# at `phase:`, line 7, column 5); service search runs 2 NVIDIA replicas (line 15, column 38).
+TEAMS_TREE = {
+    "vendors/nvidia.yaml": "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, nodes: [gpu-1, gpu-2]}\n",
+    "vendors/ascend.yaml": ASCEND,
+    "teams/ml.yaml": "namespaces: [ml-a, ml-b]\nquota: {nvidia: 2}\n",
+    "teams/web.yaml": """\
+quota: {nvidia: 4, ascend: 4}
+services:
+  chat:
+    images: {nvidia: r/chat:cuda, ascend: r/chat:cann}
+    vendorMounts: false
+    migration: {from: nvidia, to: ascend}
+    phase: validate
+    tracks:
+      nvidia: {devicesPerReplica: 1}
+      ascend: {devicesPerReplica: 1, replicas: 2, model: 910b}
+  search:
+    images: {nvidia: r/search:cuda}
+    vendorMounts: false
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 2}
+""",
+}
+
+
+def quota(namespace: str, name: str, status: Obj) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "uid": f"c4e1-{namespace}-{name}",
+            "resourceVersion": "904",
+            "creationTimestamp": "2025-05-05T10:11:30Z",
+        },
+        "spec": {"hard": {"requests.nvidia.com/gpu": "2"}},
+        "status": status,
+    }
+
+
+def test_quota_rows_of_each_teams_namespaces(tmp_path: Path) -> None:
+    view, _ = fleet(tmp_path, TEAMS_TREE)
+    gpus = {"requests.huawei.com/Ascend910": "0", "requests.nvidia.com/gpu": "2"}
+    used = {"requests.huawei.com/Ascend910": "0", "requests.nvidia.com/gpu": "1"}
+    quotas = [  # every quota, in the API server's order (namespace, then name)
+        quota("kube-system", "critical-pods", {"hard": {"pods": "100"}, "used": {"pods": "7"}}),
+        quota("ml-a", "accelerators", {"hard": gpus, "used": used}),
+        quota(
+            "ml-a",
+            "objects",
+            {"hard": {"count/jobs.batch": "20"}, "used": {"count/jobs.batch": "3"}},
+        ),
+        quota("ml-b", "accelerators", {}),  # the quota controller has not filled it in yet
+        quota(
+            "web",
+            "accelerators",
+            {"hard": {"requests.nvidia.com/gpu": "4"}, "used": {"requests.nvidia.com/gpu": "3"}},
+        ),
+    ]
+    report = EnvReport("dev")
+    quota_rows(view, quotas, report)
+    assert report.quotas == [
+        {"team": "ml", "namespace": "ml-a", "quota": "accelerators", "hard": gpus, "used": used},
+        {
+            "team": "ml",
+            "namespace": "ml-a",
+            "quota": "objects",
+            "hard": {"count/jobs.batch": "20"},
+            "used": {"count/jobs.batch": "3"},
+        },
+        {"team": "ml", "namespace": "ml-b", "quota": "accelerators", "hard": {}, "used": {}},
+        {
+            "team": "web",
+            "namespace": "web",
+            "quota": "accelerators",
+            "hard": {"requests.nvidia.com/gpu": "4"},
+            "used": {"requests.nvidia.com/gpu": "3"},
+        },
+    ]
+    assert report.findings == []
+
+
+def test_ready_pods_per_track_against_plan(tmp_path: Path) -> None:
+    """Only Ready pods of the track's service in its namespace count; one being deleted does not,
+    Ready or not."""
+    view, _ = fleet(tmp_path, TEAMS_TREE)
+    name, track = "app.kubernetes.io/name", "accel-gitops.io/track"
+    chat_nvidia = {name: "chat", track: "nvidia", "accel-gitops.io/team": "web"}
+    chat_ascend = {name: "chat", track: "ascend", "accel-gitops.io/team": "web"}
+    search = {name: "search", track: "nvidia", "accel-gitops.io/team": "web"}
+    rs = "ReplicaSet"
+    pods = [
+        pod(
+            "web",
+            "chat-ascend-7c9d4-k2x8p",
+            owner=(rs, "chat-ascend-7c9d4"),
+            labels=chat_ascend,
+            node_name="npu-1",
+            conditions=NOT_READY,
+        ),
+        pod(
+            "web",
+            "chat-nvidia-5b8f6-q9w3z",
+            owner=(rs, "chat-nvidia-5b8f6"),
+            labels=chat_nvidia,
+            node_name="gpu-1",
+            conditions=READY,
+            deleting=True,
+        ),
+        pod(
+            "web",
+            "chat-proxy-6f7d8-abcde",
+            owner=(rs, "chat-proxy-6f7d8"),
+            labels={name: "chat-proxy", track: "ascend"},
+            node_name="general-purpose-01",
+            conditions=READY,
+        ),
+        pod(
+            "web",
+            "search-nvidia-6c7d8-a1b2c",
+            owner=(rs, "search-nvidia-6c7d8"),
+            labels=search,
+            node_name="gpu-1",
+            conditions=READY,
+        ),
+        pod(
+            "web",
+            "search-nvidia-6c7d8-d3e4f",
+            owner=(rs, "search-nvidia-6c7d8"),
+            labels=search,
+            node_name="gpu-2",
+            conditions=READY,
+        ),
+        pod(
+            "web", "search-nvidia-6c7d8-g5h6i", owner=(rs, "search-nvidia-6c7d8"), labels=search
+        ),  # just created
+        pod(
+            "web-canary",
+            "chat-ascend-1a2b3-zzzzz",
+            owner=(rs, "chat-ascend-1a2b3"),
+            labels=chat_ascend,
+            node_name="npu-1",
+            conditions=READY,
+        ),
+    ]
+    report = EnvReport("dev")
+    track_verdicts(view, pods, report)
+    assert report.tracks == [
+        {
+            "team": "web",
+            "service": "web/chat",
+            "track": "nvidia",
+            "ready": 0,
+            "plan": 1,
+            "ok": False,
+        },
+        {
+            "team": "web",
+            "service": "web/chat",
+            "track": "ascend",
+            "ready": 0,
+            "plan": 1,
+            "ok": False,
+        },
+        {
+            "team": "web",
+            "service": "web/search",
+            "track": "nvidia",
+            "ready": 2,
+            "plan": 2,
+            "ok": True,
+        },
+    ]
+    assert report.findings == [
+        Finding(
+            "SIM007",
+            "service web/chat: track nvidia has 0 ready pod(s), plan says 1",
+            Location("values/teams/web.yaml", 9, 7),
+            "$.services.chat.tracks.nvidia.replicas",
+            HINTS["SIM007"],
+        ),
+        Finding(
+            "SIM007",
+            "service web/chat: track ascend has 0 ready pod(s), plan says 1",
+            Location("values/teams/web.yaml", 7, 5),
+            "$.services.chat.phase",
+            HINTS["SIM007"],
+        ),
+    ]
+
+
+def test_a_track_short_of_pods_names_its_values_path_as_json_path(tmp_path: Path) -> None:
+    """A service name that is not an identifier is quoted in the path, as MIG003 writes it."""
+    files = {
+        "vendors/nvidia.yaml": TEAMS_TREE["vendors/nvidia.yaml"],
+        "teams/web.yaml": """\
+quota: {nvidia: 2}
+services:
+  chat-bot:
+    images: {nvidia: r/chat:cuda}
+    vendorMounts: false
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 2}
+""",
+    }
+    view, _ = fleet(tmp_path, files)
+    report = EnvReport("dev")
+    track_verdicts(view, [], report)
+    assert report.findings == [
+        Finding(
+            "SIM007",
+            "service web/chat-bot: track nvidia has 0 ready pod(s), plan says 2",
+            Location("values/teams/web.yaml", 7, 38),
+            "$.services['chat-bot'].tracks.nvidia.replicas",
+            HINTS["SIM007"],
+        )
+    ]
