@@ -51,6 +51,7 @@ class _Absent:
 
 
 ABSENT: Any = _Absent()
+DEFAULT_REPLICAS = 1
 
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"
 
@@ -295,7 +296,10 @@ def _risks(d: ObjectDiff, old: Obj | None, new: Obj | None) -> list[Risk]:
             if a is not None and b is not None and b < a:
                 out.append(Risk("quota-down", f"{c.where}: {_short(c.old)} -> {_short(c.new)}"))
         if kind == "Deployment" and c.path == ("spec", "replicas") and c.new == 0:
-            out.append(Risk("zero-replicas", f"{d.title} goes from {c.old} to 0 replicas"))
+            # Unset replicas is 1 (source: kubernetes/kubernetes pkg/apis/apps/v1/defaults.go,
+            # SetDefaults_Deployment, at 04791b4906602ffda5ccf9bc4c84d3329f1d7080).
+            was = DEFAULT_REPLICAS if c.old is ABSENT else c.old
+            out.append(Risk("zero-replicas", f"{d.title} goes from {was} to 0 replicas"))
         if kind == "Service" and c.path[:2] == ("spec", "selector"):
             out.append(Risk("traffic-moves", f"{c.where}: {_short(c.old)} -> {_short(c.new)}"))
         if kind in ROUTE_KINDS and c.path[:1] == ("spec",):

@@ -380,6 +380,14 @@ def test_a_deployment_going_to_zero_replicas() -> None:
     ]
 
 
+def test_a_deployment_without_replicas_runs_one_pod_and_going_to_zero_says_so() -> None:
+    [d] = _compare(_deployment(replicas=None, gpus=1), _deployment(replicas=0, gpus=1))
+    assert d.risks == [
+        Risk("zero-replicas", "Deployment ml/serve goes from 1 to 0 replicas"),
+        Risk("devices-down", "nvidia.com/gpu: 1 -> 0 in total"),
+    ]
+
+
 def test_a_statefulset_going_to_zero_replicas_flags_only_its_devices() -> None:
     old = _deployment(replicas=2, gpus=1, kind="StatefulSet")
     [d] = _compare(old, _deployment(replicas=0, gpus=1, kind="StatefulSet"))
