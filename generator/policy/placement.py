@@ -60,6 +60,9 @@ def pod_templates(obj: dict[str, Any]) -> Iterator[PodTemplate]:
 
 
 def _expr_matches(expr: dict[str, Any], labels: dict[str, str]) -> bool:
+    """A node selector requirement as Kubernetes evaluates it (source: kubernetes/apimachinery
+    pkg/labels/selector.go, Requirement.Matches: Gt and Lt compare the label and the one value
+    as integers, and match nothing when either is not one)."""
     key, op, values = expr.get("key", ""), expr.get("operator", ""), expr.get("values") or []
     if op == "In":
         return labels.get(key) in values
@@ -69,13 +72,34 @@ def _expr_matches(expr: dict[str, Any], labels: dict[str, str]) -> bool:
         return key in labels
     if op == "DoesNotExist":
         return key not in labels
-    return False  # Gt/Lt on accelerator labels: treat as not matching (conservative)
+    if op in ("Gt", "Lt") and len(values) == 1 and key in labels:
+        try:
+            have, bound = int(labels[key]), int(values[0])
+        except ValueError:
+            return False
+        return have > bound if op == "Gt" else have < bound
+    return False
 
 
 def _required_terms(spec: dict[str, Any]) -> list[dict[str, Any]]:
     affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
     required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
     return list(required.get("nodeSelectorTerms") or [])
+
+
+def _term_matches(term: dict[str, Any], labels: dict[str, str]) -> bool:
+    """One nodeSelectorTerm: its requirements ANDed; an empty term matches no node (source:
+    kubernetes/api core/v1 types.go, NodeSelectorTerm). matchFields can only name the node
+    (metadata.name): it is read from the hostname label, which selected_pools sets to each named
+    node's name, so a pool whose nodes are not named never matches a term that names nodes."""
+    exprs = term.get("matchExpressions") or []
+    fields = term.get("matchFields") or []
+    if not exprs and not fields:
+        return False
+    name = {"metadata.name": labels[HOSTNAME]} if HOSTNAME in labels else {}
+    return all(_expr_matches(e, labels) for e in exprs) and all(
+        _expr_matches(f, name) for f in fields
+    )
 
 
 def selects(spec: dict[str, Any], labels: dict[str, str]) -> bool:
@@ -85,9 +109,7 @@ def selects(spec: dict[str, Any], labels: dict[str, str]) -> bool:
             return False
     terms = _required_terms(spec)
     if terms:
-        return any(
-            all(_expr_matches(e, labels) for e in (t.get("matchExpressions") or [])) for t in terms
-        )
+        return any(_term_matches(t, labels) for t in terms)
     return True
 
 
@@ -118,8 +140,11 @@ def _pool_labels(view: FleetView) -> list[tuple[Vendor, Pool, dict[str, str]]]:
 
 def selected_pools(view: FleetView, spec: dict[str, Any]) -> list[tuple[Vendor, Pool]]:
     # Node by node only when the pod names nodes: pools can hold hundreds of them.
-    per_node = HOSTNAME in (spec.get("nodeSelector") or {}) or HOSTNAME in str(
-        spec.get("affinity") or ""
+    affinity = str(spec.get("affinity") or "")
+    per_node = (
+        HOSTNAME in (spec.get("nodeSelector") or {})
+        or HOSTNAME in affinity
+        or "matchFields" in affinity
     )
     out = []
     for vendor, pool, labels in _pool_labels(view):
