@@ -226,6 +226,8 @@ def _roll_back(out: Path, staging: Path) -> int:
         return 0
     restored = 0
     for rel in journal["create"]:
+        if (out / rel).is_dir() and not (out / rel).is_symlink():
+            continue  # a create only makes files: a folder there is the user's (it made it fail)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(out / rel)
     for folder in _depth_first(journal["mkdirs"]):

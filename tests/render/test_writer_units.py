@@ -169,6 +169,20 @@ def test_a_failure_before_the_commit_restores_the_previous_tree_and_after_it_kee
     assert snapshot(out) == on_disk(V1, V1_FOLDERS)
 
 
+def test_a_folder_where_a_new_file_goes_fails_the_change_and_restores_the_previous_tree(
+    tmp_path: Path,
+) -> None:
+    """The roll-back leaves the folder (it is not the render's) and puts everything else back."""
+    out = version_1(tmp_path)
+    (out / "base/new/x.yaml").mkdir(parents=True)
+    with pytest.raises(OutputError) as failed:
+        output.write_tree(V2, out)
+    assert str(failed.value).startswith(f"cannot write the output in {out}: Is a directory")
+    assert str(failed.value).endswith("while writing; the previous output is restored")
+    assert snapshot(out) == on_disk(V1, (*V1_FOLDERS, "base/new", "base/new/x.yaml"))
+    assert output.recover(out) == ""  # nothing half done is left for the next run
+
+
 def test_an_output_path_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.write_text("not a folder\n")
