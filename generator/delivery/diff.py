@@ -263,6 +263,15 @@ def _short(value: Any) -> str:
     return "(none)" if value is ABSENT else str(value)
 
 
+def _container_entry(path: tuple[Segment, ...]) -> bool:
+    """A path to one named entry of a pod template's containers or initContainers."""
+    return (
+        len(path) >= 2
+        and isinstance(path[-1], tuple)
+        and path[-2] in ("containers", "initContainers")
+    )
+
+
 def _risks(d: ObjectDiff, old: Obj | None, new: Obj | None) -> list[Risk]:
     kind = d.key[1]
     out: list[Risk] = []
@@ -306,6 +315,16 @@ def _risks(d: ObjectDiff, old: Obj | None, new: Obj | None) -> list[Risk]:
             out.append(Risk("traffic-moves", f"{c.where}: {_short(c.old)} -> {_short(c.new)}"))
         if kind == "DaemonSet" and c.path[-1:] == ("image",):
             out.append(Risk("plugin-image", f"{c.where}: {_short(c.old)} -> {_short(c.new)}"))
+        if (
+            kind == "DaemonSet"
+            and _container_entry(c.path)
+            and (c.old is ABSENT or c.new is ABSENT)
+        ):
+            # A whole container added or dropped (a rename is both): its image comes or goes.
+            was, now = (
+                v.get("image", ABSENT) if isinstance(v, dict) else ABSENT for v in (c.old, c.new)
+            )
+            out.append(Risk("plugin-image", f"{c.where}: {_short(was)} -> {_short(now)}"))
     before, after = devices(old), devices(new)
     for name in sorted(before):
         if after.get(name, 0.0) < before[name]:

@@ -641,6 +641,20 @@ def test_a_device_plugin_image_change_restarts_it_on_every_node() -> None:
     assert d.risks == []
 
 
+def test_a_device_plugin_container_renamed_with_a_new_image_is_flagged() -> None:
+    old = _daemonset("r/plugin:v1")
+    new = _daemonset("r/plugin:v2")
+    new["spec"]["template"]["spec"]["containers"][0]["name"] = "device-plugin"
+    [d] = _compare(old, new)
+    assert d.risks == [
+        Risk(
+            "plugin-image",
+            "spec.template.spec.containers[name=device-plugin]: (none) -> r/plugin:v2",
+        ),
+        Risk("plugin-image", "spec.template.spec.containers[name=plugin]: r/plugin:v1 -> (none)"),
+    ]
+
+
 def test_the_provenance_annotation_is_not_a_change() -> None:
     def cm(source: str, tier: str, notes: dict[str, str], value: str) -> dict[str, Any]:
         meta = {"name": "c", "namespace": "ml", "labels": {"tier": tier}}
