@@ -19,6 +19,7 @@ from generator.delivery.diff import (
     ObjectDiff,
     Risk,
     _against_rendered,
+    _container_entry,
     _in_env,
     _renamed,
     against_ref,
@@ -653,6 +654,18 @@ def test_a_device_plugin_container_renamed_with_a_new_image_is_flagged() -> None
         ),
         Risk("plugin-image", "spec.template.spec.containers[name=plugin]: r/plugin:v1 -> (none)"),
     ]
+
+
+def test_a_container_entry_is_a_named_item_of_containers_or_init_containers() -> None:
+    pod = ("spec", "template", "spec")
+    assert _container_entry((*pod, "containers", ("name", "plugin")))
+    assert _container_entry((*pod, "initContainers", ("name", "init")))
+    assert _container_entry(("containers", ("name", "plugin")))
+    assert not _container_entry((*pod, "containers", 0))
+    assert not _container_entry((*pod, "volumes", ("name", "plugin")))
+    assert not _container_entry((*pod, "initcontainers", ("name", "init")))
+    assert not _container_entry((("name", "plugin"),))
+    assert not _container_entry(("containers",))
 
 
 def test_the_provenance_annotation_is_not_a_change() -> None:
