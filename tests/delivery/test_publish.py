@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from generator import __version__
 from generator.builders import fleet as builders
 from generator.builders.common import Component, metadata
+from generator.delivery import publish as publishing
 from generator.values.model import FleetView
 from tests import repos
 from tests.fixtures import TWO_TEAMS_STAGING, cli_streams, two_teams
@@ -19,6 +22,16 @@ from tests.fixtures import TWO_TEAMS_STAGING, cli_streams, two_teams
 
 def write_in(values_dir: Path, rel: str, text: str) -> None:
     (values_dir / rel).write_text(text, encoding="utf-8")
+
+
+@pytest.fixture(autouse=True)
+def outside_any_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test runs from an empty folder outside any git repository: publish runs git in its
+    own clone, never where it is started (`git clean -qfdx` there would delete the user's files;
+    in a mutation run, the project's copy). A git command run here fails, so the test does."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
 
 
 @pytest.fixture
@@ -296,3 +309,333 @@ def test_publish_into_a_folder_of_the_gitops_repository(fleet: Path, remote: Pat
     )
     assert "path: clusters/accel/overlays/prod/team-ml-team" in app
     assert os.path.basename(str(remote)) == "gitops.git"
+
+
+# ---- the delete guard, to the boundary ---------------------------------------------------------
+
+# What every PUB001 line ends with.
+ALLOW_HINT = (
+    "; if that is intended (a team or vendor removed on purpose), publish again with "
+    "--allow-delete; otherwise restore the values"
+)
+NO_JOBS_IN_PROD = (
+    "  ml-team:\n    jobs:\n"
+    "      cuda-training-job: {enabled: false}\n      npu-training-job: {enabled: false}\n"
+)
+
+
+def test_delete_guard_allows_exactly_the_share_and_refuses_above_it(
+    fleet: Path, remote: Path
+) -> None:
+    """--max-delete-share is the largest share a unit may lose: exactly it passes, a share
+    above it is refused with the share in the message."""
+    assert publish(fleet, remote)[0] == 0
+    before = repos.git(remote, "rev-parse", "main")
+    prod = (fleet / "environments/prod.yaml").read_text()
+    write_in(fleet, "environments/prod.yaml", prod + NO_JOBS_IN_PROD)
+    commit_values(fleet, "no jobs in prod")
+    # Namespace, ResourceQuota and two Jobs: both Jobs are 2 of 4, exactly 50%.
+    code, _, err = publish(fleet, remote, "--max-delete-share", "0.49")
+    assert code == 1
+    assert err.splitlines() == [
+        "values/teams/ml-team.yaml: PUB001 publishing overlays/prod/team-ml-team deletes 2 of its "
+        "4 objects (more than 49%): Job ml-team/cuda-training-job, Job ml-team/npu-training-job"
+        + ALLOW_HINT,
+        "publish: 1 error(s), 0 warning(s); nothing pushed",
+    ]
+    assert repos.git(remote, "rev-parse", "main") == before
+    code, out, err = publish(fleet, remote, "--max-delete-share", "0.5")
+    assert code == 0, err
+    assert out.endswith(", 1 units changed\n")
+    body = repos.git(remote, "log", "-1", "--format=%B", "main")
+    assert "\nChanged units (1):\n- overlays/prod/team-ml-team\n\n" in body
+
+
+def test_delete_guard_refuses_a_namespace_whatever_the_share(fleet: Path, remote: Path) -> None:
+    assert publish(fleet, remote)[0] == 0
+    _drop_inference(fleet)
+    commit_values(fleet, "inference leaves")
+    # Every object of the unit may go (share 1), its Namespace still may not. The first five
+    # objects are named (in apiVersion, kind, namespace, name order), the other four counted.
+    code, _, err = publish(fleet, remote, "--max-delete-share", "1")
+    assert code == 1
+    shown = (
+        "Deployment inference/inference-service-ascend, "
+        "Deployment inference/inference-service-nvidia, "
+        "PodDisruptionBudget inference/inference-service-ascend, "
+        "PodDisruptionBudget inference/inference-service-nvidia, Namespace inference and 4 more"
+    )
+    assert err.splitlines() == [
+        f"values/teams/inference.yaml: PUB001 publishing overlays/{env}/team-inference deletes "
+        f"Namespace inference: {shown}{ALLOW_HINT}"
+        for env in ("prod", "staging")
+    ] + ["publish: 2 error(s), 0 warning(s); nothing pushed"]
+    assert repos.log(remote, "main")[0].startswith("accel-gitops: render")
+    assert len(repos.log(remote, "main")) == 2
+    # --allow-delete wins over any share, even 0.
+    code, out, err = publish(fleet, remote, "--allow-delete", "--max-delete-share", "0")
+    assert code == 0, err
+    files = repos.git(remote, "ls-tree", "-r", "--name-only", "main")
+    assert "overlays/prod/team-inference/" not in files
+    assert "overlays/staging/team-inference/" not in files
+
+
+def push_files(remote: Path, files: dict[str, str], message: str) -> str:
+    """Commit `files` to main of `remote` as someone else would: the new head."""
+    work = Path(tempfile.mkdtemp(dir=remote.parent)) / "clone"
+    repos.git(remote.parent, "clone", "-q", str(remote), str(work))
+    for rel, text in files.items():
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        (work / rel).write_text(text, encoding="utf-8")
+    head = repos.commit_all(work, message)
+    repos.git(work, "push", "-q", "origin", "HEAD:main")
+    return head
+
+
+def hand_made_unit(folder: str, titles: list[str], sources: dict[str, str]) -> dict[str, str]:
+    """The files of a unit `folder` of the GitOps repository holding the objects `titles`
+    ("Kind namespace/name" or "Kind name"); `sources`: title -> its provenance annotation."""
+    docs = []
+    for title in titles:
+        kind, _, ref = title.partition(" ")
+        namespace, _, name = ref.rpartition("/")
+        meta = f"  namespace: {namespace}\n" if namespace else ""
+        if title in sources:
+            meta += f"  annotations: {{accel-gitops.io/source: '{sources[title]}'}}\n"
+        docs.append(f"apiVersion: v1\nkind: {kind}\nmetadata:\n  name: {name}\n{meta}")
+    return {
+        f"{folder}/kustomization.yaml": "resources: [objects.yaml]\n",
+        f"{folder}/objects.yaml": "---\n".join(docs),
+    }
+
+
+def test_delete_guard_names_five_objects_and_where_they_came_from(
+    fleet: Path, remote: Path
+) -> None:
+    """Units the GitOps repository has and the values no longer render: all their objects go.
+    The finding points at the first deleted object's values file (its provenance annotation),
+    else at the unit."""
+    assert publish(fleet, remote)[0] == 0
+    six = [f"ConfigMap legacy/c{i}" for i in range(1, 7)]
+    prod = hand_made_unit(
+        "overlays/prod/legacy",
+        six,
+        {six[0]: "values/teams/gone.yaml, values/environments/prod.yaml", six[5]: "values/x.yaml"},
+    )
+    five = [*six[:3], "Namespace legacy", "Namespace legacy-tmp"]
+    staging = hand_made_unit("overlays/staging/legacy", five, {})
+    push_files(remote, {**prod, **staging}, "units made by hand")
+    before = repos.git(remote, "rev-parse", "main")
+    code, _, err = publish(fleet, remote)
+    assert code == 1
+    assert err.splitlines() == [
+        "overlays/staging/legacy: PUB001 publishing overlays/staging/legacy deletes Namespace "
+        "legacy, Namespace legacy-tmp: ConfigMap legacy/c1, ConfigMap legacy/c2, ConfigMap "
+        f"legacy/c3, Namespace legacy, Namespace legacy-tmp{ALLOW_HINT}",
+        "values/teams/gone.yaml: PUB001 publishing overlays/prod/legacy deletes 6 of its 6 "
+        "objects (more than 50%): ConfigMap legacy/c1, ConfigMap legacy/c2, ConfigMap legacy/c3, "
+        f"ConfigMap legacy/c4, ConfigMap legacy/c5 and 1 more{ALLOW_HINT}",
+        "publish: 2 error(s), 0 warning(s); nothing pushed",
+    ]
+    assert repos.git(remote, "rev-parse", "main") == before
+    code, _, err = publish(fleet, remote, "--allow-delete")
+    assert code == 0, err
+    files = repos.git(remote, "ls-tree", "-r", "--name-only", "main").splitlines()
+    assert [f for f in files if "legacy" in f] == []
+    assert "README.md" in files and "overlays/prod/team-ml-team/kustomization.yaml" in files
+
+
+# ---- the commit --------------------------------------------------------------------------------
+
+TWELVE_UNITS = [
+    f"overlays/{env}/{unit}"
+    for env in ("prod", "staging")
+    for unit in (
+        "argocd",
+        "device-plugins",
+        "monitoring",
+        "node-config",
+        "team-inference",
+        "team-ml-team",
+    )
+]
+
+
+def test_commit_message_in_full(fleet: Path, remote: Path) -> None:
+    """The source repository's URL without the token it holds; a blank --message is none."""
+    origin = "https://ci-bot:s3cr3t@git.example.com/fleet/values.git"
+    repos.git(fleet.parent, "remote", "add", "origin", origin)
+    source = repos.git(fleet.parent, "rev-parse", "HEAD")
+    code, _, err = publish(fleet, remote, "--message", "  ")
+    assert code == 0, err
+    units = "".join(f"- {u}\n" for u in TWELVE_UNITS)
+    assert repos.git(remote, "log", "-1", "--format=%B", "main") == (
+        f"accel-gitops: render {source[:12]} (12 units changed)\n\n"
+        f"Rendered by accel-gitops {__version__} from https://git.example.com/fleet/values.git "
+        f"at {source}.\n\nChanged units (12):\n{units}\nSource-Commit: {source}"
+    )
+    text = (fleet / "teams/ml-team.yaml").read_text().replace("nvidia: 8", "nvidia: 6")
+    write_in(fleet, "teams/ml-team.yaml", text)
+    source = commit_values(fleet, "ml-team: 6 NVIDIA GPUs")
+    code, _, err = publish(fleet, remote, "--message", "  ml-team <gives> back 2 & more  ")
+    assert code == 0, err
+    assert repos.git(remote, "log", "-1", "--format=%B", "main") == (
+        "ml-team <gives> back 2 & more\n\n"
+        f"Rendered by accel-gitops {__version__} from https://git.example.com/fleet/values.git "
+        f"at {source}.\n\nChanged units (1):\n- overlays/prod/team-ml-team\n\n"
+        f"Source-Commit: {source}"
+    )
+
+
+def test_commit_identity_when_git_has_none(
+    fleet: Path, remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without an identity git knows, publish commits as accel-gitops; the identity of the
+    repository it is run from (the values' own) is not the clone's."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    for key in repos.IDENTITY:
+        if key.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_")):
+            monkeypatch.delenv(key)
+    repos.git(fleet.parent, "config", "user.email", "values@example.com")
+    monkeypatch.chdir(fleet.parent)
+    source = repos.git(fleet.parent, "rev-parse", "HEAD")
+    assert publish(fleet, remote)[0] == 0
+    who = ["log", "-1", "--format=%an <%ae>, %cn <%ce>", "main"]
+    assert repos.git(remote, *who) == (
+        "accel-gitops <accel-gitops@localhost>, accel-gitops <accel-gitops@localhost>"
+    )
+    # No origin: the source is named by its folder.
+    body = repos.git(remote, "log", "-1", "--format=%B", "main").splitlines()
+    assert body[2] == f"Rendered by accel-gitops {__version__} from {fleet.parent} at {source}."
+    # git's own identity, when it has one, wins.
+    (home / ".gitconfig").write_text("[user]\n\tname = Ops Bot\n\temail = ops@example.com\n")
+    text = (fleet / "teams/ml-team.yaml").read_text().replace("nvidia: 8", "nvidia: 6")
+    write_in(fleet, "teams/ml-team.yaml", text)
+    commit_values(fleet)
+    assert publish(fleet, remote)[0] == 0
+    assert repos.git(remote, *who) == "Ops Bot <ops@example.com>, Ops Bot <ops@example.com>"
+
+
+def test_publish_path_with_slashes_around_it(fleet: Path, remote: Path) -> None:
+    """--path may have slashes around it; only slashes are stripped (here, not the X)."""
+    text = (fleet / "fleet.yaml").read_text()
+    write_in(fleet, "fleet.yaml", text.replace("main}", "main, path: fleets/X}"))
+    commit_values(fleet)
+    code, _, err = publish(fleet, remote, "--path", "/fleets/X/")
+    assert code == 0, err
+    files = repos.git(remote, "ls-tree", "-r", "--name-only", "main").splitlines()
+    assert "fleets/X/overlays/prod/team-ml-team/kustomization.yaml" in files
+    assert [f for f in files if not f.startswith("fleets/X/")] == ["README.md"]
+
+
+# ---- pushing -----------------------------------------------------------------------------------
+
+
+def test_publish_result_after_the_remote_moved(
+    fleet: Path, remote: Path, competitor: Callable[[bool], None]
+) -> None:
+    """publish() itself: what it pushed, from which source, in how many attempts, and why."""
+    source = repos.git(fleet.parent, "rev-parse", "HEAD")
+    competitor(True)
+    result = publishing.publish(publishing.PublishOptions(fleet, str(remote), "main"))
+    head, competing = repos.git(remote, "rev-parse", "main", "main~1").splitlines()
+    assert repos.log(remote, "main~1") == ["competing commit", "initial"]
+    assert (result.commit, result.source, result.units, result.attempts) == (
+        head,
+        source,
+        TWELVE_UNITS,
+        2,
+    )
+    assert result.notes == [
+        "note: the Argo CD Applications sync from https://git.example.com/f.git "
+        "(values/fleet.yaml git.repoURL), not from the repository published to",
+        f"the branch main moved to {competing[:12]} during the publish; rendering onto it again "
+        "(attempt 2 of 4)",
+    ]
+    again = publishing.publish(publishing.PublishOptions(fleet, str(remote), "main"))
+    assert (again.commit, again.source, again.units, again.attempts) == (None, source, [], 1)
+    # Nothing pushed: still the note and the values' warnings (ml-team's NVIDIA quota is above
+    # the pools: overcommit allowed).
+    assert again.notes == result.notes[:1]
+    assert {f.code for f in again.findings} == {f.code for f in result.findings} == {"CAP001"}
+
+
+def test_a_refused_push_is_reported_as_git_said(fleet: Path, remote: Path) -> None:
+    """Refused onto an existing branch (it did not move) and onto a new one (nothing to fetch)."""
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'protected branch' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    for branch in ("main", "rendered"):
+        code, out, err = cli_streams(
+            "publish", "--values", str(fleet), "--repo", str(remote), "--branch", branch
+        )
+        assert (code, out) == (2, "")
+        assert err.startswith(
+            f"error: git push origin {branch} failed (1): remote: protected branch"
+        )
+        assert f"!\tHEAD:refs/heads/{branch}\t[remote rejected] (pre-receive hook declined)" in err
+        assert "attempt" not in err
+    assert repos.git(remote, "for-each-ref", "--format=%(refname)") == "refs/heads/main"
+    assert repos.log(remote, "main") == ["initial"]
+
+
+def test_publish_to_the_url_argo_cd_syncs(fleet: Path, remote: Path) -> None:
+    """A URL goes to git as it is; no note when it is values/fleet.yaml git.repoURL (give or
+    take a trailing slash)."""
+    url = remote.as_uri()
+    fleet_yaml = (fleet / "fleet.yaml").read_text()
+    write_in(fleet, "fleet.yaml", fleet_yaml.replace("https://git.example.com/f.git", url))
+    source = commit_values(fleet, "Argo CD syncs from the local remote")
+    code, out, err = cli_streams(
+        "publish", "--values", str(fleet), "--repo", url + "/", "--branch", "main"
+    )
+    assert code == 0, err
+    head = repos.git(remote, "rev-parse", "main")
+    assert (
+        out
+        == f"publish: pushed {head[:12]} to main of {url}/: render of {source[:12]}, 12 units changed\n"
+    )
+    assert "note:" not in err
+    assert repos.log(remote, "main")[0] == f"accel-gitops: render {source[:12]} (12 units changed)"
+
+
+def test_uncommitted_values_are_refused_and_validate_keeps_its_cache(
+    fleet: Path, remote: Path
+) -> None:
+    text = (fleet / "teams/ml-team.yaml").read_text()
+    write_in(fleet, "teams/ml-team.yaml", text + "\n")
+    code, out, err = publish(fleet, remote)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: the values in {fleet} have uncommitted changes; commit them first (a publish "
+        "names the source commit it was rendered from)\n"
+    )
+    commit_values(fleet)
+    assert not (fleet.parent / ".cache").exists()
+    assert publish(fleet, remote)[0] == 0
+    # validate's cache is beside the values (ignored by their repository), as for `validate`.
+    assert [p.name for p in (fleet.parent / ".cache" / "validate").iterdir()] != []
+
+
+def test_a_path_other_than_git_path_is_refused_with_the_reason(fleet: Path, remote: Path) -> None:
+    code, out, err = publish(fleet, remote, "--path", "clusters/accel")
+    assert (code, out) == (2, "")
+    assert err == (
+        "error: --path 'clusters/accel' but values/fleet.yaml sets git.path '': the Argo CD "
+        "Applications would look for the units elsewhere; set git.path instead\n"
+    )
+    assert repos.log(remote, "main") == ["initial"]
+
+
+def test_values_in_a_repository_without_a_commit_are_refused(tmp_path: Path, remote: Path) -> None:
+    values_dir = two_teams(tmp_path)
+    repo = repos.init(values_dir.parent)
+    repos.git(repo, "config", "status.showUntrackedFiles", "no")  # new files look clean
+    code, out, err = publish(values_dir, remote)
+    assert (code, out) == (2, "")
+    assert err == f"error: {repo} has no commit yet; commit the values first\n"
+    assert repos.log(remote, "main") == ["initial"]
