@@ -41,12 +41,13 @@ SHARDS = Path("tests/mutation/shards.toml")
 EQUIVALENTS = Path("tests/mutation/equivalents.toml")
 WORK = Path(".mutation")
 
+# mutmut copies these itself (the source and the tests); the shard writes its own pyproject.toml.
+MUTMUT_COPIES = {"generator", "tests", "pyproject.toml"}
 # Top-level entries a shard's copy must not hold: version control, caches, environments, and the
-# working folders themselves. Everything else is linked in, so tests find the repository they
+# working folders themselves. Everything else is copied too, so tests find the repository they
 # expect (the example values and output, the Makefile, docs).
 NOT_COPIED = {".git", ".venv", ".tools", ".mutation", ".cache", ".hypothesis", "mutants"}
-NOT_COPIED |= {".mypy_cache", ".ruff_cache", ".pytest_cache", "pyproject.toml"}
-NOT_COPIED |= {"accel_gitops.egg-info", "generator", "tests"}
+NOT_COPIED |= {".mypy_cache", ".ruff_cache", ".pytest_cache", "accel_gitops.egg-info"}
 
 # mutmut's exit codes (mutmut/stats.py, status_by_exit_code): which ones a test detected.
 DETECTED = {
@@ -144,7 +145,7 @@ def prepare(shard: Shard) -> Path:
     work = WORK / shard.name
     work.mkdir(parents=True, exist_ok=True)
     root = Path.cwd()
-    linked = [e for e in root.iterdir() if e.name not in NOT_COPIED]
+    linked = [e for e in root.iterdir() if e.name not in NOT_COPIED | MUTMUT_COPIES]
     for entry in [*linked, root / "generator", root / "tests"]:
         link = work / entry.name
         if not link.is_symlink():
@@ -209,7 +210,12 @@ def run_shard(shard: Shard, max_children: int, retest: bool) -> int:
     if retest:
         # Fresh test-to-function stats (a changed test may reach new functions), then only the
         # mutants that no test killed. Killed verdicts may be stale, so the stamp is cleared.
-        names = [name for _, name, code in verdicts(shard) if code not in DETECTED]
+        names = [
+            name
+            for m in sorted(shard.floors)
+            for name, code in verdicts(shard, m)
+            if code not in DETECTED
+        ]
         print(f"   re-testing the {len(names)} mutants no test killed")
         (work / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
         stamp.unlink(missing_ok=True)
@@ -229,15 +235,11 @@ def run_shard(shard: Shard, max_children: int, retest: bool) -> int:
 # ---- the verdicts -------------------------------------------------------------------------------
 
 
-def verdicts(shard: Shard) -> Iterator[tuple[str, str, int | None]]:
-    """(module path, mutant name, exit code) for every mutant of the shard's last run."""
-    work = WORK / shard.name
-    for module in sorted(shard.floors):
-        meta = work / "mutants" / (module + ".meta")
-        if not meta.exists():
-            continue
-        for name, code in sorted(json.loads(meta.read_text())["exit_code_by_key"].items()):
-            yield module, name, code
+def verdicts(shard: Shard, module: str) -> Iterator[tuple[str, int | None]]:
+    """(mutant name, exit code) for every mutant of `module` in the shard's last run."""
+    meta = WORK / shard.name / "mutants" / (module + ".meta")
+    if meta.exists():
+        yield from sorted(json.loads(meta.read_text())["exit_code_by_key"].items())
 
 
 def diff_of(shard: Shard, module: str, name: str) -> str:
@@ -257,24 +259,21 @@ def diff_of(shard: Shard, module: str, name: str) -> str:
 def score(shards: list[Shard], equivalents: list[Equivalent]) -> tuple[list[ModuleScore], set[int]]:
     """Each module's score, and the indices of the equivalents some mutant matched."""
     used: set[int] = set()
+    index: dict[tuple[str, str, tuple[str, ...]], list[int]] = {}
+    for i, e in enumerate(equivalents):
+        index.setdefault((e.module, e.function, e.mutation), []).append(i)
     scores = []
     for shard in shards:
         for module, floor in shard.floors.items():
             result = ModuleScore(module, floor)
             dotted = module.removesuffix(".py").replace("/", ".")
-            for path, name, code in verdicts(shard):
-                if path != module:
-                    continue
+            for name, code in verdicts(shard, module):
                 if code in DETECTED:
                     result.killed += 1
                     continue
                 diff = diff_of(shard, module, name)
                 key = (dotted, function_of(name), tuple(changed_lines(diff)))
-                match = [
-                    i
-                    for i, e in enumerate(equivalents)
-                    if (e.module, e.function, e.mutation) == key
-                ]
+                match = index.get(key, [])
                 if match:
                     used.update(match)
                     result.equivalent += 1
