@@ -4,6 +4,8 @@ tests/example.py."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,6 +26,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--update-golden",
         action="store_true",
         help="Re-render the committed example output (base/, overlays/, schemas/).",
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that start the control plane run last. Under `make mutation` (mutmut sets
+    MUTANT_UNDER_TEST and runs each mutant's tests with -x, in an order of its own), the fastest
+    tests also run first, by the durations its stats run recorded (mutmut-stats.json in the
+    folder it runs from): the first failing test ends the run, so a mutant a quick test kills
+    costs that test, not the seconds of the slow ones before it."""
+    durations: dict[str, float] = {}
+    stats = Path("mutmut-stats.json")
+    if os.environ.get("MUTANT_UNDER_TEST") and stats.is_file():
+        durations = json.loads(stats.read_text(encoding="utf-8")).get("duration_by_test", {})
+    items.sort(
+        key=lambda item: (
+            "control_plane" in getattr(item, "fixturenames", ()),
+            durations.get(item.nodeid, 0.0),
+        )
     )
 
 

@@ -2,8 +2,10 @@
 
 A values check takes one layer's resolved values (the base, or one environment) and yields
 findings; a manifest rule takes an environment's values and one unit's objects as kustomize built
-them. Both are plain data made by a decorator that registers nothing: `policy/registry.py` lists
-every one of them, so importing a module never changes what runs.
+them. Both are plain data: each module lists its own in CHECKS (or RULES), a code and summary beside
+the function, and `policy/registry.py` lists the modules, so importing a module never changes what
+runs. The functions carry no decorator on purpose: mutmut (`make mutation`) does not mutate a
+decorated function, so a rule registered by decorator would never be mutation-tested.
 
 Checks run on the base layer and on every environment; identical findings of several layers are
 reported once, naming the environments they apply to in `Finding.envs` (`findings.merge_layers`),
@@ -51,18 +53,6 @@ class ManifestRule:
 
     def __call__(self, view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
         return self.fn(view, unit, objs)
-
-
-def check(code: str, summary: str, severity: str = ERROR) -> Callable[[CheckFn], Check]:
-    """Make a function a Check (registers nothing: registry.py lists it)."""
-    return lambda fn: Check(code, summary, fn, severity)
-
-
-def manifest_rule(
-    code: str, summary: str, severity: str = ERROR
-) -> Callable[[RuleFn], ManifestRule]:
-    """Make a function a ManifestRule (registers nothing: registry.py lists it)."""
-    return lambda fn: ManifestRule(code, summary, fn, severity)
 
 
 def run_checks(values: Values, checks: Iterable[Check]) -> list[Finding]:

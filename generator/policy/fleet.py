@@ -13,12 +13,11 @@ from generator.builders.fleet import build_all
 from generator.builders.monitoring.sources import MonitoringError, exporter_namespace, settings
 from generator.findings import Finding, Location, Severity
 from generator.policy.capacity import quota_totals
-from generator.policy.checks import EITHER, WARNING, Check, check
+from generator.policy.checks import EITHER, WARNING, Check
 from generator.values.model import FleetView, Team, Vendor
 from generator.values.yamlio import json_path
 
 
-@check("REF001", "a team's quota names a vendor that the fleet does not have")
 def unknown_vendor(view: FleetView) -> Iterable[Finding]:
     known = {v.id for v in view.vendors}
     for team in view.teams:
@@ -35,11 +34,6 @@ def unknown_vendor(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-@check(
-    "CAP001",
-    "team quotas for a vendor add up to more devices than its pools hold",
-    EITHER,
-)
 def quota_capacity(view: FleetView) -> Iterable[Finding]:
     for totals in quota_totals(view):
         vendor, parts, total = totals.vendor, totals.parts, totals.total
@@ -75,7 +69,6 @@ def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
     return all(labels.get(k) == v for k, v in selector.items())
 
 
-@check("RES001", "two vendors advertise one resource name and selectors cannot tell them apart")
 def shared_resource(view: FleetView) -> Iterable[Finding]:
     for vendor in view.vendors:
         for other in view.vendors_for_resource(vendor.resource_name):
@@ -95,7 +88,6 @@ def shared_resource(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-@check("RES002", "a team has quota for two vendors that share one resource name")
 def shared_quota(view: FleetView) -> Iterable[Finding]:
     for team in view.teams:
         by_resource: dict[str, list[Vendor]] = {}
@@ -116,7 +108,6 @@ def shared_quota(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-@check("NAME003", "a node is listed in two pools")
 def node_twice(view: FleetView) -> Iterable[Finding]:
     seen: dict[str, str] = {}
     for vendor in view.vendors:
@@ -135,7 +126,6 @@ def node_twice(view: FleetView) -> Iterable[Finding]:
                 seen.setdefault(node, where)
 
 
-@check("NAME004", "two teams claim the same namespace")
 def namespace_twice(view: FleetView) -> Iterable[Finding]:
     claims: dict[str, list[tuple[Team, int]]] = {}
     for team in view.teams:
@@ -196,7 +186,6 @@ def reserved_namespaces(view: FleetView) -> dict[str, str]:
 
 # Argo CD would own a reserved namespace with the team's Pod Security level (kube-system pods
 # could no longer start under `baseline`), and pruning the team's unit would delete it.
-@check("NAME007", "a team claims a reserved namespace (system, Argo CD, plugin or monitoring)")
 def reserved_namespace(view: FleetView) -> Iterable[Finding]:
     reserved = reserved_namespaces(view)
     for team in view.teams:
@@ -215,7 +204,6 @@ def reserved_namespace(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-@check("NODE001", "node-patch needs node names, and NFD rules must tell a vendor's pools apart")
 def node_config(view: FleetView) -> Iterable[Finding]:
     method = view.fleet.node_config_method
     for vendor in view.vendors:
@@ -249,7 +237,6 @@ def node_config(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-@check("NODE002", "NFD cannot tell a pool's nodes: its model has no known PCI device IDs")
 def unknown_pci_model(view: FleetView) -> Iterable[Finding]:
     if view.fleet.node_config_method != "nfd":
         return
@@ -283,11 +270,6 @@ def unknown_pci_model(view: FleetView) -> Iterable[Finding]:
             )
 
 
-@check(
-    "NODE003",
-    "an unprefixed pool label lands under feature.node.kubernetes.io/ with NFD",
-    WARNING,
-)
 def unprefixed_pool_label(view: FleetView) -> Iterable[Finding]:
     if view.fleet.node_config_method != "nfd":
         return
@@ -311,7 +293,6 @@ def unprefixed_pool_label(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-@check("NODE004", "a pool's taints repeat a key and effect, which the API server refuses")
 def duplicate_taints(view: FleetView) -> Iterable[Finding]:
     # Kubernetes refuses a Node whose taints repeat a <key, effect> pair, so nfd-master's or
     # node-patch's update of that node fails and none of its taints land (kubernetes v1.36.3
@@ -344,7 +325,6 @@ def duplicate_taints(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-@check("CAP002", "a pool has no nodes and no nodeCount, so it adds no capacity", WARNING)
 def empty_pool(view: FleetView) -> Iterable[Finding]:
     for vendor in view.vendors:
         for pool in vendor.pools:
@@ -360,7 +340,6 @@ def empty_pool(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-@check("NAME005", "a generated Argo CD Application name is longer than 63 characters")
 def app_name_length(view: FleetView) -> Iterable[Finding]:
     if not view.env:
         return
@@ -385,7 +364,6 @@ _VENDOR_NAME_KEYS = {
 }
 
 
-@check("NAME008", "two parts of the fleet would emit the same object (kind, namespace, name)")
 def same_object(view: FleetView) -> Iterable[Finding]:
     """Two objects with one identity in one cluster: Argo CD applies one over the other (or, in
     two Applications, flips between them), and the layout writes one file over the other."""
@@ -434,7 +412,6 @@ def same_object(view: FleetView) -> Iterable[Finding]:
 
 # Without this, kubeconform would report every object of every unit against a schema set that
 # does not exist. (Whether a control plane of that minor can be started is another matter.)
-@check("VER001", "kubernetesVersion is outside the Kubernetes versions the pinned schemas cover")
 def kubernetes_version(view: FleetView) -> Iterable[Finding]:
     versions = toolchain.k8s_schema_versions()
     if not versions:
@@ -455,19 +432,66 @@ def kubernetes_version(view: FleetView) -> Iterable[Finding]:
 
 
 CHECKS: tuple[Check, ...] = (
-    unknown_vendor,
-    quota_capacity,
-    shared_resource,
-    shared_quota,
-    node_twice,
-    namespace_twice,
-    reserved_namespace,
-    node_config,
-    unknown_pci_model,
-    unprefixed_pool_label,
-    duplicate_taints,
-    empty_pool,
-    app_name_length,
-    same_object,
-    kubernetes_version,
+    Check("REF001", "a team's quota names a vendor that the fleet does not have", unknown_vendor),
+    Check(
+        "CAP001",
+        "team quotas for a vendor add up to more devices than its pools hold",
+        quota_capacity,
+        EITHER,
+    ),
+    Check(
+        "RES001",
+        "two vendors advertise one resource name and selectors cannot tell them apart",
+        shared_resource,
+    ),
+    Check("RES002", "a team has quota for two vendors that share one resource name", shared_quota),
+    Check("NAME003", "a node is listed in two pools", node_twice),
+    Check("NAME004", "two teams claim the same namespace", namespace_twice),
+    Check(
+        "NAME007",
+        "a team claims a reserved namespace (system, Argo CD, plugin or monitoring)",
+        reserved_namespace,
+    ),
+    Check(
+        "NODE001",
+        "node-patch needs node names, and NFD rules must tell a vendor's pools apart",
+        node_config,
+    ),
+    Check(
+        "NODE002",
+        "NFD cannot tell a pool's nodes: its model has no known PCI device IDs",
+        unknown_pci_model,
+    ),
+    Check(
+        "NODE003",
+        "an unprefixed pool label lands under feature.node.kubernetes.io/ with NFD",
+        unprefixed_pool_label,
+        WARNING,
+    ),
+    Check(
+        "NODE004",
+        "a pool's taints repeat a key and effect, which the API server refuses",
+        duplicate_taints,
+    ),
+    Check(
+        "CAP002",
+        "a pool has no nodes and no nodeCount, so it adds no capacity",
+        empty_pool,
+        WARNING,
+    ),
+    Check(
+        "NAME005",
+        "a generated Argo CD Application name is longer than 63 characters",
+        app_name_length,
+    ),
+    Check(
+        "NAME008",
+        "two parts of the fleet would emit the same object (kind, namespace, name)",
+        same_object,
+    ),
+    Check(
+        "VER001",
+        "kubernetesVersion is outside the Kubernetes versions the pinned schemas cover",
+        kubernetes_version,
+    ),
 )

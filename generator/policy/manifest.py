@@ -17,7 +17,7 @@ from typing import Any
 from generator.builders.common import Unit, identity
 from generator.builders.teams import NAMESPACE_SYNC_OPTIONS
 from generator.findings import Finding, Location
-from generator.policy.checks import ManifestRule, RuleFn, manifest_rule
+from generator.policy.checks import ManifestRule, RuleFn
 from generator.policy.placement import SUMMARIES, PodTemplate, Problem, pod_problems, pod_templates
 from generator.values.model import FleetView, Team
 from generator.values.schema import control_characters
@@ -76,7 +76,7 @@ def _placement_rule(code: str) -> RuleFn:
 
 # One rule per placement problem code, over the same worked-out problems (_unit_problems).
 PLACEMENT_RULES = tuple(
-    manifest_rule(_code, _summary)(_placement_rule(_code)) for _code, _summary in SUMMARIES.items()
+    ManifestRule(_code, _summary, _placement_rule(_code)) for _code, _summary in SUMMARIES.items()
 )
 
 
@@ -136,7 +136,6 @@ def _label_problem_any(key: str, value: object) -> str:
     return ""
 
 
-@manifest_rule("NAME006", "an object's name or a label is not what the API server accepts")
 def names_and_labels(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
     for obj in objs:
         meta = obj.get("metadata") or {}
@@ -219,9 +218,6 @@ def _finding(code: str, unit: Unit, obj: Obj, problem: str, path: str, hint: str
     return Finding(code, f"{describe(unit, obj)}: {problem}", origin(unit, obj), path, hint)
 
 
-@manifest_rule(
-    "SEC001", "a device-plugin DaemonSet runs outside a Pod Security privileged namespace"
-)
 def plugin_namespace(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
     privileged = {
         o["metadata"]["name"]
@@ -249,7 +245,6 @@ def plugin_namespace(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[F
             )
 
 
-@manifest_rule("SEC002", "a team namespace enforces Pod Security weaker than baseline")
 def team_pod_security(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
     if not unit.name.startswith("team-"):
         return
@@ -288,7 +283,6 @@ def _host_access(spec: dict[str, Any]) -> list[tuple[str, str]]:
     return found
 
 
-@manifest_rule("SEC003", "a team workload is privileged or uses hostPath, hostNetwork, hostPID")
 def team_host_access(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
     if not unit.name.startswith("team-"):
         return
@@ -322,9 +316,6 @@ def _rbac_problems(rule: dict[str, Any]) -> list[str]:
     return out
 
 
-@manifest_rule(
-    "SEC004", "RBAC grants a wildcard, secrets, escalate/bind/impersonate or an admin role"
-)
 def rbac_least_privilege(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
     for obj in objs:
         kind = obj.get("kind")
@@ -366,7 +357,6 @@ def production(view: FleetView) -> bool:
     return view.env in (view.fleet.doc.get("productionEnvironments", default=[]) or [])
 
 
-@manifest_rule("SEC005", "an image is not pinned by digest in an environment marked production")
 def image_digest(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
     if not production(view):
         return
@@ -389,7 +379,6 @@ def image_digest(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Findi
                         )
 
 
-@manifest_rule("SEC006", "an object of a team's unit carries an annotation outside the allow-list")
 def team_annotations(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
     if not unit.name.startswith("team-"):
         return
@@ -430,7 +419,6 @@ def _steps(where: str) -> list[tuple[str, str]]:
     return steps
 
 
-@manifest_rule("TEAM001", "a team's unit holds an object outside its namespaces, or cluster-scoped")
 def team_boundary(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
     team = _team(view, unit)
     if team is None:
@@ -468,12 +456,42 @@ def team_boundary(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Find
 
 RULES: tuple[ManifestRule, ...] = (
     *PLACEMENT_RULES,
-    names_and_labels,
-    plugin_namespace,
-    team_pod_security,
-    team_host_access,
-    rbac_least_privilege,
-    image_digest,
-    team_annotations,
-    team_boundary,
+    ManifestRule(
+        "NAME006",
+        "an object's name or a label is not what the API server accepts",
+        names_and_labels,
+    ),
+    ManifestRule(
+        "SEC001",
+        "a device-plugin DaemonSet runs outside a Pod Security privileged namespace",
+        plugin_namespace,
+    ),
+    ManifestRule(
+        "SEC002", "a team namespace enforces Pod Security weaker than baseline", team_pod_security
+    ),
+    ManifestRule(
+        "SEC003",
+        "a team workload is privileged or uses hostPath, hostNetwork, hostPID",
+        team_host_access,
+    ),
+    ManifestRule(
+        "SEC004",
+        "RBAC grants a wildcard, secrets, escalate/bind/impersonate or an admin role",
+        rbac_least_privilege,
+    ),
+    ManifestRule(
+        "SEC005",
+        "an image is not pinned by digest in an environment marked production",
+        image_digest,
+    ),
+    ManifestRule(
+        "SEC006",
+        "an object of a team's unit carries an annotation outside the allow-list",
+        team_annotations,
+    ),
+    ManifestRule(
+        "TEAM001",
+        "a team's unit holds an object outside its namespaces, or cluster-scoped",
+        team_boundary,
+    ),
 )

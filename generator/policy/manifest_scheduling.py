@@ -7,14 +7,13 @@ from collections.abc import Iterable
 from generator.builders.common import Unit
 from generator.builders.workloads import KUEUE_API, VOLCANO_QUEUE_API, queue_name
 from generator.findings import Finding
-from generator.policy.checks import ManifestRule, manifest_rule
+from generator.policy.checks import ManifestRule
 from generator.policy.manifest import describe
 from generator.policy.scheduling import queue_problems
 from generator.values.model import FleetView, Team
 from generator.values.yamlio import Obj
 
 
-@manifest_rule("SCH001", "a team's Volcano Queue or Kueue ClusterQueue does not carry its quota")
 def queue_matches_quota(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
     teams = _teams_by_queue(view)
     for obj in objs:
@@ -44,4 +43,10 @@ def _teams_by_queue(view: FleetView) -> dict[str, Team]:
     return teams
 
 
-RULES: tuple[ManifestRule, ...] = (queue_matches_quota,)
+RULES: tuple[ManifestRule, ...] = (
+    ManifestRule(
+        "SCH001",
+        "a team's Volcano Queue or Kueue ClusterQueue does not carry its quota",
+        queue_matches_quota,
+    ),
+)

@@ -7,12 +7,11 @@ from collections.abc import Iterable
 from generator.builders.monitoring.recording_rules import ordered_mappings
 from generator.builders.monitoring.sources import MonitoringError, exporter, settings
 from generator.findings import Finding, Severity
-from generator.policy.checks import WARNING, Check, check
+from generator.policy.checks import WARNING, Check
 from generator.values.model import FleetView
 from generator.values.yamlio import json_path
 
 
-@check("MON001", "a vendor's exporter section cannot give the unified monitoring series")
 def exporter_facts(view: FleetView) -> Iterable[Finding]:
     for vendor in view.vendors:
         try:
@@ -29,9 +28,6 @@ def exporter_facts(view: FleetView) -> Iterable[Finding]:
             )
 
 
-@check(
-    "MON002", "a vendor has no exporter: its devices are missing from the unified series", WARNING
-)
 def no_exporter(view: FleetView) -> Iterable[Finding]:
     for vendor in view.vendors:
         if not vendor.exporter:
@@ -46,6 +42,15 @@ def no_exporter(view: FleetView) -> Iterable[Finding]:
 
 
 CHECKS: tuple[Check, ...] = (
-    exporter_facts,
-    no_exporter,
+    Check(
+        "MON001",
+        "a vendor's exporter section cannot give the unified monitoring series",
+        exporter_facts,
+    ),
+    Check(
+        "MON002",
+        "a vendor has no exporter: its devices are missing from the unified series",
+        no_exporter,
+        WARNING,
+    ),
 )

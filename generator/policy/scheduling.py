@@ -13,7 +13,7 @@ from typing import Any
 from generator.builders import scheduling
 from generator.builders.workloads import PodRef, team_capability, team_devices, team_objects
 from generator.findings import Finding, Severity
-from generator.policy.checks import WARNING, Check, check
+from generator.policy.checks import WARNING, Check
 from generator.policy.placement import selected_pools
 from generator.values.merge import Doc
 from generator.values.model import FleetView, Pool, Team, Vendor
@@ -66,7 +66,6 @@ def _int(value: Any) -> int:
 # ---- SCH002: Kueue cannot account a Volcano Job --------------------------------------------------
 
 
-@check("SCH002", "a Volcano Job under the Kueue backend, which Kueue cannot account")
 def volcano_under_kueue(view: FleetView) -> Iterable[Finding]:
     if scheduling.backend(view) != "kueue":
         return
@@ -133,7 +132,6 @@ def topology_shape(vendor: Vendor, pool: Pool) -> tuple[str, dict[str, Any]] | N
     return (str(value), shape) if shape else None
 
 
-@check("SCH003", "a pod asks for a device count its pool's topology cannot give one pod")
 def topology_refusals(view: FleetView) -> Iterable[Finding]:
     for team in view.teams:
         for land in landings(view, team):
@@ -157,7 +155,6 @@ def topology_refusals(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-@check("SCH004", "a pod asks for more devices than one node of a pool it may land on has")
 def pod_fits_node(view: FleetView) -> Iterable[Finding]:
     for team in view.teams:
         for land in landings(view, team):
@@ -236,7 +233,6 @@ def _fallbacks(view: FleetView, team: Team) -> Iterable[tuple[str, PodDecl, Yaml
                 yield f"service {svc.name!r} track {track.vendor!r}", track.pod, path
 
 
-@check("SCH005", "a fallbackModel is not another pool model of the workload's vendor")
 def fallback_models(view: FleetView) -> Iterable[Finding]:
     for team in view.teams:
         for what, pod, path in _fallbacks(view, team):
@@ -258,7 +254,6 @@ def fallback_models(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-@check("SCH006", "the workloads that may land on a pool model need more devices than it holds")
 def pool_capacity(view: FleetView) -> Iterable[Finding]:
     """Worst case: a workload that prefers one model and accepts another may run entirely on
     either, so each model's pools must hold every workload that accepts it (services at their
@@ -293,9 +288,6 @@ def pool_capacity(view: FleetView) -> Iterable[Finding]:
             )
 
 
-@check(
-    "SCH007", "a team sets borrowing, which only a queue backend (volcano, kueue) lends", WARNING
-)
 def borrowing_needs_queue(view: FleetView) -> Iterable[Finding]:
     if scheduling.backend(view) in scheduling.QUEUE_BACKENDS:
         return
@@ -360,7 +352,6 @@ def _topology_problem(view: FleetView, kind: str, topo: dict[str, Any]) -> tuple
     return "", "", ""
 
 
-@check("SCH008", "a job's networkTopology is one nothing would honour")
 def network_topology_honoured(view: FleetView) -> Iterable[Finding]:
     for team in view.teams:
         for job in team_workloads(view, team).jobs:
@@ -380,11 +371,38 @@ def network_topology_honoured(view: FleetView) -> Iterable[Finding]:
 
 
 CHECKS: tuple[Check, ...] = (
-    volcano_under_kueue,
-    topology_refusals,
-    pod_fits_node,
-    fallback_models,
-    pool_capacity,
-    borrowing_needs_queue,
-    network_topology_honoured,
+    Check(
+        "SCH002",
+        "a Volcano Job under the Kueue backend, which Kueue cannot account",
+        volcano_under_kueue,
+    ),
+    Check(
+        "SCH003",
+        "a pod asks for a device count its pool's topology cannot give one pod",
+        topology_refusals,
+    ),
+    Check(
+        "SCH004",
+        "a pod asks for more devices than one node of a pool it may land on has",
+        pod_fits_node,
+    ),
+    Check(
+        "SCH005",
+        "a fallbackModel is not another pool model of the workload's vendor",
+        fallback_models,
+    ),
+    Check(
+        "SCH006",
+        "the workloads that may land on a pool model need more devices than it holds",
+        pool_capacity,
+    ),
+    Check(
+        "SCH007",
+        "a team sets borrowing, which only a queue backend (volcano, kueue) lends",
+        borrowing_needs_queue,
+        WARNING,
+    ),
+    Check(
+        "SCH008", "a job's networkTopology is one nothing would honour", network_topology_honoured
+    ),
 )

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from generator.builders.workloads import PodRef, team_objects, workload_mounts
 from generator.findings import Finding, Severity
-from generator.policy.checks import WARNING, Check, CheckFn, check
+from generator.policy.checks import WARNING, Check, CheckFn
 from generator.policy.placement import SUMMARIES, Problem, pod_problems
 from generator.values.model import FleetView, Team
 from generator.values.yamlio import json_path
@@ -15,7 +15,6 @@ from generator.workloads.phases import plan_service
 from generator.workloads.usage import fleet_needs, vendor_usage
 
 
-@check("WKL001", "a workload is invalid: unknown vendor, missing image, namespace or structure")
 def workload_values(view: FleetView) -> Iterable[Finding]:
     for team in view.teams:
         yield from team_workloads(view, team).findings
@@ -23,7 +22,6 @@ def workload_values(view: FleetView) -> Iterable[Finding]:
 
 # An error, not a warning: Pod Security admission refuses every pod of such a workload, so Argo CD
 # would sync a Job or Deployment that never runs.
-@check("WKL004", "a workload mounts host paths in a namespace whose Pod Security forbids them")
 def host_paths(view: FleetView) -> Iterable[Finding]:
     for team in view.teams:
         loaded = team_workloads(view, team)
@@ -51,7 +49,6 @@ def host_paths(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-@check("MIG001", "a service's weights are not integers summing to 100")
 def weights_sum(view: FleetView) -> Iterable[Finding]:
     for team in view.teams:
         for svc in team_workloads(view, team).services:
@@ -80,7 +77,6 @@ def weights_sum(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-@check("MIG002", "a weight goes to a track with 0 replicas")
 def weight_to_empty(view: FleetView) -> Iterable[Finding]:
     for team in view.teams:
         for svc in team_workloads(view, team).services:
@@ -97,7 +93,6 @@ def weight_to_empty(view: FleetView) -> Iterable[Finding]:
                     )
 
 
-@check("MIG003", "a track drops to 0 replicas while it still carries traffic")
 def empty_with_traffic(view: FleetView) -> Iterable[Finding]:
     for team in view.teams:
         for svc in team_workloads(view, team).services:
@@ -113,9 +108,6 @@ def empty_with_traffic(view: FleetView) -> Iterable[Finding]:
                     )
 
 
-@check(
-    "MIG006", "routing: service splits traffic by ready pods, not by the phase's weights", WARNING
-)
 def pod_split(view: FleetView) -> Iterable[Finding]:
     for team in view.teams:
         for svc in team_workloads(view, team).services:
@@ -151,7 +143,6 @@ def pod_split(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-@check("MIG004", "a team's workloads need more devices of a vendor than its quota")
 def fits_quota(view: FleetView) -> Iterable[Finding]:
     if not view.env:
         return  # quotas and phases are per environment
@@ -169,7 +160,6 @@ def fits_quota(view: FleetView) -> Iterable[Finding]:
             )
 
 
-@check("MIG005", "the fleet's workloads need more devices of a vendor than its pools hold")
 def fits_capacity(view: FleetView) -> Iterable[Finding]:
     if not view.env:
         return
@@ -233,18 +223,37 @@ def _pod_finding(view: FleetView, ref: PodRef, code: str, message: str) -> Findi
 
 # One check per placement problem code, over the same worked-out problems (_team_pod_problems).
 POD_CHECKS = tuple(
-    check(_code, _summary)(_pod_check(_code)) for _code, _summary in SUMMARIES.items()
+    Check(_code, _summary, _pod_check(_code)) for _code, _summary in SUMMARIES.items()
 )
 
 
 CHECKS: tuple[Check, ...] = (
     *POD_CHECKS,
-    workload_values,
-    host_paths,
-    weights_sum,
-    weight_to_empty,
-    empty_with_traffic,
-    pod_split,
-    fits_quota,
-    fits_capacity,
+    Check(
+        "WKL001",
+        "a workload is invalid: unknown vendor, missing image, namespace or structure",
+        workload_values,
+    ),
+    Check(
+        "WKL004",
+        "a workload mounts host paths in a namespace whose Pod Security forbids them",
+        host_paths,
+    ),
+    Check("MIG001", "a service's weights are not integers summing to 100", weights_sum),
+    Check("MIG002", "a weight goes to a track with 0 replicas", weight_to_empty),
+    Check(
+        "MIG003", "a track drops to 0 replicas while it still carries traffic", empty_with_traffic
+    ),
+    Check(
+        "MIG006",
+        "routing: service splits traffic by ready pods, not by the phase's weights",
+        pod_split,
+        WARNING,
+    ),
+    Check("MIG004", "a team's workloads need more devices of a vendor than its quota", fits_quota),
+    Check(
+        "MIG005",
+        "the fleet's workloads need more devices of a vendor than its pools hold",
+        fits_capacity,
+    ),
 )
