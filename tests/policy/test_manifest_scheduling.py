@@ -8,7 +8,7 @@ import pytest
 
 from generator.builders.common import Unit
 from generator.builders.workloads import team_objects
-from generator.findings import Location
+from generator.findings import Finding, Location
 from generator.policy.registry import run_rules
 from generator.values import loader as values
 from tests.fixtures import FLEET, tree
@@ -42,3 +42,34 @@ def test_queue_that_does_not_carry_the_quota_is_found(backend: str, tmp_path: Pa
     found = [f for f in run_rules(view, unit, objs) if f.code == "SCH001"]
     assert found and want in found[0].message
     assert {f.location for f in found} == {Location("values/teams/ml.yaml", 2, 1)}
+
+
+def test_the_whole_finding_names_the_queue_and_the_teams_quota(tmp_path: Path) -> None:
+    """Objects that are not queues, and a queue of no team, are passed over, not the end of the
+    unit: the team's queue after them is still checked, and its finding says where to fix it."""
+    fleet = FLEET + "scheduling:\n  backend: volcano\n"
+    view = values.load(tree(tmp_path, {"teams/ml.yaml": ML}, fleet=fleet)).envs["prod"]
+    team = next(t for t in view.teams if t.name == "ml")
+    [queue] = [o for o in team_objects(view, team)[0] if o["kind"] == "Queue"]
+    queue["spec"]["capability"]["nvidia.com/gpu"] = 80
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "team-ml"}}
+    stranger = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": {"name": "team-nobody"},
+        "spec": {"capability": {"nvidia.com/gpu": 80}},
+    }
+    objs = [config, stranger, queue]
+    unit = Unit("prod", "team-ml", "overlays/prod/team-ml", tuple(objs), {})
+    assert [f for f in run_rules(view, unit, objs) if f.code == "SCH001"] == [
+        Finding(
+            "SCH001",
+            "Queue team-ml (overlays/prod/team-ml): capability of nvidia.com/gpu is 80, the "
+            "team's quota gives 8",
+            Location("values/teams/ml.yaml", 2, 1),
+            "$.quota",
+            "the queue is rendered from quota and borrowing: re-render, and change quota in the "
+            "team's values rather than the queue",
+            unit="overlays/prod/team-ml",
+        )
+    ]
