@@ -6,6 +6,7 @@ validate on the queues exactly as kustomize builds them (generator/validate/sche
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -36,8 +37,8 @@ def queue_problems(view: FleetView, team: Team, obj: Obj) -> list[str]:
             got["deserved"] = spec.get("deserved") or {}
             want["deserved"] = want_own
     else:
-        nominal: dict[str, int] = {}
-        ceiling: dict[str, int] = {}
+        nominal: dict[str, float] = {}
+        ceiling: dict[str, float] = {}
         for group in spec.get("resourceGroups") or []:
             for flavor in group.get("flavors") or []:
                 for res in flavor.get("resources") or []:
@@ -58,9 +59,13 @@ def queue_problems(view: FleetView, team: Team, obj: Obj) -> list[str]:
     return out
 
 
-def _int(value: Any) -> int:
+def _int(value: Any) -> float:
+    """A whole quantity (unset: 0), else NaN: no sum with a part that is not whole matches a quota
+    (with -1, a flavor's 500m beside another's 5 summed to a quota of 4)."""
+    if isinstance(value, float) and math.isnan(value):
+        return value
     qty = parse_quantity(value if value is not None else 0)
-    return int(qty) if qty is not None and qty.denominator == 1 else -1
+    return int(qty) if qty is not None and qty.denominator == 1 else math.nan
 
 
 # ---- SCH002: Kueue cannot account a Volcano Job --------------------------------------------------

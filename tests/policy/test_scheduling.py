@@ -9,8 +9,20 @@ from pathlib import Path
 import pytest
 
 from generator.builders.workloads import team_objects
+from generator.findings import Finding, Location, Severity
+from generator.policy.scheduling import (
+    borrowing_needs_queue,
+    fallback_models,
+    network_topology_honoured,
+    pod_fits_node,
+    pool_capacity,
+    queue_problems,
+    topology_refusals,
+    volcano_under_kueue,
+)
 from generator.values import loader as values
-from tests.fixtures import FLEET, findings, lines, tree
+from generator.values.model import FleetView, Team
+from tests.fixtures import ASCEND_910B, FLEET, Obj, findings, lines, tree
 
 
 def coded(values_dir: Path, code: str) -> list[str]:
@@ -234,3 +246,656 @@ def test_borrowing_without_a_queue_backend_is_a_warning(tmp_path: Path) -> None:
         "values/teams/ml.yaml:2:21: SCH007 warning: team 'ml' may borrow 2 nvidia "
         "devices, but backend 'quota' has no queue that lends"
     )
+
+
+# ---- helpers for the checks called on one environment's view -----------------------------------
+
+
+def prod(values_dir: Path) -> FleetView:
+    """The prod view of a values tree (the checks run once per environment)."""
+    return values.load(values_dir).envs["prod"]
+
+
+def team_of(view: FleetView, name: str) -> Team:
+    return next(t for t in view.teams if t.name == name)
+
+
+def at(team: str, line: int, column: int) -> Location:
+    return Location(f"values/teams/{team}.yaml", line, column)
+
+
+# ---- SCH001's comparison: queue_problems on queues written out by hand ---------------------------
+
+QUEUE_TEAM = "quota: {nvidia: 4}\nborrowing: {nvidia: 2}\n"
+
+
+def queue_view(root: Path, scheduling: str, team: str = QUEUE_TEAM) -> FleetView:
+    """Team ml (`team`) beside NVIDIA and Ascend (no Ascend quota: the team's quota gives 0),
+    under fleet.yaml's `scheduling:` block."""
+    files = {"vendors/ascend.yaml": ASCEND_910B, "teams/ml.yaml": team}
+    return prod(tree(root, files, fleet=FLEET + "scheduling:\n" + scheduling))
+
+
+def cluster_queue(*groups: list[list[Obj]]) -> Obj:
+    """A Kueue ClusterQueue whose resource groups hold these flavors' resource lists."""
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "kind": "ClusterQueue",
+        "spec": {
+            "resourceGroups": [
+                {"flavors": [{"name": f"f{i}", "resources": res} for i, res in enumerate(group)]}
+                for group in groups
+            ]
+        },
+    }
+
+
+def test_cluster_queue_sums_flavors_and_adds_borrowing_limits(tmp_path: Path) -> None:
+    """Nominal quota is summed over every flavor of a resource, the ceiling adds each flavor's
+    borrowingLimit (unset: 0); resources the team has no quota entry for are passed over, not the
+    end of the flavor."""
+    view = queue_view(tmp_path, "  backend: kueue\n")
+    queue = cluster_queue(
+        [
+            [
+                {"name": "cpu", "nominalQuota": 10},
+                {"name": "nvidia.com/gpu", "nominalQuota": 3, "borrowingLimit": 1},
+            ],
+            [{"name": "nvidia.com/gpu", "nominalQuota": 1, "borrowingLimit": 1}],
+        ],
+        [[{"name": "huawei.com/Ascend910", "nominalQuota": 0}]],
+    )
+    assert queue_problems(view, team_of(view, "ml"), queue) == []
+    # One flavor less: both sums fall short, and each says what the team's quota gives.
+    del queue["spec"]["resourceGroups"][0]["flavors"][1]
+    assert queue_problems(view, team_of(view, "ml"), queue) == [
+        "nominal quota of nvidia.com/gpu is 3, the team's quota gives 4",
+        "nominal quota + borrowing limit of nvidia.com/gpu is 4, the team's quota gives 6",
+    ]
+
+
+def test_cluster_queue_with_a_fraction_in_one_flavor_never_matches(tmp_path: Path) -> None:
+    """500m in one flavor and 5 in another is no whole quota of 4 (nor are they -1 + 5)."""
+    view = queue_view(tmp_path, "  backend: kueue\n", "quota: {nvidia: 4}\n")
+    queue = cluster_queue(
+        [
+            [{"name": "nvidia.com/gpu", "nominalQuota": "500m"}],
+            [{"name": "nvidia.com/gpu", "nominalQuota": 5}],
+        ],
+        [[{"name": "huawei.com/Ascend910", "nominalQuota": 0}]],
+    )
+    assert queue_problems(view, team_of(view, "ml"), queue) == [
+        "nominal quota of nvidia.com/gpu is nan, the team's quota gives 4",
+        "nominal quota + borrowing limit of nvidia.com/gpu is nan, the team's quota gives 4",
+    ]
+
+
+def test_volcano_queue_under_capacity_checks_capability_and_deserved(tmp_path: Path) -> None:
+    view = queue_view(tmp_path, "  backend: volcano\n")
+    queue = {
+        "kind": "Queue",
+        "spec": {
+            "capability": {"nvidia.com/gpu": 6, "huawei.com/Ascend910": 0},
+            "deserved": {"nvidia.com/gpu": 3},
+        },
+    }
+    assert queue_problems(view, team_of(view, "ml"), queue) == [
+        "deserved of huawei.com/Ascend910 is None, the team's quota gives 0",
+        "deserved of nvidia.com/gpu is 3, the team's quota gives 4",
+    ]
+    # Under the proportion policy Volcano shares by weight: `deserved` is not the quota's.
+    view = queue_view(tmp_path, "  backend: volcano\n  volcano: {queuePolicy: proportion}\n")
+    assert queue_problems(view, team_of(view, "ml"), queue) == []
+
+
+def test_volcano_capability_that_is_no_whole_number_never_matches(tmp_path: Path) -> None:
+    """'lots' is no quantity and 500m no whole device: neither is taken for 1 or 0 devices."""
+    view = queue_view(
+        tmp_path,
+        "  backend: volcano\n  volcano: {queuePolicy: proportion}\n",
+        "quota: {nvidia: 1}\n",
+    )
+    queue = {
+        "kind": "Queue",
+        "spec": {"capability": {"nvidia.com/gpu": "lots", "huawei.com/Ascend910": "500m"}},
+    }
+    assert queue_problems(view, team_of(view, "ml"), queue) == [
+        "capability of huawei.com/Ascend910 is '500m', the team's quota gives 0",
+        "capability of nvidia.com/gpu is 'lots', the team's quota gives 1",
+    ]
+
+
+# ---- SCH002: volcano_under_kueue ----------------------------------------------------------------
+
+# A batch Job first (by name), then a Volcano Job known by its tasks alone (no `kind`; its value
+# starts on line 7, column 5), then one that says `kind: volcano` (line 11, column 11).
+KUEUE_JOBS = """\
+quota: {nvidia: 4}
+jobs:
+  a-batch:
+    vendor: nvidia
+    images: {nvidia: x:1}
+  b-inferred:
+    images: {nvidia: x:1}
+    tasks:
+      w: {vendor: nvidia}
+  c-volcano:
+    kind: volcano
+    images: {nvidia: x:1}
+    tasks:
+      w: {vendor: nvidia}
+"""
+SCH002_HINT = (
+    "use scheduling.backend: volcano in values/fleet.yaml, or write the job as batch/v1 Jobs "
+    "(vendor, devices, parallelism)"
+)
+
+
+def sch002(name: str) -> str:
+    return (
+        f"job {name!r} is a Volcano Job, but the backend is kueue: Kueue has no Volcano "
+        "integration, so its devices would escape the team's ClusterQueue and its pods could "
+        "take the quota of jobs Kueue admitted"
+    )
+
+
+def test_every_volcano_job_under_kueue_is_found_at_its_kind_or_its_job(tmp_path: Path) -> None:
+    fleet = FLEET + "scheduling:\n  backend: kueue\n"
+    view = prod(tree(tmp_path, {"teams/ml.yaml": KUEUE_JOBS}, fleet=fleet))
+    assert list(volcano_under_kueue(view)) == [
+        Finding(
+            "SCH002", sch002("b-inferred"), at("ml", 7, 5), "$.jobs['b-inferred']", SCH002_HINT
+        ),
+        Finding(
+            "SCH002", sch002("c-volcano"), at("ml", 11, 11), "$.jobs['c-volcano'].kind", SCH002_HINT
+        ),
+    ]
+
+
+@pytest.mark.parametrize("backend", ["volcano", "quota"])
+def test_volcano_jobs_under_another_backend_are_not_sch002(backend: str, tmp_path: Path) -> None:
+    fleet = FLEET + f"scheduling:\n  backend: {backend}\n"
+    view = prod(tree(tmp_path, {"teams/ml.yaml": KUEUE_JOBS}, fleet=fleet))
+    assert list(volcano_under_kueue(view)) == []
+
+
+# ---- SCH003 and SCH004: the pools each pod may land on (landings, topology_shape) ---------------
+
+# Five NVIDIA pools a pod of the vendor may land on, by their topology label: `full` gives any
+# count up to 4, `ring` 2 or 4 (written unsorted), `pair` 2 (with a description and a source),
+# p-none has no label and p-empty an empty value, which names no shape (not even the shape "").
+TOPOLOGY_VENDOR = """\
+topology:
+  label: example.com/topo
+  shapes:
+    full: {podDevices: [1, 2, 3, 4]}
+    ring: {podDevices: [4, 2]}
+    "": {podDevices: [4]}
+    pair: {podDevices: [2], description: two chips on one bridge, source: maker manual p. 7}
+pools:
+  - {name: p-full, model: A100, devicesPerNode: 4, nodes: [n1], labels: {example.com/topo: full}}
+  - {name: p-ring, model: A100, devicesPerNode: 4, nodes: [n2], labels: {example.com/topo: ring}}
+  - {name: p-none, model: A100, devicesPerNode: 4, nodes: [n3]}
+  - {name: p-empty, model: A100, devicesPerNode: 4, nodes: [n4], labels: {example.com/topo: ""}}
+  - {name: p-pair, model: A100, devicesPerNode: 4, nodes: [n5], labels: {example.com/topo: pair}}
+"""
+# Team ml: a Volcano task of 1 device (no `devices` key: its task's value is on line 7, column
+# 10), a batch Job of 3 (line 10, column 14), and two jobs that ask for no whole device: 0, and
+# 0 with a limit of 1.5 GPUs of their own.
+TOPOLOGY_ML = """\
+quota: {nvidia: 8}
+jobs:
+  gang:
+    kind: volcano
+    images: {nvidia: x:1}
+    tasks:
+      w: {vendor: nvidia}
+  three:
+    vendor: nvidia
+    devices: 3
+    images: {nvidia: x:1}
+  zero:
+    vendor: nvidia
+    devices: 0
+    images: {nvidia: x:1}
+  half:
+    vendor: nvidia
+    devices: 0
+    resources: {limits: {nvidia.com/gpu: "1.5"}}
+    images: {nvidia: x:1}
+"""
+# Team web: a service of 3 devices a replica (line 6, column 35).
+TOPOLOGY_WEB = """\
+quota: {nvidia: 4}
+services:
+  s:
+    images: {nvidia: x:1}
+    tracks:
+      nvidia: {devicesPerReplica: 3, replicas: 1}
+"""
+RING = "(ring: ) cannot give one pod: allowed 2, 4"
+RING_HINT = (
+    "ask for one of 2, 4 devices per pod, and more pods for more devices "
+    "(source: the vendor catalog)"
+)
+PAIR = "(pair: two chips on one bridge) cannot give one pod: allowed 2"
+PAIR_HINT = (
+    "ask for one of 2 devices per pod, and more pods for more devices (source: maker manual p. 7)"
+)
+
+
+def test_each_pool_whose_topology_refuses_the_pods_count_is_one_finding(tmp_path: Path) -> None:
+    """Pool by pool, pod by pod, team by team: a pool that gives the count, or has no topology
+    (no label, an empty label value), is passed over; the finding points at the pod's devices
+    (its task when it sets none) and says the allowed counts, sorted, and the shape's source."""
+    files = {
+        "vendors/nvidia.yaml": TOPOLOGY_VENDOR,
+        "teams/ml.yaml": TOPOLOGY_ML,
+        "teams/web.yaml": TOPOLOGY_WEB,
+    }
+    view = prod(tree(tmp_path, files))
+    gang = "Job (volcano) task 'gang/w' asks for 1 nvidia devices per pod, which pool"
+    three = "Job 'three' asks for 3 nvidia devices per pod, which pool"
+    web = "Deployment 's-nvidia' asks for 3 nvidia devices per pod, which pool"
+    web_at, web_path = at("web", 6, 35), "$.services.s.tracks.nvidia.devicesPerReplica"
+    assert list(topology_refusals(view)) == [
+        Finding(
+            "SCH003", f"{gang} 'p-ring' {RING}", at("ml", 7, 10), "$.jobs.gang.tasks.w", RING_HINT
+        ),
+        Finding(
+            "SCH003", f"{gang} 'p-pair' {PAIR}", at("ml", 7, 10), "$.jobs.gang.tasks.w", PAIR_HINT
+        ),
+        Finding(
+            "SCH003",
+            f"{three} 'p-ring' {RING}",
+            at("ml", 10, 14),
+            "$.jobs.three.devices",
+            RING_HINT,
+        ),
+        Finding(
+            "SCH003",
+            f"{three} 'p-pair' {PAIR}",
+            at("ml", 10, 14),
+            "$.jobs.three.devices",
+            PAIR_HINT,
+        ),
+        Finding("SCH003", f"{web} 'p-ring' {RING}", web_at, web_path, RING_HINT),
+        Finding("SCH003", f"{web} 'p-pair' {PAIR}", web_at, web_path, PAIR_HINT),
+    ]
+    # Every pod fits a node of 4.
+    assert list(pod_fits_node(view)) == []
+
+
+# Two pools of 8 and 4 devices a node; a job of 8 devices a pod (line 5, column 14), and a
+# service of 4 a replica, which fits both exactly.
+FITS_VENDOR = """\
+pools:
+  - {name: big, model: H100, devicesPerNode: 8, nodes: [n1]}
+  - {name: small, model: A100, devicesPerNode: 4, nodes: [n2]}
+"""
+FITS_ML = """\
+quota: {nvidia: 12}
+jobs:
+  train:
+    vendor: nvidia
+    devices: 8
+    images: {nvidia: x:1}
+services:
+  s:
+    images: {nvidia: x:1}
+    tracks:
+      nvidia: {devicesPerReplica: 4, replicas: 1}
+"""
+
+
+def test_a_pod_is_refused_by_each_pool_whose_node_is_smaller_only(tmp_path: Path) -> None:
+    view = prod(tree(tmp_path, {"vendors/nvidia.yaml": FITS_VENDOR, "teams/ml.yaml": FITS_ML}))
+    assert list(pod_fits_node(view)) == [
+        Finding(
+            "SCH004",
+            "Job 'train' asks for 8 nvidia devices per pod, but a node of pool 'small' has 4",
+            at("ml", 5, 14),
+            "$.jobs.train.devices",
+            "ask for at most 4 devices per pod (more pods for more devices), or pick a model "
+            "whose nodes have enough",
+        )
+    ]
+    assert list(topology_refusals(view)) == []
+
+
+# ---- SCH005: fallback_models ----------------------------------------------------------------------
+
+# Pools H100 and A100 (H100 above). A batch Job falls back to a model no pool has (line 6); a
+# Volcano Job sets fallbackModel A100 for its tasks (line 10): t1 prefers A100 itself, t2 sets its
+# own fallback to a model no pool has (line 14, column 56), t3 prefers H100 (fine); a service's
+# track falls back without a model to prefer (line 20, column 31).
+FALLBACKS = """\
+quota: {nvidia: 8}
+jobs:
+  batch:
+    vendor: nvidia
+    model: A100
+    fallbackModel: V100
+    images: {nvidia: x:1}
+  gang:
+    kind: volcano
+    fallbackModel: A100
+    images: {nvidia: x:1}
+    tasks:
+      t1: {vendor: nvidia, model: A100}
+      t2: {vendor: nvidia, model: H100, fallbackModel: B200}
+      t3: {vendor: nvidia, model: H100}
+services:
+  s:
+    images: {nvidia: x:1}
+    tracks:
+      nvidia: {fallbackModel: A100}
+"""
+SCH005_HINT = (
+    "set model to the preferred pool model and fallbackModel to another model of the same vendor"
+)
+
+
+def test_each_fallback_model_that_is_no_other_pool_model_is_found_where_it_is_set(
+    tmp_path: Path,
+) -> None:
+    view = prod(tree(tmp_path, {"vendors/nvidia.yaml": H100, "teams/ml.yaml": FALLBACKS}))
+    no_pool = "names no pool of nvidia (models: A100, H100)"
+    same = "needs a different `model` to prefer"
+    assert list(fallback_models(view)) == [
+        Finding(
+            "SCH005",
+            f"job 'batch': fallbackModel 'V100' {no_pool}",
+            at("ml", 6, 20),
+            "$.jobs.batch.fallbackModel",
+            SCH005_HINT,
+        ),
+        Finding(
+            "SCH005",
+            f"job 'gang' task 't1': fallbackModel 'A100' {same}",
+            at("ml", 10, 20),
+            "$.jobs.gang.fallbackModel",
+            SCH005_HINT,
+        ),
+        Finding(
+            "SCH005",
+            f"job 'gang' task 't2': fallbackModel 'B200' {no_pool}",
+            at("ml", 14, 56),
+            "$.jobs.gang.tasks.t2.fallbackModel",
+            SCH005_HINT,
+        ),
+        Finding(
+            "SCH005",
+            f"service 's' track 'nvidia': fallbackModel 'A100' {same}",
+            at("ml", 20, 31),
+            "$.services.s.tracks.nvidia.fallbackModel",
+            SCH005_HINT,
+        ),
+    ]
+
+
+# ---- SCH006: pool_capacity (_pinned) --------------------------------------------------------------
+
+# H100: one node of 8 (8 devices); A100: one node of 4 (4 devices).
+CAPACITY_VENDOR = """\
+pools:
+  - {name: h100, model: H100, devicesPerNode: 8, nodes: [h1]}
+  - {name: a100, model: A100, devicesPerNode: 4, nodes: [a1]}
+"""
+SCH006 = (
+    "workloads that may run on nvidia {model} need {need} devices ({services} for services, "
+    "{job} for the largest job; a workload with a fallback model counts for both) but its pools "
+    "hold {hold}"
+)
+# A batch Job of 7 on H100 alone; a Volcano Job of 3 pods x 2 devices that prefers H100 and
+# falls back to A100 (its fallbackModel on line 13, column 79); a service of 3 replicas x 1
+# device on H100 alone.
+PINNED = """\
+quota: {nvidia: 16}
+jobs:
+  big:
+    vendor: nvidia
+    devices: 7
+    model: H100
+    images: {nvidia: x:1}
+  gang:
+    kind: volcano
+    images: {nvidia: x:1}
+    tasks:
+      w:
+        {vendor: nvidia, devices: 2, replicas: 3, model: H100, fallbackModel: A100}
+services:
+  s:
+    images: {nvidia: x:1}
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 3, model: H100}
+"""
+
+
+def test_each_model_holds_its_services_and_largest_job_and_blames_a_fallback(
+    tmp_path: Path,
+) -> None:
+    """A100: the Volcano Job's 6 devices (pods x devices) do not fit 4. H100: 3 for the service
+    plus 7 for the largest job do not fit 8. Both name the workload with a fallback model, even
+    where a workload without one asks for more, at its fallbackModel."""
+    values_dir = tree(tmp_path, {"vendors/nvidia.yaml": CAPACITY_VENDOR, "teams/ml.yaml": PINNED})
+    loaded = values.load(values_dir)
+    where, path = at("ml", 13, 79), "$.jobs.gang.tasks.w.fallbackModel"
+    assert list(pool_capacity(loaded.envs["prod"])) == [
+        Finding(
+            "SCH006",
+            SCH006.format(model="A100", need=6, services=0, job=6, hold=4),
+            where,
+            path,
+            "add A100 nodes, or give job gang/w a fallback model with room",
+        ),
+        Finding(
+            "SCH006",
+            SCH006.format(model="H100", need=10, services=3, job=7, hold=8),
+            where,
+            path,
+            "add H100 nodes, or give job gang/w a fallback model with room",
+        ),
+    ]
+    # The base layer is no environment: nothing runs there.
+    assert list(pool_capacity(loaded.base)) == []
+
+
+# Parts with a model and no devices count for nothing (not even as the culprit); a service of
+# 5 x 1 on A100 alone (its model on line 23, column 58); a batch Job of 3 pods x 4 on H100 alone
+# (its model on line 13, column 12).
+UNPINNED = """\
+quota: {nvidia: 16}
+jobs:
+  idle:
+    vendor: nvidia
+    devices: 0
+    model: A100
+    fallbackModel: H100
+    images: {nvidia: x:1}
+  wide:
+    vendor: nvidia
+    devices: 4
+    parallelism: 3
+    model: H100
+    images: {nvidia: x:1}
+services:
+  idle-svc:
+    images: {nvidia: x:1}
+    tracks:
+      nvidia: {devicesPerReplica: 0, model: A100, fallbackModel: H100}
+  s:
+    images: {nvidia: x:1}
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 5, model: A100}
+"""
+
+
+def test_without_a_fallback_the_largest_part_is_blamed_at_its_model(tmp_path: Path) -> None:
+    values_dir = tree(tmp_path, {"vendors/nvidia.yaml": CAPACITY_VENDOR, "teams/ml.yaml": UNPINNED})
+    assert list(pool_capacity(prod(values_dir))) == [
+        Finding(
+            "SCH006",
+            SCH006.format(model="A100", need=5, services=5, job=0, hold=4),
+            at("ml", 23, 58),
+            "$.services.s.tracks.nvidia.model",
+            "add A100 nodes, or give service s/nvidia a fallback model with room",
+        ),
+        Finding(
+            "SCH006",
+            SCH006.format(model="H100", need=12, services=0, job=12, hold=8),
+            at("ml", 13, 12),
+            "$.jobs.wide.model",
+            "add H100 nodes, or give job wide a fallback model with room",
+        ),
+    ]
+
+
+def test_workloads_that_fill_a_model_exactly_fit(tmp_path: Path) -> None:
+    team = """\
+quota: {nvidia: 12}
+jobs:
+  fit:
+    vendor: nvidia
+    devices: 4
+    model: A100
+    images: {nvidia: x:1}
+services:
+  s:
+    images: {nvidia: x:1}
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 8, model: H100}
+"""
+    values_dir = tree(tmp_path, {"vendors/nvidia.yaml": CAPACITY_VENDOR, "teams/ml.yaml": team})
+    assert list(pool_capacity(prod(values_dir))) == []
+
+
+# ---- SCH007: borrowing_needs_queue ----------------------------------------------------------------
+
+
+def test_borrowing_is_a_warning_per_team_that_borrows_without_a_queue(tmp_path: Path) -> None:
+    """Team ml borrows 2 (line 2, column 21); team web's 0 borrows nothing."""
+    files = {
+        "teams/ml.yaml": "quota: {nvidia: 4}\nborrowing: {nvidia: 2}\n",
+        "teams/web.yaml": "quota: {nvidia: 4}\nborrowing: {nvidia: 0}\n",
+    }
+    assert list(borrowing_needs_queue(prod(tree(tmp_path, files)))) == [
+        Finding(
+            "SCH007",
+            "team 'ml' may borrow 2 nvidia devices, but backend 'quota' has no queue that lends",
+            at("ml", 2, 21),
+            "$.borrowing.nvidia",
+            "set scheduling.backend: volcano or kueue, or remove borrowing",
+            Severity.WARNING,
+        )
+    ]
+    for backend in ("volcano", "kueue"):
+        fleet = FLEET + f"scheduling:\n  backend: {backend}\n"
+        view = prod(tree(tmp_path / backend, files, fleet=fleet))
+        assert list(borrowing_needs_queue(view)) == []
+
+
+# ---- SCH008: network_topology_honoured (_topology_problem) ----------------------------------------
+
+# A Volcano Job without networkTopology first; then a batch Job with one (its key on line 11,
+# column 5), both tiers (highestTierName's value on line 15, column 63), hard mode without a tier
+# (line 21, column 5), soft mode without one, and hard mode with a tier by name: fine.
+NETWORK = """\
+quota: {nvidia: 8}
+jobs:
+  a-plain:
+    kind: volcano
+    images: {nvidia: x:1}
+    tasks:
+      w: {vendor: nvidia}
+  b-batch:
+    vendor: nvidia
+    images: {nvidia: x:1}
+    networkTopology: {mode: hard, highestTierAllowed: 1}
+  c-both:
+    kind: volcano
+    images: {nvidia: x:1}
+    networkTopology: {highestTierAllowed: 1, highestTierName: rack}
+    tasks:
+      w: {vendor: nvidia}
+  d-hard:
+    kind: volcano
+    images: {nvidia: x:1}
+    networkTopology: {mode: hard}
+    tasks:
+      w: {vendor: nvidia}
+  e-soft:
+    kind: volcano
+    images: {nvidia: x:1}
+    networkTopology: {mode: soft}
+    tasks:
+      w: {vendor: nvidia}
+  f-named:
+    kind: volcano
+    images: {nvidia: x:1}
+    networkTopology: {mode: hard, highestTierName: rack}
+    tasks:
+      w: {vendor: nvidia}
+"""
+BATCH_TOPOLOGY = Finding(
+    "SCH008",
+    "job 'b-batch' is a batch/v1 Job: only a Volcano Job carries networkTopology",
+    at("ml", 11, 5),
+    "$.jobs['b-batch'].networkTopology",
+    "set kind: volcano (with tasks), or remove networkTopology (docs/scheduling.md)",
+)
+
+
+def test_network_topology_volcano_would_refuse_or_ignore_is_found(tmp_path: Path) -> None:
+    """Under the volcano backend: a batch Job's topology, both tiers (at highestTierName's
+    value) and hard mode without a tier (at the networkTopology key)."""
+    fleet = FLEET + "scheduling:\n  backend: volcano\n"
+    view = prod(tree(tmp_path, {"teams/ml.yaml": NETWORK}, fleet=fleet))
+    assert list(network_topology_honoured(view)) == [
+        BATCH_TOPOLOGY,
+        Finding(
+            "SCH008",
+            "job 'c-both' sets both highestTierAllowed and highestTierName, which Volcano's "
+            "admission webhook refuses",
+            at("ml", 15, 63),
+            "$.jobs['c-both'].networkTopology.highestTierName",
+            "keep one of highestTierAllowed and highestTierName (docs/scheduling.md)",
+        ),
+        Finding(
+            "SCH008",
+            "job 'd-hard' is in hard mode without highestTierAllowed or highestTierName, which "
+            "Volcano treats as no constraint",
+            at("ml", 21, 5),
+            "$.jobs['d-hard'].networkTopology",
+            "set highestTierAllowed: <tier> (or highestTierName), or mode: soft "
+            "(docs/scheduling.md)",
+        ),
+    ]
+
+
+def test_network_topology_without_the_volcano_backend_is_honoured_by_nothing(
+    tmp_path: Path,
+) -> None:
+    view = prod(tree(tmp_path, {"teams/ml.yaml": NETWORK}))
+    no_plugin = (
+        "asks for a network topology, but backend 'quota' renders no Volcano scheduler "
+        "configuration, so nothing enables the network-topology-aware plugin that honours it"
+    )
+    hint = (
+        "set scheduling.backend: volcano in values/fleet.yaml (or the environment's fleet:), or "
+        "remove networkTopology (docs/scheduling.md)"
+    )
+    lines_of = {"c-both": 15, "d-hard": 21, "e-soft": 27, "f-named": 33}
+    assert list(network_topology_honoured(view)) == [
+        BATCH_TOPOLOGY,
+        *(
+            Finding(
+                "SCH008",
+                f"job {job!r} {no_plugin}",
+                at("ml", line, 5),
+                f"$.jobs[{job!r}].networkTopology",
+                hint,
+            )
+            for job, line in lines_of.items()
+        ),
+    ]
