@@ -7,8 +7,15 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
+from generator.findings import Finding, Location
+from generator.policy import registry
+from generator.policy.checks import Check
 from generator.reporters.rules import all_codes, rules_table
-from tests.fixtures import ROOT
+from generator.values import loader as values
+from generator.values.model import FleetView
+from tests.fixtures import NVIDIA, ROOT, tree
 
 CODE = re.compile(r"\b[A-Z][A-Z0-9]{1,4}[0-9]{3}\b")
 
@@ -99,7 +106,7 @@ def _empty(node: ast.AST) -> bool:
 def _bindings(body: list[ast.stmt] | ast.AST) -> dict[str, list[ast.AST]]:
     """Each name assigned (or looped over) in a body -> the expressions it comes from."""
     out: dict[str, list[ast.AST]] = {}
-    nodes = body if isinstance(body, list) else [body]
+    nodes: list[ast.AST] = [*body] if isinstance(body, list) else [body]
     for stmt in nodes:
         for node in ast.walk(stmt):
             pairs: list[tuple[ast.AST, ast.AST]] = []
@@ -211,3 +218,34 @@ def test_every_rule_is_documented() -> None:
 
 def test_docs_list_the_registry_as_it_is() -> None:
     assert rules_table() in (ROOT / "docs" / "validate.md").read_text()
+
+
+# ---- the registry's own functions --------------------------------------------------------------
+
+
+def _nothing(view: FleetView) -> list[Finding]:
+    return []
+
+
+def test_listed_maps_each_code_to_its_check_in_order() -> None:
+    first, second = Check("AAA001", "a", _nothing), Check("BBB001", "b", _nothing)
+    got = registry._listed((second, first))
+    assert list(got.items()) == [("BBB001", second), ("AAA001", first)]
+
+
+def test_a_code_listed_twice_is_refused() -> None:
+    """Two checks of one code would hide one of them in the {code: check} table."""
+    twice = (Check("AAA001", "a", _nothing), Check("AAA001", "b", _nothing))
+    with pytest.raises(ValueError) as raised:
+        registry._listed(twice)
+    assert str(raised.value) == "code AAA001 is listed twice in the policy registry"
+
+
+def test_run_checks_runs_the_registered_checks_on_every_layer(tmp_path: Path) -> None:
+    """A problem of the vendor files holds in every layer: one finding, naming no layer."""
+    nvidia = NVIDIA + "exporter:\n  labels: {node: device, device: node}\n"
+    loaded = values.load(tree(tmp_path, {"vendors/nvidia.yaml": nvidia}))
+    got = [f for f in registry.run_checks(loaded) if f.code == "MON001"]
+    assert [(f.location, f.path, f.envs) for f in got] == [
+        (Location("values/vendors/nvidia.yaml", 4, 3), "$.exporter.labels", ())
+    ]
