@@ -4,12 +4,16 @@ workloads as rendered in tests/builders/test_workloads.py."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
+from generator.findings import Finding
+from generator.policy import workloads
 from generator.policy.registry import CHECKS as REGISTRY
 from generator.values import loader as values
+from generator.values.model import FleetView, Values
 from tests.fixtures import (
     AMD_MI250X,
     ASCEND_910B,
@@ -298,3 +302,300 @@ def test_vendor_driver_mounts_render_read_only_and_are_refused_under_baseline(
     ]
     assert pod["volumes"][0]["hostPath"]["path"] == "/usr/local/Ascend/driver"
     assert any(" WKL004 pods mount /usr/local/Ascend/driver" in g for g in lines(values_dir))
+
+
+# ---- each check's whole findings, in-process -------------------------------------------------
+# Each check function runs on environment prod of a tree made for it, and every finding it gives
+# is written out whole (file:line:column, message, JSON path, hint): a finding that moves, changes
+# a word or goes missing, and one that should not be there, fail alike.
+
+
+def _prod(root: Path, files: dict[str, str | None]) -> FleetView:
+    return values.load(tree(root, files)).envs["prod"]
+
+
+def _format(found: Iterable[Finding]) -> list[str]:
+    return [f.format() for f in found]
+
+
+# One service of team web (tracks nvidia and ascend, NVIDIA to Ascend): `extra` holds its own
+# keys (phase, weights, replicas, routing), one per `;`.
+SERVICE = """\
+  {name}:
+    images: {{nvidia: r/x:cuda, ascend: r/x:cann, hygon: r/x:dcu}}
+    vendorMounts: false
+    migration: {{from: nvidia, to: ascend}}
+{extra}    tracks:
+      nvidia: {{replicas: {nvidia}}}
+      ascend: {{replicas: {ascend}}}
+"""
+
+
+def _service(name: str, nvidia: int, ascend: int, extra: str = "") -> str:
+    keys = "".join(f"    {key}\n" for key in extra.split(";") if key)
+    return SERVICE.format(name=name, nvidia=nvidia, ascend=ascend, extra=keys)
+
+
+def _web(*services: str) -> dict[str, str | None]:
+    """Team web with `services`, in that order, beside Ascend and Hygon."""
+    web = "quota: {nvidia: 8, ascend: 8, hygon: 8}\nservices:\n" + "".join(services)
+    return {
+        "teams/web.yaml": web,
+        "vendors/ascend.yaml": ASCEND_910B,
+        "vendors/hygon.yaml": HYGON_Z100L,
+    }
+
+
+# MIG001, MIG002, MIG003: a service without weights first, then weights naming a track it lacks
+# and not summing to 100, weight 1 and weight 0 to tracks of 0 replicas, phase shift-1 with the
+# new track at 0 replicas, and dual-run with the idle new track at 0 replicas.
+WEIGHTS = (
+    _service("a-plain", 1, 1, "phase: dual-run"),
+    _service("b-unknown", 1, 1, "weights: {nvidia: 50, ascend: 30, hygon: 10}"),
+    _service("c-one", 1, 1, "weights: {nvidia: 99, ascend: 1};replicas: {ascend: 0}"),
+    _service("d-zero", 1, 1, "weights: {nvidia: 100, ascend: 0};replicas: {ascend: 0}"),
+    _service("e-shift", 1, 1, "phase: shift-1;replicas: {ascend: 0}"),
+    _service("f-idle", 1, 1, "phase: dual-run;replicas: {ascend: 0}"),
+)
+
+
+@pytest.fixture(scope="module")
+def weights_view(tmp_path_factory: pytest.TempPathFactory) -> FleetView:
+    return _prod(tmp_path_factory.mktemp("weights"), _web(*WEIGHTS))
+
+
+def test_weights_that_name_no_track_or_miss_100_are_reported(weights_view: FleetView) -> None:
+    """MIG001: the unknown track at its key, the sum (its parts sorted) at `weights:`; services
+    without weights, or whose weights sum to 100, give nothing."""
+    assert _format(workloads.weights_sum(weights_view)) == [
+        "values/teams/web.yaml:15:39: MIG001 service 'b-unknown' weights name 'hygon', which is "
+        "not one of its tracks (at $.services['b-unknown'].weights.hygon); known tracks: "
+        "nvidia, ascend",
+        "values/teams/web.yaml:15:14: MIG001 service 'b-unknown' weights sum to 90 (ascend 30, "
+        "hygon 10, nvidia 50), not 100 (at $.services['b-unknown'].weights); weights are "
+        "percentages of the traffic: make them add up to 100",
+    ]
+
+
+def test_a_weight_sent_to_a_track_without_replicas_is_reported(weights_view: FleetView) -> None:
+    """MIG002: weight 1 to a track of 0 replicas, at that weight; weight 0 to one, phase weights,
+    and weights to tracks that run give nothing."""
+    assert _format(workloads.weight_to_empty(weights_view)) == [
+        "values/teams/web.yaml:23:35: MIG002 service 'c-one' sends weight 1 to track 'ascend', "
+        "which has 0 replicas (at $.services['c-one'].weights.ascend); set its weight to 0, or "
+        "give the track replicas"
+    ]
+
+
+def test_a_phase_that_routes_traffic_to_a_track_without_replicas_is_reported(
+    weights_view: FleetView,
+) -> None:
+    """MIG003: shift-1 sends 1% to the new track at 0 replicas, reported at those replicas;
+    dual-run sends it nothing, and explicit weights are MIG002's."""
+    assert _format(workloads.empty_with_traffic(weights_view)) == [
+        "values/teams/web.yaml:42:24: MIG003 service 'e-shift' track 'ascend' has 0 replicas but "
+        "carries 1% of the traffic in phase 'shift-1' (at $.services['e-shift'].replicas.ascend); "
+        "keep the track running until the phase moves its traffic away"
+    ]
+
+
+# MIG006: a gateway first (its pods need not match the weights), then one serving track, pods in
+# step with the phase, weights 70/30 on 1:1 pods, shift-50 on 1:3 pods, a third track of weight
+# 0 whose pods the Service selects, and weight 1 to a track of 0 replicas.
+GATEWAY = "phase: shift-50;routing: gateway;gateway: {parentRefs: [{name: gw, namespace: gw}]}"
+ROUTING = (
+    _service("a-gateway", 3, 1, GATEWAY),
+    _service("b-one-serving", 2, 2, "phase: dual-run"),
+    _service("c-in-step", 3, 1, "phase: shift-25"),
+    _service("d-weights", 1, 1, "weights: {nvidia: 70, ascend: 30}"),
+    _service("e-phase", 1, 3, "phase: shift-50"),
+    _service("f-third", 1, 1, "weights: {nvidia: 50, ascend: 50, hygon: 0}")
+    + "      hygon: {replicas: 2}\n",
+    _service("g-weight-one", 1, 0, "weights: {nvidia: 99, ascend: 1}"),
+)
+HINT_MIG006 = (
+    "; use routing: gateway or istio for weighted traffic, or set replicas in proportion to the "
+    "weights"
+)
+
+
+def test_routing_service_splits_by_ready_pods_not_by_weights(tmp_path: Path) -> None:
+    """MIG006 names the track of weight 0 first, else the first track that is off; it points at
+    the phase the service sets, else at the service, and at a weight-0 track's replicas."""
+    view = _prod(tmp_path, _web(*ROUTING))
+    assert _format(workloads.pod_split(view)) == [
+        "values/teams/web.yaml:30:5: MIG006 warning: service 'd-weights' uses routing: service, "
+        "so track 'nvidia' gets 50% of the traffic (1 of 2 ready pods), not the 70% of phase "
+        "'validate' (at $.services['d-weights'])" + HINT_MIG006,
+        "values/teams/web.yaml:41:12: MIG006 warning: service 'e-phase' uses routing: service, so "
+        "track 'nvidia' gets 25% of the traffic (1 of 4 ready pods), not the 50% of phase "
+        "'shift-50' (at $.services['e-phase'].phase)" + HINT_MIG006,
+        "values/teams/web.yaml:53:25: MIG006 warning: service 'f-third' uses routing: service, so "
+        "track 'hygon' gets 50% of the traffic (2 of 4 ready pods), not the 0% of phase "
+        "'validate' (at $.services['f-third'].tracks.hygon.replicas)" + HINT_MIG006,
+        "values/teams/web.yaml:55:5: MIG006 warning: service 'g-weight-one' uses routing: "
+        "service, so track 'nvidia' gets 100% of the traffic (1 of 1 ready pods), not the 99% "
+        "of phase 'validate' (at $.services['g-weight-one'])" + HINT_MIG006,
+    ]
+
+
+# WKL004: Ascend mounts two driver paths into workloads. Team lab (Pod Security restricted) has a
+# job that turns the mounts off, one without devices, one that mounts them, a CUDA job (NVIDIA
+# mounts nothing), and a service whose Ascend track mounts them.
+ASCEND_TWO_MOUNTS = (
+    ASCEND_910B
+    + """\
+workloadMounts:
+  - {name: ascend-driver, path: /usr/local/Ascend/driver, readOnly: true}
+  - {name: ascend-tools, path: /usr/local/dcmi, readOnly: true}
+"""
+)
+LAB = """\
+podSecurity: restricted
+quota: {nvidia: 4, ascend: 8}
+jobs:
+  a-no-mounts:
+    vendor: ascend
+    devices: 2
+    images: {ascend: r/t:cann}
+    vendorMounts: false
+  b-no-devices:
+    vendor: ascend
+    devices: 0
+    images: {ascend: r/t:cann}
+  c-mounts:
+    vendor: ascend
+    devices: 2
+    images: {ascend: r/t:cann}
+  d-cuda:
+    vendor: nvidia
+    devices: 1
+    images: {nvidia: r/t:cuda}
+services:
+  s:
+    images: {nvidia: r/s:cuda, ascend: r/s:cann}
+    migration: {from: nvidia, to: ascend}
+    phase: dual-run
+    tracks:
+      nvidia: {replicas: 1}
+      ascend: {replicas: 1}
+"""
+HINT_WKL004 = (
+    "; rely on the vendor's container runtime to inject the driver (Ascend Docker Runtime) and "
+    "set vendorMounts: false on the workload"
+)
+
+
+def test_host_path_mounts_are_reported_for_each_pod_that_mounts_them(tmp_path: Path) -> None:
+    """WKL004 for the job and the service track that mount Ascend's paths (at the job, at the
+    track), naming the team's own Pod Security level."""
+    view = _prod(tmp_path, {"teams/lab.yaml": LAB, "vendors/ascend.yaml": ASCEND_TWO_MOUNTS})
+    mounts = "pods mount /usr/local/Ascend/driver, /usr/local/dcmi (workloadMounts of ascend)"
+    assert _format(workloads.host_paths(view)) == [
+        f"values/teams/lab.yaml:14:5: WKL004 {mounts} as hostPath, which Pod Security "
+        "'restricted' refuses (at $.jobs['c-mounts'])" + HINT_WKL004,
+        f"values/teams/lab.yaml:28:15: WKL004 {mounts} as hostPath, which Pod Security "
+        "'restricted' refuses (at $.services.s.tracks.ascend)" + HINT_WKL004,
+    ]
+
+
+# MIG004 and MIG005 (quotas may overcommit): team a needs 4 NVIDIA GPUs on a quota of 3 and
+# exactly its 8 NPUs; team b needs exactly its quota. The fleet needs 9 of the 8 NVIDIA GPUs (team
+# b's job is the largest part) and exactly the 8 NPUs.
+TEAM_A = """\
+quota: {nvidia: 3, ascend: 8}
+jobs:
+  small:
+    vendor: nvidia
+    devices: 1
+    images: {nvidia: r/t:cuda}
+  npu:
+    vendor: ascend
+    devices: 4
+    images: {ascend: r/t:cann}
+services:
+  s:
+    images: {nvidia: r/s:cuda}
+    tracks:
+      nvidia: {replicas: 3}
+  t:
+    images: {ascend: r/t:cann}
+    tracks:
+      ascend: {replicas: 4}
+"""
+TEAM_B = """\
+quota: {nvidia: 6}
+jobs:
+  train:
+    vendor: nvidia
+    devices: 6
+    images: {nvidia: r/t:cuda}
+"""
+
+
+@pytest.fixture(scope="module")
+def usage(tmp_path_factory: pytest.TempPathFactory) -> Values:
+    files = {
+        "fleet.yaml": FLEET + "capacity: {allowOvercommit: true}\n",
+        "teams/ml.yaml": None,
+        "teams/a.yaml": TEAM_A,
+        "teams/b.yaml": TEAM_B,
+        "vendors/ascend.yaml": ASCEND_910B,
+    }
+    return values.load(tree(tmp_path_factory.mktemp("usage"), files))
+
+
+def test_a_team_over_its_quota_is_reported(usage: Values) -> None:
+    """MIG004 for team a's GPUs at the largest part of them; needing exactly the quota is fine;
+    the base layer has no quotas to check (they are per environment)."""
+    assert _format(workloads.fits_quota(usage.envs["prod"])) == [
+        "values/teams/a.yaml:15:26: MIG004 team 'a' needs 4 nvidia devices in namespace 'a' "
+        "(service s 3x1=3, job small=1) but its quota is 3 (at "
+        "$.services.s.tracks.nvidia.replicas); raise quota.nvidia, or lower the replicas or the "
+        "phase"
+    ]
+    assert list(workloads.fits_quota(usage.base)) == []
+
+
+def test_a_fleet_over_a_vendors_capacity_is_reported_at_the_largest_use(usage: Values) -> None:
+    """MIG005 for NVIDIA at team b's job, the largest use; Ascend, needed exactly, is fine; the
+    base layer is not checked."""
+    assert _format(workloads.fits_capacity(usage.envs["prod"])) == [
+        "values/teams/b.yaml:4:5: MIG005 workloads need 9 nvidia devices (3 for services, 6 for "
+        "the largest job) but its pools hold 8 (at $.jobs.train); add nodes to nvidia's pools, "
+        "or lower replicas or phases"
+    ]
+    assert list(workloads.fits_capacity(usage.base)) == []
+
+
+# POD001 and POD003 from the rendered pod templates: team p1's job asks for a model no pool has,
+# team p2's job requests more GPUs than its limits.
+TEAM_P1 = "quota: {nvidia: 4}\njobs:\n  j:\n    vendor: nvidia\n    model: H100\n    images: {nvidia: x:1}\n"
+TEAM_P2 = (
+    "quota: {nvidia: 4}\njobs:\n  k:\n    vendor: nvidia\n    devices: 0\n    images: {nvidia: x:1}\n"
+    "    resources:\n      requests: {nvidia.com/gpu: 2}\n      limits: {nvidia.com/gpu: 1}\n"
+)
+HINT_POD_WHOLE = (
+    "; fix nodeSelector or resources of the workload; the vendor's selector, model and taints "
+    "come from values/vendors/"
+)
+
+
+def test_each_pod_check_reports_its_own_code_for_each_team(tmp_path: Path) -> None:
+    """A POD check made for one code reports that code's problems only, each team's pods at the
+    key the workload set, with the whole hint."""
+    view = _prod(
+        tmp_path, {"teams/ml.yaml": None, "teams/p1.yaml": TEAM_P1, "teams/p2.yaml": TEAM_P2}
+    )
+    assert _format(workloads._pod_check("POD003")(view)) == [
+        "values/teams/p1.yaml:5:12: POD003 Job 'j': container 'j' requests nvidia.com/gpu but "
+        "its nodeSelector {feature.node.kubernetes.io/accelerator=nvidia-gpu, "
+        "feature.node.kubernetes.io/gpu-model=H100} picks no pool of nvidia (at $.jobs.j.model)"
+        + HINT_POD_WHOLE
+    ]
+    assert _format(workloads._pod_check("POD001")(view)) == [
+        "values/teams/p2.yaml:8:7: POD001 Job 'k': container 'k' requests nvidia.com/gpu: "
+        "requests 2, limits 1; devices are whole numbers in limits, with equal requests (at "
+        "$.jobs.k.resources)" + HINT_POD_WHOLE
+    ]
+    assert list(workloads._pod_check("POD002")(view)) == []
