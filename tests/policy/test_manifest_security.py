@@ -320,3 +320,554 @@ def test_validate_reports_a_privileged_team_object_at_its_workloads_line(
         "(vendorMounts: false)"
         for env in ("prod", "staging")
     ]
+
+
+# ---- each rule's findings whole, on objects made for each branch --------------------------------
+
+
+def whole(
+    view: FleetView, rule: Any, unit_name: str, *objs: dict[str, Any]
+) -> list[tuple[str, str]]:
+    """(message, path) of each finding of one rule on one unit's objects; every finding carries
+    the rule's code and hint and names the values line that made its object."""
+    unit = Unit(
+        "prod", unit_name, f"overlays/prod/{unit_name}", objs, {identity(o): ORIGIN for o in objs}
+    )
+    found = list(rule.fn(view, unit, list(objs)))
+    assert {(f.code, f.hint, f.location) for f in found} <= {(rule.code, HINTS[rule.code], ORIGIN)}
+    return [(f.message, f.path) for f in found]
+
+
+HINTS = {
+    "SEC001": "run device plugins in a namespace of their own that the device-plugins unit "
+    "creates (devicePlugin.namespace)",
+    "SEC002": "set podSecurity: baseline or restricted in the team's values",
+    "SEC003": "drop it; vendor drivers reach pods through the device plugin and the container "
+    "runtime (vendorMounts: false)",
+    "SEC005": "pin it: <image>:<tag>@sha256:<digest> (for a vendor's agents: devicePlugin.version "
+    "or exporter.daemonSet.version <tag>@sha256:<digest>; for a workload: its images)",
+    "SEC006": "allowed: accel-gitops.io/owners, accel-gitops.io/source, "
+    "argocd.argoproj.io/sync-wave, scheduling.volcano.sh/queue-name, and on Namespaces "
+    "argocd.argoproj.io/sync-options: Prune=false,Delete=false",
+}
+
+
+def rule_of(code: str) -> Any:
+    from generator.policy.registry import MANIFEST_RULES
+
+    return MANIFEST_RULES[code]
+
+
+# SEC001
+
+
+def test_sec001_a_plugin_outside_a_privileged_namespace_of_its_unit(prod: FleetView) -> None:
+    """Only a Namespace of the unit labelled privileged counts; a plugin is a DaemonSet of the
+    device-plugins unit, or one labelled as a device plugin in any unit."""
+    lookalike = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "fake",
+            "namespace": "fake",
+            "labels": {"pod-security.kubernetes.io/enforce": "privileged"},
+        },
+    }
+    unlabelled = {**ns("bare", "privileged"), "metadata": {"name": "bare", "labels": None}}
+    cluster_wide = plugin("x")
+    del cluster_wide["metadata"]["namespace"]
+    objs = [
+        ns("accelerator-plugins", "privileged"),
+        lookalike,
+        unlabelled,
+        plugin("accelerator-plugins"),
+        plugin("fake"),
+        deployment({}, "kube-system"),  # a Deployment: no plugin
+        deployment({}, "kube-system") | {"kind": "DaemonSet"},  # the device-plugins unit's
+        plugin("bare"),
+        cluster_wide,
+    ]
+    tail = (
+        " is not a namespace of this unit labelled pod-security.kubernetes.io/enforce=privileged: "
+        "Pod Security would refuse the plugin's host paths, or grant them to every pod there"
+    )
+    assert whole(prod, rule_of("SEC001"), "device-plugins", *objs) == [
+        (f"DaemonSet fake/web (overlays/prod/device-plugins): namespace 'fake'{tail}", P_NS),
+        (
+            f"DaemonSet kube-system/web (overlays/prod/device-plugins): namespace 'kube-system'"
+            f"{tail}",
+            P_NS,
+        ),
+        (f"DaemonSet bare/web (overlays/prod/device-plugins): namespace 'bare'{tail}", P_NS),
+        (f"DaemonSet web (overlays/prod/device-plugins): namespace ''{tail}", P_NS),
+    ]
+    # In another unit only the DaemonSets labelled as device plugins are plugins.
+    other = [deployment({}, "kube-system") | {"kind": "DaemonSet"}, plugin("kube-system")]
+    assert whole(prod, rule_of("SEC001"), "monitoring", *other) == [
+        (
+            f"DaemonSet kube-system/web (overlays/prod/monitoring): namespace 'kube-system'{tail}",
+            P_NS,
+        )
+    ]
+
+
+P_NS = "$.metadata.namespace"
+
+
+# SEC002
+
+
+def test_sec002_team_namespaces_enforce_baseline_or_restricted(prod: FleetView) -> None:
+    """Every Namespace of a team's unit, whatever comes before it; other units' are not checked."""
+    objs = [
+        deployment({}),
+        ns("ml", "baseline"),
+        ns("ml-a", "restricted"),
+        ns("ml-b", "privileged"),
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml-c", "labels": None}},
+        ns("ml-d", "Baseline"),
+    ]
+    path = "$.metadata.labels['pod-security.kubernetes.io/enforce']"
+    tail = "; team namespaces enforce baseline or restricted"
+    assert whole(prod, rule_of("SEC002"), "team-ml", *objs) == [
+        (
+            "Namespace ml-b (overlays/prod/team-ml): pod-security.kubernetes.io/enforce is "
+            f"'privileged'{tail}",
+            path,
+        ),
+        (
+            f"Namespace ml-c (overlays/prod/team-ml): pod-security.kubernetes.io/enforce is None{tail}",
+            path,
+        ),
+        (
+            "Namespace ml-d (overlays/prod/team-ml): pod-security.kubernetes.io/enforce is "
+            f"'Baseline'{tail}",
+            path,
+        ),
+    ]
+    assert whole(prod, rule_of("SEC002"), "device-plugins", ns("p", "privileged")) == []
+    assert whole(prod, rule_of("SEC002"), "teams-ml", ns("p", "privileged")) == []
+
+
+# SEC003
+
+
+def test_sec003_every_kind_of_node_access_in_a_team_workload(prod: FleetView) -> None:
+    spec = {
+        "hostNetwork": True,
+        "hostPID": True,
+        "hostIPC": True,
+        "volumes": [
+            {"name": "scratch", "emptyDir": {}},
+            {"name": "dev", "hostPath": {"path": "/dev"}},
+            {"name": "odd", "hostPath": None},
+        ],
+        "initContainers": [
+            {"name": "init", "image": "i", "securityContext": {"privileged": True}},
+        ],
+        "containers": [
+            {"name": "c", "image": "i", "securityContext": {"privileged": False}},
+            {
+                "name": "d",
+                "image": "i",
+                "securityContext": {"capabilities": {"add": ["NET_BIND_SERVICE", "NET_ADMIN"]}},
+            },
+            {"name": "e", "image": "i", "securityContext": {"capabilities": {"add": ["ALL"]}}},
+            {
+                "name": "f",
+                "image": "i",
+                "securityContext": {"capabilities": {"add": ["SYS_PTRACE"]}},
+            },
+            {
+                "name": "g",
+                "image": "i",
+                "securityContext": {"capabilities": {"add": ["SYS_ADMIN"]}},
+            },
+            {"name": "h", "image": "i", "securityContext": {"capabilities": {"add": ["CHOWN"]}}},
+            {"name": "k", "image": "i", "securityContext": {"capabilities": None}},
+            {"name": "m", "image": "i", "securityContext": None},
+        ],
+        "ephemeralContainers": [
+            {"name": "debug", "image": "i", "securityContext": {"privileged": True}},
+        ],
+    }
+    quiet = {"hostNetwork": False, "hostPID": False, "hostIPC": False}
+    at = "$.spec.template.spec."
+    what = "Deployment ml/web (overlays/prod/team-ml): "
+    tail = ": a team workload gets no access to its node"
+    assert whole(prod, rule_of("SEC003"), "team-ml", deployment(spec), deployment(quiet)) == [
+        (f"{what}hostNetwork: true{tail}", f"{at}hostNetwork"),
+        (f"{what}hostPID: true{tail}", f"{at}hostPID"),
+        (f"{what}hostIPC: true{tail}", f"{at}hostIPC"),
+        (f"{what}hostPath volume '/dev'{tail}", f"{at}volumes[1]"),
+        (f"{what}hostPath volume None{tail}", f"{at}volumes[2]"),
+        (f"{what}privileged container 'init'{tail}", f"{at}initContainers[0].securityContext"),
+        (
+            f"{what}capabilities added: NET_ADMIN, NET_BIND_SERVICE{tail}",
+            f"{at}containers[1].securityContext",
+        ),
+        (f"{what}capabilities added: ALL{tail}", f"{at}containers[2].securityContext"),
+        (f"{what}capabilities added: SYS_PTRACE{tail}", f"{at}containers[3].securityContext"),
+        (f"{what}capabilities added: SYS_ADMIN{tail}", f"{at}containers[4].securityContext"),
+        (
+            f"{what}privileged container 'debug'{tail}",
+            f"{at}ephemeralContainers[0].securityContext",
+        ),
+    ]
+    # Device plugins need their node: only team units are checked.
+    assert whole(prod, rule_of("SEC003"), "device-plugins", deployment(spec)) == []
+    assert whole(prod, rule_of("SEC003"), "teams-ml", deployment(spec)) == []
+
+
+def test_sec003_each_volcano_task_at_its_own_path(prod: FleetView) -> None:
+    job = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": "train", "namespace": "ml"},
+        "spec": {
+            "tasks": [
+                {"name": "a", "template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}},
+                {"name": "b", "template": {"spec": {"hostNetwork": True}}},
+            ]
+        },
+    }
+    assert whole(prod, rule_of("SEC003"), "team-ml", job) == [
+        (
+            "Job ml/train (overlays/prod/team-ml): hostNetwork: true: a team workload gets no "
+            "access to its node",
+            "$.spec.tasks[1].template.spec.hostNetwork",
+        )
+    ]
+
+
+# SEC004
+
+GRANT = "grant only the resources and verbs the component needs (devicePlugin.rbac in the vendor's values)"
+BIND = "bind a role that lists what the component needs"
+AGGREGATE = "list the rules the component needs"
+
+
+def sec004(view: FleetView, *objs: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(message, path, hint) of each SEC004 finding in the device-plugins unit."""
+    unit = Unit(
+        "prod",
+        "device-plugins",
+        "overlays/prod/device-plugins",
+        objs,
+        {identity(o): ORIGIN for o in objs},
+    )
+    found = list(rule_of("SEC004").fn(view, unit, list(objs)))
+    assert {(f.code, f.location) for f in found} <= {("SEC004", ORIGIN)}
+    return [(f.message, f.path, f.hint) for f in found]
+
+
+def binding(kind: str, role_name: str | None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": kind,
+        "metadata": {"name": "b", "namespace": "p"} if kind == "RoleBinding" else {"name": "b"},
+    }
+    if role_name is not None:
+        out["roleRef"] = {"kind": "ClusterRole", "name": role_name}
+    return out
+
+
+def test_sec004_what_each_rule_of_a_role_grants(prod: FleetView) -> None:
+    """Wildcards ('*', or 'x/*') in any of the four lists, secrets (or a subresource of them),
+    and escalate, bind, impersonate (named, sorted; a '*' verb is reported as a wildcard)."""
+    wide = {
+        "apiGroups": ["*"],
+        "resources": ["pods/*"],
+        "verbs": ["*", "impersonate", "bind", "get", "escalate"],
+        "nonResourceURLs": ["/metrics/*"],
+    }
+    rules: list[dict[str, Any]] = [
+        GOOD_RULE,
+        wide,
+        {"apiGroups": ["apps"], "resources": ["secrets/status"], "verbs": ["get"]},
+        {"nonResourceURLs": ["*"], "verbs": ["get"]},
+        {"apiGroups": [""], "resources": ["*"], "verbs": ["list"]},
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["*"]},
+        {"apiGroups": ["x/*"], "resources": ["nodes"], "verbs": ["get"]},
+        {"apiGroups": None, "resources": None, "verbs": None},
+    ]
+    cluster_role = role(*rules)
+    namespaced = role({"apiGroups": [""], "resources": ["secrets"], "verbs": ["bind"]})
+    namespaced |= {"kind": "Role", "metadata": {"name": "r", "namespace": "p"}}
+    what = "ClusterRole plugin (overlays/prod/device-plugins): "
+    assert sec004(prod, cluster_role, namespaced) == [
+        (f"{what}rule 1 grants a wildcard in apiGroups", "$.rules[1]", GRANT),
+        (f"{what}rule 1 grants a wildcard in resources", "$.rules[1]", GRANT),
+        (f"{what}rule 1 grants a wildcard in verbs", "$.rules[1]", GRANT),
+        (f"{what}rule 1 grants a wildcard in nonResourceURLs", "$.rules[1]", GRANT),
+        (f"{what}rule 1 grants the verbs bind, escalate, impersonate", "$.rules[1]", GRANT),
+        (f"{what}rule 2 grants access to secrets", "$.rules[2]", GRANT),
+        (f"{what}rule 3 grants a wildcard in nonResourceURLs", "$.rules[3]", GRANT),
+        (f"{what}rule 4 grants a wildcard in resources", "$.rules[4]", GRANT),
+        (f"{what}rule 5 grants a wildcard in verbs", "$.rules[5]", GRANT),
+        (f"{what}rule 6 grants a wildcard in apiGroups", "$.rules[6]", GRANT),
+        (
+            "Role p/r (overlays/prod/device-plugins): rule 0 grants access to secrets",
+            "$.rules[0]",
+            GRANT,
+        ),
+        (
+            "Role p/r (overlays/prod/device-plugins): rule 0 grants the verbs bind",
+            "$.rules[0]",
+            GRANT,
+        ),
+    ]
+
+
+def test_sec004_aggregated_roles_and_bindings_of_built_in_roles(prod: FleetView) -> None:
+    aggregated = role() | {"aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {}}]}}
+    not_aggregated = role(GOOD_RULE) | {"aggregationRule": None, "metadata": {"name": "n"}}
+    no_rules = role() | {"rules": None, "metadata": {"name": "none"}}
+    objs = [
+        aggregated,
+        not_aggregated,
+        no_rules,
+        binding("ClusterRoleBinding", "cluster-admin"),
+        binding("RoleBinding", "admin"),
+        binding("ClusterRoleBinding", "edit"),
+        binding("ClusterRoleBinding", "view"),
+        binding("ClusterRoleBinding", None),
+        # Not RBAC: a Deployment's rules or roleRef are nobody's grant.
+        deployment({}) | {"rules": [{"verbs": ["*"]}], "roleRef": {"name": "admin"}},
+    ]
+    assert sec004(prod, *objs) == [
+        (
+            "ClusterRole plugin (overlays/prod/device-plugins): an aggregated role grants "
+            "whatever other roles add to it",
+            "$.aggregationRule",
+            AGGREGATE,
+        ),
+        (
+            "ClusterRoleBinding b (overlays/prod/device-plugins): binds the built-in role "
+            "'cluster-admin'",
+            "$.roleRef.name",
+            BIND,
+        ),
+        (
+            "RoleBinding p/b (overlays/prod/device-plugins): binds the built-in role 'admin'",
+            "$.roleRef.name",
+            BIND,
+        ),
+        (
+            "ClusterRoleBinding b (overlays/prod/device-plugins): binds the built-in role 'edit'",
+            "$.roleRef.name",
+            BIND,
+        ),
+    ]
+
+
+# SEC005
+
+
+def test_sec005_images_pinned_by_a_whole_sha256_digest(prod: FleetView) -> None:
+    pinned = f"r.example.com/x:1@{DIGEST}"
+    spec = {
+        "initContainers": [{"name": "init", "image": "r.example.com/init:1"}],
+        "containers": [
+            {"name": "a", "image": pinned},
+            {"name": "b", "image": f"r.example.com/x:1@{DIGEST.upper()}"},
+            {"name": "c", "image": f"r.example.com/x:1@{DIGEST[:-1]}"},
+            {"name": "d", "image": f"@{DIGEST}"},
+            {"name": "e"},
+        ],
+        # Ephemeral containers are added by hand for debugging, never rendered.
+        "ephemeralContainers": [{"name": "debug", "image": "busybox"}],
+    }
+    what = "Deployment ml/web (overlays/prod/device-plugins): image "
+    tail = " is not pinned by digest, and environment 'prod' is in productionEnvironments"
+    at = "$.spec.template.spec."
+    assert whole(prod, rule_of("SEC005"), "device-plugins", deployment(spec)) == [
+        (f"{what}'r.example.com/init:1'{tail}", f"{at}initContainers[0].image"),
+        (f"{what}'r.example.com/x:1@{DIGEST.upper()}'{tail}", f"{at}containers[1].image"),
+        (f"{what}'r.example.com/x:1@{DIGEST[:-1]}'{tail}", f"{at}containers[2].image"),
+        (f"{what}'@{DIGEST}'{tail}", f"{at}containers[3].image"),
+        (f"{what}''{tail}", f"{at}containers[4].image"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("production", "env", "checked"),
+    [
+        ("productionEnvironments: [prod]\n", "prod", True),
+        ("productionEnvironments: [prod]\n", "staging", False),
+        ("productionEnvironments: [staging, prod]\n", "staging", True),
+        ("productionEnvironments: []\n", "prod", False),
+        ("", "prod", False),
+    ],
+)
+def test_sec005_only_in_the_environments_the_fleet_marks_production(
+    production: str, env: str, checked: bool, tmp_path: Path
+) -> None:
+    view = values.load(tree(tmp_path, {"fleet.yaml": FLEET + production})).envs[env]
+    bad = deployment({"containers": [{"name": "c", "image": "r.example.com/x:1"}]})
+    unit = Unit(env, "team-ml", f"overlays/{env}/team-ml", (bad,), {identity(bad): ORIGIN})
+    assert [f.message for f in rule_of("SEC005").fn(view, unit, [bad])] == (
+        [
+            f"Deployment ml/web (overlays/{env}/team-ml): image 'r.example.com/x:1' is not pinned "
+            f"by digest, and environment {env!r} is in productionEnvironments"
+        ]
+        if checked
+        else []
+    )
+
+
+# SEC006
+
+
+def test_sec006_annotations_outside_the_allow_list(prod: FleetView) -> None:
+    """The generator's own annotations pass with any value; Namespaces alone may carry Argo CD's
+    sync options, and only the generator's exact value; keys are reported sorted, at the object's
+    metadata and at each pod template's."""
+    allowed = {
+        "accel-gitops.io/source": "values/teams/ml.yaml",
+        "accel-gitops.io/owners": "ml@example.com",
+        "argocd.argoproj.io/sync-wave": "-1",
+        "scheduling.volcano.sh/queue-name": "team-ml",
+    }
+    own_ns = ns("ml", "baseline")
+    own_ns["metadata"]["annotations"] = {
+        "argocd.argoproj.io/sync-options": "Prune=false,Delete=false"
+    }
+    other_ns = ns("ml-b", "baseline")
+    other_ns["metadata"]["annotations"] = {"argocd.argoproj.io/sync-options": "Prune=false"}
+    dep = deployment({}, annotations={**allowed, "z.example.com/b": "1", "a.example.com/a": "2"})
+    dep["spec"]["template"]["metadata"]["annotations"] = {
+        "argocd.argoproj.io/sync-options": "Prune=false,Delete=false"
+    }
+    job = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": "train", "namespace": "ml", "annotations": None},
+        "spec": {
+            "tasks": [
+                {"name": "a", "template": {"metadata": {"annotations": allowed}}},
+                {"name": "b", "template": {"metadata": {"annotations": {"x.io/y": "z"}}}},
+            ]
+        },
+    }
+    bare = deployment({})
+    del bare["spec"]["template"]  # a template that is not there has no annotations
+    tail = (
+        " is not one a team's objects may carry (Argo CD sync options, ingress snippets and the "
+        "like change what the cluster does)"
+    )
+    assert whole(prod, rule_of("SEC006"), "team-ml", own_ns, other_ns, dep, job, bare) == [
+        (
+            f"Namespace ml-b (overlays/prod/team-ml): annotation 'argocd.argoproj.io/sync-options'"
+            f"{tail}",
+            "$.metadata.annotations['argocd.argoproj.io/sync-options']",
+        ),
+        (
+            f"Deployment ml/web (overlays/prod/team-ml): annotation 'a.example.com/a'{tail}",
+            "$.metadata.annotations['a.example.com/a']",
+        ),
+        (
+            f"Deployment ml/web (overlays/prod/team-ml): annotation 'z.example.com/b'{tail}",
+            "$.metadata.annotations['z.example.com/b']",
+        ),
+        (
+            "Deployment ml/web (overlays/prod/team-ml): annotation "
+            f"'argocd.argoproj.io/sync-options'{tail}",
+            "$.spec.template.metadata.annotations['argocd.argoproj.io/sync-options']",
+        ),
+        (
+            f"Job ml/train (overlays/prod/team-ml): annotation 'x.io/y'{tail}",
+            "$.spec.tasks[1].template.metadata.annotations['x.io/y']",
+        ),
+    ]
+    # The platform's units carry what their components need.
+    assert whole(prod, rule_of("SEC006"), "device-plugins", dep) == []
+    assert whole(prod, rule_of("SEC006"), "teams-ml", dep) == []
+
+
+# TEAM001
+
+
+@pytest.fixture(scope="module")
+def two_namespaces(tmp_path_factory: pytest.TempPathFactory) -> FleetView:
+    """Team ml with namespaces ml and ml-batch; team ops."""
+    files = {
+        "teams/ml.yaml": "quota: {nvidia: 4}\nnamespaces: [ml, ml-batch]\n",
+        "teams/ops.yaml": "quota: {nvidia: 2}\n",
+    }
+    return values.load(tree(tmp_path_factory.mktemp("team"), files)).envs["prod"]
+
+
+OUTSIDE = "a team's objects live in its own namespaces"
+CLUSTER = "cluster-wide objects belong to the platform's units (values/fleet.yaml, values/vendors/)"
+
+
+def team001(view: FleetView, unit_name: str, *objs: dict[str, Any]) -> list[tuple[str, str, str]]:
+    unit = Unit(
+        "prod", unit_name, f"overlays/prod/{unit_name}", objs, {identity(o): ORIGIN for o in objs}
+    )
+    found = list(rule_of("TEAM001").fn(view, unit, list(objs)))
+    assert {(f.code, f.location) for f in found} <= {("TEAM001", ORIGIN)}
+    return [(f.message, f.path, f.hint) for f in found]
+
+
+def cluster_object(api: str, kind: str, name: str) -> dict[str, Any]:
+    return {"apiVersion": api, "kind": kind, "metadata": {"name": name}}
+
+
+def test_team001_what_a_teams_unit_may_hold(two_namespaces: FleetView) -> None:
+    kueue, volcano = "kueue.x-k8s.io/v1beta2", "scheduling.volcano.sh/v1beta1"
+    objs = [
+        ns("ml", "baseline"),
+        ns("ml-batch", "baseline"),
+        deployment({}, "ml"),
+        deployment({}, "ml-batch"),
+        cluster_object(kueue, "ClusterQueue", "team-ml"),
+        cluster_object(volcano, "Queue", "team-ml"),
+        deployment({}, "ops"),
+        ns("ops", "baseline"),
+        ns("team-ml", "baseline"),  # the queue's name is no namespace of the team
+        cluster_object(kueue, "ClusterQueue", "team-ops"),
+        cluster_object("rbac.authorization.k8s.io/v1", "ClusterRole", "team-ml"),
+    ]
+    where = "(overlays/prod/team-ml)"
+    tail = (
+        "in team 'ml''s unit; a team's unit holds its namespaces, its queue 'team-ml' and objects "
+        "inside its namespaces"
+    )
+    assert team001(two_namespaces, "team-ml", *objs) == [
+        (
+            f"Deployment ops/web {where}: namespace 'ops' is not one of team 'ml''s namespaces "
+            "(ml, ml-batch)",
+            "$.metadata.namespace",
+            OUTSIDE,
+        ),
+        (f"Namespace ops {where}: a cluster-scoped Namespace {tail}", "$.metadata", CLUSTER),
+        (f"Namespace team-ml {where}: a cluster-scoped Namespace {tail}", "$.metadata", CLUSTER),
+        (
+            f"ClusterQueue team-ops {where}: a cluster-scoped ClusterQueue {tail}",
+            "$.metadata",
+            CLUSTER,
+        ),
+        (
+            f"ClusterRole team-ml {where}: a cluster-scoped ClusterRole {tail}",
+            "$.metadata",
+            CLUSTER,
+        ),
+    ]
+
+
+def test_team001_each_team_unit_is_checked_against_its_own_team(two_namespaces: FleetView) -> None:
+    """The unit team-ops belongs to team ops; a unit of no team (or no team unit) is not checked."""
+    assert team001(two_namespaces, "team-ops", deployment({}, "ops"), deployment({}, "ml")) == [
+        (
+            "Deployment ml/web (overlays/prod/team-ops): namespace 'ml' is not one of team 'ops''s "
+            "namespaces (ops)",
+            "$.metadata.namespace",
+            OUTSIDE,
+        )
+    ]
+    assert team001(two_namespaces, "team-ml", deployment({}, "ops")) != []
+    assert team001(two_namespaces, "team-nobody", deployment({}, "ops")) == []
+    assert team001(two_namespaces, "ml", deployment({}, "ops")) == []
+    assert team001(two_namespaces, "device-plugins", ns("kube-system", "privileged")) == []
