@@ -6,8 +6,18 @@ from pathlib import Path
 
 import pytest
 
+from generator import toolchain
 from generator.policy.registry import CHECKS as REGISTRY
-from tests.fixtures import AMD_MI250X, FLEET, HYGON_Z100L, findings, lines, tree
+from tests.fixtures import (
+    AMD_MI250X,
+    ASCEND_910B,
+    FLEET,
+    HYGON_Z100L,
+    PROD_FLEET,
+    findings,
+    lines,
+    tree,
+)
 
 NFD = FLEET + "nodeConfig: {method: nfd}\n"
 # Ascend with a pool label that has no prefix: the key is on line 7, column 7.
@@ -21,15 +31,35 @@ pools:
       accelerator-type: module-910b-8
 """
 LONG_TEAM = "a-team-with-a-very-long-name-that-goes-on-and-on-and-on"
+# The Kubernetes versions whose schemas `make tools` laid out, as the tests pretend (VER001).
+SCHEMA_VERSIONS = ["1.25.0", "1.26.0", "1.33.0", "1.36.0", "1.37.0"]
+NAME008_HINT = (
+    "give one of them a name of its own (devicePlugin.name, exporter.name, the workload's "
+    "name), or drop the duplicate"
+)
+
+
+@pytest.fixture(autouse=True)
+def schema_versions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """VER001 reads the schema sets laid out under .tools; every test here sees the same ones."""
+    monkeypatch.setattr(toolchain, "k8s_schema_versions", lambda: list(SCHEMA_VERSIONS))
+
+
+def of_code(values_dir: Path, code: str) -> list[str]:
+    """The findings of one code for a values tree, as `render` prints them."""
+    return [g for g in lines(values_dir) if f": {code} " in g]
+
 
 # code -> (fleet.yaml, files beside it and the default NVIDIA vendor and team ml (4 of its 8
-# GPUs), the finding line expected, prefix match)
-CASES: dict[str, tuple[str, dict[str, str], str]] = {
+# GPUs), every finding of that code, whole)
+CASES: dict[str, tuple[str, dict[str, str], list[str]]] = {
     "REF001": (
         FLEET,
         {"teams/inference.yaml": "quota:\n  nvidia: 2\n  kunlun: 2\n"},
-        "values/teams/inference.yaml:3:3: REF001 quota names vendor 'kunlun', which has no "
-        "enabled values/vendors/kunlun.yaml (at $.quota.kunlun)",
+        [
+            "values/teams/inference.yaml:3:3: REF001 quota names vendor 'kunlun', which has no "
+            "enabled values/vendors/kunlun.yaml (at $.quota.kunlun); known vendors: nvidia"
+        ],
     ),
     "CAP001": (
         FLEET,
@@ -39,9 +69,12 @@ CASES: dict[str, tuple[str, dict[str, str], str]] = {
             # Staging holds the quotas: only prod overflows.
             "environments/staging.yaml": "teams:\n  ml:\n    quota: {nvidia: 4}\n",
         },
-        "values/teams/ml.yaml:2:11: CAP001 quotas for nvidia (nvidia.com/gpu) add up to 12 "
-        "devices (inference 4, ml 8) but its pools hold 8 in environment 'prod' "
-        "(at $.quota.nvidia)",
+        [
+            "values/teams/ml.yaml:2:11: CAP001 quotas for nvidia (nvidia.com/gpu) add up to 12 "
+            "devices (inference 4, ml 8) but its pools hold 8 in environment 'prod' "
+            "(at $.quota.nvidia); lower the quotas, add nodes to the vendor's pools, or set "
+            "capacity.allowOvercommit: true in values/fleet.yaml"
+        ],
     ),
     "RES001": (
         FLEET,
@@ -51,8 +84,17 @@ CASES: dict[str, tuple[str, dict[str, str], str]] = {
             "devicePlugin: {image: r/dcu, version: v1}\n"
             "pools:\n  - {name: z100l, model: Z100L, devicesPerNode: 8, nodes: [dcu-1]}\n",
         },
-        "values/vendors/hygon.yaml:2:27: RES001 hygon and amd both advertise amd.com/gpu, and "
-        "hygon's selector accelerator=amd-gpu also matches amd's pool 'mi250x'",
+        [
+            # AMD's selector is the catalog's: no line of amd.yaml says it.
+            "values/vendors/amd.yaml:1:1: RES001 amd and hygon both advertise amd.com/gpu, and "
+            "amd's selector accelerator=amd-gpu also matches hygon's pool 'z100l' "
+            "(at $.nodeLabels.accelerator); give the two vendors different accelerator values "
+            "in nodeLabels",
+            "values/vendors/hygon.yaml:2:27: RES001 hygon and amd both advertise amd.com/gpu, and "
+            "hygon's selector accelerator=amd-gpu also matches amd's pool 'mi250x' "
+            "(at $.nodeLabels.accelerator); give the two vendors different accelerator values "
+            "in nodeLabels",
+        ],
     ),
     "RES002": (
         FLEET,
@@ -61,8 +103,11 @@ CASES: dict[str, tuple[str, dict[str, str], str]] = {
             "vendors/hygon.yaml": HYGON_Z100L,
             "teams/inference.yaml": "quota:\n  hygon: 4\n  amd: 4\n",
         },
-        "values/teams/inference.yaml:2:3: RES002 quota for amd and hygon, which both advertise "
-        "amd.com/gpu",
+        [
+            "values/teams/inference.yaml:2:3: RES002 quota for amd and hygon, which both "
+            "advertise amd.com/gpu: a ResourceQuota cannot tell them apart (at $.quota.hygon); "
+            "quota one of them, or give one vendor its own resourceName"
+        ],
     ),
     "NAME003": (
         FLEET,
@@ -70,20 +115,28 @@ CASES: dict[str, tuple[str, dict[str, str], str]] = {
             "vendors/amd.yaml": AMD_MI250X.replace("amd-1", "dcu-1"),
             "vendors/hygon.yaml": HYGON_Z100L,
         },
-        "values/vendors/hygon.yaml:8:9: NAME003 node 'dcu-1' is in pool hygon/z100l and in "
-        "amd/mi250x",
+        [
+            "values/vendors/hygon.yaml:8:9: NAME003 node 'dcu-1' is in pool hygon/z100l and in "
+            "amd/mi250x (at $.pools[0].nodes[0]); a node belongs to one pool"
+        ],
     ),
     "NAME004": (
         FLEET,
-        {"teams/inference.yaml": "namespaces: [ml]\nquota: {nvidia: 2}\n"},
-        "values/teams/inference.yaml:1:14: NAME004 namespace 'ml' is already used by team 'ml'",
+        # `a-solo` has one owner: the check goes on to `ml`.
+        {"teams/inference.yaml": "namespaces: [a-solo, ml]\nquota: {nvidia: 2}\n"},
+        [
+            "values/teams/inference.yaml:1:22: NAME004 namespace 'ml' is already used by team "
+            "'ml' (at $.namespaces[1]); pick another namespace"
+        ],
     ),
     "NAME007": (
         FLEET,
         {"teams/inference.yaml": "namespaces: [inference, kube-system]\nquota: {nvidia: 2}\n"},
-        "values/teams/inference.yaml:1:25: NAME007 team 'inference' claims namespace "
-        "'kube-system', which belongs to Kubernetes system components (at $.namespaces[1]); give "
-        "the team its own namespace",
+        [
+            "values/teams/inference.yaml:1:25: NAME007 team 'inference' claims namespace "
+            "'kube-system', which belongs to Kubernetes system components (at $.namespaces[1]); "
+            "give the team its own namespace"
+        ],
     ),
     "NAME008": (
         FLEET,
@@ -91,14 +144,25 @@ CASES: dict[str, tuple[str, dict[str, str], str]] = {
             "vendors/nvidia-a800.yaml": "catalog: nvidia\npools:\n  - {name: a800, model: A800, "
             "devicesPerNode: 8, nodes: [a800-01]}\n"
         },
-        "values/vendors/nvidia-a800.yaml:1:1: NAME008 DaemonSet "
-        "accelerator-plugins/nvidia-device-plugin would be emitted twice, by vendor 'nvidia' ",
+        [
+            f"values/vendors/nvidia-a800.yaml:1:1: NAME008 {shown} would be emitted twice, by "
+            "vendor 'nvidia' (values/vendors/nvidia.yaml:1:1) and by vendor 'nvidia-a800': Argo "
+            f"CD would apply one over the other; {NAME008_HINT}"
+            for shown in (
+                "DaemonSet accelerator-exporters/dcgm-exporter",
+                "DaemonSet accelerator-plugins/nvidia-device-plugin",
+                "PodMonitor accelerator-monitoring/dcgm-exporter",
+            )
+        ],
     ),
     "VER001": (
         FLEET.replace('"1.33"', '"1.19"'),
         {},
-        "values/fleet.yaml:2:20: VER001 kubernetesVersion '1.19' is outside the versions the "
-        "pinned schemas cover",
+        [
+            "values/fleet.yaml:2:20: VER001 kubernetesVersion '1.19' is outside the versions the "
+            "pinned schemas cover (1.25 to 1.37) (at $.kubernetesVersion); set a version from "
+            "1.25 to 1.37, or pin schemas for it in tools/schemas.lock.yaml and run `make tools`"
+        ],
     ),
     "NODE001": (
         FLEET + "nodeConfig: {method: node-patch}\n",
@@ -106,8 +170,10 @@ CASES: dict[str, tuple[str, dict[str, str], str]] = {
             "vendors/amd.yaml": "pools:\n  - {name: mi250x, model: MI250X, devicesPerNode: 8, "
             "nodeCount: 2}\n",
         },
-        "values/vendors/amd.yaml:2:5: NODE001 pool 'mi250x' lists no nodes, so node-patch cannot "
-        "label it",
+        [
+            "values/vendors/amd.yaml:2:5: NODE001 pool 'mi250x' lists no nodes, so node-patch "
+            "cannot label it (at $.pools[0]); list the pool's nodes, or use nodeConfig.method: nfd"
+        ],
     ),
     "NODE002": (
         NFD,
@@ -115,14 +181,29 @@ CASES: dict[str, tuple[str, dict[str, str], str]] = {
             "vendors/nvidia.yaml": "pools:\n  - {name: b200, model: B200, devicesPerNode: 8, "
             "nodes: [n1]}\n"
         },
-        "values/vendors/nvidia.yaml:2:25: NODE002 pool 'b200': model 'B200' has no known PCI "
-        "device IDs for nvidia, so no NFD rule can find its nodes",
+        [
+            "values/vendors/nvidia.yaml:2:25: NODE002 pool 'b200': model 'B200' has no known PCI "
+            "device IDs for nvidia, so no NFD rule can find its nodes (a rule on the vendor ID "
+            "10de alone would also match the vendor's other functions, such as CPU bridges or a "
+            "BMC's VGA) (at $.pools[0].model); set pciDevices on the pool to the device IDs its "
+            "nodes show as [10de:<device>] in `lspci -nn`, or use a model the catalog knows: "
+            "A100, A800, H100, H200, H800"
+        ],
     ),
     "NODE003": (
         NFD,
         {"vendors/ascend.yaml": ASCEND},
-        "values/vendors/ascend.yaml:7:7: NODE003 warning: pool '910b' label 'accelerator-type' "
-        "has no prefix: nfd-master sets it as 'feature.node.kubernetes.io/accelerator-type'",
+        [
+            "values/vendors/ascend.yaml:7:7: NODE003 warning: pool '910b' label "
+            "'accelerator-type' has no prefix: nfd-master sets it as "
+            "'feature.node.kubernetes.io/accelerator-type'. The selectors rendered here use that "
+            "key, but anything that reads 'accelerator-type' itself will not find it (Ascend's "
+            "Volcano plugin reads accelerator-type: mind-cluster v7.3.2 "
+            "component/ascend-for-volcano/common/util/type.go) "
+            "(at $.pools[0].labels['accelerator-type']); label those nodes another way (kubelet "
+            "--node-labels, or nodeConfig.method: node-patch), or drop the label if nothing "
+            "outside reads it"
+        ],
     ),
     "NODE004": (
         FLEET,
@@ -131,21 +212,31 @@ CASES: dict[str, tuple[str, dict[str, str], str]] = {
             "  - {key: example.com/gpu, value: x, effect: NoSchedule}\npools:\n"
             "  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1]}\n"
         },
-        "values/vendors/nvidia.yaml:3:5: NODE004 vendor nvidia taints repeat "
-        "example.com/gpu:NoSchedule (first at taints[0]); the API server refuses such a Node",
+        [
+            "values/vendors/nvidia.yaml:3:5: NODE004 vendor nvidia taints repeat "
+            "example.com/gpu:NoSchedule (first at taints[0]); the API server refuses such a Node, "
+            "so none of its taints would be set (at $.taints[1]); keep one taint per key and "
+            "effect"
+        ],
     ),
     "CAP002": (
         FLEET,
         {"vendors/amd.yaml": "pools:\n  - {name: mi250x, model: MI250X, devicesPerNode: 8}\n"},
-        "values/vendors/amd.yaml:2:5: CAP002 warning: pool 'mi250x' has no nodes and no "
-        "nodeCount, so it adds no capacity",
+        [
+            "values/vendors/amd.yaml:2:5: CAP002 warning: pool 'mi250x' has no nodes and no "
+            "nodeCount, so it adds no capacity (at $.pools[0]); list its nodes or set nodeCount"
+        ],
     ),
     "NAME005": (
         FLEET,
         {f"teams/{LONG_TEAM}.yaml": "quota: {}\n"},
-        # fleet.yaml's `name: f`; f-staging-team- and the team's 55 characters.
-        f"values/fleet.yaml:1:7: NAME005 Application name 'f-staging-team-{LONG_TEAM}' is 70 "
-        "characters",
+        # fleet.yaml's `name: f`; f-<env>-team- and the team's 55 characters.
+        [
+            f"values/fleet.yaml:1:7: NAME005 Application name 'f-{env}-team-{LONG_TEAM}' is "
+            f"{length} characters; Argo CD's tracking label allows 63 in environment '{env}' "
+            "(at $.name); shorten the fleet, environment or team name"
+            for env, length in (("prod", 67), ("staging", 70))
+        ],
     ),
 }
 
@@ -158,10 +249,10 @@ def test_every_registered_check_has_a_case() -> None:
 
 
 @pytest.mark.parametrize("code", sorted(CASES))
-def test_check_reports_its_code_at_the_right_place(code: str, tmp_path: Path) -> None:
+def test_check_reports_its_findings_whole(code: str, tmp_path: Path) -> None:
+    """Code, file:line:column, message, JSON path and hint of every finding of the code."""
     fleet, files, expected = CASES[code]
-    got = lines(tree(tmp_path, files, fleet=fleet))
-    assert any(g.startswith(expected) for g in got), "\n".join(got)
+    assert of_code(tree(tmp_path, files, fleet=fleet), code) == expected
 
 
 def test_the_seed_has_only_warnings(values_dir: Path) -> None:
@@ -276,3 +367,232 @@ def test_duplicate_taints_are_told_once_at_whose_list_repeats_them(tmp_path: Pat
     other = twice.replace("effect: NoSchedule}]", "effect: NoExecute}]")
     tree(tmp_path, {"vendors/nvidia.yaml": f"taints: {other}\npools:\n" + pool.format("a", "")})
     assert [g for g in lines(values_dir) if " NODE004 " in g] == []
+
+
+# A vendor outside the built-in catalog, `{id}` its id: what it must say itself (no pciVendor).
+OUTSIDE = (
+    "resourceName: {id}.ai/gpu\nselectorLabel: accelerator\nmodelLabel: gpu-model\n"
+    "nodeLabels: {{accelerator: {id}-gpu}}\n"
+    "taints: [{{key: feature.node.kubernetes.io/accelerator, value: {id}, effect: NoSchedule}}]\n"
+    "devicePlugin: {{name: {id}-plugin, image: r/p, version: v1, namespace: accelerator-plugins,\n"
+    "  volumes: [{{name: dp, hostPath: {{path: /var/lib/kubelet/device-plugins}}}}],\n"
+    "  volumeMounts: [{{name: dp, mountPath: /var/lib/kubelet/device-plugins}}]}}\n"
+)
+
+
+# ---- REF001 (unknown_vendor)
+
+
+def test_a_quota_in_a_fleet_without_vendors_knows_none(tmp_path: Path) -> None:
+    """With no vendor file at all, the hint says no vendor is known."""
+    values_dir = tree(
+        tmp_path, {"vendors/nvidia.yaml": None, "teams/ml.yaml": "quota: {nvidia: 2}\n"}
+    )
+    assert of_code(values_dir, "REF001") == [
+        "values/teams/ml.yaml:1:9: REF001 quota names vendor 'nvidia', which has no enabled "
+        "values/vendors/nvidia.yaml (at $.quota.nvidia); known vendors: none"
+    ]
+
+
+# ---- CAP001 (quota_capacity)
+
+
+def test_allowed_overcommit_is_a_warning_for_every_vendor(tmp_path: Path) -> None:
+    """capacity.allowOvercommit turns each vendor's overcommit into a warning, without a hint."""
+    values_dir = tree(
+        tmp_path,
+        {
+            "vendors/ascend.yaml": ASCEND_910B,
+            "teams/ml.yaml": "quota:\n  nvidia: 10\n  ascend: 9\n",
+        },
+        fleet=PROD_FLEET + "capacity: {allowOvercommit: true}\n",
+    )
+    assert of_code(values_dir, "CAP001") == [
+        "values/teams/ml.yaml:2:11: CAP001 warning: quotas for nvidia (nvidia.com/gpu) add up to "
+        "10 devices (ml 10) but its pools hold 8 (overcommit allowed by "
+        "capacity.allowOvercommit) (at $.quota.nvidia)",
+        "values/teams/ml.yaml:3:11: CAP001 warning: quotas for ascend (huawei.com/Ascend910) add "
+        "up to 9 devices (ml 9) but its pools hold 8 (overcommit allowed by "
+        "capacity.allowOvercommit) (at $.quota.ascend)",
+    ]
+
+
+# ---- RES002 (shared_quota)
+
+
+def test_a_quota_on_three_vendors_of_one_resource_points_at_the_last(tmp_path: Path) -> None:
+    """Vendors are listed in id order; the finding is at the quota of the last of them."""
+    amd_b = (
+        "catalog: amd\nnodeLabels: {accelerator: amd-b}\n"
+        "pools:\n  - {name: mi300, model: MI250X, devicesPerNode: 8, nodes: [amd-2]}\n"
+    )
+    values_dir = tree(
+        tmp_path,
+        {
+            "vendors/amd.yaml": AMD_MI250X,
+            "vendors/amd-b.yaml": amd_b,
+            "vendors/hygon.yaml": HYGON_Z100L,
+            "teams/ml.yaml": "quota:\n  hygon: 1\n  amd: 1\n  amd-b: 1\n",
+        },
+        fleet=PROD_FLEET,
+    )
+    assert of_code(values_dir, "RES002") == [
+        "values/teams/ml.yaml:2:3: RES002 quota for amd and amd-b and hygon, which both "
+        "advertise amd.com/gpu: a ResourceQuota cannot tell them apart (at $.quota.hygon); "
+        "quota one of them, or give one vendor its own resourceName"
+    ]
+
+
+# ---- NAME004 (namespace_twice)
+
+
+def test_a_namespace_of_three_teams_names_the_other_two(tmp_path: Path) -> None:
+    shared = "namespaces: [shared]\nquota: {}\n"
+    values_dir = tree(
+        tmp_path,
+        {"teams/ml.yaml": shared, "teams/a.yaml": shared, "teams/b.yaml": shared},
+        fleet=PROD_FLEET,
+    )
+    assert of_code(values_dir, "NAME004") == [
+        "values/teams/ml.yaml:1:14: NAME004 namespace 'shared' is already used by team 'a', 'b' "
+        "(at $.namespaces[0]); pick another namespace"
+    ]
+
+
+# ---- NAME007 (reserved_namespace, reserved_namespaces)
+
+
+def test_the_namespaces_of_argo_cd_monitoring_plugins_and_exporters_are_reserved(
+    tmp_path: Path,
+) -> None:
+    """Each reserved namespace names what owns it: Argo CD, the fleet's monitoring, the rendered
+    exporters, a vendor's device plugin, a vendor's exporter installed another way."""
+    fleet = PROD_FLEET + (
+        "argocd: {namespace: gitops}\nmonitoring: {namespace: mon, exporterNamespace: exp}\n"
+    )
+    nvidia = (
+        "devicePlugin: {namespace: dp-nv}\nexporter: {render: false, namespace: nv-exp}\n"
+        "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1]}\n"
+    )
+    team = "namespaces: [ml, gitops, mon, exp, dp-nv, nv-exp]\nquota: {}\n"
+    values_dir = tree(tmp_path, {"vendors/nvidia.yaml": nvidia, "teams/ml.yaml": team}, fleet=fleet)
+    claims = [
+        (18, "gitops", "Argo CD"),
+        (26, "mon", "the fleet's monitoring"),
+        (31, "exp", "the rendered exporters"),
+        (36, "dp-nv", "nvidia's device plugin"),
+        (43, "nv-exp", "nvidia's exporter"),
+    ]
+    assert of_code(values_dir, "NAME007") == [
+        f"values/teams/ml.yaml:1:{column}: NAME007 team 'ml' claims namespace {ns!r}, which "
+        f"belongs to {owner} (at $.namespaces[{i}]); give the team its own namespace"
+        for i, (column, ns, owner) in enumerate(claims, start=1)
+    ]
+
+
+def test_a_team_named_after_a_reserved_namespace_is_told_to_rename_its_file(
+    tmp_path: Path,
+) -> None:
+    """Without `namespaces:` the team's namespace is its file name: the finding says so, at the
+    top of the file, and the hint offers both fixes."""
+    values_dir = tree(tmp_path, {"teams/default.yaml": "quota: {}\n"}, fleet=PROD_FLEET)
+    assert of_code(values_dir, "NAME007") == [
+        "values/teams/default.yaml:1:1: NAME007 team 'default' claims namespace 'default' (its "
+        "file name, the default namespace), which belongs to objects created without a "
+        "namespace (at $.namespaces[0]); give the team its own namespace in namespaces:, or "
+        "rename the file"
+    ]
+
+
+# ---- NODE001 (node_config)
+
+
+def test_node_patch_names_every_pool_without_nodes(tmp_path: Path) -> None:
+    nvidia = (
+        "pools:\n  - {name: a, model: A100, devicesPerNode: 4, nodes: [n1]}\n"
+        "  - {name: b, model: A100, devicesPerNode: 4, nodeCount: 1}\n"
+        "  - {name: c, model: H100, devicesPerNode: 8, nodeCount: 1}\n"
+    )
+    values_dir = tree(
+        tmp_path,
+        {"vendors/nvidia.yaml": nvidia},
+        fleet=PROD_FLEET + "nodeConfig: {method: node-patch}\n",
+    )
+    assert of_code(values_dir, "NODE001") == [
+        f"values/vendors/nvidia.yaml:{line}:5: NODE001 pool {pool!r} lists no nodes, so "
+        f"node-patch cannot label it (at $.pools[{i}]); list the pool's nodes, or use "
+        "nodeConfig.method: nfd"
+        for line, i, pool in ((3, 1, "b"), (4, 2, "c"))
+    ]
+
+
+def test_nfd_names_every_pool_a_nameless_pool_shares_devices_with(tmp_path: Path) -> None:
+    """A pool with nodes comes first: the check still goes on to the pools after it."""
+    nvidia = (
+        "pools:\n  - {name: a, model: H100, devicesPerNode: 8, nodes: [n1]}\n"
+        "  - {name: b, model: A100, devicesPerNode: 4, nodes: [n2]}\n"
+        "  - {name: c, model: A100, devicesPerNode: 4, nodeCount: 1}\n"
+        "  - {name: d, model: A100, devicesPerNode: 4, nodes: [n3]}\n"
+    )
+    values_dir = tree(tmp_path, {"vendors/nvidia.yaml": nvidia}, fleet=PROD_FLEET)
+    assert of_code(values_dir, "NODE001") == [
+        "values/vendors/nvidia.yaml:4:5: NODE001 pool 'c' matches the same PCI devices as pool "
+        "'b', 'd' and lists no nodes, so NFD labels every such nvidia node as both "
+        "(at $.pools[2]); list the pool's nodes, or give the pools different pciDevices"
+    ]
+
+
+# ---- NODE002 (unknown_pci_model)
+
+
+def test_nfd_checks_every_vendor_and_pool_for_pci_ids(tmp_path: Path) -> None:
+    """A vendor without pciVendor, one outside the catalog (no known models), and a catalog
+    vendor whose second pool has an unknown model: one finding each, in vendor order."""
+    iluvatar = OUTSIDE.format(id="iluvatar") + (
+        "pools:\n  - {name: bi150, model: BI-V150, devicesPerNode: 8, nodes: [n1], "
+        "pciDevices: ['0001']}\n"
+    )
+    moore = OUTSIDE.format(id="moore") + (
+        "pciVendor: 1ed5\npools:\n  - {name: s4000, model: S4000, devicesPerNode: 8, nodes: [m1]}\n"
+    )
+    nvidia = (
+        "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n2]}\n"
+        "  - {name: b200, model: B200, devicesPerNode: 8, nodes: [n3]}\n"
+    )
+    values_dir = tree(
+        tmp_path,
+        {
+            "vendors/iluvatar.yaml": iluvatar,
+            "vendors/moore.yaml": moore,
+            "vendors/nvidia.yaml": nvidia,
+        },
+        fleet=PROD_FLEET,
+    )
+
+    def unknown(
+        where: str, i: int, pool: str, model: str, vendor: str, pci: str, known: str
+    ) -> str:
+        return (
+            f"{where}: NODE002 pool {pool!r}: model {model!r} has no known PCI device IDs for "
+            f"{vendor}, so no NFD rule can find its nodes (a rule on the vendor ID {pci} alone "
+            "would also match the vendor's other functions, such as CPU bridges or a BMC's VGA) "
+            f"(at $.pools[{i}].model); set pciDevices on the pool to the device IDs its "
+            f"nodes show as [{pci}:<device>] in `lspci -nn`, or use a model the catalog knows: "
+            f"{known}"
+        )
+
+    assert of_code(values_dir, "NODE002") == [
+        "values/vendors/iluvatar.yaml:1:1: NODE002 vendor iluvatar has no pciVendor, so no NFD "
+        "rule can find its nodes (at $.pciVendor); set pciVendor to the vendor's PCI vendor ID "
+        "(lspci -nn shows [vendor:device]), with pciDevices on each pool",
+        unknown("values/vendors/moore.yaml:11:26", 0, "s4000", "S4000", "moore", "1ed5", "none"),
+        unknown(
+            "values/vendors/nvidia.yaml:3:25",
+            1,
+            "b200",
+            "B200",
+            "nvidia",
+            "10de",
+            "A100, A800, H100, H200, H800",
+        ),
+    ]
