@@ -526,6 +526,39 @@ def test_each_pool_whose_topology_refuses_the_pods_count_is_one_finding(tmp_path
     assert list(pod_fits_node(view)) == []
 
 
+# A second vendor with NVIDIA's catalog entry (its selector and resource), one pool of the ring
+# topology.
+NVIDIA_B = """\
+catalog: nvidia
+topology:
+  label: example.com/topo
+  shapes:
+    ring: {podDevices: [2, 4]}
+pools:
+  - {name: b-ring, model: B100, devicesPerNode: 4, nodes: [m1], labels: {example.com/topo: ring}}
+"""
+
+
+def test_a_pod_that_may_land_on_two_vendors_pools_is_judged_per_vendor(tmp_path: Path) -> None:
+    """The job's pods select the pools of both vendors: each refusal names the vendor whose
+    pool refuses."""
+    team = "quota: {nvidia: 4}\njobs:\n  three:\n    vendor: nvidia\n    devices: 3\n"
+    team += "    images: {nvidia: x:1}\n"
+    files = {
+        "vendors/nvidia.yaml": TOPOLOGY_VENDOR,
+        "vendors/nvidia-b.yaml": NVIDIA_B,
+        "teams/ml.yaml": team,
+    }
+    view = prod(tree(tmp_path, files))
+    three = "Job 'three' asks for 3 {} devices per pod, which pool"
+    where, path = at("ml", 5, 14), "$.jobs.three.devices"
+    assert list(topology_refusals(view)) == [
+        Finding("SCH003", f"{three.format('nvidia')} 'p-ring' {RING}", where, path, RING_HINT),
+        Finding("SCH003", f"{three.format('nvidia')} 'p-pair' {PAIR}", where, path, PAIR_HINT),
+        Finding("SCH003", f"{three.format('nvidia-b')} 'b-ring' {RING}", where, path, RING_HINT),
+    ]
+
+
 # Two pools of 8 and 4 devices a node; a job of 8 devices a pod (line 5, column 14), and a
 # service of 4 a replica, which fits both exactly.
 FITS_VENDOR = """\
@@ -751,14 +784,20 @@ def test_without_a_fallback_the_largest_part_is_blamed_at_its_model(tmp_path: Pa
     ]
 
 
-def test_workloads_that_fill_a_model_exactly_fit(tmp_path: Path) -> None:
+def test_a_model_filled_exactly_fits_and_the_next_model_is_still_checked(tmp_path: Path) -> None:
+    """A100: a job of 4 fills its 4 devices. H100: 8 for a service (its model on line 16,
+    column 58) and 1 for a job do not fit 8; the service, the larger part, is blamed."""
     team = """\
-quota: {nvidia: 12}
+quota: {nvidia: 13}
 jobs:
   fit:
     vendor: nvidia
     devices: 4
     model: A100
+    images: {nvidia: x:1}
+  over:
+    vendor: nvidia
+    model: H100
     images: {nvidia: x:1}
 services:
   s:
@@ -767,7 +806,40 @@ services:
       nvidia: {devicesPerReplica: 1, replicas: 8, model: H100}
 """
     values_dir = tree(tmp_path, {"vendors/nvidia.yaml": CAPACITY_VENDOR, "teams/ml.yaml": team})
-    assert list(pool_capacity(prod(values_dir))) == []
+    assert list(pool_capacity(prod(values_dir))) == [
+        Finding(
+            "SCH006",
+            SCH006.format(model="H100", need=9, services=8, job=1, hold=8),
+            at("ml", 16, 58),
+            "$.services.s.tracks.nvidia.model",
+            "add H100 nodes, or give service s/nvidia a fallback model with room",
+        )
+    ]
+
+
+def test_a_volcano_task_that_inherits_its_model_is_blamed_at_the_task(tmp_path: Path) -> None:
+    """The model is the job's (line 4); the task that asks for 2 x 4 devices (its value on line
+    8, column 10) sets neither model nor fallbackModel, so the finding points at the task."""
+    team = """\
+quota: {nvidia: 8}
+jobs:
+  gang:
+    model: A100
+    kind: volcano
+    images: {nvidia: x:1}
+    tasks:
+      w: {vendor: nvidia, devices: 4, replicas: 2}
+"""
+    values_dir = tree(tmp_path, {"vendors/nvidia.yaml": CAPACITY_VENDOR, "teams/ml.yaml": team})
+    assert list(pool_capacity(prod(values_dir))) == [
+        Finding(
+            "SCH006",
+            SCH006.format(model="A100", need=8, services=0, job=8, hold=4),
+            at("ml", 8, 10),
+            "$.jobs.gang.tasks.w",
+            "add A100 nodes, or give job gang/w a fallback model with room",
+        )
+    ]
 
 
 # ---- SCH007: borrowing_needs_queue ----------------------------------------------------------------
@@ -799,7 +871,8 @@ def test_borrowing_is_a_warning_per_team_that_borrows_without_a_queue(tmp_path: 
 
 # A Volcano Job without networkTopology first; then a batch Job with one (its key on line 11,
 # column 5), both tiers (highestTierName's value on line 15, column 63), hard mode without a tier
-# (line 21, column 5), soft mode without one, and hard mode with a tier by name: fine.
+# (line 21, column 5), soft mode without one and hard mode with a tier by name (fine), a tier in
+# the default mode (hard: fine), and no mode nor tier (hard mode without a tier: line 45).
 NETWORK = """\
 quota: {nvidia: 8}
 jobs:
@@ -836,6 +909,18 @@ jobs:
     networkTopology: {mode: hard, highestTierName: rack}
     tasks:
       w: {vendor: nvidia}
+  g-tier:
+    kind: volcano
+    images: {nvidia: x:1}
+    networkTopology: {highestTierAllowed: 2}
+    tasks:
+      w: {vendor: nvidia}
+  h-empty:
+    kind: volcano
+    images: {nvidia: x:1}
+    networkTopology: {}
+    tasks:
+      w: {vendor: nvidia}
 """
 BATCH_TOPOLOGY = Finding(
     "SCH008",
@@ -870,6 +955,15 @@ def test_network_topology_volcano_would_refuse_or_ignore_is_found(tmp_path: Path
             "set highestTierAllowed: <tier> (or highestTierName), or mode: soft "
             "(docs/scheduling.md)",
         ),
+        Finding(
+            "SCH008",
+            "job 'h-empty' is in hard mode without highestTierAllowed or highestTierName, which "
+            "Volcano treats as no constraint",
+            at("ml", 45, 5),
+            "$.jobs['h-empty'].networkTopology",
+            "set highestTierAllowed: <tier> (or highestTierName), or mode: soft "
+            "(docs/scheduling.md)",
+        ),
     ]
 
 
@@ -885,7 +979,14 @@ def test_network_topology_without_the_volcano_backend_is_honoured_by_nothing(
         "set scheduling.backend: volcano in values/fleet.yaml (or the environment's fleet:), or "
         "remove networkTopology (docs/scheduling.md)"
     )
-    lines_of = {"c-both": 15, "d-hard": 21, "e-soft": 27, "f-named": 33}
+    lines_of = {
+        "c-both": 15,
+        "d-hard": 21,
+        "e-soft": 27,
+        "f-named": 33,
+        "g-tier": 39,
+        "h-empty": 45,
+    }
     assert list(network_topology_honoured(view)) == [
         BATCH_TOPOLOGY,
         *(
