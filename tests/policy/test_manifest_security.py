@@ -402,7 +402,9 @@ def test_sec001_a_plugin_outside_a_privileged_namespace_of_its_unit(prod: FleetV
         (f"DaemonSet web (overlays/prod/device-plugins): namespace ''{tail}", P_NS),
     ]
     # In another unit only the DaemonSets labelled as device plugins are plugins.
-    other = [deployment({}, "kube-system") | {"kind": "DaemonSet"}, plugin("kube-system")]
+    agent = deployment({}, "kube-system") | {"kind": "DaemonSet"}
+    agent["metadata"]["name"] = "agent"
+    other = [agent, plugin("kube-system")]
     assert whole(prod, rule_of("SEC001"), "monitoring", *other) == [
         (
             f"DaemonSet kube-system/web (overlays/prod/monitoring): namespace 'kube-system'{tail}",
