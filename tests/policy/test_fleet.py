@@ -13,6 +13,7 @@ from tests.fixtures import (
     ASCEND_910B,
     FLEET,
     HYGON_Z100L,
+    NVIDIA,
     PROD_FLEET,
     findings,
     lines,
@@ -20,7 +21,7 @@ from tests.fixtures import (
 )
 
 NFD = FLEET + "nodeConfig: {method: nfd}\n"
-# Ascend with a pool label that has no prefix: the key is on line 7, column 7.
+# Ascend with a pool label that has no prefix (its key is on line 7, column 7) and one that has.
 ASCEND = """\
 pools:
   - name: 910b
@@ -29,6 +30,7 @@ pools:
     nodes: [npu-1]
     labels:
       accelerator-type: module-910b-8
+      example.com/rack: r1
 """
 LONG_TEAM = "a-team-with-a-very-long-name-that-goes-on-and-on-and-on"
 # The Kubernetes versions whose schemas `make tools` laid out, as the tests pretend (VER001).
@@ -55,10 +57,14 @@ def of_code(values_dir: Path, code: str) -> list[str]:
 CASES: dict[str, tuple[str, dict[str, str], list[str]]] = {
     "REF001": (
         FLEET,
-        {"teams/inference.yaml": "quota:\n  nvidia: 2\n  kunlun: 2\n"},
+        {
+            "vendors/ascend.yaml": ASCEND_910B,
+            "teams/inference.yaml": "quota:\n  nvidia: 2\n  kunlun: 2\n",
+        },
         [
             "values/teams/inference.yaml:3:3: REF001 quota names vendor 'kunlun', which has no "
-            "enabled values/vendors/kunlun.yaml (at $.quota.kunlun); known vendors: nvidia"
+            "enabled values/vendors/kunlun.yaml (at $.quota.kunlun); known vendors: ascend, "
+            "nvidia"
         ],
     ),
     "CAP001": (
@@ -595,4 +601,170 @@ def test_nfd_checks_every_vendor_and_pool_for_pci_ids(tmp_path: Path) -> None:
             "10de",
             "A100, A800, H100, H200, H800",
         ),
+    ]
+
+
+# ---- NODE004 (duplicate_taints)
+
+
+def test_repeated_taints_are_told_for_each_own_list_and_once_for_the_vendors(
+    tmp_path: Path,
+) -> None:
+    """Pools 0 and 3 repeat a taint in their own lists, pools 1 and 2 inherit the vendor's
+    repeated one: three findings, whatever order the pools come in. Each is at the list's second
+    taint: column 54 of the vendor's line, 117 of a pool's."""
+    twice = (
+        "[{key: a.example.com/x, effect: NoSchedule}, {key: a.example.com/x, effect: NoSchedule}]"
+    )
+    pool = "  - {{name: p{0}, model: A100, devicesPerNode: 4, nodes: [p{0}-01]{1}}}\n"
+    nvidia = (
+        f"taints: {twice}\npools:\n"
+        + pool.format(0, f", taints: {twice}")
+        + pool.format(1, "")
+        + pool.format(2, "")
+        + pool.format(3, f", taints: {twice}")
+    )
+    values_dir = tree(tmp_path, {"vendors/nvidia.yaml": nvidia}, fleet=PROD_FLEET)
+    rest = (
+        "taints repeat a.example.com/x:NoSchedule (first at taints[0]); the API server refuses "
+        "such a Node, so none of its taints would be set"
+    )
+    assert of_code(values_dir, "NODE004") == [
+        f"values/vendors/nvidia.yaml:1:54: NODE004 vendor nvidia {rest} (at $.taints[1]); keep "
+        "one taint per key and effect",
+        f"values/vendors/nvidia.yaml:3:117: NODE004 pool 'p0' {rest} (at $.pools[0].taints[1]); "
+        "keep one taint per key and effect",
+        f"values/vendors/nvidia.yaml:6:117: NODE004 pool 'p3' {rest} (at $.pools[3].taints[1]); "
+        "keep one taint per key and effect",
+    ]
+
+
+# ---- NAME005 (app_name_length)
+
+
+@pytest.mark.parametrize(("team_length", "found"), [(48, False), (49, True)])
+def test_an_application_name_may_be_63_characters_long(
+    team_length: int, found: bool, tmp_path: Path
+) -> None:
+    """mini-prod-team-<team>: 15 characters and the team's."""
+    team = "t" * team_length
+    values_dir = tree(tmp_path, {f"teams/{team}.yaml": "quota: {}\n"}, fleet=PROD_FLEET)
+    expected = (
+        f"values/fleet.yaml:1:7: NAME005 Application name 'mini-prod-team-{team}' is 64 "
+        "characters; Argo CD's tracking label allows 63 (at $.name); shorten the fleet, "
+        "environment or team name"
+    )
+    assert of_code(values_dir, "NAME005") == ([expected] if found else [])
+
+
+# ---- NAME008 (same_object)
+
+
+def test_a_namespace_two_components_emit_is_told_once_with_both(tmp_path: Path) -> None:
+    """The device plugins' namespace is the monitoring one: a cluster-scoped object, so no
+    namespace before its name; no JSON path (the finding is about objects, not one value)."""
+    nvidia = NVIDIA + "devicePlugin: {namespace: accelerator-monitoring}\n"
+    values_dir = tree(tmp_path, {"vendors/nvidia.yaml": nvidia}, fleet=PROD_FLEET)
+    assert of_code(values_dir, "NAME008") == [
+        "values/fleet.yaml:1:1: NAME008 Namespace accelerator-monitoring would be emitted twice, "
+        "by device-plugins/namespaces (values/vendors/nvidia.yaml:3:16) and by "
+        f"monitoring/namespace: Argo CD would apply one over the other; {NAME008_HINT}"
+    ]
+    assert [f.path for f in findings(values_dir) if f.code == "NAME008"] == [""]
+
+
+def test_a_teams_namespace_claim_is_left_to_name004_but_its_quota_is_not(
+    tmp_path: Path,
+) -> None:
+    """Two teams in one namespace: the Namespace object is NAME004's; the two ResourceQuotas
+    `accelerators` in it are NAME008's. Their jobs `train`, a batch Job and a Volcano Job, are
+    two objects of two API groups."""
+    job = "jobs:\n  train:\n    images: {nvidia: r/t:cuda}\n"
+    a = "namespaces: [shared]\nquota: {nvidia: 1}\n" + job + "    vendor: nvidia\n    devices: 1\n"
+    b = (
+        "namespaces: [shared]\nquota: {nvidia: 1}\n"
+        + job
+        + (
+            "    kind: volcano\n    tasks:\n      workers: {vendor: nvidia, devices: 1, replicas: 1}\n"
+        )
+    )
+    values_dir = tree(
+        tmp_path, {"teams/ml.yaml": None, "teams/a.yaml": a, "teams/b.yaml": b}, fleet=PROD_FLEET
+    )
+    assert of_code(values_dir, "NAME008") == [
+        "values/teams/b.yaml:2:1: NAME008 ResourceQuota shared/accelerators would be emitted "
+        "twice, by teams/a (values/teams/a.yaml:2:1) and by teams/b: Argo CD would apply one "
+        f"over the other; {NAME008_HINT}"
+    ]
+    assert len(of_code(values_dir, "NAME004")) == 1
+
+
+def test_a_workload_object_twice_in_one_team_points_at_the_service(tmp_path: Path) -> None:
+    """Service `s` migrates (its NVIDIA track's Service is s-nvidia) and service `s-nvidia`
+    runs on NVIDIA alone: the team's workloads emit Service ml/s-nvidia twice. A team's objects
+    point at the team's file even when they carry a vendor label."""
+    team = """\
+quota: {nvidia: 4, ascend: 4}
+services:
+  s:
+    images: {nvidia: r/s:cuda, ascend: r/s:ascend}
+    vendorMounts: false
+    migration: {from: nvidia, to: ascend}
+    phase: validate
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 1}
+      ascend: {devicesPerReplica: 1, replicas: 1}
+  s-nvidia:
+    images: {nvidia: r/s:cuda}
+    vendorMounts: false
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 1}
+"""
+    values_dir = tree(
+        tmp_path, {"vendors/ascend.yaml": ASCEND_910B, "teams/ml.yaml": team}, fleet=PROD_FLEET
+    )
+    assert of_code(values_dir, "NAME008") == [
+        "values/teams/ml.yaml:3:3: NAME008 Service ml/s-nvidia would be emitted twice, by "
+        f"workloads/ml: Argo CD would apply one over the other; {NAME008_HINT}"
+    ]
+
+
+def test_a_vendors_duplicates_point_at_the_value_that_names_each(tmp_path: Path) -> None:
+    """A second NVIDIA vendor names its plugin and exporter as the first does, and its pool's
+    Kueue flavor (vendor-pool) is the first's: the plugin at devicePlugin.name, the exporter
+    and its PodMonitor at exporter.name, the flavor at `catalog:`. prod overrides both vendors,
+    so there the first vendor's flavor (its file has no `catalog:`) is at its override."""
+    nvidia_a = """\
+# a second NVIDIA vendor
+devicePlugin: {name: nvidia-device-plugin}
+exporter: {name: dcgm-exporter}
+catalog: nvidia
+pools:
+  - {name: b, model: H100, devicesPerNode: 8, nodes: [n2]}
+"""
+    values_dir = tree(
+        tmp_path,
+        {
+            "vendors/nvidia.yaml": "pools:\n  - {name: a-b, model: A100, devicesPerNode: 4, "
+            "nodes: [n1]}\n",
+            "vendors/nvidia-a.yaml": nvidia_a,
+            "teams/ml.yaml": "quota: {}\n",
+            "environments/prod.yaml": "vendors:\n  nvidia:\n    costWeight: 2\n"
+            "  nvidia-a:\n    costWeight: 2\n",
+        },
+        fleet=PROD_FLEET + "scheduling: {backend: kueue}\n",
+    )
+    top, override = "values/vendors/nvidia.yaml:1:1", "values/environments/prod.yaml:2:3"
+    base = " in the base layer (values without environment overrides)"
+    assert of_code(values_dir, "NAME008") == [
+        f"values/vendors/nvidia-a.yaml:{where}: NAME008 {shown} would be emitted twice, by "
+        f"vendor 'nvidia' ({first}) and by vendor 'nvidia-a': Argo CD would apply one over the "
+        f"other{layer}; {NAME008_HINT}"
+        for where, shown, first, layer in (
+            ("2:16", "DaemonSet accelerator-plugins/nvidia-device-plugin", top, ""),
+            ("3:12", "DaemonSet accelerator-exporters/dcgm-exporter", top, ""),
+            ("3:12", "PodMonitor accelerator-monitoring/dcgm-exporter", top, ""),
+            ("4:1", "ResourceFlavor nvidia-a-b", override, ""),
+            ("4:1", "ResourceFlavor nvidia-a-b", top, base),
+        )
     ]
