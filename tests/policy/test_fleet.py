@@ -32,6 +32,15 @@ pools:
       accelerator-type: module-910b-8
       example.com/rack: r1
 """
+# A vendor outside the built-in catalog, `{id}` its id: what it must say itself (no pciVendor).
+OUTSIDE = (
+    "resourceName: {id}.ai/gpu\nselectorLabel: accelerator\nmodelLabel: gpu-model\n"
+    "nodeLabels: {{accelerator: {id}-gpu}}\n"
+    "taints: [{{key: feature.node.kubernetes.io/accelerator, value: {id}, effect: NoSchedule}}]\n"
+    "devicePlugin: {{name: {id}-plugin, image: r/p, version: v1, namespace: accelerator-plugins,\n"
+    "  volumes: [{{name: dp, hostPath: {{path: /var/lib/kubelet/device-plugins}}}}],\n"
+    "  volumeMounts: [{{name: dp, mountPath: /var/lib/kubelet/device-plugins}}]}}\n"
+)
 LONG_TEAM = "a-team-with-a-very-long-name-that-goes-on-and-on-and-on"
 # The Kubernetes versions whose schemas `make tools` laid out, as the tests pretend (VER001).
 SCHEMA_VERSIONS = ["1.25.0", "1.26.0", "1.33.0", "1.36.0", "1.37.0"]
@@ -311,13 +320,7 @@ def test_pci_devices_make_an_unknown_model_usable(tmp_path: Path) -> None:
 
 
 def test_a_vendor_outside_the_catalog_needs_a_pci_vendor(tmp_path: Path) -> None:
-    iluvatar = (
-        "resourceName: iluvatar.ai/gpu\nselectorLabel: accelerator\nmodelLabel: gpu-model\n"
-        "nodeLabels: {accelerator: iluvatar-gpu}\n"
-        "taints: [{key: feature.node.kubernetes.io/accelerator, value: iluvatar, effect: NoSchedule}]\n"
-        "devicePlugin: {name: p, image: r/p, version: v1, namespace: accelerator-plugins,\n"
-        "  volumes: [{name: dp, hostPath: {path: /var/lib/kubelet/device-plugins}}],\n"
-        "  volumeMounts: [{name: dp, mountPath: /var/lib/kubelet/device-plugins}]}\n"
+    iluvatar = OUTSIDE.format(id="iluvatar") + (
         "pools:\n  - {name: bi150, model: BI-V150, devicesPerNode: 8, nodes: [n1], "
         "pciDevices: ['0001']}\n"
     )
@@ -373,17 +376,6 @@ def test_duplicate_taints_are_told_once_at_whose_list_repeats_them(tmp_path: Pat
     other = twice.replace("effect: NoSchedule}]", "effect: NoExecute}]")
     tree(tmp_path, {"vendors/nvidia.yaml": f"taints: {other}\npools:\n" + pool.format("a", "")})
     assert [g for g in lines(values_dir) if " NODE004 " in g] == []
-
-
-# A vendor outside the built-in catalog, `{id}` its id: what it must say itself (no pciVendor).
-OUTSIDE = (
-    "resourceName: {id}.ai/gpu\nselectorLabel: accelerator\nmodelLabel: gpu-model\n"
-    "nodeLabels: {{accelerator: {id}-gpu}}\n"
-    "taints: [{{key: feature.node.kubernetes.io/accelerator, value: {id}, effect: NoSchedule}}]\n"
-    "devicePlugin: {{name: {id}-plugin, image: r/p, version: v1, namespace: accelerator-plugins,\n"
-    "  volumes: [{{name: dp, hostPath: {{path: /var/lib/kubelet/device-plugins}}}}],\n"
-    "  volumeMounts: [{{name: dp, mountPath: /var/lib/kubelet/device-plugins}}]}}\n"
-)
 
 
 # ---- REF001 (unknown_vendor)
