@@ -25,6 +25,7 @@ module scores below its floor in shards.toml or an equivalent no longer matches 
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import json
 import os
@@ -256,6 +257,20 @@ def diff_of(shard: Shard, module: str, name: str) -> str:
         os.chdir(cwd)
 
 
+def unmutated(module: str) -> list[str]:
+    """The functions of `module` mutmut leaves alone: it never mutates a decorated function
+    (other than one whose only decorator is @staticmethod or @classmethod), so a bug in one
+    cannot show in the score. The report names them."""
+    tree = ast.parse(Path(module).read_text(encoding="utf-8"))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.decorator_list:
+            only = node.decorator_list[0] if len(node.decorator_list) == 1 else None
+            if not (isinstance(only, ast.Name) and only.id in ("staticmethod", "classmethod")):
+                out.append(node.name)
+    return sorted(out)
+
+
 def score(shards: list[Shard], equivalents: list[Equivalent]) -> tuple[list[ModuleScore], set[int]]:
     """Each module's score, and the indices of the equivalents some mutant matched."""
     used: set[int] = set()
@@ -311,6 +326,11 @@ def report(shards: list[Shard], all_shards: bool, markdown: Path | None) -> int:
         for e in stale
     ]
     failed |= bool(stale)
+    notes += [
+        f"not mutated: {s.module} {', '.join(skipped)} (decorated: mutmut skips them)"
+        for s in scores
+        if (skipped := unmutated(s.module))
+    ]
     text = "\n".join([*survivors, *table, *notes]) + "\n"
     print(text, end="")
     if markdown is not None:
