@@ -136,6 +136,15 @@ kubernetesVersion: "1.33"
 environments: [prod]
 git: {repoURL: https://git.example.com/mini.git, targetRevision: main}
 """
+# fleet.yaml as a dict for the control-plane tests: one environment, the Kubernetes minor the
+# local control plane runs (generator/cluster).
+SIM_FLEET = {
+    "name": "t",
+    "kubernetesVersion": "1.36",
+    "environments": ["dev"],
+    "git": {"repoURL": "https://git.example.com/t.git", "targetRevision": "main"},
+    "argocd": {"namespace": "argocd", "project": "t"},
+}
 NVIDIA = "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1, n2]}\n"
 TEAM = "quota:\n  nvidia: 4\n"
 # What `tree` writes beside fleet.yaml unless told `defaults=False`.

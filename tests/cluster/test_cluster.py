@@ -30,7 +30,7 @@ from generator.cluster.simulate import SimulationResult, simulate
 from generator.findings import Finding, Severity
 from generator.policy import registry
 from generator.values.model import FleetView
-from tests.fixtures import invoke
+from tests.fixtures import SIM_FLEET, invoke
 from tests.fixtures import tree as values_tree
 
 pytestmark = pytest.mark.xdist_group("control-plane")
@@ -40,13 +40,7 @@ Tree = Callable[..., Path]
 
 # ------------------------------------------------------------------------------------ helpers
 
-FLEET = {
-    "name": "t",
-    "kubernetesVersion": "1.36",
-    "environments": ["dev"],
-    "git": {"repoURL": "https://git.example.com/t.git", "targetRevision": "main"},
-    "argocd": {"namespace": "argocd", "project": "t"},
-}
+FLEET = SIM_FLEET
 NVIDIA = {"pools": [{"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["gpu-1"]}]}
 TEAM = {
     "owners": ["ml@example.com"],

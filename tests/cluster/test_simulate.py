@@ -18,17 +18,11 @@ import yaml
 from generator.cluster.launcher import ControlPlane
 from generator.cluster.simchecks import PROBE_NAMESPACE
 from generator.cluster.simulate import simulate
-from tests.fixtures import tree
+from tests.fixtures import SIM_FLEET, tree
 
 pytestmark = pytest.mark.xdist_group("control-plane")
 
-FLEET = {
-    "name": "t",
-    "kubernetesVersion": "1.36",
-    "environments": ["dev"],
-    "git": {"repoURL": "https://git.example.com/t.git", "targetRevision": "main"},
-    "argocd": {"namespace": "argocd", "project": "t"},
-}
+FLEET = SIM_FLEET
 # Two pools: a100 as the defaults taint it; h100 with a taint key nfd-master refuses (unprefixed),
 # so its node ends up untainted (SIM002, with nfd-master's logged reason) and the probe pod with
 # no tolerations lands on it (SIM006).
