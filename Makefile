@@ -208,11 +208,12 @@ test: venv
 	+@$(SUBMAKE) tools browser
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-# Not part of `make test`: it runs each module's tests once per mutant (docs/testing.md).
+# Not part of `make test`: it runs each module's tests once per mutant (docs/testing.md). The
+# control plane too: the simulation shard's tests run `simulate` on it.
 SHARDS ?=
 MUTATION_ARGS ?=
 mutation: venv
-	+@$(SUBMAKE) tools-validate
+	+@$(SUBMAKE) tools-validate tools-cluster
 	$(PY) tools/mutation.py run $(MUTATION_ARGS) $(SHARDS)
 
 lint: venv
