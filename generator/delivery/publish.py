@@ -59,7 +59,7 @@ class PublishResult:
 
 
 def publish(opts: PublishOptions) -> PublishResult:
-    loaded, findings = load_and_check(opts.values_dir)
+    loaded, _ = load_and_check(opts.values_dir)  # its errors stop the publish here
     values_dir = opts.values_dir.resolve()
     source_repo = gitutil.toplevel(values_dir)
     rendered = render_tree(loaded)
@@ -71,7 +71,9 @@ def publish(opts: PublishOptions) -> PublishResult:
             "CD Applications would look for the units elsewhere; set git.path instead"
         )
     commit = _source_commit(source_repo, values_dir)
-    findings += _validate(opts, rendered.tree)
+    # validate checks the values again and reports their warnings with its own findings: they are
+    # the whole list (adding load_and_check's warnings printed each of them twice).
+    findings = _validate(opts, rendered.tree)
     notes = []
     if loaded.base.fleet.repo_url not in (opts.repo, opts.repo.removesuffix("/")):
         notes.append(

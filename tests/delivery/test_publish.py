@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Iterator
@@ -15,6 +17,9 @@ from generator import __version__
 from generator.builders import fleet as builders
 from generator.builders.common import Component, metadata
 from generator.delivery import publish as publishing
+from generator.delivery.diff import ObjectDiff, TreeDiff
+from generator.errors import FindingsError, UsageError
+from generator.findings import Location
 from generator.values.model import FleetView
 from tests import repos
 from tests.fixtures import TWO_TEAMS_STAGING, cli_streams, two_teams
@@ -34,15 +39,25 @@ def outside_any_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.chdir(cwd)
 
 
+@pytest.fixture(scope="session")
+def validate_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One validate cache for the session's publishes: their fleets are alike, so the tools
+    check each distinct unit once rather than in every test (most of a publish's time)."""
+    return tmp_path_factory.mktemp("validate-cache")
+
+
 @pytest.fixture
-def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, validate_cache: Path) -> Path:
     """A small fleet (fixtures.two_teams: 6 units an environment) committed in its own
-    repository (the source of a publish)."""
+    repository (the source of a publish). Its validate cache (.cache/validate beside the values,
+    ignored by the repository) is the session's."""
     values_dir = two_teams(tmp_path)
     for key, value in repos.IDENTITY.items():
         monkeypatch.setenv(key, value)
     repo = repos.init(values_dir.parent)
     (repo / ".gitignore").write_text(".cache/\n")
+    (repo / ".cache").mkdir()
+    (repo / ".cache" / "validate").symlink_to(validate_cache, target_is_directory=True)
     repos.commit_all(repo, "values")
     return values_dir
 
@@ -218,7 +233,8 @@ def test_a_push_refused_for_another_reason_is_not_retried(fleet: Path, remote: P
     hook.chmod(0o755)
     code, _, err = publish(fleet, remote)
     assert code == 2
-    assert "protected branch" in err and "attempt 2" not in err
+    assert err.startswith("error: git push origin main failed (1): remote: protected branch")
+    assert "attempt 2" not in err
     assert repos.log(remote, "main") == ["initial"]
 
 
@@ -535,6 +551,40 @@ def test_publish_path_with_slashes_around_it(fleet: Path, remote: Path) -> None:
 # ---- pushing -----------------------------------------------------------------------------------
 
 
+NOTE_OTHER_REPOSITORY = (
+    "note: the Argo CD Applications sync from https://git.example.com/f.git "
+    "(values/fleet.yaml git.repoURL), not from the repository published to"
+)
+
+
+def test_publish_result_of_a_publish_and_of_the_same_one_again(fleet: Path, remote: Path) -> None:
+    """publish() itself: the pushed commit (None when the branch already has the render), the
+    source commit, the changed units, in one attempt, with the note and the values' warning."""
+    source = repos.git(fleet.parent, "rev-parse", "HEAD")
+    cache = fleet.parent / ".cache" / "validate"
+    opts = publishing.PublishOptions(fleet, str(remote), "main", cache_dir=cache)
+    first = publishing.publish(opts)
+    head = repos.git(remote, "rev-parse", "main")
+    assert (first.commit, first.source, first.units, first.attempts, first.notes) == (
+        head,
+        source,
+        TWELVE_UNITS,
+        1,
+        [NOTE_OTHER_REPOSITORY],
+    )
+    assert [f.code for f in first.findings] == ["CAP001"]
+    again = publishing.publish(opts)
+    assert (again.commit, again.source, again.units, again.attempts, again.notes) == (
+        None,
+        source,
+        [],
+        1,
+        [NOTE_OTHER_REPOSITORY],
+    )
+    assert [f.code for f in again.findings] == ["CAP001"]
+    assert repos.git(remote, "rev-parse", "main") == head
+
+
 def test_publish_result_after_the_remote_moved(
     fleet: Path, remote: Path, competitor: Callable[[bool], None]
 ) -> None:
@@ -561,7 +611,7 @@ def test_publish_result_after_the_remote_moved(
     # Nothing pushed: still the note and the values' warnings (ml-team's NVIDIA quota is above
     # the pools: overcommit allowed).
     assert again.notes == result.notes[:1]
-    assert {f.code for f in again.findings} == {f.code for f in result.findings} == {"CAP001"}
+    assert [f.code for f in again.findings] == [f.code for f in result.findings] == ["CAP001"]
 
 
 def test_a_refused_push_is_reported_as_git_said(fleet: Path, remote: Path) -> None:
@@ -599,7 +649,12 @@ def test_publish_to_the_url_argo_cd_syncs(fleet: Path, remote: Path) -> None:
         out
         == f"publish: pushed {head[:12]} to main of {url}/: render of {source[:12]}, 12 units changed\n"
     )
-    assert "note:" not in err
+    # No note; the values' one warning, once (validate checks the values again).
+    assert err == (
+        "values/teams/ml-team.yaml:2:11: CAP001 warning: quotas for nvidia (nvidia.com/gpu) add "
+        "up to 12 devices (inference 4, ml-team 8) but its pools hold 8 (overcommit allowed by "
+        "capacity.allowOvercommit) in environment 'prod' (at $.quota.nvidia)\n"
+    )
     assert repos.log(remote, "main")[0] == f"accel-gitops: render {source[:12]} (12 units changed)"
 
 
@@ -615,7 +670,7 @@ def test_uncommitted_values_are_refused_and_validate_keeps_its_cache(
         "names the source commit it was rendered from)\n"
     )
     commit_values(fleet)
-    assert not (fleet.parent / ".cache").exists()
+    shutil.rmtree(fleet.parent / ".cache")  # not the session's cache: where does it go?
     assert publish(fleet, remote)[0] == 0
     # validate's cache is beside the values (ignored by their repository), as for `validate`.
     assert [p.name for p in (fleet.parent / ".cache" / "validate").iterdir()] != []
@@ -639,3 +694,374 @@ def test_values_in_a_repository_without_a_commit_are_refused(tmp_path: Path, rem
     assert (code, out) == (2, "")
     assert err == f"error: {repo} has no commit yet; commit the values first\n"
     assert repos.log(remote, "main") == ["initial"]
+
+
+# ---- the parts of a publish, each on its own -------------------------------------------------
+#
+# No render, no validate: each test runs in milliseconds (git on tiny repositories made here), so
+# under mutmut, which runs the fastest tests first, a mutant of these parts costs one of them.
+
+GUARD_HINT = (
+    "if that is intended (a team or vendor removed on purpose), publish again with "
+    "--allow-delete; otherwise restore the values"
+)
+
+
+def unit_object(unit: str, title: str, status: str, source: str | None = None) -> ObjectDiff:
+    """An object of `unit` (overlays/<env>/<name>) as tree_diff reports it: `title` is
+    "Kind namespace/name" or "Kind name", `source` its provenance annotation."""
+    _, env, name_of_unit = unit.split("/")
+    kind, _, ref = title.partition(" ")
+    namespace, _, name = ref.rpartition("/")
+    meta: dict[str, Any] = {"name": name}
+    if namespace:
+        meta["namespace"] = namespace
+    if source is not None:
+        meta["annotations"] = {"accel-gitops.io/source": source}
+    obj = {"apiVersion": "v1", "kind": kind, "metadata": meta}
+    key = ("v1", kind, namespace, name)
+    return ObjectDiff(env, name_of_unit, key, status, obj=None if status == "changed" else obj)
+
+
+def gone(unit: str, *titles: str) -> list[ObjectDiff]:
+    return [unit_object(unit, t, "removed") for t in titles]
+
+
+def refusals(objects: list[ObjectDiff], counts: dict[str, int], **options: Any) -> list[str]:
+    """The delete guard on a diff made by hand (`counts`: the objects each unit had): each
+    refusal as "file: message", [] when it lets the publish through."""
+    opts = publishing.PublishOptions(Path("values"), "gitops.git", "main", **options)
+    try:
+        publishing._guard(TreeDiff(objects, sorted(counts), counts), opts)
+    except FindingsError as e:
+        assert {(f.code, f.hint) for f in e.findings} == {("PUB001", GUARD_HINT)}
+        return [f"{f.location}: {f.message}" for f in e.findings]
+    return []
+
+
+def test_guard_lets_a_unit_lose_exactly_its_share_and_refuses_more() -> None:
+    """Added and changed objects are no deletions: 2 of 4 objects go, 50 %."""
+    unit = "overlays/prod/team-a"
+    objects = [
+        unit_object(unit, "ConfigMap a/c1", "removed"),
+        unit_object(unit, "ConfigMap a/c2", "changed"),
+        unit_object(unit, "ConfigMap a/c3", "removed"),
+        unit_object(unit, "ConfigMap a/c5", "added"),
+    ]
+    assert refusals(objects, {unit: 4}) == []
+    assert refusals(objects, {unit: 4}, max_delete_share=0.5) == []
+    assert refusals(objects, {unit: 4}, max_delete_share=0.49) == [
+        "overlays/prod/team-a: publishing overlays/prod/team-a deletes 2 of its 4 objects (more "
+        "than 49%): ConfigMap a/c1, ConfigMap a/c3"
+    ]
+    assert refusals(objects, {unit: 3}) == [
+        "overlays/prod/team-a: publishing overlays/prod/team-a deletes 2 of its 3 objects (more "
+        "than 50%): ConfigMap a/c1, ConfigMap a/c3"
+    ]
+
+
+def test_guard_refuses_a_namespace_whatever_the_share() -> None:
+    one = "overlays/staging/team-a"
+    assert refusals(gone(one, "Namespace a"), {one: 10}) == [
+        "overlays/staging/team-a: publishing overlays/staging/team-a deletes Namespace a: "
+        "Namespace a"
+    ]
+    two = gone(one, "ConfigMap a/c1", "Namespace a", "Namespace a-tmp")
+    assert refusals(two, {one: 3}, max_delete_share=1.0) == [
+        "overlays/staging/team-a: publishing overlays/staging/team-a deletes Namespace a, "
+        "Namespace a-tmp: ConfigMap a/c1, Namespace a, Namespace a-tmp"
+    ]
+
+
+def test_guard_lets_everything_through_with_allow_delete() -> None:
+    unit = "overlays/prod/team-a"
+    objects = gone(unit, "ConfigMap a/c1", "Namespace a")
+    assert refusals(objects, {unit: 2}, allow_delete=True, max_delete_share=0.0) == []
+
+
+def test_guard_judges_each_unit_on_its_own() -> None:
+    """A unit within its share does not end the check: each unit over it is one finding."""
+    objects = [
+        *gone("overlays/prod/a", "ConfigMap x/c1"),
+        *gone("overlays/prod/b", "ConfigMap y/c1", "ConfigMap y/c2"),
+        *gone("overlays/staging/a", "Namespace x"),
+    ]
+    counts = {"overlays/prod/a": 3, "overlays/prod/b": 3, "overlays/staging/a": 5}
+    assert refusals(objects, counts) == [
+        "overlays/prod/b: publishing overlays/prod/b deletes 2 of its 3 objects (more than 50%): "
+        "ConfigMap y/c1, ConfigMap y/c2",
+        "overlays/staging/a: publishing overlays/staging/a deletes Namespace x: Namespace x",
+    ]
+
+
+def test_guard_names_five_objects_and_counts_the_rest() -> None:
+    def unit(n: int) -> list[ObjectDiff]:
+        return gone(f"overlays/prod/u{n}", *(f"ConfigMap u/c{i}" for i in range(1, n + 1)))
+
+    counts = {f"overlays/prod/u{n}": n for n in (5, 6, 7)}
+    first_five = "ConfigMap u/c1, ConfigMap u/c2, ConfigMap u/c3, ConfigMap u/c4, ConfigMap u/c5"
+    assert refusals([*unit(5), *unit(6), *unit(7)], counts) == [
+        "overlays/prod/u5: publishing overlays/prod/u5 deletes 5 of its 5 objects (more than "
+        f"50%): {first_five}",
+        "overlays/prod/u6: publishing overlays/prod/u6 deletes 6 of its 6 objects (more than "
+        f"50%): {first_five} and 1 more",
+        "overlays/prod/u7: publishing overlays/prod/u7 deletes 7 of its 7 objects (more than "
+        f"50%): {first_five} and 2 more",
+    ]
+
+
+def test_guard_points_at_the_values_file_of_the_first_deleted_object() -> None:
+    """The first deleted object's provenance annotation (its first file) names the values file
+    to look at; without one, the finding is about the unit."""
+    objects = [
+        unit_object(
+            "overlays/prod/a",
+            "ConfigMap a/c1",
+            "removed",
+            " values/teams/a.yaml , values/environments/prod.yaml",
+        ),
+        unit_object("overlays/prod/a", "ConfigMap a/c2", "removed", "values/teams/other.yaml"),
+        unit_object("overlays/prod/b", "ConfigMap b/c1", "removed"),
+        unit_object("overlays/prod/b", "ConfigMap b/c2", "removed", "values/teams/b.yaml"),
+        unit_object("overlays/prod/c", "ConfigMap c/c1", "removed", ""),
+    ]
+    counts = {"overlays/prod/a": 2, "overlays/prod/b": 2, "overlays/prod/c": 1}
+    assert refusals(objects, counts) == [
+        "overlays/prod/b: publishing overlays/prod/b deletes 2 of its 2 objects (more than 50%): "
+        "ConfigMap b/c1, ConfigMap b/c2",
+        "overlays/prod/c: publishing overlays/prod/c deletes 1 of its 1 objects (more than 50%): "
+        "ConfigMap c/c1",
+        "values/teams/a.yaml: publishing overlays/prod/a deletes 2 of its 2 objects (more than "
+        "50%): ConfigMap a/c1, ConfigMap a/c2",
+    ]
+
+
+def test_guard_judges_a_unit_without_a_count_by_its_namespaces_alone() -> None:
+    """A diff that did not count a unit's committed objects: no share is known, so only a
+    deleted Namespace refuses the unit."""
+    unit = "overlays/prod/team-a"
+    assert refusals(gone(unit, "ConfigMap a/c1", "ConfigMap a/c2"), {}) == []
+    assert refusals(gone(unit, "ConfigMap a/c1", "Namespace a"), {}) == [
+        "overlays/prod/team-a: publishing overlays/prod/team-a deletes Namespace a: "
+        "ConfigMap a/c1, Namespace a"
+    ]
+
+
+def test_guard_points_at_the_unit_of_a_deletion_without_its_object() -> None:
+    """A deletion the diff names by key alone (no object body): no values file to point at."""
+    keyed = ObjectDiff("prod", "team-a", ("v1", "ConfigMap", "a", "c1"), "removed")
+    assert refusals([keyed], {"overlays/prod/team-a": 1}) == [
+        "overlays/prod/team-a: publishing overlays/prod/team-a deletes 1 of its 1 objects (more "
+        "than 50%): ConfigMap a/c1"
+    ]
+
+
+def test_where_is_the_first_file_of_the_annotation_else_the_unit() -> None:
+    unit = "overlays/prod/a"
+    assert publishing._where("values/teams/a.yaml", unit) == Location("values/teams/a.yaml")
+    both = " values/teams/a.yaml , values/environments/prod.yaml"
+    assert publishing._where(both, unit) == Location("values/teams/a.yaml")
+    assert publishing._where("", unit) == Location("overlays/prod/a")
+    assert publishing._where(" ", unit) == Location("overlays/prod/a")
+
+
+SOURCE_COMMIT = "0123456789abcdef0123456789abcdef01234567"
+WITH_TOKEN = "https://ci-bot:s3cr3t@git.example.com/fleet/values.git"
+
+
+def test_message_names_the_source_and_each_changed_unit(tmp_path: Path) -> None:
+    repo = repos.init(tmp_path / "values-repo")
+    repos.git(repo, "remote", "add", "origin", WITH_TOKEN)
+    opts = publishing.PublishOptions(repo / "values", "gitops.git", "main")
+    units = ["overlays/prod/a", "overlays/staging/b"]
+    assert publishing._message(opts, repo, SOURCE_COMMIT, units) == (
+        "accel-gitops: render 0123456789ab (2 units changed)\n"
+        "\n"
+        f"Rendered by accel-gitops {__version__} from https://git.example.com/fleet/values.git "
+        "at 0123456789abcdef0123456789abcdef01234567.\n"
+        "\n"
+        "Changed units (2):\n"
+        "- overlays/prod/a\n"
+        "- overlays/staging/b\n"
+        "\n"
+        "Source-Commit: 0123456789abcdef0123456789abcdef01234567\n"
+    )
+
+
+def test_message_subject_is_the_given_one_stripped_else_the_default(tmp_path: Path) -> None:
+    repo = repos.init(tmp_path / "values-repo")
+    opts = publishing.PublishOptions(repo / "values", "gitops.git", "main")
+    given = dataclasses.replace(opts, message="  ml-team <gives> back 2 & more \n")
+    assert publishing._message(given, repo, SOURCE_COMMIT, []) == (
+        "ml-team <gives> back 2 & more\n"
+        "\n"
+        f"Rendered by accel-gitops {__version__} from {repo} "
+        "at 0123456789abcdef0123456789abcdef01234567.\n"
+        "\n"
+        "Source-Commit: 0123456789abcdef0123456789abcdef01234567\n"
+    )
+    blank = dataclasses.replace(opts, message=" \n")
+    text = publishing._message(blank, repo, SOURCE_COMMIT, ["overlays/prod/a"])
+    assert text.splitlines()[0] == "accel-gitops: render 0123456789ab (1 units changed)"
+
+
+def test_message_lists_a_hundred_units_and_counts_the_rest(tmp_path: Path) -> None:
+    repo = repos.init(tmp_path / "values-repo")
+    opts = publishing.PublishOptions(repo / "values", "gitops.git", "main")
+    units = [f"overlays/prod/u{i:03}" for i in range(102)]
+    lines = publishing._message(opts, repo, SOURCE_COMMIT, units).splitlines()
+    assert lines[0] == "accel-gitops: render 0123456789ab (102 units changed)"
+    assert lines[4:6] == ["Changed units (102):", "- overlays/prod/u000"]
+    assert lines[104:] == [
+        "- overlays/prod/u099",
+        "- ... and 2 more",
+        "",
+        "Source-Commit: 0123456789abcdef0123456789abcdef01234567",
+    ]
+
+
+def test_source_name_is_the_origin_url_without_credentials_else_the_folder(
+    tmp_path: Path,
+) -> None:
+    repo = repos.init(tmp_path / "values-repo")
+    assert publishing._source_name(repo) == str(repo)
+    repos.git(repo, "remote", "add", "origin", WITH_TOKEN)
+    assert publishing._source_name(repo) == "https://git.example.com/fleet/values.git"
+    for url, shown in (
+        ("ssh://git@git.example.com:2222/values.git", "ssh://git.example.com:2222/values.git"),
+        ("git@git.example.com:fleet/values.git", "git@git.example.com:fleet/values.git"),
+        ("https://git.example.com/values.git", "https://git.example.com/values.git"),
+    ):
+        repos.git(repo, "remote", "set-url", "origin", url)
+        assert publishing._source_name(repo) == shown
+
+
+@pytest.fixture
+def no_git_identity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """git knows no user.email (an empty home, no global or system config): the home."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for key in ("XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_COUNT"):
+        monkeypatch.delenv(key, raising=False)
+    return home
+
+
+def test_identity_is_accel_gitops_when_git_has_none(tmp_path: Path, no_git_identity: Path) -> None:
+    clone = repos.init(tmp_path / "clone")
+    assert publishing._identity(clone) == [
+        "-c",
+        "user.name=accel-gitops",
+        "-c",
+        "user.email=accel-gitops@localhost",
+    ]
+
+
+def test_identity_git_has_for_the_clone_wins(tmp_path: Path, no_git_identity: Path) -> None:
+    """An email in the clone's own config, or in the user's: git commits as that identity."""
+    clone = repos.init(tmp_path / "clone")
+    repos.git(clone, "config", "user.email", "ops@example.com")
+    assert publishing._identity(clone) == []
+    (no_git_identity / ".gitconfig").write_text("[user]\n\temail = me@example.com\n")
+    assert publishing._identity(repos.init(tmp_path / "other")) == []
+
+
+def test_head_is_the_commit_checked_out_or_none(tmp_path: Path) -> None:
+    repo = repos.init(tmp_path / "repo")
+    assert publishing._head(repo) is None
+    head = repos.commit_all(repo, "first")
+    assert len(head) == 40
+    assert publishing._head(repo) == head
+
+
+def test_fetch_returns_the_head_the_branch_has_on_the_remote_now(
+    tmp_path: Path, remote: Path
+) -> None:
+    clone = tmp_path / "clone"
+    repos.git(tmp_path, "clone", "-q", str(remote), str(clone))
+    before = repos.git(clone, "rev-parse", "HEAD")
+    moved = push_files(remote, {"OTHER.md": "someone else\n"}, "competing commit")
+    assert moved != before
+    assert publishing._fetch(clone, "main") == moved
+    assert repos.git(clone, "rev-parse", "HEAD") == before  # fetched, nothing checked out
+    assert publishing._fetch(clone, "rendered") is None  # the remote has no such branch
+
+
+def test_source_commit_is_the_head_when_the_values_are_committed(tmp_path: Path) -> None:
+    repo = repos.init(tmp_path / "repo")
+    values = repo / "values"
+    values.mkdir()
+    (values / "fleet.yaml").write_text("a: 1\n")
+    head = repos.commit_all(repo, "values")
+    (repo / "NOTES.md").write_text("not values\n")  # a change outside the values: no matter
+    assert publishing._source_commit(repo, values) == head
+    (values / "fleet.yaml").write_text("a: 2\n")
+    with pytest.raises(UsageError) as err:
+        publishing._source_commit(repo, values)
+    assert str(err.value) == (
+        f"the values in {values} have uncommitted changes; commit them first (a publish names "
+        "the source commit it was rendered from)"
+    )
+
+
+def test_source_commit_refuses_a_repository_without_a_commit(tmp_path: Path) -> None:
+    repo = repos.init(tmp_path / "repo")
+    values = repo / "values"
+    values.mkdir()
+    with pytest.raises(UsageError) as err:
+        publishing._source_commit(repo, values)
+    assert str(err.value) == f"{repo} has no commit yet; commit the values first"
+
+
+@pytest.fixture
+def dest(tmp_path: Path) -> Path:
+    """Where _checkout puts the clone: a folder of its own, as publish's temporary folder."""
+    (tmp_path / "publish-tmp").mkdir()
+    return tmp_path / "publish-tmp" / "gitops"
+
+
+def test_checkout_clones_the_branch_alone_without_tags(
+    tmp_path: Path, remote: Path, dest: Path
+) -> None:
+    head = push_files(remote, {"overlays/prod/a/kustomization.yaml": "resources: []\n"}, "render")
+    repos.git(remote, "branch", "other", "main~1")
+    repos.git(remote, "tag", "v1", "main")
+    assert publishing._checkout(str(remote), "main", dest) == dest
+    assert repos.git(dest, "rev-parse", "HEAD") == head
+    assert repos.git(dest, "symbolic-ref", "HEAD") == "refs/heads/main"
+    assert repos.git(dest, "branch", "--remotes") == "origin/HEAD -> origin/main\n  origin/main"
+    assert repos.git(dest, "tag") == ""
+    assert (dest / "overlays/prod/a/kustomization.yaml").read_text() == "resources: []\n"
+
+
+def test_checkout_of_a_new_branch_is_an_empty_repository_on_it(remote: Path, dest: Path) -> None:
+    assert publishing._checkout(str(remote), "rendered", dest) == dest
+    assert os.listdir(dest) == [".git"]
+    assert repos.git(dest, "symbolic-ref", "HEAD") == "refs/heads/rendered"
+    assert repos.git(dest, "remote", "get-url", "origin") == str(remote)
+    assert repos.git(dest, "status", "--porcelain") == ""
+
+
+def test_checkout_of_an_unreadable_repository_says_so(tmp_path: Path, dest: Path) -> None:
+    nowhere = tmp_path / "nowhere.git"
+    with pytest.raises(UsageError) as err:
+        publishing._checkout(str(nowhere), "main", dest)
+    assert str(err.value).startswith(
+        f"cannot read the GitOps repository {nowhere}: fatal: '{nowhere}' does not appear to be "
+        "a git repository\n"
+    )
+    assert not dest.exists()
+
+
+def test_checkout_ignores_the_git_config_of_the_folder_it_is_started_in(
+    tmp_path: Path, remote: Path, dest: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """publish is usually started inside the values' repository: its git config (here a URL
+    rewrite) must not change which repository is read. (_checkout only reads, clones and
+    creates: starting it inside a repository made here is safe.)"""
+    here = repos.init(tmp_path / "values-repo")
+    repos.git(here, "config", f"url.{tmp_path / 'nowhere.git'}.insteadOf", str(remote))
+    monkeypatch.chdir(here)
+    head = repos.git(remote, "rev-parse", "main")
+    assert publishing._checkout(str(remote), "main", dest) == dest
+    assert repos.git(dest, "rev-parse", "HEAD") == head
