@@ -2,10 +2,12 @@
 
 A values check takes one layer's resolved values (the base, or one environment) and yields
 findings; a manifest rule takes an environment's values and one unit's objects as kustomize built
-them. Both are plain data: each module lists its own in CHECKS (or RULES), a code and summary beside
-the function, and `policy/registry.py` lists the modules, so importing a module never changes what
-runs. The functions carry no decorator on purpose: mutmut (`make mutation`) does not mutate a
-decorated function, so a rule registered by decorator would never be mutation-tested.
+them. Both are plain data: each module lists its own in CHECKS (or RULES), each function with its
+code and summary, and `policy/registry.py` lists the modules, so importing a module never changes
+what runs. The functions carry no decorator on purpose: mutmut (`make mutation`) does not mutate a
+decorated function (source: boxed/mutmut, mutmut/mutation/file_mutation.py, 3.8.1: only
+@staticmethod and @classmethod are mutated), so a rule registered by decorator would never be
+mutation-tested.
 
 Checks run on the base layer and on every environment; identical findings of several layers are
 reported once, naming the environments they apply to in `Finding.envs` (`findings.merge_layers`),

@@ -22,7 +22,6 @@ from tests.fixtures import SIM_FLEET, tree
 
 pytestmark = pytest.mark.xdist_group("control-plane")
 
-FLEET = SIM_FLEET
 # Two pools: a100 as the defaults taint it; h100 with a taint key nfd-master refuses (unprefixed),
 # so its node ends up untainted (SIM002, with nfd-master's logged reason) and the probe pod with
 # no tolerations lands on it (SIM006).
@@ -61,7 +60,7 @@ def test_the_report_has_a_row_for_every_node_daemonset_probe_quota_and_track(
     tmp_path: Path, cluster: ControlPlane
 ) -> None:
     files = {
-        "fleet.yaml": FLEET,
+        "fleet.yaml": SIM_FLEET,
         "vendors/nvidia.yaml": NVIDIA,
         "teams/ml.yaml": TEAM,
     }
