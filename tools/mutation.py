@@ -302,6 +302,8 @@ def score(shards: list[Shard], equivalents: list[Equivalent]) -> tuple[list[Modu
 
 def report(shards: list[Shard], all_shards: bool, markdown: Path | None) -> int:
     equivalents = load_equivalents()
+    # A shard run alone (CI runs one per job) still owns the triage of its modules.
+    mutated = {m.removesuffix(".py").replace("/", ".") for s in shards for m in s.floors}
     scores, used = score(shards, equivalents)
     failed = False
     survivors = [
@@ -320,7 +322,11 @@ def report(shards: list[Shard], all_shards: bool, markdown: Path | None) -> int:
             f"| `{s.module}` | {s.total} | {s.killed} | {s.equivalent} | {len(s.survivors)} "
             f"| {s.score:.1f} % | {s.floor:.0f} %{mark} |"
         )
-    stale = [e for i, e in enumerate(equivalents) if i not in used] if all_shards else []
+    stale = [
+        e
+        for i, e in enumerate(equivalents)
+        if i not in used and (all_shards or e.module in mutated)
+    ]
     notes = [
         f"stale triage in {EQUIVALENTS}: {e.module} {e.function} {list(e.mutation)} "
         "matches no mutant now: remove it"
@@ -347,7 +353,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-children", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--markdown", type=Path, help="also write the table and survivors here")
     parser.add_argument("--root", type=Path, default=ROOT, help="the repository (default: here)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--json", action="store_true", help="list: the shard names as JSON")
+    args = parser.parse_intermixed_args(argv)
     markdown = args.markdown.resolve() if args.markdown else None
     os.chdir(args.root)
     shards = load_shards()
@@ -356,8 +363,12 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown shard {', '.join(unknown)}; shards: {', '.join(sorted(known))}")
     chosen = [s for s in shards if not args.shards or s.name in args.shards]
+    if args.command == "list" and args.json:
+        # The CI workflow's matrix: one job per shard.
+        print(json.dumps([s.name for s in chosen]))
+        return 0
     if args.command == "list":
-        for s in shards:
+        for s in chosen:
             print(f"{s.name}: {' '.join(s.floors)}  (tests: {' '.join(s.tests)})")
         return 0
     if args.command in ("run", "retest"):

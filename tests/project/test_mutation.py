@@ -130,6 +130,19 @@ def test_a_survivor_fails_the_floor_until_a_test_kills_it_or_it_is_triaged(
         "90 % **below floor**",
     ]
 
+    # One shard reported alone (CI runs a job per shard) still fails on its own stale triage,
+    # and says nothing of another shard's triage, whose mutants it did not read.
+    shards = root / "tests" / "mutation" / "shards.toml"
+    shards.write_text(
+        shards.read_text() + '[shard.other]\ntests = []\nmodules = { "generator/other.py" = 90 }\n'
+    )
+    other = EQUIVALENT.replace('"generator.toy"', '"generator.other"').split("\n\n")[0]
+    (root / "tests" / "mutation" / "equivalents.toml").write_text(stale + "\n" + other + "\n")
+    alone = mutation(root, "report", "toy")
+    assert alone.returncode == 1
+    assert "stale triage in tests/mutation/equivalents.toml: generator.toy clamp" in alone.stdout
+    assert "generator.other" not in alone.stdout
+
 
 def test_an_unknown_shard_is_a_usage_error(tmp_path: Path) -> None:
     proc = mutation(toy(tmp_path), "run", "toys")

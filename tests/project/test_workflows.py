@@ -3,10 +3,12 @@ properties CI relies on: least permissions, one run per branch, content-keyed ca
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -109,8 +111,28 @@ def test_mutation_testing_runs_on_a_schedule_and_on_demand_only() -> None:
     """Tens of minutes: never on a pull request; it fails below a floor (make mutation's exit)."""
     wf = _load("mutation.yaml")
     assert set(wf[True]) == {"schedule", "workflow_dispatch"}
-    assert 'make mutation SHARDS="$SHARDS"' in _runs(wf)
-    assert _load("mutation.yaml")["concurrency"]["cancel-in-progress"] is False
+    assert 'make mutation SHARDS="$SHARD"' in _runs(wf)
+    assert wf["concurrency"]["cancel-in-progress"] is False
+
+
+def test_mutation_testing_runs_one_job_per_shard() -> None:
+    """The shards come from tools/mutation.py (shards.toml), one matrix job each, none cancelling
+    the others; the job list is the tool's own answer, not a copy of the shard names."""
+    wf = _load("mutation.yaml")
+    assert "python3 tools/mutation.py list --json $SHARDS" in _runs(wf)
+    job = wf["jobs"]["mutation"]
+    assert job["needs"] == "shards"
+    assert job["strategy"] == {
+        "fail-fast": False,
+        "matrix": {"shard": "${{ fromJSON(needs.shards.outputs.shards) }}"},
+    }
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "mutation.py"), "list", "--json", "render", "diff"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(proc.stdout) == ["render", "diff"]
 
 
 def test_push_to_main_publishes() -> None:
