@@ -1,4 +1,5 @@
-"""The monitoring unit, proven with the real tools.
+"""The monitoring unit: its objects as Kubernetes receives them (built in-process from small
+values trees, written out here by hand), and proven with the real tools:
 
 - kustomize builds `overlays/<env>/monitoring` of a render;
 - promtool checks (with lint) the rule groups of every rendered PrometheusRule, and the plain
@@ -14,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
+from generator.builders.common import Component
 from generator.builders.monitoring import component as builder
 from generator.builders.monitoring import recording_rules as unified
 from generator.builders.monitoring.dashboard import queries
@@ -32,6 +35,7 @@ from tests.fixtures import (
     HYGON_Z100L,
     NVIDIA,
     OTHER_VENDORS,
+    PROD_FLEET,
     kustomize_build,
     lines,
     render_into,
@@ -95,6 +99,420 @@ def configmap(objs: list[dict[str, Any]], name: str) -> dict[str, Any]:
 
 def envs(values_dir: Path) -> list[str]:
     return sorted(values.load(values_dir).envs)
+
+
+# --------------------------------------------------------------- build: the objects, in-process
+
+# Two vendors (vendors sort by id: hygon first). NVIDIA's file names no exporter section: its
+# exporter is the catalog entry's, included by `catalog:` on line 2 (pools start on line 3).
+# Hygon's exporter section is on line 9 (tests.fixtures.HYGON_Z100L). The fleet's monitoring
+# section is on line 5.
+MONITORED_FLEET = PROD_FLEET + (
+    "monitoring:\n  prometheusSelectorLabels: {release: kps}\n  grafanaFolder: GPUs\n"
+)
+MONITORED = {
+    "vendors/nvidia.yaml": "costWeight: 1.0\ncatalog: nvidia\n" + NVIDIA,
+    "vendors/hygon.yaml": HYGON_Z100L,
+    "teams/ml.yaml": "quota: {nvidia: 4}\n",
+}
+MANAGED = {"app.kubernetes.io/managed-by": "accel-gitops"}
+SOURCE = "accel-gitops.io/source"
+
+
+def built(
+    tmp_path: Path, files: Mapping[str, str | None] | None = None, fleet: str = MONITORED_FLEET
+) -> list[Component]:
+    """The monitoring components of environment prod of a tree with only `files` (MONITORED)."""
+    root = tree(tmp_path / "repo", files or MONITORED, fleet=fleet, defaults=False)
+    return builder.build(values.load(root).envs["prod"])
+
+
+def component(comps: list[Component], name: str) -> Component:
+    [found] = [c for c in comps if c.name == name]
+    return found
+
+
+def obj(comps: list[Component], name: str, kind: str) -> dict[str, Any]:
+    """The one object of `kind` in component `name`."""
+    [found] = [o for o in component(comps, name).objects if o["kind"] == kind]
+    return found
+
+
+def test_monitoring_components_their_objects_and_where_findings_point(tmp_path: Path) -> None:
+    """Each base holds its objects; a finding about one names the values line a user edits."""
+    comps = built(tmp_path)
+    got = [
+        (
+            c.unit,
+            c.name,
+            str(c.origin),
+            [(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in c.objects],
+        )
+        for c in comps
+    ]
+    fleet = "values/fleet.yaml:5:1"  # the fleet's monitoring section
+    ns, exporters_ns = "accelerator-monitoring", "accelerator-exporters"
+    assert got == [
+        ("monitoring", "monitoring/namespace", fleet, [("Namespace", None, ns)]),
+        (
+            "monitoring",
+            "monitoring/exporters/namespace",
+            fleet,
+            [("Namespace", None, exporters_ns)],
+        ),
+        (
+            "monitoring",
+            "monitoring/exporters/hygon",
+            "values/vendors/hygon.yaml:9:1",  # its exporter section
+            [
+                ("ServiceAccount", exporters_ns, "dcu-exporter"),
+                ("ClusterRole", None, "dcu-exporter"),
+                ("ClusterRoleBinding", None, "dcu-exporter"),
+                ("DaemonSet", exporters_ns, "dcu-exporter"),
+            ],
+        ),
+        (
+            "monitoring",
+            "monitoring/exporters/nvidia",
+            "values/vendors/nvidia.yaml:2:1",  # where the catalog's exporter is included
+            [("DaemonSet", exporters_ns, "dcgm-exporter")],
+        ),
+        (
+            "monitoring",
+            "monitoring/scrape",
+            fleet,
+            [
+                ("PodMonitor", ns, "dcu-exporter"),
+                ("PodMonitor", ns, "dcgm-exporter"),
+                ("ConfigMap", ns, "accelerator-scrape-configs"),
+            ],
+        ),
+        ("monitoring", "monitoring/rules", fleet, [("PrometheusRule", ns, "accelerators-unified")]),
+        ("monitoring", "monitoring/dashboard", fleet, [("ConfigMap", ns, "accelerator-dashboard")]),
+    ]
+
+
+def test_the_monitoring_namespace_enforces_baseline_and_syncs_first(tmp_path: Path) -> None:
+    """Prometheus-side objects need no host access: baseline, warned and audited at restricted."""
+    ns = obj(built(tmp_path), "monitoring/namespace", "Namespace")
+    assert ns == {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "name": "accelerator-monitoring",
+            "labels": {
+                **MANAGED,
+                "pod-security.kubernetes.io/enforce": "baseline",
+                "pod-security.kubernetes.io/audit": "restricted",
+                "pod-security.kubernetes.io/warn": "restricted",
+            },
+            "annotations": {
+                SOURCE: "values/fleet.yaml, values/vendors/hygon.yaml, values/vendors/nvidia.yaml",
+                "argocd.argoproj.io/sync-wave": "-1",  # before the objects that live in it
+            },
+        },
+    }
+
+
+def test_the_exporter_namespace_admits_privileged_pods(tmp_path: Path) -> None:
+    """Exporters mount host paths (dcgm-exporter: pod-resources; dcu-exporter: /dev/kfd): only
+    Pod Security 'privileged' admits them, so they get a namespace of their own."""
+    ns = obj(built(tmp_path), "monitoring/exporters/namespace", "Namespace")
+    assert ns == {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "name": "accelerator-exporters",
+            "labels": {
+                **MANAGED,
+                "pod-security.kubernetes.io/enforce": "privileged",
+                "pod-security.kubernetes.io/audit": "privileged",
+                "pod-security.kubernetes.io/warn": "privileged",
+            },
+            # the vendors whose exporters run in it, not the fleet file
+            "annotations": {
+                SOURCE: "values/vendors/hygon.yaml, values/vendors/nvidia.yaml",
+                "argocd.argoproj.io/sync-wave": "-1",
+            },
+        },
+    }
+
+
+def test_an_exporter_installed_another_way_gets_no_daemonset(tmp_path: Path) -> None:
+    """`exporter.render: false`: no DaemonSet, and the exporter namespace names only the others."""
+    files = {**MONITORED, "vendors/nvidia.yaml": NVIDIA + "exporter: {render: false}\n"}
+    comps = built(tmp_path, files)
+    assert [c.name for c in comps if c.name.startswith("monitoring/exporters/")] == [
+        "monitoring/exporters/namespace",
+        "monitoring/exporters/hygon",
+    ]
+    ns = obj(comps, "monitoring/exporters/namespace", "Namespace")
+    assert ns["metadata"]["annotations"][SOURCE] == "values/vendors/hygon.yaml"
+
+
+def test_the_dcgm_exporter_daemonset_as_kubernetes_receives_it(tmp_path: Path) -> None:
+    """dcgm-exporter as upstream ships it (catalog: NVIDIA/dcgm-exporter dcgm-exporter.yaml
+    4.5.3-4.8.2), on the NVIDIA nodes, its port named so the PodMonitor finds it."""
+    labels = {
+        "app.kubernetes.io/name": "dcgm-exporter",
+        "app.kubernetes.io/component": "exporter",
+        "accel-gitops.io/vendor": "nvidia",
+    }
+    accelerator = "feature.node.kubernetes.io/accelerator"
+    assert obj(built(tmp_path), "monitoring/exporters/nvidia", "DaemonSet") == {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {
+            "name": "dcgm-exporter",
+            "namespace": "accelerator-exporters",
+            "labels": {**MANAGED, **labels},
+            "annotations": {SOURCE: "values/vendors/nvidia.yaml"},
+        },
+        "spec": {
+            "selector": {
+                "matchLabels": {
+                    "accel-gitops.io/vendor": "nvidia",
+                    "app.kubernetes.io/name": "dcgm-exporter",
+                }
+            },
+            "updateStrategy": {"type": "RollingUpdate"},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "nodeSelector": {accelerator: "nvidia-gpu"},
+                    "tolerations": [
+                        {"key": "CriticalAddonsOnly", "operator": "Exists"},
+                        {
+                            "key": accelerator,
+                            "operator": "Equal",
+                            "value": "nvidia-gpu",
+                            "effect": "NoSchedule",
+                        },
+                    ],
+                    "automountServiceAccountToken": False,  # no RBAC upstream
+                    "containers": [
+                        {
+                            "name": "dcgm-exporter",
+                            "image": "nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless",
+                            "imagePullPolicy": "IfNotPresent",
+                            "env": [
+                                {"name": "DCGM_EXPORTER_LISTEN", "value": ":9400"},
+                                {"name": "DCGM_EXPORTER_KUBERNETES", "value": "true"},
+                                {
+                                    "name": "NODE_NAME",
+                                    "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}},
+                                },
+                            ],
+                            # upstream: port name metrics 9400
+                            "ports": [
+                                {"name": "metrics", "containerPort": 9400, "protocol": "TCP"}
+                            ],
+                            "resources": {
+                                "requests": {"cpu": "100m", "memory": "128Mi"},
+                                "limits": {"cpu": "200m", "memory": "256Mi"},
+                            },
+                            "securityContext": {
+                                "runAsNonRoot": False,
+                                "runAsUser": 0,
+                                "allowPrivilegeEscalation": False,
+                                "capabilities": {"add": ["SYS_ADMIN"], "drop": ["ALL"]},
+                            },
+                            "volumeMounts": [
+                                {
+                                    "name": "pod-gpu-resources",
+                                    "mountPath": "/var/lib/kubelet/pod-resources",
+                                    "readOnly": True,
+                                }
+                            ],
+                        }
+                    ],
+                    "volumes": [
+                        {
+                            "name": "pod-gpu-resources",
+                            "hostPath": {"path": "/var/lib/kubelet/pod-resources"},
+                        }
+                    ],
+                },
+            },
+        },
+    }
+
+
+def test_a_host_network_exporter_declares_its_host_port_and_runs_as_its_service_account(
+    tmp_path: Path,
+) -> None:
+    """dcu-exporter (catalog: fossabot/dcu-exporter dcu-exporter-v2.yaml) uses the host network
+    and lists pods: its port is also the host's, its ServiceAccount is in its namespace."""
+    comps = built(tmp_path)
+    labels = {
+        **MANAGED,
+        "app.kubernetes.io/name": "dcu-exporter",
+        "app.kubernetes.io/component": "exporter",
+        "accel-gitops.io/vendor": "hygon",
+    }
+    assert obj(comps, "monitoring/exporters/hygon", "ServiceAccount") == {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {
+            "name": "dcu-exporter",
+            "namespace": "accelerator-exporters",
+            "labels": labels,
+            "annotations": {SOURCE: "values/vendors/hygon.yaml"},
+        },
+    }
+    binding = obj(comps, "monitoring/exporters/hygon", "ClusterRoleBinding")
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "dcu-exporter", "namespace": "accelerator-exporters"}
+    ]
+    ds = obj(comps, "monitoring/exporters/hygon", "DaemonSet")
+    assert ds["metadata"]["namespace"] == "accelerator-exporters"
+    pod = ds["spec"]["template"]["spec"]
+    assert (pod["hostNetwork"], pod["serviceAccountName"]) == (True, "dcu-exporter")
+    # The API server defaults hostPort to containerPort on the host network: said here, so what
+    # Argo CD compares is what the cluster holds. Upstream: port metrics 16080.
+    [container] = pod["containers"]
+    assert container["ports"] == [
+        {"name": "metrics", "containerPort": 16080, "protocol": "TCP", "hostPort": 16080}
+    ]
+
+
+def test_the_pod_monitor_as_kubernetes_receives_it(tmp_path: Path) -> None:
+    """In the monitoring namespace, with the labels the fleet's Prometheus selects by."""
+    scrape = component(built(tmp_path), "monitoring/scrape").objects
+    assert scrape[1] == {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PodMonitor",
+        "metadata": {
+            "name": "dcgm-exporter",
+            "namespace": "accelerator-monitoring",
+            "labels": {
+                **MANAGED,
+                "release": "kps",  # monitoring.prometheusSelectorLabels
+                "app.kubernetes.io/component": "scrape",
+                "accel-gitops.io/vendor": "nvidia",
+            },
+            "annotations": {SOURCE: "values/vendors/nvidia.yaml"},
+        },
+        "spec": {
+            "namespaceSelector": {"matchNames": ["accelerator-exporters"]},
+            "selector": {
+                "matchLabels": {
+                    "accel-gitops.io/vendor": "nvidia",
+                    "app.kubernetes.io/name": "dcgm-exporter",
+                }
+            },
+            "podMetricsEndpoints": [
+                {
+                    "port": "metrics",
+                    "path": "/metrics",
+                    "honorLabels": True,
+                    "relabelings": [
+                        {"action": "replace", "targetLabel": "gpu_brand", "replacement": "nvidia"},
+                        {"action": "replace", "targetLabel": "vendor", "replacement": "nvidia"},
+                        {
+                            "action": "replace",
+                            "sourceLabels": ["__meta_kubernetes_pod_node_name"],
+                            "targetLabel": "node",
+                        },
+                        {
+                            "action": "replace",
+                            "sourceLabels": ["__meta_kubernetes_pod_name"],
+                            "targetLabel": "exporter_pod",
+                        },
+                        {
+                            "action": "replace",
+                            "sourceLabels": ["__meta_kubernetes_namespace"],
+                            "targetLabel": "exporter_namespace",
+                        },
+                        {"action": "labeldrop", "regex": "pod|namespace|container"},
+                    ],
+                    "metricRelabelings": [
+                        {
+                            "action": "replace",
+                            "sourceLabels": ["Hostname"],
+                            "regex": "(.+)",
+                            "targetLabel": "node",
+                            "replacement": "$1",
+                        }
+                    ],
+                }
+            ],
+        },
+    }
+
+
+def test_the_scrape_configs_configmap_as_kubernetes_receives_it(tmp_path: Path) -> None:
+    """The plain Prometheus jobs, one per exporter, in a ConfigMap a hand-run Prometheus mounts."""
+    cm = obj(built(tmp_path), "monitoring/scrape", "ConfigMap")
+    assert {k: v for k, v in cm.items() if k != "data"} == {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "accelerator-scrape-configs",
+            "namespace": "accelerator-monitoring",
+            # no Prometheus selector labels: no operator reads it
+            "labels": {**MANAGED, "app.kubernetes.io/component": "scrape"},
+            "annotations": {
+                SOURCE: "values/fleet.yaml, values/vendors/hygon.yaml, values/vendors/nvidia.yaml"
+            },
+        },
+    }
+    [key] = cm["data"]
+    jobs = yaml.safe_load(cm["data"][key])["scrape_configs"]
+    assert (key, [j["job_name"] for j in jobs]) == (
+        "scrape-configs.yaml",
+        ["accelerators/hygon/dcu-exporter", "accelerators/nvidia/dcgm-exporter"],
+    )
+
+
+def test_the_prometheus_rule_as_kubernetes_receives_it(tmp_path: Path) -> None:
+    """Selected by the fleet's Prometheus; its quota rules come from the team files too."""
+    rule = obj(built(tmp_path), "monitoring/rules", "PrometheusRule")
+    assert (rule["apiVersion"], rule["kind"], list(rule["spec"])) == (
+        "monitoring.coreos.com/v1",
+        "PrometheusRule",
+        ["groups"],
+    )
+    assert rule["metadata"] == {
+        "name": "accelerators-unified",
+        "namespace": "accelerator-monitoring",
+        "labels": {**MANAGED, "release": "kps", "app.kubernetes.io/component": "recording-rules"},
+        "annotations": {
+            SOURCE: "values/fleet.yaml, values/teams/ml.yaml, values/vendors/hygon.yaml, "
+            "values/vendors/nvidia.yaml"
+        },
+    }
+
+
+def test_the_dashboard_configmap_as_the_grafana_sidecar_reads_it(tmp_path: Path) -> None:
+    """The sidecar loads ConfigMaps labelled grafana_dashboard into the folder annotated."""
+    cm = obj(built(tmp_path), "monitoring/dashboard", "ConfigMap")
+    assert (cm["apiVersion"], cm["kind"], list(cm["data"])) == (
+        "v1",
+        "ConfigMap",
+        ["accelerators.json"],
+    )
+    assert cm["metadata"] == {
+        "name": "accelerator-dashboard",
+        "namespace": "accelerator-monitoring",
+        "labels": {**MANAGED, "grafana_dashboard": "1", "app.kubernetes.io/component": "dashboard"},
+        "annotations": {
+            SOURCE: "values/fleet.yaml, values/vendors/hygon.yaml, values/vendors/nvidia.yaml",
+            "grafana_folder": "GPUs",
+        },
+    }
+
+
+def test_without_a_monitoring_section_the_fleet_file_is_no_source_and_no_folder_is_named(
+    tmp_path: Path,
+) -> None:
+    """Defaults only: the objects name the vendor files alone, the dashboard no Grafana folder."""
+    comps = built(tmp_path, fleet=PROD_FLEET)
+    vendors = "values/vendors/hygon.yaml, values/vendors/nvidia.yaml"
+    ns = obj(comps, "monitoring/namespace", "Namespace")
+    assert ns["metadata"]["annotations"][SOURCE] == vendors
+    board = obj(comps, "monitoring/dashboard", "ConfigMap")
+    assert board["metadata"]["annotations"] == {SOURCE: vendors}
 
 
 # ------------------------------------------------------------------------ kustomize, promtool check
