@@ -165,6 +165,6 @@ def _exporter_components(view: FleetView, conf: Settings, exps: list[Exporter]) 
                 ports=[port],
             )
         )
-        comp_origin = vendor.doc.anchor(("exporter",), ("pools",))
+        comp_origin = vendor.doc.anchor(("exporter",))
         out.append(Component(UNIT, f"{UNIT}/exporters/{vendor.id}", objs, origin=comp_origin))
     return out
