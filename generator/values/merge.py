@@ -52,11 +52,16 @@ class Doc:
             probe = probe[:-1]
 
     def anchor(self, *paths: YamlPath) -> Location:
-        """Where a user edits this entity: the first of `paths` set in a values file (not the
-        built-in catalog), else the top of the entity's own file."""
-        for path in paths:
-            loc = self.locate(path, key=True)
-            if loc.file in self.sources:
+        """Where a user edits this entity: the first of `paths` that is set, or has a parent set
+        (the entity's top excluded), in a values file (not the built-in catalog); else where the
+        entity itself is declared (an environment's `vendors: {nvidia: ...}` key); else the top
+        of the entity's own file.
+
+        `locate` alone would answer a path nothing sets with the entity's first key, so the
+        search would stop at the first path and never reach a later one."""
+        for path in [*(p[:n] for p in paths for n in range(len(p), 0, -1)), ()]:
+            loc = self.keys.get(path) or self.values.get(path)
+            if loc is not None and loc.file in self.sources:
                 return loc
         if self.sources:
             return Location(self.sources[0], 1, 1)
