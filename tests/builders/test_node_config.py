@@ -18,7 +18,7 @@ NODE_PATCH_OPTIONS = "ServerSideApply=true,Validate=false,Prune=false,Delete=fal
 
 MANAGED = {"app.kubernetes.io/managed-by": "accel-gitops"}
 NFD = "feature.node.kubernetes.io/"
-A100_IDS = ["20b0", "20b1", "20b2", "20b3", "20b5", "20b8", "20f1"]
+A100_IDS = ["20b0", "20b1", "20b2", "20b3", "20b5", "20b8", "20f0", "20f1", "20f2"]
 H100_IDS = ["2313", "2321", "2330", "2331", "2336", "2337", "2338", "2339", "233d"]
 NVIDIA_TAINT = {"key": NFD + "accelerator", "value": "nvidia-gpu", "effect": "NoSchedule"}
 NVIDIA_LABELS = {NFD + "accelerator": "nvidia-gpu", NFD + "gpu-brand": "nvidia"}
@@ -369,6 +369,22 @@ pools:
     assert [r["matchFeatures"] for r in rule["spec"]["rules"]] == [
         [pci("10de", {"op": "InRegexp", "value": ["^03", "^12"]}, ["aa01", "ff09"])],
         [pci("10de", {"op": "In", "value": ["0302", "0b40"]}, ["ff08"])],
+    ]
+
+
+def test_a_vendor_file_adds_a_device_id_to_a_catalog_model(tmp_path: Path) -> None:
+    """docs/node-config.md: a site whose K100-AI cards show 6210 (the community guide's ID, not
+    the registry's 6211) lists both in its vendor file, with its own source."""
+    hygon = """\
+devicePlugin: {image: r/dcu, version: v1}
+pciModels:
+  K100-AI: {classes: ['0b40'], devices: ['6211', '6210'], source: lspci on our nodes}
+pools:
+  - {name: k100ai, model: K100-AI, devicesPerNode: 8, nodes: [n1]}
+"""
+    [rule] = only(node_config.build(view_of(tmp_path, {"vendors/hygon.yaml": hygon}))).objects
+    assert [r["matchFeatures"] for r in rule["spec"]["rules"]] == [
+        [pci("1d94", {"op": "In", "value": ["0b40"]}, ["6210", "6211"])]
     ]
 
 
