@@ -90,7 +90,7 @@ def _key(item: dict[str, Any]) -> tuple[str, str, str, str]:
 
 _HINTS = {
     "taint": "give the taint key a prefix NFD accepts (e.g. feature.node.kubernetes.io/<name> or "
-    "example.com/<name>; not kubernetes.io or k8s.io)",
+    "example.com/<name>; not kubernetes.io or a subdomain of it)",
     "label": "use a label key NFD may set: no prefix (NFD adds feature.node.kubernetes.io/), or "
     "a prefix outside kubernetes.io, or feature.node.kubernetes.io/",
 }

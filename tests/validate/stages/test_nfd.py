@@ -278,6 +278,23 @@ def test_validate_reports_an_unprefixed_taint_at_the_vendor_file(tmp_path: Path)
         "$.taints",
     )
     assert "unprefixed keys are not allowed" in nfd[0]["message"]
+    assert nfd[0]["hint"] == (
+        "give the taint key a prefix NFD accepts (e.g. feature.node.kubernetes.io/<name> or "
+        "example.com/<name>; not kubernetes.io or a subdomain of it)"
+    )
+
+
+def test_a_k8s_io_prefix_is_one_nfd_accepts(tmp_path: Path) -> None:
+    """NFD v0.19.0 refuses only kubernetes.io and its subdomains (validate.go Label, Taint): a
+    k8s.io label and taint are set as written, so validate reports nothing."""
+    nvidia = (
+        "pools:\n  - name: a100\n    model: A100\n    devicesPerNode: 4\n"
+        "    nodes: [nvidia-node-01, nvidia-node-02]\n    labels: {gpu.k8s.io/class: train}\n"
+        "taints:\n  - {key: gpu.k8s.io/accelerator, value: nvidia-gpu, effect: NoSchedule}\n"
+    )
+    code, doc = validate_json(nfd_tree(tmp_path, {"vendors/nvidia.yaml": nvidia}))
+    assert [f for f in doc["findings"] if f["code"] == "NFD001"] == []
+    assert code == 0, doc["findings"]
 
 
 def test_a_committed_rule_nfd_refuses_is_reported_even_when_the_values_have_errors(
