@@ -5,15 +5,23 @@ scheduling backend and routing (issue 5)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from generator.builders import workloads
+from generator.builders.common import identity
+from generator.findings import Location
 from generator.render.stage import RenderOptions, render
+from generator.values import loader as values
+from generator.values.model import FleetView, Team
 from tests.fixtures import (
+    AMD_MI250X,
     CAMBRICON_MLU370,
     FLEET,
+    HYGON_Z100L,
     INFERENCE,
     PROD_FLEET,
     assert_units_build_exactly,
@@ -368,3 +376,781 @@ def test_every_unit_builds_under_each_backend_and_routing(backend: str, tmp_path
         assert mixed["spec"]["queue"] == "default"
     else:
         assert not mixed  # Kueue cannot account a Volcano Job (SCH002)
+
+
+# ---- the builder functions on small trees: every object written out by hand -----------------
+#
+# The objects are compared as JSON text: render writes their keys in the order they are built
+# (yamlio.dump, sort_keys=False), so a key moved is a changed file a reviewer sees.
+
+MANAGED = {"app.kubernetes.io/managed-by": "accel-gitops"}
+SOURCE = "accel-gitops.io/source"
+WAVE = "argocd.argoproj.io/sync-wave"
+TEAM_LABEL = "accel-gitops.io/team"
+NFD = "feature.node.kubernetes.io/"
+NVIDIA_TOLERATION = {
+    "key": NFD + "accelerator",
+    "operator": "Equal",
+    "value": "nvidia-gpu",
+    "effect": "NoSchedule",
+}
+RESTRICTED_POD = {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
+RESTRICTED_CTR = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+BASELINE_POD = {"seccompProfile": {"type": "RuntimeDefault"}}
+BASELINE_CTR = {"allowPrivilegeEscalation": False}
+
+
+def view_of(tmp_path: Path, files: dict[str, str], scheduling: str = "") -> FleetView:
+    """The prod view of a tree holding PROD_FLEET (plus `scheduling`, a YAML line) and `files`
+    alone; quotas may overcommit."""
+    fleet = PROD_FLEET + "capacity: {allowOvercommit: true}\n" + scheduling
+    return values.load(tree(tmp_path, files, fleet=fleet, defaults=False)).envs["prod"]
+
+
+def written(obj: Any) -> str:
+    """`obj` as text in the order of its keys, as render writes it."""
+    return json.dumps(obj, indent=1)
+
+
+def only_team(view: FleetView) -> Team:
+    [team] = view.teams
+    return team
+
+
+def meta(name: str, namespace: str | None = None, **labels: str) -> dict[str, Any]:
+    """metadata of a team ml object from values/teams/ml.yaml."""
+    out: dict[str, Any] = {"name": name}
+    if namespace:
+        out["namespace"] = namespace
+    out["labels"] = {**MANAGED, TEAM_LABEL: "ml", **labels}
+    out["annotations"] = {SOURCE: "values/teams/ml.yaml"}
+    return out
+
+
+def queue_meta(namespace: str | None = None) -> dict[str, Any]:
+    """metadata of team ml's queues: synced one wave before the workloads (wave -1)."""
+    out = meta("team-ml", namespace)
+    out["annotations"][WAVE] = "-1"
+    return out
+
+
+def template_labels(job: str, vendor: str) -> dict[str, str]:
+    return {TEAM_LABEL: "ml", "app.kubernetes.io/name": job, "accel-gitops.io/vendor": vendor}
+
+
+# ---- _pod_spec, security_contexts, workload_mounts: a batch/v1 Job's pod -----------------------
+
+# Two NVIDIA pools: A100 (vendor taint) and H100 with a taint of its own; the vendor's
+# workloadMounts, one read-only.
+NVIDIA_MOUNTS = """\
+pools:
+  - {name: a100, model: A100, devicesPerNode: 8, nodes: [g1]}
+  - name: h100
+    model: H100
+    devicesPerNode: 8
+    nodes: [g2]
+    taints: [{key: example.com/h100, effect: NoSchedule}]
+workloadMounts:
+  - {name: driver, path: /usr/local/driver, readOnly: true}
+  - {name: scratch, path: /scratch}
+"""
+FULL_JOB = """\
+podSecurity: restricted
+namespaces: [ml-a, ml-b]
+quota: {nvidia: 8}
+jobs:
+  train:
+    vendor: nvidia
+    devices: 2
+    model: A100
+    namespace: ml-b
+    parallelism: 3
+    completions: 6
+    backoffLimit: 5
+    command: [python, train.py]
+    args: [--epochs, "3"]
+    env: {B: "2", A: "1"}
+    resources: {requests: {memory: 8Gi}, limits: {memory: 16Gi}}
+    nodeSelector: {zone: z1}
+    images: {nvidia: r/train:cuda}
+"""
+
+
+def test_batch_job_written_out_with_every_pod_setting(tmp_path: Path) -> None:
+    """A batch/v1 Job under the quota backend: the job's settings, its pod's container (command,
+    args, env sorted, requests over the defaults, limits, the devices in both, restricted
+    contexts, the vendor's mounts), the vendor and model in the nodeSelector with the job's own
+    label (NFD prefixes), a toleration per pool taint, restartPolicy Never."""
+    view = view_of(tmp_path, {"vendors/nvidia.yaml": NVIDIA_MOUNTS, "teams/ml.yaml": FULL_JOB})
+    objs, _ = workloads.team_objects(view, only_team(view))
+    container = {
+        "name": "train",
+        "image": "r/train:cuda",
+        "command": ["python", "train.py"],
+        "args": ["--epochs", "3"],
+        "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}],
+        "resources": {
+            "requests": {"cpu": "1", "memory": "8Gi", "nvidia.com/gpu": 2},
+            "limits": {"memory": "16Gi", "nvidia.com/gpu": 2},
+        },
+        "securityContext": RESTRICTED_CTR,
+        "volumeMounts": [
+            {"name": "driver", "mountPath": "/usr/local/driver", "readOnly": True},
+            {"name": "scratch", "mountPath": "/scratch", "readOnly": False},
+        ],
+    }
+    pod = {
+        "containers": [container],
+        "nodeSelector": {
+            NFD + "accelerator": "nvidia-gpu",
+            NFD + "gpu-model": "A100",
+            NFD + "zone": "z1",
+        },
+        "restartPolicy": "Never",
+        "securityContext": RESTRICTED_POD,
+        "tolerations": [
+            NVIDIA_TOLERATION,
+            {"key": "example.com/h100", "operator": "Exists", "effect": "NoSchedule"},
+        ],
+        "volumes": [
+            {"name": "driver", "hostPath": {"path": "/usr/local/driver", "type": "Directory"}},
+            {"name": "scratch", "hostPath": {"path": "/scratch", "type": "Directory"}},
+        ],
+    }
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": meta("train", "ml-b"),
+        "spec": {
+            "parallelism": 3,
+            "completions": 6,
+            "backoffLimit": 5,
+            "template": {"metadata": {"labels": template_labels("train", "nvidia")}, "spec": pod},
+        },
+    }
+    assert written(objs) == written([job])
+
+
+def test_baseline_pod_without_settings_gets_defaults_and_no_optional_keys(
+    tmp_path: Path,
+) -> None:
+    """Pod Security baseline: seccomp and no privilege escalation only (root images start); no
+    command, args, env, limits beyond the devices; a node-patch fleet labels nodes without the
+    NFD prefix; completions default to parallelism, backoffLimit to 3."""
+    text = (
+        "podSecurity: baseline\nquota: {nvidia: 4}\n"
+        "jobs:\n  train:\n    vendor: nvidia\n    images: {nvidia: r/t:1}\n"
+    )
+    view = view_of(
+        tmp_path,
+        {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": text},
+        "nodeConfig: {method: node-patch}\n",
+    )
+    [job] = workloads.team_objects(view, only_team(view))[0]
+    pod = {
+        "containers": [
+            {
+                "name": "train",
+                "image": "r/t:1",
+                "resources": {
+                    "requests": {"cpu": "1", "memory": "2Gi", "nvidia.com/gpu": 1},
+                    "limits": {"nvidia.com/gpu": 1},
+                },
+                "securityContext": BASELINE_CTR,
+            }
+        ],
+        "nodeSelector": {"accelerator": "nvidia-gpu"},
+        "restartPolicy": "Never",
+        "securityContext": BASELINE_POD,
+        "tolerations": [NVIDIA_TOLERATION],
+    }
+    assert written(job["spec"]) == written(
+        {
+            "parallelism": 1,
+            "completions": 1,
+            "backoffLimit": 3,
+            "template": {"metadata": {"labels": template_labels("train", "nvidia")}, "spec": pod},
+        }
+    )
+    assert job["metadata"] == meta("train", "ml")
+
+
+def test_vendor_mounts_only_for_pods_with_devices_that_accept_them(tmp_path: Path) -> None:
+    """The vendor's workloadMounts go to pods that request devices (docs/workloads.md); a pod
+    without devices requests no accelerator and has no limits; `vendorMounts: false` opts out."""
+    text = """\
+quota: {nvidia: 4}
+jobs:
+  cpu-only:
+    vendor: nvidia
+    devices: 0
+    images: {nvidia: r/t:1}
+  opted-out:
+    vendor: nvidia
+    vendorMounts: false
+    images: {nvidia: r/t:1}
+"""
+    view = view_of(tmp_path, {"vendors/nvidia.yaml": NVIDIA_MOUNTS, "teams/ml.yaml": text})
+    specs = pods(workloads.team_objects(view, only_team(view))[0])
+    for name in ("cpu-only", "opted-out"):
+        assert "volumes" not in specs[name]
+        assert "volumeMounts" not in specs[name]["containers"][0]
+    assert specs["cpu-only"]["containers"][0]["resources"] == {
+        "requests": {"cpu": "1", "memory": "2Gi"}
+    }
+    assert specs["opted-out"]["containers"][0]["resources"] == {
+        "requests": {"cpu": "1", "memory": "2Gi", "nvidia.com/gpu": 1},
+        "limits": {"nvidia.com/gpu": 1},
+    }
+
+
+def test_workload_mounts_of_a_vendor_as_its_file_lists_them(tmp_path: Path) -> None:
+    """workload_mounts: the vendor's `workloadMounts` list as written; none for a vendor
+    without the key or with an empty list."""
+    files = {
+        "vendors/nvidia.yaml": NVIDIA_MOUNTS,
+        "vendors/ascend.yaml": ASCEND + "workloadMounts: []\n",
+        "vendors/amd.yaml": AMD_MI250X,
+        "teams/ml.yaml": "quota: {}\n",
+    }
+    view = view_of(tmp_path, files)
+    by_id = {v.id: workloads.workload_mounts(v) for v in view.vendors}
+    assert by_id == {
+        "amd": [],
+        "ascend": [],
+        "nvidia": [
+            {"name": "driver", "path": "/usr/local/driver", "readOnly": True},
+            {"name": "scratch", "path": "/scratch"},
+        ],
+    }
+
+
+def test_security_contexts_per_pod_security_level() -> None:
+    """restricted: non-root, RuntimeDefault seccomp, no escalation, every capability dropped
+    (what that level requires); baseline: seccomp and no escalation only."""
+    assert written(workloads.security_contexts("restricted")) == written(
+        [RESTRICTED_POD, RESTRICTED_CTR]
+    )
+    assert written(workloads.security_contexts("baseline")) == written([BASELINE_POD, BASELINE_CTR])
+
+
+# ---- model_affinity: a preferred pool model with a fallback ------------------------------------
+
+NVIDIA_TWO_MODELS = """\
+pools:
+  - {name: h100, model: H100, devicesPerNode: 8, nodes: [g1]}
+  - {name: a100, model: A100, devicesPerNode: 4, nodes: [g2]}
+"""
+
+
+def model_terms(key: str, *models: str) -> dict[str, Any]:
+    return {"matchExpressions": [{"key": key, "operator": "In", "values": list(models)}]}
+
+
+def test_a_fallback_model_makes_the_model_a_preferred_node_affinity(tmp_path: Path) -> None:
+    """docs/scheduling.md "Placement preferences": no model in the nodeSelector; required: the
+    model or the fallback; preferred: the model, weight 100 (the most the API allows)."""
+    text = """\
+quota: {nvidia: 8}
+jobs:
+  train:
+    vendor: nvidia
+    model: H100
+    fallbackModel: A100
+    images: {nvidia: r/t:1}
+"""
+    view = view_of(tmp_path, {"vendors/nvidia.yaml": NVIDIA_TWO_MODELS, "teams/ml.yaml": text})
+    spec = pods(workloads.team_objects(view, only_team(view))[0])["train"]
+    key = NFD + "gpu-model"
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [model_terms(key, "H100", "A100")]
+            },
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 100, "preference": model_terms(key, "H100")}
+            ],
+        }
+    }
+    assert written(spec) == written(
+        {
+            "affinity": affinity,
+            "containers": spec["containers"],
+            "nodeSelector": {NFD + "accelerator": "nvidia-gpu"},
+            "restartPolicy": "Never",
+            "securityContext": BASELINE_POD,
+            "tolerations": [NVIDIA_TOLERATION],
+        }
+    )
+
+
+def test_model_affinity_without_a_preferred_model_requires_the_fallback_only(
+    tmp_path: Path,
+) -> None:
+    """No preferred model: the fallback is required and nothing is preferred; the model label is
+    the node's (no NFD prefix under node-patch)."""
+    view = view_of(
+        tmp_path,
+        {"vendors/nvidia.yaml": NVIDIA_TWO_MODELS, "teams/ml.yaml": "quota: {}\n"},
+        "nodeConfig: {method: node-patch}\n",
+    )
+    [nvidia] = view.vendors
+    assert written(workloads.model_affinity(view, nvidia, "", "A100")) == written(
+        {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [model_terms("gpu-model", "A100")]
+                }
+            }
+        }
+    )
+
+
+# ---- _job: Volcano Jobs, and batch/v1 Jobs pointed at a queue backend (_wire_queue) -----------
+
+MIXED_JOB = """\
+podSecurity: restricted
+quota: {nvidia: 4, ascend: 8}
+jobs:
+  mixed:
+    images: {nvidia: r/t:cuda, ascend: r/t:cann}
+    tasks:
+      nvidia-workers: {vendor: nvidia, devices: 1, replicas: 2}
+      ascend-workers: {vendor: ascend, devices: 8, model: 910b}
+"""
+
+GPU_REQUESTS = {"cpu": "1", "memory": "2Gi", "nvidia.com/gpu": 1}
+
+
+def task_pod(name: str, image: str, requests: dict[str, Any], resource: str) -> dict[str, Any]:
+    """A restricted pod of one container with `requests`, the devices of `resource` its limit."""
+    return {
+        "containers": [
+            {
+                "name": name,
+                "image": image,
+                "resources": {"requests": requests, "limits": {resource: requests[resource]}},
+                "securityContext": RESTRICTED_CTR,
+            }
+        ],
+    }
+
+
+def mixed_tasks() -> list[dict[str, Any]]:
+    """MIXED_JOB's tasks, by name: an Ascend 910B worker and two NVIDIA workers."""
+    # requests and limits are sorted by resource name
+    ascend_requests = {"cpu": "1", "huawei.com/Ascend910": 8, "memory": "2Gi"}
+    ascend = task_pod("ascend-workers", "r/t:cann", ascend_requests, "huawei.com/Ascend910")
+    ascend["nodeSelector"] = {NFD + "accelerator": "huawei-npu", NFD + "npu-model": "910b"}
+    ascend["restartPolicy"] = "Never"
+    ascend["securityContext"] = RESTRICTED_POD
+    ascend["tolerations"] = [{**NVIDIA_TOLERATION, "value": "huawei-npu"}]
+    nvidia = task_pod("nvidia-workers", "r/t:cuda", GPU_REQUESTS, "nvidia.com/gpu")
+    nvidia["nodeSelector"] = {NFD + "accelerator": "nvidia-gpu"}
+    nvidia["restartPolicy"] = "Never"
+    nvidia["securityContext"] = RESTRICTED_POD
+    nvidia["tolerations"] = [NVIDIA_TOLERATION]
+    return [
+        {
+            "name": "ascend-workers",
+            "replicas": 1,
+            "template": {
+                "metadata": {"labels": template_labels("mixed", "ascend")},
+                "spec": ascend,
+            },
+        },
+        {
+            "name": "nvidia-workers",
+            "replicas": 2,
+            "template": {
+                "metadata": {"labels": template_labels("mixed", "nvidia")},
+                "spec": nvidia,
+            },
+        },
+    ]
+
+
+def test_volcano_job_under_the_quota_backend_goes_to_volcanos_default_queue(
+    tmp_path: Path,
+) -> None:
+    """Without a Volcano backend there is no team Queue: the job names Volcano's `default`;
+    the gang is every replica (minAvailable 3), maxRetry is backoffLimit (3), an evicted pod
+    restarts the whole job; one task per values task, sorted by name, restartPolicy Never."""
+    files = {
+        "vendors/nvidia.yaml": NVIDIA,
+        "vendors/ascend.yaml": ASCEND,
+        "teams/ml.yaml": MIXED_JOB,
+    }
+    view = view_of(tmp_path, files)
+    objs, _ = workloads.team_objects(view, only_team(view))
+    job = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": meta("mixed", "ml"),
+        "spec": {
+            "schedulerName": "volcano",
+            "queue": "default",
+            "minAvailable": 3,
+            "maxRetry": 3,
+            "policies": [{"event": "PodEvicted", "action": "RestartJob"}],
+            "tasks": mixed_tasks(),
+        },
+    }
+    assert written(objs) == written([job])
+
+
+def test_volcano_backend_jobs_name_the_team_queue(tmp_path: Path) -> None:
+    """Backend volcano: the Volcano Job names the team's Queue and carries its network
+    topology, its gang size and retries as set; a batch/v1 Job's pods are scheduled by Volcano
+    and name the queue in the annotation Volcano's PodGroup controller reads."""
+    text = MIXED_JOB.replace(
+        "    images: {nvidia: r/t:cuda, ascend: r/t:cann}\n",
+        "    images: {nvidia: r/t:cuda, ascend: r/t:cann}\n    minAvailable: 2\n"
+        "    backoffLimit: 1\n    networkTopology: {mode: soft, highestTierAllowed: 2}\n",
+    ) + ("  train:\n    vendor: nvidia\n    images: {nvidia: r/t:cuda}\n")
+    files = {"vendors/nvidia.yaml": NVIDIA, "vendors/ascend.yaml": ASCEND, "teams/ml.yaml": text}
+    view = view_of(tmp_path, files, "scheduling: {backend: volcano}\n")
+    objs, _ = workloads.team_objects(view, only_team(view))
+    assert [o["kind"] for o in objs] == ["Queue", "Job", "Job"]
+    mixed = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": meta("mixed", "ml"),
+        "spec": {
+            "schedulerName": "volcano",
+            "queue": "team-ml",
+            "minAvailable": 2,
+            "maxRetry": 1,
+            "policies": [{"event": "PodEvicted", "action": "RestartJob"}],
+            "networkTopology": {"mode": "soft", "highestTierAllowed": 2},
+            "tasks": mixed_tasks(),
+        },
+    }
+    pod = task_pod("train", "r/t:cuda", GPU_REQUESTS, "nvidia.com/gpu")
+    pod["nodeSelector"] = {NFD + "accelerator": "nvidia-gpu"}
+    pod["restartPolicy"] = "Never"
+    pod["securityContext"] = RESTRICTED_POD
+    pod["tolerations"] = [NVIDIA_TOLERATION]
+    pod["schedulerName"] = "volcano"
+    train = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": meta("train", "ml"),
+        "spec": {
+            "parallelism": 1,
+            "completions": 1,
+            "backoffLimit": 3,
+            "template": {
+                "metadata": {
+                    "labels": template_labels("train", "nvidia"),
+                    "annotations": {"scheduling.volcano.sh/queue-name": "team-ml"},
+                },
+                "spec": pod,
+            },
+        },
+    }
+    assert written(objs[1:]) == written([mixed, train])
+
+
+def test_volcano_task_pods_follow_the_teams_pod_security_level(tmp_path: Path) -> None:
+    """A baseline team's Volcano task pods get the baseline contexts (root images start)."""
+    text = MIXED_JOB.replace("podSecurity: restricted", "podSecurity: baseline")
+    files = {"vendors/nvidia.yaml": NVIDIA, "vendors/ascend.yaml": ASCEND, "teams/ml.yaml": text}
+    view = view_of(tmp_path, files)
+    [job] = workloads.team_objects(view, only_team(view))[0]
+    contexts = [
+        (t["template"]["spec"]["securityContext"], c["securityContext"])
+        for t in job["spec"]["tasks"]
+        for c in t["template"]["spec"]["containers"]
+    ]
+    assert contexts == [(BASELINE_POD, BASELINE_CTR)] * 2
+
+
+def test_a_named_kube_scheduler_profile_schedules_the_team_pods(tmp_path: Path) -> None:
+    """Backend quota with kubeScheduler.schedulerName: the pods name that profile; no queue
+    label, no queue annotation, no queue objects."""
+    text = "quota: {nvidia: 4}\njobs:\n  train:\n    vendor: nvidia\n    images: {nvidia: r/t:1}\n"
+    view = view_of(
+        tmp_path,
+        {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": text},
+        "scheduling: {kubeScheduler: {packing: true, schedulerName: packer}}\n",
+    )
+    [job] = workloads.team_objects(view, only_team(view))[0]
+    assert job["metadata"] == meta("train", "ml")
+    assert job["spec"]["template"]["metadata"] == {"labels": template_labels("train", "nvidia")}
+    assert list(job["spec"]["template"]["spec"])[-1] == "schedulerName"
+    assert job["spec"]["template"]["spec"]["schedulerName"] == "packer"
+
+
+# ---- _queues, team_devices, team_capability, _wave, cohort: the team's queues ------------------
+
+# AMD and a Hygon DCU both advertise amd.com/gpu: the queue adds them up on that one resource.
+QUEUE_TEAM = """\
+namespaces: [ml-a, ml-b]
+quota: {nvidia: 2, amd: 1, hygon: 3}
+borrowing: {nvidia: 1, hygon: 2}
+"""
+QUEUE_VENDORS = {
+    "vendors/nvidia.yaml": NVIDIA,
+    "vendors/amd.yaml": AMD_MI250X,
+    "vendors/hygon.yaml": HYGON_Z100L,
+    "teams/ml.yaml": QUEUE_TEAM,
+}
+
+
+def test_volcano_queue_deserves_the_team_share_and_caps_it_with_borrowing(tmp_path: Path) -> None:
+    """Volcano `capacity` policy: one cluster-wide Queue (wave -1), weight 1, reclaimable;
+    deserved = quota x namespaces per resource (amd.com/gpu: (1 + 3) x 2 = 8, nvidia: 2 x 2 = 4),
+    capability = deserved + borrowing (amd.com/gpu: 8 + 2, nvidia: 4 + 1)."""
+    view = view_of(tmp_path, QUEUE_VENDORS, "scheduling: {backend: volcano}\n")
+    objs, pods_ = workloads.team_objects(view, only_team(view))
+    queue = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": queue_meta(),
+        "spec": {
+            "weight": 1,
+            "reclaimable": True,
+            "capability": {"amd.com/gpu": 10, "nvidia.com/gpu": 5},
+            "deserved": {"amd.com/gpu": 8, "nvidia.com/gpu": 4},
+        },
+    }
+    assert (written(objs), pods_) == (written([queue]), [])
+
+
+def test_volcano_proportion_policy_queue_has_no_deserved(tmp_path: Path) -> None:
+    """Volcano `proportion` policy: the queue's share comes from its weight, so no deserved."""
+    view = view_of(
+        tmp_path,
+        QUEUE_VENDORS,
+        "scheduling: {backend: volcano, volcano: {queuePolicy: proportion}}\n",
+    )
+    [queue] = workloads.team_objects(view, only_team(view))[0]
+    assert written(queue["spec"]) == written(
+        {"weight": 1, "reclaimable": True, "capability": {"amd.com/gpu": 10, "nvidia.com/gpu": 5}}
+    )
+
+
+def test_team_devices_and_capability_add_vendors_sharing_a_resource(tmp_path: Path) -> None:
+    """Per resource name, sorted: the team's own devices and its ceiling with borrowing (under
+    a queue backend), AMD and Hygon on amd.com/gpu together."""
+    view = view_of(tmp_path, QUEUE_VENDORS, "scheduling: {backend: kueue}\n")
+    team = only_team(view)
+    assert written(workloads.team_devices(view, team)) == written(
+        {"amd.com/gpu": 8, "nvidia.com/gpu": 4}
+    )
+    assert written(workloads.team_capability(view, team)) == written(
+        {"amd.com/gpu": 10, "nvidia.com/gpu": 5}
+    )
+
+
+# NVIDIA A100 (one node of 4) then H100 (one node of 8); Ascend 910B (8).
+KUEUE_VENDORS = {
+    "vendors/nvidia.yaml": """\
+pools:
+  - {name: a100, model: A100, devicesPerNode: 4, nodes: [g1]}
+  - {name: h100, model: H100, devicesPerNode: 8, nodes: [g2]}
+""",
+    "vendors/ascend.yaml": ASCEND,
+}
+KUEUE_TEAM = """\
+namespaces: [ml-a, ml-b]
+quota: {nvidia: 8, ascend: 1}
+borrowing: {nvidia: 20}
+jobs:
+  train:
+    vendor: nvidia
+    parallelism: 3
+    images: {nvidia: r/t:1}
+"""
+
+
+def flavor(name: str, resource: str, nominal: int | str, borrowing: int) -> dict[str, Any]:
+    quota = {"name": resource, "nominalQuota": nominal, "borrowingLimit": borrowing}
+    return {"name": name, "resources": [quota]}
+
+
+def test_kueue_cluster_queue_fills_pools_in_order_and_covers_cpu_and_memory(
+    tmp_path: Path,
+) -> None:
+    """Kueue: a ClusterQueue in the fleet's cohort (its name by default) for the team's
+    namespaces, reclaiming lent quota; per resource (sorted) a flavor per pool, filled in
+    order with the last taking what remains (NVIDIA: share 16 and borrowing 20 give A100 4 and
+    4, H100 12 and 16 though it has 8); cpu and memory on the `general` flavor as much as the
+    pods ask (3 pods x 1 cpu, x 2Gi); a LocalQueue per namespace; all wave -1. The Job names its
+    LocalQueue in the label Kueue reads."""
+    view = view_of(
+        tmp_path, {**KUEUE_VENDORS, "teams/ml.yaml": KUEUE_TEAM}, "scheduling: {backend: kueue}\n"
+    )
+    objs, _ = workloads.team_objects(view, only_team(view))
+    cluster_queue = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": queue_meta(),
+        "spec": {
+            "cohortName": "mini",
+            "namespaceSelector": {"matchLabels": {TEAM_LABEL: "ml"}},
+            "preemption": {"reclaimWithinCohort": "Any"},
+            "resourceGroups": [
+                {
+                    "coveredResources": ["huawei.com/Ascend910"],
+                    "flavors": [flavor("ascend-p1", "huawei.com/Ascend910", 2, 0)],
+                },
+                {
+                    "coveredResources": ["nvidia.com/gpu"],
+                    "flavors": [
+                        flavor("nvidia-a100", "nvidia.com/gpu", 4, 4),
+                        flavor("nvidia-h100", "nvidia.com/gpu", 12, 16),
+                    ],
+                },
+                {
+                    "coveredResources": ["cpu", "memory"],
+                    "flavors": [
+                        {
+                            "name": "general",
+                            "resources": [
+                                {"name": "cpu", "nominalQuota": "3", "borrowingLimit": 0},
+                                {"name": "memory", "nominalQuota": "6Gi", "borrowingLimit": 0},
+                            ],
+                        }
+                    ],
+                },
+            ],
+        },
+    }
+    local = [
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "LocalQueue",
+            "metadata": queue_meta(ns),
+            "spec": {"clusterQueue": "team-ml"},
+        }
+        for ns in ("ml-a", "ml-b")
+    ]
+    assert written(objs[:3]) == written([cluster_queue, *local])
+    job = objs[3]
+    assert job["metadata"] == meta("train", "ml-a", **{"kueue.x-k8s.io/queue-name": "team-ml"})
+    assert list(job["metadata"]["labels"])[-1] == "kueue.x-k8s.io/queue-name"
+    assert "schedulerName" not in job["spec"]["template"]["spec"]
+    assert "annotations" not in job["spec"]["template"]["metadata"]
+
+
+def test_kueue_cohort_from_the_fleets_scheduling_settings(tmp_path: Path) -> None:
+    """scheduling.cohort names the cohort the team ClusterQueues share (docs/scheduling.md)."""
+    view = view_of(
+        tmp_path,
+        {**KUEUE_VENDORS, "teams/ml.yaml": KUEUE_TEAM},
+        "scheduling: {backend: kueue, cohort: shared-gpus}\n",
+    )
+    assert workloads.cohort(view) == "shared-gpus"
+    [cluster_queue] = by_name(
+        workloads.team_objects(view, only_team(view))[0], "ClusterQueue"
+    ).values()
+    assert cluster_queue["spec"]["cohortName"] == "shared-gpus"
+
+
+def test_kueue_cohort_defaults_to_the_fleet_name(tmp_path: Path) -> None:
+    """Without scheduling.cohort every team ClusterQueue is in the cohort named after the fleet."""
+    view = view_of(
+        tmp_path, {**KUEUE_VENDORS, "teams/ml.yaml": KUEUE_TEAM}, "scheduling: {backend: kueue}\n"
+    )
+    assert workloads.cohort(view) == "mini"
+
+
+# ---- team_objects, _team_objects: the objects and the pod templates the checks read -----------
+
+POD_TEAM = """\
+quota: {nvidia: 8, ascend: 8}
+jobs:
+  train:
+    vendor: nvidia
+    parallelism: 3
+    images: {nvidia: r/t:1}
+  mixed:
+    images: {nvidia: r/t:1, ascend: r/t:2}
+    tasks:
+      workers: {vendor: nvidia, replicas: 4}
+      npu: {vendor: ascend}
+services:
+  serve:
+    images: {nvidia: r/s:1}
+    tracks:
+      nvidia: {replicas: 2}
+"""
+
+
+def test_pod_templates_name_their_workload_values_path_and_pod_count(tmp_path: Path) -> None:
+    """Every pod template once, as the object holds it: a batch/v1 Job's (its parallelism), a
+    Volcano Job's per task (its replicas, the task's values path), a Deployment's per track
+    (its replicas, the track's path); computed once per view."""
+    files = {
+        "vendors/nvidia.yaml": NVIDIA,
+        "vendors/ascend.yaml": ASCEND,
+        "teams/ml.yaml": POD_TEAM,
+    }
+    view = view_of(tmp_path, files)
+    team = only_team(view)
+    objs, refs = workloads.team_objects(view, team)
+    assert workloads.team_objects(view, team)[0] is objs
+    found = [(r.team, r.kind, r.name, r.path, r.count) for r in refs]
+    assert found == [
+        (team, "Job (volcano) task", "mixed/npu", ("jobs", "mixed", "tasks", "npu"), 1),
+        (team, "Job (volcano) task", "mixed/workers", ("jobs", "mixed", "tasks", "workers"), 4),
+        (team, "Job", "train", ("jobs", "train"), 3),
+        (team, "Deployment", "serve-nvidia", ("services", "serve", "tracks", "nvidia"), 2),
+    ]
+    jobs = by_name(objs, "Job")
+    [deployment] = by_name(objs, "Deployment").values()
+    specs = [t["template"]["spec"] for t in jobs["mixed"]["spec"]["tasks"]]
+    specs += [jobs["train"]["spec"]["template"]["spec"], deployment["spec"]["template"]["spec"]]
+    assert all(r.spec is s for r, s in zip(refs, specs, strict=True))
+
+
+# ---- build, _origin: the team's workloads component and where its objects come from ----------
+
+ORIGIN_TEAM = """\
+podSecurity: baseline
+quota: {nvidia: 8}
+jobs:
+  train:
+    vendor: nvidia
+    images: {nvidia: r/t:1}
+services:
+  serve:
+    images: {nvidia: r/s:1}
+    tracks:
+      nvidia: {replicas: 1}
+"""
+
+
+def test_workloads_component_points_each_object_at_its_workload(tmp_path: Path) -> None:
+    """One component per team with workloads, in unit team-<team>; findings on a job's object
+    point at the job's key (line 4), on a service's objects (`serve`, `serve-<vendor>`) at the
+    service's (line 8), on the queues at the team's quota (line 2). Under a queue backend a team
+    without workloads has a component for its queues."""
+    files = {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": ORIGIN_TEAM}
+    files["teams/idle.yaml"] = "quota: {nvidia: 1}\n"
+    view = view_of(tmp_path, files, "scheduling: {backend: kueue}\n")
+    idle, component = workloads.build(view)
+    # A team without workloads still has its queues under a queue backend.
+    assert (idle.unit, idle.name) == ("team-idle", "workloads/idle")
+    assert [o["kind"] for o in idle.objects] == ["ClusterQueue", "LocalQueue"]
+    assert idle.origin == Location("values/teams/idle.yaml", 1, 1)
+    ml = view.teams[1]
+    assert (component.unit, component.name) == ("team-ml", "workloads/ml")
+    assert component.objects == workloads.team_objects(view, ml)[0]
+    file = "values/teams/ml.yaml"
+    quota, train, serve = Location(file, 2, 1), Location(file, 4, 3), Location(file, 8, 3)
+    assert component.origin == quota
+    assert [
+        (o["kind"], o["metadata"]["name"], component.origins.get(identity(o)))
+        for o in component.objects
+    ] == [
+        ("ClusterQueue", "team-ml", quota),
+        ("LocalQueue", "team-ml", quota),
+        ("Job", "train", train),
+        ("Deployment", "serve-nvidia", serve),
+        ("Service", "serve-nvidia", serve),
+        ("PodDisruptionBudget", "serve-nvidia", serve),
+        ("Service", "serve", serve),
+    ]
