@@ -90,13 +90,18 @@ def build(view: FleetView) -> list[Component]:
 
 
 def _origin(team: Team, obj: Obj) -> Location:
-    """The workload in the team's values that an object comes from (services name their
-    per-track objects `<service>-<vendor>`)."""
+    """The workload in the team's values that an object comes from: a Job is named after its
+    job; a service's objects after the service, its per-track ones `<service>-<vendor>`. Names
+    alone would mislead: service `train-api`'s objects start with job `train`'s name."""
     name = str(obj["metadata"]["name"])
-    for section in ("jobs", "services"):
-        for key in team.doc.get(section, default={}) or {}:
-            if name == key or name.startswith(f"{key}-"):
-                return team.doc.anchor((section, key))
+    if obj["kind"] == "Job":
+        if name in (team.doc.get("jobs", default={}) or {}):
+            return team.doc.anchor(("jobs", name))
+    else:
+        for key, raw in (team.doc.get("services", default={}) or {}).items():
+            tracks = (raw or {}).get("tracks") or {}
+            if name == key or name in {f"{key}-{vendor}" for vendor in tracks}:
+                return team.doc.anchor(("services", key))
     return team.doc.anchor(("quota",))
 
 

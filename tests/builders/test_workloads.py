@@ -1154,3 +1154,52 @@ def test_workloads_component_points_each_object_at_its_workload(tmp_path: Path) 
         ("PodDisruptionBudget", "serve-nvidia", serve),
         ("Service", "serve", serve),
     ]
+
+
+def test_objects_whose_name_starts_with_another_workloads_point_at_their_own(
+    tmp_path: Path,
+) -> None:
+    """Service `train-api`'s objects start with job `train`'s name, service `chat-big`'s with
+    service `chat`'s: each still points at its own workload's key (a finding on a Deployment
+    must name the service that declares it)."""
+    text = """\
+quota: {nvidia: 8}
+jobs:
+  train:
+    vendor: nvidia
+    images: {nvidia: r/t:1}
+services:
+  chat:
+    images: {nvidia: r/s:1}
+    tracks:
+      nvidia: {replicas: 1}
+  chat-big:
+    images: {nvidia: r/s:1}
+    tracks:
+      nvidia: {replicas: 1}
+  train-api:
+    images: {nvidia: r/s:1}
+    tracks:
+      nvidia: {replicas: 1}
+"""
+    view = view_of(tmp_path, {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": text})
+    [component] = workloads.build(view)
+    file = "values/teams/ml.yaml"
+    train, chat = Location(file, 3, 3), Location(file, 7, 3)
+    chat_big, train_api = Location(file, 11, 3), Location(file, 15, 3)
+    found = [(o["kind"], o["metadata"]["name"], component.origin_of(o)) for o in component.objects]
+    assert found == [
+        ("Job", "train", train),
+        ("Deployment", "chat-nvidia", chat),
+        ("Service", "chat-nvidia", chat),
+        ("PodDisruptionBudget", "chat-nvidia", chat),
+        ("Service", "chat", chat),
+        ("Deployment", "chat-big-nvidia", chat_big),
+        ("Service", "chat-big-nvidia", chat_big),
+        ("PodDisruptionBudget", "chat-big-nvidia", chat_big),
+        ("Service", "chat-big", chat_big),
+        ("Deployment", "train-api-nvidia", train_api),
+        ("Service", "train-api-nvidia", train_api),
+        ("PodDisruptionBudget", "train-api-nvidia", train_api),
+        ("Service", "train-api", train_api),
+    ]
