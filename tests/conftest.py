@@ -47,6 +47,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     )
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _no_leftovers_under_mutmut(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """mutmut ends each mutant's process without pytest's exit handlers, so pytest's own cleanup
+    never sees its tmp_path folders as unused: thousands of mutants filled the disk. Under
+    mutmut each run removes its own folders when it ends."""
+    yield
+    if os.environ.get("MUTANT_UNDER_TEST"):
+        shutil.rmtree(tmp_path_factory.getbasetemp(), ignore_errors=True)
+
+
 @pytest.fixture
 def values_dir(tmp_path: Path) -> Path:
     """A private copy of the example fleet's values, free to edit."""

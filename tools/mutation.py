@@ -172,6 +172,7 @@ def prepare(shard: Shard) -> Path:
             *(arg for test in shard.deselect for arg in ("--deselect", test)),
         ],
         # The suite's own options, minus xdist: mutmut runs each mutant's tests in one process.
+        # (tests/conftest.py removes each mutant's tmp_path folders: pytest's cleanup cannot.)
         "pytest_add_cli_args": ["-p", "no:cacheprovider"],
         "also_copy": also_copy,
         "timeout_multiplier": 5.0,
