@@ -22,7 +22,7 @@ def exporter_facts(view: FleetView) -> Iterable[Finding]:
             yield Finding(
                 "MON001",
                 str(err),
-                vendor.doc.anchor(err.path, ("exporter",)),
+                vendor.doc.anchor(err.path),  # under `exporter`: anchor tries its parents
                 json_path(err.path),
                 "see docs/monitoring.md for the exporter keys",
             )
