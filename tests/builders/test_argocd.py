@@ -6,7 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.fixtures import PROD_FLEET, build_unit, find, render_into, tree
+from generator.builders import argocd
+from generator.builders.common import Component
+from generator.findings import Location
+from generator.values import loader as values
+from generator.values.model import FleetView
+from tests.fixtures import PROD_FLEET, Obj, build_unit, find, render_into, tree
 
 POOL = (
     "pools:\n  - {name: p1, model: m1, pciDevices: ['abcd'], devicesPerNode: 8, nodes: [node-01]}\n"
@@ -128,3 +133,224 @@ def test_the_project_syncs_before_the_applications_that_name_it(tmp_path: Path) 
     }
     project = wave.pop("AppProject/mini")
     assert all(project < w for w in wave.values())
+
+
+# ---- build, in-process: the argocd unit of one environment, written out by hand ----------------
+#
+# The expected objects follow argo-cd v3.5.7: Application and AppProject fields as
+# pkg/apis/application/v1alpha1/types.go and app_project_types.go name them (SyncPolicy's
+# automated prune/selfHeal, syncOptions, retry limit and backoff duration/factor/maxDuration);
+# the cascading finalizer resources-finalizer.argocd.argoproj.io as
+# docs/user-guide/app_deletion.md names it.
+
+REMOTE = "https://gpu.example.com:6443"
+IN_CLUSTER = "https://kubernetes.default.svc"
+# Fleet mini, project gpu in namespace gitops, rendered under clusters/gpu of the repository.
+ARGO_FLEET = """\
+name: mini
+kubernetesVersion: "1.33"
+environments: [prod]
+git: {repoURL: https://git.example.com/mini.git, targetRevision: main, path: clusters/gpu}
+argocd: {namespace: gitops, project: gpu}
+"""
+# prod deploys to another cluster and syncs the release branch.
+ARGO_PROD = (
+    f"fleet:\n  git: {{targetRevision: release}}\n  argocd: {{destinationServer: '{REMOTE}'}}\n"
+)
+SOURCES = "values/fleet.yaml, values/environments/prod.yaml"
+RETRY = {"limit": 5, "backoff": {"duration": "10s", "factor": 2, "maxDuration": "5m"}}
+AUTOMATED = {"prune": True, "selfHeal": True}
+NFD_API = "nfd.k8s-sigs.io/v1alpha1"
+KUEUE_API = "kueue.x-k8s.io/v1beta1"
+
+
+def argo_view(tmp_path: Path, fleet: str = ARGO_FLEET, prod: str | None = ARGO_PROD) -> FleetView:
+    """The prod view of a tree with fleet.yaml `fleet`, environments/prod.yaml `prod`, one
+    vendor (what builds the fleet needs; argocd.build reads only the fleet and the components)."""
+    files = {"vendors/nvidia.yaml": POOL, "environments/prod.yaml": prod}
+    return values.load(tree(tmp_path, files, fleet=fleet, defaults=False)).envs["prod"]
+
+
+def obj(api: str, kind: str, name: str, namespace: str | None = None) -> Obj:
+    meta: Obj = {"name": name}
+    if namespace:
+        meta["namespace"] = namespace
+    return {"apiVersion": api, "kind": kind, "metadata": meta}
+
+
+def unit_components() -> list[Component]:
+    """Components of four units: node-config (cluster-scoped only), device-plugins (its Namespace
+    and a DaemonSet), a team with two namespaces (the later one first) and scheduling (Kueue)."""
+    return [
+        Component("node-config", "node-config/nfd", [obj(NFD_API, "NodeFeatureRule", "accel-a")]),
+        Component(
+            "device-plugins",
+            "device-plugins/nvidia",
+            [
+                obj("v1", "Namespace", "accelerator-plugins"),
+                obj("apps/v1", "DaemonSet", "nvidia-device-plugin", "accelerator-plugins"),
+            ],
+        ),
+        Component(
+            "team-ml",
+            "teams/ml",
+            [
+                obj("v1", "ResourceQuota", "quota", "ml-train"),
+                obj("v1", "ResourceQuota", "quota", "ml-serve"),
+            ],
+        ),
+        Component("scheduling", "scheduling/kueue", [obj(KUEUE_API, "ClusterQueue", "ml")]),
+    ]
+
+
+def application(
+    name: str, unit: str, wave: str, path: str, destination: dict[str, str], *, root: bool = False
+) -> Obj:
+    """An Application of fleet mini in prod as argo-cd's types.go spells it."""
+    meta: Obj = {
+        "name": name,
+        "namespace": "gitops",
+        "labels": {
+            "app.kubernetes.io/managed-by": "accel-gitops",
+            "accel-gitops.io/environment": "prod",
+            "accel-gitops.io/unit": unit,
+        },
+        "annotations": {"accel-gitops.io/source": SOURCES, "argocd.argoproj.io/sync-wave": wave},
+    }
+    if not root:
+        meta["finalizers"] = ["resources-finalizer.argocd.argoproj.io"]
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": meta,
+        "spec": {
+            "project": "gpu",
+            "source": {
+                "repoURL": "https://git.example.com/mini.git",
+                "targetRevision": "release",
+                "path": path,
+            },
+            "destination": destination,
+            "syncPolicy": {
+                "syncOptions": ["ServerSideApply=true"],
+                "retry": RETRY,
+                "automated": AUTOMATED,
+            },
+        },
+    }
+
+
+def test_each_unit_gets_an_application_in_its_wave_and_the_root_one_manages_them(
+    tmp_path: Path,
+) -> None:
+    """Applications per unit (wave by unit, home namespace the first of its objects', Argo CD's
+    namespace for a cluster-scoped unit), the root app in-cluster without a finalizer."""
+    [comp] = argocd.build(argo_view(tmp_path), unit_components())
+    assert (comp.unit, comp.name) == ("argocd", "argocd/applications")
+    apps = [o for o in comp.objects if o["kind"] == "Application"]
+    assert apps == [
+        application(
+            "mini-prod-node-config",
+            "node-config",
+            "0",
+            "clusters/gpu/overlays/prod/node-config",
+            {"server": REMOTE, "namespace": "gitops"},
+        ),
+        application(
+            "mini-prod-device-plugins",
+            "device-plugins",
+            "1",
+            "clusters/gpu/overlays/prod/device-plugins",
+            {"server": REMOTE, "namespace": "accelerator-plugins"},
+        ),
+        application(
+            "mini-prod-team-ml",
+            "team-ml",
+            "3",
+            "clusters/gpu/overlays/prod/team-ml",
+            {"server": REMOTE, "namespace": "ml-serve"},
+        ),
+        application(
+            "mini-prod-scheduling",
+            "scheduling",
+            "2",
+            "clusters/gpu/overlays/prod/scheduling",
+            {"server": REMOTE, "namespace": "gitops"},
+        ),
+        application(
+            "mini-prod-root",
+            "argocd",
+            "-10",
+            "clusters/gpu/overlays/prod/argocd",
+            {"server": IN_CLUSTER, "namespace": "gitops"},
+            root=True,
+        ),
+    ]
+
+
+def test_the_app_project_lists_the_repo_destinations_and_cluster_kinds_of_the_units(
+    tmp_path: Path,
+) -> None:
+    """The AppProject comes first, in wave -20: the fleet's repository, every (server, namespace)
+    the Applications and objects use, the cluster-scoped kinds by API group (core is "")."""
+    [comp] = argocd.build(argo_view(tmp_path), unit_components())
+    assert comp.objects[0] == {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "AppProject",
+        "metadata": {
+            "name": "gpu",
+            "namespace": "gitops",
+            "labels": {
+                "app.kubernetes.io/managed-by": "accel-gitops",
+                "accel-gitops.io/environment": "prod",
+            },
+            "annotations": {
+                "accel-gitops.io/source": SOURCES,
+                "argocd.argoproj.io/sync-wave": "-20",
+            },
+        },
+        "spec": {
+            "description": "accel-gitops fleet mini, environment prod",
+            "sourceRepos": ["https://git.example.com/mini.git"],
+            "destinations": [
+                {"server": REMOTE, "namespace": "accelerator-plugins"},
+                {"server": REMOTE, "namespace": "gitops"},
+                {"server": REMOTE, "namespace": "ml-serve"},
+                {"server": REMOTE, "namespace": "ml-train"},
+                {"server": IN_CLUSTER, "namespace": "gitops"},
+            ],
+            "clusterResourceWhitelist": [
+                {"group": "", "kind": "Namespace"},
+                {"group": "kueue.x-k8s.io", "kind": "ClusterQueue"},
+                {"group": "nfd.k8s-sigs.io", "kind": "NodeFeatureRule"},
+            ],
+        },
+    }
+    assert len(comp.objects) == 6
+
+
+def test_the_argocd_component_points_at_the_git_key_that_sets_it(tmp_path: Path) -> None:
+    """Findings on the Applications and the project name the `git:` key in force: prod's own
+    (environments/prod.yaml line 2) where it sets one, else fleet.yaml's (line 4)."""
+    [comp] = argocd.build(argo_view(tmp_path / "env"), unit_components())
+    assert comp.origin == Location("values/environments/prod.yaml", 2, 3)
+    [comp] = argocd.build(argo_view(tmp_path / "fleet", prod=None), unit_components())
+    assert comp.origin == Location("values/fleet.yaml", 4, 1)
+    assert all(comp.origin_of(o) == Location("values/fleet.yaml", 4, 1) for o in comp.objects)
+
+
+def test_without_a_repo_path_units_live_under_overlays_at_the_repo_root(tmp_path: Path) -> None:
+    """git.path unset: each Application's path is overlays/<env>/<unit> (no leading folder)."""
+    fleet = PROD_FLEET + "argocd: {automatedSync: true}\n"
+    [comp] = argocd.build(argo_view(tmp_path, fleet, None), unit_components()[1:2])
+    paths = [o["spec"]["source"]["path"] for o in comp.objects if o["kind"] == "Application"]
+    assert paths == ["overlays/prod/device-plugins", "overlays/prod/argocd"]
+
+
+def test_automated_sync_off_leaves_sync_options_and_retry_alone(tmp_path: Path) -> None:
+    """argocd.automatedSync: false drops `automated` (a person syncs) and keeps the rest."""
+    fleet = PROD_FLEET + "argocd: {automatedSync: false}\n"
+    [comp] = argocd.build(argo_view(tmp_path, fleet, None), unit_components()[:1])
+    policies = [o["spec"]["syncPolicy"] for o in comp.objects if o["kind"] == "Application"]
+    manual = {"syncOptions": ["ServerSideApply=true"], "retry": RETRY}
+    assert policies == [manual, manual]
