@@ -16,6 +16,7 @@ from generator.builders.common import SYNC_WAVE
 from generator.builders.workloads import team_objects
 from generator.values import loader as values
 from generator.values import quantity
+from generator.values.model import FleetView
 from tests.example import use_backend
 from tests.fixtures import (
     AMD_MI250X,
@@ -392,3 +393,263 @@ def test_example_fleet_renders_and_builds_under_each_backend(
 ) -> None:
     use_backend(values_dir, write, backend, "  kubeScheduler: {packing: true}\n")
     assert assert_units_build_exactly(tmp_path / "out", values_dir) >= 12
+
+
+# ---- whole objects, built in process (mutation testing: each field a user reads) ----------------
+
+
+def sched_view(
+    root: Path, backend: str, extra: str = "", files: dict[str, str] | None = None
+) -> FleetView:
+    """The prod FleetView of sched_tree(root, backend, files or {}, extra)."""
+    return values.load(sched_tree(root, backend, files or {}, extra)).envs["prod"]
+
+
+MANAGED = {"app.kubernetes.io/managed-by": "accel-gitops"}
+FLEET_SOURCE = {"accel-gitops.io/source": "values/fleet.yaml"}
+
+# volcano_conf / volcano_configmap: the scheduler configuration docs/scheduling.md shows, for the
+# default tree (one NVIDIA vendor, catalog binpackWeight 10) and `binpackWeight` unset (10).
+VOLCANO_CONF_DEFAULT = {
+    "actions": "enqueue, allocate, backfill, reclaim",
+    "tiers": [
+        {
+            "plugins": [
+                {"name": "priority"},
+                {"name": "gang", "enablePreemptable": False},
+                {"name": "conformance"},
+            ]
+        },
+        {
+            "plugins": [
+                {"name": "drf", "enablePreemptable": False},
+                {"name": "predicates"},
+                {"name": "capacity"},
+                {"name": "resourcequota"},
+                {
+                    "name": "nodeorder",
+                    "arguments": {
+                        "leastrequested.weight": 0,
+                        "balancedresource.weight": 0,
+                        "nodeaffinity.weight": 20,
+                    },
+                },
+                {
+                    "name": "binpack",
+                    "arguments": {
+                        "binpack.weight": 10,
+                        "binpack.cpu": 1,
+                        "binpack.memory": 1,
+                        "binpack.resources": "nvidia.com/gpu",
+                        "binpack.resources.nvidia.com/gpu": 10,
+                    },
+                },
+            ]
+        },
+    ],
+}
+
+
+def test_volcano_configmap_is_the_charts_with_the_documented_configuration(tmp_path: Path) -> None:
+    """Argo CD owns the ConfigMap the Volcano chart's scheduler reads: its name, key and content."""
+    cm = scheduling.volcano_configmap(sched_view(tmp_path, "volcano"))
+    conf = yaml.safe_load(cm["data"].pop("volcano-scheduler.conf"))
+    assert cm == {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "volcano-scheduler-configmap",
+            "namespace": "volcano-system",
+            "labels": MANAGED,
+            "annotations": FLEET_SOURCE,
+        },
+        "data": {},
+    }
+    assert conf == VOLCANO_CONF_DEFAULT
+
+
+def test_volcano_configmap_goes_where_the_values_say(tmp_path: Path) -> None:
+    """A Volcano installed under another release name reads its own ConfigMap and namespace."""
+    extra = "  volcano: {namespace: vc-system, configMap: vc-scheduler-configmap}\n"
+    cm = scheduling.volcano_configmap(sched_view(tmp_path, "volcano", extra))
+    assert cm["metadata"]["name"] == "vc-scheduler-configmap"
+    assert cm["metadata"]["namespace"] == "vc-system"
+    assert list(cm["data"]) == ["volcano-scheduler.conf"]
+
+
+# ---- kube_scheduler_config / kube_scheduler_configmap ---------------------------------------------
+
+# KubeSchedulerConfiguration v1 as docs/scheduling.md shows it, for the default NVIDIA vendor.
+PACKING_PROFILE = {
+    "plugins": {"score": {"disabled": [{"name": "NodeResourcesBalancedAllocation"}]}},
+    "pluginConfig": [
+        {
+            "name": "NodeResourcesFit",
+            "args": {
+                "scoringStrategy": {
+                    "type": "MostAllocated",
+                    "resources": [
+                        {"name": "cpu", "weight": 1},
+                        {"name": "memory", "weight": 1},
+                        {"name": "nvidia.com/gpu", "weight": 10},
+                    ],
+                }
+            },
+        },
+        {"name": "PodTopologySpread", "args": {"defaultingType": "List"}},
+    ],
+}
+
+
+def test_kube_scheduler_configmap_in_kube_system_with_the_packing_profile(tmp_path: Path) -> None:
+    """The default scheduler's profile: no lease or kubeconfig of its own, in kube-system."""
+    cm = scheduling.kube_scheduler_configmap(
+        sched_view(tmp_path, "quota", "  kubeScheduler: {packing: true}\n")
+    )
+    config = yaml.safe_load(cm["data"].pop("kube-scheduler-config.yaml"))
+    assert cm == {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "accel-kube-scheduler-config",
+            "namespace": "kube-system",
+            "labels": MANAGED,
+            "annotations": FLEET_SOURCE,
+        },
+        "data": {},
+    }
+    assert config == {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler", **PACKING_PROFILE}],
+    }
+
+
+def test_kube_scheduler_configmap_goes_to_the_namespace_the_values_name(tmp_path: Path) -> None:
+    """A second scheduler run in a namespace of its own mounts the ConfigMap from there."""
+    extra = "  kubeScheduler: {packing: true, namespace: accel-scheduler}\n"
+    cm = scheduling.kube_scheduler_configmap(sched_view(tmp_path, "kueue", extra))
+    assert cm["metadata"]["namespace"] == "accel-scheduler"
+
+
+def test_second_scheduler_takes_its_own_lease_in_kube_system(tmp_path: Path) -> None:
+    """A named scheduler elects a leader on a lease of its own name, never the default's."""
+    extra = (
+        "  kubeScheduler: {packing: true, schedulerName: accel-packing, "
+        "kubeconfig: /etc/kubernetes/scheduler.conf}\n"
+    )
+    config = scheduling.kube_scheduler_config(sched_view(tmp_path, "quota", extra))
+    assert config == {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "accel-packing", **PACKING_PROFILE}],
+        "clientConnection": {"kubeconfig": "/etc/kubernetes/scheduler.conf"},
+        "leaderElection": {
+            "leaderElect": True,
+            "resourceName": "accel-packing",
+            "resourceNamespace": "kube-system",
+        },
+    }
+
+
+# ---- kueue_flavor -------------------------------------------------------------------------------
+
+
+def test_kueue_flavor_names_its_vendor_and_pool(tmp_path: Path) -> None:
+    """A flavor per pool, labelled with its vendor and tolerating the pool's own taints."""
+    nvidia = (
+        "pools:\n  - {name: h100, model: H100, devicesPerNode: 8, nodes: [n3],\n"
+        "     taints: [{key: pool, value: h100, effect: NoSchedule}]}\n"
+    )
+    view = sched_view(tmp_path, "kueue", files={"vendors/nvidia.yaml": nvidia})
+    [vendor] = view.vendors
+    assert scheduling.kueue_flavor(view, vendor, vendor.pools[0]) == {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ResourceFlavor",
+        "metadata": {
+            "name": "nvidia-h100",
+            "labels": {**MANAGED, "accel-gitops.io/vendor": "nvidia"},
+            "annotations": {"accel-gitops.io/source": "values/vendors/nvidia.yaml"},
+        },
+        "spec": {
+            "nodeLabels": {
+                "feature.node.kubernetes.io/accelerator": "nvidia-gpu",
+                "feature.node.kubernetes.io/gpu-model": "H100",
+            },
+            "nodeTaints": [{"key": "pool", "value": "h100", "effect": "NoSchedule"}],
+            "tolerations": [
+                {"key": "pool", "operator": "Equal", "value": "h100", "effect": "NoSchedule"}
+            ],
+        },
+    }
+
+
+# ---- general_requests ---------------------------------------------------------------------------
+
+
+def test_general_requests_count_limits_where_no_request_is_set(tmp_path: Path) -> None:
+    """The API server defaults a missing request to the limit, so Kueue's cpu/memory quota must."""
+    pods: list[tuple[Obj, int]] = [
+        # limits only: cpu 500m is the request; the accelerator is not a general resource.
+        ({"containers": [{"resources": {"limits": {"cpu": "500m", "nvidia.com/gpu": 1}}}]}, 1),
+        # a request wins over its limit; memory 0 asks for nothing.
+        (
+            {
+                "containers": [
+                    {"resources": {"requests": {"cpu": "1", "memory": 0}, "limits": {"cpu": "2"}}}
+                ]
+            },
+            2,
+        ),
+    ]
+    # cpu: 500m + 2 x 1.
+    view = sched_view(tmp_path, "kueue")
+    assert scheduling.general_requests(view, pods, {"nvidia.com/gpu"}) == {"cpu": "2500m"}
+
+
+def test_general_requests_keep_a_resource_below_one_unit(tmp_path: Path) -> None:
+    """Half a cpu is still requested: the general flavor covers it."""
+    pods: list[tuple[Obj, int]] = [
+        ({"containers": [{"resources": {"requests": {"cpu": "500m"}}}]}, 1)
+    ]
+    view = sched_view(tmp_path, "kueue")
+    assert scheduling.general_requests(view, pods, set()) == {"cpu": "500m"}
+
+
+# ---- team_ceiling, binpack_weight -----------------------------------------------------------------
+
+
+def test_no_borrowing_without_a_queue(tmp_path: Path) -> None:
+    """Under `quota` nothing lends: the team's ceiling is its share, whatever `borrowing` says."""
+    files = {"teams/ml.yaml": "quota: {nvidia: 4}\nborrowing: {nvidia: 3}\n"}
+    view = sched_view(tmp_path, "quota", files=files)
+    [team] = [t for t in view.teams if t.name == "ml"]
+    [vendor] = view.vendors
+    assert scheduling.team_ceiling(view, team, vendor) == 4
+
+
+# A vendor outside the catalog: no binpackWeight of its own.
+ACME = """\
+resourceName: acme.example/npu
+selectorLabel: accelerator
+modelLabel: npu-model
+nodeLabels: {accelerator: acme-npu}
+taints: [{key: acme.example/npu, value: present, effect: NoSchedule}]
+devicePlugin:
+  name: acme-device-plugin
+  image: registry.example.com/acme/device-plugin
+  version: v1.2.3
+  namespace: accelerator-plugins
+  volumes:
+    - {name: device-plugin, hostPath: {path: /var/lib/kubelet/device-plugins}}
+  volumeMounts:
+    - {name: device-plugin, mountPath: /var/lib/kubelet/device-plugins}
+pools:
+  - {name: p1, model: m1, devicesPerNode: 8, nodes: [node-02]}
+"""
+
+
+def test_a_vendor_outside_the_catalog_packs_with_the_default_weight(tmp_path: Path) -> None:
+    """binpackWeight defaults to 10 (docs/scheduling.md) where neither catalog nor values set it."""
+    view = sched_view(tmp_path, "quota", files={"vendors/acme.yaml": ACME})
+    assert scheduling.resource_weights(view) == {"acme.example/npu": 10, "nvidia.com/gpu": 10}
