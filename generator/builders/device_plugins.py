@@ -14,6 +14,7 @@ from generator.builders.common import (
     Component,
     namespace,
 )
+from generator.findings import Location
 from generator.values.model import FleetView, Vendor
 from generator.values.yamlio import Obj
 
@@ -25,11 +26,14 @@ def build(view: FleetView) -> list[Component]:
         return []
     out: list[Component] = []
     namespaces: dict[str, list[str]] = {}
+    # Findings on a Namespace point at the first vendor (by id) that asks for it.
+    asked_at: dict[str, Location] = {}
     for vendor in view.vendors:
         ns = vendor.device_plugin.namespace
         if ns not in UNSHARED_NAMESPACES:
             known = namespaces.setdefault(ns, [])
             known += [src for src in vendor.doc.sources if src not in known]
+            asked_at.setdefault(ns, vendor.doc.anchor(("devicePlugin", "namespace")))
         out.append(
             Component(
                 UNIT,
@@ -38,18 +42,17 @@ def build(view: FleetView) -> list[Component]:
                 origin=vendor.doc.anchor(("devicePlugin",), ("pools",)),
             )
         )
-    ns_objs = []
-    for name, sources in sorted(namespaces.items()):
-        ns_obj = namespace(
-            name,
-            sources=sources or ["values/fleet.yaml"],
-            pod_security="privileged",
-            annotations={SYNC_WAVE: "-1"},
-        )
-        ns_objs.append(ns_obj)
-    if ns_objs:
-        origin = view.vendors[0].doc.anchor(("devicePlugin", "namespace"))
-        out.insert(0, Component(UNIT, f"{UNIT}/namespaces", ns_objs, origin=origin))
+    if namespaces:
+        comp = Component(UNIT, f"{UNIT}/namespaces")
+        for name in sorted(namespaces):
+            ns_obj = namespace(
+                name,
+                sources=namespaces[name] or ["values/fleet.yaml"],
+                pod_security="privileged",
+                annotations={SYNC_WAVE: "-1"},
+            )
+            comp.add(ns_obj, asked_at[name])
+        out.insert(0, comp)
     return out
 
 

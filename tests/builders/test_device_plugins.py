@@ -4,8 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from generator.builders import device_plugins
+from generator.findings import Location
+from generator.values import loader as values
+from generator.values.model import FleetView
 from tests.fixtures import (
+    AMD_MI250X,
+    ASCEND_910B,
+    CAMBRICON_MLU370,
+    HYGON_Z100L,
+    NVIDIA,
     PROD_FLEET,
+    Obj,
     build_unit,
     find,
     invoke,
@@ -224,3 +234,484 @@ def test_plugin_pods_are_admitted_by_their_namespaces_pod_security(tmp_path: Pat
         ("ascend-device-plugin", "privileged", True),
         ("acme-device-plugin", "privileged", True),
     }
+
+
+# ---- build, in-process: each vendor's plugin objects written out by hand ------------------------
+#
+# Each DaemonSet is the vendor's upstream manifest as the catalog cites it
+# (generator/values/catalog/<vendor>.yaml, `devicePlugin.sources`), placed by the fleet: on the
+# vendor's pools (its selector label under NFD's prefix), tolerating its taints and
+# CriticalAddonsOnly, at priority system-node-critical, in a privileged namespace.
+
+MANAGED = {"app.kubernetes.io/managed-by": "accel-gitops"}
+NFD = "feature.node.kubernetes.io/"
+CRITICAL = {"key": "CriticalAddonsOnly", "operator": "Exists"}
+DEFAULT_RESOURCES = {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}}
+PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
+PLUGINS_NS = "accelerator-plugins"
+
+
+def prod_view(tmp_path: Path, files: dict[str, str]) -> FleetView:
+    """The prod view of fleet mini with `files` alone."""
+    return values.load(tree(tmp_path, files, fleet=PROD_FLEET, defaults=False)).envs["prod"]
+
+
+def labels(name: str, vendor: str) -> dict[str, str]:
+    """The labels of a plugin's objects and pods (its pods are selected by the name alone)."""
+    return {
+        "app.kubernetes.io/name": name,
+        "app.kubernetes.io/component": "device-plugin",
+        "accel-gitops.io/vendor": vendor,
+    }
+
+
+def meta(name: str, vendor: str, namespace: str | None = PLUGINS_NS) -> Obj:
+    out: Obj = {"name": name}
+    if namespace:
+        out["namespace"] = namespace
+    out["labels"] = {**MANAGED, **labels(name, vendor)}
+    out["annotations"] = {"accel-gitops.io/source": f"values/vendors/{vendor}.yaml"}
+    return out
+
+
+def taint_of(accelerator: str) -> Obj:
+    """The toleration of the catalog's taint feature.node.kubernetes.io/accelerator=<value>."""
+    return {"key": NFD + "accelerator", "operator": "Equal", "value": accelerator}
+
+
+def plugin_daemonset(name: str, vendor: str, pod: Obj, namespace: str = PLUGINS_NS) -> Obj:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": meta(name, vendor, namespace),
+        "spec": {
+            "selector": {"matchLabels": {"app.kubernetes.io/name": name}},
+            "updateStrategy": {"type": "RollingUpdate"},
+            "template": {"metadata": {"labels": labels(name, vendor)}, "spec": pod},
+        },
+    }
+
+
+def plugins_namespace(name: str, sources: str) -> Obj:
+    """A privileged Namespace (Pod Security enforce, audit and warn), synced before the plugins."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "name": name,
+            "labels": {
+                **MANAGED,
+                "pod-security.kubernetes.io/enforce": "privileged",
+                "pod-security.kubernetes.io/audit": "privileged",
+                "pod-security.kubernetes.io/warn": "privileged",
+            },
+            "annotations": {
+                "accel-gitops.io/source": sources,
+                "argocd.argoproj.io/sync-wave": "-1",
+            },
+        },
+    }
+
+
+def test_nvidia_and_amd_plugins_are_their_static_manifests(tmp_path: Path) -> None:
+    """NVIDIA/k8s-device-plugin nvidia-device-plugin.yml v0.17.1 and ROCm/k8s-device-plugin
+    k8s-ds-amdgpu-dp.yaml v1.31.0.6: no RBAC (no service account token), upstream sets no
+    resources (the fleet's requests and memory limit), a shared privileged namespace first."""
+    view = prod_view(tmp_path, {"vendors/nvidia.yaml": NVIDIA, "vendors/amd.yaml": AMD_MI250X})
+    comps = device_plugins.build(view)
+    assert [(c.unit, c.name, c.origin) for c in comps] == [
+        ("device-plugins", "device-plugins/namespaces", None),
+        ("device-plugins", "device-plugins/amd", Location("values/vendors/amd.yaml", 1, 1)),
+        ("device-plugins", "device-plugins/nvidia", Location("values/vendors/nvidia.yaml", 1, 1)),
+    ]
+    assert [c.objects for c in comps] == [
+        [plugins_namespace(PLUGINS_NS, "values/vendors/amd.yaml, values/vendors/nvidia.yaml")],
+        [
+            plugin_daemonset(
+                "amdgpu-device-plugin",
+                "amd",
+                {
+                    "nodeSelector": {NFD + "accelerator": "amd-gpu"},
+                    "tolerations": [CRITICAL, {**taint_of("amd-gpu"), "effect": "NoSchedule"}],
+                    "priorityClassName": "system-node-critical",
+                    "automountServiceAccountToken": False,
+                    "containers": [
+                        {
+                            "name": "amdgpu-device-plugin",
+                            "image": "docker.io/rocm/k8s-device-plugin:1.31.0.6",
+                            "imagePullPolicy": "IfNotPresent",
+                            "resources": DEFAULT_RESOURCES,
+                            "securityContext": {
+                                "allowPrivilegeEscalation": False,
+                                "capabilities": {"drop": ["ALL"]},
+                            },
+                            "volumeMounts": [
+                                {"name": "dp", "mountPath": PLUGIN_DIR},
+                                {"name": "sys", "mountPath": "/sys"},
+                            ],
+                        }
+                    ],
+                    "volumes": [
+                        {"name": "dp", "hostPath": {"path": PLUGIN_DIR}},
+                        {"name": "sys", "hostPath": {"path": "/sys"}},
+                    ],
+                },
+            )
+        ],
+        [
+            plugin_daemonset(
+                "nvidia-device-plugin",
+                "nvidia",
+                {
+                    "nodeSelector": {NFD + "accelerator": "nvidia-gpu"},
+                    "tolerations": [CRITICAL, {**taint_of("nvidia-gpu"), "effect": "NoSchedule"}],
+                    "priorityClassName": "system-node-critical",
+                    "automountServiceAccountToken": False,
+                    "containers": [
+                        {
+                            "name": "nvidia-device-plugin",
+                            "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.1",
+                            "imagePullPolicy": "IfNotPresent",
+                            "env": [{"name": "FAIL_ON_INIT_ERROR", "value": "false"}],
+                            "resources": DEFAULT_RESOURCES,
+                            "securityContext": {
+                                "allowPrivilegeEscalation": False,
+                                "capabilities": {"drop": ["ALL"]},
+                            },
+                            "volumeMounts": [{"name": "device-plugin", "mountPath": PLUGIN_DIR}],
+                        }
+                    ],
+                    "volumes": [{"name": "device-plugin", "hostPath": {"path": PLUGIN_DIR}}],
+                },
+            )
+        ],
+    ]
+    # No vendor file sets devicePlugin: the Namespace points at the first vendor's file, every
+    # plugin object at its own vendor's.
+    assert comps[0].origins == {
+        ("v1", "Namespace", "", PLUGINS_NS): Location("values/vendors/amd.yaml", 1, 1)
+    }
+    assert comps[1].origins == comps[2].origins == {}
+
+
+def ascend_rbac(namespace: str) -> list[Obj]:
+    """ascendplugin-910.yaml's ServiceAccount, ClusterRole and binding (mind-cluster v26.0.0)."""
+    name = "ascend-device-plugin"
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(name, "ascend", namespace)},
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": meta(name, "ascend", None),
+            "rules": [
+                {
+                    "apiGroups": [""],
+                    "resources": ["pods"],
+                    "verbs": ["get", "list", "update", "watch", "patch"],
+                },
+                {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]},
+                {"apiGroups": [""], "resources": ["nodes/proxy"], "verbs": ["get"]},
+                {
+                    "apiGroups": [""],
+                    "resources": ["nodes/status"],
+                    "verbs": ["get", "patch", "update"],
+                },
+                {
+                    "apiGroups": [""],
+                    "resources": ["configmaps"],
+                    "verbs": ["get", "create", "update", "list", "watch"],
+                },
+                {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
+            ],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": meta(name, "ascend", None),
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": name,
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}],
+        },
+    ]
+
+
+def test_ascend_plugin_is_ascendplugin_910_with_its_rbac(tmp_path: Path) -> None:
+    """mind-cluster ascendplugin-910.yaml v26.0.0: command and args, NODE_NAME and HOST_IP,
+    500m/500Mi, privileged with a read-only root, its host paths; its service account and rules."""
+    comps = device_plugins.build(prod_view(tmp_path, {"vendors/ascend.yaml": ASCEND_910B}))
+    assert [c.name for c in comps] == ["device-plugins/namespaces", "device-plugins/ascend"]
+    pod = {
+        "nodeSelector": {NFD + "accelerator": "huawei-npu"},
+        "tolerations": [CRITICAL, {**taint_of("huawei-npu"), "effect": "NoSchedule"}],
+        "priorityClassName": "system-node-critical",
+        "serviceAccountName": "ascend-device-plugin",
+        "containers": [
+            {
+                "name": "ascend-device-plugin",
+                "image": "swr.cn-south-1.myhuaweicloud.com/ascendhub/ascend-k8sdeviceplugin:v26.0.0",
+                "imagePullPolicy": "IfNotPresent",
+                "command": ["/bin/bash", "-c", "--"],
+                "args": [
+                    "device-plugin -useAscendDocker=true"
+                    " -logFile=/var/log/mindx-dl/devicePlugin/devicePlugin.log -logLevel=0"
+                ],
+                "env": [
+                    {
+                        "name": "NODE_NAME",
+                        "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}},
+                    },
+                    {"name": "HOST_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}},
+                ],
+                "resources": {
+                    "requests": {"cpu": "500m", "memory": "500Mi"},
+                    "limits": {"cpu": "500m", "memory": "500Mi"},
+                },
+                "securityContext": {"privileged": True, "readOnlyRootFilesystem": True},
+                "volumeMounts": [
+                    {"name": "device-plugin", "mountPath": PLUGIN_DIR},
+                    {"name": "pod-resource", "mountPath": "/var/lib/kubelet/pod-resources"},
+                    {
+                        "name": "hiai-driver",
+                        "mountPath": "/usr/local/Ascend/driver",
+                        "readOnly": True,
+                    },
+                    {"name": "log-path", "mountPath": "/var/log/mindx-dl/devicePlugin"},
+                    {"name": "tmp", "mountPath": "/tmp"},
+                    {"name": "lingqu-log", "mountPath": "/var/log/lingqu"},
+                    {"name": "localtime", "mountPath": "/etc/localtime", "readOnly": True},
+                    {
+                        "name": "data-trace-file-dir",
+                        "mountPath": "/user/cluster-info/datatrace-config",
+                    },
+                    {"name": "containerd", "mountPath": "/run/containerd", "readOnly": True},
+                ],
+            }
+        ],
+        "volumes": [
+            {"name": "device-plugin", "hostPath": {"path": PLUGIN_DIR}},
+            {"name": "pod-resource", "hostPath": {"path": "/var/lib/kubelet/pod-resources"}},
+            {"name": "hiai-driver", "hostPath": {"path": "/usr/local/Ascend/driver"}},
+            {
+                "name": "log-path",
+                "hostPath": {"path": "/var/log/mindx-dl/devicePlugin", "type": "Directory"},
+            },
+            {
+                "name": "data-trace-file-dir",
+                "hostPath": {
+                    "path": "/user/cluster-info/datatrace-config",
+                    "type": "DirectoryOrCreate",
+                },
+            },
+            {"name": "tmp", "hostPath": {"path": "/tmp"}},
+            {
+                "name": "lingqu-log",
+                "hostPath": {"path": "/var/log/lingqu", "type": "DirectoryOrCreate"},
+            },
+            {"name": "localtime", "hostPath": {"path": "/etc/localtime"}},
+            {"name": "containerd", "hostPath": {"path": "/run/containerd"}},
+        ],
+    }
+    assert comps[1].objects == [
+        *ascend_rbac(PLUGINS_NS),
+        plugin_daemonset("ascend-device-plugin", "ascend", pod),
+    ]
+
+
+def test_cambricon_plugin_is_the_example_daemonset_with_the_sites_image(tmp_path: Path) -> None:
+    """cambricon-k8s-device-plugin's example DaemonSet v2.0.23 (args, liveness probe, hostPID and
+    hostIPC, resources, host paths) and role.yml's rules; the image the vendor file names."""
+    comps = device_plugins.build(prod_view(tmp_path, {"vendors/cambricon.yaml": CAMBRICON_MLU370}))
+    name = "cambricon-device-plugin"
+    assert comps[1].origin == Location("values/vendors/cambricon.yaml", 1, 1)
+    role = comps[1].objects[1]
+    assert role["rules"] == [
+        {
+            "apiGroups": [""],
+            "resources": ["nodes"],
+            "verbs": ["get", "list", "watch", "update", "patch"],
+        },
+        {
+            "apiGroups": [""],
+            "resources": ["pods"],
+            "verbs": ["get", "list", "watch", "update", "patch"],
+        },
+    ]
+    assert [o["kind"] for o in comps[1].objects] == [
+        "ServiceAccount",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "DaemonSet",
+    ]
+    pod = {
+        "nodeSelector": {NFD + "accelerator": "cambricon-mlu"},
+        "tolerations": [CRITICAL, {**taint_of("cambricon-mlu"), "effect": "NoSchedule"}],
+        "priorityClassName": "system-node-critical",
+        "hostPID": True,
+        "hostIPC": True,
+        "serviceAccountName": name,
+        "containers": [
+            {
+                "name": name,
+                "image": "r/cambricon-device-plugin:v1",
+                "imagePullPolicy": "IfNotPresent",
+                "command": ["/usr/bin/k8s-device-plugin"],
+                "args": [
+                    "--mode=default",
+                    "--virtualization-num=1",
+                    "--mlulink-policy=best-effort",
+                    "--cnmon-path=/usr/bin/cnmon",
+                    "--log-level=info",
+                ],
+                "env": [
+                    {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}
+                ],
+                "resources": {
+                    "requests": {"cpu": "30m", "memory": "64Mi"},
+                    "limits": {"cpu": "1", "memory": "2Gi"},
+                },
+                "securityContext": {"privileged": True},
+                "livenessProbe": {
+                    "httpGet": {"path": "/healthz", "port": 30107},
+                    "initialDelaySeconds": 60,
+                    "failureThreshold": 6,
+                    "periodSeconds": 30,
+                },
+                "volumeMounts": [
+                    {"name": "device-plugin", "mountPath": PLUGIN_DIR},
+                    {"name": "pod-resources", "mountPath": "/var/lib/kubelet/pod-resources"},
+                    {"name": "dev", "mountPath": "/dev"},
+                    {"name": "cndev-lib", "mountPath": "/host/usr/lib"},
+                    {"name": "cndev-lib64", "mountPath": "/host/usr/lib64"},
+                    {"name": "host-proc", "mountPath": "/host/proc"},
+                ],
+            }
+        ],
+        "volumes": [
+            {"name": "device-plugin", "hostPath": {"path": PLUGIN_DIR}},
+            {"name": "pod-resources", "hostPath": {"path": "/var/lib/kubelet/pod-resources"}},
+            {"name": "dev", "hostPath": {"path": "/dev"}},
+            {"name": "cndev-lib", "hostPath": {"path": "/usr/lib"}},
+            {"name": "cndev-lib64", "hostPath": {"path": "/usr/lib64"}},
+            {"name": "host-proc", "hostPath": {"path": "/proc"}},
+        ],
+    }
+    assert comps[1].objects[3] == plugin_daemonset(name, "cambricon", pod)
+
+
+def test_hygon_plugin_runs_the_sites_image_with_the_kubelets_plugin_socket(tmp_path: Path) -> None:
+    """Hygon's catalog entry has no image: the vendor file's image and version, the kubelet's
+    device-plugin directory (DevicePluginPath), the fleet's default resources."""
+    comps = device_plugins.build(prod_view(tmp_path, {"vendors/hygon.yaml": HYGON_Z100L}))
+    assert comps[1].origin == Location("values/vendors/hygon.yaml", 2, 1)
+    pod = {
+        "nodeSelector": {NFD + "accelerator": "hygon-dcu"},
+        "tolerations": [CRITICAL, {**taint_of("hygon-dcu"), "effect": "NoSchedule"}],
+        "priorityClassName": "system-node-critical",
+        "automountServiceAccountToken": False,
+        "containers": [
+            {
+                "name": "dcu-device-plugin",
+                "image": "r/dcu:v1",
+                "imagePullPolicy": "IfNotPresent",
+                "resources": DEFAULT_RESOURCES,
+                "volumeMounts": [{"name": "device-plugin", "mountPath": PLUGIN_DIR}],
+            }
+        ],
+        "volumes": [{"name": "device-plugin", "hostPath": {"path": PLUGIN_DIR}}],
+    }
+    assert comps[1].objects == [plugin_daemonset("dcu-device-plugin", "hygon", pod)]
+
+
+# A vendor outside the catalog whose plugin runs on the host network in kube-system, with a
+# readiness probe, its own priority class and a taint without a value.
+HOSTNET = """\
+resourceName: acme.example/npu
+pciVendor: "abcd"
+selectorLabel: accelerator
+modelLabel: npu-model
+nodeLabels: {accelerator: acme-npu}
+taints: [{key: acme.example/npu, effect: NoExecute}]
+devicePlugin:
+  name: acme-device-plugin
+  image: registry.example.com/acme/device-plugin
+  version: v1.2.3
+  namespace: kube-system
+  priorityClassName: acme-critical
+  hostNetwork: true
+  readinessProbe: {tcpSocket: {port: 9001}, periodSeconds: 10}
+  volumes:
+    - {name: device-plugin, hostPath: {path: /var/lib/kubelet/device-plugins}}
+  volumeMounts:
+    - {name: device-plugin, mountPath: /var/lib/kubelet/device-plugins}
+"""
+
+
+def test_a_host_network_plugin_resolves_cluster_dns_and_kube_system_is_not_rendered(
+    tmp_path: Path,
+) -> None:
+    """hostNetwork pods need dnsPolicy ClusterFirstWithHostNet to resolve Services; a taint
+    without a value is tolerated by Exists; kube-system is the cluster's, never a Namespace here."""
+    view = prod_view(tmp_path, {"vendors/acme.yaml": HOSTNET + POOL})
+    [comp] = device_plugins.build(view)
+    assert (comp.name, comp.origin) == (
+        "device-plugins/acme",
+        Location("values/vendors/acme.yaml", 7, 1),
+    )
+    pod = {
+        "nodeSelector": {NFD + "accelerator": "acme-npu"},
+        "tolerations": [
+            CRITICAL,
+            {"key": "acme.example/npu", "operator": "Exists", "effect": "NoExecute"},
+        ],
+        "priorityClassName": "acme-critical",
+        "hostNetwork": True,
+        "dnsPolicy": "ClusterFirstWithHostNet",
+        "automountServiceAccountToken": False,
+        "containers": [
+            {
+                "name": "acme-device-plugin",
+                "image": "registry.example.com/acme/device-plugin:v1.2.3",
+                "imagePullPolicy": "IfNotPresent",
+                "resources": DEFAULT_RESOURCES,
+                "readinessProbe": {"tcpSocket": {"port": 9001}, "periodSeconds": 10},
+                "volumeMounts": [{"name": "device-plugin", "mountPath": PLUGIN_DIR}],
+            }
+        ],
+        "volumes": [{"name": "device-plugin", "hostPath": {"path": PLUGIN_DIR}}],
+    }
+    assert comp.objects == [plugin_daemonset("acme-device-plugin", "acme", pod, "kube-system")]
+
+
+def test_each_plugin_namespace_names_the_files_and_the_line_that_ask_for_it(tmp_path: Path) -> None:
+    """Namespaces sorted by name, each naming every vendor file that uses it (once), its findings
+    at the devicePlugin.namespace line that asks for it; kube-system gets none."""
+    files = {
+        "vendors/acme.yaml": HOSTNET + POOL,
+        "vendors/ascend.yaml": "devicePlugin: {namespace: npu-plugins}\n" + ASCEND_910B,
+        "vendors/cambricon.yaml": CAMBRICON_MLU370,
+        "vendors/nvidia.yaml": "devicePlugin:\n  namespace: npu-plugins\n" + NVIDIA,
+    }
+    comps = device_plugins.build(prod_view(tmp_path, files))
+    names = [c.name for c in comps]
+    assert names[0] == "device-plugins/namespaces"
+    assert names[1:] == [f"device-plugins/{v}" for v in ("acme", "ascend", "cambricon", "nvidia")]
+    accelerator, npu = (
+        plugins_namespace(PLUGINS_NS, "values/vendors/cambricon.yaml"),
+        (
+            plugins_namespace(
+                "npu-plugins", "values/vendors/ascend.yaml, values/vendors/nvidia.yaml"
+            )
+        ),
+    )
+    assert comps[0].objects == [accelerator, npu]
+    assert comps[0].origin_of(accelerator) == Location("values/vendors/cambricon.yaml", 1, 1)
+    assert comps[0].origin_of(npu) == Location("values/vendors/ascend.yaml", 1, 16)
+    assert comps[3].objects[3]["metadata"]["namespace"] == PLUGINS_NS
+
+
+def test_a_fleet_without_vendors_has_no_device_plugins(tmp_path: Path) -> None:
+    """No vendor: nothing in the unit, not even a Namespace."""
+    assert device_plugins.build(prod_view(tmp_path, {})) == []
