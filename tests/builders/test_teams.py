@@ -244,3 +244,14 @@ def test_environment_override_of_a_teams_quota(tmp_path: Path) -> None:
 
 def test_unit_name() -> None:
     assert teams.unit_name("ml") == "team-ml"
+
+
+# ---- build: where findings on a team's objects point -------------------------------------------
+
+
+def test_findings_of_a_team_without_quota_point_at_its_namespaces(tmp_path: Path) -> None:
+    """No quota line to edit: a finding on the team's objects names the `namespaces` key (line 3
+    of its file), where the user declared the namespaces the objects are for."""
+    team = "owners: [ops@example.com]\npodSecurity: restricted\nnamespaces: [ml-a, ml-b]\n"
+    [component] = teams.build(view_of(tmp_path, {**VENDOR_POOLS, "teams/ml.yaml": team}))
+    assert component.origin == Location("values/teams/ml.yaml", 3, 1)
