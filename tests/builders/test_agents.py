@@ -6,6 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from generator.builders import agents
+from generator.values import loader as values
+from generator.values.model import NodeAgent, Taint
 from tests.fixtures import PROD_FLEET, build_unit, find, lines, pod_security, render_into, tree
 
 
@@ -162,3 +165,217 @@ def test_fleet_can_name_the_exporter_namespace(tmp_path: Path) -> None:
     assert find(objs, "DaemonSet", "dcgm-exporter")["metadata"]["namespace"] == "gpu-exporters"
     monitor = find(objs, "PodMonitor", "dcgm-exporter")
     assert monitor["spec"]["namespaceSelector"] == {"matchNames": ["gpu-exporters"]}
+
+
+# ---- the agent helpers, in-process (generator/builders/agents.py) -------------------------------
+#
+# A node agent's objects in Kubernetes' own shapes (core/v1 Container, PodSpec, Toleration;
+# apps/v1 DaemonSet; rbac.authorization.k8s.io/v1 ClusterRole and ClusterRoleBinding), written out
+# by hand from a NodeAgent made for each test.
+
+MANAGED = {"app.kubernetes.io/managed-by": "accel-gitops"}
+AGENT_LABELS = {"app.kubernetes.io/name": "probe-agent", "accel-gitops.io/vendor": "acme"}
+RULE = {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get"]}
+
+
+def agent_meta(namespace: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": "probe-agent"}
+    if namespace:
+        out["namespace"] = namespace
+    out["labels"] = {**MANAGED, **AGENT_LABELS}
+    out["annotations"] = {"accel-gitops.io/source": "values/vendors/acme.yaml"}
+    return out
+
+
+def test_toleration_equal_with_a_value_exists_without() -> None:
+    """Kubernetes' Toleration: Equal matches the taint's value, Exists any value of the key."""
+    assert agents.toleration(Taint("acme.example/npu", "NoSchedule", "present")) == {
+        "key": "acme.example/npu",
+        "operator": "Equal",
+        "value": "present",
+        "effect": "NoSchedule",
+    }
+    assert agents.toleration(Taint("acme.example/npu", "NoExecute")) == {
+        "key": "acme.example/npu",
+        "operator": "Exists",
+        "effect": "NoExecute",
+    }
+
+
+def test_rbac_objects_a_service_account_its_cluster_role_and_the_binding() -> None:
+    """An agent with rules gets a ServiceAccount in its namespace, a ClusterRole with the rules
+    and a ClusterRoleBinding of the two; one without rules gets none."""
+    agent = NodeAgent(image="r/a", version="v1", rbac=(RULE,))
+    sources = ("values/vendors/acme.yaml",)
+    assert agents.rbac_objects("probe-agent", "agents", agent, sources, AGENT_LABELS) == [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": agent_meta("agents")},
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": agent_meta(),
+            "rules": [RULE],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": agent_meta(),
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "probe-agent",
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": "probe-agent", "namespace": "agents"}],
+        },
+    ]
+    bare = NodeAgent(image="r/a", version="v1")
+    assert agents.rbac_objects("probe-agent", "agents", bare, sources, AGENT_LABELS) == []
+
+
+def test_container_carries_every_field_the_agent_sets() -> None:
+    """Image name:version pulled IfNotPresent, then command, args, env, ports, resources,
+    securityContext, both probes and mounts as given."""
+    probe = {"httpGet": {"path": "/healthz", "port": 9000}}
+    agent = NodeAgent(
+        image="r/a",
+        version="v1",
+        command=("/agent",),
+        args=("--v=2",),
+        env=({"name": "NODE_NAME", "value": "x"},),
+        volume_mounts=({"name": "dev", "mountPath": "/dev"},),
+        security_context={"privileged": True},
+        resources={"requests": {"cpu": "1"}},
+        liveness_probe=probe,
+        readiness_probe={"tcpSocket": {"port": 9001}},
+    )
+    ports = [{"name": "metrics", "containerPort": 9400, "protocol": "TCP"}]
+    assert agents.container("probe-agent", agent, ports) == {
+        "name": "probe-agent",
+        "image": "r/a:v1",
+        "imagePullPolicy": "IfNotPresent",
+        "command": ["/agent"],
+        "args": ["--v=2"],
+        "env": [{"name": "NODE_NAME", "value": "x"}],
+        "ports": ports,
+        "resources": {"requests": {"cpu": "1"}},
+        "securityContext": {"privileged": True},
+        "livenessProbe": probe,
+        "readinessProbe": {"tcpSocket": {"port": 9001}},
+        "volumeMounts": [{"name": "dev", "mountPath": "/dev"}],
+    }
+
+
+def test_container_of_a_bare_agent_gets_the_default_requests_and_memory_limit() -> None:
+    """Nothing set upstream: the request keeps the pod out of BestEffort, the limit bounds it."""
+    assert agents.container("probe-agent", NodeAgent(image="r/a", version="v1")) == {
+        "name": "probe-agent",
+        "image": "r/a:v1",
+        "imagePullPolicy": "IfNotPresent",
+        "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}},
+    }
+
+
+ACME_VENDOR = """\
+resourceName: acme.example/npu
+pciVendor: "abcd"
+selectorLabel: accelerator
+modelLabel: npu-model
+nodeLabels: {accelerator: acme-npu}
+taints: [{key: acme.example/npu, value: present, effect: NoSchedule}]
+devicePlugin:
+  name: acme-device-plugin
+  image: registry.example.com/acme/device-plugin
+  version: v1
+  namespace: accelerator-plugins
+  volumes:
+    - {name: device-plugin, hostPath: {path: /var/lib/kubelet/device-plugins}}
+  volumeMounts:
+    - {name: device-plugin, mountPath: /var/lib/kubelet/device-plugins}
+pools:
+  - {name: n1, model: n1, pciDevices: ['ff01'], devicesPerNode: 4, nodes: [acme-1]}
+"""
+
+
+def test_daemonset_on_the_vendors_pools_with_host_namespaces_and_dns_for_the_host_network(
+    tmp_path: Path,
+) -> None:
+    """Selected by `match`, labelled `labels` (pods both), rolling updates, the vendor's node
+    selector and taints plus CriticalAddonsOnly, host PID/IPC/network as the agent asks
+    (ClusterFirstWithHostNet so a host-network pod still resolves Services), its service account."""
+    values_dir = tree(
+        tmp_path, {"vendors/acme.yaml": ACME_VENDOR}, fleet=PROD_FLEET, defaults=False
+    )
+    view = values.load(values_dir).envs["prod"]
+    [vendor] = view.vendors
+    agent = NodeAgent(
+        image="r/a",
+        version="v1",
+        host_pid=True,
+        host_ipc=True,
+        host_network=True,
+        rbac=(RULE,),
+        priority_class="acme-critical",
+        volumes=({"name": "dev", "hostPath": {"path": "/dev"}},),
+    )
+    ds = agents.daemonset(
+        view,
+        vendor,
+        agent,
+        name="probe-agent",
+        namespace="agents",
+        labels=AGENT_LABELS,
+        match={"app": "probe"},
+    )
+    assert ds == {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": agent_meta("agents"),
+        "spec": {
+            "selector": {"matchLabels": {"app": "probe"}},
+            "updateStrategy": {"type": "RollingUpdate"},
+            "template": {
+                "metadata": {"labels": {**AGENT_LABELS, "app": "probe"}},
+                "spec": {
+                    "nodeSelector": {"feature.node.kubernetes.io/accelerator": "acme-npu"},
+                    "tolerations": [
+                        {"key": "CriticalAddonsOnly", "operator": "Exists"},
+                        {
+                            "key": "acme.example/npu",
+                            "operator": "Equal",
+                            "value": "present",
+                            "effect": "NoSchedule",
+                        },
+                    ],
+                    "priorityClassName": "acme-critical",
+                    "hostPID": True,
+                    "hostIPC": True,
+                    "hostNetwork": True,
+                    "dnsPolicy": "ClusterFirstWithHostNet",
+                    "serviceAccountName": "probe-agent",
+                    "containers": [
+                        {
+                            "name": "probe-agent",
+                            "image": "r/a:v1",
+                            "imagePullPolicy": "IfNotPresent",
+                            "resources": {
+                                "requests": {"cpu": "50m", "memory": "64Mi"},
+                                "limits": {"memory": "256Mi"},
+                            },
+                        }
+                    ],
+                    "volumes": [{"name": "dev", "hostPath": {"path": "/dev"}}],
+                },
+            },
+        },
+    }
+    # Without RBAC, host namespaces, priority class or volumes: no token, none of those keys.
+    bare = NodeAgent(image="r/a", version="v1", priority_class="")
+    spec = agents.daemonset(
+        view, vendor, bare, name="probe-agent", namespace="agents", labels={}, match={"app": "p"}
+    )["spec"]["template"]["spec"]
+    assert sorted(spec) == [
+        "automountServiceAccountToken",
+        "containers",
+        "nodeSelector",
+        "tolerations",
+    ]
+    assert spec["automountServiceAccountToken"] is False
