@@ -653,3 +653,35 @@ def test_a_vendor_outside_the_catalog_packs_with_the_default_weight(tmp_path: Pa
     """binpackWeight defaults to 10 (docs/scheduling.md) where neither catalog nor values set it."""
     view = sched_view(tmp_path, "quota", files={"vendors/acme.yaml": ACME})
     assert scheduling.resource_weights(view) == {"acme.example/npu": 10, "nvidia.com/gpu": 10}
+
+
+# ---- build: components and where findings point ------------------------------------------------
+
+
+def test_build_groups_kube_scheduler_and_kueue_flavors_with_their_origins(tmp_path: Path) -> None:
+    """Each base has its own folder, and a finding on it names the values line that made it:
+    `scheduling:` in fleet.yaml for the scheduler and the general flavor, the vendor's `pools:`
+    for a pool's flavor."""
+    nvidia = (
+        "binpackWeight: 10\n"
+        "pools:\n"
+        "  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1]}\n"
+        "  - {name: h100, model: H100, devicesPerNode: 8, nodes: [n2]}\n"
+    )
+    extra = "  kubeScheduler: {packing: true}\n"
+    view = sched_view(tmp_path, "kueue", extra, files={"vendors/nvidia.yaml": nvidia})
+    components = scheduling.build(view)
+    # fleet.yaml: FLEET's four lines, `capacity:` on line 5, `scheduling:` on line 6.
+    assert [(c.unit, c.name, str(c.origin)) for c in components] == [
+        ("scheduling", "scheduling/kube-scheduler", "values/fleet.yaml:6:1"),
+        ("scheduling", "scheduling/kueue-flavors", "values/fleet.yaml:6:1"),
+    ]
+    kube, flavors = components
+    assert [(o["metadata"]["name"], str(kube.origin_of(o))) for o in kube.objects] == [
+        ("accel-kube-scheduler-config", "values/fleet.yaml:6:1")
+    ]
+    assert [(o["metadata"]["name"], str(flavors.origin_of(o))) for o in flavors.objects] == [
+        ("nvidia-a100", "values/vendors/nvidia.yaml:2:1"),
+        ("nvidia-h100", "values/vendors/nvidia.yaml:2:1"),
+        ("general", "values/fleet.yaml:6:1"),
+    ]
