@@ -317,7 +317,10 @@ def test_nvidia_and_amd_plugins_are_their_static_manifests(tmp_path: Path) -> No
     """NVIDIA/k8s-device-plugin nvidia-device-plugin.yml v0.17.1 and ROCm/k8s-device-plugin
     k8s-ds-amdgpu-dp.yaml v1.31.0.6: no RBAC (no service account token), upstream sets no
     resources (the fleet's requests and memory limit), a shared privileged namespace first."""
-    view = prod_view(tmp_path, {"vendors/nvidia.yaml": NVIDIA, "vendors/amd.yaml": AMD_MI250X})
+    # Neither file sets devicePlugin: findings on a plugin point at the top of its vendor file,
+    # where the catalog's entry comes in (line 1), not at the pools (line 2 for NVIDIA).
+    nvidia = "# the site's GPUs\n" + NVIDIA
+    view = prod_view(tmp_path, {"vendors/nvidia.yaml": nvidia, "vendors/amd.yaml": AMD_MI250X})
     comps = device_plugins.build(view)
     assert [(c.unit, c.name, c.origin) for c in comps] == [
         ("device-plugins", "device-plugins/namespaces", None),
