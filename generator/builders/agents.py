@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.builders.common import metadata
-from generator.values.model import FleetView, NodeAgent, Taint, Vendor
+from generator.builders.common import metadata, toleration
+from generator.values.model import FleetView, NodeAgent, Vendor
 from generator.values.yamlio import Obj
 
 # Requests and limits of an agent whose upstream manifest sets none: a request keeps the pod out
@@ -15,12 +15,6 @@ DEFAULT_RESOURCES: dict[str, Any] = {
     "requests": {"cpu": "50m", "memory": "64Mi"},
     "limits": {"memory": "256Mi"},
 }
-
-
-def toleration(taint: Taint) -> dict[str, str]:
-    if taint.value:
-        return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
-    return {"key": taint.key, "operator": "Exists", "effect": taint.effect}
 
 
 def rbac_objects(

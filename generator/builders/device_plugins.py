@@ -39,7 +39,7 @@ def build(view: FleetView) -> list[Component]:
                 UNIT,
                 f"{UNIT}/{vendor.id}",
                 _vendor_objects(view, vendor),
-                origin=vendor.doc.anchor(("devicePlugin",), ("pools",)),
+                origin=vendor.doc.anchor(("devicePlugin",)),
             )
         )
     if namespaces:
@@ -47,7 +47,7 @@ def build(view: FleetView) -> list[Component]:
         for name in sorted(namespaces):
             ns_obj = namespace(
                 name,
-                sources=namespaces[name] or ["values/fleet.yaml"],
+                sources=namespaces[name],
                 pod_security="privileged",
                 annotations={SYNC_WAVE: "-1"},
             )

@@ -8,7 +8,7 @@ from typing import Any
 
 from generator.builders import agents
 from generator.values import loader as values
-from generator.values.model import NodeAgent, Taint
+from generator.values.model import NodeAgent
 from tests.fixtures import PROD_FLEET, build_unit, find, lines, pod_security, render_into, tree
 
 
@@ -185,21 +185,6 @@ def agent_meta(namespace: str | None = None) -> dict[str, Any]:
     out["labels"] = {**MANAGED, **AGENT_LABELS}
     out["annotations"] = {"accel-gitops.io/source": "values/vendors/acme.yaml"}
     return out
-
-
-def test_toleration_equal_with_a_value_exists_without() -> None:
-    """Kubernetes' Toleration: Equal matches the taint's value, Exists any value of the key."""
-    assert agents.toleration(Taint("acme.example/npu", "NoSchedule", "present")) == {
-        "key": "acme.example/npu",
-        "operator": "Equal",
-        "value": "present",
-        "effect": "NoSchedule",
-    }
-    assert agents.toleration(Taint("acme.example/npu", "NoExecute")) == {
-        "key": "acme.example/npu",
-        "operator": "Exists",
-        "effect": "NoExecute",
-    }
 
 
 def test_rbac_objects_a_service_account_its_cluster_role_and_the_binding() -> None:
