@@ -30,7 +30,7 @@ def build(view: FleetView) -> list[Component]:
         if view.fleet.node_config_method == "nfd":
             objs = [_node_feature_rule(view, vendor)]
         else:
-            objs = [obj for pool in vendor.pools for obj in _node_patches(view, vendor, pool)]
+            objs = [obj for pool in vendor.pools for obj in _node_patches(vendor, pool)]
         if objs:
             out.append(
                 Component(UNIT, f"{UNIT}/{vendor.id}", objs, origin=vendor.doc.anchor(("pools",)))
@@ -91,7 +91,7 @@ def _node_feature_rule(view: FleetView, vendor: Vendor) -> Obj:
     }
 
 
-def _node_patches(view: FleetView, vendor: Vendor, pool: Pool) -> list[Obj]:
+def _node_patches(vendor: Vendor, pool: Pool) -> list[Obj]:
     out = []
     for node in sorted(pool.nodes):
         meta = metadata(
