@@ -387,6 +387,20 @@ def test_no_packing_profile_by_default_nor_under_volcano(tmp_path: Path) -> None
     assert [c.name for c in scheduling.build(view)] == ["scheduling/volcano"]
 
 
+def test_a_kube_scheduler_section_without_packing_renders_no_profile(tmp_path: Path) -> None:
+    """`kubeScheduler` set for its other keys (its namespace) does not turn packing on."""
+    view = sched_view(tmp_path, "quota", "  kubeScheduler: {namespace: sched}\n")
+    assert scheduling.packing(view) is False
+    assert scheduling.build(view) == []
+
+
+def test_the_volcano_configuration_points_its_findings_at_scheduling(tmp_path: Path) -> None:
+    """`scheduling:` in fleet.yaml (line 6 of the test tree) made the Volcano configuration."""
+    [volcano] = scheduling.build(sched_view(tmp_path, "volcano"))
+    assert (volcano.name, str(volcano.origin)) == ("scheduling/volcano", "values/fleet.yaml:6:1")
+    assert [str(volcano.origin_of(o)) for o in volcano.objects] == ["values/fleet.yaml:6:1"]
+
+
 @pytest.mark.parametrize("backend", ["quota", "volcano", "kueue"])
 def test_example_fleet_renders_and_builds_under_each_backend(
     backend: str, values_dir: Path, write: Write, tmp_path: Path
