@@ -506,3 +506,29 @@ def two_teams(root: Path) -> Path:
         "environments/prod.yaml": TWO_TEAMS_PROD,
     }
     return tree(root / "repo", files, fleet=FLEET + "capacity: {allowOvercommit: true}\n")
+
+
+# What every job adds to a target, in the Operator's spelling (camelCase keys): brand and vendor,
+# the node the pod runs on, the exporter pod's own name and namespace moved aside, and the
+# Operator's pod/namespace/container target labels dropped so the exporter's own win.
+def operator_target_relabels(brand: str, vendor: str) -> list[dict[str, Any]]:
+    return [
+        {"action": "replace", "targetLabel": "gpu_brand", "replacement": brand},
+        {"action": "replace", "targetLabel": "vendor", "replacement": vendor},
+        {
+            "action": "replace",
+            "sourceLabels": ["__meta_kubernetes_pod_node_name"],
+            "targetLabel": "node",
+        },
+        {
+            "action": "replace",
+            "sourceLabels": ["__meta_kubernetes_pod_name"],
+            "targetLabel": "exporter_pod",
+        },
+        {
+            "action": "replace",
+            "sourceLabels": ["__meta_kubernetes_namespace"],
+            "targetLabel": "exporter_namespace",
+        },
+        {"action": "labeldrop", "regex": "pod|namespace|container"},
+    ]

@@ -38,6 +38,7 @@ from tests.fixtures import (
     PROD_FLEET,
     kustomize_build,
     lines,
+    operator_target_relabels,
     render_into,
     tool,
     tree,
@@ -406,26 +407,7 @@ def test_the_pod_monitor_as_kubernetes_receives_it(tmp_path: Path) -> None:
                     "port": "metrics",
                     "path": "/metrics",
                     "honorLabels": True,
-                    "relabelings": [
-                        {"action": "replace", "targetLabel": "gpu_brand", "replacement": "nvidia"},
-                        {"action": "replace", "targetLabel": "vendor", "replacement": "nvidia"},
-                        {
-                            "action": "replace",
-                            "sourceLabels": ["__meta_kubernetes_pod_node_name"],
-                            "targetLabel": "node",
-                        },
-                        {
-                            "action": "replace",
-                            "sourceLabels": ["__meta_kubernetes_pod_name"],
-                            "targetLabel": "exporter_pod",
-                        },
-                        {
-                            "action": "replace",
-                            "sourceLabels": ["__meta_kubernetes_namespace"],
-                            "targetLabel": "exporter_namespace",
-                        },
-                        {"action": "labeldrop", "regex": "pod|namespace|container"},
-                    ],
+                    "relabelings": operator_target_relabels("nvidia", "nvidia"),
                     "metricRelabelings": [
                         {
                             "action": "replace",

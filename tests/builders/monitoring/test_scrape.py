@@ -12,7 +12,14 @@ from typing import Any
 from generator.builders.monitoring import scrape
 from generator.builders.monitoring.sources import Exporter, exporters
 from generator.values import loader as values
-from tests.fixtures import AMD_MI250X, HYGON_Z100L, NVIDIA, PROD_FLEET, tree
+from tests.fixtures import (
+    AMD_MI250X,
+    HYGON_Z100L,
+    NVIDIA,
+    PROD_FLEET,
+    operator_target_relabels,
+    tree,
+)
 
 # A vendor no catalog knows, so its exporter section is exactly what a test writes; `exporter`
 # is appended.
@@ -40,32 +47,6 @@ def exporter_of(tmp_path: Path, file: str, text: str) -> Exporter:
     root = tree(tmp_path / "repo", {f"vendors/{file}": text}, fleet=PROD_FLEET, defaults=False)
     [exp] = exporters(values.load(root).envs["prod"])
     return exp
-
-
-# What every job adds to a target, in the Operator's spelling (camelCase keys): brand and vendor,
-# the node the pod runs on, the exporter pod's own name and namespace moved aside, and the
-# Operator's pod/namespace/container target labels dropped so the exporter's own win.
-def operator_target_relabels(brand: str, vendor: str) -> list[dict[str, Any]]:
-    return [
-        {"action": "replace", "targetLabel": "gpu_brand", "replacement": brand},
-        {"action": "replace", "targetLabel": "vendor", "replacement": vendor},
-        {
-            "action": "replace",
-            "sourceLabels": ["__meta_kubernetes_pod_node_name"],
-            "targetLabel": "node",
-        },
-        {
-            "action": "replace",
-            "sourceLabels": ["__meta_kubernetes_pod_name"],
-            "targetLabel": "exporter_pod",
-        },
-        {
-            "action": "replace",
-            "sourceLabels": ["__meta_kubernetes_namespace"],
-            "targetLabel": "exporter_namespace",
-        },
-        {"action": "labeldrop", "regex": "pod|namespace|container"},
-    ]
 
 
 # The same, in Prometheus' own spelling (snake_case keys).
