@@ -30,8 +30,19 @@ def use_backend(values_dir: Path, write: Write, backend: str, extra: str = "") -
         write("teams/ml-team.yaml", ml.replace(MIXED, MIXED + "    enabled: false\n"))
 
 
-# environments/prod.yaml without its teams: (split there) plus this: a Gateway route for the
-# inference service and an Istio route for a service of ml-team.
+def with_routes(prod: str) -> str:
+    """environments/prod.yaml's text with its teams: replaced by GATEWAY, and the Gateway API and
+    Istio declared as the site's (a route needs them on the cluster: DEP001)."""
+    fleet = prod.split("teams:")[0]
+    assert fleet.startswith("fleet:\n") or "\nfleet:\n" in fleet
+    declared = (
+        "fleet:\n  platform:\n    gatewayAPI: {provided: site}\n    istio: {provided: site}\n"
+    )
+    return fleet.replace("fleet:\n", declared, 1) + GATEWAY
+
+
+# environments/prod.yaml's teams: a Gateway route for the inference service and an Istio route for
+# a service of ml-team (with_routes).
 GATEWAY = """\
 teams:
   inference:

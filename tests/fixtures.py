@@ -248,6 +248,8 @@ kubernetesVersion: "1.33"
 environments: [dev, prod]
 git: {repoURL: "https://git.example.com/small.git", targetRevision: main}
 capacity: {allowOvercommit: true}
+platform:
+  gatewayAPI: {provided: site}
 """,
     "vendors/nvidia.yaml": """\
 pools:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
+from generator.builders import platform, scheduling
 from generator.builders.common import (
     SYNC_WAVE,
     TEAM_UNIT_WAVE,
@@ -68,9 +69,63 @@ def build(view: FleetView, comps: list[Component]) -> list[Component]:
     apps.append(_application(view, UNIT, ROOT_WAVE, fleet.argocd_namespace, sources, root=True))
     objs = [o for unit_objs in units.values() for o in unit_objs]
     project = _project(view, objs, apps, sources)
-    return [
+    out = [
         Component(UNIT, f"{UNIT}/applications", [project, *apps], origin=fleet.doc.anchor(("git",)))
     ]
+    addons = platform.rendered(view)
+    if addons:
+        out.append(_addons(view, addons))
+    return out
+
+
+# What each rendered add-on's chart is given, generated from the fleet.
+CHART_VALUES = {"volcano": scheduling.volcano_chart_values}
+
+
+def addons_project(view: FleetView) -> str:
+    return f"{view.fleet.argocd_project}-platform"
+
+
+def _addons(view: FleetView, addons: list[platform.Addon]) -> Component:
+    """The add-on Applications and their own AppProject. An add-on installs CRDs, webhooks and
+    cluster roles that this builder cannot list without rendering its chart, so its project
+    allows every cluster-scoped kind, but only from the pinned charts' repositories and only into
+    the add-ons' namespaces; the fleet's own project stays exactly as narrow as its units."""
+    fleet = view.fleet
+    project = addons_project(view)
+    comp = Component(UNIT, f"{UNIT}/platform", origin=fleet.doc.anchor(("platform",)))
+    charts = [a.chart for a in addons if a.chart is not None]
+    for addon in addons:
+        values = CHART_VALUES.get(addon.key, lambda _view: {})(view)
+        comp.add(
+            platform.application(view, addon, app_name(view, addon.key), project, values),
+            fleet.doc.anchor(("platform", addon.key), ("scheduling", "backend")),
+        )
+    comp.objects.insert(
+        0,
+        {
+            "apiVersion": "argoproj.io/v1alpha1",
+            "kind": "AppProject",
+            "metadata": metadata(
+                project,
+                namespace=fleet.argocd_namespace,
+                sources=fleet.doc.sources,
+                labels={"accel-gitops.io/environment": view.env},
+                annotations={SYNC_WAVE: str(PROJECT_WAVE)},
+            ),
+            "spec": {
+                "description": f"cluster add-ons of accel-gitops fleet {fleet.name}, "
+                f"environment {view.env}",
+                "sourceRepos": sorted({c.repo_url for c in charts}),
+                "destinations": [
+                    {"server": fleet.destination_server, "namespace": ns}
+                    for ns in sorted({c.namespace for c in charts})
+                ],
+                "clusterResourceWhitelist": [{"group": "*", "kind": "*"}],
+            },
+        },
+    )
+    return comp
 
 
 def _project(view: FleetView, objs: list[Obj], apps: list[Obj], sources: list[str]) -> Obj:

@@ -17,9 +17,17 @@ TEAM_LABEL = "accel-gitops.io/team"
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 
-# The kustomize units every environment has, in Argo CD sync order (team units come last).
-UNIT_WAVES = {"node-config": 0, "device-plugins": 1, "monitoring": 2, "scheduling": 2}
-TEAM_UNIT_WAVE = 3
+# The kustomize units every environment has, in Argo CD sync order. With the Application health
+# check restored (docs/argocd.md), a wave starts only when every Application of the waves before
+# it is Healthy, with no timeout (argo-cd v3.4.0 gitops-engine pkg/sync/sync_context.go). A
+# DaemonSet is Progressing for as long as one of its pods is not available (argo-cd
+# pkg/health/health_daemonset.go, getAppsv1DaemonSetHealth: no timeout, no Degraded), so a device
+# plugin whose image is not pushed yet, or whose host path is missing on one node, would hold
+# every later wave. The units holding DaemonSets (device plugins, exporters) therefore sync last:
+# nothing depends on their health, and team pods simply wait for the devices they advertise.
+# What teams do need first (add-ons and their CRDs, node labels, Kueue flavors) comes before.
+UNIT_WAVES = {"node-config": 0, "scheduling": 1, "device-plugins": 3, "monitoring": 3}
+TEAM_UNIT_WAVE = 2
 UNSHARED_NAMESPACES = frozenset({"kube-system", "kube-public", "kube-node-lease", "default"})
 
 

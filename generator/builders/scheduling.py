@@ -18,6 +18,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+from generator.builders import platform
 from generator.builders.common import VENDOR_LABEL, Component, metadata, toleration
 from generator.values.model import FleetView, Pool, Team, Vendor
 from generator.values.quantity import format_quantity, parse_quantity
@@ -219,6 +220,17 @@ def volcano_conf(view: FleetView) -> dict[str, Any]:
     }
 
 
+def volcano_chart_values(view: FleetView) -> dict[str, Any]:
+    """Values of the Volcano chart when the fleet renders Volcano (builders/platform.py): its
+    scheduler runs this fleet's configuration. The chart writes `custom.scheduler_config_override`
+    as volcano-scheduler.conf of its own ConfigMap (volcano-sh/volcano v1.14.0
+    installer/helm/chart/volcano/templates/scheduler.yaml), so the scheduling unit then renders no
+    ConfigMap of its own: two Applications would fight over one object."""
+    if backend(view) != "volcano":
+        return {}
+    return {"custom": {"scheduler_config_override": dump(volcano_conf(view))}}
+
+
 def volcano_configmap(view: FleetView) -> Obj:
     ns = str(_settings(view, "volcano", "namespace", default=VOLCANO_NAMESPACE))
     name = str(_settings(view, "volcano", "configMap", default=VOLCANO_CONFIGMAP))
@@ -357,7 +369,7 @@ def build(view: FleetView) -> list[Component]:
     origin = view.fleet.doc.anchor(("scheduling",))
     out: list[Component] = []
     kind = backend(view)
-    if kind == "volcano":
+    if kind == "volcano" and platform.provided(view, platform.BY_KEY["volcano"]) != platform.FLEET:
         out.append(Component(UNIT, "scheduling/volcano", [volcano_configmap(view)], origin=origin))
     if packing(view):
         out.append(

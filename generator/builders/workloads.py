@@ -84,12 +84,12 @@ def build(view: FleetView) -> list[Component]:
                 unit_name(team.name), f"workloads/{team.name}", origin=team.doc.anchor(("quota",))
             )
             for obj in objs:
-                comp.add(obj, _origin(team, obj))
+                comp.add(obj, workload_origin(team, obj))
             out.append(comp)
     return out
 
 
-def _origin(team: Team, obj: Obj) -> Location:
+def workload_origin(team: Team, obj: Obj) -> Location:
     """The workload in the team's values that an object comes from: a Job is named after its
     job; a service's objects after the service, its per-track ones `<service>-<vendor>`. Names
     alone would mislead: service `train-api`'s objects start with job `train`'s name."""

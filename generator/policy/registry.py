@@ -13,7 +13,15 @@ from typing import TypeVar
 from generator.builders.common import Unit
 from generator.findings import CodeInfo, Finding
 from generator.policy import checks as base
-from generator.policy import fleet, manifest, manifest_scheduling, monitoring, scheduling, workloads
+from generator.policy import (
+    fleet,
+    manifest,
+    manifest_scheduling,
+    monitoring,
+    platform,
+    scheduling,
+    workloads,
+)
 from generator.policy.checks import Check, ManifestRule
 from generator.values.model import FleetView, Values
 from generator.values.yamlio import Obj
@@ -33,7 +41,13 @@ def _listed(items: tuple[T, ...]) -> dict[str, T]:
 
 # Values checks, in the order they run (findings are sorted afterwards: order is not output).
 CHECKS: dict[str, Check] = _listed(
-    (*fleet.CHECKS, *workloads.CHECKS, *scheduling.CHECKS, *monitoring.CHECKS)
+    (
+        *fleet.CHECKS,
+        *workloads.CHECKS,
+        *scheduling.CHECKS,
+        *monitoring.CHECKS,
+        *platform.CHECKS,
+    )
 )
 # Manifest rules on built objects.
 MANIFEST_RULES: dict[str, ManifestRule] = _listed((*manifest.RULES, *manifest_scheduling.RULES))

@@ -84,6 +84,19 @@ def _list(items: Schema, **extra: Any) -> Schema:
     return {"type": "array", "items": items, **extra}
 
 
+def _addon(provided: list[str]) -> Schema:
+    return _obj(
+        {
+            "provided": {
+                "enum": provided,
+                "description": "fleet: rendered as an Argo CD Application of the upstream chart; "
+                "site: the cluster already runs it",
+            }
+        },
+        ("provided",),
+    )
+
+
 def _labels() -> Schema:
     return {
         "type": "object",
@@ -666,6 +679,18 @@ FLEET_PROPS: dict[str, Any] = {
     ),
     "nodeConfig": _obj({"method": {"enum": ["nfd", "node-patch"]}}),
     "capacity": _obj({"allowOvercommit": {"type": "boolean"}}),
+    "platform": _obj(
+        {
+            "volcano": _addon(["fleet", "site"]),
+            "kueue": _addon(["site"]),
+            "nfd": _addon(["site"]),
+            "gatewayAPI": _addon(["site"]),
+            "istio": _addon(["site"]),
+        },
+        description="cluster add-ons the fleet's objects need: rendered by the fleet as an "
+        "Argo CD Application of the upstream chart (fleet) or already on the cluster (site); "
+        "docs/platform.md",
+    ),
     "scheduling": _obj(
         {
             "backend": {"enum": ["quota", "volcano", "kueue"]},
@@ -769,7 +794,15 @@ SCHEMAS: dict[str, Schema] = {
                         k: v
                         for k, v in FLEET_PROPS.items()
                         if k
-                        in ("git", "argocd", "nodeConfig", "capacity", "scheduling", "monitoring")
+                        in (
+                            "git",
+                            "argocd",
+                            "nodeConfig",
+                            "capacity",
+                            "platform",
+                            "scheduling",
+                            "monitoring",
+                        )
                     }
                 ),
                 "vendors": {

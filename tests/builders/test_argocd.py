@@ -259,21 +259,21 @@ def test_each_unit_gets_an_application_in_its_wave_and_the_root_one_manages_them
         application(
             "mini-prod-device-plugins",
             "device-plugins",
-            "1",
+            "3",
             "clusters/gpu/overlays/prod/device-plugins",
             {"server": REMOTE, "namespace": "accelerator-plugins"},
         ),
         application(
             "mini-prod-team-ml",
             "team-ml",
-            "3",
+            "2",
             "clusters/gpu/overlays/prod/team-ml",
             {"server": REMOTE, "namespace": "ml-serve"},
         ),
         application(
             "mini-prod-scheduling",
             "scheduling",
-            "2",
+            "1",
             "clusters/gpu/overlays/prod/scheduling",
             {"server": REMOTE, "namespace": "gitops"},
         ),
@@ -354,3 +354,52 @@ def test_automated_sync_off_leaves_sync_options_and_retry_alone(tmp_path: Path) 
     policies = [o["spec"]["syncPolicy"] for o in comp.objects if o["kind"] == "Application"]
     manual = {"syncOptions": ["ServerSideApply=true"], "retry": RETRY}
     assert policies == [manual, manual]
+
+
+# ---- the wave plan: nothing waits on a DaemonSet ------------------------------------------------
+
+
+def test_the_wave_plan_never_puts_a_daemonsets_health_in_front_of_another_unit(
+    tmp_path: Path,
+) -> None:
+    """Read as data from what Argo CD applies (every unit of a fleet with NFD, Kueue, Volcano
+    rendered by the fleet and a team): a wave waits for every earlier wave to be Healthy, and a
+    DaemonSet whose pods cannot start is Progressing for ever (docs/argocd.md). So no unit that
+    holds a DaemonSet comes before one that holds none; add-ons come before every unit, and the
+    node configuration and Kueue's flavors before the team units that need them."""
+    fleet = (
+        PROD_FLEET
+        + "nodeConfig: {method: nfd}\nscheduling: {backend: kueue}\n"
+        + "platform:\n  volcano: {provided: fleet}\n"
+    )
+    values_dir = tree(
+        tmp_path, {"vendors/nvidia.yaml": POOL, "teams/ml.yaml": TEAM}, fleet=fleet, defaults=False
+    )
+    units = everything(render_into(values_dir, tmp_path / "out"), "prod")
+    waves = {
+        o["metadata"]["labels"].get("accel-gitops.io/unit")
+        or "addon:" + o["metadata"]["labels"]["accel-gitops.io/addon"]: int(
+            o["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]
+        )
+        for o in units["argocd"]
+        if o["kind"] == "Application"
+    }
+    assert waves == {
+        "addon:volcano": -5,
+        "argocd": -10,
+        "node-config": 0,
+        "scheduling": 1,
+        "team-ml": 2,
+        "device-plugins": 3,
+        "monitoring": 3,
+    }
+    del waves["argocd"]  # the root app: it creates the others
+    daemons = {u for u, objs in units.items() if any(o["kind"] == "DaemonSet" for o in objs)}
+    assert daemons == {"device-plugins", "monitoring"}
+    for unit, wave in waves.items():
+        if unit not in daemons:
+            assert all(wave <= waves[d] for d in daemons), unit
+    assert max(w for u, w in waves.items() if u.startswith("addon:")) < min(
+        w for u, w in waves.items() if not u.startswith("addon:")
+    )
+    assert waves["node-config"] < waves["team-ml"] and waves["scheduling"] < waves["team-ml"]

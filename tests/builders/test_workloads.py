@@ -227,6 +227,10 @@ def fleet_tree(root: Path, files: dict[str, str], backend: str = "quota") -> Pat
     """NVIDIA (8 GPUs), Ascend (16 NPUs), Cambricon; team ml (TEAM_ML) and the migrating
     inference service (port 80); quotas may overcommit; `files` over these."""
     fleet = FLEET + f"capacity: {{allowOvercommit: true}}\nscheduling:\n  backend: {backend}\n"
+    # TEAM_ML's mixed job is a Volcano Job, and environments may route through a Gateway or
+    # Istio: the cluster runs them whatever the backend (DEP001).
+    fleet += "platform:\n  volcano: {provided: site}\n"
+    fleet += "  gatewayAPI: {provided: site}\n  istio: {provided: site}\n"
     inference = INFERENCE.replace(
         "    vendorMounts: false\n",
         "    vendorMounts: false\n    containerPort: 8080\n    port: 80\n",

@@ -103,7 +103,8 @@ services:
       nvidia: {replicas: 1}
       amd: {replicas: 1}
 """
-    out = render(tree(tmp_path, {"vendors/amd.yaml": AMD, "teams/ml.yaml": team}))
+    fleet = FLEET + "platform:\n  gatewayAPI: {provided: site}\n"
+    out = render(tree(tmp_path, {"vendors/amd.yaml": AMD, "teams/ml.yaml": team}, fleet=fleet))
     objs = objects(out / "base")
     backends = objs["HTTPRoute/web"]["spec"]["rules"][0]["backendRefs"]
     assert [(b["name"], b["weight"]) for b in backends] == [("web-nvidia", 0), ("web-amd", 100)]
@@ -138,9 +139,9 @@ def test_sync_waves_order_every_unit_and_the_objects_inside_them(tmp_path: Path)
         "scheduling",
         "team-ml",
     }
-    assert apps["argocd"] < apps["node-config"] < apps["device-plugins"] < apps["monitoring"]
-    assert apps["device-plugins"] < apps["scheduling"] < apps["team-ml"]
-    assert apps["monitoring"] < apps["team-ml"]
+    # What teams need comes first; the units holding DaemonSets last (docs/argocd.md)
+    assert apps["argocd"] < apps["node-config"] < apps["scheduling"] < apps["team-ml"]
+    assert apps["team-ml"] < apps["device-plugins"] == apps["monitoring"]
     team_objs = objects(out / "base" / "teams" / "ml")
     assert wave(team_objs["Namespace/ml"]) < wave(team_objs["ResourceQuota/accelerators"]) < 0
     workload = objects(out / "base" / "workloads" / "ml")

@@ -443,7 +443,8 @@ def test_jobs_that_compete_for_a_quota_start_in_a_stable_order(
         "tasks": {"workers": {"vendor": "nvidia", "devices": 1, "replicas": 4}},
     }
     zeta = copy.deepcopy(TEAM["jobs"]["train"])  # a copy: no YAML anchor
-    values = tree(teams={"ml": {**TEAM, "jobs": {"alpha": alpha, "zeta": zeta}}})
+    fleet = {**FLEET, "platform": {"volcano": {"provided": "site"}}}
+    values = tree(fleet=fleet, teams={"ml": {**TEAM, "jobs": {"alpha": alpha, "zeta": zeta}}})
     for _ in range(2):
         result = sim(values, cluster)
         waits = [f for f in result.findings if f.code == "SIM010"]

@@ -133,6 +133,9 @@ def test_diff_base_quota_change(tmp_path: Path) -> None:
 
 
 GATEWAY = """\
+fleet:
+  platform:
+    gatewayAPI: {{provided: site}}
 teams:
   inference:
     services:

@@ -257,9 +257,9 @@ CASES: dict[str, tuple[str, dict[str, str], list[str]]] = {
 
 
 def test_every_registered_check_has_a_case() -> None:
-    # Workload (WKL, MIG, POD), monitoring (MON) and scheduling (SCH) checks are tested beside
-    # their modules.
-    own = ("WKL", "MIG", "POD", "MON", "SCH")
+    # Workload (WKL, MIG, POD), monitoring (MON), scheduling (SCH) and add-on (DEP) checks are
+    # tested beside their modules.
+    own = ("WKL", "MIG", "POD", "MON", "SCH", "DEP")
     assert {c for c in REGISTRY if not c.startswith(own)} == set(CASES)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from generator.builders.common import metadata
-from tests.example import GATEWAY, hand_edit, use_backend
+from tests.example import hand_edit, use_backend, with_routes
 from tests.fixtures import (
     Write,
     committed_at,
@@ -229,8 +229,9 @@ def test_every_custom_kind_passes_strict_schemas(
     """Volcano or Kueue queues and scheduler configuration, HTTPRoute and VirtualService:
     kubeconform -strict accepts every unit under each backend."""
     use_backend(values_dir, write, backend, "  kubeScheduler: {packing: true}\n")
-    prod = (values_dir / "environments/prod.yaml").read_text().split("teams:")[0]
-    write("environments/prod.yaml", prod + GATEWAY)
+    write(
+        "environments/prod.yaml", with_routes((values_dir / "environments/prod.yaml").read_text())
+    )
     code, out = validate_committed(values_dir, "--no-cache", "--env", "prod", "--output", "json")
     doc = json.loads(out)
     assert code == 0, [f for f in doc["findings"] if f["severity"] == "error"]

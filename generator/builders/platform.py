@@ -1,0 +1,196 @@
+"""The cluster add-ons the fleet's objects need (docs/platform.md): which add-on serves an API
+group or a scheduler name, whether the fleet renders it or the site provides it, and the Argo CD
+Applications of the add-ons the fleet renders.
+
+Each add-on is a data entry. An add-on is *available* in an environment when values say so:
+`platform.<key>.provided: fleet` (the fleet renders it as an Argo CD Application of the upstream
+chart at a pinned version) or `site` (the cluster already runs it; `preflight` is where a live
+cluster is checked), or when a fleet setting names it (`scheduling.backend: volcano`,
+`nodeConfig.method: nfd`): choosing a backend declares that the cluster runs it. A team object that
+needs an add-on that is not available is a finding (policy/platform.py): on a cluster without its
+CRDs, Argo CD's dry-run fails the object's whole Application.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from generator.builders.common import SYNC_WAVE, metadata
+from generator.values.model import FleetView
+from generator.values.yamlio import Obj
+
+FLEET, SITE = "fleet", "site"
+
+
+@dataclass(frozen=True)
+class Chart:
+    """An upstream Helm chart at a pinned version: what an add-on Application installs."""
+
+    repo_url: str
+    name: str
+    version: str
+    namespace: str
+    release: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Addon:
+    key: str  # under `platform:` in values
+    title: str
+    groups: tuple[str, ...]  # API groups it serves; "*.x" matches every subgroup of x
+    schedulers: tuple[str, ...]  # scheduler names it runs
+    # (values path, value) of the fleet setting that declares the add-on as the site's.
+    implied_by: tuple[tuple[str, ...], str] | None
+    chart: Chart | None  # None: the fleet cannot render it yet; `provided: site` only
+    source: str
+
+
+ADDONS: tuple[Addon, ...] = (
+    Addon(
+        key="volcano",
+        title="Volcano",
+        # volcano.sh/apis v1.14.0 pkg/apis/*/register.go: every group is a subdomain of volcano.sh.
+        groups=("*.volcano.sh",),
+        # volcano-sh/volcano v1.14.0 cmd/scheduler/app/options/options.go: scheduler-name
+        # defaults to "volcano".
+        schedulers=("volcano",),
+        implied_by=(("scheduling", "backend"), "volcano"),
+        chart=Chart(
+            # volcano-sh/volcano v1.14.0 README.md ("helm repo add volcano-sh
+            # https://volcano-sh.github.io/helm-charts"); installer/helm/chart/volcano/Chart.yaml
+            # version "1.14.0".
+            repo_url="https://volcano-sh.github.io/helm-charts",
+            name="volcano",
+            version="1.14.0",
+            namespace="volcano-system",
+            release="volcano",
+            source="volcano-sh/volcano installer/helm/chart/volcano v1.14.0",
+        ),
+        source="volcano-sh/volcano v1.14.0",
+    ),
+    Addon(
+        key="kueue",
+        title="Kueue",
+        groups=("kueue.x-k8s.io",),  # sigs.k8s.io/kueue v0.17.0 apis/kueue/v1beta2
+        schedulers=(),
+        implied_by=(("scheduling", "backend"), "kueue"),
+        chart=None,
+        source="sigs.k8s.io/kueue v0.17.0",
+    ),
+    Addon(
+        key="nfd",
+        title="Node Feature Discovery",
+        groups=("nfd.k8s-sigs.io",),  # sigs.k8s.io/node-feature-discovery v0.19.0 api/nfd
+        schedulers=(),
+        implied_by=(("nodeConfig", "method"), "nfd"),
+        chart=None,
+        source="sigs.k8s.io/node-feature-discovery v0.19.0",
+    ),
+    Addon(
+        key="gatewayAPI",
+        title="Gateway API",
+        groups=("gateway.networking.k8s.io",),  # sigs.k8s.io/gateway-api apis/v1
+        schedulers=(),
+        implied_by=None,
+        chart=None,
+        source="sigs.k8s.io/gateway-api",
+    ),
+    Addon(
+        key="istio",
+        title="Istio",
+        groups=("networking.istio.io",),  # istio/api networking/v1
+        schedulers=(),
+        implied_by=None,
+        chart=None,
+        source="istio/api",
+    ),
+)
+BY_KEY = {a.key: a for a in ADDONS}
+# Kubernetes' own scheduler: every cluster runs it under this name (k8s.io/api core/v1
+# DefaultSchedulerName, v0.36.3).
+DEFAULT_SCHEDULER = "default-scheduler"
+# Add-on Applications sync before every unit (builders/common.py UNIT_WAVES starts at 0).
+ADDON_WAVE = -5
+
+
+def _serves(pattern: str, group: str) -> bool:
+    if pattern.startswith("*."):
+        return group.endswith(pattern[1:])
+    return group == pattern
+
+
+def addon_for_group(group: str) -> Addon | None:
+    """The add-on that serves an API group; None for Kubernetes' own groups."""
+    return next((a for a in ADDONS if any(_serves(p, group) for p in a.groups)), None)
+
+
+def addon_for_scheduler(name: str) -> Addon | None:
+    return next((a for a in ADDONS if name in a.schedulers), None)
+
+
+def provided(view: FleetView, addon: Addon) -> str | None:
+    """`fleet`, `site`, or None when values neither render nor declare the add-on."""
+    explicit = view.fleet.doc.get("platform", addon.key, "provided")
+    if explicit is not None:
+        return str(explicit)
+    if addon.implied_by is not None:
+        path, value = addon.implied_by
+        if view.fleet.doc.get(*path) == value:
+            return SITE
+    return None
+
+
+def rendered(view: FleetView) -> list[Addon]:
+    """The add-ons the fleet renders in this environment, in catalog order."""
+    return [a for a in ADDONS if a.chart is not None and provided(view, a) == FLEET]
+
+
+def application(
+    view: FleetView, addon: Addon, name: str, project: str, values: dict[str, Any]
+) -> Obj:
+    """The Argo CD Application that installs `addon`'s upstream chart at its pinned version, with
+    `values` generated from the fleet (what the chart must agree with)."""
+    chart = addon.chart
+    assert chart is not None  # rendered() only yields add-ons with a chart
+    fleet = view.fleet
+    helm: dict[str, Any] = {"releaseName": chart.release}
+    if values:
+        helm["valuesObject"] = values
+    sync: dict[str, Any] = {
+        # CreateNamespace: the chart installs into its own namespace, which it does not create
+        # (argo-cd docs/user-guide/sync-options.md v3.5.7, "Create Namespace").
+        # ServerSideApply: CRDs are larger than the client-side last-applied annotation allows.
+        "syncOptions": ["CreateNamespace=true", "ServerSideApply=true"],
+        "retry": {"limit": 5, "backoff": {"duration": "10s", "factor": 2, "maxDuration": "5m"}},
+    }
+    if fleet.automated_sync:
+        sync["automated"] = {"prune": True, "selfHeal": True}
+    meta = metadata(
+        name,
+        namespace=fleet.argocd_namespace,
+        sources=fleet.doc.sources,
+        labels={"accel-gitops.io/environment": view.env, "accel-gitops.io/addon": addon.key},
+        annotations={SYNC_WAVE: str(ADDON_WAVE), "accel-gitops.io/chart-source": chart.source},
+    )
+    # No resources finalizer, unlike the units' Applications: deleting an add-on's Application
+    # (dropping it from values) must never delete its CRDs, and with them every object of their
+    # kinds in the cluster; without the finalizer Argo CD leaves the resources in place (argo-cd
+    # docs/user-guide/app_deletion.md v3.5.7, "About The Deletion Finalizer").
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": meta,
+        "spec": {
+            "project": project,
+            "source": {
+                "repoURL": chart.repo_url,
+                "chart": chart.name,
+                "targetRevision": chart.version,
+                "helm": helm,
+            },
+            "destination": {"server": fleet.destination_server, "namespace": chart.namespace},
+            "syncPolicy": sync,
+        },
+    }

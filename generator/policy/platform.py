@@ -1,0 +1,101 @@
+"""Add-ons the fleet's objects need (code DEP; docs/platform.md).
+
+Read from the objects the builders make, not from the backend: a team object whose API group an
+add-on serves, or whose pods name an add-on's scheduler, needs that add-on on the cluster. When
+values neither render it (`platform.<key>.provided: fleet`) nor declare it as the site's
+(`provided: site`, or the fleet setting that names it), Argo CD's dry-run of the team's
+Application fails on the unknown kind, and nothing of that Application is applied: not its
+Namespace, its quota, or its other workloads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from generator.builders import platform
+from generator.builders.workloads import team_objects, workload_origin
+from generator.findings import Finding, Location
+from generator.policy.checks import Check
+from generator.policy.placement import pod_templates
+from generator.values.model import FleetView, Team
+from generator.values.yamlio import Obj, YamlPath, json_path
+
+
+def needs(obj: Obj) -> Iterator[tuple[platform.Addon, str, str]]:
+    """(add-on, why, JSON path in the object) for each add-on `obj` needs on the cluster."""
+    api = str(obj.get("apiVersion", ""))
+    group = api.rpartition("/")[0]
+    addon = platform.addon_for_group(group)
+    if addon is not None:
+        yield (
+            addon,
+            f"its kind {obj.get('kind')} of {api} is served by {addon.title}",
+            "$.apiVersion",
+        )
+    # A Volcano Job names its scheduler in its spec (volcano.sh/apis v1.14.0
+    # pkg/apis/batch/v1alpha1/job.go, JobSpec.SchedulerName); other kinds in their pod templates.
+    named = [("$.spec", (obj.get("spec") or {}).get("schedulerName"))]
+    named += [(tpl.where, tpl.spec.get("schedulerName")) for tpl in pod_templates(obj)]
+    for where, name in named:
+        runs = platform.addon_for_scheduler(str(name)) if name else None
+        if runs is not None:
+            yield runs, f"it names the scheduler {name!r}", f"{where}.schedulerName"
+
+
+def _where(team: Team, obj: Obj) -> tuple[Location, YamlPath | None]:
+    """The values line that chose what needs the add-on (the line to change): a job's `kind`, a
+    service's `routing` (its route is named after it); else the workload."""
+    name = str(obj["metadata"]["name"])
+    chosen: dict[str, YamlPath] = {
+        "Job": ("jobs", name, "kind"),
+        "HTTPRoute": ("services", name, "routing"),
+        "VirtualService": ("services", name, "routing"),
+    }
+    path = chosen.get(str(obj.get("kind")))
+    if path is not None and team.doc.get(*path) is not None:
+        return team.doc.locate(path), path
+    return workload_origin(team, obj), None
+
+
+def missing_addons(view: FleetView) -> Iterable[Finding]:
+    for team in view.teams:
+        objs, _ = team_objects(view, team)
+        for obj in objs:
+            reasons: dict[str, list[str]] = {}
+            for addon, why, _path in needs(obj):
+                if platform.provided(view, addon) is None:
+                    reasons.setdefault(addon.key, []).append(why)
+            for key, whys in reasons.items():
+                addon = platform.BY_KEY[key]
+                location, path = _where(team, obj)
+                meta = obj["metadata"]
+                fix = (
+                    f"platform.{key}.provided: fleet in values/fleet.yaml (the fleet installs "
+                    f"{addon.title} from its upstream chart), or platform.{key}.provided: site "
+                    f"when the cluster already runs it"
+                    if addon.chart is not None
+                    else f"platform.{key}.provided: site in values/fleet.yaml once the cluster "
+                    f"runs {addon.title}"
+                )
+                if addon.implied_by is not None:
+                    setting, value = addon.implied_by
+                    fix += f", or {'.'.join(setting)}: {value}"
+                yield Finding(
+                    "DEP001",
+                    f"{obj.get('kind')} {meta.get('namespace')}/{meta.get('name')} needs "
+                    f"{addon.title} ({'; '.join(whys)}), which this environment neither renders "
+                    f"nor declares: on a cluster without it Argo CD's dry-run fails the whole "
+                    f"team-{team.name} Application, so none of its objects are applied",
+                    location,
+                    json_path(path) if path is not None else "",
+                    f"declare it: {fix}; or write the workload without it",
+                )
+
+
+CHECKS: tuple[Check, ...] = (
+    Check(
+        "DEP001",
+        "a team object needs a cluster add-on that values neither render nor declare",
+        missing_addons,
+    ),
+)

@@ -1,0 +1,160 @@
+"""The add-on check (generator/policy/platform.py): DEP001, a team object that needs a cluster
+add-on that values neither render nor declare. Each case is one environment of a values tree made
+for it, with the whole finding written out; the add-on Applications the fleet renders are tested
+in tests/builders/test_platform.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.builders import platform as addons
+from generator.findings import Finding, Location, Severity
+from generator.policy.platform import missing_addons, needs
+from generator.values import loader as values
+from generator.values.model import FleetView
+from tests.fixtures import PROD_FLEET, tree
+
+# A batch Job and a Volcano Job (line 9 sets its kind) of team ml, on the default NVIDIA pools.
+TEAM = """\
+quota: {nvidia: 4}
+jobs:
+  plain:
+    vendor: nvidia
+    devices: 1
+    images: {nvidia: r/t:1}
+  gang:
+    vendor: nvidia
+    kind: volcano
+    images: {nvidia: r/t:1}
+    tasks:
+      workers: {vendor: nvidia, devices: 1, replicas: 2}
+"""
+# A service routed through a Gateway (line 5 chooses it).
+ROUTED = """\
+quota: {nvidia: 4}
+services:
+  web:
+    images: {nvidia: r/w:1}
+    routing: gateway
+    gateway: {parentRefs: [{name: edge, namespace: gateways}]}
+    tracks:
+      nvidia: {replicas: 1}
+"""
+VOLCANO_HINT = (
+    "declare it: platform.volcano.provided: fleet in values/fleet.yaml (the fleet installs "
+    "Volcano from its upstream chart), or platform.volcano.provided: site when the cluster "
+    "already runs it, or scheduling.backend: volcano; or write the workload without it"
+)
+
+
+def prod(tmp_path: Path, team: str, fleet: str = "") -> FleetView:
+    loaded = values.load(tree(tmp_path, {"teams/ml.yaml": team}, fleet=PROD_FLEET + fleet))
+    return loaded.envs["prod"]
+
+
+def test_a_volcano_job_under_the_quota_backend_is_reported_at_its_kind(tmp_path: Path) -> None:
+    """Only the Volcano Job: the batch Job beside it needs nothing; both reasons in one finding."""
+    view = prod(tmp_path, TEAM)
+    assert list(missing_addons(view)) == [
+        Finding(
+            "DEP001",
+            "Job ml/gang needs Volcano (its kind Job of batch.volcano.sh/v1alpha1 is served by "
+            "Volcano; it names the scheduler 'volcano'), which this environment neither renders "
+            "nor declares: on a cluster without it Argo CD's dry-run fails the whole team-ml "
+            "Application, so none of its objects are applied",
+            Location("values/teams/ml.yaml", 9, 11),
+            "$.jobs.gang.kind",
+            VOLCANO_HINT,
+            Severity.ERROR,
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    "fleet",
+    [
+        "platform:\n  volcano: {provided: fleet}\n",
+        "platform:\n  volcano: {provided: site}\n",
+        "scheduling: {backend: volcano}\n",
+    ],
+)
+def test_volcano_rendered_or_declared_or_the_backend_satisfies_it(
+    fleet: str, tmp_path: Path
+) -> None:
+    assert list(missing_addons(prod(tmp_path, TEAM, fleet))) == []
+
+
+def test_another_backend_does_not_declare_volcano(tmp_path: Path) -> None:
+    found = list(missing_addons(prod(tmp_path, TEAM, "scheduling: {backend: kueue}\n")))
+    assert [(f.code, f.location.line) for f in found] == [("DEP001", 9)]
+
+
+def test_a_gateway_route_needs_the_gateway_api_declared(tmp_path: Path) -> None:
+    """Reported at the service's `routing` (no chart the fleet renders: the hint says `site`
+    only); once declared, nothing."""
+    view = prod(tmp_path, ROUTED)
+    assert list(missing_addons(view)) == [
+        Finding(
+            "DEP001",
+            "HTTPRoute ml/web needs Gateway API (its kind HTTPRoute of "
+            "gateway.networking.k8s.io/v1 is served by Gateway API), which this environment "
+            "neither renders nor declares: on a cluster without it Argo CD's dry-run fails the "
+            "whole team-ml Application, so none of its objects are applied",
+            Location("values/teams/ml.yaml", 5, 14),
+            "$.services.web.routing",
+            "declare it: platform.gatewayAPI.provided: site in values/fleet.yaml once the cluster "
+            "runs Gateway API; or write the workload without it",
+            Severity.ERROR,
+        )
+    ]
+    declared = "platform:\n  gatewayAPI: {provided: site}\n"
+    assert list(missing_addons(prod(tmp_path / "declared", ROUTED, declared))) == []
+
+
+def test_an_istio_route_needs_istio_not_the_gateway_api(tmp_path: Path) -> None:
+    team = ROUTED.replace(
+        "routing: gateway\n    gateway: {parentRefs: [{name: edge, namespace: gateways}]}",
+        "routing: istio\n    istio: {hosts: [web.example.com]}",
+    )
+    gateway_only = "platform:\n  gatewayAPI: {provided: site}\n"
+    found = list(missing_addons(prod(tmp_path, team, gateway_only)))
+    assert [(f.code, f.message.split(" (")[0]) for f in found] == [
+        ("DEP001", "VirtualService ml/web needs Istio")
+    ]
+    declared = "platform:\n  istio: {provided: site}\n"
+    assert list(missing_addons(prod(tmp_path / "declared", team, declared))) == []
+
+
+# ---- needs: what an object asks of the cluster, read from the object -----------------------
+
+
+def test_needs_reads_groups_and_scheduler_names_where_each_kind_keeps_them() -> None:
+    volcano = addons.BY_KEY["volcano"]
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "spec": {"template": {"spec": {"schedulerName": "volcano", "containers": []}}},
+    }
+    assert list(needs(deployment)) == [
+        (volcano, "it names the scheduler 'volcano'", "$.spec.template.spec.schedulerName")
+    ]
+    queue = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "spec": {}}
+    assert [(a.key, p) for a, _, p in needs(queue)] == [("volcano", "$.apiVersion")]
+    core = [
+        {"apiVersion": "batch/v1", "kind": "Job", "spec": {"template": {"spec": {}}}},
+        {"apiVersion": "v1", "kind": "Pod", "spec": {"schedulerName": "default-scheduler"}},
+        # a group that only ends like Volcano's is not Volcano's
+        {"apiVersion": "notvolcano.sh/v1", "kind": "X"},
+    ]
+    assert [list(needs(o)) for o in core] == [[], [], []]
+
+
+def test_addon_lookups() -> None:
+    assert addons.addon_for_group("kueue.x-k8s.io") is addons.BY_KEY["kueue"]
+    assert addons.addon_for_group("nfd.k8s-sigs.io") is addons.BY_KEY["nfd"]
+    assert addons.addon_for_group("topology.volcano.sh") is addons.BY_KEY["volcano"]
+    assert addons.addon_for_group("apps") is None
+    assert addons.addon_for_scheduler("volcano") is addons.BY_KEY["volcano"]
+    assert addons.addon_for_scheduler("default-scheduler") is None
