@@ -23,10 +23,15 @@ import pytest
 import yaml
 
 from generator.builders.common import identity
+from generator.cluster.dryrun import load
+from generator.cluster.fleetnodes import SimNode, plan_nodes
+from generator.cluster.units import BuiltUnit, argocd_order, unit_waves
 from generator.errors import FindingsError
 from generator.findings import Finding
+from generator.render.layout import render_tree
 from generator.render.stage import RenderOptions, load_and_check, render
 from generator.render.writer import read_tree
+from generator.values.model import FleetView
 
 if TYPE_CHECKING:
     from click.testing import Result
@@ -534,3 +539,18 @@ def operator_target_relabels(brand: str, vendor: str) -> list[dict[str, Any]]:
         },
         {"action": "labeldrop", "regex": "pod|namespace|container"},
     ]
+
+
+def built_units(
+    root: Path, files: Mapping[str, str], fleet: str
+) -> tuple[FleetView, list[SimNode], list[BuiltUnit]]:
+    """The view, nodes and units of environment dev (`fleet` must name it alone) as simulate
+    has them: in Argo CD's order (the rendered objects: render guarantees kustomize builds each
+    unit to exactly these)."""
+    values = tree(root, files, fleet=fleet, defaults=False)
+    loaded, _, _ = load(values, "dev")
+    view = loaded.envs["dev"]
+    units = [u for u in render_tree(loaded).units if u.env == "dev"]
+    waves = unit_waves(units)
+    built = [BuiltUnit(u, waves[u.name], argocd_order(list(u.objects))) for u in units]
+    return view, plan_nodes(view), sorted(built, key=lambda b: (b.wave, b.unit.name))

@@ -518,6 +518,49 @@ def team_capability(view: FleetView, team: Team) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
+def pinned_needs(view: FleetView, team: Team, vendor: Vendor) -> dict[str, int]:
+    """Per pool model of `vendor`, the most devices one Kueue workload of the team pinned to that
+    model asks for at once: a batch/v1 Job's pods are one workload (parallelism x devices), a
+    service's pods one workload each. Kueue gives a workload's resource one flavor (kueue v0.17.0
+    pkg/scheduler/flavorassigner/flavorassigner.go, assignFlavors: one flavor per resource
+    group), and a flavor is a pool, so the pool of that model must hold it alone. A workload with
+    a fallback model counts for its preferred model."""
+    loaded = team_workloads(view, team)
+    pods = [(t.pod, t.replicas) for j in loaded.jobs if j.kind != "volcano" for t in j.tasks]
+    pods += [(t.pod, 1) for s in loaded.services for t in s.tracks]
+    out: dict[str, int] = {}
+    for pod, count in pods:
+        if pod.vendor == vendor.id and pod.model and pod.devices:
+            key = pod.model.casefold()
+            out[key] = max(out.get(key, 0), pod.devices * count)
+    return dict(sorted(out.items()))
+
+
+def flavor_split(team: Team, vendor: Vendor, needs: dict[str, int]) -> list[int]:
+    """The team's share of a vendor over its pools' flavors (nominal quota per pool, in pool
+    order): first what each pinned model needs (`needs`), on the first pool of that model large
+    enough to hold it (else the first of that model), as far as the share goes; then the rest in
+    pool order up to each pool's capacity, the last pool taking what remains. Before the pinned
+    needs came first, a team's share went to the first pools only, and a job pinned to a later
+    pool's model got a flavor of nominal 0 that Kueue could never admit it on."""
+    own = scheduling.team_share(team, vendor)
+    nominal = [0] * len(vendor.pools)
+    for model, need in needs.items():
+        pools = [i for i, p in enumerate(vendor.pools) if p.model.casefold() == model]
+        if not pools:
+            continue  # no pool of that model: the placement checks say so
+        i = next((i for i in pools if vendor.pools[i].capacity >= need), pools[0])
+        give = min(need, own)
+        nominal[i] += give
+        own -= give
+    for i, pool in enumerate(vendor.pools):
+        last = i == len(vendor.pools) - 1
+        give = own if last else min(own, max(pool.capacity - nominal[i], 0))
+        nominal[i] += give
+        own -= give
+    return nominal
+
+
 def _wire_queue(view: FleetView, team: Team, meta_labels: dict[str, str], tpl: Obj) -> None:
     """Point a batch/v1 Job's or a Deployment's pods at the team's queue, so that the backend
     accounts for services too (one accounting per backend, docs/scheduling.md)."""
@@ -565,15 +608,15 @@ def _queues(view: FleetView, team: Team, pods: list[PodRef]) -> list[Obj]:
         return []
     groups: dict[str, list[dict[str, Any]]] = {}
     for vendor in view.vendors:
-        # Fill the pools in order (the last takes what remains), nominal quota and borrowing
-        # limit alike, so that their sums are the team's share and what it may borrow.
-        own = scheduling.team_share(team, vendor)
+        nominals = flavor_split(team, vendor, pinned_needs(view, team, vendor))
+        # The borrowing limit fills the pools in order (the last takes what remains), so that
+        # the limits add up to what the team may borrow.
         borrow = scheduling.borrowing(team, vendor)
         for i, pool in enumerate(vendor.pools):
             last = i == len(vendor.pools) - 1
-            nominal = own if last else min(own, pool.capacity)
+            nominal = nominals[i]
             limit = borrow if last else min(borrow, pool.capacity)
-            own, borrow = own - nominal, borrow - limit
+            borrow -= limit
             groups.setdefault(vendor.resource_name, []).append(
                 {
                     "name": scheduling.flavor_name(vendor, pool),

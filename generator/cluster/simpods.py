@@ -126,7 +126,7 @@ def check_pods(
             ok = True
             if not node_name:
                 ok = False
-                reason = _unschedulable(pod)
+                reason = outcome.gang.get((ns, name.split("/")[0])) or _unschedulable(pod)
                 what = f"pod {pod['metadata']['name']} stays Pending: {reason}"
                 mine.append(
                     Finding(
@@ -290,6 +290,9 @@ def retry_alone(
             for fs in alone.values():
                 report.findings += [_alone(f) for f in fs]
             continue
+        for row in report.pods:
+            if row.workload in {f"{refs[k].kind} {k[0]}/{k[2]}" for k in mine}:
+                row.waits = True
         first = failing[mine[0]][0]
         key_ns, _, key_name = mine[0]
         report.findings.append(

@@ -19,6 +19,7 @@ HINTS = {
     "SIM008": "the API server's reason says what refused the pods: quota or Pod Security",
     "SIM009": "add a PCI inventory for the server type (generator/values/inventories)",
     "SIM010": "the job waits for the team's other jobs: fine for a queue, or raise the quota",
+    "SIM011": "check what was not simulated on a cluster that runs it (docs/simulation.md)",
 }
 
 
@@ -43,6 +44,9 @@ class PodResult:
     node: str
     reason: str
     ok: bool
+    # Not running beside the other jobs, but running alone (SIM010, a warning): the row says
+    # "waits", never MISMATCH, since only an error finding is called a mismatch.
+    waits: bool = False
 
 
 @dataclass
@@ -105,6 +109,13 @@ CODES = (
         "simulate",
         "warning",
         "a job runs alone but not beside the team's other jobs: it waits for them",
+    ),
+    CodeInfo(
+        "SIM011",
+        "simulate",
+        "warning",
+        "the environment deploys what the simulation does not run (Volcano, Kueue, the packing "
+        "profile's scheduler): named, never covered by the verdict",
     ),
     CodeInfo("SIM012", "simulate", "error", "the API server refuses an object simulate applies"),
 )

@@ -208,6 +208,13 @@ def wait_node_config(
 class JobOutcome:
     refused: dict[tuple[str, str], str] = field(default_factory=dict)
     """(namespace, workload) -> why pods were not created (quota, Pod Security)."""
+    gang: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(namespace, Volcano Job) -> why its pods were held back as a gang that cannot start."""
+
+
+# The scheduling gate the simulation puts on the pods of a Volcano gang it holds back: they stay
+# unscheduled (Kubernetes "Pod Scheduling Readiness", stable since v1.30) and hold no devices.
+GANG_GATE = "accel-gitops.io/volcano-gang"
 
 
 def _expand_volcano(api: ApiClient, obj: Obj, outcome: JobOutcome) -> None:
@@ -224,6 +231,17 @@ def _expand_volcano(api: ApiClient, obj: Obj, outcome: JobOutcome) -> None:
         "uid": live.get("metadata", {}).get("uid", ""),
         "controller": True,
     }
+    for pod in _task_pods(obj, owner):
+        try:
+            api.create(pod)
+        except ApiError as exc:
+            task = pod["metadata"]["annotations"]["volcano.sh/task-spec"]
+            outcome.refused.setdefault((ns, f"{job}/{task}"), exc.message)
+
+
+def _task_pods(obj: Obj, owner: dict[str, Any]) -> list[Obj]:
+    ns, job = obj["metadata"]["namespace"], obj["metadata"]["name"]
+    out = []
     for task in obj["spec"].get("tasks") or []:
         template = task.get("template") or {}
         for i in range(int(task.get("replicas", 1))):
@@ -245,10 +263,53 @@ def _expand_volcano(api: ApiClient, obj: Obj, outcome: JobOutcome) -> None:
                 },
                 "spec": template.get("spec") or {},
             }
-            try:
-                api.create(pod)
-            except ApiError as exc:
-                outcome.refused.setdefault((ns, f"{job}/{task['name']}"), exc.message)
+            out.append(pod)
+    return out
+
+
+def min_available(obj: Obj) -> int:
+    """A Volcano Job's minAvailable; when unset, what Volcano's admission webhook defaults it to:
+    each task's minAvailable, else its replicas, summed (volcano-sh/volcano v1.14.0
+    pkg/webhooks/admission/jobs/mutate/mutate_job.go, patchDefaultMinAvailable)."""
+    spec = obj.get("spec") or {}
+    if int(spec.get("minAvailable") or 0):
+        return int(spec["minAvailable"])
+    return sum(
+        int(t["minAvailable"]) if t.get("minAvailable") is not None else int(t.get("replicas", 1))
+        for t in spec.get("tasks") or []
+    )
+
+
+def hold_gang(api: ApiClient, obj: Obj, outcome: JobOutcome) -> None:
+    """All or none, as Volcano's gang plugin decides: the allocate action commits a job's
+    placements only when the job is ready, at least minAvailable of its pods placed, and
+    discards them otherwise (volcano-sh/volcano v1.14.0 pkg/scheduler/plugins/gang/gang.go,
+    AddJobReadyFn; pkg/scheduler/actions/allocate/allocate.go, JobReady before Commit, else
+    Discard). kube-scheduler places pods one by one, so when fewer than minAvailable of a
+    Volcano Job's pods got a node, the simulation takes them back: every pod of the job is made
+    again, unscheduled behind a scheduling gate, and the devices go to the jobs after it."""
+    ns, job = obj["metadata"]["namespace"], obj["metadata"]["name"]
+    pods = api.list("v1", "Pod", ns, selector=f"volcano.sh/job-name={job}")
+    placed = sum(bool((p.get("spec") or {}).get("nodeName")) for p in pods)
+    need = min_available(obj)
+    if placed >= need or not pods:
+        return
+    outcome.gang[(ns, job)] = (
+        f"gang: only {placed} of the {need} pods it needs at once (minAvailable) could be placed, "
+        f"so Volcano places none"
+    )
+    for pod in pods:
+        api.delete("v1", "Pod", ns, pod["metadata"]["name"], grace=0)
+    wait(
+        lambda: not api.list("v1", "Pod", ns, selector=f"volcano.sh/job-name={job}"),
+        f"pods of Volcano Job {ns}/{job} deleted",
+    )
+    for pod in pods:
+        spec: dict[str, Any] = {k: v for k, v in pod["spec"].items() if k != "nodeName"}
+        spec["schedulingGates"] = [{"name": GANG_GATE}]
+        keep = ("name", "namespace", "labels", "annotations", "ownerReferences")
+        meta = {k: v for k, v in pod["metadata"].items() if k in keep}
+        api.create({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
 
 
 CREATE_TIMEOUT = 15.0  # for a Job's pods to appear; past it the next job goes anyway
@@ -266,6 +327,9 @@ def run_jobs(api: ApiClient, jobs: list[tuple[BuiltUnit, Obj]], report: EnvRepor
         report.findings += found
         if (obj.get("apiVersion"), obj.get("kind")) == VOLCANO_JOB:
             _expand_volcano(api, obj, outcome)  # creates the pods itself, in order
+            if not found:
+                settle(api)  # kube-scheduler has placed what it can of the gang
+                hold_gang(api, obj, outcome)
         elif not found:
             _wait_pods_created(api, obj)
     report.objects += len(jobs)

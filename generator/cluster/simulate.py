@@ -62,6 +62,7 @@ from generator.cluster.simrun import (
     wait,
     wait_node_config,
 )
+from generator.cluster.simscope import not_simulated
 from generator.cluster.units import ARGOCD_UNIT, BuiltUnit, build
 from generator.errors import FindingsError
 from generator.findings import Finding, Location, Severity, sorted_findings
@@ -106,7 +107,9 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
 
     built, build_findings = build(loaded, env)
     report.findings += build_findings
-    plane.use_scheduler_config(scheduler_config(built))
+    profile = scheduler_config(built)
+    report.findings += not_simulated(view, built, packing=profile is not None)
+    plane.use_scheduler_config(profile)
     lap("scheduler")
     api.apply_crds(needed_crds([o for b in built for o in b.docs]))
     for ns in addon_namespaces(loaded, env):

@@ -50,9 +50,8 @@ def env_text(rep: EnvReport) -> str:
             state = p.phase or "-"
             if p.reason:
                 state = f"{state}: {p.reason}" if p.phase else p.reason
-            rows.append(
-                [p.workload, p.pod, p.vendor or "-", p.node or "-", state[:120], _mark(p.ok)]
-            )
+            mark = "waits" if p.waits and not p.ok else _mark(p.ok)
+            rows.append([p.workload, p.pod, p.vendor or "-", p.node or "-", state[:120], mark])
         lines += _table(rows)
     if rep.quotas:
         lines.append(" quota used / hard per team")

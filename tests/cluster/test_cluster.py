@@ -29,6 +29,7 @@ from generator.cluster.launcher import ControlPlane
 from generator.cluster.simulate import SimulationResult, simulate
 from generator.findings import Finding, Severity
 from generator.policy import registry
+from generator.reporters import simulation as simreport
 from generator.values.model import FleetView
 from tests.fixtures import SIM_FLEET, invoke
 from tests.fixtures import tree as values_tree
@@ -455,6 +456,56 @@ def test_jobs_that_compete_for_a_quota_start_in_a_stable_order(
             f"values/teams/ml.yaml:{line_of(values / 'teams/ml.yaml', 'zeta:')}"
         }
         assert codes(result.findings) == set()
+        # The rows of the job that waits say so; only an error is called a mismatch.
+        (env,) = result.envs
+        rows = [p for p in env.pods if not p.ok]
+        assert [(p.workload, p.waits) for p in rows] == [("Job ml/zeta", True)]
+        assert "MISMATCH" not in simreport.env_text(env)
+        assert "waits" in simreport.env_text(env)
+
+
+def test_a_volcano_gang_is_placed_all_or_none_and_held_back_it_holds_no_device(
+    tree: Tree, cluster: ControlPlane
+) -> None:
+    """Two nodes of 4 GPUs. Job `alpha` (4 GPUs) takes one; Volcano job `beta` (three 2-GPU
+    workers) could get two workers onto the other from kube-scheduler, but Volcano's gang plugin
+    places none, so all three rows read Pending with the gang's reason; Job `gamma` (4 GPUs),
+    started after it, runs on the node the gang did not hold. Alone, `beta` runs: it waits for
+    the others (SIM010, a warning) and its rows read `waits`, never MISMATCH."""
+    nvidia = {
+        "pools": [{"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["g1", "g2"]}]
+    }
+    beta = {
+        "kind": "volcano",
+        "images": {"nvidia": "registry.example.com/train:cuda"},
+        "command": ["python", "train.py"],
+        "tasks": {"workers": {"vendor": "nvidia", "devices": 2, "replicas": 3}},
+    }
+    alpha, gamma = (copy.deepcopy(TEAM["jobs"]["train"]) for _ in range(2))
+    fleet = {
+        **FLEET,
+        "capacity": {"allowOvercommit": True},
+        "platform": {"volcano": {"provided": "site"}},
+    }
+    jobs = {"alpha": alpha, "beta": beta, "gamma": gamma}
+    team = {**TEAM, "quota": {"nvidia": 16}, "jobs": jobs}
+    values = tree(fleet=fleet, vendors={"nvidia": nvidia}, teams={"ml": team})
+    result = sim(values, cluster)
+    (env,) = result.envs
+    reason = (
+        "gang: only 2 of the 3 pods it needs at once (minAvailable) could be placed, so Volcano "
+        "places none"
+    )
+    beta_rows = [(p.pod, p.node, p.reason, p.ok, p.waits) for p in env.pods if "beta" in p.pod]
+    assert beta_rows == [(f"beta-workers-{i}", "", reason, False, True) for i in range(3)]
+    placed = {p.workload: p.node for p in env.pods if p.ok}
+    assert set(placed) == {"Job ml/alpha", "Job ml/gamma"}
+    assert placed["Job ml/alpha"] != placed["Job ml/gamma"]
+    assert [
+        (f.code, f.message.split(" does not")[0]) for f in result.findings if f.code == "SIM010"
+    ] == [("SIM010", "Job (volcano) task ml/beta/workers")]
+    assert codes(result.findings) == set() and result.errors == 0
+    assert "MISMATCH" not in simreport.env_text(env)
 
 
 def test_simulate_cli_json(
@@ -492,7 +543,13 @@ def test_example_fleet_simulation_in_every_environment(
         assert env.tracks and all(t["ok"] for t in env.tracks), env.tracks
     errors = [f.format() for f in result.findings if f.severity is Severity.ERROR]
     assert errors == []
-    assert codes(result.findings, Severity.WARNING) == {"SIM010"}
+    # SIM011: Volcano does not run here, and the packing profile ran as the only scheduler.
+    assert codes(result.findings, Severity.WARNING) == {"SIM010", "SIM011"}
+    for env in result.envs:
+        # mixed-training-job is one gang: none of its pods placed beside the other jobs
+        gang = [p for p in env.pods if "mixed-training-job" in p.workload]
+        assert gang and all(p.waits and not p.node for p in gang), gang
+        assert "MISMATCH" not in simreport.env_text(env)
 
 
 def test_without_packing_the_example_jobs_fragment(values_dir: Path, cluster: ControlPlane) -> None:
@@ -510,6 +567,13 @@ def test_without_packing_the_example_jobs_fragment(values_dir: Path, cluster: Co
     }, [f.format() for f in errors]
     assert all("Insufficient" in f.message and "even alone" in f.message for f in errors)
     assert {f.location.file for f in errors} == {"values/teams/ml-team.yaml"}
+    # The rows of those jobs are the mismatches the errors are about.
+    (env,) = result.envs
+    assert "MISMATCH" in simreport.env_text(env)
+    assert {p.workload for p in env.pods if not p.ok and not p.waits} == {
+        "Job ml-team/cuda-training-job",
+        "Job ml-team/npu-training-job",
+    }
 
 
 def test_the_simulation_runs_the_fleets_own_scheduler_profile(

@@ -22,11 +22,9 @@ from generator.cluster.simchecks import (
     track_verdicts,
 )
 from generator.cluster.simresult import HINTS, EnvReport, NodeResult
-from generator.cluster.units import BuiltUnit, argocd_order, unit_waves
 from generator.findings import Finding, Location
-from generator.render.layout import render_tree
 from generator.values.model import FleetView
-from tests.fixtures import tree
+from tests.fixtures import built_units, tree
 
 Obj = dict[str, Any]
 
@@ -613,22 +611,8 @@ services:
 }
 
 
-def built_units(
-    root: Path, files: dict[str, str]
-) -> tuple[FleetView, list[SimNode], list[BuiltUnit]]:
-    """The view, nodes and units of dev as simulate has them: in Argo CD's order (the rendered
-    objects: render guarantees kustomize builds each unit to exactly these)."""
-    values = tree(root, files, fleet=FLEET, defaults=False)
-    loaded, _, _ = load(values, "dev")
-    view = loaded.envs["dev"]
-    units = [u for u in render_tree(loaded).units if u.env == "dev"]
-    waves = unit_waves(units)
-    built = [BuiltUnit(u, waves[u.name], argocd_order(list(u.objects))) for u in units]
-    return view, plan_nodes(view), sorted(built, key=lambda b: (b.wave, b.unit.name))
-
-
 def test_daemonsets_on_exactly_their_vendors_nodes_and_on_others(tmp_path: Path) -> None:
-    view, nodes, built = built_units(tmp_path, PLUGINS_TREE)
+    view, nodes, built = built_units(tmp_path, PLUGINS_TREE, FLEET)
     plugins, exporters = "accelerator-plugins", "accelerator-exporters"
     pods = [
         pod(

@@ -1,0 +1,82 @@
+"""What a simulation did not exercise, said in its own findings (SIM011, warnings): a verdict of
+"0 errors" must never cover behaviour that did not run.
+
+Read from what the environment deploys (the built units), not from the backend: each add-on
+whose objects are applied but whose controllers do not run here, and the packing profile, which
+the simulation gives to this control plane's own scheduler.
+"""
+
+from __future__ import annotations
+
+from generator.builders import platform
+from generator.cluster.units import BuiltUnit
+from generator.findings import Finding, Severity
+from generator.values.model import FleetView
+
+# What does not run here, per add-on, and what the simulation does in its place. Volcano and
+# Kueue only: their objects are the ones whose meaning a controller decides (NFD's nfd-master
+# runs; the Gateway API and Istio objects route traffic, which a simulation has none of).
+NOT_RUN = {
+    "volcano": (
+        "Volcano's scheduler, controllers and admission do not run here: the task pods of {what} "
+        "were made by the simulation as Volcano's job controller makes them and placed by "
+        "kube-scheduler, all or none as Volcano's gang plugin decides; Volcano's queues, "
+        "capability, reclaim and binpack were not exercised"
+    ),
+    "kueue": (
+        "Kueue's controller does not run here: {what} admitted nothing and every Job ran as if "
+        "admitted at once, so nominal quotas, borrowing, preemption and flavor assignment were "
+        "not exercised"
+    ),
+}
+HINT = "check what was not simulated on a cluster that runs it (docs/simulation.md)"
+
+
+def _named(objs: list[tuple[str, str]]) -> str:
+    shown = [f"{kind} {name}" for kind, name in objs[:4]]
+    more = f" and {len(objs) - 4} more" if len(objs) > 4 else ""
+    return ", ".join(shown) + more
+
+
+def not_simulated(view: FleetView, built: list[BuiltUnit], packing: bool) -> list[Finding]:
+    """A warning per add-on whose objects this environment applies but which does not run here,
+    and one when the packing profile ran as this control plane's default scheduler."""
+    uses: dict[str, list[tuple[str, str]]] = {}
+    for unit in built:
+        for obj in unit.docs:
+            group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+            addon = platform.addon_for_group(group)
+            if addon is None or addon.key not in NOT_RUN:
+                continue
+            wanted = "Job" if addon.key == "volcano" else "ClusterQueue"
+            if obj.get("kind") == wanted:
+                meta = obj.get("metadata") or {}
+                name = (
+                    f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta["name"]
+                )
+                uses.setdefault(addon.key, []).append((f"{addon.title} {wanted}", name))
+    out = []
+    for key, objs in sorted(uses.items()):
+        addon = platform.BY_KEY[key]
+        out.append(
+            Finding(
+                "SIM011",
+                NOT_RUN[key].format(what=_named(sorted(objs))),
+                view.fleet.doc.anchor(("platform", key), ("scheduling", "backend")),
+                hint=HINT,
+                severity=Severity.WARNING,
+            )
+        )
+    if packing:
+        out.append(
+            Finding(
+                "SIM011",
+                "the packing profile (scheduling.kubeScheduler) ran here as the control plane's "
+                "only scheduler; on the cluster it takes effect only where a scheduler is started "
+                "with it (docs/scheduling.md), which this fleet does not render",
+                view.fleet.doc.anchor(("scheduling", "kubeScheduler")),
+                hint=HINT,
+                severity=Severity.WARNING,
+            )
+        )
+    return out

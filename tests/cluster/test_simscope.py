@@ -1,0 +1,113 @@
+"""What a simulation says it did not exercise (generator/cluster/simscope.py, SIM011), read from
+the units an environment deploys; and the gang size the simulation holds a Volcano Job to
+(simrun.min_available). The gang on a real control plane: tests/cluster/test_cluster.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from generator.cluster.simrun import min_available
+from generator.cluster.simscope import HINT, not_simulated
+from generator.findings import Finding, Location, Severity
+from tests.fixtures import built_units
+
+FLEET = """\
+name: t
+kubernetesVersion: "1.36"
+environments: [dev]
+git: {repoURL: https://git.example.com/t.git, targetRevision: main}
+"""
+NVIDIA = "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, nodes: [gpu-1]}\n"
+# Team ml: a batch Job, and Volcano Jobs `gang` and `pair` (line 9 on).
+TEAM = """\
+quota: {nvidia: 4}
+jobs:
+  plain:
+    vendor: nvidia
+    devices: 1
+    images: {nvidia: r/t:1}
+  gang:
+    kind: volcano
+    images: {nvidia: r/t:1}
+    tasks:
+      workers: {vendor: nvidia, devices: 1, replicas: 2}
+  pair:
+    kind: volcano
+    images: {nvidia: r/t:1}
+    tasks:
+      workers: {vendor: nvidia, devices: 1, replicas: 2}
+"""
+VOLCANO = (
+    "Volcano's scheduler, controllers and admission do not run here: the task pods of Volcano "
+    "Job ml/gang, Volcano Job ml/pair were made by the simulation as Volcano's job controller "
+    "makes them and placed by kube-scheduler, all or none as Volcano's gang plugin decides; "
+    "Volcano's queues, capability, reclaim and binpack were not exercised"
+)
+
+
+def scope(tmp_path: Path, fleet: str, team: str = TEAM, packing: bool = False) -> list[Finding]:
+    files = {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": team}
+    view, _, built = built_units(tmp_path, files, FLEET + fleet)
+    return not_simulated(view, built, packing)
+
+
+def test_volcano_jobs_are_named_at_the_platform_line(tmp_path: Path) -> None:
+    found = scope(tmp_path, "platform:\n  volcano: {provided: site}\n")
+    assert found == [
+        Finding(
+            "SIM011",
+            VOLCANO,
+            Location("values/fleet.yaml", 6, 3),
+            hint=HINT,
+            severity=Severity.WARNING,
+        )
+    ]
+
+
+def test_under_kueue_the_cluster_queue_is_named_at_the_backend(tmp_path: Path) -> None:
+    team = TEAM.split("  gang:")[0]
+    [found] = scope(tmp_path, "scheduling: {backend: kueue}\n", team)
+    assert found == Finding(
+        "SIM011",
+        "Kueue's controller does not run here: Kueue ClusterQueue team-ml admitted nothing and "
+        "every Job ran as if admitted at once, so nominal quotas, borrowing, preemption and "
+        "flavor assignment were not exercised",
+        Location("values/fleet.yaml", 5, 14),
+        hint=HINT,
+        severity=Severity.WARNING,
+    )
+
+
+def test_nothing_is_said_when_nothing_unsimulated_is_deployed(tmp_path: Path) -> None:
+    team = TEAM.split("  gang:")[0]
+    assert scope(tmp_path, "", team) == []
+
+
+def test_the_packing_profile_is_named_when_it_ran(tmp_path: Path) -> None:
+    team = TEAM.split("  gang:")[0]
+    fleet = "scheduling:\n  kubeScheduler: {packing: true}\n"
+    [found] = scope(tmp_path, fleet, team, packing=True)
+    assert found.location == Location("values/fleet.yaml", 6, 3)
+    assert found.message.startswith("the packing profile (scheduling.kubeScheduler) ran here")
+
+
+def test_more_than_four_objects_are_counted_not_listed(tmp_path: Path) -> None:
+    jobs = "".join(
+        f"  j{i}:\n    kind: volcano\n    images: {{nvidia: r/t:1}}\n"
+        f"    tasks:\n      w: {{vendor: nvidia, devices: 1, replicas: 1}}\n"
+        for i in range(6)
+    )
+    fleet = "platform:\n  volcano: {provided: site}\n"
+    [found] = scope(tmp_path, fleet, "quota: {nvidia: 4}\njobs:\n" + jobs)
+    assert (
+        "Volcano Job ml/j0, Volcano Job ml/j1, Volcano Job ml/j2, Volcano Job ml/j3 and 2 more "
+        "were made" in found.message
+    )
+
+
+def test_min_available_is_the_jobs_else_what_volcanos_webhook_defaults() -> None:
+    tasks = [{"replicas": 4}, {"replicas": 2, "minAvailable": 1}]
+    assert min_available({"spec": {"minAvailable": 3, "tasks": tasks}}) == 3
+    assert min_available({"spec": {"tasks": tasks}}) == 5
+    assert min_available({"spec": {"minAvailable": 0, "tasks": [{}]}}) == 1
+    assert min_available({"spec": {"tasks": [{"replicas": 2, "minAvailable": 0}]}}) == 0
