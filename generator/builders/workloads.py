@@ -22,7 +22,7 @@ from generator.builders.common import (
 )
 from generator.builders.teams import unit_name
 from generator.findings import Location
-from generator.values.model import FleetView, Team, Vendor
+from generator.values.model import FleetView, Pool, Team, Vendor
 from generator.values.yamlio import Obj, YamlPath
 from generator.workloads.model import Job, PodDecl, Service, team_workloads
 from generator.workloads.phases import plan_service
@@ -536,29 +536,45 @@ def pinned_needs(view: FleetView, team: Team, vendor: Vendor) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
-def flavor_split(team: Team, vendor: Vendor, needs: dict[str, int]) -> list[int]:
-    """The team's share of a vendor over its pools' flavors (nominal quota per pool, in pool
-    order): first what each pinned model needs (`needs`), on the first pool of that model large
-    enough to hold it (else the first of that model), as far as the share goes; then the rest in
-    pool order up to each pool's capacity, the last pool taking what remains. Before the pinned
-    needs came first, a team's share went to the first pools only, and a job pinned to a later
-    pool's model got a flavor of nominal 0 that Kueue could never admit it on."""
-    own = scheduling.team_share(team, vendor)
-    nominal = [0] * len(vendor.pools)
+def flavor_split(team: Team, vendor: Vendor, needs: dict[str, int]) -> list[tuple[int, int]]:
+    """The team's share of a vendor, and what it may borrow, over its pools' flavors (nominal
+    quota and borrowing limit per pool, in pool order).
+
+    The share goes first to what each pinned model needs (`needs`), on the first pool of that
+    model large enough to hold it (else the first of that model), as far as the share goes; the
+    rest fills the pools in order up to each pool's capacity, the last pool taking what remains.
+    The borrowing limit goes the same way to what the nominal quota left short of each need,
+    then in pool order. Before pinned needs came first, the share went to the first pools only,
+    and a job pinned to a later pool's model got a flavor of nominal 0 that Kueue could never
+    admit it on."""
+    pools = vendor.pools
+    targets: list[tuple[int, int]] = []  # (pool index, devices) per pinned model
     for model, need in needs.items():
-        pools = [i for i, p in enumerate(vendor.pools) if p.model.casefold() == model]
-        if not pools:
-            continue  # no pool of that model: the placement checks say so
-        i = next((i for i in pools if vendor.pools[i].capacity >= need), pools[0])
-        give = min(need, own)
-        nominal[i] += give
-        own -= give
-    for i, pool in enumerate(vendor.pools):
-        last = i == len(vendor.pools) - 1
-        give = own if last else min(own, max(pool.capacity - nominal[i], 0))
-        nominal[i] += give
-        own -= give
-    return nominal
+        of_model = [i for i, p in enumerate(pools) if p.model.casefold() == model]
+        if of_model:  # else no pool of that model: the placement checks say so
+            i = next((i for i in of_model if pools[i].capacity >= need), of_model[0])
+            targets.append((i, need))
+    nominal = _spread(scheduling.team_share(team, vendor), pools, targets, [0] * len(pools))
+    short = [(i, max(need - nominal[i], 0)) for i, need in targets]
+    borrow = _spread(scheduling.borrowing(team, vendor), pools, short, [0] * len(pools))
+    return list(zip(nominal, borrow, strict=True))
+
+
+def _spread(
+    total: int, pools: tuple[Pool, ...], targets: list[tuple[int, int]], got: list[int]
+) -> list[int]:
+    """`total` over the pools: each target (pool, devices) first, then the pools in order up to
+    their capacity, the last pool taking what remains."""
+    for i, want in targets:
+        give = min(want, total)
+        got[i] += give
+        total -= give
+    for i, pool in enumerate(pools):
+        last = i == len(pools) - 1
+        give = total if last else min(total, max(pool.capacity - got[i], 0))
+        got[i] += give
+        total -= give
+    return got
 
 
 def _wire_queue(view: FleetView, team: Team, meta_labels: dict[str, str], tpl: Obj) -> None:
@@ -608,15 +624,8 @@ def _queues(view: FleetView, team: Team, pods: list[PodRef]) -> list[Obj]:
         return []
     groups: dict[str, list[dict[str, Any]]] = {}
     for vendor in view.vendors:
-        nominals = flavor_split(team, vendor, pinned_needs(view, team, vendor))
-        # The borrowing limit fills the pools in order (the last takes what remains), so that
-        # the limits add up to what the team may borrow.
-        borrow = scheduling.borrowing(team, vendor)
-        for i, pool in enumerate(vendor.pools):
-            last = i == len(vendor.pools) - 1
-            nominal = nominals[i]
-            limit = borrow if last else min(borrow, pool.capacity)
-            borrow -= limit
+        split = flavor_split(team, vendor, pinned_needs(view, team, vendor))
+        for pool, (nominal, limit) in zip(vendor.pools, split, strict=True):
             groups.setdefault(vendor.resource_name, []).append(
                 {
                     "name": scheduling.flavor_name(vendor, pool),

@@ -44,7 +44,7 @@ def not_simulated(view: FleetView, built: list[BuiltUnit], packing: bool) -> lis
     uses: dict[str, list[tuple[str, str]]] = {}
     for unit in built:
         for obj in unit.docs:
-            group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+            group = str(obj["apiVersion"]).rpartition("/")[0]
             addon = platform.addon_for_group(group)
             if addon is None or addon.key not in NOT_RUN:
                 continue
@@ -57,7 +57,6 @@ def not_simulated(view: FleetView, built: list[BuiltUnit], packing: bool) -> lis
                 uses.setdefault(addon.key, []).append((f"{addon.title} {wanted}", name))
     out = []
     for key, objs in sorted(uses.items()):
-        addon = platform.BY_KEY[key]
         out.append(
             Finding(
                 "SIM011",

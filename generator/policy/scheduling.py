@@ -12,7 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.builders import scheduling
-from generator.builders.workloads import PodRef, team_capability, team_devices, team_objects
+from generator.builders.workloads import (
+    PodRef,
+    queue_name,
+    team_capability,
+    team_devices,
+    team_objects,
+)
 from generator.findings import Finding, Severity
 from generator.policy.checks import WARNING, Check
 from generator.policy.placement import selected_pools
@@ -375,6 +381,63 @@ def network_topology_honoured(view: FleetView) -> Iterable[Finding]:
             )
 
 
+# ---- SCH009: a Kueue flavor that can admit each workload ----------------------------------------
+
+
+def _flavor_limits(objs: list[Obj], resource: str) -> dict[str, int]:
+    """nominalQuota + borrowingLimit of `resource` per flavor of the team's ClusterQueue."""
+    out: dict[str, int] = {}
+    for obj in objs:
+        if obj.get("kind") != "ClusterQueue":
+            continue
+        for group in obj["spec"].get("resourceGroups") or []:
+            for flavor in group.get("flavors") or []:
+                for res in flavor.get("resources") or []:
+                    if res.get("name") == resource:
+                        limit = int(res.get("nominalQuota", 0)) + int(res.get("borrowingLimit", 0))
+                        out[flavor["name"]] = limit
+    return out
+
+
+def kueue_admission(view: FleetView) -> Iterable[Finding]:
+    """Kueue admits a workload's devices on one flavor (kueue v0.17.0
+    pkg/scheduler/flavorassigner/flavorassigner.go, assignFlavors: one flavor per resource
+    group), one whose node labels its pods' selectors accept, and only within that flavor's
+    nominal quota plus borrowing limit. A batch/v1 Job's pods are one workload (parallelism x
+    devices); a Deployment's pods one each. No such flavor: the job is never admitted, while
+    render and plan would say it fits."""
+    if scheduling.backend(view) != "kueue":
+        return
+    for team in view.teams:
+        objs, _ = team_objects(view, team)
+        for land in landings(view, team):
+            if land.ref.kind not in ("Job", "Deployment"):
+                continue  # a Volcano Job under Kueue is SCH002
+            need = land.devices * (land.ref.count if land.ref.kind == "Job" else 1)
+            limits = _flavor_limits(objs, land.vendor.resource_name)
+            room = {
+                scheduling.flavor_name(land.vendor, p): limits.get(
+                    scheduling.flavor_name(land.vendor, p), 0
+                )
+                for p in land.pools
+            }
+            if not room or max(room.values()) >= need:
+                continue
+            shown = ", ".join(f"{name} {n}" for name, n in sorted(room.items()))
+            path = _devices_path(team.doc, land.ref.path)
+            yield Finding(
+                "SCH009",
+                f"{land.ref.kind} {land.ref.name!r} needs {need} {land.vendor.resource_name} "
+                f"admitted at once on one Kueue flavor, but the flavors its pods may use allow "
+                f"at most: {shown} (nominal quota + borrowing limit in ClusterQueue "
+                f"{queue_name(team)}): Kueue never admits it",
+                team.doc.locate(path),
+                json_path(path),
+                f"raise the team's {land.vendor.id} quota (or borrowing) so that each pinned "
+                f"model's pool gets enough, or ask for fewer devices (docs/scheduling.md)",
+            )
+
+
 CHECKS: tuple[Check, ...] = (
     Check(
         "SCH002",
@@ -406,6 +469,11 @@ CHECKS: tuple[Check, ...] = (
         "a team sets borrowing, which only a queue backend (volcano, kueue) lends",
         borrowing_needs_queue,
         WARNING,
+    ),
+    Check(
+        "SCH009",
+        "under Kueue, no flavor of the team's ClusterQueue can admit a workload whole",
+        kueue_admission,
     ),
     Check(
         "SCH008", "a job's networkTopology is one nothing would honour", network_topology_honoured

@@ -86,23 +86,35 @@ def test_nothing_is_said_when_nothing_unsimulated_is_deployed(tmp_path: Path) ->
 def test_the_packing_profile_is_named_when_it_ran(tmp_path: Path) -> None:
     team = TEAM.split("  gang:")[0]
     fleet = "scheduling:\n  kubeScheduler: {packing: true}\n"
-    [found] = scope(tmp_path, fleet, team, packing=True)
-    assert found.location == Location("values/fleet.yaml", 6, 3)
-    assert found.message.startswith("the packing profile (scheduling.kubeScheduler) ran here")
+    assert scope(tmp_path, fleet, team, packing=True) == [
+        Finding(
+            "SIM011",
+            "the packing profile (scheduling.kubeScheduler) ran here as the control plane's only "
+            "scheduler; on the cluster it takes effect only where a scheduler is started with it "
+            "(docs/scheduling.md), which this fleet does not render",
+            Location("values/fleet.yaml", 6, 3),
+            hint=HINT,
+            severity=Severity.WARNING,
+        )
+    ]
 
 
-def test_more_than_four_objects_are_counted_not_listed(tmp_path: Path) -> None:
+def volcano_jobs(count: int) -> str:
     jobs = "".join(
         f"  j{i}:\n    kind: volcano\n    images: {{nvidia: r/t:1}}\n"
         f"    tasks:\n      w: {{vendor: nvidia, devices: 1, replicas: 1}}\n"
-        for i in range(6)
+        for i in range(count)
     )
+    return "quota: {nvidia: 4}\njobs:\n" + jobs
+
+
+def test_up_to_four_objects_are_listed_and_more_are_counted(tmp_path: Path) -> None:
     fleet = "platform:\n  volcano: {provided: site}\n"
-    [found] = scope(tmp_path, fleet, "quota: {nvidia: 4}\njobs:\n" + jobs)
-    assert (
-        "Volcano Job ml/j0, Volcano Job ml/j1, Volcano Job ml/j2, Volcano Job ml/j3 and 2 more "
-        "were made" in found.message
-    )
+    [four] = scope(tmp_path / "four", fleet, volcano_jobs(4))
+    listed = "Volcano Job ml/j0, Volcano Job ml/j1, Volcano Job ml/j2, Volcano Job ml/j3"
+    assert f"task pods of {listed} were made" in four.message
+    [five] = scope(tmp_path / "five", fleet, volcano_jobs(5))
+    assert f"task pods of {listed} and 1 more were made" in five.message
 
 
 def test_min_available_is_the_jobs_else_what_volcanos_webhook_defaults() -> None:

@@ -13,6 +13,7 @@ from generator.findings import Finding, Location, Severity
 from generator.policy.scheduling import (
     borrowing_needs_queue,
     fallback_models,
+    kueue_admission,
     network_topology_honoured,
     pod_fits_node,
     pool_capacity,
@@ -1000,3 +1001,120 @@ def test_network_topology_without_the_volcano_backend_is_honoured_by_nothing(
             for job, line in lines_of.items()
         ),
     ]
+
+
+# ---- SCH009 and the flavor split: a Kueue flavor that can admit each workload ------------------
+
+# The issue's case: an H100 pool beside the A100 pool (listed second), and ml's 4-GPU job pinned
+# to the H100 (line 5, column 14: `devices: 4`), beside a 4-GPU job pinned to the A100.
+A100_THEN_H100 = """\
+pools:
+  - {name: a100, model: A100, devicesPerNode: 4, nodes: [a1, a2]}
+  - {name: h100, model: H100, devicesPerNode: 8, nodes: [h1]}
+"""
+PINNED_JOBS = """\
+quota: {nvidia: 8}
+jobs:
+  on-h100:
+    vendor: nvidia
+    devices: 4
+    model: H100
+    images: {nvidia: x:1}
+  on-a100:
+    vendor: nvidia
+    devices: 4
+    model: A100
+    images: {nvidia: x:1}
+"""
+KUEUE = FLEET + "scheduling: {backend: kueue}\n"
+
+
+def kueue_tree(root: Path, team: str) -> Path:
+    return tree(root, {"teams/ml.yaml": team, "vendors/nvidia.yaml": A100_THEN_H100}, fleet=KUEUE)
+
+
+def nominal(view: FleetView) -> dict[str, tuple[int, int]]:
+    objs, _ = team_objects(view, team_of(view, "ml"))
+    [cq] = [o for o in objs if o["kind"] == "ClusterQueue"]
+    return {
+        f["name"]: (r["nominalQuota"], r["borrowingLimit"])
+        for g in cq["spec"]["resourceGroups"]
+        for f in g["flavors"]
+        for r in f["resources"]
+        if r["name"] == "nvidia.com/gpu"
+    }
+
+
+def test_each_pinned_model_gets_its_largest_workload_first(tmp_path: Path) -> None:
+    """Filled in pool order alone, the A100 flavor took all 8 and the H100 flavor 0: Kueue could
+    never admit `on-h100`. Each pinned model now gets what its largest workload needs first."""
+    view = prod(kueue_tree(tmp_path, PINNED_JOBS))
+    assert nominal(view) == {"nvidia-a100": (4, 0), "nvidia-h100": (4, 0)}
+    assert list(kueue_admission(view)) == []
+
+
+def test_the_rest_of_the_share_fills_the_pools_in_order(tmp_path: Path) -> None:
+    """Share 16 (2 namespaces x 8) with needs 4 + 4: the rest (8) fills the A100 pool up to its
+    capacity (8, so 4 more), then the H100 pool, the last, takes what remains (4)."""
+    team = "namespaces: [ml, ml-b]\n" + PINNED_JOBS
+    view = prod(kueue_tree(tmp_path, team))
+    assert nominal(view) == {"nvidia-a100": (8, 0), "nvidia-h100": (8, 0)}
+
+
+def test_a_pool_of_the_model_large_enough_is_chosen_over_the_first(tmp_path: Path) -> None:
+    pools = (
+        A100_THEN_H100 + "  - {name: h100-big, model: H100, devicesPerNode: 8, nodes: [h2, h3]}\n"
+    )
+    team = PINNED_JOBS.replace(
+        "devices: 4\n    model: H100", "devices: 8\n    parallelism: 2\n    model: H100"
+    )
+    files = {"teams/ml.yaml": team.replace("nvidia: 8", "nvidia: 20"), "vendors/nvidia.yaml": pools}
+    view = prod(tree(tmp_path, files, fleet=KUEUE))
+    got = nominal(view)
+    assert got["nvidia-h100-big"][0] >= 16 and got["nvidia-h100"][0] < 16
+    assert list(kueue_admission(view)) == []
+
+
+def test_a_share_too_small_for_every_pinned_model_is_reported_at_the_job(tmp_path: Path) -> None:
+    """Quota 4: the A100 (first by model name) gets its 4, the H100 nothing; the finding is at
+    the H100 job's devices with what each of its flavors allows."""
+    view = prod(kueue_tree(tmp_path, PINNED_JOBS.replace("nvidia: 8", "nvidia: 4")))
+    assert nominal(view) == {"nvidia-a100": (4, 0), "nvidia-h100": (0, 0)}
+    assert list(kueue_admission(view)) == [
+        Finding(
+            "SCH009",
+            "Job 'on-h100' needs 4 nvidia.com/gpu admitted at once on one Kueue flavor, but the "
+            "flavors its pods may use allow at most: nvidia-h100 0 (nominal quota + borrowing "
+            "limit in ClusterQueue team-ml): Kueue never admits it",
+            Location("values/teams/ml.yaml", 5, 14),
+            "$.jobs['on-h100'].devices",
+            "raise the team's nvidia quota (or borrowing) so that each pinned model's pool gets "
+            "enough, or ask for fewer devices (docs/scheduling.md)",
+            Severity.ERROR,
+        )
+    ]
+
+
+def test_borrowing_goes_where_the_share_fell_short_and_services_count_per_pod(
+    tmp_path: Path,
+) -> None:
+    """Quota 4 (the A100 job's, first by model name) and borrowing 8: the H100 job's 4 are
+    borrowed on the H100 flavor, the rest in pool order. The service pinned to the H100 needs 1
+    device a pod (Kueue admits its pods one by one), so it is not what sizes the H100 flavor."""
+    team = PINNED_JOBS.replace("nvidia: 8", "nvidia: 4").replace(
+        "jobs:",
+        "borrowing: {nvidia: 8}\nservices:\n  s:\n    images: {nvidia: x:1}\n"
+        "    tracks:\n      nvidia: {devicesPerReplica: 1, replicas: 4, model: H100}\njobs:",
+    )
+    view = prod(kueue_tree(tmp_path, team))
+    assert nominal(view) == {"nvidia-a100": (4, 4), "nvidia-h100": (0, 4)}
+    assert list(kueue_admission(view)) == []
+
+
+def test_under_another_backend_nothing_is_checked(tmp_path: Path) -> None:
+    files = {
+        "teams/ml.yaml": PINNED_JOBS.replace("nvidia: 8", "nvidia: 4"),
+        "vendors/nvidia.yaml": A100_THEN_H100,
+    }
+    view = prod(tree(tmp_path, files))
+    assert list(kueue_admission(view)) == []
