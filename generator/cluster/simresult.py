@@ -114,8 +114,7 @@ CODES = (
         "SIM011",
         "simulate",
         "warning",
-        "the environment deploys what the simulation does not run (Volcano, Kueue, the packing "
-        "profile's scheduler): named, never covered by the verdict",
+        "the environment deploys what the simulation does not run (Volcano, Kueue): named",
     ),
     CodeInfo("SIM012", "simulate", "error", "the API server refuses an object simulate applies"),
 )

@@ -59,7 +59,7 @@ def pod_templates(obj: dict[str, Any]) -> Iterator[PodTemplate]:
         yield _template("$.spec.jobTemplate.spec.template", job.get("template"))
 
 
-def _expr_matches(expr: dict[str, Any], labels: dict[str, str]) -> bool:
+def expr_matches(expr: dict[str, Any], labels: dict[str, str]) -> bool:
     """A node selector requirement as Kubernetes evaluates it (source: kubernetes/apimachinery
     pkg/labels/selector.go, Requirement.Matches: Gt and Lt compare the label and the one value
     as integers, and match nothing when either is not one)."""
@@ -81,6 +81,17 @@ def _expr_matches(expr: dict[str, Any], labels: dict[str, str]) -> bool:
     return False
 
 
+def selector_matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    """A metav1.LabelSelector as Kubernetes evaluates it: every matchLabels pair and every
+    matchExpressions requirement; an empty selector matches everything (kubernetes/apimachinery
+    pkg/apis/meta/v1/helpers.go, LabelSelectorAsSelector)."""
+    pairs = selector.get("matchLabels") or {}
+    exprs = selector.get("matchExpressions") or []
+    return all(labels.get(k) == v for k, v in pairs.items()) and all(
+        expr_matches(e, labels) for e in exprs
+    )
+
+
 def _required_terms(spec: dict[str, Any]) -> list[dict[str, Any]]:
     affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
     required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
@@ -97,8 +108,8 @@ def _term_matches(term: dict[str, Any], labels: dict[str, str]) -> bool:
     if not exprs and not fields:
         return False
     name = {"metadata.name": labels[HOSTNAME]} if HOSTNAME in labels else {}
-    return all(_expr_matches(e, labels) for e in exprs) and all(
-        _expr_matches(f, name) for f in fields
+    return all(expr_matches(e, labels) for e in exprs) and all(
+        expr_matches(f, name) for f in fields
     )
 
 

@@ -97,6 +97,25 @@ def _addon(provided: list[str]) -> Schema:
     )
 
 
+def _selector() -> Schema:
+    """A metav1.LabelSelector: matchLabels and matchExpressions."""
+    return _obj(
+        {
+            "matchLabels": _labels(),
+            "matchExpressions": _list(
+                _obj(
+                    {
+                        "key": _str(minLength=1),
+                        "operator": {"enum": ["In", "NotIn", "Exists", "DoesNotExist"]},
+                        "values": _list(_str()),
+                    },
+                    ("key", "operator"),
+                )
+            ),
+        }
+    )
+
+
 def _labels() -> Schema:
     return {
         "type": "object",
@@ -746,6 +765,30 @@ FLEET_PROPS: dict[str, Any] = {
                 description="where rendered exporters run (Pod Security 'privileged')",
             ),
             "prometheusSelectorLabels": _labels(),
+            "prometheus": _obj(
+                {
+                    "namespace": _str(DNS_LABEL, description="the Prometheus object's namespace"),
+                    **{
+                        key: {**_selector(), "description": what}
+                        for key, what in (
+                            ("podMonitorSelector", "as the Prometheus spec has it; omitted: none"),
+                            (
+                                "podMonitorNamespaceSelector",
+                                "as the Prometheus spec has it; omitted: its own namespace only",
+                            ),
+                            ("ruleSelector", "as the Prometheus spec has it; omitted: none"),
+                            (
+                                "ruleNamespaceSelector",
+                                "as the Prometheus spec has it; omitted: its own namespace only",
+                            ),
+                        )
+                    },
+                },
+                ("namespace",),
+                description="the Prometheus (Prometheus Operator) that scrapes the fleet: its "
+                "namespace and selectors, copied from its spec (MON003 proves it selects the "
+                "fleet's PodMonitors and rules)",
+            ),
             "grafanaFolder": _str(minLength=1, description="Grafana sidecar folder annotation"),
             "costCurrency": _str(minLength=1, description="unit of the cost series' legend"),
         },

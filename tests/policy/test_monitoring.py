@@ -10,7 +10,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from generator.findings import Finding, Location, Severity
-from generator.policy.monitoring import exporter_facts, no_exporter
+from generator.policy.monitoring import (
+    MON003_HINT,
+    exporter_facts,
+    no_exporter,
+    prometheus_selects,
+)
 from generator.values import loader as values
 from generator.values.model import FleetView
 from tests.fixtures import NVIDIA, PROD_FLEET, tree
@@ -146,3 +151,115 @@ def test_an_empty_exporter_section_is_reported_where_it_is_written(tmp_path: Pat
         "values/vendors/acme.yaml:16:1: MON002 warning: vendor acme has no exporter section: no "
         "scrape config or rules for it (at $.exporter); " + MON002_HINT
     ]
+
+
+# ---- MON003: prometheus_selects --------------------------------------------------------------
+
+PROMETHEUS = """\
+monitoring:
+  prometheusSelectorLabels: {release: kps}
+  prometheus:
+    namespace: monitoring
+    podMonitorSelector: {matchLabels: {release: kps}}
+    podMonitorNamespaceSelector: {}
+    ruleSelector: {matchLabels: {release: kps}}
+    ruleNamespaceSelector: {}
+"""
+
+
+def nvidia_prod(tmp_path: Path, monitoring: str) -> FleetView:
+    """Prod of a tree with the default NVIDIA vendor (dcgm-exporter: one PodMonitor and the
+    recording rules) and `monitoring` appended to fleet.yaml (its lines from 5 on)."""
+    files = {"vendors/nvidia.yaml": NVIDIA}
+    values_dir = tree(tmp_path, files, fleet=PROD_FLEET + monitoring, defaults=False)
+    return values.load(values_dir).envs["prod"]
+
+
+def mon003(view: FleetView) -> list[tuple[str, str, Location]]:
+    return [(f.message, f.severity.value, f.location) for f in prometheus_selects(view)]
+
+
+def test_no_prometheus_named_checks_nothing(tmp_path: Path) -> None:
+    assert mon003(nvidia_prod(tmp_path, "")) == []
+
+
+def test_a_prometheus_whose_selectors_match_loads_everything(tmp_path: Path) -> None:
+    assert mon003(nvidia_prod(tmp_path, PROMETHEUS)) == []
+
+
+def test_labels_the_selector_misses_are_an_error_per_object(tmp_path: Path) -> None:
+    """Without prometheusSelectorLabels the objects carry no release label: the PodMonitor and
+    the rule are each reported whole, at monitoring.prometheus (line 6)."""
+    view = nvidia_prod(
+        tmp_path, PROMETHEUS.replace("  prometheusSelectorLabels: {release: kps}\n", "")
+    )
+    selector = '{"matchLabels": {"release": "kps"}}'
+    assert list(prometheus_selects(view)) == [
+        Finding(
+            "MON003",
+            "the Prometheus in 'monitoring' (monitoring.prometheus) does not load PodMonitor "
+            f"accelerator-monitoring/dcgm-exporter: its podMonitorSelector {selector} does not "
+            "match the PodMonitor's labels",
+            Location("values/fleet.yaml", 6, 3),
+            "$.monitoring.prometheus",
+            MON003_HINT,
+            Severity.ERROR,
+        ),
+        Finding(
+            "MON003",
+            "the Prometheus in 'monitoring' (monitoring.prometheus) does not load PrometheusRule "
+            f"accelerator-monitoring/accelerators-unified: its ruleSelector {selector} does not "
+            "match the PrometheusRule's labels",
+            Location("values/fleet.yaml", 6, 3),
+            "$.monitoring.prometheus",
+            MON003_HINT,
+            Severity.ERROR,
+        ),
+    ]
+
+
+def test_an_unset_selector_selects_nothing_and_an_unset_namespace_selector_its_own(
+    tmp_path: Path,
+) -> None:
+    """At prometheusSelectorLabels (line 6) since it is set; both reasons in one finding."""
+    text = PROMETHEUS.replace("    podMonitorSelector: {matchLabels: {release: kps}}\n", "")
+    text = text.replace("    podMonitorNamespaceSelector: {}\n", "")
+    [(message, severity, location)] = mon003(nvidia_prod(tmp_path, text))
+    assert message == (
+        "the Prometheus in 'monitoring' (monitoring.prometheus) does not load PodMonitor "
+        "accelerator-monitoring/dcgm-exporter: its podMonitorSelector is unset, which selects no "
+        "PodMonitor; its podMonitorNamespaceSelector is unset, which means its own namespace "
+        "'monitoring' only, and the PodMonitor is in 'accelerator-monitoring'"
+    )
+    assert (severity, location) == ("error", Location("values/fleet.yaml", 6, 3))
+
+
+def test_an_unset_namespace_selector_is_fine_in_the_prometheus_namespace(tmp_path: Path) -> None:
+    text = PROMETHEUS.replace("namespace: monitoring", "namespace: accelerator-monitoring")
+    text = text.replace("    podMonitorNamespaceSelector: {}\n", "")
+    text = text.replace("    ruleNamespaceSelector: {}\n", "")
+    assert mon003(nvidia_prod(tmp_path, text)) == []
+
+
+def test_namespace_selectors_see_the_rendered_labels_and_the_name_label(tmp_path: Path) -> None:
+    """The API server's kubernetes.io/metadata.name label and the labels the fleet gives the
+    namespace both count; an expression that excludes the namespace is reported."""
+    by_name = "{matchLabels: {kubernetes.io/metadata.name: accelerator-monitoring}}"
+    by_label = "{matchExpressions: [{key: pod-security.kubernetes.io/enforce, operator: Exists}]}"
+    text = PROMETHEUS.replace(
+        "podMonitorNamespaceSelector: {}", f"podMonitorNamespaceSelector: {by_name}"
+    )
+    text = text.replace("ruleNamespaceSelector: {}", f"ruleNamespaceSelector: {by_label}")
+    assert mon003(nvidia_prod(tmp_path / "ok", text)) == []
+    excluded = (
+        "{matchExpressions: [{key: kubernetes.io/metadata.name, operator: NotIn, "
+        "values: [accelerator-monitoring]}]}"
+    )
+    text = PROMETHEUS.replace("ruleNamespaceSelector: {}", f"ruleNamespaceSelector: {excluded}")
+    [(message, _, _)] = mon003(nvidia_prod(tmp_path / "no", text))
+    assert message.endswith(
+        "PrometheusRule accelerator-monitoring/accelerators-unified: its ruleNamespaceSelector "
+        '{"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn", '
+        '"values": ["accelerator-monitoring"]}]} does not match namespace '
+        "'accelerator-monitoring'"
+    )
