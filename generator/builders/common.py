@@ -26,7 +26,13 @@ SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 # every later wave. The units holding DaemonSets (device plugins, exporters) therefore sync last:
 # nothing depends on their health, and team pods simply wait for the devices they advertise.
 # What teams do need first (add-ons and their CRDs, node labels, Kueue flavors) comes before.
-UNIT_WAVES = {"node-config": 0, "scheduling": 1, "device-plugins": 3, "monitoring": 3}
+UNIT_WAVES = {
+    "node-config": 0,
+    "scheduling": 1,
+    "device-plugins": 3,
+    "monitoring": 3,
+    "packing-scheduler": 3,  # a Deployment: its health must not hold the team units either
+}
 TEAM_UNIT_WAVE = 2
 UNSHARED_NAMESPACES = frozenset({"kube-system", "kube-public", "kube-node-lease", "default"})
 

@@ -19,7 +19,7 @@ from fractions import Fraction
 from typing import Any
 
 from generator.builders import platform
-from generator.builders.common import VENDOR_LABEL, Component, metadata, toleration
+from generator.builders.common import MANAGED_BY, VENDOR_LABEL, Component, metadata, toleration
 from generator.values.model import FleetView, Pool, Team, Vendor
 from generator.values.quantity import format_quantity, parse_quantity
 from generator.values.yamlio import Obj, dump
@@ -42,6 +42,17 @@ KUBE_SCHEDULER_API = "kubescheduler.config.k8s.io/v1"
 KUBE_SCHEDULER_CONFIGMAP = "accel-kube-scheduler-config"
 KUBE_SCHEDULER_CONF_KEY = "kube-scheduler-config.yaml"
 DEFAULT_SCHEDULER = "default-scheduler"
+# The packing scheduler the fleet runs beside the cluster's own: its name, ServiceAccount, lease
+# and Deployment, in a unit of its own (PACKING_UNIT) that syncs with the DaemonSet units: its
+# health must not hold the team units (builders/common.py UNIT_WAVES).
+PACKING_SCHEDULER = "accel-packing-scheduler"
+PACKING_UNIT = "packing-scheduler"
+FLEET, CONTROL_PLANE = "fleet", "control-plane"
+KUBE_SCHEDULER_IMAGE = "registry.k8s.io/kube-scheduler"
+# kube-scheduler serves /healthz and /readyz over HTTPS on this port (k8s.io/kubernetes v1.36.3
+# pkg/cluster/ports/ports.go, KubeSchedulerPort).
+KUBE_SCHEDULER_PORT = 10259
+CONFIG_DIR = "/etc/kubernetes/accel-packing-scheduler"
 
 
 def _settings(view: FleetView, *path: str, default: Any) -> Any:
@@ -59,17 +70,29 @@ def queue_policy(view: FleetView) -> str:
 
 
 def scheduler_name(view: FleetView) -> str:
-    """The scheduler the team's pods name (`spec.schedulerName`)."""
+    """The scheduler the team's pods name (`spec.schedulerName`): Volcano's under its backend; with
+    a packing profile the fleet runs, that scheduler (its own name, `PACKING_SCHEDULER` unless
+    values name it); else `kubeScheduler.schedulerName`, default the cluster's own."""
     if backend(view) == "volcano":
         return "volcano"
-    return str(_settings(view, "kubeScheduler", "schedulerName", default=DEFAULT_SCHEDULER))
+    default = (
+        PACKING_SCHEDULER if packing(view) and packing_runs(view) == FLEET else DEFAULT_SCHEDULER
+    )
+    return str(_settings(view, "kubeScheduler", "schedulerName", default=default))
 
 
 def packing(view: FleetView) -> bool:
-    """Whether the fleet renders a packing profile for the default scheduler."""
+    """Whether the fleet renders a packing profile."""
     return backend(view) != "volcano" and bool(
         _settings(view, "kubeScheduler", "packing", default=False)
     )
+
+
+def packing_runs(view: FleetView) -> str:
+    """Who runs the packing profile: `fleet` (a second kube-scheduler the fleet renders, beside
+    the cluster's own) or `control-plane` (the cluster's kube-scheduler is started with it: a
+    self-managed control plane, declared here and not rendered)."""
+    return str(_settings(view, "kubeScheduler", "runs", default=FLEET))
 
 
 # ---- one accounting per backend ---------------------------------------------------------------
@@ -281,6 +304,10 @@ def kube_scheduler_config(view: FleetView) -> dict[str, Any]:
     }
     kubeconfig = _settings(view, "kubeScheduler", "kubeconfig", default="")
     if kubeconfig:
+        # With --config, kube-scheduler ignores --kubeconfig (k8s.io/kubernetes v1.36.3
+        # cmd/kube-scheduler/app/options/deprecated.go): a static pod's connection goes here.
+        # Without it, in a pod, client-go's BuildConfigFromFlags("", "") uses the in-cluster
+        # ServiceAccount (options.go createKubeConfig), which the fleet's scheduler wants.
         config["clientConnection"] = {"kubeconfig": str(kubeconfig)}
     if scheduler_name(view) != DEFAULT_SCHEDULER:
         # A second scheduler next to the cluster's own: it must not take the default's lease.
@@ -290,6 +317,140 @@ def kube_scheduler_config(view: FleetView) -> dict[str, Any]:
             "resourceNamespace": "kube-system",
         }
     return config
+
+
+def packing_version(view: FleetView) -> str:
+    """The kube-scheduler image tag: `kubeScheduler.version`, else the fleet's Kubernetes version
+    (its patch release when it names one, else the minor's first: pin your cluster's patch)."""
+    explicit = _settings(view, "kubeScheduler", "version", default=None)
+    if explicit:
+        return str(explicit)
+    version = view.fleet.kubernetes_version
+    return f"v{version}" if version.count(".") == 2 else f"v{version}.0"
+
+
+def packing_scheduler_objects(view: FleetView) -> list[Obj]:
+    """A second kube-scheduler running the packing profile under its own name, as the Kubernetes
+    documentation "Configure Multiple Schedulers" deploys one (kubernetes/website
+    content/en/examples/admin/sched/my-scheduler.yaml): a ServiceAccount bound to the
+    system:kube-scheduler and system:volume-scheduler ClusterRoles and, in kube-system, to the
+    extension-apiserver-authentication-reader Role; the profile in a ConfigMap; a Deployment.
+    system:kube-scheduler grants leases get/update only for the name kube-scheduler
+    (k8s.io/kubernetes v1.36.3 plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go), so
+    the scheduler's own lease (`leaderElection.resourceName`) gets a Role of its own."""
+    name = scheduler_name(view)
+    ns = str(_settings(view, "kubeScheduler", "namespace", default="kube-system"))
+    sources = view.fleet.doc.sources
+    account = {"kind": "ServiceAccount", "name": name, "namespace": ns}
+    labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/component": "scheduler"}
+    # Its pods carry the fleet's label too: what it deployed is found by it (simulate's reset).
+    pod_labels = {**labels, "app.kubernetes.io/managed-by": MANAGED_BY}
+
+    def binding(
+        kind: str, binding_name: str, role_kind: str, role: str, namespace: str | None
+    ) -> Obj:
+        return {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": kind,
+            "metadata": metadata(binding_name, namespace=namespace, sources=sources),
+            "subjects": [account],
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role},
+        }
+
+    lease_role: Obj = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": metadata(f"{name}-lease", namespace="kube-system", sources=sources),
+        "rules": [
+            {
+                "apiGroups": ["coordination.k8s.io"],
+                "resources": ["leases"],
+                "resourceNames": [name],
+                "verbs": ["get", "list", "update", "watch"],
+            }
+        ],
+    }
+    container: Obj = {
+        "name": "kube-scheduler",
+        "image": f"{_settings(view, 'kubeScheduler', 'image', default=KUBE_SCHEDULER_IMAGE)}:"
+        f"{packing_version(view)}",
+        # kubeadm runs the image's binary the same way (cmd/kubeadm/app/phases/controlplane/
+        # manifests.go, getSchedulerCommand).
+        "command": ["kube-scheduler", f"--config={CONFIG_DIR}/{KUBE_SCHEDULER_CONF_KEY}"],
+        "livenessProbe": _probe("/healthz"),
+        "readinessProbe": _probe("/readyz"),
+        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
+        # A read-only root is enough: kube-scheduler keeps its self-signed serving certificate
+        # in memory (cmd/kube-scheduler/app/options/options.go: CertDirectory left blank).
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+            "readOnlyRootFilesystem": True,
+            "runAsNonRoot": True,
+            "runAsUser": 65532,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "volumeMounts": [{"name": "config", "mountPath": CONFIG_DIR, "readOnly": True}],
+    }
+    deployment: Obj = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": metadata(name, namespace=ns, sources=sources, labels=labels),
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app.kubernetes.io/name": name}},
+            "template": {
+                "metadata": {"labels": pod_labels},
+                "spec": {
+                    "serviceAccountName": name,
+                    "priorityClassName": "system-cluster-critical",
+                    "containers": [container],
+                    "volumes": [
+                        {"name": "config", "configMap": {"name": KUBE_SCHEDULER_CONFIGMAP}}
+                    ],
+                },
+            },
+        },
+    }
+    return [
+        kube_scheduler_configmap(view),
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": metadata(name, namespace=ns, sources=sources),
+        },
+        binding(
+            "ClusterRoleBinding",
+            f"{name}-as-kube-scheduler",
+            "ClusterRole",
+            "system:kube-scheduler",
+            None,
+        ),
+        binding(
+            "ClusterRoleBinding",
+            f"{name}-as-volume-scheduler",
+            "ClusterRole",
+            "system:volume-scheduler",
+            None,
+        ),
+        binding(
+            "RoleBinding",
+            f"{name}-extension-apiserver-authentication-reader",
+            "Role",
+            "extension-apiserver-authentication-reader",
+            "kube-system",
+        ),
+        lease_role,
+        binding("RoleBinding", f"{name}-lease", "Role", f"{name}-lease", "kube-system"),
+        deployment,
+    ]
+
+
+def _probe(path: str) -> Obj:
+    return {
+        "httpGet": {"path": path, "port": KUBE_SCHEDULER_PORT, "scheme": "HTTPS"},
+        "initialDelaySeconds": 15,
+    }
 
 
 def kube_scheduler_configmap(view: FleetView) -> Obj:
@@ -371,7 +532,12 @@ def build(view: FleetView) -> list[Component]:
     kind = backend(view)
     if kind == "volcano" and platform.provided(view, platform.BY_KEY["volcano"]) != platform.FLEET:
         out.append(Component(UNIT, "scheduling/volcano", [volcano_configmap(view)], origin=origin))
-    if packing(view):
+    if packing(view) and packing_runs(view) == FLEET:
+        where = view.fleet.doc.anchor(("scheduling", "kubeScheduler"))
+        out.append(
+            Component(PACKING_UNIT, PACKING_UNIT, packing_scheduler_objects(view), origin=where)
+        )
+    elif packing(view):
         out.append(
             Component(
                 UNIT, "scheduling/kube-scheduler", [kube_scheduler_configmap(view)], origin=origin

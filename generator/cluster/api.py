@@ -28,6 +28,10 @@ FIELD_MANAGER = "accel-gitops"
 TIMEOUT = 60.0
 
 
+# How long a request answered 429 is tried again (ApiClient.request_warned).
+TOO_MANY_REQUESTS_WAIT = 30.0
+
+
 class ApiError(ToolError):
     """The API server refused a request (or could not be reached)."""
 
@@ -111,7 +115,29 @@ class ApiClient:
         content_type: str = "application/json",
         query: dict[str, str] | None = None,
     ) -> tuple[Any, list[str]]:
-        """:meth:`request`, and the server's warnings (Warning headers: Pod Security...)."""
+        """:meth:`request`, and the server's warnings (Warning headers: Pod Security...). A 429
+        (the API server's "storage is (re)initializing" for a kind whose watch cache restarts,
+        as after a CRD change) is tried again, up to TOO_MANY_REQUESTS_WAIT seconds."""
+        deadline = time.monotonic() + TOO_MANY_REQUESTS_WAIT
+        while True:
+            try:
+                return self._request_once(
+                    method, path, body, content_type=content_type, query=query
+                )
+            except ApiError as exc:
+                if exc.status != 429 or time.monotonic() > deadline:
+                    raise
+            time.sleep(0.5)
+
+    def _request_once(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        content_type: str = "application/json",
+        query: dict[str, str] | None = None,
+    ) -> tuple[Any, list[str]]:
         if query:
             path = f"{path}?{urllib.parse.urlencode(query)}"
         headers = {"Accept": "application/json"}

@@ -24,7 +24,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -66,6 +66,8 @@ CONTROL_PLANE_TAINT = {"key": "node-role.kubernetes.io/control-plane", "effect":
 SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 
 READY_TIMEOUT = 90.0
+# The service name of a second kube-scheduler (the fleet's packing scheduler, simulate).
+SECOND_SCHEDULER = "kube-scheduler-second"
 STOP_GRACE = 20.0
 
 
@@ -103,6 +105,28 @@ class ControlPlane:
         self.services[self.services.index(old)] = new
         self.scheduler_config = config
         _wait("kube-scheduler", lambda: _scheduler_ready(self.scheduler_port), [new], READY_TIMEOUT)
+
+    second_scheduler: dict[str, Any] | None = None
+    """The KubeSchedulerConfiguration a second kube-scheduler runs beside the first (the fleet's
+    packing scheduler, under its own name), or None when none runs."""
+
+    def use_second_scheduler(self, config: dict[str, Any] | None) -> None:
+        """Run a second kube-scheduler with this configuration beside the untouched first, as the
+        fleet's packing scheduler runs beside the cluster's own; None stops it."""
+        if config == self.second_scheduler:
+            return
+        old = next((s for s in self.services if s.name == SECOND_SCHEDULER), None)
+        if old is not None:
+            toolchain.terminate(old, STOP_GRACE)
+            self.services.remove(old)
+        self.second_scheduler = config
+        if config is None:
+            return
+        port = _free_port()
+        spawned = _spawn_scheduler(self.workdir, self.kubeconfig, port, config, SECOND_SCHEDULER)
+        new = replace(spawned, name=SECOND_SCHEDULER)
+        self.services.append(new)
+        _wait(SECOND_SCHEDULER, lambda: _scheduler_ready(port), [new], READY_TIMEOUT)
 
     def client(self) -> ApiClient:
         return ApiClient(self.server, token=self.token, ca_file=self.ca_file)
@@ -391,7 +415,11 @@ def _start(workdir: Path, services: list[Service], nfd: bool) -> ControlPlane:
 
 
 def _spawn_scheduler(
-    workdir: Path, kubeconfig: Path, port: int, config: dict[str, Any] | None
+    workdir: Path,
+    kubeconfig: Path,
+    port: int,
+    config: dict[str, Any] | None,
+    name: str = "kube-scheduler",
 ) -> Service:
     args = [
         f"--authentication-kubeconfig={kubeconfig}",
@@ -409,10 +437,10 @@ def _spawn_scheduler(
             "clientConnection": {"kubeconfig": str(kubeconfig)},
             "leaderElection": {"leaderElect": False},
         }
-        path = workdir / "kube-scheduler-config.yaml"
+        path = workdir / f"{name}-config.yaml"
         path.write_text(yaml.safe_dump(doc, sort_keys=False))
         args.append(f"--config={path}")
-    return toolchain.spawn("kube-scheduler", args, log=workdir / "logs" / "kube-scheduler.log")
+    return toolchain.spawn("kube-scheduler", args, log=workdir / "logs" / f"{name}.log")
 
 
 def _scheduler_ready(port: int) -> bool:
@@ -468,7 +496,13 @@ def reset(plane: ControlPlane) -> None:
             name = nf["metadata"]["name"]
             api.delete("nfd.k8s-sigs.io/v1alpha1", "NodeFeature", NFD_NAMESPACE, name)
     for (api_version, kind), res in sorted(api.resources().items()):
-        if res.namespaced or kind in ("Namespace", "Node") or not res.deletable:
+        if kind in ("Namespace", "Node", "Event") or not res.deletable:
+            continue
+        if res.namespaced:
+            # What the fleet put into kube-system (the packing scheduler's objects) goes too:
+            # that namespace stays.
+            for obj in api.list(api_version, kind, "kube-system", selector=MANAGED):
+                api.delete(api_version, kind, "kube-system", obj["metadata"]["name"], grace=0)
             continue
         for obj in api.list(api_version, kind, selector=MANAGED):
             api.delete(api_version, kind, "", obj["metadata"]["name"])

@@ -40,7 +40,8 @@ def _named(objs: list[tuple[str, str]]) -> str:
 
 def not_simulated(view: FleetView, built: list[BuiltUnit], packing: bool) -> list[Finding]:
     """A warning per add-on whose objects this environment applies but which does not run here,
-    and one when the packing profile ran as this control plane's default scheduler."""
+    and one when the packing profile is the control plane's to run (`packing`): the fleet renders
+    no scheduler for it."""
     uses: dict[str, list[tuple[str, str]]] = {}
     for unit in built:
         for obj in unit.docs:
@@ -70,9 +71,10 @@ def not_simulated(view: FleetView, built: list[BuiltUnit], packing: bool) -> lis
         out.append(
             Finding(
                 "SIM011",
-                "the packing profile (scheduling.kubeScheduler) ran here as the control plane's "
-                "only scheduler; on the cluster it takes effect only where a scheduler is started "
-                "with it (docs/scheduling.md), which this fleet does not render",
+                "the packing profile (scheduling.kubeScheduler, runs: control-plane) is for the "
+                "control plane's own kube-scheduler, which the fleet does not render: the "
+                "simulation ran it, but that the cluster's scheduler is started with it is not "
+                "simulated (docs/scheduling.md)",
                 view.fleet.doc.anchor(("scheduling", "kubeScheduler")),
                 hint=HINT,
                 severity=Severity.WARNING,

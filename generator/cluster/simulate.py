@@ -37,7 +37,12 @@ from typing import Any
 
 import yaml
 
-from generator.builders.scheduling import KUBE_SCHEDULER_CONF_KEY, KUBE_SCHEDULER_CONFIGMAP
+from generator.builders.scheduling import (
+    DEFAULT_SCHEDULER,
+    KUBE_SCHEDULER_CONF_KEY,
+    KUBE_SCHEDULER_CONFIGMAP,
+    PACKING_UNIT,
+)
 from generator.cluster.api import ApiClient, Obj
 from generator.cluster.crds import needed_crds
 from generator.cluster.dryrun import addon_namespaces, load, version_findings
@@ -87,9 +92,12 @@ def simulate(
     reports: list[EnvReport] = []
     with plane_factory() as plane:
         api = plane.client()
-        for name in envs:
-            reset(plane)  # no trace of the last environment (or run, on a shared plane)
-            reports.append(_simulate_env(loaded, name, plane, api))
+        try:
+            for name in envs:
+                reset(plane)  # no trace of the last environment (or run, on a shared plane)
+                reports.append(_simulate_env(loaded, name, plane, api))
+        finally:
+            plane.use_second_scheduler(None)  # a shared plane goes back to one scheduler
     everything = [f for r in reports for f in r.findings]
     return SimulationResult(reports, sorted_findings(everything), plane.started_in)
 
@@ -108,8 +116,16 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
     built, build_findings = build(loaded, env)
     report.findings += build_findings
     profile = scheduler_config(built)
-    report.findings += not_simulated(view, built, packing=profile is not None)
-    plane.use_scheduler_config(profile)
+    # The fleet's own packing scheduler (a Deployment it renders) runs as a second scheduler
+    # process beside an untouched default one, with the rendered profile and name, as on the
+    # cluster; a profile for the control plane's own scheduler replaces its configuration.
+    beside = profile is not None and _profile_name(profile) != DEFAULT_SCHEDULER
+    rendered = any(
+        o.get("kind") == "Deployment" for b in built if b.unit.name == PACKING_UNIT for o in b.docs
+    )
+    report.findings += not_simulated(view, built, packing=profile is not None and not rendered)
+    plane.use_scheduler_config(None if beside else profile)
+    plane.use_second_scheduler(profile if beside else None)
     lap("scheduler")
     api.apply_crds(needed_crds([o for b in built for o in b.docs]))
     for ns in addon_namespaces(loaded, env):
@@ -205,6 +221,11 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
     # name it (" in environment 'prod'").
     report.findings = sorted_findings(replace(f, envs=(env,)) for f in report.findings)
     return report
+
+
+def _profile_name(config: dict[str, Any]) -> str:
+    profiles = config.get("profiles") or [{}]
+    return str(profiles[0].get("schedulerName") or DEFAULT_SCHEDULER)
 
 
 def scheduler_config(built: list[BuiltUnit]) -> dict[str, Any] | None:

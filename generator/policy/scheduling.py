@@ -438,7 +438,62 @@ def kueue_admission(view: FleetView) -> Iterable[Finding]:
             )
 
 
+# ---- SCH010: who runs the packing profile --------------------------------------------------------
+
+
+def _packing_problem(view: FleetView) -> tuple[str, YamlPath, str] | None:
+    settings: YamlPath = ("scheduling", "kubeScheduler")
+    runs = scheduling.packing_runs(view)
+    kubeconfig = view.fleet.doc.get(*settings, "kubeconfig")
+    if runs == scheduling.CONTROL_PLANE and not kubeconfig:
+        return (
+            "the packing profile is for the control plane's own kube-scheduler (runs: "
+            "control-plane), which is started with --config and then ignores --kubeconfig "
+            "(k8s.io/kubernetes v1.36.3 cmd/kube-scheduler/app/options/deprecated.go): without "
+            "clientConnection.kubeconfig in the profile it has no API server to talk to",
+            (*settings, "runs"),
+            "set kubeScheduler.kubeconfig to the scheduler's kubeconfig on the control-plane "
+            "nodes (kubeadm: /etc/kubernetes/scheduler.conf), or runs: fleet",
+        )
+    if runs == scheduling.FLEET and kubeconfig:
+        return (
+            "the fleet runs the packing scheduler in a pod, which has no kubeconfig file: it "
+            "connects with its ServiceAccount",
+            (*settings, "kubeconfig"),
+            "drop kubeScheduler.kubeconfig, or runs: control-plane where the control plane runs "
+            "the profile",
+        )
+    if runs == scheduling.FLEET and scheduling.scheduler_name(view) == scheduling.DEFAULT_SCHEDULER:
+        return (
+            "the fleet's packing scheduler would run as default-scheduler beside the cluster's "
+            "own: two schedulers would take the same pods",
+            (*settings, "schedulerName"),
+            "give it a name of its own (default accel-packing-scheduler), or runs: control-plane",
+        )
+    return None
+
+
+def packing_runner(view: FleetView) -> Iterable[Finding]:
+    if not scheduling.packing(view):
+        return
+    problem = _packing_problem(view)
+    if problem is not None:
+        message, path, hint = problem
+        yield Finding(
+            "SCH010",
+            message,
+            view.fleet.doc.anchor(path),
+            json_path(path),
+            hint + " (docs/scheduling.md)",
+        )
+
+
 CHECKS: tuple[Check, ...] = (
+    Check(
+        "SCH010",
+        "the packing profile has no scheduler that can run it as configured",
+        packing_runner,
+    ),
     Check(
         "SCH002",
         "a Volcano Job under the Kueue backend, which Kueue cannot account",

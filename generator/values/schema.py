@@ -750,7 +750,21 @@ FLEET_PROPS: dict[str, Any] = {
                         DNS_LABEL, description="of its ConfigMap; default kube-system"
                     ),
                     "kubeconfig": _str(
-                        minLength=1, description="clientConnection.kubeconfig of the profile"
+                        minLength=1,
+                        description="clientConnection.kubeconfig of the profile (runs: "
+                        "control-plane only; required there)",
+                    ),
+                    "runs": {
+                        "enum": ["fleet", "control-plane"],
+                        "description": "fleet (default): a second kube-scheduler the fleet "
+                        "renders; control-plane: the cluster's own, started with the profile",
+                    },
+                    "image": _str(
+                        minLength=1, description="default registry.k8s.io/kube-scheduler"
+                    ),
+                    "version": _str(
+                        minLength=1,
+                        description="image tag; default v<kubernetesVersion> (.0 for a minor)",
                     ),
                 },
                 description="default scheduler (backends quota and kueue)",

@@ -362,14 +362,15 @@ def test_automated_sync_off_leaves_sync_options_and_retry_alone(tmp_path: Path) 
 def test_the_wave_plan_never_puts_a_daemonsets_health_in_front_of_another_unit(
     tmp_path: Path,
 ) -> None:
-    """Read as data from what Argo CD applies (every unit of a fleet with NFD, Kueue, Volcano
-    rendered by the fleet and a team): a wave waits for every earlier wave to be Healthy, and a
-    DaemonSet whose pods cannot start is Progressing for ever (docs/argocd.md). So no unit that
-    holds a DaemonSet comes before one that holds none; add-ons come before every unit, and the
-    node configuration and Kueue's flavors before the team units that need them."""
+    """Read as data from what Argo CD applies (every unit of a fleet with NFD, Kueue, the packing
+    scheduler, Volcano rendered by the fleet and a team): a wave waits for every earlier wave to
+    be Healthy, and a DaemonSet or Deployment whose pods cannot start is Progressing for ever
+    (docs/argocd.md). So no unit that holds one comes before one that holds none; add-ons come
+    before every unit, and the node configuration and Kueue's flavors before the team units that
+    need them."""
     fleet = (
         PROD_FLEET
-        + "nodeConfig: {method: nfd}\nscheduling: {backend: kueue}\n"
+        + "nodeConfig: {method: nfd}\nscheduling: {backend: kueue, kubeScheduler: {packing: true}}\n"
         + "platform:\n  volcano: {provided: fleet}\n"
     )
     values_dir = tree(
@@ -392,10 +393,18 @@ def test_the_wave_plan_never_puts_a_daemonsets_health_in_front_of_another_unit(
         "team-ml": 2,
         "device-plugins": 3,
         "monitoring": 3,
+        "packing-scheduler": 3,
     }
     del waves["argocd"]  # the root app: it creates the others
-    daemons = {u for u, objs in units.items() if any(o["kind"] == "DaemonSet" for o in objs)}
-    assert daemons == {"device-plugins", "monitoring"}
+    # What may never become Healthy: a DaemonSet, or a Deployment outside the team units (the
+    # packing scheduler, whose image the site may not have pushed yet).
+    daemons = {
+        u
+        for u, objs in units.items()
+        if any(o["kind"] == "DaemonSet" for o in objs)
+        or (not u.startswith("team-") and any(o["kind"] == "Deployment" for o in objs))
+    }
+    assert daemons == {"device-plugins", "monitoring", "packing-scheduler"}
     for unit, wave in waves.items():
         if unit not in daemons:
             assert all(wave <= waves[d] for d in daemons), unit

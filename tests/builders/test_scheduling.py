@@ -307,8 +307,17 @@ def test_volcano_proportion_policy_has_no_deserved_and_no_reclaim(tmp_path: Path
 # ---- kube-scheduler packing profile ---------------------------------------------------------------
 
 
-def _kube_scheduler_config(out: Path) -> tuple[Obj, str]:
-    [cm] = by_name(kustomize_build(out / "overlays/prod/scheduling"), "ConfigMap").values()
+# The profile for the control plane's own scheduler (runs: control-plane, rendered in unit
+# `scheduling`), which needs its kubeconfig in the file (SCH010).
+CONTROL_PLANE = (
+    "  kubeScheduler: {packing: true, runs: control-plane, "
+    "kubeconfig: /etc/kubernetes/scheduler.conf}\n"
+)
+
+
+def _kube_scheduler_config(out: Path, unit: str = "scheduling") -> tuple[Obj, str]:
+    cms = by_name(kustomize_build(out / "overlays/prod" / unit), "ConfigMap")
+    cm = cms["accel-kube-scheduler-config"]
     text = cm["data"]["kube-scheduler-config.yaml"]
     return yaml.safe_load(text), text
 
@@ -326,7 +335,7 @@ def test_kube_scheduler_packing_profile_is_what_kube_scheduler_accepts(
     backend: str, tmp_path: Path
 ) -> None:
     files = {**OTHER_VENDORS, "vendors/nvidia.yaml": NVIDIA + "binpackWeight: 100\n"}
-    values_dir = sched_tree(tmp_path, backend, files, "  kubeScheduler: {packing: true}\n")
+    values_dir = sched_tree(tmp_path, backend, files, CONTROL_PLANE)
     out = render_into(values_dir, tmp_path / "out")
     config, text = _kube_scheduler_config(out)
     [profile] = config["profiles"]
@@ -360,23 +369,26 @@ def test_kube_scheduler_packing_profile_is_what_kube_scheduler_accepts(
 
 
 def test_second_scheduler_profile_is_named_on_the_pods(tmp_path: Path) -> None:
+    """The fleet's own packing scheduler (runs: fleet, the default) under the name values give:
+    its profile, lease and the team's pods name it, in unit packing-scheduler; no kubeconfig
+    (in a pod it uses its ServiceAccount)."""
     values_dir = sched_tree(
         tmp_path,
         "quota",
         {"teams/ml.yaml": ML},
-        "  kubeScheduler: {packing: true, schedulerName: accel-packing, "
-        "kubeconfig: /etc/kubernetes/scheduler.conf}\n",
+        "  kubeScheduler: {packing: true, schedulerName: accel-packing}\n",
     )
     out = render_into(values_dir, tmp_path / "out")
-    config, text = _kube_scheduler_config(out)
+    config, text = _kube_scheduler_config(out, "packing-scheduler")
     assert config["profiles"][0]["schedulerName"] == "accel-packing"
     assert config["leaderElection"]["resourceName"] == "accel-packing"
-    assert config["clientConnection"] == {"kubeconfig": "/etc/kubernetes/scheduler.conf"}
+    assert "clientConnection" not in config
     assert schedcheck(tmp_path, text).returncode == 0
     ml = kustomize_build(out / "overlays/prod/team-ml")
     assert by_name(ml, "Job")["cuda-training-job"]["spec"]["template"]["spec"]["schedulerName"] == (
         "accel-packing"
     )
+    assert not (out / "overlays/prod/scheduling").exists()
 
 
 def test_no_packing_profile_by_default_nor_under_volcano(tmp_path: Path) -> None:
@@ -516,10 +528,9 @@ PACKING_PROFILE = {
 
 
 def test_kube_scheduler_configmap_in_kube_system_with_the_packing_profile(tmp_path: Path) -> None:
-    """The default scheduler's profile: no lease or kubeconfig of its own, in kube-system."""
-    cm = scheduling.kube_scheduler_configmap(
-        sched_view(tmp_path, "quota", "  kubeScheduler: {packing: true}\n")
-    )
+    """The control plane's own scheduler's profile: no lease of its own, its kubeconfig, in
+    kube-system."""
+    cm = scheduling.kube_scheduler_configmap(sched_view(tmp_path, "quota", CONTROL_PLANE))
     config = yaml.safe_load(cm["data"].pop("kube-scheduler-config.yaml"))
     assert cm == {
         "apiVersion": "v1",
@@ -536,6 +547,7 @@ def test_kube_scheduler_configmap_in_kube_system_with_the_packing_profile(tmp_pa
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
         "profiles": [{"schedulerName": "default-scheduler", **PACKING_PROFILE}],
+        "clientConnection": {"kubeconfig": "/etc/kubernetes/scheduler.conf"},
     }
 
 
@@ -682,8 +694,7 @@ def test_build_groups_kube_scheduler_and_kueue_flavors_with_their_origins(tmp_pa
         "  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1]}\n"
         "  - {name: h100, model: H100, devicesPerNode: 8, nodes: [n2]}\n"
     )
-    extra = "  kubeScheduler: {packing: true}\n"
-    view = sched_view(tmp_path, "kueue", extra, files={"vendors/nvidia.yaml": nvidia})
+    view = sched_view(tmp_path, "kueue", CONTROL_PLANE, files={"vendors/nvidia.yaml": nvidia})
     components = scheduling.build(view)
     # fleet.yaml: FLEET's four lines, `capacity:` on line 5, `scheduling:` on line 6.
     assert [(c.unit, c.name, str(c.origin)) for c in components] == [
@@ -699,3 +710,189 @@ def test_build_groups_kube_scheduler_and_kueue_flavors_with_their_origins(tmp_pa
         ("nvidia-h100", "values/vendors/nvidia.yaml:2:1"),
         ("general", "values/fleet.yaml:6:1"),
     ]
+
+
+# ---- the fleet's own packing scheduler (runs: fleet) ------------------------------------------
+
+
+def _binding(kind: str, name: str, role_kind: str, role: str, ns: str | None = None) -> Obj:
+    meta: Obj = {"name": name}
+    if ns:
+        meta["namespace"] = ns
+    meta.update({"labels": MANAGED, "annotations": FLEET_SOURCE})
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": kind,
+        "metadata": meta,
+        "subjects": [
+            {
+                "kind": "ServiceAccount",
+                "name": "accel-packing-scheduler",
+                "namespace": "kube-system",
+            }
+        ],
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role},
+    }
+
+
+def test_the_fleet_runs_its_packing_scheduler_as_the_kubernetes_documentation_deploys_one(
+    tmp_path: Path,
+) -> None:
+    """ServiceAccount, the two ClusterRoleBindings and the authentication-reader RoleBinding of
+    "Configure Multiple Schedulers", a lease Role of its own name, the profile's ConfigMap and a
+    Deployment of the upstream image at the fleet's Kubernetes version; its own unit."""
+    view = sched_view(tmp_path, "quota", "  kubeScheduler: {packing: true}\n")
+    [comp] = scheduling.build(view)
+    assert (comp.unit, comp.name, str(comp.origin)) == (
+        "packing-scheduler",
+        "packing-scheduler",
+        "values/fleet.yaml:8:3",  # `kubeScheduler:` (sched_tree's fleet.yaml, line 8)
+    )
+    cm, account, *bindings, role, lease_binding, deployment = comp.objects
+    assert cm == scheduling.kube_scheduler_configmap(view)
+    config = yaml.safe_load(cm["data"]["kube-scheduler-config.yaml"])
+    assert config["profiles"][0]["schedulerName"] == "accel-packing-scheduler"
+    assert config["leaderElection"] == {
+        "leaderElect": True,
+        "resourceName": "accel-packing-scheduler",
+        "resourceNamespace": "kube-system",
+    }
+    assert "clientConnection" not in config
+    meta = {"labels": MANAGED, "annotations": FLEET_SOURCE}
+    assert account == {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": "accel-packing-scheduler", "namespace": "kube-system", **meta},
+    }
+    assert bindings == [
+        _binding(
+            "ClusterRoleBinding",
+            "accel-packing-scheduler-as-kube-scheduler",
+            "ClusterRole",
+            "system:kube-scheduler",
+        ),
+        _binding(
+            "ClusterRoleBinding",
+            "accel-packing-scheduler-as-volume-scheduler",
+            "ClusterRole",
+            "system:volume-scheduler",
+        ),
+        _binding(
+            "RoleBinding",
+            "accel-packing-scheduler-extension-apiserver-authentication-reader",
+            "Role",
+            "extension-apiserver-authentication-reader",
+            "kube-system",
+        ),
+    ]
+    assert role == {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": "accel-packing-scheduler-lease", "namespace": "kube-system", **meta},
+        "rules": [
+            {
+                "apiGroups": ["coordination.k8s.io"],
+                "resources": ["leases"],
+                "resourceNames": ["accel-packing-scheduler"],
+                "verbs": ["get", "list", "update", "watch"],
+            }
+        ],
+    }
+    assert lease_binding == _binding(
+        "RoleBinding",
+        "accel-packing-scheduler-lease",
+        "Role",
+        "accel-packing-scheduler-lease",
+        "kube-system",
+    )
+    labels = {
+        "app.kubernetes.io/name": "accel-packing-scheduler",
+        "app.kubernetes.io/component": "scheduler",
+    }
+    probe = {"port": 10259, "scheme": "HTTPS"}
+    assert deployment == {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": "accel-packing-scheduler",
+            "namespace": "kube-system",
+            "labels": {**MANAGED, **labels},
+            "annotations": FLEET_SOURCE,
+        },
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app.kubernetes.io/name": "accel-packing-scheduler"}},
+            "template": {
+                "metadata": {"labels": {**labels, **MANAGED}},
+                "spec": {
+                    "serviceAccountName": "accel-packing-scheduler",
+                    "priorityClassName": "system-cluster-critical",
+                    "containers": [
+                        {
+                            "name": "kube-scheduler",
+                            "image": "registry.k8s.io/kube-scheduler:v1.33.0",
+                            "command": [
+                                "kube-scheduler",
+                                "--config=/etc/kubernetes/accel-packing-scheduler/"
+                                "kube-scheduler-config.yaml",
+                            ],
+                            "livenessProbe": {
+                                "httpGet": {"path": "/healthz", **probe},
+                                "initialDelaySeconds": 15,
+                            },
+                            "readinessProbe": {
+                                "httpGet": {"path": "/readyz", **probe},
+                                "initialDelaySeconds": 15,
+                            },
+                            "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
+                            "securityContext": {
+                                "allowPrivilegeEscalation": False,
+                                "capabilities": {"drop": ["ALL"]},
+                                "readOnlyRootFilesystem": True,
+                                "runAsNonRoot": True,
+                                "runAsUser": 65532,
+                                "seccompProfile": {"type": "RuntimeDefault"},
+                            },
+                            "volumeMounts": [
+                                {
+                                    "name": "config",
+                                    "mountPath": "/etc/kubernetes/accel-packing-scheduler",
+                                    "readOnly": True,
+                                }
+                            ],
+                        }
+                    ],
+                    "volumes": [
+                        {"name": "config", "configMap": {"name": "accel-kube-scheduler-config"}}
+                    ],
+                },
+            },
+        },
+    }
+
+
+def test_packing_scheduler_image_and_version_from_values_or_the_fleets_kubernetes(
+    tmp_path: Path,
+) -> None:
+    extra = "  kubeScheduler: {packing: true, image: mirror.example.com/ks, version: v1.33.7}\n"
+    [comp] = scheduling.build(sched_view(tmp_path / "a", "quota", extra))
+    [deployment] = [o for o in comp.objects if o["kind"] == "Deployment"]
+    image = deployment["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert image == "mirror.example.com/ks:v1.33.7"
+    patch = FLEET.replace('kubernetesVersion: "1.33"', 'kubernetesVersion: "1.33.4"')
+    assert patch != FLEET
+    view = values.load(tree(tmp_path / "b", fleet=patch)).envs["prod"]
+    assert scheduling.packing_version(view) == "v1.33.4"
+
+
+def test_who_runs_the_profile_decides_the_name_and_the_unit(tmp_path: Path) -> None:
+    fleet_run = sched_view(tmp_path / "a", "quota", "  kubeScheduler: {packing: true}\n")
+    assert scheduling.packing_runs(fleet_run) == "fleet"
+    assert scheduling.scheduler_name(fleet_run) == "accel-packing-scheduler"
+    own = sched_view(tmp_path / "b", "quota", CONTROL_PLANE)
+    assert scheduling.scheduler_name(own) == "default-scheduler"
+    assert [(c.unit, c.name) for c in scheduling.build(own)] == [
+        ("scheduling", "scheduling/kube-scheduler")
+    ]
+    # Without packing, no scheduler of the fleet's: the pods keep the cluster's own.
+    assert scheduling.scheduler_name(sched_view(tmp_path / "c", "quota")) == "default-scheduler"

@@ -579,13 +579,43 @@ def test_without_packing_the_example_jobs_fragment(values_dir: Path, cluster: Co
 def test_the_simulation_runs_the_fleets_own_scheduler_profile(
     tree: Tree, cluster: ControlPlane
 ) -> None:
-    values = tree(fleet={**FLEET, "scheduling": {"kubeScheduler": {"packing": True}}})
-    sim(values, cluster)
+    """The profile for the control plane's own scheduler (runs: control-plane) becomes this
+    control plane's scheduler configuration, and a SIM011 says that is the site's to ensure."""
+    control_plane = {
+        "packing": True,
+        "runs": "control-plane",
+        "kubeconfig": "/etc/kubernetes/scheduler.conf",
+    }
+    values = tree(fleet={**FLEET, "scheduling": {"kubeScheduler": control_plane}})
+    result = sim(values, cluster)
     config = cluster.scheduler_config
     assert config is not None and config["kind"] == "KubeSchedulerConfiguration"
     (profile,) = config["profiles"]
     fit = next(p for p in profile["pluginConfig"] if p["name"] == "NodeResourcesFit")
     assert fit["args"]["scoringStrategy"]["type"] == "MostAllocated"
+    assert [f.code for f in result.findings if f.code == "SIM011"] == ["SIM011"]
     cluster.check()  # kube-scheduler accepted the fleet's file and runs
     sim(tree(), cluster)
     assert cluster.scheduler_config is None  # back to kube-scheduler's defaults
+
+
+def test_the_fleets_packing_scheduler_runs_beside_an_untouched_default(
+    tree: Tree, cluster: ControlPlane
+) -> None:
+    """runs: fleet (the default): the rendered scheduler runs as a second kube-scheduler with the
+    rendered profile and name; the team's pods name it and are placed, which the default
+    scheduler (left with its own configuration) never does for a pod naming another scheduler.
+    Its Deployment and RBAC are applied like every other unit, and nothing says it was not
+    simulated."""
+    values = tree(fleet={**FLEET, "scheduling": {"kubeScheduler": {"packing": True}}})
+    result = sim(values, cluster)
+    assert cluster.scheduler_config is None
+    assert cluster.second_scheduler is None  # stopped at the end of the run
+    (env,) = result.envs
+    assert [(p.workload, p.ok) for p in env.pods] == [("Job ml/train", True)]
+    api = cluster.client()
+    [pod] = api.list("v1", "Pod", "ml")
+    assert pod["spec"]["schedulerName"] == "accel-packing-scheduler" and pod["spec"]["nodeName"]
+    assert api.get("apps/v1", "Deployment", "kube-system", "accel-packing-scheduler")
+    assert [f for f in result.findings if f.code == "SIM011"] == []
+    assert result.errors == 0

@@ -85,13 +85,17 @@ def test_nothing_is_said_when_nothing_unsimulated_is_deployed(tmp_path: Path) ->
 
 def test_the_packing_profile_is_named_when_it_ran(tmp_path: Path) -> None:
     team = TEAM.split("  gang:")[0]
-    fleet = "scheduling:\n  kubeScheduler: {packing: true}\n"
+    fleet = (
+        "scheduling:\n  kubeScheduler: {packing: true, runs: control-plane, "
+        "kubeconfig: /etc/kubernetes/scheduler.conf}\n"
+    )
     assert scope(tmp_path, fleet, team, packing=True) == [
         Finding(
             "SIM011",
-            "the packing profile (scheduling.kubeScheduler) ran here as the control plane's only "
-            "scheduler; on the cluster it takes effect only where a scheduler is started with it "
-            "(docs/scheduling.md), which this fleet does not render",
+            "the packing profile (scheduling.kubeScheduler, runs: control-plane) is for the "
+            "control plane's own kube-scheduler, which the fleet does not render: the simulation "
+            "ran it, but that the cluster's scheduler is started with it is not simulated "
+            "(docs/scheduling.md)",
             Location("values/fleet.yaml", 6, 3),
             hint=HINT,
             severity=Severity.WARNING,

@@ -15,6 +15,7 @@ from generator.policy.scheduling import (
     fallback_models,
     kueue_admission,
     network_topology_honoured,
+    packing_runner,
     pod_fits_node,
     pool_capacity,
     queue_problems,
@@ -1118,3 +1119,67 @@ def test_under_another_backend_nothing_is_checked(tmp_path: Path) -> None:
     }
     view = prod(tree(tmp_path, files))
     assert list(kueue_admission(view)) == []
+
+
+# ---- SCH010: who runs the packing profile ---------------------------------------------------------
+
+
+def packing_view(root: Path, kube_scheduler: str) -> FleetView:
+    """Prod of the default tree with fleet.yaml's `scheduling.kubeScheduler` (line 6) set."""
+    fleet = FLEET + "scheduling:\n  kubeScheduler: " + kube_scheduler + "\n"
+    return prod(tree(root, fleet=fleet))
+
+
+SCH010_CASES = {
+    "control plane without its kubeconfig": (
+        "{packing: true, runs: control-plane}",
+        "the packing profile is for the control plane's own kube-scheduler (runs: "
+        "control-plane), which is started with --config and then ignores --kubeconfig "
+        "(k8s.io/kubernetes v1.36.3 cmd/kube-scheduler/app/options/deprecated.go): without "
+        "clientConnection.kubeconfig in the profile it has no API server to talk to",
+        Location("values/fleet.yaml", 6, 34),
+        "$.scheduling.kubeScheduler.runs",
+        "set kubeScheduler.kubeconfig to the scheduler's kubeconfig on the control-plane nodes "
+        "(kubeadm: /etc/kubernetes/scheduler.conf), or runs: fleet (docs/scheduling.md)",
+    ),
+    "the fleet's scheduler with a kubeconfig": (
+        "{packing: true, kubeconfig: /etc/kubernetes/scheduler.conf}",
+        "the fleet runs the packing scheduler in a pod, which has no kubeconfig file: it "
+        "connects with its ServiceAccount",
+        Location("values/fleet.yaml", 6, 34),
+        "$.scheduling.kubeScheduler.kubeconfig",
+        "drop kubeScheduler.kubeconfig, or runs: control-plane where the control plane runs the "
+        "profile (docs/scheduling.md)",
+    ),
+    "the fleet's scheduler under the default name": (
+        "{packing: true, schedulerName: default-scheduler}",
+        "the fleet's packing scheduler would run as default-scheduler beside the cluster's own: "
+        "two schedulers would take the same pods",
+        Location("values/fleet.yaml", 6, 34),
+        "$.scheduling.kubeScheduler.schedulerName",
+        "give it a name of its own (default accel-packing-scheduler), or runs: control-plane "
+        "(docs/scheduling.md)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SCH010_CASES))
+def test_a_packing_profile_nothing_can_run_is_refused(case: str, tmp_path: Path) -> None:
+    section, message, location, path, hint = SCH010_CASES[case]
+    view = packing_view(tmp_path, section)
+    assert list(packing_runner(view)) == [
+        Finding("SCH010", message, location, path, hint, Severity.ERROR)
+    ]
+
+
+@pytest.mark.parametrize(
+    "section",
+    [
+        "{packing: true}",
+        "{packing: true, runs: control-plane, kubeconfig: /etc/kubernetes/scheduler.conf}",
+        "{packing: false, kubeconfig: /etc/kubernetes/scheduler.conf}",
+        "{packing: false, runs: control-plane}",
+    ],
+)
+def test_a_packing_profile_something_runs_or_none_is_fine(section: str, tmp_path: Path) -> None:
+    assert list(packing_runner(packing_view(tmp_path, section))) == []

@@ -16,11 +16,11 @@ from generator import toolchain
 from generator.validate.stages import kubescheduler
 from tests.fixtures import FLEET, invoke, kustomize_build, ml_tree, tool
 
-CONFIGMAP = "overlays/%s/scheduling/configmap-kube-system-accel-kube-scheduler-config.yaml"
+CONFIGMAP = "overlays/%s/packing-scheduler/configmap-kube-system-accel-kube-scheduler-config.yaml"
 KEY = "kube-scheduler-config.yaml"
 
-# An environment with the packing profile: `kubeScheduler:` (where KSC001 points) is on line 3,
-# column 5.
+# An environment with the packing profile, run by the fleet's own scheduler (unit
+# packing-scheduler): `kubeScheduler:` (where KSC001 points) is on line 3, column 5.
 PACKING = """\
 fleet:
   scheduling:
@@ -83,7 +83,7 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
 
 def test_schedcheck_json_gives_one_verdict_per_file_in_order(tmp_path: Path) -> None:
     out = render(packed(tmp_path))
-    [config] = kubescheduler.embedded(kustomize_build(out / "overlays/prod/scheduling"))
+    [config] = kubescheduler.embedded(kustomize_build(out / "overlays/prod/packing-scheduler"))
     text = config["text"]
     files = []
     for name, body in [
@@ -211,7 +211,7 @@ def test_a_committed_config_kube_scheduler_refuses_is_found_at_the_values_and_ca
     where = (found[0]["file"], found[0]["line"], found[0]["column"], found[0]["path"])
     assert where == ("values/environments/prod.yaml", 3, 5, "$.scheduling.kubeScheduler")
     assert (
-        "ConfigMap kube-system/accel-kube-scheduler-config (overlays/prod/scheduling)"
+        "ConfigMap kube-system/accel-kube-scheduler-config (overlays/prod/packing-scheduler)"
         in (found[0]["message"])
     )
     assert "kube-scheduler v1.36.3 would refuse" in found[0]["message"]
@@ -272,7 +272,9 @@ def test_only_units_with_a_scheduler_config_are_checked(
     assert code == 0, doc["findings"]
     # One run, on prod's profile alone ...
     [args] = calls
-    assert len(args) == 2 and args[1].endswith("overlays__prod__scheduling.0.kube-scheduler.yaml")
+    assert len(args) == 2 and args[1].endswith(
+        "overlays__prod__packing-scheduler.0.kube-scheduler.yaml"
+    )
     # ... and every other unit's result says schedcheck did not run on it.
     results = cached(cache)
     checked = [r for r in results if r["schedcheck"] is not None]
