@@ -48,7 +48,7 @@ NFD_LDFLAGS := -X sigs.k8s.io/node-feature-discovery/pkg/version.version=$(NFD_V
   lint clean distclean schemas-crds schemas-k8s \
   tool-kustomize tool-kubeconform tool-kbuild tool-promtool tool-nfd-rulecheck tool-kueuecheck \
   tool-schedcheck tool-kube-apiserver tool-kube-controller-manager tool-kube-scheduler tool-kubectl tool-etcd \
-  tool-kwok tool-nfd-master tool-actionlint tool-podsecurity
+  tool-kwok tool-nfd-master tool-actionlint tool-podsecurity tool-helm
 
 # ---------------------------------------------------------------------------------------- Python
 # Every build step below runs through tools/fresh: it is skipped while the SHA-256 of its inputs
@@ -100,7 +100,7 @@ tools:
 # kubeconform binaries are the reference the kbuild helper is tested against and what show and
 # diff run; they share kbuild's module graph, so they cost seconds.
 tools-validate: tool-kustomize tool-kubeconform tool-kbuild tool-promtool tool-nfd-rulecheck \
-  tool-kueuecheck tool-schedcheck schemas-crds schemas-k8s
+  tool-kueuecheck tool-schedcheck tool-helm schemas-crds schemas-k8s
 
 tool-kustomize: go-check
 	$(call go_tool,kustomize,tools/kustomize,sigs.k8s.io/kustomize/kustomize/v5)
@@ -127,6 +127,9 @@ tool-kueuecheck: go-check
 # schedcheck: the kube-scheduler's own config decoding and validation (k8s.io/kubernetes, KSC001).
 tool-schedcheck: go-check
 	$(call go_tool,schedcheck,tools/schedcheck,.)
+# helm renders the charts inside the pinned add-on modules (NFD's), offline (CHART001).
+tool-helm: go-check
+	$(call go_tool,helm,tools/helm,helm.sh/helm/v3/cmd/helm)
 # CRD schemas: pinned modules via `go mod download`, Volcano via controller-gen (tools/crdgen).
 schemas-crds: go-check venv
 	@$(FRESH) $(SCHEMAS)/.crds.sha256 $(SCHEMAS)/crds/index.json -- \

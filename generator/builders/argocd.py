@@ -18,7 +18,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from generator.builders import platform, scheduling
+from generator.builders import node_config, platform, scheduling
 from generator.builders.common import (
     SYNC_WAVE,
     TEAM_UNIT_WAVE,
@@ -79,7 +79,10 @@ def build(view: FleetView, comps: list[Component]) -> list[Component]:
 
 
 # What each rendered add-on's chart is given, generated from the fleet.
-CHART_VALUES = {"volcano": scheduling.volcano_chart_values}
+CHART_VALUES = {
+    "volcano": scheduling.volcano_chart_values,
+    "nfd": node_config.nfd_chart_values,
+}
 
 
 def addons_project(view: FleetView) -> str:

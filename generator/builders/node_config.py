@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.builders.common import SYNC_OPTIONS, VENDOR_LABEL, Component, metadata
-from generator.values.model import FleetView, Pool, Vendor
+from generator.builders.common import SYNC_OPTIONS, VENDOR_LABEL, Component, metadata, toleration
+from generator.values.model import FleetView, Pool, Taint, Vendor
 from generator.values.yamlio import Obj
 
 UNIT = "node-config"
@@ -36,6 +36,28 @@ def build(view: FleetView) -> list[Component]:
                 Component(UNIT, f"{UNIT}/{vendor.id}", objs, origin=vendor.doc.anchor(("pools",)))
             )
     return out
+
+
+def nfd_chart_values(view: FleetView) -> dict[str, Any]:
+    """Values of NFD's chart when the fleet renders NFD (builders/platform.py), so that it does
+    what the rendered NodeFeatureRules need (kubernetes-sigs/node-feature-discovery v0.19.0
+    deployment/helm/node-feature-discovery):
+
+    - `master.enableTaints: true`: nfd-master applies a rule's taints only when started with
+      -enable-taints, which templates/master.yaml adds from this value (it defaults to false);
+    - `worker.tolerations`: every taint of the fleet's pools. nfd-worker publishes each node's
+      PCI devices, which the rules match; on a node it cannot run on, nothing labels or taints
+      the node (templates/worker.yaml takes its tolerations from this value, default none).
+    """
+    taints: dict[Taint, None] = {}
+    for vendor in view.vendors:
+        for taint in vendor.all_taints:
+            taints.setdefault(taint)
+    ordered = sorted(taints, key=lambda t: (t.key, t.value, t.effect))
+    return {
+        "master": {"enableTaints": True},
+        "worker": {"tolerations": [toleration(t) for t in ordered]},
+    }
 
 
 def class_expression(classes: tuple[str, ...]) -> dict[str, Any]:

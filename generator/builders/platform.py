@@ -33,6 +33,13 @@ class Chart:
     namespace: str
     release: str
     source: str
+    # The same chart inside a Go module a tool module pins (tools/<tool_module>/go.mod): validate
+    # renders it from there, offline, with the values the Application carries. Empty: the
+    # chart's module is not available here, and only the Application itself is checked.
+    module: str = ""
+    module_version: str = ""
+    module_path: str = ""
+    tool_module: str = ""
 
 
 @dataclass(frozen=True)
@@ -85,7 +92,24 @@ ADDONS: tuple[Addon, ...] = (
         groups=("nfd.k8s-sigs.io",),  # sigs.k8s.io/node-feature-discovery v0.19.0 api/nfd
         schedulers=(),
         implied_by=(("nodeConfig", "method"), "nfd"),
-        chart=None,
+        chart=Chart(
+            # kubernetes-sigs/node-feature-discovery v0.19.0
+            # deployment/helm/node-feature-discovery/README.md: the charts repository
+            # ("helm repo add nfd https://kubernetes-sigs.github.io/node-feature-discovery/charts")
+            # and the chart version 0.19.0 it installs. The Chart.yaml inside the module says
+            # 0.2.1, a placeholder the release sets to the tag: its templates are what 0.19.0 is.
+            repo_url="https://kubernetes-sigs.github.io/node-feature-discovery/charts",
+            name="node-feature-discovery",
+            version="0.19.0",
+            namespace="node-feature-discovery",
+            release="nfd",
+            source="kubernetes-sigs/node-feature-discovery deployment/helm/node-feature-discovery "
+            "v0.19.0",
+            module="sigs.k8s.io/node-feature-discovery",
+            module_version="v0.19.0",
+            module_path="deployment/helm/node-feature-discovery",
+            tool_module="nfd",
+        ),
         source="sigs.k8s.io/node-feature-discovery v0.19.0",
     ),
     Addon(
@@ -108,6 +132,12 @@ ADDONS: tuple[Addon, ...] = (
     ),
 )
 BY_KEY = {a.key: a for a in ADDONS}
+# What the settings that declare an add-on are when values leave them out (values/loader.py's
+# nodeConfig.method default, builders/scheduling.py's backend default): the default declares too.
+SETTING_DEFAULTS: dict[tuple[str, ...], str] = {
+    ("nodeConfig", "method"): "nfd",
+    ("scheduling", "backend"): "quota",
+}
 # Kubernetes' own scheduler: every cluster runs it under this name (k8s.io/api core/v1
 # DefaultSchedulerName, v0.36.3).
 DEFAULT_SCHEDULER = "default-scheduler"
@@ -115,7 +145,8 @@ DEFAULT_SCHEDULER = "default-scheduler"
 ADDON_WAVE = -5
 
 
-def _serves(pattern: str, group: str) -> bool:
+def serves(pattern: str, group: str) -> bool:
+    """Whether an add-on's group pattern ("*.x": every subgroup of x) covers `group`."""
     if pattern.startswith("*."):
         return group.endswith(pattern[1:])
     return group == pattern
@@ -123,7 +154,7 @@ def _serves(pattern: str, group: str) -> bool:
 
 def addon_for_group(group: str) -> Addon | None:
     """The add-on that serves an API group; None for Kubernetes' own groups."""
-    return next((a for a in ADDONS if any(_serves(p, group) for p in a.groups)), None)
+    return next((a for a in ADDONS if any(serves(p, group) for p in a.groups)), None)
 
 
 def addon_for_scheduler(name: str) -> Addon | None:
@@ -137,7 +168,7 @@ def provided(view: FleetView, addon: Addon) -> str | None:
         return str(explicit)
     if addon.implied_by is not None:
         path, value = addon.implied_by
-        if view.fleet.doc.get(*path) == value:
+        if view.fleet.doc.get(*path, default=SETTING_DEFAULTS.get(path)) == value:
             return SITE
     return None
 

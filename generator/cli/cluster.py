@@ -1,4 +1,5 @@
-"""`simulate`: the fleet on a local control plane with simulated nodes."""
+"""`simulate`: the fleet on a local control plane with simulated nodes; `preflight`: a live
+cluster against what the values say the site provides."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from generator.cli.options import (
     values_option,
 )
 from generator.cluster import launcher
+from generator.cluster import preflight as pre
 from generator.cluster import simulate as sim
 from generator.reporters import findings as reporter
 from generator.reporters import simulation as simreport
@@ -53,3 +55,34 @@ def simulate(values_dir: Path, env: str | None, fmt: str, keep: Path | None) -> 
             out.write(simreport.env_text(rep))
         reporter.text(reporter.Report("simulate", result.findings, stats), out)
     return EXIT_FINDINGS if result.errors else EXIT_OK
+
+
+@click.command()
+@values_option
+@click.option("--env", help="The environment whose cluster this is (needed with several).")
+@click.option(
+    "--kubeconfig",
+    type=click.Path(path_type=Path, dir_okay=False),
+    required=True,
+    help="The cluster to read (nothing is written: every request is a GET).",
+)
+@click.option("--context", "kube_context", help="The kubeconfig context to use.")
+@click.option(
+    "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@guarded
+def preflight(
+    values_dir: Path, env: str | None, kubeconfig: Path, kube_context: str | None, fmt: str
+) -> int:
+    """Read-only: does the cluster of --kubeconfig have what the values say the site provides
+    (served APIs, nfd-master and nfd-worker, the Prometheus that loads the fleet's monitoring,
+    the pools' nodes)? docs/platform.md; 1 on any error."""
+    ensure_control_plane("preflight", ("kubectl",))
+    result = pre.run_preflight(values_dir, env, kubeconfig, kube_context)
+    stats: dict[str, object] = {"environment": result.env, "server": result.version}
+    report = reporter.Report("preflight", result.findings, stats)
+    if fmt == "json":
+        reporter.as_json(report, sys.stdout)
+    else:
+        reporter.text(report, sys.stdout)
+    return EXIT_FINDINGS if any(f.severity.value == "error" for f in result.findings) else EXIT_OK

@@ -24,6 +24,7 @@ COMMANDS = {
     "publish": "generator.cli.delivery:publish",
     "report": "generator.cli.report:report_command",
     "simulate": "generator.cli.cluster:simulate",
+    "preflight": "generator.cli.cluster:preflight",
     "schema": "generator.cli.tools:schema",
     "rules": "generator.cli.tools:rules",
     "doctor": "generator.cli.tools:doctor",

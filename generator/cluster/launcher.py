@@ -66,6 +66,10 @@ CONTROL_PLANE_TAINT = {"key": "node-role.kubernetes.io/control-plane", "effect":
 SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 
 READY_TIMEOUT = 90.0
+# nfd-master's flags when the fleet does not render NFD (the site runs it): taints from
+# NodeFeatureRules are applied only with -enable-taints, which docs/node-config.md asks the site
+# for; simulate says that it assumed them (SIM011).
+DEFAULT_NFD_ARGS: tuple[str, ...] = ("-enable-taints",)
 # The service name of a second kube-scheduler (the fleet's packing scheduler, simulate).
 SECOND_SCHEDULER = "kube-scheduler-second"
 STOP_GRACE = 20.0
@@ -105,6 +109,25 @@ class ControlPlane:
         self.services[self.services.index(old)] = new
         self.scheduler_config = config
         _wait("kube-scheduler", lambda: _scheduler_ready(self.scheduler_port), [new], READY_TIMEOUT)
+
+    nfd_args: tuple[str, ...] = DEFAULT_NFD_ARGS
+    """nfd-master's flags besides its connection, port and config file."""
+    nfd_conf: str = ""
+    """nfd-master's configuration file (nfd-master.conf)."""
+
+    def use_nfd(self, args: tuple[str, ...], conf: str) -> None:
+        """Run nfd-master with these flags and this configuration (what the fleet renders for
+        it), restarting it when they differ from what runs now."""
+        if not self.nfd or (args, conf) == (self.nfd_args, self.nfd_conf):
+            return
+        old = next(s for s in self.services if s.name == "nfd-master")
+        toolchain.terminate(old, STOP_GRACE)
+        self.services.remove(old)
+        self.nfd_args, self.nfd_conf = args, conf
+        service, self.nfd_metrics = _spawn_nfd(
+            self, f"--kubeconfig={self.kubeconfig}", self.services
+        )
+        self.services.append(service)
 
     second_scheduler: dict[str, Any] | None = None
     """The KubeSchedulerConfiguration a second kube-scheduler runs beside the first (the fleet's
@@ -450,29 +473,30 @@ def _scheduler_ready(port: int) -> bool:
 def _start_nfd(plane: ControlPlane, api: ApiClient, kc: str, services: list[Service]) -> str:
     api.apply_crds(nfd_crds())
     api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NFD_NAMESPACE}})
+    service, metrics = _spawn_nfd(plane, kc, services)
+    services.append(service)
+    return metrics
+
+
+def _spawn_nfd(plane: ControlPlane, kc: str, services: list[Service]) -> tuple[Service, str]:
+    """nfd-master with the plane's `nfd_args` and `nfd_conf`, on a port of its own; waits until
+    it is healthy. (service, its metrics URL)."""
     port = _free_port()
     conf = plane.workdir / "nfd-master.conf"
-    conf.write_text("")
-    services.append(
-        toolchain.spawn(
-            "nfd-master",
-            [
-                kc,
-                f"-port={port}",
-                # Taints from NodeFeatureRules are applied only with this flag (the fleet's
-                # docs/node-config.md asks for it too).
-                "-enable-taints",
-                f"-config={conf}",
-            ],
-            env={"NODE_NAME": CONTROL_PLANE_NODE, "KUBERNETES_NAMESPACE": NFD_NAMESPACE},
-            log=plane.workdir / "logs" / "nfd-master.log",
-        )
+    conf.write_text(plane.nfd_conf)
+    service = toolchain.spawn(
+        "nfd-master",
+        [kc, f"-port={port}", *plane.nfd_args, f"-config={conf}"],
+        env={"NODE_NAME": CONTROL_PLANE_NODE, "KUBERNETES_NAMESPACE": NFD_NAMESPACE},
+        log=plane.workdir / "logs" / "nfd-master.log",
     )
-    metrics = f"http://127.0.0.1:{port}/metrics"
     _wait(
-        "nfd-master", lambda: _http_ok(f"http://127.0.0.1:{port}/healthz"), services, READY_TIMEOUT
+        "nfd-master",
+        lambda: _http_ok(f"http://127.0.0.1:{port}/healthz"),
+        [*services, service],
+        READY_TIMEOUT,
     )
-    return metrics
+    return service, f"http://127.0.0.1:{port}/metrics"
 
 
 RESET_TIMEOUT = 120.0

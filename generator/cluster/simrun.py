@@ -309,7 +309,24 @@ def hold_gang(api: ApiClient, obj: Obj, outcome: JobOutcome) -> None:
         spec["schedulingGates"] = [{"name": GANG_GATE}]
         keep = ("name", "namespace", "labels", "annotations", "ownerReferences")
         meta = {k: v for k, v in pod["metadata"].items() if k in keep}
-        api.create({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
+        _create_again(api, {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
+
+
+def _create_again(api: ApiClient, pod: Obj) -> None:
+    """Create a pod the simulation just deleted. The quota admission reads the ResourceQuota's
+    `used`, which the quota controller lowers a moment after the deletion: a refusal for quota
+    is tried again until then (the same pod fitted a moment ago)."""
+
+    def created() -> bool:
+        try:
+            api.create(pod)
+        except ApiError as exc:
+            if exc.status != 403 or "exceeded quota" not in exc.message:
+                raise
+            return False
+        return True
+
+    wait(created, f"pod {pod['metadata']['name']} made again", CREATE_TIMEOUT)
 
 
 CREATE_TIMEOUT = 15.0  # for a Job's pods to appear; past it the next job goes anyway

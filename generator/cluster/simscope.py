@@ -38,10 +38,12 @@ def _named(objs: list[tuple[str, str]]) -> str:
     return ", ".join(shown) + more
 
 
-def not_simulated(view: FleetView, built: list[BuiltUnit], packing: bool) -> list[Finding]:
-    """A warning per add-on whose objects this environment applies but which does not run here,
-    and one when the packing profile is the control plane's to run (`packing`): the fleet renders
-    no scheduler for it."""
+def not_simulated(
+    view: FleetView, built: list[BuiltUnit], packing: bool, site_nfd: bool = False
+) -> list[Finding]:
+    """A warning per add-on whose objects this environment applies but which does not run here;
+    one when the packing profile is the control plane's to run (`packing`): the fleet renders no
+    scheduler for it; and one when nfd-master is the site's (`site_nfd`): its flags are assumed."""
     uses: dict[str, list[tuple[str, str]]] = {}
     for unit in built:
         for obj in unit.docs:
@@ -76,6 +78,18 @@ def not_simulated(view: FleetView, built: list[BuiltUnit], packing: bool) -> lis
                 "simulation ran it, but that the cluster's scheduler is started with it is not "
                 "simulated (docs/scheduling.md)",
                 view.fleet.doc.anchor(("scheduling", "kubeScheduler")),
+                hint=HINT,
+                severity=Severity.WARNING,
+            )
+        )
+    if site_nfd:
+        out.append(
+            Finding(
+                "SIM011",
+                "nfd-master is the site's (platform.nfd is not provided by the fleet): the "
+                "simulation ran it with -enable-taints and an empty configuration, what "
+                "docs/node-config.md asks of the site; the site's own flags were not simulated",
+                view.fleet.doc.anchor(("platform", "nfd"), ("nodeConfig", "method")),
                 hint=HINT,
                 severity=Severity.WARNING,
             )

@@ -70,7 +70,7 @@ def _shown(selector: dict[str, Any]) -> str:
     return json.dumps(selector, sort_keys=True, separators=(", ", ": "))
 
 
-def _misses(prom: dict[str, Any], obj: Obj, ns_labels: dict[str, str]) -> list[str]:
+def prometheus_misses(prom: dict[str, Any], obj: Obj, ns_labels: dict[str, str]) -> list[str]:
     """Why the Prometheus `prom` (its spec's selectors) does not load `obj`; [] when it does."""
     kind = str(obj["kind"])
     select, select_ns = SELECTORS[kind]
@@ -119,7 +119,7 @@ def prometheus_selects(view: FleetView) -> Iterable[Finding]:
     }
     for obj in loaded:
         meta = obj["metadata"]
-        misses = _misses(prom, obj, ns_labels.get(meta.get("namespace", ""), {}))
+        misses = prometheus_misses(prom, obj, ns_labels.get(meta.get("namespace", ""), {}))
         if misses:
             yield Finding(
                 "MON003",

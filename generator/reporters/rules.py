@@ -7,7 +7,7 @@ compares it with this list, so a code cannot be emitted without being listed.
 
 from __future__ import annotations
 
-from generator.cluster import dryrun, simresult
+from generator.cluster import dryrun, preflight, simresult
 from generator.delivery import publish
 from generator.findings import CodeInfo
 from generator.policy import registry
@@ -28,6 +28,7 @@ def all_codes() -> list[CodeInfo]:
         *(code for stage in stages.discover() for code in stage.codes),
         *dryrun.CODES,
         *simresult.CODES,
+        *preflight.CODES,
         *publish.CODES,
     ]
     for info in sources:

@@ -122,6 +122,9 @@ _DECLARED: Mapping[str, Tool] = {
             "apt-get install openssl",
         ),
         _go("schedcheck", *_K8S, "schedcheck"),
+        # Renders the charts of the add-ons the fleet renders from the pinned modules that ship
+        # them (NFD's), offline (generator/validate/stages/charts.py).
+        _go("helm", "helm.sh/helm/v3", "v3.22.0", "helm"),
         _system(
             "go",
             "PATH (Go >= 1.26.7 needed to build the pinned tools)",

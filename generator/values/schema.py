@@ -702,7 +702,7 @@ FLEET_PROPS: dict[str, Any] = {
         {
             "volcano": _addon(["fleet", "site"]),
             "kueue": _addon(["site"]),
-            "nfd": _addon(["site"]),
+            "nfd": _addon(["fleet", "site"]),
             "gatewayAPI": _addon(["site"]),
             "istio": _addon(["site"]),
         },

@@ -130,3 +130,15 @@ def test_volcano_provided_by_the_site_renders_nothing_but_the_configmap(tmp_path
     assert platform.rendered(view) == []
     assert [o["kind"] for o in argocd_objects(view)].count("AppProject") == 1
     assert [c.name for c in scheduling.build(view)] == ["scheduling/volcano"]
+
+
+def test_the_defaults_that_declare_an_addon_are_the_ones_values_apply(tmp_path: Path) -> None:
+    """A fleet that leaves nodeConfig.method and scheduling.backend out gets nfd and quota:
+    platform's copy of those defaults must be the loader's and the scheduling builder's."""
+    view = prod(tmp_path, "")
+    applied = {
+        ("nodeConfig", "method"): view.fleet.node_config_method,
+        ("scheduling", "backend"): scheduling.backend(view),
+    }
+    assert applied == platform.SETTING_DEFAULTS
+    assert platform.provided(view, platform.BY_KEY["nfd"]) == "site"

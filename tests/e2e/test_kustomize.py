@@ -128,9 +128,19 @@ def test_argocd_applications_are_ordered_by_sync_wave(values_dir: Path, tmp_path
     every = [
         d for d in kustomize_build(out / "overlays/staging/argocd") if d["kind"] == "Application"
     ]
-    # The example's Volcano add-on (docs/platform.md) is an Application of its chart, no unit.
-    [volcano] = [d for d in every if "accel-gitops.io/addon" in d["metadata"]["labels"]]
-    apps = {d["metadata"]["labels"]["accel-gitops.io/unit"]: d for d in every if d is not volcano}
+    # The example's add-ons (docs/platform.md) are Applications of their charts, no units.
+    addons = {
+        d["metadata"]["labels"]["accel-gitops.io/addon"]: d
+        for d in every
+        if "accel-gitops.io/addon" in d["metadata"]["labels"]
+    }
+    assert sorted(addons) == ["nfd", "volcano"]
+    volcano = addons["volcano"]
+    apps = {
+        d["metadata"]["labels"]["accel-gitops.io/unit"]: d
+        for d in every
+        if "accel-gitops.io/addon" not in d["metadata"]["labels"]
+    }
     wave = {
         u: int(a["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"])
         for u, a in apps.items()

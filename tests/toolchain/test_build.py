@@ -110,6 +110,7 @@ def test_make_demo_builds_what_validate_runs_and_nothing_of_the_control_plane() 
         "nfd-rulecheck",
         "kueuecheck",
         "schedcheck",
+        "helm",
     }
     assert not built & {*toolchain.CONTROL_PLANE, *toolchain.DEV_TOOLS}
     assert "crdschemas.py crds" in proc.stdout and "crdschemas.py k8s" in proc.stdout

@@ -1,0 +1,67 @@
+"""What simulate takes from the add-ons the fleet renders: it runs them as deployed, not with
+settings of its own. NFD's chart (builders/platform.py, rendered offline by render/charts.py)
+gives nfd-master's flags and configuration file."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from generator.builders import platform
+from generator.cluster.units import BuiltUnit
+from generator.render.charts import application_values, render_chart
+
+ADDON_LABEL = "accel-gitops.io/addon"
+# Flags the local control plane sets itself: where nfd-master listens.
+OWN_FLAGS = ("-port=", "-metrics=", "-grpc-health=")
+
+
+def addon_application(built: list[BuiltUnit], key: str) -> dict[str, Any] | None:
+    """The Application of add-on `key` among the environment's units, if the fleet renders it."""
+    for unit in built:
+        for obj in unit.docs:
+            labels = (obj.get("metadata") or {}).get("labels") or {}
+            if obj.get("kind") == "Application" and labels.get(ADDON_LABEL) == key:
+                return obj
+    return None
+
+
+def nfd_master(objs: list[dict[str, Any]]) -> tuple[tuple[str, ...], str] | None:
+    """(flags, nfd-master.conf) of the nfd-master Deployment among a rendered chart's objects:
+    its container's args but the listening ports, and the configuration file of the ConfigMap it
+    mounts. None: the chart runs no nfd-master."""
+    for obj in objs:
+        if obj.get("kind") != "Deployment":
+            continue
+        spec = obj["spec"]["template"]["spec"]
+        for container in spec.get("containers") or []:
+            if (container.get("command") or [None])[0] != "nfd-master":
+                continue
+            args = tuple(
+                str(a) for a in container.get("args") or [] if not str(a).startswith(OWN_FLAGS)
+            )
+            maps = {v["configMap"]["name"] for v in spec.get("volumes") or [] if "configMap" in v}
+            conf = next(
+                (
+                    str((o.get("data") or {}).get("nfd-master.conf", ""))
+                    for o in objs
+                    if o.get("kind") == "ConfigMap" and o["metadata"]["name"] in maps
+                ),
+                "",
+            )
+            return args, conf
+    return None
+
+
+def rendered_nfd_master(
+    built: list[BuiltUnit], kube_version: str
+) -> tuple[tuple[str, ...], str] | None:
+    """nfd-master's flags and configuration as the fleet's NFD Application deploys it; None when
+    the fleet does not render NFD (the site runs it)."""
+    app = addon_application(built, "nfd")
+    chart = platform.BY_KEY["nfd"].chart
+    if app is None or chart is None:
+        return None
+    text = render_chart(chart, application_values(app), kube_version)
+    return nfd_master([d for d in yaml.safe_load_all(text) if d])

@@ -1,0 +1,332 @@
+"""`render.py preflight --kubeconfig PATH`: read-only checks that a live cluster has what the values
+declare it provides (docs/platform.md), before Argo CD syncs the fleet there.
+
+What the fleet renders itself (its add-on Applications, its units) is not asked of the cluster.
+What values declare as the site's is: every API group and version the environment's objects use
+and the fleet does not install (PRE001); nfd-master applying taints (PRE002) and nfd-worker
+tolerating every pool's taint (PRE003) when NFD is the site's; the Prometheus values name loading
+every PodMonitor and PrometheusRule the fleet renders (PRE004, the same rules as MON003, on the
+live Prometheus's spec); and each node a pool names carrying the pool's labels and taints
+(PRE005). The cluster is read once (`read_cluster`); the checks are plain functions of what was
+read, so each is tested without a cluster. Nothing is written: every request is a GET.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from generator.builders import platform
+from generator.builders.common import Unit
+from generator.cluster import dryrun, target
+from generator.cluster.api import ApiClient, Obj
+from generator.errors import FindingsError, UsageError
+from generator.findings import CodeInfo, Finding, Severity, sorted_findings
+from generator.policy.manifest import origin
+from generator.policy.monitoring import SELECTORS, prometheus_misses
+from generator.policy.placement import tolerates
+from generator.render.layout import render_tree
+from generator.values.model import FleetView
+
+CODES = (
+    CodeInfo(
+        "PRE001",
+        "preflight",
+        "error",
+        "the cluster does not serve an API the fleet's objects use and the fleet does not install",
+    ),
+    CodeInfo(
+        "PRE002", "preflight", "error", "the site's nfd-master is missing or applies no taints"
+    ),
+    CodeInfo(
+        "PRE003", "preflight", "error", "the site's nfd-worker does not tolerate a pool's taint"
+    ),
+    CodeInfo(
+        "PRE004",
+        "preflight",
+        "error",
+        "the Prometheus values name is missing or does not load the fleet's monitoring",
+    ),
+    CodeInfo(
+        "PRE005",
+        "preflight",
+        "error or warning",
+        "a node a pool names is missing (warning) or lacks the pool's labels or taints",
+    ),
+)
+HINT = "docs/platform.md says what the site provides and how preflight checks it"
+
+
+@dataclass
+class ClusterState:
+    """What preflight reads of a cluster: served API versions, nodes, workloads, Prometheuses."""
+
+    served: set[str] = field(default_factory=set)  # "group/version" ("v1" for the core group)
+    nodes: dict[str, Obj] = field(default_factory=dict)
+    workloads: list[Obj] = field(default_factory=list)  # Deployments and DaemonSets
+    prometheuses: list[Obj] = field(default_factory=list)
+
+
+def read_cluster(client: ApiClient) -> ClusterState:
+    """Everything the checks look at, read once with GETs."""
+    client.refresh()
+    state = ClusterState()
+    state.served = {gv for gv, _ in client.resources()}
+    state.nodes = {n["metadata"]["name"]: n for n in client.list("v1", "Node")}
+    state.workloads = [
+        *client.list("apps/v1", "Deployment"),
+        *client.list("apps/v1", "DaemonSet"),
+    ]
+    if client.serves("monitoring.coreos.com/v1", "Prometheus"):
+        state.prometheuses = client.list("monitoring.coreos.com/v1", "Prometheus")
+    return state
+
+
+def _fleet_installed(view: FleetView) -> set[str]:
+    """API group patterns the fleet installs itself (its add-on Applications)."""
+    return {g for a in platform.rendered(view) for g in a.groups}
+
+
+def served_apis(view: FleetView, units: list[Unit], state: ClusterState) -> list[Finding]:
+    """PRE001: one finding per API version the units use that the cluster does not serve."""
+    installed = _fleet_installed(view)
+    seen: dict[str, tuple[Unit, Obj]] = {}
+    for unit in units:
+        if unit.name == "argocd":  # Applications live where Argo CD runs, checked by Argo CD
+            continue
+        for obj in unit.objects:
+            seen.setdefault(str(obj["apiVersion"]), (unit, obj))
+    out = []
+    for api, (unit, obj) in sorted(seen.items()):
+        group = api.rpartition("/")[0]
+        if api in state.served or any(platform.serves(p, group) for p in installed):
+            continue
+        addon = platform.addon_for_group(group)
+        where = origin(unit, obj)
+        what = f"{obj['kind']} of unit {unit.name}"
+        if addon is not None:
+            where = view.fleet.doc.anchor(("platform", addon.key), *_implied(addon))
+            what += f"; values declare that the site runs {addon.title}"
+        out.append(
+            Finding(
+                "PRE001",
+                f"the cluster does not serve {api} ({what}): Argo CD's dry-run would fail the "
+                f"unit's whole Application",
+                where,
+                hint="install it on the cluster (its CRDs), or let the fleet render it "
+                "(platform.<add-on>.provided: fleet); " + HINT,
+            )
+        )
+    return out
+
+
+def _implied(addon: platform.Addon) -> tuple[tuple[str, ...], ...]:
+    return (addon.implied_by[0],) if addon.implied_by else ()
+
+
+def _containers(obj: Obj) -> list[dict[str, Any]]:
+    spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+    return list(spec.get("containers") or [])
+
+
+def _runs(obj: Obj, binary: str) -> bool:
+    return any(
+        binary in " ".join(map(str, [*(c.get("command") or []), *(c.get("args") or [])]))
+        or str(c.get("image", "")).rsplit("/", 1)[-1].startswith(binary)
+        for c in _containers(obj)
+    )
+
+
+def site_nfd(view: FleetView, state: ClusterState) -> list[Finding]:
+    """PRE002 and PRE003, when NFD is the site's and the fleet's nodes are configured by it."""
+    nfd = platform.BY_KEY["nfd"]
+    if view.fleet.node_config_method != "nfd" or platform.provided(view, nfd) != platform.SITE:
+        return []
+    where = view.fleet.doc.anchor(("platform", "nfd"), ("nodeConfig", "method"))
+    masters = [
+        w for w in state.workloads if w.get("kind") == "Deployment" and _runs(w, "nfd-master")
+    ]
+    out = []
+    if not masters:
+        out.append(
+            Finding(
+                "PRE002",
+                "no Deployment runs nfd-master: nothing labels or taints the pools' nodes",
+                where,
+                hint="install NFD (or platform.nfd.provided: fleet); " + HINT,
+            )
+        )
+    for master in masters:
+        args = [str(a) for c in _containers(master) for a in c.get("args") or []]
+        if "-enable-taints" not in args:
+            meta = master["metadata"]
+            out.append(
+                Finding(
+                    "PRE002",
+                    f"nfd-master ({meta.get('namespace')}/{meta['name']}) runs without "
+                    "-enable-taints: it ignores the taints of the fleet's NodeFeatureRules, and "
+                    "every pod may land on the accelerator nodes",
+                    where,
+                    hint="set master.enableTaints: true in NFD's chart (or "
+                    "platform.nfd.provided: fleet); " + HINT,
+                )
+            )
+    taints = sorted(
+        {t for v in view.vendors for t in v.all_taints}, key=lambda t: (t.key, t.value, t.effect)
+    )
+    for worker in state.workloads:
+        if worker.get("kind") != "DaemonSet" or not _runs(worker, "nfd-worker"):
+            continue
+        spec = worker["spec"]["template"]["spec"]
+        missing = [t for t in taints if not tolerates(spec, t)]
+        if missing:
+            shown = ", ".join(f"{t.key}={t.value}:{t.effect}" for t in missing)
+            meta = worker["metadata"]
+            out.append(
+                Finding(
+                    "PRE003",
+                    f"nfd-worker ({meta.get('namespace')}/{meta['name']}) does not tolerate "
+                    f"{shown}: it does not run on those nodes, so nothing publishes their "
+                    "devices and the rules never label or taint them",
+                    where,
+                    hint="add the tolerations to NFD's worker.tolerations (or "
+                    "platform.nfd.provided: fleet); " + HINT,
+                )
+            )
+    return out
+
+
+def prometheus_loads(view: FleetView, units: list[Unit], state: ClusterState) -> list[Finding]:
+    """PRE004: the live Prometheus of `monitoring.prometheus`'s namespace, judged like MON003."""
+    doc = view.fleet.doc
+    declared = doc.get("monitoring", "prometheus")
+    if declared is None:
+        return []
+    ns = str(declared.get("namespace"))
+    where = doc.locate(("monitoring", "prometheus"), key=True)
+    live = [p for p in state.prometheuses if p["metadata"].get("namespace") == ns]
+    if not live:
+        return [
+            Finding(
+                "PRE004",
+                f"no Prometheus in namespace {ns!r} (monitoring.prometheus): nothing loads the "
+                "fleet's PodMonitors and rules",
+                where,
+                hint="name the namespace of the Prometheus that scrapes the fleet; " + HINT,
+            )
+        ]
+    objs = [o for u in units if u.name == "monitoring" for o in u.objects]
+    ns_labels = {
+        o["metadata"]["name"]: o["metadata"].get("labels") or {}
+        for o in objs
+        if o.get("kind") == "Namespace"
+    }
+    out = []
+    for prom in live:
+        spec = {**(prom.get("spec") or {}), "namespace": ns}
+        for obj in objs:
+            if obj.get("kind") not in SELECTORS:
+                continue
+            meta = obj["metadata"]
+            misses = prometheus_misses(spec, obj, ns_labels.get(meta.get("namespace", ""), {}))
+            if misses:
+                out.append(
+                    Finding(
+                        "PRE004",
+                        f"Prometheus {ns}/{prom['metadata']['name']} on the cluster does not load "
+                        f"{obj['kind']} {meta.get('namespace')}/{meta['name']}: "
+                        + "; ".join(misses),
+                        where,
+                        hint="copy the live Prometheus's selectors into monitoring.prometheus, "
+                        "then label the fleet's objects to match (MON003 checks it offline); "
+                        + HINT,
+                    )
+                )
+    return out
+
+
+def pool_nodes(view: FleetView, state: ClusterState) -> list[Finding]:
+    """PRE005: each node a pool names, with the pool's labels and taints."""
+    out = []
+    for vendor in view.vendors:
+        for pool in vendor.pools:
+            want = view.fleet.node_selector(pool.labels)
+            where = vendor.doc.anchor(("pools", pool.index, "nodes"), ("pools", pool.index))
+            for name in pool.nodes:
+                node = state.nodes.get(name)
+                if node is None:
+                    out.append(
+                        Finding(
+                            "PRE005",
+                            f"node {name} of pool {vendor.id}/{pool.name} is not in the cluster "
+                            "(yet): its devices are not there",
+                            where,
+                            hint="join the node, or take it out of the pool's nodes",
+                            severity=Severity.WARNING,
+                        )
+                    )
+                    continue
+                labels = node["metadata"].get("labels") or {}
+                wrong = sorted(k for k, v in want.items() if labels.get(k) != v)
+                have = {
+                    (t.get("key"), t.get("value", ""), t.get("effect"))
+                    for t in (node.get("spec") or {}).get("taints") or []
+                }
+                untainted = [t for t in pool.taints if (t.key, t.value, t.effect) not in have]
+                problems = [f"label {k}={want[k]} (it has {labels.get(k)!r})" for k in wrong]
+                problems += [f"taint {t.key}={t.value}:{t.effect}" for t in untainted]
+                if problems:
+                    out.append(
+                        Finding(
+                            "PRE005",
+                            f"node {name} of pool {vendor.id}/{pool.name} lacks "
+                            + ", ".join(problems),
+                            where,
+                            hint="check nfd-master (and nfd-worker on that node), or the node's "
+                            "PCI devices against the pool's model; " + HINT,
+                        )
+                    )
+    return out
+
+
+def check(view: FleetView, units: list[Unit], state: ClusterState) -> list[Finding]:
+    """Every preflight check of one environment against what was read of its cluster."""
+    return [
+        *served_apis(view, units, state),
+        *site_nfd(view, state),
+        *prometheus_loads(view, units, state),
+        *pool_nodes(view, state),
+    ]
+
+
+@dataclass
+class PreflightResult:
+    findings: list[Finding]
+    env: str = ""
+    version: str = ""  # the API server's
+
+
+def run_preflight(
+    values_dir: Path, env: str | None, kubeconfig: Path, context: str | None = None
+) -> PreflightResult:
+    """Check one environment's values against the cluster of `kubeconfig` (read-only). A fleet
+    of several environments needs `env`: one kubeconfig is one cluster."""
+    try:
+        loaded, _, _ = dryrun.load(values_dir, env)
+    except FindingsError as exc:
+        return PreflightResult(exc.findings)
+    if env is None:
+        if len(loaded.envs) != 1:
+            raise UsageError(
+                "preflight checks one environment's cluster: pass --env (known: "
+                + ", ".join(sorted(loaded.envs))
+                + ")"
+            )
+        env = next(iter(loaded.envs))
+    units = [u for u in render_tree(loaded).units if u.env == env]
+    with target.kubeconfig(kubeconfig, context) as cluster:
+        state = read_cluster(cluster.client)
+        found = check(loaded.envs[env], units, state)
+        version = cluster.version
+    return PreflightResult(sorted_findings(replace(f, envs=(env,)) for f in found), env, version)

@@ -1,0 +1,146 @@
+"""The charts stage: the add-ons the fleet renders, rendered from their charts and validated like
+every other unit (CHART001, CHART002).
+
+An add-on the fleet renders is an Argo CD Application of the upstream chart at a pinned version,
+with values generated from the fleet (builders/platform.py). Where that chart ships inside a Go
+module a tool module pins (NFD's, in sigs.k8s.io/node-feature-discovery), this stage renders it
+offline with the pinned helm (`helm template`, the values the committed Application carries),
+and checks every object it gives with kubeconform -strict against the same Kubernetes and CRD
+schemas as the units. The Application must name the version the module carries: what Argo CD
+installs is then what was checked here. An add-on whose chart is not available here (Volcano's
+module is not served) is checked as an Application only; docs/platform.md says so.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from generator import toolchain
+from generator.builders import platform
+from generator.findings import CodeInfo, Finding
+from generator.render.charts import application_values, render_chart
+from generator.validate.stages import Batch, UnitView, tool_salt
+from generator.validate.stages.kustomize import kubeconform
+
+ADDON_LABEL = "accel-gitops.io/addon"
+
+CHART001 = CodeInfo(
+    "CHART001",
+    "manifests (helm, kubeconform)",
+    "error",
+    "an add-on's chart, rendered with the values its Application carries, fails or gives an "
+    "object its schema refuses",
+)
+CHART002 = CodeInfo(
+    "CHART002",
+    "manifests",
+    "error",
+    "an add-on's Application names another chart or version than the one validated offline",
+)
+
+
+def addon_apps(docs: list[dict[str, Any]]) -> list[tuple[dict[str, Any], platform.Addon]]:
+    """The add-on Applications among a unit's objects whose chart this stage can render."""
+    out = []
+    for doc in docs:
+        key = ((doc.get("metadata") or {}).get("labels") or {}).get(ADDON_LABEL)
+        addon = platform.BY_KEY.get(str(key)) if doc.get("kind") == "Application" else None
+        if addon is not None and addon.chart is not None and addon.chart.module:
+            out.append((doc, addon))
+    return out
+
+
+def _version_problem(app: dict[str, Any], chart: platform.Chart) -> str:
+    source = app.get("spec", {}).get("source") or {}
+    named = (source.get("repoURL"), source.get("chart"), source.get("targetRevision"))
+    pinned = (chart.repo_url, chart.name, chart.version)
+    if named == pinned:
+        return ""
+    return (
+        f"it installs chart {named[1]!r} {named[2]!r} from {named[0]!r}, but what validate "
+        f"renders is {pinned[1]!r} {pinned[2]!r} ({chart.module}@{chart.module_version})"
+    )
+
+
+class ChartsStage:
+    name = "charts"
+    order = 12
+    codes = (CHART001, CHART002)
+
+    def salt(self, engine: str) -> str:
+        return "\n".join([tool_salt("helm"), tool_salt("kubeconform")])
+
+    def run(self, batch: Batch) -> dict[str, Any]:
+        out: dict[str, list[dict[str, Any]]] = {}
+        files: dict[str, Path] = {}
+        for path in batch.ok():
+            for app, addon in addon_apps(batch.built[path]["docs"]):
+                chart = addon.chart
+                assert chart is not None  # addon_apps keeps only add-ons with a chart
+                values = application_values(app)
+                verdict: dict[str, Any] = {
+                    "app": app["metadata"]["name"],
+                    "addon": addon.key,
+                    "version": _version_problem(app, chart),
+                    "objects": 0,
+                    "error": "",
+                    "refused": [],
+                }
+                out.setdefault(path, []).append(verdict)
+                try:
+                    text = render_chart(chart, values, batch.kube_version)
+                except toolchain.ToolFailed as exc:
+                    lines = exc.stderr.decode("utf-8", "replace").split("\n")
+                    detail = "; ".join(ln.strip() for ln in lines if ln.strip())
+                    verdict["error"] = detail or f"helm exited {exc.returncode}"
+                    continue
+                verdict["objects"] = sum(1 for d in yaml.safe_load_all(text) if d)
+                key = f"{path}\0{addon.key}"
+                file = batch.scratch / (key.replace("/", "__").replace("\0", "__") + ".yaml")
+                file.write_text(text, encoding="utf-8")
+                files[key] = file
+        for key, refused in kubeconform(files, batch.kube_version).items():
+            path, _, addon_key = key.partition("\0")
+            for verdict in out[path]:
+                if verdict["addon"] == addon_key:
+                    verdict["refused"] = [
+                        f"{r.get('kind')} {r.get('name')}: {r.get('msg')}" for r in refused
+                    ]
+        return out
+
+    def findings(self, unit: UnitView, result: Any) -> list[Finding]:
+        out = []
+        for verdict in result:
+            loc, what = unit.find("Application", verdict["app"])
+            title = platform.BY_KEY[verdict["addon"]].title
+            if verdict["version"]:
+                out.append(
+                    Finding(
+                        CHART002.code,
+                        f"{what}: {verdict['version']}",
+                        loc,
+                        "$.spec.source",
+                        "re-render: the Application names the chart the catalog pins",
+                        unit=unit.unit.path,
+                    )
+                )
+            problems = [verdict["error"]] if verdict["error"] else verdict["refused"]
+            for problem in problems:
+                out.append(
+                    Finding(
+                        CHART001.code,
+                        f"{what}: {title}'s chart with these values: {problem}",
+                        loc,
+                        "$.spec.source.helm.valuesObject",
+                        f"fix platform.{verdict['addon']} or what its values are made from "
+                        "(docs/platform.md)",
+                        unit=unit.unit.path,
+                    )
+                )
+        return out
+
+
+STAGE = ChartsStage()

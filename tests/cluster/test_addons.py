@@ -1,0 +1,59 @@
+"""What simulate takes from the add-ons the fleet renders (generator/cluster/addons.py): nfd-master's
+flags and configuration file from NFD's chart as rendered with the Application's values, never
+the simulation's own. The run itself: tests/cluster/test_cluster.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from generator.builders import platform
+from generator.cluster.addons import addon_application, nfd_master, rendered_nfd_master
+from generator.render.charts import render_chart
+from tests.fixtures import FLEET, built_units
+
+NFD = platform.BY_KEY["nfd"]
+DEV_FLEET = FLEET.replace("environments: [staging, prod]", "environments: [dev]")
+NVIDIA = "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1]}\n"
+
+
+def chart_objects(values: dict[str, object]) -> list[dict[str, object]]:
+    assert NFD.chart is not None
+    return [d for d in yaml.safe_load_all(render_chart(NFD.chart, values, "1.36")) if d]
+
+
+def test_nfd_master_flags_and_configuration_come_from_the_chart_values() -> None:
+    """Whatever the values make of nfd-master reaches it: -enable-taints only when asked, the
+    chart's extra flags and its configuration file; its listening ports are the plane's own."""
+    args, conf = nfd_master(chart_objects({"master": {"enableTaints": True}})) or ((), "")
+    assert args == ("-enable-taints",)
+    plain, _ = nfd_master(chart_objects({})) or ((), "")
+    assert plain == ()
+    values = {
+        "master": {
+            "extraArgs": ["-v=4"],
+            "config": {"noPublish": True},
+        }
+    }
+    extra, conf = nfd_master(chart_objects(values)) or ((), "")
+    assert extra == ("-v=4",)
+    assert yaml.safe_load(conf) == {"noPublish": True}
+
+
+def test_no_nfd_master_in_objects_without_one() -> None:
+    assert nfd_master([{"kind": "ConfigMap", "metadata": {"name": "x"}}]) is None
+    worker_only = chart_objects({"master": {"enable": False}})
+    assert nfd_master(worker_only) is None
+
+
+def test_the_fleets_nfd_application_or_none(tmp_path: Path) -> None:
+    files = {"vendors/nvidia.yaml": NVIDIA}
+    fleet = DEV_FLEET + "platform:\n  nfd: {provided: fleet}\n"
+    _, _, built = built_units(tmp_path / "fleet", files, fleet)
+    app = addon_application(built, "nfd")
+    assert app is not None and app["metadata"]["name"] == "f-dev-nfd"
+    assert rendered_nfd_master(built, "1.36") == (("-enable-taints",), "null")
+    _, _, site = built_units(tmp_path / "site", files, DEV_FLEET)
+    assert addon_application(site, "nfd") is None
+    assert rendered_nfd_master(site, "1.36") is None

@@ -1,0 +1,301 @@
+"""`preflight` (generator/cluster/preflight.py): a live cluster against what the values say the
+site provides. Each check on a cluster state written out here (PRE001..PRE005); then the command
+on the local control plane with every site add-on present, and each one removed in turn."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from generator.builders.common import Unit
+from generator.cluster import launcher
+from generator.cluster.crds import needed_crds
+from generator.cluster.launcher import ControlPlane
+from generator.cluster.preflight import (
+    ClusterState,
+    check,
+    pool_nodes,
+    prometheus_loads,
+    served_apis,
+    site_nfd,
+)
+from generator.findings import Location, Severity
+from generator.render.layout import render_tree
+from generator.values import loader as values
+from generator.values.model import FleetView
+from tests.fixtures import SIM_FLEET, invoke, tree
+
+NVIDIA = {"pools": [{"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["gpu-1"]}]}
+TEAM = {"quota": {"nvidia": 4}}
+PROMETHEUS = {
+    "namespace": "monitoring",
+    "podMonitorSelector": {"matchLabels": {"release": "kps"}},
+    "podMonitorNamespaceSelector": {},
+    "ruleSelector": {"matchLabels": {"release": "kps"}},
+    "ruleNamespaceSelector": {},
+}
+FLEET = {
+    **SIM_FLEET,
+    "monitoring": {"prometheusSelectorLabels": {"release": "kps"}, "prometheus": PROMETHEUS},
+}
+# As the pool's nodes carry them under NFD (the catalog's NVIDIA labels and taint).
+GPU_LABELS = {
+    "feature.node.kubernetes.io/accelerator": "nvidia-gpu",
+    "feature.node.kubernetes.io/gpu-brand": "nvidia",
+    "feature.node.kubernetes.io/gpu-model": "A100",
+}
+GPU_TAINT = {
+    "key": "feature.node.kubernetes.io/accelerator",
+    "value": "nvidia-gpu",
+    "effect": "NoSchedule",
+}
+
+
+def make_tree(root: Path, fleet: dict[str, Any] = FLEET) -> Path:
+    docs = {"fleet.yaml": fleet, "vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": TEAM}
+    files = {rel: yaml.safe_dump(doc, sort_keys=False) for rel, doc in docs.items()}
+    return tree(root, files, defaults=False)
+
+
+def env_of(root: Path, fleet: dict[str, Any] = FLEET) -> tuple[FleetView, list[Unit]]:
+    loaded = values.load(make_tree(root, fleet))
+    return loaded.envs["dev"], [u for u in render_tree(loaded).units if u.env == "dev"]
+
+
+def nfd_master(args: list[str]) -> dict[str, Any]:
+    return {
+        "kind": "Deployment",
+        "metadata": {"name": "nfd-master", "namespace": "nfd"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "m",
+                            "image": "registry.k8s.io/nfd/node-feature-discovery:v0.19.0",
+                            "command": ["nfd-master"],
+                            "args": args,
+                        }
+                    ]
+                }
+            }
+        },
+    }
+
+
+def nfd_worker(tolerations: list[dict[str, str]]) -> dict[str, Any]:
+    return {
+        "kind": "DaemonSet",
+        "metadata": {"name": "nfd-worker", "namespace": "nfd"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "tolerations": tolerations,
+                    "containers": [
+                        {
+                            "name": "w",
+                            "image": "registry.k8s.io/nfd/node-feature-discovery:v0.19.0",
+                            "command": ["nfd-worker"],
+                            "args": [],
+                        }
+                    ],
+                }
+            }
+        },
+    }
+
+
+def node(labels: dict[str, str], taints: list[dict[str, str]]) -> dict[str, Any]:
+    return {"metadata": {"name": "gpu-1", "labels": labels}, "spec": {"taints": taints}}
+
+
+def everything(units: list[Unit]) -> ClusterState:
+    """A cluster with every site add-on as the values declare it."""
+    served = {str(o["apiVersion"]) for u in units for o in u.objects}
+    return ClusterState(
+        served=served,
+        nodes={"gpu-1": node(GPU_LABELS, [GPU_TAINT])},
+        workloads=[
+            nfd_master(["-enable-taints"]),
+            nfd_worker([{"key": "feature.node.kubernetes.io/accelerator", "operator": "Exists"}]),
+        ],
+        prometheuses=[
+            {"metadata": {"name": "kps", "namespace": "monitoring"}, "spec": dict(PROMETHEUS)}
+        ],
+    )
+
+
+def test_a_cluster_with_everything_the_site_provides_passes(tmp_path: Path) -> None:
+    view, units = env_of(tmp_path)
+    assert check(view, units, everything(units)) == []
+
+
+def test_an_api_the_site_should_serve_is_reported_at_the_values_that_declare_it(
+    tmp_path: Path,
+) -> None:
+    """nfd.k8s-sigs.io (NodeFeatureRule): declared by nodeConfig.method's default, nfd; once the
+    fleet renders NFD, it installs the CRDs itself and nothing is asked of the cluster."""
+    view, units = env_of(tmp_path)
+    state = everything(units)
+    state.served.discard("nfd.k8s-sigs.io/v1alpha1")
+    [found] = served_apis(view, units, state)
+    assert found.code == "PRE001" and found.location == Location("values/fleet.yaml", 1, 1)
+    assert found.message == (
+        "the cluster does not serve nfd.k8s-sigs.io/v1alpha1 (NodeFeatureRule of unit "
+        "node-config; values declare that the site runs Node Feature Discovery): Argo CD's "
+        "dry-run would fail the unit's whole Application"
+    )
+    fleet = {**FLEET, "platform": {"nfd": {"provided": "fleet"}}}
+    view, units = env_of(tmp_path / "fleet", fleet)
+    assert served_apis(view, units, state) == []
+
+
+def test_a_missing_api_of_no_addon_is_reported_at_the_object(tmp_path: Path) -> None:
+    view, units = env_of(tmp_path)
+    state = everything(units)
+    state.served.discard("monitoring.coreos.com/v1")
+    found = served_apis(view, units, state)
+    assert [f.message.split(" (")[0] for f in found] == [
+        "the cluster does not serve monitoring.coreos.com/v1"
+    ]
+
+
+def test_the_sites_nfd_master_must_run_and_apply_taints(tmp_path: Path) -> None:
+    view, units = env_of(tmp_path)
+    state = everything(units)
+    state.workloads[0] = nfd_master([])
+    [found] = site_nfd(view, state)
+    assert found.code == "PRE002" and "runs without -enable-taints" in found.message
+    state.workloads = state.workloads[1:]
+    [gone] = site_nfd(view, state)
+    assert gone.message.startswith("no Deployment runs nfd-master")
+    # Not asked when the fleet renders NFD, nor under node-patch.
+    for fleet in (
+        {**FLEET, "platform": {"nfd": {"provided": "fleet"}}},
+        {**FLEET, "nodeConfig": {"method": "node-patch"}},
+    ):
+        view, _ = env_of(tmp_path / str(len(fleet)), fleet)
+        assert site_nfd(view, state) == []
+
+
+def test_the_sites_nfd_worker_must_tolerate_every_pool_taint(tmp_path: Path) -> None:
+    view, units = env_of(tmp_path)
+    state = everything(units)
+    state.workloads[1] = nfd_worker([{"key": "other", "operator": "Exists"}])
+    [found] = site_nfd(view, state)
+    assert found.code == "PRE003"
+    assert "does not tolerate feature.node.kubernetes.io/accelerator=nvidia-gpu:NoSchedule" in (
+        found.message
+    )
+
+
+def test_the_named_prometheus_must_exist_and_load_the_fleets_objects(tmp_path: Path) -> None:
+    view, units = env_of(tmp_path)
+    state = everything(units)
+    state.prometheuses[0]["spec"]["ruleSelector"] = {"matchLabels": {"release": "other"}}
+    found = prometheus_loads(view, units, state)
+    assert [(f.code, f.message.split(": ")[0]) for f in found] == [
+        (
+            "PRE004",
+            "Prometheus monitoring/kps on the cluster does not load PrometheusRule "
+            "accelerator-monitoring/accelerators-unified",
+        )
+    ]
+    state.prometheuses = []
+    [none] = prometheus_loads(view, units, state)
+    assert none.message.startswith("no Prometheus in namespace 'monitoring'")
+    assert none.location.file == "values/fleet.yaml"
+
+
+def test_a_pool_node_missing_is_a_warning_and_one_without_its_labels_an_error(
+    tmp_path: Path,
+) -> None:
+    view, units = env_of(tmp_path)
+    state = everything(units)
+    state.nodes = {
+        "gpu-1": node({**GPU_LABELS, "feature.node.kubernetes.io/gpu-model": "H100"}, [])
+    }
+    [wrong] = pool_nodes(view, state)
+    assert (wrong.code, wrong.severity) == ("PRE005", Severity.ERROR)
+    assert wrong.message == (
+        "node gpu-1 of pool nvidia/a100 lacks label feature.node.kubernetes.io/gpu-model=A100 "
+        "(it has 'H100'), taint feature.node.kubernetes.io/accelerator=nvidia-gpu:NoSchedule"
+    )
+    assert wrong.location.file == "values/vendors/nvidia.yaml"
+    state.nodes = {}
+    [missing] = pool_nodes(view, state)
+    assert (missing.code, missing.severity) == ("PRE005", Severity.WARNING)
+
+
+# ---- on the local control plane -------------------------------------------------------------
+
+pytestmark = pytest.mark.xdist_group("control-plane")
+
+
+def test_preflight_on_a_cluster_with_every_addon_and_with_each_removed(
+    tmp_path: Path, cluster: ControlPlane
+) -> None:
+    """The site's add-ons as a cluster has them: the CRDs, an nfd-master Deployment with
+    -enable-taints, an nfd-worker DaemonSet that tolerates the pool's taint, the Prometheus,
+    and the pool's node. Passes; then each removed in turn is named."""
+    launcher.reset(cluster)
+    api = cluster.client()
+    values_dir = make_tree(tmp_path)
+    view, units = env_of(tmp_path / "units")
+    api.apply_crds(needed_crds([o for u in units for o in u.objects]))
+    api.apply_crds(needed_crds([{"apiVersion": "monitoring.coreos.com/v1", "kind": "Prometheus"}]))
+    for ns in ("site-nfd", "monitoring"):
+        api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    selector = {"matchLabels": {"app": "nfd"}}
+    template = {"metadata": {"labels": {"app": "nfd"}}}
+    master = nfd_master(["-enable-taints"])
+    worker = nfd_worker([{"key": "feature.node.kubernetes.io/accelerator", "operator": "Exists"}])
+    for obj in (master, worker):
+        obj["apiVersion"] = "apps/v1"
+        obj["metadata"]["namespace"] = "site-nfd"
+        obj["spec"]["selector"] = selector
+        obj["spec"]["template"].update(template)
+        api.apply(obj)
+    prometheus = {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "Prometheus",
+        "metadata": {"name": "kps", "namespace": "monitoring"},
+        "spec": {k: v for k, v in PROMETHEUS.items() if k != "namespace"},
+    }
+    api.apply(prometheus)
+    api.apply({"apiVersion": "v1", "kind": "Node", **node(GPU_LABELS, [GPU_TAINT])})
+
+    def run() -> tuple[int, list[str]]:
+        result = invoke(
+            "preflight",
+            "--values",
+            str(values_dir),
+            "--kubeconfig",
+            str(cluster.kubeconfig),
+            "--output",
+            "json",
+        )
+        doc = json.loads(result.output)
+        return result.exit_code, [f["code"] for f in doc["findings"]]
+
+    assert run() == (0, [])
+    api.delete("apps/v1", "Deployment", "site-nfd", "nfd-master")
+    assert run() == (1, ["PRE002"])
+    api.apply(master)
+    intolerant = nfd_worker([])
+    intolerant.update(apiVersion="apps/v1", metadata=worker["metadata"])
+    intolerant["spec"].update(selector=selector)
+    intolerant["spec"]["template"].update(template)
+    api.apply(intolerant)
+    assert run() == (1, ["PRE003"])
+    api.apply(worker)
+    api.delete("monitoring.coreos.com/v1", "Prometheus", "monitoring", "kps")
+    assert run() == (1, ["PRE004"])
+    api.apply(prometheus)
+    api.delete("v1", "Node", "", "gpu-1")
+    assert run() == (0, ["PRE005"])  # a node not joined yet is a warning
+    launcher.reset(cluster)

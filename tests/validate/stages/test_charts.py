@@ -1,0 +1,128 @@
+"""The charts stage (generator/validate/stages/charts.py): an add-on the fleet renders is
+rendered offline from the chart inside its pinned module, with the values its Application
+carries, and checked like a unit (CHART001); the Application must name that chart and version
+(CHART002). NFD's chart is the one available here."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import yaml
+
+from generator.builders import node_config, platform
+from generator.render.charts import render_chart
+from generator.validate.stages.charts import addon_apps
+from generator.values import loader as values
+from tests.fixtures import FLEET, ROOT, ml_tree, validate_committed
+
+NFD = platform.BY_KEY["nfd"]
+# A pool whose nodes carry a taint of their own, beside the vendor's.
+NVIDIA = """\
+pools:
+  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1]}
+  - name: h100
+    model: H100
+    devicesPerNode: 8
+    nodes: [n2]
+    taints: [{key: example.com/h100, value: reserved, effect: NoSchedule}]
+"""
+FLEET_NFD = FLEET + "platform:\n  nfd: {provided: fleet}\n"
+
+
+def test_the_chart_validate_renders_is_the_version_argo_cd_installs() -> None:
+    """The Application's chart version is the module's tag, and the tool module pins it."""
+    chart = NFD.chart
+    assert chart is not None and chart.module
+    assert "v" + chart.version == chart.module_version
+    gomod = (ROOT / "tools" / chart.tool_module / "go.mod").read_text()
+    assert re.search(rf"^\s*{re.escape(chart.module)} {chart.module_version}$", gomod, re.M)
+
+
+def test_nfd_values_make_nfd_master_taint_and_nfd_worker_tolerate_every_pool(
+    tmp_path: Path,
+) -> None:
+    """Rendered by NFD's own chart: nfd-master runs with -enable-taints, nfd-worker tolerates
+    every taint of the fleet's pools (the vendor's, and the H100 pool's own), and the chart
+    installs the NodeFeatureRule CRD the node-config unit's objects need."""
+    view = values.load(ml_tree(tmp_path, {"vendors/nvidia.yaml": NVIDIA}, fleet=FLEET_NFD)).envs[
+        "prod"
+    ]
+    generated = node_config.nfd_chart_values(view)
+    assert generated == {
+        "master": {"enableTaints": True},
+        "worker": {
+            "tolerations": [
+                {
+                    "key": "example.com/h100",
+                    "operator": "Equal",
+                    "value": "reserved",
+                    "effect": "NoSchedule",
+                },
+                {
+                    "key": "feature.node.kubernetes.io/accelerator",
+                    "operator": "Equal",
+                    "value": "nvidia-gpu",
+                    "effect": "NoSchedule",
+                },
+            ]
+        },
+    }
+    assert NFD.chart is not None
+    docs = [d for d in yaml.safe_load_all(render_chart(NFD.chart, generated, "1.36")) if d]
+    kinds = {(d["kind"], d["metadata"]["name"]) for d in docs}
+    assert ("CustomResourceDefinition", "nodefeaturerules.nfd.k8s-sigs.io") in kinds
+    [master] = [d for d in docs if d["kind"] == "Deployment" and "master" in d["metadata"]["name"]]
+    args = master["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "-enable-taints" in args
+    [worker] = [d for d in docs if d["kind"] == "DaemonSet" and "worker" in d["metadata"]["name"]]
+    assert worker["spec"]["template"]["spec"]["tolerations"] == generated["worker"]["tolerations"]
+    # The chart's defaults, for contrast: no taints, nfd-worker tolerating nothing.
+    plain = [d for d in yaml.safe_load_all(render_chart(NFD.chart, {}, "1.36")) if d]
+    [plain_master] = [
+        d for d in plain if d["kind"] == "Deployment" and "master" in d["metadata"]["name"]
+    ]
+    assert "-enable-taints" not in plain_master["spec"]["template"]["spec"]["containers"][0]["args"]
+
+
+def test_addon_apps_keeps_only_addons_with_a_chart_in_a_module() -> None:
+    def app(addon: str) -> dict[str, object]:
+        return {
+            "kind": "Application",
+            "metadata": {"name": addon, "labels": {"accel-gitops.io/addon": addon}},
+        }
+
+    other = {
+        "kind": "ConfigMap",
+        "metadata": {"name": "x", "labels": {"accel-gitops.io/addon": "nfd"}},
+    }
+    found = addon_apps([app("nfd"), app("volcano"), app("unknown"), other])
+    assert [(d["metadata"]["name"], a.key) for d, a in found] == [("nfd", "nfd")]
+
+
+def test_validate_renders_the_committed_application_and_names_each_problem(
+    tmp_path: Path,
+) -> None:
+    """The committed tree passes; a hand edit of the values it carries (refused by the chart's
+    own values schema) and of its version are each reported at platform.nfd."""
+    values_dir = ml_tree(tmp_path, fleet=FLEET_NFD)
+    code, out = validate_committed(values_dir, "--no-cache", "--output", "json")
+    doc = json.loads(out)
+    assert code == 0, [f for f in doc["findings"] if f["severity"] == "error"]
+    repo = values_dir.parent
+    prod = repo / "overlays/prod/argocd/application-argocd-f-prod-nfd.yaml"
+    prod.write_text(prod.read_text().replace("enableTaints: true", "enableTaints: maybe"))
+    staging = repo / "overlays/staging/argocd/application-argocd-f-staging-nfd.yaml"
+    staging.write_text(
+        staging.read_text().replace("targetRevision: 0.19.0", "targetRevision: 0.18.3")
+    )
+    code, out = validate_committed(values_dir, "--no-cache", "--output", "json", drift=True)
+    found = [f for f in json.loads(out)["findings"] if f["code"].startswith("CHART")]
+    assert code == 1
+    assert [(f["code"], f["file"], f["line"], f["unit"]) for f in found] == [
+        ("CHART001", "values/fleet.yaml", 6, "overlays/prod/argocd"),
+        ("CHART002", "values/fleet.yaml", 6, "overlays/staging/argocd"),
+    ]
+    assert "values don't meet the specifications of the schema" in found[0]["message"]
+    assert "'0.18.3'" in found[1]["message"] and "'0.19.0'" in found[1]["message"]
