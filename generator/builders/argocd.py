@@ -78,7 +78,8 @@ def build(view: FleetView, comps: list[Component]) -> list[Component]:
     return out
 
 
-# What each rendered add-on's chart is given, generated from the fleet.
+# What each add-on the fleet can render gives its chart, generated from the fleet (every add-on
+# with a chart has an entry: a test holds it).
 CHART_VALUES = {
     "volcano": scheduling.volcano_chart_values,
     "nfd": node_config.nfd_chart_values,
@@ -99,7 +100,7 @@ def _addons(view: FleetView, addons: list[platform.Addon]) -> Component:
     comp = Component(UNIT, f"{UNIT}/platform", origin=fleet.doc.anchor(("platform",)))
     charts = [a.chart for a in addons if a.chart is not None]
     for addon in addons:
-        values = CHART_VALUES.get(addon.key, lambda _view: {})(view)
+        values = CHART_VALUES[addon.key](view)
         comp.add(
             platform.application(view, addon, app_name(view, addon.key), project, values),
             fleet.doc.anchor(("platform", addon.key), ("scheduling", "backend")),

@@ -19,19 +19,22 @@ SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 
 # The kustomize units every environment has, in Argo CD sync order. With the Application health
 # check restored (docs/argocd.md), a wave starts only when every Application of the waves before
-# it is Healthy, with no timeout (argo-cd v3.4.0 gitops-engine pkg/sync/sync_context.go). A
-# DaemonSet is Progressing for as long as one of its pods is not available (argo-cd
-# pkg/health/health_daemonset.go, getAppsv1DaemonSetHealth: no timeout, no Degraded), so a device
-# plugin whose image is not pushed yet, or whose host path is missing on one node, would hold
-# every later wave. The units holding DaemonSets (device plugins, exporters) therefore sync last:
-# nothing depends on their health, and team pods simply wait for the devices they advertise.
-# What teams do need first (add-ons and their CRDs, node labels, Kueue flavors) comes before.
+# it is Healthy (argo-cd v3.4.0 gitops-engine/pkg/sync/sync_context.go), with no timeout unless
+# the controller's --sync-timeout is set. A DaemonSet is Progressing while one of its pods is not
+# available (gitops-engine/pkg/health/health_daemonset.go), a Deployment while its replicas are not
+# available, a Job until it finishes (health_deployment.go, health_job.go). So a unit whose
+# health waits on pods must not come before another: a device plugin whose image is not pushed
+# yet would hold every team, and a team's GPU Deployment, which waits for the device plugins and
+# the packing scheduler, would hold them in turn (a deadlock on first install). Only what others
+# need to exist, not to run, comes first: the node configuration (labels and taints) and the
+# scheduling unit (Kueue's flavors). Everything with pods syncs together in the last wave, where
+# team pods simply wait for the devices and the scheduler of the same wave.
 UNIT_WAVES = {
     "node-config": 0,
     "scheduling": 1,
-    "device-plugins": 3,
-    "monitoring": 3,
-    "packing-scheduler": 3,  # a Deployment: its health must not hold the team units either
+    "device-plugins": 2,
+    "monitoring": 2,
+    "packing-scheduler": 2,
 }
 TEAM_UNIT_WAVE = 2
 UNSHARED_NAMESPACES = frozenset({"kube-system", "kube-public", "kube-node-lease", "default"})

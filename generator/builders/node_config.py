@@ -47,7 +47,13 @@ def nfd_chart_values(view: FleetView) -> dict[str, Any]:
       -enable-taints, which templates/master.yaml adds from this value (it defaults to false);
     - `worker.tolerations`: every taint of the fleet's pools. nfd-worker publishes each node's
       PCI devices, which the rules match; on a node it cannot run on, nothing labels or taints
-      the node (templates/worker.yaml takes its tolerations from this value, default none).
+      the node (templates/worker.yaml takes its tolerations from this value, default none);
+    - `postDeleteCleanup: false`: by default the chart has a post-delete hook Job that runs
+      `nfd-master -prune` (templates/post-delete-job.yaml), removing NFD's labels and taints from
+      every node, and Argo CD runs a Helm post-delete hook when the Application is deleted
+      (argo-cd v3.5.7 docs/user-guide/helm.md). Deleting the add-on's Application must not strip
+      the pools' nodes: every pod would lose its nodes' labels, and the taints that keep other
+      pods off the accelerators would go.
     """
     taints: dict[Taint, None] = {}
     for vendor in view.vendors:
@@ -57,6 +63,7 @@ def nfd_chart_values(view: FleetView) -> dict[str, Any]:
     return {
         "master": {"enableTaints": True},
         "worker": {"tolerations": [toleration(t) for t in ordered]},
+        "postDeleteCleanup": False,
     }
 
 

@@ -94,11 +94,14 @@ ADDONS: tuple[Addon, ...] = (
         implied_by=(("nodeConfig", "method"), "nfd"),
         chart=Chart(
             # kubernetes-sigs/node-feature-discovery v0.19.0
-            # deployment/helm/node-feature-discovery/README.md: the charts repository
-            # ("helm repo add nfd https://kubernetes-sigs.github.io/node-feature-discovery/charts")
-            # and the chart version 0.19.0 it installs. The Chart.yaml inside the module says
-            # 0.2.1, a placeholder the release sets to the tag: its templates are what 0.19.0 is.
-            repo_url="https://kubernetes-sigs.github.io/node-feature-discovery/charts",
+            # deployment/helm/node-feature-discovery/README.md installs the chart from the OCI
+            # registry oci://registry.k8s.io/nfd/charts/node-feature-discovery, version 0.19.0
+            # (the HTTP repository it also names is the legacy one, "will be deprecated"). Argo
+            # CD names a public OCI chart by its registry path without oci:// and the chart
+            # apart (argo-cd v3.5.7 docs/user-guide/helm.md). The Chart.yaml inside the module
+            # says 0.2.1, a placeholder the release replaces (hack/prepare-release.sh packages
+            # it with --version): its templates are what 0.19.0 is.
+            repo_url="registry.k8s.io/nfd/charts",
             name="node-feature-discovery",
             version="0.19.0",
             namespace="node-feature-discovery",
@@ -205,10 +208,11 @@ def application(
         labels={"accel-gitops.io/environment": view.env, "accel-gitops.io/addon": addon.key},
         annotations={SYNC_WAVE: str(ADDON_WAVE), "accel-gitops.io/chart-source": chart.source},
     )
-    # No resources finalizer, unlike the units' Applications: deleting an add-on's Application
-    # (dropping it from values) must never delete its CRDs, and with them every object of their
-    # kinds in the cluster; without the finalizer Argo CD leaves the resources in place (argo-cd
-    # docs/user-guide/app_deletion.md v3.5.7, "About The Deletion Finalizer").
+    # No resources finalizer, unlike the units' Applications: dropping an add-on from values
+    # (the root app prunes its Application) must never delete its CRDs, and with them every
+    # object of their kinds in the cluster; without the finalizer Argo CD leaves the resources in
+    # place (argo-cd docs/user-guide/app_deletion.md v3.5.7, "About The Deletion Finalizer").
+    # `argocd app delete` by hand cascades unless told --cascade=false (same page).
     return {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Application",

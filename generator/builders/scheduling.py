@@ -43,14 +43,14 @@ KUBE_SCHEDULER_CONFIGMAP = "accel-kube-scheduler-config"
 KUBE_SCHEDULER_CONF_KEY = "kube-scheduler-config.yaml"
 DEFAULT_SCHEDULER = "default-scheduler"
 # The packing scheduler the fleet runs beside the cluster's own: its name, ServiceAccount, lease
-# and Deployment, in a unit of its own (PACKING_UNIT) that syncs with the DaemonSet units: its
-# health must not hold the team units (builders/common.py UNIT_WAVES).
+# and Deployment, in a unit of its own (PACKING_UNIT) that syncs in the same wave as the team units
+# whose pods name it (builders/common.py UNIT_WAVES).
 PACKING_SCHEDULER = "accel-packing-scheduler"
 PACKING_UNIT = "packing-scheduler"
 FLEET, CONTROL_PLANE = "fleet", "control-plane"
 KUBE_SCHEDULER_IMAGE = "registry.k8s.io/kube-scheduler"
 # kube-scheduler serves /healthz and /readyz over HTTPS on this port (k8s.io/kubernetes v1.36.3
-# pkg/cluster/ports/ports.go, KubeSchedulerPort).
+# pkg/scheduler/apis/config/types.go, DefaultKubeSchedulerPort).
 KUBE_SCHEDULER_PORT = 10259
 CONFIG_DIR = "/etc/kubernetes/accel-packing-scheduler"
 

@@ -259,7 +259,7 @@ def test_each_unit_gets_an_application_in_its_wave_and_the_root_one_manages_them
         application(
             "mini-prod-device-plugins",
             "device-plugins",
-            "3",
+            "2",
             "clusters/gpu/overlays/prod/device-plugins",
             {"server": REMOTE, "namespace": "accelerator-plugins"},
         ),
@@ -359,22 +359,25 @@ def test_automated_sync_off_leaves_sync_options_and_retry_alone(tmp_path: Path) 
 # ---- the wave plan: nothing waits on a DaemonSet ------------------------------------------------
 
 
-def test_the_wave_plan_never_puts_a_daemonsets_health_in_front_of_another_unit(
+def test_the_wave_plan_never_puts_a_pods_health_in_front_of_another_unit(
     tmp_path: Path,
 ) -> None:
     """Read as data from what Argo CD applies (every unit of a fleet with NFD, Kueue, the packing
-    scheduler, Volcano rendered by the fleet and a team): a wave waits for every earlier wave to
-    be Healthy, and a DaemonSet or Deployment whose pods cannot start is Progressing for ever
-    (docs/argocd.md). So no unit that holds one comes before one that holds none; add-ons come
-    before every unit, and the node configuration and Kueue's flavors before the team units that
-    need them."""
+    scheduler, Volcano rendered by the fleet and a team with a job): a wave waits for every
+    earlier wave to be Healthy, and a DaemonSet, Deployment or Job is not Healthy until its pods
+    run (docs/argocd.md). So no unit that holds one comes before any other unit: the team's job
+    waits for the device plugins and the packing scheduler, which wait for nothing. What others
+    need to exist first (node labels and taints, Kueue's flavors) comes first; the add-ons
+    before every unit (their CRDs)."""
     fleet = (
         PROD_FLEET
-        + "nodeConfig: {method: nfd}\nscheduling: {backend: kueue, kubeScheduler: {packing: true}}\n"
+        + "nodeConfig: {method: nfd}\n"
+        + "scheduling: {backend: kueue, kubeScheduler: {packing: true}}\n"
         + "platform:\n  volcano: {provided: fleet}\n"
     )
+    team = TEAM + "jobs:\n  train: {vendor: nvidia, devices: 1, images: {nvidia: r/t:1}}\n"
     values_dir = tree(
-        tmp_path, {"vendors/nvidia.yaml": POOL, "teams/ml.yaml": TEAM}, fleet=fleet, defaults=False
+        tmp_path, {"vendors/nvidia.yaml": POOL, "teams/ml.yaml": team}, fleet=fleet, defaults=False
     )
     units = everything(render_into(values_dir, tmp_path / "out"), "prod")
     waves = {
@@ -391,24 +394,19 @@ def test_the_wave_plan_never_puts_a_daemonsets_health_in_front_of_another_unit(
         "node-config": 0,
         "scheduling": 1,
         "team-ml": 2,
-        "device-plugins": 3,
-        "monitoring": 3,
-        "packing-scheduler": 3,
+        "device-plugins": 2,
+        "monitoring": 2,
+        "packing-scheduler": 2,
     }
     del waves["argocd"]  # the root app: it creates the others
-    # What may never become Healthy: a DaemonSet, or a Deployment outside the team units (the
-    # packing scheduler, whose image the site may not have pushed yet).
-    daemons = {
+    running = {
         u
         for u, objs in units.items()
-        if any(o["kind"] == "DaemonSet" for o in objs)
-        or (not u.startswith("team-") and any(o["kind"] == "Deployment" for o in objs))
+        if any(o["kind"] in ("DaemonSet", "Deployment", "Job") for o in objs)
     }
-    assert daemons == {"device-plugins", "monitoring", "packing-scheduler"}
-    for unit, wave in waves.items():
-        if unit not in daemons:
-            assert all(wave <= waves[d] for d in daemons), unit
-    assert max(w for u, w in waves.items() if u.startswith("addon:")) < min(
-        w for u, w in waves.items() if not u.startswith("addon:")
-    )
+    assert running == {"device-plugins", "monitoring", "packing-scheduler", "team-ml"}
+    units_only = {u: w for u, w in waves.items() if not u.startswith("addon:")}
+    for unit in running:
+        assert all(units_only[unit] >= w for w in units_only.values()), unit
+    assert max(w for u, w in waves.items() if u.startswith("addon:")) < min(units_only.values())
     assert waves["node-config"] < waves["team-ml"] and waves["scheduling"] < waves["team-ml"]

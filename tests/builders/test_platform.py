@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator.builders import argocd, platform, scheduling
+from generator.builders import argocd, node_config, platform, scheduling
 from generator.builders.fleet import build_all
 from generator.values import loader as values
 from generator.values.model import FleetView
@@ -142,3 +142,88 @@ def test_the_defaults_that_declare_an_addon_are_the_ones_values_apply(tmp_path: 
     }
     assert applied == platform.SETTING_DEFAULTS
     assert platform.provided(view, platform.BY_KEY["nfd"]) == "site"
+
+
+def test_every_addon_the_fleet_can_render_has_its_values_made_from_the_fleet() -> None:
+    assert set(argocd.CHART_VALUES) == {a.key for a in platform.ADDONS if a.chart is not None}
+
+
+def test_group_patterns_cover_subgroups_or_one_group() -> None:
+    assert platform.serves("*.volcano.sh", "batch.volcano.sh")
+    assert not platform.serves("*.volcano.sh", "volcano.sh")
+    assert not platform.serves("*.volcano.sh", "notvolcano.sh")
+    assert platform.serves("kueue.x-k8s.io", "kueue.x-k8s.io")
+    assert not platform.serves("kueue.x-k8s.io", "v1.kueue.x-k8s.io")
+
+
+def test_the_addon_applications_point_their_findings_at_platform(tmp_path: Path) -> None:
+    """The component and each Application at `platform` (and `platform.<key>`) in fleet.yaml;
+    the project as the fleet's own has it: argocd namespace, environment label."""
+    fleet = "platform:\n  volcano: {provided: fleet}\n  nfd: {provided: fleet}\n"
+    view = prod(tmp_path, fleet)
+    comps = [c for c in argocd.build(view, []) if c.name == "argocd/platform"]
+    [comp] = comps
+    assert str(comp.origin) == "values/fleet.yaml:5:1"
+    project, *apps = comp.objects
+    assert [(a["metadata"]["name"], str(comp.origin_of(a))) for a in apps] == [
+        ("mini-prod-volcano", "values/fleet.yaml:6:3"),
+        ("mini-prod-nfd", "values/fleet.yaml:7:3"),
+    ]
+    assert project["apiVersion"] == "argoproj.io/v1alpha1"
+    assert project["metadata"] == {
+        "name": "mini-platform",
+        "namespace": "argocd",
+        "labels": {
+            "app.kubernetes.io/managed-by": "accel-gitops",
+            "accel-gitops.io/environment": "prod",
+        },
+        "annotations": {
+            "accel-gitops.io/source": "values/fleet.yaml",
+            "argocd.argoproj.io/sync-wave": "-20",
+        },
+    }
+    assert project["spec"]["sourceRepos"] == [
+        "https://volcano-sh.github.io/helm-charts",
+        "registry.k8s.io/nfd/charts",
+    ]
+    assert project["spec"]["destinations"] == [
+        {"server": "https://kubernetes.default.svc", "namespace": "node-feature-discovery"},
+        {"server": "https://kubernetes.default.svc", "namespace": "volcano-system"},
+    ]
+
+
+def test_nfd_chart_values_taint_and_tolerate_every_pool_and_keep_nodes_on_delete(
+    tmp_path: Path,
+) -> None:
+    """Every distinct taint of every vendor's pools, sorted; the same taint of two pools once."""
+    nvidia = (
+        "pools:\n  - {name: a, model: A100, devicesPerNode: 4, nodes: [n1]}\n"
+        "  - name: b\n    model: H100\n    devicesPerNode: 8\n    nodes: [n2]\n"
+        "    taints: [{key: z.example.com/t, effect: NoExecute}, "
+        "{key: a.example.com/t, value: v, effect: NoSchedule}]\n"
+    )
+    loaded = values.load(
+        tree(tmp_path, {"teams/ml.yaml": TEAM, "vendors/nvidia.yaml": nvidia}, fleet=PROD_FLEET)
+    )
+    got = node_config.nfd_chart_values(loaded.envs["prod"])
+    assert got == {
+        "master": {"enableTaints": True},
+        "worker": {
+            "tolerations": [
+                {
+                    "key": "a.example.com/t",
+                    "operator": "Equal",
+                    "value": "v",
+                    "effect": "NoSchedule",
+                },
+                {
+                    "key": "feature.node.kubernetes.io/accelerator",
+                    "operator": "Equal",
+                    "value": "nvidia-gpu",
+                    "effect": "NoSchedule",
+                },
+                {"key": "z.example.com/t", "operator": "Exists", "effect": "NoExecute"},
+            ]
+        },
+        "postDeleteCleanup": False,
+    }

@@ -896,3 +896,21 @@ def test_who_runs_the_profile_decides_the_name_and_the_unit(tmp_path: Path) -> N
     ]
     # Without packing, no scheduler of the fleet's: the pods keep the cluster's own.
     assert scheduling.scheduler_name(sched_view(tmp_path / "c", "quota")) == "default-scheduler"
+
+
+def test_the_packing_scheduler_runs_in_the_namespace_values_name(tmp_path: Path) -> None:
+    """Its ServiceAccount, ConfigMap and Deployment there (the bindings name that account); its
+    lease and the authentication reader stay in kube-system, where those live."""
+    extra = "  kubeScheduler: {packing: true, namespace: accel-scheduler}\n"
+    [comp] = scheduling.build(sched_view(tmp_path, "quota", extra))
+    spaces = {(o["kind"], o["metadata"].get("namespace")) for o in comp.objects}
+    assert spaces == {
+        ("ConfigMap", "accel-scheduler"),
+        ("ServiceAccount", "accel-scheduler"),
+        ("ClusterRoleBinding", None),
+        ("RoleBinding", "kube-system"),
+        ("Role", "kube-system"),
+        ("Deployment", "accel-scheduler"),
+    }
+    subjects = {s["namespace"] for o in comp.objects if "subjects" in o for s in o["subjects"]}
+    assert subjects == {"accel-scheduler"}

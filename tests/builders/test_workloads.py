@@ -16,7 +16,7 @@ from generator.builders.common import identity
 from generator.findings import Location
 from generator.render.stage import RenderOptions, render
 from generator.values import loader as values
-from generator.values.model import FleetView, Team
+from generator.values.model import FleetView, Team, Vendor
 from tests.fixtures import (
     AMD_MI250X,
     CAMBRICON_MLU370,
@@ -1207,3 +1207,70 @@ services:
         ("PodDisruptionBudget", "train-api-nvidia", train_api),
         ("Service", "train-api", train_api),
     ]
+
+
+# ---- pinned_needs, flavor_split: a Kueue ClusterQueue's share per pool ------------------------
+
+SPLIT_POOLS = """\
+pools:
+  - {name: a100, model: A100, devicesPerNode: 4, nodes: [a1, a2]}
+  - {name: h100, model: H100, devicesPerNode: 8, nodes: [h1]}
+  - {name: h100-big, model: H100, devicesPerNode: 8, nodes: [h2, h3]}
+"""
+
+
+def split_view(root: Path, team: str) -> tuple[FleetView, Team, Vendor]:
+    fleet = FLEET + "capacity: {allowOvercommit: true}\nscheduling: {backend: kueue}\n"
+    view = values.load(
+        tree(root, {"teams/ml.yaml": team, "vendors/nvidia.yaml": SPLIT_POOLS}, fleet=fleet)
+    ).envs["prod"]
+    [team_] = view.teams
+    vendor = view.vendor("nvidia")
+    assert vendor is not None
+    return view, team_, vendor
+
+
+def test_pinned_needs_are_the_largest_single_workload_per_model(tmp_path: Path) -> None:
+    """A Job's pods together (parallelism x devices); a service's pods one each; Volcano Jobs
+    and unpinned workloads count for nothing; models compared without case."""
+    team = """\
+quota: {nvidia: 8}
+jobs:
+  big: {vendor: nvidia, devices: 4, parallelism: 2, model: h100, images: {nvidia: x:1}}
+  small: {vendor: nvidia, devices: 2, model: H100, images: {nvidia: x:1}}
+  free: {vendor: nvidia, devices: 8, images: {nvidia: x:1}}
+  gang:
+    kind: volcano
+    images: {nvidia: x:1}
+    tasks:
+      w: {vendor: nvidia, devices: 4, replicas: 4, model: A100}
+services:
+  s:
+    images: {nvidia: x:1}
+    tracks:
+      nvidia: {devicesPerReplica: 3, replicas: 4, model: A100}
+"""
+    view, team_, vendor = split_view(tmp_path, team)
+    assert workloads.pinned_needs(view, team_, vendor) == {"a100": 3, "h100": 8}
+
+
+def test_flavor_split_gives_pinned_needs_first_on_a_pool_large_enough(tmp_path: Path) -> None:
+    """Share 20, borrowing 6: A100 needs 3 (on a100), H100 needs 16 (more than pool h100's 8: on
+    h100-big); the last 1 fills the pools in order (a100: 4). Borrowing: first what the share
+    left short of each need (nothing), then in pool order (a100, up to its 8)."""
+    view, team_, vendor = split_view(tmp_path, "quota: {nvidia: 20}\nborrowing: {nvidia: 6}\n")
+    split = workloads.flavor_split(team_, vendor, {"a100": 3, "h100": 16})
+    assert split == [(4, 6), (0, 0), (16, 0)]
+    # A share too small: the first model (by name) gets what there is, the rest get 0, and the
+    # borrowing goes to what fell short (a100 3 short 0, h100 16 short 16: 6 of it) first.
+    view, team_, vendor = split_view(
+        tmp_path / "small", "quota: {nvidia: 3}\nborrowing: {nvidia: 6}\n"
+    )
+    assert workloads.flavor_split(team_, vendor, {"a100": 3, "h100": 16}) == [
+        (3, 0),
+        (0, 0),
+        (0, 6),
+    ]
+    # No pool of a model needed: nothing reserved for it; the last pool takes what remains.
+    view, team_, vendor = split_view(tmp_path / "none", "quota: {nvidia: 30}\n")
+    assert workloads.flavor_split(team_, vendor, {"v100": 4}) == [(8, 0), (8, 0), (14, 0)]

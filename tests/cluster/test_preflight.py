@@ -16,6 +16,7 @@ from generator.cluster import launcher
 from generator.cluster.crds import needed_crds
 from generator.cluster.launcher import ControlPlane
 from generator.cluster.preflight import (
+    HINT,
     ClusterState,
     check,
     pool_nodes,
@@ -23,7 +24,7 @@ from generator.cluster.preflight import (
     served_apis,
     site_nfd,
 )
-from generator.findings import Location, Severity
+from generator.findings import Finding, Location, Severity
 from generator.render.layout import render_tree
 from generator.values import loader as values
 from generator.values.model import FleetView
@@ -40,8 +41,13 @@ PROMETHEUS = {
 }
 FLEET = {
     **SIM_FLEET,
+    "nodeConfig": {"method": "nfd"},
     "monitoring": {"prometheusSelectorLabels": {"release": "kps"}, "prometheus": PROMETHEUS},
 }
+# fleet.yaml as make_tree writes FLEET (yaml.safe_dump, keys in order): nodeConfig.method on
+# line 12, column 3; monitoring.prometheus on line 16, column 3.
+NFD_AT = Location("values/fleet.yaml", 12, 3)
+PROMETHEUS_AT = Location("values/fleet.yaml", 16, 3)
 # As the pool's nodes carry them under NFD (the catalog's NVIDIA labels and taint).
 GPU_LABELS = {
     "feature.node.kubernetes.io/accelerator": "nvidia-gpu",
@@ -142,13 +148,17 @@ def test_an_api_the_site_should_serve_is_reported_at_the_values_that_declare_it(
     view, units = env_of(tmp_path)
     state = everything(units)
     state.served.discard("nfd.k8s-sigs.io/v1alpha1")
-    [found] = served_apis(view, units, state)
-    assert found.code == "PRE001" and found.location == Location("values/fleet.yaml", 1, 1)
-    assert found.message == (
-        "the cluster does not serve nfd.k8s-sigs.io/v1alpha1 (NodeFeatureRule of unit "
-        "node-config; values declare that the site runs Node Feature Discovery): Argo CD's "
-        "dry-run would fail the unit's whole Application"
-    )
+    assert served_apis(view, units, state) == [
+        Finding(
+            "PRE001",
+            "the cluster does not serve nfd.k8s-sigs.io/v1alpha1 (NodeFeatureRule of unit "
+            "node-config; values declare that the site runs Node Feature Discovery): Argo CD's "
+            "dry-run would fail the unit's whole Application",
+            NFD_AT,
+            hint="install it on the cluster (its CRDs), or let the fleet render it "
+            "(platform.<add-on>.provided: fleet); " + HINT,
+        )
+    ]
     fleet = {**FLEET, "platform": {"nfd": {"provided": "fleet"}}}
     view, units = env_of(tmp_path / "fleet", fleet)
     assert served_apis(view, units, state) == []
@@ -158,57 +168,132 @@ def test_a_missing_api_of_no_addon_is_reported_at_the_object(tmp_path: Path) -> 
     view, units = env_of(tmp_path)
     state = everything(units)
     state.served.discard("monitoring.coreos.com/v1")
-    found = served_apis(view, units, state)
-    assert [f.message.split(" (")[0] for f in found] == [
-        "the cluster does not serve monitoring.coreos.com/v1"
-    ]
+    [found] = served_apis(view, units, state)
+    # At the values of the first object of that version (the monitoring unit's, at
+    # monitoring in fleet.yaml), no add-on named.
+    assert (found.message, found.location) == (
+        "the cluster does not serve monitoring.coreos.com/v1 (PodMonitor of unit monitoring): "
+        "Argo CD's dry-run would fail the unit's whole Application",
+        Location("values/fleet.yaml", 13, 1),
+    )
 
 
 def test_the_sites_nfd_master_must_run_and_apply_taints(tmp_path: Path) -> None:
     view, units = env_of(tmp_path)
     state = everything(units)
     state.workloads[0] = nfd_master([])
-    [found] = site_nfd(view, state)
-    assert found.code == "PRE002" and "runs without -enable-taints" in found.message
+    hint = "set master.enableTaints: true in NFD's chart (or platform.nfd.provided: fleet); "
+    assert site_nfd(view, state) == [
+        Finding(
+            "PRE002",
+            "nfd-master (nfd/nfd-master) runs without -enable-taints: it ignores the taints of "
+            "the fleet's NodeFeatureRules, and every pod may land on the accelerator nodes",
+            NFD_AT,
+            hint=hint + HINT,
+        )
+    ]
     state.workloads = state.workloads[1:]
-    [gone] = site_nfd(view, state)
-    assert gone.message.startswith("no Deployment runs nfd-master")
+    assert site_nfd(view, state) == [
+        Finding(
+            "PRE002",
+            "no Deployment runs nfd-master: nothing labels or taints the pools' nodes",
+            NFD_AT,
+            hint="install NFD (or platform.nfd.provided: fleet); " + HINT,
+        )
+    ]
+    # A DaemonSet running nfd-master is not the master's Deployment; nor is a Deployment of
+    # something else whose image merely starts like it.
+    state.workloads = [
+        {**nfd_master(["-enable-taints"]), "kind": "DaemonSet"},
+        nfd_worker([{"operator": "Exists"}]),
+    ]
+    assert [f.message.split(":")[0] for f in site_nfd(view, state)] == [
+        "no Deployment runs nfd-master"
+    ]
     # Not asked when the fleet renders NFD, nor under node-patch.
-    for fleet in (
-        {**FLEET, "platform": {"nfd": {"provided": "fleet"}}},
-        {**FLEET, "nodeConfig": {"method": "node-patch"}},
+    for i, fleet in enumerate(
+        (
+            {**FLEET, "platform": {"nfd": {"provided": "fleet"}}},
+            {**FLEET, "nodeConfig": {"method": "node-patch"}},
+        )
     ):
-        view, _ = env_of(tmp_path / str(len(fleet)), fleet)
+        view, _ = env_of(tmp_path / str(i), fleet)
         assert site_nfd(view, state) == []
 
 
 def test_the_sites_nfd_worker_must_tolerate_every_pool_taint(tmp_path: Path) -> None:
-    view, units = env_of(tmp_path)
-    state = everything(units)
+    """Every missing taint named, in order (a second pool with a taint of its own); a worker
+    tolerating every taint (operator Exists, no key) passes; a Deployment is no worker."""
+    nvidia = {
+        "pools": [
+            *NVIDIA["pools"],
+            {
+                "name": "h100",
+                "model": "H100",
+                "devicesPerNode": 8,
+                "nodes": ["gpu-2"],
+                "taints": [{"key": "example.com/a", "value": "x", "effect": "NoSchedule"}],
+            },
+        ]
+    }
+    docs = {"fleet.yaml": FLEET, "vendors/nvidia.yaml": nvidia, "teams/ml.yaml": TEAM}
+    files = {rel: yaml.safe_dump(doc, sort_keys=False) for rel, doc in docs.items()}
+    loaded = values.load(tree(tmp_path, files, defaults=False))
+    view = loaded.envs["dev"]
+    state = everything([u for u in render_tree(loaded).units if u.env == "dev"])
     state.workloads[1] = nfd_worker([{"key": "other", "operator": "Exists"}])
-    [found] = site_nfd(view, state)
-    assert found.code == "PRE003"
-    assert "does not tolerate feature.node.kubernetes.io/accelerator=nvidia-gpu:NoSchedule" in (
-        found.message
-    )
+    assert site_nfd(view, state) == [
+        Finding(
+            "PRE003",
+            "nfd-worker (nfd/nfd-worker) does not tolerate example.com/a=x:NoSchedule, "
+            "feature.node.kubernetes.io/accelerator=nvidia-gpu:NoSchedule: it does not run on "
+            "those nodes, so nothing publishes their devices and the rules never label or taint "
+            "them",
+            NFD_AT,
+            hint="add the tolerations to NFD's worker.tolerations (or platform.nfd.provided: "
+            "fleet); " + HINT,
+        )
+    ]
+    state.workloads[1] = nfd_worker([{"operator": "Exists"}])
+    assert site_nfd(view, state) == []
+    state.workloads[1] = {**nfd_worker([]), "kind": "Deployment"}
+    assert site_nfd(view, state) == []
 
 
 def test_the_named_prometheus_must_exist_and_load_the_fleets_objects(tmp_path: Path) -> None:
     view, units = env_of(tmp_path)
     state = everything(units)
     state.prometheuses[0]["spec"]["ruleSelector"] = {"matchLabels": {"release": "other"}}
-    found = prometheus_loads(view, units, state)
-    assert [(f.code, f.message.split(": ")[0]) for f in found] == [
-        (
+    # A Prometheus of another namespace is not the one named.
+    state.prometheuses.append({"metadata": {"name": "other", "namespace": "elsewhere"}, "spec": {}})
+    hint = (
+        "copy the live Prometheus's selectors into monitoring.prometheus, then label the "
+        "fleet's objects to match (MON003 checks it offline); "
+    )
+    assert prometheus_loads(view, units, state) == [
+        Finding(
             "PRE004",
             "Prometheus monitoring/kps on the cluster does not load PrometheusRule "
-            "accelerator-monitoring/accelerators-unified",
+            'accelerator-monitoring/accelerators-unified: its ruleSelector {"matchLabels": '
+            '{"release": "other"}} does not match the PrometheusRule\'s labels',
+            PROMETHEUS_AT,
+            hint=hint + HINT,
         )
     ]
-    state.prometheuses = []
-    [none] = prometheus_loads(view, units, state)
-    assert none.message.startswith("no Prometheus in namespace 'monitoring'")
-    assert none.location.file == "values/fleet.yaml"
+    state.prometheuses = state.prometheuses[1:]
+    assert prometheus_loads(view, units, state) == [
+        Finding(
+            "PRE004",
+            "no Prometheus in namespace 'monitoring' (monitoring.prometheus): nothing loads the "
+            "fleet's PodMonitors and rules",
+            PROMETHEUS_AT,
+            hint="name the namespace of the Prometheus that scrapes the fleet; " + HINT,
+        )
+    ]
+    # Nothing named: nothing to check.
+    plain = {k: v for k, v in FLEET.items() if k != "monitoring"}
+    view, units = env_of(tmp_path / "plain", plain)
+    assert prometheus_loads(view, units, state) == []
 
 
 def test_a_pool_node_missing_is_a_warning_and_one_without_its_labels_an_error(
@@ -216,19 +301,35 @@ def test_a_pool_node_missing_is_a_warning_and_one_without_its_labels_an_error(
 ) -> None:
     view, units = env_of(tmp_path)
     state = everything(units)
+    pool_at = Location("values/vendors/nvidia.yaml", 5, 3)  # pools[0].nodes
     state.nodes = {
         "gpu-1": node({**GPU_LABELS, "feature.node.kubernetes.io/gpu-model": "H100"}, [])
     }
-    [wrong] = pool_nodes(view, state)
-    assert (wrong.code, wrong.severity) == ("PRE005", Severity.ERROR)
-    assert wrong.message == (
-        "node gpu-1 of pool nvidia/a100 lacks label feature.node.kubernetes.io/gpu-model=A100 "
-        "(it has 'H100'), taint feature.node.kubernetes.io/accelerator=nvidia-gpu:NoSchedule"
-    )
-    assert wrong.location.file == "values/vendors/nvidia.yaml"
+    assert pool_nodes(view, state) == [
+        Finding(
+            "PRE005",
+            "node gpu-1 of pool nvidia/a100 lacks label feature.node.kubernetes.io/gpu-model=A100 "
+            "(it has 'H100'), taint feature.node.kubernetes.io/accelerator=nvidia-gpu:NoSchedule",
+            pool_at,
+            hint="check nfd-master (and nfd-worker on that node), or the node's PCI devices "
+            "against the pool's model; " + HINT,
+        )
+    ]
+    # A taint with another value is not the pool's taint.
+    state.nodes = {"gpu-1": node(GPU_LABELS, [{**GPU_TAINT, "value": "other"}])}
+    assert [f.message.rsplit("lacks ", 1)[1] for f in pool_nodes(view, state)] == [
+        "taint feature.node.kubernetes.io/accelerator=nvidia-gpu:NoSchedule"
+    ]
     state.nodes = {}
-    [missing] = pool_nodes(view, state)
-    assert (missing.code, missing.severity) == ("PRE005", Severity.WARNING)
+    assert pool_nodes(view, state) == [
+        Finding(
+            "PRE005",
+            "node gpu-1 of pool nvidia/a100 is not in the cluster (yet): its devices are not there",
+            pool_at,
+            hint="join the node, or take it out of the pool's nodes",
+            severity=Severity.WARNING,
+        )
+    ]
 
 
 # ---- on the local control plane -------------------------------------------------------------

@@ -127,3 +127,33 @@ def test_min_available_is_the_jobs_else_what_volcanos_webhook_defaults() -> None
     assert min_available({"spec": {"tasks": tasks}}) == 5
     assert min_available({"spec": {"minAvailable": 0, "tasks": [{}]}}) == 1
     assert min_available({"spec": {"tasks": [{"replicas": 2, "minAvailable": 0}]}}) == 0
+
+
+def test_the_sites_nfd_master_is_named_when_its_flags_were_assumed(tmp_path: Path) -> None:
+    """At nodeConfig.method (fleet.yaml line 5, its key) when the fleet does not render NFD."""
+    team = TEAM.split("  gang:")[0]
+    files = {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": team}
+    view, _, built = built_units(tmp_path, files, FLEET + "nodeConfig: {method: nfd}\n")
+    assert not_simulated(view, built, packing=False, site_nfd=True) == [
+        Finding(
+            "SIM011",
+            "nfd-master is the site's (platform.nfd is not provided by the fleet): the "
+            "simulation ran it with -enable-taints and an empty configuration, what "
+            "docs/node-config.md asks of the site; the site's own flags were not simulated",
+            Location("values/fleet.yaml", 5, 14),
+            hint=HINT,
+            severity=Severity.WARNING,
+        )
+    ]
+    assert not_simulated(view, built, packing=False) == []
+
+
+def test_the_sites_nfd_master_is_named_at_the_platform_line_when_values_declare_it(
+    tmp_path: Path,
+) -> None:
+    team = TEAM.split("  gang:")[0]
+    files = {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": team}
+    fleet = FLEET + "nodeConfig: {method: nfd}\nplatform:\n  nfd: {provided: site}\n"
+    view, _, built = built_units(tmp_path, files, fleet)
+    [found] = not_simulated(view, built, packing=False, site_nfd=True)
+    assert found.location == Location("values/fleet.yaml", 7, 3)

@@ -146,7 +146,7 @@ def test_argocd_applications_are_ordered_by_sync_wave(values_dir: Path, tmp_path
         for u, a in apps.items()
     }
     volcano_wave = int(volcano["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"])
-    assert volcano_wave < wave["node-config"] < wave["team-ml-team"] < wave["device-plugins"]
+    assert volcano_wave < wave["node-config"] < wave["team-ml-team"] == wave["device-plugins"]
     assert wave["argocd"] < volcano_wave
     assert apps["team-ml-team"]["spec"]["source"] == {
         "repoURL": "https://git.example.com/platform/accel-gitops.git",

@@ -68,6 +68,7 @@ def test_nfd_values_make_nfd_master_taint_and_nfd_worker_tolerate_every_pool(
                 },
             ]
         },
+        "postDeleteCleanup": False,
     }
     assert NFD.chart is not None
     docs = [d for d in yaml.safe_load_all(render_chart(NFD.chart, generated, "1.36")) if d]
@@ -78,8 +79,14 @@ def test_nfd_values_make_nfd_master_taint_and_nfd_worker_tolerate_every_pool(
     assert "-enable-taints" in args
     [worker] = [d for d in docs if d["kind"] == "DaemonSet" and "worker" in d["metadata"]["name"]]
     assert worker["spec"]["template"]["spec"]["tolerations"] == generated["worker"]["tolerations"]
-    # The chart's defaults, for contrast: no taints, nfd-worker tolerating nothing.
+    # No post-delete hook that would prune every node's NFD labels and taints when the
+    # Application is deleted (the chart's default has one: a Job running nfd-master -prune).
+    assert [d for d in docs if d["kind"] == "Job"] == []
+    # The chart's defaults, for contrast: no taints, nfd-worker tolerating nothing, the hook.
     plain = [d for d in yaml.safe_load_all(render_chart(NFD.chart, {}, "1.36")) if d]
+    [prune] = [d for d in plain if d["kind"] == "Job"]
+    assert prune["metadata"]["annotations"]["helm.sh/hook"] == "post-delete"
+    assert "-prune" in prune["spec"]["template"]["spec"]["containers"][0]["args"]
     [plain_master] = [
         d for d in plain if d["kind"] == "Deployment" and "master" in d["metadata"]["name"]
     ]
