@@ -263,3 +263,18 @@ def test_namespace_selectors_see_the_rendered_labels_and_the_name_label(tmp_path
         '"values": ["accelerator-monitoring"]}]} does not match namespace '
         "'accelerator-monitoring'"
     )
+
+
+def test_a_missed_selector_is_shown_as_its_spec_has_it(tmp_path: Path) -> None:
+    """Keys sorted, ", " and ": " between them: the selector reads as JSON a user can search."""
+    text = PROMETHEUS.replace(
+        "podMonitorSelector: {matchLabels: {release: kps}}",
+        "podMonitorSelector: {matchLabels: {team: gpu, release: kps}, "
+        "matchExpressions: [{key: tier, operator: Exists}]}",
+    )
+    [(message, _, _)] = mon003(nvidia_prod(tmp_path, text))
+    assert message.endswith(
+        'its podMonitorSelector {"matchExpressions": [{"key": "tier", "operator": "Exists"}], '
+        '"matchLabels": {"release": "kps", "team": "gpu"}} does not match the PodMonitor\'s '
+        "labels"
+    )

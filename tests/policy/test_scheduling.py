@@ -1183,3 +1183,26 @@ def test_a_packing_profile_nothing_can_run_is_refused(case: str, tmp_path: Path)
 )
 def test_a_packing_profile_something_runs_or_none_is_fine(section: str, tmp_path: Path) -> None:
     assert list(packing_runner(packing_view(tmp_path, section))) == []
+
+
+def test_sch009_counts_a_jobs_pods_together_and_a_services_one_by_one(tmp_path: Path) -> None:
+    """Quota 4 on two A100 nodes (8) split 4 and 0 over the A100 and H100 flavors: a Job of
+    2 x 3 devices needs 6 at once and is refused; a service of 4 x 1 device needs 1 a pod and is
+    not. Unpinned, the Job may use either flavor: both are named, each with what it allows."""
+    team = """\
+quota: {nvidia: 4}
+jobs:
+  wide: {vendor: nvidia, devices: 3, parallelism: 2, images: {nvidia: x:1}}
+services:
+  s:
+    images: {nvidia: x:1}
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 4}
+"""
+    view = prod(kueue_tree(tmp_path, team))
+    assert nominal(view) == {"nvidia-a100": (4, 0), "nvidia-h100": (0, 0)}
+    assert [f.message for f in kueue_admission(view)] == [
+        "Job 'wide' needs 6 nvidia.com/gpu admitted at once on one Kueue flavor, but the "
+        "flavors its pods may use allow at most: nvidia-a100 4, nvidia-h100 0 (nominal quota "
+        "+ borrowing limit in ClusterQueue team-ml): Kueue never admits it"
+    ]
