@@ -21,6 +21,8 @@ from generator.values.model import FleetView
 from generator.values.yamlio import Obj
 
 FLEET, SITE = "fleet", "site"
+# The label that names the add-on an Application installs (what validate and simulate find).
+ADDON_LABEL = "accel-gitops.io/addon"
 
 
 @dataclass(frozen=True)
@@ -205,7 +207,7 @@ def application(
         name,
         namespace=fleet.argocd_namespace,
         sources=fleet.doc.sources,
-        labels={"accel-gitops.io/environment": view.env, "accel-gitops.io/addon": addon.key},
+        labels={"accel-gitops.io/environment": view.env, ADDON_LABEL: addon.key},
         annotations={SYNC_WAVE: str(ADDON_WAVE), "accel-gitops.io/chart-source": chart.source},
     )
     # No resources finalizer, unlike the units' Applications: dropping an add-on from values

@@ -10,21 +10,16 @@ import yaml
 
 from generator.builders import platform
 from generator.cluster.units import BuiltUnit
-from generator.render.charts import application_values, render_chart
+from generator.render.charts import addon_applications, application_values, render_chart
 
-ADDON_LABEL = "accel-gitops.io/addon"
 # Flags the local control plane sets itself: where nfd-master listens.
 OWN_FLAGS = ("-port=", "-metrics=", "-grpc-health=")
 
 
 def addon_application(built: list[BuiltUnit], key: str) -> dict[str, Any] | None:
     """The Application of add-on `key` among the environment's units, if the fleet renders it."""
-    for unit in built:
-        for obj in unit.docs:
-            labels = (obj.get("metadata") or {}).get("labels") or {}
-            if obj.get("kind") == "Application" and labels.get(ADDON_LABEL) == key:
-                return obj
-    return None
+    docs = [o for unit in built for o in unit.docs]
+    return next((app for app, addon in addon_applications(docs) if addon.key == key), None)
 
 
 def nfd_master(objs: list[dict[str, Any]]) -> tuple[tuple[str, ...], str] | None:

@@ -24,7 +24,7 @@ from generator.cluster.api import ApiClient, Obj
 from generator.errors import FindingsError, UsageError
 from generator.findings import CodeInfo, Finding, Severity, sorted_findings
 from generator.policy.manifest import origin
-from generator.policy.monitoring import SELECTORS, prometheus_misses
+from generator.policy.monitoring import unloaded
 from generator.policy.placement import tolerates
 from generator.render.layout import render_tree
 from generator.values.model import FleetView
@@ -217,32 +217,21 @@ def prometheus_loads(view: FleetView, units: list[Unit], state: ClusterState) ->
             )
         ]
     objs = [o for u in units if u.name == "monitoring" for o in u.objects]
-    ns_labels = {
-        o["metadata"]["name"]: o["metadata"].get("labels") or {}
-        for o in objs
-        if o.get("kind") == "Namespace"
-    }
     out = []
     for prom in live:
         spec = {**(prom.get("spec") or {}), "namespace": ns}
-        for obj in objs:
-            if obj.get("kind") not in SELECTORS:
-                continue
+        for obj, misses in unloaded(spec, objs):
             meta = obj["metadata"]
-            misses = prometheus_misses(spec, obj, ns_labels.get(meta.get("namespace", ""), {}))
-            if misses:
-                out.append(
-                    Finding(
-                        "PRE004",
-                        f"Prometheus {ns}/{prom['metadata']['name']} on the cluster does not load "
-                        f"{obj['kind']} {meta.get('namespace')}/{meta['name']}: "
-                        + "; ".join(misses),
-                        where,
-                        hint="copy the live Prometheus's selectors into monitoring.prometheus, "
-                        "then label the fleet's objects to match (MON003 checks it offline); "
-                        + HINT,
-                    )
+            out.append(
+                Finding(
+                    "PRE004",
+                    f"Prometheus {ns}/{prom['metadata']['name']} on the cluster does not load "
+                    f"{obj['kind']} {meta.get('namespace')}/{meta['name']}: " + "; ".join(misses),
+                    where,
+                    hint="copy the live Prometheus's selectors into monitoring.prometheus, "
+                    "then label the fleet's objects to match (MON003 checks it offline); " + HINT,
                 )
+            )
     return out
 
 

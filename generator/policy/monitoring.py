@@ -94,6 +94,26 @@ def prometheus_misses(prom: dict[str, Any], obj: Obj, ns_labels: dict[str, str])
     return out
 
 
+def unloaded(prom: dict[str, Any], objs: list[Obj]) -> list[tuple[Obj, list[str]]]:
+    """(object, why) for each PodMonitor, ServiceMonitor and PrometheusRule among `objs` (one
+    unit's) that the Prometheus `prom` (its spec's selectors and `namespace`) does not load;
+    namespace selectors see the labels the same objects give their Namespaces."""
+    ns_labels = {
+        o["metadata"]["name"]: o["metadata"].get("labels") or {}
+        for o in objs
+        if o.get("kind") == "Namespace"
+    }
+    out = []
+    for obj in objs:
+        if obj.get("kind") not in SELECTORS:
+            continue
+        namespace = obj["metadata"].get("namespace", "")
+        misses = prometheus_misses(prom, obj, ns_labels.get(namespace, {}))
+        if misses:
+            out.append((obj, misses))
+    return out
+
+
 def prometheus_selects(view: FleetView) -> Iterable[Finding]:
     try:
         comps = [c for c in build_all(view) if c.unit == "monitoring"]
@@ -112,23 +132,16 @@ def prometheus_selects(view: FleetView) -> Iterable[Finding]:
     where = doc.locate(
         ("monitoring", "prometheusSelectorLabels" if labelled else "prometheus"), key=True
     )
-    ns_labels = {
-        o["metadata"]["name"]: o["metadata"].get("labels") or {}
-        for o in objs
-        if o.get("kind") == "Namespace"
-    }
-    for obj in loaded:
+    for obj, misses in unloaded(prom, objs):
         meta = obj["metadata"]
-        misses = prometheus_misses(prom, obj, ns_labels.get(meta.get("namespace", ""), {}))
-        if misses:
-            yield Finding(
-                "MON003",
-                f"the Prometheus in {prom.get('namespace')!r} (monitoring.prometheus) does not "
-                f"load {obj['kind']} {meta.get('namespace')}/{meta['name']}: " + "; ".join(misses),
-                where,
-                "$.monitoring.prometheus",
-                MON003_HINT,
-            )
+        yield Finding(
+            "MON003",
+            f"the Prometheus in {prom.get('namespace')!r} (monitoring.prometheus) does not "
+            f"load {obj['kind']} {meta.get('namespace')}/{meta['name']}: " + "; ".join(misses),
+            where,
+            "$.monitoring.prometheus",
+            MON003_HINT,
+        )
 
 
 CHECKS: tuple[Check, ...] = (

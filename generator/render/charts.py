@@ -44,6 +44,17 @@ def render_chart(chart: platform.Chart, values: dict[str, Any], kube_version: st
     return proc.stdout.decode("utf-8", "replace")
 
 
+def addon_applications(docs: list[dict[str, Any]]) -> list[tuple[dict[str, Any], platform.Addon]]:
+    """The add-on Applications among `docs` whose chart ships in a module (renderable here)."""
+    out = []
+    for doc in docs:
+        key = ((doc.get("metadata") or {}).get("labels") or {}).get(platform.ADDON_LABEL)
+        addon = platform.BY_KEY.get(str(key)) if doc.get("kind") == "Application" else None
+        if addon is not None and addon.chart is not None and addon.chart.module:
+            out.append((doc, addon))
+    return out
+
+
 def application_values(app: dict[str, Any]) -> dict[str, Any]:
     """The chart values an add-on Application carries (`spec.source.helm.valuesObject`)."""
     source = (app.get("spec") or {}).get("source") or {}

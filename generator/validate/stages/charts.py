@@ -21,11 +21,9 @@ import yaml
 from generator import toolchain
 from generator.builders import platform
 from generator.findings import CodeInfo, Finding
-from generator.render.charts import application_values, render_chart
+from generator.render.charts import addon_applications, application_values, render_chart
 from generator.validate.stages import Batch, UnitView, tool_salt
 from generator.validate.stages.kustomize import kubeconform
-
-ADDON_LABEL = "accel-gitops.io/addon"
 
 CHART001 = CodeInfo(
     "CHART001",
@@ -40,17 +38,6 @@ CHART002 = CodeInfo(
     "error",
     "an add-on's Application names another chart or version than the one validated offline",
 )
-
-
-def addon_apps(docs: list[dict[str, Any]]) -> list[tuple[dict[str, Any], platform.Addon]]:
-    """The add-on Applications among a unit's objects whose chart this stage can render."""
-    out = []
-    for doc in docs:
-        key = ((doc.get("metadata") or {}).get("labels") or {}).get(ADDON_LABEL)
-        addon = platform.BY_KEY.get(str(key)) if doc.get("kind") == "Application" else None
-        if addon is not None and addon.chart is not None and addon.chart.module:
-            out.append((doc, addon))
-    return out
 
 
 def _version_problem(app: dict[str, Any], chart: platform.Chart) -> str:
@@ -77,7 +64,7 @@ class ChartsStage:
         out: dict[str, list[dict[str, Any]]] = {}
         files: dict[str, Path] = {}
         for path in batch.ok():
-            for app, addon in addon_apps(batch.built[path]["docs"]):
+            for app, addon in addon_applications(batch.built[path]["docs"]):
                 chart = addon.chart
                 assert chart is not None  # addon_apps keeps only add-ons with a chart
                 values = application_values(app)

@@ -12,8 +12,7 @@ from pathlib import Path
 import yaml
 
 from generator.builders import node_config, platform
-from generator.render.charts import render_chart
-from generator.validate.stages.charts import addon_apps
+from generator.render.charts import addon_applications, render_chart
 from generator.values import loader as values
 from tests.fixtures import FLEET, ROOT, ml_tree, validate_committed
 
@@ -93,7 +92,7 @@ def test_nfd_values_make_nfd_master_taint_and_nfd_worker_tolerate_every_pool(
     assert "-enable-taints" not in plain_master["spec"]["template"]["spec"]["containers"][0]["args"]
 
 
-def test_addon_apps_keeps_only_addons_with_a_chart_in_a_module() -> None:
+def test_addon_applications_keeps_only_addons_with_a_chart_in_a_module() -> None:
     def app(addon: str) -> dict[str, object]:
         return {
             "kind": "Application",
@@ -104,7 +103,7 @@ def test_addon_apps_keeps_only_addons_with_a_chart_in_a_module() -> None:
         "kind": "ConfigMap",
         "metadata": {"name": "x", "labels": {"accel-gitops.io/addon": "nfd"}},
     }
-    found = addon_apps([app("nfd"), app("volcano"), app("unknown"), other])
+    found = addon_applications([app("nfd"), app("volcano"), app("unknown"), other])
     assert [(d["metadata"]["name"], a.key) for d, a in found] == [("nfd", "nfd")]
 
 
