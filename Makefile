@@ -48,7 +48,7 @@ NFD_LDFLAGS := -X sigs.k8s.io/node-feature-discovery/pkg/version.version=$(NFD_V
   lint clean distclean schemas-crds schemas-k8s \
   tool-kustomize tool-kubeconform tool-kbuild tool-promtool tool-nfd-rulecheck tool-kueuecheck \
   tool-schedcheck tool-kube-apiserver tool-kube-controller-manager tool-kube-scheduler tool-kubectl tool-etcd \
-  tool-kwok tool-nfd-master tool-actionlint tool-podsecurity tool-helm
+  tool-kwok tool-nfd-master tool-kueue tool-actionlint tool-podsecurity tool-helm
 
 # ---------------------------------------------------------------------------------------- Python
 # Every build step below runs through tools/fresh: it is skipped while the SHA-256 of its inputs
@@ -148,7 +148,7 @@ schemas-k8s: venv
 # --dry-run=server run this target themselves, saying so, when a part is missing. The
 # Kubernetes binaries are chained (one module); etcd, kwok and nfd-master build beside them.
 tools-cluster: tool-kube-apiserver tool-kube-controller-manager tool-kube-scheduler tool-kubectl \
-  tool-etcd tool-kwok tool-nfd-master
+  tool-etcd tool-kwok tool-nfd-master tool-kueue
 
 tool-kube-apiserver: go-check
 	$(call go_tool,kube-apiserver,tools/controlplane,k8s.io/kubernetes/cmd/kube-apiserver,$(K8S_LDFLAGS))
@@ -166,6 +166,10 @@ tool-kwok: go-check
 # nfd-rulecheck, its module's other binary.
 tool-nfd-master: tool-nfd-rulecheck
 	$(call go_tool,nfd-master,tools/nfd,sigs.k8s.io/node-feature-discovery/cmd/nfd-master,$(NFD_LDFLAGS))
+# Kueue's controller manager runs on the local control plane when the fleet's scheduling backend
+# is kueue (simulate admits Jobs with it); after kueuecheck, its module's other binary.
+tool-kueue: tool-kueuecheck
+	$(call go_tool,kueue,tools/kueuecheck,sigs.k8s.io/kueue/cmd/kueue,-s -w)
 
 # What only the test suite runs.
 tools-dev: tool-actionlint tool-podsecurity

@@ -82,6 +82,7 @@ def build(view: FleetView, comps: list[Component]) -> list[Component]:
 # with a chart has an entry: a test holds it).
 CHART_VALUES = {
     "volcano": scheduling.volcano_chart_values,
+    "kueue": scheduling.kueue_chart_values,
     "nfd": node_config.nfd_chart_values,
 }
 

@@ -85,7 +85,22 @@ ADDONS: tuple[Addon, ...] = (
         groups=("kueue.x-k8s.io",),  # sigs.k8s.io/kueue v0.17.0 apis/kueue/v1beta2
         schedulers=(),
         implied_by=(("scheduling", "backend"), "kueue"),
-        chart=None,
+        chart=Chart(
+            # sigs.k8s.io/kueue v0.17.0 charts/kueue/README.md installs the chart from
+            # oci://registry.k8s.io/kueue/charts/kueue, version 0.17.0, into kueue-system (Argo
+            # CD's form of a public OCI chart: as NFD's below). charts/kueue/Chart.yaml in the
+            # module says 0.17.0.
+            repo_url="registry.k8s.io/kueue/charts",
+            name="kueue",
+            version="0.17.0",
+            namespace="kueue-system",
+            release="kueue",
+            source="kubernetes-sigs/kueue charts/kueue v0.17.0",
+            module="sigs.k8s.io/kueue",
+            module_version="v0.17.0",
+            module_path="charts/kueue",
+            tool_module="kueuecheck",
+        ),
         source="sigs.k8s.io/kueue v0.17.0",
     ),
     Addon(

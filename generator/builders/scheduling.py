@@ -254,6 +254,66 @@ def volcano_chart_values(view: FleetView) -> dict[str, Any]:
     return {"custom": {"scheduler_config_override": dump(volcano_conf(view))}}
 
 
+# Kueue's chart at the pinned version (sigs.k8s.io/kueue v0.17.0 charts/kueue). The chart inside
+# the module names the staging image; the release replaces it with registry.k8s.io/kueue/kueue at
+# the tag, IfNotPresent (hack/helm-chart-package.sh, v0.17.0), so the values say so and the
+# chart rendered offline from the module deploys what the published chart deploys.
+KUEUE_IMAGE = {
+    "repository": "registry.k8s.io/kueue/kueue",
+    "tag": "v0.17.0",
+    "pullPolicy": "IfNotPresent",
+}
+# The chart's own controller manager configuration (charts/kueue/values.yaml
+# managerConfig.controllerManagerConfigYaml, v0.17.0) but its integration list: the chart
+# replaces the whole document with the value given, so every default it carries is kept here.
+KUEUE_MANAGER_CONFIG: dict[str, Any] = {
+    "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+    "kind": "Configuration",
+    "health": {"healthProbeBindAddress": ":8081"},
+    "metrics": {"bindAddress": ":8443"},
+    "webhook": {"port": 9443},
+    "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+    "controller": {
+        "groupKindConcurrency": {
+            "Job.batch": 5,
+            "Pod": 5,
+            "Workload.kueue.x-k8s.io": 5,
+            "LocalQueue.kueue.x-k8s.io": 1,
+            "ClusterQueue.kueue.x-k8s.io": 1,
+            "ResourceFlavor.kueue.x-k8s.io": 1,
+        }
+    },
+    "clientConnection": {"qps": 50, "burst": 100},
+}
+# Kueue's integration per kind of team workload the fleet points at a queue (builders/workloads.py
+# _wire_queue): batch/v1 Jobs, and Deployments, whose pods Kueue admits one by one through the
+# pod integration that "deployment" enables with it (pkg/controller/jobs/deployment/
+# deployment_controller.go ImplicitlyEnabledFrameworkNames, v0.17.0).
+KUEUE_FRAMEWORKS = {"job": "batch/job", "service": "deployment"}
+
+
+def kueue_integrations(view: FleetView) -> list[str]:
+    """Exactly the integrations the fleet's queued workloads need, in Kueue's spelling."""
+    kinds: set[str] = set()
+    for team in view.teams:
+        work = team_workloads(view, team)
+        kinds |= {"job" for j in work.jobs if j.kind == "job"}
+        kinds |= {"service" for _ in work.services}
+    return sorted(KUEUE_FRAMEWORKS[k] for k in kinds)
+
+
+def kueue_chart_values(view: FleetView) -> dict[str, Any]:
+    """Values of Kueue's chart when the fleet renders Kueue (builders/platform.py): the released
+    image, and the manager configuration with exactly the integrations the fleet's workloads
+    need (a framework Kueue manages but nothing uses would still gate, suspend and webhook what
+    other tools deploy)."""
+    config = {**KUEUE_MANAGER_CONFIG, "integrations": {"frameworks": kueue_integrations(view)}}
+    return {
+        "controllerManager": {"manager": {"image": dict(KUEUE_IMAGE)}},
+        "managerConfig": {"controllerManagerConfigYaml": dump(config)},
+    }
+
+
 def volcano_configmap(view: FleetView) -> Obj:
     ns = str(_settings(view, "volcano", "namespace", default=VOLCANO_NAMESPACE))
     name = str(_settings(view, "volcano", "configMap", default=VOLCANO_CONFIGMAP))

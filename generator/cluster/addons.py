@@ -1,6 +1,7 @@
 """What simulate takes from the add-ons the fleet renders: it runs them as deployed, not with
 settings of its own. NFD's chart (builders/platform.py, rendered offline by render/charts.py)
-gives nfd-master's flags and configuration file."""
+gives nfd-master's flags and configuration file; Kueue's gives its controller manager's
+configuration, CRDs and webhooks."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 import yaml
 
 from generator.builders import platform
+from generator.cluster.simkueue import KueueSetup
 from generator.cluster.units import BuiltUnit
 from generator.render.charts import addon_applications, application_values, render_chart
 
@@ -60,3 +62,27 @@ def rendered_nfd_master(
         return None
     text = render_chart(chart, application_values(app), kube_version)
     return nfd_master([d for d in yaml.safe_load_all(text) if d])
+
+
+def rendered_kueue(built: list[BuiltUnit], kube_version: str) -> tuple[KueueSetup | None, bool]:
+    """(Kueue as it runs in this environment, whether it is the site's). The fleet's Kueue
+    Application's chart with its values; when the environment applies Kueue objects but the site
+    provides Kueue, the chart with its own defaults (what a plain install runs: the simulation
+    says that it assumed it, SIM011); (None, False) when nothing needs Kueue."""
+    chart = platform.BY_KEY["kueue"].chart
+    assert chart is not None
+    app = addon_application(built, "kueue")
+    if app is not None:
+        values = application_values(app)
+    elif any(_kueue_object(o) for unit in built for o in unit.docs):
+        values = {}
+    else:
+        return None, False
+    objs = [d for d in yaml.safe_load_all(render_chart(chart, values, kube_version)) if d]
+    return KueueSetup.from_chart(objs), app is None
+
+
+def _kueue_object(obj: dict[str, Any]) -> bool:
+    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+    addon = platform.addon_for_group(group)
+    return addon is not None and addon.key == "kueue"

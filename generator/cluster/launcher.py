@@ -32,7 +32,7 @@ from typing import Any
 import yaml
 
 from generator import toolchain
-from generator.cluster.api import ApiClient
+from generator.cluster.api import ApiClient, ApiError
 from generator.cluster.crds import nfd_crds
 from generator.cluster.sources import kwok_stages
 from generator.toolchain import Service, ToolError
@@ -128,6 +128,11 @@ class ControlPlane:
             self, f"--kubeconfig={self.kubeconfig}", self.services
         )
         self.services.append(service)
+
+    kueue: Any = None
+    """The Kueue setup (cluster/simkueue.py KueueSetup) its controller manager runs with, or
+    None when none runs; `kueue_port`: where its webhooks listen."""
+    kueue_port: int = 0
 
     second_scheduler: dict[str, Any] | None = None
     """The KubeSchedulerConfiguration a second kube-scheduler runs beside the first (the fleet's
@@ -338,6 +343,10 @@ def _start(workdir: Path, services: list[Service], nfd: bool) -> ControlPlane:
                 f"--service-account-key-file={sa_key}",
                 f"--service-account-signing-key-file={sa_key}",
                 f"--token-auth-file={tokens}",
+                # Webhook calls go to a Service's endpoints, not its ClusterIP: no kube-proxy
+                # runs here (cmd/kube-apiserver/app/server.go buildServiceResolver, v1.36.3).
+                # Kueue's webhooks are reached so (cluster/simkueue.py).
+                "--enable-aggregator-routing=true",
             ],
             log=logs / "kube-apiserver.log",
         )
@@ -502,6 +511,7 @@ def _spawn_nfd(plane: ControlPlane, kc: str, services: list[Service]) -> tuple[S
 RESET_TIMEOUT = 120.0
 MANAGED = "app.kubernetes.io/managed-by=accel-gitops"
 SIM_LABEL = "accel-gitops.io/simulation"
+KUEUE_NAMESPACE = "kueue-system"
 
 
 def reset(plane: ControlPlane) -> None:
@@ -511,7 +521,8 @@ def reset(plane: ControlPlane) -> None:
     next run installs the same pinned ones)."""
     api = plane.client()
     api.refresh()
-    keep = SYSTEM_NAMESPACES | {NFD_NAMESPACE}
+    # Add-on controllers that run on the plane across runs keep their namespace (Kueue's).
+    keep = SYSTEM_NAMESPACES | {NFD_NAMESPACE, KUEUE_NAMESPACE}
     for ns in api.list("v1", "Namespace"):
         if ns["metadata"]["name"] not in keep:
             api.delete("v1", "Namespace", "", ns["metadata"]["name"])
@@ -519,6 +530,7 @@ def reset(plane: ControlPlane) -> None:
         for nf in api.list("nfd.k8s-sigs.io/v1alpha1", "NodeFeature", NFD_NAMESPACE):
             name = nf["metadata"]["name"]
             api.delete("nfd.k8s-sigs.io/v1alpha1", "NodeFeature", NFD_NAMESPACE, name)
+    deleted: list[tuple[str, str, str]] = []
     for (api_version, kind), res in sorted(api.resources().items()):
         if kind in ("Namespace", "Node", "Event") or not res.deletable:
             continue
@@ -530,6 +542,7 @@ def reset(plane: ControlPlane) -> None:
             continue
         for obj in api.list(api_version, kind, selector=MANAGED):
             api.delete(api_version, kind, "", obj["metadata"]["name"])
+            deleted.append((api_version, kind, obj["metadata"]["name"]))
 
     def clean() -> bool:
         # No kubelet confirms that a container stopped: pods go at once (grace period 0),
@@ -537,8 +550,21 @@ def reset(plane: ControlPlane) -> None:
         pods = [p for p in api.list("v1", "Pod") if p["metadata"]["namespace"] not in keep]
         for pod in pods:
             api.delete("v1", "Pod", pod["metadata"]["namespace"], pod["metadata"]["name"], grace=0)
+            _unfinalize(api, pod)
+        for finalized in FINALIZED:
+            if api.serves(*finalized):
+                for obj in api.list(*finalized):
+                    if obj["metadata"].get("namespace") not in keep:
+                        _unfinalize(api, obj)
         if pods:
             return False
+        # A cluster-scoped object still being deleted would take the next run's object of the
+        # same name with it (Kueue's ClusterQueues and flavors carry finalizers).
+        for version, kind_name, name in deleted:
+            left = api.get(version, kind_name, "", name)
+            if left is not None:
+                _unfinalize(api, left)
+                return False
         nodes = {n["metadata"]["name"] for n in api.list("v1", "Node")}
         for name in nodes - {CONTROL_PLANE_NODE}:
             api.delete("v1", "Node", "", name, grace=0)
@@ -547,6 +573,21 @@ def reset(plane: ControlPlane) -> None:
 
     _wait("reset", clean, plane.services, RESET_TIMEOUT)
     api.refresh()
+
+
+# Objects whose finalizers an add-on controller removes (Kueue's on the pods it manages and on its
+# Workloads): a reset does not wait for the controller, or for one that no longer runs.
+FINALIZED = (("kueue.x-k8s.io/v1beta2", "Workload"),)
+
+
+def _unfinalize(api: ApiClient, obj: dict[str, Any]) -> None:
+    meta = obj["metadata"]
+    if meta.get("finalizers") and meta.get("deletionTimestamp"):
+        kind = (str(obj["apiVersion"]), str(obj["kind"]))
+        with contextlib.suppress(ApiError):
+            api.merge_patch(
+                *kind, meta.get("namespace", ""), meta["name"], {"metadata": {"finalizers": None}}
+            )
 
 
 def fake_node(

@@ -9,6 +9,7 @@ from generator.builders.common import TEAM_LABEL, VENDOR_LABEL
 from generator.builders.workloads import PodRef, team_objects
 from generator.cluster.api import ApiClient, Obj
 from generator.cluster.fleetnodes import SimNode
+from generator.cluster.simkueue import pending, workloads_by_owner
 from generator.cluster.simresult import HINTS, EnvReport, PodResult
 from generator.cluster.simrun import BATCH_JOB, VOLCANO_JOB, JobOutcome, delete_jobs, run_jobs
 from generator.cluster.units import BuiltUnit
@@ -16,6 +17,8 @@ from generator.findings import Finding, Severity
 from generator.values.model import FleetView
 from generator.values.yamlio import json_path
 from generator.workloads.model import team_workloads
+
+NOT_ADMITTED = "not admitted by Kueue"
 
 
 def pod_refs(view: FleetView) -> dict[tuple[str, str, str], PodRef]:
@@ -95,6 +98,7 @@ def check_pods(
         if ref.get("kind") == "Deployment"
     }
     failed = _failed_create(api)
+    workloads = workloads_by_owner(api)
     deploy_rs = {}
     for (ns, rs), dep in rs_owner.items():
         deploy_rs[(ns, dep)] = rs
@@ -126,15 +130,20 @@ def check_pods(
             ok = True
             if not node_name:
                 ok = False
-                reason = outcome.gang.get((ns, name.split("/")[0])) or _unschedulable(pod)
+                queued = pending(workloads.get((ns, "Pod", pod["metadata"]["name"]), {}))
+                reason = (
+                    outcome.gang.get((ns, name.split("/")[0]))
+                    or (f"{NOT_ADMITTED}: {queued}" if queued else "")
+                    or _unschedulable(pod)
+                )
                 what = f"pod {pod['metadata']['name']} stays Pending: {reason}"
                 mine.append(
                     Finding(
-                        "SIM004",
+                        "SIM013" if queued else "SIM004",
                         f"{subject(ref, ns, name)}: {what}",
                         loc,
                         path,
-                        HINTS["SIM004"],
+                        HINTS["SIM013" if queued else "SIM004"],
                         detail=what,
                     )
                 )
@@ -174,8 +183,9 @@ def check_pods(
             )
         if len(pods) < want:
             refusal = outcome.refused.get((ns, name)) or _refusal(failed, ns, kind, name, deploy_rs)
-            why = refusal or "not created"
-            code = "SIM008" if refusal else "SIM004"
+            queued = outcome.queued.get((ns, name), "")
+            why = refusal or (f"{NOT_ADMITTED}: {queued}" if queued else "not created")
+            code = "SIM008" if refusal else "SIM013" if queued else "SIM004"
             results.append(
                 PodResult(
                     ref.team.name,

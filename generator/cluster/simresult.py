@@ -20,6 +20,8 @@ HINTS = {
     "SIM009": "add a PCI inventory for the server type (generator/values/inventories)",
     "SIM010": "the job waits for the team's other jobs: fine for a queue, or raise the quota",
     "SIM011": "check what was not simulated on a cluster that runs it (docs/simulation.md)",
+    "SIM013": "Kueue's reason says what is short: raise the team's quota for that flavor "
+    "(quota, or the model's share of it), or let its queue borrow",
 }
 
 
@@ -58,6 +60,8 @@ class EnvReport:
     pods: list[PodResult] = field(default_factory=list)
     quotas: list[dict[str, Any]] = field(default_factory=list)
     tracks: list[dict[str, Any]] = field(default_factory=list)
+    admissions: list[dict[str, Any]] = field(default_factory=list)
+    """Kueue's verdict per queued workload (cluster/simkueue.py), when Kueue runs."""
     findings: list[Finding] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     objects: int = 0
@@ -117,4 +121,10 @@ CODES = (
         "the environment deploys what the simulation does not run (Volcano, Kueue): named",
     ),
     CodeInfo("SIM012", "simulate", "error", "the API server refuses an object simulate applies"),
+    CodeInfo(
+        "SIM013",
+        "simulate",
+        "error",
+        "Kueue's controller does not admit a workload: its ClusterQueue cannot hold it",
+    ),
 )

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from generator.cluster.api import ApiClient, ApiError, Obj, UnknownKind
 from generator.cluster.fleetnodes import SimNode
 from generator.cluster.launcher import ControlPlane, metrics
+from generator.cluster.simkueue import pending, workloads_by_owner
 from generator.cluster.simresult import EnvReport
 from generator.cluster.units import BuiltUnit, object_wave
 from generator.findings import Finding
@@ -210,6 +211,8 @@ class JobOutcome:
     """(namespace, workload) -> why pods were not created (quota, Pod Security)."""
     gang: dict[tuple[str, str], str] = field(default_factory=dict)
     """(namespace, Volcano Job) -> why its pods were held back as a gang that cannot start."""
+    queued: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(namespace, Job) -> why Kueue has not admitted it (its Workload's QuotaReserved)."""
 
 
 # The scheduling gate the simulation puts on the pods of a Volcano gang it holds back: they stay
@@ -351,6 +354,12 @@ def run_jobs(api: ApiClient, jobs: list[tuple[BuiltUnit, Obj]], report: EnvRepor
             _wait_pods_created(api, obj)
     report.objects += len(jobs)
     settle(api)
+    workloads = workloads_by_owner(api)
+    for _, obj in jobs:
+        ns, name = _job_id(obj)
+        why = pending(workloads.get((ns, "Job", name), {}))
+        if why:
+            outcome.queued[(ns, name)] = why
     return outcome
 
 
@@ -361,7 +370,8 @@ def _job_id(obj: Obj) -> tuple[str, str]:
 def _wait_pods_created(api: ApiClient, obj: Obj) -> None:
     """Until the Job controller made the job's first pods (spec.parallelism, at most
     spec.completions; both default to 1) or failed to (a FailedCreate event: quota, Pod
-    Security). A job still without either after CREATE_TIMEOUT does not hold the others up."""
+    Security), or Kueue said why it does not admit the job. A job still without any of these
+    after CREATE_TIMEOUT does not hold the others up."""
     ns, name = _job_id(obj)
     spec = obj.get("spec") or {}
     parallelism = int(spec.get("parallelism", 1))
@@ -370,6 +380,8 @@ def _wait_pods_created(api: ApiClient, obj: Obj) -> None:
     def created() -> bool:
         if len(api.list("v1", "Pod", ns, selector=f"job-name={name}")) >= want:
             return True
+        if pending(workloads_by_owner(api, ns).get((ns, "Job", name), {})):
+            return True  # Kueue tried and does not admit it (yet): it holds the job suspended
         return any(
             e.get("reason") == "FailedCreate"
             and (e.get("involvedObject") or {}).get("kind") == "Job"

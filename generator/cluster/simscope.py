@@ -9,24 +9,21 @@ the simulation gives to this control plane's own scheduler.
 from __future__ import annotations
 
 from generator.builders import platform
+from generator.builders.platform import FLEET, SITE
 from generator.cluster.units import BuiltUnit
 from generator.findings import Finding, Severity
 from generator.values.model import FleetView
 
-# What does not run here, per add-on, and what the simulation does in its place. Volcano and
-# Kueue only: their objects are the ones whose meaning a controller decides (NFD's nfd-master
-# runs; the Gateway API and Istio objects route traffic, which a simulation has none of).
+# What does not run here, per add-on, and what the simulation does in its place. Volcano only:
+# its objects are the ones whose meaning a controller decides and which does not run here
+# (nfd-master and Kueue's controller manager run; the Gateway API and Istio objects route
+# traffic, which a simulation has none of).
 NOT_RUN = {
     "volcano": (
         "Volcano's scheduler, controllers and admission do not run here: the task pods of {what} "
         "were made by the simulation as Volcano's job controller makes them and placed by "
         "kube-scheduler, all or none as Volcano's gang plugin decides; Volcano's queues, "
         "capability, reclaim and binpack were not exercised"
-    ),
-    "kueue": (
-        "Kueue's controller does not run here: {what} admitted nothing and every Job ran as if "
-        "admitted at once, so nominal quotas, borrowing, preemption and flavor assignment were "
-        "not exercised"
     ),
 }
 HINT = "check what was not simulated on a cluster that runs it (docs/simulation.md)"
@@ -38,12 +35,34 @@ def _named(objs: list[tuple[str, str]]) -> str:
     return ", ".join(shown) + more
 
 
+KUEUE_RAN = {
+    FLEET: (
+        "Kueue's controller manager (sigs.k8s.io/kueue v0.17.0) ran with the configuration, "
+        "CRDs, webhooks and certificate rotation of the fleet's Kueue chart, as a process with "
+        "the control plane's admin credentials reached through an EndpointSlice the simulation "
+        "wrote: the chart's Deployment and RBAC, and Kueue's visibility API (off), were not "
+        "exercised"
+    ),
+    SITE: (
+        "Kueue is the site's (platform.kueue is not provided by the fleet): the simulation ran "
+        "Kueue v0.17.0 with its chart's default configuration (integrations: {integrations}); "
+        "the site's own version and configuration were not simulated"
+    ),
+}
+
+
 def not_simulated(
-    view: FleetView, built: list[BuiltUnit], packing: bool, site_nfd: bool = False
+    view: FleetView,
+    built: list[BuiltUnit],
+    packing: bool,
+    site_nfd: bool = False,
+    kueue: str | None = None,
+    integrations: tuple[str, ...] = (),
 ) -> list[Finding]:
     """A warning per add-on whose objects this environment applies but which does not run here;
     one when the packing profile is the control plane's to run (`packing`): the fleet renders no
-    scheduler for it; and one when nfd-master is the site's (`site_nfd`): its flags are assumed."""
+    scheduler for it; one when nfd-master is the site's (`site_nfd`): its flags are assumed; and
+    one when Kueue runs (`kueue`: fleet or site), naming what of it did not."""
     uses: dict[str, list[tuple[str, str]]] = {}
     for unit in built:
         for obj in unit.docs:
@@ -51,7 +70,7 @@ def not_simulated(
             addon = platform.addon_for_group(group)
             if addon is None or addon.key not in NOT_RUN:
                 continue
-            wanted = "Job" if addon.key == "volcano" else "ClusterQueue"
+            wanted = "Job"
             if obj.get("kind") == wanted:
                 meta = obj.get("metadata") or {}
                 name = (
@@ -78,6 +97,16 @@ def not_simulated(
                 "simulation ran it, but that the cluster's scheduler is started with it is not "
                 "simulated (docs/scheduling.md)",
                 view.fleet.doc.anchor(("scheduling", "kubeScheduler")),
+                hint=HINT,
+                severity=Severity.WARNING,
+            )
+        )
+    if kueue is not None:
+        out.append(
+            Finding(
+                "SIM011",
+                KUEUE_RAN[kueue].format(integrations=", ".join(integrations) or "none"),
+                view.fleet.doc.anchor(("platform", "kueue"), ("scheduling", "backend")),
                 hint=HINT,
                 severity=Severity.WARNING,
             )

@@ -37,13 +37,14 @@ from typing import Any
 
 import yaml
 
+from generator.builders.platform import FLEET, SITE
 from generator.builders.scheduling import (
     DEFAULT_SCHEDULER,
     KUBE_SCHEDULER_CONF_KEY,
     KUBE_SCHEDULER_CONFIGMAP,
     PACKING_UNIT,
 )
-from generator.cluster.addons import rendered_nfd_master
+from generator.cluster.addons import rendered_kueue, rendered_nfd_master
 from generator.cluster.api import ApiClient, Obj
 from generator.cluster.crds import needed_crds
 from generator.cluster.dryrun import addon_namespaces, load, version_findings
@@ -56,6 +57,7 @@ from generator.cluster.simchecks import (
     check_tracks,
     probe,
 )
+from generator.cluster.simkueue import KUEUE_GROUP, check_admissions, use_kueue
 from generator.cluster.simpods import check_pods, pod_refs, retry_alone
 from generator.cluster.simresult import HINTS, EnvReport, SimulationResult
 from generator.cluster.simrun import (
@@ -98,7 +100,9 @@ def simulate(
                 reset(plane)  # no trace of the last environment (or run, on a shared plane)
                 reports.append(_simulate_env(loaded, name, plane, api))
         finally:
-            plane.use_second_scheduler(None)  # a shared plane goes back to one scheduler
+            # A shared plane goes back to one scheduler and no Kueue.
+            plane.use_second_scheduler(None)
+            use_kueue(plane, None)
     everything = [f for r in reports for f in r.findings]
     return SimulationResult(reports, sorted_findings(everything), plane.started_in)
 
@@ -128,14 +132,26 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
     # docs/node-config.md asks of it, which the run says it assumed (SIM011).
     nfd = rendered_nfd_master(built, view.fleet.kubernetes_version)
     site_nfd = nfd is None and view.fleet.node_config_method == "nfd"
+    # Kueue's controller as the fleet's chart deploys it, or the chart's defaults for the site's.
+    kueue, site_kueue = rendered_kueue(built, view.fleet.kubernetes_version)
     report.findings += not_simulated(
-        view, built, packing=profile is not None and not rendered, site_nfd=site_nfd
+        view,
+        built,
+        packing=profile is not None and not rendered,
+        site_nfd=site_nfd,
+        kueue=None if kueue is None else (SITE if site_kueue else FLEET),
+        integrations=tuple(kueue.integrations()) if kueue else (),
     )
     plane.use_scheduler_config(None if beside else profile)
     plane.use_second_scheduler(profile if beside else None)
     plane.use_nfd(*(nfd or (DEFAULT_NFD_ARGS, "")))
     lap("scheduler")
-    api.apply_crds(needed_crds([o for b in built for o in b.docs]))
+    # Where Kueue runs, its CRDs are its chart's (use_kueue), with the conversion webhook the
+    # chart wires: the pinned copies of the same CRDs are not applied over them.
+    crds = needed_crds([o for b in built for o in b.docs])
+    api.apply_crds(c for c in crds if kueue is None or c["spec"]["group"] != KUEUE_GROUP)
+    use_kueue(plane, kueue)
+    api.refresh()  # Kueue's CRDs (its Workloads) are served now
     for ns in addon_namespaces(loaded, env):
         api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     lap("install")
@@ -219,6 +235,7 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
     for key, fs in failing.items():
         if key[1] == "Deployment":
             report.findings += fs
+    check_admissions(api, refs, report)
     check_quotas(api, view, report)
     check_tracks(api, view, report)
     jobs_failing = {k: fs for k, fs in failing.items() if k[1] != "Deployment"}

@@ -53,6 +53,23 @@ def env_text(rep: EnvReport) -> str:
             mark = "waits" if p.waits and not p.ok else _mark(p.ok)
             rows.append([p.workload, p.pod, p.vendor or "-", p.node or "-", state[:120], mark])
         lines += _table(rows)
+    if rep.admissions:
+        lines.append(" Kueue's admission per queued workload (its controller ran)")
+        rows = [["workload", "values", "queue", "admission", ""]]
+        # A workload that Kueue admits alone but not beside the team's other jobs waits (SIM010,
+        # a warning), as its pod rows say.
+        waiting = {p.workload for p in rep.pods if p.waits and not p.ok}
+        rows += [
+            [
+                a["workload"],
+                a["values"],
+                a["queue"],
+                a["admission"][:120],
+                "waits" if a["workload"] in waiting and not a["ok"] else _mark(a["ok"]),
+            ]
+            for a in rep.admissions
+        ]
+        lines += _table(rows)
     if rep.quotas:
         lines.append(" quota used / hard per team")
         rows = [["team", "namespace", "resource", "used", "hard"]]

@@ -72,6 +72,7 @@ CONTROL_PLANE: tuple[str, ...] = (
     "etcd",
     "kwok",
     "nfd-master",
+    "kueue",
 )
 CONTROL_PLANE_TARGET = "tools-cluster"
 # What only the test suite runs (make tools-dev).
@@ -116,6 +117,8 @@ _DECLARED: Mapping[str, Tool] = {
             "kueuecheck",
             built_from="tools/kueuecheck",
         ),
+        # Kueue's controller manager: simulate runs it when the fleet's backend is kueue.
+        _go("kueue", "sigs.k8s.io/kueue", "v0.17.0", "kueuecheck"),
         _system(
             "openssl",
             "PATH (Debian package openssl; makes the local control plane's signing key)",

@@ -701,7 +701,7 @@ FLEET_PROPS: dict[str, Any] = {
     "platform": _obj(
         {
             "volcano": _addon(["fleet", "site"]),
-            "kueue": _addon(["site"]),
+            "kueue": _addon(["fleet", "site"]),
             "nfd": _addon(["fleet", "site"]),
             "gatewayAPI": _addon(["site"]),
             "istio": _addon(["site"]),

@@ -914,3 +914,54 @@ def test_the_packing_scheduler_runs_in_the_namespace_values_name(tmp_path: Path)
     }
     subjects = {s["namespace"] for o in comp.objects if "subjects" in o for s in o["subjects"]}
     assert subjects == {"accel-scheduler"}
+
+
+# ---- issue 19: the Kueue chart's values -------------------------------------------------------
+
+SERVICE_ONLY = """\
+quota: {nvidia: 2}
+services:
+  serve:
+    images: {nvidia: r/serve:cuda}
+    tracks: {nvidia: {devicesPerReplica: 1, replicas: 1}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("teams", "frameworks"),
+    [
+        ({"teams/ml.yaml": ML}, ["batch/job"]),
+        ({"teams/serve.yaml": SERVICE_ONLY}, ["deployment"]),
+        ({"teams/ml.yaml": ML, "teams/serve.yaml": SERVICE_ONLY}, ["batch/job", "deployment"]),
+        ({"teams/ml.yaml": "quota: {nvidia: 2}\n"}, []),
+        # A Volcano Job is no Kueue workload (SCH002 refuses it under kueue; no integration).
+        ({"teams/ml.yaml": "quota: {nvidia: 8}\njobs:\n" + VOLCANO_JOB}, []),
+    ],
+)
+def test_kueue_is_given_exactly_the_integrations_the_queued_workloads_need(
+    tmp_path: Path, teams: dict[str, str], frameworks: list[str]
+) -> None:
+    view = values.load(
+        tree(
+            tmp_path,
+            {**teams, "vendors/nvidia.yaml": NVIDIA},
+            fleet=FLEET + "scheduling: {backend: kueue}\n",
+            defaults=False,
+        )
+    ).envs["prod"]
+    got = scheduling.kueue_chart_values(view)
+    config = yaml.safe_load(got["managerConfig"]["controllerManagerConfigYaml"])
+    # The chart's own configuration (charts/kueue/values.yaml v0.17.0) but the integrations.
+    assert config == {**scheduling.KUEUE_MANAGER_CONFIG, "integrations": {"frameworks": frameworks}}
+    assert config["webhook"] == {"port": 9443}
+    assert config["leaderElection"]["resourceName"] == "c1f6bfd2.kueue.x-k8s.io"
+    # The released chart's image (hack/helm-chart-package.sh), not the module's staging one.
+    assert got["controllerManager"] == {
+        "manager": {
+            "image": {
+                "repository": "registry.k8s.io/kueue/kueue",
+                "tag": "v0.17.0",
+                "pullPolicy": "IfNotPresent",
+            }
+        }
+    }

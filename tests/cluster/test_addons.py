@@ -9,7 +9,12 @@ from pathlib import Path
 import yaml
 
 from generator.builders import platform
-from generator.cluster.addons import addon_application, nfd_master, rendered_nfd_master
+from generator.cluster.addons import (
+    addon_application,
+    nfd_master,
+    rendered_kueue,
+    rendered_nfd_master,
+)
 from generator.render.charts import render_chart
 from tests.fixtures import FLEET, built_units
 
@@ -57,3 +62,41 @@ def test_the_fleets_nfd_application_or_none(tmp_path: Path) -> None:
     _, _, site = built_units(tmp_path / "site", files, DEV_FLEET)
     assert addon_application(site, "nfd") is None
     assert rendered_nfd_master(site, "1.36") is None
+
+
+# ---- Kueue ------------------------------------------------------------------------------------
+
+KUEUE_TEAM = (
+    "quota: {nvidia: 2}\njobs:\n  j: {vendor: nvidia, devices: 1, images: {nvidia: r/t:1}}\n"
+)
+
+
+def test_the_fleets_kueue_runs_with_its_application_values(tmp_path: Path) -> None:
+    files = {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": KUEUE_TEAM}
+    fleet = DEV_FLEET + "scheduling: {backend: kueue}\nplatform:\n  kueue: {provided: fleet}\n"
+    _, _, built = built_units(tmp_path, files, fleet)
+    setup, site = rendered_kueue(built, "1.36")
+    assert setup is not None and site is False
+    # The fleet's integrations (batch Jobs only here), not the chart's default list.
+    assert setup.integrations() == ["batch/job"]
+    kinds = sorted({yaml.safe_load(t)["kind"] for t in setup.objects})
+    # Everything of the chart but what the process stands in for (simkueue.NOT_APPLIED).
+    assert "Deployment" not in kinds and "APIService" not in kinds and "ConfigMap" not in kinds
+    assert {"CustomResourceDefinition", "MutatingWebhookConfiguration", "Secret", "Service"} <= set(
+        kinds
+    )
+
+
+def test_the_sites_kueue_runs_with_the_charts_defaults(tmp_path: Path) -> None:
+    files = {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": KUEUE_TEAM}
+    _, _, built = built_units(tmp_path, files, DEV_FLEET + "scheduling: {backend: kueue}\n")
+    setup, site = rendered_kueue(built, "1.36")
+    assert setup is not None and site is True
+    # charts/kueue/values.yaml v0.17.0: its default integration list, "pod" among them.
+    assert setup.integrations()[0] == "batch/job" and "pod" in setup.integrations()
+
+
+def test_no_kueue_where_nothing_needs_it(tmp_path: Path) -> None:
+    files = {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": KUEUE_TEAM}
+    _, _, built = built_units(tmp_path, files, DEV_FLEET)
+    assert rendered_kueue(built, "1.36") == (None, False)

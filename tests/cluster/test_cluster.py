@@ -31,7 +31,8 @@ from generator.findings import Finding, Severity
 from generator.policy import registry
 from generator.reporters import simulation as simreport
 from generator.values.model import FleetView
-from tests.fixtures import SIM_FLEET, invoke
+from tests.example import use_backend
+from tests.fixtures import SIM_FLEET, Write, invoke
 from tests.fixtures import tree as values_tree
 
 pytestmark = pytest.mark.xdist_group("control-plane")
@@ -550,6 +551,33 @@ def test_example_fleet_simulation_in_every_environment(
         gang = [p for p in env.pods if "mixed-training-job" in p.workload]
         assert gang and all(p.waits and not p.node for p in gang), gang
         assert "MISMATCH" not in simreport.env_text(env)
+
+
+def test_example_fleet_under_kueue_is_admitted_by_kueues_own_controller(
+    values_dir: Path, write: Write, cluster: ControlPlane
+) -> None:
+    """The example under `backend: kueue`, with the fleet's Kueue chart: Kueue's controller
+    admits every job and every service pod through the team's ClusterQueue, on the flavor of
+    the pool it lands on, in every environment; the only warning says what of Kueue did not run."""
+    use_backend(values_dir, write, "kueue")
+    fleet = (values_dir / "fleet.yaml").read_text()
+    assert "  nfd:\n    provided: fleet\n" in fleet
+    write("fleet.yaml", fleet.replace("  nfd:\n", "  kueue:\n    provided: fleet\n  nfd:\n", 1))
+    result = sim(values_dir, cluster)
+    assert [f.format() for f in result.findings if f.severity is Severity.ERROR] == []
+    assert [f.message.split(" (")[0] for f in result.findings if f.code == "SIM011"] == [
+        "Kueue's controller manager"
+    ] * 2
+    assert codes(result.findings, Severity.WARNING) == {"SIM011"}
+    for env in result.envs:
+        admitted = {a["workload"]: (a["ok"], a["queue"]) for a in env.admissions}
+        assert admitted == {
+            "Deployment inference/inference-service-ascend": (True, "team-inference"),
+            "Deployment inference/inference-service-nvidia": (True, "team-inference"),
+            "Job ml-team/cuda-training-job": (True, "team-ml-team"),
+            "Job ml-team/npu-training-job": (True, "team-ml-team"),
+        }, env.admissions
+        assert all(p.ok for p in env.pods), env.pods
 
 
 def test_without_packing_the_example_jobs_fragment(values_dir: Path, cluster: ControlPlane) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from generator.builders.platform import FLEET as FLEET_KUEUE
+from generator.builders.platform import SITE
 from generator.cluster.simrun import min_available
 from generator.cluster.simscope import HINT, not_simulated
 from generator.findings import Finding, Location, Severity
@@ -64,14 +66,38 @@ def test_volcano_jobs_are_named_at_the_platform_line(tmp_path: Path) -> None:
     ]
 
 
-def test_under_kueue_the_cluster_queue_is_named_at_the_backend(tmp_path: Path) -> None:
+def test_kueue_the_fleet_renders_ran_and_what_of_it_did_not_is_named(tmp_path: Path) -> None:
     team = TEAM.split("  gang:")[0]
-    [found] = scope(tmp_path, "scheduling: {backend: kueue}\n", team)
+    files = {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": team}
+    fleet = FLEET + "scheduling: {backend: kueue}\nplatform:\n  kueue: {provided: fleet}\n"
+    view, _, built = built_units(tmp_path, files, fleet)
+    # No Volcano Job: nothing of Volcano is named; Kueue ran, and what of it did not is said.
+    assert not_simulated(view, built, False) == []
+    assert not_simulated(view, built, False, kueue=FLEET_KUEUE) == [
+        Finding(
+            "SIM011",
+            "Kueue's controller manager (sigs.k8s.io/kueue v0.17.0) ran with the configuration, "
+            "CRDs, webhooks and certificate rotation of the fleet's Kueue chart, as a process "
+            "with the control plane's admin credentials reached through an EndpointSlice the "
+            "simulation wrote: the chart's Deployment and RBAC, and Kueue's visibility API "
+            "(off), were not exercised",
+            Location("values/fleet.yaml", 7, 3),
+            hint=HINT,
+            severity=Severity.WARNING,
+        )
+    ]
+
+
+def test_the_sites_kueue_is_said_to_be_assumed_with_its_integrations(tmp_path: Path) -> None:
+    team = TEAM.split("  gang:")[0]
+    files = {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": team}
+    view, _, built = built_units(tmp_path, files, FLEET + "scheduling: {backend: kueue}\n")
+    [found] = not_simulated(view, built, False, kueue=SITE, integrations=("batch/job", "pod"))
     assert found == Finding(
         "SIM011",
-        "Kueue's controller does not run here: Kueue ClusterQueue team-ml admitted nothing and "
-        "every Job ran as if admitted at once, so nominal quotas, borrowing, preemption and "
-        "flavor assignment were not exercised",
+        "Kueue is the site's (platform.kueue is not provided by the fleet): the simulation ran "
+        "Kueue v0.17.0 with its chart's default configuration (integrations: batch/job, pod); "
+        "the site's own version and configuration were not simulated",
         Location("values/fleet.yaml", 5, 14),
         hint=HINT,
         severity=Severity.WARNING,

@@ -18,6 +18,9 @@ import yaml
 from generator.cluster.launcher import ControlPlane
 from generator.cluster.simchecks import PROBE_NAMESPACE
 from generator.cluster.simulate import simulate
+from generator.findings import Severity
+from generator.render import stage
+from generator.values.loader import load as load_values
 from tests.fixtures import SIM_FLEET, tree
 
 pytestmark = pytest.mark.xdist_group("control-plane")
@@ -120,5 +123,89 @@ def test_the_report_has_a_row_for_every_node_daemonset_probe_quota_and_track(
     ]
     # SIM011: nfd-master is the site's here (platform.nfd is not the fleet's): its flags assumed
     assert {f.code for f in result.findings} == {"SIM002", "SIM006", "SIM011"}, [
+        f.format() for f in result.findings
+    ]
+
+
+# ---- Kueue's own controller (issue 19) ---------------------------------------------------------
+
+# One A100 node of 4 GPUs; team ml may use 2 of them. `fits` asks for 1 GPU; `toobig` for 4, which
+# its ClusterQueue can never admit (nominal quota 2, no borrowing).
+KUEUE_TEAM = """\
+quota: {nvidia: 2}
+jobs:
+  fits:
+    vendor: nvidia
+    devices: 1
+    images: {nvidia: r/train:cuda}
+  toobig:
+    vendor: nvidia
+    devices: 4
+    images: {nvidia: r/train:cuda}
+"""
+KUEUE_NVIDIA = {"pools": [{"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["g1"]}]}
+# What render refuses the tree for: Kueue's admission rule as the generator reads it (SCH009)
+# and the quota the job's devices exceed (MIG004). Without them, Kueue itself must refuse.
+RENDER_RULES = {"SCH009", "MIG004"}
+
+
+def test_kueue_admits_what_its_cluster_queue_holds_and_says_why_not_at_the_values_line(
+    tmp_path: Path, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fleet = {
+        **SIM_FLEET,
+        "scheduling": {"backend": "kueue"},
+        "platform": {"kueue": {"provided": "fleet"}},
+    }
+    files = {
+        "fleet.yaml": yaml.safe_dump(fleet, sort_keys=False),
+        "vendors/nvidia.yaml": yaml.safe_dump(KUEUE_NVIDIA),
+        "teams/ml.yaml": KUEUE_TEAM,
+    }
+    values = tree(tmp_path, files, defaults=False)
+    refused = [
+        f.code for f in stage.policy.run_checks(load_values(values)) if f.severity.name == "ERROR"
+    ]
+    assert sorted(set(refused)) == sorted(RENDER_RULES)
+    checks = stage.policy.run_checks
+    monkeypatch.setattr(
+        stage.policy,
+        "run_checks",
+        lambda loaded: [f for f in checks(loaded) if f.code not in RENDER_RULES],
+    )
+
+    result = simulate(values, None, lambda: contextlib.nullcontext(cluster))
+    (env,) = result.envs
+
+    rows = {a["workload"]: a for a in env.admissions}
+    assert sorted(rows) == ["Job ml/fits", "Job ml/toobig"]
+    fits, toobig = rows["Job ml/fits"], rows["Job ml/toobig"]
+    assert (fits["values"], fits["queue"], fits["ok"]) == (
+        "values/teams/ml.yaml:3:3",
+        "team-ml",
+        True,
+    )
+    assert fits["admission"].startswith("1 of 1 admitted: team-ml (")
+    assert "nvidia-a100" in fits["admission"]
+    assert (toobig["values"], toobig["ok"]) == ("values/teams/ml.yaml:7:3", False)
+    assert toobig["admission"].startswith("0 of 1 admitted; pending: ")
+    # Kueue's own words: the flavor and the resource it is short of.
+    assert "nvidia-a100" in toobig["admission"] and "nvidia.com/gpu" in toobig["admission"]
+
+    (fit_pod,) = [p for p in env.pods if p.workload == "Job ml/fits"]
+    assert (fit_pod.node, fit_pod.ok) == ("g1", True)
+    (missing,) = [p for p in env.pods if p.workload == "Job ml/toobig"]
+    assert (missing.pod, missing.ok) == ("1 pod(s) not created", False)
+    assert missing.reason.startswith("not admitted by Kueue: ")
+
+    (finding,) = [f for f in result.findings if f.severity is Severity.ERROR]
+    assert finding.code == "SIM013"
+    assert str(finding.location) == "values/teams/ml.yaml:7:3"
+    assert finding.message.startswith(
+        "Job ml/toobig: 1 of 1 pod(s) not created: not admitted by Kueue: "
+    )
+    # Tried again alone, beside nothing but the services: Kueue still does not admit it.
+    assert finding.message.endswith("(even alone, with only the services beside it)")
+    assert {f.code for f in result.findings} == {"SIM011", "SIM013"}, [
         f.format() for f in result.findings
     ]
