@@ -51,17 +51,43 @@ def nfd_master(objs: list[dict[str, Any]]) -> tuple[tuple[str, ...], str] | None
     return None
 
 
-def rendered_nfd_master(
-    built: list[BuiltUnit], kube_version: str
-) -> tuple[tuple[str, ...], str] | None:
-    """nfd-master's flags and configuration as the fleet's NFD Application deploys it; None when
-    the fleet does not render NFD (the site runs it)."""
+def nfd_chart(built: list[BuiltUnit], kube_version: str) -> list[dict[str, Any]] | None:
+    """Every object of the fleet's NFD chart as its Application renders it; None when the fleet
+    does not render NFD (the site runs it)."""
     app = addon_application(built, "nfd")
     chart = platform.BY_KEY["nfd"].chart
     if app is None or chart is None:
         return None
     text = render_chart(chart, application_values(app), kube_version)
-    return nfd_master([d for d in yaml.safe_load_all(text) if d])
+    return [d for d in yaml.safe_load_all(text) if d]
+
+
+def rendered_nfd_master(
+    built: list[BuiltUnit], kube_version: str
+) -> tuple[tuple[str, ...], str] | None:
+    """nfd-master's flags and configuration as the fleet's NFD Application deploys it; None when
+    the fleet does not render NFD (the site runs it)."""
+    objs = nfd_chart(built, kube_version)
+    return None if objs is None else nfd_master(objs)
+
+
+# Helm's hook annotation (helm.sh/helm/v3 pkg/release/hook.go): hooks run at install or delete,
+# not as part of what stays deployed.
+HELM_HOOK = "helm.sh/hook"
+
+
+def nfd_applied(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the simulation applies of NFD's chart: all that stays deployed but the CRDs (the
+    control plane installs NFD's, from the same module) and the nfd-master Deployment (the
+    nfd-master process stands in for it, with its flags: nfd_master). nfd-worker's DaemonSet is
+    among them: its pods show where nfd-worker can run."""
+    return [
+        o
+        for o in objs
+        if o.get("kind") != "CustomResourceDefinition"
+        and nfd_master([o]) is None
+        and HELM_HOOK not in ((o.get("metadata") or {}).get("annotations") or {})
+    ]
 
 
 def rendered_kueue(built: list[BuiltUnit], kube_version: str) -> tuple[KueueSetup | None, bool]:

@@ -514,6 +514,13 @@ SIM_LABEL = "accel-gitops.io/simulation"
 KUEUE_NAMESPACE = "kueue-system"
 
 
+def sim_labelled(obj: dict[str, Any]) -> dict[str, Any]:
+    """`obj` marked as an add-on object the simulation applied (what reset removes from NFD's
+    namespace, which outlives a reset, and what Kueue's stop unhooks)."""
+    obj.setdefault("metadata", {}).setdefault("labels", {})[SIM_LABEL] = "true"
+    return obj
+
+
 def reset(plane: ControlPlane) -> None:
     """Bring the control plane back to how it started, so the next run sees no trace of the
     last: every namespace but the system ones, every node but the control plane's, the
@@ -535,10 +542,12 @@ def reset(plane: ControlPlane) -> None:
         if kind in ("Namespace", "Node", "Event") or not res.deletable:
             continue
         if res.namespaced:
-            # What the fleet put into kube-system (the packing scheduler's objects) goes too:
-            # that namespace stays.
-            for obj in api.list(api_version, kind, "kube-system", selector=MANAGED):
-                api.delete(api_version, kind, "kube-system", obj["metadata"]["name"], grace=0)
+            # What the fleet put into kube-system (the packing scheduler's objects) goes too,
+            # and the NFD chart's objects from NFD's namespace: those namespaces stay.
+            kept = (("kube-system", MANAGED), (NFD_NAMESPACE, f"{SIM_LABEL}=true"))
+            for space, selector in kept:
+                for obj in api.list(api_version, kind, space, selector=selector):
+                    api.delete(api_version, kind, space, obj["metadata"]["name"], grace=0)
             continue
         for obj in api.list(api_version, kind, selector=MANAGED):
             api.delete(api_version, kind, "", obj["metadata"]["name"])
@@ -547,7 +556,13 @@ def reset(plane: ControlPlane) -> None:
     def clean() -> bool:
         # No kubelet confirms that a container stopped: pods go at once (grace period 0),
         # before their nodes, or the namespace controller waits for them for ever.
-        pods = [p for p in api.list("v1", "Pod") if p["metadata"]["namespace"] not in keep]
+        # NFD's namespace too: its chart's pods (no pod-GC controller runs to remove a pod
+        # whose node is gone).
+        pods = [
+            p
+            for p in api.list("v1", "Pod")
+            if p["metadata"]["namespace"] not in keep - {NFD_NAMESPACE}
+        ]
         for pod in pods:
             api.delete("v1", "Pod", pod["metadata"]["namespace"], pod["metadata"]["name"], grace=0)
             _unfinalize(api, pod)

@@ -7,8 +7,10 @@ and the fleet does not install (PRE001); nfd-master applying taints (PRE002) and
 tolerating every pool's taint (PRE003) when NFD is the site's; the Prometheus values name loading
 every PodMonitor and PrometheusRule the fleet renders (PRE004, the same rules as MON003, on the
 live Prometheus's spec); and each node a pool names carrying the pool's labels and taints
-(PRE005). The cluster is read once (`read_cluster`); the checks are plain functions of what was
-read, so each is tested without a cluster. Nothing is written: every request is a GET.
+(PRE005); and, when Kueue is the site's, a Kueue manager with every integration the fleet's
+queued workloads need (PRE006). The cluster is read once (`read_cluster`); the checks are plain
+functions of what was read, so each is tested without a cluster. Nothing is written: every
+request is a GET.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from generator.builders import platform
+import yaml
+
+from generator.builders import platform, scheduling
 from generator.builders.common import Unit
 from generator.cluster import dryrun, target
 from generator.cluster.api import ApiClient, Obj
@@ -54,6 +58,12 @@ CODES = (
         "error or warning",
         "a node a pool names is missing (warning) or lacks the pool's labels or taints",
     ),
+    CodeInfo(
+        "PRE006",
+        "preflight",
+        "error or warning",
+        "the site's Kueue is missing or lacks an integration the fleet's workloads need",
+    ),
 )
 HINT = "docs/platform.md says what the site provides and how preflight checks it"
 
@@ -66,6 +76,8 @@ class ClusterState:
     nodes: dict[str, Obj] = field(default_factory=dict)
     workloads: list[Obj] = field(default_factory=list)  # Deployments and DaemonSets
     prometheuses: list[Obj] = field(default_factory=list)
+    configmaps: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    """(namespace, name) -> data of the ConfigMaps in the namespaces Kueue runs in."""
 
 
 def read_cluster(client: ApiClient) -> ClusterState:
@@ -80,6 +92,9 @@ def read_cluster(client: ApiClient) -> ClusterState:
     ]
     if client.serves("monitoring.coreos.com/v1", "Prometheus"):
         state.prometheuses = client.list("monitoring.coreos.com/v1", "Prometheus")
+    for ns in sorted({str(w["metadata"].get("namespace")) for w in _kueue_managers(state)}):
+        for cm in client.list("v1", "ConfigMap", ns):
+            state.configmaps[(ns, cm["metadata"]["name"])] = cm.get("data") or {}
     return state
 
 
@@ -197,6 +212,93 @@ def site_nfd(view: FleetView, state: ClusterState) -> list[Finding]:
     return out
 
 
+# Kueue's manager reads its configuration from this file (sigs.k8s.io/kueue v0.17.0
+# charts/kueue/templates/manager/manager-config.yaml; config/components/manager the same key).
+KUEUE_CONFIG_KEY = "controller_manager_config.yaml"
+# What Kueue enables when its configuration names no integration (apis/config/v1beta2/defaults.go
+# v0.17.0, defaultJobFrameworkName).
+KUEUE_DEFAULT_FRAMEWORKS = ("batch/job",)
+
+
+def _kueue_managers(state: ClusterState) -> list[Obj]:
+    """Deployments whose container image is Kueue's (registry.k8s.io/kueue/kueue:<tag>; not
+    kueueviz or another image whose name merely starts alike)."""
+    return [
+        w
+        for w in state.workloads
+        if w.get("kind") == "Deployment"
+        and any(
+            str(c.get("image", "")).rsplit("/", 1)[-1].split(":")[0].split("@")[0] == "kueue"
+            for c in _containers(w)
+        )
+    ]
+
+
+def _kueue_frameworks(manager: Obj, state: ClusterState) -> list[str] | None:
+    """The integrations of the configuration a Kueue Deployment mounts; None when it mounts none
+    that preflight can read."""
+    ns = str(manager["metadata"].get("namespace"))
+    spec = manager["spec"]["template"]["spec"]
+    for volume in spec.get("volumes") or []:
+        data = state.configmaps.get((ns, str((volume.get("configMap") or {}).get("name"))))
+        if data and KUEUE_CONFIG_KEY in data:
+            doc = yaml.safe_load(data[KUEUE_CONFIG_KEY]) or {}
+            named = (doc.get("integrations") or {}).get("frameworks") or KUEUE_DEFAULT_FRAMEWORKS
+            return [str(f) for f in named]
+    return None
+
+
+def site_kueue(view: FleetView, state: ClusterState) -> list[Finding]:
+    """PRE006: when Kueue is the site's, a Deployment runs it with every integration the fleet's
+    queued workloads need (the same list the fleet's own Kueue chart would get)."""
+    if platform.provided(view, platform.BY_KEY["kueue"]) != platform.SITE:
+        return []
+    where = view.fleet.doc.anchor(("platform", "kueue"), ("scheduling", "backend"))
+    managers = _kueue_managers(state)
+    if not managers:
+        return [
+            Finding(
+                "PRE006",
+                "no Deployment runs Kueue (image registry.k8s.io/kueue/kueue): nothing admits "
+                "the fleet's queued Jobs, which stay suspended",
+                where,
+                hint="install Kueue (or platform.kueue.provided: fleet); " + HINT,
+            )
+        ]
+    need = scheduling.kueue_integrations(view)
+    out = []
+    for manager in managers:
+        meta = manager["metadata"]
+        name = f"{meta.get('namespace')}/{meta['name']}"
+        frameworks = _kueue_frameworks(manager, state)
+        if frameworks is None:
+            out.append(
+                Finding(
+                    "PRE006",
+                    f"Kueue ({name}) mounts no {KUEUE_CONFIG_KEY} preflight can read: whether "
+                    f"it manages {', '.join(need) or 'the fleet'} is not checked",
+                    where,
+                    hint=HINT,
+                    severity=Severity.WARNING,
+                )
+            )
+            continue
+        missing = [n for n in need if n not in frameworks]
+        if missing:
+            out.append(
+                Finding(
+                    "PRE006",
+                    f"Kueue ({name}) does not manage {', '.join(missing)} (its integrations: "
+                    f"{', '.join(frameworks)}): those workloads of the fleet would run without "
+                    "being admitted, outside every team's ClusterQueue",
+                    where,
+                    hint="add them to integrations.frameworks of Kueue's manager configuration "
+                    "(or platform.kueue.provided: fleet); " + HINT,
+                )
+            )
+    return out
+
+
 def prometheus_loads(view: FleetView, units: list[Unit], state: ClusterState) -> list[Finding]:
     """PRE004: the live Prometheus of `monitoring.prometheus`'s namespace, judged like MON003."""
     doc = view.fleet.doc
@@ -284,6 +386,7 @@ def check(view: FleetView, units: list[Unit], state: ClusterState) -> list[Findi
     return [
         *served_apis(view, units, state),
         *site_nfd(view, state),
+        *site_kueue(view, state),
         *prometheus_loads(view, units, state),
         *pool_nodes(view, state),
     ]

@@ -205,6 +205,62 @@ def check_plugins(
     plugin_verdicts(view, nodes, built, api.list("v1", "Pod"), report)
 
 
+def check_nfd_workers(
+    api: ApiClient, view: FleetView, nodes: list[SimNode], applied: list[Obj], report: EnvReport
+) -> None:
+    """nfd-worker of the fleet's NFD chart runs on every node (`applied`: the chart's objects the
+    simulation applied; none when the site runs NFD)."""
+    workers = [o for o in applied if o.get("kind") == "DaemonSet" and _runs_nfd_worker(o)]
+    worker_verdicts(view, nodes, workers, api.list("v1", "Pod") if workers else [], report)
+
+
+def _runs_nfd_worker(obj: Obj) -> bool:
+    containers = ((obj.get("spec") or {}).get("template") or {}).get("spec", {}).get("containers")
+    return any((c.get("command") or [None])[0] == "nfd-worker" for c in containers or [])
+
+
+def worker_verdicts(
+    view: FleetView, nodes: list[SimNode], workers: list[Obj], pods: list[Obj], report: EnvReport
+) -> None:
+    """A row per nfd-worker DaemonSet: the nodes it has pods on against every simulated node;
+    SIM014 naming the nodes it does not reach (nothing there publishes the devices the rules
+    match, so on a cluster such a node never joins its pool)."""
+    want = {n.name for n in nodes}
+    for obj in workers:
+        ns, name = obj["metadata"].get("namespace", ""), obj["metadata"]["name"]
+        on = {
+            str(p.get("spec", {}).get("nodeName", ""))
+            for p in pods
+            if p["metadata"].get("namespace") == ns
+            and any(
+                r.get("kind") == "DaemonSet" and r.get("name") == name
+                for r in p["metadata"].get("ownerReferences") or []
+            )
+        } & want
+        missing = sorted(want - on)
+        report.plugins.append(
+            {
+                "daemonset": f"{ns}/{name}",
+                "vendor": "every node",
+                "nodes": sorted(on),
+                "want": sorted(want),
+                "ok": not missing,
+            }
+        )
+        if missing:
+            report.findings.append(
+                Finding(
+                    "SIM014",
+                    f"nfd-worker ({ns}/{name}) of the fleet's NFD chart does not run on "
+                    + ", ".join(f"{n} ({_node_what(nodes, n)})" for n in missing)
+                    + " once its taints are there: when nfd-worker starts again (an upgrade, a "
+                    "reboot), nothing there publishes the devices the NodeFeatureRules match",
+                    view.fleet.doc.anchor(("platform", "nfd"), ("nodeConfig", "method")),
+                    hint=HINTS["SIM014"],
+                )
+            )
+
+
 def plugin_verdicts(
     view: FleetView,
     nodes: list[SimNode],

@@ -46,6 +46,7 @@ from generator.cluster.launcher import (
     _free_port,
     _http_ok,
     _wait,
+    sim_labelled,
 )
 from generator.cluster.simresult import EnvReport
 
@@ -190,11 +191,6 @@ def _mount_secret(api: ApiClient, name: str, folder: Path) -> None:
             tmp.replace(target)
 
 
-def _labelled(obj: Obj) -> Obj:
-    obj.setdefault("metadata", {}).setdefault("labels", {})[SIM_LABEL] = "true"
-    return obj
-
-
 def _unhook(api: ApiClient) -> None:
     """Leave nothing on the plane that calls a Kueue that no longer runs: its webhook
     configurations go, and its CRDs convert between versions without a webhook (a list of a
@@ -231,11 +227,11 @@ def use_kueue(plane: ControlPlane, setup: KueueSetup | None) -> None:
     if running is None:
         plane.kueue_port = _free_port()
     docs = setup.docs()
-    api.apply_crds(_labelled(d) for d in docs if d.get("kind") == "CustomResourceDefinition")
+    api.apply_crds(sim_labelled(d) for d in docs if d.get("kind") == "CustomResourceDefinition")
     api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
     for doc in docs:
         if doc.get("kind") != "CustomResourceDefinition":
-            api.apply(_labelled(doc))
+            api.apply(sim_labelled(doc))
     api.apply(endpoint_slice(_webhook_service(setup), host, plane.kueue_port))
     if running is None:
         health = _free_port()

@@ -20,6 +20,8 @@ HINTS = {
     "SIM009": "add a PCI inventory for the server type (generator/values/inventories)",
     "SIM010": "the job waits for the team's other jobs: fine for a queue, or raise the quota",
     "SIM011": "check what was not simulated on a cluster that runs it (docs/simulation.md)",
+    "SIM014": "nfd-worker must tolerate every pool's taint (the fleet's NFD chart values do: "
+    "worker.tolerations)",
     "SIM013": "Kueue's reason says what is short: raise the team's quota for that flavor "
     "(quota, or the model's share of it), or let its queue borrow",
 }
@@ -126,5 +128,11 @@ CODES = (
         "simulate",
         "error",
         "Kueue's controller does not admit a workload: its ClusterQueue cannot hold it",
+    ),
+    CodeInfo(
+        "SIM014",
+        "simulate",
+        "error",
+        "nfd-worker of the fleet's NFD chart does not run on a node (a taint it does not tolerate)",
     ),
 )

@@ -44,13 +44,20 @@ from generator.builders.scheduling import (
     KUBE_SCHEDULER_CONFIGMAP,
     PACKING_UNIT,
 )
-from generator.cluster.addons import rendered_kueue, rendered_nfd_master
+from generator.cluster.addons import nfd_applied, nfd_chart, nfd_master, rendered_kueue
 from generator.cluster.api import ApiClient, Obj
 from generator.cluster.crds import needed_crds
 from generator.cluster.dryrun import addon_namespaces, load, version_findings
 from generator.cluster.fleetnodes import SimNode, node_feature, node_object, plan_nodes
-from generator.cluster.launcher import DEFAULT_NFD_ARGS, ControlPlane, node_ready, reset
+from generator.cluster.launcher import (
+    DEFAULT_NFD_ARGS,
+    ControlPlane,
+    node_ready,
+    reset,
+    sim_labelled,
+)
 from generator.cluster.simchecks import (
+    check_nfd_workers,
     check_nodes,
     check_plugins,
     check_quotas,
@@ -130,7 +137,8 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
     )
     # nfd-master as the fleet's NFD chart deploys it; the site's (not rendered) with the flags
     # docs/node-config.md asks of it, which the run says it assumed (SIM011).
-    nfd = rendered_nfd_master(built, view.fleet.kubernetes_version)
+    nfd_objs = nfd_chart(built, view.fleet.kubernetes_version)
+    nfd = None if nfd_objs is None else nfd_master(nfd_objs)
     site_nfd = nfd is None and view.fleet.node_config_method == "nfd"
     # Kueue's controller as the fleet's chart deploys it, or the chart's defaults for the site's.
     kueue, site_kueue = rendered_kueue(built, view.fleet.kubernetes_version)
@@ -154,6 +162,7 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
     api.refresh()  # Kueue's CRDs (its Workloads) are served now
     for ns in addon_namespaces(loaded, env):
         api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    nfd_objects = nfd_applied(nfd_objs or [])
     lap("install")
 
     nodes = plan_nodes(view)
@@ -222,9 +231,17 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
             lap("node-config")
             probe(api, nodes, report)
             lap("probes")
+            # The rest of the fleet's NFD chart (nfd-worker's DaemonSet among it), once the
+            # nodes carry their taints: Argo CD syncs it a wave before every unit, but a taint
+            # nfd-master adds later does not evict a running nfd-worker (NoSchedule). Whether
+            # nfd-worker runs on a tainted node when it starts again (an upgrade, a reboot) is
+            # what its tolerations decide, and what this shows.
+            for obj in nfd_objects:
+                api.apply(sim_labelled(obj))
     settle(api)
     lap("services")
     check_plugins(api, view, nodes, built, report)
+    check_nfd_workers(api, view, nodes, nfd_objects, report)
 
     refs = pod_refs(view)
     node_info = {n.name: n for n in nodes}

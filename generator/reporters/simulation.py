@@ -36,7 +36,9 @@ def env_text(rep: EnvReport) -> str:
         ]
         lines += _table(rows)
     if rep.plugins:
-        lines.append(" vendor DaemonSets: on exactly their vendor's nodes")
+        lines.append(
+            " vendor DaemonSets: on exactly their vendor's nodes (nfd-worker: on every node)"
+        )
         rows = [["daemonset", "vendor", "on nodes", ""]]
         rows += [
             [p["daemonset"], p["vendor"], ",".join(p["nodes"]) or "-", _mark(p["ok"])]

@@ -22,6 +22,7 @@ from generator.cluster.preflight import (
     pool_nodes,
     prometheus_loads,
     served_apis,
+    site_kueue,
     site_nfd,
 )
 from generator.findings import Finding, Location, Severity
@@ -61,14 +62,16 @@ GPU_TAINT = {
 }
 
 
-def make_tree(root: Path, fleet: dict[str, Any] = FLEET) -> Path:
-    docs = {"fleet.yaml": fleet, "vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": TEAM}
+def make_tree(root: Path, fleet: dict[str, Any] = FLEET, team: dict[str, Any] = TEAM) -> Path:
+    docs = {"fleet.yaml": fleet, "vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": team}
     files = {rel: yaml.safe_dump(doc, sort_keys=False) for rel, doc in docs.items()}
     return tree(root, files, defaults=False)
 
 
-def env_of(root: Path, fleet: dict[str, Any] = FLEET) -> tuple[FleetView, list[Unit]]:
-    loaded = values.load(make_tree(root, fleet))
+def env_of(
+    root: Path, fleet: dict[str, Any] = FLEET, team: dict[str, Any] = TEAM
+) -> tuple[FleetView, list[Unit]]:
+    loaded = values.load(make_tree(root, fleet, team))
     return loaded.envs["dev"], [u for u in render_tree(loaded).units if u.env == "dev"]
 
 
@@ -342,15 +345,28 @@ def test_preflight_on_a_cluster_with_every_addon_and_with_each_removed(
 ) -> None:
     """The site's add-ons as a cluster has them: the CRDs, an nfd-master Deployment with
     -enable-taints, an nfd-worker DaemonSet that tolerates the pool's taint, the Prometheus,
-    and the pool's node. Passes; then each removed in turn is named."""
+    Kueue with the integrations the team's job and service need, and the pool's node. Passes;
+    then each removed in turn is named."""
     launcher.reset(cluster)
     api = cluster.client()
-    values_dir = make_tree(tmp_path)
-    view, units = env_of(tmp_path / "units")
+    values_dir = make_tree(tmp_path, KUEUE_FLEET, QUEUED_TEAM)
+    view, units = env_of(tmp_path / "units", KUEUE_FLEET, QUEUED_TEAM)
     api.apply_crds(needed_crds([o for u in units for o in u.objects]))
     api.apply_crds(needed_crds([{"apiVersion": "monitoring.coreos.com/v1", "kind": "Prometheus"}]))
-    for ns in ("site-nfd", "monitoring"):
+    for ns in ("site-nfd", "monitoring", "kueue-system"):
         api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    manager = kueue_manager()
+    manager["apiVersion"] = "apps/v1"
+    manager["spec"]["selector"] = {"matchLabels": {"app": "kueue"}}
+    manager["spec"]["template"]["metadata"] = {"labels": {"app": "kueue"}}
+    api.apply(manager)
+
+    def kueue_configmap(frameworks: list[str]) -> dict[str, Any]:
+        [((ns, name), data)] = kueue_config(frameworks).items()
+        meta = {"name": name, "namespace": ns}
+        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data}
+
+    api.apply(kueue_configmap(["batch/job", "deployment"]))
     selector = {"matchLabels": {"app": "nfd"}}
     template = {"metadata": {"labels": {"app": "nfd"}}}
     master = nfd_master(["-enable-taints"])
@@ -397,6 +413,124 @@ def test_preflight_on_a_cluster_with_every_addon_and_with_each_removed(
     api.delete("monitoring.coreos.com/v1", "Prometheus", "monitoring", "kps")
     assert run() == (1, ["PRE004"])
     api.apply(prometheus)
+    api.apply(kueue_configmap(["batch/job"]))
+    assert run() == (1, ["PRE006"])  # the service's pods would run unadmitted
+    api.delete("v1", "ConfigMap", "kueue-system", "kueue-manager-config")
+    assert run() == (0, ["PRE006"])  # a configuration it cannot read: a warning
+    api.delete("apps/v1", "Deployment", "kueue-system", "kueue-controller-manager")
+    assert run() == (1, ["PRE006"])
+    api.apply(manager)
+    api.apply(kueue_configmap(["batch/job", "deployment"]))
     api.delete("v1", "Node", "", "gpu-1")
     assert run() == (0, ["PRE005"])  # a node not joined yet is a warning
+    # kueue-system outlives a reset (simulate's Kueue runs there): what this test put there goes.
+    api.delete("apps/v1", "Deployment", "kueue-system", "kueue-controller-manager")
+    api.delete("v1", "ConfigMap", "kueue-system", "kueue-manager-config")
     launcher.reset(cluster)
+
+
+# ---- PRE006: the site's Kueue ------------------------------------------------------------------
+
+KUEUE_FLEET = {**FLEET, "scheduling": {"backend": "kueue"}}
+# fleet.yaml as make_tree writes KUEUE_FLEET: scheduling.backend on line 27, column 3.
+KUEUE_AT = Location("values/fleet.yaml", 27, 3)
+QUEUED_TEAM = {
+    "quota": {"nvidia": 4},
+    "jobs": {"train": {"vendor": "nvidia", "devices": 1, "images": {"nvidia": "r/t:1"}}},
+    "services": {
+        "serve": {
+            "images": {"nvidia": "r/s:1"},
+            "tracks": {"nvidia": {"devicesPerReplica": 1, "replicas": 1}},
+        }
+    },
+}
+
+
+def kueue_manager(image: str = "registry.k8s.io/kueue/kueue:v0.17.0") -> dict[str, Any]:
+    return {
+        "kind": "Deployment",
+        "metadata": {"name": "kueue-controller-manager", "namespace": "kueue-system"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "containers": [{"name": "manager", "image": image, "command": ["/manager"]}],
+                    "volumes": [
+                        {"name": "cert", "secret": {"secretName": "kueue-webhook-server-cert"}},
+                        {"name": "manager-config", "configMap": {"name": "kueue-manager-config"}},
+                    ],
+                }
+            }
+        },
+    }
+
+
+def kueue_config(frameworks: list[str] | None) -> dict[tuple[str, str], dict[str, str]]:
+    doc: dict[str, Any] = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}
+    if frameworks is not None:
+        doc["integrations"] = {"frameworks": frameworks}
+    return {
+        ("kueue-system", "kueue-manager-config"): {
+            "controller_manager_config.yaml": yaml.safe_dump(doc)
+        }
+    }
+
+
+def kueue_env(root: Path) -> tuple[FleetView, ClusterState]:
+    docs = {"fleet.yaml": KUEUE_FLEET, "vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": QUEUED_TEAM}
+    files = {rel: yaml.safe_dump(doc, sort_keys=False) for rel, doc in docs.items()}
+    view = values.load(tree(root, files, defaults=False)).envs["dev"]
+    state = ClusterState(
+        workloads=[kueue_manager()], configmaps=kueue_config(["batch/job", "deployment"])
+    )
+    return view, state
+
+
+def test_the_sites_kueue_must_run_with_the_integrations_the_fleet_needs(tmp_path: Path) -> None:
+    view, state = kueue_env(tmp_path)
+    assert site_kueue(view, state) == []
+    # Without `deployment`, the services' pods would run unadmitted.
+    state.configmaps = kueue_config(["batch/job", "pod"])
+    assert site_kueue(view, state) == [
+        Finding(
+            "PRE006",
+            "Kueue (kueue-system/kueue-controller-manager) does not manage deployment (its "
+            "integrations: batch/job, pod): those workloads of the fleet would run without "
+            "being admitted, outside every team's ClusterQueue",
+            KUEUE_AT,
+            hint="add them to integrations.frameworks of Kueue's manager configuration (or "
+            "platform.kueue.provided: fleet); " + HINT,
+        )
+    ]
+    # No integrations named: Kueue's default, batch/job alone.
+    state.configmaps = kueue_config(None)
+    [default] = site_kueue(view, state)
+    assert "does not manage deployment (its integrations: batch/job)" in default.message
+    # A configuration preflight cannot read is said, as a warning.
+    state.configmaps = {}
+    [unread] = site_kueue(view, state)
+    assert (unread.code, unread.severity) == ("PRE006", Severity.WARNING)
+    assert unread.message.startswith("Kueue (kueue-system/kueue-controller-manager) mounts no ")
+
+
+def test_the_sites_kueue_is_found_by_its_image_alone(tmp_path: Path) -> None:
+    view, state = kueue_env(tmp_path)
+    missing = Finding(
+        "PRE006",
+        "no Deployment runs Kueue (image registry.k8s.io/kueue/kueue): nothing admits the "
+        "fleet's queued Jobs, which stay suspended",
+        KUEUE_AT,
+        hint="install Kueue (or platform.kueue.provided: fleet); " + HINT,
+    )
+    for other in ("registry.k8s.io/kueue/kueueviz-backend:v0.17.0", "example.com/not-kueue:1"):
+        state.workloads = [kueue_manager(other)]
+        assert site_kueue(view, state) == [missing]
+    state.workloads = [{**kueue_manager(), "kind": "DaemonSet"}]
+    assert site_kueue(view, state) == [missing]
+    state.workloads = [kueue_manager("kueue@sha256:0123")]
+    assert site_kueue(view, state) == []
+    # Not asked when the fleet renders Kueue, nor when nothing uses it.
+    for i, fleet in enumerate(
+        ({**KUEUE_FLEET, "platform": {"kueue": {"provided": "fleet"}}}, FLEET)
+    ):
+        other_view, _ = env_of(tmp_path / str(i), fleet)
+        assert site_kueue(other_view, ClusterState()) == []

@@ -14,12 +14,14 @@ from typing import Any
 from generator.cluster.dryrun import load
 from generator.cluster.fleetnodes import SimNode, plan_nodes
 from generator.cluster.simchecks import (
+    check_nfd_workers,
     node_verdicts,
     plugin_verdicts,
     probe_objects,
     probe_verdicts,
     quota_rows,
     track_verdicts,
+    worker_verdicts,
 )
 from generator.cluster.simresult import HINTS, EnvReport, NodeResult
 from generator.findings import Finding, Location
@@ -960,3 +962,64 @@ services:
             HINTS["SIM007"],
         )
     ]
+
+
+def worker_ds(namespace: str = "nfd", command: str = "nfd-worker") -> Obj:
+    container = {"name": "worker", "image": "registry.k8s.io/nfd/node-feature-discovery:v0.19.0"}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "nfd-worker", "namespace": namespace},
+        "spec": {"template": {"spec": {"containers": [{**container, "command": [command]}]}}},
+    }
+
+
+def test_nfd_worker_on_every_simulated_node_or_named_where_not(tmp_path: Path) -> None:
+    view, nodes, _ = built_units(tmp_path, PLUGINS_TREE, FLEET)
+    every = sorted(n.name for n in nodes)
+    worker = ("DaemonSet", "nfd-worker")
+    pods = [pod("nfd", f"w-{n}", owner=worker, node_name=n) for n in every]
+    pods.append(pod("nfd", "w-cp", owner=worker, node_name="accel-sim-control-plane"))
+    report = EnvReport("dev")
+    worker_verdicts(view, nodes, [worker_ds()], pods, report)
+    # The control-plane node is not a simulated node: not asked, not counted.
+    assert report.plugins == [
+        {
+            "daemonset": "nfd/nfd-worker",
+            "vendor": "every node",
+            "nodes": every,
+            "want": every,
+            "ok": True,
+        }
+    ]
+    assert report.findings == []
+
+    # Not on gpu-2; a pod of another namespace's or another owner's does not count for it.
+    pods = [p for p in pods if p["spec"].get("nodeName") != "gpu-2"]
+    pods += [
+        pod("kube-system", "w-gpu-2", owner=worker, node_name="gpu-2"),
+        pod("nfd", "x-gpu-2", owner=("DaemonSet", "nfd-gc"), node_name="gpu-2"),
+    ]
+    report = EnvReport("dev")
+    worker_verdicts(view, nodes, [worker_ds()], pods, report)
+    assert [(r["nodes"], r["ok"]) for r in report.plugins] == [
+        ([n for n in every if n != "gpu-2"], False)
+    ]
+    [finding] = report.findings
+    assert finding.code == "SIM014"
+    assert finding.message.startswith(
+        "nfd-worker (nfd/nfd-worker) of the fleet's NFD chart does not run on gpu-2 (pool "
+    )
+
+
+def test_only_the_charts_nfd_worker_daemonsets_are_judged(tmp_path: Path) -> None:
+    view, nodes, _ = built_units(tmp_path, PLUGINS_TREE, FLEET)
+    report = EnvReport("dev")
+    applied = [worker_ds(command="nfd-gc"), {**worker_ds(), "kind": "Deployment"}]
+
+    class NoApi:
+        def list(self, *_: object) -> list[Obj]:
+            raise AssertionError("nothing to look up")
+
+    check_nfd_workers(NoApi(), view, nodes, applied, report)  # type: ignore[arg-type]
+    assert report.plugins == [] and report.findings == []

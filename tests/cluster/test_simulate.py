@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
+from generator.builders import argocd
 from generator.cluster.launcher import ControlPlane
 from generator.cluster.simchecks import PROBE_NAMESPACE
 from generator.cluster.simulate import simulate
 from generator.findings import Severity
 from generator.render import stage
 from generator.values.loader import load as load_values
+from generator.values.model import FleetView
 from tests.fixtures import SIM_FLEET, tree
 
 pytestmark = pytest.mark.xdist_group("control-plane")
@@ -57,6 +60,7 @@ A100_LABELS = {
 }
 # The simulation adds a general server and a CPU-only server per CPU family to every fleet.
 SERVERS = ["general-purpose-01", "cpu-hygon-cpu-01", "cpu-kunpeng-cpu-01"]
+SERVERS_SORTED = sorted(SERVERS)
 
 
 def test_the_report_has_a_row_for_every_node_daemonset_probe_quota_and_track(
@@ -209,3 +213,42 @@ def test_kueue_admits_what_its_cluster_queue_holds_and_says_why_not_at_the_value
     assert {f.code for f in result.findings} == {"SIM011", "SIM013"}, [
         f.format() for f in result.findings
     ]
+
+
+# ---- nfd-worker from the fleet's NFD chart (issue 19) -----------------------------------------
+
+
+def test_nfd_worker_that_does_not_tolerate_a_pool_taint_is_missing_there(
+    tmp_path: Path, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fleet's NFD chart's nfd-worker DaemonSet is applied as the chart renders it: without
+    the tolerations the fleet's values give it, its pods stay off the tainted GPU node."""
+    fleet = {**SIM_FLEET, "platform": {"nfd": {"provided": "fleet"}}}
+    files = {
+        "fleet.yaml": yaml.safe_dump(fleet, sort_keys=False),
+        "vendors/nvidia.yaml": yaml.safe_dump(KUEUE_NVIDIA),
+        "teams/ml.yaml": "quota: {nvidia: 2}\n",
+    }
+    values = tree(tmp_path, files, defaults=False)
+    values_of = argocd.CHART_VALUES["nfd"]
+
+    def intolerant(view: FleetView) -> dict[str, Any]:
+        got = values_of(view)
+        assert got["worker"]["tolerations"]  # what the fleet gives, taken away here
+        return {**got, "worker": {k: v for k, v in got["worker"].items() if k != "tolerations"}}
+
+    monkeypatch.setitem(argocd.CHART_VALUES, "nfd", intolerant)
+    result = simulate(values, None, lambda: contextlib.nullcontext(cluster))
+    (env,) = result.envs
+    (row,) = [p for p in env.plugins if p["vendor"] == "every node"]
+    assert row["daemonset"] == "node-feature-discovery/nfd-node-feature-discovery-worker"
+    assert (row["nodes"], row["ok"]) == (SERVERS_SORTED, False)
+    (finding,) = [f for f in result.findings if f.severity is Severity.ERROR]
+    assert finding.code == "SIM014"
+    assert finding.message == (
+        "nfd-worker (node-feature-discovery/nfd-node-feature-discovery-worker) of the fleet's "
+        "NFD chart does not run on g1 (pool nvidia/a100) once its taints are there: when "
+        "nfd-worker starts again (an upgrade, a reboot), nothing there publishes the devices the "
+        "NodeFeatureRules match"
+    )
+    assert str(finding.location) == "values/fleet.yaml:12:3"  # platform.nfd
