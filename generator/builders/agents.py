@@ -94,6 +94,10 @@ def daemonset(
     pod["tolerations"] = tolerations
     if agent.priority_class:
         pod["priorityClassName"] = agent.priority_class
+    if vendor.runtime_class:
+        # The plugin and exporter need the vendor's runtime as much as workloads do
+        # (docs/vendors.md, node prerequisites).
+        pod["runtimeClassName"] = vendor.runtime_class
     for key, on in (
         ("hostPID", agent.host_pid),
         ("hostIPC", agent.host_ipc),

@@ -31,11 +31,27 @@ def build(view: FleetView) -> list[Component]:
             objs = [_node_feature_rule(view, vendor)]
         else:
             objs = [obj for pool in vendor.pools for obj in _node_patches(vendor, pool)]
+        if vendor.runtime_class and vendor.runtime_handler:
+            objs.append(runtime_class(vendor))
         if objs:
             out.append(
                 Component(UNIT, f"{UNIT}/{vendor.id}", objs, origin=vendor.doc.anchor(("pools",)))
             )
     return out
+
+
+def runtime_class(vendor: Vendor) -> Obj:
+    """The RuntimeClass a vendor's pods name when its runtime is not the node's default
+    (k8s.io/api node/v1 v0.36.3: `handler` is the runtime's name in the CRI configuration).
+    In node-config, the first unit, because the API server refuses a pod naming a RuntimeClass
+    that does not exist (kubernetes v1.36.3 plugin/pkg/admission/runtimeclass), and the device
+    plugins and team units sync together in a later wave."""
+    return {
+        "apiVersion": "node.k8s.io/v1",
+        "kind": "RuntimeClass",
+        "metadata": metadata(vendor.runtime_class, sources=vendor.doc.sources),
+        "handler": vendor.runtime_handler,
+    }
 
 
 def nfd_chart_values(view: FleetView) -> dict[str, Any]:

@@ -224,6 +224,8 @@ def _pod_spec(
             spec["affinity"] = model_affinity(view, vendor, pod.model, pod.fallback_model)
         if pod.devices and pod.vendor_mounts:
             mounts = workload_mounts(vendor)
+        if pod.devices and vendor.runtime_class:
+            spec["runtimeClassName"] = vendor.runtime_class
         spec["tolerations"] = [toleration(t) for t in vendor.all_taints]
     resources: dict[str, Any] = {}
     if requests:

@@ -340,6 +340,22 @@ def empty_pool(view: FleetView) -> Iterable[Finding]:
                 )
 
 
+def runtime_class_handler(view: FleetView) -> Iterable[Finding]:
+    """A RuntimeClass needs the runtime's handler: the catalog names it for the vendors whose
+    devices need a runtime of their own (NVIDIA, Ascend), a vendor file may set it."""
+    for vendor in view.vendors:
+        if vendor.runtime_class and not vendor.runtime_handler:
+            yield Finding(
+                "NODE005",
+                f"runtimeClass {vendor.runtime_class!r}: vendor {vendor.id!r} names no container "
+                "runtime of its own (runtime.handler), so a RuntimeClass would have no handler",
+                vendor.doc.locate(("runtimeClass",)),
+                json_path(("runtimeClass",)),
+                "drop runtimeClass (the vendor's devices need no runtime of their own), or set "
+                "runtime.handler to the runtime's name in containerd's configuration",
+            )
+
+
 def app_name_length(view: FleetView) -> Iterable[Finding]:
     if not view.env:
         return
@@ -478,6 +494,11 @@ CHECKS: tuple[Check, ...] = (
         "a pool has no nodes and no nodeCount, so it adds no capacity",
         empty_pool,
         WARNING,
+    ),
+    Check(
+        "NODE005",
+        "a vendor's runtimeClass has no runtime handler to name",
+        runtime_class_handler,
     ),
     Check(
         "NAME005",

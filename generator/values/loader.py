@@ -394,6 +394,8 @@ class _Resolver:
             exporter=dict(doc.get("exporter", default={}) or {}),
             pools=tuple(pools),
             doc=doc,
+            runtime_handler=str((doc.get("runtime", default={}) or {}).get("handler", "")),
+            runtime_class=str(doc.get("runtimeClass", default="") or ""),
         )
 
     def plugin_needs(self, vendor_id: str, doc: Doc, in_catalog: bool) -> None:

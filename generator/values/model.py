@@ -167,6 +167,11 @@ class Vendor:
     exporter: dict[str, Any]
     pools: tuple[Pool, ...]
     doc: Doc = field(repr=False, compare=False)
+    # The container runtime the vendor's devices need, as the node's containerd names it (the
+    # catalog's `runtime.handler`), and the RuntimeClass its pods name when that runtime is not
+    # the node's default (values `runtimeClass`; "" when it is: docs/vendors.md).
+    runtime_handler: str = ""
+    runtime_class: str = ""
 
     @property
     def capacity(self) -> int:

@@ -452,6 +452,22 @@ VENDOR_PROPS: dict[str, Any] = {
         "description": "how strongly schedulers pack this vendor's devices (docs/scheduling.md)",
     },
     "topology": TOPOLOGY,
+    "runtime": _obj(
+        {
+            "handler": _str(
+                DNS_LABEL,
+                description="the vendor's container runtime as containerd's configuration "
+                "names it (a RuntimeClass's handler)",
+            ),
+            "source": _str(),
+        },
+        ("handler",),
+    ),
+    "runtimeClass": _str(
+        DNS_LABEL,
+        description="the vendor's runtime is not the node's default: render this RuntimeClass "
+        "(handler: runtime.handler) and make every pod of the vendor name it",
+    ),
 }
 
 # ---- workloads (docs/workloads.md): maps keyed by name, so an environment overrides one key.

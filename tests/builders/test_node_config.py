@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import yaml
+
 from generator.builders import node_config
 from generator.builders.common import Component
 from generator.findings import Location
 from generator.values import loader as values
 from generator.values.model import FleetView
-from tests.fixtures import PROD_FLEET, Obj, tree
+from tests.fixtures import ASCEND_910B, NVIDIA, PROD_FLEET, Obj, render_into, tree
 
 NODE_PATCH_FLEET = PROD_FLEET + "nodeConfig: {method: node-patch}\n"
 NODE_PATCH_OPTIONS = "ServerSideApply=true,Validate=false,Prune=false,Delete=false"
@@ -237,7 +239,7 @@ def test_nfd_rule_per_vendor_with_its_pci_vendor_classes_and_taints(tmp_path: Pa
     classes 03 and 12 as prefixes, Ascend's 910b class 12 prefix, Hygon's Z100L the exact class
     0380; each vendor's labels and taint from the catalog."""
     files = {
-        "vendors/ascend.yaml": "pools:\n  - {name: 910b, model: 910b, devicesPerNode: 8, nodes: [npu-1]}\n",
+        "vendors/ascend.yaml": ASCEND_910B,
         "vendors/amd.yaml": "pools:\n  - {name: mi, model: MI250X, devicesPerNode: 8, nodes: [amd-1]}\n",
         "vendors/hygon.yaml": """\
 devicePlugin: {image: r/dcu, version: v1}
@@ -494,7 +496,7 @@ def test_node_patch_per_vendor_and_nothing_for_a_vendor_without_named_nodes(
     one each, sorted by vendor."""
     files = {
         "vendors/nvidia.yaml": "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, nodeCount: 2}\n",
-        "vendors/ascend.yaml": "pools:\n  - {name: 910b, model: 910b, devicesPerNode: 8, nodes: [npu-1]}\n",
+        "vendors/ascend.yaml": ASCEND_910B,
         "vendors/amd.yaml": """\
 pools:
   - {name: mi, model: MI250X, devicesPerNode: 8, nodes: [amd-1]}
@@ -521,3 +523,76 @@ pools:
             )
         ],
     ]
+
+
+# ---- RuntimeClass where a vendor's runtime is not the node's default (issue 19) -----------------
+
+RUNTIME_TEAM = """\
+quota: {nvidia: 4, ascend: 8}
+jobs:
+  train:
+    vendor: nvidia
+    devices: 1
+    images: {nvidia: r/t:1}
+  prep:
+    vendor: nvidia
+    devices: 0
+    images: {nvidia: r/t:1}
+  npu:
+    vendor: ascend
+    devices: 8
+    images: {ascend: r/t:1}
+"""
+
+
+def test_a_vendor_runtime_class_is_rendered_and_named_by_its_pods_with_devices(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "vendors/nvidia.yaml": "runtimeClass: nvidia-rt\n" + NVIDIA,
+        "vendors/ascend.yaml": ASCEND_910B,
+        "teams/ml.yaml": RUNTIME_TEAM,
+    }
+    out = render_into(tree(tmp_path, files, fleet=PROD_FLEET, defaults=False), tmp_path / "out")
+    base = out / "base"
+    # Its handler is the catalog's: NVIDIA's runtime as nvidia-ctk names it.
+    assert yaml_docs(base / "node-config/nvidia/runtimeclass-nvidia-rt.yaml") == [
+        {
+            "apiVersion": "node.k8s.io/v1",
+            "kind": "RuntimeClass",
+            "metadata": {
+                "name": "nvidia-rt",
+                "annotations": {"accel-gitops.io/source": "values/vendors/nvidia.yaml"},
+                "labels": MANAGED,
+            },
+            "handler": "nvidia",
+        }
+    ]
+    assert not list(base.glob("node-config/ascend/runtimeclass-*"))
+
+    def runtime_of(path: str) -> object:
+        (doc,) = yaml_docs(base / path)
+        spec = doc["spec"]["template"]["spec"]
+        return spec.get("runtimeClassName")
+
+    assert (
+        runtime_of("device-plugins/nvidia/daemonset-accelerator-plugins-nvidia-device-plugin.yaml")
+        == "nvidia-rt"
+    )
+    assert (
+        runtime_of("monitoring/exporters/nvidia/daemonset-accelerator-exporters-dcgm-exporter.yaml")
+        == "nvidia-rt"
+    )
+    assert runtime_of("workloads/ml/job-ml-train.yaml") == "nvidia-rt"
+    # A pod of the vendor that asks for no device needs no runtime of the vendor's.
+    assert runtime_of("workloads/ml/job-ml-prep.yaml") is None
+    # Ascend's runtime is its nodes' default here (no runtimeClass in its file).
+    assert runtime_of("workloads/ml/job-ml-npu.yaml") is None
+    assert (
+        runtime_of("device-plugins/ascend/daemonset-accelerator-plugins-ascend-device-plugin.yaml")
+        is None
+    )
+
+
+def yaml_docs(path: Path) -> list[Obj]:
+    return [d for d in yaml.safe_load_all(path.read_text()) if d]

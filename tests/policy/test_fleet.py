@@ -111,6 +111,21 @@ CASES: dict[str, tuple[str, dict[str, str], list[str]]] = {
             "in nodeLabels",
         ],
     ),
+    # NVIDIA's runtime has a handler in the catalog (nvidia); AMD's devices need none.
+    "NODE005": (
+        FLEET,
+        {
+            "vendors/amd.yaml": AMD_MI250X + "runtimeClass: rocm\n",
+            "vendors/nvidia.yaml": NVIDIA + "runtimeClass: nvidia\n",
+        },
+        [
+            "values/vendors/amd.yaml:3:15: NODE005 runtimeClass 'rocm': vendor 'amd' names no "
+            "container runtime of its own (runtime.handler), so a RuntimeClass would have no "
+            "handler (at $.runtimeClass); drop runtimeClass (the vendor's devices need no runtime "
+            "of their own), or set runtime.handler to the runtime's name in containerd's "
+            "configuration"
+        ],
+    ),
     "RES002": (
         FLEET,
         {
