@@ -177,6 +177,11 @@ def addon_for_group(group: str) -> Addon | None:
     return next((a for a in ADDONS if any(serves(p, group) for p in a.groups)), None)
 
 
+def addon_of(obj: Obj) -> Addon | None:
+    """The add-on that serves a rendered object's API group; None for Kubernetes' own."""
+    return addon_for_group(str(obj["apiVersion"]).rpartition("/")[0])
+
+
 def addon_for_scheduler(name: str) -> Addon | None:
     return next((a for a in ADDONS if name in a.schedulers), None)
 

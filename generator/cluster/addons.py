@@ -100,15 +100,9 @@ def rendered_kueue(built: list[BuiltUnit], kube_version: str) -> tuple[KueueSetu
     app = addon_application(built, "kueue")
     if app is not None:
         values = application_values(app)
-    elif any(_kueue_object(o) for unit in built for o in unit.docs):
+    elif any(platform.addon_of(o) is platform.BY_KEY["kueue"] for u in built for o in u.docs):
         values = {}
     else:
         return None, False
     objs = [d for d in yaml.safe_load_all(render_chart(chart, values, kube_version)) if d]
     return KueueSetup.from_chart(objs), app is None
-
-
-def _kueue_object(obj: dict[str, Any]) -> bool:
-    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
-    addon = platform.addon_for_group(group)
-    return addon is not None and addon.key == "kueue"

@@ -228,7 +228,7 @@ def _kueue_managers(state: ClusterState) -> list[Obj]:
         for w in state.workloads
         if w.get("kind") == "Deployment"
         and any(
-            str(c.get("image", "")).rsplit("/", 1)[-1].split(":")[0].split("@")[0] == "kueue"
+            str(c["image"]).split("/")[-1].split(":")[0].split("@")[0] == "kueue"
             for c in _containers(w)
         )
     ]

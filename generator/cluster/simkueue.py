@@ -125,21 +125,30 @@ def local_config(
 
 
 def host_address() -> str:
-    """This machine's first IPv4 address that an endpoint may have (not loopback, link-local or
-    unspecified): where the API server reaches Kueue's webhooks."""
+    """This machine's first IPv4 address that an endpoint may have: where the API server reaches
+    Kueue's webhooks."""
     siocgifaddr = 0x8915  # Linux <linux/sockios.h>
+    found = []
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         for _, name in socket.if_nameindex():
             try:
                 packed = fcntl.ioctl(sock.fileno(), siocgifaddr, struct.pack("256s", name.encode()))
             except OSError:
                 continue  # no IPv4 address on this interface
-            ip = ipaddress.IPv4Address(packed[20:24])
-            if not (ip.is_loopback or ip.is_link_local or ip.is_unspecified):
-                return str(ip)
+            found.append(str(ipaddress.IPv4Address(packed[20:24])))  # struct ifreq's sin_addr
+    return endpoint_address(found)
+
+
+def endpoint_address(addresses: list[str]) -> str:
+    """The first of `addresses` an endpoint may have: not loopback, link-local or unspecified
+    (k8s.io/kubernetes v1.36.3 pkg/apis/core/validation ValidateEndpointIP)."""
+    for text in addresses:
+        ip = ipaddress.IPv4Address(text)
+        if not (ip.is_loopback or ip.is_link_local or ip.is_unspecified):
+            return text
     raise ControlPlaneError(
         "Kueue's webhooks need a network address other than loopback (an endpoint may not be "
-        "127.0.0.0/8), and this machine has none"
+        f"127.0.0.0/8), and this machine has none ({', '.join(addresses) or 'no IPv4 address'})"
     )
 
 
@@ -278,7 +287,9 @@ def admission(workload: Obj) -> str:
     """How Kueue placed an admitted workload: "<ClusterQueue> (<flavor>, ...)"; "" when not."""
     if _condition(workload, "Admitted").get("status") != "True":
         return ""
-    adm = (workload.get("status") or {}).get("admission") or {}
+    # An admitted workload has status.admission, whose clusterQueue is always serialized (no
+    # omitempty: kueue v0.17.0 apis/kueue/v1beta2 workload_types.go Admission).
+    adm = workload["status"]["admission"]
     flavors = sorted(
         {
             str(f)
@@ -286,11 +297,8 @@ def admission(workload: Obj) -> str:
             for f in (ps.get("flavors") or {}).values()
         }
     )
-    return (
-        f"{adm.get('clusterQueue', '')} ({', '.join(flavors)})"
-        if flavors
-        else str(adm.get("clusterQueue", ""))
-    )
+    queue = str(adm["clusterQueue"])
+    return f"{queue} ({', '.join(flavors)})" if flavors else queue
 
 
 def pending(workload: Obj) -> str:
@@ -322,9 +330,18 @@ def workloads_by_owner(api: ApiClient, namespace: str = "") -> dict[tuple[str, s
 def check_admissions(
     api: ApiClient, refs: dict[tuple[str, str, str], PodRef], report: EnvReport
 ) -> None:
+    """Kueue's verdict on every queued workload, read from the cluster's Workloads."""
+    admission_verdicts(workloads_by_owner(api), refs, report)
+
+
+def admission_verdicts(
+    workloads: dict[tuple[str, str, str], Obj],
+    refs: dict[tuple[str, str, str], PodRef],
+    report: EnvReport,
+) -> None:
     """One row per queued workload: what Kueue decided, against the values line that declared
-    it (a Job is one Workload; a Deployment's pods are one Workload each)."""
-    workloads = workloads_by_owner(api)
+    it (a Job is one Workload; a Deployment's pods, as the report's pod rows name them, are one
+    Workload each). Nothing when Kueue made no Workload."""
     if not workloads:
         return
     pods: dict[str, list[str]] = {}
@@ -336,7 +353,7 @@ def check_admissions(
         elif kind == "Deployment":
             found = [workloads.get((ns, "Pod", p)) for p in pods.get(f"{kind} {ns}/{name}", [])]
         else:
-            continue
+            continue  # Volcano's tasks: Kueue has no Volcano integration (SCH002)
         got = [w for w in found if w is not None]
         if not got:
             continue

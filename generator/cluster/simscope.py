@@ -66,8 +66,7 @@ def not_simulated(
     uses: dict[str, list[tuple[str, str]]] = {}
     for unit in built:
         for obj in unit.docs:
-            group = str(obj["apiVersion"]).rpartition("/")[0]
-            addon = platform.addon_for_group(group)
+            addon = platform.addon_of(obj)
             if addon is None or addon.key not in NOT_RUN:
                 continue
             wanted = "Job"

@@ -23,9 +23,8 @@ from generator.values.yamlio import Obj, YamlPath, json_path
 
 def needs(obj: Obj) -> Iterator[tuple[platform.Addon, str, str]]:
     """(add-on, why, JSON path in the object) for each add-on `obj` needs on the cluster."""
-    api = str(obj.get("apiVersion", ""))
-    group = api.rpartition("/")[0]
-    addon = platform.addon_for_group(group)
+    api = str(obj["apiVersion"])
+    addon = platform.addon_of(obj)
     if addon is not None:
         yield (
             addon,

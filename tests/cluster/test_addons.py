@@ -11,6 +11,8 @@ import yaml
 from generator.builders import platform
 from generator.cluster.addons import (
     addon_application,
+    nfd_applied,
+    nfd_chart,
     nfd_master,
     rendered_kueue,
     rendered_nfd_master,
@@ -100,3 +102,49 @@ def test_no_kueue_where_nothing_needs_it(tmp_path: Path) -> None:
     files = {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": KUEUE_TEAM}
     _, _, built = built_units(tmp_path, files, DEV_FLEET)
     assert rendered_kueue(built, "1.36") == (None, False)
+
+
+def test_nfd_master_is_found_behind_a_sidecar_and_without_a_configuration() -> None:
+    deployment = {
+        "kind": "Deployment",
+        "spec": {
+            "template": {
+                "spec": {
+                    "containers": [
+                        {"name": "proxy", "command": ["envoy"]},
+                        {"name": "m", "command": ["nfd-master"], "args": ["-port=1", "-v=2"]},
+                    ]
+                }
+            }
+        },
+    }
+    # The plane's own port flag dropped; no ConfigMap mounted: an empty configuration file.
+    assert nfd_master([deployment]) == (("-v=2",), "")
+
+
+def test_what_the_simulation_applies_of_the_nfd_chart(tmp_path: Path) -> None:
+    files = {"vendors/nvidia.yaml": NVIDIA}
+    fleet = DEV_FLEET + "platform:\n  nfd: {provided: fleet}\n"
+    _, _, built = built_units(tmp_path, files, fleet)
+    objs = nfd_chart(built, "1.36")
+    assert objs is not None
+    applied = {(o["kind"], o["metadata"]["name"]) for o in nfd_applied(objs)}
+    # nfd-worker and the garbage collector run as the chart deploys them ...
+    assert ("DaemonSet", "nfd-node-feature-discovery-worker") in applied
+    assert ("Deployment", "nfd-node-feature-discovery-gc") in applied
+    assert ("ConfigMap", "nfd-node-feature-discovery-worker-conf") in applied
+    # ... but not the CRDs (the plane installs NFD's own), nor nfd-master's Deployment (the
+    # process stands in for it).
+    kinds = {kind for kind, _ in applied}
+    assert "CustomResourceDefinition" not in kinds
+    assert ("Deployment", "nfd-node-feature-discovery-master") not in applied
+    # Helm hooks run at install or delete, never stay: the chart's own post-delete Job.
+    hooked = [
+        o
+        for o in chart_objects({"postDeleteCleanup": True})
+        if "helm.sh/hook" in (o["metadata"].get("annotations") or {})  # type: ignore[union-attr,index,operator]
+    ]
+    assert hooked
+    assert not [o for o in nfd_applied(hooked + objs) if o in hooked]
+    _, _, site = built_units(tmp_path / "site", files, DEV_FLEET)
+    assert nfd_chart(site, "1.36") is None

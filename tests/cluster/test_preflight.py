@@ -534,3 +534,34 @@ def test_the_sites_kueue_is_found_by_its_image_alone(tmp_path: Path) -> None:
     ):
         other_view, _ = env_of(tmp_path / str(i), fleet)
         assert site_kueue(other_view, ClusterState()) == []
+
+
+def test_every_kueue_manager_is_judged_and_each_finding_says_it_whole(tmp_path: Path) -> None:
+    fleet = {**KUEUE_FLEET, "platform": {"kueue": {"provided": "site"}}}
+    docs = {"fleet.yaml": fleet, "vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": QUEUED_TEAM}
+    files = {rel: yaml.safe_dump(doc, sort_keys=False) for rel, doc in docs.items()}
+    view = values.load(tree(tmp_path, files, defaults=False)).envs["dev"]
+    # platform.kueue is declared: the findings are there (fleet.yaml line 29), not at the backend.
+    at = Location("values/fleet.yaml", 29, 3)
+    unread = kueue_manager()
+    unread["metadata"] = {"name": "first", "namespace": "elsewhere"}
+    state = ClusterState(workloads=[unread, kueue_manager()], configmaps=kueue_config(["pod"]))
+    assert site_kueue(view, state) == [
+        Finding(
+            "PRE006",
+            "Kueue (elsewhere/first) mounts no controller_manager_config.yaml preflight can read: "
+            "whether it manages batch/job, deployment is not checked",
+            at,
+            hint=HINT,
+            severity=Severity.WARNING,
+        ),
+        Finding(
+            "PRE006",
+            "Kueue (kueue-system/kueue-controller-manager) does not manage batch/job, deployment "
+            "(its integrations: pod): those workloads of the fleet would run without being "
+            "admitted, outside every team's ClusterQueue",
+            at,
+            hint="add them to integrations.frameworks of Kueue's manager configuration (or "
+            "platform.kueue.provided: fleet); " + HINT,
+        ),
+    ]

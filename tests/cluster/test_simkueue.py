@@ -4,23 +4,32 @@ tests/cluster/test_simulate.py."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 import yaml
 
-from generator.cluster.launcher import SIM_LABEL
+from generator.cluster.launcher import SIM_LABEL, ControlPlaneError
 from generator.cluster.simkueue import (
     KueueSetup,
     admission,
+    admission_verdicts,
+    endpoint_address,
     endpoint_slice,
+    host_address,
     local_config,
     pending,
 )
+from generator.cluster.simpods import pod_refs
+from generator.cluster.simresult import EnvReport, PodResult
+from tests.fixtures import built_units
 
 CHART_CONFIG = """\
 apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
-health: {healthProbeBindAddress: ':8081'}
-metrics: {bindAddress: ':8443'}
-webhook: {port: 9443}
+health: {healthProbeBindAddress: ':8081', readinessEndpointName: readyz}
+metrics: {bindAddress: ':8443', enableClusterQueueResources: true}
+webhook: {port: 9443, certDir: /tmp/k8s-webhook-server/serving-certs}
 leaderElection: {leaderElect: true, resourceName: c1f6bfd2.kueue.x-k8s.io}
 internalCertManagement: {enable: true, webhookServiceName: kueue-webhook-service,
   webhookSecretName: kueue-webhook-server-cert}
@@ -35,13 +44,35 @@ def test_the_local_configuration_changes_only_listeners_certificates_and_electio
     chart = yaml.safe_load(CHART_CONFIG)
     assert got == {
         **chart,
-        "health": {"healthProbeBindAddress": "127.0.0.1:31001"},
-        "metrics": {"bindAddress": "0"},
+        # Every other field of each section stays the chart's.
+        "health": {"healthProbeBindAddress": "127.0.0.1:31001", "readinessEndpointName": "readyz"},
+        "metrics": {"bindAddress": "0", "enableClusterQueueResources": True},
         "webhook": {"port": 31000, "host": "192.0.2.2", "certDir": "/c"},
         "leaderElection": {"leaderElect": False, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
     }
     # The chart's certificate rotation stays on: Kueue writes and injects its own.
     assert got["internalCertManagement"] == chart["internalCertManagement"]
+
+
+def test_an_unnamed_service_port_gives_an_unnamed_endpoint_port() -> None:
+    service = {
+        "kind": "Service",
+        "metadata": {"name": "s", "namespace": "n"},
+        "spec": {"ports": [{"port": 443}]},
+    }
+    assert endpoint_slice(service, "192.0.2.2", 1)["ports"] == [
+        {"name": "", "port": 1, "protocol": "TCP"}
+    ]
+
+
+def test_the_endpoint_address_is_the_first_an_endpoint_may_have() -> None:
+    assert endpoint_address(["127.0.0.1", "169.254.3.4", "0.0.0.0", "192.0.2.2", "10.1.1.1"]) == (
+        "192.0.2.2"
+    )
+    with pytest.raises(ControlPlaneError, match=r"has none \(127.0.0.1, 169.254.3.4\)"):
+        endpoint_address(["127.0.0.1", "169.254.3.4"])
+    # This machine's own: simulate under Kueue needs one (docs/simulation.md).
+    assert endpoint_address([host_address()]) == host_address()
 
 
 def test_the_webhook_service_gets_an_endpoint_slice_at_the_process() -> None:
@@ -66,6 +97,8 @@ def test_the_webhook_service_gets_an_endpoint_slice_at_the_process() -> None:
 
 def test_the_setup_keeps_the_config_and_all_but_what_the_process_stands_in_for() -> None:
     objs = [
+        # Only a ConfigMap is the manager's configuration.
+        {"kind": "Secret", "data": {"controller_manager_config.yaml": "kind: Other\n"}},
         {"kind": "ConfigMap", "data": {"controller_manager_config.yaml": CHART_CONFIG}},
         {"kind": "Deployment", "metadata": {"name": "m"}},
         {"kind": "APIService", "metadata": {"name": "v"}},
@@ -75,9 +108,13 @@ def test_the_setup_keeps_the_config_and_all_but_what_the_process_stands_in_for()
     setup = KueueSetup.from_chart(objs)
     assert setup is not None
     assert setup.config == CHART_CONFIG
-    assert [d["kind"] for d in setup.docs()] == ["Service", "ValidatingWebhookConfiguration"]
+    assert [d["kind"] for d in setup.docs()] == [
+        "Secret",
+        "Service",
+        "ValidatingWebhookConfiguration",
+    ]
     assert setup.integrations() == ["batch/job"]
-    assert KueueSetup.from_chart(objs[1:]) is None
+    assert KueueSetup.from_chart([objs[0], *objs[2:]]) is None
 
 
 def workload(
@@ -119,3 +156,86 @@ def test_a_workload_kueue_tried_and_did_not_admit_gives_kueues_reason() -> None:
     assert pending(workload([])) == ""
     assert pending(workload([{**SHORT, "status": "True"}])) == ""
     assert pending(workload([{**SHORT, "message": ""}])) == ""
+
+
+# A Kueue fleet: team ml with a batch Job (line 3 of its file) and a service (its track, line 10).
+KUEUE_FLEET = """\
+name: t
+kubernetesVersion: "1.36"
+environments: [dev]
+git: {repoURL: https://git.example.com/t.git, targetRevision: main}
+scheduling: {backend: kueue}
+"""
+NVIDIA = "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, nodes: [g1]}\n"
+TEAM = """\
+quota: {nvidia: 4}
+jobs:
+  train:
+    vendor: nvidia
+    devices: 1
+    images: {nvidia: r/t:1}
+services:
+  serve:
+    images: {nvidia: r/s:1}
+    tracks: {nvidia: {devicesPerReplica: 1, replicas: 2}}
+"""
+A100 = {
+    "clusterQueue": "team-ml",
+    "podSetAssignments": [{"flavors": {"nvidia.com/gpu": "nvidia-a100"}}],
+}
+
+
+def queued(
+    conditions: list[dict[str, str]], adm: dict[str, object] | None = None
+) -> dict[str, object]:
+    return {**workload(conditions, adm), "spec": {"queueName": "team-ml"}}
+
+
+def test_one_admission_row_per_queued_workload_at_its_values_line(tmp_path: Path) -> None:
+    view, _, _ = built_units(
+        tmp_path, {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": TEAM}, KUEUE_FLEET
+    )
+    refs = pod_refs(view)
+    report = EnvReport("dev")
+    deployment = "Deployment ml/serve-nvidia"
+    report.pods = [
+        PodResult("ml", deployment, "serve-a", "nvidia", "Running", "g1", "", True),
+        PodResult("ml", deployment, "serve-b", "nvidia", "Pending", "", "", False),
+        PodResult("ml", "Job ml/train", "train-x", "nvidia", "Running", "g1", "", True),
+    ]
+    workloads = {
+        ("ml", "Pod", "serve-a"): queued([ADMITTED], A100),
+        ("ml", "Pod", "serve-b"): queued([SHORT]),
+        ("ml", "Job", "train"): queued([ADMITTED], A100),
+        # Another namespace's workload of the same name is not this one's.
+        ("other", "Job", "train"): queued([SHORT]),
+    }
+    admission_verdicts(workloads, refs, report)
+    assert report.admissions == [
+        {
+            "workload": "Deployment ml/serve-nvidia",
+            "values": "values/teams/ml.yaml:10:14",
+            "queue": "team-ml",
+            "admission": "1 of 2 admitted: team-ml (nvidia-a100); pending: " + SHORT["message"],
+            "ok": False,
+        },
+        {
+            "workload": "Job ml/train",
+            "values": "values/teams/ml.yaml:3:3",
+            "queue": "team-ml",
+            "admission": "1 of 1 admitted: team-ml (nvidia-a100)",
+            "ok": True,
+        },
+    ]
+
+
+def test_no_admission_rows_without_workloads(tmp_path: Path) -> None:
+    view, _, _ = built_units(
+        tmp_path, {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": TEAM}, KUEUE_FLEET
+    )
+    report = EnvReport("dev")
+    report.pods = [PodResult("ml", "Job ml/train", "train-x", "nvidia", "Running", "g1", "", True)]
+    admission_verdicts({}, pod_refs(view), report)
+    # A workload that Kueue has not made a Workload for (yet) has no row either.
+    admission_verdicts({("ml", "Job", "other"): queued([ADMITTED], A100)}, pod_refs(view), report)
+    assert report.admissions == []

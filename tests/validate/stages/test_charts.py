@@ -132,3 +132,30 @@ def test_validate_renders_the_committed_application_and_names_each_problem(
     ]
     assert "values don't meet the specifications of the schema" in found[0]["message"]
     assert "'0.18.3'" in found[1]["message"] and "'0.19.0'" in found[1]["message"]
+
+
+def test_an_object_kubeconform_refuses_is_named_with_its_kind_name_and_reason(
+    tmp_path: Path,
+) -> None:
+    """Two add-ons in one unit (NFD's and Kueue's charts), each judged on its own: a value the
+    Kueue chart does not check makes a Deployment kubeconform refuses, named at platform.kueue."""
+    fleet = FLEET_NFD + "  kueue: {provided: fleet}\nscheduling: {backend: kueue}\n"
+    values_dir = ml_tree(tmp_path, fleet=fleet)
+    code, out = validate_committed(values_dir, "--no-cache", "--output", "json")
+    assert code == 0, [f for f in json.loads(out)["findings"] if f["severity"] == "error"]
+    prod = values_dir.parent / "overlays/prod/argocd/application-argocd-f-prod-kueue.yaml"
+    text = prod.read_text()
+    assert "        controllerManager:\n" in text
+    prod.write_text(
+        text.replace(
+            "        controllerManager:\n", "        controllerManager:\n          replicas: two\n"
+        )
+    )
+    code, out = validate_committed(values_dir, "--no-cache", "--output", "json", drift=True)
+    found = [f for f in json.loads(out)["findings"] if f["code"].startswith("CHART")]
+    assert code == 1
+    assert [(f["code"], f["line"], f["unit"]) for f in found] == [
+        ("CHART001", 7, "overlays/prod/argocd")
+    ]
+    assert "Deployment kueue-controller-manager: " in found[0]["message"]
+    assert "replicas" in found[0]["message"]
