@@ -8,12 +8,13 @@ from pathlib import Path
 import click
 
 from generator import toolchain
+from generator.builders import platform
 from generator.cli.options import (
     EXIT_ERROR,
     EXIT_OK,
     guarded,
 )
-from generator.reporters.doctor import doctor_lines
+from generator.reporters.doctor import chart_lines, doctor_lines
 from generator.reporters.rules import rules_table
 from generator.values import schema as values_schema
 
@@ -69,6 +70,6 @@ def doctor() -> int:
         schemas,
         toolchain.INSTALL_COMMAND,
     )
-    for line in lines:
+    for line in [*lines, *chart_lines(platform.ADDONS)]:
         click.echo(line)
     return EXIT_OK if ok else EXIT_ERROR

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from generator.builders.platform import Addon
 from generator.toolchain import ToolStatus
 
 
@@ -40,3 +41,25 @@ def doctor_lines(
     if not ok:
         lines.append(f"some tools are missing or not at their pinned version: run `{install}`")
     return lines, ok
+
+
+def chart_lines(addons: tuple[Addon, ...]) -> list[str]:
+    """What validate can check of each add-on chart the fleet may render: rendered offline from
+    the Go module that ships it, or (no module here) only its Application."""
+    out = []
+    for addon in addons:
+        chart = addon.chart
+        if chart is None:
+            continue
+        what = f"chart {addon.key}: {chart.name} {chart.version}"
+        if chart.module:
+            out.append(
+                f"{what} rendered offline from {chart.module}@{chart.module_version} "
+                f"(tools/{chart.tool_module}/go.mod)"
+            )
+        else:
+            out.append(
+                f"{what}: its Go module is not available here, so validate checks the "
+                "Application, not the chart's objects (docs/platform.md)"
+            )
+    return out

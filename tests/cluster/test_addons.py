@@ -120,6 +120,11 @@ def test_nfd_master_is_found_behind_a_sidecar_and_without_a_configuration() -> N
     }
     # The plane's own port flag dropped; no ConfigMap mounted: an empty configuration file.
     assert nfd_master([deployment]) == (("-v=2",), "")
+    # A mounted ConfigMap without nfd-master.conf: empty too.
+    spec = deployment["spec"]["template"]["spec"]  # type: ignore[index]
+    spec["volumes"] = [{"name": "c", "configMap": {"name": "other"}}]  # type: ignore[index]
+    other = {"kind": "ConfigMap", "metadata": {"name": "other"}, "data": {"x": "y"}}
+    assert nfd_master([deployment, other]) == (("-v=2",), "")
 
 
 def test_what_the_simulation_applies_of_the_nfd_chart(tmp_path: Path) -> None:
