@@ -227,3 +227,16 @@ def test_nfd_chart_values_taint_and_tolerate_every_pool_and_keep_nodes_on_delete
         },
         "postDeleteCleanup": False,
     }
+
+
+def test_an_objects_addon_is_the_one_serving_its_api_group() -> None:
+    def of(api_version: str) -> str | None:
+        addon = platform.addon_of({"apiVersion": api_version, "kind": "X"})
+        return addon.key if addon else None
+
+    assert of("batch.volcano.sh/v1alpha1") == "volcano"
+    assert of("kueue.x-k8s.io/v1beta2") == "kueue"
+    assert of("nfd.k8s-sigs.io/v1alpha1") == "nfd"
+    # Kubernetes' own groups, the core group included, need no add-on.
+    assert of("batch/v1") is None
+    assert of("v1") is None
