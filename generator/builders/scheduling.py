@@ -265,7 +265,8 @@ KUEUE_IMAGE = {
 }
 # The chart's own controller manager configuration (charts/kueue/values.yaml
 # managerConfig.controllerManagerConfigYaml, v0.17.0) but its integration list: the chart
-# replaces the whole document with the value given, so every default it carries is kept here.
+# replaces the whole document with the value given (adding only internalCertManagement when it
+# is missing: templates/manager/manager-config.yaml), so every default it carries is kept here.
 KUEUE_MANAGER_CONFIG: dict[str, Any] = {
     "apiVersion": "config.kueue.x-k8s.io/v1beta2",
     "kind": "Configuration",
@@ -305,8 +306,9 @@ def kueue_integrations(view: FleetView) -> list[str]:
 def kueue_chart_values(view: FleetView) -> dict[str, Any]:
     """Values of Kueue's chart when the fleet renders Kueue (builders/platform.py): the released
     image, and the manager configuration with exactly the integrations the fleet's workloads
-    need (a framework Kueue manages but nothing uses would still gate, suspend and webhook what
-    other tools deploy)."""
+    need (each framework enabled puts a webhook with failurePolicy Fail in front of that kind in
+    every namespace but kube-system and kueue-system, whether the fleet uses it or not:
+    charts/kueue/templates/webhook/manifests.yaml)."""
     config = {**KUEUE_MANAGER_CONFIG, "integrations": {"frameworks": kueue_integrations(view)}}
     return {
         "controllerManager": {"manager": {"image": dict(KUEUE_IMAGE)}},

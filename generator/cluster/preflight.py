@@ -213,7 +213,8 @@ def site_nfd(view: FleetView, state: ClusterState) -> list[Finding]:
 
 
 # Kueue's manager reads its configuration from this file (sigs.k8s.io/kueue v0.17.0
-# charts/kueue/templates/manager/manager-config.yaml; config/components/manager the same key).
+# charts/kueue/templates/manager/manager-config.yaml and manager.yaml; the kustomize install mounts
+# the same key: config/default/manager_config_patch.yaml).
 KUEUE_CONFIG_KEY = "controller_manager_config.yaml"
 # What Kueue enables when its configuration names no integration (apis/config/v1beta2/defaults.go
 # v0.17.0, defaultJobFrameworkName).

@@ -15,9 +15,9 @@ CA into the chart's webhook configurations and CRDs (pkg/util/cert/cert.go). Wha
   process on this machine's own address; the API server routes webhook calls to endpoints
   (launcher.py, --enable-aggregator-routing), as no kube-proxy runs here. Endpoints may not be
   loopback addresses (k8s.io/kubernetes v1.36.3 pkg/apis/core/validation ValidateEndpointIP).
-- Its health, metrics and visibility servers listen on free ports, metrics off; leader election
-  is off (one replica); the chart's APIService for the visibility API is not applied (nothing
-  would serve it).
+- Its health server listens on a free loopback port; metrics are off, and so is the visibility
+  server (FEATURE_GATES), whose APIService from the chart is not applied; leader election is off
+  (one replica).
 """
 
 from __future__ import annotations
