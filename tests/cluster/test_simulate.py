@@ -252,3 +252,55 @@ def test_nfd_worker_that_does_not_tolerate_a_pool_taint_is_missing_there(
         "NodeFeatureRules match"
     )
     assert str(finding.location) == "values/fleet.yaml:12:3"  # platform.nfd
+
+
+def test_kueue_admits_a_job_pinned_to_the_second_model_of_a_vendor(
+    tmp_path: Path, cluster: ControlPlane
+) -> None:
+    """Issue 19's case: an H100 pool beside the A100 pool and a 4-GPU job pinned to H100. The
+    team's quota of 8 is split over the vendor's flavors so that the pinned job can be admitted
+    (poured into the pools in order, the 8 A100s took it all and nvidia-h100 got 0); Kueue's own
+    controller admits it on nvidia-h100 and the 1-GPU job beside it on nvidia-a100."""
+    fleet = {
+        **SIM_FLEET,
+        "scheduling": {"backend": "kueue"},
+        "platform": {"kueue": {"provided": "fleet"}},
+    }
+    nvidia = {
+        "pools": [
+            # 8 A100s: the team's whole quota would fit the first pool.
+            {"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["a1", "a2"]},
+            {"name": "h100", "model": "H100", "devicesPerNode": 4, "nodes": ["h1"]},
+        ]
+    }
+    team = """\
+quota: {nvidia: 8}
+jobs:
+  small:
+    vendor: nvidia
+    devices: 1
+    model: A100
+    images: {nvidia: r/t:1}
+  big:
+    vendor: nvidia
+    devices: 4
+    model: H100
+    images: {nvidia: r/t:1}
+"""
+    files = {
+        "fleet.yaml": yaml.safe_dump(fleet, sort_keys=False),
+        "vendors/nvidia.yaml": yaml.safe_dump(nvidia),
+        "teams/ml.yaml": team,
+    }
+    values = tree(tmp_path, files, defaults=False)
+    result = simulate(values, None, lambda: contextlib.nullcontext(cluster))
+    (env,) = result.envs
+    assert [f.format() for f in result.findings if f.severity is Severity.ERROR] == []
+    rows = {a["workload"]: (a["admission"], a["ok"]) for a in env.admissions}
+    assert rows == {
+        # cpu and memory on the fleet's general flavor, the GPUs on the pinned model's.
+        "Job ml/big": ("1 of 1 admitted: team-ml (general, nvidia-h100)", True),
+        "Job ml/small": ("1 of 1 admitted: team-ml (general, nvidia-a100)", True),
+    }, env.admissions
+    nodes = {p.workload: p.node for p in env.pods}
+    assert nodes["Job ml/big"] == "h1" and nodes["Job ml/small"] in ("a1", "a2"), nodes
