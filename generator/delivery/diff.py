@@ -40,7 +40,7 @@ from generator.values.quantity import parse_quantity
 from generator.values.yamlio import Obj
 
 Key = tuple[str, str, str, str]  # apiVersion, kind, namespace, name
-Segment = str | int | tuple[str, str]  # map key, list index, or ("name", value) list entry
+Segment = str | int | tuple[str, str]  # map key, list index, or (identity, value) list entry
 
 
 class _Absent:
@@ -152,18 +152,56 @@ def format_path(path: Iterable[Segment]) -> str:
     return out
 
 
-def _named(items: list[Any]) -> bool:
-    names = [i.get("name") for i in items if isinstance(i, dict)]
-    return (
-        len(names) == len(items)
-        and all(isinstance(n, str) for n in names)
-        and (len(set(names)) == len(names))
-    )
+# How a list entry is told apart from its siblings, in order of preference: `name` (containers,
+# env, ports, volumes, rule groups), a Prometheus rule's `record` or `alert`, an AppProject
+# destination's server and namespace, an allowed kind's group and kind. A list is compared entry
+# by entry when every entry has the same kind of identity and no two share one.
+IDENTITIES: tuple[tuple[str, ...], ...] = (
+    ("name",),
+    ("record",),
+    ("alert",),
+    ("server", "namespace"),
+    ("group", "kind"),
+)
+
+
+def _entry_id(item: Any) -> tuple[str, str] | None:
+    """(what identifies it, its value) for a list entry; a scalar is its own identity."""
+    if isinstance(item, str | int | float | bool):
+        return ("value", str(item))
+    if not isinstance(item, dict):
+        return None
+    for keys in IDENTITIES:
+        if all(isinstance(item.get(k), str) for k in keys):
+            return ("+".join(keys), ",".join(str(item[k]) for k in keys))
+    return None
+
+
+# Identities that may share one list: a rule group holds recording and alerting rules.
+FAMILY = {"record": "rule", "alert": "rule"}
+
+
+Entries = dict[tuple[str, str], Any]
+
+
+def _family(entries: Entries) -> str:
+    kind = next(iter(entries))[0]
+    return FAMILY.get(kind, kind)
+
+
+def _identities(items: list[Any]) -> Entries | None:
+    """The entries by identity, when all have one of the same family and no two are the same."""
+    known = {key: item for item in items if (key := _entry_id(item)) is not None}
+    kinds = {FAMILY.get(k, k) for k, _ in known}
+    if len(known) != len(items) or len(kinds) != 1:
+        return None
+    return known
 
 
 def field_changes(old: Any, new: Any, path: tuple[Segment, ...] = ()) -> list[FieldChange]:
-    """Changes from `old` to `new`: maps key by key; lists of named entries (containers, env,
-    ports, volumes) entry by name; other lists of one length item by item; the rest whole."""
+    """Changes from `old` to `new`: maps key by key; lists whose entries each have an identity
+    (IDENTITIES; a scalar is its own) entry by entry, so that an added or removed entry is shown
+    alone; other lists of one length item by item; the rest whole."""
     if isinstance(old, dict) and isinstance(new, dict):
         out: list[FieldChange] = []
         for key in sorted(set(old) | set(new)):
@@ -175,15 +213,14 @@ def field_changes(old: Any, new: Any, path: tuple[Segment, ...] = ()) -> list[Fi
                 out += field_changes(old[key], new[key], (*path, key))
         return out
     if isinstance(old, list) and isinstance(new, list) and old != new:
-        if old and new and _named(old) and _named(new):
-            before = {i["name"]: i for i in old}
-            after = {i["name"]: i for i in new}
+        before, after = _identities(old), _identities(new)
+        # A scalar list of one length (a container's args) is compared item by item: its order
+        # means something, and a changed item is a replace, not a remove and an add.
+        scalars = before and _family(before) == "value" and len(old) == len(new)
+        if before and after and _family(before) == _family(after) and not scalars:
             out = []
-            for name in sorted(set(before) | set(after)):
-                seg: Segment = ("name", name)
-                out += field_changes(
-                    before.get(name, ABSENT), after.get(name, ABSENT), (*path, seg)
-                )
+            for key in sorted(set(before) | set(after)):
+                out += field_changes(before.get(key, ABSENT), after.get(key, ABSENT), (*path, key))
             if not out:  # same entries, another order
                 out.append(FieldChange(path, old, new))
             return out

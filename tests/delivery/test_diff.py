@@ -66,7 +66,8 @@ def test_field_changes_match_named_list_entries_and_keep_the_rest_whole() -> Non
     }
     got = [(c.where, c.op, c.old, c.new) for c in field_changes(old, new)]
     assert [g[:2] for g in got] == [
-        ("spec.args", "replace"),
+        # An added item of a scalar list is said alone (its value is its identity).
+        ("spec.args[value=--two]", "add"),
         ("spec.containers[name=b].image", "replace"),
         ('spec.hard["nvidia.com/gpu"]', "remove"),
     ]
@@ -841,8 +842,12 @@ def test_field_changes_of_lists() -> None:
         last = len(old) - 1
         want = (last, "v") if isinstance(old[last], dict) else (last,)
         assert [c.path for c in field_changes(old, new)] == [want], old
-    # Other lengths: whole. An empty list is not "named": whole too.
-    assert field_changes([1], [1, 2]) == [FieldChange((), [1], [1, 2])]
+    # Scalars of other lengths: the item added or removed, by its value.
+    assert field_changes([1], [1, 2]) == [FieldChange((("value", "2"),), ABSENT, 2)]
+    assert field_changes(["a", "b"], ["b"]) == [FieldChange((("value", "a"),), "a", ABSENT)]
+    # A repeated scalar has no identity: whole.
+    assert field_changes([1, 1], [1]) == [FieldChange((), [1, 1], [1])]
+    # An empty list has no entries to match: whole.
     assert field_changes({"env": []}, {"env": [a]}) == [FieldChange(("env",), [], [a])]
     assert field_changes({"env": [a]}, {"env": []}) == [FieldChange(("env",), [a], [])]
     # One side not a list (or not a map): whole.
@@ -1150,3 +1155,42 @@ def test_against_ref_whose_values_do_not_load(tmp_path: Path) -> None:
         "the values at main do not load (1 finding(s), first: values/teams/ml.yaml:2:11: "
         "VAL001 'many' is not of type 'integer' (at $.quota.nvidia))"
     )
+
+
+def test_rules_destinations_and_kinds_are_matched_by_their_identity() -> None:
+    """An added rule, destination or allowed kind is shown alone, not as two whole lists."""
+    rec = {"record": "accel:gpu:used", "expr": "sum(x)"}
+    alert = {"alert": "PluginDown", "expr": "up == 0"}
+    new_alert = {"alert": "NoDevices", "expr": "absent(y)"}
+    got = field_changes(
+        {"rules": [rec, alert]}, {"rules": [rec, {**alert, "expr": "up < 1"}, new_alert]}
+    )
+    assert [(c.where, c.op) for c in got] == [
+        ("rules[alert=NoDevices]", "add"),
+        ("rules[alert=PluginDown].expr", "replace"),
+    ]
+    # Recording and alerting rules in one group are one family; a rule removed is said alone.
+    assert [(c.where, c.op) for c in field_changes([rec, alert], [alert])] == [
+        ("[record=accel:gpu:used]", "remove")
+    ]
+    server = "https://kubernetes.default.svc"
+    dests = [{"server": server, "namespace": "ml"}]
+    more = [*dests, {"server": server, "namespace": "inference"}]
+    assert [
+        (c.where, c.op, c.new)
+        for c in field_changes({"destinations": dests}, {"destinations": more})
+    ] == [(f"destinations[server+namespace={server},inference]", "add", more[1])]
+    kinds = [{"group": "", "kind": "Namespace"}]
+    wider = [*kinds, {"group": "node.k8s.io", "kind": "RuntimeClass"}]
+    assert [c.where for c in field_changes(kinds, wider)] == [
+        "[group+kind=node.k8s.io,RuntimeClass]"
+    ]
+    # Entries of different families, other lengths: the lists whole.
+    names = [{"name": "x"}, {"name": "y"}]
+    assert field_changes([rec], names) == [FieldChange((), [rec], names)]
+    assert field_changes(names[:1], more) == [FieldChange((), names[:1], more)]
+    # A `name` comes first: a named entry with a record is matched by its name.
+    named = [{"name": "g", "record": "r"}]
+    assert [c.where for c in field_changes(named, [{"name": "g", "record": "s"}])] == [
+        "[name=g].record"
+    ]
