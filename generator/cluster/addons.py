@@ -62,15 +62,6 @@ def nfd_chart(built: list[BuiltUnit], kube_version: str) -> list[dict[str, Any]]
     return [d for d in yaml.safe_load_all(text) if d]
 
 
-def rendered_nfd_master(
-    built: list[BuiltUnit], kube_version: str
-) -> tuple[tuple[str, ...], str] | None:
-    """nfd-master's flags and configuration as the fleet's NFD Application deploys it; None when
-    the fleet does not render NFD (the site runs it)."""
-    objs = nfd_chart(built, kube_version)
-    return None if objs is None else nfd_master(objs)
-
-
 # Helm's hook annotation (helm.sh/helm/v3 pkg/release/hook.go): hooks run at install or delete,
 # not as part of what stays deployed.
 HELM_HOOK = "helm.sh/hook"

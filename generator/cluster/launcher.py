@@ -32,6 +32,7 @@ from typing import Any
 import yaml
 
 from generator import toolchain
+from generator.builders import platform
 from generator.cluster.api import ApiClient, ApiError
 from generator.cluster.crds import nfd_crds
 from generator.cluster.sources import kwok_stages
@@ -58,7 +59,17 @@ CONTROLLERS = (
 # KWOK manages only Nodes with this annotation (never a real node, should the kubeconfig ever
 # point elsewhere).
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
-NFD_NAMESPACE = "node-feature-discovery"
+
+
+def _chart_namespace(key: str) -> str:
+    """The namespace an add-on's chart installs into (builders/platform.py): where the simulation
+    runs what stands in for it, and what a reset keeps."""
+    chart = platform.BY_KEY[key].chart
+    assert chart is not None
+    return chart.namespace
+
+
+NFD_NAMESPACE = _chart_namespace("nfd")
 # nfd-master annotates the node it runs on at start (updateMasterNode in pkg/nfd-master): the
 # control plane therefore has a control-plane Node, tainted like a kubeadm one.
 CONTROL_PLANE_NODE = "accel-sim-control-plane"
@@ -511,7 +522,7 @@ def _spawn_nfd(plane: ControlPlane, kc: str, services: list[Service]) -> tuple[S
 RESET_TIMEOUT = 120.0
 MANAGED = "app.kubernetes.io/managed-by=accel-gitops"
 SIM_LABEL = "accel-gitops.io/simulation"
-KUEUE_NAMESPACE = "kueue-system"
+KUEUE_NAMESPACE = _chart_namespace("kueue")
 
 
 def sim_labelled(obj: dict[str, Any]) -> dict[str, Any]:

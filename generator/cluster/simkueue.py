@@ -170,14 +170,12 @@ def endpoint_slice(service: Obj, address: str, port: int) -> Obj:
     }
 
 
-def _webhook_service(setup: KueueSetup) -> Obj:
+def _webhook_service(docs: list[Obj]) -> Obj:
     """The Service the chart's webhooks call."""
-    hooks = [d for d in setup.docs() if d.get("kind") in WEBHOOK_KINDS]
+    hooks = [d for d in docs if d.get("kind") in WEBHOOK_KINDS]
     ref = hooks[0]["webhooks"][0]["clientConfig"]["service"]
     return next(
-        d
-        for d in setup.docs()
-        if d.get("kind") == "Service" and d["metadata"]["name"] == ref["name"]
+        d for d in docs if d.get("kind") == "Service" and d["metadata"]["name"] == ref["name"]
     )
 
 
@@ -241,7 +239,7 @@ def use_kueue(plane: ControlPlane, setup: KueueSetup | None) -> None:
     for doc in docs:
         if doc.get("kind") != "CustomResourceDefinition":
             api.apply(sim_labelled(doc))
-    api.apply(endpoint_slice(_webhook_service(setup), host, plane.kueue_port))
+    api.apply(endpoint_slice(_webhook_service(docs), host, plane.kueue_port))
     if running is None:
         health = _free_port()
         cert_dir = plane.workdir / "kueue-certs"

@@ -69,13 +69,12 @@ def not_simulated(
             addon = platform.addon_of(obj)
             if addon is None or addon.key not in NOT_RUN:
                 continue
-            wanted = "Job"
-            if obj.get("kind") == wanted:
+            if obj.get("kind") == "Job":
                 meta = obj.get("metadata") or {}
                 name = (
                     f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta["name"]
                 )
-                uses.setdefault(addon.key, []).append((f"{addon.title} {wanted}", name))
+                uses.setdefault(addon.key, []).append((f"{addon.title} Job", name))
     out = []
     for key, objs in sorted(uses.items()):
         out.append(

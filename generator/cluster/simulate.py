@@ -159,7 +159,8 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
     crds = needed_crds([o for b in built for o in b.docs])
     api.apply_crds(c for c in crds if kueue is None or c["spec"]["group"] != KUEUE_GROUP)
     use_kueue(plane, kueue)
-    api.refresh()  # Kueue's CRDs (its Workloads) are served now
+    if kueue is not None:
+        api.refresh()  # Kueue's CRDs (its Workloads) are served now
     for ns in addon_namespaces(loaded, env):
         api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     nfd_objects = nfd_applied(nfd_objs or [])

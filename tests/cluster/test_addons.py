@@ -15,8 +15,8 @@ from generator.cluster.addons import (
     nfd_chart,
     nfd_master,
     rendered_kueue,
-    rendered_nfd_master,
 )
+from generator.cluster.units import BuiltUnit
 from generator.render.charts import render_chart
 from tests.fixtures import FLEET, built_units
 
@@ -28,6 +28,12 @@ NVIDIA = "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1]}\
 def chart_objects(values: dict[str, object]) -> list[dict[str, object]]:
     assert NFD.chart is not None
     return [d for d in yaml.safe_load_all(render_chart(NFD.chart, values, "1.36")) if d]
+
+
+def rendered_nfd_master(built: list[BuiltUnit]) -> tuple[tuple[str, ...], str] | None:
+    """nfd-master's flags and configuration as simulate takes them from the fleet's NFD chart."""
+    objs = nfd_chart(built, "1.36")
+    return None if objs is None else nfd_master(objs)
 
 
 def test_nfd_master_flags_and_configuration_come_from_the_chart_values() -> None:
@@ -60,10 +66,10 @@ def test_the_fleets_nfd_application_or_none(tmp_path: Path) -> None:
     _, _, built = built_units(tmp_path / "fleet", files, fleet)
     app = addon_application(built, "nfd")
     assert app is not None and app["metadata"]["name"] == "f-dev-nfd"
-    assert rendered_nfd_master(built, "1.36") == (("-enable-taints",), "null")
+    assert rendered_nfd_master(built) == (("-enable-taints",), "null")
     _, _, site = built_units(tmp_path / "site", files, DEV_FLEET)
     assert addon_application(site, "nfd") is None
-    assert rendered_nfd_master(site, "1.36") is None
+    assert rendered_nfd_master(site) is None
 
 
 # ---- Kueue ------------------------------------------------------------------------------------
