@@ -4,4 +4,4 @@
 from generator.cli import run
 
 if __name__ == "__main__":
-    run()
+    run("python render.py")

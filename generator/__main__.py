@@ -1,3 +1,3 @@
 from generator.cli import run
 
-run()
+run("python -m generator")

@@ -46,7 +46,7 @@ Obj = dict[str, Any]
 
 
 def tool(name: str) -> Path:
-    """A pinned tool `make tools` built ($ACCEL_GITOPS_TOOLS_DIR/bin, else .tools/bin), else the
+    """A pinned tool `tools install` built ($ACCEL_GITOPS_TOOLS_DIR/bin, else .tools/bin), else the
     one on PATH; a test that needs a missing tool fails, naming the command that installs it."""
     tools_dir = Path(os.environ.get("ACCEL_GITOPS_TOOLS_DIR") or ROOT / ".tools")
     local = tools_dir / "bin" / name
@@ -113,7 +113,7 @@ def plugins(conf: Obj) -> dict[str, Obj]:
 
 def pod_security(objs: list[Obj], level: str = "restricted") -> list[Obj]:
     """Every pod template of `objs` checked by Kubernetes' own Pod Security admission code
-    (tools/podsecurity) at its namespace's enforce level (`level` where `objs` lack it)."""
+    (generator/toolchain/gotools/podsecurity) at its namespace's enforce level (`level` where `objs` lack it)."""
     proc = subprocess.run(
         [str(tool("podsecurity")), f"-level={level}"],
         input=yaml.safe_dump_all(objs),

@@ -35,7 +35,7 @@ class Chart:
     namespace: str
     release: str
     source: str
-    # The same chart inside a Go module a tool module pins (tools/<tool_module>/go.mod): validate
+    # The same chart inside a Go module a tool module pins (gotools/<tool_module>/go.mod): validate
     # renders it from there, offline, with the values the Application carries. Empty: the
     # chart's module is not available here, and only the Application itself is checked.
     module: str = ""

@@ -10,7 +10,7 @@
   scheduler profile. Kueue's ResourceFlavors (one per vendor pool) go in the same unit.
 
 Every Volcano key below was read in volcano-sh/volcano at v1.14.0 (the release of the
-volcano.sh/apis v1.14.0 that tools/crdgen pins); the file and line is next to each.
+volcano.sh/apis v1.14.0 that gotools/crdgen pins); the file and line is next to each.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""`show`, `diff` and `publish`: the built manifests, what changes, and the GitOps repository."""
+"""`init`, `show`, `diff` and `publish`: a new fleet repository, the built manifests, what
+changes, and the GitOps repository."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from generator.cli.options import (
     guarded,
     values_option,
 )
+from generator import command
 from generator.delivery import diff as differ
+from generator.delivery import fleetinit
 from generator.delivery import publish as publishing
 from generator.delivery.show import show as run_show
 from generator.errors import UsageError
@@ -170,4 +173,40 @@ def publish(
         f"publish: pushed {result.commit[:12]} to {branch} of {repo}: render of "
         f"{result.source[:12]}, {len(result.units)} units changed"
     )
+    return EXIT_OK
+
+
+@click.command()
+@click.argument("dest", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--name", help="The fleet's name (default: the folder's, as a DNS label).")
+@click.option(
+    "--repo-url",
+    help="The Git repository Argo CD syncs the rendered tree from (fleet.yaml git.repoURL; "
+    "default: a placeholder to replace).",
+)
+@click.option(
+    "--requirement",
+    help="The pip requirement that pins accel-gitops in CI and pre-commit "
+    "(default: this version; a wheel's path or URL works too).",
+)
+@guarded
+def init(dest: Path, name: str | None, repo_url: str | None, requirement: str | None) -> int:
+    """Start a fleet repository in DEST: values for one vendor and one team, schemas for
+    editors, .gitignore, pre-commit, CI workflows and a README (nothing is overwritten)."""
+    fleet = name or fleetinit.default_name(dest)
+    spec = fleetinit.Scaffold(
+        dest=dest,
+        name=fleet,
+        repo_url=repo_url or f"https://git.example.com/{fleet}.git",
+        requirement=requirement or fleetinit.default_requirement(),
+    )
+    written = fleetinit.init(spec)
+    click.echo(f"init: wrote {len(written)} files in {dest}. Next:")
+    for step in (
+        f"cd {dest}",
+        command("render") + "      # base/ and overlays/ from values/",
+        command("validate") + "    # every check (`" + command("tools install") + "` first)",
+        "git add -A && git commit -m 'start the fleet'",
+    ):
+        click.echo(f"  {step}")
     return EXIT_OK

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import importlib
 import sys
-from pathlib import Path
 
 import click
 
-from generator import __version__
+from generator import __version__, set_command
 
 # command -> "module:function". The user's interface: names and flags stay as they are.
 COMMANDS = {
@@ -19,6 +18,7 @@ COMMANDS = {
     "check": "generator.cli.render:check",
     "validate": "generator.cli.validate:validate",
     "plan": "generator.cli.plan:plan",
+    "init": "generator.cli.delivery:init",
     "show": "generator.cli.delivery:show",
     "diff": "generator.cli.delivery:diff",
     "publish": "generator.cli.delivery:publish",
@@ -28,6 +28,7 @@ COMMANDS = {
     "schema": "generator.cli.tools:schema",
     "rules": "generator.cli.tools:rules",
     "doctor": "generator.cli.tools:doctor",
+    "tools": "generator.cli.tools:tools",
 }
 
 
@@ -56,8 +57,10 @@ def main(ctx: click.Context, debug: bool) -> None:
     ctx.obj = {"debug": debug}
 
 
-def run() -> None:
-    main(prog_name=Path(sys.argv[0]).name or "render.py")
+def run(prefix: str = "accel-gitops") -> None:
+    """The console script (and render.py, which passes ``python render.py``)."""
+    set_command(prefix)
+    main(prog_name=prefix)
 
 
 if __name__ == "__main__":

@@ -96,9 +96,12 @@ def ensure_control_plane(command: str, needed: tuple[str, ...] = toolchain.CONTR
     if not absent:
         return
     click.echo(
-        f"{command}: building {', '.join(absent)} first (`make {toolchain.CONTROL_PLANE_TARGET}`, "
-        f"from the pinned Go modules): {command} runs the real Kubernetes control plane, which "
-        "`make demo` does not build; a cold build takes several minutes, once.",
+        f"{command}: building {', '.join(absent)} first "
+        f"(`{toolchain.install_command(toolchain.CONTROL_PLANE_TARGET)}`, from the pinned Go "
+        f"modules): {command} runs the real Kubernetes control plane, which `tools install` does "
+        "not build by default; a cold build takes several minutes, once.",
         err=True,
     )
-    toolchain.build_missing(needed, toolchain.CONTROL_PLANE_TARGET)
+    toolchain.build_missing(
+        needed, toolchain.CONTROL_PLANE_TARGET, say=lambda line: click.echo(line, err=True)
+    )

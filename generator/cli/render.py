@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from generator import command
 from generator.cli.options import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -56,7 +57,7 @@ def render(
     if check and then_validate:
         raise UsageError(
             "--check and --validate exclude each other: validate already compares the "
-            "committed output with a fresh render (DRIFT001); run `render.py validate`"
+            f"committed output with a fresh render (DRIFT001); run `{command('validate')}`"
         )
     out = out_dir if out_dir is not None else values_dir.resolve().parent
     if check:  # writes nothing, so an interrupted render is reported, not rolled back
@@ -64,7 +65,7 @@ def render(
         if left:
             click.echo(
                 f"render --check: an interrupted render left {out} half-changed "
-                f"({', '.join(left)}); run `render.py render` to roll it back and render again"
+                f"({', '.join(left)}); run `{command('render')}` to roll it back and render again"
             )
             return EXIT_FINDINGS
     else:

@@ -1,4 +1,5 @@
-"""`doctor`, `schema` and `rules`: the external tools, the values schemas, every code."""
+"""`tools install`, `doctor`, `schema` and `rules`: the external tools, the values schemas,
+every code."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from generator.cli.options import (
     EXIT_OK,
     guarded,
 )
+from generator.errors import GeneratorError
 from generator.reporters.doctor import chart_lines, doctor_lines
 from generator.reporters.rules import rules_table
 from generator.values import schema as values_schema
@@ -68,8 +70,44 @@ def doctor() -> int:
         toolchain.k8s_schema_versions(),
         (schemas / "crds" / "index.json").is_file(),
         schemas,
-        toolchain.INSTALL_COMMAND,
+        toolchain.install_command(),
     )
     for line in [*lines, *chart_lines(platform.ADDONS)]:
         click.echo(line)
     return EXIT_OK if ok else EXIT_ERROR
+
+
+@click.group()
+def tools() -> None:
+    """The pinned external tools (kustomize, kubeconform, promtool, the control plane...)."""
+
+
+@tools.command("install")
+@click.option(
+    "--only",
+    "only",
+    default="validate",
+    show_default=True,
+    help="Comma-separated tools or sets to build: validate (what render, validate, diff, report "
+    "and publish run), cluster (simulate's control plane), dev (this project's tests), all.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=4,
+    show_default=True,
+    help="Go modules built side by side.",
+)
+@guarded
+def install(only: str, jobs: int) -> int:
+    """Build the pinned tools from the Go module proxy into the tools dir (doctor says where);
+    each step is skipped while its inputs' content is unchanged."""
+    names = [n.strip() for n in only.split(",") if n.strip()]
+    try:
+        steps = toolchain.install_steps(names)
+    except ValueError as exc:
+        raise GeneratorError(str(exc)) from None
+    built = toolchain.install_tools(steps, jobs=jobs, say=lambda line: click.echo(line, err=True))
+    fresh = len(steps) - len(built)
+    click.echo(f"tools: {len(built)} built, {fresh} already up to date, in {toolchain.tools_dir()}")
+    return EXIT_OK

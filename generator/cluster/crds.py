@@ -1,8 +1,9 @@
 """The CRDs the local control plane installs: exactly the pinned ones.
 
 Every CRD the fleet's kinds need comes from the same pinned sources as the offline schemas
-(tools/schemas.lock.yaml; `make tools` keeps each CRD object in .tools/schemas/crds/manifests).
-Node Feature Discovery's CRDs come from the module nfd-master is built from (tools/nfd/go.mod),
+(gotools/schemas.lock.yaml; `tools install` keeps each CRD object in
+<tools dir>/schemas/crds/manifests). Node Feature Discovery's CRDs come from the module
+nfd-master is built from (gotools/nfd/go.mod),
 so the API server serves what the running nfd-master reads.
 """
 
@@ -27,7 +28,7 @@ def pinned_crds() -> list[Obj]:
     """Every pinned CRD, NFD's at nfd-master's version; sorted by name."""
     folder = toolchain.tools_dir() / "schemas" / "crds" / "manifests"
     if not folder.is_dir():
-        raise ToolMissing("CRD manifests", toolchain.INSTALL_COMMAND, [str(folder)])
+        raise ToolMissing("CRD manifests", toolchain.install_command(), [str(folder)])
     crds = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in folder.glob("*.json")}
     for crd in nfd_crds():
         crds[str(crd["metadata"]["name"])] = crd

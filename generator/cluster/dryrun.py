@@ -57,7 +57,7 @@ class DryRunResult:
 
 
 def control_plane_minor() -> str:
-    """The Kubernetes minor of the pinned control plane (tools/controlplane), e.g. '1.36'."""
+    """The Kubernetes minor of the pinned control plane (gotools/controlplane), e.g. '1.36'."""
     pinned = toolchain.TOOLS["kube-apiserver"].pinned
     major, minor = pinned.removeprefix("v").split(".")[:2]
     return f"{major}.{minor}"
@@ -79,7 +79,7 @@ def version_findings(loaded: Values, target: Target | None, what: str) -> list[F
                 Finding(
                     "KVER001",
                     f"{what} needs a control plane of the fleet's Kubernetes {want}, but the "
-                    f"project builds only {have} (tools/controlplane); a {what} on another minor "
+                    f"project builds only {have} (gotools/controlplane); a {what} on another minor "
                     "is no proof",
                     loc,
                     "$.kubernetesVersion",

@@ -1,8 +1,8 @@
 """A throwaway Kubernetes control plane on loopback: etcd, kube-apiserver,
 kube-controller-manager, kube-scheduler, KWOK (simulated kubelets) and nfd-master.
 
-Everything is built by ``make tools`` from pinned Go modules (tools/controlplane, tools/kwok,
-tools/nfd). :func:`local_control_plane` starts the components on free loopback ports with a data
+Everything is built by ``make tools`` from pinned Go modules (gotools/controlplane, gotools/kwok,
+gotools/nfd). :func:`local_control_plane` starts the components on free loopback ports with a data
 directory and credentials made for this run, waits until each is ready and always stops them:
 on return, on any exception, on Ctrl-C and on SIGTERM (process groups, TERM then KILL; a
 component also gets SIGTERM from Linux if the thread that started it dies).

@@ -1,5 +1,5 @@
 """Kueue on the local control plane: its real controller manager (sigs.k8s.io/kueue v0.17.0
-cmd/kueue, built by `make tools-cluster` from tools/kueuecheck/go.mod), with the configuration,
+cmd/kueue, built by `make tools-cluster` from gotools/kueuecheck/go.mod), with the configuration,
 CRDs, webhooks, Services and Secret of the Kueue chart the fleet deploys, so that Jobs are
 suspended, admitted by their ClusterQueues, given a flavor's node selector and unsuspended as
 Kueue decides.

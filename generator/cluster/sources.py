@@ -1,6 +1,6 @@
 """Upstream files the control plane needs at run time, read from the Go module cache
 (generator/toolchain/modules.py): the modules are the ones the tools are built from
-(tools/kwok/go.mod, tools/nfd/go.mod)."""
+(gotools/kwok/go.mod, gotools/nfd/go.mod)."""
 
 from __future__ import annotations
 

@@ -250,10 +250,20 @@ def _where(source: str, unit: str) -> Location:
 _CREDENTIALS = re.compile(r"(?<=://)[^/@]+@")
 
 
+# A remote git reaches over a network: scheme://..., or scp-like host:path.
+_NETWORK_URL = re.compile(r"^(?!file:)(?:[a-z][a-z0-9+.-]*://|[^/:]+:)", re.I)
+
+
 def _source_name(repo: Path) -> str:
+    """The values repository as the GitOps repository's readers can find it: its origin URL
+    without credentials; a repository with no origin, or a local one, by its folder's name (a
+    path on the publishing machine means nothing to them, and says more than it should)."""
     proc = gitutil.git(["remote", "get-url", "origin"], repo, check=False)
-    url = proc.stdout.strip() if proc.returncode == 0 else str(repo)
-    return _CREDENTIALS.sub("", url)  # never put a token from a URL into a commit message
+    url = proc.stdout.strip() if proc.returncode == 0 else ""
+    if _NETWORK_URL.match(url):
+        return _CREDENTIALS.sub("", url)  # never put a token from a URL into a commit message
+    local = Path(url.removeprefix("file://")) if url else repo
+    return f"{local.name.removesuffix('.git') or repo.name} (a local repository)"
 
 
 @functools.cache

@@ -442,8 +442,8 @@ def kubernetes_version(view: FleetView) -> Iterable[Finding]:
         f"({lo} to {hi})",
         view.fleet.doc.locate(("kubernetesVersion",)),
         "$.kubernetesVersion",
-        f"set a version from {lo} to {hi}, or pin schemas for it in tools/schemas.lock.yaml "
-        "and run `make tools`",
+        f"set a version from {lo} to {hi} (the Kubernetes versions this accel-gitops has "
+        "schemas for)",
     )
 
 

@@ -1,4 +1,4 @@
-"""How `render.py doctor` prints the tools: one row each, then the schemas, then what to run."""
+"""How `doctor` prints the tools: one row each, then the schemas, then what to run."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ def doctor_lines(
         ok = ok and st.ok
         pin = f" (pinned {st.pinned})" if st.pinned and not st.ok else ""
         lines.append(
-            f"{st.name:{width}} {state:8} {st.version or '?'}{pin}  {st.path}  from {st.source}"
+            f"{st.name:{width}} {state:8} {st.version or '?'}{pin}  in {st.found_in}  "
+            f"from {st.source}"
         )
     span = k8s_versions[0] + ".." + k8s_versions[-1] if k8s_versions else "-"
     lines.append(
@@ -55,7 +56,7 @@ def chart_lines(addons: tuple[Addon, ...]) -> list[str]:
         if chart.module:
             out.append(
                 f"{what} rendered offline from {chart.module}@{chart.module_version} "
-                f"(tools/{chart.tool_module}/go.mod)"
+                f"(gotools/{chart.tool_module}/go.mod)"
             )
         else:
             out.append(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from generator import command
 from generator.render.layout import Rendered
 from generator.render.writer import Drift
 
@@ -24,7 +25,7 @@ def drift_text(drift: Drift, out: Path, values_dir: Path) -> str:
     ]
     lines.append(
         f"render --check: {len(drift.changed)} changed, {len(drift.missing)} missing, "
-        f"{len(drift.stale)} stale; run `python render.py render` and commit the result\n"
+        f"{len(drift.stale)} stale; run `{command('render')}` and commit the result\n"
     )
     return "".join(lines)
 

@@ -9,13 +9,14 @@ Every subprocess call to kustomize, kubeconform, promtool, the NFD tools, go or 
 * :class:`ToolFailed` -- it exited non-zero (carries argv, exit code, stdout and stderr);
 * :class:`ToolTimeout` -- it ran longer than the timeout (and was killed).
 
-Where tools are looked for: first ``<tools dir>/bin`` -- the tools dir is ``.tools`` in the
-repository root (the parent of the ``generator`` package directory), or ``$ACCEL_GITOPS_TOOLS_DIR``
-when set -- then, for promtool, go and git only, ``PATH``. kustomize, kubeconform and the NFD tools
-are used only from the tools dir: they are pinned in ``tools/*/go.mod`` and built by ``make tools``.
+Where tools are looked for: first ``<tools dir>/bin`` -- ``$ACCEL_GITOPS_TOOLS_DIR`` when set,
+else ``.tools`` in a clone of this repository, else the user's cache (``~/.cache/accel-gitops``)
+-- then, for promtool, go and git only, ``PATH``. kustomize, kubeconform and the NFD tools are used
+only from the tools dir: they are pinned in ``gotools/*/go.mod`` (data of this package) and built
+by ``accel-gitops tools install`` (:mod:`generator.toolchain.install`; ``make tools`` runs it).
 
 The same tools dir holds the JSON Schemas kubeconform validates against (``schemas/k8s`` and
-``schemas/crds``, built by ``make tools`` from ``tools/schemas.lock.yaml``); see
+``schemas/crds``, laid out by the same command from ``gotools/schemas.lock.yaml``); see
 :func:`k8s_schema_location` and :func:`crd_schema_location`.
 
 This module never prints and never exits the process.
@@ -26,20 +27,28 @@ from __future__ import annotations
 from generator.toolchain.doctor import ToolStatus, doctor
 from generator.toolchain.errors import ToolError, ToolExited, ToolFailed, ToolMissing, ToolTimeout
 from generator.toolchain.gobuild import GoBuildInfo, go_build_info, version
-from generator.toolchain.process import Service, build_missing, popen, run, spawn, terminate
+from generator.toolchain.install import build_missing
+from generator.toolchain.install import install as install_tools
+from generator.toolchain.install import resolve as install_steps
+from generator.toolchain.process import Service, popen, run, spawn, terminate
 from generator.toolchain.registry import (
     CONTROL_PLANE,
     CONTROL_PLANE_TARGET,
     DEV_TOOLS,
     ENV_TOOLS_DIR,
-    INSTALL_COMMAND,
+    GOTOOLS,
     TOOLS,
     Tool,
     find,
+    in_clone,
+    install_command,
+    install_hint,
     missing,
     repo_root,
     require,
     tools_dir,
+    tools_dir_origin,
+    user_cache,
 )
 from generator.toolchain.schemas import (
     crd_schema_location,
@@ -54,7 +63,7 @@ __all__ = [
     "CONTROL_PLANE_TARGET",
     "DEV_TOOLS",
     "ENV_TOOLS_DIR",
-    "INSTALL_COMMAND",
+    "GOTOOLS",
     "TOOLS",
     "GoBuildInfo",
     "Service",
@@ -70,6 +79,11 @@ __all__ = [
     "doctor",
     "find",
     "go_build_info",
+    "in_clone",
+    "install_command",
+    "install_hint",
+    "install_steps",
+    "install_tools",
     "k8s_schema_location",
     "k8s_schema_versions",
     "kubeconform_kubernetes_version",
@@ -82,5 +96,7 @@ __all__ = [
     "spawn",
     "terminate",
     "tools_dir",
+    "tools_dir_origin",
+    "user_cache",
     "version",
 ]

@@ -7,7 +7,14 @@ from pathlib import Path
 
 from generator.toolchain.errors import ToolError
 from generator.toolchain.gobuild import version
-from generator.toolchain.registry import OPTIONAL, TOOLS, find, tools_dir
+from generator.toolchain.registry import (
+    OPTIONAL,
+    TOOLS,
+    find,
+    install_hint,
+    tools_dir,
+    tools_dir_origin,
+)
 
 
 @dataclass(frozen=True)
@@ -21,6 +28,8 @@ class ToolStatus:
     pinned: str
     source: str
     """Where the pinned tool comes from, or where this one was found if it is not the pinned one."""
+    found_in: str
+    """Where this one was found: the tools dir and why it is there, or PATH ('' when missing)."""
     install_hint: str
     optional: bool = False
     """Not every command needs it (control plane, test-only tools): missing is not a failure."""
@@ -40,12 +49,15 @@ def doctor() -> list[ToolStatus]:
         path = find(name)
         found_version: str | None = None
         source = spec.source
+        found_in = ""
         if path is not None:
             try:
                 found_version = version(name)
             except ToolError:
                 found_version = None
+            found_in = f"{tools_dir_origin()}: {path.parent}"
             if path.parent != tools_dir() / "bin":
+                found_in = f"PATH: {path.parent}"
                 source = f"PATH ({path})" if spec.pinned else spec.source
         statuses.append(
             ToolStatus(
@@ -54,7 +66,8 @@ def doctor() -> list[ToolStatus]:
                 version=found_version,
                 pinned=spec.pinned,
                 source=source,
-                install_hint=spec.install_hint,
+                found_in=found_in,
+                install_hint=install_hint(name),
                 optional=name in OPTIONAL,
             )
         )

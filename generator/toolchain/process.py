@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from generator.toolchain.errors import ToolExited, ToolFailed, ToolMissing, ToolTimeout
-from generator.toolchain.registry import _require, missing, repo_root
+from generator.toolchain.errors import ToolExited, ToolFailed, ToolTimeout
+from generator.toolchain.registry import _require
 
 
 def run(
@@ -162,23 +162,3 @@ def _as_bytes(data: bytes | str | None) -> bytes:
     if data is None:
         return b""
     return data.encode() if isinstance(data, str) else data
-
-
-BUILD_TIMEOUT = 3600.0  # a cold build of the control plane takes minutes on two cores
-
-
-def build_missing(names: tuple[str, ...], target: str) -> list[str]:
-    """Build the missing tools among `names` with the repository's `make <target>` (pinned Go
-    modules, content-stamped); returns what was missing. ToolMissing when there is no Makefile
-    to build them with (an installed package): the message says what to run."""
-    absent = missing(names)
-    if not absent:
-        return []
-    makefile = repo_root() / "Makefile"
-    if not makefile.is_file():
-        raise ToolMissing(", ".join(absent), f"make {target} in a clone of accel-gitops")
-    proc = run("make", ["-C", str(repo_root()), target], timeout=BUILD_TIMEOUT, check=False)
-    if proc.returncode != 0 or missing(names):
-        argv = ["make", "-C", str(repo_root()), target]
-        raise ToolFailed(argv, proc.returncode, proc.stdout, proc.stderr)
-    return absent

@@ -1,21 +1,28 @@
 """Which external tools exist, how each is pinned and obtained, and where it is found.
 
-First ``<tools dir>/bin`` (``.tools`` in the repository root, or ``$ACCEL_GITOPS_TOOLS_DIR``),
-then, for the tools that allow it, ``PATH``."""
+First ``<tools dir>/bin`` (:func:`tools_dir`: ``$ACCEL_GITOPS_TOOLS_DIR``, else ``.tools`` in a
+clone of this repository, else the user's cache), then, for the tools that allow it, ``PATH``."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator import command
 from generator.toolchain.errors import ToolMissing
 
 ENV_TOOLS_DIR = "ACCEL_GITOPS_TOOLS_DIR"
-INSTALL_COMMAND = "make tools"
+# The Go modules that pin every built tool, and the schema lock: data of this package, so an
+# installed wheel builds exactly what a clone does.
+GOTOOLS = Path(__file__).resolve().parent / "gotools"
+
+
+def install_command(only: str = "") -> str:
+    """What the user runs to build missing tools (``--only`` a set or some tools)."""
+    return command(f"tools install --only {only}" if only else "tools install")
 
 
 @dataclass(frozen=True)
@@ -27,11 +34,12 @@ class Tool:
     """Pinned version ('' when any version is accepted)."""
     source: str
     """Where the pinned build comes from."""
-    install_hint: str
     search_path: bool
     """Whether PATH is searched after the tools dir."""
     go_module: str | None = None
     """Module whose version the binary's Go build info must report (Go-built tools)."""
+    system_hint: str = ""
+    """How to install a tool this program does not build (taken from PATH)."""
 
 
 def _go(
@@ -43,27 +51,26 @@ def _go(
     built_from: str = "",
     search_path: bool = False,
 ) -> Tool:
-    """A tool built by `make tools` from a Go module pinned in tools/<folder>/go.mod; its build
-    info must report `module` at `version`."""
-    where = f"{module}@{version} (tools/{folder}/go.mod)"
+    """A tool built by `tools install` from a Go module pinned in gotools/<folder>/go.mod; its
+    build info must report `module` at `version`."""
+    where = f"{module}@{version} (gotools/{folder}/go.mod)"
     return Tool(
         name=name,
         pinned=version,
         source=f"{built_from} on Go module {where}" if built_from else f"Go module {where}",
-        install_hint=INSTALL_COMMAND,
         search_path=search_path,
         go_module=module,
     )
 
 
 def _system(name: str, source: str, install_hint: str) -> Tool:
-    """A tool taken from PATH at whatever version is installed."""
-    return Tool(name, "", source, install_hint, search_path=True)
+    """A tool taken from PATH at whatever version is installed (how to get it: `install_hint`)."""
+    return Tool(name, "", source, search_path=True, system_hint=install_hint)
 
 
-# The local control plane behind simulate and validate --dry-run=server: `make demo` does not
-# build it (minutes of compiling Kubernetes); the first command that needs it does
-# (`build_missing`), saying so.
+# The local control plane behind simulate and validate --dry-run=server: `tools install` (and
+# `make demo`) does not build it (minutes of compiling Kubernetes); the first command that needs
+# it does (`build_missing`), saying so.
 CONTROL_PLANE: tuple[str, ...] = (
     "kube-apiserver",
     "kube-controller-manager",
@@ -74,9 +81,9 @@ CONTROL_PLANE: tuple[str, ...] = (
     "nfd-master",
     "kueue",
 )
-CONTROL_PLANE_TARGET = "tools-cluster"
-# What only the test suite runs (make tools-dev).
-DEV_TARGET = "tools-dev"
+CONTROL_PLANE_TARGET = "cluster"
+# What only this repository's test suite runs (`tools install --only dev`).
+DEV_TARGET = "dev"
 DEV_TOOLS: tuple[str, ...] = ("actionlint", "podsecurity")
 
 _K8S = ("k8s.io/kubernetes", "v1.36.3")
@@ -96,7 +103,7 @@ _DECLARED: Mapping[str, Tool] = {
             "sigs.k8s.io/kustomize/api",
             "v0.21.1",
             "kbuild",
-            built_from="tools/kbuild with github.com/yannh/kubeconform@v0.7.0",
+            built_from="gotools/kbuild with github.com/yannh/kubeconform@v0.7.0",
         ),
         # The control plane behind `validate --dry-run=server` and `simulate` (generator/cluster).
         *(
@@ -107,15 +114,24 @@ _DECLARED: Mapping[str, Tool] = {
         _go("kwok", "sigs.k8s.io/kwok", "v0.8.0", "kwok"),
         # Lints this repository's GitHub workflows (make test); the generator never runs it.
         _go("actionlint", "github.com/rhysd/actionlint", "v1.7.12", "actionlint"),
+        # Pod Security Standards as the API server's admission plugin decides them (this
+        # repository's tests); the generator never runs it.
+        _go(
+            "podsecurity",
+            "k8s.io/pod-security-admission",
+            "v0.36.3",
+            "podsecurity",
+            built_from="gotools/podsecurity",
+        ),
         _go("nfd-master", *_NFD, "nfd"),
-        _go("nfd-rulecheck", *_NFD, "nfd", built_from="tools/nfd/cmd/nfd-rulecheck"),
+        _go("nfd-rulecheck", *_NFD, "nfd", built_from="gotools/nfd/cmd/nfd-rulecheck"),
         # Kueue's admission webhooks on rendered Kueue objects (KUE001, generator/validate/kueue).
         _go(
             "kueuecheck",
             "sigs.k8s.io/kueue",
             "v0.17.0",
             "kueuecheck",
-            built_from="tools/kueuecheck",
+            built_from="gotools/kueuecheck",
         ),
         # Kueue's controller manager: simulate runs it when the fleet's backend is kueue.
         _go("kueue", "sigs.k8s.io/kueue", "v0.17.0", "kueuecheck"),
@@ -138,34 +154,62 @@ _DECLARED: Mapping[str, Tool] = {
     )
 }
 
-# Tools that not every command needs: `make demo` leaves them unbuilt, doctor says so without
-# failing, and their install hint names the make target that builds them.
+# Tools that not every command needs: `tools install` leaves them unbuilt, doctor says so
+# without failing, and their install hint names the set that builds them.
 OPTIONAL: Mapping[str, str] = {
-    **{
-        name: f"make {CONTROL_PLANE_TARGET} (simulate and validate --dry-run=server build it on "
-        "first use)"
-        for name in CONTROL_PLANE
-    },
-    **{name: f"make {DEV_TARGET} (the test suite runs it)" for name in DEV_TOOLS},
+    **{name: CONTROL_PLANE_TARGET for name in CONTROL_PLANE},
+    **{name: DEV_TARGET for name in DEV_TOOLS},
 }
-TOOLS: Mapping[str, Tool] = {
-    name: dataclasses.replace(tool, install_hint=OPTIONAL.get(name, tool.install_hint))
-    for name, tool in _DECLARED.items()
+_OPTIONAL_WHY = {
+    CONTROL_PLANE_TARGET: "simulate and validate --dry-run=server build it on first use",
+    DEV_TARGET: "accel-gitops's own test suite runs it",
 }
+TOOLS: Mapping[str, Tool] = _DECLARED
+
+
+def install_hint(name: str) -> str:
+    """How to get a missing tool, in the command the user runs."""
+    if _tool(name).system_hint:
+        return _tool(name).system_hint
+    if name in OPTIONAL:
+        group = OPTIONAL[name]
+        return f"{install_command(group)} ({_OPTIONAL_WHY[group]})"
+    return install_command()
+
 
 # Where go usually lives when it is not on PATH.
 _EXTRA_LOCATIONS: Mapping[str, tuple[Path, ...]] = {"go": (Path("/usr/local/go/bin/go"),)}
 
 
 def repo_root() -> Path:
-    """The repository root: the parent of the ``generator`` package directory."""
+    """The parent of the ``generator`` package directory: a clone's root, or site-packages."""
     return Path(__file__).resolve().parent.parent.parent
 
 
+def in_clone() -> bool:
+    """Running from a clone of accel-gitops (or its editable install), not an installed wheel."""
+    return (repo_root() / "pyproject.toml").is_file() and (repo_root() / "Makefile").is_file()
+
+
+def user_cache() -> Path:
+    """Where an installed accel-gitops keeps the tools it builds: the XDG cache folder."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "accel-gitops" / "tools"
+
+
 def tools_dir() -> Path:
-    """``$ACCEL_GITOPS_TOOLS_DIR`` if set, else ``<repo root>/.tools``."""
+    """``$ACCEL_GITOPS_TOOLS_DIR`` if set, else ``.tools`` in a clone, else the user's cache."""
     override = os.environ.get(ENV_TOOLS_DIR)
-    return Path(override) if override else repo_root() / ".tools"
+    if override:
+        return Path(override)
+    return repo_root() / ".tools" if in_clone() else user_cache()
+
+
+def tools_dir_origin() -> str:
+    """Why the tools dir is where it is, for doctor."""
+    if os.environ.get(ENV_TOOLS_DIR):
+        return f"${ENV_TOOLS_DIR}"
+    return "this clone's .tools" if in_clone() else "the user cache ($XDG_CACHE_HOME or ~/.cache)"
 
 
 def _tool(name: str) -> Tool:
@@ -206,7 +250,7 @@ def _require(name: str) -> Path:
     tool = _tool(name)
     path = find(name)
     if path is None:
-        raise ToolMissing(name, tool.install_hint, _candidates(tool)[1])
+        raise ToolMissing(name, install_hint(name), _candidates(tool)[1])
     return path
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from generator import command
 from generator.builders.common import Tree
 from generator.findings import CodeInfo, Finding, Location, Severity
 from generator.render.writer import compare
@@ -51,7 +52,7 @@ def drift_findings(tree: Tree, committed: Tree, env: str | None) -> list[Finding
         {k: v for k, v in tree.items() if mine(k)},
         {k: v for k, v in committed.items() if mine(k)},
     )
-    hint = "run `python render.py render` and commit the result"
+    hint = f"run `{command('render')}` and commit the result"
     found = [(rel, "differs from a fresh render of the values") for rel in drift.changed]
     found += [(rel, "is rendered from the values but not committed") for rel in drift.missing]
     found += [(rel, "is committed but no longer rendered from the values") for rel in drift.stale]

@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from generator import __version__, toolchain
+from generator import __version__, command, toolchain
 from generator.builders.common import Tree, Unit
 from generator.delivery.build import folder_index
 from generator.errors import FindingsError, UsageError
@@ -193,7 +193,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
                 )
             raise UsageError(
                 f"no rendered output in {home} ({' and '.join(f'{d}/' for d in OUTPUT_DIRS)}): "
-                "validate checks what is committed; run `render.py render` first, or pass "
+                f"validate checks what is committed; run `{command('render')}` first, or pass "
                 "--committed DIR"
             )
         progress.stage("tools")

@@ -357,7 +357,7 @@ def test_kube_scheduler_packing_profile_is_what_kube_scheduler_accepts(
         "huawei.com/Ascend910": 10,
         "nvidia.com/gpu": 100,
     }
-    # The kube-scheduler's own decoding and validation (tools/schedcheck) accept it ...
+    # The kube-scheduler's own decoding and validation (generator/toolchain/gotools/schedcheck) accept it ...
     ok = schedcheck(tmp_path, text)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     # ... and refuse what kube-scheduler would refuse at startup.

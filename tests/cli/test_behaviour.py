@@ -43,7 +43,7 @@ def test_render_check_fails_when_the_only_difference_is_a_stale_file(tmp_path: P
     assert output.splitlines() == [
         "stale: overlays/prod/team-ml/leftover.yaml (not rendered from the values; a fresh "
         "render removes it)",
-        "render --check: 0 changed, 0 missing, 1 stale; run `python render.py render` and "
+        "render --check: 0 changed, 0 missing, 1 stale; run `accel-gitops render` and "
         "commit the result",
     ]
     assert snapshot(out) == before

@@ -524,9 +524,12 @@ def test_commit_identity_when_git_has_none(
     assert repos.git(remote, *who) == (
         "accel-gitops <accel-gitops@localhost>, accel-gitops <accel-gitops@localhost>"
     )
-    # No origin: the source is named by its folder.
+    # No origin: the source is named by its folder, not by a path on this machine.
     body = repos.git(remote, "log", "-1", "--format=%B", "main").splitlines()
-    assert body[2] == f"Rendered by accel-gitops {__version__} from {fleet.parent} at {source}."
+    assert body[2] == (
+        f"Rendered by accel-gitops {__version__} from {fleet.parent.name} (a local repository) "
+        f"at {source}."
+    )
     # git's own identity, when it has one, wins.
     (home / ".gitconfig").write_text("[user]\n\tname = Ops Bot\n\temail = ops@example.com\n")
     text = (fleet / "teams/ml-team.yaml").read_text().replace("nvidia: 8", "nvidia: 6")
@@ -895,7 +898,7 @@ def test_message_subject_is_the_given_one_stripped_else_the_default(tmp_path: Pa
     assert publishing._message(given, repo, SOURCE_COMMIT, []) == (
         "ml-team <gives> back 2 & more\n"
         "\n"
-        f"Rendered by accel-gitops {__version__} from {repo} "
+        f"Rendered by accel-gitops {__version__} from values-repo (a local repository) "
         "at 0123456789abcdef0123456789abcdef01234567.\n"
         "\n"
         "Source-Commit: 0123456789abcdef0123456789abcdef01234567\n"
@@ -924,7 +927,14 @@ def test_source_name_is_the_origin_url_without_credentials_else_the_folder(
     tmp_path: Path,
 ) -> None:
     repo = repos.init(tmp_path / "values-repo")
-    assert publishing._source_name(repo) == str(repo)
+    assert publishing._source_name(repo) == "values-repo (a local repository)"
+    for local in (str(tmp_path / "upstream.git"), f"file://{tmp_path}/upstream.git", "../up"):
+        repos.git(repo, "remote", "add", "origin", local)
+        assert publishing._source_name(repo) == local.rpartition("/")[2].removesuffix(".git") + (
+            " (a local repository)"
+        )
+        assert str(tmp_path) not in publishing._source_name(repo)
+        repos.git(repo, "remote", "remove", "origin")
     repos.git(repo, "remote", "add", "origin", WITH_TOKEN)
     assert publishing._source_name(repo) == "https://git.example.com/fleet/values.git"
     for url, shown in (

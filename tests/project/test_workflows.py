@@ -1,4 +1,4 @@
-"""The GitHub workflows: actionlint (pinned in tools/actionlint) passes on them, and they keep the
+"""The GitHub workflows: actionlint (pinned in generator/toolchain/gotools/actionlint) passes on them, and they keep the
 properties CI relies on: least permissions, one run per branch, content-keyed caches."""
 
 from __future__ import annotations
@@ -145,7 +145,10 @@ def test_caches_are_keyed_on_content() -> None:
     setup = yaml.safe_load((ROOT / ".github" / "actions" / "setup" / "action.yaml").read_text())
     steps = {s.get("uses", s.get("name")): s for s in setup["runs"]["steps"]}
     assert steps["actions/setup-python@v6"]["with"]["cache"] == "pip"
-    assert steps["actions/setup-go@v6"]["with"]["cache-dependency-path"] == "tools/*/go.sum"
+    assert (
+        steps["actions/setup-go@v6"]["with"]["cache-dependency-path"]
+        == "generator/toolchain/gotools/*/go.sum"
+    )
     cache = steps["actions/cache@v4"]["with"]
     assert cache["path"] == ".tools"
     assert "hashFiles('tools/**', 'pyproject.toml')" in cache["key"]

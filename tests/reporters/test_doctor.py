@@ -11,7 +11,7 @@ def test_doctor_says_which_charts_are_checked_offline_and_which_only_as_applicat
         "chart volcano: volcano 1.14.0: its Go module is not available here, so validate checks "
         "the Application, not the chart's objects (docs/platform.md)",
         "chart kueue: kueue 0.17.0 rendered offline from sigs.k8s.io/kueue@v0.17.0 "
-        "(tools/kueuecheck/go.mod)",
+        "(gotools/kueuecheck/go.mod)",
         "chart nfd: node-feature-discovery 0.19.0 rendered offline from "
-        "sigs.k8s.io/node-feature-discovery@v0.19.0 (tools/nfd/go.mod)",
+        "sigs.k8s.io/node-feature-discovery@v0.19.0 (gotools/nfd/go.mod)",
     ]

@@ -1,17 +1,18 @@
-"""simulate and validate --dry-run=server build the control plane on first use, saying so; an
-installed package without the Makefile says what to run instead of failing on a missing tool."""
+"""`tools install` builds what each command needs and no more, content-stamped; simulate and
+validate --dry-run=server build the control plane on first use, saying so."""
 
 from __future__ import annotations
 
+import os
 import re
-import subprocess
+import shutil
 from pathlib import Path
 
 import pytest
 
 from generator import toolchain
-from generator.toolchain import process
-from tests.fixtures import ROOT, cli, tree
+from generator.toolchain import install, registry
+from tests.fixtures import cli, tree
 
 
 def tools_without(tmp_path: Path, absent: set[str]) -> Path:
@@ -31,29 +32,30 @@ def test_nothing_is_built_when_the_control_plane_is_there(
 ) -> None:
     monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(tools_without(tmp_path, set())))
     assert toolchain.missing(toolchain.CONTROL_PLANE) == []
-    assert toolchain.build_missing(toolchain.CONTROL_PLANE, "no-such-target") == []
+    assert toolchain.build_missing(toolchain.CONTROL_PLANE, "no-such-set") == []
 
 
-def test_simulate_without_a_control_plane_or_makefile_says_what_to_run(
+def test_simulate_builds_a_missing_part_of_the_control_plane_saying_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The build fails here (no Go on PATH), so the test shows what is said and tried, fast.
     monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(tools_without(tmp_path, {"kwok", "etcd"})))
-    monkeypatch.setattr(process, "repo_root", lambda: tmp_path / "installed")  # no Makefile
+    monkeypatch.setenv("PATH", "")
+    monkeypatch.setattr(registry, "_EXTRA_LOCATIONS", {})
     values = tree(tmp_path)
     code, out = cli("simulate", "--values", str(values))
     assert code == 2, out
     assert (
-        "simulate: building etcd, kwok first (`make tools-cluster`, from the pinned Go modules)"
-        in out
+        "simulate: building etcd, kwok first (`accel-gitops tools install --only cluster`, "
+        "from the pinned Go modules)" in out
     )
-    assert "error: etcd, kwok not found; install it with: make tools-cluster in a clone" in out
+    assert "error: go not found (looked in PATH); install it with: install Go >= 1.26.7" in out
 
 
 def test_dry_run_on_a_users_cluster_needs_only_kubectl(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(tools_without(tmp_path, {"kwok"})))
-    monkeypatch.setattr(process, "repo_root", lambda: tmp_path / "installed")
     values = tree(tmp_path)
     assert cli("render", "--values", str(values))[0] == 0
     kubeconfig = tmp_path / "kubeconfig"
@@ -74,12 +76,14 @@ def test_doctor_after_make_demo_says_what_is_not_built_yet_and_passes(
     code, out = cli("doctor")
     assert code == 0, out
     assert re.search(
-        r"^kwok +not built +build it with make tools-cluster \(simulate and validate "
-        r"--dry-run=server build it on first use\)$",
+        r"^kwok +not built +build it with accel-gitops tools install --only cluster "
+        r"\(simulate and validate --dry-run=server build it on first use\)$",
         out,
         re.M,
     )
-    assert re.search(r"^actionlint +not built +build it with make tools-dev ", out, re.M)
+    assert re.search(
+        r"^actionlint +not built +build it with accel-gitops tools install --only dev ", out, re.M
+    )
     assert re.search(r"^kbuild +ok ", out, re.M)
     assert "some tools are missing" not in out
 
@@ -90,19 +94,20 @@ def test_doctor_fails_when_a_tool_validate_runs_is_missing(
     monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(tools_without(tmp_path, {"kueuecheck"})))
     code, out = cli("doctor")
     assert code == 2, out
-    assert re.search(r"^kueuecheck +MISSING +pinned v0\.17\.0; install: make tools$", out, re.M)
-    assert "some tools are missing or not at their pinned version: run `make tools`" in out
-
-
-def test_make_demo_builds_what_validate_runs_and_nothing_of_the_control_plane() -> None:
-    proc = subprocess.run(
-        ["make", "-n", "demo"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    assert re.search(
+        r"^kueuecheck +MISSING +pinned v0\.17\.0; install: accel-gitops tools install$", out, re.M
     )
-    assert proc.returncode == 0, proc.stderr
-    built = set(re.findall(r"-o \S*/\.tools/bin/([a-z-]+) ", proc.stdout))
+    assert (
+        "some tools are missing or not at their pinned version: run `accel-gitops tools install`"
+        in out
+    )
+
+
+def test_the_default_set_is_what_validate_runs_and_nothing_of_the_control_plane() -> None:
+    steps = install.resolve(["validate"])
     # Every tool a validate stage asks the version of (its cache salt), and kbuild's reference
-    # binaries; none of the control plane or the test-only tools.
-    assert built == {
+    # binaries, and both schema sets; none of the control plane or the test-only tools.
+    assert set(steps) == {
         "kustomize",
         "kubeconform",
         "kbuild",
@@ -111,6 +116,48 @@ def test_make_demo_builds_what_validate_runs_and_nothing_of_the_control_plane() 
         "kueuecheck",
         "schedcheck",
         "helm",
+        "schemas-crds",
+        "schemas-k8s",
     }
-    assert not built & {*toolchain.CONTROL_PLANE, *toolchain.DEV_TOOLS}
-    assert "crdschemas.py crds" in proc.stdout and "crdschemas.py k8s" in proc.stdout
+    assert not set(steps) & {*toolchain.CONTROL_PLANE, *toolchain.DEV_TOOLS}
+    # every registered Go tool has a build, and every build a registered tool
+    go_built = {name for name, tool in toolchain.TOOLS.items() if tool.go_module}
+    assert set(install.builds()) == go_built
+    assert set(install.resolve(["all"])) == go_built | set(install.SCHEMAS)
+    assert install.resolve(["kwok", "cluster", "kwok"]).count("kwok") == 1
+
+
+def test_an_unknown_name_is_refused_with_the_choices(tmp_path: Path) -> None:
+    code, out = cli("tools", "install", "--only", "validate,kustomise")
+    assert code == 2, out
+    assert (
+        "error: unknown tool or set 'kustomise'; choose from: validate, cluster, dev, all," in out
+    )
+
+
+def test_a_fresh_tool_is_not_rebuilt_and_a_changed_input_rebuilds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stamp is the content of the module folder, the command line and the Go version; a
+    tools dir copied elsewhere (other file times) is still fresh."""
+    gotools = tmp_path / "gotools"
+    shutil.copytree(registry.GOTOOLS / "podsecurity", gotools / "podsecurity")
+    shutil.copytree(registry.GOTOOLS / "controlplane", gotools / "controlplane")  # its ldflags
+    monkeypatch.setattr(install, "GOTOOLS", gotools)
+    monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(tmp_path / "tools"))
+    said: list[str] = []
+    assert install.install(["podsecurity"], say=said.append) == ["podsecurity"]
+    assert said == ["building podsecurity (gotools/podsecurity/go.mod)"]
+    binary = tmp_path / "tools" / "bin" / "podsecurity"
+    assert binary.is_file() and os.access(binary, os.X_OK)
+    assert install.install(["podsecurity"], say=said.append) == []
+    os.utime(gotools / "podsecurity" / "main.go", (0, 0))  # a new file time is not a change
+    assert install.install(["podsecurity"]) == []
+    main = gotools / "podsecurity" / "main.go"
+    main.write_text(main.read_text() + "\n// changed\n")
+    assert install.install(["podsecurity"]) == ["podsecurity"]
+    # a failed build leaves no stamp, so the next run builds again
+    main.write_text(main.read_text() + "\nnot go\n")
+    with pytest.raises(toolchain.ToolFailed):
+        install.install(["podsecurity"])
+    assert not (tmp_path / "tools" / "bin" / ".podsecurity.sha256").exists()

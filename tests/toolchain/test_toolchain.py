@@ -6,20 +6,17 @@ validates against the offline schemas under .tools/schemas.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 import yaml
 
 from generator import toolchain
-from generator.toolchain import ToolFailed, ToolMissing, ToolTimeout
+from generator.toolchain import ToolFailed, ToolMissing, ToolTimeout, crdschemas, install
 
 REPO = toolchain.repo_root()
 K8S_VERSION = "1.37.0"
@@ -93,7 +90,7 @@ ARGO_SPEC: dict[str, Any] = {
     "destination": {"server": "https://kubernetes.default.svc", "namespace": "team-a"},
 }
 
-# One valid instance of every CRD kind the generator emits (tools/schemas.lock.yaml `expect`).
+# One valid instance of every CRD kind the generator emits (generator/toolchain/gotools/schemas.lock.yaml `expect`).
 CRD_SAMPLES: dict[str, dict[str, Any]] = {
     "PrometheusRule": {
         "apiVersion": "monitoring.coreos.com/v1",
@@ -264,11 +261,12 @@ def test_doctor_finds_pinned_tool(name: str) -> None:
     if name in (*CONTROL_PLANE, "kwok", "nfd-master"):  # not built by make demo
         assert status.optional
         assert status.install_hint == (
-            "make tools-cluster (simulate and validate --dry-run=server build it on first use)"
+            "accel-gitops tools install --only cluster (simulate and validate --dry-run=server "
+            "build it on first use)"
         )
     else:
         assert not status.optional
-        assert status.install_hint == "make tools"
+        assert status.install_hint == "accel-gitops tools install"
 
 
 def test_doctor_reports_git_and_go() -> None:
@@ -285,14 +283,14 @@ def _go_mod_requires(path: Path) -> dict[str, str]:
 @pytest.mark.parametrize(
     ("name", "gomod"),
     [
-        ("kustomize", "tools/kustomize/go.mod"),
-        ("kubeconform", "tools/kustomize/go.mod"),
-        ("promtool", "tools/promtool/go.mod"),
-        ("nfd-master", "tools/nfd/go.mod"),
-        ("nfd-rulecheck", "tools/nfd/go.mod"),
-        ("kueuecheck", "tools/kueuecheck/go.mod"),
-        *[(name, "tools/controlplane/go.mod") for name in CONTROL_PLANE],
-        ("kwok", "tools/kwok/go.mod"),
+        ("kustomize", "generator/toolchain/gotools/kustomize/go.mod"),
+        ("kubeconform", "generator/toolchain/gotools/kustomize/go.mod"),
+        ("promtool", "generator/toolchain/gotools/promtool/go.mod"),
+        ("nfd-master", "generator/toolchain/gotools/nfd/go.mod"),
+        ("nfd-rulecheck", "generator/toolchain/gotools/nfd/go.mod"),
+        ("kueuecheck", "generator/toolchain/gotools/kueuecheck/go.mod"),
+        *[(name, "generator/toolchain/gotools/controlplane/go.mod") for name in CONTROL_PLANE],
+        ("kwok", "generator/toolchain/gotools/kwok/go.mod"),
     ],
 )
 def test_registry_pins_match_go_mod(name: str, gomod: str) -> None:
@@ -306,8 +304,10 @@ def test_registry_pins_match_go_mod(name: str, gomod: str) -> None:
 def test_control_plane_is_one_kubernetes_with_its_staging_modules_at_the_same_release() -> None:
     # k8s.io/kubernetes points its staging modules at ./staging; each must be replaced by the
     # published v0.X.Y of the same release (v1.36.3 -> v0.36.3), or the binaries mix releases.
-    gomod = (REPO / "tools/controlplane/go.mod").read_text()
-    k8s = _go_mod_requires(REPO / "tools/controlplane/go.mod")["k8s.io/kubernetes"]
+    gomod = (REPO / "generator/toolchain/gotools/controlplane/go.mod").read_text()
+    k8s = _go_mod_requires(REPO / "generator/toolchain/gotools/controlplane/go.mod")[
+        "k8s.io/kubernetes"
+    ]
     staging = "v0." + k8s.removeprefix("v1.")
     replaced = re.findall(r"^\s*(k8s\.io/\S+) => (k8s\.io/\S+) (v\S+)$", gomod, flags=re.M)
     assert len(replaced) >= 30
@@ -320,12 +320,11 @@ def test_kube_apiserver_is_stamped_with_its_version() -> None:
 
 
 def test_nfd_master_reports_its_pinned_version() -> None:
-    # NFD stamps its version at link time (-X .../pkg/version.version); the Makefile must too,
+    # NFD stamps its version at link time (-X .../pkg/version.version); `tools install` must too,
     # or `nfd-master -version` says "undefined" and NFD's version annotation on the node is wrong.
     out = toolchain.run("nfd-master", ["-version"], timeout=60).stdout.decode()
     assert out.split() == ["nfd-master", toolchain.TOOLS["nfd-master"].pinned]
-    makefile = (REPO / "Makefile").read_text()
-    assert f"NFD_VERSION := {toolchain.TOOLS['nfd-master'].pinned}\n" in makefile
+    assert toolchain.TOOLS["nfd-master"].pinned == install.NFD_VERSION
 
 
 def test_go_build_info_of_kubeconform() -> None:
@@ -511,7 +510,7 @@ def no_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.mark.parametrize("name", ["kustomize", "kubeconform", "promtool"])
 def test_tool_missing_names_install_command(no_tools: Path, name: str) -> None:
     assert toolchain.find(name) is None
-    with pytest.raises(ToolMissing, match=r"make tools") as info:
+    with pytest.raises(ToolMissing, match=r"install it with: accel-gitops tools install$") as info:
         toolchain.run(name, ["--help"], timeout=10)
     assert info.value.tool == name
     assert str(no_tools / "bin") in str(info.value)
@@ -525,9 +524,9 @@ def test_git_missing_names_apt(no_tools: Path) -> None:
 
 
 def test_schemas_missing(no_tools: Path) -> None:
-    with pytest.raises(ToolMissing, match=r"make tools"):
+    with pytest.raises(ToolMissing, match=r"accel-gitops tools install"):
         toolchain.k8s_schema_location()
-    with pytest.raises(ToolMissing, match=r"make tools"):
+    with pytest.raises(ToolMissing, match=r"accel-gitops tools install"):
         toolchain.crd_schema_location()
 
 
@@ -552,20 +551,10 @@ def test_tool_failed_without_check_returns_process(tmp_path: Path) -> None:
     assert proc.stderr
 
 
-# ------------------------------------------------------------------- tools/crdschemas.py rules
-
-
-def _load_crdschemas() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("crdschemas", REPO / "tools" / "crdschemas.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["crdschemas"] = module
-    spec.loader.exec_module(module)
-    return module
+# ------------------------------------------------------------------- crdschemas.py rules
 
 
 def test_crd_conversion_rules() -> None:
-    crdschemas = _load_crdschemas()
     schema = {
         "type": "object",
         "properties": {

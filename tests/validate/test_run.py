@@ -213,7 +213,7 @@ def test_missing_tool_is_exit_2_naming_the_install_command(
     monkeypatch.setenv("ACCEL_GITOPS_TOOLS_DIR", str(tmp_path / "empty"))
     code, out = validate_committed(values, "--no-cache")
     assert code == 2
-    assert "kustomize not found" in out and "make tools" in out
+    assert "kustomize not found" in out and "install it with: accel-gitops tools install" in out
 
 
 def test_unknown_environment_is_a_usage_error(values: Path) -> None:
@@ -255,7 +255,9 @@ def test_doctor_says_how_to_install_a_missing_tool(
     result = invoke("doctor")
     assert result.exit_code == 2
     assert re.search(
-        r"^kustomize +MISSING +pinned v5\.8\.1; install: make tools$", result.output, re.M
+        r"^kustomize +MISSING +pinned v5\.8\.1; install: accel-gitops tools install$",
+        result.output,
+        re.M,
     )
 
 
@@ -278,7 +280,7 @@ def test_committed_output_must_match_the_values(values: Path) -> None:
     assert (
         f"{INFERENCE_QUOTA}:{quota_line}:1: DRIFT001 committed "
         "base/teams/inference/resourcequota-inference-accelerators.yaml differs from a fresh "
-        "render of the values; run `python render.py render` and commit the result"
+        "render of the values; run `accel-gitops render` and commit the result"
     ) in out
     assert (
         "overlays/prod/stray.yaml:1:1: DRIFT001 committed overlays/prod/stray.yaml is committed "
@@ -382,4 +384,4 @@ def test_no_drift_with_nothing_committed_is_a_usage_error(values: Path) -> None:
     result = invoke("validate", "--values", str(values), "--no-drift", "--no-cache")
     assert result.exit_code == 2
     assert "no rendered output in" in result.output
-    assert "run `render.py render` first, or pass --committed DIR" in result.output
+    assert "run `accel-gitops render` first, or pass --committed DIR" in result.output

@@ -1,7 +1,7 @@
 """The PCI inventories (generator/values/inventories/*.yaml): well formed, and in NFD's own terms.
 
 The attribute names are checked against Node Feature Discovery's source in the Go module cache
-(the version tools/nfd/go.mod pins), so a rename upstream fails here rather than in a cluster.
+(the version generator/toolchain/gotools/nfd/go.mod pins), so a rename upstream fails here rather than in a cluster.
 """
 
 from __future__ import annotations

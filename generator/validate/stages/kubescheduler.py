@@ -3,7 +3,7 @@ KubeSchedulerConfiguration a ConfigMap carries, as kustomize builds it.
 
 kubeconform sees a ConfigMap's data as strings; the packing profile (builders/scheduling.py,
 `kube_scheduler_configmap`) is a KubeSchedulerConfiguration inside one. schedcheck
-(tools/schedcheck, k8s.io/kubernetes v1.36.3) decodes each with the scheduler's strict,
+(gotools/schedcheck, k8s.io/kubernetes v1.36.3) decodes each with the scheduler's strict,
 defaulting decoder and runs ValidateKubeSchedulerConfiguration and ValidateNodeResourcesFitArgs,
 what kube-scheduler --config refuses to start with: an unknown or misspelled field, a resource
 weight outside 1..100, a profile without a name. A config is found by its content (a data value
@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from generator import toolchain
+from generator import command, toolchain
 from generator.builders.common import Unit
 from generator.findings import CodeInfo, Finding, Location
 from generator.toolchain import ToolFailed
@@ -165,7 +165,7 @@ def _hint(fld: str, rendered: bool) -> str:
     if not fld:  # the decoder refused it: a field kube-scheduler does not know, or bad YAML
         return (
             "the committed config is not what the values render (a hand edit or an older "
-            "render): re-render it with `render.py render`"
+            f"render): re-render it with `{command('render')}`"
         )
     return "set scheduling.kubeScheduler to what kube-scheduler accepts, then re-render"
 

@@ -3,7 +3,7 @@
 kubeconform checks Kueue's objects against the CRD schemas only; Kueue's webhooks refuse more
 (sigs.k8s.io/kueue v0.17.0 pkg/webhooks: a ResourceFlavor's taints must be unique by key and
 effect, a ClusterQueue's borrowing and lending limits need a cohort and lendingLimit at most its
-nominalQuota, at most 256 flavors across its resource groups, ...). kueuecheck (tools/kueuecheck,
+nominalQuota, at most 256 flavors across its resource groups, ...). kueuecheck (gotools/kueuecheck,
 built on that package) runs the webhooks' defaulting and ValidateCreate on every Kueue object;
 each field error becomes a finding at the values behind the field: a flavor `<vendor>-<pool>`
 is the pool's (taints, model), a ClusterQueue `team-<team>` is the team's (quota, borrowing),

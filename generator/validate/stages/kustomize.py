@@ -2,7 +2,7 @@
 
 Two engines, with the same results:
 
-* `kbuild` (the default): the helper (tools/kbuild) builds every unit in one process with
+* `kbuild` (the default): the helper (gotools/kbuild) builds every unit in one process with
   kustomize's own krusty API and validates each build with kubeconform's validator package,
   streaming one JSON line per unit: no process start-up or schema loading per unit.
 * `processes`: one pinned kustomize process per unit (delivery/build.py, the build show and
@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from generator import toolchain
+from generator import command, toolchain
 from generator.delivery import build as kustomize_build
 from generator.findings import CodeInfo, Finding, Location
 from generator.toolchain import ToolFailed, ToolTimeout
@@ -260,8 +260,9 @@ class BuildStage:
                         K8S002.code,
                         f"{what}: no schema for {item.get('version')} {item.get('kind')}",
                         loc,
-                        hint="every kind must have a schema: add its CRD to "
-                        "tools/schemas.lock.yaml and run `make tools`",
+                        hint="every kind must have a schema: add its CRD to accel-gitops's "
+                        "generator/toolchain/gotools/schemas.lock.yaml and run "
+                        f"`{command('tools install')}`",
                     )
                 )
             elif errors:

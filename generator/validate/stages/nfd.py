@@ -1,6 +1,6 @@
 """NFD001: run Node Feature Discovery's own code on the NodeFeatureRules as kustomize builds them.
 
-nfd-rulecheck (tools/nfd/cmd/nfd-rulecheck, built on NFD's pinned packages) validates every rule
+nfd-rulecheck (gotools/nfd/cmd/nfd-rulecheck, built on NFD's pinned packages) validates every rule
 as nfd-master does and executes it against the PCI inventories of real server types
 (generator/values/inventories). Whatever nfd-master would refuse or drop (an unprefixed taint key, a
 label in a namespace NFD does not allow, a rule that fails to evaluate) becomes a finding at the

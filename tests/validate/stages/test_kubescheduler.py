@@ -1,5 +1,5 @@
 """KSC001: the kube-scheduler's own config decoding and validation (k8s.io/kubernetes v1.36.3, run
-by tools/schedcheck) on every KubeSchedulerConfiguration a committed ConfigMap carries, each error
+by generator/toolchain/gotools/schedcheck) on every KubeSchedulerConfiguration a committed ConfigMap carries, each error
 at the values line that renders the config. The tool is the real one; nothing here copies the
 scheduler's rules."""
 

@@ -1,5 +1,5 @@
 """KUE001 (issue 12): Kueue's own admission webhooks (sigs.k8s.io/kueue v0.17.0 pkg/webhooks,
-run by tools/kueuecheck) on the Kueue objects as kustomize builds them, each refusal at the
+run by generator/toolchain/gotools/kueuecheck) on the Kueue objects as kustomize builds them, each refusal at the
 values line behind it. The tool is the real one; nothing here copies Kueue's rules."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The helper (tools/kbuild) gives exactly what the pinned binaries give, so the speed-up can never
+"""The helper (generator/toolchain/gotools/kbuild) gives exactly what the pinned binaries give, so the speed-up can never
 change a verdict: every unit and base of the example fleet and of a synthetic fleet, plus units
 broken on purpose, built by `kustomize build` and by the helper, validated by `kubeconform` and
 by the helper."""
@@ -196,7 +196,7 @@ def test_the_helper_is_built_from_the_modules_the_binaries_are_built_from() -> N
 
 
 def test_the_helpers_own_go_tests_pass() -> None:
-    # tools/kbuild/*_test.go: e.g. each kind's schema is compiled by one worker, not by each.
+    # generator/toolchain/gotools/kbuild/*_test.go: e.g. each kind's schema is compiled by one worker, not by each.
     go = toolchain.find("go")
     assert go is not None, "the Go toolchain is needed: see `make tools`"
     proc = subprocess.run(

@@ -1,7 +1,7 @@
 """Node Feature Discovery's own code decides what the rendered NodeFeatureRules do.
 
 The rules are rendered from values, built with the real kustomize (what Argo CD applies), and run
-by nfd-rulecheck (tools/nfd/cmd/nfd-rulecheck: NFD v0.19.0's validate package and
+by nfd-rulecheck (generator/toolchain/gotools/nfd/cmd/nfd-rulecheck: NFD v0.19.0's validate package and
 nodefeaturerule.Execute, as nfd-master uses them) against the PCI inventories of real server
 types (generator/values/inventories). Each node must get exactly its pool's labels and taints, and a
 server without accelerators none at all.

@@ -1,9 +1,9 @@
-#!/usr/bin/env python3
 """Build the offline JSON Schemas that kubeconform validates rendered manifests against.
 
-Two subcommands, both driven by tools/schemas.lock.yaml:
+Two builds, both driven by gotools/schemas.lock.yaml (run by `accel-gitops tools install`,
+generator/toolchain/install.py):
 
-``crds OUT``
+:func:`build_crds` (OUT)
     Downloads each pinned Go module with ``go mod download -json MODULE@VERSION`` (Go module
     proxy, checked against the pinned h1 sum), runs controller-gen for the CRDs that exist only as
     Go types, and converts every CRD version's ``openAPIV3Schema`` to a strict JSON Schema, the way
@@ -12,7 +12,7 @@ Two subcommands, both driven by tools/schemas.lock.yaml:
     ``OUT/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json``; the CRD objects themselves
     go to ``OUT/manifests/<crd name>.json`` for the local control plane to install.
 
-``k8s OUT``
+:func:`build_k8s` (OUT)
     Copies the built-in Kubernetes schema sets that the PyPI package kubernetes-validate ships
     (``vX.Y.0-local`` and ``vX.Y.0-local-strict``) to ``OUT``, rewriting their absolute
     ``/api/_definitions.json`` refs (which resolve to https://kubernetes.io/...) to file-relative
@@ -34,13 +34,11 @@ Only the standard library and PyYAML are used.
 
 from __future__ import annotations
 
-import argparse
 import fnmatch
 import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -49,8 +47,9 @@ from typing import Any
 
 import yaml
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_LOCK = REPO_ROOT / "tools" / "schemas.lock.yaml"
+# The lock and the controller-gen module (crdgen) ship inside the package, beside the tool modules.
+GOTOOLS = Path(__file__).resolve().parent / "gotools"
+DEFAULT_LOCK = GOTOOLS / "schemas.lock.yaml"
 
 JSON = dict[str, Any]
 
@@ -103,7 +102,7 @@ def load_lock(path: Path) -> Lock:
     generated = tuple(
         GeneratedSource(
             name=str(g["name"]),
-            gomod_dir=REPO_ROOT / str(g["gomod_dir"]),
+            gomod_dir=path.parent / str(g["gomod_dir"]),
             options=str(g["options"]),
             packages=tuple(str(p) for p in g["packages"]),
         )
@@ -318,7 +317,7 @@ def kubernetes_validate_schema_dir() -> Path:
         import kubernetes_validate  # type: ignore[import-not-found,import-untyped,unused-ignore]
     except ImportError as exc:
         raise SchemaBuildError(
-            "kubernetes-validate is not installed in this Python (run `make venv`)"
+            "kubernetes-validate is not installed in this Python (a dependency of accel-gitops)"
         ) from exc
     return Path(kubernetes_validate.__file__).resolve().parent / "kubernetes-json-schema"
 
@@ -359,30 +358,3 @@ def build_k8s(lock: Lock, out: Path) -> list[str]:
     shutil.rmtree(out, ignore_errors=True)
     staging.rename(out)
     return versions
-
-
-# --------------------------------------------------------------------------------------------------
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("what", choices=["crds", "k8s"])
-    parser.add_argument("out", type=Path, help="output directory (replaced)")
-    parser.add_argument("--lock", type=Path, default=DEFAULT_LOCK)
-    args = parser.parse_args(argv)
-    lock = load_lock(args.lock)
-    try:
-        if args.what == "crds":
-            kinds = build_crds(lock, args.out)
-            print(f"crdschemas: {len(kinds)} CRD kind/versions written to {args.out}")
-        else:
-            versions = build_k8s(lock, args.out)
-            print(f"crdschemas: Kubernetes {', '.join(versions)} schemas laid out in {args.out}")
-    except SchemaBuildError as exc:
-        print(f"crdschemas: error: {exc}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

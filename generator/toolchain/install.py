@@ -1,0 +1,288 @@
+"""`accel-gitops tools install`: build the pinned external tools and lay out the offline schemas.
+
+One implementation for every way in: `make tools` in a clone runs it, an installed wheel runs it
+into the user's cache, and simulate runs it for the control plane on first use. Every tool is
+built with `go build` from a Go module this package ships (``gotools/<folder>/go.mod``, pinned by
+go.sum and fetched only from the Go module proxy), and each step is skipped while the SHA-256 of
+its inputs' contents, its command line and ``go version`` match its stamp (:mod:`fresh`): a cache
+restored with other file times is reused as it is.
+
+Sets: ``validate`` (what render, validate, report, diff and publish run: the default),
+``cluster`` (the local control plane behind simulate and validate --dry-run=server) and ``dev``
+(what only this repository's own test suite runs).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+from generator.toolchain import crdschemas, fresh
+from generator.toolchain.errors import ToolFailed, ToolMissing
+from generator.toolchain.process import run
+from generator.toolchain.registry import (
+    CONTROL_PLANE,
+    CONTROL_PLANE_TARGET,
+    DEV_TARGET,
+    DEV_TOOLS,
+    GOTOOLS,
+    find,
+    install_hint,
+    missing,
+    tools_dir,
+)
+
+VALIDATE_TARGET = "validate"
+BUILD_TIMEOUT = 3600.0  # a cold build of the control plane takes minutes on two cores
+
+# Kubernetes' own build stamps these variables (hack/lib/version.sh); kube-apiserver --version and
+# /version report them. buildDate is the release time the module proxy records for the version,
+# so the command line, and so the stamp, never changes between runs.
+_K8S_BUILD_DATE = "2026-07-22T18:07:38Z"
+# NFD leaves its version variable for its own Makefile to stamp; without it `nfd-master -version`
+# prints "undefined". Equal to the NFD version in gotools/nfd/go.mod (a test holds it).
+NFD_VERSION = "v0.19.0"
+
+
+@dataclass(frozen=True)
+class Build:
+    """How one tool is built: `go build` of `package` in gotools/<folder>."""
+
+    tool: str
+    folder: str
+    package: str
+    ldflags: str = ""
+    """Fixed values only: they are part of the stamp."""
+    tags: str = ""
+    """Upstream's own build options (e.g. promtool without service discovery)."""
+    chain: str = ""
+    """Builds of one chain run one after another, so the second reuses the packages the first
+    compiled instead of compiling them beside it; chains run side by side. Default: the folder."""
+
+    @property
+    def argv(self) -> list[str]:
+        """The `go build` command line, without its output path."""
+        argv = ["go", "build", "-trimpath", "-buildvcs=false"]
+        if self.tags:
+            argv += ["-tags", self.tags]
+        if self.ldflags:
+            argv += ["-ldflags", self.ldflags]
+        return [*argv, self.package]
+
+
+def _k8s_ldflags() -> str:
+    gomod = (GOTOOLS / "controlplane" / "go.mod").read_text(encoding="utf-8")
+    found = re.search(r"^\s*k8s\.io/kubernetes\s+(v\d+\.(\d+)\.\S+)", gomod, re.M)
+    if found is None:
+        raise ToolFailed(["read gotools/controlplane/go.mod"], 1, b"", b"no k8s.io/kubernetes")
+    version, minor = found.group(1), found.group(2)
+    flags = ["-s", "-w"]
+    for pkg in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
+        flags += [
+            f"-X {pkg}.gitVersion={version}",
+            f"-X {pkg}.gitMajor=1",
+            f"-X {pkg}.gitMinor={minor}",
+            f"-X {pkg}.gitTreeState=clean",
+            f"-X {pkg}.buildDate={_K8S_BUILD_DATE}",
+        ]
+    return " ".join(flags)
+
+
+def builds() -> dict[str, Build]:
+    """Every tool this package builds, by name."""
+    k8s = _k8s_ldflags()
+    listed = [
+        # validate's helper kbuild links kustomize's API and kubeconform at the versions of the
+        # two reference binaries (its go.mod), so it follows them on one chain.
+        Build("kustomize", "kustomize", "sigs.k8s.io/kustomize/kustomize/v5"),
+        Build("kubeconform", "kustomize", "github.com/yannh/kubeconform/cmd/kubeconform"),
+        Build("kbuild", "kbuild", ".", chain="kustomize"),
+        # Upstream's remove_all_sd tag: `check rules` and `test rules` use no service discovery.
+        Build(
+            "promtool",
+            "promtool",
+            "github.com/prometheus/prometheus/cmd/promtool",
+            tags="remove_all_sd",
+        ),
+        Build("nfd-rulecheck", "nfd", "./cmd/nfd-rulecheck"),
+        Build("kueuecheck", "kueuecheck", "."),
+        Build("schedcheck", "schedcheck", "."),
+        Build("helm", "helm", "helm.sh/helm/v3/cmd/helm"),
+        *(
+            Build(name, "controlplane", f"k8s.io/kubernetes/cmd/{name}", ldflags=k8s)
+            for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
+        ),
+        Build("etcd", "controlplane", "go.etcd.io/etcd/server/v3", ldflags="-s -w"),
+        Build("kwok", "kwok", "sigs.k8s.io/kwok/cmd/kwok", ldflags="-s -w"),
+        Build(
+            "nfd-master",
+            "nfd",
+            "sigs.k8s.io/node-feature-discovery/cmd/nfd-master",
+            ldflags=f"-X sigs.k8s.io/node-feature-discovery/pkg/version.version={NFD_VERSION}",
+        ),
+        Build("kueue", "kueuecheck", "sigs.k8s.io/kueue/cmd/kueue", ldflags="-s -w"),
+        Build("actionlint", "actionlint", "github.com/rhysd/actionlint/cmd/actionlint"),
+        Build("podsecurity", "podsecurity", "."),
+    ]
+    return {b.tool: b for b in listed}
+
+
+# The schema sets kubeconform validates against: two steps of the validate set.
+SCHEMAS = ("schemas-crds", "schemas-k8s")
+SETS: dict[str, tuple[str, ...]] = {
+    VALIDATE_TARGET: (
+        "kustomize",
+        "kubeconform",
+        "kbuild",
+        "promtool",
+        "nfd-rulecheck",
+        "kueuecheck",
+        "schedcheck",
+        "helm",
+        *SCHEMAS,
+    ),
+    CONTROL_PLANE_TARGET: CONTROL_PLANE,
+    DEV_TARGET: DEV_TOOLS,
+}
+
+
+def resolve(names: Iterable[str]) -> list[str]:
+    """Tool and set names -> the steps to run, in a stable order; ValueError for an unknown one."""
+    known = [*builds(), *SCHEMAS]
+    steps: list[str] = []
+    for name in names:
+        if name == "all":
+            wanted: tuple[str, ...] = tuple(s for group in SETS.values() for s in group)
+        elif name in SETS:
+            wanted = SETS[name]
+        elif name in known:
+            wanted = (name,)
+        else:
+            choices = ", ".join([*SETS, "all", *sorted(known)])
+            raise ValueError(f"unknown tool or set {name!r}; choose from: {choices}")
+        steps += [s for s in wanted if s not in steps]
+    return steps
+
+
+def _go() -> Path:
+    go = find("go")
+    if go is None:
+        raise ToolMissing("go", install_hint("go"), ["PATH"])
+    return go
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(CGO_ENABLED="0", GOFLAGS="-mod=readonly")
+    return env
+
+
+def _build_tool(build: Build, go_version: str, say: Callable[[str], None]) -> bool:
+    bin_dir = tools_dir() / "bin"
+    folder = GOTOOLS / build.folder
+    out = bin_dir / build.tool
+    want = fresh.digest([folder], build.argv, go_version)
+
+    def step() -> None:
+        say(f"building {build.tool} (gotools/{build.folder}/go.mod)")
+        bin_dir.mkdir(parents=True, exist_ok=True)
+        # Built beside its final place and renamed: a killed build never leaves half a binary.
+        with tempfile.TemporaryDirectory(dir=bin_dir, prefix=f".{build.tool}.") as tmp:
+            partial = Path(tmp) / build.tool
+            argv = ["build", "-o", str(partial), *build.argv[2:]]
+            run("go", argv, cwd=folder, env=_env(), timeout=BUILD_TIMEOUT)
+            os.replace(partial, out)
+
+    return fresh.refresh(bin_dir / f".{build.tool}.sha256", out, want, step)
+
+
+def _kubernetes_validate() -> str:
+    try:
+        return f"kubernetes-validate=={metadata.version('kubernetes-validate')}"
+    except metadata.PackageNotFoundError:
+        return "kubernetes-validate (not installed)"
+
+
+def _build_schemas(name: str, go_version: str, say: Callable[[str], None]) -> bool:
+    schemas = tools_dir() / "schemas"
+    lock_path = crdschemas.DEFAULT_LOCK
+    inputs = [lock_path, Path(crdschemas.__file__)]
+    what = name.removeprefix("schemas-")
+    if what == "crds":
+        inputs.append(GOTOOLS / "crdgen")
+        out, argv = schemas / "crds" / "index.json", ["crds"]
+    else:
+        # Keyed on that wheel's pin alone, so another dependency's bump does not lay them out again.
+        out, argv = schemas / "k8s", ["k8s", _kubernetes_validate()]
+
+    def step() -> None:
+        say(f"laying out the {what} JSON schemas ({lock_path.name})")
+        lock = crdschemas.load_lock(lock_path)
+        try:
+            if what == "crds":
+                crdschemas.build_crds(lock, schemas / "crds")
+            else:
+                crdschemas.build_k8s(lock, schemas / "k8s")
+        except crdschemas.SchemaBuildError as exc:
+            raise ToolFailed([name], 1, b"", str(exc).encode()) from exc
+
+    return fresh.refresh(
+        schemas / f".{what}.sha256", out, fresh.digest(inputs, argv, go_version), step
+    )
+
+
+def install(
+    names: Iterable[str], *, jobs: int = 4, say: Callable[[str], None] = lambda _: None
+) -> list[str]:
+    """Build the named tools and sets that are not fresh; returns what was built. Chains run side
+    by side (`jobs` at once); ToolFailed for the first step that failed, after all have ended."""
+    steps = resolve(names)
+    _go()
+    go_version = fresh.go_version()
+    table = builds()
+    chains: dict[str, list[str]] = {}
+    for step in steps:
+        key = "schemas" if step in SCHEMAS else (table[step].chain or table[step].folder)
+        chains.setdefault(key, []).append(step)
+
+    def run_chain(chain: list[str]) -> list[str]:
+        built: list[str] = []
+        for step in chain:
+            ran = (
+                _build_schemas(step, go_version, say)
+                if step in SCHEMAS
+                else _build_tool(table[step], go_version, say)
+            )
+            if ran:
+                built.append(step)
+        return built
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [pool.submit(run_chain, chain) for chain in chains.values()]
+    built: list[str] = []
+    failure: BaseException | None = None
+    for future in futures:
+        error = future.exception()
+        if error is not None:
+            failure = failure or error
+        else:
+            built += future.result()
+    if failure is not None:
+        raise failure
+    return [s for s in steps if s in built]
+
+
+def build_missing(
+    names: tuple[str, ...], target: str, say: Callable[[str], None] = lambda _: None
+) -> list[str]:
+    """Build the set `target` when any of `names` is missing; returns what was missing."""
+    absent = missing(names)
+    if absent:
+        install([target], say=say)
+    return absent
