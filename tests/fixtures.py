@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -40,6 +41,54 @@ ROOT = Path(__file__).resolve().parent.parent
 
 Write = Callable[[str, str], Path]
 Obj = dict[str, Any]
+
+
+# ---- GitHub workflows ---------------------------------------------------------------------------
+
+# A third-party action pinned by commit SHA, the tag it is noted after it (`# v7.0.1`).
+PINNED_ACTION = re.compile(r"^[\w.-]+/[\w.-]+(?:/[\w./-]+)?@[0-9a-f]{40}$")
+
+
+def workflow_uses(*files: Path) -> list[tuple[str, str]]:
+    """(file name, `uses:` value) of every step and reusable-workflow call in the files."""
+    found: list[tuple[str, str]] = []
+    for path in files:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        steps = doc.get("runs", {}).get("steps", [])  # a composite action
+        for job in (doc.get("jobs") or {}).values():
+            if "uses" in job:
+                found.append((path.name, str(job["uses"])))
+            steps = [*steps, *job.get("steps", [])]
+        found += [(path.name, str(step["uses"])) for step in steps if "uses" in step]
+    return found
+
+
+def unpinned(*files: Path) -> list[tuple[str, str]]:
+    """What the files use that is neither local (./) nor pinned by commit SHA."""
+    return [
+        (f, u)
+        for f, u in workflow_uses(*files)
+        if not u.startswith("./") and not PINNED_ACTION.match(u)
+    ]
+
+
+def actionlint(*files: Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """The pinned actionlint on the files. shellcheck and pyflakes are not pinned tools: their
+    integrations stay off so that the verdict does not depend on what else a machine has."""
+    return subprocess.run(
+        [
+            str(tool("actionlint")),
+            "-no-color",
+            "-oneline",
+            "-shellcheck=",
+            "-pyflakes=",
+            *map(str, files),
+        ],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 # ---- the real tools ----------------------------------------------------------------------------

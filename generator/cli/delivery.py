@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from generator import command
 from generator.cli.options import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -15,7 +16,6 @@ from generator.cli.options import (
     guarded,
     values_option,
 )
-from generator import command
 from generator.delivery import diff as differ
 from generator.delivery import fleetinit
 from generator.delivery import publish as publishing

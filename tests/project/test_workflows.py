@@ -1,5 +1,7 @@
-"""The GitHub workflows: actionlint (pinned in generator/toolchain/gotools/actionlint) passes on them, and they keep the
-properties CI relies on: least permissions, one run per branch, content-keyed caches."""
+"""The GitHub workflows: actionlint (pinned in generator/toolchain/gotools/actionlint) passes on
+them, and they keep the properties CI relies on: least permissions, one run per branch,
+content-keyed caches, third-party actions pinned by commit SHA, and the reusable workflow fleet
+repositories call is the one `init` writes."""
 
 from __future__ import annotations
 
@@ -15,32 +17,19 @@ from typing import Any
 import yaml
 
 from generator import toolchain
-from tests.fixtures import ROOT, tool
+from generator.delivery import fleetinit
+from tests.fixtures import ROOT, actionlint, unpinned, workflow_uses
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yaml"))
 
 
-def actionlint(*files: Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    # shellcheck and pyflakes are not pinned tools: their integrations stay off so that the
-    # verdict does not depend on what else a machine has installed.
-    return subprocess.run(
-        [
-            str(tool("actionlint")),
-            "-no-color",
-            "-oneline",
-            "-shellcheck=",
-            "-pyflakes=",
-            *map(str, files),
-        ],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 def test_workflows_pass_actionlint() -> None:
-    assert [p.name for p in WORKFLOWS] == ["mutation.yaml", "publish.yaml", "pull-request.yaml"]
+    assert [p.name for p in WORKFLOWS] == [
+        "accel-gitops.yaml",
+        "mutation.yaml",
+        "publish.yaml",
+        "pull-request.yaml",
+    ]
     proc = actionlint(*WORKFLOWS)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -62,6 +51,7 @@ def test_actionlint_catches_what_is_wrong(tmp_path: Path) -> None:
         "        with: {python: '3.12'}\n"
         "      - uses: actions/setup-go@v6\n"
         "        with: {go-versio: '1.26.8'}\n"
+        "      - uses: ./.github/workflows/accel-gitops.yaml\n"
         "      - run: echo ${{ github.evnt.ref }}\n"
     )
     proc = actionlint(bad, cwd=tmp_path)
@@ -83,28 +73,79 @@ def _runs(workflow: dict[Any, Any]) -> str:
 
 
 def test_least_permissions_and_one_run_per_branch() -> None:
+    # Every workflow reads only; a job may add the one write the diff comment needs.
+    comment = {"contents": "read", "pull-requests": "write"}
     for path in WORKFLOWS:
         wf = _load(path.name)
         assert wf["permissions"] == {"contents": "read"}, path.name
-        assert all("permissions" not in job for job in wf["jobs"].values()), path.name
-        group = wf["concurrency"]["group"]
-        assert "github.ref" in group or "github.head_ref" in group, path.name
+        for name, job in wf["jobs"].items():
+            assert job.get("permissions", comment) in (comment, {"contents": "read"}), name
+        if path.name != "accel-gitops.yaml":  # called: its callers' concurrency applies
+            group = wf["concurrency"]["group"]
+            assert "github.ref" in group or "github.head_ref" in group, path.name
     assert _load("pull-request.yaml")["concurrency"]["cancel-in-progress"] is True
     assert _load("publish.yaml")["concurrency"]["cancel-in-progress"] is False  # never half way
+    publish = _load("accel-gitops.yaml")["jobs"]["publish"]
+    assert publish["permissions"] == {"contents": "read"}  # the push uses GITOPS_TOKEN
+    assert publish["concurrency"]["cancel-in-progress"] is False
 
 
-def test_pull_request_runs_tests_checks_plan_and_diff() -> None:
+def test_third_party_actions_are_pinned_by_commit_sha() -> None:
+    files = [*WORKFLOWS, ROOT / ".github/actions/setup/action.yaml"]
+    assert len(workflow_uses(*files)) >= 15
+    assert unpinned(*files) == []
+
+
+def test_the_pin_check_refuses_tags_branches_and_short_shas(tmp_path: Path) -> None:
+    wf = tmp_path / "w.yaml"
+    refs = [
+        "actions/checkout@v7",
+        "actions/checkout@main",
+        "actions/checkout@3d3c42e",
+        "a/b@" + "0" * 40,
+    ]
+    steps = "".join(f"      - uses: {ref}\n" for ref in refs)
+    wf.write_text(f"on: push\njobs:\n  x:\n    runs-on: ubuntu-latest\n    steps:\n{steps}")
+    assert [u for _, u in unpinned(wf)] == refs[:3]
+
+
+def test_the_reusable_workflow_is_the_one_init_writes() -> None:
+    """Fleet repositories either call this repository's workflow or run the copy `init` wrote:
+    one file, byte for byte."""
+    spec = fleetinit.Scaffold(ROOT, "x", "https://git.example.com/x.git", "accel-gitops==0")
+    ours = (ROOT / ".github/workflows/accel-gitops.yaml").read_text()
+    assert fleetinit.files(spec)[".github/workflows/accel-gitops.yaml"] == ours
+
+
+def test_render_check_and_validate_both_always_run_and_both_decide() -> None:
+    """validate runs whatever render --check says, each is reported, and the job fails when
+    either failed: a stale render never hides validate's findings."""
+    steps = {
+        s.get("id", s.get("name")): s for s in _load("accel-gitops.yaml")["jobs"]["check"]["steps"]
+    }
+    render, validate = steps["render"], steps["validate"]
+    assert render["continue-on-error"] is True and validate["continue-on-error"] is True
+    assert "render --check" in render["run"]
+    assert "validate" in validate["run"] and "--output github" in validate["run"]
+    assert "steps.render.outcome != 'skipped'" in validate["if"]  # not: == 'success'
+    verdict = steps["verdict (render --check and validate must both pass)"]
+    assert verdict["if"] == "${{ !cancelled() }}"
+    assert '[ "$RENDER" = success ] && [ "$VALIDATE" = success ]' in verdict["run"]
+    comment = steps["diff as a pull request comment"]
+    assert "--max-bytes 60000" in steps["plan and diff in the job summary"]["run"]
+    assert "gh api -X PATCH" in comment["run"] and comment["continue-on-error"] is True
+
+
+def test_pull_request_runs_tests_and_the_fleet_check_on_the_example() -> None:
     wf = _load("pull-request.yaml")
     assert wf[True] == {"pull_request": None}  # YAML 1.1 reads `on` as true
-    runs = _runs(wf)
-    for command in (
-        "make test",
-        "render.py render --check",
-        "render.py validate --output github",
-        "render.py plan",
-        'render.py diff --base "origin/${BASE_REF}" --output markdown >> "$GITHUB_STEP_SUMMARY"',
-    ):
-        assert command in runs, command
+    assert "make test" in _runs({"jobs": {"test": wf["jobs"]["test"]}})
+    fleet = wf["jobs"]["fleet"]
+    assert fleet["uses"] == "./.github/workflows/accel-gitops.yaml"
+    assert fleet["with"] == {"requirements": ".github/accel-gitops.requirements.txt"}
+    # the checkout itself, installed as a fleet repository installs the wheel
+    lines = (ROOT / ".github/accel-gitops.requirements.txt").read_text().splitlines()
+    assert [line for line in lines if not line.startswith("#")] == ["."]
 
 
 def test_mutation_testing_runs_on_a_schedule_and_on_demand_only() -> None:
@@ -138,26 +179,42 @@ def test_mutation_testing_runs_one_job_per_shard() -> None:
 def test_push_to_main_publishes() -> None:
     wf = _load("publish.yaml")
     assert wf[True] == {"push": {"branches": ["main"]}}
-    assert 'render.py publish --repo "$GITOPS_REPO" --branch "$GITOPS_BRANCH"' in _runs(wf)
+    job = wf["jobs"]["publish"]
+    assert job["uses"] == "./.github/workflows/accel-gitops.yaml"
+    assert job["with"]["publish-repo"] == "${{ vars.GITOPS_REPO }}"
+    steps = _load("accel-gitops.yaml")["jobs"]["publish"]["steps"]
+    assert 'accel-gitops publish --values "$VALUES" --repo "$GITOPS_REPO"' in steps[-1]["run"]
 
 
 def test_caches_are_keyed_on_content() -> None:
     setup = yaml.safe_load((ROOT / ".github" / "actions" / "setup" / "action.yaml").read_text())
-    steps = {s.get("uses", s.get("name")): s for s in setup["runs"]["steps"]}
-    assert steps["actions/setup-python@v6"]["with"]["cache"] == "pip"
+    steps = {s.get("uses", s.get("name")).split("@")[0]: s for s in setup["runs"]["steps"]}
+    assert steps["actions/setup-python"]["with"]["cache"] == "pip"
     assert (
-        steps["actions/setup-go@v6"]["with"]["cache-dependency-path"]
+        steps["actions/setup-go"]["with"]["cache-dependency-path"]
         == "generator/toolchain/gotools/*/go.sum"
     )
-    cache = steps["actions/cache@v4"]["with"]
+    cache = steps["actions/cache"]["with"]
     assert cache["path"] == ".tools"
-    assert "hashFiles('tools/**', 'pyproject.toml')" in cache["key"]
+    assert (
+        "hashFiles('generator/toolchain/gotools/**', 'generator/toolchain/install.py'"
+        in cache["key"]
+    )
     assert steps["make venv tools"]["run"] == "make venv tools"
+    # the fleet workflow: the user cache and Go's, keyed on the pinned accel-gitops
+    fleet = {
+        s["uses"].split("@")[0]: s
+        for s in _load("accel-gitops.yaml")["jobs"]["check"]["steps"]
+        if "uses" in s
+    }
+    assert "~/.cache/accel-gitops" in fleet["actions/cache"]["with"]["path"]
+    assert "hashFiles(inputs.requirements)" in fleet["actions/cache"]["with"]["key"]
 
 
 def test_a_restored_cache_with_old_file_times_is_not_rebuilt(tmp_path: Path) -> None:
-    """What the cache key relies on: tools/fresh judges by content, so a cache restored with
-    other file times is used as it is, and a changed input rebuilds."""
+    """What the cache key relies on: fresh.py judges by content, so a cache restored with other
+    file times is used as it is, and a changed input rebuilds. The Makefile runs it as a script
+    with the system Python (make venv), before anything is installed."""
     inputs = tmp_path / "module"
     inputs.mkdir()
     (inputs / "go.mod").write_text("module x\n")
@@ -169,18 +226,9 @@ def test_a_restored_cache_with_old_file_times_is_not_rebuilt(tmp_path: Path) -> 
     build = f"mkdir -p {out.parent} && echo built > {out} && echo x >> {count}"
 
     def fresh() -> int:
-        cmd = [
-            str(ROOT / "tools" / "fresh"),
-            str(stamp),
-            str(out),
-            "--",
-            str(inputs),
-            "--",
-            "bash",
-            "-c",
-            build,
-        ]
-        subprocess.run(cmd, check=True, capture_output=True)
+        script = ROOT / "generator" / "toolchain" / "fresh.py"
+        cmd = ["python3", "-I", str(script), str(stamp), str(out), "--", str(inputs), "--"]
+        subprocess.run([*cmd, "bash", "-c", build], check=True, capture_output=True)
         return len(count.read_text().splitlines())
 
     assert fresh() == 1
@@ -189,11 +237,13 @@ def test_a_restored_cache_with_old_file_times_is_not_rebuilt(tmp_path: Path) -> 
     assert fresh() == 1
     (inputs / "go.mod").write_text("module x\n\ngo 1.24.0\n")
     assert fresh() == 2
+    out.unlink()  # a missing output is built whatever the stamp says
+    assert fresh() == 3
 
 
 def test_actionlint_pin_matches_its_go_module() -> None:
     pinned = toolchain.TOOLS["actionlint"]
-    gomod = (ROOT / "tools" / "actionlint" / "go.mod").read_text()
+    gomod = (toolchain.GOTOOLS / "actionlint" / "go.mod").read_text()
     assert re.search(
         rf"^\s+{re.escape(str(pinned.go_module))} {re.escape(pinned.pinned)}\b", gomod, re.M
     )

@@ -1,0 +1,80 @@
+"""`init DIR`: a fleet repository that renders, validates, passes actionlint with pinned actions,
+and overwrites nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from generator.delivery import fleetinit
+from generator.values import schema as values_schema
+from tests import repos
+from tests.fixtures import actionlint, cli, unpinned, validate_committed
+
+
+def test_init_writes_a_fleet_repository_that_renders_and_validates_clean(tmp_path: Path) -> None:
+    dest = tmp_path / "Acme Fleet"
+    code, out = cli("init", str(dest), "--requirement", "accel-gitops @ file:///w/a.whl")
+    assert code == 0, out
+    assert out.splitlines()[:4] == [
+        f"init: wrote 16 files in {dest}. Next:",
+        f"  cd {dest}",
+        "  accel-gitops render      # base/ and overlays/ from values/",
+        "  accel-gitops validate    # every check (`accel-gitops tools install` first)",
+    ]
+    fleet = yaml.safe_load((dest / "values/fleet.yaml").read_text())
+    assert fleet["name"] == "acme-fleet"  # the folder's name as a DNS label
+    assert fleet["git"]["repoURL"] == "https://git.example.com/acme-fleet.git"
+    requirements = (dest / "requirements-accel-gitops.txt").read_text().splitlines()
+    assert requirements[-1] == "accel-gitops @ file:///w/a.whl"
+    assert "/.cache/" in (dest / ".gitignore").read_text().splitlines()
+    for kind in values_schema.USER_KINDS:
+        assert (dest / f"schemas/{kind}.schema.json").read_text() == values_schema.schema_text(kind)
+    assert repos.git(dest, "symbolic-ref", "--short", "HEAD") == "main"  # git init -b main
+    assert cli("render", "--values", str(dest / "values"))[0] == 0
+    code, out = validate_committed(dest / "values", drift=True)
+    assert code == 0, out
+    assert "0 error(s), 0 warning(s)" in out
+
+
+def test_the_scaffold_workflows_pass_actionlint_and_call_only_pinned_actions(
+    tmp_path: Path,
+) -> None:
+    dest = tmp_path / "fleet"
+    assert cli("init", str(dest), "--name", "acme")[0] == 0
+    workflows = sorted((dest / ".github/workflows").glob("*.yaml"))
+    assert [p.name for p in workflows] == ["accel-gitops.yaml", "publish.yaml", "pull-request.yaml"]
+    proc = actionlint(*workflows, cwd=dest)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert unpinned(*workflows) == []
+    # the repository's own workflows call the reusable one beside them
+    for name in ("publish.yaml", "pull-request.yaml"):
+        jobs = yaml.safe_load((dest / ".github/workflows" / name).read_text())["jobs"]
+        assert jobs["accel-gitops"]["uses"] == "./.github/workflows/accel-gitops.yaml"
+
+
+def test_init_overwrites_nothing_and_says_what_is_there(tmp_path: Path) -> None:
+    dest = tmp_path / "fleet"
+    (dest / "values").mkdir(parents=True)
+    (dest / "values/fleet.yaml").write_text("mine\n")
+    (dest / "README.md").write_text("mine\n")
+    code, out = cli("init", str(dest))
+    assert code == 2, out
+    assert (
+        f"error: {dest} already has README.md, values/fleet.yaml: init writes a new fleet " in out
+    )
+    assert (dest / "README.md").read_text() == "mine\n"
+    assert sorted(p.name for p in dest.rglob("*")) == ["README.md", "fleet.yaml", "values"]
+
+
+def test_init_inside_a_repository_does_not_start_another(tmp_path: Path) -> None:
+    outer = repos.init(tmp_path / "monorepo")
+    assert cli("init", str(outer / "fleets/acme"))[0] == 0
+    assert not (outer / "fleets/acme/.git").exists()
+
+
+def test_default_name_is_a_dns_label() -> None:
+    assert fleetinit.default_name(Path("/x/My_GPU Fleet!")) == "my-gpu-fleet"
+    assert fleetinit.default_name(Path("/x/___")) == "fleet"
+    assert fleetinit.default_name(Path("/x/" + "a" * 70)) == "a" * 63
