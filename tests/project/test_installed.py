@@ -79,8 +79,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     src = _sources(base / "src")
     dist = base / "dist"
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
-        + ["-w", str(dist), str(src)],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w"]
+        + [str(dist), str(src)],
         check=True,
         capture_output=True,
         timeout=300,
