@@ -78,9 +78,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     base = tmp_path_factory.mktemp("installed")
     src = _sources(base / "src")
     dist = base / "dist"
+    pip_wheel = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w"]
-        + [str(dist), str(src)],
+        [*pip_wheel, "-w", str(dist), str(src)],
         check=True,
         capture_output=True,
         timeout=300,
