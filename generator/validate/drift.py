@@ -34,7 +34,8 @@ def not_compared(values_dir: Path, why: str) -> Finding:
         "DRIFT002",
         f"the committed output was not compared with a fresh render: {why}",
         Location(values_dir.name),
-        hint="fix the errors above; the tools still checked the committed output",
+        hint="fix the errors the values report, then render; the tools still checked the "
+        "committed output",
         severity=Severity.WARNING,
     )
 

@@ -312,6 +312,11 @@ def _values_and_drift(
         not_run.append(f"{skipped} ({why}: fix them first)")
         if opts.drift:
             findings.append(drift.not_compared(opts.values_dir, why))
+    elif opts.drift and has_errors(findings):
+        # A render of values the checks refuse is never written (render refuses them too): the
+        # committed output differing from it is the error already reported, not a second one.
+        not_run.append("drift (the values' checks fail: fix them, then render)")
+        findings.append(drift.not_compared(opts.values_dir, "the values' checks fail"))
     elif opts.drift:
         findings.extend(drift.drift_findings(rendered.tree, committed, opts.env))
     clock.lap("render")

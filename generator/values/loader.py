@@ -6,6 +6,7 @@ Every problem becomes a Finding; loading goes on so that one run reports them al
 
 from __future__ import annotations
 
+import difflib
 import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -83,7 +84,35 @@ def _validator(kind: str) -> jsonschema.protocols.Validator:
 def _schema_findings(kind: str, data: Any, smap: SourceMap) -> list[Finding]:
     out: list[Finding] = []
     for error in _validator(kind).iter_errors(data):
-        out.append(_finding_from_error(error, smap))
+        if error.context:
+            error = best_match(error.context)
+        if str(error.validator) == "additionalProperties" and isinstance(error.instance, dict):
+            out += _unknown_keys(error, smap)  # every one of them, not the first
+        else:
+            out.append(_finding_from_error(error, smap))
+    return out
+
+
+def _unknown_keys(error: ValidationError, smap: SourceMap) -> list[Finding]:
+    """One finding per key its object does not know, each with the key it likely meant."""
+    schema: dict[str, Any] = error.schema if isinstance(error.schema, dict) else {}
+    props = sorted(schema.get("properties", {}))
+    instance = error.instance if isinstance(error.instance, dict) else {}
+    out = []
+    for extra in sorted(k for k in instance if k not in props):
+        path: YamlPath = (*error.absolute_path, extra)
+        close = difflib.get_close_matches(str(extra), props, n=1, cutoff=0.7)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        hint += "known keys here: " + ", ".join(props) if props else "remove it"
+        out.append(
+            Finding(
+                "VAL001",
+                f"unknown key {extra!r}",
+                smap.locate(path, key=True),
+                json_path(path),
+                hint,
+            )
+        )
     return out
 
 
@@ -96,16 +125,7 @@ def _finding_from_error(error: ValidationError, smap: SourceMap) -> Finding:
     message = error.message
     key = False
     hint = ""
-    if validator == "additionalProperties" and isinstance(error.instance, dict):
-        props = schema.get("properties", {})
-        extra = sorted(k for k in error.instance if k not in props)
-        if extra:
-            path = (*path, extra[0])
-            key = True
-            message = f"unknown key {extra[0]!r}"
-            if props:
-                hint = "known keys here: " + ", ".join(sorted(props))
-    elif "propertyNames" in error.relative_schema_path:
+    if "propertyNames" in error.relative_schema_path:
         # A key that its map does not allow: point at the key itself.
         key = True
         bad = error.instance
@@ -572,6 +592,22 @@ def load(values_dir: Path, schema_cache: Path | None = None, *, write_cache: boo
                         "known entries: " + ", ".join(sorted(catalog())),
                     )
                 )
+                continue
+            meant = difflib.get_close_matches(p.name, sorted(catalog()), n=1, cutoff=0.75)
+            if meant and "resourceName" not in p.data:
+                # A misspelt file name, not a vendor of its own: say so once, instead of every
+                # field only the catalog entry would have given.
+                findings.append(
+                    Finding(
+                        "VAL003",
+                        f"vendor file {p.name!r} names no built-in catalog entry: did you mean "
+                        f"{meant[0]!r}?",
+                        Location(p.file),
+                        hint=f"rename it to values/vendors/{meant[0]}.yaml, or add `catalog: "
+                        f"{meant[0]}` to it to use that entry under the name {p.name!r}",
+                    )
+                )
+                broken.add(("vendor", p.name))
                 continue
             base = Doc({})
         else:

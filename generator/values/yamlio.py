@@ -85,6 +85,64 @@ def _fail(file: str, node_or_mark: Any, message: str, hint: str = "") -> YamlInp
     return YamlInputError(Finding("YAML001", message, loc, hint=hint))
 
 
+def _syntax_error(file: str, text: str, exc: yaml.MarkedYAMLError) -> YamlInputError:
+    """PyYAML's complaint said in words, at the line of the mistake, with a fix. PyYAML often
+    notices a mistake on the line after it (it reads on to be sure); its context mark is then
+    where the bad line starts."""
+    mark = exc.problem_mark or exc.context_mark
+    problem = exc.problem or ""
+    words = " ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
+    at = mark.index if mark is not None else -1
+    if (0 <= at < len(text) and text[at] == "\t") or "'\\t'" in problem:
+        return _fail(
+            file,
+            mark,
+            "a tab character where YAML expects spaces",
+            "indent with spaces: YAML does not allow tabs for indentation",
+        )
+    if "could not find expected ':'" in problem and exc.context_mark is not None:
+        return _fail(
+            file,
+            exc.context_mark,
+            "this line is neither 'key: value' nor a list item",
+            "write 'key: value' with a space after the colon, or start a list item with '- '",
+        )
+    if "mapping values are not allowed" in problem and mark is not None:
+        # A line without its colon runs on into the next as one plain text; the colon of that
+        # next line is where PyYAML stops. Name the line that lost its colon.
+        lines = text.splitlines()
+        before = [n for n in range(mark.line) if lines[n].strip()]
+        last = before[-1] if before else -1
+        stripped = lines[last].strip() if last >= 0 else ""
+        if stripped and ":" not in stripped and not stripped.startswith(("-", "#")):
+            column = len(lines[last]) - len(lines[last].lstrip())
+            return YamlInputError(
+                Finding(
+                    "YAML001",
+                    "this line is neither 'key: value' nor a list item",
+                    Location(file, last + 1, column + 1),
+                    hint="write 'key: value' with a space after the colon, or start a list item "
+                    "with '- '",
+                )
+            )
+        return _fail(
+            file,
+            mark,
+            "a 'key: value' where YAML cannot start one: the line is indented deeper than the "
+            "keys beside it, or a plain value contains ': '",
+            "line keys of one mapping up at the same indentation, or quote the value",
+        )
+    if "expected <block end>" in problem or "did not find expected key" in problem:
+        return _fail(
+            file,
+            mark,
+            f"invalid YAML: {words}",
+            "check the indentation: keys of one mapping line up, and each list item under a key "
+            "starts with '- '",
+        )
+    return _fail(file, mark, f"invalid YAML: {words}")
+
+
 class _Builder:
     def __init__(self, file: str, text: str) -> None:
         self.file = file
@@ -207,9 +265,7 @@ def load_text(text_bytes: bytes, file: str) -> tuple[Any, SourceMap]:
             )
         ) from None
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        msg = " ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
-        raise _fail(file, mark, f"invalid YAML: {msg}") from None
+        raise _syntax_error(file, text, exc) from None
     except yaml.YAMLError as exc:
         raise YamlInputError(Finding("YAML001", f"invalid YAML: {exc}", Location(file))) from None
     if len(docs) > 1:

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from generator import toolchain
 from generator.values import inventory
-from tests.fixtures import ROOT, tool
+from tests.fixtures import tool
 
 NFD_MODULE = "sigs.k8s.io/node-feature-discovery"
 
@@ -23,7 +24,7 @@ def nfd_source_dir() -> Path:
     """NFD's source as the pinned module (go mod download; the cache is warm after make tools)."""
     out = subprocess.run(
         [str(tool("go")), "mod", "download", "-json", NFD_MODULE],
-        cwd=ROOT / "tools" / "nfd",
+        cwd=toolchain.GOTOOLS / "nfd",
         capture_output=True,
         text=True,
         check=True,

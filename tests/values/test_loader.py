@@ -6,7 +6,7 @@ from pathlib import Path
 
 from generator.findings import Severity
 from generator.values import loader as values
-from tests.fixtures import ASCEND_910B, CAMBRICON_MLU370, FLEET, findings, lines, tree
+from tests.fixtures import ASCEND_910B, CAMBRICON_MLU370, FLEET, NVIDIA, findings, lines, tree
 
 
 def test_example_fleet_loads_with_only_the_deliberate_warnings(values_dir: Path) -> None:
@@ -38,6 +38,36 @@ def test_unknown_key_points_at_the_key_and_lists_known_ones(tmp_path: Path) -> N
         "values/teams/ml.yaml:2:1: VAL001 unknown key 'quotas' (at $.quotas)"
     )
     assert "quota" in finding.hint
+
+
+def test_every_unknown_key_of_an_object_is_reported_with_the_key_it_likely_meant(
+    tmp_path: Path,
+) -> None:
+    team = "owners: [a@example.com]\nqota: {nvidia: 8}\nservces: {}\nzzz: 1\n"
+    values_dir = tree(tmp_path, {"teams/ml.yaml": team})
+    known = "borrowing, enabled, jobs, namespaces, owners, podSecurity, quota, services"
+    assert lines(values_dir) == [
+        f"values/teams/ml.yaml:2:1: VAL001 unknown key 'qota' (at $.qota); did you mean 'quota'? "
+        f"known keys here: {known}",
+        f"values/teams/ml.yaml:3:1: VAL001 unknown key 'servces' (at $.servces); did you mean "
+        f"'services'? known keys here: {known}",
+        f"values/teams/ml.yaml:4:1: VAL001 unknown key 'zzz' (at $.zzz); known keys here: {known}",
+    ]
+
+
+def test_a_misspelt_vendor_file_is_one_finding_with_the_catalog_entry_it_likely_meant(
+    tmp_path: Path,
+) -> None:
+    values_dir = tree(tmp_path, {"vendors/nvidia.yaml": None, "vendors/nvida.yaml": NVIDIA})
+    assert lines(values_dir) == [
+        "values/vendors/nvida.yaml: VAL003 vendor file 'nvida' names no built-in catalog entry: "
+        "did you mean 'nvidia'?; rename it to values/vendors/nvidia.yaml, or add `catalog: "
+        "nvidia` to it to use that entry under the name 'nvida'"
+    ]
+    # a vendor of its own (it says its resource) is not taken for a typo
+    own = NVIDIA + "resourceName: example.com/gpu\n"
+    values_dir = tree(tmp_path / "own", {"vendors/nvidia.yaml": None, "vendors/nvida.yaml": own})
+    assert not any("did you mean" in line for line in lines(values_dir))
 
 
 def test_all_findings_of_a_run_are_reported_together(tmp_path: Path) -> None:

@@ -127,3 +127,61 @@ def test_plain_scalars_that_yaml_11_re_types_keep_their_text() -> None:
     data, smap = load_text(b"a: 0755\nb: yes\nc: 1.10\nd: '0755'\ne: ~\nf: text\n", "f")
     assert data == {"a": 493, "b": True, "c": 1.1, "d": "0755", "e": None, "f": "text"}
     assert smap.plain == {("a",): "0755", ("b",): "yes", ("c",): "1.10", ("e",): "~"}
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column", "message", "hint"),
+    [
+        # a tab: at the tab, said in words, with the fix
+        (
+            b"quota:\n\tnvidia: 4\n",
+            2,
+            1,
+            "a tab character where YAML expects spaces",
+            "indent with spaces: YAML does not allow tabs for indentation",
+        ),
+        # a lost colon: PyYAML stops on the next line; the finding names the line that lost it
+        (
+            b"quota:\n  nvidia 4\n  amd: 2\n",
+            2,
+            3,
+            "this line is neither 'key: value' nor a list item",
+            "write 'key: value' with a space after the colon, or start a list item with '- '",
+        ),
+        # a key indented deeper than its siblings
+        (
+            b"quota:\n  nvidia: 4\n   amd: 2\n",
+            3,
+            7,
+            "a 'key: value' where YAML cannot start one: the line is indented deeper than the keys "
+            "beside it, or a plain value contains ': '",
+            "line keys of one mapping up at the same indentation, or quote the value",
+        ),
+        # a key indented less than its siblings
+        (
+            b"quota:\n  nvidia: 4\n amd: 2\n",
+            3,
+            2,
+            "invalid YAML: while parsing a block mapping did not find expected key",
+            "check the indentation: keys of one mapping line up, and each list item under a key "
+            "starts with '- '",
+        ),
+        # a line of plain text inside a mapping
+        (
+            b"quota:\n  nvidia: 4\nowners\n",
+            3,
+            1,
+            "this line is neither 'key: value' nor a list item",
+            "write 'key: value' with a space after the colon, or start a list item with '- '",
+        ),
+    ],
+)
+def test_syntax_errors_are_said_in_words_at_the_line_of_the_mistake_with_a_fix(
+    text: bytes, line: int, column: int, message: str, hint: str
+) -> None:
+    with pytest.raises(YamlInputError) as info:
+        load_text(text, "values/teams/x.yaml")
+    finding = info.value.finding
+    assert (finding.location.line, finding.location.column) == (line, column)
+    assert finding.message == message
+    assert finding.hint == hint

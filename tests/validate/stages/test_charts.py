@@ -11,10 +11,11 @@ from pathlib import Path
 
 import yaml
 
+from generator import toolchain
 from generator.builders import node_config, platform
 from generator.render.charts import addon_applications, render_chart
 from generator.values import loader as values
-from tests.fixtures import FLEET, ROOT, ml_tree, validate_committed
+from tests.fixtures import FLEET, ml_tree, validate_committed
 
 NFD = platform.BY_KEY["nfd"]
 # A pool whose nodes carry a taint of their own, beside the vendor's.
@@ -35,7 +36,7 @@ def test_the_chart_validate_renders_is_the_version_argo_cd_installs() -> None:
     chart = NFD.chart
     assert chart is not None and chart.module
     assert "v" + chart.version == chart.module_version
-    gomod = (ROOT / "tools" / chart.tool_module / "go.mod").read_text()
+    gomod = (toolchain.GOTOOLS / chart.tool_module / "go.mod").read_text()
     assert re.search(rf"^\s*{re.escape(chart.module)} {chart.module_version}$", gomod, re.M)
 
 

@@ -19,7 +19,7 @@ from generator.findings import Location
 from generator.validate.stages import kueue
 from generator.values import loader as values
 from tests.example import use_backend
-from tests.fixtures import FLEET, ROOT, Write, invoke, kustomize_build, ml_tree, tool
+from tests.fixtures import FLEET, Write, invoke, kustomize_build, ml_tree, tool
 
 # ---- the tool on hand-written objects -----------------------------------------------------------
 
@@ -278,8 +278,8 @@ def test_without_kueue_the_same_values_give_no_kueue_finding(tmp_path: Path) -> 
 def test_the_webhooks_are_the_kueue_whose_crd_schemas_kubeconform_uses() -> None:
     # One Kueue: the module kueuecheck is built from is the one the CRD schemas come from, by
     # version and by the module's checksum.
-    lock = yaml.safe_load((ROOT / "tools" / "schemas.lock.yaml").read_text(encoding="utf-8"))
+    lock = yaml.safe_load((toolchain.GOTOOLS / "schemas.lock.yaml").read_text(encoding="utf-8"))
     (pin,) = [m for m in lock["modules"] if m["module"] == "sigs.k8s.io/kueue"]
-    gosum = (ROOT / "tools" / "kueuecheck" / "go.sum").read_text(encoding="utf-8")
+    gosum = (toolchain.GOTOOLS / "kueuecheck" / "go.sum").read_text(encoding="utf-8")
     assert f"sigs.k8s.io/kueue {pin['version']} {pin['sum']}" in gosum.splitlines()
     assert toolchain.TOOLS["kueuecheck"].pinned == pin["version"]

@@ -201,7 +201,7 @@ def test_the_helpers_own_go_tests_pass() -> None:
     assert go is not None, "the Go toolchain is needed: see `make tools`"
     proc = subprocess.run(
         [str(go), "test", "-count=1", "."],
-        cwd=ROOT / "tools" / "kbuild",
+        cwd=toolchain.GOTOOLS / "kbuild",
         env={**os.environ, "CGO_ENABLED": "0", "GOFLAGS": "-mod=readonly"},
         capture_output=True,
         text=True,
