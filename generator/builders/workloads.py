@@ -42,6 +42,9 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 VOLCANO_QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 TRACK_LABEL = "accel-gitops.io/track"
 NAME_LABEL = "app.kubernetes.io/name"
+# The migration phase a service's objects were rendered for, on its Service over all tracks: a
+# reviewer's diff and `kubectl get service -o yaml` say which phase an environment is at.
+PHASE_ANNOTATION = "accel-gitops.io/phase"
 SCHEDULING_UNIT = scheduling.UNIT
 # Queues sync one wave before the workloads that name them: Volcano's admission webhook refuses a
 # Job (and a PodGroup) whose Queue does not exist or is not Open yet (volcano-sh/volcano v1.14.0
@@ -413,7 +416,8 @@ def _service_objects(view: FleetView, team: Team, svc: Service) -> list[Obj]:
     match = {NAME_LABEL: svc.name}
     if len(serving) == 1:
         match[TRACK_LABEL] = serving[0]
-    objs.append(_svc(svc.name, svc, team, _labels(team, **{NAME_LABEL: svc.name}), match))
+    labels = _labels(team, **{NAME_LABEL: svc.name})
+    objs.append(_svc(svc.name, svc, team, labels, match, {PHASE_ANNOTATION: svc.phase}))
     backends = [(f"{svc.name}-{t.vendor}", plans[t.vendor].weight) for t in svc.tracks]
     if svc.routing == "gateway":
         objs.append(_http_route(svc, team, backends))
@@ -433,12 +437,23 @@ LIVENESS_PROBE: dict[str, Any] = {
 }
 
 
-def _svc(name: str, svc: Service, team: Team, labels: dict[str, str], match: dict[str, str]) -> Obj:
+def _svc(
+    name: str,
+    svc: Service,
+    team: Team,
+    labels: dict[str, str],
+    match: dict[str, str],
+    annotations: dict[str, str] | None = None,
+) -> Obj:
     return {
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": metadata(
-            name, namespace=svc.namespace, sources=team.doc.sources, labels=labels
+            name,
+            namespace=svc.namespace,
+            sources=team.doc.sources,
+            labels=labels,
+            annotations=annotations,
         ),
         "spec": {
             "selector": match,

@@ -30,6 +30,7 @@ from generator.builders.common import (
 )
 from generator.delivery import build as kustomize
 from generator.delivery import git as gitutil
+from generator.delivery import traffic
 from generator.errors import FindingsError, GeneratorError
 from generator.findings import Finding
 from generator.render.layout import Rendered, render_tree
@@ -393,7 +394,35 @@ def compare_objects(
             )
         d.risks = _risks(d, a, b)
         out.append(d)
+    _say_traffic_moves(out, old, new)
     return out
+
+
+def _say_traffic_moves(
+    diffs: list[ObjectDiff], old: Mapping[Key, Obj], new: Mapping[Key, Obj]
+) -> None:
+    """A dual-track service whose split of requests changes: one risk in words on its Service
+    (else its route, else a track's Deployment), instead of the selector and weight fields that
+    moved it; a field change that moves nothing (say, equal weights scaled) is no risk."""
+    moving = traffic.moves(old, new)
+    for ns, service in traffic.splits(new).keys() & traffic.splits(old).keys():
+        mine = [
+            d
+            for d in diffs
+            if d.key[2] == ns
+            and (d.key[3] == service or d.key[3].startswith(f"{service}-"))
+            and d.key[1] in ("Service", *ROUTE_KINDS, "Deployment")
+        ]
+        for d in mine:
+            if d.key[3] == service:
+                d.risks = [r for r in d.risks if r.code != "traffic-moves"]
+        words = moving.get((ns, service))
+        if words is None or not mine:
+            continue
+        rank = {"Service": 0, **dict.fromkeys(ROUTE_KINDS, 1), "Deployment": 2}
+        target = min(mine, key=lambda d: (rank[d.key[1]], d.key[3] != service, d.key[3]))
+        said = words if target.key[3] == service else f"service {service}: {words}"
+        target.risks.append(Risk("traffic-moves", said))
 
 
 def _by_key(objs: Iterable[Obj]) -> dict[Key, Obj]:

@@ -178,6 +178,7 @@ TEAM_ANNOTATIONS = frozenset(
     {
         "accel-gitops.io/source",
         "accel-gitops.io/owners",
+        "accel-gitops.io/phase",  # a migrating service's phase, for people (builders/workloads)
         "argocd.argoproj.io/sync-wave",
         "scheduling.volcano.sh/queue-name",  # pods of the team's Volcano queue
     }

@@ -150,12 +150,18 @@ def deployment(vendor: str, replicas: int, image: str, resource: str, devices: i
     }
 
 
-def service(name: str, labels: dict[str, str], selector: dict[str, str]) -> Obj:
-    """A v1 Service of team inf: port 8000 named http to the pods' `http` port, over TCP."""
+def service(
+    name: str, labels: dict[str, str], selector: dict[str, str], phase: str | None = None
+) -> Obj:
+    """A v1 Service of team inf: port 8000 named http to the pods' `http` port, over TCP; the
+    Service over all tracks says the phase it was rendered for."""
+    metadata = meta(name, **labels)
+    if phase is not None:
+        metadata["annotations"]["accel-gitops.io/phase"] = phase
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": meta(name, **labels),
+        "metadata": metadata,
         "spec": {
             "selector": selector,
             "ports": [{"name": "http", "port": 8000, "targetPort": "http", "protocol": "TCP"}],
@@ -195,7 +201,7 @@ def test_dual_track_service_in_validate_written_out(tmp_path: Path) -> None:
     want = [
         *track_objects("nvidia", 3),
         *track_objects("ascend", 1),
-        service("chat", {NAME: "chat"}, {NAME: "chat", TRACK: "nvidia"}),
+        service("chat", {NAME: "chat"}, {NAME: "chat", TRACK: "nvidia"}, "validate"),
     ]
     assert written(objects(tmp_path, chat())) == written(want)
 
@@ -292,7 +298,7 @@ def test_gateway_route_written_out(tmp_path: Path) -> None:
     want = [
         *track_objects("nvidia", 3),
         *track_objects("ascend", 2),
-        service("chat", {NAME: "chat"}, {NAME: "chat"}),
+        service("chat", {NAME: "chat"}, {NAME: "chat"}, "shift-30"),
         route,
     ]
     assert written(objs) == written(want)
@@ -357,7 +363,7 @@ def test_istio_virtual_service_written_out(tmp_path: Path) -> None:
     want = [
         *track_objects("nvidia", 3),
         *track_objects("ascend", 2),
-        service("chat", {NAME: "chat"}, {NAME: "chat"}),
+        service("chat", {NAME: "chat"}, {NAME: "chat"}, "shift-30"),
         vs,
     ]
     assert written(objs) == written(want)

@@ -156,13 +156,27 @@ def test_diff_base_weight_change(tmp_path: Path) -> None:
     prod.write_text(GATEWAY.format(phase="shift-50"))
     data = _diff(values_dir, "--base", "main", "--env", "prod")
     objs = _objects(data)
-    assert sorted(objs) == [("prod", "team-inference", "HTTPRoute/inference-service")]
+    assert sorted(objs) == [
+        ("prod", "team-inference", "HTTPRoute/inference-service"),
+        ("prod", "team-inference", "Service/inference-service"),
+    ]
     route = objs[("prod", "team-inference", "HTTPRoute/inference-service")]
     assert [(c["path"], c["old"], c["new"]) for c in route["changes"]] == [
         ("spec.rules[0].backendRefs[name=inference-service-ascend].weight", 10, 50),
         ("spec.rules[0].backendRefs[name=inference-service-nvidia].weight", 90, 50),
     ]
-    assert {r["code"] for r in route["risks"]} == {"traffic-moves"}
+    # The move is said once, in words, on the service: not once per weight.
+    service = objs[("prod", "team-inference", "Service/inference-service")]
+    assert [(c["path"], c["old"], c["new"]) for c in service["changes"]] == [
+        ('metadata.annotations["accel-gitops.io/phase"]', "shift-10", "shift-50")
+    ]
+    assert route["risks"] == []
+    assert service["risks"] == [
+        {
+            "code": "traffic-moves",
+            "message": "ascend track: 10% -> 50% of traffic; nvidia track: 90% -> 50% of traffic",
+        }
+    ]
     # The same change, seen from staging: nothing there.
     assert _diff(values_dir, "--base", "main", "--env", "staging")["objects"] == []
 
@@ -255,8 +269,20 @@ def test_diff_between_environments(tmp_path: Path) -> None:
         "old": "main",
         "new": "prod",
     } in app["changes"]
+    # Two environments at different phases: the phase, and the traffic it moves, in words.
     service = objs[("staging -> prod", "team-inference", "Service/inference-service")]
-    assert [r["code"] for r in service["risks"]] == ["traffic-moves"]
+    assert service["changes"][0] == {
+        "path": 'metadata.annotations["accel-gitops.io/phase"]',
+        "op": "replace",
+        "old": "shift-50",
+        "new": "dual-run",
+    }
+    assert service["risks"] == [
+        {
+            "code": "traffic-moves",
+            "message": "ascend track: 50% -> 0% of traffic; nvidia track: 50% -> 100% of traffic",
+        }
+    ]
 
 
 def test_a_namespace_argo_cd_prunes_is_deleted_with_everything_in_it() -> None:

@@ -346,7 +346,7 @@ HINTS = {
     "runtime (vendorMounts: false)",
     "SEC005": "pin it: <image>:<tag>@sha256:<digest> (for a vendor's agents: devicePlugin.version "
     "or exporter.daemonSet.version <tag>@sha256:<digest>; for a workload: its images)",
-    "SEC006": "allowed: accel-gitops.io/owners, accel-gitops.io/source, "
+    "SEC006": "allowed: accel-gitops.io/owners, accel-gitops.io/phase, accel-gitops.io/source, "
     "argocd.argoproj.io/sync-wave, scheduling.volcano.sh/queue-name, and on Namespaces "
     "argocd.argoproj.io/sync-options: Prune=false,Delete=false",
 }
