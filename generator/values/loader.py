@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -133,7 +133,13 @@ def _finding_from_error(error: ValidationError, smap: SourceMap) -> Finding:
         message = f"invalid name {bad!r}: {error.message}"
         hint = values_schema.PATTERN_HINTS.get(str(schema.get("pattern")), "")
     elif validator == "pattern":
-        hint = values_schema.PATTERN_HINTS.get(str(error.validator_value), "")
+        pattern = str(error.validator_value)
+        words = values_schema.PATTERN_HINTS.get(pattern, "")
+        allowed = str(schema.get("description", "")) if pattern in values_schema.CHOICES else ""
+        if allowed and isinstance(error.instance, str):
+            # A value from a fixed set written as a pattern (a phase): the set in words.
+            message = f"{error.instance!r} is not one of {allowed}"
+        hint = _did_you_mean(error.instance, values_schema.CHOICES.get(pattern, ()), words)
     elif validator == "required":
         hint = "add it"
     elif validator in ("type", "enum") and path in smap.plain and _wants_text(validator, schema):
@@ -145,7 +151,18 @@ def _finding_from_error(error: ValidationError, smap: SourceMap) -> Finding:
         hint = f"quote it: {raw!r}" if "'" not in raw else f'quote it: "{raw}"'
     elif validator == "type" and isinstance(error.instance, bool | int | float):
         hint = "quote the value if you meant a string"
+    elif validator == "enum":
+        choices = [str(c) for c in schema.get("enum", [])]
+        message = f"{error.instance!r} is not one of {', '.join(choices)}"
+        hint = _did_you_mean(error.instance, choices, "")
     return Finding("VAL001", message, smap.locate(path, key=key), json_path(path), hint)
+
+
+def _did_you_mean(value: Any, choices: Sequence[str], then: str) -> str:
+    """'did you mean X?' when a choice is close to the value, then the rest of the hint."""
+    close = difflib.get_close_matches(str(value), list(choices), n=1, cutoff=0.7)
+    first = f"did you mean {close[0]!r}?" if isinstance(value, str) and close else ""
+    return " ".join(part for part in (first, then) if part)
 
 
 def _wants_text(validator: str, schema: dict[str, Any]) -> bool:

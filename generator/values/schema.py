@@ -578,11 +578,22 @@ JOB = _obj(
         },
     }
 )
+PHASE_PATTERN = r"^(validate|dual-run|shift-([1-9]|[1-9][0-9])|primary-new|fallback)$"
 PHASE = _str(
-    r"^(validate|dual-run|shift-([1-9]|[1-9][0-9])|primary-new|fallback)$",
+    PHASE_PATTERN,
     description="validate, dual-run, shift-N (1..99, percent to the new track), primary-new, "
     "fallback",
 )
+# Patterns that spell a fixed set of values: every value, so a typo gets "did you mean".
+CHOICES: dict[str, tuple[str, ...]] = {
+    PHASE_PATTERN: (
+        "validate",
+        "dual-run",
+        *(f"shift-{n}" for n in range(1, 100)),
+        "primary-new",
+        "fallback",
+    )
+}
 TRACK = _obj(
     {
         "image": _str(IMAGE, minLength=1, description="default: the service's images[vendor]"),

@@ -174,7 +174,7 @@ def test_every_unit_builds_and_the_volcano_job_crd_schema_checks_the_field(tmp_p
     [
         (
             "    networkTopology:\n      mode: firm\n",
-            "values/teams/ml.yaml:10:13: VAL001 'firm' is not one of ['hard', 'soft'] "
+            "values/teams/ml.yaml:10:13: VAL001 'firm' is not one of hard, soft "
             "(at $.jobs['mixed-training-job'].networkTopology.mode)",
         ),
         (

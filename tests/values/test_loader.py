@@ -248,3 +248,29 @@ def test_a_pool_name_used_twice_is_found_at_the_second(tmp_path: Path) -> None:
         "values/vendors/nvidia.yaml:3:12: NAME002 pool name 'a100' is used twice "
         "(at $.pools[1].name); give every pool of a vendor its own name"
     ]
+
+
+def test_a_value_outside_a_fixed_set_is_said_in_words_with_the_one_it_likely_meant(
+    tmp_path: Path,
+) -> None:
+    service = (
+        "owners: [a@example.com]\nquota: {{nvidia: 2}}\nservices:\n  chat:\n"
+        "    phase: {phase}\n    routing: {routing}\n    images: {{nvidia: r/chat:cuda}}\n"
+        "    tracks:\n      nvidia: {{replicas: 1}}\n"
+    )
+    values_dir = tree(
+        tmp_path, {"teams/ml.yaml": service.format(phase="shfit-10", routing="servce")}
+    )
+    assert lines(values_dir) == [
+        "values/teams/ml.yaml:5:12: VAL001 'shfit-10' is not one of validate, dual-run, shift-N "
+        "(1..99, percent to the new track), primary-new, fallback (at $.services.chat.phase); "
+        "did you mean 'shift-10'?",
+        "values/teams/ml.yaml:6:14: VAL001 'servce' is not one of service, gateway, istio (at "
+        "$.services.chat.routing); did you mean 'service'?",
+    ]
+    # nothing close: the set alone
+    values_dir = tree(tmp_path / "far", {"teams/ml.yaml": service.format(phase="zzz", routing="x")})
+    assert [line.rsplit("(at", 1)[1] for line in lines(values_dir)] == [
+        " $.services.chat.phase)",
+        " $.services.chat.routing)",
+    ]
