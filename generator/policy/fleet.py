@@ -388,6 +388,13 @@ def same_object(view: FleetView) -> Iterable[Finding]:
     except MonitoringError:
         return  # MON001 names the exporter settings that cannot be built
     seen: dict[tuple[str, str, str, str], tuple[str, Location]] = {}
+    # A namespace two teams claim (NAME004) or a reserved one (NAME007) makes every object of
+    # those teams twice: the claim is the one mistake, reported once at its line.
+    claims: dict[str, int] = {}
+    for team in view.teams:
+        for ns in team.namespaces:
+            claims[ns] = claims.get(ns, 0) + 1
+    claimed = {ns for ns, n in claims.items() if n > 1} | set(reserved_namespaces(view))
     for comp in components:
         team_component = comp.name.startswith("teams/")
         team_unit = comp.unit.startswith("team-")
@@ -407,7 +414,7 @@ def same_object(view: FleetView) -> Iterable[Finding]:
             if key not in seen:
                 seen[key] = (where_from, loc)
                 continue
-            if kind == "Namespace" and team_component:
+            if team_component and (kind == "Namespace" or ns in claimed):
                 continue  # a team's namespace claim: NAME004 and NAME007 name its line
             first, first_loc = seen[key]
             shown = f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
@@ -421,9 +428,20 @@ def same_object(view: FleetView) -> Iterable[Finding]:
                 f"{shown} would be emitted twice, {by}: Argo CD would apply one over the other",
                 loc,
                 "",
-                "give one of them a name of its own (devicePlugin.name, exporter.name, the "
-                "workload's name), or drop the duplicate",
+                _same_object_hint(vendor is not None, team_unit),
             )
+
+
+def _same_object_hint(of_vendor: bool, of_team: bool) -> str:
+    """The fix in the values that made the object: a vendor's names, a team's workloads."""
+    if of_vendor:
+        return (
+            "give one of them a name of its own (devicePlugin.name, exporter.name), or drop "
+            "the duplicate"
+        )
+    if of_team:
+        return "rename one of the two workloads, or drop the duplicate"
+    return "give one of them a name or namespace of its own, or drop the duplicate"
 
 
 # Without this, kubeconform would report every object of every unit against a schema set that

@@ -45,8 +45,7 @@ LONG_TEAM = "a-team-with-a-very-long-name-that-goes-on-and-on-and-on"
 # The Kubernetes versions whose schemas `make tools` laid out, as the tests pretend (VER001).
 SCHEMA_VERSIONS = ["1.25.0", "1.26.0", "1.33.0", "1.36.0", "1.37.0"]
 NAME008_HINT = (
-    "give one of them a name of its own (devicePlugin.name, exporter.name, the workload's "
-    "name), or drop the duplicate"
+    "give one of them a name of its own (devicePlugin.name, exporter.name), or drop the duplicate"
 )
 
 
@@ -675,17 +674,18 @@ def test_a_namespace_two_components_emit_is_told_once_with_both(tmp_path: Path) 
     assert of_code(values_dir, "NAME008") == [
         "values/fleet.yaml:1:1: NAME008 Namespace accelerator-monitoring would be emitted twice, "
         "by device-plugins/namespaces (values/vendors/nvidia.yaml:3:16) and by "
-        f"monitoring/namespace: Argo CD would apply one over the other; {NAME008_HINT}"
+        "monitoring/namespace: Argo CD would apply one over the other; give one of them a name "
+        "or namespace of its own, or drop the duplicate"
     ]
     assert [f.path for f in findings(values_dir) if f.code == "NAME008"] == [""]
 
 
-def test_a_teams_namespace_claim_is_left_to_name004_but_its_quota_is_not(
+def test_a_teams_namespace_claim_is_left_to_name004_with_everything_it_doubles(
     tmp_path: Path,
 ) -> None:
-    """Two teams in one namespace: the Namespace object is NAME004's; the two ResourceQuotas
-    `accelerators` in it are NAME008's. Their jobs `train`, a batch Job and a Volcano Job, are
-    two objects of two API groups."""
+    """Two teams in one namespace: the Namespace object and the two ResourceQuotas
+    `accelerators` in it are one mistake, NAME004's, said once at the claim's line. (Their jobs
+    `train`, a batch Job and a Volcano Job, are two objects of two API groups anyway.)"""
     job = "jobs:\n  train:\n    images: {nvidia: r/t:cuda}\n"
     a = "namespaces: [shared]\nquota: {nvidia: 1}\n" + job + "    vendor: nvidia\n    devices: 1\n"
     b = (
@@ -698,12 +698,15 @@ def test_a_teams_namespace_claim_is_left_to_name004_but_its_quota_is_not(
     values_dir = tree(
         tmp_path, {"teams/ml.yaml": None, "teams/a.yaml": a, "teams/b.yaml": b}, fleet=PROD_FLEET
     )
-    assert of_code(values_dir, "NAME008") == [
-        "values/teams/b.yaml:2:1: NAME008 ResourceQuota shared/accelerators would be emitted "
-        "twice, by teams/a (values/teams/a.yaml:2:1) and by teams/b: Argo CD would apply one "
-        f"over the other; {NAME008_HINT}"
+    assert of_code(values_dir, "NAME008") == []
+    assert of_code(values_dir, "NAME004") == [
+        "values/teams/b.yaml:1:14: NAME004 namespace 'shared' is already used by team 'a' (at "
+        "$.namespaces[0]); pick another namespace"
     ]
-    assert len(of_code(values_dir, "NAME004")) == 1
+    # A second team in another namespace of its own: its quota is no duplicate of anything.
+    c = "namespaces: [own]\nquota: {nvidia: 1}\n"
+    values_dir = tree(tmp_path / "c", {"teams/ml.yaml": None, "teams/a.yaml": a, "teams/c.yaml": c})
+    assert of_code(values_dir, "NAME008") == []
 
 
 def test_a_workload_object_twice_in_one_team_points_at_the_service(tmp_path: Path) -> None:
@@ -732,7 +735,8 @@ services:
     )
     assert of_code(values_dir, "NAME008") == [
         "values/teams/ml.yaml:3:3: NAME008 Service ml/s-nvidia would be emitted twice, by "
-        f"workloads/ml: Argo CD would apply one over the other; {NAME008_HINT}"
+        "workloads/ml: Argo CD would apply one over the other; rename one of the two workloads, "
+        "or drop the duplicate"
     ]
 
 
