@@ -7,6 +7,7 @@ the values file the user edits. Reporters print them; nothing parses a message b
 
 from __future__ import annotations
 
+import difflib
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -94,6 +95,14 @@ class CodeInfo:
 
 
 BASE_LAYER = ""  # the layer of the values without environment overrides (model.BASE_ENV)
+
+
+def did_you_mean(word: object, choices: Iterable[str], then: str = "") -> str:
+    """A hint that starts with "did you mean 'x'?" when one of `choices` is close to `word`
+    (a typo), followed by `then`."""
+    close = difflib.get_close_matches(str(word), sorted(choices), n=1, cutoff=0.7)
+    first = f"did you mean {close[0]!r}?" if isinstance(word, str) and close else ""
+    return " ".join(part for part in (first, then) if part)
 
 
 def sorted_findings(findings: Iterable[Finding]) -> list[Finding]:

@@ -8,7 +8,7 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from generator.findings import Finding, Location, Severity, merge_layers
+from generator.findings import Finding, Location, Severity, did_you_mean, merge_layers
 from generator.reporters import findings as reporter
 
 UNIT = "overlays/prod/team-a"
@@ -69,3 +69,13 @@ def test_layers_merge_by_fields_and_name_their_environments() -> None:
     assert [(f.message, f.envs) for f in everywhere] == [("too many", ())]
     assert everywhere[0].text == "too many"
     assert merged[0].text == "too many in environment 'staging'"
+
+
+def test_did_you_mean_names_the_closest_choice_only_when_it_is_close() -> None:
+    choices = ["nvidia", "ascend", "hygon"]
+    assert did_you_mean("nvida", choices) == "did you mean 'nvidia'?"
+    assert did_you_mean("nvida", choices, "known: x") == "did you mean 'nvidia'? known: x"
+    assert did_you_mean("kunlun", choices, "known: x") == "known: x"
+    assert did_you_mean("kunlun", choices) == ""
+    assert did_you_mean(3, ["3"], "then") == "then"  # not text: no guess
+    assert did_you_mean("hygn", reversed(choices)) == "did you mean 'hygon'?"

@@ -11,7 +11,7 @@ from generator import toolchain
 from generator.builders.common import VENDOR_LABEL, identity
 from generator.builders.fleet import build_all
 from generator.builders.monitoring.sources import MonitoringError, exporter_namespace, settings
-from generator.findings import Finding, Location, Severity
+from generator.findings import Finding, Location, Severity, did_you_mean
 from generator.policy.capacity import quota_totals
 from generator.policy.checks import EITHER, WARNING, Check
 from generator.values.model import FleetView, Team, Vendor
@@ -30,7 +30,9 @@ def unknown_vendor(view: FleetView) -> Iterable[Finding]:
                     f"values/vendors/{vendor_id}.yaml",
                     team.doc.locate(path, key=True),
                     json_path(path),
-                    "known vendors: " + (", ".join(sorted(known)) or "none"),
+                    did_you_mean(
+                        vendor_id, known, "known vendors: " + (", ".join(sorted(known)) or "none")
+                    ),
                 )
 
 

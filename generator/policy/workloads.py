@@ -146,10 +146,14 @@ def pod_split(view: FleetView) -> Iterable[Finding]:
 def fits_quota(view: FleetView) -> Iterable[Finding]:
     if not view.env:
         return  # quotas and phases are per environment
+    known = {v.id for v in view.vendors}
     for team in view.teams:
+        misspelt = any(vendor not in known for vendor in team.quota)
         for use in vendor_usage(view, team):
             if use.needed <= use.quota:
                 continue
+            if misspelt and use.vendor not in team.quota:
+                continue  # the quota names it wrongly: REF001 says which key, once
             yield Finding(
                 "MIG004",
                 f"team {team.name!r} needs {use.needed} {use.vendor} devices in namespace "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -18,7 +18,14 @@ import jsonschema
 from jsonschema.exceptions import ValidationError, best_match
 
 from generator.errors import FindingsError, UsageError
-from generator.findings import CodeInfo, Finding, Location, has_errors, merge_layers
+from generator.findings import (
+    CodeInfo,
+    Finding,
+    Location,
+    did_you_mean,
+    has_errors,
+    merge_layers,
+)
 from generator.values import schema as values_schema
 from generator.values.merge import Doc, merge_docs
 from generator.values.model import (
@@ -101,9 +108,8 @@ def _unknown_keys(error: ValidationError, smap: SourceMap) -> list[Finding]:
     out = []
     for extra in sorted(k for k in instance if k not in props):
         path: YamlPath = (*error.absolute_path, extra)
-        close = difflib.get_close_matches(str(extra), props, n=1, cutoff=0.7)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        hint += "known keys here: " + ", ".join(props) if props else "remove it"
+        known = "known keys here: " + ", ".join(props) if props else "remove it"
+        hint = did_you_mean(extra, props, known)
         out.append(
             Finding(
                 "VAL001",
@@ -139,7 +145,7 @@ def _finding_from_error(error: ValidationError, smap: SourceMap) -> Finding:
         if allowed and isinstance(error.instance, str):
             # A value from a fixed set written as a pattern (a phase): the set in words.
             message = f"{error.instance!r} is not one of {allowed}"
-        hint = _did_you_mean(error.instance, values_schema.CHOICES.get(pattern, ()), words)
+        hint = did_you_mean(error.instance, values_schema.CHOICES.get(pattern, ()), words)
     elif validator == "required":
         hint = "add it"
     elif validator in ("type", "enum") and path in smap.plain and _wants_text(validator, schema):
@@ -154,15 +160,8 @@ def _finding_from_error(error: ValidationError, smap: SourceMap) -> Finding:
     elif validator == "enum":
         choices = [str(c) for c in schema.get("enum", [])]
         message = f"{error.instance!r} is not one of {', '.join(choices)}"
-        hint = _did_you_mean(error.instance, choices, "")
+        hint = did_you_mean(error.instance, choices, "")
     return Finding("VAL001", message, smap.locate(path, key=key), json_path(path), hint)
-
-
-def _did_you_mean(value: Any, choices: Sequence[str], then: str) -> str:
-    """'did you mean X?' when a choice is close to the value, then the rest of the hint."""
-    close = difflib.get_close_matches(str(value), list(choices), n=1, cutoff=0.7)
-    first = f"did you mean {close[0]!r}?" if isinstance(value, str) and close else ""
-    return " ".join(part for part in (first, then) if part)
 
 
 def _wants_text(validator: str, schema: dict[str, Any]) -> bool:
@@ -588,7 +587,9 @@ def load(values_dir: Path, schema_cache: Path | None = None, *, write_cache: boo
                     f"production environment {env!r} is not one of environments",
                     fleet_doc.locate(("productionEnvironments", i)),
                     f"$.productionEnvironments[{i}]",
-                    "known environments: " + ", ".join(environments),
+                    did_you_mean(
+                        env, environments, "known environments: " + ", ".join(environments)
+                    ),
                 )
             )
 
@@ -640,7 +641,12 @@ def load(values_dir: Path, schema_cache: Path | None = None, *, write_cache: boo
                     "REF002",
                     f"environment {name!r} is not listed in fleet.yaml",
                     Location(p.file),
-                    hint="add it to environments in values/fleet.yaml or remove the file",
+                    hint=did_you_mean(
+                        name,
+                        environments,
+                        "rename the file to an environment of fleet.yaml, or add it to "
+                        "environments in values/fleet.yaml, or remove the file",
+                    ),
                 )
             )
         for section, known in (("vendors", vendor_docs), ("teams", team_docs)):
@@ -653,7 +659,11 @@ def load(values_dir: Path, schema_cache: Path | None = None, *, write_cache: boo
                             f"override for unknown {section[:-1]} {key!r}",
                             p.smap.locate((section, key), key=True),
                             json_path((section, key)),
-                            f"known {section}: " + (", ".join(sorted(known)) or "none"),
+                            did_you_mean(
+                                key,
+                                known,
+                                f"known {section}: " + (", ".join(sorted(known)) or "none"),
+                            ),
                         )
                     )
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.findings import CodeInfo, Finding, Severity
+from generator.findings import CodeInfo, Finding, Severity, did_you_mean
 from generator.values.model import FleetView, Team
 from generator.values.yamlio import YamlPath, json_path
 
@@ -145,7 +145,11 @@ class _Resolver:
                 "WKL001",
                 f"vendor {vendor!r} has no enabled values/vendors/{vendor}.yaml",
                 path,
-                "known vendors: " + (", ".join(v.id for v in self.view.vendors) or "none"),
+                did_you_mean(
+                    vendor,
+                    [v.id for v in self.view.vendors],
+                    "known vendors: " + (", ".join(v.id for v in self.view.vendors) or "none"),
+                ),
             )
             return False
         return True

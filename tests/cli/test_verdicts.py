@@ -226,18 +226,18 @@ def test_a_catalog_clone_that_collides_is_refused_at_its_own_file(tmp_path: Path
         "values/vendors/nvidia-h100.yaml:1:1: NAME008 DaemonSet "
         "accelerator-exporters/dcgm-exporter would be emitted twice, by vendor 'nvidia' "
         "(values/vendors/nvidia.yaml:1:1) and by vendor 'nvidia-h100': Argo CD would apply one "
-        "over the other; give one of them a name of its own (devicePlugin.name, exporter.name, "
-        "the workload's name), or drop the duplicate",
+        "over the other; give one of them a name of its own (devicePlugin.name, exporter.name), "
+        "or drop the duplicate",
         "values/vendors/nvidia-h100.yaml:1:1: NAME008 DaemonSet "
         "accelerator-plugins/nvidia-device-plugin would be emitted twice, by vendor 'nvidia' "
         "(values/vendors/nvidia.yaml:1:1) and by vendor 'nvidia-h100': Argo CD would apply one "
-        "over the other; give one of them a name of its own (devicePlugin.name, exporter.name, "
-        "the workload's name), or drop the duplicate",
+        "over the other; give one of them a name of its own (devicePlugin.name, exporter.name), "
+        "or drop the duplicate",
         "values/vendors/nvidia-h100.yaml:1:1: NAME008 PodMonitor "
         "accelerator-monitoring/dcgm-exporter would be emitted twice, by vendor 'nvidia' "
         "(values/vendors/nvidia.yaml:1:1) and by vendor 'nvidia-h100': Argo CD would apply one "
-        "over the other; give one of them a name of its own (devicePlugin.name, exporter.name, "
-        "the workload's name), or drop the duplicate",
+        "over the other; give one of them a name of its own (devicePlugin.name, exporter.name), "
+        "or drop the duplicate",
     ]
     # Nothing points into the installed package, whatever the check.
     assert "generator/" not in output
@@ -268,8 +268,8 @@ services:
     output = render_refused(tree(tmp_path, {"teams/ml.yaml": team}))
     assert [line for line in output.splitlines() if "NAME008" in line] == [
         "values/teams/ml.yaml:3:3: NAME008 Service ml/web-nvidia would be emitted twice, by "
-        "workloads/ml: Argo CD would apply one over the other; give one of them a name of its "
-        "own (devicePlugin.name, exporter.name, the workload's name), or drop the duplicate"
+        "workloads/ml: Argo CD would apply one over the other; rename one of the two workloads, "
+        "or drop the duplicate"
     ]
 
 

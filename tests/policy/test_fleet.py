@@ -406,6 +406,28 @@ def test_a_quota_in_a_fleet_without_vendors_knows_none(tmp_path: Path) -> None:
     ]
 
 
+def test_a_misspelt_quota_key_is_one_finding_with_the_vendor_it_likely_meant(
+    tmp_path: Path,
+) -> None:
+    """The job's vendor has no quota because its key is misspelt: REF001 says which key, and
+    the MIG004 that follows from it is not said again."""
+    team = (
+        "quota: {nvdia: 4}\njobs:\n  train:\n    vendor: nvidia\n    devices: 2\n"
+        "    images: {nvidia: r/t:cuda}\n"
+    )
+    values_dir = tree(tmp_path, {"teams/ml.yaml": team}, fleet=PROD_FLEET)
+    assert lines(values_dir) == [
+        "values/teams/ml.yaml:1:9: REF001 quota names vendor 'nvdia', which has no enabled "
+        "values/vendors/nvdia.yaml (at $.quota.nvdia); did you mean 'nvidia'? known vendors: "
+        "nvidia"
+    ]
+    # quota given for the right vendor too: a real shortfall is still MIG004's
+    values_dir = tree(
+        tmp_path / "short", {"teams/ml.yaml": team.replace("{nvdia: 4}", "{nvdia: 4, nvidia: 1}")}
+    )
+    assert {line.split()[1] for line in lines(values_dir)} == {"REF001", "MIG004"}
+
+
 # ---- CAP001 (quota_capacity)
 
 

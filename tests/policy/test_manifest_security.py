@@ -288,7 +288,7 @@ def test_a_production_environment_must_be_one_of_the_fleets(tmp_path: Path) -> N
     )
     assert (
         "values/fleet.yaml:5:26: REF002 production environment 'prd' is not one of environments "
-        "(at $.productionEnvironments[0]); known environments: staging, prod"
+        "(at $.productionEnvironments[0]); did you mean 'prod'? known environments: staging, prod"
     ) in output.splitlines()
 
 

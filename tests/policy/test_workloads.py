@@ -49,6 +49,13 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
         "values/teams/demo.yaml:4:13: WKL001 vendor 'kunlun' has no enabled "
         "values/vendors/kunlun.yaml (at $.jobs.j.vendor); known vendors: nvidia",
     ),
+    # a typo of a known vendor: the vendor it likely meant
+    "WKL001-typo": (
+        {"teams/demo.yaml": "quota: {nvidia: 4}\njobs:\n  j:\n    vendor: nvdia\n"},
+        "values/teams/demo.yaml:4:13: WKL001 vendor 'nvdia' has no enabled "
+        "values/vendors/nvdia.yaml (at $.jobs.j.vendor); did you mean 'nvidia'? known vendors: "
+        "nvidia",
+    ),
     "WKL002": (
         {"teams/demo.yaml": DEMO_JOB + "    images: {ascend: x:1}\n"},
         "values/teams/demo.yaml:5:13: WKL002 no image for vendor 'nvidia' (at $.jobs.j.images)",

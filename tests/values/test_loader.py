@@ -274,3 +274,19 @@ def test_a_value_outside_a_fixed_set_is_said_in_words_with_the_one_it_likely_mea
         " $.services.chat.phase)",
         " $.services.chat.routing)",
     ]
+
+
+def test_a_misnamed_environment_file_or_override_gets_the_name_it_likely_meant(
+    tmp_path: Path,
+) -> None:
+    values_dir = tree(
+        tmp_path,
+        {"environments/prd.yaml": "{}\n", "environments/staging.yaml": "teams: {mll: {}}\n"},
+    )
+    assert lines(values_dir) == [
+        "values/environments/prd.yaml: REF002 environment 'prd' is not listed in fleet.yaml; did "
+        "you mean 'prod'? rename the file to an environment of fleet.yaml, or add it to "
+        "environments in values/fleet.yaml, or remove the file",
+        "values/environments/staging.yaml:1:9: REF002 override for unknown team 'mll' (at "
+        "$.teams.mll); did you mean 'ml'? known teams: ml",
+    ]
