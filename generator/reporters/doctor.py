@@ -23,19 +23,20 @@ def doctor_lines(
                 continue
             ok = False
             lines.append(
-                f"{st.name:{width}} MISSING  pinned {st.pinned or '-'}; install: {st.install_hint}"
+                f"{st.name:{width}} {'MISSING':9} pinned {st.pinned or '-'}; "
+                f"install: {st.install_hint}"
             )
             continue
         state = "ok" if st.ok else "MISMATCH"
         ok = ok and st.ok
         pin = f" (pinned {st.pinned})" if st.pinned and not st.ok else ""
         lines.append(
-            f"{st.name:{width}} {state:8} {st.version or '?'}{pin}  in {st.found_in}  "
+            f"{st.name:{width}} {state:9} {st.version or '?'}{pin}  in {st.found_in}  "
             f"from {st.source}"
         )
     span = k8s_versions[0] + ".." + k8s_versions[-1] if k8s_versions else "-"
     lines.append(
-        f"{'schemas':{width}} {'ok' if k8s_versions else 'MISSING':8} Kubernetes {span}; CRDs "
+        f"{'schemas':{width}} {'ok' if k8s_versions else 'MISSING':9} Kubernetes {span}; CRDs "
         f"{'present' if crds else 'missing'}  {schemas}"
     )
     ok = ok and bool(k8s_versions) and crds

@@ -8,9 +8,11 @@ from pathlib import Path
 from generator.toolchain.errors import ToolError
 from generator.toolchain.gobuild import version
 from generator.toolchain.registry import (
+    CLONE_ONLY,
     OPTIONAL,
     TOOLS,
     find,
+    in_clone,
     install_hint,
     tools_dir,
     tools_dir_origin,
@@ -46,6 +48,8 @@ def doctor() -> list[ToolStatus]:
     """Status of every registered tool; never raises for a missing or broken tool."""
     statuses: list[ToolStatus] = []
     for name, spec in TOOLS.items():
+        if name in CLONE_ONLY and not in_clone():
+            continue  # an installed accel-gitops never runs them: no row to puzzle over
         path = find(name)
         found_version: str | None = None
         source = spec.source

@@ -85,6 +85,9 @@ CONTROL_PLANE_TARGET = "cluster"
 # What only this repository's test suite runs (`tools install --only dev`).
 DEV_TARGET = "dev"
 DEV_TOOLS: tuple[str, ...] = ("actionlint", "podsecurity")
+# What only a clone of this repository runs (its test suite, its Makefile): doctor leaves them
+# out of an installed accel-gitops's report.
+CLONE_ONLY: tuple[str, ...] = (*DEV_TOOLS, "make")
 
 _K8S = ("k8s.io/kubernetes", "v1.36.3")
 _NFD = ("sigs.k8s.io/node-feature-discovery", "v0.19.0")

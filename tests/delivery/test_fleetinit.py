@@ -66,6 +66,16 @@ def test_init_overwrites_nothing_and_says_what_is_there(tmp_path: Path) -> None:
     )
     assert (dest / "README.md").read_text() == "mine\n"
     assert sorted(p.name for p in dest.rglob("*")) == ["README.md", "fleet.yaml", "values"]
+    # A whole scaffold there already: five named, the rest counted.
+    again = tmp_path / "again"
+    assert cli("init", str(again))[0] == 0
+    code, out = cli("init", str(again))
+    assert code == 2
+    assert (
+        f"error: {again} already has .github/workflows/accel-gitops.yaml, "
+        ".github/workflows/publish.yaml, .github/workflows/pull-request.yaml, .gitignore, "
+        ".pre-commit-config.yaml and 11 more: init writes" in out
+    )
 
 
 def test_init_inside_a_repository_does_not_start_another(tmp_path: Path) -> None:
@@ -76,5 +86,36 @@ def test_init_inside_a_repository_does_not_start_another(tmp_path: Path) -> None
 
 def test_default_name_is_a_dns_label() -> None:
     assert fleetinit.default_name(Path("/x/My_GPU Fleet!")) == "my-gpu-fleet"
+    assert fleetinit.default_name(Path("/x/--gpu--")) == "gpu"
     assert fleetinit.default_name(Path("/x/___")) == "fleet"
     assert fleetinit.default_name(Path("/x/" + "a" * 70)) == "a" * 63
+    # cut at 63, then no dash may end it; leading dashes go before the cut
+    assert fleetinit.default_name(Path("/x/" + "a" * 62 + "-b")) == "a" * 62
+    assert fleetinit.default_name(Path("/x/_____" + "a" * 62)) == "a" * 62
+
+
+def test_a_clash_names_five_files_and_counts_the_rest(tmp_path: Path) -> None:
+    spec = fleetinit.Scaffold(tmp_path, "acme", "https://git.example.com/a.git", "accel-gitops")
+    planned = list(fleetinit.files(spec))
+    for count, tail in ((5, ": init writes"), (6, " and 1 more: init writes")):
+        dest = tmp_path / str(count)
+        for rel in planned[:count]:
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            (dest / rel).write_text("mine\n")
+        code, out = cli("init", str(dest))
+        assert code == 2
+        assert f"already has {', '.join(planned[:5])}{tail}" in out, out
+
+
+def test_text_is_written_as_given_whole_lines_and_no_html_escaping(tmp_path: Path) -> None:
+    wheel = "accel-gitops @ https://pkgs.example.com/a.whl?token=<x>&v=1"
+    spec = fleetinit.Scaffold(tmp_path, "acme", "https://git.example.com/a&b.git", wheel)
+    written = fleetinit.files(spec)
+    assert written["requirements-accel-gitops.txt"].endswith(f"\n{wheel}\n")
+    assert "repoURL: https://git.example.com/a&b.git\n" in written["values/fleet.yaml"]
+    assert all(text.endswith("\n") for text in written.values())
+
+
+def test_the_scaffold_is_ascii_so_every_locale_reads_and_writes_it_alike() -> None:
+    spec = fleetinit.Scaffold(Path("x"), "acme", "https://git.example.com/a.git", "accel-gitops")
+    assert all(text.isascii() for text in fleetinit.files(spec).values())

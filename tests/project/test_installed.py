@@ -157,6 +157,10 @@ def test_from_init_to_publish_with_the_installed_wheel(
     assert re.search(
         r"^kwok +not built +build it with accel-gitops tools install --only cluster ", doctor, re.M
     )
+    # what only a clone of accel-gitops runs has no row here
+    rows = {line.split()[0] for line in doctor.splitlines() if line.strip()}
+    assert not rows & {"actionlint", "podsecurity", "make"}
+    assert {"kustomize", "go", "git", "kwok"} <= rows
 
     # A fleet repository from init: render, validate, commit.
     fleet = tmp_path / "acme"
