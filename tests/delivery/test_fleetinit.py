@@ -91,7 +91,7 @@ def test_default_name_is_a_dns_label() -> None:
     assert fleetinit.default_name(Path("/x/" + "a" * 70)) == "a" * 63
     # cut at 63, then no dash may end it; leading dashes go before the cut
     assert fleetinit.default_name(Path("/x/" + "a" * 62 + "-b")) == "a" * 62
-    assert fleetinit.default_name(Path("/x/_____" + "a" * 62)) == "a" * 62
+    assert fleetinit.default_name(Path("/x/-----" + "a" * 62)) == "a" * 62
 
 
 def test_a_clash_names_five_files_and_counts_the_rest(tmp_path: Path) -> None:
