@@ -16,6 +16,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from generator import command
 from generator.findings import Finding, Severity
 from generator.fleetreport import charts
 from generator.fleetreport.inputs import Inputs
@@ -84,6 +85,7 @@ def _environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters["num"] = _num
+    env.globals["command"] = command  # as the user runs it: accel-gitops, or render.py
     env.filters["cell"] = _cell
     return env
 

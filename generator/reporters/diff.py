@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 import jinja2
 
+from generator import command
 from generator.delivery.diff import ABSENT, ADDED, CHANGED, REMOVED, RISKS, DiffResult, ObjectDiff
 
 # GitHub's cap on one step's job summary: a larger $GITHUB_STEP_SUMMARY is dropped whole, not
@@ -193,6 +194,7 @@ def _template() -> jinja2.Template:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["md"] = _md
+    env.globals["command"] = command  # as the user runs it: accel-gitops, or render.py
     return env.get_template("diff.md.j2")
 
 
