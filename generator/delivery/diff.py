@@ -405,7 +405,7 @@ def _say_traffic_moves(
     (else its route, else a track's Deployment), instead of the selector and weight fields that
     moved it; a field change that moves nothing (say, equal weights scaled) is no risk."""
     moving = traffic.moves(old, new)
-    for ns, service in traffic.splits(new).keys() & traffic.splits(old).keys():
+    for ns, service in sorted(traffic.splits(new).keys() & traffic.splits(old).keys()):
         mine = [
             d
             for d in diffs

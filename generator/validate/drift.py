@@ -24,7 +24,8 @@ DRIFT002 = CodeInfo(
     "DRIFT002",
     "drift",
     "warning",
-    "the committed output could not be compared with a fresh render (the values have errors)",
+    "the committed output was not compared with a fresh render (the values have errors, or their "
+    "checks fail)",
 )
 CODES = (DRIFT001, DRIFT002)
 

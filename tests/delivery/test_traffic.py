@@ -156,3 +156,135 @@ def test_a_selector_change_of_a_service_that_is_no_dual_track_one_keeps_its_fiel
     new = unit(svc({"app": "b"}, name="web"))
     [d] = compare_objects("prod", "team-x", old, new)
     assert d.risks == [Risk("traffic-moves", "spec.selector.app: a -> b")]
+
+
+def test_objects_that_are_no_track_of_a_service_are_left_out() -> None:
+    stray = [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "x", "namespace": "serving"},
+            "spec": {},
+        },
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "y", "namespace": "serving"},
+            "spec": {"template": {}},
+        },
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "z", "namespace": "serving"},
+            "spec": {"template": {"metadata": {}}},
+        },
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "w", "namespace": "serving"},
+            "spec": {"template": {"metadata": {"labels": {NAME_LABEL: "chat"}}}},
+        },
+    ]
+    assert traffic.splits(unit(*stray)) == {}
+    assert split(deployment("nvidia", 1), *stray, svc(ALL)) == {"nvidia": 100.0}
+
+
+def test_route_weights_add_up_over_rules_and_skip_what_names_no_track() -> None:
+    objs = (deployment("nvidia", 1), deployment("ascend", 1))
+    two_rules = http_route({"nvidia": 1, "ascend": 1})
+    two_rules["spec"]["rules"].append({"backendRefs": [{"name": "chat-ascend", "weight": 2}]})
+    two_rules["spec"]["rules"].append({"matches": []})  # no backends
+    assert split(*objs, two_rules) == {"nvidia": 25.0, "ascend": 75.0}
+    vs = virtual_service({"nvidia": 1, "ascend": 1})
+    vs["spec"]["http"] += [{"route": [{"weight": 5}]}, {"match": []}]  # no destination; no route
+    assert split(*objs, vs) == {"nvidia": 50.0, "ascend": 50.0}
+    for empty in ({**http_route({}), "spec": {}}, {**virtual_service({}), "spec": {}}):
+        assert split(*objs, {k: v for k, v in empty.items() if k != "spec"}) == {
+            "nvidia": 0.0,
+            "ascend": 0.0,
+        }
+
+
+def test_a_track_on_one_side_only_moves_from_or_to_nothing() -> None:
+    old = unit(deployment("nvidia", 3), deployment("ascend", 1), svc(ALL))
+    new = unit(deployment("nvidia", 3), deployment("ascend", 1), deployment("hygon", 1), svc(ALL))
+    assert traffic.moves(old, new) == {
+        ("serving", "chat"): "ascend track: 25% -> 20% of traffic; hygon track: 0% -> 20% of "
+        "traffic (0 -> 1 replicas); nvidia track: 75% -> 60% of traffic"
+    }
+    assert traffic.moves(new, old)[("serving", "chat")].startswith(
+        "ascend track: 20% -> 25% of traffic; hygon track: 20% -> 0% of traffic (1 -> 0 replicas)"
+    )
+
+
+def test_an_unchanged_track_does_not_hide_the_ones_after_it() -> None:
+    old = unit(deployment("a", 2), deployment("b", 1), deployment("c", 1), svc(ALL))
+    new = unit(deployment("a", 2), deployment("b", 2), deployment("c", 0), svc(ALL))
+    assert traffic.moves(old, new) == {
+        ("serving", "chat"): "b track: 25% -> 50% of traffic (1 -> 2 replicas); c track: 25% -> "
+        "0% of traffic (1 -> 0 replicas)"
+    }
+
+
+def test_the_move_goes_on_the_services_own_service_and_nothing_else_loses_its_risks() -> None:
+    base = (deployment("nvidia", 2), deployment("ascend", 2))
+    track_svc = svc({**ALL, TRACK_LABEL: "nvidia"}, name="chat-nvidia")
+    other_ns = {**svc({"app": "a"}, name="chat"), "metadata": {"name": "chat", "namespace": "x"}}
+    note = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "chat", "namespace": "serving"},
+    }
+    old = unit(*base, svc(ALL), track_svc, other_ns, {**note, "data": {"a": "1"}})
+    new_other = {**other_ns, "spec": {"selector": {"app": "b"}}}
+    new_track = {**track_svc, "spec": {"selector": {**ALL, TRACK_LABEL: "nvidia"}, "x": 1}}
+    new = unit(
+        *base,
+        svc({**ALL, TRACK_LABEL: "ascend"}),
+        new_track,
+        new_other,
+        {**note, "data": {"a": "2"}},
+    )
+    diffs = {(d.key[1], d.key[2], d.key[3]): d for d in compare_objects("prod", "u", old, new)}
+    assert diffs[("Service", "serving", "chat")].risks == [
+        Risk(
+            "traffic-moves",
+            "ascend track: 50% -> 100% of traffic; nvidia track: 50% -> 0% of traffic",
+        )
+    ]
+    assert diffs[("Service", "serving", "chat-nvidia")].risks == []
+    assert diffs[("ConfigMap", "serving", "chat")].risks == []
+    assert diffs[("Service", "x", "chat")].risks == [
+        Risk("traffic-moves", "spec.selector.app: a -> b")
+    ]
+
+
+def test_a_service_that_does_not_move_keeps_no_move_and_the_next_one_still_does() -> None:
+    a = (deployment("nvidia", 1, "a"), deployment("ascend", 1, "a"))
+    b = (deployment("nvidia", 1, "b"), deployment("ascend", 1, "b"))
+    old = unit(*a, svc({NAME_LABEL: "a"}, "a"), *b, svc({NAME_LABEL: "b"}, "b"))
+    scaled = (deployment("nvidia", 2, "a"), deployment("ascend", 2, "a"))
+    new = unit(
+        *scaled, svc({NAME_LABEL: "a"}, "a"), *b, svc({NAME_LABEL: "b", TRACK_LABEL: "nvidia"}, "b")
+    )
+    risks = {d.key[3]: d.risks for d in compare_objects("prod", "u", old, new)}
+    assert risks["a-nvidia"] == [] and risks["a-ascend"] == []
+    assert risks["b"] == [
+        Risk(
+            "traffic-moves",
+            "ascend track: 50% -> 0% of traffic; nvidia track: 50% -> 100% of traffic",
+        )
+    ]
+
+
+def test_a_new_service_keeps_the_risk_of_its_new_route() -> None:
+    new = unit(deployment("nvidia", 1), svc(ALL), http_route({"nvidia": 1}))
+    diffs = {d.key[1]: d for d in compare_objects("prod", "u", unit(), new)}
+    assert diffs["HTTPRoute"].risks == [Risk("traffic-moves", "a new route")]
+
+
+def test_percent_has_one_decimal() -> None:
+    assert split(deployment("nvidia", 1), deployment("ascend", 2), svc(ALL)) == {
+        "nvidia": 33.3,
+        "ascend": 66.7,
+    }

@@ -344,15 +344,27 @@ def test_a_hand_edit_of_the_committed_tree_is_caught_with_and_without_drift(
         assert drifted == []
 
 
-def test_drift_is_reported_when_the_values_checks_fail(values: Path) -> None:
+def test_drift_waits_for_values_the_checks_accept_and_says_so(values: Path) -> None:
+    """A values error makes a render that is never written (render refuses it): the committed
+    output differing from it is that error again, not a second one. DRIFT002 says drift did not
+    run; once the values pass, a hand edit of the committed output is DRIFT001 as ever."""
     quota = values.parent / INFERENCE_QUOTA
-    quota.write_text(quota.read_text().replace("'2'", "'20'"))
+    quota.write_text(quota.read_text().replace("'2'", "'20'"))  # a hand edit
     text = (values / "teams/ml-team.yaml").read_text()
     # MIG004: its job needs 4
     (values / "teams/ml-team.yaml").write_text(text.replace("nvidia: 4", "nvidia: 1"))
     code, out = validate_committed(values, "--no-cache", drift=True)
     assert code == 1
     assert "MIG004 team 'ml-team' needs 4 nvidia devices" in out
+    assert "DRIFT001" not in out
+    assert (
+        "values: DRIFT002 warning: the committed output was not compared with a fresh render: "
+        "the values' checks fail"
+    ) in out
+    assert "not run drift (the values' checks fail: fix them, then render)" in out
+    (values / "teams/ml-team.yaml").write_text(text)
+    code, out = validate_committed(values, "--no-cache", drift=True)
+    assert code == 1
     assert (
         "DRIFT001 committed base/teams/inference/resourcequota-inference-accelerators.yaml "
         "differs from a fresh render of the values"
