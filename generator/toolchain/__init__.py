@@ -11,9 +11,12 @@ Every subprocess call to kustomize, kubeconform, promtool, the NFD tools, go or 
 
 Where tools are looked for: first ``<tools dir>/bin`` -- ``$ACCEL_GITOPS_TOOLS_DIR`` when set,
 else ``.tools`` in a clone of this repository, else the user's cache (``~/.cache/accel-gitops``)
--- then, for promtool, go and git only, ``PATH``. kustomize, kubeconform and the NFD tools are used
-only from the tools dir: they are pinned in ``gotools/*/go.mod`` (data of this package) and built
-by ``accel-gitops tools install`` (:mod:`generator.toolchain.install`; ``make tools`` runs it).
+-- then ``PATH``: for go, git, openssl and make whatever version is there; for promtool and the
+upstream binaries this package pins (kustomize, kubeconform, helm, the control plane, kwok,
+nfd-master, kueue, actionlint) only a build whose Go build info reports the pinned module
+version. This package's own helpers (kbuild, the checkers) come from the tools dir alone. All
+are pinned in ``gotools/*/go.mod`` (data of this package) and built by ``accel-gitops tools
+install`` (:mod:`generator.toolchain.install`; ``make tools`` runs it).
 
 The same tools dir holds the JSON Schemas kubeconform validates against (``schemas/k8s`` and
 ``schemas/crds``, laid out by the same command from ``gotools/schemas.lock.yaml``); see
@@ -24,9 +27,10 @@ This module never prints and never exits the process.
 
 from __future__ import annotations
 
+from generator.toolchain.buildinfo import GoBuildInfo, go_build_info
 from generator.toolchain.doctor import ToolStatus, doctor
 from generator.toolchain.errors import ToolError, ToolExited, ToolFailed, ToolMissing, ToolTimeout
-from generator.toolchain.gobuild import GoBuildInfo, go_build_info, version
+from generator.toolchain.gobuild import version
 from generator.toolchain.install import build_missing
 from generator.toolchain.install import install as install_tools
 from generator.toolchain.install import resolve as install_steps

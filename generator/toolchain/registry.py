@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator import command
+from generator.toolchain.buildinfo import go_build_info
 from generator.toolchain.errors import ToolMissing
 
 ENV_TOOLS_DIR = "ACCEL_GITOPS_TOOLS_DIR"
@@ -229,7 +230,36 @@ def _candidates(tool: Tool) -> tuple[list[Path], list[str]]:
     looked = [str(bin_dir)]
     if tool.search_path:
         looked.append("PATH")
+    elif tool.name in PATH_AT_PIN:
+        looked.append(f"PATH (at {tool.pinned})")
     return paths, looked
+
+
+# Upstream programs this package pins and builds, which a machine may also have on PATH: one
+# there is used when its Go build info reports exactly the pinned module version (a build of
+# other code, or of another version, is not). Our own helpers (kbuild, the checkers) are not
+# looked for on PATH: a program of that name there is not ours.
+PATH_AT_PIN: frozenset[str] = frozenset(
+    {
+        "kustomize",
+        "kubeconform",
+        "helm",
+        "kube-apiserver",
+        "kube-controller-manager",
+        "kube-scheduler",
+        "kubectl",
+        "etcd",
+        "kwok",
+        "nfd-master",
+        "kueue",
+        "actionlint",
+    }
+)
+
+
+def _at_pin(path: Path, tool: Tool) -> bool:
+    info = go_build_info(path)
+    return info is not None and info.modules.get(str(tool.go_module)) == tool.pinned
 
 
 def find(name: str) -> Path | None:
@@ -239,6 +269,9 @@ def find(name: str) -> Path | None:
     for p in paths:
         if p.is_file() and os.access(p, os.X_OK):
             return p
+    if name in PATH_AT_PIN:
+        found = shutil.which(tool.name)
+        return Path(found) if found and _at_pin(Path(found), tool) else None
     if tool.search_path:
         found = shutil.which(tool.name)
         if found:

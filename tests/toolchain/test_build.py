@@ -161,3 +161,23 @@ def test_a_fresh_tool_is_not_rebuilt_and_a_changed_input_rebuilds_it(
     with pytest.raises(toolchain.ToolFailed):
         install.install(["podsecurity"])
     assert not (tmp_path / "tools" / "bin" / ".podsecurity.sha256").exists()
+
+
+def test_an_upstream_tool_on_path_is_used_only_at_its_pin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = toolchain.tools_dir() / "bin"
+    monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(tmp_path / "empty"))
+    on_path = tmp_path / "path"
+    on_path.mkdir()
+    monkeypatch.setenv("PATH", str(on_path))
+    (on_path / "kustomize").symlink_to(real / "kustomize")  # built from the pinned module
+    (on_path / "kubeconform").symlink_to(real / "kustomize")  # another program by that name
+    (on_path / "kbuild").symlink_to(real / "kbuild")  # a helper of ours: never from PATH
+    assert toolchain.find("kustomize") == on_path / "kustomize"
+    assert toolchain.find("kubeconform") is None
+    assert toolchain.find("kbuild") is None
+    with pytest.raises(toolchain.ToolMissing, match=r"looked in .*empty/bin, PATH \(at v0\.7\.0\)"):
+        toolchain.require("kubeconform")
+    status = {s.name: s for s in toolchain.doctor()}["kustomize"]
+    assert status.ok and status.found_in == f"PATH: {on_path}"
