@@ -68,11 +68,15 @@ def _counts(objs: list[ObjectDiff]) -> str:
     return ", ".join(parts) + (f", {risky} risky" if risky else "")
 
 
+def _n(count: int, thing: str) -> str:
+    return f"{count} {thing}" if count == 1 else f"{count} {thing}s"
+
+
 def _totals(result: DiffResult) -> str:
     return (
-        f"{len(result.objects)} objects in {len(result.changed_units)} of {result.units} units "
-        f"({result.count(ADDED)} added, {result.count(REMOVED)} removed, "
-        f"{result.count(CHANGED)} changed); {len(result.risks)} risky changes"
+        f"{_n(len(result.objects), 'object')} in {len(result.changed_units)} of "
+        f"{_n(result.units, 'unit')} ({result.count(ADDED)} added, {result.count(REMOVED)} "
+        f"removed, {result.count(CHANGED)} changed); {_n(len(result.risks), 'risky change')}"
     )
 
 

@@ -3,6 +3,8 @@ GitHub's size caps for a job summary and a comment."""
 
 from __future__ import annotations
 
+import io
+
 from generator.delivery.diff import (
     DiffResult,
     ObjectDiff,
@@ -41,3 +43,17 @@ def test_markdown_fits_a_job_summary_and_a_comment() -> None:
 def test_markdown_escapes_table_cells() -> None:
     md = diffreport.markdown(_big_result(1))
     assert "| `object-deleted` | `prod/team-t0` | ConfigMap ns/cm-0 | risk \\| 0 &lt;b&gt; |" in md
+
+
+def test_the_text_totals_say_one_thing_in_the_singular() -> None:
+    one = _big_result(1)
+    out = io.StringIO()
+    diffreport.text(DiffResult("main", "working tree", one.objects, 1), out)
+    assert out.getvalue().splitlines()[-1] == (
+        "diff: 1 object in 1 of 1 unit (0 added, 0 removed, 1 changed); 1 risky change"
+    )
+    out = io.StringIO()
+    diffreport.text(_big_result(20), out)
+    assert out.getvalue().splitlines()[-1] == (
+        "diff: 20 objects in 20 of 60 units (0 added, 0 removed, 20 changed); 2 risky changes"
+    )
