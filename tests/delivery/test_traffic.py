@@ -163,6 +163,11 @@ def test_objects_that_are_no_track_of_a_service_are_left_out() -> None:
         {
             "apiVersion": "apps/v1",
             "kind": "Deployment",
+            "metadata": {"name": "v", "namespace": "serving"},
+        },
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
             "metadata": {"name": "x", "namespace": "serving"},
             "spec": {},
         },
