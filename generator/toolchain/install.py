@@ -237,6 +237,16 @@ def _build_schemas(name: str, go_version: str, say: Callable[[str], None]) -> bo
     )
 
 
+def chains(steps: list[str], table: dict[str, Build]) -> dict[str, list[str]]:
+    """The steps grouped into chains, each in the order given: a tool's chain (by default its
+    module folder), and one chain for the schema sets."""
+    out: dict[str, list[str]] = {}
+    for step in steps:
+        key = "schemas" if step in SCHEMAS else (table[step].chain or table[step].folder)
+        out.setdefault(key, []).append(step)
+    return out
+
+
 def install(
     names: Iterable[str], *, jobs: int = 4, say: Callable[[str], None] = lambda _: None
 ) -> list[str]:
@@ -246,10 +256,6 @@ def install(
     _go()
     go_version = fresh.go_version()
     table = builds()
-    chains: dict[str, list[str]] = {}
-    for step in steps:
-        key = "schemas" if step in SCHEMAS else (table[step].chain or table[step].folder)
-        chains.setdefault(key, []).append(step)
 
     def run_chain(chain: list[str]) -> list[str]:
         built: list[str] = []
@@ -264,7 +270,7 @@ def install(
         return built
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(run_chain, chain) for chain in chains.values()]
+        futures = [pool.submit(run_chain, chain) for chain in chains(steps, table).values()]
     built: list[str] = []
     failure: BaseException | None = None
     for future in futures:

@@ -65,7 +65,9 @@ def test_refresh_runs_a_step_when_stale_only_and_stamps_only_success(tmp_path: P
     assert not fresh.is_fresh(stamp, out, "d1")
 
 
-def test_main_is_the_makefiles_command_line(tmp_path: Path) -> None:
+def test_main_is_the_makefiles_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     inputs, stamp, out = tmp_path / "in.txt", tmp_path / "s.sha256", tmp_path / "o.txt"
     inputs.write_text("a\n")
     argv = [str(stamp), str(out), "--", str(inputs), "--", "bash", "-c", f"echo x >> {out}"]
@@ -88,8 +90,21 @@ def test_main_is_the_makefiles_command_line(tmp_path: Path) -> None:
         assert fresh.main(bad) == 2
 
 
-def test_go_version_names_the_go_on_path_or_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_go_version_names_the_go_on_path_else_the_usual_one_else_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Go's usual place (this machine, and CI's, have it there)
+    monkeypatch.setenv("PATH", "")
     assert fresh.go_version().startswith("go version go1.")
+    # the go on PATH first
+    fake = tmp_path / "go"
+    fake.write_text("#!/bin/sh\necho go version fake\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert fresh.go_version() == "go version fake"
+    # a go that fails says nothing: its empty answer is the version
+    fake.write_text("#!/bin/sh\nexit 1\n")
+    assert fresh.go_version() == ""
     monkeypatch.setenv("PATH", "")
     monkeypatch.setattr(fresh.os, "access", lambda *_: False)
     assert fresh.go_version() == ""

@@ -1,0 +1,194 @@
+"""What `tools install` builds and how: each tool from a main package of its pinned module, with
+the link flags that stamp its version, in chains that reuse compiled packages; the schema steps
+stamped like the tools; the control plane built only when a part is missing."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from generator import toolchain
+from generator.toolchain import install, registry
+
+K8S = "v1.36.3"
+
+
+def test_every_tool_is_a_main_package_of_its_pinned_module() -> None:
+    """`go list` in the tool's module folder (offline: the module cache is warm after make
+    tools) names each package as a command."""
+    go = toolchain.find("go")
+    assert go is not None
+    for build in install.builds().values():
+        proc = subprocess.run(
+            [str(go), "list", "-mod=readonly", "-f", "{{.Name}} {{.ImportPath}}", build.package],
+            cwd=registry.GOTOOLS / build.folder,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert proc.returncode == 0, (build.tool, proc.stderr)
+        assert proc.stdout.split()[0] == "main", (build.tool, proc.stdout)
+
+
+def test_the_command_lines_stamp_versions_and_keep_upstreams_options() -> None:
+    table = install.builds()
+    stamp = " ".join(
+        f"-X {pkg}.{var}"
+        for pkg in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version")
+        for var in (
+            f"gitVersion={K8S}",
+            "gitMajor=1",
+            "gitMinor=36",
+            "gitTreeState=clean",
+            "buildDate=2026-07-22T18:07:38Z",
+        )
+    )
+    assert table["kube-apiserver"].argv == [
+        "go",
+        "build",
+        "-trimpath",
+        "-buildvcs=false",
+        "-ldflags",
+        f"-s -w {stamp}",
+        "k8s.io/kubernetes/cmd/kube-apiserver",
+    ]
+    assert {t for t, b in table.items() if b.ldflags == f"-s -w {stamp}"} == {
+        "kube-apiserver",
+        "kube-controller-manager",
+        "kube-scheduler",
+        "kubectl",
+    }
+    assert table["promtool"].argv == [
+        "go",
+        "build",
+        "-trimpath",
+        "-buildvcs=false",
+        "-tags",
+        "remove_all_sd",
+        "github.com/prometheus/prometheus/cmd/promtool",
+    ]
+    assert table["nfd-master"].ldflags == (
+        "-X sigs.k8s.io/node-feature-discovery/pkg/version.version=v0.19.0"
+    )
+    assert {t for t, b in table.items() if b.ldflags == "-s -w"} == {"etcd", "kwok", "kueue"}
+    plain = {"kustomize", "kubeconform", "kbuild", "nfd-rulecheck", "kueuecheck", "schedcheck"}
+    plain |= {"helm", "actionlint", "podsecurity"}
+    assert {t for t, b in table.items() if not b.ldflags and not b.tags} == plain
+    assert table["kustomize"].argv == [
+        "go",
+        "build",
+        "-trimpath",
+        "-buildvcs=false",
+        "sigs.k8s.io/kustomize/kustomize/v5",
+    ]
+
+
+def test_the_kubernetes_version_comes_from_the_control_planes_go_mod(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "controlplane").mkdir()
+    (tmp_path / "controlplane" / "go.mod").write_text("require (\n\tk8s.io/kubernetes v1.40.2\n)\n")
+    monkeypatch.setattr(install, "GOTOOLS", tmp_path)
+    flags = install.builds()["kubectl"].ldflags
+    assert "-X k8s.io/client-go/pkg/version.gitVersion=v1.40.2" in flags
+    assert "-X k8s.io/component-base/version.gitMinor=40" in flags
+    (tmp_path / "controlplane" / "go.mod").write_text("module x\n")
+    with pytest.raises(toolchain.ToolFailed):
+        install.builds()
+
+
+def test_chains_keep_one_module_in_order_and_the_schemas_together() -> None:
+    table = install.builds()
+    steps = install.resolve(["all"])
+    got = install.chains(steps, table)
+    assert got["kustomize"] == ["kustomize", "kubeconform", "kbuild"]
+    assert got["controlplane"] == [
+        "kube-apiserver",
+        "kube-controller-manager",
+        "kube-scheduler",
+        "kubectl",
+        "etcd",
+    ]
+    assert got["nfd"] == ["nfd-rulecheck", "nfd-master"]
+    assert got["kueuecheck"] == ["kueuecheck", "kueue"]
+    assert got["schemas"] == ["schemas-crds", "schemas-k8s"]
+    assert sorted(s for chain in got.values() for s in chain) == sorted(steps)
+
+
+def test_schema_steps_are_stamped_like_the_tools(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The schema sets are laid out by crdschemas (faked here: the real build is what `make
+    tools` and every test of validate run) into <tools dir>/schemas, and not again while the
+    lock, crdschemas.py, the controller-gen module (CRDs) and kubernetes-validate's version (the
+    built-in kinds) are the same."""
+    monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(tmp_path / "tools"))
+    made: list[str] = []
+
+    def crds(lock: object, out: Path) -> list[str]:
+        made.append("crds")
+        out.mkdir(parents=True)
+        (out / "index.json").write_text("{}")
+        return []
+
+    def k8s(lock: object, out: Path) -> list[str]:
+        made.append("k8s")
+        out.mkdir(parents=True, exist_ok=True)
+        return []
+
+    monkeypatch.setattr(install.crdschemas, "build_crds", crds)
+    monkeypatch.setattr(install.crdschemas, "build_k8s", k8s)
+    said: list[str] = []
+    assert install.install(["schemas-crds", "schemas-k8s"], say=said.append) == [
+        "schemas-crds",
+        "schemas-k8s",
+    ]
+    assert made == ["crds", "k8s"]
+    assert said == [
+        "laying out the crds JSON schemas (schemas.lock.yaml)",
+        "laying out the k8s JSON schemas (schemas.lock.yaml)",
+    ]
+    schemas = tmp_path / "tools" / "schemas"
+    assert (schemas / ".crds.sha256").is_file() and (schemas / ".k8s.sha256").is_file()
+    assert install.install(["schemas-crds", "schemas-k8s"], jobs=1) == []
+    assert made == ["crds", "k8s"]
+    # kubernetes-validate's pin is part of the k8s step's stamp
+    monkeypatch.setattr(install, "_kubernetes_validate", lambda: "kubernetes-validate==9")
+    assert install.install(["schemas-k8s"]) == ["schemas-k8s"] and made[-1] == "k8s"
+
+
+def test_a_failed_schema_build_is_a_tool_failure_with_its_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(tmp_path / "tools"))
+
+    def broken(lock: object, out: Path) -> list[str]:
+        raise install.crdschemas.SchemaBuildError("no schema for expected kinds: x/v1 Y")
+
+    monkeypatch.setattr(install.crdschemas, "build_crds", broken)
+    with pytest.raises(toolchain.ToolFailed, match="no schema for expected kinds") as info:
+        install.install(["schemas-crds"])
+    assert info.value.argv == ("schemas-crds",)
+    assert not (tmp_path / "tools" / "schemas" / ".crds.sha256").exists()
+
+
+def test_build_missing_builds_the_set_only_when_a_part_is_missing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[tuple[list[str], object]] = []
+    monkeypatch.setattr(
+        install, "install", lambda names, **kw: calls.append((list(names), kw.get("say")))
+    )
+    monkeypatch.setattr(install, "missing", lambda names: [])
+    assert install.build_missing(("kwok",), "cluster") == [] and calls == []
+    monkeypatch.setattr(install, "missing", lambda names: ["kwok"])
+    say = print
+    assert install.build_missing(("kwok", "etcd"), "cluster", say) == ["kwok"]
+    assert calls == [(["cluster"], say)]
+
+
+def test_kubernetes_validates_version_is_read_from_its_installed_metadata() -> None:
+    assert install._kubernetes_validate() == "kubernetes-validate==1.37.0"
