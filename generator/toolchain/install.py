@@ -190,8 +190,7 @@ def _build_tool(build: Build, go_version: str, say: Callable[[str], None]) -> bo
     want = fresh.digest([folder], build.argv, go_version)
 
     def step() -> None:
-        say(f"building {build.tool} (gotools/{build.folder}/go.mod)")
-        bin_dir.mkdir(parents=True, exist_ok=True)
+        say(f"building {build.tool} (gotools/{build.folder}/go.mod)")  # refresh made bin_dir
         # Built beside its final place and renamed: a killed build never leaves half a binary.
         with tempfile.TemporaryDirectory(dir=bin_dir, prefix=f".{build.tool}.") as tmp:
             partial = Path(tmp) / build.tool

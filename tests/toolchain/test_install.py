@@ -96,8 +96,11 @@ def test_the_kubernetes_version_comes_from_the_control_planes_go_mod(
     assert "-X k8s.io/client-go/pkg/version.gitVersion=v1.40.2" in flags
     assert "-X k8s.io/component-base/version.gitMinor=40" in flags
     (tmp_path / "controlplane" / "go.mod").write_text("module x\n")
-    with pytest.raises(toolchain.ToolFailed):
+    with pytest.raises(toolchain.ToolFailed) as info:
         install.builds()
+    assert info.value.argv == ("read gotools/controlplane/go.mod",)
+    assert (info.value.returncode, info.value.stdout) == (1, b"")
+    assert info.value.stderr == b"no k8s.io/kubernetes"
 
 
 def test_chains_keep_one_module_in_order_and_the_schemas_together() -> None:
@@ -129,12 +132,14 @@ def test_schema_steps_are_stamped_like_the_tools(
     made: list[str] = []
 
     def crds(lock: object, out: Path) -> list[str]:
+        assert isinstance(lock, install.crdschemas.Lock) and lock.modules
         made.append("crds")
         out.mkdir(parents=True)
         (out / "index.json").write_text("{}")
         return []
 
     def k8s(lock: object, out: Path) -> list[str]:
+        assert isinstance(lock, install.crdschemas.Lock) and lock.modules
         made.append("k8s")
         out.mkdir(parents=True, exist_ok=True)
         return []
@@ -172,6 +177,8 @@ def test_a_failed_schema_build_is_a_tool_failure_with_its_reason(
     with pytest.raises(toolchain.ToolFailed, match="no schema for expected kinds") as info:
         install.install(["schemas-crds"])
     assert info.value.argv == ("schemas-crds",)
+    assert (info.value.returncode, info.value.stdout) == (1, b"")
+    assert info.value.stderr == b"no schema for expected kinds: x/v1 Y"
     assert not (tmp_path / "tools" / "schemas" / ".crds.sha256").exists()
 
 
@@ -192,3 +199,74 @@ def test_build_missing_builds_the_set_only_when_a_part_is_missing(
 
 def test_kubernetes_validates_version_is_read_from_its_installed_metadata() -> None:
     assert install._kubernetes_validate() == "kubernetes-validate==1.37.0"
+
+
+def test_a_tool_is_built_with_its_command_line_beside_its_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`go build -o <bin>/.<tool>.*/<tool>` then a rename: never half a binary in place; cgo off
+    and the module graph read-only, as every Go tool here is built."""
+    monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(tmp_path / "tools"))
+    bin_dir = tmp_path / "tools" / "bin"
+    seen: list[tuple[list[str], dict[str, object]]] = []
+
+    def go(tool: str, argv: list[str], **kw: object) -> None:
+        seen.append((argv, kw))
+        partial = Path(argv[2])
+        assert partial.parent.parent == bin_dir and partial.parent.name.startswith(".kwok.")
+        partial.write_text("binary")
+
+    monkeypatch.setattr(install, "run", go)
+    assert install.install(["kwok"]) == ["kwok"]
+    [(argv, kw)] = seen
+    assert argv[:2] == ["build", "-o"]
+    assert argv[3:] == [
+        "-trimpath",
+        "-buildvcs=false",
+        "-ldflags",
+        "-s -w",
+        "sigs.k8s.io/kwok/cmd/kwok",
+    ]
+    assert kw["cwd"] == registry.GOTOOLS / "kwok"
+    assert kw["timeout"] == install.BUILD_TIMEOUT
+    env = kw["env"]
+    assert isinstance(env, dict) and env["CGO_ENABLED"] == "0" and env["GOFLAGS"] == "-mod=readonly"
+    assert (bin_dir / "kwok").read_text() == "binary"
+    assert sorted(p.name for p in bin_dir.iterdir()) == [".kwok.sha256", "kwok"]
+
+
+def test_chains_run_side_by_side_up_to_jobs_and_every_result_is_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    workers: list[int] = []
+    real = install.ThreadPoolExecutor
+
+    def pool(max_workers: int) -> object:
+        workers.append(max_workers)
+        return real(max_workers=max_workers)
+
+    monkeypatch.setattr(install, "ThreadPoolExecutor", pool)
+    monkeypatch.setattr(install, "_build_tool", lambda build, go, say: build.tool != "helm")
+    assert install.install(["kwok", "helm", "actionlint"]) == ["kwok", "actionlint"]
+    install.install(["kwok"], jobs=1)
+    install.install(["kwok"], jobs=0)
+    assert workers == [4, 1, 1]
+
+    def fails(build: install.Build, go: str, say: object) -> bool:
+        if build.tool == "helm":
+            raise toolchain.ToolFailed(["go", "build"], 1, b"", b"broken")
+        return True
+
+    monkeypatch.setattr(install, "_build_tool", fails)
+    with pytest.raises(toolchain.ToolFailed, match="broken"):
+        install.install(["kwok", "helm", "actionlint"])
+
+
+def test_an_absent_kubernetes_validate_is_said_in_the_stamp(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def absent(name: str) -> str:
+        raise install.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(install.metadata, "version", absent)
+    assert install._kubernetes_validate() == "kubernetes-validate (not installed)"
