@@ -250,7 +250,7 @@ def install(
     names: Iterable[str], *, jobs: int = 4, say: Callable[[str], None] = lambda _: None
 ) -> list[str]:
     """Build the named tools and sets that are not fresh; returns what was built. Chains run side
-    by side (`jobs` at once); ToolFailed for the first step that failed, after all have ended."""
+    by side (`jobs` at once); ToolFailed for the first chain that failed, after all have ended."""
     steps = resolve(names)
     _go()
     go_version = fresh.go_version()
@@ -270,16 +270,8 @@ def install(
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = [pool.submit(run_chain, chain) for chain in chains(steps, table).values()]
-    built: list[str] = []
-    failure: BaseException | None = None
-    for future in futures:
-        error = future.exception()
-        if error is not None:
-            failure = failure or error
-        else:
-            built += future.result()
-    if failure is not None:
-        raise failure
+    # Every chain has ended (the pool waited for them): the first failure, if any, raises here.
+    built = [step for future in futures for step in future.result()]
     return [s for s in steps if s in built]
 
 

@@ -81,6 +81,11 @@ def test_main_is_the_makefiles_command_line(
     inputs.write_text("c\n")
     assert fresh.main(failing) == 3
     assert not stamp.exists()
+    # no inputs at all: the command line alone decides
+    none = tmp_path / "none.txt"
+    assert fresh.main([str(tmp_path / "n.sha256"), str(none), "--", "--", "touch", str(none)]) == 0
+    assert none.exists()
+    capsys.readouterr()
     for bad in (
         [],
         [str(stamp), str(out)],
@@ -88,6 +93,7 @@ def test_main_is_the_makefiles_command_line(
         [str(stamp), str(out), "--", "a"],
     ):
         assert fresh.main(bad) == 2
+        assert capsys.readouterr().err == "usage: fresh.py STAMP OUTPUT -- INPUT... -- COMMAND...\n"
 
 
 def test_go_version_names_the_go_on_path_else_the_usual_one_else_nothing(

@@ -270,3 +270,35 @@ def test_an_absent_kubernetes_validate_is_said_in_the_stamp(
 
     monkeypatch.setattr(install.metadata, "version", absent)
     assert install._kubernetes_validate() == "kubernetes-validate (not installed)"
+
+
+def test_each_schema_step_builds_its_own_set_from_its_own_inputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Called directly (the pool's threads are not where the inputs are decided): the CRD step
+    is keyed on the controller-gen module too, the built-in step on kubernetes-validate."""
+    monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(tmp_path / "tools"))
+    keyed: list[tuple[list[Path], list[str]]] = []
+    real_digest = install.fresh.digest
+
+    def digest(inputs: list[Path], argv: list[str], go: str) -> str:
+        keyed.append((list(inputs), list(argv)))
+        return real_digest(inputs, argv, go)
+
+    monkeypatch.setattr(install.fresh, "digest", digest)
+    made: list[tuple[str, Path]] = []
+    monkeypatch.setattr(
+        install.crdschemas, "build_crds", lambda lock, out: made.append(("crds", out))
+    )
+    monkeypatch.setattr(
+        install.crdschemas, "build_k8s", lambda lock, out: made.append(("k8s", out))
+    )
+    assert install._build_schemas("schemas-crds", "go1", lambda _: None) is True
+    assert install._build_schemas("schemas-k8s", "go1", lambda _: None) is True
+    schemas = tmp_path / "tools" / "schemas"
+    assert made == [("crds", schemas / "crds"), ("k8s", schemas / "k8s")]
+    lock, code = install.crdschemas.DEFAULT_LOCK, Path(install.crdschemas.__file__)
+    assert keyed == [
+        ([lock, code, registry.GOTOOLS / "crdgen"], ["crds"]),
+        ([lock, code], ["k8s", "kubernetes-validate==1.37.0"]),
+    ]
