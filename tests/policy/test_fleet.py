@@ -426,6 +426,19 @@ def test_a_misspelt_quota_key_is_one_finding_with_the_vendor_it_likely_meant(
         tmp_path / "short", {"teams/ml.yaml": team.replace("{nvdia: 4}", "{nvdia: 4, nvidia: 1}")}
     )
     assert {line.split()[1] for line in lines(values_dir)} == {"REF001", "MIG004"}
+    # the vendor the misspelt key left without quota is skipped, the next one still checked
+    both = (
+        "quota: {acsend: 8, nvidia: 1}\njobs:\n  train:\n    vendor: nvidia\n    devices: 2\n"
+        "    images: {nvidia: r/t:cuda}\n  npu:\n    vendor: ascend\n    devices: 8\n"
+        "    images: {ascend: r/t:npu}\n    vendorMounts: false\n"
+    )
+    values_dir = tree(
+        tmp_path / "both",
+        {"teams/ml.yaml": both, "vendors/ascend.yaml": ASCEND_910B},
+        fleet=PROD_FLEET,
+    )
+    assert [line.split()[1] for line in lines(values_dir)] == ["REF001", "MIG004"]
+    assert "needs 2 nvidia devices" in lines(values_dir)[1]
 
 
 # ---- CAP001 (quota_capacity)
