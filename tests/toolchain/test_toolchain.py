@@ -227,6 +227,33 @@ for _v in ("v1beta1", "v1beta2"):
     }
 
 
+# The training and multi-host inference kinds (issue 21), each with one worker pod template.
+POD = {"spec": {"containers": [{"name": "train", "image": "r/t:1"}], "restartPolicy": "Never"}}
+CRD_SAMPLES["JobSet"] = {
+    "apiVersion": "jobset.x-k8s.io/v1alpha2",
+    "kind": "JobSet",
+    "metadata": meta("train"),
+    "spec": {
+        "replicatedJobs": [
+            {"name": "workers", "replicas": 2, "template": {"spec": {"template": POD}}}
+        ],
+        "failurePolicy": {"maxRestarts": 3},
+    },
+}
+CRD_SAMPLES["LeaderWorkerSet"] = {
+    "apiVersion": "leaderworkerset.x-k8s.io/v1",
+    "kind": "LeaderWorkerSet",
+    "metadata": meta("serve"),
+    "spec": {"replicas": 1, "leaderWorkerTemplate": {"size": 2, "workerTemplate": POD}},
+}
+CRD_SAMPLES["TrainJob"] = {
+    "apiVersion": "trainer.kubeflow.org/v1alpha1",
+    "kind": "TrainJob",
+    "metadata": meta("train"),
+    "spec": {"runtimeRef": {"name": "torch-distributed"}, "trainer": {"numNodes": 2}},
+}
+
+
 def with_unknown_field(doc: dict[str, Any]) -> dict[str, Any]:
     bad: dict[str, Any] = json.loads(json.dumps(doc))
     bad["spec"]["bogusField"] = True
