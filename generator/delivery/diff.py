@@ -31,6 +31,7 @@ from generator.builders.common import (
 from generator.delivery import build as kustomize
 from generator.delivery import git as gitutil
 from generator.delivery import traffic
+from generator.delivery.traffic import ROUTE_KINDS, Key
 from generator.errors import FindingsError, GeneratorError
 from generator.findings import Finding
 from generator.render.layout import Rendered, render_tree
@@ -40,7 +41,6 @@ from generator.values.model import require_env
 from generator.values.quantity import parse_quantity
 from generator.values.yamlio import Obj
 
-Key = tuple[str, str, str, str]  # apiVersion, kind, namespace, name
 Segment = str | int | tuple[str, str]  # map key, list index, or (identity, value) list entry
 
 
@@ -252,7 +252,6 @@ def _without_source(obj: Obj) -> Obj:
 # first (source: argoproj/argo-cd, docs/user-guide/app_deletion.md, "About The Deletion Finalizer").
 CASCADE_FINALIZER = "resources-finalizer.argocd.argoproj.io"
 QUOTA_KINDS = {"ResourceQuota", "Queue", "ClusterQueue"}
-ROUTE_KINDS = {"HTTPRoute", "VirtualService"}
 
 
 def quantity(value: Any) -> float | None:
@@ -404,8 +403,11 @@ def _say_traffic_moves(
     """A dual-track service whose split of requests changes: one risk in words on its Service
     (else its route, else a track's Deployment), instead of the selector and weight fields that
     moved it; a field change that moves nothing (say, equal weights scaled) is no risk."""
-    moving = traffic.moves(old, new)
-    for ns, service in sorted(traffic.splits(new).keys() & traffic.splits(old).keys()):
+    if not diffs:
+        return  # nothing changed in the unit: nothing moved
+    before, after = traffic.splits(old), traffic.splits(new)
+    moving = traffic.moves_between(before, after)
+    for ns, service in sorted(before.keys() & after.keys()):
         mine = [
             d
             for d in diffs

@@ -103,8 +103,14 @@ def _pct(value: float) -> str:
 
 
 def moves(old: Mapping[Key, Obj], new: Mapping[Key, Obj]) -> dict[ServiceKey, str]:
+    """Services whose split changes between two units' objects, each with the change in words."""
+    return moves_between(splits(old), splits(new))
+
+
+def moves_between(
+    before: Mapping[ServiceKey, Split], after: Mapping[ServiceKey, Split]
+) -> dict[ServiceKey, str]:
     """Services whose split changes, each with the change in words (tracks in name order)."""
-    before, after = splits(old), splits(new)
     out: dict[ServiceKey, str] = {}
     for key in sorted(set(before) & set(after)):
         a, b = before[key], after[key]

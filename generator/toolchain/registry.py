@@ -240,20 +240,7 @@ def _candidates(tool: Tool) -> tuple[list[Path], list[str]]:
 # other code, or of another version, is not). Our own helpers (kbuild, the checkers) are not
 # looked for on PATH: a program of that name there is not ours.
 PATH_AT_PIN: frozenset[str] = frozenset(
-    {
-        "kustomize",
-        "kubeconform",
-        "helm",
-        "kube-apiserver",
-        "kube-controller-manager",
-        "kube-scheduler",
-        "kubectl",
-        "etcd",
-        "kwok",
-        "nfd-master",
-        "kueue",
-        "actionlint",
-    }
+    {"kustomize", "kubeconform", "helm", "actionlint", *CONTROL_PLANE}
 )
 
 
