@@ -249,6 +249,52 @@ services:
 """
 
 
+# A training job with the pod fields a team's own job needs (docs/workloads.md, pod fields): a
+# dataset PVC mounted read-only, a 16 GiB /dev/shm, a pull secret, a token from a Secret, a
+# service account, a priority class the fleet renders (DATASET_FLEET), a TTL, a deadline, a
+# toleration of its own, a spread constraint and a pod annotation the fleet allows; what it uses
+# from the cluster declared under `external`. Line numbers matter to the tests.
+DATASET_TEAM = """\
+podSecurity: restricted
+quota: {nvidia: 4}
+external:
+  persistentVolumeClaims: [imagenet]
+  secrets: [registry-creds, hf]
+  serviceAccounts: [trainer]
+jobs:
+  train:
+    vendor: nvidia
+    devices: 4
+    images: {nvidia: registry.example.com/train:cuda}
+    shmSize: 16Gi
+    volumes:
+      - name: dataset
+        persistentVolumeClaim: {claimName: imagenet, readOnly: true}
+    volumeMounts:
+      - {name: dataset, mountPath: /data, readOnly: true}
+    imagePullSecrets: [{name: registry-creds}]
+    priorityClassName: training-high
+    serviceAccountName: trainer
+    ttlSecondsAfterFinished: 3600
+    activeDeadlineSeconds: 86400
+    env:
+      MODE: train
+      HF_TOKEN: {valueFrom: {secretKeyRef: {name: hf, key: token}}}
+    tolerations: [{key: example.com/spot, operator: Exists, effect: NoSchedule}]
+    topologySpreadConstraints:
+      - maxSkew: 1
+        topologyKey: kubernetes.io/hostname
+        whenUnsatisfiable: ScheduleAnyway
+        labelSelector: {matchLabels: {app.kubernetes.io/name: train}}
+    podAnnotations: {example.com/owner: vision}
+"""
+# What fleet.yaml adds for DATASET_TEAM: the priority class it names, the annotation it sets.
+DATASET_FLEET: dict[str, Any] = {
+    "teamPodAnnotations": ["example.com/*"],
+    "scheduling": {"priorityClasses": {"training-high": {"value": 1000}}},
+}
+
+
 def migration(root: Path, prod: str) -> Path:
     """A values tree: the default NVIDIA vendor and team `ml`, Ascend, team inference and its
     migrating service; `prod` is environments/prod.yaml."""

@@ -588,6 +588,23 @@ def general_requests(
     return {name: format_quantity(q) for name, q in sorted(total.items()) if q > 0}
 
 
+def priority_class(view: FleetView, name: str, raw: dict[str, Any]) -> Obj:
+    """A scheduling.k8s.io/v1 PriorityClass the fleet's workloads name (priorityClassName).
+    Kueue reads it too: a workload's priority orders admission and preemption in its queue
+    (sigs.k8s.io/kueue v0.17.0 pkg/util/priority/priority.go GetPriorityFromPriorityClass)."""
+    obj: Obj = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": metadata(name, sources=view.fleet.doc.sources),
+        "value": int(raw["value"]),
+    }
+    if raw.get("preemptionPolicy"):
+        obj["preemptionPolicy"] = raw["preemptionPolicy"]
+    if raw.get("description"):
+        obj["description"] = raw["description"]
+    return obj
+
+
 def build(view: FleetView) -> list[Component]:
     origin = view.fleet.doc.anchor(("scheduling",))
     out: list[Component] = []
@@ -605,6 +622,15 @@ def build(view: FleetView) -> list[Component]:
                 UNIT, "scheduling/kube-scheduler", [kube_scheduler_configmap(view)], origin=origin
             )
         )
+    classes = view.fleet.doc.get("scheduling", "priorityClasses", default={}) or {}
+    if classes:
+        comp = Component(UNIT, "scheduling/priority-classes", origin=origin)
+        for name, raw in sorted(classes.items()):
+            comp.add(
+                priority_class(view, name, raw),
+                view.fleet.doc.anchor(("scheduling", "priorityClasses", name)),
+            )
+        out.append(comp)
     if kind == "kueue" and view.vendors:
         comp = Component(UNIT, "scheduling/kueue-flavors", origin=origin)
         for vendor in view.vendors:

@@ -24,6 +24,7 @@ from generator.builders.teams import unit_name
 from generator.findings import Location
 from generator.values.model import FleetView, Pool, Team, Vendor
 from generator.values.yamlio import Obj, YamlPath
+from generator.workloads import podspec
 from generator.workloads.model import Job, PodDecl, Service, team_workloads
 from generator.workloads.phases import plan_service
 
@@ -199,6 +200,7 @@ def _pod_spec(
     *,
     restart: str | None = None,
     pod_security: str = "restricted",
+    active_deadline: int | None = None,
 ) -> dict[str, Any]:
     vendor = view.vendor(pod.vendor)
     requests: dict[str, Any] = {
@@ -211,8 +213,13 @@ def _pod_spec(
         container["command"] = list(pod.command)
     if pod.args:
         container["args"] = list(pod.args)
-    if pod.env:
-        container["env"] = [{"name": k, "value": v} for k, v in pod.env.items()]
+    extra = pod.extras
+    env: list[Obj] = [{"name": k, "value": v} for k, v in pod.env.items()]
+    env += [{"name": k, "valueFrom": v} for k, v in extra.env_sources.items()]
+    if env:
+        container["env"] = sorted(env, key=lambda e: str(e["name"]))
+    if extra.env_from:
+        container["envFrom"] = list(extra.env_from)
     spec: dict[str, Any] = {}
     selector: dict[str, str] = dict(pod.node_selector)
     mounts: list[dict[str, Any]] = []
@@ -230,6 +237,18 @@ def _pod_spec(
         if pod.devices and vendor.runtime_class:
             spec["runtimeClassName"] = vendor.runtime_class
         spec["tolerations"] = [toleration(t) for t in vendor.all_taints]
+    if extra.affinity:
+        spec["affinity"] = combine_affinity(spec.get("affinity", {}), extra.affinity)
+    if extra.tolerations:
+        spec["tolerations"] = [*spec.get("tolerations", []), *extra.tolerations]
+    if extra.topology_spread:
+        spec["topologySpreadConstraints"] = list(extra.topology_spread)
+    if extra.image_pull_secrets:
+        spec["imagePullSecrets"] = list(extra.image_pull_secrets)
+    if extra.service_account:
+        spec["serviceAccountName"] = extra.service_account
+    if extra.priority_class:
+        spec["priorityClassName"] = extra.priority_class
     resources: dict[str, Any] = {}
     if requests:
         resources["requests"] = dict(sorted(requests.items()))
@@ -237,21 +256,38 @@ def _pod_spec(
         resources["limits"] = dict(sorted(limits.items()))
     container["resources"] = resources
     pod_context, container["securityContext"] = security_contexts(pod_security)
-    if mounts:
-        container["volumeMounts"] = [
-            {"name": m["name"], "mountPath": m["path"], "readOnly": bool(m.get("readOnly"))}
-            for m in mounts
-        ]
-        spec["volumes"] = [
-            {"name": m["name"], "hostPath": {"path": m["path"], "type": "Directory"}}
-            for m in mounts
-        ]
+    volume_mounts: list[Obj] = [
+        {"name": m["name"], "mountPath": m["path"], "readOnly": bool(m.get("readOnly"))}
+        for m in mounts
+    ]
+    volumes: list[Obj] = [
+        {"name": m["name"], "hostPath": {"path": m["path"], "type": "Directory"}} for m in mounts
+    ]
+    volume_mounts += extra.volume_mounts
+    volumes += extra.volumes
+    if extra.shm_size:
+        # An emptyDir in memory is tmpfs: what it holds counts in the container's memory.
+        volume_mounts.append({"name": podspec.SHM_VOLUME, "mountPath": podspec.SHM_PATH})
+        volumes.append(
+            {
+                "name": podspec.SHM_VOLUME,
+                "emptyDir": {"medium": "Memory", "sizeLimit": extra.shm_size},
+            }
+        )
+    if volume_mounts:
+        container["volumeMounts"] = volume_mounts
+    if volumes:
+        spec["volumes"] = volumes
     if selector:
         spec["nodeSelector"] = view.fleet.node_selector(selector)
     spec["securityContext"] = pod_context
     spec["containers"] = [container]
     if restart:
         spec["restartPolicy"] = restart
+    if active_deadline is not None:
+        # A Volcano Job has no deadline of its own (volcano.sh/apis v1.14.0
+        # pkg/apis/batch/v1alpha1/job.go JobSpec): each pod gets it, counted from its start.
+        spec["activeDeadlineSeconds"] = active_deadline
     return dict(sorted(spec.items()))
 
 
@@ -272,6 +308,50 @@ def model_affinity(view: FleetView, vendor: Vendor, preferred: str, fallback: st
             {"weight": 100, "preference": term([preferred])}
         ]
     return {"nodeAffinity": node}
+
+
+def combine_affinity(generated: Obj, user: Obj) -> Obj:
+    """The workload's affinity with the generator's (a fallback model's node affinity): both
+    hold. Node selector terms are ORed and a term's expressions ANDed (k8s.io/api v0.36.3
+    core/v1/types.go NodeSelector), so each of the user's required terms gets the generator's
+    expressions added, one term per pair; preferred terms add up; pod (anti-)affinity is the
+    user's alone."""
+    out: Obj = dict(user)
+    mine, theirs = generated.get("nodeAffinity"), user.get("nodeAffinity")
+    if not mine:
+        return dict(sorted(out.items()))
+    if not theirs:
+        out["nodeAffinity"] = mine
+        return dict(sorted(out.items()))
+    node: Obj = {}
+    required = "requiredDuringSchedulingIgnoredDuringExecution"
+    ours = (mine.get(required) or {}).get("nodeSelectorTerms") or []
+    users = (theirs.get(required) or {}).get("nodeSelectorTerms") or []
+    if ours or users:
+        terms = [
+            {
+                key: [*(u.get(key) or []), *(o.get(key) or [])]
+                for key in ("matchExpressions", "matchFields")
+                if u.get(key) or o.get(key)
+            }
+            for u in (users or [{}])
+            for o in (ours or [{}])
+        ]
+        node[required] = {"nodeSelectorTerms": terms}
+    preferred = "preferredDuringSchedulingIgnoredDuringExecution"
+    weighted = [*(mine.get(preferred) or []), *(theirs.get(preferred) or [])]
+    if weighted:
+        node[preferred] = weighted
+    out["nodeAffinity"] = node
+    return dict(sorted(out.items()))
+
+
+def _template(labels: dict[str, str], spec: Obj, pod: PodDecl) -> Obj:
+    """A pod template: labels, the workload's pod annotations, the spec."""
+    meta: Obj = {"labels": labels}
+    if pod.extras.annotations:
+        meta["annotations"] = dict(pod.extras.annotations)
+    return {"metadata": meta, "spec": spec}
 
 
 def _labels(team: Team, **extra: str) -> dict[str, str]:
@@ -304,16 +384,18 @@ def _job(view: FleetView, team: Team, job: Job) -> Obj:
                 {
                     "name": task.name,
                     "replicas": task.replicas,
-                    "template": {
-                        "metadata": {"labels": tlabels},
-                        "spec": _pod_spec(
+                    "template": _template(
+                        tlabels,
+                        _pod_spec(
                             view,
                             task.name,
                             task.pod,
                             restart="Never",
                             pod_security=team.pod_security,
+                            active_deadline=job.active_deadline,
                         ),
-                    },
+                        task.pod,
+                    ),
                 }
             )
         spec: Obj = {
@@ -325,6 +407,8 @@ def _job(view: FleetView, team: Team, job: Job) -> Obj:
         }
         if job.network_topology is not None:
             spec["networkTopology"] = network_topology(job)
+        if job.ttl_after_finished is not None:
+            spec["ttlSecondsAfterFinished"] = job.ttl_after_finished
         spec["tasks"] = tasks
         return {
             "apiVersion": VOLCANO_JOB_API,
@@ -337,25 +421,28 @@ def _job(view: FleetView, team: Team, job: Job) -> Obj:
     task = job.tasks[0]
     labels = _labels(team, **{NAME_LABEL: job.name, VENDOR_LABEL: task.pod.vendor})
     meta_labels = _labels(team)
-    template: Obj = {
-        "metadata": {"labels": labels},
-        "spec": _pod_spec(
-            view, job.name, task.pod, restart="Never", pod_security=team.pod_security
-        ),
-    }
+    template = _template(
+        labels,
+        _pod_spec(view, job.name, task.pod, restart="Never", pod_security=team.pod_security),
+        task.pod,
+    )
     _wire_queue(view, team, meta_labels, template)
+    spec = {
+        "parallelism": task.replicas,
+        "completions": job.completions,
+        "backoffLimit": job.backoff_limit,
+    }
+    if job.active_deadline is not None:
+        spec["activeDeadlineSeconds"] = job.active_deadline
+    if job.ttl_after_finished is not None:
+        spec["ttlSecondsAfterFinished"] = job.ttl_after_finished
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": metadata(
             job.name, namespace=job.namespace, sources=sources, labels=meta_labels
         ),
-        "spec": {
-            "parallelism": task.replicas,
-            "completions": job.completions,
-            "backoffLimit": job.backoff_limit,
-            "template": template,
-        },
+        "spec": {**spec, "template": template},
     }
 
 
@@ -378,7 +465,7 @@ def _service_objects(view: FleetView, team: Team, svc: Service) -> list[Obj]:
             ("livenessProbe", LIVENESS_PROBE),
         ):
             ctr[key] = team.doc.get(*svc.path, key, default=None) or default
-        template: Obj = {"metadata": {"labels": labels}, "spec": pod}
+        template = _template(labels, pod, track.pod)
         meta_labels = dict(labels)
         _wire_queue(view, team, meta_labels, template)
         objs.append(

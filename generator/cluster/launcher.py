@@ -41,7 +41,9 @@ from generator.toolchain import Service, ToolError
 # Controllers the simulation needs. node-lifecycle-controller removes the not-ready taint that
 # admission puts on every new Node (without it nothing schedules); the others create what the
 # fleet's objects imply (ReplicaSets and pods, DaemonSet pods, Job pods, quota usage, the default
-# ServiceAccount that admission requires, namespace deletion between runs).
+# ServiceAccount that admission requires, namespace deletion between runs; the binding of a
+# team's declared PersistentVolumeClaim to its stand-in volume: cluster/simexternal.py; name from
+# kubernetes v1.36.3 cmd/kube-controller-manager/names/controller_names.go).
 CONTROLLERS = (
     "deployment-controller",
     "replicaset-controller",
@@ -55,6 +57,7 @@ CONTROLLERS = (
     "root-ca-certificate-publisher-controller",
     "node-lifecycle-controller",
     "disruption-controller",
+    "persistentvolume-binder-controller",
 )
 # KWOK manages only Nodes with this annotation (never a real node, should the kubeconfig ever
 # point elsewhere).
@@ -601,9 +604,14 @@ def reset(plane: ControlPlane) -> None:
     api.refresh()
 
 
-# Objects whose finalizers an add-on controller removes (Kueue's on the pods it manages and on its
-# Workloads): a reset does not wait for the controller, or for one that no longer runs.
-FINALIZED = (("kueue.x-k8s.io/v1beta2", "Workload"),)
+# Objects whose finalizers a controller removes that a reset does not wait for, or that does not
+# run here: Kueue's (on the pods it manages and on its Workloads), and the pv/pvc-protection
+# finalizers of the claims and volumes simulate stands in for (cluster/simexternal.py).
+FINALIZED = (
+    ("kueue.x-k8s.io/v1beta2", "Workload"),
+    ("v1", "PersistentVolumeClaim"),
+    ("v1", "PersistentVolume"),
+)
 
 
 def _unfinalize(api: ApiClient, obj: dict[str, Any]) -> None:

@@ -32,6 +32,8 @@ from generator.policy.monitoring import unloaded
 from generator.policy.placement import tolerates
 from generator.render.layout import render_tree
 from generator.values.model import FleetView
+from generator.values.yamlio import json_path
+from generator.workloads.external import external_uses
 
 CODES = (
     CodeInfo(
@@ -59,6 +61,12 @@ CODES = (
         "a node a pool names is missing (warning) or lacks the pool's labels or taints",
     ),
     CodeInfo(
+        "PRE007",
+        "preflight",
+        "error",
+        "a Secret, ConfigMap, PVC or ServiceAccount a team declares and a workload uses is missing",
+    ),
+    CodeInfo(
         "PRE006",
         "preflight",
         "error or warning",
@@ -78,10 +86,14 @@ class ClusterState:
     prometheuses: list[Obj] = field(default_factory=list)
     configmaps: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     """(namespace, name) -> data of the ConfigMaps in the namespaces Kueue runs in."""
+    team_objects: set[tuple[str, str, str]] = field(default_factory=set)
+    """(kind, namespace, name) of the Secrets, ConfigMaps, PVCs and ServiceAccounts in the
+    namespaces whose workloads use objects their team declares (`external`)."""
 
 
-def read_cluster(client: ApiClient) -> ClusterState:
-    """Everything the checks look at, read once with GETs."""
+def read_cluster(client: ApiClient, view: FleetView | None = None) -> ClusterState:
+    """Everything the checks look at, read once with GETs (the team namespaces' objects only
+    with `view`: the namespaces whose workloads use a declared external object)."""
     client.refresh()
     state = ClusterState()
     state.served = {gv for gv, _ in client.resources()}
@@ -95,7 +107,31 @@ def read_cluster(client: ApiClient) -> ClusterState:
     for ns in sorted({str(w["metadata"].get("namespace")) for w in _kueue_managers(state)}):
         for cm in client.list("v1", "ConfigMap", ns):
             state.configmaps[(ns, cm["metadata"]["name"])] = cm.get("data") or {}
+    uses = external_uses(view) if view is not None else []
+    for kind, ns in sorted({(u.kind, u.namespace) for u in uses}):
+        for obj in client.list("v1", kind, ns):
+            state.team_objects.add((kind, ns, obj["metadata"]["name"]))
     return state
+
+
+def team_externals(view: FleetView, state: ClusterState) -> list[Finding]:
+    """PRE007: each object a team declares as its own and a workload uses exists in the
+    workload's namespace."""
+    out = []
+    for use in external_uses(view):
+        if (use.kind, use.namespace, use.name) in state.team_objects:
+            continue
+        out.append(
+            Finding(
+                "PRE007",
+                f"{use.kind} {use.namespace}/{use.name} does not exist: the team declares it "
+                f"(external) and its workload uses it, so its pods would not start",
+                use.team.doc.locate(use.path),
+                json_path(use.path),
+                f"create it in namespace {use.namespace!r} before Argo CD syncs the team",
+            )
+        )
+    return out
 
 
 def _fleet_installed(view: FleetView) -> set[str]:
@@ -390,6 +426,7 @@ def check(view: FleetView, units: list[Unit], state: ClusterState) -> list[Findi
         *site_kueue(view, state),
         *prometheus_loads(view, units, state),
         *pool_nodes(view, state),
+        *team_externals(view, state),
     ]
 
 
@@ -419,7 +456,7 @@ def run_preflight(
         env = next(iter(loaded.envs))
     units = [u for u in render_tree(loaded).units if u.env == env]
     with target.kubeconfig(kubeconfig, context) as cluster:
-        state = read_cluster(cluster.client)
+        state = read_cluster(cluster.client, loaded.envs[env])
         found = check(loaded.envs[env], units, state)
         version = cluster.version
     return PreflightResult(sorted_findings(replace(f, envs=(env,)) for f in found), env, version)

@@ -44,6 +44,7 @@ from generator.builders.scheduling import (
     KUBE_SCHEDULER_CONFIGMAP,
     PACKING_UNIT,
 )
+from generator.cluster import simexternal
 from generator.cluster.addons import nfd_applied, nfd_chart, nfd_master, rendered_kueue
 from generator.cluster.api import ApiClient, Obj
 from generator.cluster.crds import needed_crds
@@ -163,6 +164,7 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
         api.refresh()  # Kueue's CRDs (its Workloads) are served now
     for ns in addon_namespaces(loaded, env):
         api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    report.findings += simexternal.create(api, view)
     nfd_objects = nfd_applied(nfd_objs or [])
     lap("install")
 

@@ -196,6 +196,14 @@ def _allowed_note(obj: Obj, key: str, value: object) -> bool:
     return key in TEAM_ANNOTATIONS or (obj.get("kind"), key, value) == TEAM_NAMESPACE_SYNC_OPTIONS
 
 
+def pod_annotation_allowed(view: FleetView, key: str) -> bool:
+    """Whether the fleet lets teams set annotation `key` on their pods (teamPodAnnotations)."""
+    for allowed in view.fleet.doc.get("teamPodAnnotations", default=[]) or []:
+        if key == allowed or (allowed.endswith("/*") and key.startswith(allowed[:-1])):
+            return True
+    return False
+
+
 # Cluster-scoped kinds a team's unit may hold: its namespaces and its batch queue.
 TEAM_CLUSTER_KINDS = frozenset({"Namespace", "ClusterQueue", "Queue"})
 RISKY_VERBS = frozenset({"*", "escalate", "bind", "impersonate"})
@@ -390,7 +398,13 @@ def team_annotations(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[F
             notes_at.append((where, _at(obj, where) or {}))
         for where, meta in notes_at:
             notes = meta.get("annotations") or {}
-            for key in sorted(k for k in notes if not _allowed_note(obj, k, notes[k])):
+            on_pods = where != "$.metadata"
+            for key in sorted(
+                k
+                for k in notes
+                if not _allowed_note(obj, k, notes[k])
+                and not (on_pods and pod_annotation_allowed(view, k))
+            ):
                 yield _finding(
                     "SEC006",
                     unit,
@@ -399,7 +413,8 @@ def team_annotations(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[F
                     "options, ingress snippets and the like change what the cluster does)",
                     f"{where}.annotations[{key!r}]",
                     "allowed: " + ", ".join(sorted(TEAM_ANNOTATIONS)) + f", and on Namespaces "
-                    f"argocd.argoproj.io/sync-options: {NAMESPACE_SYNC_OPTIONS}",
+                    f"argocd.argoproj.io/sync-options: {NAMESPACE_SYNC_OPTIONS}; on pods, what "
+                    "fleet.yaml's teamPodAnnotations lists",
                 )
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.values.model import FleetView, Pool, Taint, Vendor
+from generator.workloads import podspec
 
 HOSTNAME = "kubernetes.io/hostname"
 
@@ -125,17 +126,10 @@ def selects(spec: dict[str, Any], labels: dict[str, str]) -> bool:
 
 
 def tolerates(spec: dict[str, Any], taint: Taint) -> bool:
+    """Whether a pod spec may land on a node with `taint` (PreferNoSchedule only prefers)."""
     if taint.effect == "PreferNoSchedule":
         return True
-    for tol in spec.get("tolerations") or []:
-        if tol.get("effect") and tol.get("effect") != taint.effect:
-            continue
-        if tol.get("operator", "Equal") == "Exists":
-            if not tol.get("key") or tol.get("key") == taint.key:
-                return True
-        elif tol.get("key") == taint.key and tol.get("value", "") == taint.value:
-            return True
-    return False
+    return any(podspec.tolerates(tol, taint) for tol in spec.get("tolerations") or [])
 
 
 def _pool_labels(view: FleetView) -> list[tuple[Vendor, Pool, dict[str, str]]]:

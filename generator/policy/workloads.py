@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
-from generator.builders.workloads import PodRef, team_objects, workload_mounts
-from generator.findings import Finding, Severity
+from generator.builders.workloads import (
+    VOLCANO_QUEUE_ANNOTATION,
+    PodRef,
+    team_objects,
+    workload_mounts,
+)
+from generator.findings import Finding, Severity, did_you_mean
 from generator.policy.checks import WARNING, Check, CheckFn
+from generator.policy.manifest import pod_annotation_allowed
 from generator.policy.placement import SUMMARIES, Problem, pod_problems
 from generator.values.model import FleetView, Team
-from generator.values.yamlio import json_path
+from generator.values.yamlio import YamlPath, json_path
+from generator.workloads import podspec
 from generator.workloads.model import team_workloads
 from generator.workloads.phases import plan_service
 from generator.workloads.usage import fleet_needs, vendor_usage
@@ -46,6 +54,139 @@ def host_paths(view: FleetView) -> Iterable[Finding]:
                     json_path(path),
                     "rely on the vendor's container runtime to inject the driver "
                     "(Ascend Docker Runtime) and set vendorMounts: false on the workload",
+                )
+
+
+def _workload_raws(view: FleetView, team: Team) -> Iterable[tuple[YamlPath, dict[str, Any]]]:
+    """(values path, merged values) of each enabled workload of the team that resolved."""
+    loaded = team_workloads(view, team)
+    for path in [j.path for j in loaded.jobs] + [s.path for s in loaded.services]:
+        yield path, team.doc.get(*path, default={}) or {}
+
+
+def host_path_volumes(view: FleetView) -> Iterable[Finding]:
+    # Both team Pod Security levels refuse hostPath volumes (kubernetes v1.36.3
+    # staging/src/k8s.io/pod-security-admission/policy/check_hostPathVolumes.go: baseline, so
+    # restricted too); a team namespace is never privileged (SEC002).
+    for team in view.teams:
+        for path, raw in _workload_raws(view, team):
+            for i, host in podspec.host_path_volumes(raw):
+                at = (*path, "volumes", i)
+                yield Finding(
+                    "WKL004",
+                    f"volume {i} mounts the node's {host!r} (hostPath), which Pod Security "
+                    f"{team.pod_security!r} refuses",
+                    team.doc.locate(at),
+                    json_path(at),
+                    "use a persistentVolumeClaim (a dataset), a configMap or secret, or an "
+                    "emptyDir",
+                )
+
+
+def foreign_tolerations(view: FleetView) -> Iterable[Finding]:
+    """A workload's own tolerations must not let its pods onto a pool they do not ask for: a
+    pool's taint keeps other pods off its devices' nodes."""
+    for team in view.teams:
+        loaded = team_workloads(view, team)
+        pods = [(j.path, {t.pod.vendor for t in j.tasks}) for j in loaded.jobs]
+        pods += [(s.path, {t.vendor for t in s.tracks}) for s in loaded.services]
+        for path, vendors in pods:
+            raw = team.doc.get(*path, "tolerations", default=[]) or []
+            for i, tol in enumerate(raw):
+                hit = next(
+                    (
+                        (vendor, taint)
+                        for vendor in view.vendors
+                        if vendor.id not in vendors
+                        for taint in vendor.all_taints
+                        if podspec.tolerates(tol, taint)
+                    ),
+                    None,
+                )
+                if hit is None:
+                    continue
+                vendor, taint = hit
+                at = (*path, "tolerations", i)
+                yield Finding(
+                    "WKL007",
+                    f"toleration {i} tolerates {vendor.id}'s pool taint "
+                    f"{taint.key}{'=' + taint.value if taint.value else ''}:{taint.effect}, "
+                    f"so the workload's pods may land on {vendor.id} nodes it does not use",
+                    team.doc.locate(at),
+                    json_path(at),
+                    "name the taint key you mean (an empty key with Exists tolerates every "
+                    "taint); the pools the workload runs on are tolerated already",
+                )
+
+
+def allowed_annotations(view: FleetView) -> Iterable[Finding]:
+    """Pod annotations can change what the cluster does with a pod (a sidecar injected, a
+    network policy bypassed): teams set only the keys the fleet lists (SEC006 on the built
+    objects says the same, later)."""
+    allowed = view.fleet.doc.get("teamPodAnnotations", default=[]) or []
+    for team in view.teams:
+        for path, raw in _workload_raws(view, team):
+            for key in sorted(raw.get("podAnnotations", {}) or {}):
+                if key == VOLCANO_QUEUE_ANNOTATION or pod_annotation_allowed(view, key):
+                    continue
+                at = (*path, "podAnnotations", key)
+                yield Finding(
+                    "WKL009",
+                    f"pod annotation {key!r} is not one the fleet lets teams set",
+                    team.doc.locate(at, key=True),
+                    json_path(at),
+                    did_you_mean(
+                        key,
+                        allowed,
+                        "the platform team adds it to teamPodAnnotations "
+                        "in fleet.yaml" + (f" (allowed: {', '.join(allowed)})" if allowed else ""),
+                    ),
+                )
+
+
+def owned_annotations(view: FleetView) -> Iterable[Finding]:
+    owned = {VOLCANO_QUEUE_ANNOTATION: "the team's Volcano queue"}
+    for team in view.teams:
+        for path, raw in _workload_raws(view, team):
+            for key in sorted(raw.get("podAnnotations", {}) or {}):
+                if key in owned:
+                    at = (*path, "podAnnotations", key)
+                    yield Finding(
+                        "WKL007",
+                        f"pod annotation {key!r} is set by the generator ({owned[key]})",
+                        team.doc.locate(at, key=True),
+                        json_path(at),
+                        "remove it: the team's queue is its own (docs/scheduling.md)",
+                    )
+
+
+def undeclared_references(view: FleetView) -> Iterable[Finding]:
+    """What a workload's pods name from the cluster is either rendered by the fleet (priority
+    classes) or declared by the team as its own (`external`, which preflight checks on the live
+    cluster): never assumed."""
+    classes = sorted(view.fleet.doc.get("scheduling", "priorityClasses", default={}) or {})
+    for team in view.teams:
+        external = team.doc.get("external", default={}) or {}
+        for path, raw in _workload_raws(view, team):
+            for ref in podspec.references(raw):
+                if ref.kind == "serviceAccounts" and ref.name == "default":
+                    continue  # every namespace has it (the ServiceAccount controller's)
+                if ref.kind == "priorityClasses":
+                    known, where = classes, "scheduling.priorityClasses in fleet.yaml"
+                else:
+                    known = list(external.get(ref.kind) or [])
+                    where = f"external.{ref.kind} in the team's file"
+                if ref.name in known:
+                    continue
+                at = (*path, *ref.path)
+                kind = podspec.EXTERNAL_KINDS.get(ref.kind, "PriorityClass")
+                yield Finding(
+                    "WKL008",
+                    f"the pods use {kind} {ref.name!r}, which the fleet does not render and "
+                    f"the team does not declare",
+                    team.doc.locate(at),
+                    json_path(at),
+                    did_you_mean(ref.name, known, f"add it to {where}"),
                 )
 
 
@@ -241,7 +382,23 @@ CHECKS: tuple[Check, ...] = (
     Check(
         "WKL004",
         "a workload mounts host paths in a namespace whose Pod Security forbids them",
-        host_paths,
+        lambda view: [*host_paths(view), *host_path_volumes(view)],
+    ),
+    Check(
+        "WKL007",
+        "a workload's toleration or pod annotation undoes what a pool or its queue sets",
+        lambda view: [*foreign_tolerations(view), *owned_annotations(view)],
+    ),
+    Check(
+        "WKL009",
+        "a workload's pod annotation is not one fleet.yaml's teamPodAnnotations allows",
+        allowed_annotations,
+    ),
+    Check(
+        "WKL008",
+        "a workload uses a Secret, ConfigMap, PVC, ServiceAccount or PriorityClass that is "
+        "neither rendered nor declared",
+        undeclared_references,
     ),
     Check("MIG001", "a service's weights are not integers summing to 100", weights_sum),
     Check("MIG002", "a weight goes to a track with 0 replicas", weight_to_empty),

@@ -494,6 +494,20 @@ CONTAINER_RESOURCES = _obj(
     },
     description="extra container resources (cpu, memory); accelerators come from vendor/devices",
 )
+# A DNS subdomain (RFC 1123): a service account's or a priority class's name.
+DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+
+
+def _k8s(kind: str, description: str, *, many: bool = True) -> Schema:
+    """A field that is a Kubernetes API object (or a list of them) as Kubernetes spells it: only
+    its shape here; generator/workloads/podspec.py checks it against Kubernetes' own schema of
+    the fleet's version, at its values line."""
+    text = f"{description} (Kubernetes {kind}, checked against the fleet's Kubernetes version)"
+    if many:
+        return _list({"type": "object"}, description=text)
+    return {"type": "object", "description": text}
+
+
 WORKLOAD_COMMON: dict[str, Any] = {
     "enabled": {"type": "boolean"},
     "namespace": _str(DNS_LABEL, description="one of the team's namespaces; default: the first"),
@@ -502,14 +516,57 @@ WORKLOAD_COMMON: dict[str, Any] = {
     "args": _list(_str()),
     "env": {
         "type": "object",
-        "additionalProperties": _str(),
+        "description": "environment variables by name: a text value, or {valueFrom: ...} as "
+        "Kubernetes spells an EnvVarSource (a Secret's key, a field of the pod)",
+        "additionalProperties": {
+            "anyOf": [_str(), _obj({"valueFrom": {"type": "object"}}, ("valueFrom",))]
+        },
         "propertyNames": {"pattern": r"^[A-Za-z_][A-Za-z0-9_]*$"},
     },
+    "envFrom": _k8s("EnvFromSource", "whole ConfigMaps or Secrets as environment variables"),
     "resources": CONTAINER_RESOURCES,
     "nodeSelector": _labels(),
     "vendorMounts": {
         "type": "boolean",
         "description": "mount the vendor's workloadMounts (host paths); default true",
+    },
+    "volumes": _k8s("Volume", "pod volumes: persistentVolumeClaim, configMap, secret, emptyDir"),
+    "volumeMounts": _k8s("VolumeMount", "mounts of the workload's container"),
+    "shmSize": {
+        **QUANTITY,
+        "description": "size of /dev/shm (an emptyDir in memory, counted in the container's "
+        "memory), e.g. 16Gi; the container runtime's default is 64 MiB",
+    },
+    "imagePullSecrets": _k8s("LocalObjectReference", "Secrets to pull the images with"),
+    "serviceAccountName": _str(DNS_SUBDOMAIN, maxLength=253),
+    "priorityClassName": _str(DNS_SUBDOMAIN, maxLength=253),
+    "affinity": _k8s(
+        "Affinity",
+        "node and pod (anti-)affinity, combined with the pool's own (never replacing it)",
+        many=False,
+    ),
+    "tolerations": _k8s(
+        "Toleration", "tolerations beside the pool's own; never of another pool's taints"
+    ),
+    "topologySpreadConstraints": _k8s("TopologySpreadConstraint", "how pods spread over nodes"),
+    "podAnnotations": {
+        "type": "object",
+        "description": "annotations on the pods (not on the workload object)",
+        "propertyNames": {"pattern": LABEL_KEY, "maxLength": 317},
+        "additionalProperties": _str(),
+    },
+}
+# Fields of a job (not of a service): they end a run. batch/v1 JobSpec spells them so.
+JOB_LIFETIME: dict[str, Any] = {
+    "ttlSecondsAfterFinished": {
+        "type": "integer",
+        "minimum": 0,
+        "description": "delete the finished job (and its pods) after this many seconds",
+    },
+    "activeDeadlineSeconds": {
+        "type": "integer",
+        "minimum": 1,
+        "description": "fail the job when it has run this long",
     },
 }
 FALLBACK_MODEL = _str(
@@ -568,6 +625,7 @@ JOB = _obj(
         "parallelism": {"type": "integer", "minimum": 1},
         "completions": {"type": "integer", "minimum": 1},
         "backoffLimit": {"type": "integer", "minimum": 0},
+        **JOB_LIFETIME,
         "minAvailable": {"type": "integer", "minimum": 1, "description": "Volcano gang size"},
         "networkTopology": NETWORK_TOPOLOGY,
         "tasks": {
@@ -679,6 +737,23 @@ TEAM_PROPS: dict[str, Any] = {
         "propertyNames": {"pattern": DNS_LABEL},
         "additionalProperties": {"type": "integer", "minimum": 0},
     },
+    "external": _obj(
+        {
+            kind: _list(
+                _str(DNS_SUBDOMAIN, maxLength=253),
+                uniqueItems=True,
+                description=f"{what} the team creates in its namespaces outside the fleet "
+                "(preflight checks they exist)",
+            )
+            for kind, what in (
+                ("persistentVolumeClaims", "PersistentVolumeClaims (datasets, checkpoints)"),
+                ("secrets", "Secrets (pull secrets, tokens)"),
+                ("configMaps", "ConfigMaps"),
+                ("serviceAccounts", "ServiceAccounts"),
+            )
+        },
+        description="objects the team's workloads use that the fleet does not render",
+    ),
     "jobs": {
         "type": "object",
         "description": "training jobs by name (docs/workloads.md)",
@@ -699,6 +774,14 @@ FLEET_PROPS: dict[str, Any] = {
         r"^1\.[0-9]+(\.[0-9]+)?$", description="target Kubernetes version, e.g. '1.33' (quote it)"
     ),
     "environments": _list(_str(DNS_LABEL), minItems=1, uniqueItems=True),
+    "teamPodAnnotations": _list(
+        _str(
+            r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(\*|[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$"
+        ),
+        uniqueItems=True,
+        description="annotation keys teams may set on their pods (podAnnotations); "
+        "'example.com/*' allows every key of that prefix. Default: none (SEC006)",
+    ),
     "productionEnvironments": _list(
         _str(DNS_LABEL),
         uniqueItems=True,
@@ -741,6 +824,23 @@ FLEET_PROPS: dict[str, Any] = {
         {
             "backend": {"enum": ["quota", "volcano", "kueue"]},
             "cohort": _str(DNS_LABEL, description="Kueue cohort of the team ClusterQueues"),
+            "priorityClasses": {
+                "type": "object",
+                "description": "PriorityClasses the fleet renders, by name; a workload's "
+                "priorityClassName names one of them (docs/workloads.md)",
+                "propertyNames": {"pattern": DNS_SUBDOMAIN, "maxLength": 253},
+                "additionalProperties": _obj(
+                    {
+                        # scheduling.k8s.io/v1 PriorityClass: value is an int32; values above
+                        # one billion are the system classes' (kubernetes v1.36.3
+                        # pkg/apis/scheduling/types.go HighestUserDefinablePriority).
+                        "value": {"type": "integer", "minimum": -2147483648, "maximum": 10**9},
+                        "preemptionPolicy": {"enum": ["PreemptLowerPriority", "Never"]},
+                        "description": _str(),
+                    },
+                    ("value",),
+                ),
+            },
             "volcano": _obj(
                 {
                     "namespace": _str(DNS_LABEL, description="default volcano-system"),

@@ -12,6 +12,8 @@ from typing import Any
 from generator.findings import CodeInfo, Finding, Severity, did_you_mean
 from generator.values.model import FleetView, Team
 from generator.values.yamlio import YamlPath, json_path
+from generator.workloads import podspec
+from generator.workloads.podspec import PodExtras
 
 SERVICE_PHASES = ("validate", "dual-run", "shift-N", "primary-new", "fallback")
 
@@ -33,6 +35,7 @@ class PodDecl:
     # A pool model the pod accepts when `model`'s pools are full: `model` becomes a preferred
     # node affinity, both models the required one (docs/scheduling.md).
     fallback_model: str = ""
+    extras: PodExtras = field(default_factory=PodExtras)
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,8 @@ class Job:
     # NetworkTopologySpec); None when unset ({} is set: hard mode, the CRD's default). Set on a
     # batch/v1 Job it is refused (SCH008).
     network_topology: dict[str, Any] | None = None
+    ttl_after_finished: int | None = None
+    active_deadline: int | None = None
 
     def devices(self) -> dict[str, int]:
         """Devices per vendor the whole job holds at once."""
@@ -179,17 +184,24 @@ class _Resolver:
             image=str(image),
             command=tuple(part.get("command", raw.get("command", []))),
             args=tuple(part.get("args", raw.get("args", []))),
-            env=dict(sorted((raw.get("env", {}) or {}).items())),
+            env=podspec.plain_env(raw),
             resources={k: dict(v) for k, v in (raw.get("resources", {}) or {}).items()},
             node_selector=dict(raw.get("nodeSelector", {}) or {}),
             vendor_mounts=bool(raw.get("vendorMounts", True)),
             fallback_model=str(part.get("fallbackModel", raw.get("fallbackModel", "")) or ""),
+            extras=podspec.extras(raw),
         )
+
+    def pod_fields(self, raw: dict[str, Any], path: YamlPath) -> None:
+        """Report what is wrong in the workload's Kubernetes pod fields (podspec.py)."""
+        for problem in podspec.problems(raw, self.view.fleet.kubernetes_version):
+            self.err("WKL006", problem.message, (*path, *problem.path), problem.hint, problem.key)
 
     def job(self, name: str, raw: dict[str, Any]) -> Job | None:
         path: YamlPath = ("jobs", name)
         before = len(self.findings)
         ns = self.namespace(raw, path)
+        self.pod_fields(raw, path)
         tasks_raw = raw.get("tasks", {}) or {}
         kind = raw.get("kind", "volcano" if tasks_raw else "job")
         tasks: list[Task] = []
@@ -242,12 +254,15 @@ class _Resolver:
             network_topology=(
                 None if raw.get("networkTopology") is None else dict(raw["networkTopology"])
             ),
+            ttl_after_finished=_optional_int(raw, "ttlSecondsAfterFinished"),
+            active_deadline=_optional_int(raw, "activeDeadlineSeconds"),
         )
 
     def service(self, name: str, raw: dict[str, Any]) -> Service | None:
         path: YamlPath = ("services", name)
         before = len(self.findings)
         ns = self.namespace(raw, path)
+        self.pod_fields(raw, path)
         tracks_raw = raw.get("tracks", {}) or {}
         if not tracks_raw:
             self.err(
@@ -322,6 +337,10 @@ class _Resolver:
         )
 
 
+def _optional_int(raw: dict[str, Any], key: str) -> int | None:
+    return None if raw.get(key) is None else int(raw[key])
+
+
 def team_workloads(view: FleetView, team: Team) -> TeamWorkloads:
     key = ("team_workloads", team.name)
     if key not in view.memo:
@@ -363,4 +382,10 @@ CODES = (
     CodeInfo("WKL002", "values", "error", "a workload has no image for a vendor it runs on"),
     CodeInfo("WKL003", "values", "error", "a workload's namespace is not one of its team's"),
     CodeInfo("WKL005", "values", "error", "a Volcano job has no tasks, or a task names no vendor"),
+    CodeInfo(
+        "WKL006",
+        "values",
+        "error",
+        "a workload's pod field is not valid Kubernetes, or mounts a volume it does not have",
+    ),
 )

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from generator.builders import workloads
 from generator.builders.common import identity
@@ -20,6 +21,8 @@ from generator.values.model import FleetView, Team, Vendor
 from tests.fixtures import (
     AMD_MI250X,
     CAMBRICON_MLU370,
+    DATASET_FLEET,
+    DATASET_TEAM,
     FLEET,
     HYGON_Z100L,
     INFERENCE,
@@ -1274,3 +1277,114 @@ def test_flavor_split_gives_pinned_needs_first_on_a_pool_large_enough(tmp_path: 
     # No pool of a model needed: nothing reserved for it; the last pool takes what remains.
     view, team_, vendor = split_view(tmp_path / "none", "quota: {nvidia: 30}\n")
     assert workloads.flavor_split(team_, vendor, {"v100": 4}) == [(8, 0), (8, 0), (14, 0)]
+
+
+# ---- pod fields (issue 21) -------------------------------------------------------------------
+
+
+def test_a_job_carries_the_pod_fields_its_values_give(tmp_path: Path) -> None:
+    fleet = PROD_FLEET + yaml.safe_dump(DATASET_FLEET)
+    values_dir = tree(
+        tmp_path,
+        {"vendors/nvidia.yaml": NVIDIA, "teams/vision.yaml": DATASET_TEAM},
+        fleet=fleet,
+        defaults=False,
+    )
+    out = render_into(values_dir, tmp_path / "out")
+    objs = build_unit(out, "prod", "team-vision")
+    job = find(objs, "Job", "train")
+    assert (job["spec"]["ttlSecondsAfterFinished"], job["spec"]["activeDeadlineSeconds"]) == (
+        3600,
+        86400,
+    )
+    template = job["spec"]["template"]
+    assert template["metadata"]["annotations"] == {"example.com/owner": "vision"}
+    spec = template["spec"]
+    assert spec["volumes"] == [
+        {"name": "dataset", "persistentVolumeClaim": {"claimName": "imagenet", "readOnly": True}},
+        {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}},
+    ]
+    (ctr,) = spec["containers"]
+    assert ctr["volumeMounts"] == [
+        {"name": "dataset", "mountPath": "/data", "readOnly": True},
+        {"name": "dshm", "mountPath": "/dev/shm"},
+    ]
+    assert ctr["env"] == [
+        {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}},
+        {"name": "MODE", "value": "train"},
+    ]
+    assert spec["imagePullSecrets"] == [{"name": "registry-creds"}]
+    assert (spec["serviceAccountName"], spec["priorityClassName"]) == ("trainer", "training-high")
+    # The pool's toleration stays first; the job's own is added, never in its place.
+    assert spec["tolerations"] == [
+        {
+            "key": "feature.node.kubernetes.io/accelerator",
+            "operator": "Equal",
+            "value": "nvidia-gpu",
+            "effect": "NoSchedule",
+        },
+        {"key": "example.com/spot", "operator": "Exists", "effect": "NoSchedule"},
+    ]
+    assert spec["topologySpreadConstraints"][0]["topologyKey"] == "kubernetes.io/hostname"
+    # Kubernetes' own Pod Security admission code passes it at the team's level.
+    (result,) = pod_security(objs)
+    assert (result["level"], result["allowed"]) == ("restricted", True), result
+    # The priority class it names is the fleet's own.
+    (pc,) = [o for o in build_unit(out, "prod", "scheduling") if o["kind"] == "PriorityClass"]
+    assert (pc["metadata"]["name"], pc["value"]) == ("training-high", 1000)
+    assert not codes(values_dir)
+
+
+def test_a_batch_job_without_lifetime_fields_has_none() -> None:
+    """ttlSecondsAfterFinished and activeDeadlineSeconds only when the values give them."""
+    decl = workloads.PodDecl("", 0, "", "x:1", (), (), {}, {}, {})
+    view = FleetView("prod", None, (), ())  # type: ignore[arg-type]
+    spec = workloads._pod_spec(view, "j", decl, restart="Never")
+    assert "activeDeadlineSeconds" not in spec
+    assert workloads._pod_spec(view, "j", decl, active_deadline=60)["activeDeadlineSeconds"] == 60
+
+
+def test_the_workloads_node_affinity_holds_together_with_a_fallback_models() -> None:
+    """Each of the user's required terms gets the model's expressions (terms are ORed, a term's
+    expressions ANDed); preferred terms add up; pod anti-affinity is passed on."""
+    model = {"key": "m", "operator": "In", "values": ["A100", "H100"]}
+    mine = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [model]}]
+            },
+            "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "preference": 1}],
+        }
+    }
+    zone_a = {"key": "zone", "operator": "In", "values": ["a"]}
+    rack = {"key": "rack", "operator": "Exists"}
+    anti = {"requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": "h"}]}
+    user = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [zone_a]},
+                    {"matchFields": [rack]},
+                ]
+            },
+            "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 5, "preference": 2}],
+        },
+        "podAntiAffinity": anti,
+    }
+    got = workloads.combine_affinity(mine, user)
+    node = got["nodeAffinity"]
+    assert node["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] == [
+        {"matchExpressions": [zone_a, model]},
+        {"matchExpressions": [model], "matchFields": [rack]},
+    ]
+    assert [p["weight"] for p in node["preferredDuringSchedulingIgnoredDuringExecution"]] == [
+        100,
+        5,
+    ]
+    assert got["podAntiAffinity"] == anti
+    # One side alone is kept as it is.
+    assert workloads.combine_affinity(mine, {"podAntiAffinity": anti}) == {
+        **mine,
+        "podAntiAffinity": anti,
+    }
+    assert workloads.combine_affinity({}, user) == user

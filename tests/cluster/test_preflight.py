@@ -21,6 +21,7 @@ from generator.cluster.preflight import (
     check,
     pool_nodes,
     prometheus_loads,
+    read_cluster,
     served_apis,
     site_kueue,
     site_nfd,
@@ -565,3 +566,61 @@ def test_every_kueue_manager_is_judged_and_each_finding_says_it_whole(tmp_path: 
             "platform.kueue.provided: fleet); " + HINT,
         ),
     ]
+
+
+# PRE007: what a team declares as its own (external) and a workload uses
+
+EXTERNAL_TEAM = {
+    "quota": {"nvidia": 4},
+    "namespaces": ["ml", "ml-b"],
+    "external": {"secrets": ["tok", "unused"], "persistentVolumeClaims": ["data"]},
+    "jobs": {
+        "j": {
+            "vendor": "nvidia",
+            "namespace": "ml-b",
+            "images": {"nvidia": "r/t:1"},
+            "imagePullSecrets": [{"name": "tok"}],
+            "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}],
+            "volumeMounts": [{"name": "d", "mountPath": "/data"}],
+        }
+    },
+}
+
+
+def test_a_declared_object_a_workload_uses_must_exist_in_the_workloads_namespace(
+    tmp_path: Path,
+) -> None:
+    view, units = env_of(tmp_path, team=EXTERNAL_TEAM)
+    state = everything(units)
+    # The claim exists, but in the team's other namespace; the unused Secret is not asked for.
+    state.team_objects = {("Secret", "ml-b", "tok"), ("PersistentVolumeClaim", "ml", "data")}
+    (finding,) = check(view, units, state)
+    assert (finding.code, finding.message, finding.path) == (
+        "PRE007",
+        "PersistentVolumeClaim ml-b/data does not exist: the team declares it (external) and "
+        "its workload uses it, so its pods would not start",
+        "$.jobs.j.volumes[0].persistentVolumeClaim.claimName",
+    )
+    assert finding.location.file == "values/teams/ml.yaml"
+    assert finding.hint == "create it in namespace 'ml-b' before Argo CD syncs the team"
+    state.team_objects.add(("PersistentVolumeClaim", "ml-b", "data"))
+    assert check(view, units, state) == []
+
+
+def test_preflight_reads_the_objects_of_the_namespaces_that_use_them(
+    tmp_path: Path, cluster: ControlPlane
+) -> None:
+    launcher.reset(cluster)
+    api = cluster.client()
+    view, _ = env_of(tmp_path, team=EXTERNAL_TEAM)
+    for ns in ("ml", "ml-b"):
+        api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        api.apply(
+            {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "tok", "namespace": ns}}
+        )
+    api.apply(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "ml-b"}}
+    )
+    state = read_cluster(api, view)
+    # Secrets and claims of ml-b only (the job's namespace); ConfigMaps are not asked for.
+    assert state.team_objects == {("Secret", "ml-b", "tok")}

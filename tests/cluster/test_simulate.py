@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from generator.builders import argocd
+from generator.cluster import dryrun
 from generator.cluster.launcher import ControlPlane
 from generator.cluster.simchecks import PROBE_NAMESPACE
 from generator.cluster.simulate import simulate
@@ -24,7 +25,7 @@ from generator.findings import Severity
 from generator.render import stage
 from generator.values.loader import load as load_values
 from generator.values.model import FleetView
-from tests.fixtures import SIM_FLEET, tree
+from tests.fixtures import DATASET_FLEET, DATASET_TEAM, SIM_FLEET, tree
 
 pytestmark = pytest.mark.xdist_group("control-plane")
 
@@ -304,3 +305,39 @@ jobs:
     }, env.admissions
     nodes = {p.workload: p.node for p in env.pods}
     assert nodes["Job ml/big"] == "h1" and nodes["Job ml/small"] in ("a1", "a2"), nodes
+
+
+def test_a_job_with_a_dataset_volume_runs_on_stand_ins_and_says_so(
+    tmp_path: Path, cluster: ControlPlane
+) -> None:
+    """The job with the pod fields teams ask for (a dataset PVC, /dev/shm, a pull secret, a
+    token, a service account, a priority class): the API server takes it as rendered (dry-run),
+    and the simulation runs it on empty stand-ins for what the team declares as its own, bound
+    and created before it, and says that it did."""
+    fleet = {**SIM_FLEET, **DATASET_FLEET}
+    nvidia = {"pools": [{"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["g1"]}]}
+    files = {
+        "fleet.yaml": yaml.safe_dump(fleet, sort_keys=False),
+        "vendors/nvidia.yaml": yaml.safe_dump(nvidia),
+        "teams/vision.yaml": DATASET_TEAM,
+    }
+    values = tree(tmp_path, files, defaults=False)
+    assert dryrun.dry_run(values, None, plane=cluster).findings == []
+    result = simulate(values, None, lambda: contextlib.nullcontext(cluster))
+    (env,) = result.envs
+    (pod,) = env.pods
+    assert (pod.workload, pod.node, pod.phase, pod.ok) == (
+        "Job vision/train",
+        "g1",
+        "Running",
+        True,
+    )
+    assert [f for f in result.findings if f.severity is Severity.ERROR] == []
+    (stand_in,) = [f for f in result.findings if "stand-ins" in f.message]
+    assert stand_in.code == "SIM011" and stand_in.severity is Severity.WARNING
+    assert stand_in.message.startswith(
+        "team 'vision' declares objects of its own (external) that its workloads use: the "
+        "simulation created empty stand-ins for them (PersistentVolumeClaim vision/imagenet, "
+        "Secret vision/hf, Secret vision/registry-creds, ServiceAccount vision/trainer)"
+    )
+    assert str(stand_in.location) == "values/teams/vision.yaml:4:3"  # external

@@ -348,7 +348,8 @@ HINTS = {
     "or exporter.daemonSet.version <tag>@sha256:<digest>; for a workload: its images)",
     "SEC006": "allowed: accel-gitops.io/owners, accel-gitops.io/phase, accel-gitops.io/source, "
     "argocd.argoproj.io/sync-wave, scheduling.volcano.sh/queue-name, and on Namespaces "
-    "argocd.argoproj.io/sync-options: Prune=false,Delete=false",
+    "argocd.argoproj.io/sync-options: Prune=false,Delete=false; on pods, what fleet.yaml's "
+    "teamPodAnnotations lists",
 }
 
 
@@ -785,6 +786,27 @@ def test_sec006_annotations_outside_the_allow_list(prod: FleetView) -> None:
     # The platform's units carry what their components need.
     assert whole(prod, rule_of("SEC006"), "device-plugins", dep) == []
     assert whole(prod, rule_of("SEC006"), "teams-ml", dep) == []
+
+
+def test_sec006_pods_may_carry_what_the_fleet_lets_teams_set(tmp_path: Path) -> None:
+    """teamPodAnnotations: an exact key, or every key of a prefix ('example.com/*'), on pod
+    templates only: the workload object itself keeps the generator's allow-list."""
+    fleet = FLEET + "teamPodAnnotations: [example.com/*, sidecar.istio.io/inject]\n"
+    view = values.load(tree(tmp_path, {"fleet.yaml": fleet})).envs["prod"]
+    notes = {
+        "example.com/owner": "vision",
+        "sidecar.istio.io/inject": "false",
+        "sidecar.istio.io/status": "x",  # not the listed key
+        "example.org/owner": "x",  # not the listed prefix
+    }
+    dep = deployment({}, annotations={"example.com/owner": "vision"})
+    dep["spec"]["template"]["metadata"]["annotations"] = notes
+    got = [path for _, path in whole(view, rule_of("SEC006"), "team-ml", dep)]
+    assert got == [
+        "$.metadata.annotations['example.com/owner']",
+        "$.spec.template.metadata.annotations['example.org/owner']",
+        "$.spec.template.metadata.annotations['sidecar.istio.io/status']",
+    ]
 
 
 # TEAM001

@@ -76,6 +76,75 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
         "(workloadMounts of ascend) as hostPath, which Pod Security 'baseline' refuses "
         "(at $.jobs.j)",
     ),
+    # a hostPath volume of the workload's own: refused by both team Pod Security levels
+    "WKL004-volume": (
+        {
+            "teams/demo.yaml": DEMO_JOB + "    images: {nvidia: x:1}\n    volumes:\n"
+            "      - {name: data, hostPath: {path: /mnt/data}}\n"
+        },
+        "values/teams/demo.yaml:7:9: WKL004 volume 0 mounts the node's '/mnt/data' (hostPath), "
+        "which Pod Security 'baseline' refuses (at $.jobs.j.volumes[0])",
+    ),
+    # a Kubernetes field misspelt: at its key, with the field it likely meant
+    "WKL006": (
+        {
+            "teams/demo.yaml": DEMO_JOB + "    images: {nvidia: x:1}\n    volumes:\n"
+            "      - name: data\n        persistentVolumeClaim: {claimNmae: imagenet}\n"
+        },
+        "values/teams/demo.yaml:8:33: WKL006 'claimNmae' is not a field of a Kubernetes Volume "
+        "here (at $.jobs.j.volumes[0].persistentVolumeClaim.claimNmae); did you mean "
+        "'claimName'?",
+    ),
+    # a mount of a volume the workload does not have
+    "WKL006-mount": (
+        {
+            "teams/demo.yaml": DEMO_JOB + "    images: {nvidia: x:1}\n    volumes:\n"
+            "      - {name: dataset, emptyDir: {}}\n"
+            "    volumeMounts:\n      - {name: datset, mountPath: /data}\n"
+        },
+        "values/teams/demo.yaml:9:16: WKL006 volume mount names 'datset', which is not one of "
+        "the workload's volumes (at $.jobs.j.volumeMounts[0].name); did you mean 'dataset'?",
+    ),
+    # an empty key with Exists tolerates every taint: another vendor's pool too
+    "WKL007": (
+        {
+            "teams/demo.yaml": DEMO_JOB + "    images: {nvidia: x:1}\n"
+            "    tolerations: [{operator: Exists}]\n",
+            "vendors/ascend.yaml": ASCEND_910B,
+        },
+        "values/teams/demo.yaml:6:19: WKL007 toleration 0 tolerates ascend's pool taint "
+        "feature.node.kubernetes.io/accelerator=huawei-npu:NoSchedule, so the workload's pods "
+        "may land on ascend nodes it does not use (at $.jobs.j.tolerations[0])",
+    ),
+    # a Secret the pods use that the team does not declare: the one it likely meant
+    "WKL008": (
+        {
+            "teams/demo.yaml": "quota: {nvidia: 4}\nexternal:\n  secrets: [registry-creds]\n"
+            "jobs:\n  j:\n    vendor: nvidia\n    images: {nvidia: x:1}\n"
+            "    imagePullSecrets: [{name: registry-cred}]\n"
+        },
+        "values/teams/demo.yaml:8:31: WKL008 the pods use Secret 'registry-cred', which the "
+        "fleet does not render and the team does not declare (at "
+        "$.jobs.j.imagePullSecrets[0].name); did you mean 'registry-creds'? add it to "
+        "external.secrets in the team's file",
+    ),
+    # a priority class the fleet does not render
+    "WKL008-priority": (
+        {"teams/demo.yaml": DEMO_JOB + "    images: {nvidia: x:1}\n    priorityClassName: high\n"},
+        "values/teams/demo.yaml:6:24: WKL008 the pods use PriorityClass 'high', which the fleet "
+        "does not render and the team does not declare (at $.jobs.j.priorityClassName); add it "
+        "to scheduling.priorityClasses in fleet.yaml",
+    ),
+    # a pod annotation the fleet does not let teams set
+    "WKL009": (
+        {
+            "teams/demo.yaml": DEMO_JOB + "    images: {nvidia: x:1}\n"
+            "    podAnnotations: {sidecar.istio.io/inject: 'false'}\n"
+        },
+        "values/teams/demo.yaml:6:22: WKL009 pod annotation 'sidecar.istio.io/inject' is not "
+        "one the fleet lets teams set (at $.jobs.j.podAnnotations['sidecar.istio.io/inject']); "
+        "the platform team adds it to teamPodAnnotations in fleet.yaml",
+    ),
     "WKL005": (
         {
             "teams/demo.yaml": "quota: {nvidia: 4, ascend: 4}\nservices:\n  s:\n"

@@ -1,0 +1,101 @@
+"""Stand-ins for the objects teams declare as their own (`external`: Secrets, ConfigMaps,
+PersistentVolumeClaims, ServiceAccounts), so that the simulation runs the workloads that use
+them: a declared object is what the team says the real cluster has, and preflight checks that it
+does (PRE007). The stand-ins are empty: what a Secret holds or a volume stores is not
+simulated, and the run says so (SIM011).
+"""
+
+from __future__ import annotations
+
+from generator.builders.common import MANAGED_BY
+from generator.cluster.api import ApiClient, Obj
+from generator.cluster.launcher import SIM_LABEL
+from generator.findings import Finding, Severity
+from generator.values.model import FleetView
+from generator.workloads.external import ExternalUse, external_uses
+
+# Labelled as the simulation's own objects, which reset removes (a PersistentVolume is
+# cluster-scoped: reset deletes those the generator manages).
+LABELS = {"app.kubernetes.io/managed-by": MANAGED_BY, SIM_LABEL: "true"}
+# A PersistentVolume the stand-in claim is bound to up front (spec.volumeName and the volume's
+# claimRef): no provisioner runs here. The size is nominal; nothing is written to it.
+PV_SIZE = "1Gi"
+
+
+def _meta(name: str, namespace: str | None = None) -> Obj:
+    meta: Obj = {"name": name, "labels": dict(LABELS)}
+    if namespace:
+        meta["namespace"] = namespace
+    return meta
+
+
+def stand_ins(use: ExternalUse) -> list[Obj]:
+    """The objects that stand in for one declared external object."""
+    meta = _meta(use.name, use.namespace)
+    if use.kind == "Secret":
+        return [{"apiVersion": "v1", "kind": "Secret", "metadata": meta, "type": "Opaque"}]
+    if use.kind == "ConfigMap":
+        return [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta}]
+    if use.kind == "ServiceAccount":
+        return [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta}]
+    volume = f"sim-{use.namespace}-{use.name}"[:253]
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": _meta(volume),
+            "spec": {
+                "capacity": {"storage": PV_SIZE},
+                "accessModes": ["ReadWriteMany", "ReadOnlyMany", "ReadWriteOnce"],
+                "storageClassName": "",
+                "claimRef": {"namespace": use.namespace, "name": use.name},
+                "hostPath": {"path": f"/var/lib/accel-gitops-sim/{volume}"},
+            },
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": meta,
+            "spec": {
+                "accessModes": ["ReadOnlyMany"],
+                "storageClassName": "",
+                "volumeName": volume,
+                "resources": {"requests": {"storage": PV_SIZE}},
+            },
+        },
+    ]
+
+
+def create(api: ApiClient, view: FleetView) -> list[Finding]:
+    """Create the stand-ins (and their namespaces) before the team units; a SIM011 warning per
+    team that has any, naming them."""
+    uses = external_uses(view)
+    seen: set[tuple[str, str, str]] = set()
+    by_team: dict[str, list[ExternalUse]] = {}
+    for use in uses:
+        key = (use.kind, use.namespace, use.name)
+        if key in seen:
+            continue
+        seen.add(key)
+        by_team.setdefault(use.team.name, []).append(use)
+    for ns in sorted({u.namespace for u in uses}):
+        api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    out = []
+    for team, team_uses in sorted(by_team.items()):
+        for use in team_uses:
+            for obj in stand_ins(use):
+                api.apply(obj)
+        shown = ", ".join(sorted(f"{u.kind} {u.namespace}/{u.name}" for u in team_uses))
+        first = team_uses[0]
+        out.append(
+            Finding(
+                "SIM011",
+                f"team {team!r} declares objects of its own (external) that its workloads use: "
+                f"the simulation created empty stand-ins for them ({shown}); what they hold was "
+                "not simulated, and whether the real cluster has them is preflight's check",
+                first.team.doc.locate(("external",)),
+                hint="run preflight against the cluster (docs/workloads.md#external-objects)",
+                severity=Severity.WARNING,
+            )
+        )
+    return out

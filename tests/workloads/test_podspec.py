@@ -1,0 +1,193 @@
+"""The Kubernetes pod fields a workload passes through (generator/workloads/podspec.py): checked
+against Kubernetes' own schema at the values path, the checks the schema cannot make, what the
+pods use from the cluster, and whether a toleration tolerates a taint as the scheduler decides."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from generator.toolchain.crdschemas import kubernetes_validate_schema_dir
+from generator.values.model import Taint
+from generator.workloads import podspec
+from generator.workloads.podspec import Problem, Reference
+
+
+def problems(raw: dict[str, Any]) -> list[tuple[tuple[Any, ...], str]]:
+    return [(p.path, p.message) for p in podspec.problems(raw, "1.36")]
+
+
+def test_a_field_kubernetes_does_not_know_is_named_at_its_key_with_the_one_it_meant() -> None:
+    raw = {"volumes": [{"name": "d", "persistentVolumeClaim": {"claimNmae": "x"}}]}
+    (problem,) = podspec.problems(raw, "1.36")
+    assert problem == Problem(
+        ("volumes", 0, "persistentVolumeClaim", "claimNmae"),
+        "'claimNmae' is not a field of a Kubernetes Volume here",
+        "did you mean 'claimName'? known fields: claimName, readOnly",
+        key=True,
+    )
+
+
+def test_a_value_of_the_wrong_type_is_named_at_its_path() -> None:
+    raw = {"tolerations": [{"key": "k", "tolerationSeconds": "soon"}]}
+    ((path, message),) = problems(raw)
+    assert path == ("tolerations", 0, "tolerationSeconds")
+    assert message.startswith("not a valid Kubernetes Toleration: 'soon' is not of type")
+
+
+def test_each_field_is_checked_as_its_own_kind() -> None:
+    # The same mistake in every field, each named after its kind; env's valueFrom too.
+    raw = {
+        "volumes": [{"name": "v", "bogus": 1}],
+        "volumeMounts": [{"name": "v", "mountPath": "/v", "bogus": 1}],
+        "envFrom": [{"bogus": 1}],
+        "imagePullSecrets": [{"bogus": 1}],
+        "tolerations": [{"bogus": 1}],
+        "topologySpreadConstraints": [{"bogus": 1}],
+        "affinity": {"bogus": 1},
+        "env": {"A": {"valueFrom": {"bogus": 1}}},
+    }
+    kinds = {
+        path[0]: message.split("Kubernetes ")[1].split(" ")[0].rstrip(":")
+        for path, message in problems(raw)
+    }
+    assert kinds == {
+        "volumes": "Volume",
+        "volumeMounts": "VolumeMount",
+        "envFrom": "EnvFromSource",
+        "imagePullSecrets": "LocalObjectReference",
+        "tolerations": "Toleration",
+        "topologySpreadConstraints": "TopologySpreadConstraint",
+        "affinity": "Affinity",
+        "env": "EnvVarSource",
+    }
+
+
+def test_a_required_field_kubernetes_asks_for_is_reported() -> None:
+    ((path, message),) = problems({"volumeMounts": [{"name": "v"}]})
+    assert path == ("volumeMounts", 0)
+    assert "'mountPath' is a required property" in message
+
+
+def test_volumes_used_twice_or_mounted_without_being_declared() -> None:
+    raw = {
+        "shmSize": "8Gi",
+        "volumes": [{"name": "a", "emptyDir": {}}, {"name": "a", "emptyDir": {}}],
+        "volumeMounts": [
+            {"name": "b", "mountPath": "/b"},
+            {"name": "dshm", "mountPath": "/dev/shm/"},
+        ],
+    }
+    assert problems(raw) == [
+        (("volumes", 1, "name"), "volume name 'a' is used twice (volumes[0] and [1])"),
+        (
+            ("volumeMounts", 0, "name"),
+            "volume mount names 'b', which is not one of the workload's volumes",
+        ),
+        (
+            ("volumeMounts", 1, "mountPath"),
+            "/dev/shm is mounted twice: by shmSize and by this mount",
+        ),
+    ]
+    # shmSize's own volume name is taken
+    assert problems({"shmSize": "1Gi", "volumes": [{"name": "dshm", "emptyDir": {}}]}) == [
+        (("volumes", 0, "name"), "volume name 'dshm' is the one shmSize adds")
+    ]
+    # without shmSize, dshm is a name like any other, and /dev/shm a path like any other
+    assert not problems(
+        {
+            "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}],
+            "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
+        }
+    )
+
+
+def test_the_schema_set_is_the_fleets_minor_or_the_newest_below_it() -> None:
+    shipped = sorted(
+        p.name
+        for p in kubernetes_validate_schema_dir().iterdir()
+        if p.name.endswith("-local-strict")
+    )
+    assert podspec.schema_set("1.36") == "v1.36.0-local-strict"
+    assert podspec.schema_set("1.36.4") == "v1.36.0-local-strict"
+    newest = max(shipped, key=lambda n: tuple(int(x) for x in n[1:].split("-")[0].split(".")))
+    assert podspec.schema_set("1.99") == newest
+    oldest = min(shipped, key=lambda n: tuple(int(x) for x in n[1:].split("-")[0].split(".")))
+    assert podspec.schema_set("1.0") == oldest
+
+
+def test_every_object_of_the_cluster_the_pods_name_is_found_where_the_values_name_it() -> None:
+    raw = {
+        "volumes": [
+            {"name": "d", "persistentVolumeClaim": {"claimName": "data"}},
+            {"name": "s", "secret": {"secretName": "certs"}},
+            {"name": "o", "secret": {"secretName": "maybe", "optional": True}},
+            {"name": "c", "configMap": {"name": "conf"}},
+            {
+                "name": "p",
+                "projected": {
+                    "sources": [{"secret": {"name": "ps"}}, {"configMap": {"name": "pc"}}]
+                },
+            },
+        ],
+        "env": {
+            "A": "text",
+            "B": {"valueFrom": {"secretKeyRef": {"name": "tok", "key": "k"}}},
+            "C": {"valueFrom": {"configMapKeyRef": {"name": "cm", "key": "k"}}},
+        },
+        "envFrom": [{"secretRef": {"name": "all"}}, {"configMapRef": {"name": "allc"}}],
+        "imagePullSecrets": [{"name": "pull"}],
+        "serviceAccountName": "sa",
+        "priorityClassName": "high",
+    }
+    assert podspec.references(raw) == [
+        Reference(
+            "persistentVolumeClaims", "data", ("volumes", 0, "persistentVolumeClaim", "claimName")
+        ),
+        Reference("secrets", "certs", ("volumes", 1, "secret", "secretName")),
+        Reference("configMaps", "conf", ("volumes", 3, "configMap", "name")),
+        Reference("secrets", "ps", ("volumes", 4, "projected", "sources", 0, "secret", "name")),
+        Reference(
+            "configMaps", "pc", ("volumes", 4, "projected", "sources", 1, "configMap", "name")
+        ),
+        Reference("secrets", "tok", ("env", "B", "valueFrom", "secretKeyRef", "name")),
+        Reference("configMaps", "cm", ("env", "C", "valueFrom", "configMapKeyRef", "name")),
+        Reference("secrets", "all", ("envFrom", 0, "secretRef", "name")),
+        Reference("configMaps", "allc", ("envFrom", 1, "configMapRef", "name")),
+        Reference("secrets", "pull", ("imagePullSecrets", 0, "name")),
+        Reference("serviceAccounts", "sa", ("serviceAccountName",)),
+        Reference("priorityClasses", "high", ("priorityClassName",)),
+    ]
+
+
+GPU = Taint("nvidia.com/gpu", "NoSchedule", "present")
+GPU_BARE = Taint("nvidia.com/gpu", "NoSchedule")
+SIZED = Taint("size", "NoSchedule", "8")
+
+
+@pytest.mark.parametrize(
+    ("toleration", "taint", "expected"),
+    [
+        ({"operator": "Exists"}, GPU, True),  # no key, no effect: every taint
+        ({"key": "nvidia.com/gpu", "operator": "Exists"}, GPU, True),
+        ({"key": "other", "operator": "Exists"}, GPU, False),
+        ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoExecute"}, GPU, False),
+        ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}, GPU, True),
+        ({"key": "nvidia.com/gpu", "value": "present"}, GPU, True),  # "" operator is Equal
+        ({"key": "nvidia.com/gpu", "operator": "Equal", "value": "absent"}, GPU, False),
+        ({"key": "nvidia.com/gpu", "operator": "Equal"}, GPU_BARE, True),
+        ({"key": "nvidia.com/gpu", "operator": "Equal"}, GPU, False),
+        ({"operator": "Equal", "value": "present"}, GPU, True),  # empty key: any key
+        ({"key": "size", "operator": "Lt", "value": "9"}, SIZED, True),
+        ({"key": "size", "operator": "Lt", "value": "8"}, SIZED, False),
+        ({"key": "size", "operator": "Gt", "value": "7"}, SIZED, True),
+        ({"key": "size", "operator": "Gt", "value": "8"}, SIZED, False),
+        ({"key": "size", "operator": "Gt", "value": "x"}, SIZED, False),
+        ({"key": "size", "operator": "Sometimes", "value": "8"}, SIZED, False),
+    ],
+)
+def test_a_toleration_tolerates_a_taint_as_the_scheduler_decides(
+    toleration: dict[str, Any], taint: Taint, expected: bool
+) -> None:
+    assert podspec.tolerates(toleration, taint) is expected
