@@ -12,8 +12,8 @@ from generator.builders.workloads import (
     workload_mounts,
 )
 from generator.findings import Finding, Severity, did_you_mean
-from generator.policy.checks import WARNING, Check, CheckFn
-from generator.policy.manifest import pod_annotation_allowed
+from generator.policy.checks import EITHER, Check, CheckFn
+from generator.policy.manifest import pod_annotation_allowed, production
 from generator.policy.placement import SUMMARIES, Problem, pod_problems
 from generator.values.model import FleetView, Team
 from generator.values.yamlio import YamlPath, json_path
@@ -250,6 +250,11 @@ def empty_with_traffic(view: FleetView) -> Iterable[Finding]:
 
 
 def pod_split(view: FleetView) -> Iterable[Finding]:
+    """routing: service sends each serving track the share of ready pods it has. Where that is
+    not the phase's weights: an error in a production environment unless the service lets its
+    replicas follow the weights (replicasFollowWeights, whose rounding is then said as a
+    warning); a warning elsewhere."""
+    live = production(view)
     for team in view.teams:
         for svc in team_workloads(view, team).services:
             if svc.routing != "service":
@@ -265,23 +270,37 @@ def pod_split(view: FleetView) -> Iterable[Finding]:
                 (p for p in plans if p.replicas * 100 != p.weight * pods),
                 key=lambda p: p.weight > 0,
             )
-            if off:
-                p = off[0]
-                share = round(p.replicas * 100 / pods)
-                path = (*svc.path, "phase") if team.doc.get(*svc.path, "phase") else svc.path
-                if p.weight == 0:
-                    path = p.replicas_path  # its pods are what should not be there
-                yield Finding(
-                    "MIG006",
-                    f"service {svc.name!r} uses routing: service, so track {p.vendor!r} gets "
-                    f"{share}% of the traffic ({p.replicas} of {pods} ready pods), not the "
-                    f"{p.weight}% of phase {svc.phase!r}",
-                    team.doc.locate(path),
-                    json_path(path),
-                    "use routing: gateway or istio for weighted traffic, or set replicas "
-                    "in proportion to the weights",
-                    Severity.WARNING,
+            if not off:
+                continue
+            p = off[0]
+            share = round(p.replicas * 100 / pods)
+            path = (*svc.path, "phase") if team.doc.get(*svc.path, "phase") else svc.path
+            if p.weight == 0:
+                path = p.replicas_path  # its pods are what should not be there
+            error = live and not svc.replicas_follow_weights
+            if error:
+                hint = (
+                    f"environment {view.env!r} is in productionEnvironments: set "
+                    "replicasFollowWeights: true (plan shows the replicas it gives), or use "
+                    "routing: gateway or istio for weighted traffic"
                 )
+            elif svc.replicas_follow_weights:
+                hint = "the replicas follow the weights as closely as whole pods allow"
+            else:
+                hint = (
+                    "use routing: gateway or istio for weighted traffic, or set "
+                    "replicasFollowWeights: true"
+                )
+            yield Finding(
+                "MIG006",
+                f"service {svc.name!r} uses routing: service, so track {p.vendor!r} gets "
+                f"{share}% of the traffic ({p.replicas} of {pods} ready pods), not the "
+                f"{p.weight}% of phase {svc.phase!r}",
+                team.doc.locate(path),
+                json_path(path),
+                hint,
+                Severity.ERROR if error else Severity.WARNING,
+            )
 
 
 def fits_quota(view: FleetView) -> Iterable[Finding]:
@@ -407,9 +426,10 @@ CHECKS: tuple[Check, ...] = (
     ),
     Check(
         "MIG006",
-        "routing: service splits traffic by ready pods, not by the phase's weights",
+        "routing: service splits traffic by ready pods, not by the phase's weights (an error "
+        "in production unless replicasFollowWeights)",
         pod_split,
-        WARNING,
+        EITHER,
     ),
     Check("MIG004", "a team's workloads need more devices of a vendor than its quota", fits_quota),
     Check(

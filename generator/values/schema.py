@@ -698,6 +698,12 @@ SERVICE = _obj(
             "description": "explicit traffic weights per track (percent, sum 100)",
         },
         "routing": {"enum": ["service", "gateway", "istio"]},
+        "replicasFollowWeights": {
+            "type": "boolean",
+            "description": "routing: service only: give the tracks that carry traffic replicas "
+            "in proportion to the phase's weights (traffic follows ready pods); `plan` shows "
+            "them. Required in production for a phase that splits traffic (MIG006)",
+        },
         "gateway": _obj(
             {
                 "parentRefs": _list(

@@ -101,6 +101,7 @@ class Service:
     container_port: int
     gateway: dict[str, Any] = field(default_factory=dict)
     istio: dict[str, Any] = field(default_factory=dict)
+    replicas_follow_weights: bool = False
 
     @property
     def path(self) -> YamlPath:
@@ -334,6 +335,7 @@ class _Resolver:
             container_port=int(raw.get("containerPort", 8080)),
             gateway=dict(raw.get("gateway", {}) or {}),
             istio=dict(raw.get("istio", {}) or {}),
+            replicas_follow_weights=bool(raw.get("replicasFollowWeights", False)),
         )
 
 

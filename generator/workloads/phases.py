@@ -10,11 +10,16 @@
 
 Other tracks run at full size with weight 0. A one-track service takes all traffic. Explicit
 `replicas` (per track) and `weights` (all tracks; missing ones are 0) override the phase.
+
+`replicasFollowWeights` (routing: service only, where traffic follows ready pods): the tracks
+that carry traffic get replicas in proportion to their weights instead (`scaled`), as many as
+each needs for its share of the load at least.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 from generator.values.yamlio import YamlPath
 from generator.workloads.model import Service
@@ -68,4 +73,41 @@ def plan_service(svc: Service) -> list[TrackPlan]:
         if explicit:
             weight = svc.explicit_weights.get(v, 0)
         out.append(TrackPlan(v, replicas, weight, replicas * track.pod.devices, rpath, explicit))
+    if svc.replicas_follow_weights and svc.routing == "service":
+        return scaled(svc, out)
     return out
+
+
+def scaled(svc: Service, plans: list[TrackPlan]) -> list[TrackPlan]:
+    """Replicas of the tracks that carry traffic in proportion to their weights, so that a
+    Service over all of them (traffic by ready pods) gives each about its weight.
+
+    Each such track needs ceil(full size x weight / 100) replicas (at least 1) to carry its
+    share; the total N is the least at which every track's proportional share reaches that; the
+    N pods are shared by largest remainder. A track whose replicas the values set is left as
+    set, and so are tracks of weight 0."""
+    serving = [p for p in plans if p.weight > 0 and p.vendor not in svc.explicit_replicas]
+    if len(serving) < 2:
+        return plans
+    full = {t.vendor: t.replicas for t in svc.tracks}
+    need = {p.vendor: max(1, math.ceil(full[p.vendor] * p.weight / 100)) for p in serving}
+    weight = sum(p.weight for p in serving)
+    total = max(math.ceil(need[p.vendor] * weight / p.weight) for p in serving)
+    exact = {p.vendor: total * p.weight / weight for p in serving}
+    counts = {v: math.floor(x) for v, x in exact.items()}
+    order = sorted(serving, key=lambda p: (-(exact[p.vendor] - counts[p.vendor]), p.vendor))
+    for p in order[: total - sum(counts.values())]:
+        counts[p.vendor] += 1
+    path = (*svc.path, "replicasFollowWeights")
+    devices = {t.vendor: t.pod.devices for t in svc.tracks}
+    return [
+        replace(
+            p,
+            replicas=counts[p.vendor],
+            devices=counts[p.vendor] * devices[p.vendor],
+            replicas_path=path,
+        )
+        if p.vendor in counts
+        else p
+        for p in plans
+    ]

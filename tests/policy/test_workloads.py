@@ -221,6 +221,35 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
         "the 75% of phase 'shift-25' in environment 'prod' "
         "(at $.services['inference-service'].phase)",
     ),
+    # in a production environment the same split is an error
+    "MIG006-production": (
+        {
+            **MIGRATING,
+            "fleet.yaml": FLEET + "productionEnvironments: [prod]\n",
+            "environments/prod.yaml": "teams:\n  inference:\n    services:\n"
+            "      inference-service: {phase: shift-25}\n",
+        },
+        "values/environments/prod.yaml:4:34: MIG006 service 'inference-service' uses "
+        "routing: service, so track 'nvidia' gets 50% of the traffic (2 of 4 ready pods), not "
+        "the 75% of phase 'shift-25' in environment 'prod' "
+        "(at $.services['inference-service'].phase); environment 'prod' is in "
+        "productionEnvironments: set replicasFollowWeights: true (plan shows the replicas it "
+        "gives), or use routing: gateway or istio for weighted traffic",
+    ),
+    # replicas that follow the weights as closely as whole pods allow: what is left is said
+    "MIG006-follow": (
+        {
+            **MIGRATING,
+            "fleet.yaml": FLEET + "productionEnvironments: [prod]\n",
+            "environments/prod.yaml": "teams:\n  inference:\n    services:\n"
+            "      inference-service: {phase: shift-33, replicasFollowWeights: true}\n",
+        },
+        "values/environments/prod.yaml:4:34: MIG006 warning: service 'inference-service' uses "
+        "routing: service, so track 'nvidia' gets 75% of the traffic (3 of 4 ready pods), not "
+        "the 67% of phase 'shift-33' in environment 'prod' "
+        "(at $.services['inference-service'].phase); the replicas follow the weights as "
+        "closely as whole pods allow",
+    ),
     "POD001": (
         {
             "teams/demo.yaml": DEMO_JOB + "    devices: 0\n    images: {nvidia: x:1}\n"
@@ -490,8 +519,7 @@ ROUTING = (
     _service("g-weight-one", 1, 0, "weights: {nvidia: 99, ascend: 1}"),
 )
 HINT_MIG006 = (
-    "; use routing: gateway or istio for weighted traffic, or set replicas in proportion to the "
-    "weights"
+    "; use routing: gateway or istio for weighted traffic, or set replicasFollowWeights: true"
 )
 
 

@@ -169,3 +169,70 @@ def test_a_one_track_service_takes_all_traffic_whatever_the_phase(tmp_path: Path
     assert plans(values_dir) == [
         ("nvidia", 3, 100, 3, (*SVC, "tracks", "nvidia", "replicas"), False),
     ]
+
+
+# ---- replicasFollowWeights: replicas in proportion to the weights (routing: service) ----------
+
+
+def follow(tmp_path: Path, settings: str) -> dict[str, tuple[int, int, int, object]]:
+    """prod's inference-service (2 replicas a track, 1 device each) with `settings` added:
+    (replicas, weight, devices, replicas_path) per track."""
+    values_dir = migration(
+        tmp_path,
+        "teams:\n  inference:\n    services:\n      inference-service:\n"
+        f"        replicasFollowWeights: true\n{settings}",
+    )
+    view = values.load(values_dir).envs["prod"]
+    team = next(t for t in view.teams if t.name == "inference")
+    [svc] = team_workloads(view, team).services
+    return {p.vendor: (p.replicas, p.weight, p.devices, p.replicas_path) for p in plan_service(svc)}
+
+
+FOLLOW = (*SVC, "replicasFollowWeights")
+
+
+@pytest.mark.parametrize(
+    ("phase", "nvidia", "ascend"),
+    [
+        # 90 %: both tracks' needs (2 and 1) at the least total where 1 pod is 10 %: 10
+        ("shift-10", 9, 1),
+        # exact at 4 pods
+        ("shift-25", 3, 1),
+        # 4 pods give 2.68 and 1.32: the larger remainder takes the fourth (25 %, not 33 %)
+        ("shift-33", 3, 1),
+        # each needs 1 of its 2 for half the load
+        ("shift-50", 1, 1),
+        ("shift-90", 1, 9),
+    ],
+)
+def test_replicas_follow_the_weights_of_a_shift(
+    phase: str, nvidia: int, ascend: int, tmp_path: Path
+) -> None:
+    got = follow(tmp_path, f"        phase: {phase}\n")
+    weight = int(phase.removeprefix("shift-"))
+    assert got == {
+        "nvidia": (nvidia, 100 - weight, nvidia, FOLLOW),
+        "ascend": (ascend, weight, ascend, FOLLOW),
+    }
+
+
+def test_replicas_follow_weights_only_where_two_tracks_carry_traffic(tmp_path: Path) -> None:
+    # One serving track (validate): the phase's replicas as they are.
+    assert follow(tmp_path / "a", "        phase: validate\n") == {
+        "nvidia": (2, 100, 2, (*SVC, "tracks", "nvidia", "replicas")),
+        "ascend": (1, 0, 1, (*SVC, "phase")),
+    }
+    # A track whose replicas the values set keeps them, and the other is left alone too.
+    assert follow(tmp_path / "b", "        phase: shift-10\n        replicas: {ascend: 2}\n") == {
+        "nvidia": (2, 90, 2, (*SVC, "tracks", "nvidia", "replicas")),
+        "ascend": (2, 10, 2, (*SVC, "replicas", "ascend")),
+    }
+    # Weighted routing gives the weights itself: the replicas stay full.
+    gateway = (
+        "        phase: shift-10\n        routing: gateway\n"
+        "        gateway: {parentRefs: [{name: gw}]}\n"
+    )
+    assert {v: r[0] for v, r in follow(tmp_path / "c", gateway).items()} == {
+        "nvidia": 2,
+        "ascend": 2,
+    }
