@@ -40,6 +40,15 @@ TEAM_UNIT_WAVE = 2
 UNSHARED_NAMESPACES = frozenset({"kube-system", "kube-public", "kube-node-lease", "default"})
 
 
+@dataclass(frozen=True)
+class UserPatch:
+    """A patch a workload's values give (`patch`) for one of its objects: a strategic merge
+    patch (an object) or a JSON 6902 patch (a list of operations)."""
+
+    target: Obj  # the object it patches, as the generator renders it
+    patch: Obj | list[Obj]
+
+
 @dataclass
 class Component:
     """A group of objects that is a kustomize base of its own: `base/<name>/`.
@@ -54,6 +63,9 @@ class Component:
     # without an entry fall back to `origin`.
     origin: Location | None = None
     origins: dict[tuple[str, str, str, str], Location] = field(default_factory=dict)
+    # A team's escape-hatch patches (values `patch`), applied by kustomize in every overlay of
+    # the unit after the generator's own objects and patches.
+    patches: list[UserPatch] = field(default_factory=list)
 
     def add(self, obj: Obj, origin: Location | None = None) -> Obj:
         self.objects.append(obj)

@@ -17,6 +17,7 @@ from generator.builders.common import (
     TEAM_LABEL,
     VENDOR_LABEL,
     Component,
+    UserPatch,
     metadata,
     toleration,
 )
@@ -89,7 +90,38 @@ def build(view: FleetView) -> list[Component]:
             )
             for obj in objs:
                 comp.add(obj, workload_origin(team, obj))
+            comp.patches = user_patches(view, team, objs)
             out.append(comp)
+    return out
+
+
+def patch_targets(view: FleetView, team: Team, objs: list[Obj]) -> list[tuple[YamlPath, Obj]]:
+    """(values path of the workload, object) for each object a workload's `patch` applies to:
+    a job's Job; each track's Deployment of a service."""
+    loaded = team_workloads(view, team)
+    out: list[tuple[YamlPath, Obj]] = []
+    for job in loaded.jobs:
+        out += [
+            (job.path, o) for o in objs if o["kind"] == "Job" and o["metadata"]["name"] == job.name
+        ]
+    for svc in loaded.services:
+        names = {f"{svc.name}-{t.vendor}" for t in svc.tracks}
+        out += [
+            (svc.path, o)
+            for o in objs
+            if o["kind"] == "Deployment" and o["metadata"]["name"] in names
+        ]
+    return out
+
+
+def user_patches(view: FleetView, team: Team, objs: list[Obj]) -> list[UserPatch]:
+    out = []
+    for path, obj in patch_targets(view, team, objs):
+        patch = team.doc.get(*path, "patch", default=None) or {}
+        if patch.get("json6902"):
+            out.append(UserPatch(obj, [dict(op) for op in patch["json6902"]]))
+        elif patch.get("strategicMerge"):
+            out.append(UserPatch(obj, dict(patch["strategicMerge"])))
     return out
 
 

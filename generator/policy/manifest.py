@@ -210,7 +210,8 @@ RISKY_VERBS = frozenset({"*", "escalate", "bind", "impersonate"})
 POWERFUL_ROLES = frozenset({"cluster-admin", "admin", "edit"})
 
 
-def _team(view: FleetView, unit: Unit) -> Team | None:
+def team_of_unit(view: FleetView, unit: Unit) -> Team | None:
+    """The team whose unit `unit` is (None for the platform's units)."""
     if not unit.name.startswith("team-"):
         return None
     key = "rules.team_units"
@@ -436,7 +437,7 @@ def _steps(where: str) -> list[tuple[str, str]]:
 
 
 def team_boundary(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
-    team = _team(view, unit)
+    team = team_of_unit(view, unit)
     if team is None:
         return
     queue = f"team-{team.name}"

@@ -18,6 +18,7 @@ from generator.policy import (
     manifest,
     manifest_scheduling,
     monitoring,
+    patches,
     platform,
     scheduling,
     workloads,
@@ -50,7 +51,9 @@ CHECKS: dict[str, Check] = _listed(
     )
 )
 # Manifest rules on built objects.
-MANIFEST_RULES: dict[str, ManifestRule] = _listed((*manifest.RULES, *manifest_scheduling.RULES))
+MANIFEST_RULES: dict[str, ManifestRule] = _listed(
+    (*manifest.RULES, *manifest_scheduling.RULES, *patches.RULES)
+)
 
 
 def run_checks(values: Values) -> list[Finding]:

@@ -191,7 +191,25 @@ def _overlay(
             fname = object_file(obj)
             tree[f"{path}/{fname}"] = _doc(obj, dump)
             resources.append(fname)
-    tree[f"{path}/kustomization.yaml"] = _kustomization(
-        dump, sorted(resources), sorted(patches, key=lambda p: str(p["path"]))
-    )
+    # The teams' own patches come last: kustomize applies patches in the order listed, so each
+    # sees the object as this environment has it.
+    ordered = sorted(patches, key=lambda p: str(p["path"]))
+    for comp in sorted(members, key=lambda c: c.name):
+        for user in comp.patches:
+            fname = "team-" + object_file(user.target)
+            body: Any = user.patch
+            if isinstance(user.patch, dict):
+                meta = {
+                    k: v for k, v in user.target["metadata"].items() if k in ("name", "namespace")
+                }
+                extra = user.patch.get("metadata") or {}
+                body = {
+                    **user.patch,
+                    "apiVersion": user.target["apiVersion"],
+                    "kind": user.target["kind"],
+                    "metadata": {**extra, **meta},
+                }
+            tree[f"{path}/patches/{fname}"] = _doc(body, dump)
+            ordered.append({"path": f"patches/{fname}", "target": _target(user.target)})
+    tree[f"{path}/kustomization.yaml"] = _kustomization(dump, sorted(resources), ordered)
     return tree

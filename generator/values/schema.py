@@ -549,6 +549,33 @@ WORKLOAD_COMMON: dict[str, Any] = {
         "Toleration", "tolerations beside the pool's own; never of another pool's taints"
     ),
     "topologySpreadConstraints": _k8s("TopologySpreadConstraint", "how pods spread over nodes"),
+    "patch": _obj(
+        {
+            "strategicMerge": {
+                "type": "object",
+                "description": "a strategic merge patch of the workload's object (spec: ...), "
+                "as kubectl and kustomize apply it",
+            },
+            "json6902": _list(
+                _obj(
+                    {
+                        "op": {"enum": ["add", "remove", "replace", "move", "copy", "test"]},
+                        "path": _str("^/"),
+                        "from": _str("^/"),
+                        "value": {},
+                    },
+                    ("op", "path"),
+                ),
+                minItems=1,
+                description="an RFC 6902 JSON patch of the workload's object",
+            ),
+        },
+        description="the escape hatch: one patch applied by kustomize after the generator's "
+        "fields (a service's: to each track's Deployment); it may not change what the "
+        "generator owns (PATCH001)",
+        minProperties=1,
+        maxProperties=1,
+    ),
     "podAnnotations": {
         "type": "object",
         "description": "annotations on the pods (not on the workload object)",
