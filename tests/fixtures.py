@@ -295,6 +295,27 @@ DATASET_FLEET: dict[str, Any] = {
 }
 
 
+# A JobSet of an NVIDIA and a Cambricon replicated job (2 pods x 8 GPUs, 2 pods x 4 MLUs) with
+# its success and failure policies, for team llm (quota: 16 GPUs, 8 MLUs); the fleet renders
+# JobSet and Kueue (JOBSET_FLEET) beside CAMBRICON_MLU370 and the default NVIDIA pool.
+JOBSET_TEAM = """\
+quota: {nvidia: 16, cambricon: 8}
+jobs:
+  pretrain:
+    kind: jobset
+    images: {nvidia: r/train:cuda, cambricon: r/train:mlu}
+    tasks:
+      gpu: {vendor: nvidia, devices: 8, replicas: 2}
+      mlu: {vendor: cambricon, devices: 4, replicas: 2}
+    successPolicy: {operator: All, targetReplicatedJobs: [gpu]}
+    failurePolicy: {maxRestarts: 3}
+"""
+JOBSET_FLEET: dict[str, Any] = {
+    "scheduling": {"backend": "kueue"},
+    "platform": {"kueue": {"provided": "fleet"}, "jobset": {"provided": "fleet"}},
+}
+
+
 def migration(root: Path, prod: str) -> Path:
     """A values tree: the default NVIDIA vendor and team `ml`, Ascend, team inference and its
     migrating service; `prod` is environments/prod.yaml."""

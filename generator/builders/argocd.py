@@ -84,6 +84,7 @@ CHART_VALUES = {
     "volcano": scheduling.volcano_chart_values,
     "kueue": scheduling.kueue_chart_values,
     "nfd": node_config.nfd_chart_values,
+    "jobset": scheduling.jobset_chart_values,
 }
 
 

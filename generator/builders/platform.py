@@ -133,6 +133,30 @@ ADDONS: tuple[Addon, ...] = (
         source="sigs.k8s.io/node-feature-discovery v0.19.0",
     ),
     Addon(
+        key="jobset",
+        title="JobSet",
+        groups=("jobset.x-k8s.io",),  # sigs.k8s.io/jobset v0.11.1 api/jobset/v1alpha2
+        schedulers=(),
+        implied_by=None,
+        chart=Chart(
+            # sigs.k8s.io/jobset v0.11.1 charts/jobset/README.md: "helm install
+            # oci://registry.k8s.io/jobset/charts/jobset --version 0.11.1"; Chart.yaml says
+            # 0.11.1; the project's own manifests install into jobset-system
+            # (config/default/kustomization.yaml). The version Kueue v0.17.0 requires.
+            repo_url="registry.k8s.io/jobset/charts",
+            name="jobset",
+            version="0.11.1",
+            namespace="jobset-system",
+            release="jobset",
+            source="kubernetes-sigs/jobset charts/jobset v0.11.1",
+            module="sigs.k8s.io/jobset",
+            module_version="v0.11.1",
+            module_path="charts/jobset",
+            tool_module="kueuecheck",
+        ),
+        source="sigs.k8s.io/jobset v0.11.1",
+    ),
+    Addon(
         key="gatewayAPI",
         title="Gateway API",
         groups=("gateway.networking.k8s.io",),  # sigs.k8s.io/gateway-api apis/v1

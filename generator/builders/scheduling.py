@@ -290,7 +290,9 @@ KUEUE_MANAGER_CONFIG: dict[str, Any] = {
 # _wire_queue): batch/v1 Jobs, and Deployments, whose pods Kueue admits one by one through the
 # pod integration that "deployment" enables with it (pkg/controller/jobs/deployment/
 # deployment_controller.go ImplicitlyEnabledFrameworkNames, v0.17.0).
-KUEUE_FRAMEWORKS = {"job": "batch/job", "service": "deployment"}
+# A JobSet is admitted as one workload by the jobset integration (pkg/controller/jobs/jobset/
+# jobset_controller.go FrameworkName "jobset.x-k8s.io/jobset", v0.17.0).
+KUEUE_FRAMEWORKS = {"job": "batch/job", "service": "deployment", "jobset": "jobset.x-k8s.io/jobset"}
 
 
 def kueue_integrations(view: FleetView) -> list[str]:
@@ -298,7 +300,7 @@ def kueue_integrations(view: FleetView) -> list[str]:
     kinds: set[str] = set()
     for team in view.teams:
         work = team_workloads(view, team)
-        kinds |= {"job" for j in work.jobs if j.kind == "job"}
+        kinds |= {j.kind for j in work.jobs if j.kind in ("job", "jobset")}
         kinds |= {"service" for _ in work.services}
     return sorted(KUEUE_FRAMEWORKS[k] for k in kinds)
 
@@ -314,6 +316,21 @@ def kueue_chart_values(view: FleetView) -> dict[str, Any]:
         "controllerManager": {"manager": {"image": dict(KUEUE_IMAGE)}},
         "managerConfig": {"controllerManagerConfigYaml": dump(config)},
     }
+
+
+# The released JobSet image: the chart's default is the project's staging image at `main`
+# (charts/jobset/values.yaml image, v0.11.1); releases publish registry.k8s.io/jobset/jobset:
+# <version> (.github/ISSUE_TEMPLATE/new-release.md, v0.11.1).
+JOBSET_IMAGE = {
+    "repository": "registry.k8s.io/jobset/jobset",
+    "tag": "v0.11.1",
+    "pullPolicy": "IfNotPresent",
+}
+
+
+def jobset_chart_values(view: FleetView) -> dict[str, Any]:
+    """Values of JobSet's chart when the fleet renders it: the released image."""
+    return {"image": dict(JOBSET_IMAGE)}
 
 
 def volcano_configmap(view: FleetView) -> Obj:

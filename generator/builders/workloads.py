@@ -34,6 +34,7 @@ from generator.workloads.phases import plan_service
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 VOLCANO_QUEUE_API = "scheduling.volcano.sh/v1beta1"
 VOLCANO_JOB_API = "batch.volcano.sh/v1alpha1"
+JOBSET_API = "jobset.x-k8s.io/v1alpha2"
 # sigs.k8s.io/kueue v0.17.0 pkg/controller/constants/constants.go QueueLabel, read from the
 # object's labels (jobframework/interface.go QueueNameForObject) for batch/v1 Jobs and, with the
 # `deployment` integration, for Deployments (jobs/deployment/deployment_webhook.go).
@@ -102,7 +103,9 @@ def patch_targets(view: FleetView, team: Team, objs: list[Obj]) -> list[tuple[Ya
     out: list[tuple[YamlPath, Obj]] = []
     for job in loaded.jobs:
         out += [
-            (job.path, o) for o in objs if o["kind"] == "Job" and o["metadata"]["name"] == job.name
+            (job.path, o)
+            for o in objs
+            if o["kind"] in ("Job", "JobSet") and o["metadata"]["name"] == job.name
         ]
     for svc in loaded.services:
         names = {f"{svc.name}-{t.vendor}" for t in svc.tracks}
@@ -130,7 +133,7 @@ def workload_origin(team: Team, obj: Obj) -> Location:
     job; a service's objects after the service, its per-track ones `<service>-<vendor>`. Names
     alone would mislead: service `train-api`'s objects start with job `train`'s name."""
     name = str(obj["metadata"]["name"])
-    if obj["kind"] == "Job":
+    if obj["kind"] in ("Job", "JobSet"):
         if name in (team.doc.get("jobs", default={}) or {}):
             return team.doc.anchor(("jobs", name))
     else:
@@ -165,6 +168,18 @@ def _team_objects(view: FleetView, team: Team) -> tuple[list[Obj], list[PodRef]]
                         "Job (volcano) task",
                         f"{job.name}/{task.name}",
                         spec["template"]["spec"],
+                        task.path,
+                        task.replicas,
+                    )
+                )
+        elif job.kind == "jobset":
+            for task, rjob in zip(job.tasks, obj["spec"]["replicatedJobs"], strict=True):
+                pods.append(
+                    PodRef(
+                        team,
+                        "JobSet task",
+                        f"{job.name}/{task.name}",
+                        rjob["template"]["spec"]["template"]["spec"],
                         task.path,
                         task.replicas,
                     )
@@ -406,8 +421,66 @@ def network_topology(job: Job) -> Obj:
     return out
 
 
+def _jobset(view: FleetView, team: Team, job: Job) -> Obj:
+    """A JobSet (sigs.k8s.io/jobset v0.11.1 api/jobset/v1alpha2): one replicated job per task,
+    each one batch/v1 Job of `replicas` pods (parallelism = completions), so that a task's
+    devices are its replicas x devices as for a Volcano task. Kueue admits the whole JobSet as
+    one workload with a pod set per replicated job (kueue v0.17.0
+    pkg/controller/jobs/jobset/jobset_controller.go PodSets), by the queue label on the
+    JobSet."""
+    meta_labels = _labels(team)
+    replicated = []
+    for task in job.tasks:
+        labels = _labels(team, **{NAME_LABEL: job.name, VENDOR_LABEL: task.pod.vendor})
+        template = _template(
+            labels,
+            _pod_spec(
+                view,
+                task.name,
+                task.pod,
+                restart="Never",
+                pod_security=team.pod_security,
+            ),
+            task.pod,
+        )
+        _wire_queue(view, team, {}, template)
+        child: Obj = {
+            "parallelism": task.replicas,
+            "completions": task.replicas,
+            "backoffLimit": job.backoff_limit,
+        }
+        if job.active_deadline is not None:
+            child["activeDeadlineSeconds"] = job.active_deadline
+        replicated.append(
+            {
+                "name": task.name,
+                "replicas": 1,
+                "template": {"spec": {**child, "template": template}},
+            }
+        )
+    spec: Obj = {}
+    if job.success_policy is not None:
+        spec["successPolicy"] = job.success_policy
+    if job.failure_policy is not None:
+        spec["failurePolicy"] = job.failure_policy
+    if job.ttl_after_finished is not None:
+        spec["ttlSecondsAfterFinished"] = job.ttl_after_finished
+    spec["replicatedJobs"] = replicated
+    _wire_queue(view, team, meta_labels, {"spec": {}})
+    return {
+        "apiVersion": JOBSET_API,
+        "kind": "JobSet",
+        "metadata": metadata(
+            job.name, namespace=job.namespace, sources=team.doc.sources, labels=meta_labels
+        ),
+        "spec": spec,
+    }
+
+
 def _job(view: FleetView, team: Team, job: Job) -> Obj:
     sources = team.doc.sources
+    if job.kind == "jobset":
+        return _jobset(view, team, job)
     if job.kind == "volcano":
         tasks = []
         for task in job.tasks:

@@ -27,6 +27,7 @@ import fcntl
 import ipaddress
 import socket
 import struct
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,11 @@ from generator.cluster.launcher import (
     _wait,
     sim_labelled,
 )
-from generator.cluster.simresult import EnvReport
+from generator.cluster.simresult import HINTS, EnvReport
+from generator.findings import Finding
+from generator.values.model import FleetView
+from generator.values.yamlio import json_path
+from generator.workloads.model import team_workloads
 
 SERVICE = "kueue"
 NAMESPACE = KUEUE_NAMESPACE  # the chart's release namespace (builders/platform.py)
@@ -372,3 +377,63 @@ def admission_verdicts(
                 "ok": done == len(got),
             }
         )
+
+
+# ---- JobSets: Kueue admits them; their controller does not run here ----------------------------
+
+JOBSET_DECIDED_TIMEOUT = 60.0  # seconds for Kueue to admit each JobSet or say why not
+
+
+def jobset_admissions(api: ApiClient, view: FleetView, report: EnvReport) -> None:
+    """Kueue's verdict on every JobSet the teams queue: a row each, and SIM013 at the job's
+    values line for one Kueue does not admit. Kueue's jobset integration makes one Workload per
+    JobSet and admits it whole (kueue v0.17.0 pkg/controller/jobs/jobset); JobSet's own
+    controller does not run here (simscope.py says so), so no pod follows the admission."""
+    queued = [
+        (team, job)
+        for team in view.teams
+        for job in team_workloads(view, team).jobs
+        if job.kind == "jobset"
+    ]
+    if not queued or not api.serves(WORKLOAD_API, "Workload"):
+        return
+
+    def decided() -> bool:
+        found = workloads_by_owner(api)
+        return all(
+            (w := found.get((job.namespace, "JobSet", job.name))) is not None
+            and (admission(w) or pending(w))
+            for _, job in queued
+        )
+
+    deadline = time.monotonic() + JOBSET_DECIDED_TIMEOUT
+    while not decided() and time.monotonic() < deadline:
+        time.sleep(0.2)  # what is undecided then is reported as such
+    found = workloads_by_owner(api)
+    for team, job in queued:
+        wl = found.get((job.namespace, "JobSet", job.name))
+        placed = admission(wl) if wl is not None else ""
+        why = (pending(wl) if wl is not None else "") or "Kueue made no decision"
+        if wl is None:
+            why = "Kueue made no Workload for it"
+        verdict = f"admitted: {placed}" if placed else f"pending: {why}"
+        where = team.doc.anchor(job.path)
+        report.admissions.append(
+            {
+                "workload": f"JobSet {job.namespace}/{job.name}",
+                "values": str(where),
+                "queue": str(((wl or {}).get("spec") or {}).get("queueName", "")),
+                "admission": verdict,
+                "ok": bool(placed),
+            }
+        )
+        if not placed:
+            report.findings.append(
+                Finding(
+                    "SIM013",
+                    f"JobSet {job.namespace}/{job.name}: not admitted by Kueue: {why}",
+                    where,
+                    json_path(job.path),
+                    HINTS["SIM013"],
+                )
+            )

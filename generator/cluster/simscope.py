@@ -25,7 +25,15 @@ NOT_RUN = {
         "kube-scheduler, all or none as Volcano's gang plugin decides; Volcano's queues, "
         "capability, reclaim and binpack were not exercised"
     ),
+    "jobset": (
+        "JobSet's controller does not run here: {what} were applied (the API server took them, "
+        "with the pinned CRD; Kueue, where it runs, decided their admission), but no child Job "
+        "and no pod of theirs was made or scheduled, and their success and failure policies "
+        "were not exercised"
+    ),
 }
+# The kinds whose objects each add-on's controllers act on (the rest are configuration).
+ACTED_ON = {"volcano": ("Job",), "jobset": ("JobSet",)}
 HINT = "check what was not simulated on a cluster that runs it (docs/simulation.md)"
 
 
@@ -69,12 +77,14 @@ def not_simulated(
             addon = platform.addon_of(obj)
             if addon is None or addon.key not in NOT_RUN:
                 continue
-            if obj.get("kind") == "Job":
+            if obj.get("kind") in ACTED_ON[addon.key]:
                 meta = obj.get("metadata") or {}
                 name = (
                     f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta["name"]
                 )
-                uses.setdefault(addon.key, []).append((f"{addon.title} Job", name))
+                kind = str(obj["kind"])
+                title = kind if kind == addon.title else f"{addon.title} {kind}"
+                uses.setdefault(addon.key, []).append((title, name))
     out = []
     for key, objs in sorted(uses.items()):
         out.append(

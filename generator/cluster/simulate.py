@@ -65,7 +65,12 @@ from generator.cluster.simchecks import (
     check_tracks,
     probe,
 )
-from generator.cluster.simkueue import KUEUE_GROUP, check_admissions, use_kueue
+from generator.cluster.simkueue import (
+    KUEUE_GROUP,
+    check_admissions,
+    jobset_admissions,
+    use_kueue,
+)
 from generator.cluster.simpods import check_pods, pod_refs, retry_alone
 from generator.cluster.simresult import HINTS, EnvReport, SimulationResult
 from generator.cluster.simrun import (
@@ -256,6 +261,7 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
         if key[1] == "Deployment":
             report.findings += fs
     check_admissions(api, refs, report)
+    jobset_admissions(api, view, report)
     check_quotas(api, view, report)
     check_tracks(api, view, report)
     jobs_failing = {k: fs for k, fs in failing.items() if k[1] != "Deployment"}

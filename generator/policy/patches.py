@@ -40,6 +40,11 @@ def owned(obj: Obj) -> dict[str, Any]:
     out[f"$.metadata.labels[{QUEUE_LABEL!r}]"] = labels.get(QUEUE_LABEL)
     for i, task in enumerate(spec.get("tasks") or []):
         out[f"$.spec.tasks[{i}].replicas"] = task.get("replicas")
+    for i, rjob in enumerate(spec.get("replicatedJobs") or []):
+        child = ((rjob or {}).get("template") or {}).get("spec") or {}
+        out[f"$.spec.replicatedJobs[{i}].replicas"] = rjob.get("replicas")
+        for key in ("parallelism", "completions"):
+            out[f"$.spec.replicatedJobs[{i}].template.spec.{key}"] = child.get(key)
     for tpl in pod_templates(obj):
         for key in OWNED_POD:
             out[f"{tpl.where}.{key}"] = tpl.spec.get(key)
@@ -60,6 +65,10 @@ def _at_template(obj: Obj, where: str) -> dict[str, Any] | None:
     if where.startswith("$.spec.tasks["):
         i = int(where.removeprefix("$.spec.tasks[").split("]")[0])
         template = (spec.get("tasks") or [])[i].get("template") or {}
+    elif where.startswith("$.spec.replicatedJobs["):
+        i = int(where.removeprefix("$.spec.replicatedJobs[").split("]")[0])
+        child = ((spec.get("replicatedJobs") or [])[i].get("template") or {}).get("spec") or {}
+        template = child.get("template") or {}
     else:
         template = spec.get("template") or {}
     meta: dict[str, Any] | None = template.get("metadata")

@@ -51,6 +51,14 @@ def pod_templates(obj: dict[str, Any]) -> Iterator[PodTemplate]:
     if str(obj.get("apiVersion", "")).startswith("batch.volcano.sh/"):
         for i, task in enumerate(spec.get("tasks") or []):
             yield _template(f"$.spec.tasks[{i}].template", task.get("template"))
+    elif str(obj.get("apiVersion", "")).startswith("jobset.x-k8s.io/") and kind == "JobSet":
+        # sigs.k8s.io/jobset v0.11.1 api/jobset/v1alpha2: replicatedJobs[].template is a
+        # batch/v1 JobTemplateSpec.
+        for i, rjob in enumerate(spec.get("replicatedJobs") or []):
+            job = ((rjob or {}).get("template") or {}).get("spec") or {}
+            yield _template(
+                f"$.spec.replicatedJobs[{i}].template.spec.template", job.get("template")
+            )
     elif kind == "Pod":
         yield PodTemplate("$.spec", spec, {})
     elif kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"):

@@ -209,7 +209,7 @@ def _pinned(view: FleetView, team: Team) -> list[Pinned]:
             models = tuple(m for m in (task.pod.model, task.pod.fallback_model) if m)
             if models and task.pod.devices:
                 devices = task.replicas * task.pod.devices
-                label = f"job {job.name}" + (f"/{task.name}" if job.kind == "volcano" else "")
+                label = f"job {job.name}" + (f"/{task.name}" if job.has_tasks else "")
                 out.append(Pinned(team, task.pod.vendor, models, devices, True, task.path, label))
     for svc in loaded.services:
         plans = {p.vendor: p for p in plan_service(svc)}
@@ -233,9 +233,7 @@ def _fallbacks(view: FleetView, team: Team) -> Iterable[tuple[str, PodDecl, Yaml
         for task in job.tasks:
             if task.pod.fallback_model:
                 path = task.path if team.doc.get(*task.path, "fallbackModel") else job.path
-                what = f"job {job.name!r}" + (
-                    f" task {task.name!r}" if job.kind == "volcano" else ""
-                )
+                what = f"job {job.name!r}" + (f" task {task.name!r}" if job.has_tasks else "")
                 yield what, task.pod, (*path, "fallbackModel")
     for svc in loaded.services:
         for track in svc.tracks:

@@ -641,10 +641,45 @@ NETWORK_TOPOLOGY = _obj(
     "Volcano HyperNodes, rendered as spec.networkTopology; needs scheduling.backend: volcano, "
     "which enables the scheduler's network-topology-aware plugin (docs/scheduling.md)",
 )
+# A JobSet's success and failure policies as sigs.k8s.io/jobset v0.11.1
+# api/jobset/v1alpha2/jobset_types.go spells them (SuccessPolicy, FailurePolicy,
+# FailurePolicyRule and their kubebuilder enums); names of replicated jobs are the job's tasks.
+JOBSET_SUCCESS = _obj(
+    {
+        "operator": {"enum": ["All", "Any"]},
+        "targetReplicatedJobs": _list(_str(DNS_LABEL), description="task names; default all"),
+    },
+    ("operator",),
+    description="kind: jobset: when the JobSet succeeds (All or Any of the target tasks' Jobs)",
+)
+JOBSET_FAILURE = _obj(
+    {
+        "maxRestarts": {"type": "integer", "minimum": 0},
+        "restartStrategy": {"enum": ["Recreate", "BlockingRecreate"]},
+        "rules": _list(
+            _obj(
+                {
+                    "name": _str(DNS_LABEL),
+                    "action": {
+                        "enum": ["FailJobSet", "RestartJobSet", "RestartJobSetAndIgnoreMaxRestarts"]
+                    },
+                    "onJobFailureReasons": _list(_str()),
+                    "onJobFailureMessagePatterns": _list(_str()),
+                    "targetReplicatedJobs": _list(_str(DNS_LABEL)),
+                },
+                ("name", "action"),
+            )
+        ),
+    },
+    description="kind: jobset: how often the whole JobSet restarts when a Job fails",
+)
 JOB = _obj(
     {
         **WORKLOAD_COMMON,
-        "kind": {"enum": ["job", "volcano"], "description": "batch/v1 Job or Volcano Job"},
+        "kind": {
+            "enum": ["job", "volcano", "jobset"],
+            "description": "batch/v1 Job, Volcano Job, or JobSet (a replicated Job per task)",
+        },
         "vendor": _str(DNS_LABEL, description="batch/v1 Job: the vendor it runs on"),
         "devices": {"type": "integer", "minimum": 0, "description": "devices per pod"},
         "model": _str(LABEL_VALUE, minLength=1, description="pool model to run on"),
@@ -655,9 +690,12 @@ JOB = _obj(
         **JOB_LIFETIME,
         "minAvailable": {"type": "integer", "minimum": 1, "description": "Volcano gang size"},
         "networkTopology": NETWORK_TOPOLOGY,
+        "successPolicy": JOBSET_SUCCESS,
+        "failurePolicy": JOBSET_FAILURE,
         "tasks": {
             "type": "object",
-            "description": "Volcano tasks by name, each on its own vendor",
+            "description": "Volcano tasks, or JobSet replicated jobs, by name, each on its own "
+            "vendor",
             "propertyNames": {"pattern": DNS_LABEL},
             "additionalProperties": JOB_TASK,
         },
@@ -846,6 +884,7 @@ FLEET_PROPS: dict[str, Any] = {
             "volcano": _addon(["fleet", "site"]),
             "kueue": _addon(["fleet", "site"]),
             "nfd": _addon(["fleet", "site"]),
+            "jobset": _addon(["fleet", "site"]),
             "gatewayAPI": _addon(["site"]),
             "istio": _addon(["site"]),
         },

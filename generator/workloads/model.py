@@ -16,6 +16,8 @@ from generator.workloads import podspec
 from generator.workloads.podspec import PodExtras
 
 SERVICE_PHASES = ("validate", "dual-run", "shift-N", "primary-new", "fallback")
+# Job kinds made of named tasks (values `tasks`), each task its own pods on one vendor.
+TASK_KINDS = ("volcano", "jobset")
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,15 @@ class Job:
     network_topology: dict[str, Any] | None = None
     ttl_after_finished: int | None = None
     active_deadline: int | None = None
+    # kind: jobset: the JobSet's spec.successPolicy and spec.failurePolicy as the values give
+    # them (None: unset).
+    success_policy: dict[str, Any] | None = None
+    failure_policy: dict[str, Any] | None = None
+
+    @property
+    def has_tasks(self) -> bool:
+        """A Volcano Job or a JobSet: named tasks, each its own vendor (a batch Job has one)."""
+        return self.kind in TASK_KINDS
 
     def devices(self) -> dict[str, int]:
         """Devices per vendor the whole job holds at once."""
@@ -206,9 +217,10 @@ class _Resolver:
         tasks_raw = raw.get("tasks", {}) or {}
         kind = raw.get("kind", "volcano" if tasks_raw else "job")
         tasks: list[Task] = []
-        if kind == "volcano":
+        if kind in TASK_KINDS:
             if not tasks_raw:
-                self.err("WKL005", f"Volcano job {name!r} has no tasks", path, "add tasks")
+                what = "Volcano job" if kind == "volcano" else "JobSet"
+                self.err("WKL005", f"{what} {name!r} has no tasks", path, "add tasks")
                 return None
             for tname, traw in sorted(tasks_raw.items()):
                 tpath: YamlPath = (*path, "tasks", tname)
@@ -227,7 +239,7 @@ class _Resolver:
                     "WKL005",
                     f"job {name!r} is a batch/v1 Job but has tasks",
                     (*path, "tasks"),
-                    "set kind: volcano, or use vendor and devices",
+                    "set kind: volcano or jobset, or use vendor and devices",
                 )
                 return None
             vendor = str(raw.get("vendor", ""))
@@ -257,6 +269,8 @@ class _Resolver:
             ),
             ttl_after_finished=_optional_int(raw, "ttlSecondsAfterFinished"),
             active_deadline=_optional_int(raw, "activeDeadlineSeconds"),
+            success_policy=_optional_dict(raw, "successPolicy"),
+            failure_policy=_optional_dict(raw, "failurePolicy"),
         )
 
     def service(self, name: str, raw: dict[str, Any]) -> Service | None:
@@ -341,6 +355,10 @@ class _Resolver:
 
 def _optional_int(raw: dict[str, Any], key: str) -> int | None:
     return None if raw.get(key) is None else int(raw[key])
+
+
+def _optional_dict(raw: dict[str, Any], key: str) -> dict[str, Any] | None:
+    return None if raw.get(key) is None else dict(raw[key])
 
 
 def team_workloads(view: FleetView, team: Team) -> TeamWorkloads:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.builders import workloads
+from generator.builders import scheduling, workloads
 from generator.builders.common import identity
 from generator.findings import Location
 from generator.render.stage import RenderOptions, render
@@ -26,6 +26,8 @@ from tests.fixtures import (
     FLEET,
     HYGON_Z100L,
     INFERENCE,
+    JOBSET_FLEET,
+    JOBSET_TEAM,
     PROD_FLEET,
     assert_units_build_exactly,
     build_unit,
@@ -1388,3 +1390,95 @@ def test_the_workloads_node_affinity_holds_together_with_a_fallback_models() -> 
         "podAntiAffinity": anti,
     }
     assert workloads.combine_affinity({}, user) == user
+
+
+# ---- JobSet (issue 21) -------------------------------------------------------------------------
+
+
+def jobset_tree(tmp_path: Path, backend: str) -> Path:
+    fleet = {**JOBSET_FLEET, "scheduling": {"backend": backend}}
+    if backend == "volcano":
+        fleet["platform"] = {"jobset": {"provided": "fleet"}}
+    return tree(
+        tmp_path,
+        {
+            "fleet.yaml": PROD_FLEET + yaml.safe_dump(fleet),
+            "vendors/nvidia.yaml": "pools:\n  - {name: a100, model: A100, devicesPerNode: 8, "
+            "nodes: [g1, g2]}\n",
+            "vendors/cambricon.yaml": CAMBRICON_MLU370,
+            "teams/llm.yaml": JOBSET_TEAM,
+        },
+        defaults=False,
+        fleet=PROD_FLEET,
+    )
+
+
+def test_a_jobset_has_a_replicated_job_per_task_queued_by_kueue(tmp_path: Path) -> None:
+    values_dir = jobset_tree(tmp_path, "kueue")
+    assert not codes(values_dir)
+    objs = build_unit(render_into(values_dir, tmp_path / "out"), "prod", "team-llm")
+    jobset = find(objs, "JobSet", "pretrain")
+    assert jobset["apiVersion"] == "jobset.x-k8s.io/v1alpha2"
+    assert jobset["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-llm"
+    spec = jobset["spec"]
+    assert spec["successPolicy"] == {"operator": "All", "targetReplicatedJobs": ["gpu"]}
+    assert spec["failurePolicy"] == {"maxRestarts": 3}
+    got = [
+        (
+            r["name"],
+            r["replicas"],
+            r["template"]["spec"]["parallelism"],
+            r["template"]["spec"]["completions"],
+            r["template"]["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"],
+            r["template"]["spec"]["template"]["spec"]["nodeSelector"],
+        )
+        for r in spec["replicatedJobs"]
+    ]
+    assert got == [
+        (
+            "gpu",
+            1,
+            2,
+            2,
+            {"nvidia.com/gpu": 8},
+            {"feature.node.kubernetes.io/accelerator": "nvidia-gpu"},
+        ),
+        (
+            "mlu",
+            1,
+            2,
+            2,
+            {"cambricon.com/mlu": 4},
+            {"feature.node.kubernetes.io/accelerator": "cambricon-mlu"},
+        ),
+    ]
+    # Kueue admits it through its jobset integration, which the fleet's Kueue chart enables.
+    assert "jobset.x-k8s.io/jobset" in scheduling.kueue_integrations(
+        values.load(values_dir).envs["prod"]
+    )
+    # The fleet renders JobSet's chart at the pinned version, with the released image.
+    apps = {
+        o["metadata"]["labels"].get("accel-gitops.io/addon"): o
+        for o in build_unit(tmp_path / "out", "prod", "argocd")
+        if o["kind"] == "Application"
+    }
+    source = apps["jobset"]["spec"]["source"]
+    assert (source["repoURL"], source["chart"], source["targetRevision"]) == (
+        "registry.k8s.io/jobset/charts",
+        "jobset",
+        "0.11.1",
+    )
+    assert source["helm"]["valuesObject"]["image"]["tag"] == "v0.11.1"
+
+
+def test_a_jobset_under_volcano_points_its_pods_at_the_teams_queue(tmp_path: Path) -> None:
+    values_dir = jobset_tree(tmp_path, "volcano")
+    objs = build_unit(render_into(values_dir, tmp_path / "out"), "prod", "team-llm")
+    jobset = find(objs, "JobSet", "pretrain")
+    assert "kueue.x-k8s.io/queue-name" not in jobset["metadata"]["labels"]
+    for rjob in jobset["spec"]["replicatedJobs"]:
+        template = rjob["template"]["spec"]["template"]
+        assert template["spec"]["schedulerName"] == "volcano"
+        assert template["metadata"]["annotations"] == {
+            "scheduling.volcano.sh/queue-name": "team-llm"
+        }

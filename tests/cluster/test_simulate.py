@@ -25,7 +25,15 @@ from generator.findings import Severity
 from generator.render import stage
 from generator.values.loader import load as load_values
 from generator.values.model import FleetView
-from tests.fixtures import DATASET_FLEET, DATASET_TEAM, SIM_FLEET, tree
+from tests.fixtures import (
+    CAMBRICON_MLU370,
+    DATASET_FLEET,
+    DATASET_TEAM,
+    JOBSET_FLEET,
+    JOBSET_TEAM,
+    SIM_FLEET,
+    tree,
+)
 
 pytestmark = pytest.mark.xdist_group("control-plane")
 
@@ -341,3 +349,57 @@ def test_a_job_with_a_dataset_volume_runs_on_stand_ins_and_says_so(
         "Secret vision/hf, Secret vision/registry-creds, ServiceAccount vision/trainer)"
     )
     assert str(stand_in.location) == "values/teams/vision.yaml:4:3"  # external
+
+
+# ---- JobSet under Kueue (issue 21) -----------------------------------------------------------
+
+
+def test_kueue_admits_a_jobset_whole_and_one_larger_than_the_queue_waits(
+    tmp_path: Path, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kueue's jobset integration makes one Workload per JobSet and admits it on a flavor per
+    task's resource; a JobSet over the team's ClusterQueue waits, said at its values line
+    (SIM013). JobSet's controller does not run: the run says what that left out (SIM011)."""
+    fleet = {**SIM_FLEET, **JOBSET_FLEET}
+    nvidia = {
+        "pools": [{"name": "a100", "model": "A100", "devicesPerNode": 8, "nodes": ["g1", "g2"]}]
+    }
+    toobig = (
+        "  toobig:\n    kind: jobset\n    images: {nvidia: r/train:cuda}\n"
+        "    tasks:\n      gpu: {vendor: nvidia, devices: 8, replicas: 4}\n"
+    )
+    files = {
+        "fleet.yaml": yaml.safe_dump(fleet, sort_keys=False),
+        "vendors/nvidia.yaml": yaml.safe_dump(nvidia),
+        "vendors/cambricon.yaml": CAMBRICON_MLU370,
+        "teams/llm.yaml": JOBSET_TEAM + toobig,
+    }
+    values = tree(tmp_path, files, defaults=False)
+    checks = stage.policy.run_checks
+    monkeypatch.setattr(
+        stage.policy,
+        "run_checks",
+        lambda loaded: [f for f in checks(loaded) if f.code not in RENDER_RULES | {"MIG005"}],
+    )
+    result = simulate(values, None, lambda: contextlib.nullcontext(cluster))
+    (env,) = result.envs
+    rows = {a["workload"]: a for a in env.admissions}
+    assert sorted(rows) == ["JobSet llm/pretrain", "JobSet llm/toobig"]
+    fits, big = rows["JobSet llm/pretrain"], rows["JobSet llm/toobig"]
+    assert (fits["values"], fits["queue"], fits["ok"]) == (
+        "values/teams/llm.yaml:3:3",
+        "team-llm",
+        True,
+    )
+    # one flavor per task's resource: the NVIDIA pool's and the Cambricon pool's
+    assert "cambricon-mlu370" in fits["admission"] and "nvidia-a100" in fits["admission"]
+    assert (big["values"], big["ok"]) == ("values/teams/llm.yaml:11:3", False)
+    assert big["admission"].startswith("pending: ") and "nvidia.com/gpu" in big["admission"]
+    (finding,) = [f for f in result.findings if f.severity is Severity.ERROR]
+    assert (finding.code, str(finding.location)) == ("SIM013", "values/teams/llm.yaml:11:3")
+    assert finding.message.startswith("JobSet llm/toobig: not admitted by Kueue: ")
+    (not_run,) = [f for f in result.findings if "JobSet's controller" in f.message]
+    assert not_run.code == "SIM011"
+    assert "JobSet llm/pretrain, JobSet llm/toobig were applied" in not_run.message
+    # no pod row expects what no controller made
+    assert not any(p.workload.startswith("JobSet") for p in env.pods)

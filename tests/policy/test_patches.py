@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures import build_unit, tree, validate_committed
+from tests.fixtures import FLEET, build_unit, tree, validate_committed
 
 JOB = """\
 quota: {nvidia: 4}
@@ -28,11 +28,23 @@ services:
       nvidia: {devicesPerReplica: 1, replicas: 2}
     patch:
 """
+JOBSET = """\
+quota: {nvidia: 4}
+jobs:
+  train:
+    kind: jobset
+    images: {nvidia: r/train:1}
+    tasks:
+      gpu: {vendor: nvidia, devices: 1, replicas: 2}
+    patch:
+"""
 OWNED = "the patch changes what the generator owns in "
 
 
 def run(tmp_path: Path, team: str) -> tuple[int, list[str]]:
-    values_dir = tree(tmp_path, {"teams/ml.yaml": team})
+    # The cluster runs JobSet (a JobSet needs its API: policy/platform.py).
+    fleet = FLEET + "platform: {jobset: {provided: site}}\n"
+    values_dir = tree(tmp_path, {"teams/ml.yaml": team, "fleet.yaml": fleet})
     code, out = validate_committed(values_dir)
     return code, [line for line in out.splitlines() if " PATCH001 " in line]
 
@@ -84,6 +96,16 @@ def test_a_json_patch_is_applied_to_each_track_of_a_service(tmp_path: Path) -> N
             SERVICE + "      strategicMerge: {spec: {replicas: 5}}\n",
             "Deployment ml/serve-nvidia: $.spec.replicas",
         ),
+        (
+            JOBSET + "      json6902: [{op: replace, path: "
+            "/spec/replicatedJobs/0/template/spec/parallelism, value: 8}]\n",
+            "JobSet ml/train: $.spec.replicatedJobs[0].template.spec.parallelism",
+        ),
+        (
+            JOBSET + "      json6902: [{op: remove, path: /spec/replicatedJobs/0/template/spec/"
+            "template/spec/nodeSelector}]\n",
+            "JobSet ml/train: $.spec.replicatedJobs[0].template.spec.template.spec.nodeSelector",
+        ),
     ],
 )
 def test_a_patch_that_changes_what_the_generator_owns_is_refused_at_its_line(
@@ -91,9 +113,10 @@ def test_a_patch_that_changes_what_the_generator_owns_is_refused_at_its_line(
 ) -> None:
     code, found = run(tmp_path, team)
     assert code == 1
-    workload = "jobs.train" if team.startswith(JOB) else "services.serve"
+    workload = "services.serve" if team.startswith(SERVICE) else "jobs.train"
+    line = "9:7" if team.startswith(JOBSET) else "8:7"
     assert found == [
-        f"values/teams/ml.yaml:8:7: PATCH001 {OWNED}{what} (at $.{workload}.patch); "
+        f"values/teams/ml.yaml:{line}: PATCH001 {OWNED}{what} (at $.{workload}.patch); "
         "set it with the workload's own values (devices, resources, model, nodeSelector, "
         "tolerations, affinity, replicas), which the checks and plan count; the patch is for "
         "what values do not cover"

@@ -155,6 +155,11 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
         "values/teams/demo.yaml:4:5: WKL005 service 's' has 2 tracks but no migration "
         "(from, to) and no weights (at $.services.s)",
     ),
+    # a JobSet is made of tasks, one replicated job each
+    "WKL005-jobset": (
+        {"teams/demo.yaml": "quota: {nvidia: 4}\njobs:\n  j:\n    kind: jobset\n"},
+        "values/teams/demo.yaml:4:5: WKL005 JobSet 'j' has no tasks (at $.jobs.j); add tasks",
+    ),
     "MIG001": (
         {
             **MIGRATING,
