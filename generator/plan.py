@@ -114,7 +114,8 @@ def _traffic(svc: Service, objects: list[Obj]) -> dict[str, float]:
 
     Weighted routes (HTTPRoute, VirtualService) apply the weights. Otherwise the Service
     `<service>` balances over the ready pods its selector matches: each track gets its share of
-    the replicas of the Deployments whose pod labels the selector matches.
+    the replicas of the Deployments (and the leaders of the LeaderWorkerSet groups) whose pod
+    labels the selector matches.
     """
     if svc.routing != "service":
         return {p.vendor: float(p.weight) for p in plan_service(svc)}
@@ -123,9 +124,14 @@ def _traffic(svc: Service, objects: list[Obj]) -> dict[str, float]:
     selector = service["spec"]["selector"].items()
     pods: dict[str, int] = {}
     for obj in mine:
-        if obj["kind"] != "Deployment":
+        if obj["kind"] == "Deployment":
+            template = obj["spec"]["template"]
+        elif obj["kind"] == "LeaderWorkerSet":
+            # One serving pod per group: its leader (the workers are not selected).
+            template = obj["spec"]["leaderWorkerTemplate"]["leaderTemplate"]
+        else:
             continue
-        labels = obj["spec"]["template"]["metadata"]["labels"]
+        labels = template["metadata"]["labels"]
         track = str(labels.get(TRACK_LABEL, ""))
         if track and selector <= labels.items():
             pods[track] = pods.get(track, 0) + int(obj["spec"]["replicas"])

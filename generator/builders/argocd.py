@@ -85,6 +85,7 @@ CHART_VALUES = {
     "kueue": scheduling.kueue_chart_values,
     "nfd": node_config.nfd_chart_values,
     "jobset": scheduling.jobset_chart_values,
+    "lws": scheduling.lws_chart_values,
 }
 
 

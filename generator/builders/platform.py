@@ -157,6 +157,32 @@ ADDONS: tuple[Addon, ...] = (
         source="sigs.k8s.io/jobset v0.11.1",
     ),
     Addon(
+        key="lws",
+        title="LeaderWorkerSet",
+        groups=("leaderworkerset.x-k8s.io",),  # sigs.k8s.io/lws v0.8.0 api/leaderworkerset/v1
+        schedulers=(),
+        implied_by=None,
+        chart=Chart(
+            # sigs.k8s.io/lws v0.8.0 charts/lws/README.md: the charts at
+            # oci://registry.k8s.io/lws/charts/lws; the Makefile's CHART_VERSION is the release
+            # without its "v" (0.8.0; "Version used for Helm"), and the project installs into
+            # lws-system (config/default/kustomization.yaml). Chart.yaml's 0.1.0 is a placeholder
+            # the release replaces (hack/push-chart.sh packages it with --version). The version
+            # Kueue v0.17.0 requires.
+            repo_url="registry.k8s.io/lws/charts",
+            name="lws",
+            version="0.8.0",
+            namespace="lws-system",
+            release="lws",
+            source="kubernetes-sigs/lws charts/lws v0.8.0",
+            module="sigs.k8s.io/lws",
+            module_version="v0.8.0",
+            module_path="charts/lws",
+            tool_module="kueuecheck",
+        ),
+        source="sigs.k8s.io/lws v0.8.0",
+    ),
+    Addon(
         key="gatewayAPI",
         title="Gateway API",
         groups=("gateway.networking.k8s.io",),  # sigs.k8s.io/gateway-api apis/v1

@@ -292,7 +292,15 @@ KUEUE_MANAGER_CONFIG: dict[str, Any] = {
 # deployment_controller.go ImplicitlyEnabledFrameworkNames, v0.17.0).
 # A JobSet is admitted as one workload by the jobset integration (pkg/controller/jobs/jobset/
 # jobset_controller.go FrameworkName "jobset.x-k8s.io/jobset", v0.17.0).
-KUEUE_FRAMEWORKS = {"job": "batch/job", "service": "deployment", "jobset": "jobset.x-k8s.io/jobset"}
+# A LeaderWorkerSet group is one workload of the leaderworkerset integration, which enables the
+# pod integration with it (ImplicitlyEnabledFrameworkNames)
+# (pkg/controller/jobs/leaderworkerset/leaderworkerset_controller.go FrameworkName, v0.17.0).
+KUEUE_FRAMEWORKS = {
+    "job": "batch/job",
+    "service": "deployment",
+    "jobset": "jobset.x-k8s.io/jobset",
+    "lws": "leaderworkerset.x-k8s.io/leaderworkerset",
+}
 
 
 def kueue_integrations(view: FleetView) -> list[str]:
@@ -301,7 +309,8 @@ def kueue_integrations(view: FleetView) -> list[str]:
     for team in view.teams:
         work = team_workloads(view, team)
         kinds |= {j.kind for j in work.jobs if j.kind in ("job", "jobset")}
-        kinds |= {"service" for _ in work.services}
+        kinds |= {"service" for s in work.services if any(t.group_size == 1 for t in s.tracks)}
+        kinds |= {"lws" for s in work.services if any(t.group_size > 1 for t in s.tracks)}
     return sorted(KUEUE_FRAMEWORKS[k] for k in kinds)
 
 
@@ -331,6 +340,17 @@ JOBSET_IMAGE = {
 def jobset_chart_values(view: FleetView) -> dict[str, Any]:
     """Values of JobSet's chart when the fleet renders it: the released image."""
     return {"image": dict(JOBSET_IMAGE)}
+
+
+# The released LeaderWorkerSet image: the chart's default tag is `main` (charts/lws/values.yaml,
+# v0.8.0); the release sets image.manager to registry.k8s.io/lws/lws at the release tag
+# (hack/push-chart.sh, v0.8.0).
+LWS_IMAGE = {"repository": "registry.k8s.io/lws/lws", "tag": "v0.8.0", "pullPolicy": "IfNotPresent"}
+
+
+def lws_chart_values(view: FleetView) -> dict[str, Any]:
+    """Values of LeaderWorkerSet's chart when the fleet renders it: the released image."""
+    return {"image": {"manager": dict(LWS_IMAGE)}}
 
 
 def volcano_configmap(view: FleetView) -> Obj:

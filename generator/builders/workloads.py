@@ -8,6 +8,7 @@ team shares (scheduler configuration, Kueue ResourceFlavors) is builders/schedul
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +36,21 @@ KUEUE_API = "kueue.x-k8s.io/v1beta2"
 VOLCANO_QUEUE_API = "scheduling.volcano.sh/v1beta1"
 VOLCANO_JOB_API = "batch.volcano.sh/v1alpha1"
 JOBSET_API = "jobset.x-k8s.io/v1alpha2"
+LWS_API = "leaderworkerset.x-k8s.io/v1"  # sigs.k8s.io/lws v0.8.0 api/leaderworkerset/v1
+# What LeaderWorkerSet's defaulting webhook sets when left out (sigs.k8s.io/lws v0.8.0
+# pkg/webhooks/leaderworkerset_webhook.go Default; restartPolicy RecreateGroupOnPodRestart there
+# too): written out, so that Argo CD does not see every LeaderWorkerSet out of sync, and the API
+# server takes it where no webhook defaults it.
+LWS_DEFAULTS: dict[str, Any] = {
+    "startupPolicy": "LeaderCreated",
+    "rolloutStrategy": {
+        "type": "RollingUpdate",
+        "rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": 0, "partition": 0},
+    },
+    "networkConfig": {"subdomainPolicy": "Shared"},
+}
+# On the pods of a service that take traffic, when the service has a multi-host track.
+SERVING_LABEL = "accel-gitops.io/serving"
 # sigs.k8s.io/kueue v0.17.0 pkg/controller/constants/constants.go QueueLabel, read from the
 # object's labels (jobframework/interface.go QueueNameForObject) for batch/v1 Jobs and, with the
 # `deployment` integration, for Deployments (jobs/deployment/deployment_webhook.go).
@@ -112,7 +128,7 @@ def patch_targets(view: FleetView, team: Team, objs: list[Obj]) -> list[tuple[Ya
         out += [
             (svc.path, o)
             for o in objs
-            if o["kind"] == "Deployment" and o["metadata"]["name"] in names
+            if o["kind"] in ("Deployment", "LeaderWorkerSet") and o["metadata"]["name"] in names
         ]
     return out
 
@@ -209,6 +225,19 @@ def _team_objects(view: FleetView, team: Team) -> tuple[list[Obj], list[PodRef]]
                         obj["spec"]["template"]["spec"],
                         (*svc.path, "tracks", vendor),
                         int(obj["spec"]["replicas"]),
+                    )
+                )
+            elif obj["kind"] == "LeaderWorkerSet":
+                vendor = obj["metadata"]["labels"][TRACK_LABEL]
+                group = obj["spec"]["leaderWorkerTemplate"]
+                pods.append(
+                    PodRef(
+                        team,
+                        "LeaderWorkerSet",
+                        obj["metadata"]["name"],
+                        group["leaderTemplate"]["spec"],
+                        (*svc.path, "tracks", vendor),
+                        int(obj["spec"]["replicas"]) * int(group["size"]),
                     )
                 )
     return _queues(view, team, pods) + objs, pods
@@ -558,11 +587,17 @@ def _service_objects(view: FleetView, team: Team, svc: Service) -> list[Obj]:
     sources = team.doc.sources
     plans = {p.vendor: p for p in plan_service(svc)}
     objs: list[Obj] = []
+    # With a multi-host track (a LeaderWorkerSet), only the pods that serve (a Deployment's, a
+    # group's leader) carry the serving label, and every Service of the service selects it: a
+    # group's workers take no traffic. Services without one keep their selectors as they were.
+    grouped = any(t.group_size > 1 for t in svc.tracks)
+    serving = {SERVING_LABEL: "true"} if grouped else {}
     for track in svc.tracks:
         name = f"{svc.name}-{track.vendor}"
         match = {NAME_LABEL: svc.name, TRACK_LABEL: track.vendor}
         labels = _labels(team, **match, **{VENDOR_LABEL: track.vendor})
         pod = _pod_spec(view, svc.name, track.pod, pod_security=team.pod_security)
+        worker_pod = copy.deepcopy(pod)
         ctr = pod["containers"][0]
         ctr["ports"] = [{"name": "http", "containerPort": svc.container_port, "protocol": "TCP"}]
         for key, default in (
@@ -570,24 +605,47 @@ def _service_objects(view: FleetView, team: Team, svc: Service) -> list[Obj]:
             ("livenessProbe", LIVENESS_PROBE),
         ):
             ctr[key] = team.doc.get(*svc.path, key, default=None) or default
-        template = _template(labels, pod, track.pod)
+        template = _template({**labels, **serving}, pod, track.pod)
         meta_labels = dict(labels)
         _wire_queue(view, team, meta_labels, template)
-        objs.append(
-            {
-                "apiVersion": "apps/v1",
-                "kind": "Deployment",
-                "metadata": metadata(
-                    name, namespace=svc.namespace, sources=sources, labels=meta_labels
-                ),
-                "spec": {
-                    "replicas": plans[track.vendor].replicas,
-                    "selector": {"matchLabels": match},
-                    "template": template,
-                },
-            }
-        )
-        objs.append(_svc(name, svc, team, labels, match))
+        if track.group_size > 1:
+            worker = _template(labels, worker_pod, track.pod)
+            _wire_queue(view, team, {}, worker)
+            objs.append(
+                {
+                    "apiVersion": LWS_API,
+                    "kind": "LeaderWorkerSet",
+                    "metadata": metadata(
+                        name, namespace=svc.namespace, sources=sources, labels=meta_labels
+                    ),
+                    "spec": {
+                        "replicas": plans[track.vendor].replicas,
+                        "leaderWorkerTemplate": {
+                            "size": track.group_size,
+                            "restartPolicy": "RecreateGroupOnPodRestart",
+                            "leaderTemplate": template,
+                            "workerTemplate": worker,
+                        },
+                        **LWS_DEFAULTS,
+                    },
+                }
+            )
+        else:
+            objs.append(
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "Deployment",
+                    "metadata": metadata(
+                        name, namespace=svc.namespace, sources=sources, labels=meta_labels
+                    ),
+                    "spec": {
+                        "replicas": plans[track.vendor].replicas,
+                        "selector": {"matchLabels": match},
+                        "template": template,
+                    },
+                }
+            )
+        objs.append(_svc(name, svc, team, labels, {**match, **serving}))
         budget: dict[str, Any] = (
             {"minAvailable": track.min_available}
             if track.min_available is not None
@@ -604,10 +662,10 @@ def _service_objects(view: FleetView, team: Team, svc: Service) -> list[Obj]:
     # The Service over all tracks: when one track takes all the traffic it selects only that
     # track (a selector change moves traffic without restarting pods); otherwise it spans the
     # serving tracks and traffic follows ready pods (MIG006 warns when that is not the weights).
-    serving = [t.vendor for t in svc.tracks if plans[t.vendor].weight > 0]
-    match = {NAME_LABEL: svc.name}
-    if len(serving) == 1:
-        match[TRACK_LABEL] = serving[0]
+    carrying = [t.vendor for t in svc.tracks if plans[t.vendor].weight > 0]
+    match = {NAME_LABEL: svc.name, **serving}
+    if len(carrying) == 1:
+        match[TRACK_LABEL] = carrying[0]
     labels = _labels(team, **{NAME_LABEL: svc.name})
     objs.append(_svc(svc.name, svc, team, labels, match, {PHASE_ANNOTATION: svc.phase}))
     backends = [(f"{svc.name}-{t.vendor}", plans[t.vendor].weight) for t in svc.tracks]
@@ -736,7 +794,7 @@ def pinned_needs(view: FleetView, team: Team, vendor: Vendor) -> dict[str, int]:
     a fallback model counts for its preferred model."""
     loaded = team_workloads(view, team)
     pods = [(t.pod, t.replicas) for j in loaded.jobs if j.kind != "volcano" for t in j.tasks]
-    pods += [(t.pod, 1) for s in loaded.services for t in s.tracks]
+    pods += [(t.pod, t.group_size) for s in loaded.services for t in s.tracks]
     out: dict[str, int] = {}
     for pod, count in pods:
         if pod.vendor == vendor.id and pod.model and pod.devices:

@@ -363,7 +363,10 @@ def track_verdicts(view: FleetView, pods: list[Obj], report: EnvReport) -> None:
     each, SIM007 at the values that decided the replicas."""
     for team in view.teams:
         for svc in team_workloads(view, team).services:
+            grouped = {t.vendor for t in svc.tracks if t.group_size > 1}
             for plan in plan_service(svc):
+                if plan.vendor in grouped:
+                    continue  # a LeaderWorkerSet: its controller does not run here (SIM011)
                 want = {NAME_LABEL: svc.name, TRACK_LABEL: plan.vendor}
                 ready = sum(
                     _pod_ready(p)

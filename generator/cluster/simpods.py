@@ -23,7 +23,7 @@ NOT_ADMITTED = "not admitted by Kueue"
 
 # Pod templates whose pods no controller makes here (their add-on's controller does not run:
 # simscope.py says so, SIM011), so no row expects them.
-NOT_MADE = ("JobSet task",)
+NOT_MADE = ("JobSet task", "LeaderWorkerSet")
 
 
 def pod_refs(view: FleetView) -> dict[tuple[str, str, str], PodRef]:

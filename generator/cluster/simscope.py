@@ -25,6 +25,11 @@ NOT_RUN = {
         "kube-scheduler, all or none as Volcano's gang plugin decides; Volcano's queues, "
         "capability, reclaim and binpack were not exercised"
     ),
+    "lws": (
+        "LeaderWorkerSet's controller does not run here: {what} were applied (the API server "
+        "took them, with the pinned CRD), but no group and no pod of theirs was made, "
+        "scheduled or admitted, and their tracks' ready pods were not compared with the plan"
+    ),
     "jobset": (
         "JobSet's controller does not run here: {what} were applied (the API server took them, "
         "with the pinned CRD; Kueue, where it runs, decided their admission), but no child Job "
@@ -33,7 +38,7 @@ NOT_RUN = {
     ),
 }
 # The kinds whose objects each add-on's controllers act on (the rest are configuration).
-ACTED_ON = {"volcano": ("Job",), "jobset": ("JobSet",)}
+ACTED_ON = {"volcano": ("Job",), "jobset": ("JobSet",), "lws": ("LeaderWorkerSet",)}
 HINT = "check what was not simulated on a cluster that runs it (docs/simulation.md)"
 
 

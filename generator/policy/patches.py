@@ -40,6 +40,7 @@ def owned(obj: Obj) -> dict[str, Any]:
     out[f"$.metadata.labels[{QUEUE_LABEL!r}]"] = labels.get(QUEUE_LABEL)
     for i, task in enumerate(spec.get("tasks") or []):
         out[f"$.spec.tasks[{i}].replicas"] = task.get("replicas")
+    out["$.spec.leaderWorkerTemplate.size"] = (spec.get("leaderWorkerTemplate") or {}).get("size")
     for i, rjob in enumerate(spec.get("replicatedJobs") or []):
         child = ((rjob or {}).get("template") or {}).get("spec") or {}
         out[f"$.spec.replicatedJobs[{i}].replicas"] = rjob.get("replicas")
@@ -65,6 +66,9 @@ def _at_template(obj: Obj, where: str) -> dict[str, Any] | None:
     if where.startswith("$.spec.tasks["):
         i = int(where.removeprefix("$.spec.tasks[").split("]")[0])
         template = (spec.get("tasks") or [])[i].get("template") or {}
+    elif where.startswith("$.spec.leaderWorkerTemplate."):
+        key = where.removeprefix("$.spec.leaderWorkerTemplate.").split(".")[0]
+        template = (spec.get("leaderWorkerTemplate") or {}).get(key) or {}
     elif where.startswith("$.spec.replicatedJobs["):
         i = int(where.removeprefix("$.spec.replicatedJobs[").split("]")[0])
         child = ((spec.get("replicatedJobs") or [])[i].get("template") or {}).get("spec") or {}

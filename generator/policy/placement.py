@@ -59,6 +59,14 @@ def pod_templates(obj: dict[str, Any]) -> Iterator[PodTemplate]:
             yield _template(
                 f"$.spec.replicatedJobs[{i}].template.spec.template", job.get("template")
             )
+    elif str(obj.get("apiVersion", "")).startswith("leaderworkerset.x-k8s.io/"):
+        # sigs.k8s.io/lws v0.8.0 api/leaderworkerset/v1: a group's leader and worker templates
+        # (the leader's optional: without it, the leader is made from the worker template).
+        group = spec.get("leaderWorkerTemplate") or {}
+        where = "$.spec.leaderWorkerTemplate"
+        if group.get("leaderTemplate") is not None:
+            yield _template(f"{where}.leaderTemplate", group.get("leaderTemplate"))
+        yield _template(f"{where}.workerTemplate", group.get("workerTemplate"))
     elif kind == "Pod":
         yield PodTemplate("$.spec", spec, {})
     elif kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"):

@@ -729,6 +729,13 @@ TRACK = _obj(
             "minimum": 0,
             "description": "PodDisruptionBudget minAvailable; default: maxUnavailable 1",
         },
+        "groupSize": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "pods per replica for multi-host inference: above 1, the track is a "
+            "LeaderWorkerSet of groups of this many pods (a leader and its workers), each pod "
+            "with devicesPerReplica devices; default 1 (a Deployment)",
+        },
     }
 )
 SERVICE = _obj(
@@ -885,6 +892,7 @@ FLEET_PROPS: dict[str, Any] = {
             "kueue": _addon(["fleet", "site"]),
             "nfd": _addon(["fleet", "site"]),
             "jobset": _addon(["fleet", "site"]),
+            "lws": _addon(["fleet", "site"]),
             "gatewayAPI": _addon(["site"]),
             "istio": _addon(["site"]),
         },

@@ -90,9 +90,14 @@ class Job:
 @dataclass(frozen=True)
 class Track:
     vendor: str
-    replicas: int  # full size
+    replicas: int  # full size (groups, for a LeaderWorkerSet)
     min_available: int | None
     pod: PodDecl
+    group_size: int = 1  # pods per replica: above 1, a LeaderWorkerSet
+
+    @property
+    def devices_per_replica(self) -> int:
+        return self.pod.devices * self.group_size
 
 
 @dataclass(frozen=True)
@@ -298,6 +303,7 @@ class _Resolver:
                     int(traw.get("replicas", 1)),
                     None if min_av is None else int(min_av),
                     pod,
+                    int(traw.get("groupSize", 1)),
                 )
             )
         if len(self.findings) > before:

@@ -72,7 +72,9 @@ def plan_service(svc: Service) -> list[TrackPlan]:
         explicit = bool(svc.explicit_weights)
         if explicit:
             weight = svc.explicit_weights.get(v, 0)
-        out.append(TrackPlan(v, replicas, weight, replicas * track.pod.devices, rpath, explicit))
+        out.append(
+            TrackPlan(v, replicas, weight, replicas * track.devices_per_replica, rpath, explicit)
+        )
     if svc.replicas_follow_weights and svc.routing == "service":
         return scaled(svc, out)
     return out
@@ -99,7 +101,7 @@ def scaled(svc: Service, plans: list[TrackPlan]) -> list[TrackPlan]:
     for p in order[: total - sum(counts.values())]:
         counts[p.vendor] += 1
     path = (*svc.path, "replicasFollowWeights")
-    devices = {t.vendor: t.pod.devices for t in svc.tracks}
+    devices = {t.vendor: t.devices_per_replica for t in svc.tracks}
     return [
         replace(
             p,

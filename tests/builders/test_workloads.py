@@ -15,9 +15,11 @@ import yaml
 from generator.builders import scheduling, workloads
 from generator.builders.common import identity
 from generator.findings import Location
+from generator.plan import env_plan
 from generator.render.stage import RenderOptions, render
 from generator.values import loader as values
 from generator.values.model import FleetView, Team, Vendor
+from generator.workloads.phases import plan_service
 from tests.fixtures import (
     AMD_MI250X,
     CAMBRICON_MLU370,
@@ -1482,3 +1484,81 @@ def test_a_jobset_under_volcano_points_its_pods_at_the_teams_queue(tmp_path: Pat
         assert template["metadata"]["annotations"] == {
             "scheduling.volcano.sh/queue-name": "team-llm"
         }
+
+
+# ---- LeaderWorkerSet tracks (issue 21) ---------------------------------------------------------
+
+LWS_TEAM = """\
+quota: {ascend: 16, nvidia: 8}
+services:
+  llm:
+    images: {ascend: r/serve:cann, nvidia: r/serve:cuda}
+    vendorMounts: false
+    migration: {from: nvidia, to: ascend}
+    phase: shift-50
+    tracks:
+      nvidia: {devicesPerReplica: 8, replicas: 1}
+      ascend: {devicesPerReplica: 8, replicas: 1, groupSize: 2}
+"""
+
+
+def test_a_multi_host_track_is_a_leaderworkerset_whose_leaders_serve(tmp_path: Path) -> None:
+    fleet = {
+        "scheduling": {"backend": "kueue"},
+        "platform": {"kueue": {"provided": "fleet"}, "lws": {"provided": "fleet"}},
+    }
+    values_dir = tree(
+        tmp_path,
+        {
+            "fleet.yaml": PROD_FLEET + yaml.safe_dump(fleet),
+            "vendors/nvidia.yaml": NVIDIA,
+            "vendors/ascend.yaml": "pools:\n  - {name: p1, model: 910b, devicesPerNode: 8, nodes: [npu-1, npu-2]}\n",
+            "teams/llm.yaml": LWS_TEAM,
+        },
+        defaults=False,
+    )
+    objs = build_unit(render_into(values_dir, tmp_path / "out"), "prod", "team-llm")
+    lws = find(objs, "LeaderWorkerSet", "llm-ascend")
+    assert lws["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-llm"
+    spec = lws["spec"]
+    group = spec["leaderWorkerTemplate"]
+    assert (spec["replicas"], group["size"], group["restartPolicy"]) == (
+        1,
+        2,
+        "RecreateGroupOnPodRestart",
+    )
+    # what LWS's defaulting webhook would set, written out
+    assert spec["rolloutStrategy"]["type"] == "RollingUpdate"
+    assert (spec["startupPolicy"], spec["networkConfig"]) == (
+        "LeaderCreated",
+        {"subdomainPolicy": "Shared"},
+    )
+    leader, worker = group["leaderTemplate"], group["workerTemplate"]
+    # every pod of the group asks for its NPUs; only the leader serves, probed on its port
+    for tpl in (leader, worker):
+        assert tpl["spec"]["containers"][0]["resources"]["limits"] == {"huawei.com/Ascend910": 8}
+    assert leader["metadata"]["labels"]["accel-gitops.io/serving"] == "true"
+    assert "accel-gitops.io/serving" not in worker["metadata"]["labels"]
+    assert "readinessProbe" in leader["spec"]["containers"][0]
+    assert "readinessProbe" not in worker["spec"]["containers"][0]
+    # the other track stays a Deployment; its pods serve too
+    dep = find(objs, "Deployment", "llm-nvidia")
+    assert dep["spec"]["template"]["metadata"]["labels"]["accel-gitops.io/serving"] == "true"
+    assert "accel-gitops.io/serving" not in dep["spec"]["selector"]["matchLabels"]
+    # every Service of the service selects serving pods: a group's workers get no traffic
+    for name in ("llm", "llm-nvidia", "llm-ascend"):
+        assert find(objs, "Service", name)["spec"]["selector"]["accel-gitops.io/serving"] == "true"
+    view = values.load(values_dir).envs["prod"]
+    # Kueue admits a group through its leaderworkerset integration, the Deployment's pods
+    # through the pod integration that `deployment` enables.
+    assert scheduling.kueue_integrations(view) == [
+        "deployment",
+        "leaderworkerset.x-k8s.io/leaderworkerset",
+    ]
+    # A group of 2 pods x 8 NPUs holds 16.
+    team = next(t for t in view.teams if t.name == "llm")
+    (svc,) = workloads.team_workloads(view, team).services
+    assert {p.vendor: p.devices for p in plan_service(svc)} == {"nvidia": 8, "ascend": 16}
+    # plan: one serving pod per group (its leader), one per Deployment replica: 50/50
+    (row,) = env_plan(view).services
+    assert {t.vendor: t.traffic for t in row.tracks} == {"nvidia": 50.0, "ascend": 50.0}

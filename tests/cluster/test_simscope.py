@@ -183,3 +183,30 @@ def test_the_sites_nfd_master_is_named_at_the_platform_line_when_values_declare_
     view, _, built = built_units(tmp_path, files, fleet)
     [found] = not_simulated(view, built, packing=False, site_nfd=True)
     assert found.location == Location("values/fleet.yaml", 7, 3)
+
+
+def test_jobsets_and_leaderworkersets_are_named_with_what_their_controllers_leave_out(
+    tmp_path: Path,
+) -> None:
+    """Each add-on whose controller does not run here, with its own objects only."""
+    team = (
+        "quota: {nvidia: 4}\njobs:\n  js:\n    kind: jobset\n    images: {nvidia: r/t:1}\n"
+        "    tasks:\n      w: {vendor: nvidia, devices: 1, replicas: 2}\n"
+        "services:\n  llm:\n    images: {nvidia: r/s:1}\n"
+        "    tracks:\n      nvidia: {devicesPerReplica: 1, replicas: 1, groupSize: 2}\n"
+    )
+    fleet = "platform:\n  jobset: {provided: site}\n  lws: {provided: site}\n"
+    found = {f.message.split(":")[0]: f for f in scope(tmp_path, fleet, team)}
+    assert sorted(found) == [
+        "JobSet's controller does not run here",
+        "LeaderWorkerSet's controller does not run here",
+    ]
+    jobset = found["JobSet's controller does not run here"]
+    assert "JobSet ml/js were applied" in jobset.message
+    assert (jobset.location, jobset.severity) == (
+        Location("values/fleet.yaml", 6, 3),
+        Severity.WARNING,
+    )
+    lws = found["LeaderWorkerSet's controller does not run here"]
+    assert "LeaderWorkerSet ml/llm-nvidia were applied" in lws.message
+    assert lws.location == Location("values/fleet.yaml", 7, 3)
