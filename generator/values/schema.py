@@ -141,6 +141,21 @@ METRIC = _obj(
     ("name", "unit"),
 )
 
+# A device health or error series of an exporter, and how a bad device shows in it.
+HEALTH_METRIC = _obj(
+    {
+        "metric": _str(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$", description="metric name the exporter emits"),
+        "kind": {
+            "enum": ["flag", "nonzero", "increase", "newvalue"],
+            "description": "flag: 1 healthy, 0 not; nonzero: any value above 0 is a fault; "
+            "increase: a count whose rise is a fault; newvalue: the last fault's code, a fault "
+            "when it changes to a value above 0",
+        },
+        "what": _str(minLength=1, description="the fault, in words, for the alert's summary"),
+        "source": _str(minLength=1, description="where upstream says so (repository path version)"),
+    },
+    ("metric", "kind", "what", "source"),
+)
 # "<owner>/<repo> <path> <version>[: what it says]": where an upstream fact was read, pinned.
 SOURCE = r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+ \S+ \S+(: .+)?$"
 SOURCES = _list(
@@ -344,6 +359,11 @@ EXPORTER = _obj(
                     "description": "added to used + free where the exporter ships no total",
                 }
             }
+        ),
+        "health": _list(
+            HEALTH_METRIC,
+            description="the exporter's device health and error series an alert watches "
+            "(docs/alerts.md); none: the exporter gives none",
         ),
         "sources": SOURCES,
     }
@@ -1011,6 +1031,38 @@ FLEET_PROPS: dict[str, Any] = {
                 "fleet's PodMonitors and rules)",
             ),
             "grafanaFolder": _str(minLength=1, description="Grafana sidecar folder annotation"),
+            "alerts": _obj(
+                {
+                    "enabled": {
+                        "type": "boolean",
+                        "description": "render the alerting rules; default true",
+                    },
+                    "pendingMinutes": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "description": "minutes an accelerator pod may stay Pending; default 15",
+                    },
+                    "quotaUsedRatio": {
+                        "type": "number",
+                        "exclusiveMinimum": 0,
+                        "maximum": 1,
+                        "description": "share of a team's quota above which it is nearly used; "
+                        "default 0.9",
+                    },
+                    "severity": _obj(
+                        {
+                            k: {"enum": ["critical", "warning", "info"]}
+                            for k in ("device", "agent", "pending", "quota", "capacity")
+                        },
+                        description="severity label per class of alert (docs/alerts.md)",
+                    ),
+                    "labels": {
+                        **_labels(),
+                        "description": "labels added to every alert, for Alertmanager's routing",
+                    },
+                },
+                description="alerting rules (docs/alerts.md)",
+            ),
             "costCurrency": _str(minLength=1, description="unit of the cost series' legend"),
         },
         description="unified accelerator monitoring (docs/monitoring.md)",

@@ -46,6 +46,7 @@ def test_build_all_gives_every_builders_components_in_order(tmp_path: Path) -> N
         ("monitoring", "monitoring/exporters/nvidia"),
         ("monitoring", "monitoring/scrape"),
         ("monitoring", "monitoring/rules"),
+        ("monitoring", "monitoring/alerts"),
         ("monitoring", "monitoring/dashboard"),
         ("team-ml", "teams/ml"),
         ("team-ml", "workloads/ml"),
@@ -58,7 +59,7 @@ def test_build_all_builds_once_per_view(tmp_path: Path) -> None:
     layout read one build); another view builds its own."""
     view = prod_view(tmp_path / "a")
     first, second = build_all(view), build_all(view)
-    assert len(first) == len(second) == 12
+    assert len(first) == len(second) == 13
     assert all(a is b for a, b in zip(first, second, strict=True))
     other = build_all(prod_view(tmp_path / "b"))
     assert not any(a is b for a, b in zip(first, other, strict=True))
@@ -70,5 +71,5 @@ def test_adding_to_the_answer_changes_nothing_the_next_caller_sees(tmp_path: Pat
     comps = build_all(view)
     comps += [Component("argocd", "argocd/applications")]
     again = build_all(view)
-    assert len(again) == 12
+    assert len(again) == 13
     assert "argocd" not in {c.unit for c in again}

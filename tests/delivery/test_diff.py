@@ -1022,7 +1022,7 @@ def test_tree_diff_builds_only_the_units_whose_files_differ(tmp_path: Path) -> N
     assert got.changed_units == units
     assert got.old_counts == {
         "overlays/prod/argocd": 7,  # the AppProject, the root and 5 units' Applications
-        "overlays/prod/monitoring": 7,
+        "overlays/prod/monitoring": 8,
         "overlays/prod/team-ml": 2,  # Namespace, ResourceQuota
         "overlays/prod/team-old": 2,
         "overlays/prod/team-ops": 0,
@@ -1069,6 +1069,13 @@ def test_between_envs_with_a_team_in_one_environment_only(tmp_path: Path) -> Non
         ("staging -> prod", "argocd", "Application argocd/f-prod-node-config", "changed"),
         ("staging -> prod", "argocd", "Application argocd/f-prod-root", "changed"),
         ("staging -> prod", "argocd", "Application argocd/f-prod-team-ml", "added"),
+        # the team's quota alert: a team runs in prod only
+        (
+            "staging -> prod",
+            "monitoring",
+            "PrometheusRule accelerator-monitoring/accelerators-alerts",
+            "changed",
+        ),
         (
             "staging -> prod",
             "monitoring",

@@ -205,15 +205,18 @@ def test_labels_the_selector_misses_are_an_error_per_object(tmp_path: Path) -> N
             MON003_HINT,
             Severity.ERROR,
         ),
-        Finding(
-            "MON003",
-            "the Prometheus in 'monitoring' (monitoring.prometheus) does not load PrometheusRule "
-            f"accelerator-monitoring/accelerators-unified: its ruleSelector {selector} does not "
-            "match the PrometheusRule's labels",
-            Location("values/fleet.yaml", 6, 3),
-            "$.monitoring.prometheus",
-            MON003_HINT,
-            Severity.ERROR,
+        *(
+            Finding(
+                "MON003",
+                "the Prometheus in 'monitoring' (monitoring.prometheus) does not load "
+                f"PrometheusRule accelerator-monitoring/{name}: its ruleSelector {selector} does "
+                "not match the PrometheusRule's labels",
+                Location("values/fleet.yaml", 6, 3),
+                "$.monitoring.prometheus",
+                MON003_HINT,
+                Severity.ERROR,
+            )
+            for name in ("accelerators-unified", "accelerators-alerts")
         ),
     ]
 
@@ -256,13 +259,18 @@ def test_namespace_selectors_see_the_rendered_labels_and_the_name_label(tmp_path
         "values: [accelerator-monitoring]}]}"
     )
     text = PROMETHEUS.replace("ruleNamespaceSelector: {}", f"ruleNamespaceSelector: {excluded}")
-    [(message, _, _)] = mon003(nvidia_prod(tmp_path / "no", text))
-    assert message.endswith(
-        "PrometheusRule accelerator-monitoring/accelerators-unified: its ruleNamespaceSelector "
-        '{"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn", '
-        '"values": ["accelerator-monitoring"]}]} does not match namespace '
-        "'accelerator-monitoring'"
-    )
+    # the recording rules and the alerting rules alike
+    messages = [message for message, _, _ in mon003(nvidia_prod(tmp_path / "no", text))]
+    assert len(messages) == 2
+    for message, name in zip(
+        messages, ("accelerators-unified", "accelerators-alerts"), strict=True
+    ):
+        assert message.endswith(
+            f"PrometheusRule accelerator-monitoring/{name}: its ruleNamespaceSelector "
+            '{"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn", '
+            '"values": ["accelerator-monitoring"]}]} does not match namespace '
+            "'accelerator-monitoring'"
+        )
 
 
 def test_a_missed_selector_is_shown_as_its_spec_has_it(tmp_path: Path) -> None:

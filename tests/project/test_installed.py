@@ -165,7 +165,7 @@ def test_from_init_to_publish_with_the_installed_wheel(
     # A fleet repository from init: render, validate, commit.
     fleet = tmp_path / "acme"
     run("accel-gitops", "init", str(fleet), cwd=tmp_path)
-    assert run("accel-gitops", "render", cwd=fleet).startswith("rendered 11 bases and 10 units")
+    assert run("accel-gitops", "render", cwd=fleet).startswith("rendered 12 bases and 10 units")
     out = run("accel-gitops", "validate", cwd=fleet)
     assert "validate: 0 error(s), 0 warning(s)" in out, out
     run("git", "add", "-A", cwd=fleet)

@@ -179,6 +179,7 @@ def test_each_component_is_a_base_with_a_sorted_kustomization(tmp_path: Path) ->
     assert rendered.bases == [
         "base/device-plugins/namespaces",
         "base/device-plugins/nvidia",
+        "base/monitoring/alerts",
         "base/monitoring/dashboard",
         "base/monitoring/exporters/namespace",
         "base/monitoring/exporters/nvidia",

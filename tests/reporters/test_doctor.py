@@ -14,4 +14,8 @@ def test_doctor_says_which_charts_are_checked_offline_and_which_only_as_applicat
         "(gotools/kueuecheck/go.mod)",
         "chart nfd: node-feature-discovery 0.19.0 rendered offline from "
         "sigs.k8s.io/node-feature-discovery@v0.19.0 (gotools/nfd/go.mod)",
+        "chart jobset: jobset 0.11.1 rendered offline from sigs.k8s.io/jobset@v0.11.1 "
+        "(gotools/kueuecheck/go.mod)",
+        "chart lws: lws 0.8.0 rendered offline from sigs.k8s.io/lws@v0.8.0 "
+        "(gotools/kueuecheck/go.mod)",
     ]

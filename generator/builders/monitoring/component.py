@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from generator.builders.agents import daemonset, rbac_objects
 from generator.builders.common import SYNC_WAVE, VENDOR_LABEL, Component, metadata, namespace
-from generator.builders.monitoring import dashboard, recording_rules, scrape
+from generator.builders.monitoring import alerts, dashboard, recording_rules, scrape
 from generator.builders.monitoring.sources import Exporter, Settings, exporters, settings
 from generator.values import yamlio
 from generator.values.model import FleetView
@@ -26,6 +26,7 @@ NAMESPACE = "accelerator-monitoring"  # default of fleet `monitoring.namespace`
 SCRAPE_CONFIGMAP = "accelerator-scrape-configs"
 SCRAPE_KEY = "scrape-configs.yaml"
 RULE_NAME = "accelerators-unified"
+ALERT_RULE_NAME = "accelerators-alerts"
 DASHBOARD_CONFIGMAP = "accelerator-dashboard"
 DASHBOARD_KEY = "accelerators.json"
 GRAFANA_LABEL = "grafana_dashboard"
@@ -70,6 +71,21 @@ def build(view: FleetView) -> list[Component]:
             "spec": {"groups": groups},
         }
         out.append(Component(UNIT, f"{UNIT}/rules", [rule], origin=origin))
+    alert_groups = alerts.groups(view, exps)
+    if alert_groups:
+        alert_rule: Obj = {
+            "apiVersion": "monitoring.coreos.com/v1",
+            "kind": "PrometheusRule",
+            "metadata": metadata(
+                ALERT_RULE_NAME,
+                namespace=conf.namespace,
+                sources=sources,
+                labels={**conf.selector_labels, COMPONENT_LABEL: "alerting-rules"},
+            ),
+            "spec": {"groups": alert_groups},
+        }
+        where = view.fleet.doc.anchor(("monitoring", "alerts"), ("monitoring",))
+        out.append(Component(UNIT, f"{UNIT}/alerts", [alert_rule], origin=where))
     notes = {GRAFANA_FOLDER_ANNOTATION: conf.grafana_folder} if conf.grafana_folder else {}
     board: Obj = {
         "apiVersion": "v1",

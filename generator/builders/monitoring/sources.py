@@ -53,6 +53,15 @@ class Metric:
 
 
 @dataclass(frozen=True)
+class HealthMetric:
+    """A device health or error series (catalog `exporter.health`): alerts.py watches it."""
+
+    metric: str
+    kind: str  # flag | nonzero | increase | newvalue
+    what: str
+
+
+@dataclass(frozen=True)
 class Exporter:
     vendor: str  # vendor id (values file name)
     brand: str  # the vendor's gpu-brand node label value
@@ -71,6 +80,7 @@ class Exporter:
     cost_weight: float
     resource: str  # the extended resource the vendor's device plugin advertises
     agent: NodeAgent | None = None  # the DaemonSet to render; None: installed another way
+    health: tuple[HealthMetric, ...] = ()
 
     @property
     def metric_names(self) -> tuple[str, ...]:
@@ -175,7 +185,12 @@ def exporter(
         namespace = raw.get("namespace")
         port_name = raw.get("portName")
     labels = {k: v for k, v in (raw.get("labels") or {}).items() if k in UNIFIED_LABELS}
+    health = tuple(
+        HealthMetric(str(h["metric"]), str(h["kind"]), str(h["what"]))
+        for h in raw.get("health") or []
+    )
     return Exporter(
+        health=health,
         vendor=vendor.id,
         brand=vendor.node_labels.get(BRAND_NODE_LABEL, vendor.id),
         name=name,

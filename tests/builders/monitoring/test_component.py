@@ -24,6 +24,7 @@ import pytest
 import yaml
 
 from generator.builders.common import Component
+from generator.builders.monitoring import alerts
 from generator.builders.monitoring import component as builder
 from generator.builders.monitoring import recording_rules as unified
 from generator.builders.monitoring.dashboard import queries
@@ -189,6 +190,7 @@ def test_monitoring_components_their_objects_and_where_findings_point(tmp_path: 
             ],
         ),
         ("monitoring", "monitoring/rules", fleet, [("PrometheusRule", ns, "accelerators-unified")]),
+        ("monitoring", "monitoring/alerts", fleet, [("PrometheusRule", ns, "accelerators-alerts")]),
         ("monitoring", "monitoring/dashboard", fleet, [("ConfigMap", ns, "accelerator-dashboard")]),
     ]
 
@@ -510,7 +512,7 @@ def test_monitoring_unit_builds_with_kustomize_in_every_environment(
         kinds = sorted(o["kind"] for o in objs)
         vendors = loaded.envs[env].vendors
         assert kinds.count("PodMonitor") == len(vendors)
-        assert kinds.count("PrometheusRule") == 1
+        assert kinds.count("PrometheusRule") == 2  # recording and alerting rules
         monitors = {
             o["metadata"]["labels"]["accel-gitops.io/vendor"]: o
             for o in objs
@@ -1102,9 +1104,12 @@ def test_dashboard_queries_read_only_recorded_series(fleet: Path, tmp_path: Path
     board_text = configmap(objs, builder.DASHBOARD_CONFIGMAP)["data"][builder.DASHBOARD_KEY]
     exprs = queries(board_text)
     assert len(exprs) >= 7
-    recorded = {r["record"] for g in rule_groups(objs) for r in g["rules"]}
+    recorded = {r["record"] for g in rule_groups(objs) for r in g["rules"] if "record" in r}
     exps = exporters(values.load(fleet).envs["prod"])
     emitted = {n for e in exps for n in e.metric_names} | set(unified.KSM_METRICS)
+    # the alerting rules read the exporters' health series, the scrape, and kube-state-metrics
+    emitted |= {h.metric for e in exps for h in e.health}
+    emitted |= set(alerts.SCRAPE_METRICS) | set(alerts.KSM_METRICS)
     for expr in exprs:
         used = metric_names(grafana_free(expr))
         assert used, expr

@@ -1,0 +1,269 @@
+"""Alerting rules for a mixed accelerator fleet (docs/alerts.md lists each, with its runbook).
+
+Per vendor, from what its exporter really emits (catalog `exporter.health`, each entry cited):
+a device reporting itself unhealthy, or an error series rising. Fleet-wide, from kube-state-
+metrics and the scrape itself: an exporter target down, a device-plugin or exporter DaemonSet
+short of ready pods, accelerator pods Pending for too long, a team's quota nearly used, and a
+pool node advertising fewer devices than the pool declares.
+
+Facts the rules rely on:
+- A target's `up` carries the target labels the scrape adds (`vendor`, `node`: scrape.py), and is
+  0 when the scrape failed (prometheus/prometheus scrape/scrape.go v0.316.0 "Health of the scrape
+  target"). A pod without an IP has no target at all (discovery/kubernetes/pod.go v0.316.0), so a
+  missing exporter pod is caught by its DaemonSet's numbers instead.
+- kube-state-metrics v2.20.0: kube_daemonset_status_number_unavailable{namespace,daemonset}
+  (internal/store/daemonset.go); kube_pod_status_phase{namespace,pod,phase} and
+  kube_pod_container_resource_requests{namespace,pod,resource} (internal/store/pod.go);
+  kube_node_status_allocatable{node,resource} (internal/store/node.go). Pod and node metrics spell
+  a resource with every character outside [a-zA-Z0-9_] as "_" (internal/store/utils.go
+  SanitizeLabelName): nvidia.com/gpu is nvidia_com_gpu.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from generator.builders.monitoring import recording_rules
+from generator.builders.monitoring.sources import Exporter, HealthMetric
+from generator.values.model import FleetView
+
+GROUP_VENDOR = "accelerators.alerts.devices"
+GROUP_FLEET = "accelerators.alerts.fleet"
+RUNBOOK_DOC = "docs/alerts.md"  # of accel-gitops; each alert names its section
+
+# Defaults of fleet.yaml `monitoring.alerts`.
+DEFAULT_PENDING_MINUTES = 15
+DEFAULT_QUOTA_RATIO = 0.9
+DEFAULT_SEVERITY = {
+    "device": "critical",
+    "agent": "critical",
+    "pending": "warning",
+    "quota": "warning",
+    "capacity": "warning",
+}
+# How long a condition must hold before each class of alert fires.
+HOLD = {"device": "5m", "agent": "10m", "quota": "15m", "capacity": "10m"}
+# The window an error count's rise is read over.
+INCREASE_WINDOW = "10m"
+# What the fleet-wide alerts read besides the exporters' own series and the recorded ones: the
+# scrape's `up`, and kube-state-metrics (the module docstring cites each).
+SCRAPE_METRICS = ("up",)
+KSM_METRICS = (
+    "kube_daemonset_status_number_unavailable",
+    "kube_pod_container_resource_requests",
+    "kube_pod_status_phase",
+    "kube_node_status_allocatable",
+)
+
+
+@dataclass(frozen=True)
+class AlertSettings:
+    enabled: bool
+    pending_minutes: int
+    quota_ratio: float
+    severity: dict[str, str]
+    labels: dict[str, str]
+
+
+def alert_settings(view: FleetView) -> AlertSettings:
+    raw: dict[str, Any] = view.fleet.doc.get("monitoring", "alerts", default={}) or {}
+    return AlertSettings(
+        enabled=bool(raw.get("enabled", True)),
+        pending_minutes=int(raw.get("pendingMinutes", DEFAULT_PENDING_MINUTES)),
+        quota_ratio=float(raw.get("quotaUsedRatio", DEFAULT_QUOTA_RATIO)),
+        severity={**DEFAULT_SEVERITY, **(raw.get("severity") or {})},
+        labels=dict(sorted((raw.get("labels") or {}).items())),
+    )
+
+
+def _q(text: str) -> str:
+    return json.dumps(text)
+
+
+def ksm_resource(resource: str) -> str:
+    """An extended resource as kube-state-metrics' pod and node metrics spell it."""
+    return re.sub(r"[^a-zA-Z0-9_]", "_", resource)
+
+
+def anchor(alert: str) -> str:
+    """The alert's section in docs/alerts.md (GitHub's heading anchors: lower case)."""
+    return alert.lower()
+
+
+def _alert(
+    name: str,
+    expr: str,
+    hold: str,
+    severity: str,
+    settings: AlertSettings,
+    summary: str,
+    description: str,
+    labels: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    rule: dict[str, Any] = {"alert": name, "expr": expr}
+    if hold != "0m":
+        rule["for"] = hold
+    rule["labels"] = {**settings.labels, **(labels or {}), "severity": severity}
+    rule["annotations"] = {
+        "summary": summary,
+        "description": description,
+        "runbook": f"accel-gitops {RUNBOOK_DOC}#{anchor(name)}",
+    }
+    return rule
+
+
+HEALTH_EXPR = {
+    "flag": "{m} == 0",
+    "nonzero": "{m} > 0",
+    "increase": "increase({m}[" + INCREASE_WINDOW + "]) > 0",
+    "newvalue": "{m} > 0 and changes({m}[" + INCREASE_WINDOW + "]) > 0",
+}
+HEALTH_ALERT = {
+    "flag": "AcceleratorUnhealthy",
+    "nonzero": "AcceleratorDeviceFault",
+    "increase": "AcceleratorErrorsRising",
+    "newvalue": "AcceleratorDeviceFault",
+}
+
+
+def health_rule(exp: Exporter, health: HealthMetric, settings: AlertSettings) -> dict[str, Any]:
+    metric = f"{health.metric}{{vendor={_q(exp.vendor)}}}"
+    return _alert(
+        HEALTH_ALERT[health.kind],
+        HEALTH_EXPR[health.kind].format(m=metric),
+        HOLD["device"] if health.kind == "flag" else "0m",
+        settings.severity["device"],
+        settings,
+        f"{exp.vendor}: {health.what} on node {{{{ $labels.node }}}}",
+        f"{health.metric} of the {exp.vendor} exporter on node {{{{ $labels.node }}}} says "
+        f"{health.what} (value {{{{ $value }}}}).",
+        {"vendor": exp.vendor, "signal": health.metric},
+    )
+
+
+def vendor_rules(exporters: list[Exporter], settings: AlertSettings) -> list[dict[str, Any]]:
+    return [health_rule(exp, h, settings) for exp in exporters for h in exp.health]
+
+
+def fleet_rules(
+    view: FleetView, exporters: list[Exporter], settings: AlertSettings
+) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    agent = settings.severity["agent"]
+    for exp in exporters:
+        out.append(
+            _alert(
+                "AcceleratorExporterDown",
+                f"up{{vendor={_q(exp.vendor)}}} == 0",
+                HOLD["agent"],
+                agent,
+                settings,
+                f"{exp.vendor} exporter on node {{{{ $labels.node }}}} cannot be scraped",
+                f"Prometheus has failed to scrape the {exp.vendor} exporter ({exp.name}) on node "
+                "{{ $labels.node }}: its devices' metrics and health are not seen.",
+                {"vendor": exp.vendor},
+            )
+        )
+    daemonsets = [
+        (v.id, "device plugin", v.device_plugin.namespace, v.device_plugin.name)
+        for v in view.vendors
+    ]
+    daemonsets += [
+        (e.vendor, "exporter", e.namespace, e.name)
+        for e in exporters
+        if e.agent is not None and e.namespace
+    ]
+    for vendor_id, what, ns, name in daemonsets:
+        out.append(
+            _alert(
+                "AcceleratorAgentUnavailable",
+                "kube_daemonset_status_number_unavailable"
+                f"{{namespace={_q(ns)},daemonset={_q(name)}}} > 0",
+                HOLD["agent"],
+                agent,
+                settings,
+                f"{vendor_id} {what} is not running on {{{{ $value }}}} of its nodes",
+                f"DaemonSet {ns}/{name} ({vendor_id} {what}) has {{{{ $value }}}} node(s) "
+                "without a ready pod: "
+                + (
+                    "pods there cannot be given new devices."
+                    if what == "device plugin"
+                    else "those nodes' devices are not watched."
+                ),
+                {"vendor": vendor_id, "agent": what.replace(" ", "-")},
+            )
+        )
+    resources = sorted({ksm_resource(v.resource_name) for v in view.vendors})
+    if resources:
+        regex = "|".join(resources)
+        out.append(
+            _alert(
+                "AcceleratorPodsPending",
+                "sum by (namespace, pod) (kube_pod_container_resource_requests"
+                f"{{resource=~{_q(regex)}}}) > 0 and on (namespace, pod) "
+                '(kube_pod_status_phase{phase="Pending"} == 1)',
+                f"{settings.pending_minutes}m",
+                settings.severity["pending"],
+                settings,
+                "pod {{ $labels.namespace }}/{{ $labels.pod }} has waited for accelerators for "
+                f"{settings.pending_minutes} minutes",
+                "The pod asks for accelerator devices and has been Pending for "
+                f"{settings.pending_minutes} minutes: its pool is full, its queue has not "
+                "admitted it, or no node matches it.",
+            )
+        )
+    if view.teams:
+        out.append(
+            _alert(
+                "TeamAcceleratorQuotaNearlyUsed",
+                f"{recording_rules.QUOTA_RATIO} > {settings.quota_ratio!r}",
+                HOLD["quota"],
+                settings.severity["quota"],
+                settings,
+                "team {{ $labels.team }} uses {{ $value | humanizePercentage }} of its "
+                "{{ $labels.resource }} quota",
+                "Team {{ $labels.team }} has used more than "
+                f"{settings.quota_ratio:.0%} of its {{{{ $labels.resource }}}} quota for "
+                f"{HOLD['quota'].removesuffix('m')} minutes: its next job waits.",
+            )
+        )
+    for vendor in view.vendors:
+        resource = ksm_resource(vendor.resource_name)
+        for pool in vendor.pools:
+            if not pool.nodes:
+                continue
+            nodes = "|".join(re.escape(n) for n in sorted(pool.nodes))
+            out.append(
+                _alert(
+                    "AcceleratorNodeDevicesMissing",
+                    f"kube_node_status_allocatable{{resource={_q(resource)},node=~{_q(nodes)}}}"
+                    f" < {pool.devices_per_node}",
+                    HOLD["capacity"],
+                    settings.severity["capacity"],
+                    settings,
+                    "node {{ $labels.node }} advertises {{ $value }} of its "
+                    f"{pool.devices_per_node} {vendor.id} devices",
+                    f"Pool {vendor.id}/{pool.name} declares {pool.devices_per_node} devices per "
+                    "node; node {{ $labels.node }} has {{ $value }} allocatable: a device failed, "
+                    "or the device plugin lost it.",
+                    {"vendor": vendor.id, "pool": pool.name},
+                )
+            )
+    return out
+
+
+def groups(view: FleetView, exporters: list[Exporter]) -> list[dict[str, Any]]:
+    settings = alert_settings(view)
+    if not settings.enabled:
+        return []
+    out = []
+    devices = vendor_rules(exporters, settings)
+    if devices:
+        out.append({"name": GROUP_VENDOR, "rules": devices})
+    fleet = fleet_rules(view, exporters, settings)
+    if fleet:
+        out.append({"name": GROUP_FLEET, "rules": fleet})
+    return out
