@@ -23,7 +23,13 @@ def use_backend(values_dir: Path, write: Write, backend: str, extra: str = "") -
     """The example fleet as a test values tree for one backend. Under Kueue the seed's mixed
     Volcano job is off: Kueue cannot account a Volcano Job (SCH002)."""
     fleet = (values_dir / "fleet.yaml").read_text()
-    write("fleet.yaml", fleet + f"scheduling:\n  backend: {backend}\n{extra}")
+    section = f"scheduling:\n  backend: {backend}\n{extra}"
+    # the example's own scheduling section (its priority classes) takes the backend too
+    assert fleet.count("\nscheduling:\n") <= 1
+    if "\nscheduling:\n" in fleet:
+        write("fleet.yaml", fleet.replace("\nscheduling:\n", "\n" + section, 1))
+    else:
+        write("fleet.yaml", fleet + section)
     if backend == "kueue":
         ml = (values_dir / "teams/ml-team.yaml").read_text()
         assert MIXED in ml

@@ -11,7 +11,9 @@ Per environment, on a control plane with no trace of the last one:
    scheduling units; then every team unit without its Jobs, until the services have settled;
 3. then every Job into what the services leave (steady state), one after another in a stable
    order so that the verdict does not depend on a race; a Job that does not run
-   is tried again alone, to tell "waits for the team's other jobs" from "never fits";
+   is tried again alone, to tell "waits for the team's other jobs" from "never fits"; then,
+   the Jobs gone, the JobSets beside the services, for Kueue's verdict on each (JobSet's own
+   controller does not run here);
 4. the report: node labels and taints against the pool's, DaemonSet pods per vendor, every job,
    task and service pod, the probe pods, quota used against hard, ready pods per track against
    `plan`. Any mismatch is an error finding at the values that caused it.
@@ -76,6 +78,7 @@ from generator.cluster.simresult import HINTS, EnvReport, SimulationResult
 from generator.cluster.simrun import (
     JOB_KINDS,
     UNIT_WORKERS,
+    delete_jobs,
     parallel,
     run_jobs,
     settle,
@@ -203,6 +206,7 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
 
     waves = sorted({b.wave for b in built})
     team_jobs: list[tuple[BuiltUnit, Obj]] = []
+    jobsets: list[tuple[BuiltUnit, Obj]] = []
     for wave in waves:
         units = [b for b in built if b.wave == wave]
         jobs = {
@@ -210,6 +214,12 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
             for b in units
         }
         team_jobs += [(b, o) for b in units for o in jobs[b.unit.path]]
+        # JobSets wait until the Jobs have had their turn: they are jobs too, and Kueue would
+        # otherwise hold their quota through the whole job phase (nothing finishes here).
+        for b in units:
+            held = [o for o in b.docs if o.get("kind") == "JobSet"]
+            jobs[b.unit.path] += held
+            jobsets += [(b, o) for o in held]
 
         # No Argo CD runs here: its Applications are checked (dry-run), not acted on. Argo CD
         # syncs the Applications of one wave independently, at the same time.
@@ -261,13 +271,20 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
         if key[1] == "Deployment":
             report.findings += fs
     check_admissions(api, refs, report)
-    jobset_admissions(api, view, report)
     check_quotas(api, view, report)
     check_tracks(api, view, report)
     jobs_failing = {k: fs for k, fs in failing.items() if k[1] != "Deployment"}
     if jobs_failing:
         retry_alone(api, view, team_jobs, refs, node_info, jobs_failing, report)
         lap("jobs alone")
+    if jobsets:
+        # Each team's JobSets beside the services alone, as the jobs were tried: Kueue's verdict.
+        delete_jobs(api, team_jobs)
+        for found, count in parallel(sync, [(api, b, [o], False) for b, o in jobsets]):
+            report.findings += found
+            report.objects += count
+        jobset_admissions(api, view, report)
+        lap("jobsets")
     # Every finding of this run is about this environment: a field, so reporters and the text
     # name it (" in environment 'prod'").
     report.findings = sorted_findings(replace(f, envs=(env,)) for f in report.findings)

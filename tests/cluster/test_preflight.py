@@ -274,15 +274,17 @@ def test_the_named_prometheus_must_exist_and_load_the_fleets_objects(tmp_path: P
         "copy the live Prometheus's selectors into monitoring.prometheus, then label the "
         "fleet's objects to match (MON003 checks it offline); "
     )
+    # the alerting rules as well as the recording rules
     assert prometheus_loads(view, units, state) == [
         Finding(
             "PRE004",
             "Prometheus monitoring/kps on the cluster does not load PrometheusRule "
-            'accelerator-monitoring/accelerators-unified: its ruleSelector {"matchLabels": '
+            f'accelerator-monitoring/{name}: its ruleSelector {{"matchLabels": '
             '{"release": "other"}} does not match the PrometheusRule\'s labels',
             PROMETHEUS_AT,
             hint=hint + HINT,
         )
+        for name in ("accelerators-unified", "accelerators-alerts")
     ]
     state.prometheuses = state.prometheuses[1:]
     assert prometheus_loads(view, units, state) == [

@@ -13,7 +13,7 @@ from tests.fixtures import Write, assert_units_build_exactly, kustomize_build
 def test_every_unit_of_the_example_fleet_builds_to_the_intended_objects(
     values_dir: Path, tmp_path: Path
 ) -> None:
-    assert assert_units_build_exactly(tmp_path / "out", values_dir) == 14
+    assert assert_units_build_exactly(tmp_path / "out", values_dir) == 16
 
 
 def test_overlay_patches_deletes_and_local_objects_build_exactly(
@@ -134,7 +134,7 @@ def test_argocd_applications_are_ordered_by_sync_wave(values_dir: Path, tmp_path
         for d in every
         if "accel-gitops.io/addon" in d["metadata"]["labels"]
     }
-    assert sorted(addons) == ["nfd", "volcano"]
+    assert sorted(addons) == ["jobset", "nfd", "volcano"]
     volcano = addons["volcano"]
     apps = {
         d["metadata"]["labels"]["accel-gitops.io/unit"]: d
