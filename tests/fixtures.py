@@ -316,6 +316,22 @@ JOBSET_FLEET: dict[str, Any] = {
 }
 
 
+# Team llm's service migrating to a multi-host Ascend track: one group of 2 pods x 8 NPUs (a
+# LeaderWorkerSet) beside an NVIDIA Deployment of one 8-GPU replica, in shift-50.
+LWS_TEAM = """\
+quota: {ascend: 16, nvidia: 8}
+services:
+  llm:
+    images: {ascend: r/serve:cann, nvidia: r/serve:cuda}
+    vendorMounts: false
+    migration: {from: nvidia, to: ascend}
+    phase: shift-50
+    tracks:
+      nvidia: {devicesPerReplica: 8, replicas: 1}
+      ascend: {devicesPerReplica: 8, replicas: 1, groupSize: 2}
+"""
+
+
 def migration(root: Path, prod: str) -> Path:
     """A values tree: the default NVIDIA vendor and team `ml`, Ascend, team inference and its
     migrating service; `prod` is environments/prod.yaml."""

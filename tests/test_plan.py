@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator.plan import format_text, plan
-from tests.fixtures import ASCEND_910B, NVIDIA, PROD_FLEET, tree
+from tests.fixtures import ASCEND_910B, LWS_TEAM, NVIDIA, PROD_FLEET, tree
 
 # Team web in a prod-only fleet of NVIDIA (8 GPUs, nodes of 4) and Ascend (8 NPUs, one node):
 # service chat moves from NVIDIA (5 replicas of 2 GPUs) to Ascend (8 replicas of 1 NPU) with
@@ -113,4 +113,27 @@ def test_json_findings_carry_code_severity_message_location_and_path(tmp_path: P
             "location": "values/environments/prod.yaml:5:39",
             "path": "$.services.chat.replicas.ascend",
         },
+    ]
+
+
+def test_a_multi_host_track_serves_through_one_leader_per_group(tmp_path: Path) -> None:
+    """The LeaderWorkerSet track (one group of 2 pods) and the Deployment track (one pod): the
+    Service selects serving pods only, so each gets half the traffic, as shift-50 asks; the
+    group holds 2 x 8 NPUs."""
+    fleet = PROD_FLEET + "platform: {lws: {provided: site}}\n"
+    npu = "pools:\n  - {name: p1, model: 910b, devicesPerNode: 8, nodes: [npu-1, npu-2]}\n"
+    values_dir = tree(
+        tmp_path,
+        {
+            "fleet.yaml": fleet,
+            "vendors/nvidia.yaml": NVIDIA,
+            "vendors/ascend.yaml": npu,
+            "teams/llm.yaml": LWS_TEAM,
+        },
+        defaults=False,
+    )
+    (svc,) = plan(values_dir).envs[0].services
+    assert [(t.vendor, t.replicas, t.devices, t.traffic) for t in svc.tracks] == [
+        ("nvidia", 1, 8, 50.0),
+        ("ascend", 1, 16, 50.0),
     ]

@@ -30,6 +30,7 @@ from tests.fixtures import (
     INFERENCE,
     JOBSET_FLEET,
     JOBSET_TEAM,
+    LWS_TEAM,
     PROD_FLEET,
     assert_units_build_exactly,
     build_unit,
@@ -1487,19 +1488,6 @@ def test_a_jobset_under_volcano_points_its_pods_at_the_teams_queue(tmp_path: Pat
 
 
 # ---- LeaderWorkerSet tracks (issue 21) ---------------------------------------------------------
-
-LWS_TEAM = """\
-quota: {ascend: 16, nvidia: 8}
-services:
-  llm:
-    images: {ascend: r/serve:cann, nvidia: r/serve:cuda}
-    vendorMounts: false
-    migration: {from: nvidia, to: ascend}
-    phase: shift-50
-    tracks:
-      nvidia: {devicesPerReplica: 8, replicas: 1}
-      ascend: {devicesPerReplica: 8, replicas: 1, groupSize: 2}
-"""
 
 
 def test_a_multi_host_track_is_a_leaderworkerset_whose_leaders_serve(tmp_path: Path) -> None:

@@ -236,3 +236,47 @@ def test_replicas_follow_weights_only_where_two_tracks_carry_traffic(tmp_path: P
         "nvidia": 2,
         "ascend": 2,
     }
+
+
+def test_replicas_follow_weights_by_each_tracks_need_and_the_largest_remainder(
+    tmp_path: Path,
+) -> None:
+    """3 replicas a track of 2 devices, shift-33: the old track needs ceil(3 x 67 / 100) = 3
+    (2.01 rounds up), the new one 1; 5 pods are the least that give the old track its 3 (5 x 0.67
+    = 3.35); the fifth goes to the larger remainder, the new track's 0.65: 3 and 2 (60 / 40)."""
+    big = (
+        "        phase: shift-33\n        tracks:\n"
+        "          nvidia: {devicesPerReplica: 2, replicas: 3}\n"
+        "          ascend: {devicesPerReplica: 2, replicas: 3}\n"
+    )
+    assert follow(tmp_path, big) == {
+        "nvidia": (3, 67, 6, FOLLOW),
+        "ascend": (2, 33, 4, FOLLOW),
+    }
+
+
+def test_a_weight_of_1_percent_takes_100_pods_to_give_exactly(tmp_path: Path) -> None:
+    assert {v: r[0] for v, r in follow(tmp_path, "        phase: shift-1\n").items()} == {
+        "nvidia": 99,
+        "ascend": 1,
+    }
+
+
+def test_a_track_of_weight_0_keeps_its_replicas_when_the_others_follow_weights(
+    tmp_path: Path,
+) -> None:
+    values_dir = tree(
+        tmp_path,
+        {
+            "vendors/ascend.yaml": ASCEND_910B,
+            "vendors/amd.yaml": AMD_MI250X,
+            "teams/inference.yaml": THREE_TRACKS,
+            "environments/prod.yaml": "teams:\n  inference:\n    services:\n"
+            "      inference-service: {phase: shift-50, replicasFollowWeights: true}\n",
+        },
+    )
+    assert plans(values_dir) == [
+        ("nvidia", 1, 50, 1, FOLLOW, False),
+        ("ascend", 1, 50, 1, FOLLOW, False),
+        ("amd", 3, 0, 6, (*SVC, "tracks", "amd", "replicas"), False),
+    ]
