@@ -107,6 +107,25 @@ def tool(name: str) -> Path:
     return Path(found)
 
 
+def promtool_rule_tests(
+    folder: Path, groups: list[dict[str, Any]], tests: list[dict[str, Any]]
+) -> str:
+    """promtool's own rule unit tests (`promtool test rules`) of `tests` on the rule `groups`,
+    written as a plain rules file in `folder`; asserts they pass, returns promtool's report."""
+    (folder / "rules.yaml").write_text(yaml.safe_dump({"groups": groups}, sort_keys=False))
+    doc = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": tests}
+    (folder / "test.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    proc = subprocess.run(
+        [str(tool("promtool")), "test", "rules", "test.yaml"],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
 def kustomize_text(path: Path) -> str:
     """`kustomize build <path>` with the pinned kustomize: what Argo CD applies, as YAML text."""
     proc = subprocess.run(

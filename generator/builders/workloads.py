@@ -176,29 +176,20 @@ def _team_objects(view: FleetView, team: Team) -> tuple[list[Obj], list[PodRef]]
     for job in loaded.jobs:
         obj = _job(view, team, job)
         objs.append(obj)
-        if job.kind == "volcano":
-            for task, spec in zip(job.tasks, obj["spec"]["tasks"], strict=True):
+        if job.has_tasks:
+            # A Volcano task's pod template, or a JobSet replicated job's Job's.
+            volcano = job.kind == "volcano"
+            specs = (
+                [t["template"]["spec"] for t in obj["spec"]["tasks"]]
+                if volcano
+                else [
+                    r["template"]["spec"]["template"]["spec"] for r in obj["spec"]["replicatedJobs"]
+                ]
+            )
+            kind = "Job (volcano) task" if volcano else "JobSet task"
+            for task, spec in zip(job.tasks, specs, strict=True):
                 pods.append(
-                    PodRef(
-                        team,
-                        "Job (volcano) task",
-                        f"{job.name}/{task.name}",
-                        spec["template"]["spec"],
-                        task.path,
-                        task.replicas,
-                    )
-                )
-        elif job.kind == "jobset":
-            for task, rjob in zip(job.tasks, obj["spec"]["replicatedJobs"], strict=True):
-                pods.append(
-                    PodRef(
-                        team,
-                        "JobSet task",
-                        f"{job.name}/{task.name}",
-                        rjob["template"]["spec"]["template"]["spec"],
-                        task.path,
-                        task.replicas,
-                    )
+                    PodRef(team, kind, f"{job.name}/{task.name}", spec, task.path, task.replicas)
                 )
         else:
             pods.append(

@@ -92,6 +92,7 @@ def plain_env(raw: dict[str, Any]) -> dict[str, str]:
 # ---- Kubernetes' own schema ------------------------------------------------------------------
 
 
+@functools.cache
 def schema_set(kubernetes_version: str) -> str:
     """The kubernetes-validate schema set for a fleet's version: its minor, else the newest
     shipped minor below it, else the oldest shipped (the schema check is then approximate and

@@ -13,6 +13,8 @@ Components:
 
 from __future__ import annotations
 
+from typing import Any
+
 from generator.builders.agents import daemonset, rbac_objects
 from generator.builders.common import SYNC_WAVE, VENDOR_LABEL, Component, metadata, namespace
 from generator.builders.monitoring import alerts, dashboard, recording_rules, scrape
@@ -41,6 +43,23 @@ def _sources(view: FleetView) -> list[str]:
     return sorted(found)
 
 
+def _prometheus_rule(
+    conf: Settings, name: str, sources: list[str], role: str, groups: list[dict[str, Any]]
+) -> Obj:
+    """A PrometheusRule of the monitoring namespace, labelled for the Prometheus that loads it."""
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "metadata": metadata(
+            name,
+            namespace=conf.namespace,
+            sources=sources,
+            labels={**conf.selector_labels, COMPONENT_LABEL: role},
+        ),
+        "spec": {"groups": groups},
+    }
+
+
 def build(view: FleetView) -> list[Component]:
     if not view.vendors:
         return []
@@ -59,31 +78,14 @@ def build(view: FleetView) -> list[Component]:
     out.append(Component(UNIT, f"{UNIT}/scrape", _scrape_objects(view, conf, exps), origin=origin))
     groups = recording_rules.groups(view, exps)
     if groups:
-        rule: Obj = {
-            "apiVersion": "monitoring.coreos.com/v1",
-            "kind": "PrometheusRule",
-            "metadata": metadata(
-                RULE_NAME,
-                namespace=conf.namespace,
-                sources=sorted({*sources, *(s for t in view.teams for s in t.doc.sources)}),
-                labels={**conf.selector_labels, COMPONENT_LABEL: "recording-rules"},
-            ),
-            "spec": {"groups": groups},
-        }
+        team_sources = sorted({*sources, *(s for t in view.teams for s in t.doc.sources)})
+        rule = _prometheus_rule(conf, RULE_NAME, team_sources, "recording-rules", groups)
         out.append(Component(UNIT, f"{UNIT}/rules", [rule], origin=origin))
     alert_groups = alerts.groups(view, exps)
     if alert_groups:
-        alert_rule: Obj = {
-            "apiVersion": "monitoring.coreos.com/v1",
-            "kind": "PrometheusRule",
-            "metadata": metadata(
-                ALERT_RULE_NAME,
-                namespace=conf.namespace,
-                sources=sources,
-                labels={**conf.selector_labels, COMPONENT_LABEL: "alerting-rules"},
-            ),
-            "spec": {"groups": alert_groups},
-        }
+        alert_rule = _prometheus_rule(
+            conf, ALERT_RULE_NAME, sources, "alerting-rules", alert_groups
+        )
         where = view.fleet.doc.anchor(("monitoring", "alerts"), ("monitoring",))
         out.append(Component(UNIT, f"{UNIT}/alerts", [alert_rule], origin=where))
     notes = {GRAFANA_FOLDER_ANNOTATION: conf.grafana_folder} if conf.grafana_folder else {}

@@ -5,12 +5,10 @@ here by hand, as the exporters and kube-state-metrics spell them (docs/alerts.md
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from generator.builders.monitoring import alerts
 from tests.fixtures import (
@@ -20,8 +18,8 @@ from tests.fixtures import (
     FLEET,
     HYGON_Z100L,
     build_unit,
+    promtool_rule_tests,
     render_into,
-    tool,
     tree,
 )
 
@@ -57,19 +55,7 @@ def s(name: str, values: str, **labels: str) -> dict[str, str]:
     return {"series": f"{name}{{{inner}}}", "values": values}
 
 
-def promtool(tmp_path: Path, groups: list[dict[str, Any]], tests: list[dict[str, Any]]) -> str:
-    (tmp_path / "alerts.yaml").write_text(yaml.safe_dump({"groups": groups}, sort_keys=False))
-    doc = {"rule_files": ["alerts.yaml"], "evaluation_interval": "1m", "tests": tests}
-    (tmp_path / "test.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
-    proc = subprocess.run(
-        [str(tool("promtool")), "test", "rules", "test.yaml"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc.stdout
+promtool = promtool_rule_tests
 
 
 def case(

@@ -8,12 +8,10 @@ wrong factor, a mapping applied in the wrong order or a mis-weighted cost shows 
 from __future__ import annotations
 
 import dataclasses
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from generator.builders.monitoring import recording_rules as rules
 from generator.builders.monitoring.sources import Exporter, Metric, MonitoringError
@@ -21,7 +19,7 @@ from generator.values import loader as values
 from generator.values import yamlio
 from generator.values.merge import Doc
 from generator.values.model import FleetView, Team
-from tests.fixtures import PROD_FLEET, tool, tree
+from tests.fixtures import PROD_FLEET, promtool_rule_tests, tree
 
 BY = "max by (node, device, model, namespace, pod)"
 UTIL, USED, TOTAL = Metric("u", "percent"), Metric("used", "bytes"), Metric("total", "bytes")
@@ -411,17 +409,7 @@ MiB, GiB = 2**20, 2**30
 
 
 def promtool_test(tmp_path: Path, groups: list[dict[str, Any]], test: dict[str, Any]) -> None:
-    (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": groups}, sort_keys=False))
-    doc = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": [test]}
-    (tmp_path / "test.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
-    proc = subprocess.run(
-        [str(tool("promtool")), "test", "rules", "test.yaml"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    promtool_rule_tests(tmp_path, groups, [test])
 
 
 def series(name: str, values: float, **labels: str) -> dict[str, str]:
