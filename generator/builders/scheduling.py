@@ -311,6 +311,14 @@ def kueue_integrations(view: FleetView) -> list[str]:
         kinds |= {j.kind for j in work.jobs if j.kind in ("job", "jobset")}
         kinds |= {"service" for s in work.services if any(t.group_size == 1 for t in s.tracks)}
         kinds |= {"lws" for s in work.services if any(t.group_size > 1 for t in s.tracks)}
+    if kinds:
+        # batch/job always: Kueue v0.17.0 sets up its mutating Job webhook whether or not the
+        # integration is enabled (pkg/controller/jobs/job/job_webhook.go SetupWebhook ignores the
+        # no-op option jobframework/setup.go passes to a disabled integration), and without the
+        # integration that webhook has no queue manager and panics on every Job it is asked about,
+        # so the API server refuses every batch Job: a JobSet's child Jobs among them (found by
+        # `simulate`, which runs Kueue's and JobSet's controllers).
+        kinds.add("job")
     return sorted(KUEUE_FRAMEWORKS[k] for k in kinds)
 
 

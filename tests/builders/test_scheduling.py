@@ -931,7 +931,8 @@ services:
     ("teams", "frameworks"),
     [
         ({"teams/ml.yaml": ML}, ["batch/job"]),
-        ({"teams/serve.yaml": SERVICE_ONLY}, ["deployment"]),
+        # batch/job with every other: Kueue v0.17.0's Job webhook refuses every Job without it.
+        ({"teams/serve.yaml": SERVICE_ONLY}, ["batch/job", "deployment"]),
         ({"teams/ml.yaml": ML, "teams/serve.yaml": SERVICE_ONLY}, ["batch/job", "deployment"]),
         ({"teams/ml.yaml": "quota: {nvidia: 2}\n"}, []),
         # A Volcano Job is no Kueue workload (SCH002 refuses it under kueue; no integration).

@@ -1540,6 +1540,7 @@ def test_a_multi_host_track_is_a_leaderworkerset_whose_leaders_serve(tmp_path: P
     # Kueue admits a group through its leaderworkerset integration, the Deployment's pods
     # through the pod integration that `deployment` enables.
     assert scheduling.kueue_integrations(view) == [
+        "batch/job",
         "deployment",
         "leaderworkerset.x-k8s.io/leaderworkerset",
     ]
