@@ -127,6 +127,9 @@ def builds() -> dict[str, Build]:
             ldflags=f"-X sigs.k8s.io/node-feature-discovery/pkg/version.version={NFD_VERSION}",
         ),
         Build("kueue", "kueuecheck", "sigs.k8s.io/kueue/cmd/kueue", ldflags="-s -w"),
+        Build("workloadcheck", "workloads", "."),
+        Build("jobset", "workloads", "sigs.k8s.io/jobset", ldflags="-s -w"),
+        Build("lws", "workloads", "sigs.k8s.io/lws/cmd", ldflags="-s -w"),
         Build("actionlint", "actionlint", "github.com/rhysd/actionlint/cmd/actionlint"),
         Build("podsecurity", "podsecurity", "."),
     ]
@@ -143,6 +146,7 @@ SETS: dict[str, tuple[str, ...]] = {
         "promtool",
         "nfd-rulecheck",
         "kueuecheck",
+        "workloadcheck",
         "schedcheck",
         "helm",
         *SCHEMAS,

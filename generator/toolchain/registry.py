@@ -81,6 +81,8 @@ CONTROL_PLANE: tuple[str, ...] = (
     "kwok",
     "nfd-master",
     "kueue",
+    "jobset",
+    "lws",
 )
 CONTROL_PLANE_TARGET = "cluster"
 # What only this repository's test suite runs (`tools install --only dev`).
@@ -139,6 +141,19 @@ _DECLARED: Mapping[str, Tool] = {
         ),
         # Kueue's controller manager: simulate runs it when the fleet's backend is kueue.
         _go("kueue", "sigs.k8s.io/kueue", "v0.17.0", "kueuecheck"),
+        # JobSet's and LeaderWorkerSet's controller managers, at the versions Kueue v0.17.0's
+        # go.mod requires: simulate runs them when the environment applies their objects.
+        _go("jobset", "sigs.k8s.io/jobset", "v0.11.1", "workloads"),
+        _go("lws", "sigs.k8s.io/lws", "v0.8.0", "workloads"),
+        # JobSet's and LeaderWorkerSet's admission webhooks on rendered JobSets and
+        # LeaderWorkerSets (ADM001, generator/validate/stages/workloads.py).
+        _go(
+            "workloadcheck",
+            "sigs.k8s.io/jobset",
+            "v0.11.1",
+            "workloads",
+            built_from="gotools/workloads with sigs.k8s.io/lws@v0.8.0",
+        ),
         _system(
             "openssl",
             "PATH (Debian package openssl; makes the local control plane's signing key)",

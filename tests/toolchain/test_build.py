@@ -114,6 +114,7 @@ def test_the_default_set_is_what_validate_runs_and_nothing_of_the_control_plane(
         "promtool",
         "nfd-rulecheck",
         "kueuecheck",
+        "workloadcheck",
         "schedcheck",
         "helm",
         "schemas-crds",

@@ -275,8 +275,11 @@ CONTROL_PLANE = ["kube-apiserver", "kube-controller-manager", "kube-scheduler", 
         "nfd-master",
         "nfd-rulecheck",
         "kueuecheck",
+        "workloadcheck",
         *CONTROL_PLANE,
         "kwok",
+        "jobset",
+        "lws",
     ],
 )
 def test_doctor_finds_pinned_tool(name: str) -> None:
@@ -285,7 +288,7 @@ def test_doctor_finds_pinned_tool(name: str) -> None:
     assert status.path.parent == toolchain.tools_dir() / "bin"
     assert status.version == toolchain.TOOLS[name].pinned
     assert status.ok
-    if name in (*CONTROL_PLANE, "kwok", "nfd-master"):  # not built by make demo
+    if name in (*CONTROL_PLANE, "kwok", "nfd-master", "jobset", "lws"):  # not built by make demo
         assert status.optional
         assert status.install_hint == (
             "accel-gitops tools install --only cluster (simulate and validate --dry-run=server "
@@ -316,6 +319,9 @@ def _go_mod_requires(path: Path) -> dict[str, str]:
         ("nfd-master", "generator/toolchain/gotools/nfd/go.mod"),
         ("nfd-rulecheck", "generator/toolchain/gotools/nfd/go.mod"),
         ("kueuecheck", "generator/toolchain/gotools/kueuecheck/go.mod"),
+        ("workloadcheck", "generator/toolchain/gotools/workloads/go.mod"),
+        ("jobset", "generator/toolchain/gotools/workloads/go.mod"),
+        ("lws", "generator/toolchain/gotools/workloads/go.mod"),
         *[(name, "generator/toolchain/gotools/controlplane/go.mod") for name in CONTROL_PLANE],
         ("kwok", "generator/toolchain/gotools/kwok/go.mod"),
     ],

@@ -1,0 +1,190 @@
+"""ADM001: run JobSet's and LeaderWorkerSet's own admission webhooks on the JobSets and
+LeaderWorkerSets as kustomize builds them.
+
+kubeconform checks them against the CRD schemas only; the add-ons' webhooks refuse more
+(sigs.k8s.io/jobset v0.11.1 pkg/webhooks/jobset_webhook.go: a failure policy rule's target that
+is no replicated job, a job failure reason Kubernetes does not give, a JobSet name too long for
+its pods' names; sigs.k8s.io/lws v0.8.0 pkg/webhooks/leaderworkerset_webhook.go: a group size
+below 1, a rollout strategy out of range). workloadcheck (gotools/workloads, built on those
+packages) applies each object's CRD defaults as the API server does, then runs the webhook's
+defaulting and ValidateCreate; each error becomes a finding at the values behind it: a JobSet's
+at its job (its failurePolicy, successPolicy or task where the error names one), a
+LeaderWorkerSet's at its service's track (its groupSize where the error is the size's).
+
+One workloadcheck process checks every unit of a run (a file per unit).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from generator import toolchain
+from generator.builders.common import Unit
+from generator.builders.workloads import TRACK_LABEL
+from generator.findings import CodeInfo, Finding, Location
+from generator.policy.manifest import origin
+from generator.validate.stages import Batch, UnitView, tool_salt
+from generator.values.model import FleetView
+from generator.values.yamlio import YamlPath, json_path
+from generator.workloads.model import team_workloads
+
+CODE = "ADM001"
+SUMMARY = (
+    "JobSet's or LeaderWorkerSet's admission webhook would refuse a rendered JobSet or "
+    "LeaderWorkerSet"
+)
+GROUPS = ("jobset.x-k8s.io", "leaderworkerset.x-k8s.io")
+TIMEOUT = 300
+TOOL = "workloadcheck"
+
+
+def workload_docs(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [d for d in docs if str(d.get("apiVersion", "")).split("/")[0] in GROUPS]
+
+
+def check(files: dict[str, Path], crds: Path | None) -> dict[str, dict[str, Any]]:
+    """workloadcheck's verdict per unit, from one run over every unit's file:
+    {unit: {"objects": n, "refused": [result with errors, ...]}}. `crds`: the folder of pinned
+    CRDs whose schema defaults apply first (None: the objects as written)."""
+    if not files:
+        return {}
+    unit_of = {str(path): unit for unit, path in files.items()}
+    args = ([f"-crds={crds}"] if crds else []) + [str(p) for p in files.values()]
+    proc = toolchain.run(TOOL, args, timeout=TIMEOUT)
+    out: dict[str, dict[str, Any]] = {unit: {"objects": 0, "refused": []} for unit in files}
+    for line in proc.stdout.splitlines():
+        if not line.strip():
+            continue
+        item = json.loads(line)
+        res = out[unit_of[item["file"]]]
+        res["objects"] += 1
+        if item["errors"]:
+            res["refused"].append(item)
+    return out
+
+
+def crd_folder() -> Path | None:
+    """Where `tools install` keeps each pinned CRD object (cluster/crds.py reads the same)."""
+    folder = toolchain.tools_dir() / "schemas" / "crds" / "manifests"
+    return folder if folder.is_dir() else None
+
+
+def findings(
+    view: FleetView | None,
+    unit: Unit,
+    docs: list[dict[str, Any]],
+    result: dict[str, Any],
+    committed: Callable[[str, str], Location],
+) -> list[Finding]:
+    """A finding per webhook error, at the values behind it; without values (they do not
+    render), at the object's committed file (`committed(kind, name)`)."""
+    out = []
+    for item in result.get("refused") or []:
+        obj = _find(docs, item)
+        name = f"{item.get('namespace')}/{item['name']}" if item.get("namespace") else item["name"]
+        owner = "JobSet" if item["kind"] == "JobSet" else "LeaderWorkerSet"
+        for err in item["errors"]:
+            if view is not None:
+                loc, path = _locate(view, unit, obj, item, err)
+                hint = HINTS.get(item["kind"], "fix the values that render this object")
+            else:
+                loc, path = committed(item["kind"], item["name"]), ""
+                hint = "fix the values so that they render, then render again"
+            out.append(
+                Finding(
+                    CODE,
+                    f"{item['kind']} {name}: {owner} {item['version']}'s admission webhook "
+                    f"would refuse it: {err['message']}",
+                    loc,
+                    path,
+                    hint,
+                )
+            )
+    return out
+
+
+HINTS = {
+    "JobSet": "a job's failurePolicy rules name its own tasks and the job failure reasons "
+    "Kubernetes gives (BackoffLimitExceeded, DeadlineExceeded, PodFailurePolicy, "
+    "MaxFailedIndexesExceeded, FailedIndexes); a shorter job or task name keeps its pods' names "
+    "within 63 characters",
+    "LeaderWorkerSet": "set the track's groupSize to what LeaderWorkerSet accepts",
+}
+
+
+def _find(docs: list[dict[str, Any]], item: dict[str, Any]) -> dict[str, Any]:
+    want = (item["apiVersion"], item["kind"], item.get("namespace") or None, item["name"])
+    for d in docs:
+        meta = d.get("metadata") or {}
+        if (d.get("apiVersion"), d.get("kind"), meta.get("namespace"), meta.get("name")) == want:
+            return d
+    return {}
+
+
+_REPLICATED_JOB = re.compile(r"spec\.replicatedJobs\[(\d+)\]")
+
+
+def _locate(
+    view: FleetView, unit: Unit, obj: dict[str, Any], item: dict[str, Any], err: dict[str, Any]
+) -> tuple[Location, str]:
+    """(where in values, values path) for one webhook error."""
+    ns, name = item.get("namespace") or "", item["name"]
+    text = f"{err.get('field', '')} {err.get('message', '')}"
+    for team in view.teams:
+        loaded = team_workloads(view, team)
+        if item["kind"] == "JobSet":
+            for job in loaded.jobs:
+                if (job.namespace, job.name) != (ns, name):
+                    continue
+                path: YamlPath = job.path
+                if "failure policy" in text or "failurePolicy" in text:
+                    path = (*job.path, "failurePolicy")
+                elif "successPolicy" in text or "success policy" in text:
+                    path = (*job.path, "successPolicy")
+                elif (m := _REPLICATED_JOB.search(text)) is not None:
+                    rjobs = (obj.get("spec") or {}).get("replicatedJobs") or []
+                    i = int(m.group(1))
+                    if i < len(rjobs):
+                        path = (*job.path, "tasks", str(rjobs[i].get("name")))
+                return team.doc.anchor(path), json_path(path)
+        if item["kind"] == "LeaderWorkerSet":
+            vendor = str(((obj.get("metadata") or {}).get("labels") or {}).get(TRACK_LABEL, ""))
+            for svc in loaded.services:
+                if svc.namespace != ns or f"{svc.name}-{vendor}" != name:
+                    continue
+                path = (*svc.path, "tracks", vendor)
+                if "leaderWorkerTemplate.size" in text:
+                    path = (*path, "groupSize")
+                return team.doc.anchor(path), json_path(path)
+    return (origin(unit, obj) if obj else Location(unit.path)), ""
+
+
+class WorkloadStage:
+    name = "workloads"
+    order = 35
+    codes = (CodeInfo(CODE, "manifests (workloadcheck)", "error", SUMMARY),)
+
+    def salt(self, engine: str) -> str:
+        return tool_salt(TOOL, stamped=True)
+
+    def run(self, batch: Batch) -> dict[str, Any]:
+        files = {}
+        for path in batch.ok():
+            docs = workload_docs(batch.built[path]["docs"])
+            if docs:
+                file = batch.scratch / (path.replace("/", "__") + ".workloads.built.yaml")
+                file.write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
+                files[path] = file
+        return check(files, crd_folder())
+
+    def findings(self, unit: UnitView, result: Any) -> list[Finding]:
+        return findings(unit.view, unit.unit, unit.docs, result, unit.at) if result else []
+
+
+STAGE = WorkloadStage()

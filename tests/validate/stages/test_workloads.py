@@ -1,0 +1,198 @@
+"""ADM001 (issue 21): JobSet's and LeaderWorkerSet's own admission webhooks (sigs.k8s.io/jobset
+v0.11.1, sigs.k8s.io/lws v0.8.0 pkg/webhooks, run by generator/toolchain/gotools/workloads) on
+the JobSets and LeaderWorkerSets as kustomize builds them, each refusal at the values line behind
+it. The tool is the real one; nothing here copies their rules."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from generator.validate.stages import workloads
+from tests.fixtures import (
+    ASCEND_910B,
+    CAMBRICON_MLU370,
+    JOBSET_FLEET,
+    JOBSET_TEAM,
+    LWS_TEAM,
+    PROD_FLEET,
+    invoke,
+    kustomize_build,
+    tool,
+    tree,
+)
+
+# ---- the tool on hand-written objects -----------------------------------------------------------
+
+JOBSET = """\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: js, namespace: ml}
+spec:
+  %(policy)s
+  replicatedJobs:
+    - name: w
+      replicas: 1
+      template:
+        spec:
+          template:
+            spec:
+              containers: [{name: c, image: i}]
+"""
+LWS = """\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: l, namespace: ml}
+spec:
+  replicas: 1
+  leaderWorkerTemplate:
+    size: %(size)s
+    workerTemplate:
+      spec:
+        containers: [{name: c, image: i}]
+"""
+
+
+def workloadcheck(tmp_path: Path, *docs: str, crds: bool = True) -> list[dict[str, Any]]:
+    path = tmp_path / "objects.yaml"
+    path.write_text("---\n".join(docs), encoding="utf-8")
+    folder = workloads.crd_folder()
+    assert folder is not None  # `tools install` lays out the pinned CRDs
+    args = [str(tool("workloadcheck")), *([f"-crds={folder}"] if crds else []), str(path)]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def messages(result: dict[str, Any]) -> list[str]:
+    return [e["message"] for e in result["errors"]]
+
+
+def test_the_webhooks_accept_what_jobset_and_leaderworkerset_accept(tmp_path: Path) -> None:
+    policy = "failurePolicy: {maxRestarts: 3, rules: [{name: r, action: FailJobSet}]}"
+    other = "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: Other\nmetadata: {name: o}\n"
+    namespace = "apiVersion: v1\nkind: Namespace\nmetadata: {name: ml}\n"
+    out = workloadcheck(tmp_path, JOBSET % {"policy": policy}, LWS % {"size": 2}, other, namespace)
+    assert [(r["kind"], r.get("webhook", ""), r["checked"], r["allowed"]) for r in out] == [
+        ("JobSet", "JobSetWebhook", True, True),
+        ("LeaderWorkerSet", "LeaderWorkerSetWebhook", True, True),
+        ("Other", "", False, True),  # no webhook decides it; a Namespace is not listed
+    ]
+    assert [(r["module"], r["version"]) for r in out[:2]] == [
+        ("sigs.k8s.io/jobset", "v0.11.1"),
+        ("sigs.k8s.io/lws", "v0.8.0"),
+    ]
+
+
+def test_the_crds_defaults_apply_before_the_webhook_as_the_api_server_applies_them(
+    tmp_path: Path,
+) -> None:
+    # A replicated job's groupName defaults to "default" in the CRD's schema; JobSet's webhook
+    # refuses an empty one. Without the CRD the object would be refused for what the API server
+    # fills in.
+    doc = JOBSET % {"policy": ""}
+    (defaulted,) = workloadcheck(tmp_path, doc)
+    assert defaulted["allowed"]
+    (as_written,) = workloadcheck(tmp_path, doc, crds=False)
+    assert [e["field"] for e in as_written["errors"]] == ["spec.replicatedJobs[0].groupName"]
+
+
+def test_a_failure_policy_and_a_group_size_the_webhooks_refuse(tmp_path: Path) -> None:
+    policy = (
+        "failurePolicy: {rules: [{name: r, action: FailJobSet, "
+        "onJobFailureReasons: [BackoffLimitExceded], targetReplicatedJobs: [nope]}]}"
+    )
+    js, group = workloadcheck(tmp_path, JOBSET % {"policy": policy}, LWS % {"size": 0})
+    assert messages(js) == [
+        "invalid replicatedJob name 'nope' in failure policy does not appear in "
+        ".spec.ReplicatedJobs",
+        "invalid job failure reason 'BackoffLimitExceded' in failure policy is not a "
+        "recognized job failure reason",
+    ]
+    assert not js["allowed"]
+    assert messages(group) == [
+        "spec.leaderWorkerTemplate.size: Invalid value: 0: size must be equal or greater than 1"
+    ]
+
+
+def test_unreadable_input_is_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("kind: [\n", encoding="utf-8")
+    proc = subprocess.run([str(tool("workloadcheck")), str(path)], capture_output=True, text=True)
+    assert proc.returncode == 2 and "bad.yaml" in proc.stderr
+    assert subprocess.run([str(tool("workloadcheck"))], capture_output=True).returncode == 2
+
+
+# ---- validate: ADM001 at the values line --------------------------------------------------------
+
+
+def validate_json(values_dir: Path) -> tuple[int, dict[str, Any]]:
+    assert invoke("render", "--values", str(values_dir)).exit_code == 0
+    args = ["validate", "--values", str(values_dir), "--no-drift", "--output", "json"]
+    res = invoke(*args, "--no-cache")
+    return res.exit_code, json.loads(res.output)
+
+
+def coded(doc: dict[str, Any], code: str) -> list[dict[str, Any]]:
+    return [f for f in doc["findings"] if f["code"] == code]
+
+
+def workload_tree(tmp_path: Path, team: str) -> Path:
+    """Team llm (`team`) on NVIDIA, Cambricon and Ascend, with Kueue, JobSet and
+    LeaderWorkerSet installed by the fleet; prod alone."""
+    fleet = {
+        **yaml.safe_load(PROD_FLEET),
+        **JOBSET_FLEET,
+        "platform": {**JOBSET_FLEET["platform"], "lws": {"provided": "fleet"}},
+    }
+    nvidia = {
+        "pools": [{"name": "a100", "model": "A100", "devicesPerNode": 8, "nodes": ["g1", "g2"]}]
+    }
+    files = {
+        "vendors/nvidia.yaml": yaml.safe_dump(nvidia),
+        "vendors/cambricon.yaml": CAMBRICON_MLU370,
+        "vendors/ascend.yaml": ASCEND_910B.replace("nodes: [npu-1]", "nodes: [npu-1, npu-2]"),
+        "teams/llm.yaml": team,
+    }
+    fleet_text = yaml.safe_dump(fleet, sort_keys=False)
+    return tree(tmp_path / "repo", files, fleet=fleet_text, defaults=False)
+
+
+def test_a_jobset_and_a_group_the_values_give_pass_their_webhooks(tmp_path: Path) -> None:
+    for name, team in (("jobset", JOBSET_TEAM), ("lws", LWS_TEAM)):
+        values_dir = workload_tree(tmp_path / name, team)
+        code, doc = validate_json(values_dir)
+        assert (code, coded(doc, "ADM001")) == (0, []), doc["findings"]
+        built = kustomize_build(values_dir.parent / "overlays" / "prod" / "team-llm")
+        docs = workloads.workload_docs(built)
+        # ... and the webhook had something to check.
+        assert [d["kind"] for d in docs] == ["JobSet" if name == "jobset" else "LeaderWorkerSet"]
+
+
+def test_a_failure_reason_jobset_refuses_is_reported_at_the_failure_policy(
+    tmp_path: Path,
+) -> None:
+    team = JOBSET_TEAM.replace(
+        "failurePolicy: {maxRestarts: 3}",
+        "failurePolicy:\n      maxRestarts: 3\n      rules:\n"
+        "        - {name: oom, action: FailJobSet, onJobFailureReasons: [BackoffLimitExceded]}",
+    )
+    values_dir = workload_tree(tmp_path, team)
+    code, doc = validate_json(values_dir)
+    assert code == 1
+    (found,) = coded(doc, "ADM001")
+    assert (found["file"], found["line"], found["path"]) == (
+        "values/teams/llm.yaml",
+        10,
+        "$.jobs.pretrain.failurePolicy",
+    )
+    assert found["message"] == (
+        "JobSet llm/pretrain: JobSet v0.11.1's admission webhook would refuse it: invalid job "
+        "failure reason 'BackoffLimitExceded' in failure policy is not a recognized job failure "
+        "reason"
+    )
+    assert "BackoffLimitExceeded" in found["hint"]
