@@ -1,7 +1,7 @@
 """What simulate takes from the add-ons the fleet renders: it runs them as deployed, not with
 settings of its own. NFD's chart (builders/platform.py, rendered offline by render/charts.py)
-gives nfd-master's flags and configuration file; Kueue's gives its controller manager's
-configuration, CRDs and webhooks."""
+gives nfd-master's flags and configuration file; Kueue's, JobSet's and LeaderWorkerSet's give
+their controller managers' configuration, CRDs and webhooks."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from typing import Any
 import yaml
 
 from generator.builders import platform
-from generator.cluster.simkueue import KueueSetup
+from generator.cluster.simcontrollers import ControllerSetup
+from generator.cluster.simkueue import kueue_setup
 from generator.cluster.units import BuiltUnit
 from generator.render.charts import addon_applications, application_values, render_chart
 
@@ -81,19 +82,28 @@ def nfd_applied(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def rendered_kueue(built: list[BuiltUnit], kube_version: str) -> tuple[KueueSetup | None, bool]:
-    """(Kueue as it runs in this environment, whether it is the site's). The fleet's Kueue
-    Application's chart with its values; when the environment applies Kueue objects but the site
-    provides Kueue, the chart with its own defaults (what a plain install runs: the simulation
-    says that it assumed it, SIM011); (None, False) when nothing needs Kueue."""
-    chart = platform.BY_KEY["kueue"].chart
+def rendered_controller(
+    built: list[BuiltUnit], key: str, kube_version: str
+) -> tuple[ControllerSetup | None, bool]:
+    """(add-on `key`'s controller manager as it runs in this environment, whether it is the
+    site's): the fleet's Application's chart with its values; when the environment applies
+    objects of the add-on but the site provides it, the chart with its own defaults (what a plain
+    install runs: the simulation says that it assumed it, SIM011); (None, False) when nothing
+    needs it. `key`: kueue, jobset or lws."""
+    addon = platform.BY_KEY[key]
+    chart = addon.chart
     assert chart is not None
-    app = addon_application(built, "kueue")
+    app = addon_application(built, key)
     if app is not None:
         values = application_values(app)
-    elif any(platform.addon_of(o) is platform.BY_KEY["kueue"] for u in built for o in u.docs):
+    elif any(platform.addon_of(o) is addon for u in built for o in u.docs):
         values = {}
     else:
         return None, False
     objs = [d for d in yaml.safe_load_all(render_chart(chart, values, kube_version)) if d]
-    return KueueSetup.from_chart(objs), app is None
+    setup = (
+        kueue_setup(objs)
+        if key == "kueue"
+        else ControllerSetup.from_chart(key, chart.namespace, objs)
+    )
+    return setup, app is None

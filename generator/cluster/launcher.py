@@ -58,6 +58,9 @@ CONTROLLERS = (
     "node-lifecycle-controller",
     "disruption-controller",
     "persistentvolume-binder-controller",
+    # LeaderWorkerSet's controller makes a StatefulSet per group (sigs.k8s.io/lws v0.8.0
+    # pkg/controllers/leaderworkerset_controller.go); this one makes their pods.
+    "statefulset-controller",
 )
 # KWOK manages only Nodes with this annotation (never a real node, should the kubeconfig ever
 # point elsewhere).
@@ -143,10 +146,9 @@ class ControlPlane:
         )
         self.services.append(service)
 
-    kueue: Any = None
-    """The Kueue setup (cluster/simkueue.py KueueSetup) its controller manager runs with, or
-    None when none runs; `kueue_port`: where its webhooks listen."""
-    kueue_port: int = 0
+    controllers: dict[str, tuple[Any, int]] = field(default_factory=dict)
+    """Add-on controller managers that run (cluster/simcontrollers.py): by name, the setup each
+    runs with (a ControllerSetup) and the port its webhooks listen on."""
 
     second_scheduler: dict[str, Any] | None = None
     """The KubeSchedulerConfiguration a second kube-scheduler runs beside the first (the fleet's
@@ -526,6 +528,10 @@ RESET_TIMEOUT = 120.0
 MANAGED = "app.kubernetes.io/managed-by=accel-gitops"
 SIM_LABEL = "accel-gitops.io/simulation"
 KUEUE_NAMESPACE = _chart_namespace("kueue")
+# The add-ons whose controller managers run on the plane across runs (cluster/simcontrollers.py):
+# their namespaces, which hold the Secrets their certificates rotate in, outlive a reset.
+CONTROLLER_ADDONS = ("kueue", "jobset", "lws")
+CONTROLLER_NAMESPACES = frozenset(_chart_namespace(key) for key in CONTROLLER_ADDONS)
 
 
 def sim_labelled(obj: dict[str, Any]) -> dict[str, Any]:
@@ -542,8 +548,8 @@ def reset(plane: ControlPlane) -> None:
     next run installs the same pinned ones)."""
     api = plane.client()
     api.refresh()
-    # Add-on controllers that run on the plane across runs keep their namespace (Kueue's).
-    keep = SYSTEM_NAMESPACES | {NFD_NAMESPACE, KUEUE_NAMESPACE}
+    # Add-on controllers that run on the plane across runs keep their namespaces.
+    keep = SYSTEM_NAMESPACES | {NFD_NAMESPACE} | CONTROLLER_NAMESPACES
     for ns in api.list("v1", "Namespace"):
         if ns["metadata"]["name"] not in keep:
             api.delete("v1", "Namespace", "", ns["metadata"]["name"])

@@ -352,6 +352,23 @@ def _pod_ready(pod: Obj) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
+# The label LeaderWorkerSet's controller puts on every pod of a group: its index
+# (sigs.k8s.io/lws v0.8.0 api/leaderworkerset/v1 leaderworkerset_types.go GroupIndexLabelKey).
+GROUP_INDEX = "leaderworkerset.sigs.k8s.io/group-index"
+
+
+def _ready_replicas(pods: list[Obj], group_size: int) -> int:
+    """A track's ready replicas: its ready pods; for a multi-host track (`group_size` > 1), its
+    groups whose every pod is ready (a group serves only whole)."""
+    if group_size <= 1:
+        return sum(_pod_ready(p) for p in pods)
+    ready: dict[str, int] = {}
+    for pod in pods:
+        group = str((pod["metadata"].get("labels") or {}).get(GROUP_INDEX, ""))
+        ready[group] = ready.get(group, 0) + _pod_ready(pod)
+    return sum(count == group_size for group, count in ready.items() if group)
+
+
 def check_tracks(api: ApiClient, view: FleetView, report: EnvReport) -> None:
     """Ready pods per track, counted on the pods (a Deployment's status lags behind them)."""
     track_verdicts(view, api.list("v1", "Pod"), report)
@@ -363,19 +380,20 @@ def track_verdicts(view: FleetView, pods: list[Obj], report: EnvReport) -> None:
     each, SIM007 at the values that decided the replicas."""
     for team in view.teams:
         for svc in team_workloads(view, team).services:
-            grouped = {t.vendor for t in svc.tracks if t.group_size > 1}
+            sizes = {t.vendor: t.group_size for t in svc.tracks}
             for plan in plan_service(svc):
-                if plan.vendor in grouped:
-                    continue  # a LeaderWorkerSet: its controller does not run here (SIM011)
                 want = {NAME_LABEL: svc.name, TRACK_LABEL: plan.vendor}
-                ready = sum(
-                    _pod_ready(p)
+                mine = [
+                    p
                     for p in pods
                     if p["metadata"].get("namespace") == svc.namespace
                     and all(
                         (p["metadata"].get("labels") or {}).get(k) == v for k, v in want.items()
                     )
-                )
+                ]
+                size = sizes.get(plan.vendor, 1)
+                ready = _ready_replicas(mine, size)
+                unit = "pod(s)" if size <= 1 else f"group(s) of {size} pods"
                 ok = ready == plan.replicas
                 report.tracks.append(
                     {
@@ -392,7 +410,7 @@ def track_verdicts(view: FleetView, pods: list[Obj], report: EnvReport) -> None:
                         Finding(
                             "SIM007",
                             f"service {svc.namespace}/{svc.name}: "
-                            f"track {plan.vendor} has {ready} ready pod(s), "
+                            f"track {plan.vendor} has {ready} ready {unit}, "
                             f"plan says {plan.replicas}",
                             team.doc.anchor(plan.replicas_path, (*svc.path, "tracks", plan.vendor)),
                             json_path(plan.replicas_path),

@@ -19,11 +19,18 @@ from generator.values.yamlio import json_path
 from generator.workloads.model import team_workloads
 
 NOT_ADMITTED = "not admitted by Kueue"
-
-
-# Pod templates whose pods no controller makes here (their add-on's controller does not run:
-# simscope.py says so, SIM011), so no row expects them.
-NOT_MADE = ("JobSet task", "LeaderWorkerSet")
+# The kinds of pod template that serve, not run to an end: their findings are reported with the
+# services', never retried as a job.
+SERVICE_KINDS = ("Deployment", "LeaderWorkerSet")
+# The labels JobSet's controller puts on its child Jobs' pods (sigs.k8s.io/jobset v0.11.1
+# api/jobset/v1alpha2/jobset_types.go JobSetNameKey, ReplicatedJobNameKey) and LeaderWorkerSet's
+# on every pod of its groups (sigs.k8s.io/lws v0.8.0 api/leaderworkerset/v1
+# leaderworkerset_types.go SetNameLabelKey).
+JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+REPLICATED_JOB_NAME = "jobset.sigs.k8s.io/replicatedjob-name"
+LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
+JOBSET = ("jobset.x-k8s.io/v1alpha2", "JobSet")
+LWS = ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet")
 
 
 def pod_refs(view: FleetView) -> dict[tuple[str, str, str], PodRef]:
@@ -35,8 +42,6 @@ def pod_refs(view: FleetView) -> dict[tuple[str, str, str], PodRef]:
         ns_of = {j.name: j.namespace for j in loaded.jobs}
         ns_of.update({s.name: s.namespace for s in loaded.services})
         for ref in refs:
-            if ref.kind in NOT_MADE:
-                continue
             base = ref.name.split("/")[0]
             ns = ns_of.get(base) or next(
                 (str(n) for svc, n in ns_of.items() if base.startswith(f"{svc}-")), ""
@@ -62,8 +67,14 @@ def _failed_create(api: ApiClient) -> dict[tuple[str, str, str], str]:
 
 
 def _owner(pod: Obj, rs_owner: dict[tuple[str, str], str]) -> tuple[str, str]:
-    """(kind, name) of the workload a pod belongs to: Job, Deployment, or Volcano task."""
+    """(kind, name) of the workload a pod belongs to: Job, Deployment, Volcano task, JobSet
+    task or LeaderWorkerSet."""
     meta = pod["metadata"]
+    labels = meta.get("labels") or {}
+    if labels.get(JOBSET_NAME) and labels.get(REPLICATED_JOB_NAME):
+        return "JobSet task", f"{labels[JOBSET_NAME]}/{labels[REPLICATED_JOB_NAME]}"
+    if labels.get(LWS_NAME):
+        return "LeaderWorkerSet", str(labels[LWS_NAME])
     for ref in meta.get("ownerReferences") or []:
         if ref.get("kind") == "ReplicaSet":
             return "Deployment", rs_owner.get((meta.get("namespace", ""), ref["name"]), "")
@@ -116,7 +127,7 @@ def check_pods(
             pods_by.setdefault((pod["metadata"]["namespace"], kind, name), []).append(pod)
     for key, ref in sorted(refs.items()):
         ns, kind, name = key
-        if only is not None and (kind == "Deployment" or (ns, name.split("/")[0]) != only):
+        if only is not None and (kind in SERVICE_KINDS or (ns, name.split("/")[0]) != only):
             continue
         loc = ref.team.doc.anchor(ref.path)
         path = json_path(ref.path)
@@ -230,6 +241,21 @@ def _refusal(
 ) -> str:
     if kind == "Deployment":
         return failed.get((ns, "ReplicaSet", deploy_rs.get((ns, name), "")), "")
+    if kind == "LeaderWorkerSet":
+        # The group leaders' StatefulSet bears the LeaderWorkerSet's name (sigs.k8s.io/lws
+        # v0.8.0 pkg/controllers/leaderworkerset_controller.go).
+        return failed.get((ns, "StatefulSet", name), "")
+    if kind == "JobSet task":
+        job, _, task = name.partition("/")
+        prefix = f"{job}-{task}-"  # its child Jobs: <jobset>-<replicated job>-<index>
+        return next(
+            (
+                m
+                for (n, k, j), m in sorted(failed.items())
+                if (n, k) == (ns, "Job") and j.startswith(prefix)
+            ),
+            "",
+        )
     return failed.get((ns, "Job", name), "")
 
 
@@ -247,7 +273,22 @@ def _wanted_pods(view: FleetView, api: ApiClient, key: tuple[str, str, str], ref
             int(spec.get("parallelism", 1)),
             int(spec.get("completions") or spec.get("parallelism", 1)),
         )
+    if kind == "LeaderWorkerSet":
+        lws = ((api.get(*LWS, ns, name) if api.serves(*LWS) else None) or {}).get("spec", {})
+        size = int((lws.get("leaderWorkerTemplate") or {}).get("size", 1))
+        return int(lws.get("replicas", 0)) * size
     job, _, task = name.partition("/")
+    if kind == "JobSet task":
+        jobset = (api.get(*JOBSET, ns, job) if api.serves(*JOBSET) else None) or {}
+        for rjob in (jobset.get("spec") or {}).get("replicatedJobs") or []:
+            if rjob.get("name") == task:
+                spec = rjob["template"]["spec"]
+                per_job = min(
+                    int(spec.get("parallelism", 1)),
+                    int(spec.get("completions") or spec.get("parallelism", 1)),
+                )
+                return int(rjob.get("replicas", 1)) * per_job
+        return 0
     obj = api.get(*VOLCANO_JOB, ns, job)
     for t in (obj or {}).get("spec", {}).get("tasks") or []:
         if t.get("name") == task:
@@ -264,7 +305,7 @@ def _pod_vendor(pods: list[Obj], ref: PodRef) -> str:
 
 
 def _template_vendor(ref: PodRef) -> str:
-    return ref.name.rsplit("-", 1)[-1] if ref.kind == "Deployment" else ""
+    return ref.name.rsplit("-", 1)[-1] if ref.kind in SERVICE_KINDS else ""
 
 
 def _model_key(view: FleetView, vendor_id: str) -> str:
@@ -296,7 +337,9 @@ def retry_alone(
     for unit, obj in jobs:
         ns, job = obj["metadata"]["namespace"], obj["metadata"]["name"]
         mine = [
-            k for k in failing if k[0] == ns and k[1] != "Deployment" and k[2].split("/")[0] == job
+            k
+            for k in failing
+            if k[0] == ns and k[1] not in SERVICE_KINDS and k[2].split("/")[0] == job
         ]
         if not mine:
             continue

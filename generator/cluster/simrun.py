@@ -128,6 +128,7 @@ def _fingerprint(api: ApiClient) -> tuple[Any, ...]:
                 ("apps/v1", "Deployment"),
                 ("apps/v1", "ReplicaSet"),
                 ("apps/v1", "DaemonSet"),
+                ("apps/v1", "StatefulSet"),  # LeaderWorkerSet's groups
                 BATCH_JOB,
             )
             for o in api.list(*k)

@@ -2,11 +2,14 @@
 "0 errors" must never cover behaviour that did not run.
 
 Read from what the environment deploys (the built units), not from the backend: each add-on
-whose objects are applied but whose controllers do not run here, and the packing profile, which
-the simulation gives to this control plane's own scheduler.
+whose objects are applied but whose controllers do not run here; each add-on controller manager
+that ran, and what of it did not; and the packing profile, which the simulation gives to this
+control plane's own scheduler.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from generator.builders import platform
 from generator.builders.platform import FLEET, SITE
@@ -16,8 +19,8 @@ from generator.values.model import FleetView
 
 # What does not run here, per add-on, and what the simulation does in its place. Volcano only:
 # its objects are the ones whose meaning a controller decides and which does not run here
-# (nfd-master and Kueue's controller manager run; the Gateway API and Istio objects route
-# traffic, which a simulation has none of).
+# (nfd-master and the controller managers of Kueue, JobSet and LeaderWorkerSet run; the Gateway
+# API and Istio objects route traffic, which a simulation has none of).
 NOT_RUN = {
     "volcano": (
         "Volcano's scheduler, controllers and admission do not run here: the task pods of {what} "
@@ -25,20 +28,9 @@ NOT_RUN = {
         "kube-scheduler, all or none as Volcano's gang plugin decides; Volcano's queues, "
         "capability, reclaim and binpack were not exercised"
     ),
-    "lws": (
-        "LeaderWorkerSet's controller does not run here: {what} were applied (the API server "
-        "took them, with the pinned CRD), but no group and no pod of theirs was made, "
-        "scheduled or admitted, and their tracks' ready pods were not compared with the plan"
-    ),
-    "jobset": (
-        "JobSet's controller does not run here: {what} were applied (the API server took them, "
-        "with the pinned CRD; Kueue, where it runs, decided their admission), but no child Job "
-        "and no pod of theirs was made or scheduled, and their success and failure policies "
-        "were not exercised"
-    ),
 }
 # The kinds whose objects each add-on's controllers act on (the rest are configuration).
-ACTED_ON = {"volcano": ("Job",), "jobset": ("JobSet",), "lws": ("LeaderWorkerSet",)}
+ACTED_ON = {"volcano": ("Job",)}
 HINT = "check what was not simulated on a cluster that runs it (docs/simulation.md)"
 
 
@@ -48,19 +40,50 @@ def _named(objs: list[tuple[str, str]]) -> str:
     return ", ".join(shown) + more
 
 
-KUEUE_RAN = {
-    FLEET: (
-        "Kueue's controller manager (sigs.k8s.io/kueue v0.17.0) ran with the configuration, "
-        "CRDs, webhooks and certificate rotation of the fleet's Kueue chart, as a process with "
-        "the control plane's admin credentials reached through an EndpointSlice the simulation "
-        "wrote: the chart's Deployment and RBAC, and Kueue's visibility API (off), were not "
-        "exercised"
-    ),
-    SITE: (
-        "Kueue is the site's (platform.kueue is not provided by the fleet): the simulation ran "
-        "Kueue v0.17.0 with its chart's default configuration (integrations: {integrations}); "
-        "the site's own version and configuration were not simulated"
-    ),
+# The controller managers that ran (cluster/simcontrollers.py), per add-on, as the fleet's chart
+# deploys them or, for the site's, with their chart's defaults, and what of each did not run.
+_AS_PROCESS = (
+    "ran with the configuration, CRDs, webhooks and certificate rotation of the fleet's {title} "
+    "chart, as a process with the control plane's admin credentials reached through an "
+    "EndpointSlice the simulation wrote: the chart's Deployment and RBAC"
+)
+_ASSUMED = (
+    "{title} is the site's (platform.{key} is not provided by the fleet): the simulation ran "
+    "{module} with its chart's default configuration"
+)
+_SITE_TAIL = "; the site's own version and configuration were not simulated"
+# No pod runs a container here (KWOK marks scheduled pods Running and never ends them).
+_JOBSET_NOT = (
+    "; its child Jobs and their pods were made and scheduled, but none ran to an end here, so "
+    "the JobSets' success and failure policies were not exercised"
+)
+_LWS_NOT = (
+    "; its groups' pods were made and scheduled, but none failed or was updated here, so "
+    "group restarts and rolling updates were not exercised"
+)
+RAN: dict[str, dict[str, str]] = {
+    "kueue": {
+        FLEET: "Kueue's controller manager ({module}) "
+        + _AS_PROCESS
+        + ", and Kueue's visibility API (off), were not exercised",
+        SITE: _ASSUMED.replace("{module}", "Kueue v0.17.0")
+        + " (integrations: {integrations})"
+        + _SITE_TAIL,
+    },
+    "jobset": {
+        FLEET: "JobSet's controller manager ({module}) "
+        + _AS_PROCESS
+        + " were not exercised"
+        + _JOBSET_NOT,
+        SITE: _ASSUMED + _SITE_TAIL + _JOBSET_NOT,
+    },
+    "lws": {
+        FLEET: "LeaderWorkerSet's controller manager ({module}) "
+        + _AS_PROCESS
+        + " were not exercised"
+        + _LWS_NOT,
+        SITE: _ASSUMED + _SITE_TAIL + _LWS_NOT,
+    },
 }
 
 
@@ -69,13 +92,14 @@ def not_simulated(
     built: list[BuiltUnit],
     packing: bool,
     site_nfd: bool = False,
-    kueue: str | None = None,
+    controllers: Mapping[str, str] | None = None,
     integrations: tuple[str, ...] = (),
 ) -> list[Finding]:
     """A warning per add-on whose objects this environment applies but which does not run here;
     one when the packing profile is the control plane's to run (`packing`): the fleet renders no
     scheduler for it; one when nfd-master is the site's (`site_nfd`): its flags are assumed; and
-    one when Kueue runs (`kueue`: fleet or site), naming what of it did not."""
+    one per add-on controller manager that ran (`controllers`: add-on key -> fleet or site),
+    naming what of it did not (`integrations`: the frameworks Kueue manages)."""
     uses: dict[str, list[tuple[str, str]]] = {}
     for unit in built:
         for obj in unit.docs:
@@ -114,12 +138,19 @@ def not_simulated(
                 severity=Severity.WARNING,
             )
         )
-    if kueue is not None:
+    for key, by in sorted((controllers or {}).items()):
+        addon = platform.BY_KEY[key]
+        text = RAN[key][by].format(
+            title=addon.title,
+            key=key,
+            module=addon.source,
+            integrations=", ".join(integrations) or "none",
+        )
         out.append(
             Finding(
                 "SIM011",
-                KUEUE_RAN[kueue].format(integrations=", ".join(integrations) or "none"),
-                view.fleet.doc.anchor(("platform", "kueue"), ("scheduling", "backend")),
+                text,
+                view.fleet.doc.anchor(("platform", key), ("scheduling", "backend")),
                 hint=HINT,
                 severity=Severity.WARNING,
             )

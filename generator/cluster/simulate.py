@@ -47,12 +47,13 @@ from generator.builders.scheduling import (
     PACKING_UNIT,
 )
 from generator.cluster import simexternal
-from generator.cluster.addons import nfd_applied, nfd_chart, nfd_master, rendered_kueue
+from generator.cluster.addons import nfd_applied, nfd_chart, nfd_master, rendered_controller
 from generator.cluster.api import ApiClient, Obj
 from generator.cluster.crds import needed_crds
 from generator.cluster.dryrun import addon_namespaces, load, version_findings
 from generator.cluster.fleetnodes import SimNode, node_feature, node_object, plan_nodes
 from generator.cluster.launcher import (
+    CONTROLLER_ADDONS,
     DEFAULT_NFD_ARGS,
     ControlPlane,
     node_ready,
@@ -67,17 +68,14 @@ from generator.cluster.simchecks import (
     check_tracks,
     probe,
 )
-from generator.cluster.simkueue import (
-    KUEUE_GROUP,
-    check_admissions,
-    jobset_admissions,
-    use_kueue,
-)
-from generator.cluster.simpods import check_pods, pod_refs, retry_alone
+from generator.cluster.simcontrollers import use_controller
+from generator.cluster.simkueue import check_admissions, integrations, jobset_admissions
+from generator.cluster.simpods import SERVICE_KINDS, check_pods, pod_refs, retry_alone
 from generator.cluster.simresult import HINTS, EnvReport, SimulationResult
 from generator.cluster.simrun import (
     JOB_KINDS,
     UNIT_WORKERS,
+    JobOutcome,
     delete_jobs,
     parallel,
     run_jobs,
@@ -116,9 +114,10 @@ def simulate(
                 reset(plane)  # no trace of the last environment (or run, on a shared plane)
                 reports.append(_simulate_env(loaded, name, plane, api))
         finally:
-            # A shared plane goes back to one scheduler and no Kueue.
+            # A shared plane goes back to one scheduler and no add-on controller.
             plane.use_second_scheduler(None)
-            use_kueue(plane, None)
+            for key in CONTROLLER_ADDONS:
+                use_controller(plane, key, None)
     everything = [f for r in reports for f in r.findings]
     return SimulationResult(reports, sorted_findings(everything), plane.started_in)
 
@@ -149,27 +148,35 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
     nfd_objs = nfd_chart(built, view.fleet.kubernetes_version)
     nfd = None if nfd_objs is None else nfd_master(nfd_objs)
     site_nfd = nfd is None and view.fleet.node_config_method == "nfd"
-    # Kueue's controller as the fleet's chart deploys it, or the chart's defaults for the site's.
-    kueue, site_kueue = rendered_kueue(built, view.fleet.kubernetes_version)
+    # The add-ons' controller managers (Kueue's, JobSet's, LeaderWorkerSet's) as the fleet's
+    # charts deploy them, or with their charts' defaults for the site's.
+    controllers = {
+        key: rendered_controller(built, key, view.fleet.kubernetes_version)
+        for key in CONTROLLER_ADDONS
+    }
+    kueue = controllers["kueue"][0]
     report.findings += not_simulated(
         view,
         built,
         packing=profile is not None and not rendered,
         site_nfd=site_nfd,
-        kueue=None if kueue is None else (SITE if site_kueue else FLEET),
-        integrations=tuple(kueue.integrations()) if kueue else (),
+        controllers={k: SITE if site else FLEET for k, (c, site) in controllers.items() if c},
+        integrations=tuple(integrations(kueue)) if kueue else (),
     )
     plane.use_scheduler_config(None if beside else profile)
     plane.use_second_scheduler(profile if beside else None)
     plane.use_nfd(*(nfd or (DEFAULT_NFD_ARGS, "")))
     lap("scheduler")
-    # Where Kueue runs, its CRDs are its chart's (use_kueue), with the conversion webhook the
-    # chart wires: the pinned copies of the same CRDs are not applied over them.
+    # Where an add-on's controller manager runs, its CRDs are its chart's (use_controller), with
+    # the conversion webhook the chart wires: the pinned copies of the same CRDs are not applied
+    # over them.
     crds = needed_crds([o for b in built for o in b.docs])
-    api.apply_crds(c for c in crds if kueue is None or c["spec"]["group"] != KUEUE_GROUP)
-    use_kueue(plane, kueue)
-    if kueue is not None:
-        api.refresh()  # Kueue's CRDs (its Workloads) are served now
+    charted = {g for c, _ in controllers.values() if c for g in c.groups()}
+    api.apply_crds(c for c in crds if c["spec"]["group"] not in charted)
+    for addon, (setup, _) in controllers.items():
+        use_controller(plane, addon, setup)
+    if charted:
+        api.refresh()  # the charts' CRDs (Kueue's Workloads) are served now
     for ns in addon_namespaces(loaded, env):
         api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     report.findings += simexternal.create(api, view)
@@ -268,12 +275,12 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
     rows, failing = check_pods(api, view, refs, node_info, outcome)
     report.pods = rows
     for key, fs in failing.items():
-        if key[1] == "Deployment":
+        if key[1] in SERVICE_KINDS:
             report.findings += fs
     check_admissions(api, refs, report)
     check_quotas(api, view, report)
     check_tracks(api, view, report)
-    jobs_failing = {k: fs for k, fs in failing.items() if k[1] != "Deployment"}
+    jobs_failing = {k: fs for k, fs in failing.items() if k[1] not in SERVICE_KINDS}
     if jobs_failing:
         retry_alone(api, view, team_jobs, refs, node_info, jobs_failing, report)
         lap("jobs alone")
@@ -283,10 +290,22 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
         for found, count in parallel(sync, [(api, b, [o], False) for b, o in jobsets]):
             report.findings += found
             report.objects += count
+        waiting: set[tuple[str, str]] = set()
         if kueue is not None:
             # Only where Kueue runs in this environment: its CRDs outlive a reset, so that the
             # API serves Workloads says nothing of whether Kueue admits anything here.
-            jobset_admissions(api, view, report)
+            waiting = jobset_admissions(api, view, report)
+        # What JobSet's controller made of the rest: child Jobs, whose pods kube-controller-
+        # manager makes and kube-scheduler places. A JobSet Kueue holds has its verdict above.
+        settle(api)
+        tasks = {
+            k: r
+            for k, r in refs.items()
+            if k[1] == "JobSet task" and (k[0], k[2].split("/")[0]) not in waiting
+        }
+        rows, failing = check_pods(api, view, tasks, node_info, JobOutcome())
+        report.pods += rows
+        report.findings += [f for fs in failing.values() for f in fs]
         lap("jobsets")
     # Every finding of this run is about this environment: a field, so reporters and the text
     # name it (" in environment 'prod'").

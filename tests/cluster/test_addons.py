@@ -14,8 +14,9 @@ from generator.cluster.addons import (
     nfd_applied,
     nfd_chart,
     nfd_master,
-    rendered_kueue,
+    rendered_controller,
 )
+from generator.cluster.simkueue import integrations
 from generator.cluster.units import BuiltUnit
 from generator.render.charts import render_chart
 from tests.fixtures import FLEET, built_units
@@ -83,11 +84,13 @@ def test_the_fleets_kueue_runs_with_its_application_values(tmp_path: Path) -> No
     files = {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": KUEUE_TEAM}
     fleet = DEV_FLEET + "scheduling: {backend: kueue}\nplatform:\n  kueue: {provided: fleet}\n"
     _, _, built = built_units(tmp_path, files, fleet)
-    setup, site = rendered_kueue(built, "1.36")
+    setup, site = rendered_controller(built, "kueue", "1.36")
     assert setup is not None and site is False
     # The fleet's integrations (batch Jobs only here), not the chart's default list.
-    assert setup.integrations() == ["batch/job"]
+    assert integrations(setup) == ["batch/job"]
     kinds = sorted({yaml.safe_load(t)["kind"] for t in setup.objects})
+    assert (setup.service, setup.namespace) == ("kueue", "kueue-system")
+    assert setup.args == ("--feature-gates=VisibilityOnDemand=false",)
     # Everything of the chart but what the process stands in for (simkueue.NOT_APPLIED).
     assert "Deployment" not in kinds and "APIService" not in kinds and "ConfigMap" not in kinds
     assert {"CustomResourceDefinition", "MutatingWebhookConfiguration", "Secret", "Service"} <= set(
@@ -98,16 +101,17 @@ def test_the_fleets_kueue_runs_with_its_application_values(tmp_path: Path) -> No
 def test_the_sites_kueue_runs_with_the_charts_defaults(tmp_path: Path) -> None:
     files = {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": KUEUE_TEAM}
     _, _, built = built_units(tmp_path, files, DEV_FLEET + "scheduling: {backend: kueue}\n")
-    setup, site = rendered_kueue(built, "1.36")
+    setup, site = rendered_controller(built, "kueue", "1.36")
     assert setup is not None and site is True
     # charts/kueue/values.yaml v0.17.0: its default integration list, "pod" among them.
-    assert setup.integrations()[0] == "batch/job" and "pod" in setup.integrations()
+    assert integrations(setup)[0] == "batch/job" and "pod" in integrations(setup)
 
 
 def test_no_kueue_where_nothing_needs_it(tmp_path: Path) -> None:
     files = {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": KUEUE_TEAM}
     _, _, built = built_units(tmp_path, files, DEV_FLEET)
-    assert rendered_kueue(built, "1.36") == (None, False)
+    for key in ("kueue", "jobset", "lws"):
+        assert rendered_controller(built, key, "1.36") == (None, False)
 
 
 def test_nfd_master_is_found_behind_a_sidecar_and_without_a_configuration() -> None:
@@ -159,3 +163,34 @@ def test_what_the_simulation_applies_of_the_nfd_chart(tmp_path: Path) -> None:
     assert not [o for o in nfd_applied(hooked + objs) if o in hooked]
     _, _, site = built_units(tmp_path / "site", files, DEV_FLEET)
     assert nfd_chart(site, "1.36") is None
+
+
+def test_jobsets_and_leaderworkersets_controllers_run_from_their_charts(tmp_path: Path) -> None:
+    """The fleet's JobSet chart with its Application's values, the site's LeaderWorkerSet with
+    its chart's defaults: each manager's configuration, CRDs, webhooks and certificate Secret."""
+    team = (
+        "quota: {nvidia: 4}\njobs:\n  js:\n    kind: jobset\n    images: {nvidia: r/t:1}\n"
+        "    tasks:\n      w: {vendor: nvidia, devices: 1, replicas: 2}\n"
+        "services:\n  llm:\n    images: {nvidia: r/s:1}\n"
+        "    tracks:\n      nvidia: {devicesPerReplica: 1, replicas: 1, groupSize: 2}\n"
+    )
+    fleet = DEV_FLEET + "platform:\n  jobset: {provided: fleet}\n  lws: {provided: site}\n"
+    _, _, built = built_units(
+        tmp_path, {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": team}, fleet
+    )
+    jobset, site = rendered_controller(built, "jobset", "1.36")
+    assert jobset is not None and site is False
+    assert (jobset.service, jobset.namespace, jobset.args) == ("jobset", "jobset-system", ())
+    assert yaml.safe_load(jobset.config)["kind"] == "Configuration"
+    assert jobset.groups() == {"jobset.x-k8s.io"}
+    assert jobset.cert_secret() == "jobset-webhook-server-cert"  # named by the chart
+    lws, site = rendered_controller(built, "lws", "1.36")
+    assert lws is not None and site is True
+    assert (lws.service, lws.namespace) == ("lws", "lws-system")
+    assert lws.groups() == {"leaderworkerset.x-k8s.io"}
+    # LeaderWorkerSet's chart names no Secret: the manager's default (lws v0.8.0 defaults.go).
+    assert "webhookSecretName" not in lws.config
+    assert lws.cert_secret() == "lws-webhook-server-cert"
+    kinds = {yaml.safe_load(t)["kind"] for t in lws.objects}
+    assert "Deployment" not in kinds and "ConfigMap" not in kinds
+    assert {"CustomResourceDefinition", "ValidatingWebhookConfiguration", "Secret"} <= kinds

@@ -565,12 +565,15 @@ def test_example_fleet_under_kueue_is_admitted_by_kueues_own_controller(
     write("fleet.yaml", fleet.replace("  nfd:\n", "  kueue:\n    provided: fleet\n  nfd:\n", 1))
     result = sim(values_dir, cluster)
     assert [f.format() for f in result.findings if f.severity is Severity.ERROR] == []
-    # What did not run, per environment: Kueue's chart Deployment, JobSet's controller, and the
-    # contents of ml-team's declared objects (stand-ins).
+    # What did not run, per environment: Kueue's and JobSet's chart Deployments (their
+    # controllers ran), and the contents of ml-team's declared objects (stand-ins).
     said = sorted(f.message.split(":")[0] for f in result.findings if f.code == "SIM011")
     assert said == sorted(
         [
-            "JobSet's controller does not run here",
+            "JobSet's controller manager (sigs.k8s.io/jobset v0.11.1) ran with the "
+            "configuration, CRDs, webhooks and certificate rotation of the fleet's JobSet chart, "
+            "as a process with the control plane's admin credentials reached through an "
+            "EndpointSlice the simulation wrote",
             "Kueue's controller manager (sigs.k8s.io/kueue v0.17.0) ran with the configuration, "
             "CRDs, webhooks and certificate rotation of the fleet's Kueue chart, as a process with "
             "the control plane's admin credentials reached through an EndpointSlice the "
@@ -597,6 +600,10 @@ def test_example_fleet_under_kueue_is_admitted_by_kueues_own_controller(
             "JobSet ml-team/pretrain-jobset": (True, "team-ml-team"),
         }, env.admissions
         assert all(p.ok or p.waits for p in env.pods), env.pods
+        # The JobSet's pods, made by JobSet's controller's child Jobs once Kueue admitted it.
+        assert any(
+            p.workload.startswith("JobSet task ml-team/pretrain-jobset/") and p.ok for p in env.pods
+        ), env.pods
 
 
 def test_without_packing_the_example_jobs_fragment(values_dir: Path, cluster: ControlPlane) -> None:

@@ -88,9 +88,12 @@ EXAMPLE_GPU = {"key": "example.com/gpu", "value": "a100", "effect": "PreferNoSch
 HUAWEI = {"key": GPU, "value": "huawei-npu", "effect": "NoSchedule"}
 
 
-def fleet(root: Path, files: dict[str, str]) -> tuple[FleetView, dict[str, SimNode]]:
-    """The view of environment dev of a values tree, and its simulated nodes by name."""
-    loaded, _, _ = load(tree(root, files, fleet=FLEET, defaults=False), "dev")
+def fleet(
+    root: Path, files: dict[str, str], text: str = FLEET
+) -> tuple[FleetView, dict[str, SimNode]]:
+    """The view of environment dev of a values tree (`text`: its fleet.yaml), and its simulated
+    nodes by name."""
+    loaded, _, _ = load(tree(root, files, fleet=text, defaults=False), "dev")
     view = loaded.envs["dev"]
     return view, {n.name: n for n in plan_nodes(view)}
 
@@ -962,6 +965,56 @@ services:
             HINTS["SIM007"],
         )
     ]
+
+
+def test_a_multi_host_track_counts_whole_ready_groups_against_the_plan(tmp_path: Path) -> None:
+    """A LeaderWorkerSet track serves a replica per group whose every pod is ready (groups by
+    LeaderWorkerSet's group-index label): of two groups of 2, one whole and one half ready is 1."""
+    files = {
+        "vendors/nvidia.yaml": TEAMS_TREE["vendors/nvidia.yaml"],
+        "teams/web.yaml": """\
+quota: {nvidia: 8}
+services:
+  llm:
+    images: {nvidia: r/llm:cuda}
+    vendorMounts: false
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 2, groupSize: 2}
+""",
+    }
+    view, _ = fleet(tmp_path, files, FLEET + "platform:\n  lws: {provided: site}\n")
+    own = {"app.kubernetes.io/name": "llm", "accel-gitops.io/track": "nvidia"}
+    group = "leaderworkerset.sigs.k8s.io/group-index"
+    sts = ("StatefulSet", "llm-nvidia")
+    pods = [
+        pod(
+            "web",
+            f"llm-nvidia-{g}{w}",
+            owner=sts,
+            labels={**own, group: str(g)},
+            node_name="gpu-1",
+            conditions=READY if (g, w) != (1, "-1") else None,
+        )
+        for g in (0, 1)
+        for w in ("", "-1")
+    ]
+    # A pod of another service's group in the namespace is not counted.
+    pods.append(pod("web", "other-0", owner=sts, labels={group: "0"}, conditions=READY))
+    report = EnvReport("dev")
+    track_verdicts(view, pods, report)
+    assert report.tracks == [
+        {"team": "web", "service": "web/llm", "track": "nvidia", "ready": 1, "plan": 2, "ok": False}
+    ]
+    (finding,) = report.findings
+    assert finding.message == (
+        "service web/llm: track nvidia has 1 ready group(s) of 2 pods, plan says 2"
+    )
+    # All four ready: both groups serve.
+    report = EnvReport("dev")
+    for p in pods:
+        p.setdefault("status", {})["conditions"] = READY
+    track_verdicts(view, pods, report)
+    assert (report.tracks[0]["ready"], report.findings) == (2, [])
 
 
 def worker_ds(namespace: str = "nfd", command: str = "nfd-worker") -> Obj:

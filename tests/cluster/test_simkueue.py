@@ -6,18 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-import yaml
-
-from generator.cluster.launcher import SIM_LABEL, ControlPlaneError
 from generator.cluster.simkueue import (
-    KueueSetup,
     admission,
     admission_verdicts,
-    endpoint_address,
-    endpoint_slice,
-    host_address,
-    local_config,
+    integrations,
+    kueue_setup,
     pending,
 )
 from generator.cluster.simpods import pod_refs
@@ -37,64 +30,6 @@ integrations: {frameworks: [batch/job]}
 """
 
 
-def test_the_local_configuration_changes_only_listeners_certificates_and_election() -> None:
-    got = local_config(
-        CHART_CONFIG, host="192.0.2.2", webhook_port=31000, health_port=31001, cert_dir="/c"
-    )
-    chart = yaml.safe_load(CHART_CONFIG)
-    assert got == {
-        **chart,
-        # Every other field of each section stays the chart's.
-        "health": {"healthProbeBindAddress": "127.0.0.1:31001", "readinessEndpointName": "readyz"},
-        "metrics": {"bindAddress": "0", "enableClusterQueueResources": True},
-        "webhook": {"port": 31000, "host": "192.0.2.2", "certDir": "/c"},
-        "leaderElection": {"leaderElect": False, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
-    }
-    # The chart's certificate rotation stays on: Kueue writes and injects its own.
-    assert got["internalCertManagement"] == chart["internalCertManagement"]
-
-
-def test_an_unnamed_service_port_gives_an_unnamed_endpoint_port() -> None:
-    service = {
-        "kind": "Service",
-        "metadata": {"name": "s", "namespace": "n"},
-        "spec": {"ports": [{"port": 443}]},
-    }
-    assert endpoint_slice(service, "192.0.2.2", 1)["ports"] == [
-        {"name": "", "port": 1, "protocol": "TCP"}
-    ]
-
-
-def test_the_endpoint_address_is_the_first_an_endpoint_may_have() -> None:
-    assert endpoint_address(["127.0.0.1", "169.254.3.4", "0.0.0.0", "192.0.2.2", "10.1.1.1"]) == (
-        "192.0.2.2"
-    )
-    with pytest.raises(ControlPlaneError, match=r"has none \(127.0.0.1, 169.254.3.4\)"):
-        endpoint_address(["127.0.0.1", "169.254.3.4"])
-    # This machine's own: simulate under Kueue needs one (docs/simulation.md).
-    assert endpoint_address([host_address()]) == host_address()
-
-
-def test_the_webhook_service_gets_an_endpoint_slice_at_the_process() -> None:
-    service = {
-        "kind": "Service",
-        "metadata": {"name": "kueue-webhook-service", "namespace": "kueue-system"},
-        "spec": {"ports": [{"name": "https", "port": 443, "targetPort": 9443}]},
-    }
-    assert endpoint_slice(service, "192.0.2.2", 31000) == {
-        "apiVersion": "discovery.k8s.io/v1",
-        "kind": "EndpointSlice",
-        "metadata": {
-            "name": "kueue-webhook-service-sim",
-            "namespace": "kueue-system",
-            "labels": {"kubernetes.io/service-name": "kueue-webhook-service", SIM_LABEL: "true"},
-        },
-        "addressType": "IPv4",
-        "endpoints": [{"addresses": ["192.0.2.2"], "conditions": {"ready": True}}],
-        "ports": [{"name": "https", "port": 31000, "protocol": "TCP"}],
-    }
-
-
 def test_the_setup_keeps_the_config_and_all_but_what_the_process_stands_in_for() -> None:
     objs = [
         # Only a ConfigMap is the manager's configuration.
@@ -105,16 +40,17 @@ def test_the_setup_keeps_the_config_and_all_but_what_the_process_stands_in_for()
         {"kind": "Service", "metadata": {"name": "s"}},
         {"kind": "ValidatingWebhookConfiguration", "metadata": {"name": "w"}},
     ]
-    setup = KueueSetup.from_chart(objs)
+    setup = kueue_setup(objs)
     assert setup is not None
-    assert setup.config == CHART_CONFIG
+    assert (setup.service, setup.namespace, setup.config) == ("kueue", "kueue-system", CHART_CONFIG)
+    assert setup.args == ("--feature-gates=VisibilityOnDemand=false",)
     assert [d["kind"] for d in setup.docs()] == [
         "Secret",
         "Service",
         "ValidatingWebhookConfiguration",
     ]
-    assert setup.integrations() == ["batch/job"]
-    assert KueueSetup.from_chart([objs[0], *objs[2:]]) is None
+    assert integrations(setup) == ["batch/job"]
+    assert kueue_setup([objs[0], *objs[2:]]) is None
 
 
 def workload(
@@ -239,3 +175,28 @@ def test_no_admission_rows_without_workloads(tmp_path: Path) -> None:
     # A workload that Kueue has not made a Workload for (yet) has no row either.
     admission_verdicts({("ml", "Job", "other"): queued([ADMITTED], A100)}, pod_refs(view), report)
     assert report.admissions == []
+
+
+def test_a_leaderworkerset_has_a_row_over_its_groups_workloads(tmp_path: Path) -> None:
+    """Kueue makes one Workload per group, owned by the LeaderWorkerSet: the row counts them."""
+    team = TEAM.split("jobs:")[0] + "services:" + TEAM.split("services:")[1]
+    team = team.replace("replicas: 2}}", "replicas: 2, groupSize: 2}}")
+    fleet = KUEUE_FLEET + "platform:\n  lws: {provided: site}\n"
+    view, _, _ = built_units(
+        tmp_path, {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": team}, fleet
+    )
+    report = EnvReport("dev")
+    groups = {
+        ("ml", "serve-nvidia"): [queued([ADMITTED], A100), queued([SHORT])],
+        ("other", "serve-nvidia"): [queued([SHORT])],
+    }
+    admission_verdicts({}, pod_refs(view), report, groups)
+    assert report.admissions == [
+        {
+            "workload": "LeaderWorkerSet ml/serve-nvidia",
+            "values": "values/teams/ml.yaml:5:14",
+            "queue": "team-ml",
+            "admission": "1 of 2 admitted: team-ml (nvidia-a100); pending: " + SHORT["message"],
+            "ok": False,
+        }
+    ]

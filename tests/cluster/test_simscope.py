@@ -73,7 +73,7 @@ def test_kueue_the_fleet_renders_ran_and_what_of_it_did_not_is_named(tmp_path: P
     view, _, built = built_units(tmp_path, files, fleet)
     # No Volcano Job: nothing of Volcano is named; Kueue ran, and what of it did not is said.
     assert not_simulated(view, built, False) == []
-    assert not_simulated(view, built, False, kueue=FLEET_KUEUE) == [
+    assert not_simulated(view, built, False, controllers={"kueue": FLEET_KUEUE}) == [
         Finding(
             "SIM011",
             "Kueue's controller manager (sigs.k8s.io/kueue v0.17.0) ran with the configuration, "
@@ -92,7 +92,9 @@ def test_the_sites_kueue_is_said_to_be_assumed_with_its_integrations(tmp_path: P
     team = TEAM.split("  gang:")[0]
     files = {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": team}
     view, _, built = built_units(tmp_path, files, FLEET + "scheduling: {backend: kueue}\n")
-    [found] = not_simulated(view, built, False, kueue=SITE, integrations=("batch/job", "pod"))
+    [found] = not_simulated(
+        view, built, False, controllers={"kueue": SITE}, integrations=("batch/job", "pod")
+    )
     assert found == Finding(
         "SIM011",
         "Kueue is the site's (platform.kueue is not provided by the fleet): the simulation ran "
@@ -185,28 +187,48 @@ def test_the_sites_nfd_master_is_named_at_the_platform_line_when_values_declare_
     assert found.location == Location("values/fleet.yaml", 7, 3)
 
 
-def test_jobsets_and_leaderworkersets_are_named_with_what_their_controllers_leave_out(
+def test_jobsets_and_leaderworkersets_controllers_ran_and_what_of_them_did_not_is_named(
     tmp_path: Path,
 ) -> None:
-    """Each add-on whose controller does not run here, with its own objects only."""
+    """Each add-on controller manager that ran, the fleet's or the site's, at its platform line,
+    with what of it did not run."""
     team = (
         "quota: {nvidia: 4}\njobs:\n  js:\n    kind: jobset\n    images: {nvidia: r/t:1}\n"
         "    tasks:\n      w: {vendor: nvidia, devices: 1, replicas: 2}\n"
         "services:\n  llm:\n    images: {nvidia: r/s:1}\n"
         "    tracks:\n      nvidia: {devicesPerReplica: 1, replicas: 1, groupSize: 2}\n"
     )
-    fleet = "platform:\n  jobset: {provided: site}\n  lws: {provided: site}\n"
-    found = {f.message.split(":")[0]: f for f in scope(tmp_path, fleet, team)}
-    assert sorted(found) == [
-        "JobSet's controller does not run here",
-        "LeaderWorkerSet's controller does not run here",
-    ]
-    jobset = found["JobSet's controller does not run here"]
-    assert "JobSet ml/js were applied" in jobset.message
-    assert (jobset.location, jobset.severity) == (
-        Location("values/fleet.yaml", 6, 3),
-        Severity.WARNING,
+    fleet = (
+        "scheduling: {backend: kueue}\nplatform:\n  jobset: {provided: site}\n"
+        "  lws: {provided: fleet}\n"
     )
-    lws = found["LeaderWorkerSet's controller does not run here"]
-    assert "LeaderWorkerSet ml/llm-nvidia were applied" in lws.message
-    assert lws.location == Location("values/fleet.yaml", 7, 3)
+    files = {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": team}
+    view, _, built = built_units(tmp_path, files, FLEET + fleet)
+    # Nothing is said of a controller that did not run.
+    assert not_simulated(view, built, False) == []
+    found = not_simulated(view, built, False, controllers={"jobset": SITE, "lws": FLEET_KUEUE})
+    assert found == [
+        Finding(
+            "SIM011",
+            "JobSet is the site's (platform.jobset is not provided by the fleet): the "
+            "simulation ran sigs.k8s.io/jobset v0.11.1 with its chart's default configuration; "
+            "the site's own version and configuration were not simulated; its child Jobs and "
+            "their pods were made and scheduled, but none ran to an end here, so the JobSets' "
+            "success and failure policies were not exercised",
+            Location("values/fleet.yaml", 7, 3),
+            hint=HINT,
+            severity=Severity.WARNING,
+        ),
+        Finding(
+            "SIM011",
+            "LeaderWorkerSet's controller manager (sigs.k8s.io/lws v0.8.0) ran with the "
+            "configuration, CRDs, webhooks and certificate rotation of the fleet's "
+            "LeaderWorkerSet chart, as a process with the control plane's admin credentials "
+            "reached through an EndpointSlice the simulation wrote: the chart's Deployment and "
+            "RBAC were not exercised; its groups' pods were made and scheduled, but none failed "
+            "or was updated here, so group restarts and rolling updates were not exercised",
+            Location("values/fleet.yaml", 8, 3),
+            hint=HINT,
+            severity=Severity.WARNING,
+        ),
+    ]

@@ -31,6 +31,7 @@ from tests.fixtures import (
     DATASET_TEAM,
     JOBSET_FLEET,
     JOBSET_TEAM,
+    LWS_TEAM,
     SIM_FLEET,
     tree,
 )
@@ -358,8 +359,9 @@ def test_kueue_admits_a_jobset_whole_and_one_larger_than_the_queue_waits(
     tmp_path: Path, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Kueue's jobset integration makes one Workload per JobSet and admits it on a flavor per
-    task's resource; a JobSet over the team's ClusterQueue waits, said at its values line
-    (SIM013). JobSet's controller does not run: the run says what that left out (SIM011)."""
+    task's resource; JobSet's controller makes the admitted JobSet's child Jobs, whose pods land
+    on each task's pool; a JobSet over the team's ClusterQueue waits, said at its values line
+    (SIM013), and no pod of it is made. What of the controller did not run is said (SIM011)."""
     fleet = {**SIM_FLEET, **JOBSET_FLEET}
     nvidia = {
         "pools": [{"name": "a100", "model": "A100", "devicesPerNode": 8, "nodes": ["g1", "g2"]}]
@@ -398,8 +400,63 @@ def test_kueue_admits_a_jobset_whole_and_one_larger_than_the_queue_waits(
     (finding,) = [f for f in result.findings if f.severity is Severity.ERROR]
     assert (finding.code, str(finding.location)) == ("SIM013", "values/teams/llm.yaml:11:3")
     assert finding.message.startswith("JobSet llm/toobig: not admitted by Kueue: ")
-    (not_run,) = [f for f in result.findings if "JobSet's controller" in f.message]
-    assert not_run.code == "SIM011"
-    assert "JobSet llm/pretrain, JobSet llm/toobig were applied" in not_run.message
-    # no pod row expects what no controller made
-    assert not any(p.workload.startswith("JobSet") for p in env.pods)
+    (ran,) = [f for f in result.findings if "JobSet's controller manager" in f.message]
+    assert ran.code == "SIM011" and "success and failure policies" in ran.message
+    # The admitted JobSet's pods, made by its controller's child Jobs, on each task's pool.
+    rows = sorted((p.workload, p.vendor, p.node[:1], p.phase, p.ok) for p in env.pods)
+    assert rows == [
+        ("JobSet task llm/pretrain/gpu", "nvidia", "g", "Running", True),
+        ("JobSet task llm/pretrain/gpu", "nvidia", "g", "Running", True),
+        ("JobSet task llm/pretrain/mlu", "cambricon", "m", "Running", True),
+        ("JobSet task llm/pretrain/mlu", "cambricon", "m", "Running", True),
+    ]
+    # Two 8-GPU pods on two 8-GPU nodes: one each.
+    assert len({p.node for p in env.pods if p.vendor == "nvidia"}) == 2
+
+
+# ---- LeaderWorkerSet under Kueue (issue 21) --------------------------------------------------
+
+
+def test_a_leaderworkerset_group_is_made_by_its_controller_and_lands_on_its_pool(
+    tmp_path: Path, cluster: ControlPlane
+) -> None:
+    """LeaderWorkerSet's controller makes the Ascend track's group of 2 pods x 8 NPUs (a leader
+    StatefulSet, a worker StatefulSet per group), Kueue admits it on the Ascend flavor, and
+    kube-scheduler puts one pod on each 8-NPU node; the NVIDIA track's Deployment beside it."""
+    fleet = {
+        **SIM_FLEET,
+        "scheduling": {"backend": "kueue"},
+        "platform": {"kueue": {"provided": "fleet"}, "lws": {"provided": "fleet"}},
+    }
+    ascend = {
+        "pools": [{"name": "910b", "model": "910b", "devicesPerNode": 8, "nodes": ["n1", "n2"]}]
+    }
+    nvidia = {"pools": [{"name": "a100", "model": "A100", "devicesPerNode": 8, "nodes": ["g1"]}]}
+    files = {
+        "fleet.yaml": yaml.safe_dump(fleet, sort_keys=False),
+        "vendors/nvidia.yaml": yaml.safe_dump(nvidia),
+        "vendors/ascend.yaml": yaml.safe_dump(ascend),
+        "teams/llm.yaml": LWS_TEAM,
+    }
+    values = tree(tmp_path, files, defaults=False)
+    result = simulate(values, None, lambda: contextlib.nullcontext(cluster))
+    (env,) = result.envs
+    assert [f for f in result.findings if f.severity is Severity.ERROR] == []
+    group = sorted((p.node, p.phase, p.ok) for p in env.pods if p.workload.startswith("Leader"))
+    assert group == [("n1", "Running", True), ("n2", "Running", True)]
+    assert {p.workload for p in env.pods} == {
+        "LeaderWorkerSet llm/llm-ascend",
+        "Deployment llm/llm-nvidia",
+    }
+    # Kueue admitted the group (one Workload per group) on the Ascend pool's flavor.
+    rows = {a["workload"]: a for a in env.admissions}
+    group_row = rows["LeaderWorkerSet llm/llm-ascend"]
+    assert group_row["ok"] and "1 of 1 admitted" in group_row["admission"]
+    assert "ascend-910b" in group_row["admission"]
+    # plan's one replica of the track is one whole ready group.
+    assert [(t["track"], t["ready"], t["ok"]) for t in env.tracks] == [
+        ("nvidia", 1, True),
+        ("ascend", 1, True),
+    ]
+    (ran,) = [f for f in result.findings if "LeaderWorkerSet's controller manager" in f.message]
+    assert ran.code == "SIM011" and "rolling updates were not exercised" in ran.message

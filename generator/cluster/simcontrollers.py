@@ -1,0 +1,368 @@
+"""Add-on controller managers on the local control plane: Kueue's, JobSet's and LeaderWorkerSet's,
+each the real binary built from its pinned module (`make tools-cluster`), run with the
+configuration, CRDs, webhooks, Services and Secret of the chart the fleet deploys.
+
+The three are controller-runtime managers that share one shape (a `Configuration` file with
+webhook, health, metrics and leader-election sections, and internal certificate rotation by
+open-policy-agent/cert-controller), so one runner serves them:
+- kueue v0.17.0 apis/config/v1beta2/configuration_types.go;
+- jobset v0.11.1 api/config/v1alpha1/configuration_types.go and pkg/config/config.go (addTo);
+- lws v0.8.0 api/config/v1alpha1/configuration_types.go and pkg/config/config.go (addTo).
+
+Each runs as on a cluster, certificate rotation included: it writes its webhook certificate for
+`<webhook service>.<namespace>.svc` into the chart's Secret and injects the CA into the chart's
+webhook configurations. What differs, and why (docs/simulation.md):
+- The manager runs as a process here, not as the chart's Deployment: containers do not run on
+  simulated nodes. It runs with the control plane's admin credentials, so the chart's RBAC is
+  applied but not exercised.
+- No pod backs the webhook Service, so the simulation writes its EndpointSlice, pointing at the
+  process on this machine's own address; the API server routes webhook calls to endpoints
+  (launcher.py, --enable-aggregator-routing), as no kube-proxy runs here. Endpoints may not be
+  loopback addresses (k8s.io/kubernetes v1.36.3 pkg/apis/core/validation ValidateEndpointIP).
+- The kubelet would mount the chart's Secret at the certificate folder; here the simulation
+  copies the Secret's keys into the folder the process reads (`_mount_secret`).
+- Its health server listens on a free loopback port; metrics are off; leader election is off
+  (one replica).
+"""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import ipaddress
+import os
+import socket
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from generator import toolchain
+from generator.cluster.api import ApiClient, Obj
+from generator.cluster.launcher import (
+    READY_TIMEOUT,
+    SIM_LABEL,
+    STOP_GRACE,
+    ControlPlane,
+    ControlPlaneError,
+    _free_port,
+    _http_ok,
+    _wait,
+    sim_labelled,
+)
+
+# Managers whose certificate rotator writes to a folder of its own choosing, not the configured
+# one: JobSet v0.11.1 pkg/util/cert/cert.go (certDir = "/tmp/k8s-webhook-server/serving-certs",
+# where the chart's Deployment mounts the Secret). Its webhook server is pointed there too, and
+# one simulation on a machine at a time may use it (a lock beside it).
+FIXED_CERT_DIRS = {"jobset": Path("/tmp/k8s-webhook-server/serving-certs")}
+_HELD: dict[str, int] = {}
+# The Secret each manager's rotator writes to when its configuration names none (DefaultWebhook-
+# SecretName: kueue v0.17.0 apis/config/v1beta2/defaults.go, jobset v0.11.1 and lws v0.8.0
+# api/config/v1alpha1/defaults.go). LeaderWorkerSet's chart names none.
+DEFAULT_CERT_SECRETS = {
+    "kueue": "kueue-webhook-server-cert",
+    "jobset": "jobset-webhook-server-cert",
+    "lws": "lws-webhook-server-cert",
+}  # service -> the file descriptor of its certificate folder's lock
+CONFIG_KEY = "controller_manager_config.yaml"  # the key of each of the three charts' ConfigMap
+WEBHOOK_KINDS = ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
+WEBHOOK_API = "admissionregistration.k8s.io/v1"
+CRD_API = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+# What of a chart is not applied: the Deployment (the process stands in for it) and the
+# ConfigMap (the process reads the configuration, with this machine's listeners, from a file).
+NOT_APPLIED = ("Deployment", "ConfigMap")
+
+
+@dataclass(frozen=True)
+class ControllerSetup:
+    """What the simulation takes from a rendered add-on chart to run its controller manager."""
+
+    service: str
+    """The tool that runs (kueue, jobset, lws) and the name of its process."""
+    namespace: str
+    """The chart's release namespace: where the manager's Secret and webhook Service are."""
+    config: str
+    """The manager's configuration file, as the chart's ConfigMap holds it."""
+    objects: tuple[str, ...] = field(default=())
+    """The chart's objects the simulation applies, each as YAML (hashable, comparable)."""
+    args: tuple[str, ...] = field(default=())
+    """Flags beyond --config (Kueue's feature gates)."""
+
+    @staticmethod
+    def from_chart(
+        service: str,
+        namespace: str,
+        objs: list[Obj],
+        *,
+        not_applied: tuple[str, ...] = NOT_APPLIED,
+        args: tuple[str, ...] = (),
+    ) -> ControllerSetup | None:
+        """From the objects of a rendered chart; None when it has no manager configuration."""
+        config = next(
+            (
+                str((o.get("data") or {})[CONFIG_KEY])
+                for o in objs
+                if o.get("kind") == "ConfigMap" and CONFIG_KEY in (o.get("data") or {})
+            ),
+            None,
+        )
+        if config is None:
+            return None
+        keep = tuple(yaml.safe_dump(o) for o in objs if o.get("kind") not in not_applied)
+        return ControllerSetup(service, namespace, config, keep, args)
+
+    def docs(self) -> list[Obj]:
+        return [yaml.safe_load(t) for t in self.objects]
+
+    def groups(self) -> set[str]:
+        """The API groups of the chart's CRDs: the simulation does not apply its pinned copies
+        of these over the chart's (which may wire a conversion webhook)."""
+        return {str(d["spec"]["group"]) for d in self.docs() if d.get("kind") == CRD_API[1]}
+
+    def cert_secret(self) -> str:
+        """The Secret the manager's rotator writes its webhook certificate into: the chart's
+        configuration's internalCertManagement.webhookSecretName, else the manager's default."""
+        doc = yaml.safe_load(self.config) or {}
+        named = (doc.get("internalCertManagement") or {}).get("webhookSecretName")
+        return str(named or DEFAULT_CERT_SECRETS.get(self.service, ""))
+
+
+def local_config(
+    config: str, *, host: str, webhook_port: int, health_port: int, cert_dir: str
+) -> dict[str, Any]:
+    """The chart's manager configuration with this machine's listeners and a writable certificate
+    folder; every other field, internal certificate management included, is the chart's."""
+    doc: dict[str, Any] = dict(yaml.safe_load(config) or {})
+    doc["webhook"] = {
+        **(doc.get("webhook") or {}),
+        "host": host,
+        "port": webhook_port,
+        "certDir": cert_dir,
+    }
+    doc["health"] = {
+        **(doc.get("health") or {}),
+        "healthProbeBindAddress": f"127.0.0.1:{health_port}",
+    }
+    doc["metrics"] = {**(doc.get("metrics") or {}), "bindAddress": "0"}  # "0": off
+    doc["leaderElection"] = {**(doc.get("leaderElection") or {}), "leaderElect": False}
+    return doc
+
+
+def host_address() -> str:
+    """This machine's first IPv4 address that an endpoint may have: where the API server reaches
+    the managers' webhooks."""
+    siocgifaddr = 0x8915  # Linux <linux/sockios.h>
+    found = []
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        for _, name in socket.if_nameindex():
+            try:
+                packed = fcntl.ioctl(sock.fileno(), siocgifaddr, struct.pack("256s", name.encode()))
+            except OSError:
+                continue  # no IPv4 address on this interface
+            found.append(str(ipaddress.IPv4Address(packed[20:24])))  # struct ifreq's sin_addr
+    return endpoint_address(found)
+
+
+def endpoint_address(addresses: list[str]) -> str:
+    """The first of `addresses` an endpoint may have: not loopback, link-local or unspecified
+    (k8s.io/kubernetes v1.36.3 pkg/apis/core/validation ValidateEndpointIP)."""
+    for text in addresses:
+        ip = ipaddress.IPv4Address(text)
+        if not (ip.is_loopback or ip.is_link_local or ip.is_unspecified):
+            return text
+    raise ControlPlaneError(
+        "the add-ons' webhooks need a network address other than loopback (an endpoint may not "
+        f"be 127.0.0.0/8), and this machine has none ({', '.join(addresses) or 'no IPv4 address'})"
+    )
+
+
+def endpoint_slice(service: Obj, address: str, port: int) -> Obj:
+    """The EndpointSlice a pod would give `service`: its first port, at `address`:`port`."""
+    meta = service["metadata"]
+    first = (service.get("spec") or {}).get("ports", [{}])[0]
+    return {
+        "apiVersion": "discovery.k8s.io/v1",
+        "kind": "EndpointSlice",
+        "metadata": {
+            "name": f"{meta['name']}-sim",
+            "namespace": meta["namespace"],
+            "labels": {"kubernetes.io/service-name": meta["name"], SIM_LABEL: "true"},
+        },
+        "addressType": "IPv4",
+        "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
+        "ports": [{"name": first.get("name", ""), "port": port, "protocol": "TCP"}],
+    }
+
+
+def webhook_service(docs: list[Obj]) -> Obj:
+    """The Service the chart's webhooks call."""
+    hooks = [d for d in docs if d.get("kind") in WEBHOOK_KINDS]
+    ref = hooks[0]["webhooks"][0]["clientConfig"]["service"]
+    return next(
+        d
+        for d in docs
+        if d.get("kind") == "Service"
+        and d["metadata"]["name"] == ref["name"]
+        and d["metadata"].get("namespace") == ref["namespace"]
+    )
+
+
+def _ca_injected(api: ApiClient, setup: ControllerSetup) -> bool:
+    """Whether every webhook of the chart's webhook configurations carries a CA bundle (the
+    manager's rotator injects it): before that the API server cannot verify the webhooks."""
+    for doc in setup.docs():
+        if doc.get("kind") not in WEBHOOK_KINDS:
+            continue
+        live = api.get(WEBHOOK_API, str(doc["kind"]), "", doc["metadata"]["name"]) or {}
+        hooks = live.get("webhooks") or []
+        if not hooks or not all((h.get("clientConfig") or {}).get("caBundle") for h in hooks):
+            return False
+    return True
+
+
+def _listening(host: str, port: int) -> bool:
+    """Whether something accepts TCP connections at host:port."""
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def _mount_secret(api: ApiClient, namespace: str, name: str, folder: Path) -> None:
+    """Write the Secret's keys as files into `folder`, as a secret volume gives them."""
+    secret = api.get("v1", "Secret", namespace, name) if name else None
+    data = (secret or {}).get("data") or {}
+    if not data or not all(data.values()):
+        # The chart's Secret holds empty keys until the rotator fills it: a webhook server that
+        # read an empty certificate would stop ("failed to find any PEM data").
+        return
+    for key, value in data.items():
+        target = folder / key
+        data = base64.b64decode(value)
+        if not target.is_file() or target.read_bytes() != data:
+            tmp = folder / f".{key}.tmp"
+            tmp.write_bytes(data)
+            tmp.replace(target)
+
+
+def _unhook(api: ApiClient, setup: ControllerSetup) -> None:
+    """Leave nothing on the plane that calls a manager that no longer runs: its chart's webhook
+    configurations go, and its chart's CRDs convert between versions without a webhook (a list
+    of a version that is not stored would fail otherwise; the next start applies the chart's
+    CRDs again)."""
+    docs = setup.docs()
+    for doc in docs:
+        if doc.get("kind") in WEBHOOK_KINDS:
+            api.delete(WEBHOOK_API, str(doc["kind"]), "", doc["metadata"]["name"])
+    for doc in docs:
+        if doc.get("kind") != CRD_API[1]:
+            continue
+        live = api.get(*CRD_API, "", doc["metadata"]["name"])
+        if ((live or {}).get("spec") or {}).get("conversion", {}).get("strategy") == "Webhook":
+            patch = {"spec": {"conversion": {"strategy": "None", "webhook": None}}}
+            api.merge_patch(*CRD_API, "", doc["metadata"]["name"], patch)
+
+
+def _cert_dir(plane: ControlPlane, service: str) -> Path:
+    """An empty folder for the manager's webhook certificate: the plane's own, or the fixed one
+    its rotator insists on, locked for this simulation."""
+    fixed = FIXED_CERT_DIRS.get(service)
+    if fixed is None:
+        folder = plane.workdir / f"{service}-certs"
+        folder.mkdir(exist_ok=True)
+        return folder
+    fixed.mkdir(parents=True, exist_ok=True)
+    _release(service)  # this process's own earlier hold (a plane stopped without stopping it)
+    fd = os.open(fixed.parent / f".{service}.accel-gitops.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        raise ControlPlaneError(
+            f"{service}'s controller writes its webhook certificate to the fixed folder {fixed}, "
+            "and another simulation on this machine runs it now: run one at a time"
+        ) from exc
+    _HELD[service] = fd
+    # A certificate left by an earlier run would pass for this run's (the rotator only checks
+    # that the file exists) and be served with another CA.
+    for old in fixed.iterdir():
+        if old.is_file():
+            old.unlink()
+    return fixed
+
+
+def _release(service: str) -> None:
+    fd = _HELD.pop(service, None)
+    if fd is not None:
+        os.close(fd)  # releases the lock
+
+
+def use_controller(plane: ControlPlane, service: str, setup: ControllerSetup | None) -> None:
+    """Run `service`'s controller manager with `setup` (None: none runs), restarting it when the
+    setup differs from what runs now; the chart's objects are (re)applied every time, since a
+    reset or the pinned CRDs may have been applied over them."""
+    api = plane.client()
+    running = next((s for s in plane.services if s.name == service), None)
+    old, port = plane.controllers.get(service, (None, 0))
+    if running is not None and setup != old:
+        # Unhooked first: with failurePolicy Fail, a webhook whose server is gone refuses the
+        # objects it covers.
+        _unhook(api, old)
+        toolchain.terminate(running, STOP_GRACE)
+        plane.services.remove(running)
+        _release(service)
+        running = None
+    if setup is None:
+        if old is not None:
+            _unhook(api, old)
+        plane.controllers.pop(service, None)
+        return
+    host = host_address()
+    if running is None:
+        port = _free_port()
+    plane.controllers[service] = (setup, port)
+    docs = setup.docs()
+    api.apply_crds(sim_labelled(d) for d in docs if d.get("kind") == CRD_API[1])
+    api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": setup.namespace}})
+    for doc in docs:
+        # The certificate Secret is the running manager's own once it has filled it: applied
+        # again with the chart's empty keys, it would take the certificate away.
+        mine = doc.get("kind") == "Secret" and doc["metadata"]["name"] == setup.cert_secret()
+        if doc.get("kind") != CRD_API[1] and not (mine and running is not None):
+            api.apply(sim_labelled(doc))
+    api.apply(endpoint_slice(webhook_service(docs), host, port))
+    if running is not None:
+        return
+    health = _free_port()
+    cert_dir = _cert_dir(plane, service)
+    conf = plane.workdir / f"{service}-config.yaml"
+    doc = local_config(
+        setup.config, host=host, webhook_port=port, health_port=health, cert_dir=str(cert_dir)
+    )
+    conf.write_text(yaml.safe_dump(doc, sort_keys=False))
+    process = toolchain.spawn(
+        service,
+        [f"--config={conf}", *setup.args],
+        env={"KUBECONFIG": str(plane.kubeconfig)},
+        log=plane.logs() / f"{service}.log",
+    )
+    plane.services.append(process)
+    secret = setup.cert_secret()
+
+    def ready() -> bool:
+        # Ready when its webhooks can be called (listening, their CA injected by its rotator),
+        # not when its readiness endpoint says so:
+        # LeaderWorkerSet v0.8.0's /readyz is a ping that passes before its certificate is in
+        # place and its webhook server listens (cmd/main.go setupHealthzAndReadyzCheck).
+        _mount_secret(api, setup.namespace, secret, cert_dir)
+        return (
+            _http_ok(f"http://127.0.0.1:{health}/readyz")
+            and _listening(host, port)
+            and _ca_injected(api, setup)
+        )
+
+    _wait(service, ready, [process], READY_TIMEOUT)
