@@ -12,16 +12,18 @@ Per environment, on a control plane with no trace of the last one:
 3. then every Job into what the services leave (steady state), one after another in a stable
    order so that the verdict does not depend on a race; a Job that does not run
    is tried again alone, to tell "waits for the team's other jobs" from "never fits"; then,
-   the Jobs gone, the JobSets beside the services, for Kueue's verdict on each (JobSet's own
-   controller does not run here);
+   the Jobs gone, the JobSets beside the services: Kueue's verdict on each, and the pods of
+   their child Jobs, which JobSet's controller makes;
 4. the report: node labels and taints against the pool's, DaemonSet pods per vendor, every job,
    task and service pod, the probe pods, quota used against hard, ready pods per track against
    `plan`. Any mismatch is an error finding at the values that caused it.
 
-What cannot be simulated is said in the report and in docs/simulation.md: containers do not run
-(KWOK marks scheduled pods Running), Volcano and Kueue do not run (a Volcano Job's task pods are
-made here the way Volcano's job controller makes them and scheduled by kube-scheduler, without
-gang scheduling; Kueue admits nothing, so Jobs run as if admitted at once).
+What cannot be simulated is said in the report (SIM011) and in docs/simulation.md: containers do
+not run (KWOK marks scheduled pods Running, and no pod ever ends); Volcano does not run (a Volcano
+Job's task pods are made here the way Volcano's job controller makes them and placed by
+kube-scheduler, all or none as its gang plugin decides). Kueue's, JobSet's and
+LeaderWorkerSet's controller managers run as the fleet's charts deploy them
+(simcontrollers.py), as processes rather than Deployments.
 
 This module is the run's order; the parts: simrun.py (applying in waves, waiting until quiet,
 running jobs), simchecks.py (nodes, DaemonSets, probe pods, quota, tracks), simpods.py (workload
