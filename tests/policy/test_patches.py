@@ -121,3 +121,34 @@ def test_a_patch_that_changes_what_the_generator_owns_is_refused_at_its_line(
         "tolerations, affinity, replicas), which the checks and plan count; the patch is for "
         "what values do not cover"
     ]
+
+
+def test_the_teams_patch_applies_after_the_environments_own_change_of_the_same_object(
+    tmp_path: Path,
+) -> None:
+    """prod changes the job (its overlay's JSON patch, generated); the team's patch comes after
+    it in the same overlay: both hold in prod, and where both set one field the team's wins."""
+    team = JOB + (
+        "      strategicMerge: {spec: {activeDeadlineSeconds: 200, "
+        "template: {spec: {enableServiceLinks: false}}}}\n"
+    )
+    prod = "teams:\n  ml:\n    jobs:\n      train: {activeDeadlineSeconds: 100, backoffLimit: 7}\n"
+    fleet = FLEET + "platform: {jobset: {provided: site}}\n"
+    files = {"teams/ml.yaml": team, "fleet.yaml": fleet, "environments/prod.yaml": prod}
+    values_dir = tree(tmp_path, files)
+    code, out = validate_committed(values_dir)
+    assert code == 0, out
+    jobs = {
+        env: next(o for o in build_unit(tmp_path, env, "team-ml") if o["kind"] == "Job")
+        for env in ("staging", "prod")
+    }
+    prod_job, staging_job = jobs["prod"]["spec"], jobs["staging"]["spec"]
+    # The environment's change: only in prod.
+    assert (prod_job["backoffLimit"], staging_job["backoffLimit"]) == (7, 3)
+    # Both set activeDeadlineSeconds: the team's patch, applied last, wins in both.
+    assert prod_job["activeDeadlineSeconds"] == staging_job["activeDeadlineSeconds"] == 200
+    assert prod_job["template"]["spec"]["enableServiceLinks"] is False
+    # The generated patch and the team's are both listed, the team's last.
+    kustomization = (tmp_path / "overlays/prod/team-ml/kustomization.yaml").read_text()
+    listed = [line.strip() for line in kustomization.splitlines() if "patches/" in line]
+    assert len(listed) >= 2 and "team-" in listed[-1], listed
