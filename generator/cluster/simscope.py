@@ -107,12 +107,10 @@ def not_simulated(
             if addon is None or addon.key not in NOT_RUN:
                 continue
             if obj.get("kind") in ACTED_ON[addon.key]:
-                meta = obj.get("metadata") or {}
-                name = (
-                    f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta["name"]
-                )
-                kind = str(obj["kind"])
-                title = kind if kind == addon.title else f"{addon.title} {kind}"
+                # Volcano's Jobs: namespaced, and named "Volcano Job" apart from batch Jobs.
+                meta = obj["metadata"]
+                name = f"{meta['namespace']}/{meta['name']}"
+                title = f"{addon.title} {obj['kind']}"
                 uses.setdefault(addon.key, []).append((title, name))
     out = []
     for key, objs in sorted(uses.items()):

@@ -232,3 +232,18 @@ def test_jobsets_and_leaderworkersets_controllers_ran_and_what_of_them_did_not_i
             severity=Severity.WARNING,
         ),
     ]
+
+
+def test_volcano_implied_by_the_backend_is_named_at_the_backend(tmp_path: Path) -> None:
+    """No platform.volcano line: the finding is at scheduling.backend (line 5)."""
+    [found] = scope(tmp_path, "scheduling: {backend: volcano}\n")
+    assert found.message == VOLCANO
+    assert found.location == Location("values/fleet.yaml", 5, 14)
+
+
+def test_the_sites_kueue_with_no_integrations_says_none(tmp_path: Path) -> None:
+    team = TEAM.split("  gang:")[0]
+    files = {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": team}
+    view, _, built = built_units(tmp_path, files, FLEET + "scheduling: {backend: kueue}\n")
+    [found] = not_simulated(view, built, False, controllers={"kueue": SITE})
+    assert "(integrations: none);" in found.message
