@@ -4,12 +4,26 @@ control plane: tests/cluster/test_simulate.py."""
 
 from __future__ import annotations
 
+import base64
+import fcntl
+import os
+import socket
+from pathlib import Path
+from types import SimpleNamespace
+
 import pytest
 import yaml
 
+from generator.cluster import simcontrollers
 from generator.cluster.launcher import SIM_LABEL, ControlPlaneError
 from generator.cluster.simcontrollers import (
     ControllerSetup,
+    _ca_injected,
+    _cert_dir,
+    _listening,
+    _mount_secret,
+    _release,
+    _unhook,
     endpoint_address,
     endpoint_slice,
     host_address,
@@ -119,3 +133,174 @@ def test_the_webhook_service_is_the_one_the_first_webhook_calls() -> None:
     }
     docs = [service("metrics", "b"), service("hooks", "a"), hook, service("hooks", "b")]
     assert webhook_service(docs) == service("hooks", "b")
+
+
+# ---- the helpers around a running manager, on a stand-in API client ----------------------------
+
+
+class FakeApi:
+    """The calls the helpers make of an ApiClient, on objects held in memory."""
+
+    def __init__(self, objects: dict[tuple[str, str, str, str], dict[str, object]]) -> None:
+        self.objects = objects
+        self.deleted: list[tuple[str, str, str]] = []
+        self.patched: list[tuple[str, dict[str, object]]] = []
+
+    def get(self, api: str, kind: str, ns: str, name: str) -> dict[str, object] | None:
+        return self.objects.get((api, kind, ns, name))
+
+    def delete(self, api: str, kind: str, ns: str, name: str) -> None:
+        self.deleted.append((kind, ns, name))
+
+    def merge_patch(
+        self, api: str, kind: str, ns: str, name: str, patch: dict[str, object]
+    ) -> None:
+        self.patched.append((name, patch))
+
+
+HOOK_API = "admissionregistration.k8s.io/v1"
+CRD_API = "apiextensions.k8s.io/v1"
+
+
+def chart_setup(*docs: dict[str, object], service: str = "lws") -> ControllerSetup:
+    config = {"kind": "ConfigMap", "data": {"controller_manager_config.yaml": "kind: C\n"}}
+    setup = ControllerSetup.from_chart(service, f"{service}-system", [config, *docs])
+    assert setup is not None
+    return setup
+
+
+def hooks(kind: str, name: str, *bundles: str) -> dict[str, object]:
+    return {
+        "kind": kind,
+        "metadata": {"name": name},
+        "webhooks": [{"clientConfig": {"caBundle": b} if b else {}} for b in bundles],
+    }
+
+
+def test_the_ca_is_injected_only_when_every_webhook_of_every_configuration_has_one() -> None:
+    setup = chart_setup(
+        hooks("MutatingWebhookConfiguration", "m", ""),
+        hooks("ValidatingWebhookConfiguration", "v", ""),
+        {"kind": "Service", "metadata": {"name": "s", "namespace": "lws-system"}},
+    )
+    live = {
+        (HOOK_API, "MutatingWebhookConfiguration", "", "m"): hooks(
+            "MutatingWebhookConfiguration", "m", "Q0E=", "Q0E="
+        ),
+        (HOOK_API, "ValidatingWebhookConfiguration", "", "v"): hooks(
+            "ValidatingWebhookConfiguration", "v", "Q0E=", ""
+        ),
+    }
+    api = FakeApi(live)
+    assert not _ca_injected(api, setup)  # type: ignore[arg-type]
+    live[(HOOK_API, "ValidatingWebhookConfiguration", "", "v")] = hooks(
+        "ValidatingWebhookConfiguration", "v", "Q0E="
+    )
+    assert _ca_injected(api, setup)  # type: ignore[arg-type]
+    # A configuration not on the cluster yet, or with no webhooks, is not injected.
+    del live[(HOOK_API, "MutatingWebhookConfiguration", "", "m")]
+    assert not _ca_injected(api, setup)  # type: ignore[arg-type]
+    live[(HOOK_API, "MutatingWebhookConfiguration", "", "m")] = hooks(
+        "MutatingWebhookConfiguration", "m"
+    )
+    assert not _ca_injected(api, setup)  # type: ignore[arg-type]
+
+
+def test_the_secret_is_mounted_only_once_the_rotator_filled_every_key(tmp_path: Path) -> None:
+    key = ("v1", "Secret", "lws-system", "cert")
+    empty = {"data": {"tls.crt": "", "tls.key": ""}}
+    api = FakeApi({key: empty})
+    _mount_secret(api, "lws-system", "cert", tmp_path)  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []  # the chart's empty keys: nothing yet
+    api.objects[key] = {"data": {"tls.crt": base64.b64encode(b"C").decode(), "tls.key": ""}}
+    _mount_secret(api, "lws-system", "cert", tmp_path)  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []  # half filled: still nothing
+    filled = {
+        "tls.crt": base64.b64encode(b"CRT").decode(),
+        "tls.key": base64.b64encode(b"K").decode(),
+    }
+    api.objects[key] = {"data": filled}
+    _mount_secret(api, "lws-system", "cert", tmp_path)  # type: ignore[arg-type]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tls.crt", "tls.key"]
+    assert (tmp_path / "tls.crt").read_bytes() == b"CRT"
+    # No Secret, or no name: nothing changes.
+    _mount_secret(api, "lws-system", "", tmp_path)  # type: ignore[arg-type]
+    _mount_secret(api, "other", "cert", tmp_path)  # type: ignore[arg-type]
+    assert (tmp_path / "tls.key").read_bytes() == b"K"
+
+
+def test_unhooking_removes_the_charts_webhooks_and_conversion_webhooks_only() -> None:
+    crd = {"kind": "CustomResourceDefinition", "metadata": {"name": "a.x"}, "spec": {"group": "x"}}
+    plain = {
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "b.x"},
+        "spec": {"group": "x"},
+    }
+    setup = chart_setup(hooks("MutatingWebhookConfiguration", "m", ""), crd, plain)
+    api = FakeApi(
+        {
+            (CRD_API, "CustomResourceDefinition", "", "a.x"): {
+                "spec": {"conversion": {"strategy": "Webhook"}}
+            },
+            (CRD_API, "CustomResourceDefinition", "", "b.x"): {
+                "spec": {"conversion": {"strategy": "None"}}
+            },
+        }
+    )
+    _unhook(api, setup)  # type: ignore[arg-type]
+    assert api.deleted == [("MutatingWebhookConfiguration", "", "m")]
+    assert api.patched == [("a.x", {"spec": {"conversion": {"strategy": "None", "webhook": None}}})]
+
+
+def test_a_manager_with_no_secret_named_uses_its_default_and_others_none() -> None:
+    named = "internalCertManagement: {webhookSecretName: mine}\n"
+    config = {"kind": "ConfigMap", "data": {"controller_manager_config.yaml": named}}
+    setup = ControllerSetup.from_chart("lws", "lws-system", [config])
+    assert setup is not None and setup.cert_secret() == "mine"
+    for service, default in (
+        ("kueue", "kueue-webhook-server-cert"),
+        ("jobset", "jobset-webhook-server-cert"),
+        ("lws", "lws-webhook-server-cert"),
+        ("other", ""),
+    ):
+        assert chart_setup(service=service).cert_secret() == default
+
+
+def test_something_listening_is_told_from_nothing() -> None:
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        assert _listening("127.0.0.1", port)
+    assert not _listening("127.0.0.1", port)
+
+
+def test_a_fixed_certificate_folder_is_emptied_and_locked_for_one_simulation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "k8s-webhook-server" / "serving-certs"
+    monkeypatch.setitem(simcontrollers.FIXED_CERT_DIRS, "jobset", folder)
+    folder.mkdir(parents=True)
+    (folder / "tls.crt").write_text("stale")
+    plane = SimpleNamespace(workdir=tmp_path / "plane")
+    plane.workdir.mkdir()
+    try:
+        assert _cert_dir(plane, "jobset") == folder  # type: ignore[arg-type]
+        assert list(folder.iterdir()) == []  # a stale certificate would pass for this run's
+        # Another holder (another simulation) is refused while this one holds it.
+        other = os.open(folder.parent / ".jobset.accel-gitops.lock", os.O_RDWR)
+        with pytest.raises(OSError):
+            fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.close(other)
+        # This process taking it again (a plane stopped without stopping jobset) is no conflict.
+        assert _cert_dir(plane, "jobset") == folder  # type: ignore[arg-type]
+    finally:
+        _release("jobset")
+    other = os.open(folder.parent / ".jobset.accel-gitops.lock", os.O_RDWR)
+    fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released: free
+    with pytest.raises(ControlPlaneError, match="another simulation on this machine runs it"):
+        _cert_dir(plane, "jobset")  # type: ignore[arg-type]
+    os.close(other)
+    # A manager with a configurable folder gets the plane's own.
+    assert _cert_dir(plane, "lws") == plane.workdir / "lws-certs"  # type: ignore[arg-type]
+    assert (plane.workdir / "lws-certs").is_dir()
