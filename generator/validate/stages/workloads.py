@@ -30,6 +30,7 @@ from generator.builders.workloads import TRACK_LABEL
 from generator.findings import CodeInfo, Finding, Location
 from generator.policy.manifest import origin
 from generator.validate.stages import Batch, UnitView, tool_salt
+from generator.values.merge import Doc
 from generator.values.model import FleetView
 from generator.values.yamlio import YamlPath, json_path
 from generator.workloads.model import team_workloads
@@ -91,8 +92,7 @@ def findings(
         owner = "JobSet" if item["kind"] == "JobSet" else "LeaderWorkerSet"
         for err in item["errors"]:
             if view is not None:
-                loc, path = _locate(view, unit, obj, item, err)
-                hint = HINTS.get(item["kind"], "fix the values that render this object")
+                loc, path, hint = _locate(view, unit, obj, item, err)
             else:
                 loc, path = committed(item["kind"], item["name"]), ""
                 hint = "fix the values so that they render, then render again"
@@ -110,12 +110,15 @@ def findings(
 
 
 HINTS = {
-    "JobSet": "a job's failurePolicy rules name its own tasks and the job failure reasons "
+    "failurePolicy": "a failure policy rule names tasks of this job and the job failure reasons "
     "Kubernetes gives (BackoffLimitExceeded, DeadlineExceeded, PodFailurePolicy, "
-    "MaxFailedIndexesExceeded, FailedIndexes); a shorter job or task name keeps its pods' names "
-    "within 63 characters",
-    "LeaderWorkerSet": "set the track's groupSize to what LeaderWorkerSet accepts",
+    "MaxFailedIndexesExceeded, FailedIndexes)",
+    "successPolicy": "targetReplicatedJobs names tasks of this job",
+    "tasks": "a shorter job or task name: the names of a JobSet's Jobs and pods "
+    "(<job>-<task>-<index>...) must fit in 63 characters",
+    "groupSize": "set the track's groupSize to what LeaderWorkerSet accepts",
 }
+OTHER = "fix the values that render this object"
 
 
 def _find(docs: list[dict[str, Any]], item: dict[str, Any]) -> dict[str, Any]:
@@ -128,12 +131,13 @@ def _find(docs: list[dict[str, Any]], item: dict[str, Any]) -> dict[str, Any]:
 
 
 _REPLICATED_JOB = re.compile(r"spec\.replicatedJobs\[(\d+)\]")
+_SUCCESS_TARGET = "invalid replicatedJob name"
 
 
 def _locate(
     view: FleetView, unit: Unit, obj: dict[str, Any], item: dict[str, Any], err: dict[str, Any]
-) -> tuple[Location, str]:
-    """(where in values, values path) for one webhook error."""
+) -> tuple[Location, str, str]:
+    """(where in values, values path, hint) for one webhook error."""
     ns, name = item.get("namespace") or "", item["name"]
     text = f"{err.get('field', '')} {err.get('message', '')}"
     for team in view.teams:
@@ -143,16 +147,19 @@ def _locate(
                 if (job.namespace, job.name) != (ns, name):
                     continue
                 path: YamlPath = job.path
-                if "failure policy" in text or "failurePolicy" in text:
+                if "failure policy" in text:
                     path = (*job.path, "failurePolicy")
-                elif "successPolicy" in text or "success policy" in text:
+                elif text.strip().startswith(_SUCCESS_TARGET):
+                    # The success policy's target check has no field and names no policy
+                    # (pkg/webhooks/jobset_webhook.go ValidateCreate, v0.11.1); the failure
+                    # policy's says "in failure policy", handled above.
                     path = (*job.path, "successPolicy")
                 elif (m := _REPLICATED_JOB.search(text)) is not None:
                     rjobs = (obj.get("spec") or {}).get("replicatedJobs") or []
                     i = int(m.group(1))
                     if i < len(rjobs):
                         path = (*job.path, "tasks", str(rjobs[i].get("name")))
-                return team.doc.anchor(path), json_path(path)
+                return _at(team.doc, path)
         if item["kind"] == "LeaderWorkerSet":
             vendor = str(((obj.get("metadata") or {}).get("labels") or {}).get(TRACK_LABEL, ""))
             for svc in loaded.services:
@@ -161,8 +168,15 @@ def _locate(
                 path = (*svc.path, "tracks", vendor)
                 if "leaderWorkerTemplate.size" in text:
                     path = (*path, "groupSize")
-                return team.doc.anchor(path), json_path(path)
-    return (origin(unit, obj) if obj else Location(unit.path)), ""
+                return _at(team.doc, path)
+    return (origin(unit, obj) if obj else Location(unit.path)), "", OTHER
+
+
+def _at(doc: Doc, path: YamlPath) -> tuple[Location, str, str]:
+    """Where `path` is (or its nearest set parent), its JSON path, and the hint for the field
+    it names (the task's for a path into `tasks`)."""
+    key = path[-2] if len(path) >= 2 and path[-2] == "tasks" else str(path[-1])
+    return doc.anchor(path), json_path(path), HINTS.get(str(key), OTHER)
 
 
 class WorkloadStage:

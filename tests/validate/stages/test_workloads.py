@@ -12,7 +12,10 @@ from typing import Any
 
 import yaml
 
+from generator.builders.common import Unit
+from generator.findings import Location
 from generator.validate.stages import workloads
+from generator.values import loader as values
 from tests.fixtures import (
     ASCEND_910B,
     CAMBRICON_MLU370,
@@ -196,3 +199,90 @@ def test_a_failure_reason_jobset_refuses_is_reported_at_the_failure_policy(
         "reason"
     )
     assert "BackoffLimitExceeded" in found["hint"]
+
+
+def test_names_too_long_and_a_success_target_that_is_no_task_at_their_lines(
+    tmp_path: Path,
+) -> None:
+    """Refusals the values can reach: the names of the Jobs and pods JobSet makes from a long job
+    and task name (at the task), and a success policy naming no task (at successPolicy)."""
+    job = "pretrain-a-very-long-name-for-a-training-job"
+    task = "gpu-workers-of-the-pretrain"
+    team = (
+        JOBSET_TEAM.replace("pretrain:", f"{job}:")
+        .replace("targetReplicatedJobs: [gpu]", "targetReplicatedJobs: [gpus]")
+        .replace("gpu: {vendor", f"{task}: {{vendor")
+    )
+    code, doc = validate_json(workload_tree(tmp_path, team))
+    assert code == 1
+    got = sorted(
+        (f["line"], f["path"], f["message"].split(": ", 2)[-1]) for f in coded(doc, "ADM001")
+    )
+    at_task = f"$.jobs['{job}'].tasks['{task}']"
+    too_long = (
+        f'spec.replicatedJobs[0].name: Invalid value: "{job}-{task}-0": JobSet name is too long, '
+    )
+    assert got == [
+        (7, at_task, too_long + "job names generated for this JobSet will exceed 63 characters"),
+        (7, at_task, too_long + "pod names generated for this JobSet will exceed 63 characters"),
+        (
+            9,
+            f"$.jobs['{job}'].successPolicy",
+            "invalid replicatedJob name 'gpus' does not appear in .spec.ReplicatedJobs",
+        ),
+    ]
+    hints = {f["path"]: f["hint"] for f in coded(doc, "ADM001")}
+    assert hints[at_task] == workloads.HINTS["tasks"]
+    assert hints[f"$.jobs['{job}'].successPolicy"] == workloads.HINTS["successPolicy"]
+
+
+def refused(kind: str, name: str, *errors: tuple[str, str]) -> dict[str, Any]:
+    """workloadcheck's line for an object its webhook refuses (`errors`: field, message)."""
+    api = "leaderworkerset.x-k8s.io/v1" if kind == "LeaderWorkerSet" else "jobset.x-k8s.io/v1alpha2"
+    return {
+        "apiVersion": api,
+        "kind": kind,
+        "name": name,
+        "namespace": "llm",
+        "version": "v0.8.0",
+        "errors": [{"field": f, "message": m} for f, m in errors],
+    }
+
+
+def test_a_group_size_refusal_is_at_the_tracks_group_size_and_without_values_at_the_file(
+    tmp_path: Path,
+) -> None:
+    values_dir = workload_tree(tmp_path, LWS_TEAM)
+    assert invoke("render", "--values", str(values_dir)).exit_code == 0
+    view = values.load(values_dir).envs["prod"]
+    unit = Unit("prod", "team-llm", "overlays/prod/team-llm", (), {})
+    docs = workloads.workload_docs(kustomize_build(values_dir.parent / "overlays/prod/team-llm"))
+    size = ("spec.leaderWorkerTemplate.size", "size must be equal or greater than 1")
+    other = ("spec.rolloutStrategy", "something else")
+    result = {"refused": [refused("LeaderWorkerSet", "llm-ascend", size, other)]}
+
+    def committed(kind: str, name: str) -> Location:
+        return Location(f"overlays/prod/team-llm/{kind}-{name}.yaml")
+
+    found = workloads.findings(view, unit, docs, result, committed)
+    assert [(f.location.line, f.path, f.hint) for f in found] == [
+        (10, "$.services.llm.tracks.ascend.groupSize", workloads.HINTS["groupSize"]),
+        (10, "$.services.llm.tracks.ascend", workloads.OTHER),
+    ]
+    assert found[0].message == (
+        "LeaderWorkerSet llm/llm-ascend: LeaderWorkerSet v0.8.0's admission webhook would refuse "
+        "it: size must be equal or greater than 1"
+    )
+    # Values that do not render: at the committed file.
+    (no_values,) = workloads.findings(
+        None, unit, docs, {"refused": [refused("LeaderWorkerSet", "llm-ascend", size)]}, committed
+    )
+    assert (str(no_values.location), no_values.path) == (
+        "overlays/prod/team-llm/LeaderWorkerSet-llm-ascend.yaml",
+        "",
+    )
+    # An object no job or service of the values gives: at its unit's origin for it.
+    (stray,) = workloads.findings(
+        view, unit, [], {"refused": [refused("JobSet", "stray", size)]}, committed
+    )
+    assert (stray.location, stray.path, stray.hint) == (Location(unit.path), "", workloads.OTHER)
