@@ -13,6 +13,7 @@ become findings later, with the values locations of the objects they concern.
 from __future__ import annotations
 
 import importlib
+import json
 import pkgutil
 import threading
 from collections.abc import Callable
@@ -90,6 +91,24 @@ def discover() -> list[Stage]:
         if stage is not None:
             stages.append(stage)
     return sorted(stages, key=lambda s: (s.order, s.name))
+
+
+def json_lines_per_unit(
+    tool: str, files: dict[str, Path], flags: list[str], timeout: float
+) -> dict[str, list[dict[str, Any]]]:
+    """One run of a checker that prints a JSON line per object it checked, each naming the file
+    it came from, over every unit's file (`files`: unit -> file; `flags` before the files):
+    the lines of each unit, every unit present. kueuecheck and workloadcheck print so."""
+    unit_of = {str(path): unit for unit, path in files.items()}
+    out: dict[str, list[dict[str, Any]]] = {unit: [] for unit in files}
+    if not files:
+        return out
+    proc = toolchain.run(tool, [*flags, *(str(p) for p in files.values())], timeout=timeout)
+    for line in proc.stdout.splitlines():
+        if line.strip():
+            item = json.loads(line)
+            out[unit_of[item["file"]]].append(item)
+    return out
 
 
 def tool_salt(tool: str, *, stamped: bool = False) -> str:

@@ -15,7 +15,6 @@ cost one process start, not thousands.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -23,13 +22,12 @@ from typing import Any
 
 import yaml
 
-from generator import toolchain
 from generator.builders import scheduling
 from generator.builders.common import Unit
 from generator.builders.workloads import queue_name
 from generator.findings import CodeInfo, Finding, Location
 from generator.policy.manifest import origin
-from generator.validate.stages import Batch, UnitView, tool_salt
+from generator.validate.stages import Batch, UnitView, json_lines_per_unit, tool_salt
 from generator.values.merge import Doc
 from generator.values.model import FleetView, Pool, Vendor
 from generator.values.yamlio import YamlPath, json_path
@@ -47,24 +45,14 @@ def kueue_docs(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def check(files: dict[str, Path]) -> dict[str, dict[str, Any]]:
     """kueuecheck's verdict per unit, from one run over every unit's file:
     {unit: {"kueueVersion", "objects": n, "refused": [result with errors, ...]}}."""
-    if not files:
-        return {}
-    unit_of = {str(path): unit for unit, path in files.items()}
-    args = [str(p) for p in files.values()]
-    proc = toolchain.run("kueuecheck", args, timeout=TIMEOUT)
-    out: dict[str, dict[str, Any]] = {
-        unit: {"kueueVersion": "", "objects": 0, "refused": []} for unit in files
+    return {
+        unit: {
+            "kueueVersion": items[-1]["kueueVersion"] if items else "",
+            "objects": len(items),
+            "refused": [i for i in items if i["errors"]],
+        }
+        for unit, items in json_lines_per_unit("kueuecheck", files, [], TIMEOUT).items()
     }
-    for line in proc.stdout.splitlines():
-        if not line.strip():
-            continue
-        item = json.loads(line)
-        res = out[unit_of[item["file"]]]
-        res["kueueVersion"] = item["kueueVersion"]
-        res["objects"] += 1
-        if item["errors"]:
-            res["refused"].append(item)
-    return out
 
 
 def findings(

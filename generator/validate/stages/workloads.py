@@ -16,7 +16,6 @@ One workloadcheck process checks every unit of a run (a file per unit).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -29,7 +28,7 @@ from generator.builders.common import Unit
 from generator.builders.workloads import TRACK_LABEL
 from generator.findings import CodeInfo, Finding, Location
 from generator.policy.manifest import origin
-from generator.validate.stages import Batch, UnitView, tool_salt
+from generator.validate.stages import Batch, UnitView, json_lines_per_unit, tool_salt
 from generator.values.merge import Doc
 from generator.values.model import FleetView
 from generator.values.yamlio import YamlPath, json_path
@@ -53,21 +52,11 @@ def check(files: dict[str, Path], crds: Path | None) -> dict[str, dict[str, Any]
     """workloadcheck's verdict per unit, from one run over every unit's file:
     {unit: {"objects": n, "refused": [result with errors, ...]}}. `crds`: the folder of pinned
     CRDs whose schema defaults apply first (None: the objects as written)."""
-    if not files:
-        return {}
-    unit_of = {str(path): unit for unit, path in files.items()}
-    args = ([f"-crds={crds}"] if crds else []) + [str(p) for p in files.values()]
-    proc = toolchain.run(TOOL, args, timeout=TIMEOUT)
-    out: dict[str, dict[str, Any]] = {unit: {"objects": 0, "refused": []} for unit in files}
-    for line in proc.stdout.splitlines():
-        if not line.strip():
-            continue
-        item = json.loads(line)
-        res = out[unit_of[item["file"]]]
-        res["objects"] += 1
-        if item["errors"]:
-            res["refused"].append(item)
-    return out
+    flags = [f"-crds={crds}"] if crds else []
+    return {
+        unit: {"objects": len(items), "refused": [i for i in items if i["errors"]]}
+        for unit, items in json_lines_per_unit(TOOL, files, flags, TIMEOUT).items()
+    }
 
 
 def crd_folder() -> Path | None:
