@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,28 +65,28 @@ class PodExtras:
 
 def extras(raw: dict[str, Any]) -> PodExtras:
     """A workload's pod extras from its merged values (after `problems` found none)."""
-    env = raw.get("env", {}) or {}
+    env = raw.get("env") or {}
     return PodExtras(
-        volumes=tuple(raw.get("volumes", []) or []),
-        volume_mounts=tuple(raw.get("volumeMounts", []) or []),
+        volumes=tuple(raw.get("volumes") or []),
+        volume_mounts=tuple(raw.get("volumeMounts") or []),
         env_sources={
             k: dict(v["valueFrom"]) for k, v in sorted(env.items()) if isinstance(v, dict)
         },
-        env_from=tuple(raw.get("envFrom", []) or []),
-        image_pull_secrets=tuple(raw.get("imagePullSecrets", []) or []),
-        service_account=str(raw.get("serviceAccountName", "") or ""),
-        priority_class=str(raw.get("priorityClassName", "") or ""),
-        affinity=dict(raw.get("affinity", {}) or {}),
-        tolerations=tuple(raw.get("tolerations", []) or []),
-        topology_spread=tuple(raw.get("topologySpreadConstraints", []) or []),
-        annotations=dict(sorted((raw.get("podAnnotations", {}) or {}).items())),
-        shm_size=str(raw.get("shmSize", "") or ""),
+        env_from=tuple(raw.get("envFrom") or []),
+        image_pull_secrets=tuple(raw.get("imagePullSecrets") or []),
+        service_account=str(raw.get("serviceAccountName") or ""),
+        priority_class=str(raw.get("priorityClassName") or ""),
+        affinity=dict(raw.get("affinity") or {}),
+        tolerations=tuple(raw.get("tolerations") or []),
+        topology_spread=tuple(raw.get("topologySpreadConstraints") or []),
+        annotations=dict(sorted((raw.get("podAnnotations") or {}).items())),
+        shm_size=str(raw.get("shmSize") or ""),
     )
 
 
 def plain_env(raw: dict[str, Any]) -> dict[str, str]:
     """The env entries given as text (the others are `valueFrom`)."""
-    env = raw.get("env", {}) or {}
+    env = raw.get("env") or {}
     return {k: str(v) for k, v in sorted(env.items()) if not isinstance(v, dict)}
 
 
@@ -140,6 +141,9 @@ class Problem:
     key: bool = False
 
 
+_REQUIRED = re.compile(r"^'(.+)' is a required property$")
+
+
 def _schema_problems(schema_dir: str, definition: str, value: Any, at: YamlPath) -> list[Problem]:
     name = definition.removeprefix(CORE)
     out: list[Problem] = []
@@ -169,10 +173,11 @@ def _schema_problems(schema_dir: str, definition: str, value: Any, at: YamlPath)
             f"not a valid Kubernetes {name}: {error.message}",
             "spell it as the Kubernetes API does (kubectl explain pod.spec)",
         )
-        if str(error.validator) == "required" and isinstance(error.validator_value, list):
-            given = error.instance if isinstance(error.instance, dict) else {}
-            absent = [f for f in error.validator_value if f not in given]
-            missing += [(path, field_name, problem) for field_name in absent[:1]]
+        if str(error.validator) == "required":
+            # One error per missing field, named only in its message (jsonschema's `required`
+            # validator: "'<field>' is a required property").
+            named = _REQUIRED.match(str(error.message))
+            missing.append((path, named.group(1) if named else "", problem))
             continue
         out.append(problem)
     # A required field reported missing because its key is misspelt: the misspelling says it.
@@ -193,7 +198,7 @@ def problems(raw: dict[str, Any], kubernetes_version: str) -> list[Problem]:
         )
         for at, item in items:
             out += _schema_problems(schema_dir, definition, item, at)
-    for name, value in sorted((raw.get("env", {}) or {}).items()):
+    for name, value in sorted((raw.get("env") or {}).items()):
         if isinstance(value, dict):
             out += _schema_problems(
                 schema_dir, ENV_SOURCE, value.get("valueFrom"), ("env", name, "valueFrom")
@@ -205,7 +210,7 @@ def problems(raw: dict[str, Any], kubernetes_version: str) -> list[Problem]:
 
 def _volume_problems(raw: dict[str, Any]) -> list[Problem]:
     out: list[Problem] = []
-    volumes = list(raw.get("volumes", []) or [])
+    volumes = list(raw.get("volumes") or [])
     names: dict[str, int] = {}
     for i, vol in enumerate(volumes):
         name = str(vol.get("name"))
@@ -227,7 +232,7 @@ def _volume_problems(raw: dict[str, Any]) -> list[Problem]:
                 )
             )
     have = set(names) | ({SHM_VOLUME} if raw.get("shmSize") else set())
-    for i, mount in enumerate(raw.get("volumeMounts", []) or []):
+    for i, mount in enumerate(raw.get("volumeMounts") or []):
         name = str(mount.get("name"))
         if name not in have:
             out.append(
@@ -237,7 +242,7 @@ def _volume_problems(raw: dict[str, Any]) -> list[Problem]:
                     did_you_mean(name, sorted(have), "add it to volumes, or fix the name"),
                 )
             )
-        if raw.get("shmSize") and str(mount.get("mountPath", "")).rstrip("/") == SHM_PATH:
+        if raw.get("shmSize") and str(mount.get("mountPath") or "").rstrip("/") == SHM_PATH:
             out.append(
                 Problem(
                     ("volumeMounts", i, "mountPath"),
@@ -252,7 +257,7 @@ def host_path_volumes(raw: dict[str, Any]) -> list[tuple[int, str]]:
     """(index, path) of every hostPath volume a workload declares."""
     return [
         (i, str((vol.get("hostPath") or {}).get("path", "")))
-        for i, vol in enumerate(raw.get("volumes", []) or [])
+        for i, vol in enumerate(raw.get("volumes") or [])
         if isinstance(vol, dict) and "hostPath" in vol
     ]
 
@@ -312,7 +317,7 @@ def references(raw: dict[str, Any]) -> list[Reference]:
         if isinstance(source, dict) and source.get(key) and not source.get("optional"):
             out.append(Reference(kind, str(source[key]), (*at, key)))
 
-    for i, vol in enumerate(raw.get("volumes", []) or []):
+    for i, vol in enumerate(raw.get("volumes") or []):
         at: YamlPath = ("volumes", i)
         add(
             "persistentVolumeClaims",
@@ -326,16 +331,16 @@ def references(raw: dict[str, Any]) -> list[Reference]:
             pj: YamlPath = (*at, "projected", "sources", j)
             add("secrets", src.get("secret"), "name", (*pj, "secret"))
             add("configMaps", src.get("configMap"), "name", (*pj, "configMap"))
-    for name, value in sorted((raw.get("env", {}) or {}).items()):
+    for name, value in sorted((raw.get("env") or {}).items()):
         if isinstance(value, dict):
             source = value.get("valueFrom") or {}
             at = ("env", name, "valueFrom")
             add("secrets", source.get("secretKeyRef"), "name", (*at, "secretKeyRef"))
             add("configMaps", source.get("configMapKeyRef"), "name", (*at, "configMapKeyRef"))
-    for i, src in enumerate(raw.get("envFrom", []) or []):
+    for i, src in enumerate(raw.get("envFrom") or []):
         add("secrets", src.get("secretRef"), "name", ("envFrom", i, "secretRef"))
         add("configMaps", src.get("configMapRef"), "name", ("envFrom", i, "configMapRef"))
-    for i, ref in enumerate(raw.get("imagePullSecrets", []) or []):
+    for i, ref in enumerate(raw.get("imagePullSecrets") or []):
         add("secrets", ref, "name", ("imagePullSecrets", i))
     add("serviceAccounts", raw, "serviceAccountName", ())
     add("priorityClasses", raw, "priorityClassName", ())

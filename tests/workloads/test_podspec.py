@@ -103,6 +103,68 @@ def test_volumes_used_twice_or_mounted_without_being_declared() -> None:
     )
 
 
+def test_each_volume_problem_says_how_to_fix_it() -> None:
+    raw = {
+        "shmSize": "8Gi",
+        "volumes": [{"name": "data", "emptyDir": {}}, {"name": "data"}, {"name": "dshm"}],
+        "volumeMounts": [
+            {"name": "dat", "mountPath": "/d"},
+            {"name": "x", "mountPath": "/dev/shm"},
+        ],
+    }
+    hints = {p.path: p.hint for p in podspec.problems(raw, "1.36")}
+    assert hints[("volumes", 1, "name")] == "give each volume its own name"
+    assert hints[("volumes", 2, "name")] == (
+        "rename the volume, or drop shmSize and mount your own emptyDir"
+    )
+    assert (
+        hints[("volumeMounts", 0, "name")]
+        == "did you mean 'data'? add it to volumes, or fix the name"
+    )
+    assert hints[("volumeMounts", 1, "name")] == "add it to volumes, or fix the name"
+    assert hints[("volumeMounts", 1, "mountPath")] == "keep one of them"
+    # Without shmSize its volume is not there to mount.
+    assert problems({"volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}]}) == [
+        (
+            ("volumeMounts", 0, "name"),
+            "volume mount names 'dshm', which is not one of the workload's volumes",
+        )
+    ]
+
+
+def test_each_missing_field_is_told_once_unless_a_misspelt_key_stands_for_it() -> None:
+    """Two required fields missing: two problems. One of them misspelt: the misspelling is told,
+    and only the other field as missing (an earlier version hid both behind the misspelling)."""
+    spread = "topologySpreadConstraints"
+    required = "not a valid Kubernetes TopologySpreadConstraint: '{}' is a required property"
+    assert problems({spread: [{"maxSkew": 1}]}) == [
+        ((spread, 0), required.format("topologyKey")),
+        ((spread, 0), required.format("whenUnsatisfiable")),
+    ]
+    got = podspec.problems({spread: [{"maxSkew": 1, "topologyKy": "x"}]}, "1.36")
+    assert [(p.path, p.message, p.key) for p in got] == [
+        (
+            (spread, 0, "topologyKy"),
+            "'topologyKy' is not a field of a Kubernetes TopologySpreadConstraint here",
+            True,
+        ),
+        ((spread, 0), required.format("whenUnsatisfiable"), False),
+    ]
+    assert got[0].hint.startswith("did you mean 'topologyKey'? known fields: labelSelector,")
+    assert got[1].hint == "spell it as the Kubernetes API does (kubectl explain pod.spec)"
+
+
+def test_a_value_of_several_allowed_types_is_told_by_its_closest_match() -> None:
+    """A quantity is a string or a number (oneOf): the error named is the branch's own."""
+    raw = {"volumes": [{"name": "a", "emptyDir": {"sizeLimit": True}}]}
+    assert problems(raw) == [
+        (
+            ("volumes", 0, "emptyDir", "sizeLimit"),
+            "not a valid Kubernetes Volume: True is not of type 'string', 'null'",
+        )
+    ]
+
+
 def test_the_schema_set_is_the_fleets_minor_or_the_newest_below_it() -> None:
     shipped = sorted(
         p.name
@@ -191,3 +253,45 @@ def test_a_toleration_tolerates_a_taint_as_the_scheduler_decides(
     toleration: dict[str, Any], taint: Taint, expected: bool
 ) -> None:
     assert podspec.tolerates(toleration, taint) is expected
+
+
+def test_the_extras_carry_every_field_as_written_and_nothing_when_absent() -> None:
+    raw: dict[str, Any] = {
+        "volumes": [{"name": "data", "emptyDir": {}}],
+        "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+        "env": {
+            "MODE": "train",
+            "TOKEN": {"valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
+        },
+        "envFrom": [{"configMapRef": {"name": "cfg"}}],
+        "imagePullSecrets": [{"name": "pull"}],
+        "serviceAccountName": "trainer",
+        "priorityClassName": "high",
+        "affinity": {"podAntiAffinity": {}},
+        "tolerations": [{"key": "spot", "operator": "Exists"}],
+        "topologySpreadConstraints": [{"maxSkew": 1}],
+        "podAnnotations": {"b": "2", "a": "1"},
+        "shmSize": "16Gi",
+    }
+    got = podspec.extras(raw)
+    assert got.volumes == ({"name": "data", "emptyDir": {}},)
+    assert got.volume_mounts == ({"name": "data", "mountPath": "/data"},)
+    assert got.env_sources == {"TOKEN": {"secretKeyRef": {"name": "s", "key": "k"}}}
+    assert podspec.plain_env(raw) == {"MODE": "train"}
+    assert got.env_from == ({"configMapRef": {"name": "cfg"}},)
+    assert got.image_pull_secrets == ({"name": "pull"},)
+    assert (got.service_account, got.priority_class, got.shm_size) == ("trainer", "high", "16Gi")
+    assert got.affinity == {"podAntiAffinity": {}}
+    assert got.tolerations == ({"key": "spot", "operator": "Exists"},)
+    assert got.topology_spread == ({"maxSkew": 1},)
+    assert list(got.annotations.items()) == [("a", "1"), ("b", "2")]  # sorted: stable output
+    empty = podspec.extras({"env": None, "affinity": None})
+    assert empty == podspec.extras({})
+    assert (empty.volumes, empty.env_from, empty.affinity, empty.annotations, empty.shm_size) == (
+        (),
+        (),
+        {},
+        {},
+        "",
+    )
+    assert podspec.plain_env({}) == {}
