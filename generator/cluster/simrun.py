@@ -155,6 +155,44 @@ def _undecided(pod: Obj) -> bool:
     )
 
 
+# What the add-on controllers make, and how many: a JobSet's child Jobs (one per replica of each
+# replicated job: sigs.k8s.io/jobset v0.11.1 pkg/controllers/jobset_controller.go, labelled with
+# its name, api/jobset/v1alpha2 JobSetNameKey) and a LeaderWorkerSet's pods (replicas x size,
+# labelled with its name: sigs.k8s.io/lws v0.8.0 api/leaderworkerset/v1 SetNameLabelKey).
+JOBSET = ("jobset.x-k8s.io/v1alpha2", "JobSet")
+LWS = ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet")
+MADE_TIMEOUT = 60.0
+
+
+def _made(api: ApiClient) -> bool:
+    """Whether every JobSet has all its child Jobs and every LeaderWorkerSet all its pods."""
+    if api.serves(*JOBSET):
+        for js in api.list(*JOBSET):
+            meta = js["metadata"]
+            want = sum(int(r.get("replicas", 1)) for r in js["spec"].get("replicatedJobs") or [])
+            selector = f"jobset.sigs.k8s.io/jobset-name={meta['name']}"
+            if len(api.list(*BATCH_JOB, meta["namespace"], selector=selector)) < want:
+                return False
+    if api.serves(*LWS):
+        for lws in api.list(*LWS):
+            meta, spec = lws["metadata"], lws["spec"]
+            want = int(spec.get("replicas", 1)) * int(spec["leaderWorkerTemplate"].get("size", 1))
+            selector = f"leaderworkerset.sigs.k8s.io/name={meta['name']}"
+            if len(api.list("v1", "Pod", meta["namespace"], selector=selector)) < want:
+                return False
+    return True
+
+
+def wait_made(api: ApiClient, timeout: float = MADE_TIMEOUT) -> None:
+    """Until the add-on controllers have made what their objects ask for, or `timeout` seconds:
+    their controllers react to one another (JobSet to Kueue's admission, LeaderWorkerSet's
+    workers to its leader pod) with no fixed delay, which a quiet spell alone cannot wait for
+    on a busy machine. What is still missing then is reported as not created."""
+    deadline = time.monotonic() + timeout
+    while not _made(api) and time.monotonic() < deadline:
+        time.sleep(POLL)
+
+
 def settle(api: ApiClient, timeout: float = SETTLE_TIMEOUT) -> None:
     """Wait until nothing changes for QUIET seconds and the scheduler has seen every pod."""
     deadline = time.monotonic() + timeout

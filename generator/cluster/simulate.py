@@ -84,6 +84,7 @@ from generator.cluster.simrun import (
     settle,
     sync,
     wait,
+    wait_made,
     wait_node_config,
 )
 from generator.cluster.simscope import not_simulated
@@ -265,6 +266,7 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
             # what its tolerations decide, and what this shows.
             for obj in nfd_objects:
                 api.apply(sim_labelled(obj))
+    wait_made(api)  # LeaderWorkerSets' groups
     settle(api)
     lap("services")
     check_plugins(api, view, nodes, built, report)
@@ -299,6 +301,7 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
             waiting = jobset_admissions(api, view, report)
         # What JobSet's controller made of the rest: child Jobs, whose pods kube-controller-
         # manager makes and kube-scheduler places. A JobSet Kueue holds has its verdict above.
+        wait_made(api)
         settle(api)
         tasks = {
             k: r
