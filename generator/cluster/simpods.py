@@ -11,7 +11,14 @@ from generator.cluster.api import ApiClient, Obj
 from generator.cluster.fleetnodes import SimNode
 from generator.cluster.simkueue import pending, workloads_by_owner
 from generator.cluster.simresult import HINTS, EnvReport, PodResult
-from generator.cluster.simrun import BATCH_JOB, VOLCANO_JOB, JobOutcome, delete_jobs, run_jobs
+from generator.cluster.simrun import (
+    BATCH_JOB,
+    DEFAULT_SCHEDULER,
+    VOLCANO_JOB,
+    JobOutcome,
+    delete_jobs,
+    run_jobs,
+)
 from generator.cluster.units import BuiltUnit
 from generator.findings import Finding, Severity
 from generator.values.model import FleetView
@@ -319,6 +326,9 @@ def _unschedulable(pod: Obj) -> str:
         if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
             text = str(cond.get("message") or cond.get("reason") or "unschedulable")
             return text.split(" no new claims to deallocate")[0].split(" preemption:")[0]
+    name = pod.get("spec", {}).get("schedulerName", DEFAULT_SCHEDULER)
+    if name != DEFAULT_SCHEDULER:
+        return f"not scheduled: it asks for scheduler {name!r}"
     return "not scheduled"
 
 
@@ -330,6 +340,7 @@ def retry_alone(
     nodes: dict[str, SimNode],
     failing: dict[tuple[str, str, str], list[Finding]],
     report: EnvReport,
+    schedulers: frozenset[str] | None = None,
 ) -> None:
     """A job that did not fully run beside all the others runs again alone beside the services.
     If it runs then, it only waits for the others (a warning); if not, the verdict of the run
@@ -344,7 +355,7 @@ def retry_alone(
         if not mine:
             continue
         delete_jobs(api, jobs)
-        outcome = run_jobs(api, [(unit, obj)], report)
+        outcome = run_jobs(api, [(unit, obj)], report, schedulers)
         _, alone = check_pods(api, view, refs, nodes, outcome, only=(ns, job))
         if alone:
             for fs in alone.values():

@@ -145,14 +145,18 @@ def _scheduled(pod: Obj) -> str:
     return ""
 
 
-def _undecided(pod: Obj) -> bool:
-    """A pod the scheduler has not looked at yet."""
+DEFAULT_SCHEDULER = "default-scheduler"  # a pod's spec.schedulerName when it names none
+
+
+def _undecided(pod: Obj, schedulers: frozenset[str] | None = None) -> bool:
+    """A pod a scheduler that runs here has not looked at yet (`schedulers`: the names of those
+    that run; None: every pod has one). A pod asking for another scheduler (Volcano's, which
+    does not run here) is never looked at: waiting for it would never end."""
     status = pod.get("status", {})
-    return (
-        status.get("phase") == "Pending"
-        and not pod.get("spec", {}).get("nodeName")
-        and not _scheduled(pod)
-    )
+    spec = pod.get("spec", {})
+    if schedulers is not None and spec.get("schedulerName", DEFAULT_SCHEDULER) not in schedulers:
+        return False
+    return status.get("phase") == "Pending" and not spec.get("nodeName") and not _scheduled(pod)
 
 
 # What the add-on controllers make, and how many: a JobSet's child Jobs (one per replica of each
@@ -193,14 +197,17 @@ def wait_made(api: ApiClient, timeout: float = MADE_TIMEOUT) -> None:
         time.sleep(POLL)
 
 
-def settle(api: ApiClient, timeout: float = SETTLE_TIMEOUT) -> None:
-    """Wait until nothing changes for QUIET seconds and the scheduler has seen every pod."""
+def settle(
+    api: ApiClient, timeout: float = SETTLE_TIMEOUT, schedulers: frozenset[str] | None = None
+) -> None:
+    """Wait until nothing changes for QUIET seconds and the schedulers that run here
+    (`schedulers`, their names; None: every pod's) have seen every pod that asks for them."""
     deadline = time.monotonic() + timeout
     last = None
     since = time.monotonic()
     while True:
         now = _fingerprint(api)
-        undecided = any(_undecided(p) for p in api.list("v1", "Pod"))
+        undecided = any(_undecided(p, schedulers) for p in api.list("v1", "Pod"))
         if now != last or undecided:
             last = now
             since = time.monotonic()
@@ -374,7 +381,12 @@ def _create_again(api: ApiClient, pod: Obj) -> None:
 CREATE_TIMEOUT = 15.0  # for a Job's pods to appear; past it the next job goes anyway
 
 
-def run_jobs(api: ApiClient, jobs: list[tuple[BuiltUnit, Obj]], report: EnvReport) -> JobOutcome:
+def run_jobs(
+    api: ApiClient,
+    jobs: list[tuple[BuiltUnit, Obj]],
+    report: EnvReport,
+    schedulers: frozenset[str] | None = None,
+) -> JobOutcome:
     """Start the jobs one after another in a stable order (namespace, name), each once its pods
     exist or their creation was refused. Started all at once, which job got the last of a quota
     or of a node's devices was a race, and the report named a different job from run to run;
@@ -387,12 +399,13 @@ def run_jobs(api: ApiClient, jobs: list[tuple[BuiltUnit, Obj]], report: EnvRepor
         if (obj.get("apiVersion"), obj.get("kind")) == VOLCANO_JOB:
             _expand_volcano(api, obj, outcome)  # creates the pods itself, in order
             if not found:
-                settle(api)  # kube-scheduler has placed what it can of the gang
+                # kube-scheduler has placed what it can of the gang
+                settle(api, schedulers=schedulers)
                 hold_gang(api, obj, outcome)
         elif not found:
             _wait_pods_created(api, obj)
     report.objects += len(jobs)
-    settle(api)
+    settle(api, schedulers=schedulers)
     workloads = workloads_by_owner(api)
     for _, obj in jobs:
         ns, name = _job_id(obj)

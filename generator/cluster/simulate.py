@@ -266,15 +266,19 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
             # what its tolerations decide, and what this shows.
             for obj in nfd_objects:
                 api.apply(sim_labelled(obj))
+    # The schedulers that run here: the control plane's and the fleet's packing scheduler.
+    schedulers = frozenset(
+        {DEFAULT_SCHEDULER} | ({_profile_name(profile)} if beside and profile else set())
+    )
     wait_made(api)  # LeaderWorkerSets' groups
-    settle(api)
+    settle(api, schedulers=schedulers)
     lap("services")
     check_plugins(api, view, nodes, built, report)
     check_nfd_workers(api, view, nodes, nfd_objects, report)
 
     refs = pod_refs(view)
     node_info = {n.name: n for n in nodes}
-    outcome = run_jobs(api, team_jobs, report)
+    outcome = run_jobs(api, team_jobs, report, schedulers)
     lap("jobs")
     rows, failing = check_pods(api, view, refs, node_info, outcome)
     report.pods = rows
@@ -286,7 +290,7 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
     check_tracks(api, view, report)
     jobs_failing = {k: fs for k, fs in failing.items() if k[1] not in SERVICE_KINDS}
     if jobs_failing:
-        retry_alone(api, view, team_jobs, refs, node_info, jobs_failing, report)
+        retry_alone(api, view, team_jobs, refs, node_info, jobs_failing, report, schedulers)
         lap("jobs alone")
     if jobsets:
         # Each team's JobSets beside the services alone, as the jobs were tried: Kueue's verdict.
@@ -302,7 +306,7 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
         # What JobSet's controller made of the rest: child Jobs, whose pods kube-controller-
         # manager makes and kube-scheduler places. A JobSet Kueue holds has its verdict above.
         wait_made(api)
-        settle(api)
+        settle(api, schedulers=schedulers)
         tasks = {
             k: r
             for k, r in refs.items()
