@@ -61,7 +61,16 @@ def probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
 def test_a_new_stage_module_is_discovered_in_order(probe: str) -> None:
     names = [s.name for s in stages.discover()]
-    assert names == ["build", "promtool", "charts", "nfd", "kueue", "workloads", "schedcheck", "probe"]
+    assert names == [
+        "build",
+        "promtool",
+        "charts",
+        "nfd",
+        "kueue",
+        "workloads",
+        "schedcheck",
+        "probe",
+    ]
 
 
 def test_its_codes_are_listed_by_rules(probe: str) -> None:
