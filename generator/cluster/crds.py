@@ -26,7 +26,7 @@ def nfd_crds() -> list[Obj]:
 
 def pinned_crds() -> list[Obj]:
     """Every pinned CRD, NFD's at nfd-master's version; sorted by name."""
-    folder = toolchain.tools_dir() / "schemas" / "crds" / "manifests"
+    folder = toolchain.crd_manifests_dir()
     if not folder.is_dir():
         raise ToolMissing("CRD manifests", toolchain.install_command(), [str(folder)])
     crds = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in folder.glob("*.json")}

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from generator import command
 from generator.toolchain.buildinfo import go_build_info
+from generator.toolchain.crdschemas import MANIFESTS
 from generator.toolchain.errors import ToolMissing
 
 ENV_TOOLS_DIR = "ACCEL_GITOPS_TOOLS_DIR"
@@ -222,6 +223,13 @@ def tools_dir() -> Path:
     if override:
         return Path(override)
     return repo_root() / ".tools" if in_clone() else user_cache()
+
+
+def crd_manifests_dir() -> Path:
+    """Where `tools install` keeps each pinned CRD object, one JSON file per CRD (crdschemas.py
+    MANIFESTS under the CRD schema set): the API server's CRDs in simulate, the schema defaults
+    workloadcheck applies."""
+    return tools_dir() / "schemas" / "crds" / MANIFESTS
 
 
 def tools_dir_origin() -> str:

@@ -111,6 +111,17 @@ def json_lines_per_unit(
     return out
 
 
+def find_object(docs: list[Obj], item: dict[str, Any]) -> Obj:
+    """The object a checker's JSON line is about (apiVersion, kind, namespace, name), among a
+    unit's built objects; {} when none is."""
+    want = (item["apiVersion"], item["kind"], item.get("namespace") or None, item["name"])
+    for d in docs:
+        meta = d.get("metadata") or {}
+        if (d.get("apiVersion"), d.get("kind"), meta.get("namespace"), meta.get("name")) == want:
+            return d
+    return {}
+
+
 def tool_salt(tool: str, *, stamped: bool = False) -> str:
     """What of a tool decides its verdicts: its version and, for a helper built from this
     repository's source (`stamped`: kbuild, kueuecheck, schedcheck), the content stamp `make

@@ -27,7 +27,13 @@ from generator.builders.common import Unit
 from generator.builders.workloads import queue_name
 from generator.findings import CodeInfo, Finding, Location
 from generator.policy.manifest import origin
-from generator.validate.stages import Batch, UnitView, json_lines_per_unit, tool_salt
+from generator.validate.stages import (
+    Batch,
+    UnitView,
+    find_object,
+    json_lines_per_unit,
+    tool_salt,
+)
 from generator.values.merge import Doc
 from generator.values.model import FleetView, Pool, Vendor
 from generator.values.yamlio import YamlPath, json_path
@@ -67,7 +73,7 @@ def findings(
     out = []
     version = result.get("kueueVersion", "")
     for item in result.get("refused") or []:
-        obj = _find(docs, item)
+        obj = find_object(docs, item)
         for err in item["errors"]:
             if view is not None:
                 loc, path, hint = _locate(view, unit, obj, item, err["field"])
@@ -88,15 +94,6 @@ def findings(
                 )
             )
     return out
-
-
-def _find(docs: list[dict[str, Any]], item: dict[str, Any]) -> dict[str, Any]:
-    want = (item["apiVersion"], item["kind"], item.get("namespace") or None, item["name"])
-    for d in docs:
-        meta = d.get("metadata") or {}
-        if (d.get("apiVersion"), d.get("kind"), meta.get("namespace"), meta.get("name")) == want:
-            return d
-    return {}
 
 
 _INDEX = re.compile(r"\[(\d+)\]")

@@ -28,7 +28,13 @@ from generator.builders.common import Unit
 from generator.builders.workloads import TRACK_LABEL
 from generator.findings import CodeInfo, Finding, Location
 from generator.policy.manifest import origin
-from generator.validate.stages import Batch, UnitView, json_lines_per_unit, tool_salt
+from generator.validate.stages import (
+    Batch,
+    UnitView,
+    find_object,
+    json_lines_per_unit,
+    tool_salt,
+)
 from generator.values.merge import Doc
 from generator.values.model import FleetView
 from generator.values.yamlio import YamlPath, json_path
@@ -60,8 +66,8 @@ def check(files: dict[str, Path], crds: Path | None) -> dict[str, dict[str, Any]
 
 
 def crd_folder() -> Path | None:
-    """Where `tools install` keeps each pinned CRD object (cluster/crds.py reads the same)."""
-    folder = toolchain.tools_dir() / "schemas" / "crds" / "manifests"
+    """The pinned CRD objects, when `tools install` has laid them out."""
+    folder = toolchain.crd_manifests_dir()
     return folder if folder.is_dir() else None
 
 
@@ -76,7 +82,7 @@ def findings(
     render), at the object's committed file (`committed(kind, name)`)."""
     out = []
     for item in result.get("refused") or []:
-        obj = _find(docs, item)
+        obj = find_object(docs, item)
         name = f"{item.get('namespace')}/{item['name']}" if item.get("namespace") else item["name"]
         owner = "JobSet" if item["kind"] == "JobSet" else "LeaderWorkerSet"
         for err in item["errors"]:
@@ -108,15 +114,6 @@ HINTS = {
     "groupSize": "set the track's groupSize to what LeaderWorkerSet accepts",
 }
 OTHER = "fix the values that render this object"
-
-
-def _find(docs: list[dict[str, Any]], item: dict[str, Any]) -> dict[str, Any]:
-    want = (item["apiVersion"], item["kind"], item.get("namespace") or None, item["name"])
-    for d in docs:
-        meta = d.get("metadata") or {}
-        if (d.get("apiVersion"), d.get("kind"), meta.get("namespace"), meta.get("name")) == want:
-            return d
-    return {}
 
 
 _REPLICATED_JOB = re.compile(r"spec\.replicatedJobs\[(\d+)\]")
