@@ -334,6 +334,29 @@ JOBSET_FLEET: dict[str, Any] = {
     "platform": {"kueue": {"provided": "fleet"}, "jobset": {"provided": "fleet"}},
 }
 
+# A Kubeflow Trainer TrainJob under Kueue (TRAINJOB_FLEET): 2 nodes x 8 GPUs of the default
+# NVIDIA vendor's a100 pool, on the torch-distributed runtime the fleet's Trainer installs.
+TRAINJOB_TEAM = """\
+quota: {nvidia: 16}
+jobs:
+  finetune:
+    kind: trainjob
+    vendor: nvidia
+    devices: 8
+    numNodes: 2
+    runtime: torch-distributed
+    images: {nvidia: r/train:cuda}
+    command: [torchrun, train.py]
+"""
+TRAINJOB_FLEET: dict[str, Any] = {
+    "scheduling": {"backend": "kueue"},
+    "platform": {
+        "kueue": {"provided": "fleet"},
+        "jobset": {"provided": "fleet"},
+        "trainer": {"provided": "fleet"},
+    },
+}
+
 
 # Team llm's service migrating to a multi-host Ascend track: one group of 2 pods x 8 NPUs (a
 # LeaderWorkerSet) beside an NVIDIA Deployment of one 8-GPU replica, in shift-50.

@@ -86,6 +86,7 @@ CHART_VALUES = {
     "nfd": node_config.nfd_chart_values,
     "jobset": scheduling.jobset_chart_values,
     "lws": scheduling.lws_chart_values,
+    "trainer": scheduling.trainer_chart_values,
 }
 
 

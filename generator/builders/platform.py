@@ -54,6 +54,9 @@ class Addon:
     implied_by: tuple[tuple[str, ...], str] | None
     chart: Chart | None  # None: the fleet cannot render it yet; `provided: site` only
     source: str
+    # Add-ons whose objects this add-on's controller makes, so whatever needs this one needs
+    # them too (policy/platform.py).
+    needs: tuple[str, ...] = ()
 
 
 ADDONS: tuple[Addon, ...] = (
@@ -181,6 +184,35 @@ ADDONS: tuple[Addon, ...] = (
             tool_module="kueuecheck",
         ),
         source="sigs.k8s.io/lws v0.8.0",
+    ),
+    Addon(
+        key="trainer",
+        title="Kubeflow Trainer",
+        # github.com/kubeflow/trainer/v2 v2.2.0 pkg/apis/trainer/v1alpha1/groupversion_info.go
+        groups=("trainer.kubeflow.org",),
+        schedulers=(),
+        implied_by=None,
+        chart=Chart(
+            # github.com/kubeflow/trainer/v2 v2.2.0 charts/kubeflow-trainer/README.md: "helm
+            # install kubeflow-trainer oci://ghcr.io/kubeflow/charts/kubeflow-trainer" into
+            # kubeflow-system; Chart.yaml says 2.2.0. Its manager finds its own namespace from
+            # its service account, else kubeflow-system (pkg/util/cert/cert.go). The version
+            # Kueue v0.17.0 requires (its go.mod), so the chart is in kueuecheck's modules.
+            repo_url="ghcr.io/kubeflow/charts",
+            name="kubeflow-trainer",
+            version="2.2.0",
+            namespace="kubeflow-system",
+            release="kubeflow-trainer",
+            source="kubeflow/trainer charts/kubeflow-trainer v2.2.0",
+            module="github.com/kubeflow/trainer/v2",
+            module_version="v2.2.0",
+            module_path="charts/kubeflow-trainer",
+            tool_module="kueuecheck",
+        ),
+        source="github.com/kubeflow/trainer/v2 v2.2.0",
+        # A TrainJob runs as a JobSet its controller makes (pkg/runtime/framework/plugins/
+        # jobset, v2.2.0); the chart's own JobSet subchart is off (scheduling.py).
+        needs=("jobset",),
     ),
     Addon(
         key="gatewayAPI",

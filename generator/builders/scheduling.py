@@ -295,11 +295,15 @@ KUEUE_MANAGER_CONFIG: dict[str, Any] = {
 # A LeaderWorkerSet group is one workload of the leaderworkerset integration, which enables the
 # pod integration with it (ImplicitlyEnabledFrameworkNames)
 # (pkg/controller/jobs/leaderworkerset/leaderworkerset_controller.go FrameworkName, v0.17.0).
+# A TrainJob is one workload of the trainjob integration (pkg/controller/jobs/trainjob/
+# trainjob_controller.go FrameworkName, v0.17.0), which reads its pod sets from the JobSet its
+# runtime describes.
 KUEUE_FRAMEWORKS = {
     "job": "batch/job",
     "service": "deployment",
     "jobset": "jobset.x-k8s.io/jobset",
     "lws": "leaderworkerset.x-k8s.io/leaderworkerset",
+    "trainjob": "trainer.kubeflow.org/trainjob",
 }
 
 
@@ -308,7 +312,7 @@ def kueue_integrations(view: FleetView) -> list[str]:
     kinds: set[str] = set()
     for team in view.teams:
         work = team_workloads(view, team)
-        kinds |= {j.kind for j in work.jobs if j.kind in ("job", "jobset")}
+        kinds |= {j.kind for j in work.jobs if j.kind in ("job", "jobset", "trainjob")}
         kinds |= {"service" for s in work.services if any(t.group_size == 1 for t in s.tracks)}
         kinds |= {"lws" for s in work.services if any(t.group_size > 1 for t in s.tracks)}
     if kinds:
@@ -359,6 +363,39 @@ LWS_IMAGE = {"repository": "registry.k8s.io/lws/lws", "tag": "v0.8.0", "pullPoli
 def lws_chart_values(view: FleetView) -> dict[str, Any]:
     """Values of LeaderWorkerSet's chart when the fleet renders it: the released image."""
     return {"image": {"manager": dict(LWS_IMAGE)}}
+
+
+# The ClusterTrainingRuntimes Kubeflow Trainer's chart can install, by name, and the chart value
+# that switches each on (charts/kubeflow-trainer/values.yaml `runtimes` and templates/runtimes/
+# *.yaml, v2.2.0). The fleet supports those whose trainer step is one replicated job, "node"
+# (builders/workloads.py TRAINER_STEP); deepspeed-distributed and mlx-distributed add an MPI
+# launcher that the values cannot size yet.
+TRAINER_RUNTIMES = {
+    "torch-distributed": "torchDistributed",
+    "jax-distributed": "jaxDistributed",
+    "xgboost-distributed": "xgboostDistributed",
+}
+
+
+def trainer_runtimes(view: FleetView) -> list[str]:
+    """The runtimes the fleet's TrainJobs name, sorted."""
+    return sorted(
+        {
+            j.runtime
+            for team in view.teams
+            for j in team_workloads(view, team).jobs
+            if j.kind == "trainjob"
+        }
+    )
+
+
+def trainer_chart_values(view: FleetView) -> dict[str, Any]:
+    """Values of Kubeflow Trainer's chart when the fleet renders it: its JobSet subchart off
+    (the fleet's JobSet add-on is the cluster's one JobSet: two would fight over its CRD and
+    webhooks), and exactly the runtimes the fleet's TrainJobs name. The image is the chart's
+    default, the release's own tag (templates/_helpers.tpl trainer.defaultImageTag: v2.2.0)."""
+    runtimes = {TRAINER_RUNTIMES[r]: {"enabled": True} for r in trainer_runtimes(view)}
+    return {"jobset": {"install": False}, "runtimes": runtimes}
 
 
 def volcano_configmap(view: FleetView) -> Obj:

@@ -36,6 +36,30 @@ KUEUE_API = "kueue.x-k8s.io/v1beta2"
 VOLCANO_QUEUE_API = "scheduling.volcano.sh/v1beta1"
 VOLCANO_JOB_API = "batch.volcano.sh/v1alpha1"
 JOBSET_API = "jobset.x-k8s.io/v1alpha2"
+# Kubeflow Trainer (github.com/kubeflow/trainer/v2 v2.2.0 pkg/apis/trainer/v1alpha1): the
+# current API of Kubeflow's training jobs, one TrainJob kind for every framework; the
+# training-operator's PyTorchJob is its predecessor (README.md: Trainer "is the evolution of
+# the Kubeflow Training Operator").
+TRAINER_API = "trainer.kubeflow.org/v1alpha1"
+# The trainer step's replicated job and container in the runtimes the fleet supports, where
+# Trainer puts the TrainJob's image, command, resources and env (pkg/constants/constants.go
+# Node; pkg/runtime/framework/plugins/jobset/builder.go Trainer, v2.2.0).
+TRAINER_STEP = "node"
+# The owner of the fleet's runtime patch: patches are keyed by manager, and Kueue writes its
+# own beside it (trainjob_types.go RuntimePatch.Manager; kueue v0.17.0 trainjob_controller.go
+# "kueue.x-k8s.io/manager").
+TRAINER_PATCH_MANAGER = "accel-gitops.io/generator"
+# The pod fields a runtime patch may carry (trainjob_types.go PodSpecPatch, ContainerPatch).
+TRAINER_POD_FIELDS = (
+    "affinity",
+    "imagePullSecrets",
+    "nodeSelector",
+    "securityContext",
+    "serviceAccountName",
+    "tolerations",
+    "volumes",
+)
+TRAINER_CONTAINER_FIELDS = ("securityContext", "volumeMounts")
 LWS_API = "leaderworkerset.x-k8s.io/v1"  # sigs.k8s.io/lws v0.8.0 api/leaderworkerset/v1
 # What LeaderWorkerSet's defaulting webhook sets when left out (sigs.k8s.io/lws v0.8.0
 # pkg/webhooks/leaderworkerset_webhook.go Default; restartPolicy RecreateGroupOnPodRestart there
@@ -71,6 +95,10 @@ SCHEDULING_UNIT = scheduling.UNIT
 # `Open`"; podgroups/validate/validate_podgroup.go), and Kueue's LocalQueue must exist for the
 # Job to be admitted. Namespaces are wave -2 (builders/teams.py).
 QUEUE_WAVE = "-1"
+
+
+# The kinds of object a team's job is rendered as (Volcano's Job is a "Job" too).
+JOB_OBJECT_KINDS = ("Job", "JobSet", "TrainJob")
 
 
 @dataclass(frozen=True)
@@ -121,7 +149,7 @@ def patch_targets(view: FleetView, team: Team, objs: list[Obj]) -> list[tuple[Ya
         out += [
             (job.path, o)
             for o in objs
-            if o["kind"] in ("Job", "JobSet") and o["metadata"]["name"] == job.name
+            if o["kind"] in JOB_OBJECT_KINDS and o["metadata"]["name"] == job.name
         ]
     for svc in loaded.services:
         names = {f"{svc.name}-{t.vendor}" for t in svc.tracks}
@@ -149,7 +177,7 @@ def workload_origin(team: Team, obj: Obj) -> Location:
     job; a service's objects after the service, its per-track ones `<service>-<vendor>`. Names
     alone would mislead: service `train-api`'s objects start with job `train`'s name."""
     name = str(obj["metadata"]["name"])
-    if obj["kind"] in ("Job", "JobSet"):
+    if obj["kind"] in JOB_OBJECT_KINDS:
         if name in (team.doc.get("jobs", default={}) or {}):
             return team.doc.anchor(("jobs", name))
     else:
@@ -191,6 +219,9 @@ def _team_objects(view: FleetView, team: Team) -> tuple[list[Obj], list[PodRef]]
                 pods.append(
                     PodRef(team, kind, f"{job.name}/{task.name}", spec, task.path, task.replicas)
                 )
+        elif job.kind == "trainjob":
+            spec = trainjob_pod(view, team, job)["spec"]
+            pods.append(PodRef(team, "TrainJob", job.name, spec, job.path, job.tasks[0].replicas))
         else:
             pods.append(
                 PodRef(
@@ -497,10 +528,81 @@ def _jobset(view: FleetView, team: Team, job: Job) -> Obj:
     }
 
 
+def trainjob_pod(view: FleetView, team: Team, job: Job) -> Obj:
+    """The pod template of a TrainJob's nodes as the generator means it (the checks read it):
+    what Trainer makes of the runtime's template, the TrainJob's trainer fields and the fleet's
+    runtime patch together."""
+    task = job.tasks[0]
+    labels = _labels(team, **{NAME_LABEL: job.name, VENDOR_LABEL: task.pod.vendor})
+    spec = _pod_spec(view, TRAINER_STEP, task.pod, pod_security=team.pod_security)
+    return _template(labels, spec, task.pod)
+
+
+def _trainjob(view: FleetView, team: Team, job: Job) -> Obj:
+    """A Kubeflow Trainer TrainJob (trainer.kubeflow.org/v1alpha1, v2.2.0) on the fleet's
+    ClusterTrainingRuntime `job.runtime`: the trainer's image, command, env and devices per node
+    in `spec.trainer`, numNodes its pods; what places the pods on the vendor's pool (selector,
+    tolerations, affinity), its volumes and identity in a runtime patch of the trainer step,
+    the one way a TrainJob sets them (trainjob_types.go RuntimePatch). Trainer runs it as a
+    JobSet; Kueue admits the TrainJob whole (trainjob integration), by the queue label on it.
+    What a TrainJob cannot carry is refused before this (policy/workloads.py WKL010)."""
+    template = trainjob_pod(view, team, job)
+    pod = template["spec"]
+    container = pod["containers"][0]
+    trainer: Obj = {"image": container["image"]}
+    for key in ("command", "args", "env"):
+        if key in container:
+            trainer[key] = container[key]
+    trainer["numNodes"] = job.tasks[0].replicas
+    if job.procs_per_node is not None:
+        trainer["numProcPerNode"] = job.procs_per_node
+    trainer["resourcesPerNode"] = container["resources"]
+    patched: Obj = {k: pod[k] for k in TRAINER_POD_FIELDS if k in pod}
+    patched["containers"] = [
+        {
+            "name": TRAINER_STEP,
+            **{k: container[k] for k in TRAINER_CONTAINER_FIELDS if k in container},
+        }
+    ]
+    step = {
+        "name": TRAINER_STEP,
+        "template": {"spec": {"template": {"metadata": template["metadata"], "spec": patched}}},
+    }
+    meta_labels = _labels(team)
+    _wire_queue(view, team, meta_labels, {"spec": {}})
+    spec: Obj = {
+        # apiGroup and kind as the CRD defaults them, written out so that Argo CD sees no drift.
+        "runtimeRef": {
+            "apiGroup": "trainer.kubeflow.org",
+            "kind": "ClusterTrainingRuntime",
+            "name": job.runtime,
+        },
+        "trainer": trainer,
+        "runtimePatches": [
+            {
+                "manager": TRAINER_PATCH_MANAGER,
+                "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [step]}}},
+            }
+        ],
+    }
+    if job.active_deadline is not None:
+        spec["activeDeadlineSeconds"] = job.active_deadline
+    return {
+        "apiVersion": TRAINER_API,
+        "kind": "TrainJob",
+        "metadata": metadata(
+            job.name, namespace=job.namespace, sources=team.doc.sources, labels=meta_labels
+        ),
+        "spec": spec,
+    }
+
+
 def _job(view: FleetView, team: Team, job: Job) -> Obj:
     sources = team.doc.sources
     if job.kind == "jobset":
         return _jobset(view, team, job)
+    if job.kind == "trainjob":
+        return _trainjob(view, team, job)
     if job.kind == "volcano":
         tasks = []
         for task in job.tasks:

@@ -82,6 +82,12 @@ def nfd_applied(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+# The chart values the simulation takes for a site's add-on beyond the chart's defaults: only what
+# the chart cannot render here without (Kubeflow Trainer's JobSet subchart: the site's JobSet is
+# an add-on of its own, platform.jobset).
+SITE_VALUES: dict[str, dict[str, Any]] = {"trainer": {"jobset": {"install": False}}}
+
+
 def rendered_controller(
     built: list[BuiltUnit], key: str, kube_version: str
 ) -> tuple[ControllerSetup | None, bool]:
@@ -89,7 +95,7 @@ def rendered_controller(
     site's): the fleet's Application's chart with its values; when the environment applies
     objects of the add-on but the site provides it, the chart with its own defaults (what a plain
     install runs: the simulation says that it assumed it, SIM011); (None, False) when nothing
-    needs it. `key`: kueue, jobset or lws."""
+    needs it. `key`: kueue, jobset, lws or trainer."""
     addon = platform.BY_KEY[key]
     chart = addon.chart
     assert chart is not None
@@ -97,7 +103,7 @@ def rendered_controller(
     if app is not None:
         values = application_values(app)
     elif any(platform.addon_of(o) is addon for u in built for o in u.docs):
-        values = {}
+        values = dict(SITE_VALUES.get(key, {}))
     else:
         return None, False
     objs = [d for d in yaml.safe_load_all(render_chart(chart, values, kube_version)) if d]

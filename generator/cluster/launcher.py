@@ -530,7 +530,7 @@ SIM_LABEL = "accel-gitops.io/simulation"
 KUEUE_NAMESPACE = _chart_namespace("kueue")
 # The add-ons whose controller managers run on the plane across runs (cluster/simcontrollers.py):
 # their namespaces, which hold the Secrets their certificates rotate in, outlive a reset.
-CONTROLLER_ADDONS = ("kueue", "jobset", "lws")
+CONTROLLER_ADDONS = ("kueue", "jobset", "lws", "trainer")
 CONTROLLER_NAMESPACES = frozenset(_chart_namespace(key) for key in CONTROLLER_ADDONS)
 
 

@@ -31,6 +31,7 @@ import base64
 import fcntl
 import ipaddress
 import os
+import shutil
 import socket
 import struct
 from dataclasses import dataclass, field
@@ -53,20 +54,39 @@ from generator.cluster.launcher import (
     sim_labelled,
 )
 
-# Managers whose certificate rotator writes to a folder of its own choosing, not the configured
-# one: JobSet v0.11.1 pkg/util/cert/cert.go (certDir = "/tmp/k8s-webhook-server/serving-certs",
-# where the chart's Deployment mounts the Secret). Its webhook server is pointed there too, and
-# one simulation on a machine at a time may use it (a lock beside it).
-FIXED_CERT_DIRS = {"jobset": Path("/tmp/k8s-webhook-server/serving-certs")}
-_HELD: dict[str, int] = {}
-# The Secret each manager's rotator writes to when its configuration names none (DefaultWebhook-
-# SecretName: kueue v0.17.0 apis/config/v1beta2/defaults.go, jobset v0.11.1 and lws v0.8.0
-# api/config/v1alpha1/defaults.go). LeaderWorkerSet's chart names none.
-DEFAULT_CERT_SECRETS = {
-    "kueue": "kueue-webhook-server-cert",
-    "jobset": "jobset-webhook-server-cert",
-    "lws": "lws-webhook-server-cert",
-}  # service -> the file descriptor of its certificate folder's lock
+# The folder some managers' webhook certificate must be in: JobSet v0.11.1 pkg/util/cert/cert.go
+# and Kubeflow Trainer v2.2.0 pkg/util/cert/cert.go hard-code it for their rotators (the charts'
+# Deployments mount the Secret there). Both run here at once, so each runs in a mount namespace
+# of its own with its plane's folder mounted there, as the kubelet mounts a volume (`_wrap`).
+FIXED_CERT_DIR = Path("/tmp/k8s-webhook-server/serving-certs")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """How a manager's configuration file spells what the simulation sets, where the four
+    differ."""
+
+    # The section that names the certificate Secret: kueue v0.17.0, jobset v0.11.1 and lws
+    # v0.8.0 `internalCertManagement`; trainer v2.2.0 `certManagement`
+    # (pkg/apis/config/v1alpha1/configuration_types.go).
+    cert_section: str = "internalCertManagement"
+    # The Secret the rotator writes to when the configuration names none (DefaultWebhook-
+    # SecretName: kueue v0.17.0 apis/config/v1beta2/defaults.go, jobset v0.11.1 and lws v0.8.0
+    # api/config/v1alpha1/defaults.go; LeaderWorkerSet's chart names none).
+    default_secret: str = ""
+    # Whether the webhook section has a certDir: Trainer's has none, and it reads its file
+    # strictly (pkg/config/config.go EnableStrict), so its webhook server keeps controller-
+    # runtime's default folder, under $TMPDIR, which the simulation sets to /tmp.
+    cert_dir_field: bool = True
+    fixed_cert_dir: bool = False
+
+
+SHAPES = {
+    "kueue": Shape(default_secret="kueue-webhook-server-cert"),
+    "jobset": Shape(default_secret="jobset-webhook-server-cert", fixed_cert_dir=True),
+    "lws": Shape(default_secret="lws-webhook-server-cert"),
+    "trainer": Shape(cert_section="certManagement", cert_dir_field=False, fixed_cert_dir=True),
+}
 CONFIG_KEY = "controller_manager_config.yaml"  # the key of each of the three charts' ConfigMap
 WEBHOOK_KINDS = ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
 WEBHOOK_API = "admissionregistration.k8s.io/v1"
@@ -123,25 +143,25 @@ class ControllerSetup:
         return {str(d["spec"]["group"]) for d in self.docs() if d.get("kind") == CRD_API[1]}
 
     def cert_secret(self) -> str:
-        """The Secret the manager's rotator writes its webhook certificate into: the chart's
-        configuration's internalCertManagement.webhookSecretName, else the manager's default."""
+        """The Secret the manager's rotator writes its webhook certificate into: the one the
+        chart's configuration names, else the manager's default."""
+        shape = SHAPES[self.service]
         doc = yaml.safe_load(self.config) or {}
-        named = (doc.get("internalCertManagement") or {}).get("webhookSecretName")
-        return str(named or DEFAULT_CERT_SECRETS.get(self.service, ""))
+        named = (doc.get(shape.cert_section) or {}).get("webhookSecretName")
+        return str(named or shape.default_secret)
 
 
 def local_config(
-    config: str, *, host: str, webhook_port: int, health_port: int, cert_dir: str
+    config: str, *, host: str, webhook_port: int, health_port: int, cert_dir: str | None
 ) -> dict[str, Any]:
-    """The chart's manager configuration with this machine's listeners and a writable certificate
-    folder; every other field, internal certificate management included, is the chart's."""
+    """The chart's manager configuration with this machine's listeners and its certificate
+    folder (None: the configuration has no field for it); every other field, internal
+    certificate management included, is the chart's."""
     doc: dict[str, Any] = dict(yaml.safe_load(config) or {})
-    doc["webhook"] = {
-        **(doc.get("webhook") or {}),
-        "host": host,
-        "port": webhook_port,
-        "certDir": cert_dir,
-    }
+    webhook = {**(doc.get("webhook") or {}), "host": host, "port": webhook_port}
+    if cert_dir is not None:
+        webhook["certDir"] = cert_dir
+    doc["webhook"] = webhook
     doc["health"] = {
         **(doc.get("health") or {}),
         "healthProbeBindAddress": f"127.0.0.1:{health_port}",
@@ -179,10 +199,19 @@ def endpoint_address(addresses: list[str]) -> str:
     )
 
 
-def endpoint_slice(service: Obj, address: str, port: int) -> Obj:
-    """The EndpointSlice a pod would give `service`: its first port, at `address`:`port`."""
+# The Service port a webhook calls when its clientConfig names none (k8s.io/api v0.36.3
+# admissionregistration/v1 ServiceReference.Port: "Defaults to 443").
+WEBHOOK_SERVICE_PORT = 443
+
+
+def endpoint_slice(
+    service: Obj, address: str, port: int, service_port: int = WEBHOOK_SERVICE_PORT
+) -> Obj:
+    """The EndpointSlice a pod would give `service`'s port `service_port` (else its first):
+    at `address`:`port`. An endpoint port goes with the Service port of its name."""
     meta = service["metadata"]
-    first = (service.get("spec") or {}).get("ports", [{}])[0]
+    ports = (service.get("spec") or {}).get("ports") or [{}]
+    first = next((p for p in ports if p.get("port") == service_port), ports[0])
     return {
         "apiVersion": "discovery.k8s.io/v1",
         "kind": "EndpointSlice",
@@ -197,17 +226,18 @@ def endpoint_slice(service: Obj, address: str, port: int) -> Obj:
     }
 
 
-def webhook_service(docs: list[Obj]) -> Obj:
-    """The Service the chart's webhooks call."""
+def webhook_service(docs: list[Obj]) -> tuple[Obj, int]:
+    """The Service the chart's webhooks call, and the port of it they call."""
     hooks = [d for d in docs if d.get("kind") in WEBHOOK_KINDS]
     ref = hooks[0]["webhooks"][0]["clientConfig"]["service"]
-    return next(
+    service = next(
         d
         for d in docs
         if d.get("kind") == "Service"
         and d["metadata"]["name"] == ref["name"]
         and d["metadata"].get("namespace") == ref["namespace"]
     )
+    return service, int(ref.get("port") or WEBHOOK_SERVICE_PORT)
 
 
 def _ca_injected(api: ApiClient, setup: ControllerSetup) -> bool:
@@ -268,37 +298,60 @@ def _unhook(api: ApiClient, setup: ControllerSetup) -> None:
 
 
 def _cert_dir(plane: ControlPlane, service: str) -> Path:
-    """An empty folder for the manager's webhook certificate: the plane's own, or the fixed one
-    its rotator insists on, locked for this simulation."""
-    fixed = FIXED_CERT_DIRS.get(service)
-    if fixed is None:
-        folder = plane.workdir / f"{service}-certs"
-        folder.mkdir(exist_ok=True)
-        return folder
-    fixed.mkdir(parents=True, exist_ok=True)
-    _release(service)  # this process's own earlier hold (a plane stopped without stopping it)
-    fd = os.open(fixed.parent / f".{service}.accel-gitops.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        os.close(fd)
-        raise ControlPlaneError(
-            f"{service}'s controller writes its webhook certificate to the fixed folder {fixed}, "
-            "and another simulation on this machine runs it now: run one at a time"
-        ) from exc
-    _HELD[service] = fd
-    # A certificate left by an earlier run would pass for this run's (the rotator only checks
-    # that the file exists) and be served with another CA.
-    for old in fixed.iterdir():
+    """An empty folder of the plane's for the manager's webhook certificate: a certificate left
+    by an earlier run would pass for this run's (the rotators only check that the file exists)
+    and be served with another CA."""
+    folder = plane.workdir / f"{service}-certs"
+    folder.mkdir(exist_ok=True)
+    for old in folder.iterdir():
         if old.is_file():
             old.unlink()
-    return fixed
+    return folder
 
 
-def _release(service: str) -> None:
-    fd = _HELD.pop(service, None)
-    if fd is not None:
-        os.close(fd)  # releases the lock
+def _wrap(service: str, cert_dir: Path) -> list[str]:
+    """The command that starts a manager whose rotator insists on FIXED_CERT_DIR in a mount
+    namespace of its own (util-linux unshare(1)), where `cert_dir` is mounted over that folder:
+    what the manager sees there is its own certificate, and another manager's elsewhere. As
+    root, a private mount namespace; otherwise a user namespace too, mapped to root, where
+    mounting is allowed (user_namespaces(7))."""
+    if not SHAPES[service].fixed_cert_dir:
+        return []
+    FIXED_CERT_DIR.mkdir(parents=True, exist_ok=True)  # the mount point; nothing is written to it
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        raise ControlPlaneError(
+            f"{service}'s controller manager needs unshare(1) (util-linux) here: its webhook "
+            f"certificate must be at {FIXED_CERT_DIR}, which each manager sees on its own"
+        )
+    user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
+    mount = 'mount --bind "$1" "$2" && shift 2 && exec "$@"'
+    return [
+        unshare,
+        *user,
+        "--mount",
+        "--propagation",
+        "private",
+        "--",
+        "sh",
+        "-c",
+        mount,
+        "sh",
+        str(cert_dir),
+        str(FIXED_CERT_DIR),
+    ]
+
+
+def _in_release(api: ApiClient, doc: Obj, namespace: str) -> Obj:
+    """A chart object as Helm or Argo CD applies it: a namespaced one that names no namespace
+    goes into the release's."""
+    meta = doc.get("metadata") or {}
+    if (
+        meta.get("namespace")
+        or not api.resource(str(doc["apiVersion"]), str(doc["kind"])).namespaced
+    ):
+        return doc
+    return {**doc, "metadata": {**meta, "namespace": namespace}}
 
 
 def use_controller(plane: ControlPlane, service: str, setup: ControllerSetup | None) -> None:
@@ -314,7 +367,6 @@ def use_controller(plane: ControlPlane, service: str, setup: ControllerSetup | N
         _unhook(api, old)
         toolchain.terminate(running, STOP_GRACE)
         plane.services.remove(running)
-        _release(service)
         running = None
     if setup is None:
         if old is not None:
@@ -333,22 +385,33 @@ def use_controller(plane: ControlPlane, service: str, setup: ControllerSetup | N
         # again with the chart's empty keys, it would take the certificate away.
         mine = doc.get("kind") == "Secret" and doc["metadata"]["name"] == setup.cert_secret()
         if doc.get("kind") != CRD_API[1] and not (mine and running is not None):
-            api.apply(sim_labelled(doc))
-    api.apply(endpoint_slice(webhook_service(docs), host, port))
+            api.apply(sim_labelled(_in_release(api, doc, setup.namespace)))
+    hooked, hooked_port = webhook_service(docs)
+    api.apply(endpoint_slice(hooked, host, port, hooked_port))
     if running is not None:
         return
     health = _free_port()
+    shape = SHAPES[service]
     cert_dir = _cert_dir(plane, service)
+    # Where the manager itself finds the folder: the fixed one is `cert_dir` mounted (_wrap).
+    seen = FIXED_CERT_DIR if shape.fixed_cert_dir else cert_dir
     conf = plane.workdir / f"{service}-config.yaml"
     doc = local_config(
-        setup.config, host=host, webhook_port=port, health_port=health, cert_dir=str(cert_dir)
+        setup.config,
+        host=host,
+        webhook_port=port,
+        health_port=health,
+        cert_dir=str(seen) if shape.cert_dir_field else None,
     )
     conf.write_text(yaml.safe_dump(doc, sort_keys=False))
     process = toolchain.spawn(
         service,
         [f"--config={conf}", *setup.args],
-        env={"KUBECONFIG": str(plane.kubeconfig)},
+        # TMPDIR: controller-runtime's default certificate folder is under it (webhook/server.go
+        # os.TempDir), and FIXED_CERT_DIR is under /tmp.
+        env={"KUBECONFIG": str(plane.kubeconfig), "TMPDIR": "/tmp"},
         log=plane.logs() / f"{service}.log",
+        wrap=_wrap(service, cert_dir),
     )
     plane.services.append(process)
     secret = setup.cert_secret()

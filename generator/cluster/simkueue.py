@@ -177,19 +177,22 @@ def admission_verdicts(
 
 # ---- JobSets: Kueue admits them whole ------------------------------------------------------------
 
+# The job kinds that wait for the JobSet phase, and the kind of object Kueue's Workload of each
+# is owned by.
+HELD_KINDS = {"jobset": "JobSet", "trainjob": "TrainJob"}
 JOBSET_DECIDED_TIMEOUT = 60.0  # seconds for Kueue to admit each JobSet or say why not
 
 
 def jobset_admissions(api: ApiClient, view: FleetView, report: EnvReport) -> set[tuple[str, str]]:
-    """Kueue's verdict on every JobSet the teams queue: a row each, and SIM013 at the job's
-    values line for one Kueue does not admit. Kueue's jobset integration makes one Workload per
-    JobSet and admits it whole (kueue v0.17.0 pkg/controller/jobs/jobset). Returns (namespace,
-    name) of each JobSet Kueue holds: JobSet's controller makes no pod of it."""
+    """Kueue's verdict on every JobSet and TrainJob the teams queue: a row each, and SIM013 at
+    the job's values line for one Kueue does not admit. Kueue's jobset and trainjob integrations
+    make one Workload per object and admit it whole (kueue v0.17.0 pkg/controller/jobs/jobset,
+    jobs/trainjob). Returns (namespace, name) of each one Kueue holds: no pod of it is made."""
     queued = [
-        (team, job)
+        (team, job, HELD_KINDS[job.kind])
         for team in view.teams
         for job in team_workloads(view, team).jobs
-        if job.kind == "jobset"
+        if job.kind in HELD_KINDS
     ]
     if not queued or not api.serves(WORKLOAD_API, "Workload"):
         return set()
@@ -197,9 +200,9 @@ def jobset_admissions(api: ApiClient, view: FleetView, report: EnvReport) -> set
     def decided() -> bool:
         found = workloads_by_owner(api)
         return all(
-            (w := found.get((job.namespace, "JobSet", job.name))) is not None
+            (w := found.get((job.namespace, kind, job.name))) is not None
             and (admission(w) or pending(w))
-            for _, job in queued
+            for _, job, kind in queued
         )
 
     deadline = time.monotonic() + JOBSET_DECIDED_TIMEOUT
@@ -207,8 +210,8 @@ def jobset_admissions(api: ApiClient, view: FleetView, report: EnvReport) -> set
         time.sleep(0.2)  # what is undecided then is reported as such
     found = workloads_by_owner(api)
     held: set[tuple[str, str]] = set()
-    for team, job in queued:
-        wl = found.get((job.namespace, "JobSet", job.name))
+    for team, job, kind in queued:
+        wl = found.get((job.namespace, kind, job.name))
         placed = admission(wl) if wl is not None else ""
         why = (pending(wl) if wl is not None else "") or "Kueue made no decision"
         if wl is None:
@@ -217,7 +220,7 @@ def jobset_admissions(api: ApiClient, view: FleetView, report: EnvReport) -> set
         where = team.doc.anchor(job.path)
         report.admissions.append(
             {
-                "workload": f"JobSet {job.namespace}/{job.name}",
+                "workload": f"{kind} {job.namespace}/{job.name}",
                 "values": str(where),
                 "queue": str(((wl or {}).get("spec") or {}).get("queueName", "")),
                 "admission": verdict,
@@ -229,7 +232,7 @@ def jobset_admissions(api: ApiClient, view: FleetView, report: EnvReport) -> set
             report.findings.append(
                 Finding(
                     "SIM013",
-                    f"JobSet {job.namespace}/{job.name}: not admitted by Kueue: {why}",
+                    f"{kind} {job.namespace}/{job.name}: not admitted by Kueue: {why}",
                     where,
                     json_path(job.path),
                     HINTS["SIM013"],

@@ -14,6 +14,9 @@ from generator.cluster.simresult import HINTS, EnvReport, PodResult
 from generator.cluster.simrun import (
     BATCH_JOB,
     DEFAULT_SCHEDULER,
+    JOBSET,
+    LWS,
+    TRAINJOB,
     VOLCANO_JOB,
     JobOutcome,
     delete_jobs,
@@ -36,8 +39,6 @@ SERVICE_KINDS = ("Deployment", "LeaderWorkerSet")
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB_NAME = "jobset.sigs.k8s.io/replicatedjob-name"
 LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
-JOBSET = ("jobset.x-k8s.io/v1alpha2", "JobSet")
-LWS = ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet")
 
 
 def pod_refs(view: FleetView) -> dict[tuple[str, str, str], PodRef]:
@@ -73,11 +74,18 @@ def _failed_create(api: ApiClient) -> dict[tuple[str, str, str], str]:
     return out
 
 
-def _owner(pod: Obj, rs_owner: dict[tuple[str, str], str]) -> tuple[str, str]:
+def _owner(
+    pod: Obj,
+    rs_owner: dict[tuple[str, str], str],
+    trained: frozenset[tuple[str, str]] = frozenset(),
+) -> tuple[str, str]:
     """(kind, name) of the workload a pod belongs to: Job, Deployment, Volcano task, JobSet
-    task or LeaderWorkerSet."""
+    task, TrainJob (a pod of a JobSet in `trained`, (namespace, name) of the JobSets a TrainJob
+    owns) or LeaderWorkerSet."""
     meta = pod["metadata"]
     labels = meta.get("labels") or {}
+    if (meta.get("namespace", ""), labels.get(JOBSET_NAME)) in trained:
+        return "TrainJob", str(labels[JOBSET_NAME])
     if labels.get(JOBSET_NAME) and labels.get(REPLICATED_JOB_NAME):
         return "JobSet task", f"{labels[JOBSET_NAME]}/{labels[REPLICATED_JOB_NAME]}"
     if labels.get(LWS_NAME):
@@ -122,6 +130,11 @@ def check_pods(
         for ref in rs["metadata"].get("ownerReferences") or []
         if ref.get("kind") == "Deployment"
     }
+    trained = frozenset(
+        (js["metadata"].get("namespace", ""), js["metadata"]["name"])
+        for js in (api.list(*JOBSET) if api.serves(*JOBSET) else [])
+        if any(r.get("kind") == TRAINJOB[1] for r in js["metadata"].get("ownerReferences") or [])
+    )
     failed = _failed_create(api)
     workloads = workloads_by_owner(api)
     deploy_rs = {}
@@ -129,7 +142,7 @@ def check_pods(
         deploy_rs[(ns, dep)] = rs
     pods_by: dict[tuple[str, str, str], list[Obj]] = {}
     for pod in api.list("v1", "Pod"):
-        kind, name = _owner(pod, rs_owner)
+        kind, name = _owner(pod, rs_owner, trained)
         if kind and (pod["metadata"].get("labels") or {}).get(TEAM_LABEL) in teams:
             pods_by.setdefault((pod["metadata"]["namespace"], kind, name), []).append(pod)
     for key, ref in sorted(refs.items()):
@@ -284,6 +297,9 @@ def _wanted_pods(view: FleetView, api: ApiClient, key: tuple[str, str, str], ref
         lws = ((api.get(*LWS, ns, name) if api.serves(*LWS) else None) or {}).get("spec", {})
         size = int((lws.get("leaderWorkerTemplate") or {}).get("size", 1))
         return int(lws.get("replicas", 0)) * size
+    if kind == "TrainJob":
+        train = (api.get(*TRAINJOB, ns, name) if api.serves(*TRAINJOB) else None) or {}
+        return int(((train.get("spec") or {}).get("trainer") or {}).get("numNodes", 0))
     job, _, task = name.partition("/")
     if kind == "JobSet task":
         jobset = (api.get(*JOBSET, ns, job) if api.serves(*JOBSET) else None) or {}

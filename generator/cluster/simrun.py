@@ -165,11 +165,19 @@ def _undecided(pod: Obj, schedulers: frozenset[str] | None = None) -> bool:
 # labelled with its name: sigs.k8s.io/lws v0.8.0 api/leaderworkerset/v1 SetNameLabelKey).
 JOBSET = ("jobset.x-k8s.io/v1alpha2", "JobSet")
 LWS = ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet")
+TRAINJOB = ("trainer.kubeflow.org/v1alpha1", "TrainJob")
 MADE_TIMEOUT = 60.0
 
 
 def _made(api: ApiClient) -> bool:
-    """Whether every JobSet has all its child Jobs and every LeaderWorkerSet all its pods."""
+    """Whether every TrainJob has its JobSet (Trainer names it after the TrainJob:
+    github.com/kubeflow/trainer/v2 v2.2.0 pkg/runtime/framework/plugins/jobset), every JobSet
+    all its child Jobs and every LeaderWorkerSet all its pods."""
+    if api.serves(*TRAINJOB):
+        for tj in api.list(*TRAINJOB):
+            meta = tj["metadata"]
+            if api.get(*JOBSET, meta["namespace"], meta["name"]) is None:
+                return False
     if api.serves(*JOBSET):
         for js in api.list(*JOBSET):
             meta = js["metadata"]

@@ -61,6 +61,11 @@ _LWS_NOT = (
     "; its groups' pods were made and scheduled, but none failed or was updated here, so "
     "group restarts and rolling updates were not exercised"
 )
+_TRAINER_NOT = (
+    "; it made each TrainJob's JobSet from its ClusterTrainingRuntime, whose pods were made and "
+    "scheduled, but no training process ran here, so the TrainJobs' progress, completion and "
+    "the status server were not exercised"
+)
 RAN: dict[str, dict[str, str]] = {
     "kueue": {
         FLEET: "Kueue's controller manager ({module}) "
@@ -83,6 +88,13 @@ RAN: dict[str, dict[str, str]] = {
         + " were not exercised"
         + _LWS_NOT,
         SITE: _ASSUMED + _SITE_TAIL + _LWS_NOT,
+    },
+    "trainer": {
+        FLEET: "Kubeflow Trainer's controller manager ({module}) "
+        + _AS_PROCESS
+        + " were not exercised"
+        + _TRAINER_NOT,
+        SITE: _ASSUMED + " and no ClusterTrainingRuntime" + _SITE_TAIL + _TRAINER_NOT,
     },
 }
 

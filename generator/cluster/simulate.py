@@ -227,7 +227,7 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
         # JobSets wait until the Jobs have had their turn: they are jobs too, and Kueue would
         # otherwise hold their quota through the whole job phase (nothing finishes here).
         for b in units:
-            held = [o for o in b.docs if o.get("kind") == "JobSet"]
+            held = [o for o in b.docs if o.get("kind") in ("JobSet", "TrainJob")]
             jobs[b.unit.path] += held
             jobsets += [(b, o) for o in held]
 
@@ -310,7 +310,7 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
         tasks = {
             k: r
             for k, r in refs.items()
-            if k[1] == "JobSet task" and (k[0], k[2].split("/")[0]) not in waiting
+            if k[1] in ("JobSet task", "TrainJob") and (k[0], k[2].split("/")[0]) not in waiting
         }
         rows, failing = check_pods(api, view, tasks, node_info, JobOutcome())
         report.pods += rows

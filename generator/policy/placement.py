@@ -67,6 +67,8 @@ def pod_templates(obj: dict[str, Any]) -> Iterator[PodTemplate]:
         if group.get("leaderTemplate") is not None:
             yield _template(f"{where}.leaderTemplate", group.get("leaderTemplate"))
         yield _template(f"{where}.workerTemplate", group.get("workerTemplate"))
+    elif str(obj.get("apiVersion", "")).startswith("trainer.kubeflow.org/") and kind == "TrainJob":
+        yield from _trainjob_templates(spec)
     elif kind == "Pod":
         yield PodTemplate("$.spec", spec, {})
     elif kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"):
@@ -74,6 +76,31 @@ def pod_templates(obj: dict[str, Any]) -> Iterator[PodTemplate]:
     elif kind == "CronJob":
         job = (spec.get("jobTemplate") or {}).get("spec") or {}
         yield _template("$.spec.jobTemplate.spec.template", job.get("template"))
+
+
+def _trainjob_templates(spec: dict[str, Any]) -> Iterator[PodTemplate]:
+    """A TrainJob's pod templates as far as the TrainJob gives them: each replicated job's pod
+    template in its runtime patches (github.com/kubeflow/trainer/v2 v2.2.0 trainjob_types.go
+    RuntimePatch), with the trainer's image and resources on the trainer container "node",
+    where Trainer puts them (pkg/runtime/framework/plugins/jobset/builder.go Trainer). The rest
+    is the runtime's, which is not read here."""
+    trainer = spec.get("trainer") or {}
+    for i, patch in enumerate(spec.get("runtimePatches") or []):
+        template = ((patch or {}).get("trainingRuntimeSpec") or {}).get("template") or {}
+        for j, rjob in enumerate((template.get("spec") or {}).get("replicatedJobs") or []):
+            pod = (((rjob or {}).get("template") or {}).get("spec") or {}).get("template") or {}
+            where = (
+                f"$.spec.runtimePatches[{i}].trainingRuntimeSpec.template.spec"
+                f".replicatedJobs[{j}].template.spec.template"
+            )
+            found = _template(where, pod)
+            containers = [
+                {**c, "image": trainer.get("image"), "resources": trainer.get("resourcesPerNode")}
+                if c.get("name") == "node" and trainer
+                else c
+                for c in found.spec.get("containers") or []
+            ]
+            yield PodTemplate(found.where, {**found.spec, "containers": containers}, found.labels)
 
 
 def expr_matches(expr: dict[str, Any], labels: dict[str, str]) -> bool:

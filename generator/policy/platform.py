@@ -31,6 +31,13 @@ def needs(obj: Obj) -> Iterator[tuple[platform.Addon, str, str]]:
             f"its kind {obj.get('kind')} of {api} is served by {addon.title}",
             "$.apiVersion",
         )
+        for key in addon.needs:
+            yield (
+                platform.BY_KEY[key],
+                f"{addon.title} runs its kind {obj.get('kind')} as {platform.BY_KEY[key].title}'s "
+                "objects",
+                "$.apiVersion",
+            )
     # A Volcano Job names its scheduler in its spec (volcano.sh/apis v1.14.0
     # pkg/apis/batch/v1alpha1/job.go, JobSpec.SchedulerName); other kinds in their pod templates.
     named = [("$.spec", (obj.get("spec") or {}).get("schedulerName"))]
@@ -47,6 +54,7 @@ def _where(team: Team, obj: Obj) -> tuple[Location, YamlPath | None]:
     name = str(obj["metadata"]["name"])
     chosen: dict[str, YamlPath] = {
         "Job": ("jobs", name, "kind"),
+        "TrainJob": ("jobs", name, "kind"),
         "HTTPRoute": ("services", name, "routing"),
         "VirtualService": ("services", name, "routing"),
     }

@@ -402,16 +402,18 @@ def kueue_admission(view: FleetView) -> Iterable[Finding]:
     pkg/scheduler/flavorassigner/flavorassigner.go, assignFlavors: one flavor per resource
     group), one whose node labels its pods' selectors accept, and only within that flavor's
     nominal quota plus borrowing limit. A batch/v1 Job's pods are one workload (parallelism x
-    devices); a Deployment's pods one each. No such flavor: the job is never admitted, while
-    render and plan would say it fits."""
+    devices), and a TrainJob's (numNodes x devices: one pod set, kueue v0.17.0
+    pkg/controller/jobs/trainjob PodSets); a Deployment's pods one each. No such flavor: the
+    job is never admitted, while render and plan would say it fits."""
     if scheduling.backend(view) != "kueue":
         return
     for team in view.teams:
         objs, _ = team_objects(view, team)
         for land in landings(view, team):
-            if land.ref.kind not in ("Job", "Deployment"):
+            if land.ref.kind not in ("Job", "TrainJob", "Deployment"):
                 continue  # a Volcano Job under Kueue is SCH002
-            need = land.devices * (land.ref.count if land.ref.kind == "Job" else 1)
+            whole = land.ref.kind in ("Job", "TrainJob")
+            need = land.devices * (land.ref.count if whole else 1)
             limits = _flavor_limits(objs, land.vendor.resource_name)
             room = {
                 scheduling.flavor_name(land.vendor, p): limits.get(

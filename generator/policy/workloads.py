@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from generator.builders.scheduling import DEFAULT_SCHEDULER
+from generator.builders.scheduling import scheduler_name as scheduling_name
 from generator.builders.workloads import (
     VOLCANO_QUEUE_ANNOTATION,
     PodRef,
@@ -26,6 +28,68 @@ from generator.workloads.usage import fleet_needs, vendor_usage
 def workload_values(view: FleetView) -> Iterable[Finding]:
     for team in view.teams:
         yield from team_workloads(view, team).findings
+
+
+# What a `kind: trainjob` job may not set, and why: a TrainJob carries its pods' settings only as
+# its trainer fields and a runtime patch of the pod fields Trainer lets managers set
+# (github.com/kubeflow/trainer/v2 v2.2.0 pkg/apis/trainer/v1alpha1/trainjob_types.go TrainJobSpec,
+# Trainer, PodSpecPatch, ContainerPatch); the rest of its pods and Jobs is its runtime's.
+TRAINJOB_REFUSED = {
+    "priorityClassName": "a runtime patch has no priorityClassName (PodSpecPatch)",
+    "topologySpreadConstraints": "a runtime patch has no topologySpreadConstraints (PodSpecPatch)",
+    "envFrom": "a TrainJob's trainer has env but no envFrom (Trainer)",
+    "ttlSecondsAfterFinished": "a TrainJob has no ttlSecondsAfterFinished (TrainJobSpec)",
+    "parallelism": "a TrainJob's pods are its numNodes",
+    "completions": "a TrainJob's Jobs complete as its runtime says",
+    "backoffLimit": "a TrainJob's Jobs restart as its runtime says",
+    "minAvailable": "a TrainJob is admitted whole by Kueue, not gang-scheduled by Volcano",
+    "successPolicy": "a TrainJob's JobSet policies are its runtime's",
+    "failurePolicy": "a TrainJob's JobSet policies are its runtime's",
+}
+
+
+def trainjob_limits(view: FleetView) -> Iterable[Finding]:
+    """A `kind: trainjob` job that asks for what a TrainJob cannot carry: the setting would be
+    dropped without a word, so it is an error at its line."""
+    scheduler = scheduling_name(view)
+    for team in view.teams:
+        for job in team_workloads(view, team).jobs:
+            if job.kind != "trainjob":
+                continue
+            raw = team.doc.get(*job.path, default={}) or {}
+            problems: list[tuple[YamlPath, str, str]] = [
+                ((*job.path, key), why, f"remove {key}")
+                for key, why in TRAINJOB_REFUSED.items()
+                if raw.get(key) is not None
+            ]
+            vendor = view.vendor(job.tasks[0].pod.vendor)
+            if vendor is not None and vendor.runtime_class and job.tasks[0].pod.devices:
+                problems.append(
+                    (
+                        (*job.path, "vendor"),
+                        f"vendor {vendor.id!r} needs RuntimeClass {vendor.runtime_class!r} on "
+                        "its pods, and a runtime patch has no runtimeClassName (PodSpecPatch)",
+                        "make the vendor's container runtime the nodes' default and drop "
+                        f"runtimeClass from values/vendors/{vendor.id}.yaml, or use kind: jobset",
+                    )
+                )
+            if scheduler != DEFAULT_SCHEDULER:
+                problems.append(
+                    (
+                        (*job.path, "kind"),
+                        f"the fleet's pods ask for scheduler {scheduler!r}, and a runtime patch "
+                        "has no schedulerName (PodSpecPatch): the TrainJob's pods would bypass it",
+                        "use kind: volcano or jobset under this scheduling backend",
+                    )
+                )
+            for path, why, fix in problems:
+                yield Finding(
+                    "WKL010",
+                    f"job {job.name!r} is a TrainJob: {why}",
+                    team.doc.locate(path, key=path[-1] != "vendor" and path[-1] != "kind"),
+                    json_path(path),
+                    fix,
+                )
 
 
 # An error, not a warning: Pod Security admission refuses every pod of such a workload, so Argo CD
@@ -413,6 +477,7 @@ CHECKS: tuple[Check, ...] = (
         "a workload's pod annotation is not one fleet.yaml's teamPodAnnotations allows",
         allowed_annotations,
     ),
+    Check("WKL010", "a TrainJob asks for what a TrainJob cannot carry", trainjob_limits),
     Check(
         "WKL008",
         "a workload uses a Secret, ConfigMap, PVC, ServiceAccount or PriorityClass that is "

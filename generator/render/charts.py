@@ -4,6 +4,8 @@ as validate checks it (validate/stages/charts.py) and simulate runs it (cluster/
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +27,75 @@ def chart_dir(chart: platform.Chart) -> Path:
     return module_dir(chart.tool_module, chart.module) / chart.module_path
 
 
+class ChartError(Exception):
+    """A chart that cannot be rendered here as the values ask (a dependency it needs is not in
+    its module)."""
+
+
+def _setting(values: dict[str, Any], defaults: dict[str, Any], dotted: str) -> Any:
+    """A chart value by its dotted path: from `values`, else the chart's own values.yaml."""
+    for source in (values, defaults):
+        node: Any = source
+        for part in dotted.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is not None:
+            return node
+    return None
+
+
+def disabled_dependencies(
+    meta: dict[str, Any], values: dict[str, Any], defaults: dict[str, Any]
+) -> None:
+    """Check that every subchart the chart declares is switched off by `values`: a module holds
+    the chart's source, without the subcharts its release packages (Helm fetches them into
+    charts/ at `helm dependency build`). A subchart whose condition is off renders nothing
+    (helm.sh/helm/v3 pkg/chartutil/dependencies.go processDependencyConditions: the first path
+    of a comma-separated condition that is set decides)."""
+    for dep in meta.get("dependencies") or []:
+        condition = str(dep.get("condition") or "")
+        first = next(
+            (
+                value
+                for path in condition.split(",")
+                if path and (value := _setting(values, defaults, path.strip())) is not None
+            ),
+            None,
+        )
+        if first is not False:
+            raise ChartError(
+                f"chart {meta.get('name')} needs its subchart {dep.get('name')}, which its Go "
+                f"module does not ship: set {condition or 'its condition'} to false"
+            )
+
+
 def render_chart(chart: platform.Chart, values: dict[str, Any], kube_version: str) -> str:
     """`helm template` of the chart inside its module with `values`: every object, CRDs too."""
+    source = chart_dir(chart)
+    meta = yaml.safe_load((source / "Chart.yaml").read_text()) or {}
+    if not meta.get("dependencies"):
+        return _helm_template(chart, source, values, kube_version)
+    defaults = yaml.safe_load((source / "values.yaml").read_text()) or {}
+    disabled_dependencies(meta, values, defaults)
+    # helm refuses a chart whose declared subcharts are missing from charts/, even when their
+    # conditions are off; a copy without the declarations renders what the release does.
+    with tempfile.TemporaryDirectory(prefix="chart-") as tmp:
+        copy = Path(tmp) / source.name
+        shutil.copytree(source, copy, copy_function=shutil.copyfile)
+        for folder in (copy, *(p for p in copy.rglob("*") if p.is_dir())):
+            folder.chmod(0o755)  # the module cache's folders are read-only
+        (copy / "Chart.yaml").write_text(
+            yaml.safe_dump({k: v for k, v in meta.items() if k != "dependencies"})
+        )
+        return _helm_template(chart, copy, values, kube_version)
+
+
+def _helm_template(
+    chart: platform.Chart, folder: Path, values: dict[str, Any], kube_version: str
+) -> str:
     args = [
         "template",
         chart.release,
-        str(chart_dir(chart)),
+        str(folder),
         "--namespace",
         chart.namespace,
         "--include-crds",

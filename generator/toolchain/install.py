@@ -127,6 +127,12 @@ def builds() -> dict[str, Build]:
             ldflags=f"-X sigs.k8s.io/node-feature-discovery/pkg/version.version={NFD_VERSION}",
         ),
         Build("kueue", "kueuecheck", "sigs.k8s.io/kueue/cmd/kueue", ldflags="-s -w"),
+        Build(
+            "trainer",
+            "kueuecheck",
+            "github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager",
+            ldflags="-s -w",
+        ),
         Build("workloadcheck", "workloads", "."),
         Build("jobset", "workloads", "sigs.k8s.io/jobset", ldflags="-s -w"),
         Build("lws", "workloads", "sigs.k8s.io/lws/cmd", ldflags="-s -w"),

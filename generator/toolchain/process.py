@@ -120,11 +120,13 @@ def spawn(
     log: Path,
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
+    wrap: Sequence[str] = (),
 ) -> Service:
     """Start a registered tool in the background, in a process group of its own (so that
     :func:`terminate` reaches everything it starts and a Ctrl-C at the terminal does not), with
-    stdout and stderr appended to ``log``. Raises ToolMissing when it is not installed."""
-    argv = [str(_require(tool)), *args]
+    stdout and stderr appended to ``log``; ``wrap``: a command that runs it (and execs it).
+    Raises ToolMissing when it is not installed."""
+    argv = [*wrap, str(_require(tool)), *args]
     with log.open("ab") as out:
         process = subprocess.Popen(
             argv,

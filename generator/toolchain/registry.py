@@ -84,6 +84,7 @@ CONTROL_PLANE: tuple[str, ...] = (
     "kueue",
     "jobset",
     "lws",
+    "trainer",
 )
 CONTROL_PLANE_TARGET = "cluster"
 # What only this repository's test suite runs (`tools install --only dev`).
@@ -146,6 +147,9 @@ _DECLARED: Mapping[str, Tool] = {
         # go.mod requires: simulate runs them when the environment applies their objects.
         _go("jobset", "sigs.k8s.io/jobset", "v0.11.1", "workloads"),
         _go("lws", "sigs.k8s.io/lws", "v0.8.0", "workloads"),
+        # Kubeflow Trainer's controller manager, at the version Kueue v0.17.0's go.mod
+        # requires: simulate runs it when the environment applies TrainJobs.
+        _go("trainer", "github.com/kubeflow/trainer/v2", "v2.2.0", "kueuecheck"),
         # JobSet's and LeaderWorkerSet's admission webhooks on rendered JobSets and
         # LeaderWorkerSets (ADM001, generator/validate/stages/workloads.py).
         _go(

@@ -693,12 +693,33 @@ JOBSET_FAILURE = _obj(
     },
     description="kind: jobset: how often the whole JobSet restarts when a Job fails",
 )
+# The ClusterTrainingRuntimes a `kind: trainjob` may name: those Kubeflow Trainer's chart installs
+# whose trainer step is one replicated job, "node" (github.com/kubeflow/trainer/v2 v2.2.0
+# charts/kubeflow-trainer/templates/runtimes/{torch,jax,xgboost}-distributed.yaml);
+# builders/scheduling.py TRAINER_RUNTIMES switches them on in the chart.
+TRAINER_RUNTIMES = ("torch-distributed", "jax-distributed", "xgboost-distributed")
 JOB = _obj(
     {
         **WORKLOAD_COMMON,
         "kind": {
-            "enum": ["job", "volcano", "jobset"],
-            "description": "batch/v1 Job, Volcano Job, or JobSet (a replicated Job per task)",
+            "enum": ["job", "volcano", "jobset", "trainjob"],
+            "description": "batch/v1 Job, Volcano Job, JobSet (a replicated Job per task), or "
+            "Kubeflow Trainer TrainJob",
+        },
+        "runtime": {
+            "enum": list(TRAINER_RUNTIMES),
+            "description": "kind: trainjob: the ClusterTrainingRuntime it runs on (installed by "
+            "the fleet's Kubeflow Trainer); default torch-distributed",
+        },
+        "numNodes": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "kind: trainjob: training nodes (pods), each with `devices` devices",
+        },
+        "numProcPerNode": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "kind: trainjob: training processes per node; default: the runtime's",
         },
         "vendor": _str(DNS_LABEL, description="batch/v1 Job: the vendor it runs on"),
         "devices": {"type": "integer", "minimum": 0, "description": "devices per pod"},
@@ -913,6 +934,7 @@ FLEET_PROPS: dict[str, Any] = {
             "nfd": _addon(["fleet", "site"]),
             "jobset": _addon(["fleet", "site"]),
             "lws": _addon(["fleet", "site"]),
+            "trainer": _addon(["fleet", "site"]),
             "gatewayAPI": _addon(["site"]),
             "istio": _addon(["site"]),
         },

@@ -70,6 +70,10 @@ class Job:
     # them (None: unset).
     success_policy: dict[str, Any] | None = None
     failure_policy: dict[str, Any] | None = None
+    # kind: trainjob: the ClusterTrainingRuntime it names, and its processes per node (None:
+    # the runtime's).
+    runtime: str = ""
+    procs_per_node: int | None = None
 
     @property
     def has_tasks(self) -> bool:
@@ -240,9 +244,10 @@ class _Resolver:
                 tasks.append(Task(tname, int(traw.get("replicas", 1)), pod, tpath))
         else:
             if tasks_raw:
+                what = "a TrainJob" if kind == "trainjob" else "a batch/v1 Job"
                 self.err(
                     "WKL005",
-                    f"job {name!r} is a batch/v1 Job but has tasks",
+                    f"job {name!r} is {what} but has tasks",
                     (*path, "tasks"),
                     "set kind: volcano or jobset, or use vendor and devices",
                 )
@@ -255,7 +260,9 @@ class _Resolver:
                 return None
             model = str(raw.get("model", ""))
             pod = self.pod(raw, raw, vendor, int(raw.get("devices", 1)), model, (*path, "images"))
-            tasks.append(Task("main", int(raw.get("parallelism", 1)), pod, path))
+            # A TrainJob's pods are its nodes; a batch Job's its parallelism.
+            size = raw.get("numNodes", 1) if kind == "trainjob" else raw.get("parallelism", 1)
+            tasks.append(Task("main", int(size), pod, path))
         if len(self.findings) > before:
             return None
         replicas = sum(t.replicas for t in tasks)
@@ -276,6 +283,8 @@ class _Resolver:
             active_deadline=_optional_int(raw, "activeDeadlineSeconds"),
             success_policy=_optional_dict(raw, "successPolicy"),
             failure_policy=_optional_dict(raw, "failurePolicy"),
+            runtime=str(raw.get("runtime", "torch-distributed")) if kind == "trainjob" else "",
+            procs_per_node=_optional_int(raw, "numProcPerNode"),
         )
 
     def service(self, name: str, raw: dict[str, Any]) -> Service | None:

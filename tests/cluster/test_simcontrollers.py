@@ -5,25 +5,25 @@ control plane: tests/cluster/test_simulate.py."""
 from __future__ import annotations
 
 import base64
-import fcntl
-import os
 import socket
+import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import yaml
 
-from generator.cluster import simcontrollers
 from generator.cluster.launcher import SIM_LABEL, ControlPlaneError
 from generator.cluster.simcontrollers import (
+    FIXED_CERT_DIR,
     ControllerSetup,
     _ca_injected,
     _cert_dir,
+    _in_release,
     _listening,
     _mount_secret,
-    _release,
     _unhook,
+    _wrap,
     endpoint_address,
     endpoint_slice,
     host_address,
@@ -70,6 +70,21 @@ def test_an_unnamed_service_port_gives_an_unnamed_endpoint_port() -> None:
     assert endpoint_slice(service, "192.0.2.2", 1)["ports"] == [
         {"name": "", "port": 1, "protocol": "TCP"}
     ]
+
+
+def test_the_endpoint_port_is_named_after_the_service_port_the_webhooks_call() -> None:
+    service = {
+        "kind": "Service",
+        "metadata": {"name": "s", "namespace": "n"},
+        "spec": {
+            "ports": [
+                {"name": "monitoring-port", "port": 8443},
+                {"name": "webhook-server", "port": 443},
+            ]
+        },
+    }
+    assert endpoint_slice(service, "192.0.2.2", 1)["ports"][0]["name"] == "webhook-server"
+    assert endpoint_slice(service, "192.0.2.2", 1, 8443)["ports"][0]["name"] == "monitoring-port"
 
 
 def test_the_endpoint_address_is_the_first_an_endpoint_may_have() -> None:
@@ -132,7 +147,9 @@ def test_the_webhook_service_is_the_one_the_first_webhook_calls() -> None:
         "webhooks": [{"clientConfig": {"service": {"name": "hooks", "namespace": "b"}}}],
     }
     docs = [service("metrics", "b"), service("hooks", "a"), hook, service("hooks", "b")]
-    assert webhook_service(docs) == service("hooks", "b")
+    assert webhook_service(docs) == (service("hooks", "b"), 443)
+    hook["webhooks"][0]["clientConfig"]["service"]["port"] = 8443  # type: ignore[index]
+    assert webhook_service(docs) == (service("hooks", "b"), 8443)
 
 
 # ---- the helpers around a running manager, on a stand-in API client ----------------------------
@@ -261,7 +278,7 @@ def test_a_manager_with_no_secret_named_uses_its_default_and_others_none() -> No
         ("kueue", "kueue-webhook-server-cert"),
         ("jobset", "jobset-webhook-server-cert"),
         ("lws", "lws-webhook-server-cert"),
-        ("other", ""),
+        ("trainer", ""),
     ):
         assert chart_setup(service=service).cert_secret() == default
 
@@ -275,32 +292,72 @@ def test_something_listening_is_told_from_nothing() -> None:
     assert not _listening("127.0.0.1", port)
 
 
-def test_a_fixed_certificate_folder_is_emptied_and_locked_for_one_simulation(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    folder = tmp_path / "k8s-webhook-server" / "serving-certs"
-    monkeypatch.setitem(simcontrollers.FIXED_CERT_DIRS, "jobset", folder)
-    folder.mkdir(parents=True)
+def test_a_certificate_folder_is_the_planes_own_and_starts_empty(tmp_path: Path) -> None:
+    plane = SimpleNamespace(workdir=tmp_path)
+    folder = tmp_path / "jobset-certs"
+    folder.mkdir()
     (folder / "tls.crt").write_text("stale")
-    plane = SimpleNamespace(workdir=tmp_path / "plane")
-    plane.workdir.mkdir()
-    try:
-        assert _cert_dir(plane, "jobset") == folder  # type: ignore[arg-type]
-        assert list(folder.iterdir()) == []  # a stale certificate would pass for this run's
-        # Another holder (another simulation) is refused while this one holds it.
-        other = os.open(folder.parent / ".jobset.accel-gitops.lock", os.O_RDWR)
-        with pytest.raises(OSError):
-            fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        os.close(other)
-        # This process taking it again (a plane stopped without stopping jobset) is no conflict.
-        assert _cert_dir(plane, "jobset") == folder  # type: ignore[arg-type]
-    finally:
-        _release("jobset")
-    other = os.open(folder.parent / ".jobset.accel-gitops.lock", os.O_RDWR)
-    fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released: free
-    with pytest.raises(ControlPlaneError, match="another simulation on this machine runs it"):
-        _cert_dir(plane, "jobset")  # type: ignore[arg-type]
-    os.close(other)
-    # A manager with a configurable folder gets the plane's own.
-    assert _cert_dir(plane, "lws") == plane.workdir / "lws-certs"  # type: ignore[arg-type]
-    assert (plane.workdir / "lws-certs").is_dir()
+    assert _cert_dir(plane, "jobset") == folder  # type: ignore[arg-type]
+    assert list(folder.iterdir()) == []  # a stale certificate would pass for this run's
+    assert _cert_dir(plane, "lws") == tmp_path / "lws-certs"  # type: ignore[arg-type]
+    assert (tmp_path / "lws-certs").is_dir()
+
+
+def test_managers_with_a_fixed_folder_run_in_a_mount_namespace_of_their_own(
+    tmp_path: Path,
+) -> None:
+    """JobSet's and Trainer's rotators insist on one folder: each sees its own certificate
+    there, mounted from its plane's folder, and the machine's folder stays untouched."""
+    assert _wrap("kueue", tmp_path) == [] and _wrap("lws", tmp_path) == []
+    for service in ("jobset", "trainer"):
+        wrap = _wrap(service, tmp_path / service)
+        assert wrap[-2:] == [str(tmp_path / service), str(FIXED_CERT_DIR)]
+    # Run for real: two wrapped commands each read their own file at the fixed path.
+    for name in ("a", "b"):
+        mine = tmp_path / name
+        mine.mkdir()
+        (mine / "tls.crt").write_text(name)
+        argv = [*_wrap("jobset", mine), "cat", str(FIXED_CERT_DIR / "tls.crt")]
+        assert subprocess.run(argv, capture_output=True, text=True, check=True).stdout == name
+    assert not (FIXED_CERT_DIR / "tls.crt").exists()
+
+
+def test_each_manager_names_its_certificate_secret_in_its_own_section() -> None:
+    def setup(service: str, config: str) -> ControllerSetup:
+        return ControllerSetup(service, "ns", config)
+
+    # Trainer v2.2.0: certManagement; the others: internalCertManagement.
+    assert setup("trainer", "certManagement: {webhookSecretName: t-cert}\n").cert_secret() == (
+        "t-cert"
+    )
+    assert setup("trainer", "internalCertManagement: {webhookSecretName: x}\n").cert_secret() == ""
+    assert setup("jobset", "certManagement: {webhookSecretName: x}\n").cert_secret() == (
+        "jobset-webhook-server-cert"
+    )
+    assert setup("lws", "").cert_secret() == "lws-webhook-server-cert"
+    assert setup("kueue", "").cert_secret() == "kueue-webhook-server-cert"
+
+
+def test_a_configuration_without_a_certificate_folder_field_gets_none() -> None:
+    got = local_config(
+        "webhook: {port: 9443, host: ''}\n",
+        host="192.0.2.2",
+        webhook_port=31000,
+        health_port=31001,
+        cert_dir=None,
+    )
+    assert got["webhook"] == {"port": 31000, "host": "192.0.2.2"}
+
+
+def test_a_chart_object_without_a_namespace_goes_into_the_release_namespace() -> None:
+    class Api:
+        def resource(self, api_version: str, kind: str) -> SimpleNamespace:
+            return SimpleNamespace(namespaced=kind == "Role")
+
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r"}}
+    got = _in_release(Api(), role, "rel")  # type: ignore[arg-type]
+    assert got["metadata"] == {"name": "r", "namespace": "rel"}
+    placed = {**role, "metadata": {"name": "r", "namespace": "other"}}
+    assert _in_release(Api(), placed, "rel") == placed  # type: ignore[arg-type]
+    crole = {**role, "kind": "ClusterRole"}
+    assert _in_release(Api(), crole, "rel") == crole  # type: ignore[arg-type]

@@ -1,7 +1,8 @@
 // kueuecheck runs Kueue's own admission webhook code (sigs.k8s.io/kueue v0.17.0 pkg/webhooks)
 // on rendered Kueue objects, without a cluster (main.go), and pins Kueue's controller manager
-// (cmd/kueue), which simulate runs as the fleet's Kueue add-on deploys it. Own module: Kueue
-// pins its own Kubernetes and controller-runtime versions.
+// (cmd/kueue), which simulate runs as the fleet's Kueue add-on deploys it, and Kubeflow Trainer's
+// (github.com/kubeflow/trainer/v2 cmd/trainer-controller-manager, at the v2.2.0 Kueue requires).
+// Own module: Kueue pins its own Kubernetes and controller-runtime versions.
 module accel-gitops/tools/kueuecheck
 
 go 1.26
@@ -154,4 +155,7 @@ require (
 	volcano.sh/apis v1.14.0 // indirect
 )
 
-tool sigs.k8s.io/kueue/cmd/kueue
+tool (
+	github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
+	sigs.k8s.io/kueue/cmd/kueue
+)
