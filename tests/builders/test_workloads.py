@@ -18,6 +18,7 @@ from generator.findings import Location
 from generator.plan import env_plan
 from generator.render.stage import RenderOptions, render
 from generator.values import loader as values
+from generator.values import schema
 from generator.values.model import FleetView, Team, Vendor
 from generator.workloads.phases import plan_service
 from tests.fixtures import (
@@ -32,6 +33,8 @@ from tests.fixtures import (
     JOBSET_TEAM,
     LWS_TEAM,
     PROD_FLEET,
+    TRAINJOB_FLEET,
+    TRAINJOB_TEAM,
     assert_units_build_exactly,
     build_unit,
     by_name,
@@ -1485,6 +1488,118 @@ def test_a_jobset_under_volcano_points_its_pods_at_the_teams_queue(tmp_path: Pat
         assert template["metadata"]["annotations"] == {
             "scheduling.volcano.sh/queue-name": "team-llm"
         }
+
+
+# ---- Kubeflow Trainer TrainJobs (issue 21) -----------------------------------------------------
+
+
+def trainjob_tree(tmp_path: Path, team: str = TRAINJOB_TEAM) -> Path:
+    return tree(
+        tmp_path,
+        {
+            "fleet.yaml": PROD_FLEET + yaml.safe_dump(TRAINJOB_FLEET),
+            "vendors/nvidia.yaml": "pools:\n  - {name: a100, model: A100, devicesPerNode: 8, "
+            "nodes: [g1, g2]}\n",
+            "teams/llm.yaml": team,
+        },
+        defaults=False,
+        fleet=PROD_FLEET,
+    )
+
+
+def test_a_trainjob_carries_its_devices_in_the_trainer_and_its_placement_in_a_patch(
+    tmp_path: Path,
+) -> None:
+    extra = (
+        "    numProcPerNode: 4\n    activeDeadlineSeconds: 600\n    env: {EPOCHS: '3'}\n"
+        "    serviceAccountName: trainer\n    imagePullSecrets: [{name: regcred}]\n"
+        "    shmSize: 8Gi\n"
+    )
+    declared = "external: {secrets: [regcred], serviceAccounts: [trainer]}\n"
+    values_dir = trainjob_tree(tmp_path, declared + TRAINJOB_TEAM + extra)
+    assert not codes(values_dir)
+    objs = build_unit(render_into(values_dir, tmp_path / "out"), "prod", "team-llm")
+    train = find(objs, "TrainJob", "finetune")
+    assert train["apiVersion"] == "trainer.kubeflow.org/v1alpha1"
+    assert train["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-llm"
+    spec = train["spec"]
+    assert spec["runtimeRef"] == {
+        "apiGroup": "trainer.kubeflow.org",
+        "kind": "ClusterTrainingRuntime",
+        "name": "torch-distributed",
+    }
+    assert spec["activeDeadlineSeconds"] == 600
+    assert spec["trainer"] == {
+        "image": "r/train:cuda",
+        "command": ["torchrun", "train.py"],
+        "env": [{"name": "EPOCHS", "value": "3"}],
+        "numNodes": 2,
+        "numProcPerNode": 4,
+        "resourcesPerNode": {
+            "requests": {"cpu": "1", "memory": "2Gi", "nvidia.com/gpu": 8},
+            "limits": {"nvidia.com/gpu": 8},
+        },
+    }
+    (patch,) = spec["runtimePatches"]
+    assert patch["manager"] == "accel-gitops.io/generator"
+    (step,) = patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
+    assert step["name"] == "node"
+    template = step["template"]["spec"]["template"]
+    assert template["metadata"]["labels"]["accel-gitops.io/vendor"] == "nvidia"
+    pod = template["spec"]
+    # Only the fields a runtime patch may carry: the pool's placement, volumes and identity.
+    assert sorted(pod) == [
+        "containers",
+        "imagePullSecrets",
+        "nodeSelector",
+        "securityContext",
+        "serviceAccountName",
+        "tolerations",
+        "volumes",
+    ]
+    assert pod["nodeSelector"] == {"feature.node.kubernetes.io/accelerator": "nvidia-gpu"}
+    assert pod["tolerations"] == [NVIDIA_TOLERATION]
+    assert pod["imagePullSecrets"] == [{"name": "regcred"}]
+    (container,) = pod["containers"]
+    assert container["name"] == "node"
+    assert container["volumeMounts"] == [{"name": "dshm", "mountPath": "/dev/shm"}]
+    assert sorted(container) == ["name", "securityContext", "volumeMounts"]
+    # Kueue admits it through its trainjob integration; the fleet's Trainer installs exactly the
+    # runtime it names, and not its own JobSet.
+    view = values.load(values_dir).envs["prod"]
+    assert "trainer.kubeflow.org/trainjob" in scheduling.kueue_integrations(view)
+    assert scheduling.trainer_chart_values(view) == {
+        "jobset": {"install": False},
+        "runtimes": {"torchDistributed": {"enabled": True}},
+    }
+    apps = {
+        o["metadata"]["labels"].get("accel-gitops.io/addon"): o
+        for o in build_unit(tmp_path / "out", "prod", "argocd")
+        if o["kind"] == "Application"
+    }
+    source = apps["trainer"]["spec"]["source"]
+    assert (source["repoURL"], source["chart"], source["targetRevision"]) == (
+        "ghcr.io/kubeflow/charts",
+        "kubeflow-trainer",
+        "2.2.0",
+    )
+
+
+def test_the_trainer_chart_installs_the_runtimes_the_trainjobs_name(tmp_path: Path) -> None:
+    jax = TRAINJOB_TEAM.replace("finetune", "a") + (
+        "  b:\n    kind: trainjob\n    vendor: nvidia\n    runtime: jax-distributed\n"
+        "    images: {nvidia: r/jax}\n"
+        "  c:\n    kind: jobset\n    images: {nvidia: r/x}\n"
+        "    tasks: {w: {vendor: nvidia}}\n"
+    )
+    view = values.load(trainjob_tree(tmp_path, jax)).envs["prod"]
+    assert scheduling.trainer_runtimes(view) == ["jax-distributed", "torch-distributed"]
+    assert scheduling.trainer_chart_values(view)["runtimes"] == {
+        "jaxDistributed": {"enabled": True},
+        "torchDistributed": {"enabled": True},
+    }
+    # every runtime values may name has its chart switch
+    assert sorted(scheduling.TRAINER_RUNTIMES) == sorted(schema.TRAINER_RUNTIMES)
 
 
 # ---- LeaderWorkerSet tracks (issue 21) ---------------------------------------------------------

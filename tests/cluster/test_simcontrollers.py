@@ -313,13 +313,17 @@ def test_managers_with_a_fixed_folder_run_in_a_mount_namespace_of_their_own(
         wrap = _wrap(service, tmp_path / service)
         assert wrap[-2:] == [str(tmp_path / service), str(FIXED_CERT_DIR)]
     # Run for real: two wrapped commands each read their own file at the fixed path.
+    FIXED_CERT_DIR.mkdir(parents=True, exist_ok=True)
+    before = sorted((p.name, p.read_bytes()) for p in FIXED_CERT_DIR.iterdir() if p.is_file())
     for name in ("a", "b"):
         mine = tmp_path / name
         mine.mkdir()
         (mine / "tls.crt").write_text(name)
         argv = [*_wrap("jobset", mine), "cat", str(FIXED_CERT_DIR / "tls.crt")]
         assert subprocess.run(argv, capture_output=True, text=True, check=True).stdout == name
-    assert not (FIXED_CERT_DIR / "tls.crt").exists()
+    assert sorted((p.name, p.read_bytes()) for p in FIXED_CERT_DIR.iterdir() if p.is_file()) == (
+        before
+    )
 
 
 def test_each_manager_names_its_certificate_secret_in_its_own_section() -> None:

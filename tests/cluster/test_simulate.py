@@ -33,6 +33,8 @@ from tests.fixtures import (
     JOBSET_TEAM,
     LWS_TEAM,
     SIM_FLEET,
+    TRAINJOB_FLEET,
+    TRAINJOB_TEAM,
     tree,
 )
 
@@ -412,6 +414,60 @@ def test_kueue_admits_a_jobset_whole_and_one_larger_than_the_queue_waits(
     ]
     # Two 8-GPU pods on two 8-GPU nodes: one each.
     assert len({p.node for p in env.pods if p.vendor == "nvidia"}) == 2
+
+
+# ---- Kubeflow Trainer TrainJobs under Kueue (issue 21) ----------------------------------------
+
+
+def test_trainers_controller_runs_an_admitted_trainjob_as_a_jobset_on_its_pool(
+    tmp_path: Path, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kueue's trainjob integration admits a TrainJob whole; Trainer's controller makes its
+    JobSet from the ClusterTrainingRuntime the fleet's Trainer chart installs, and JobSet's
+    controller its Jobs, whose pods land on the pool (rows of the TrainJob, at its values line).
+    A TrainJob over the team's queue waits (SIM013) and no pod of it is made. JobSet's and
+    Trainer's managers, whose rotators both insist on one certificate folder, run at once."""
+    fleet = {**SIM_FLEET, **TRAINJOB_FLEET}
+    nvidia = {
+        "pools": [{"name": "a100", "model": "A100", "devicesPerNode": 8, "nodes": ["g1", "g2"]}]
+    }
+    toobig = (
+        "  toobig:\n    kind: trainjob\n    vendor: nvidia\n    devices: 8\n"
+        "    numNodes: 3\n    images: {nvidia: r/train:cuda}\n"
+    )
+    files = {
+        "fleet.yaml": yaml.safe_dump(fleet, sort_keys=False),
+        "vendors/nvidia.yaml": yaml.safe_dump(nvidia),
+        "teams/llm.yaml": TRAINJOB_TEAM + toobig,
+    }
+    values = tree(tmp_path, files, defaults=False)
+    checks = stage.policy.run_checks
+    monkeypatch.setattr(
+        stage.policy,
+        "run_checks",
+        lambda loaded: [f for f in checks(loaded) if f.code not in RENDER_RULES | {"MIG005"}],
+    )
+    result = simulate(values, None, lambda: contextlib.nullcontext(cluster))
+    (env,) = result.envs
+    rows = {a["workload"]: a for a in env.admissions}
+    assert sorted(rows) == ["TrainJob llm/finetune", "TrainJob llm/toobig"]
+    fits, big = rows["TrainJob llm/finetune"], rows["TrainJob llm/toobig"]
+    assert (fits["values"], fits["queue"], fits["ok"]) == (
+        "values/teams/llm.yaml:3:3",
+        "team-llm",
+        True,
+    )
+    assert "nvidia-a100" in fits["admission"]
+    assert (big["values"], big["ok"]) == ("values/teams/llm.yaml:11:3", False)
+    (finding,) = [f for f in result.findings if f.severity is Severity.ERROR]
+    assert (finding.code, str(finding.location)) == ("SIM013", "values/teams/llm.yaml:11:3")
+    assert finding.message.startswith("TrainJob llm/toobig: not admitted by Kueue: ")
+    (ran,) = [f for f in result.findings if "Kubeflow Trainer's controller manager" in f.message]
+    assert ran.code == "SIM011" and "no training process ran" in ran.message
+    # The admitted TrainJob's two nodes, one 8-GPU pod on each 8-GPU node.
+    rows = sorted((p.workload, p.vendor, p.node[:1], p.phase, p.ok) for p in env.pods)
+    assert rows == [("TrainJob llm/finetune", "nvidia", "g", "Running", True)] * 2
+    assert len({p.node for p in env.pods}) == 2
 
 
 # ---- LeaderWorkerSet under Kueue (issue 21) --------------------------------------------------

@@ -158,3 +158,41 @@ def test_addon_lookups() -> None:
     assert addons.addon_for_group("apps") is None
     assert addons.addon_for_scheduler("volcano") is addons.BY_KEY["volcano"]
     assert addons.addon_for_scheduler("default-scheduler") is None
+
+
+# A TrainJob (line 5 sets its kind) under Kueue, whose Trainer the fleet installs.
+TRAINJOB = """\
+quota: {nvidia: 4}
+jobs:
+  tune:
+    vendor: nvidia
+    kind: trainjob
+    images: {nvidia: r/t:1}
+"""
+KUEUE_TRAINER = "scheduling: {backend: kueue}\nplatform:\n  trainer: {provided: fleet}\n"
+
+
+def test_a_trainjob_needs_jobset_too_because_trainer_runs_it_as_a_jobset(tmp_path: Path) -> None:
+    view = prod(tmp_path, TRAINJOB, KUEUE_TRAINER)
+    (finding,) = missing_addons(view)
+    assert (finding.code, finding.location, finding.path) == (
+        "DEP001",
+        Location("values/teams/ml.yaml", 5, 11),
+        "$.jobs.tune.kind",
+    )
+    assert finding.message.startswith(
+        "TrainJob ml/tune needs JobSet (Kubeflow Trainer runs its kind TrainJob as JobSet's "
+        "objects), which this environment neither renders nor declares"
+    )
+
+
+def test_a_trainjob_with_trainer_and_jobset_declared_needs_nothing_more(tmp_path: Path) -> None:
+    fleet = KUEUE_TRAINER + "  jobset: {provided: site}\n"
+    assert list(missing_addons(prod(tmp_path, TRAINJOB, fleet))) == []
+    # and without either, a finding for each
+    bare = "scheduling: {backend: kueue}\n"
+    found = missing_addons(prod(tmp_path / "bare", TRAINJOB, bare))
+    assert [f.message.split(" (")[0] for f in found] == [
+        "TrainJob ml/tune needs Kubeflow Trainer",
+        "TrainJob ml/tune needs JobSet",
+    ]

@@ -85,6 +85,37 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
         "values/teams/demo.yaml:7:9: WKL004 volume 0 mounts the node's '/mnt/data' (hostPath), "
         "which Pod Security 'baseline' refuses (at $.jobs.j.volumes[0])",
     ),
+    # a TrainJob's pods cannot carry a priority class: at its key
+    "WKL010": (
+        {
+            "teams/demo.yaml": DEMO_JOB + "    kind: trainjob\n    images: {nvidia: x:1}\n"
+            "    priorityClassName: high\n    numNodes: 2\n"
+        },
+        "values/teams/demo.yaml:7:5: WKL010 job 'j' is a TrainJob: a runtime patch has no "
+        "priorityClassName (PodSpecPatch) (at $.jobs.j.priorityClassName); remove "
+        "priorityClassName",
+    ),
+    # nor a vendor's RuntimeClass: at its vendor
+    "WKL010-runtime-class": (
+        {
+            "teams/demo.yaml": DEMO_JOB + "    kind: trainjob\n    images: {nvidia: x:1}\n",
+            "vendors/nvidia.yaml": "runtimeClass: nvidia-rt\n"
+            "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1, n2]}\n",
+        },
+        "values/teams/demo.yaml:4:13: WKL010 job 'j' is a TrainJob: vendor 'nvidia' needs "
+        "RuntimeClass 'nvidia-rt' on its pods, and a runtime patch has no runtimeClassName "
+        "(PodSpecPatch) (at $.jobs.j.vendor); make the vendor's container runtime",
+    ),
+    # nor the fleet's scheduler: at its kind
+    "WKL010-scheduler": (
+        {
+            "fleet.yaml": FLEET + "scheduling: {backend: volcano}\n",
+            "teams/demo.yaml": DEMO_JOB + "    kind: trainjob\n    images: {nvidia: x:1}\n",
+        },
+        "values/teams/demo.yaml:5:11: WKL010 job 'j' is a TrainJob: the fleet's pods ask for "
+        "scheduler 'volcano', and a runtime patch has no schedulerName (PodSpecPatch): the "
+        "TrainJob's pods would bypass it (at $.jobs.j.kind); use kind: volcano or jobset",
+    ),
     # a Kubernetes field misspelt: at its key, with the field it likely meant
     "WKL006": (
         {
@@ -708,3 +739,28 @@ def test_each_pod_check_reports_its_own_code_for_each_team(tmp_path: Path) -> No
         "$.jobs.k.resources)" + HINT_POD_WHOLE
     ]
     assert list(workloads._pod_check("POD002")(view)) == []
+
+
+def test_every_setting_a_trainjob_cannot_carry_is_reported_and_only_on_a_trainjob(
+    tmp_path: Path,
+) -> None:
+    settings = {
+        "priorityClassName": "high",
+        "topologySpreadConstraints": "[]",
+        "envFrom": "[]",
+        "ttlSecondsAfterFinished": "60",
+        "parallelism": "2",
+        "completions": "2",
+        "backoffLimit": "1",
+        "minAvailable": "1",
+        "successPolicy": "{operator: All}",
+        "failurePolicy": "{maxRestarts: 1}",
+    }
+    assert sorted(settings) == sorted(workloads.TRAINJOB_REFUSED)
+    body = "".join(f"    {k}: {v}\n" for k, v in settings.items())
+    for kind, want in (("trainjob", sorted(settings)), ("job", [])):
+        team = DEMO_JOB + f"    kind: {kind}\n    images: {{nvidia: x:1}}\n" + body
+        view = values.load(tree(tmp_path / kind, {"teams/demo.yaml": team})).envs["staging"]
+        found = list(workloads.trainjob_limits(view))
+        assert sorted(f.path.rpartition(".")[2] for f in found) == want
+        assert all(f.code == "WKL010" for f in found)

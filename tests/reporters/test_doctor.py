@@ -18,4 +18,6 @@ def test_doctor_says_which_charts_are_checked_offline_and_which_only_as_applicat
         "(gotools/kueuecheck/go.mod)",
         "chart lws: lws 0.8.0 rendered offline from sigs.k8s.io/lws@v0.8.0 "
         "(gotools/kueuecheck/go.mod)",
+        "chart trainer: kubeflow-trainer 2.2.0 rendered offline from "
+        "github.com/kubeflow/trainer/v2@v2.2.0 (gotools/kueuecheck/go.mod)",
     ]
