@@ -728,3 +728,39 @@ def test_a_pod_on_one_named_node(prod: FleetView) -> None:
             "nodeSelector",
         )
     ]
+
+
+def test_a_trainjob_carries_its_patch_templates_with_the_trainers_image_and_resources() -> None:
+    """Trainer puts the TrainJob's image and resources on the trainer container "node"; other
+    containers, and the pod fields of the patch, are the patch's."""
+    resources = {"limits": {"nvidia.com/gpu": 8}}
+    patch_pod = {
+        "nodeSelector": {"a": "b"},
+        "containers": [{"name": "node", "volumeMounts": []}, {"name": "side"}],
+    }
+    step = {"name": "node", "template": {"spec": {"template": {**TEMPLATE, "spec": patch_pod}}}}
+    obj = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "spec": {
+            "trainer": {"image": "r/t", "resourcesPerNode": resources},
+            "runtimePatches": [
+                {"manager": "m"},
+                {"trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [step]}}}},
+            ],
+        },
+    }
+    where = (
+        "$.spec.runtimePatches[1].trainingRuntimeSpec.template.spec.replicatedJobs[0]"
+        ".template.spec.template.spec"
+    )
+    spec = {
+        "nodeSelector": {"a": "b"},
+        "containers": [
+            {"name": "node", "volumeMounts": [], "image": "r/t", "resources": resources},
+            {"name": "side"},
+        ],
+    }
+    assert list(pod_templates(obj)) == [PodTemplate(where, spec, {"app": "w"})]
+    # another group's TrainJob is not Trainer's
+    assert list(pod_templates({**obj, "apiVersion": "example.com/v1"})) == []
