@@ -15,6 +15,7 @@ volcano.sh/apis v1.14.0 that gotools/crdgen pins); the file and line is next to 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
@@ -394,8 +395,13 @@ def trainer_chart_values(view: FleetView) -> dict[str, Any]:
     (the fleet's JobSet add-on is the cluster's one JobSet: two would fight over its CRD and
     webhooks), and exactly the runtimes the fleet's TrainJobs name. The image is the chart's
     default, the release's own tag (templates/_helpers.tpl trainer.defaultImageTag: v2.2.0)."""
-    runtimes = {TRAINER_RUNTIMES[r]: {"enabled": True} for r in trainer_runtimes(view)}
-    return {"jobset": {"install": False}, "runtimes": runtimes}
+    return trainer_values(trainer_runtimes(view))
+
+
+def trainer_values(runtimes: Iterable[str]) -> dict[str, Any]:
+    """Trainer's chart values that install `runtimes` (names the chart knows) and no JobSet."""
+    on = {TRAINER_RUNTIMES[r]: {"enabled": True} for r in sorted(runtimes) if r in TRAINER_RUNTIMES}
+    return {"jobset": {"install": False}, "runtimes": on}
 
 
 def volcano_configmap(view: FleetView) -> Obj:

@@ -159,6 +159,15 @@ _DECLARED: Mapping[str, Tool] = {
             "workloads",
             built_from="gotools/workloads with sigs.k8s.io/lws@v0.8.0",
         ),
+        # Kubeflow Trainer's TrainJob admission check on rendered TrainJobs (ADM001, the same
+        # stage).
+        _go(
+            "trainjobcheck",
+            "github.com/kubeflow/trainer/v2",
+            "v2.2.0",
+            "kueuecheck",
+            built_from="gotools/kueuecheck/trainjobcheck",
+        ),
         _system(
             "openssl",
             "PATH (Debian package openssl; makes the local control plane's signing key)",

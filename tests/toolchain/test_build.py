@@ -115,6 +115,7 @@ def test_the_default_set_is_what_validate_runs_and_nothing_of_the_control_plane(
         "nfd-rulecheck",
         "kueuecheck",
         "workloadcheck",
+        "trainjobcheck",
         "schedcheck",
         "helm",
         "schemas-crds",

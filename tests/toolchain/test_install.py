@@ -76,7 +76,7 @@ def test_the_command_lines_stamp_versions_and_keep_upstreams_options() -> None:
     stripped = {"etcd", "kwok", "kueue", "jobset", "lws", "trainer"}
     assert {t for t, b in table.items() if b.ldflags == "-s -w"} == stripped
     plain = {"kustomize", "kubeconform", "kbuild", "nfd-rulecheck", "kueuecheck", "schedcheck"}
-    plain |= {"workloadcheck"}
+    plain |= {"workloadcheck", "trainjobcheck"}
     plain |= {"helm", "actionlint", "podsecurity"}
     assert {t for t, b in table.items() if not b.ldflags and not b.tags} == plain
     assert table["kustomize"].argv == [
@@ -118,7 +118,7 @@ def test_chains_keep_one_module_in_order_and_the_schemas_together() -> None:
         "etcd",
     ]
     assert got["nfd"] == ["nfd-rulecheck", "nfd-master"]
-    assert got["kueuecheck"] == ["kueuecheck", "kueue", "trainer"]
+    assert got["kueuecheck"] == ["kueuecheck", "kueue", "trainer", "trainjobcheck"]
     assert got["workloads"] == ["workloadcheck", "jobset", "lws"]
     assert got["schemas"] == ["schemas-crds", "schemas-k8s"]
     assert sorted(s for chain in got.values() for s in chain) == sorted(steps)

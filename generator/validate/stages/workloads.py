@@ -1,5 +1,5 @@
-"""ADM001: run JobSet's and LeaderWorkerSet's own admission webhooks on the JobSets and
-LeaderWorkerSets as kustomize builds them.
+"""ADM001: run JobSet's, LeaderWorkerSet's and Kubeflow Trainer's own admission checks on the
+JobSets, LeaderWorkerSets and TrainJobs as kustomize builds them.
 
 kubeconform checks them against the CRD schemas only; the add-ons' webhooks refuse more
 (sigs.k8s.io/jobset v0.11.1 pkg/webhooks/jobset_webhook.go: a failure policy rule's target that
@@ -11,7 +11,13 @@ defaulting and ValidateCreate; each error becomes a finding at the values behind
 at its job (its failurePolicy, successPolicy or task where the error names one), a
 LeaderWorkerSet's at its service's track (its groupSize where the error is the size's).
 
-One workloadcheck process checks every unit of a run (a file per unit).
+TrainJobs go to trainjobcheck (gotools/kueuecheck/trainjobcheck, built on Trainer v2.2.0's
+runtimes), with the ClusterTrainingRuntimes they name as Trainer's chart installs them: Trainer's
+validation looks the runtime up and lets each framework plugin check the TrainJob against it
+(github.com/kubeflow/trainer/v2 v2.2.0 pkg/runtime/framework/plugins/torch: env that torchrun
+reserves). Its errors land at the job's `env`, `runtime` or the job.
+
+One process of each checker checks every unit of a run (a file per unit).
 """
 
 from __future__ import annotations
@@ -24,10 +30,13 @@ from typing import Any
 import yaml
 
 from generator import toolchain
+from generator.builders import platform
 from generator.builders.common import Unit
+from generator.builders.scheduling import trainer_values
 from generator.builders.workloads import TRACK_LABEL
 from generator.findings import CodeInfo, Finding, Location
 from generator.policy.manifest import origin
+from generator.render.charts import render_chart
 from generator.validate.stages import (
     Batch,
     UnitView,
@@ -42,16 +51,28 @@ from generator.workloads.model import team_workloads
 
 CODE = "ADM001"
 SUMMARY = (
-    "JobSet's or LeaderWorkerSet's admission webhook would refuse a rendered JobSet or "
-    "LeaderWorkerSet"
+    "JobSet's, LeaderWorkerSet's or Kubeflow Trainer's admission webhook would refuse a rendered "
+    "JobSet, LeaderWorkerSet or TrainJob"
 )
 GROUPS = ("jobset.x-k8s.io", "leaderworkerset.x-k8s.io")
+TRAINER_GROUP = "trainer.kubeflow.org"
 TIMEOUT = 300
 TOOL = "workloadcheck"
+TRAINER_TOOL = "trainjobcheck"
+# Whose webhook decides each kind, as findings name it.
+OWNERS = {"JobSet": "JobSet", "LeaderWorkerSet": "LeaderWorkerSet", "TrainJob": "Kubeflow Trainer"}
+
+
+def _group(doc: dict[str, Any]) -> str:
+    return str(doc.get("apiVersion", "")).split("/")[0]
 
 
 def workload_docs(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [d for d in docs if str(d.get("apiVersion", "")).split("/")[0] in GROUPS]
+    return [d for d in docs if _group(d) in GROUPS]
+
+
+def trainjob_docs(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [d for d in docs if _group(d) == TRAINER_GROUP and d.get("kind") == "TrainJob"]
 
 
 def check(files: dict[str, Path], crds: Path | None) -> dict[str, dict[str, Any]]:
@@ -63,6 +84,36 @@ def check(files: dict[str, Path], crds: Path | None) -> dict[str, dict[str, Any]
         unit: {"objects": len(items), "refused": [i for i in items if i["errors"]]}
         for unit, items in json_lines_per_unit(TOOL, files, flags, TIMEOUT).items()
     }
+
+
+def check_trainjobs(files: dict[str, Path], runtimes: Path) -> dict[str, dict[str, Any]]:
+    """trainjobcheck's verdict per unit, as check()'s, against the ClusterTrainingRuntimes in
+    `runtimes`."""
+    lines = json_lines_per_unit(TRAINER_TOOL, files, [f"-runtimes={runtimes}"], TIMEOUT)
+    return {
+        unit: {"objects": len(items), "refused": [i for i in items if i["errors"]]}
+        for unit, items in lines.items()
+    }
+
+
+def runtime_names(docs: list[dict[str, Any]]) -> set[str]:
+    """The ClusterTrainingRuntimes the TrainJobs among `docs` name."""
+    return {
+        str(((d.get("spec") or {}).get("runtimeRef") or {}).get("name", ""))
+        for d in trainjob_docs(docs)
+    }
+
+
+def trainer_runtimes(names: set[str], kube_version: str) -> str:
+    """The ClusterTrainingRuntimes `names` as Trainer's chart (builders/platform.py, its pinned
+    version, from its module) installs them, as YAML: what the fleet's Trainer installs for its
+    TrainJobs (builders/scheduling.py trainer_values). A name the chart has no runtime of stays
+    out, and the check says it is not found."""
+    chart = platform.BY_KEY["trainer"].chart
+    assert chart is not None
+    text = render_chart(chart, trainer_values(names), kube_version)
+    docs = [d for d in yaml.safe_load_all(text) if d and d.get("kind") == "ClusterTrainingRuntime"]
+    return yaml.safe_dump_all(docs, sort_keys=False)
 
 
 def crd_folder() -> Path | None:
@@ -84,7 +135,7 @@ def findings(
     for item in result.get("refused") or []:
         obj = find_object(docs, item)
         name = f"{item.get('namespace')}/{item['name']}" if item.get("namespace") else item["name"]
-        owner = "JobSet" if item["kind"] == "JobSet" else "LeaderWorkerSet"
+        owner = OWNERS.get(str(item["kind"]), str(item["kind"]))
         for err in item["errors"]:
             if view is not None:
                 loc, path, hint = _locate(view, unit, obj, item, err)
@@ -112,6 +163,16 @@ HINTS = {
     "tasks": "a shorter job or task name: the names of a JobSet's Jobs and pods "
     "(<job>-<task>-<index>...) must fit in 63 characters",
     "groupSize": "set the track's groupSize to what LeaderWorkerSet accepts",
+    "env": "leave out what the runtime sets itself (torchrun's PET_* variables: Trainer sets "
+    "them from numNodes and numProcPerNode)",
+    "runtime": "name a runtime the fleet's Kubeflow Trainer installs (docs/workloads.md)",
+}
+# A TrainJob error's field -> the job's values key it comes from.
+TRAINJOB_FIELDS = {
+    "spec.trainer.env": "env",
+    "spec.runtimeref": "runtime",
+    "spec.trainer.numnodes": "numNodes",
+    "spec.trainer.numprocpernode": "numProcPerNode",
 }
 OTHER = "fix the values that render this object"
 
@@ -146,6 +207,13 @@ def _locate(
                     if i < len(rjobs):
                         path = (*job.path, "tasks", str(rjobs[i].get("name")))
                 return _at(team.doc, path)
+        if item["kind"] == "TrainJob":
+            for job in loaded.jobs:
+                if (job.namespace, job.name) == (ns, name):
+                    key = TRAINJOB_FIELDS.get(str(err.get("field", "")).lower())
+                    if key is None and "runtime" in str(err.get("message", "")):
+                        key = "runtime"  # "unsupported runtime: ...", an error without a field
+                    return _at(team.doc, (*job.path, key) if key else job.path)
         if item["kind"] == "LeaderWorkerSet":
             vendor = str(((obj.get("metadata") or {}).get("labels") or {}).get(TRACK_LABEL, ""))
             for svc in loaded.services:
@@ -171,17 +239,38 @@ class WorkloadStage:
     codes = (CodeInfo(CODE, "manifests (workloadcheck)", "error", SUMMARY),)
 
     def salt(self, engine: str) -> str:
-        return tool_salt(TOOL, stamped=True)
+        chart = platform.BY_KEY["trainer"].chart
+        assert chart is not None
+        return "\n".join(
+            (tool_salt(TOOL, stamped=True), tool_salt(TRAINER_TOOL, stamped=True), chart.source)
+        )
 
     def run(self, batch: Batch) -> dict[str, Any]:
-        files = {}
+        files, trains = {}, {}
+        names: set[str] = set()
         for path in batch.ok():
-            docs = workload_docs(batch.built[path]["docs"])
+            built = batch.built[path]["docs"]
+            base = batch.scratch / path.replace("/", "__")
+            docs = workload_docs(built)
             if docs:
-                file = batch.scratch / (path.replace("/", "__") + ".workloads.built.yaml")
-                file.write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
-                files[path] = file
-        return check(files, crd_folder())
+                files[path] = base.with_suffix(".workloads.built.yaml")
+                files[path].write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
+            train = trainjob_docs(built)
+            if train:
+                trains[path] = base.with_suffix(".trainjobs.built.yaml")
+                trains[path].write_text(
+                    yaml.safe_dump_all(train, sort_keys=False), encoding="utf-8"
+                )
+                names |= runtime_names(train)
+        out = check(files, crd_folder())
+        if trains:
+            runtimes = batch.scratch / "trainer-runtimes.yaml"
+            runtimes.write_text(trainer_runtimes(names, batch.kube_version), encoding="utf-8")
+            for unit, verdict in check_trainjobs(trains, runtimes).items():
+                mine = out.setdefault(unit, {"objects": 0, "refused": []})
+                mine["objects"] += verdict["objects"]
+                mine["refused"] += verdict["refused"]
+        return out
 
     def findings(self, unit: UnitView, result: Any) -> list[Finding]:
         return findings(unit.view, unit.unit, unit.docs, result, unit.at) if result else []

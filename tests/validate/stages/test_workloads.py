@@ -23,6 +23,8 @@ from tests.fixtures import (
     JOBSET_TEAM,
     LWS_TEAM,
     PROD_FLEET,
+    TRAINJOB_FLEET,
+    TRAINJOB_TEAM,
     invoke,
     kustomize_build,
     tool,
@@ -286,3 +288,116 @@ def test_a_group_size_refusal_is_at_the_tracks_group_size_and_without_values_at_
         view, unit, [], {"refused": [refused("JobSet", "stray", size)]}, committed
     )
     assert (stray.location, stray.path, stray.hint) == (Location(unit.path), "", workloads.OTHER)
+
+
+# ---- TrainJobs: Kubeflow Trainer's check (trainjobcheck) ----------------------------------------
+
+TRAINJOB = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tune, namespace: llm}
+spec:
+  runtimeRef: {name: %(runtime)s, apiGroup: trainer.kubeflow.org, kind: ClusterTrainingRuntime}
+  trainer:
+    image: r/t
+    env: [{name: %(env)s, value: "1"}]
+"""
+
+
+def trainjobcheck(tmp_path: Path, *docs: str) -> list[dict[str, Any]]:
+    path = tmp_path / "objects.yaml"
+    path.write_text("---\n".join(docs), encoding="utf-8")
+    runtimes = tmp_path / "runtimes.yaml"
+    runtimes.write_text(workloads.trainer_runtimes({"torch-distributed"}, "1.36"))
+    args = [str(tool("trainjobcheck")), f"-runtimes={runtimes}", str(path)]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def test_trainers_check_runs_the_runtimes_plugins_against_the_runtime_named(
+    tmp_path: Path,
+) -> None:
+    fine = TRAINJOB % {"runtime": "torch-distributed", "env": "EPOCHS"}
+    reserved = TRAINJOB % {"runtime": "torch-distributed", "env": "PET_NNODES"}
+    missing = TRAINJOB % {"runtime": "jax-distributed", "env": "EPOCHS"}
+    js = JOBSET % {"policy": ""}  # another group's object: not listed
+    out = trainjobcheck(tmp_path, fine, reserved, missing, js)
+    assert [(r["kind"], r["checked"], r["allowed"], r["version"]) for r in out] == [
+        ("TrainJob", True, True, "v2.2.0"),
+        ("TrainJob", True, False, "v2.2.0"),
+        ("TrainJob", True, False, "v2.2.0"),
+    ]
+    # torch's plugin: env torchrun reserves
+    assert [e["field"] for e in out[1]["errors"]] == ["spec.trainer.env"]
+    assert "PET_NNODES" in out[1]["errors"][0]["detail"]
+    # the runtime the chart was not asked to install is not there
+    assert [e["field"] for e in out[2]["errors"]] == ["spec.RuntimeRef"]
+    assert "must be created before the TrainJob" in out[2]["errors"][0]["detail"]
+
+
+def test_only_the_runtimes_named_are_installed_for_the_check() -> None:
+    assert workloads.runtime_names(
+        [yaml.safe_load(TRAINJOB % {"runtime": "jax-distributed", "env": "E"}), {"kind": "Job"}]
+    ) == {"jax-distributed"}
+    text = workloads.trainer_runtimes({"jax-distributed", "nope"}, "1.36")
+    assert [d["metadata"]["name"] for d in yaml.safe_load_all(text)] == ["jax-distributed"]
+
+
+def test_a_trainjob_env_torchrun_reserves_is_refused_at_the_jobs_env(tmp_path: Path) -> None:
+    fleet = {**yaml.safe_load(PROD_FLEET), **TRAINJOB_FLEET}
+    nvidia = {
+        "pools": [{"name": "a100", "model": "A100", "devicesPerNode": 8, "nodes": ["g1", "g2"]}]
+    }
+    files = {"vendors/nvidia.yaml": yaml.safe_dump(nvidia), "teams/llm.yaml": TRAINJOB_TEAM}
+    fleet_text = yaml.safe_dump(fleet, sort_keys=False)
+    clean = tree(tmp_path / "clean", files, fleet=fleet_text, defaults=False)
+    code, doc = validate_json(clean)
+    assert (code, coded(doc, "ADM001")) == (0, []), doc["findings"]
+    files["teams/llm.yaml"] = TRAINJOB_TEAM + "    env: {PET_NPROC_PER_NODE: '4'}\n"
+    code, doc = validate_json(tree(tmp_path / "env", files, fleet=fleet_text, defaults=False))
+    (finding,) = coded(doc, "ADM001")
+    assert code == 1
+    assert (finding["file"], finding["line"], finding["path"]) == (
+        "values/teams/llm.yaml",
+        11,
+        "$.jobs.finetune.env",
+    )
+    assert finding["message"].startswith(
+        "TrainJob llm/finetune: Kubeflow Trainer v2.2.0's admission webhook would refuse it: "
+        "spec.trainer.env: Invalid value: "
+    )
+    assert finding["hint"] == workloads.HINTS["env"]
+
+
+def test_a_trainjob_refusal_lands_at_the_field_it_names(tmp_path: Path) -> None:
+    fleet = {**yaml.safe_load(PROD_FLEET), **TRAINJOB_FLEET}
+    nvidia = {"pools": [{"name": "a100", "model": "A100", "devicesPerNode": 8, "nodes": ["g1"]}]}
+    files = {"vendors/nvidia.yaml": yaml.safe_dump(nvidia), "teams/llm.yaml": TRAINJOB_TEAM}
+    values_dir = tree(tmp_path, files, fleet=yaml.safe_dump(fleet), defaults=False)
+    view = values.load(values_dir).envs["prod"]
+    unit = Unit("prod", "team-llm", "overlays/prod/team-llm", (), {})
+    api = "trainer.kubeflow.org/v1alpha1"
+
+    def line(*errors: tuple[str, str]) -> dict[str, Any]:
+        item = refused("TrainJob", "finetune", *errors)
+        return {**item, "apiVersion": api, "version": "v2.2.0"}
+
+    errors = [
+        ("spec.RuntimeRef", "not found"),
+        ("", "unsupported runtime: trainer.kubeflow.org/Other"),
+        ("spec.trainer.numNodes", "x"),
+        ("spec.trainer.numProcPerNode", "x"),
+        ("spec.somethingElse", "x"),
+    ]
+    found = workloads.findings(
+        view, unit, [], {"refused": [line(*errors)]}, lambda k, n: Location("")
+    )
+    assert [(f.path, f.hint) for f in found] == [
+        ("$.jobs.finetune.runtime", workloads.HINTS["runtime"]),
+        ("$.jobs.finetune.runtime", workloads.HINTS["runtime"]),
+        ("$.jobs.finetune.numNodes", workloads.OTHER),
+        ("$.jobs.finetune.numProcPerNode", workloads.OTHER),
+        ("$.jobs.finetune", workloads.OTHER),
+    ]
+    assert found[0].message.startswith("TrainJob llm/finetune: Kubeflow Trainer v2.2.0's")
