@@ -371,6 +371,7 @@ def lws_chart_values(view: FleetView) -> dict[str, Any]:
 # *.yaml, v2.2.0). The fleet supports those whose trainer step is one replicated job, "node"
 # (builders/workloads.py TRAINER_STEP); deepspeed-distributed and mlx-distributed add an MPI
 # launcher that the values cannot size yet.
+TRAINER_GROUP = "trainer.kubeflow.org"
 TRAINER_RUNTIMES = {
     "torch-distributed": "torchDistributed",
     "jax-distributed": "jaxDistributed",
@@ -396,6 +397,15 @@ def trainer_chart_values(view: FleetView) -> dict[str, Any]:
     webhooks), and exactly the runtimes the fleet's TrainJobs name. The image is the chart's
     default, the release's own tag (templates/_helpers.tpl trainer.defaultImageTag: v2.2.0)."""
     return trainer_values(trainer_runtimes(view))
+
+
+def named_runtimes(objs: Iterable[Obj]) -> set[str]:
+    """The ClusterTrainingRuntimes the TrainJobs among rendered objects name."""
+    return {
+        str(((o.get("spec") or {}).get("runtimeRef") or {}).get("name", ""))
+        for o in objs
+        if o.get("kind") == "TrainJob" and str(o.get("apiVersion", "")).startswith(TRAINER_GROUP)
+    }
 
 
 def trainer_values(runtimes: Iterable[str]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from generator.builders import platform
+from generator.builders.scheduling import named_runtimes, trainer_values
 from generator.cluster.simcontrollers import ControllerSetup
 from generator.cluster.simkueue import kueue_setup
 from generator.cluster.units import BuiltUnit
@@ -82,10 +83,15 @@ def nfd_applied(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-# The chart values the simulation takes for a site's add-on beyond the chart's defaults: only what
-# the chart cannot render here without (Kubeflow Trainer's JobSet subchart: the site's JobSet is
-# an add-on of its own, platform.jobset).
-SITE_VALUES: dict[str, dict[str, Any]] = {"trainer": {"jobset": {"install": False}}}
+def site_values(key: str, built: list[BuiltUnit]) -> dict[str, Any]:
+    """The chart values the simulation takes for a site's add-on beyond the chart's defaults.
+    Kubeflow Trainer: its JobSet subchart off (the site's JobSet is an add-on of its own,
+    platform.jobset; the chart cannot render here with it), and the ClusterTrainingRuntimes the
+    environment's TrainJobs name, as the chart defines them: the TrainJobs declare them, and
+    preflight checks that the site has them (PRE008)."""
+    if key != "trainer":
+        return {}
+    return trainer_values(named_runtimes(o for u in built for o in u.docs))
 
 
 def rendered_controller(
@@ -103,7 +109,7 @@ def rendered_controller(
     if app is not None:
         values = application_values(app)
     elif any(platform.addon_of(o) is addon for u in built for o in u.docs):
-        values = dict(SITE_VALUES.get(key, {}))
+        values = site_values(key, built)
     else:
         return None, False
     objs = [d for d in yaml.safe_load_all(render_chart(chart, values, kube_version)) if d]

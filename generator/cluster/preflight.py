@@ -34,6 +34,7 @@ from generator.render.layout import render_tree
 from generator.values.model import FleetView
 from generator.values.yamlio import json_path
 from generator.workloads.external import external_uses
+from generator.workloads.model import team_workloads
 
 CODES = (
     CodeInfo(
@@ -67,6 +68,12 @@ CODES = (
         "a Secret, ConfigMap, PVC or ServiceAccount a team declares and a workload uses is missing",
     ),
     CodeInfo(
+        "PRE008",
+        "preflight",
+        "error",
+        "the site's Kubeflow Trainer lacks a ClusterTrainingRuntime a TrainJob names",
+    ),
+    CodeInfo(
         "PRE006",
         "preflight",
         "error or warning",
@@ -89,6 +96,8 @@ class ClusterState:
     team_objects: set[tuple[str, str, str]] = field(default_factory=set)
     """(kind, namespace, name) of the Secrets, ConfigMaps, PVCs and ServiceAccounts in the
     namespaces whose workloads use objects their team declares (`external`)."""
+    training_runtimes: set[str] | None = None
+    """Names of the ClusterTrainingRuntimes; None when the cluster does not serve the kind."""
 
 
 def read_cluster(client: ApiClient, view: FleetView | None = None) -> ClusterState:
@@ -107,6 +116,10 @@ def read_cluster(client: ApiClient, view: FleetView | None = None) -> ClusterSta
     for ns in sorted({str(w["metadata"].get("namespace")) for w in _kueue_managers(state)}):
         for cm in client.list("v1", "ConfigMap", ns):
             state.configmaps[(ns, cm["metadata"]["name"])] = cm.get("data") or {}
+    if client.serves(*TRAINING_RUNTIME):
+        state.training_runtimes = {
+            str(r["metadata"]["name"]) for r in client.list(*TRAINING_RUNTIME)
+        }
     uses = external_uses(view) if view is not None else []
     for kind, ns in sorted({(u.kind, u.namespace) for u in uses}):
         for obj in client.list("v1", kind, ns):
@@ -131,6 +144,40 @@ def team_externals(view: FleetView, state: ClusterState) -> list[Finding]:
                 f"create it in namespace {use.namespace!r} before Argo CD syncs the team",
             )
         )
+    return out
+
+
+# github.com/kubeflow/trainer/v2 v2.2.0 pkg/apis/trainer/v1alpha1 ClusterTrainingRuntime.
+TRAINING_RUNTIME = ("trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime")
+
+
+def site_trainer(view: FleetView, state: ClusterState) -> list[Finding]:
+    """PRE008: when Kubeflow Trainer is the site's, each ClusterTrainingRuntime a TrainJob names
+    exists (Trainer's webhook refuses a TrainJob whose runtime does not: pkg/runtime/core
+    clustertrainingruntime.go ValidateObjects, v2.2.0). A cluster that does not serve the kind is
+    PRE001's."""
+    trainer = platform.BY_KEY["trainer"]
+    if platform.provided(view, trainer) != platform.SITE or state.training_runtimes is None:
+        return []
+    out = []
+    for team in view.teams:
+        for job in team_workloads(view, team).jobs:
+            if job.kind != "trainjob" or job.runtime in state.training_runtimes:
+                continue
+            path = (*job.path, "runtime")
+            have = ", ".join(sorted(state.training_runtimes)) or "none"
+            out.append(
+                Finding(
+                    "PRE008",
+                    f"TrainJob {job.namespace}/{job.name} names ClusterTrainingRuntime "
+                    f"{job.runtime!r}, which the site's Kubeflow Trainer does not have (it has: "
+                    f"{have}): Trainer's webhook refuses the TrainJob",
+                    team.doc.anchor(path),
+                    json_path(path),
+                    f"install runtime {job.runtime!r} on the cluster (Trainer's chart: "
+                    "runtimes.<name>.enabled), or name one it has",
+                )
+            )
     return out
 
 
@@ -427,6 +474,7 @@ def check(view: FleetView, units: list[Unit], state: ClusterState) -> list[Findi
         *prometheus_loads(view, units, state),
         *pool_nodes(view, state),
         *team_externals(view, state),
+        *site_trainer(view, state),
     ]
 
 

@@ -94,7 +94,12 @@ RAN: dict[str, dict[str, str]] = {
         + _AS_PROCESS
         + " were not exercised"
         + _TRAINER_NOT,
-        SITE: _ASSUMED + " and no ClusterTrainingRuntime" + _SITE_TAIL + _TRAINER_NOT,
+        SITE: _ASSUMED
+        + " and the ClusterTrainingRuntimes its TrainJobs name as that chart defines them "
+        "(preflight checks that the site has them, PRE008)"
+        + _SITE_TAIL
+        + ", nor its runtimes' own content"
+        + _TRAINER_NOT,
     },
 }
 

@@ -626,3 +626,53 @@ def test_preflight_reads_the_objects_of_the_namespaces_that_use_them(
     state = read_cluster(api, view)
     # Secrets and claims of ml-b only (the job's namespace); ConfigMaps are not asked for.
     assert state.team_objects == {("Secret", "ml-b", "tok")}
+
+
+# Two TrainJobs on the site's Kubeflow Trainer (and JobSet); the second names its runtime on
+# line 14 (make_tree writes the keys in this order).
+TRAINJOBS = {
+    "quota": {"nvidia": 4},
+    "jobs": {
+        "a": {"kind": "trainjob", "vendor": "nvidia", "images": {"nvidia": "r/t"}},
+        "b": {
+            "kind": "trainjob",
+            "vendor": "nvidia",
+            "images": {"nvidia": "r/t"},
+            "runtime": "jax-distributed",
+        },
+    },
+}
+SITE_TRAINER = {
+    **FLEET,
+    "platform": {"trainer": {"provided": "site"}, "jobset": {"provided": "site"}},
+}
+
+
+def test_the_sites_trainer_must_have_the_runtimes_the_trainjobs_name(tmp_path: Path) -> None:
+    view, units = env_of(tmp_path, SITE_TRAINER, TRAINJOBS)
+    state = everything(units)
+    state.training_runtimes = {"torch-distributed"}
+    (finding,) = check(view, units, state)
+    assert (finding.code, finding.path, str(finding.location)) == (
+        "PRE008",
+        "$.jobs.b.runtime",
+        "values/teams/ml.yaml:14:5",
+    )
+    assert finding.message == (
+        "TrainJob ml/b names ClusterTrainingRuntime 'jax-distributed', which the site's Kubeflow "
+        "Trainer does not have (it has: torch-distributed): Trainer's webhook refuses the TrainJob"
+    )
+    state.training_runtimes = {"torch-distributed", "jax-distributed"}
+    assert check(view, units, state) == []
+    # a cluster that does not serve the kind: PRE001's, not this check's
+    state.training_runtimes = None
+    assert [f.code for f in check(view, units, state)] == []
+    # the fleet's own Trainer installs what its TrainJobs name: nothing to check
+    fleet = {
+        **FLEET,
+        "platform": {"trainer": {"provided": "fleet"}, "jobset": {"provided": "site"}},
+    }
+    view, units = env_of(tmp_path / "fleet", fleet, TRAINJOBS)
+    state = everything(units)
+    state.training_runtimes = set()
+    assert [f.code for f in check(view, units, state)] == []

@@ -32,7 +32,7 @@ import yaml
 from generator import toolchain
 from generator.builders import platform
 from generator.builders.common import Unit
-from generator.builders.scheduling import trainer_values
+from generator.builders.scheduling import named_runtimes, trainer_values
 from generator.builders.workloads import TRACK_LABEL
 from generator.findings import CodeInfo, Finding, Location
 from generator.policy.manifest import origin
@@ -93,14 +93,6 @@ def check_trainjobs(files: dict[str, Path], runtimes: Path) -> dict[str, dict[st
     return {
         unit: {"objects": len(items), "refused": [i for i in items if i["errors"]]}
         for unit, items in lines.items()
-    }
-
-
-def runtime_names(docs: list[dict[str, Any]]) -> set[str]:
-    """The ClusterTrainingRuntimes the TrainJobs among `docs` name."""
-    return {
-        str(((d.get("spec") or {}).get("runtimeRef") or {}).get("name", ""))
-        for d in trainjob_docs(docs)
     }
 
 
@@ -261,7 +253,7 @@ class WorkloadStage:
                 trains[path].write_text(
                     yaml.safe_dump_all(train, sort_keys=False), encoding="utf-8"
                 )
-                names |= runtime_names(train)
+                names |= named_runtimes(train)
         out = check(files, crd_folder())
         if trains:
             runtimes = batch.scratch / "trainer-runtimes.yaml"

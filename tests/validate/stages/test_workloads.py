@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from generator.builders import scheduling
 from generator.builders.common import Unit
 from generator.findings import Location
 from generator.validate.stages import workloads
@@ -337,7 +338,7 @@ def test_trainers_check_runs_the_runtimes_plugins_against_the_runtime_named(
 
 
 def test_only_the_runtimes_named_are_installed_for_the_check() -> None:
-    assert workloads.runtime_names(
+    assert scheduling.named_runtimes(
         [yaml.safe_load(TRAINJOB % {"runtime": "jax-distributed", "env": "E"}), {"kind": "Job"}]
     ) == {"jax-distributed"}
     text = workloads.trainer_runtimes({"jax-distributed", "nope"}, "1.36")
