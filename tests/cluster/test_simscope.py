@@ -234,6 +234,42 @@ def test_jobsets_and_leaderworkersets_controllers_ran_and_what_of_them_did_not_i
     ]
 
 
+def test_trainers_controller_says_no_training_ran_and_for_the_sites_which_runtimes(
+    tmp_path: Path,
+) -> None:
+    team = (
+        "quota: {nvidia: 4}\njobs:\n  t:\n    kind: trainjob\n    vendor: nvidia\n"
+        "    images: {nvidia: r/t:1}\n"
+    )
+    fleet = (
+        "scheduling: {backend: kueue}\nplatform:\n  jobset: {provided: fleet}\n"
+        "  trainer: {provided: site}\n"
+    )
+    files = {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": team}
+    view, _, built = built_units(tmp_path, files, FLEET + fleet)
+    site, fleet_run = (
+        not_simulated(view, built, False, controllers={"trainer": by})[0]
+        for by in (SITE, FLEET_KUEUE)
+    )
+    assert site.location == Location("values/fleet.yaml", 8, 3)
+    assert site.message == (
+        "Kubeflow Trainer is the site's (platform.trainer is not provided by the fleet): the "
+        "simulation ran github.com/kubeflow/trainer/v2 v2.2.0 with its chart's default "
+        "configuration and the ClusterTrainingRuntimes its TrainJobs name as that chart defines "
+        "them (preflight checks that the site has them, PRE008); the site's own version and "
+        "configuration were not simulated, nor its runtimes' own content; it made each "
+        "TrainJob's JobSet from its ClusterTrainingRuntime, whose pods were made and scheduled, "
+        "but no training process ran here, so the TrainJobs' progress, completion and the "
+        "status server were not exercised"
+    )
+    assert fleet_run.message.startswith(
+        "Kubeflow Trainer's controller manager (github.com/kubeflow/trainer/v2 v2.2.0) ran with "
+        "the configuration, CRDs, webhooks and certificate rotation of the fleet's Kubeflow "
+        "Trainer chart"
+    )
+    assert fleet_run.message.endswith("completion and the status server were not exercised")
+
+
 def test_volcano_implied_by_the_backend_is_named_at_the_backend(tmp_path: Path) -> None:
     """No platform.volcano line: the finding is at scheduling.backend (line 5)."""
     [found] = scope(tmp_path, "scheduling: {backend: volcano}\n")
