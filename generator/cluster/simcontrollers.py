@@ -1,13 +1,15 @@
-"""Add-on controller managers on the local control plane: Kueue's, JobSet's and LeaderWorkerSet's,
-each the real binary built from its pinned module (`make tools-cluster`), run with the
-configuration, CRDs, webhooks, Services and Secret of the chart the fleet deploys.
+"""Add-on controller managers on the local control plane: Kueue's, JobSet's, LeaderWorkerSet's and
+Kubeflow Trainer's, each the real binary built from its pinned module (`make tools-cluster`), run
+with the configuration, CRDs, webhooks, Services and Secret of the chart the fleet deploys.
 
-The three are controller-runtime managers that share one shape (a `Configuration` file with
+The four are controller-runtime managers that share one shape (a `Configuration` file with
 webhook, health, metrics and leader-election sections, and internal certificate rotation by
-open-policy-agent/cert-controller), so one runner serves them:
+open-policy-agent/cert-controller), so one runner serves them, with what differs as data
+(`Shape`):
 - kueue v0.17.0 apis/config/v1beta2/configuration_types.go;
 - jobset v0.11.1 api/config/v1alpha1/configuration_types.go and pkg/config/config.go (addTo);
-- lws v0.8.0 api/config/v1alpha1/configuration_types.go and pkg/config/config.go (addTo).
+- lws v0.8.0 api/config/v1alpha1/configuration_types.go and pkg/config/config.go (addTo);
+- trainer v2.2.0 pkg/apis/config/v1alpha1/configuration_types.go and pkg/config/config.go.
 
 Each runs as on a cluster, certificate rotation included: it writes its webhook certificate for
 `<webhook service>.<namespace>.svc` into the chart's Secret and injects the CA into the chart's
@@ -20,7 +22,9 @@ webhook configurations. What differs, and why (docs/simulation.md):
   (launcher.py, --enable-aggregator-routing), as no kube-proxy runs here. Endpoints may not be
   loopback addresses (k8s.io/kubernetes v1.36.3 pkg/apis/core/validation ValidateEndpointIP).
 - The kubelet would mount the chart's Secret at the certificate folder; here the simulation
-  copies the Secret's keys into the folder the process reads (`_mount_secret`).
+  copies the Secret's keys into the folder the process reads (`_mount_secret`). A manager whose
+  rotator insists on a fixed folder runs in a mount namespace of its own with that folder
+  mounted from the plane's (`_wrap`).
 - Its health server listens on a free loopback port; metrics are off; leader election is off
   (one replica).
 """

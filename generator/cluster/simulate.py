@@ -12,8 +12,9 @@ Per environment, on a control plane with no trace of the last one:
 3. then every Job into what the services leave (steady state), one after another in a stable
    order so that the verdict does not depend on a race; a Job that does not run
    is tried again alone, to tell "waits for the team's other jobs" from "never fits"; then,
-   the Jobs gone, the JobSets beside the services: Kueue's verdict on each, and the pods of
-   their child Jobs, which JobSet's controller makes;
+   the Jobs gone, the JobSets and TrainJobs beside the services: Kueue's verdict on each, and
+   the pods of their child Jobs, which JobSet's controller makes (a TrainJob's JobSet is made
+   by Trainer's controller first);
 4. the report: node labels and taints against the pool's, DaemonSet pods per vendor, every job,
    task and service pod, the probe pods, quota used against hard, ready pods per track against
    `plan`. Any mismatch is an error finding at the values that caused it.
@@ -21,8 +22,8 @@ Per environment, on a control plane with no trace of the last one:
 What cannot be simulated is said in the report (SIM011) and in docs/simulation.md: containers do
 not run (KWOK marks scheduled pods Running, and no pod ever ends); Volcano does not run (a Volcano
 Job's task pods are made here the way Volcano's job controller makes them and placed by
-kube-scheduler, all or none as its gang plugin decides). Kueue's, JobSet's and
-LeaderWorkerSet's controller managers run as the fleet's charts deploy them
+kube-scheduler, all or none as its gang plugin decides). Kueue's, JobSet's, LeaderWorkerSet's
+and Kubeflow Trainer's controller managers run as the fleet's charts deploy them
 (simcontrollers.py), as processes rather than Deployments.
 
 This module is the run's order; the parts: simrun.py (applying in waves, waiting until quiet,
@@ -71,7 +72,12 @@ from generator.cluster.simchecks import (
     probe,
 )
 from generator.cluster.simcontrollers import use_controller
-from generator.cluster.simkueue import check_admissions, integrations, jobset_admissions
+from generator.cluster.simkueue import (
+    HELD_KINDS,
+    check_admissions,
+    integrations,
+    jobset_admissions,
+)
 from generator.cluster.simpods import SERVICE_KINDS, check_pods, pod_refs, retry_alone
 from generator.cluster.simresult import HINTS, EnvReport, SimulationResult
 from generator.cluster.simrun import (
@@ -227,7 +233,7 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
         # JobSets wait until the Jobs have had their turn: they are jobs too, and Kueue would
         # otherwise hold their quota through the whole job phase (nothing finishes here).
         for b in units:
-            held = [o for o in b.docs if o.get("kind") in ("JobSet", "TrainJob")]
+            held = [o for o in b.docs if o.get("kind") in HELD_KINDS.values()]
             jobs[b.unit.path] += held
             jobsets += [(b, o) for o in held]
 

@@ -86,7 +86,8 @@ def trainjob_limits(view: FleetView) -> Iterable[Finding]:
                 yield Finding(
                     "WKL010",
                     f"job {job.name!r} is a TrainJob: {why}",
-                    team.doc.locate(path, key=path[-1] != "vendor" and path[-1] != "kind"),
+                    # a refused setting at its key; the vendor or kind at the value that chose it
+                    team.doc.locate(path, key=path[-1] not in ("vendor", "kind")),
                     json_path(path),
                     fix,
                 )
