@@ -30,39 +30,29 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"runtime/debug"
 	"strings"
 
 	"github.com/go-logr/logr"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
 
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/webhooks"
+
+	"accel-gitops/tools/kueuecheck/internal/checkio"
 )
 
 const group = "kueue.x-k8s.io"
 
-// FieldError is one of Kueue's field.Error values, as the API server would report it.
-type FieldError struct {
-	Type    string `json:"type"`    // field.ErrorType, e.g. FieldValueInvalid
-	Field   string `json:"field"`   // e.g. spec.nodeTaints[1]
-	Value   string `json:"value"`   // the refused value, as Kueue prints it
-	Detail  string `json:"detail"`  // Kueue's explanation
-	Message string `json:"message"` // the whole line as Kueue's webhook returns it
-}
+// FieldError is one of Kueue's errors, as the API server would report it.
+type FieldError = checkio.FieldError
 
 // Result is the verdict on one Kueue object.
 type Result struct {
@@ -90,11 +80,11 @@ func main() {
 	}
 	// The webhooks log through the context's logger (ctrl.LoggerFrom); nothing to say here.
 	ctx := ctrl.LoggerInto(context.Background(), logr.Discard())
-	version := kueueVersion()
+	version := checkio.ModuleVersion("sigs.k8s.io/kueue")
 	out := bufio.NewWriter(os.Stdout)
 	enc := json.NewEncoder(out)
 	for _, name := range flag.Args() {
-		docs, err := readDocs(name)
+		docs, err := checkio.ReadDocs(name)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "kueuecheck: %s: %v\n", name, err)
 			os.Exit(2)
@@ -118,32 +108,6 @@ func main() {
 	if err := out.Flush(); err != nil {
 		fmt.Fprintf(os.Stderr, "kueuecheck: %v\n", err)
 		os.Exit(2)
-	}
-}
-
-func readDocs(name string) ([][]byte, error) {
-	var in io.Reader = os.Stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		in = f
-	}
-	var docs [][]byte
-	reader := k8syaml.NewYAMLReader(bufio.NewReader(in))
-	for {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return docs, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(bytes.TrimSpace(doc)) > 0 {
-			docs = append(docs, doc)
-		}
 	}
 }
 
@@ -192,7 +156,7 @@ func check(ctx context.Context, doc []byte) (res Result, ok bool, err error) {
 		res.Allowed = true
 		return res, true, nil
 	}
-	res.Errors = append(res.Errors, fieldErrors(verr)...)
+	res.Errors = append(res.Errors, checkio.FieldErrors(verr)...)
 	res.Allowed = len(res.Errors) == 0
 	return res, true, nil
 }
@@ -204,7 +168,7 @@ func admit[T any](
 	defaulter func(context.Context, T) error,
 	validator func(context.Context, T) (admission.Warnings, error),
 ) error {
-	if res.Errors = decode(doc, obj); len(res.Errors) > 0 {
+	if res.Errors = checkio.Decode(doc, obj); len(res.Errors) > 0 {
 		return nil
 	}
 	res.Webhook, res.Checked = webhook, true
@@ -215,71 +179,4 @@ func admit[T any](
 	}
 	_, err := validator(ctx, obj)
 	return err
-}
-
-// decode reads the object as the API server would hand it to the webhook. A value of the wrong
-// type is a refusal of its own (the API server would not get as far as the webhook).
-func decode(doc []byte, obj any) []FieldError {
-	if err := yaml.Unmarshal(doc, obj); err != nil {
-		return []FieldError{{
-			Type: string(field.ErrorTypeTypeInvalid), Detail: err.Error(),
-			Message: "cannot decode: " + err.Error(),
-		}}
-	}
-	return []FieldError{}
-}
-
-// fieldErrors unpacks what a webhook returned: ValidateCreate returns
-// field.ErrorList.ToAggregate(), an aggregate of *field.Error.
-func fieldErrors(err error) []FieldError {
-	if err == nil {
-		return nil
-	}
-	var errs []error
-	var agg utilerrors.Aggregate
-	if errors.As(err, &agg) {
-		errs = agg.Errors()
-	} else {
-		errs = []error{err}
-	}
-	out := make([]FieldError, 0, len(errs))
-	for _, e := range errs {
-		var fe *field.Error
-		if errors.As(e, &fe) {
-			out = append(out, FieldError{
-				Type: string(fe.Type), Field: fe.Field, Value: badValue(fe.BadValue),
-				Detail: fe.Detail, Message: fe.Error(),
-			})
-			continue
-		}
-		out = append(out, FieldError{Detail: e.Error(), Message: e.Error()})
-	}
-	return out
-}
-
-func badValue(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	case fmt.Stringer:
-		return v.String()
-	}
-	if b, err := json.Marshal(v); err == nil {
-		return string(b)
-	}
-	return fmt.Sprintf("%v", v)
-}
-
-// kueueVersion is the Kueue module version this binary was built with (its Go build info).
-func kueueVersion() string {
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, dep := range info.Deps {
-			if dep.Path == "sigs.k8s.io/kueue" {
-				return dep.Version
-			}
-		}
-	}
-	return "unknown"
 }

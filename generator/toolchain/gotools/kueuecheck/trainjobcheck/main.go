@@ -22,21 +22,14 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"runtime/debug"
 
 	"github.com/go-logr/logr"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	"k8s.io/apimachinery/pkg/util/validation/field"
-	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,18 +40,14 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	trainerruntime "github.com/kubeflow/trainer/v2/pkg/runtime"
 	runtimecore "github.com/kubeflow/trainer/v2/pkg/runtime/core"
+
+	"accel-gitops/tools/kueuecheck/internal/checkio"
 )
 
 const module = "github.com/kubeflow/trainer/v2"
 
-// FieldError is one of the webhook's errors, as the API server would report it.
-type FieldError struct {
-	Type    string `json:"type"`
-	Field   string `json:"field"`
-	Value   string `json:"value"`
-	Detail  string `json:"detail"`
-	Message string `json:"message"`
-}
+// FieldError is one of the check's errors, as the API server would report it.
+type FieldError = checkio.FieldError
 
 // Result is the verdict on one TrainJob.
 type Result struct {
@@ -116,7 +105,7 @@ func main() {
 	out := bufio.NewWriter(os.Stdout)
 	enc := json.NewEncoder(out)
 	for _, name := range flag.Args() {
-		docs, err := readDocs(name)
+		docs, err := checkio.ReadDocs(name)
 		if err != nil {
 			fail(fmt.Errorf("%s: %w", name, err))
 		}
@@ -143,7 +132,7 @@ func fail(err error) {
 
 // runtimeObjects reads the ClusterTrainingRuntimes of a multi-document file.
 func runtimeObjects(name string) ([]client.Object, error) {
-	docs, err := readDocs(name)
+	docs, err := checkio.ReadDocs(name)
 	if err != nil {
 		return nil, err
 	}
@@ -168,32 +157,6 @@ func runtimeObjects(name string) ([]client.Object, error) {
 	return out, nil
 }
 
-func readDocs(name string) ([][]byte, error) {
-	var in io.Reader = os.Stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		in = f
-	}
-	var docs [][]byte
-	reader := k8syaml.NewYAMLReader(bufio.NewReader(in))
-	for {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return docs, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(bytes.TrimSpace(doc)) > 0 {
-			docs = append(docs, doc)
-		}
-	}
-}
-
 // check validates one document if it is a TrainJob; ok is false for any other object.
 func check(ctx context.Context, runtimes map[string]trainerruntime.Runtime, doc []byte) (Result, bool) {
 	var head struct {
@@ -205,15 +168,11 @@ func check(ctx context.Context, runtimes map[string]trainerruntime.Runtime, doc 
 		return Result{}, false
 	}
 	res := Result{
-		Module: module, Version: moduleVersion(module), APIVersion: head.APIVersion,
+		Module: module, Version: checkio.ModuleVersion(module), APIVersion: head.APIVersion,
 		Kind: head.Kind, Errors: []FieldError{}, Warnings: []string{},
 	}
 	job := &trainer.TrainJob{}
-	if err := yaml.Unmarshal(doc, job); err != nil {
-		res.Errors = []FieldError{{
-			Type: string(field.ErrorTypeTypeInvalid), Detail: err.Error(),
-			Message: "cannot decode: " + err.Error(),
-		}}
+	if res.Errors = checkio.Decode(doc, job); len(res.Errors) > 0 {
 		return res, true
 	}
 	res.Name, res.Namespace = job.Name, job.Namespace
@@ -228,58 +187,7 @@ func check(ctx context.Context, runtimes map[string]trainerruntime.Runtime, doc 
 	}
 	warnings, errs := rt.ValidateObjects(ctx, nil, job)
 	res.Warnings = append(res.Warnings, warnings...)
-	res.Errors = append(res.Errors, fieldErrors(errs.ToAggregate())...)
+	res.Errors = append(res.Errors, checkio.FieldErrors(errs.ToAggregate())...)
 	res.Allowed = len(res.Errors) == 0
 	return res, true
-}
-
-func fieldErrors(err error) []FieldError {
-	if err == nil {
-		return nil
-	}
-	errs := []error{err}
-	var agg utilerrors.Aggregate
-	if errors.As(err, &agg) {
-		errs = agg.Errors()
-	}
-	out := make([]FieldError, 0, len(errs))
-	for _, e := range errs {
-		var fe *field.Error
-		if errors.As(e, &fe) {
-			out = append(out, FieldError{
-				Type: string(fe.Type), Field: fe.Field, Value: badValue(fe.BadValue),
-				Detail: fe.Detail, Message: fe.Error(),
-			})
-			continue
-		}
-		out = append(out, FieldError{Detail: e.Error(), Message: e.Error()})
-	}
-	return out
-}
-
-func badValue(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	case fmt.Stringer:
-		return v.String()
-	}
-	if b, err := json.Marshal(v); err == nil {
-		return string(b)
-	}
-	return fmt.Sprintf("%v", v)
-}
-
-// moduleVersion is the version of a module this binary was built with (its Go build info).
-func moduleVersion(path string) string {
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, dep := range info.Deps {
-			if dep.Path == path {
-				return dep.Version
-			}
-		}
-	}
-	return "unknown"
 }
