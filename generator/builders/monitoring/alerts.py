@@ -69,7 +69,7 @@ class AlertSettings:
 
 
 def alert_settings(view: FleetView) -> AlertSettings:
-    raw: dict[str, Any] = view.fleet.doc.get("monitoring", "alerts", default={}) or {}
+    raw: dict[str, Any] = view.fleet.doc.get("monitoring", "alerts") or {}
     return AlertSettings(
         enabled=bool(raw.get("enabled", True)),
         pending_minutes=int(raw.get("pendingMinutes", DEFAULT_PENDING_MINUTES)),
@@ -96,15 +96,16 @@ def anchor(alert: str) -> str:
 def _alert(
     name: str,
     expr: str,
-    hold: str,
+    hold: str | None,
     severity: str,
     settings: AlertSettings,
     summary: str,
     description: str,
     labels: dict[str, str] | None = None,
 ) -> dict[str, Any]:
+    """An alerting rule; `hold`: how long its condition must hold (None: it fires at once)."""
     rule: dict[str, Any] = {"alert": name, "expr": expr}
-    if hold != "0m":
+    if hold is not None:
         rule["for"] = hold
     rule["labels"] = {**settings.labels, **(labels or {}), "severity": severity}
     rule["annotations"] = {
@@ -134,7 +135,9 @@ def health_rule(exp: Exporter, health: HealthMetric, settings: AlertSettings) ->
     return _alert(
         HEALTH_ALERT[health.kind],
         HEALTH_EXPR[health.kind].format(m=metric),
-        HOLD["device"] if health.kind == "flag" else "0m",
+        # A health flag must stay down a while; an error count's rise or a new fault code is
+        # news at once.
+        HOLD["device"] if health.kind == "flag" else None,
         settings.severity["device"],
         settings,
         f"{exp.vendor}: {health.what} on node {{{{ $labels.node }}}}",
@@ -164,7 +167,7 @@ def fleet_rules(
                 f"{exp.vendor} exporter on node {{{{ $labels.node }}}} cannot be scraped",
                 f"Prometheus has failed to scrape the {exp.vendor} exporter ({exp.name}) on node "
                 "{{ $labels.node }}: its devices' metrics and health are not seen.",
-                {"vendor": exp.vendor},
+                # its vendor and node labels are the scrape target's own (scrape.py)
             )
         )
     daemonsets = [

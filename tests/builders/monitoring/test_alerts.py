@@ -333,6 +333,7 @@ def test_a_condition_shorter_than_its_hold_does_not_fire(
         tmp_path,
         groups,
         [
+            case(flap, "3m", "AcceleratorUnhealthy", []),  # unhealthy now, not yet for 5m
             case(flap, "10m", "AcceleratorUnhealthy", []),
             case(old_xid, "25m", "AcceleratorDeviceFault", []),
         ],
@@ -388,3 +389,97 @@ def alert_groups_or_none(tmp_path: Path, extra: str) -> list[dict[str, Any]] | N
 def test_a_resource_name_as_kube_state_metrics_spells_it() -> None:
     assert alerts.ksm_resource("nvidia.com/gpu") == "nvidia_com_gpu"
     assert alerts.ksm_resource("huawei.com/Ascend910") == "huawei_com_Ascend910"
+
+
+def test_each_alert_waits_as_long_as_its_class_says(groups: list[dict[str, Any]]) -> None:
+    """A health flag, an agent, a quota or a capacity alert must hold a while before it pages;
+    an error count's rise or a new fault code is news at once (no `for`)."""
+    holds = {(r["alert"], r.get("for")) for g in groups for r in g["rules"]}
+    assert holds == {
+        ("AcceleratorUnhealthy", "5m"),
+        ("AcceleratorErrorsRising", None),
+        ("AcceleratorDeviceFault", None),
+        ("AcceleratorExporterDown", "10m"),
+        ("AcceleratorAgentUnavailable", "10m"),
+        ("AcceleratorPodsPending", "15m"),
+        ("TeamAcceleratorQuotaNearlyUsed", "15m"),
+        ("AcceleratorNodeDevicesMissing", "10m"),
+    }
+
+
+def agents(groups: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {
+        (r["labels"]["vendor"], r["labels"]["agent"]): r
+        for g in groups
+        for r in g["rules"]
+        if r["alert"] == "AcceleratorAgentUnavailable"
+    }
+
+
+def test_an_exporters_daemonset_short_of_pods_says_its_devices_are_not_watched(
+    groups: list[dict[str, Any]],
+) -> None:
+    found = agents(groups)
+    vendors = ["amd", "ascend", "cambricon", "hygon", "nvidia"]
+    assert sorted(found) == sorted((v, a) for v in vendors for a in ("device-plugin", "exporter"))
+    exporter = found[("nvidia", "exporter")]
+    assert exporter["expr"] == (
+        'kube_daemonset_status_number_unavailable{namespace="accelerator-exporters",'
+        'daemonset="dcgm-exporter"} > 0'
+    )
+    assert exporter["annotations"]["summary"] == (
+        "nvidia exporter is not running on {{ $value }} of its nodes"
+    )
+    assert exporter["annotations"]["description"] == (
+        "DaemonSet accelerator-exporters/dcgm-exporter (nvidia exporter) has {{ $value }} node(s) "
+        "without a ready pod: those nodes' devices are not watched."
+    )
+
+
+def test_an_exporter_installed_another_way_has_no_daemonset_alert_but_is_scraped(
+    tmp_path: Path,
+) -> None:
+    """exporter.render: false: the fleet renders no DaemonSet for it, so none is watched; its
+    scrape is."""
+    site_exporter = (
+        "exporter:\n  render: false\n  namespace: gpu-operator\n"
+        "  podLabels: {app: nvidia-dcgm-exporter}\n"
+    )
+    files = {
+        "fleet.yaml": FLEET,
+        "vendors/nvidia.yaml": "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, "
+        "nodes: [n1, n2]}\n" + site_exporter,
+        "teams/ml.yaml": TEAM,
+    }
+    out = render_into(tree(tmp_path, files, defaults=False), tmp_path / "out")
+    (rule,) = [
+        o
+        for o in build_unit(out, "prod", "monitoring")
+        if o["kind"] == "PrometheusRule" and o["metadata"]["name"] == "accelerators-alerts"
+    ]
+    groups = rule["spec"]["groups"]
+    assert sorted(agents(groups)) == [("nvidia", "device-plugin")]
+    assert "AcceleratorExporterDown" in {r["alert"] for g in groups for r in g["rules"]}
+
+
+def test_a_pool_without_nodes_has_no_capacity_alert_and_the_pools_after_it_do(
+    tmp_path: Path,
+) -> None:
+    pools = (
+        "pools:\n  - {name: a100, model: A100, devicesPerNode: 4}\n"
+        "  - {name: h100, model: H100, devicesPerNode: 8, nodes: [h1]}\n"
+    )
+    files = {"fleet.yaml": FLEET, "vendors/nvidia.yaml": pools, "teams/ml.yaml": TEAM}
+    out = render_into(tree(tmp_path, files, defaults=False), tmp_path / "out")
+    (rule,) = [
+        o
+        for o in build_unit(out, "prod", "monitoring")
+        if o["kind"] == "PrometheusRule" and o["metadata"]["name"] == "accelerators-alerts"
+    ]
+    missing = [
+        r["labels"]["pool"]
+        for g in rule["spec"]["groups"]
+        for r in g["rules"]
+        if r["alert"] == "AcceleratorNodeDevicesMissing"
+    ]
+    assert missing == ["h100"]
