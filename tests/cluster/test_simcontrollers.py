@@ -13,9 +13,9 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
+from generator.cluster import simcontrollers
 from generator.cluster.launcher import SIM_LABEL, ControlPlaneError
 from generator.cluster.simcontrollers import (
-    FIXED_CERT_DIR,
     ControllerSetup,
     _ca_injected,
     _cert_dir,
@@ -85,6 +85,8 @@ def test_the_endpoint_port_is_named_after_the_service_port_the_webhooks_call() -
     }
     assert endpoint_slice(service, "192.0.2.2", 1)["ports"][0]["name"] == "webhook-server"
     assert endpoint_slice(service, "192.0.2.2", 1, 8443)["ports"][0]["name"] == "monitoring-port"
+    # none of its ports the one called: the first
+    assert endpoint_slice(service, "192.0.2.2", 1, 9000)["ports"][0]["name"] == "monitoring-port"
 
 
 def test_the_endpoint_address_is_the_first_an_endpoint_may_have() -> None:
@@ -304,26 +306,46 @@ def test_a_certificate_folder_is_the_planes_own_and_starts_empty(tmp_path: Path)
 
 
 def test_managers_with_a_fixed_folder_run_in_a_mount_namespace_of_their_own(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """JobSet's and Trainer's rotators insist on one folder: each sees its own certificate
     there, mounted from its plane's folder, and the machine's folder stays untouched."""
+    fixed = tmp_path / "tmp" / "k8s-webhook-server" / "serving-certs"
+    monkeypatch.setattr(simcontrollers, "FIXED_CERT_DIR", fixed)
     assert _wrap("kueue", tmp_path) == [] and _wrap("lws", tmp_path) == []
+    assert not fixed.exists()  # made only for a manager that needs it
     for service in ("jobset", "trainer"):
         wrap = _wrap(service, tmp_path / service)
-        assert wrap[-2:] == [str(tmp_path / service), str(FIXED_CERT_DIR)]
+        assert wrap[-2:] == [str(tmp_path / service), str(fixed)]
+    assert fixed.is_dir()  # the mount point, with its parents
     # Run for real: two wrapped commands each read their own file at the fixed path.
-    FIXED_CERT_DIR.mkdir(parents=True, exist_ok=True)
-    before = sorted((p.name, p.read_bytes()) for p in FIXED_CERT_DIR.iterdir() if p.is_file())
     for name in ("a", "b"):
         mine = tmp_path / name
         mine.mkdir()
         (mine / "tls.crt").write_text(name)
-        argv = [*_wrap("jobset", mine), "cat", str(FIXED_CERT_DIR / "tls.crt")]
+        argv = [*_wrap("jobset", mine), "cat", str(fixed / "tls.crt")]
         assert subprocess.run(argv, capture_output=True, text=True, check=True).stdout == name
-    assert sorted((p.name, p.read_bytes()) for p in FIXED_CERT_DIR.iterdir() if p.is_file()) == (
-        before
-    )
+    assert list(fixed.iterdir()) == []
+
+
+def test_a_manager_not_run_as_root_maps_itself_to_root_in_a_user_namespace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(simcontrollers, "FIXED_CERT_DIR", tmp_path / "fixed")
+    monkeypatch.setattr(simcontrollers.os, "geteuid", lambda: 1000)
+    wrap = _wrap("jobset", tmp_path)
+    assert wrap[1:5] == ["--user", "--map-root-user", "--mount", "--propagation"]
+    monkeypatch.setattr(simcontrollers.os, "geteuid", lambda: 0)
+    assert _wrap("jobset", tmp_path)[1:3] == ["--mount", "--propagation"]
+
+
+def test_without_unshare_a_fixed_folder_manager_cannot_run_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(simcontrollers, "FIXED_CERT_DIR", tmp_path / "fixed")
+    monkeypatch.setattr(simcontrollers.shutil, "which", lambda name: None)
+    with pytest.raises(ControlPlaneError, match=r"trainer's controller manager needs unshare"):
+        _wrap("trainer", tmp_path)
 
 
 def test_each_manager_names_its_certificate_secret_in_its_own_section() -> None:
@@ -351,12 +373,22 @@ def test_a_configuration_without_a_certificate_folder_field_gets_none() -> None:
         cert_dir=None,
     )
     assert got["webhook"] == {"port": 31000, "host": "192.0.2.2"}
+    # what else the chart's webhook section says is kept, its folder too when not replaced
+    kept = local_config(
+        "webhook: {port: 9443, certDir: /c}\n",
+        host="h",
+        webhook_port=1,
+        health_port=2,
+        cert_dir=None,
+    )
+    assert kept["webhook"] == {"port": 1, "certDir": "/c", "host": "h"}
 
 
 def test_a_chart_object_without_a_namespace_goes_into_the_release_namespace() -> None:
     class Api:
         def resource(self, api_version: str, kind: str) -> SimpleNamespace:
-            return SimpleNamespace(namespaced=kind == "Role")
+            known = {("rbac.authorization.k8s.io/v1", "Role"): True}
+            return SimpleNamespace(namespaced=known.get((api_version, kind), False))
 
     role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r"}}
     got = _in_release(Api(), role, "rel")  # type: ignore[arg-type]
