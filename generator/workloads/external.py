@@ -27,12 +27,12 @@ class ExternalUse:
 def external_uses(view: FleetView) -> list[ExternalUse]:
     out = []
     for team in view.teams:
-        declared = team.doc.get("external", default={}) or {}
+        declared = team.doc.get("external") or {}
         loaded = team_workloads(view, team)
         for path, ns in [(j.path, j.namespace) for j in loaded.jobs] + [
             (s.path, s.namespace) for s in loaded.services
         ]:
-            raw = team.doc.get(*path, default={}) or {}
+            raw = team.doc.get(*path) or {}
             for ref in podspec.references(raw):
                 if ref.name in (declared.get(ref.kind) or []):
                     kind = podspec.EXTERNAL_KINDS[ref.kind]

@@ -286,8 +286,13 @@ def tolerates(toleration: dict[str, Any], taint: Taint) -> bool:
     return False
 
 
+# What strconv.ParseInt(s, 10, 64) accepts, as Lt and Gt parse both values (k8s.io/api v0.36.1
+# core/v1/toleration.go compareNumericValues): an optional sign, decimal digits, within int64.
+_INT64 = re.compile(r"[+-]?[0-9]+")
+
+
 def _integer(text: str) -> bool:
-    return text.lstrip("-").isdigit()
+    return _INT64.fullmatch(text) is not None and -(2**63) <= int(text) < 2**63
 
 
 # ---- what the pods use from the cluster ------------------------------------------------------

@@ -64,6 +64,52 @@ def test_each_field_is_checked_as_its_own_kind() -> None:
     }
 
 
+def test_valid_fields_of_every_kind_have_no_problem() -> None:
+    """An object field (affinity) is checked whole, a list field item by item, and env's
+    valueFrom as an EnvVarSource."""
+    raw = {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}]}
+                    ]
+                }
+            }
+        },
+        "tolerations": [{"key": "k", "operator": "Exists"}],
+        "env": {"A": {"valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}, "B": "b"},
+    }
+    assert podspec.problems(raw, "1.36") == []
+
+
+def test_a_problem_in_envs_value_from_is_at_its_path() -> None:
+    raw = {"env": {"TOKEN": {"valueFrom": {"secretKeyRef": {"name": "s", "ky": "t"}}}}}
+    # 'ky' stands for the required 'key', which is then not told as missing
+    assert [p.path for p in podspec.problems(raw, "1.36")] == [
+        ("env", "TOKEN", "valueFrom", "secretKeyRef", "ky")
+    ]
+
+
+def test_a_key_only_loosely_like_a_required_field_does_not_stand_for_it() -> None:
+    """difflib's ratio of 'topKeys' to 'topologyKey' is 0.67, under the 0.7 that makes a key a
+    misspelling of a required field: the field is still told as missing."""
+    spread = {"maxSkew": 1, "topKeys": "x", "whenUnsatisfiable": "DoNotSchedule"}
+    got = problems({"topologySpreadConstraints": [spread]})
+    assert [path for path, _ in got] == [
+        ("topologySpreadConstraints", 0, "topKeys"),
+        ("topologySpreadConstraints", 0),
+    ]
+    assert "'topologyKey' is a required property" in got[1][1]
+
+
+def test_a_host_path_volume_is_listed_with_its_path_or_none() -> None:
+    raw = {"volumes": [{"name": "a", "emptyDir": {}}, {"name": "h", "hostPath": {}}, "x"]}
+    assert podspec.host_path_volumes(raw) == [(1, "")]
+    raw = {"volumes": [{"name": "h", "hostPath": {"path": "/mnt"}}]}
+    assert podspec.host_path_volumes(raw) == [(0, "/mnt")]
+
+
 def test_a_required_field_kubernetes_asks_for_is_reported() -> None:
     ((path, message),) = problems({"volumeMounts": [{"name": "v"}]})
     assert path == ("volumeMounts", 0)
@@ -94,6 +140,14 @@ def test_volumes_used_twice_or_mounted_without_being_declared() -> None:
     assert problems({"shmSize": "1Gi", "volumes": [{"name": "dshm", "emptyDir": {}}]}) == [
         (("volumes", 0, "name"), "volume name 'dshm' is the one shmSize adds")
     ]
+    # a path that only starts like /dev/shm is another path
+    assert not problems(
+        {
+            "shmSize": "1Gi",
+            "volumes": [{"name": "x", "emptyDir": {}}],
+            "volumeMounts": [{"name": "x", "mountPath": "/dev/shmX"}],
+        }
+    )
     # without shmSize, dshm is a name like any other, and /dev/shm a path like any other
     assert not problems(
         {
@@ -246,6 +300,14 @@ SIZED = Taint("size", "NoSchedule", "8")
         ({"key": "size", "operator": "Gt", "value": "7"}, SIZED, True),
         ({"key": "size", "operator": "Gt", "value": "8"}, SIZED, False),
         ({"key": "size", "operator": "Gt", "value": "x"}, SIZED, False),
+        # as strconv.ParseInt reads them: a sign, then digits, within int64
+        ({"key": "size", "operator": "Gt", "value": "-3"}, SIZED, True),
+        ({"key": "size", "operator": "Lt", "value": "+9"}, SIZED, True),
+        ({"key": "size", "operator": "Gt", "value": "--3"}, SIZED, False),
+        ({"key": "size", "operator": "Gt", "value": "-9223372036854775808"}, SIZED, True),
+        ({"key": "size", "operator": "Gt", "value": "-9223372036854775809"}, SIZED, False),
+        ({"key": "size", "operator": "Lt", "value": "9223372036854775807"}, SIZED, True),
+        ({"key": "size", "operator": "Lt", "value": "9223372036854775808"}, SIZED, False),
         ({"key": "size", "operator": "Sometimes", "value": "8"}, SIZED, False),
     ],
 )
