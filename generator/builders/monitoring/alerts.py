@@ -167,7 +167,10 @@ def fleet_rules(
                 f"{exp.vendor} exporter on node {{{{ $labels.node }}}} cannot be scraped",
                 f"Prometheus has failed to scrape the {exp.vendor} exporter ({exp.name}) on node "
                 "{{ $labels.node }}: its devices' metrics and health are not seen.",
-                # its vendor and node labels are the scrape target's own (scrape.py)
+                # The series carries the vendor already (scrape.py); the rule names it too, so
+                # each vendor's rule differs from the others in its labels, which promtool's
+                # check requires of rules of one name ("duplicate rule(s) found").
+                {"vendor": exp.vendor},
             )
         )
     daemonsets = [

@@ -483,3 +483,10 @@ def test_a_pool_without_nodes_has_no_capacity_alert_and_the_pools_after_it_do(
         if r["alert"] == "AcceleratorNodeDevicesMissing"
     ]
     assert missing == ["h100"]
+
+
+def test_no_two_rules_share_a_name_and_labels(groups: list[dict[str, Any]]) -> None:
+    """promtool's check refuses rules of one name whose labels are the same ("duplicate
+    rule(s) found"): each vendor's and each pool's rule carries its own labels."""
+    seen = [(r["alert"], tuple(sorted(r["labels"].items()))) for g in groups for r in g["rules"]]
+    assert len(seen) == len(set(seen))
