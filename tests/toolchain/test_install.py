@@ -118,7 +118,7 @@ def test_chains_keep_one_module_in_order_and_the_schemas_together() -> None:
         "etcd",
     ]
     assert got["nfd"] == ["nfd-rulecheck", "nfd-master"]
-    assert got["kueuecheck"] == ["kueuecheck", "kueue", "trainer", "trainjobcheck"]
+    assert got["kueuecheck"] == ["kueuecheck", "trainjobcheck", "kueue", "trainer"]
     assert got["workloads"] == ["workloadcheck", "jobset", "lws"]
     assert got["schemas"] == ["schemas-crds", "schemas-k8s"]
     assert sorted(s for chain in got.values() for s in chain) == sorted(steps)
