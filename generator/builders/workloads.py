@@ -40,7 +40,7 @@ JOBSET_API = "jobset.x-k8s.io/v1alpha2"
 # current API of Kubeflow's training jobs, one TrainJob kind for every framework; the
 # training-operator's PyTorchJob is its predecessor (README.md: Trainer "is the evolution of
 # the Kubeflow Training Operator").
-TRAINER_API = "trainer.kubeflow.org/v1alpha1"
+TRAINER_API = f"{scheduling.TRAINER_GROUP}/v1alpha1"
 # The trainer step's replicated job and container in the runtimes the fleet supports, where
 # Trainer puts the TrainJob's image, command, resources and env (pkg/constants/constants.go
 # Node; pkg/runtime/framework/plugins/jobset/builder.go Trainer, v2.2.0).
@@ -573,7 +573,7 @@ def _trainjob(view: FleetView, team: Team, job: Job) -> Obj:
     spec: Obj = {
         # apiGroup and kind as the CRD defaults them, written out so that Argo CD sees no drift.
         "runtimeRef": {
-            "apiGroup": "trainer.kubeflow.org",
+            "apiGroup": scheduling.TRAINER_GROUP,
             "kind": "ClusterTrainingRuntime",
             "name": job.runtime,
         },

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from generator.builders.workloads import TRAINER_STEP
 from generator.values.model import FleetView, Pool, Taint, Vendor
 from generator.workloads import podspec
 
@@ -96,7 +97,7 @@ def _trainjob_templates(spec: dict[str, Any]) -> Iterator[PodTemplate]:
             found = _template(where, pod)
             containers = [
                 {**c, "image": trainer.get("image"), "resources": trainer.get("resourcesPerNode")}
-                if c.get("name") == "node" and trainer
+                if c.get("name") == TRAINER_STEP and trainer
                 else c
                 for c in found.spec.get("containers") or []
             ]

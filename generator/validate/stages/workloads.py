@@ -32,7 +32,7 @@ import yaml
 from generator import toolchain
 from generator.builders import platform
 from generator.builders.common import Unit
-from generator.builders.scheduling import named_runtimes, trainer_values
+from generator.builders.scheduling import TRAINER_GROUP, named_runtimes, trainer_values
 from generator.builders.workloads import TRACK_LABEL
 from generator.findings import CodeInfo, Finding, Location
 from generator.policy.manifest import origin
@@ -55,7 +55,6 @@ SUMMARY = (
     "JobSet, LeaderWorkerSet or TrainJob"
 )
 GROUPS = ("jobset.x-k8s.io", "leaderworkerset.x-k8s.io")
-TRAINER_GROUP = "trainer.kubeflow.org"
 TIMEOUT = 300
 TOOL = "workloadcheck"
 TRAINER_TOOL = "trainjobcheck"
