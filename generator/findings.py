@@ -44,8 +44,9 @@ class Finding:
     path: str = ""  # JSON path inside the values file, e.g. $.quota.nvidia
     hint: str = ""  # how to fix it
     severity: Severity = Severity.ERROR
-    # The layers it applies to: environment names, BASE_LAYER for the values without environment
-    # overrides; empty when it applies to every layer (nothing to name).
+    # The layers it applies to: layer keys (an environment's name, or `env/cluster` for each
+    # cluster of an environment that declares clusters: `layer_key`), BASE_LAYER for the values
+    # without environment overrides; empty when it applies to every layer (nothing to name).
     envs: tuple[str, ...] = ()
     detail: str = ""  # more for a program or a log (DRIFT001: the unified diff); not in text
     # The unit whose objects it concerns (overlays/<env>/<unit>), "" for none: JUnit's test case.
@@ -60,15 +61,35 @@ class Finding:
         return (loc.file, loc.line, loc.column, self.code, self.message, self.envs)
 
     @property
+    def environments(self) -> tuple[str, ...]:
+        """The environments of the layers it holds in, each once (the base layer's is "")."""
+        return tuple(dict.fromkeys(split_layer(e)[0] for e in self.envs))
+
+    @property
+    def clusters(self) -> tuple[str, ...]:
+        """The clusters it holds in, as `env/cluster` layers; () for an environment that
+        declares no clusters (its one cluster is the environment)."""
+        return tuple(e for e in self.envs if split_layer(e)[1])
+
+    @property
     def text(self) -> str:
         """The message with the layers it applies to."""
-        envs = [e for e in self.envs if e != BASE_LAYER]
-        named = ", ".join(repr(e) for e in envs)
-        if not envs:
+        by_env: dict[str, list[str]] = {}
+        for layer in self.envs:
+            env, cluster = split_layer(layer)
+            if env != BASE_LAYER:
+                by_env.setdefault(env, []).extend([cluster] if cluster else [])
+        parts = []
+        for env, clusters in by_env.items():
+            names = ", ".join(repr(c) for c in clusters)
+            plural = "s" if len(clusters) > 1 else ""
+            parts.append(f"{env!r} (cluster{plural} {names})" if clusters else repr(env))
+        named = ", ".join(parts)
+        if not parts:
             suffix = (
                 " in the base layer (values without environment overrides)" if self.envs else ""
             )
-        elif len(envs) == 1:
+        elif len(parts) == 1:
             suffix = f" in environment {named}"
         else:
             suffix = f" in environments {named}"
@@ -95,6 +116,34 @@ class CodeInfo:
 
 
 BASE_LAYER = ""  # the layer of the values without environment overrides (model.BASE_ENV)
+
+
+def layer_key(env: str, cluster: str = "") -> str:
+    """The layer of one cluster: the environment's name when it declares no clusters (its one
+    cluster), else `env/cluster`. Environment and cluster names are DNS labels: no '/'."""
+    return f"{env}/{cluster}" if cluster else env
+
+
+def layer_selected(layer: str, env: str | None) -> bool:
+    """Whether `--env env` selects a layer: every layer for None, else the environment's (all
+    its clusters) or one cluster's (`env/cluster`)."""
+    return env is None or layer == env or split_layer(layer)[0] == env
+
+
+def concerns(finding: Finding, env: str) -> bool:
+    """Whether a finding concerns `--env env` (an environment or one cluster): it holds in every
+    layer, in a layer `env` selects, or in the environment of the cluster `env` names. (One of
+    the base layer alone is about no environment: no overlay deploys the base as it is.)"""
+    return not finding.envs or any(
+        layer != BASE_LAYER and (layer_selected(layer, env) or layer_selected(env, layer))
+        for layer in finding.envs
+    )
+
+
+def split_layer(layer: str) -> tuple[str, str]:
+    """(environment, cluster) of a layer key; cluster "" for an environment's only cluster."""
+    env, _, cluster = layer.partition("/")
+    return env, cluster
 
 
 def did_you_mean(word: object, choices: Iterable[str], then: str = "") -> str:

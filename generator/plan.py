@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from generator.builders.workloads import TRACK_LABEL, team_objects
-from generator.findings import Finding, Severity, sorted_findings
+from generator.findings import Finding, Severity, concerns, layer_selected, sorted_findings
 from generator.policy import registry as policy
 from generator.values import loader as values
-from generator.values.model import FleetView
+from generator.values.model import FleetView, Values
 from generator.values.yamlio import Obj
 from generator.workloads.model import Service, team_workloads
 from generator.workloads.phases import plan_service
@@ -75,6 +75,7 @@ class CapacityRow:
 @dataclass
 class EnvPlan:
     env: str
+    cluster: str = ""  # "" for an environment that declares no clusters
     services: list[ServiceRow] = field(default_factory=list)
     quotas: list[QuotaRow] = field(default_factory=list)
     capacity: list[CapacityRow] = field(default_factory=list)
@@ -143,7 +144,7 @@ def _traffic(svc: Service, objects: list[Obj]) -> dict[str, float]:
 
 
 def env_plan(view: FleetView) -> EnvPlan:
-    out = EnvPlan(view.env)
+    out = EnvPlan(view.env, view.cluster.name if view.cluster else "")
     for team in view.teams:
         objects = team_objects(view, team)[0]
         for svc in team_workloads(view, team).services:
@@ -179,15 +180,24 @@ def env_plan(view: FleetView) -> EnvPlan:
     return out
 
 
+def views(loaded: Values, env: str | None) -> list[FleetView]:
+    """The cluster views `--env` selects, environments in fleet.yaml's order."""
+    return [
+        v
+        for e in loaded.base.fleet.environments
+        for v in loaded.views_of(e)
+        if layer_selected(v.key, env)
+    ]
+
+
 def plan(values_dir: Path, env: str | None = None) -> Plan:
     loaded = values.load(values_dir)
     loaded.require_env(env)
-    order = [e for e in loaded.base.fleet.environments if env in (None, e)]
-    envs = [env_plan(loaded.envs[e]) for e in order]
+    envs = [env_plan(v) for v in views(loaded, env)]
     findings = [f for f in policy.run_checks(loaded) if f.code.startswith(PLAN_CODES)]
     if env is not None:
-        # A finding named for other environments only is not about this one.
-        findings = [f for f in findings if not f.envs or env in f.envs]
+        # A finding named for other environments (or clusters) only is not about this one.
+        findings = [f for f in findings if concerns(f, env)]
     return Plan(envs, sorted_findings(findings))
 
 
@@ -206,7 +216,7 @@ def _percent(value: float) -> str:
 def format_text(result: Plan) -> str:
     lines: list[str] = []
     for e in result.envs:
-        lines.append(f"environment {e.env}")
+        lines.append(f"environment {e.env}" + (f", cluster {e.cluster}" if e.cluster else ""))
         for s in e.services:
             lines.append(
                 f"  service {s.team}/{s.service} (namespace {s.namespace}): phase {s.phase}, "

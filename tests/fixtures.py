@@ -416,6 +416,50 @@ OTHER_VENDORS = {
 }
 
 
+# prod as two clusters (docs/multi-cluster.md): `main` (NVIDIA a100, 8 GPUs, and Ascend 910b, 8
+# NPUs; by server) and `domestic` (Cambricon mlu370, 8 MLUs; by name, Kubernetes 1.34, a region
+# label). Team ml holds 4 GPUs and 4 MLUs and runs a Cambricon job; team inference migrates
+# inference-service from NVIDIA to Ascend (INFERENCE). tree(root, TWO_CLUSTERS, fleet=PROD_FLEET).
+TWO_CLUSTERS_PROD = """\
+clusters:
+  main:
+    destination: {server: https://main.example.com:6443}
+    pools: [nvidia, ascend/910b]
+  domestic:
+    destination: {name: domestic}
+    kubernetesVersion: "1.34"
+    labels: {region: cn-north}
+    pools: [cambricon]
+"""
+TWO_CLUSTERS_ML = """\
+quota: {nvidia: 4, cambricon: 4}
+jobs:
+  mlu-train:
+    vendor: cambricon
+    devices: 2
+    images: {cambricon: r/train:mlu}
+"""
+TWO_CLUSTERS = {
+    "vendors/ascend.yaml": ASCEND_910B,
+    "vendors/cambricon.yaml": CAMBRICON_MLU370,
+    "teams/ml.yaml": TWO_CLUSTERS_ML,
+    "teams/inference.yaml": INFERENCE,
+    "environments/prod.yaml": TWO_CLUSTERS_PROD,
+}
+
+
+# TWO_CLUSTERS with NVIDIA in both clusters: a100 (8 GPUs) in main, a second pool h100 (8) in
+# domestic; team inference's 4 GPUs in main. tree(root, {**TWO_CLUSTERS, **SPLIT_NVIDIA}, ...).
+SPLIT_NVIDIA = {
+    "vendors/nvidia.yaml": NVIDIA
+    + "  - {name: h100, model: H100, devicesPerNode: 8, nodes: [h1]}\n",
+    "environments/prod.yaml": TWO_CLUSTERS_PROD.replace(
+        "[cambricon]", "[cambricon, nvidia/h100]"
+    ).replace("[nvidia, ascend/910b]", "[nvidia/a100, ascend/910b]"),
+    "teams/inference.yaml": INFERENCE.replace("{nvidia: 4,", "{nvidia: {main: 4},"),
+}
+
+
 # The fleet report's small tree (tree(root, REPORT_TREE, defaults=False)): two vendors, two
 # environments. Team a has two namespaces, so its quota counts twice; team b migrates a service
 # from NVIDIA to Ascend (shift-30 by default, primary-new in prod), and prod lowers team a's

@@ -8,7 +8,15 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from generator.findings import Finding, Location, Severity, did_you_mean, merge_layers
+from generator.findings import (
+    Finding,
+    Location,
+    Severity,
+    did_you_mean,
+    layer_key,
+    merge_layers,
+    split_layer,
+)
 from generator.reporters import findings as reporter
 
 UNIT = "overlays/prod/team-a"
@@ -69,6 +77,37 @@ def test_layers_merge_by_fields_and_name_their_environments() -> None:
     assert [(f.message, f.envs) for f in everywhere] == [("too many", ())]
     assert everywhere[0].text == "too many"
     assert merged[0].text == "too many in environment 'staging'"
+
+
+def test_a_finding_in_clusters_names_them_as_fields_and_in_its_text() -> None:
+    at = Location("values/teams/a.yaml", 3, 5)
+    layers = ("", "prod/domestic", "prod/main", "staging")
+    found = Finding("CAP001", "too many", at, envs=layers)
+    assert found.environments == ("", "prod", "staging")
+    assert found.clusters == ("prod/domestic", "prod/main")
+    assert found.text == (
+        "too many in environments 'prod' (clusters 'domestic', 'main'), 'staging'"
+    )
+    one = Finding("CAP001", "too many", at, envs=("prod/main",))
+    assert one.text == "too many in environment 'prod' (cluster 'main')"
+    assert (layer_key("prod", "main"), layer_key("prod")) == ("prod/main", "prod")
+    assert (split_layer("prod/main"), split_layer("prod")) == (("prod", "main"), ("prod", ""))
+
+
+def test_a_shard_report_rebuilds_the_clusters_of_each_finding(tmp_path: Path) -> None:
+    at = Location("values/teams/a.yaml", 3, 5)
+    layers = ("", "prod/domestic", "staging")
+    found = Finding("CAP001", "too many", at, envs=layers)
+    report = reporter.Report(
+        "validate", [found], {"shard": {"index": 1, "count": 1, "fingerprint": "f", "scope": "s"}}
+    )
+    out = io.StringIO()
+    reporter.as_json(report, out)
+    item = json.loads(out.getvalue())["findings"][0]
+    assert (item["environments"], item["clusters"]) == (["", "prod", "staging"], ["prod/domestic"])
+    path = tmp_path / "shard.json"
+    path.write_text(out.getvalue())
+    assert reporter.merge(reporter.read_reports([path])).findings == [found]
 
 
 def test_did_you_mean_names_the_closest_choice_only_when_it_is_close() -> None:

@@ -39,11 +39,13 @@ ROOT_WAVE = -10
 
 
 def app_name(view: FleetView, unit: str) -> str:
-    return f"{view.fleet.name}-{view.env}-{unit}"
+    """`<fleet>-<env>-<unit>`, with the cluster after the environment for a cluster of an
+    environment that declares clusters."""
+    return f"{view.fleet.name}-{view.key.replace('/', '-')}-{unit}"
 
 
 def unit_path(view: FleetView, unit: str) -> str:
-    return posixpath.join(view.fleet.repo_path or "", "overlays", view.env, unit)
+    return posixpath.join(view.fleet.repo_path or "", "overlays", view.key, unit)
 
 
 def _group_kind(obj: Obj) -> tuple[str, str]:
@@ -52,29 +54,44 @@ def _group_kind(obj: Obj) -> tuple[str, str]:
     return group, kind
 
 
-def build(view: FleetView, comps: list[Component]) -> list[Component]:
-    """The argocd unit of an environment, from the components of its other units."""
-    fleet = view.fleet
+def _labels(view: FleetView, **more: str) -> dict[str, str]:
+    out = {"accel-gitops.io/environment": view.env}
+    if view.cluster is not None:
+        out["accel-gitops.io/cluster"] = view.cluster.name
+    return {**out, **more}
+
+
+Built = list[tuple[FleetView, list[Component]]]  # each cluster's view and its components
+
+
+def build(hub: FleetView, clusters: Built) -> list[Component]:
+    """The argocd unit of an environment (applied to the hub, the cluster Argo CD runs in),
+    from the components of each of its clusters' units: an Application per unit of each
+    cluster, pointed at that cluster, and the project and root Application over them all."""
+    fleet = hub.fleet
     sources = list(fleet.doc.sources)
-    units: dict[str, list[Obj]] = {}
-    for comp in comps:
-        units.setdefault(comp.unit, []).extend(comp.objects)
     apps = []
-    for unit, objs in units.items():
-        spaces = sorted(
-            {o["metadata"]["namespace"] for o in objs if o["metadata"].get("namespace")}
-        )
-        home = spaces[0] if spaces else fleet.argocd_namespace
-        apps.append(_application(view, unit, UNIT_WAVES.get(unit, TEAM_UNIT_WAVE), home, sources))
-    apps.append(_application(view, UNIT, ROOT_WAVE, fleet.argocd_namespace, sources, root=True))
-    objs = [o for unit_objs in units.values() for o in unit_objs]
-    project = _project(view, objs, apps, sources)
+    objs: list[tuple[FleetView, Obj]] = []
+    for view, comps in clusters:
+        units: dict[str, list[Obj]] = {}
+        for comp in comps:
+            units.setdefault(comp.unit, []).extend(comp.objects)
+        for unit, unit_objs in units.items():
+            spaces = sorted(
+                {o["metadata"]["namespace"] for o in unit_objs if o["metadata"].get("namespace")}
+            )
+            home = spaces[0] if spaces else fleet.argocd_namespace
+            wave = UNIT_WAVES.get(unit, TEAM_UNIT_WAVE)
+            apps.append(_application(view, unit, wave, home, sources))
+            objs.extend((view, o) for o in unit_objs)
+    apps.append(_application(hub, UNIT, ROOT_WAVE, fleet.argocd_namespace, sources, root=True))
+    project = _project(hub, objs, apps, sources)
     out = [
         Component(UNIT, f"{UNIT}/applications", [project, *apps], origin=fleet.doc.anchor(("git",)))
     ]
-    addons = platform.rendered(view)
+    addons = [(view, a) for view, _ in clusters for a in platform.rendered(view)]
     if addons:
-        out.append(_addons(view, addons))
+        out.append(_addons(hub, addons))
     return out
 
 
@@ -94,19 +111,30 @@ def addons_project(view: FleetView) -> str:
     return f"{view.fleet.argocd_project}-platform"
 
 
-def _addons(view: FleetView, addons: list[platform.Addon]) -> Component:
-    """The add-on Applications and their own AppProject. An add-on installs CRDs, webhooks and
-    cluster roles that this builder cannot list without rendering its chart, so its project
-    allows every cluster-scoped kind, but only from the pinned charts' repositories and only into
-    the add-ons' namespaces; the fleet's own project stays exactly as narrow as its units."""
-    fleet = view.fleet
-    project = addons_project(view)
+def _destination(dest: dict[str, str], namespace: str) -> dict[str, str]:
+    return {**dest, "namespace": namespace}
+
+
+def _sorted_destinations(found: set[tuple[tuple[str, str], str]]) -> list[dict[str, str]]:
+    return [_destination(dict([dest]), ns) for dest, ns in sorted(found)]
+
+
+def _addons(hub: FleetView, addons: list[tuple[FleetView, platform.Addon]]) -> Component:
+    """The add-on Applications (each cluster's own) and their AppProject. An add-on installs
+    CRDs, webhooks and cluster roles that this builder cannot list without rendering its chart,
+    so its project allows every cluster-scoped kind, but only from the pinned charts'
+    repositories and only into the add-ons' namespaces; the fleet's own project stays exactly as
+    narrow as its units."""
+    fleet = hub.fleet
+    project = addons_project(hub)
     comp = Component(UNIT, f"{UNIT}/platform", origin=fleet.doc.anchor(("platform",)))
-    charts = [a.chart for a in addons if a.chart is not None]
-    for addon in addons:
+    charts = [(view, a.chart) for view, a in addons if a.chart is not None]
+    for view, addon in addons:
         values = CHART_VALUES[addon.key](view)
         comp.add(
-            platform.application(view, addon, app_name(view, addon.key), project, values),
+            platform.application(
+                view, addon, app_name(view, addon.key), project, values, _labels(view)
+            ),
             fleet.doc.anchor(("platform", addon.key), ("scheduling", "backend")),
         )
     comp.objects.insert(
@@ -118,17 +146,16 @@ def _addons(view: FleetView, addons: list[platform.Addon]) -> Component:
                 project,
                 namespace=fleet.argocd_namespace,
                 sources=fleet.doc.sources,
-                labels={"accel-gitops.io/environment": view.env},
+                labels={"accel-gitops.io/environment": hub.env},
                 annotations={SYNC_WAVE: str(PROJECT_WAVE)},
             ),
             "spec": {
                 "description": f"cluster add-ons of accel-gitops fleet {fleet.name}, "
-                f"environment {view.env}",
-                "sourceRepos": sorted({c.repo_url for c in charts}),
-                "destinations": [
-                    {"server": fleet.destination_server, "namespace": ns}
-                    for ns in sorted({c.namespace for c in charts})
-                ],
+                f"environment {hub.env}",
+                "sourceRepos": sorted({c.repo_url for _, c in charts}),
+                "destinations": _sorted_destinations(
+                    {(_one(view.fleet.destination), c.namespace) for view, c in charts}
+                ),
                 "clusterResourceWhitelist": [{"group": "*", "kind": "*"}],
             },
         },
@@ -136,15 +163,26 @@ def _addons(view: FleetView, addons: list[platform.Addon]) -> Component:
     return comp
 
 
-def _project(view: FleetView, objs: list[Obj], apps: list[Obj], sources: list[str]) -> Obj:
-    fleet = view.fleet
-    cluster_kinds = sorted({_group_kind(o) for o in objs if not o["metadata"].get("namespace")})
+def _one(dest: dict[str, str]) -> tuple[str, str]:
+    [(key, value)] = dest.items()
+    return key, value
+
+
+def _project(
+    hub: FleetView, objs: list[tuple[FleetView, Obj]], apps: list[Obj], sources: list[str]
+) -> Obj:
+    fleet = hub.fleet
+    cluster_kinds = sorted({_group_kind(o) for _, o in objs if not o["metadata"].get("namespace")})
     destinations = {
-        (a["spec"]["destination"]["server"], a["spec"]["destination"]["namespace"]) for a in apps
+        (
+            _one({k: v for k, v in a["spec"]["destination"].items() if k != "namespace"}),
+            a["spec"]["destination"]["namespace"],
+        )
+        for a in apps
     }
     destinations |= {
-        (fleet.destination_server, o["metadata"]["namespace"])
-        for o in objs
+        (_one(view.fleet.destination), o["metadata"]["namespace"])
+        for view, o in objs
         if o["metadata"].get("namespace")
     }
     return {
@@ -154,15 +192,13 @@ def _project(view: FleetView, objs: list[Obj], apps: list[Obj], sources: list[st
             fleet.argocd_project,
             namespace=fleet.argocd_namespace,
             sources=sources,
-            labels={"accel-gitops.io/environment": view.env},
+            labels={"accel-gitops.io/environment": hub.env},
             annotations={SYNC_WAVE: str(PROJECT_WAVE)},
         ),
         "spec": {
-            "description": f"accel-gitops fleet {fleet.name}, environment {view.env}",
+            "description": f"accel-gitops fleet {fleet.name}, environment {hub.env}",
             "sourceRepos": [fleet.repo_url],
-            "destinations": [
-                {"server": server, "namespace": ns} for server, ns in sorted(destinations)
-            ],
+            "destinations": _sorted_destinations(destinations),
             "clusterResourceWhitelist": [{"group": g, "kind": k} for g, k in cluster_kinds],
         },
     }
@@ -182,7 +218,7 @@ def _application(
         app_name(view, "root" if root else unit),
         namespace=fleet.argocd_namespace,
         sources=sources,
-        labels={"accel-gitops.io/environment": view.env, "accel-gitops.io/unit": unit},
+        labels=_labels(view, **{"accel-gitops.io/unit": unit}),
         annotations={SYNC_WAVE: str(wave)},
     )
     if not root:
@@ -200,13 +236,13 @@ def _application(
                 "targetRevision": fleet.target_revision,
                 "path": unit_path(view, unit),
             },
-            # The root app manages Applications, which live where Argo CD runs: never moved by
-            # destinationServer. The unit's objects name their namespaces; `namespace` is only
-            # where an object without one would go.
-            "destination": {
-                "server": IN_CLUSTER if root else fleet.destination_server,
-                "namespace": namespace,
-            },
+            # The root app manages Applications, which live where Argo CD runs (the hub): never
+            # moved by a destination. Each unit goes to its cluster, by server or by name. The
+            # unit's objects name their namespaces; `namespace` is only where an object without
+            # one would go.
+            "destination": _destination(
+                {"server": IN_CLUSTER} if root else fleet.destination, namespace
+            ),
             "syncPolicy": sync,
         },
     }

@@ -286,10 +286,16 @@ def rendered(view: FleetView) -> list[Addon]:
 
 
 def application(
-    view: FleetView, addon: Addon, name: str, project: str, values: dict[str, Any]
+    view: FleetView,
+    addon: Addon,
+    name: str,
+    project: str,
+    values: dict[str, Any],
+    labels: dict[str, str],
 ) -> Obj:
     """The Argo CD Application that installs `addon`'s upstream chart at its pinned version, with
-    `values` generated from the fleet (what the chart must agree with)."""
+    `values` generated from the fleet (what the chart must agree with), into the view's cluster.
+    `labels`: the environment's and cluster's, as every Application of the unit carries."""
     chart = addon.chart
     assert chart is not None  # rendered() only yields add-ons with a chart
     fleet = view.fleet
@@ -309,7 +315,7 @@ def application(
         name,
         namespace=fleet.argocd_namespace,
         sources=fleet.doc.sources,
-        labels={"accel-gitops.io/environment": view.env, ADDON_LABEL: addon.key},
+        labels={**labels, ADDON_LABEL: addon.key},
         annotations={SYNC_WAVE: str(ADDON_WAVE), "accel-gitops.io/chart-source": chart.source},
     )
     # No resources finalizer, unlike the units' Applications: dropping an add-on from values
@@ -329,7 +335,7 @@ def application(
                 "targetRevision": chart.version,
                 "helm": helm,
             },
-            "destination": {"server": fleet.destination_server, "namespace": chart.namespace},
+            "destination": {**fleet.destination, "namespace": chart.namespace},
             "syncPolicy": sync,
         },
     }

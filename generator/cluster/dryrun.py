@@ -105,7 +105,7 @@ def version_findings(loaded: Values, target: Target | None, what: str) -> list[F
 def load(values_dir: Path, env: str | None) -> tuple[Values, list[str], list[Finding]]:
     loaded, findings = load_and_check(values_dir)
     loaded.require_env(env)
-    return loaded, [env] if env else sorted(loaded.envs), findings
+    return loaded, [v.key for v in loaded.views_of(env)], findings
 
 
 def addon_namespaces(loaded: Values, env: str) -> list[str]:

@@ -488,20 +488,23 @@ class PreflightResult:
 def run_preflight(
     values_dir: Path, env: str | None, kubeconfig: Path, context: str | None = None
 ) -> PreflightResult:
-    """Check one environment's values against the cluster of `kubeconfig` (read-only). A fleet
-    of several environments needs `env`: one kubeconfig is one cluster."""
+    """Check one cluster's values against the cluster of `kubeconfig` (read-only). A fleet of
+    several environments or clusters needs `env` (`env/cluster` for a cluster of an environment
+    that declares clusters): one kubeconfig is one cluster."""
     try:
         loaded, _, _ = dryrun.load(values_dir, env)
     except FindingsError as exc:
         return PreflightResult(exc.findings)
-    if env is None:
-        if len(loaded.envs) != 1:
+    if env not in loaded.envs:
+        # One kubeconfig is one cluster: an environment of several clusters names one of them.
+        chosen = loaded.views_of(env)
+        if len(chosen) != 1:
             raise UsageError(
-                "preflight checks one environment's cluster: pass --env (known: "
-                + ", ".join(sorted(loaded.envs))
+                "preflight checks one cluster: pass --env (known: "
+                + ", ".join(v.key for v in chosen)
                 + ")"
             )
-        env = next(iter(loaded.envs))
+        env = chosen[0].key
     units = [u for u in render_tree(loaded).units if u.env == env]
     with target.kubeconfig(kubeconfig, context) as cluster:
         state = read_cluster(cluster.client, loaded.envs[env])

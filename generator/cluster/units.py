@@ -15,7 +15,7 @@ from pathlib import Path
 
 from generator.builders.common import SYNC_WAVE, TEAM_UNIT_WAVE, UNIT_WAVES, Unit
 from generator.delivery.build import build_failed, kustomize, objects, write_tree
-from generator.findings import Finding, Location
+from generator.findings import Finding, Location, split_layer
 from generator.render.layout import render_tree
 from generator.values.model import Values
 from generator.values.yamlio import Obj
@@ -124,11 +124,15 @@ def unit_waves(units: list[Unit]) -> dict[str, int]:
 def build(loaded: Values, env: str, jobs: int = 0) -> tuple[list[BuiltUnit], list[Finding]]:
     """kustomize build of every unit of ``env``; findings for units that do not build."""
     rendered = render_tree(loaded)
-    units = [u for u in rendered.units if u.env == env]
+    # A cluster's units, and its environment's argocd unit (on the hub, beside the clusters'
+    # folders when the environment declares clusters): it holds the waves.
+    hub = split_layer(env)[0]
+    units = [u for u in rendered.units if u.env == env or (u.env == hub and u.name == ARGOCD_UNIT)]
+    folders = tuple(f"{u.path}/" for u in units)
     mine = {
         rel: text
         for rel, text in rendered.tree.items()
-        if rel.startswith("base/") or rel.startswith(f"overlays/{env}/")
+        if rel.startswith("base/") or rel.startswith(folders)
     }
     with tempfile.TemporaryDirectory(prefix="accel-units-") as tmp:
         write_tree(mine, Path(tmp))

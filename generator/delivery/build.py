@@ -24,19 +24,15 @@ from generator import toolchain
 from generator.builders.common import Unit
 from generator.errors import GeneratorError
 from generator.findings import CodeInfo, Finding, Location
+from generator.render.layout import unit_folder
 from generator.toolchain import ToolFailed
 
 KUSTOMIZE_TIMEOUT = 300.0
 
 
 def unit_paths(tree: Mapping[str, str]) -> list[str]:
-    """`overlays/<env>/<unit>` folders of a tree, sorted."""
-    out = set()
-    for rel in tree:
-        parts = rel.split("/")
-        if len(parts) == 4 and parts[0] == "overlays" and parts[3] == "kustomization.yaml":
-            out.add("/".join(parts[:3]))
-    return sorted(out)
+    """The unit folders of a tree (layout.unit_folder), sorted."""
+    return sorted({u[2] for rel in tree if (u := unit_folder(rel)) is not None})
 
 
 def blob_id(text: str) -> str:

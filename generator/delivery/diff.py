@@ -33,8 +33,8 @@ from generator.delivery import git as gitutil
 from generator.delivery import traffic
 from generator.delivery.traffic import ROUTE_KINDS, Key
 from generator.errors import FindingsError, GeneratorError
-from generator.findings import Finding
-from generator.render.layout import Rendered, render_tree
+from generator.findings import Finding, layer_selected, split_layer
+from generator.render.layout import Rendered, render_tree, unit_folder
 from generator.render.stage import load_and_check
 from generator.values import loader as values
 from generator.values.model import require_env
@@ -435,8 +435,10 @@ def _by_key(objs: Iterable[Obj]) -> dict[Key, Obj]:
 
 
 def _fresh(values_dir: Path) -> tuple[Rendered, list[Finding], list[str]]:
+    """The render, the values' warnings, and the layers an --env may name (environments and
+    clusters)."""
     loaded, findings = load_and_check(values_dir)
-    return render_tree(loaded), findings, list(loaded.base.fleet.environments)
+    return render_tree(loaded), findings, [*loaded.base.fleet.environments, *loaded.envs]
 
 
 def between_envs(values_dir: Path, old_env: str, new_env: str) -> DiffResult:
@@ -445,6 +447,11 @@ def between_envs(values_dir: Path, old_env: str, new_env: str) -> DiffResult:
     for env in (old_env, new_env):
         require_env(env, envs)
     sides = [{u.name: u for u in rendered.units if u.env == e} for e in (old_env, new_env)]
+    # An environment with clusters: its argocd unit sits on the hub, beside them.
+    for side, e in zip(sides, (old_env, new_env), strict=True):
+        side.update(
+            {u.name: u for u in rendered.units if u.env == split_layer(e)[0] and u.name not in side}
+        )
     label = f"{old_env} -> {new_env}"
     objects: list[ObjectDiff] = []
     for name in sorted(set(sides[0]) | set(sides[1])):
@@ -497,7 +504,7 @@ def against_ref(values_dir: Path, ref: str, env: str | None = None) -> DiffResul
         how = "values rendered by this generator"
         with gitutil.worktree(repo, commit) as tree_root:
             objects = _against_rendered(_render_ref(tree_root / rel, ref), rendered, env)
-    units = {u.path for u in rendered.units if env in (None, u.env)}
+    units = {u.path for u in rendered.units if env is None or layer_selected(u.env, env)}
     units |= {p for p in kustomize.unit_paths(ids) if _in_env(p, env)}
     old = f"{ref} ({commit[:12]}, {how})"
     return DiffResult(old, "working tree", objects, len(units), findings)
@@ -516,12 +523,15 @@ def _render_ref(values_dir: Path, ref: str) -> Rendered | None:
 
 
 def _in_env(unit_path: str, env: str | None) -> bool:
-    return env is None or unit_path.startswith(f"overlays/{env}/")
+    return env is None or layer_selected(_split(unit_path)[0], env)
 
 
 def _split(unit_path: str) -> tuple[str, str]:
-    _, env, unit = unit_path.split("/", 2)
-    return env, unit
+    """(layer, unit) of a unit's folder."""
+    found = unit_folder(f"{unit_path}/kustomization.yaml")
+    if found is None:
+        raise ValueError(f"not a unit folder: {unit_path}")
+    return found[0], found[1]
 
 
 def _against_rendered(old: Rendered | None, new: Rendered, env: str | None) -> list[ObjectDiff]:

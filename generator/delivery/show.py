@@ -12,7 +12,7 @@ from pathlib import Path
 
 from generator.delivery import build as kustomize
 from generator.errors import UsageError
-from generator.findings import Finding
+from generator.findings import Finding, layer_selected
 from generator.render.layout import render_tree
 from generator.render.stage import load_and_check
 
@@ -28,14 +28,16 @@ def show(values_dir: Path, env: str, unit: str | None = None) -> Shown:
     loaded, findings = load_and_check(values_dir)
     loaded.require_env(env)
     rendered = render_tree(loaded)
-    names = [u.name for u in rendered.units if u.env == env]
+    # An environment with clusters shows each cluster's unit of that name (and its own argocd).
+    mine = [u for u in rendered.units if layer_selected(u.env, env)]
+    names = {u.name for u in mine}
     if unit is not None and unit not in names:
         raise UsageError(
             f"environment {env!r} has no unit {unit!r}; its units: " + ", ".join(sorted(names))
         )
-    paths = [f"overlays/{env}/{n}" for n in sorted(names) if unit in (None, n)]
+    paths = sorted(u.path for u in mine if unit in (None, u.name))
     built = kustomize.build(rendered.tree, paths)
-    if unit is not None:
+    if unit is not None and len(paths) == 1:
         return Shown(built[paths[0]], paths, findings)
     # Several units: one YAML stream, each unit's documents after a comment naming it.
     text = "---\n".join(f"# {path}\n{built[path]}" for path in paths)

@@ -113,7 +113,7 @@ def _legend(ax: Axes, handles: Sequence[PolyCollection], labels: Sequence[str]) 
 def capacity(env: EnvReport) -> Chart:
     """Per vendor: capacity, devices promised by quotas (red where over capacity, with the excess
     written above), and what the workloads need at once."""
-    chart_id = f"capacity-{env.env}"
+    chart_id = f"capacity-{env.slug}"
     rows = env.vendors
     labels = ["capacity", "quotas (red: over)", "workloads need"]
     with _style():
@@ -177,7 +177,7 @@ def _largest(env: EnvReport) -> tuple[list[str], str]:
 
 def heatmap(env: EnvReport) -> Chart:
     """Teams x vendors, devices promised; each vendor's column is one series."""
-    chart_id = f"heatmap-{env.env}"
+    chart_id = f"heatmap-{env.slug}"
     names, note = _largest(env)
     by_name = {t.team: t for t in env.teams}
     vendors = env.vendor_ids
@@ -223,7 +223,7 @@ def heatmap(env: EnvReport) -> Chart:
 def cost(env: EnvReport, colors: dict[str, str]) -> Chart:
     """Per team, devices weighted by their vendor's costWeight, stacked by vendor, with the cost of
     the same devices at the baseline vendor's weight as a black tick."""
-    chart_id = f"cost-{env.env}"
+    chart_id = f"cost-{env.slug}"
     names, note = _largest(env)
     by_name = {t.team: t for t in env.teams}
     vendors = [v for v in env.vendor_ids if any(by_name[n].devices.get(v) for n in names)]
@@ -266,7 +266,7 @@ def cost(env: EnvReport, colors: dict[str, str]) -> Chart:
 def traffic(env: EnvReport, colors: dict[str, str]) -> Chart:
     """Per dual-track service, the percent of traffic each track really carries as rendered
     (plan's traffic, not the phase's weights), stacked, with the track's replicas on its segment."""
-    chart_id = f"traffic-{env.env}"
+    chart_id = f"traffic-{env.slug}"
     rows = env.migrations[:MAX_ROWS]
     note = ""
     if len(env.migrations) > MAX_ROWS:

@@ -15,11 +15,11 @@ from pathlib import Path
 
 from generator import plan
 from generator.errors import UsageError
-from generator.findings import BASE_LAYER, Finding, sorted_findings
+from generator.findings import BASE_LAYER, Finding, concerns, sorted_findings, split_layer
 from generator.policy import registry as policy
 from generator.policy.capacity import quota_totals, team_devices
 from generator.values import loader as values
-from generator.values.model import FleetView, Values
+from generator.values.model import FleetView
 from generator.workloads.model import team_workloads
 
 # The migration ladder of docs/workloads.md, in the order a service climbs it.
@@ -87,7 +87,7 @@ class Migration:
 
 @dataclass
 class EnvReport:
-    env: str
+    env: str  # the layer: `env`, or `env/cluster` for a cluster of an environment with clusters
     vendors: list[VendorRow]
     teams: list[TeamCost]  # sorted by team name
     baseline_vendor: str
@@ -95,6 +95,17 @@ class EnvReport:
     migrations: list[Migration]
     cap_findings: list[Finding]  # the CAP checks on this environment's view
     plan: plan.EnvPlan = field(repr=False)
+
+    @property
+    def slug(self) -> str:
+        """The layer as an HTML id part (no '/')."""
+        return self.env.replace("/", "-")
+
+    @property
+    def title(self) -> str:
+        """`Environment prod`, or `Environment prod, cluster main`."""
+        env, cluster = split_layer(self.env)
+        return f"Environment {env}" + (f", cluster {cluster}" if cluster else "")
 
     @property
     def vendor_ids(self) -> list[str]:
@@ -176,13 +187,13 @@ def env_report(view: FleetView, baseline_vendor: str) -> EnvReport:
     ]
     weight = baseline_weight(view, baseline_vendor)
     cap = [
-        replace(f, envs=(view.env,))
+        replace(f, envs=(view.key,))
         for code, chk in policy.CHECKS.items()
         if code.startswith(CAP_CODES)
         for f in chk(view)
     ]
     return EnvReport(
-        env=view.env,
+        env=view.key,
         vendors=vendors,
         teams=team_costs(view, weight),
         baseline_vendor=baseline_vendor,
@@ -193,22 +204,17 @@ def env_report(view: FleetView, baseline_vendor: str) -> EnvReport:
     )
 
 
-def _of_env(finding: Finding, env: str, loaded: Values) -> bool:
-    """Whether a finding of the run concerns `env` (base-layer findings concern every one)."""
-    return not finding.envs or env in finding.envs or BASE_LAYER in finding.envs
-
-
 def compute(
     values_dir: Path, env: str | None = None, baseline_vendor: str = "nvidia"
 ) -> FleetNumbers:
     loaded = values.load(values_dir)
     loaded.require_env(env)
-    order = [e for e in loaded.base.fleet.environments if env in (None, e)]
     findings = policy.run_checks(loaded)
     if env is not None:
-        findings = [f for f in findings if _of_env(f, env, loaded)]
+        # The report names base-layer findings too: every environment builds on the base.
+        findings = [f for f in findings if concerns(f, env) or BASE_LAYER in f.envs]
     return FleetNumbers(
         loaded.base.fleet.name,
-        [env_report(loaded.envs[e], baseline_vendor) for e in order],
+        [env_report(v, baseline_vendor) for v in plan.views(loaded, env)],
         sorted_findings(findings),
     )

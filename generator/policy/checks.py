@@ -58,10 +58,10 @@ class ManifestRule:
 
 
 def run_checks(values: Values, checks: Iterable[Check]) -> list[Finding]:
-    """Every check on the base layer and on each environment, identical findings merged."""
+    """Every check on the base layer and on each cluster, identical findings merged."""
     chosen = list(checks)
     layers = [
-        (view.env, [f for chk in chosen for f in chk(view)])
+        (view.key, [f for chk in chosen for f in chk(view)])
         for view in (values.base, *values.envs.values())
     ]
     return merge_layers(layers, values.envs)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from generator import toolchain
+from generator.builders import argocd
 from generator.builders.common import VENDOR_LABEL, identity
 from generator.builders.fleet import build_all
 from generator.builders.monitoring.sources import MonitoringError, exporter_namespace, settings
@@ -362,7 +363,7 @@ def app_name_length(view: FleetView) -> Iterable[Finding]:
     if not view.env:
         return
     for team in view.teams:
-        name = f"{view.fleet.name}-{view.env}-team-{team.name}"
+        name = argocd.app_name(view, f"team-{team.name}")
         if len(name) > 63:
             yield Finding(
                 "NAME005",
@@ -370,7 +371,7 @@ def app_name_length(view: FleetView) -> Iterable[Finding]:
                 "tracking label allows 63",
                 view.fleet.doc.locate(("name",)),
                 "$.name",
-                "shorten the fleet, environment or team name",
+                "shorten the fleet, environment, cluster or team name",
             )
 
 

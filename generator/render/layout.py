@@ -1,10 +1,14 @@
 """Lay components out as kustomize bases and per-environment overlays.
 
 Each component renders once, from the environment-independent values, into `base/<component>/`.
-Each environment's unit `overlays/<env>/<unit>/` lists the bases it uses and carries only what
+Each cluster's unit lists the bases it uses and carries only what
 differs there: a JSON 6902 patch per changed object, a delete patch per object the environment
 drops, and plain files for objects only that environment has. `kustomize build` of the overlay
-therefore gives exactly the objects built for that environment (a test proves it with kustomize).
+therefore gives exactly the objects built for that cluster (a test proves it with kustomize).
+
+A unit's folder is `overlays/<env>/<unit>/` for an environment that is one cluster, and
+`overlays/<env>/<cluster>/<unit>/` for each cluster of one that declares clusters; such an
+environment's argocd unit, applied to the hub, is `overlays/<env>/argocd/` (docs/multi-cluster.md).
 """
 
 from __future__ import annotations
@@ -35,6 +39,16 @@ class Rendered:
 
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9.-]+", "-", text.lower()).strip("-")
+
+
+def unit_folder(rel: str) -> tuple[str, str, str] | None:
+    """(layer, unit, folder) when `rel` is a unit's kustomization.yaml: overlays/<env>/<unit>/
+    or, for a cluster of an environment that declares clusters, overlays/<env>/<cluster>/<unit>/
+    (a unit's own sub-folders, patches/, hold no kustomization)."""
+    parts = rel.split("/")
+    if parts[0] != "overlays" or parts[-1] != "kustomization.yaml" or len(parts) not in (4, 5):
+        return None
+    return "/".join(parts[1:-2]), parts[-2], "/".join(parts[:-1])
 
 
 def object_file(obj: Obj) -> str:
@@ -114,17 +128,13 @@ def render_tree(values: Values, dump: Dump = yamlio.dump) -> Rendered:
     for comp in base_comps.values():
         tree.update(_base_files(comp, dump))
     units: list[Unit] = []
-    for env, view in sorted(values.envs.items()):
-        comps = build_all(view)
-        comps += argocd.build(view, comps)
-        for comp in comps:
-            if comp.name in base_comps:
-                _keep_base_provenance(comp, base_comps[comp.name])
+
+    def lay_out(key: str, comps: list[Component]) -> None:
         by_unit: dict[str, list[Component]] = {}
         for comp in comps:
             by_unit.setdefault(comp.unit, []).append(comp)
         for unit, members in by_unit.items():
-            path = f"overlays/{env}/{unit}"
+            path = f"overlays/{key}/{unit}"
             tree.update(_overlay(path, members, base_comps, dump))
             objs = tuple(o for c in members for o in c.objects)
             origins = {
@@ -133,7 +143,27 @@ def render_tree(values: Values, dump: Dump = yamlio.dump) -> Rendered:
                 for o in c.objects
                 if (loc := c.origin_of(o)) is not None
             }
-            units.append(Unit(env, unit, path, objs, origins))
+            units.append(Unit(key, unit, path, objs, origins))
+
+    for env in sorted({v.env for v in values.envs.values()}):
+        built = []
+        for view in values.views_of(env):
+            comps = build_all(view)
+            for comp in comps:
+                if comp.name in base_comps:
+                    _keep_base_provenance(comp, base_comps[comp.name])
+            built.append((view, comps))
+        hub = values.hub_of(built[0][0])
+        hub_comps = argocd.build(hub, built)
+        for comp in hub_comps:
+            if comp.name in base_comps:
+                _keep_base_provenance(comp, base_comps[comp.name])
+        # An environment without clusters lays its argocd unit out with its other units (one
+        # folder, as before clusters); one with clusters puts it beside them, on the hub.
+        for view, comps in built:
+            lay_out(view.key, comps + (hub_comps if view is hub else []))
+        if hub.cluster is None and all(view is not hub for view, _ in built):
+            lay_out(hub.key, hub_comps)
     return Rendered(tree, units, sorted(f"base/{name}" for name in base_comps))
 
 

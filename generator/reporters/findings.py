@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from generator.errors import GeneratorError
-from generator.findings import Finding, Location, Severity, sorted_findings
+from generator.findings import Finding, Location, Severity, sorted_findings, split_layer
 
 
 @dataclass
@@ -56,7 +56,8 @@ def _as_dict(f: Finding) -> dict[str, object]:
         "column": f.location.column,
         "path": f.path,
         "hint": f.hint,
-        "environments": list(f.envs),
+        "environments": list(f.environments),
+        "clusters": list(f.clusters),
         # What the finding says without the environments (those are the field above): a merge
         # of shard reports rebuilds the finding from the fields, never from the text.
         "message_only": f.message,
@@ -172,7 +173,12 @@ class MergeError(GeneratorError):
 def _finding(item: dict[str, object]) -> Finding:
     """The finding a JSON report item was written from (`_as_dict` in reverse)."""
     envs = item.get("environments") or []
-    layers = tuple(str(e) for e in envs) if isinstance(envs, list) else ()
+    clusters = item.get("clusters") or []
+    in_clusters = [str(c) for c in clusters] if isinstance(clusters, list) else []
+    # An environment that declares clusters is a layer only through them (findings.layer_key).
+    whole = {split_layer(c)[0] for c in in_clusters}
+    plain = [str(e) for e in envs if str(e) not in whole] if isinstance(envs, list) else []
+    layers = tuple(sorted(in_clusters + plain))
     return Finding(
         str(item["code"]),
         str(item["message_only"]),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator import command
+from generator.findings import layer_selected
 from generator.render.layout import Rendered
 from generator.render.writer import Drift
 
@@ -33,7 +34,7 @@ def drift_text(drift: Drift, out: Path, values_dir: Path) -> str:
 def rendered_text(rendered: Rendered, env: str | None, out: Path) -> str:
     """What `render` prints once the tree is written."""
     units = rendered.units
-    envs = sorted({u.env for u in units if env in (None, u.env)})
+    envs = sorted({u.env for u in units if layer_selected(u.env, env)})
     return (
         f"rendered {len(rendered.bases)} bases and "
         f"{sum(1 for u in units if u.env in envs)} units for {', '.join(envs)} into {out}\n"

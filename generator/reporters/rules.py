@@ -12,7 +12,7 @@ from generator.delivery import publish
 from generator.findings import CodeInfo
 from generator.policy import registry
 from generator.validate import drift, stages
-from generator.values import loader, yamlio
+from generator.values import clusters, loader, yamlio
 from generator.workloads import model
 
 
@@ -22,6 +22,7 @@ def all_codes() -> list[CodeInfo]:
     sources = [
         *yamlio.CODES,
         *loader.CODES,
+        *clusters.CODES,
         *model.CODES,
         *registry.codes(),
         *drift.CODES,

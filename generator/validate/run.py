@@ -29,12 +29,20 @@ from generator import __version__, command, toolchain
 from generator.builders.common import Tree, Unit
 from generator.delivery.build import folder_index
 from generator.errors import FindingsError, UsageError
-from generator.findings import Finding, Location, Severity, has_errors, sorted_findings
+from generator.findings import (
+    Finding,
+    Location,
+    Severity,
+    has_errors,
+    layer_key,
+    layer_selected,
+    sorted_findings,
+)
 from generator.policy import registry as policy
 from generator.policy.manifest import describe, origin
 from generator.render import gcpause
 from generator.render.dumpcache import DumpCache
-from generator.render.layout import Rendered, render_tree
+from generator.render.layout import Rendered, render_tree, unit_folder
 from generator.render.stage import recover_output
 from generator.render.writer import OUTPUT_DIRS, read_tree
 from generator.validate import drift, shard
@@ -128,15 +136,11 @@ def _render(loaded: Values, findings: list[Finding], dumps: DumpCache) -> Render
 
 
 def committed_units(tree: Tree, env: str | None) -> list[tuple[str, str, str]]:
-    """(env, unit, path) of every committed unit: a folder overlays/<env>/<unit> that holds a
-    kustomization.yaml. These are what the Argo CD Applications point at."""
-    found = []
-    for rel in tree:
-        parts = rel.split("/")
-        unit = len(parts) == 4 and parts[0] == "overlays" and parts[3] == "kustomization.yaml"
-        if unit and env in (None, parts[1]):
-            found.append((parts[1], parts[2], "/".join(parts[:3])))
-    return sorted(found)
+    """(layer, unit, path) of every committed unit `--env` selects: a folder of overlays/ that
+    holds a kustomization.yaml (layout.unit_folder). These are what the Argo CD Applications
+    point at."""
+    found = [u for rel in tree if (u := unit_folder(rel)) is not None]
+    return sorted(u for u in found if layer_selected(u[0], env))
 
 
 def validate(opts: ValidateOptions, progress: Progress | None = None) -> ValidateResult:
@@ -172,7 +176,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
                 home,
                 plan.misses,
                 plan.keys,
-                plan.kube_version,
+                plan.versions,
                 opts,
                 stages,
                 progress.unit_done,
@@ -210,7 +214,9 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
     progress.stage("policy")
     fresh = {u.path: u for u in rendered.units} if rendered is not None else {}
     units = [fresh.get(path) or Unit(env, name, path, (), {}) for env, name, path in plan.found]
-    view_of = loaded.envs if rendered is not None and loaded is not None else {}
+    # A cluster's units are checked against its view; an environment's argocd unit (on the hub,
+    # beside its clusters' folders) against the environment's.
+    view_of = {**loaded.hubs, **loaded.envs} if rendered is not None and loaded is not None else {}
     total = 0
     for unit in units:
         found, objects = _unit_findings(unit, view_of.get(unit.env), plan, stages)
@@ -237,9 +243,9 @@ class _Plan:
     """The committed units to check, what each reads, its cache key, and the cached results."""
 
     committed: Tree
-    found: list[tuple[str, str, str]]  # (env, unit, path) of this run's units (its shard)
+    found: list[tuple[str, str, str]]  # (layer, unit, path) of this run's units (its shard)
     shard: dict[str, object] | None
-    kube_version: str
+    versions: dict[str, str]  # path -> the Kubernetes version of the unit's cluster
     inputs: dict[str, list[str]]  # path -> the committed files its build reads
     keys: dict[str, str]  # path -> cache key
     results: dict[str, dict[str, Any]]  # path -> {stage: verdicts}, the cached ones so far
@@ -265,12 +271,13 @@ def _plan(opts: ValidateOptions, home: Path, stages: list[Stage]) -> _Plan:
         }
         found = [f for f in found if shard.shard_of(f[1], opts.shard[1]) == opts.shard[0]]
     paths = [path for _, _, path in found]
-    kube_version = _kubernetes_version(opts.values_dir)
+    fleet_version, cluster_versions = _kubernetes_versions(opts.values_dir)
+    versions = {path: cluster_versions.get(layer, fleet_version) for layer, _, path in found}
     cache = Cache(opts.cache_dir)
-    salt = _salt(kube_version, opts.engine, stages)
+    salts = {v: _salt(v, opts.engine, stages) for v in set(versions.values())}
     index = folder_index(committed)
     inputs = {p: unit_inputs(committed, p, index) for p in paths}
-    keys = {p: unit_key(committed, p, salt, inputs[p]) for p in paths}
+    keys = {p: unit_key(committed, p, salts[versions[p]], inputs[p]) for p in paths}
     results: dict[str, dict[str, Any]] = {}
     hits = {key: cache.get(key) for key in dict.fromkeys(keys.values())}  # twins read once
     for path in paths:
@@ -283,7 +290,7 @@ def _plan(opts: ValidateOptions, home: Path, stages: list[Stage]) -> _Plan:
         (p for p in paths if p not in results),
         key=lambda p: -sum(len(committed[rel]) for rel in inputs[p]),
     )
-    return _Plan(committed, found, shard_info, kube_version, inputs, keys, results, misses, cache)
+    return _Plan(committed, found, shard_info, versions, inputs, keys, results, misses, cache)
 
 
 def _values_and_drift(
@@ -382,30 +389,48 @@ class _Background:
         self._thread.join()
 
 
-def _kubernetes_version(values_dir: Path) -> str:
-    """The fleet's Kubernetes version from fleet.yaml itself (the tools start before the values
-    load, and run when they do not), else the newest schema set the tools have."""
+def _kubernetes_versions(values_dir: Path) -> tuple[str, dict[str, str]]:
+    """The fleet's Kubernetes version, and each cluster's own ({layer: version}), read from the
+    values files themselves: the tools start before the values load, and run when they do not.
+    Without a usable fleet.yaml, the newest schema set the tools have; a cluster's version that
+    is not one is left out (its finding comes from the values' checks)."""
     try:
         fleet = yaml.safe_load((values_dir / "fleet.yaml").read_text(encoding="utf-8"))
         version = str(fleet["kubernetesVersion"])
         toolchain.kubeconform_kubernetes_version(version)
-        return version
     except (OSError, yaml.YAMLError, TypeError, KeyError, ValueError):
         versions = toolchain.k8s_schema_versions()
-        return versions[-1] if versions else "1.33"
+        version = versions[-1] if versions else "1.33"
+    clusters: dict[str, str] = {}
+    for path in sorted((values_dir / "environments").glob("*.yaml")):
+        try:
+            declared = yaml.safe_load(path.read_text(encoding="utf-8")).get("clusters") or {}
+            items = list(declared.items())
+        except (OSError, yaml.YAMLError, AttributeError):
+            continue
+        for name, raw in items:
+            try:
+                own = str(raw["kubernetesVersion"])
+                toolchain.kubeconform_kubernetes_version(own)
+            except (TypeError, KeyError, ValueError):
+                continue
+            clusters[layer_key(path.stem, str(name))] = own
+    return version, clusters
 
 
 def _run_stages_once_per_key(
     root: Path,
     paths: list[str],
     keys: dict[str, str],
-    kube_version: str,
+    versions: dict[str, str],
     opts: ValidateOptions,
     stages: list[Stage],
     on_unit: Callable[[str], None] | None = None,
     stop: threading.Event | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """`_run_stages` on one unit of each cache key, its result given to the others.
+    """`_run_stages` on one unit of each cache key, its result given to the others; each unit
+    checked against its cluster's Kubernetes version (`versions`: path -> version, part of
+    the key).
 
     Units with equal keys see the same bytes at the same relative paths (their own files and
     their bases', `unit_key`): the cache already replays one's result for the other across
@@ -422,11 +447,17 @@ def _run_stages_once_per_key(
             for twin in groups[keys[path]]:
                 on_unit(twin)
 
-    firsts = [group[0] for group in groups.values()]
-    results = _run_stages(root, firsts, kube_version, opts, stages, done, stop)
+    def run(chosen: list[str], on: Callable[[str], None] | None) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for version in sorted({versions[p] for p in chosen}):
+            same = [p for p in chosen if versions[p] == version]
+            out.update(_run_stages(root, same, version, opts, stages, on, stop))
+        return out
+
+    results = run([group[0] for group in groups.values()], done)
     failed = [p for g in groups.values() if not _built(results[g[0]]) for p in g[1:]]
     if failed:
-        results.update(_run_stages(root, failed, kube_version, opts, stages, None, stop))
+        results.update(run(failed, None))
     for group in groups.values():
         for path in group[1:]:
             results.setdefault(path, results[group[0]])

@@ -26,6 +26,7 @@ from generator.findings import (
     has_errors,
     merge_layers,
 )
+from generator.values import clusters
 from generator.values import schema as values_schema
 from generator.values.merge import Doc, merge_docs
 from generator.values.model import (
@@ -92,7 +93,7 @@ def _schema_findings(kind: str, data: Any, smap: SourceMap) -> list[Finding]:
     out: list[Finding] = []
     for error in _validator(kind).iter_errors(data):
         if error.context:
-            error = best_match(error.context)
+            error = _best(error.context)
         if str(error.validator) == "additionalProperties" and isinstance(error.instance, dict):
             out += _unknown_keys(error, smap)  # every one of them, not the first
         else:
@@ -122,9 +123,17 @@ def _unknown_keys(error: ValidationError, smap: SourceMap) -> list[Finding]:
     return out
 
 
+def _best(errors: list[ValidationError]) -> ValidationError:
+    """The error of an anyOf/oneOf that says most: a branch the value's type fits (a quota of
+    -1 is a number below the minimum, not "not an object") before a branch of another type."""
+    fits = [e for e in errors if str(e.validator) != "type"]
+    found: ValidationError = best_match(fits or errors)
+    return found
+
+
 def _finding_from_error(error: ValidationError, smap: SourceMap) -> Finding:
     if error.context:
-        error = best_match(error.context)
+        error = _best(error.context)
     validator = str(error.validator)
     schema: dict[str, Any] = error.schema if isinstance(error.schema, dict) else {}
     path: YamlPath = tuple(error.absolute_path)
@@ -475,7 +484,10 @@ class _Resolver:
             namespaces=tuple(doc.get("namespaces", default=[name])),
             owners=tuple(doc.get("owners", default=[])),
             pod_security=doc.get("podSecurity", default="baseline"),
-            quota={k: int(v) for k, v in sorted((doc.get("quota", default={}) or {}).items())},
+            quota={
+                k: clusters.quota_total(v)
+                for k, v in sorted((doc.get("quota", default={}) or {}).items())
+            },
             doc=doc,
         )
 
@@ -706,11 +718,23 @@ def load(values_dir: Path, schema_cache: Path | None = None, *, write_cache: boo
         return out
 
     base_view = resolved(BASE_ENV)
-    envs = {env: resolved(env) for env in environments}
+    envs: dict[str, FleetView] = {}
+    hubs: dict[str, FleetView] = {}
+    for env in environments:
+        hub = hubs[env] = resolved(env)
+        env_p = env_files.get(env)
+        # Placement findings belong to the environment's layer (its file says where things go).
+        found = layers[-1][1]
+        if env_p is not None and env_p.data.get("clusters"):
+            cdoc = Doc.from_source(env_p.data, env_p.smap, ("clusters",))
+            envs.update((v.key, v) for v in clusters.split(hub, cdoc, found))
+        else:
+            found.extend(clusters.unsplit_findings(hub))
+            envs[env] = hub
     findings.extend(merge_layers(layers, environments))
     if has_errors(findings):
         raise FindingsError(findings)
-    return Values(str(values_dir), base_view, envs)
+    return Values(str(values_dir), base_view, envs, hubs)
 
 
 # What loading the values tree can report, besides yamlio.CODES and the policy checks.

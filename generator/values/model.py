@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generator.errors import UsageError
+from generator.findings import layer_key
 from generator.values.merge import Doc
 
 NFD_PREFIX = "feature.node.kubernetes.io/"
@@ -216,6 +217,18 @@ class Fleet:
     node_config_method: str
     allow_overcommit: bool
     doc: Doc = field(repr=False, compare=False)
+    # The cluster's name in Argo CD, when the destination is given by name rather than server
+    # (a cluster of an environment: values `clusters.<name>.destination.name`).
+    destination_name: str = ""
+
+    @property
+    def destination(self) -> dict[str, str]:
+        """Where Argo CD deploys the units: by server URL or by registered name, never both
+        (argo-cd pkg/apis/application/v1alpha1/types.go v3.5.1, ApplicationDestination; both is
+        refused: util/argo/argo.go GetDestinationServer)."""
+        if self.destination_name:
+            return {"name": self.destination_name}
+        return {"server": self.destination_server}
 
     def label_key(self, key: str) -> str:
         """The node label key as it lands on nodes: NFD prefixes keys that have no prefix."""
@@ -228,17 +241,35 @@ class Fleet:
 
 
 @dataclass(frozen=True)
+class Cluster:
+    """One cluster of an environment that declares clusters (values `clusters.<name>`)."""
+
+    name: str
+    labels: dict[str, str]  # the cluster's own labels (region, ...), for people and monitoring
+    doc: Doc = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
 class FleetView:
-    """Everything a builder needs for one environment (env == BASE_ENV for the base layer)."""
+    """Everything a builder needs for one cluster of an environment (env == BASE_ENV for the
+    base layer). An environment that declares no clusters is one cluster: `cluster` is None
+    and the view is the whole environment."""
 
     env: str
     fleet: Fleet
     vendors: tuple[Vendor, ...]  # enabled vendors, sorted by id
     teams: tuple[Team, ...]  # enabled teams, sorted by name
     env_file: str | None = None
+    cluster: Cluster | None = None
     # Derived data computed once per view (builders and several checks need the same things).
     # What is stored here is treated as immutable by everyone who reads it.
     memo: dict[object, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def key(self) -> str:
+        """The view's layer: `env`, or `env/cluster` (findings.layer_key); also the folder of
+        its units under overlays/."""
+        return layer_key(self.env, self.cluster.name if self.cluster else "")
 
     def vendor(self, vendor_id: str) -> Vendor | None:
         return next((v for v in self.vendors if v.id == vendor_id), None)
@@ -249,19 +280,41 @@ class FleetView:
 
 @dataclass(frozen=True)
 class Values:
-    """The loaded values tree: the base layer and one view per environment."""
+    """The loaded values tree: the base layer, one view per cluster, and one per environment."""
 
     root: str
     base: FleetView
+    # One view per cluster, by layer key (FleetView.key): `env` for an environment that declares
+    # no clusters, `env/<cluster>` for each cluster of one that does.
     envs: dict[str, FleetView]
+    # One view per environment, unsplit: where its Argo CD (the hub) and the units that span its
+    # clusters are built from. The same object as envs[env] when it declares no clusters.
+    hubs: dict[str, FleetView] = field(default_factory=dict)
 
     def require_env(self, env: str | None) -> None:
-        """UsageError when `env` (a --env option) names no environment of the values."""
-        require_env(env, self.envs)
+        """UsageError when `env` (a --env option) names no environment or cluster."""
+        require_env(env, [*self.envs, *self.hubs])
+
+    def views_of(self, env: str | None) -> list[FleetView]:
+        """The cluster views `--env` selects, in key order: all, one environment's clusters,
+        or one cluster (`env/cluster`)."""
+        return [
+            v
+            for k, v in sorted(self.envs.items())
+            if env is None or k == env or (v.env == env and v.cluster is not None)
+        ]
+
+    def hub_of(self, view: FleetView) -> FleetView:
+        return self.hubs.get(view.env, view)
+
+    def of_layer(self, layer: str) -> FleetView:
+        """The view a unit of `layer` (Unit.env) is built from: its cluster's, or for the argocd
+        unit of an environment with clusters, the environment's (the hub's)."""
+        return self.envs.get(layer) or self.hubs[layer]
 
 
 def require_env(env: str | None, known: Iterable[str]) -> None:
     """UsageError when `env` (a --env option) is set and not one of `known`."""
-    names = sorted(known)
+    names = sorted(set(known))
     if env is not None and env not in names:
         raise UsageError(f"unknown environment {env!r}; known: " + ", ".join(names))

@@ -531,6 +531,11 @@ def _k8s(kind: str, description: str, *, many: bool = True) -> Schema:
 WORKLOAD_COMMON: dict[str, Any] = {
     "enabled": {"type": "boolean"},
     "namespace": _str(DNS_LABEL, description="one of the team's namespaces; default: the first"),
+    "cluster": _str(
+        DNS_LABEL,
+        description="the cluster it runs in, in an environment that declares clusters; default: "
+        "the one cluster with pools of its vendors and models (docs/multi-cluster.md)",
+    ),
     "images": IMAGES,
     "command": _list(_str()),
     "args": _list(_str()),
@@ -845,9 +850,21 @@ TEAM_PROPS: dict[str, Any] = {
     "podSecurity": {"enum": ["baseline", "restricted"]},
     "quota": {
         "type": "object",
-        "description": "devices per vendor (vendor file name), per namespace",
+        "description": "devices per vendor (vendor file name), per namespace; where a vendor "
+        "has pools in several clusters, devices per cluster (docs/multi-cluster.md)",
         "propertyNames": {"pattern": DNS_LABEL},
-        "additionalProperties": {"type": "integer", "minimum": 0},
+        "additionalProperties": {
+            "anyOf": [
+                {"type": "integer", "minimum": 0},
+                {
+                    "type": "object",
+                    "description": "devices per cluster",
+                    "propertyNames": {"pattern": DNS_LABEL},
+                    "additionalProperties": {"type": "integer", "minimum": 0},
+                    "minProperties": 1,
+                },
+            ]
+        },
     },
     "borrowing": {
         "type": "object",
@@ -1110,6 +1127,34 @@ def _partial(props: dict[str, Any]) -> Schema:
     return _optional(_obj(props))
 
 
+# A pool of a cluster: `vendor` (all its pools) or `vendor/pool`.
+POOL_REF = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$"
+CLUSTER = _obj(
+    {
+        "destination": _obj(
+            {
+                "server": _str(minLength=1, description="the cluster's API server URL"),
+                "name": _str(minLength=1, description="the cluster's name in Argo CD"),
+            },
+            description="where Argo CD deploys the cluster's units: server or name, not both",
+            minProperties=1,
+            maxProperties=1,
+        ),
+        "kubernetesVersion": _str(
+            r"^1\.[0-9]+(\.[0-9]+)?$",
+            description="the cluster's Kubernetes version; default: the fleet's",
+        ),
+        "labels": {**_labels(), "description": "the cluster's own labels, e.g. region"},
+        "pools": _list(
+            _str(POOL_REF),
+            minItems=1,
+            uniqueItems=True,
+            description="the pools in this cluster: `vendor` (all its pools) or `vendor/pool`",
+        ),
+    },
+    ("destination", "pools"),
+)
+
 SCHEMAS: dict[str, Schema] = {
     "fleet": _schema(
         "fleet",
@@ -1143,6 +1188,14 @@ SCHEMAS: dict[str, Schema] = {
                         )
                     }
                 ),
+                "clusters": {
+                    "type": "object",
+                    "description": "the environment's clusters, when it has more than one "
+                    "(docs/multi-cluster.md); default: one, at fleet.argocd.destinationServer",
+                    "propertyNames": {"pattern": DNS_LABEL},
+                    "additionalProperties": CLUSTER,
+                    "minProperties": 1,
+                },
                 "vendors": {
                     "type": "object",
                     "propertyNames": {"pattern": DNS_LABEL},

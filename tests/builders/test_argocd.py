@@ -11,7 +11,15 @@ from generator.builders.common import Component
 from generator.findings import Location
 from generator.values import loader as values
 from generator.values.model import FleetView
-from tests.fixtures import PROD_FLEET, Obj, build_unit, find, render_into, tree
+from tests.fixtures import (
+    PROD_FLEET,
+    TWO_CLUSTERS,
+    Obj,
+    build_unit,
+    find,
+    render_into,
+    tree,
+)
 
 POOL = (
     "pools:\n  - {name: p1, model: m1, pciDevices: ['abcd'], devicesPerNode: 8, nodes: [node-01]}\n"
@@ -122,6 +130,76 @@ def test_destination_server_moves_the_units_not_the_root_application(tmp_path: P
     assert {"server": remote, "namespace": "accelerator-plugins"} in destinations
 
 
+def test_each_cluster_s_units_are_applications_pointed_at_that_cluster(tmp_path: Path) -> None:
+    """TWO_CLUSTERS: main by server, domestic by its name in Argo CD; every Application lives on
+    the hub, in the environment's one argocd unit, named and labelled with its cluster."""
+    values_dir = tree(tmp_path, TWO_CLUSTERS, fleet=PROD_FLEET)
+    argocd = build_unit(render_into(values_dir, tmp_path / "out"), "prod", "argocd")
+    apps = {a["metadata"]["name"]: a for a in argocd if a["kind"] == "Application"}
+    assert {
+        name: (
+            a["spec"]["destination"],
+            a["spec"]["source"]["path"],
+            a["metadata"]["labels"].get("accel-gitops.io/cluster"),
+        )
+        for name, a in apps.items()
+        if "team-" in name or name.endswith("root")
+    } == {
+        "mini-prod-root": (
+            {"server": "https://kubernetes.default.svc", "namespace": "argocd"},
+            "overlays/prod/argocd",
+            None,
+        ),
+        "mini-prod-main-team-ml": (
+            {"server": "https://main.example.com:6443", "namespace": "ml"},
+            "overlays/prod/main/team-ml",
+            "main",
+        ),
+        "mini-prod-main-team-inference": (
+            {"server": "https://main.example.com:6443", "namespace": "inference"},
+            "overlays/prod/main/team-inference",
+            "main",
+        ),
+        "mini-prod-domestic-team-ml": (
+            {"name": "domestic", "namespace": "ml"},
+            "overlays/prod/domestic/team-ml",
+            "domestic",
+        ),
+    }
+    destinations = find(argocd, "AppProject")["spec"]["destinations"]
+    assert {"name": "domestic", "namespace": "ml"} in destinations
+    assert {"server": "https://main.example.com:6443", "namespace": "inference"} in destinations
+    # Nothing of main's reaches domestic: the project allows each cluster its own namespaces.
+    assert {"name": "domestic", "namespace": "inference"} not in destinations
+
+
+def test_each_cluster_gets_its_own_add_ons(tmp_path: Path) -> None:
+    fleet = PROD_FLEET + "platform: {nfd: {provided: fleet}}\n"
+    values_dir = tree(tmp_path, TWO_CLUSTERS, fleet=fleet)
+    argocd = build_unit(render_into(values_dir, tmp_path / "out"), "prod", "argocd")
+    nfd = {
+        a["metadata"]["name"]: a["spec"]["destination"]
+        for a in argocd
+        if a["kind"] == "Application" and a["metadata"]["name"].endswith("-nfd")
+    }
+    assert nfd == {
+        "mini-prod-main-nfd": {
+            "server": "https://main.example.com:6443",
+            "namespace": "node-feature-discovery",
+        },
+        "mini-prod-domestic-nfd": {"name": "domestic", "namespace": "node-feature-discovery"},
+    }
+    [platform] = [
+        p
+        for p in argocd
+        if p["kind"] == "AppProject" and p["metadata"]["name"].endswith("platform")
+    ]
+    assert platform["spec"]["destinations"] == [
+        {"name": "domestic", "namespace": "node-feature-discovery"},
+        {"server": "https://main.example.com:6443", "namespace": "node-feature-discovery"},
+    ]
+
+
 def test_the_project_syncs_before_the_applications_that_name_it(tmp_path: Path) -> None:
     values_dir = tree(tmp_path, {"vendors/nvidia.yaml": POOL}, fleet=PROD_FLEET, defaults=False)
     argocd = build_unit(render_into(values_dir, tmp_path / "out"), "prod", "argocd")
@@ -169,6 +247,11 @@ def argo_view(tmp_path: Path, fleet: str = ARGO_FLEET, prod: str | None = ARGO_P
     vendor (what builds the fleet needs; argocd.build reads only the fleet and the components)."""
     files = {"vendors/nvidia.yaml": POOL, "environments/prod.yaml": prod}
     return values.load(tree(tmp_path, files, fleet=fleet, defaults=False)).envs["prod"]
+
+
+def one_cluster(view: FleetView, comps: list[Component]) -> tuple[FleetView, argocd.Built]:
+    """argocd.build's arguments for an environment that is one cluster: the hub is the view."""
+    return view, [(view, comps)]
 
 
 def obj(api: str, kind: str, name: str, namespace: str | None = None) -> Obj:
@@ -245,7 +328,7 @@ def test_each_unit_gets_an_application_in_its_wave_and_the_root_one_manages_them
 ) -> None:
     """Applications per unit (wave by unit, home namespace the first of its objects', Argo CD's
     namespace for a cluster-scoped unit), the root app in-cluster without a finalizer."""
-    [comp] = argocd.build(argo_view(tmp_path), unit_components())
+    [comp] = argocd.build(*one_cluster(argo_view(tmp_path), unit_components()))
     assert (comp.unit, comp.name) == ("argocd", "argocd/applications")
     apps = [o for o in comp.objects if o["kind"] == "Application"]
     assert apps == [
@@ -293,7 +376,7 @@ def test_the_app_project_lists_the_repo_destinations_and_cluster_kinds_of_the_un
 ) -> None:
     """The AppProject comes first, in wave -20: the fleet's repository, every (server, namespace)
     the Applications and objects use, the cluster-scoped kinds by API group (core is "")."""
-    [comp] = argocd.build(argo_view(tmp_path), unit_components())
+    [comp] = argocd.build(*one_cluster(argo_view(tmp_path), unit_components()))
     assert comp.objects[0] == {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "AppProject",
@@ -332,9 +415,9 @@ def test_the_app_project_lists_the_repo_destinations_and_cluster_kinds_of_the_un
 def test_the_argocd_component_points_at_the_git_key_that_sets_it(tmp_path: Path) -> None:
     """Findings on the Applications and the project name the `git:` key in force: prod's own
     (environments/prod.yaml line 2) where it sets one, else fleet.yaml's (line 4)."""
-    [comp] = argocd.build(argo_view(tmp_path / "env"), unit_components())
+    [comp] = argocd.build(*one_cluster(argo_view(tmp_path / "env"), unit_components()))
     assert comp.origin == Location("values/environments/prod.yaml", 2, 3)
-    [comp] = argocd.build(argo_view(tmp_path / "fleet", prod=None), unit_components())
+    [comp] = argocd.build(*one_cluster(argo_view(tmp_path / "fleet", prod=None), unit_components()))
     assert comp.origin == Location("values/fleet.yaml", 4, 1)
     assert all(comp.origin_of(o) == Location("values/fleet.yaml", 4, 1) for o in comp.objects)
 
@@ -342,7 +425,7 @@ def test_the_argocd_component_points_at_the_git_key_that_sets_it(tmp_path: Path)
 def test_without_a_repo_path_units_live_under_overlays_at_the_repo_root(tmp_path: Path) -> None:
     """git.path unset: each Application's path is overlays/<env>/<unit> (no leading folder)."""
     fleet = PROD_FLEET + "argocd: {automatedSync: true}\n"
-    [comp] = argocd.build(argo_view(tmp_path, fleet, None), unit_components()[1:2])
+    [comp] = argocd.build(*one_cluster(argo_view(tmp_path, fleet, None), unit_components()[1:2]))
     paths = [o["spec"]["source"]["path"] for o in comp.objects if o["kind"] == "Application"]
     assert paths == ["overlays/prod/device-plugins", "overlays/prod/argocd"]
 
@@ -350,7 +433,7 @@ def test_without_a_repo_path_units_live_under_overlays_at_the_repo_root(tmp_path
 def test_automated_sync_off_leaves_sync_options_and_retry_alone(tmp_path: Path) -> None:
     """argocd.automatedSync: false drops `automated` (a person syncs) and keeps the rest."""
     fleet = PROD_FLEET + "argocd: {automatedSync: false}\n"
-    [comp] = argocd.build(argo_view(tmp_path, fleet, None), unit_components()[:1])
+    [comp] = argocd.build(*one_cluster(argo_view(tmp_path, fleet, None), unit_components()[:1]))
     policies = [o["spec"]["syncPolicy"] for o in comp.objects if o["kind"] == "Application"]
     manual = {"syncOptions": ["ServerSideApply=true"], "retry": RETRY}
     assert policies == [manual, manual]

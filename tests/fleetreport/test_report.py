@@ -17,7 +17,7 @@ import pytest
 from benchmarks.fleet import make_values
 from generator import plan
 from generator.errors import UsageError
-from generator.findings import Finding, Location
+from generator.findings import Finding, Location, layer_key
 from generator.fleetreport import ReportOptions, inputs, page, report
 from generator.fleetreport.numbers import compute
 from tests.example import EXAMPLE_VALUES
@@ -134,7 +134,7 @@ def test_numbers_are_plans_numbers() -> None:
     """The report shows what `plan` prints: the same rows, from the same function."""
     planned = plan.plan(EXAMPLE_VALUES)
     figures = compute(EXAMPLE_VALUES)
-    assert [e.env for e in figures.envs] == [e.env for e in planned.envs]
+    assert [e.env for e in figures.envs] == [layer_key(e.env, e.cluster) for e in planned.envs]
     for mine, theirs in zip(figures.envs, planned.envs, strict=True):
         assert [m.row for m in mine.migrations] == [s for s in theirs.services if len(s.tracks) > 1]
         assert {r.vendor: r.needed for r in mine.vendors if r.needed is not None} == {

@@ -9,7 +9,16 @@ import pytest
 from generator.policy.capacity import VendorQuota, quota_totals, team_devices
 from generator.values import loader as values
 from generator.values.model import FleetView, Team
-from tests.fixtures import AMD_MI250X, ASCEND_910B, CAMBRICON_MLU370, tree
+from tests.fixtures import (
+    AMD_MI250X,
+    ASCEND_910B,
+    CAMBRICON_MLU370,
+    PROD_FLEET,
+    SPLIT_NVIDIA,
+    TWO_CLUSTERS,
+    findings,
+    tree,
+)
 
 # NVIDIA: 4 x 2 nodes + 8 x 1 node = 16 GPUs; Ascend 8 NPUs; AMD 8 GPUs; Cambricon disabled.
 NVIDIA = """\
@@ -100,3 +109,18 @@ def test_overcommitted_means_more_than_the_pools_hold(prod: FleetView) -> None:
     assert (over.total, over.capacity, over.overcommitted) == (9, 8, True)
     none = VendorQuota(amd, ())
     assert (none.total, none.overcommitted) == (0, False)
+
+
+def test_capacity_is_per_cluster_and_its_findings_name_the_cluster(tmp_path: Path) -> None:
+    """SPLIT_NVIDIA: 8 GPUs in each cluster. In main, inference 4 + ml 6 = 10 is more than its
+    8, though the fleet's 16 GPUs hold all 12."""
+    team = "quota: {nvidia: {main: 6, domestic: 2}}\n"
+    split = {**TWO_CLUSTERS, **SPLIT_NVIDIA, "teams/ml.yaml": team}
+    [cap] = [f for f in findings(tree(tmp_path, split, fleet=PROD_FLEET)) if f.code == "CAP001"]
+    assert cap.clusters == ("prod/main",) and cap.environments == ("prod",)
+    assert "add up to 10 devices (inference 4, ml 6) but its pools hold 8" in cap.message
+    assert cap.text.endswith("in environment 'prod' (cluster 'main')")
+    # The same quotas, moved so that each cluster holds what it is given: nothing to say.
+    team = "quota: {nvidia: {main: 4, domestic: 4}}\n"
+    split["teams/ml.yaml"] = team
+    assert not [f for f in findings(tree(tmp_path, split, fleet=PROD_FLEET)) if f.code == "CAP001"]

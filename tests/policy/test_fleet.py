@@ -263,7 +263,7 @@ CASES: dict[str, tuple[str, dict[str, str], list[str]]] = {
         [
             f"values/fleet.yaml:1:7: NAME005 Application name 'f-{env}-team-{LONG_TEAM}' is "
             f"{length} characters; Argo CD's tracking label allows 63 in environment '{env}' "
-            "(at $.name); shorten the fleet, environment or team name"
+            "(at $.name); shorten the fleet, environment, cluster or team name"
             for env, length in (("prod", 67), ("staging", 70))
         ],
     ),
@@ -693,7 +693,7 @@ def test_an_application_name_may_be_63_characters_long(
     expected = (
         f"values/fleet.yaml:1:7: NAME005 Application name 'mini-prod-team-{team}' is 64 "
         "characters; Argo CD's tracking label allows 63 (at $.name); shorten the fleet, "
-        "environment or team name"
+        "environment, cluster or team name"
     )
     assert of_code(values_dir, "NAME005") == ([expected] if found else [])
 

@@ -163,7 +163,7 @@ def test_example_prod_units_pass_every_rule(prod: FleetView, tmp_path: Path) -> 
 
     loaded = values.load(EXAMPLE_VALUES)
     for unit in render_tree(loaded).units:
-        assert run_rules(loaded.envs[unit.env], unit, list(unit.objects)) == [], unit.path
+        assert run_rules(loaded.of_layer(unit.env), unit, list(unit.objects)) == [], unit.path
 
 
 def test_names_and_labels_the_api_server_would_refuse(prod: FleetView) -> None:

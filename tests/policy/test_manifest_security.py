@@ -225,7 +225,7 @@ def test_the_example_fleet_passes_every_security_rule_in_every_unit() -> None:
 
     loaded = values.load(EXAMPLE_VALUES)
     for unit in render_tree(loaded).units:
-        view = loaded.envs[unit.env]
+        view = loaded.of_layer(unit.env)
         assert [f.format() for f in run_rules(view, unit, list(unit.objects))] == [], unit.path
 
 

@@ -44,6 +44,7 @@ def test_json_report(values: Path) -> None:
         "path": "$.quota.nvidia",
         "hint": "",
         "environments": [],
+        "clusters": [],
         "unit": "",
     }
 

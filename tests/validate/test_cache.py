@@ -12,7 +12,14 @@ import pytest
 
 from generator.builders.common import metadata
 from tests.example import hand_edit
-from tests.fixtures import ml_tree, render_committed, validate_committed
+from tests.fixtures import (
+    PROD_FLEET,
+    TWO_CLUSTERS,
+    ml_tree,
+    render_committed,
+    tree,
+    validate_committed,
+)
 
 
 @pytest.fixture
@@ -119,3 +126,41 @@ def test_a_cached_run_of_an_edited_tree_equals_an_uncached_one(
     assert any(f["code"] == "DRIFT001" for f in runs[0][1])
     assert 0 < cached[0] < cached[1] == doc["stats"]["units"] and cached[2] == 0
     assert runs[0] == runs[1] == runs[2]
+
+
+def test_each_cluster_s_units_are_checked_against_its_own_kubernetes_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TWO_CLUSTERS: the fleet is 1.33, cluster domestic 1.34. The schemas are the version's, so
+    a unit is a cache miss when only its cluster's version changes."""
+    from generator.validate import run as core
+
+    checked: dict[str, str] = {}
+    run_stages = core._run_stages
+
+    def spy(root: Path, paths: list[str], version: str, *args: Any) -> dict[str, dict[str, Any]]:
+        checked.update(dict.fromkeys(paths, version))
+        return run_stages(root, paths, version, *args)
+
+    monkeypatch.setattr(core, "_run_stages", spy)
+    values = tree(tmp_path / "repo", TWO_CLUSTERS, fleet=PROD_FLEET)
+    cache = str(tmp_path / "cache")
+    code, out = validate_committed(values, "--cache-dir", cache)
+    assert code == 0, out
+    assert {p: v for p, v in checked.items() if p.endswith(("team-ml", "argocd"))} == {
+        "overlays/prod/argocd": "1.33",
+        "overlays/prod/domestic/team-ml": "1.34",
+        "overlays/prod/main/team-ml": "1.33",
+    }
+    checked.clear()
+    prod = values / "environments/prod.yaml"
+    prod.write_text(prod.read_text().replace('"1.34"', '"1.35"'))
+    code, out = validate_committed(values, "--cache-dir", cache)
+    assert code == 0, out
+    assert set(checked.values()) == {"1.35"}
+    assert sorted(checked) == [
+        "overlays/prod/domestic/device-plugins",
+        "overlays/prod/domestic/monitoring",
+        "overlays/prod/domestic/node-config",
+        "overlays/prod/domestic/team-ml",
+    ]

@@ -554,7 +554,9 @@ def test_monitoring_unit_builds_with_kustomize_in_every_environment(
 def test_rendered_rules_pass_promtool_check_with_lint(fleet: Path, tmp_path: Path) -> None:
     out = render_into(fleet, tmp_path / "out")
     for env in envs(fleet):
-        rules_file = write_rules(monitoring_objects(out, env), tmp_path / f"{env}.rules.yaml")
+        rules_file = write_rules(
+            monitoring_objects(out, env), tmp_path / f"{env.replace('/', '-')}.rules.yaml"
+        )
         report = promtool(
             "check", "rules", "--lint=all", "--lint-fatal", rules_file.name, cwd=tmp_path
         )
@@ -565,7 +567,9 @@ def test_example_fleet_rules_pass_promtool_check(values_dir: Path, tmp_path: Pat
     """The committed example values, whatever they hold today, give valid rules too."""
     out = render_into(values_dir, tmp_path / "out")
     for env in envs(values_dir):
-        rules_file = write_rules(monitoring_objects(out, env), tmp_path / f"{env}.rules.yaml")
+        rules_file = write_rules(
+            monitoring_objects(out, env), tmp_path / f"{env.replace('/', '-')}.rules.yaml"
+        )
         promtool("check", "rules", "--lint=all", "--lint-fatal", rules_file.name, cwd=tmp_path)
 
 
