@@ -60,6 +60,10 @@ teams:
           parentRefs: [{name: public, namespace: gateways}]
           hostnames: [infer.example.com]
   ml-team:
+    jobs:
+      # As the example's prod.yaml: NVIDIA and Cambricon are in different clusters there.
+      mixed-training-job: {enabled: false}
+      pretrain-jobset: {enabled: false}
     services:
       chat:
         routing: istio
@@ -74,7 +78,13 @@ def hand_edit(repo: Path) -> None:
     unknown field in a base, and a whole new object in an overlay that no values produce."""
     ns = repo / "base/teams/ml-team/namespace-ml-team.yaml"
     ns.write_text(ns.read_text() + "bogus: true\n")
-    unit = repo / "overlays/prod/team-ml-team"
+    # The example's prod is two clusters (team-ml-team's unit in main); a one-cluster prod has
+    # the unit right under overlays/prod.
+    unit = next(
+        u
+        for u in (repo / "overlays/prod/main/team-ml-team", repo / "overlays/prod/team-ml-team")
+        if u.is_dir()
+    )
     (unit / "configmap-ml-team-hotfix.yaml").write_text(
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hotfix\n  namespace: ml-team\n"
         "data:\n  a: b\nextra: 1\n"

@@ -73,26 +73,35 @@ def test_example_fleet_in_chromium(driver: webdriver.Chrome, tmp_path: Path) -> 
     seen = open_report(driver, EXAMPLE_VALUES, tmp_path / "example.html")
     assert_clean(seen)
     drawn = charts(seen)
-    vendors = ["amd", "ascend", "cambricon", "hygon", "nvidia"]
+    # staging is one cluster with every vendor; prod is two (docs/multi-cluster.md): main has
+    # AMD, Ascend and NVIDIA, domestic the Cambricon and Hygon pools. No team has AMD quota.
+    clusters = {
+        "staging": ["amd", "ascend", "cambricon", "hygon", "nvidia"],
+        "prod-main": ["amd", "ascend", "nvidia"],
+        "prod-domestic": ["cambricon", "hygon"],
+    }
     expected = {}
-    for env in ("staging", "prod"):
-        expected[f"chart-capacity-{env}"] = ["capacity", "quotas", "workloads"]
-        expected[f"chart-heatmap-{env}"] = vendors
-        # no team has AMD quota in the example fleet
-        expected[f"chart-cost-{env}"] = ["ascend", "cambricon", "hygon", "nvidia", "baseline"]
-        expected[f"chart-traffic-{env}"] = ["ascend", "nvidia"]  # inference-service's tracks
+    for key, vendors in clusters.items():
+        expected[f"chart-capacity-{key}"] = ["capacity", "quotas", "workloads"]
+        expected[f"chart-heatmap-{key}"] = vendors
+        expected[f"chart-cost-{key}"] = [v for v in vendors if v != "amd"] + ["baseline"]
+    for key in ("staging", "prod-main"):  # inference-service's tracks, in main in prod
+        expected[f"chart-traffic-{key}"] = ["ascend", "nvidia"]
     assert {k: v["drawn"] for k, v in drawn.items()} == expected
     for chart in drawn.values():
         assert chart["declared"] == chart["drawn"]
         assert chart["width"] > 200 and chart["height"] > 50, chart
     # a bar per vendor in each series of the capacity chart, a cell per team in the heatmap, a bar
     # per team and vendor with quota, a tick per team for the baseline
-    assert drawn["chart-capacity-prod"]["shapes"] == [5, 5, 5]
-    assert drawn["chart-heatmap-prod"]["shapes"] == [2] * 5
-    assert drawn["chart-cost-prod"]["shapes"] == [2, 1, 1, 2, 2]
+    assert drawn["chart-capacity-staging"]["shapes"] == [5, 5, 5]
+    assert drawn["chart-capacity-prod-main"]["shapes"] == [3, 3, 3]
+    assert drawn["chart-heatmap-prod-main"]["shapes"] == [2] * 3
+    assert drawn["chart-cost-staging"]["shapes"] == [2, 1, 1, 2, 2]
+    # in domestic, Cambricon is ml-team's and Hygon inference's: one bar each, two ticks
+    assert drawn["chart-cost-prod-domestic"]["shapes"] == [1, 1, 2]
     # staging shifts half the traffic (two segments); prod's dual-run sends none to Ascend
     assert drawn["chart-traffic-staging"]["shapes"] == [1, 1]
-    assert drawn["chart-traffic-prod"]["shapes"] == [0, 1]
+    assert drawn["chart-traffic-prod-main"]["shapes"] == [0, 1]
     shot = browser.screenshot(driver, tmp_path / "example.png")
     width, height = png_size(shot)
     assert width == 1280 and height > 2000  # the whole page, not the window

@@ -159,8 +159,9 @@ def test_the_example_fleet_packing_profile_passes_the_scheduler_check(
     code, doc = validate(values_dir, cache)
     assert code == 0, doc["findings"]
     assert coded(doc, "KSC001") == []
-    # One schedcheck process checked the profile of each environment's scheduling unit ...
-    assert len(calls) == 1 and calls[0][0] == "-json" and len(calls[0]) == 3, calls
+    # One schedcheck process checked the profile of each cluster's scheduling unit (staging,
+    # prod's main and domestic) ...
+    assert len(calls) == 1 and calls[0][0] == "-json" and len(calls[0]) == 4, calls
     # ... and the unit's cached result holds the verdict: the profile, checked, no error.
     verdicts = [r["schedcheck"] for r in cached(cache) if r["schedcheck"] is not None]
     assert verdicts and all(

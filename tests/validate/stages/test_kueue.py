@@ -152,11 +152,12 @@ def test_the_example_fleet_under_kueue_passes_kueues_webhooks(
     assert code == 0, doc["findings"]
     assert coded(doc, "KUE001") == []
     # ... and every Kueue object was checked: one ResourceFlavor per pool and `general`, a
-    # ClusterQueue per team and a LocalQueue per team namespace.
+    # ClusterQueue per team and a LocalQueue per team namespace (staging: one cluster, every
+    # pool).
     out = values_dir.parent
     files = {}
     for unit in ("scheduling", "team-ml-team", "team-inference"):
-        docs = kueue.kueue_docs(kustomize_build(out / "overlays" / "prod" / unit))
+        docs = kueue.kueue_docs(kustomize_build(out / "overlays" / "staging" / unit))
         files[unit] = out / f"{unit}.yaml"
         files[unit].write_text("\n---\n".join(json.dumps(d) for d in docs), encoding="utf-8")
     results = kueue.check(files)

@@ -151,13 +151,14 @@ def test_the_example_fleet_labels_and_taints_only_its_pools(
     values_dir: Path, tmp_path: Path
 ) -> None:
     result = rulecheck(
-        built_node_config(values_dir, tmp_path / "out", "prod"), nodes_file(tmp_path)
+        built_node_config(values_dir, tmp_path / "out", "staging"), nodes_file(tmp_path)
     )
     assert result["ruleErrors"] == []
     nodes = result["nodes"]
     for server, node in nodes.items():
         assert node["refused"] == [], server
-    # The seed's pools: A100, MI250X, 910b (with its accelerator-type label), Z100L, MLU370.
+    # The seed's pools, all in staging's one cluster: A100, MI250X, 910b (with its
+    # accelerator-type label), Z100L, MLU370.
     for server in ("x86-a100", "amd-mi250x", "hygon-dcu-z100l", "cambricon-mlu370"):
         assert (nodes[server]["labels"], nodes[server]["taints"]) == EXPECTED[server], server
     ascend = nodes["kunpeng-ascend-910b"]
