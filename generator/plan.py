@@ -59,15 +59,16 @@ class QuotaRow:
     vendor: str
     services: int
     largest_job: int
-    needed: int
+    needed: int  # services + the largest job: what the quota must hold
     quota: int
     fits: bool
+    at_once: int = 0  # services + the jobs the quota lets run side by side
 
 
 @dataclass(frozen=True)
 class CapacityRow:
     vendor: str
-    needed: int  # all teams' services + the largest job
+    needed: int  # what all teams hold at once: services, and each team's jobs up to its quota
     capacity: int
     fits: bool
 
@@ -168,6 +169,7 @@ def env_plan(view: FleetView) -> EnvPlan:
                     use.needed,
                     use.quota,
                     use.needed <= use.quota,
+                    use.at_once,
                 )
             )
     needs = fleet_needs(view)
@@ -235,9 +237,22 @@ def format_text(result: Plan) -> str:
                     "follows replicas, not weights; use routing gateway or istio for weights"
                 )
         if e.quotas:
-            lines.append("  devices per team and vendor (services + largest job) vs quota")
+            lines.append(
+                "  devices per team and vendor (services + largest job) vs quota, and what its "
+                "jobs hold at once within the quota"
+            )
             lines += _table(
-                ["team", "namespace", "vendor", "services", "job", "needed", "quota", "fits"],
+                [
+                    "team",
+                    "namespace",
+                    "vendor",
+                    "services",
+                    "job",
+                    "needed",
+                    "quota",
+                    "fits",
+                    "at once",
+                ],
                 [
                     [
                         q.team,
@@ -248,14 +263,18 @@ def format_text(result: Plan) -> str:
                         str(q.needed),
                         str(q.quota),
                         "yes" if q.fits else "NO",
+                        str(q.at_once),
                     ]
                     for q in e.quotas
                 ],
             )
         if e.capacity:
-            lines.append("  devices per vendor (all teams) vs capacity")
+            lines.append(
+                "  devices per vendor held at once (all services, each team's jobs up to its "
+                "quota) vs capacity"
+            )
             lines += _table(
-                ["vendor", "needed", "capacity", "fits"],
+                ["vendor", "at once", "capacity", "fits"],
                 [
                     [c.vendor, str(c.needed), str(c.capacity), "yes" if c.fits else "NO"]
                     for c in e.capacity

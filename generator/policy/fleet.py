@@ -49,6 +49,27 @@ def quota_capacity(view: FleetView) -> Iterable[Finding]:
             f"quotas for {vendor.id} ({vendor.resource_name}) add up to {total} devices "
             f"({detail}) but its pools hold {vendor.capacity}"
         )
+        ratio = view.fleet.overcommit_ratio
+        if ratio is not None:
+            bound = int(ratio * vendor.capacity)
+            if total <= bound:
+                yield Finding(
+                    "CAP001",
+                    message + f" (within capacity.overcommitRatio {ratio:g}: up to {bound})",
+                    team.doc.locate(path),
+                    json_path(path),
+                    severity=Severity.WARNING,
+                )
+                continue
+            yield Finding(
+                "CAP001",
+                message + f", more than capacity.overcommitRatio {ratio:g} allows ({bound})",
+                team.doc.locate(path),
+                json_path(path),
+                "lower the quotas, add nodes to the vendor's pools, or raise "
+                "capacity.overcommitRatio",
+            )
+            continue
         if view.fleet.allow_overcommit:
             yield Finding(
                 "CAP001",
@@ -63,9 +84,34 @@ def quota_capacity(view: FleetView) -> Iterable[Finding]:
             message,
             team.doc.locate(path),
             json_path(path),
-            "lower the quotas, add nodes to the vendor's pools, or set "
-            "capacity.allowOvercommit: true in values/fleet.yaml",
+            "lower the quotas, add nodes to the vendor's pools, or allow a bounded overcommit "
+            "with capacity.overcommitRatio (e.g. 1.5) in values/fleet.yaml",
         )
+
+
+def team_quota_capacity(view: FleetView) -> Iterable[Finding]:
+    """One team's quota above what its cluster's pools hold can never be used whole: a typo, or
+    a quota placed in the wrong cluster. No overcommit setting allows it."""
+    for vendor in view.vendors:
+        if not vendor.capacity:
+            continue  # a pool without nodes yet: CAP002 says so
+        for team in view.teams:
+            quota = team.quota.get(vendor.id, 0)
+            if quota <= vendor.capacity:
+                continue
+            path: tuple[str, ...] = ("quota", vendor.id)
+            share = (*path, view.cluster.name) if view.cluster is not None else path
+            if share in team.doc.values:
+                path = share  # this cluster's share of a quota split by cluster
+            yield Finding(
+                "CAP003",
+                f"team {team.name}: quota of {quota} {vendor.id} devices per namespace, but "
+                f"the vendor's pools hold {vendor.capacity}"
+                + (f" in cluster {view.cluster.name!r}" if view.cluster else ""),
+                team.doc.locate(path),
+                json_path(path),
+                f"lower it to at most {vendor.capacity}, or add nodes to {vendor.id}'s pools",
+            )
 
 
 def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
@@ -475,6 +521,11 @@ CHECKS: tuple[Check, ...] = (
         "team quotas for a vendor add up to more devices than its pools hold",
         quota_capacity,
         EITHER,
+    ),
+    Check(
+        "CAP003",
+        "one team's quota for a vendor is more than the vendor's pools hold in its cluster",
+        team_quota_capacity,
     ),
     Check(
         "RES001",

@@ -397,15 +397,17 @@ def fits_capacity(view: FleetView) -> Iterable[Finding]:
         need = needs.get(vendor.id)
         if need is None or need.needed <= vendor.capacity:
             continue
-        culprit = max(need.uses, key=lambda u: u.needed)
+        culprit = max(need.uses, key=lambda u: (u.at_once, u.namespace))
+        teams = ", ".join(f"{u.namespace} {u.at_once}" for u in need.uses if u.at_once)
         yield Finding(
             "MIG005",
-            f"workloads need {need.needed} {vendor.id} devices ({need.services} for services, "
-            f"{need.largest_job} for the largest job) but its pools hold "
-            f"{vendor.capacity}",
+            f"workloads hold {need.needed} {vendor.id} devices at once ({need.services} for "
+            f"services, {need.jobs} for jobs: each team's up to its quota; {teams}) but its "
+            f"pools hold {vendor.capacity}",
             culprit.team_doc.locate(culprit.blame),
             json_path(culprit.blame),
-            f"add nodes to {vendor.id}'s pools, or lower replicas or phases",
+            f"add nodes to {vendor.id}'s pools, lower replicas or phases, or lower the quotas "
+            "that let jobs run side by side",
         )
 
 
@@ -500,7 +502,7 @@ CHECKS: tuple[Check, ...] = (
     Check("MIG004", "a team's workloads need more devices of a vendor than its quota", fits_quota),
     Check(
         "MIG005",
-        "the fleet's workloads need more devices of a vendor than its pools hold",
+        "what runs at once (services, each team's jobs up to its quota) needs more than the pools",
         fits_capacity,
     ),
 )

@@ -509,8 +509,13 @@ class _Resolver:
             automated_sync=bool(argo.get("automatedSync", True)),
             node_config_method=d.get("nodeConfig", {}).get("method", "nfd"),
             allow_overcommit=bool(d.get("capacity", {}).get("allowOvercommit", False)),
+            overcommit_ratio=_ratio(d.get("capacity", {}).get("overcommitRatio")),
             doc=doc,
         )
+
+
+def _ratio(raw: Any) -> float | None:
+    return None if raw is None else float(raw)
 
 
 def _pool_pci(

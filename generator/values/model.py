@@ -217,6 +217,8 @@ class Fleet:
     node_config_method: str
     allow_overcommit: bool
     doc: Doc = field(repr=False, compare=False)
+    # capacity.overcommitRatio: quotas may add up to this multiple of capacity; None: unset
+    overcommit_ratio: float | None = None
     # The cluster's name in Argo CD, when the destination is given by name rather than server
     # (a cluster of an environment: values `clusters.<name>.destination.name`).
     destination_name: str = ""

@@ -943,7 +943,21 @@ FLEET_PROPS: dict[str, Any] = {
         }
     ),
     "nodeConfig": _obj({"method": {"enum": ["nfd", "node-patch"]}}),
-    "capacity": _obj({"allowOvercommit": {"type": "boolean"}}),
+    "capacity": _obj(
+        {
+            "allowOvercommit": {
+                "type": "boolean",
+                "description": "quotas may add up to any multiple of capacity (a warning); "
+                "prefer overcommitRatio, which bounds it",
+            },
+            "overcommitRatio": {
+                "type": "number",
+                "minimum": 1,
+                "description": "quotas may add up to this multiple of a vendor's capacity in a "
+                "cluster (a warning above capacity, an error above the ratio)",
+            },
+        }
+    ),
     "platform": _obj(
         {
             "volcano": _addon(["fleet", "site"]),

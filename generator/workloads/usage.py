@@ -1,7 +1,10 @@
-"""Devices a team's workloads hold per namespace and vendor, against its quota.
+"""Devices a team's workloads hold per namespace and vendor, against its quota and its cluster.
 
-Services run all the time, so their devices add up; jobs queue behind each other (Kueue, Volcano,
-or the Job controller retrying against the ResourceQuota), so only the largest job is added.
+Services run all the time, so their devices add up. A team's jobs run at once as far as its quota
+lets them: the ResourceQuota refuses the pods beyond it (the Job controller retries), Kueue and
+Volcano admit up to the team's queue. So a team must have quota for its services and its largest
+job (MIG004), and what the cluster must hold at once is, per team, its services and its jobs up
+to its quota, added over the teams (MIG005): one team's jobs never wait for another team's.
 """
 
 from __future__ import annotations
@@ -22,13 +25,28 @@ class Usage:
     services: int
     largest_job: int
     quota: int
+    jobs_total: int  # every job's devices together
     detail: str
     blame: YamlPath  # the values path to point at when it does not fit
     team_doc: Doc
 
     @property
     def needed(self) -> int:
+        """What the team needs to run its services and any one of its jobs."""
         return self.services + self.largest_job
+
+    @property
+    def jobs_at_once(self) -> int:
+        """Job devices that run at the same time: all the jobs, as far as the quota left by the
+        services lets them, and never less than the largest job (MIG004 says when the quota
+        does not hold that one)."""
+        room = max(self.largest_job, self.quota - self.services)
+        return min(self.jobs_total, room)
+
+    @property
+    def at_once(self) -> int:
+        """What the team holds of the vendor when everything it may run runs."""
+        return self.services + self.jobs_at_once
 
 
 def vendor_usage(view: FleetView, team: Team) -> list[Usage]:
@@ -69,6 +87,7 @@ def vendor_usage(view: FleetView, team: Team) -> list[Usage]:
                 services=sum(i[0] for i in services),
                 largest_job=largest[0] if largest else 0,
                 quota=team.quota.get(vendor, 0),
+                jobs_total=sum(i[0] for i in jobs),
                 detail=detail,
                 blame=blame_item[2],
                 team_doc=team.doc,
@@ -79,8 +98,8 @@ def vendor_usage(view: FleetView, team: Team) -> list[Usage]:
 
 @dataclass(frozen=True)
 class FleetNeed:
-    """Devices of one vendor that all teams' workloads need at once: every service, and the
-    largest job (jobs queue behind each other fleet-wide as they do per team)."""
+    """Devices of one vendor that all teams' workloads hold at once in a cluster: every service,
+    and each team's jobs up to its quota (Usage.at_once)."""
 
     vendor: str
     uses: tuple[Usage, ...]
@@ -90,12 +109,12 @@ class FleetNeed:
         return sum(u.services for u in self.uses)
 
     @property
-    def largest_job(self) -> int:
-        return max(u.largest_job for u in self.uses)
+    def jobs(self) -> int:
+        return sum(u.jobs_at_once for u in self.uses)
 
     @property
     def needed(self) -> int:
-        return self.services + self.largest_job
+        return self.services + self.jobs
 
 
 def fleet_needs(view: FleetView) -> dict[str, FleetNeed]:

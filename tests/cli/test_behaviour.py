@@ -84,7 +84,8 @@ def test_quota_counts_once_per_namespace_of_a_team(tmp_path: Path) -> None:
     assert (
         "values/teams/ml.yaml:3:11: CAP001 quotas for nvidia (nvidia.com/gpu) add up to 10 "
         "devices (ml 10) but its pools hold 8 (at $.quota.nvidia); lower the quotas, add nodes "
-        "to the vendor's pools, or set capacity.allowOvercommit: true in values/fleet.yaml"
+        "to the vendor's pools, or allow a bounded overcommit with capacity.overcommitRatio "
+        "(e.g. 1.5) in values/fleet.yaml"
     ) in render_refused(over).splitlines()
 
 

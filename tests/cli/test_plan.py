@@ -26,8 +26,8 @@ def test_plan_text_shows_phases_tracks_and_devices(tmp_path: Path) -> None:
         "  devices per team"
     ) in out
     assert "phase dual-run" in out
-    assert "    ml-team    ml-team    ascend  0         8    8       8      yes\n" in out
-    assert "    nvidia  6       8         yes\n" in out
+    assert "    ml-team    ml-team    ascend  0         8    8       8      yes   8\n" in out
+    assert "    nvidia  6        8         yes\n" in out
     assert out.endswith("plan fits\n")
 
 
@@ -55,6 +55,7 @@ def test_plan_json_for_one_environment(tmp_path: Path) -> None:
         "needed": 4,
         "quota": 8,
         "fits": True,
+        "at_once": 4,
     }
     assert [f["code"] for f in data["findings"]] == []
 
@@ -67,7 +68,7 @@ def test_plan_that_does_not_fit_exits_1(tmp_path: Path) -> None:
     )
     code, out = cli("plan", "--values", str(values_dir), "--env", "prod")
     assert code == 1, out
-    assert "    inference  inference  nvidia  5         0    5       4      NO\n" in out
+    assert "    inference  inference  nvidia  5         0    5       4      NO    5\n" in out
     assert "values/environments/prod.yaml:5:28: MIG004 team 'inference' needs 5 nvidia" in out
     assert out.endswith("plan does NOT fit\n")
     code, out = cli("plan", "--values", str(values_dir), "--env", "staging", "--output", "json")

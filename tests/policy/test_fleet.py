@@ -15,6 +15,8 @@ from tests.fixtures import (
     HYGON_Z100L,
     NVIDIA,
     PROD_FLEET,
+    SPLIT_NVIDIA,
+    TWO_CLUSTERS,
     findings,
     lines,
     tree,
@@ -86,8 +88,18 @@ CASES: dict[str, tuple[str, dict[str, str], list[str]]] = {
         [
             "values/teams/ml.yaml:2:11: CAP001 quotas for nvidia (nvidia.com/gpu) add up to 12 "
             "devices (inference 4, ml 8) but its pools hold 8 in environment 'prod' "
-            "(at $.quota.nvidia); lower the quotas, add nodes to the vendor's pools, or set "
-            "capacity.allowOvercommit: true in values/fleet.yaml"
+            "(at $.quota.nvidia); lower the quotas, add nodes to the vendor's pools, or allow a "
+            "bounded overcommit with capacity.overcommitRatio (e.g. 1.5) in values/fleet.yaml"
+        ],
+    ),
+    "CAP003": (
+        # No overcommit setting lets one team's quota exceed what the pools hold.
+        FLEET + "capacity: {allowOvercommit: true}\n",
+        {"environments/prod.yaml": "teams:\n  ml:\n    quota: {nvidia: 9}\n"},
+        [
+            "values/environments/prod.yaml:3:21: CAP003 team ml: quota of 9 nvidia devices per "
+            "namespace, but the vendor's pools hold 8 in environment 'prod' "
+            "(at $.quota.nvidia); lower it to at most 8, or add nodes to nvidia's pools"
         ],
     ),
     "RES001": (
@@ -462,6 +474,50 @@ def test_allowed_overcommit_is_a_warning_for_every_vendor(tmp_path: Path) -> Non
         "up to 9 devices (ml 9) but its pools hold 8 (overcommit allowed by "
         "capacity.allowOvercommit) (at $.quota.ascend)",
     ]
+
+
+def test_an_overcommit_ratio_bounds_the_quotas(tmp_path: Path) -> None:
+    """capacity.overcommitRatio 1.5 on 8 GPUs: 12 is a warning, 13 an error (each team within
+    the 8 its pools hold)."""
+
+    def cap001(total_b: int) -> list[str]:
+        values_dir = tree(
+            tmp_path,
+            {
+                "teams/ml.yaml": "quota: {nvidia: 8}\n",
+                "teams/b.yaml": f"quota: {{nvidia: {total_b}}}\n",
+            },
+            fleet=PROD_FLEET + "capacity: {overcommitRatio: 1.5}\n",
+        )
+        return of_code(values_dir, "CAP001")
+
+    assert cap001(4) == [
+        "values/teams/ml.yaml:1:17: CAP001 warning: quotas for nvidia (nvidia.com/gpu) add up to "
+        "12 devices (b 4, ml 8) but its pools hold 8 (within capacity.overcommitRatio 1.5: up "
+        "to 12) (at $.quota.nvidia)"
+    ]
+    assert cap001(5) == [
+        "values/teams/ml.yaml:1:17: CAP001 quotas for nvidia (nvidia.com/gpu) add up to 13 "
+        "devices (b 5, ml 8) but its pools hold 8, more than capacity.overcommitRatio 1.5 allows "
+        "(12) (at $.quota.nvidia); lower the quotas, add nodes to the vendor's pools, or raise "
+        "capacity.overcommitRatio"
+    ]
+    assert cap001(0) == []
+
+
+def test_a_team_quota_above_its_cluster_is_refused_at_its_share(tmp_path: Path) -> None:
+    """SPLIT_NVIDIA: 8 GPUs in main, 8 in domestic. 12 in main is more than main holds, though
+    the fleet's 16 would."""
+    team = "quota: {nvidia: {main: 12, domestic: 2}}\n"
+    split = {**TWO_CLUSTERS, **SPLIT_NVIDIA, "teams/ml.yaml": team}
+    found = [f for f in findings(tree(tmp_path, split, fleet=PROD_FLEET)) if f.code == "CAP003"]
+    assert [(str(f.location), f.path, f.clusters) for f in found] == [
+        ("values/teams/ml.yaml:1:24", "$.quota.nvidia.main", ("prod/main",))
+    ]
+    assert found[0].message == (
+        "team ml: quota of 12 nvidia devices per namespace, but the vendor's pools hold 8 in "
+        "cluster 'main'"
+    )
 
 
 # ---- RES002 (shared_quota)

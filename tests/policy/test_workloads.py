@@ -14,6 +14,7 @@ from generator.policy import workloads
 from generator.policy.registry import CHECKS as REGISTRY
 from generator.values import loader as values
 from generator.values.model import FleetView, Values
+from generator.workloads.usage import vendor_usage
 from tests.fixtures import (
     AMD_MI250X,
     ASCEND_910B,
@@ -21,6 +22,7 @@ from tests.fixtures import (
     FLEET,
     HYGON_Z100L,
     INFERENCE,
+    PROD_FLEET,
     lines,
     migration,
     tree,
@@ -242,9 +244,9 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
             "environments/prod.yaml": "teams:\n  inference:\n    quota: {nvidia: 8}\n"
             "    services:\n      inference-service:\n        replicas: {nvidia: 5}\n",
         },
-        "values/environments/prod.yaml:6:28: MIG005 workloads need 9 nvidia devices (5 for "
-        "services, 4 for the largest job) but its pools hold 8 in environment 'prod' "
-        "(at $.services['inference-service'].replicas.nvidia)",
+        "values/environments/prod.yaml:6:28: MIG005 workloads hold 9 nvidia devices at once (5 "
+        "for services, 4 for jobs: each team's up to its quota; inference 5, ml 4) but its pools "
+        "hold 8 in environment 'prod' (at $.services['inference-service'].replicas.nvidia)",
     ),
     "MIG006": (
         {
@@ -701,11 +703,60 @@ def test_a_fleet_over_a_vendors_capacity_is_reported_at_the_largest_use(usage: V
     """MIG005 for NVIDIA at team b's job, the largest use; Ascend, needed exactly, is fine; the
     base layer is not checked."""
     assert _format(workloads.fits_capacity(usage.envs["prod"])) == [
-        "values/teams/b.yaml:4:5: MIG005 workloads need 9 nvidia devices (3 for services, 6 for "
-        "the largest job) but its pools hold 8 (at $.jobs.train); add nodes to nvidia's pools, "
-        "or lower replicas or phases"
+        "values/teams/b.yaml:4:5: MIG005 workloads hold 10 nvidia devices at once (3 for "
+        "services, 7 for jobs: each team's up to its quota; a 4, b 6) but its pools hold 8 (at "
+        "$.jobs.train); add nodes to nvidia's pools, lower replicas or phases, or lower the "
+        "quotas that let jobs run side by side"
     ]
     assert list(workloads.fits_capacity(usage.base)) == []
+
+
+def job_team(quota: int, *sizes: int) -> str:
+    """A team with `quota` GPUs and a job of each size."""
+    jobs = "".join(
+        f"  j{i}:\n    vendor: nvidia\n    devices: {n}\n    images: {{nvidia: r/t}}\n"
+        for i, n in enumerate(sizes)
+    )
+    return f"quota: {{nvidia: {quota}}}\njobs:\n{jobs}"
+
+
+def test_jobs_of_different_teams_run_side_by_side(tmp_path: Path) -> None:
+    """8 GPUs. Teams a and b each run a 4-GPU job on a quota of 4: they fit together. A third
+    such team does not: one team's jobs never wait for another's, so 12 are held at once (the
+    largest job of the fleet alone, 4, would say it fits)."""
+    teams = {"teams/ml.yaml": None, "teams/a.yaml": job_team(4, 4), "teams/b.yaml": job_team(4, 4)}
+    fleet = PROD_FLEET + "capacity: {allowOvercommit: true}\n"
+    two = values.load(tree(tmp_path / "two", teams, fleet=fleet))
+    assert list(workloads.fits_capacity(two.envs["prod"])) == []
+    teams["teams/c.yaml"] = job_team(4, 4)
+    three = values.load(tree(tmp_path / "three", teams, fleet=fleet))
+    [finding] = workloads.fits_capacity(three.envs["prod"])
+    assert finding.message == (
+        "workloads hold 12 nvidia devices at once (0 for services, 12 for jobs: each team's up "
+        "to its quota; a 4, b 4, c 4) but its pools hold 8"
+    )
+
+
+def test_a_team_s_jobs_run_at_once_only_as_far_as_its_quota(tmp_path: Path) -> None:
+    """Team a: 2 GPUs of services, quota 6, jobs of 3, 3 and 1: 4 of job devices fit beside the
+    services at once (not all 7, not only the largest 3). A quota below the largest job still
+    counts that job whole (MIG004 reports the quota)."""
+    team = job_team(6, 3, 3, 1) + "services:\n  s:\n    images: {nvidia: r/s}\n"
+    team += "    tracks:\n      nvidia: {replicas: 2}\n"
+    loaded = values.load(tree(tmp_path, {"teams/ml.yaml": team}, fleet=PROD_FLEET))
+    view = loaded.envs["prod"]
+    [use] = vendor_usage(view, view.teams[0])
+    assert (use.services, use.largest_job, use.jobs_total, use.jobs_at_once, use.at_once) == (
+        2,
+        3,
+        7,
+        4,
+        6,
+    )
+    small = values.load(tree(tmp_path / "small", {"teams/ml.yaml": job_team(2, 3, 1)}))
+    view = small.envs["prod"]
+    [use] = vendor_usage(view, view.teams[0])
+    assert (use.jobs_at_once, use.needed, use.quota) == (3, 3, 2)
 
 
 # POD001 and POD003 from the rendered pod templates: team p1's job asks for a model no pool has,
