@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.builders.monitoring import recording_rules
-from generator.builders.monitoring.sources import Exporter, HealthMetric
+from generator.builders.monitoring.sources import CLUSTER_LABEL, Exporter, HealthMetric
 from generator.values.model import FleetView
 
 GROUP_VENDOR = "accelerators.alerts.devices"
@@ -75,7 +75,15 @@ def alert_settings(view: FleetView) -> AlertSettings:
         pending_minutes=int(raw.get("pendingMinutes", DEFAULT_PENDING_MINUTES)),
         quota_ratio=float(raw.get("quotaUsedRatio", DEFAULT_QUOTA_RATIO)),
         severity={**DEFAULT_SEVERITY, **(raw.get("severity") or {})},
-        labels=dict(sorted((raw.get("labels") or {}).items())),
+        # An alert of a cluster names it (its own labels may say otherwise).
+        labels=dict(
+            sorted(
+                {
+                    **({CLUSTER_LABEL: view.cluster.name} if view.cluster is not None else {}),
+                    **(raw.get("labels") or {}),
+                }.items()
+            )
+        ),
     )
 
 

@@ -2,6 +2,11 @@
 
 Every query reads only the recorded series of `rules` (tests prove it), so one panel shows all
 vendors alike. The JSON is deterministic: sorted keys, fixed grid positions and uid.
+
+In an environment of several clusters every recorded series carries `cluster`, and the dashboard
+has a `cluster` variable (its values: `label_values(<series>, cluster)`, a Prometheus query
+variable: grafana docs/sources/datasources/prometheus/template-variables/index.md v12.4) that
+every query filters on.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from grafana_foundation_sdk.models.common import LegendDisplayMode, LegendPlacem
 from grafana_foundation_sdk.models.dashboard import DataSourceRef, GridPos
 
 from generator.builders.monitoring import recording_rules
-from generator.builders.monitoring.sources import Settings
+from generator.builders.monitoring.sources import CLUSTER_LABEL, Settings
 
 UID = "accel-gitops-accelerators"
 TITLE = "Accelerators: all vendors"
@@ -46,11 +51,27 @@ class Panel:
     grid: tuple[int, int, int, int]  # x, y, w, h
 
 
+CLUSTER_VARIABLE = "cluster"
+
+
+def _series(settings: Settings, name: str) -> str:
+    """A recorded series, filtered on the chosen clusters where series carry one."""
+    if not settings.cluster:
+        return name
+    return f'{name}{{{CLUSTER_LABEL}=~"${CLUSTER_VARIABLE}"}}'
+
+
 def panels(settings: Settings) -> list[Panel]:
-    util, ratio, devices = (
-        recording_rules.UTILIZATION,
-        recording_rules.MEMORY_RATIO,
-        recording_rules.DEVICES,
+    util, ratio, devices, used, hard, cost = (
+        _series(settings, name)
+        for name in (
+            recording_rules.UTILIZATION,
+            recording_rules.MEMORY_RATIO,
+            recording_rules.DEVICES,
+            recording_rules.QUOTA_USED,
+            recording_rules.QUOTA_HARD,
+            recording_rules.COST_DEVICES,
+        )
     )
     return [
         Panel(
@@ -100,12 +121,12 @@ def panels(settings: Settings) -> list[Panel]:
             "none",
             (
                 Query(
-                    f"sum by (team, vendor) ({recording_rules.QUOTA_USED})",
+                    f"sum by (team, vendor) ({used})",
                     "{{team}} / {{vendor}} used",
                     instant=True,
                 ),
                 Query(
-                    f"sum by (team, vendor) ({recording_rules.QUOTA_HARD})",
+                    f"sum by (team, vendor) ({hard})",
                     "{{team}} / {{vendor}} hard",
                     instant=True,
                 ),
@@ -119,8 +140,7 @@ def panels(settings: Settings) -> list[Panel]:
             (
                 # Average weighted devices held over the range x its hours = weighted device-hours.
                 Query(
-                    f"sum by (team) (avg_over_time({recording_rules.COST_DEVICES}[$__range]))"
-                    " * $__range_s / 3600",
+                    f"sum by (team) (avg_over_time({cost}[$__range])) * $__range_s / 3600",
                     "{{team}}",
                     instant=True,
                 ),
@@ -173,6 +193,15 @@ def dashboard_json(settings: Settings) -> str:
         .refresh("1m")
         .with_variable(dashboard.DatasourceVariable("datasource").type("prometheus"))
     )
+    if settings.cluster:
+        board = board.with_variable(
+            dashboard.QueryVariable(CLUSTER_VARIABLE)
+            .label("cluster")
+            .datasource(DATASOURCE)
+            .query(f"label_values({recording_rules.DEVICES}, {CLUSTER_LABEL})")
+            .multi(True)
+            .include_all(True)
+        )
     for panel in panels(settings):
         board = board.with_panel(_panel(panel))
     data: Any = json.loads(JSONEncoder().encode(board.build()))

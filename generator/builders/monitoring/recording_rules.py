@@ -16,6 +16,7 @@ from typing import Any
 from generator.builders.monitoring.sources import (
     BRAND_LABEL,
     BYTES_PER_UNIT,
+    CLUSTER_LABEL,
     PERCENT_PER_UNIT,
     QUOTA_NAME,
     UNIFIED_LABELS,
@@ -229,4 +230,9 @@ def groups(view: FleetView, exporters: list[Exporter]) -> list[dict[str, Any]]:
     if rules:
         rules += fleet_rules()
     rules += team_rules(view, exporters)
+    if view.cluster is not None:
+        # Every series recorded in a cluster names it, aggregations included (their `by` drops
+        # the scraped labels): a Prometheus or Grafana over several clusters tells them apart.
+        for rule in rules:
+            rule["labels"] = {**rule.get("labels", {}), CLUSTER_LABEL: view.cluster.name}
     return [{"name": GROUP, "rules": rules}] if rules else []

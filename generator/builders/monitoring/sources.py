@@ -24,6 +24,9 @@ PERCENT_PER_UNIT: dict[str, int] = {"percent": 1, "ratio": 100}
 # The unified labels, in the order rules aggregate by them.
 UNIFIED_LABELS = ("node", "device", "model", "namespace", "pod")
 BRAND_LABEL = "gpu_brand"
+# The label every recorded series and alert of a cluster carries in an environment of several
+# clusters (docs/multi-cluster.md): one Prometheus or Grafana over many clusters tells them apart.
+CLUSTER_LABEL = "cluster"
 VENDOR_LABEL = "vendor"
 BRAND_NODE_LABEL = "gpu-brand"
 
@@ -101,6 +104,7 @@ class Settings:
     selector_labels: dict[str, str]
     grafana_folder: str | None
     cost_currency: str
+    cluster: str = ""  # the cluster's name in an environment that declares clusters, else ""
 
 
 def settings(view: FleetView) -> Settings:
@@ -111,6 +115,7 @@ def settings(view: FleetView) -> Settings:
         selector_labels=dict(sorted((raw.get("prometheusSelectorLabels") or {}).items())),
         grafana_folder=raw.get("grafanaFolder"),
         cost_currency=raw.get("costCurrency", "weighted device-hours"),
+        cluster=view.cluster.name if view.cluster is not None else "",
     )
 
 

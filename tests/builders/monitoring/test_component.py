@@ -37,6 +37,7 @@ from tests.fixtures import (
     NVIDIA,
     OTHER_VENDORS,
     PROD_FLEET,
+    TWO_CLUSTERS,
     kustomize_build,
     lines,
     operator_target_relabels,
@@ -1251,3 +1252,23 @@ def test_a_label_is_read_before_another_mapping_overwrites_it(fleet: Path) -> No
         ("node", "gpu"),
         ("model", "modelName"),
     ]
+
+
+def test_every_rule_of_a_cluster_names_it_and_passes_promtool(tmp_path: Path) -> None:
+    """TWO_CLUSTERS: each cluster's recorded series and alerts carry `cluster` (aggregations
+    too, whose `by` drops the scraped labels); an environment without clusters adds none."""
+    values_dir = tree(tmp_path / "two", TWO_CLUSTERS, fleet=PROD_FLEET)
+    out = render_into(values_dir, tmp_path / "two-out")
+    for cluster in ("main", "domestic"):
+        objs = monitoring_objects(out, f"prod/{cluster}")
+        rules = [r for g in rule_groups(objs) for r in g["rules"]]
+        assert {r.get("record") for r in rules} >= {unified.DEVICES, unified.QUOTA_USED}
+        assert any("alert" in r for r in rules)
+        assert {r["labels"]["cluster"] for r in rules} == {cluster}
+        rules_file = write_rules(objs, tmp_path / f"{cluster}.rules.yaml")
+        assert "SUCCESS" in promtool(
+            "check", "rules", "--lint=all", "--lint-fatal", rules_file.name, cwd=tmp_path
+        )
+    one = render_into(tree(tmp_path / "one", fleet=PROD_FLEET), tmp_path / "one-out")
+    rules = [r for g in rule_groups(monitoring_objects(one, "prod")) for r in g["rules"]]
+    assert rules and not [r for r in rules if "cluster" in r.get("labels", {})]

@@ -9,6 +9,7 @@ keys the foundation SDK fills with its own defaults are left out of the comparis
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from generator.builders.monitoring.dashboard import dashboard_json, queries
@@ -22,13 +23,14 @@ LAST = {"calcs": ["lastNotNull"]}
 LEGEND = {"calcs": [], "displayMode": "list", "placement": "bottom", "showLegend": True}
 
 
-def settings(currency: str = "EUR") -> Settings:
+def settings(currency: str = "EUR", cluster: str = "") -> Settings:
     return Settings(
         namespace="monitoring",
         exporter_namespace="accelerator-exporters",
         selector_labels={},
         grafana_folder=None,
         cost_currency=currency,
+        cluster=cluster,
     )
 
 
@@ -258,3 +260,26 @@ def test_queries_of_the_rendered_dashboard() -> None:
         "sum by (team, vendor) (team_vendor:gpu_quota_used:devices)",
         "sum by (team, vendor) (team_vendor:gpu_quota_hard:devices)",
     ]
+
+
+def test_a_cluster_s_dashboard_filters_every_query_on_the_chosen_clusters() -> None:
+    """In an environment of several clusters: a `cluster` variable over the recorded series'
+    label, and every query reads the series of the chosen clusters only."""
+    data = json.loads(dashboard_json(settings(cluster="domestic")))
+    datasource, cluster = data["templating"]["list"]
+    assert datasource["name"] == "datasource"
+    assert {k: cluster[k] for k in ("type", "name", "label", "query", "multi", "includeAll")} == {
+        "type": "query",
+        "name": "cluster",
+        "label": "cluster",
+        "query": "label_values(gpu:devices:count, cluster)",
+        "multi": True,
+        "includeAll": True,
+    }
+    assert cluster["datasource"] == DATASOURCE
+    exprs = queries(dashboard_json(settings(cluster="domestic")))
+    plain = queries(dashboard_json(settings()))
+    assert len(exprs) == len(plain) == 8
+    for filtered, one in zip(exprs, plain, strict=True):
+        assert filtered != one and 'cluster=~"$cluster"' in filtered
+        assert re.sub(r'\{cluster=~"\$cluster"\}', "", filtered) == one
