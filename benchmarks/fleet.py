@@ -5,6 +5,12 @@ against the one-process-per-unit path; and the scaling of a cold validate from 1
 
     benchmarks/fleet.py --teams 300 --make-values DIR   # write the values tree, nothing else
     benchmarks/fleet.py --teams 361 [--json] [--runs 3] [--scaling 100,1000 | --no-scaling]
+    benchmarks/fleet.py --clusters 20 --teams 500 --no-scaling
+
+With --clusters C (above 1) the fleet is one environment, prod, of C clusters
+(docs/multi-cluster.md): every vendor has a pool in each cluster, every team a quota in each
+cluster (C x N team-clusters), and each team's workloads run in one cluster (team i in cluster
+i mod C). The scaling points then keep C and vary the teams.
 
 With --runs R the whole measurement runs R times and the quietest run (lowest cold validate) is
 reported: the machine may be shared. Figures depend on the machine: docs/performance.md records
@@ -64,8 +70,12 @@ ENVS = ("dev", "staging", "prod")
 TRACKS = ("nvidia", "ascend")
 
 
-def make_values(dest: Path, teams: int) -> None:
-    """A fleet big enough that every team fits: one pool per vendor sized to the quotas."""
+def make_values(dest: Path, teams: int, clusters: int = 1) -> None:
+    """A fleet big enough that every team fits: one pool per vendor (per cluster) sized to the
+    quotas."""
+    if clusters > 1:
+        make_cluster_values(dest, teams, clusters)
+        return
     if dest.exists():
         shutil.rmtree(dest)
     (dest / "vendors").mkdir(parents=True)
@@ -94,6 +104,56 @@ def make_values(dest: Path, teams: int) -> None:
         # Each environment changes every 10th team a little, so overlays carry patches too.
         overrides = {f"team-{i:04d}": {"quota": {"nvidia": 2 + n}} for i in range(n, teams, 10)}
         (dest / "environments" / f"{env}.yaml").write_text(dump({"teams": overrides}))
+
+
+def cluster_name(c: int) -> str:
+    return f"c{c:02d}"
+
+
+def make_cluster_values(dest: Path, teams: int, clusters: int) -> None:
+    """prod as `clusters` clusters: a pool of each vendor in each, every team in every one."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    for folder in ("vendors", "teams", "environments"):
+        (dest / folder).mkdir(parents=True)
+    fleet = {
+        "name": "bench",
+        "kubernetesVersion": "1.33",
+        "environments": ["prod"],
+        "git": {"repoURL": "https://git.example.com/bench.git", "targetRevision": "main"},
+        "capacity": {"allowOvercommit": True},
+    }
+    (dest / "fleet.yaml").write_text(dump(fleet))
+    nodes = max(1, teams // 2)
+    names = [cluster_name(c) for c in range(clusters)]
+    for vendor, (model, per_node, extra) in VENDORS.items():
+        pools = [
+            {
+                "name": name,
+                "model": model,
+                "devicesPerNode": per_node,
+                "nodes": [f"{vendor}-{name}-{i:04d}" for i in range(nodes)],
+            }
+            for name in names
+        ]
+        (dest / "vendors" / f"{vendor}.yaml").write_text(dump({**extra, "pools": pools}))
+    for i in range(teams):
+        raw = team(i)
+        raw["quota"] = {v: dict.fromkeys(names, n) for v, n in raw["quota"].items()}
+        for section in ("jobs", "services"):
+            for workload in raw[section].values():
+                workload["cluster"] = names[i % clusters]
+        (dest / "teams" / f"team-{i:04d}.yaml").write_text(dump(raw))
+    prod = {
+        "clusters": {
+            name: {
+                "destination": {"name": name},
+                "pools": [f"{vendor}/{name}" for vendor in VENDORS],
+            }
+            for name in names
+        }
+    }
+    (dest / "environments" / "prod.yaml").write_text(dump(prod))
 
 
 def team(i: int) -> dict[str, Any]:
@@ -131,13 +191,13 @@ def timed(fn: Any) -> tuple[float, Any]:
     return time.perf_counter() - start, result
 
 
-def run(teams: int, work: Path) -> dict[str, Any]:
+def run(teams: int, work: Path, clusters: int = 1) -> dict[str, Any]:
     from generator.render.layout import render_tree
     from generator.render.stage import RenderOptions, render
     from generator.validate import Prepared, ValidateOptions, validate
 
     values_dir = work / "values"
-    make_values(values_dir, teams)
+    make_values(values_dir, teams, clusters)
     out = work / "out"
     cache = work / "cache"
     # As the CLI renders: with validate's caches (values that passed their schema, object text).
@@ -188,8 +248,10 @@ def run(teams: int, work: Path) -> dict[str, Any]:
     del render_tree
     return {
         "teams": teams,
-        "environments": len(ENVS),
+        "clusters": clusters,
+        "environments": len(ENVS) if clusters == 1 else 1,
         "units": units,
+        "largest_unit_resources": max(len(u.objects) for u in result.rendered.units),
         "resources": resources,
         "render_s": round(render_s, 2),
         "libyaml_dump_s": round(cdump_s, 2),
@@ -215,13 +277,13 @@ def run(teams: int, work: Path) -> dict[str, Any]:
     }
 
 
-def point(teams: int, work: Path) -> dict[str, Any]:
+def point(teams: int, work: Path, clusters: int = 1) -> dict[str, Any]:
     """One scaling point: render in this process, then a cold validate in a fresh process, whose
     peak memory (its own and its tools') is measured alone."""
     from generator.render.stage import RenderOptions, render
 
     values_dir = work / "values"
-    make_values(values_dir, teams)
+    make_values(values_dir, teams, clusters)
     render_s, result = timed(lambda: render(RenderOptions(values_dir, work)))
     resources = sum(len(u.objects) for u in result.rendered.units)
     proc = subprocess.Popen(
@@ -238,8 +300,10 @@ def point(teams: int, work: Path) -> dict[str, Any]:
     peak_mb = peak.total_kb / 1024
     return {
         "teams": teams,
+        "clusters": clusters,
         "units": len(result.rendered.units),
         "resources": resources,
+        "largest_unit_resources": max(len(u.objects) for u in result.rendered.units),
         "render_s": round(render_s, 2),
         "validate_s": measured["validate_s"],
         "validate_ms_per_resource": round(measured["validate_s"] * 1000 / resources, 3),
@@ -320,6 +384,12 @@ def main() -> int:
     )
     parser.add_argument("--teams", type=int, required=True, help="number of teams")
     parser.add_argument(
+        "--clusters",
+        type=int,
+        default=1,
+        help="clusters of prod (above 1: prod alone, every team in every cluster)",
+    )
+    parser.add_argument(
         "--make-values",
         type=Path,
         metavar="DIR",
@@ -336,19 +406,21 @@ def main() -> int:
     parser.add_argument("--no-scaling", action="store_true", help="skip the scaling points")
     parser.add_argument("--validate-only", type=Path, metavar="VALUES", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.teams < 1 or args.runs < 1:
-        parser.error("--teams and --runs must be at least 1")
+    if args.teams < 1 or args.runs < 1 or args.clusters < 1:
+        parser.error("--teams, --clusters and --runs must be at least 1")
     if args.validate_only:
         print(json.dumps(validate_only(args.validate_only)))
         return 0
     if args.make_values:
-        make_values(args.make_values, args.teams)
-        print(f"wrote a fleet of {args.teams} teams to {args.make_values}")
+        make_values(args.make_values, args.teams, args.clusters)
+        print(
+            f"wrote a fleet of {args.teams} teams, {args.clusters} cluster(s) to {args.make_values}"
+        )
         return 0
     runs = []
     for _ in range(args.runs):
         with tempfile.TemporaryDirectory(prefix="accel-bench-") as tmp:
-            runs.append(run(args.teams, Path(tmp)))
+            runs.append(run(args.teams, Path(tmp), args.clusters))
     figures = min(runs, key=lambda f: float(f["validate_s"]))
     figures["runs"] = args.runs
     if not args.no_scaling:
@@ -357,7 +429,7 @@ def main() -> int:
             best = None
             for _ in range(args.runs):
                 with tempfile.TemporaryDirectory(prefix="accel-bench-") as tmp:
-                    found = point(teams, Path(tmp))
+                    found = point(teams, Path(tmp), args.clusters)
                 if best is None or found["validate_s"] < best["validate_s"]:
                     best = found
             points.append(best)

@@ -1,9 +1,11 @@
 """Split validate across machines: `--shard K/N` checks a stable 1/N of the committed units.
 
-A unit goes to shard `sha256(unit name) mod N`: the name without the environment, so every
-environment of a unit (and the bases they share) lands in one shard, and a unit stays in its
-shard when others come and go. Values checks and drift are global and cheap: every shard runs
-them, and `report.merge` keeps one copy of each identical finding.
+A unit goes to shard `sha256(key) mod N`, its key being the unit's name without the environment,
+so every environment of a unit (and the bases they share) lands in one shard, and a unit stays in
+its shard when others come and go. In an environment of several clusters the key is
+`<cluster>/<unit>`: a cluster's units spread over the shards as the teams do, and the same
+cluster's unit in every environment stays together. Values checks and drift are global and
+cheap: every shard runs them, and `report.merge` keeps one copy of each identical finding.
 """
 
 from __future__ import annotations
@@ -26,9 +28,11 @@ def parse(text: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
-def shard_of(unit_name: str, count: int) -> int:
-    """The shard (1..count) that validates every environment's unit of this name."""
-    digest = hashlib.sha256(unit_name.encode("utf-8")).digest()
+def shard_of(unit_name: str, count: int, cluster: str = "") -> int:
+    """The shard (1..count) that validates every environment's unit of this name (of this
+    cluster, for a cluster of an environment that declares clusters)."""
+    key = f"{cluster}/{unit_name}" if cluster else unit_name
+    digest = hashlib.sha256(key.encode("utf-8")).digest()
     return int.from_bytes(digest[:8], "big") % count + 1
 
 

@@ -89,3 +89,38 @@ def test_merge_refuses_an_incomplete_or_mixed_set(fleet: Path, tmp_path: Path) -
 def test_a_bad_shard_is_a_usage_error(fleet: Path, bad: str) -> None:
     code, out = cli("validate", "--values", str(fleet), "--shard", bad)
     assert code == 2 and f"--shard {bad!r}: expected K/N with 1 <= K <= N" in out
+
+
+def test_a_fleet_of_clusters_shards_and_merges_into_the_unsharded_report(tmp_path: Path) -> None:
+    """prod as three clusters (benchmarks/fleet.py --clusters 3), one team's namespace broken in
+    the base every cluster patches: each shard reports the clusters it checks, and the merge
+    equals the unsharded run."""
+    values = tmp_path / "repo" / "values"
+    make_values(values, 9, clusters=3)
+    assert cli("render", "--values", str(values))[0] == 0
+    ns = values.parent / "base/teams/team-0001/namespace-team-0001.yaml"
+    ns.write_text(ns.read_text() + "bogus: true\n")
+    base = ["validate", "--values", str(values), "--no-cache", "--output", "json"]
+    code, whole_json = cli(*base)
+    whole = json.loads(whole_json)
+    broken = [f for f in whole["findings"] if f["code"] == "K8S001"]
+    assert code == 1 and sorted(f["unit"] for f in broken) == [
+        f"overlays/prod/c0{c}/team-team-0001" for c in range(3)
+    ]
+    reports = []
+    for k in range(1, N + 1):
+        code, text = cli(*base, "--shard", f"{k}/{N}")
+        doc = json.loads(text)
+        assert 0 < doc["stats"]["units"] < whole["stats"]["units"]
+        reports.append(tmp_path / f"shard-{k}.json")
+        reports[-1].write_text(text)
+    # the one team's three clusters did not all land in one shard
+    per_shard = [
+        sum(f["code"] == "K8S001" for f in json.loads(r.read_text())["findings"]) for r in reports
+    ]
+    assert sum(per_shard) == 3 and max(per_shard) < 3
+    code, merged_json = cli("validate", "--output", "json", "--merge", *map(str, reports))
+    merged = json.loads(merged_json)
+    for doc in (merged, whole):
+        doc["stats"].pop("timings")
+    assert merged == whole
