@@ -36,8 +36,8 @@ from generator.findings import (
     has_errors,
     layer_key,
     layer_selected,
-    split_layer,
     sorted_findings,
+    split_layer,
 )
 from generator.policy import registry as policy
 from generator.policy.manifest import describe, origin
