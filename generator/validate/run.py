@@ -270,8 +270,8 @@ def _plan(opts: ValidateOptions, home: Path, stages: list[Stage]) -> _Plan:
             "fingerprint": shard.fingerprint(committed, opts.values_dir),
             "scope": scope,
         }
-        count, index = opts.shard[1], opts.shard[0]
-        found = [f for f in found if shard.shard_of(f[1], count, split_layer(f[0])[1]) == index]
+        mine, count = opts.shard
+        found = [f for f in found if shard.shard_of(f[1], count, split_layer(f[0])[1]) == mine]
     paths = [path for _, _, path in found]
     fleet_version, cluster_versions = _kubernetes_versions(opts.values_dir)
     versions = {path: cluster_versions.get(layer, fleet_version) for layer, _, path in found}
