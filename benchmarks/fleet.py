@@ -185,6 +185,17 @@ def team(i: int) -> dict[str, Any]:
     }
 
 
+def lower_nvidia_quota(path: Path) -> None:
+    """The pull request: one team's NVIDIA quota 4 -> 3 (in its first cluster, when split)."""
+    raw = yaml.safe_load(path.read_text())
+    quota = raw["quota"]
+    if isinstance(quota["nvidia"], dict):
+        quota["nvidia"][min(quota["nvidia"])] = 3
+    else:
+        quota["nvidia"] = 3
+    path.write_text(dump(raw))
+
+
 def timed(fn: Any) -> tuple[float, Any]:
     start = time.perf_counter()
     result = fn()
@@ -225,13 +236,13 @@ def run(teams: int, work: Path, clusters: int = 1) -> dict[str, Any]:
     opts = ValidateOptions(values_dir, cache_dir=cache, committed=out)
     validate_s, v1 = timed(lambda: validate(opts))
     first = values_dir / "teams" / "team-0000.yaml"
-    first.write_text(first.read_text().replace("nvidia: 4", "nvidia: 3", 1))
+    lower_nvidia_quota(first)
     rerender_s, _ = timed(lambda: render(RenderOptions(values_dir, out, **caches)))  # the PR
     revalidate_s, v2 = timed(lambda: validate(opts))
     # `render --validate`: another team's edit, rendered and validated in one process, the
     # values read and checked once.
     second = values_dir / "teams" / "team-0001.yaml"
-    second.write_text(second.read_text().replace("nvidia: 4", "nvidia: 3", 1))
+    lower_nvidia_quota(second)
 
     def render_then_validate() -> Any:
         done = render(RenderOptions(values_dir, out, **caches))

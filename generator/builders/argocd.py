@@ -31,6 +31,8 @@ from generator.values.model import FleetView
 from generator.values.yamlio import Obj
 
 UNIT = "argocd"
+# The label of an Application that deploys to one cluster of an environment with clusters.
+CLUSTER_LABEL = "accel-gitops.io/cluster"
 # The cluster Argo CD runs in, as Argo CD names it: the root Application and the Applications
 # it manages live there whatever cluster the fleet deploys to.
 IN_CLUSTER = "https://kubernetes.default.svc"
@@ -57,7 +59,7 @@ def _group_kind(obj: Obj) -> tuple[str, str]:
 def _labels(view: FleetView, **more: str) -> dict[str, str]:
     out = {"accel-gitops.io/environment": view.env}
     if view.cluster is not None:
-        out["accel-gitops.io/cluster"] = view.cluster.name
+        out[CLUSTER_LABEL] = view.cluster.name
     return {**out, **more}
 
 

@@ -13,6 +13,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.builders.argocd import CLUSTER_LABEL
 from generator.builders.common import SYNC_WAVE, TEAM_UNIT_WAVE, UNIT_WAVES, Unit
 from generator.delivery.build import build_failed, kustomize, objects, write_tree
 from generator.findings import Finding, Location, split_layer
@@ -121,6 +122,16 @@ def unit_waves(units: list[Unit]) -> dict[str, int]:
     return waves
 
 
+def _this_cluster(docs: list[Obj], cluster: str) -> list[Obj]:
+    """The hub's argocd unit as one cluster sees it: the project and root Application, and the
+    Applications that deploy to this cluster (not the other clusters' units and add-ons)."""
+    return [
+        d
+        for d in docs
+        if (d.get("metadata", {}).get("labels") or {}).get(CLUSTER_LABEL, cluster) == cluster
+    ]
+
+
 def build(loaded: Values, env: str, jobs: int = 0) -> tuple[list[BuiltUnit], list[Finding]]:
     """kustomize build of every unit of ``env``; findings for units that do not build."""
     rendered = render_tree(loaded)
@@ -146,6 +157,8 @@ def build(loaded: Values, env: str, jobs: int = 0) -> tuple[list[BuiltUnit], lis
             findings.append(build_failed(unit, res["error"], Location(unit.path)))
             continue
         docs = argocd_order(objects(res["output"]))
+        if unit.env != env:
+            docs = _this_cluster(docs, split_layer(env)[1])
         out.append(BuiltUnit(unit, waves[unit.name], docs))
     out.sort(key=lambda b: (b.wave, b.unit.name))
     return out, findings

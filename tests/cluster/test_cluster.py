@@ -143,7 +143,8 @@ def test_example_fleet_passes_server_dry_run_in_every_environment(
 ) -> None:
     result = dryrun.dry_run(values_dir, None, plane=cluster)
     assert codes(result.findings) == set(), [f.format() for f in result.findings]
-    assert set(result.timings) == {"prod", "staging"}
+    # prod is two clusters (docs/multi-cluster.md): each is dry-run on its own
+    assert set(result.timings) == {"prod/domestic", "prod/main", "staging"}
     assert result.objects > 80
 
 
@@ -536,21 +537,28 @@ def test_example_fleet_simulation_in_every_environment(
     profile keeps whole nodes free for the 4-GPU and 8-NPU jobs). The mixed job only waits for
     the team's other jobs (a warning), since ml-team's jobs together need more GPUs than exist."""
     result = sim(values_dir, cluster)
-    assert [e.env for e in result.envs] == ["prod", "staging"]
+    # prod is two clusters, each simulated on its own (docs/multi-cluster.md)
+    assert [e.env for e in result.envs] == ["prod/domestic", "prod/main", "staging"]
     for env in result.envs:
         assert env.nodes and all(n.ok for n in env.nodes), env.nodes
         assert env.probes and all(p["ok"] for p in env.probes), env.probes
         assert env.plugins and all(p["ok"] for p in env.plugins), env.plugins
-        assert env.tracks and all(t["ok"] for t in env.tracks), env.tracks
+        assert all(t["ok"] for t in env.tracks), env.tracks
+        assert "MISMATCH" not in simreport.env_text(env)
+    by_env = {e.env: e for e in result.envs}
+    # inference-service runs where NVIDIA and Ascend are: staging and prod's main
+    assert [bool(by_env[e].tracks) for e in by_env] == [False, True, True]
+    # domestic runs the Cambricon job, on its Cambricon node
+    [mlu] = [p for p in by_env["prod/domestic"].pods if "mlu-finetune-job" in p.workload]
+    assert mlu.node == "mlu-node-01" and mlu.ok
     errors = [f.format() for f in result.findings if f.severity is Severity.ERROR]
     assert errors == []
     # SIM011: Volcano does not run here, and the packing profile ran as the only scheduler.
     assert codes(result.findings, Severity.WARNING) == {"SIM010", "SIM011"}
-    for env in result.envs:
-        # mixed-training-job is one gang: none of its pods placed beside the other jobs
-        gang = [p for p in env.pods if "mixed-training-job" in p.workload]
-        assert gang and all(p.waits and not p.node for p in gang), gang
-        assert "MISMATCH" not in simreport.env_text(env)
+    # mixed-training-job is one gang (staging only: in prod its vendors are in two clusters):
+    # none of its pods placed beside the other jobs
+    gang = [p for p in by_env["staging"].pods if "mixed-training-job" in p.workload]
+    assert gang and all(p.waits and not p.node for p in gang), gang
 
 
 def test_example_fleet_under_kueue_is_admitted_by_kueues_own_controller(
@@ -565,45 +573,70 @@ def test_example_fleet_under_kueue_is_admitted_by_kueues_own_controller(
     write("fleet.yaml", fleet.replace("  nfd:\n", "  kueue:\n    provided: fleet\n  nfd:\n", 1))
     result = sim(values_dir, cluster)
     assert [f.format() for f in result.findings if f.severity is Severity.ERROR] == []
-    # What did not run, per environment: Kueue's and JobSet's chart Deployments (their
-    # controllers ran), and the contents of ml-team's declared objects (stand-ins).
-    said = sorted(f.message.split(":")[0] for f in result.findings if f.code == "SIM011")
+    # What did not run, per cluster: Kueue's and JobSet's chart Deployments (their controllers
+    # ran; prod's domestic runs both too, from the fleet's add-ons), and the contents of
+    # ml-team's declared objects (stand-ins) where its workloads use them (not in domestic).
+    said = sorted((f.message.split(":")[0], f.envs) for f in result.findings if f.code == "SIM011")
+    jobset = (
+        "JobSet's controller manager (sigs.k8s.io/jobset v0.11.1) ran with the configuration, "
+        "CRDs, webhooks and certificate rotation of the fleet's JobSet chart, as a process with "
+        "the control plane's admin credentials reached through an EndpointSlice the simulation "
+        "wrote"
+    )
+    kueue = (
+        "Kueue's controller manager (sigs.k8s.io/kueue v0.17.0) ran with the configuration, "
+        "CRDs, webhooks and certificate rotation of the fleet's Kueue chart, as a process with "
+        "the control plane's admin credentials reached through an EndpointSlice the simulation "
+        "wrote"
+    )
+    external = "team 'ml-team' declares objects of its own (external) that its workloads use"
+    layers = ("prod/domestic", "prod/main", "staging")
     assert said == sorted(
-        [
-            "JobSet's controller manager (sigs.k8s.io/jobset v0.11.1) ran with the "
-            "configuration, CRDs, webhooks and certificate rotation of the fleet's JobSet chart, "
-            "as a process with the control plane's admin credentials reached through an "
-            "EndpointSlice the simulation wrote",
-            "Kueue's controller manager (sigs.k8s.io/kueue v0.17.0) ran with the configuration, "
-            "CRDs, webhooks and certificate rotation of the fleet's Kueue chart, as a process with "
-            "the control plane's admin credentials reached through an EndpointSlice the "
-            "simulation wrote",
-            "team 'ml-team' declares objects of its own (external) that its workloads use",
-        ]
-        * 2
+        [(jobset, (e,)) for e in layers]
+        + [(kueue, (e,)) for e in layers]
+        + [(external, ("prod/main",)), (external, ("staging",))]
     ), said
     assert codes(result.findings, Severity.WARNING) == {"SIM010", "SIM011"}
     # In staging ml-team's NVIDIA quota is 4: its 4-GPU and 2-GPU jobs take turns (a queue does
-    # that), which SIM010 says; in prod (8) they run side by side.
+    # that), which SIM010 says; in prod's main (8) they run side by side.
     waits = [f for f in result.findings if f.code == "SIM010"]
     assert waits and {f.envs for f in waits} == {("staging",)}, [f.format() for f in waits]
-    for env in result.envs:
-        admitted = {a["workload"]: (a["ok"], a["queue"]) for a in env.admissions}
-        assert admitted == {
-            "Deployment inference/inference-service-ascend": (True, "team-inference"),
-            "Deployment inference/inference-service-nvidia": (True, "team-inference"),
-            "Job ml-team/cuda-training-job": (True, "team-ml-team"),
-            # staging: behind the 4-GPU job in its 4-GPU quota (SIM010 above)
-            "Job ml-team/finetune-job": (env.env == "prod", "team-ml-team"),
-            "Job ml-team/npu-training-job": (True, "team-ml-team"),
+    services = {
+        "Deployment inference/inference-service-ascend": (True, "team-inference"),
+        "Deployment inference/inference-service-nvidia": (True, "team-inference"),
+    }
+    gpu_npu = {
+        "Job ml-team/cuda-training-job": (True, "team-ml-team"),
+        "Job ml-team/npu-training-job": (True, "team-ml-team"),
+    }
+    mlu = {"Job ml-team/mlu-finetune-job": (True, "team-ml-team")}
+    expected = {
+        "prod/domestic": mlu,
+        "prod/main": {
+            **services,
+            **gpu_npu,
+            "Job ml-team/finetune-job": (True, "team-ml-team"),
+        },
+        "staging": {
+            **services,
+            **gpu_npu,
+            **mlu,
+            # behind the 4-GPU job in its 4-GPU quota (SIM010 above)
+            "Job ml-team/finetune-job": (False, "team-ml-team"),
             # the JobSet, after the Jobs, beside the services
             "JobSet ml-team/pretrain-jobset": (True, "team-ml-team"),
-        }, env.admissions
+        },
+    }
+    assert [e.env for e in result.envs] == list(expected)
+    for env in result.envs:
+        admitted = {a["workload"]: (a["ok"], a["queue"]) for a in env.admissions}
+        assert admitted == expected[env.env], env.admissions
         assert all(p.ok or p.waits for p in env.pods), env.pods
-        # The JobSet's pods, made by JobSet's controller's child Jobs once Kueue admitted it.
-        assert any(
-            p.workload.startswith("JobSet task ml-team/pretrain-jobset/") and p.ok for p in env.pods
-        ), env.pods
+    # The JobSet's pods, made by JobSet's controller's child Jobs once Kueue admitted it.
+    staging = result.envs[-1]
+    assert any(
+        p.workload.startswith("JobSet task ml-team/pretrain-jobset/") and p.ok for p in staging.pods
+    ), staging.pods
 
 
 def test_without_packing_the_example_jobs_fragment(values_dir: Path, cluster: ControlPlane) -> None:
@@ -613,11 +646,11 @@ def test_without_packing_the_example_jobs_fragment(values_dir: Path, cluster: Co
     prod = values_dir / "environments" / "prod.yaml"
     assert "packing: true" in prod.read_text()
     prod.write_text(prod.read_text().replace("packing: true", "packing: false"))
-    result = sim(values_dir, cluster, "prod")
+    result = sim(values_dir, cluster, "prod/main")  # the NVIDIA and Ascend cluster of prod
     errors = [f for f in result.findings if f.severity is Severity.ERROR]
     assert {(f.code, f.message.split(":")[0], f.envs) for f in errors} == {
-        ("SIM004", "Job ml-team/cuda-training-job", ("prod",)),
-        ("SIM004", "Job ml-team/npu-training-job", ("prod",)),
+        ("SIM004", "Job ml-team/cuda-training-job", ("prod/main",)),
+        ("SIM004", "Job ml-team/npu-training-job", ("prod/main",)),
     }, [f.format() for f in errors]
     assert all("Insufficient" in f.message and "even alone" in f.message for f in errors)
     assert {f.location.file for f in errors} == {"values/teams/ml-team.yaml"}

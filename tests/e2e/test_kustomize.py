@@ -13,7 +13,8 @@ from tests.fixtures import Write, assert_units_build_exactly, kustomize_build
 def test_every_unit_of_the_example_fleet_builds_to_the_intended_objects(
     values_dir: Path, tmp_path: Path
 ) -> None:
-    assert assert_units_build_exactly(tmp_path / "out", values_dir) == 16
+    # staging's 8 units, prod's argocd unit on the hub and 7 units in each of its two clusters
+    assert assert_units_build_exactly(tmp_path / "out", values_dir) == 23
 
 
 def test_overlay_patches_deletes_and_local_objects_build_exactly(
@@ -57,7 +58,7 @@ def test_both_node_config_methods_build(
     write("fleet.yaml", fleet)
     out = tmp_path / "out"
     assert_units_build_exactly(out, values_dir)
-    docs = kustomize_build(out / "overlays/prod/node-config")
+    docs = kustomize_build(out / "overlays/staging/node-config")  # one cluster, every pool
     if method == "nfd":
         assert {d["kind"] for d in docs} == {"NodeFeatureRule"}
     else:
@@ -81,7 +82,7 @@ def test_device_plugins_land_only_on_their_vendor_and_tolerate_its_taints(
 ) -> None:
     out = tmp_path / "out"
     render(RenderOptions(values_dir=values_dir, out_dir=out))
-    docs = kustomize_build(out / "overlays/prod/device-plugins")
+    docs = kustomize_build(out / "overlays/staging/device-plugins")  # one cluster, every pool
     ds = {d["metadata"]["name"]: d for d in docs if d["kind"] == "DaemonSet"}
     hygon = ds["dcu-device-plugin"]["spec"]["template"]["spec"]
     amd = ds["amdgpu-device-plugin"]["spec"]["template"]["spec"]
