@@ -16,6 +16,7 @@ enabled (resource.customizations.health.argoproj.io_Application); docs/argocd.md
 from __future__ import annotations
 
 import posixpath
+from dataclasses import dataclass, field
 from typing import Any
 
 from generator.builders import node_config, platform, scheduling
@@ -66,13 +67,29 @@ def _labels(view: FleetView, **more: str) -> dict[str, str]:
 Built = list[tuple[FleetView, list[Component]]]  # each cluster's view and its components
 
 
-def build(hub: FleetView, clusters: Built) -> list[Component]:
-    """The argocd unit of an environment (applied to the hub, the cluster Argo CD runs in),
+@dataclass
+class ArgoUnits:
+    """The argocd components of an environment: the hub's unit, and for an environment that
+    declares clusters, each cluster's own argocd unit (by layer key) with that cluster's
+    Applications, so that no unit grows with the number of clusters."""
+
+    hub: list[Component]
+    clusters: dict[str, list[Component]] = field(default_factory=dict)
+
+
+def build(hub: FleetView, clusters: Built) -> ArgoUnits:
+    """The argocd units of an environment (applied to the hub, the cluster Argo CD runs in),
     from the components of each of its clusters' units: an Application per unit of each
-    cluster, pointed at that cluster, and the project and root Application over them all."""
+    cluster, pointed at that cluster, and the project and root Application over them all.
+
+    An environment of one cluster has one argocd unit with everything. One of several clusters
+    has, per cluster, an argocd unit of that cluster's Applications (`overlays/<env>/<cluster>/
+    argocd`) and, on the hub, an Application per cluster that syncs it (an app of apps per
+    cluster, under the root one)."""
     fleet = hub.fleet
     sources = list(fleet.doc.sources)
-    apps = []
+    split = any(view.cluster is not None for view, _ in clusters)
+    apps: dict[str, list[Obj]] = {}
     objs: list[tuple[FleetView, Obj]] = []
     for view, comps in clusters:
         units: dict[str, list[Obj]] = {}
@@ -84,17 +101,47 @@ def build(hub: FleetView, clusters: Built) -> list[Component]:
             )
             home = spaces[0] if spaces else fleet.argocd_namespace
             wave = UNIT_WAVES.get(unit, TEAM_UNIT_WAVE)
-            apps.append(_application(view, unit, wave, home, sources))
+            apps.setdefault(view.key, []).append(_application(view, unit, wave, home, sources))
             objs.extend((view, o) for o in unit_objs)
-    apps.append(_application(hub, UNIT, ROOT_WAVE, fleet.argocd_namespace, sources, root=True))
-    project = _project(hub, objs, apps, sources)
-    out = [
-        Component(UNIT, f"{UNIT}/applications", [project, *apps], origin=fleet.doc.anchor(("git",)))
+    root = _application(hub, UNIT, ROOT_WAVE, fleet.argocd_namespace, sources, root=True)
+    per_cluster = [
+        _application(view, UNIT, ROOT_WAVE, fleet.argocd_namespace, sources, root=True)
+        for view, _ in clusters
+        if split
     ]
+    every = [a for found in apps.values() for a in found]
+    project = _project(hub, objs, [*every, root, *per_cluster], sources)
     addons = [(view, a) for view, _ in clusters for a in platform.rendered(view)]
+    if not split:
+        out = [
+            Component(
+                UNIT, f"{UNIT}/applications", [project, *every, root], fleet.doc.anchor(("git",))
+            )
+        ]
+        if addons:
+            out.append(_addons(hub, addons, with_project=True))
+        return ArgoUnits(out)
+    out = [
+        Component(
+            UNIT,
+            f"{UNIT}/applications",
+            [project, root, *per_cluster],
+            fleet.doc.anchor(("git",)),
+        )
+    ]
     if addons:
-        out.append(_addons(hub, addons))
-    return out
+        out.append(_addons(hub, addons, with_project=True, with_apps=False))
+    own: dict[str, list[Component]] = {}
+    for view, _ in clusters:
+        own[view.key] = [
+            Component(
+                UNIT, f"{UNIT}/applications", apps.get(view.key, []), fleet.doc.anchor(("git",))
+            )
+        ]
+        mine = [(v, a) for v, a in addons if v is view]
+        if mine:
+            own[view.key].append(_addons(hub, mine, with_project=False))
+    return ArgoUnits(out, own)
 
 
 # What each add-on the fleet can render gives its chart, generated from the fleet (every add-on
@@ -121,17 +168,24 @@ def _sorted_destinations(found: set[tuple[tuple[str, str], str]]) -> list[dict[s
     return [_destination(dict([dest]), ns) for dest, ns in sorted(found)]
 
 
-def _addons(hub: FleetView, addons: list[tuple[FleetView, platform.Addon]]) -> Component:
+def _addons(
+    hub: FleetView,
+    addons: list[tuple[FleetView, platform.Addon]],
+    *,
+    with_project: bool,
+    with_apps: bool = True,
+) -> Component:
     """The add-on Applications (each cluster's own) and their AppProject. An add-on installs
     CRDs, webhooks and cluster roles that this builder cannot list without rendering its chart,
     so its project allows every cluster-scoped kind, but only from the pinned charts'
     repositories and only into the add-ons' namespaces; the fleet's own project stays exactly as
-    narrow as its units."""
+    narrow as its units. The project lives on the hub; with clusters, each cluster's argocd unit
+    holds its own add-ons' Applications."""
     fleet = hub.fleet
     project = addons_project(hub)
     comp = Component(UNIT, f"{UNIT}/platform", origin=fleet.doc.anchor(("platform",)))
     charts = [(view, a.chart) for view, a in addons if a.chart is not None]
-    for view, addon in addons:
+    for view, addon in addons if with_apps else []:
         values = CHART_VALUES[addon.key](view)
         comp.add(
             platform.application(
@@ -139,6 +193,8 @@ def _addons(hub: FleetView, addons: list[tuple[FleetView, platform.Addon]]) -> C
             ),
             fleet.doc.anchor(("platform", addon.key), ("scheduling", "backend")),
         )
+    if not with_project:
+        return comp
     comp.objects.insert(
         0,
         {

@@ -154,16 +154,15 @@ def render_tree(values: Values, dump: Dump = yamlio.dump) -> Rendered:
                     _keep_base_provenance(comp, base_comps[comp.name])
             built.append((view, comps))
         hub = values.hub_of(built[0][0])
-        hub_comps = argocd.build(hub, built)
-        for comp in hub_comps:
-            if comp.name in base_comps:
-                _keep_base_provenance(comp, base_comps[comp.name])
+        argo = argocd.build(hub, built)
         # An environment without clusters lays its argocd unit out with its other units (one
-        # folder, as before clusters); one with clusters puts it beside them, on the hub.
+        # folder, as before clusters); one with clusters puts the hub's beside the clusters'
+        # folders, and each cluster's own argocd unit in its folder.
         for view, comps in built:
-            lay_out(view.key, comps + (hub_comps if view is hub else []))
-        if hub.cluster is None and all(view is not hub for view, _ in built):
-            lay_out(hub.key, hub_comps)
+            mine = argo.hub if view is hub else argo.clusters.get(view.key, [])
+            lay_out(view.key, comps + mine)
+        if all(view is not hub for view, _ in built):
+            lay_out(hub.key, argo.hub)
     return Rendered(tree, units, sorted(f"base/{name}" for name in base_comps))
 
 

@@ -130,11 +130,28 @@ def test_destination_server_moves_the_units_not_the_root_application(tmp_path: P
     assert {"server": remote, "namespace": "accelerator-plugins"} in destinations
 
 
+def cluster_argocd(out: Path) -> list[Obj]:
+    """The hub's argocd unit and each cluster's (overlays/prod/<cluster>/argocd): what Argo CD
+    applies to the hub."""
+    units = ("argocd", "main/argocd", "domestic/argocd")
+    return [o for unit in units for o in build_unit(out, "prod", unit)]
+
+
 def test_each_cluster_s_units_are_applications_pointed_at_that_cluster(tmp_path: Path) -> None:
     """TWO_CLUSTERS: main by server, domestic by its name in Argo CD; every Application lives on
-    the hub, in the environment's one argocd unit, named and labelled with its cluster."""
+    the hub, named and labelled with its cluster: the root one and an app of apps per cluster in
+    the hub's unit, each cluster's unit Applications in that cluster's argocd unit."""
     values_dir = tree(tmp_path, TWO_CLUSTERS, fleet=PROD_FLEET)
-    argocd = build_unit(render_into(values_dir, tmp_path / "out"), "prod", "argocd")
+    out = render_into(values_dir, tmp_path / "out")
+    hub = build_unit(out, "prod", "argocd")
+    assert sorted(o["metadata"]["name"] for o in hub if o["kind"] == "Application") == [
+        "mini-prod-domestic-root",
+        "mini-prod-main-root",
+        "mini-prod-root",
+    ]
+    domestic = build_unit(out, "prod", "domestic/argocd")
+    assert {o["metadata"]["labels"]["accel-gitops.io/cluster"] for o in domestic} == {"domestic"}
+    argocd = cluster_argocd(out)
     apps = {a["metadata"]["name"]: a for a in argocd if a["kind"] == "Application"}
     assert {
         name: (
@@ -149,6 +166,16 @@ def test_each_cluster_s_units_are_applications_pointed_at_that_cluster(tmp_path:
             {"server": "https://kubernetes.default.svc", "namespace": "argocd"},
             "overlays/prod/argocd",
             None,
+        ),
+        "mini-prod-main-root": (
+            {"server": "https://kubernetes.default.svc", "namespace": "argocd"},
+            "overlays/prod/main/argocd",
+            "main",
+        ),
+        "mini-prod-domestic-root": (
+            {"server": "https://kubernetes.default.svc", "namespace": "argocd"},
+            "overlays/prod/domestic/argocd",
+            "domestic",
         ),
         "mini-prod-main-team-ml": (
             {"server": "https://main.example.com:6443", "namespace": "ml"},
@@ -176,7 +203,7 @@ def test_each_cluster_s_units_are_applications_pointed_at_that_cluster(tmp_path:
 def test_each_cluster_gets_its_own_add_ons(tmp_path: Path) -> None:
     fleet = PROD_FLEET + "platform: {nfd: {provided: fleet}}\n"
     values_dir = tree(tmp_path, TWO_CLUSTERS, fleet=fleet)
-    argocd = build_unit(render_into(values_dir, tmp_path / "out"), "prod", "argocd")
+    argocd = cluster_argocd(render_into(values_dir, tmp_path / "out"))
     nfd = {
         a["metadata"]["name"]: a["spec"]["destination"]
         for a in argocd
@@ -328,7 +355,7 @@ def test_each_unit_gets_an_application_in_its_wave_and_the_root_one_manages_them
 ) -> None:
     """Applications per unit (wave by unit, home namespace the first of its objects', Argo CD's
     namespace for a cluster-scoped unit), the root app in-cluster without a finalizer."""
-    [comp] = argocd.build(*one_cluster(argo_view(tmp_path), unit_components()))
+    [comp] = argocd.build(*one_cluster(argo_view(tmp_path), unit_components())).hub
     assert (comp.unit, comp.name) == ("argocd", "argocd/applications")
     apps = [o for o in comp.objects if o["kind"] == "Application"]
     assert apps == [
@@ -376,7 +403,7 @@ def test_the_app_project_lists_the_repo_destinations_and_cluster_kinds_of_the_un
 ) -> None:
     """The AppProject comes first, in wave -20: the fleet's repository, every (server, namespace)
     the Applications and objects use, the cluster-scoped kinds by API group (core is "")."""
-    [comp] = argocd.build(*one_cluster(argo_view(tmp_path), unit_components()))
+    [comp] = argocd.build(*one_cluster(argo_view(tmp_path), unit_components())).hub
     assert comp.objects[0] == {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "AppProject",
@@ -415,9 +442,11 @@ def test_the_app_project_lists_the_repo_destinations_and_cluster_kinds_of_the_un
 def test_the_argocd_component_points_at_the_git_key_that_sets_it(tmp_path: Path) -> None:
     """Findings on the Applications and the project name the `git:` key in force: prod's own
     (environments/prod.yaml line 2) where it sets one, else fleet.yaml's (line 4)."""
-    [comp] = argocd.build(*one_cluster(argo_view(tmp_path / "env"), unit_components()))
+    [comp] = argocd.build(*one_cluster(argo_view(tmp_path / "env"), unit_components())).hub
     assert comp.origin == Location("values/environments/prod.yaml", 2, 3)
-    [comp] = argocd.build(*one_cluster(argo_view(tmp_path / "fleet", prod=None), unit_components()))
+    [comp] = argocd.build(
+        *one_cluster(argo_view(tmp_path / "fleet", prod=None), unit_components())
+    ).hub
     assert comp.origin == Location("values/fleet.yaml", 4, 1)
     assert all(comp.origin_of(o) == Location("values/fleet.yaml", 4, 1) for o in comp.objects)
 
@@ -425,7 +454,9 @@ def test_the_argocd_component_points_at_the_git_key_that_sets_it(tmp_path: Path)
 def test_without_a_repo_path_units_live_under_overlays_at_the_repo_root(tmp_path: Path) -> None:
     """git.path unset: each Application's path is overlays/<env>/<unit> (no leading folder)."""
     fleet = PROD_FLEET + "argocd: {automatedSync: true}\n"
-    [comp] = argocd.build(*one_cluster(argo_view(tmp_path, fleet, None), unit_components()[1:2]))
+    [comp] = argocd.build(
+        *one_cluster(argo_view(tmp_path, fleet, None), unit_components()[1:2])
+    ).hub
     paths = [o["spec"]["source"]["path"] for o in comp.objects if o["kind"] == "Application"]
     assert paths == ["overlays/prod/device-plugins", "overlays/prod/argocd"]
 
@@ -433,7 +464,7 @@ def test_without_a_repo_path_units_live_under_overlays_at_the_repo_root(tmp_path
 def test_automated_sync_off_leaves_sync_options_and_retry_alone(tmp_path: Path) -> None:
     """argocd.automatedSync: false drops `automated` (a person syncs) and keeps the rest."""
     fleet = PROD_FLEET + "argocd: {automatedSync: false}\n"
-    [comp] = argocd.build(*one_cluster(argo_view(tmp_path, fleet, None), unit_components()[:1]))
+    [comp] = argocd.build(*one_cluster(argo_view(tmp_path, fleet, None), unit_components()[:1])).hub
     policies = [o["spec"]["syncPolicy"] for o in comp.objects if o["kind"] == "Application"]
     manual = {"syncOptions": ["ServerSideApply=true"], "retry": RETRY}
     assert policies == [manual, manual]

@@ -23,7 +23,7 @@ def prod(tmp_path: Path, fleet: str) -> FleetView:
 
 def argocd_objects(view: FleetView) -> list[dict]:  # type: ignore[type-arg]
     comps = [c for c in build_all(view) if c.unit != argocd.UNIT]
-    return [o for c in argocd.build(view, [(view, comps)]) for o in c.objects]
+    return [o for c in argocd.build(view, [(view, comps)]).hub for o in c.objects]
 
 
 def test_provided_reads_values_then_the_setting_that_names_the_addon(tmp_path: Path) -> None:
@@ -161,7 +161,7 @@ def test_the_addon_applications_point_their_findings_at_platform(tmp_path: Path)
     the project as the fleet's own has it: argocd namespace, environment label."""
     fleet = "platform:\n  volcano: {provided: fleet}\n  nfd: {provided: fleet}\n"
     view = prod(tmp_path, fleet)
-    comps = [c for c in argocd.build(view, [(view, [])]) if c.name == "argocd/platform"]
+    comps = [c for c in argocd.build(view, [(view, [])]).hub if c.name == "argocd/platform"]
     [comp] = comps
     assert str(comp.origin) == "values/fleet.yaml:5:1"
     project, *apps = comp.objects

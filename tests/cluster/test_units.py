@@ -1,5 +1,6 @@
 """The units simulate and dry-run apply to one cluster (generator/cluster/units.py): the cluster's
-own units in Argo CD's order, and of the hub's argocd unit only what concerns that cluster."""
+own units in Argo CD's order (its argocd unit among them), and of the hub's argocd unit only
+what concerns that cluster."""
 
 from __future__ import annotations
 
@@ -30,10 +31,12 @@ def test_a_cluster_gets_its_units_and_only_its_own_applications_of_the_hub(
         assert all(
             p.startswith(f"overlays/prod/{cluster}/") for p in paths - {"overlays/prod/argocd"}
         )
-        [hub] = [b for b in built if b.unit.name == "argocd"]
-        apps = [d for d in hub.docs if d["kind"] == "Application"]
-        labelled = {d["metadata"]["labels"].get("accel-gitops.io/cluster") for d in apps}
-        assert labelled == {cluster, None}  # its own, and the root Application
+        [hub] = [b for b in built if b.unit.path == "overlays/prod/argocd"]
+        apps = sorted(d["metadata"]["name"] for d in hub.docs if d["kind"] == "Application")
+        assert apps == [f"mini-prod-{cluster}-root", "mini-prod-root"]  # not the other cluster's
+        [own] = [b for b in built if b.unit.path == f"overlays/prod/{cluster}/argocd"]
+        labelled = {d["metadata"]["labels"].get("accel-gitops.io/cluster") for d in own.docs}
+        assert labelled == {cluster}
         nfd = addon_application(built, "nfd")
         assert nfd is not None
         assert {k: v for k, v in nfd["spec"]["destination"].items() if k != "namespace"} == (

@@ -13,8 +13,9 @@ from tests.fixtures import Write, assert_units_build_exactly, kustomize_build
 def test_every_unit_of_the_example_fleet_builds_to_the_intended_objects(
     values_dir: Path, tmp_path: Path
 ) -> None:
-    # staging's 8 units, prod's argocd unit on the hub and 7 units in each of its two clusters
-    assert assert_units_build_exactly(tmp_path / "out", values_dir) == 23
+    # staging's 8 units, prod's argocd unit on the hub and 8 units (its argocd unit among them)
+    # in each of its two clusters
+    assert assert_units_build_exactly(tmp_path / "out", values_dir) == 25
 
 
 def test_overlay_patches_deletes_and_local_objects_build_exactly(
@@ -165,7 +166,13 @@ def test_environment_file_is_named_only_on_objects_it_changed(
     provenance (an annotation-only patch per object would bury the real change)."""
     write("environments/staging.yaml", "teams:\n  ml-team:\n    quota: {nvidia: 4}\n")
     # prod sets the value the team file already has: it changes nothing, so no patch at all.
-    write("environments/prod.yaml", "teams:\n  ml-team:\n    quota: {nvidia: 8}\n")
+    # (One cluster, given a third NVIDIA node, so that its jobs and services fit: MIG005.)
+    write(
+        "environments/prod.yaml",
+        "teams:\n  ml-team:\n    quota: {nvidia: 8}\nvendors:\n  nvidia:\n    pools:\n"
+        "      - {name: a100, model: A100, devicesPerNode: 4,"
+        " nodes: [nvidia-node-01, nvidia-node-02, nvidia-node-03]}\n",
+    )
     out = tmp_path / "out"
     assert_units_build_exactly(out, values_dir)
     staging = out / "overlays/staging/team-ml-team"

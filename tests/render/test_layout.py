@@ -479,14 +479,18 @@ def test_units_in_environment_order_with_their_objects_and_origins(tmp_path: Pat
 
 
 def test_each_cluster_has_its_own_units_and_the_hub_one_argocd_unit(tmp_path: Path) -> None:
+    """The hub's argocd unit beside the clusters' folders; in each cluster's folder its units and
+    its own argocd unit (its Applications, applied to the hub)."""
     values_dir = tree(tmp_path, TWO_CLUSTERS, fleet=PROD_FLEET)
     rendered = render_tree(loader.load(values_dir))
     assert sorted((u.env, u.path) for u in rendered.units) == [
         ("prod", "overlays/prod/argocd"),
+        ("prod/domestic", "overlays/prod/domestic/argocd"),
         ("prod/domestic", "overlays/prod/domestic/device-plugins"),
         ("prod/domestic", "overlays/prod/domestic/monitoring"),
         ("prod/domestic", "overlays/prod/domestic/node-config"),
         ("prod/domestic", "overlays/prod/domestic/team-ml"),
+        ("prod/main", "overlays/prod/main/argocd"),
         ("prod/main", "overlays/prod/main/device-plugins"),
         ("prod/main", "overlays/prod/main/monitoring"),
         ("prod/main", "overlays/prod/main/node-config"),
@@ -500,7 +504,7 @@ def test_each_cluster_has_its_own_units_and_the_hub_one_argocd_unit(tmp_path: Pa
 
 def test_every_cluster_s_unit_builds_with_kustomize_to_exactly_its_objects(tmp_path: Path) -> None:
     values_dir = tree(tmp_path, TWO_CLUSTERS, fleet=PROD_FLEET)
-    assert assert_units_build_exactly(tmp_path / "out", values_dir) == 10
+    assert assert_units_build_exactly(tmp_path / "out", values_dir) == 12
 
 
 def test_an_environment_without_clusters_keeps_one_folder_per_unit(tmp_path: Path) -> None:

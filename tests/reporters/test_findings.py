@@ -81,9 +81,9 @@ def test_junit_report_when_clean_has_a_passing_case_per_unit(values_dir: Path) -
     code, out = validate_committed(values_dir, "--output", "junit")
     assert code == 0
     suite = ET.fromstring(out).find("testsuite")
-    assert suite is not None and suite.get("failures") == "0" and suite.get("tests") == "25"
+    assert suite is not None and suite.get("failures") == "0" and suite.get("tests") == "27"
     units = [c.get("name") for c in suite.iter("testcase") if c.get("classname") == "validate"]
-    assert len(units) == 23 and "overlays/prod/main/team-ml-team" in units
+    assert len(units) == 25 and "overlays/prod/main/team-ml-team" in units
     assert all(c.find("failure") is None for c in suite.iter("testcase"))
     # The warnings (two CAP001, one NODE003) are cases of their own, passing, text in system-out.
     cap = [c for c in suite.iter("testcase") if c.get("classname") == "CAP001"]
