@@ -68,9 +68,10 @@ class QuotaRow:
 @dataclass(frozen=True)
 class CapacityRow:
     vendor: str
-    needed: int  # what all teams hold at once: services, and each team's jobs up to its quota
+    needed: int  # all teams' services + the largest job: what must fit for everything to run
     capacity: int
     fits: bool
+    at_once: int = 0  # services + each team's jobs up to its quota, side by side
 
 
 @dataclass
@@ -175,9 +176,15 @@ def env_plan(view: FleetView) -> EnvPlan:
     needs = fleet_needs(view)
     for vendor in view.vendors:
         if vendor.id in needs:
-            needed = needs[vendor.id].needed
+            need = needs[vendor.id]
             out.capacity.append(
-                CapacityRow(vendor.id, needed, vendor.capacity, needed <= vendor.capacity)
+                CapacityRow(
+                    vendor.id,
+                    need.needed,
+                    vendor.capacity,
+                    need.needed <= vendor.capacity,
+                    need.at_once,
+                )
             )
     return out
 
@@ -270,13 +277,20 @@ def format_text(result: Plan) -> str:
             )
         if e.capacity:
             lines.append(
-                "  devices per vendor held at once (all services, each team's jobs up to its "
-                "quota) vs capacity"
+                "  devices per vendor (all teams: services + largest job; at once: each team's "
+                "jobs up to its quota) vs capacity"
             )
             lines += _table(
-                ["vendor", "at once", "capacity", "fits"],
+                ["vendor", "needed", "capacity", "fits", "at once", "jobs queue"],
                 [
-                    [c.vendor, str(c.needed), str(c.capacity), "yes" if c.fits else "NO"]
+                    [
+                        c.vendor,
+                        str(c.needed),
+                        str(c.capacity),
+                        "yes" if c.fits else "NO",
+                        str(c.at_once),
+                        "yes" if c.at_once > c.capacity else "no",
+                    ]
                     for c in e.capacity
                 ],
             )

@@ -64,6 +64,8 @@ teams:
       # As the example's prod.yaml: NVIDIA and Cambricon are in different clusters there.
       mixed-training-job: {enabled: false}
       pretrain-jobset: {enabled: false}
+      # chat's GPU beside inference-service's and the training job: the 8 GPUs are full.
+      finetune-job: {enabled: false}
     services:
       chat:
         routing: istio

@@ -58,11 +58,11 @@ def test_text_of_a_plan_whose_capacity_is_exceeded(tmp_path: Path) -> None:
         "    team  namespace  vendor  services  job  needed  quota  fits  at once\n"
         "    web   web        ascend  8         0    8       8      yes   8\n"
         "    web   web        nvidia  10        0    10      12     yes   10\n"
-        "  devices per vendor held at once (all services, each team's jobs up to its quota) vs "
-        "capacity\n"
-        "    vendor  at once  capacity  fits\n"
-        "    ascend  8        8         yes\n"
-        "    nvidia  10       8         NO\n"
+        "  devices per vendor (all teams: services + largest job; at once: each team's jobs up "
+        "to its quota) vs capacity\n"
+        "    vendor  needed  capacity  fits  at once  jobs queue\n"
+        "    ascend  8       8         yes   8        no\n"
+        "    nvidia  10      8         NO    10       yes\n"
         "plan does NOT fit\n"
     )
 

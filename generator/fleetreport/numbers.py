@@ -172,7 +172,7 @@ def migrations(view: FleetView, rows: list[plan.ServiceRow]) -> list[Migration]:
 
 def env_report(view: FleetView, baseline_vendor: str) -> EnvReport:
     planned = plan.env_plan(view)
-    needs = {c.vendor: c.needed for c in planned.capacity}
+    needs = {c.vendor: c.at_once for c in planned.capacity}
     vendors = [
         VendorRow(
             q.vendor.id,

@@ -14,7 +14,7 @@ from generator.builders.workloads import (
     workload_mounts,
 )
 from generator.findings import Finding, Severity, did_you_mean
-from generator.policy.checks import EITHER, Check, CheckFn
+from generator.policy.checks import EITHER, WARNING, Check, CheckFn
 from generator.policy.manifest import pod_annotation_allowed, production
 from generator.policy.placement import SUMMARIES, Problem, pod_problems
 from generator.values.model import FleetView, Team
@@ -397,17 +397,40 @@ def fits_capacity(view: FleetView) -> Iterable[Finding]:
         need = needs.get(vendor.id)
         if need is None or need.needed <= vendor.capacity:
             continue
+        culprit = max(need.uses, key=lambda u: u.needed)
+        yield Finding(
+            "MIG005",
+            f"workloads need {need.needed} {vendor.id} devices ({need.services} for services, "
+            f"{need.largest_job} for the largest job) but its pools hold "
+            f"{vendor.capacity}",
+            culprit.team_doc.locate(culprit.blame),
+            json_path(culprit.blame),
+            f"add nodes to {vendor.id}'s pools, or lower replicas or phases",
+        )
+
+
+def jobs_queue(view: FleetView) -> Iterable[Finding]:
+    """What every team may run at once, each up to its quota, against the pools: above them,
+    teams' jobs wait for each other (the pods stay Pending, or their queue holds them)."""
+    if not view.env:
+        return
+    needs = fleet_needs(view)
+    for vendor in view.vendors:
+        need = needs.get(vendor.id)
+        if need is None or need.needed > vendor.capacity or need.at_once <= vendor.capacity:
+            continue  # no workloads, MIG005 already, or everything fits side by side
         culprit = max(need.uses, key=lambda u: (u.at_once, u.namespace))
         teams = ", ".join(f"{u.namespace} {u.at_once}" for u in need.uses if u.at_once)
         yield Finding(
-            "MIG005",
-            f"workloads hold {need.needed} {vendor.id} devices at once ({need.services} for "
-            f"services, {need.jobs} for jobs: each team's up to its quota; {teams}) but its "
-            f"pools hold {vendor.capacity}",
+            "MIG007",
+            f"with every team's jobs running up to its quota, workloads hold {need.at_once} "
+            f"{vendor.id} devices at once ({need.services} for services, {need.jobs} for jobs; "
+            f"{teams}) but its pools hold {vendor.capacity}: teams' jobs wait for each other",
             culprit.team_doc.locate(culprit.blame),
             json_path(culprit.blame),
-            f"add nodes to {vendor.id}'s pools, lower replicas or phases, or lower the quotas "
-            "that let jobs run side by side",
+            f"if the jobs must run side by side, add nodes to {vendor.id}'s pools or lower the "
+            "quotas that let them; a queue backend (docs/scheduling.md) orders the wait",
+            Severity.WARNING,
         )
 
 
@@ -502,7 +525,13 @@ CHECKS: tuple[Check, ...] = (
     Check("MIG004", "a team's workloads need more devices of a vendor than its quota", fits_quota),
     Check(
         "MIG005",
-        "what runs at once (services, each team's jobs up to its quota) needs more than the pools",
+        "all services and the largest job need more devices of a vendor than its pools hold",
         fits_capacity,
+    ),
+    Check(
+        "MIG007",
+        "every team's jobs up to its quota, side by side, need more than the pools: they queue",
+        jobs_queue,
+        WARNING,
     ),
 )

@@ -3,8 +3,11 @@
 Services run all the time, so their devices add up. A team's jobs run at once as far as its quota
 lets them: the ResourceQuota refuses the pods beyond it (the Job controller retries), Kueue and
 Volcano admit up to the team's queue. So a team must have quota for its services and its largest
-job (MIG004), and what the cluster must hold at once is, per team, its services and its jobs up
-to its quota, added over the teams (MIG005): one team's jobs never wait for another team's.
+job (MIG004); the cluster must hold every service and the largest job, or that job never runs
+(MIG005); and when every team runs its jobs up to its quota at once, the cluster holds each
+team's services and jobs added over the teams: where that is more than the pools, teams' jobs
+wait for each other's (MIG007, a warning: queueing is what a batch cluster does, but plan and
+report say so instead of "fits").
 """
 
 from __future__ import annotations
@@ -98,8 +101,9 @@ def vendor_usage(view: FleetView, team: Team) -> list[Usage]:
 
 @dataclass(frozen=True)
 class FleetNeed:
-    """Devices of one vendor that all teams' workloads hold at once in a cluster: every service,
-    and each team's jobs up to its quota (Usage.at_once)."""
+    """Devices of one vendor that all teams' workloads need in a cluster: `needed`, what must fit
+    for everything to run at all (every service, and the largest job); `at_once`, what they hold
+    when every team runs its jobs side by side up to its quota (Usage.at_once)."""
 
     vendor: str
     uses: tuple[Usage, ...]
@@ -109,11 +113,19 @@ class FleetNeed:
         return sum(u.services for u in self.uses)
 
     @property
+    def largest_job(self) -> int:
+        return max(u.largest_job for u in self.uses)
+
+    @property
+    def needed(self) -> int:
+        return self.services + self.largest_job
+
+    @property
     def jobs(self) -> int:
         return sum(u.jobs_at_once for u in self.uses)
 
     @property
-    def needed(self) -> int:
+    def at_once(self) -> int:
         return self.services + self.jobs
 
 

@@ -235,8 +235,9 @@ teams:
 
 
 def fleet_tree(root: Path, files: dict[str, str], backend: str = "quota") -> Path:
-    """NVIDIA (8 GPUs), Ascend (16 NPUs), Cambricon; team ml (TEAM_ML) and the migrating
-    inference service (port 80); quotas may overcommit; `files` over these."""
+    """NVIDIA (12 GPUs: ml's jobs and the services run at once), Ascend (16 NPUs), Cambricon;
+    team ml (TEAM_ML) and the migrating inference service (port 80); quotas may overcommit;
+    `files` over these."""
     fleet = FLEET + f"capacity: {{allowOvercommit: true}}\nscheduling:\n  backend: {backend}\n"
     # TEAM_ML's mixed job is a Volcano Job, and environments may route through a Gateway or
     # Istio: the cluster runs them whatever the backend (DEP001).
@@ -247,6 +248,8 @@ def fleet_tree(root: Path, files: dict[str, str], backend: str = "quota") -> Pat
         "    vendorMounts: false\n    containerPort: 8080\n    port: 80\n",
     )
     base = {
+        "vendors/nvidia.yaml": "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, "
+        "nodes: [n1, n2, n3]}\n",
         "vendors/ascend.yaml": "pools:\n  - {name: 910b, model: 910b, devicesPerNode: 8, "
         "nodes: [npu-1, npu-2]}\n",
         "vendors/cambricon.yaml": CAMBRICON_MLU370,

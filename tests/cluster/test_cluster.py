@@ -473,7 +473,9 @@ def test_a_volcano_gang_is_placed_all_or_none_and_held_back_it_holds_no_device(
     workers) could get two workers onto the other from kube-scheduler, but Volcano's gang plugin
     places none, so all three rows read Pending with the gang's reason; Job `gamma` (4 GPUs),
     started after it, runs on the node the gang did not hold. Alone, `beta` runs: it waits for
-    the others (SIM010, a warning) and its rows read `waits`, never MISMATCH."""
+    the others (SIM010, a warning) and its rows read `waits`, never MISMATCH. (Each job is its
+    own team's, a, b and c, in that order, so that no ResourceQuota stands in the gang's way:
+    one team's quota of all 14 GPUs would be more than the 8 there are, CAP003.)"""
     nvidia = {
         "pools": [{"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["g1", "g2"]}]
     }
@@ -489,9 +491,15 @@ def test_a_volcano_gang_is_placed_all_or_none_and_held_back_it_holds_no_device(
         "capacity": {"allowOvercommit": True},
         "platform": {"volcano": {"provided": "site"}},
     }
-    jobs = {"alpha": alpha, "beta": beta, "gamma": gamma}
-    team = {**TEAM, "quota": {"nvidia": 16}, "jobs": jobs}
-    values = tree(fleet=fleet, vendors={"nvidia": nvidia}, teams={"ml": team})
+    teams = {
+        name: {"owners": [f"{name}@example.com"], "quota": {"nvidia": n}, "jobs": {job: raw}}
+        for name, n, job, raw in (
+            ("a", 4, "alpha", alpha),
+            ("b", 6, "beta", beta),
+            ("c", 4, "gamma", gamma),
+        )
+    }
+    values = tree(fleet=fleet, vendors={"nvidia": nvidia}, teams=teams)
     result = sim(values, cluster)
     (env,) = result.envs
     reason = (
@@ -501,11 +509,11 @@ def test_a_volcano_gang_is_placed_all_or_none_and_held_back_it_holds_no_device(
     beta_rows = [(p.pod, p.node, p.reason, p.ok, p.waits) for p in env.pods if "beta" in p.pod]
     assert beta_rows == [(f"beta-workers-{i}", "", reason, False, True) for i in range(3)]
     placed = {p.workload: p.node for p in env.pods if p.ok}
-    assert set(placed) == {"Job ml/alpha", "Job ml/gamma"}
-    assert placed["Job ml/alpha"] != placed["Job ml/gamma"]
+    assert set(placed) == {"Job a/alpha", "Job c/gamma"}
+    assert placed["Job a/alpha"] != placed["Job c/gamma"]
     assert [
         (f.code, f.message.split(" does not")[0]) for f in result.findings if f.code == "SIM010"
-    ] == [("SIM010", "Job (volcano) task ml/beta/workers")]
+    ] == [("SIM010", "Job (volcano) task b/beta/workers")]
     assert codes(result.findings) == set() and result.errors == 0
     assert "MISMATCH" not in simreport.env_text(env)
 

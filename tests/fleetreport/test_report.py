@@ -138,7 +138,7 @@ def test_numbers_are_plans_numbers() -> None:
     for mine, theirs in zip(figures.envs, planned.envs, strict=True):
         assert [m.row for m in mine.migrations] == [s for s in theirs.services if len(s.tracks) > 1]
         assert {r.vendor: r.needed for r in mine.vendors if r.needed is not None} == {
-            c.vendor: c.needed for c in theirs.capacity
+            c.vendor: c.at_once for c in theirs.capacity
         }
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.findings import Finding
+from generator.findings import Finding, Severity
 from generator.policy import workloads
 from generator.policy.registry import CHECKS as REGISTRY
 from generator.values import loader as values
@@ -244,9 +244,23 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
             "environments/prod.yaml": "teams:\n  inference:\n    quota: {nvidia: 8}\n"
             "    services:\n      inference-service:\n        replicas: {nvidia: 5}\n",
         },
-        "values/environments/prod.yaml:6:28: MIG005 workloads hold 9 nvidia devices at once (5 "
-        "for services, 4 for jobs: each team's up to its quota; inference 5, ml 4) but its pools "
-        "hold 8 in environment 'prod' (at $.services['inference-service'].replicas.nvidia)",
+        "values/environments/prod.yaml:6:28: MIG005 workloads need 9 nvidia devices (5 for "
+        "services, 4 for the largest job) but its pools hold 8 in environment 'prod' "
+        "(at $.services['inference-service'].replicas.nvidia)",
+    ),
+    "MIG007": (
+        {
+            # Team ml's 4-GPU job (quota 4) and team b's two (quota 8): 12 of the 8 GPUs at once.
+            "fleet.yaml": FLEET + "capacity: {allowOvercommit: true}\n",
+            "teams/ml.yaml": "quota: {nvidia: 4}\njobs:\n  t:\n    vendor: nvidia\n"
+            "    devices: 4\n    images: {nvidia: x:1}\n",
+            "teams/b.yaml": "quota: {nvidia: 8}\njobs:\n  u:\n    vendor: nvidia\n"
+            "    devices: 4\n    images: {nvidia: x:1}\n  v:\n    vendor: nvidia\n"
+            "    devices: 4\n    images: {nvidia: x:1}\n",
+        },
+        "values/teams/b.yaml:4:5: MIG007 warning: with every team's jobs running up to its quota, "
+        "workloads hold 12 nvidia devices at once (0 for services, 12 for jobs; b 8, ml 4) but its "
+        "pools hold 8: teams' jobs wait for each other (at $.jobs.u)",
     ),
     "MIG006": (
         {
@@ -703,10 +717,9 @@ def test_a_fleet_over_a_vendors_capacity_is_reported_at_the_largest_use(usage: V
     """MIG005 for NVIDIA at team b's job, the largest use; Ascend, needed exactly, is fine; the
     base layer is not checked."""
     assert _format(workloads.fits_capacity(usage.envs["prod"])) == [
-        "values/teams/b.yaml:4:5: MIG005 workloads hold 10 nvidia devices at once (3 for "
-        "services, 7 for jobs: each team's up to its quota; a 4, b 6) but its pools hold 8 (at "
-        "$.jobs.train); add nodes to nvidia's pools, lower replicas or phases, or lower the "
-        "quotas that let jobs run side by side"
+        "values/teams/b.yaml:4:5: MIG005 workloads need 9 nvidia devices (3 for services, 6 for "
+        "the largest job) but its pools hold 8 (at $.jobs.train); add nodes to nvidia's pools, "
+        "or lower replicas or phases"
     ]
     assert list(workloads.fits_capacity(usage.base)) == []
 
@@ -722,18 +735,25 @@ def job_team(quota: int, *sizes: int) -> str:
 
 def test_jobs_of_different_teams_run_side_by_side(tmp_path: Path) -> None:
     """8 GPUs. Teams a and b each run a 4-GPU job on a quota of 4: they fit together. A third
-    such team does not: one team's jobs never wait for another's, so 12 are held at once (the
-    largest job of the fleet alone, 4, would say it fits)."""
+    such team's job waits for one of them: one team's jobs never wait for another's quota, so
+    12 are held at once (MIG007, a warning; the largest job alone, 4, fits: no MIG005)."""
     teams = {"teams/ml.yaml": None, "teams/a.yaml": job_team(4, 4), "teams/b.yaml": job_team(4, 4)}
     fleet = PROD_FLEET + "capacity: {allowOvercommit: true}\n"
     two = values.load(tree(tmp_path / "two", teams, fleet=fleet))
-    assert list(workloads.fits_capacity(two.envs["prod"])) == []
+    assert list(workloads.jobs_queue(two.envs["prod"])) == []
     teams["teams/c.yaml"] = job_team(4, 4)
     three = values.load(tree(tmp_path / "three", teams, fleet=fleet))
-    [finding] = workloads.fits_capacity(three.envs["prod"])
+    assert list(workloads.fits_capacity(three.envs["prod"])) == []
+    [finding] = workloads.jobs_queue(three.envs["prod"])
+    assert (finding.code, finding.severity, str(finding.location)) == (
+        "MIG007",
+        Severity.WARNING,
+        "values/teams/c.yaml:4:5",
+    )
     assert finding.message == (
-        "workloads hold 12 nvidia devices at once (0 for services, 12 for jobs: each team's up "
-        "to its quota; a 4, b 4, c 4) but its pools hold 8"
+        "with every team's jobs running up to its quota, workloads hold 12 nvidia devices at "
+        "once (0 for services, 12 for jobs; a 4, b 4, c 4) but its pools hold 8: teams' jobs "
+        "wait for each other"
     )
 
 

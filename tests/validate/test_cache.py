@@ -149,7 +149,9 @@ def test_each_cluster_s_units_are_checked_against_its_own_kubernetes_version(
     assert code == 0, out
     assert {p: v for p, v in checked.items() if p.endswith(("team-ml", "argocd"))} == {
         "overlays/prod/argocd": "1.33",
+        "overlays/prod/domestic/argocd": "1.34",
         "overlays/prod/domestic/team-ml": "1.34",
+        "overlays/prod/main/argocd": "1.33",
         "overlays/prod/main/team-ml": "1.33",
     }
     checked.clear()
@@ -159,6 +161,7 @@ def test_each_cluster_s_units_are_checked_against_its_own_kubernetes_version(
     assert code == 0, out
     assert set(checked.values()) == {"1.35"}
     assert sorted(checked) == [
+        "overlays/prod/domestic/argocd",
         "overlays/prod/domestic/device-plugins",
         "overlays/prod/domestic/monitoring",
         "overlays/prod/domestic/node-config",
