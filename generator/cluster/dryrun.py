@@ -28,7 +28,7 @@ from generator.cluster.launcher import SYSTEM_NAMESPACES, ControlPlane, reset
 from generator.cluster.target import Target
 from generator.cluster.units import BuiltUnit, build, version_location
 from generator.errors import FindingsError
-from generator.findings import CodeInfo, Finding, Severity, sorted_findings
+from generator.findings import CodeInfo, Finding, Location, Severity, sorted_findings
 from generator.policy.manifest import describe, origin
 from generator.policy.placement import pod_templates
 from generator.render.stage import load_and_check
@@ -68,10 +68,28 @@ def _minor(version: str) -> str:
     return ".".join(parts[:2])
 
 
-def version_findings(loaded: Values, target: Target | None, what: str) -> list[Finding]:
-    """KVER001: a dry-run or simulation against another Kubernetes minor proves nothing."""
-    want = _minor(loaded.base.fleet.kubernetes_version)
-    loc = version_location(loaded)
+def version_findings(
+    loaded: Values, target: Target | None, what: str, layers: list[str] | None = None
+) -> list[Finding]:
+    """KVER001: a dry-run or simulation against another Kubernetes minor proves nothing. Each
+    cluster of `layers` (default: all) is checked against its own kubernetesVersion, and a
+    finding points where that version is set (the cluster's, else fleet.yaml's)."""
+    chosen = [loaded.envs[k] for k in (layers if layers is not None else sorted(loaded.envs))]
+    out: list[Finding] = []
+    seen: set[tuple[str, Location]] = set()
+    for view in chosen:
+        want = _minor(view.fleet.kubernetes_version)
+        loc, path = version_location(loaded, view)
+        if (want, loc) in seen:
+            continue
+        seen.add((want, loc))
+        out += _version_findings(want, loc, path, target, what)
+    return out
+
+
+def _version_findings(
+    want: str, loc: Location, path: str, target: Target | None, what: str
+) -> list[Finding]:
     if target is None or target.local:
         have = control_plane_minor()
         if want != have:
@@ -82,7 +100,7 @@ def version_findings(loaded: Values, target: Target | None, what: str) -> list[F
                     f"project builds only {have} (gotools/controlplane); a {what} on another minor "
                     "is no proof",
                     loc,
-                    "$.kubernetesVersion",
+                    path,
                     f'set kubernetesVersion to "{have}", or add a control plane for {want} '
                     "(docs/simulation.md)",
                 )
@@ -94,7 +112,7 @@ def version_findings(loaded: Values, target: Target | None, what: str) -> list[F
                 "KVER001",
                 f"the cluster runs Kubernetes {target.version}, the fleet says {want}",
                 loc,
-                "$.kubernetesVersion",
+                path,
                 "set kubernetesVersion to the cluster's minor",
                 Severity.WARNING,
             )
@@ -129,8 +147,9 @@ def dry_run(
         return DryRunResult(exc.findings)
     if kubeconfig is not None:
         with target.kubeconfig(kubeconfig, context) as tgt:
-            return _run(loaded, envs, tgt, version_findings(loaded, tgt, "server-side dry-run"))
-    findings = version_findings(loaded, None, "server-side dry-run")
+            found = version_findings(loaded, tgt, "server-side dry-run", envs)
+            return _run(loaded, envs, tgt, found)
+    findings = version_findings(loaded, None, "server-side dry-run", envs)
     if findings:
         return DryRunResult(findings)
     if plane is not None:

@@ -112,7 +112,7 @@ def simulate(
         loaded, envs, _ = load(values_dir, env)
     except FindingsError as exc:
         return SimulationResult([], exc.findings)
-    findings = version_findings(loaded, None, "simulation")
+    findings = version_findings(loaded, None, "simulation", envs)
     if findings:
         return SimulationResult([], findings)
     reports: list[EnvReport] = []

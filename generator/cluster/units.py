@@ -18,8 +18,8 @@ from generator.builders.common import SYNC_WAVE, TEAM_UNIT_WAVE, UNIT_WAVES, Uni
 from generator.delivery.build import build_failed, kustomize, objects, write_tree
 from generator.findings import Finding, Location, split_layer
 from generator.render.layout import render_tree
-from generator.values.model import Values
-from generator.values.yamlio import Obj
+from generator.values.model import FleetView, Values
+from generator.values.yamlio import Obj, json_path
 
 # source: argoproj/argo-cd gitops-engine/pkg/sync/sync_tasks.go (kindOrder), at 2c6e46a
 KIND_ORDER = (
@@ -164,5 +164,11 @@ def build(loaded: Values, env: str, jobs: int = 0) -> tuple[list[BuiltUnit], lis
     return out, findings
 
 
-def version_location(loaded: Values) -> Location:
-    return loaded.base.fleet.doc.locate(("kubernetesVersion",))
+def version_location(loaded: Values, view: FleetView | None = None) -> tuple[Location, str]:
+    """(where, JSON path) the Kubernetes version of `view`'s cluster is set: the cluster's own
+    kubernetesVersion in its environment's file, else fleet.yaml's."""
+    cluster = view.cluster if view is not None else None
+    if cluster is not None and cluster.doc.get(cluster.name, "kubernetesVersion") is not None:
+        path = (cluster.name, "kubernetesVersion")
+        return cluster.doc.locate(path), json_path(("clusters", *path))
+    return loaded.base.fleet.doc.locate(("kubernetesVersion",)), "$.kubernetesVersion"

@@ -442,25 +442,54 @@ def _fresh(values_dir: Path) -> tuple[Rendered, list[Finding], list[str]]:
 
 
 def between_envs(values_dir: Path, old_env: str, new_env: str) -> DiffResult:
-    """Unit by unit (matched by name), what `new_env` has that `old_env` has not."""
+    """Unit by unit (matched by name), what `new_env` has that `old_env` has not. Each side is
+    an environment or one cluster (`env/cluster`); an environment of several clusters is
+    compared cluster by cluster: with each of them when the other side is one cluster, by
+    cluster name when both have clusters."""
     rendered, findings, envs = _fresh(values_dir)
     for env in (old_env, new_env):
         require_env(env, envs)
-    sides = [{u.name: u for u in rendered.units if u.env == e} for e in (old_env, new_env)]
-    # An environment with clusters: its argocd unit sits on the hub, beside them.
-    for side, e in zip(sides, (old_env, new_env), strict=True):
-        side.update(
-            {u.name: u for u in rendered.units if u.env == split_layer(e)[0] and u.name not in side}
-        )
-    label = f"{old_env} -> {new_env}"
+    layers = sorted({u.env for u in rendered.units})
     objects: list[ObjectDiff] = []
-    for name in sorted(set(sides[0]) | set(sides[1])):
-        a, b = sides[0].get(name), sides[1].get(name)
-        new = _by_key(b.objects if b else ())
-        old = _renamed(_by_key(a.objects if a else ()), new, old_env, new_env)
-        objects += compare_objects(label, name, old, new)
-    units = len(set(sides[0]) | set(sides[1]))
+    units = 0
+    for old_layer, new_layer in _pairs(
+        _clusters_of(old_env, layers), _clusters_of(new_env, layers)
+    ):
+        sides = [
+            {u.name: u for u in rendered.units if u.env == e} if e else {}
+            for e in (old_layer, new_layer)
+        ]
+        label = f"{old_layer or old_env} -> {new_layer or new_env}"
+        for name in sorted(set(sides[0]) | set(sides[1])):
+            a, b = sides[0].get(name), sides[1].get(name)
+            new = _by_key(b.objects if b else ())
+            old = _renamed(
+                _by_key(a.objects if a else ()), new, _dashed(old_layer), _dashed(new_layer)
+            )
+            objects += compare_objects(label, name, old, new)
+        units += len(set(sides[0]) | set(sides[1]))
     return DiffResult(f"environment {old_env}", f"environment {new_env}", objects, units, findings)
+
+
+def _clusters_of(env: str, layers: list[str]) -> list[str]:
+    """The layers a side names: the environment itself, or its clusters (one, when `env` is
+    `env/cluster`)."""
+    if split_layer(env)[1]:
+        return [env]
+    return [lay for lay in layers if split_layer(lay)[0] == env and lay != env] or [env]
+
+
+def _pairs(olds: list[str], news: list[str]) -> list[tuple[str, str]]:
+    if len(olds) == 1 or len(news) == 1:
+        return [(o, n) for o in olds for n in news]
+    by_name = {split_layer(o)[1]: o for o in olds}
+    out = [(by_name.pop(split_layer(n)[1], ""), n) for n in news]
+    return out + [(o, "") for o in by_name.values()]
+
+
+def _dashed(layer: str) -> str:
+    """A layer as it appears in generated names (`<fleet>-<env>-<cluster>-<unit>`)."""
+    return layer.replace("/", "-")
 
 
 def _renamed(

@@ -95,6 +95,7 @@ class EnvReport:
     migrations: list[Migration]
     cap_findings: list[Finding]  # the CAP checks on this environment's view
     plan: plan.EnvPlan = field(repr=False)
+    cluster_labels: dict[str, str] = field(default_factory=dict)  # values clusters.<c>.labels
 
     @property
     def slug(self) -> str:
@@ -105,7 +106,12 @@ class EnvReport:
     def title(self) -> str:
         """`Environment prod`, or `Environment prod, cluster main`."""
         env, cluster = split_layer(self.env)
-        return f"Environment {env}" + (f", cluster {cluster}" if cluster else "")
+        labels = ", ".join(f"{k}={v}" for k, v in sorted(self.cluster_labels.items()))
+        return (
+            f"Environment {env}"
+            + (f", cluster {cluster}" if cluster else "")
+            + (f" ({labels})" if labels else "")
+        )
 
     @property
     def vendor_ids(self) -> list[str]:
@@ -201,6 +207,7 @@ def env_report(view: FleetView, baseline_vendor: str) -> EnvReport:
         migrations=migrations(view, planned.services),
         cap_findings=sorted_findings(cap),
         plan=planned,
+        cluster_labels=dict(view.cluster.labels) if view.cluster is not None else {},
     )
 
 

@@ -503,12 +503,18 @@ def kubernetes_version(view: FleetView) -> Iterable[Finding]:
     if toolchain.kubeconform_kubernetes_version(wanted) in versions:
         return
     lo, hi = (v.removesuffix(".0") for v in (versions[0], versions[-1]))
+    loc, path = view.fleet.doc.locate(("kubernetesVersion",)), "$.kubernetesVersion"
+    cluster = view.cluster
+    if cluster is not None and cluster.doc.get(cluster.name, "kubernetesVersion") is not None:
+        # The cluster's own version, where its environment's file sets it.
+        loc = cluster.doc.locate((cluster.name, "kubernetesVersion"))
+        path = f"$.clusters.{cluster.name}.kubernetesVersion"
     yield Finding(
         "VER001",
         f"kubernetesVersion {wanted!r} is outside the versions the pinned schemas cover "
         f"({lo} to {hi})",
-        view.fleet.doc.locate(("kubernetesVersion",)),
-        "$.kubernetesVersion",
+        loc,
+        path,
         f"set a version from {lo} to {hi} (the Kubernetes versions this accel-gitops has "
         "schemas for)",
     )

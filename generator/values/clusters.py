@@ -82,9 +82,17 @@ def needs(section: str, raw: dict[str, Any]) -> list[_Need]:
 
 
 def _finding(
-    code: str, message: str, doc: Doc, path: YamlPath, hint: str, *, key: bool = False
+    code: str,
+    message: str,
+    doc: Doc,
+    path: YamlPath,
+    hint: str,
+    *,
+    key: bool = False,
+    within: YamlPath = (),
 ) -> Finding:
-    return Finding(code, message, doc.locate(path, key=key), json_path(path), hint)
+    """A finding at `path` of `doc`; `within`: where `doc` sits in its file (for the JSON path)."""
+    return Finding(code, message, doc.locate(path, key=key), json_path((*within, *path)), hint)
 
 
 class _Splitter:
@@ -99,7 +107,9 @@ class _Splitter:
     def err(
         self, code: str, message: str, doc: Doc, path: YamlPath, hint: str, *, key: bool = False
     ) -> None:
-        self.findings.append(_finding(code, message, doc, path, hint, key=key))
+        # The environment file's `clusters` section is a doc of its own: paths say where it is.
+        within: YamlPath = ("clusters",) if doc is self.doc else ()
+        self.findings.append(_finding(code, message, doc, path, hint, key=key, within=within))
 
     def place_pools(self) -> None:
         env = self.view.env

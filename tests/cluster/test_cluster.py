@@ -30,9 +30,10 @@ from generator.cluster.simulate import SimulationResult, simulate
 from generator.findings import Finding, Severity
 from generator.policy import registry
 from generator.reporters import simulation as simreport
+from generator.values import loader as values_loader
 from generator.values.model import FleetView
 from tests.example import use_backend
-from tests.fixtures import SIM_FLEET, Write, invoke
+from tests.fixtures import PROD_FLEET, SIM_FLEET, TWO_CLUSTERS, Write, invoke
 from tests.fixtures import tree as values_tree
 
 pytestmark = pytest.mark.xdist_group("control-plane")
@@ -720,3 +721,17 @@ def test_the_fleets_packing_scheduler_runs_beside_an_untouched_default(
         "nfd-master is the site's"
     ]
     assert result.errors == 0
+
+
+def test_each_cluster_is_held_to_its_own_kubernetes_version(tmp_path: Path) -> None:
+    """TWO_CLUSTERS: domestic says 1.34, main the fleet's 1.33; the control plane is another
+    minor, so a simulation of each is no proof (KVER001), said where its version is set."""
+    loaded = values_loader.load(values_tree(tmp_path, TWO_CLUSTERS, fleet=PROD_FLEET))
+    have = dryrun.control_plane_minor()
+    found = dryrun.version_findings(loaded, None, "simulation", ["prod/domestic", "prod/main"])
+    assert [(f.code, str(f.location), f.path) for f in found] == [
+        ("KVER001", "values/environments/prod.yaml:7:24", "$.clusters.domestic.kubernetesVersion"),
+        ("KVER001", "values/fleet.yaml:2:20", "$.kubernetesVersion"),
+    ]
+    assert f"Kubernetes 1.34, but the project builds only {have}" in found[0].message
+    assert dryrun.version_findings(loaded, None, "simulation", ["prod/main"]) == found[1:]

@@ -39,6 +39,7 @@ from tests.fixtures import (
     FLEET,
     ROOT,
     TEAM,
+    TWO_CLUSTERS,
     TWO_TEAMS_PROD,
     TWO_TEAMS_STAGING,
     cli_streams,
@@ -1225,3 +1226,26 @@ def test_rules_destinations_and_kinds_are_matched_by_their_identity() -> None:
     assert [c.where for c in field_changes(named, [{"name": "g", "record": "s"}])] == [
         "[name=g].record"
     ]
+
+
+def test_between_an_environment_and_one_of_clusters_cluster_by_cluster(tmp_path: Path) -> None:
+    """staging is one cluster, prod two (TWO_CLUSTERS): staging is compared with each of prod's
+    clusters, and an Application is the same one renamed (<fleet>-staging-<unit> ->
+    <fleet>-prod-<cluster>-<unit>), not one removed and another added."""
+    values_dir = tree(tmp_path, TWO_CLUSTERS)
+    got = between_envs(values_dir, "staging", "prod")
+    labels = sorted({d.env for d in got.objects})
+    assert labels == ["staging -> prod/domestic", "staging -> prod/main"]
+    apps = {
+        (d.env, d.title, d.status)
+        for d in got.objects
+        if d.unit == "argocd" and d.title.endswith("team-ml")
+    }
+    assert apps == {
+        ("staging -> prod/domestic", "Application argocd/f-prod-domestic-team-ml", "changed"),
+        ("staging -> prod/main", "Application argocd/f-prod-main-team-ml", "changed"),
+    }
+    # Two clusters of one environment, side by side: domestic has no NVIDIA plugin.
+    across = between_envs(values_dir, "prod/main", "prod/domestic")
+    plugins = {(d.title, d.status) for d in across.objects if d.unit == "device-plugins"}
+    assert ("DaemonSet accelerator-plugins/nvidia-device-plugin", "removed") in plugins

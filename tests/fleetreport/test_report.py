@@ -21,7 +21,7 @@ from generator.findings import Finding, Location, layer_key
 from generator.fleetreport import ReportOptions, inputs, page, report
 from generator.fleetreport.numbers import compute
 from tests.example import EXAMPLE_VALUES
-from tests.fixtures import REPORT_TREE, cli_streams, tree
+from tests.fixtures import PROD_FLEET, REPORT_TREE, TWO_CLUSTERS, cli_streams, tree
 
 
 @pytest.fixture
@@ -310,3 +310,12 @@ def test_example_and_300_teams_render_within_seconds(tmp_path: Path) -> None:
     assert "the 40 teams of largest cost-weighted allocation, of 300" in text
     assert text.count("<tr><td>team-") == 3 * 300  # every team in the tables
     assert len(text) < 3_000_000  # a page a browser opens at once
+
+
+def test_a_section_per_cluster_titled_with_its_labels(tmp_path: Path) -> None:
+    """TWO_CLUSTERS: one section per cluster of prod, its labels in the title."""
+    figures = compute(tree(tmp_path, TWO_CLUSTERS, fleet=PROD_FLEET))
+    assert [(e.env, e.slug, e.title) for e in figures.envs] == [
+        ("prod/domestic", "prod-domestic", "Environment prod, cluster domestic (region=cn-north)"),
+        ("prod/main", "prod-main", "Environment prod, cluster main"),
+    ]

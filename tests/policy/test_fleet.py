@@ -870,3 +870,16 @@ pools:
             ("4:1", "ResourceFlavor nvidia-a-b", top, base),
         )
     ]
+
+
+def test_a_cluster_s_own_kubernetes_version_is_checked_where_it_is_set(tmp_path: Path) -> None:
+    """TWO_CLUSTERS with domestic at 1.99, which no pinned schema set covers: VER001 at the
+    cluster's line, for that cluster only."""
+    prod = TWO_CLUSTERS["environments/prod.yaml"].replace('"1.34"', '"1.99"')
+    files = {**TWO_CLUSTERS, "environments/prod.yaml": prod}
+    [found] = [f for f in findings(tree(tmp_path, files, fleet=PROD_FLEET)) if f.code == "VER001"]
+    assert (str(found.location), found.path, found.clusters) == (
+        "values/environments/prod.yaml:7:24",
+        "$.clusters.domestic.kubernetesVersion",
+        ("prod/domestic",),
+    )

@@ -91,7 +91,7 @@ def test_a_pool_in_no_cluster_is_a_finding(tmp_path: Path) -> None:
     prod = TWO_CLUSTERS_PROD.replace("pools: [nvidia, ascend/910b]", "pools: [nvidia]")
     assert lines(two_clusters(tmp_path, environments__prod_yaml=prod))[0] == (
         "values/environments/prod.yaml:2:3: CLU001 pool ascend/910b is in no cluster of "
-        "environment 'prod' (at $); add ascend/910b (or ascend) to the pools of the cluster its "
+        "environment 'prod' (at $.clusters); add ascend/910b (or ascend) to the pools of the cluster its "
         "nodes are in"
     )
 
@@ -102,7 +102,7 @@ def test_a_pool_in_two_clusters_is_a_finding_at_the_second(tmp_path: Path) -> No
     assert (finding.code, str(finding.location), finding.path) == (
         "CLU001",
         "values/environments/prod.yaml:9:24",
-        "$.domestic.pools[1]",
+        "$.clusters.domestic.pools[1]",
     )
     assert "listed by clusters 'main' and 'domestic'" in finding.message
 
@@ -116,8 +116,11 @@ def test_a_cluster_naming_an_unknown_vendor_or_pool_is_a_finding_with_the_likely
     found = findings(two_clusters(tmp_path, environments__prod_yaml=prod))
     clu002 = sorted((f.path, f.hint) for f in found if f.code == "CLU002")
     assert clu002 == [
-        ("$.domestic.pools[1]", "did you mean 'nvidia'? vendors: ascend, cambricon, nvidia"),
-        ("$.main.pools[1]", "did you mean '910b'? ascend's pools: 910b"),
+        (
+            "$.clusters.domestic.pools[1]",
+            "did you mean 'nvidia'? vendors: ascend, cambricon, nvidia",
+        ),
+        ("$.clusters.main.pools[1]", "did you mean '910b'? ascend's pools: 910b"),
     ]
     # The pool it meant is then in no cluster: said too, not hidden by the typo.
     assert [f.message for f in found if f.code == "CLU001"] == [
