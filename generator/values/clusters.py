@@ -40,7 +40,6 @@ class _Need:
 
     vendor: str
     models: tuple[str, ...]
-    path: YamlPath
 
     def met_by(self, vendor: Vendor | None) -> bool:
         if vendor is None:
@@ -51,12 +50,13 @@ class _Need:
         return f"{self.vendor} ({' or '.join(self.models)})" if self.models else self.vendor
 
 
-def _models(part: dict[str, Any], raw: dict[str, Any], *, inherit: bool) -> tuple[str, ...]:
-    """The pool models a pod accepts: its model and its fallbackModel (as generator/workloads/
-    model.py resolves them: a task inherits the job's, a service track does not)."""
+def _models(part: dict[str, Any], job: dict[str, Any]) -> tuple[str, ...]:
+    """The pool models a pod accepts: its model and its fallbackModel, else the job's (as
+    generator/workloads/model.py resolves them: a task inherits its job's; a service has none of
+    its own, so a track passes {})."""
     found = []
     for key in ("model", "fallbackModel"):
-        value = part.get(key, raw.get(key, "") if inherit else "")
+        value = part.get(key, job.get(key, ""))
         if value:
             found.append(str(value))
     return tuple(found)
@@ -66,18 +66,18 @@ def needs(section: str, raw: dict[str, Any]) -> list[_Need]:
     """What a workload's pods ask for, from its merged values."""
     if section == "services":
         return [
-            _Need(str(vendor), _models(track or {}, raw, inherit=False), ("tracks", str(vendor)))
+            _Need(str(vendor), _models(track or {}, {}))
             for vendor, track in sorted((raw.get("tracks") or {}).items())
         ]
     tasks = raw.get("tasks") or {}
     if tasks:
         return [
-            _Need(str(t.get("vendor", "")), _models(t, raw, inherit=True), ("tasks", str(name)))
-            for name, t in sorted(tasks.items())
+            _Need(str(t["vendor"]), _models(t, raw))
+            for _, t in sorted(tasks.items())
             if t.get("vendor")
         ]
     if raw.get("vendor"):
-        return [_Need(str(raw["vendor"]), _models(raw, raw, inherit=True), ("vendor",))]
+        return [_Need(str(raw["vendor"]), _models(raw, {}))]
     return []
 
 

@@ -175,6 +175,19 @@ def test_a_model_missing_from_the_vendor_s_cluster_is_no_place(tmp_path: Path) -
     assert finding.code == "CLU003" and "cambricon (MLU590)" in finding.message
 
 
+def test_a_task_asks_for_its_job_s_model(tmp_path: Path) -> None:
+    """A Volcano job's model holds for its tasks that name none (as its pods are built)."""
+    team = (
+        "quota: {cambricon: 4}\njobs:\n  gang:\n    kind: volcano\n    model: MLU590\n"
+        "    images: {cambricon: r/t:mlu}\n    tasks:\n      w: {vendor: cambricon, replicas: 2}\n"
+    )
+    [finding] = findings(two_clusters(tmp_path, teams__ml_yaml=team))
+    assert finding.code == "CLU003" and "asks for cambricon (MLU590)" in finding.message
+    own = team.replace("{vendor: cambricon, replicas: 2}", "{vendor: cambricon, model: MLU370}")
+    got = views(two_clusters(tmp_path / "own", teams__ml_yaml=own))
+    assert summary(got["prod/domestic"])["teams"] == {"ml": ({"cambricon": 4}, ["gang"], [])}
+
+
 def test_a_fallback_model_is_a_place(tmp_path: Path) -> None:
     team = TWO_CLUSTERS["teams/ml.yaml"].replace(
         "devices: 2", "devices: 2\n    model: MLU590\n    fallbackModel: MLU370"
