@@ -49,44 +49,42 @@ def quota_capacity(view: FleetView) -> Iterable[Finding]:
             f"quotas for {vendor.id} ({vendor.resource_name}) add up to {total} devices "
             f"({detail}) but its pools hold {vendor.capacity}"
         )
-        ratio = view.fleet.overcommit_ratio
-        if ratio is not None:
-            bound = int(ratio * vendor.capacity)
-            if total <= bound:
-                yield Finding(
-                    "CAP001",
-                    message + f" (within capacity.overcommitRatio {ratio:g}: up to {bound})",
-                    team.doc.locate(path),
-                    json_path(path),
-                    severity=Severity.WARNING,
-                )
-                continue
-            yield Finding(
-                "CAP001",
-                message + f", more than capacity.overcommitRatio {ratio:g} allows ({bound})",
-                team.doc.locate(path),
-                json_path(path),
-                "lower the quotas, add nodes to the vendor's pools, or raise "
-                "capacity.overcommitRatio",
-            )
-            continue
-        if view.fleet.allow_overcommit:
-            yield Finding(
-                "CAP001",
-                message + " (overcommit allowed by capacity.allowOvercommit)",
-                team.doc.locate(path),
-                json_path(path),
-                severity=Severity.WARNING,
-            )
-            continue
+        suffix, hint, severity = _overcommit_verdict(view, vendor.capacity, total)
         yield Finding(
             "CAP001",
-            message,
+            message + suffix,
             team.doc.locate(path),
             json_path(path),
-            "lower the quotas, add nodes to the vendor's pools, or allow a bounded overcommit "
-            "with capacity.overcommitRatio (e.g. 1.5) in values/fleet.yaml",
+            hint,
+            severity,
         )
+
+
+def _overcommit_verdict(view: FleetView, capacity: int, total: int) -> tuple[str, str, Severity]:
+    """(message suffix, hint, severity) of quotas that add up to `total` on `capacity` devices:
+    a warning within capacity.overcommitRatio (or with allowOvercommit), else an error."""
+    ratio = view.fleet.overcommit_ratio
+    if ratio is not None:
+        bound = int(ratio * capacity)
+        if total <= bound:
+            return (
+                f" (within capacity.overcommitRatio {ratio:g}: up to {bound})",
+                "",
+                Severity.WARNING,
+            )
+        return (
+            f", more than capacity.overcommitRatio {ratio:g} allows ({bound})",
+            "lower the quotas, add nodes to the vendor's pools, or raise capacity.overcommitRatio",
+            Severity.ERROR,
+        )
+    if view.fleet.allow_overcommit:
+        return " (overcommit allowed by capacity.allowOvercommit)", "", Severity.WARNING
+    return (
+        "",
+        "lower the quotas, add nodes to the vendor's pools, or allow a bounded overcommit "
+        "with capacity.overcommitRatio (e.g. 1.5) in values/fleet.yaml",
+        Severity.ERROR,
+    )
 
 
 def team_quota_capacity(view: FleetView) -> Iterable[Finding]:
