@@ -211,11 +211,9 @@ def run(teams: int, work: Path, clusters: int = 1) -> dict[str, Any]:
     make_values(values_dir, teams, clusters)
     out = work / "out"
     cache = work / "cache"
-    # As the CLI renders: with validate's caches (values that passed their schema, object text).
-    caches = {
-        "schema_cache": cache / "values-schema.json",
-        "dump_cache": cache / "dump-cache.json",
-    }
+    # As the CLI renders: with validate's caches (values files parsed, each view's check
+    # findings, each object's text).
+    caches = {"cache_dir": cache}
     render_s, result = timed(lambda: render(RenderOptions(values_dir, out, **caches)))
     resources = sum(len(u.objects) for u in result.rendered.units)
     units = len(result.rendered.units)

@@ -72,13 +72,9 @@ def render(
         recovered = stage.recover_output(out)
         if recovered:
             click.echo(f"render: {recovered}", err=True)
-    # validate's default cache: files that passed their schema, the YAML text of each object.
+    # validate's default cache: values files parsed, check findings, each object's YAML text.
     cache = beside(values_dir) / ".cache" / "validate"
-    result = stage.render(
-        stage.RenderOptions(
-            values_dir, out, env, check, cache / "values-schema.json", cache / "dump-cache.json"
-        )
-    )
+    result = stage.render(stage.RenderOptions(values_dir, out, env, check, cache))
     if not then_validate:  # else validate's report has them
         echo_findings(result.findings)
     if result.drift is not None:

@@ -9,6 +9,10 @@ decorated function (source: boxed/mutmut, mutmut/mutation/file_mutation.py, 3.8.
 @staticmethod and @classmethod are mutated), so a rule registered by decorator would never be
 mutation-tested.
 
+A check reads nothing but its view, the code and the facts `policy/memo.py` salts with: the memo
+keeps a view's findings by a digest of exactly those, so a check that read anything else would
+be answered from a stale entry.
+
 Checks run on the base layer and on every environment; identical findings of several layers are
 reported once, naming the environments they apply to in `Finding.envs` (`findings.merge_layers`),
 so a warning in one layer never hides an error in another.
@@ -21,6 +25,7 @@ from dataclasses import dataclass
 
 from generator.builders.common import Unit
 from generator.findings import Finding, merge_layers
+from generator.policy.memo import CheckMemo
 from generator.values.model import FleetView, Values
 from generator.values.yamlio import Obj
 
@@ -57,13 +62,23 @@ class ManifestRule:
         return self.fn(view, unit, objs)
 
 
-def run_checks(values: Values, checks: Iterable[Check]) -> list[Finding]:
-    """Every check on the base layer and on each cluster, identical findings merged."""
+def run_checks(
+    values: Values, checks: Iterable[Check], memo: CheckMemo | None = None
+) -> list[Finding]:
+    """Every check on the base layer and on each cluster, identical findings merged. With a
+    `memo`, a view whose digest it knows is not checked again (policy/memo.py)."""
     chosen = list(checks)
+    memo = memo if memo is not None else CheckMemo(None)
+    codes = [chk.code for chk in chosen]
+
+    def check(view: FleetView) -> list[Finding]:
+        return [f for chk in chosen for f in chk(view)]
+
     layers = [
-        (view.key, [f for chk in chosen for f in chk(view)])
+        (view.key, memo.findings(view, codes, check))
         for view in (values.base, *values.envs.values())
     ]
+    memo.save()
     return merge_layers(layers, values.envs)
 
 

@@ -24,6 +24,7 @@ from generator.policy import (
     workloads,
 )
 from generator.policy.checks import Check, ManifestRule
+from generator.policy.memo import CheckMemo
 from generator.values.model import FleetView, Values
 from generator.values.yamlio import Obj
 
@@ -56,9 +57,9 @@ MANIFEST_RULES: dict[str, ManifestRule] = _listed(
 )
 
 
-def run_checks(values: Values) -> list[Finding]:
-    """Every registered values check on every layer of `values`."""
-    return base.run_checks(values, CHECKS.values())
+def run_checks(values: Values, memo: CheckMemo | None = None) -> list[Finding]:
+    """Every registered values check on every layer of `values` (views `memo` knows: not again)."""
+    return base.run_checks(values, CHECKS.values(), memo)
 
 
 def run_rules(view: FleetView, unit: Unit, objs: list[Obj]) -> list[Finding]:

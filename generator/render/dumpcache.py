@@ -18,6 +18,7 @@ from generator import __version__
 from generator.values import yamlio
 
 FORMAT = f"dump-cache-1/{__version__}"
+FILE_NAME = "dump-cache.json"  # in validate's cache folder
 
 
 class DumpCache:

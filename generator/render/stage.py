@@ -12,11 +12,15 @@ from generator.builders.common import Tree
 from generator.errors import FindingsError
 from generator.findings import Finding, has_errors, sorted_findings
 from generator.policy import registry as policy
+from generator.policy.memo import FOLDER as MEMO_FOLDER
+from generator.policy.memo import CheckMemo
 from generator.render import gcpause
+from generator.render.dumpcache import FILE_NAME as DUMP_FILE
 from generator.render.dumpcache import DumpCache
 from generator.render.layout import Rendered, render_tree
 from generator.render.writer import Drift, OutputError, compare, read_tree, recover, write_tree
 from generator.values import loader as values
+from generator.values.filecache import FOLDER
 from generator.values.model import Values
 
 
@@ -26,8 +30,9 @@ class RenderOptions:
     out_dir: Path
     env: str | None = None  # render only this environment's overlays (base is always whole)
     check: bool = False
-    schema_cache: Path | None = None  # file of clean values-schema verdicts (schemacache.py)
-    dump_cache: Path | None = None  # file of each object's YAML text (validate/dumpcache.py)
+    # validate's cache folder: values files parsed (values/filecache.py), each view's check
+    # findings (policy/memo.py), each object's YAML text (render/dumpcache.py); None: no cache
+    cache_dir: Path | None = None
 
 
 @dataclass
@@ -39,14 +44,20 @@ class RenderResult:
 
 
 def load_and_check(
-    values_dir: Path, schema_cache: Path | None = None, *, write_cache: bool = True
+    values_dir: Path, cache_dir: Path | None = None, *, write_cache: bool = True
 ) -> tuple[Values, list[Finding]]:
-    """Load values and run every policy check; raise FindingsError when any is an error."""
-    loaded = values.load(values_dir, schema_cache, write_cache=write_cache)
-    findings = policy.run_checks(loaded)
+    """Load values and run every policy check; raise FindingsError when any is an error.
+    `cache_dir` (validate's) keeps what did not change since the last run."""
+    loaded = values.load(values_dir, sub(cache_dir, FOLDER), write_cache=write_cache)
+    findings = policy.run_checks(loaded, CheckMemo(sub(cache_dir, MEMO_FOLDER), write_cache))
     if has_errors(findings):
         raise FindingsError(findings)
     return loaded, sorted_findings(findings)
+
+
+def sub(folder: Path | None, name: str) -> Path | None:
+    """`name` in the cache folder, or None without one."""
+    return folder / name if folder is not None else None
 
 
 def recover_output(out: Path) -> str:
@@ -68,11 +79,9 @@ def render(opts: RenderOptions) -> RenderResult:
 def _render(opts: RenderOptions) -> RenderResult:
     if not opts.check:  # --check writes nothing: the CLI reports an interrupted render instead
         recover_output(opts.out_dir)  # the CLI does this first, to say so; a no-op then
-    loaded, findings = load_and_check(
-        opts.values_dir, opts.schema_cache, write_cache=not opts.check
-    )
+    loaded, findings = load_and_check(opts.values_dir, opts.cache_dir, write_cache=not opts.check)
     loaded.require_env(opts.env)
-    dumps = DumpCache(opts.dump_cache)
+    dumps = DumpCache(sub(opts.cache_dir, DUMP_FILE))
     rendered = render_tree(loaded, dumps.dump)
     if not opts.check:
         dumps.save()

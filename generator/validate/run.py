@@ -41,10 +41,13 @@ from generator.findings import (
 )
 from generator.policy import registry as policy
 from generator.policy.manifest import describe, origin
+from generator.policy.memo import FOLDER as MEMO_FOLDER
+from generator.policy.memo import CheckMemo
 from generator.render import gcpause
+from generator.render.dumpcache import FILE_NAME as DUMP_FILE
 from generator.render.dumpcache import DumpCache
 from generator.render.layout import Rendered, render_tree, unit_folder
-from generator.render.stage import recover_output
+from generator.render.stage import recover_output, sub
 from generator.render.writer import OUTPUT_DIRS, read_tree
 from generator.validate import drift, shard
 from generator.validate.cache import Cache, unit_inputs, unit_key
@@ -52,8 +55,8 @@ from generator.validate.progress import Progress
 from generator.validate.stages import Batch, Stage, UnitView, discover
 from generator.validate.stages.kustomize import ENGINES
 from generator.values import loader as values
+from generator.values.filecache import FOLDER
 from generator.values.model import FleetView, Values
-from generator.values.schemacache import FILE_NAME as SCHEMA_CACHE
 
 DEFAULT_CACHE = Path(".cache") / "validate"
 BUILD = "build"  # the build stage's name: the other stages read the objects it built
@@ -121,10 +124,10 @@ def _salt(kubernetes_version: str, engine: str, stages: list[Stage]) -> str:
 def _load(values_dir: Path, cache_dir: Path | None) -> tuple[Values | None, list[Finding]]:
     """(values, findings): values is None when they do not load at all (syntax, schema)."""
     try:
-        loaded = values.load(values_dir, cache_dir / SCHEMA_CACHE if cache_dir else None)
+        loaded = values.load(values_dir, sub(cache_dir, FOLDER))
     except FindingsError as exc:
         return None, exc.findings
-    return loaded, policy.run_checks(loaded)
+    return loaded, policy.run_checks(loaded, CheckMemo(sub(cache_dir, MEMO_FOLDER)))
 
 
 def _render(loaded: Values, findings: list[Finding], dumps: DumpCache) -> Rendered | None:
@@ -312,7 +315,7 @@ def _values_and_drift(
     progress.stage("render")
     rendered = opts.prepared.rendered if opts.prepared is not None else None
     if loaded is not None and rendered is None:
-        dumps = DumpCache(opts.cache_dir / "dump-cache.json" if opts.cache_dir else None)
+        dumps = DumpCache(sub(opts.cache_dir, DUMP_FILE))
         rendered = _render(loaded, findings, dumps)
         dumps.save()
     if rendered is None:

@@ -28,6 +28,7 @@ from generator.findings import (
 )
 from generator.values import clusters
 from generator.values import schema as values_schema
+from generator.values.filecache import FileCache
 from generator.values.merge import Doc, merge_docs
 from generator.values.model import (
     ACCELERATOR_CLASSES,
@@ -45,13 +46,11 @@ from generator.values.model import (
     find_pci_model,
     node_agent,
 )
-from generator.values.schemacache import SchemaCache
 from generator.values.yamlio import (
     SourceMap,
     YamlInputError,
     YamlPath,
     json_path,
-    load_file,
     load_text,
 )
 
@@ -290,28 +289,40 @@ def _parse_all(
     values_dir: Path,
     findings: list[Finding],
     broken: set[tuple[str, str]],
-    cache: SchemaCache,
+    cache: FileCache,
 ) -> list[Parsed]:
-    """Parse and schema-check every file; `broken` collects (kind, name) of unusable ones."""
+    """Parse and schema-check every file (a clean file's bytes seen before: from `cache`);
+    `broken` collects (kind, name) of unusable ones."""
     parsed: list[Parsed] = []
     for kind, path in _discover(values_dir, findings):
         display = _display(path, values_dir)
         try:
-            data, smap = load_file(path, display)
-        except YamlInputError as exc:
-            findings.append(exc.finding)
+            raw = path.read_bytes()
+        except OSError as exc:
+            findings.append(
+                Finding("YAML001", f"cannot read file: {exc.strerror}", Location(display))
+            )
             broken.add((kind, path.stem))
             continue
-        if data is None:
-            data = {}
-        key = cache.key(kind, path.read_bytes())  # the bytes load_file just parsed
-        errs = [] if cache.is_clean(key) else _schema_findings(kind, data, smap)
-        if not errs:
-            cache.mark_clean(key)
-        findings.extend(errs)
-        if errs:
-            broken.add((kind, path.stem))
-            continue
+        key = cache.key(kind, display, raw)
+        known = cache.get(key, display)
+        if known is not None:
+            data, smap = known
+        else:
+            try:
+                data, smap = load_text(raw, display)
+            except YamlInputError as exc:
+                findings.append(exc.finding)
+                broken.add((kind, path.stem))
+                continue
+            if data is None:
+                data = {}
+            errs = _schema_findings(kind, data, smap)
+            findings.extend(errs)
+            if errs:
+                broken.add((kind, path.stem))
+                continue
+            cache.put(key, data, smap)
         name = path.stem
         if kind != "fleet":  # the other files' names are identities
             bad = _dns_name_finding(name, display)
@@ -555,10 +566,10 @@ def _catalog_doc(entry: str, at: Location) -> Doc | None:
     return Doc(doc.data, dict.fromkeys(doc.values, at), dict.fromkeys(doc.keys, at))
 
 
-def load(values_dir: Path, schema_cache: Path | None = None, *, write_cache: bool = True) -> Values:
+def load(values_dir: Path, cache_dir: Path | None = None, *, write_cache: bool = True) -> Values:
     """Load and resolve the whole tree, or raise FindingsError with every problem found.
 
-    `schema_cache`: a file that keeps clean schema verdicts by content (schemacache.py); read,
+    `cache_dir`: a folder that keeps the clean files parsed, by content (filecache.py); read,
     and written only with `write_cache` (`render --check` writes nothing)."""
     if values_dir.is_symlink():
         try:
@@ -581,7 +592,7 @@ def load(values_dir: Path, schema_cache: Path | None = None, *, write_cache: boo
         )
     findings: list[Finding] = []
     broken: set[tuple[str, str]] = set()
-    cache = SchemaCache(schema_cache)
+    cache = FileCache(cache_dir)
     parsed = _parse_all(values_dir, findings, broken, cache)
     if write_cache:
         cache.save()

@@ -1,0 +1,115 @@
+"""Each view's check findings, kept by what the view holds: a view that did not change is not
+checked again.
+
+A values check is a function of one view (policy/checks.py), of the generator's code and of the
+few facts of the installed tools that checks read (`salt`). The key of a view's findings is a
+digest of all of that: every field of the view's fleet, vendors, pools, teams and cluster, and
+each one's merged values with their source locations (a finding quotes them, so a line that
+moved changes the key). One team's edit in an environment of clusters changes only the views
+of the clusters whose share of that team changed; the others' findings come from here.
+
+Entries are marshal data, one file per view (filecache.Entries), written only by a run that may
+write (`render --check` writes nothing).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import marshal
+from collections.abc import Callable, Iterable
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from generator import toolchain
+from generator.findings import Finding, Location, Severity
+from generator.values.filecache import MARSHAL_FORMAT, Entries, code_digest
+from generator.values.merge import Doc
+from generator.values.model import FleetView
+
+FOLDER = "checks"  # under validate's cache folder
+
+
+@functools.cache
+def salt() -> str:
+    """What checks read besides the view and the code: the Kubernetes versions whose schemas
+    are laid out (VER001), and the kubernetes-validate schemas the pod checks use (POD001-005)."""
+    try:
+        validate_schemas = metadata.version("kubernetes-validate")
+    except metadata.PackageNotFoundError:
+        validate_schemas = ""
+    return "\0".join([code_digest(), validate_schemas, *toolchain.k8s_schema_versions()])
+
+
+class _Digests:
+    """Canonical data of a view. The location tables of a team's or vendor's values are shared
+    by every cluster's view of it: each is digested once per run."""
+
+    def __init__(self) -> None:
+        self.tables: dict[int, tuple[object, bytes]] = {}  # id -> (the table, kept alive; digest)
+
+    def table(self, table: dict[Any, Location]) -> bytes:
+        known = self.tables.get(id(table))
+        if known is None:
+            rows = [(p, loc.file, loc.line, loc.column) for p, loc in table.items()]
+            known = (table, hashlib.sha256(marshal.dumps(rows, MARSHAL_FORMAT)).digest())
+            self.tables[id(table)] = known
+        return known[1]
+
+    def canon(self, obj: Any) -> Any:
+        """`obj` as builtins only: dataclasses as their class name and fields, a Doc as its data,
+        the digests of its location tables and its sources."""
+        if isinstance(obj, Doc):
+            return ("Doc", obj.data, self.table(obj.values), self.table(obj.keys), obj.sources)
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            fields = [f.name for f in dataclasses.fields(obj) if f.name != "memo"]
+            return (type(obj).__name__, *(self.canon(getattr(obj, f)) for f in fields))
+        if isinstance(obj, dict):
+            return ("dict", *((k, self.canon(v)) for k, v in obj.items()))
+        if isinstance(obj, list | tuple):
+            return (type(obj).__name__, *(self.canon(v) for v in obj))
+        return obj
+
+    def view(self, view: FleetView, codes: Iterable[str]) -> str:
+        data = (salt(), tuple(codes), self.canon(view))
+        return hashlib.sha256(marshal.dumps(data, MARSHAL_FORMAT)).hexdigest()
+
+
+def _row(f: Finding) -> tuple[Any, ...]:
+    loc = f.location
+    return (f.code, f.message, loc.file, loc.line, loc.column, f.path, f.hint, f.severity.value,
+            f.envs, f.detail, f.unit)  # fmt: skip
+
+
+def _finding(row: tuple[Any, ...]) -> Finding:
+    code, message, file, line, column, path, hint, severity, envs, detail, unit = row
+    where = Location(file, line, column)
+    return Finding(code, message, where, path, hint, Severity(severity), tuple(envs), detail, unit)
+
+
+class CheckMemo:
+    """Findings per view by digest; without a folder it keeps nothing and every view is checked."""
+
+    def __init__(self, folder: Path | None, write: bool = True) -> None:
+        self.entries = Entries(folder, write)
+        self.digests = _Digests()
+        self.checked: list[str] = []  # the keys of the views checked this run (not remembered)
+
+    def findings(
+        self, view: FleetView, codes: list[str], check: Callable[[FleetView], list[Finding]]
+    ) -> list[Finding]:
+        """The findings of `view`: remembered, else `check(view)`, remembered from now on."""
+        key = self.digests.view(view, codes) if self.entries.folder is not None else ""
+        rows = self.entries.get(key) if key else None
+        if rows is not None:
+            return [_finding(tuple(r)) for r in rows]
+        self.checked.append(view.key)
+        found = check(view)
+        if key:
+            self.entries.put(key, [_row(f) for f in found])
+        return found
+
+    def save(self) -> None:
+        self.entries.save()

@@ -1,0 +1,135 @@
+"""Values files parsed and schema-checked once per content.
+
+A values file whose exact bytes parsed and passed their JSON Schema before is not read again:
+its data and source map come back from an entry keyed by a SHA-256 of the generator's code
+(`code_digest`), the file's kind, its display path (the map's locations name it) and its bytes.
+Only clean files have entries: a file with findings is parsed and checked every time, so its
+findings are always those of the current code. One edit re-reads one file.
+
+Entries are marshal data (format version 2, which writes equal values as equal bytes and
+builtins only: nothing in an entry can run code), one file each, so a run writes only what
+changed. A run that may write drops the entries it did not use.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import marshal
+import os
+import tempfile
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from generator import __version__
+from generator.findings import Location
+from generator.values import schema
+from generator.values.yamlio import SourceMap
+
+FOLDER = "values"  # under validate's cache folder
+_SUFFIX = ".marshal"
+# marshal's format 2: no references between objects (3 added them), so equal data gives equal
+# bytes whichever objects happen to be shared
+MARSHAL_FORMAT = 2
+
+
+@functools.cache
+def code_digest() -> str:
+    """A digest of the generator package's Python sources and the schemas they build: any
+    change to how values are read or checked starts every cache keyed by it afresh."""
+    digest = hashlib.sha256(__version__.encode())
+    package = resources.files("generator")
+    todo = [package]
+    sources = []
+    while todo:
+        folder = todo.pop()
+        for item in folder.iterdir():
+            if item.is_dir():
+                todo.append(item)
+            elif item.name.endswith(".py"):
+                sources.append(item)
+    for item in sorted(sources, key=lambda t: str(t)):
+        digest.update(str(item).encode() + b"\0" + item.read_bytes() + b"\0")
+    digest.update(json.dumps(schema.SCHEMAS, sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def _table(table: dict[Any, Location]) -> list[tuple[Any, int, int]]:
+    return [(path, loc.line, loc.column) for path, loc in table.items()]
+
+
+def _untable(file: str, rows: list[tuple[Any, int, int]]) -> dict[Any, Location]:
+    return {path: Location(file, line, column) for path, line, column in rows}
+
+
+class Entries:
+    """A folder of blobs by key, for caches keyed by content: read one entry at a time; a run
+    writes only its new entries and drops those it did not use. No folder: keeps nothing."""
+
+    def __init__(self, folder: Path | None, write: bool = True) -> None:
+        self.folder = folder
+        self.write = write
+        self.used: set[str] = set()
+        self.new: dict[str, bytes] = {}
+
+    def get(self, key: str) -> Any:
+        """The entry's data, or None when there is none this code can read."""
+        if self.folder is None:
+            return None
+        self.used.add(key)
+        try:
+            return marshal.loads((self.folder / (key + _SUFFIX)).read_bytes())
+        except (OSError, EOFError, ValueError, TypeError):
+            return None
+
+    def put(self, key: str, data: Any) -> None:
+        if self.folder is not None:
+            self.used.add(key)
+            self.new[key] = marshal.dumps(data, MARSHAL_FORMAT)
+
+    def save(self) -> None:
+        if self.folder is None or not self.write:
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            for key, blob in self.new.items():
+                fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(blob)
+                os.replace(tmp, self.folder / (key + _SUFFIX))
+            for entry in self.folder.iterdir():
+                if entry.name.endswith(_SUFFIX) and entry.name[: -len(_SUFFIX)] not in self.used:
+                    entry.unlink(missing_ok=True)
+        except OSError:
+            pass  # a cache that cannot be written only costs speed
+
+
+class FileCache:
+    """Clean values files by content; a no-op without a folder."""
+
+    def __init__(self, folder: Path | None, write: bool = True) -> None:
+        self.entries = Entries(folder, write)
+
+    def key(self, kind: str, display: str, raw: bytes) -> str:
+        digest = hashlib.sha256(f"{code_digest()}\0{kind}\0{display}\0".encode() + raw)
+        return digest.hexdigest()
+
+    def get(self, key: str, display: str) -> tuple[Any, SourceMap] | None:
+        """The data and source map a clean file with this key parsed to, or None."""
+        entry = self.entries.get(key)
+        if entry is None:
+            return None
+        data, values, keys, plain = entry
+        smap = SourceMap(display, _untable(display, values), _untable(display, keys))
+        smap.plain = dict(plain)
+        return data, smap
+
+    def put(self, key: str, data: Any, smap: SourceMap) -> None:
+        """Keep a file that parsed and passed its schema."""
+        entry = (data, _table(smap.values), _table(smap.keys), list(smap.plain.items()))
+        self.entries.put(key, entry)
+
+    def save(self) -> None:
+        self.entries.save()

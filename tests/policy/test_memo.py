@@ -1,0 +1,146 @@
+"""The check memo: a view whose values did not change is not checked again, and what it
+answers equals what checking would find.
+
+TWO_CLUSTERS: prod is main (NVIDIA, Ascend) and domestic (Cambricon); team ml has NVIDIA in
+main and Cambricon (and its job mlu-train) in domestic. The views are the base layer (every team,
+unsplit), prod/main and prod/domestic.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.findings import Finding, Location, Severity
+from generator.policy import memo as memo_module
+from generator.policy import registry
+from generator.policy.memo import CheckMemo, _finding, _row
+from generator.values import loader
+from tests.fixtures import PROD_FLEET, TWO_CLUSTERS, tree
+
+ML = "teams/ml.yaml"
+
+
+@pytest.fixture
+def values_dir(tmp_path: Path) -> Path:
+    return tree(tmp_path / "repo", TWO_CLUSTERS, fleet=PROD_FLEET)
+
+
+def checked(values_dir: Path, folder: Path | None, write: bool = True) -> tuple[list[str], list]:
+    """(the views checked, the findings) of one run with the memo in `folder`."""
+    memo = CheckMemo(folder, write)
+    found = registry.run_checks(loader.load(values_dir), memo)
+    return memo.checked, found
+
+
+def cold(values_dir: Path) -> list[Finding]:
+    return registry.run_checks(loader.load(values_dir))
+
+
+def edit(values_dir: Path, old: str, new: str) -> None:
+    path = values_dir / ML
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+def test_a_second_run_checks_nothing(values_dir: Path, tmp_path: Path) -> None:
+    memo = tmp_path / "memo"
+    first, found = checked(values_dir, memo)
+    assert first == ["", "prod/main", "prod/domestic"]
+    again, same = checked(values_dir, memo)
+    assert again == []
+    assert same == found
+
+
+def test_an_edit_in_one_cluster_checks_that_cluster_and_the_base_only(
+    values_dir: Path, tmp_path: Path
+) -> None:
+    """A job asking for more devices than a node has: the finding the memo's run reports is the
+    cold run's, at the edited line, and prod/main is answered from the memo."""
+    memo = tmp_path / "memo"
+    checked(values_dir, memo)
+    edit(values_dir, "devices: 2", "devices: 12")
+    views, found = checked(values_dir, memo)
+    assert views == ["", "prod/domestic"]
+    assert found == cold(values_dir)
+    assert any(f.location == Location(f"values/{ML}", 5, 14) for f in found), found
+
+
+def test_a_quota_share_is_the_cluster_it_goes_to(values_dir: Path, tmp_path: Path) -> None:
+    memo = tmp_path / "memo"
+    checked(values_dir, memo)
+    edit(values_dir, "nvidia: 4,", "nvidia: 3,")
+    views, found = checked(values_dir, memo)
+    assert views == ["", "prod/main"]
+    assert found == cold(values_dir)
+
+
+def test_a_line_that_moved_checks_every_view_of_the_team(values_dir: Path, tmp_path: Path) -> None:
+    """A comment above everything moves every line of the file: findings quote lines, so each
+    view the team is in is checked again, and the findings name the new lines."""
+    memo = tmp_path / "memo"
+    edit(values_dir, "devices: 2", "devices: 12")
+    checked(values_dir, memo)
+    path = values_dir / ML
+    path.write_text("# moved\n" + path.read_text())
+    views, found = checked(values_dir, memo)
+    assert views == ["", "prod/main", "prod/domestic"]
+    assert found == cold(values_dir)
+    assert any(f.location == Location(f"values/{ML}", 6, 14) for f in found), found
+
+
+def test_the_tools_facts_and_the_checks_chosen_are_part_of_the_key(
+    values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memo = tmp_path / "memo"
+    checked(values_dir, memo)
+    monkeypatch.setattr(memo_module, "salt", lambda: "other schemas")
+    assert checked(values_dir, memo)[0] == ["", "prod/main", "prod/domestic"]
+    loaded = loader.load(values_dir)
+    fewer = CheckMemo(memo)
+    registry.base.run_checks(loaded, [registry.CHECKS["CAP001"]], fewer)
+    assert fewer.checked == ["", "prod/main", "prod/domestic"]
+
+
+def test_a_run_that_may_not_write_leaves_the_memo_as_it_was(
+    values_dir: Path, tmp_path: Path
+) -> None:
+    memo = tmp_path / "memo"
+    checked(values_dir, memo, write=False)
+    assert not memo.exists()
+    checked(values_dir, memo)
+    entries = sorted(memo.iterdir())
+    assert len(entries) == 3
+    edit(values_dir, "devices: 2", "devices: 1")
+    checked(values_dir, memo, write=False)
+    assert sorted(memo.iterdir()) == entries
+    checked(values_dir, memo)  # a run that writes keeps only what it used
+    assert len(list(memo.iterdir())) == 3
+    assert sorted(memo.iterdir()) != entries
+
+
+def test_an_unreadable_entry_is_checked_again(values_dir: Path, tmp_path: Path) -> None:
+    memo = tmp_path / "memo"
+    checked(values_dir, memo)
+    for entry in memo.iterdir():
+        entry.write_bytes(b"not marshal data")
+    views, found = checked(values_dir, memo)
+    assert views == ["", "prod/main", "prod/domestic"]
+    assert found == cold(values_dir)
+
+
+def test_a_finding_keeps_every_field() -> None:
+    f = Finding(
+        "CAP001",
+        "message",
+        Location("values/teams/ml.yaml", 3, 5),
+        "$.quota.nvidia",
+        "hint",
+        Severity.WARNING,
+        ("prod/main",),
+        "detail",
+        "overlays/prod/main/team-ml",
+    )
+    assert _finding(_row(f)) == f
