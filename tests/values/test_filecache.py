@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from generator.errors import FindingsError
-from generator.values import loader as values
 from generator.values import filecache
+from generator.values import loader as values
 from tests.fixtures import ASCEND_910B, invoke, tree
 
 Checked = list[str]
