@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from generator.errors import FindingsError
+from generator.findings import Finding, Location
 from generator.values import filecache
 from generator.values import loader as values
+from generator.values.yamlio import SourceMap, load_text
 from tests.fixtures import ASCEND_910B, invoke, tree
 
 Checked = list[str]
@@ -42,14 +44,14 @@ def values_tree(tmp_path: Path) -> Path:
 def checked(monkeypatch: pytest.MonkeyPatch) -> Checked:
     """The display paths of the files actually parsed and schema-checked (each once)."""
     seen: Checked = []
-    parse, check = values.load_text, values._schema_findings
+    parse, check = load_text, values._schema_findings
 
-    def parsed(raw: bytes, file: str) -> tuple[object, values.SourceMap]:
+    def parsed(raw: bytes, file: str) -> tuple[object, SourceMap]:
         if file.startswith("values/"):  # not the built-in catalog, read once per process
             seen.append(file)
         return parse(raw, file)
 
-    def schema(kind: str, data: object, smap: values.SourceMap) -> list[values.Finding]:
+    def schema(kind: str, data: object, smap: SourceMap) -> list[Finding]:
         assert smap.file in seen  # never a file that came from the cache
         return check(kind, data, smap)
 
@@ -117,7 +119,7 @@ def test_what_the_cache_gives_equals_what_parsing_gives(values_tree: Path, tmp_p
     display = "values/teams/ml.yaml"
     cache = filecache.FileCache(tmp_path / "files")
     key = cache.key("team", display, team.read_bytes())
-    data, smap = values.load_text(team.read_bytes(), display)
+    data, smap = load_text(team.read_bytes(), display)
     smap.plain[("quota", "nvidia")] = "4"  # as YAML 1.1 read it
     cache.put(key, data, smap)
     cache.save()
@@ -125,7 +127,7 @@ def test_what_the_cache_gives_equals_what_parsing_gives(values_tree: Path, tmp_p
     assert again is not None
     assert again == (data, smap)
     assert list(again[0]) == ["quota", "owners", "podSecurity"]  # in the file's order
-    assert again[1].keys[("owners",)] == values.Location(display, 4, 1)
+    assert again[1].keys[("owners",)] == Location(display, 4, 1)
 
 
 def test_an_unreadable_entry_is_parsed_again(
