@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import enum
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 
 
@@ -51,6 +51,10 @@ class Finding:
     detail: str = ""  # more for a program or a log (DRIFT001: the unified diff); not in text
     # The unit whose objects it concerns (overlays/<env>/<unit>), "" for none: JUnit's test case.
     unit: str = ""
+    # Other values lines that take part in the problem, each with its JSON path (every team's
+    # quota in a sum over capacity): where it may be fixed too. A pull request's run anchors
+    # the finding at the one of them it changed (`anchor_at_changes`).
+    also: tuple[tuple[Location, str], ...] = ()
 
     def at_unit(self, unit: str) -> Finding:
         """This finding, about the objects of `unit`."""
@@ -190,6 +194,27 @@ def merge_layers(
     for best, seen in groups.values():
         named = () if every and seen >= every else tuple(sorted(seen))
         out.append(replace(best, envs=named))
+    return out
+
+
+def anchor_at_changes(
+    findings: Iterable[Finding], changed: Mapping[str, Collection[int]]
+) -> list[Finding]:
+    """Each finding at a line `changed` (file -> changed line numbers, as a pull request's diff
+    gives them) when it is not on one and one of its `also` lines is: a sum over capacity is
+    reported where the pull request raised it, not at whichever team holds the most. The
+    place it had joins `also`."""
+    out = []
+    for f in findings:
+        if f.location.line in changed.get(f.location.file, ()):
+            out.append(f)
+            continue
+        hit = next((a for a in f.also if a[0].line in changed.get(a[0].file, ())), None)
+        if hit is None:
+            out.append(f)
+            continue
+        rest = tuple(a for a in f.also if a != hit)
+        out.append(replace(f, location=hit[0], path=hit[1], also=((f.location, f.path), *rest)))
     return out
 
 

@@ -12,6 +12,7 @@ from generator.findings import (
     Finding,
     Location,
     Severity,
+    anchor_at_changes,
     did_you_mean,
     layer_key,
     merge_layers,
@@ -55,6 +56,7 @@ def test_a_shard_report_rebuilds_each_finding_from_its_fields(tmp_path: Path) ->
         Severity.WARNING,
         ("prod",),
         unit=UNIT,
+        also=((Location("values/teams/b.yaml", 3, 5), "$.quota.nvidia"),),
     )
     report = reporter.Report(
         "validate", [odd], {"shard": {"index": 1, "count": 1, "fingerprint": "f", "scope": "s"}}
@@ -118,3 +120,39 @@ def test_did_you_mean_names_the_closest_choice_only_when_it_is_close() -> None:
     assert did_you_mean("kunlun", choices) == ""
     assert did_you_mean(3, ["3"], "then") == "then"  # not text: no guess
     assert did_you_mean("hygn", reversed(choices)) == "did you mean 'hygon'?"
+
+
+A = Location("values/teams/a.yaml", 2, 11)
+B = Location("values/teams/b.yaml", 2, 11)
+POOL = Location("values/vendors/nvidia.yaml", 3, 5)
+SUM = Finding(
+    "CAP001",
+    "quotas add up to 12 devices but its pools hold 8",
+    A,
+    "$.quota.nvidia",
+    also=((B, "$.quota.nvidia"), (POOL, "$.pools[0]")),
+)
+
+
+def test_a_sum_is_reported_at_the_line_the_change_made() -> None:
+    moved = anchor_at_changes([SUM], {"values/teams/b.yaml": {2}})
+    assert moved == [
+        Finding(
+            "CAP001",
+            SUM.message,
+            B,
+            "$.quota.nvidia",
+            also=((A, "$.quota.nvidia"), (POOL, "$.pools[0]")),
+        )
+    ]
+    # The pool the change shrank, with its own JSON path.
+    shrunk = anchor_at_changes([SUM], {"values/vendors/nvidia.yaml": {3}})
+    assert (shrunk[0].location, shrunk[0].path) == (POOL, "$.pools[0]")
+
+
+def test_a_finding_stays_where_it_is_when_the_change_made_that_line_or_none_of_its_lines() -> None:
+    both = {"values/teams/a.yaml": {2}, "values/teams/b.yaml": {2}}
+    assert anchor_at_changes([SUM], both) == [SUM]
+    elsewhere = {"values/teams/b.yaml": {1, 3}, "values/teams/c.yaml": {2}}
+    assert anchor_at_changes([SUM], elsewhere) == [SUM]
+    assert anchor_at_changes([SUM], {}) == [SUM]

@@ -18,8 +18,9 @@ from generator.cli.options import (
     values_option,
 )
 from generator.cluster import dryrun
+from generator.delivery import git
 from generator.errors import UsageError
-from generator.findings import Finding
+from generator.findings import Finding, anchor_at_changes
 from generator.findings import sorted_findings as sort_findings
 from generator.reporters import findings as reporter
 from generator.validate import ValidateOptions, ValidateResult
@@ -81,6 +82,12 @@ from generator.validate.shard import parse as parse_shard
     help="Dry-run on this cluster; it changes nothing there (every request is a dry-run).",
 )
 @click.option("--context", "kube_context", help="The kubeconfig context to use.")
+@click.option(
+    "--changed-since",
+    metavar="REF",
+    help="A pull request's base (e.g. origin/main): a finding about a sum (quotas over "
+    "capacity) is reported at the values line the change made since REF, when it made one.",
+)
 @click.argument("reports", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @guarded
 def validate(
@@ -99,6 +106,7 @@ def validate(
     local_apiserver: bool,
     kubeconfig: Path | None,
     kube_context: str | None,
+    changed_since: str | None,
     reports: tuple[Path, ...],
 ) -> int:
     """Validate the values and exactly what Argo CD will apply: kustomize, kubeconform, promtool
@@ -119,6 +127,8 @@ def validate(
     if local_apiserver and kubeconfig:
         raise UsageError("--local-apiserver and --kubeconfig exclude each other")
 
+    # Read before the run: a ref that names no commit is a usage error, not a late surprise.
+    changed = git.changed_lines(values_dir, changed_since) if changed_since else None
     home = beside(values_dir)
     if not no_cache and cache_dir is None:
         cache_dir = home / ".cache" / "validate"
@@ -144,6 +154,8 @@ def validate(
         if dry.skipped:
             stats["dry-run skipped"] = dry.skipped
         result.timings.update({f"dry-run {k}": v for k, v in dry.timings.items()})
+    if changed is not None:
+        findings = sort_findings(anchor_at_changes(findings, changed))
     return print_validate(result, findings, stats, output_format)
 
 

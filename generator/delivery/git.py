@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -81,6 +82,44 @@ def resolve(repo: Path, ref: str) -> str:
     if proc.returncode != 0:
         raise UsageError(f"{ref!r} names no commit in {repo}; fetch it or give another ref")
     return proc.stdout.strip()
+
+
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+
+
+def changed_lines(values_dir: Path, ref: str) -> dict[str, set[int]]:
+    """{file as findings name it (values/teams/a.yaml): its lines that differ from `ref`}: the
+    working tree against the commit, so a pull request's checkout against its base gives what
+    the pull request changed. A file git does not track yet is changed on every line. Where
+    lines were only removed, the lines around the removal count as changed."""
+    repo = toplevel(values_dir)
+    resolve(repo, ref)
+    args = ["-c", "core.quotePath=false", "diff", "--unified=0", "--no-color", "--no-ext-diff"]
+    proc = git([*args, "--relative", ref, "--", "."], values_dir)
+    out: dict[str, set[int]] = {}
+    lines: set[int] = set()
+    for row in proc.stdout.splitlines():
+        if row.startswith("+++ "):
+            name = row[4:]
+            lines = (
+                out.setdefault(f"{values_dir.name}/{name[2:]}", set())
+                if name != "/dev/null"
+                else set()
+            )
+            continue
+        hunk = _HUNK.match(row)
+        if hunk is None:
+            continue
+        start, count = int(hunk.group(1)), int(hunk.group(2) or 1)
+        lines.update(range(start, start + count) if count else (start, start + 1))
+    new = git(
+        ["-c", "core.quotePath=false", "ls-files", "--others", "--exclude-standard", "--", "."],
+        values_dir,
+    )
+    for name in new.stdout.splitlines():
+        text = (values_dir / name).read_text(encoding="utf-8", errors="replace")
+        out[f"{values_dir.name}/{name}"] = set(range(1, len(text.splitlines()) + 1))
+    return out
 
 
 @contextlib.contextmanager

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from generator.findings import Location
 from generator.values.model import FleetView, Team, Vendor
+from generator.values.yamlio import json_path
 
 
 def team_devices(team: Team, vendor_id: str) -> int:
@@ -47,3 +49,20 @@ def quota_totals(view: FleetView) -> list[VendorQuota]:
         )
         for vendor in view.vendors
     ]
+
+
+def quota_line(view: FleetView, team: Team, vendor_id: str) -> tuple[Location, str]:
+    """(where, JSON path) of a team's quota for a vendor in this view: this cluster's share of
+    a quota split by cluster, else the quota."""
+    path: tuple[str, ...] = ("quota", vendor_id)
+    share = (*path, view.cluster.name) if view.cluster is not None else path
+    if share in team.doc.values:
+        path = share
+    return team.doc.locate(path), json_path(path)
+
+
+def pool_lines(vendor: Vendor) -> tuple[tuple[Location, str], ...]:
+    """(where, JSON path) of each of the vendor's pools in this view: where capacity is set."""
+    return tuple(
+        (vendor.doc.locate(("pools", p.index)), f"$.pools[{p.index}]") for p in vendor.pools
+    )

@@ -68,7 +68,7 @@ def run_checks(
     """Every check on the base layer and on each cluster, identical findings merged. With a
     `memo`, a view whose digest it knows is not checked again (policy/memo.py)."""
     chosen = list(checks)
-    memo = memo if memo is not None else CheckMemo(None)
+    memo = memo if memo is not None else CheckMemo(None, write=False)
     codes = [chk.code for chk in chosen]
 
     def check(view: FleetView) -> list[Finding]:

@@ -13,7 +13,7 @@ from generator.builders.common import VENDOR_LABEL, identity
 from generator.builders.fleet import build_all
 from generator.builders.monitoring.sources import MonitoringError, exporter_namespace, settings
 from generator.findings import Finding, Location, Severity, did_you_mean
-from generator.policy.capacity import quota_totals
+from generator.policy.capacity import pool_lines, quota_line, quota_totals
 from generator.policy.checks import EITHER, WARNING, Check
 from generator.values.model import FleetView, Team, Vendor
 from generator.values.yamlio import json_path
@@ -44,20 +44,15 @@ def quota_capacity(view: FleetView) -> Iterable[Finding]:
             continue
         team, _ = max(parts, key=lambda p: (p[1], p[0].name))
         detail = ", ".join(f"{t.name} {n}" for t, n in parts)
-        path = ("quota", vendor.id)
+        where, path = quota_line(view, team, vendor.id)
+        others = [quota_line(view, t, vendor.id) for t, n in parts if n and t is not team]
         message = (
             f"quotas for {vendor.id} ({vendor.resource_name}) add up to {total} devices "
             f"({detail}) but its pools hold {vendor.capacity}"
         )
         suffix, hint, severity = _overcommit_verdict(view, vendor.capacity, total)
-        yield Finding(
-            "CAP001",
-            message + suffix,
-            team.doc.locate(path),
-            json_path(path),
-            hint,
-            severity,
-        )
+        also = (*others, *pool_lines(vendor))
+        yield Finding("CAP001", message + suffix, where, path, hint, severity, also=also)
 
 
 def _overcommit_verdict(view: FleetView, capacity: int, total: int) -> tuple[str, str, Severity]:
@@ -97,18 +92,16 @@ def team_quota_capacity(view: FleetView) -> Iterable[Finding]:
             quota = team.quota.get(vendor.id, 0)
             if quota <= vendor.capacity:
                 continue
-            path: tuple[str, ...] = ("quota", vendor.id)
-            share = (*path, view.cluster.name) if view.cluster is not None else path
-            if share in team.doc.values:
-                path = share  # this cluster's share of a quota split by cluster
+            where, path = quota_line(view, team, vendor.id)
             yield Finding(
                 "CAP003",
                 f"team {team.name}: quota of {quota} {vendor.id} devices per namespace, but "
                 f"the vendor's pools hold {vendor.capacity}"
                 + (f" in cluster {view.cluster.name!r}" if view.cluster else ""),
-                team.doc.locate(path),
-                json_path(path),
+                where,
+                path,
                 f"lower it to at most {vendor.capacity}, or add nodes to {vendor.id}'s pools",
+                also=pool_lines(vendor),
             )
 
 

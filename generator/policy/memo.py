@@ -43,6 +43,17 @@ def salt() -> str:
     return "\0".join([code_digest(), validate_schemas, *toolchain.k8s_schema_versions()])
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
+@functools.cache
+def _fields(kind: type) -> tuple[str, ...]:
+    """The fields of a model dataclass that say what it holds (not its memo of derived data)."""
+    if not dataclasses.is_dataclass(kind):
+        raise TypeError(f"cannot digest a {kind.__name__}: add it to memo._Digests.canon")
+    return tuple(f.name for f in dataclasses.fields(kind) if f.name != "memo")
+
+
 class _Digests:
     """Canonical data of a view. The location tables of a team's or vendor's values are shared
     by every cluster's view of it: each is digested once per run."""
@@ -59,18 +70,25 @@ class _Digests:
         return known[1]
 
     def canon(self, obj: Any) -> Any:
-        """`obj` as builtins only: dataclasses as their class name and fields, a Doc as its data,
-        the digests of its location tables and its sources."""
-        if isinstance(obj, Doc):
-            return ("Doc", obj.data, self.table(obj.values), self.table(obj.keys), obj.sources)
-        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-            fields = [f.name for f in dataclasses.fields(obj) if f.name != "memo"]
-            return (type(obj).__name__, *(self.canon(getattr(obj, f)) for f in fields))
-        if isinstance(obj, dict):
-            return ("dict", *((k, self.canon(v)) for k, v in obj.items()))
-        if isinstance(obj, list | tuple):
-            return (type(obj).__name__, *(self.canon(v) for v in obj))
-        return obj
+        """`obj` as builtins only: a dataclass as its class name and fields, a Doc as its data,
+        the digests of its location tables and its sources; containers of plain values as they
+        are (marshal writes them as they are). Every field has one type, so a dict and a tuple
+        never stand in the same place and need no tag to tell them apart."""
+        kind: type = type(obj)
+        if kind in _PLAIN:
+            return obj
+        if kind is Doc:
+            return (obj.data, self.table(obj.values), self.table(obj.keys), obj.sources)
+        if kind is dict:
+            if all(type(v) in _PLAIN for v in obj.values()):
+                return obj
+            return tuple((k, self.canon(v)) for k, v in obj.items())
+        if kind is list or kind is tuple:
+            if all(type(v) in _PLAIN for v in obj):
+                return obj
+            return tuple(self.canon(v) for v in obj)
+        names = _fields(kind)  # a dataclass of the model
+        return (kind.__name__, *(self.canon(getattr(obj, f)) for f in names))
 
     def view(self, view: FleetView, codes: Iterable[str]) -> str:
         data = (salt(), tuple(codes), self.canon(view))
@@ -79,20 +97,24 @@ class _Digests:
 
 def _row(f: Finding) -> tuple[Any, ...]:
     loc = f.location
+    also = [(a.file, a.line, a.column, path) for a, path in f.also]
     return (f.code, f.message, loc.file, loc.line, loc.column, f.path, f.hint, f.severity.value,
-            f.envs, f.detail, f.unit)  # fmt: skip
+            f.envs, f.detail, f.unit, also)  # fmt: skip
 
 
 def _finding(row: tuple[Any, ...]) -> Finding:
-    code, message, file, line, column, path, hint, severity, envs, detail, unit = row
+    code, message, file, line, column, path, hint, severity, envs, detail, unit, also = row
     where = Location(file, line, column)
-    return Finding(code, message, where, path, hint, Severity(severity), tuple(envs), detail, unit)
+    others = tuple((Location(a, b, c), p) for a, b, c, p in also)
+    return Finding(
+        code, message, where, path, hint, Severity(severity), tuple(envs), detail, unit, others
+    )
 
 
 class CheckMemo:
     """Findings per view by digest; without a folder it keeps nothing and every view is checked."""
 
-    def __init__(self, folder: Path | None, write: bool = True) -> None:
+    def __init__(self, folder: Path | None, write: bool) -> None:
         self.entries = Entries(folder, write)
         self.digests = _Digests()
         self.checked: list[str] = []  # the keys of the views checked this run (not remembered)
@@ -101,14 +123,16 @@ class CheckMemo:
         self, view: FleetView, codes: list[str], check: Callable[[FleetView], list[Finding]]
     ) -> list[Finding]:
         """The findings of `view`: remembered, else `check(view)`, remembered from now on."""
-        key = self.digests.view(view, codes) if self.entries.folder is not None else ""
-        rows = self.entries.get(key) if key else None
+        if self.entries.folder is None:  # nothing to remember them in: no digest either
+            self.checked.append(view.key)
+            return check(view)
+        key = self.digests.view(view, codes)
+        rows = self.entries.get(key)
         if rows is not None:
             return [_finding(tuple(r)) for r in rows]
         self.checked.append(view.key)
         found = check(view)
-        if key:
-            self.entries.put(key, [_row(f) for f in found])
+        self.entries.put(key, [_row(f) for f in found])
         return found
 
     def save(self) -> None:

@@ -13,16 +13,17 @@ from generator.builders.workloads import (
     team_objects,
     workload_mounts,
 )
-from generator.findings import Finding, Severity, did_you_mean
+from generator.findings import Finding, Location, Severity, did_you_mean
+from generator.policy.capacity import pool_lines
 from generator.policy.checks import EITHER, WARNING, Check, CheckFn
 from generator.policy.manifest import pod_annotation_allowed, production
 from generator.policy.placement import SUMMARIES, Problem, pod_problems
-from generator.values.model import FleetView, Team
+from generator.values.model import FleetView, Team, Vendor
 from generator.values.yamlio import YamlPath, json_path
 from generator.workloads import podspec
 from generator.workloads.model import team_workloads
 from generator.workloads.phases import plan_service
-from generator.workloads.usage import fleet_needs, vendor_usage
+from generator.workloads.usage import Usage, fleet_needs, vendor_usage
 
 
 def workload_values(view: FleetView) -> Iterable[Finding]:
@@ -406,6 +407,7 @@ def fits_capacity(view: FleetView) -> Iterable[Finding]:
             culprit.team_doc.locate(culprit.blame),
             json_path(culprit.blame),
             f"add nodes to {vendor.id}'s pools, or lower replicas or phases",
+            also=_other_uses(need.uses, culprit, vendor),
         )
 
 
@@ -431,7 +433,16 @@ def jobs_queue(view: FleetView) -> Iterable[Finding]:
             f"if the jobs must run side by side, add nodes to {vendor.id}'s pools or lower the "
             "quotas that let them; a queue backend (docs/scheduling.md) orders the wait",
             Severity.WARNING,
+            also=_other_uses([u for u in need.uses if u.at_once], culprit, vendor),
         )
+
+
+def _other_uses(
+    uses: Iterable[Usage], culprit: Usage, vendor: Vendor
+) -> tuple[tuple[Location, str], ...]:
+    """The values lines of the other uses in a sum over capacity, and the vendor's pools."""
+    lines = [(u.team_doc.locate(u.blame), json_path(u.blame)) for u in uses if u is not culprit]
+    return (*dict.fromkeys(lines), *pool_lines(vendor))
 
 
 # ---- rendered pod templates (the logic lives in generator/policy/placement.py) -----------

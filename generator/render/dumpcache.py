@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from generator import __version__
 from generator.values import yamlio
+from generator.values.filecache import write_atomically
 
 FORMAT = f"dump-cache-1/{__version__}"
 FILE_NAME = "dump-cache.json"  # in validate's cache folder
@@ -53,9 +52,7 @@ class DumpCache:
         keep = {k: self.entries[k] for k in sorted(self.used)}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"format": FORMAT, "entries": keep}, fh)
-            os.replace(tmp, self.path)
+            text = json.dumps({"format": FORMAT, "entries": keep})
+            write_atomically(self.path, text.encode("utf-8"))
         except OSError:
             pass  # only costs speed

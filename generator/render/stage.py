@@ -49,7 +49,7 @@ def load_and_check(
     """Load values and run every policy check; raise FindingsError when any is an error.
     `cache_dir` (validate's) keeps what did not change since the last run."""
     loaded = values.load(values_dir, sub(cache_dir, FOLDER), write_cache=write_cache)
-    findings = policy.run_checks(loaded, CheckMemo(sub(cache_dir, MEMO_FOLDER), write_cache))
+    findings = policy.run_checks(loaded, CheckMemo(sub(cache_dir, MEMO_FOLDER), write=write_cache))
     if has_errors(findings):
         raise FindingsError(findings)
     return loaded, sorted_findings(findings)

@@ -65,6 +65,11 @@ def _as_dict(f: Finding) -> dict[str, object]:
     }
     if f.detail:
         out["detail"] = f.detail
+    if f.also:
+        out["also"] = [
+            {"file": at.file, "line": at.line, "column": at.column, "path": path}
+            for at, path in f.also
+        ]
     return out
 
 
@@ -189,7 +194,16 @@ def _finding(item: dict[str, object]) -> Finding:
         layers,
         str(item.get("detail") or ""),
         str(item.get("unit") or ""),
+        _also(item.get("also")),
     )
+
+
+def _also(items: object) -> tuple[tuple[Location, str], ...]:
+    out = []
+    for item in items if isinstance(items, list) else []:
+        where = Location(str(item["file"]), int(str(item["line"])), int(str(item["column"])))
+        out.append((where, str(item.get("path") or "")))
+    return tuple(out)
 
 
 Named = list[tuple[str, dict[str, object]]]  # (where a report came from, its JSON document)

@@ -10,14 +10,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 import posixpath
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from generator.builders.common import Tree
 from generator.delivery.build import folder_index
+from generator.values.filecache import write_atomically
 
 CACHE_FORMAT = "4"  # 4: verdicts keyed by stage name (validate/stages)
 
@@ -90,9 +89,6 @@ class Cache:
         folder = self.folder / key[:2]
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(value, fh)
-            os.replace(tmp, folder / f"{key}.json")
+            write_atomically(folder / f"{key}.json", json.dumps(value).encode("utf-8"))
         except OSError:
             pass  # a cache that cannot be written only costs speed

@@ -127,7 +127,7 @@ def _load(values_dir: Path, cache_dir: Path | None) -> tuple[Values | None, list
         loaded = values.load(values_dir, sub(cache_dir, FOLDER))
     except FindingsError as exc:
         return None, exc.findings
-    return loaded, policy.run_checks(loaded, CheckMemo(sub(cache_dir, MEMO_FOLDER)))
+    return loaded, policy.run_checks(loaded, CheckMemo(sub(cache_dir, MEMO_FOLDER), write=True))
 
 
 def _render(loaded: Values, findings: list[Finding], dumps: DumpCache) -> Rendered | None:

@@ -6,9 +6,8 @@ its data and source map come back from an entry keyed by a SHA-256 of the genera
 Only clean files have entries: a file with findings is parsed and checked every time, so its
 findings are always those of the current code. One edit re-reads one file.
 
-Entries are marshal data (format version 2, which writes equal values as equal bytes and
-builtins only: nothing in an entry can run code), one file each, so a run writes only what
-changed. A run that may write drops the entries it did not use.
+Entries are marshal data (builtins only: nothing in an entry can run code), one file each, so a
+run writes only what changed. A run that may write drops the entries it did not use.
 """
 
 from __future__ import annotations
@@ -64,11 +63,25 @@ def _untable(file: str, rows: list[tuple[Any, int, int]]) -> dict[Any, Location]
     return {path: Location(file, line, column) for path, line, column in rows}
 
 
-class Entries:
-    """A folder of blobs by key, for caches keyed by content: read one entry at a time; a run
-    writes only its new entries and drops those it did not use. No folder: keeps nothing."""
+def write_atomically(path: Path, data: bytes) -> None:
+    """`data` in `path`, whole or not at all (a temporary file beside it, then renamed): a cache
+    entry a killed run half wrote would be read as garbage. OSError when it cannot."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
-    def __init__(self, folder: Path | None, write: bool = True) -> None:
+
+class Entries:
+    """A folder of marshal data by key, for caches keyed by content: read one entry at a time;
+    a run that may `write` saves only its new entries and drops those it did not use. No
+    folder: keeps nothing."""
+
+    def __init__(self, folder: Path | None, write: bool) -> None:
         self.folder = folder
         self.write = write
         self.used: set[str] = set()
@@ -87,7 +100,7 @@ class Entries:
     def put(self, key: str, data: Any) -> None:
         if self.folder is not None:
             self.used.add(key)
-            self.new[key] = marshal.dumps(data, MARSHAL_FORMAT)
+            self.new[key] = marshal.dumps(data)
 
     def save(self) -> None:
         if self.folder is None or not self.write:
@@ -95,13 +108,10 @@ class Entries:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             for key, blob in self.new.items():
-                fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(blob)
-                os.replace(tmp, self.folder / (key + _SUFFIX))
+                write_atomically(self.folder / (key + _SUFFIX), blob)
             for entry in self.folder.iterdir():
                 if entry.name.endswith(_SUFFIX) and entry.name[: -len(_SUFFIX)] not in self.used:
-                    entry.unlink(missing_ok=True)
+                    entry.unlink()
         except OSError:
             pass  # a cache that cannot be written only costs speed
 
@@ -109,8 +119,8 @@ class Entries:
 class FileCache:
     """Clean values files by content; a no-op without a folder."""
 
-    def __init__(self, folder: Path | None, write: bool = True) -> None:
-        self.entries = Entries(folder, write)
+    def __init__(self, folder: Path | None) -> None:
+        self.entries = Entries(folder, write=True)  # load() saves only when it may write
 
     def key(self, kind: str, display: str, raw: bytes) -> str:
         digest = hashlib.sha256(f"{code_digest()}\0{kind}\0{display}\0".encode() + raw)

@@ -9,6 +9,7 @@ import pytest
 
 from generator.values import schema
 from tests.fixtures import FLEET, NVIDIA, cli, render_refused, tree
+from tests.repos import commit_all, init
 
 
 def test_a_warning_in_one_layer_never_hides_an_error_in_another(tmp_path: Path) -> None:
@@ -335,3 +336,27 @@ def test_a_kubernetes_version_without_schemas_is_one_finding_at_its_line(
     assert [line.split(" ")[1] for line in out.splitlines() if line.startswith("values/")] == [
         "VER001"
     ]
+
+
+def test_a_pull_request_sees_a_sum_over_capacity_at_the_line_it_changed(tmp_path: Path) -> None:
+    """8 GPUs, overcommit allowed. The base has ml 8 and b 1; the pull request raises b to 2.
+    CAP001 is at ml's quota (the largest) in a plain run, and at b's line, the one the pull
+    request changed, with --changed-since the base."""
+    repo = init(tmp_path / "fleet")
+    fleet = FLEET + "capacity: {allowOvercommit: true}\n"
+    values = tree(repo, {"fleet.yaml": fleet, "teams/ml.yaml": "quota:\n  nvidia: 8\n"})
+    (values / "teams/b.yaml").write_text("owners: [b@example.com]\nquota:\n  nvidia: 1\n")
+    assert cli("render", "--values", str(values))[0] == 0
+    commit_all(repo, "base")
+    (values / "teams/b.yaml").write_text("owners: [b@example.com]\nquota:\n  nvidia: 2\n")
+    assert cli("render", "--values", str(values))[0] == 0
+    args = ("validate", "--values", str(values), "--no-cache")
+    _, plain = cli(*args)
+    assert "values/teams/ml.yaml:2:11: CAP001 warning: quotas for nvidia" in plain
+    code, changed = cli(*args, "--changed-since", "HEAD")
+    assert code == 0, changed
+    assert "values/teams/b.yaml:3:11: CAP001 warning: quotas for nvidia" in changed
+    assert "values/teams/ml.yaml:2:11: CAP001" not in changed
+    code, refused = cli(*args, "--changed-since", "no-such-branch")
+    assert code == 2
+    assert "'no-such-branch' names no commit" in refused

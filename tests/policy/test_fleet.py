@@ -505,6 +505,29 @@ def test_an_overcommit_ratio_bounds_the_quotas(tmp_path: Path) -> None:
     assert cap001(0) == []
 
 
+def test_a_sum_over_capacity_names_every_other_quota_and_the_pools(tmp_path: Path) -> None:
+    """CAP001 at the largest quota; the other teams' quotas (not one of 0) and each pool are
+    where the sum may be lowered too (and where a pull request's change moves it)."""
+    values_dir = tree(
+        tmp_path,
+        {
+            "vendors/nvidia.yaml": NVIDIA
+            + "  - {name: b, model: A100, devicesPerNode: 4, nodes: [n3]}\n",
+            "teams/ml.yaml": "quota: {nvidia: 8}\n",
+            "teams/b.yaml": "owners: [b@example.com]\nquota: {nvidia: 5}\n",
+            "teams/c.yaml": "quota: {nvidia: 0, ascend: 0}\n",
+        },
+        fleet=PROD_FLEET + "capacity: {allowOvercommit: true}\n",
+    )
+    [found] = [f for f in findings(values_dir) if f.code == "CAP001"]
+    assert (str(found.location), found.path) == ("values/teams/ml.yaml:1:17", "$.quota.nvidia")
+    assert [(str(at), path) for at, path in found.also] == [
+        ("values/teams/b.yaml:2:17", "$.quota.nvidia"),
+        ("values/vendors/nvidia.yaml:2:5", "$.pools[0]"),
+        ("values/vendors/nvidia.yaml:3:5", "$.pools[1]"),
+    ]
+
+
 def test_a_team_quota_above_its_cluster_is_refused_at_its_share(tmp_path: Path) -> None:
     """SPLIT_NVIDIA: 8 GPUs in main, 8 in domestic. 12 in main is more than main holds, though
     the fleet's 16 would."""
@@ -513,6 +536,10 @@ def test_a_team_quota_above_its_cluster_is_refused_at_its_share(tmp_path: Path) 
     found = [f for f in findings(tree(tmp_path, split, fleet=PROD_FLEET)) if f.code == "CAP003"]
     assert [(str(f.location), f.path, f.clusters) for f in found] == [
         ("values/teams/ml.yaml:1:24", "$.quota.nvidia.main", ("prod/main",))
+    ]
+    # main's pool, not domestic's
+    assert [(str(at), path) for at, path in found[0].also] == [
+        ("values/vendors/nvidia.yaml:2:5", "$.pools[0]")
     ]
     assert found[0].message == (
         "team ml: quota of 12 nvidia devices per namespace, but the vendor's pools hold 8 in "

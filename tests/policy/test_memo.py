@@ -8,6 +8,7 @@ unsplit), prod/main and prod/domestic.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from generator.policy import registry
 from generator.policy.checks import run_checks
 from generator.policy.memo import CheckMemo, _finding, _row
 from generator.values import loader
+from generator.values.model import PciModel
 from tests.fixtures import PROD_FLEET, TWO_CLUSTERS, tree
 
 ML = "teams/ml.yaml"
@@ -72,12 +74,15 @@ def test_an_edit_in_one_cluster_checks_that_cluster_and_the_base_only(
 
 
 def test_a_quota_share_is_the_cluster_it_goes_to(values_dir: Path, tmp_path: Path) -> None:
+    """prod/domestic's findings (the job too large for a node) come from the memo."""
     memo = tmp_path / "memo"
+    edit(values_dir, "devices: 2", "devices: 12")
     checked(values_dir, memo)
     edit(values_dir, "nvidia: 4,", "nvidia: 3,")
     views, found = checked(values_dir, memo)
     assert views == ["", "prod/main"]
     assert found == cold(values_dir)
+    assert [f.code for f in found if f.envs == ("prod/domestic",)] == ["MIG004", "MIG005"]
 
 
 def test_a_line_that_moved_checks_every_view_of_the_team(values_dir: Path, tmp_path: Path) -> None:
@@ -102,7 +107,7 @@ def test_the_tools_facts_and_the_checks_chosen_are_part_of_the_key(
     monkeypatch.setattr(memo_module, "salt", lambda: "other schemas")
     assert checked(values_dir, memo)[0] == ["", "prod/main", "prod/domestic"]
     loaded = loader.load(values_dir)
-    fewer = CheckMemo(memo)
+    fewer = CheckMemo(memo, write=True)
     run_checks(loaded, [registry.CHECKS["CAP001"]], fewer)
     assert fewer.checked == ["", "prod/main", "prod/domestic"]
 
@@ -145,5 +150,18 @@ def test_a_finding_keeps_every_field() -> None:
         ("prod/main",),
         "detail",
         "overlays/prod/main/team-ml",
+        ((Location("values/teams/a.yaml", 2, 11), "$.quota.nvidia.main"),),
     )
     assert _finding(_row(f)) == f
+
+
+def test_the_digest_reads_what_a_vendor_holds_in_its_maps(values_dir: Path) -> None:
+    """A PCI model (a dataclass in a map of the vendor) that differs makes another view."""
+    view = loader.load(values_dir).envs["prod/domestic"]
+    [vendor] = view.vendors
+    models = {"MLU370": PciModel(("1200",), ("0370",), "catalog")}
+    other = dataclasses.replace(vendor, pci_models=models)
+    changed = dataclasses.replace(view, vendors=(other,))
+    digest = memo_module._Digests()
+    assert digest.view(changed, ["CAP001"]) != digest.view(view, ["CAP001"])
+    assert digest.view(view, ["CAP001"]) == memo_module._Digests().view(view, ["CAP001"])

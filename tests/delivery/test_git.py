@@ -1,0 +1,57 @@
+"""The lines a pull request changed in the values tree, as real git reports them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.delivery.git import changed_lines
+from generator.errors import UsageError
+from tests.repos import commit_all, init
+
+TEAM = "quota:\n  nvidia: 4\n  ascend: 2\nowners: [a@example.com]\n"
+
+
+@pytest.fixture
+def values_dir(tmp_path: Path) -> Path:
+    """A repository whose values tree (in a sub-folder) has one team and one vendor file."""
+    repo = init(tmp_path / "fleet")
+    values = repo / "values"
+    (values / "teams").mkdir(parents=True)
+    (values / "teams/a.yaml").write_text(TEAM)
+    (values / "vendors").mkdir()
+    (values / "vendors/nvidia.yaml").write_text("pools:\n  - {name: a, nodes: [n1, n2]}\n")
+    (repo / "README.md").write_text("outside the values tree\n")
+    commit_all(repo, "base")
+    return values
+
+
+def test_changed_and_added_lines_are_named_by_the_file_findings_name(values_dir: Path) -> None:
+    (values_dir / "teams/a.yaml").write_text(TEAM.replace("nvidia: 4", "nvidia: 8") + "x: 1\n")
+    assert changed_lines(values_dir, "HEAD") == {"values/teams/a.yaml": {2, 5}}
+
+
+def test_committed_changes_count_against_the_base(values_dir: Path) -> None:
+    """A pull request's commits: HEAD~1 is its base."""
+    (values_dir / "teams/a.yaml").write_text(TEAM.replace("ascend: 2", "ascend: 3"))
+    commit_all(values_dir.parent, "raise ascend")
+    assert changed_lines(values_dir, "HEAD~1") == {"values/teams/a.yaml": {3}}
+    assert changed_lines(values_dir, "HEAD") == {}
+
+
+def test_a_removal_marks_the_lines_around_it(values_dir: Path) -> None:
+    (values_dir / "teams/a.yaml").write_text(TEAM.replace("  ascend: 2\n", ""))
+    assert changed_lines(values_dir, "HEAD") == {"values/teams/a.yaml": {2, 3}}
+
+
+def test_a_new_file_is_changed_on_every_line_and_outside_files_are_not(values_dir: Path) -> None:
+    (values_dir / "teams/b.yaml").write_text("quota:\n  nvidia: 2\n")
+    (values_dir.parent / "README.md").write_text("changed, but not values\n")
+    (values_dir / "vendors/nvidia.yaml").unlink()
+    assert changed_lines(values_dir, "HEAD") == {"values/teams/b.yaml": {1, 2}}
+
+
+def test_a_ref_that_names_no_commit_is_a_usage_error(values_dir: Path) -> None:
+    with pytest.raises(UsageError, match="'origin/nope' names no commit"):
+        changed_lines(values_dir, "origin/nope")
