@@ -6,6 +6,7 @@ from dataclasses import asdict
 from typing import Any
 
 from generator.cluster.simresult import EnvReport, SimulationResult
+from generator.findings import split_layer
 
 
 def _table(rows: list[list[str]]) -> list[str]:
@@ -20,7 +21,8 @@ def _mark(ok: bool) -> str:
 
 
 def env_text(rep: EnvReport) -> str:
-    lines = [f"environment {rep.env}"]
+    env, cluster = split_layer(rep.env)
+    lines = [f"environment {env}" + (f", cluster {cluster}" if cluster else "")]
     lines.append(" nodes: labels and taints as nfd-master set them, against the pool's")
     rows = [["node", "what", "labels", "taints", ""]]
     for n in rep.nodes:

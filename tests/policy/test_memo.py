@@ -112,6 +112,11 @@ def test_the_tools_facts_and_the_checks_chosen_are_part_of_the_key(
     assert fewer.checked == ["", "prod/main", "prod/domestic"]
 
 
+def test_without_a_folder_every_view_is_checked(values_dir: Path) -> None:
+    for _ in range(2):
+        assert checked(values_dir, None) == (["", "prod/main", "prod/domestic"], cold(values_dir))
+
+
 def test_a_run_that_may_not_write_leaves_the_memo_as_it_was(
     values_dir: Path, tmp_path: Path
 ) -> None:
@@ -159,7 +164,8 @@ def test_the_digest_reads_what_a_vendor_holds_in_its_maps(values_dir: Path) -> N
     """A PCI model (a dataclass in a map of the vendor) that differs makes another view."""
     view = loader.load(values_dir).envs["prod/domestic"]
     [vendor] = view.vendors
-    models = {"MLU370": PciModel(("1200",), ("0370",), "catalog")}
+    assert "MLU370" in vendor.pci_models
+    models = {k: PciModel(m.classes, ("ffff",), m.source) for k, m in vendor.pci_models.items()}
     other = dataclasses.replace(vendor, pci_models=models)
     changed = dataclasses.replace(view, vendors=(other,))
     digest = memo_module._Digests()

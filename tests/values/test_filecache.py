@@ -158,3 +158,27 @@ def test_a_load_that_may_not_write_leaves_the_cache_as_it_was(
     values.load(values_tree, cache)  # a load that writes keeps only the entries it used
     assert len(list(cache.iterdir())) == len(FILES)
     assert sorted(cache.iterdir()) != entries
+
+
+def test_an_entry_is_written_whole_beside_its_place_or_not_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The temporary file is in the entry's folder (a rename there is atomic), and a write that
+    fails leaves nothing behind."""
+    renamed: list[tuple[str, str]] = []
+    real = filecache.os.replace
+
+    def spy(src: str, dst: Path) -> None:
+        renamed.append((str(Path(src).parent), str(Path(dst).parent)))
+        real(src, dst)
+
+    monkeypatch.setattr(filecache.os, "replace", spy)
+    target = tmp_path / "entry"
+    filecache.write_atomically(target, b"data")
+    assert target.read_bytes() == b"data"
+    assert renamed == [(str(tmp_path), str(tmp_path))]
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "x").write_text("a folder is in the way")
+    with pytest.raises(OSError):
+        filecache.write_atomically(tmp_path / "taken", b"data")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["entry", "taken"]
