@@ -36,8 +36,9 @@ MARSHAL_FORMAT = 2
 
 @functools.cache
 def code_digest() -> str:
-    """A digest of the generator package's Python sources and the schemas they build: any
-    change to how values are read or checked starts every cache keyed by it afresh."""
+    """A digest of the generator package's files (its code and its data: the vendor catalog,
+    the tools' sources) and the schemas the code builds: any change to how values are read or
+    checked starts every cache keyed by it afresh."""
     digest = hashlib.sha256(__version__.encode())
     package = resources.files("generator")
     todo = [package]
@@ -46,8 +47,9 @@ def code_digest() -> str:
         folder = todo.pop()
         for item in folder.iterdir():
             if item.is_dir():
-                todo.append(item)
-            elif item.name.endswith(".py"):
+                if item.name != "__pycache__":
+                    todo.append(item)
+            else:
                 sources.append(item)
     for item in sorted(sources, key=lambda t: str(t)):
         digest.update(str(item).encode() + b"\0" + item.read_bytes() + b"\0")
