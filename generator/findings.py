@@ -11,6 +11,7 @@ import difflib
 import enum
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 
 class Severity(enum.Enum):
@@ -37,6 +38,20 @@ class Location:
 
 
 @dataclass(frozen=True)
+class Place:
+    """A values line that takes part in a finding: where, its JSON path, and the last line of
+    its value (its own line for a scalar; a block's last)."""
+
+    location: Location
+    path: str
+    last_line: int
+
+    def touched(self, changed: Mapping[str, Collection[int]]) -> bool:
+        lines = changed.get(self.location.file, ())
+        return any(self.location.line <= n <= self.last_line for n in lines)
+
+
+@dataclass(frozen=True)
 class Finding:
     code: str
     message: str
@@ -51,10 +66,24 @@ class Finding:
     detail: str = ""  # more for a program or a log (DRIFT001: the unified diff); not in text
     # The unit whose objects it concerns (overlays/<env>/<unit>), "" for none: JUnit's test case.
     unit: str = ""
-    # Other values lines that take part in the problem, each with its JSON path (every team's
-    # quota in a sum over capacity): where it may be fixed too. A pull request's run anchors
-    # the finding at the one of them it changed (`anchor_at_changes`).
-    also: tuple[tuple[Location, str], ...] = ()
+    # Other values lines that take part in the problem (every team's quota in a sum over
+    # capacity, the vendor's pools): where it may be fixed too. A pull request's run anchors the
+    # finding at the one of them it changed (`anchor_at_changes`).
+    also: tuple[Place, ...] = ()
+    # The last line of the value at `location` when it spans several (a job written as a
+    # block); 0: its own line.
+    last_line: int = 0
+
+    @property
+    def place(self) -> Place:
+        return Place(self.location, self.path, max(self.last_line, self.location.line))
+
+    @classmethod
+    def at(cls, code: str, message: str, place: Place, hint: str = "", **fields: Any) -> Finding:
+        """A finding at `place`: its location, JSON path and extent."""
+        return cls(
+            code, message, place.location, place.path, hint, last_line=place.last_line, **fields
+        )
 
     def at_unit(self, unit: str) -> Finding:
         """This finding, about the objects of `unit`."""
@@ -200,21 +229,30 @@ def merge_layers(
 def anchor_at_changes(
     findings: Iterable[Finding], changed: Mapping[str, Collection[int]]
 ) -> list[Finding]:
-    """Each finding at a line `changed` (file -> changed line numbers, as a pull request's diff
-    gives them) when it is not on one and one of its `also` lines is: a sum over capacity is
-    reported where the pull request raised it, not at whichever team holds the most. The
-    place it had joins `also`."""
+    """Each finding at a place `changed` touched (file -> changed line numbers, as a pull
+    request's diff gives them) when its own place is untouched and one of its `also` places is:
+    a sum over capacity is reported where the pull request raised it, not at whichever team
+    holds the most. The place it had joins `also`."""
     out = []
     for f in findings:
-        if f.location.line in changed.get(f.location.file, ()):
-            out.append(f)
-            continue
-        hit = next((a for a in f.also if a[0].line in changed.get(a[0].file, ())), None)
+        hit = (
+            None
+            if f.place.touched(changed)
+            else next((p for p in f.also if p.touched(changed)), None)
+        )
         if hit is None:
             out.append(f)
             continue
-        rest = tuple(a for a in f.also if a != hit)
-        out.append(replace(f, location=hit[0], path=hit[1], also=((f.location, f.path), *rest)))
+        rest = tuple(p for p in f.also if p != hit)
+        out.append(
+            replace(
+                f,
+                location=hit.location,
+                path=hit.path,
+                last_line=hit.last_line,
+                also=(f.place, *rest),
+            )
+        )
     return out
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from generator.findings import (
     Finding,
     Location,
+    Place,
     Severity,
     anchor_at_changes,
     did_you_mean,
@@ -56,7 +57,8 @@ def test_a_shard_report_rebuilds_each_finding_from_its_fields(tmp_path: Path) ->
         Severity.WARNING,
         ("prod",),
         unit=UNIT,
-        also=((Location("values/teams/b.yaml", 3, 5), "$.quota.nvidia"),),
+        also=(Place(Location("values/teams/b.yaml", 3, 5), "$.quota.nvidia", 3),),
+        last_line=4,
     )
     report = reporter.Report(
         "validate", [odd], {"shard": {"index": 1, "count": 1, "fingerprint": "f", "scope": "s"}}
@@ -122,37 +124,35 @@ def test_did_you_mean_names_the_closest_choice_only_when_it_is_close() -> None:
     assert did_you_mean("hygn", reversed(choices)) == "did you mean 'hygon'?"
 
 
-A = Location("values/teams/a.yaml", 2, 11)
-B = Location("values/teams/b.yaml", 2, 11)
-POOL = Location("values/vendors/nvidia.yaml", 3, 5)
-SUM = Finding(
-    "CAP001",
-    "quotas add up to 12 devices but its pools hold 8",
-    A,
-    "$.quota.nvidia",
-    also=((B, "$.quota.nvidia"), (POOL, "$.pools[0]")),
-)
+A = Place(Location("values/teams/a.yaml", 2, 11), "$.quota.nvidia", 2)
+B = Place(Location("values/teams/b.yaml", 2, 11), "$.quota.nvidia", 2)
+# A pool written as a block: its entry starts on line 3, its nodes end on line 6.
+POOL = Place(Location("values/vendors/nvidia.yaml", 3, 5), "$.pools[0]", 6)
+SUM = Finding.at("CAP001", "quotas add up to 12 devices but its pools hold 8", A, also=(B, POOL))
 
 
 def test_a_sum_is_reported_at_the_line_the_change_made() -> None:
     moved = anchor_at_changes([SUM], {"values/teams/b.yaml": {2}})
-    assert moved == [
-        Finding(
-            "CAP001",
-            SUM.message,
-            B,
-            "$.quota.nvidia",
-            also=((A, "$.quota.nvidia"), (POOL, "$.pools[0]")),
-        )
-    ]
-    # The pool the change shrank, with its own JSON path.
-    shrunk = anchor_at_changes([SUM], {"values/vendors/nvidia.yaml": {3}})
-    assert (shrunk[0].location, shrunk[0].path) == (POOL, "$.pools[0]")
+    assert moved == [Finding.at("CAP001", SUM.message, B, also=(A, POOL))]
+    # The pool the change shrank: a node removed from its block (line 5).
+    [shrunk] = anchor_at_changes([SUM], {"values/vendors/nvidia.yaml": {5}})
+    assert (shrunk.location, shrunk.path, shrunk.last_line) == (POOL.location, "$.pools[0]", 6)
+    assert shrunk.also == (A, B)
 
 
 def test_a_finding_stays_where_it_is_when_the_change_made_that_line_or_none_of_its_lines() -> None:
     both = {"values/teams/a.yaml": {2}, "values/teams/b.yaml": {2}}
     assert anchor_at_changes([SUM], both) == [SUM]
-    elsewhere = {"values/teams/b.yaml": {1, 3}, "values/teams/c.yaml": {2}}
+    elsewhere = {"values/teams/b.yaml": {1, 3}, "values/vendors/nvidia.yaml": {2, 7}}
     assert anchor_at_changes([SUM], elsewhere) == [SUM]
     assert anchor_at_changes([SUM], {}) == [SUM]
+
+
+def test_a_finding_on_a_block_stays_when_the_change_is_inside_it() -> None:
+    """MIG005 at a job written over lines 4-7: a change to its devices (line 6) is a change
+    to it, though another team's quota changed too."""
+    job = Place(Location("values/teams/a.yaml", 4, 5), "$.jobs.train", 7)
+    found = Finding.at("MIG005", "workloads need 9", job, also=(B,))
+    assert found.place == job
+    changed = {"values/teams/a.yaml": {6}, "values/teams/b.yaml": {2}}
+    assert anchor_at_changes([found], changed) == [found]

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.findings import Location
+from generator.findings import Place
 from generator.values.model import FleetView, Team, Vendor
-from generator.values.yamlio import json_path
 
 
 def team_devices(team: Team, vendor_id: str) -> int:
@@ -51,18 +50,14 @@ def quota_totals(view: FleetView) -> list[VendorQuota]:
     ]
 
 
-def quota_line(view: FleetView, team: Team, vendor_id: str) -> tuple[Location, str]:
-    """(where, JSON path) of a team's quota for a vendor in this view: this cluster's share of
-    a quota split by cluster, else the quota."""
+def quota_line(view: FleetView, team: Team, vendor_id: str) -> Place:
+    """Where a team's quota for a vendor is in this view: this cluster's share of a quota split
+    by cluster, else the quota."""
     path: tuple[str, ...] = ("quota", vendor_id)
     share = (*path, view.cluster.name) if view.cluster is not None else path
-    if share in team.doc.values:
-        path = share
-    return team.doc.locate(path), json_path(path)
+    return team.doc.place(share if share in team.doc.values else path)
 
 
-def pool_lines(vendor: Vendor) -> tuple[tuple[Location, str], ...]:
-    """(where, JSON path) of each of the vendor's pools in this view: where capacity is set."""
-    return tuple(
-        (vendor.doc.locate(("pools", p.index)), f"$.pools[{p.index}]") for p in vendor.pools
-    )
+def pool_lines(vendor: Vendor) -> tuple[Place, ...]:
+    """Where each of the vendor's pools in this view is written: where its capacity is set."""
+    return tuple(vendor.doc.place(("pools", p.index)) for p in vendor.pools)

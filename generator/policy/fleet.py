@@ -44,7 +44,6 @@ def quota_capacity(view: FleetView) -> Iterable[Finding]:
             continue
         team, _ = max(parts, key=lambda p: (p[1], p[0].name))
         detail = ", ".join(f"{t.name} {n}" for t, n in parts)
-        where, path = quota_line(view, team, vendor.id)
         others = [quota_line(view, t, vendor.id) for t, n in parts if n and t is not team]
         message = (
             f"quotas for {vendor.id} ({vendor.resource_name}) add up to {total} devices "
@@ -52,7 +51,14 @@ def quota_capacity(view: FleetView) -> Iterable[Finding]:
         )
         suffix, hint, severity = _overcommit_verdict(view, vendor.capacity, total)
         also = (*others, *pool_lines(vendor))
-        yield Finding("CAP001", message + suffix, where, path, hint, severity, also=also)
+        yield Finding.at(
+            "CAP001",
+            message + suffix,
+            quota_line(view, team, vendor.id),
+            hint,
+            severity=severity,
+            also=also,
+        )
 
 
 def _overcommit_verdict(view: FleetView, capacity: int, total: int) -> tuple[str, str, Severity]:
@@ -92,14 +98,12 @@ def team_quota_capacity(view: FleetView) -> Iterable[Finding]:
             quota = team.quota.get(vendor.id, 0)
             if quota <= vendor.capacity:
                 continue
-            where, path = quota_line(view, team, vendor.id)
-            yield Finding(
+            yield Finding.at(
                 "CAP003",
                 f"team {team.name}: quota of {quota} {vendor.id} devices per namespace, but "
                 f"the vendor's pools hold {vendor.capacity}"
                 + (f" in cluster {view.cluster.name!r}" if view.cluster else ""),
-                where,
-                path,
+                quota_line(view, team, vendor.id),
                 f"lower it to at most {vendor.capacity}, or add nodes to {vendor.id}'s pools",
                 also=pool_lines(vendor),
             )

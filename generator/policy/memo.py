@@ -19,12 +19,11 @@ import functools
 import hashlib
 import marshal
 from collections.abc import Callable, Iterable
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from generator import toolchain
-from generator.findings import Finding, Location, Severity
+from generator.findings import Finding, Location, Place, Severity
 from generator.values.filecache import MARSHAL_FORMAT, Entries, code_digest
 from generator.values.merge import Doc
 from generator.values.model import FleetView
@@ -34,13 +33,10 @@ FOLDER = "checks"  # under validate's cache folder
 
 @functools.cache
 def salt() -> str:
-    """What checks read besides the view and the code: the Kubernetes versions whose schemas
-    are laid out (VER001), and the kubernetes-validate schemas the pod checks use (POD001-005)."""
-    try:
-        validate_schemas = metadata.version("kubernetes-validate")
-    except metadata.PackageNotFoundError:
-        validate_schemas = ""
-    return "\0".join([code_digest(), validate_schemas, *toolchain.k8s_schema_versions()])
+    """What checks read besides the view: the code and the libraries it runs
+    (filecache.code_digest), and the Kubernetes versions whose schemas the tools folder has
+    laid out (VER001)."""
+    return "\0".join([code_digest(), *toolchain.k8s_schema_versions()])
 
 
 _PLAIN = frozenset({str, int, float, bool, type(None)})
@@ -72,8 +68,10 @@ class _Digests:
     def canon(self, obj: Any) -> Any:
         """`obj` as builtins only: a dataclass as its class name and fields, a Doc as its data,
         the digests of its location tables and its sources; containers of plain values as they
-        are (marshal writes them as they are). Every field has one type, so a dict and a tuple
-        never stand in the same place and need no tag to tell them apart."""
+        are (marshal writes them as they are). A field of the model holds one kind of container,
+        so a dict and a list need no tag to tell them apart there; inside values of any shape
+        (an exporter's settings) two shapes could give one form, but those values also reach
+        the digest whole, as their Doc's data."""
         kind: type = type(obj)
         if kind in _PLAIN:
             return obj
@@ -97,17 +95,28 @@ class _Digests:
 
 def _row(f: Finding) -> tuple[Any, ...]:
     loc = f.location
-    also = [(a.file, a.line, a.column, path) for a, path in f.also]
+    also = [(p.location.file, p.location.line, p.location.column, p.path, p.last_line)
+            for p in f.also]  # fmt: skip
     return (f.code, f.message, loc.file, loc.line, loc.column, f.path, f.hint, f.severity.value,
-            f.envs, f.detail, f.unit, also)  # fmt: skip
+            f.envs, f.detail, f.unit, also, f.last_line)  # fmt: skip
 
 
 def _finding(row: tuple[Any, ...]) -> Finding:
-    code, message, file, line, column, path, hint, severity, envs, detail, unit, also = row
+    code, message, file, line, column, path, hint, severity, envs, detail, unit, also, last = row
     where = Location(file, line, column)
-    others = tuple((Location(a, b, c), p) for a, b, c, p in also)
+    others = tuple(Place(Location(a, b, c), p, n) for a, b, c, p, n in also)
     return Finding(
-        code, message, where, path, hint, Severity(severity), tuple(envs), detail, unit, others
+        code,
+        message,
+        where,
+        path,
+        hint,
+        Severity(severity),
+        tuple(envs),
+        detail,
+        unit,
+        others,
+        last,
     )
 
 

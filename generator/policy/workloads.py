@@ -13,7 +13,7 @@ from generator.builders.workloads import (
     team_objects,
     workload_mounts,
 )
-from generator.findings import Finding, Location, Severity, did_you_mean
+from generator.findings import Finding, Place, Severity, did_you_mean
 from generator.policy.capacity import pool_lines
 from generator.policy.checks import EITHER, WARNING, Check, CheckFn
 from generator.policy.manifest import pod_annotation_allowed, production
@@ -399,13 +399,12 @@ def fits_capacity(view: FleetView) -> Iterable[Finding]:
         if need is None or need.needed <= vendor.capacity:
             continue
         culprit = max(need.uses, key=lambda u: u.needed)
-        yield Finding(
+        yield Finding.at(
             "MIG005",
             f"workloads need {need.needed} {vendor.id} devices ({need.services} for services, "
             f"{need.largest_job} for the largest job) but its pools hold "
             f"{vendor.capacity}",
-            culprit.team_doc.locate(culprit.blame),
-            json_path(culprit.blame),
+            culprit.team_doc.place(culprit.blame),
             f"add nodes to {vendor.id}'s pools, or lower replicas or phases",
             also=_other_uses(need.uses, culprit, vendor),
         )
@@ -423,26 +422,23 @@ def jobs_queue(view: FleetView) -> Iterable[Finding]:
             continue  # no workloads, MIG005 already, or everything fits side by side
         culprit = max(need.uses, key=lambda u: (u.at_once, u.namespace))
         teams = ", ".join(f"{u.namespace} {u.at_once}" for u in need.uses if u.at_once)
-        yield Finding(
+        yield Finding.at(
             "MIG007",
             f"with every team's jobs running up to its quota, workloads hold {need.at_once} "
             f"{vendor.id} devices at once ({need.services} for services, {need.jobs} for jobs; "
             f"{teams}) but its pools hold {vendor.capacity}: teams' jobs wait for each other",
-            culprit.team_doc.locate(culprit.blame),
-            json_path(culprit.blame),
+            culprit.team_doc.place(culprit.blame),
             f"if the jobs must run side by side, add nodes to {vendor.id}'s pools or lower the "
             "quotas that let them; a queue backend (docs/scheduling.md) orders the wait",
-            Severity.WARNING,
+            severity=Severity.WARNING,
             also=_other_uses([u for u in need.uses if u.at_once], culprit, vendor),
         )
 
 
-def _other_uses(
-    uses: Iterable[Usage], culprit: Usage, vendor: Vendor
-) -> tuple[tuple[Location, str], ...]:
-    """The values lines of the other uses in a sum over capacity, and the vendor's pools."""
-    lines = [(u.team_doc.locate(u.blame), json_path(u.blame)) for u in uses if u is not culprit]
-    return (*dict.fromkeys(lines), *pool_lines(vendor))
+def _other_uses(uses: Iterable[Usage], culprit: Usage, vendor: Vendor) -> tuple[Place, ...]:
+    """Where the other uses in a sum over capacity are written, and the vendor's pools."""
+    places = [u.team_doc.place(u.blame) for u in uses if u is not culprit]
+    return (*dict.fromkeys(places), *pool_lines(vendor))
 
 
 # ---- rendered pod templates (the logic lives in generator/policy/placement.py) -----------

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from generator.errors import GeneratorError
-from generator.findings import Finding, Location, Severity, sorted_findings, split_layer
+from generator.findings import Finding, Location, Place, Severity, sorted_findings, split_layer
 
 
 @dataclass
@@ -66,11 +66,21 @@ def _as_dict(f: Finding) -> dict[str, object]:
     if f.detail:
         out["detail"] = f.detail
     if f.also:
-        out["also"] = [
-            {"file": at.file, "line": at.line, "column": at.column, "path": path}
-            for at, path in f.also
-        ]
+        out["also"] = [_place(p) for p in f.also]
+    if f.last_line:
+        out["last_line"] = f.last_line
     return out
+
+
+def _place(p: Place) -> dict[str, object]:
+    where = p.location
+    return {
+        "file": where.file,
+        "line": where.line,
+        "column": where.column,
+        "path": p.path,
+        "last_line": p.last_line,
+    }
 
 
 def as_json(report: Report, out: TextIO) -> None:
@@ -195,14 +205,15 @@ def _finding(item: dict[str, object]) -> Finding:
         str(item.get("detail") or ""),
         str(item.get("unit") or ""),
         _also(item.get("also")),
+        int(str(item.get("last_line") or 0)),
     )
 
 
-def _also(items: object) -> tuple[tuple[Location, str], ...]:
+def _also(items: object) -> tuple[Place, ...]:
     out = []
     for item in items if isinstance(items, list) else []:
         where = Location(str(item["file"]), int(str(item["line"])), int(str(item["column"])))
-        out.append((where, str(item.get("path") or "")))
+        out.append(Place(where, str(item.get("path") or ""), int(str(item["last_line"]))))
     return tuple(out)
 
 

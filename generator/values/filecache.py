@@ -18,7 +18,7 @@ import json
 import marshal
 import os
 import tempfile
-from importlib import resources
+from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,17 @@ from generator.values import schema
 from generator.values.yamlio import SourceMap
 
 FOLDER = "values"  # under validate's cache folder
+# The libraries whose versions decide what a values file parses to and what the checks find:
+# the YAML parser, JSON Schema and its ECMA-262 patterns, Grafana's dashboard builders, and the
+# Kubernetes schemas the pod checks validate with.
+DEPENDENCIES = (
+    "pyyaml",
+    "jsonschema",
+    "referencing",
+    "regress",
+    "grafana-foundation-sdk",
+    "kubernetes-validate",
+)
 _SUFFIX = ".marshal"
 # marshal's format 2: no references between objects (3 added them), so equal data gives equal
 # bytes whichever objects happen to be shared
@@ -54,6 +65,11 @@ def code_digest() -> str:
     for item in sorted(sources, key=lambda t: str(t)):
         digest.update(str(item).encode() + b"\0" + item.read_bytes() + b"\0")
     digest.update(json.dumps(schema.SCHEMAS, sort_keys=True).encode())
+    for dist in DEPENDENCIES:
+        try:
+            digest.update(f"{dist}=={metadata.version(dist)}\0".encode())
+        except metadata.PackageNotFoundError:
+            digest.update(f"{dist} missing\0".encode())
     return digest.hexdigest()
 
 

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.findings import Location
-from generator.values.yamlio import SourceMap, YamlPath
+from generator.findings import Location, Place
+from generator.values.yamlio import SourceMap, YamlPath, json_path
 
 
 @dataclass
@@ -66,6 +66,19 @@ class Doc:
         if self.sources:
             return Location(self.sources[0], 1, 1)
         return self.locate(())
+
+    def place(self, path: YamlPath) -> Place:
+        """Where `path` is written, with the last line of its value (a pool written as a block
+        spans its lines): a change on any of them is a change to it."""
+        where = self.locate(path)
+        n = len(path)
+        lines = [
+            loc.line
+            for table in (self.values, self.keys)
+            for p, loc in table.items()
+            if p[:n] == path and loc.file == where.file
+        ]
+        return Place(where, json_path(path), max([where.line, *lines]))
 
     def get(self, *path: str | int, default: Any = None) -> Any:
         node: Any = self.data

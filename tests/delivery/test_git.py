@@ -8,7 +8,7 @@ import pytest
 
 from generator.delivery.git import changed_lines
 from generator.errors import UsageError
-from tests.repos import commit_all, init
+from tests.repos import commit_all, git, init
 
 TEAM = "quota:\n  nvidia: 4\n  ascend: 2\nowners: [a@example.com]\n"
 
@@ -55,3 +55,40 @@ def test_a_new_file_is_changed_on_every_line_and_outside_files_are_not(values_di
 def test_a_ref_that_names_no_commit_is_a_usage_error(values_dir: Path) -> None:
     with pytest.raises(UsageError, match="'origin/nope' names no commit"):
         changed_lines(values_dir, "origin/nope")
+
+
+def test_the_values_folder_may_be_the_current_one(
+    values_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--values .`: files are named as the loader names them then (teams/a.yaml)."""
+    (values_dir / "teams/a.yaml").write_text(TEAM.replace("nvidia: 4", "nvidia: 8"))
+    monkeypatch.chdir(values_dir)
+    assert changed_lines(Path("."), "HEAD") == {"teams/a.yaml": {2}}
+
+
+def test_the_diff_does_not_follow_the_users_git_configuration(values_dir: Path) -> None:
+    """No prefixes, rename detection: a renamed team file is a new team, every line of it."""
+    repo = values_dir.parent
+    git(repo, "config", "diff.noprefix", "true")
+    git(repo, "config", "diff.renames", "true")
+    (values_dir / "teams/a.yaml").rename(values_dir / "teams/c.yaml")
+    git(repo, "add", "-A")
+    assert changed_lines(values_dir, "HEAD") == {"values/teams/c.yaml": {1, 2, 3, 4}}
+
+
+def test_a_branch_is_compared_with_where_it_left_its_base(values_dir: Path) -> None:
+    """main moved on after the branch left it: only the branch's own change counts."""
+    repo = values_dir.parent
+    git(repo, "checkout", "-q", "-b", "pr")
+    (values_dir / "teams/a.yaml").write_text(TEAM.replace("ascend: 2", "ascend: 3"))
+    commit_all(repo, "the pull request")
+    git(repo, "checkout", "-q", "main")
+    (values_dir / "vendors/nvidia.yaml").write_text("pools: []\n")
+    commit_all(repo, "main moves on")
+    git(repo, "checkout", "-q", "pr")
+    assert changed_lines(values_dir, "main") == {"values/teams/a.yaml": {3}}
+
+
+def test_an_untracked_entry_that_cannot_be_read_is_left_to_the_loader(values_dir: Path) -> None:
+    (values_dir / "teams/gone.yaml").symlink_to(values_dir / "nowhere.yaml")
+    assert changed_lines(values_dir, "HEAD") == {}

@@ -512,7 +512,7 @@ def test_a_sum_over_capacity_names_every_other_quota_and_the_pools(tmp_path: Pat
         tmp_path,
         {
             "vendors/nvidia.yaml": NVIDIA
-            + "  - {name: b, model: A100, devicesPerNode: 4, nodes: [n3]}\n",
+            + "  - name: b\n    model: A100\n    devicesPerNode: 4\n    nodes: [n3]\n",
             "teams/ml.yaml": "quota: {nvidia: 8}\n",
             "teams/b.yaml": "owners: [b@example.com]\nquota: {nvidia: 5}\n",
             "teams/c.yaml": "quota: {nvidia: 0, ascend: 0}\n",
@@ -521,10 +521,10 @@ def test_a_sum_over_capacity_names_every_other_quota_and_the_pools(tmp_path: Pat
     )
     [found] = [f for f in findings(values_dir) if f.code == "CAP001"]
     assert (str(found.location), found.path) == ("values/teams/ml.yaml:1:17", "$.quota.nvidia")
-    assert [(str(at), path) for at, path in found.also] == [
-        ("values/teams/b.yaml:2:17", "$.quota.nvidia"),
-        ("values/vendors/nvidia.yaml:2:5", "$.pools[0]"),
-        ("values/vendors/nvidia.yaml:3:5", "$.pools[1]"),
+    assert [(str(p.location), p.path, p.last_line) for p in found.also] == [
+        ("values/teams/b.yaml:2:17", "$.quota.nvidia", 2),
+        ("values/vendors/nvidia.yaml:2:5", "$.pools[0]", 2),
+        ("values/vendors/nvidia.yaml:3:5", "$.pools[1]", 6),  # a block: lines 3 to 6
     ]
 
 
@@ -538,8 +538,8 @@ def test_a_team_quota_above_its_cluster_is_refused_at_its_share(tmp_path: Path) 
         ("values/teams/ml.yaml:1:24", "$.quota.nvidia.main", ("prod/main",))
     ]
     # main's pool, not domestic's
-    assert [(str(at), path) for at, path in found[0].also] == [
-        ("values/vendors/nvidia.yaml:2:5", "$.pools[0]")
+    assert [(str(p.location), p.path, p.last_line) for p in found[0].also] == [
+        ("values/vendors/nvidia.yaml:2:5", "$.pools[0]", 2)
     ]
     assert found[0].message == (
         "team ml: quota of 12 nvidia devices per namespace, but the vendor's pools hold 8 in "

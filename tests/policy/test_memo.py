@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.findings import Finding, Location, Severity
+from generator.findings import Finding, Location, Place, Severity
 from generator.policy import memo as memo_module
 from generator.policy import registry
 from generator.policy.checks import run_checks
@@ -155,7 +155,8 @@ def test_a_finding_keeps_every_field() -> None:
         ("prod/main",),
         "detail",
         "overlays/prod/main/team-ml",
-        ((Location("values/teams/a.yaml", 2, 11), "$.quota.nvidia.main"),),
+        (Place(Location("values/teams/a.yaml", 2, 11), "$.quota.nvidia.main", 2),),
+        9,
     )
     assert _finding(_row(f)) == f
 

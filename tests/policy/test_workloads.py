@@ -724,9 +724,9 @@ def test_a_fleet_over_a_vendors_capacity_is_reported_at_the_largest_use(usage: V
     assert list(workloads.fits_capacity(usage.base)) == []
     # Team a's services, the other part of the sum, and the pool.
     [found] = workloads.fits_capacity(usage.envs["prod"])
-    assert [(str(at), path) for at, path in found.also] == [
-        ("values/teams/a.yaml:15:26", "$.services.s.tracks.nvidia.replicas"),
-        ("values/vendors/nvidia.yaml:2:5", "$.pools[0]"),
+    assert [(str(p.location), p.path, p.last_line) for p in found.also] == [
+        ("values/teams/a.yaml:15:26", "$.services.s.tracks.nvidia.replicas", 15),
+        ("values/vendors/nvidia.yaml:2:5", "$.pools[0]", 2),
     ]
 
 
@@ -761,10 +761,10 @@ def test_jobs_of_different_teams_run_side_by_side(tmp_path: Path) -> None:
         "once (0 for services, 12 for jobs; a 4, b 4, c 4) but its pools hold 8: teams' jobs "
         "wait for each other"
     )
-    assert [(str(at), path) for at, path in finding.also] == [
-        ("values/teams/a.yaml:4:5", "$.jobs.j0"),
-        ("values/teams/b.yaml:4:5", "$.jobs.j0"),
-        ("values/vendors/nvidia.yaml:2:5", "$.pools[0]"),
+    assert [(str(p.location), p.path, p.last_line) for p in finding.also] == [
+        ("values/teams/a.yaml:4:5", "$.jobs.j0", 6),
+        ("values/teams/b.yaml:4:5", "$.jobs.j0", 6),
+        ("values/vendors/nvidia.yaml:2:5", "$.pools[0]", 2),
     ]
 
 
