@@ -17,6 +17,7 @@ from tests.fixtures import (
     PROD_FLEET,
     SPLIT_NVIDIA,
     TWO_CLUSTERS,
+    TWO_CLUSTERS_ML,
     findings,
     lines,
     tree,
@@ -545,6 +546,18 @@ def test_a_team_quota_above_its_cluster_is_refused_at_its_share(tmp_path: Path) 
         "team ml: quota of 12 nvidia devices per namespace, but the vendor's pools hold 8 in "
         "cluster 'main'"
     )
+
+
+def test_a_quota_not_split_is_refused_at_the_quota_in_its_one_cluster(tmp_path: Path) -> None:
+    """TWO_CLUSTERS: NVIDIA only in main (8 GPUs); ml's 9, one number, is refused there, at the
+    quota itself (no share to point at). (The base layer, all clusters' pools together, says
+    so too.)"""
+    team = TWO_CLUSTERS_ML.replace("nvidia: 4,", "nvidia: 9,")
+    values_dir = tree(tmp_path, {**TWO_CLUSTERS, "teams/ml.yaml": team}, fleet=PROD_FLEET)
+    found = [f for f in findings(values_dir) if f.code == "CAP003" and f.clusters]
+    assert [(str(f.location), f.path, f.clusters) for f in found] == [
+        ("values/teams/ml.yaml:1:17", "$.quota.nvidia", ("prod/main",))
+    ]
 
 
 # ---- RES002 (shared_quota)

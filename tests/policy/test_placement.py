@@ -764,3 +764,68 @@ def test_a_trainjob_carries_its_patch_templates_with_the_trainers_image_and_reso
     assert list(pod_templates(obj)) == [PodTemplate(where, spec, {"app": "w"})]
     # another group's TrainJob is not Trainer's
     assert list(pod_templates({**obj, "apiVersion": "example.com/v1"})) == []
+
+
+# ---- the pod templates of each workload kind
+
+
+def _pod(name: str) -> dict[str, Any]:
+    return {"metadata": {"labels": {"role": name}}, "spec": {"containers": [{"name": name}]}}
+
+
+def _found(obj: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(t.where, t.spec["containers"][0]["name"], t.labels) for t in pod_templates(obj)]
+
+
+def test_a_leader_worker_set_gives_its_leader_template_when_it_has_one_and_its_worker() -> None:
+    where = "$.spec.leaderWorkerTemplate"
+    group = {"leaderTemplate": _pod("leader"), "workerTemplate": _pod("worker")}
+    lws = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet"}
+    assert _found({**lws, "spec": {"leaderWorkerTemplate": group}}) == [
+        (f"{where}.leaderTemplate.spec", "leader", {"role": "leader"}),
+        (f"{where}.workerTemplate.spec", "worker", {"role": "worker"}),
+    ]
+    only = {"workerTemplate": _pod("worker")}
+    assert _found({**lws, "spec": {"leaderWorkerTemplate": only}}) == [
+        (f"{where}.workerTemplate.spec", "worker", {"role": "worker"})
+    ]
+    # The same shape under another API group is no LeaderWorkerSet.
+    other = {"apiVersion": "example.com/v1", "kind": "LeaderWorkerSet"}
+    assert _found({**other, "spec": {"leaderWorkerTemplate": group}}) == []
+
+
+def test_a_job_set_gives_each_replicated_jobs_pod_template() -> None:
+    jobs = [{"template": {"spec": {"template": _pod(n)}}} for n in ("driver", "workers")]
+    jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet"}
+    assert _found({**jobset, "spec": {"replicatedJobs": jobs}}) == [
+        ("$.spec.replicatedJobs[0].template.spec.template.spec", "driver", {"role": "driver"}),
+        ("$.spec.replicatedJobs[1].template.spec.template.spec", "workers", {"role": "workers"}),
+    ]
+    # Its API group with another kind, or its kind in another group, is not one.
+    assert _found({**jobset, "kind": "Other", "spec": {"replicatedJobs": jobs}}) == []
+    assert _found({"apiVersion": "x/v1", "kind": "JobSet", "spec": {"replicatedJobs": jobs}}) == []
+
+
+def test_a_train_job_gives_its_runtime_patches_templates_with_the_trainers_image() -> None:
+    node = {"metadata": {}, "spec": {"containers": [{"name": "node"}, {"name": "side"}]}}
+    patch = {
+        "trainingRuntimeSpec": {
+            "template": {"spec": {"replicatedJobs": [{"template": {"spec": {"template": node}}}]}}
+        }
+    }
+    spec = {
+        "trainer": {"image": "r/t:cuda", "resourcesPerNode": {"limits": {"nvidia.com/gpu": 8}}},
+        "runtimePatches": [patch],
+    }
+    trainjob = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "spec": spec}
+    [found] = pod_templates(trainjob)
+    assert found.where == (
+        "$.spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0]"
+        ".template.spec.template.spec"
+    )
+    assert found.spec["containers"] == [
+        {"name": "node", "image": "r/t:cuda", "resources": {"limits": {"nvidia.com/gpu": 8}}},
+        {"name": "side"},
+    ]
+    assert list(pod_templates({**trainjob, "kind": "Other"})) == []
+    assert list(pod_templates({**trainjob, "apiVersion": "x/v1"})) == []
