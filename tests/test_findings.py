@@ -57,6 +57,7 @@ def test_a_shard_report_rebuilds_each_finding_from_its_fields(tmp_path: Path) ->
         Severity.WARNING,
         ("prod",),
         unit=UNIT,
+        detail="more for a program",
         also=(Place(Location("values/teams/b.yaml", 3, 5), "$.quota.nvidia", 3),),
         last_line=4,
     )
@@ -128,12 +129,15 @@ A = Place(Location("values/teams/a.yaml", 2, 11), "$.quota.nvidia", 2)
 B = Place(Location("values/teams/b.yaml", 2, 11), "$.quota.nvidia", 2)
 # A pool written as a block: its entry starts on line 3, its nodes end on line 6.
 POOL = Place(Location("values/vendors/nvidia.yaml", 3, 5), "$.pools[0]", 6)
-SUM = Finding.at("CAP001", "quotas add up to 12 devices but its pools hold 8", A, also=(B, POOL))
+SUM = Finding.at(
+    "CAP001", "quotas add up to 12 devices but its pools hold 8", A, "lower one", also=(B, POOL)
+)
 
 
 def test_a_sum_is_reported_at_the_line_the_change_made() -> None:
     moved = anchor_at_changes([SUM], {"values/teams/b.yaml": {2}})
-    assert moved == [Finding.at("CAP001", SUM.message, B, also=(A, POOL))]
+    assert moved == [Finding.at("CAP001", SUM.message, B, "lower one", also=(A, POOL))]
+    assert moved[0].hint == "lower one"
     # The pool the change shrank: a node removed from its block (line 5).
     [shrunk] = anchor_at_changes([SUM], {"values/vendors/nvidia.yaml": {5}})
     assert (shrunk.location, shrunk.path, shrunk.last_line) == (POOL.location, "$.pools[0]", 6)
@@ -143,6 +147,13 @@ def test_a_sum_is_reported_at_the_line_the_change_made() -> None:
 def test_a_finding_stays_where_it_is_when_the_change_made_that_line_or_none_of_its_lines() -> None:
     both = {"values/teams/a.yaml": {2}, "values/teams/b.yaml": {2}}
     assert anchor_at_changes([SUM], both) == [SUM]
+    other = Finding("NAME001", "a name", Location("values/teams/x.yaml"))
+    moved = Finding.at("CAP001", SUM.message, B, "lower one", also=(A, POOL))
+    assert anchor_at_changes([other, SUM, other], {"values/teams/b.yaml": {2}}) == [
+        other,
+        moved,
+        other,
+    ]
     elsewhere = {"values/teams/b.yaml": {1, 3}, "values/vendors/nvidia.yaml": {2, 7}}
     assert anchor_at_changes([SUM], elsewhere) == [SUM]
     assert anchor_at_changes([SUM], {}) == [SUM]

@@ -18,7 +18,7 @@ from generator.cli.options import (
     values_option,
 )
 from generator.cluster import dryrun
-from generator.delivery import git
+from generator.delivery.changes import changed_lines
 from generator.errors import UsageError
 from generator.findings import Finding, anchor_at_changes
 from generator.findings import sorted_findings as sort_findings
@@ -128,7 +128,7 @@ def validate(
         raise UsageError("--local-apiserver and --kubeconfig exclude each other")
 
     # Read before the run: a ref that names no commit is a usage error, not a late surprise.
-    changed = git.changed_lines(values_dir, changed_since) if changed_since else None
+    changed = changed_lines(values_dir, changed_since) if changed_since else None
     home = beside(values_dir)
     if not no_cache and cache_dir is None:
         cache_dir = home / ".cache" / "validate"

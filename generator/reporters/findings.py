@@ -213,7 +213,7 @@ def _also(items: object) -> tuple[Place, ...]:
     out = []
     for item in items if isinstance(items, list) else []:
         where = Location(str(item["file"]), int(str(item["line"])), int(str(item["column"])))
-        out.append(Place(where, str(item.get("path") or ""), int(str(item["last_line"]))))
+        out.append(Place(where, str(item["path"]), int(str(item["last_line"]))))
     return tuple(out)
 
 

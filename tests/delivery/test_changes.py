@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.delivery.git import changed_lines
+from generator.delivery.changes import changed_lines
 from generator.errors import UsageError
 from tests.repos import commit_all, git, init
 
@@ -77,18 +77,44 @@ def test_the_diff_does_not_follow_the_users_git_configuration(values_dir: Path) 
 
 
 def test_a_branch_is_compared_with_where_it_left_its_base(values_dir: Path) -> None:
-    """main moved on after the branch left it: only the branch's own change counts."""
+    """The base moved on after the branch left it: only the branch's own change counts. (A
+    branch name of this repository only: git runs in it.)"""
     repo = values_dir.parent
-    git(repo, "checkout", "-q", "-b", "pr")
+    git(repo, "branch", "base-of-the-pr")
+    git(repo, "checkout", "-q", "-b", "the-pr")
     (values_dir / "teams/a.yaml").write_text(TEAM.replace("ascend: 2", "ascend: 3"))
     commit_all(repo, "the pull request")
-    git(repo, "checkout", "-q", "main")
+    git(repo, "checkout", "-q", "base-of-the-pr")
     (values_dir / "vendors/nvidia.yaml").write_text("pools: []\n")
-    commit_all(repo, "main moves on")
-    git(repo, "checkout", "-q", "pr")
-    assert changed_lines(values_dir, "main") == {"values/teams/a.yaml": {3}}
+    commit_all(repo, "the base moves on")
+    git(repo, "checkout", "-q", "the-pr")
+    assert changed_lines(values_dir, "base-of-the-pr") == {"values/teams/a.yaml": {3}}
+
+
+def test_a_base_with_no_history_in_common_is_compared_as_it_is(values_dir: Path) -> None:
+    repo = values_dir.parent
+    git(repo, "checkout", "-q", "--orphan", "unrelated")
+    (values_dir / "teams/a.yaml").write_text(TEAM.replace("nvidia: 4", "nvidia: 1"))
+    commit_all(repo, "another history")
+    git(repo, "checkout", "-q", "-f", "main")
+    assert changed_lines(values_dir, "unrelated") == {"values/teams/a.yaml": {2}}
 
 
 def test_an_untracked_entry_that_cannot_be_read_is_left_to_the_loader(values_dir: Path) -> None:
-    (values_dir / "teams/gone.yaml").symlink_to(values_dir / "nowhere.yaml")
-    assert changed_lines(values_dir, "HEAD") == {}
+    """A link to nothing (listed first) is skipped; the file after it still counts, every line
+    of it whatever its bytes, the last without its newline too. An ignored file is not one."""
+    (values_dir / "teams/a-gone.yaml").symlink_to(values_dir / "nowhere.yaml")
+    (values_dir / "teams/b.yaml").write_bytes(b"quota:\n  nvidia: \xff\n  ascend: 1")
+    (values_dir / ".gitignore").write_text("*.bak\n")
+    (values_dir / "teams/c.yaml.bak").write_text("ignored\n")
+    assert changed_lines(values_dir, "HEAD") == {
+        "values/teams/b.yaml": {1, 2, 3},
+        "values/.gitignore": {1},
+    }
+
+
+def test_a_name_with_a_space_is_named_whole(values_dir: Path) -> None:
+    (values_dir / "teams/a b.yaml").write_text("quota: {}\n")
+    commit_all(values_dir.parent, "a team with a space in its name")
+    (values_dir / "teams/a b.yaml").write_text("quota: {nvidia: 1}\n")
+    assert changed_lines(values_dir, "HEAD") == {"values/teams/a b.yaml": {1}}
