@@ -159,6 +159,11 @@ def test_a_finding_stays_where_it_is_when_the_change_made_that_line_or_none_of_i
     assert anchor_at_changes([SUM], {}) == [SUM]
 
 
+def test_a_finding_at_a_place_has_no_hint_unless_given() -> None:
+    found = Finding.at("CAP001", "m", A)
+    assert (found.location, found.path, found.hint, found.last_line) == (A.location, A.path, "", 2)
+
+
 def test_a_finding_on_a_block_stays_when_the_change_is_inside_it() -> None:
     """MIG005 at a job written over lines 4-7: a change to its devices (line 6) is a change
     to it, though another team's quota changed too."""
