@@ -187,7 +187,7 @@ def test_kueue_admits_what_its_cluster_queue_holds_and_says_why_not_at_the_value
     monkeypatch.setattr(
         stage.policy,
         "run_checks",
-        lambda loaded: [f for f in checks(loaded) if f.code not in RENDER_RULES],
+        lambda loaded, memo=None: [f for f in checks(loaded, memo) if f.code not in RENDER_RULES],
     )
 
     result = simulate(values, None, lambda: contextlib.nullcontext(cluster))
@@ -383,7 +383,9 @@ def test_kueue_admits_a_jobset_whole_and_one_larger_than_the_queue_waits(
     monkeypatch.setattr(
         stage.policy,
         "run_checks",
-        lambda loaded: [f for f in checks(loaded) if f.code not in RENDER_RULES | {"MIG005"}],
+        lambda loaded, memo=None: [
+            f for f in checks(loaded, memo) if f.code not in RENDER_RULES | {"MIG005"}
+        ],
     )
     result = simulate(values, None, lambda: contextlib.nullcontext(cluster))
     (env,) = result.envs
@@ -445,7 +447,9 @@ def test_trainers_controller_runs_an_admitted_trainjob_as_a_jobset_on_its_pool(
     monkeypatch.setattr(
         stage.policy,
         "run_checks",
-        lambda loaded: [f for f in checks(loaded) if f.code not in RENDER_RULES | {"MIG005"}],
+        lambda loaded, memo=None: [
+            f for f in checks(loaded, memo) if f.code not in RENDER_RULES | {"MIG005"}
+        ],
     )
     result = simulate(values, None, lambda: contextlib.nullcontext(cluster))
     (env,) = result.envs
