@@ -48,11 +48,23 @@ def load_and_check(
 ) -> tuple[Values, list[Finding]]:
     """Load values and run every policy check; raise FindingsError when any is an error.
     `cache_dir` (validate's) keeps what did not change since the last run."""
-    loaded = values.load(values_dir, sub(cache_dir, FOLDER), write_cache=write_cache)
-    findings = policy.run_checks(loaded, CheckMemo(sub(cache_dir, MEMO_FOLDER), write=write_cache))
+    loaded = load_values(values_dir, cache_dir, write_cache=write_cache)
+    findings = check_values(loaded, cache_dir, write_cache=write_cache)
     if has_errors(findings):
         raise FindingsError(findings)
     return loaded, sorted_findings(findings)
+
+
+def load_values(values_dir: Path, cache_dir: Path | None, *, write_cache: bool = True) -> Values:
+    """The values tree, its unchanged files from the cache folder's `values/`."""
+    return values.load(values_dir, sub(cache_dir, FOLDER), write_cache=write_cache)
+
+
+def check_values(
+    loaded: Values, cache_dir: Path | None, *, write_cache: bool = True
+) -> list[Finding]:
+    """Every policy check, the unchanged views' findings from the cache folder's `checks/`."""
+    return policy.run_checks(loaded, CheckMemo(sub(cache_dir, MEMO_FOLDER), write=write_cache))
 
 
 def sub(folder: Path | None, name: str) -> Path | None:

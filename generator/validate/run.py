@@ -41,21 +41,17 @@ from generator.findings import (
 )
 from generator.policy import registry as policy
 from generator.policy.manifest import describe, origin
-from generator.policy.memo import FOLDER as MEMO_FOLDER
-from generator.policy.memo import CheckMemo
 from generator.render import gcpause
 from generator.render.dumpcache import FILE_NAME as DUMP_FILE
 from generator.render.dumpcache import DumpCache
 from generator.render.layout import Rendered, render_tree, unit_folder
-from generator.render.stage import recover_output, sub
+from generator.render.stage import check_values, load_values, recover_output, sub
 from generator.render.writer import OUTPUT_DIRS, read_tree
 from generator.validate import drift, shard
 from generator.validate.cache import Cache, unit_inputs, unit_key
 from generator.validate.progress import Progress
 from generator.validate.stages import Batch, Stage, UnitView, discover
 from generator.validate.stages.kustomize import ENGINES
-from generator.values import loader as values
-from generator.values.filecache import FOLDER
 from generator.values.model import FleetView, Values
 
 DEFAULT_CACHE = Path(".cache") / "validate"
@@ -124,10 +120,10 @@ def _salt(kubernetes_version: str, engine: str, stages: list[Stage]) -> str:
 def _load(values_dir: Path, cache_dir: Path | None) -> tuple[Values | None, list[Finding]]:
     """(values, findings): values is None when they do not load at all (syntax, schema)."""
     try:
-        loaded = values.load(values_dir, sub(cache_dir, FOLDER))
+        loaded = load_values(values_dir, cache_dir)
     except FindingsError as exc:
         return None, exc.findings
-    return loaded, policy.run_checks(loaded, CheckMemo(sub(cache_dir, MEMO_FOLDER), write=True))
+    return loaded, check_values(loaded, cache_dir)
 
 
 def _render(loaded: Values, findings: list[Finding], dumps: DumpCache) -> Rendered | None:
