@@ -15,7 +15,7 @@ from generator.policy import registry as policy
 from generator.policy.memo import FOLDER as MEMO_FOLDER
 from generator.policy.memo import CheckMemo
 from generator.render import gcpause
-from generator.render.dumpcache import FILE_NAME as DUMP_FILE
+from generator.render.dumpcache import FOLDER as DUMP_FOLDER
 from generator.render.dumpcache import DumpCache
 from generator.render.layout import Rendered, render_tree
 from generator.render.writer import Drift, OutputError, compare, read_tree, recover, write_tree
@@ -93,7 +93,7 @@ def _render(opts: RenderOptions) -> RenderResult:
         recover_output(opts.out_dir)  # the CLI does this first, to say so; a no-op then
     loaded, findings = load_and_check(opts.values_dir, opts.cache_dir, write_cache=not opts.check)
     loaded.require_env(opts.env)
-    dumps = DumpCache(sub(opts.cache_dir, DUMP_FILE))
+    dumps = DumpCache(sub(opts.cache_dir, DUMP_FOLDER))
     rendered = render_tree(loaded, dumps.dump)
     if not opts.check:
         dumps.save()

@@ -42,13 +42,13 @@ from generator.findings import (
 from generator.policy import registry as policy
 from generator.policy.manifest import describe, origin
 from generator.render import gcpause
-from generator.render.dumpcache import FILE_NAME as DUMP_FILE
+from generator.render.dumpcache import FOLDER as DUMP_FOLDER
 from generator.render.dumpcache import DumpCache
 from generator.render.layout import Rendered, render_tree, unit_folder
 from generator.render.stage import check_values, load_values, recover_output, sub
 from generator.render.writer import OUTPUT_DIRS, read_tree
 from generator.validate import drift, shard
-from generator.validate.cache import Cache, unit_inputs, unit_key
+from generator.validate.cache import Cache, UnitInputs, unit_key
 from generator.validate.progress import Progress
 from generator.validate.stages import Batch, Stage, UnitView, discover
 from generator.validate.stages.kustomize import ENGINES
@@ -276,8 +276,8 @@ def _plan(opts: ValidateOptions, home: Path, stages: list[Stage]) -> _Plan:
     versions = {path: cluster_versions.get(layer, fleet_version) for layer, _, path in found}
     cache = Cache(opts.cache_dir)
     salts = {v: _salt(v, opts.engine, stages) for v in set(versions.values())}
-    index = folder_index(committed)
-    inputs = {p: unit_inputs(committed, p, index) for p in paths}
+    reads = UnitInputs(committed, folder_index(committed))
+    inputs = {p: reads(p) for p in paths}
     keys = {p: unit_key(committed, p, salts[versions[p]], inputs[p]) for p in paths}
     results: dict[str, dict[str, Any]] = {}
     hits = {key: cache.get(key) for key in dict.fromkeys(keys.values())}  # twins read once
@@ -311,7 +311,7 @@ def _values_and_drift(
     progress.stage("render")
     rendered = opts.prepared.rendered if opts.prepared is not None else None
     if loaded is not None and rendered is None:
-        dumps = DumpCache(sub(opts.cache_dir, DUMP_FILE))
+        dumps = DumpCache(sub(opts.cache_dir, DUMP_FOLDER))
         rendered = _render(loaded, findings, dumps)
         dumps.save()
     if rendered is None:

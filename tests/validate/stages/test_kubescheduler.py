@@ -54,8 +54,8 @@ def coded(doc: dict[str, Any], code: str) -> list[dict[str, Any]]:
 
 
 def cached(cache: Path) -> list[dict[str, Any]]:
-    """Every unit result in the validate cache."""
-    return [json.loads(p.read_text()) for p in sorted(cache.glob("*/*.json"))]
+    """Every unit result in the validate cache (in folders named by two hex digits of the key)."""
+    return [json.loads(p.read_text()) for p in sorted(cache.glob("??/*.json"))]
 
 
 def configmaps(result: dict[str, Any]) -> list[str]:
