@@ -188,7 +188,7 @@ def _overlay(
     tree: Tree = {}
     resources: list[str] = []
     patches: list[dict[str, Any]] = []
-    rel_root = posixpath.relpath(".", path)
+    rel_root = "/".join([".."] * (path.count("/") + 1))  # posixpath.relpath(".", path), cheaper
     for comp in sorted(members, key=lambda c: c.name):
         base = base_comps.get(comp.name)
         env_objs = {identity(o): o for o in comp.objects}

@@ -21,34 +21,52 @@ from generator.values.filecache import write_atomically
 CACHE_FORMAT = "4"  # 4: verdicts keyed by stage name (validate/stages)
 
 
-def unit_inputs(tree: Tree, unit_path: str, index: dict[str, list[str]] | None = None) -> list[str]:
-    """Paths of every file `kustomize build unit_path` reads: the files below each kustomization
+class UnitInputs:
+    """Paths of every file `kustomize build` of a unit reads: the files below each kustomization
     folder it reaches, following every relative reference of its kustomization.yaml (`resources:`
     folders and files, `patches:` paths, ...) to another kustomization folder or a file.
 
     Line-based on purpose (no YAML parse per unit): the last token of each line that names a
-    folder or file of the tree is a reference. Over-inclusion only costs cache precision.
+    folder or file of the tree is a reference. Over-inclusion only costs cache precision. Each
+    folder's references are worked out once: every cluster's unit reads the same bases.
     """
-    index = index if index is not None else folder_index(tree)
-    seen: set[str] = set()
-    todo = [unit_path]
-    files: set[str] = set()
-    while todo:
-        folder = todo.pop()
-        if folder in seen:
-            continue
-        seen.add(folder)
-        files.update(index.get(folder, []))
-        for line in tree.get(folder + "/kustomization.yaml", "").splitlines():
-            token = line.strip().rsplit(" ", 1)[-1].strip("'\"")
-            if not token or token.startswith("/") or "://" in token:
+
+    def __init__(self, tree: Tree, index: dict[str, list[str]] | None = None) -> None:
+        self.tree = tree
+        self.index = index if index is not None else folder_index(tree)
+        self._refs: dict[str, tuple[list[str], list[str]]] = {}  # folder -> (folders, files)
+
+    def refs(self, folder: str) -> tuple[list[str], list[str]]:
+        found = self._refs.get(folder)
+        if found is None:
+            folders: list[str] = []
+            files: list[str] = []
+            for line in self.tree.get(folder + "/kustomization.yaml", "").splitlines():
+                token = line.strip().rsplit(" ", 1)[-1].strip("'\"")
+                if not token or token.startswith("/") or "://" in token:
+                    continue
+                ref = posixpath.normpath(posixpath.join(folder, token))
+                if ref in self.index:
+                    folders.append(ref)
+                elif ref in self.tree:
+                    files.append(ref)
+            found = self._refs[folder] = (folders, files)
+        return found
+
+    def __call__(self, unit_path: str) -> list[str]:
+        seen: set[str] = set()
+        todo = [unit_path]
+        files: set[str] = set()
+        while todo:
+            folder = todo.pop()
+            if folder in seen:
                 continue
-            ref = posixpath.normpath(posixpath.join(folder, token))
-            if ref in index:
-                todo.append(ref)
-            elif ref in tree:
-                files.add(ref)
-    return sorted(files)
+            seen.add(folder)
+            files.update(self.index.get(folder, []))
+            folders, named = self.refs(folder)
+            todo.extend(folders)
+            files.update(named)
+        return sorted(files)
 
 
 def unit_key(tree: Tree, unit_path: str, salt: str, inputs: list[str]) -> str:

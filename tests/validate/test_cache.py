@@ -167,3 +167,43 @@ def test_each_cluster_s_units_are_checked_against_its_own_kubernetes_version(
         "overlays/prod/domestic/node-config",
         "overlays/prod/domestic/team-ml",
     ]
+
+
+def test_unit_inputs_follow_every_reference_of_every_kustomization_it_reaches() -> None:
+    from generator.validate.cache import UnitInputs
+
+    tree = {
+        "base/a/kustomization.yaml": "resources:\n- x.yaml\n- ../b\n",
+        "base/a/x.yaml": "x",
+        "base/b/kustomization.yaml": "resources:\n- y.yaml\n",
+        "base/b/y.yaml": "y",
+        "base/c/kustomization.yaml": "resources:\n- z.yaml\n",
+        "base/c/z.yaml": "z",
+        "overlays/e/u/kustomization.yaml": (
+            "resources:\n- ../../../base/a\n- https://example.com/remote\n- /abs/path\n"
+            "- missing.yaml\npatches:\n- path: patches/p.yaml\n- path: '../shared.yaml'\n"
+        ),
+        "overlays/e/u/patches/p.yaml": "p",
+        "overlays/e/shared.yaml": "s",
+        "overlays/e/v/kustomization.yaml": "resources:\n- ../../../base/a\n- ../../../base/c\n",
+    }
+    reads = UnitInputs(tree)
+    assert reads("overlays/e/u") == [
+        "base/a/kustomization.yaml",
+        "base/a/x.yaml",
+        "base/b/kustomization.yaml",
+        "base/b/y.yaml",
+        "overlays/e/shared.yaml",
+        "overlays/e/u/kustomization.yaml",
+        "overlays/e/u/patches/p.yaml",
+    ]
+    # A second unit reading the same base gets its files too, and its own base beside them.
+    assert reads("overlays/e/v") == [
+        "base/a/kustomization.yaml",
+        "base/a/x.yaml",
+        "base/b/kustomization.yaml",
+        "base/b/y.yaml",
+        "base/c/kustomization.yaml",
+        "base/c/z.yaml",
+        "overlays/e/v/kustomization.yaml",
+    ]
