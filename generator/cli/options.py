@@ -68,6 +68,12 @@ def beside(values_dir: Path) -> Path:
         return values_dir.absolute().parent
 
 
+def cache_folder(values_dir: Path) -> Path:
+    """validate's cache folder, which render and check share: values files parsed, each view's
+    check findings, each object's YAML text, each unit's tool verdicts."""
+    return beside(values_dir) / ".cache" / "validate"
+
+
 values_option = click.option(
     "--values",
     "values_dir",

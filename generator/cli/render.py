@@ -11,7 +11,7 @@ from generator import command
 from generator.cli.options import (
     EXIT_FINDINGS,
     EXIT_OK,
-    beside,
+    cache_folder,
     echo_findings,
     guarded,
     output_option,
@@ -72,8 +72,7 @@ def render(
         recovered = stage.recover_output(out)
         if recovered:
             click.echo(f"render: {recovered}", err=True)
-    # validate's default cache: values files parsed, check findings, each object's YAML text.
-    cache = beside(values_dir) / ".cache" / "validate"
+    cache = cache_folder(values_dir)
     result = stage.render(stage.RenderOptions(values_dir, out, env, check, cache))
     if not then_validate:  # else validate's report has them
         echo_findings(result.findings)
@@ -99,7 +98,9 @@ def check(values_dir: Path, output_format: str) -> int:
     """Check the values alone: safe YAML, JSON Schema, layering, references and every fleet and
     workload check. No external tool runs (a pre-commit hook); validate does this and more."""
     try:
-        _, findings = stage.load_and_check(values_dir)
+        # validate's cache: a hook after one team's edit parses one file and checks the views
+        # that hold it (at 20 clusters x 500 teams, seconds saved on every commit).
+        _, findings = stage.load_and_check(values_dir, cache_folder(values_dir))
     except FindingsError as exc:
         findings = exc.findings
     rep = reporter.Report("check", findings)

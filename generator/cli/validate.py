@@ -11,7 +11,7 @@ from generator import toolchain
 from generator.cli.options import (
     EXIT_FINDINGS,
     EXIT_OK,
-    beside,
+    cache_folder,
     ensure_control_plane,
     guarded,
     output_option,
@@ -129,9 +129,8 @@ def validate(
 
     # Read before the run: a ref that names no commit is a usage error, not a late surprise.
     changed = changed_lines(values_dir, changed_since) if changed_since else None
-    home = beside(values_dir)
     if not no_cache and cache_dir is None:
-        cache_dir = home / ".cache" / "validate"
+        cache_dir = cache_folder(values_dir)
     opts = ValidateOptions(
         values_dir,
         env,

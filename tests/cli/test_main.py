@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -50,6 +51,31 @@ def test_check_reports_values_findings_without_tools(
     found = {(f["file"], f["code"]) for f in json.loads(out)["findings"]}
     assert ("values/teams/ml-team.yaml", "VAL001") in found
     assert ("values/teams/inference.yaml", "VAL001") in found  # all findings of a run together
+
+
+def test_check_shares_validate_s_cache_and_says_what_a_cold_run_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ACCEL_GITOPS_TOOLS_DIR", str(tmp_path / "no-tools"))
+    values_dir = two_teams(tmp_path / "warm")
+    assert cli("check", "--values", str(values_dir))[0] == 0
+    cache = values_dir.parent / ".cache" / "validate"
+    assert {p.name for p in cache.iterdir()} == {"values", "checks"}
+    assert all(any((cache / name).iterdir()) for name in ("values", "checks"))
+    # An edit that makes one team's quota larger than the cluster (an error): the warm run reads
+    # the other files and views from the cache and says what a run on a copy without it says.
+    team = values_dir / "teams/inference.yaml"
+    team.write_text(team.read_text().replace("{nvidia: 4, ascend: 4}", "{nvidia: 9, ascend: 4}"))
+    warm = cli("check", "--values", str(values_dir), "--output", "json")
+    cold_dir = tmp_path / "cold" / "values"
+    shutil.copytree(values_dir, cold_dir)
+    cold = cli("check", "--values", str(cold_dir), "--output", "json")
+    assert warm[0] == cold[0] == 1
+    found = json.loads(warm[1])["findings"]
+    assert found == json.loads(cold[1])["findings"]
+    assert any(
+        f["severity"] == "error" and f["file"] == "values/teams/inference.yaml" for f in found
+    )
 
 
 def test_shell_completion_of_the_console_script() -> None:
