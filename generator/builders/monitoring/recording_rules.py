@@ -9,6 +9,7 @@ kube-state-metrics and a cost-weighted device-hours series. See docs/monitoring.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from typing import Any
@@ -57,8 +58,10 @@ RECORDED = (
 KSM_METRICS = (KSM_QUOTA,)
 
 
+@functools.lru_cache(maxsize=65536)
 def _q(text: str) -> str:
-    """A PromQL string literal."""
+    """A PromQL string literal (remembered: the per-team rules quote the same names, resources
+    and constants 430,000 times at 20 clusters x 500 teams, 40 % of building every view's rules)."""
     return json.dumps(text)
 
 
