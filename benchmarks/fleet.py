@@ -245,7 +245,7 @@ def run(teams: int, work: Path, clusters: int = 1) -> dict[str, Any]:
     def render_then_validate() -> Any:
         done = render(RenderOptions(values_dir, out, **caches))
         assert done.values is not None
-        ready = Prepared(done.values, tuple(done.findings), done.rendered)
+        ready = Prepared(done.values, tuple(done.findings), done.rendered, done.written)
         return validate(replace(opts, prepared=ready))
 
     together_s, v4 = timed(render_then_validate)

@@ -84,7 +84,7 @@ def render(
         return EXIT_OK
 
     assert result.values is not None  # a render that wrote its output has its values
-    prepared = Prepared(result.values, tuple(result.findings), result.rendered)
+    prepared = Prepared(result.values, tuple(result.findings), result.rendered, result.written)
     opts = ValidateOptions(values_dir, env, cache, committed=out, prepared=prepared)
     done = run_validate(opts, Progress(progress_stream(False)))
     return print_validate(done, list(done.findings), validate_stats(done), "text")

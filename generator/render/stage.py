@@ -41,6 +41,9 @@ class RenderResult:
     findings: list[Finding]  # warnings only: errors raise
     drift: Drift | None = None
     values: Values | None = None  # what was rendered: `render --validate` hands it to validate
+    # base/ and overlays/ as the output now holds them (the tree written; None for --check):
+    # `render --validate` hands it to validate, which need not read the files back.
+    written: Tree | None = None
 
 
 def load_and_check(
@@ -103,7 +106,7 @@ def _render(opts: RenderOptions) -> RenderResult:
     if opts.check:
         return RenderResult(rendered, findings, compare(tree, read_tree(opts.out_dir)), loaded)
     write_tree(tree, opts.out_dir)
-    return RenderResult(rendered, findings, values=loaded)
+    return RenderResult(rendered, findings, values=loaded, written=dict(sorted(tree.items())))
 
 
 def _only_env(fresh: Tree, committed: Tree, env: str) -> Tree:

@@ -79,6 +79,8 @@ class Prepared:
     values: Values
     findings: tuple[Finding, ...]  # the values checks' findings (a render has no errors)
     rendered: Rendered
+    # The committed tree when the caller just wrote it (`render --validate`): not read again.
+    committed: Tree | None = None
 
 
 @dataclass
@@ -258,7 +260,8 @@ class _Plan:
 
 
 def _plan(opts: ValidateOptions, home: Path, stages: list[Stage]) -> _Plan:
-    committed = read_tree(home)
+    given = opts.prepared.committed if opts.prepared is not None else None
+    committed = given if given is not None else read_tree(home)
     found = committed_units(committed, opts.env)
     shard_info: dict[str, object] | None = None
     if opts.shard is not None:

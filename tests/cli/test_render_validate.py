@@ -60,6 +60,8 @@ def test_render_validate_reads_and_checks_the_values_once(
 
     monkeypatch.setattr(core, "_load", refuse)
     monkeypatch.setattr(core, "_render", refuse)
+    # ... nor read back the tree render has just written.
+    monkeypatch.setattr(core, "read_tree", refuse)
     code, out = cli("render", "--values", str(values_dir), "--validate")
     assert code == 0, out
     assert loads == [1]
