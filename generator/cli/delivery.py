@@ -12,6 +12,7 @@ from generator import command
 from generator.cli.options import (
     EXIT_FINDINGS,
     EXIT_OK,
+    cache_folder,
     echo_findings,
     guarded,
     values_option,
@@ -150,7 +151,7 @@ def publish(
     push it: one commit naming the source commit and the changed units, none when the branch
     already has this render, nothing pushed when a check fails."""
 
-    cache = None if no_cache else values_dir.resolve().parent / ".cache" / "validate"
+    cache = None if no_cache else cache_folder(values_dir)
     opts = publishing.PublishOptions(
         values_dir,
         repo,

@@ -31,9 +31,9 @@ class UnitInputs:
     folder's references are worked out once: every cluster's unit reads the same bases.
     """
 
-    def __init__(self, tree: Tree, index: dict[str, list[str]] | None = None) -> None:
+    def __init__(self, tree: Tree) -> None:
         self.tree = tree
-        self.index = index if index is not None else folder_index(tree)
+        self.index = folder_index(tree)
         self._refs: dict[str, tuple[list[str], list[str]]] = {}  # folder -> (folders, files)
 
     def refs(self, folder: str) -> tuple[list[str], list[str]]:

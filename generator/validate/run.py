@@ -27,7 +27,6 @@ import yaml
 
 from generator import __version__, command, toolchain
 from generator.builders.common import Tree, Unit
-from generator.delivery.build import folder_index
 from generator.errors import FindingsError, UsageError
 from generator.findings import (
     Finding,
@@ -54,7 +53,6 @@ from generator.validate.stages import Batch, Stage, UnitView, discover
 from generator.validate.stages.kustomize import ENGINES
 from generator.values.model import FleetView, Values
 
-DEFAULT_CACHE = Path(".cache") / "validate"
 BUILD = "build"  # the build stage's name: the other stages read the objects it built
 
 
@@ -279,7 +277,7 @@ def _plan(opts: ValidateOptions, home: Path, stages: list[Stage]) -> _Plan:
     versions = {path: cluster_versions.get(layer, fleet_version) for layer, _, path in found}
     cache = Cache(opts.cache_dir)
     salts = {v: _salt(v, opts.engine, stages) for v in set(versions.values())}
-    reads = UnitInputs(committed, folder_index(committed))
+    reads = UnitInputs(committed)
     inputs = {p: reads(p) for p in paths}
     keys = {p: unit_key(committed, p, salts[versions[p]], inputs[p]) for p in paths}
     results: dict[str, dict[str, Any]] = {}
