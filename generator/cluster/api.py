@@ -315,7 +315,8 @@ class ApiClient:
     def apply_crds(self, crds: Iterable[Obj], timeout: float = 60.0) -> None:
         """Apply CRDs for real and wait until each is Established, then re-discover."""
         names = []
-        for crd in crds:
+        applied = list(crds)
+        for crd in applied:
             self.apply(crd)
             names.append(str(crd["metadata"]["name"]))
         deadline = time.monotonic() + timeout
@@ -332,7 +333,32 @@ class ApiClient:
                 )
             if pending:
                 time.sleep(0.1)
-        self.refresh()
+        # Established is not yet served: the discovery documents are rebuilt by controllers that
+        # work from their own queues after the condition (k8s.io/apiextensions-apiserver v0.36.3
+        # pkg/apiserver/customresource_discovery_controller.go lists Established CRDs; k8s.io/
+        # kubernetes v1.36.3 pkg/controlplane/controller/crdregistration registers the group
+        # with the aggregator that serves /apis). Wait until discovery lists every kind.
+        wanted = {pair for crd in applied for pair in served_kind(crd)}
+        while True:
+            self.refresh()
+            missing = wanted - set(self._resources)
+            if not missing:
+                return
+            if time.monotonic() > deadline:
+                raise ApiError(
+                    0, "Timeout", f"CRDs not in discovery after {timeout:g} s: {sorted(missing)}"
+                )
+            time.sleep(0.1)
+
+
+def served_kind(crd: Obj) -> set[tuple[str, str]]:
+    """(apiVersion, kind) pairs a CRD serves."""
+    spec = crd["spec"]
+    return {
+        (f"{spec['group']}/{v['name']}", str(spec["names"]["kind"]))
+        for v in spec.get("versions", [])
+        if v.get("served", True)
+    }
 
 
 def _warning_text(header: str) -> str:
@@ -345,4 +371,12 @@ def _warning_text(header: str) -> str:
     return text if code.isdigit() else header
 
 
-__all__ = ["FIELD_MANAGER", "ApiClient", "ApiError", "Obj", "Resource", "UnknownKind"]
+__all__ = [
+    "FIELD_MANAGER",
+    "ApiClient",
+    "ApiError",
+    "Obj",
+    "Resource",
+    "UnknownKind",
+    "served_kind",
+]

@@ -14,6 +14,7 @@ import json
 import yaml
 
 from generator import toolchain
+from generator.cluster.api import served_kind
 from generator.cluster.sources import nfd_crd_file
 from generator.toolchain import ToolMissing
 from generator.values.yamlio import Obj
@@ -40,13 +41,3 @@ def needed_crds(docs: list[Obj]) -> list[Obj]:
     a minute: the API server rebuilds its OpenAPI document for each)."""
     kinds = {(str(d.get("apiVersion")), str(d.get("kind"))) for d in docs}
     return [crd for crd in pinned_crds() if served_kind(crd) & kinds]
-
-
-def served_kind(crd: Obj) -> set[tuple[str, str]]:
-    """(apiVersion, kind) pairs a CRD serves."""
-    spec = crd["spec"]
-    return {
-        (f"{spec['group']}/{v['name']}", str(spec["names"]["kind"]))
-        for v in spec.get("versions", [])
-        if v.get("served", True)
-    }
