@@ -9,6 +9,7 @@ from generator.findings import Finding
 from generator.values import loader
 from generator.values.model import FleetView
 from tests.fixtures import (
+    CAMBRICON_MLU370,
     FLEET,
     PROD_FLEET,
     SPLIT_NVIDIA,
@@ -70,6 +71,12 @@ def test_a_cluster_has_its_own_destination_version_and_labels(tmp_path: Path) ->
     assert (main.fleet.kubernetes_version, domestic.fleet.kubernetes_version) == ("1.33", "1.34")
     assert domestic.cluster is not None and domestic.cluster.labels == {"region": "cn-north"}
     assert (main.key, main.env, domestic.key) == ("prod/main", "prod", "prod/domestic")
+    # Each view is its environment's file, and its cluster is read where that file sets it (the
+    # version check points at the cluster's own kubernetesVersion line).
+    assert main.env_file == domestic.env_file == "values/environments/prod.yaml"
+    assert str(domestic.cluster.doc.locate(("domestic", "kubernetesVersion"))) == (
+        "values/environments/prod.yaml:7:24"
+    )
 
 
 def test_an_environment_without_clusters_is_one_view_under_its_own_name(tmp_path: Path) -> None:
@@ -104,7 +111,13 @@ def test_a_pool_in_two_clusters_is_a_finding_at_the_second(tmp_path: Path) -> No
         "values/environments/prod.yaml:9:24",
         "$.clusters.domestic.pools[1]",
     )
-    assert "listed by clusters 'main' and 'domestic'" in finding.message
+    assert finding.message == (
+        "pool nvidia/a100 is listed by clusters 'main' and 'domestic': a pool is in one cluster"
+    )
+    assert finding.hint == (
+        "split the pool in values/vendors/ (one pool per cluster) and list each part in its own "
+        "cluster"
+    )
 
 
 def test_a_cluster_naming_an_unknown_vendor_or_pool_is_a_finding_with_the_likely_one(
@@ -122,9 +135,40 @@ def test_a_cluster_naming_an_unknown_vendor_or_pool_is_a_finding_with_the_likely
         ),
         ("$.clusters.main.pools[1]", "did you mean '910b'? ascend's pools: 910b"),
     ]
+    assert sorted(f.message for f in found if f.code == "CLU002") == [
+        "cluster 'domestic' lists vendor 'nvidai', which environment 'prod' does not have",
+        "cluster 'main' lists pool 'ascend/910c': vendor 'ascend' has no pool '910c'",
+    ]
     # The pool it meant is then in no cluster: said too, not hidden by the typo.
     assert [f.message for f in found if f.code == "CLU001"] == [
         "pool ascend/910b is in no cluster of environment 'prod'"
+    ]
+
+
+def test_a_cluster_s_pools_after_an_unknown_vendor_or_pool_are_still_placed(
+    tmp_path: Path,
+) -> None:
+    """The typo is the first entry of each cluster's list: the entries after it count."""
+    prod = TWO_CLUSTERS_PROD.replace("[cambricon]", "[nvidai, cambricon]").replace(
+        "[nvidia, ascend/910b]", "[ascend/910c, nvidia, ascend/910b]"
+    )
+    found = findings(two_clusters(tmp_path, environments__prod_yaml=prod))
+    assert [(f.code, str(f.location), f.path) for f in found] == [
+        ("CLU002", "values/environments/prod.yaml:4:13", "$.clusters.main.pools[0]"),
+        ("CLU002", "values/environments/prod.yaml:9:13", "$.clusters.domestic.pools[0]"),
+    ]
+
+
+def test_a_pool_typo_s_hint_lists_the_vendor_s_pools(tmp_path: Path) -> None:
+    prod = SPLIT_NVIDIA["environments/prod.yaml"].replace("nvidia/h100]", "nvidia/h10]")
+    files = {**TWO_CLUSTERS, **SPLIT_NVIDIA, "environments/prod.yaml": prod}
+    clu002 = [f for f in findings(tree(tmp_path, files, fleet=PROD_FLEET)) if f.code == "CLU002"]
+    assert [(f.path, f.message, f.hint) for f in clu002] == [
+        (
+            "$.clusters.domestic.pools[1]",
+            "cluster 'domestic' lists pool 'nvidia/h10': vendor 'nvidia' has no pool 'h10'",
+            "did you mean 'h100'? nvidia's pools: a100, h100",
+        )
     ]
 
 
@@ -165,14 +209,40 @@ def test_a_service_whose_tracks_are_in_two_clusters_is_refused_with_the_way_out(
     assert finding.message.startswith(
         "service 'inference-service' asks for ascend (910b), nvidia, and no cluster"
     )
-    assert "a service's tracks run in one cluster" in finding.hint
-    assert "docs/multi-cluster.md" in finding.hint
+    assert finding.hint == (
+        "a service's tracks run in one cluster, where its traffic is split between them: move "
+        "the pools into one cluster, or make a service per cluster and split traffic in front of "
+        "the clusters (docs/multi-cluster.md)"
+    )
+
+
+def test_a_service_with_one_track_and_no_place_gets_the_plain_hint(tmp_path: Path) -> None:
+    """Only tracks in two clusters are the service's own way out; one track is like a job."""
+    team = (
+        "quota: {nvidia: 4}\nservices:\n  serve:\n    images: {nvidia: r/s:cuda}\n"
+        "    tracks: {nvidia: {replicas: 1, model: H100}}\n"
+    )
+    [finding] = findings(two_clusters(tmp_path, teams__inference_yaml=team))
+    assert (finding.code, str(finding.location), finding.path) == (
+        "CLU003",
+        "values/teams/inference.yaml:3:3",
+        "$.services.serve",
+    )
+    assert finding.message == (
+        "service 'serve' asks for nvidia (H100), and no cluster of environment 'prod' has pools "
+        "for all of them"
+    )
+    assert finding.hint == "list the pools it needs in one cluster, or change what it asks for"
 
 
 def test_a_model_missing_from_the_vendor_s_cluster_is_no_place(tmp_path: Path) -> None:
     team = TWO_CLUSTERS["teams/ml.yaml"].replace("devices: 2", "devices: 2\n    model: MLU590")
     [finding] = findings(two_clusters(tmp_path, teams__ml_yaml=team))
     assert finding.code == "CLU003" and "cambricon (MLU590)" in finding.message
+    # A fallback model missing too: both are named, either would do.
+    team = team.replace("model: MLU590", "model: MLU590\n    fallbackModel: MLU580")
+    [finding] = findings(two_clusters(tmp_path / "fallback", teams__ml_yaml=team))
+    assert finding.message.startswith("job 'mlu-train' asks for cambricon (MLU590 or MLU580), ")
 
 
 def test_a_task_asks_for_its_job_s_model(tmp_path: Path) -> None:
@@ -208,8 +278,90 @@ def test_a_named_cluster_must_exist_and_hold_what_the_workload_asks_for(tmp_path
         )
     ]
     team = TWO_CLUSTERS["teams/ml.yaml"] + "    cluster: domestc\n"
-    [finding] = findings(two_clusters(tmp_path, teams__ml_yaml=team))
-    assert finding.code == "CLU003" and finding.hint.startswith("did you mean 'domestic'?")
+    [finding] = findings(two_clusters(tmp_path / "typo", teams__ml_yaml=team))
+    assert (finding.code, str(finding.location), finding.path) == (
+        "CLU003",
+        "values/teams/ml.yaml:7:14",
+        "$.jobs['mlu-train'].cluster",
+    )
+    assert finding.message == (
+        "job 'mlu-train' names cluster 'domestc', which environment 'prod' does not have"
+    )
+    assert finding.hint == "did you mean 'domestic'? clusters: main, domestic"
+
+
+# prod as three clusters: NVIDIA's a100 in main, its h100 in east, Cambricon in domestic.
+THREE_CLUSTERS_PROD = """\
+clusters:
+  main:
+    destination: {server: https://main.example.com:6443}
+    pools: [nvidia/a100]
+  east:
+    destination: {name: east}
+    pools: [nvidia/h100]
+  domestic:
+    destination: {name: domestic}
+    pools: [cambricon]
+"""
+
+
+def test_a_cluster_named_without_the_vendor_s_pools_is_told_which_clusters_have_them(
+    tmp_path: Path,
+) -> None:
+    """By a quota split and by a job's cluster; none when no cluster has them (AMD is no vendor
+    of prod; no cluster has both NVIDIA and Cambricon)."""
+    team = """\
+quota: {nvidia: {main: 4, domestic: 2}, cambricon: {domestic: 4}, amd: {main: 2}}
+jobs:
+  train:
+    vendor: nvidia
+    cluster: domestic
+    images: {nvidia: r/t}
+  mixed:
+    kind: volcano
+    cluster: main
+    images: {nvidia: r/t:cuda, cambricon: r/t:mlu}
+    tasks:
+      gpu: {vendor: nvidia, devices: 1, replicas: 2}
+      mlu: {vendor: cambricon, devices: 1, replicas: 2}
+"""
+    files = {
+        "vendors/nvidia.yaml": SPLIT_NVIDIA["vendors/nvidia.yaml"],
+        "vendors/cambricon.yaml": CAMBRICON_MLU370,
+        "teams/ml.yaml": team,
+        "environments/prod.yaml": THREE_CLUSTERS_PROD,
+    }
+    found = findings(tree(tmp_path, files, fleet=PROD_FLEET))
+    assert [(f.code, str(f.location), f.path, f.message, f.hint) for f in found] == [
+        (
+            "CLU004",
+            "values/teams/ml.yaml:1:37",
+            "$.quota.nvidia.domestic",
+            "team ml: quota for nvidia names cluster 'domestic', which has no nvidia pools",
+            "clusters with nvidia pools: main, east",
+        ),
+        (
+            "CLU004",
+            "values/teams/ml.yaml:1:79",
+            "$.quota.amd.main",
+            "team ml: quota for amd names cluster 'main', which has no amd pools",
+            "clusters with amd pools: none",
+        ),
+        (
+            "CLU003",
+            "values/teams/ml.yaml:5:14",
+            "$.jobs.train.cluster",
+            "job 'train' names cluster 'domestic', which has no pools for nvidia",
+            "clusters that have them: main, east",
+        ),
+        (
+            "CLU003",
+            "values/teams/ml.yaml:9:14",
+            "$.jobs.mixed.cluster",
+            "job 'mixed' names cluster 'main', which has no pools for nvidia, cambricon",
+            "clusters that have them: none",
+        ),
+    ]
 
 
 def split_nvidia(root: Path, team: str) -> Path:
@@ -225,8 +377,13 @@ def test_a_job_that_could_run_in_two_clusters_must_name_one(tmp_path: Path) -> N
     team = "quota: {nvidia: {main: 4, domestic: 8}}\njobs:\n  j:\n    vendor: nvidia\n"
     team += "    images: {nvidia: r/t}\n"
     [finding] = of_team(split_nvidia(tmp_path, team))
-    assert (finding.code, finding.path) == ("CLU003", "$.jobs.j")
+    assert (finding.code, str(finding.location), finding.path) == (
+        "CLU003",
+        "values/teams/ml.yaml:3:3",
+        "$.jobs.j",
+    )
     assert finding.message == "job 'j' could run in clusters main, domestic: name one"
+    assert finding.hint == "set cluster: <one of main, domestic> on it"
     got = views(split_nvidia(tmp_path, team + "    cluster: domestic\n"))
     assert summary(got["prod/domestic"])["teams"] == {"ml": ({"nvidia": 8}, ["j"], [])}
     assert summary(got["prod/main"])["teams"]["ml"] == ({"nvidia": 4}, [], [])  # type: ignore[index]
@@ -237,7 +394,12 @@ def test_a_job_that_could_run_in_two_clusters_must_name_one(tmp_path: Path) -> N
 
 def test_a_quota_for_a_vendor_in_two_clusters_says_how_it_splits(tmp_path: Path) -> None:
     [finding] = of_team(split_nvidia(tmp_path, "quota: {nvidia: 8}\n"))
-    assert (finding.code, finding.path) == ("CLU004", "$.quota.nvidia")
+    # At the number, not at the vendor's key.
+    assert (finding.code, str(finding.location), finding.path) == (
+        "CLU004",
+        "values/teams/ml.yaml:1:17",
+        "$.quota.nvidia",
+    )
     assert finding.message == (
         "team ml: nvidia has pools in clusters main, domestic, and the quota does not say how it "
         "splits"
@@ -263,11 +425,51 @@ def test_a_disabled_workload_needs_no_place(tmp_path: Path) -> None:
     assert findings(two_clusters(tmp_path, teams__ml_yaml=MIXED + "    enabled: false\n")) == []
 
 
+def test_a_team_s_values_in_a_cluster_s_view_are_the_team_as_that_cluster_has_it(
+    tmp_path: Path,
+) -> None:
+    """Its quota there, its workloads placed there, and its disabled workloads (in every cluster
+    it is in); read from where the team's file writes them."""
+    team = (
+        "quota: {nvidia: {main: 4, domestic: 8}}\njobs:\n  j:\n    vendor: nvidia\n"
+        "    images: {nvidia: r/t}\n    cluster: domestic\n  off:\n    enabled: false\n"
+        "    vendor: nvidia\n    images: {nvidia: r/t}\n"
+    )
+    got = views(split_nvidia(tmp_path, team))
+    for key, quota, jobs in (
+        ("prod/main", {"nvidia": 4}, ["off"]),
+        ("prod/domestic", {"nvidia": 8}, ["j", "off"]),
+    ):
+        [ml] = [t for t in got[key].teams if t.name == "ml"]
+        assert ml.quota == ml.doc.get("quota") == quota, key
+        assert sorted(ml.doc.get("jobs")) == jobs, key
+        assert ml.doc.sources == ("values/teams/ml.yaml",)
+        assert str(ml.doc.locate(("jobs", "off", "vendor"))) == "values/teams/ml.yaml:9:13"
+    # A team without a quota gets none in its cluster's view.
+    got = views(split_nvidia(tmp_path / "none", "jobs:\n" + team.split("jobs:\n")[1]))
+    [ml] = [t for t in got["prod/domestic"].teams if t.name == "ml"]
+    assert "quota" not in ml.doc.data and ml.quota == {}
+
+
 def test_cluster_words_in_an_environment_without_clusters_are_findings(tmp_path: Path) -> None:
     team = "quota: {nvidia: {main: 4}}\njobs:\n  j:\n    vendor: nvidia\n    cluster: main\n"
     team += "    images: {nvidia: r/t}\n"
+    team += "services:\n  s:\n    cluster: main\n    images: {nvidia: r/s}\n"
+    team += "    tracks: {nvidia: {replicas: 1}}\n"
     found = findings(tree(tmp_path, {"teams/ml.yaml": team}, fleet=FLEET))
-    assert [(f.code, f.path, f.envs) for f in found] == [
-        ("CLU004", "$.quota.nvidia", ()),
-        ("CLU003", "$.jobs.j.cluster", ()),
+    assert [(f.code, str(f.location), f.path, f.envs) for f in found] == [
+        ("CLU004", "values/teams/ml.yaml:1:17", "$.quota.nvidia", ()),
+        ("CLU003", "values/teams/ml.yaml:5:14", "$.jobs.j.cluster", ()),
+        ("CLU003", "values/teams/ml.yaml:9:14", "$.services.s.cluster", ()),
+    ]
+    remove = "remove cluster, or declare the clusters in the environment's file"
+    assert [(f.message, f.hint) for f in found] == [
+        (
+            "team ml: quota for nvidia is split by cluster, and the environment declares no "
+            "clusters",
+            "give one number (quota: {nvidia: N}), or declare the clusters in the environment's "
+            "file",
+        ),
+        ("job 'j' names cluster 'main', and the environment declares no clusters", remove),
+        ("service 's' names cluster 'main', and the environment declares no clusters", remove),
     ]
