@@ -3,7 +3,9 @@
 Each component renders once, from the environment-independent values, into `base/<component>/`.
 Each cluster's unit lists the bases it uses and carries only what
 differs there: a JSON 6902 patch per changed object, a delete patch per object the environment
-drops, and plain files for objects only that environment has. `kustomize build` of the overlay
+drops, and plain files for objects only that environment has. A component the unit changes all
+over (every object it keeps, by patches that weigh at least half what the objects weigh) is
+carried whole instead of its base: see overlay_patches. `kustomize build` of the overlay
 therefore gives exactly the objects built for that cluster (a test proves it with kustomize).
 
 A unit's folder is `overlays/<env>/<unit>/` for an environment that is one cluster, and
@@ -13,6 +15,7 @@ environment's argocd unit, applied to the hub, is `overlays/<env>/argocd/` (docs
 
 from __future__ import annotations
 
+import marshal
 import posixpath
 import re
 from collections.abc import Callable, Iterable
@@ -182,6 +185,59 @@ def _keep_base_provenance(comp: Component, base: Component) -> None:
     ]
 
 
+Key = tuple[str, str, str, str]  # identity(): apiVersion, kind, namespace, name
+PatchFile = tuple[str, str, dict[str, Any]]  # file name, text, kustomization entry
+
+
+def weight(data: Any) -> int:
+    """How much a document says, for weighing a patch against its object: the length of its
+    marshal form, which costs a fraction of its YAML text (computed only for that)."""
+    return len(marshal.dumps(data, 2))
+
+
+def overlay_patches(
+    base_objs: dict[Key, Obj],
+    env_objs: dict[Key, Obj],
+    dump: Dump,
+    weigh: Callable[[Any], int] = weight,
+) -> list[PatchFile] | None:
+    """The patches that turn a base's objects into the environment's, or None when the overlay
+    should carry the component's objects itself: when it keeps none of the base's objects, or
+    when it changes every one it keeps and the patches weigh at least half what the objects
+    they make weigh. A reader learns nothing from a patch that restates most of its object, and
+    kustomize converts a patched object to JSON and back, which for a cluster's recording rules
+    (one replace of every group, megabytes at hundreds of teams) costs seconds per build."""
+    kept = [key for key in base_objs if key in env_objs]
+    ops_of = {
+        key: json_patch(base_objs[key], env_objs[key])
+        for key in kept
+        if base_objs[key] != env_objs[key]
+    }
+    if len(ops_of) == len(kept):  # and so when it keeps none: nothing to weigh
+        patches = sum(weigh(ops) for ops in ops_of.values())
+        objects = sum(weigh(env_objs[key]) for key in kept)
+        if 2 * patches >= objects:
+            return None
+    out: list[PatchFile] = []
+    for key, old in sorted(base_objs.items()):
+        if key not in env_objs:
+            fname = "delete-" + object_file(old)
+            ref = {
+                "apiVersion": old["apiVersion"],
+                "kind": old["kind"],
+                "metadata": {
+                    k: v for k, v in old["metadata"].items() if k in ("name", "namespace")
+                },
+                "$patch": "delete",
+            }
+            out.append((fname, _doc(ref, dump), {"path": f"patches/{fname}"}))
+        elif key in ops_of:
+            fname = object_file(old)
+            text = _doc(ops_of[key], dump)
+            out.append((fname, text, {"path": f"patches/{fname}", "target": _target(old)}))
+    return out
+
+
 def _overlay(
     path: str, members: list[Component], base_comps: dict[str, Component], dump: Dump
 ) -> Tree:
@@ -194,26 +250,12 @@ def _overlay(
         env_objs = {identity(o): o for o in comp.objects}
         base_objs = {identity(o): o for o in base.objects} if base else {}
         local = [o for k, o in env_objs.items() if k not in base_objs]
-        if base is not None and set(base_objs) & set(env_objs):
+        diff = overlay_patches(base_objs, env_objs, dump) if base is not None else None
+        if diff is not None:
             resources.append(posixpath.join(rel_root, "base", comp.name))
-            for key, old in sorted(base_objs.items()):
-                new = env_objs.get(key)
-                if new is None:
-                    fname = "delete-" + object_file(old)
-                    ref = {
-                        "apiVersion": old["apiVersion"],
-                        "kind": old["kind"],
-                        "metadata": {
-                            k: v for k, v in old["metadata"].items() if k in ("name", "namespace")
-                        },
-                        "$patch": "delete",
-                    }
-                    tree[f"{path}/patches/{fname}"] = _doc(ref, dump)
-                    patches.append({"path": f"patches/{fname}"})
-                elif new != old:
-                    fname = object_file(old)
-                    tree[f"{path}/patches/{fname}"] = _doc(json_patch(old, new), dump)
-                    patches.append({"path": f"patches/{fname}", "target": _target(old)})
+            for fname, text, patch in diff:
+                tree[f"{path}/patches/{fname}"] = text
+                patches.append(patch)
         else:
             local = list(env_objs.values())
         for obj in local:
