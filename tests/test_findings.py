@@ -14,9 +14,12 @@ from generator.findings import (
     Place,
     Severity,
     anchor_at_changes,
+    concerns,
     did_you_mean,
     layer_key,
+    layer_selected,
     merge_layers,
+    sorted_findings,
     split_layer,
 )
 from generator.reporters import findings as reporter
@@ -123,6 +126,108 @@ def test_did_you_mean_names_the_closest_choice_only_when_it_is_close() -> None:
     assert did_you_mean("kunlun", choices) == ""
     assert did_you_mean(3, ["3"], "then") == "then"  # not text: no guess
     assert did_you_mean("hygn", reversed(choices)) == "did you mean 'hygon'?"
+    # "stage" is 0.67 like "staging": under the 0.7 cutoff, no guess (difflib's default is 0.6).
+    assert did_you_mean("stage", ["staging", "prod"], "known: prod, staging") == (
+        "known: prod, staging"
+    )
+    assert did_you_mean("stagin", ["staging", "prod"]) == "did you mean 'staging'?"
+
+
+def test_a_finding_formats_as_place_code_level_text_path_and_hint() -> None:
+    at = Location("values/teams/a.yaml", 2, 11)
+    error = Finding("CAP001", "too many", at, "$.quota.nvidia", "lower one", envs=("prod",))
+    assert error.format() == (
+        "values/teams/a.yaml:2:11: CAP001 too many in environment 'prod'"
+        " (at $.quota.nvidia); lower one"
+    )
+    warning = Finding("NAME005", "long name", at, hint="shorten it", severity=Severity.WARNING)
+    assert warning.format() == "values/teams/a.yaml:2:11: NAME005 warning: long name; shorten it"
+    bare = Finding("VAL001", "not a number", Location("values/fleet.yaml"))
+    assert bare.format() == "values/fleet.yaml: VAL001 not a number"
+
+
+def test_env_selects_its_layers_and_each_of_its_clusters() -> None:
+    assert layer_selected("prod", "prod")
+    assert layer_selected("prod/main", "prod")
+    assert layer_selected("prod/main", "prod/main")
+    assert layer_selected("staging", None)
+    assert not layer_selected("staging", "prod")
+    assert not layer_selected("prod/main", "prod/domestic")
+    assert not layer_selected("prod", "prod/main")
+    assert not layer_selected("prod/main", "main")
+
+
+def test_a_finding_concerns_the_env_of_its_layers_and_their_clusters() -> None:
+    at = Location("values/teams/a.yaml", 3, 5)
+
+    def concerned(envs: tuple[str, ...], env: str) -> bool:
+        return concerns(Finding("CAP001", "too many", at, envs=envs), env)
+
+    assert concerned((), "prod") is True  # every layer
+    assert concerned(("prod",), "prod") is True
+    assert concerned(("staging",), "prod") is False
+    assert concerned(("prod/main",), "prod") is True  # a cluster of the environment
+    assert concerned(("prod",), "prod/main") is True  # the environment of the cluster
+    assert concerned(("prod/main",), "prod/domestic") is False
+    assert concerned(("prod/main",), "prod/main") is True
+    # The base layer alone is about no environment; with another layer, about that one.
+    assert concerned(("",), "prod") is False
+    assert concerned(("", "staging"), "staging") is True
+    assert concerned(("", "staging"), "prod") is False
+
+
+def test_layers_merge_into_the_highest_severity_and_keep_a_hint() -> None:
+    at = Location("values/teams/a.yaml", 3, 5)
+
+    def one(message: str, severity: Severity, hint: str = "") -> Finding:
+        return Finding("CAP001", message, at, hint=hint, severity=severity)
+
+    error, warning = Severity.ERROR, Severity.WARNING
+    layers = [
+        ("staging", [one("raised", warning), one("kept", error), one("hinted first", error, "a")]),
+        ("prod", [one("raised", error), one("kept", warning), one("hinted first", error)]),
+        ("test", [one("hinted later", error)]),
+        ("dev", [one("hinted later", error, "b")]),
+    ]
+    merged = merge_layers(layers, ["staging", "prod", "test", "dev"])
+    assert [(f.message, f.severity, f.hint, f.envs) for f in merged] == [
+        ("raised", error, "", ("prod", "staging")),
+        ("kept", error, "", ("prod", "staging")),
+        ("hinted first", error, "a", ("prod", "staging")),
+        ("hinted later", error, "b", ("dev", "test")),
+    ]
+
+
+def test_sorted_findings_orders_by_place_then_path_then_hint_and_keeps_the_first_of_equals() -> (
+    None
+):
+    def at(
+        file: str,
+        path: str = "",
+        hint: str = "",
+        severity: Severity = Severity.ERROR,
+        unit: str = "",
+        detail: str = "",
+    ) -> Finding:
+        where = Location(file, 2, 11)
+        return Finding("CAP001", "too many", where, path, hint, severity, unit=unit, detail=detail)
+
+    later_file = at("values/teams/b.yaml", "$.a")
+    first_file = at("values/teams/a.yaml", "$.z")
+    path_b_hint_a = at("values/teams/c.yaml", "$.b", "a")
+    path_a_hint_z = at("values/teams/c.yaml", "$.a", "z")
+    assert sorted_findings([later_file, path_b_hint_a, first_file, path_a_hint_z]) == [
+        first_file,
+        later_file,
+        path_a_hint_z,
+        path_b_hint_a,
+    ]
+    # Identical findings once: the highest severity, else the first found (its unit, detail).
+    first = at("values/teams/a.yaml", unit="overlays/prod/team-a", detail="first")
+    again = at("values/teams/a.yaml", unit="overlays/prod/team-b", detail="again")
+    assert sorted_findings([first, again]) == [first]
+    warning = at("values/teams/a.yaml", severity=Severity.WARNING)
+    assert sorted_findings([warning, again]) == [again]
 
 
 A = Place(Location("values/teams/a.yaml", 2, 11), "$.quota.nvidia", 2)
