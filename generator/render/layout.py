@@ -162,7 +162,7 @@ def render_tree(values: Values, dump: Dump = yamlio.dump) -> Rendered:
         # folder, as before clusters); one with clusters puts the hub's beside the clusters'
         # folders, and each cluster's own argocd unit in its folder.
         for view, comps in built:
-            mine = argo.hub if view is hub else argo.clusters.get(view.key, [])
+            mine = argo.hub if view is hub else argo.clusters[view.key]  # every cluster has one
             lay_out(view.key, comps + mine)
         if all(view is not hub for view, _ in built):
             lay_out(hub.key, argo.hub)
@@ -250,7 +250,7 @@ def _overlay(
         env_objs = {identity(o): o for o in comp.objects}
         base_objs = {identity(o): o for o in base.objects} if base else {}
         local = [o for k, o in env_objs.items() if k not in base_objs]
-        diff = overlay_patches(base_objs, env_objs, dump) if base is not None else None
+        diff = overlay_patches(base_objs, env_objs, dump)  # None without a base: nothing kept
         if diff is not None:
             resources.append(posixpath.join(rel_root, "base", comp.name))
             for fname, text, patch in diff:

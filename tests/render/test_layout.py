@@ -21,6 +21,7 @@ from generator.render.layout import (
     object_file,
     overlay_patches,
     render_tree,
+    unit_folder,
 )
 from generator.values import loader, yamlio
 from tests.fixtures import PROD_FLEET, TWO_CLUSTERS, assert_units_build_exactly, tree
@@ -505,6 +506,27 @@ def test_each_cluster_has_its_own_units_and_the_hub_one_argocd_unit(tmp_path: Pa
         ("prod/main", "overlays/prod/main/team-inference"),
         ("prod/main", "overlays/prod/main/team-ml"),
     ]
+    # Each cluster's argocd unit holds its own units' Applications; the hub's, the project and
+    # the roots.
+    argo = {
+        u.path: sorted(f"{o['kind']} {o['metadata']['name']}" for o in u.objects)
+        for u in rendered.units
+        if u.path.endswith("/argocd")
+    }
+    assert argo["overlays/prod/argocd"] == [
+        "AppProject mini",
+        "Application mini-prod-domestic-root",
+        "Application mini-prod-main-root",
+        "Application mini-prod-root",
+    ]
+    assert argo["overlays/prod/domestic/argocd"] == [
+        f"Application mini-prod-domestic-{unit}"
+        for unit in ("device-plugins", "monitoring", "node-config", "team-ml")
+    ]
+    assert argo["overlays/prod/main/argocd"] == [
+        f"Application mini-prod-main-{unit}"
+        for unit in ("device-plugins", "monitoring", "node-config", "team-inference", "team-ml")
+    ]
     # A cluster's overlay uses only the bases of what it has: no NVIDIA plugin in domestic.
     domestic = rendered.tree["overlays/prod/domestic/device-plugins/kustomization.yaml"]
     assert "nvidia" not in domestic and "cambricon" in domestic
@@ -649,3 +671,93 @@ def test_each_cluster_carries_its_own_recording_rules_whole(tmp_path: Path) -> N
             rendered, f"{folder}/prometheusrule-accelerator-monitoring-accelerators-unified.yaml"
         )
         assert rules["kind"] == "PrometheusRule"
+
+
+# ---- the teams' own patches --------------------------------------------------------------------
+
+PATCHED = """\
+quota: {nvidia: 4}
+jobs:
+  train:
+    vendor: nvidia
+    devices: 2
+    images: {nvidia: r/train:1}
+    patch:
+      strategicMerge: {metadata: {labels: {tier: gold}, name: other}, spec: {backoffLimit: 2}}
+services:
+  serve:
+    images: {nvidia: r/serve:1}
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 1}
+    patch:
+      json6902: [{op: add, path: /metadata/labels/tier, value: gold}]
+"""
+
+
+def test_a_team_s_patches_come_after_the_generator_s_in_every_environment(tmp_path: Path) -> None:
+    """A strategic-merge patch is written as an object of its target's kind, name and namespace
+    (whatever name the patch says) keeping its other metadata; RFC 6902 operations as they are.
+    Both target their object and follow the generator's own patches."""
+    rendered = render(tmp_path, {"teams/ml.yaml": PATCHED, "environments/prod.yaml": PROD})
+    for env in ("staging", "prod"):
+        folder = f"overlays/{env}/team-ml"
+        assert doc(rendered, f"{folder}/patches/team-job-ml-train.yaml") == {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "train", "namespace": "ml", "labels": {"tier": "gold"}},
+            "spec": {"backoffLimit": 2},
+        }
+        assert doc(rendered, f"{folder}/patches/team-deployment-ml-serve-nvidia.yaml") == [
+            {"op": "add", "path": "/metadata/labels/tier", "value": "gold"}
+        ]
+        patches = doc(rendered, f"{folder}/kustomization.yaml")["patches"]
+        own = [p for p in patches if not p["path"].startswith("patches/team-")]
+        assert patches == [
+            *own,
+            {
+                "path": "patches/team-job-ml-train.yaml",
+                "target": {
+                    "group": "batch",
+                    "version": "v1",
+                    "kind": "Job",
+                    "name": "train",
+                    "namespace": "ml",
+                },
+            },
+            {
+                "path": "patches/team-deployment-ml-serve-nvidia.yaml",
+                "target": {
+                    "group": "apps",
+                    "version": "v1",
+                    "kind": "Deployment",
+                    "name": "serve-nvidia",
+                    "namespace": "ml",
+                },
+            },
+        ]
+    # Prod lowers the quota: its own patch comes first.
+    prod = doc(rendered, "overlays/prod/team-ml/kustomization.yaml")["patches"]
+    assert prod[0]["path"] == "patches/resourcequota-ml-accelerators.yaml"
+
+
+# ---- unit folders ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rel", "expected"),
+    [
+        ("overlays/prod/team-ml/kustomization.yaml", ("prod", "team-ml", "overlays/prod/team-ml")),
+        (
+            "overlays/prod/main/team-ml/kustomization.yaml",
+            ("prod/main", "team-ml", "overlays/prod/main/team-ml"),
+        ),
+        ("overlays/prod/team-ml/namespace-ml.yaml", None),  # not a kustomization
+        ("base/prod/team-ml/kustomization.yaml", None),  # a base
+        ("overlays/prod/kustomization.yaml", None),  # too shallow
+        ("overlays/prod/main/team-ml/x/kustomization.yaml", None),  # too deep
+    ],
+)
+def test_unit_folder_knows_a_unit_s_kustomization_by_its_place(
+    rel: str, expected: tuple[str, str, str] | None
+) -> None:
+    assert unit_folder(rel) == expected
