@@ -79,16 +79,26 @@ class _Faults:
 
 
 def _read_bytes(out: Path) -> dict[str, bytes]:
+    """Every file under `out`/base and `out`/overlays by its path relative to `out`. As os.walk
+    would find them (a link to a folder is not followed), with each path built from its
+    parent's: os.walk and relpath cost 1 s of the 2 s at 36,000 files."""
     tree: dict[str, bytes] = {}
+
+    def walk(folder: str, rel: str) -> None:
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+        for entry in entries:
+            if entry.is_dir():
+                if not entry.is_symlink():
+                    walk(entry.path, f"{rel}/{entry.name}")
+                continue
+            with open(entry.path, "rb") as fh:
+                tree[f"{rel}/{entry.name}"] = fh.read()
+
     root = os.fspath(out)
     for top in OUTPUT_DIRS:
-        # Plain strings, not Path objects: ~7,000 files at 361 teams, read on every run.
-        for folder, dirs, files in os.walk(os.path.join(root, top)):
-            dirs.sort()
-            rel = os.path.relpath(folder, root).replace(os.sep, "/")
-            for name in files:
-                with open(os.path.join(folder, name), "rb") as fh:
-                    tree[f"{rel}/{name}"] = fh.read()
+        if os.path.isdir(os.path.join(root, top)):
+            walk(os.path.join(root, top), top)
     return tree
 
 

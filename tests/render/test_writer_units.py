@@ -395,6 +395,31 @@ def test_read_tree_reads_text_and_names_binary_files_in_path_order(tmp_path: Pat
     ]
 
 
+def test_read_tree_reads_deep_folders_and_linked_files_but_not_linked_folders(
+    tmp_path: Path,
+) -> None:
+    """As os.walk finds them: a link to a file is read through, a link to a folder is not
+    followed (it could loop, or reach outside the output)."""
+    out = tmp_path / "out"
+    (out / "overlays/prod/main/team-ml/patches").mkdir(parents=True)
+    (out / "overlays/prod/main/team-ml/patches/p.yaml").write_text("p: 1\n")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside/x.yaml").write_text("x: 1\n")
+    (out / "base").mkdir()
+    (out / "base/linked.yaml").symlink_to(tmp_path / "outside/x.yaml")
+    (out / "base/folder").symlink_to(tmp_path / "outside")
+    assert output.read_tree(out) == {
+        "base/linked.yaml": "x: 1\n",
+        "overlays/prod/main/team-ml/patches/p.yaml": "p: 1\n",
+    }
+
+
+def test_read_tree_of_an_output_without_its_folders_is_empty(tmp_path: Path) -> None:
+    (tmp_path / "base").write_text("a file, not the folder\n")
+    assert output.read_tree(tmp_path) == {}
+    assert output.read_tree(tmp_path / "missing") == {}
+
+
 COMMITTED = {
     "base/a.yaml": "1\n2\n3\n4\nX\n6\n7\n8\n9\n",
     "base/old.yaml": "old\n",
