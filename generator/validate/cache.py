@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import posixpath
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +44,7 @@ class UnitInputs:
                 token = line.strip().rsplit(" ", 1)[-1].strip("'\"")
                 if not token or token.startswith("/") or "://" in token:
                     continue
-                ref = posixpath.normpath(posixpath.join(folder, token))
+                ref = join(folder, token)
                 if ref in self.index:
                     folders.append(ref)
                 elif ref in self.tree:
@@ -83,8 +82,31 @@ def unit_key(tree: Tree, unit_path: str, salt: str, inputs: list[str]) -> str:
 
 @functools.lru_cache(maxsize=65536)
 def _relpath(folder: str, start: str) -> str:
-    """posixpath.relpath, once per (folder, unit): a unit's files share a few folders."""
-    return posixpath.relpath(folder, start)
+    """posixpath.relpath for two folders of the tree (relative, normalised), once per (folder,
+    unit): a unit's files share a few folders. Without relpath's abspath calls: they were a
+    second of an edit's validate at 10,000 units."""
+    to, base = folder.split("/"), start.split("/")
+    common = 0
+    for a, b in zip(to, base, strict=False):
+        if a != b:
+            break
+        common += 1
+    return "/".join([".."] * (len(base) - common) + to[common:]) or "."
+
+
+def join(folder: str, ref: str) -> str:
+    """posixpath.normpath(posixpath.join(folder, ref)) for a folder of the tree and a relative
+    reference from its kustomization; "" for one that climbs out of the tree (the tree has no
+    such path)."""
+    parts = folder.split("/") if folder else []
+    for part in ref.split("/"):
+        if part == "..":
+            if not parts:
+                return ""
+            parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return "/".join(parts) or "."
 
 
 class Cache:

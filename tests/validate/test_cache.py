@@ -207,3 +207,36 @@ def test_unit_inputs_follow_every_reference_of_every_kustomization_it_reaches() 
         "base/c/z.yaml",
         "overlays/e/v/kustomization.yaml",
     ]
+
+
+FOLDERS = ["base/a", "base/a/b", "base", "overlays/prod/main/team-ml", "overlays/prod/argocd"]
+
+
+@pytest.mark.parametrize("start", FOLDERS)
+@pytest.mark.parametrize("folder", [*FOLDERS, "overlays/prod/main/team-ml/patches", "base/ab"])
+def test_relpath_is_posixpath_s_for_folders_of_the_tree(folder: str, start: str) -> None:
+    import posixpath
+
+    from generator.validate.cache import _relpath
+
+    assert _relpath(folder, start) == posixpath.relpath(folder, start)
+
+
+@pytest.mark.parametrize(
+    "ref",
+    ["x.yaml", "./x.yaml", "../b", "../../base/a", "patches//p.yaml", ".", "..", "../..", "a/../b"],
+)
+def test_join_is_posixpath_s_normalised_join_inside_the_tree(ref: str) -> None:
+    import posixpath
+
+    from generator.validate.cache import join
+
+    for folder in ("base/a", "overlays/e/u"):
+        assert join(folder, ref) == posixpath.normpath(posixpath.join(folder, ref))
+
+
+def test_join_of_a_reference_out_of_the_tree_is_no_path() -> None:
+    from generator.validate.cache import join
+
+    assert join("base/a", "../../../x") == ""
+    assert join("base/a", "../../..") == ""
