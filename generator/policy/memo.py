@@ -29,6 +29,7 @@ from generator.values.merge import Doc
 from generator.values.model import FleetView
 
 FOLDER = "checks"  # under validate's cache folder
+CANON = "policy.memo.canon"  # the key of a view's canonical form in its memo
 
 
 @functools.cache
@@ -89,7 +90,12 @@ class _Digests:
         return (kind.__name__, *(self.canon(getattr(obj, f)) for f in names))
 
     def view(self, view: FleetView, codes: Iterable[str]) -> str:
-        data = (salt(), tuple(codes), self.canon(view))
+        # The view's canonical form is kept with the view: the checks' memo and the rules' memo
+        # digest the same views in one validate.
+        canon = view.memo.get(CANON)
+        if canon is None:
+            canon = view.memo[CANON] = self.canon(view)
+        data = (salt(), tuple(codes), canon)
         return hashlib.sha256(marshal.dumps(data, MARSHAL_FORMAT)).hexdigest()
 
 
@@ -145,4 +151,52 @@ class CheckMemo:
         return found
 
     def save(self) -> None:
+        self.entries.save()
+
+
+RULES_FOLDER = "rules"  # under validate's cache folder
+
+
+class RuleMemo:
+    """The manifest rules' findings on each unit, kept per view: a unit's findings are a
+    function of its view (the values, and so the unit's rendered objects and their origins), of
+    its built objects (a function of its cache key: the committed files it reads and the tools)
+    and of the code. An edit changes one cluster's view: the rules run again on that cluster's
+    units (and the hub's argocd unit), and the other units' findings come from here. One entry
+    per view, holding each unit's key and findings; without a folder it keeps nothing."""
+
+    def __init__(self, folder: Path | None, write: bool, codes: list[str]) -> None:
+        self.entries = Entries(folder, write)
+        self.digests = _Digests()
+        self.codes = codes
+        # id(view) -> (the view, kept alive so that its id stays its own; its key; the units'
+        # entries remembered; those of this run)
+        self._views: dict[int, tuple[FleetView, str, dict[str, Any], dict[str, Any]]] = {}
+        self.ran: list[str] = []  # the units whose rules ran this run (not remembered)
+
+    def findings(
+        self, view: FleetView, unit: str, unit_key: str, run: Callable[[], list[Finding]]
+    ) -> list[Finding]:
+        """The findings of the rules on `unit` checked against `view`: remembered when the view
+        and the unit's key are the same, else `run()`, remembered from now on."""
+        if self.entries.folder is None:
+            self.ran.append(unit)
+            return run()
+        known = self._views.get(id(view))
+        if known is None:
+            key = self.digests.view(view, self.codes)
+            known = self._views[id(view)] = (view, key, self.entries.get(key) or {}, {})
+        _, _, old, new = known
+        hit = old.get(unit)
+        if hit is not None and hit[0] == unit_key:
+            new[unit] = hit
+            return [_finding(tuple(r)) for r in hit[1]]
+        self.ran.append(unit)
+        found = run()
+        new[unit] = [unit_key, [_row(f) for f in found]]
+        return found
+
+    def save(self) -> None:
+        for _, key, _, new in self._views.values():
+            self.entries.put(key, new)
         self.entries.save()

@@ -40,6 +40,7 @@ from generator.findings import (
 )
 from generator.policy import registry as policy
 from generator.policy.manifest import describe, origin
+from generator.policy.memo import RULES_FOLDER, RuleMemo
 from generator.render import gcpause
 from generator.render.dumpcache import FOLDER as DUMP_FOLDER
 from generator.render.dumpcache import DumpCache
@@ -217,11 +218,15 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
     # A cluster's units are checked against its view; an environment's argocd unit (on the hub,
     # beside its clusters' folders) against the environment's.
     view_of = {**loaded.hubs, **loaded.envs} if rendered is not None and loaded is not None else {}
+    rules = RuleMemo(sub(opts.cache_dir, RULES_FOLDER), True, list(policy.MANIFEST_RULES))
     total = 0
     for unit in units:
-        found, objects = _unit_findings(unit, view_of.get(unit.env), plan, stages)
+        # A unit the values no longer render has no view's objects to remember it by.
+        memo = rules if unit.path in fresh else None
+        found, objects = _unit_findings(unit, view_of.get(unit.env), plan, stages, memo)
         findings.extend(found)
         total += objects
+    rules.save()
     clock.lap("policy")
     # The same finding about shared values (e.g. NFD001 or KUE001 on a vendor's taint, KSC001 on
     # the fleet's kubeScheduler) comes from the unit of every environment: report it once.
@@ -333,9 +338,10 @@ def _values_and_drift(
 
 
 def _unit_findings(
-    unit: Unit, view: FleetView | None, plan: _Plan, stages: list[Stage]
+    unit: Unit, view: FleetView | None, plan: _Plan, stages: list[Stage], memo: RuleMemo | None
 ) -> tuple[list[Finding], int]:
-    """(every stage's findings and the manifest rules' on one unit, its built objects)."""
+    """(every stage's findings and the manifest rules' on one unit, its built objects); the
+    rules' findings from `memo` when it remembers them."""
     res = plan.results[unit.path]
     docs = res[BUILD]["docs"] if _built(res) else []
     seen = UnitView(
@@ -349,7 +355,12 @@ def _unit_findings(
         if stage.name == BUILD or (_built(res) and verdicts is not None):
             out.extend(stage.findings(seen, verdicts))
     if view is not None and _built(res):
-        out.extend(policy.run_rules(view, unit, docs))
+
+        def run() -> list[Finding]:
+            return policy.run_rules(view, unit, docs)
+
+        key = plan.keys[unit.path]
+        out.extend(memo.findings(view, unit.path, key, run) if memo is not None else run())
     return out, len(docs)
 
 

@@ -17,9 +17,9 @@ from generator.findings import Finding, Location, Place, Severity
 from generator.policy import memo as memo_module
 from generator.policy import registry
 from generator.policy.checks import run_checks
-from generator.policy.memo import CheckMemo, _finding, _row
+from generator.policy.memo import CheckMemo, RuleMemo, _finding, _row
 from generator.values import loader
-from generator.values.model import PciModel
+from generator.values.model import FleetView, PciModel
 from tests.fixtures import PROD_FLEET, TWO_CLUSTERS, tree
 
 ML = "teams/ml.yaml"
@@ -168,7 +168,107 @@ def test_the_digest_reads_what_a_vendor_holds_in_its_maps(values_dir: Path) -> N
     assert "MLU370" in vendor.pci_models
     models = {k: PciModel(m.classes, ("ffff",), m.source) for k, m in vendor.pci_models.items()}
     other = dataclasses.replace(vendor, pci_models=models)
-    changed = dataclasses.replace(view, vendors=(other,))
+    # Another view, so its own memo of derived data (replace would share the dict).
+    changed = dataclasses.replace(view, vendors=(other,), memo={})
     digest = memo_module._Digests()
     assert digest.view(changed, ["CAP001"]) != digest.view(view, ["CAP001"])
     assert digest.view(view, ["CAP001"]) == memo_module._Digests().view(view, ["CAP001"])
+
+
+# ---- the manifest rules' findings per unit -------------------------------------------------------
+
+RULE_FINDING = Finding("WKL001", "a rule said so", Location("values/teams/ml.yaml", 3, 5), "$.x")
+
+
+class Rules:
+    """A RuleMemo over the views of `values_dir`, and a record of which units' rules ran."""
+
+    def __init__(self, values_dir: Path, folder: Path | None, write: bool = True) -> None:
+        self.values = loader.load(values_dir)
+        self.memo = RuleMemo(folder, write, ["WKL001", "WKL002"])
+
+    def ask(self, layer: str, unit: str, key: str, found: list[Finding]) -> list[Finding]:
+        return self.memo.findings(self.values.envs[layer], unit, key, lambda: list(found))
+
+
+def test_rules_run_again_only_on_a_changed_unit_key_or_view(
+    values_dir: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "rules"
+    first = Rules(values_dir, folder)
+    assert first.ask("prod/main", "overlays/prod/main/team-ml", "k1", [RULE_FINDING]) == [
+        RULE_FINDING
+    ]
+    assert first.ask("prod/domestic", "overlays/prod/domestic/team-ml", "k2", []) == []
+    first.memo.save()
+    assert first.memo.ran == ["overlays/prod/main/team-ml", "overlays/prod/domestic/team-ml"]
+
+    # The same views and keys: the remembered findings, even where `run` would now say other.
+    again = Rules(values_dir, folder)
+    assert again.ask("prod/main", "overlays/prod/main/team-ml", "k1", []) == [RULE_FINDING]
+    assert again.ask("prod/domestic", "overlays/prod/domestic/team-ml", "k2", [RULE_FINDING]) == []
+    assert again.memo.ran == []
+    # Another key for the unit (its committed files or the tools changed): run again.
+    assert again.ask("prod/main", "overlays/prod/main/team-ml", "k3", []) == []
+    assert again.memo.ran == ["overlays/prod/main/team-ml"]
+    again.memo.save()
+
+    # An edit of domestic's share of the team: domestic's units run again, main's do not.
+    edit(values_dir, "devices: 2", "devices: 3")
+    third = Rules(values_dir, folder)
+    assert third.ask("prod/main", "overlays/prod/main/team-ml", "k3", [RULE_FINDING]) == []
+    assert third.ask("prod/domestic", "overlays/prod/domestic/team-ml", "k2", [RULE_FINDING]) == [
+        RULE_FINDING
+    ]
+    assert third.memo.ran == ["overlays/prod/domestic/team-ml"]
+
+
+def test_rules_memo_keeps_only_what_the_run_used_and_writes_only_when_it_may(
+    values_dir: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "rules"
+    first = Rules(values_dir, folder)
+    first.ask("prod/main", "overlays/prod/main/a", "k", [RULE_FINDING])
+    first.ask("prod/main", "overlays/prod/main/b", "k", [RULE_FINDING])
+    first.memo.save()
+    # A run that asks only for unit a: b is forgotten (one entry per view, rewritten whole).
+    second = Rules(values_dir, folder)
+    second.ask("prod/main", "overlays/prod/main/a", "k", [])
+    second.memo.save()
+    third = Rules(values_dir, folder)
+    assert third.ask("prod/main", "overlays/prod/main/b", "k", []) == []
+    assert third.memo.ran == ["overlays/prod/main/b"]
+    # A run that may not write changes nothing on disk.
+    before = sorted((p.name, p.read_bytes()) for p in folder.iterdir())
+    fourth = Rules(values_dir, folder, write=False)
+    fourth.ask("prod/main", "overlays/prod/main/c", "k", [RULE_FINDING])
+    fourth.memo.save()
+    assert sorted((p.name, p.read_bytes()) for p in folder.iterdir()) == before
+
+
+def test_without_a_folder_the_rules_always_run(values_dir: Path) -> None:
+    rules = Rules(values_dir, None)
+    rules.ask("prod/main", "overlays/prod/main/a", "k", [])
+    rules.ask("prod/main", "overlays/prod/main/a", "k", [])
+    rules.memo.save()
+    assert rules.memo.ran == ["overlays/prod/main/a", "overlays/prod/main/a"]
+
+
+def test_a_view_is_made_canonical_once_for_both_memos(
+    values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    canon = memo_module._Digests.canon
+    views: list[str] = []
+
+    def spy(self: memo_module._Digests, obj: object) -> object:
+        if isinstance(obj, FleetView):
+            views.append(obj.key)
+        return canon(self, obj)
+
+    monkeypatch.setattr(memo_module._Digests, "canon", spy)
+    values = loader.load(values_dir)
+    registry.run_checks(values, CheckMemo(tmp_path / "checks", True))
+    assert views == ["", "prod/main", "prod/domestic"]
+    rules = RuleMemo(tmp_path / "rules", True, ["WKL001"])
+    rules.findings(values.envs["prod/main"], "overlays/prod/main/a", "k", list)
+    assert views == ["", "prod/main", "prod/domestic"]

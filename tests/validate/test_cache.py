@@ -240,3 +240,46 @@ def test_join_of_a_reference_out_of_the_tree_is_no_path() -> None:
 
     assert join("base/a", "../../../x") == ""
     assert join("base/a", "../../..") == ""
+
+
+def test_the_manifest_rules_run_again_only_on_the_units_of_a_changed_view(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TWO_CLUSTERS: an edit of the job team ml runs in domestic changes prod/domestic's view and
+    prod's (the hub's, which holds the whole environment), not prod/main's: main's units get the
+    rules' findings from the memo, and the run equals one without any cache."""
+    from generator.policy import registry
+
+    values = tree(tmp_path / "repo", TWO_CLUSTERS, fleet=PROD_FLEET)
+    assert render_committed(values) == 0
+    ran: list[str] = []
+    run_rules = registry.run_rules
+
+    def spy(view: Any, unit: Any, objs: Any) -> Any:
+        ran.append(unit.path)
+        return run_rules(view, unit, objs)
+
+    monkeypatch.setattr(registry, "run_rules", spy)
+    cache = str(tmp_path / "cache")
+
+    def once(*args: str) -> tuple[list[str], Any]:
+        ran.clear()
+        code, out = validate_committed(values, *args, "--output", "json")
+        assert code in (0, 1), out
+        doc = json.loads(out)
+        return sorted(ran), (code, doc["findings"], doc["stats"]["units"])
+
+    first, _ = once("--cache-dir", cache)
+    assert len(first) == 12  # every unit: 5 in main, 4 in domestic, 3 argocd units
+    assert once("--cache-dir", cache)[0] == []
+    text = (values / "teams/ml.yaml").read_text()
+    assert "devices: 2" in text
+    (values / "teams/ml.yaml").write_text(text.replace("devices: 2", "devices: 3"))
+    assert render_committed(values) == 0
+    again, warm = once("--cache-dir", cache)
+    assert again == ["overlays/prod/argocd"] + [
+        f"overlays/prod/domestic/{u}"
+        for u in ("argocd", "device-plugins", "monitoring", "node-config", "team-ml")
+    ]
+    everything, cold = once("--no-cache")
+    assert len(everything) == 12 and warm == cold
