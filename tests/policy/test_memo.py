@@ -231,6 +231,13 @@ def test_rules_memo_keeps_only_what_the_run_used_and_writes_only_when_it_may(
     first.ask("prod/main", "overlays/prod/main/a", "k", [RULE_FINDING])
     first.ask("prod/main", "overlays/prod/main/b", "k", [RULE_FINDING])
     first.memo.save()
+    # Both units of the view are remembered, and stay so through a run of hits only.
+    for _ in range(2):
+        hits = Rules(values_dir, folder)
+        assert hits.ask("prod/main", "overlays/prod/main/a", "k", []) == [RULE_FINDING]
+        assert hits.ask("prod/main", "overlays/prod/main/b", "k", []) == [RULE_FINDING]
+        hits.memo.save()
+        assert hits.memo.ran == []
     # A run that asks only for unit a: b is forgotten (one entry per view, rewritten whole).
     second = Rules(values_dir, folder)
     second.ask("prod/main", "overlays/prod/main/a", "k", [])
