@@ -21,16 +21,16 @@ def test_every_unit_of_the_example_fleet_builds_to_the_intended_objects(
 def test_overlay_patches_deletes_and_local_objects_build_exactly(
     values_dir: Path, write: Write, tmp_path: Path
 ) -> None:
-    # prod drops the Ascend plugin's RBAC (delete patches), moves the NVIDIA plugin to another
-    # namespace (a new local Namespace, a delete and an add), changes images and quotas (JSON
-    # patches), disables AMD and adds a team namespace (ml-team's jobs are off: they need more
+    # prod drops the Ascend plugin's RBAC (delete patches; its DaemonSet stays as the base has
+    # it), moves the NVIDIA plugin to another namespace (a new local Namespace, a delete and an
+    # add), changes quotas (JSON patches), disables AMD and adds a team namespace (ml-team's jobs are off: they need more
     # than that quota, and Cambricon, which ml-team has quota for).
     write(
         "environments/prod.yaml",
         """\
 vendors:
   ascend:
-    devicePlugin: {rbac: [], version: v6.0.1}
+    devicePlugin: {rbac: []}
   nvidia:
     devicePlugin: {namespace: nvidia-plugins}
   amd: {enabled: false}
@@ -49,6 +49,26 @@ teams:
     kust = (out / "overlays/prod/device-plugins/kustomization.yaml").read_text()
     assert "patches/delete-clusterrole-ascend-device-plugin.yaml" in kust
     assert "../../../base/device-plugins/amd" not in kust
+
+
+def test_a_component_changed_all_over_is_carried_whole_and_builds_exactly(
+    values_dir: Path, write: Write, tmp_path: Path
+) -> None:
+    # A new plugin version replaces the DaemonSet's containers, most of the object, and the
+    # RBAC goes: the unit carries the DaemonSet instead of the base and its patches.
+    write(
+        "environments/prod.yaml",
+        "vendors:\n  ascend:\n    devicePlugin: {rbac: [], version: v6.0.1}\n",
+    )
+    out = tmp_path / "out"
+    assert_units_build_exactly(out, values_dir)
+    kust = (out / "overlays/prod/device-plugins/kustomization.yaml").read_text()
+    assert "- daemonset-accelerator-plugins-ascend-device-plugin.yaml" in kust, kust
+    assert "base/device-plugins/ascend" not in kust and "delete-" not in kust, kust
+    assert (
+        "base/device-plugins/ascend"
+        in (out / "overlays/staging/device-plugins/kustomization.yaml").read_text()
+    )
 
 
 @pytest.mark.parametrize("method", ["nfd", "node-patch"])
