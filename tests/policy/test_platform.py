@@ -14,7 +14,7 @@ from generator.findings import Finding, Location, Severity
 from generator.policy.platform import missing_addons, needs
 from generator.values import loader as values
 from generator.values.model import FleetView
-from tests.fixtures import PROD_FLEET, tree
+from tests.fixtures import PROD_FLEET, Obj, tree
 
 # A batch Job and a Volcano Job (line 9 sets its kind) of team ml, on the default NVIDIA pools.
 TEAM = """\
@@ -142,7 +142,7 @@ def test_needs_reads_groups_and_scheduler_names_where_each_kind_keeps_them() -> 
     ]
     queue = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "spec": {}}
     assert [(a.key, p) for a, _, p in needs(queue)] == [("volcano", "$.apiVersion")]
-    core = [
+    core: list[Obj] = [
         {"apiVersion": "batch/v1", "kind": "Job", "spec": {"template": {"spec": {}}}},
         {"apiVersion": "v1", "kind": "Pod", "spec": {"schedulerName": "default-scheduler"}},
         # a group that only ends like Volcano's is not Volcano's
@@ -195,4 +195,89 @@ def test_a_trainjob_with_trainer_and_jobset_declared_needs_nothing_more(tmp_path
     assert [f.message.split(" (")[0] for f in found] == [
         "TrainJob ml/tune needs Kubeflow Trainer",
         "TrainJob ml/tune needs JobSet",
+    ]
+
+
+def test_an_istio_route_is_reported_at_the_services_routing(tmp_path: Path) -> None:
+    """Like the Gateway API's HTTPRoute, Istio's VirtualService is chosen by the service's
+    `routing` (line 5): the finding points there, with its JSON path."""
+    team = ROUTED.replace(
+        "routing: gateway\n    gateway: {parentRefs: [{name: edge, namespace: gateways}]}",
+        "routing: istio\n    istio: {hosts: [web.example.com]}",
+    )
+    view = prod(tmp_path, team, "platform:\n  gatewayAPI: {provided: site}\n")
+    assert list(missing_addons(view)) == [
+        Finding(
+            "DEP001",
+            "VirtualService ml/web needs Istio (its kind VirtualService of networking.istio.io/v1 "
+            "is served by Istio), which this environment neither renders nor declares: on a "
+            "cluster without it Argo CD's dry-run fails the whole team-ml Application, so none "
+            "of its objects are applied",
+            Location("values/teams/ml.yaml", 5, 14),
+            "$.services.web.routing",
+            "declare it: platform.istio.provided: site in values/fleet.yaml once the cluster "
+            "runs Istio; or write the workload without it",
+            Severity.ERROR,
+        )
+    ]
+
+
+# A JobSet (its kind on line 4), under Kueue, which declares Kueue but not JobSet.
+JOBSET = """\
+quota: {nvidia: 4}
+jobs:
+  gang:
+    kind: jobset
+    images: {nvidia: r/t:1}
+    tasks:
+      workers: {vendor: nvidia, devices: 1, replicas: 2}
+"""
+
+
+def test_a_kind_no_values_line_chooses_is_reported_at_its_workload(tmp_path: Path) -> None:
+    """A JobSet is neither a Job's kind nor a service's routing: the finding points at the job
+    (`gang:`, line 3) with no JSON path, and the hint names the chart the fleet can install."""
+    view = prod(tmp_path, JOBSET, "scheduling: {backend: kueue}\n")
+    assert list(missing_addons(view)) == [
+        Finding(
+            "DEP001",
+            "JobSet ml/gang needs JobSet (its kind JobSet of jobset.x-k8s.io/v1alpha2 is served "
+            "by JobSet), which this environment neither renders nor declares: on a cluster "
+            "without it Argo CD's dry-run fails the whole team-ml Application, so none of its "
+            "objects are applied",
+            Location("values/teams/ml.yaml", 3, 3),
+            "",
+            "declare it: platform.jobset.provided: fleet in values/fleet.yaml (the fleet "
+            "installs JobSet from its upstream chart), or platform.jobset.provided: site when "
+            "the cluster already runs it; or write the workload without it",
+            Severity.ERROR,
+        )
+    ]
+
+
+def test_needs_points_at_what_asks_for_each_addon() -> None:
+    """A Volcano Job names its scheduler in its spec, not in a pod template; a TrainJob needs
+    Trainer by its group and JobSet through Trainer, both read from its apiVersion."""
+    volcano, trainer, jobset = (addons.BY_KEY[k] for k in ("volcano", "trainer", "jobset"))
+    gang = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "spec": {"schedulerName": "volcano", "tasks": []},
+    }
+    assert list(needs(gang)) == [
+        (
+            volcano,
+            "its kind Job of batch.volcano.sh/v1alpha1 is served by Volcano",
+            "$.apiVersion",
+        ),
+        (volcano, "it names the scheduler 'volcano'", "$.spec.schedulerName"),
+    ]
+    tune = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "spec": {}}
+    assert list(needs(tune)) == [
+        (
+            trainer,
+            "its kind TrainJob of trainer.kubeflow.org/v1alpha1 is served by Kubeflow Trainer",
+            "$.apiVersion",
+        ),
+        (jobset, "Kubeflow Trainer runs its kind TrainJob as JobSet's objects", "$.apiVersion"),
     ]

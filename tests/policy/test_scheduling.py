@@ -1206,3 +1206,71 @@ services:
         "flavors its pods may use allow at most: nvidia-a100 4, nvidia-h100 0 (nominal quota "
         "+ borrowing limit in ClusterQueue team-ml): Kueue never admits it"
     ]
+
+
+# A JobSet first (its task is not SCH009's to judge), then a TrainJob of 2 nodes x 4 GPUs
+# (`devices` on line 11), an unpinned service of 6 GPUs a pod (line 20, column 35) and one of
+# 3 pods x 2 GPUs.
+KUEUE_KINDS = """\
+quota: {nvidia: 4}
+jobs:
+  gang:
+    kind: jobset
+    images: {nvidia: r/t:1}
+    tasks:
+      workers: {vendor: nvidia, devices: 1, replicas: 1}
+  tune:
+    kind: trainjob
+    vendor: nvidia
+    devices: 4
+    numNodes: 2
+    runtime: torch-distributed
+    images: {nvidia: r/t:1}
+    command: [torchrun, train.py]
+services:
+  web:
+    images: {nvidia: x:1}
+    tracks:
+      nvidia: {devicesPerReplica: 6, replicas: 1}
+  api:
+    images: {nvidia: x:1}
+    tracks:
+      nvidia: {devicesPerReplica: 2, replicas: 3}
+"""
+
+
+def test_sch009_judges_a_trainjob_whole_and_a_deployment_per_pod_after_other_kinds(
+    tmp_path: Path,
+) -> None:
+    """Quota 4, all on the A100 flavor: the TrainJob needs its 8 at once (numNodes x devices),
+    the Deployment 6 for one pod; both refused. The other Deployment's pods are admitted one by
+    one (2 each, not 3 x 2). The JobSet listed before them does not end the check."""
+    view = prod(kueue_tree(tmp_path, KUEUE_KINDS))
+    assert nominal(view) == {"nvidia-a100": (4, 0), "nvidia-h100": (0, 0)}
+    allowed = (
+        "admitted at once on one Kueue flavor, but the flavors its pods may use allow at most: "
+        "nvidia-a100 4, nvidia-h100 0 (nominal quota + borrowing limit in ClusterQueue "
+        "team-ml): Kueue never admits it"
+    )
+    hint = (
+        "raise the team's nvidia quota (or borrowing) so that each pinned model's pool gets "
+        "enough, or ask for fewer devices (docs/scheduling.md)"
+    )
+    assert list(kueue_admission(view)) == [
+        Finding(
+            "SCH009",
+            f"TrainJob 'tune' needs 8 nvidia.com/gpu {allowed}",
+            at("ml", 11, 14),
+            "$.jobs.tune.devices",
+            hint,
+            Severity.ERROR,
+        ),
+        Finding(
+            "SCH009",
+            f"Deployment 'web-nvidia' needs 6 nvidia.com/gpu {allowed}",
+            at("ml", 20, 35),
+            "$.services.web.tracks.nvidia.devicesPerReplica",
+            hint,
+            Severity.ERROR,
+        ),
+    ]
