@@ -180,7 +180,10 @@ def admission_verdicts(
 # The job kinds that wait for the JobSet phase, and the kind of object Kueue's Workload of each
 # is owned by.
 HELD_KINDS = {"jobset": "JobSet", "trainjob": "TrainJob"}
-JOBSET_DECIDED_TIMEOUT = 60.0  # seconds for Kueue to admit each JobSet or say why not
+# Seconds for Kueue to admit each JobSet and TrainJob or say why not: the simulation's settling
+# bound (simrun.SETTLE_TIMEOUT). On a machine loaded three times over, Kueue had made no Workload
+# for an admissible TrainJob after 60 s. A run whose workloads are all decided does not wait.
+JOBSET_DECIDED_TIMEOUT = 120.0
 
 
 def jobset_admissions(api: ApiClient, view: FleetView, report: EnvReport) -> set[tuple[str, str]]:
