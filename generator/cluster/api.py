@@ -313,31 +313,18 @@ class ApiClient:
     # -------------------------------------------------------------------------------- CRDs
 
     def apply_crds(self, crds: Iterable[Obj], timeout: float = 60.0) -> None:
-        """Apply CRDs for real and wait until each is Established, then re-discover."""
-        names = []
+        """Apply CRDs for real and wait until discovery lists every kind they serve.
+
+        Not only until each is Established: the discovery documents are rebuilt after the
+        condition, by controllers that work from their own queues, and list Established CRDs
+        only (k8s.io/apiextensions-apiserver v0.36.3 pkg/apiserver/
+        customresource_discovery_controller.go; k8s.io/kubernetes v1.36.3
+        pkg/controlplane/controller/crdregistration registers the group with the aggregator that
+        serves /apis). So a kind discovery lists is one the server serves."""
         applied = list(crds)
         for crd in applied:
             self.apply(crd)
-            names.append(str(crd["metadata"]["name"]))
         deadline = time.monotonic() + timeout
-        pending = set(names)
-        while pending:
-            for name in sorted(pending):
-                got = self.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", name)
-                conds = (got or {}).get("status", {}).get("conditions") or []
-                if any(c.get("type") == "Established" and c.get("status") == "True" for c in conds):
-                    pending.discard(name)
-            if pending and time.monotonic() > deadline:
-                raise ApiError(
-                    0, "Timeout", f"CRDs not Established after {timeout:g} s: {sorted(pending)}"
-                )
-            if pending:
-                time.sleep(0.1)
-        # Established is not yet served: the discovery documents are rebuilt by controllers that
-        # work from their own queues after the condition (k8s.io/apiextensions-apiserver v0.36.3
-        # pkg/apiserver/customresource_discovery_controller.go lists Established CRDs; k8s.io/
-        # kubernetes v1.36.3 pkg/controlplane/controller/crdregistration registers the group
-        # with the aggregator that serves /apis). Wait until discovery lists every kind.
         wanted = {pair for crd in applied for pair in served_kind(crd)}
         while True:
             self.refresh()
