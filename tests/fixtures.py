@@ -219,6 +219,18 @@ SIM_FLEET = {
     "argocd": {"namespace": "argocd", "project": "t"},
 }
 NVIDIA = "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1, n2]}\n"
+# A vendor file that reuses NVIDIA's catalog entry to share its GPUs four ways by time-slicing
+# (docs/allocation.md): one GPU on node n3, so 4 shares of nvidia.com/gpu.shared.
+SHARED_NVIDIA = """\
+catalog: nvidia
+sharing:
+  timeSlicing: {replicas: 4}
+nodeLabels: {accelerator: nvidia-gpu-shared}
+devicePlugin: {name: nvidia-device-plugin-shared}
+exporter: {name: dcgm-exporter-shared}
+pools:
+  - {name: a100-shared, model: A100, devicesPerNode: 1, nodes: [n3]}
+"""
 TEAM = "quota:\n  nvidia: 4\n"
 # What `tree` writes beside fleet.yaml unless told `defaults=False`.
 DEFAULTS = {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": TEAM}

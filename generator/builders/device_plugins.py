@@ -6,19 +6,29 @@ own selectors and taints."""
 
 from __future__ import annotations
 
+import hashlib
+from typing import Any
+
 from generator.builders.agents import daemonset, rbac_objects
 from generator.builders.common import (
     SYNC_WAVE,
     UNSHARED_NAMESPACES,
     VENDOR_LABEL,
     Component,
+    metadata,
     namespace,
 )
 from generator.findings import Location
 from generator.values.model import FleetView, Vendor
-from generator.values.yamlio import Obj
+from generator.values.yamlio import Obj, dump
 
 UNIT = "device-plugins"
+# Where a shared vendor's plugin finds its config file (a ConfigMap key, mounted read-only).
+CONFIG_DIR = "/etc/device-plugin"
+CONFIG_KEY = "config.yaml"
+# The digest of the config file on the plugin's pods: the plugin reads the file when it starts
+# (and on SIGHUP, which nothing here sends), so a changed file must roll the pods.
+CONFIG_DIGEST = "accel-gitops.io/device-plugin-config"
 
 
 def build(view: FleetView) -> list[Component]:
@@ -64,15 +74,74 @@ def _vendor_objects(view: FleetView, vendor: Vendor) -> list[Obj]:
         VENDOR_LABEL: vendor.id,
     }
     objs = rbac_objects(dp.name, dp.namespace, dp.agent, vendor.doc.sources, labels)
-    objs.append(
-        daemonset(
-            view,
-            vendor,
-            dp.agent,
-            name=dp.name,
-            namespace=dp.namespace,
-            labels=labels,
-            match={"app.kubernetes.io/name": dp.name},
-        )
+    ds = daemonset(
+        view,
+        vendor,
+        dp.agent,
+        name=dp.name,
+        namespace=dp.namespace,
+        labels=labels,
+        match={"app.kubernetes.io/name": dp.name},
     )
+    config = plugin_config(vendor)
+    if config is not None:
+        text = dump(config)
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": metadata(
+                    config_map_name(vendor),
+                    namespace=dp.namespace,
+                    sources=vendor.doc.sources,
+                    labels=labels,
+                ),
+                "data": {CONFIG_KEY: text},
+            }
+        )
+        _mount_config(vendor, ds, hashlib.sha256(text.encode()).hexdigest())
+    objs.append(ds)
     return objs
+
+
+def config_map_name(vendor: Vendor) -> str:
+    return f"{vendor.device_plugin.name}-config"
+
+
+def plugin_config(vendor: Vendor) -> dict[str, Any] | None:
+    """The plugin's config file of a vendor that shares its devices, None for whole devices.
+
+    Time-slicing as NVIDIA's plugin reads it (catalog devicePlugin.configFile, cited there):
+    each device advertised `replicas` times, renamed with the shared suffix (renameByDefault)
+    so quotas and pods tell shares from whole devices, and a pod asking for more than one share
+    refused (failRequestsGreaterThanOne), since two shares of a time-sliced device give no more
+    of it than one (the plugin's README, "With CUDA Time-Slicing")."""
+    sharing, config = vendor.sharing, vendor.device_plugin.config
+    if sharing is None or config is None:
+        return None
+    return {
+        "version": config.version,
+        "sharing": {
+            sharing.strategy: {
+                "renameByDefault": True,
+                "failRequestsGreaterThanOne": True,
+                "resources": [{"name": sharing.resource, "replicas": sharing.replicas}],
+            }
+        },
+    }
+
+
+def _mount_config(vendor: Vendor, ds: Obj, digest: str) -> None:
+    config = vendor.device_plugin.config
+    assert config is not None  # plugin_config gave a file
+    template = ds["spec"]["template"]
+    template["metadata"]["annotations"] = {CONFIG_DIGEST: digest}
+    pod = template["spec"]
+    pod.setdefault("volumes", []).append(
+        {"name": "device-plugin-config", "configMap": {"name": config_map_name(vendor)}}
+    )
+    ctr = pod["containers"][0]
+    ctr.setdefault("env", []).append({"name": config.env, "value": f"{CONFIG_DIR}/{CONFIG_KEY}"})
+    ctr.setdefault("volumeMounts", []).append(
+        {"name": "device-plugin-config", "mountPath": CONFIG_DIR, "readOnly": True}
+    )

@@ -90,10 +90,18 @@ def class_expression(classes: tuple[str, ...]) -> dict[str, Any]:
     return {"op": "InRegexp", "value": [f"^{c}" for c in sorted(classes)]}
 
 
-def shares_devices(vendor: Vendor, pool: Pool) -> bool:
-    """Whether another pool of the vendor matches one of this pool's device IDs."""
+def device_twins(view: FleetView, vendor: Vendor, pool: Pool) -> list[tuple[Vendor, Pool]]:
+    """The other pools whose NFD rules match one of this pool's device IDs: the vendor's own,
+    and those of every vendor with the same PCI vendor (a vendor file that reuses a catalog
+    entry, as a shared one does: docs/allocation.md). Only node names tell their nodes apart."""
     mine = set(pool.pci_devices)
-    return any(mine & set(p.pci_devices) for p in vendor.pools if p is not pool)
+    return [
+        (v, p)
+        for v in view.vendors
+        if v.pci_vendor == vendor.pci_vendor
+        for p in v.pools
+        if not (v.id == vendor.id and p is pool) and mine & set(p.pci_devices)
+    ]
 
 
 def _node_feature_rule(view: FleetView, vendor: Vendor) -> Obj:
@@ -111,7 +119,7 @@ def _node_feature_rule(view: FleetView, vendor: Vendor) -> Obj:
                 },
             }
         ]
-        if pool.nodes and shares_devices(vendor, pool):
+        if pool.nodes and device_twins(view, vendor, pool):
             match.append(
                 {
                     "feature": "system.name",

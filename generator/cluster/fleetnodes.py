@@ -60,9 +60,15 @@ def inventories() -> tuple[Inventory, ...]:
 
 
 def inventory_for(vendor: Vendor, pool: Pool) -> Inventory | None:
+    """The server type of the pool's model, by the vendor's catalog entry (a vendor file that
+    reuses an entry under another name, as a shared one does, has that entry's servers)."""
     for inv in inventories():
         acc = inv.accelerator
-        if acc is not None and acc.vendor == vendor.id and acc.model.lower() == pool.model.lower():
+        if (
+            acc is not None
+            and acc.vendor == (vendor.catalog or vendor.id)
+            and acc.model.lower() == pool.model.lower()
+        ):
             return inv
     return None
 
@@ -104,7 +110,8 @@ def plan_nodes(view: FleetView) -> list[SimNode]:
 def node_object(node: SimNode) -> Obj:
     capacity: dict[str, str] = {}
     if node.vendor is not None and node.pool is not None:
-        capacity[node.vendor.resource_name] = str(node.pool.devices_per_node)
+        # What the plugin advertises: each device `replicas` times where the vendor shares them.
+        capacity[node.vendor.resource_name] = str(node.pool.units_per_node)
     # Cordoned until the node-config unit has converged: the way a node joins with
     # --register-with-taints, so no pod lands before nfd-master has had its say, and a taint
     # that nfd-master drops stays visibly missing afterwards.

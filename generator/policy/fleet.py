@@ -12,6 +12,7 @@ from generator.builders import argocd
 from generator.builders.common import VENDOR_LABEL, identity
 from generator.builders.fleet import build_all
 from generator.builders.monitoring.sources import MonitoringError, exporter_namespace, settings
+from generator.builders.node_config import device_twins
 from generator.findings import Finding, Location, Severity, did_you_mean
 from generator.policy.capacity import pool_lines, quota_line, quota_totals
 from generator.policy.checks import EITHER, WARNING, Check
@@ -46,7 +47,7 @@ def quota_capacity(view: FleetView) -> Iterable[Finding]:
         detail = ", ".join(f"{t.name} {n}" for t, n in parts)
         others = [quota_line(view, t, vendor.id) for t, n in parts if n and t is not team]
         message = (
-            f"quotas for {vendor.id} ({vendor.resource_name}) add up to {total} devices "
+            f"quotas for {vendor.id} ({vendor.resource_name}) add up to {total} {vendor.units} "
             f"({detail}) but its pools hold {vendor.capacity}"
         )
         suffix, hint, severity = _overcommit_verdict(view, vendor.capacity, total)
@@ -100,7 +101,7 @@ def team_quota_capacity(view: FleetView) -> Iterable[Finding]:
                 continue
             yield Finding.at(
                 "CAP003",
-                f"team {team.name}: quota of {quota} {vendor.id} devices per namespace, but "
+                f"team {team.name}: quota of {quota} {vendor.id} {vendor.units} per namespace, but "
                 f"the vendor's pools hold {vendor.capacity}"
                 + (f" in cluster {view.cluster.name!r}" if view.cluster else ""),
                 quota_line(view, team, vendor.id),
@@ -265,9 +266,8 @@ def node_config(view: FleetView) -> Iterable[Finding]:
                 )
                 continue
             twins = [
-                p.name
-                for p in vendor.pools
-                if p is not pool and set(p.pci_devices) & set(pool.pci_devices)
+                p.name if v is vendor else f"{v.id}/{p.name}"
+                for v, p in device_twins(view, vendor, pool)
             ]
             if twins:
                 yield Finding(

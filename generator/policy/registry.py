@@ -12,8 +12,8 @@ from typing import TypeVar
 
 from generator.builders.common import Unit
 from generator.findings import CodeInfo, Finding
-from generator.policy import checks as base
 from generator.policy import (
+    allocation,
     fleet,
     manifest,
     manifest_scheduling,
@@ -23,6 +23,7 @@ from generator.policy import (
     scheduling,
     workloads,
 )
+from generator.policy import checks as base
 from generator.policy.checks import Check, ManifestRule
 from generator.policy.memo import CheckMemo
 from generator.values.model import FleetView, Values
@@ -49,6 +50,7 @@ CHECKS: dict[str, Check] = _listed(
         *scheduling.CHECKS,
         *monitoring.CHECKS,
         *platform.CHECKS,
+        *allocation.CHECKS,
     )
 )
 # Manifest rules on built objects.

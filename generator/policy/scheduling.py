@@ -128,7 +128,7 @@ def landings(view: FleetView, team: Team) -> list[Landing]:
     return result
 
 
-def _devices_path(doc: Doc, path: YamlPath) -> YamlPath:
+def devices_path(doc: Doc, path: YamlPath) -> YamlPath:
     for key in ("devices", "devicesPerReplica"):
         if doc.get(*path, key) is not None:
             return (*path, key)
@@ -152,7 +152,7 @@ def topology_refusals(view: FleetView) -> Iterable[Finding]:
                     continue
                 name, shape = found
                 allowed = ", ".join(str(n) for n in sorted(shape["podDevices"]))
-                path = _devices_path(team.doc, land.ref.path)
+                path = devices_path(team.doc, land.ref.path)
                 yield Finding(
                     "SCH003",
                     f"{land.ref.kind} {land.ref.name!r} asks for {land.devices} {land.vendor.id} "
@@ -169,10 +169,12 @@ def topology_refusals(view: FleetView) -> Iterable[Finding]:
 def pod_fits_node(view: FleetView) -> Iterable[Finding]:
     for team in view.teams:
         for land in landings(view, team):
+            if land.vendor.sharing:
+                continue  # one share per pod: ALC002 (policy/allocation.py)
             for pool in land.pools:
                 if land.devices <= pool.devices_per_node:
                     continue
-                path = _devices_path(team.doc, land.ref.path)
+                path = devices_path(team.doc, land.ref.path)
                 yield Finding(
                     "SCH004",
                     f"{land.ref.kind} {land.ref.name!r} asks for {land.devices} {land.vendor.id} "
@@ -424,7 +426,7 @@ def kueue_admission(view: FleetView) -> Iterable[Finding]:
             if not room or max(room.values()) >= need:
                 continue
             shown = ", ".join(f"{name} {n}" for name, n in sorted(room.items()))
-            path = _devices_path(team.doc, land.ref.path)
+            path = devices_path(team.doc, land.ref.path)
             yield Finding(
                 "SCH009",
                 f"{land.ref.kind} {land.ref.name!r} needs {need} {land.vendor.resource_name} "

@@ -380,9 +380,11 @@ def fits_quota(view: FleetView) -> Iterable[Finding]:
                 continue
             if misspelt and use.vendor not in team.quota:
                 continue  # the quota names it wrongly: REF001 says which key, once
+            vendor = view.vendor(use.vendor)
+            units = vendor.units if vendor else "devices"
             yield Finding(
                 "MIG004",
-                f"team {team.name!r} needs {use.needed} {use.vendor} devices in namespace "
+                f"team {team.name!r} needs {use.needed} {use.vendor} {units} in namespace "
                 f"{use.namespace!r} ({use.detail}) but its quota is {use.quota}",
                 team.doc.locate(use.blame),
                 json_path(use.blame),
@@ -401,7 +403,8 @@ def fits_capacity(view: FleetView) -> Iterable[Finding]:
         culprit = max(need.uses, key=lambda u: u.needed)
         yield Finding.at(
             "MIG005",
-            f"workloads need {need.needed} {vendor.id} devices ({need.services} for services, "
+            f"workloads need {need.needed} {vendor.id} {vendor.units} ({need.services} for "
+            "services, "
             f"{need.largest_job} for the largest job) but its pools hold "
             f"{vendor.capacity}",
             culprit.team_doc.place(culprit.blame),
@@ -425,7 +428,8 @@ def jobs_queue(view: FleetView) -> Iterable[Finding]:
         yield Finding.at(
             "MIG007",
             f"with every team's jobs running up to its quota, workloads hold {need.at_once} "
-            f"{vendor.id} devices at once ({need.services} for services, {need.jobs} for jobs; "
+            f"{vendor.id} {vendor.units} at once ({need.services} for services, {need.jobs} for "
+            "jobs; "
             f"{teams}) but its pools hold {vendor.capacity}: teams' jobs wait for each other",
             culprit.team_doc.place(culprit.blame),
             f"if the jobs must run side by side, add nodes to {vendor.id}'s pools or lower the "

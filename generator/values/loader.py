@@ -38,7 +38,9 @@ from generator.values.model import (
     Fleet,
     FleetView,
     PciModel,
+    PluginConfig,
     Pool,
+    Sharing,
     Taint,
     Team,
     Values,
@@ -389,6 +391,8 @@ class _Resolver:
                 f"set devicePlugin.{key} in {where} (the catalog has no default for it)",
             )
         self.plugin_needs(vendor_id, doc, in_catalog)
+        plugin_config = _plugin_config(dp.get("configFile"))
+        sharing = self.sharing(vendor_id, doc, resource, plugin_config)
         pools_raw = doc.get("pools", default=[]) or []
         if not pools_raw:
             self.need(doc, ("pools",), "pools", f"list the vendor's node pools in {where}")
@@ -431,6 +435,7 @@ class _Resolver:
                     pci_classes=pci_classes,
                     labels=labels,
                     taints=taints,
+                    replicas=sharing.replicas if sharing else 1,
                 )
             )
         if len(self.findings) > before:
@@ -438,21 +443,56 @@ class _Resolver:
         return Vendor(
             id=vendor_id,
             display_name=doc.get("displayName", default=vendor_id),
-            resource_name=resource,
+            resource_name=(
+                resource + plugin_config.shared_suffix if sharing and plugin_config else resource
+            ),
             pci_vendor=doc.get("pciVendor", default=""),
             pci_models=pci_models,
             selector_label=selector_label,
             model_label=model_label,
             node_labels=dict(node_labels),
             taints=vendor_taints,
-            cost_weight=float(doc.get("costWeight", default=1.0)),
-            device_plugin=DevicePlugin(dp["name"], dp["namespace"], node_agent(dp)),
+            # costWeight prices a whole device; a share costs its part of one.
+            cost_weight=float(doc.get("costWeight", default=1.0))
+            / (sharing.replicas if sharing else 1),
+            device_plugin=DevicePlugin(dp["name"], dp["namespace"], node_agent(dp), plugin_config),
             exporter=dict(doc.get("exporter", default={}) or {}),
             pools=tuple(pools),
             doc=doc,
             runtime_handler=str((doc.get("runtime", default={}) or {}).get("handler", "")),
             runtime_class=str(doc.get("runtimeClass", default="") or ""),
+            sharing=sharing,
+            catalog=str(doc.get("catalog", default=vendor_id)) if in_catalog else "",
         )
+
+    def sharing(
+        self, vendor_id: str, doc: Doc, resource: str, config: PluginConfig | None
+    ) -> Sharing | None:
+        """The vendor's `sharing`, or None (whole devices, or ALC001: its plugin's config file
+        cannot share them as asked)."""
+        raw = doc.get("sharing", default=None)
+        if not raw:
+            return None
+        ((strategy, settings),) = raw.items()
+        if config is None or strategy not in config.sharing:
+            offered = (
+                f"its config file offers {', '.join(config.sharing) or 'no sharing'}"
+                if config
+                else "the catalog records no config file for it (devicePlugin.configFile)"
+            )
+            self.findings.append(
+                Finding(
+                    "ALC001",
+                    f"vendor {vendor_id} shares its devices by {strategy}, but its device plugin "
+                    f"cannot: {offered}",
+                    doc.locate(("sharing", strategy), key=True),
+                    json_path(("sharing", strategy)),
+                    "remove `sharing`, or use a vendor whose plugin shares devices this way "
+                    "(docs/allocation.md lists them)",
+                )
+            )
+            return None
+        return Sharing(strategy, int(settings["replicas"]), resource)
 
     def plugin_needs(self, vendor_id: str, doc: Doc, in_catalog: bool) -> None:
         """What a device plugin needs to work, which only a catalog entry gives for free: the
@@ -523,6 +563,14 @@ class _Resolver:
             overcommit_ratio=_ratio(d.get("capacity", {}).get("overcommitRatio")),
             doc=doc,
         )
+
+
+def _plugin_config(raw: Any) -> PluginConfig | None:
+    if not raw:
+        return None
+    return PluginConfig(
+        str(raw["env"]), str(raw["version"]), str(raw["sharedSuffix"]), tuple(raw["sharing"])
+    )
 
 
 def _ratio(raw: Any) -> float | None:
@@ -772,6 +820,12 @@ CODES = (
         "values (load)",
         "error",
         "a resolved vendor lacks a fact it needs (or its selectorLabel is not one of nodeLabels)",
+    ),
+    CodeInfo(
+        "ALC001",
+        "values (load)",
+        "error",
+        "a vendor shares its devices in a way its device plugin's config file does not offer",
     ),
     CodeInfo("NAME001", "values (load)", "error", "a values file name is not a DNS-1123 label"),
     CodeInfo("NAME002", "values (load)", "error", "a pool name is used twice in one vendor file"),

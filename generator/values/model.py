@@ -102,10 +102,31 @@ def node_agent(raw: dict[str, Any], priority_class: str = "system-node-critical"
 
 
 @dataclass(frozen=True)
+class PluginConfig:
+    """A device plugin's config file as the catalog records it (devicePlugin.configFile)."""
+
+    env: str  # the environment variable that names the file
+    version: str
+    shared_suffix: str  # appended to the resource name of shared devices
+    sharing: tuple[str, ...]  # the sharing strategies the file accepts
+
+
+@dataclass(frozen=True)
+class Sharing:
+    """How a vendor's devices are shared between pods (values `sharing`, docs/allocation.md):
+    the plugin advertises each device `replicas` times, under the shared resource name."""
+
+    strategy: str  # a key of values `sharing`: timeSlicing
+    replicas: int
+    resource: str  # the plugin's resource before renaming (its config's resources[].name)
+
+
+@dataclass(frozen=True)
 class DevicePlugin:
     name: str
     namespace: str
     agent: NodeAgent
+    config: PluginConfig | None = None
 
     @property
     def image(self) -> str:
@@ -146,10 +167,18 @@ class Pool:
     """PCI classes (or base classes) the rule matches with them."""
     labels: dict[str, str]  # everything the pool's nodes carry (vendor + model + pool labels)
     taints: tuple[Taint, ...]
+    # Pods that share one device (the vendor's `sharing`); 1 when devices are handed out whole.
+    replicas: int = 1
+
+    @property
+    def units_per_node(self) -> int:
+        """What each node advertises: devices, times replicas where they are shared."""
+        return self.devices_per_node * self.replicas
 
     @property
     def capacity(self) -> int:
-        return self.devices_per_node * self.node_count
+        """The pool's units: devices, or shares of them where the vendor shares its devices."""
+        return self.units_per_node * self.node_count
 
 
 @dataclass(frozen=True)
@@ -163,7 +192,7 @@ class Vendor:
     model_label: str
     node_labels: dict[str, str]
     taints: tuple[Taint, ...]
-    cost_weight: float
+    cost_weight: float  # of one unit: a device, or one share of it (costWeight / replicas)
     device_plugin: DevicePlugin
     exporter: dict[str, Any]
     pools: tuple[Pool, ...]
@@ -173,10 +202,19 @@ class Vendor:
     # the node's default (values `runtimeClass`; "" when it is: docs/vendors.md).
     runtime_handler: str = ""
     runtime_class: str = ""
+    sharing: Sharing | None = None
+    # The built-in catalog entry the vendor starts from (its file name, or values `catalog`);
+    # "" for a vendor outside the catalog.
+    catalog: str = ""
 
     @property
     def capacity(self) -> int:
         return sum(p.capacity for p in self.pools)
+
+    @property
+    def units(self) -> str:
+        """What the vendor's capacity and quotas count: devices, or shares of them."""
+        return "shares" if self.sharing else "devices"
 
     @property
     def selector(self) -> dict[str, str]:

@@ -321,9 +321,64 @@ AGENT_PROPS: dict[str, Any] = {
     "sources": SOURCES,
 }
 
+# How a vendor's devices may be shared between pods (values `sharing`). Time-slicing alone: MPS
+# needs the plugin's MPS control daemon as well, which nothing renders yet (docs/allocation.md).
+SHARING_STRATEGIES = ("timeSlicing",)
+
+# What the catalog knows of a device plugin's config file (docs/allocation.md): where the plugin
+# reads it, its format version, and the suffix of a shared resource's name. Catalog data, cited.
+PLUGIN_CONFIG = _obj(
+    {
+        "env": _str(
+            r"^[A-Za-z_][A-Za-z0-9_]*$",
+            description="the environment variable naming the file's path",
+        ),
+        "version": _str(minLength=1, description="the file's `version`"),
+        "sharedSuffix": _str(
+            minLength=1, description="appended to resourceName when devices are shared"
+        ),
+        "sharing": _list(
+            {"enum": list(SHARING_STRATEGIES)},
+            uniqueItems=True,
+            description="the sharing strategies the plugin's file accepts",
+        ),
+        "sources": SOURCES,
+    },
+    ("env", "version", "sharedSuffix", "sharing", "sources"),
+)
+
 DEVICE_PLUGIN = _obj(
-    {"name": _str(DNS_LABEL), "namespace": _str(DNS_LABEL), **AGENT_PROPS},
+    {
+        "name": _str(DNS_LABEL),
+        "namespace": _str(DNS_LABEL),
+        **AGENT_PROPS,
+        "configFile": PLUGIN_CONFIG,
+    },
     description="the device plugin DaemonSet (docs/vendors.md)",
+)
+
+# A vendor whose devices are shared between pods (docs/allocation.md): every device of its pools
+# is advertised `replicas` times under resourceName + the plugin's shared suffix.
+SHARING = _obj(
+    {
+        strategy: _obj(
+            {
+                "replicas": {
+                    "type": "integer",
+                    # The plugin refuses fewer than 2 (NVIDIA/k8s-device-plugin
+                    # api/config/v1/replicas.go v0.17.1: "number of replicas must be >= 2").
+                    "minimum": 2,
+                    "maximum": 1024,
+                    "description": "pods that share one device",
+                },
+            },
+            ("replicas",),
+        )
+        for strategy in SHARING_STRATEGIES
+    },
+    description="share every device of the vendor's pools between pods; one strategy",
+    minProperties=1,
+    maxProperties=1,
 )
 
 EXPORTER = _obj(
@@ -462,6 +517,7 @@ VENDOR_PROPS: dict[str, Any] = {
     "costWeight": {"type": "number", "minimum": 0},
     "sources": SOURCES,
     "devicePlugin": DEVICE_PLUGIN,
+    "sharing": SHARING,
     "exporter": EXPORTER,
     "pools": _list(POOL),
     "workloadMounts": _list(HOST_PATH, description="host paths every workload pod mounts"),

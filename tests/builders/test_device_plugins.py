@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from generator.builders import device_plugins
@@ -15,6 +16,7 @@ from tests.fixtures import (
     HYGON_Z100L,
     NVIDIA,
     PROD_FLEET,
+    SHARED_NVIDIA,
     Obj,
     build_unit,
     find,
@@ -718,3 +720,74 @@ def test_each_plugin_namespace_names_the_files_and_the_line_that_ask_for_it(tmp_
 def test_a_fleet_without_vendors_has_no_device_plugins(tmp_path: Path) -> None:
     """No vendor: nothing in the unit, not even a Namespace."""
     assert device_plugins.build(prod_view(tmp_path, {})) == []
+
+
+# ---- shared devices (docs/allocation.md) --------------------------------------------------------
+
+
+def test_a_shared_vendors_plugin_reads_its_time_slicing_config_file(tmp_path: Path) -> None:
+    """The plugin's config file (NVIDIA/k8s-device-plugin api/config/v1 v0.17.1) in a ConfigMap,
+    mounted read-only and named by CONFIG_FILE; the pods carry the file's digest, so a changed
+    file rolls them (the plugin reads it when it starts). Otherwise nvidia's DaemonSet."""
+    view = prod_view(tmp_path, {"vendors/nvidia-shared.yaml": SHARED_NVIDIA})
+    (_, comp) = device_plugins.build(view)
+    name = "nvidia-device-plugin-shared"
+    config_map, ds = comp.objects
+    text = (
+        "sharing:\n  timeSlicing:\n    failRequestsGreaterThanOne: true\n"
+        "    renameByDefault: true\n    resources:\n    - name: nvidia.com/gpu\n"
+        "      replicas: 4\nversion: v1\n"
+    )
+    assert config_map == {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        # Labelled as the plugin's objects are (its name), which its pods' selector ignores.
+        "metadata": {
+            **meta(f"{name}-config", "nvidia-shared"),
+            "labels": {**MANAGED, **labels(name, "nvidia-shared")},
+        },
+        "data": {"config.yaml": text},
+    }
+    pod = ds["spec"]["template"]["spec"]
+    assert ds["spec"]["template"]["metadata"]["annotations"] == {
+        "accel-gitops.io/device-plugin-config": hashlib.sha256(text.encode()).hexdigest()
+    }
+    assert pod["nodeSelector"] == {NFD + "accelerator": "nvidia-gpu-shared"}
+    (ctr,) = pod["containers"]
+    assert ctr["env"] == [
+        {"name": "FAIL_ON_INIT_ERROR", "value": "false"},
+        {"name": "CONFIG_FILE", "value": "/etc/device-plugin/config.yaml"},
+    ]
+    assert ctr["volumeMounts"] == [
+        {"name": "device-plugin", "mountPath": PLUGIN_DIR},
+        {"name": "device-plugin-config", "mountPath": "/etc/device-plugin", "readOnly": True},
+    ]
+    assert pod["volumes"] == [
+        {"name": "device-plugin", "hostPath": {"path": PLUGIN_DIR}},
+        {"name": "device-plugin-config", "configMap": {"name": f"{name}-config"}},
+    ]
+
+
+def test_the_config_file_follows_the_replicas_and_a_whole_vendor_has_none(tmp_path: Path) -> None:
+    view = prod_view(
+        tmp_path,
+        {
+            "vendors/nvidia.yaml": NVIDIA,
+            "vendors/nvidia-shared.yaml": SHARED_NVIDIA.replace("replicas: 4", "replicas: 7"),
+        },
+    )
+    whole, shared = view.vendors
+    assert device_plugins.plugin_config(whole) is None
+    assert device_plugins.plugin_config(shared) == {
+        "version": "v1",
+        "sharing": {
+            "timeSlicing": {
+                "renameByDefault": True,
+                "failRequestsGreaterThanOne": True,
+                "resources": [{"name": "nvidia.com/gpu", "replicas": 7}],
+            }
+        },
+    }
+    (_, nvidia, _) = device_plugins.build(view)
+    assert [o["kind"] for o in nvidia.objects] == ["DaemonSet"]
+    assert "annotations" not in nvidia.objects[0]["spec"]["template"]["metadata"]

@@ -13,7 +13,16 @@ from generator.builders.common import Component
 from generator.findings import Location
 from generator.values import loader as values
 from generator.values.model import FleetView
-from tests.fixtures import ASCEND_910B, NVIDIA, PROD_FLEET, Obj, render_into, tree
+from tests.fixtures import (
+    AMD_MI250X,
+    ASCEND_910B,
+    NVIDIA,
+    PROD_FLEET,
+    SHARED_NVIDIA,
+    Obj,
+    render_into,
+    tree,
+)
 
 NODE_PATCH_FLEET = PROD_FLEET + "nodeConfig: {method: node-patch}\n"
 NODE_PATCH_OPTIONS = "ServerSideApply=true,Validate=false,Prune=false,Delete=false"
@@ -199,7 +208,7 @@ pools:
         [pci("10de", CLASS_0302, ["20b0", "20b2"])],
     ]
     [vendor] = view.vendors
-    assert [node_config.shares_devices(vendor, p) for p in vendor.pools] == [True, True]
+    assert [bool(node_config.device_twins(view, vendor, p)) for p in vendor.pools] == [True, True]
 
 
 def test_shares_devices_only_with_another_pool(tmp_path: Path) -> None:
@@ -209,8 +218,44 @@ pools:
   - {name: y, model: H100, devicesPerNode: 4, nodes: [n2]}
   - {name: z, model: H100, pciDevices: ['2313'], devicesPerNode: 4, nodes: [n3]}
 """
-    [vendor] = view_of(tmp_path, {"vendors/nvidia.yaml": nvidia}).vendors
-    assert [node_config.shares_devices(vendor, p) for p in vendor.pools] == [False, True, True]
+    view = view_of(tmp_path, {"vendors/nvidia.yaml": nvidia})
+    [vendor] = view.vendors
+    assert [
+        [p.name for _, p in node_config.device_twins(view, vendor, p)] for p in vendor.pools
+    ] == [
+        [],
+        ["z"],
+        ["y"],
+    ]
+
+
+def test_pools_of_two_vendors_on_one_pci_vendor_are_told_apart_by_node_name(
+    tmp_path: Path,
+) -> None:
+    """nvidia's A100 rule would also label the shared vendor's A100 node as nvidia's (and the
+    reverse): both rules match node names. A vendor with another PCI vendor is no twin."""
+    view = view_of(
+        tmp_path,
+        {
+            "vendors/nvidia.yaml": NVIDIA,
+            "vendors/nvidia-shared.yaml": SHARED_NVIDIA,
+            "vendors/amd.yaml": AMD_MI250X,
+        },
+    )
+    rules = {
+        r["metadata"]["name"]: r["spec"]["rules"]
+        for c in node_config.build(view)
+        for r in c.objects
+        if r["kind"] == "NodeFeatureRule"
+    }
+    assert rules["accel-nvidia"][0]["matchFeatures"][1] == nodename("n1", "n2")
+    assert rules["accel-nvidia-shared"][0]["matchFeatures"][1] == nodename("n3")
+    assert len(rules["accel-amd"][0]["matchFeatures"]) == 1
+    shared = view.vendor("nvidia-shared")
+    assert shared is not None
+    assert [(v.id, p.name) for v, p in node_config.device_twins(view, shared, shared.pools[0])] == [
+        ("nvidia", "a100")
+    ]
 
 
 def test_a_pool_without_pci_ids_gets_no_rule_and_the_next_pool_still_does(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from tests.fixtures import (
     HYGON_Z100L,
     NVIDIA,
     PROD_FLEET,
+    SHARED_NVIDIA,
     SPLIT_NVIDIA,
     TWO_CLUSTERS,
     TWO_CLUSTERS_ML,
@@ -284,9 +285,9 @@ CASES: dict[str, tuple[str, dict[str, str], list[str]]] = {
 
 
 def test_every_registered_check_has_a_case() -> None:
-    # Workload (WKL, MIG, POD), monitoring (MON), scheduling (SCH) and add-on (DEP) checks are
-    # tested beside their modules.
-    own = ("WKL", "MIG", "POD", "MON", "SCH", "DEP")
+    # Workload (WKL, MIG, POD), monitoring (MON), scheduling (SCH), add-on (DEP) and allocation
+    # (ALC) checks are tested beside their modules.
+    own = ("WKL", "MIG", "POD", "MON", "SCH", "DEP", "ALC")
     assert {c for c in REGISTRY if not c.startswith(own)} == set(CASES)
 
 
@@ -682,6 +683,19 @@ def test_nfd_names_every_pool_a_nameless_pool_shares_devices_with(tmp_path: Path
         "values/vendors/nvidia.yaml:4:5: NODE001 pool 'c' matches the same PCI devices as pool "
         "'b', 'd' and lists no nodes, so NFD labels every such nvidia node as both "
         "(at $.pools[2]); list the pool's nodes, or give the pools different pciDevices"
+    ]
+
+
+def test_nfd_names_another_vendors_pool_of_the_same_devices(tmp_path: Path) -> None:
+    """A shared vendor reusing NVIDIA's entry matches nvidia's A100 IDs: a nameless pool there
+    is labelled as both vendors' (the other vendor's pool is named with its vendor)."""
+    shared = SHARED_NVIDIA.replace("nodes: [n3]", "nodeCount: 1")
+    values_dir = tree(tmp_path, {"vendors/nvidia-shared.yaml": shared}, fleet=PROD_FLEET)
+    assert of_code(values_dir, "NODE001") == [
+        "values/vendors/nvidia-shared.yaml:8:5: NODE001 pool 'a100-shared' matches the same PCI "
+        "devices as pool 'nvidia/a100' and lists no nodes, so NFD labels every such "
+        "nvidia-shared node as both (at $.pools[0]); list the pool's nodes, or give the pools "
+        "different pciDevices"
     ]
 
 

@@ -6,7 +6,17 @@ from pathlib import Path
 
 from generator.findings import Severity
 from generator.values import loader as values
-from tests.fixtures import ASCEND_910B, CAMBRICON_MLU370, FLEET, NVIDIA, findings, lines, tree
+from generator.values.model import PluginConfig, Sharing
+from tests.fixtures import (
+    ASCEND_910B,
+    CAMBRICON_MLU370,
+    FLEET,
+    NVIDIA,
+    SHARED_NVIDIA,
+    findings,
+    lines,
+    tree,
+)
 
 
 def test_example_fleet_loads_with_only_the_deliberate_warnings(values_dir: Path) -> None:
@@ -290,3 +300,76 @@ def test_a_misnamed_environment_file_or_override_gets_the_name_it_likely_meant(
         "values/environments/staging.yaml:1:9: REF002 override for unknown team 'mll' (at "
         "$.teams.mll); did you mean 'ml'? known teams: ml",
     ]
+
+
+# ---- shared devices (docs/allocation.md) --------------------------------------------------------
+
+
+def test_a_shared_vendor_counts_and_prices_shares_under_the_renamed_resource(
+    tmp_path: Path,
+) -> None:
+    """SHARED_NVIDIA: 1 GPU on one node, shared 4 ways. Two nodes of 2 GPUs shared 3 ways make
+    12 shares; costWeight 1.5 prices a whole GPU, so a share costs 0.5. nvidia is unchanged."""
+    shared = SHARED_NVIDIA.replace("timeSlicing: {replicas: 4}", "timeSlicing: {replicas: 3}")
+    shared = shared.replace("devicesPerNode: 1, nodes: [n3]", "devicesPerNode: 2, nodes: [n3, n4]")
+    view = values.load(
+        tree(tmp_path, {"vendors/nvidia-shared.yaml": shared + "costWeight: 1.5\n"})
+    ).envs["prod"]
+    nvidia, vendor = view.vendor("nvidia"), view.vendor("nvidia-shared")
+    assert nvidia is not None and vendor is not None
+    assert vendor.resource_name == "nvidia.com/gpu.shared"
+    assert (vendor.catalog, nvidia.catalog) == ("nvidia", "nvidia")
+    assert vendor.sharing == Sharing("timeSlicing", 3, "nvidia.com/gpu")
+    (pool,) = vendor.pools
+    assert (pool.devices_per_node, pool.replicas, pool.units_per_node) == (2, 3, 6)
+    assert (pool.capacity, vendor.capacity, vendor.units) == (12, 12, "shares")
+    assert vendor.cost_weight == 0.5
+    assert vendor.device_plugin.config == PluginConfig(
+        "CONFIG_FILE", "v1", ".shared", ("timeSlicing",)
+    )
+    assert (nvidia.resource_name, nvidia.sharing, nvidia.cost_weight) == (
+        "nvidia.com/gpu",
+        None,
+        1.0,
+    )
+    assert (nvidia.pools[0].replicas, nvidia.capacity, nvidia.units) == (1, 8, "devices")
+
+
+def test_sharing_by_a_plugin_without_a_config_file_is_refused_at_its_line(
+    tmp_path: Path,
+) -> None:
+    """Ascend's catalog entry records no config file: ALC001 at the strategy's key, and the
+    vendor is left out (no cascade of findings about its pools)."""
+    ascend = "sharing:\n  timeSlicing: {replicas: 2}\n" + ASCEND_910B
+    assert lines(tree(tmp_path, {"vendors/ascend.yaml": ascend})) == [
+        "values/vendors/ascend.yaml:2:3: ALC001 vendor ascend shares its devices by timeSlicing, "
+        "but its device plugin cannot: the catalog records no config file for it "
+        "(devicePlugin.configFile) (at $.sharing.timeSlicing); "
+        "remove `sharing`, or use a vendor whose plugin shares devices this way "
+        "(docs/allocation.md lists them)"
+    ]
+
+
+def test_a_config_file_without_the_strategy_names_what_it_offers(tmp_path: Path) -> None:
+    """A config file (written whole: the schema wants every fact) that offers no sharing."""
+    nvidia = (
+        "devicePlugin:\n  configFile:\n    {env: C, version: v1, sharedSuffix: .s, sharing: [], "
+        "sources: ['a/b c d']}\n"
+        "sharing:\n  timeSlicing: {replicas: 2}\n" + NVIDIA
+    )
+    assert [f.message for f in findings(tree(tmp_path, {"vendors/nvidia.yaml": nvidia}))] == [
+        "vendor nvidia shares its devices by timeSlicing, but its device plugin cannot: its "
+        "config file offers no sharing"
+    ]
+
+
+def test_the_plugin_refuses_fewer_than_two_replicas_and_so_does_the_schema(
+    tmp_path: Path,
+) -> None:
+    shared = SHARED_NVIDIA.replace("replicas: 4", "replicas: 1")
+    (finding,) = findings(tree(tmp_path, {"vendors/nvidia-shared.yaml": shared}))
+    assert (finding.code, str(finding.location), finding.path) == (
+        "VAL001",
+        "values/vendors/nvidia-shared.yaml:3:27",
+        "$.sharing.timeSlicing.replicas",
+    )

@@ -250,18 +250,24 @@ def fleet_rules(
             if not pool.nodes:
                 continue
             nodes = "|".join(re.escape(n) for n in sorted(pool.nodes))
+            # A shared vendor's node advertises each device `replicas` times.
+            units = pool.units_per_node
+            what = f"{units} {vendor.id} devices"
+            declared = f"{pool.devices_per_node} devices per node"
+            if vendor.sharing:
+                what = f"{units} {vendor.id} shares"
+                declared += f", each shared {vendor.sharing.replicas} ways"
             out.append(
                 _alert(
                     "AcceleratorNodeDevicesMissing",
                     f"kube_node_status_allocatable{{resource={_q(resource)},node=~{_q(nodes)}}}"
-                    f" < {pool.devices_per_node}",
+                    f" < {units}",
                     HOLD["capacity"],
                     settings.severity["capacity"],
                     settings,
-                    "node {{ $labels.node }} advertises {{ $value }} of its "
-                    f"{pool.devices_per_node} {vendor.id} devices",
-                    f"Pool {vendor.id}/{pool.name} declares {pool.devices_per_node} devices per "
-                    "node; node {{ $labels.node }} has {{ $value }} allocatable: a device failed, "
+                    "node {{ $labels.node }} advertises {{ $value }} of its " + what,
+                    f"Pool {vendor.id}/{pool.name} declares {declared}; node "
+                    "{{ $labels.node }} has {{ $value }} allocatable: a device failed, "
                     "or the device plugin lost it.",
                     {"vendor": vendor.id, "pool": pool.name},
                 )

@@ -11,12 +11,15 @@ from typing import Any
 import pytest
 
 from generator.builders.monitoring import alerts
+from generator.values import loader as values
 from tests.fixtures import (
     AMD_MI250X,
     ASCEND_910B,
     CAMBRICON_MLU370,
     FLEET,
     HYGON_Z100L,
+    NVIDIA,
+    SHARED_NVIDIA,
     build_unit,
     promtool_rule_tests,
     render_into,
@@ -490,3 +493,37 @@ def test_no_two_rules_share_a_name_and_labels(groups: list[dict[str, Any]]) -> N
     rule(s) found"): each vendor's and each pool's rule carries its own labels."""
     seen = [(r["alert"], tuple(sorted(r["labels"].items()))) for g in groups for r in g["rules"]]
     assert len(seen) == len(set(seen))
+
+
+def test_a_shared_pools_missing_devices_alert_counts_its_shares(tmp_path: Path) -> None:
+    """n3's 2 GPUs shared 4 ways advertise 8 nvidia.com/gpu.shared: fewer is a lost device
+    (kube-state-metrics spells the resource nvidia_com_gpu_shared). nvidia's pool is unchanged."""
+    shared = SHARED_NVIDIA.replace("devicesPerNode: 1", "devicesPerNode: 2")
+    view = values.load(
+        tree(tmp_path, {"vendors/nvidia.yaml": NVIDIA, "vendors/nvidia-shared.yaml": shared})
+    ).envs["prod"]
+    rules = alerts.fleet_rules(view, [], alerts.alert_settings(view))
+    missing = {
+        r["labels"]["vendor"]: (
+            r["expr"],
+            r["annotations"]["summary"],
+            r["annotations"]["description"],
+        )
+        for r in rules
+        if r["alert"] == "AcceleratorNodeDevicesMissing"
+    }
+    assert missing == {
+        "nvidia": (
+            'kube_node_status_allocatable{resource="nvidia_com_gpu",node=~"n1|n2"} < 4',
+            "node {{ $labels.node }} advertises {{ $value }} of its 4 nvidia devices",
+            "Pool nvidia/a100 declares 4 devices per node; node {{ $labels.node }} has "
+            "{{ $value }} allocatable: a device failed, or the device plugin lost it.",
+        ),
+        "nvidia-shared": (
+            'kube_node_status_allocatable{resource="nvidia_com_gpu_shared",node=~"n3"} < 8',
+            "node {{ $labels.node }} advertises {{ $value }} of its 8 nvidia-shared shares",
+            "Pool nvidia-shared/a100-shared declares 2 devices per node, each shared 4 ways; "
+            "node {{ $labels.node }} has {{ $value }} allocatable: a device failed, or the "
+            "device plugin lost it.",
+        ),
+    }

@@ -1,0 +1,48 @@
+"""Checks on how devices reach pods (docs/allocation.md): shared devices.
+
+Each is a `Check` (policy/checks.py) listed in CHECKS below and in policy/registry.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from generator.findings import Finding
+from generator.policy.checks import Check
+from generator.policy.scheduling import devices_path, landings
+from generator.values.model import FleetView
+from generator.values.yamlio import json_path
+
+
+def one_share_per_pod(view: FleetView) -> Iterable[Finding]:
+    """A pod asking for more than one share of a shared device: the plugin's config file says
+    failRequestsGreaterThanOne (builders/device_plugins.plugin_config), so the kubelet's
+    admission fails it (NVIDIA/k8s-device-plugin README.md v0.17.1, "With CUDA Time-Slicing":
+    UnexpectedAdmissionError), and more shares would give it no more of the device anyway."""
+    for team in view.teams:
+        for land in landings(view, team):
+            sharing = land.vendor.sharing
+            if sharing is None or land.devices <= 1:
+                continue
+            path = devices_path(team.doc, land.ref.path)
+            yield Finding(
+                "ALC002",
+                f"{land.ref.kind} {land.ref.name!r} asks for {land.devices} "
+                f"{land.vendor.resource_name} per pod, but {land.vendor.id}'s device plugin "
+                f"refuses more than one share of a device shared {sharing.replicas} ways: the "
+                "pod would fail admission on its node",
+                team.doc.locate(path),
+                json_path(path),
+                f"ask for 1 (a {land.vendor.id} share is a 1/{sharing.replicas} slice of a "
+                "device; more shares give no more of it), or use a vendor that hands out whole "
+                "devices",
+            )
+
+
+CHECKS = (
+    Check(
+        "ALC002",
+        "a pod asks for more than one share of a shared device, which its plugin refuses",
+        one_share_per_pod,
+    ),
+)

@@ -1,0 +1,37 @@
+"""The simulated nodes of a fleet (generator/cluster/fleetnodes.py): what each advertises."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from generator.cluster.fleetnodes import node_object, plan_nodes
+from generator.values import loader as values
+from tests.fixtures import NVIDIA, SHARED_NVIDIA, tree
+
+
+def test_a_shared_pools_node_advertises_each_device_replicas_times(tmp_path: Path) -> None:
+    """As the plugin would (its README, "With CUDA Time-Slicing": replicas x GPUs under the
+    .shared name): n3's one GPU shared 4 ways is 4 nvidia.com/gpu.shared; nvidia's nodes keep
+    their 4 nvidia.com/gpu. Both have the A100 server's PCI devices, so NFD finds them."""
+    shared = SHARED_NVIDIA.replace("devicesPerNode: 1", "devicesPerNode: 2")
+    view = values.load(
+        tree(tmp_path, {"vendors/nvidia.yaml": NVIDIA, "vendors/nvidia-shared.yaml": shared})
+    ).envs["prod"]
+    pools = [n for n in plan_nodes(view) if n.role == "pool"]
+    assert [
+        (n.name, n.inventory.server_type if n.inventory else None, n.labels) for n in pools
+    ] == [
+        (name, "x86-a100", {**brand, "feature.node.kubernetes.io/gpu-model": "A100"})
+        for name, brand in (
+            ("n1", {"feature.node.kubernetes.io/accelerator": "nvidia-gpu"}),
+            ("n2", {"feature.node.kubernetes.io/accelerator": "nvidia-gpu"}),
+            ("n3", {"feature.node.kubernetes.io/accelerator": "nvidia-gpu-shared"}),
+        )
+        for brand in [{**brand, "feature.node.kubernetes.io/gpu-brand": "nvidia"}]
+    ]
+    capacity = {n.name: node_object(n)["status"]["capacity"] for n in pools}
+    assert {k: {r: v for r, v in c.items() if "/" in r} for k, c in capacity.items()} == {
+        "n1": {"nvidia.com/gpu": "4"},
+        "n2": {"nvidia.com/gpu": "4"},
+        "n3": {"nvidia.com/gpu.shared": "8"},
+    }

@@ -1,0 +1,95 @@
+"""Checks on how devices reach pods (generator/policy/allocation.py; docs/allocation.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.fixtures import SHARED_NVIDIA, lines, tree
+
+# Team ml asks for shares of the shared A100 (SHARED_NVIDIA: 1 GPU shared 4 ways).
+SHARES_TEAM = """\
+quota: {nvidia: 4, nvidia-shared: 4}
+jobs:
+  two-shares:
+    vendor: nvidia-shared
+    devices: 2
+    images: {nvidia-shared: r/train:cuda}
+  one-share:
+    vendor: nvidia-shared
+    devices: 1
+    images: {nvidia-shared: r/train:cuda}
+  whole:
+    vendor: nvidia
+    devices: 2
+    images: {nvidia: r/train:cuda}
+services:
+  serve:
+    images: {nvidia-shared: r/serve:cuda}
+    tracks:
+      nvidia-shared: {devicesPerReplica: 3, replicas: 1}
+"""
+
+
+def of_code(values_dir: Path, code: str) -> list[str]:
+    return [g for g in lines(values_dir) if f": {code} " in g]
+
+
+def test_more_than_one_share_per_pod_is_refused_at_its_line(tmp_path: Path) -> None:
+    """A job and a service track asking for 2 and 3 shares; one share, and two whole GPUs of
+    the whole vendor, are fine. SCH004 (devices per node) stays quiet: one GPU per node would
+    hold neither, but the share count is what is wrong."""
+    values_dir = tree(
+        tmp_path,
+        {"vendors/nvidia-shared.yaml": SHARED_NVIDIA, "teams/ml.yaml": SHARES_TEAM},
+    )
+    hint = (
+        "ask for 1 (a nvidia-shared share is a 1/4 slice of a device; more shares give no more "
+        "of it), or use a vendor that hands out whole devices"
+    )
+    assert of_code(values_dir, "ALC002") == [
+        f"values/teams/ml.yaml:{line}: ALC002 {what} asks for {n} nvidia.com/gpu.shared per "
+        "pod, but nvidia-shared's device plugin refuses more than one share of a device shared "
+        f"4 ways: the pod would fail admission on its node (at {path}); {hint}"
+        for line, what, n, path in (
+            ("5:14", "Job 'two-shares'", 2, "$.jobs['two-shares'].devices"),
+            (
+                "19:42",
+                "Deployment 'serve-nvidia-shared'",
+                3,
+                "$.services.serve.tracks['nvidia-shared'].devicesPerReplica",
+            ),
+        )
+    ]
+    assert of_code(values_dir, "SCH004") == []
+
+
+def test_quota_and_capacity_findings_count_a_shared_vendor_in_shares(tmp_path: Path) -> None:
+    """SHARED_NVIDIA holds 4 shares (1 GPU, 4 ways): a quota of 8 is over them (CAP003), and
+    the workloads' 5 are over the pools and the quota of 4 (MIG005, MIG004), all in shares;
+    nvidia's whole GPUs are still devices (CAP001)."""
+    team = SHARES_TEAM.replace("nvidia: 4, nvidia-shared: 4", "nvidia: 9, nvidia-shared: 4")
+    other = "quota: {nvidia-shared: 8}\n"
+    values_dir = tree(
+        tmp_path,
+        {
+            "vendors/nvidia-shared.yaml": SHARED_NVIDIA,
+            "teams/ml.yaml": team,
+            "teams/web.yaml": other,
+        },
+    )
+    found = [g.split(" (at ")[0] for g in lines(values_dir)]
+    assert [g for g in found if " CAP00" in g or " MIG00" in g] == [
+        "values/teams/ml.yaml:1:17: CAP001 quotas for nvidia (nvidia.com/gpu) add up to 9 "
+        "devices (ml 9) but its pools hold 8",
+        "values/teams/ml.yaml:1:17: CAP003 team ml: quota of 9 nvidia devices per namespace, but "
+        "the vendor's pools hold 8",
+        "values/teams/ml.yaml:19:55: MIG004 team 'ml' needs 5 nvidia-shared shares in namespace "
+        "'ml' (service serve 1x3=3, job two-shares=2 (the largest of its jobs)) but its quota "
+        "is 4",
+        "values/teams/ml.yaml:19:55: MIG005 workloads need 5 nvidia-shared shares (3 for "
+        "services, 2 for the largest job) but its pools hold 4",
+        "values/teams/web.yaml:1:24: CAP001 quotas for nvidia-shared (nvidia.com/gpu.shared) add "
+        "up to 12 shares (ml 4, web 8) but its pools hold 4",
+        "values/teams/web.yaml:1:24: CAP003 team web: quota of 8 nvidia-shared shares per "
+        "namespace, but the vendor's pools hold 4",
+    ]
