@@ -72,6 +72,8 @@ class CapacityRow:
     capacity: int
     fits: bool
     at_once: int = 0  # services + each team's jobs up to its quota, side by side
+    # What the numbers count: "devices", or "1/4 shares" of a vendor that shares its devices.
+    unit: str = "devices"
 
 
 @dataclass
@@ -184,6 +186,7 @@ def env_plan(view: FleetView) -> EnvPlan:
                     vendor.capacity,
                     need.needed <= vendor.capacity,
                     need.at_once,
+                    f"1/{vendor.sharing.replicas} shares" if vendor.sharing else "devices",
                 )
             )
     return out
@@ -281,10 +284,11 @@ def format_text(result: Plan) -> str:
                 "jobs up to its quota) vs capacity"
             )
             lines += _table(
-                ["vendor", "needed", "capacity", "fits", "at once", "jobs queue"],
+                ["vendor", "counted in", "needed", "capacity", "fits", "at once", "jobs queue"],
                 [
                     [
                         c.vendor,
+                        c.unit,
                         str(c.needed),
                         str(c.capacity),
                         "yes" if c.fits else "NO",

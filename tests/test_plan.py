@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator.plan import format_text, plan
-from tests.fixtures import ASCEND_910B, LWS_TEAM, NVIDIA, PROD_FLEET, tree
+from tests.fixtures import ASCEND_910B, LWS_TEAM, NVIDIA, PROD_FLEET, SHARED_NVIDIA, tree
 
 # Team web in a prod-only fleet of NVIDIA (8 GPUs, nodes of 4) and Ascend (8 NPUs, one node):
 # service chat moves from NVIDIA (5 replicas of 2 GPUs) to Ascend (8 replicas of 1 NPU) with
@@ -60,9 +60,9 @@ def test_text_of_a_plan_whose_capacity_is_exceeded(tmp_path: Path) -> None:
         "    web   web        nvidia  10        0    10      12     yes   10\n"
         "  devices per vendor (all teams: services + largest job; at once: each team's jobs up "
         "to its quota) vs capacity\n"
-        "    vendor  needed  capacity  fits  at once  jobs queue\n"
-        "    ascend  8       8         yes   8        no\n"
-        "    nvidia  10      8         NO    10       yes\n"
+        "    vendor  counted in  needed  capacity  fits  at once  jobs queue\n"
+        "    ascend  devices     8       8         yes   8        no\n"
+        "    nvidia  devices     10      8         NO    10       yes\n"
         "plan does NOT fit\n"
     )
 
@@ -74,6 +74,23 @@ def test_capacity_rows_fit_up_to_the_capacity_itself(tmp_path: Path) -> None:
     got = [(c.vendor, c.needed, c.capacity, c.fits) for c in env.capacity]
     assert got == [("ascend", 8, 8, True), ("nvidia", 10, 8, False)]
     assert result.fits is False
+
+
+def test_a_shared_vendor_is_counted_in_its_shares(tmp_path: Path) -> None:
+    """SHARED_NVIDIA: 1 GPU shared 4 ways holds 4 shares; a team's 3 replicas need 3."""
+    team = (
+        "quota: {nvidia-shared: 4}\nservices:\n  embed:\n    images: {nvidia-shared: r/e:1}\n"
+        "    tracks:\n      nvidia-shared: {devicesPerReplica: 1, replicas: 3}\n"
+    )
+    files = {
+        "fleet.yaml": PROD_FLEET,
+        "vendors/nvidia.yaml": NVIDIA,
+        "vendors/nvidia-shared.yaml": SHARED_NVIDIA,
+        "teams/web.yaml": team,
+    }
+    [env] = plan(tree(tmp_path, files, defaults=False)).envs
+    got = [(c.vendor, c.unit, c.needed, c.capacity, c.fits) for c in env.capacity]
+    assert got == [("nvidia-shared", "1/4 shares", 3, 4, True)]
 
 
 def test_tracks_without_pods_get_no_traffic(tmp_path: Path) -> None:

@@ -116,7 +116,8 @@ def not_simulated(
     one when the packing profile is the control plane's to run (`packing`): the fleet renders no
     scheduler for it; one when nfd-master is the site's (`site_nfd`): its flags are assumed; and
     one per add-on controller manager that ran (`controllers`: add-on key -> fleet or site),
-    naming what of it did not (`integrations`: the frameworks Kueue manages)."""
+    naming what of it did not (`integrations`: the frameworks Kueue manages); and one per vendor
+    that shares its devices, whose plugin's sharing is stood in for by its nodes' capacity."""
     uses: dict[str, list[tuple[str, str]]] = {}
     for unit in built:
         for obj in unit.docs:
@@ -166,6 +167,24 @@ def not_simulated(
                 "SIM011",
                 text,
                 view.fleet.doc.anchor(("platform", key), ("scheduling", "backend")),
+                hint=HINT,
+                severity=Severity.WARNING,
+            )
+        )
+    for vendor in view.vendors:
+        if vendor.sharing is None:
+            continue
+        sharing = vendor.sharing
+        out.append(
+            Finding(
+                "SIM011",
+                f"vendor {vendor.id} shares its devices by {sharing.strategy}: its simulated "
+                f"nodes advertised {sharing.replicas} {vendor.resource_name} per device, as its "
+                "device plugin would with the config file rendered for it, and the real "
+                "scheduler placed pods by them; the plugin itself does not run here, so its "
+                "reading of that file, which device each share is, and how the pods of one "
+                "device share its time and memory were not exercised",
+                vendor.doc.anchor(("sharing", sharing.strategy)),
                 hint=HINT,
                 severity=Severity.WARNING,
             )

@@ -51,7 +51,7 @@ class TeamCost:
     team: str
     devices: dict[str, int]  # vendor -> devices promised (quota x namespaces)
     weighted: float  # sum of devices x the vendor's costWeight
-    baseline: float  # the same devices at the baseline vendor's costWeight
+    baseline: float  # the same devices (a share: its part of one) at the baseline's costWeight
 
     @property
     def total_devices(self) -> int:
@@ -160,7 +160,11 @@ def team_costs(view: FleetView, weight: float) -> list[TeamCost]:
     for team in view.teams:
         devices = {v.id: team_devices(team, v.id) for v in view.vendors if team.quota.get(v.id)}
         weighted = sum(n * v.cost_weight for v in view.vendors if (n := devices.get(v.id, 0)))
-        out.append(TeamCost(team.name, devices, weighted, sum(devices.values()) * weight))
+        # A share is its part of a device at the baseline too (a quarter of an A100 there).
+        baseline = sum(
+            n * weight * v.unit_size for v in view.vendors if (n := devices.get(v.id, 0))
+        )
+        out.append(TeamCost(team.name, devices, weighted, baseline))
     return out
 
 

@@ -212,6 +212,11 @@ class Vendor:
         return sum(p.capacity for p in self.pools)
 
     @property
+    def unit_size(self) -> float:
+        """The part of a device one unit is: 1, or 1/replicas of a shared device."""
+        return 1 / self.sharing.replicas if self.sharing else 1.0
+
+    @property
     def units(self) -> str:
         """What the vendor's capacity and quotas count: devices, or shares of them."""
         return "shares" if self.sharing else "devices"

@@ -11,7 +11,7 @@ from generator.builders.platform import SITE
 from generator.cluster.simrun import min_available
 from generator.cluster.simscope import HINT, not_simulated
 from generator.findings import Finding, Location, Severity
-from tests.fixtures import built_units
+from tests.fixtures import SHARED_NVIDIA, built_units
 
 FLEET = """\
 name: t
@@ -283,3 +283,27 @@ def test_the_sites_kueue_with_no_integrations_says_none(tmp_path: Path) -> None:
     view, _, built = built_units(tmp_path, files, FLEET + "scheduling: {backend: kueue}\n")
     [found] = not_simulated(view, built, False, controllers={"kueue": SITE})
     assert "(integrations: none);" in found.message
+
+
+def test_a_shared_vendors_plugin_is_named_as_stood_in_for_by_its_nodes(tmp_path: Path) -> None:
+    """One warning per vendor that shares, at its `sharing` strategy; nvidia's whole GPUs need
+    none (the plugin's allocation of whole devices is what every simulated node stands for)."""
+    files = {
+        "vendors/nvidia.yaml": NVIDIA,
+        "vendors/nvidia-shared.yaml": SHARED_NVIDIA,
+        "teams/ml.yaml": "quota: {nvidia: 4}\n",
+    }
+    view, _, built = built_units(tmp_path, files, FLEET)
+    assert not_simulated(view, built, False) == [
+        Finding(
+            "SIM011",
+            "vendor nvidia-shared shares its devices by timeSlicing: its simulated nodes "
+            "advertised 4 nvidia.com/gpu.shared per device, as its device plugin would with the "
+            "config file rendered for it, and the real scheduler placed pods by them; the plugin "
+            "itself does not run here, so its reading of that file, which device each share is, "
+            "and how the pods of one device share its time and memory were not exercised",
+            Location("values/vendors/nvidia-shared.yaml", 3, 3),
+            hint="check what was not simulated on a cluster that runs it (docs/simulation.md)",
+            severity=Severity.WARNING,
+        )
+    ]

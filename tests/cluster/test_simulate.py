@@ -32,6 +32,7 @@ from tests.fixtures import (
     JOBSET_FLEET,
     JOBSET_TEAM,
     LWS_TEAM,
+    SHARED_NVIDIA,
     SIM_FLEET,
     TRAINJOB_FLEET,
     TRAINJOB_TEAM,
@@ -520,3 +521,66 @@ def test_a_leaderworkerset_group_is_made_by_its_controller_and_lands_on_its_pool
     ]
     (ran,) = [f for f in result.findings if "LeaderWorkerSet's controller manager" in f.message]
     assert ran.code == "SIM011" and "rolling updates were not exercised" in ran.message
+
+
+# ---- shared GPUs (issue 23, docs/allocation.md) ------------------------------------------------
+
+# One A100 on node g1 shared 4 ways (SHARED_NVIDIA's form): 4 nvidia.com/gpu.shared. Team ml
+# runs 4 replicas of one share each, team web 1 more: quotas add up to 5 shares (within
+# overcommitRatio 1.5, a warning), and MIG005 says the workloads need 5 of 4, which render
+# refuses; taken out here, the real scheduler must leave the fifth pod Pending.
+SHARED_POOL = SHARED_NVIDIA.replace("nodes: [n3]", "nodes: [g1]")
+SHARE_TEAM = """\
+quota: {{nvidia-shared: {n}}}
+services:
+  serve:
+    images: {{nvidia-shared: r/serve:cuda}}
+    tracks:
+      nvidia-shared: {{devicesPerReplica: 1, replicas: {n}}}
+"""
+
+
+def test_shared_pods_pack_four_to_a_gpu_and_a_fifth_waits(
+    tmp_path: Path, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fleet = {**SIM_FLEET, "capacity": {"overcommitRatio": 1.5}}
+    files = {
+        "fleet.yaml": yaml.safe_dump(fleet, sort_keys=False),
+        "vendors/nvidia-shared.yaml": SHARED_POOL,
+        "teams/ml.yaml": SHARE_TEAM.format(n=4),
+        "teams/web.yaml": SHARE_TEAM.format(n=1),
+    }
+    values = tree(tmp_path, files, defaults=False)
+    refused = [
+        f.code for f in stage.policy.run_checks(load_values(values)) if f.severity.name == "ERROR"
+    ]
+    assert refused == ["MIG005"]
+    checks = stage.policy.run_checks
+    monkeypatch.setattr(
+        stage.policy,
+        "run_checks",
+        lambda loaded, memo=None: [f for f in checks(loaded, memo) if f.code != "MIG005"],
+    )
+
+    result = simulate(values, None, lambda: contextlib.nullcontext(cluster))
+    (env,) = result.envs
+
+    (g1,) = [n for n in env.nodes if n.name == "g1"]
+    assert g1.ok and g1.labels["feature.node.kubernetes.io/accelerator"] == "nvidia-gpu-shared"
+    plugins = {p["daemonset"]: (p["vendor"], p["nodes"], p["ok"]) for p in env.plugins}
+    assert plugins["accelerator-plugins/nvidia-device-plugin-shared"] == (
+        "nvidia-shared",
+        ["g1"],
+        True,
+    )
+    # Which of the five pods waits is the scheduler's race; that one does, for want of a share.
+    pods = sorted((p.node, p.ok) for p in env.pods if p.vendor == "nvidia-shared")
+    assert pods == [("", False)] + [("g1", True)] * 4
+    (waiting,) = [p for p in env.pods if not p.node]
+    assert "1 Insufficient nvidia.com/gpu.shared" in waiting.reason
+    # Each team's quota counts its pods' shares, the Pending one's too.
+    assert [(q["team"], q["used"]) for q in env.quotas] == [
+        ("ml", {"requests.nvidia.com/gpu.shared": "4"}),
+        ("web", {"requests.nvidia.com/gpu.shared": "1"}),
+    ]
+    assert {f.code for f in result.findings} == {"SIM004", "SIM007", "SIM011"}

@@ -21,7 +21,15 @@ from generator.findings import Finding, Location, layer_key
 from generator.fleetreport import ReportOptions, inputs, page, report
 from generator.fleetreport.numbers import compute
 from tests.example import EXAMPLE_VALUES
-from tests.fixtures import PROD_FLEET, REPORT_TREE, TWO_CLUSTERS, cli_streams, tree
+from tests.fixtures import (
+    NVIDIA,
+    PROD_FLEET,
+    REPORT_TREE,
+    SHARED_NVIDIA,
+    TWO_CLUSTERS,
+    cli_streams,
+    tree,
+)
 
 
 @pytest.fixture
@@ -66,6 +74,21 @@ def test_cost_weights_and_the_saving_against_all_nvidia(small: Path) -> None:
     assert a.saving == 4.0 and round(a.saving_pct, 1) == 33.3
     assert (b.weighted, b.baseline, b.saving) == (3 * 0.5 + 4.0, 7.0, 1.5)
     assert (dev.weighted, dev.baseline, dev.saving) == (13.5, 19.0, 5.5)
+
+
+def test_a_share_costs_and_saves_its_part_of_a_device(tmp_path: Path) -> None:
+    """8 shares of A100s sliced 4 ways at costWeight 2.0 a GPU weigh 8 x 0.5 = 4; all-NVIDIA
+    (weight 1 a GPU) would price the same 8 shares as 2 GPUs, not 8: the saving is -2, not 4."""
+    files = {
+        "fleet.yaml": PROD_FLEET,
+        "vendors/nvidia.yaml": NVIDIA,
+        "vendors/nvidia-shared.yaml": SHARED_NVIDIA + "costWeight: 2.0\n",
+        "teams/a.yaml": "quota: {nvidia-shared: 8, nvidia: 1}\n",
+    }
+    [env] = compute(tree(tmp_path, files, defaults=False)).envs
+    [a] = env.teams
+    assert a.devices == {"nvidia": 1, "nvidia-shared": 8}
+    assert (a.weighted, a.baseline, a.saving) == (1.0 + 8 * 0.5, 1.0 + 8 * 0.25, -2.0)
 
 
 def test_baseline_vendor_from_values_or_the_catalog(small: Path) -> None:
