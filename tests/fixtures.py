@@ -219,6 +219,16 @@ SIM_FLEET = {
     "argocd": {"namespace": "argocd", "project": "t"},
 }
 NVIDIA = "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1, n2]}\n"
+# A vendor file that reuses NVIDIA's catalog entry to claim its H100s through NVIDIA's DRA driver
+# (docs/allocation.md): 8 GPUs on node n4.
+DRA_NVIDIA = """\
+catalog: nvidia
+allocation: dra
+nodeLabels: {accelerator: nvidia-gpu-dra}
+exporter: {name: dcgm-exporter-dra}
+pools:
+  - {name: h100-dra, model: H100, devicesPerNode: 8, nodes: [n4]}
+"""
 # A vendor file that reuses NVIDIA's catalog entry to share its GPUs four ways by time-slicing
 # (docs/allocation.md): one GPU on node n3, so 4 shares of nvidia.com/gpu.shared.
 SHARED_NVIDIA = """\

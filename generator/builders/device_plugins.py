@@ -1,4 +1,5 @@
-"""Device plugins: a DaemonSet per vendor, on its pools only, in a privileged namespace.
+"""Device plugins: a DaemonSet per vendor, on its pools only, in a privileged namespace; for a
+vendor allocated by DRA, its DeviceClass instead.
 
 The DaemonSet is the vendor's upstream manifest as the catalog records it
 (generator/values/catalog/, each fact with its source; docs/vendors.md), placed by the fleet's
@@ -9,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from generator.builders import claims
 from generator.builders.agents import daemonset, rbac_objects
 from generator.builders.common import (
     SYNC_WAVE,
@@ -39,6 +41,18 @@ def build(view: FleetView) -> list[Component]:
     # Findings on a Namespace point at the first vendor (by id) that asks for it.
     asked_at: dict[str, Location] = {}
     for vendor in view.vendors:
+        if vendor.dra:
+            # No device plugin: the site's DRA driver publishes the devices, the fleet's
+            # DeviceClass selects them (builders/claims.py).
+            out.append(
+                Component(
+                    UNIT,
+                    f"{UNIT}/{vendor.id}",
+                    [claims.device_class(view, vendor)],
+                    origin=vendor.doc.anchor(("allocation",)),
+                )
+            )
+            continue
         ns = vendor.device_plugin.namespace
         if ns not in UNSHARED_NAMESPACES:
             known = namespaces.setdefault(ns, [])

@@ -143,6 +143,8 @@ def resource_weights(view: FleetView) -> dict[str, int]:
     name, so the larger of their weights applies."""
     out: dict[str, int] = {}
     for vendor in view.vendors:
+        if vendor.dra:
+            continue  # no extended resource for NodeResourcesFit to weigh: its pods claim devices
         out[vendor.resource_name] = max(out.get(vendor.resource_name, 0), binpack_weight(vendor))
     return dict(sorted(out.items()))
 

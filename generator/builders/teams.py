@@ -47,13 +47,15 @@ def quota_hard(view: FleetView, team: Team) -> dict[str, str]:
     # is sized to the queue's ceiling (builders/scheduling.py accounted_devices).
     devices: dict[str, int] = {}
     for vendor in view.vendors:
-        devices.setdefault(vendor.resource_name, 0)
-        devices[vendor.resource_name] += accounted_devices(view, team, vendor)
-    # Only `requests.<resource>` is counted for an extended resource: a `limits.` line is accepted
-    # by validation but never used (kubernetes pkg/quota/v1/evaluator/core/pods.go v1.36.3,
-    # isExtendedResourceNameForQuota and podComputeUsageHelper). Pods must set requests equal to
-    # limits for extended resources anyway, so one line caps both.
-    return {f"requests.{resource}": str(count) for resource, count in sorted(devices.items())}
+        # Only `requests.<resource>` is counted for an extended resource: a `limits.` line is
+        # accepted by validation but never used (kubernetes pkg/quota/v1/evaluator/core/pods.go
+        # v1.36.3, isExtendedResourceNameForQuota and podComputeUsageHelper). Pods must set
+        # requests equal to limits for extended resources anyway, so one line caps both. A DRA
+        # vendor's line counts the devices its pods' claims ask of its DeviceClass
+        # (Vendor.quota_key).
+        devices.setdefault(vendor.quota_key, 0)
+        devices[vendor.quota_key] += accounted_devices(view, team, vendor)
+    return {key: str(count) for key, count in sorted(devices.items())}
 
 
 def _objects(view: FleetView, team: Team) -> list[Obj]:

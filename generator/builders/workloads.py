@@ -12,7 +12,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from generator.builders import scheduling
+from generator.builders import claims, scheduling
 from generator.builders.common import (
     SYNC_WAVE,
     TEAM_LABEL,
@@ -262,7 +262,51 @@ def _team_objects(view: FleetView, team: Team) -> tuple[list[Obj], list[PodRef]]
                         int(obj["spec"]["replicas"]) * int(group["size"]),
                     )
                 )
-    return _queues(view, team, pods) + objs, pods
+    return _queues(view, team, pods) + objs + _claim_templates(view, team, objs), pods
+
+
+def _claim_templates(view: FleetView, team: Team, objs: list[Obj]) -> list[Obj]:
+    """The ResourceClaimTemplates the team's pods name, one per name and namespace."""
+    wanted: dict[tuple[str, str], Obj] = {}
+    shapes = {
+        (claims.template_name(v, p.model, p.devices)): (v, p) for v, p in _dra_pods(view, team)
+    }
+    for obj in objs:
+        namespace = obj["metadata"].get("namespace", "")
+        for name in _claims_named(obj):
+            vendor, pod = shapes[name]
+            wanted.setdefault(
+                (namespace, name),
+                claims.claim_template(
+                    vendor, pod.model, pod.devices, namespace, team.doc.sources, _labels(team)
+                ),
+            )
+    return [wanted[k] for k in sorted(wanted)]
+
+
+def _dra_pods(view: FleetView, team: Team) -> list[tuple[Vendor, PodDecl]]:
+    loaded = team_workloads(view, team)
+    decls = [t.pod for j in loaded.jobs for t in j.tasks]
+    decls += [t.pod for s in loaded.services for t in s.tracks]
+    out = []
+    for pod in decls:
+        vendor = view.vendor(pod.vendor)
+        if vendor is not None and vendor.dra and pod.devices:
+            out.append((vendor, pod))
+    return out
+
+
+def _claims_named(node: Any) -> list[str]:
+    """Every resourceClaimTemplateName under an object (its pod templates, however nested)."""
+    if isinstance(node, dict):
+        out = [str(c["resourceClaimTemplateName"]) for c in node.get("resourceClaims") or []]
+        for key, value in node.items():
+            if key != "resourceClaims":
+                out += _claims_named(value)
+        return out
+    if isinstance(node, list):
+        return [n for item in node for n in _claims_named(item)]
+    return []
 
 
 # ---- pods ------------------------------------------------------------------------------------
@@ -321,8 +365,15 @@ def _pod_spec(
     spec: dict[str, Any] = {}
     selector: dict[str, str] = dict(pod.node_selector)
     mounts: list[dict[str, Any]] = []
+    claims_of: list[Obj] = []
     if vendor is not None:
-        if pod.devices:
+        if pod.devices and vendor.dra:
+            # Devices by claim, not by extended resource (builders/claims.py); the template is
+            # emitted beside the workload (_claim_templates).
+            template = claims.template_name(vendor, pod.model, pod.devices)
+            spec["resourceClaims"] = [{"name": claims.CLAIM, "resourceClaimTemplateName": template}]
+            claims_of = [{"name": claims.CLAIM}]
+        elif pod.devices:
             requests[vendor.resource_name] = pod.devices
             limits[vendor.resource_name] = pod.devices
         selector = {**vendor.selector, **selector}
@@ -352,6 +403,8 @@ def _pod_spec(
         resources["requests"] = dict(sorted(requests.items()))
     if limits:
         resources["limits"] = dict(sorted(limits.items()))
+    if claims_of:
+        resources["claims"] = claims_of
     container["resources"] = resources
     pod_context, container["securityContext"] = security_contexts(pod_security)
     volume_mounts: list[Obj] = [

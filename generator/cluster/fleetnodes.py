@@ -109,13 +109,44 @@ def plan_nodes(view: FleetView) -> list[SimNode]:
 
 def node_object(node: SimNode) -> Obj:
     capacity: dict[str, str] = {}
-    if node.vendor is not None and node.pool is not None:
+    if node.vendor is not None and node.pool is not None and not node.vendor.dra:
         # What the plugin advertises: each device `replicas` times where the vendor shares them.
         capacity[node.vendor.resource_name] = str(node.pool.units_per_node)
     # Cordoned until the node-config unit has converged: the way a node joins with
     # --register-with-taints, so no pod lands before nfd-master has had its say, and a taint
     # that nfd-master drops stays visibly missing afterwards.
     return fake_node(node.name, capacity=capacity, unschedulable=True)
+
+
+def resource_slice(node: SimNode) -> Obj | None:
+    """For a node of a vendor allocated by DRA, the ResourceSlice its driver would publish: one
+    pool named after the node with one slice, devices gpu-0.. (NVIDIA/k8s-dra-driver-gpu
+    cmd/gpu-kubelet-plugin/driver.go and deviceinfo.go v25.12.0), each a whole device of the
+    pool's model. Of the attributes the driver publishes, only the two the fleet's DeviceClass
+    reads: the kind, and the model attribute set to the start the catalog records for the model
+    (SIM011 says the rest is not simulated). None for other nodes."""
+    vendor, pool = node.vendor, node.pool
+    if vendor is None or pool is None or vendor.dra is None:
+        return None
+    dra = vendor.dra
+    attributes = {
+        dra.type_attribute: {"string": dra.type_value},
+        dra.model_attribute: {"string": dra.prefixes[pool.model]},
+    }
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node.name}-{dra.name}"},
+        "spec": {
+            "driver": dra.name,
+            "nodeName": node.name,
+            "pool": {"name": node.name, "generation": 1, "resourceSliceCount": 1},
+            "devices": [
+                {"name": f"gpu-{i}", "attributes": dict(attributes)}
+                for i in range(pool.devices_per_node)
+            ],
+        },
+    }
 
 
 def node_feature(node: SimNode) -> Obj:

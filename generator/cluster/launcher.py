@@ -61,6 +61,9 @@ CONTROLLERS = (
     # LeaderWorkerSet's controller makes a StatefulSet per group (sigs.k8s.io/lws v0.8.0
     # pkg/controllers/leaderworkerset_controller.go); this one makes their pods.
     "statefulset-controller",
+    # A pod's ResourceClaimTemplate becomes its ResourceClaim here, which the scheduler then
+    # allocates (a vendor allocated by DRA: builders/claims.py).
+    "resourceclaim-controller",
 )
 # KWOK manages only Nodes with this annotation (never a real node, should the kubeconfig ever
 # point elsewhere).

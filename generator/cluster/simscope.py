@@ -172,6 +172,23 @@ def not_simulated(
             )
         )
     for vendor in view.vendors:
+        if vendor.dra is not None:
+            out.append(
+                Finding(
+                    "SIM011",
+                    f"vendor {vendor.id} is allocated by DRA: its driver ({vendor.dra.name}) is "
+                    "the site's and does not run here. The simulation published for each of its "
+                    "nodes the ResourceSlice the driver would, with only the attributes the "
+                    f"fleet's DeviceClass reads ({vendor.dra.type_attribute}, and "
+                    f"{vendor.dra.model_attribute} set to the start the catalog records for the "
+                    "model), and the real scheduler allocated the claims from them; the "
+                    "driver's other attributes, its preparing the devices on the node, and the "
+                    "DeviceClasses its own chart installs were not exercised",
+                    vendor.doc.anchor(("allocation",)),
+                    hint=HINT,
+                    severity=Severity.WARNING,
+                )
+            )
         if vendor.sharing is None:
             continue
         sharing = vendor.sharing

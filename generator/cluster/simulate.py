@@ -54,7 +54,13 @@ from generator.cluster.addons import nfd_applied, nfd_chart, nfd_master, rendere
 from generator.cluster.api import ApiClient, Obj
 from generator.cluster.crds import needed_crds
 from generator.cluster.dryrun import addon_namespaces, load, version_findings
-from generator.cluster.fleetnodes import SimNode, node_feature, node_object, plan_nodes
+from generator.cluster.fleetnodes import (
+    SimNode,
+    node_feature,
+    node_object,
+    plan_nodes,
+    resource_slice,
+)
 from generator.cluster.launcher import (
     CONTROLLER_ADDONS,
     DEFAULT_NFD_ARGS,
@@ -210,6 +216,9 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
         # Features first, then the Node: nfd-master labels a node as soon as it sees both.
         api.apply(node_feature(node))
         api.create(node_object(node))
+        published = resource_slice(node)
+        if published is not None:
+            api.create(published)  # what the site's DRA driver would publish for the node
 
     parallel(register, nodes)
     names = {n.name for n in nodes}

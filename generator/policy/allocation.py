@@ -1,4 +1,4 @@
-"""Checks on how devices reach pods (docs/allocation.md): shared devices.
+"""Checks on how devices reach pods (docs/allocation.md): shared devices, DRA claims.
 
 Each is a `Check` (policy/checks.py) listed in CHECKS below and in policy/registry.py.
 """
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from generator.builders.workloads import backend
 from generator.findings import Finding
 from generator.policy.checks import Check
 from generator.policy.scheduling import devices_path, landings
@@ -39,10 +40,49 @@ def one_share_per_pod(view: FleetView) -> Iterable[Finding]:
             )
 
 
+# What a queue backend would need to count a DRA vendor's claims: Kueue counts them only with its
+# alpha feature gate DynamicResourceAllocation, off by default, and deviceClassMappings in its
+# configuration (sigs.k8s.io/kueue v0.17.0 pkg/features/kube_features.go,
+# apis/config/v1beta2/configuration_types.go), neither of which the fleet renders.
+QUEUE_DRA = {
+    "kueue": "Kueue counts DRA devices only with its alpha feature gate DynamicResourceAllocation "
+    "(off by default) and deviceClassMappings, which the fleet does not render",
+    "volcano": "the fleet renders no Volcano queue capability for DRA devices",
+}
+
+
+def claims_under_a_queue(view: FleetView) -> Iterable[Finding]:
+    """Workloads that claim a DRA vendor's devices under a queue backend: the queue would admit
+    them without counting their devices, so the team's queue would not limit them."""
+    reason = QUEUE_DRA.get(backend(view))
+    if reason is None:
+        return
+    for team in view.teams:
+        for land in landings(view, team):
+            if land.vendor.dra is None:
+                continue
+            path = devices_path(team.doc, land.ref.path)
+            yield Finding(
+                "ALC004",
+                f"{land.ref.kind} {land.ref.name!r} claims {land.vendor.id} devices by DRA under "
+                f"scheduling.backend {backend(view)}, which would admit it without counting "
+                f"them: {reason}",
+                team.doc.locate(path),
+                json_path(path),
+                "run DRA vendors' workloads without a queue backend (the ResourceQuota counts "
+                "their claims), or use a vendor with a device plugin",
+            )
+
+
 CHECKS = (
     Check(
         "ALC002",
         "a pod asks for more than one share of a shared device, which its plugin refuses",
         one_share_per_pod,
+    ),
+    Check(
+        "ALC004",
+        "a workload claims a DRA vendor's devices under a queue backend that does not count them",
+        claims_under_a_queue,
     ),
 )

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from generator.builders.claims import claimed
 from generator.builders.workloads import TRAINER_STEP
 from generator.values.model import FleetView, Pool, Taint, Vendor
 from generator.workloads import podspec
@@ -227,15 +228,23 @@ def _containers(spec: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
 
 def pod_problems(view: FleetView, spec: dict[str, Any]) -> list[Problem]:
     """Every placement problem of one pod spec, container by container."""
-    accel = {v.resource_name for v in view.vendors}
+    accel = {v.resource_name for v in view.vendors if not v.dra}
+    # Devices claimed through a DRA vendor's DeviceClass count as that vendor's resource.
+    dra = claimed(view, spec)
     out: list[Problem] = []
     pools: list[tuple[Vendor, Pool]] | None = None
     for where, c in _containers(spec):
         name = c.get("name", "?")
         res = c.get("resources") or {}
         req, lim = res.get("requests") or {}, res.get("limits") or {}
-        wanted = sorted(r for r in {*req, *lim} if r in accel)
-        for r in wanted:
+        extended = sorted(r for r in {*req, *lim} if r in accel)
+        by_claim = {
+            dra[n][0].resource_name
+            for cl in res.get("claims") or []
+            if (n := cl.get("name")) in dra
+        }
+        wanted = sorted({*extended, *by_claim})
+        for r in extended:
             if not _whole(lim.get(r)) or (r in req and str(req[r]) != str(lim.get(r))):
                 out.append(
                     Problem(

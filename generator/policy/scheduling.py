@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.builders import scheduling
+from generator.builders.claims import claimed
 from generator.builders.workloads import (
     PodRef,
     queue_name,
@@ -118,8 +119,9 @@ def landings(view: FleetView, team: Team) -> list[Landing]:
             for container in ref.spec.get("containers") or []:
                 limits.update((container.get("resources") or {}).get("limits") or {})
             found: dict[str, tuple[Vendor, int, list[Pool]]] = {}
+            dra = {v.id: n for v, _, n in claimed(view, ref.spec).values()}
             for vendor, pool in selected_pools(view, ref.spec):
-                devices = parse_quantity(limits.get(vendor.resource_name, 0))
+                devices = parse_quantity(dra.get(vendor.id, limits.get(vendor.resource_name, 0)))
                 if devices and devices.denominator == 1:
                     found.setdefault(vendor.id, (vendor, int(devices), []))[2].append(pool)
             out += [Landing(ref, v, n, tuple(pools)) for v, n, pools in found.values()]

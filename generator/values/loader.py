@@ -33,8 +33,10 @@ from generator.values.merge import Doc, merge_docs
 from generator.values.model import (
     ACCELERATOR_CLASSES,
     BASE_ENV,
+    CLAIMS_PER_CLASS,
     DEVICE_PLUGIN_PATH,
     DevicePlugin,
+    DraDriver,
     Fleet,
     FleetView,
     PciModel,
@@ -393,6 +395,7 @@ class _Resolver:
         self.plugin_needs(vendor_id, doc, in_catalog)
         plugin_config = _plugin_config(dp.get("configFile"))
         sharing = self.sharing(vendor_id, doc, resource, plugin_config)
+        dra = self.dra(vendor_id, doc)
         pools_raw = doc.get("pools", default=[]) or []
         if not pools_raw:
             self.need(doc, ("pools",), "pools", f"list the vendor's node pools in {where}")
@@ -444,7 +447,11 @@ class _Resolver:
             id=vendor_id,
             display_name=doc.get("displayName", default=vendor_id),
             resource_name=(
-                resource + plugin_config.shared_suffix if sharing and plugin_config else resource
+                vendor_id + CLAIMS_PER_CLASS
+                if dra
+                else resource + plugin_config.shared_suffix
+                if sharing and plugin_config
+                else resource
             ),
             pci_vendor=doc.get("pciVendor", default=""),
             pci_models=pci_models,
@@ -462,7 +469,58 @@ class _Resolver:
             runtime_handler=str((doc.get("runtime", default={}) or {}).get("handler", "")),
             runtime_class=str(doc.get("runtimeClass", default="") or ""),
             sharing=sharing,
+            dra=dra,
             catalog=str(doc.get("catalog", default=vendor_id)) if in_catalog else "",
+        )
+
+    def dra(self, vendor_id: str, doc: Doc) -> DraDriver | None:
+        """The vendor's DRA driver when `allocation: dra`, else None (device plugin; or ALC003:
+        DRA asked for without what it needs)."""
+        if doc.get("allocation", default="devicePlugin") != "dra":
+            return None
+        raw = doc.get("draDriver", default=None)
+        at, path = doc.locate(("allocation",)), json_path(("allocation",))
+        problems = []
+        if not raw:
+            problems.append(
+                (
+                    f"vendor {vendor_id} is allocated by DRA, but the catalog records no DRA "
+                    "driver for it (draDriver)",
+                    "use a vendor whose catalog entry has a DRA driver (docs/allocation.md), "
+                    "or set draDriver in the vendor file",
+                )
+            )
+        if doc.get("sharing", default=None):
+            problems.append(
+                (
+                    f"vendor {vendor_id} is allocated by DRA and shares its devices by its "
+                    "device plugin's config file: a DRA vendor runs no device plugin",
+                    "remove `sharing`, or `allocation: dra`",
+                )
+            )
+        models = (raw or {}).get("models", {})
+        for i, pool in enumerate(doc.get("pools", default=[]) or []):
+            if raw and pool["model"] not in models:
+                problems.append(
+                    (
+                        f"pool {pool['name']!r}: the catalog records no {raw['modelAttribute']} "
+                        f"for model {pool['model']!r} under DRA driver {raw['name']}, so no "
+                        "DeviceClass can select its devices",
+                        f"add draDriver.models.{pool['model']} (prefix and source) to the vendor "
+                        f"file, or use a model it knows: {', '.join(sorted(models)) or 'none'}",
+                    )
+                )
+                at, path = doc.locate(("pools", i, "model")), json_path(("pools", i, "model"))
+        for message, hint in problems:
+            self.findings.append(Finding("ALC003", message, at, path, hint))
+        if problems or not raw:
+            return None
+        return DraDriver(
+            str(raw["name"]),
+            str(raw["typeAttribute"]),
+            str(raw["typeValue"]),
+            str(raw["modelAttribute"]),
+            {str(m): str(v["prefix"]) for m, v in models.items()},
         )
 
     def sharing(
@@ -826,6 +884,12 @@ CODES = (
         "values (load)",
         "error",
         "a vendor shares its devices in a way its device plugin's config file does not offer",
+    ),
+    CodeInfo(
+        "ALC003",
+        "values (load)",
+        "error",
+        "a vendor allocated by DRA lacks its driver or a pool model's attribute, or shares",
     ),
     CodeInfo("NAME001", "values (load)", "error", "a values file name is not a DNS-1123 label"),
     CodeInfo("NAME002", "values (load)", "error", "a pool name is used twice in one vendor file"),

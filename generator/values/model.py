@@ -122,6 +122,33 @@ class Sharing:
 
 
 @dataclass(frozen=True)
+class DraDriver:
+    """A vendor's DRA driver as the catalog records it (draDriver, docs/allocation.md): what its
+    ResourceSlices say of a whole device and of its model."""
+
+    name: str  # the driver name: the domain of its attributes in CEL
+    type_attribute: str
+    type_value: str
+    model_attribute: str
+    prefixes: dict[str, str]  # pool model -> the start of the model attribute's value
+
+    def attribute(self, name: str) -> str:
+        """A CEL reference to one of the driver's attributes (names without a domain are the
+        driver's: k8s.io/dynamic-resource-allocation cel/compile.go v0.36.2)."""
+        return f"device.attributes['{self.name}'].{name}"
+
+    def model_expression(self, model: str) -> str:
+        prefix = self.prefixes[model]
+        return f"{self.attribute(self.model_attribute)}.startsWith('{prefix}')"
+
+
+# A ResourceQuota line counts the devices claimed through one DeviceClass under this name:
+# <class>.deviceclass.resource.k8s.io/devices, with no `requests.` prefix (kubernetes/api
+# core/v1/types.go v0.36.3, ResourceClaimsPerClass).
+CLAIMS_PER_CLASS = ".deviceclass.resource.k8s.io/devices"
+
+
+@dataclass(frozen=True)
 class DevicePlugin:
     name: str
     namespace: str
@@ -203,6 +230,9 @@ class Vendor:
     runtime_handler: str = ""
     runtime_class: str = ""
     sharing: Sharing | None = None
+    # The vendor's DRA driver when its devices are claimed through it (values `allocation:
+    # dra`): the vendor's resource_name is then its DeviceClass's quota name.
+    dra: DraDriver | None = None
     # The built-in catalog entry the vendor starts from (its file name, or values `catalog`);
     # "" for a vendor outside the catalog.
     catalog: str = ""
@@ -210,6 +240,17 @@ class Vendor:
     @property
     def capacity(self) -> int:
         return sum(p.capacity for p in self.pools)
+
+    @property
+    def quota_key(self) -> str:
+        """The vendor's line in a ResourceQuota: `requests.<resource>` for an extended resource,
+        the DeviceClass's claimed devices for a vendor allocated by DRA."""
+        return self.resource_name if self.dra else f"requests.{self.resource_name}"
+
+    @property
+    def device_class(self) -> str:
+        """The DeviceClass a vendor allocated by DRA renders (its id), "" otherwise."""
+        return self.id if self.dra else ""
 
     @property
     def unit_size(self) -> float:

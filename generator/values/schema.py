@@ -18,6 +18,7 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 BASE_ID = "https://accel-gitops.example/schemas/"
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 LABEL_KEY = (
     r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
     r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
@@ -357,6 +358,27 @@ DEVICE_PLUGIN = _obj(
     description="the device plugin DaemonSet (docs/vendors.md)",
 )
 
+# A vendor's DRA driver as the catalog records it (docs/allocation.md): its name, the attribute
+# and value its full devices carry, and per model the start of the model attribute's value.
+DRA_DRIVER = _obj(
+    {
+        "name": _str(DNS_SUBDOMAIN, description="the driver name its ResourceSlices carry"),
+        "typeAttribute": _str(minLength=1, description="the attribute that tells a device's kind"),
+        "typeValue": _str(minLength=1, description="its value for a whole device"),
+        "modelAttribute": _str(minLength=1, description="the attribute that names the model"),
+        "models": {
+            "type": "object",
+            "description": "per pool model, the start of the model attribute's value",
+            "propertyNames": {"pattern": LABEL_VALUE, "minLength": 1},
+            "additionalProperties": _obj(
+                {"prefix": _str(minLength=1), "source": _str(minLength=1)}, ("prefix", "source")
+            ),
+        },
+        "sources": SOURCES,
+    },
+    ("name", "typeAttribute", "typeValue", "modelAttribute", "models", "sources"),
+)
+
 # A vendor whose devices are shared between pods (docs/allocation.md): every device of its pools
 # is advertised `replicas` times under resourceName + the plugin's shared suffix.
 SHARING = _obj(
@@ -518,6 +540,12 @@ VENDOR_PROPS: dict[str, Any] = {
     "sources": SOURCES,
     "devicePlugin": DEVICE_PLUGIN,
     "sharing": SHARING,
+    "allocation": {
+        "enum": ["devicePlugin", "dra"],
+        "description": "how the vendor's devices reach pods: its device plugin's extended "
+        "resource (default), or ResourceClaims through its DRA driver (docs/allocation.md)",
+    },
+    "draDriver": DRA_DRIVER,
     "exporter": EXPORTER,
     "pools": _list(POOL),
     "workloadMounts": _list(HOST_PATH, description="host paths every workload pod mounts"),
@@ -571,7 +599,6 @@ CONTAINER_RESOURCES = _obj(
     description="extra container resources (cpu, memory); accelerators come from vendor/devices",
 )
 # A DNS subdomain (RFC 1123): a service account's or a priority class's name.
-DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 
 
 def _k8s(kind: str, description: str, *, many: bool = True) -> Schema:

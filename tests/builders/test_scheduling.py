@@ -21,10 +21,12 @@ from tests.example import use_backend
 from tests.fixtures import (
     AMD_MI250X,
     ASCEND_910B,
+    DRA_NVIDIA,
     FLEET,
     INFERENCE,
     NVIDIA,
     OTHER_VENDORS,
+    SHARED_NVIDIA,
     Obj,
     Write,
     assert_units_build_exactly,
@@ -679,6 +681,14 @@ def test_a_vendor_outside_the_catalog_packs_with_the_default_weight(tmp_path: Pa
     """binpackWeight defaults to 10 (docs/scheduling.md) where neither catalog nor values set it."""
     view = sched_view(tmp_path, "quota", files={"vendors/acme.yaml": ACME})
     assert scheduling.resource_weights(view) == {"acme.example/npu": 10, "nvidia.com/gpu": 10}
+
+
+def test_a_dra_vendor_has_no_packing_weight(tmp_path: Path) -> None:
+    """Its pods claim devices instead of requesting an extended resource NodeResourcesFit could
+    weigh; a shared vendor's shares are weighed like any resource."""
+    files = {"vendors/nvidia-dra.yaml": DRA_NVIDIA, "vendors/nvidia-shared.yaml": SHARED_NVIDIA}
+    view = sched_view(tmp_path, "quota", files=files)
+    assert scheduling.resource_weights(view) == {"nvidia.com/gpu": 10, "nvidia.com/gpu.shared": 10}
 
 
 # ---- build: components and where findings point ------------------------------------------------

@@ -27,7 +27,7 @@ def test_plan_text_shows_phases_tracks_and_devices(tmp_path: Path) -> None:
     ) in out
     assert "phase dual-run" in out
     assert "    ml-team    ml-team    ascend  0         8    8       8      yes   8\n" in out
-    assert "    nvidia  6       8         yes   6        no\n" in out
+    assert "    nvidia  devices     6       8         yes   6        no\n" in out
     assert out.endswith("plan fits\n")
 
 

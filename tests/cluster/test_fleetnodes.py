@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator.cluster.fleetnodes import node_object, plan_nodes
+from generator.cluster.fleetnodes import node_object, plan_nodes, resource_slice
 from generator.values import loader as values
-from tests.fixtures import NVIDIA, SHARED_NVIDIA, tree
+from tests.fixtures import DRA_NVIDIA, NVIDIA, SHARED_NVIDIA, tree
 
 
 def test_a_shared_pools_node_advertises_each_device_replicas_times(tmp_path: Path) -> None:
@@ -35,3 +35,31 @@ def test_a_shared_pools_node_advertises_each_device_replicas_times(tmp_path: Pat
         "n2": {"nvidia.com/gpu": "4"},
         "n3": {"nvidia.com/gpu.shared": "8"},
     }
+
+
+def test_a_dra_pools_node_has_the_slice_its_driver_would_publish(tmp_path: Path) -> None:
+    """NVIDIA/k8s-dra-driver-gpu v25.12.0: driver gpu.nvidia.com, a pool per node named after it,
+    devices gpu-<n>; of the attributes only type and productName (the model's start), what the
+    fleet's DeviceClass reads. No extended resource on the node; none for other nodes."""
+    dra = DRA_NVIDIA.replace("devicesPerNode: 8", "devicesPerNode: 2")
+    view = values.load(tree(tmp_path, {"vendors/nvidia-dra.yaml": dra})).envs["prod"]
+    nodes = {n.name: n for n in plan_nodes(view)}
+    attributes = {"type": {"string": "gpu"}, "productName": {"string": "NVIDIA H100"}}
+    assert resource_slice(nodes["n4"]) == {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "n4-gpu.nvidia.com"},
+        "spec": {
+            "driver": "gpu.nvidia.com",
+            "nodeName": "n4",
+            "pool": {"name": "n4", "generation": 1, "resourceSliceCount": 1},
+            "devices": [
+                {"name": "gpu-0", "attributes": attributes},
+                {"name": "gpu-1", "attributes": attributes},
+            ],
+        },
+    }
+    capacity = node_object(nodes["n4"])["status"]["capacity"]
+    assert not [r for r in capacity if "/" in r]
+    assert resource_slice(nodes["n1"]) is None
+    assert resource_slice(nodes["general-purpose-01"]) is None

@@ -11,7 +11,7 @@ from generator.builders.platform import SITE
 from generator.cluster.simrun import min_available
 from generator.cluster.simscope import HINT, not_simulated
 from generator.findings import Finding, Location, Severity
-from tests.fixtures import SHARED_NVIDIA, built_units
+from tests.fixtures import DRA_NVIDIA, SHARED_NVIDIA, built_units
 
 FLEET = """\
 name: t
@@ -303,6 +303,30 @@ def test_a_shared_vendors_plugin_is_named_as_stood_in_for_by_its_nodes(tmp_path:
             "itself does not run here, so its reading of that file, which device each share is, "
             "and how the pods of one device share its time and memory were not exercised",
             Location("values/vendors/nvidia-shared.yaml", 3, 3),
+            hint="check what was not simulated on a cluster that runs it (docs/simulation.md)",
+            severity=Severity.WARNING,
+        )
+    ]
+
+
+def test_a_dra_vendors_driver_is_named_as_stood_in_for_by_its_slices(tmp_path: Path) -> None:
+    files = {
+        "vendors/nvidia.yaml": NVIDIA,
+        "vendors/nvidia-dra.yaml": DRA_NVIDIA,
+        "teams/ml.yaml": "quota: {nvidia: 4}\n",
+    }
+    view, _, built = built_units(tmp_path, files, FLEET)
+    assert not_simulated(view, built, False) == [
+        Finding(
+            "SIM011",
+            "vendor nvidia-dra is allocated by DRA: its driver (gpu.nvidia.com) is the site's "
+            "and does not run here. The simulation published for each of its nodes the "
+            "ResourceSlice the driver would, with only the attributes the fleet's DeviceClass "
+            "reads (type, and productName set to the start the catalog records for the model), "
+            "and the real scheduler allocated the claims from them; the driver's other "
+            "attributes, its preparing the devices on the node, and the DeviceClasses its own "
+            "chart installs were not exercised",
+            Location("values/vendors/nvidia-dra.yaml", 2, 1),
             hint="check what was not simulated on a cluster that runs it (docs/simulation.md)",
             severity=Severity.WARNING,
         )

@@ -29,6 +29,7 @@ from tests.fixtures import (
     CAMBRICON_MLU370,
     DATASET_FLEET,
     DATASET_TEAM,
+    DRA_NVIDIA,
     JOBSET_FLEET,
     JOBSET_TEAM,
     LWS_TEAM,
@@ -584,3 +585,60 @@ def test_shared_pods_pack_four_to_a_gpu_and_a_fifth_waits(
         ("web", {"requests.nvidia.com/gpu.shared": "1"}),
     ]
     assert {f.code for f in result.findings} == {"SIM004", "SIM007", "SIM011"}
+
+
+# ---- Dynamic Resource Allocation (issue 23, docs/allocation.md) --------------------------------
+
+# Two DRA pools of NVIDIA GPUs claimed through NVIDIA's DRA driver: 8 H100s on d1, 4 A100s on d2.
+# Team ml's job asks for 4 H100s by claim; its service for one GPU of any model, two replicas.
+DRA_POOLS = DRA_NVIDIA.replace(
+    "  - {name: h100-dra, model: H100, devicesPerNode: 8, nodes: [n4]}\n",
+    "  - {name: h100-dra, model: H100, devicesPerNode: 8, nodes: [d1]}\n"
+    "  - {name: a100-dra, model: A100, devicesPerNode: 4, nodes: [d2]}\n",
+)
+DRA_TEAM = """\
+quota: {nvidia-dra: 8}
+jobs:
+  train:
+    vendor: nvidia-dra
+    devices: 4
+    model: H100
+    images: {nvidia-dra: r/t:cuda}
+services:
+  chat:
+    images: {nvidia-dra: r/chat:cuda}
+    tracks:
+      nvidia-dra: {devicesPerReplica: 1, replicas: 2, model: A100}
+"""
+
+
+def test_the_real_scheduler_allocates_dra_claims_on_the_selected_model(
+    tmp_path: Path, cluster: ControlPlane
+) -> None:
+    files = {
+        "fleet.yaml": yaml.safe_dump(SIM_FLEET, sort_keys=False),
+        "vendors/nvidia-dra.yaml": DRA_POOLS,
+        "teams/ml.yaml": DRA_TEAM,
+    }
+    values = tree(tmp_path, files, defaults=False)
+    result = simulate(values, None, lambda: contextlib.nullcontext(cluster))
+    (env,) = result.envs
+    pods = sorted((p.workload, p.node, p.ok) for p in env.pods if p.vendor == "nvidia-dra")
+    assert pods == [
+        ("Deployment ml/chat-nvidia-dra", "d2", True),
+        ("Deployment ml/chat-nvidia-dra", "d2", True),
+        ("Job ml/train", "d1", True),
+    ]
+    assert [(q["team"], q["used"]) for q in env.quotas] == [
+        ("ml", {"nvidia-dra.deviceclass.resource.k8s.io/devices": "6"})
+    ]
+    # The scheduler's allocations: the claims made from the templates, each with its devices
+    # from the node's pool (the ResourceSlice the simulation published for the driver).
+    claims = cluster.client().list("resource.k8s.io/v1", "ResourceClaim", "ml")
+    allocated = sorted(
+        (r["pool"], len(c["status"]["allocation"]["devices"]["results"]))
+        for c in claims
+        for r in c["status"]["allocation"]["devices"]["results"][:1]
+    )
+    assert allocated == [("d1", 4), ("d2", 1), ("d2", 1)]
+    assert {f.code for f in result.findings} == {"SIM011"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.fixtures import SHARED_NVIDIA, lines, tree
+from tests.fixtures import DRA_NVIDIA, PROD_FLEET, SHARED_NVIDIA, lines, tree
 
 # Team ml asks for shares of the shared A100 (SHARED_NVIDIA: 1 GPU shared 4 ways).
 SHARES_TEAM = """\
@@ -93,3 +93,66 @@ def test_quota_and_capacity_findings_count_a_shared_vendor_in_shares(tmp_path: P
         "values/teams/web.yaml:1:24: CAP003 team web: quota of 8 nvidia-shared shares per "
         "namespace, but the vendor's pools hold 4",
     ]
+
+
+# ---- devices claimed through a DRA driver --------------------------------------------------------
+
+# Team ml claims H100s of DRA_NVIDIA (8 on one node): 4 of a model no pool has (A100), and 9 of
+# any model, more than a node holds.
+CLAIMS_TEAM = """\
+quota: {nvidia-dra: 8}
+jobs:
+  a100:
+    vendor: nvidia-dra
+    devices: 4
+    model: A100
+    images: {nvidia-dra: r/t:cuda}
+  nine:
+    vendor: nvidia-dra
+    devices: 9
+    images: {nvidia-dra: r/t:cuda}
+"""
+DRA_FLEET = PROD_FLEET.replace('"1.33"', '"1.36"')
+
+
+def claims_tree(root: Path, fleet: str = DRA_FLEET) -> Path:
+    files = {"vendors/nvidia-dra.yaml": DRA_NVIDIA, "teams/ml.yaml": CLAIMS_TEAM}
+    return tree(root, files, fleet=fleet)
+
+
+def test_a_claim_no_pool_can_meet_is_found_as_a_request_would_be(tmp_path: Path) -> None:
+    """The claim's model selects no pool (POD003, at the model), and 9 devices exceed a node's
+    8 (SCH004): the placement and scheduling checks read a DRA claim's count."""
+    found = [g.split(" (at ")[0] for g in lines(claims_tree(tmp_path))]
+    assert [g for g in found if " POD003 " in g or " SCH004 " in g] == [
+        "values/teams/ml.yaml:6:12: POD003 Job 'a100': container 'a100' requests "
+        "nvidia-dra.deviceclass.resource.k8s.io/devices but its nodeSelector "
+        "{feature.node.kubernetes.io/accelerator=nvidia-gpu-dra, "
+        "feature.node.kubernetes.io/gpu-model=A100} picks no pool of nvidia-dra",
+        "values/teams/ml.yaml:10:14: SCH004 Job 'nine' asks for 9 nvidia-dra devices per pod, but "
+        "a node of pool 'h100-dra' has 8",
+    ]
+
+
+def test_claims_under_a_queue_backend_are_refused_at_the_workload(tmp_path: Path) -> None:
+    """Kueue (its DRA accounting is alpha and off) and Volcano would admit the claims uncounted;
+    with no queue backend the ResourceQuota counts them, and nothing is said."""
+    for backend, reason in (
+        (
+            "kueue",
+            "Kueue counts DRA devices only with its alpha feature gate DynamicResourceAllocation "
+            "(off by default) and deviceClassMappings, which the fleet does not render",
+        ),
+        ("volcano", "the fleet renders no Volcano queue capability for DRA devices"),
+    ):
+        fleet = DRA_FLEET + f"scheduling: {{backend: {backend}}}\n"
+        assert of_code(claims_tree(tmp_path / backend, fleet), "ALC004") == [
+            f"values/teams/ml.yaml:{line}: ALC004 Job {job!r} claims nvidia-dra devices by DRA "
+            f"under scheduling.backend {backend}, which would admit it without counting them: "
+            f"{reason} (at $.jobs.{job}.devices); run DRA vendors' workloads without a queue "
+            "backend (the ResourceQuota counts their claims), or use a vendor with a device "
+            "plugin"
+            # (a100 lands on no pool: POD003 says so, not this)
+            for line, job in (("10:14", "nine"),)
+        ]
+    assert of_code(claims_tree(tmp_path / "none"), "ALC004") == []

@@ -6,10 +6,11 @@ from pathlib import Path
 
 from generator.findings import Severity
 from generator.values import loader as values
-from generator.values.model import PluginConfig, Sharing
+from generator.values.model import DraDriver, PluginConfig, Sharing
 from tests.fixtures import (
     ASCEND_910B,
     CAMBRICON_MLU370,
+    DRA_NVIDIA,
     FLEET,
     NVIDIA,
     SHARED_NVIDIA,
@@ -373,3 +374,77 @@ def test_the_plugin_refuses_fewer_than_two_replicas_and_so_does_the_schema(
         "values/vendors/nvidia-shared.yaml:3:27",
         "$.sharing.timeSlicing.replicas",
     )
+
+
+# ---- devices claimed through a DRA driver (docs/allocation.md) ----------------------------------
+
+
+def test_a_dra_vendor_counts_its_devices_by_its_device_class(tmp_path: Path) -> None:
+    """DRA_NVIDIA: allocated by NVIDIA's DRA driver (the catalog's draDriver). Its quota line and
+    resource name are its DeviceClass's claimed devices; its capacity is whole devices."""
+    view = values.load(tree(tmp_path, {"vendors/nvidia-dra.yaml": DRA_NVIDIA})).envs["prod"]
+    vendor = view.vendor("nvidia-dra")
+    assert vendor is not None and vendor.dra is not None
+    assert (vendor.resource_name, vendor.quota_key, vendor.device_class) == (
+        "nvidia-dra.deviceclass.resource.k8s.io/devices",
+        "nvidia-dra.deviceclass.resource.k8s.io/devices",
+        "nvidia-dra",
+    )
+    assert vendor.dra == DraDriver(
+        "gpu.nvidia.com",
+        "type",
+        "gpu",
+        "productName",
+        {"A100": "NVIDIA A100", "H100": "NVIDIA H100"},
+    )
+    assert (vendor.capacity, vendor.units, vendor.unit_size, vendor.sharing) == (
+        8,
+        "devices",
+        1.0,
+        None,
+    )
+    nvidia = view.vendor("nvidia")
+    assert nvidia is not None
+    assert (nvidia.dra, nvidia.quota_key, nvidia.device_class) == (
+        None,
+        "requests.nvidia.com/gpu",
+        "",
+    )
+
+
+def test_dra_without_what_it_needs_is_refused_at_its_line(tmp_path: Path) -> None:
+    """Three vendors: Ascend's entry has no DRA driver; one shares by its plugin as well; one has
+    an A800 pool, a model the driver's entry has no productName for (at the pool's model)."""
+    ascend = "allocation: dra\n" + ASCEND_910B
+    shared = DRA_NVIDIA.replace(
+        "allocation: dra\n", "allocation: dra\nsharing:\n  timeSlicing: {replicas: 2}\n"
+    )
+    a800 = DRA_NVIDIA.replace("h100-dra, model: H100", "a800-dra, model: A800").replace("n4", "n5")
+    files = {
+        "vendors/ascend.yaml": ascend,
+        "vendors/nvidia-dra.yaml": shared,
+        "vendors/nvidia-old.yaml": a800.replace("nvidia-gpu-dra", "nvidia-gpu-old").replace(
+            "dcgm-exporter-dra", "dcgm-exporter-old"
+        ),
+    }
+    assert [
+        g.split(" (at ")[0] + " (at " + g.split(" (at ")[1].split(")")[0] + ")"
+        for g in lines(tree(tmp_path, files))
+    ] == [
+        "values/vendors/ascend.yaml:1:13: ALC003 vendor ascend is allocated by DRA, but the catalog "
+        "records no DRA driver for it (draDriver) (at $.allocation)",
+        "values/vendors/nvidia-dra.yaml:2:13: ALC003 vendor nvidia-dra is allocated by DRA and "
+        "shares its devices by its device plugin's config file: a DRA vendor runs no device "
+        "plugin (at $.allocation)",
+        "values/vendors/nvidia-old.yaml:6:29: ALC003 pool 'a800-dra': the catalog records no "
+        "productName for model 'A800' under DRA driver gpu.nvidia.com, so no DeviceClass can "
+        "select its devices (at $.pools[0].model)",
+    ]
+    hints = [f.hint for f in findings(tree(tmp_path, files))]
+    assert hints == [
+        "use a vendor whose catalog entry has a DRA driver (docs/allocation.md), or set "
+        "draDriver in the vendor file",
+        "remove `sharing`, or `allocation: dra`",
+        "add draDriver.models.A800 (prefix and source) to the vendor file, or use a model it "
+        "knows: A100, H100",
+    ]

@@ -210,7 +210,8 @@ def fleet_rules(
                 {"vendor": vendor_id, "agent": what.replace(" ", "-")},
             )
         )
-    resources = sorted({ksm_resource(v.resource_name) for v in view.vendors})
+    # A DRA vendor's pods ask for no extended resource: they are not seen here (docs/allocation.md).
+    resources = sorted({ksm_resource(v.resource_name) for v in view.vendors if not v.dra})
     if resources:
         regex = "|".join(resources)
         out.append(
@@ -245,6 +246,8 @@ def fleet_rules(
             )
         )
     for vendor in view.vendors:
+        if vendor.dra:
+            continue  # its nodes advertise no extended resource: their devices are in slices
         resource = ksm_resource(vendor.resource_name)
         for pool in vendor.pools:
             if not pool.nodes:

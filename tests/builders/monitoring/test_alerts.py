@@ -16,6 +16,7 @@ from tests.fixtures import (
     AMD_MI250X,
     ASCEND_910B,
     CAMBRICON_MLU370,
+    DRA_NVIDIA,
     FLEET,
     HYGON_Z100L,
     NVIDIA,
@@ -527,3 +528,19 @@ def test_a_shared_pools_missing_devices_alert_counts_its_shares(tmp_path: Path) 
             "device plugin lost it.",
         ),
     }
+
+
+def test_a_dra_vendor_has_no_extended_resource_alerts(tmp_path: Path) -> None:
+    """Its nodes advertise no extended resource and its pods request none: the node and pending
+    alerts, which read kube-state-metrics' extended resources, leave it out (docs/allocation.md)."""
+    view = values.load(
+        tree(tmp_path, {"vendors/nvidia.yaml": NVIDIA, "vendors/nvidia-dra.yaml": DRA_NVIDIA})
+    ).envs["prod"]
+    rules = {r["alert"]: r for r in alerts.fleet_rules(view, [], alerts.alert_settings(view))}
+    missing = [
+        r["labels"]["vendor"]
+        for r in alerts.fleet_rules(view, [], alerts.alert_settings(view))
+        if r["alert"] == "AcceleratorNodeDevicesMissing"
+    ]
+    assert missing == ["nvidia"]
+    assert 'resource=~"nvidia_com_gpu"' in rules["AcceleratorPodsPending"]["expr"]

@@ -80,9 +80,11 @@ EXPECTED: dict[str, tuple[dict[str, str], list[dict[str, str]]]] = {
 }
 
 
-def nodes_file(folder: Path) -> Path:
+def nodes_file(folder: Path, extra: dict[str, str] | None = None) -> Path:
+    """A node per server type, named after it; `extra`: more nodes, name -> server type."""
     path = folder / "nodes.yaml"
     nodes = [(n, inventory.load(n)) for n in inventory.names()]
+    nodes += [(name, inventory.load(server)) for name, server in (extra or {}).items()]
     path.write_text(inventory.node_features_text(nodes), encoding="utf-8")
     return path
 
@@ -150,16 +152,28 @@ def test_without_enable_taints_nfd_sets_no_taints(lab: Path, tmp_path: Path) -> 
 def test_the_example_fleet_labels_and_taints_only_its_pools(
     values_dir: Path, tmp_path: Path
 ) -> None:
+    # The example's two A100 vendors (nvidia, and nvidia-shared's time-sliced GPUs) match the
+    # same device IDs, so their rules also match node names: an A100 server by another name
+    # (x86-a100) gets neither vendor's labels.
+    a100 = {"nvidia-node-01": "x86-a100", "nvidia-node-03": "x86-a100"}
     result = rulecheck(
-        built_node_config(values_dir, tmp_path / "out", "staging"), nodes_file(tmp_path)
+        built_node_config(values_dir, tmp_path / "out", "staging"), nodes_file(tmp_path, a100)
     )
     assert result["ruleErrors"] == []
     nodes = result["nodes"]
     for server, node in nodes.items():
         assert node["refused"] == [], server
-    # The seed's pools, all in staging's one cluster: A100, MI250X, 910b (with its
-    # accelerator-type label), Z100L, MLU370.
-    for server in ("x86-a100", "amd-mi250x", "hygon-dcu-z100l", "cambricon-mlu370"):
+    # The seed's pools, all in staging's one cluster: A100 (whole and shared), MI250X, 910b
+    # (with its accelerator-type label), Z100L, MLU370.
+    assert (nodes["nvidia-node-01"]["labels"], nodes["nvidia-node-01"]["taints"]) == EXPECTED[
+        "x86-a100"
+    ]
+    assert (nodes["nvidia-node-03"]["labels"], nodes["nvidia-node-03"]["taints"]) == (
+        labels("nvidia-gpu-shared", "nvidia", "gpu-model", "A100"),
+        taint("nvidia-gpu"),
+    )
+    assert (nodes["x86-a100"]["labels"], nodes["x86-a100"]["taints"]) == ({}, [])
+    for server in ("amd-mi250x", "hygon-dcu-z100l", "cambricon-mlu370"):
         assert (nodes[server]["labels"], nodes[server]["taints"]) == EXPECTED[server], server
     ascend = nodes["kunpeng-ascend-910b"]
     assert ascend["labels"] == {

@@ -1,0 +1,170 @@
+"""DeviceClasses, ResourceClaimTemplates and pods' claims of vendors allocated by DRA
+(generator/builders/claims.py, and where workloads, device plugins and teams use it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from generator.builders import claims, device_plugins, teams, workloads
+from generator.values import loader as values
+from generator.values.model import FleetView
+from tests.fixtures import DRA_NVIDIA, NVIDIA, PROD_FLEET, Obj, tree
+
+# H100s (n4) and A100s (n5) claimed through NVIDIA's DRA driver.
+DRA_TWO_MODELS = DRA_NVIDIA + "  - {name: a100-dra, model: A100, devicesPerNode: 4, nodes: [n5]}\n"
+H100 = "device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA H100')"
+A100 = "device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA A100')"
+WHOLE = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
+# Team ml: a job of 4 H100s in namespace ml, a service of one GPU of any model in namespace web,
+# and a second job of 4 H100s, which shares the first's template.
+TEAM = """\
+namespaces: [ml, web]
+quota: {nvidia-dra: 8, nvidia: 2}
+jobs:
+  train:
+    vendor: nvidia-dra
+    devices: 4
+    model: H100
+    images: {nvidia-dra: r/t:cuda}
+  again:
+    vendor: nvidia-dra
+    devices: 4
+    model: H100
+    images: {nvidia-dra: r/t:cuda}
+  whole:
+    vendor: nvidia
+    devices: 2
+    images: {nvidia: r/t:cuda}
+services:
+  chat:
+    namespace: web
+    images: {nvidia-dra: r/chat:cuda}
+    tracks:
+      nvidia-dra: {devicesPerReplica: 1, replicas: 2}
+"""
+
+
+def view_of(tmp_path: Path, team: str = TEAM, vendor: str = DRA_TWO_MODELS) -> FleetView:
+    files = {
+        "vendors/nvidia.yaml": NVIDIA,
+        "vendors/nvidia-dra.yaml": vendor,
+        "teams/ml.yaml": team,
+    }
+    return values.load(tree(tmp_path, files, fleet=PROD_FLEET, defaults=False)).envs["prod"]
+
+
+def test_the_device_class_selects_the_drivers_whole_devices_of_the_pools_models(
+    tmp_path: Path,
+) -> None:
+    """The chart's own class selects driver and type (deployments/helm/.../deviceclass-gpu.yaml
+    v25.12.0); the fleet's adds its pools' models, in model order. No plugin, no namespace."""
+    view = view_of(tmp_path)
+    comps = {c.name: c for c in device_plugins.build(view)}
+    assert [o["kind"] for o in comps["device-plugins/nvidia-dra"].objects] == ["DeviceClass"]
+    (cls,) = comps["device-plugins/nvidia-dra"].objects
+    assert cls == {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {
+            "name": "nvidia-dra",
+            "labels": {"app.kubernetes.io/managed-by": "accel-gitops"},
+            "annotations": {"accel-gitops.io/source": "values/vendors/nvidia-dra.yaml"},
+        },
+        "spec": {"selectors": [{"cel": {"expression": f"{WHOLE} && ({A100} || {H100})"}}]},
+    }
+    (ns,) = comps["device-plugins/namespaces"].objects
+    assert ns["metadata"]["annotations"]["accel-gitops.io/source"] == "values/vendors/nvidia.yaml"
+    only_h100 = view_of(tmp_path / "h", vendor=DRA_NVIDIA)
+    vendor = only_h100.vendor("nvidia-dra")
+    assert vendor is not None
+    assert claims.device_class(only_h100, vendor)["spec"]["selectors"] == [
+        {"cel": {"expression": f"{WHOLE} && ({H100})"}}
+    ]
+
+
+def claim_template(name: str, namespace: str, count: int, selector: str | None) -> Obj:
+    exactly: Obj = {"deviceClassName": "nvidia-dra", "count": count}
+    if selector:
+        exactly["selectors"] = [{"cel": {"expression": selector}}]
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {
+                "app.kubernetes.io/managed-by": "accel-gitops",
+                "accel-gitops.io/team": "ml",
+            },
+            "annotations": {"accel-gitops.io/source": "values/teams/ml.yaml"},
+        },
+        "spec": {"spec": {"devices": {"requests": [{"name": "devices", "exactly": exactly}]}}},
+    }
+
+
+def test_pods_claim_their_devices_by_a_template_of_their_namespace(tmp_path: Path) -> None:
+    """No extended resource for the DRA vendor: the pod claims `devices` by a template per
+    model and count, one per namespace however many pods use it; a whole vendor's pod is as
+    before. The claim of a named model narrows the class to that model."""
+    view = view_of(tmp_path)
+    (team,) = view.teams
+    objs, pods = workloads.team_objects(view, team)
+    templates = [o for o in objs if o["kind"] == "ResourceClaimTemplate"]
+    assert templates == [
+        claim_template("nvidia-dra-h100-x4", "ml", 4, H100),
+        claim_template("nvidia-dra-any-x1", "web", 1, None),
+    ]
+    specs = {p.name: p.spec for p in pods}
+    for name, template in (
+        ("train", "nvidia-dra-h100-x4"),
+        ("again", "nvidia-dra-h100-x4"),
+        ("chat-nvidia-dra", "nvidia-dra-any-x1"),
+    ):
+        spec = specs[name]
+        assert spec["resourceClaims"] == [
+            {"name": "devices", "resourceClaimTemplateName": template}
+        ]
+        (ctr,) = spec["containers"]
+        assert ctr["resources"] == {
+            "requests": {"cpu": "1", "memory": "2Gi"},
+            "claims": [{"name": "devices"}],
+        }
+    whole = specs["whole"]
+    assert "resourceClaims" not in whole
+    assert whole["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 2}
+
+
+def test_claims_are_read_back_from_the_template_names(tmp_path: Path) -> None:
+    """claimed() gives vendor, model and count of the fleet's own templates: a pool model in
+    its own spelling, "" for any model, a model no pool has as the name spells it; a template
+    that is not the fleet's is left out."""
+    view = view_of(tmp_path)
+    spec = {
+        "resourceClaims": [
+            {"name": "a", "resourceClaimTemplateName": "nvidia-dra-h100-x4"},
+            {"name": "b", "resourceClaimTemplateName": "nvidia-dra-any-x1"},
+            {"name": "c", "resourceClaimTemplateName": "nvidia-dra-b200-x2"},
+            {"name": "d", "resourceClaimTemplateName": "someone-elses"},
+            {"name": "e", "resourceClaimTemplateName": "nvidia-dra-h100"},
+        ]
+    }
+    got = {k: (v.id, m, n) for k, (v, m, n) in claims.claimed(view, spec).items()}
+    assert got == {
+        "a": ("nvidia-dra", "H100", 4),
+        "b": ("nvidia-dra", "", 1),
+        "c": ("nvidia-dra", "b200", 2),
+    }
+
+
+def test_a_teams_quota_line_counts_the_devices_claimed_of_the_class(tmp_path: Path) -> None:
+    """kubernetes/api core/v1 types.go v0.36.3 ResourceClaimsPerClass: no `requests.` prefix."""
+    view = view_of(tmp_path)
+    (team,) = view.teams
+    assert teams.quota_hard(view, team) == {
+        "nvidia-dra.deviceclass.resource.k8s.io/devices": "8",
+        "requests.nvidia.com/gpu": "2",
+    }
+    quotas = [o for o in teams.build(view)[0].objects if o["kind"] == "ResourceQuota"]
+    assert [(q["metadata"]["namespace"], q["spec"]["hard"]) for q in quotas] == [
+        (ns, teams.quota_hard(view, team)) for ns in ("ml", "web")
+    ]
