@@ -19,7 +19,7 @@ from generator.builders.workloads import TRACK_LABEL, team_objects
 from generator.findings import Finding, Severity, concerns, layer_selected, sorted_findings
 from generator.policy import registry as policy
 from generator.values import loader as values
-from generator.values.model import FleetView, Values
+from generator.values.model import FleetView, Values, Vendor
 from generator.values.yamlio import Obj
 from generator.workloads.model import Service, team_workloads
 from generator.workloads.phases import plan_service
@@ -72,7 +72,8 @@ class CapacityRow:
     capacity: int
     fits: bool
     at_once: int = 0  # services + each team's jobs up to its quota, side by side
-    # What the numbers count: "devices", or "1/4 shares" of a vendor that shares its devices.
+    # What the numbers count: "devices", "1/4 shares" of a vendor that shares its devices, or
+    # "claimed devices" of a vendor allocated by DRA.
     unit: str = "devices"
 
 
@@ -186,10 +187,16 @@ def env_plan(view: FleetView) -> EnvPlan:
                     vendor.capacity,
                     need.needed <= vendor.capacity,
                     need.at_once,
-                    f"1/{vendor.sharing.replicas} shares" if vendor.sharing else "devices",
+                    _counted_in(vendor),
                 )
             )
     return out
+
+
+def _counted_in(vendor: Vendor) -> str:
+    if vendor.sharing:
+        return f"1/{vendor.sharing.replicas} shares"
+    return "claimed devices" if vendor.dra else "devices"
 
 
 def views(loaded: Values, env: str | None) -> list[FleetView]:

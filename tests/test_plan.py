@@ -10,7 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator.plan import format_text, plan
-from tests.fixtures import ASCEND_910B, LWS_TEAM, NVIDIA, PROD_FLEET, SHARED_NVIDIA, tree
+from tests.fixtures import (
+    ASCEND_910B,
+    DRA_NVIDIA,
+    LWS_TEAM,
+    NVIDIA,
+    PROD_FLEET,
+    SHARED_NVIDIA,
+    tree,
+)
 
 # Team web in a prod-only fleet of NVIDIA (8 GPUs, nodes of 4) and Ascend (8 NPUs, one node):
 # service chat moves from NVIDIA (5 replicas of 2 GPUs) to Ascend (8 replicas of 1 NPU) with
@@ -91,6 +99,22 @@ def test_a_shared_vendor_is_counted_in_its_shares(tmp_path: Path) -> None:
     [env] = plan(tree(tmp_path, files, defaults=False)).envs
     got = [(c.vendor, c.unit, c.needed, c.capacity, c.fits) for c in env.capacity]
     assert got == [("nvidia-shared", "1/4 shares", 3, 4, True)]
+
+
+def test_a_dra_vendor_is_counted_in_claimed_devices(tmp_path: Path) -> None:
+    team = (
+        "quota: {nvidia-dra: 8}\njobs:\n  t:\n    vendor: nvidia-dra\n    devices: 4\n"
+        "    images: {nvidia-dra: r/t:1}\n"
+    )
+    files = {
+        "fleet.yaml": PROD_FLEET.replace('"1.33"', '"1.36"'),
+        "vendors/nvidia.yaml": NVIDIA,
+        "vendors/nvidia-dra.yaml": DRA_NVIDIA,
+        "teams/web.yaml": team,
+    }
+    [env] = plan(tree(tmp_path, files, defaults=False)).envs
+    got = [(c.vendor, c.unit, c.needed, c.capacity, c.fits) for c in env.capacity]
+    assert got == [("nvidia-dra", "claimed devices", 4, 8, True)]
 
 
 def test_tracks_without_pods_get_no_traffic(tmp_path: Path) -> None:

@@ -8,7 +8,8 @@ tolerating every pool's taint (PRE003) when NFD is the site's; the Prometheus va
 every PodMonitor and PrometheusRule the fleet renders (PRE004, the same rules as MON003, on the
 live Prometheus's spec); and each node a pool names carrying the pool's labels and taints
 (PRE005); and, when Kueue is the site's, a Kueue manager with every integration the fleet's
-queued workloads need (PRE006). The cluster is read once (`read_cluster`); the checks are plain
+queued workloads need (PRE006); and each node of a DRA vendor's pools publishing its devices by
+the site's DRA driver (PRE009). The cluster is read once (`read_cluster`); the checks are plain
 functions of what was read, so each is tested without a cluster. Nothing is written: every
 request is a GET.
 """
@@ -74,6 +75,12 @@ CODES = (
         "the site's Kubeflow Trainer lacks a ClusterTrainingRuntime a TrainJob names",
     ),
     CodeInfo(
+        "PRE009",
+        "preflight",
+        "error",
+        "a node of a DRA vendor's pool publishes fewer devices of its model than the pool holds",
+    ),
+    CodeInfo(
         "PRE006",
         "preflight",
         "error or warning",
@@ -98,6 +105,8 @@ class ClusterState:
     namespaces whose workloads use objects their team declares (`external`)."""
     training_runtimes: set[str] | None = None
     """Names of the ClusterTrainingRuntimes; None when the cluster does not serve the kind."""
+    slices: list[Obj] = field(default_factory=list)
+    """The ResourceSlices, read when a vendor is allocated by DRA."""
 
 
 def read_cluster(client: ApiClient, view: FleetView | None = None) -> ClusterState:
@@ -120,6 +129,8 @@ def read_cluster(client: ApiClient, view: FleetView | None = None) -> ClusterSta
         state.training_runtimes = {
             str(r["metadata"]["name"]) for r in client.list(*TRAINING_RUNTIME)
         }
+    if view is not None and any(v.dra for v in view.vendors) and client.serves(*RESOURCE_SLICE):
+        state.slices = client.list(*RESOURCE_SLICE)
     uses = external_uses(view) if view is not None else []
     for kind, ns in sorted({(u.kind, u.namespace) for u in uses}):
         for obj in client.list("v1", kind, ns):
@@ -465,6 +476,62 @@ def pool_nodes(view: FleetView, state: ClusterState) -> list[Finding]:
     return out
 
 
+RESOURCE_SLICE = ("resource.k8s.io/v1", "ResourceSlice")
+
+
+def _attribute(device: Obj, driver: str, name: str) -> str:
+    """A device's string attribute, written with its driver's domain or without (the same
+    attribute: kubernetes/api resource/v1 types.go v0.36.3, QualifiedName)."""
+    attrs = device.get("attributes") or {}
+    value = attrs.get(name) or attrs.get(f"{driver}/{name}") or {}
+    return str(value.get("string", ""))
+
+
+def dra_devices(view: FleetView, state: ClusterState) -> list[Finding]:
+    """PRE009: each node a DRA vendor's pool names publishes, in its driver's ResourceSlices,
+    at least the pool's devices per node of the pool's model: the site's driver runs there and
+    the fleet's DeviceClass selects them (the same attributes as builders/claims.py)."""
+    out = []
+    for vendor in view.vendors:
+        dra = vendor.dra
+        if dra is None:
+            continue
+        for pool in vendor.pools:
+            where = vendor.doc.anchor(("pools", pool.index, "nodes"), ("pools", pool.index))
+            prefix = dra.prefixes[pool.model]
+            for name in pool.nodes:
+                if name not in state.nodes:
+                    continue  # PRE005 says the node is missing
+                devices = [
+                    d
+                    for s in state.slices
+                    if (s.get("spec") or {}).get("driver") == dra.name
+                    and (s.get("spec") or {}).get("nodeName") == name
+                    for d in (s.get("spec") or {}).get("devices") or []
+                ]
+                matching = [
+                    d
+                    for d in devices
+                    if _attribute(d, dra.name, dra.type_attribute) == dra.type_value
+                    and _attribute(d, dra.name, dra.model_attribute).startswith(prefix)
+                ]
+                if len(matching) >= pool.devices_per_node:
+                    continue
+                out.append(
+                    Finding(
+                        "PRE009",
+                        f"node {name} of pool {vendor.id}/{pool.name} publishes "
+                        f"{len(matching)} whole {pool.model} devices by DRA driver {dra.name} "
+                        f"({len(devices)} devices in its ResourceSlices), the pool holds "
+                        f"{pool.devices_per_node}",
+                        where,
+                        hint=f"check that the site's {dra.name} driver runs on the node and its "
+                        f"{dra.model_attribute} starts with {prefix!r}; " + HINT,
+                    )
+                )
+    return out
+
+
 def check(view: FleetView, units: list[Unit], state: ClusterState) -> list[Finding]:
     """Every preflight check of one environment against what was read of its cluster."""
     return [
@@ -475,6 +542,7 @@ def check(view: FleetView, units: list[Unit], state: ClusterState) -> list[Findi
         *pool_nodes(view, state),
         *team_externals(view, state),
         *site_trainer(view, state),
+        *dra_devices(view, state),
     ]
 
 

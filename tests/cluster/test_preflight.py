@@ -19,6 +19,7 @@ from generator.cluster.preflight import (
     HINT,
     ClusterState,
     check,
+    dra_devices,
     pool_nodes,
     prometheus_loads,
     read_cluster,
@@ -30,7 +31,7 @@ from generator.findings import Finding, Location, Severity
 from generator.render.layout import render_tree
 from generator.values import loader as values
 from generator.values.model import FleetView
-from tests.fixtures import SIM_FLEET, invoke, tree
+from tests.fixtures import DRA_NVIDIA, SIM_FLEET, Obj, invoke, tree
 
 NVIDIA = {"pools": [{"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["gpu-1"]}]}
 TEAM = {"quota": {"nvidia": 4}}
@@ -676,3 +677,70 @@ def test_the_sites_trainer_must_have_the_runtimes_the_trainjobs_name(tmp_path: P
     state = everything(units)
     state.training_runtimes = set()
     assert [f.code for f in check(view, units, state)] == []
+
+
+# ---- PRE009: a DRA vendor's devices, published by the site's driver ----------------------------
+
+
+def dra_slice(node: str, driver: str, devices: list[tuple[str, str]], qualified: bool) -> Obj:
+    """A ResourceSlice of `devices` (type, productName), the attribute names with the driver's
+    domain or without."""
+
+    def name(attr: str) -> str:
+        return f"{driver}/{attr}" if qualified else attr
+
+    return {
+        "spec": {
+            "driver": driver,
+            "nodeName": node,
+            "devices": [
+                {
+                    "name": f"gpu-{i}",
+                    "attributes": {
+                        name("type"): {"string": kind},
+                        name("productName"): {"string": product},
+                    },
+                }
+                for i, (kind, product) in enumerate(devices)
+            ],
+        }
+    }
+
+
+def test_each_dra_pool_node_must_publish_its_devices_by_the_sites_driver(tmp_path: Path) -> None:
+    """Pool h100-dra names d1, d2 and d3 (2 H100s each): d1's two H100s are there (one slice
+    writes the driver's domain, one does not: the same attributes); d2 has one H100, an A100 and
+    a MIG device, and another driver's H100; d3 is not in the cluster (PRE005's)."""
+    dra = DRA_NVIDIA.replace(
+        "devicesPerNode: 8, nodes: [n4]", "devicesPerNode: 2, nodes: [d1, d2, d3]"
+    )
+    files = {"vendors/nvidia-dra.yaml": dra, "fleet.yaml": yaml.safe_dump(SIM_FLEET)}
+    view = values.load(tree(tmp_path, files)).envs["dev"]
+    h100 = ("gpu", "NVIDIA H100 80GB HBM3")
+    state = ClusterState(
+        nodes={"d1": {}, "d2": {}},
+        slices=[
+            dra_slice("d1", "gpu.nvidia.com", [h100], qualified=False),
+            dra_slice("d1", "gpu.nvidia.com", [h100], qualified=True),
+            dra_slice(
+                "d2",
+                "gpu.nvidia.com",
+                [h100, ("gpu", "NVIDIA A100-SXM4-40GB"), ("mig", "NVIDIA H100 80GB HBM3")],
+                qualified=False,
+            ),
+            dra_slice("d2", "example.com", [h100], qualified=False),
+        ],
+    )
+    assert dra_devices(view, state) == [
+        Finding(
+            "PRE009",
+            "node d2 of pool nvidia-dra/h100-dra publishes 1 whole H100 devices by DRA driver "
+            "gpu.nvidia.com (3 devices in its ResourceSlices), the pool holds 2",
+            Location("values/vendors/nvidia-dra.yaml", 6, 54),
+            hint="check that the site's gpu.nvidia.com driver runs on the node and its "
+            "productName starts with 'NVIDIA H100'; docs/platform.md says what the site "
+            "provides and how preflight checks it",
+        )
+    ]
+    # Whole vendors are not asked for slices.
+    assert dra_devices(env_of(tmp_path / "whole")[0], state) == []
