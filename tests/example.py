@@ -17,11 +17,14 @@ EXAMPLE_VALUES = ROOT / "values"
 
 # teams/ml-team.yaml: the mixed Volcano job, as the file spells it.
 MIXED = "  mixed-training-job:\n    kind: volcano\n"
+# teams/ml-team.yaml: the job that claims H100s by DRA (vendors/nvidia-dra.yaml).
+DRA_JOB = "  h100-pretrain-job:\n    vendor: nvidia-dra\n"
 
 
 def use_backend(values_dir: Path, write: Write, backend: str, extra: str = "") -> None:
     """The example fleet as a test values tree for one backend. Under Kueue the seed's mixed
-    Volcano job is off: Kueue cannot account a Volcano Job (SCH002)."""
+    Volcano job is off: Kueue cannot account a Volcano Job (SCH002). Under either queue backend
+    the job that claims devices by DRA is off: neither counts claims (ALC004)."""
     fleet = (values_dir / "fleet.yaml").read_text()
     section = f"scheduling:\n  backend: {backend}\n{extra}"
     # the example's own scheduling section (its priority classes) takes the backend too
@@ -30,10 +33,14 @@ def use_backend(values_dir: Path, write: Write, backend: str, extra: str = "") -
         write("fleet.yaml", fleet.replace("\nscheduling:\n", "\n" + section, 1))
     else:
         write("fleet.yaml", fleet + section)
+    ml = (values_dir / "teams/ml-team.yaml").read_text()
+    if backend in ("kueue", "volcano"):
+        assert DRA_JOB in ml
+        ml = ml.replace(DRA_JOB, DRA_JOB + "    enabled: false\n")
     if backend == "kueue":
-        ml = (values_dir / "teams/ml-team.yaml").read_text()
         assert MIXED in ml
-        write("teams/ml-team.yaml", ml.replace(MIXED, MIXED + "    enabled: false\n"))
+        ml = ml.replace(MIXED, MIXED + "    enabled: false\n")
+    write("teams/ml-team.yaml", ml)
 
 
 def with_routes(prod: str) -> str:

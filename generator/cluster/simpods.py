@@ -104,6 +104,37 @@ def _owner(
     return "", ""
 
 
+RESOURCE_CLAIM = ("resource.k8s.io/v1", "ResourceClaim")
+
+
+def _claimed_devices(api: ApiClient, view: FleetView) -> dict[tuple[str, str], list[str]]:
+    """(namespace, claim) -> the devices the scheduler allocated it, `pool/device` each, when a
+    vendor is allocated by DRA (kubernetes/api resource/v1 types.go v0.36.3,
+    status.allocation.devices.results[]{pool, device})."""
+    if not any(v.dra for v in view.vendors) or not api.serves(*RESOURCE_CLAIM):
+        return {}
+    out = {}
+    for claim in api.list(*RESOURCE_CLAIM):
+        allocation = (claim.get("status") or {}).get("allocation") or {}
+        results = (allocation.get("devices") or {}).get("results") or []
+        meta = claim["metadata"]
+        out[(meta.get("namespace", ""), meta["name"])] = [
+            f"{r.get('pool')}/{r.get('device')}" for r in results
+        ]
+    return out
+
+
+def _pod_devices(pod: Obj, claimed: dict[tuple[str, str], list[str]]) -> str:
+    """The devices of the pod's claims (its status names the claim made from each template)."""
+    ns = pod["metadata"].get("namespace", "")
+    names = [
+        str(s.get("resourceClaimName"))
+        for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []
+        if s.get("resourceClaimName")
+    ]
+    return ", ".join(d for n in names for d in claimed.get((ns, n), []))
+
+
 def subject(ref: PodRef, ns: str, name: str) -> str:
     """What a pod finding is about: the workload (SIM004, 5, 8 and 10; the environment is the
     findings' `envs`)."""
@@ -140,6 +171,7 @@ def check_pods(
     deploy_rs = {}
     for (ns, rs), dep in rs_owner.items():
         deploy_rs[(ns, dep)] = rs
+    claimed = _claimed_devices(api, view)
     pods_by: dict[tuple[str, str, str], list[Obj]] = {}
     for pod in api.list("v1", "Pod"):
         kind, name = _owner(pod, rs_owner, trained)
@@ -217,6 +249,7 @@ def check_pods(
                     node_name,
                     reason,
                     ok,
+                    devices=_pod_devices(pod, claimed),
                 )
             )
         if len(pods) < want:

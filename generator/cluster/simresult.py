@@ -51,6 +51,8 @@ class PodResult:
     # Not running beside the other jobs, but running alone (SIM010, a warning): the row says
     # "waits", never MISMATCH, since only an error finding is called a mismatch.
     waits: bool = False
+    # The devices allocated to the pod's DRA claims, `pool/device` each ("" without claims).
+    devices: str = ""
 
 
 @dataclass

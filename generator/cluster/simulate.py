@@ -215,10 +215,21 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
     def register(node: SimNode) -> None:
         # Features first, then the Node: nfd-master labels a node as soon as it sees both.
         api.apply(node_feature(node))
-        api.create(node_object(node))
+        created = api.create(node_object(node))
         published = resource_slice(node)
         if published is not None:
-            api.create(published)  # what the site's DRA driver would publish for the node
+            # What the site's DRA driver would publish for the node, owned by it as the driver's
+            # slices are: deleted with the node between runs. Applied: a slice of an earlier
+            # run's node may still be there, its owner gone and the garbage collector not yet.
+            published["metadata"]["ownerReferences"] = [
+                {
+                    "apiVersion": "v1",
+                    "kind": "Node",
+                    "name": node.name,
+                    "uid": created["metadata"]["uid"],
+                }
+            ]
+            api.apply(published)
 
     parallel(register, nodes)
     names = {n.name for n in nodes}

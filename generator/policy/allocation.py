@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from generator.builders.workloads import backend
-from generator.findings import Finding
-from generator.policy.checks import Check
+from generator.findings import Finding, Severity
+from generator.policy.checks import EITHER, Check
 from generator.policy.scheduling import devices_path, landings
 from generator.values.model import FleetView
 from generator.values.yamlio import json_path
@@ -40,23 +40,37 @@ def one_share_per_pod(view: FleetView) -> Iterable[Finding]:
             )
 
 
-# What a queue backend would need to count a DRA vendor's claims: Kueue counts them only with its
-# alpha feature gate DynamicResourceAllocation, off by default, and deviceClassMappings in its
-# configuration (sigs.k8s.io/kueue v0.17.0 pkg/features/kube_features.go,
-# apis/config/v1beta2/configuration_types.go), neither of which the fleet renders.
+# What a queue backend would need to count a DRA vendor's claims, and what happens without it.
+# Kueue counts them only with its alpha feature gate DynamicResourceAllocation, off by default,
+# and deviceClassMappings in its configuration (sigs.k8s.io/kueue v0.17.0
+# pkg/features/kube_features.go, apis/config/v1beta2/configuration_types.go), neither of which
+# the fleet renders: it admits the jobs uncounted, and the namespace's ResourceQuota still bounds
+# their claims (a warning). Volcano's scheduler, which places the pods under that backend,
+# allocates claims only when installed with its DynamicResourceAllocation feature gate
+# (volcano-sh/volcano docs/user-guide/how_to_enable_dra.md at commit
+# 03972517b9d801866f41afac7b6b7c8da895844b), which the fleet does not set: the pods would not be
+# placed (an error).
 QUEUE_DRA = {
-    "kueue": "Kueue counts DRA devices only with its alpha feature gate DynamicResourceAllocation "
-    "(off by default) and deviceClassMappings, which the fleet does not render",
-    "volcano": "the fleet renders no Volcano queue capability for DRA devices",
+    "kueue": (
+        "Kueue counts DRA devices only with its alpha feature gate DynamicResourceAllocation "
+        "(off by default) and deviceClassMappings, which the fleet does not render; the "
+        "namespace's ResourceQuota still bounds the claims",
+        Severity.WARNING,
+    ),
+    "volcano": (
+        "Volcano's scheduler allocates claims only when installed with its "
+        "DynamicResourceAllocation feature gate, which the fleet does not set",
+        Severity.ERROR,
+    ),
 }
 
 
 def claims_under_a_queue(view: FleetView) -> Iterable[Finding]:
     """Workloads that claim a DRA vendor's devices under a queue backend: the queue would admit
     them without counting their devices, so the team's queue would not limit them."""
-    reason = QUEUE_DRA.get(backend(view))
-    if reason is None:
+    if backend(view) not in QUEUE_DRA:
         return
+    reason, severity = QUEUE_DRA[backend(view)]
     for team in view.teams:
         for land in landings(view, team):
             if land.vendor.dra is None:
@@ -65,12 +79,12 @@ def claims_under_a_queue(view: FleetView) -> Iterable[Finding]:
             yield Finding(
                 "ALC004",
                 f"{land.ref.kind} {land.ref.name!r} claims {land.vendor.id} devices by DRA under "
-                f"scheduling.backend {backend(view)}, which would admit it without counting "
-                f"them: {reason}",
+                f"scheduling.backend {backend(view)}, which does not count them: {reason}",
                 team.doc.locate(path),
                 json_path(path),
                 "run DRA vendors' workloads without a queue backend (the ResourceQuota counts "
                 "their claims), or use a vendor with a device plugin",
+                severity=severity,
             )
 
 
@@ -84,5 +98,6 @@ CHECKS = (
         "ALC004",
         "a workload claims a DRA vendor's devices under a queue backend that does not count them",
         claims_under_a_queue,
+        EITHER,
     ),
 )

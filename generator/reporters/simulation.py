@@ -54,8 +54,9 @@ def env_text(rep: EnvReport) -> str:
             state = p.phase or "-"
             if p.reason:
                 state = f"{state}: {p.reason}" if p.phase else p.reason
+            state = state[:120] + (f" (claimed {p.devices})" if p.devices else "")
             mark = "waits" if p.waits and not p.ok else _mark(p.ok)
-            rows.append([p.workload, p.pod, p.vendor or "-", p.node or "-", state[:120], mark])
+            rows.append([p.workload, p.pod, p.vendor or "-", p.node or "-", state, mark])
         lines += _table(rows)
     if rep.admissions:
         lines.append(" Kueue's admission per queued workload (its controller ran)")

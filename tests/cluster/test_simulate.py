@@ -10,6 +10,7 @@ expected row is written out by hand from the values below.
 from __future__ import annotations
 
 import contextlib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -623,12 +624,20 @@ def test_the_real_scheduler_allocates_dra_claims_on_the_selected_model(
     values = tree(tmp_path, files, defaults=False)
     result = simulate(values, None, lambda: contextlib.nullcontext(cluster))
     (env,) = result.envs
-    pods = sorted((p.workload, p.node, p.ok) for p in env.pods if p.vendor == "nvidia-dra")
+    pods = sorted(
+        (p.workload, p.node, p.ok, p.devices.count("/"))
+        for p in env.pods
+        if p.vendor == "nvidia-dra"
+    )
     assert pods == [
-        ("Deployment ml/chat-nvidia-dra", "d2", True),
-        ("Deployment ml/chat-nvidia-dra", "d2", True),
-        ("Job ml/train", "d1", True),
+        ("Deployment ml/chat-nvidia-dra", "d2", True, 1),
+        ("Deployment ml/chat-nvidia-dra", "d2", True, 1),
+        ("Job ml/train", "d1", True, 4),
     ]
+    # Each pod's row names the devices its claim was given, from its node's pool.
+    (train,) = [p for p in env.pods if p.workload == "Job ml/train"]
+    devices = train.devices.split(", ")
+    assert len(set(devices)) == 4 and all(re.fullmatch(r"d1/gpu-[0-7]", d) for d in devices)
     assert [(q["team"], q["used"]) for q in env.quotas] == [
         ("ml", {"nvidia-dra.deviceclass.resource.k8s.io/devices": "6"})
     ]

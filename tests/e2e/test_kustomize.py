@@ -191,7 +191,7 @@ def test_environment_file_is_named_only_on_objects_it_changed(
         "environments/prod.yaml",
         "teams:\n  ml-team:\n    quota: {nvidia: 8}\nvendors:\n  nvidia:\n    pools:\n"
         "      - {name: a100, model: A100, devicesPerNode: 4,"
-        " nodes: [nvidia-node-01, nvidia-node-02, nvidia-node-04]}\n",
+        " nodes: [nvidia-node-01, nvidia-node-02, nvidia-node-05]}\n",
     )
     out = tmp_path / "out"
     assert_units_build_exactly(out, values_dir)

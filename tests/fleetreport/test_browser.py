@@ -74,11 +74,11 @@ def test_example_fleet_in_chromium(driver: webdriver.Chrome, tmp_path: Path) -> 
     assert_clean(seen)
     drawn = charts(seen)
     # staging is one cluster with every vendor; prod is two (docs/multi-cluster.md): main has
-    # AMD, Ascend, NVIDIA and the time-sliced A100s (nvidia-shared), domestic the Cambricon and
-    # Hygon pools. No team has AMD quota.
+    # AMD, Ascend, NVIDIA, the time-sliced A100s (nvidia-shared) and the H100s claimed by DRA
+    # (nvidia-dra), domestic the Cambricon and Hygon pools. No team has AMD quota.
     clusters = {
-        "staging": ["amd", "ascend", "cambricon", "hygon", "nvidia", "nvidia-shared"],
-        "prod-main": ["amd", "ascend", "nvidia", "nvidia-shared"],
+        "staging": ["amd", "ascend", "cambricon", "hygon", "nvidia", "nvidia-dra", "nvidia-shared"],
+        "prod-main": ["amd", "ascend", "nvidia", "nvidia-dra", "nvidia-shared"],
         "prod-domestic": ["cambricon", "hygon"],
     }
     expected = {}
@@ -94,11 +94,11 @@ def test_example_fleet_in_chromium(driver: webdriver.Chrome, tmp_path: Path) -> 
         assert chart["width"] > 200 and chart["height"] > 50, chart
     # a bar per vendor in each series of the capacity chart, a cell per team in the heatmap, a bar
     # per team and vendor with quota, a tick per team for the baseline
-    assert drawn["chart-capacity-staging"]["shapes"] == [6, 6, 6]
-    assert drawn["chart-capacity-prod-main"]["shapes"] == [4, 4, 4]
-    assert drawn["chart-heatmap-prod-main"]["shapes"] == [2] * 4
-    # nvidia-shared: inference's alone
-    assert drawn["chart-cost-staging"]["shapes"] == [2, 1, 1, 2, 1, 2]
+    assert drawn["chart-capacity-staging"]["shapes"] == [7, 7, 7]
+    assert drawn["chart-capacity-prod-main"]["shapes"] == [5, 5, 5]
+    assert drawn["chart-heatmap-prod-main"]["shapes"] == [2] * 5
+    # nvidia-dra: ml-team's alone; nvidia-shared: inference's alone
+    assert drawn["chart-cost-staging"]["shapes"] == [2, 1, 1, 2, 1, 1, 2]
     # in domestic, Cambricon is ml-team's and Hygon inference's: one bar each, two ticks
     assert drawn["chart-cost-prod-domestic"]["shapes"] == [1, 1, 2]
     # staging shifts half the traffic (two segments); prod's dual-run sends none to Ascend

@@ -135,20 +135,28 @@ def test_a_claim_no_pool_can_meet_is_found_as_a_request_would_be(tmp_path: Path)
 
 
 def test_claims_under_a_queue_backend_are_refused_at_the_workload(tmp_path: Path) -> None:
-    """Kueue (its DRA accounting is alpha and off) and Volcano would admit the claims uncounted;
-    with no queue backend the ResourceQuota counts them, and nothing is said."""
-    for backend, reason in (
+    """Kueue's DRA accounting is alpha and off: it admits the claims uncounted, and the quota
+    bounds them (a warning). The fleet's Volcano would not place them (an error). With no queue
+    backend the ResourceQuota counts them, and nothing is said."""
+    for backend, severity, reason in (
         (
             "kueue",
+            " warning:",
             "Kueue counts DRA devices only with its alpha feature gate DynamicResourceAllocation "
-            "(off by default) and deviceClassMappings, which the fleet does not render",
+            "(off by default) and deviceClassMappings, which the fleet does not render; the "
+            "namespace's ResourceQuota still bounds the claims",
         ),
-        ("volcano", "the fleet renders no Volcano queue capability for DRA devices"),
+        (
+            "volcano",
+            "",
+            "Volcano's scheduler allocates claims only when installed with its "
+            "DynamicResourceAllocation feature gate, which the fleet does not set",
+        ),
     ):
         fleet = DRA_FLEET + f"scheduling: {{backend: {backend}}}\n"
         assert of_code(claims_tree(tmp_path / backend, fleet), "ALC004") == [
-            f"values/teams/ml.yaml:{line}: ALC004 Job {job!r} claims nvidia-dra devices by DRA "
-            f"under scheduling.backend {backend}, which would admit it without counting them: "
+            f"values/teams/ml.yaml:{line}: ALC004{severity} Job {job!r} claims nvidia-dra devices "
+            f"by DRA under scheduling.backend {backend}, which does not count them: "
             f"{reason} (at $.jobs.{job}.devices); run DRA vendors' workloads without a queue "
             "backend (the ResourceQuota counts their claims), or use a vendor with a device "
             "plugin"

@@ -162,7 +162,7 @@ def test_the_example_fleet_under_kueue_passes_kueues_webhooks(
         files[unit].write_text("\n---\n".join(json.dumps(d) for d in docs), encoding="utf-8")
     results = kueue.check(files)
     assert {u: (r["objects"], r["refused"]) for u, r in results.items()} == {
-        "scheduling": (7, []),  # 6 vendors with one pool each, and general
+        "scheduling": (8, []),  # 7 vendors with one pool each, and general
         "team-ml-team": (2, []),
         "team-inference": (2, []),
     }

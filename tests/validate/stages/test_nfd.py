@@ -181,8 +181,13 @@ def test_the_example_fleet_labels_and_taints_only_its_pools(
         NFD + "accelerator-type": "module-910b-8",
     }
     assert ascend["taints"] == taint("huawei-npu")
-    # The seed has no H100 pool: the H100 server gets nothing, certainly not A100.
-    for server in ("x86-h100", "hygon-cpu", "kunpeng-cpu", "x86-cpu"):
+    # The seed's one H100 pool is claimed by DRA (nvidia-dra), alone on H100's device IDs: the
+    # H100 server gets its labels, certainly not A100's.
+    assert (nodes["x86-h100"]["labels"], nodes["x86-h100"]["taints"]) == (
+        labels("nvidia-gpu-dra", "nvidia", "gpu-model", "H100"),
+        taint("nvidia-gpu"),
+    )
+    for server in ("hygon-cpu", "kunpeng-cpu", "x86-cpu"):
         assert (nodes[server]["labels"], nodes[server]["taints"]) == ({}, []), server
 
 
