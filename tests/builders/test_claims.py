@@ -168,3 +168,100 @@ def test_a_teams_quota_line_counts_the_devices_claimed_of_the_class(tmp_path: Pa
     assert [(q["metadata"]["namespace"], q["spec"]["hard"]) for q in quotas] == [
         (ns, teams.quota_hard(view, team)) for ns in ("ml", "web")
     ]
+
+
+def test_a_models_template_name_is_an_object_name(tmp_path: Path) -> None:
+    """A pool model is a label value and may hold `_` and `.`, which an object name may not:
+    the template spells both `-` (nvidia-dra-h100-nvl-94gb-x2), and claimed() reads the pool's
+    own spelling back from it."""
+    model = "H100_NVL.94GB"
+    source = "example/none tests/builders/test_claims.py v0: a model made up for this test"
+    vendor = DRA_NVIDIA.replace("model: H100", f"model: {model}") + (
+        "draDriver:\n"
+        "  name: gpu.nvidia.com\n"
+        "  typeAttribute: type\n"
+        "  typeValue: gpu\n"
+        "  modelAttribute: productName\n"
+        "  models:\n"
+        f"    {model}: {{prefix: NVIDIA H100 NVL, source: '{source}'}}\n"
+        "  sources: ['NVIDIA/k8s-dra-driver-gpu cmd/gpu-kubelet-plugin/main.go v25.12.0']\n"
+    )
+    team = (
+        "quota: {nvidia-dra: 8}\n"
+        "jobs:\n"
+        f"  train: {{vendor: nvidia-dra, devices: 2, model: {model}, "
+        "images: {nvidia-dra: r/t:cuda}}\n"
+    )
+    view = view_of(tmp_path, team=team, vendor=vendor)
+    (ml,) = view.teams
+    objs, pods = workloads.team_objects(view, ml)
+    selector = "device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA H100 NVL')"
+    assert [o for o in objs if o["kind"] == "ResourceClaimTemplate"] == [
+        claim_template("nvidia-dra-h100-nvl-94gb-x2", "ml", 2, selector)
+    ]
+    (pod,) = pods
+    assert pod.spec["resourceClaims"] == [
+        {"name": "devices", "resourceClaimTemplateName": "nvidia-dra-h100-nvl-94gb-x2"}
+    ]
+    got = {k: (v.id, m, n) for k, (v, m, n) in claims.claimed(view, pod.spec).items()}
+    assert got == {"devices": ("nvidia-dra", model, 2)}
+
+
+def test_a_claim_belongs_to_the_vendor_whose_class_name_it_starts_with_longest(
+    tmp_path: Path,
+) -> None:
+    """Vendor nvidia-dra-a100's templates start with `nvidia-dra-` too: each is read as the
+    vendor with the longest class name it starts with, not as nvidia-dra's model `a100-any`."""
+    a100 = (
+        DRA_NVIDIA.replace(
+            "h100-dra, model: H100, devicesPerNode: 8, nodes: [n4]",
+            "a100-dra, model: A100, devicesPerNode: 4, nodes: [n5]",
+        )
+        .replace("nvidia-gpu-dra", "nvidia-gpu-dra-a100")
+        .replace("dcgm-exporter-dra", "dcgm-exporter-dra-a100")
+    )
+    team = (
+        "quota: {nvidia-dra: 8, nvidia-dra-a100: 4}\n"
+        "jobs:\n"
+        "  h100: {vendor: nvidia-dra, devices: 4, model: H100, images: {nvidia-dra: r/t:cuda}}\n"
+        "  a100: {vendor: nvidia-dra-a100, devices: 2, images: {nvidia-dra-a100: r/t:cuda}}\n"
+    )
+    files = {
+        "vendors/nvidia-dra.yaml": DRA_NVIDIA,
+        "vendors/nvidia-dra-a100.yaml": a100,
+        "teams/ml.yaml": team,
+    }
+    view = values.load(tree(tmp_path, files, fleet=PROD_FLEET, defaults=False)).envs["prod"]
+    (ml,) = view.teams
+    _, pods = workloads.team_objects(view, ml)
+    got = {
+        p.name: (
+            p.spec["resourceClaims"][0]["resourceClaimTemplateName"],
+            {k: (v.id, m, n) for k, (v, m, n) in claims.claimed(view, p.spec).items()},
+        )
+        for p in pods
+    }
+    assert got == {
+        "h100": ("nvidia-dra-h100-x4", {"devices": ("nvidia-dra", "H100", 4)}),
+        "a100": ("nvidia-dra-a100-any-x2", {"devices": ("nvidia-dra-a100", "", 2)}),
+    }
+
+
+def test_claims_that_are_not_the_fleets_do_not_hide_the_ones_after_them(tmp_path: Path) -> None:
+    """Another template, a claim by name, a fleet-like name with no count or a count that is not
+    a number: each is left out, and the fleet's claims after them are still read. A model no pool
+    has may hold `-x` itself: the count is after the last one."""
+    view = view_of(tmp_path)
+    spec = {
+        "resourceClaims": [
+            {"name": "d", "resourceClaimTemplateName": "someone-elses"},
+            {"name": "e", "resourceClaimTemplateName": "nvidia-dra-h100"},
+            {"name": "f", "resourceClaimTemplateName": "nvidia-dra-h100-xfour"},
+            {"name": "g", "resourceClaimTemplateName": "nvidia-dra-123"},
+            {"name": "h", "resourceClaimName": "a-shared-claim"},
+            {"name": "a", "resourceClaimTemplateName": "nvidia-dra-h100-x4"},
+            {"name": "c", "resourceClaimTemplateName": "nvidia-dra-b200-xl-x2"},
+        ]
+    }
+    got = {k: (v.id, m, n) for k, (v, m, n) in claims.claimed(view, spec).items()}
+    assert got == {"a": ("nvidia-dra", "H100", 4), "c": ("nvidia-dra", "b200-xl", 2)}

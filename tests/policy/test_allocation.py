@@ -164,3 +164,24 @@ def test_claims_under_a_queue_backend_are_refused_at_the_workload(tmp_path: Path
             for line, job in (("10:14", "nine"),)
         ]
     assert of_code(claims_tree(tmp_path / "none"), "ALC004") == []
+
+
+def test_a_queues_dra_claims_are_found_after_a_whole_vendors_job(tmp_path: Path) -> None:
+    """Team ml's job `base`, first of its pods, takes whole nvidia GPUs, which Kueue counts:
+    nothing is said of it, and the DRA job after it is still found."""
+    team = CLAIMS_TEAM.replace("quota: {nvidia-dra: 8}", "quota: {nvidia-dra: 8, nvidia: 4}")
+    team = team.replace(
+        "jobs:\n",
+        "jobs:\n  base:\n    vendor: nvidia\n    devices: 2\n    images: {nvidia: r/t:cuda}\n",
+    )
+    files = {"vendors/nvidia-dra.yaml": DRA_NVIDIA, "teams/ml.yaml": team}
+    fleet = DRA_FLEET + "scheduling: {backend: kueue}\n"
+    assert of_code(tree(tmp_path, files, fleet=fleet), "ALC004") == [
+        "values/teams/ml.yaml:14:14: ALC004 warning: Job 'nine' claims nvidia-dra devices by DRA "
+        "under scheduling.backend kueue, which does not count them: Kueue counts DRA devices "
+        "only with its alpha feature gate DynamicResourceAllocation (off by default) and "
+        "deviceClassMappings, which the fleet does not render; the namespace's ResourceQuota "
+        "still bounds the claims (at $.jobs.nine.devices); run DRA vendors' workloads without a "
+        "queue backend (the ResourceQuota counts their claims), or use a vendor with a device "
+        "plugin"
+    ]
