@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from generator.builders.workloads import backend
 from generator.findings import Finding, Severity
-from generator.policy.checks import EITHER, Check
+from generator.policy.checks import EITHER, WARNING, Check
 from generator.policy.scheduling import devices_path, landings
 from generator.values.model import FleetView
 from generator.values.yamlio import json_path
@@ -37,6 +37,35 @@ def one_share_per_pod(view: FleetView) -> Iterable[Finding]:
                 f"ask for 1 (a {land.vendor.id} share is a 1/{sharing.replicas} slice of a "
                 "device; more shares give no more of it), or use a vendor that hands out whole "
                 "devices",
+            )
+
+
+def models_apart(view: FleetView) -> Iterable[Finding]:
+    """Pods of one template that may land on pools of different models of their vendor: a job's
+    workers on A100s and H100s run at the slower one's pace, a service's replicas answer at two
+    speeds. A workload that names no model may land on any model of its vendor's pools
+    (docs/allocation.md); one that names a model, or a model and a fallbackModel, chose."""
+    for team in view.teams:
+        for land in landings(view, team):
+            models = sorted({p.model for p in land.pools})
+            if land.ref.count < 2 or len(models) < 2:
+                continue
+            key = view.fleet.label_key(land.vendor.model_label)
+            spec = land.ref.spec
+            if key in (spec.get("nodeSelector") or {}) or (spec.get("affinity") or {}).get(
+                "nodeAffinity"
+            ):
+                continue
+            yield Finding(
+                "ALC005",
+                f"{land.ref.kind} {land.ref.name!r}: its {land.ref.count} pods name no model and "
+                f"may land on {land.vendor.id} pools of {len(models)} models "
+                f"({', '.join(models)}), so one workload may run on several",
+                team.doc.locate(land.ref.path),
+                json_path(land.ref.path),
+                f"set model (one of {', '.join(models)}) on it, or a model and a fallbackModel "
+                "if either will do",
+                severity=Severity.WARNING,
             )
 
 
@@ -93,6 +122,12 @@ CHECKS = (
         "ALC002",
         "a pod asks for more than one share of a shared device, which its plugin refuses",
         one_share_per_pod,
+    ),
+    Check(
+        "ALC005",
+        "a workload's pods name no model and may land on several models of their vendor",
+        models_apart,
+        WARNING,
     ),
     Check(
         "ALC004",

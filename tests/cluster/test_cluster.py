@@ -599,14 +599,17 @@ def test_example_fleet_under_kueue_is_admitted_by_kueues_own_controller(
         "wrote"
     )
     external = "team 'ml-team' declares objects of its own (external) that its workloads use"
-    # and the device plugin of the time-sliced A100s, where they are (not in domestic)
+    # and the device plugin of the time-sliced A100s and the DRA driver of the H100s, where
+    # they are (not in domestic)
     shared = "vendor nvidia-shared shares its devices by timeSlicing"
+    dra = "vendor nvidia-dra is allocated by DRA"
     layers = ("prod/domestic", "prod/main", "staging")
     assert said == sorted(
         [(jobset, (e,)) for e in layers]
         + [(kueue, (e,)) for e in layers]
         + [(external, ("prod/main",)), (external, ("staging",))]
         + [(shared, ("prod/main",)), (shared, ("staging",))]
+        + [(dra, ("prod/main",)), (dra, ("staging",))]
     ), said
     assert codes(result.findings, Severity.WARNING) == {"SIM010", "SIM011"}
     # In staging ml-team's NVIDIA quota is 4: its 4-GPU and 2-GPU jobs take turns (a queue does

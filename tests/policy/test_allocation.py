@@ -185,3 +185,60 @@ def test_a_queues_dra_claims_are_found_after_a_whole_vendors_job(tmp_path: Path)
         "queue backend (the ResourceQuota counts their claims), or use a vendor with a device "
         "plugin"
     ]
+
+
+# ---- ALC005: one workload over several models -----------------------------------------------------
+
+# NVIDIA pools of two models; a Volcano gang and a service name no model, a pinned gang does, a
+# job of one pod cannot span, and a service with a fallback model chose both.
+TWO_MODELS = (
+    "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1]}\n"
+    "  - {name: h100, model: H100, devicesPerNode: 8, nodes: [n2]}\n"
+)
+SPAN_TEAM = """\
+quota: {nvidia: 12}
+jobs:
+  gang:
+    kind: volcano
+    images: {nvidia: r/t:1}
+    tasks:
+      workers: {vendor: nvidia, devices: 1, replicas: 2}
+  pinned:
+    kind: volcano
+    images: {nvidia: r/t:1}
+    tasks:
+      workers: {vendor: nvidia, devices: 1, replicas: 2, model: H100}
+  single:
+    vendor: nvidia
+    devices: 1
+    images: {nvidia: r/t:1}
+services:
+  web:
+    images: {nvidia: r/w:1}
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 2}
+  either:
+    images: {nvidia: r/w:1}
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 2, model: H100, fallbackModel: A100}
+"""
+
+
+def test_pods_of_one_workload_that_may_land_on_two_models_are_named(tmp_path: Path) -> None:
+    fleet = PROD_FLEET + "scheduling: {backend: volcano}\n"
+    values_dir = tree(
+        tmp_path, {"vendors/nvidia.yaml": TWO_MODELS, "teams/ml.yaml": SPAN_TEAM}, fleet=fleet
+    )
+    hint = "set model (one of A100, H100) on it, or a model and a fallbackModel if either will do"
+    assert of_code(values_dir, "ALC005") == [
+        f"values/teams/ml.yaml:{line}: ALC005 warning: {what}: its 2 pods name no model and may "
+        "land on nvidia pools of 2 models (A100, H100), so one workload may run on several "
+        f"(at {path}); {hint}"
+        for line, what, path in (
+            ("7:16", "Job (volcano) task 'gang/workers'", "$.jobs.gang.tasks.workers"),
+            ("21:15", "Deployment 'web-nvidia'", "$.services.web.tracks.nvidia"),
+        )
+    ]
+    # One model in the cluster: nothing to span.
+    one = tree(tmp_path / "one", {"teams/ml.yaml": SPAN_TEAM}, fleet=fleet)
+    assert of_code(one, "ALC005") == []
