@@ -268,9 +268,7 @@ def _team_objects(view: FleetView, team: Team) -> tuple[list[Obj], list[PodRef]]
 def _claim_templates(view: FleetView, team: Team, objs: list[Obj]) -> list[Obj]:
     """The ResourceClaimTemplates the team's pods name, one per name and namespace."""
     wanted: dict[tuple[str, str], Obj] = {}
-    shapes = {
-        (claims.template_name(v, p.model, p.devices)): (v, p) for v, p in _dra_pods(view, team)
-    }
+    shapes = {claims.template_name(v, p.model, p.devices): (v, p) for v, p in _dra_pods(view, team)}
     for obj in objs:
         namespace = obj["metadata"].get("namespace", "")
         for name in _claims_named(obj):
