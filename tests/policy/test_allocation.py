@@ -189,12 +189,13 @@ def test_a_queues_dra_claims_are_found_after_a_whole_vendors_job(tmp_path: Path)
 
 # ---- ALC005: one workload over several models -----------------------------------------------------
 
-# NVIDIA pools of two models; a Volcano gang and a service name no model, a pinned gang does, a
-# job of one pod cannot span, and a service with a fallback model chose both.
+# NVIDIA pools of two models, the H100s listed first: ALC005 names them sorted.
 TWO_MODELS = (
-    "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1]}\n"
-    "  - {name: h100, model: H100, devicesPerNode: 8, nodes: [n2]}\n"
+    "pools:\n  - {name: h100, model: H100, devicesPerNode: 8, nodes: [n2]}\n"
+    "  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1]}\n"
 )
+VOLCANO_FLEET = PROD_FLEET + "scheduling: {backend: volcano}\n"
+# A Volcano gang of two workers and a service of two replicas, neither naming a model.
 SPAN_TEAM = """\
 quota: {nvidia: 12}
 jobs:
@@ -203,42 +204,159 @@ jobs:
     images: {nvidia: r/t:1}
     tasks:
       workers: {vendor: nvidia, devices: 1, replicas: 2}
-  pinned:
-    kind: volcano
-    images: {nvidia: r/t:1}
-    tasks:
-      workers: {vendor: nvidia, devices: 1, replicas: 2, model: H100}
-  single:
-    vendor: nvidia
-    devices: 1
-    images: {nvidia: r/t:1}
 services:
   web:
     images: {nvidia: r/w:1}
     tracks:
       nvidia: {devicesPerReplica: 1, replicas: 2}
-  either:
-    images: {nvidia: r/w:1}
-    tracks:
-      nvidia: {devicesPerReplica: 1, replicas: 2, model: H100, fallbackModel: A100}
 """
+SPAN_HINT = "set model (one of A100, H100) on it, or a model and a fallbackModel if either will do"
+
+
+def alc005(root: Path, vendor: str, team: str) -> list[str]:
+    """ALC005's lines for team ml over one NVIDIA vendor file, under Volcano (for its gangs)."""
+    files = {"vendors/nvidia.yaml": vendor, "teams/ml.yaml": team}
+    return of_code(tree(root, files, fleet=VOLCANO_FLEET), "ALC005")
+
+
+def spans(line: str, what: str, path: str, count: int = 2) -> str:
+    """ALC005's line for a workload of `count` pods over the A100 and H100 pools."""
+    return (
+        f"values/teams/ml.yaml:{line}: ALC005 warning: {what}: its {count} pods name no model "
+        "and may land on nvidia pools of 2 models (A100, H100), so one workload may run on "
+        f"several (at {path}); {SPAN_HINT}"
+    )
 
 
 def test_pods_of_one_workload_that_may_land_on_two_models_are_named(tmp_path: Path) -> None:
-    fleet = PROD_FLEET + "scheduling: {backend: volcano}\n"
-    values_dir = tree(
-        tmp_path, {"vendors/nvidia.yaml": TWO_MODELS, "teams/ml.yaml": SPAN_TEAM}, fleet=fleet
-    )
-    hint = "set model (one of A100, H100) on it, or a model and a fallbackModel if either will do"
-    assert of_code(values_dir, "ALC005") == [
-        f"values/teams/ml.yaml:{line}: ALC005 warning: {what}: its 2 pods name no model and may "
-        "land on nvidia pools of 2 models (A100, H100), so one workload may run on several "
-        f"(at {path}); {hint}"
-        for line, what, path in (
-            ("7:16", "Job (volcano) task 'gang/workers'", "$.jobs.gang.tasks.workers"),
-            ("21:15", "Deployment 'web-nvidia'", "$.services.web.tracks.nvidia"),
-        )
+    """A gang's task and a service's track, two pods each: each is named at its own line, with
+    the models sorted and counted, and a warning's severity."""
+    assert alc005(tmp_path, TWO_MODELS, SPAN_TEAM) == [
+        spans("7:16", "Job (volcano) task 'gang/workers'", "$.jobs.gang.tasks.workers"),
+        spans("12:15", "Deployment 'web-nvidia'", "$.services.web.tracks.nvidia"),
     ]
-    # One model in the cluster: nothing to span.
-    one = tree(tmp_path / "one", {"teams/ml.yaml": SPAN_TEAM}, fleet=fleet)
-    assert of_code(one, "ALC005") == []
+
+
+def test_the_pod_count_and_every_model_of_the_pools_are_named(tmp_path: Path) -> None:
+    """Three replicas over pools of three models listed unsorted: the message counts both, and
+    the message and the hint list the models sorted."""
+    vendor = TWO_MODELS + "  - {name: h200, model: H200, devicesPerNode: 8, nodes: [n3]}\n"
+    team = "quota: {nvidia: 12}\nservices:\n  web:\n    images: {nvidia: r/w:1}\n"
+    team += "    tracks:\n      nvidia: {devicesPerReplica: 1, replicas: 3}\n"
+    assert alc005(tmp_path, vendor, team) == [
+        "values/teams/ml.yaml:6:15: ALC005 warning: Deployment 'web-nvidia': its 3 pods name no "
+        "model and may land on nvidia pools of 3 models (A100, H100, H200), so one workload may "
+        "run on several (at $.services.web.tracks.nvidia); set model (one of A100, H100, H200) on "
+        "it, or a model and a fallbackModel if either will do"
+    ]
+
+
+def test_a_workload_of_one_pod_cannot_span_models(tmp_path: Path) -> None:
+    """A Job of one pod and a service of one replica land on one node each: nothing to say of
+    them, and the service of two replicas checked after them is still named."""
+    team = """\
+quota: {nvidia: 12}
+jobs:
+  single:
+    vendor: nvidia
+    devices: 1
+    images: {nvidia: r/t:1}
+services:
+  one:
+    images: {nvidia: r/w:1}
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 1}
+  two:
+    images: {nvidia: r/w:1}
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 2}
+"""
+    assert alc005(tmp_path, TWO_MODELS, team) == [
+        spans("15:15", "Deployment 'two-nvidia'", "$.services.two.tracks.nvidia")
+    ]
+
+
+def test_pools_of_one_model_give_nothing_to_span(tmp_path: Path) -> None:
+    """Two pools, both of A100s: the gang and the service land on one model whatever the pool."""
+    vendor = TWO_MODELS.replace("{name: h100, model: H100", "{name: a100-b, model: A100")
+    assert alc005(tmp_path, vendor, SPAN_TEAM) == []
+
+
+def test_a_workload_that_names_a_model_chose_it(tmp_path: Path) -> None:
+    """model: H100 pins the gang's workers and the service's track to the H100 pool."""
+    team = SPAN_TEAM.replace("replicas: 2}", "replicas: 2, model: H100}")
+    assert alc005(tmp_path, TWO_MODELS, team) == []
+
+
+def test_a_model_and_a_fallback_model_chose_both(tmp_path: Path) -> None:
+    """model and fallbackModel give the pods node affinity for either model, which they chose."""
+    team = SPAN_TEAM.replace("replicas: 2}", "replicas: 2, model: H100, fallbackModel: A100}")
+    assert alc005(tmp_path, TWO_MODELS, team) == []
+
+
+def test_the_workloads_own_node_affinity_silences_it_and_pod_affinity_does_not(
+    tmp_path: Path,
+) -> None:
+    """A service's own node affinity is taken as its choice of nodes (it is the team's to
+    answer for), even one that only prefers a zone; pod anti-affinity chooses no nodes, so the
+    service checked after it is still named."""
+    team = """\
+quota: {nvidia: 12}
+services:
+  affine:
+    images: {nvidia: r/w:1}
+    affinity:
+      nodeAffinity:
+        preferredDuringSchedulingIgnoredDuringExecution:
+          - weight: 1
+            preference: {matchExpressions: [{key: zone, operator: In, values: [a]}]}
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 2}
+  spread:
+    images: {nvidia: r/w:1}
+    affinity:
+      podAntiAffinity:
+        preferredDuringSchedulingIgnoredDuringExecution:
+          - weight: 1
+            podAffinityTerm:
+              topologyKey: kubernetes.io/hostname
+              labelSelector: {matchLabels: {app: spread}}
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 2}
+"""
+    assert alc005(tmp_path, TWO_MODELS, team) == [
+        spans("22:15", "Deployment 'spread-nvidia'", "$.services.spread.tracks.nvidia")
+    ]
+
+
+# Pools of two models whose nodes carry one model label value: the A800s' nodes are labelled as
+# A100s, so a nodeSelector on that value still selects both pools.
+ONE_LABEL = (
+    "pools:\n  - {name: a800, model: A800, devicesPerNode: 8, nodes: [n2], labels: {gpu-model: A100}}\n"
+    "  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1]}\n"
+)
+
+
+def test_a_node_selector_on_the_model_label_silences_it(tmp_path: Path) -> None:
+    """The service `chosen` selects gpu-model A100 itself (team nodeSelector): it chose what that
+    label means, though both pools carry it; the service `roaming` checked after it, on the same
+    pools, is named."""
+    team = """\
+quota: {nvidia: 12}
+services:
+  chosen:
+    images: {nvidia: r/w:1}
+    nodeSelector: {gpu-model: A100}
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 2}
+  roaming:
+    images: {nvidia: r/w:1}
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 2}
+"""
+    assert alc005(tmp_path, ONE_LABEL, team) == [
+        "values/teams/ml.yaml:11:15: ALC005 warning: Deployment 'roaming-nvidia': its 2 pods name "
+        "no model and may land on nvidia pools of 2 models (A100, A800), so one workload may run "
+        "on several (at $.services.roaming.tracks.nvidia); set model (one of A100, A800) on it, or a "
+        "model and a fallbackModel if either will do"
+    ]
