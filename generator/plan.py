@@ -195,7 +195,7 @@ def env_plan(view: FleetView) -> EnvPlan:
 
 def _counted_in(vendor: Vendor) -> str:
     if vendor.sharing:
-        return f"1/{vendor.sharing.replicas} shares"
+        return vendor.sharing.counted_in
     return "claimed devices" if vendor.dra else "devices"
 
 

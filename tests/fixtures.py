@@ -241,6 +241,19 @@ exporter: {name: dcgm-exporter-shared}
 pools:
   - {name: a100-shared, model: A100, devicesPerNode: 1, nodes: [n3]}
 """
+# A vendor file that reuses NVIDIA's catalog entry to partition its GPUs into MIG instances
+# (docs/allocation.md): two 80GB A100s on node n5, each two 3g.40gb instances, so 4 of
+# nvidia.com/mig-3g.40gb. pciDevices keeps the pool to the 80GB A100s the profile is made for.
+MIG_NVIDIA = """\
+catalog: nvidia
+sharing:
+  mig: {profile: 3g.40gb}
+nodeLabels: {accelerator: nvidia-gpu-mig}
+devicePlugin: {name: nvidia-device-plugin-mig}
+exporter: {name: dcgm-exporter-mig}
+pools:
+  - {name: a100-mig, model: A100, pciDevices: ["20b2", "20b5"], devicesPerNode: 2, nodes: [n5]}
+"""
 TEAM = "quota:\n  nvidia: 4\n"
 # What `tree` writes beside fleet.yaml unless told `defaults=False`.
 DEFAULTS = {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": TEAM}

@@ -14,6 +14,7 @@ from tests.fixtures import (
     ASCEND_910B,
     DRA_NVIDIA,
     LWS_TEAM,
+    MIG_NVIDIA,
     NVIDIA,
     PROD_FLEET,
     SHARED_NVIDIA,
@@ -99,6 +100,22 @@ def test_a_shared_vendor_is_counted_in_its_shares(tmp_path: Path) -> None:
     [env] = plan(tree(tmp_path, files, defaults=False)).envs
     got = [(c.vendor, c.unit, c.needed, c.capacity, c.fits) for c in env.capacity]
     assert got == [("nvidia-shared", "1/4 shares", 3, 4, True)]
+
+
+def test_a_mig_vendor_is_counted_in_its_instances(tmp_path: Path) -> None:
+    """MIG_NVIDIA: 2 GPUs, each two 3g.40gb instances, hold 4; a team's 3 replicas need 3."""
+    team = (
+        "quota: {nvidia-mig: 4}\nservices:\n  embed:\n    images: {nvidia-mig: r/e:1}\n"
+        "    tracks:\n      nvidia-mig: {devicesPerReplica: 1, replicas: 3}\n"
+    )
+    files = {
+        "fleet.yaml": PROD_FLEET,
+        "vendors/nvidia-mig.yaml": MIG_NVIDIA,
+        "teams/web.yaml": team,
+    }
+    [env] = plan(tree(tmp_path, files, defaults=False)).envs
+    got = [(c.vendor, c.unit, c.needed, c.capacity, c.fits) for c in env.capacity]
+    assert got == [("nvidia-mig", "MIG 3g.40gb instances (1/2)", 3, 4, True)]
 
 
 def test_a_dra_vendor_is_counted_in_claimed_devices(tmp_path: Path) -> None:

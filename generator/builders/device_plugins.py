@@ -129,10 +129,15 @@ def plugin_config(vendor: Vendor) -> dict[str, Any] | None:
     each device advertised `replicas` times, renamed with the shared suffix (renameByDefault)
     so quotas and pods tell shares from whole devices, and a pod asking for more than one share
     refused (failRequestsGreaterThanOne), since two shares of a time-sliced device give no more
-    of it than one (the plugin's README, "With CUDA Time-Slicing")."""
+    of it than one (the plugin's README, "With CUDA Time-Slicing").
+
+    MIG: the plugin's MIG strategy (catalog `mig.strategy`), under which it advertises each MIG
+    instance the site's MIG manager made as one unit of the profile's own resource name."""
     sharing, config = vendor.sharing, vendor.device_plugin.config
     if sharing is None or config is None:
         return None
+    if sharing.mig_strategy:
+        return {"version": config.version, "flags": {"migStrategy": sharing.mig_strategy}}
     return {
         "version": config.version,
         "sharing": {

@@ -81,6 +81,12 @@ CODES = (
         "a node of a DRA vendor's pool publishes fewer devices of its model than the pool holds",
     ),
     CodeInfo(
+        "PRE010",
+        "preflight",
+        "error",
+        "a node of a MIG pool has not applied its layout, or advertises fewer instances",
+    ),
+    CodeInfo(
         "PRE006",
         "preflight",
         "error or warning",
@@ -532,6 +538,56 @@ def dra_devices(view: FleetView, state: ClusterState) -> list[Finding]:
     return out
 
 
+def mig_layouts(view: FleetView, state: ClusterState) -> list[Finding]:
+    """PRE010: each node of a MIG vendor's pool reports, by the site's MIG manager's state label,
+    the layout its layout label asks for applied, and advertises the pool's instances: the
+    fleet counts them in quotas, but only the MIG manager makes them (docs/allocation.md)."""
+    out = []
+    for vendor in view.vendors:
+        sharing = vendor.sharing
+        if sharing is None or not sharing.profile:
+            continue
+        (state_key, ready), layout = sharing.state_label, sharing.layout_label
+        for pool in vendor.pools:
+            where = vendor.doc.anchor(("pools", pool.index, "nodes"), ("pools", pool.index))
+            for name in pool.nodes:
+                node = state.nodes.get(name)
+                if node is None:
+                    continue  # PRE005 says the node is missing
+                got = (node["metadata"].get("labels") or {}).get(state_key)
+                allocatable = ((node.get("status") or {}).get("allocatable") or {}).get(
+                    vendor.resource_name, "0"
+                )
+                if got == ready and _count(allocatable) >= pool.units_per_node:
+                    continue
+                problem = (
+                    f"has no label {state_key} (no MIG manager has reported there)"
+                    if got is None
+                    else f"reports {state_key}={got}"
+                    if got != ready
+                    else f"advertises {allocatable}"
+                )
+                out.append(
+                    Finding(
+                        "PRE010",
+                        f"node {name} of pool {vendor.id}/{pool.name} {problem}: the pool counts "
+                        f"{pool.units_per_node} {vendor.resource_name} on it "
+                        f"({pool.devices_per_node} devices, each {sharing.per_device} by the "
+                        f"layout {layout[1]})",
+                        where,
+                        hint=f"check that the site's MIG manager runs on the node and knows the "
+                        f"layout {layout[1]} (it sets {state_key}={ready} once applied); " + HINT,
+                    )
+                )
+    return out
+
+
+def _count(quantity: Any) -> int:
+    """An extended resource's allocatable count (a whole number; anything else counts 0)."""
+    text = str(quantity)
+    return int(text) if text.isdigit() else 0
+
+
 def check(view: FleetView, units: list[Unit], state: ClusterState) -> list[Finding]:
     """Every preflight check of one environment against what was read of its cluster."""
     return [
@@ -543,6 +599,7 @@ def check(view: FleetView, units: list[Unit], state: ClusterState) -> list[Findi
         *team_externals(view, state),
         *site_trainer(view, state),
         *dra_devices(view, state),
+        *mig_layouts(view, state),
     ]
 
 

@@ -192,15 +192,29 @@ def not_simulated(
         if vendor.sharing is None:
             continue
         sharing = vendor.sharing
-        out.append(
-            Finding(
-                "SIM011",
+        if sharing.profile:
+            message = (
+                f"vendor {vendor.id} partitions its devices into MIG {sharing.profile} "
+                f"instances: its simulated nodes advertised {sharing.replicas} "
+                f"{vendor.resource_name} per device, as its device plugin would once the site's "
+                f"MIG manager had applied the layout their label {sharing.layout_label[0]} "
+                "names, and the real scheduler placed pods by them; neither the MIG "
+                "manager (the layout applied, the device's reconfiguration) nor the plugin (its "
+                "finding the instances) runs here, so those were not exercised"
+            )
+        else:
+            message = (
                 f"vendor {vendor.id} shares its devices by {sharing.strategy}: its simulated "
                 f"nodes advertised {sharing.replicas} {vendor.resource_name} per device, as its "
                 "device plugin would with the config file rendered for it, and the real "
                 "scheduler placed pods by them; the plugin itself does not run here, so its "
                 "reading of that file, which device each share is, and how the pods of one "
-                "device share its time and memory were not exercised",
+                "device share its time and memory were not exercised"
+            )
+        out.append(
+            Finding(
+                "SIM011",
+                message,
                 vendor.doc.anchor(("sharing", sharing.strategy)),
                 hint=HINT,
                 severity=Severity.WARNING,

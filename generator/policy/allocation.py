@@ -23,7 +23,7 @@ def one_share_per_pod(view: FleetView) -> Iterable[Finding]:
     for team in view.teams:
         for land in landings(view, team):
             sharing = land.vendor.sharing
-            if sharing is None or land.devices <= 1:
+            if sharing is None or not sharing.one_per_pod or land.devices <= 1:
                 continue
             path = devices_path(team.doc, land.ref.path)
             yield Finding(

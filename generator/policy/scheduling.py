@@ -171,21 +171,24 @@ def topology_refusals(view: FleetView) -> Iterable[Finding]:
 def pod_fits_node(view: FleetView) -> Iterable[Finding]:
     for team in view.teams:
         for land in landings(view, team):
-            if land.vendor.sharing:
+            sharing = land.vendor.sharing
+            if sharing and sharing.one_per_pod:
                 continue  # one share per pod: ALC002 (policy/allocation.py)
+            units = land.vendor.units
             for pool in land.pools:
-                if land.devices <= pool.devices_per_node:
+                # A node's units: devices, or the MIG instances its devices are partitioned into.
+                if land.devices <= pool.units_per_node:
                     continue
                 path = devices_path(team.doc, land.ref.path)
                 yield Finding(
                     "SCH004",
                     f"{land.ref.kind} {land.ref.name!r} asks for {land.devices} {land.vendor.id} "
-                    f"devices per pod, but a node of pool {pool.name!r} has "
-                    f"{pool.devices_per_node}",
+                    f"{units} per pod, but a node of pool {pool.name!r} has "
+                    f"{pool.units_per_node}",
                     team.doc.locate(path),
                     json_path(path),
-                    f"ask for at most {pool.devices_per_node} devices per pod (more pods for "
-                    "more devices), or pick a model whose nodes have enough",
+                    f"ask for at most {pool.units_per_node} {units} per pod (more pods for "
+                    f"more {units}), or pick a model whose nodes have enough",
                 )
 
 

@@ -422,6 +422,8 @@ class _Resolver:
             labels = {
                 **node_labels,
                 **({model_label: raw["model"]} if model_label else {}),
+                # A MIG vendor's nodes ask the site's MIG manager for the profile's layout.
+                **(dict([sharing.layout_label]) if sharing and sharing.profile else {}),
                 **raw.get("labels", {}),
             }
             taints = tuple(_taint(t) for t in raw["taints"]) if "taints" in raw else vendor_taints
@@ -441,6 +443,8 @@ class _Resolver:
                     replicas=sharing.replicas if sharing else 1,
                 )
             )
+        if sharing and sharing.profile:
+            self.mig_devices(doc, sharing, pools)
         if len(self.findings) > before:
             return None
         return Vendor(
@@ -449,6 +453,8 @@ class _Resolver:
             resource_name=(
                 vendor_id + CLAIMS_PER_CLASS
                 if dra
+                else sharing.resource
+                if sharing and sharing.profile
                 else resource + plugin_config.shared_suffix
                 if sharing and plugin_config
                 else resource
@@ -459,7 +465,7 @@ class _Resolver:
             model_label=model_label,
             node_labels=dict(node_labels),
             taints=vendor_taints,
-            # costWeight prices a whole device; a share costs its part of one.
+            # costWeight prices a whole device; a share or MIG instance costs its part of one.
             cost_weight=float(doc.get("costWeight", default=1.0))
             / (sharing.replicas if sharing else 1),
             device_plugin=DevicePlugin(dp["name"], dp["namespace"], node_agent(dp), plugin_config),
@@ -479,6 +485,15 @@ class _Resolver:
         if doc.get("allocation", default="devicePlugin") != "dra":
             return None
         raw = doc.get("draDriver", default=None)
+        where = f"values/vendors/{vendor_id}.yaml"
+        # A driver the vendor file adds to, or writes itself: every fact it lacks reported.
+        if raw and not all(
+            [
+                self.need(doc, ("draDriver", k), f"draDriver.{k}", f"set draDriver.{k} in {where}")
+                for k in values_schema.DRA_FIELDS
+            ]
+        ):
+            return None
         at, path = doc.locate(("allocation",)), json_path(("allocation",))
         problems = []
         if not raw:
@@ -550,7 +565,74 @@ class _Resolver:
                 )
             )
             return None
+        if strategy == "mig":
+            return self.mig(vendor_id, doc, str(settings["profile"]))
         return Sharing(strategy, int(settings["replicas"]), resource)
+
+    def mig(self, vendor_id: str, doc: Doc, profile: str) -> Sharing | None:
+        """A vendor whose devices are partitioned into MIG instances of one profile, as the
+        catalog's `mig` records the profile; None (ALC006) for a profile it does not record."""
+        where = f"values/vendors/{vendor_id}.yaml"
+        # A list, not a generator: every missing fact is reported.
+        facts = [
+            self.need(doc, ("mig", key), f"mig.{key}", f"set mig.{key} in {where}")
+            for key in values_schema.MIG_FIELDS
+        ]
+        if not all(facts):
+            return None
+        raw = doc.get("mig")
+        profiles = raw["profiles"]
+        if profile not in profiles:
+            known = ", ".join(sorted(profiles)) or "none"
+            self.findings.append(
+                Finding(
+                    "ALC006",
+                    f"vendor {vendor_id}: MIG profile {profile!r} is not one the catalog records "
+                    f"for its devices (mig.profiles: {known})",
+                    doc.locate(("sharing", "mig", "profile")),
+                    json_path(("sharing", "mig", "profile")),
+                    f"use one of {known}, or add the profile to `mig.profiles` in the vendor "
+                    "file with its instances per device, devices and source",
+                )
+            )
+            return None
+        # A profile's attributes follow a '+' (1g.10gb+me), written '.' in its resource and
+        # layout names (NVIDIA/k8s-device-plugin internal/rm/rm.go v0.17.1).
+        name = profile.replace("+", ".")
+        return Sharing(
+            "mig",
+            int(profiles[profile]["instances"]),
+            str(raw["resourcePrefix"]) + name,
+            profile,
+            str(raw["strategy"]),
+            (str(raw["configLabel"]), str(raw["layoutPrefix"]) + name),
+            (str(raw["stateLabel"]), str(raw["stateReady"])),
+        )
+
+    def mig_devices(self, doc: Doc, sharing: Sharing, pools: list[Pool]) -> None:
+        """ALC006: a MIG pool that may hold devices the profile's layout does not apply to (the
+        MIG manager matches its layouts by PCI device ID): those would stay whole, and the pool
+        would advertise fewer instances than the fleet counts."""
+        profile = doc.get("mig")["profiles"][sharing.profile]
+        fits = set(profile["devices"])
+        for pool in pools:
+            others = sorted(set(pool.pci_devices) - fits)
+            if not others and pool.pci_devices:
+                continue
+            key = "pciDevices" if "pciDevices" in doc.data["pools"][pool.index] else "model"
+            unknown = "its model's PCI device IDs are not known"
+            self.findings.append(
+                Finding(
+                    "ALC006",
+                    f"pool {pool.name!r}: MIG profile {sharing.profile} applies to devices "
+                    f"{', '.join(sorted(fits))}, but "
+                    + (f"the pool matches {', '.join(others)} as well" if others else unknown),
+                    doc.locate(("pools", pool.index, key)),
+                    json_path(("pools", pool.index, key)),
+                    f"set the pool's pciDevices to the devices of {sharing.profile} it holds "
+                    f"(of {', '.join(sorted(fits))}), or a profile all its devices have",
+                )
+            )
 
     def plugin_needs(self, vendor_id: str, doc: Doc, in_catalog: bool) -> None:
         """What a device plugin needs to work, which only a catalog entry gives for free: the
@@ -890,6 +972,12 @@ CODES = (
         "values (load)",
         "error",
         "a vendor allocated by DRA lacks its driver or a pool model's attribute, or shares",
+    ),
+    CodeInfo(
+        "ALC006",
+        "values (load)",
+        "error",
+        "a MIG profile the catalog does not record, or a pool with devices the profile lacks",
     ),
     CodeInfo("NAME001", "values (load)", "error", "a values file name is not a DNS-1123 label"),
     CodeInfo("NAME002", "values (load)", "error", "a pool name is used twice in one vendor file"),

@@ -111,14 +111,50 @@ class PluginConfig:
     sharing: tuple[str, ...]  # the sharing strategies the file accepts
 
 
+# What a shared vendor's capacity and quotas count, per strategy.
+SHARED_UNITS = {"timeSlicing": "shares", "mig": "instances"}
+
+
 @dataclass(frozen=True)
 class Sharing:
     """How a vendor's devices are shared between pods (values `sharing`, docs/allocation.md):
-    the plugin advertises each device `replicas` times, under the shared resource name."""
+    the plugin advertises each device `replicas` times, under the shared resource name: shares
+    of it (time-slicing), or the MIG instances of one profile the device is partitioned into."""
 
-    strategy: str  # a key of values `sharing`: timeSlicing
-    replicas: int
+    strategy: str  # a key of values `sharing`: timeSlicing, mig
+    replicas: int  # units per device: shares, or MIG instances of the profile
     resource: str  # the plugin's resource before renaming (its config's resources[].name)
+    profile: str = ""  # the MIG profile (mig); "" otherwise
+    mig_strategy: str = ""  # the plugin's flags.migStrategy (mig); "" otherwise
+    # mig: the node label that asks the site's MIG manager for the layout (key, value), and the
+    # label by which it reports the layout applied (key, value once applied).
+    layout_label: tuple[str, str] = ("", "")
+    state_label: tuple[str, str] = ("", "")
+
+    @property
+    def units(self) -> str:
+        return SHARED_UNITS[self.strategy]
+
+    @property
+    def per_device(self) -> str:
+        """What one device becomes, after "each": "shared 4 ways", "partitioned into 7 MIG
+        1g.10gb instances"."""
+        if self.profile:
+            return f"partitioned into {self.replicas} MIG {self.profile} instances"
+        return f"shared {self.replicas} ways"
+
+    @property
+    def counted_in(self) -> str:
+        """The unit of the vendor's capacity and quotas, for a table: "1/4 shares"."""
+        if self.profile:
+            return f"MIG {self.profile} instances (1/{self.replicas})"
+        return f"1/{self.replicas} shares"
+
+    @property
+    def one_per_pod(self) -> bool:
+        """Whether the plugin refuses a pod more than one unit (time-slicing's
+        failRequestsGreaterThanOne); a pod may ask for several MIG instances."""
+        return self.strategy == "timeSlicing"
 
 
 @dataclass(frozen=True)
@@ -254,13 +290,13 @@ class Vendor:
 
     @property
     def unit_size(self) -> float:
-        """The part of a device one unit is: 1, or 1/replicas of a shared device."""
+        """The part of a device one unit is: 1, or 1/replicas of a shared or partitioned one."""
         return 1 / self.sharing.replicas if self.sharing else 1.0
 
     @property
     def units(self) -> str:
-        """What the vendor's capacity and quotas count: devices, or shares of them."""
-        return "shares" if self.sharing else "devices"
+        """What the vendor's capacity and quotas count: devices, shares or MIG instances."""
+        return self.sharing.units if self.sharing else "devices"
 
     @property
     def selector(self) -> dict[str, str]:

@@ -322,9 +322,10 @@ AGENT_PROPS: dict[str, Any] = {
     "sources": SOURCES,
 }
 
-# How a vendor's devices may be shared between pods (values `sharing`). Time-slicing alone: MPS
-# needs the plugin's MPS control daemon as well, which nothing renders yet (docs/allocation.md).
-SHARING_STRATEGIES = ("timeSlicing",)
+# How a vendor's devices may be shared between pods (values `sharing`): time-slicing, or MIG
+# instances of one profile. MPS needs the plugin's MPS control daemon as well, which nothing
+# renders yet (docs/allocation.md).
+SHARING_STRATEGIES = ("timeSlicing", "mig")
 
 # What the catalog knows of a device plugin's config file (docs/allocation.md): where the plugin
 # reads it, its format version, and the suffix of a shared resource's name. Catalog data, cited.
@@ -376,14 +377,62 @@ DRA_DRIVER = _obj(
         },
         "sources": SOURCES,
     },
-    ("name", "typeAttribute", "typeValue", "modelAttribute", "models", "sources"),
+    # No field is required here: a vendor file may add to the catalog's entry (a model), and
+    # the loader asks for what the merged entry lacks (VAL003).
+    description="the vendor's DRA driver (docs/allocation.md)",
+)
+DRA_FIELDS = ("name", "typeAttribute", "typeValue", "modelAttribute", "models", "sources")
+
+# A MIG profile's name as NVIDIA writes it: compute slices, then memory (1g.10gb, 1g.10gb+me).
+MIG_PROFILE = r"^[1-9][0-9]*g\.[1-9][0-9]*gb(\+[a-z]+)?$"
+
+# What the catalog knows of a vendor's MIG partitioning (values `sharing.mig`,
+# docs/allocation.md): the device plugin's strategy and resource names, the node labels by which
+# the site's MIG manager is asked for a layout and reports it, and per profile how many instances
+# one device holds and on which devices (PCI IDs). Catalog data, cited.
+MIG = _obj(
+    {
+        "strategy": _str(minLength=1, description="the plugin's flags.migStrategy"),
+        "resourcePrefix": _str(
+            minLength=1, description="a profile's resource name is this prefix + the profile"
+        ),
+        "configLabel": _str(LABEL_KEY, description="the node label naming the MIG layout"),
+        "layoutPrefix": _str(description="a profile's layout name is this prefix + the profile"),
+        "stateLabel": _str(LABEL_KEY, description="the node label the MIG manager reports on"),
+        "stateReady": _str(minLength=1, description="its value once the layout is applied"),
+        "profiles": {
+            "type": "object",
+            "propertyNames": {"pattern": MIG_PROFILE},
+            "additionalProperties": _obj(
+                {
+                    "instances": {"type": "integer", "minimum": 1},
+                    "devices": _list(_str(r"^[0-9a-f]{4}$"), minItems=1, uniqueItems=True),
+                    "source": _str(minLength=1),
+                },
+                ("instances", "devices", "source"),
+            ),
+        },
+        "sources": SOURCES,
+    },
+    # As draDriver: the loader asks for what the merged entry lacks.
+    description="the vendor's MIG partitioning (docs/allocation.md)",
+)
+MIG_FIELDS = (
+    "strategy",
+    "resourcePrefix",
+    "configLabel",
+    "layoutPrefix",
+    "stateLabel",
+    "stateReady",
+    "profiles",
+    "sources",
 )
 
 # A vendor whose devices are shared between pods (docs/allocation.md): every device of its pools
 # is advertised `replicas` times under resourceName + the plugin's shared suffix.
 SHARING = _obj(
     {
-        strategy: _obj(
+        "timeSlicing": _obj(
             {
                 "replicas": {
                     "type": "integer",
@@ -395,8 +444,17 @@ SHARING = _obj(
                 },
             },
             ("replicas",),
-        )
-        for strategy in SHARING_STRATEGIES
+        ),
+        "mig": _obj(
+            {
+                "profile": _str(
+                    MIG_PROFILE,
+                    description="the MIG profile every device of the pools is partitioned into "
+                    "(catalog mig.profiles), e.g. 1g.10gb",
+                ),
+            },
+            ("profile",),
+        ),
     },
     description="share every device of the vendor's pools between pods; one strategy",
     minProperties=1,
@@ -424,7 +482,7 @@ EXPORTER = _obj(
         "labels": _obj(
             {
                 k: _str(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
-                for k in ("node", "device", "model", "pod", "namespace")
+                for k in ("node", "device", "partition", "model", "pod", "namespace")
             },
             description="exporter label that carries each unified label",
         ),
@@ -546,6 +604,7 @@ VENDOR_PROPS: dict[str, Any] = {
         "resource (default), or ResourceClaims through its DRA driver (docs/allocation.md)",
     },
     "draDriver": DRA_DRIVER,
+    "mig": MIG,
     "exporter": EXPORTER,
     "pools": _list(POOL),
     "workloadMounts": _list(HOST_PATH, description="host paths every workload pod mounts"),

@@ -14,6 +14,7 @@ from tests.fixtures import (
     ASCEND_910B,
     CAMBRICON_MLU370,
     HYGON_Z100L,
+    MIG_NVIDIA,
     NVIDIA,
     PROD_FLEET,
     SHARED_NVIDIA,
@@ -791,3 +792,22 @@ def test_the_config_file_follows_the_replicas_and_a_whole_vendor_has_none(tmp_pa
     (_, nvidia, _) = device_plugins.build(view)
     assert [o["kind"] for o in nvidia.objects] == ["DaemonSet"]
     assert "annotations" not in nvidia.objects[0]["spec"]["template"]["metadata"]
+
+
+def test_a_mig_vendors_plugin_runs_the_mixed_strategy_from_its_config_file(
+    tmp_path: Path,
+) -> None:
+    """MIG_NVIDIA: the plugin's config file sets flags.migStrategy (mixed, from the catalog), so
+    it advertises each instance under the profile's own name; no sharing section. Mounted and
+    named as a shared vendor's file is."""
+    view = prod_view(tmp_path, {"vendors/nvidia-mig.yaml": MIG_NVIDIA})
+    (_, comp) = device_plugins.build(view)
+    config_map, ds = comp.objects
+    text = "flags:\n  migStrategy: mixed\nversion: v1\n"
+    assert config_map["data"] == {"config.yaml": text}
+    assert config_map["metadata"]["name"] == "nvidia-device-plugin-mig-config"
+    assert ds["spec"]["template"]["metadata"]["annotations"] == {
+        "accel-gitops.io/device-plugin-config": hashlib.sha256(text.encode()).hexdigest()
+    }
+    (ctr,) = ds["spec"]["template"]["spec"]["containers"]
+    assert {"name": "CONFIG_FILE", "value": "/etc/device-plugin/config.yaml"} in ctr["env"]

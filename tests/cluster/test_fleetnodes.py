@@ -6,7 +6,7 @@ from pathlib import Path
 
 from generator.cluster.fleetnodes import node_object, plan_nodes, resource_slice
 from generator.values import loader as values
-from tests.fixtures import DRA_NVIDIA, NVIDIA, SHARED_NVIDIA, tree
+from tests.fixtures import DRA_NVIDIA, MIG_NVIDIA, NVIDIA, SHARED_NVIDIA, tree
 
 
 def test_a_shared_pools_node_advertises_each_device_replicas_times(tmp_path: Path) -> None:
@@ -35,6 +35,20 @@ def test_a_shared_pools_node_advertises_each_device_replicas_times(tmp_path: Pat
         "n2": {"nvidia.com/gpu": "4"},
         "n3": {"nvidia.com/gpu.shared": "8"},
     }
+
+
+def test_a_mig_pools_node_advertises_its_layouts_instances(tmp_path: Path) -> None:
+    """As the plugin would under the mixed strategy once the MIG manager applied all-3g.40gb:
+    n5's two 80GB A100s, each two 3g.40gb instances, are 4 nvidia.com/mig-3g.40gb and no
+    nvidia.com/gpu; its labels include the layout label NFD sets from the pool's rule."""
+    view = values.load(
+        tree(tmp_path, {"vendors/nvidia.yaml": NVIDIA, "vendors/nvidia-mig.yaml": MIG_NVIDIA})
+    ).envs["prod"]
+    (n5,) = [n for n in plan_nodes(view) if n.name == "n5"]
+    assert (n5.inventory.server_type if n5.inventory else None) == "x86-a100"
+    assert n5.labels["nvidia.com/mig.config"] == "all-3g.40gb"
+    capacity = node_object(n5)["status"]["capacity"]
+    assert {r: v for r, v in capacity.items() if "/" in r} == {"nvidia.com/mig-3g.40gb": "4"}
 
 
 def test_a_dra_pools_node_has_the_slice_its_driver_would_publish(tmp_path: Path) -> None:

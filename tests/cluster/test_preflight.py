@@ -20,6 +20,7 @@ from generator.cluster.preflight import (
     ClusterState,
     check,
     dra_devices,
+    mig_layouts,
     pool_nodes,
     prometheus_loads,
     read_cluster,
@@ -31,7 +32,7 @@ from generator.findings import Finding, Location, Severity
 from generator.render.layout import render_tree
 from generator.values import loader as values
 from generator.values.model import FleetView
-from tests.fixtures import DRA_NVIDIA, SIM_FLEET, Obj, invoke, tree
+from tests.fixtures import DRA_NVIDIA, MIG_NVIDIA, SIM_FLEET, Obj, invoke, tree
 
 NVIDIA = {"pools": [{"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["gpu-1"]}]}
 TEAM = {"quota": {"nvidia": 4}}
@@ -744,3 +745,70 @@ def test_each_dra_pool_node_must_publish_its_devices_by_the_sites_driver(tmp_pat
     ]
     # Whole vendors are not asked for slices.
     assert dra_devices(env_of(tmp_path / "whole")[0], state) == []
+
+
+# ---- PRE010: a MIG pool's layout, applied by the site's MIG manager --------------------------------
+
+
+def mig_node(state: str | None, allocatable: str | None) -> Obj:
+    labels = {} if state is None else {"nvidia.com/mig.config.state": state}
+    status = {} if allocatable is None else {"nvidia.com/mig-3g.40gb": allocatable}
+    return {"metadata": {"labels": labels}, "status": {"allocatable": status}}
+
+
+def test_each_mig_pool_node_must_have_its_layout_applied_and_advertise_it(tmp_path: Path) -> None:
+    """Pool a100-mig names m1..m6 (2 GPUs, each two 3g.40gb instances: 4 per node). m1 is
+    ready with 4; m2 is still rebooting; m3 reports success but advertises 3 (a GPU lost);
+    m4 has no state label (no MIG manager there); m5 advertises 5 (more is fine); m6 is not in
+    the cluster (PRE005's)."""
+    mig = MIG_NVIDIA.replace("nodes: [n5]", "nodes: [m1, m2, m3, m4, m5, m6]")
+    files = {"vendors/nvidia-mig.yaml": mig, "fleet.yaml": yaml.safe_dump(SIM_FLEET)}
+    view = values.load(tree(tmp_path, files)).envs["dev"]
+    state = ClusterState(
+        nodes={
+            "m1": mig_node("success", "4"),
+            "m2": mig_node("rebooting", "0"),
+            "m3": mig_node("success", "3"),
+            "m4": mig_node(None, None),
+            "m5": mig_node("success", "5"),
+        }
+    )
+    where = Location("values/vendors/nvidia-mig.yaml", 8, 84)
+    hint = (
+        "check that the site's MIG manager runs on the node and knows the layout all-3g.40gb "
+        "(it sets nvidia.com/mig.config.state=success once applied); " + HINT
+    )
+    tail = (
+        ": the pool counts 4 nvidia.com/mig-3g.40gb on it (2 devices, each partitioned into 2 "
+        "MIG 3g.40gb instances by the layout all-3g.40gb)"
+    )
+    assert mig_layouts(view, state) == [
+        Finding(
+            "PRE010",
+            "node m2 of pool nvidia-mig/a100-mig reports nvidia.com/mig.config.state=rebooting"
+            + tail,
+            where,
+            hint=hint,
+        ),
+        Finding(
+            "PRE010", "node m3 of pool nvidia-mig/a100-mig advertises 3" + tail, where, hint=hint
+        ),
+        Finding(
+            "PRE010",
+            "node m4 of pool nvidia-mig/a100-mig has no label nvidia.com/mig.config.state (no "
+            "MIG manager has reported there)" + tail,
+            where,
+            hint=hint,
+        ),
+    ]
+    # The pool's nodes are asked for the layout label as for any pool label (PRE005).
+    assert [f.message for f in pool_nodes(view, state) if "m1" in f.message] == [
+        "node m1 of pool nvidia-mig/a100-mig lacks label "
+        "feature.node.kubernetes.io/accelerator=nvidia-gpu-mig (it has None), "
+        "label feature.node.kubernetes.io/gpu-brand=nvidia (it has None), "
+        "label feature.node.kubernetes.io/gpu-model=A100 (it has None), "
+        "label nvidia.com/mig.config=all-3g.40gb (it has None), "
+        "taint feature.node.kubernetes.io/accelerator=nvidia-gpu:NoSchedule"
+    ]
+    # Vendors that are not partitioned are not asked.
+    assert mig_layouts(env_of(tmp_path / "whole")[0], state) == []

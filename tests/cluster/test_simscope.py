@@ -11,7 +11,7 @@ from generator.builders.platform import SITE
 from generator.cluster.simrun import min_available
 from generator.cluster.simscope import HINT, not_simulated
 from generator.findings import Finding, Location, Severity
-from tests.fixtures import DRA_NVIDIA, SHARED_NVIDIA, built_units
+from tests.fixtures import DRA_NVIDIA, MIG_NVIDIA, SHARED_NVIDIA, built_units
 
 FLEET = """\
 name: t
@@ -303,6 +303,31 @@ def test_a_shared_vendors_plugin_is_named_as_stood_in_for_by_its_nodes(tmp_path:
             "itself does not run here, so its reading of that file, which device each share is, "
             "and how the pods of one device share its time and memory were not exercised",
             Location("values/vendors/nvidia-shared.yaml", 3, 3),
+            hint="check what was not simulated on a cluster that runs it (docs/simulation.md)",
+            severity=Severity.WARNING,
+        )
+    ]
+
+
+def test_a_mig_vendors_manager_and_plugin_are_named_as_stood_in_for(tmp_path: Path) -> None:
+    """The MIG manager (the site's) and the plugin's finding the instances: neither ran, the
+    nodes' capacity stood in for both. At the vendor's `sharing.mig`."""
+    files = {
+        "vendors/nvidia.yaml": NVIDIA,
+        "vendors/nvidia-mig.yaml": MIG_NVIDIA,
+        "teams/ml.yaml": "quota: {nvidia: 4}\n",
+    }
+    view, _, built = built_units(tmp_path, files, FLEET)
+    assert not_simulated(view, built, False) == [
+        Finding(
+            "SIM011",
+            "vendor nvidia-mig partitions its devices into MIG 3g.40gb instances: its simulated "
+            "nodes advertised 2 nvidia.com/mig-3g.40gb per device, as its device plugin would "
+            "once the site's MIG manager had applied the layout their label "
+            "nvidia.com/mig.config names, and the real scheduler placed pods by them; neither "
+            "the MIG manager (the layout applied, the device's reconfiguration) nor the plugin "
+            "(its finding the instances) runs here, so those were not exercised",
+            Location("values/vendors/nvidia-mig.yaml", 3, 3),
             hint="check what was not simulated on a cluster that runs it (docs/simulation.md)",
             severity=Severity.WARNING,
         )

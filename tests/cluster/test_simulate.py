@@ -34,6 +34,7 @@ from tests.fixtures import (
     JOBSET_FLEET,
     JOBSET_TEAM,
     LWS_TEAM,
+    MIG_NVIDIA,
     SHARED_NVIDIA,
     SIM_FLEET,
     TRAINJOB_FLEET,
@@ -586,6 +587,59 @@ def test_shared_pods_pack_four_to_a_gpu_and_a_fifth_waits(
         ("web", {"requests.nvidia.com/gpu.shared": "1"}),
     ]
     assert {f.code for f in result.findings} == {"SIM004", "SIM007", "SIM011"}
+
+
+# ---- MIG partitions (issue 23, docs/allocation.md) ---------------------------------------------
+
+# One 80GB A100 on node m1 partitioned into two 3g.40gb instances (MIG_NVIDIA's form): 2
+# nvidia.com/mig-3g.40gb. Team ml runs 3 replicas of one instance each: MIG005 (3 of 2) is taken
+# out as above, and the real scheduler must place two and leave the third Pending.
+MIG_POOL = MIG_NVIDIA.replace("devicesPerNode: 2, nodes: [n5]", "devicesPerNode: 1, nodes: [m1]")
+MIG_TEAM = """\
+quota: {nvidia-mig: 3}
+services:
+  serve:
+    images: {nvidia-mig: r/serve:cuda}
+    tracks:
+      nvidia-mig: {devicesPerReplica: 1, replicas: 3}
+"""
+
+
+def test_mig_instances_are_allocated_two_to_a_gpu_and_a_third_waits(
+    tmp_path: Path, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fleet = {**SIM_FLEET, "capacity": {"overcommitRatio": 1.5}}
+    files = {
+        "fleet.yaml": yaml.safe_dump(fleet, sort_keys=False),
+        "vendors/nvidia-mig.yaml": MIG_POOL,
+        "teams/ml.yaml": MIG_TEAM,
+    }
+    values = tree(tmp_path, files, defaults=False)
+    checks = stage.policy.run_checks
+    assert [f.code for f in checks(load_values(values)) if f.severity.name == "ERROR"] == [
+        "MIG005"
+    ]
+    monkeypatch.setattr(
+        stage.policy,
+        "run_checks",
+        lambda loaded, memo=None: [f for f in checks(loaded, memo) if f.code != "MIG005"],
+    )
+
+    result = simulate(values, None, lambda: contextlib.nullcontext(cluster))
+    (env,) = result.envs
+
+    (m1,) = [n for n in env.nodes if n.name == "m1"]
+    # NFD set the layout label from the pool's rule, as it would for the site's MIG manager.
+    assert m1.ok and m1.labels["nvidia.com/mig.config"] == "all-3g.40gb"
+    pods = sorted((p.node, p.ok) for p in env.pods if p.vendor == "nvidia-mig")
+    assert pods == [("", False)] + [("m1", True)] * 2
+    (waiting,) = [p for p in env.pods if not p.node]
+    assert "1 Insufficient nvidia.com/mig-3g.40gb" in waiting.reason
+    assert [(q["team"], q["used"]) for q in env.quotas] == [
+        ("ml", {"requests.nvidia.com/mig-3g.40gb": "3"})
+    ]
+    (stood_in,) = [f for f in result.findings if "MIG manager" in f.message]
+    assert stood_in.code == "SIM011"
 
 
 # ---- Dynamic Resource Allocation (issue 23, docs/allocation.md) --------------------------------

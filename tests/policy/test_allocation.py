@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.fixtures import DRA_NVIDIA, PROD_FLEET, SHARED_NVIDIA, lines, tree
+from tests.fixtures import DRA_NVIDIA, MIG_NVIDIA, PROD_FLEET, SHARED_NVIDIA, lines, tree
 
 # Team ml asks for shares of the shared A100 (SHARED_NVIDIA: 1 GPU shared 4 ways).
 SHARES_TEAM = """\
@@ -61,6 +61,25 @@ def test_more_than_one_share_per_pod_is_refused_at_its_line(tmp_path: Path) -> N
         )
     ]
     assert of_code(values_dir, "SCH004") == []
+
+
+def test_a_pod_may_ask_for_several_mig_instances_up_to_its_nodes(tmp_path: Path) -> None:
+    """MIG_NVIDIA: a node holds 4 instances (2 GPUs, two 3g.40gb each). A job asking for 3 is
+    fine (a pod may hold several instances; ALC002 is time-slicing's), one asking for 5 is more
+    than any node has (SCH004, in instances)."""
+    team = (
+        "quota: {nvidia-mig: 8}\njobs:\n"
+        "  three: {vendor: nvidia-mig, devices: 3, images: {nvidia-mig: r/t:1}}\n"
+        "  five: {vendor: nvidia-mig, devices: 5, images: {nvidia-mig: r/t:1}}\n"
+    )
+    values_dir = tree(tmp_path, {"vendors/nvidia-mig.yaml": MIG_NVIDIA, "teams/ml.yaml": team})
+    assert of_code(values_dir, "ALC002") == []
+    assert of_code(values_dir, "SCH004") == [
+        "values/teams/ml.yaml:4:39: SCH004 Job 'five' asks for 5 nvidia-mig instances per pod, "
+        "but a node of pool 'a100-mig' has 4 (at $.jobs.five.devices); ask for at most 4 "
+        "instances per pod (more pods for more instances), or pick a model whose nodes have "
+        "enough"
+    ]
 
 
 def test_quota_and_capacity_findings_count_a_shared_vendor_in_shares(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from tests.fixtures import (
     CAMBRICON_MLU370,
     DRA_NVIDIA,
     FLEET,
+    MIG_NVIDIA,
     NVIDIA,
     SHARED_NVIDIA,
     findings,
@@ -326,7 +327,7 @@ def test_a_shared_vendor_counts_and_prices_shares_under_the_renamed_resource(
     assert (pool.capacity, vendor.capacity, vendor.units) == (12, 12, "shares")
     assert vendor.cost_weight == 0.5
     assert vendor.device_plugin.config == PluginConfig(
-        "CONFIG_FILE", "v1", ".shared", ("timeSlicing",)
+        "CONFIG_FILE", "v1", ".shared", ("timeSlicing", "mig")
     )
     assert (nvidia.resource_name, nvidia.sharing, nvidia.cost_weight) == (
         "nvidia.com/gpu",
@@ -374,6 +375,209 @@ def test_the_plugin_refuses_fewer_than_two_replicas_and_so_does_the_schema(
         "values/vendors/nvidia-shared.yaml:3:27",
         "$.sharing.timeSlicing.replicas",
     )
+
+
+def test_a_vendor_file_adds_a_model_to_its_catalog_dra_driver(tmp_path: Path) -> None:
+    """What ALC003's hint says to do: draDriver.models.A800 in the vendor file, merged with the
+    catalog's driver; the other models stay."""
+    a800 = DRA_NVIDIA.replace("h100-dra, model: H100", "a800-dra, model: A800") + (
+        "draDriver:\n  models:\n    A800: {prefix: NVIDIA A800, source: a/b c d}\n"
+    )
+    vendor = (
+        values.load(tree(tmp_path, {"vendors/nvidia-dra.yaml": a800}))
+        .envs["prod"]
+        .vendor("nvidia-dra")
+    )
+    assert vendor is not None and vendor.dra is not None
+    assert vendor.dra.prefixes == {
+        "A100": "NVIDIA A100",
+        "H100": "NVIDIA H100",
+        "A800": "NVIDIA A800",
+    }
+
+
+def test_a_dra_driver_missing_facts_names_each(tmp_path: Path) -> None:
+    """A vendor outside the catalog writing its own driver with only a name: VAL003 for each
+    fact it lacks, at the driver, and no traceback."""
+    own = (
+        DRA_NVIDIA.replace("catalog: nvidia\n", "")
+        + "resourceName: example.com/gpu\nselectorLabel: accelerator\nmodelLabel: gpu-model\n"
+        "taints: [{key: example.com/gpu, value: 'true', effect: NoSchedule}]\n"
+        "devicePlugin: {name: p, image: i, version: v1, namespace: n}\n"
+        "draDriver: {name: gpu.example.com}\n"
+    )
+    found = findings(tree(tmp_path, {"vendors/example.yaml": own}))
+    # (Its plugin's mount is VAL003 too: not what this test is about.)
+    assert sorted(f.message for f in found if f.message.startswith("draDriver")) == [
+        "draDriver.modelAttribute is not set",
+        "draDriver.models is not set",
+        "draDriver.sources is not set",
+        "draDriver.typeAttribute is not set",
+        "draDriver.typeValue is not set",
+    ]
+    assert {f.hint for f in found if f.code == "VAL003"} >= {
+        "set draDriver.models in values/vendors/example.yaml"
+    }
+
+
+def test_mig_facts_missing_from_the_merged_entry_are_named(tmp_path: Path) -> None:
+    """A vendor outside the catalog partitioning by MIG with a config file but no `mig` facts:
+    VAL003 for each one the loader needs, not a traceback."""
+    own = (
+        MIG_NVIDIA.replace("catalog: nvidia\n", "").replace(
+            "devicePlugin: {name: nvidia-device-plugin-mig}",
+            "devicePlugin:\n  {name: p, image: i, version: v1, namespace: n, configFile: {env: C, "
+            "version: v1, sharedSuffix: .s, sharing: [mig], sources: ['a/b c d']}}",
+        )
+        + "resourceName: example.com/gpu\nselectorLabel: accelerator\nmodelLabel: gpu-model\n"
+        "taints: [{key: example.com/gpu, value: 'true', effect: NoSchedule}]\n"
+        "mig: {strategy: mixed}\n"
+    )
+    found = findings(tree(tmp_path, {"vendors/example.yaml": own}))
+    assert sorted((f.code, f.message) for f in found if f.message.startswith("mig")) == [
+        ("VAL003", "mig.configLabel is not set"),
+        ("VAL003", "mig.layoutPrefix is not set"),
+        ("VAL003", "mig.profiles is not set"),
+        ("VAL003", "mig.resourcePrefix is not set"),
+        ("VAL003", "mig.sources is not set"),
+        ("VAL003", "mig.stateLabel is not set"),
+        ("VAL003", "mig.stateReady is not set"),
+    ]
+
+
+# ---- MIG partitions (docs/allocation.md) -------------------------------------------------------
+
+
+def test_a_mig_vendor_counts_and_prices_the_instances_of_its_profile(tmp_path: Path) -> None:
+    """MIG_NVIDIA with 1g.20gb (4 per 80GB GPU, catalog mig.profiles): two nodes of 2 GPUs are 16
+    instances of nvidia.com/mig-1g.20gb; costWeight 2 prices a whole GPU, an instance 0.5; the
+    nodes carry the MIG manager's layout label; the plugin runs the mixed strategy."""
+    mig = MIG_NVIDIA.replace("3g.40gb", "1g.20gb").replace("nodes: [n5]", "nodes: [n5, n6]")
+    view = values.load(tree(tmp_path, {"vendors/nvidia-mig.yaml": mig + "costWeight: 2\n"})).envs[
+        "prod"
+    ]
+    vendor = view.vendor("nvidia-mig")
+    assert vendor is not None
+    assert vendor.sharing == Sharing(
+        "mig",
+        4,
+        "nvidia.com/mig-1g.20gb",
+        "1g.20gb",
+        "mixed",
+        ("nvidia.com/mig.config", "all-1g.20gb"),
+        ("nvidia.com/mig.config.state", "success"),
+    )
+    assert (vendor.resource_name, vendor.quota_key) == (
+        "nvidia.com/mig-1g.20gb",
+        "requests.nvidia.com/mig-1g.20gb",
+    )
+    (pool,) = vendor.pools
+    assert (pool.replicas, pool.units_per_node, pool.capacity) == (4, 8, 16)
+    assert (vendor.units, vendor.unit_size, vendor.cost_weight) == ("instances", 0.25, 0.5)
+    assert pool.labels["nvidia.com/mig.config"] == "all-1g.20gb"
+    assert pool.pci_devices == ("20b2", "20b5")
+    assert vendor.sharing.per_device == "partitioned into 4 MIG 1g.20gb instances"
+    assert vendor.sharing.counted_in == "MIG 1g.20gb instances (1/4)"
+    assert not vendor.sharing.one_per_pod
+    nvidia = view.vendor("nvidia")
+    assert nvidia is not None and "nvidia.com/mig.config" not in nvidia.pools[0].labels
+
+
+def test_a_profile_with_attributes_is_named_with_a_dot(tmp_path: Path) -> None:
+    """1g.10gb+me, added to the catalog's profiles by the vendor file: the plugin advertises it
+    as mig-1g.10gb.me and the default layout is all-1g.10gb.me."""
+    mig = MIG_NVIDIA.replace("3g.40gb", "1g.10gb+me") + (
+        "mig:\n  profiles:\n    1g.10gb+me:\n      instances: 1\n"
+        "      devices: ['20b2', '20b5']\n      source: a/b c d\n"
+    )
+    vendor = (
+        values.load(tree(tmp_path, {"vendors/nvidia-mig.yaml": mig}))
+        .envs["prod"]
+        .vendor("nvidia-mig")
+    )
+    assert vendor is not None and vendor.sharing is not None
+    assert (vendor.resource_name, vendor.sharing.layout_label[1]) == (
+        "nvidia.com/mig-1g.10gb.me",
+        "all-1g.10gb.me",
+    )
+
+
+def test_a_mig_profile_the_catalog_lacks_is_refused_at_its_line(tmp_path: Path) -> None:
+    """2g.5gb is no profile of any GPU the catalog records: ALC006 at the profile, naming the
+    ones it knows; the vendor is left out, nothing else is said of it."""
+    mig = MIG_NVIDIA.replace("3g.40gb", "2g.5gb")
+    assert lines(tree(tmp_path, {"vendors/nvidia-mig.yaml": mig})) == [
+        "values/vendors/nvidia-mig.yaml:3:18: ALC006 vendor nvidia-mig: MIG profile '2g.5gb' is "
+        "not one the catalog records for its devices (mig.profiles: 1g.10gb, 1g.20gb, 1g.5gb, "
+        "2g.10gb, 2g.20gb, 3g.20gb, 3g.40gb, 4g.20gb, 4g.40gb, 7g.40gb, 7g.80gb) (at "
+        "$.sharing.mig.profile); use one of 1g.10gb, 1g.20gb, 1g.5gb, 2g.10gb, 2g.20gb, "
+        "3g.20gb, 3g.40gb, 4g.20gb, 4g.40gb, 7g.40gb, 7g.80gb, or add the profile to "
+        "`mig.profiles` in the vendor file with its instances per device, devices and source"
+    ]
+
+
+def test_a_pool_holding_gpus_the_profile_is_not_made_for_is_refused_at_its_line(
+    tmp_path: Path,
+) -> None:
+    """3g.40gb is an 80GB GPU's profile. A pool of model A100 without pciDevices matches the 40GB
+    A100s too (at its model); one whose pciDevices name a 40GB one (20b0) is refused at
+    pciDevices; the 80GB pool beside them is fine, and so is a pool of the 40GB ones on a 40GB
+    profile's vendor."""
+    mig = MIG_NVIDIA.replace(
+        "  - {name: a100-mig",
+        "  - {name: all-a100, model: A100, devicesPerNode: 2, nodes: [n6]}\n"
+        "  - {name: a40, model: A100, pciDevices: ['20b2', '20b0'], devicesPerNode: 2, "
+        "nodes: [n7]}\n"
+        "  - {name: a100-mig",
+    )
+    small = (
+        MIG_NVIDIA.replace("3g.40gb", "3g.20gb")
+        .replace('["20b2", "20b5"]', '["20b0"]')
+        .replace("nvidia-gpu-mig", "nvidia-gpu-small")
+        .replace("-mig}", "-small}")
+        .replace("n5", "n8")
+    )
+    found = findings(
+        tree(tmp_path, {"vendors/nvidia-mig.yaml": mig, "vendors/nvidia-small.yaml": small})
+    )
+    assert [(f.code, str(f.location), f.path) for f in found] == [
+        ("ALC006", "values/vendors/nvidia-mig.yaml:8:29", "$.pools[0].model"),
+        ("ALC006", "values/vendors/nvidia-mig.yaml:9:42", "$.pools[1].pciDevices"),
+    ]
+    assert [f.message for f in found] == [
+        "pool 'all-a100': MIG profile 3g.40gb applies to devices 20b2, 20b5, 20f3, 20f5, 2322, "
+        "2324, 2330, 2331, but the pool matches 20b0, 20b1, 20b3, 20b8, 20f0, 20f1, 20f2 as well",
+        "pool 'a40': MIG profile 3g.40gb applies to devices 20b2, 20b5, 20f3, 20f5, 2322, 2324, "
+        "2330, 2331, but the pool matches 20b0 as well",
+    ]
+    assert found[0].hint == (
+        "set the pool's pciDevices to the devices of 3g.40gb it holds (of 20b2, 20b5, 20f3, "
+        "20f5, 2322, 2324, 2330, 2331), or a profile all its devices have"
+    )
+
+
+def test_a_mig_pool_whose_devices_are_unknown_is_refused(tmp_path: Path) -> None:
+    """A model the catalog has no PCI IDs for and no pciDevices: the layout may not apply."""
+    mig = MIG_NVIDIA.replace(', pciDevices: ["20b2", "20b5"]', "").replace("A100", "B200")
+    (finding,) = [
+        f for f in findings(tree(tmp_path, {"vendors/nvidia-mig.yaml": mig})) if f.code == "ALC006"
+    ]
+    assert finding.message == (
+        "pool 'a100-mig': MIG profile 3g.40gb applies to devices 20b2, 20b5, 20f3, 20f5, 2322, "
+        "2324, 2330, 2331, but its model's PCI device IDs are not known"
+    )
+
+
+def test_mig_by_a_plugin_whose_config_file_offers_no_mig_is_refused(tmp_path: Path) -> None:
+    nvidia = MIG_NVIDIA.replace(
+        "devicePlugin: {name: nvidia-device-plugin-mig}",
+        "devicePlugin:\n  name: nvidia-device-plugin-mig\n  configFile:\n    {env: C, "
+        "version: v1, sharedSuffix: .s, sharing: [timeSlicing], sources: ['a/b c d']}",
+    )
+    assert [f.message for f in findings(tree(tmp_path, {"vendors/nvidia-mig.yaml": nvidia}))] == [
+        "vendor nvidia-mig shares its devices by mig, but its device plugin cannot: its config "
+        "file offers timeSlicing"
+    ]
 
 
 # ---- devices claimed through a DRA driver (docs/allocation.md) ----------------------------------

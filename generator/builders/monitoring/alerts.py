@@ -255,11 +255,18 @@ def fleet_rules(
             nodes = "|".join(re.escape(n) for n in sorted(pool.nodes))
             # A shared vendor's node advertises each device `replicas` times.
             units = pool.units_per_node
-            what = f"{units} {vendor.id} devices"
+            what = f"{units} {vendor.id} {vendor.units}"
             declared = f"{pool.devices_per_node} devices per node"
+            cause = "a device failed, or the device plugin lost it."
             if vendor.sharing:
-                what = f"{units} {vendor.id} shares"
-                declared += f", each shared {vendor.sharing.replicas} ways"
+                declared += f", each {vendor.sharing.per_device}"
+            if vendor.sharing and vendor.sharing.profile:
+                # The instances exist only once the site's MIG manager applied the layout.
+                key, layout = vendor.sharing.layout_label
+                cause = (
+                    "a device failed, the device plugin lost it, or the MIG manager has not "
+                    f"applied the layout {layout} ({key})."
+                )
             out.append(
                 _alert(
                     "AcceleratorNodeDevicesMissing",
@@ -270,8 +277,7 @@ def fleet_rules(
                     settings,
                     "node {{ $labels.node }} advertises {{ $value }} of its " + what,
                     f"Pool {vendor.id}/{pool.name} declares {declared}; node "
-                    "{{ $labels.node }} has {{ $value }} allocatable: a device failed, "
-                    "or the device plugin lost it.",
+                    "{{ $labels.node }} has {{ $value }} allocatable: " + cause,
                     {"vendor": vendor.id, "pool": pool.name},
                 )
             )

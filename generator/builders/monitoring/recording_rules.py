@@ -2,7 +2,8 @@
 
 Per vendor (one rule each, told apart by the rule's `gpu_brand`/`vendor` labels):
   gpu:utilization:percent, gpu:memory_used:bytes, gpu:memory_total:bytes
-labelled node, device, model, namespace, pod (exporter labels renamed with label_replace).
+labelled node, device, partition, model, namespace, pod (exporter labels renamed with
+label_replace; partition only on the series of a device's parts, such as MIG instances).
 Fleet-wide: gpu:memory_used:ratio, gpu:devices:count, and per team x vendor the quota use from
 kube-state-metrics and a cost-weighted device-hours series. See docs/monitoring.md.
 """

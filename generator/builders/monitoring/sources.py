@@ -21,8 +21,10 @@ BYTES_PER_UNIT: dict[str, int] = {
 # Percent per unit of each utilisation unit.
 PERCENT_PER_UNIT: dict[str, int] = {"percent": 1, "ratio": 100}
 
-# The unified labels, in the order rules aggregate by them.
-UNIFIED_LABELS = ("node", "device", "model", "namespace", "pod")
+# The unified labels, in the order rules aggregate by them. `partition` tells apart the parts of
+# one device an exporter reports on their own (a MIG instance: dcgm-exporter's GPU_I_ID), which
+# aggregating without it would fold into one; absent on a whole device's series.
+UNIFIED_LABELS = ("node", "device", "partition", "model", "namespace", "pod")
 BRAND_LABEL = "gpu_brand"
 # The label every recorded series and alert of a cluster carries in an environment of several
 # clusters (docs/multi-cluster.md): one Prometheus or Grafana over many clusters tells them apart.

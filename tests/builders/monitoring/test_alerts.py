@@ -19,6 +19,7 @@ from tests.fixtures import (
     DRA_NVIDIA,
     FLEET,
     HYGON_Z100L,
+    MIG_NVIDIA,
     NVIDIA,
     SHARED_NVIDIA,
     build_unit,
@@ -528,6 +529,30 @@ def test_a_shared_pools_missing_devices_alert_counts_its_shares(tmp_path: Path) 
             "device plugin lost it.",
         ),
     }
+
+
+def test_a_mig_pools_missing_devices_alert_counts_its_instances(tmp_path: Path) -> None:
+    """n5's 2 GPUs, each two 3g.40gb instances, advertise 4 nvidia.com/mig-3g.40gb; fewer may
+    also be a layout the MIG manager has not applied."""
+    view = values.load(tree(tmp_path, {"vendors/nvidia-mig.yaml": MIG_NVIDIA})).envs["prod"]
+    rules = alerts.fleet_rules(view, [], alerts.alert_settings(view))
+    (missing,) = [
+        r
+        for r in rules
+        if r["alert"] == "AcceleratorNodeDevicesMissing" and r["labels"]["vendor"] == "nvidia-mig"
+    ]
+    assert (
+        missing["expr"],
+        missing["annotations"]["summary"],
+        missing["annotations"]["description"],
+    ) == (
+        'kube_node_status_allocatable{resource="nvidia_com_mig_3g_40gb",node=~"n5"} < 4',
+        "node {{ $labels.node }} advertises {{ $value }} of its 4 nvidia-mig instances",
+        "Pool nvidia-mig/a100-mig declares 2 devices per node, each partitioned into 2 MIG "
+        "3g.40gb instances; node {{ $labels.node }} has {{ $value }} allocatable: a device "
+        "failed, the device plugin lost it, or the MIG manager has not applied the layout "
+        "all-3g.40gb (nvidia.com/mig.config).",
+    )
 
 
 def test_a_dra_vendor_has_no_extended_resource_alerts(tmp_path: Path) -> None:

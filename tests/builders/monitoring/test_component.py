@@ -34,6 +34,7 @@ from generator.values.merge import merge_data
 from tests.fixtures import (
     FLEET,
     HYGON_Z100L,
+    MIG_NVIDIA,
     NVIDIA,
     OTHER_VENDORS,
     PROD_FLEET,
@@ -1013,6 +1014,72 @@ def test_unified_series_from_every_vendors_real_metric_names(fleet: Path, tmp_pa
     assert "SUCCESS" in report
 
 
+def test_mig_instances_of_one_gpu_keep_their_own_series(tmp_path: Path) -> None:
+    """dcgm-exporter reports each MIG instance with GPU_I_PROFILE and GPU_I_ID (tag 4.5.3-4.8.2,
+    internal/pkg/rendermetrics/render_metrics.go; names written here, not read from the catalog).
+    Two idle instances of GPU 0 on n5: each keeps its series under `partition` (without it, the
+    rules' max would fold them into one), and the fleet still counts one GPU."""
+    files = {"vendors/nvidia.yaml": NVIDIA, "vendors/nvidia-mig.yaml": MIG_NVIDIA}
+    out = render_into(tree(tmp_path / "repo", files, fleet=PROD_FLEET), tmp_path / "out")
+    model = "NVIDIA A100-SXM4-80GB"
+    inputs = [
+        row
+        for gi, used in (("1", 1000), ("2", 3000))
+        for row in emitted(
+            {
+                "gpu": "0",
+                "UUID": "GPU-8a3c1e52-0d47-4b9e-9f21-5c6d7e8f9a0b",
+                "device": "nvidia0",
+                "modelName": model,
+                "GPU_I_PROFILE": "3g.40gb",
+                "GPU_I_ID": gi,
+                "Hostname": "n5",
+                **scraped("nvidia", "nvidia-mig"),
+            },
+            {
+                "DCGM_FI_DEV_GPU_UTIL": 0,
+                "DCGM_FI_DEV_FB_USED": used,
+                "DCGM_FI_DEV_FB_FREE": 40000 - used,
+                "DCGM_FI_DEV_FB_RESERVED": 0,
+            },
+        )
+    ]
+    base = {"device": "0", "gpu_brand": "nvidia", "model": model, "node": "n5"}
+    labels = {**base, "vendor": "nvidia-mig"}
+    expr_tests = [
+        {
+            "expr": unified.MEMORY_USED + '{vendor="nvidia-mig"}',
+            "eval_time": "5m",
+            "exp_samples": [
+                sample(unified.MEMORY_USED, {**labels, "partition": gi}, used * MiB)
+                for gi, used in (("1", 1000), ("2", 3000))
+            ],
+        },
+        {
+            "expr": unified.DEVICES + '{vendor="nvidia-mig"}',
+            "eval_time": "5m",
+            "exp_samples": [
+                sample(unified.DEVICES, {"gpu_brand": "nvidia", "vendor": "nvidia-mig"}, 1)
+            ],
+        },
+    ]
+    write_rules(monitoring_objects(out, "prod"), tmp_path / "rules.yaml")
+    test = {
+        "rule_files": ["rules.yaml"],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "name": "MIG instances",
+                "interval": "1m",
+                "input_series": inputs,
+                "promql_expr_test": expr_tests,
+            }
+        ],
+    }
+    (tmp_path / "test.yaml").write_text(yaml.safe_dump(test, sort_keys=False))
+    assert "SUCCESS" in promtool("test", "rules", "test.yaml", cwd=tmp_path)
+
+
 SEED_NAMES = {
     # The seed documents' names: a site whose exporters emit these says so in values.
     "nvidia.yaml": """
@@ -1250,6 +1317,7 @@ def test_a_label_is_read_before_another_mapping_overwrites_it(fleet: Path) -> No
     assert unified.ordered_mappings(exp) == [
         ("device", "node"),
         ("node", "gpu"),
+        ("partition", "GPU_I_ID"),
         ("model", "modelName"),
     ]
 

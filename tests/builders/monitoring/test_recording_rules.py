@@ -21,7 +21,7 @@ from generator.values.merge import Doc
 from generator.values.model import FleetView, Team
 from tests.fixtures import PROD_FLEET, promtool_rule_tests, tree
 
-BY = "max by (node, device, model, namespace, pod)"
+BY = "max by (node, device, partition, model, namespace, pod)"
 UTIL, USED, TOTAL = Metric("u", "percent"), Metric("used", "bytes"), Metric("total", "bytes")
 
 
