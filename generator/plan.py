@@ -187,13 +187,14 @@ def env_plan(view: FleetView) -> EnvPlan:
                     vendor.capacity,
                     need.needed <= vendor.capacity,
                     need.at_once,
-                    _counted_in(vendor),
+                    counted_in(vendor),
                 )
             )
     return out
 
 
-def _counted_in(vendor: Vendor) -> str:
+def counted_in(vendor: Vendor) -> str:
+    """What a vendor's capacity and quotas count, for a table: devices, shares, MIG instances."""
     if vendor.sharing:
         return vendor.sharing.counted_in
     return "claimed devices" if vendor.dra else "devices"

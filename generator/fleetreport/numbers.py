@@ -36,6 +36,15 @@ class VendorRow:
     promised: int  # the teams' quotas times their namespaces
     needed: int | None  # what the workloads need at once (plan); None when none uses the vendor
     cost_weight: float
+    unit: str = "devices"  # what capacity, quotas and needs count (plan.counted_in)
+
+    @property
+    def occupancy(self) -> float | None:
+        """Percent of the capacity the workloads need at once; None when none uses the vendor
+        or it has no capacity."""
+        if self.needed is None or not self.capacity:
+            return None
+        return 100 * self.needed / self.capacity
 
     @property
     def overcommitted(self) -> bool:
@@ -192,6 +201,7 @@ def env_report(view: FleetView, baseline_vendor: str) -> EnvReport:
             q.total,
             needs.get(q.vendor.id),
             q.vendor.cost_weight,
+            plan.counted_in(q.vendor),
         )
         for q in quota_totals(view)
     ]

@@ -22,6 +22,7 @@ from generator.fleetreport import ReportOptions, inputs, page, report
 from generator.fleetreport.numbers import compute
 from tests.example import EXAMPLE_VALUES
 from tests.fixtures import (
+    MIG_NVIDIA,
     NVIDIA,
     PROD_FLEET,
     REPORT_TREE,
@@ -74,6 +75,33 @@ def test_cost_weights_and_the_saving_against_all_nvidia(small: Path) -> None:
     assert a.saving == 4.0 and round(a.saving_pct, 1) == 33.3
     assert (b.weighted, b.baseline, b.saving) == (3 * 0.5 + 4.0, 7.0, 1.5)
     assert (dev.weighted, dev.baseline, dev.saving) == (13.5, 19.0, 5.5)
+
+
+def test_each_vendor_row_says_its_unit_and_occupancy(tmp_path: Path) -> None:
+    """A shared pool (4 shares), a MIG pool (2 GPUs of two 3g.40gb: 4 instances) and nvidia's 8
+    GPUs: each row counts in its own unit; occupancy is what the workloads need at once of the
+    capacity (3 of 4 shares, 1 of 4 instances, none of nvidia's: no workload uses it)."""
+    team = (
+        "quota: {nvidia-shared: 4, nvidia-mig: 4, nvidia: 1}\nservices:\n  embed:\n"
+        "    images: {nvidia-shared: r/e:1}\n    tracks:\n"
+        "      nvidia-shared: {devicesPerReplica: 1, replicas: 3}\n"
+        "  rank:\n    images: {nvidia-mig: r/r:1}\n    tracks:\n"
+        "      nvidia-mig: {devicesPerReplica: 1, replicas: 1}\n"
+    )
+    files = {
+        "fleet.yaml": PROD_FLEET,
+        "vendors/nvidia.yaml": NVIDIA,
+        "vendors/nvidia-shared.yaml": SHARED_NVIDIA,
+        "vendors/nvidia-mig.yaml": MIG_NVIDIA,
+        "teams/a.yaml": team,
+    }
+    (env,) = compute(tree(tmp_path, files, defaults=False)).envs
+    got = {r.vendor: (r.unit, r.capacity, r.needed, r.occupancy) for r in env.vendors}
+    assert got == {
+        "nvidia": ("devices", 8, None, None),
+        "nvidia-mig": ("MIG 3g.40gb instances (1/2)", 4, 1, 25.0),
+        "nvidia-shared": ("1/4 shares", 4, 3, 75.0),
+    }
 
 
 def test_a_share_costs_and_saves_its_part_of_a_device(tmp_path: Path) -> None:
