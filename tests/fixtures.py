@@ -241,6 +241,11 @@ exporter: {name: dcgm-exporter-shared}
 pools:
   - {name: a100-shared, model: A100, devicesPerNode: 1, nodes: [n3]}
 """
+# SHARED_NVIDIA's GPU shared four ways by MPS instead (docs/allocation.md): the plugin's MPS
+# control daemon runs beside it; still 4 of nvidia.com/gpu.shared on n3.
+MPS_NVIDIA = SHARED_NVIDIA.replace("timeSlicing: {replicas: 4}", "mps: {replicas: 4}").replace(
+    "-shared", "-mps"
+)
 # A vendor file that reuses NVIDIA's catalog entry to partition its GPUs into MIG instances
 # (docs/allocation.md): two 80GB A100s on node n5, each two 3g.40gb instances, so 4 of
 # nvidia.com/mig-3g.40gb. pciDevices keeps the pool to the 80GB A100s the profile is made for.

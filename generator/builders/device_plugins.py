@@ -11,7 +11,7 @@ import hashlib
 from typing import Any
 
 from generator.builders import claims
-from generator.builders.agents import daemonset, rbac_objects
+from generator.builders.agents import container, daemonset, rbac_objects
 from generator.builders.common import (
     SYNC_WAVE,
     UNSHARED_NAMESPACES,
@@ -21,7 +21,7 @@ from generator.builders.common import (
     namespace,
 )
 from generator.findings import Location
-from generator.values.model import FleetView, Vendor
+from generator.values.model import FleetView, MpsDaemon, NodeAgent, Vendor
 from generator.values.yamlio import Obj, dump
 
 UNIT = "device-plugins"
@@ -113,9 +113,90 @@ def _vendor_objects(view: FleetView, vendor: Vendor) -> list[Obj]:
                 "data": {CONFIG_KEY: text},
             }
         )
-        _mount_config(vendor, ds, hashlib.sha256(text.encode()).hexdigest())
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        _mount_config(vendor, ds, digest)
+        mps = dp.config.mps if dp.config else None
+        if vendor.sharing and vendor.sharing.strategy == "mps" and mps:
+            _reach_mps(ds, mps)
+            objs.append(mps_daemon(view, vendor, mps, digest))
     objs.append(ds)
     return objs
+
+
+def _mps_volumes(mps: MpsDaemon) -> list[Obj]:
+    return [
+        {"name": "mps-root", "hostPath": {"path": mps.root, "type": "DirectoryOrCreate"}},
+        {"name": "mps-shm", "hostPath": {"path": f"{mps.root}/shm"}},
+    ]
+
+
+def _mps_mounts(mps: MpsDaemon) -> list[Obj]:
+    # The daemon's memory at /dev/shm: the plugin checks the daemon's health through it.
+    return [
+        {"name": "mps-shm", "mountPath": "/dev/shm"},
+        {"name": "mps-root", "mountPath": mps.container_root},
+    ]
+
+
+def _reach_mps(ds: Obj, mps: MpsDaemon) -> None:
+    """The plugin of an MPS vendor: the host folder it shares with the MPS control daemon, as
+    upstream's chart mounts it (catalog configFile.mps, cited there); the plugin refuses to start
+    under MPS without its variable."""
+    pod = ds["spec"]["template"]["spec"]
+    ctr = pod["containers"][0]
+    ctr.setdefault("env", []).append({"name": mps.env, "value": mps.root})
+    ctr.setdefault("volumeMounts", []).extend(_mps_mounts(mps))
+    pod.setdefault("volumes", []).extend(_mps_volumes(mps))
+
+
+def mps_daemon(view: FleetView, vendor: Vendor, mps: MpsDaemon, digest: str) -> Obj:
+    """The MPS control daemon of an MPS vendor, on the vendor's nodes as its plugin is. From
+    the plugin's image, privileged as upstream's chart runs it: its init container mounts the
+    daemon's memory on the host (hence Bidirectional), the daemon sets each GPU's compute mode
+    and limits each client to 1/replicas of its memory and compute. It reads the plugin's config
+    file. Upstream's chart selects nodes by nvidia.com/mps.capable, a label only NVIDIA's GPU
+    Feature Discovery sets; the fleet selects the vendor's nodes by its own labels instead."""
+    dp = vendor.device_plugin
+    name = f"{dp.name}-mps-control-daemon"
+    labels = {
+        "app.kubernetes.io/name": name,
+        "app.kubernetes.io/component": "mps-control-daemon",
+        VENDOR_LABEL: vendor.id,
+    }
+    agent = NodeAgent(
+        dp.image,
+        dp.version,
+        command=mps.command,
+        env=mps.env_vars,
+        volumes=tuple(_mps_volumes(mps)),
+        volume_mounts=tuple(_mps_mounts(mps)),
+        security_context={"privileged": True},
+    )
+    ds = daemonset(
+        view,
+        vendor,
+        agent,
+        name=name,
+        namespace=dp.namespace,
+        labels=labels,
+        match={"app.kubernetes.io/name": name},
+    )
+    pod = ds["spec"]["template"]["spec"]
+    mount = {
+        "name": "mps-root",
+        "mountPath": mps.container_root,
+        "mountPropagation": "Bidirectional",
+    }
+    init = NodeAgent(
+        dp.image,
+        dp.version,
+        command=mps.mount_command,
+        volume_mounts=(mount,),
+        security_context={"privileged": True},
+    )
+    pod["initContainers"] = [container("mounts", init)]
+    _mount_config(vendor, ds, digest)
+    return ds
 
 
 def config_map_name(vendor: Vendor) -> str:

@@ -202,6 +202,16 @@ def not_simulated(
                 "manager (the layout applied, the device's reconfiguration) nor the plugin (its "
                 "finding the instances) runs here, so those were not exercised"
             )
+        elif sharing.strategy == "mps":
+            message = (
+                f"vendor {vendor.id} shares its devices by MPS: its simulated nodes advertised "
+                f"{sharing.replicas} {vendor.resource_name} per device, as its device plugin "
+                "would with the config file rendered for it, and the real scheduler placed pods "
+                "by them; neither the plugin nor its MPS control daemon runs here (their pods "
+                "are placed, not run), so the daemon's start, its limit of each pod to "
+                f"1/{sharing.replicas} of a device's memory and compute, and the plugin's "
+                "waiting for it were not exercised"
+            )
         else:
             message = (
                 f"vendor {vendor.id} shares its devices by {sharing.strategy}: its simulated "

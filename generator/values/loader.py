@@ -39,6 +39,7 @@ from generator.values.model import (
     DraDriver,
     Fleet,
     FleetView,
+    MpsDaemon,
     PciModel,
     PluginConfig,
     Pool,
@@ -567,7 +568,28 @@ class _Resolver:
             return None
         if strategy == "mig":
             return self.mig(vendor_id, doc, str(settings["profile"]))
-        return Sharing(strategy, int(settings["replicas"]), resource)
+        replicas = int(settings["replicas"])
+        if strategy == "mps" and (config.mps is None or replicas > config.mps.max_replicas):
+            self.findings.append(
+                Finding(
+                    "ALC001",
+                    f"vendor {vendor_id} shares its devices {replicas} ways by MPS, but "
+                    + (
+                        f"its plugin's MPS control daemon takes at most {config.mps.max_replicas} "
+                        "clients per device"
+                        if config.mps
+                        else "the catalog records no MPS control daemon for its plugin "
+                        "(devicePlugin.configFile.mps)"
+                    ),
+                    doc.locate(("sharing", strategy, "replicas")),
+                    json_path(("sharing", strategy, "replicas")),
+                    f"share each device at most {config.mps.max_replicas} ways"
+                    if config.mps
+                    else "use timeSlicing, or a vendor whose catalog entry records the daemon",
+                )
+            )
+            return None
+        return Sharing(strategy, replicas, resource)
 
     def mig(self, vendor_id: str, doc: Doc, profile: str) -> Sharing | None:
         """A vendor whose devices are partitioned into MIG instances of one profile, as the
@@ -708,8 +730,23 @@ class _Resolver:
 def _plugin_config(raw: Any) -> PluginConfig | None:
     if not raw:
         return None
+    mps = raw.get("mps")
     return PluginConfig(
-        str(raw["env"]), str(raw["version"]), str(raw["sharedSuffix"]), tuple(raw["sharing"])
+        str(raw["env"]),
+        str(raw["version"]),
+        str(raw["sharedSuffix"]),
+        tuple(raw["sharing"]),
+        MpsDaemon(
+            str(mps["root"]),
+            str(mps["containerRoot"]),
+            str(mps["env"]),
+            tuple(mps["command"]),
+            tuple(mps["mountCommand"]),
+            tuple(dict(e) for e in mps.get("daemonEnv", [])),
+            int(mps["maxReplicas"]),
+        )
+        if mps
+        else None,
     )
 
 

@@ -102,6 +102,20 @@ def node_agent(raw: dict[str, Any], priority_class: str = "system-node-critical"
 
 
 @dataclass(frozen=True)
+class MpsDaemon:
+    """A plugin's MPS control daemon as the catalog records it (configFile.mps): it runs beside
+    the plugin from the plugin's image, and both reach it through the host folder `root`."""
+
+    root: str  # on the host
+    container_root: str  # where the daemon and the plugin see it
+    env: str  # the plugin's variable naming the host folder
+    command: tuple[str, ...]
+    mount_command: tuple[str, ...]  # its init container's: mounts the daemon's memory
+    env_vars: tuple[dict[str, Any], ...]  # the daemon container's
+    max_replicas: int
+
+
+@dataclass(frozen=True)
 class PluginConfig:
     """A device plugin's config file as the catalog records it (devicePlugin.configFile)."""
 
@@ -109,10 +123,11 @@ class PluginConfig:
     version: str
     shared_suffix: str  # appended to the resource name of shared devices
     sharing: tuple[str, ...]  # the sharing strategies the file accepts
+    mps: MpsDaemon | None = None
 
 
 # What a shared vendor's capacity and quotas count, per strategy.
-SHARED_UNITS = {"timeSlicing": "shares", "mig": "instances"}
+SHARED_UNITS = {"timeSlicing": "shares", "mps": "shares", "mig": "instances"}
 
 
 @dataclass(frozen=True)
@@ -141,6 +156,8 @@ class Sharing:
         1g.10gb instances"."""
         if self.profile:
             return f"partitioned into {self.replicas} MIG {self.profile} instances"
+        if self.strategy == "mps":
+            return f"shared {self.replicas} ways by MPS"
         return f"shared {self.replicas} ways"
 
     @property
@@ -152,9 +169,9 @@ class Sharing:
 
     @property
     def one_per_pod(self) -> bool:
-        """Whether the plugin refuses a pod more than one unit (time-slicing's
-        failRequestsGreaterThanOne); a pod may ask for several MIG instances."""
-        return self.strategy == "timeSlicing"
+        """Whether the plugin refuses a pod more than one unit (failRequestsGreaterThanOne, which
+        MPS forces); a pod may ask for several MIG instances."""
+        return self.strategy in ("timeSlicing", "mps")
 
 
 @dataclass(frozen=True)

@@ -322,10 +322,30 @@ AGENT_PROPS: dict[str, Any] = {
     "sources": SOURCES,
 }
 
-# How a vendor's devices may be shared between pods (values `sharing`): time-slicing, or MIG
-# instances of one profile. MPS needs the plugin's MPS control daemon as well, which nothing
-# renders yet (docs/allocation.md).
-SHARING_STRATEGIES = ("timeSlicing", "mig")
+# How a vendor's devices may be shared between pods (values `sharing`): time-slicing, MPS (the
+# plugin's MPS control daemon rendered beside it), or MIG instances of one profile.
+SHARING_STRATEGIES = ("timeSlicing", "mps", "mig")
+
+# What the catalog knows of a plugin's MPS control daemon (configFile.mps, docs/allocation.md):
+# the host folder it shares with the plugin and the pods, where both see it, the commands that
+# run it and mount its memory, and how many clients one device takes. Catalog data, cited.
+PLUGIN_MPS = _obj(
+    {
+        "root": _str(NODE_PATH, description="the host folder the daemon, plugin and pods share"),
+        "containerRoot": _str(NODE_PATH, description="where the daemon and plugin see it"),
+        "env": _str(
+            r"^[A-Za-z_][A-Za-z0-9_]*$", description="the plugin's variable naming the root"
+        ),
+        "command": _list(_str(minLength=1), minItems=1, description="the daemon's command"),
+        "mountCommand": _list(
+            _str(minLength=1), minItems=1, description="its init container's: mounts its memory"
+        ),
+        "daemonEnv": _list(ENV_VAR, description="the daemon container's environment"),
+        "maxReplicas": {"type": "integer", "minimum": 2, "description": "clients per device"},
+        "sources": SOURCES,
+    },
+    ("root", "containerRoot", "env", "command", "mountCommand", "maxReplicas", "sources"),
+)
 
 # What the catalog knows of a device plugin's config file (docs/allocation.md): where the plugin
 # reads it, its format version, and the suffix of a shared resource's name. Catalog data, cited.
@@ -344,6 +364,7 @@ PLUGIN_CONFIG = _obj(
             uniqueItems=True,
             description="the sharing strategies the plugin's file accepts",
         ),
+        "mps": PLUGIN_MPS,
         "sources": SOURCES,
     },
     ("env", "version", "sharedSuffix", "sharing", "sources"),
@@ -432,19 +453,23 @@ MIG_FIELDS = (
 # is advertised `replicas` times under resourceName + the plugin's shared suffix.
 SHARING = _obj(
     {
-        "timeSlicing": _obj(
-            {
-                "replicas": {
-                    "type": "integer",
-                    # The plugin refuses fewer than 2 (NVIDIA/k8s-device-plugin
-                    # api/config/v1/replicas.go v0.17.1: "number of replicas must be >= 2").
-                    "minimum": 2,
-                    "maximum": 1024,
-                    "description": "pods that share one device",
+        **{
+            strategy: _obj(
+                {
+                    "replicas": {
+                        "type": "integer",
+                        # The plugin refuses fewer than 2 (NVIDIA/k8s-device-plugin
+                        # api/config/v1/replicas.go v0.17.1: "number of replicas must be >= 2");
+                        # MPS takes fewer (the catalog's configFile.mps.maxReplicas, ALC001).
+                        "minimum": 2,
+                        "maximum": 1024,
+                        "description": "pods that share one device",
+                    },
                 },
-            },
-            ("replicas",),
-        ),
+                ("replicas",),
+            )
+            for strategy in ("timeSlicing", "mps")
+        },
         "mig": _obj(
             {
                 "profile": _str(

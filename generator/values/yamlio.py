@@ -370,6 +370,12 @@ class _Dumper(yaml.CSafeDumper):
     makes those strings come out quoted.
     """
 
+    def ignore_aliases(self, data: Any) -> bool:
+        # Manifests are read by tools and people that expect every value written out: an
+        # object that holds one dict twice (two containers' default resources) must not come
+        # out as an anchor and an alias.
+        return True
+
 
 _Dumper.add_implicit_resolver(  # type: ignore[no-untyped-call]
     f"{_STD}bool", re.compile(r"^(?:y|Y|n|N)$"), list("yYnN")

@@ -15,6 +15,7 @@ from tests.fixtures import (
     CAMBRICON_MLU370,
     HYGON_Z100L,
     MIG_NVIDIA,
+    MPS_NVIDIA,
     NVIDIA,
     PROD_FLEET,
     SHARED_NVIDIA,
@@ -811,3 +812,86 @@ def test_a_mig_vendors_plugin_runs_the_mixed_strategy_from_its_config_file(
     }
     (ctr,) = ds["spec"]["template"]["spec"]["containers"]
     assert {"name": "CONFIG_FILE", "value": "/etc/device-plugin/config.yaml"} in ctr["env"]
+
+
+def test_an_mps_vendor_runs_the_plugins_mps_control_daemon_beside_it(tmp_path: Path) -> None:
+    """MPS_NVIDIA (catalog devicePlugin.configFile.mps, as upstream's chart v0.17.1 runs it):
+    the config file shares by `mps`; the plugin gets MPS_ROOT and the host folder at /mps with
+    its shm at /dev/shm; the MPS control daemon, privileged, from the plugin's image, on the
+    vendor's nodes by the fleet's own selector, reads the same file (same digest) after its
+    init container mounts its memory with Bidirectional propagation."""
+    view = prod_view(tmp_path, {"vendors/nvidia-mps.yaml": MPS_NVIDIA})
+    (_, comp) = device_plugins.build(view)
+    config_map, daemon, plugin = comp.objects
+    text = (
+        "sharing:\n  mps:\n    failRequestsGreaterThanOne: true\n"
+        "    renameByDefault: true\n    resources:\n    - name: nvidia.com/gpu\n"
+        "      replicas: 4\nversion: v1\n"
+    )
+    assert config_map["data"] == {"config.yaml": text}
+    digest = {"accel-gitops.io/device-plugin-config": hashlib.sha256(text.encode()).hexdigest()}
+    volumes = [
+        {"name": "mps-root", "hostPath": {"path": "/run/nvidia/mps", "type": "DirectoryOrCreate"}},
+        {"name": "mps-shm", "hostPath": {"path": "/run/nvidia/mps/shm"}},
+    ]
+    mounts = [
+        {"name": "mps-shm", "mountPath": "/dev/shm"},
+        {"name": "mps-root", "mountPath": "/mps"},
+    ]
+    config_volume = {
+        "name": "device-plugin-config",
+        "configMap": {"name": "nvidia-device-plugin-mps-config"},
+    }
+    config_mount = {
+        "name": "device-plugin-config",
+        "mountPath": "/etc/device-plugin",
+        "readOnly": True,
+    }
+    config_env = {"name": "CONFIG_FILE", "value": "/etc/device-plugin/config.yaml"}
+
+    pod = plugin["spec"]["template"]["spec"]
+    (ctr,) = pod["containers"]
+    assert ctr["env"][-2:] == [config_env, {"name": "MPS_ROOT", "value": "/run/nvidia/mps"}]
+    assert ctr["volumeMounts"][-2:] == mounts
+    assert pod["volumes"][-2:] == volumes
+    assert ctr["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+    }
+
+    name = "nvidia-device-plugin-mps-mps-control-daemon"
+    assert daemon["metadata"]["name"] == name
+    assert daemon["spec"]["selector"] == {"matchLabels": {"app.kubernetes.io/name": name}}
+    assert daemon["spec"]["template"]["metadata"]["annotations"] == digest
+    pod = daemon["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {NFD + "accelerator": "nvidia-gpu-mps"}
+    assert pod["volumes"] == [*volumes, config_volume]
+    (init,) = pod["initContainers"]
+    assert (init["command"], init["image"], init["securityContext"]) == (
+        ["mps-control-daemon", "mount-shm"],
+        "nvcr.io/nvidia/k8s-device-plugin:v0.17.1",
+        {"privileged": True},
+    )
+    assert init["volumeMounts"] == [
+        {"name": "mps-root", "mountPath": "/mps", "mountPropagation": "Bidirectional"}
+    ]
+    (ctr,) = pod["containers"]
+    assert (ctr["command"], ctr["image"], ctr["securityContext"]) == (
+        ["mps-control-daemon"],
+        "nvcr.io/nvidia/k8s-device-plugin:v0.17.1",
+        {"privileged": True},
+    )
+    assert ctr["env"] == [
+        {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+        {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
+        config_env,
+    ]
+    assert ctr["volumeMounts"] == [*mounts, config_mount]
+
+
+def test_a_time_sliced_vendor_runs_no_mps_daemon(tmp_path: Path) -> None:
+    view = prod_view(tmp_path, {"vendors/nvidia-shared.yaml": SHARED_NVIDIA})
+    (_, comp) = device_plugins.build(view)
+    assert [o["kind"] for o in comp.objects] == ["ConfigMap", "DaemonSet"]
+    env = comp.objects[1]["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert "MPS_ROOT" not in [e["name"] for e in env]

@@ -11,7 +11,7 @@ from generator.builders.platform import SITE
 from generator.cluster.simrun import min_available
 from generator.cluster.simscope import HINT, not_simulated
 from generator.findings import Finding, Location, Severity
-from tests.fixtures import DRA_NVIDIA, MIG_NVIDIA, SHARED_NVIDIA, built_units
+from tests.fixtures import DRA_NVIDIA, MIG_NVIDIA, MPS_NVIDIA, SHARED_NVIDIA, built_units
 
 FLEET = """\
 name: t
@@ -328,6 +328,29 @@ def test_a_mig_vendors_manager_and_plugin_are_named_as_stood_in_for(tmp_path: Pa
             "the MIG manager (the layout applied, the device's reconfiguration) nor the plugin "
             "(its finding the instances) runs here, so those were not exercised",
             Location("values/vendors/nvidia-mig.yaml", 3, 3),
+            hint="check what was not simulated on a cluster that runs it (docs/simulation.md)",
+            severity=Severity.WARNING,
+        )
+    ]
+
+
+def test_an_mps_vendors_daemon_is_named_as_not_run(tmp_path: Path) -> None:
+    files = {
+        "vendors/nvidia.yaml": NVIDIA,
+        "vendors/nvidia-mps.yaml": MPS_NVIDIA,
+        "teams/ml.yaml": "quota: {nvidia: 4}\n",
+    }
+    view, _, built = built_units(tmp_path, files, FLEET)
+    assert not_simulated(view, built, False) == [
+        Finding(
+            "SIM011",
+            "vendor nvidia-mps shares its devices by MPS: its simulated nodes advertised 4 "
+            "nvidia.com/gpu.shared per device, as its device plugin would with the config file "
+            "rendered for it, and the real scheduler placed pods by them; neither the plugin "
+            "nor its MPS control daemon runs here (their pods are placed, not run), so the "
+            "daemon's start, its limit of each pod to 1/4 of a device's memory and compute, and "
+            "the plugin's waiting for it were not exercised",
+            Location("values/vendors/nvidia-mps.yaml", 3, 3),
             hint="check what was not simulated on a cluster that runs it (docs/simulation.md)",
             severity=Severity.WARNING,
         )

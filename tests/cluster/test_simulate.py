@@ -543,13 +543,18 @@ services:
 """
 
 
+# The same pool shared by MPS: the plugin's MPS control daemon lands beside the plugin.
+MPS_POOL = SHARED_POOL.replace("timeSlicing: {replicas: 4}", "mps: {replicas: 4}")
+
+
+@pytest.mark.parametrize("pool", [SHARED_POOL, MPS_POOL], ids=["time-slicing", "mps"])
 def test_shared_pods_pack_four_to_a_gpu_and_a_fifth_waits(
-    tmp_path: Path, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+    pool: str, tmp_path: Path, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fleet = {**SIM_FLEET, "capacity": {"overcommitRatio": 1.5}}
     files = {
         "fleet.yaml": yaml.safe_dump(fleet, sort_keys=False),
-        "vendors/nvidia-shared.yaml": SHARED_POOL,
+        "vendors/nvidia-shared.yaml": pool,
         "teams/ml.yaml": SHARE_TEAM.format(n=4),
         "teams/web.yaml": SHARE_TEAM.format(n=1),
     }
@@ -576,6 +581,8 @@ def test_shared_pods_pack_four_to_a_gpu_and_a_fifth_waits(
         ["g1"],
         True,
     )
+    daemon = plugins.get("accelerator-plugins/nvidia-device-plugin-shared-mps-control-daemon")
+    assert daemon == (("nvidia-shared", ["g1"], True) if pool is MPS_POOL else None)
     # Which of the five pods waits is the scheduler's race; that one does, for want of a share.
     pods = sorted((p.node, p.ok) for p in env.pods if p.vendor == "nvidia-shared")
     assert pods == [("", False)] + [("g1", True)] * 4
@@ -592,16 +599,16 @@ def test_shared_pods_pack_four_to_a_gpu_and_a_fifth_waits(
 # ---- MIG partitions (issue 23, docs/allocation.md) ---------------------------------------------
 
 # One 80GB A100 on node m1 partitioned into two 3g.40gb instances (MIG_NVIDIA's form): 2
-# nvidia.com/mig-3g.40gb. Team ml runs 3 replicas of one instance each: MIG005 (3 of 2) is taken
-# out as above, and the real scheduler must place two and leave the third Pending.
+# nvidia.com/mig-3g.40gb. Team ml runs 2 replicas of one instance each, team web 1 more: MIG005
+# (3 of 2) is taken out as above, and the real scheduler must place two and leave one Pending.
 MIG_POOL = MIG_NVIDIA.replace("devicesPerNode: 2, nodes: [n5]", "devicesPerNode: 1, nodes: [m1]")
 MIG_TEAM = """\
-quota: {nvidia-mig: 3}
+quota: {{nvidia-mig: {n}}}
 services:
   serve:
-    images: {nvidia-mig: r/serve:cuda}
+    images: {{nvidia-mig: r/serve:cuda}}
     tracks:
-      nvidia-mig: {devicesPerReplica: 1, replicas: 3}
+      nvidia-mig: {{devicesPerReplica: 1, replicas: {n}}}
 """
 
 
@@ -612,13 +619,12 @@ def test_mig_instances_are_allocated_two_to_a_gpu_and_a_third_waits(
     files = {
         "fleet.yaml": yaml.safe_dump(fleet, sort_keys=False),
         "vendors/nvidia-mig.yaml": MIG_POOL,
-        "teams/ml.yaml": MIG_TEAM,
+        "teams/ml.yaml": MIG_TEAM.format(n=2),
+        "teams/web.yaml": MIG_TEAM.format(n=1),
     }
     values = tree(tmp_path, files, defaults=False)
     checks = stage.policy.run_checks
-    assert [f.code for f in checks(load_values(values)) if f.severity.name == "ERROR"] == [
-        "MIG005"
-    ]
+    assert [f.code for f in checks(load_values(values)) if f.severity.name == "ERROR"] == ["MIG005"]
     monkeypatch.setattr(
         stage.policy,
         "run_checks",
@@ -636,7 +642,8 @@ def test_mig_instances_are_allocated_two_to_a_gpu_and_a_third_waits(
     (waiting,) = [p for p in env.pods if not p.node]
     assert "1 Insufficient nvidia.com/mig-3g.40gb" in waiting.reason
     assert [(q["team"], q["used"]) for q in env.quotas] == [
-        ("ml", {"requests.nvidia.com/mig-3g.40gb": "3"})
+        ("ml", {"requests.nvidia.com/mig-3g.40gb": "2"}),
+        ("web", {"requests.nvidia.com/mig-3g.40gb": "1"}),
     ]
     (stood_in,) = [f for f in result.findings if "MIG manager" in f.message]
     assert stood_in.code == "SIM011"

@@ -13,6 +13,7 @@ from tests.fixtures import (
     DRA_NVIDIA,
     FLEET,
     MIG_NVIDIA,
+    MPS_NVIDIA,
     NVIDIA,
     SHARED_NVIDIA,
     findings,
@@ -326,8 +327,10 @@ def test_a_shared_vendor_counts_and_prices_shares_under_the_renamed_resource(
     assert (pool.devices_per_node, pool.replicas, pool.units_per_node) == (2, 3, 6)
     assert (pool.capacity, vendor.capacity, vendor.units) == (12, 12, "shares")
     assert vendor.cost_weight == 0.5
-    assert vendor.device_plugin.config == PluginConfig(
-        "CONFIG_FILE", "v1", ".shared", ("timeSlicing", "mig")
+    config = vendor.device_plugin.config
+    assert config is not None and config.mps is not None
+    assert config == PluginConfig(
+        "CONFIG_FILE", "v1", ".shared", ("timeSlicing", "mps", "mig"), config.mps
     )
     assert (nvidia.resource_name, nvidia.sharing, nvidia.cost_weight) == (
         "nvidia.com/gpu",
@@ -335,6 +338,75 @@ def test_a_shared_vendor_counts_and_prices_shares_under_the_renamed_resource(
         1.0,
     )
     assert (nvidia.pools[0].replicas, nvidia.capacity, nvidia.units) == (1, 8, "devices")
+
+
+def test_an_mps_vendor_counts_shares_like_time_slicing_and_knows_its_daemon(
+    tmp_path: Path,
+) -> None:
+    """MPS_NVIDIA: the same renamed resource and shares as time-slicing, one per pod (MPS
+    forces failRequestsGreaterThanOne); the catalog's MPS control daemon is on its config."""
+    view = values.load(tree(tmp_path, {"vendors/nvidia-mps.yaml": MPS_NVIDIA})).envs["prod"]
+    vendor = view.vendor("nvidia-mps")
+    assert vendor is not None and vendor.sharing is not None
+    assert vendor.sharing == Sharing("mps", 4, "nvidia.com/gpu")
+    assert (vendor.resource_name, vendor.units, vendor.capacity) == (
+        "nvidia.com/gpu.shared",
+        "shares",
+        4,
+    )
+    assert vendor.sharing.one_per_pod
+    assert vendor.sharing.per_device == "shared 4 ways by MPS"
+    config = vendor.device_plugin.config
+    assert config is not None and config.mps is not None
+    assert (config.mps.root, config.mps.container_root, config.mps.env) == (
+        "/run/nvidia/mps",
+        "/mps",
+        "MPS_ROOT",
+    )
+    assert (config.mps.command, config.mps.mount_command, config.mps.max_replicas) == (
+        ("mps-control-daemon",),
+        ("mps-control-daemon", "mount-shm"),
+        48,
+    )
+
+
+def test_mps_beyond_the_daemons_clients_per_device_is_refused_at_its_line(
+    tmp_path: Path,
+) -> None:
+    """48 clients per GPU is the daemon's limit: 48 is fine, 49 is ALC001 at replicas."""
+    ok = MPS_NVIDIA.replace("replicas: 4", "replicas: 48")
+    assert [f.code for f in findings(tree(tmp_path / "ok", {"vendors/nvidia-mps.yaml": ok}))] == []
+    over = MPS_NVIDIA.replace("replicas: 4", "replicas: 49")
+    assert lines(tree(tmp_path / "over", {"vendors/nvidia-mps.yaml": over})) == [
+        "values/vendors/nvidia-mps.yaml:3:19: ALC001 vendor nvidia-mps shares its devices 49 "
+        "ways by MPS, but its plugin's MPS control daemon takes at most 48 clients per device "
+        "(at $.sharing.mps.replicas); share each device at most 48 ways"
+    ]
+
+
+def test_mps_without_a_daemon_in_the_catalog_is_refused(tmp_path: Path) -> None:
+    """A vendor outside the catalog whose plugin's config file offers MPS but records no daemon:
+    nothing would run the daemon the plugin waits for."""
+    own = (
+        MPS_NVIDIA.replace("catalog: nvidia\n", "")
+        .replace(
+            "devicePlugin: {name: nvidia-device-plugin-mps}",
+            "devicePlugin:\n  {name: p, image: i, version: v1, namespace: n, configFile: {env: C, "
+            "version: v1, sharedSuffix: .s, sharing: [mps], sources: ['a/b c d']},\n"
+            "   volumes: [{name: d, hostPath: {path: /var/lib/kubelet/device-plugins}}],\n"
+            "   volumeMounts: [{name: d, mountPath: /var/lib/kubelet/device-plugins}]}",
+        )
+        .replace("nvidia-mps", "example")
+        + "resourceName: example.com/gpu\nselectorLabel: accelerator\nmodelLabel: gpu-model\n"
+        "taints: [{key: example.com/gpu, value: 'true', effect: NoSchedule}]\n"
+    )
+    (finding,) = findings(tree(tmp_path, {"vendors/example.yaml": own}))
+    assert (finding.code, finding.message, finding.hint) == (
+        "ALC001",
+        "vendor example shares its devices 4 ways by MPS, but the catalog records no MPS "
+        "control daemon for its plugin (devicePlugin.configFile.mps)",
+        "use timeSlicing, or a vendor whose catalog entry records the daemon",
+    )
 
 
 def test_sharing_by_a_plugin_without_a_config_file_is_refused_at_its_line(

@@ -117,6 +117,14 @@ def test_dump_orders_keys_canonically_whatever_the_insertion_order() -> None:
     assert a.splitlines()[:3] == ["apiVersion: v1", "kind: K", "metadata:"]
 
 
+def test_a_dict_held_twice_is_written_out_twice_not_aliased() -> None:
+    """Two containers sharing one default-resources dict: each is written in full (our own
+    loader refuses aliases, and so may a reviewer's tool)."""
+    shared = {"limits": {"memory": "256Mi"}}
+    text = dump({"a": shared, "b": shared})
+    assert text == "a:\n  limits:\n    memory: 256Mi\nb:\n  limits:\n    memory: 256Mi\n"
+
+
 def test_core_tags_are_read_as_written() -> None:
     data, smap = load_text(b"a: !!str 12\nb: !!float 1\nc: !<tag:yaml.org,2002:str> x\n", "f")
     assert data == {"a": "12", "b": 1.0, "c": "x"}
