@@ -246,6 +246,19 @@ pools:
 MPS_NVIDIA = SHARED_NVIDIA.replace("timeSlicing: {replicas: 4}", "mps: {replicas: 4}").replace(
     "-shared", "-mps"
 )
+# A vendor file that reuses Ascend's catalog entry for 910B NPUs the site splits into static
+# vNPUs (docs/allocation.md): 4 of template vir06_1c_16g on each of npu-v1's 2 chips, so 8 of
+# huawei.com/Ascend910-6c.1cpu.16g.
+VNPU_ASCEND = """\
+catalog: ascend
+sharing:
+  vnpu: {template: vir06_1c_16g, perDevice: 4}
+nodeLabels: {accelerator: huawei-npu-vnpu}
+devicePlugin: {name: ascend-device-plugin-vnpu}
+exporter: {name: npu-exporter-vnpu}
+pools:
+  - {name: 910b-vnpu, model: 910b, devicesPerNode: 2, nodes: [npu-v1]}
+"""
 # A vendor file that reuses NVIDIA's catalog entry to partition its GPUs into MIG instances
 # (docs/allocation.md): two 80GB A100s on node n5, each two 3g.40gb instances, so 4 of
 # nvidia.com/mig-3g.40gb. pciDevices keeps the pool to the 80GB A100s the profile is made for.

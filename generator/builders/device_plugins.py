@@ -215,9 +215,9 @@ def plugin_config(vendor: Vendor) -> dict[str, Any] | None:
     MIG: the plugin's MIG strategy (catalog `mig.strategy`), under which it advertises each MIG
     instance the site's MIG manager made as one unit of the profile's own resource name."""
     sharing, config = vendor.sharing, vendor.device_plugin.config
-    if sharing is None or config is None:
-        return None
-    if sharing.mig_strategy:
+    if sharing is None or config is None or sharing.strategy not in config.sharing:
+        return None  # whole devices, or vNPUs the site made, which the plugin finds itself
+    if sharing.strategy == "mig":
         return {"version": config.version, "flags": {"migStrategy": sharing.mig_strategy}}
     return {
         "version": config.version,

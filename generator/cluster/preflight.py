@@ -84,7 +84,7 @@ CODES = (
         "PRE010",
         "preflight",
         "error",
-        "a node of a MIG pool has not applied its layout, or advertises fewer instances",
+        "a node of a MIG or vNPU pool advertises fewer of its instances than the pool holds",
     ),
     CodeInfo(
         "PRE006",
@@ -538,14 +538,16 @@ def dra_devices(view: FleetView, state: ClusterState) -> list[Finding]:
     return out
 
 
-def mig_layouts(view: FleetView, state: ClusterState) -> list[Finding]:
-    """PRE010: each node of a MIG vendor's pool reports, by the site's MIG manager's state label,
-    the layout its layout label asks for applied, and advertises the pool's instances: the
-    fleet counts them in quotas, but only the MIG manager makes them (docs/allocation.md)."""
+def site_partitions(view: FleetView, state: ClusterState) -> list[Finding]:
+    """PRE010: each node of a pool whose devices the site partitions advertises the pool's
+    units: a MIG pool's instances, once the site's MIG manager reports by its state label the
+    layout its layout label asks for applied; a vNPU pool's vNPUs, which the site creates with
+    npu-smi. The fleet counts them in quotas, but only the site makes them
+    (docs/allocation.md)."""
     out = []
     for vendor in view.vendors:
         sharing = vendor.sharing
-        if sharing is None or not sharing.profile:
+        if sharing is None or sharing.strategy not in ("mig", "vnpu"):
             continue
         (state_key, ready), layout = sharing.state_label, sharing.layout_label
         for pool in vendor.pools:
@@ -554,11 +556,26 @@ def mig_layouts(view: FleetView, state: ClusterState) -> list[Finding]:
                 node = state.nodes.get(name)
                 if node is None:
                     continue  # PRE005 says the node is missing
-                got = (node["metadata"].get("labels") or {}).get(state_key)
+                # vNPUs have no state label: only what the node advertises tells.
+                got = (node["metadata"].get("labels") or {}).get(state_key) if state_key else ""
                 allocatable = ((node.get("status") or {}).get("allocatable") or {}).get(
                     vendor.resource_name, "0"
                 )
                 if got == ready and _count(allocatable) >= pool.units_per_node:
+                    continue
+                if sharing.strategy == "vnpu":
+                    out.append(
+                        Finding(
+                            "PRE010",
+                            f"node {name} of pool {vendor.id}/{pool.name} advertises "
+                            f"{allocatable} {vendor.resource_name}: the pool counts "
+                            f"{pool.units_per_node} on it ({pool.devices_per_node} NPUs, each "
+                            f"{sharing.per_device})",
+                            where,
+                            hint=f"create the vNPUs on the node (npu-smi set -t create-vnpu ... "
+                            f"-f {sharing.profile}) and restart the device plugin there; " + HINT,
+                        )
+                    )
                     continue
                 problem = (
                     f"has no label {state_key} (no MIG manager has reported there)"
@@ -599,7 +616,7 @@ def check(view: FleetView, units: list[Unit], state: ClusterState) -> list[Findi
         *team_externals(view, state),
         *site_trainer(view, state),
         *dra_devices(view, state),
-        *mig_layouts(view, state),
+        *site_partitions(view, state),
     ]
 
 

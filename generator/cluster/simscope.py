@@ -192,7 +192,7 @@ def not_simulated(
         if vendor.sharing is None:
             continue
         sharing = vendor.sharing
-        if sharing.profile:
+        if sharing.strategy == "mig":
             message = (
                 f"vendor {vendor.id} partitions its devices into MIG {sharing.profile} "
                 f"instances: its simulated nodes advertised {sharing.replicas} "
@@ -201,6 +201,14 @@ def not_simulated(
                 "names, and the real scheduler placed pods by them; neither the MIG "
                 "manager (the layout applied, the device's reconfiguration) nor the plugin (its "
                 "finding the instances) runs here, so those were not exercised"
+            )
+        elif sharing.strategy == "vnpu":
+            message = (
+                f"vendor {vendor.id} splits its NPUs into vNPUs of template {sharing.profile}: "
+                f"its simulated nodes advertised {sharing.replicas} {vendor.resource_name} per "
+                "NPU, as its device plugin would once the site had created them with npu-smi, "
+                "and the real scheduler placed pods by them; creating the vNPUs and the plugin "
+                "finding them were not exercised"
             )
         elif sharing.strategy == "mps":
             message = (

@@ -424,7 +424,7 @@ class _Resolver:
                 **node_labels,
                 **({model_label: raw["model"]} if model_label else {}),
                 # A MIG vendor's nodes ask the site's MIG manager for the profile's layout.
-                **(dict([sharing.layout_label]) if sharing and sharing.profile else {}),
+                **(dict([sharing.layout_label]) if sharing and sharing.strategy == "mig" else {}),
                 **raw.get("labels", {}),
             }
             taints = tuple(_taint(t) for t in raw["taints"]) if "taints" in raw else vendor_taints
@@ -444,8 +444,10 @@ class _Resolver:
                     replicas=sharing.replicas if sharing else 1,
                 )
             )
-        if sharing and sharing.profile:
+        if sharing and sharing.strategy == "mig":
             self.mig_devices(doc, sharing, pools)
+        if sharing and sharing.strategy == "vnpu":
+            self.vnpu_models(doc, sharing, pools)
         if len(self.findings) > before:
             return None
         return Vendor(
@@ -454,6 +456,7 @@ class _Resolver:
             resource_name=(
                 vendor_id + CLAIMS_PER_CLASS
                 if dra
+                # A MIG profile's or vNPU template's own resource, not a renamed one.
                 else sharing.resource
                 if sharing and sharing.profile
                 else resource + plugin_config.shared_suffix
@@ -548,6 +551,9 @@ class _Resolver:
         if not raw:
             return None
         ((strategy, settings),) = raw.items()
+        if strategy == "vnpu":
+            # The site splits the NPUs; the plugin finds the vNPUs: no config file of its own.
+            return self.vnpu(vendor_id, doc, resource, settings)
         if config is None or strategy not in config.sharing:
             offered = (
                 f"its config file offers {', '.join(config.sharing) or 'no sharing'}"
@@ -630,6 +636,49 @@ class _Resolver:
             (str(raw["configLabel"]), str(raw["layoutPrefix"]) + name),
             (str(raw["stateLabel"]), str(raw["stateReady"])),
         )
+
+    def vnpu(
+        self, vendor_id: str, doc: Doc, resource: str, settings: dict[str, Any]
+    ) -> Sharing | None:
+        """A vendor whose NPUs the site splits into static vNPUs of one template, as the
+        catalog's `vnpu` records the template; None (ALC006) for one it does not record."""
+        template = str(settings["template"])
+        templates = (doc.get("vnpu", default=None) or {}).get("templates", {})
+        if template not in templates:
+            known = ", ".join(sorted(templates)) or "none"
+            self.findings.append(
+                Finding(
+                    "ALC006",
+                    f"vendor {vendor_id}: vNPU template {template!r} is not one the catalog "
+                    f"records for its devices (vnpu.templates: {known})",
+                    doc.locate(("sharing", "vnpu", "template")),
+                    json_path(("sharing", "vnpu", "template")),
+                    f"use one of {known}, or add the template to `vnpu.templates` in the "
+                    "vendor file with its resource suffix, models and source",
+                )
+            )
+            return None
+        suffix = str(templates[template]["suffix"])
+        return Sharing("vnpu", int(settings["perDevice"]), f"{resource}-{suffix}", template)
+
+    def vnpu_models(self, doc: Doc, sharing: Sharing, pools: list[Pool]) -> None:
+        """ALC006: a vNPU pool of a model the template is not made for (the site could not
+        create those vNPUs on its chips)."""
+        models = [str(m) for m in doc.get("vnpu")["templates"][sharing.profile]["models"]]
+        for pool in pools:
+            if pool.model.casefold() in {m.casefold() for m in models}:
+                continue
+            self.findings.append(
+                Finding(
+                    "ALC006",
+                    f"pool {pool.name!r}: vNPU template {sharing.profile} is for "
+                    f"{', '.join(models)} chips, not {pool.model}",
+                    doc.locate(("pools", pool.index, "model")),
+                    json_path(("pools", pool.index, "model")),
+                    f"use a template made for {pool.model} (vnpu.templates), or put the pool "
+                    "in a vendor file of its own",
+                )
+            )
 
     def mig_devices(self, doc: Doc, sharing: Sharing, pools: list[Pool]) -> None:
         """ALC006: a MIG pool that may hold devices the profile's layout does not apply to (the
@@ -1014,7 +1063,7 @@ CODES = (
         "ALC006",
         "values (load)",
         "error",
-        "a MIG profile the catalog does not record, or a pool with devices the profile lacks",
+        "a MIG profile or vNPU template the catalog does not record, or a pool it does not fit",
     ),
     CodeInfo("NAME001", "values (load)", "error", "a values file name is not a DNS-1123 label"),
     CodeInfo("NAME002", "values (load)", "error", "a pool name is used twice in one vendor file"),

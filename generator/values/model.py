@@ -127,7 +127,7 @@ class PluginConfig:
 
 
 # What a shared vendor's capacity and quotas count, per strategy.
-SHARED_UNITS = {"timeSlicing": "shares", "mps": "shares", "mig": "instances"}
+SHARED_UNITS = {"timeSlicing": "shares", "mps": "shares", "mig": "instances", "vnpu": "vNPUs"}
 
 
 @dataclass(frozen=True)
@@ -136,10 +136,12 @@ class Sharing:
     the plugin advertises each device `replicas` times, under the shared resource name: shares
     of it (time-slicing), or the MIG instances of one profile the device is partitioned into."""
 
-    strategy: str  # a key of values `sharing`: timeSlicing, mig
-    replicas: int  # units per device: shares, or MIG instances of the profile
-    resource: str  # the plugin's resource before renaming (its config's resources[].name)
-    profile: str = ""  # the MIG profile (mig); "" otherwise
+    strategy: str  # a key of values `sharing`: timeSlicing, mps, mig, vnpu
+    replicas: int  # units per device: shares, MIG instances of the profile, vNPUs
+    # The plugin's resource before renaming (its config's resources[].name); for mig and vnpu,
+    # the resource the plugin advertises each instance or vNPU under.
+    resource: str
+    profile: str = ""  # the MIG profile (mig) or vNPU template (vnpu); "" otherwise
     mig_strategy: str = ""  # the plugin's flags.migStrategy (mig); "" otherwise
     # mig: the node label that asks the site's MIG manager for the layout (key, value), and the
     # label by which it reports the layout applied (key, value once applied).
@@ -154,8 +156,10 @@ class Sharing:
     def per_device(self) -> str:
         """What one device becomes, after "each": "shared 4 ways", "partitioned into 7 MIG
         1g.10gb instances"."""
-        if self.profile:
+        if self.strategy == "mig":
             return f"partitioned into {self.replicas} MIG {self.profile} instances"
+        if self.strategy == "vnpu":
+            return f"split into {self.replicas} vNPUs of template {self.profile}"
         if self.strategy == "mps":
             return f"shared {self.replicas} ways by MPS"
         return f"shared {self.replicas} ways"
@@ -163,15 +167,18 @@ class Sharing:
     @property
     def counted_in(self) -> str:
         """The unit of the vendor's capacity and quotas, for a table: "1/4 shares"."""
-        if self.profile:
+        if self.strategy == "mig":
             return f"MIG {self.profile} instances (1/{self.replicas})"
+        if self.strategy == "vnpu":
+            return f"{self.profile} vNPUs (1/{self.replicas})"
         return f"1/{self.replicas} shares"
 
     @property
     def one_per_pod(self) -> bool:
         """Whether the plugin refuses a pod more than one unit (failRequestsGreaterThanOne, which
-        MPS forces); a pod may ask for several MIG instances."""
-        return self.strategy in ("timeSlicing", "mps")
+        MPS forces; Ascend's plugin allocates one vNPU per container request); a pod may ask for
+        several MIG instances."""
+        return self.strategy in ("timeSlicing", "mps", "vnpu")
 
 
 @dataclass(frozen=True)

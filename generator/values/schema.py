@@ -449,6 +449,29 @@ MIG_FIELDS = (
     "sources",
 )
 
+# What the catalog knows of a vendor's static vNPUs (values `sharing.vnpu`, docs/allocation.md):
+# per template, the suffix of the resource its vNPUs are advertised under and the models it is
+# made for. Catalog data, cited.
+VNPU = _obj(
+    {
+        "templates": {
+            "type": "object",
+            "propertyNames": {"pattern": r"^vir[0-9a-z_]+$"},
+            "additionalProperties": _obj(
+                {
+                    "suffix": _str(r"^[0-9a-z.]+$", description="resourceName-<suffix>"),
+                    "models": _list(_str(LABEL_VALUE, minLength=1), minItems=1),
+                    "source": _str(minLength=1),
+                },
+                ("suffix", "models", "source"),
+            ),
+        },
+        "sources": SOURCES,
+    },
+    # No field is required: a vendor file may add a template to the catalog's.
+    description="the vendor's static vNPU templates (docs/allocation.md)",
+)
+
 # A vendor whose devices are shared between pods (docs/allocation.md): every device of its pools
 # is advertised `replicas` times under resourceName + the plugin's shared suffix.
 SHARING = _obj(
@@ -470,6 +493,25 @@ SHARING = _obj(
             )
             for strategy in ("timeSlicing", "mps")
         },
+        "vnpu": _obj(
+            {
+                "template": _str(
+                    r"^vir[0-9a-z_]+$",
+                    description="the vNPU template the site splits every NPU of the pools by "
+                    "(catalog vnpu.templates), e.g. vir06_1c_16g",
+                ),
+                "perDevice": {
+                    "type": "integer",
+                    "minimum": 1,
+                    # A training chip's vNPU IDs run phy_id*16+100 .. phy_id*16+115
+                    # (Ascend/mind-cluster docs/zh/scheduling/usage/virtual_instance/
+                    # virtual_instance_with_hdk/04_creating_vnpu.md v26.0.0).
+                    "maximum": 16,
+                    "description": "vNPUs the site creates on each NPU (npu-smi create-vnpu)",
+                },
+            },
+            ("template", "perDevice"),
+        ),
         "mig": _obj(
             {
                 "profile": _str(
@@ -630,6 +672,7 @@ VENDOR_PROPS: dict[str, Any] = {
     },
     "draDriver": DRA_DRIVER,
     "mig": MIG,
+    "vnpu": VNPU,
     "exporter": EXPORTER,
     "pools": _list(POOL),
     "workloadMounts": _list(HOST_PATH, description="host paths every workload pod mounts"),

@@ -19,6 +19,7 @@ from tests.fixtures import (
     NVIDIA,
     PROD_FLEET,
     SHARED_NVIDIA,
+    VNPU_ASCEND,
     Obj,
     build_unit,
     find,
@@ -895,3 +896,21 @@ def test_a_time_sliced_vendor_runs_no_mps_daemon(tmp_path: Path) -> None:
     assert [o["kind"] for o in comp.objects] == ["ConfigMap", "DaemonSet"]
     env = comp.objects[1]["spec"]["template"]["spec"]["containers"][0]["env"]
     assert "MPS_ROOT" not in [e["name"] for e in env]
+
+
+def test_a_vnpu_vendors_plugin_is_its_catalog_plugin_unchanged(tmp_path: Path) -> None:
+    """VNPU_ASCEND: the site makes the vNPUs and Ascend's plugin finds them by itself
+    (presetVirtualDevice, on by default): no config file, nothing mounted beyond the catalog's
+    plugin; only its name and node selector are the vendor file's."""
+    view = prod_view(
+        tmp_path, {"vendors/ascend.yaml": ASCEND_910B, "vendors/ascend-vnpu.yaml": VNPU_ASCEND}
+    )
+    whole, split = (c for c in device_plugins.build(view) if c.objects[-1]["kind"] == "DaemonSet")
+    kinds = [o["kind"] for o in split.objects]
+    assert kinds == [o["kind"] for o in whole.objects]
+    assert "ConfigMap" not in kinds
+    ds, base = split.objects[-1], whole.objects[-1]
+    pod, base_pod = ds["spec"]["template"]["spec"], base["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {NFD + "accelerator": "huawei-npu-vnpu"}
+    assert pod["containers"][0]["args"] == base_pod["containers"][0]["args"]
+    assert pod["volumes"] == base_pod["volumes"]

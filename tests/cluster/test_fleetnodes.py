@@ -6,7 +6,7 @@ from pathlib import Path
 
 from generator.cluster.fleetnodes import node_object, plan_nodes, resource_slice
 from generator.values import loader as values
-from tests.fixtures import DRA_NVIDIA, MIG_NVIDIA, NVIDIA, SHARED_NVIDIA, tree
+from tests.fixtures import DRA_NVIDIA, MIG_NVIDIA, NVIDIA, SHARED_NVIDIA, VNPU_ASCEND, tree
 
 
 def test_a_shared_pools_node_advertises_each_device_replicas_times(tmp_path: Path) -> None:
@@ -49,6 +49,17 @@ def test_a_mig_pools_node_advertises_its_layouts_instances(tmp_path: Path) -> No
     assert n5.labels["nvidia.com/mig.config"] == "all-3g.40gb"
     capacity = node_object(n5)["status"]["capacity"]
     assert {r: v for r, v in capacity.items() if "/" in r} == {"nvidia.com/mig-3g.40gb": "4"}
+
+
+def test_a_vnpu_pools_node_advertises_its_vnpus_not_its_npus(tmp_path: Path) -> None:
+    """As Ascend's plugin would once the site made the vNPUs: npu-v1's 2 NPUs, 4 vNPUs of
+    vir06_1c_16g each, are 8 huawei.com/Ascend910-6c.1cpu.16g and no huawei.com/Ascend910."""
+    view = values.load(tree(tmp_path, {"vendors/ascend-vnpu.yaml": VNPU_ASCEND})).envs["prod"]
+    (node,) = [n for n in plan_nodes(view) if n.name == "npu-v1"]
+    capacity = node_object(node)["status"]["capacity"]
+    assert {r: v for r, v in capacity.items() if "/" in r} == {
+        "huawei.com/Ascend910-6c.1cpu.16g": "8"
+    }
 
 
 def test_a_dra_pools_node_has_the_slice_its_driver_would_publish(tmp_path: Path) -> None:

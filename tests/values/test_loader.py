@@ -16,6 +16,7 @@ from tests.fixtures import (
     MPS_NVIDIA,
     NVIDIA,
     SHARED_NVIDIA,
+    VNPU_ASCEND,
     findings,
     lines,
     tree,
@@ -650,6 +651,79 @@ def test_mig_by_a_plugin_whose_config_file_offers_no_mig_is_refused(tmp_path: Pa
         "vendor nvidia-mig shares its devices by mig, but its device plugin cannot: its config "
         "file offers timeSlicing"
     ]
+
+
+# ---- static vNPUs (docs/allocation.md) ---------------------------------------------------------
+
+
+def test_a_vnpu_vendor_counts_and_prices_the_vnpus_the_site_makes(tmp_path: Path) -> None:
+    """VNPU_ASCEND: 2 NPUs, 4 vNPUs of vir06_1c_16g each, are 8 of the template's resource
+    (huawei.com/Ascend910-6c.1cpu.16g, catalog vnpu.templates); costWeight 2 prices an NPU,
+    a vNPU 0.5; one per pod; no config file (the plugin finds vNPUs by itself)."""
+    view = values.load(
+        tree(tmp_path, {"vendors/ascend-vnpu.yaml": VNPU_ASCEND + "costWeight: 2\n"})
+    ).envs["prod"]
+    vendor = view.vendor("ascend-vnpu")
+    assert vendor is not None and vendor.sharing is not None
+    assert vendor.sharing == Sharing("vnpu", 4, "huawei.com/Ascend910-6c.1cpu.16g", "vir06_1c_16g")
+    assert (vendor.resource_name, vendor.quota_key) == (
+        "huawei.com/Ascend910-6c.1cpu.16g",
+        "requests.huawei.com/Ascend910-6c.1cpu.16g",
+    )
+    (pool,) = vendor.pools
+    assert (pool.replicas, pool.units_per_node, vendor.capacity) == (4, 8, 8)
+    assert (vendor.units, vendor.unit_size, vendor.cost_weight) == ("vNPUs", 0.25, 0.5)
+    assert vendor.sharing.one_per_pod
+    assert vendor.sharing.per_device == "split into 4 vNPUs of template vir06_1c_16g"
+    assert vendor.sharing.counted_in == "vir06_1c_16g vNPUs (1/4)"
+    assert vendor.device_plugin.config is None
+
+
+def test_a_vnpu_template_the_catalog_lacks_is_refused_at_its_line(tmp_path: Path) -> None:
+    """vir02 is a 910A template, not one the catalog records (its 910B ones)."""
+    vnpu = VNPU_ASCEND.replace("vir06_1c_16g", "vir02")
+    assert lines(tree(tmp_path, {"vendors/ascend-vnpu.yaml": vnpu})) == [
+        "values/vendors/ascend-vnpu.yaml:3:20: ALC006 vendor ascend-vnpu: vNPU template "
+        "'vir02' is not one the catalog records for its devices (vnpu.templates: vir05_1c_16g, "
+        "vir06_1c_16g, vir10_3c_32g, vir12_3c_32g) (at $.sharing.vnpu.template); use one of "
+        "vir05_1c_16g, vir06_1c_16g, vir10_3c_32g, vir12_3c_32g, or add the template to "
+        "`vnpu.templates` in the vendor file with its resource suffix, models and source"
+    ]
+
+
+def test_a_vnpu_pool_of_another_model_is_refused_at_its_model(tmp_path: Path) -> None:
+    """The 910B templates on a 310P pool: ALC006 at the pool's model; a 910B pool beside it
+    (model written 910B: models are one whatever their case) is fine."""
+    vnpu = VNPU_ASCEND.replace(
+        "  - {name: 910b-vnpu, model: 910b,",
+        "  - {name: p310, model: 310p, devicesPerNode: 2, nodes: [npu-v2]}\n"
+        "  - {name: 910b-vnpu, model: 910B,",
+    )
+    found = findings(tree(tmp_path, {"vendors/ascend-vnpu.yaml": vnpu}))
+    assert [(f.code, str(f.location), f.message, f.hint) for f in found] == [
+        (
+            "ALC006",
+            "values/vendors/ascend-vnpu.yaml:8:25",
+            "pool 'p310': vNPU template vir06_1c_16g is for 910b chips, not 310p",
+            "use a template made for 310p (vnpu.templates), or put the pool in a vendor file "
+            "of its own",
+        )
+    ]
+
+
+def test_a_vendor_file_adds_a_vnpu_template(tmp_path: Path) -> None:
+    """A template the catalog leaves out (a 910B inference one), added with its facts."""
+    vnpu = VNPU_ASCEND.replace("vir06_1c_16g", "vir05_1c_8g") + (
+        "vnpu:\n  templates:\n    vir05_1c_8g: {suffix: 5c.1cpu.8g, models: [910b], "
+        "source: a/b c d}\n"
+    )
+    vendor = (
+        values.load(tree(tmp_path, {"vendors/ascend-vnpu.yaml": vnpu}))
+        .envs["prod"]
+        .vendor("ascend-vnpu")
+    )
+    assert vendor is not None
+    assert vendor.resource_name == "huawei.com/Ascend910-5c.1cpu.8g"
 
 
 # ---- devices claimed through a DRA driver (docs/allocation.md) ----------------------------------

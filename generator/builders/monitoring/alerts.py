@@ -260,7 +260,7 @@ def fleet_rules(
             cause = "a device failed, or the device plugin lost it."
             if vendor.sharing:
                 declared += f", each {vendor.sharing.per_device}"
-            if vendor.sharing and vendor.sharing.profile:
+            if vendor.sharing and vendor.sharing.strategy == "mig":
                 # The instances exist only once the site's MIG manager applied the layout.
                 key, layout = vendor.sharing.layout_label
                 cause = (
