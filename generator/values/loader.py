@@ -611,17 +611,14 @@ class _Resolver:
         raw = doc.get("mig")
         profiles = raw["profiles"]
         if profile not in profiles:
-            known = ", ".join(sorted(profiles)) or "none"
-            self.findings.append(
-                Finding(
-                    "ALC006",
-                    f"vendor {vendor_id}: MIG profile {profile!r} is not one the catalog records "
-                    f"for its devices (mig.profiles: {known})",
-                    doc.locate(("sharing", "mig", "profile")),
-                    json_path(("sharing", "mig", "profile")),
-                    f"use one of {known}, or add the profile to `mig.profiles` in the vendor "
-                    "file with its instances per device, devices and source",
-                )
+            self.unknown_partition(
+                vendor_id,
+                doc,
+                ("mig", "profile"),
+                profile,
+                "mig.profiles",
+                profiles,
+                "instances per device, devices and source",
             )
             return None
         # A profile's attributes follow a '+' (1g.10gb+me), written '.' in its resource and
@@ -645,21 +642,45 @@ class _Resolver:
         template = str(settings["template"])
         templates = (doc.get("vnpu", default=None) or {}).get("templates", {})
         if template not in templates:
-            known = ", ".join(sorted(templates)) or "none"
-            self.findings.append(
-                Finding(
-                    "ALC006",
-                    f"vendor {vendor_id}: vNPU template {template!r} is not one the catalog "
-                    f"records for its devices (vnpu.templates: {known})",
-                    doc.locate(("sharing", "vnpu", "template")),
-                    json_path(("sharing", "vnpu", "template")),
-                    f"use one of {known}, or add the template to `vnpu.templates` in the "
-                    "vendor file with its resource suffix, models and source",
-                )
+            self.unknown_partition(
+                vendor_id,
+                doc,
+                ("vnpu", "template"),
+                template,
+                "vnpu.templates",
+                templates,
+                "resource suffix, models and source",
             )
             return None
         suffix = str(templates[template]["suffix"])
         return Sharing("vnpu", int(settings["perDevice"]), f"{resource}-{suffix}", template)
+
+    def unknown_partition(
+        self,
+        vendor_id: str,
+        doc: Doc,
+        path: tuple[str, str],
+        name: str,
+        catalog: str,
+        known: dict[str, Any],
+        facts: str,
+    ) -> None:
+        """ALC006 at `sharing.<strategy>.<field>`: a MIG profile or vNPU template the catalog
+        does not record, with the ones it does."""
+        strategy, field = path
+        what = {"mig": "MIG profile", "vnpu": "vNPU template"}[strategy]
+        listed = ", ".join(sorted(known)) or "none"
+        self.findings.append(
+            Finding(
+                "ALC006",
+                f"vendor {vendor_id}: {what} {name!r} is not one the catalog records for its "
+                f"devices ({catalog}: {listed})",
+                doc.locate(("sharing", strategy, field)),
+                json_path(("sharing", strategy, field)),
+                f"use one of {listed}, or add the {field} to `{catalog}` in the vendor file with "
+                f"its {facts}",
+            )
+        )
 
     def vnpu_models(self, doc: Doc, sharing: Sharing, pools: list[Pool]) -> None:
         """ALC006: a vNPU pool of a model the template is not made for (the site could not

@@ -128,6 +128,14 @@ class PluginConfig:
 
 # What a shared vendor's capacity and quotas count, per strategy.
 SHARED_UNITS = {"timeSlicing": "shares", "mps": "shares", "mig": "instances", "vnpu": "vNPUs"}
+# Per strategy, what a device becomes and what a unit is, in words ({n}: units per device,
+# {p}: the MIG profile or vNPU template).
+SHARED_WORDS = {
+    "timeSlicing": ("shared {n} ways", "1/{n} shares"),
+    "mps": ("shared {n} ways by MPS", "1/{n} shares"),
+    "mig": ("partitioned into {n} MIG {p} instances", "MIG {p} instances (1/{n})"),
+    "vnpu": ("split into {n} vNPUs of template {p}", "{p} vNPUs (1/{n})"),
+}
 
 
 @dataclass(frozen=True)
@@ -156,22 +164,12 @@ class Sharing:
     def per_device(self) -> str:
         """What one device becomes, after "each": "shared 4 ways", "partitioned into 7 MIG
         1g.10gb instances"."""
-        if self.strategy == "mig":
-            return f"partitioned into {self.replicas} MIG {self.profile} instances"
-        if self.strategy == "vnpu":
-            return f"split into {self.replicas} vNPUs of template {self.profile}"
-        if self.strategy == "mps":
-            return f"shared {self.replicas} ways by MPS"
-        return f"shared {self.replicas} ways"
+        return SHARED_WORDS[self.strategy][0].format(n=self.replicas, p=self.profile)
 
     @property
     def counted_in(self) -> str:
         """The unit of the vendor's capacity and quotas, for a table: "1/4 shares"."""
-        if self.strategy == "mig":
-            return f"MIG {self.profile} instances (1/{self.replicas})"
-        if self.strategy == "vnpu":
-            return f"{self.profile} vNPUs (1/{self.replicas})"
-        return f"1/{self.replicas} shares"
+        return SHARED_WORDS[self.strategy][1].format(n=self.replicas, p=self.profile)
 
     @property
     def one_per_pod(self) -> bool:
