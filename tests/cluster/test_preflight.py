@@ -20,19 +20,19 @@ from generator.cluster.preflight import (
     ClusterState,
     check,
     dra_devices,
-    mig_layouts,
     pool_nodes,
     prometheus_loads,
     read_cluster,
     served_apis,
     site_kueue,
     site_nfd,
+    site_partitions,
 )
 from generator.findings import Finding, Location, Severity
 from generator.render.layout import render_tree
 from generator.values import loader as values
 from generator.values.model import FleetView
-from tests.fixtures import DRA_NVIDIA, MIG_NVIDIA, SIM_FLEET, Obj, invoke, tree
+from tests.fixtures import DRA_NVIDIA, MIG_NVIDIA, SIM_FLEET, VNPU_ASCEND, Obj, invoke, tree
 
 NVIDIA = {"pools": [{"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["gpu-1"]}]}
 TEAM = {"quota": {"nvidia": 4}}
@@ -337,6 +337,53 @@ def test_a_pool_node_missing_is_a_warning_and_one_without_its_labels_an_error(
             hint="join the node, or take it out of the pool's nodes",
             severity=Severity.WARNING,
         )
+    ]
+
+
+def pool_view(root: Path, pool: dict[str, Any]) -> FleetView:
+    """FLEET with one NVIDIA pool: `pool`."""
+    docs = {"fleet.yaml": FLEET, "vendors/nvidia.yaml": {"pools": [pool]}, "teams/ml.yaml": TEAM}
+    files = {rel: yaml.safe_dump(doc, sort_keys=False) for rel, doc in docs.items()}
+    return values.load(tree(root, files, defaults=False)).envs["dev"]
+
+
+def test_a_pool_taint_without_a_value_is_met_by_a_node_taint_without_one(tmp_path: Path) -> None:
+    """Pool a100's own taint dedicated:NoSchedule has no value; gpu-1 carries it as the API
+    writes it, without a value field."""
+    pool = {
+        "name": "a100",
+        "model": "A100",
+        "devicesPerNode": 4,
+        "nodes": ["gpu-1"],
+        "taints": [{"key": "dedicated", "effect": "NoSchedule"}],
+    }
+    state = ClusterState(
+        nodes={"gpu-1": node(GPU_LABELS, [{"key": "dedicated", "effect": "NoSchedule"}])}
+    )
+    assert pool_nodes(pool_view(tmp_path, pool), state) == []
+
+
+def test_a_pool_node_missing_leaves_the_nodes_after_it_checked(tmp_path: Path) -> None:
+    """gpu-0 is not in the cluster; gpu-1, after it, lacks the pool's taint."""
+    pool = {"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["gpu-0", "gpu-1"]}
+    state = ClusterState(nodes={"gpu-1": node(GPU_LABELS, [])})
+    nodes_at = Location("values/vendors/nvidia.yaml", 5, 3)
+    assert pool_nodes(pool_view(tmp_path, pool), state) == [
+        Finding(
+            "PRE005",
+            "node gpu-0 of pool nvidia/a100 is not in the cluster (yet): its devices are not there",
+            nodes_at,
+            hint="join the node, or take it out of the pool's nodes",
+            severity=Severity.WARNING,
+        ),
+        Finding(
+            "PRE005",
+            "node gpu-1 of pool nvidia/a100 lacks taint "
+            "feature.node.kubernetes.io/accelerator=nvidia-gpu:NoSchedule",
+            nodes_at,
+            hint="check nfd-master (and nfd-worker on that node), or the node's PCI devices "
+            "against the pool's model; " + HINT,
+        ),
     ]
 
 
@@ -747,6 +794,41 @@ def test_each_dra_pool_node_must_publish_its_devices_by_the_sites_driver(tmp_pat
     assert dra_devices(env_of(tmp_path / "whole")[0], state) == []
 
 
+def dra_pool_view(root: Path) -> FleetView:
+    """DRA_NVIDIA's pool h100-dra on nodes d1 and d2, 2 H100s each."""
+    dra = DRA_NVIDIA.replace("devicesPerNode: 8, nodes: [n4]", "devicesPerNode: 2, nodes: [d1, d2]")
+    files = {"vendors/nvidia-dra.yaml": dra, "fleet.yaml": yaml.safe_dump(SIM_FLEET)}
+    return values.load(tree(root, files)).envs["dev"]
+
+
+# d2 with no ResourceSlice: the site's driver does not run there.
+D2_UNPUBLISHED = Finding(
+    "PRE009",
+    "node d2 of pool nvidia-dra/h100-dra publishes 0 whole H100 devices by DRA driver "
+    "gpu.nvidia.com (0 devices in its ResourceSlices), the pool holds 2",
+    Location("values/vendors/nvidia-dra.yaml", 6, 54),
+    hint="check that the site's gpu.nvidia.com driver runs on the node and its productName "
+    "starts with 'NVIDIA H100'; " + HINT,
+)
+
+
+def test_a_dra_pool_node_missing_leaves_the_nodes_after_it_checked(tmp_path: Path) -> None:
+    """d1 is not in the cluster (PRE005's); d2, after it, publishes nothing."""
+    state = ClusterState(nodes={"d2": {}})
+    assert dra_devices(dra_pool_view(tmp_path), state) == [D2_UNPUBLISHED]
+
+
+def test_preflight_checks_each_dra_pools_nodes(tmp_path: Path) -> None:
+    """check runs PRE009: d1 publishes its two H100s, d2 nothing."""
+    h100 = ("gpu", "NVIDIA H100 80GB HBM3")
+    state = ClusterState(
+        nodes={"d1": {"metadata": {}}, "d2": {"metadata": {}}},
+        slices=[dra_slice("d1", "gpu.nvidia.com", [h100, h100], qualified=False)],
+    )
+    found = check(dra_pool_view(tmp_path), [], state)
+    assert [f for f in found if f.code == "PRE009"] == [D2_UNPUBLISHED]
+
+
 # ---- PRE010: a MIG pool's layout, applied by the site's MIG manager --------------------------------
 
 
@@ -782,7 +864,7 @@ def test_each_mig_pool_node_must_have_its_layout_applied_and_advertise_it(tmp_pa
         ": the pool counts 4 nvidia.com/mig-3g.40gb on it (2 devices, each partitioned into 2 "
         "MIG 3g.40gb instances by the layout all-3g.40gb)"
     )
-    assert mig_layouts(view, state) == [
+    assert site_partitions(view, state) == [
         Finding(
             "PRE010",
             "node m2 of pool nvidia-mig/a100-mig reports nvidia.com/mig.config.state=rebooting"
@@ -811,4 +893,79 @@ def test_each_mig_pool_node_must_have_its_layout_applied_and_advertise_it(tmp_pa
         "taint feature.node.kubernetes.io/accelerator=nvidia-gpu:NoSchedule"
     ]
     # Vendors that are not partitioned are not asked.
-    assert mig_layouts(env_of(tmp_path / "whole")[0], state) == []
+    assert site_partitions(env_of(tmp_path / "whole")[0], state) == []
+
+
+# ---- PRE010: a vNPU pool's vNPUs, created by the site with npu-smi -----------------------------
+
+VNPU = "huawei.com/Ascend910-6c.1cpu.16g"
+
+
+def vnpu_node(allocatable: str | None) -> Obj:
+    status = {} if allocatable is None else {VNPU: allocatable}
+    return {"metadata": {"labels": {}}, "status": {"allocatable": status}}
+
+
+def test_each_vnpu_pool_node_must_advertise_its_vnpus(tmp_path: Path) -> None:
+    """Pool 910b-vnpu names v1..v4 (2 NPUs, each 4 vNPUs of vir06_1c_16g: 8 per node). v1
+    advertises 8, with no label at all (no manager reports vNPUs); v2 is not in the cluster
+    (PRE005's); v3 advertises 7 (a vNPU missing); v4 advertises none (the site made none)."""
+    vnpu = VNPU_ASCEND.replace("nodes: [npu-v1]", "nodes: [v1, v2, v3, v4]")
+    files = {"vendors/ascend-vnpu.yaml": vnpu, "fleet.yaml": yaml.safe_dump(SIM_FLEET)}
+    view = values.load(tree(tmp_path, files)).envs["dev"]
+    state = ClusterState(nodes={"v1": vnpu_node("8"), "v3": vnpu_node("7"), "v4": vnpu_node(None)})
+    hint = (
+        "create the vNPUs on the node (npu-smi set -t create-vnpu ... -f vir06_1c_16g) and "
+        "restart the device plugin there; " + HINT
+    )
+    assert site_partitions(view, state) == [
+        Finding(
+            "PRE010",
+            f"node {name} of pool ascend-vnpu/910b-vnpu advertises {count} {VNPU}: the pool "
+            "counts 8 on it (2 NPUs, each split into 4 vNPUs of template vir06_1c_16g)",
+            Location("values/vendors/ascend-vnpu.yaml", 8, 55),
+            hint=hint,
+        )
+        for name, count in (("v3", "7"), ("v4", "0"))
+    ]
+
+
+def test_a_partitioned_nodes_count_that_is_not_a_whole_number_counts_none(tmp_path: Path) -> None:
+    """Pool a100-mig of one 80GB A100 as one 7g.80gb instance: 1 per node. m1's allocatable
+    reads 500m, half an instance, which is none: not the 1 the pool counts."""
+    mig = MIG_NVIDIA.replace("3g.40gb", "7g.80gb").replace("devicesPerNode: 2", "devicesPerNode: 1")
+    files = {
+        "vendors/nvidia-mig.yaml": mig.replace("nodes: [n5]", "nodes: [m1]"),
+        "fleet.yaml": yaml.safe_dump(SIM_FLEET),
+    }
+    view = values.load(tree(tmp_path, files)).envs["dev"]
+    node = {
+        "metadata": {"labels": {"nvidia.com/mig.config.state": "success"}},
+        "status": {"allocatable": {"nvidia.com/mig-7g.80gb": "500m"}},
+    }
+    assert site_partitions(view, ClusterState(nodes={"m1": node})) == [
+        Finding(
+            "PRE010",
+            "node m1 of pool nvidia-mig/a100-mig advertises 500m: the pool counts 1 "
+            "nvidia.com/mig-7g.80gb on it (1 devices, each partitioned into 1 MIG 7g.80gb "
+            "instances by the layout all-7g.80gb)",
+            Location("values/vendors/nvidia-mig.yaml", 8, 84),
+            hint="check that the site's MIG manager runs on the node and knows the layout "
+            "all-7g.80gb (it sets nvidia.com/mig.config.state=success once applied); " + HINT,
+        )
+    ]
+
+
+def test_preflight_checks_each_partitioned_pools_nodes(tmp_path: Path) -> None:
+    """check runs PRE010: MIG_NVIDIA's node n5, its layout not applied yet."""
+    files = {"vendors/nvidia-mig.yaml": MIG_NVIDIA, "fleet.yaml": yaml.safe_dump(SIM_FLEET)}
+    view = values.load(tree(tmp_path, files)).envs["dev"]
+    state = ClusterState(nodes={"n5": mig_node("pending", "0")})
+    assert [(f.code, f.message) for f in check(view, [], state) if f.code == "PRE010"] == [
+        (
+            "PRE010",
+            "node n5 of pool nvidia-mig/a100-mig reports nvidia.com/mig.config.state=pending: "
+            "the pool counts 4 nvidia.com/mig-3g.40gb on it (2 devices, each partitioned into 2 "
+            "MIG 3g.40gb instances by the layout all-3g.40gb)",
+        )
+    ]

@@ -11,7 +11,14 @@ from generator.builders.platform import SITE
 from generator.cluster.simrun import min_available
 from generator.cluster.simscope import HINT, not_simulated
 from generator.findings import Finding, Location, Severity
-from tests.fixtures import DRA_NVIDIA, MIG_NVIDIA, MPS_NVIDIA, SHARED_NVIDIA, built_units
+from tests.fixtures import (
+    DRA_NVIDIA,
+    MIG_NVIDIA,
+    MPS_NVIDIA,
+    SHARED_NVIDIA,
+    VNPU_ASCEND,
+    built_units,
+)
 
 FLEET = """\
 name: t
@@ -375,6 +382,30 @@ def test_a_dra_vendors_driver_is_named_as_stood_in_for_by_its_slices(tmp_path: P
             "attributes, its preparing the devices on the node, and the DeviceClasses its own "
             "chart installs were not exercised",
             Location("values/vendors/nvidia-dra.yaml", 2, 1),
+            hint="check what was not simulated on a cluster that runs it (docs/simulation.md)",
+            severity=Severity.WARNING,
+        )
+    ]
+
+
+def test_a_vnpu_vendors_vnpus_are_named_as_made_by_the_site(tmp_path: Path) -> None:
+    """VNPU_ASCEND: the vNPUs the site creates with npu-smi, and the plugin's finding them: the
+    nodes' capacity stood in for both. At the vendor's `sharing.vnpu`."""
+    files = {
+        "vendors/nvidia.yaml": NVIDIA,
+        "vendors/ascend-vnpu.yaml": VNPU_ASCEND,
+        "teams/ml.yaml": "quota: {nvidia: 4}\n",
+    }
+    view, _, built = built_units(tmp_path, files, FLEET)
+    assert not_simulated(view, built, False) == [
+        Finding(
+            "SIM011",
+            "vendor ascend-vnpu splits its NPUs into vNPUs of template vir06_1c_16g: its "
+            "simulated nodes advertised 4 huawei.com/Ascend910-6c.1cpu.16g per NPU, as its "
+            "device plugin would once the site had created them with npu-smi, and the real "
+            "scheduler placed pods by them; creating the vNPUs and the plugin finding them were "
+            "not exercised",
+            Location("values/vendors/ascend-vnpu.yaml", 3, 3),
             hint="check what was not simulated on a cluster that runs it (docs/simulation.md)",
             severity=Severity.WARNING,
         )

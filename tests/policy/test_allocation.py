@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.fixtures import DRA_NVIDIA, MIG_NVIDIA, PROD_FLEET, SHARED_NVIDIA, lines, tree
+from tests.fixtures import (
+    DRA_NVIDIA,
+    MIG_NVIDIA,
+    MPS_NVIDIA,
+    PROD_FLEET,
+    SHARED_NVIDIA,
+    lines,
+    tree,
+)
 
 # Team ml asks for shares of the shared A100 (SHARED_NVIDIA: 1 GPU shared 4 ways).
 SHARES_TEAM = """\
@@ -61,6 +69,24 @@ def test_more_than_one_share_per_pod_is_refused_at_its_line(tmp_path: Path) -> N
         )
     ]
     assert of_code(values_dir, "SCH004") == []
+
+
+def test_more_than_one_mps_share_per_pod_is_refused_at_its_line(tmp_path: Path) -> None:
+    """MPS_NVIDIA: the plugin forces failRequestsGreaterThanOne under MPS, so a job asking for 2
+    shares is refused as under time-slicing; one share is fine."""
+    team = (
+        "quota: {nvidia-mps: 4}\njobs:\n"
+        "  two: {vendor: nvidia-mps, devices: 2, images: {nvidia-mps: r/t:1}}\n"
+        "  one: {vendor: nvidia-mps, devices: 1, images: {nvidia-mps: r/t:1}}\n"
+    )
+    values_dir = tree(tmp_path, {"vendors/nvidia-mps.yaml": MPS_NVIDIA, "teams/ml.yaml": team})
+    assert of_code(values_dir, "ALC002") == [
+        "values/teams/ml.yaml:3:38: ALC002 Job 'two' asks for 2 nvidia.com/gpu.shared per pod, "
+        "but nvidia-mps's device plugin refuses more than one share of a device shared 4 ways: "
+        "the pod would fail admission on its node (at $.jobs.two.devices); ask for 1 (a "
+        "nvidia-mps share is a 1/4 slice of a device; more shares give no more of it), or use "
+        "a vendor that hands out whole devices"
+    ]
 
 
 def test_a_pod_may_ask_for_several_mig_instances_up_to_its_nodes(tmp_path: Path) -> None:

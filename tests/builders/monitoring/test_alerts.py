@@ -21,7 +21,9 @@ from tests.fixtures import (
     HYGON_Z100L,
     MIG_NVIDIA,
     NVIDIA,
+    PROD_FLEET,
     SHARED_NVIDIA,
+    TWO_CLUSTERS,
     build_unit,
     promtool_rule_tests,
     render_into,
@@ -569,3 +571,42 @@ def test_a_dra_vendor_has_no_extended_resource_alerts(tmp_path: Path) -> None:
     ]
     assert missing == ["nvidia"]
     assert 'resource=~"nvidia_com_gpu"' in rules["AcceleratorPodsPending"]["expr"]
+
+
+def test_a_clusters_alerts_name_it(tmp_path: Path) -> None:
+    """TWO_CLUSTERS: each cluster's alerts carry `cluster` with its name (an environment without
+    clusters adds none: test_values_set_thresholds_severities_and_routing_labels)."""
+    loaded = values.load(tree(tmp_path, TWO_CLUSTERS, fleet=PROD_FLEET))
+    assert alerts.alert_settings(loaded.envs["prod/domestic"]).labels == {"cluster": "domestic"}
+
+
+def test_a_cluster_label_of_the_values_wins_over_the_clusters_name(tmp_path: Path) -> None:
+    extra = "monitoring:\n  alerts:\n    labels: {team: platform, cluster: site}\n"
+    loaded = values.load(tree(tmp_path, TWO_CLUSTERS, fleet=PROD_FLEET + extra))
+    assert alerts.alert_settings(loaded.envs["prod/main"]).labels == {
+        "cluster": "site",
+        "team": "platform",
+    }
+
+
+def test_the_vendors_after_a_dra_vendor_keep_their_missing_devices_alerts(tmp_path: Path) -> None:
+    """nvidia-dra sorts before nvidia-shared: leaving the DRA vendor out leaves nvidia-shared's
+    pool n3 (1 GPU shared 4 ways) its alert."""
+    view = values.load(
+        tree(
+            tmp_path,
+            {"vendors/nvidia-dra.yaml": DRA_NVIDIA, "vendors/nvidia-shared.yaml": SHARED_NVIDIA},
+            defaults=False,
+        )
+    ).envs["prod"]
+    rules = alerts.fleet_rules(view, [], alerts.alert_settings(view))
+    assert [
+        (r["labels"]["vendor"], r["expr"])
+        for r in rules
+        if r["alert"] == "AcceleratorNodeDevicesMissing"
+    ] == [
+        (
+            "nvidia-shared",
+            'kube_node_status_allocatable{resource="nvidia_com_gpu_shared",node=~"n3"} < 4',
+        )
+    ]
