@@ -33,6 +33,7 @@ from generator.policy.monitoring import unloaded
 from generator.policy.placement import tolerates
 from generator.render.layout import render_tree
 from generator.values.model import FleetView
+from generator.values.quantity import parse_quantity
 from generator.values.yamlio import json_path
 from generator.workloads.external import external_uses
 from generator.workloads.model import team_workloads
@@ -600,9 +601,10 @@ def site_partitions(view: FleetView, state: ClusterState) -> list[Finding]:
 
 
 def _count(quantity: Any) -> int:
-    """An extended resource's allocatable count (a whole number; anything else counts 0)."""
-    text = str(quantity)
-    return int(text) if text.isdigit() else 0
+    """An extended resource's allocatable count, as a quantity (1k is 1000); 0 when it is not
+    a whole number of them."""
+    value = parse_quantity(quantity)
+    return int(value) if value is not None and value.denominator == 1 else 0
 
 
 def check(view: FleetView, units: list[Unit], state: ClusterState) -> list[Finding]:

@@ -14,29 +14,40 @@ from generator.policy.scheduling import devices_path, landings
 from generator.values.model import FleetView
 from generator.values.yamlio import json_path
 
+# Why a strategy's plugin gives a pod one unit at most, and what one unit is called.
+ONE_PER_POD = {
+    # NVIDIA/k8s-device-plugin README.md v0.17.1, "With CUDA Time-Slicing": the kubelet's
+    # admission fails the pod (UnexpectedAdmissionError); the fleet's config file sets it.
+    "timeSlicing": ("share", "failRequestsGreaterThanOne, as the fleet configures it"),
+    # NVIDIA/k8s-device-plugin api/config/v1/config.go v0.17.1: forced under MPS.
+    "mps": ("share", "failRequestsGreaterThanOne, which MPS forces"),
+    # Ascend/mind-cluster component/ascend-device-plugin/pkg/server/plugin.go v26.0.0:
+    # MaxRequestVirtualDeviceNum 1.
+    "vnpu": ("vNPU", "one virtual device per container request"),
+}
+
 
 def one_share_per_pod(view: FleetView) -> Iterable[Finding]:
-    """A pod asking for more than one share of a shared device: the plugin's config file says
-    failRequestsGreaterThanOne (builders/device_plugins.plugin_config), so the kubelet's
-    admission fails it (NVIDIA/k8s-device-plugin README.md v0.17.1, "With CUDA Time-Slicing":
-    UnexpectedAdmissionError), and more shares would give it no more of the device anyway."""
+    """A pod asking for more than one unit of a vendor whose plugin gives one at most (a share
+    of a time-sliced or MPS GPU, a vNPU): the plugin refuses the allocation, so the kubelet's
+    admission fails the pod on its node."""
     for team in view.teams:
         for land in landings(view, team):
             sharing = land.vendor.sharing
             if sharing is None or not sharing.one_per_pod or land.devices <= 1:
                 continue
+            one, why = ONE_PER_POD[sharing.strategy]
             path = devices_path(team.doc, land.ref.path)
             yield Finding(
                 "ALC002",
                 f"{land.ref.kind} {land.ref.name!r} asks for {land.devices} "
                 f"{land.vendor.resource_name} per pod, but {land.vendor.id}'s device plugin "
-                f"refuses more than one share of a device shared {sharing.replicas} ways: the "
-                "pod would fail admission on its node",
+                f"gives a pod one {one} at most ({why}): the pod would fail admission on its "
+                "node",
                 team.doc.locate(path),
                 json_path(path),
-                f"ask for 1 (a {land.vendor.id} share is a 1/{sharing.replicas} slice of a "
-                "device; more shares give no more of it), or use a vendor that hands out whole "
-                "devices",
+                f"ask for 1 (a {land.vendor.id} {one} is 1/{sharing.replicas} of a device), or "
+                "use a vendor whose units are bigger, or whole devices",
             )
 
 

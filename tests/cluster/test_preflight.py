@@ -956,6 +956,24 @@ def test_a_partitioned_nodes_count_that_is_not_a_whole_number_counts_none(tmp_pa
     ]
 
 
+def test_a_partitioned_nodes_count_is_read_as_a_quantity(tmp_path: Path) -> None:
+    """A node that advertises 1k vNPUs (a quantity's suffix) has 1000, more than the pool's 8:
+    nothing to say; one that advertises 7 is short."""
+    vnpu = VNPU_ASCEND.replace("nodes: [npu-v1]", "nodes: [v1, v2]")
+    files = {"vendors/ascend-vnpu.yaml": vnpu, "fleet.yaml": yaml.safe_dump(SIM_FLEET)}
+    view = values.load(tree(tmp_path, files)).envs["dev"]
+    resource = "huawei.com/Ascend910-6c.1cpu.16g"
+    state = ClusterState(
+        nodes={
+            "v1": {"metadata": {}, "status": {"allocatable": {resource: "1k"}}},
+            "v2": {"metadata": {}, "status": {"allocatable": {resource: "7"}}},
+        }
+    )
+    assert [f.message.split(":")[0] for f in site_partitions(view, state)] == [
+        f"node v2 of pool ascend-vnpu/910b-vnpu advertises 7 {resource}"
+    ]
+
+
 def test_preflight_checks_each_partitioned_pools_nodes(tmp_path: Path) -> None:
     """check runs PRE010: MIG_NVIDIA's node n5, its layout not applied yet."""
     files = {"vendors/nvidia-mig.yaml": MIG_NVIDIA, "fleet.yaml": yaml.safe_dump(SIM_FLEET)}

@@ -10,6 +10,7 @@ from tests.fixtures import (
     MPS_NVIDIA,
     PROD_FLEET,
     SHARED_NVIDIA,
+    VNPU_ASCEND,
     lines,
     tree,
 )
@@ -51,13 +52,14 @@ def test_more_than_one_share_per_pod_is_refused_at_its_line(tmp_path: Path) -> N
         {"vendors/nvidia-shared.yaml": SHARED_NVIDIA, "teams/ml.yaml": SHARES_TEAM},
     )
     hint = (
-        "ask for 1 (a nvidia-shared share is a 1/4 slice of a device; more shares give no more "
-        "of it), or use a vendor that hands out whole devices"
+        "ask for 1 (a nvidia-shared share is 1/4 of a device), or use a vendor whose units are "
+        "bigger, or whole devices"
     )
     assert of_code(values_dir, "ALC002") == [
         f"values/teams/ml.yaml:{line}: ALC002 {what} asks for {n} nvidia.com/gpu.shared per "
-        "pod, but nvidia-shared's device plugin refuses more than one share of a device shared "
-        f"4 ways: the pod would fail admission on its node (at {path}); {hint}"
+        "pod, but nvidia-shared's device plugin gives a pod one share at most "
+        "(failRequestsGreaterThanOne, as the fleet configures it): the pod would fail admission "
+        f"on its node (at {path}); {hint}"
         for line, what, n, path in (
             ("5:14", "Job 'two-shares'", 2, "$.jobs['two-shares'].devices"),
             (
@@ -82,10 +84,28 @@ def test_more_than_one_mps_share_per_pod_is_refused_at_its_line(tmp_path: Path) 
     values_dir = tree(tmp_path, {"vendors/nvidia-mps.yaml": MPS_NVIDIA, "teams/ml.yaml": team})
     assert of_code(values_dir, "ALC002") == [
         "values/teams/ml.yaml:3:38: ALC002 Job 'two' asks for 2 nvidia.com/gpu.shared per pod, "
-        "but nvidia-mps's device plugin refuses more than one share of a device shared 4 ways: "
-        "the pod would fail admission on its node (at $.jobs.two.devices); ask for 1 (a "
-        "nvidia-mps share is a 1/4 slice of a device; more shares give no more of it), or use "
-        "a vendor that hands out whole devices"
+        "but nvidia-mps's device plugin gives a pod one share at most "
+        "(failRequestsGreaterThanOne, which MPS forces): the pod would fail admission on its "
+        "node (at $.jobs.two.devices); ask for 1 (a nvidia-mps share is 1/4 of a device), or "
+        "use a vendor whose units are bigger, or whole devices"
+    ]
+
+
+def test_more_than_one_vnpu_per_pod_is_refused_at_its_line(tmp_path: Path) -> None:
+    """Ascend's plugin allocates one virtual device per container request: a job asking for 2
+    vNPUs is ALC002, in vNPUs; one asking for 1 is fine."""
+    team = (
+        "quota: {ascend-vnpu: 4}\njobs:\n"
+        "  two: {vendor: ascend-vnpu, devices: 2, images: {ascend-vnpu: r/t:1}}\n"
+        "  one: {vendor: ascend-vnpu, devices: 1, images: {ascend-vnpu: r/t:1}}\n"
+    )
+    values_dir = tree(tmp_path, {"vendors/ascend-vnpu.yaml": VNPU_ASCEND, "teams/ml.yaml": team})
+    assert of_code(values_dir, "ALC002") == [
+        "values/teams/ml.yaml:3:39: ALC002 Job 'two' asks for 2 huawei.com/Ascend910-6c.1cpu.16g "
+        "per pod, but ascend-vnpu's device plugin gives a pod one vNPU at most (one virtual "
+        "device per container request): the pod would fail admission on its node (at "
+        "$.jobs.two.devices); ask for 1 (a ascend-vnpu vNPU is 1/4 of a device), or use a "
+        "vendor whose units are bigger, or whole devices"
     ]
 
 
