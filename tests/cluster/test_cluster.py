@@ -33,7 +33,17 @@ from generator.reporters import simulation as simreport
 from generator.values import loader as values_loader
 from generator.values.model import FleetView
 from tests.example import use_backend
-from tests.fixtures import PROD_FLEET, SIM_FLEET, TWO_CLUSTERS, Write, invoke
+from tests.fixtures import (
+    DRA_NVIDIA,
+    MIG_NVIDIA,
+    MPS_NVIDIA,
+    PROD_FLEET,
+    SIM_FLEET,
+    TWO_CLUSTERS,
+    VNPU_ASCEND,
+    Write,
+    invoke,
+)
 from tests.fixtures import tree as values_tree
 
 pytestmark = pytest.mark.xdist_group("control-plane")
@@ -147,6 +157,51 @@ def test_example_fleet_passes_server_dry_run_in_every_environment(
     # prod is two clusters (docs/multi-cluster.md): each is dry-run on its own
     assert set(result.timings) == {"prod/domestic", "prod/main", "staging"}
     assert result.objects > 80
+
+
+# A pool of each way devices reach pods (docs/allocation.md), and a team with a workload on each.
+# Time-slicing is the example fleet's (its dry-run test): its shares and MPS's are one resource,
+# nvidia.com/gpu.shared, which one ResourceQuota cannot tell apart (RES002).
+ALLOCATION_TEAM = """\
+quota: {nvidia-mps: 2, nvidia-mig: 2, ascend-vnpu: 2, nvidia-dra: 2}
+jobs:
+  mps: {vendor: nvidia-mps, devices: 1, images: {nvidia-mps: r/t:1}}
+  mig: {vendor: nvidia-mig, devices: 2, images: {nvidia-mig: r/t:1}}
+  vnpu: {vendor: ascend-vnpu, devices: 1, images: {ascend-vnpu: r/t:1}}
+  dra: {vendor: nvidia-dra, devices: 2, model: H100, images: {nvidia-dra: r/t:1}}
+"""
+
+
+def test_every_allocation_way_passes_validate_and_server_dry_run(
+    tmp_path: Path, cluster: ControlPlane
+) -> None:
+    """MPS (its control daemon too), MIG, vNPU and DRA pools side by side: render,
+    validate's every stage (kustomize, kubeconform with the resource.k8s.io v1 schemas, the
+    upstream checkers, policy) and the API server's dry-run admit what is rendered."""
+    files = {
+        "fleet.yaml": yaml.safe_dump(SIM_FLEET, sort_keys=False),
+        "vendors/nvidia-mps.yaml": MPS_NVIDIA,
+        "vendors/nvidia-mig.yaml": MIG_NVIDIA,
+        "vendors/ascend-vnpu.yaml": VNPU_ASCEND,
+        "vendors/nvidia-dra.yaml": DRA_NVIDIA,
+        "teams/ml.yaml": ALLOCATION_TEAM,
+    }
+    values = values_tree(tmp_path, files, defaults=False)
+    assert invoke("render", "--values", str(values)).exit_code == 0
+    static = invoke("validate", "--values", str(values), "--no-cache")
+    assert static.exit_code == 0, static.output
+    result = dryrun.dry_run(values, None, plane=cluster)
+    assert codes(result.findings) == set(), [f.format() for f in result.findings]
+    rendered = "".join(p.read_text() for p in (values.parent / "base").rglob("*.yaml"))
+    for made in (
+        "kind: DeviceClass",
+        "kind: ResourceClaimTemplate",
+        "name: nvidia-device-plugin-mps-mps-control-daemon",
+        "migStrategy: mixed",
+        "nvidia.com/mig.config: all-3g.40gb",
+        "requests.huawei.com/Ascend910-6c.1cpu.16g",
+    ):
+        assert made in rendered, made
 
 
 def test_crd_object_breaking_a_cel_rule_only_the_server_sees(
