@@ -58,14 +58,16 @@ def models_apart(view: FleetView) -> Iterable[Finding]:
     (docs/allocation.md); one that names a model, or a model and a fallbackModel, chose."""
     for team in view.teams:
         for land in landings(view, team):
-            models = sorted({p.model for p in land.pools})
+            # One model whatever its case (find_pci_model): A100 and a100 are not two.
+            by_name = {
+                p.model.casefold(): p.model for p in sorted(land.pools, key=lambda p: p.model)
+            }
+            models = sorted(by_name.values())
             if land.ref.count < 2 or len(models) < 2:
                 continue
             key = view.fleet.label_key(land.vendor.model_label)
             spec = land.ref.spec
-            if key in (spec.get("nodeSelector") or {}) or (spec.get("affinity") or {}).get(
-                "nodeAffinity"
-            ):
+            if key in (spec.get("nodeSelector") or {}) or key in _affinity_keys(spec):
                 continue
             yield Finding(
                 "ALC005",
@@ -78,6 +80,26 @@ def models_apart(view: FleetView) -> Iterable[Finding]:
                 "if either will do",
                 severity=Severity.WARNING,
             )
+
+
+def _affinity_keys(spec: dict[str, object]) -> set[str]:
+    """The node label keys a pod's node affinity reads, required or preferred: an affinity on
+    the model label chose models; one on a zone did not."""
+    affinity = spec.get("affinity")
+    node = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
+    if not isinstance(node, dict):
+        return set()
+    required = node.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    terms = list(required.get("nodeSelectorTerms") or [])
+    terms += [
+        p.get("preference") or {}
+        for p in node.get("preferredDuringSchedulingIgnoredDuringExecution") or []
+    ]
+    return {
+        str(e.get("key"))
+        for term in terms
+        for e in [*(term.get("matchExpressions") or []), *(term.get("matchFields") or [])]
+    }
 
 
 # What a queue backend would need to count a DRA vendor's claims, and what happens without it.

@@ -359,16 +359,37 @@ def test_a_model_and_a_fallback_model_chose_both(tmp_path: Path) -> None:
     assert alc005(tmp_path, TWO_MODELS, team) == []
 
 
-def test_the_workloads_own_node_affinity_silences_it_and_pod_affinity_does_not(
+def test_the_workloads_own_node_affinity_on_the_model_label_silences_it(
     tmp_path: Path,
 ) -> None:
-    """A service's own node affinity is taken as its choice of nodes (it is the team's to
-    answer for), even one that only prefers a zone; pod anti-affinity chooses no nodes, so the
-    service checked after it is still named."""
+    """A service's own node affinity on the model label, required or only preferred, is its
+    choice of models; one on a zone chose none, and pod anti-affinity chooses no nodes: those
+    services, checked after the ones that chose, are named."""
     team = """\
-quota: {nvidia: 12}
+quota: {nvidia: 24}
 services:
   affine:
+    images: {nvidia: r/w:1}
+    affinity:
+      nodeAffinity:
+        preferredDuringSchedulingIgnoredDuringExecution:
+          - weight: 1
+            preference:
+              matchExpressions:
+                - {key: feature.node.kubernetes.io/gpu-model, operator: In, values: [H100]}
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 2}
+  required:
+    images: {nvidia: r/w:1}
+    affinity:
+      nodeAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+            - matchExpressions:
+                - {key: feature.node.kubernetes.io/gpu-model, operator: In, values: [A100]}
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 2}
+  zoned:
     images: {nvidia: r/w:1}
     affinity:
       nodeAffinity:
@@ -390,8 +411,15 @@ services:
       nvidia: {devicesPerReplica: 1, replicas: 2}
 """
     assert alc005(tmp_path, TWO_MODELS, team) == [
-        spans("22:15", "Deployment 'spread-nvidia'", "$.services.spread.tracks.nvidia")
+        spans("32:15", "Deployment 'zoned-nvidia'", "$.services.zoned.tracks.nvidia"),
+        spans("43:15", "Deployment 'spread-nvidia'", "$.services.spread.tracks.nvidia"),
     ]
+
+
+def test_models_that_differ_only_in_case_are_one(tmp_path: Path) -> None:
+    """Pools of A100 and a100 are one model (as the catalog matches them): nothing to span."""
+    vendor = TWO_MODELS.replace("{name: h100, model: H100", "{name: a100-b, model: a100")
+    assert alc005(tmp_path, vendor, SPAN_TEAM) == []
 
 
 # Pools of two models whose nodes carry one model label value: the A800s' nodes are labelled as
