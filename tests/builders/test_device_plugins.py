@@ -831,6 +831,7 @@ def test_an_mps_vendor_runs_the_plugins_mps_control_daemon_beside_it(tmp_path: P
     )
     assert config_map["data"] == {"config.yaml": text}
     digest = {"accel-gitops.io/device-plugin-config": hashlib.sha256(text.encode()).hexdigest()}
+    image = "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"
     volumes = [
         {"name": "mps-root", "hostPath": {"path": "/run/nvidia/mps", "type": "DirectoryOrCreate"}},
         {"name": "mps-shm", "hostPath": {"path": "/run/nvidia/mps/shm"}},
@@ -852,42 +853,93 @@ def test_an_mps_vendor_runs_the_plugins_mps_control_daemon_beside_it(tmp_path: P
 
     pod = plugin["spec"]["template"]["spec"]
     (ctr,) = pod["containers"]
-    assert ctr["env"][-2:] == [config_env, {"name": "MPS_ROOT", "value": "/run/nvidia/mps"}]
-    assert ctr["volumeMounts"][-2:] == mounts
-    assert pod["volumes"][-2:] == volumes
-    assert ctr["securityContext"] == {
-        "allowPrivilegeEscalation": False,
-        "capabilities": {"drop": ["ALL"]},
-    }
+    assert ctr["env"] == [
+        {"name": "FAIL_ON_INIT_ERROR", "value": "false"},
+        config_env,
+        {"name": "MPS_ROOT", "value": "/run/nvidia/mps"},
+    ]
+    assert ctr["volumeMounts"] == [
+        {"name": "device-plugin", "mountPath": PLUGIN_DIR},
+        config_mount,
+        *mounts,
+    ]
+    assert pod["volumes"] == [
+        {"name": "device-plugin", "hostPath": {"path": PLUGIN_DIR}},
+        config_volume,
+        *volumes,
+    ]
 
     name = "nvidia-device-plugin-mps-mps-control-daemon"
-    assert daemon["metadata"]["name"] == name
-    assert daemon["spec"]["selector"] == {"matchLabels": {"app.kubernetes.io/name": name}}
-    assert daemon["spec"]["template"]["metadata"]["annotations"] == digest
-    pod = daemon["spec"]["template"]["spec"]
-    assert pod["nodeSelector"] == {NFD + "accelerator": "nvidia-gpu-mps"}
-    assert pod["volumes"] == [*volumes, config_volume]
-    (init,) = pod["initContainers"]
-    assert (init["command"], init["image"], init["securityContext"]) == (
-        ["mps-control-daemon", "mount-shm"],
-        "nvcr.io/nvidia/k8s-device-plugin:v0.17.1",
-        {"privileged": True},
-    )
-    assert init["volumeMounts"] == [
-        {"name": "mps-root", "mountPath": "/mps", "mountPropagation": "Bidirectional"}
-    ]
-    (ctr,) = pod["containers"]
-    assert (ctr["command"], ctr["image"], ctr["securityContext"]) == (
-        ["mps-control-daemon"],
-        "nvcr.io/nvidia/k8s-device-plugin:v0.17.1",
-        {"privileged": True},
-    )
-    assert ctr["env"] == [
-        {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
-        {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
-        config_env,
-    ]
-    assert ctr["volumeMounts"] == [*mounts, config_mount]
+    own = {
+        "app.kubernetes.io/name": name,
+        "app.kubernetes.io/component": "mps-control-daemon",
+        "accel-gitops.io/vendor": "nvidia-mps",
+    }
+    assert daemon == {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {
+            "name": name,
+            "namespace": PLUGINS_NS,
+            "labels": {**MANAGED, **own},
+            "annotations": {"accel-gitops.io/source": "values/vendors/nvidia-mps.yaml"},
+        },
+        "spec": {
+            "selector": {"matchLabels": {"app.kubernetes.io/name": name}},
+            "updateStrategy": {"type": "RollingUpdate"},
+            "template": {
+                "metadata": {"labels": own, "annotations": digest},
+                "spec": {
+                    "nodeSelector": {NFD + "accelerator": "nvidia-gpu-mps"},
+                    "tolerations": [
+                        CRITICAL,
+                        {
+                            "key": NFD + "accelerator",
+                            "operator": "Equal",
+                            "value": "nvidia-gpu",
+                            "effect": "NoSchedule",
+                        },
+                    ],
+                    "priorityClassName": "system-node-critical",
+                    "automountServiceAccountToken": False,
+                    "containers": [
+                        {
+                            "name": name,
+                            "image": image,
+                            "imagePullPolicy": "IfNotPresent",
+                            "command": ["mps-control-daemon"],
+                            "env": [
+                                {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+                                {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
+                                config_env,
+                            ],
+                            "resources": DEFAULT_RESOURCES,
+                            "securityContext": {"privileged": True},
+                            "volumeMounts": [*mounts, config_mount],
+                        }
+                    ],
+                    "volumes": [*volumes, config_volume],
+                    "initContainers": [
+                        {
+                            "name": "mounts",
+                            "image": image,
+                            "imagePullPolicy": "IfNotPresent",
+                            "command": ["mps-control-daemon", "mount-shm"],
+                            "resources": DEFAULT_RESOURCES,
+                            "securityContext": {"privileged": True},
+                            "volumeMounts": [
+                                {
+                                    "name": "mps-root",
+                                    "mountPath": "/mps",
+                                    "mountPropagation": "Bidirectional",
+                                }
+                            ],
+                        }
+                    ],
+                },
+            },
+        },
+    }
 
 
 def test_a_time_sliced_vendor_runs_no_mps_daemon(tmp_path: Path) -> None:
