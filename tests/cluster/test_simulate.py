@@ -39,6 +39,7 @@ from tests.fixtures import (
     SIM_FLEET,
     TRAINJOB_FLEET,
     TRAINJOB_TEAM,
+    VNPU_ASCEND,
     tree,
 )
 
@@ -646,6 +647,61 @@ def test_mig_instances_are_allocated_two_to_a_gpu_and_a_third_waits(
         ("web", {"requests.nvidia.com/mig-3g.40gb": "1"}),
     ]
     (stood_in,) = [f for f in result.findings if "MIG manager" in f.message]
+    assert stood_in.code == "SIM011"
+
+
+# ---- Ascend static vNPUs (issue 23, docs/allocation.md) ----------------------------------------
+
+# One 910B on node v1 split by the site into two vir06_1c_16g vNPUs (VNPU_ASCEND's form): 2 of
+# huawei.com/Ascend910-6c.1cpu.16g. Teams ml (2 pods) and web (1 pod), one vNPU each: MIG005
+# (3 of 2) taken out as above; the real scheduler places two and leaves one Pending.
+VNPU_POOL = VNPU_ASCEND.replace(
+    "vnpu: {template: vir06_1c_16g, perDevice: 4}", "vnpu: {template: vir06_1c_16g, perDevice: 2}"
+).replace("devicesPerNode: 2, nodes: [npu-v1]", "devicesPerNode: 1, nodes: [v1]")
+VNPU_TEAM = """\
+quota: {{ascend-vnpu: {n}}}
+services:
+  serve:
+    images: {{ascend-vnpu: r/serve:cann}}
+    vendorMounts: false
+    tracks:
+      ascend-vnpu: {{devicesPerReplica: 1, replicas: {n}}}
+"""
+
+
+def test_vnpus_are_allocated_one_to_a_pod_and_a_third_waits(
+    tmp_path: Path, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fleet = {**SIM_FLEET, "capacity": {"overcommitRatio": 1.5}}
+    files = {
+        "fleet.yaml": yaml.safe_dump(fleet, sort_keys=False),
+        "vendors/ascend-vnpu.yaml": VNPU_POOL,
+        "teams/ml.yaml": VNPU_TEAM.format(n=2),
+        "teams/web.yaml": VNPU_TEAM.format(n=1),
+    }
+    values = tree(tmp_path, files, defaults=False)
+    checks = stage.policy.run_checks
+    assert [f.code for f in checks(load_values(values)) if f.severity.name == "ERROR"] == ["MIG005"]
+    monkeypatch.setattr(
+        stage.policy,
+        "run_checks",
+        lambda loaded, memo=None: [f for f in checks(loaded, memo) if f.code != "MIG005"],
+    )
+
+    result = simulate(values, None, lambda: contextlib.nullcontext(cluster))
+    (env,) = result.envs
+
+    (v1,) = [n for n in env.nodes if n.name == "v1"]
+    assert v1.ok and v1.labels["feature.node.kubernetes.io/accelerator"] == "huawei-npu-vnpu"
+    pods = sorted((p.node, p.ok) for p in env.pods if p.vendor == "ascend-vnpu")
+    assert pods == [("", False)] + [("v1", True)] * 2
+    (waiting,) = [p for p in env.pods if not p.node]
+    assert "1 Insufficient huawei.com/Ascend910-6c.1cpu.16g" in waiting.reason
+    assert [(q["team"], q["used"]) for q in env.quotas] == [
+        ("ml", {"requests.huawei.com/Ascend910-6c.1cpu.16g": "2"}),
+        ("web", {"requests.huawei.com/Ascend910-6c.1cpu.16g": "1"}),
+    ]
+    (stood_in,) = [f for f in result.findings if "npu-smi" in f.message]
     assert stood_in.code == "SIM011"
 
 
