@@ -21,7 +21,7 @@ RESOURCE_API = "resource.k8s.io/v1"
 CLAIM = "devices"
 
 
-def device_class(view: FleetView, vendor: Vendor) -> Obj:
+def device_class(vendor: Vendor) -> Obj:
     """The vendor's DeviceClass: its driver's whole devices of the models of its pools here."""
     dra = vendor.dra
     assert dra is not None  # a DRA vendor's

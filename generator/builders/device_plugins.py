@@ -48,7 +48,7 @@ def build(view: FleetView) -> list[Component]:
                 Component(
                     UNIT,
                     f"{UNIT}/{vendor.id}",
-                    [claims.device_class(view, vendor)],
+                    [claims.device_class(vendor)],
                     origin=vendor.doc.anchor(("allocation",)),
                 )
             )
@@ -115,7 +115,7 @@ def _vendor_objects(view: FleetView, vendor: Vendor) -> list[Obj]:
         )
         digest = hashlib.sha256(text.encode()).hexdigest()
         _mount_config(vendor, ds, digest)
-        mps = dp.config.mps if dp.config else None
+        mps = dp.mps
         if vendor.sharing and vendor.sharing.strategy == "mps" and mps:
             _reach_mps(ds, mps)
             objs.append(mps_daemon(view, vendor, mps, digest))
@@ -144,9 +144,11 @@ def _reach_mps(ds: Obj, mps: MpsDaemon) -> None:
     under MPS without its variable."""
     pod = ds["spec"]["template"]["spec"]
     ctr = pod["containers"][0]
-    ctr.setdefault("env", []).append({"name": mps.env, "value": mps.root})
-    ctr.setdefault("volumeMounts", []).extend(_mps_mounts(mps))
-    pod.setdefault("volumes", []).extend(_mps_volumes(mps))
+    # _mount_config gave the plugin its env; every plugin mounts the kubelet's folder
+    # (loader.plugin_needs), so its volumes and mounts are there.
+    ctr["env"].append({"name": mps.env, "value": mps.root})
+    ctr["volumeMounts"].extend(_mps_mounts(mps))
+    pod["volumes"].extend(_mps_volumes(mps))
 
 
 def mps_daemon(view: FleetView, vendor: Vendor, mps: MpsDaemon, digest: str) -> Obj:
@@ -237,11 +239,13 @@ def _mount_config(vendor: Vendor, ds: Obj, digest: str) -> None:
     template = ds["spec"]["template"]
     template["metadata"]["annotations"] = {CONFIG_DIGEST: digest}
     pod = template["spec"]
-    pod.setdefault("volumes", []).append(
+    # A plugin mounts the kubelet's folder (loader.plugin_needs), the MPS daemon its root: both
+    # have volumes and mounts. Env is optional (a daemon whose daemonEnv is empty).
+    pod["volumes"].append(
         {"name": "device-plugin-config", "configMap": {"name": config_map_name(vendor)}}
     )
     ctr = pod["containers"][0]
     ctr.setdefault("env", []).append({"name": config.env, "value": f"{CONFIG_DIR}/{CONFIG_KEY}"})
-    ctr.setdefault("volumeMounts", []).append(
+    ctr["volumeMounts"].append(
         {"name": "device-plugin-config", "mountPath": CONFIG_DIR, "readOnly": True}
     )

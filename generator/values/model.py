@@ -214,6 +214,11 @@ class DevicePlugin:
     config: PluginConfig | None = None
 
     @property
+    def mps(self) -> MpsDaemon | None:
+        """The plugin's MPS control daemon, where its config file records one."""
+        return self.config.mps if self.config else None
+
+    @property
     def image(self) -> str:
         return self.agent.image
 

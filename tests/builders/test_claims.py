@@ -77,9 +77,30 @@ def test_the_device_class_selects_the_drivers_whole_devices_of_the_pools_models(
     only_h100 = view_of(tmp_path / "h", vendor=DRA_NVIDIA)
     vendor = only_h100.vendor("nvidia-dra")
     assert vendor is not None
-    assert claims.device_class(only_h100, vendor)["spec"]["selectors"] == [
+    assert claims.device_class(vendor)["spec"]["selectors"] == [
         {"cel": {"expression": f"{WHOLE} && ({H100})"}}
     ]
+
+
+def test_a_dra_vendors_unit_holds_its_class_and_the_vendors_after_it_follow(
+    tmp_path: Path,
+) -> None:
+    """A DRA vendor sorted first (a-dra) gets its own base in the device-plugins unit, at its
+    `allocation` line; nvidia after it still gets its plugin."""
+    files = {
+        "vendors/a-dra.yaml": DRA_NVIDIA.replace("nvidia-gpu-dra", "gpu-a-dra").replace(
+            "dcgm-exporter-dra", "dcgm-exporter-a"
+        ),
+        "vendors/nvidia.yaml": NVIDIA,
+    }
+    view = values.load(tree(tmp_path, files, fleet=PROD_FLEET, defaults=False)).envs["prod"]
+    comps = device_plugins.build(view)
+    assert [(c.unit, c.name, [o["kind"] for o in c.objects]) for c in comps] == [
+        ("device-plugins", "device-plugins/namespaces", ["Namespace"]),
+        ("device-plugins", "device-plugins/a-dra", ["DeviceClass"]),
+        ("device-plugins", "device-plugins/nvidia", ["DaemonSet"]),
+    ]
+    assert str(comps[1].origin) == "values/vendors/a-dra.yaml:2:1"
 
 
 def claim_template(name: str, namespace: str, count: int, selector: str | None) -> Obj:

@@ -942,6 +942,26 @@ def test_an_mps_vendor_runs_the_plugins_mps_control_daemon_beside_it(tmp_path: P
     }
 
 
+def test_an_mps_daemon_without_env_of_its_own_still_reads_the_config_file(
+    tmp_path: Path,
+) -> None:
+    """A vendor file that writes the config file's facts itself, with an empty daemon
+    environment (its lists replace the catalog's): the daemon's container gets CONFIG_FILE
+    alone."""
+    mps = MPS_NVIDIA.replace(
+        "devicePlugin: {name: nvidia-device-plugin-mps}",
+        "devicePlugin:\n  name: nvidia-device-plugin-mps\n  configFile:\n"
+        "    {env: CONFIG_FILE, version: v1, sharedSuffix: .shared, sharing: [mps], "
+        "sources: ['a/b c d'], mps: {root: /run/nvidia/mps, containerRoot: /mps, env: MPS_ROOT, "
+        "command: [mps-control-daemon], mountCommand: [mps-control-daemon, mount-shm], "
+        "daemonEnv: [], maxReplicas: 48, sources: ['a/b c d']}}",
+    )
+    view = prod_view(tmp_path, {"vendors/nvidia-mps.yaml": mps})
+    (_, comp) = device_plugins.build(view)
+    (ctr,) = comp.objects[1]["spec"]["template"]["spec"]["containers"]
+    assert ctr["env"] == [{"name": "CONFIG_FILE", "value": "/etc/device-plugin/config.yaml"}]
+
+
 def test_a_time_sliced_vendor_runs_no_mps_daemon(tmp_path: Path) -> None:
     view = prod_view(tmp_path, {"vendors/nvidia-shared.yaml": SHARED_NVIDIA})
     (_, comp) = device_plugins.build(view)
