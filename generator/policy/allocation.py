@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from generator.builders.workloads import backend
 from generator.findings import Finding, Severity
 from generator.policy.checks import EITHER, WARNING, Check
+from generator.policy.placement import affinity_keys
 from generator.policy.scheduling import devices_path, landings
 from generator.values.model import FleetView
 from generator.values.yamlio import json_path
@@ -67,7 +68,7 @@ def models_apart(view: FleetView) -> Iterable[Finding]:
                 continue
             key = view.fleet.label_key(land.vendor.model_label)
             spec = land.ref.spec
-            if key in (spec.get("nodeSelector") or {}) or key in _affinity_keys(spec):
+            if key in (spec.get("nodeSelector") or {}) or key in affinity_keys(spec):
                 continue
             yield Finding(
                 "ALC005",
@@ -80,26 +81,6 @@ def models_apart(view: FleetView) -> Iterable[Finding]:
                 "if either will do",
                 severity=Severity.WARNING,
             )
-
-
-def _affinity_keys(spec: dict[str, object]) -> set[str]:
-    """The node label keys a pod's node affinity reads, required or preferred: an affinity on
-    the model label chose models; one on a zone did not."""
-    affinity = spec.get("affinity")
-    node = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
-    if not isinstance(node, dict):
-        return set()
-    required = node.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
-    terms = list(required.get("nodeSelectorTerms") or [])
-    terms += [
-        p.get("preference") or {}
-        for p in node.get("preferredDuringSchedulingIgnoredDuringExecution") or []
-    ]
-    return {
-        str(e.get("key"))
-        for term in terms
-        for e in [*(term.get("matchExpressions") or []), *(term.get("matchFields") or [])]
-    }
 
 
 # What a queue backend would need to count a DRA vendor's claims, and what happens without it.

@@ -144,6 +144,18 @@ def _required_terms(spec: dict[str, Any]) -> list[dict[str, Any]]:
     return list(required.get("nodeSelectorTerms") or [])
 
 
+def affinity_keys(spec: dict[str, Any]) -> set[str]:
+    """The node label keys (and fields) a pod's node affinity reads, required or preferred."""
+    affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
+    preferred = affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or []
+    terms = _required_terms(spec) + [p.get("preference") or {} for p in preferred]
+    return {
+        str(e.get("key"))
+        for term in terms
+        for e in [*(term.get("matchExpressions") or []), *(term.get("matchFields") or [])]
+    }
+
+
 def _term_matches(term: dict[str, Any], labels: dict[str, str]) -> bool:
     """One nodeSelectorTerm: its requirements ANDed; an empty term matches no node (source:
     kubernetes/api core/v1 types.go, NodeSelectorTerm). matchFields can only name the node

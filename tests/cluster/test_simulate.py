@@ -21,7 +21,7 @@ from generator.builders import argocd
 from generator.cluster import dryrun
 from generator.cluster.launcher import ControlPlane
 from generator.cluster.simchecks import PROBE_NAMESPACE
-from generator.cluster.simulate import simulate
+from generator.cluster.simulate import SimulationResult, simulate
 from generator.findings import Severity
 from generator.render import stage
 from generator.values.loader import load as load_values
@@ -544,6 +544,36 @@ services:
 """
 
 
+def simulate_one_too_many(
+    tmp_path: Path,
+    cluster: ControlPlane,
+    monkeypatch: pytest.MonkeyPatch,
+    vendor: tuple[str, str],
+    team: str,
+    pods: tuple[int, int],
+) -> SimulationResult:
+    """Simulate a pool (`vendor`: file name, text) and teams ml and web running `pods` one-unit
+    replicas of `team`, one more than the pool holds: quotas within overcommitRatio 1.5, and
+    MIG005 (the workloads need more than the pools) the one error, which render would refuse;
+    taken out here, so that the real scheduler must leave the pod too many Pending."""
+    fleet = {**SIM_FLEET, "capacity": {"overcommitRatio": 1.5}}
+    files = {
+        "fleet.yaml": yaml.safe_dump(fleet, sort_keys=False),
+        f"vendors/{vendor[0]}.yaml": vendor[1],
+        "teams/ml.yaml": team.format(n=pods[0]),
+        "teams/web.yaml": team.format(n=pods[1]),
+    }
+    values = tree(tmp_path, files, defaults=False)
+    checks = stage.policy.run_checks
+    assert [f.code for f in checks(load_values(values)) if f.severity.name == "ERROR"] == ["MIG005"]
+    monkeypatch.setattr(
+        stage.policy,
+        "run_checks",
+        lambda loaded, memo=None: [f for f in checks(loaded, memo) if f.code != "MIG005"],
+    )
+    return simulate(values, None, lambda: contextlib.nullcontext(cluster))
+
+
 # The same pool shared by MPS: the plugin's MPS control daemon lands beside the plugin.
 MPS_POOL = SHARED_POOL.replace("timeSlicing: {replicas: 4}", "mps: {replicas: 4}")
 
@@ -552,26 +582,9 @@ MPS_POOL = SHARED_POOL.replace("timeSlicing: {replicas: 4}", "mps: {replicas: 4}
 def test_shared_pods_pack_four_to_a_gpu_and_a_fifth_waits(
     pool: str, tmp_path: Path, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fleet = {**SIM_FLEET, "capacity": {"overcommitRatio": 1.5}}
-    files = {
-        "fleet.yaml": yaml.safe_dump(fleet, sort_keys=False),
-        "vendors/nvidia-shared.yaml": pool,
-        "teams/ml.yaml": SHARE_TEAM.format(n=4),
-        "teams/web.yaml": SHARE_TEAM.format(n=1),
-    }
-    values = tree(tmp_path, files, defaults=False)
-    refused = [
-        f.code for f in stage.policy.run_checks(load_values(values)) if f.severity.name == "ERROR"
-    ]
-    assert refused == ["MIG005"]
-    checks = stage.policy.run_checks
-    monkeypatch.setattr(
-        stage.policy,
-        "run_checks",
-        lambda loaded, memo=None: [f for f in checks(loaded, memo) if f.code != "MIG005"],
+    result = simulate_one_too_many(
+        tmp_path, cluster, monkeypatch, ("nvidia-shared", pool), SHARE_TEAM, (4, 1)
     )
-
-    result = simulate(values, None, lambda: contextlib.nullcontext(cluster))
     (env,) = result.envs
 
     (g1,) = [n for n in env.nodes if n.name == "g1"]
@@ -616,23 +629,9 @@ services:
 def test_mig_instances_are_allocated_two_to_a_gpu_and_a_third_waits(
     tmp_path: Path, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fleet = {**SIM_FLEET, "capacity": {"overcommitRatio": 1.5}}
-    files = {
-        "fleet.yaml": yaml.safe_dump(fleet, sort_keys=False),
-        "vendors/nvidia-mig.yaml": MIG_POOL,
-        "teams/ml.yaml": MIG_TEAM.format(n=2),
-        "teams/web.yaml": MIG_TEAM.format(n=1),
-    }
-    values = tree(tmp_path, files, defaults=False)
-    checks = stage.policy.run_checks
-    assert [f.code for f in checks(load_values(values)) if f.severity.name == "ERROR"] == ["MIG005"]
-    monkeypatch.setattr(
-        stage.policy,
-        "run_checks",
-        lambda loaded, memo=None: [f for f in checks(loaded, memo) if f.code != "MIG005"],
+    result = simulate_one_too_many(
+        tmp_path, cluster, monkeypatch, ("nvidia-mig", MIG_POOL), MIG_TEAM, (2, 1)
     )
-
-    result = simulate(values, None, lambda: contextlib.nullcontext(cluster))
     (env,) = result.envs
 
     (m1,) = [n for n in env.nodes if n.name == "m1"]
@@ -672,23 +671,9 @@ services:
 def test_vnpus_are_allocated_one_to_a_pod_and_a_third_waits(
     tmp_path: Path, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fleet = {**SIM_FLEET, "capacity": {"overcommitRatio": 1.5}}
-    files = {
-        "fleet.yaml": yaml.safe_dump(fleet, sort_keys=False),
-        "vendors/ascend-vnpu.yaml": VNPU_POOL,
-        "teams/ml.yaml": VNPU_TEAM.format(n=2),
-        "teams/web.yaml": VNPU_TEAM.format(n=1),
-    }
-    values = tree(tmp_path, files, defaults=False)
-    checks = stage.policy.run_checks
-    assert [f.code for f in checks(load_values(values)) if f.severity.name == "ERROR"] == ["MIG005"]
-    monkeypatch.setattr(
-        stage.policy,
-        "run_checks",
-        lambda loaded, memo=None: [f for f in checks(loaded, memo) if f.code != "MIG005"],
+    result = simulate_one_too_many(
+        tmp_path, cluster, monkeypatch, ("ascend-vnpu", VNPU_POOL), VNPU_TEAM, (2, 1)
     )
-
-    result = simulate(values, None, lambda: contextlib.nullcontext(cluster))
     (env,) = result.envs
 
     (v1,) = [n for n in env.nodes if n.name == "v1"]
