@@ -145,15 +145,12 @@ def _required_terms(spec: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def affinity_keys(spec: dict[str, Any]) -> set[str]:
-    """The node label keys (and fields) a pod's node affinity reads, required or preferred."""
+    """The node label keys a pod's node affinity reads, required or preferred (matchFields name
+    the node, not a label)."""
     affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
     preferred = affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or []
     terms = _required_terms(spec) + [p.get("preference") or {} for p in preferred]
-    return {
-        str(e.get("key"))
-        for term in terms
-        for e in [*(term.get("matchExpressions") or []), *(term.get("matchFields") or [])]
-    }
+    return {str(e.get("key")) for term in terms for e in term.get("matchExpressions") or []}
 
 
 def _term_matches(term: dict[str, Any], labels: dict[str, str]) -> bool:
