@@ -145,6 +145,32 @@ def _scheduled(pod: Obj) -> str:
     return ""
 
 
+# Owners whose controller reports in status how far it got (below).
+REPLICATED = (("apps/v1", "Deployment"), ("apps/v1", "ReplicaSet"))
+
+
+def _behind(obj: Obj) -> bool:
+    """Whether a Deployment's or ReplicaSet's controller has yet to act on it, however long a
+    busy machine makes it take: it has not seen the latest spec (status.observedGeneration below
+    metadata.generation), or a ReplicaSet has fewer or more pods than it asks for and has not
+    said why. The deployment controller makes its ReplicaSet before it records the generation
+    it saw; the ReplicaSet controller counts the pods it had before it made more, and sets
+    ReplicaFailure when it could not make one (quota, Pod Security): source kubernetes v1.36.3
+    pkg/controller/replicaset/replica_set_utils.go, calculateStatus;
+    pkg/controller/deployment/sync.go, calculateStatus."""
+    status = obj.get("status") or {}
+    if int(status.get("observedGeneration", 0)) < int(obj["metadata"].get("generation", 1)):
+        return True
+    if obj.get("kind") != "ReplicaSet":
+        return False
+    want = int((obj.get("spec") or {}).get("replicas", 1))
+    failed = any(
+        c.get("type") == "ReplicaFailure" and c.get("status") == "True"
+        for c in status.get("conditions") or []
+    )
+    return int(status.get("replicas", 0)) != want and not failed
+
+
 DEFAULT_SCHEDULER = "default-scheduler"  # a pod's spec.schedulerName when it names none
 
 
@@ -208,15 +234,18 @@ def wait_made(api: ApiClient, timeout: float = MADE_TIMEOUT) -> None:
 def settle(
     api: ApiClient, timeout: float = SETTLE_TIMEOUT, schedulers: frozenset[str] | None = None
 ) -> None:
-    """Wait until nothing changes for QUIET seconds and the schedulers that run here
-    (`schedulers`, their names; None: every pod's) have seen every pod that asks for them."""
+    """Wait until nothing changes for QUIET seconds, the schedulers that run here (`schedulers`,
+    their names; None: every pod's) have seen every pod that asks for them, and the Deployment
+    and ReplicaSet controllers have caught up (a quiet spell alone ended early when a busy
+    machine held a controller back for longer than QUIET)."""
     deadline = time.monotonic() + timeout
     last = None
     since = time.monotonic()
     while True:
         now = _fingerprint(api)
         undecided = any(_undecided(p, schedulers) for p in api.list("v1", "Pod"))
-        if now != last or undecided:
+        behind = any(_behind(o) for kind in REPLICATED for o in api.list(*kind))
+        if now != last or undecided or behind:
             last = now
             since = time.monotonic()
         elif time.monotonic() - since >= QUIET:
@@ -370,9 +399,13 @@ def hold_gang(api: ApiClient, obj: Obj, outcome: JobOutcome) -> None:
 
 
 def _create_again(api: ApiClient, pod: Obj) -> None:
-    """Create a pod the simulation just deleted. The quota admission reads the ResourceQuota's
-    `used`, which the quota controller lowers a moment after the deletion: a refusal for quota
-    is tried again until then (the same pod fitted a moment ago)."""
+    """Create a pod the simulation just deleted. Quota admission reads the ResourceQuota's
+    `used`, which the quota controller lowers after it has seen the deletion: a refusal for
+    quota is tried again until then (the same pod fitted a moment ago). How long that takes
+    depends only on how busy the machine is (a CI run saw more than 15 s), so the wait is
+    bounded by SETTLE_TIMEOUT, the bound of every other wait for the control plane's own
+    controllers, not by a guess at their speed."""
+    refusal: list[str] = []
 
     def created() -> bool:
         try:
@@ -380,13 +413,23 @@ def _create_again(api: ApiClient, pod: Obj) -> None:
         except ApiError as exc:
             if exc.status != 403 or "exceeded quota" not in exc.message:
                 raise
+            refusal[:] = [exc.message]
             return False
         return True
 
-    wait(created, f"pod {pod['metadata']['name']} made again", CREATE_TIMEOUT)
+    name = pod["metadata"]["name"]
+    try:
+        wait(created, f"pod {name} made again", SETTLE_TIMEOUT)
+    except ApiError as exc:
+        if exc.reason != "Timeout":
+            raise
+        raise ApiError(0, "Timeout", f"{exc.message}; the quota still says: {refusal[-1]}") from exc
 
 
-CREATE_TIMEOUT = 15.0  # for a Job's pods to appear; past it the next job goes anyway
+# For a Job's first pods to appear. Past it the next job goes anyway and the pod checks report
+# what became of this one. As a bound, not a guess at the Job controller's speed: a job started
+# before the one ahead of it has its pods could take devices or quota in a different order.
+CREATE_TIMEOUT = SETTLE_TIMEOUT
 
 
 def run_jobs(
