@@ -191,7 +191,7 @@ def _addons(
             platform.application(
                 view, addon, app_name(view, addon.key), project, values, _labels(view)
             ),
-            fleet.doc.anchor(("platform", addon.key), ("scheduling", "backend")),
+            fleet.doc.anchor(("platform", addon.key)),  # rendered only where it says fleet
         )
     if not with_project:
         return comp

@@ -545,7 +545,7 @@ def _jobset(view: FleetView, team: Team, job: Job) -> Obj:
             ),
             task.pod,
         )
-        _wire_queue(view, team, {}, template)
+        _wire_pods(view, team, template)
         child: Obj = {
             "parallelism": task.replicas,
             "completions": task.replicas,
@@ -568,7 +568,7 @@ def _jobset(view: FleetView, team: Team, job: Job) -> Obj:
     if job.ttl_after_finished is not None:
         spec["ttlSecondsAfterFinished"] = job.ttl_after_finished
     spec["replicatedJobs"] = replicated
-    _wire_queue(view, team, meta_labels, {"spec": {}})
+    _queue_label(view, team, meta_labels)
     return {
         "apiVersion": JOBSET_API,
         "kind": "JobSet",
@@ -620,7 +620,7 @@ def _trainjob(view: FleetView, team: Team, job: Job) -> Obj:
         "template": {"spec": {"template": {"metadata": template["metadata"], "spec": patched}}},
     }
     meta_labels = _labels(team)
-    _wire_queue(view, team, meta_labels, {"spec": {}})
+    _queue_label(view, team, meta_labels)  # its pods' scheduler: WKL010 refuses any other
     spec: Obj = {
         # apiGroup and kind as the CRD defaults them, written out so that Argo CD sees no drift.
         "runtimeRef": {
@@ -754,7 +754,7 @@ def _service_objects(view: FleetView, team: Team, svc: Service) -> list[Obj]:
         _wire_queue(view, team, meta_labels, template)
         if track.group_size > 1:
             worker = _template(labels, worker_pod, track.pod)
-            _wire_queue(view, team, {}, worker)
+            _wire_pods(view, team, worker)
             objs.append(
                 {
                     "apiVersion": LWS_API,
@@ -991,13 +991,23 @@ def _spread(
 def _wire_queue(view: FleetView, team: Team, meta_labels: dict[str, str], tpl: Obj) -> None:
     """Point a batch/v1 Job's or a Deployment's pods at the team's queue, so that the backend
     accounts for services too (one accounting per backend, docs/scheduling.md)."""
-    kind = backend(view)
-    if kind == "kueue":
+    _queue_label(view, team, meta_labels)
+    _wire_pods(view, team, tpl)
+
+
+def _queue_label(view: FleetView, team: Team, meta_labels: dict[str, str]) -> None:
+    """Under Kueue, the label by which Kueue admits the object to the team's LocalQueue."""
+    if backend(view) == "kueue":
         meta_labels[QUEUE_LABEL] = queue_name(team)
+
+
+def _wire_pods(view: FleetView, team: Team, tpl: Obj) -> None:
+    """A pod template's scheduler (the fleet's, when it is not the default) and, under Volcano,
+    the team's queue."""
     name = scheduling.scheduler_name(view)
     if name != scheduling.DEFAULT_SCHEDULER:
         tpl["spec"]["schedulerName"] = name
-    if kind == "volcano":
+    if backend(view) == "volcano":
         tpl.setdefault("metadata", {}).setdefault("annotations", {})[VOLCANO_QUEUE_ANNOTATION] = (
             queue_name(team)
         )

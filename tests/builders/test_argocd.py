@@ -524,3 +524,44 @@ def test_the_wave_plan_never_puts_a_pods_health_in_front_of_another_unit(
         assert all(units_only[unit] >= w for w in units_only.values()), unit
     assert max(w for u, w in waves.items() if u.startswith("addon:")) < min(units_only.values())
     assert waves["node-config"] < waves["team-ml"] and waves["scheduling"] < waves["team-ml"]
+
+
+def test_with_clusters_the_hub_holds_the_projects_and_each_cluster_its_own_applications(
+    tmp_path: Path,
+) -> None:
+    """TWO_CLUSTERS with NFD rendered: the hub's unit holds the fleet's project, the root
+    Application and each cluster's app of apps (in the root's wave), and the add-ons' project
+    without any add-on Application; each cluster's unit holds its own units' Applications and
+    its own add-ons', never another cluster's, and no project. Every Application points its
+    findings at the `git:` key, the add-ons at their `platform:` entry."""
+    fleet = PROD_FLEET + "platform: {nfd: {provided: fleet}}\n"
+    loaded = values.load(tree(tmp_path, TWO_CLUSTERS, fleet=fleet))
+    views = loaded.views_of("prod")
+    team = [Component("team-x", "teams/x", [obj("v1", "ConfigMap", "c", "x")])]
+    built = [(view, team) for view in views]
+    hub = loaded.hub_of(views[0])
+    argo = argocd.build(hub, built)
+    git = Location("values/fleet.yaml", 4, 1)
+    nfd = Location("values/fleet.yaml", 5, 12)
+
+    def kinds(comp: Component) -> list[tuple[str, str]]:
+        return [(o["kind"], o["metadata"]["name"]) for o in comp.objects]
+
+    apps, addons = argo.hub
+    assert kinds(apps) == [
+        ("AppProject", "mini"),
+        ("Application", "mini-prod-root"),
+        ("Application", "mini-prod-domestic-root"),
+        ("Application", "mini-prod-main-root"),
+    ]
+    assert all(apps.origin_of(o) == git for o in apps.objects)
+    waves = {o["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"] for o in apps.objects[1:]}
+    assert waves == {str(argocd.ROOT_WAVE)}
+    assert kinds(addons) == [("AppProject", "mini-platform")]
+    assert sorted(argo.clusters) == ["prod/domestic", "prod/main"]
+    for key, cluster in (("prod/main", "main"), ("prod/domestic", "domestic")):
+        own_apps, own_addons = argo.clusters[key]
+        assert kinds(own_apps) == [("Application", f"mini-prod-{cluster}-team-x")]
+        assert own_apps.origin == git
+        assert kinds(own_addons) == [("Application", f"mini-prod-{cluster}-nfd")]
+        assert [own_addons.origin_of(o) for o in own_addons.objects] == [nfd]

@@ -14,6 +14,7 @@ import yaml
 from generator.builders import scheduling
 from generator.builders.common import SYNC_WAVE
 from generator.builders.workloads import team_objects
+from generator.findings import Location
 from generator.values import loader as values
 from generator.values import quantity
 from generator.values.model import FleetView
@@ -976,3 +977,87 @@ def test_kueue_is_given_exactly_the_integrations_the_queued_workloads_need(
             }
         }
     }
+
+
+# ---- priority_class: the fleet's PriorityClasses, each field the values give -------------------
+
+
+def test_priority_classes_carry_the_values_fields_and_only_those(tmp_path: Path) -> None:
+    """`scheduling.priorityClasses` in fleet.yaml: value always; preemptionPolicy and description
+    only where the values set them (the API server defaults the policy, PreemptLowerPriority)."""
+    extra = (
+        "  priorityClasses:\n"
+        "    training: {value: 1000, preemptionPolicy: Never, description: training jobs}\n"
+        "    batch: {value: 10}\n"
+    )
+    view = sched_view(tmp_path, "quota", extra)
+    classes = {c.name: c for c in scheduling.build(view)}["scheduling/priority-classes"]
+    # Findings on a class point at its own entry; on the component, at `scheduling:`.
+    fleet = "values/fleet.yaml"
+    assert classes.origin == Location(fleet, 6, 1)
+    assert [classes.origin_of(o) for o in classes.objects] == [
+        Location(fleet, 10, 5),
+        Location(fleet, 9, 5),
+    ]
+    assert classes.objects == [
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "batch", "labels": MANAGED, "annotations": FLEET_SOURCE},
+            "value": 10,
+        },
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "training", "labels": MANAGED, "annotations": FLEET_SOURCE},
+            "value": 1000,
+            "preemptionPolicy": "Never",
+            "description": "training jobs",
+        },
+    ]
+
+
+def test_lws_chart_values_pin_the_released_manager_image() -> None:
+    assert scheduling.lws_chart_values(None) == {  # type: ignore[arg-type]
+        "image": {
+            "manager": {
+                "repository": "registry.k8s.io/lws/lws",
+                "tag": "v0.8.0",
+                "pullPolicy": "IfNotPresent",
+            }
+        }
+    }
+
+
+def test_kueue_integrations_are_what_every_teams_workloads_need(tmp_path: Path) -> None:
+    """Team a's JobSet, team b's service and the default team ml's batch Job together (the
+    teams read after a have no JobSet): every integration they need, each once."""
+    files = {
+        "teams/a.yaml": "quota: {nvidia: 4}\njobs:\n  j:\n    kind: jobset\n"
+        "    images: {nvidia: r/t:1}\n    tasks: {w: {vendor: nvidia}}\n",
+        "teams/b.yaml": "quota: {nvidia: 4}\nservices:\n  s:\n    images: {nvidia: r/s:1}\n"
+        "    tracks: {nvidia: {replicas: 1}}\n",
+    }
+    view = sched_view(tmp_path, "kueue", files=files)
+    assert [t.name for t in view.teams] == ["a", "b", "ml"]
+    assert scheduling.kueue_integrations(view) == [
+        "batch/job",
+        "deployment",
+        "jobset.x-k8s.io/jobset",
+    ]
+
+
+def test_named_runtimes_are_those_of_trainer_trainjobs_only() -> None:
+    def trainjob(api: str, runtime: str | None) -> Obj:
+        spec = {"runtimeRef": {"name": runtime}} if runtime else {}
+        return {"apiVersion": api, "kind": "TrainJob", "spec": spec}
+
+    objs = [
+        trainjob("trainer.kubeflow.org/v1alpha1", "torch-distributed"),
+        trainjob("trainer.kubeflow.org/v1alpha1", "jax-distributed"),
+        trainjob("example.com/v1", "other"),  # another group's TrainJob
+        {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainingRuntime"},
+    ]
+    assert scheduling.named_runtimes(objs) == {"torch-distributed", "jax-distributed"}
+    assert scheduling.named_runtimes([trainjob("trainer.kubeflow.org/v1alpha1", None)]) == {""}
+    assert scheduling.named_runtimes([]) == set()

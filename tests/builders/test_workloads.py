@@ -26,6 +26,7 @@ from tests.fixtures import (
     CAMBRICON_MLU370,
     DATASET_FLEET,
     DATASET_TEAM,
+    DRA_NVIDIA,
     FLEET,
     HYGON_Z100L,
     INFERENCE,
@@ -1290,6 +1291,15 @@ def test_flavor_split_gives_pinned_needs_first_on_a_pool_large_enough(tmp_path: 
     assert workloads.flavor_split(team_, vendor, {"v100": 4}) == [(8, 0), (8, 0), (14, 0)]
 
 
+def test_flavor_split_fills_a_pool_only_up_to_what_its_pinned_need_left(tmp_path: Path) -> None:
+    """Share 12. A100 needs 4 of a100's 8: a100 gets its 4, then 4 more up to its capacity, and
+    h100 the last 4. A100 needs 10, more than any A100 pool holds: the first A100 pool takes it
+    all, is then full (nothing more, not even 1), and h100 gets the 2 left."""
+    view, team_, vendor = split_view(tmp_path, "quota: {nvidia: 12}\n")
+    assert workloads.flavor_split(team_, vendor, {"a100": 4}) == [(8, 0), (4, 0), (0, 0)]
+    assert workloads.flavor_split(team_, vendor, {"a100": 10}) == [(10, 0), (2, 0), (0, 0)]
+
+
 # ---- pod fields (issue 21) -------------------------------------------------------------------
 
 
@@ -1399,6 +1409,19 @@ def test_the_workloads_node_affinity_holds_together_with_a_fallback_models() -> 
         "podAntiAffinity": anti,
     }
     assert workloads.combine_affinity({}, user) == user
+    # The user's node affinity only prefers: the model stays required, the preferences add up.
+    prefers = {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 5, "preference": 2}]}
+    assert workloads.combine_affinity(mine, {"nodeAffinity": prefers}) == {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [model]}]
+            },
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 100, "preference": 1},
+                {"weight": 5, "preference": 2},
+            ],
+        }
+    }
 
 
 # ---- JobSet (issue 21) -------------------------------------------------------------------------
@@ -1669,3 +1692,321 @@ def test_a_multi_host_track_is_a_leaderworkerset_whose_leaders_serve(tmp_path: P
     # plan: one serving pod per group (its leader), one per Deployment replica: 50/50
     (row,) = env_plan(view).services
     assert {t.vendor: t.traffic for t in row.tracks} == {"nvidia": 50.0, "ascend": 50.0}
+
+
+# ---- _jobset: a whole JobSet, written out by hand ----------------------------------------------
+
+JOBSET_WHOLE = """\
+podSecurity: restricted
+quota: {nvidia: 16}
+jobs:
+  pretrain:
+    kind: jobset
+    images: {nvidia: r/train:cuda}
+    command: [torchrun, train.py]
+    backoffLimit: 2
+    activeDeadlineSeconds: 7200
+    ttlSecondsAfterFinished: 3600
+    tasks:
+      gpu: {vendor: nvidia, devices: 8, replicas: 2}
+      eval: {vendor: nvidia, devices: 1}
+    successPolicy: {operator: All, targetReplicatedJobs: [gpu]}
+    failurePolicy: {maxRestarts: 3}
+"""
+NVIDIA_TWO_NODES = "pools:\n  - {name: a100, model: A100, devicesPerNode: 8, nodes: [g1, g2]}\n"
+KUEUE_JOBSET = (
+    "scheduling: {backend: kueue}\n"
+    "platform: {kueue: {provided: fleet}, jobset: {provided: fleet}}\n"
+)
+
+
+def jobset_child(task: str, replicas: int, devices: int) -> dict[str, Any]:
+    """A replicated job of JOBSET_WHOLE: one batch Job of `replicas` pods, the job's backoff and
+    deadline on it, each pod a container named after the task, restricted as its team is."""
+    container = {
+        "name": task,
+        "image": "r/train:cuda",
+        "command": ["torchrun", "train.py"],
+        "resources": {
+            "requests": {"cpu": "1", "memory": "2Gi", "nvidia.com/gpu": devices},
+            "limits": {"nvidia.com/gpu": devices},
+        },
+        "securityContext": RESTRICTED_CTR,
+    }
+    pod = {
+        "containers": [container],
+        "nodeSelector": {NFD + "accelerator": "nvidia-gpu"},
+        "restartPolicy": "Never",
+        "securityContext": RESTRICTED_POD,
+        "tolerations": [NVIDIA_TOLERATION],
+    }
+    child = {
+        "parallelism": replicas,
+        "completions": replicas,
+        "backoffLimit": 2,
+        "activeDeadlineSeconds": 7200,
+        "template": {"metadata": {"labels": template_labels("pretrain", "nvidia")}, "spec": pod},
+    }
+    return {"name": task, "replicas": 1, "template": {"spec": child}}
+
+
+def test_a_jobset_written_out_with_every_setting(tmp_path: Path) -> None:
+    """A JobSet under Kueue: the queue label on the JobSet (not on its pods), its success and
+    failure policies and TTL as the values give them, one replicated job per task in name order,
+    each a single Job of the task's replicas with the job's backoffLimit and deadline."""
+    files = {"vendors/nvidia.yaml": NVIDIA_TWO_NODES, "teams/ml.yaml": JOBSET_WHOLE}
+    view = view_of(tmp_path, files, KUEUE_JOBSET)
+    objs, _ = workloads.team_objects(view, only_team(view))
+    jobset = {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": meta("pretrain", "ml", **{"kueue.x-k8s.io/queue-name": "team-ml"}),
+        "spec": {
+            "successPolicy": {"operator": "All", "targetReplicatedJobs": ["gpu"]},
+            "failurePolicy": {"maxRestarts": 3},
+            "ttlSecondsAfterFinished": 3600,
+            "replicatedJobs": [jobset_child("eval", 1, 1), jobset_child("gpu", 2, 8)],
+        },
+    }
+    assert written([o for o in objs if o["kind"] == "JobSet"]) == written([jobset])
+
+
+def test_a_jobset_without_optional_settings_writes_none_of_them(tmp_path: Path) -> None:
+    """No policies, TTL or deadline in the values: none in the JobSet (the controller's defaults
+    apply); backoffLimit is the generator's default, 3."""
+    bare = "quota: {nvidia: 8}\njobs:\n  j:\n    kind: jobset\n    images: {nvidia: r/t:1}\n"
+    bare += "    tasks: {w: {vendor: nvidia, devices: 1}}\n"
+    view = view_of(tmp_path, {"vendors/nvidia.yaml": NVIDIA_TWO_NODES, "teams/ml.yaml": bare})
+    objs, _ = workloads.team_objects(view, only_team(view))
+    (jobset,) = [o for o in objs if o["kind"] == "JobSet"]
+    assert list(jobset["spec"]) == ["replicatedJobs"]
+    (child,) = jobset["spec"]["replicatedJobs"]
+    assert list(child["template"]["spec"]) == [
+        "parallelism",
+        "completions",
+        "backoffLimit",
+        "template",
+    ]
+    assert child["template"]["spec"]["backoffLimit"] == 3
+
+
+# ---- patch_targets, user_patches: the objects a workload's `patch` applies to ------------------
+
+PATCHED_TEAM = (
+    LWS_TEAM.replace("quota: {ascend: 16, nvidia: 8}", "quota: {ascend: 16, nvidia: 12}")
+    + "    patch:\n      json6902: [{op: add, path: /metadata/annotations/x, value: y}]\n"
+    + "  web:\n    images: {nvidia: r/web:1}\n"
+    + "    tracks: {nvidia: {devicesPerReplica: 1, replicas: 1}}\n"
+    + "jobs:\n"
+    + "  train:\n    vendor: nvidia\n    devices: 1\n    images: {nvidia: r/t:1}\n"
+    + "    patch: {strategicMerge: {metadata: {annotations: {owner: ml}}}}\n"
+    + "  eval:\n    vendor: nvidia\n    devices: 1\n    images: {nvidia: r/t:1}\n"
+)
+
+
+def test_a_patch_targets_its_own_workloads_objects_only(tmp_path: Path) -> None:
+    """Each job's Job (not another job's), each track's Deployment or LeaderWorkerSet of a service
+    (not another service's); every workload is a target, patched or not."""
+    files = {"vendors/nvidia.yaml": NVIDIA, "vendors/ascend.yaml": ASCEND}
+    files["teams/ml.yaml"] = PATCHED_TEAM
+    view = view_of(tmp_path, files, "platform: {lws: {provided: fleet}}\n")
+    team = only_team(view)
+    objs, _ = workloads.team_objects(view, team)
+    targets = workloads.patch_targets(view, team, objs)
+    assert [(path, o["kind"], o["metadata"]["name"]) for path, o in targets] == [
+        (("jobs", "eval"), "Job", "eval"),
+        (("jobs", "train"), "Job", "train"),
+        (("services", "llm"), "Deployment", "llm-nvidia"),
+        (("services", "llm"), "LeaderWorkerSet", "llm-ascend"),
+        (("services", "web"), "Deployment", "web-nvidia"),
+    ]
+    patches = workloads.user_patches(view, team, objs)
+    got = [(p.target["kind"], p.target["metadata"]["name"], p.patch) for p in patches]
+    json_patch = [{"op": "add", "path": "/metadata/annotations/x", "value": "y"}]
+    assert got == [
+        ("Job", "train", {"metadata": {"annotations": {"owner": "ml"}}}),
+        ("Deployment", "llm-nvidia", json_patch),
+        ("LeaderWorkerSet", "llm-ascend", json_patch),
+    ]
+
+
+# ---- _team_objects: the pod templates of JobSets, TrainJobs and LeaderWorkerSets -------------
+
+GROUPED_TEAM = (
+    LWS_TEAM.replace("quota: {ascend: 16, nvidia: 8}", "quota: {ascend: 16, nvidia: 32}").replace(
+        "services:", "podSecurity: restricted\nnamespaces: [llm, train]\nservices:"
+    )
+    + "jobs:\n"
+    + "  pre:\n    kind: jobset\n    images: {nvidia: r/t:1}\n"
+    + "    tasks:\n      b: {vendor: nvidia}\n      a: {vendor: nvidia, replicas: 2}\n"
+    + "  tune:\n    kind: trainjob\n    vendor: nvidia\n    devices: 8\n    numNodes: 2\n"
+    + "    namespace: train\n    images: {nvidia: r/t:1}\n    command: [torchrun]\n"
+    + "    args: [train.py, --fast]\n"
+)
+
+
+def test_pod_templates_of_jobsets_trainjobs_and_leaderworkersets(tmp_path: Path) -> None:
+    """A JobSet's per replicated job (the task's replicas and path), a TrainJob's trainer pod
+    (its nodes), a LeaderWorkerSet's leader template (replicas x group size, the track's path):
+    each as the checks read them, the pod the team's Pod Security level allows."""
+    files = {"vendors/nvidia.yaml": NVIDIA, "vendors/ascend.yaml": ASCEND}
+    files["teams/ml.yaml"] = GROUPED_TEAM
+    view = view_of(tmp_path, files, "platform: {lws: {provided: fleet}}\n")
+    team = only_team(view)
+    objs, refs = workloads.team_objects(view, team)
+    assert [(r.team, r.kind, r.name, r.path, r.count) for r in refs] == [
+        (team, "JobSet task", "pre/a", ("jobs", "pre", "tasks", "a"), 2),
+        (team, "JobSet task", "pre/b", ("jobs", "pre", "tasks", "b"), 1),
+        (team, "TrainJob", "tune", ("jobs", "tune"), 2),
+        (team, "Deployment", "llm-nvidia", ("services", "llm", "tracks", "nvidia"), 1),
+        (team, "LeaderWorkerSet", "llm-ascend", ("services", "llm", "tracks", "ascend"), 2),
+    ]
+    jobset = find(objs, "JobSet", "pre")
+    for ref, rjob in zip(refs[:2], jobset["spec"]["replicatedJobs"], strict=True):
+        assert ref.spec is rjob["template"]["spec"]["template"]["spec"]
+    lws = find(objs, "LeaderWorkerSet", "llm-ascend")
+    assert refs[4].spec is lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]
+    # The TrainJob's pod: the trainer step's container, restricted, with the job's devices.
+    trainer = refs[2].spec
+    (container,) = trainer["containers"]
+    assert (container["name"], container["securityContext"]) == ("node", RESTRICTED_CTR)
+    assert trainer["securityContext"] == RESTRICTED_POD
+    assert container["resources"]["limits"] == {"nvidia.com/gpu": 8}
+    # The TrainJob itself: in the job's namespace, with its command and arguments.
+    train = find(objs, "TrainJob", "tune")
+    assert train["metadata"]["namespace"] == "train"
+    assert (train["spec"]["trainer"]["command"], train["spec"]["trainer"]["args"]) == (
+        ["torchrun"],
+        ["train.py", "--fast"],
+    )
+
+
+def test_a_leaderworkerset_under_volcano_points_leader_and_workers_at_the_queue(
+    tmp_path: Path,
+) -> None:
+    files = {"vendors/nvidia.yaml": NVIDIA, "vendors/ascend.yaml": ASCEND}
+    files["teams/ml.yaml"] = LWS_TEAM
+    view = view_of(tmp_path, files, "scheduling: {backend: volcano}\n")
+    objs, _ = workloads.team_objects(view, only_team(view))
+    group = find(objs, "LeaderWorkerSet", "llm-ascend")["spec"]["leaderWorkerTemplate"]
+    for template in (group["leaderTemplate"], group["workerTemplate"]):
+        assert template["spec"]["schedulerName"] == "volcano"
+        assert template["metadata"]["annotations"] == {
+            "scheduling.volcano.sh/queue-name": "team-ml"
+        }
+
+
+def test_a_volcano_job_carries_its_ttl_and_each_pod_the_jobs_deadline(tmp_path: Path) -> None:
+    """Volcano's JobSpec has ttlSecondsAfterFinished but no deadline: each task pod gets it."""
+    text = (
+        "quota: {nvidia: 8}\njobs:\n  gang:\n    kind: volcano\n    images: {nvidia: r/t:1}\n"
+        "    ttlSecondsAfterFinished: 600\n    activeDeadlineSeconds: 3600\n"
+        "    tasks:\n      a: {vendor: nvidia}\n      b: {vendor: nvidia}\n"
+    )
+    view = view_of(tmp_path, {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": text})
+    objs, _ = workloads.team_objects(view, only_team(view))
+    spec = find(objs, "Job", "gang")["spec"]
+    assert spec["ttlSecondsAfterFinished"] == 600
+    assert "activeDeadlineSeconds" not in spec
+    assert [t["template"]["spec"]["activeDeadlineSeconds"] for t in spec["tasks"]] == [3600, 3600]
+
+
+# ---- _pod_spec: a pod's own affinity, tolerations and envFrom beside the generator's ----------
+
+USER_AFFINITY = """    affinity:
+      nodeAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+            - matchExpressions: [{key: zone, operator: In, values: [a]}]
+      podAntiAffinity:
+        preferredDuringSchedulingIgnoredDuringExecution:
+          - weight: 10
+            podAffinityTerm: {topologyKey: kubernetes.io/hostname}
+"""
+ZONE_A = {"key": "zone", "operator": "In", "values": ["a"]}
+ANTI = {
+    "preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 10, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname"}}
+    ]
+}
+
+
+def test_a_pods_own_affinity_tolerations_and_env_from_join_the_generators(
+    tmp_path: Path,
+) -> None:
+    """Job `fallback` has a fallback model: its zone term gets the generator's model expression
+    (both hold) and the preferred model stays preferred. Job `plain` has none: its affinity is
+    its own. Either's tolerations come after the pool's, its envFrom as written."""
+    jobs = "".join(
+        f"  {name}:\n    vendor: nvidia\n{model}    images: {{nvidia: r/t:1}}\n"
+        "    envFrom: [{configMapRef: {name: cfg}}]\n"
+        "    tolerations: [{key: example.com/spot, operator: Exists, effect: NoSchedule}]\n"
+        + USER_AFFINITY
+        for name, model in (
+            ("fallback", "    model: H100\n    fallbackModel: A100\n"),
+            ("plain", ""),
+        )
+    )
+    text = "quota: {nvidia: 8}\nexternal: {configMaps: [cfg]}\njobs:\n" + jobs
+    view = view_of(tmp_path, {"vendors/nvidia.yaml": NVIDIA_TWO_MODELS, "teams/ml.yaml": text})
+    specs = pods(workloads.team_objects(view, only_team(view))[0])
+    key = NFD + "gpu-model"
+    (model_expr,) = model_terms(key, "H100", "A100")["matchExpressions"]
+    assert specs["fallback"]["affinity"] == {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [ZONE_A, model_expr]}]
+            },
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 100, "preference": model_terms(key, "H100")}
+            ],
+        },
+        "podAntiAffinity": ANTI,
+    }
+    assert specs["plain"]["affinity"] == {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [ZONE_A]}]
+            }
+        },
+        "podAntiAffinity": ANTI,
+    }
+    spot = {"key": "example.com/spot", "operator": "Exists", "effect": "NoSchedule"}
+    for spec in specs.values():
+        assert spec["tolerations"] == [NVIDIA_TOLERATION, spot]
+        assert spec["containers"][0]["envFrom"] == [{"configMapRef": {"name": "cfg"}}]
+
+
+# ---- _claim_templates: a DRA claim template for every pod template that names one ----------
+
+
+def test_tasks_of_a_jobset_on_a_dra_pool_get_their_claim_templates(tmp_path: Path) -> None:
+    """Pod templates in a list (a JobSet's replicated jobs) are found too: one template per
+    shape and namespace, named after the vendor's DeviceClass, model and count."""
+    text = (
+        "quota: {nvidia-dra: 8}\njobs:\n  pre:\n    kind: jobset\n"
+        "    images: {nvidia-dra: r/t:1}\n"
+        "    tasks:\n      a: {vendor: nvidia-dra, devices: 2, model: H100}\n"
+        "      b: {vendor: nvidia-dra, devices: 4, model: H100}\n"
+    )
+    files = {"vendors/nvidia-dra.yaml": DRA_NVIDIA, "teams/ml.yaml": text}
+    view = view_of(tmp_path, files)
+    objs, _ = workloads.team_objects(view, only_team(view))
+    templates = [
+        (o["metadata"]["namespace"], o["metadata"]["name"])
+        for o in objs
+        if o["kind"] == "ResourceClaimTemplate"
+    ]
+    assert templates == [("ml", "nvidia-dra-h100-x2"), ("ml", "nvidia-dra-h100-x4")]
+
+
+def test_a_baseline_teams_jobset_and_trainjob_pods_are_baseline(tmp_path: Path) -> None:
+    """The team's Pod Security level reaches a JobSet's and a TrainJob's pods (restricted would
+    add runAsNonRoot, which a root CUDA image cannot start under)."""
+    text = GROUPED_TEAM.replace("podSecurity: restricted", "podSecurity: baseline")
+    files = {"vendors/nvidia.yaml": NVIDIA, "vendors/ascend.yaml": ASCEND, "teams/ml.yaml": text}
+    view = view_of(tmp_path, files, "platform: {lws: {provided: fleet}}\n")
+    _, refs = workloads.team_objects(view, only_team(view))
+    for ref in refs:
+        assert ref.spec["securityContext"] == BASELINE_POD, ref.name
+        assert ref.spec["containers"][0]["securityContext"] == BASELINE_CTR, ref.name
