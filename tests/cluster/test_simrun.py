@@ -98,9 +98,10 @@ def test_a_quota_that_never_frees_says_what_it_still_counts(
 
 
 def test_the_waits_for_controllers_share_the_settle_bound() -> None:
-    """A Job's first pods and a gang's pods made again are waited for as long as the cluster
-    is waited for to settle: a shorter bound made the outcome depend on the machine's load."""
-    assert simrun.CREATE_TIMEOUT == simrun.SETTLE_TIMEOUT == 120.0
+    """A Job's first pods, a gang's pods made again and what the add-on controllers make are
+    waited for as long as the cluster is waited for to settle: a shorter bound made the outcome
+    depend on the machine's load."""
+    assert simrun.CREATE_TIMEOUT == simrun.MADE_TIMEOUT == simrun.SETTLE_TIMEOUT == 120.0
 
 
 def owner(kind: str, generation: int = 2, want: int = 3, **status: Any) -> dict[str, Any]:
