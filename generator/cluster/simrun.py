@@ -108,34 +108,33 @@ def _ready(api: ApiClient, obj: Obj) -> bool:
     return True
 
 
-def _fingerprint(api: ApiClient) -> tuple[Any, ...]:
-    pods = tuple(
-        sorted(
-            (
-                p["metadata"].get("namespace", ""),
-                p["metadata"]["name"],
-                p.get("status", {}).get("phase", ""),
-                p.get("spec", {}).get("nodeName", ""),
-                _scheduled(p),
-            )
-            for p in api.list("v1", "Pod")
+# Owners whose status the quiet spell watches (a LeaderWorkerSet's groups are StatefulSets).
+OWNERS = (
+    ("apps/v1", "Deployment"),
+    ("apps/v1", "ReplicaSet"),
+    ("apps/v1", "DaemonSet"),
+    ("apps/v1", "StatefulSet"),
+    BATCH_JOB,
+)
+
+
+def _fingerprint(pods: list[Obj], owners: dict[tuple[str, str], list[Obj]], events: int) -> Any:
+    placed = sorted(
+        (
+            p["metadata"].get("namespace", ""),
+            p["metadata"]["name"],
+            p.get("status", {}).get("phase", ""),
+            p.get("spec", {}).get("nodeName", ""),
+            _scheduled(p),
         )
+        for p in pods
     )
-    owners = tuple(
-        sorted(
-            (k, o["metadata"].get("namespace", ""), o["metadata"]["name"], str(o.get("status")))
-            for k in (
-                ("apps/v1", "Deployment"),
-                ("apps/v1", "ReplicaSet"),
-                ("apps/v1", "DaemonSet"),
-                ("apps/v1", "StatefulSet"),  # LeaderWorkerSet's groups
-                BATCH_JOB,
-            )
-            for o in api.list(*k)
-        )
+    statuses = sorted(
+        (k, o["metadata"].get("namespace", ""), o["metadata"]["name"], str(o.get("status")))
+        for k, objs in owners.items()
+        for o in objs
     )
-    events = sum(1 for e in api.list("v1", "Event") if e.get("reason") == "FailedCreate")
-    return pods, owners, events
+    return tuple(placed), tuple(statuses), events
 
 
 def _scheduled(pod: Obj) -> str:
@@ -146,7 +145,7 @@ def _scheduled(pod: Obj) -> str:
 
 
 # Owners whose controller reports in status how far it got (below).
-REPLICATED = (("apps/v1", "Deployment"), ("apps/v1", "ReplicaSet"))
+REPLICATED = OWNERS[:2]
 
 
 def _behind(obj: Obj) -> bool:
@@ -244,9 +243,13 @@ def settle(
     last = None
     since = time.monotonic()
     while True:
-        now = _fingerprint(api)
-        undecided = any(_undecided(p, schedulers) for p in api.list("v1", "Pod"))
-        behind = any(_behind(o) for kind in REPLICATED for o in api.list(*kind))
+        # One listing of each kind per poll, read by all three conditions.
+        pods = api.list("v1", "Pod")
+        owners = {kind: api.list(*kind) for kind in OWNERS}
+        events = sum(1 for e in api.list("v1", "Event") if e.get("reason") == "FailedCreate")
+        now = _fingerprint(pods, owners, events)
+        undecided = any(_undecided(p, schedulers) for p in pods)
+        behind = any(_behind(o) for kind in REPLICATED for o in owners[kind])
         if now != last or undecided or behind:
             last = now
             since = time.monotonic()

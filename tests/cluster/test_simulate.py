@@ -21,6 +21,7 @@ from generator.builders import argocd
 from generator.cluster import dryrun
 from generator.cluster.launcher import ControlPlane
 from generator.cluster.simchecks import PROBE_NAMESPACE
+from generator.cluster.simresult import EnvReport
 from generator.cluster.simulate import SimulationResult, simulate
 from generator.findings import Severity
 from generator.render import stage
@@ -574,6 +575,24 @@ def simulate_one_too_many(
     return simulate(values, None, lambda: contextlib.nullcontext(cluster))
 
 
+def placed_but_one(
+    result: SimulationResult, vendor: str, node: str, resource: str, placed: int
+) -> EnvReport:
+    """The environment of simulate_one_too_many's run, checked: `placed` of the vendor's pods on
+    `node`, one Pending for want of `resource`, and the quotas of ml (placed) and web (one)
+    counting their pods' units, the Pending one's too."""
+    (env,) = result.envs
+    pods = sorted((p.node, p.ok) for p in env.pods if p.vendor == vendor)
+    assert pods == [("", False)] + [(node, True)] * placed
+    (waiting,) = [p for p in env.pods if not p.node]
+    assert f"1 Insufficient {resource}" in waiting.reason
+    assert [(q["team"], q["used"]) for q in env.quotas] == [
+        ("ml", {f"requests.{resource}": str(placed)}),
+        ("web", {f"requests.{resource}": "1"}),
+    ]
+    return env
+
+
 # The same pool shared by MPS: the plugin's MPS control daemon lands beside the plugin.
 MPS_POOL = SHARED_POOL.replace("timeSlicing: {replicas: 4}", "mps: {replicas: 4}")
 
@@ -585,8 +604,8 @@ def test_shared_pods_pack_four_to_a_gpu_and_a_fifth_waits(
     result = simulate_one_too_many(
         tmp_path, cluster, monkeypatch, ("nvidia-shared", pool), SHARE_TEAM, (4, 1)
     )
-    (env,) = result.envs
-
+    # Which of the five pods waits is the scheduler's race; that one does, for want of a share.
+    env = placed_but_one(result, "nvidia-shared", "g1", "nvidia.com/gpu.shared", 4)
     (g1,) = [n for n in env.nodes if n.name == "g1"]
     assert g1.ok and g1.labels["feature.node.kubernetes.io/accelerator"] == "nvidia-gpu-shared"
     plugins = {p["daemonset"]: (p["vendor"], p["nodes"], p["ok"]) for p in env.plugins}
@@ -597,16 +616,6 @@ def test_shared_pods_pack_four_to_a_gpu_and_a_fifth_waits(
     )
     daemon = plugins.get("accelerator-plugins/nvidia-device-plugin-shared-mps-control-daemon")
     assert daemon == (("nvidia-shared", ["g1"], True) if pool is MPS_POOL else None)
-    # Which of the five pods waits is the scheduler's race; that one does, for want of a share.
-    pods = sorted((p.node, p.ok) for p in env.pods if p.vendor == "nvidia-shared")
-    assert pods == [("", False)] + [("g1", True)] * 4
-    (waiting,) = [p for p in env.pods if not p.node]
-    assert "1 Insufficient nvidia.com/gpu.shared" in waiting.reason
-    # Each team's quota counts its pods' shares, the Pending one's too.
-    assert [(q["team"], q["used"]) for q in env.quotas] == [
-        ("ml", {"requests.nvidia.com/gpu.shared": "4"}),
-        ("web", {"requests.nvidia.com/gpu.shared": "1"}),
-    ]
     assert {f.code for f in result.findings} == {"SIM004", "SIM007", "SIM011"}
 
 
@@ -632,19 +641,10 @@ def test_mig_instances_are_allocated_two_to_a_gpu_and_a_third_waits(
     result = simulate_one_too_many(
         tmp_path, cluster, monkeypatch, ("nvidia-mig", MIG_POOL), MIG_TEAM, (2, 1)
     )
-    (env,) = result.envs
-
+    env = placed_but_one(result, "nvidia-mig", "m1", "nvidia.com/mig-3g.40gb", 2)
     (m1,) = [n for n in env.nodes if n.name == "m1"]
     # NFD set the layout label from the pool's rule, as it would for the site's MIG manager.
     assert m1.ok and m1.labels["nvidia.com/mig.config"] == "all-3g.40gb"
-    pods = sorted((p.node, p.ok) for p in env.pods if p.vendor == "nvidia-mig")
-    assert pods == [("", False)] + [("m1", True)] * 2
-    (waiting,) = [p for p in env.pods if not p.node]
-    assert "1 Insufficient nvidia.com/mig-3g.40gb" in waiting.reason
-    assert [(q["team"], q["used"]) for q in env.quotas] == [
-        ("ml", {"requests.nvidia.com/mig-3g.40gb": "2"}),
-        ("web", {"requests.nvidia.com/mig-3g.40gb": "1"}),
-    ]
     (stood_in,) = [f for f in result.findings if "MIG manager" in f.message]
     assert stood_in.code == "SIM011"
 
@@ -674,18 +674,9 @@ def test_vnpus_are_allocated_one_to_a_pod_and_a_third_waits(
     result = simulate_one_too_many(
         tmp_path, cluster, monkeypatch, ("ascend-vnpu", VNPU_POOL), VNPU_TEAM, (2, 1)
     )
-    (env,) = result.envs
-
+    env = placed_but_one(result, "ascend-vnpu", "v1", "huawei.com/Ascend910-6c.1cpu.16g", 2)
     (v1,) = [n for n in env.nodes if n.name == "v1"]
     assert v1.ok and v1.labels["feature.node.kubernetes.io/accelerator"] == "huawei-npu-vnpu"
-    pods = sorted((p.node, p.ok) for p in env.pods if p.vendor == "ascend-vnpu")
-    assert pods == [("", False)] + [("v1", True)] * 2
-    (waiting,) = [p for p in env.pods if not p.node]
-    assert "1 Insufficient huawei.com/Ascend910-6c.1cpu.16g" in waiting.reason
-    assert [(q["team"], q["used"]) for q in env.quotas] == [
-        ("ml", {"requests.huawei.com/Ascend910-6c.1cpu.16g": "2"}),
-        ("web", {"requests.huawei.com/Ascend910-6c.1cpu.16g": "1"}),
-    ]
     (stood_in,) = [f for f in result.findings if "npu-smi" in f.message]
     assert stood_in.code == "SIM011"
 
