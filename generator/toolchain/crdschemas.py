@@ -282,10 +282,18 @@ def write_crd_schemas(files: list[Path], out: Path) -> list[str]:
     return written
 
 
+def _staging(out: Path) -> Path:
+    """A new folder beside `out` to lay a schema set out in before it replaces `out`: its own
+    for each run, so two installs at once (a test's and a command's) never write into each
+    other's (a shared name left one with a set half of whose kinds the other had removed)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
+    staging.chmod(0o755)  # as a folder made by mkdir is: mkdtemp's own is private
+    return staging
+
+
 def build_crds(lock: Lock, out: Path) -> list[str]:
-    staging = out.with_name(out.name + ".tmp")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
+    staging = _staging(out)
     written: list[str] = []
     sources: list[str] = []
     for src in lock.modules:
@@ -343,8 +351,7 @@ def build_k8s(lock: Lock, out: Path) -> list[str]:
         )
     else:
         versions = ["v" + v.lstrip("v") for v in lock.kubernetes_versions]
-    staging = out.with_name(out.name + ".tmp")
-    shutil.rmtree(staging, ignore_errors=True)
+    staging = _staging(out)
     for version in versions:
         for suffix in ("-local", "-local-strict"):
             src = src_root / f"{version}{suffix}"
