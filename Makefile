@@ -12,7 +12,7 @@
 #   make browser headless Chromium and its WebDriver from Debian's packages (installed when absent)
 #   make demo    render the example fleet, validate it, and write its report (.cache/report/)
 #   make test    run the test suite (pytest-xdist)
-#   make lint    ruff check, ruff format --check, mypy
+#   make lint    ruff check, ruff format --check, mypy, lint-imports (the layers of ARCHITECTURE.md)
 #   make mutation  mutation testing with mutmut, shard by shard (SHARDS="render delivery" for some);
 #                fails when a module scores below its floor (docs/testing.md; tens of minutes)
 #   make clean   remove .tools and caches (make distclean also removes .venv)
@@ -119,6 +119,7 @@ lint: venv
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/mypy --strict tools/mutation.py
+	$(VENV)/bin/lint-imports --no-cache
 
 clean:
 	rm -rf .tools .pytest_cache .mypy_cache .ruff_cache

@@ -21,11 +21,11 @@ from typing import Any
 import yaml
 
 from generator import toolchain
-from generator.builders.common import Unit
 from generator.errors import GeneratorError
 from generator.findings import CodeInfo, Finding, Location
 from generator.render.layout import unit_folder
 from generator.toolchain import ToolFailed
+from generator.vocab.units import Unit
 
 KUSTOMIZE_TIMEOUT = 300.0
 

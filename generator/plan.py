@@ -15,12 +15,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.builders.workloads import TRACK_LABEL, team_objects
+from generator.builders.workloads import team_objects
 from generator.findings import Finding, Severity, concerns, layer_selected, sorted_findings
 from generator.policy import registry as policy
 from generator.values import loader as values
 from generator.values.model import FleetView, Values, Vendor
-from generator.values.yamlio import Obj
+from generator.vocab.labels import TRACK_LABEL
+from generator.vocab.objects import Obj
 from generator.workloads.model import Service, team_workloads
 from generator.workloads.phases import plan_service
 from generator.workloads.usage import fleet_needs, vendor_usage

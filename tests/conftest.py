@@ -89,7 +89,7 @@ def extra_objects(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, d
     """Objects (unit, object) added to every environment as if a builder made them from the
     ml-team values: the way to feed validate a broken manifest the values cannot express."""
     from generator.builders import fleet as builders
-    from generator.builders.common import Component
+    from generator.vocab.units import Component
 
     added: list[tuple[str, dict[str, Any]]] = []
 

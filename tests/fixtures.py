@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from generator.builders.common import identity
 from generator.cluster.dryrun import load
 from generator.cluster.fleetnodes import SimNode, plan_nodes
 from generator.cluster.units import BuiltUnit, argocd_order, unit_waves
@@ -33,6 +32,7 @@ from generator.render.layout import render_tree
 from generator.render.stage import RenderOptions, load_and_check, render
 from generator.render.writer import read_tree
 from generator.values.model import FleetView
+from generator.vocab.objects import identity
 
 if TYPE_CHECKING:
     from click.testing import Result
@@ -623,7 +623,7 @@ def invoke(*args: str, env: Mapping[str, str] | None = None) -> Result:
     """
     from click.testing import CliRunner
 
-    from generator.cli import main
+    from generator.cli.main import main
 
     return CliRunner().invoke(main, list(args), env=dict(env) if env is not None else None)
 

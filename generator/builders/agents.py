@@ -7,7 +7,8 @@ from typing import Any
 
 from generator.builders.common import metadata, toleration
 from generator.values.model import FleetView, NodeAgent, Vendor
-from generator.values.yamlio import Obj
+from generator.vocab.api import APPS, CORE, RBAC
+from generator.vocab.objects import Obj
 
 # Requests and limits of an agent whose upstream manifest sets none: a request keeps the pod out
 # of BestEffort (evicted first under node pressure), the memory limit bounds a leak.
@@ -25,18 +26,18 @@ def rbac_objects(
         return []
     return [
         {
-            "apiVersion": "v1",
+            "apiVersion": CORE,
             "kind": "ServiceAccount",
             "metadata": metadata(name, namespace=namespace, sources=sources, labels=labels),
         },
         {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "apiVersion": RBAC,
             "kind": "ClusterRole",
             "metadata": metadata(name, sources=sources, labels=labels),
             "rules": [dict(rule) for rule in agent.rbac],
         },
         {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "apiVersion": RBAC,
             "kind": "ClusterRoleBinding",
             "metadata": metadata(name, sources=sources, labels=labels),
             "roleRef": {
@@ -115,7 +116,7 @@ def daemonset(
     if agent.volumes:
         pod["volumes"] = [dict(v) for v in agent.volumes]
     return {
-        "apiVersion": "apps/v1",
+        "apiVersion": APPS,
         "kind": "DaemonSet",
         "metadata": metadata(name, namespace=namespace, sources=vendor.doc.sources, labels=labels),
         "spec": {

@@ -20,20 +20,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generator.builders import node_config, platform, scheduling
-from generator.builders.common import (
-    SYNC_WAVE,
-    TEAM_UNIT_WAVE,
-    UNIT_WAVES,
-    Component,
-    identity,
-    metadata,
-)
+from generator.builders.common import metadata
 from generator.values.model import FleetView
-from generator.values.yamlio import Obj
+from generator.vocab import addons
+from generator.vocab.api import ARGOCD
+from generator.vocab.labels import CLUSTER_LABEL, ENVIRONMENT_LABEL, SYNC_WAVE, UNIT_LABEL
+from generator.vocab.objects import Obj, identity
+from generator.vocab.units import ARGOCD_UNIT, TEAM_UNIT_WAVE, UNIT_WAVES, Component
 
-UNIT = "argocd"
-# The label of an Application that deploys to one cluster of an environment with clusters.
-CLUSTER_LABEL = "accel-gitops.io/cluster"
 # The cluster Argo CD runs in, as Argo CD names it: the root Application and the Applications
 # it manages live there whatever cluster the fleet deploys to.
 IN_CLUSTER = "https://kubernetes.default.svc"
@@ -58,7 +52,7 @@ def _group_kind(obj: Obj) -> tuple[str, str]:
 
 
 def _labels(view: FleetView, **more: str) -> dict[str, str]:
-    out = {"accel-gitops.io/environment": view.env}
+    out = {ENVIRONMENT_LABEL: view.env}
     if view.cluster is not None:
         out[CLUSTER_LABEL] = view.cluster.name
     return {**out, **more}
@@ -103,9 +97,9 @@ def build(hub: FleetView, clusters: Built) -> ArgoUnits:
             wave = UNIT_WAVES.get(unit, TEAM_UNIT_WAVE)
             apps.setdefault(view.key, []).append(_application(view, unit, wave, home, sources))
             objs.extend((view, o) for o in unit_objs)
-    root = _application(hub, UNIT, ROOT_WAVE, fleet.argocd_namespace, sources, root=True)
+    root = _application(hub, ARGOCD_UNIT, ROOT_WAVE, fleet.argocd_namespace, sources, root=True)
     per_cluster = [
-        _application(view, UNIT, ROOT_WAVE, fleet.argocd_namespace, sources, root=True)
+        _application(view, ARGOCD_UNIT, ROOT_WAVE, fleet.argocd_namespace, sources, root=True)
         for view, _ in clusters
         if split
     ]
@@ -115,7 +109,10 @@ def build(hub: FleetView, clusters: Built) -> ArgoUnits:
     if not split:
         out = [
             Component(
-                UNIT, f"{UNIT}/applications", [project, *every, root], fleet.doc.anchor(("git",))
+                ARGOCD_UNIT,
+                f"{ARGOCD_UNIT}/applications",
+                [project, *every, root],
+                fleet.doc.anchor(("git",)),
             )
         ]
         if addons:
@@ -123,8 +120,8 @@ def build(hub: FleetView, clusters: Built) -> ArgoUnits:
         return ArgoUnits(out)
     out = [
         Component(
-            UNIT,
-            f"{UNIT}/applications",
+            ARGOCD_UNIT,
+            f"{ARGOCD_UNIT}/applications",
             [project, root, *per_cluster],
             fleet.doc.anchor(("git",)),
         )
@@ -135,7 +132,10 @@ def build(hub: FleetView, clusters: Built) -> ArgoUnits:
     for view, _ in clusters:
         own[view.key] = [
             Component(
-                UNIT, f"{UNIT}/applications", apps.get(view.key, []), fleet.doc.anchor(("git",))
+                ARGOCD_UNIT,
+                f"{ARGOCD_UNIT}/applications",
+                apps.get(view.key, []),
+                fleet.doc.anchor(("git",)),
             )
         ]
         mine = [(v, a) for v, a in addons if v is view]
@@ -170,7 +170,7 @@ def _sorted_destinations(found: set[tuple[tuple[str, str], str]]) -> list[dict[s
 
 def _addons(
     hub: FleetView,
-    addons: list[tuple[FleetView, platform.Addon]],
+    addons: list[tuple[FleetView, addons.Addon]],
     *,
     with_project: bool,
     with_apps: bool = True,
@@ -183,7 +183,7 @@ def _addons(
     holds its own add-ons' Applications."""
     fleet = hub.fleet
     project = addons_project(hub)
-    comp = Component(UNIT, f"{UNIT}/platform", origin=fleet.doc.anchor(("platform",)))
+    comp = Component(ARGOCD_UNIT, f"{ARGOCD_UNIT}/platform", origin=fleet.doc.anchor(("platform",)))
     charts = [(view, a.chart) for view, a in addons if a.chart is not None]
     for view, addon in addons if with_apps else []:
         values = CHART_VALUES[addon.key](view)
@@ -198,13 +198,13 @@ def _addons(
     comp.objects.insert(
         0,
         {
-            "apiVersion": "argoproj.io/v1alpha1",
+            "apiVersion": ARGOCD,
             "kind": "AppProject",
             "metadata": metadata(
                 project,
                 namespace=fleet.argocd_namespace,
                 sources=fleet.doc.sources,
-                labels={"accel-gitops.io/environment": hub.env},
+                labels={ENVIRONMENT_LABEL: hub.env},
                 annotations={SYNC_WAVE: str(PROJECT_WAVE)},
             ),
             "spec": {
@@ -244,13 +244,13 @@ def _project(
         if o["metadata"].get("namespace")
     }
     return {
-        "apiVersion": "argoproj.io/v1alpha1",
+        "apiVersion": ARGOCD,
         "kind": "AppProject",
         "metadata": metadata(
             fleet.argocd_project,
             namespace=fleet.argocd_namespace,
             sources=sources,
-            labels={"accel-gitops.io/environment": hub.env},
+            labels={ENVIRONMENT_LABEL: hub.env},
             annotations={SYNC_WAVE: str(PROJECT_WAVE)},
         ),
         "spec": {
@@ -276,7 +276,7 @@ def _application(
         app_name(view, "root" if root else unit),
         namespace=fleet.argocd_namespace,
         sources=sources,
-        labels=_labels(view, **{"accel-gitops.io/unit": unit}),
+        labels=_labels(view, **{UNIT_LABEL: unit}),
         annotations={SYNC_WAVE: str(wave)},
     )
     if not root:
@@ -284,7 +284,7 @@ def _application(
         # what opts out: team Namespaces (builders/teams.py).
         meta["finalizers"] = ["resources-finalizer.argocd.argoproj.io"]
     return {
-        "apiVersion": "argoproj.io/v1alpha1",
+        "apiVersion": ARGOCD,
         "kind": "Application",
         "metadata": meta,
         "spec": {

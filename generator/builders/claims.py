@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from generator.builders.common import metadata
 from generator.values.model import FleetView, Vendor
-from generator.values.yamlio import Obj
+from generator.vocab.api import RESOURCE
+from generator.vocab.objects import Obj
 
-RESOURCE_API = "resource.k8s.io/v1"
 # The name of the claim in a pod and of the request in its template.
 CLAIM = "devices"
 
@@ -31,7 +31,7 @@ def device_class(vendor: Vendor) -> Obj:
     if models:
         expression += " && (" + " || ".join(dra.model_expression(m) for m in models) + ")"
     return {
-        "apiVersion": RESOURCE_API,
+        "apiVersion": RESOURCE,
         "kind": "DeviceClass",
         "metadata": metadata(vendor.device_class, sources=vendor.doc.sources),
         "spec": {"selectors": [{"cel": {"expression": expression}}]},
@@ -58,7 +58,7 @@ def claim_template(
     if model:
         exactly["selectors"] = [{"cel": {"expression": dra.model_expression(model)}}]
     return {
-        "apiVersion": RESOURCE_API,
+        "apiVersion": RESOURCE,
         "kind": "ResourceClaimTemplate",
         "metadata": metadata(
             template_name(vendor, model, count),

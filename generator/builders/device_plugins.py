@@ -12,25 +12,25 @@ from typing import Any
 
 from generator.builders import claims
 from generator.builders.agents import container, daemonset, rbac_objects
-from generator.builders.common import (
-    SYNC_WAVE,
-    UNSHARED_NAMESPACES,
-    VENDOR_LABEL,
-    Component,
-    metadata,
-    namespace,
-)
+from generator.builders.common import metadata, namespace
 from generator.findings import Location
 from generator.values.model import FleetView, MpsDaemon, NodeAgent, Vendor
-from generator.values.yamlio import Obj, dump
+from generator.values.yamlio import dump
+from generator.vocab.api import CORE
+from generator.vocab.labels import (
+    COMPONENT_LABEL,
+    CONFIG_DIGEST_ANNOTATION,
+    NAME_LABEL,
+    SYNC_WAVE,
+    VENDOR_LABEL,
+)
+from generator.vocab.names import UNSHARED_NAMESPACES
+from generator.vocab.objects import Obj
+from generator.vocab.units import DEVICE_PLUGINS_UNIT, Component
 
-UNIT = "device-plugins"
 # Where a shared vendor's plugin finds its config file (a ConfigMap key, mounted read-only).
 CONFIG_DIR = "/etc/device-plugin"
 CONFIG_KEY = "config.yaml"
-# The digest of the config file on the plugin's pods: the plugin reads the file when it starts
-# (and on SIGHUP, which nothing here sends), so a changed file must roll the pods.
-CONFIG_DIGEST = "accel-gitops.io/device-plugin-config"
 
 
 def build(view: FleetView) -> list[Component]:
@@ -46,8 +46,8 @@ def build(view: FleetView) -> list[Component]:
             # DeviceClass selects them (builders/claims.py).
             out.append(
                 Component(
-                    UNIT,
-                    f"{UNIT}/{vendor.id}",
+                    DEVICE_PLUGINS_UNIT,
+                    f"{DEVICE_PLUGINS_UNIT}/{vendor.id}",
                     [claims.device_class(vendor)],
                     origin=vendor.doc.anchor(("allocation",)),
                 )
@@ -60,14 +60,14 @@ def build(view: FleetView) -> list[Component]:
             asked_at.setdefault(ns, vendor.doc.anchor(("devicePlugin", "namespace")))
         out.append(
             Component(
-                UNIT,
-                f"{UNIT}/{vendor.id}",
+                DEVICE_PLUGINS_UNIT,
+                f"{DEVICE_PLUGINS_UNIT}/{vendor.id}",
                 _vendor_objects(view, vendor),
                 origin=vendor.doc.anchor(("devicePlugin",)),
             )
         )
     if namespaces:
-        comp = Component(UNIT, f"{UNIT}/namespaces")
+        comp = Component(DEVICE_PLUGINS_UNIT, f"{DEVICE_PLUGINS_UNIT}/namespaces")
         for name in sorted(namespaces):
             ns_obj = namespace(
                 name,
@@ -83,8 +83,8 @@ def build(view: FleetView) -> list[Component]:
 def _vendor_objects(view: FleetView, vendor: Vendor) -> list[Obj]:
     dp = vendor.device_plugin
     labels = {
-        "app.kubernetes.io/name": dp.name,
-        "app.kubernetes.io/component": "device-plugin",
+        NAME_LABEL: dp.name,
+        COMPONENT_LABEL: "device-plugin",
         VENDOR_LABEL: vendor.id,
     }
     objs = rbac_objects(dp.name, dp.namespace, dp.agent, vendor.doc.sources, labels)
@@ -95,14 +95,14 @@ def _vendor_objects(view: FleetView, vendor: Vendor) -> list[Obj]:
         name=dp.name,
         namespace=dp.namespace,
         labels=labels,
-        match={"app.kubernetes.io/name": dp.name},
+        match={NAME_LABEL: dp.name},
     )
     config = plugin_config(vendor)
     if config is not None:
         text = dump(config)
         objs.append(
             {
-                "apiVersion": "v1",
+                "apiVersion": CORE,
                 "kind": "ConfigMap",
                 "metadata": metadata(
                     config_map_name(vendor),
@@ -161,8 +161,8 @@ def mps_daemon(view: FleetView, vendor: Vendor, mps: MpsDaemon, digest: str) -> 
     dp = vendor.device_plugin
     name = f"{dp.name}-mps-control-daemon"
     labels = {
-        "app.kubernetes.io/name": name,
-        "app.kubernetes.io/component": "mps-control-daemon",
+        NAME_LABEL: name,
+        COMPONENT_LABEL: "mps-control-daemon",
         VENDOR_LABEL: vendor.id,
     }
     agent = NodeAgent(
@@ -181,7 +181,7 @@ def mps_daemon(view: FleetView, vendor: Vendor, mps: MpsDaemon, digest: str) -> 
         name=name,
         namespace=dp.namespace,
         labels=labels,
-        match={"app.kubernetes.io/name": name},
+        match={NAME_LABEL: name},
     )
     pod = ds["spec"]["template"]["spec"]
     mount = {
@@ -237,7 +237,7 @@ def _mount_config(vendor: Vendor, ds: Obj, digest: str) -> None:
     config = vendor.device_plugin.config
     assert config is not None  # plugin_config gave a file
     template = ds["spec"]["template"]
-    template["metadata"]["annotations"] = {CONFIG_DIGEST: digest}
+    template["metadata"]["annotations"] = {CONFIG_DIGEST_ANNOTATION: digest}
     pod = template["spec"]
     # A plugin mounts the kubelet's folder (loader.plugin_needs), the MPS daemon its root: both
     # have volumes and mounts. Env is optional (a daemon whose daemonEnv is empty).

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from generator.builders import device_plugins, node_config, scheduling, teams, workloads
-from generator.builders.common import Component
 from generator.builders.monitoring import component as monitoring
 from generator.values.model import FleetView
+from generator.vocab.units import Component
 
 Builder = Callable[[FleetView], list[Component]]
 

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.builders.common import SYNC_OPTIONS, VENDOR_LABEL, Component, metadata, toleration
+from generator.builders.common import metadata, toleration
 from generator.values.model import FleetView, Pool, Taint, Vendor
-from generator.values.yamlio import Obj
+from generator.vocab.api import CORE, NFD, NODE
+from generator.vocab.labels import SYNC_OPTIONS, VENDOR_LABEL
+from generator.vocab.objects import Obj
+from generator.vocab.units import NODE_CONFIG_UNIT, Component
 
-UNIT = "node-config"
 NODE_PATCH_OPTIONS = "ServerSideApply=true,Validate=false,Prune=false,Delete=false"
 
 
@@ -35,7 +37,12 @@ def build(view: FleetView) -> list[Component]:
             objs.append(runtime_class(vendor))
         if objs:
             out.append(
-                Component(UNIT, f"{UNIT}/{vendor.id}", objs, origin=vendor.doc.anchor(("pools",)))
+                Component(
+                    NODE_CONFIG_UNIT,
+                    f"{NODE_CONFIG_UNIT}/{vendor.id}",
+                    objs,
+                    origin=vendor.doc.anchor(("pools",)),
+                )
             )
     return out
 
@@ -47,7 +54,7 @@ def runtime_class(vendor: Vendor) -> Obj:
     that does not exist (kubernetes v1.36.3 plugin/pkg/admission/runtimeclass), and the device
     plugins and team units sync together in a later wave."""
     return {
-        "apiVersion": "node.k8s.io/v1",
+        "apiVersion": NODE,
         "kind": "RuntimeClass",
         "metadata": metadata(vendor.runtime_class, sources=vendor.doc.sources),
         "handler": vendor.runtime_handler,
@@ -135,7 +142,7 @@ def _node_feature_rule(view: FleetView, vendor: Vendor) -> Obj:
             rule["taints"] = [t.as_dict() for t in pool.taints]
         rules.append(rule)
     return {
-        "apiVersion": "nfd.k8s-sigs.io/v1alpha1",
+        "apiVersion": NFD,
         "kind": "NodeFeatureRule",
         "metadata": metadata(
             f"accel-{vendor.id}", sources=vendor.doc.sources, labels={VENDOR_LABEL: vendor.id}
@@ -152,7 +159,7 @@ def _node_patches(vendor: Vendor, pool: Pool) -> list[Obj]:
         )
         # Only the labels we own: managed-by would otherwise land on every node.
         meta["labels"] = dict(sorted(pool.labels.items()))
-        obj: Obj = {"apiVersion": "v1", "kind": "Node", "metadata": meta}
+        obj: Obj = {"apiVersion": CORE, "kind": "Node", "metadata": meta}
         if pool.taints:
             obj["spec"] = {"taints": [t.as_dict() for t in pool.taints]}
         out.append(obj)

@@ -20,13 +20,34 @@ from fractions import Fraction
 from typing import Any
 
 from generator.builders import platform
-from generator.builders.common import MANAGED_BY, VENDOR_LABEL, Component, metadata, toleration
+from generator.builders.common import metadata, toleration
 from generator.values.model import FleetView, Pool, Team, Vendor
 from generator.values.quantity import format_quantity, parse_quantity
-from generator.values.yamlio import Obj, dump
+from generator.values.yamlio import dump
+from generator.vocab import addons
+from generator.vocab.api import (
+    APPS,
+    CORE,
+    KUBE_SCHEDULER_CONFIG,
+    KUEUE,
+    KUEUE_CONFIG,
+    KUEUE_FRAMEWORKS,
+    RBAC,
+    SCHEDULING,
+    TRAINER_GROUP,
+)
+from generator.vocab.labels import (
+    COMPONENT_LABEL,
+    MANAGED_BY,
+    MANAGED_BY_LABEL,
+    NAME_LABEL,
+    VENDOR_LABEL,
+)
+from generator.vocab.names import DEFAULT_SCHEDULER, KUBE_SCHEDULER_IMAGE
+from generator.vocab.objects import Obj
+from generator.vocab.units import PACKING_UNIT, SCHEDULING_UNIT, Component
 from generator.workloads.model import team_workloads
 
-UNIT = "scheduling"
 BACKENDS = ("quota", "volcano", "kueue")
 QUEUE_BACKENDS = ("volcano", "kueue")
 DEFAULT_BINPACK_WEIGHT = 10
@@ -39,17 +60,13 @@ VOLCANO_NAMESPACE = "volcano-system"
 VOLCANO_CONFIGMAP = "volcano-scheduler-configmap"
 VOLCANO_CONF_KEY = "volcano-scheduler.conf"
 
-KUBE_SCHEDULER_API = "kubescheduler.config.k8s.io/v1"
 KUBE_SCHEDULER_CONFIGMAP = "accel-kube-scheduler-config"
 KUBE_SCHEDULER_CONF_KEY = "kube-scheduler-config.yaml"
-DEFAULT_SCHEDULER = "default-scheduler"
 # The packing scheduler the fleet runs beside the cluster's own: its name, ServiceAccount, lease
 # and Deployment, in a unit of its own (PACKING_UNIT) that syncs in the same wave as the team units
 # whose pods name it (builders/common.py UNIT_WAVES).
 PACKING_SCHEDULER = "accel-packing-scheduler"
-PACKING_UNIT = "packing-scheduler"
 FLEET, CONTROL_PLANE = "fleet", "control-plane"
-KUBE_SCHEDULER_IMAGE = "registry.k8s.io/kube-scheduler"
 # kube-scheduler serves /healthz and /readyz over HTTPS on this port (k8s.io/kubernetes v1.36.3
 # pkg/scheduler/apis/config/types.go, DefaultKubeSchedulerPort).
 KUBE_SCHEDULER_PORT = 10259
@@ -271,7 +288,7 @@ KUEUE_IMAGE = {
 # replaces the whole document with the value given (adding only internalCertManagement when it
 # is missing: templates/manager/manager-config.yaml), so every default it carries is kept here.
 KUEUE_MANAGER_CONFIG: dict[str, Any] = {
-    "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+    "apiVersion": KUEUE_CONFIG,
     "kind": "Configuration",
     "health": {"healthProbeBindAddress": ":8081"},
     "metrics": {"bindAddress": ":8443"},
@@ -288,25 +305,6 @@ KUEUE_MANAGER_CONFIG: dict[str, Any] = {
         }
     },
     "clientConnection": {"qps": 50, "burst": 100},
-}
-# Kueue's integration per kind of team workload the fleet points at a queue (builders/workloads.py
-# _wire_queue): batch/v1 Jobs, and Deployments, whose pods Kueue admits one by one through the
-# pod integration that "deployment" enables with it (pkg/controller/jobs/deployment/
-# deployment_controller.go ImplicitlyEnabledFrameworkNames, v0.17.0).
-# A JobSet is admitted as one workload by the jobset integration (pkg/controller/jobs/jobset/
-# jobset_controller.go FrameworkName "jobset.x-k8s.io/jobset", v0.17.0).
-# A LeaderWorkerSet group is one workload of the leaderworkerset integration, which enables the
-# pod integration with it (ImplicitlyEnabledFrameworkNames)
-# (pkg/controller/jobs/leaderworkerset/leaderworkerset_controller.go FrameworkName, v0.17.0).
-# A TrainJob is one workload of the trainjob integration (pkg/controller/jobs/trainjob/
-# trainjob_controller.go FrameworkName, v0.17.0), which reads its pod sets from the JobSet its
-# runtime describes.
-KUEUE_FRAMEWORKS = {
-    "job": "batch/job",
-    "service": "deployment",
-    "jobset": "jobset.x-k8s.io/jobset",
-    "lws": "leaderworkerset.x-k8s.io/leaderworkerset",
-    "trainjob": "trainer.kubeflow.org/trainjob",
 }
 
 
@@ -368,12 +366,6 @@ def lws_chart_values(view: FleetView) -> dict[str, Any]:
     return {"image": {"manager": dict(LWS_IMAGE)}}
 
 
-# The ClusterTrainingRuntimes Kubeflow Trainer's chart can install, by name, and the chart value
-# that switches each on (charts/kubeflow-trainer/values.yaml `runtimes` and templates/runtimes/
-# *.yaml, v2.2.0). The fleet supports those whose trainer step is one replicated job, "node"
-# (builders/workloads.py TRAINER_STEP); deepspeed-distributed and mlx-distributed add an MPI
-# launcher that the values cannot size yet.
-TRAINER_GROUP = "trainer.kubeflow.org"
 TRAINER_RUNTIMES = {
     "torch-distributed": "torchDistributed",
     "jax-distributed": "jaxDistributed",
@@ -420,7 +412,7 @@ def volcano_configmap(view: FleetView) -> Obj:
     ns = str(_settings(view, "volcano", "namespace", default=VOLCANO_NAMESPACE))
     name = str(_settings(view, "volcano", "configMap", default=VOLCANO_CONFIGMAP))
     return {
-        "apiVersion": "v1",
+        "apiVersion": CORE,
         "kind": "ConfigMap",
         "metadata": metadata(name, namespace=ns, sources=view.fleet.doc.sources),
         "data": {VOLCANO_CONF_KEY: dump(volcano_conf(view))},
@@ -446,7 +438,7 @@ def kube_scheduler_config(view: FleetView) -> dict[str, Any]:
     resources = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
     resources += [{"name": r, "weight": w} for r, w in resource_weights(view).items()]
     config: dict[str, Any] = {
-        "apiVersion": KUBE_SCHEDULER_API,
+        "apiVersion": KUBE_SCHEDULER_CONFIG,
         "kind": "KubeSchedulerConfiguration",
         "profiles": [
             {
@@ -504,15 +496,15 @@ def packing_scheduler_objects(view: FleetView) -> list[Obj]:
     ns = str(_settings(view, "kubeScheduler", "namespace", default="kube-system"))
     sources = view.fleet.doc.sources
     account = {"kind": "ServiceAccount", "name": name, "namespace": ns}
-    labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/component": "scheduler"}
+    labels = {NAME_LABEL: name, COMPONENT_LABEL: "scheduler"}
     # Its pods carry the fleet's label too: what it deployed is found by it (simulate's reset).
-    pod_labels = {**labels, "app.kubernetes.io/managed-by": MANAGED_BY}
+    pod_labels = {**labels, MANAGED_BY_LABEL: MANAGED_BY}
 
     def binding(
         kind: str, binding_name: str, role_kind: str, role: str, namespace: str | None
     ) -> Obj:
         return {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "apiVersion": RBAC,
             "kind": kind,
             "metadata": metadata(binding_name, namespace=namespace, sources=sources),
             "subjects": [account],
@@ -520,7 +512,7 @@ def packing_scheduler_objects(view: FleetView) -> list[Obj]:
         }
 
     lease_role: Obj = {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "apiVersion": RBAC,
         "kind": "Role",
         "metadata": metadata(f"{name}-lease", namespace="kube-system", sources=sources),
         "rules": [
@@ -555,12 +547,12 @@ def packing_scheduler_objects(view: FleetView) -> list[Obj]:
         "volumeMounts": [{"name": "config", "mountPath": CONFIG_DIR, "readOnly": True}],
     }
     deployment: Obj = {
-        "apiVersion": "apps/v1",
+        "apiVersion": APPS,
         "kind": "Deployment",
         "metadata": metadata(name, namespace=ns, sources=sources, labels=labels),
         "spec": {
             "replicas": 1,
-            "selector": {"matchLabels": {"app.kubernetes.io/name": name}},
+            "selector": {"matchLabels": {NAME_LABEL: name}},
             "template": {
                 "metadata": {"labels": pod_labels},
                 "spec": {
@@ -577,7 +569,7 @@ def packing_scheduler_objects(view: FleetView) -> list[Obj]:
     return [
         kube_scheduler_configmap(view),
         {
-            "apiVersion": "v1",
+            "apiVersion": CORE,
             "kind": "ServiceAccount",
             "metadata": metadata(name, namespace=ns, sources=sources),
         },
@@ -618,7 +610,7 @@ def _probe(path: str) -> Obj:
 def kube_scheduler_configmap(view: FleetView) -> Obj:
     ns = str(_settings(view, "kubeScheduler", "namespace", default="kube-system"))
     return {
-        "apiVersion": "v1",
+        "apiVersion": CORE,
         "kind": "ConfigMap",
         "metadata": metadata(
             KUBE_SCHEDULER_CONFIGMAP, namespace=ns, sources=view.fleet.doc.sources
@@ -652,7 +644,7 @@ def kueue_flavor(view: FleetView, vendor: Vendor, pool: Pool) -> Obj:
         spec["nodeTaints"] = [t.as_dict() for t in pool.taints]
         spec["tolerations"] = [toleration(t) for t in pool.taints]
     return {
-        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "apiVersion": KUEUE,
         "kind": "ResourceFlavor",
         "metadata": metadata(
             flavor_name(vendor, pool), sources=vendor.doc.sources, labels={VENDOR_LABEL: vendor.id}
@@ -663,7 +655,7 @@ def kueue_flavor(view: FleetView, vendor: Vendor, pool: Pool) -> Obj:
 
 def general_flavor(view: FleetView) -> Obj:
     return {
-        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "apiVersion": KUEUE,
         "kind": "ResourceFlavor",
         "metadata": metadata(GENERAL_FLAVOR, sources=view.fleet.doc.sources),
         "spec": {},
@@ -693,7 +685,7 @@ def priority_class(view: FleetView, name: str, raw: dict[str, Any]) -> Obj:
     Kueue reads it too: a workload's priority orders admission and preemption in its queue
     (sigs.k8s.io/kueue v0.17.0 pkg/util/priority/priority.go GetPriorityFromPriorityClass)."""
     obj: Obj = {
-        "apiVersion": "scheduling.k8s.io/v1",
+        "apiVersion": SCHEDULING,
         "kind": "PriorityClass",
         "metadata": metadata(name, sources=view.fleet.doc.sources),
         "value": int(raw["value"]),
@@ -709,8 +701,12 @@ def build(view: FleetView) -> list[Component]:
     origin = view.fleet.doc.anchor(("scheduling",))
     out: list[Component] = []
     kind = backend(view)
-    if kind == "volcano" and platform.provided(view, platform.BY_KEY["volcano"]) != platform.FLEET:
-        out.append(Component(UNIT, "scheduling/volcano", [volcano_configmap(view)], origin=origin))
+    if kind == "volcano" and platform.provided(view, addons.BY_KEY["volcano"]) != addons.FLEET:
+        out.append(
+            Component(
+                SCHEDULING_UNIT, "scheduling/volcano", [volcano_configmap(view)], origin=origin
+            )
+        )
     if packing(view) and packing_runs(view) == FLEET:
         where = view.fleet.doc.anchor(("scheduling", "kubeScheduler"))
         out.append(
@@ -719,12 +715,15 @@ def build(view: FleetView) -> list[Component]:
     elif packing(view):
         out.append(
             Component(
-                UNIT, "scheduling/kube-scheduler", [kube_scheduler_configmap(view)], origin=origin
+                SCHEDULING_UNIT,
+                "scheduling/kube-scheduler",
+                [kube_scheduler_configmap(view)],
+                origin=origin,
             )
         )
     classes = view.fleet.doc.get("scheduling", "priorityClasses", default={}) or {}
     if classes:
-        comp = Component(UNIT, "scheduling/priority-classes", origin=origin)
+        comp = Component(SCHEDULING_UNIT, "scheduling/priority-classes", origin=origin)
         for name, raw in sorted(classes.items()):
             comp.add(
                 priority_class(view, name, raw),
@@ -732,7 +731,7 @@ def build(view: FleetView) -> list[Component]:
             )
         out.append(comp)
     if kind == "kueue" and view.vendors:
-        comp = Component(UNIT, "scheduling/kueue-flavors", origin=origin)
+        comp = Component(SCHEDULING_UNIT, "scheduling/kueue-flavors", origin=origin)
         for vendor in view.vendors:
             for pool in vendor.pools:
                 comp.add(kueue_flavor(view, vendor, pool), vendor.doc.anchor(("pools",)))

@@ -6,19 +6,14 @@ team has none, so a team cannot use a vendor it was not given: a missing line me
 
 from __future__ import annotations
 
-from generator.builders.common import (
-    SYNC_OPTIONS,
-    SYNC_WAVE,
-    TEAM_LABEL,
-    Component,
-    metadata,
-    namespace,
-)
+from generator.builders.common import metadata, namespace
 from generator.builders.scheduling import accounted_devices
 from generator.values.model import FleetView, Team
-from generator.values.yamlio import Obj
+from generator.vocab.api import CORE
+from generator.vocab.labels import OWNERS_ANNOTATION, SYNC_OPTIONS, SYNC_WAVE, TEAM_LABEL
+from generator.vocab.objects import Obj
+from generator.vocab.units import Component
 
-OWNERS_ANNOTATION = "accel-gitops.io/owners"
 # A team's Namespace holds what Git does not (PVCs, Secrets, running pods): disabling or renaming
 # the team must not delete it. Prune=false: a sync never prunes it (argo-cd docs/user-guide/
 # sync-options.md v3.5.7); Delete=false: deleting the team's Application (its resources
@@ -77,7 +72,7 @@ def _objects(view: FleetView, team: Team) -> list[Obj]:
         if hard:
             objs.append(
                 {
-                    "apiVersion": "v1",
+                    "apiVersion": CORE,
                     "kind": "ResourceQuota",
                     "metadata": metadata(
                         "accelerators",

@@ -13,42 +13,48 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.builders import claims, scheduling
-from generator.builders.common import (
-    SYNC_WAVE,
-    TEAM_LABEL,
-    VENDOR_LABEL,
-    Component,
-    UserPatch,
-    metadata,
-    toleration,
-)
+from generator.builders.common import metadata, toleration
 from generator.builders.teams import unit_name
 from generator.findings import Location
 from generator.values.model import FleetView, Pool, Team, Vendor
-from generator.values.yamlio import Obj, YamlPath
+from generator.values.yamlio import YamlPath
+from generator.vocab import api, names
+from generator.vocab.api import (
+    APPS,
+    BATCH,
+    CORE,
+    GATEWAY,
+    ISTIO_NETWORKING,
+    JOBSET,
+    KUEUE,
+    LWS,
+    POLICY,
+    TRAINER,
+    VOLCANO_BATCH,
+    VOLCANO_SCHEDULING,
+)
+from generator.vocab.labels import (
+    NAME_LABEL,
+    PHASE_ANNOTATION,
+    QUEUE_LABEL,
+    SERVING_LABEL,
+    SYNC_WAVE,
+    TEAM_LABEL,
+    TRACK_LABEL,
+    TRAINER_PATCH_MANAGER,
+    VENDOR_LABEL,
+    VOLCANO_QUEUE_ANNOTATION,
+)
+from generator.vocab.objects import Obj
+from generator.vocab.units import Component, UserPatch
 from generator.workloads import podspec
 from generator.workloads.model import Job, PodDecl, Service, team_workloads
 from generator.workloads.phases import plan_service
 
-# Kueue v1beta2 (sigs.k8s.io/kueue v0.17.0 apis/kueue/v1beta2): the ClusterQueue names its
-# cohort in `cohortName`.
-KUEUE_API = "kueue.x-k8s.io/v1beta2"
-VOLCANO_QUEUE_API = "scheduling.volcano.sh/v1beta1"
-VOLCANO_JOB_API = "batch.volcano.sh/v1alpha1"
-JOBSET_API = "jobset.x-k8s.io/v1alpha2"
-# Kubeflow Trainer (github.com/kubeflow/trainer/v2 v2.2.0 pkg/apis/trainer/v1alpha1): the
-# current API of Kubeflow's training jobs, one TrainJob kind for every framework; the
-# training-operator's PyTorchJob is its predecessor (README.md: Trainer "is the evolution of
-# the Kubeflow Training Operator").
-TRAINER_API = f"{scheduling.TRAINER_GROUP}/v1alpha1"
 # The trainer step's replicated job and container in the runtimes the fleet supports, where
 # Trainer puts the TrainJob's image, command, resources and env (pkg/constants/constants.go
 # Node; pkg/runtime/framework/plugins/jobset/builder.go Trainer, v2.2.0).
 TRAINER_STEP = "node"
-# The owner of the fleet's runtime patch: patches are keyed by manager, and Kueue writes its
-# own beside it (trainjob_types.go RuntimePatch.Manager; kueue v0.17.0 trainjob_controller.go
-# "kueue.x-k8s.io/manager").
-TRAINER_PATCH_MANAGER = "accel-gitops.io/generator"
 # The pod fields a runtime patch may carry (trainjob_types.go PodSpecPatch, ContainerPatch).
 TRAINER_POD_FIELDS = (
     "affinity",
@@ -60,7 +66,6 @@ TRAINER_POD_FIELDS = (
     "volumes",
 )
 TRAINER_CONTAINER_FIELDS = ("securityContext", "volumeMounts")
-LWS_API = "leaderworkerset.x-k8s.io/v1"  # sigs.k8s.io/lws v0.8.0 api/leaderworkerset/v1
 # What LeaderWorkerSet's defaulting webhook sets when left out (sigs.k8s.io/lws v0.8.0
 # pkg/webhooks/leaderworkerset_webhook.go Default; restartPolicy RecreateGroupOnPodRestart there
 # too): written out, so that Argo CD does not see every LeaderWorkerSet out of sync, and the API
@@ -73,22 +78,6 @@ LWS_DEFAULTS: dict[str, Any] = {
     },
     "networkConfig": {"subdomainPolicy": "Shared"},
 }
-# On the pods of a service that take traffic, when the service has a multi-host track.
-SERVING_LABEL = "accel-gitops.io/serving"
-# sigs.k8s.io/kueue v0.17.0 pkg/controller/constants/constants.go QueueLabel, read from the
-# object's labels (jobframework/interface.go QueueNameForObject) for batch/v1 Jobs and, with the
-# `deployment` integration, for Deployments (jobs/deployment/deployment_webhook.go).
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-# volcano.sh/apis v1.14.0 pkg/apis/scheduling/v1beta1/labels.go QueueNameAnnotationKey: the queue
-# of a pod that is not part of a Volcano Job (volcano-sh/volcano v1.14.0
-# pkg/controllers/podgroup/pg_controller_handler.go puts its PodGroup in that queue).
-VOLCANO_QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
-TRACK_LABEL = "accel-gitops.io/track"
-NAME_LABEL = "app.kubernetes.io/name"
-# The migration phase a service's objects were rendered for, on its Service over all tracks: a
-# reviewer's diff and `kubectl get service -o yaml` say which phase an environment is at.
-PHASE_ANNOTATION = "accel-gitops.io/phase"
-SCHEDULING_UNIT = scheduling.UNIT
 # Queues sync one wave before the workloads that name them: Volcano's admission webhook refuses a
 # Job (and a PodGroup) whose Queue does not exist or is not Open yet (volcano-sh/volcano v1.14.0
 # pkg/webhooks/admission/jobs/validate/admit_job.go "can only submit job to queue with state
@@ -570,7 +559,7 @@ def _jobset(view: FleetView, team: Team, job: Job) -> Obj:
     spec["replicatedJobs"] = replicated
     _queue_label(view, team, meta_labels)
     return {
-        "apiVersion": JOBSET_API,
+        "apiVersion": JOBSET,
         "kind": "JobSet",
         "metadata": metadata(
             job.name, namespace=job.namespace, sources=team.doc.sources, labels=meta_labels
@@ -624,7 +613,7 @@ def _trainjob(view: FleetView, team: Team, job: Job) -> Obj:
     spec: Obj = {
         # apiGroup and kind as the CRD defaults them, written out so that Argo CD sees no drift.
         "runtimeRef": {
-            "apiGroup": scheduling.TRAINER_GROUP,
+            "apiGroup": api.TRAINER_GROUP,
             "kind": "ClusterTrainingRuntime",
             "name": job.runtime,
         },
@@ -639,7 +628,7 @@ def _trainjob(view: FleetView, team: Team, job: Job) -> Obj:
     if job.active_deadline is not None:
         spec["activeDeadlineSeconds"] = job.active_deadline
     return {
-        "apiVersion": TRAINER_API,
+        "apiVersion": TRAINER,
         "kind": "TrainJob",
         "metadata": metadata(
             job.name, namespace=job.namespace, sources=team.doc.sources, labels=meta_labels
@@ -689,7 +678,7 @@ def _job(view: FleetView, team: Team, job: Job) -> Obj:
             spec["ttlSecondsAfterFinished"] = job.ttl_after_finished
         spec["tasks"] = tasks
         return {
-            "apiVersion": VOLCANO_JOB_API,
+            "apiVersion": VOLCANO_BATCH,
             "kind": "Job",
             "metadata": metadata(
                 job.name, namespace=job.namespace, sources=sources, labels=_labels(team)
@@ -715,7 +704,7 @@ def _job(view: FleetView, team: Team, job: Job) -> Obj:
     if job.ttl_after_finished is not None:
         spec["ttlSecondsAfterFinished"] = job.ttl_after_finished
     return {
-        "apiVersion": "batch/v1",
+        "apiVersion": BATCH,
         "kind": "Job",
         "metadata": metadata(
             job.name, namespace=job.namespace, sources=sources, labels=meta_labels
@@ -757,7 +746,7 @@ def _service_objects(view: FleetView, team: Team, svc: Service) -> list[Obj]:
             _wire_pods(view, team, worker)
             objs.append(
                 {
-                    "apiVersion": LWS_API,
+                    "apiVersion": LWS,
                     "kind": "LeaderWorkerSet",
                     "metadata": metadata(
                         name, namespace=svc.namespace, sources=sources, labels=meta_labels
@@ -777,7 +766,7 @@ def _service_objects(view: FleetView, team: Team, svc: Service) -> list[Obj]:
         else:
             objs.append(
                 {
-                    "apiVersion": "apps/v1",
+                    "apiVersion": APPS,
                     "kind": "Deployment",
                     "metadata": metadata(
                         name, namespace=svc.namespace, sources=sources, labels=meta_labels
@@ -797,7 +786,7 @@ def _service_objects(view: FleetView, team: Team, svc: Service) -> list[Obj]:
         )
         objs.append(
             {
-                "apiVersion": "policy/v1",
+                "apiVersion": POLICY,
                 "kind": "PodDisruptionBudget",
                 "metadata": metadata(name, namespace=svc.namespace, sources=sources, labels=labels),
                 "spec": {**budget, "selector": {"matchLabels": match}},
@@ -840,7 +829,7 @@ def _svc(
     annotations: dict[str, str] | None = None,
 ) -> Obj:
     return {
-        "apiVersion": "v1",
+        "apiVersion": CORE,
         "kind": "Service",
         "metadata": metadata(
             name,
@@ -872,7 +861,7 @@ def _http_route(svc: Service, team: Team, backends: list[tuple[str, int]]) -> Ob
             ]
         }
     ]
-    return _route("gateway.networking.k8s.io/v1", "HTTPRoute", svc, team, spec)
+    return _route(GATEWAY, "HTTPRoute", svc, team, spec)
 
 
 def _virtual_service(svc: Service, team: Team, backends: list[tuple[str, int]]) -> Obj:
@@ -887,7 +876,7 @@ def _virtual_service(svc: Service, team: Team, backends: list[tuple[str, int]]) 
             ]
         }
     ]
-    return _route("networking.istio.io/v1", "VirtualService", svc, team, spec)
+    return _route(ISTIO_NETWORKING, "VirtualService", svc, team, spec)
 
 
 def _route(api: str, kind: str, svc: Service, team: Team, spec: dict[str, Any]) -> Obj:
@@ -1005,7 +994,7 @@ def _wire_pods(view: FleetView, team: Team, tpl: Obj) -> None:
     """A pod template's scheduler (the fleet's, when it is not the default) and, under Volcano,
     the team's queue."""
     name = scheduling.scheduler_name(view)
-    if name != scheduling.DEFAULT_SCHEDULER:
+    if name != names.DEFAULT_SCHEDULER:
         tpl["spec"]["schedulerName"] = name
     if backend(view) == "volcano":
         tpl.setdefault("metadata", {}).setdefault("annotations", {})[VOLCANO_QUEUE_ANNOTATION] = (
@@ -1035,7 +1024,7 @@ def _queues(view: FleetView, team: Team, pods: list[PodRef]) -> list[Obj]:
             spec["deserved"] = team_devices(view, team)
         return [
             {
-                "apiVersion": VOLCANO_QUEUE_API,
+                "apiVersion": VOLCANO_SCHEDULING,
                 "kind": "Queue",
                 "metadata": _wave(team, queue_name(team)),
                 "spec": spec,
@@ -1082,7 +1071,7 @@ def _queues(view: FleetView, team: Team, pods: list[PodRef]) -> list[Obj]:
             }
         )
     cluster_queue = {
-        "apiVersion": KUEUE_API,
+        "apiVersion": KUEUE,
         "kind": "ClusterQueue",
         "metadata": _wave(team, queue_name(team)),
         "spec": {
@@ -1096,7 +1085,7 @@ def _queues(view: FleetView, team: Team, pods: list[PodRef]) -> list[Obj]:
     }
     local = [
         {
-            "apiVersion": KUEUE_API,
+            "apiVersion": KUEUE,
             "kind": "LocalQueue",
             "metadata": _wave(team, queue_name(team), ns),
             "spec": {"clusterQueue": queue_name(team)},

@@ -1,5 +1,1 @@
-"""The command line (generator/cli/main.py); `main` and `run` are its entry points."""
-
-from generator.cli.main import main, run
-
-__all__ = ["main", "run"]
+"""The command line: one module per command group; main.py is its entry point (`main`, `run`)."""

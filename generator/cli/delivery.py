@@ -22,7 +22,10 @@ from generator.delivery import fleetinit
 from generator.delivery import publish as publishing
 from generator.delivery.show import show as run_show
 from generator.errors import UsageError
+from generator.findings import Finding
 from generator.reporters import diff as diffreport
+from generator.validate.run import ValidateOptions
+from generator.validate.run import validate as run_validate
 
 
 @click.command()
@@ -161,9 +164,8 @@ def publish(
         allow_delete,
         max_delete_share,
         retries,
-        cache,
     )
-    result = publishing.publish(opts)
+    result = publishing.publish(opts, validate_check(values_dir, cache))
     echo_findings(result.findings)
     for note in result.notes:
         click.echo(note, err=True)
@@ -175,6 +177,17 @@ def publish(
         f"{result.source[:12]}, {len(result.units)} units changed"
     )
     return EXIT_OK
+
+
+def validate_check(values_dir: Path, cache_dir: Path | None) -> publishing.Check:
+    """What publish checks the tree it is about to push with: validate's every check, on the
+    tree as Argo CD will read it (no drift: the tree is the fresh render)."""
+
+    def check(committed: Path) -> list[Finding]:
+        opts = ValidateOptions(values_dir, cache_dir=cache_dir, committed=committed, drift=False)
+        return run_validate(opts).findings
+
+    return check
 
 
 @click.command()

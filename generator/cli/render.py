@@ -23,9 +23,9 @@ from generator.render import stage
 from generator.render.writer import interrupted
 from generator.reporters import findings as reporter
 from generator.reporters.render import drift_text, rendered_text
-from generator.validate import Prepared, ValidateOptions
-from generator.validate import validate as run_validate
 from generator.validate.progress import Progress, progress_stream
+from generator.validate.run import Prepared, ValidateOptions
+from generator.validate.run import validate as run_validate
 
 
 @click.command()

@@ -12,8 +12,8 @@ from generator.cli.options import (
     guarded,
     values_option,
 )
-from generator.fleetreport import ReportOptions
-from generator.fleetreport import report as make_report
+from generator.fleetreport.report import ReportOptions
+from generator.fleetreport.report import report as make_report
 
 
 @click.command(

@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 
 from generator import toolchain
-from generator.builders import platform
 from generator.cli.options import (
     EXIT_ERROR,
     EXIT_OK,
@@ -19,6 +18,7 @@ from generator.errors import GeneratorError
 from generator.reporters.doctor import chart_lines, doctor_lines
 from generator.reporters.rules import rules_table
 from generator.values import schema as values_schema
+from generator.vocab import addons
 
 
 @click.command()
@@ -72,7 +72,7 @@ def doctor() -> int:
         schemas,
         toolchain.install_command(),
     )
-    for line in [*lines, *chart_lines(platform.ADDONS)]:
+    for line in [*lines, *chart_lines(addons.ADDONS)]:
         click.echo(line)
     return EXIT_OK if ok else EXIT_ERROR
 

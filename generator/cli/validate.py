@@ -23,9 +23,9 @@ from generator.errors import UsageError
 from generator.findings import Finding, anchor_at_changes
 from generator.findings import sorted_findings as sort_findings
 from generator.reporters import findings as reporter
-from generator.validate import ValidateOptions, ValidateResult
-from generator.validate import validate as run_validate
 from generator.validate.progress import Progress, progress_stream
+from generator.validate.run import ValidateOptions, ValidateResult
+from generator.validate.run import validate as run_validate
 from generator.validate.shard import parse as parse_shard
 
 

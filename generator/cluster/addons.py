@@ -9,12 +9,12 @@ from typing import Any
 
 import yaml
 
-from generator.builders import platform
 from generator.builders.scheduling import named_runtimes, trainer_values
 from generator.cluster.simcontrollers import ControllerSetup
 from generator.cluster.simkueue import kueue_setup
 from generator.cluster.units import BuiltUnit
 from generator.render.charts import addon_applications, application_values, render_chart
+from generator.vocab import addons
 
 # Flags the local control plane sets itself: where nfd-master listens.
 OWN_FLAGS = ("-port=", "-metrics=", "-grpc-health=")
@@ -57,7 +57,7 @@ def nfd_chart(built: list[BuiltUnit], kube_version: str) -> list[dict[str, Any]]
     """Every object of the fleet's NFD chart as its Application renders it; None when the fleet
     does not render NFD (the site runs it)."""
     app = addon_application(built, "nfd")
-    chart = platform.BY_KEY["nfd"].chart
+    chart = addons.BY_KEY["nfd"].chart
     if app is None or chart is None:
         return None
     text = render_chart(chart, application_values(app), kube_version)
@@ -102,13 +102,13 @@ def rendered_controller(
     objects of the add-on but the site provides it, the chart with its own defaults (what a plain
     install runs: the simulation says that it assumed it, SIM011); (None, False) when nothing
     needs it. `key`: kueue, jobset, lws or trainer."""
-    addon = platform.BY_KEY[key]
+    addon = addons.BY_KEY[key]
     chart = addon.chart
     assert chart is not None
     app = addon_application(built, key)
     if app is not None:
         values = application_values(app)
-    elif any(platform.addon_of(o) is addon for u in built for o in u.docs):
+    elif any(addons.addon_of(o) is addon for u in built for o in u.docs):
         values = site_values(key, built)
     else:
         return None, False

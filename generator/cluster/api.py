@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.toolchain import ToolError
-from generator.values.yamlio import Obj
+from generator.vocab.objects import Obj
 
 FIELD_MANAGER = "accel-gitops"
 TIMEOUT = 60.0

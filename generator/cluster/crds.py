@@ -17,7 +17,7 @@ from generator import toolchain
 from generator.cluster.api import served_kind
 from generator.cluster.sources import nfd_crd_file
 from generator.toolchain import ToolMissing
-from generator.values.yamlio import Obj
+from generator.vocab.objects import Obj
 
 
 def nfd_crds() -> list[Obj]:

@@ -33,7 +33,7 @@ from generator.policy.manifest import describe, origin
 from generator.policy.placement import pod_templates
 from generator.render.stage import load_and_check
 from generator.values.model import Values
-from generator.values.yamlio import Obj
+from generator.vocab.objects import Obj
 
 WORKERS = 8
 

@@ -19,7 +19,7 @@ from generator.findings import Location
 from generator.values import inventory
 from generator.values.inventory import Inventory
 from generator.values.model import FleetView, Pool, Vendor
-from generator.values.yamlio import Obj
+from generator.vocab.objects import Obj
 
 GENERAL_SERVER = "x86-cpu"
 

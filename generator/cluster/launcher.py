@@ -32,11 +32,11 @@ from typing import Any
 import yaml
 
 from generator import toolchain
-from generator.builders import platform
 from generator.cluster.api import ApiClient, ApiError
 from generator.cluster.crds import nfd_crds
 from generator.cluster.sources import kwok_stages
 from generator.toolchain import Service, ToolError
+from generator.vocab import addons
 
 # Controllers the simulation needs. node-lifecycle-controller removes the not-ready taint that
 # admission puts on every new Node (without it nothing schedules); the others create what the
@@ -73,7 +73,7 @@ KWOK_ANNOTATION = "kwok.x-k8s.io/node"
 def _chart_namespace(key: str) -> str:
     """The namespace an add-on's chart installs into (builders/platform.py): where the simulation
     runs what stands in for it, and what a reset keeps."""
-    chart = platform.BY_KEY[key].chart
+    chart = addons.BY_KEY[key].chart
     assert chart is not None
     return chart.namespace
 

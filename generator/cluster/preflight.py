@@ -23,7 +23,6 @@ from typing import Any
 import yaml
 
 from generator.builders import platform, scheduling
-from generator.builders.common import Unit
 from generator.cluster import dryrun, target
 from generator.cluster.api import ApiClient, Obj
 from generator.errors import FindingsError, UsageError
@@ -35,6 +34,8 @@ from generator.render.layout import render_tree
 from generator.values.model import FleetView
 from generator.values.quantity import parse_quantity
 from generator.values.yamlio import json_path
+from generator.vocab import addons
+from generator.vocab.units import Unit
 from generator.workloads.external import external_uses
 from generator.workloads.model import team_workloads
 
@@ -174,8 +175,8 @@ def site_trainer(view: FleetView, state: ClusterState) -> list[Finding]:
     exists (Trainer's webhook refuses a TrainJob whose runtime does not: pkg/runtime/core
     clustertrainingruntime.go ValidateObjects, v2.2.0). A cluster that does not serve the kind is
     PRE001's."""
-    trainer = platform.BY_KEY["trainer"]
-    if platform.provided(view, trainer) != platform.SITE or state.training_runtimes is None:
+    trainer = addons.BY_KEY["trainer"]
+    if platform.provided(view, trainer) != addons.SITE or state.training_runtimes is None:
         return []
     out = []
     for team in view.teams:
@@ -216,9 +217,9 @@ def served_apis(view: FleetView, units: list[Unit], state: ClusterState) -> list
     out = []
     for api, (unit, obj) in sorted(seen.items()):
         group = api.rpartition("/")[0]
-        if api in state.served or any(platform.serves(p, group) for p in installed):
+        if api in state.served or any(addons.serves(p, group) for p in installed):
             continue
-        addon = platform.addon_for_group(group)
+        addon = addons.addon_for_group(group)
         where = origin(unit, obj)
         what = f"{obj['kind']} of unit {unit.name}"
         if addon is not None:
@@ -237,7 +238,7 @@ def served_apis(view: FleetView, units: list[Unit], state: ClusterState) -> list
     return out
 
 
-def _implied(addon: platform.Addon) -> tuple[tuple[str, ...], ...]:
+def _implied(addon: addons.Addon) -> tuple[tuple[str, ...], ...]:
     return (addon.implied_by[0],) if addon.implied_by else ()
 
 
@@ -256,8 +257,8 @@ def _runs(obj: Obj, binary: str) -> bool:
 
 def site_nfd(view: FleetView, state: ClusterState) -> list[Finding]:
     """PRE002 and PRE003, when NFD is the site's and the fleet's nodes are configured by it."""
-    nfd = platform.BY_KEY["nfd"]
-    if view.fleet.node_config_method != "nfd" or platform.provided(view, nfd) != platform.SITE:
+    nfd = addons.BY_KEY["nfd"]
+    if view.fleet.node_config_method != "nfd" or platform.provided(view, nfd) != addons.SITE:
         return []
     where = view.fleet.doc.anchor(("platform", "nfd"), ("nodeConfig", "method"))
     masters = [
@@ -353,7 +354,7 @@ def _kueue_frameworks(manager: Obj, state: ClusterState) -> list[str] | None:
 def site_kueue(view: FleetView, state: ClusterState) -> list[Finding]:
     """PRE006: when Kueue is the site's, a Deployment runs it with every integration the fleet's
     queued workloads need (the same list the fleet's own Kueue chart would get)."""
-    if platform.provided(view, platform.BY_KEY["kueue"]) != platform.SITE:
+    if platform.provided(view, addons.BY_KEY["kueue"]) != addons.SITE:
         return []
     where = view.fleet.doc.anchor(("platform", "kueue"), ("scheduling", "backend"))
     managers = _kueue_managers(state)

@@ -13,8 +13,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from generator.builders.common import VENDOR_LABEL
-from generator.builders.workloads import NAME_LABEL, TRACK_LABEL
 from generator.cluster.api import ApiClient, Obj
 from generator.cluster.fleetnodes import SimNode, fleet_label_keys, fleet_taint_keys
 from generator.cluster.launcher import ControlPlane
@@ -25,6 +23,7 @@ from generator.findings import Finding, Location
 from generator.policy.manifest import describe, origin
 from generator.values.model import FleetView
 from generator.values.yamlio import json_path
+from generator.vocab.labels import NAME_LABEL, TRACK_LABEL, VENDOR_LABEL
 from generator.workloads.model import team_workloads
 from generator.workloads.phases import plan_service
 

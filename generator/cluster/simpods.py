@@ -5,7 +5,6 @@ tried again alone, to tell "waits for the team's other jobs" from "never fits"."
 
 from __future__ import annotations
 
-from generator.builders.common import TEAM_LABEL, VENDOR_LABEL
 from generator.builders.workloads import PodRef, team_objects
 from generator.cluster.api import ApiClient, Obj
 from generator.cluster.fleetnodes import SimNode
@@ -26,6 +25,7 @@ from generator.cluster.units import BuiltUnit
 from generator.findings import Finding, Severity
 from generator.values.model import FleetView
 from generator.values.yamlio import json_path
+from generator.vocab.labels import TEAM_LABEL, VENDOR_LABEL
 from generator.workloads.model import team_workloads
 
 NOT_ADMITTED = "not admitted by Kueue"

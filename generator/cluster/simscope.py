@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generator.builders import platform
-from generator.builders.platform import FLEET, SITE
 from generator.cluster.units import BuiltUnit
 from generator.findings import Finding, Severity
 from generator.values.model import FleetView
+from generator.vocab import addons
+from generator.vocab.addons import FLEET, SITE
 
 # What does not run here, per add-on, and what the simulation does in its place. Volcano only:
 # its objects are the ones whose meaning a controller decides and which does not run here
@@ -121,7 +121,7 @@ def not_simulated(
     uses: dict[str, list[tuple[str, str]]] = {}
     for unit in built:
         for obj in unit.docs:
-            addon = platform.addon_of(obj)
+            addon = addons.addon_of(obj)
             if addon is None or addon.key not in NOT_RUN:
                 continue
             if obj.get("kind") in ACTED_ON[addon.key]:
@@ -155,7 +155,7 @@ def not_simulated(
             )
         )
     for key, by in sorted((controllers or {}).items()):
-        addon = platform.BY_KEY[key]
+        addon = addons.BY_KEY[key]
         text = RAN[key][by].format(
             title=addon.title,
             key=key,

@@ -42,13 +42,7 @@ from typing import Any
 
 import yaml
 
-from generator.builders.platform import FLEET, SITE
-from generator.builders.scheduling import (
-    DEFAULT_SCHEDULER,
-    KUBE_SCHEDULER_CONF_KEY,
-    KUBE_SCHEDULER_CONFIGMAP,
-    PACKING_UNIT,
-)
+from generator.builders.scheduling import KUBE_SCHEDULER_CONF_KEY, KUBE_SCHEDULER_CONFIGMAP
 from generator.cluster import simexternal
 from generator.cluster.addons import nfd_applied, nfd_chart, nfd_master, rendered_controller
 from generator.cluster.api import ApiClient, Obj
@@ -104,6 +98,9 @@ from generator.cluster.units import ARGOCD_UNIT, BuiltUnit, build
 from generator.errors import FindingsError
 from generator.findings import Finding, Location, Severity, sorted_findings
 from generator.values.model import Values
+from generator.vocab.addons import FLEET, SITE
+from generator.vocab.names import DEFAULT_SCHEDULER
+from generator.vocab.units import PACKING_UNIT
 
 # The CLI, tests and benchmarks import the result type from here, beside simulate().
 __all__ = ["SimulationResult", "scheduler_config", "simulate"]

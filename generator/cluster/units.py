@@ -13,13 +13,14 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.builders.argocd import CLUSTER_LABEL
-from generator.builders.common import SYNC_WAVE, TEAM_UNIT_WAVE, UNIT_WAVES, Unit
-from generator.delivery.build import build_failed, kustomize, objects, write_tree
 from generator.findings import Finding, Location, split_layer
+from generator.kustomize import build_failed, kustomize, objects, write_tree
 from generator.render.layout import render_tree
 from generator.values.model import FleetView, Values
-from generator.values.yamlio import Obj, json_path
+from generator.values.yamlio import json_path
+from generator.vocab.labels import CLUSTER_LABEL, SYNC_WAVE
+from generator.vocab.objects import Obj
+from generator.vocab.units import TEAM_UNIT_WAVE, UNIT_WAVES, Unit
 
 # source: argoproj/argo-cd gitops-engine/pkg/sync/sync_tasks.go (kindOrder), at 2c6e46a
 KIND_ORDER = (

@@ -22,13 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.builders.common import (
-    SOURCE_ANNOTATION,
-    SYNC_OPTIONS,
-    identity,
-    same_but_source,
-)
-from generator.delivery import build as kustomize
+from generator import kustomize
+from generator.builders.common import same_but_source
 from generator.delivery import git as gitutil
 from generator.delivery import traffic
 from generator.delivery.traffic import ROUTE_KINDS, Key
@@ -39,7 +34,8 @@ from generator.render.stage import load_and_check
 from generator.values import loader as values
 from generator.values.model import require_env
 from generator.values.quantity import parse_quantity
-from generator.values.yamlio import Obj
+from generator.vocab.labels import SOURCE_ANNOTATION, SYNC_OPTIONS
+from generator.vocab.objects import Obj, identity
 
 Segment = str | int | tuple[str, str]  # map key, list index, or (identity, value) list entry
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from generator.findings import CodeInfo, Finding, Location, Severity
 from generator.render.layout import render_tree
 from generator.render.stage import load_and_check
 from generator.render.writer import read_tree, write_tree
-from generator.validate import ValidateOptions, validate
+from generator.vocab.labels import SOURCE_ANNOTATION
 
 DEFAULT_IDENTITY = ("accel-gitops", "accel-gitops@localhost")
 MAX_UNITS_IN_MESSAGE = 100
@@ -45,7 +46,6 @@ class PublishOptions:
     allow_delete: bool = False
     max_delete_share: float = 0.5
     retries: int = 3
-    cache_dir: Path | None = None  # validate's cache
 
 
 @dataclass
@@ -58,7 +58,13 @@ class PublishResult:
     findings: list[Finding] = field(default_factory=list)  # warnings
 
 
-def publish(opts: PublishOptions) -> PublishResult:
+# What publish asks of the tree it is about to push: the findings of a check of that tree laid
+# out in a folder (the CLI passes validate's, which checks a tree on disk as Argo CD reads it).
+# Passed in rather than imported, so delivery and validate stay independent of each other.
+Check = Callable[[Path], list[Finding]]
+
+
+def publish(opts: PublishOptions, check: Check) -> PublishResult:
     loaded, _ = load_and_check(opts.values_dir)  # its errors stop the publish here
     values_dir = opts.values_dir.resolve()
     source_repo = gitutil.toplevel(values_dir)
@@ -73,7 +79,7 @@ def publish(opts: PublishOptions) -> PublishResult:
     commit = _source_commit(source_repo, values_dir)
     # validate checks the values again and reports their warnings with its own findings: they are
     # the whole list (adding load_and_check's warnings printed each of them twice).
-    findings = _validate(opts, rendered.tree)
+    findings = _checked(rendered.tree, check)
     notes = []
     if loaded.base.fleet.repo_url not in (opts.repo, opts.repo.removesuffix("/")):
         notes.append(
@@ -137,18 +143,15 @@ def _source_commit(repo: Path, values_dir: Path) -> str:
     return proc.stdout.strip()
 
 
-def _validate(opts: PublishOptions, tree: dict[str, str]) -> list[Finding]:
-    """validate's public function on the tree about to be pushed (validate checks a tree on
-    disk, as Argo CD reads it); its errors stop the publish."""
+def _checked(tree: dict[str, str], check: Check) -> list[Finding]:
+    """The check's findings on the tree about to be pushed, laid out in a temporary folder; its
+    errors stop the publish."""
     with tempfile.TemporaryDirectory(prefix="accel-publish-validate-") as tmp:
         write_tree(tree, Path(tmp))
-        checks = ValidateOptions(
-            opts.values_dir, cache_dir=opts.cache_dir, committed=Path(tmp), drift=False
-        )
-        result = validate(checks)
-    if any(f.severity is Severity.ERROR for f in result.findings):
-        raise FindingsError(result.findings)
-    return result.findings
+        findings = check(Path(tmp))
+    if any(f.severity is Severity.ERROR for f in findings):
+        raise FindingsError(findings)
+    return findings
 
 
 def _checkout(repo: str, branch: str, dest: Path) -> Path:
@@ -214,7 +217,7 @@ def _guard(changes: TreeDiff, opts: PublishOptions) -> None:
             unit = f"overlays/{obj.env}/{obj.unit}"
             removed.setdefault(unit, []).append(obj.title)
             note = (obj.obj or {}).get("metadata", {}).get("annotations", {}) or {}
-            sources.setdefault(unit, str(note.get("accel-gitops.io/source", "")))
+            sources.setdefault(unit, str(note.get(SOURCE_ANNOTATION, "")))
     for unit, titles in sorted(removed.items()):
         total = changes.old_counts.get(unit, 0)
         namespaces = [t for t in titles if t.startswith("Namespace ")]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.delivery import build as kustomize
+from generator import kustomize
 from generator.errors import UsageError
 from generator.findings import Finding, layer_selected
 from generator.render.layout import render_tree

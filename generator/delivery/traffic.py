@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from generator.builders.workloads import NAME_LABEL, TRACK_LABEL
-from generator.values.yamlio import Obj
+from generator.vocab.labels import NAME_LABEL, TRACK_LABEL
+from generator.vocab.objects import Obj
 
 Key = tuple[str, str, str, str]  # apiVersion, kind, namespace, name
 ServiceKey = tuple[str, str]  # namespace, service name

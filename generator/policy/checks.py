@@ -23,11 +23,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from generator.builders.common import Unit
 from generator.findings import Finding, merge_layers
 from generator.policy.memo import CheckMemo
 from generator.values.model import FleetView, Values
-from generator.values.yamlio import Obj
+from generator.vocab.objects import Obj
+from generator.vocab.units import Unit
 
 CheckFn = Callable[[FleetView], Iterable[Finding]]
 RuleFn = Callable[[FleetView, Unit, list[Obj]], Iterable[Finding]]

@@ -9,7 +9,6 @@ from collections.abc import Iterable
 
 from generator import toolchain
 from generator.builders import argocd
-from generator.builders.common import VENDOR_LABEL, identity
 from generator.builders.fleet import build_all
 from generator.builders.monitoring.sources import MonitoringError, exporter_namespace, settings
 from generator.builders.node_config import device_twins
@@ -18,6 +17,8 @@ from generator.policy.capacity import pool_lines, quota_line, quota_totals
 from generator.policy.checks import EITHER, WARNING, Check
 from generator.values.model import FleetView, Team, Vendor
 from generator.values.yamlio import json_path
+from generator.vocab.labels import VENDOR_LABEL
+from generator.vocab.objects import identity
 
 
 def unknown_vendor(view: FleetView) -> Iterable[Finding]:

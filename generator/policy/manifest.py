@@ -14,14 +14,24 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from generator.builders.common import Unit, identity
 from generator.builders.teams import NAMESPACE_SYNC_OPTIONS
 from generator.findings import Finding, Location
 from generator.policy.checks import ManifestRule, RuleFn
 from generator.policy.placement import SUMMARIES, PodTemplate, Problem, pod_problems, pod_templates
 from generator.values.model import FleetView, Team
 from generator.values.schema import control_characters
-from generator.values.yamlio import Obj
+from generator.vocab.labels import (
+    COMPONENT_LABEL,
+    OWNERS_ANNOTATION,
+    PHASE_ANNOTATION,
+    PSA_ENFORCE,
+    SOURCE_ANNOTATION,
+    SYNC_OPTIONS,
+    SYNC_WAVE,
+    VOLCANO_QUEUE_ANNOTATION,
+)
+from generator.vocab.objects import Obj, identity
+from generator.vocab.units import Unit
 
 
 def origin(unit: Unit, obj: Obj) -> Location:
@@ -170,24 +180,22 @@ def names_and_labels(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[F
 # Checked on what kustomize builds, in every unit of every environment: a hand edit of the
 # committed tree, or a generator change, cannot weaken them unnoticed.
 
-PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
-COMPONENT = "app.kubernetes.io/component"
 DIGEST = re.compile(r".+@sha256:[0-9a-f]{64}")
 # What the generator itself writes on objects of a team's unit; teams set no annotations.
 TEAM_ANNOTATIONS = frozenset(
     {
-        "accel-gitops.io/source",
-        "accel-gitops.io/owners",
-        "accel-gitops.io/phase",  # a migrating service's phase, for people (builders/workloads)
-        "argocd.argoproj.io/sync-wave",
-        "scheduling.volcano.sh/queue-name",  # pods of the team's Volcano queue
+        SOURCE_ANNOTATION,
+        OWNERS_ANNOTATION,
+        PHASE_ANNOTATION,  # a migrating service's phase, for people (builders/workloads)
+        SYNC_WAVE,
+        VOLCANO_QUEUE_ANNOTATION,  # pods of the team's Volcano queue
     }
 )
 # The one sync option the generator sets on a team's objects: its Namespaces outlive the team's
 # Application (builders/teams.py), with exactly this value.
 TEAM_NAMESPACE_SYNC_OPTIONS = (
     "Namespace",
-    "argocd.argoproj.io/sync-options",
+    SYNC_OPTIONS,
     NAMESPACE_SYNC_OPTIONS,
 )
 
@@ -237,7 +245,7 @@ def plugin_namespace(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[F
     }
     for obj in objs:
         labels = (obj.get("metadata") or {}).get("labels") or {}
-        plugin = labels.get(COMPONENT) == "device-plugin" or unit.name == "device-plugins"
+        plugin = labels.get(COMPONENT_LABEL) == "device-plugin" or unit.name == "device-plugins"
         if obj.get("kind") != "DaemonSet" or not plugin:
             continue
         ns = obj["metadata"].get("namespace", "")

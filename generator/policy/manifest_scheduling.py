@@ -4,21 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from generator.builders.common import Unit
-from generator.builders.workloads import KUEUE_API, VOLCANO_QUEUE_API, queue_name
+from generator.builders.workloads import queue_name
 from generator.findings import Finding
 from generator.policy.checks import ManifestRule
 from generator.policy.manifest import describe
 from generator.policy.scheduling import queue_problems
 from generator.values.model import FleetView, Team
-from generator.values.yamlio import Obj
+from generator.vocab.api import KUEUE, VOLCANO_SCHEDULING
+from generator.vocab.objects import Obj
+from generator.vocab.units import Unit
 
 
 def queue_matches_quota(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
     teams = _teams_by_queue(view)
     for obj in objs:
         api, kind = obj.get("apiVersion"), obj.get("kind")
-        if (api, kind) not in ((VOLCANO_QUEUE_API, "Queue"), (KUEUE_API, "ClusterQueue")):
+        if (api, kind) not in ((VOLCANO_SCHEDULING, "Queue"), (KUEUE, "ClusterQueue")):
             continue
         team = teams.get(str((obj.get("metadata") or {}).get("name")))
         if team is None:

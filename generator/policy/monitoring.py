@@ -13,7 +13,9 @@ from generator.findings import Finding, Severity
 from generator.policy.checks import WARNING, Check
 from generator.policy.placement import selector_matches
 from generator.values.model import FleetView
-from generator.values.yamlio import Obj, json_path
+from generator.values.yamlio import json_path
+from generator.vocab.labels import NAMESPACE_NAME_LABEL
+from generator.vocab.objects import Obj
 
 
 def exporter_facts(view: FleetView) -> Iterable[Finding]:
@@ -56,9 +58,6 @@ SELECTORS = {
     "ServiceMonitor": ("serviceMonitorSelector", "serviceMonitorNamespaceSelector"),
     "PrometheusRule": ("ruleSelector", "ruleNamespaceSelector"),
 }
-# The API server labels every Namespace with its own name (kubernetes pkg/registry/core/
-# namespace/strategy.go, v1.36.3: LabelMetadataName), so namespace selectors may use it.
-NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 MON003_HINT = (
     "label the fleet's monitoring objects with what the Prometheus selects "
     "(monitoring.prometheusSelectorLabels), or copy its selectors as they are into "

@@ -11,18 +11,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from generator.builders.common import Unit, identity
-from generator.builders.workloads import (
-    QUEUE_LABEL,
-    VOLCANO_QUEUE_ANNOTATION,
-    patch_targets,
-)
+from generator.builders.workloads import patch_targets
 from generator.findings import Finding
 from generator.policy.checks import ManifestRule
 from generator.policy.manifest import team_of_unit
 from generator.policy.placement import pod_templates
 from generator.values.model import FleetView
-from generator.values.yamlio import Obj, json_path
+from generator.values.yamlio import json_path
+from generator.vocab.labels import QUEUE_LABEL, VOLCANO_QUEUE_ANNOTATION
+from generator.vocab.objects import Obj, identity
+from generator.vocab.units import Unit
 
 # What a pod template's spec holds that the generator decides: the device request and every
 # container's resources, where the pool's nodes are (selector, affinity, tolerations, runtime

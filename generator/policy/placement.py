@@ -14,9 +14,9 @@ from typing import Any
 from generator.builders.claims import claimed
 from generator.builders.workloads import TRAINER_STEP
 from generator.values.model import FleetView, Pool, Taint, Vendor
+from generator.vocab import api
+from generator.vocab.labels import HOSTNAME_LABEL
 from generator.workloads import podspec
-
-HOSTNAME = "kubernetes.io/hostname"
 
 SUMMARIES = {
     "POD001": "a pod template requests devices that are not whole, or requests != limits",
@@ -50,10 +50,11 @@ def _template(where: str, template: dict[str, Any] | None) -> PodTemplate:
 def pod_templates(obj: dict[str, Any]) -> Iterator[PodTemplate]:
     kind = obj.get("kind")
     spec = obj.get("spec") or {}
-    if str(obj.get("apiVersion", "")).startswith("batch.volcano.sh/"):
+    group = api.group(str(obj.get("apiVersion", "")))
+    if group == api.VOLCANO_BATCH_GROUP:
         for i, task in enumerate(spec.get("tasks") or []):
             yield _template(f"$.spec.tasks[{i}].template", task.get("template"))
-    elif str(obj.get("apiVersion", "")).startswith("jobset.x-k8s.io/") and kind == "JobSet":
+    elif group == api.JOBSET_GROUP and kind == "JobSet":
         # sigs.k8s.io/jobset v0.11.1 api/jobset/v1alpha2: replicatedJobs[].template is a
         # batch/v1 JobTemplateSpec.
         for i, rjob in enumerate(spec.get("replicatedJobs") or []):
@@ -61,15 +62,15 @@ def pod_templates(obj: dict[str, Any]) -> Iterator[PodTemplate]:
             yield _template(
                 f"$.spec.replicatedJobs[{i}].template.spec.template", job.get("template")
             )
-    elif str(obj.get("apiVersion", "")).startswith("leaderworkerset.x-k8s.io/"):
+    elif group == api.LWS_GROUP:
         # sigs.k8s.io/lws v0.8.0 api/leaderworkerset/v1: a group's leader and worker templates
         # (the leader's optional: without it, the leader is made from the worker template).
-        group = spec.get("leaderWorkerTemplate") or {}
+        lws = spec.get("leaderWorkerTemplate") or {}
         where = "$.spec.leaderWorkerTemplate"
-        if group.get("leaderTemplate") is not None:
-            yield _template(f"{where}.leaderTemplate", group.get("leaderTemplate"))
-        yield _template(f"{where}.workerTemplate", group.get("workerTemplate"))
-    elif str(obj.get("apiVersion", "")).startswith("trainer.kubeflow.org/") and kind == "TrainJob":
+        if lws.get("leaderTemplate") is not None:
+            yield _template(f"{where}.leaderTemplate", lws.get("leaderTemplate"))
+        yield _template(f"{where}.workerTemplate", lws.get("workerTemplate"))
+    elif group == api.TRAINER_GROUP and kind == "TrainJob":
         yield from _trainjob_templates(spec)
     elif kind == "Pod":
         yield PodTemplate("$.spec", spec, {})
@@ -162,7 +163,7 @@ def _term_matches(term: dict[str, Any], labels: dict[str, str]) -> bool:
     fields = term.get("matchFields") or []
     if not exprs and not fields:
         return False
-    name = {"metadata.name": labels[HOSTNAME]} if HOSTNAME in labels else {}
+    name = {"metadata.name": labels[HOSTNAME_LABEL]} if HOSTNAME_LABEL in labels else {}
     return all(expr_matches(e, labels) for e in exprs) and all(
         expr_matches(f, name) for f in fields
     )
@@ -201,15 +202,15 @@ def selected_pools(view: FleetView, spec: dict[str, Any]) -> list[tuple[Vendor, 
     # Node by node only when the pod names nodes: pools can hold hundreds of them.
     affinity = str(spec.get("affinity") or "")
     per_node = (
-        HOSTNAME in (spec.get("nodeSelector") or {})
-        or HOSTNAME in affinity
+        HOSTNAME_LABEL in (spec.get("nodeSelector") or {})
+        or HOSTNAME_LABEL in affinity
         or "matchFields" in affinity
     )
     out = []
     for vendor, pool, labels in _pool_labels(view):
         nodes: tuple[str, ...] = pool.nodes if per_node and pool.nodes else ()
         if nodes:
-            hit = any(selects(spec, {**labels, HOSTNAME: n}) for n in nodes)
+            hit = any(selects(spec, {**labels, HOSTNAME_LABEL: n}) for n in nodes)
         else:
             hit = selects(spec, labels)
         if hit:

@@ -18,13 +18,15 @@ from generator.findings import Finding, Location
 from generator.policy.checks import Check
 from generator.policy.placement import pod_templates
 from generator.values.model import FleetView, Team
-from generator.values.yamlio import Obj, YamlPath, json_path
+from generator.values.yamlio import YamlPath, json_path
+from generator.vocab import addons
+from generator.vocab.objects import Obj
 
 
-def needs(obj: Obj) -> Iterator[tuple[platform.Addon, str, str]]:
+def needs(obj: Obj) -> Iterator[tuple[addons.Addon, str, str]]:
     """(add-on, why, JSON path in the object) for each add-on `obj` needs on the cluster."""
     api = str(obj["apiVersion"])
-    addon = platform.addon_of(obj)
+    addon = addons.addon_of(obj)
     if addon is not None:
         yield (
             addon,
@@ -33,8 +35,8 @@ def needs(obj: Obj) -> Iterator[tuple[platform.Addon, str, str]]:
         )
         for key in addon.needs:
             yield (
-                platform.BY_KEY[key],
-                f"{addon.title} runs its kind {obj.get('kind')} as {platform.BY_KEY[key].title}'s "
+                addons.BY_KEY[key],
+                f"{addon.title} runs its kind {obj.get('kind')} as {addons.BY_KEY[key].title}'s "
                 "objects",
                 "$.apiVersion",
             )
@@ -43,7 +45,7 @@ def needs(obj: Obj) -> Iterator[tuple[platform.Addon, str, str]]:
     named = [("$.spec", (obj.get("spec") or {}).get("schedulerName"))]
     named += [(tpl.where, tpl.spec.get("schedulerName")) for tpl in pod_templates(obj)]
     for where, name in named:
-        runs = platform.addon_for_scheduler(str(name)) if name else None
+        runs = addons.addon_for_scheduler(str(name)) if name else None
         if runs is not None:
             yield runs, f"it names the scheduler {name!r}", f"{where}.schedulerName"
 
@@ -73,7 +75,7 @@ def missing_addons(view: FleetView) -> Iterable[Finding]:
                 if platform.provided(view, addon) is None:
                     reasons.setdefault(addon.key, []).append(why)
             for key, whys in reasons.items():
-                addon = platform.BY_KEY[key]
+                addon = addons.BY_KEY[key]
                 location, path = _where(team, obj)
                 meta = obj["metadata"]
                 fix = (

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from generator.builders.common import Unit
 from generator.findings import CodeInfo, Finding
 from generator.policy import (
     allocation,
@@ -27,7 +26,8 @@ from generator.policy import checks as base
 from generator.policy.checks import Check, ManifestRule
 from generator.policy.memo import CheckMemo
 from generator.values.model import FleetView, Values
-from generator.values.yamlio import Obj
+from generator.vocab.objects import Obj
+from generator.vocab.units import Unit
 
 T = TypeVar("T", Check, ManifestRule)
 

@@ -5,14 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from generator.builders.scheduling import DEFAULT_SCHEDULER
 from generator.builders.scheduling import scheduler_name as scheduling_name
-from generator.builders.workloads import (
-    VOLCANO_QUEUE_ANNOTATION,
-    PodRef,
-    team_objects,
-    workload_mounts,
-)
+from generator.builders.workloads import PodRef, team_objects, workload_mounts
 from generator.findings import Finding, Place, Severity, did_you_mean
 from generator.policy.capacity import pool_lines
 from generator.policy.checks import EITHER, WARNING, Check, CheckFn
@@ -20,6 +14,8 @@ from generator.policy.manifest import pod_annotation_allowed, production
 from generator.policy.placement import SUMMARIES, Problem, pod_problems
 from generator.values.model import FleetView, Team, Vendor
 from generator.values.yamlio import YamlPath, json_path
+from generator.vocab.labels import VOLCANO_QUEUE_ANNOTATION
+from generator.vocab.names import DEFAULT_SCHEDULER
 from generator.workloads import podspec
 from generator.workloads.model import team_workloads
 from generator.workloads.phases import plan_service

@@ -12,8 +12,8 @@ from typing import Any
 import yaml
 
 from generator import toolchain
-from generator.builders import platform
 from generator.toolchain.modules import module_dir
+from generator.vocab import addons, labels
 
 HELM_TIMEOUT = 300
 
@@ -23,7 +23,7 @@ def helm_kube_version(kube_version: str) -> str:
     return f"v{kube_version}" + (".0" if kube_version.count(".") == 1 else "")
 
 
-def chart_dir(chart: platform.Chart) -> Path:
+def chart_dir(chart: addons.Chart) -> Path:
     return module_dir(chart.tool_module, chart.module) / chart.module_path
 
 
@@ -68,7 +68,7 @@ def disabled_dependencies(
             )
 
 
-def render_chart(chart: platform.Chart, values: dict[str, Any], kube_version: str) -> str:
+def render_chart(chart: addons.Chart, values: dict[str, Any], kube_version: str) -> str:
     """`helm template` of the chart inside its module with `values`: every object, CRDs too."""
     source = chart_dir(chart)
     meta = yaml.safe_load((source / "Chart.yaml").read_text()) or {}
@@ -90,7 +90,7 @@ def render_chart(chart: platform.Chart, values: dict[str, Any], kube_version: st
 
 
 def _helm_template(
-    chart: platform.Chart, folder: Path, values: dict[str, Any], kube_version: str
+    chart: addons.Chart, folder: Path, values: dict[str, Any], kube_version: str
 ) -> str:
     args = [
         "template",
@@ -109,12 +109,12 @@ def _helm_template(
     return proc.stdout.decode("utf-8", "replace")
 
 
-def addon_applications(docs: list[dict[str, Any]]) -> list[tuple[dict[str, Any], platform.Addon]]:
+def addon_applications(docs: list[dict[str, Any]]) -> list[tuple[dict[str, Any], addons.Addon]]:
     """The add-on Applications among `docs` whose chart ships in a module (renderable here)."""
     out = []
     for doc in docs:
-        key = ((doc.get("metadata") or {}).get("labels") or {}).get(platform.ADDON_LABEL)
-        addon = platform.BY_KEY.get(str(key)) if doc.get("kind") == "Application" else None
+        key = ((doc.get("metadata") or {}).get("labels") or {}).get(labels.ADDON_LABEL)
+        addon = addons.BY_KEY.get(str(key)) if doc.get("kind") == "Application" else None
         if addon is not None and addon.chart is not None and addon.chart.module:
             out.append((doc, addon))
     return out

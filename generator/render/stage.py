@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.builders.common import Tree
 from generator.errors import FindingsError
 from generator.findings import Finding, has_errors, sorted_findings
 from generator.policy import registry as policy
@@ -22,6 +21,7 @@ from generator.render.writer import Drift, OutputError, compare, read_tree, reco
 from generator.values import loader as values
 from generator.values.filecache import FOLDER
 from generator.values.model import Values
+from generator.vocab.units import Tree
 
 
 @dataclass(frozen=True)

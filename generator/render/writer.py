@@ -30,8 +30,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.builders.common import Tree
 from generator.errors import GeneratorError
+from generator.vocab.units import Tree
 
 OUTPUT_DIRS = ("base", "overlays")
 STAGING_PREFIX = ".render-"

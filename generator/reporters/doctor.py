@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator.builders.platform import Addon
 from generator.toolchain import ToolStatus
+from generator.vocab.addons import Addon
 
 
 def doctor_lines(

@@ -11,7 +11,8 @@ from generator.cluster import dryrun, preflight, simresult
 from generator.delivery import publish
 from generator.findings import CodeInfo
 from generator.policy import registry
-from generator.validate import drift, stages
+from generator.validate import drift
+from generator.validate.stages import registry as stages
 from generator.values import clusters, loader, yamlio
 from generator.workloads import model
 
@@ -26,7 +27,7 @@ def all_codes() -> list[CodeInfo]:
         *model.CODES,
         *registry.codes(),
         *drift.CODES,
-        *(code for stage in stages.discover() for code in stage.codes),
+        *(code for stage in stages.STAGES for code in stage.codes),
         *dryrun.CODES,
         *simresult.CODES,
         *preflight.CODES,

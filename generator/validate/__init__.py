@@ -1,7 +1,3 @@
 """validate: the values and their checks, drift of the committed tree, then every stage in
 validate/stages/ (kustomize + kubeconform, promtool, NFD, Kueue, kube-scheduler) and the manifest
 rules on what Argo CD will apply (run.py)."""
-
-from generator.validate.run import Prepared, ValidateOptions, ValidateResult, validate
-
-__all__ = ["Prepared", "ValidateOptions", "ValidateResult", "validate"]

@@ -13,9 +13,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from generator.builders.common import Tree
-from generator.delivery.build import folder_index
+from generator.kustomize import folder_index
 from generator.values.filecache import write_atomically
+from generator.vocab.units import Tree
 
 CACHE_FORMAT = "4"  # 4: verdicts keyed by stage name (validate/stages)
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator import command
-from generator.builders.common import Tree
 from generator.findings import CodeInfo, Finding, Location, Severity
 from generator.render.writer import compare
+from generator.vocab.units import Tree
 
 DRIFT001 = CodeInfo(
     "DRIFT001",

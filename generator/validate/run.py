@@ -26,7 +26,6 @@ from typing import Any
 import yaml
 
 from generator import __version__, command, toolchain
-from generator.builders.common import Tree, Unit
 from generator.errors import FindingsError, UsageError
 from generator.findings import (
     Finding,
@@ -50,9 +49,10 @@ from generator.render.writer import OUTPUT_DIRS, read_tree
 from generator.validate import drift, shard
 from generator.validate.cache import Cache, UnitInputs, unit_key
 from generator.validate.progress import Progress
-from generator.validate.stages import Batch, Stage, UnitView, discover
+from generator.validate.stages import Batch, Stage, UnitView, registry
 from generator.validate.stages.kustomize import ENGINES
 from generator.values.model import FleetView, Values
+from generator.vocab.units import Tree, Unit
 
 BUILD = "build"  # the build stage's name: the other stages read the objects it built
 
@@ -160,7 +160,7 @@ def validate(opts: ValidateOptions, progress: Progress | None = None) -> Validat
 def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
     if opts.engine not in ENGINES:
         raise UsageError(f"unknown engine {opts.engine!r}; known: {', '.join(ENGINES)}")
-    stages = discover()
+    stages = list(registry.STAGES)
     clock = _Clock()
     home = opts.committed if opts.committed is not None else _beside(opts.values_dir)
     recover_output(home)  # a render killed mid-change is rolled back before anything is read

@@ -14,8 +14,8 @@ import hashlib
 import re
 from pathlib import Path
 
-from generator.builders.common import Tree
 from generator.errors import UsageError
+from generator.vocab.units import Tree
 
 _SHARD = re.compile(r"^([1-9][0-9]*)/([1-9][0-9]*)$")
 

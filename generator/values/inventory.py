@@ -17,6 +17,9 @@ from typing import Any
 
 import yaml
 
+from generator.vocab.api import NFD
+from generator.vocab.labels import NFD_NODE_NAME_LABEL
+
 __all__ = [
     "NFD_NAMESPACE",
     "Accelerator",
@@ -96,12 +99,12 @@ def node_feature(inventory: Inventory, node: str, namespace: str = NFD_NAMESPACE
     (nfd-worker's system source publishes the node name as attribute ``nodename``).
     """
     return {
-        "apiVersion": "nfd.k8s-sigs.io/v1alpha1",
+        "apiVersion": NFD,
         "kind": "NodeFeature",
         "metadata": {
             "name": node,
             "namespace": namespace,
-            "labels": {"nfd.node.kubernetes.io/node-name": node},
+            "labels": {NFD_NODE_NAME_LABEL: node},
         },
         "spec": {
             "features": {

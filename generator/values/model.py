@@ -13,8 +13,8 @@ from typing import Any
 from generator.errors import UsageError
 from generator.findings import layer_key
 from generator.values.merge import Doc
+from generator.vocab.labels import NFD_PREFIX
 
-NFD_PREFIX = "feature.node.kubernetes.io/"
 # The PCI classes NFD treats as accelerators: its pci source's default deviceClassWhitelist
 # (display 03, co-processor 0b40, processing accelerators 12; NFD v0.19.0 source/pci/pci.go).
 # Rules for device IDs of a model the catalog does not know match any of them.

@@ -21,10 +21,6 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from generator.errors import GeneratorError
 from generator.findings import CodeInfo, Finding, Location
 
-# A Kubernetes object (or any YAML mapping) as plain data: the one alias every layer uses.
-Obj = dict[str, Any]
-
-
 MAX_BYTES = 1024 * 1024
 MAX_DEPTH = 64
 MAX_NODES = 50_000  # scalars, lists and maps of one file (the example's largest has ~150)

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from generator.builders import argocd
-from generator.builders.common import Component
 from generator.findings import Location
 from generator.values import loader as values
 from generator.values.model import FleetView
+from generator.vocab.units import Component
 from tests.fixtures import (
     PROD_FLEET,
     TWO_CLUSTERS,

@@ -11,16 +11,11 @@ from typing import Any
 
 import pytest
 
-from generator.builders.common import (
-    Component,
-    identity,
-    metadata,
-    namespace,
-    same_but_source,
-    toleration,
-)
+from generator.builders.common import metadata, namespace, same_but_source, toleration
 from generator.findings import Location
 from generator.values.model import Taint
+from generator.vocab.objects import identity
+from generator.vocab.units import Component
 
 MANAGED = {"app.kubernetes.io/managed-by": "accel-gitops"}
 SOURCE = "accel-gitops.io/source"

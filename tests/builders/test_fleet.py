@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator.builders.common import Component
 from generator.builders.fleet import build_all
 from generator.values import loader as values
 from generator.values.model import FleetView
+from generator.vocab.units import Component
 from tests.fixtures import FLEET, tree
 
 # Team ml with one NVIDIA job, scheduled by Kueue: every builder has something to build.

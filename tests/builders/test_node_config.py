@@ -9,10 +9,10 @@ from pathlib import Path
 import yaml
 
 from generator.builders import node_config
-from generator.builders.common import Component
 from generator.findings import Location
 from generator.values import loader as values
 from generator.values.model import FleetView
+from generator.vocab.units import Component
 from tests.fixtures import (
     AMD_MI250X,
     ASCEND_910B,

@@ -11,6 +11,7 @@ from generator.builders.fleet import build_all
 from generator.values import loader as values
 from generator.values.model import FleetView
 from generator.values.yamlio import dump
+from generator.vocab import addons, units
 from tests.fixtures import PROD_FLEET, find, tree
 
 TEAM = "quota: {nvidia: 4}\n"
@@ -22,12 +23,12 @@ def prod(tmp_path: Path, fleet: str) -> FleetView:
 
 
 def argocd_objects(view: FleetView) -> list[dict]:  # type: ignore[type-arg]
-    comps = [c for c in build_all(view) if c.unit != argocd.UNIT]
+    comps = [c for c in build_all(view) if c.unit != units.ARGOCD_UNIT]
     return [o for c in argocd.build(view, [(view, comps)]).hub for o in c.objects]
 
 
 def test_provided_reads_values_then_the_setting_that_names_the_addon(tmp_path: Path) -> None:
-    volcano, nfd = platform.BY_KEY["volcano"], platform.BY_KEY["nfd"]
+    volcano, nfd = addons.BY_KEY["volcano"], addons.BY_KEY["nfd"]
     assert platform.provided(prod(tmp_path / "a", ""), volcano) is None
     assert platform.provided(prod(tmp_path / "b", "scheduling: {backend: volcano}\n"), volcano) == (
         "site"
@@ -141,19 +142,19 @@ def test_the_defaults_that_declare_an_addon_are_the_ones_values_apply(tmp_path: 
         ("scheduling", "backend"): scheduling.backend(view),
     }
     assert applied == platform.SETTING_DEFAULTS
-    assert platform.provided(view, platform.BY_KEY["nfd"]) == "site"
+    assert platform.provided(view, addons.BY_KEY["nfd"]) == "site"
 
 
 def test_every_addon_the_fleet_can_render_has_its_values_made_from_the_fleet() -> None:
-    assert set(argocd.CHART_VALUES) == {a.key for a in platform.ADDONS if a.chart is not None}
+    assert set(argocd.CHART_VALUES) == {a.key for a in addons.ADDONS if a.chart is not None}
 
 
 def test_group_patterns_cover_subgroups_or_one_group() -> None:
-    assert platform.serves("*.volcano.sh", "batch.volcano.sh")
-    assert not platform.serves("*.volcano.sh", "volcano.sh")
-    assert not platform.serves("*.volcano.sh", "notvolcano.sh")
-    assert platform.serves("kueue.x-k8s.io", "kueue.x-k8s.io")
-    assert not platform.serves("kueue.x-k8s.io", "v1.kueue.x-k8s.io")
+    assert addons.serves("*.volcano.sh", "batch.volcano.sh")
+    assert not addons.serves("*.volcano.sh", "volcano.sh")
+    assert not addons.serves("*.volcano.sh", "notvolcano.sh")
+    assert addons.serves("kueue.x-k8s.io", "kueue.x-k8s.io")
+    assert not addons.serves("kueue.x-k8s.io", "v1.kueue.x-k8s.io")
 
 
 def test_the_addon_applications_point_their_findings_at_platform(tmp_path: Path) -> None:
@@ -231,7 +232,7 @@ def test_nfd_chart_values_taint_and_tolerate_every_pool_and_keep_nodes_on_delete
 
 def test_an_objects_addon_is_the_one_serving_its_api_group() -> None:
     def of(api_version: str) -> str | None:
-        addon = platform.addon_of({"apiVersion": api_version, "kind": "X"})
+        addon = addons.addon_of({"apiVersion": api_version, "kind": "X"})
         return addon.key if addon else None
 
     assert of("batch.volcano.sh/v1alpha1") == "volcano"

@@ -12,12 +12,12 @@ import pytest
 import yaml
 
 from generator.builders import scheduling
-from generator.builders.common import SYNC_WAVE
 from generator.builders.workloads import team_objects
 from generator.findings import Location
 from generator.values import loader as values
 from generator.values import quantity
 from generator.values.model import FleetView
+from generator.vocab.labels import SYNC_WAVE
 from tests.example import use_backend
 from tests.fixtures import (
     AMD_MI250X,

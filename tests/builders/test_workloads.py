@@ -13,13 +13,13 @@ import pytest
 import yaml
 
 from generator.builders import scheduling, workloads
-from generator.builders.common import identity
 from generator.findings import Location
 from generator.plan import env_plan
 from generator.render.stage import RenderOptions, render
 from generator.values import loader as values
 from generator.values import schema
 from generator.values.model import FleetView, Team, Vendor
+from generator.vocab.objects import identity
 from generator.workloads.phases import plan_service
 from tests.fixtures import (
     AMD_MI250X,

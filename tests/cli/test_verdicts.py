@@ -141,9 +141,9 @@ def test_a_file_name_with_a_control_character_is_refused(tmp_path: Path) -> None
 
 
 def test_name006_refuses_a_name_or_label_ending_in_a_newline(tmp_path: Path) -> None:
-    from generator.builders.common import Unit
     from generator.policy.registry import run_rules
     from generator.values import loader as values
+    from generator.vocab.units import Unit
     from tests.fixtures import ml_tree
 
     prod = values.load(ml_tree(tmp_path)).envs["prod"]

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import yaml
 
-from generator.builders import platform
 from generator.cluster.addons import (
     addon_application,
     nfd_applied,
@@ -19,9 +18,10 @@ from generator.cluster.addons import (
 from generator.cluster.simkueue import integrations
 from generator.cluster.units import BuiltUnit
 from generator.render.charts import render_chart
+from generator.vocab import addons
 from tests.fixtures import FLEET, built_units
 
-NFD = platform.BY_KEY["nfd"]
+NFD = addons.BY_KEY["nfd"]
 DEV_FLEET = FLEET.replace("environments: [staging, prod]", "environments: [dev]")
 NVIDIA = "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1]}\n"
 

@@ -23,7 +23,7 @@ from generator import toolchain
 from generator.builders import fleet as builders
 from generator.builders import node_config
 from generator.builders import workloads as workload_builder
-from generator.builders.common import Component, metadata
+from generator.builders.common import metadata
 from generator.cluster import dryrun, launcher
 from generator.cluster.launcher import ControlPlane
 from generator.cluster.simulate import SimulationResult, simulate
@@ -32,6 +32,7 @@ from generator.policy import registry
 from generator.reporters import simulation as simreport
 from generator.values import loader as values_loader
 from generator.values.model import FleetView
+from generator.vocab.units import Component
 from tests.example import use_backend
 from tests.fixtures import (
     DRA_NVIDIA,

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.builders.common import Unit
 from generator.cluster import launcher
 from generator.cluster.crds import needed_crds
 from generator.cluster.launcher import ControlPlane
@@ -32,6 +31,7 @@ from generator.findings import Finding, Location, Severity
 from generator.render.layout import render_tree
 from generator.values import loader as values
 from generator.values.model import FleetView
+from generator.vocab.units import Unit
 from tests.fixtures import DRA_NVIDIA, MIG_NVIDIA, SIM_FLEET, VNPU_ASCEND, Obj, invoke, tree
 
 NVIDIA = {"pools": [{"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["gpu-1"]}]}

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator.builders.platform import FLEET as FLEET_KUEUE
-from generator.builders.platform import SITE
 from generator.cluster.simrun import min_available
 from generator.cluster.simscope import HINT, not_simulated
 from generator.findings import Finding, Location, Severity
+from generator.vocab.addons import FLEET as FLEET_KUEUE
+from generator.vocab.addons import SITE
 from tests.fixtures import (
     DRA_NVIDIA,
     MIG_NVIDIA,

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from generator.builders.common import Unit
 from generator.delivery import git as gitutil
 from generator.delivery.diff import (
     ABSENT,
@@ -34,6 +33,7 @@ from generator.delivery.diff import (
 from generator.errors import GeneratorError, UsageError
 from generator.render.layout import Rendered, render_tree
 from generator.render.stage import load_and_check
+from generator.vocab.units import Unit
 from tests import repos
 from tests.fixtures import (
     FLEET,

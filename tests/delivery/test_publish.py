@@ -15,12 +15,14 @@ import pytest
 
 from generator import __version__
 from generator.builders import fleet as builders
-from generator.builders.common import Component, metadata
+from generator.builders.common import metadata
+from generator.cli.delivery import validate_check
 from generator.delivery import publish as publishing
 from generator.delivery.diff import ObjectDiff, TreeDiff
 from generator.errors import FindingsError, UsageError
 from generator.findings import Location
 from generator.values.model import FleetView
+from generator.vocab.units import Component
 from tests import repos
 from tests.fixtures import TWO_TEAMS_STAGING, cli_streams, two_teams
 
@@ -565,8 +567,8 @@ def test_publish_result_of_a_publish_and_of_the_same_one_again(fleet: Path, remo
     source commit, the changed units, in one attempt, with the note and the values' warning."""
     source = repos.git(fleet.parent, "rev-parse", "HEAD")
     cache = fleet.parent / ".cache" / "validate"
-    opts = publishing.PublishOptions(fleet, str(remote), "main", cache_dir=cache)
-    first = publishing.publish(opts)
+    opts = publishing.PublishOptions(fleet, str(remote), "main")
+    first = publishing.publish(opts, validate_check(fleet, cache))
     head = repos.git(remote, "rev-parse", "main")
     assert (first.commit, first.source, first.units, first.attempts, first.notes) == (
         head,
@@ -576,7 +578,7 @@ def test_publish_result_of_a_publish_and_of_the_same_one_again(fleet: Path, remo
         [NOTE_OTHER_REPOSITORY],
     )
     assert [f.code for f in first.findings] == ["CAP001"]
-    again = publishing.publish(opts)
+    again = publishing.publish(opts, validate_check(fleet, cache))
     assert (again.commit, again.source, again.units, again.attempts, again.notes) == (
         None,
         source,
@@ -594,7 +596,9 @@ def test_publish_result_after_the_remote_moved(
     """publish() itself: what it pushed, from which source, in how many attempts, and why."""
     source = repos.git(fleet.parent, "rev-parse", "HEAD")
     competitor(True)
-    result = publishing.publish(publishing.PublishOptions(fleet, str(remote), "main"))
+    result = publishing.publish(
+        publishing.PublishOptions(fleet, str(remote), "main"), validate_check(fleet, None)
+    )
     head, competing = repos.git(remote, "rev-parse", "main", "main~1").splitlines()
     assert repos.log(remote, "main~1") == ["competing commit", "initial"]
     assert (result.commit, result.source, result.units, result.attempts) == (
@@ -609,7 +613,9 @@ def test_publish_result_after_the_remote_moved(
         f"the branch main moved to {competing[:12]} during the publish; rendering onto it again "
         "(attempt 2 of 4)",
     ]
-    again = publishing.publish(publishing.PublishOptions(fleet, str(remote), "main"))
+    again = publishing.publish(
+        publishing.PublishOptions(fleet, str(remote), "main"), validate_check(fleet, None)
+    )
     assert (again.commit, again.source, again.units, again.attempts) == (None, source, [], 1)
     # Nothing pushed: still the note and the values' warnings (ml-team's NVIDIA quota is above
     # the pools: overcommit allowed).

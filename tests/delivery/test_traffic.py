@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.builders.common import identity
-from generator.builders.workloads import NAME_LABEL, TRACK_LABEL
 from generator.delivery import traffic
 from generator.delivery.diff import Risk, compare_objects
+from generator.vocab.labels import NAME_LABEL, TRACK_LABEL
+from generator.vocab.objects import identity
 
 Obj = dict[str, Any]
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from selenium import webdriver
 
-from generator.fleetreport import ReportOptions, report
+from generator.fleetreport.report import ReportOptions, report
 from tests import browser
 from tests.example import EXAMPLE_VALUES
 from tests.fixtures import REPORT_TREE, tree

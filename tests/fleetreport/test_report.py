@@ -18,8 +18,9 @@ from benchmarks.fleet import make_values
 from generator import plan
 from generator.errors import UsageError
 from generator.findings import Finding, Location, layer_key
-from generator.fleetreport import ReportOptions, inputs, page, report
+from generator.fleetreport import inputs, page
 from generator.fleetreport.numbers import compute
+from generator.fleetreport.report import ReportOptions, report
 from tests.example import EXAMPLE_VALUES
 from tests.fixtures import (
     MIG_NVIDIA,

@@ -12,12 +12,12 @@ from collections.abc import Iterable
 
 import pytest
 
-from generator.builders.common import Unit
 from generator.findings import Finding, Location, Severity
 from generator.policy.checks import ERROR, WARNING, Check, ManifestRule, run_checks, run_rules
 from generator.values import loader as values
 from generator.values.model import FleetView, Values
-from generator.values.yamlio import Obj
+from generator.vocab.objects import Obj
+from generator.vocab.units import Unit
 from tests.fixtures import tree
 
 FLEET_YAML = Location("values/fleet.yaml", 1, 1)

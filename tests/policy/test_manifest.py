@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from generator.builders.common import Unit, identity
 from generator.findings import Finding, Location
 from generator.policy import manifest
 from generator.policy.manifest import describe, origin
@@ -17,6 +16,8 @@ from generator.policy.placement import pod_problems, selects, tolerates
 from generator.policy.registry import MANIFEST_RULES, run_rules
 from generator.values import loader as values
 from generator.values.model import FleetView
+from generator.vocab.objects import identity
+from generator.vocab.units import Unit
 from tests.example import EXAMPLE_VALUES
 from tests.fixtures import AMD_MI250X, ASCEND_910B, HYGON_Z100L, tree
 

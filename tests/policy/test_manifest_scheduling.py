@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from generator.builders.common import Unit
 from generator.builders.workloads import team_objects
 from generator.findings import Finding, Location
 from generator.policy.registry import run_rules
 from generator.values import loader as values
+from generator.vocab.units import Unit
 from tests.fixtures import FLEET, tree
 
 # Team ml: 8 NVIDIA devices, its quota's key on line 2, column 1.

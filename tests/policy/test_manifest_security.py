@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 
-from generator.builders.common import Unit, identity
 from generator.findings import Location
 from generator.policy.registry import run_rules
 from generator.render.layout import render_tree
 from generator.values import loader as values
 from generator.values.model import FleetView
+from generator.vocab.objects import identity
+from generator.vocab.units import Unit
 from tests.fixtures import FLEET, NVIDIA, cli, snapshot, tree
 
 DIGEST = "sha256:" + "0123456789abcdef" * 4
@@ -298,7 +299,7 @@ def test_validate_reports_a_privileged_team_object_at_its_workloads_line(
     """Values cannot ask for host access; a generator change (here: a builder that adds it)
     or a hand edit can. validate finds it in the built unit, at the workload's values line."""
     from generator.builders import fleet as builders
-    from generator.builders.common import Component
+    from generator.vocab.units import Component
 
     team = "quota: {nvidia: 4}\njobs:\n  train:\n    vendor: nvidia\n"
     team += "    images: {nvidia: registry.example.com/t:1}\n"

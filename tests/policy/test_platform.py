@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from generator.builders import platform as addons
 from generator.findings import Finding, Location, Severity
 from generator.policy.platform import missing_addons, needs
 from generator.values import loader as values
 from generator.values.model import FleetView
+from generator.vocab import addons
 from tests.fixtures import PROD_FLEET, Obj, tree
 
 # A batch Job and a Volcano Job (line 9 sets its kind) of team ml, on the default NVIDIA pools.

@@ -1,12 +1,6 @@
-"""The package's shape holds: no import cycle, no import against the layer order, no import
-hidden in a function, and nothing registered as a side effect of being imported.
-
-Layers, bottom to top (a module imports only from its own layer or below; inside one layer,
-modules may import each other as long as no cycle forms):
-
-findings/errors -> toolchain -> values -> workloads -> builders -> policy -> render ->
-validate / delivery / cluster / plan -> reporters / fleetreport -> cli
-"""
+"""The package's shape holds: no import cycle, no import hidden in a function, and nothing
+registered as a side effect of being imported. (The layer order is import-linter's contract:
+ARCHITECTURE.md, tests/project/test_architecture.py.)"""
 
 from __future__ import annotations
 
@@ -19,23 +13,6 @@ from tests.fixtures import ROOT
 
 PACKAGE = ROOT / "generator"
 
-# (layer, module prefixes in it); the first matching prefix decides, so the longest go first.
-LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("findings", ("generator.findings", "generator.errors", "generator.__init__")),
-    ("toolchain", ("generator.toolchain",)),
-    ("values", ("generator.values",)),
-    ("workloads", ("generator.workloads",)),
-    ("builders", ("generator.builders",)),
-    ("policy", ("generator.policy",)),
-    ("render", ("generator.render",)),
-    (
-        "stages",
-        ("generator.validate", "generator.delivery", "generator.cluster", "generator.plan"),
-    ),
-    ("reporters", ("generator.reporters", "generator.fleetreport")),
-    ("cli", ("generator.cli", "generator.__main__")),
-]
-
 
 def module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
@@ -44,14 +21,6 @@ def module_name(path: Path) -> str:
 
 def modules() -> dict[str, Path]:
     return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
-
-
-def layer_of(module: str) -> int:
-    for i, (_, prefixes) in enumerate(LAYERS):
-        for prefix in prefixes:
-            if module == prefix or module.startswith(prefix + "."):
-                return i
-    raise AssertionError(f"{module} is in no layer: add it to LAYERS")
 
 
 def imports(path: Path, known: dict[str, Path]) -> list[tuple[str, int, bool]]:
@@ -94,26 +63,6 @@ def graph() -> dict[str, set[str]]:
                 targets.add(target)
         edges[name] = targets - own - {name}
     return edges
-
-
-def test_every_module_is_in_a_layer() -> None:
-    for name in modules():
-        layer_of(name)
-
-
-def test_no_import_goes_against_the_layer_order() -> None:
-    known = modules()
-    wrong = []
-    for name, path in known.items():
-        for target, line, _ in imports(path, known):
-            if target == "generator":
-                continue
-            if layer_of(target) > layer_of(name):
-                wrong.append(
-                    f"{path.relative_to(ROOT)}:{line}: {name} ({LAYERS[layer_of(name)][0]}) "
-                    f"imports {target} ({LAYERS[layer_of(target)][0]})"
-                )
-    assert wrong == []
 
 
 def test_no_import_hides_in_a_function() -> None:

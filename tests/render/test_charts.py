@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from generator.builders import platform
 from generator.render.charts import ChartError, disabled_dependencies, render_chart
+from generator.vocab import addons
 
 META = {
     "name": "c",
@@ -43,7 +43,7 @@ def test_the_first_set_path_of_a_condition_decides() -> None:
 
 
 def test_kubeflow_trainers_chart_renders_from_its_module_without_its_subcharts() -> None:
-    chart = platform.BY_KEY["trainer"].chart
+    chart = addons.BY_KEY["trainer"].chart
     assert chart is not None
     values = {"jobset": {"install": False}, "runtimes": {"torchDistributed": {"enabled": True}}}
     docs = [d for d in yaml.safe_load_all(render_chart(chart, values, "1.36")) if d]

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from generator.builders import fleet as builders
-from generator.builders.common import Component
 from generator.render import gcpause
 from generator.render.stage import RenderOptions, render
-from generator.validate import ValidateOptions, validate
+from generator.validate.run import ValidateOptions, validate
 from generator.values.model import FleetView
+from generator.vocab.units import Component
 from tests.fixtures import tree
 
 

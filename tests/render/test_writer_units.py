@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.builders.common import Tree
 from generator.render import writer as output
 from generator.render.writer import Drift, OutputError, Written
+from generator.vocab.units import Tree
 
 # Version 1 -> version 2 takes every step: two files change, one goes (with the two folders it
 # leaves empty), three come (in two new folders), one stays as it is.

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from generator.builders import platform
 from generator.reporters.doctor import chart_lines
+from generator.vocab import addons
 
 
 def test_doctor_says_which_charts_are_checked_offline_and_which_only_as_applications() -> None:
-    assert chart_lines(platform.ADDONS) == [
+    assert chart_lines(addons.ADDONS) == [
         "chart volcano: volcano 1.14.0: its Go module is not available here, so validate checks "
         "the Application, not the chart's objects (docs/platform.md)",
         "chart kueue: kueue 0.17.0 rendered offline from sigs.k8s.io/kueue@v0.17.0 "

@@ -26,9 +26,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from generator.builders.monitoring import recording_rules
-from generator.builders.monitoring.sources import CLUSTER_LABEL, Exporter, HealthMetric
+from generator.builders.monitoring.sources import Exporter, HealthMetric
 from generator.values.model import FleetView
+from generator.vocab import series
+from generator.vocab.series import CLUSTER_LABEL
 
 GROUP_VENDOR = "accelerators.alerts.devices"
 GROUP_FLEET = "accelerators.alerts.fleet"
@@ -234,7 +235,7 @@ def fleet_rules(
         out.append(
             _alert(
                 "TeamAcceleratorQuotaNearlyUsed",
-                f"{recording_rules.QUOTA_RATIO} > {settings.quota_ratio!r}",
+                f"{series.QUOTA_RATIO} > {settings.quota_ratio!r}",
                 HOLD["quota"],
                 settings.severity["quota"],
                 settings,

@@ -16,14 +16,16 @@ from __future__ import annotations
 from typing import Any
 
 from generator.builders.agents import daemonset, rbac_objects
-from generator.builders.common import SYNC_WAVE, VENDOR_LABEL, Component, metadata, namespace
+from generator.builders.common import metadata, namespace
 from generator.builders.monitoring import alerts, dashboard, recording_rules, scrape
 from generator.builders.monitoring.sources import Exporter, Settings, exporters, settings
 from generator.values import yamlio
 from generator.values.model import FleetView
-from generator.values.yamlio import Obj
+from generator.vocab.api import CORE, MONITORING
+from generator.vocab.labels import COMPONENT_LABEL, NAME_LABEL, SYNC_WAVE, VENDOR_LABEL
+from generator.vocab.objects import Obj
+from generator.vocab.units import MONITORING_UNIT, Component
 
-UNIT = "monitoring"
 NAMESPACE = "accelerator-monitoring"  # default of fleet `monitoring.namespace`
 SCRAPE_CONFIGMAP = "accelerator-scrape-configs"
 SCRAPE_KEY = "scrape-configs.yaml"
@@ -33,7 +35,6 @@ DASHBOARD_CONFIGMAP = "accelerator-dashboard"
 DASHBOARD_KEY = "accelerators.json"
 GRAFANA_LABEL = "grafana_dashboard"
 GRAFANA_FOLDER_ANNOTATION = "grafana_folder"
-COMPONENT_LABEL = "app.kubernetes.io/component"
 
 
 def _sources(view: FleetView) -> list[str]:
@@ -48,7 +49,7 @@ def _prometheus_rule(
 ) -> Obj:
     """A PrometheusRule of the monitoring namespace, labelled for the Prometheus that loads it."""
     return {
-        "apiVersion": "monitoring.coreos.com/v1",
+        "apiVersion": MONITORING,
         "kind": "PrometheusRule",
         "metadata": metadata(
             name,
@@ -70,27 +71,36 @@ def build(view: FleetView) -> list[Component]:
     ns = namespace(
         conf.namespace, sources=sources, pod_security="baseline", annotations={SYNC_WAVE: "-1"}
     )
-    out = [Component(UNIT, f"{UNIT}/namespace", [ns], origin=origin)]
+    out = [Component(MONITORING_UNIT, f"{MONITORING_UNIT}/namespace", [ns], origin=origin)]
     exps = exporters(view)
     if not exps:
         return out
     out += _exporter_components(view, conf, exps)
-    out.append(Component(UNIT, f"{UNIT}/scrape", _scrape_objects(view, conf, exps), origin=origin))
+    out.append(
+        Component(
+            MONITORING_UNIT,
+            f"{MONITORING_UNIT}/scrape",
+            _scrape_objects(view, conf, exps),
+            origin=origin,
+        )
+    )
     groups = recording_rules.groups(view, exps)
     if groups:
         team_sources = sorted({*sources, *(s for t in view.teams for s in t.doc.sources)})
         rule = _prometheus_rule(conf, RULE_NAME, team_sources, "recording-rules", groups)
-        out.append(Component(UNIT, f"{UNIT}/rules", [rule], origin=origin))
+        out.append(Component(MONITORING_UNIT, f"{MONITORING_UNIT}/rules", [rule], origin=origin))
     alert_groups = alerts.groups(view, exps)
     if alert_groups:
         alert_rule = _prometheus_rule(
             conf, ALERT_RULE_NAME, sources, "alerting-rules", alert_groups
         )
         where = view.fleet.doc.anchor(("monitoring", "alerts"), ("monitoring",))
-        out.append(Component(UNIT, f"{UNIT}/alerts", [alert_rule], origin=where))
+        out.append(
+            Component(MONITORING_UNIT, f"{MONITORING_UNIT}/alerts", [alert_rule], origin=where)
+        )
     notes = {GRAFANA_FOLDER_ANNOTATION: conf.grafana_folder} if conf.grafana_folder else {}
     board: Obj = {
-        "apiVersion": "v1",
+        "apiVersion": CORE,
         "kind": "ConfigMap",
         "metadata": metadata(
             DASHBOARD_CONFIGMAP,
@@ -101,7 +111,7 @@ def build(view: FleetView) -> list[Component]:
         ),
         "data": {DASHBOARD_KEY: dashboard.dashboard_json(conf)},
     }
-    out.append(Component(UNIT, f"{UNIT}/dashboard", [board], origin=origin))
+    out.append(Component(MONITORING_UNIT, f"{MONITORING_UNIT}/dashboard", [board], origin=origin))
     return out
 
 
@@ -111,7 +121,7 @@ def _scrape_objects(view: FleetView, conf: Settings, exps: list[Exporter]) -> li
         vendor = view.vendor(exp.vendor)
         objs.append(
             {
-                "apiVersion": "monitoring.coreos.com/v1",
+                "apiVersion": MONITORING,
                 "kind": "PodMonitor",
                 "metadata": metadata(
                     exp.name,
@@ -128,7 +138,7 @@ def _scrape_objects(view: FleetView, conf: Settings, exps: list[Exporter]) -> li
         )
     objs.append(
         {
-            "apiVersion": "v1",
+            "apiVersion": CORE,
             "kind": "ConfigMap",
             "metadata": metadata(
                 SCRAPE_CONFIGMAP,
@@ -154,12 +164,14 @@ def _exporter_components(view: FleetView, conf: Settings, exps: list[Exporter]) 
         annotations={SYNC_WAVE: "-1"},
     )
     origin = view.fleet.doc.anchor(("monitoring",))
-    out = [Component(UNIT, f"{UNIT}/exporters/namespace", [ns], origin=origin)]
+    out = [
+        Component(MONITORING_UNIT, f"{MONITORING_UNIT}/exporters/namespace", [ns], origin=origin)
+    ]
     for exp in rendered:
         vendor = view.vendor(exp.vendor)
         assert vendor is not None and exp.agent is not None and exp.namespace is not None
         labels = {
-            "app.kubernetes.io/name": exp.name,
+            NAME_LABEL: exp.name,
             COMPONENT_LABEL: "exporter",
             VENDOR_LABEL: vendor.id,
         }
@@ -184,5 +196,12 @@ def _exporter_components(view: FleetView, conf: Settings, exps: list[Exporter]) 
             )
         )
         comp_origin = vendor.doc.anchor(("exporter",))
-        out.append(Component(UNIT, f"{UNIT}/exporters/{vendor.id}", objs, origin=comp_origin))
+        out.append(
+            Component(
+                MONITORING_UNIT,
+                f"{MONITORING_UNIT}/exporters/{vendor.id}",
+                objs,
+                origin=comp_origin,
+            )
+        )
     return out

@@ -27,8 +27,9 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models.common import LegendDisplayMode, LegendPlacement
 from grafana_foundation_sdk.models.dashboard import DataSourceRef, GridPos
 
-from generator.builders.monitoring import recording_rules
-from generator.builders.monitoring.sources import CLUSTER_LABEL, Settings
+from generator.builders.monitoring.sources import Settings
+from generator.vocab import series
+from generator.vocab.series import CLUSTER_LABEL
 
 UID = "accel-gitops-accelerators"
 TITLE = "Accelerators: all vendors"
@@ -65,12 +66,12 @@ def panels(settings: Settings) -> list[Panel]:
     util, ratio, devices, used, hard, cost = (
         _series(settings, name)
         for name in (
-            recording_rules.UTILIZATION,
-            recording_rules.MEMORY_RATIO,
-            recording_rules.DEVICES,
-            recording_rules.QUOTA_USED,
-            recording_rules.QUOTA_HARD,
-            recording_rules.COST_DEVICES,
+            series.UTILIZATION,
+            series.MEMORY_RATIO,
+            series.DEVICES,
+            series.QUOTA_USED,
+            series.QUOTA_HARD,
+            series.COST_DEVICES,
         )
     )
     return [
@@ -198,7 +199,7 @@ def dashboard_json(settings: Settings) -> str:
             dashboard.QueryVariable(CLUSTER_VARIABLE)
             .label("cluster")
             .datasource(DATASOURCE)
-            .query(f"label_values({recording_rules.DEVICES}, {CLUSTER_LABEL})")
+            .query(f"label_values({series.DEVICES}, {CLUSTER_LABEL})")
             .multi(True)
             .include_all(True)
         )

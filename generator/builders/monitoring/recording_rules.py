@@ -15,48 +15,31 @@ import json
 from collections import Counter
 from typing import Any
 
-from generator.builders.monitoring.sources import (
+from generator.builders.monitoring.sources import Exporter, Metric, MonitoringError
+from generator.values.model import FleetView, Team
+from generator.vocab.names import QUOTA_NAME
+from generator.vocab.series import (
     BRAND_LABEL,
     BYTES_PER_UNIT,
     CLUSTER_LABEL,
-    PERCENT_PER_UNIT,
-    QUOTA_NAME,
-    UNIFIED_LABELS,
-    VENDOR_LABEL,
-    Exporter,
-    Metric,
-    MonitoringError,
-)
-from generator.values.model import FleetView, Team
-
-Rule = dict[str, Any]
-
-GROUP = "accelerators.unified"
-UTILIZATION = "gpu:utilization:percent"
-MEMORY_USED = "gpu:memory_used:bytes"
-MEMORY_TOTAL = "gpu:memory_total:bytes"
-MEMORY_RATIO = "gpu:memory_used:ratio"
-DEVICES = "gpu:devices:count"
-QUOTA_USED = "team_vendor:gpu_quota_used:devices"
-QUOTA_HARD = "team_vendor:gpu_quota_hard:devices"
-QUOTA_RATIO = "team_vendor:gpu_quota_used:ratio"
-COST_DEVICES = "team_vendor:gpu_cost_weighted_devices:sum"
-COST_HOURS = "team_vendor:gpu_cost_weighted_device_hours:1h"
-KSM_QUOTA = "kube_resourcequota"
-
-RECORDED = (
-    UTILIZATION,
-    MEMORY_USED,
-    MEMORY_TOTAL,
-    MEMORY_RATIO,
-    DEVICES,
-    QUOTA_USED,
-    QUOTA_HARD,
-    QUOTA_RATIO,
     COST_DEVICES,
     COST_HOURS,
+    DEVICES,
+    GROUP,
+    KSM_QUOTA,
+    MEMORY_RATIO,
+    MEMORY_TOTAL,
+    MEMORY_USED,
+    PERCENT_PER_UNIT,
+    QUOTA_HARD,
+    QUOTA_RATIO,
+    QUOTA_USED,
+    UNIFIED_LABELS,
+    UTILIZATION,
+    VENDOR_LABEL,
 )
-KSM_METRICS = (KSM_QUOTA,)
+
+Rule = dict[str, Any]
 
 
 @functools.lru_cache(maxsize=65536)

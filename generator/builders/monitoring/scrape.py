@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from generator.builders.monitoring.sources import BRAND_LABEL, VENDOR_LABEL, Exporter
+from generator.builders.monitoring.sources import Exporter
+from generator.vocab.series import BRAND_LABEL, VENDOR_LABEL
 
 Relabel = dict[str, Any]  # Prometheus' own spelling (source_labels, target_label, ...)
 

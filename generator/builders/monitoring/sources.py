@@ -7,38 +7,15 @@ from typing import Any
 
 from generator.errors import GeneratorError
 from generator.values.model import FleetView, NodeAgent, Vendor, node_agent
-
-# Bytes per unit of each memory unit the values schema allows.
-BYTES_PER_UNIT: dict[str, int] = {
-    "bytes": 1,
-    "KiB": 2**10,
-    "MiB": 2**20,
-    "GiB": 2**30,
-    "KB": 10**3,
-    "MB": 10**6,
-    "GB": 10**9,
-}
-# Percent per unit of each utilisation unit.
-PERCENT_PER_UNIT: dict[str, int] = {"percent": 1, "ratio": 100}
-
-# The unified labels, in the order rules aggregate by them. `partition` tells apart the parts of
-# one device an exporter reports on their own (a MIG instance: dcgm-exporter's GPU_I_ID), which
-# aggregating without it would fold into one; absent on a whole device's series.
-UNIFIED_LABELS = ("node", "device", "partition", "model", "namespace", "pod")
-BRAND_LABEL = "gpu_brand"
-# The label every recorded series and alert of a cluster carries in an environment of several
-# clusters (docs/multi-cluster.md): one Prometheus or Grafana over many clusters tells them apart.
-CLUSTER_LABEL = "cluster"
-VENDOR_LABEL = "vendor"
-BRAND_NODE_LABEL = "gpu-brand"
+from generator.vocab.labels import BRAND_NODE_LABEL, NAME_LABEL
+from generator.vocab.labels import VENDOR_LABEL as VENDOR_POD_LABEL
+from generator.vocab.series import BYTES_PER_UNIT, PERCENT_PER_UNIT, UNIFIED_LABELS
 
 DEFAULT_NAMESPACE = "accelerator-monitoring"
 # Where rendered exporters run: they mount host paths, which only Pod Security 'privileged' admits,
 # so they get a namespace of their own rather than the monitoring namespace.
 DEFAULT_EXPORTER_NAMESPACE = "accelerator-exporters"
 RENDERED_PORT_NAME = "metrics"
-VENDOR_POD_LABEL = "accel-gitops.io/vendor"
-QUOTA_NAME = "accelerators"  # the ResourceQuota every team namespace gets (builders/teams.py)
 
 
 class MonitoringError(GeneratorError):
@@ -178,7 +155,7 @@ def exporter(
                     "exporter is installed another way",
                     ("exporter", "daemonSet", key),
                 )
-        pod_labels = {"app.kubernetes.io/name": name, VENDOR_POD_LABEL: vendor.id}
+        pod_labels = {NAME_LABEL: name, VENDOR_POD_LABEL: vendor.id}
         namespace: str | None = exporter_namespace
         port_name: str | None = RENDERED_PORT_NAME
     else:

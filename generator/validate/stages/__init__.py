@@ -1,9 +1,8 @@
 """Validate stages: each module here runs one upstream tool on the committed units.
 
-A stage is a module with a `STAGE` object (the `Stage` protocol below); `discover()` finds every
-one, so adding a stage is adding a module here and nothing else: validate runs it on every unit
-that is not cached, caches its verdicts with the unit, turns them into findings, and
-`render.py rules` lists its codes.
+A stage is a module with a `STAGE` object (the `Stage` protocol below), listed in registry.py:
+validate runs it on every unit that is not cached, caches its verdicts with the unit, turns them
+into findings, and `render.py rules` lists its codes.
 
 The build stage (kustomize and kubeconform) comes first: the others read the objects it built
 (`Batch.built`). A stage's results are plain JSON-able data, so the cache can replay them; they
@@ -12,9 +11,7 @@ become findings later, with the values locations of the objects they concern.
 
 from __future__ import annotations
 
-import importlib
 import json
-import pkgutil
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,10 +19,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from generator import toolchain
-from generator.builders.common import Unit
 from generator.findings import CodeInfo, Finding, Location
 from generator.values.model import FleetView
-from generator.values.yamlio import Obj
+from generator.vocab.objects import Obj
+from generator.vocab.units import Unit
 
 
 @dataclass
@@ -64,9 +61,19 @@ class UnitView:
 
 
 class Stage(Protocol):
-    name: str  # the key of its verdicts in a unit's cached result
-    order: int  # the build stage is 0; the others read what it built
-    codes: tuple[CodeInfo, ...]
+    # Read-only members: a stage declares them as class attributes of its own exact types.
+    @property
+    def name(self) -> str:
+        """The key of its verdicts in a unit's cached result."""
+        ...
+
+    @property
+    def order(self) -> int:
+        """The build stage is 0; the others read what it built."""
+        ...
+
+    @property
+    def codes(self) -> tuple[CodeInfo, ...]: ...
 
     def salt(self, engine: str) -> str:
         """What, besides a unit's files, decides its verdicts (tool versions, helper stamps)."""
@@ -80,17 +87,6 @@ class Stage(Protocol):
     def findings(self, unit: UnitView, result: Any) -> list[Finding]:
         """The findings of one unit's verdicts (`result` as `run` gave it, or the cache)."""
         ...
-
-
-def discover() -> list[Stage]:
-    """Every module of this package that has a STAGE, in order."""
-    stages: list[Stage] = []
-    for module in pkgutil.iter_modules(__path__):
-        loaded = importlib.import_module(f"{__name__}.{module.name}")
-        stage = getattr(loaded, "STAGE", None)
-        if stage is not None:
-            stages.append(stage)
-    return sorted(stages, key=lambda s: (s.order, s.name))
 
 
 def json_lines_per_unit(

@@ -19,11 +19,11 @@ from typing import Any
 import yaml
 
 from generator import toolchain
-from generator.builders import platform
 from generator.findings import CodeInfo, Finding
 from generator.render.charts import addon_applications, application_values, render_chart
 from generator.validate.stages import Batch, UnitView, tool_salt
 from generator.validate.stages.kustomize import kubeconform
+from generator.vocab import addons
 
 CHART001 = CodeInfo(
     "CHART001",
@@ -40,7 +40,7 @@ CHART002 = CodeInfo(
 )
 
 
-def _version_problem(app: dict[str, Any], chart: platform.Chart) -> str:
+def _version_problem(app: dict[str, Any], chart: addons.Chart) -> str:
     source = app.get("spec", {}).get("source") or {}
     named = (source.get("repoURL"), source.get("chart"), source.get("targetRevision"))
     pinned = (chart.repo_url, chart.name, chart.version)
@@ -102,7 +102,7 @@ class ChartsStage:
         out = []
         for verdict in result:
             loc, what = unit.find("Application", verdict["app"])
-            title = platform.BY_KEY[verdict["addon"]].title
+            title = addons.BY_KEY[verdict["addon"]].title
             if verdict["version"]:
                 out.append(
                     Finding(

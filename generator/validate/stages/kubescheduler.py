@@ -25,13 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from generator import command, toolchain
-from generator.builders.common import Unit
 from generator.findings import CodeInfo, Finding, Location
 from generator.toolchain import ToolFailed
 from generator.validate.stages import Batch, UnitView, tool_salt
 from generator.values.merge import Doc
 from generator.values.model import FleetView
 from generator.values.yamlio import YamlPath, json_path
+from generator.vocab.api import CORE
+from generator.vocab.units import Unit
 
 CODE = "KSC001"
 SUMMARY = "kube-scheduler would refuse a KubeSchedulerConfiguration that a ConfigMap carries"
@@ -48,7 +49,7 @@ def embedded(docs: list[dict[str, Any]]) -> list[dict[str, str]]:
     [{"namespace", "name", "key", "text"}]."""
     out = []
     for doc in docs:
-        if doc.get("apiVersion") != "v1" or doc.get("kind") != "ConfigMap":
+        if doc.get("apiVersion") != CORE or doc.get("kind") != "ConfigMap":
             continue
         meta = doc.get("metadata") or {}
         data = doc.get("data") or {}

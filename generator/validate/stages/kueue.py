@@ -23,7 +23,6 @@ from typing import Any
 import yaml
 
 from generator.builders import scheduling
-from generator.builders.common import Unit
 from generator.builders.workloads import queue_name
 from generator.findings import CodeInfo, Finding, Location
 from generator.policy.manifest import origin
@@ -37,6 +36,7 @@ from generator.validate.stages import (
 from generator.values.merge import Doc
 from generator.values.model import FleetView, Pool, Vendor
 from generator.values.yamlio import YamlPath, json_path
+from generator.vocab.units import Unit
 
 CODE = "KUE001"
 SUMMARY = "Kueue's admission webhooks would refuse a ClusterQueue, ResourceFlavor or Cohort"

@@ -5,7 +5,7 @@ Two engines, with the same results:
 * `kbuild` (the default): the helper (gotools/kbuild) builds every unit in one process with
   kustomize's own krusty API and validates each build with kubeconform's validator package,
   streaming one JSON line per unit: no process start-up or schema loading per unit.
-* `processes`: one pinned kustomize process per unit (delivery/build.py, the build show and
+* `processes`: one pinned kustomize process per unit (generator/kustomize.py, the build show and
   diff use), then one kubeconform run over all outputs. The reference the helper is tested
   against, byte for byte (tests).
 
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from generator import command, toolchain
-from generator.delivery import build as kustomize_build
+from generator import kustomize as kustomize_build
 from generator.findings import CodeInfo, Finding, Location
 from generator.toolchain import ToolFailed, ToolTimeout
 from generator.validate.stages import Batch, UnitView, tool_salt

@@ -17,13 +17,14 @@ from typing import Any
 import yaml
 
 from generator import toolchain
-from generator.builders.common import Unit
 from generator.findings import CodeInfo, Finding, Location
 from generator.policy.manifest import origin
 from generator.validate.stages import Batch, UnitView, tool_salt
 from generator.values import inventory
 from generator.values.model import FleetView, Vendor
 from generator.values.yamlio import json_path
+from generator.vocab.labels import NFD_PREFIX
+from generator.vocab.units import Unit
 
 TIMEOUT = 120
 RULE_KINDS = {"NodeFeatureRule"}
@@ -107,7 +108,7 @@ def _locate(view: FleetView, unit: Unit, item: dict[str, Any]) -> tuple[Location
                 return _anchor(vendor, ("pools", i, "taints"), ("taints",), ("pools", i))
             if item["kind"] == "label":
                 key = str(item.get("key", ""))
-                short = key.removeprefix("feature.node.kubernetes.io/")
+                short = key.removeprefix(NFD_PREFIX)
                 return _anchor(
                     vendor,
                     ("pools", i, "labels", short),

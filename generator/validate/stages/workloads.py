@@ -30,10 +30,7 @@ from typing import Any
 import yaml
 
 from generator import toolchain
-from generator.builders import platform
-from generator.builders.common import Unit
-from generator.builders.scheduling import TRAINER_GROUP, named_runtimes, trainer_values
-from generator.builders.workloads import TRACK_LABEL
+from generator.builders.scheduling import named_runtimes, trainer_values
 from generator.findings import CodeInfo, Finding, Location
 from generator.policy.manifest import origin
 from generator.render.charts import render_chart
@@ -47,6 +44,10 @@ from generator.validate.stages import (
 from generator.values.merge import Doc
 from generator.values.model import FleetView
 from generator.values.yamlio import YamlPath, json_path
+from generator.vocab import addons
+from generator.vocab.api import TRAINER_GROUP
+from generator.vocab.labels import TRACK_LABEL
+from generator.vocab.units import Unit
 from generator.workloads.model import team_workloads
 
 CODE = "ADM001"
@@ -100,7 +101,7 @@ def trainer_runtimes(names: set[str], kube_version: str) -> str:
     version, from its module) installs them, as YAML: what the fleet's Trainer installs for its
     TrainJobs (builders/scheduling.py trainer_values). A name the chart has no runtime of stays
     out, and the check says it is not found."""
-    chart = platform.BY_KEY["trainer"].chart
+    chart = addons.BY_KEY["trainer"].chart
     assert chart is not None
     text = render_chart(chart, trainer_values(names), kube_version)
     docs = [d for d in yaml.safe_load_all(text) if d and d.get("kind") == "ClusterTrainingRuntime"]
@@ -230,7 +231,7 @@ class WorkloadStage:
     codes = (CodeInfo(CODE, "manifests (workloadcheck)", "error", SUMMARY),)
 
     def salt(self, engine: str) -> str:
-        chart = platform.BY_KEY["trainer"].chart
+        chart = addons.BY_KEY["trainer"].chart
         assert chart is not None
         return "\n".join(
             (tool_salt(TOOL, stamped=True), tool_salt(TRAINER_TOOL, stamped=True), chart.source)

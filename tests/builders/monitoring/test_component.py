@@ -23,7 +23,6 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.builders.common import Component
 from generator.builders.monitoring import alerts
 from generator.builders.monitoring import component as builder
 from generator.builders.monitoring import recording_rules as unified
@@ -31,6 +30,7 @@ from generator.builders.monitoring.dashboard import queries
 from generator.builders.monitoring.sources import Exporter, exporters
 from generator.values import loader as values
 from generator.values.merge import merge_data
+from generator.vocab.units import Component
 from tests.fixtures import (
     FLEET,
     HYGON_Z100L,
@@ -889,25 +889,27 @@ def vendor_tests(wants: dict[str, dict[str, str]], cases: dict[str, Case]) -> li
         sel = f'{{vendor="{vendor}"}}'
         out += [
             {
-                "expr": unified.UTILIZATION + sel,
+                "expr": "gpu:utilization:percent" + sel,
                 "eval_time": "5m",
-                "exp_samples": [sample(unified.UTILIZATION, want, case.utilization)],
+                "exp_samples": [sample("gpu:utilization:percent", want, case.utilization)],
             },
             {
-                "expr": unified.MEMORY_USED + sel,
+                "expr": "gpu:memory_used:bytes" + sel,
                 "eval_time": "5m",
-                "exp_samples": [sample(unified.MEMORY_USED, want, case.bytes_used)],
+                "exp_samples": [sample("gpu:memory_used:bytes", want, case.bytes_used)],
             },
             {
-                "expr": unified.MEMORY_RATIO + sel,
+                "expr": "gpu:memory_used:ratio" + sel,
                 "eval_time": "5m",
-                "exp_samples": [sample(unified.MEMORY_RATIO, want, case.ratio)],
+                "exp_samples": [sample("gpu:memory_used:ratio", want, case.ratio)],
             },
             {
-                "expr": unified.DEVICES + sel,
+                "expr": "gpu:devices:count" + sel,
                 "eval_time": "5m",
                 "exp_samples": [
-                    sample(unified.DEVICES, {"gpu_brand": want["gpu_brand"], "vendor": vendor}, 1)
+                    sample(
+                        "gpu:devices:count", {"gpu_brand": want["gpu_brand"], "vendor": vendor}, 1
+                    )
                 ],
             },
         ]
@@ -954,12 +956,12 @@ def quota_tests() -> list[dict[str, Any]]:
         }
 
     return [
-        check(unified.QUOTA_USED, [(ml, 6), (inf, 4)]),
-        check(unified.QUOTA_HARD, [(ml, 8), (inf, 8)]),
-        check(unified.QUOTA_RATIO, [(ml, 0.75), (inf, 0.5)]),
+        check("team_vendor:gpu_quota_used:devices", [(ml, 6), (inf, 4)]),
+        check("team_vendor:gpu_quota_hard:devices", [(ml, 8), (inf, 8)]),
+        check("team_vendor:gpu_quota_used:ratio", [(ml, 0.75), (inf, 0.5)]),
         # cost weights: nvidia 1.0, hygon 0.5
-        check(unified.COST_DEVICES, [(ml, 6), (inf, 2)]),
-        check(unified.COST_HOURS, [(ml, 6), (inf, 2)], at="80m"),
+        check("team_vendor:gpu_cost_weighted_devices:sum", [(ml, 6), (inf, 2)]),
+        check("team_vendor:gpu_cost_weighted_device_hours:1h", [(ml, 6), (inf, 2)], at="80m"),
     ]
 
 
@@ -1048,18 +1050,18 @@ def test_mig_instances_of_one_gpu_keep_their_own_series(tmp_path: Path) -> None:
     labels = {**base, "vendor": "nvidia-mig"}
     expr_tests = [
         {
-            "expr": unified.MEMORY_USED + '{vendor="nvidia-mig"}',
+            "expr": "gpu:memory_used:bytes" + '{vendor="nvidia-mig"}',
             "eval_time": "5m",
             "exp_samples": [
-                sample(unified.MEMORY_USED, {**labels, "partition": gi}, used * MiB)
+                sample("gpu:memory_used:bytes", {**labels, "partition": gi}, used * MiB)
                 for gi, used in (("1", 1000), ("2", 3000))
             ],
         },
         {
-            "expr": unified.DEVICES + '{vendor="nvidia-mig"}',
+            "expr": "gpu:devices:count" + '{vendor="nvidia-mig"}',
             "eval_time": "5m",
             "exp_samples": [
-                sample(unified.DEVICES, {"gpu_brand": "nvidia", "vendor": "nvidia-mig"}, 1)
+                sample("gpu:devices:count", {"gpu_brand": "nvidia", "vendor": "nvidia-mig"}, 1)
             ],
         },
     ]
@@ -1178,7 +1180,7 @@ def test_dashboard_queries_read_only_recorded_series(fleet: Path, tmp_path: Path
     assert len(exprs) >= 7
     recorded = {r["record"] for g in rule_groups(objs) for r in g["rules"] if "record" in r}
     exps = exporters(values.load(fleet).envs["prod"])
-    emitted = {n for e in exps for n in e.metric_names} | set(unified.KSM_METRICS)
+    emitted = {n for e in exps for n in e.metric_names} | {"kube_resourcequota"}
     # the alerting rules read the exporters' health series, the scrape, and kube-state-metrics
     emitted |= {h.metric for e in exps for h in e.health}
     emitted |= set(alerts.SCRAPE_METRICS) | set(alerts.KSM_METRICS)
@@ -1330,7 +1332,10 @@ def test_every_rule_of_a_cluster_names_it_and_passes_promtool(tmp_path: Path) ->
     for cluster in ("main", "domestic"):
         objs = monitoring_objects(out, f"prod/{cluster}")
         rules = [r for g in rule_groups(objs) for r in g["rules"]]
-        assert {r.get("record") for r in rules} >= {unified.DEVICES, unified.QUOTA_USED}
+        assert {r.get("record") for r in rules} >= {
+            "gpu:devices:count",
+            "team_vendor:gpu_quota_used:devices",
+        }
         assert any("alert" in r for r in rules)
         assert {r["labels"]["cluster"] for r in rules} == {cluster}
         rules_file = write_rules(objs, tmp_path / f"{cluster}.rules.yaml")

@@ -12,12 +12,13 @@ from pathlib import Path
 import yaml
 
 from generator import toolchain
-from generator.builders import node_config, platform
+from generator.builders import node_config
 from generator.render.charts import addon_applications, render_chart
 from generator.values import loader as values
+from generator.vocab import addons
 from tests.fixtures import FLEET, ml_tree, validate_committed
 
-NFD = platform.BY_KEY["nfd"]
+NFD = addons.BY_KEY["nfd"]
 # A pool whose nodes carry a taint of their own, beside the vendor's.
 NVIDIA = """\
 pools:

@@ -1,17 +1,19 @@
-"""A validate stage is a plug-in: a module in generator/validate/stages/ with a STAGE is run on
-every committed unit, cached with it, reported, and its codes are listed by `render.py rules`,
-with nothing else changed anywhere."""
+"""A validate stage is a plug-in: a module in generator/validate/stages/ with a STAGE, listed in
+stages/registry.py, is run on every committed unit, cached with it, reported, and its codes are
+listed by `render.py rules`, with nothing else changed anywhere."""
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from generator.validate import stages
-from tests.fixtures import cli, tree
+from generator.validate.stages import registry
+from tests.fixtures import ROOT, cli, tree
 
 PROBE = """
 from generator.findings import CodeInfo, Finding, Location, Severity
@@ -49,19 +51,36 @@ STAGE = Probe()
 
 @pytest.fixture
 def probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A stage module in a folder of its own, added to the stages package's search path (in
-    this process only: other test workers never see it)."""
-    folder = tmp_path / "plugins"
-    folder.mkdir()
-    (folder / "zz_probe.py").write_text(PROBE, encoding="utf-8")
-    monkeypatch.setattr(stages, "__path__", [*stages.__path__, str(folder)])
-    yield "generator.validate.stages.zz_probe"
-    sys.modules.pop("generator.validate.stages.zz_probe", None)
+    """A stage module in a folder of its own, added to the registry's list (in this process
+    only: other test workers never see it)."""
+    path = tmp_path / "zz_probe.py"
+    path.write_text(PROBE, encoding="utf-8")
+    name = "generator.validate.stages.zz_probe"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(registry, "STAGES", (*registry.STAGES, module.STAGE))
+    yield name
+    sys.modules.pop(name, None)
 
 
-def test_a_new_stage_module_is_discovered_in_order(probe: str) -> None:
-    names = [s.name for s in stages.discover()]
-    assert names == [
+def test_every_stage_module_is_listed_in_its_order() -> None:
+    """A module of the folder with a STAGE that the registry forgot would never run."""
+    folder = ROOT / "generator" / "validate" / "stages"
+    with_stage = sorted(
+        path.stem
+        for path in folder.glob("*.py")
+        if any(
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "STAGE" for t in node.targets)
+            for node in ast.parse(path.read_text(encoding="utf-8")).body
+        )
+    )
+    listed = sorted(type(s).__module__.rsplit(".", 1)[1] for s in registry.STAGES)
+    assert listed == with_stage
+    assert [s.name for s in registry.STAGES] == [
         "build",
         "promtool",
         "charts",
@@ -69,8 +88,9 @@ def test_a_new_stage_module_is_discovered_in_order(probe: str) -> None:
         "kueue",
         "workloads",
         "schedcheck",
-        "probe",
     ]
+    orders = [s.order for s in registry.STAGES]
+    assert orders == sorted(orders)
 
 
 def test_its_codes_are_listed_by_rules(probe: str) -> None:

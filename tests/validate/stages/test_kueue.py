@@ -14,10 +14,10 @@ import yaml
 
 from generator import toolchain
 from generator.builders import scheduling
-from generator.builders.common import Unit
 from generator.findings import Location
 from generator.validate.stages import kueue
 from generator.values import loader as values
+from generator.vocab.units import Unit
 from tests.example import use_backend
 from tests.fixtures import FLEET, Write, invoke, kustomize_build, ml_tree, tool
 

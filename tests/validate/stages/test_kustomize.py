@@ -159,7 +159,7 @@ def test_a_unit_that_sets_the_openapi_schema_builds_byte_identical(
 
 
 def test_validate_reports_the_same_with_either_engine(tmp_path: Path) -> None:
-    from generator.validate import ValidateOptions, validate
+    from generator.validate.run import ValidateOptions, validate
 
     values = tmp_path / "fleet" / "values"
     make_values(values, 6)

@@ -13,10 +13,10 @@ from typing import Any
 import yaml
 
 from generator.builders import scheduling
-from generator.builders.common import Unit
 from generator.findings import Location
 from generator.validate.stages import workloads
 from generator.values import loader as values
+from generator.vocab.units import Unit
 from tests.fixtures import (
     ASCEND_910B,
     CAMBRICON_MLU370,

@@ -1,0 +1,248 @@
+"""The catalogue of cluster add-ons the fleet's objects may need (docs/platform.md): which
+add-on serves an API group or a scheduler name, and the upstream chart at a pinned version the
+fleet installs it from when it renders it. Each add-on is a data entry.
+
+Whether an environment has an add-on (`platform.<key>.provided: fleet` or `site`, or a fleet
+setting that implies it) is values' business: builders/platform.py reads it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator.vocab import api
+from generator.vocab.objects import Obj
+
+FLEET, SITE = "fleet", "site"
+
+
+@dataclass(frozen=True)
+class Chart:
+    """An upstream Helm chart at a pinned version: what an add-on Application installs."""
+
+    repo_url: str
+    name: str
+    version: str
+    namespace: str
+    release: str
+    source: str
+    # The same chart inside a Go module a tool module pins (gotools/<tool_module>/go.mod): validate
+    # renders it from there, offline, with the values the Application carries. Empty: the
+    # chart's module is not available here, and only the Application itself is checked.
+    module: str = ""
+    module_version: str = ""
+    module_path: str = ""
+    tool_module: str = ""
+
+
+@dataclass(frozen=True)
+class Addon:
+    key: str  # under `platform:` in values
+    title: str
+    groups: tuple[str, ...]  # API groups it serves; "*.x" matches every subgroup of x
+    schedulers: tuple[str, ...]  # scheduler names it runs
+    # (values path, value) of the fleet setting that declares the add-on as the site's.
+    implied_by: tuple[tuple[str, ...], str] | None
+    chart: Chart | None  # None: the fleet cannot render it yet; `provided: site` only
+    source: str
+    # Add-ons whose objects this add-on's controller makes, so whatever needs this one needs
+    # them too (policy/platform.py).
+    needs: tuple[str, ...] = ()
+
+
+ADDONS: tuple[Addon, ...] = (
+    Addon(
+        key="volcano",
+        title="Volcano",
+        # volcano.sh/apis v1.14.0 pkg/apis/*/register.go: every group is a subdomain of volcano.sh.
+        groups=("*.volcano.sh",),
+        # volcano-sh/volcano v1.14.0 cmd/scheduler/app/options/options.go: scheduler-name
+        # defaults to "volcano".
+        schedulers=("volcano",),
+        implied_by=(("scheduling", "backend"), "volcano"),
+        chart=Chart(
+            # volcano-sh/volcano v1.14.0 README.md ("helm repo add volcano-sh
+            # https://volcano-sh.github.io/helm-charts"); installer/helm/chart/volcano/Chart.yaml
+            # version "1.14.0".
+            repo_url="https://volcano-sh.github.io/helm-charts",
+            name="volcano",
+            version="1.14.0",
+            namespace="volcano-system",
+            release="volcano",
+            source="volcano-sh/volcano installer/helm/chart/volcano v1.14.0",
+        ),
+        source="volcano-sh/volcano v1.14.0",
+    ),
+    Addon(
+        key="kueue",
+        title="Kueue",
+        groups=("kueue.x-k8s.io",),  # sigs.k8s.io/kueue v0.17.0 apis/kueue/v1beta2
+        schedulers=(),
+        implied_by=(("scheduling", "backend"), "kueue"),
+        chart=Chart(
+            # sigs.k8s.io/kueue v0.17.0 charts/kueue/README.md installs the chart from
+            # oci://registry.k8s.io/kueue/charts/kueue, version 0.17.0, into kueue-system (Argo
+            # CD's form of a public OCI chart: as NFD's below). charts/kueue/Chart.yaml in the
+            # module says 0.17.0.
+            repo_url="registry.k8s.io/kueue/charts",
+            name="kueue",
+            version="0.17.0",
+            namespace="kueue-system",
+            release="kueue",
+            source="kubernetes-sigs/kueue charts/kueue v0.17.0",
+            module="sigs.k8s.io/kueue",
+            module_version="v0.17.0",
+            module_path="charts/kueue",
+            tool_module="kueuecheck",
+        ),
+        source="sigs.k8s.io/kueue v0.17.0",
+    ),
+    Addon(
+        key="nfd",
+        title="Node Feature Discovery",
+        groups=("nfd.k8s-sigs.io",),  # sigs.k8s.io/node-feature-discovery v0.19.0 api/nfd
+        schedulers=(),
+        implied_by=(("nodeConfig", "method"), "nfd"),
+        chart=Chart(
+            # kubernetes-sigs/node-feature-discovery v0.19.0
+            # deployment/helm/node-feature-discovery/README.md installs the chart from the OCI
+            # registry oci://registry.k8s.io/nfd/charts/node-feature-discovery, version 0.19.0
+            # (the HTTP repository it also names is the legacy one, "will be deprecated"). Argo
+            # CD names a public OCI chart by its registry path without oci:// and the chart
+            # apart (argo-cd v3.5.7 docs/user-guide/helm.md). The Chart.yaml inside the module
+            # says 0.2.1, a placeholder the release replaces (hack/prepare-release.sh packages
+            # it with --version): its templates are what 0.19.0 is.
+            repo_url="registry.k8s.io/nfd/charts",
+            name="node-feature-discovery",
+            version="0.19.0",
+            namespace="node-feature-discovery",
+            release="nfd",
+            source="kubernetes-sigs/node-feature-discovery deployment/helm/node-feature-discovery "
+            "v0.19.0",
+            module="sigs.k8s.io/node-feature-discovery",
+            module_version="v0.19.0",
+            module_path="deployment/helm/node-feature-discovery",
+            tool_module="nfd",
+        ),
+        source="sigs.k8s.io/node-feature-discovery v0.19.0",
+    ),
+    Addon(
+        key="jobset",
+        title="JobSet",
+        groups=("jobset.x-k8s.io",),  # sigs.k8s.io/jobset v0.11.1 api/jobset/v1alpha2
+        schedulers=(),
+        implied_by=None,
+        chart=Chart(
+            # sigs.k8s.io/jobset v0.11.1 charts/jobset/README.md: "helm install
+            # oci://registry.k8s.io/jobset/charts/jobset --version 0.11.1"; Chart.yaml says
+            # 0.11.1; the project's own manifests install into jobset-system
+            # (config/default/kustomization.yaml). The version Kueue v0.17.0 requires.
+            repo_url="registry.k8s.io/jobset/charts",
+            name="jobset",
+            version="0.11.1",
+            namespace="jobset-system",
+            release="jobset",
+            source="kubernetes-sigs/jobset charts/jobset v0.11.1",
+            module="sigs.k8s.io/jobset",
+            module_version="v0.11.1",
+            module_path="charts/jobset",
+            tool_module="kueuecheck",
+        ),
+        source="sigs.k8s.io/jobset v0.11.1",
+    ),
+    Addon(
+        key="lws",
+        title="LeaderWorkerSet",
+        groups=("leaderworkerset.x-k8s.io",),  # sigs.k8s.io/lws v0.8.0 api/leaderworkerset/v1
+        schedulers=(),
+        implied_by=None,
+        chart=Chart(
+            # sigs.k8s.io/lws v0.8.0 charts/lws/README.md: the charts at
+            # oci://registry.k8s.io/lws/charts/lws; the Makefile's CHART_VERSION is the release
+            # without its "v" (0.8.0; "Version used for Helm"), and the project installs into
+            # lws-system (config/default/kustomization.yaml). Chart.yaml's 0.1.0 is a placeholder
+            # the release replaces (hack/push-chart.sh packages it with --version). The version
+            # Kueue v0.17.0 requires.
+            repo_url="registry.k8s.io/lws/charts",
+            name="lws",
+            version="0.8.0",
+            namespace="lws-system",
+            release="lws",
+            source="kubernetes-sigs/lws charts/lws v0.8.0",
+            module="sigs.k8s.io/lws",
+            module_version="v0.8.0",
+            module_path="charts/lws",
+            tool_module="kueuecheck",
+        ),
+        source="sigs.k8s.io/lws v0.8.0",
+    ),
+    Addon(
+        key="trainer",
+        title="Kubeflow Trainer",
+        # github.com/kubeflow/trainer/v2 v2.2.0 pkg/apis/trainer/v1alpha1/groupversion_info.go
+        groups=("trainer.kubeflow.org",),
+        schedulers=(),
+        implied_by=None,
+        chart=Chart(
+            # github.com/kubeflow/trainer/v2 v2.2.0 charts/kubeflow-trainer/README.md: "helm
+            # install kubeflow-trainer oci://ghcr.io/kubeflow/charts/kubeflow-trainer" into
+            # kubeflow-system; Chart.yaml says 2.2.0. Its manager finds its own namespace from
+            # its service account, else kubeflow-system (pkg/util/cert/cert.go). The version
+            # Kueue v0.17.0 requires (its go.mod), so the chart is in kueuecheck's modules.
+            repo_url="ghcr.io/kubeflow/charts",
+            name="kubeflow-trainer",
+            version="2.2.0",
+            namespace="kubeflow-system",
+            release="kubeflow-trainer",
+            source="kubeflow/trainer charts/kubeflow-trainer v2.2.0",
+            module="github.com/kubeflow/trainer/v2",
+            module_version="v2.2.0",
+            module_path="charts/kubeflow-trainer",
+            tool_module="kueuecheck",
+        ),
+        source="github.com/kubeflow/trainer/v2 v2.2.0",
+        # A TrainJob runs as a JobSet its controller makes (pkg/runtime/framework/plugins/
+        # jobset, v2.2.0); the chart's own JobSet subchart is off (scheduling.py).
+        needs=("jobset",),
+    ),
+    Addon(
+        key="gatewayAPI",
+        title="Gateway API",
+        groups=("gateway.networking.k8s.io",),  # sigs.k8s.io/gateway-api apis/v1
+        schedulers=(),
+        implied_by=None,
+        chart=None,
+        source="sigs.k8s.io/gateway-api",
+    ),
+    Addon(
+        key="istio",
+        title="Istio",
+        groups=("networking.istio.io",),  # istio/api networking/v1
+        schedulers=(),
+        implied_by=None,
+        chart=None,
+        source="istio/api",
+    ),
+)
+BY_KEY = {a.key: a for a in ADDONS}
+
+
+def serves(pattern: str, group: str) -> bool:
+    """Whether an add-on's group pattern ("*.x": every subgroup of x) covers `group`."""
+    if pattern.startswith("*."):
+        return group.endswith(pattern[1:])
+    return group == pattern
+
+
+def addon_for_group(group: str) -> Addon | None:
+    """The add-on that serves an API group; None for Kubernetes' own groups."""
+    return next((a for a in ADDONS if any(serves(p, group) for p in a.groups)), None)
+
+
+def addon_of(obj: Obj) -> Addon | None:
+    """The add-on that serves a rendered object's API group; None for Kubernetes' own."""
+    return addon_for_group(api.group(str(obj["apiVersion"])))
+
+
+def addon_for_scheduler(name: str) -> Addon | None:
+    return next((a for a in ADDONS if name in a.schedulers), None)
