@@ -938,6 +938,35 @@ services:
 """
 
 
+# Kueue's chart's controller manager configuration, copied from its source (charts/kueue/
+# values.yaml managerConfig.controllerManagerConfigYaml, sigs.k8s.io/kueue v0.17.0; the chart
+# replaces the whole document with the value the fleet gives, so each default must be kept).
+KUEUE_CHART_CONFIG = yaml.safe_load("""\
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+health:
+  healthProbeBindAddress: :8081
+metrics:
+  bindAddress: :8443
+webhook:
+  port: 9443
+leaderElection:
+  leaderElect: true
+  resourceName: c1f6bfd2.kueue.x-k8s.io
+controller:
+  groupKindConcurrency:
+    Job.batch: 5
+    Pod: 5
+    Workload.kueue.x-k8s.io: 5
+    LocalQueue.kueue.x-k8s.io: 1
+    ClusterQueue.kueue.x-k8s.io: 1
+    ResourceFlavor.kueue.x-k8s.io: 1
+clientConnection:
+  qps: 50
+  burst: 100
+""")
+
+
 @pytest.mark.parametrize(
     ("teams", "frameworks"),
     [
@@ -963,8 +992,8 @@ def test_kueue_is_given_exactly_the_integrations_the_queued_workloads_need(
     ).envs["prod"]
     got = scheduling.kueue_chart_values(view)
     config = yaml.safe_load(got["managerConfig"]["controllerManagerConfigYaml"])
-    # The chart's own configuration (charts/kueue/values.yaml v0.17.0) but the integrations.
-    assert config == {**scheduling.KUEUE_MANAGER_CONFIG, "integrations": {"frameworks": frameworks}}
+    # The chart's own configuration but the integrations.
+    assert config == {**KUEUE_CHART_CONFIG, "integrations": {"frameworks": frameworks}}
     assert config["webhook"] == {"port": 9443}
     assert config["leaderElection"]["resourceName"] == "c1f6bfd2.kueue.x-k8s.io"
     # The released chart's image (hack/helm-chart-package.sh), not the module's staging one.
