@@ -12,7 +12,6 @@ import pytest
 import yaml
 
 from generator.builders import scheduling
-from generator.builders.common import SYNC_WAVE
 from generator.builders.workloads import team_objects
 from generator.findings import Location
 from generator.values import loader as values
@@ -66,7 +65,8 @@ def sched_tree(root: Path, backend: str, files: dict[str, str], extra: str = "")
 
 
 def _wave(obj: Obj) -> int:
-    return int((obj["metadata"].get("annotations") or {}).get(SYNC_WAVE, "0"))
+    # Argo CD's own annotation: a key Argo CD does not read would order nothing.
+    return int((obj["metadata"].get("annotations") or {}).get("argocd.argoproj.io/sync-wave", "0"))
 
 
 # ---- issue 8 item 8: queues sync before the jobs that name them -------------------------------
