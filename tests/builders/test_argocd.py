@@ -556,7 +556,7 @@ def test_with_clusters_the_hub_holds_the_projects_and_each_cluster_its_own_appli
     ]
     assert all(apps.origin_of(o) == git for o in apps.objects)
     waves = {o["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"] for o in apps.objects[1:]}
-    assert waves == {str(argocd.ROOT_WAVE)}
+    assert waves == {"-10"}
     assert kinds(addons) == [("AppProject", "mini-platform")]
     assert sorted(argo.clusters) == ["prod/domestic", "prod/main"]
     for key, cluster in (("prod/main", "main"), ("prod/domestic", "domestic")):

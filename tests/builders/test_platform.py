@@ -141,7 +141,8 @@ def test_the_defaults_that_declare_an_addon_are_the_ones_values_apply(tmp_path: 
         ("nodeConfig", "method"): view.fleet.node_config_method,
         ("scheduling", "backend"): scheduling.backend(view),
     }
-    assert applied == platform.SETTING_DEFAULTS
+    assert applied == {("nodeConfig", "method"): "nfd", ("scheduling", "backend"): "quota"}
+    assert applied == platform.SETTING_DEFAULTS  # platform's copy of them
     assert platform.provided(view, addons.BY_KEY["nfd"]) == "site"
 
 

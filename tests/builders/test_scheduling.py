@@ -17,7 +17,6 @@ from generator.findings import Location
 from generator.values import loader as values
 from generator.values import quantity
 from generator.values.model import FleetView
-from generator.vocab.labels import SYNC_WAVE
 from tests.example import use_backend
 from tests.fixtures import (
     AMD_MI250X,
@@ -66,7 +65,8 @@ def sched_tree(root: Path, backend: str, files: dict[str, str], extra: str = "")
 
 
 def _wave(obj: Obj) -> int:
-    return int((obj["metadata"].get("annotations") or {}).get(SYNC_WAVE, "0"))
+    # Argo CD's own annotation: a key Argo CD does not read would order nothing.
+    return int((obj["metadata"].get("annotations") or {}).get("argocd.argoproj.io/sync-wave", "0"))
 
 
 # ---- issue 8 item 8: queues sync before the jobs that name them -------------------------------
@@ -938,6 +938,35 @@ services:
 """
 
 
+# Kueue's chart's controller manager configuration, copied from its source (charts/kueue/
+# values.yaml managerConfig.controllerManagerConfigYaml, sigs.k8s.io/kueue v0.17.0; the chart
+# replaces the whole document with the value the fleet gives, so each default must be kept).
+KUEUE_CHART_CONFIG = yaml.safe_load("""\
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+health:
+  healthProbeBindAddress: :8081
+metrics:
+  bindAddress: :8443
+webhook:
+  port: 9443
+leaderElection:
+  leaderElect: true
+  resourceName: c1f6bfd2.kueue.x-k8s.io
+controller:
+  groupKindConcurrency:
+    Job.batch: 5
+    Pod: 5
+    Workload.kueue.x-k8s.io: 5
+    LocalQueue.kueue.x-k8s.io: 1
+    ClusterQueue.kueue.x-k8s.io: 1
+    ResourceFlavor.kueue.x-k8s.io: 1
+clientConnection:
+  qps: 50
+  burst: 100
+""")
+
+
 @pytest.mark.parametrize(
     ("teams", "frameworks"),
     [
@@ -963,8 +992,8 @@ def test_kueue_is_given_exactly_the_integrations_the_queued_workloads_need(
     ).envs["prod"]
     got = scheduling.kueue_chart_values(view)
     config = yaml.safe_load(got["managerConfig"]["controllerManagerConfigYaml"])
-    # The chart's own configuration (charts/kueue/values.yaml v0.17.0) but the integrations.
-    assert config == {**scheduling.KUEUE_MANAGER_CONFIG, "integrations": {"frameworks": frameworks}}
+    # The chart's own configuration but the integrations.
+    assert config == {**KUEUE_CHART_CONFIG, "integrations": {"frameworks": frameworks}}
     assert config["webhook"] == {"port": 9443}
     assert config["leaderElection"]["resourceName"] == "c1f6bfd2.kueue.x-k8s.io"
     # The released chart's image (hack/helm-chart-package.sh), not the module's staging one.

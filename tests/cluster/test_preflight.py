@@ -15,7 +15,6 @@ from generator.cluster import launcher
 from generator.cluster.crds import needed_crds
 from generator.cluster.launcher import ControlPlane
 from generator.cluster.preflight import (
-    HINT,
     ClusterState,
     check,
     dra_devices,
@@ -34,6 +33,8 @@ from generator.values.model import FleetView
 from generator.vocab.units import Unit
 from tests.fixtures import DRA_NVIDIA, MIG_NVIDIA, SIM_FLEET, VNPU_ASCEND, Obj, invoke, tree
 
+# Every PRE finding's hint ends with this, written out: a changed hint fails the tests.
+HINT = "docs/platform.md says what the site provides and how preflight checks it"
 NVIDIA = {"pools": [{"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["gpu-1"]}]}
 TEAM = {"quota": {"nvidia": 4}}
 PROMETHEUS = {

@@ -23,7 +23,7 @@ from generator.cluster.simchecks import (
     track_verdicts,
     worker_verdicts,
 )
-from generator.cluster.simresult import HINTS, EnvReport, NodeResult
+from generator.cluster.simresult import EnvReport, NodeResult
 from generator.findings import Finding, Location
 from generator.values.model import FleetView
 from tests.fixtures import built_units, tree
@@ -57,6 +57,13 @@ NODES_TREE = {
     "vendors/ascend.yaml": ASCEND,
     "teams/ml.yaml": "quota: {nvidia: 4}\n",
 }
+
+# Each code's hint, written out: a changed hint fails the tests that expect it.
+SIM001_HINT = "fix the pool's labels, or the NodeFeatureRule match (PCI class and device IDs)"
+SIM002_HINT = "use a taint key NFD accepts (prefixed, e.g. feature.node.kubernetes.io/...)"
+SIM003_HINT = "the DaemonSet must select exactly its vendor's nodes: fix its selector or the rules"
+SIM006_HINT = "taint the pool's nodes (with a key nfd-master accepts)"
+SIM007_HINT = "replicas per track must be what plan says: check capacity, quota and placement"
 
 GPU = "feature.node.kubernetes.io/accelerator"
 BRAND = "feature.node.kubernetes.io/gpu-brand"
@@ -296,7 +303,7 @@ def test_a_pool_node_missing_labels_or_with_other_values(tmp_path: Path) -> None
             "feature.node.kubernetes.io/gpu-model=A100})"
             " (not wanted {feature.node.kubernetes.io/gpu-brand=NVIDIA})",
             GPU_1,
-            hint=HINTS["SIM001"],
+            hint=SIM001_HINT,
         ),
         Finding(
             "SIM001",
@@ -307,7 +314,7 @@ def test_a_pool_node_missing_labels_or_with_other_values(tmp_path: Path) -> None
             "feature.node.kubernetes.io/gpu-brand=huawei, feature.node.kubernetes.io/npu-model=910b}"
             " (missing {feature.node.kubernetes.io/npu-model=910b})",
             NPU_1,
-            hint=HINTS["SIM001"],
+            hint=SIM001_HINT,
         ),
     ]
 
@@ -362,14 +369,14 @@ def test_servers_labelled_or_tainted_as_accelerator_nodes(tmp_path: Path) -> Non
             " (not wanted {feature.node.kubernetes.io/accelerator=nvidia-gpu, "
             "feature.node.kubernetes.io/gpu-brand=nvidia})",
             NVIDIA_POOLS,
-            hint=HINTS["SIM001"],
+            hint=SIM001_HINT,
         ),
         Finding(
             "SIM002",
             "node general-purpose-01 (general server (x86-cpu)): taints "
             "['accelerator=nvidia-gpu:NoSchedule'], the pool wants none",
             NVIDIA_POOLS,
-            hint=HINTS["SIM002"],
+            hint=SIM002_HINT,
         ),
         Finding(
             "SIM001",
@@ -377,14 +384,14 @@ def test_servers_labelled_or_tainted_as_accelerator_nodes(tmp_path: Path) -> Non
             "{feature.node.kubernetes.io/gpu-model=A100}, the pool wants {}"
             " (not wanted {feature.node.kubernetes.io/gpu-model=A100})",
             Location("values"),
-            hint=HINTS["SIM001"],
+            hint=SIM001_HINT,
         ),
         Finding(
             "SIM002",
             "node cpu-hygon-cpu-01 (cpu-only server (hygon-cpu)): taints "
             "['example.com/gpu=a100:PreferNoSchedule'], the pool wants none",
             Location("values"),
-            hint=HINTS["SIM002"],
+            hint=SIM002_HINT,
         ),
     ]
 
@@ -405,7 +412,7 @@ def test_a_node_the_api_server_does_not_list_has_nothing_of_its_pool(tmp_path: P
             " (missing {feature.node.kubernetes.io/accelerator=nvidia-gpu, "
             "feature.node.kubernetes.io/gpu-brand=nvidia, feature.node.kubernetes.io/gpu-model=A100})",
             GPU_1,
-            hint=HINTS["SIM001"],
+            hint=SIM001_HINT,
         ),
         Finding(
             "SIM002",
@@ -413,7 +420,7 @@ def test_a_node_the_api_server_does_not_list_has_nothing_of_its_pool(tmp_path: P
             "['accelerator=nvidia-gpu:NoSchedule', 'example.com/gpu=a100:PreferNoSchedule', "
             "'node.kubernetes.io/gpu:NoExecute']",
             GPU_1,
-            hint=HINTS["SIM002"],
+            hint=SIM002_HINT,
         ),
     ]
 
@@ -476,7 +483,7 @@ def test_taints_nfd_master_refused_are_reported_with_its_reason(tmp_path: Path) 
             "unprefixed keys are not allowed; node.kubernetes.io/gpu:NoExecute: "
             "namespace is not allowed)",
             GPU_1,
-            hint=HINTS["SIM002"],
+            hint=SIM002_HINT,
         ),
         # nfd-master said nothing about this one: no reason to give.
         Finding(
@@ -484,7 +491,7 @@ def test_taints_nfd_master_refused_are_reported_with_its_reason(tmp_path: Path) 
             "node npu-1 (pool ascend/910b): taints none, the pool wants "
             "['feature.node.kubernetes.io/accelerator=huawei-npu:NoSchedule']",
             NPU_1,
-            hint=HINTS["SIM002"],
+            hint=SIM002_HINT,
         ),
     ]
 
@@ -585,7 +592,7 @@ def test_a_probe_pod_on_an_accelerator_node_is_a_finding_on_a_server_it_is_not(
             "a pod with no tolerations was scheduled on accelerator node gpu-1 "
             "(pool nvidia/a100): the node is not tainted",
             GPU_1,
-            hint=HINTS["SIM006"],
+            hint=SIM006_HINT,
         )
     ]
 
@@ -731,14 +738,14 @@ def test_daemonsets_on_exactly_their_vendors_nodes_and_on_others(tmp_path: Path)
             "accel-sim-control-plane (?), general-purpose-01 (general server (x86-cpu)); "
             "is missing on gpu-1, gpu-2 (the nvidia nodes are gpu-1, gpu-2)",
             Location("values/vendors/nvidia.yaml", 1, 1),
-            hint=HINTS["SIM003"],
+            hint=SIM003_HINT,
         ),
         Finding(
             "SIM003",
             "DaemonSet accelerator-exporters/mlu-exporter (overlays/dev/monitoring): runs on "
             "cpu-hygon-cpu-01 (cpu-only server (hygon-cpu)) (the cambricon nodes are none)",
             Location("values/vendors/cambricon.yaml", 4, 1),
-            hint=HINTS["SIM003"],
+            hint=SIM003_HINT,
         ),
     ]
 
@@ -927,14 +934,14 @@ def test_ready_pods_per_track_against_plan(tmp_path: Path) -> None:
             "service web/chat: track nvidia has 0 ready pod(s), plan says 1",
             Location("values/teams/web.yaml", 9, 7),
             "$.services.chat.tracks.nvidia.replicas",
-            HINTS["SIM007"],
+            SIM007_HINT,
         ),
         Finding(
             "SIM007",
             "service web/chat: track ascend has 0 ready pod(s), plan says 1",
             Location("values/teams/web.yaml", 7, 5),
             "$.services.chat.phase",
-            HINTS["SIM007"],
+            SIM007_HINT,
         ),
     ]
 
@@ -962,7 +969,7 @@ services:
             "service web/chat-bot: track nvidia has 0 ready pod(s), plan says 2",
             Location("values/teams/web.yaml", 7, 38),
             "$.services['chat-bot'].tracks.nvidia.replicas",
-            HINTS["SIM007"],
+            SIM007_HINT,
         )
     ]
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from generator.cluster import simcontrollers
-from generator.cluster.launcher import SIM_LABEL, ControlPlaneError
+from generator.cluster.launcher import ControlPlaneError
 from generator.cluster.simcontrollers import (
     ControllerSetup,
     _ca_injected,
@@ -111,7 +111,10 @@ def test_the_webhook_service_gets_an_endpoint_slice_at_the_process() -> None:
         "metadata": {
             "name": "kueue-webhook-service-sim",
             "namespace": "kueue-system",
-            "labels": {"kubernetes.io/service-name": "kueue-webhook-service", SIM_LABEL: "true"},
+            "labels": {
+                "kubernetes.io/service-name": "kueue-webhook-service",
+                "accel-gitops.io/simulation": "true",
+            },
         },
         "addressType": "IPv4",
         "endpoints": [{"addresses": ["192.0.2.2"], "conditions": {"ready": True}}],

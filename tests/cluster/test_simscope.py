@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator.cluster.simrun import min_available
-from generator.cluster.simscope import HINT, not_simulated
+from generator.cluster.simscope import not_simulated
 from generator.findings import Finding, Location, Severity
 from generator.vocab.addons import FLEET as FLEET_KUEUE
 from generator.vocab.addons import SITE
@@ -26,6 +26,8 @@ kubernetesVersion: "1.36"
 environments: [dev]
 git: {repoURL: https://git.example.com/t.git, targetRevision: main}
 """
+# SIM011's hint, written out: a changed hint fails the tests.
+HINT = "check what was not simulated on a cluster that runs it (docs/simulation.md)"
 NVIDIA = "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, nodes: [gpu-1]}\n"
 # Team ml: a batch Job, and Volcano Jobs `gang` and `pair` (line 9 on).
 TEAM = """\

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 import pytest
 
 from generator.findings import Finding, Location, Severity
-from generator.policy.checks import ERROR, WARNING, Check, ManifestRule, run_checks, run_rules
+from generator.policy.checks import Check, ManifestRule, run_checks, run_rules
 from generator.values import loader as values
 from generator.values.model import FleetView, Values
 from generator.vocab.objects import Obj
@@ -58,7 +58,7 @@ def test_a_check_calls_its_function_with_the_view(loaded: Values) -> None:
     chk = Check("TST001", "names the layer", layer_name)
     assert list(chk(loaded.envs["prod"])) == [Finding("TST001", "layer prod", FLEET_YAML)]
     assert list(chk(loaded.base)) == [Finding("TST001", "layer base", FLEET_YAML)]
-    assert (chk.severity, Check("X", "y", layer_name, WARNING).severity) == (ERROR, WARNING)
+    assert (chk.severity, Check("X", "y", layer_name, "warning").severity) == ("error", "warning")
 
 
 # ---- run_checks ------------------------------------------------------------------------------
@@ -117,7 +117,7 @@ def test_a_manifest_rule_calls_its_function_with_view_unit_and_objects(loaded: V
     assert list(rule(loaded.envs["prod"], UNIT, OBJS)) == [
         Finding("TST005", "prod: team-ml (prod): a, b", FLEET_YAML)
     ]
-    assert rule.severity == ERROR
+    assert rule.severity == "error"
 
 
 def test_run_rules_runs_every_rule_and_names_the_unit(loaded: Values) -> None:

@@ -31,13 +31,16 @@ def test_markdown_fits_a_job_summary_and_a_comment() -> None:
     result = _big_result(20_000)
     full = diffreport.markdown(_big_result(50))
     assert "Shortened" not in full and "cm-49" in full
-    for limit in (diffreport.SUMMARY_LIMIT, diffreport.COMMENT_LIMIT, 8192):
+    # GitHub's caps on a job summary (1 MiB) and a comment (65536), and a smaller one.
+    for limit in (1024 * 1024, 65_536, 8192):
         md = diffreport.markdown(result, limit)
         assert len(md.encode()) <= limit
         assert f"Shortened to fit {limit} bytes" in md
         assert "**2000 risky changes**" in md  # the totals always stay
-    summary = diffreport.markdown(result, diffreport.SUMMARY_LIMIT)
-    assert "<summary><code>prod/team-t0</code>" in summary  # units survive at 1 MiB
+    # By default it fits a job summary, and units survive at 1 MiB.
+    summary = diffreport.markdown(result)
+    assert "Shortened to fit 1048576 bytes" in summary
+    assert "<summary><code>prod/team-t0</code>" in summary
 
 
 def test_markdown_escapes_table_cells() -> None:

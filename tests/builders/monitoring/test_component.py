@@ -23,7 +23,6 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.builders.monitoring import alerts
 from generator.builders.monitoring import component as builder
 from generator.builders.monitoring import recording_rules as unified
 from generator.builders.monitoring.dashboard import queries
@@ -121,6 +120,29 @@ MONITORED = {
 }
 MANAGED = {"app.kubernetes.io/managed-by": "accel-gitops"}
 SOURCE = "accel-gitops.io/source"
+
+# The series the recording rules record, by name: what dashboards and users' own queries read, so
+# a renamed series fails the tests that evaluate it.
+UTILIZATION = "gpu:utilization:percent"
+MEMORY_USED = "gpu:memory_used:bytes"
+MEMORY_RATIO = "gpu:memory_used:ratio"
+DEVICES = "gpu:devices:count"
+QUOTA_USED = "team_vendor:gpu_quota_used:devices"
+QUOTA_HARD = "team_vendor:gpu_quota_hard:devices"
+QUOTA_RATIO = "team_vendor:gpu_quota_used:ratio"
+COST_DEVICES = "team_vendor:gpu_cost_weighted_devices:sum"
+COST_HOURS = "team_vendor:gpu_cost_weighted_device_hours:1h"
+# The ConfigMaps Prometheus's scrape configs and Grafana's dashboard are read from, and their keys.
+SCRAPE_CONFIGMAP, SCRAPE_KEY = "accelerator-scrape-configs", "scrape-configs.yaml"
+DASHBOARD_CONFIGMAP, DASHBOARD_KEY = "accelerator-dashboard", "accelerators.json"
+# kube-state-metrics' series the rules may read (the quota recording rules and the fleet alerts).
+KSM_SERIES = {
+    "kube_resourcequota",
+    "kube_daemonset_status_number_unavailable",
+    "kube_pod_container_resource_requests",
+    "kube_pod_status_phase",
+    "kube_node_status_allocatable",
+}
 
 
 def built(
@@ -535,11 +557,9 @@ def test_monitoring_unit_builds_with_kustomize_in_every_environment(
         )
         assert endpoint["metricRelabelings"][0]["sourceLabels"] == ["Hostname"]
         assert endpoint["metricRelabelings"][0]["targetLabel"] == "node"
-        board = configmap(objs, builder.DASHBOARD_CONFIGMAP)
+        board = configmap(objs, DASHBOARD_CONFIGMAP)
         assert board["metadata"]["labels"]["grafana_dashboard"] == "1"
-        scrape = yaml.safe_load(
-            configmap(objs, builder.SCRAPE_CONFIGMAP)["data"]["scrape-configs.yaml"]
-        )
+        scrape = yaml.safe_load(configmap(objs, SCRAPE_CONFIGMAP)["data"][SCRAPE_KEY])
         jobs = {c["job_name"]: c for c in scrape["scrape_configs"]}
         assert len(jobs) == len(vendors)
         dcgm = jobs["accelerators/nvidia/dcgm-exporter"]
@@ -580,7 +600,7 @@ def test_scrape_configs_fragment_is_a_valid_prometheus_configuration(
 ) -> None:
     out = render_into(fleet, tmp_path / "out")
     objs = monitoring_objects(out, "prod")
-    text = configmap(objs, builder.SCRAPE_CONFIGMAP)["data"][builder.SCRAPE_KEY]
+    text = configmap(objs, SCRAPE_CONFIGMAP)["data"][SCRAPE_KEY]
     (tmp_path / "prometheus.yml").write_text(text)
     promtool("check", "config", "prometheus.yml", cwd=tmp_path)
 
@@ -889,27 +909,25 @@ def vendor_tests(wants: dict[str, dict[str, str]], cases: dict[str, Case]) -> li
         sel = f'{{vendor="{vendor}"}}'
         out += [
             {
-                "expr": "gpu:utilization:percent" + sel,
+                "expr": UTILIZATION + sel,
                 "eval_time": "5m",
-                "exp_samples": [sample("gpu:utilization:percent", want, case.utilization)],
+                "exp_samples": [sample(UTILIZATION, want, case.utilization)],
             },
             {
-                "expr": "gpu:memory_used:bytes" + sel,
+                "expr": MEMORY_USED + sel,
                 "eval_time": "5m",
-                "exp_samples": [sample("gpu:memory_used:bytes", want, case.bytes_used)],
+                "exp_samples": [sample(MEMORY_USED, want, case.bytes_used)],
             },
             {
-                "expr": "gpu:memory_used:ratio" + sel,
+                "expr": MEMORY_RATIO + sel,
                 "eval_time": "5m",
-                "exp_samples": [sample("gpu:memory_used:ratio", want, case.ratio)],
+                "exp_samples": [sample(MEMORY_RATIO, want, case.ratio)],
             },
             {
-                "expr": "gpu:devices:count" + sel,
+                "expr": DEVICES + sel,
                 "eval_time": "5m",
                 "exp_samples": [
-                    sample(
-                        "gpu:devices:count", {"gpu_brand": want["gpu_brand"], "vendor": vendor}, 1
-                    )
+                    sample(DEVICES, {"gpu_brand": want["gpu_brand"], "vendor": vendor}, 1)
                 ],
             },
         ]
@@ -956,12 +974,12 @@ def quota_tests() -> list[dict[str, Any]]:
         }
 
     return [
-        check("team_vendor:gpu_quota_used:devices", [(ml, 6), (inf, 4)]),
-        check("team_vendor:gpu_quota_hard:devices", [(ml, 8), (inf, 8)]),
-        check("team_vendor:gpu_quota_used:ratio", [(ml, 0.75), (inf, 0.5)]),
+        check(QUOTA_USED, [(ml, 6), (inf, 4)]),
+        check(QUOTA_HARD, [(ml, 8), (inf, 8)]),
+        check(QUOTA_RATIO, [(ml, 0.75), (inf, 0.5)]),
         # cost weights: nvidia 1.0, hygon 0.5
-        check("team_vendor:gpu_cost_weighted_devices:sum", [(ml, 6), (inf, 2)]),
-        check("team_vendor:gpu_cost_weighted_device_hours:1h", [(ml, 6), (inf, 2)], at="80m"),
+        check(COST_DEVICES, [(ml, 6), (inf, 2)]),
+        check(COST_HOURS, [(ml, 6), (inf, 2)], at="80m"),
     ]
 
 
@@ -1050,19 +1068,17 @@ def test_mig_instances_of_one_gpu_keep_their_own_series(tmp_path: Path) -> None:
     labels = {**base, "vendor": "nvidia-mig"}
     expr_tests = [
         {
-            "expr": "gpu:memory_used:bytes" + '{vendor="nvidia-mig"}',
+            "expr": MEMORY_USED + '{vendor="nvidia-mig"}',
             "eval_time": "5m",
             "exp_samples": [
-                sample("gpu:memory_used:bytes", {**labels, "partition": gi}, used * MiB)
+                sample(MEMORY_USED, {**labels, "partition": gi}, used * MiB)
                 for gi, used in (("1", 1000), ("2", 3000))
             ],
         },
         {
-            "expr": "gpu:devices:count" + '{vendor="nvidia-mig"}',
+            "expr": DEVICES + '{vendor="nvidia-mig"}',
             "eval_time": "5m",
-            "exp_samples": [
-                sample("gpu:devices:count", {"gpu_brand": "nvidia", "vendor": "nvidia-mig"}, 1)
-            ],
+            "exp_samples": [sample(DEVICES, {"gpu_brand": "nvidia", "vendor": "nvidia-mig"}, 1)],
         },
     ]
     write_rules(monitoring_objects(out, "prod"), tmp_path / "rules.yaml")
@@ -1175,15 +1191,15 @@ def grafana_free(expr: str) -> str:
 def test_dashboard_queries_read_only_recorded_series(fleet: Path, tmp_path: Path) -> None:
     out = render_into(fleet, tmp_path / "out")
     objs = monitoring_objects(out, "prod")
-    board_text = configmap(objs, builder.DASHBOARD_CONFIGMAP)["data"][builder.DASHBOARD_KEY]
+    board_text = configmap(objs, DASHBOARD_CONFIGMAP)["data"][DASHBOARD_KEY]
     exprs = queries(board_text)
     assert len(exprs) >= 7
     recorded = {r["record"] for g in rule_groups(objs) for r in g["rules"] if "record" in r}
     exps = exporters(values.load(fleet).envs["prod"])
-    emitted = {n for e in exps for n in e.metric_names} | {"kube_resourcequota"}
-    # the alerting rules read the exporters' health series, the scrape, and kube-state-metrics
-    emitted |= {h.metric for e in exps for h in e.health}
-    emitted |= set(alerts.SCRAPE_METRICS) | set(alerts.KSM_METRICS)
+    emitted = {n for e in exps for n in e.metric_names} | KSM_SERIES
+    # the alerting rules read the exporters' health series, the scrape's `up`, and
+    # kube-state-metrics
+    emitted |= {h.metric for e in exps for h in e.health} | {"up"}
     for expr in exprs:
         used = metric_names(grafana_free(expr))
         assert used, expr
@@ -1224,8 +1240,8 @@ def test_dashboard_json_is_deterministic_and_lists_every_panel(fleet: Path, tmp_
     files = sorted(p.name for p in (first / rel).iterdir())
     for name in files:
         assert (first / rel / name).read_text() == (second / rel / name).read_text()
-    board_cm = configmap(monitoring_objects(first, "prod"), builder.DASHBOARD_CONFIGMAP)
-    text = board_cm["data"][builder.DASHBOARD_KEY]
+    board_cm = configmap(monitoring_objects(first, "prod"), DASHBOARD_CONFIGMAP)
+    text = board_cm["data"][DASHBOARD_KEY]
     data = json.loads(text)
     assert text == json.dumps(data, sort_keys=True, indent=2) + "\n"
     titles = [p["title"] for p in data["panels"]]
@@ -1267,7 +1283,7 @@ def test_fleet_monitoring_settings(fleet: Path, tmp_path: Path) -> None:
     for obj in objs:
         if obj["kind"] in ("PodMonitor", "PrometheusRule"):
             assert obj["metadata"]["labels"]["release"] == "kube-prometheus-stack"
-    board = configmap(objs, builder.DASHBOARD_CONFIGMAP)
+    board = configmap(objs, DASHBOARD_CONFIGMAP)
     assert board["metadata"]["annotations"]["grafana_folder"] == "Accelerators"
 
 
@@ -1332,10 +1348,7 @@ def test_every_rule_of_a_cluster_names_it_and_passes_promtool(tmp_path: Path) ->
     for cluster in ("main", "domestic"):
         objs = monitoring_objects(out, f"prod/{cluster}")
         rules = [r for g in rule_groups(objs) for r in g["rules"]]
-        assert {r.get("record") for r in rules} >= {
-            "gpu:devices:count",
-            "team_vendor:gpu_quota_used:devices",
-        }
+        assert {r.get("record") for r in rules} >= {DEVICES, QUOTA_USED}
         assert any("alert" in r for r in rules)
         assert {r["labels"]["cluster"] for r in rules} == {cluster}
         rules_file = write_rules(objs, tmp_path / f"{cluster}.rules.yaml")

@@ -32,6 +32,20 @@ from tests.fixtures import (
     tree,
 )
 
+# ADM001's hints, written out: a changed hint fails the tests.
+TASKS_HINT = (
+    "a shorter job or task name: the names of a JobSet's Jobs and pods "
+    "(<job>-<task>-<index>...) must fit in 63 characters"
+)
+SUCCESS_POLICY_HINT = "targetReplicatedJobs names tasks of this job"
+GROUP_SIZE_HINT = "set the track's groupSize to what LeaderWorkerSet accepts"
+ENV_HINT = (
+    "leave out what the runtime sets itself (torchrun's PET_* variables: Trainer sets "
+    "them from numNodes and numProcPerNode)"
+)
+RUNTIME_HINT = "name a runtime the fleet's Kubeflow Trainer installs (docs/workloads.md)"
+OTHER_HINT = "fix the values that render this object"
+
 # ---- the tool on hand-written objects -----------------------------------------------------------
 
 JOBSET = """\
@@ -235,8 +249,8 @@ def test_names_too_long_and_a_success_target_that_is_no_task_at_their_lines(
         ),
     ]
     hints = {f["path"]: f["hint"] for f in coded(doc, "ADM001")}
-    assert hints[at_task] == workloads.HINTS["tasks"]
-    assert hints[f"$.jobs['{job}'].successPolicy"] == workloads.HINTS["successPolicy"]
+    assert hints[at_task] == TASKS_HINT
+    assert hints[f"$.jobs['{job}'].successPolicy"] == SUCCESS_POLICY_HINT
 
 
 def refused(kind: str, name: str, *errors: tuple[str, str]) -> dict[str, Any]:
@@ -269,8 +283,8 @@ def test_a_group_size_refusal_is_at_the_tracks_group_size_and_without_values_at_
 
     found = workloads.findings(view, unit, docs, result, committed)
     assert [(f.location.line, f.path, f.hint) for f in found] == [
-        (10, "$.services.llm.tracks.ascend.groupSize", workloads.HINTS["groupSize"]),
-        (10, "$.services.llm.tracks.ascend", workloads.OTHER),
+        (10, "$.services.llm.tracks.ascend.groupSize", GROUP_SIZE_HINT),
+        (10, "$.services.llm.tracks.ascend", OTHER_HINT),
     ]
     assert found[0].message == (
         "LeaderWorkerSet llm/llm-ascend: LeaderWorkerSet v0.8.0's admission webhook would refuse "
@@ -288,7 +302,7 @@ def test_a_group_size_refusal_is_at_the_tracks_group_size_and_without_values_at_
     (stray,) = workloads.findings(
         view, unit, [], {"refused": [refused("JobSet", "stray", size)]}, committed
     )
-    assert (stray.location, stray.path, stray.hint) == (Location(unit.path), "", workloads.OTHER)
+    assert (stray.location, stray.path, stray.hint) == (Location(unit.path), "", OTHER_HINT)
 
 
 # ---- TrainJobs: Kubeflow Trainer's check (trainjobcheck) ----------------------------------------
@@ -368,7 +382,7 @@ def test_a_trainjob_env_torchrun_reserves_is_refused_at_the_jobs_env(tmp_path: P
         "TrainJob llm/finetune: Kubeflow Trainer v2.2.0's admission webhook would refuse it: "
         "spec.trainer.env: Invalid value: "
     )
-    assert finding["hint"] == workloads.HINTS["env"]
+    assert finding["hint"] == ENV_HINT
 
 
 def test_a_trainjob_refusal_lands_at_the_field_it_names(tmp_path: Path) -> None:
@@ -395,10 +409,10 @@ def test_a_trainjob_refusal_lands_at_the_field_it_names(tmp_path: Path) -> None:
         view, unit, [], {"refused": [line(*errors)]}, lambda k, n: Location("")
     )
     assert [(f.path, f.hint) for f in found] == [
-        ("$.jobs.finetune.runtime", workloads.HINTS["runtime"]),
-        ("$.jobs.finetune.runtime", workloads.HINTS["runtime"]),
-        ("$.jobs.finetune.numNodes", workloads.OTHER),
-        ("$.jobs.finetune.numProcPerNode", workloads.OTHER),
-        ("$.jobs.finetune", workloads.OTHER),
+        ("$.jobs.finetune.runtime", RUNTIME_HINT),
+        ("$.jobs.finetune.runtime", RUNTIME_HINT),
+        ("$.jobs.finetune.numNodes", OTHER_HINT),
+        ("$.jobs.finetune.numProcPerNode", OTHER_HINT),
+        ("$.jobs.finetune", OTHER_HINT),
     ]
     assert found[0].message.startswith("TrainJob llm/finetune: Kubeflow Trainer v2.2.0's")
