@@ -15,14 +15,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.builders.workloads import team_objects
+from generator.builders.fleet import Build, build_values
 from generator.findings import Finding, Severity, concerns, layer_selected, sorted_findings
 from generator.policy import registry as policy
 from generator.values import loader as values
 from generator.values.model import FleetView, Values, Vendor
 from generator.vocab.labels import TRACK_LABEL
 from generator.vocab.objects import Obj
-from generator.workloads.model import Service, team_workloads
+from generator.workloads.model import Service
 from generator.workloads.phases import plan_service
 from generator.workloads.usage import fleet_needs, vendor_usage
 
@@ -149,11 +149,14 @@ def _traffic(svc: Service, objects: list[Obj]) -> dict[str, float]:
     }
 
 
-def env_plan(view: FleetView) -> EnvPlan:
+def env_plan(build: Build) -> EnvPlan:
+    """The migration, quota and capacity rows of one cluster, from its build: the workload
+    objects `plan` reads traffic from are the ones render lays out."""
+    view = build.view
     out = EnvPlan(view.env, view.cluster.name if view.cluster else "")
     for team in view.teams:
-        objects = team_objects(view, team)[0]
-        for svc in team_workloads(view, team).services:
+        objects = build.team(team).objects
+        for svc in build.workloads.of(team).services:
             traffic = _traffic(svc, objects)
             tracks = [
                 TrackRow(p.vendor, p.replicas, p.weight, p.devices, traffic[p.vendor])
@@ -163,7 +166,7 @@ def env_plan(view: FleetView) -> EnvPlan:
                 ServiceRow(team.name, svc.name, svc.namespace, svc.phase, svc.routing, tracks)
             )
     for team in view.teams:
-        for use in vendor_usage(view, team):
+        for use in vendor_usage(build.workloads, team):
             out.quotas.append(
                 QuotaRow(
                     team.name,
@@ -177,7 +180,7 @@ def env_plan(view: FleetView) -> EnvPlan:
                     use.at_once,
                 )
             )
-    needs = fleet_needs(view)
+    needs = fleet_needs(build.workloads)
     for vendor in view.vendors:
         if vendor.id in needs:
             need = needs[vendor.id]
@@ -214,8 +217,9 @@ def views(loaded: Values, env: str | None) -> list[FleetView]:
 def plan(values_dir: Path, env: str | None = None) -> Plan:
     loaded = values.load(values_dir)
     loaded.require_env(env)
-    envs = [env_plan(v) for v in views(loaded, env)]
-    findings = [f for f in policy.run_checks(loaded) if f.code.startswith(PLAN_CODES)]
+    builds = build_values(loaded)
+    envs = [env_plan(builds[v.key]) for v in views(loaded, env)]
+    findings = [f for f in policy.run_checks(loaded, builds) if f.code.startswith(PLAN_CODES)]
     if env is not None:
         # A finding named for other environments (or clusters) only is not about this one.
         findings = [f for f in findings if concerns(f, env)]

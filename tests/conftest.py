@@ -100,7 +100,7 @@ def extra_objects(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, d
             for i, (unit, obj) in enumerate(added)
         ]
 
-    monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, extra))
+    monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, builders.of_view(extra)))
     yield added
 
 

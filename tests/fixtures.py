@@ -23,16 +23,19 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
+from generator.builders.fleet import Build
 from generator.cluster.dryrun import load
 from generator.cluster.fleetnodes import SimNode, plan_nodes
 from generator.cluster.units import BuiltUnit, argocd_order, unit_waves
 from generator.errors import FindingsError
 from generator.findings import Finding
+from generator.policy.context import Context
 from generator.render.layout import render_tree
 from generator.render.stage import RenderOptions, load_and_check, render
 from generator.render.writer import read_tree
 from generator.values.model import FleetView
 from generator.vocab.objects import identity
+from generator.workloads.model import Workloads
 
 if TYPE_CHECKING:
     from click.testing import Result
@@ -41,6 +44,30 @@ ROOT = Path(__file__).resolve().parent.parent
 
 Write = Callable[[str, str], Path]
 Obj = dict[str, Any]
+
+
+# ---- a view's build, as render makes it ---------------------------------------------------------
+
+
+def build_of(view: FleetView) -> Build:
+    """The build of one view (render makes one per view and hands it on)."""
+    return Build(view)
+
+
+def workloads_of(view: FleetView) -> Workloads:
+    """The workload model of one view."""
+    return Workloads(view)
+
+
+def context(view: FleetView) -> Context:
+    """One view as the checks and manifest rules read it."""
+    return Context(Build(view))
+
+
+def team_objects(view: FleetView, team: Any) -> tuple[list[Obj], list[Any]]:
+    """A team's workload objects and their pod templates, from a build of its view."""
+    made = Build(view).team(team)
+    return made.objects, made.pods
 
 
 # ---- GitHub workflows ---------------------------------------------------------------------------
@@ -599,7 +626,7 @@ def by_name(docs: list[Obj], kind: str) -> dict[str, Obj]:
 def findings(values_dir: Path) -> list[Finding]:
     """Every finding for a values tree (errors raise inside the pipeline; collect them)."""
     try:
-        _, warnings = load_and_check(values_dir)
+        warnings = load_and_check(values_dir).findings
     except FindingsError as exc:
         return exc.findings
     return warnings
@@ -819,7 +846,7 @@ def built_units(
     has them: in Argo CD's order (the rendered objects: render guarantees kustomize builds each
     unit to exactly these)."""
     values = tree(root, files, fleet=fleet, defaults=False)
-    loaded, _, _ = load(values, "dev")
+    loaded = load(values, "dev")[0].values
     view = loaded.envs["dev"]
     units = [u for u in render_tree(loaded).units if u.env == "dev"]
     waves = unit_waves(units)

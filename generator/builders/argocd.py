@@ -27,6 +27,7 @@ from generator.vocab.api import ARGOCD
 from generator.vocab.labels import CLUSTER_LABEL, ENVIRONMENT_LABEL, SYNC_WAVE, UNIT_LABEL
 from generator.vocab.objects import Obj, identity
 from generator.vocab.units import ARGOCD_UNIT, TEAM_UNIT_WAVE, UNIT_WAVES, Component
+from generator.workloads.model import Workloads
 
 # The cluster Argo CD runs in, as Argo CD names it: the root Application and the Applications
 # it manages live there whatever cluster the fleet deploys to.
@@ -58,7 +59,9 @@ def _labels(view: FleetView, **more: str) -> dict[str, str]:
     return {**out, **more}
 
 
-Built = list[tuple[FleetView, list[Component]]]  # each cluster's view and its components
+# Each cluster's workload model (its view, and what its add-ons' chart values read) and its
+# components.
+Built = list[tuple[Workloads, list[Component]]]
 
 
 @dataclass
@@ -82,10 +85,11 @@ def build(hub: FleetView, clusters: Built) -> ArgoUnits:
     cluster, under the root one)."""
     fleet = hub.fleet
     sources = list(fleet.doc.sources)
-    split = any(view.cluster is not None for view, _ in clusters)
+    split = any(wl.view.cluster is not None for wl, _ in clusters)
     apps: dict[str, list[Obj]] = {}
     objs: list[tuple[FleetView, Obj]] = []
-    for view, comps in clusters:
+    for wl, comps in clusters:
+        view = wl.view
         units: dict[str, list[Obj]] = {}
         for comp in comps:
             units.setdefault(comp.unit, []).extend(comp.objects)
@@ -99,13 +103,13 @@ def build(hub: FleetView, clusters: Built) -> ArgoUnits:
             objs.extend((view, o) for o in unit_objs)
     root = _application(hub, ARGOCD_UNIT, ROOT_WAVE, fleet.argocd_namespace, sources, root=True)
     per_cluster = [
-        _application(view, ARGOCD_UNIT, ROOT_WAVE, fleet.argocd_namespace, sources, root=True)
-        for view, _ in clusters
+        _application(wl.view, ARGOCD_UNIT, ROOT_WAVE, fleet.argocd_namespace, sources, root=True)
+        for wl, _ in clusters
         if split
     ]
     every = [a for found in apps.values() for a in found]
     project = _project(hub, objs, [*every, root, *per_cluster], sources)
-    addons = [(view, a) for view, _ in clusters for a in platform.rendered(view)]
+    rendered = [(wl, a) for wl, _ in clusters for a in platform.rendered(wl.view)]
     if not split:
         out = [
             Component(
@@ -115,8 +119,8 @@ def build(hub: FleetView, clusters: Built) -> ArgoUnits:
                 fleet.doc.anchor(("git",)),
             )
         ]
-        if addons:
-            out.append(_addons(hub, addons, with_project=True))
+        if rendered:
+            out.append(_addons(hub, rendered, with_project=True))
         return ArgoUnits(out)
     out = [
         Component(
@@ -126,10 +130,11 @@ def build(hub: FleetView, clusters: Built) -> ArgoUnits:
             fleet.doc.anchor(("git",)),
         )
     ]
-    if addons:
-        out.append(_addons(hub, addons, with_project=True, with_apps=False))
+    if rendered:
+        out.append(_addons(hub, rendered, with_project=True, with_apps=False))
     own: dict[str, list[Component]] = {}
-    for view, _ in clusters:
+    for wl, _ in clusters:
+        view = wl.view
         own[view.key] = [
             Component(
                 ARGOCD_UNIT,
@@ -138,7 +143,7 @@ def build(hub: FleetView, clusters: Built) -> ArgoUnits:
                 fleet.doc.anchor(("git",)),
             )
         ]
-        mine = [(v, a) for v, a in addons if v is view]
+        mine = [(w, a) for w, a in rendered if w is wl]
         if mine:
             own[view.key].append(_addons(hub, mine, with_project=False))
     return ArgoUnits(out, own)
@@ -170,7 +175,7 @@ def _sorted_destinations(found: set[tuple[tuple[str, str], str]]) -> list[dict[s
 
 def _addons(
     hub: FleetView,
-    addons: list[tuple[FleetView, addons.Addon]],
+    rendered: list[tuple[Workloads, addons.Addon]],
     *,
     with_project: bool,
     with_apps: bool = True,
@@ -184,9 +189,10 @@ def _addons(
     fleet = hub.fleet
     project = addons_project(hub)
     comp = Component(ARGOCD_UNIT, f"{ARGOCD_UNIT}/platform", origin=fleet.doc.anchor(("platform",)))
-    charts = [(view, a.chart) for view, a in addons if a.chart is not None]
-    for view, addon in addons if with_apps else []:
-        values = CHART_VALUES[addon.key](view)
+    charts = [(wl.view, a.chart) for wl, a in rendered if a.chart is not None]
+    for wl, addon in rendered if with_apps else []:
+        view = wl.view
+        values = CHART_VALUES[addon.key](wl)
         comp.add(
             platform.application(
                 view, addon, app_name(view, addon.key), project, values, _labels(view)

@@ -22,6 +22,7 @@ from generator.vocab.api import CORE, NFD, NODE
 from generator.vocab.labels import SYNC_OPTIONS, VENDOR_LABEL
 from generator.vocab.objects import Obj
 from generator.vocab.units import NODE_CONFIG_UNIT, Component
+from generator.workloads.model import Workloads
 
 NODE_PATCH_OPTIONS = "ServerSideApply=true,Validate=false,Prune=false,Delete=false"
 
@@ -61,7 +62,7 @@ def runtime_class(vendor: Vendor) -> Obj:
     }
 
 
-def nfd_chart_values(view: FleetView) -> dict[str, Any]:
+def nfd_chart_values(workloads: Workloads) -> dict[str, Any]:
     """Values of NFD's chart when the fleet renders NFD (builders/platform.py), so that it does
     what the rendered NodeFeatureRules need (kubernetes-sigs/node-feature-discovery v0.19.0
     deployment/helm/node-feature-discovery):
@@ -78,6 +79,7 @@ def nfd_chart_values(view: FleetView) -> dict[str, Any]:
       the pools' nodes: every pod would lose its nodes' labels, and the taints that keep other
       pods off the accelerators would go.
     """
+    view = workloads.view
     taints: dict[Taint, None] = {}
     for vendor in view.vendors:
         for taint in vendor.all_taints:

@@ -20,6 +20,7 @@ from fractions import Fraction
 from typing import Any
 
 from generator.builders import platform
+from generator.builders.build import Parts
 from generator.builders.common import metadata, toleration
 from generator.values.model import FleetView, Pool, Team, Vendor
 from generator.values.quantity import format_quantity, parse_quantity
@@ -46,7 +47,7 @@ from generator.vocab.labels import (
 from generator.vocab.names import DEFAULT_SCHEDULER, KUBE_SCHEDULER_IMAGE
 from generator.vocab.objects import Obj
 from generator.vocab.units import PACKING_UNIT, SCHEDULING_UNIT, Component
-from generator.workloads.model import team_workloads
+from generator.workloads.model import Workloads
 
 BACKENDS = ("quota", "volcano", "kueue")
 QUEUE_BACKENDS = ("volcano", "kueue")
@@ -169,12 +170,12 @@ def resource_weights(view: FleetView) -> dict[str, int]:
 # ---- Volcano -----------------------------------------------------------------------------------
 
 
-def network_topology_jobs(view: FleetView) -> list[tuple[Team, str]]:
+def network_topology_jobs(workloads: Workloads) -> list[tuple[Team, str]]:
     """(team, job) of every rendered Volcano Job of the view that sets `networkTopology`."""
     return [
         (team, job.name)
-        for team in view.teams
-        for job in team_workloads(view, team).jobs
+        for team in workloads.view.teams
+        for job in workloads.of(team).jobs
         if job.kind == "volcano" and job.network_topology is not None
     ]
 
@@ -199,9 +200,10 @@ def network_topology_plugin(weights: dict[str, int]) -> dict[str, Any]:
     return {"name": "network-topology-aware", "arguments": args}
 
 
-def volcano_conf(view: FleetView) -> dict[str, Any]:
+def volcano_conf(workloads: Workloads) -> dict[str, Any]:
     """The Volcano scheduler configuration (pkg/scheduler/conf/scheduler_conf.go,
     SchedulerConfiguration: `actions`, `tiers[].plugins[]` with `name` and `arguments`)."""
+    view = workloads.view
     weights = resource_weights(view)
     binpack: dict[str, Any] = {
         # pkg/scheduler/plugins/binpack/binpack.go: binpack.weight, binpack.cpu, binpack.memory,
@@ -241,7 +243,7 @@ def volcano_conf(view: FleetView) -> dict[str, Any]:
         },
         {"name": "binpack", "arguments": binpack},
     ]
-    if network_topology_jobs(view):
+    if network_topology_jobs(workloads):
         # Only when a job asks for it: the plugin also packs every other pod by HyperNode
         # (hypernode.binpack.normal-pod.enable defaults to true), which a fleet without
         # topology-constrained jobs has not asked for.
@@ -263,15 +265,16 @@ def volcano_conf(view: FleetView) -> dict[str, Any]:
     }
 
 
-def volcano_chart_values(view: FleetView) -> dict[str, Any]:
+def volcano_chart_values(workloads: Workloads) -> dict[str, Any]:
     """Values of the Volcano chart when the fleet renders Volcano (builders/platform.py): its
     scheduler runs this fleet's configuration. The chart writes `custom.scheduler_config_override`
     as volcano-scheduler.conf of its own ConfigMap (volcano-sh/volcano v1.14.0
     installer/helm/chart/volcano/templates/scheduler.yaml), so the scheduling unit then renders no
     ConfigMap of its own: two Applications would fight over one object."""
+    view = workloads.view
     if backend(view) != "volcano":
         return {}
-    return {"custom": {"scheduler_config_override": dump(volcano_conf(view))}}
+    return {"custom": {"scheduler_config_override": dump(volcano_conf(workloads))}}
 
 
 # Kueue's chart at the pinned version (sigs.k8s.io/kueue v0.17.0 charts/kueue). The chart inside
@@ -308,11 +311,11 @@ KUEUE_MANAGER_CONFIG: dict[str, Any] = {
 }
 
 
-def kueue_integrations(view: FleetView) -> list[str]:
+def kueue_integrations(workloads: Workloads) -> list[str]:
     """Exactly the integrations the fleet's queued workloads need, in Kueue's spelling."""
     kinds: set[str] = set()
-    for team in view.teams:
-        work = team_workloads(view, team)
+    for team in workloads.view.teams:
+        work = workloads.of(team)
         kinds |= {j.kind for j in work.jobs if j.kind in ("job", "jobset", "trainjob")}
         kinds |= {"service" for s in work.services if any(t.group_size == 1 for t in s.tracks)}
         kinds |= {"lws" for s in work.services if any(t.group_size > 1 for t in s.tracks)}
@@ -327,13 +330,13 @@ def kueue_integrations(view: FleetView) -> list[str]:
     return sorted(KUEUE_FRAMEWORKS[k] for k in kinds)
 
 
-def kueue_chart_values(view: FleetView) -> dict[str, Any]:
+def kueue_chart_values(workloads: Workloads) -> dict[str, Any]:
     """Values of Kueue's chart when the fleet renders Kueue (builders/platform.py): the released
     image, and the manager configuration with exactly the integrations the fleet's workloads
     need (each framework enabled puts a webhook with failurePolicy Fail in front of that kind in
     every namespace but kube-system and kueue-system, whether the fleet uses it or not:
     charts/kueue/templates/webhook/manifests.yaml)."""
-    config = {**KUEUE_MANAGER_CONFIG, "integrations": {"frameworks": kueue_integrations(view)}}
+    config = {**KUEUE_MANAGER_CONFIG, "integrations": {"frameworks": kueue_integrations(workloads)}}
     return {
         "controllerManager": {"manager": {"image": dict(KUEUE_IMAGE)}},
         "managerConfig": {"controllerManagerConfigYaml": dump(config)},
@@ -350,7 +353,7 @@ JOBSET_IMAGE = {
 }
 
 
-def jobset_chart_values(view: FleetView) -> dict[str, Any]:
+def jobset_chart_values(workloads: Workloads) -> dict[str, Any]:
     """Values of JobSet's chart when the fleet renders it: the released image."""
     return {"image": dict(JOBSET_IMAGE)}
 
@@ -361,7 +364,7 @@ def jobset_chart_values(view: FleetView) -> dict[str, Any]:
 LWS_IMAGE = {"repository": "registry.k8s.io/lws/lws", "tag": "v0.8.0", "pullPolicy": "IfNotPresent"}
 
 
-def lws_chart_values(view: FleetView) -> dict[str, Any]:
+def lws_chart_values(workloads: Workloads) -> dict[str, Any]:
     """Values of LeaderWorkerSet's chart when the fleet renders it: the released image."""
     return {"image": {"manager": dict(LWS_IMAGE)}}
 
@@ -373,24 +376,24 @@ TRAINER_RUNTIMES = {
 }
 
 
-def trainer_runtimes(view: FleetView) -> list[str]:
+def trainer_runtimes(workloads: Workloads) -> list[str]:
     """The runtimes the fleet's TrainJobs name, sorted."""
     return sorted(
         {
             j.runtime
-            for team in view.teams
-            for j in team_workloads(view, team).jobs
+            for team in workloads.view.teams
+            for j in workloads.of(team).jobs
             if j.kind == "trainjob"
         }
     )
 
 
-def trainer_chart_values(view: FleetView) -> dict[str, Any]:
+def trainer_chart_values(workloads: Workloads) -> dict[str, Any]:
     """Values of Kubeflow Trainer's chart when the fleet renders it: its JobSet subchart off
     (the fleet's JobSet add-on is the cluster's one JobSet: two would fight over its CRD and
     webhooks), and exactly the runtimes the fleet's TrainJobs name. The image is the chart's
     default, the release's own tag (templates/_helpers.tpl trainer.defaultImageTag: v2.2.0)."""
-    return trainer_values(trainer_runtimes(view))
+    return trainer_values(trainer_runtimes(workloads))
 
 
 def named_runtimes(objs: Iterable[Obj]) -> set[str]:
@@ -408,14 +411,15 @@ def trainer_values(runtimes: Iterable[str]) -> dict[str, Any]:
     return {"jobset": {"install": False}, "runtimes": on}
 
 
-def volcano_configmap(view: FleetView) -> Obj:
+def volcano_configmap(workloads: Workloads) -> Obj:
+    view = workloads.view
     ns = str(_settings(view, "volcano", "namespace", default=VOLCANO_NAMESPACE))
     name = str(_settings(view, "volcano", "configMap", default=VOLCANO_CONFIGMAP))
     return {
         "apiVersion": CORE,
         "kind": "ConfigMap",
         "metadata": metadata(name, namespace=ns, sources=view.fleet.doc.sources),
-        "data": {VOLCANO_CONF_KEY: dump(volcano_conf(view))},
+        "data": {VOLCANO_CONF_KEY: dump(volcano_conf(workloads))},
     }
 
 
@@ -697,14 +701,18 @@ def priority_class(view: FleetView, name: str, raw: dict[str, Any]) -> Obj:
     return obj
 
 
-def build(view: FleetView) -> list[Component]:
+def build(parts: Parts) -> list[Component]:
+    view = parts.view
     origin = view.fleet.doc.anchor(("scheduling",))
     out: list[Component] = []
     kind = backend(view)
     if kind == "volcano" and platform.provided(view, addons.BY_KEY["volcano"]) != addons.FLEET:
         out.append(
             Component(
-                SCHEDULING_UNIT, "scheduling/volcano", [volcano_configmap(view)], origin=origin
+                SCHEDULING_UNIT,
+                "scheduling/volcano",
+                [volcano_configmap(parts.workloads)],
+                origin=origin,
             )
         )
     if packing(view) and packing_runs(view) == FLEET:

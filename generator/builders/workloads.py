@@ -9,10 +9,10 @@ team shares (scheduler configuration, Kueue ResourceFlavors) is builders/schedul
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 from typing import Any
 
 from generator.builders import claims, scheduling
+from generator.builders.build import Parts, PodRef, TeamBuild
 from generator.builders.common import metadata, toleration
 from generator.builders.teams import unit_name
 from generator.findings import Location
@@ -48,7 +48,7 @@ from generator.vocab.labels import (
 from generator.vocab.objects import Obj
 from generator.vocab.units import Component, UserPatch
 from generator.workloads import podspec
-from generator.workloads.model import Job, PodDecl, Service, team_workloads
+from generator.workloads.model import Job, PodDecl, Service, Workloads
 from generator.workloads.phases import plan_service
 
 # The trainer step's replicated job and container in the runtimes the fleet supports, where
@@ -90,18 +90,6 @@ QUEUE_WAVE = "-1"
 JOB_OBJECT_KINDS = ("Job", "JobSet", "TrainJob")
 
 
-@dataclass(frozen=True)
-class PodRef:
-    """A rendered pod template and the values path that declared it (for checks)."""
-
-    team: Team
-    kind: str  # Job, Job (volcano) task, Deployment
-    name: str
-    spec: dict[str, Any]
-    path: YamlPath
-    count: int = 1  # pods of this template at most (replicas, parallelism)
-
-
 def backend(view: FleetView) -> str:
     return scheduling.backend(view)
 
@@ -114,25 +102,26 @@ def queue_name(team: Team) -> str:
     return f"team-{team.name}"
 
 
-def build(view: FleetView) -> list[Component]:
+def build(parts: Parts) -> list[Component]:
+    view = parts.view
     out = []
     for team in view.teams:
-        objs, _ = team_objects(view, team)
+        objs = parts.team(team).objects
         if objs:
             comp = Component(
                 unit_name(team.name), f"workloads/{team.name}", origin=team.doc.anchor(("quota",))
             )
             for obj in objs:
                 comp.add(obj, workload_origin(team, obj))
-            comp.patches = user_patches(view, team, objs)
+            comp.patches = user_patches(parts.workloads, team, objs)
             out.append(comp)
     return out
 
 
-def patch_targets(view: FleetView, team: Team, objs: list[Obj]) -> list[tuple[YamlPath, Obj]]:
+def patch_targets(workloads: Workloads, team: Team, objs: list[Obj]) -> list[tuple[YamlPath, Obj]]:
     """(values path of the workload, object) for each object a workload's `patch` applies to:
     a job's Job; each track's Deployment of a service."""
-    loaded = team_workloads(view, team)
+    loaded = workloads.of(team)
     out: list[tuple[YamlPath, Obj]] = []
     for job in loaded.jobs:
         out += [
@@ -150,9 +139,9 @@ def patch_targets(view: FleetView, team: Team, objs: list[Obj]) -> list[tuple[Ya
     return out
 
 
-def user_patches(view: FleetView, team: Team, objs: list[Obj]) -> list[UserPatch]:
+def user_patches(workloads: Workloads, team: Team, objs: list[Obj]) -> list[UserPatch]:
     out = []
-    for path, obj in patch_targets(view, team, objs):
+    for path, obj in patch_targets(workloads, team, objs):
         patch = team.doc.get(*path, "patch", default=None) or {}
         if patch.get("json6902"):
             out.append(UserPatch(obj, [dict(op) for op in patch["json6902"]]))
@@ -177,17 +166,10 @@ def workload_origin(team: Team, obj: Obj) -> Location:
     return team.doc.anchor(("quota",))
 
 
-def team_objects(view: FleetView, team: Team) -> tuple[list[Obj], list[PodRef]]:
-    """The team's workload objects and their pod templates (computed once per view)."""
-    key = ("team_objects", team.name)
-    if key not in view.memo:
-        view.memo[key] = _team_objects(view, team)
-    result: tuple[list[Obj], list[PodRef]] = view.memo[key]
-    return result
-
-
-def _team_objects(view: FleetView, team: Team) -> tuple[list[Obj], list[PodRef]]:
-    loaded = team_workloads(view, team)
+def team_build(workloads: Workloads, team: Team) -> TeamBuild:
+    """The team's workload objects and their pod templates (the view's Build makes them once)."""
+    view = workloads.view
+    loaded = workloads.of(team)
     objs: list[Obj] = []
     pods: list[PodRef] = []
     for job in loaded.jobs:
@@ -251,13 +233,17 @@ def _team_objects(view: FleetView, team: Team) -> tuple[list[Obj], list[PodRef]]
                         int(obj["spec"]["replicas"]) * int(group["size"]),
                     )
                 )
-    return _queues(view, team, pods) + objs + _claim_templates(view, team, objs), pods
+    return TeamBuild(
+        _queues(workloads, team, pods) + objs + _claim_templates(workloads, team, objs), pods
+    )
 
 
-def _claim_templates(view: FleetView, team: Team, objs: list[Obj]) -> list[Obj]:
+def _claim_templates(workloads: Workloads, team: Team, objs: list[Obj]) -> list[Obj]:
     """The ResourceClaimTemplates the team's pods name, one per name and namespace."""
     wanted: dict[tuple[str, str], Obj] = {}
-    shapes = {claims.template_name(v, p.model, p.devices): (v, p) for v, p in _dra_pods(view, team)}
+    shapes = {
+        claims.template_name(v, p.model, p.devices): (v, p) for v, p in _dra_pods(workloads, team)
+    }
     for obj in objs:
         namespace = obj["metadata"].get("namespace", "")
         for name in _claims_named(obj):
@@ -271,8 +257,9 @@ def _claim_templates(view: FleetView, team: Team, objs: list[Obj]) -> list[Obj]:
     return [wanted[k] for k in sorted(wanted)]
 
 
-def _dra_pods(view: FleetView, team: Team) -> list[tuple[Vendor, PodDecl]]:
-    loaded = team_workloads(view, team)
+def _dra_pods(workloads: Workloads, team: Team) -> list[tuple[Vendor, PodDecl]]:
+    view = workloads.view
+    loaded = workloads.of(team)
     decls = [t.pod for j in loaded.jobs for t in j.tasks]
     decls += [t.pod for s in loaded.services for t in s.tracks]
     out = []
@@ -918,14 +905,14 @@ def team_capability(view: FleetView, team: Team) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
-def pinned_needs(view: FleetView, team: Team, vendor: Vendor) -> dict[str, int]:
+def pinned_needs(workloads: Workloads, team: Team, vendor: Vendor) -> dict[str, int]:
     """Per pool model of `vendor`, the most devices one Kueue workload of the team pinned to that
     model asks for at once: a batch/v1 Job's pods are one workload (parallelism x devices), a
     service's pods one workload each. Kueue gives a workload's resource one flavor (kueue v0.17.0
     pkg/scheduler/flavorassigner/flavorassigner.go, assignFlavors: one flavor per resource
     group), and a flavor is a pool, so the pool of that model must hold it alone. A workload with
     a fallback model counts for its preferred model."""
-    loaded = team_workloads(view, team)
+    loaded = workloads.of(team)
     pods = [(t.pod, t.replicas) for j in loaded.jobs if j.kind != "volcano" for t in j.tasks]
     pods += [(t.pod, t.group_size) for s in loaded.services for t in s.tracks]
     out: dict[str, int] = {}
@@ -1012,7 +999,8 @@ def _wave(team: Team, name: str, namespace: str | None = None) -> Obj:
     )
 
 
-def _queues(view: FleetView, team: Team, pods: list[PodRef]) -> list[Obj]:
+def _queues(workloads: Workloads, team: Team, pods: list[PodRef]) -> list[Obj]:
+    view = workloads.view
     kind = backend(view)
     if kind == "volcano":
         spec: dict[str, Any] = {
@@ -1034,7 +1022,7 @@ def _queues(view: FleetView, team: Team, pods: list[PodRef]) -> list[Obj]:
         return []
     groups: dict[str, list[dict[str, Any]]] = {}
     for vendor in view.vendors:
-        split = flavor_split(team, vendor, pinned_needs(view, team, vendor))
+        split = flavor_split(team, vendor, pinned_needs(workloads, team, vendor))
         for pool, (nominal, limit) in zip(vendor.pools, split, strict=True):
             groups.setdefault(vendor.resource_name, []).append(
                 {

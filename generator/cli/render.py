@@ -100,7 +100,7 @@ def check(values_dir: Path, output_format: str) -> int:
     try:
         # validate's cache: a hook after one team's edit parses one file and checks the views
         # that hold it (at 20 clusters x 500 teams, seconds saved on every commit).
-        _, findings = stage.load_and_check(values_dir, cache_folder(values_dir))
+        findings = stage.load_and_check(values_dir, cache_folder(values_dir)).findings
     except FindingsError as exc:
         findings = exc.findings
     rep = reporter.Report("check", findings)

@@ -31,7 +31,7 @@ from generator.errors import FindingsError
 from generator.findings import CodeInfo, Finding, Location, Severity, sorted_findings
 from generator.policy.manifest import describe, origin
 from generator.policy.placement import pod_templates
-from generator.render.stage import load_and_check
+from generator.render.stage import Checked, load_and_check
 from generator.values.model import Values
 from generator.vocab.objects import Obj
 
@@ -120,10 +120,11 @@ def _version_findings(
     return []
 
 
-def load(values_dir: Path, env: str | None) -> tuple[Values, list[str], list[Finding]]:
-    loaded, findings = load_and_check(values_dir)
-    loaded.require_env(env)
-    return loaded, [v.key for v in loaded.views_of(env)], findings
+def load(values_dir: Path, env: str | None) -> tuple[Checked, list[str]]:
+    """The values checked (with each view's build), and the cluster views `env` selects."""
+    checked = load_and_check(values_dir)
+    checked.values.require_env(env)
+    return checked, [v.key for v in checked.values.views_of(env)]
 
 
 def addon_namespaces(loaded: Values, env: str) -> list[str]:
@@ -142,29 +143,31 @@ def dry_run(
     """Dry-run the fleet on ``kubeconfig``'s cluster, on ``plane``, or on a control plane
     started for this run (and stopped after it)."""
     try:
-        loaded, envs, _warnings = load(values_dir, env)
+        checked, envs = load(values_dir, env)
+        loaded = checked.values
     except FindingsError as exc:
         return DryRunResult(exc.findings)
     if kubeconfig is not None:
         with target.kubeconfig(kubeconfig, context) as tgt:
             found = version_findings(loaded, tgt, "server-side dry-run", envs)
-            return _run(loaded, envs, tgt, found)
+            return _run(checked, envs, tgt, found)
     findings = version_findings(loaded, None, "server-side dry-run", envs)
     if findings:
         return DryRunResult(findings)
     if plane is not None:
-        return _run(loaded, envs, target.on_plane(plane), [])
+        return _run(checked, envs, target.on_plane(plane), [])
     with target.local() as tgt:
-        return _run(loaded, envs, tgt, [])
+        return _run(checked, envs, tgt, [])
 
 
-def _run(loaded: Values, envs: list[str], tgt: Target, findings: list[Finding]) -> DryRunResult:
+def _run(checked: Checked, envs: list[str], tgt: Target, findings: list[Finding]) -> DryRunResult:
+    loaded = checked.values
     result = DryRunResult(list(findings))
     for i, name in enumerate(envs):
         if i and tgt.local and tgt.plane is not None:
             reset(tgt.plane)  # no namespace of one environment may help the next
         t1 = time.perf_counter()
-        built, build_findings = build(loaded, name)
+        built, build_findings = build(loaded, name, builds=checked.builds)
         result.findings += build_findings
         if tgt.local:
             tgt.client.apply_crds(needed_crds([o for b in built for o in b.docs]))

@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 
 from generator.builders import platform, scheduling
+from generator.builders.fleet import Build
 from generator.cluster import dryrun, target
 from generator.cluster.api import ApiClient, Obj
 from generator.errors import FindingsError, UsageError
@@ -37,7 +38,7 @@ from generator.values.yamlio import json_path
 from generator.vocab import addons
 from generator.vocab.units import Unit
 from generator.workloads.external import external_uses
-from generator.workloads.model import team_workloads
+from generator.workloads.model import Workloads
 
 CODES = (
     CodeInfo(
@@ -117,9 +118,10 @@ class ClusterState:
     """The ResourceSlices, read when a vendor is allocated by DRA."""
 
 
-def read_cluster(client: ApiClient, view: FleetView | None = None) -> ClusterState:
+def read_cluster(client: ApiClient, workloads: Workloads | None = None) -> ClusterState:
     """Everything the checks look at, read once with GETs (the team namespaces' objects only
-    with `view`: the namespaces whose workloads use a declared external object)."""
+    with `workloads`: the namespaces whose workloads use a declared external object)."""
+    view = workloads.view if workloads is not None else None
     client.refresh()
     state = ClusterState()
     state.served = {gv for gv, _ in client.resources()}
@@ -139,18 +141,18 @@ def read_cluster(client: ApiClient, view: FleetView | None = None) -> ClusterSta
         }
     if view is not None and any(v.dra for v in view.vendors) and client.serves(*RESOURCE_SLICE):
         state.slices = client.list(*RESOURCE_SLICE)
-    uses = external_uses(view) if view is not None else []
+    uses = external_uses(workloads) if workloads is not None else []
     for kind, ns in sorted({(u.kind, u.namespace) for u in uses}):
         for obj in client.list("v1", kind, ns):
             state.team_objects.add((kind, ns, obj["metadata"]["name"]))
     return state
 
 
-def team_externals(view: FleetView, state: ClusterState) -> list[Finding]:
+def team_externals(workloads: Workloads, state: ClusterState) -> list[Finding]:
     """PRE007: each object a team declares as its own and a workload uses exists in the
     workload's namespace."""
     out = []
-    for use in external_uses(view):
+    for use in external_uses(workloads):
         if (use.kind, use.namespace, use.name) in state.team_objects:
             continue
         out.append(
@@ -170,17 +172,18 @@ def team_externals(view: FleetView, state: ClusterState) -> list[Finding]:
 TRAINING_RUNTIME = ("trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime")
 
 
-def site_trainer(view: FleetView, state: ClusterState) -> list[Finding]:
+def site_trainer(workloads: Workloads, state: ClusterState) -> list[Finding]:
     """PRE008: when Kubeflow Trainer is the site's, each ClusterTrainingRuntime a TrainJob names
     exists (Trainer's webhook refuses a TrainJob whose runtime does not: pkg/runtime/core
     clustertrainingruntime.go ValidateObjects, v2.2.0). A cluster that does not serve the kind is
     PRE001's."""
+    view = workloads.view
     trainer = addons.BY_KEY["trainer"]
     if platform.provided(view, trainer) != addons.SITE or state.training_runtimes is None:
         return []
     out = []
     for team in view.teams:
-        for job in team_workloads(view, team).jobs:
+        for job in workloads.of(team).jobs:
             if job.kind != "trainjob" or job.runtime in state.training_runtimes:
                 continue
             path = (*job.path, "runtime")
@@ -351,9 +354,10 @@ def _kueue_frameworks(manager: Obj, state: ClusterState) -> list[str] | None:
     return None
 
 
-def site_kueue(view: FleetView, state: ClusterState) -> list[Finding]:
+def site_kueue(workloads: Workloads, state: ClusterState) -> list[Finding]:
     """PRE006: when Kueue is the site's, a Deployment runs it with every integration the fleet's
     queued workloads need (the same list the fleet's own Kueue chart would get)."""
+    view = workloads.view
     if platform.provided(view, addons.BY_KEY["kueue"]) != addons.SITE:
         return []
     where = view.fleet.doc.anchor(("platform", "kueue"), ("scheduling", "backend"))
@@ -368,7 +372,7 @@ def site_kueue(view: FleetView, state: ClusterState) -> list[Finding]:
                 hint="install Kueue (or platform.kueue.provided: fleet); " + HINT,
             )
         ]
-    need = scheduling.kueue_integrations(view)
+    need = scheduling.kueue_integrations(workloads)
     out = []
     for manager in managers:
         meta = manager["metadata"]
@@ -608,16 +612,18 @@ def _count(quantity: Any) -> int:
     return int(value) if value is not None and value.denominator == 1 else 0
 
 
-def check(view: FleetView, units: list[Unit], state: ClusterState) -> list[Finding]:
-    """Every preflight check of one environment against what was read of its cluster."""
+def check(build: Build, units: list[Unit], state: ClusterState) -> list[Finding]:
+    """Every preflight check of one environment (its build) against what was read of its
+    cluster."""
+    view, workloads = build.view, build.workloads
     return [
         *served_apis(view, units, state),
         *site_nfd(view, state),
-        *site_kueue(view, state),
+        *site_kueue(workloads, state),
         *prometheus_loads(view, units, state),
         *pool_nodes(view, state),
-        *team_externals(view, state),
-        *site_trainer(view, state),
+        *team_externals(workloads, state),
+        *site_trainer(workloads, state),
         *dra_devices(view, state),
         *site_partitions(view, state),
     ]
@@ -637,7 +643,8 @@ def run_preflight(
     several environments or clusters needs `env` (`env/cluster` for a cluster of an environment
     that declares clusters): one kubeconfig is one cluster."""
     try:
-        loaded, _, _ = dryrun.load(values_dir, env)
+        checked, _ = dryrun.load(values_dir, env)
+        loaded = checked.values
     except FindingsError as exc:
         return PreflightResult(exc.findings)
     if env not in loaded.envs:
@@ -650,9 +657,11 @@ def run_preflight(
                 + ")"
             )
         env = chosen[0].key
-    units = [u for u in render_tree(loaded).units if u.env == env]
+    rendered = render_tree(loaded, builds=checked.builds)
+    units = [u for u in rendered.units if u.env == env]
+    build = rendered.builds[env]
     with target.kubeconfig(kubeconfig, context) as cluster:
-        state = read_cluster(cluster.client, loaded.envs[env])
-        found = check(loaded.envs[env], units, state)
+        state = read_cluster(cluster.client, build.workloads)
+        found = check(build, units, state)
         version = cluster.version
     return PreflightResult(sorted_findings(replace(f, envs=(env,)) for f in found), env, version)

@@ -24,7 +24,7 @@ from generator.policy.manifest import describe, origin
 from generator.values.model import FleetView
 from generator.values.yamlio import json_path
 from generator.vocab.labels import NAME_LABEL, TRACK_LABEL, VENDOR_LABEL
-from generator.workloads.model import team_workloads
+from generator.workloads.model import Workloads
 from generator.workloads.phases import plan_service
 
 PROBE_NAMESPACE = "accel-sim-probe"
@@ -368,17 +368,17 @@ def _ready_replicas(pods: list[Obj], group_size: int) -> int:
     return sum(count == group_size for group, count in ready.items() if group)
 
 
-def check_tracks(api: ApiClient, view: FleetView, report: EnvReport) -> None:
+def check_tracks(api: ApiClient, workloads: Workloads, report: EnvReport) -> None:
     """Ready pods per track, counted on the pods (a Deployment's status lags behind them)."""
-    track_verdicts(view, api.list("v1", "Pod"), report)
+    track_verdicts(workloads, api.list("v1", "Pod"), report)
 
 
-def track_verdicts(view: FleetView, pods: list[Obj], report: EnvReport) -> None:
+def track_verdicts(workloads: Workloads, pods: list[Obj], report: EnvReport) -> None:
     """Ready pods of each service's track (`pods`: every pod, as the API server lists them; a
     track's are in the service's namespace with its name and track labels) against `plan`: a row
     each, SIM007 at the values that decided the replicas."""
-    for team in view.teams:
-        for svc in team_workloads(view, team).services:
+    for team in workloads.view.teams:
+        for svc in workloads.of(team).services:
             sizes = {t.vendor: t.group_size for t in svc.tracks}
             for plan in plan_service(svc):
                 want = {NAME_LABEL: svc.name, TRACK_LABEL: plan.vendor}

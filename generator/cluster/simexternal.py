@@ -10,9 +10,9 @@ from __future__ import annotations
 from generator.cluster.api import ApiClient, Obj
 from generator.cluster.launcher import SIM_LABEL
 from generator.findings import Finding, Severity
-from generator.values.model import FleetView
 from generator.vocab.labels import MANAGED_BY
 from generator.workloads.external import ExternalUse, external_uses
+from generator.workloads.model import Workloads
 
 # Labelled as the simulation's own objects, which reset removes (a PersistentVolume is
 # cluster-scoped: reset deletes those the generator manages).
@@ -66,10 +66,10 @@ def stand_ins(use: ExternalUse) -> list[Obj]:
     ]
 
 
-def create(api: ApiClient, view: FleetView) -> list[Finding]:
+def create(api: ApiClient, workloads: Workloads) -> list[Finding]:
     """Create the stand-ins (and their namespaces) before the team units; a SIM011 warning per
     team that has any, naming them."""
-    uses = external_uses(view)
+    uses = external_uses(workloads)
     seen: set[tuple[str, str, str]] = set()
     by_team: dict[str, list[ExternalUse]] = {}
     for use in uses:

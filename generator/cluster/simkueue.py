@@ -15,15 +15,14 @@ from typing import Any
 
 import yaml
 
-from generator.builders.workloads import PodRef
+from generator.builders.build import PodRef
 from generator.cluster.api import ApiClient, Obj
 from generator.cluster.launcher import KUEUE_NAMESPACE
 from generator.cluster.simcontrollers import ControllerSetup
 from generator.cluster.simresult import HINTS, EnvReport
 from generator.findings import Finding
-from generator.values.model import FleetView
 from generator.values.yamlio import json_path
-from generator.workloads.model import team_workloads
+from generator.workloads.model import Workloads
 
 SERVICE = "kueue"
 NAMESPACE = KUEUE_NAMESPACE  # the chart's release namespace (builders/platform.py)
@@ -186,15 +185,17 @@ HELD_KINDS = {"jobset": "JobSet", "trainjob": "TrainJob"}
 JOBSET_DECIDED_TIMEOUT = 120.0
 
 
-def jobset_admissions(api: ApiClient, view: FleetView, report: EnvReport) -> set[tuple[str, str]]:
+def jobset_admissions(
+    api: ApiClient, workloads: Workloads, report: EnvReport
+) -> set[tuple[str, str]]:
     """Kueue's verdict on every JobSet and TrainJob the teams queue: a row each, and SIM013 at
     the job's values line for one Kueue does not admit. Kueue's jobset and trainjob integrations
     make one Workload per object and admit it whole (kueue v0.17.0 pkg/controller/jobs/jobset,
     jobs/trainjob). Returns (namespace, name) of each one Kueue holds: no pod of it is made."""
     queued = [
         (team, job, HELD_KINDS[job.kind])
-        for team in view.teams
-        for job in team_workloads(view, team).jobs
+        for team in workloads.view.teams
+        for job in workloads.of(team).jobs
         if job.kind in HELD_KINDS
     ]
     if not queued or not api.serves(WORKLOAD_API, "Workload"):

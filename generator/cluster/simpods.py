@@ -5,7 +5,8 @@ tried again alone, to tell "waits for the team's other jobs" from "never fits"."
 
 from __future__ import annotations
 
-from generator.builders.workloads import PodRef, team_objects
+from generator.builders.build import PodRef
+from generator.builders.fleet import Build
 from generator.cluster.api import ApiClient, Obj
 from generator.cluster.fleetnodes import SimNode
 from generator.cluster.simkueue import pending, workloads_by_owner
@@ -26,7 +27,6 @@ from generator.findings import Finding, Severity
 from generator.values.model import FleetView
 from generator.values.yamlio import json_path
 from generator.vocab.labels import TEAM_LABEL, VENDOR_LABEL
-from generator.workloads.model import team_workloads
 
 NOT_ADMITTED = "not admitted by Kueue"
 # The kinds of pod template that serve, not run to an end: their findings are reported with the
@@ -41,12 +41,13 @@ REPLICATED_JOB_NAME = "jobset.sigs.k8s.io/replicatedjob-name"
 LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
 
 
-def pod_refs(view: FleetView) -> dict[tuple[str, str, str], PodRef]:
-    """(namespace, kind, name) of every workload -> its pod template and values path."""
+def pod_refs(build: Build) -> dict[tuple[str, str, str], PodRef]:
+    """(namespace, kind, name) of every workload -> its pod template and values path, from the
+    build that is deployed."""
     out: dict[tuple[str, str, str], PodRef] = {}
-    for team in view.teams:
-        _, refs = team_objects(view, team)
-        loaded = team_workloads(view, team)
+    for team in build.view.teams:
+        refs = build.team(team).pods
+        loaded = build.workloads.of(team)
         ns_of = {j.name: j.namespace for j in loaded.jobs}
         ns_of.update({s.name: s.namespace for s in loaded.services})
         for ref in refs:

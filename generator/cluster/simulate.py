@@ -42,6 +42,7 @@ from typing import Any
 
 import yaml
 
+from generator.builders.fleet import Build
 from generator.builders.scheduling import KUBE_SCHEDULER_CONF_KEY, KUBE_SCHEDULER_CONFIGMAP
 from generator.cluster import simexternal
 from generator.cluster.addons import nfd_applied, nfd_chart, nfd_master, rendered_controller
@@ -112,9 +113,10 @@ def simulate(
     plane_factory: Callable[[], contextlib.AbstractContextManager[ControlPlane]],
 ) -> SimulationResult:
     try:
-        loaded, envs, _ = load(values_dir, env)
+        checked, envs = load(values_dir, env)
     except FindingsError as exc:
         return SimulationResult([], exc.findings)
+    loaded = checked.values
     findings = version_findings(loaded, None, "simulation", envs)
     if findings:
         return SimulationResult([], findings)
@@ -124,7 +126,7 @@ def simulate(
         try:
             for name in envs:
                 reset(plane)  # no trace of the last environment (or run, on a shared plane)
-                reports.append(_simulate_env(loaded, name, plane, api))
+                reports.append(_simulate_env(loaded, checked.builds, name, plane, api))
         finally:
             # A shared plane goes back to one scheduler and no add-on controller.
             plane.use_second_scheduler(None)
@@ -134,8 +136,12 @@ def simulate(
     return SimulationResult(reports, sorted_findings(everything), plane.started_in)
 
 
-def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient) -> EnvReport:
+def _simulate_env(
+    loaded: Values, builds: dict[str, Build], env: str, plane: ControlPlane, api: ApiClient
+) -> EnvReport:
+    # What the simulation expects comes from the build that is laid out and deployed.
     view = loaded.envs[env]
+    made = builds[env]
     report = EnvReport(env)
     clock = time.perf_counter()
 
@@ -145,7 +151,7 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
         report.timings[name] = round(now - clock, 3)
         clock = now
 
-    built, build_findings = build(loaded, env)
+    built, build_findings = build(loaded, env, builds=builds)
     report.findings += build_findings
     profile = scheduler_config(built)
     # The fleet's own packing scheduler (a Deployment it renders) runs as a second scheduler
@@ -191,7 +197,7 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
         api.refresh()  # the charts' CRDs (Kueue's Workloads) are served now
     for ns in addon_namespaces(loaded, env):
         api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-    report.findings += simexternal.create(api, view)
+    report.findings += simexternal.create(api, made.workloads)
     nfd_objects = nfd_applied(nfd_objs or [])
     lap("install")
 
@@ -299,7 +305,7 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
     check_plugins(api, view, nodes, built, report)
     check_nfd_workers(api, view, nodes, nfd_objects, report)
 
-    refs = pod_refs(view)
+    refs = pod_refs(made)
     node_info = {n.name: n for n in nodes}
     outcome = run_jobs(api, team_jobs, report, schedulers)
     lap("jobs")
@@ -310,7 +316,7 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
             report.findings += fs
     check_admissions(api, refs, report)
     check_quotas(api, view, report)
-    check_tracks(api, view, report)
+    check_tracks(api, made.workloads, report)
     jobs_failing = {k: fs for k, fs in failing.items() if k[1] not in SERVICE_KINDS}
     if jobs_failing:
         retry_alone(api, view, team_jobs, refs, node_info, jobs_failing, report, schedulers)
@@ -325,7 +331,7 @@ def _simulate_env(loaded: Values, env: str, plane: ControlPlane, api: ApiClient)
         if kueue is not None:
             # Only where Kueue runs in this environment: its CRDs outlive a reset, so that the
             # API serves Workloads says nothing of whether Kueue admits anything here.
-            waiting = jobset_admissions(api, view, report)
+            waiting = jobset_admissions(api, made.workloads, report)
         # What JobSet's controller made of the rest: child Jobs, whose pods kube-controller-
         # manager makes and kube-scheduler places. A JobSet Kueue holds has its verdict above.
         wait_made(api)

@@ -13,6 +13,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.builders.fleet import Build
 from generator.findings import Finding, Location, split_layer
 from generator.kustomize import build_failed, kustomize, objects, write_tree
 from generator.render.layout import render_tree
@@ -133,9 +134,12 @@ def _this_cluster(docs: list[Obj], cluster: str) -> list[Obj]:
     ]
 
 
-def build(loaded: Values, env: str, jobs: int = 0) -> tuple[list[BuiltUnit], list[Finding]]:
-    """kustomize build of every unit of ``env``; findings for units that do not build."""
-    rendered = render_tree(loaded)
+def build(
+    loaded: Values, env: str, jobs: int = 0, *, builds: dict[str, Build] | None = None
+) -> tuple[list[BuiltUnit], list[Finding]]:
+    """kustomize build of every unit of ``env`` (rendered from `builds`, each view's, when
+    given); findings for units that do not build."""
+    rendered = render_tree(loaded, builds=builds)
     # A cluster's units, and its environment's argocd unit (on the hub, beside the clusters'
     # folders when the environment declares clusters): it holds the waves.
     hub = split_layer(env)[0]

@@ -433,8 +433,10 @@ def _by_key(objs: Iterable[Obj]) -> dict[Key, Obj]:
 def _fresh(values_dir: Path) -> tuple[Rendered, list[Finding], list[str]]:
     """The render, the values' warnings, and the layers an --env may name (environments and
     clusters)."""
-    loaded, findings = load_and_check(values_dir)
-    return render_tree(loaded), findings, [*loaded.base.fleet.environments, *loaded.envs]
+    checked = load_and_check(values_dir)
+    loaded = checked.values
+    layers = [*loaded.base.fleet.environments, *loaded.envs]
+    return render_tree(loaded, builds=checked.builds), checked.findings, layers
 
 
 def between_envs(values_dir: Path, old_env: str, new_env: str) -> DiffResult:

@@ -65,10 +65,11 @@ Check = Callable[[Path], list[Finding]]
 
 
 def publish(opts: PublishOptions, check: Check) -> PublishResult:
-    loaded, _ = load_and_check(opts.values_dir)  # its errors stop the publish here
+    checked = load_and_check(opts.values_dir)  # its errors stop the publish here
+    loaded = checked.values
     values_dir = opts.values_dir.resolve()
     source_repo = gitutil.toplevel(values_dir)
-    rendered = render_tree(loaded)
+    rendered = render_tree(loaded, builds=checked.builds)
     fleet_path = loaded.base.fleet.repo_path.strip("/")
     path = fleet_path if opts.path is None else opts.path.strip("/")
     if path != fleet_path:

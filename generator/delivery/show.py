@@ -25,9 +25,10 @@ class Shown:
 
 
 def show(values_dir: Path, env: str, unit: str | None = None) -> Shown:
-    loaded, findings = load_and_check(values_dir)
+    checked = load_and_check(values_dir)
+    loaded, findings = checked.values, checked.findings
     loaded.require_env(env)
-    rendered = render_tree(loaded)
+    rendered = render_tree(loaded, builds=checked.builds)
     # An environment with clusters shows each cluster's unit of that name (and its own argocd).
     mine = [u for u in rendered.units if layer_selected(u.env, env)]
     names = {u.name for u in mine}

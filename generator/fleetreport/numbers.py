@@ -14,13 +14,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from generator import plan
+from generator.builders.fleet import Build, build_values
 from generator.errors import UsageError
 from generator.findings import BASE_LAYER, Finding, concerns, sorted_findings, split_layer
 from generator.policy import registry as policy
 from generator.policy.capacity import quota_totals, team_devices
+from generator.policy.context import Context
 from generator.values import loader as values
 from generator.values.model import FleetView
-from generator.workloads.model import team_workloads
 
 # The migration ladder of docs/workloads.md, in the order a service climbs it.
 PHASE_STEPS = ("validate", "dual-run", "shift-N", "primary-new", "fallback")
@@ -177,9 +178,10 @@ def team_costs(view: FleetView, weight: float) -> list[TeamCost]:
     return out
 
 
-def migrations(view: FleetView, rows: list[plan.ServiceRow]) -> list[Migration]:
+def migrations(build: Build, rows: list[plan.ServiceRow]) -> list[Migration]:
     """The services with two or more tracks, in plan's order, with their migration's ends."""
-    services = {(t.name, s.name): s for t in view.teams for s in team_workloads(view, t).services}
+    teams = build.view.teams
+    services = {(t.name, s.name): s for t in teams for s in build.workloads.of(t).services}
     out = []
     for row in rows:
         if len(row.tracks) < 2:
@@ -189,8 +191,9 @@ def migrations(view: FleetView, rows: list[plan.ServiceRow]) -> list[Migration]:
     return out
 
 
-def env_report(view: FleetView, baseline_vendor: str) -> EnvReport:
-    planned = plan.env_plan(view)
+def env_report(build: Build, baseline_vendor: str) -> EnvReport:
+    view = build.view
+    planned = plan.env_plan(build)
     needs = {c.vendor: c.at_once for c in planned.capacity}
     vendors = [
         VendorRow(
@@ -206,11 +209,12 @@ def env_report(view: FleetView, baseline_vendor: str) -> EnvReport:
         for q in quota_totals(view)
     ]
     weight = baseline_weight(view, baseline_vendor)
+    ctx = Context(build)
     cap = [
         replace(f, envs=(view.key,))
         for code, chk in policy.CHECKS.items()
         if code.startswith(CAP_CODES)
-        for f in chk(view)
+        for f in chk(ctx)
     ]
     return EnvReport(
         env=view.key,
@@ -218,7 +222,7 @@ def env_report(view: FleetView, baseline_vendor: str) -> EnvReport:
         teams=team_costs(view, weight),
         baseline_vendor=baseline_vendor,
         baseline_weight=weight,
-        migrations=migrations(view, planned.services),
+        migrations=migrations(build, planned.services),
         cap_findings=sorted_findings(cap),
         plan=planned,
         cluster_labels=dict(view.cluster.labels) if view.cluster is not None else {},
@@ -230,12 +234,13 @@ def compute(
 ) -> FleetNumbers:
     loaded = values.load(values_dir)
     loaded.require_env(env)
-    findings = policy.run_checks(loaded)
+    builds = build_values(loaded)
+    findings = policy.run_checks(loaded, builds)
     if env is not None:
         # The report names base-layer findings too: every environment builds on the base.
         findings = [f for f in findings if concerns(f, env) or BASE_LAYER in f.envs]
     return FleetNumbers(
         loaded.base.fleet.name,
-        [env_report(v, baseline_vendor) for v in plan.views(loaded, env)],
+        [env_report(builds[v.key], baseline_vendor) for v in plan.views(loaded, env)],
         sorted_findings(findings),
     )

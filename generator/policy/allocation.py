@@ -10,9 +10,9 @@ from collections.abc import Iterable
 from generator.builders.workloads import backend
 from generator.findings import Finding, Severity
 from generator.policy.checks import EITHER, WARNING, Check
+from generator.policy.context import Context
 from generator.policy.placement import affinity_keys
-from generator.policy.scheduling import devices_path, landings
-from generator.values.model import FleetView
+from generator.policy.scheduling import devices_path
 from generator.values.yamlio import json_path
 
 # Why a strategy's plugin gives a pod one unit at most, and what one unit is called.
@@ -28,12 +28,13 @@ ONE_PER_POD = {
 }
 
 
-def one_share_per_pod(view: FleetView) -> Iterable[Finding]:
+def one_share_per_pod(ctx: Context) -> Iterable[Finding]:
     """A pod asking for more than one unit of a vendor whose plugin gives one at most (a share
     of a time-sliced or MPS GPU, a vNPU): the plugin refuses the allocation, so the kubelet's
     admission fails the pod on its node."""
+    view = ctx.view
     for team in view.teams:
-        for land in landings(view, team):
+        for land in ctx.landings(team):
             sharing = land.vendor.sharing
             if sharing is None or not sharing.one_per_pod or land.devices <= 1:
                 continue
@@ -52,13 +53,14 @@ def one_share_per_pod(view: FleetView) -> Iterable[Finding]:
             )
 
 
-def models_apart(view: FleetView) -> Iterable[Finding]:
+def models_apart(ctx: Context) -> Iterable[Finding]:
     """Pods of one template that may land on pools of different models of their vendor: a job's
     workers on A100s and H100s run at the slower one's pace, a service's replicas answer at two
     speeds. A workload that names no model may land on any model of its vendor's pools
     (docs/allocation.md); one that names a model, or a model and a fallbackModel, chose."""
+    view = ctx.view
     for team in view.teams:
-        for land in landings(view, team):
+        for land in ctx.landings(team):
             # One model whatever its case (find_pci_model): A100 and a100 are not two.
             by_name = {
                 p.model.casefold(): p.model for p in sorted(land.pools, key=lambda p: p.model)
@@ -108,14 +110,15 @@ QUEUE_DRA = {
 }
 
 
-def claims_under_a_queue(view: FleetView) -> Iterable[Finding]:
+def claims_under_a_queue(ctx: Context) -> Iterable[Finding]:
     """Workloads that claim a DRA vendor's devices under a queue backend: the queue would admit
     them without counting their devices, so the team's queue would not limit them."""
+    view = ctx.view
     if backend(view) not in QUEUE_DRA:
         return
     reason, severity = QUEUE_DRA[backend(view)]
     for team in view.teams:
-        for land in landings(view, team):
+        for land in ctx.landings(team):
             if land.vendor.dra is None:
                 continue
             path = devices_path(team.doc, land.ref.path)

@@ -9,9 +9,10 @@ decorated function (source: boxed/mutmut, mutmut/mutation/file_mutation.py, 3.8.
 @staticmethod and @classmethod are mutated), so a rule registered by decorator would never be
 mutation-tested.
 
-A check reads nothing but its view, the code and the facts `policy/memo.py` salts with: the memo
-keeps a view's findings by a digest of exactly those, so a check that read anything else would
-be answered from a stale entry.
+A check reads its view's `Context` (policy/context.py): the view, its build, and what several
+checks derive from it once. What the build holds is made from the view alone, so the memo
+(`policy/memo.py`) keeps a view's findings by a digest of the view, the code and the facts it
+salts with: a check that read anything else would be answered from a stale entry.
 
 Checks run on the base layer and on every environment; identical findings of several layers are
 reported once, naming the environments they apply to in `Finding.envs` (`findings.merge_layers`),
@@ -23,14 +24,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from generator.builders.fleet import Build
 from generator.findings import Finding, merge_layers
+from generator.policy.context import Context
 from generator.policy.memo import CheckMemo
 from generator.values.model import FleetView, Values
 from generator.vocab.objects import Obj
 from generator.vocab.units import Unit
 
-CheckFn = Callable[[FleetView], Iterable[Finding]]
-RuleFn = Callable[[FleetView, Unit, list[Obj]], Iterable[Finding]]
+CheckFn = Callable[[Context], Iterable[Finding]]
+RuleFn = Callable[[Context, Unit, list[Obj]], Iterable[Finding]]
 
 # What a code's findings can be: "error", "warning", or "error or warning" (decided by values).
 ERROR, WARNING, EITHER = "error", "warning", "error or warning"
@@ -45,8 +48,8 @@ class Check:
     fn: CheckFn
     severity: str = ERROR
 
-    def __call__(self, view: FleetView) -> Iterable[Finding]:
-        return self.fn(view)
+    def __call__(self, ctx: Context) -> Iterable[Finding]:
+        return self.fn(ctx)
 
 
 @dataclass(frozen=True)
@@ -58,21 +61,26 @@ class ManifestRule:
     fn: RuleFn
     severity: str = ERROR
 
-    def __call__(self, view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
-        return self.fn(view, unit, objs)
+    def __call__(self, ctx: Context, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+        return self.fn(ctx, unit, objs)
 
 
 def run_checks(
-    values: Values, checks: Iterable[Check], memo: CheckMemo | None = None
+    values: Values,
+    builds: dict[str, Build],
+    checks: Iterable[Check],
+    memo: CheckMemo | None = None,
 ) -> list[Finding]:
-    """Every check on the base layer and on each cluster, identical findings merged. With a
-    `memo`, a view whose digest it knows is not checked again (policy/memo.py)."""
+    """Every check on the base layer and on each cluster (`builds`: each one's build, by layer
+    key), identical findings merged. With a `memo`, a view whose digest it knows is not checked
+    again (policy/memo.py)."""
     chosen = list(checks)
     memo = memo if memo is not None else CheckMemo(None, write=False)
     codes = [chk.code for chk in chosen]
 
     def check(view: FleetView) -> list[Finding]:
-        return [f for chk in chosen for f in chk(view)]
+        ctx = Context(builds[view.key])
+        return [f for chk in chosen for f in chk(ctx)]
 
     layers = [
         (view.key, memo.findings(view, codes, check))
@@ -83,7 +91,7 @@ def run_checks(
 
 
 def run_rules(
-    view: FleetView, unit: Unit, objs: list[Obj], rules: Sequence[ManifestRule]
+    ctx: Context, unit: Unit, objs: list[Obj], rules: Sequence[ManifestRule]
 ) -> list[Finding]:
     """Every rule on one unit's built objects; each finding names the unit."""
-    return [f.at_unit(unit.path) for rule in rules for f in rule(view, unit, objs)]
+    return [f.at_unit(unit.path) for rule in rules for f in rule(ctx, unit, objs)]

@@ -9,19 +9,20 @@ from collections.abc import Iterable
 
 from generator import toolchain
 from generator.builders import argocd
-from generator.builders.fleet import build_all
-from generator.builders.monitoring.sources import MonitoringError, exporter_namespace, settings
+from generator.builders.monitoring.sources import MonitoringError
 from generator.builders.node_config import device_twins
 from generator.findings import Finding, Location, Severity, did_you_mean
 from generator.policy.capacity import pool_lines, quota_line, quota_totals
 from generator.policy.checks import EITHER, WARNING, Check
+from generator.policy.context import Context
 from generator.values.model import FleetView, Team, Vendor
 from generator.values.yamlio import json_path
 from generator.vocab.labels import VENDOR_LABEL
 from generator.vocab.objects import identity
 
 
-def unknown_vendor(view: FleetView) -> Iterable[Finding]:
+def unknown_vendor(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     known = {v.id for v in view.vendors}
     for team in view.teams:
         for vendor_id in team.quota:
@@ -39,7 +40,8 @@ def unknown_vendor(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-def quota_capacity(view: FleetView) -> Iterable[Finding]:
+def quota_capacity(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     for totals in quota_totals(view):
         vendor, parts, total = totals.vendor, totals.parts, totals.total
         if not totals.overcommitted:
@@ -90,9 +92,10 @@ def _overcommit_verdict(view: FleetView, capacity: int, total: int) -> tuple[str
     )
 
 
-def team_quota_capacity(view: FleetView) -> Iterable[Finding]:
+def team_quota_capacity(ctx: Context) -> Iterable[Finding]:
     """One team's quota above what its cluster's pools hold can never be used whole: a typo, or
     a quota placed in the wrong cluster. No overcommit setting allows it."""
+    view = ctx.view
     for vendor in view.vendors:
         if not vendor.capacity:
             continue  # a pool without nodes yet: CAP002 says so
@@ -115,7 +118,8 @@ def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
     return all(labels.get(k) == v for k, v in selector.items())
 
 
-def shared_resource(view: FleetView) -> Iterable[Finding]:
+def shared_resource(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     for vendor in view.vendors:
         for other in view.vendors_for_resource(vendor.resource_name):
             if other.id == vendor.id:
@@ -134,7 +138,8 @@ def shared_resource(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-def shared_quota(view: FleetView) -> Iterable[Finding]:
+def shared_quota(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     for team in view.teams:
         by_resource: dict[str, list[Vendor]] = {}
         for vendor in view.vendors:
@@ -154,7 +159,8 @@ def shared_quota(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-def node_twice(view: FleetView) -> Iterable[Finding]:
+def node_twice(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     seen: dict[str, str] = {}
     for vendor in view.vendors:
         for pool in vendor.pools:
@@ -172,13 +178,14 @@ def node_twice(view: FleetView) -> Iterable[Finding]:
                 seen.setdefault(node, where)
 
 
-def namespace_twice(view: FleetView) -> Iterable[Finding]:
+def namespace_twice(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     claims: dict[str, list[tuple[Team, int]]] = {}
     for team in view.teams:
         for i, ns in enumerate(team.namespaces):
             claims.setdefault(ns, []).append((team, i))
     for ns, owners in sorted(claims.items()):
-        if len(owners) < 2 or ns in reserved_namespaces(view):
+        if len(owners) < 2 or ns in ctx.reserved_namespaces():
             continue  # a reserved namespace is NAME007's, once per team
         team, i = _claim(owners)
         others = ", ".join(repr(t.name) for t, _ in owners if t is not team)
@@ -203,37 +210,11 @@ def _namespace_at(team: Team, i: int) -> Location:
     return team.doc.anchor()  # the default namespace is the file's name
 
 
-SYSTEM_NAMESPACES = {
-    "kube-system": "Kubernetes system components",
-    "kube-public": "Kubernetes public cluster information",
-    "kube-node-lease": "node heartbeats",
-    "default": "objects created without a namespace",
-}
-
-
-def reserved_namespaces(view: FleetView) -> dict[str, str]:
-    """Namespaces no team may claim, with what owns them."""
-    key = "checks.reserved_namespaces"
-    if key not in view.memo:
-        out = dict(SYSTEM_NAMESPACES)
-        out.setdefault(view.fleet.argocd_namespace, "Argo CD")
-        out.setdefault(settings(view).namespace, "the fleet's monitoring")
-        for vendor in view.vendors:
-            out.setdefault(vendor.device_plugin.namespace, f"{vendor.id}'s device plugin")
-            installed = vendor.exporter.get("namespace")  # an exporter installed another way
-            if installed:
-                out.setdefault(installed, f"{vendor.id}'s exporter")
-        if view.vendors:
-            out.setdefault(exporter_namespace(view), "the rendered exporters")
-        view.memo[key] = out
-    reserved: dict[str, str] = view.memo[key]
-    return reserved
-
-
 # Argo CD would own a reserved namespace with the team's Pod Security level (kube-system pods
 # could no longer start under `baseline`), and pruning the team's unit would delete it.
-def reserved_namespace(view: FleetView) -> Iterable[Finding]:
-    reserved = reserved_namespaces(view)
+def reserved_namespace(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
+    reserved = ctx.reserved_namespaces()
     for team in view.teams:
         for i, ns in enumerate(team.namespaces):
             if ns in reserved:
@@ -250,7 +231,8 @@ def reserved_namespace(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-def node_config(view: FleetView) -> Iterable[Finding]:
+def node_config(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     method = view.fleet.node_config_method
     for vendor in view.vendors:
         for pool in vendor.pools:
@@ -282,7 +264,8 @@ def node_config(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-def unknown_pci_model(view: FleetView) -> Iterable[Finding]:
+def unknown_pci_model(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     if view.fleet.node_config_method != "nfd":
         return
     for vendor in view.vendors:
@@ -315,7 +298,8 @@ def unknown_pci_model(view: FleetView) -> Iterable[Finding]:
             )
 
 
-def unprefixed_pool_label(view: FleetView) -> Iterable[Finding]:
+def unprefixed_pool_label(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     if view.fleet.node_config_method != "nfd":
         return
     for vendor in view.vendors:
@@ -338,11 +322,12 @@ def unprefixed_pool_label(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-def duplicate_taints(view: FleetView) -> Iterable[Finding]:
+def duplicate_taints(ctx: Context) -> Iterable[Finding]:
     # Kubernetes refuses a Node whose taints repeat a <key, effect> pair, so nfd-master's or
     # node-patch's update of that node fails and none of its taints land (kubernetes v1.36.3
     # pkg/apis/core/validation/validation.go validateNodeTaints: "taints must be unique by key
     # and effect pair").
+    view = ctx.view
     for vendor in view.vendors:
         reported = False  # inherited vendor taints: one finding, not one per pool
         for pool in vendor.pools:
@@ -370,7 +355,8 @@ def duplicate_taints(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-def empty_pool(view: FleetView) -> Iterable[Finding]:
+def empty_pool(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     for vendor in view.vendors:
         for pool in vendor.pools:
             if pool.node_count == 0:
@@ -385,9 +371,10 @@ def empty_pool(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-def runtime_class_handler(view: FleetView) -> Iterable[Finding]:
+def runtime_class_handler(ctx: Context) -> Iterable[Finding]:
     """A RuntimeClass needs the runtime's handler: the catalog names it for the vendors whose
     devices need a runtime of their own (NVIDIA, Ascend), a vendor file may set it."""
+    view = ctx.view
     for vendor in view.vendors:
         if vendor.runtime_class and not vendor.runtime_handler:
             yield Finding(
@@ -401,7 +388,8 @@ def runtime_class_handler(view: FleetView) -> Iterable[Finding]:
             )
 
 
-def app_name_length(view: FleetView) -> Iterable[Finding]:
+def app_name_length(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     if not view.env:
         return
     for team in view.teams:
@@ -425,11 +413,12 @@ _VENDOR_NAME_KEYS = {
 }
 
 
-def same_object(view: FleetView) -> Iterable[Finding]:
+def same_object(ctx: Context) -> Iterable[Finding]:
     """Two objects with one identity in one cluster: Argo CD applies one over the other (or, in
     two Applications, flips between them), and the layout writes one file over the other."""
+    view = ctx.view
     try:
-        components = build_all(view)
+        components = ctx.build.components
     except MonitoringError:
         return  # MON001 names the exporter settings that cannot be built
     seen: dict[tuple[str, str, str, str], tuple[str, Location]] = {}
@@ -439,7 +428,7 @@ def same_object(view: FleetView) -> Iterable[Finding]:
     for team in view.teams:
         for ns in team.namespaces:
             claims[ns] = claims.get(ns, 0) + 1
-    claimed = {ns for ns, n in claims.items() if n > 1} | set(reserved_namespaces(view))
+    claimed = {ns for ns, n in claims.items() if n > 1} | set(ctx.reserved_namespaces())
     for comp in components:
         team_component = comp.name.startswith("teams/")
         team_unit = comp.unit.startswith("team-")
@@ -491,7 +480,8 @@ def _same_object_hint(of_vendor: bool, of_team: bool) -> str:
 
 # Without this, kubeconform would report every object of every unit against a schema set that
 # does not exist. (Whether a control plane of that minor can be started is another matter.)
-def kubernetes_version(view: FleetView) -> Iterable[Finding]:
+def kubernetes_version(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     versions = toolchain.k8s_schema_versions()
     if not versions:
         return  # no schemas laid out: validate stops with the install command (exit 2)

@@ -17,8 +17,9 @@ from typing import Any
 from generator.builders.teams import NAMESPACE_SYNC_OPTIONS
 from generator.findings import Finding, Location
 from generator.policy.checks import ManifestRule, RuleFn
-from generator.policy.placement import SUMMARIES, PodTemplate, Problem, pod_problems, pod_templates
-from generator.values.model import FleetView, Team
+from generator.policy.context import Context
+from generator.policy.placement import SUMMARIES, pod_templates
+from generator.values.model import FleetView
 from generator.values.schema import control_characters
 from generator.vocab.labels import (
     COMPONENT_LABEL,
@@ -54,23 +55,9 @@ HINTS = {
 }
 
 
-def _unit_problems(
-    view: FleetView, objs: list[Obj]
-) -> list[tuple[Obj, PodTemplate, list[Problem]]]:
-    """pod_problems of every pod template of one unit's objects, worked out once for the five
-    placement rules: run_rules hands each rule the same list, and the view keeps the last."""
-    key = "rules.unit_problems"
-    memo = view.memo.get(key)
-    if memo is None or memo[0] is not objs:
-        found = [(o, tpl, pod_problems(view, tpl.spec)) for o in objs for tpl in pod_templates(o)]
-        memo = view.memo[key] = (objs, found)
-    problems: list[tuple[Obj, PodTemplate, list[Problem]]] = memo[1]
-    return problems
-
-
 def _placement_rule(code: str) -> RuleFn:
-    def rule(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
-        for obj, tpl, problems in _unit_problems(view, objs):
+    def rule(ctx: Context, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+        for obj, tpl, problems in ctx.unit_problems(objs):
             for problem in problems:
                 if problem.code == code:
                     yield Finding(
@@ -146,7 +133,7 @@ def _label_problem_any(key: str, value: object) -> str:
     return ""
 
 
-def names_and_labels(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+def names_and_labels(ctx: Context, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
     for obj in objs:
         meta = obj.get("metadata") or {}
         problem = _name_problem(str(obj.get("kind")), str(meta.get("name", "")))
@@ -218,25 +205,11 @@ RISKY_VERBS = frozenset({"*", "escalate", "bind", "impersonate"})
 POWERFUL_ROLES = frozenset({"cluster-admin", "admin", "edit"})
 
 
-def team_of_unit(view: FleetView, unit: Unit) -> Team | None:
-    """The team whose unit `unit` is (None for the platform's units)."""
-    if not unit.name.startswith("team-"):
-        return None
-    key = "rules.team_units"
-    if key not in view.memo:  # once per view, not a scan of every team for every unit
-        units: dict[str, Team] = {}
-        for t in view.teams:
-            units.setdefault(f"team-{t.name}", t)
-        view.memo[key] = units
-    team: Team | None = view.memo[key].get(unit.name)
-    return team
-
-
 def _finding(code: str, unit: Unit, obj: Obj, problem: str, path: str, hint: str) -> Finding:
     return Finding(code, f"{describe(unit, obj)}: {problem}", origin(unit, obj), path, hint)
 
 
-def plugin_namespace(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+def plugin_namespace(ctx: Context, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
     privileged = {
         o["metadata"]["name"]
         for o in objs
@@ -263,7 +236,7 @@ def plugin_namespace(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[F
             )
 
 
-def team_pod_security(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+def team_pod_security(ctx: Context, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
     if not unit.name.startswith("team-"):
         return
     for obj in objs:
@@ -301,7 +274,7 @@ def _host_access(spec: dict[str, Any]) -> list[tuple[str, str]]:
     return found
 
 
-def team_host_access(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+def team_host_access(ctx: Context, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
     if not unit.name.startswith("team-"):
         return
     for obj in objs:
@@ -334,7 +307,7 @@ def _rbac_problems(rule: dict[str, Any]) -> list[str]:
     return out
 
 
-def rbac_least_privilege(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+def rbac_least_privilege(ctx: Context, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
     for obj in objs:
         kind = obj.get("kind")
         if kind in ("ClusterRole", "Role"):
@@ -375,7 +348,8 @@ def production(view: FleetView) -> bool:
     return view.env in (view.fleet.doc.get("productionEnvironments", default=[]) or [])
 
 
-def image_digest(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+def image_digest(ctx: Context, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+    view = ctx.view
     if not production(view):
         return
     for obj in objs:
@@ -397,7 +371,8 @@ def image_digest(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Findi
                         )
 
 
-def team_annotations(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+def team_annotations(ctx: Context, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+    view = ctx.view
     if not unit.name.startswith("team-"):
         return
     for obj in objs:
@@ -444,8 +419,8 @@ def _steps(where: str) -> list[tuple[str, str]]:
     return steps
 
 
-def team_boundary(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
-    team = team_of_unit(view, unit)
+def team_boundary(ctx: Context, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+    team = ctx.team_of_unit(unit)
     if team is None:
         return
     queue = f"team-{team.name}"

@@ -29,7 +29,6 @@ from generator.values.merge import Doc
 from generator.values.model import FleetView
 
 FOLDER = "checks"  # under validate's cache folder
-CANON = "policy.memo.canon"  # the key of a view's canonical form in its memo
 
 
 @functools.cache
@@ -45,18 +44,22 @@ _PLAIN = frozenset({str, int, float, bool, type(None)})
 
 @functools.cache
 def _fields(kind: type) -> tuple[str, ...]:
-    """The fields of a model dataclass that say what it holds (not its memo of derived data)."""
+    """The fields of a model dataclass: what it holds."""
     if not dataclasses.is_dataclass(kind):
-        raise TypeError(f"cannot digest a {kind.__name__}: add it to memo._Digests.canon")
-    return tuple(f.name for f in dataclasses.fields(kind) if f.name != "memo")
+        raise TypeError(f"cannot digest a {kind.__name__}: add it to memo.Digests.canon")
+    return tuple(f.name for f in dataclasses.fields(kind))
 
 
-class _Digests:
+class Digests:
     """Canonical data of a view. The location tables of a team's or vendor's values are shared
-    by every cluster's view of it: each is digested once per run."""
+    by every cluster's view of it: each is digested once per run; and a view's canonical form
+    is made once per run, for the checks' memo and the rules' memo alike (validate hands both
+    the same Digests)."""
 
     def __init__(self) -> None:
         self.tables: dict[int, tuple[object, bytes]] = {}  # id -> (the table, kept alive; digest)
+        # id(view) -> (the view, kept alive so that its id stays its own; its canonical form)
+        self.views: dict[int, tuple[FleetView, Any]] = {}
 
     def table(self, table: dict[Any, Location]) -> bytes:
         known = self.tables.get(id(table))
@@ -90,12 +93,10 @@ class _Digests:
         return (kind.__name__, *(self.canon(getattr(obj, f)) for f in names))
 
     def view(self, view: FleetView, codes: Iterable[str]) -> str:
-        # The view's canonical form is kept with the view: the checks' memo and the rules' memo
-        # digest the same views in one validate.
-        canon = view.memo.get(CANON)
-        if canon is None:
-            canon = view.memo[CANON] = self.canon(view)
-        data = (salt(), tuple(codes), canon)
+        known = self.views.get(id(view))
+        if known is None:
+            known = self.views[id(view)] = (view, self.canon(view))
+        data = (salt(), tuple(codes), known[1])
         return hashlib.sha256(marshal.dumps(data, MARSHAL_FORMAT)).hexdigest()
 
 
@@ -129,9 +130,9 @@ def _finding(row: tuple[Any, ...]) -> Finding:
 class CheckMemo:
     """Findings per view by digest; without a folder it keeps nothing and every view is checked."""
 
-    def __init__(self, folder: Path | None, write: bool) -> None:
+    def __init__(self, folder: Path | None, write: bool, digests: Digests | None = None) -> None:
         self.entries = Entries(folder, write)
-        self.digests = _Digests()
+        self.digests = digests if digests is not None else Digests()
         self.checked: list[str] = []  # the keys of the views checked this run (not remembered)
 
     def findings(
@@ -165,9 +166,11 @@ class RuleMemo:
     units (and the hub's argocd unit), and the other units' findings come from here. One entry
     per view, holding each unit's key and findings; without a folder it keeps nothing."""
 
-    def __init__(self, folder: Path | None, write: bool, codes: list[str]) -> None:
+    def __init__(
+        self, folder: Path | None, write: bool, codes: list[str], digests: Digests | None = None
+    ) -> None:
         self.entries = Entries(folder, write)
-        self.digests = _Digests()
+        self.digests = digests if digests is not None else Digests()
         self.codes = codes
         # id(view) -> (the view, kept alive so that its id stays its own; its key; the units'
         # entries remembered; those of this run)

@@ -6,19 +6,19 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from generator.builders.fleet import build_all
 from generator.builders.monitoring.recording_rules import ordered_mappings
 from generator.builders.monitoring.sources import MonitoringError, exporter, settings
 from generator.findings import Finding, Severity
 from generator.policy.checks import WARNING, Check
+from generator.policy.context import Context
 from generator.policy.placement import selector_matches
-from generator.values.model import FleetView
 from generator.values.yamlio import json_path
 from generator.vocab.labels import NAMESPACE_NAME_LABEL
 from generator.vocab.objects import Obj
 
 
-def exporter_facts(view: FleetView) -> Iterable[Finding]:
+def exporter_facts(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     for vendor in view.vendors:
         try:
             exp = exporter(vendor, settings(view).exporter_namespace)
@@ -34,7 +34,8 @@ def exporter_facts(view: FleetView) -> Iterable[Finding]:
             )
 
 
-def no_exporter(view: FleetView) -> Iterable[Finding]:
+def no_exporter(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     for vendor in view.vendors:
         if not vendor.exporter:
             yield Finding(
@@ -113,9 +114,10 @@ def unloaded(prom: dict[str, Any], objs: list[Obj]) -> list[tuple[Obj, list[str]
     return out
 
 
-def prometheus_selects(view: FleetView) -> Iterable[Finding]:
+def prometheus_selects(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     try:
-        comps = [c for c in build_all(view) if c.unit == "monitoring"]
+        comps = [c for c in ctx.build.components if c.unit == "monitoring"]
     except MonitoringError:
         return  # exporter facts that cannot be built: MON001 says which
     objs = [o for c in comps for o in c.objects]

@@ -14,9 +14,8 @@ from typing import Any
 from generator.builders.workloads import patch_targets
 from generator.findings import Finding
 from generator.policy.checks import ManifestRule
-from generator.policy.manifest import team_of_unit
+from generator.policy.context import Context
 from generator.policy.placement import pod_templates
-from generator.values.model import FleetView
 from generator.values.yamlio import json_path
 from generator.vocab.labels import QUEUE_LABEL, VOLCANO_QUEUE_ANNOTATION
 from generator.vocab.objects import Obj, identity
@@ -77,12 +76,12 @@ def _at_template(obj: Obj, where: str) -> dict[str, Any] | None:
     return meta
 
 
-def owned_fields(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
-    team = team_of_unit(view, unit)
+def owned_fields(ctx: Context, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+    team = ctx.team_of_unit(unit)
     if team is None:
         return
     built = {identity(o): o for o in objs}
-    for path, target in patch_targets(view, team, list(unit.objects)):
+    for path, target in patch_targets(ctx.build.workloads, team, list(unit.objects)):
         if team.doc.get(*path, "patch", default=None) is None:
             continue
         after = built.get(identity(target))

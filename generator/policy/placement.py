@@ -187,17 +187,6 @@ def tolerates(spec: dict[str, Any], taint: Taint) -> bool:
     return any(podspec.tolerates(tol, taint) for tol in spec.get("tolerations") or [])
 
 
-def _pool_labels(view: FleetView) -> list[tuple[Vendor, Pool, dict[str, str]]]:
-    """Every pool with the labels its nodes carry (keys as they land on nodes), once per view."""
-    key = "placement.pool_labels"
-    if key not in view.memo:
-        view.memo[key] = [
-            (v, p, view.fleet.node_selector(p.labels)) for v in view.vendors for p in v.pools
-        ]
-    pools: list[tuple[Vendor, Pool, dict[str, str]]] = view.memo[key]
-    return pools
-
-
 def selected_pools(view: FleetView, spec: dict[str, Any]) -> list[tuple[Vendor, Pool]]:
     # Node by node only when the pod names nodes: pools can hold hundreds of them.
     affinity = str(spec.get("affinity") or "")
@@ -207,14 +196,16 @@ def selected_pools(view: FleetView, spec: dict[str, Any]) -> list[tuple[Vendor, 
         or "matchFields" in affinity
     )
     out = []
-    for vendor, pool, labels in _pool_labels(view):
-        nodes: tuple[str, ...] = pool.nodes if per_node and pool.nodes else ()
-        if nodes:
-            hit = any(selects(spec, {**labels, HOSTNAME_LABEL: n}) for n in nodes)
-        else:
-            hit = selects(spec, labels)
-        if hit:
-            out.append((vendor, pool))
+    for vendor in view.vendors:
+        for pool in vendor.pools:
+            labels = view.fleet.node_selector(pool.labels)
+            nodes: tuple[str, ...] = pool.nodes if per_node and pool.nodes else ()
+            if nodes:
+                hit = any(selects(spec, {**labels, HOSTNAME_LABEL: n}) for n in nodes)
+            else:
+                hit = selects(spec, labels)
+            if hit:
+                out.append((vendor, pool))
     return out
 
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from generator.builders import platform
-from generator.builders.workloads import team_objects, workload_origin
+from generator.builders.workloads import workload_origin
 from generator.findings import Finding, Location
 from generator.policy.checks import Check
+from generator.policy.context import Context
 from generator.policy.placement import pod_templates
-from generator.values.model import FleetView, Team
+from generator.values.model import Team
 from generator.values.yamlio import YamlPath, json_path
 from generator.vocab import addons
 from generator.vocab.objects import Obj
@@ -66,9 +67,10 @@ def _where(team: Team, obj: Obj) -> tuple[Location, YamlPath | None]:
     return workload_origin(team, obj), None
 
 
-def missing_addons(view: FleetView) -> Iterable[Finding]:
+def missing_addons(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     for team in view.teams:
-        objs, _ = team_objects(view, team)
+        objs = ctx.build.team(team).objects
         for obj in objs:
             reasons: dict[str, list[str]] = {}
             for addon, why, _path in needs(obj):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TypeVar
 
+from generator.builders.fleet import Build
 from generator.findings import CodeInfo, Finding
 from generator.policy import (
     allocation,
@@ -24,8 +25,9 @@ from generator.policy import (
 )
 from generator.policy import checks as base
 from generator.policy.checks import Check, ManifestRule
+from generator.policy.context import Context
 from generator.policy.memo import CheckMemo
-from generator.values.model import FleetView, Values
+from generator.values.model import Values
 from generator.vocab.objects import Obj
 from generator.vocab.units import Unit
 
@@ -59,14 +61,17 @@ MANIFEST_RULES: dict[str, ManifestRule] = _listed(
 )
 
 
-def run_checks(values: Values, memo: CheckMemo | None = None) -> list[Finding]:
-    """Every registered values check on every layer of `values` (views `memo` knows: not again)."""
-    return base.run_checks(values, CHECKS.values(), memo)
+def run_checks(
+    values: Values, builds: dict[str, Build], memo: CheckMemo | None = None
+) -> list[Finding]:
+    """Every registered values check on every layer of `values`, on each one's build (views
+    `memo` knows: not again)."""
+    return base.run_checks(values, builds, CHECKS.values(), memo)
 
 
-def run_rules(view: FleetView, unit: Unit, objs: list[Obj]) -> list[Finding]:
+def run_rules(ctx: Context, unit: Unit, objs: list[Obj]) -> list[Finding]:
     """Every registered manifest rule on one unit's built objects."""
-    return base.run_rules(view, unit, objs, list(MANIFEST_RULES.values()))
+    return base.run_rules(ctx, unit, objs, list(MANIFEST_RULES.values()))
 
 
 def codes() -> list[CodeInfo]:

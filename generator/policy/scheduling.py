@@ -12,24 +12,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.builders import scheduling
-from generator.builders.claims import claimed
 from generator.builders.workloads import (
-    PodRef,
     queue_name,
     team_capability,
     team_devices,
-    team_objects,
 )
 from generator.findings import Finding, Severity
 from generator.policy.checks import WARNING, Check
-from generator.policy.placement import selected_pools
+from generator.policy.context import Context
 from generator.values.merge import Doc
 from generator.values.model import FleetView, Pool, Team, Vendor
 from generator.values.quantity import parse_quantity
 from generator.values.yamlio import YamlPath, json_path
 from generator.vocab import names
 from generator.vocab.objects import Obj
-from generator.workloads.model import PodDecl, team_workloads
+from generator.workloads.model import PodDecl
 from generator.workloads.phases import plan_service
 
 # ---- SCH001: the team's queue carries the team's quota -----------------------------------------
@@ -80,11 +77,12 @@ def _int(value: Any) -> float:
 # ---- SCH002: Kueue cannot account a Volcano Job --------------------------------------------------
 
 
-def volcano_under_kueue(view: FleetView) -> Iterable[Finding]:
+def volcano_under_kueue(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     if scheduling.backend(view) != "kueue":
         return
     for team in view.teams:
-        for job in team_workloads(view, team).jobs:
+        for job in ctx.build.workloads.of(team).jobs:
             if job.kind != "volcano":
                 continue
             path = (*job.path, "kind") if team.doc.get(*job.path, "kind") else job.path
@@ -103,35 +101,6 @@ def volcano_under_kueue(view: FleetView) -> Iterable[Finding]:
 # ---- pods, the pools they may land on, and the devices they ask for ---------------------------
 
 
-@dataclass(frozen=True)
-class Landing:
-    ref: PodRef
-    vendor: Vendor
-    devices: int
-    pools: tuple[Pool, ...]
-
-
-def landings(view: FleetView, team: Team) -> list[Landing]:
-    """Every pod template of the team that asks for devices, with the pools it may land on."""
-    key = ("scheduling.landings", team.name)
-    if key not in view.memo:
-        out = []
-        for ref in team_objects(view, team)[1]:
-            limits: dict[str, Any] = {}
-            for container in ref.spec.get("containers") or []:
-                limits.update((container.get("resources") or {}).get("limits") or {})
-            found: dict[str, tuple[Vendor, int, list[Pool]]] = {}
-            dra = {v.id: n for v, _, n in claimed(view, ref.spec).values()}
-            for vendor, pool in selected_pools(view, ref.spec):
-                devices = parse_quantity(dra.get(vendor.id, limits.get(vendor.resource_name, 0)))
-                if devices and devices.denominator == 1:
-                    found.setdefault(vendor.id, (vendor, int(devices), []))[2].append(pool)
-            out += [Landing(ref, v, n, tuple(pools)) for v, n, pools in found.values()]
-        view.memo[key] = out
-    result: list[Landing] = view.memo[key]
-    return result
-
-
 def devices_path(doc: Doc, path: YamlPath) -> YamlPath:
     for key in ("devices", "devicesPerReplica"):
         if doc.get(*path, key) is not None:
@@ -147,9 +116,10 @@ def topology_shape(vendor: Vendor, pool: Pool) -> tuple[str, dict[str, Any]] | N
     return (str(value), shape) if shape else None
 
 
-def topology_refusals(view: FleetView) -> Iterable[Finding]:
+def topology_refusals(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     for team in view.teams:
-        for land in landings(view, team):
+        for land in ctx.landings(team):
             for pool in land.pools:
                 found = topology_shape(land.vendor, pool)
                 if found is None or land.devices in found[1]["podDevices"]:
@@ -170,9 +140,10 @@ def topology_refusals(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-def pod_fits_node(view: FleetView) -> Iterable[Finding]:
+def pod_fits_node(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     for team in view.teams:
-        for land in landings(view, team):
+        for land in ctx.landings(team):
             sharing = land.vendor.sharing
             if sharing and sharing.one_per_pod:
                 continue  # one share per pod: ALC002 (policy/allocation.py)
@@ -210,8 +181,8 @@ class Pinned:
     label: str
 
 
-def _pinned(view: FleetView, team: Team) -> list[Pinned]:
-    loaded = team_workloads(view, team)
+def _pinned(ctx: Context, team: Team) -> list[Pinned]:
+    loaded = ctx.build.workloads.of(team)
     out = []
     for job in loaded.jobs:
         for task in job.tasks:
@@ -235,9 +206,9 @@ def _pinned(view: FleetView, team: Team) -> list[Pinned]:
     return out
 
 
-def _fallbacks(view: FleetView, team: Team) -> Iterable[tuple[str, PodDecl, YamlPath]]:
+def _fallbacks(ctx: Context, team: Team) -> Iterable[tuple[str, PodDecl, YamlPath]]:
     """(what, pod, values path of its fallbackModel) of every pod that sets one."""
-    loaded = team_workloads(view, team)
+    loaded = ctx.build.workloads.of(team)
     for job in loaded.jobs:
         for task in job.tasks:
             if task.pod.fallback_model:
@@ -251,9 +222,10 @@ def _fallbacks(view: FleetView, team: Team) -> Iterable[tuple[str, PodDecl, Yaml
                 yield f"service {svc.name!r} track {track.vendor!r}", track.pod, path
 
 
-def fallback_models(view: FleetView) -> Iterable[Finding]:
+def fallback_models(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     for team in view.teams:
-        for what, pod, path in _fallbacks(view, team):
+        for what, pod, path in _fallbacks(ctx, team):
             vendor = view.vendor(pod.vendor)
             models = sorted({p.model for p in vendor.pools}) if vendor else []
             problem = ""
@@ -272,13 +244,14 @@ def fallback_models(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-def pool_capacity(view: FleetView) -> Iterable[Finding]:
+def pool_capacity(ctx: Context) -> Iterable[Finding]:
     """Worst case: a workload that prefers one model and accepts another may run entirely on
     either, so each model's pools must hold every workload that accepts it (services at their
     phase's replicas, plus the largest such job), as MIG005 does for a vendor."""
+    view = ctx.view
     if not view.env:
         return
-    parts = [p for t in view.teams for p in _pinned(view, t)]
+    parts = [p for t in view.teams for p in _pinned(ctx, t)]
     for vendor in view.vendors:
         for model in sorted({p.model for p in vendor.pools}):
             capacity = sum(p.capacity for p in vendor.pools if p.model == model)
@@ -306,7 +279,8 @@ def pool_capacity(view: FleetView) -> Iterable[Finding]:
             )
 
 
-def borrowing_needs_queue(view: FleetView) -> Iterable[Finding]:
+def borrowing_needs_queue(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     if scheduling.backend(view) in scheduling.QUEUE_BACKENDS:
         return
     for team in view.teams:
@@ -370,9 +344,10 @@ def _topology_problem(view: FleetView, kind: str, topo: dict[str, Any]) -> tuple
     return "", "", ""
 
 
-def network_topology_honoured(view: FleetView) -> Iterable[Finding]:
+def network_topology_honoured(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     for team in view.teams:
-        for job in team_workloads(view, team).jobs:
+        for job in ctx.build.workloads.of(team).jobs:
             if job.network_topology is None:
                 continue
             problem, key, hint = _topology_problem(view, job.kind, job.network_topology)
@@ -406,7 +381,7 @@ def _flavor_limits(objs: list[Obj], resource: str) -> dict[str, int]:
     return out
 
 
-def kueue_admission(view: FleetView) -> Iterable[Finding]:
+def kueue_admission(ctx: Context) -> Iterable[Finding]:
     """Kueue admits a workload's devices on one flavor (kueue v0.17.0
     pkg/scheduler/flavorassigner/flavorassigner.go, assignFlavors: one flavor per resource
     group), one whose node labels its pods' selectors accept, and only within that flavor's
@@ -414,11 +389,12 @@ def kueue_admission(view: FleetView) -> Iterable[Finding]:
     devices), and a TrainJob's (numNodes x devices: one pod set, kueue v0.17.0
     pkg/controller/jobs/trainjob PodSets); a Deployment's pods one each. No such flavor: the
     job is never admitted, while render and plan would say it fits."""
+    view = ctx.view
     if scheduling.backend(view) != "kueue":
         return
     for team in view.teams:
-        objs, _ = team_objects(view, team)
-        for land in landings(view, team):
+        objs = ctx.build.team(team).objects
+        for land in ctx.landings(team):
             if land.ref.kind not in ("Job", "TrainJob", "Deployment"):
                 continue  # a Volcano Job under Kueue is SCH002
             whole = land.ref.kind in ("Job", "TrainJob")
@@ -482,7 +458,8 @@ def _packing_problem(view: FleetView) -> tuple[str, YamlPath, str] | None:
     return None
 
 
-def packing_runner(view: FleetView) -> Iterable[Finding]:
+def packing_runner(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     if not scheduling.packing(view):
         return
     problem = _packing_problem(view)

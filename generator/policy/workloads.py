@@ -5,26 +5,28 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from generator.builders.build import PodRef
 from generator.builders.scheduling import scheduler_name as scheduling_name
-from generator.builders.workloads import PodRef, team_objects, workload_mounts
+from generator.builders.workloads import workload_mounts
 from generator.findings import Finding, Place, Severity, did_you_mean
 from generator.policy.capacity import pool_lines
 from generator.policy.checks import EITHER, WARNING, Check, CheckFn
+from generator.policy.context import Context
 from generator.policy.manifest import pod_annotation_allowed, production
-from generator.policy.placement import SUMMARIES, Problem, pod_problems
+from generator.policy.placement import SUMMARIES
 from generator.values.model import FleetView, Team, Vendor
 from generator.values.yamlio import YamlPath, json_path
 from generator.vocab.labels import VOLCANO_QUEUE_ANNOTATION
 from generator.vocab.names import DEFAULT_SCHEDULER
 from generator.workloads import podspec
-from generator.workloads.model import team_workloads
 from generator.workloads.phases import plan_service
 from generator.workloads.usage import Usage, fleet_needs, vendor_usage
 
 
-def workload_values(view: FleetView) -> Iterable[Finding]:
+def workload_values(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     for team in view.teams:
-        yield from team_workloads(view, team).findings
+        yield from ctx.build.workloads.of(team).findings
 
 
 # What a `kind: trainjob` job may not set, and why: a TrainJob carries its pods' settings only as
@@ -45,12 +47,13 @@ TRAINJOB_REFUSED = {
 }
 
 
-def trainjob_limits(view: FleetView) -> Iterable[Finding]:
+def trainjob_limits(ctx: Context) -> Iterable[Finding]:
     """A `kind: trainjob` job that asks for what a TrainJob cannot carry: the setting would be
     dropped without a word, so it is an error at its line."""
+    view = ctx.view
     scheduler = scheduling_name(view)
     for team in view.teams:
-        for job in team_workloads(view, team).jobs:
+        for job in ctx.build.workloads.of(team).jobs:
             if job.kind != "trainjob":
                 continue
             raw = team.doc.get(*job.path, default={}) or {}
@@ -92,9 +95,10 @@ def trainjob_limits(view: FleetView) -> Iterable[Finding]:
 
 # An error, not a warning: Pod Security admission refuses every pod of such a workload, so Argo CD
 # would sync a Job or Deployment that never runs.
-def host_paths(view: FleetView) -> Iterable[Finding]:
+def host_paths(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     for team in view.teams:
-        loaded = team_workloads(view, team)
+        loaded = ctx.build.workloads.of(team)
         pods = [(j.namespace, t.pod, t.path) for j in loaded.jobs for t in j.tasks]
         pods += [
             (s.namespace, t.pod, (*s.path, "tracks", t.vendor))
@@ -119,19 +123,20 @@ def host_paths(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-def _workload_raws(view: FleetView, team: Team) -> Iterable[tuple[YamlPath, dict[str, Any]]]:
+def _workload_raws(ctx: Context, team: Team) -> Iterable[tuple[YamlPath, dict[str, Any]]]:
     """(values path, merged values) of each enabled workload of the team that resolved."""
-    loaded = team_workloads(view, team)
+    loaded = ctx.build.workloads.of(team)
     for path in [j.path for j in loaded.jobs] + [s.path for s in loaded.services]:
         yield path, team.doc.get(*path, default={}) or {}
 
 
-def host_path_volumes(view: FleetView) -> Iterable[Finding]:
+def host_path_volumes(ctx: Context) -> Iterable[Finding]:
     # Both team Pod Security levels refuse hostPath volumes (kubernetes v1.36.3
     # staging/src/k8s.io/pod-security-admission/policy/check_hostPathVolumes.go: baseline, so
     # restricted too); a team namespace is never privileged (SEC002).
+    view = ctx.view
     for team in view.teams:
-        for path, raw in _workload_raws(view, team):
+        for path, raw in _workload_raws(ctx, team):
             for i, host in podspec.host_path_volumes(raw):
                 at = (*path, "volumes", i)
                 yield Finding(
@@ -145,11 +150,12 @@ def host_path_volumes(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-def foreign_tolerations(view: FleetView) -> Iterable[Finding]:
+def foreign_tolerations(ctx: Context) -> Iterable[Finding]:
     """A workload's own tolerations must not let its pods onto a pool they do not ask for: a
     pool's taint keeps other pods off its devices' nodes."""
+    view = ctx.view
     for team in view.teams:
-        loaded = team_workloads(view, team)
+        loaded = ctx.build.workloads.of(team)
         pods = [(j.path, {t.pod.vendor for t in j.tasks}) for j in loaded.jobs]
         pods += [(s.path, {t.vendor for t in s.tracks}) for s in loaded.services]
         for path, vendors in pods:
@@ -181,13 +187,14 @@ def foreign_tolerations(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-def allowed_annotations(view: FleetView) -> Iterable[Finding]:
+def allowed_annotations(ctx: Context) -> Iterable[Finding]:
     """Pod annotations can change what the cluster does with a pod (a sidecar injected, a
     network policy bypassed): teams set only the keys the fleet lists (SEC006 on the built
     objects says the same, later)."""
+    view = ctx.view
     allowed = view.fleet.doc.get("teamPodAnnotations", default=[]) or []
     for team in view.teams:
-        for path, raw in _workload_raws(view, team):
+        for path, raw in _workload_raws(ctx, team):
             for key in sorted(raw.get("podAnnotations", {}) or {}):
                 if key == VOLCANO_QUEUE_ANNOTATION or pod_annotation_allowed(view, key):
                     continue
@@ -206,10 +213,11 @@ def allowed_annotations(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-def owned_annotations(view: FleetView) -> Iterable[Finding]:
+def owned_annotations(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     owned = {VOLCANO_QUEUE_ANNOTATION: "the team's Volcano queue"}
     for team in view.teams:
-        for path, raw in _workload_raws(view, team):
+        for path, raw in _workload_raws(ctx, team):
             for key in sorted(raw.get("podAnnotations", {}) or {}):
                 if key in owned:
                     at = (*path, "podAnnotations", key)
@@ -222,14 +230,15 @@ def owned_annotations(view: FleetView) -> Iterable[Finding]:
                     )
 
 
-def undeclared_references(view: FleetView) -> Iterable[Finding]:
+def undeclared_references(ctx: Context) -> Iterable[Finding]:
     """What a workload's pods name from the cluster is either rendered by the fleet (priority
     classes) or declared by the team as its own (`external`, which preflight checks on the live
     cluster): never assumed."""
+    view = ctx.view
     classes = sorted(view.fleet.doc.get("scheduling", "priorityClasses", default={}) or {})
     for team in view.teams:
         external = team.doc.get("external", default={}) or {}
-        for path, raw in _workload_raws(view, team):
+        for path, raw in _workload_raws(ctx, team):
             for ref in podspec.references(raw):
                 if ref.kind == "serviceAccounts" and ref.name == "default":
                     continue  # every namespace has it (the ServiceAccount controller's)
@@ -252,9 +261,10 @@ def undeclared_references(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-def weights_sum(view: FleetView) -> Iterable[Finding]:
+def weights_sum(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     for team in view.teams:
-        for svc in team_workloads(view, team).services:
+        for svc in ctx.build.workloads.of(team).services:
             if not svc.explicit_weights:
                 continue
             path = (*svc.path, "weights")
@@ -280,9 +290,10 @@ def weights_sum(view: FleetView) -> Iterable[Finding]:
                 )
 
 
-def weight_to_empty(view: FleetView) -> Iterable[Finding]:
+def weight_to_empty(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     for team in view.teams:
-        for svc in team_workloads(view, team).services:
+        for svc in ctx.build.workloads.of(team).services:
             for plan in plan_service(svc):
                 if plan.weight > 0 and plan.replicas == 0 and plan.weight_explicit:
                     path = (*svc.path, "weights", plan.vendor)
@@ -296,9 +307,10 @@ def weight_to_empty(view: FleetView) -> Iterable[Finding]:
                     )
 
 
-def empty_with_traffic(view: FleetView) -> Iterable[Finding]:
+def empty_with_traffic(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     for team in view.teams:
-        for svc in team_workloads(view, team).services:
+        for svc in ctx.build.workloads.of(team).services:
             for plan in plan_service(svc):
                 if plan.weight > 0 and plan.replicas == 0 and not plan.weight_explicit:
                     yield Finding(
@@ -311,14 +323,15 @@ def empty_with_traffic(view: FleetView) -> Iterable[Finding]:
                     )
 
 
-def pod_split(view: FleetView) -> Iterable[Finding]:
+def pod_split(ctx: Context) -> Iterable[Finding]:
     """routing: service sends each serving track the share of ready pods it has. Where that is
     not the phase's weights: an error in a production environment unless the service lets its
     replicas follow the weights (replicasFollowWeights, whose rounding is then said as a
     warning); a warning elsewhere."""
+    view = ctx.view
     live = production(view)
     for team in view.teams:
-        for svc in team_workloads(view, team).services:
+        for svc in ctx.build.workloads.of(team).services:
             if svc.routing != "service":
                 continue
             plans = plan_service(svc)
@@ -365,13 +378,14 @@ def pod_split(view: FleetView) -> Iterable[Finding]:
             )
 
 
-def fits_quota(view: FleetView) -> Iterable[Finding]:
+def fits_quota(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     if not view.env:
         return  # quotas and phases are per environment
     known = {v.id for v in view.vendors}
     for team in view.teams:
         misspelt = any(vendor not in known for vendor in team.quota)
-        for use in vendor_usage(view, team):
+        for use in vendor_usage(ctx.build.workloads, team):
             if use.needed <= use.quota:
                 continue
             if misspelt and use.vendor not in team.quota:
@@ -388,10 +402,11 @@ def fits_quota(view: FleetView) -> Iterable[Finding]:
             )
 
 
-def fits_capacity(view: FleetView) -> Iterable[Finding]:
+def fits_capacity(ctx: Context) -> Iterable[Finding]:
+    view = ctx.view
     if not view.env:
         return
-    needs = fleet_needs(view)
+    needs = fleet_needs(ctx.build.workloads)
     for vendor in view.vendors:
         need = needs.get(vendor.id)
         if need is None or need.needed <= vendor.capacity:
@@ -409,12 +424,13 @@ def fits_capacity(view: FleetView) -> Iterable[Finding]:
         )
 
 
-def jobs_queue(view: FleetView) -> Iterable[Finding]:
+def jobs_queue(ctx: Context) -> Iterable[Finding]:
     """What every team may run at once, each up to its quota, against the pools: above them,
     teams' jobs wait for each other (the pods stay Pending, or their queue holds them)."""
+    view = ctx.view
     if not view.env:
         return
-    needs = fleet_needs(view)
+    needs = fleet_needs(ctx.build.workloads)
     for vendor in view.vendors:
         need = needs.get(vendor.id)
         if need is None or need.needed > vendor.capacity or need.at_once <= vendor.capacity:
@@ -444,20 +460,11 @@ def _other_uses(uses: Iterable[Usage], culprit: Usage, vendor: Vendor) -> tuple[
 # ---- rendered pod templates (the logic lives in generator/policy/placement.py) -----------
 
 
-def _team_pod_problems(view: FleetView, team: Team) -> list[tuple[PodRef, Problem]]:
-    """Every placement problem of the team's pods, computed once for the five POD checks."""
-    key = ("pod_problems", team.name)
-    if key not in view.memo:
-        _, pods = team_objects(view, team)
-        view.memo[key] = [(ref, p) for ref in pods for p in pod_problems(view, ref.spec)]
-    found: list[tuple[PodRef, Problem]] = view.memo[key]
-    return found
-
-
 def _pod_check(code: str) -> CheckFn:
-    def run(view: FleetView) -> Iterable[Finding]:
+    def run(ctx: Context) -> Iterable[Finding]:
+        view = ctx.view
         for team in view.teams:
-            for ref, problem in _team_pod_problems(view, team):
+            for ref, problem in ctx.pod_problems(team):
                 if problem.code == code:
                     yield _pod_finding(view, ref, code, problem.message)
 
@@ -498,12 +505,12 @@ CHECKS: tuple[Check, ...] = (
     Check(
         "WKL004",
         "a workload mounts host paths in a namespace whose Pod Security forbids them",
-        lambda view: [*host_paths(view), *host_path_volumes(view)],
+        lambda ctx: [*host_paths(ctx), *host_path_volumes(ctx)],
     ),
     Check(
         "WKL007",
         "a workload's toleration or pod annotation undoes what a pool or its queue sets",
-        lambda view: [*foreign_tolerations(view), *owned_annotations(view)],
+        lambda ctx: [*foreign_tolerations(ctx), *owned_annotations(ctx)],
     ),
     Check(
         "WKL009",

@@ -8,11 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.builders.fleet import Build, build_values
 from generator.errors import FindingsError
 from generator.findings import Finding, has_errors, sorted_findings
 from generator.policy import registry as policy
 from generator.policy.memo import FOLDER as MEMO_FOLDER
-from generator.policy.memo import CheckMemo
+from generator.policy.memo import CheckMemo, Digests
 from generator.render import gcpause
 from generator.render.dumpcache import FOLDER as DUMP_FOLDER
 from generator.render.dumpcache import DumpCache
@@ -35,6 +36,16 @@ class RenderOptions:
     cache_dir: Path | None = None
 
 
+@dataclass(frozen=True)
+class Checked:
+    """A values tree loaded and checked: each view's build (by layer key), made once for the
+    checks and the layout, and the checks' findings (warnings only: errors raise)."""
+
+    values: Values
+    builds: dict[str, Build]
+    findings: list[Finding]
+
+
 @dataclass
 class RenderResult:
     rendered: Rendered
@@ -48,14 +59,15 @@ class RenderResult:
 
 def load_and_check(
     values_dir: Path, cache_dir: Path | None = None, *, write_cache: bool = True
-) -> tuple[Values, list[Finding]]:
-    """Load values and run every policy check; raise FindingsError when any is an error.
-    `cache_dir` (validate's) keeps what did not change since the last run."""
+) -> Checked:
+    """Load values, build every view and run every policy check; raise FindingsError when any
+    is an error. `cache_dir` (validate's) keeps what did not change since the last run."""
     loaded = load_values(values_dir, cache_dir, write_cache=write_cache)
-    findings = check_values(loaded, cache_dir, write_cache=write_cache)
+    builds = build_values(loaded)
+    findings = check_values(loaded, builds, cache_dir, write_cache=write_cache)
     if has_errors(findings):
         raise FindingsError(findings)
-    return loaded, sorted_findings(findings)
+    return Checked(loaded, builds, sorted_findings(findings))
 
 
 def load_values(values_dir: Path, cache_dir: Path | None, *, write_cache: bool = True) -> Values:
@@ -64,10 +76,17 @@ def load_values(values_dir: Path, cache_dir: Path | None, *, write_cache: bool =
 
 
 def check_values(
-    loaded: Values, cache_dir: Path | None, *, write_cache: bool = True
+    loaded: Values,
+    builds: dict[str, Build],
+    cache_dir: Path | None,
+    *,
+    write_cache: bool = True,
+    digests: Digests | None = None,
 ) -> list[Finding]:
-    """Every policy check, the unchanged views' findings from the cache folder's `checks/`."""
-    return policy.run_checks(loaded, CheckMemo(sub(cache_dir, MEMO_FOLDER), write=write_cache))
+    """Every policy check on each view's build, the unchanged views' findings from the cache
+    folder's `checks/` (`digests`: the views' digests, when the caller digests them too)."""
+    memo = CheckMemo(sub(cache_dir, MEMO_FOLDER), write=write_cache, digests=digests)
+    return policy.run_checks(loaded, builds, memo)
 
 
 def sub(folder: Path | None, name: str) -> Path | None:
@@ -94,10 +113,11 @@ def render(opts: RenderOptions) -> RenderResult:
 def _render(opts: RenderOptions) -> RenderResult:
     if not opts.check:  # --check writes nothing: the CLI reports an interrupted render instead
         recover_output(opts.out_dir)  # the CLI does this first, to say so; a no-op then
-    loaded, findings = load_and_check(opts.values_dir, opts.cache_dir, write_cache=not opts.check)
+    checked = load_and_check(opts.values_dir, opts.cache_dir, write_cache=not opts.check)
+    loaded, findings = checked.values, checked.findings
     loaded.require_env(opts.env)
     dumps = DumpCache(sub(opts.cache_dir, DUMP_FOLDER))
-    rendered = render_tree(loaded, dumps.dump)
+    rendered = render_tree(loaded, dumps.dump, builds=checked.builds)
     if not opts.check:
         dumps.save()
     tree = rendered.tree

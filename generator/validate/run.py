@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from generator import __version__, command, toolchain
+from generator.builders.fleet import Build, build_values
 from generator.errors import FindingsError, UsageError
 from generator.findings import (
     Finding,
@@ -38,8 +39,9 @@ from generator.findings import (
     split_layer,
 )
 from generator.policy import registry as policy
+from generator.policy.context import Context
 from generator.policy.manifest import describe, origin
-from generator.policy.memo import RULES_FOLDER, RuleMemo
+from generator.policy.memo import RULES_FOLDER, Digests, RuleMemo
 from generator.render import gcpause
 from generator.render.dumpcache import FOLDER as DUMP_FOLDER
 from generator.render.dumpcache import DumpCache
@@ -51,7 +53,7 @@ from generator.validate.cache import Cache, UnitInputs, unit_key
 from generator.validate.progress import Progress
 from generator.validate.stages import Batch, Stage, UnitView, registry
 from generator.validate.stages.kustomize import ENGINES
-from generator.values.model import FleetView, Values
+from generator.values.model import Values
 from generator.vocab.units import Tree, Unit
 
 BUILD = "build"  # the build stage's name: the other stages read the objects it built
@@ -118,18 +120,24 @@ def _salt(kubernetes_version: str, engine: str, stages: list[Stage]) -> str:
     return "\n".join(parts)
 
 
-def _load(values_dir: Path, cache_dir: Path | None) -> tuple[Values | None, list[Finding]]:
-    """(values, findings): values is None when they do not load at all (syntax, schema)."""
+def _load(
+    values_dir: Path, cache_dir: Path | None, digests: Digests
+) -> tuple[Values | None, dict[str, Build], list[Finding]]:
+    """(values, each view's build, findings): values is None (and there are no builds) when
+    they do not load at all (syntax, schema)."""
     try:
         loaded = load_values(values_dir, cache_dir)
     except FindingsError as exc:
-        return None, exc.findings
-    return loaded, check_values(loaded, cache_dir)
+        return None, {}, exc.findings
+    builds = build_values(loaded)
+    return loaded, builds, check_values(loaded, builds, cache_dir, digests=digests)
 
 
-def _render(loaded: Values, findings: list[Finding], dumps: DumpCache) -> Rendered | None:
+def _render(
+    loaded: Values, builds: dict[str, Build], findings: list[Finding], dumps: DumpCache
+) -> Rendered | None:
     try:
-        return render_tree(loaded, dumps.dump)
+        return render_tree(loaded, dumps.dump, builds=builds)
     except Exception:
         if has_errors(findings):
             return None  # the builders met values the checks refuse: drift cannot be known
@@ -162,6 +170,8 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
         raise UsageError(f"unknown engine {opts.engine!r}; known: {', '.join(ENGINES)}")
     stages = list(registry.STAGES)
     clock = _Clock()
+    # The views' digests, for the checks' memo and the rules' alike: each view digested once.
+    digests = Digests()
     home = opts.committed if opts.committed is not None else _beside(opts.values_dir)
     recover_output(home)  # a render killed mid-change is rolled back before anything is read
 
@@ -186,7 +196,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
         )
     try:
         loaded, findings, rendered, not_run = _values_and_drift(
-            opts, plan.committed, clock, progress
+            opts, plan.committed, clock, progress, digests
         )
         if not committed_units(plan.committed, opts.env):
             if opts.drift or loaded is None or has_errors(findings):
@@ -217,13 +227,14 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
     units = [fresh.get(path) or Unit(env, name, path, (), {}) for env, name, path in plan.found]
     # A cluster's units are checked against its view; an environment's argocd unit (on the hub,
     # beside its clusters' folders) against the environment's.
-    view_of = {**loaded.hubs, **loaded.envs} if rendered is not None and loaded is not None else {}
-    rules = RuleMemo(sub(opts.cache_dir, RULES_FOLDER), True, list(policy.MANIFEST_RULES))
+    # Each layer's context, over the build render made: the rules read the objects laid out.
+    contexts = {k: Context(b) for k, b in rendered.builds.items()} if rendered is not None else {}
+    rules = RuleMemo(sub(opts.cache_dir, RULES_FOLDER), True, list(policy.MANIFEST_RULES), digests)
     total = 0
     for unit in units:
         # A unit the values no longer render has no view's objects to remember it by.
         memo = rules if unit.path in fresh else None
-        found, objects = _unit_findings(unit, view_of.get(unit.env), plan, stages, memo)
+        found, objects = _unit_findings(unit, contexts.get(unit.env), plan, stages, memo)
         findings.extend(found)
         total += objects
     rules.save()
@@ -301,15 +312,16 @@ def _plan(opts: ValidateOptions, home: Path, stages: list[Stage]) -> _Plan:
 
 
 def _values_and_drift(
-    opts: ValidateOptions, committed: Tree, clock: _Clock, progress: Progress
+    opts: ValidateOptions, committed: Tree, clock: _Clock, progress: Progress, digests: Digests
 ) -> tuple[Values | None, list[Finding], Rendered | None, list[str]]:
     """(values, findings so far, the fresh render, what did not run): the values' checks and,
     when they render, the drift of the committed tree."""
     loaded: Values | None
+    builds: dict[str, Build] = {}
     if opts.prepared is not None:
         loaded, findings = opts.prepared.values, list(opts.prepared.findings)
     else:
-        loaded, findings = _load(opts.values_dir, opts.cache_dir)
+        loaded, builds, findings = _load(opts.values_dir, opts.cache_dir, digests)
     if loaded is not None:
         loaded.require_env(opts.env)
     not_run: list[str] = []
@@ -318,7 +330,7 @@ def _values_and_drift(
     rendered = opts.prepared.rendered if opts.prepared is not None else None
     if loaded is not None and rendered is None:
         dumps = DumpCache(sub(opts.cache_dir, DUMP_FOLDER))
-        rendered = _render(loaded, findings, dumps)
+        rendered = _render(loaded, builds, findings, dumps)
         dumps.save()
     if rendered is None:
         why = "the values have errors" if loaded is None else "the values' checks fail"
@@ -338,14 +350,17 @@ def _values_and_drift(
 
 
 def _unit_findings(
-    unit: Unit, view: FleetView | None, plan: _Plan, stages: list[Stage], memo: RuleMemo | None
+    unit: Unit, ctx: Context | None, plan: _Plan, stages: list[Stage], memo: RuleMemo | None
 ) -> tuple[list[Finding], int]:
     """(every stage's findings and the manifest rules' on one unit, its built objects); the
     rules' findings from `memo` when it remembers them."""
     res = plan.results[unit.path]
     docs = res[BUILD]["docs"] if _built(res) else []
     seen = UnitView(
-        unit, view, docs, functools.partial(_find, unit, plan.committed, plan.inputs[unit.path])
+        unit,
+        ctx.build if ctx is not None else None,
+        docs,
+        functools.partial(_find, unit, plan.committed, plan.inputs[unit.path]),
     )
     out: list[Finding] = []
     # Upstream code's verdicts on the committed tree are reported even when the values do not
@@ -354,13 +369,14 @@ def _unit_findings(
         verdicts = res.get(stage.name)
         if stage.name == BUILD or (_built(res) and verdicts is not None):
             out.extend(stage.findings(seen, verdicts))
-    if view is not None and _built(res):
+    if ctx is not None and _built(res):
+        rules_ctx = ctx
 
         def run() -> list[Finding]:
-            return policy.run_rules(view, unit, docs)
+            return policy.run_rules(rules_ctx, unit, docs)
 
         key = plan.keys[unit.path]
-        out.extend(memo.findings(view, unit.path, key, run) if memo is not None else run())
+        out.extend(memo.findings(ctx.view, unit.path, key, run) if memo is not None else run())
     return out, len(docs)
 
 

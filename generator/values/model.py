@@ -410,9 +410,6 @@ class FleetView:
     teams: tuple[Team, ...]  # enabled teams, sorted by name
     env_file: str | None = None
     cluster: Cluster | None = None
-    # Derived data computed once per view (builders and several checks need the same things).
-    # What is stored here is treated as immutable by everyone who reads it.
-    memo: dict[object, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def key(self) -> str:

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.values.model import FleetView, Team
+from generator.values.model import Team
 from generator.values.yamlio import YamlPath
 from generator.workloads import podspec
-from generator.workloads.model import team_workloads
+from generator.workloads.model import Workloads
 
 
 @dataclass(frozen=True)
@@ -24,11 +24,11 @@ class ExternalUse:
     path: YamlPath
 
 
-def external_uses(view: FleetView) -> list[ExternalUse]:
+def external_uses(workloads: Workloads) -> list[ExternalUse]:
     out = []
-    for team in view.teams:
+    for team in workloads.view.teams:
         declared = team.doc.get("external") or {}
-        loaded = team_workloads(view, team)
+        loaded = workloads.of(team)
         for path, ns in [(j.path, j.namespace) for j in loaded.jobs] + [
             (s.path, s.namespace) for s in loaded.services
         ]:

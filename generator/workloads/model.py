@@ -376,12 +376,20 @@ def _optional_dict(raw: dict[str, Any], key: str) -> dict[str, Any] | None:
     return None if raw.get(key) is None else dict(raw[key])
 
 
-def team_workloads(view: FleetView, team: Team) -> TeamWorkloads:
-    key = ("team_workloads", team.name)
-    if key not in view.memo:
-        view.memo[key] = _team_workloads(view, team)
-    result: TeamWorkloads = view.memo[key]
-    return result
+class Workloads:
+    """The workload model of one view: each team's jobs and services as its values declare
+    them, read once per team when first asked for. The builders, the checks, plan and simulate
+    read the same model through the view's build (builders/build.py), which holds one."""
+
+    def __init__(self, view: FleetView) -> None:
+        self.view = view
+        self._teams: dict[str, TeamWorkloads] = {}
+
+    def of(self, team: Team) -> TeamWorkloads:
+        found = self._teams.get(team.name)
+        if found is None:
+            found = self._teams[team.name] = _team_workloads(self.view, team)
+        return found
 
 
 def _team_workloads(view: FleetView, team: Team) -> TeamWorkloads:

@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from generator.values.merge import Doc
-from generator.values.model import FleetView, Team
+from generator.values.model import Team
 from generator.values.yamlio import YamlPath
-from generator.workloads.model import team_workloads
+from generator.workloads.model import Workloads
 from generator.workloads.phases import plan_service
 
 
@@ -52,8 +52,8 @@ class Usage:
         return self.services + self.jobs_at_once
 
 
-def vendor_usage(view: FleetView, team: Team) -> list[Usage]:
-    loaded = team_workloads(view, team)
+def vendor_usage(workloads: Workloads, team: Team) -> list[Usage]:
+    loaded = workloads.of(team)
     # (namespace, vendor) -> [(devices, what, path, is_job)]
     parts: dict[tuple[str, str], list[tuple[int, str, YamlPath, bool]]] = {}
     for svc in loaded.services:
@@ -129,12 +129,12 @@ class FleetNeed:
         return self.services + self.jobs
 
 
-def fleet_needs(view: FleetView) -> dict[str, FleetNeed]:
+def fleet_needs(workloads: Workloads) -> dict[str, FleetNeed]:
     """vendor id -> what the fleet's workloads need of it (vendors no workload uses are absent).
 
     The one computation behind MIG005 and the capacity rows of `plan` and the fleet report."""
     uses: dict[str, list[Usage]] = {}
-    for team in view.teams:
-        for use in vendor_usage(view, team):
+    for team in workloads.view.teams:
+        for use in vendor_usage(workloads, team):
             uses.setdefault(use.vendor, []).append(use)
     return {vendor: FleetNeed(vendor, tuple(found)) for vendor, found in uses.items()}

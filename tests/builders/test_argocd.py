@@ -19,6 +19,7 @@ from tests.fixtures import (
     find,
     render_into,
     tree,
+    workloads_of,
 )
 
 POOL = (
@@ -278,7 +279,7 @@ def argo_view(tmp_path: Path, fleet: str = ARGO_FLEET, prod: str | None = ARGO_P
 
 def one_cluster(view: FleetView, comps: list[Component]) -> tuple[FleetView, argocd.Built]:
     """argocd.build's arguments for an environment that is one cluster: the hub is the view."""
-    return view, [(view, comps)]
+    return view, [(workloads_of(view), comps)]
 
 
 def obj(api: str, kind: str, name: str, namespace: str | None = None) -> Obj:
@@ -538,7 +539,7 @@ def test_with_clusters_the_hub_holds_the_projects_and_each_cluster_its_own_appli
     loaded = values.load(tree(tmp_path, TWO_CLUSTERS, fleet=fleet))
     views = loaded.views_of("prod")
     team = [Component("team-x", "teams/x", [obj("v1", "ConfigMap", "c", "x")])]
-    built = [(view, team) for view in views]
+    built = [(workloads_of(view), team) for view in views]
     hub = loaded.hub_of(views[0])
     argo = argocd.build(hub, built)
     git = Location("values/fleet.yaml", 4, 1)

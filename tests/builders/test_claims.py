@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator.builders import claims, device_plugins, teams, workloads
+from generator.builders import claims, device_plugins, teams
 from generator.values import loader as values
 from generator.values.model import FleetView
-from tests.fixtures import DRA_NVIDIA, NVIDIA, PROD_FLEET, Obj, tree
+from tests.fixtures import DRA_NVIDIA, NVIDIA, PROD_FLEET, Obj, team_objects, tree
 
 # H100s (n4) and A100s (n5) claimed through NVIDIA's DRA driver.
 DRA_TWO_MODELS = DRA_NVIDIA + "  - {name: a100-dra, model: A100, devicesPerNode: 4, nodes: [n5]}\n"
@@ -129,7 +129,7 @@ def test_pods_claim_their_devices_by_a_template_of_their_namespace(tmp_path: Pat
     before. The claim of a named model narrows the class to that model."""
     view = view_of(tmp_path)
     (team,) = view.teams
-    objs, pods = workloads.team_objects(view, team)
+    objs, pods = team_objects(view, team)
     templates = [o for o in objs if o["kind"] == "ResourceClaimTemplate"]
     assert templates == [
         claim_template("nvidia-dra-h100-x4", "ml", 4, H100),
@@ -215,7 +215,7 @@ def test_a_models_template_name_is_an_object_name(tmp_path: Path) -> None:
     )
     view = view_of(tmp_path, team=team, vendor=vendor)
     (ml,) = view.teams
-    objs, pods = workloads.team_objects(view, ml)
+    objs, pods = team_objects(view, ml)
     selector = "device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA H100 NVL')"
     assert [o for o in objs if o["kind"] == "ResourceClaimTemplate"] == [
         claim_template("nvidia-dra-h100-nvl-94gb-x2", "ml", 2, selector)
@@ -254,7 +254,7 @@ def test_a_claim_belongs_to_the_vendor_whose_class_name_it_starts_with_longest(
     }
     view = values.load(tree(tmp_path, files, fleet=PROD_FLEET, defaults=False)).envs["prod"]
     (ml,) = view.teams
-    _, pods = workloads.team_objects(view, ml)
+    _, pods = team_objects(view, ml)
     got = {
         p.name: (
             p.spec["resourceClaims"][0]["resourceClaimTemplateName"],

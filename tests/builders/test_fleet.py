@@ -1,18 +1,18 @@
-"""Every builder of an environment (generator/builders/fleet.py, build_all): the components in
-the order the builders run (node configuration, device plugins, monitoring, teams, workloads,
-scheduling), built once per view so the checks and the layout read the same objects, and handed
-out as a fresh list each time so a caller that adds to it (layout adds the argocd unit) changes
-nothing the next caller sees."""
+"""The build of a view (generator/builders/fleet.py, Build): the components in the order the
+builders run (node configuration, device plugins, monitoring, teams, workloads, scheduling),
+each part made once per build so the checks and the layout read the same objects, handed out as
+a tuple a caller cannot add to (layout adds the argocd unit to a list of its own); and one build
+per layer of a values tree."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from generator.builders.fleet import build_all
+from generator.builders.fleet import Build, build_values
 from generator.values import loader as values
 from generator.values.model import FleetView
 from generator.vocab.units import Component
-from tests.fixtures import FLEET, tree
+from tests.fixtures import FLEET, PROD_FLEET, TWO_CLUSTERS, tree
 
 # Team ml with one NVIDIA job, scheduled by Kueue: every builder has something to build.
 ML_JOB = """\
@@ -30,13 +30,13 @@ def prod_view(tmp_path: Path) -> FleetView:
     ]
 
 
-# ---- build_all ---------------------------------------------------------------------------------
+# ---- Build.components ----------------------------------------------------------------------------
 
 
-def test_build_all_gives_every_builders_components_in_order(tmp_path: Path) -> None:
+def test_a_build_gives_every_builders_components_in_order(tmp_path: Path) -> None:
     """Node configuration, device plugins, monitoring, the team's quota and its workloads, then
     the scheduler's objects: each builder's components, in the order BUILDERS lists them."""
-    comps = build_all(prod_view(tmp_path))
+    comps = Build(prod_view(tmp_path)).components
     assert [(c.unit, c.name) for c in comps] == [
         ("node-config", "node-config/nvidia"),
         ("device-plugins", "device-plugins/namespaces"),
@@ -54,22 +54,36 @@ def test_build_all_gives_every_builders_components_in_order(tmp_path: Path) -> N
     ]
 
 
-def test_build_all_builds_once_per_view(tmp_path: Path) -> None:
-    """A second call on the same view answers the same Component objects (NAME008 and the
-    layout read one build); another view builds its own."""
+def test_a_build_makes_each_part_once(tmp_path: Path) -> None:
+    """Asked again, a build answers the same Component objects and team objects (the checks and
+    the layout read one build); another view's build makes its own."""
     view = prod_view(tmp_path / "a")
-    first, second = build_all(view), build_all(view)
+    build = Build(view)
+    first, second = build.components, build.components
     assert len(first) == len(second) == 13
     assert all(a is b for a, b in zip(first, second, strict=True))
-    other = build_all(prod_view(tmp_path / "b"))
+    [team] = view.teams
+    assert build.team(team) is build.team(team)
+    assert build.workloads.of(team) is build.workloads.of(team)
+    other = Build(prod_view(tmp_path / "b")).components
     assert not any(a is b for a, b in zip(first, other, strict=True))
 
 
-def test_adding_to_the_answer_changes_nothing_the_next_caller_sees(tmp_path: Path) -> None:
-    """Layout adds the argocd unit to the list it gets: the next build_all has no such entry."""
-    view = prod_view(tmp_path)
-    comps = build_all(view)
+def test_the_components_are_a_tuple_a_caller_cannot_add_to(tmp_path: Path) -> None:
+    """Layout adds the argocd unit to a list of its own: the build's components stay 13."""
+    build = Build(prod_view(tmp_path))
+    comps = list(build.components)
     comps += [Component("argocd", "argocd/applications")]
-    again = build_all(view)
-    assert len(again) == 13
-    assert "argocd" not in {c.unit for c in again}
+    assert isinstance(build.components, tuple)
+    assert len(build.components) == 13
+    assert "argocd" not in {c.unit for c in build.components}
+
+
+def test_a_build_of_values_has_the_base_every_cluster_and_every_hub(tmp_path: Path) -> None:
+    """One build per layer key: the base (""), each cluster of an environment with clusters,
+    and the environment itself (its hub, where its argocd unit comes from)."""
+    loaded = values.load(tree(tmp_path, TWO_CLUSTERS, fleet=PROD_FLEET))
+    builds = build_values(loaded)
+    assert sorted(builds) == ["", "prod", "prod/domestic", "prod/main"]
+    assert builds["prod/main"].view is loaded.envs["prod/main"]
+    assert builds["prod"].view is loaded.hubs["prod"]

@@ -7,12 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator.builders import argocd, node_config, platform, scheduling
-from generator.builders.fleet import build_all
+from generator.builders.fleet import Build
 from generator.values import loader as values
 from generator.values.model import FleetView
 from generator.values.yamlio import dump
 from generator.vocab import addons, units
-from tests.fixtures import PROD_FLEET, find, tree
+from tests.fixtures import PROD_FLEET, build_of, find, tree, workloads_of
 
 TEAM = "quota: {nvidia: 4}\n"
 
@@ -23,8 +23,9 @@ def prod(tmp_path: Path, fleet: str) -> FleetView:
 
 
 def argocd_objects(view: FleetView) -> list[dict]:  # type: ignore[type-arg]
-    comps = [c for c in build_all(view) if c.unit != units.ARGOCD_UNIT]
-    return [o for c in argocd.build(view, [(view, comps)]).hub for o in c.objects]
+    build = Build(view)
+    comps = [c for c in build.components if c.unit != units.ARGOCD_UNIT]
+    return [o for c in argocd.build(view, [(build.workloads, comps)]).hub for o in c.objects]
 
 
 def test_provided_reads_values_then_the_setting_that_names_the_addon(tmp_path: Path) -> None:
@@ -115,13 +116,17 @@ def test_the_chart_runs_the_fleets_volcano_configuration_and_owns_its_configmap(
     assert app["spec"]["source"]["helm"] == {
         "releaseName": "volcano",
         "valuesObject": {
-            "custom": {"scheduler_config_override": dump(scheduling.volcano_conf(view))}
+            "custom": {
+                "scheduler_config_override": dump(scheduling.volcano_conf(workloads_of(view)))
+            }
         },
     }
     assert app["spec"]["syncPolicy"]["automated"] == {"prune": True, "selfHeal": True}
     # No resources finalizer: deleting the add-on's Application leaves its CRDs and objects.
     assert "finalizers" not in app["metadata"]
-    assert [c.name for c in scheduling.build(view) if c.name == "scheduling/volcano"] == []
+    assert [
+        c.name for c in scheduling.build(build_of(view)) if c.name == "scheduling/volcano"
+    ] == []
 
 
 def test_volcano_provided_by_the_site_renders_nothing_but_the_configmap(tmp_path: Path) -> None:
@@ -130,7 +135,7 @@ def test_volcano_provided_by_the_site_renders_nothing_but_the_configmap(tmp_path
     )
     assert platform.rendered(view) == []
     assert [o["kind"] for o in argocd_objects(view)].count("AppProject") == 1
-    assert [c.name for c in scheduling.build(view)] == ["scheduling/volcano"]
+    assert [c.name for c in scheduling.build(build_of(view))] == ["scheduling/volcano"]
 
 
 def test_the_defaults_that_declare_an_addon_are_the_ones_values_apply(tmp_path: Path) -> None:
@@ -163,7 +168,9 @@ def test_the_addon_applications_point_their_findings_at_platform(tmp_path: Path)
     the project as the fleet's own has it: argocd namespace, environment label."""
     fleet = "platform:\n  volcano: {provided: fleet}\n  nfd: {provided: fleet}\n"
     view = prod(tmp_path, fleet)
-    comps = [c for c in argocd.build(view, [(view, [])]).hub if c.name == "argocd/platform"]
+    comps = [
+        c for c in argocd.build(view, [(workloads_of(view), [])]).hub if c.name == "argocd/platform"
+    ]
     [comp] = comps
     assert str(comp.origin) == "values/fleet.yaml:5:1"
     project, *apps = comp.objects
@@ -207,7 +214,7 @@ def test_nfd_chart_values_taint_and_tolerate_every_pool_and_keep_nodes_on_delete
     loaded = values.load(
         tree(tmp_path, {"teams/ml.yaml": TEAM, "vendors/nvidia.yaml": nvidia}, fleet=PROD_FLEET)
     )
-    got = node_config.nfd_chart_values(loaded.envs["prod"])
+    got = node_config.nfd_chart_values(workloads_of(loaded.envs["prod"]))
     assert got == {
         "master": {"enableTaints": True},
         "worker": {

@@ -12,7 +12,6 @@ import pytest
 import yaml
 
 from generator.builders import scheduling
-from generator.builders.workloads import team_objects
 from generator.findings import Location
 from generator.values import loader as values
 from generator.values import quantity
@@ -30,13 +29,16 @@ from tests.fixtures import (
     Obj,
     Write,
     assert_units_build_exactly,
+    build_of,
     by_name,
     kustomize_build,
     plugins,
     render_into,
+    team_objects,
     tool,
     tree,
     volcano_conf,
+    workloads_of,
 )
 
 # Team ml: 8 NVIDIA devices and a batch Job of 4; with VOLCANO_JOB also a Volcano Job.
@@ -396,22 +398,22 @@ def test_second_scheduler_profile_is_named_on_the_pods(tmp_path: Path) -> None:
 
 def test_no_packing_profile_by_default_nor_under_volcano(tmp_path: Path) -> None:
     view = values.load(tree(tmp_path / "default")).envs["prod"]
-    assert scheduling.build(view) == []
+    assert scheduling.build(build_of(view)) == []
     values_dir = sched_tree(tmp_path, "volcano", {}, "  kubeScheduler: {packing: true}\n")
     view = values.load(values_dir).envs["prod"]
-    assert [c.name for c in scheduling.build(view)] == ["scheduling/volcano"]
+    assert [c.name for c in scheduling.build(build_of(view))] == ["scheduling/volcano"]
 
 
 def test_a_kube_scheduler_section_without_packing_renders_no_profile(tmp_path: Path) -> None:
     """`kubeScheduler` set for its other keys (its namespace) does not turn packing on."""
     view = sched_view(tmp_path, "quota", "  kubeScheduler: {namespace: sched}\n")
     assert scheduling.packing(view) is False
-    assert scheduling.build(view) == []
+    assert scheduling.build(build_of(view)) == []
 
 
 def test_the_volcano_configuration_points_its_findings_at_scheduling(tmp_path: Path) -> None:
     """`scheduling:` in fleet.yaml (line 6 of the test tree) made the Volcano configuration."""
-    [volcano] = scheduling.build(sched_view(tmp_path, "volcano"))
+    [volcano] = scheduling.build(build_of(sched_view(tmp_path, "volcano")))
     assert (volcano.name, str(volcano.origin)) == ("scheduling/volcano", "values/fleet.yaml:6:1")
     assert [str(volcano.origin_of(o)) for o in volcano.objects] == ["values/fleet.yaml:6:1"]
 
@@ -481,7 +483,7 @@ VOLCANO_CONF_DEFAULT = {
 
 def test_volcano_configmap_is_the_charts_with_the_documented_configuration(tmp_path: Path) -> None:
     """Argo CD owns the ConfigMap the Volcano chart's scheduler reads: its name, key and content."""
-    cm = scheduling.volcano_configmap(sched_view(tmp_path, "volcano"))
+    cm = scheduling.volcano_configmap(workloads_of(sched_view(tmp_path, "volcano")))
     conf = yaml.safe_load(cm["data"].pop("volcano-scheduler.conf"))
     assert cm == {
         "apiVersion": "v1",
@@ -500,7 +502,7 @@ def test_volcano_configmap_is_the_charts_with_the_documented_configuration(tmp_p
 def test_volcano_configmap_goes_where_the_values_say(tmp_path: Path) -> None:
     """A Volcano installed under another release name reads its own ConfigMap and namespace."""
     extra = "  volcano: {namespace: vc-system, configMap: vc-scheduler-configmap}\n"
-    cm = scheduling.volcano_configmap(sched_view(tmp_path, "volcano", extra))
+    cm = scheduling.volcano_configmap(workloads_of(sched_view(tmp_path, "volcano", extra)))
     assert cm["metadata"]["name"] == "vc-scheduler-configmap"
     assert cm["metadata"]["namespace"] == "vc-system"
     assert list(cm["data"]) == ["volcano-scheduler.conf"]
@@ -706,7 +708,7 @@ def test_build_groups_kube_scheduler_and_kueue_flavors_with_their_origins(tmp_pa
         "  - {name: h100, model: H100, devicesPerNode: 8, nodes: [n2]}\n"
     )
     view = sched_view(tmp_path, "kueue", CONTROL_PLANE, files={"vendors/nvidia.yaml": nvidia})
-    components = scheduling.build(view)
+    components = scheduling.build(build_of(view))
     # fleet.yaml: FLEET's four lines, `capacity:` on line 5, `scheduling:` on line 6.
     assert [(c.unit, c.name, str(c.origin)) for c in components] == [
         ("scheduling", "scheduling/kube-scheduler", "values/fleet.yaml:6:1"),
@@ -753,7 +755,7 @@ def test_the_fleet_runs_its_packing_scheduler_as_the_kubernetes_documentation_de
     "Configure Multiple Schedulers", a lease Role of its own name, the profile's ConfigMap and a
     Deployment of the upstream image at the fleet's Kubernetes version; its own unit."""
     view = sched_view(tmp_path, "quota", "  kubeScheduler: {packing: true}\n")
-    [comp] = scheduling.build(view)
+    [comp] = scheduling.build(build_of(view))
     assert (comp.unit, comp.name, str(comp.origin)) == (
         "packing-scheduler",
         "packing-scheduler",
@@ -886,7 +888,7 @@ def test_packing_scheduler_image_and_version_from_values_or_the_fleets_kubernete
     tmp_path: Path,
 ) -> None:
     extra = "  kubeScheduler: {packing: true, image: mirror.example.com/ks, version: v1.33.7}\n"
-    [comp] = scheduling.build(sched_view(tmp_path / "a", "quota", extra))
+    [comp] = scheduling.build(build_of(sched_view(tmp_path / "a", "quota", extra)))
     [deployment] = [o for o in comp.objects if o["kind"] == "Deployment"]
     image = deployment["spec"]["template"]["spec"]["containers"][0]["image"]
     assert image == "mirror.example.com/ks:v1.33.7"
@@ -902,7 +904,7 @@ def test_who_runs_the_profile_decides_the_name_and_the_unit(tmp_path: Path) -> N
     assert scheduling.scheduler_name(fleet_run) == "accel-packing-scheduler"
     own = sched_view(tmp_path / "b", "quota", CONTROL_PLANE)
     assert scheduling.scheduler_name(own) == "default-scheduler"
-    assert [(c.unit, c.name) for c in scheduling.build(own)] == [
+    assert [(c.unit, c.name) for c in scheduling.build(build_of(own))] == [
         ("scheduling", "scheduling/kube-scheduler")
     ]
     # Without packing, no scheduler of the fleet's: the pods keep the cluster's own.
@@ -913,7 +915,7 @@ def test_the_packing_scheduler_runs_in_the_namespace_values_name(tmp_path: Path)
     """Its ServiceAccount, ConfigMap and Deployment there (the bindings name that account); its
     lease and the authentication reader stay in kube-system, where those live."""
     extra = "  kubeScheduler: {packing: true, namespace: accel-scheduler}\n"
-    [comp] = scheduling.build(sched_view(tmp_path, "quota", extra))
+    [comp] = scheduling.build(build_of(sched_view(tmp_path, "quota", extra)))
     spaces = {(o["kind"], o["metadata"].get("namespace")) for o in comp.objects}
     assert spaces == {
         ("ConfigMap", "accel-scheduler"),
@@ -990,7 +992,7 @@ def test_kueue_is_given_exactly_the_integrations_the_queued_workloads_need(
             defaults=False,
         )
     ).envs["prod"]
-    got = scheduling.kueue_chart_values(view)
+    got = scheduling.kueue_chart_values(workloads_of(view))
     config = yaml.safe_load(got["managerConfig"]["controllerManagerConfigYaml"])
     # The chart's own configuration but the integrations.
     assert config == {**KUEUE_CHART_CONFIG, "integrations": {"frameworks": frameworks}}
@@ -1020,7 +1022,7 @@ def test_priority_classes_carry_the_values_fields_and_only_those(tmp_path: Path)
         "    batch: {value: 10}\n"
     )
     view = sched_view(tmp_path, "quota", extra)
-    classes = {c.name: c for c in scheduling.build(view)}["scheduling/priority-classes"]
+    classes = {c.name: c for c in scheduling.build(build_of(view))}["scheduling/priority-classes"]
     # Findings on a class point at its own entry; on the component, at `scheduling:`.
     fleet = "values/fleet.yaml"
     assert classes.origin == Location(fleet, 6, 1)
@@ -1069,7 +1071,7 @@ def test_kueue_integrations_are_what_every_teams_workloads_need(tmp_path: Path) 
     }
     view = sched_view(tmp_path, "kueue", files=files)
     assert [t.name for t in view.teams] == ["a", "b", "ml"]
-    assert scheduling.kueue_integrations(view) == [
+    assert scheduling.kueue_integrations(workloads_of(view)) == [
         "batch/job",
         "deployment",
         "jobset.x-k8s.io/jobset",

@@ -25,6 +25,7 @@ from tests.fixtures import (
     render_into,
     tree,
     volcano_conf,
+    workloads_of,
 )
 
 TOPOLOGY = "    networkTopology:\n      mode: hard\n      highestTierAllowed: 2\n"
@@ -223,10 +224,10 @@ def test_a_topology_on_a_batch_job_is_refused(tmp_path: Path) -> None:
     )
     # Only a Volcano Job's topology turns the plugin on.
     view = values.load(values_dir).envs["prod"]
-    assert "network-topology-aware" not in plugins(scheduling.volcano_conf(view))
+    assert "network-topology-aware" not in plugins(scheduling.volcano_conf(workloads_of(view)))
     topo_tree(tmp_path, cuda_topology=TOPOLOGY, topology="    networkTopology: {mode: soft}\n")
     view = values.load(values_dir).envs["prod"]
-    assert "network-topology-aware" in plugins(scheduling.volcano_conf(view))
+    assert "network-topology-aware" in plugins(scheduling.volcano_conf(workloads_of(view)))
 
 
 @pytest.mark.parametrize(

@@ -37,6 +37,7 @@ from tests.fixtures import (
     TRAINJOB_FLEET,
     TRAINJOB_TEAM,
     assert_units_build_exactly,
+    build_of,
     build_unit,
     by_name,
     codes,
@@ -44,7 +45,9 @@ from tests.fixtures import (
     kustomize_build,
     pod_security,
     render_into,
+    team_objects,
     tree,
+    workloads_of,
 )
 
 NVIDIA = "pools:\n  - {name: p1, model: A100, devicesPerNode: 8, nodes: [gpu-01]}\n"
@@ -501,7 +504,7 @@ def test_batch_job_written_out_with_every_pod_setting(tmp_path: Path) -> None:
     contexts, the vendor's mounts), the vendor and model in the nodeSelector with the job's own
     label (NFD prefixes), a toleration per pool taint, restartPolicy Never."""
     view = view_of(tmp_path, {"vendors/nvidia.yaml": NVIDIA_MOUNTS, "teams/ml.yaml": FULL_JOB})
-    objs, _ = workloads.team_objects(view, only_team(view))
+    objs, _ = team_objects(view, only_team(view))
     container = {
         "name": "train",
         "image": "r/train:cuda",
@@ -565,7 +568,7 @@ def test_baseline_pod_without_settings_gets_defaults_and_no_optional_keys(
         {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": text},
         "nodeConfig: {method: node-patch}\n",
     )
-    [job] = workloads.team_objects(view, only_team(view))[0]
+    [job] = team_objects(view, only_team(view))[0]
     pod = {
         "containers": [
             {
@@ -610,7 +613,7 @@ jobs:
     images: {nvidia: r/t:1}
 """
     view = view_of(tmp_path, {"vendors/nvidia.yaml": NVIDIA_MOUNTS, "teams/ml.yaml": text})
-    specs = pods(workloads.team_objects(view, only_team(view))[0])
+    specs = pods(team_objects(view, only_team(view))[0])
     for name in ("cpu-only", "opted-out"):
         assert "volumes" not in specs[name]
         assert "volumeMounts" not in specs[name]["containers"][0]
@@ -679,7 +682,7 @@ jobs:
     images: {nvidia: r/t:1}
 """
     view = view_of(tmp_path, {"vendors/nvidia.yaml": NVIDIA_TWO_MODELS, "teams/ml.yaml": text})
-    spec = pods(workloads.team_objects(view, only_team(view))[0])["train"]
+    spec = pods(team_objects(view, only_team(view))[0])["train"]
     key = NFD + "gpu-model"
     affinity = {
         "nodeAffinity": {
@@ -801,7 +804,7 @@ def test_volcano_job_under_the_quota_backend_goes_to_volcanos_default_queue(
         "teams/ml.yaml": MIXED_JOB,
     }
     view = view_of(tmp_path, files)
-    objs, _ = workloads.team_objects(view, only_team(view))
+    objs, _ = team_objects(view, only_team(view))
     job = {
         "apiVersion": "batch.volcano.sh/v1alpha1",
         "kind": "Job",
@@ -829,7 +832,7 @@ def test_volcano_backend_jobs_name_the_team_queue(tmp_path: Path) -> None:
     ) + ("  train:\n    vendor: nvidia\n    images: {nvidia: r/t:cuda}\n")
     files = {"vendors/nvidia.yaml": NVIDIA, "vendors/ascend.yaml": ASCEND, "teams/ml.yaml": text}
     view = view_of(tmp_path, files, "scheduling: {backend: volcano}\n")
-    objs, _ = workloads.team_objects(view, only_team(view))
+    objs, _ = team_objects(view, only_team(view))
     assert [o["kind"] for o in objs] == ["Queue", "Job", "Job"]
     mixed = {
         "apiVersion": "batch.volcano.sh/v1alpha1",
@@ -876,7 +879,7 @@ def test_volcano_task_pods_follow_the_teams_pod_security_level(tmp_path: Path) -
     text = MIXED_JOB.replace("podSecurity: restricted", "podSecurity: baseline")
     files = {"vendors/nvidia.yaml": NVIDIA, "vendors/ascend.yaml": ASCEND, "teams/ml.yaml": text}
     view = view_of(tmp_path, files)
-    [job] = workloads.team_objects(view, only_team(view))[0]
+    [job] = team_objects(view, only_team(view))[0]
     contexts = [
         (t["template"]["spec"]["securityContext"], c["securityContext"])
         for t in job["spec"]["tasks"]
@@ -894,7 +897,7 @@ def test_a_named_kube_scheduler_profile_schedules_the_team_pods(tmp_path: Path) 
         {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": text},
         "scheduling: {kubeScheduler: {packing: true, schedulerName: packer}}\n",
     )
-    [job] = workloads.team_objects(view, only_team(view))[0]
+    [job] = team_objects(view, only_team(view))[0]
     assert job["metadata"] == meta("train", "ml")
     assert job["spec"]["template"]["metadata"] == {"labels": template_labels("train", "nvidia")}
     assert list(job["spec"]["template"]["spec"])[-1] == "schedulerName"
@@ -922,7 +925,7 @@ def test_volcano_queue_deserves_the_team_share_and_caps_it_with_borrowing(tmp_pa
     deserved = quota x namespaces per resource (amd.com/gpu: (1 + 3) x 2 = 8, nvidia: 2 x 2 = 4),
     capability = deserved + borrowing (amd.com/gpu: 8 + 2, nvidia: 4 + 1)."""
     view = view_of(tmp_path, QUEUE_VENDORS, "scheduling: {backend: volcano}\n")
-    objs, pods_ = workloads.team_objects(view, only_team(view))
+    objs, pods_ = team_objects(view, only_team(view))
     queue = {
         "apiVersion": "scheduling.volcano.sh/v1beta1",
         "kind": "Queue",
@@ -944,7 +947,7 @@ def test_volcano_proportion_policy_queue_has_no_deserved(tmp_path: Path) -> None
         QUEUE_VENDORS,
         "scheduling: {backend: volcano, volcano: {queuePolicy: proportion}}\n",
     )
-    [queue] = workloads.team_objects(view, only_team(view))[0]
+    [queue] = team_objects(view, only_team(view))[0]
     assert written(queue["spec"]) == written(
         {"weight": 1, "reclaimable": True, "capability": {"amd.com/gpu": 10, "nvidia.com/gpu": 5}}
     )
@@ -1001,7 +1004,7 @@ def test_kueue_cluster_queue_fills_pools_in_order_and_covers_cpu_and_memory(
     view = view_of(
         tmp_path, {**KUEUE_VENDORS, "teams/ml.yaml": KUEUE_TEAM}, "scheduling: {backend: kueue}\n"
     )
-    objs, _ = workloads.team_objects(view, only_team(view))
+    objs, _ = team_objects(view, only_team(view))
     cluster_queue = {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "ClusterQueue",
@@ -1062,9 +1065,7 @@ def test_kueue_cohort_from_the_fleets_scheduling_settings(tmp_path: Path) -> Non
         "scheduling: {backend: kueue, cohort: shared-gpus}\n",
     )
     assert workloads.cohort(view) == "shared-gpus"
-    [cluster_queue] = by_name(
-        workloads.team_objects(view, only_team(view))[0], "ClusterQueue"
-    ).values()
+    [cluster_queue] = by_name(team_objects(view, only_team(view))[0], "ClusterQueue").values()
     assert cluster_queue["spec"]["cohortName"] == "shared-gpus"
 
 
@@ -1101,7 +1102,7 @@ services:
 def test_pod_templates_name_their_workload_values_path_and_pod_count(tmp_path: Path) -> None:
     """Every pod template once, as the object holds it: a batch/v1 Job's (its parallelism), a
     Volcano Job's per task (its replicas, the task's values path), a Deployment's per track
-    (its replicas, the track's path); computed once per view."""
+    (its replicas, the track's path); made once per build."""
     files = {
         "vendors/nvidia.yaml": NVIDIA,
         "vendors/ascend.yaml": ASCEND,
@@ -1109,8 +1110,9 @@ def test_pod_templates_name_their_workload_values_path_and_pod_count(tmp_path: P
     }
     view = view_of(tmp_path, files)
     team = only_team(view)
-    objs, refs = workloads.team_objects(view, team)
-    assert workloads.team_objects(view, team)[0] is objs
+    build = build_of(view)
+    objs, refs = build.team(team).objects, build.team(team).pods
+    assert build.team(team).objects is objs
     found = [(r.team, r.kind, r.name, r.path, r.count) for r in refs]
     assert found == [
         (team, "Job (volcano) task", "mixed/npu", ("jobs", "mixed", "tasks", "npu"), 1),
@@ -1150,14 +1152,14 @@ def test_workloads_component_points_each_object_at_its_workload(tmp_path: Path) 
     files = {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": ORIGIN_TEAM}
     files["teams/idle.yaml"] = "quota: {nvidia: 1}\n"
     view = view_of(tmp_path, files, "scheduling: {backend: kueue}\n")
-    idle, component = workloads.build(view)
+    idle, component = workloads.build(build_of(view))
     # A team without workloads still has its queues under a queue backend.
     assert (idle.unit, idle.name) == ("team-idle", "workloads/idle")
     assert [o["kind"] for o in idle.objects] == ["ClusterQueue", "LocalQueue"]
     assert idle.origin == Location("values/teams/idle.yaml", 1, 1)
     ml = view.teams[1]
     assert (component.unit, component.name) == ("team-ml", "workloads/ml")
-    assert component.objects == workloads.team_objects(view, ml)[0]
+    assert component.objects == team_objects(view, ml)[0]
     file = "values/teams/ml.yaml"
     quota, train, serve = Location(file, 2, 1), Location(file, 4, 3), Location(file, 8, 3)
     assert component.origin == quota
@@ -1202,7 +1204,7 @@ services:
       nvidia: {replicas: 1}
 """
     view = view_of(tmp_path, {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": text})
-    [component] = workloads.build(view)
+    [component] = workloads.build(build_of(view))
     file = "values/teams/ml.yaml"
     train, chat = Location(file, 3, 3), Location(file, 7, 3)
     chat_big, train_api = Location(file, 11, 3), Location(file, 15, 3)
@@ -1266,7 +1268,7 @@ services:
       nvidia: {devicesPerReplica: 3, replicas: 4, model: A100}
 """
     view, team_, vendor = split_view(tmp_path, team)
-    assert workloads.pinned_needs(view, team_, vendor) == {"a100": 3, "h100": 8}
+    assert workloads.pinned_needs(workloads_of(view), team_, vendor) == {"a100": 3, "h100": 8}
 
 
 def test_flavor_split_gives_pinned_needs_first_on_a_pool_large_enough(tmp_path: Path) -> None:
@@ -1486,7 +1488,7 @@ def test_a_jobset_has_a_replicated_job_per_task_queued_by_kueue(tmp_path: Path) 
     ]
     # Kueue admits it through its jobset integration, which the fleet's Kueue chart enables.
     assert "jobset.x-k8s.io/jobset" in scheduling.kueue_integrations(
-        values.load(values_dir).envs["prod"]
+        workloads_of(values.load(values_dir).envs["prod"])
     )
     # The fleet renders JobSet's chart at the pinned version, with the released image.
     apps = {
@@ -1593,8 +1595,8 @@ def test_a_trainjob_carries_its_devices_in_the_trainer_and_its_placement_in_a_pa
     # Kueue admits it through its trainjob integration; the fleet's Trainer installs exactly the
     # runtime it names, and not its own JobSet.
     view = values.load(values_dir).envs["prod"]
-    assert "trainer.kubeflow.org/trainjob" in scheduling.kueue_integrations(view)
-    assert scheduling.trainer_chart_values(view) == {
+    assert "trainer.kubeflow.org/trainjob" in scheduling.kueue_integrations(workloads_of(view))
+    assert scheduling.trainer_chart_values(workloads_of(view)) == {
         "jobset": {"install": False},
         "runtimes": {"torchDistributed": {"enabled": True}},
     }
@@ -1619,8 +1621,11 @@ def test_the_trainer_chart_installs_the_runtimes_the_trainjobs_name(tmp_path: Pa
         "    tasks: {w: {vendor: nvidia}}\n"
     )
     view = values.load(trainjob_tree(tmp_path, jax)).envs["prod"]
-    assert scheduling.trainer_runtimes(view) == ["jax-distributed", "torch-distributed"]
-    assert scheduling.trainer_chart_values(view)["runtimes"] == {
+    assert scheduling.trainer_runtimes(workloads_of(view)) == [
+        "jax-distributed",
+        "torch-distributed",
+    ]
+    assert scheduling.trainer_chart_values(workloads_of(view))["runtimes"] == {
         "jaxDistributed": {"enabled": True},
         "torchDistributed": {"enabled": True},
     }
@@ -1680,17 +1685,17 @@ def test_a_multi_host_track_is_a_leaderworkerset_whose_leaders_serve(tmp_path: P
     view = values.load(values_dir).envs["prod"]
     # Kueue admits a group through its leaderworkerset integration, the Deployment's pods
     # through the pod integration that `deployment` enables.
-    assert scheduling.kueue_integrations(view) == [
+    assert scheduling.kueue_integrations(workloads_of(view)) == [
         "batch/job",
         "deployment",
         "leaderworkerset.x-k8s.io/leaderworkerset",
     ]
     # A group of 2 pods x 8 NPUs holds 16.
     team = next(t for t in view.teams if t.name == "llm")
-    (svc,) = workloads.team_workloads(view, team).services
+    (svc,) = workloads_of(view).of(team).services
     assert {p.vendor: p.devices for p in plan_service(svc)} == {"nvidia": 8, "ascend": 16}
     # plan: one serving pod per group (its leader), one per Deployment replica: 50/50
-    (row,) = env_plan(view).services
+    (row,) = env_plan(build_of(view)).services
     assert {t.vendor: t.traffic for t in row.tracks} == {"nvidia": 50.0, "ascend": 50.0}
 
 
@@ -1756,7 +1761,7 @@ def test_a_jobset_written_out_with_every_setting(tmp_path: Path) -> None:
     each a single Job of the task's replicas with the job's backoffLimit and deadline."""
     files = {"vendors/nvidia.yaml": NVIDIA_TWO_NODES, "teams/ml.yaml": JOBSET_WHOLE}
     view = view_of(tmp_path, files, KUEUE_JOBSET)
-    objs, _ = workloads.team_objects(view, only_team(view))
+    objs, _ = team_objects(view, only_team(view))
     jobset = {
         "apiVersion": "jobset.x-k8s.io/v1alpha2",
         "kind": "JobSet",
@@ -1777,7 +1782,7 @@ def test_a_jobset_without_optional_settings_writes_none_of_them(tmp_path: Path) 
     bare = "quota: {nvidia: 8}\njobs:\n  j:\n    kind: jobset\n    images: {nvidia: r/t:1}\n"
     bare += "    tasks: {w: {vendor: nvidia, devices: 1}}\n"
     view = view_of(tmp_path, {"vendors/nvidia.yaml": NVIDIA_TWO_NODES, "teams/ml.yaml": bare})
-    objs, _ = workloads.team_objects(view, only_team(view))
+    objs, _ = team_objects(view, only_team(view))
     (jobset,) = [o for o in objs if o["kind"] == "JobSet"]
     assert list(jobset["spec"]) == ["replicatedJobs"]
     (child,) = jobset["spec"]["replicatedJobs"]
@@ -1811,8 +1816,8 @@ def test_a_patch_targets_its_own_workloads_objects_only(tmp_path: Path) -> None:
     files["teams/ml.yaml"] = PATCHED_TEAM
     view = view_of(tmp_path, files, "platform: {lws: {provided: fleet}}\n")
     team = only_team(view)
-    objs, _ = workloads.team_objects(view, team)
-    targets = workloads.patch_targets(view, team, objs)
+    objs, _ = team_objects(view, team)
+    targets = workloads.patch_targets(workloads_of(view), team, objs)
     assert [(path, o["kind"], o["metadata"]["name"]) for path, o in targets] == [
         (("jobs", "eval"), "Job", "eval"),
         (("jobs", "train"), "Job", "train"),
@@ -1820,7 +1825,7 @@ def test_a_patch_targets_its_own_workloads_objects_only(tmp_path: Path) -> None:
         (("services", "llm"), "LeaderWorkerSet", "llm-ascend"),
         (("services", "web"), "Deployment", "web-nvidia"),
     ]
-    patches = workloads.user_patches(view, team, objs)
+    patches = workloads.user_patches(workloads_of(view), team, objs)
     got = [(p.target["kind"], p.target["metadata"]["name"], p.patch) for p in patches]
     json_patch = [{"op": "add", "path": "/metadata/annotations/x", "value": "y"}]
     assert got == [
@@ -1853,7 +1858,7 @@ def test_pod_templates_of_jobsets_trainjobs_and_leaderworkersets(tmp_path: Path)
     files["teams/ml.yaml"] = GROUPED_TEAM
     view = view_of(tmp_path, files, "platform: {lws: {provided: fleet}}\n")
     team = only_team(view)
-    objs, refs = workloads.team_objects(view, team)
+    objs, refs = team_objects(view, team)
     assert [(r.team, r.kind, r.name, r.path, r.count) for r in refs] == [
         (team, "JobSet task", "pre/a", ("jobs", "pre", "tasks", "a"), 2),
         (team, "JobSet task", "pre/b", ("jobs", "pre", "tasks", "b"), 1),
@@ -1887,7 +1892,7 @@ def test_a_leaderworkerset_under_volcano_points_leader_and_workers_at_the_queue(
     files = {"vendors/nvidia.yaml": NVIDIA, "vendors/ascend.yaml": ASCEND}
     files["teams/ml.yaml"] = LWS_TEAM
     view = view_of(tmp_path, files, "scheduling: {backend: volcano}\n")
-    objs, _ = workloads.team_objects(view, only_team(view))
+    objs, _ = team_objects(view, only_team(view))
     group = find(objs, "LeaderWorkerSet", "llm-ascend")["spec"]["leaderWorkerTemplate"]
     for template in (group["leaderTemplate"], group["workerTemplate"]):
         assert template["spec"]["schedulerName"] == "volcano"
@@ -1904,7 +1909,7 @@ def test_a_volcano_job_carries_its_ttl_and_each_pod_the_jobs_deadline(tmp_path: 
         "    tasks:\n      a: {vendor: nvidia}\n      b: {vendor: nvidia}\n"
     )
     view = view_of(tmp_path, {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": text})
-    objs, _ = workloads.team_objects(view, only_team(view))
+    objs, _ = team_objects(view, only_team(view))
     spec = find(objs, "Job", "gang")["spec"]
     assert spec["ttlSecondsAfterFinished"] == 600
     assert "activeDeadlineSeconds" not in spec
@@ -1949,7 +1954,7 @@ def test_a_pods_own_affinity_tolerations_and_env_from_join_the_generators(
     )
     text = "quota: {nvidia: 8}\nexternal: {configMaps: [cfg]}\njobs:\n" + jobs
     view = view_of(tmp_path, {"vendors/nvidia.yaml": NVIDIA_TWO_MODELS, "teams/ml.yaml": text})
-    specs = pods(workloads.team_objects(view, only_team(view))[0])
+    specs = pods(team_objects(view, only_team(view))[0])
     key = NFD + "gpu-model"
     (model_expr,) = model_terms(key, "H100", "A100")["matchExpressions"]
     assert specs["fallback"]["affinity"] == {
@@ -1991,7 +1996,7 @@ def test_tasks_of_a_jobset_on_a_dra_pool_get_their_claim_templates(tmp_path: Pat
     )
     files = {"vendors/nvidia-dra.yaml": DRA_NVIDIA, "teams/ml.yaml": text}
     view = view_of(tmp_path, files)
-    objs, _ = workloads.team_objects(view, only_team(view))
+    objs, _ = team_objects(view, only_team(view))
     templates = [
         (o["metadata"]["namespace"], o["metadata"]["name"])
         for o in objs
@@ -2006,7 +2011,7 @@ def test_a_baseline_teams_jobset_and_trainjob_pods_are_baseline(tmp_path: Path) 
     text = GROUPED_TEAM.replace("podSecurity: restricted", "podSecurity: baseline")
     files = {"vendors/nvidia.yaml": NVIDIA, "vendors/ascend.yaml": ASCEND, "teams/ml.yaml": text}
     view = view_of(tmp_path, files, "platform: {lws: {provided: fleet}}\n")
-    _, refs = workloads.team_objects(view, only_team(view))
+    _, refs = team_objects(view, only_team(view))
     for ref in refs:
         assert ref.spec["securityContext"] == BASELINE_POD, ref.name
         assert ref.spec["containers"][0]["securityContext"] == BASELINE_CTR, ref.name

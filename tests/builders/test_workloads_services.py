@@ -14,9 +14,8 @@ from typing import Any
 
 import pytest
 
-from generator.builders import workloads
 from generator.values import loader as values
-from tests.fixtures import ASCEND_910B, PROD_FLEET, Obj, tree
+from tests.fixtures import ASCEND_910B, PROD_FLEET, Obj, team_objects, tree
 
 SOURCE = "accel-gitops.io/source"
 MANAGED = "app.kubernetes.io/managed-by"
@@ -59,7 +58,7 @@ def objects(tmp_path: Path, team: str) -> list[Obj]:
         tree(tmp_path, {**files, "teams/inf.yaml": team}, fleet=fleet, defaults=False)
     ).envs["prod"]
     [inf] = view.teams
-    objs, _ = workloads.team_objects(view, inf)
+    objs, _ = team_objects(view, inf)
     return objs
 
 

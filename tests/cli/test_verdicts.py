@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from generator.values import schema
-from tests.fixtures import FLEET, NVIDIA, cli, render_refused, tree
+from tests.fixtures import FLEET, NVIDIA, cli, context, render_refused, tree
 from tests.repos import commit_all, init
 
 
@@ -153,7 +153,9 @@ def test_name006_refuses_a_name_or_label_ending_in_a_newline(tmp_path: Path) -> 
         "metadata": {"name": "cm\n", "namespace": "ml-team", "labels": {"team": "ml\n"}},
     }
     unit = Unit("prod", "team-ml-team", "overlays/prod/team-ml-team", (obj,), {})
-    assert [(f.code, f.message.split(": ", 1)[1]) for f in run_rules(prod, unit, [obj])] == [
+    assert [
+        (f.code, f.message.split(": ", 1)[1]) for f in run_rules(context(prod), unit, [obj])
+    ] == [
         (
             "NAME006",
             "name 'cm\\n' is not a valid DNS-1123 subdomain (it contains the control character "

@@ -232,7 +232,7 @@ def test_crd_object_breaking_a_cel_rule_only_the_server_sees(
         vendor = view.vendors[0]
         return [Component("scheduling", "extra/flavor", [flavor], vendor.doc.anchor(("pools",)))]
 
-    monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, extra))
+    monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, builders.of_view(extra)))
     assert invoke("render", "--values", str(values)).exit_code == 0
     static = invoke("validate", "--values", str(values), "--no-drift", "--no-cache")
     assert static.exit_code == 0, static.output
@@ -264,7 +264,7 @@ def test_object_in_a_namespace_no_unit_creates(
         team = view.teams[0]
         return [Component("team-ml", "extra/stray", [stray], team.doc.anchor(("quota",)))]
 
-    monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, extra))
+    monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, builders.of_view(extra)))
     result = dryrun.dry_run(values, None, plane=cluster)
     assert codes(result.findings) == {"DRY003"}
     (finding,) = result.findings

@@ -31,7 +31,17 @@ from generator.render.layout import render_tree
 from generator.values import loader as values
 from generator.values.model import FleetView
 from generator.vocab.units import Unit
-from tests.fixtures import DRA_NVIDIA, MIG_NVIDIA, SIM_FLEET, VNPU_ASCEND, Obj, invoke, tree
+from tests.fixtures import (
+    DRA_NVIDIA,
+    MIG_NVIDIA,
+    SIM_FLEET,
+    VNPU_ASCEND,
+    Obj,
+    build_of,
+    invoke,
+    tree,
+    workloads_of,
+)
 
 # Every PRE finding's hint ends with this, written out: a changed hint fails the tests.
 HINT = "docs/platform.md says what the site provides and how preflight checks it"
@@ -144,7 +154,7 @@ def everything(units: list[Unit]) -> ClusterState:
 
 def test_a_cluster_with_everything_the_site_provides_passes(tmp_path: Path) -> None:
     view, units = env_of(tmp_path)
-    assert check(view, units, everything(units)) == []
+    assert check(build_of(view), units, everything(units)) == []
 
 
 def test_an_api_the_site_should_serve_is_reported_at_the_values_that_declare_it(
@@ -540,10 +550,10 @@ def kueue_env(root: Path) -> tuple[FleetView, ClusterState]:
 
 def test_the_sites_kueue_must_run_with_the_integrations_the_fleet_needs(tmp_path: Path) -> None:
     view, state = kueue_env(tmp_path)
-    assert site_kueue(view, state) == []
+    assert site_kueue(workloads_of(view), state) == []
     # Without `deployment`, the services' pods would run unadmitted.
     state.configmaps = kueue_config(["batch/job", "pod"])
-    assert site_kueue(view, state) == [
+    assert site_kueue(workloads_of(view), state) == [
         Finding(
             "PRE006",
             "Kueue (kueue-system/kueue-controller-manager) does not manage deployment (its "
@@ -556,11 +566,11 @@ def test_the_sites_kueue_must_run_with_the_integrations_the_fleet_needs(tmp_path
     ]
     # No integrations named: Kueue's default, batch/job alone.
     state.configmaps = kueue_config(None)
-    [default] = site_kueue(view, state)
+    [default] = site_kueue(workloads_of(view), state)
     assert "does not manage deployment (its integrations: batch/job)" in default.message
     # A configuration preflight cannot read is said, as a warning.
     state.configmaps = {}
-    [unread] = site_kueue(view, state)
+    [unread] = site_kueue(workloads_of(view), state)
     assert (unread.code, unread.severity) == ("PRE006", Severity.WARNING)
     assert unread.message.startswith("Kueue (kueue-system/kueue-controller-manager) mounts no ")
 
@@ -576,17 +586,17 @@ def test_the_sites_kueue_is_found_by_its_image_alone(tmp_path: Path) -> None:
     )
     for other in ("registry.k8s.io/kueue/kueueviz-backend:v0.17.0", "example.com/not-kueue:1"):
         state.workloads = [kueue_manager(other)]
-        assert site_kueue(view, state) == [missing]
+        assert site_kueue(workloads_of(view), state) == [missing]
     state.workloads = [{**kueue_manager(), "kind": "DaemonSet"}]
-    assert site_kueue(view, state) == [missing]
+    assert site_kueue(workloads_of(view), state) == [missing]
     state.workloads = [kueue_manager("kueue@sha256:0123")]
-    assert site_kueue(view, state) == []
+    assert site_kueue(workloads_of(view), state) == []
     # Not asked when the fleet renders Kueue, nor when nothing uses it.
     for i, fleet in enumerate(
         ({**KUEUE_FLEET, "platform": {"kueue": {"provided": "fleet"}}}, FLEET)
     ):
         other_view, _ = env_of(tmp_path / str(i), fleet)
-        assert site_kueue(other_view, ClusterState()) == []
+        assert site_kueue(workloads_of(other_view), ClusterState()) == []
 
 
 def test_every_kueue_manager_is_judged_and_each_finding_says_it_whole(tmp_path: Path) -> None:
@@ -599,7 +609,7 @@ def test_every_kueue_manager_is_judged_and_each_finding_says_it_whole(tmp_path: 
     unread = kueue_manager()
     unread["metadata"] = {"name": "first", "namespace": "elsewhere"}
     state = ClusterState(workloads=[unread, kueue_manager()], configmaps=kueue_config(["pod"]))
-    assert site_kueue(view, state) == [
+    assert site_kueue(workloads_of(view), state) == [
         Finding(
             "PRE006",
             "Kueue (elsewhere/first) mounts no controller_manager_config.yaml preflight can read: "
@@ -646,7 +656,7 @@ def test_a_declared_object_a_workload_uses_must_exist_in_the_workloads_namespace
     state = everything(units)
     # The claim exists, but in the team's other namespace; the unused Secret is not asked for.
     state.team_objects = {("Secret", "ml-b", "tok"), ("PersistentVolumeClaim", "ml", "data")}
-    (finding,) = check(view, units, state)
+    (finding,) = check(build_of(view), units, state)
     assert (finding.code, finding.message, finding.path) == (
         "PRE007",
         "PersistentVolumeClaim ml-b/data does not exist: the team declares it (external) and "
@@ -656,7 +666,7 @@ def test_a_declared_object_a_workload_uses_must_exist_in_the_workloads_namespace
     assert finding.location.file == "values/teams/ml.yaml"
     assert finding.hint == "create it in namespace 'ml-b' before Argo CD syncs the team"
     state.team_objects.add(("PersistentVolumeClaim", "ml-b", "data"))
-    assert check(view, units, state) == []
+    assert check(build_of(view), units, state) == []
 
 
 def test_preflight_reads_the_objects_of_the_namespaces_that_use_them(
@@ -673,7 +683,7 @@ def test_preflight_reads_the_objects_of_the_namespaces_that_use_them(
     api.apply(
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "ml-b"}}
     )
-    state = read_cluster(api, view)
+    state = read_cluster(api, workloads_of(view))
     # Secrets and claims of ml-b only (the job's namespace); ConfigMaps are not asked for.
     assert state.team_objects == {("Secret", "ml-b", "tok")}
 
@@ -702,7 +712,7 @@ def test_the_sites_trainer_must_have_the_runtimes_the_trainjobs_name(tmp_path: P
     view, units = env_of(tmp_path, SITE_TRAINER, TRAINJOBS)
     state = everything(units)
     state.training_runtimes = {"torch-distributed"}
-    (finding,) = check(view, units, state)
+    (finding,) = check(build_of(view), units, state)
     assert (finding.code, finding.path, str(finding.location)) == (
         "PRE008",
         "$.jobs.b.runtime",
@@ -713,10 +723,10 @@ def test_the_sites_trainer_must_have_the_runtimes_the_trainjobs_name(tmp_path: P
         "Trainer does not have (it has: torch-distributed): Trainer's webhook refuses the TrainJob"
     )
     state.training_runtimes = {"torch-distributed", "jax-distributed"}
-    assert check(view, units, state) == []
+    assert check(build_of(view), units, state) == []
     # a cluster that does not serve the kind: PRE001's, not this check's
     state.training_runtimes = None
-    assert [f.code for f in check(view, units, state)] == []
+    assert [f.code for f in check(build_of(view), units, state)] == []
     # the fleet's own Trainer installs what its TrainJobs name: nothing to check
     fleet = {
         **FLEET,
@@ -725,7 +735,7 @@ def test_the_sites_trainer_must_have_the_runtimes_the_trainjobs_name(tmp_path: P
     view, units = env_of(tmp_path / "fleet", fleet, TRAINJOBS)
     state = everything(units)
     state.training_runtimes = set()
-    assert [f.code for f in check(view, units, state)] == []
+    assert [f.code for f in check(build_of(view), units, state)] == []
 
 
 # ---- PRE009: a DRA vendor's devices, published by the site's driver ----------------------------
@@ -826,7 +836,7 @@ def test_preflight_checks_each_dra_pools_nodes(tmp_path: Path) -> None:
         nodes={"d1": {"metadata": {}}, "d2": {"metadata": {}}},
         slices=[dra_slice("d1", "gpu.nvidia.com", [h100, h100], qualified=False)],
     )
-    found = check(dra_pool_view(tmp_path), [], state)
+    found = check(build_of(dra_pool_view(tmp_path)), [], state)
     assert [f for f in found if f.code == "PRE009"] == [D2_UNPUBLISHED]
 
 
@@ -980,7 +990,9 @@ def test_preflight_checks_each_partitioned_pools_nodes(tmp_path: Path) -> None:
     files = {"vendors/nvidia-mig.yaml": MIG_NVIDIA, "fleet.yaml": yaml.safe_dump(SIM_FLEET)}
     view = values.load(tree(tmp_path, files)).envs["dev"]
     state = ClusterState(nodes={"n5": mig_node("pending", "0")})
-    assert [(f.code, f.message) for f in check(view, [], state) if f.code == "PRE010"] == [
+    assert [
+        (f.code, f.message) for f in check(build_of(view), [], state) if f.code == "PRE010"
+    ] == [
         (
             "PRE010",
             "node n5 of pool nvidia-mig/a100-mig reports nvidia.com/mig.config.state=pending: "

@@ -26,7 +26,7 @@ from generator.cluster.simchecks import (
 from generator.cluster.simresult import EnvReport, NodeResult
 from generator.findings import Finding, Location
 from generator.values.model import FleetView
-from tests.fixtures import built_units, tree
+from tests.fixtures import built_units, tree, workloads_of
 
 Obj = dict[str, Any]
 
@@ -100,7 +100,7 @@ def fleet(
 ) -> tuple[FleetView, dict[str, SimNode]]:
     """The view of environment dev of a values tree (`text`: its fleet.yaml), and its simulated
     nodes by name."""
-    loaded, _, _ = load(tree(root, files, fleet=text, defaults=False), "dev")
+    loaded = load(tree(root, files, fleet=text, defaults=False), "dev")[0].values
     view = loaded.envs["dev"]
     return view, {n.name: n for n in plan_nodes(view)}
 
@@ -901,7 +901,7 @@ def test_ready_pods_per_track_against_plan(tmp_path: Path) -> None:
         ),
     ]
     report = EnvReport("dev")
-    track_verdicts(view, pods, report)
+    track_verdicts(workloads_of(view), pods, report)
     assert report.tracks == [
         {
             "team": "web",
@@ -962,7 +962,7 @@ services:
     }
     view, _ = fleet(tmp_path, files)
     report = EnvReport("dev")
-    track_verdicts(view, [], report)
+    track_verdicts(workloads_of(view), [], report)
     assert report.findings == [
         Finding(
             "SIM007",
@@ -1008,7 +1008,7 @@ services:
     # A pod of another service's group in the namespace is not counted.
     pods.append(pod("web", "other-0", owner=sts, labels={group: "0"}, conditions=READY))
     report = EnvReport("dev")
-    track_verdicts(view, pods, report)
+    track_verdicts(workloads_of(view), pods, report)
     assert report.tracks == [
         {"team": "web", "service": "web/llm", "track": "nvidia", "ready": 1, "plan": 2, "ok": False}
     ]
@@ -1020,7 +1020,7 @@ services:
     report = EnvReport("dev")
     for p in pods:
         p.setdefault("status", {})["conditions"] = READY
-    track_verdicts(view, pods, report)
+    track_verdicts(workloads_of(view), pods, report)
     assert (report.tracks[0]["ready"], report.findings) == (2, [])
 
 

@@ -15,7 +15,7 @@ from generator.cluster.simkueue import (
 )
 from generator.cluster.simpods import pod_refs
 from generator.cluster.simresult import EnvReport, PodResult
-from tests.fixtures import built_units
+from tests.fixtures import build_of, built_units
 
 CHART_CONFIG = """\
 apiVersion: config.kueue.x-k8s.io/v1beta2
@@ -131,7 +131,7 @@ def test_one_admission_row_per_queued_workload_at_its_values_line(tmp_path: Path
     view, _, _ = built_units(
         tmp_path, {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": TEAM}, KUEUE_FLEET
     )
-    refs = pod_refs(view)
+    refs = pod_refs(build_of(view))
     report = EnvReport("dev")
     deployment = "Deployment ml/serve-nvidia"
     report.pods = [
@@ -171,9 +171,11 @@ def test_no_admission_rows_without_workloads(tmp_path: Path) -> None:
     )
     report = EnvReport("dev")
     report.pods = [PodResult("ml", "Job ml/train", "train-x", "nvidia", "Running", "g1", "", True)]
-    admission_verdicts({}, pod_refs(view), report)
+    admission_verdicts({}, pod_refs(build_of(view)), report)
     # A workload that Kueue has not made a Workload for (yet) has no row either.
-    admission_verdicts({("ml", "Job", "other"): queued([ADMITTED], A100)}, pod_refs(view), report)
+    admission_verdicts(
+        {("ml", "Job", "other"): queued([ADMITTED], A100)}, pod_refs(build_of(view)), report
+    )
     assert report.admissions == []
 
 
@@ -190,7 +192,7 @@ def test_a_leaderworkerset_has_a_row_over_its_groups_workloads(tmp_path: Path) -
         ("ml", "serve-nvidia"): [queued([ADMITTED], A100), queued([SHORT])],
         ("other", "serve-nvidia"): [queued([SHORT])],
     }
-    admission_verdicts({}, pod_refs(view), report, groups)
+    admission_verdicts({}, pod_refs(build_of(view)), report, groups)
     assert report.admissions == [
         {
             "workload": "LeaderWorkerSet ml/serve-nvidia",

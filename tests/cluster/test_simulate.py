@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from generator.builders import argocd
+from generator.builders.fleet import build_values
 from generator.cluster import dryrun
 from generator.cluster.launcher import ControlPlane
 from generator.cluster.simchecks import PROBE_NAMESPACE
@@ -185,15 +186,20 @@ def test_kueue_admits_what_its_cluster_queue_holds_and_says_why_not_at_the_value
         "teams/ml.yaml": KUEUE_TEAM,
     }
     values = tree(tmp_path, files, defaults=False)
+    loaded = load_values(values)
     refused = [
-        f.code for f in stage.policy.run_checks(load_values(values)) if f.severity.name == "ERROR"
+        f.code
+        for f in stage.policy.run_checks(loaded, build_values(loaded))
+        if f.severity.name == "ERROR"
     ]
     assert sorted(set(refused)) == sorted(RENDER_RULES)
     checks = stage.policy.run_checks
     monkeypatch.setattr(
         stage.policy,
         "run_checks",
-        lambda loaded, memo=None: [f for f in checks(loaded, memo) if f.code not in RENDER_RULES],
+        lambda loaded, builds, memo=None: [
+            f for f in checks(loaded, builds, memo) if f.code not in RENDER_RULES
+        ],
     )
 
     result = simulate(values, None, lambda: contextlib.nullcontext(cluster))
@@ -389,8 +395,8 @@ def test_kueue_admits_a_jobset_whole_and_one_larger_than_the_queue_waits(
     monkeypatch.setattr(
         stage.policy,
         "run_checks",
-        lambda loaded, memo=None: [
-            f for f in checks(loaded, memo) if f.code not in RENDER_RULES | {"MIG005"}
+        lambda loaded, builds, memo=None: [
+            f for f in checks(loaded, builds, memo) if f.code not in RENDER_RULES | {"MIG005"}
         ],
     )
     result = simulate(values, None, lambda: contextlib.nullcontext(cluster))
@@ -453,8 +459,8 @@ def test_trainers_controller_runs_an_admitted_trainjob_as_a_jobset_on_its_pool(
     monkeypatch.setattr(
         stage.policy,
         "run_checks",
-        lambda loaded, memo=None: [
-            f for f in checks(loaded, memo) if f.code not in RENDER_RULES | {"MIG005"}
+        lambda loaded, builds, memo=None: [
+            f for f in checks(loaded, builds, memo) if f.code not in RENDER_RULES | {"MIG005"}
         ],
     )
     result = simulate(values, None, lambda: contextlib.nullcontext(cluster))
@@ -566,11 +572,15 @@ def simulate_one_too_many(
     }
     values = tree(tmp_path, files, defaults=False)
     checks = stage.policy.run_checks
-    assert [f.code for f in checks(load_values(values)) if f.severity.name == "ERROR"] == ["MIG005"]
+    loaded = load_values(values)
+    refused = [f.code for f in checks(loaded, build_values(loaded)) if f.severity.name == "ERROR"]
+    assert refused == ["MIG005"]
     monkeypatch.setattr(
         stage.policy,
         "run_checks",
-        lambda loaded, memo=None: [f for f in checks(loaded, memo) if f.code != "MIG005"],
+        lambda loaded, builds, memo=None: [
+            f for f in checks(loaded, builds, memo) if f.code != "MIG005"
+        ],
     )
     return simulate(values, None, lambda: contextlib.nullcontext(cluster))
 

@@ -1009,9 +1009,9 @@ def test_tree_diff_builds_only_the_units_whose_files_differ(tmp_path: Path) -> N
     """prod before: team ml (4 GPUs) and team old; after: ml with 2, old gone, ops new."""
     before = tree(tmp_path / "a", {"teams/old.yaml": "quota:\n  nvidia: 2\n"})
     after = tree(tmp_path / "b", {"teams/ml.yaml": "quota:\n  nvidia: 2\n", "teams/ops.yaml": TEAM})
-    committed = _Reads(render_tree(load_and_check(before)[0]).tree)
+    committed = _Reads(render_tree(load_and_check(before).values).tree)
     ids = {path: _blob_id(text) for path, text in committed.items()}
-    got = tree_diff(committed, render_tree(load_and_check(after)[0]), "prod", ids)
+    got = tree_diff(committed, render_tree(load_and_check(after).values), "prod", ids)
     units = [
         "overlays/prod/argocd",
         "overlays/prod/monitoring",  # its rules name each team

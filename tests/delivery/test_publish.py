@@ -155,7 +155,7 @@ def broken_object(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
             Component("team-ml-team", "extra/broken", [obj], origin=team.doc.anchor(("quota",)))
         ]
 
-    monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, extra))
+    monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, builders.of_view(extra)))
     yield
 
 

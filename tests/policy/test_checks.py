@@ -12,13 +12,15 @@ from collections.abc import Iterable
 
 import pytest
 
+from generator.builders.fleet import build_values
 from generator.findings import Finding, Location, Severity
 from generator.policy.checks import Check, ManifestRule, run_checks, run_rules
+from generator.policy.context import Context
 from generator.values import loader as values
-from generator.values.model import FleetView, Values
+from generator.values.model import Values
 from generator.vocab.objects import Obj
 from generator.vocab.units import Unit
-from tests.fixtures import tree
+from tests.fixtures import context, tree
 
 FLEET_YAML = Location("values/fleet.yaml", 1, 1)
 
@@ -29,35 +31,35 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> Values:
     return values.load(tree(tmp_path_factory.mktemp("checks")))
 
 
-def layer_name(view: FleetView) -> Iterable[Finding]:
+def layer_name(ctx: Context) -> Iterable[Finding]:
     """One finding per layer, naming it: differs in every layer, so none merge."""
-    yield Finding("TST001", f"layer {view.env or 'base'}", FLEET_YAML)
+    yield Finding("TST001", f"layer {ctx.view.env or 'base'}", FLEET_YAML)
 
 
-def everywhere(view: FleetView) -> Iterable[Finding]:
+def everywhere(ctx: Context) -> Iterable[Finding]:
     """The same finding in every layer."""
     yield Finding("TST002", "same everywhere", FLEET_YAML, "$.name", "fix it")
 
 
-def prod_only(view: FleetView) -> Iterable[Finding]:
+def prod_only(ctx: Context) -> Iterable[Finding]:
     """A finding in prod alone."""
-    if view.env == "prod":
+    if ctx.view.env == "prod":
         yield Finding("TST003", "prod", FLEET_YAML, hint="in prod")
 
 
-def base_and_staging(view: FleetView) -> Iterable[Finding]:
+def base_and_staging(ctx: Context) -> Iterable[Finding]:
     """A warning in the base layer and in staging."""
-    if view.env in ("", "staging"):
+    if ctx.view.env in ("", "staging"):
         yield Finding("TST004", "not prod", FLEET_YAML, severity=Severity.WARNING)
 
 
 # ---- Check -----------------------------------------------------------------------------------
 
 
-def test_a_check_calls_its_function_with_the_view(loaded: Values) -> None:
+def test_a_check_calls_its_function_with_the_views_context(loaded: Values) -> None:
     chk = Check("TST001", "names the layer", layer_name)
-    assert list(chk(loaded.envs["prod"])) == [Finding("TST001", "layer prod", FLEET_YAML)]
-    assert list(chk(loaded.base)) == [Finding("TST001", "layer base", FLEET_YAML)]
+    assert list(chk(context(loaded.envs["prod"]))) == [Finding("TST001", "layer prod", FLEET_YAML)]
+    assert list(chk(context(loaded.base))) == [Finding("TST001", "layer base", FLEET_YAML)]
     assert (chk.severity, Check("X", "y", layer_name, "warning").severity) == ("error", "warning")
 
 
@@ -70,7 +72,9 @@ def test_run_checks_runs_every_check_on_the_base_layer_and_every_environment(
     """Findings that differ per layer name their layer; one found everywhere names none; one
     found in some layers names those (the base layer as "")."""
     checks = (Check(f.__name__, "x", f) for f in (layer_name, everywhere, base_and_staging))
-    got = sorted(run_checks(loaded, checks), key=lambda f: (f.code, f.message))
+    got = sorted(
+        run_checks(loaded, build_values(loaded), checks), key=lambda f: (f.code, f.message)
+    )
     assert got == [
         Finding("TST001", "layer base", FLEET_YAML, envs=("",)),
         Finding("TST001", "layer prod", FLEET_YAML, envs=("prod",)),
@@ -81,7 +85,7 @@ def test_run_checks_runs_every_check_on_the_base_layer_and_every_environment(
 
 
 def test_a_finding_of_one_environment_names_it(loaded: Values) -> None:
-    got = run_checks(loaded, [Check("TST003", "x", prod_only)])
+    got = run_checks(loaded, build_values(loaded), [Check("TST003", "x", prod_only)])
     assert got == [Finding("TST003", "prod", FLEET_YAML, hint="in prod", envs=("prod",))]
     assert [f.format() for f in got] == [
         "values/fleet.yaml:1:1: TST003 prod in environment 'prod'; in prod"
@@ -89,7 +93,7 @@ def test_a_finding_of_one_environment_names_it(loaded: Values) -> None:
 
 
 def test_no_checks_find_nothing(loaded: Values) -> None:
-    assert run_checks(loaded, []) == []
+    assert run_checks(loaded, build_values(loaded), []) == []
 
 
 # ---- ManifestRule and run_rules --------------------------------------------------------------
@@ -101,20 +105,20 @@ OBJS: list[Obj] = [
 ]
 
 
-def what_it_got(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+def what_it_got(ctx: Context, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
     """One finding naming the layer, the unit and the objects the rule was given."""
     names = ", ".join(o["metadata"]["name"] for o in objs)
-    yield Finding("TST005", f"{view.env}: {unit.name} ({unit.env}): {names}", FLEET_YAML)
+    yield Finding("TST005", f"{ctx.view.env}: {unit.name} ({unit.env}): {names}", FLEET_YAML)
 
 
-def two_findings(view: FleetView, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
+def two_findings(ctx: Context, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
     yield Finding("TST006", "first", FLEET_YAML)
     yield Finding("TST006", "second", FLEET_YAML, severity=Severity.WARNING)
 
 
 def test_a_manifest_rule_calls_its_function_with_view_unit_and_objects(loaded: Values) -> None:
     rule = ManifestRule("TST005", "names what it got", what_it_got)
-    assert list(rule(loaded.envs["prod"], UNIT, OBJS)) == [
+    assert list(rule(context(loaded.envs["prod"]), UNIT, OBJS)) == [
         Finding("TST005", "prod: team-ml (prod): a, b", FLEET_YAML)
     ]
     assert rule.severity == "error"
@@ -122,7 +126,7 @@ def test_a_manifest_rule_calls_its_function_with_view_unit_and_objects(loaded: V
 
 def test_run_rules_runs_every_rule_and_names_the_unit(loaded: Values) -> None:
     rules = [ManifestRule("TST005", "x", what_it_got), ManifestRule("TST006", "y", two_findings)]
-    got = run_rules(loaded.envs["prod"], UNIT, OBJS, rules)
+    got = run_rules(context(loaded.envs["prod"]), UNIT, OBJS, rules)
     assert got == [
         Finding("TST005", "prod: team-ml (prod): a, b", FLEET_YAML, unit="overlays/prod/team-ml"),
         Finding("TST006", "first", FLEET_YAML, unit="overlays/prod/team-ml"),

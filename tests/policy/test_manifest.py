@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from generator.findings import Finding, Location
+from generator.policy import context as policy_context
 from generator.policy import manifest
 from generator.policy.manifest import describe, origin
 from generator.policy.placement import pod_problems, selects, tolerates
@@ -19,7 +20,7 @@ from generator.values.model import FleetView
 from generator.vocab.objects import identity
 from generator.vocab.units import Unit
 from tests.example import EXAMPLE_VALUES
-from tests.fixtures import AMD_MI250X, ASCEND_910B, HYGON_Z100L, tree
+from tests.fixtures import AMD_MI250X, ASCEND_910B, HYGON_Z100L, context, tree
 
 ACCEL = "feature.node.kubernetes.io/accelerator"
 
@@ -70,7 +71,7 @@ def pod(
 def codes(view: FleetView, obj: dict[str, Any]) -> list[str]:
     origin = Location("values/teams/ml.yaml", 1, 1)
     unit = Unit("prod", "team-ml", "overlays/prod/team-ml", (obj,), {identity(obj): origin})
-    found = run_rules(view, unit, [obj])
+    found = run_rules(context(view), unit, [obj])
     assert all(f.location.file.startswith("values/") for f in found)
     return sorted(f.code for f in found)
 
@@ -164,7 +165,9 @@ def test_example_prod_units_pass_every_rule(prod: FleetView, tmp_path: Path) -> 
 
     loaded = values.load(EXAMPLE_VALUES)
     for unit in render_tree(loaded).units:
-        assert run_rules(loaded.of_layer(unit.env), unit, list(unit.objects)) == [], unit.path
+        assert run_rules(context(loaded.of_layer(unit.env)), unit, list(unit.objects)) == [], (
+            unit.path
+        )
 
 
 def test_names_and_labels_the_api_server_would_refuse(prod: FleetView) -> None:
@@ -179,7 +182,8 @@ def test_names_and_labels_the_api_server_would_refuse(prod: FleetView) -> None:
     dep["spec"]["template"]["metadata"] = {"labels": {"bad key!": "v"}}
     unit = Unit("prod", "team-ml", "overlays/prod/team-ml", (svc, dep), {})
     found = [
-        (f.code, f.path, f.message.split(": ", 1)[1]) for f in run_rules(prod, unit, [svc, dep])
+        (f.code, f.path, f.message.split(": ", 1)[1])
+        for f in run_rules(context(prod), unit, [svc, dep])
     ]
     assert found == [
         (
@@ -275,10 +279,10 @@ def test_placement_rule_reports_its_own_problem_whole(code: str, prod: FleetView
     message, path, hint = PLACEMENT_FINDINGS[code]
     want = Finding(code, f"Deployment ml/w ({UNIT}): {message}", AT_VALUES, path, hint)
     for other in PLACEMENT_FINDINGS:
-        got = list(manifest._placement_rule(other)(prod, unit_of(bad), [bad]))
+        got = list(manifest._placement_rule(other)(context(prod), unit_of(bad), [bad]))
         assert got == ([want] if other == code else []), other
     # an object no values line made is reported at its unit
-    got = list(manifest._placement_rule(code)(prod, unit_of(bad, origins=False), [bad]))
+    got = list(manifest._placement_rule(code)(context(prod), unit_of(bad, origins=False), [bad]))
     assert [f.location for f in got] == [Location(UNIT)]
 
 
@@ -289,9 +293,10 @@ def test_placement_problems_are_worked_out_again_for_another_units_objects(
     second unit's objects are checked themselves."""
     rule = manifest._placement_rule("POD004")
     bad, good = CASES["POD004"]
-    assert [f.code for f in rule(prod, unit_of(bad), [bad])] == ["POD004"]
-    assert list(rule(prod, unit_of(good), [good])) == []
-    assert [f.code for f in rule(prod, unit_of(bad), [bad])] == ["POD004"]
+    ctx = context(prod)  # one view's context: what it keeps is per list of objects
+    assert [f.code for f in rule(ctx, unit_of(bad), [bad])] == ["POD004"]
+    assert list(rule(ctx, unit_of(good), [good])) == []
+    assert [f.code for f in rule(ctx, unit_of(bad), [bad])] == ["POD004"]
 
 
 def test_the_five_rules_work_out_a_units_problems_once(
@@ -305,12 +310,12 @@ def test_the_five_rules_work_out_a_units_problems_once(
         specs.append(spec)
         return pod_problems(view, spec)
 
-    monkeypatch.setattr(manifest, "pod_problems", counted)
+    monkeypatch.setattr(policy_context, "pod_problems", counted)
     bad = CASES["POD004"][0]
     objs = [bad]
-    assert [f.code for f in run_rules(prod, unit_of(bad), objs) if f.code.startswith("POD")] == [
-        "POD004"
-    ]
+    assert [
+        f.code for f in run_rules(context(prod), unit_of(bad), objs) if f.code.startswith("POD")
+    ] == ["POD004"]
     assert specs == [bad["spec"]["template"]["spec"]]
 
 
@@ -339,7 +344,7 @@ def obj(kind: str, name: str, labels: dict[str, Any] | None = None) -> dict[str,
 def name_problems(view: FleetView, *objs: dict[str, Any]) -> list[tuple[str, str]]:
     """(path, what is wrong) of each NAME006 finding, the object's description cut off."""
     unit = unit_of(*objs)
-    found = list(manifest.names_and_labels(view, unit, list(objs)))
+    found = list(manifest.names_and_labels(context(view), unit, list(objs)))
     assert {(f.code, f.location, f.hint) for f in found} <= {
         ("NAME006", AT_VALUES, "shorten or rename it in values")
     }
@@ -510,7 +515,7 @@ def test_pod_template_labels_are_checked_where_they_are(prod: FleetView) -> None
 
 def test_a_name_finding_whole(prod: FleetView) -> None:
     svc = obj("Service", "1st", {"app": "x" * 64})
-    assert list(manifest.names_and_labels(prod, unit_of(svc), [svc])) == [
+    assert list(manifest.names_and_labels(context(prod), unit_of(svc), [svc])) == [
         Finding(
             "NAME006",
             f"Service ml/1st ({UNIT}): name '1st' is not a valid DNS-1035 label (lower-case, '-', "

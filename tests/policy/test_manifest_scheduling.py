@@ -6,12 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from generator.builders.workloads import team_objects
 from generator.findings import Finding, Location
 from generator.policy.registry import run_rules
 from generator.values import loader as values
 from generator.vocab.units import Unit
-from tests.fixtures import FLEET, tree
+from tests.fixtures import FLEET, context, team_objects, tree
 
 # Team ml: 8 NVIDIA devices, its quota's key on line 2, column 1.
 ML = "owners: [ml@example.com]\nquota:\n  nvidia: 8\n"
@@ -26,7 +25,7 @@ def test_queue_that_does_not_carry_the_quota_is_found(backend: str, tmp_path: Pa
     team = next(t for t in view.teams if t.name == "ml")
     objs = [o for o in team_objects(view, team)[0] if o["kind"] in ("Queue", "ClusterQueue")]
     unit = Unit("prod", "team-ml", "overlays/prod/team-ml", tuple(objs), {})
-    assert [f.code for f in run_rules(view, unit, objs) if f.code == "SCH001"] == []
+    assert [f.code for f in run_rules(context(view), unit, objs) if f.code == "SCH001"] == []
     [queue] = objs
     if backend == "volcano":
         queue["spec"]["capability"]["nvidia.com/gpu"] = 80
@@ -39,7 +38,7 @@ def test_queue_that_does_not_carry_the_quota_is_found(backend: str, tmp_path: Pa
         ]
         group["flavors"][0]["resources"][0]["nominalQuota"] = 80
         want = "nominal quota of nvidia.com/gpu is 80, the team's quota gives 8"
-    found = [f for f in run_rules(view, unit, objs) if f.code == "SCH001"]
+    found = [f for f in run_rules(context(view), unit, objs) if f.code == "SCH001"]
     assert found and want in found[0].message
     assert {f.location for f in found} == {Location("values/teams/ml.yaml", 2, 1)}
 
@@ -61,7 +60,7 @@ def test_the_whole_finding_names_the_queue_and_the_teams_quota(tmp_path: Path) -
     }
     objs = [config, stranger, queue]
     unit = Unit("prod", "team-ml", "overlays/prod/team-ml", tuple(objs), {})
-    assert [f for f in run_rules(view, unit, objs) if f.code == "SCH001"] == [
+    assert [f for f in run_rules(context(view), unit, objs) if f.code == "SCH001"] == [
         Finding(
             "SCH001",
             "Queue team-ml (overlays/prod/team-ml): capability of nvidia.com/gpu is 80, the "

@@ -16,7 +16,7 @@ from generator.values import loader as values
 from generator.values.model import FleetView
 from generator.vocab.objects import identity
 from generator.vocab.units import Unit
-from tests.fixtures import FLEET, NVIDIA, cli, snapshot, tree
+from tests.fixtures import FLEET, NVIDIA, cli, context, snapshot, tree
 
 DIGEST = "sha256:" + "0123456789abcdef" * 4
 ORIGIN = Location("values/teams/ml.yaml", 2, 3)
@@ -37,7 +37,9 @@ def found(view: FleetView, unit_name: str, *objs: dict[str, Any]) -> list[tuple[
         objs,
         {identity(o): ORIGIN for o in objs},
     )
-    out = [f for f in run_rules(view, unit, list(objs)) if f.code.startswith(("SEC", "TEAM"))]
+    out = [
+        f for f in run_rules(context(view), unit, list(objs)) if f.code.startswith(("SEC", "TEAM"))
+    ]
     assert all(f.location == ORIGIN for f in out)
     return [(f.code, f.path) for f in out]
 
@@ -227,7 +229,9 @@ def test_the_example_fleet_passes_every_security_rule_in_every_unit() -> None:
     loaded = values.load(EXAMPLE_VALUES)
     for unit in render_tree(loaded).units:
         view = loaded.of_layer(unit.env)
-        assert [f.format() for f in run_rules(view, unit, list(unit.objects))] == [], unit.path
+        assert [f.format() for f in run_rules(context(view), unit, list(unit.objects))] == [], (
+            unit.path
+        )
 
 
 # ---- through the real validate command ------------------------------------------------------
@@ -310,7 +314,7 @@ def test_validate_reports_a_privileged_team_object_at_its_workloads_line(
         bad = deployment({"hostNetwork": True})
         return [Component("team-ml", "extra/ml", [bad], origin=ml.doc.anchor(("jobs", "train")))]
 
-    monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, host_network))
+    monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, builders.of_view(host_network)))
     assert cli("render", "--values", str(values_dir))[0] == 0  # validate checks what is committed
     code, out = cli("validate", "--values", str(values_dir), "--no-drift", "--no-cache")
     assert code == 1, out
@@ -334,7 +338,7 @@ def whole(
     unit = Unit(
         "prod", unit_name, f"overlays/prod/{unit_name}", objs, {identity(o): ORIGIN for o in objs}
     )
-    found = list(rule.fn(view, unit, list(objs)))
+    found = list(rule.fn(context(view), unit, list(objs)))
     assert {(f.code, f.hint, f.location) for f in found} <= {(rule.code, HINTS[rule.code], ORIGIN)}
     return [(f.message, f.path) for f in found]
 
@@ -560,7 +564,7 @@ def sec004(view: FleetView, *objs: dict[str, Any]) -> list[tuple[str, str, str]]
         objs,
         {identity(o): ORIGIN for o in objs},
     )
-    found = list(rule_of("SEC004").fn(view, unit, list(objs)))
+    found = list(rule_of("SEC004").fn(context(view), unit, list(objs)))
     assert {(f.code, f.location) for f in found} <= {("SEC004", ORIGIN)}
     return [(f.message, f.path, f.hint) for f in found]
 
@@ -710,7 +714,7 @@ def test_sec005_only_in_the_environments_the_fleet_marks_production(
     view = values.load(tree(tmp_path, {"fleet.yaml": FLEET + production})).envs[env]
     bad = deployment({"containers": [{"name": "c", "image": "r.example.com/x:1"}]})
     unit = Unit(env, "team-ml", f"overlays/{env}/team-ml", (bad,), {identity(bad): ORIGIN})
-    assert [f.message for f in rule_of("SEC005").fn(view, unit, [bad])] == (
+    assert [f.message for f in rule_of("SEC005").fn(context(view), unit, [bad])] == (
         [
             f"Deployment ml/web (overlays/{env}/team-ml): image 'r.example.com/x:1' is not pinned "
             f"by digest, and environment {env!r} is in productionEnvironments"
@@ -831,7 +835,7 @@ def team001(view: FleetView, unit_name: str, *objs: dict[str, Any]) -> list[tupl
     unit = Unit(
         "prod", unit_name, f"overlays/prod/{unit_name}", objs, {identity(o): ORIGIN for o in objs}
     )
-    found = list(rule_of("TEAM001").fn(view, unit, list(objs)))
+    found = list(rule_of("TEAM001").fn(context(view), unit, list(objs)))
     assert {(f.code, f.location) for f in found} <= {("TEAM001", ORIGIN)}
     return [(f.message, f.path, f.hint) for f in found]
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from generator.builders.fleet import build_values
 from generator.findings import Finding, Location, Place, Severity
 from generator.policy import memo as memo_module
 from generator.policy import registry
@@ -35,12 +36,14 @@ def checked(
 ) -> tuple[list[str], list[Finding]]:
     """(the views checked, the findings) of one run with the memo in `folder`."""
     memo = CheckMemo(folder, write)
-    found = registry.run_checks(loader.load(values_dir), memo)
+    loaded = loader.load(values_dir)
+    found = registry.run_checks(loaded, build_values(loaded), memo)
     return memo.checked, found
 
 
 def cold(values_dir: Path) -> list[Finding]:
-    return registry.run_checks(loader.load(values_dir))
+    loaded = loader.load(values_dir)
+    return registry.run_checks(loaded, build_values(loaded))
 
 
 def edit(values_dir: Path, old: str, new: str) -> None:
@@ -108,7 +111,7 @@ def test_the_tools_facts_and_the_checks_chosen_are_part_of_the_key(
     assert checked(values_dir, memo)[0] == ["", "prod/main", "prod/domestic"]
     loaded = loader.load(values_dir)
     fewer = CheckMemo(memo, write=True)
-    run_checks(loaded, [registry.CHECKS["CAP001"]], fewer)
+    run_checks(loaded, build_values(loaded), [registry.CHECKS["CAP001"]], fewer)
     assert fewer.checked == ["", "prod/main", "prod/domestic"]
 
 
@@ -169,10 +172,10 @@ def test_the_digest_reads_what_a_vendor_holds_in_its_maps(values_dir: Path) -> N
     models = {k: PciModel(m.classes, ("ffff",), m.source) for k, m in vendor.pci_models.items()}
     other = dataclasses.replace(vendor, pci_models=models)
     # Another view, so its own memo of derived data (replace would share the dict).
-    changed = dataclasses.replace(view, vendors=(other,), memo={})
-    digest = memo_module._Digests()
+    changed = dataclasses.replace(view, vendors=(other,))
+    digest = memo_module.Digests()
     assert digest.view(changed, ["CAP001"]) != digest.view(view, ["CAP001"])
-    assert digest.view(view, ["CAP001"]) == memo_module._Digests().view(view, ["CAP001"])
+    assert digest.view(view, ["CAP001"]) == memo_module.Digests().view(view, ["CAP001"])
 
 
 # ---- the manifest rules' findings per unit -------------------------------------------------------
@@ -264,18 +267,25 @@ def test_without_a_folder_the_rules_always_run(values_dir: Path) -> None:
 def test_a_view_is_made_canonical_once_for_both_memos(
     values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    canon = memo_module._Digests.canon
+    canon = memo_module.Digests.canon
     views: list[str] = []
 
-    def spy(self: memo_module._Digests, obj: object) -> object:
+    def spy(self: memo_module.Digests, obj: object) -> object:
         if isinstance(obj, FleetView):
             views.append(obj.key)
         return canon(self, obj)
 
-    monkeypatch.setattr(memo_module._Digests, "canon", spy)
+    monkeypatch.setattr(memo_module.Digests, "canon", spy)
     values = loader.load(values_dir)
-    registry.run_checks(values, CheckMemo(tmp_path / "checks", True))
+    digests = memo_module.Digests()  # validate hands one to both memos
+    checks = CheckMemo(tmp_path / "checks", True, digests)
+    registry.run_checks(values, build_values(values), checks)
     assert views == ["", "prod/main", "prod/domestic"]
-    rules = RuleMemo(tmp_path / "rules", True, ["WKL001"])
+    rules = RuleMemo(tmp_path / "rules", True, ["WKL001"], digests)
     rules.findings(values.envs["prod/main"], "overlays/prod/main/a", "k", list)
     assert views == ["", "prod/main", "prod/domestic"]
+    # Memos with digests of their own each make the view canonical.
+    RuleMemo(tmp_path / "other", True, ["WKL001"]).findings(
+        values.envs["prod/main"], "overlays/prod/main/a", "k", list
+    )
+    assert views == ["", "prod/main", "prod/domestic", "prod/main"]

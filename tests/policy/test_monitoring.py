@@ -17,7 +17,7 @@ from generator.policy.monitoring import (
 )
 from generator.values import loader as values
 from generator.values.model import FleetView
-from tests.fixtures import NVIDIA, PROD_FLEET, tree
+from tests.fixtures import NVIDIA, PROD_FLEET, context, tree
 
 # MON003's hint, written out: a changed hint fails the tests.
 MON003_HINT = (
@@ -70,7 +70,7 @@ def test_an_exporter_without_image_is_reported_at_its_daemonset(tmp_path: Path) 
     (daemonSet, line 17), with the JSON path of the missing key."""
     section = "exporter:\n  daemonSet: {version: v2}\n" + METRICS
     view = prod(tmp_path, {"vendors/acme.yaml": ACME + section})
-    assert list(exporter_facts(view)) == [
+    assert list(exporter_facts(context(view))) == [
         Finding(
             "MON001",
             "vendor acme: exporter.daemonSet.image is not set, so its exporter cannot be "
@@ -89,7 +89,7 @@ def test_exporter_labels_that_swap_in_a_cycle_are_reported_at_the_labels(tmp_pat
     points at `labels:` (line 4 of nvidia.yaml), not at `exporter:` above it."""
     nvidia = NVIDIA + "exporter:\n  labels: {node: device, device: node}\n"
     view = prod(tmp_path, {"vendors/nvidia.yaml": nvidia})
-    assert [f.format() for f in exporter_facts(view)] == [
+    assert [f.format() for f in exporter_facts(context(view))] == [
         "values/vendors/nvidia.yaml:4:3: MON001 vendor nvidia: exporter.labels swap labels in a "
         "cycle: node<-device, device<-node (at $.exporter.labels); " + MON001_HINT
     ]
@@ -104,7 +104,9 @@ def test_every_vendor_is_checked_and_sound_exporters_give_nothing(tmp_path: Path
         "vendors/zeta.yaml": ACME.replace("acme", "zeta") + RENDERED,
         "vendors/bare.yaml": ACME.replace("acme", "bare"),
     }
-    got = [(f.code, f.location, f.message[:40]) for f in exporter_facts(prod(tmp_path, files))]
+    got = [
+        (f.code, f.location, f.message[:40]) for f in exporter_facts(context(prod(tmp_path, files)))
+    ]
     assert got == [
         (
             "MON001",
@@ -126,7 +128,7 @@ def test_a_custom_exporter_namespace_gives_the_same_verdict(tmp_path: Path) -> N
     section = "exporter:\n  daemonSet: {version: v2}\n" + METRICS
     root = tree(tmp_path, {"vendors/acme.yaml": ACME + section}, fleet=fleet, defaults=False)
     view = values.load(root).envs["prod"]
-    assert [(f.code, f.location, f.path) for f in exporter_facts(view)] == [
+    assert [(f.code, f.location, f.path) for f in exporter_facts(context(view))] == [
         ("MON001", Location("values/vendors/acme.yaml", 17, 3), "$.exporter.daemonSet.image")
     ]
 
@@ -138,7 +140,7 @@ def test_a_vendor_without_exporter_is_a_warning_at_the_top_of_its_file(tmp_path:
     """Only the vendor without exporter is named; one whose exporter renders is not."""
     zeta = ACME.replace("acme", "zeta") + RENDERED
     view = prod(tmp_path, {"vendors/acme.yaml": ACME, "vendors/zeta.yaml": zeta})
-    assert list(no_exporter(view)) == [
+    assert list(no_exporter(context(view))) == [
         Finding(
             "MON002",
             "vendor acme has no exporter section: no scrape config or rules for it",
@@ -153,7 +155,7 @@ def test_a_vendor_without_exporter_is_a_warning_at_the_top_of_its_file(tmp_path:
 def test_an_empty_exporter_section_is_reported_where_it_is_written(tmp_path: Path) -> None:
     """`exporter: {}` names no exporter either; the warning points at that key (line 16)."""
     view = prod(tmp_path, {"vendors/acme.yaml": ACME + "exporter: {}\n"})
-    assert [f.format() for f in no_exporter(view)] == [
+    assert [f.format() for f in no_exporter(context(view))] == [
         "values/vendors/acme.yaml:16:1: MON002 warning: vendor acme has no exporter section: no "
         "scrape config or rules for it (at $.exporter); " + MON002_HINT
     ]
@@ -182,7 +184,7 @@ def nvidia_prod(tmp_path: Path, monitoring: str) -> FleetView:
 
 
 def mon003(view: FleetView) -> list[tuple[str, str, Location]]:
-    return [(f.message, f.severity.value, f.location) for f in prometheus_selects(view)]
+    return [(f.message, f.severity.value, f.location) for f in prometheus_selects(context(view))]
 
 
 def test_no_prometheus_named_checks_nothing(tmp_path: Path) -> None:
@@ -200,7 +202,7 @@ def test_labels_the_selector_misses_are_an_error_per_object(tmp_path: Path) -> N
         tmp_path, PROMETHEUS.replace("  prometheusSelectorLabels: {release: kps}\n", "")
     )
     selector = '{"matchLabels": {"release": "kps"}}'
-    assert list(prometheus_selects(view)) == [
+    assert list(prometheus_selects(context(view))) == [
         Finding(
             "MON003",
             "the Prometheus in 'monitoring' (monitoring.prometheus) does not load PodMonitor "

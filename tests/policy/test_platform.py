@@ -14,7 +14,7 @@ from generator.policy.platform import missing_addons, needs
 from generator.values import loader as values
 from generator.values.model import FleetView
 from generator.vocab import addons
-from tests.fixtures import PROD_FLEET, Obj, tree
+from tests.fixtures import PROD_FLEET, Obj, context, tree
 
 # A batch Job and a Volcano Job (line 9 sets its kind) of team ml, on the default NVIDIA pools.
 TEAM = """\
@@ -57,7 +57,7 @@ def prod(tmp_path: Path, team: str, fleet: str = "") -> FleetView:
 def test_a_volcano_job_under_the_quota_backend_is_reported_at_its_kind(tmp_path: Path) -> None:
     """Only the Volcano Job: the batch Job beside it needs nothing; both reasons in one finding."""
     view = prod(tmp_path, TEAM)
-    assert list(missing_addons(view)) == [
+    assert list(missing_addons(context(view))) == [
         Finding(
             "DEP001",
             "Job ml/gang needs Volcano (its kind Job of batch.volcano.sh/v1alpha1 is served by "
@@ -83,11 +83,11 @@ def test_a_volcano_job_under_the_quota_backend_is_reported_at_its_kind(tmp_path:
 def test_volcano_rendered_or_declared_or_the_backend_satisfies_it(
     fleet: str, tmp_path: Path
 ) -> None:
-    assert list(missing_addons(prod(tmp_path, TEAM, fleet))) == []
+    assert list(missing_addons(context(prod(tmp_path, TEAM, fleet)))) == []
 
 
 def test_another_backend_does_not_declare_volcano(tmp_path: Path) -> None:
-    found = list(missing_addons(prod(tmp_path, TEAM, "scheduling: {backend: kueue}\n")))
+    found = list(missing_addons(context(prod(tmp_path, TEAM, "scheduling: {backend: kueue}\n"))))
     assert [(f.code, f.location.line) for f in found] == [("DEP001", 9)]
 
 
@@ -95,7 +95,7 @@ def test_a_gateway_route_needs_the_gateway_api_declared(tmp_path: Path) -> None:
     """Reported at the service's `routing` (no chart the fleet renders: the hint says `site`
     only); once declared, nothing."""
     view = prod(tmp_path, ROUTED)
-    assert list(missing_addons(view)) == [
+    assert list(missing_addons(context(view))) == [
         Finding(
             "DEP001",
             "HTTPRoute ml/web needs Gateway API (its kind HTTPRoute of "
@@ -110,7 +110,7 @@ def test_a_gateway_route_needs_the_gateway_api_declared(tmp_path: Path) -> None:
         )
     ]
     declared = "platform:\n  gatewayAPI: {provided: site}\n"
-    assert list(missing_addons(prod(tmp_path / "declared", ROUTED, declared))) == []
+    assert list(missing_addons(context(prod(tmp_path / "declared", ROUTED, declared)))) == []
 
 
 def test_an_istio_route_needs_istio_not_the_gateway_api(tmp_path: Path) -> None:
@@ -119,12 +119,12 @@ def test_an_istio_route_needs_istio_not_the_gateway_api(tmp_path: Path) -> None:
         "routing: istio\n    istio: {hosts: [web.example.com]}",
     )
     gateway_only = "platform:\n  gatewayAPI: {provided: site}\n"
-    found = list(missing_addons(prod(tmp_path, team, gateway_only)))
+    found = list(missing_addons(context(prod(tmp_path, team, gateway_only))))
     assert [(f.code, f.message.split(" (")[0]) for f in found] == [
         ("DEP001", "VirtualService ml/web needs Istio")
     ]
     declared = "platform:\n  istio: {provided: site}\n"
-    assert list(missing_addons(prod(tmp_path / "declared", team, declared))) == []
+    assert list(missing_addons(context(prod(tmp_path / "declared", team, declared)))) == []
 
 
 # ---- needs: what an object asks of the cluster, read from the object -----------------------
@@ -174,7 +174,7 @@ KUEUE_TRAINER = "scheduling: {backend: kueue}\nplatform:\n  trainer: {provided: 
 
 def test_a_trainjob_needs_jobset_too_because_trainer_runs_it_as_a_jobset(tmp_path: Path) -> None:
     view = prod(tmp_path, TRAINJOB, KUEUE_TRAINER)
-    (finding,) = missing_addons(view)
+    (finding,) = missing_addons(context(view))
     assert (finding.code, finding.location, finding.path) == (
         "DEP001",
         Location("values/teams/ml.yaml", 5, 11),
@@ -188,10 +188,10 @@ def test_a_trainjob_needs_jobset_too_because_trainer_runs_it_as_a_jobset(tmp_pat
 
 def test_a_trainjob_with_trainer_and_jobset_declared_needs_nothing_more(tmp_path: Path) -> None:
     fleet = KUEUE_TRAINER + "  jobset: {provided: site}\n"
-    assert list(missing_addons(prod(tmp_path, TRAINJOB, fleet))) == []
+    assert list(missing_addons(context(prod(tmp_path, TRAINJOB, fleet)))) == []
     # and without either, a finding for each
     bare = "scheduling: {backend: kueue}\n"
-    found = missing_addons(prod(tmp_path / "bare", TRAINJOB, bare))
+    found = missing_addons(context(prod(tmp_path / "bare", TRAINJOB, bare)))
     assert [f.message.split(" (")[0] for f in found] == [
         "TrainJob ml/tune needs Kubeflow Trainer",
         "TrainJob ml/tune needs JobSet",
@@ -206,7 +206,7 @@ def test_an_istio_route_is_reported_at_the_services_routing(tmp_path: Path) -> N
         "routing: istio\n    istio: {hosts: [web.example.com]}",
     )
     view = prod(tmp_path, team, "platform:\n  gatewayAPI: {provided: site}\n")
-    assert list(missing_addons(view)) == [
+    assert list(missing_addons(context(view))) == [
         Finding(
             "DEP001",
             "VirtualService ml/web needs Istio (its kind VirtualService of networking.istio.io/v1 "
@@ -238,7 +238,7 @@ def test_a_kind_no_values_line_chooses_is_reported_at_its_workload(tmp_path: Pat
     """A JobSet is neither a Job's kind nor a service's routing: the finding points at the job
     (`gang:`, line 3) with no JSON path, and the hint names the chart the fleet can install."""
     view = prod(tmp_path, JOBSET, "scheduling: {backend: kueue}\n")
-    assert list(missing_addons(view)) == [
+    assert list(missing_addons(context(view))) == [
         Finding(
             "DEP001",
             "JobSet ml/gang needs JobSet (its kind JobSet of jobset.x-k8s.io/v1alpha2 is served "

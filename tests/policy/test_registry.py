@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from generator.builders.fleet import build_values
 from generator.findings import Finding, Location
 from generator.policy import registry
 from generator.policy.checks import Check
@@ -245,7 +246,7 @@ def test_run_checks_runs_the_registered_checks_on_every_layer(tmp_path: Path) ->
     """A problem of the vendor files holds in every layer: one finding, naming no layer."""
     nvidia = NVIDIA + "exporter:\n  labels: {node: device, device: node}\n"
     loaded = values.load(tree(tmp_path, {"vendors/nvidia.yaml": nvidia}))
-    got = [f for f in registry.run_checks(loaded) if f.code == "MON001"]
+    got = [f for f in registry.run_checks(loaded, build_values(loaded)) if f.code == "MON001"]
     assert [(f.location, f.path, f.envs) for f in got] == [
         (Location("values/vendors/nvidia.yaml", 4, 3), "$.exporter.labels", ())
     ]

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from generator.builders.workloads import team_objects
 from generator.findings import Finding, Location, Severity
 from generator.policy.scheduling import (
     borrowing_needs_queue,
@@ -24,7 +23,7 @@ from generator.policy.scheduling import (
 )
 from generator.values import loader as values
 from generator.values.model import FleetView, Team
-from tests.fixtures import ASCEND_910B, FLEET, Obj, findings, lines, tree
+from tests.fixtures import ASCEND_910B, FLEET, Obj, context, findings, lines, team_objects, tree
 
 
 def coded(values_dir: Path, code: str) -> list[str]:
@@ -404,7 +403,7 @@ def sch002(name: str) -> str:
 def test_every_volcano_job_under_kueue_is_found_at_its_kind_or_its_job(tmp_path: Path) -> None:
     fleet = FLEET + "scheduling:\n  backend: kueue\n"
     view = prod(tree(tmp_path, {"teams/ml.yaml": KUEUE_JOBS}, fleet=fleet))
-    assert list(volcano_under_kueue(view)) == [
+    assert list(volcano_under_kueue(context(view))) == [
         Finding(
             "SCH002", sch002("b-inferred"), at("ml", 7, 5), "$.jobs['b-inferred']", SCH002_HINT
         ),
@@ -418,7 +417,7 @@ def test_every_volcano_job_under_kueue_is_found_at_its_kind_or_its_job(tmp_path:
 def test_volcano_jobs_under_another_backend_are_not_sch002(backend: str, tmp_path: Path) -> None:
     fleet = FLEET + f"scheduling:\n  backend: {backend}\n"
     view = prod(tree(tmp_path, {"teams/ml.yaml": KUEUE_JOBS}, fleet=fleet))
-    assert list(volcano_under_kueue(view)) == []
+    assert list(volcano_under_kueue(context(view))) == []
 
 
 # ---- SCH003 and SCH004: the pools each pod may land on (landings, topology_shape) ---------------
@@ -500,7 +499,7 @@ def test_each_pool_whose_topology_refuses_the_pods_count_is_one_finding(tmp_path
     three = "Job 'three' asks for 3 nvidia devices per pod, which pool"
     web = "Deployment 's-nvidia' asks for 3 nvidia devices per pod, which pool"
     web_at, web_path = at("web", 6, 35), "$.services.s.tracks.nvidia.devicesPerReplica"
-    assert list(topology_refusals(view)) == [
+    assert list(topology_refusals(context(view))) == [
         Finding(
             "SCH003", f"{gang} 'p-ring' {RING}", at("ml", 7, 10), "$.jobs.gang.tasks.w", RING_HINT
         ),
@@ -525,7 +524,7 @@ def test_each_pool_whose_topology_refuses_the_pods_count_is_one_finding(tmp_path
         Finding("SCH003", f"{web} 'p-pair' {PAIR}", web_at, web_path, PAIR_HINT),
     ]
     # Every pod fits a node of 4.
-    assert list(pod_fits_node(view)) == []
+    assert list(pod_fits_node(context(view))) == []
 
 
 # A second vendor with NVIDIA's catalog entry (its selector and resource), one pool of the ring
@@ -554,7 +553,7 @@ def test_a_pod_that_may_land_on_two_vendors_pools_is_judged_per_vendor(tmp_path:
     view = prod(tree(tmp_path, files))
     three = "Job 'three' asks for 3 {} devices per pod, which pool"
     where, path = at("ml", 5, 14), "$.jobs.three.devices"
-    assert list(topology_refusals(view)) == [
+    assert list(topology_refusals(context(view))) == [
         Finding("SCH003", f"{three.format('nvidia')} 'p-ring' {RING}", where, path, RING_HINT),
         Finding("SCH003", f"{three.format('nvidia')} 'p-pair' {PAIR}", where, path, PAIR_HINT),
         Finding("SCH003", f"{three.format('nvidia-b')} 'b-ring' {RING}", where, path, RING_HINT),
@@ -585,7 +584,7 @@ services:
 
 def test_a_pod_is_refused_by_each_pool_whose_node_is_smaller_only(tmp_path: Path) -> None:
     view = prod(tree(tmp_path, {"vendors/nvidia.yaml": FITS_VENDOR, "teams/ml.yaml": FITS_ML}))
-    assert list(pod_fits_node(view)) == [
+    assert list(pod_fits_node(context(view))) == [
         Finding(
             "SCH004",
             "Job 'train' asks for 8 nvidia devices per pod, but a node of pool 'small' has 4",
@@ -595,7 +594,7 @@ def test_a_pod_is_refused_by_each_pool_whose_node_is_smaller_only(tmp_path: Path
             "whose nodes have enough",
         )
     ]
-    assert list(topology_refusals(view)) == []
+    assert list(topology_refusals(context(view))) == []
 
 
 # ---- SCH005: fallback_models ----------------------------------------------------------------------
@@ -637,7 +636,7 @@ def test_each_fallback_model_that_is_no_other_pool_model_is_found_where_it_is_se
     view = prod(tree(tmp_path, {"vendors/nvidia.yaml": H100, "teams/ml.yaml": FALLBACKS}))
     no_pool = "names no pool of nvidia (models: A100, H100)"
     same = "needs a different `model` to prefer"
-    assert list(fallback_models(view)) == [
+    assert list(fallback_models(context(view))) == [
         Finding(
             "SCH005",
             f"job 'batch': fallbackModel 'V100' {no_pool}",
@@ -716,7 +715,7 @@ def test_each_model_holds_its_services_and_largest_job_and_blames_a_fallback(
     values_dir = tree(tmp_path, {"vendors/nvidia.yaml": CAPACITY_VENDOR, "teams/ml.yaml": PINNED})
     loaded = values.load(values_dir)
     where, path = at("ml", 13, 79), "$.jobs.gang.tasks.w.fallbackModel"
-    assert list(pool_capacity(loaded.envs["prod"])) == [
+    assert list(pool_capacity(context(loaded.envs["prod"]))) == [
         Finding(
             "SCH006",
             SCH006.format(model="A100", need=6, services=0, job=6, hold=4),
@@ -733,7 +732,7 @@ def test_each_model_holds_its_services_and_largest_job_and_blames_a_fallback(
         ),
     ]
     # The base layer is no environment: nothing runs there.
-    assert list(pool_capacity(loaded.base)) == []
+    assert list(pool_capacity(context(loaded.base))) == []
 
 
 # Parts with a model and no devices count for nothing (not even as the culprit); a service of
@@ -768,7 +767,7 @@ services:
 
 def test_without_a_fallback_the_largest_part_is_blamed_at_its_model(tmp_path: Path) -> None:
     values_dir = tree(tmp_path, {"vendors/nvidia.yaml": CAPACITY_VENDOR, "teams/ml.yaml": UNPINNED})
-    assert list(pool_capacity(prod(values_dir))) == [
+    assert list(pool_capacity(context(prod(values_dir)))) == [
         Finding(
             "SCH006",
             SCH006.format(model="A100", need=5, services=5, job=0, hold=4),
@@ -808,7 +807,7 @@ services:
       nvidia: {devicesPerReplica: 1, replicas: 8, model: H100}
 """
     values_dir = tree(tmp_path, {"vendors/nvidia.yaml": CAPACITY_VENDOR, "teams/ml.yaml": team})
-    assert list(pool_capacity(prod(values_dir))) == [
+    assert list(pool_capacity(context(prod(values_dir)))) == [
         Finding(
             "SCH006",
             SCH006.format(model="H100", need=9, services=8, job=1, hold=8),
@@ -833,7 +832,7 @@ jobs:
       w: {vendor: nvidia, devices: 4, replicas: 2}
 """
     values_dir = tree(tmp_path, {"vendors/nvidia.yaml": CAPACITY_VENDOR, "teams/ml.yaml": team})
-    assert list(pool_capacity(prod(values_dir))) == [
+    assert list(pool_capacity(context(prod(values_dir)))) == [
         Finding(
             "SCH006",
             SCH006.format(model="A100", need=8, services=0, job=8, hold=4),
@@ -853,7 +852,7 @@ def test_borrowing_is_a_warning_per_team_that_borrows_without_a_queue(tmp_path: 
         "teams/ml.yaml": "quota: {nvidia: 4}\nborrowing: {nvidia: 2}\n",
         "teams/web.yaml": "quota: {nvidia: 4}\nborrowing: {nvidia: 0}\n",
     }
-    assert list(borrowing_needs_queue(prod(tree(tmp_path, files)))) == [
+    assert list(borrowing_needs_queue(context(prod(tree(tmp_path, files))))) == [
         Finding(
             "SCH007",
             "team 'ml' may borrow 2 nvidia devices, but backend 'quota' has no queue that lends",
@@ -866,7 +865,7 @@ def test_borrowing_is_a_warning_per_team_that_borrows_without_a_queue(tmp_path: 
     for backend in ("volcano", "kueue"):
         fleet = FLEET + f"scheduling:\n  backend: {backend}\n"
         view = prod(tree(tmp_path / backend, files, fleet=fleet))
-        assert list(borrowing_needs_queue(view)) == []
+        assert list(borrowing_needs_queue(context(view))) == []
 
 
 # ---- SCH008: network_topology_honoured (_topology_problem) ----------------------------------------
@@ -938,7 +937,7 @@ def test_network_topology_volcano_would_refuse_or_ignore_is_found(tmp_path: Path
     value) and hard mode without a tier (at the networkTopology key)."""
     fleet = FLEET + "scheduling:\n  backend: volcano\n"
     view = prod(tree(tmp_path, {"teams/ml.yaml": NETWORK}, fleet=fleet))
-    assert list(network_topology_honoured(view)) == [
+    assert list(network_topology_honoured(context(view))) == [
         BATCH_TOPOLOGY,
         Finding(
             "SCH008",
@@ -989,7 +988,7 @@ def test_network_topology_without_the_volcano_backend_is_honoured_by_nothing(
         "g-tier": 39,
         "h-empty": 45,
     }
-    assert list(network_topology_honoured(view)) == [
+    assert list(network_topology_honoured(context(view))) == [
         BATCH_TOPOLOGY,
         *(
             Finding(
@@ -1051,7 +1050,7 @@ def test_each_pinned_model_gets_its_largest_workload_first(tmp_path: Path) -> No
     never admit `on-h100`. Each pinned model now gets what its largest workload needs first."""
     view = prod(kueue_tree(tmp_path, PINNED_JOBS))
     assert nominal(view) == {"nvidia-a100": (4, 0), "nvidia-h100": (4, 0)}
-    assert list(kueue_admission(view)) == []
+    assert list(kueue_admission(context(view))) == []
 
 
 def test_the_rest_of_the_share_fills_the_pools_in_order(tmp_path: Path) -> None:
@@ -1073,7 +1072,7 @@ def test_a_pool_of_the_model_large_enough_is_chosen_over_the_first(tmp_path: Pat
     view = prod(tree(tmp_path, files, fleet=KUEUE))
     got = nominal(view)
     assert got["nvidia-h100-big"][0] >= 16 and got["nvidia-h100"][0] < 16
-    assert list(kueue_admission(view)) == []
+    assert list(kueue_admission(context(view))) == []
 
 
 def test_a_share_too_small_for_every_pinned_model_is_reported_at_the_job(tmp_path: Path) -> None:
@@ -1081,7 +1080,7 @@ def test_a_share_too_small_for_every_pinned_model_is_reported_at_the_job(tmp_pat
     the H100 job's devices with what each of its flavors allows."""
     view = prod(kueue_tree(tmp_path, PINNED_JOBS.replace("nvidia: 8", "nvidia: 4")))
     assert nominal(view) == {"nvidia-a100": (4, 0), "nvidia-h100": (0, 0)}
-    assert list(kueue_admission(view)) == [
+    assert list(kueue_admission(context(view))) == [
         Finding(
             "SCH009",
             "Job 'on-h100' needs 4 nvidia.com/gpu admitted at once on one Kueue flavor, but the "
@@ -1109,7 +1108,7 @@ def test_borrowing_goes_where_the_share_fell_short_and_services_count_per_pod(
     )
     view = prod(kueue_tree(tmp_path, team))
     assert nominal(view) == {"nvidia-a100": (4, 4), "nvidia-h100": (0, 4)}
-    assert list(kueue_admission(view)) == []
+    assert list(kueue_admission(context(view))) == []
 
 
 def test_under_another_backend_nothing_is_checked(tmp_path: Path) -> None:
@@ -1118,7 +1117,7 @@ def test_under_another_backend_nothing_is_checked(tmp_path: Path) -> None:
         "vendors/nvidia.yaml": A100_THEN_H100,
     }
     view = prod(tree(tmp_path, files))
-    assert list(kueue_admission(view)) == []
+    assert list(kueue_admission(context(view))) == []
 
 
 # ---- SCH010: who runs the packing profile ---------------------------------------------------------
@@ -1167,7 +1166,7 @@ SCH010_CASES = {
 def test_a_packing_profile_nothing_can_run_is_refused(case: str, tmp_path: Path) -> None:
     section, message, location, path, hint = SCH010_CASES[case]
     view = packing_view(tmp_path, section)
-    assert list(packing_runner(view)) == [
+    assert list(packing_runner(context(view))) == [
         Finding("SCH010", message, location, path, hint, Severity.ERROR)
     ]
 
@@ -1182,7 +1181,7 @@ def test_a_packing_profile_nothing_can_run_is_refused(case: str, tmp_path: Path)
     ],
 )
 def test_a_packing_profile_something_runs_or_none_is_fine(section: str, tmp_path: Path) -> None:
-    assert list(packing_runner(packing_view(tmp_path, section))) == []
+    assert list(packing_runner(context(packing_view(tmp_path, section)))) == []
 
 
 def test_sch009_counts_a_jobs_pods_together_and_a_services_one_by_one(tmp_path: Path) -> None:
@@ -1201,7 +1200,7 @@ services:
 """
     view = prod(kueue_tree(tmp_path, team))
     assert nominal(view) == {"nvidia-a100": (4, 0), "nvidia-h100": (0, 0)}
-    assert [f.message for f in kueue_admission(view)] == [
+    assert [f.message for f in kueue_admission(context(view))] == [
         "Job 'wide' needs 6 nvidia.com/gpu admitted at once on one Kueue flavor, but the "
         "flavors its pods may use allow at most: nvidia-a100 4, nvidia-h100 0 (nominal quota "
         "+ borrowing limit in ClusterQueue team-ml): Kueue never admits it"
@@ -1256,7 +1255,7 @@ def test_sch009_judges_a_trainjob_whole_and_a_deployment_per_pod_after_other_kin
         "raise the team's nvidia quota (or borrowing) so that each pinned model's pool gets "
         "enough, or ask for fewer devices (docs/scheduling.md)"
     )
-    assert list(kueue_admission(view)) == [
+    assert list(kueue_admission(context(view))) == [
         Finding(
             "SCH009",
             f"TrainJob 'tune' needs 8 nvidia.com/gpu {allowed}",

@@ -23,9 +23,11 @@ from tests.fixtures import (
     HYGON_Z100L,
     INFERENCE,
     PROD_FLEET,
+    context,
     lines,
     migration,
     tree,
+    workloads_of,
 )
 
 # An Ascend vendor with the driver mounted into workloads as a hostPath (what a
@@ -441,7 +443,7 @@ def test_gateway_routing_needs_a_gateway(tmp_path: Path) -> None:
 def test_vendor_driver_mounts_render_read_only_and_are_refused_under_baseline(
     tmp_path: Path,
 ) -> None:
-    from generator.builders.workloads import team_objects
+    from tests.fixtures import team_objects
 
     ml = (
         "quota: {nvidia: 4, ascend: 8}\njobs:\n  npu-training-job:\n    vendor: ascend\n"
@@ -524,7 +526,7 @@ def weights_view(tmp_path_factory: pytest.TempPathFactory) -> FleetView:
 def test_weights_that_name_no_track_or_miss_100_are_reported(weights_view: FleetView) -> None:
     """MIG001: the unknown track at its key, the sum (its parts sorted) at `weights:`; services
     without weights, or whose weights sum to 100, give nothing."""
-    assert _format(workloads.weights_sum(weights_view)) == [
+    assert _format(workloads.weights_sum(context(weights_view))) == [
         "values/teams/web.yaml:15:39: MIG001 service 'b-unknown' weights name 'hygon', which is "
         "not one of its tracks (at $.services['b-unknown'].weights.hygon); known tracks: "
         "nvidia, ascend",
@@ -537,7 +539,7 @@ def test_weights_that_name_no_track_or_miss_100_are_reported(weights_view: Fleet
 def test_a_weight_sent_to_a_track_without_replicas_is_reported(weights_view: FleetView) -> None:
     """MIG002: weight 1 to a track of 0 replicas, at that weight; weight 0 to one, phase weights,
     and weights to tracks that run give nothing."""
-    assert _format(workloads.weight_to_empty(weights_view)) == [
+    assert _format(workloads.weight_to_empty(context(weights_view))) == [
         "values/teams/web.yaml:23:35: MIG002 service 'c-one' sends weight 1 to track 'ascend', "
         "which has 0 replicas (at $.services['c-one'].weights.ascend); set its weight to 0, or "
         "give the track replicas"
@@ -549,7 +551,7 @@ def test_a_phase_that_routes_traffic_to_a_track_without_replicas_is_reported(
 ) -> None:
     """MIG003: shift-1 sends 1% to the new track at 0 replicas, reported at those replicas;
     dual-run sends it nothing, and explicit weights are MIG002's."""
-    assert _format(workloads.empty_with_traffic(weights_view)) == [
+    assert _format(workloads.empty_with_traffic(context(weights_view))) == [
         "values/teams/web.yaml:42:24: MIG003 service 'e-shift' track 'ascend' has 0 replicas but "
         "carries 1% of the traffic in phase 'shift-1' (at $.services['e-shift'].replicas.ascend); "
         "keep the track running until the phase moves its traffic away"
@@ -579,7 +581,7 @@ def test_routing_service_splits_by_ready_pods_not_by_weights(tmp_path: Path) -> 
     """MIG006 names the track of weight 0 first, else the first track that is off; it points at
     the phase the service sets, else at the service, and at a weight-0 track's replicas."""
     view = _prod(tmp_path, _web(*ROUTING))
-    assert _format(workloads.pod_split(view)) == [
+    assert _format(workloads.pod_split(context(view))) == [
         "values/teams/web.yaml:30:5: MIG006 warning: service 'd-weights' uses routing: service, "
         "so track 'nvidia' gets 50% of the traffic (1 of 2 ready pods), not the 70% of phase "
         "'validate' (at $.services['d-weights'])" + HINT_MIG006,
@@ -647,7 +649,7 @@ def test_host_path_mounts_are_reported_for_each_pod_that_mounts_them(tmp_path: P
     track), naming the team's own Pod Security level."""
     view = _prod(tmp_path, {"teams/lab.yaml": LAB, "vendors/ascend.yaml": ASCEND_TWO_MOUNTS})
     mounts = "pods mount /usr/local/Ascend/driver, /usr/local/dcmi (workloadMounts of ascend)"
-    assert _format(workloads.host_paths(view)) == [
+    assert _format(workloads.host_paths(context(view))) == [
         f"values/teams/lab.yaml:14:5: WKL004 {mounts} as hostPath, which Pod Security "
         "'restricted' refuses (at $.jobs['c-mounts'])" + HINT_WKL004,
         f"values/teams/lab.yaml:28:15: WKL004 {mounts} as hostPath, which Pod Security "
@@ -704,26 +706,26 @@ def usage(tmp_path_factory: pytest.TempPathFactory) -> Values:
 def test_a_team_over_its_quota_is_reported(usage: Values) -> None:
     """MIG004 for team a's GPUs at the largest part of them; needing exactly the quota is fine;
     the base layer has no quotas to check (they are per environment)."""
-    assert _format(workloads.fits_quota(usage.envs["prod"])) == [
+    assert _format(workloads.fits_quota(context(usage.envs["prod"]))) == [
         "values/teams/a.yaml:15:26: MIG004 team 'a' needs 4 nvidia devices in namespace 'a' "
         "(service s 3x1=3, job small=1) but its quota is 3 (at "
         "$.services.s.tracks.nvidia.replicas); raise quota.nvidia, or lower the replicas or the "
         "phase"
     ]
-    assert list(workloads.fits_quota(usage.base)) == []
+    assert list(workloads.fits_quota(context(usage.base))) == []
 
 
 def test_a_fleet_over_a_vendors_capacity_is_reported_at_the_largest_use(usage: Values) -> None:
     """MIG005 for NVIDIA at team b's job, the largest use; Ascend, needed exactly, is fine; the
     base layer is not checked."""
-    assert _format(workloads.fits_capacity(usage.envs["prod"])) == [
+    assert _format(workloads.fits_capacity(context(usage.envs["prod"]))) == [
         "values/teams/b.yaml:4:5: MIG005 workloads need 9 nvidia devices (3 for services, 6 for "
         "the largest job) but its pools hold 8 (at $.jobs.train); add nodes to nvidia's pools, "
         "or lower replicas or phases"
     ]
-    assert list(workloads.fits_capacity(usage.base)) == []
+    assert list(workloads.fits_capacity(context(usage.base))) == []
     # Team a's services, the other part of the sum, and the pool.
-    [found] = workloads.fits_capacity(usage.envs["prod"])
+    [found] = workloads.fits_capacity(context(usage.envs["prod"]))
     assert [(str(p.location), p.path, p.last_line) for p in found.also] == [
         ("values/teams/a.yaml:15:26", "$.services.s.tracks.nvidia.replicas", 15),
         ("values/vendors/nvidia.yaml:2:5", "$.pools[0]", 2),
@@ -746,11 +748,11 @@ def test_jobs_of_different_teams_run_side_by_side(tmp_path: Path) -> None:
     teams = {"teams/ml.yaml": None, "teams/a.yaml": job_team(4, 4), "teams/b.yaml": job_team(4, 4)}
     fleet = PROD_FLEET + "capacity: {allowOvercommit: true}\n"
     two = values.load(tree(tmp_path / "two", teams, fleet=fleet))
-    assert list(workloads.jobs_queue(two.envs["prod"])) == []
+    assert list(workloads.jobs_queue(context(two.envs["prod"]))) == []
     teams["teams/c.yaml"] = job_team(4, 4)
     three = values.load(tree(tmp_path / "three", teams, fleet=fleet))
-    assert list(workloads.fits_capacity(three.envs["prod"])) == []
-    [finding] = workloads.jobs_queue(three.envs["prod"])
+    assert list(workloads.fits_capacity(context(three.envs["prod"]))) == []
+    [finding] = workloads.jobs_queue(context(three.envs["prod"]))
     assert (finding.code, finding.severity, str(finding.location)) == (
         "MIG007",
         Severity.WARNING,
@@ -776,7 +778,7 @@ def test_a_team_s_jobs_run_at_once_only_as_far_as_its_quota(tmp_path: Path) -> N
     team += "    tracks:\n      nvidia: {replicas: 2}\n"
     loaded = values.load(tree(tmp_path, {"teams/ml.yaml": team}, fleet=PROD_FLEET))
     view = loaded.envs["prod"]
-    [use] = vendor_usage(view, view.teams[0])
+    [use] = vendor_usage(workloads_of(view), view.teams[0])
     assert (use.services, use.largest_job, use.jobs_total, use.jobs_at_once, use.at_once) == (
         2,
         3,
@@ -786,7 +788,7 @@ def test_a_team_s_jobs_run_at_once_only_as_far_as_its_quota(tmp_path: Path) -> N
     )
     small = values.load(tree(tmp_path / "small", {"teams/ml.yaml": job_team(2, 3, 1)}))
     view = small.envs["prod"]
-    [use] = vendor_usage(view, view.teams[0])
+    [use] = vendor_usage(workloads_of(view), view.teams[0])
     assert (use.jobs_at_once, use.needed, use.quota) == (3, 3, 2)
 
 
@@ -809,18 +811,18 @@ def test_each_pod_check_reports_its_own_code_for_each_team(tmp_path: Path) -> No
     view = _prod(
         tmp_path, {"teams/ml.yaml": None, "teams/p1.yaml": TEAM_P1, "teams/p2.yaml": TEAM_P2}
     )
-    assert _format(workloads._pod_check("POD003")(view)) == [
+    assert _format(workloads._pod_check("POD003")(context(view))) == [
         "values/teams/p1.yaml:5:12: POD003 Job 'j': container 'j' requests nvidia.com/gpu but "
         "its nodeSelector {feature.node.kubernetes.io/accelerator=nvidia-gpu, "
         "feature.node.kubernetes.io/gpu-model=H100} picks no pool of nvidia (at $.jobs.j.model)"
         + HINT_POD_WHOLE
     ]
-    assert _format(workloads._pod_check("POD001")(view)) == [
+    assert _format(workloads._pod_check("POD001")(context(view))) == [
         "values/teams/p2.yaml:8:7: POD001 Job 'k': container 'k' requests nvidia.com/gpu: "
         "requests 2, limits 1; devices are whole numbers in limits, with equal requests (at "
         "$.jobs.k.resources)" + HINT_POD_WHOLE
     ]
-    assert list(workloads._pod_check("POD002")(view)) == []
+    assert list(workloads._pod_check("POD002")(context(view))) == []
 
 
 def test_every_setting_a_trainjob_cannot_carry_is_reported_and_only_on_a_trainjob(
@@ -843,6 +845,6 @@ def test_every_setting_a_trainjob_cannot_carry_is_reported_and_only_on_a_trainjo
     for kind, want in (("trainjob", sorted(settings)), ("job", [])):
         team = DEMO_JOB + f"    kind: {kind}\n    images: {{nvidia: x:1}}\n" + body
         view = values.load(tree(tmp_path / kind, {"teams/demo.yaml": team})).envs["staging"]
-        found = list(workloads.trainjob_limits(view))
+        found = list(workloads.trainjob_limits(context(view)))
         assert sorted(f.path.rpartition(".")[2] for f in found) == want
         assert all(f.code == "WKL010" for f in found)

@@ -41,7 +41,7 @@ def test_render_and_validate_build_with_the_collector_paused(
         seen.append(gc.isenabled())
         return []
 
-    monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, spy))
+    monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, builders.of_view(spy)))
     render(RenderOptions(values_dir, values_dir.parent))
     assert seen and not any(seen) and gc.isenabled()
     seen.clear()

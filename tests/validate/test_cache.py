@@ -255,9 +255,9 @@ def test_the_manifest_rules_run_again_only_on_the_units_of_a_changed_view(
     ran: list[str] = []
     run_rules = registry.run_rules
 
-    def spy(view: Any, unit: Any, objs: Any) -> Any:
+    def spy(ctx: Any, unit: Any, objs: Any) -> Any:
         ran.append(unit.path)
-        return run_rules(view, unit, objs)
+        return run_rules(ctx, unit, objs)
 
     monkeypatch.setattr(registry, "run_rules", spy)
     cache = str(tmp_path / "cache")

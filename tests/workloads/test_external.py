@@ -10,7 +10,7 @@ import yaml
 
 from generator.values import loader as values
 from generator.workloads.external import external_uses
-from tests.fixtures import DATASET_FLEET, DATASET_TEAM, FLEET, tree
+from tests.fixtures import DATASET_FLEET, DATASET_TEAM, FLEET, tree, workloads_of
 
 # A second namespace for the service, a ConfigMap it mounts, and one declared object (a Secret
 # `unused`) that no workload uses.
@@ -47,7 +47,7 @@ def test_each_declared_object_a_workload_uses_once_per_use_with_its_namespace_an
     view = values.load(tree(tmp_path, files)).envs["prod"]
     got = sorted(
         (u.kind, u.namespace, u.name, u.team.name, ".".join(map(str, u.path)))
-        for u in external_uses(view)
+        for u in external_uses(workloads_of(view))
     )
     assert got == [
         (
@@ -73,4 +73,4 @@ def test_each_declared_object_a_workload_uses_once_per_use_with_its_namespace_an
 
 def test_a_team_that_declares_nothing_uses_nothing_external(tmp_path: Path) -> None:
     view = values.load(tree(tmp_path)).envs["prod"]
-    assert external_uses(view) == []
+    assert external_uses(workloads_of(view)) == []

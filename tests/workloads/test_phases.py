@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from generator.values import loader as values
-from generator.workloads.model import team_workloads
 from generator.workloads.phases import plan_service
-from tests.fixtures import AMD_MI250X, ASCEND_910B, INFERENCE, migration, tree
+from tests.fixtures import AMD_MI250X, ASCEND_910B, INFERENCE, migration, tree, workloads_of
 
 
 @pytest.mark.parametrize(
@@ -33,7 +32,7 @@ def test_phase_gives_replicas_and_weights(
     )
     view = values.load(values_dir).envs["prod"]
     team = next(t for t in view.teams if t.name == "inference")
-    [svc] = team_workloads(view, team).services
+    [svc] = workloads_of(view).of(team).services
     got = {p.vendor: (p.replicas, p.weight) for p in plan_service(svc)}
     assert got == {"nvidia": nvidia, "ascend": ascend}
 
@@ -46,7 +45,7 @@ def test_explicit_replicas_and_weights_override_the_phase(tmp_path: Path) -> Non
     )
     view = values.load(values_dir).envs["prod"]
     team = next(t for t in view.teams if t.name == "inference")
-    [svc] = team_workloads(view, team).services
+    [svc] = workloads_of(view).of(team).services
     got = {p.vendor: (p.replicas, p.weight) for p in plan_service(svc)}
     assert got == {"nvidia": (3, 90), "ascend": (1, 10)}
 
@@ -61,7 +60,7 @@ def plans(values_dir: Path) -> list[tuple[object, ...]]:
     weight_explicit) of each track, in the order plan_service gives them."""
     view = values.load(values_dir).envs["prod"]
     team = next(t for t in view.teams if t.name == "inference")
-    [svc] = team_workloads(view, team).services
+    [svc] = workloads_of(view).of(team).services
     return [
         (p.vendor, p.replicas, p.weight, p.devices, p.replicas_path, p.weight_explicit)
         for p in plan_service(svc)
@@ -184,7 +183,7 @@ def follow(tmp_path: Path, settings: str) -> dict[str, tuple[int, int, int, obje
     )
     view = values.load(values_dir).envs["prod"]
     team = next(t for t in view.teams if t.name == "inference")
-    [svc] = team_workloads(view, team).services
+    [svc] = workloads_of(view).of(team).services
     return {p.vendor: (p.replicas, p.weight, p.devices, p.replicas_path) for p in plan_service(svc)}
 
 

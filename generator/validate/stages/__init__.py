@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from generator import toolchain
+from generator.builders.fleet import Build
 from generator.findings import CodeInfo, Finding, Location
 from generator.values.model import FleetView
 from generator.vocab.objects import Obj
@@ -50,11 +51,16 @@ class UnitView:
     """What a stage's findings see of one committed unit."""
 
     unit: Unit  # its rendered objects and their values locations (empty when not rendered)
-    view: FleetView | None  # its environment's values; None when the values do not render
+    build: Build | None  # its layer's build; None when the values do not render
     docs: list[Obj]  # the objects kustomize built from the committed files
     # (kind, name) -> (where the object is: its values, else its committed file; its name
     # with the unit, for messages).
     find: Callable[[str | None, str | None], tuple[Location, str]]
+
+    @property
+    def view(self) -> FleetView | None:
+        """Its layer's values; None when the values do not render."""
+        return self.build.view if self.build is not None else None
 
     def at(self, kind: str, name: str) -> Location:
         return self.find(kind, name)[0]

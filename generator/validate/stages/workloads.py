@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from generator import toolchain
+from generator.builders.fleet import Build
 from generator.builders.scheduling import named_runtimes, trainer_values
 from generator.findings import CodeInfo, Finding, Location
 from generator.policy.manifest import origin
@@ -42,13 +43,11 @@ from generator.validate.stages import (
     tool_salt,
 )
 from generator.values.merge import Doc
-from generator.values.model import FleetView
 from generator.values.yamlio import YamlPath, json_path
 from generator.vocab import addons
 from generator.vocab.api import TRAINER_GROUP
 from generator.vocab.labels import TRACK_LABEL
 from generator.vocab.units import Unit
-from generator.workloads.model import team_workloads
 
 CODE = "ADM001"
 SUMMARY = (
@@ -115,7 +114,7 @@ def crd_folder() -> Path | None:
 
 
 def findings(
-    view: FleetView | None,
+    build: Build | None,
     unit: Unit,
     docs: list[dict[str, Any]],
     result: dict[str, Any],
@@ -129,8 +128,8 @@ def findings(
         name = f"{item.get('namespace')}/{item['name']}" if item.get("namespace") else item["name"]
         owner = OWNERS.get(str(item["kind"]), str(item["kind"]))
         for err in item["errors"]:
-            if view is not None:
-                loc, path, hint = _locate(view, unit, obj, item, err)
+            if build is not None:
+                loc, path, hint = _locate(build, unit, obj, item, err)
             else:
                 loc, path = committed(item["kind"], item["name"]), ""
                 hint = "fix the values so that they render, then render again"
@@ -174,13 +173,14 @@ _SUCCESS_TARGET = "invalid replicatedJob name"
 
 
 def _locate(
-    view: FleetView, unit: Unit, obj: dict[str, Any], item: dict[str, Any], err: dict[str, Any]
+    build: Build, unit: Unit, obj: dict[str, Any], item: dict[str, Any], err: dict[str, Any]
 ) -> tuple[Location, str, str]:
     """(where in values, values path, hint) for one webhook error."""
+    view = build.view
     ns, name = item.get("namespace") or "", item["name"]
     text = f"{err.get('field', '')} {err.get('message', '')}"
     for team in view.teams:
-        loaded = team_workloads(view, team)
+        loaded = build.workloads.of(team)
         if item["kind"] == "JobSet":
             for job in loaded.jobs:
                 if (job.namespace, job.name) != (ns, name):
@@ -265,7 +265,7 @@ class WorkloadStage:
         return out
 
     def findings(self, unit: UnitView, result: Any) -> list[Finding]:
-        return findings(unit.view, unit.unit, unit.docs, result, unit.at) if result else []
+        return findings(unit.build, unit.unit, unit.docs, result, unit.at) if result else []
 
 
 STAGE = WorkloadStage()

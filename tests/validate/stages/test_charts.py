@@ -16,7 +16,7 @@ from generator.builders import node_config
 from generator.render.charts import addon_applications, render_chart
 from generator.values import loader as values
 from generator.vocab import addons
-from tests.fixtures import FLEET, ml_tree, validate_committed
+from tests.fixtures import FLEET, ml_tree, validate_committed, workloads_of
 
 NFD = addons.BY_KEY["nfd"]
 # A pool whose nodes carry a taint of their own, beside the vendor's.
@@ -50,7 +50,7 @@ def test_nfd_values_make_nfd_master_taint_and_nfd_worker_tolerate_every_pool(
     view = values.load(ml_tree(tmp_path, {"vendors/nvidia.yaml": NVIDIA}, fleet=FLEET_NFD)).envs[
         "prod"
     ]
-    generated = node_config.nfd_chart_values(view)
+    generated = node_config.nfd_chart_values(workloads_of(view))
     assert generated == {
         "master": {"enableTaints": True},
         "worker": {

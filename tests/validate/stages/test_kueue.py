@@ -19,7 +19,7 @@ from generator.validate.stages import kueue
 from generator.values import loader as values
 from generator.vocab.units import Unit
 from tests.example import use_backend
-from tests.fixtures import FLEET, Write, invoke, kustomize_build, ml_tree, tool
+from tests.fixtures import FLEET, Write, build_of, invoke, kustomize_build, ml_tree, tool
 
 # ---- the tool on hand-written objects -----------------------------------------------------------
 
@@ -212,7 +212,10 @@ def test_a_duplicate_taint_is_a_values_error_and_kueues_webhook_agrees(
     # KUE001 reports at the same line.
     view = values.load(values_dir).envs["prod"]
     flavors = [
-        o for c in scheduling.build(view) for o in c.objects if o["kind"] == "ResourceFlavor"
+        o
+        for c in scheduling.build(build_of(view))
+        for o in c.objects
+        if o["kind"] == "ResourceFlavor"
     ]
     file = tmp_path / "flavors.yaml"
     file.write_text("\n---\n".join(json.dumps(o) for o in flavors), encoding="utf-8")

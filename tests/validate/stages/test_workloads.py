@@ -26,6 +26,7 @@ from tests.fixtures import (
     PROD_FLEET,
     TRAINJOB_FLEET,
     TRAINJOB_TEAM,
+    build_of,
     invoke,
     kustomize_build,
     tool,
@@ -281,7 +282,7 @@ def test_a_group_size_refusal_is_at_the_tracks_group_size_and_without_values_at_
     def committed(kind: str, name: str) -> Location:
         return Location(f"overlays/prod/team-llm/{kind}-{name}.yaml")
 
-    found = workloads.findings(view, unit, docs, result, committed)
+    found = workloads.findings(build_of(view), unit, docs, result, committed)
     assert [(f.location.line, f.path, f.hint) for f in found] == [
         (10, "$.services.llm.tracks.ascend.groupSize", GROUP_SIZE_HINT),
         (10, "$.services.llm.tracks.ascend", OTHER_HINT),
@@ -300,7 +301,7 @@ def test_a_group_size_refusal_is_at_the_tracks_group_size_and_without_values_at_
     )
     # An object no job or service of the values gives: at its unit's origin for it.
     (stray,) = workloads.findings(
-        view, unit, [], {"refused": [refused("JobSet", "stray", size)]}, committed
+        build_of(view), unit, [], {"refused": [refused("JobSet", "stray", size)]}, committed
     )
     assert (stray.location, stray.path, stray.hint) == (Location(unit.path), "", OTHER_HINT)
 
@@ -406,7 +407,7 @@ def test_a_trainjob_refusal_lands_at_the_field_it_names(tmp_path: Path) -> None:
         ("spec.somethingElse", "x"),
     ]
     found = workloads.findings(
-        view, unit, [], {"refused": [line(*errors)]}, lambda k, n: Location("")
+        build_of(view), unit, [], {"refused": [line(*errors)]}, lambda k, n: Location("")
     )
     assert [(f.path, f.hint) for f in found] == [
         ("$.jobs.finetune.runtime", RUNTIME_HINT),

@@ -1,0 +1,45 @@
+"""What a builder reads (`Parts`) and what the builders make of a team's workloads (`TeamBuild`,
+its `PodRef`s). The build of a view itself, which holds them, is builders/fleet.py's `Build`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from generator.values.model import FleetView, Team
+from generator.values.yamlio import YamlPath
+from generator.vocab.objects import Obj
+from generator.workloads.model import Workloads
+
+
+@dataclass(frozen=True)
+class PodRef:
+    """A rendered pod template and the values path that declared it (for checks)."""
+
+    team: Team
+    kind: str  # Job, Job (volcano) task, Deployment
+    name: str
+    spec: dict[str, Any]
+    path: YamlPath
+    count: int = 1  # pods of this template at most (replicas, parallelism)
+
+
+@dataclass(frozen=True)
+class TeamBuild:
+    """A team's workload objects and the pod templates in them. Shared by everyone who reads
+    the build: nobody changes them."""
+
+    objects: list[Obj]
+    pods: list[PodRef]
+
+
+class Parts(Protocol):
+    """What every builder reads: the view, its workload model, each team's workload objects."""
+
+    @property
+    def view(self) -> FleetView: ...
+
+    @property
+    def workloads(self) -> Workloads: ...
+
+    def team(self, team: Team) -> TeamBuild: ...
