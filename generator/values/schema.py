@@ -13,24 +13,31 @@ from typing import Any
 
 import regress
 
-Schema = dict[str, Any]
+from generator.values.schemakit import (
+    DNS_SUBDOMAIN,
+    ENV_VAR,
+    LABEL_KEY,
+    LABEL_VALUE,
+    NODE_PATH,
+    QUANTITY,
+    SOURCES,
+    Schema,
+)
+
+# Short names for the helpers this module calls some 250 times.
+from generator.values.schemakit import array as _list
+from generator.values.schemakit import obj as _obj
+from generator.values.schemakit import string as _str
+
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 BASE_ID = "https://accel-gitops.example/schemas/"
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
-DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-LABEL_KEY = (
-    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
-    r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
-)
-LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$"
 RESOURCE_NAME = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 # An image reference or tag: no white space, control or bidi/format characters anywhere.
 IMAGE = r"^[^\s\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]+$"
 # A folder inside the repository: relative, no '.' or '..' segment, no empty segment.
 REPO_PATH = r"^(?!(.*/)?\.{1,2}(/|$))[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$"
-# An absolute path on a node: no '.' or '..' segment, no empty segment, no trailing '/'.
-NODE_PATH = r"^(?!.*/\.{1,2}(/|$))(/[A-Za-z0-9._@+-]+)+$"
 # An HTTP path: starts with '/', printable ASCII without spaces.
 URL_PATH = r"^/[!-~]*$"
 
@@ -64,25 +71,6 @@ def matches(pattern: str, text: str) -> bool:
 def control_characters(text: str) -> list[str]:
     """The control and format characters in `text` (newlines, NUL, bidi overrides), as U+XXXX."""
     return [f"U+{ord(c):04X}" for c in text if unicodedata.category(c) in ("Cc", "Cf")]
-
-
-def _obj(props: dict[str, Any], required: tuple[str, ...] = (), **extra: Any) -> Schema:
-    out: Schema = {"type": "object", "additionalProperties": False, "properties": props}
-    if required:
-        out["required"] = list(required)
-    out.update(extra)
-    return out
-
-
-def _str(pattern: str | None = None, **extra: Any) -> Schema:
-    out: Schema = {"type": "string", **extra}
-    if pattern:
-        out["pattern"] = pattern
-    return out
-
-
-def _list(items: Schema, **extra: Any) -> Schema:
-    return {"type": "array", "items": items, **extra}
 
 
 def _addon(provided: list[str]) -> Schema:
@@ -157,44 +145,12 @@ HEALTH_METRIC = _obj(
     },
     ("metric", "kind", "what", "source"),
 )
-# "<owner>/<repo> <path> <version>[: what it says]": where an upstream fact was read, pinned.
-SOURCE = r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+ \S+ \S+(: .+)?$"
-SOURCES = _list(
-    _str(SOURCE),
-    minItems=1,
-    description="upstream sources of these facts: '<owner/repo> <path> <version>[: what]'",
-)
 
 # ---- Kubernetes-native shapes (a subset of core/v1, same field names), so a plugin or exporter
-# manifest can be copied from upstream. kubeconform checks the rendered objects in full.
-QUANTITY = {"type": ["string", "integer", "number"]}
+# manifest can be copied from upstream. kubeconform checks the rendered objects in full. (EnvVar
+# is in schemakit: the MPS daemon's catalog facts use it too.)
 KEY_TO_PATH = _list(
     _obj({"key": _str(), "path": _str(), "mode": {"type": "integer"}}, ("key", "path"))
-)
-ENV_VAR = _obj(
-    {
-        "name": _str(r"^[A-Za-z_][A-Za-z0-9_.-]*$"),
-        "value": _str(),
-        "valueFrom": _obj(
-            {
-                "fieldRef": _obj(
-                    {"fieldPath": _str(minLength=1), "apiVersion": _str()}, ("fieldPath",)
-                ),
-                "resourceFieldRef": _obj(
-                    {"resource": _str(), "containerName": _str(), "divisor": QUANTITY},
-                    ("resource",),
-                ),
-                "configMapKeyRef": _obj(
-                    {"name": _str(), "key": _str(), "optional": {"type": "boolean"}}, ("key",)
-                ),
-                "secretKeyRef": _obj(
-                    {"name": _str(), "key": _str(), "optional": {"type": "boolean"}}, ("key",)
-                ),
-            }
-        ),
-    },
-    ("name",),
-    description="a Kubernetes EnvVar",
 )
 HOST_PATH_TYPES = [
     "",
