@@ -21,7 +21,8 @@ from generator.builders.common import (
     namespace,
 )
 from generator.findings import Location
-from generator.values.model import FleetView, MpsDaemon, NodeAgent, Vendor
+from generator.values.allocation.base import MpsDaemon
+from generator.values.model import FleetView, NodeAgent, Vendor
 from generator.values.yamlio import Obj, dump
 
 UNIT = "device-plugins"
