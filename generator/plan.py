@@ -19,6 +19,7 @@ from generator.builders.workloads import TRACK_LABEL, team_objects
 from generator.findings import Finding, Severity, concerns, layer_selected, sorted_findings
 from generator.policy import registry as policy
 from generator.values import loader as values
+from generator.values.allocation.dra import DRA
 from generator.values.model import FleetView, Values, Vendor
 from generator.values.yamlio import Obj
 from generator.workloads.model import Service, team_workloads
@@ -197,7 +198,7 @@ def counted_in(vendor: Vendor) -> str:
     """What a vendor's capacity and quotas count, for a table: devices, shares, MIG instances."""
     if vendor.sharing:
         return vendor.sharing.counted_in
-    return "claimed devices" if vendor.dra else "devices"
+    return DRA.counted_in if vendor.dra else "devices"
 
 
 def views(loaded: Values, env: str | None) -> list[FleetView]:

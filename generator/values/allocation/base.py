@@ -89,11 +89,6 @@ class Sharing:
     state_label: tuple[str, str] = ("", "")
 
     @property
-    def strategy(self) -> str:
-        """The mode's key (values `sharing.<key>`), for the modules not yet asking the mode."""
-        return self.mode.key
-
-    @property
     def units(self) -> str:
         """What a shared vendor's capacity and quotas count: shares, instances, vNPUs."""
         return self.mode.units
