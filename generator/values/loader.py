@@ -434,7 +434,7 @@ class _Resolver:
                 )
             )
         if sharing:
-            sharing.mode.check_pools(ctx, sharing, list(pools))
+            sharing.mode.check_pools(ctx, sharing, pools)
         if len(self.findings) > before:
             return None
         return Vendor(

@@ -9,6 +9,7 @@ of it). Code outside this package asks a vendor's `sharing.mode` and never compa
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -215,7 +216,7 @@ class SharingMode:
         """Labels every node of the vendor's pools carries for the mode."""
         return {}
 
-    def check_pools(self, ctx: Context, sharing: Sharing, pools: list[PoolFacts]) -> None:
+    def check_pools(self, ctx: Context, sharing: Sharing, pools: Sequence[PoolFacts]) -> None:
         """Findings on pools the mode cannot serve as declared."""
 
     def advertised(self, sharing: Sharing, config: PluginConfig | None) -> str:
@@ -253,21 +254,21 @@ class SharingMode:
     def unknown_partition(
         self,
         ctx: Context,
-        field: str,
+        setting: str,
         what: str,
         name: str,
         catalog: str,
         known: dict[str, Any],
         facts: str,
     ) -> None:
-        """ALC006 at `sharing.<key>.<field>`: a MIG profile or vNPU template (`what`) the
+        """ALC006 at `sharing.<key>.<setting>`: a MIG profile or vNPU template (`what`) the
         catalog does not record, with the ones it does."""
         listed = ", ".join(sorted(known)) or "none"
         ctx.refuse(
             "ALC006",
             f"vendor {ctx.vendor_id}: {what} {name!r} is not one the catalog records for its "
             f"devices ({catalog}: {listed})",
-            ("sharing", self.key, field),
-            f"use one of {listed}, or add the {field} to `{catalog}` in the vendor file with "
+            ("sharing", self.key, setting),
+            f"use one of {listed}, or add the {setting} to `{catalog}` in the vendor file with "
             f"its {facts}",
         )

@@ -4,6 +4,7 @@ own resource name. Values: `sharing.mig.profile`; the catalog's `mig` records th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,7 +124,7 @@ class Mig(SharingMode):
         # A MIG vendor's nodes ask the site's MIG manager for the profile's layout.
         return dict([sharing.layout_label])
 
-    def check_pools(self, ctx: Context, sharing: Sharing, pools: list[PoolFacts]) -> None:
+    def check_pools(self, ctx: Context, sharing: Sharing, pools: Sequence[PoolFacts]) -> None:
         """ALC006: a MIG pool that may hold devices the profile's layout does not apply to (the
         MIG manager matches its layouts by PCI device ID): those would stay whole, and the pool
         would advertise fewer instances than the fleet counts."""

@@ -5,6 +5,7 @@ itself and advertises them under the template's resource. Values: `sharing.vnpu.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,7 +89,7 @@ class Vnpu(SharingMode):
         suffix = str(templates[template]["suffix"])
         return Sharing(self, int(settings["perDevice"]), f"{resource}-{suffix}", template)
 
-    def check_pools(self, ctx: Context, sharing: Sharing, pools: list[PoolFacts]) -> None:
+    def check_pools(self, ctx: Context, sharing: Sharing, pools: Sequence[PoolFacts]) -> None:
         """ALC006: a vNPU pool of a model the template is not made for (the site could not
         create those vNPUs on its chips)."""
         models = [str(m) for m in ctx.doc.get(CATALOG)["templates"][sharing.profile]["models"]]
