@@ -9,6 +9,7 @@ of it). Code outside this package asks a vendor's `sharing.mode` and never compa
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -161,7 +162,7 @@ class Context:
 
 
 @dataclass(frozen=True, eq=False)
-class SharingMode:
+class SharingMode(ABC):
     """One key of values `sharing`: its data here, what differs between modes in the methods its
     module overrides. One object per mode (registry.py lists them), compared by identity."""
 
@@ -186,11 +187,11 @@ class SharingMode:
     # Keys of devicePlugin.configFile the mode reads, with their schemas.
     plugin_file: dict[str, Schema] = field(default_factory=dict)
 
+    @abstractmethod
     def resolve(
         self, ctx: Context, settings: dict[str, Any], resource: str, config: PluginConfig | None
     ) -> Sharing | None:
         """The vendor's Sharing from its `sharing.<key>` settings, or None with findings."""
-        raise NotImplementedError(self.key)
 
     def offered(self, ctx: Context, config: PluginConfig | None) -> PluginConfig | None:
         """The plugin's config file when it accepts this mode; None and ALC001 when it cannot."""
@@ -217,7 +218,8 @@ class SharingMode:
         return {}
 
     def check_pools(self, ctx: Context, sharing: Sharing, pools: Sequence[PoolFacts]) -> None:
-        """Findings on pools the mode cannot serve as declared."""
+        """Findings on pools the mode cannot serve as declared (none: any pool will do)."""
+        return None
 
     def advertised(self, sharing: Sharing, config: PluginConfig | None) -> str:
         """The resource name the plugin advertises each unit under."""
@@ -227,9 +229,9 @@ class SharingMode:
         """The plugin's config file for the mode; None when the plugin needs none."""
         return None
 
+    @abstractmethod
     def simulated(self, vendor_id: str, resource: str, sharing: Sharing) -> str:
         """What simulate stood in for and did not run (SIM011)."""
-        raise NotImplementedError(self.key)
 
     def devices_missing_cause(self, sharing: Sharing) -> str | None:
         """Why a node may advertise fewer units than its pool's, beyond a failed device or a

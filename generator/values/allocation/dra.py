@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from generator.values.allocation.base import DEVICE_PLUGIN, Context
+from generator.values.allocation.base import Context
 from generator.values.schemakit import DNS_SUBDOMAIN, LABEL_VALUE, SOURCES, Schema, obj, string
 from generator.values.yamlio import YamlPath
 
@@ -82,9 +82,9 @@ class Dra:
     def resolve(self, ctx: Context) -> DraDriver | None:
         """The vendor's DRA driver when `allocation: dra`, else None (device plugin; or ALC003:
         DRA asked for without what it needs)."""
-        if ctx.doc.get("allocation", default=DEVICE_PLUGIN) != self.key:
+        if ctx.doc.get("allocation") != self.key:
             return None
-        raw = ctx.doc.get(CATALOG, default=None)
+        raw = ctx.doc.get(CATALOG)
         # A driver the vendor file adds to, or writes itself: every fact it lacks reported.
         if raw and not all(
             [
@@ -104,7 +104,7 @@ class Dra:
                     "or set draDriver in the vendor file",
                 )
             )
-        if ctx.doc.get("sharing", default=None):
+        if ctx.doc.get("sharing"):
             problems.append(
                 (
                     f"vendor {ctx.vendor_id} is allocated by DRA and shares its devices by its "
@@ -112,8 +112,9 @@ class Dra:
                     "remove `sharing`, or `allocation: dra`",
                 )
             )
-        models = (raw or {}).get("models", {})
-        for i, pool in enumerate(ctx.doc.get("pools", default=[]) or []):
+        # need() refused a driver without models: a driver here has some.
+        models = raw["models"] if raw else {}
+        for i, pool in enumerate(ctx.doc.get("pools") or []):
             if raw and pool["model"] not in models:
                 problems.append(
                     (
@@ -121,13 +122,13 @@ class Dra:
                         f"for model {pool['model']!r} under DRA driver {raw['name']}, so no "
                         "DeviceClass can select its devices",
                         f"add draDriver.models.{pool['model']} (prefix and source) to the vendor "
-                        f"file, or use a model it knows: {', '.join(sorted(models)) or 'none'}",
+                        f"file, or use a model it knows: {', '.join(sorted(models))}",
                     )
                 )
                 at = ("pools", i, "model")
         for message, hint in problems:
             ctx.refuse("ALC003", message, at, hint)
-        if problems or not raw:
+        if problems:  # no driver at all is one of them
             return None
         return DraDriver(
             str(raw["name"]),

@@ -74,7 +74,7 @@ class Vnpu(SharingMode):
         catalog's `vnpu` records the template; None (ALC006) for one it does not record. The
         plugin finds the vNPUs itself: no config file of its own."""
         template = str(settings["template"])
-        templates = (ctx.doc.get(CATALOG, default=None) or {}).get("templates", {})
+        templates = (ctx.doc.get(CATALOG) or {}).get("templates", {})
         if template not in templates:
             self.unknown_partition(
                 ctx,
