@@ -19,6 +19,7 @@ from generator.builders.fleet import Build, build_values
 from generator.findings import Finding, Severity, concerns, layer_selected, sorted_findings
 from generator.policy import registry as policy
 from generator.values import loader as values
+from generator.values.allocation.dra import DRA
 from generator.values.model import FleetView, Values, Vendor
 from generator.vocab.labels import TRACK_LABEL
 from generator.vocab.objects import Obj
@@ -201,7 +202,7 @@ def counted_in(vendor: Vendor) -> str:
     """What a vendor's capacity and quotas count, for a table: devices, shares, MIG instances."""
     if vendor.sharing:
         return vendor.sharing.counted_in
-    return "claimed devices" if vendor.dra else "devices"
+    return DRA.counted_in if vendor.dra else "devices"
 
 
 def views(loaded: Values, env: str | None) -> list[FleetView]:

@@ -14,7 +14,8 @@ from generator.builders import claims
 from generator.builders.agents import container, daemonset, rbac_objects
 from generator.builders.common import metadata, namespace
 from generator.findings import Location
-from generator.values.model import FleetView, MpsDaemon, NodeAgent, Vendor
+from generator.values.allocation.base import MpsDaemon
+from generator.values.model import FleetView, NodeAgent, Vendor
 from generator.values.yamlio import dump
 from generator.vocab.api import CORE
 from generator.vocab.labels import (
@@ -116,7 +117,7 @@ def _vendor_objects(view: FleetView, vendor: Vendor) -> list[Obj]:
         digest = hashlib.sha256(text.encode()).hexdigest()
         _mount_config(vendor, ds, digest)
         mps = dp.mps
-        if vendor.sharing and vendor.sharing.strategy == "mps" and mps:
+        if vendor.sharing and vendor.sharing.mode.mps_daemon and mps:
             _reach_mps(ds, mps)
             objs.append(mps_daemon(view, vendor, mps, digest))
     objs.append(ds)
@@ -206,31 +207,13 @@ def config_map_name(vendor: Vendor) -> str:
 
 
 def plugin_config(vendor: Vendor) -> dict[str, Any] | None:
-    """The plugin's config file of a vendor that shares its devices, None for whole devices.
-
-    Time-slicing as NVIDIA's plugin reads it (catalog devicePlugin.configFile, cited there):
-    each device advertised `replicas` times, renamed with the shared suffix (renameByDefault)
-    so quotas and pods tell shares from whole devices, and a pod asking for more than one share
-    refused (failRequestsGreaterThanOne), since two shares of a time-sliced device give no more
-    of it than one (the plugin's README, "With CUDA Time-Slicing").
-
-    MIG: the plugin's MIG strategy (catalog `mig.strategy`), under which it advertises each MIG
-    instance the site's MIG manager made as one unit of the profile's own resource name."""
+    """The plugin's config file of a vendor that shares its devices, as its sharing mode writes
+    it (values/allocation/: time-slicing's and MPS's shares, MIG's strategy); None for whole
+    devices, or for vNPUs the site made, which the plugin finds itself."""
     sharing, config = vendor.sharing, vendor.device_plugin.config
-    if sharing is None or config is None or sharing.strategy not in config.sharing:
-        return None  # whole devices, or vNPUs the site made, which the plugin finds itself
-    if sharing.strategy == "mig":
-        return {"version": config.version, "flags": {"migStrategy": sharing.mig_strategy}}
-    return {
-        "version": config.version,
-        "sharing": {
-            sharing.strategy: {
-                "renameByDefault": True,
-                "failRequestsGreaterThanOne": True,
-                "resources": [{"name": sharing.resource, "replicas": sharing.replicas}],
-            }
-        },
-    }
+    if sharing is None or config is None:
+        return None
+    return sharing.mode.plugin_file_settings(sharing, config)
 
 
 def _mount_config(vendor: Vendor, ds: Obj, digest: str) -> None:

@@ -553,55 +553,26 @@ def site_partitions(view: FleetView, state: ClusterState) -> list[Finding]:
     out = []
     for vendor in view.vendors:
         sharing = vendor.sharing
-        if sharing is None or sharing.strategy not in ("mig", "vnpu"):
+        if sharing is None or not sharing.mode.site_made:
             continue
-        (state_key, ready), layout = sharing.state_label, sharing.layout_label
+        state_key, ready = sharing.state_label
         for pool in vendor.pools:
             where = vendor.doc.anchor(("pools", pool.index, "nodes"), ("pools", pool.index))
             for name in pool.nodes:
                 node = state.nodes.get(name)
                 if node is None:
                     continue  # PRE005 says the node is missing
-                # vNPUs have no state label: only what the node advertises tells.
+                # A mode without a state label (vNPUs): only what the node advertises tells.
                 got = (node["metadata"].get("labels") or {}).get(state_key) if state_key else ""
                 allocatable = ((node.get("status") or {}).get("allocatable") or {}).get(
                     vendor.resource_name, "0"
                 )
                 if got == ready and _count(allocatable) >= pool.units_per_node:
                     continue
-                if sharing.strategy == "vnpu":
-                    out.append(
-                        Finding(
-                            "PRE010",
-                            f"node {name} of pool {vendor.id}/{pool.name} advertises "
-                            f"{allocatable} {vendor.resource_name}: the pool counts "
-                            f"{pool.units_per_node} on it ({pool.devices_per_node} NPUs, each "
-                            f"{sharing.per_device})",
-                            where,
-                            hint=f"create the vNPUs on the node (npu-smi set -t create-vnpu ... "
-                            f"-f {sharing.profile}) and restart the device plugin there; " + HINT,
-                        )
-                    )
-                    continue
-                problem = (
-                    f"has no label {state_key} (no MIG manager has reported there)"
-                    if got is None
-                    else f"reports {state_key}={got}"
-                    if got != ready
-                    else f"advertises {allocatable}"
+                message, hint = sharing.mode.site_shortfall(
+                    vendor.id, vendor.resource_name, sharing, pool, name, got, allocatable
                 )
-                out.append(
-                    Finding(
-                        "PRE010",
-                        f"node {name} of pool {vendor.id}/{pool.name} {problem}: the pool counts "
-                        f"{pool.units_per_node} {vendor.resource_name} on it "
-                        f"({pool.devices_per_node} devices, each {sharing.per_device} by the "
-                        f"layout {layout[1]})",
-                        where,
-                        hint=f"check that the site's MIG manager runs on the node and knows the "
-                        f"layout {layout[1]} (it sets {state_key}={ready} once applied); " + HINT,
-                    )
-                )
+                out.append(Finding("PRE010", message, where, hint=hint + HINT))
     return out
 
 

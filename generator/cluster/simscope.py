@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from generator.cluster.units import BuiltUnit
 from generator.findings import Finding, Severity
+from generator.values.allocation.dra import DRA
 from generator.values.model import FleetView
 from generator.vocab import addons
 from generator.vocab.addons import FLEET, SITE
@@ -176,14 +177,7 @@ def not_simulated(
             out.append(
                 Finding(
                     "SIM011",
-                    f"vendor {vendor.id} is allocated by DRA: its driver ({vendor.dra.name}) is "
-                    "the site's and does not run here. The simulation published for each of its "
-                    "nodes the ResourceSlice the driver would, with only the attributes the "
-                    f"fleet's DeviceClass reads ({vendor.dra.type_attribute}, and "
-                    f"{vendor.dra.model_attribute} set to the start the catalog records for the "
-                    "model), and the real scheduler allocated the claims from them; the "
-                    "driver's other attributes, its preparing the devices on the node, and the "
-                    "DeviceClasses its own chart installs were not exercised",
+                    DRA.simulated(vendor.id, vendor.dra),
                     vendor.doc.anchor(("allocation",)),
                     hint=HINT,
                     severity=Severity.WARNING,
@@ -192,48 +186,11 @@ def not_simulated(
         if vendor.sharing is None:
             continue
         sharing = vendor.sharing
-        if sharing.strategy == "mig":
-            message = (
-                f"vendor {vendor.id} partitions its devices into MIG {sharing.profile} "
-                f"instances: its simulated nodes advertised {sharing.replicas} "
-                f"{vendor.resource_name} per device, as its device plugin would once the site's "
-                f"MIG manager had applied the layout their label {sharing.layout_label[0]} "
-                "names, and the real scheduler placed pods by them; neither the MIG "
-                "manager (the layout applied, the device's reconfiguration) nor the plugin (its "
-                "finding the instances) runs here, so those were not exercised"
-            )
-        elif sharing.strategy == "vnpu":
-            message = (
-                f"vendor {vendor.id} splits its NPUs into vNPUs of template {sharing.profile}: "
-                f"its simulated nodes advertised {sharing.replicas} {vendor.resource_name} per "
-                "NPU, as its device plugin would once the site had created them with npu-smi, "
-                "and the real scheduler placed pods by them; creating the vNPUs and the plugin "
-                "finding them were not exercised"
-            )
-        elif sharing.strategy == "mps":
-            message = (
-                f"vendor {vendor.id} shares its devices by MPS: its simulated nodes advertised "
-                f"{sharing.replicas} {vendor.resource_name} per device, as its device plugin "
-                "would with the config file rendered for it, and the real scheduler placed pods "
-                "by them; neither the plugin nor its MPS control daemon runs here (their pods "
-                "are placed, not run), so the daemon's start, its limit of each pod to "
-                f"1/{sharing.replicas} of a device's memory and compute, and the plugin's "
-                "waiting for it were not exercised"
-            )
-        else:
-            message = (
-                f"vendor {vendor.id} shares its devices by {sharing.strategy}: its simulated "
-                f"nodes advertised {sharing.replicas} {vendor.resource_name} per device, as its "
-                "device plugin would with the config file rendered for it, and the real "
-                "scheduler placed pods by them; the plugin itself does not run here, so its "
-                "reading of that file, which device each share is, and how the pods of one "
-                "device share its time and memory were not exercised"
-            )
         out.append(
             Finding(
                 "SIM011",
-                message,
-                vendor.doc.anchor(("sharing", sharing.strategy)),
+                sharing.mode.simulated(vendor.id, vendor.resource_name, sharing),
+                vendor.doc.anchor(("sharing", sharing.mode.key)),
                 hint=HINT,
                 severity=Severity.WARNING,
             )

@@ -15,18 +15,6 @@ from generator.policy.placement import affinity_keys
 from generator.policy.scheduling import devices_path
 from generator.values.yamlio import json_path
 
-# Why a strategy's plugin gives a pod one unit at most, and what one unit is called.
-ONE_PER_POD = {
-    # NVIDIA/k8s-device-plugin README.md v0.17.1, "With CUDA Time-Slicing": the kubelet's
-    # admission fails the pod (UnexpectedAdmissionError); the fleet's config file sets it.
-    "timeSlicing": ("share", "failRequestsGreaterThanOne, as the fleet configures it"),
-    # NVIDIA/k8s-device-plugin api/config/v1/config.go v0.17.1: forced under MPS.
-    "mps": ("share", "failRequestsGreaterThanOne, which MPS forces"),
-    # Ascend/mind-cluster component/ascend-device-plugin/pkg/server/plugin.go v26.0.0:
-    # MaxRequestVirtualDeviceNum 1.
-    "vnpu": ("vNPU", "one virtual device per container request"),
-}
-
 
 def one_share_per_pod(ctx: Context) -> Iterable[Finding]:
     """A pod asking for more than one unit of a vendor whose plugin gives one at most (a share
@@ -36,9 +24,11 @@ def one_share_per_pod(ctx: Context) -> Iterable[Finding]:
     for team in view.teams:
         for land in ctx.landings(team):
             sharing = land.vendor.sharing
-            if sharing is None or not sharing.one_per_pod or land.devices <= 1:
+            # What one unit is called and why a pod gets one at most: its mode's words.
+            words = sharing.mode.one_per_pod if sharing else None
+            if sharing is None or words is None or land.devices <= 1:
                 continue
-            one, why = ONE_PER_POD[sharing.strategy]
+            one, why = words
             path = devices_path(team.doc, land.ref.path)
             yield Finding(
                 "ALC002",

@@ -28,22 +28,20 @@ from generator.findings import (
 )
 from generator.values import clusters
 from generator.values import schema as values_schema
+from generator.values.allocation.base import Context, PluginConfig, Sharing, plugin_config
+from generator.values.allocation.dra import DRA
+from generator.values.allocation.registry import sharing_mode
 from generator.values.filecache import FileCache
 from generator.values.merge import Doc, merge_docs
 from generator.values.model import (
     ACCELERATOR_CLASSES,
     BASE_ENV,
-    CLAIMS_PER_CLASS,
     DEVICE_PLUGIN_PATH,
     DevicePlugin,
-    DraDriver,
     Fleet,
     FleetView,
-    MpsDaemon,
     PciModel,
-    PluginConfig,
     Pool,
-    Sharing,
     Taint,
     Team,
     Values,
@@ -358,22 +356,15 @@ class _Resolver:
     def __init__(self, findings: list[Finding]) -> None:
         self.findings = findings
 
-    def need(self, doc: Doc, path: YamlPath, what: str, hint: str) -> Any:
-        value = doc.get(*path)
-        if value in (None, "", [], {}):
-            self.findings.append(
-                Finding("VAL003", f"{what} is not set", doc.locate(path), json_path(path), hint)
-            )
-        return value
-
     def vendor(self, vendor_id: str, doc: Doc, in_catalog: bool = True) -> Vendor | None:
         before = len(self.findings)
-        where = f"values/vendors/{vendor_id}.yaml"
-        resource = self.need(doc, ("resourceName",), "resourceName", f"set resourceName in {where}")
-        selector_label = self.need(
-            doc, ("selectorLabel",), "selectorLabel", f"set selectorLabel in {where}"
+        ctx = Context(vendor_id, doc, self.findings)
+        where = ctx.where
+        resource = ctx.need(("resourceName",), "resourceName", f"set resourceName in {where}")
+        selector_label = ctx.need(
+            ("selectorLabel",), "selectorLabel", f"set selectorLabel in {where}"
         )
-        model_label = self.need(doc, ("modelLabel",), "modelLabel", f"set modelLabel in {where}")
+        model_label = ctx.need(("modelLabel",), "modelLabel", f"set modelLabel in {where}")
         node_labels = doc.get("nodeLabels", default={}) or {}
         if selector_label and selector_label not in node_labels:
             self.findings.append(
@@ -387,19 +378,18 @@ class _Resolver:
             )
         dp = doc.get("devicePlugin", default={}) or {}
         for key in ("name", "image", "version", "namespace"):
-            self.need(
-                doc,
+            ctx.need(
                 ("devicePlugin", key),
                 f"devicePlugin.{key}",
                 f"set devicePlugin.{key} in {where} (the catalog has no default for it)",
             )
         self.plugin_needs(vendor_id, doc, in_catalog)
-        plugin_config = _plugin_config(dp.get("configFile"))
-        sharing = self.sharing(vendor_id, doc, resource, plugin_config)
-        dra = self.dra(vendor_id, doc)
+        config = plugin_config(dp.get("configFile"))
+        sharing = self.sharing(ctx, resource, config)
+        dra = DRA.resolve(ctx)
         pools_raw = doc.get("pools", default=[]) or []
         if not pools_raw:
-            self.need(doc, ("pools",), "pools", f"list the vendor's node pools in {where}")
+            ctx.need(("pools",), "pools", f"list the vendor's node pools in {where}")
         vendor_taints = tuple(_taint(t) for t in doc.get("taints", default=[]) or [])
         pci_models = {
             str(name): PciModel(tuple(m["classes"]), tuple(m["devices"]), m["source"])
@@ -423,8 +413,7 @@ class _Resolver:
             labels = {
                 **node_labels,
                 **({model_label: raw["model"]} if model_label else {}),
-                # A MIG vendor's nodes ask the site's MIG manager for the profile's layout.
-                **(dict([sharing.layout_label]) if sharing and sharing.strategy == "mig" else {}),
+                **(sharing.mode.pool_labels(sharing) if sharing else {}),
                 **raw.get("labels", {}),
             }
             taints = tuple(_taint(t) for t in raw["taints"]) if "taints" in raw else vendor_taints
@@ -444,23 +433,18 @@ class _Resolver:
                     replicas=sharing.replicas if sharing else 1,
                 )
             )
-        if sharing and sharing.strategy == "mig":
-            self.mig_devices(doc, sharing, pools)
-        if sharing and sharing.strategy == "vnpu":
-            self.vnpu_models(doc, sharing, pools)
+        if sharing:
+            sharing.mode.check_pools(ctx, sharing, pools)
         if len(self.findings) > before:
             return None
         return Vendor(
             id=vendor_id,
             display_name=doc.get("displayName", default=vendor_id),
             resource_name=(
-                vendor_id + CLAIMS_PER_CLASS
+                DRA.quota_resource(vendor_id)
                 if dra
-                # A MIG profile's or vNPU template's own resource, not a renamed one.
-                else sharing.resource
-                if sharing and sharing.profile
-                else resource + plugin_config.shared_suffix
-                if sharing and plugin_config
+                else sharing.mode.advertised(sharing, config)
+                if sharing
                 else resource
             ),
             pci_vendor=doc.get("pciVendor", default=""),
@@ -472,7 +456,7 @@ class _Resolver:
             # costWeight prices a whole device; a share or MIG instance costs its part of one.
             cost_weight=float(doc.get("costWeight", default=1.0))
             / (sharing.replicas if sharing else 1),
-            device_plugin=DevicePlugin(dp["name"], dp["namespace"], node_agent(dp), plugin_config),
+            device_plugin=DevicePlugin(dp["name"], dp["namespace"], node_agent(dp), config),
             exporter=dict(doc.get("exporter", default={}) or {}),
             pools=tuple(pools),
             doc=doc,
@@ -483,248 +467,14 @@ class _Resolver:
             catalog=str(doc.get("catalog", default=vendor_id)) if in_catalog else "",
         )
 
-    def dra(self, vendor_id: str, doc: Doc) -> DraDriver | None:
-        """The vendor's DRA driver when `allocation: dra`, else None (device plugin; or ALC003:
-        DRA asked for without what it needs)."""
-        if doc.get("allocation", default="devicePlugin") != "dra":
-            return None
-        raw = doc.get("draDriver", default=None)
-        where = f"values/vendors/{vendor_id}.yaml"
-        # A driver the vendor file adds to, or writes itself: every fact it lacks reported.
-        if raw and not all(
-            [
-                self.need(doc, ("draDriver", k), f"draDriver.{k}", f"set draDriver.{k} in {where}")
-                for k in values_schema.DRA_FIELDS
-            ]
-        ):
-            return None
-        at, path = doc.locate(("allocation",)), json_path(("allocation",))
-        problems = []
-        if not raw:
-            problems.append(
-                (
-                    f"vendor {vendor_id} is allocated by DRA, but the catalog records no DRA "
-                    "driver for it (draDriver)",
-                    "use a vendor whose catalog entry has a DRA driver (docs/allocation.md), "
-                    "or set draDriver in the vendor file",
-                )
-            )
-        if doc.get("sharing", default=None):
-            problems.append(
-                (
-                    f"vendor {vendor_id} is allocated by DRA and shares its devices by its "
-                    "device plugin's config file: a DRA vendor runs no device plugin",
-                    "remove `sharing`, or `allocation: dra`",
-                )
-            )
-        models = (raw or {}).get("models", {})
-        for i, pool in enumerate(doc.get("pools", default=[]) or []):
-            if raw and pool["model"] not in models:
-                problems.append(
-                    (
-                        f"pool {pool['name']!r}: the catalog records no {raw['modelAttribute']} "
-                        f"for model {pool['model']!r} under DRA driver {raw['name']}, so no "
-                        "DeviceClass can select its devices",
-                        f"add draDriver.models.{pool['model']} (prefix and source) to the vendor "
-                        f"file, or use a model it knows: {', '.join(sorted(models)) or 'none'}",
-                    )
-                )
-                at, path = doc.locate(("pools", i, "model")), json_path(("pools", i, "model"))
-        for message, hint in problems:
-            self.findings.append(Finding("ALC003", message, at, path, hint))
-        if problems or not raw:
-            return None
-        return DraDriver(
-            str(raw["name"]),
-            str(raw["typeAttribute"]),
-            str(raw["typeValue"]),
-            str(raw["modelAttribute"]),
-            {str(m): str(v["prefix"]) for m, v in models.items()},
-        )
-
-    def sharing(
-        self, vendor_id: str, doc: Doc, resource: str, config: PluginConfig | None
-    ) -> Sharing | None:
-        """The vendor's `sharing`, or None (whole devices, or ALC001: its plugin's config file
-        cannot share them as asked)."""
-        raw = doc.get("sharing", default=None)
+    def sharing(self, ctx: Context, resource: str, config: PluginConfig | None) -> Sharing | None:
+        """The vendor's `sharing`, resolved by the mode it names; None for whole devices, or
+        when the mode cannot share them as asked (its findings say why)."""
+        raw = ctx.doc.get("sharing", default=None)
         if not raw:
             return None
-        ((strategy, settings),) = raw.items()
-        if strategy == "vnpu":
-            # The site splits the NPUs; the plugin finds the vNPUs: no config file of its own.
-            return self.vnpu(vendor_id, doc, resource, settings)
-        if config is None or strategy not in config.sharing:
-            offered = (
-                f"its config file offers {', '.join(config.sharing) or 'no sharing'}"
-                if config
-                else "the catalog records no config file for it (devicePlugin.configFile)"
-            )
-            self.findings.append(
-                Finding(
-                    "ALC001",
-                    f"vendor {vendor_id} shares its devices by {strategy}, but its device plugin "
-                    f"cannot: {offered}",
-                    doc.locate(("sharing", strategy), key=True),
-                    json_path(("sharing", strategy)),
-                    "remove `sharing`, or use a vendor whose plugin shares devices this way "
-                    "(docs/allocation.md lists them)",
-                )
-            )
-            return None
-        if strategy == "mig":
-            return self.mig(vendor_id, doc, str(settings["profile"]))
-        replicas = int(settings["replicas"])
-        if strategy == "mps" and (config.mps is None or replicas > config.mps.max_replicas):
-            self.findings.append(
-                Finding(
-                    "ALC001",
-                    f"vendor {vendor_id} shares its devices {replicas} ways by MPS, but "
-                    + (
-                        f"its plugin's MPS control daemon takes at most {config.mps.max_replicas} "
-                        "clients per device"
-                        if config.mps
-                        else "the catalog records no MPS control daemon for its plugin "
-                        "(devicePlugin.configFile.mps)"
-                    ),
-                    doc.locate(("sharing", strategy, "replicas")),
-                    json_path(("sharing", strategy, "replicas")),
-                    f"share each device at most {config.mps.max_replicas} ways"
-                    if config.mps
-                    else "use timeSlicing, or a vendor whose catalog entry records the daemon",
-                )
-            )
-            return None
-        return Sharing(strategy, replicas, resource)
-
-    def mig(self, vendor_id: str, doc: Doc, profile: str) -> Sharing | None:
-        """A vendor whose devices are partitioned into MIG instances of one profile, as the
-        catalog's `mig` records the profile; None (ALC006) for a profile it does not record."""
-        where = f"values/vendors/{vendor_id}.yaml"
-        # A list, not a generator: every missing fact is reported.
-        facts = [
-            self.need(doc, ("mig", key), f"mig.{key}", f"set mig.{key} in {where}")
-            for key in values_schema.MIG_FIELDS
-        ]
-        if not all(facts):
-            return None
-        raw = doc.get("mig")
-        profiles = raw["profiles"]
-        if profile not in profiles:
-            self.unknown_partition(
-                vendor_id,
-                doc,
-                ("mig", "profile"),
-                profile,
-                "mig.profiles",
-                profiles,
-                "instances per device, devices and source",
-            )
-            return None
-        # A profile's attributes follow a '+' (1g.10gb+me), written '.' in its resource and
-        # layout names (NVIDIA/k8s-device-plugin internal/rm/rm.go v0.17.1).
-        name = profile.replace("+", ".")
-        return Sharing(
-            "mig",
-            int(profiles[profile]["instances"]),
-            str(raw["resourcePrefix"]) + name,
-            profile,
-            str(raw["strategy"]),
-            (str(raw["configLabel"]), str(raw["layoutPrefix"]) + name),
-            (str(raw["stateLabel"]), str(raw["stateReady"])),
-        )
-
-    def vnpu(
-        self, vendor_id: str, doc: Doc, resource: str, settings: dict[str, Any]
-    ) -> Sharing | None:
-        """A vendor whose NPUs the site splits into static vNPUs of one template, as the
-        catalog's `vnpu` records the template; None (ALC006) for one it does not record."""
-        template = str(settings["template"])
-        templates = (doc.get("vnpu", default=None) or {}).get("templates", {})
-        if template not in templates:
-            self.unknown_partition(
-                vendor_id,
-                doc,
-                ("vnpu", "template"),
-                template,
-                "vnpu.templates",
-                templates,
-                "resource suffix, models and source",
-            )
-            return None
-        suffix = str(templates[template]["suffix"])
-        return Sharing("vnpu", int(settings["perDevice"]), f"{resource}-{suffix}", template)
-
-    def unknown_partition(
-        self,
-        vendor_id: str,
-        doc: Doc,
-        path: tuple[str, str],
-        name: str,
-        catalog: str,
-        known: dict[str, Any],
-        facts: str,
-    ) -> None:
-        """ALC006 at `sharing.<strategy>.<field>`: a MIG profile or vNPU template the catalog
-        does not record, with the ones it does."""
-        strategy, field = path
-        what = {"mig": "MIG profile", "vnpu": "vNPU template"}[strategy]
-        listed = ", ".join(sorted(known)) or "none"
-        self.findings.append(
-            Finding(
-                "ALC006",
-                f"vendor {vendor_id}: {what} {name!r} is not one the catalog records for its "
-                f"devices ({catalog}: {listed})",
-                doc.locate(("sharing", strategy, field)),
-                json_path(("sharing", strategy, field)),
-                f"use one of {listed}, or add the {field} to `{catalog}` in the vendor file with "
-                f"its {facts}",
-            )
-        )
-
-    def vnpu_models(self, doc: Doc, sharing: Sharing, pools: list[Pool]) -> None:
-        """ALC006: a vNPU pool of a model the template is not made for (the site could not
-        create those vNPUs on its chips)."""
-        models = [str(m) for m in doc.get("vnpu")["templates"][sharing.profile]["models"]]
-        for pool in pools:
-            if pool.model.casefold() in {m.casefold() for m in models}:
-                continue
-            self.findings.append(
-                Finding(
-                    "ALC006",
-                    f"pool {pool.name!r}: vNPU template {sharing.profile} is for "
-                    f"{', '.join(models)} chips, not {pool.model}",
-                    doc.locate(("pools", pool.index, "model")),
-                    json_path(("pools", pool.index, "model")),
-                    f"use a template made for {pool.model} (vnpu.templates), or put the pool "
-                    "in a vendor file of its own",
-                )
-            )
-
-    def mig_devices(self, doc: Doc, sharing: Sharing, pools: list[Pool]) -> None:
-        """ALC006: a MIG pool that may hold devices the profile's layout does not apply to (the
-        MIG manager matches its layouts by PCI device ID): those would stay whole, and the pool
-        would advertise fewer instances than the fleet counts."""
-        profile = doc.get("mig")["profiles"][sharing.profile]
-        fits = set(profile["devices"])
-        for pool in pools:
-            others = sorted(set(pool.pci_devices) - fits)
-            if not others and pool.pci_devices:
-                continue
-            key = "pciDevices" if "pciDevices" in doc.data["pools"][pool.index] else "model"
-            unknown = "its model's PCI device IDs are not known"
-            self.findings.append(
-                Finding(
-                    "ALC006",
-                    f"pool {pool.name!r}: MIG profile {sharing.profile} applies to devices "
-                    f"{', '.join(sorted(fits))}, but "
-                    + (f"the pool matches {', '.join(others)} as well" if others else unknown),
-                    doc.locate(("pools", pool.index, key)),
-                    json_path(("pools", pool.index, key)),
-                    f"set the pool's pciDevices to the devices of {sharing.profile} it holds "
-                    f"(of {', '.join(sorted(fits))}), or a profile all its devices have",
-                )
-            )
+        ((key, settings),) = raw.items()
+        return sharing_mode(key).resolve(ctx, settings, resource, config)
 
     def plugin_needs(self, vendor_id: str, doc: Doc, in_catalog: bool) -> None:
         """What a device plugin needs to work, which only a catalog entry gives for free: the
@@ -795,29 +545,6 @@ class _Resolver:
             overcommit_ratio=_ratio(d.get("capacity", {}).get("overcommitRatio")),
             doc=doc,
         )
-
-
-def _plugin_config(raw: Any) -> PluginConfig | None:
-    if not raw:
-        return None
-    mps = raw.get("mps")
-    return PluginConfig(
-        str(raw["env"]),
-        str(raw["version"]),
-        str(raw["sharedSuffix"]),
-        tuple(raw["sharing"]),
-        MpsDaemon(
-            str(mps["root"]),
-            str(mps["containerRoot"]),
-            str(mps["env"]),
-            tuple(mps["command"]),
-            tuple(mps["mountCommand"]),
-            tuple(dict(e) for e in mps.get("daemonEnv", [])),
-            int(mps["maxReplicas"]),
-        )
-        if mps
-        else None,
-    )
 
 
 def _ratio(raw: Any) -> float | None:

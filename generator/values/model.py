@@ -12,6 +12,8 @@ from typing import Any
 
 from generator.errors import UsageError
 from generator.findings import layer_key
+from generator.values.allocation.base import MpsDaemon, PluginConfig, Sharing
+from generator.values.allocation.dra import DraDriver
 from generator.values.merge import Doc
 from generator.vocab.labels import NFD_PREFIX
 
@@ -101,109 +103,8 @@ def node_agent(raw: dict[str, Any], priority_class: str = "system-node-critical"
     )
 
 
-@dataclass(frozen=True)
-class MpsDaemon:
-    """A plugin's MPS control daemon as the catalog records it (configFile.mps): it runs beside
-    the plugin from the plugin's image, and both reach it through the host folder `root`."""
-
-    root: str  # on the host
-    container_root: str  # where the daemon and the plugin see it
-    env: str  # the plugin's variable naming the host folder
-    command: tuple[str, ...]
-    mount_command: tuple[str, ...]  # its init container's: mounts the daemon's memory
-    env_vars: tuple[dict[str, Any], ...]  # the daemon container's
-    max_replicas: int
-
-
-@dataclass(frozen=True)
-class PluginConfig:
-    """A device plugin's config file as the catalog records it (devicePlugin.configFile)."""
-
-    env: str  # the environment variable that names the file
-    version: str
-    shared_suffix: str  # appended to the resource name of shared devices
-    sharing: tuple[str, ...]  # the sharing strategies the file accepts
-    mps: MpsDaemon | None = None
-
-
-# What a shared vendor's capacity and quotas count, per strategy.
-SHARED_UNITS = {"timeSlicing": "shares", "mps": "shares", "mig": "instances", "vnpu": "vNPUs"}
-# Per strategy, what a device becomes and what a unit is, in words ({n}: units per device,
-# {p}: the MIG profile or vNPU template).
-SHARED_WORDS = {
-    "timeSlicing": ("shared {n} ways", "1/{n} shares"),
-    "mps": ("shared {n} ways by MPS", "1/{n} shares"),
-    "mig": ("partitioned into {n} MIG {p} instances", "MIG {p} instances (1/{n})"),
-    "vnpu": ("split into {n} vNPUs of template {p}", "{p} vNPUs (1/{n})"),
-}
-
-
-@dataclass(frozen=True)
-class Sharing:
-    """How a vendor's devices are shared between pods (values `sharing`, docs/allocation.md):
-    the plugin advertises each device `replicas` times, under the shared resource name: shares
-    of it (time-slicing), or the MIG instances of one profile the device is partitioned into."""
-
-    strategy: str  # a key of values `sharing`: timeSlicing, mps, mig, vnpu
-    replicas: int  # units per device: shares, MIG instances of the profile, vNPUs
-    # The plugin's resource before renaming (its config's resources[].name); for mig and vnpu,
-    # the resource the plugin advertises each instance or vNPU under.
-    resource: str
-    profile: str = ""  # the MIG profile (mig) or vNPU template (vnpu); "" otherwise
-    mig_strategy: str = ""  # the plugin's flags.migStrategy (mig); "" otherwise
-    # mig: the node label that asks the site's MIG manager for the layout (key, value), and the
-    # label by which it reports the layout applied (key, value once applied).
-    layout_label: tuple[str, str] = ("", "")
-    state_label: tuple[str, str] = ("", "")
-
-    @property
-    def units(self) -> str:
-        return SHARED_UNITS[self.strategy]
-
-    @property
-    def per_device(self) -> str:
-        """What one device becomes, after "each": "shared 4 ways", "partitioned into 7 MIG
-        1g.10gb instances"."""
-        return SHARED_WORDS[self.strategy][0].format(n=self.replicas, p=self.profile)
-
-    @property
-    def counted_in(self) -> str:
-        """The unit of the vendor's capacity and quotas, for a table: "1/4 shares"."""
-        return SHARED_WORDS[self.strategy][1].format(n=self.replicas, p=self.profile)
-
-    @property
-    def one_per_pod(self) -> bool:
-        """Whether the plugin refuses a pod more than one unit (failRequestsGreaterThanOne, which
-        MPS forces; Ascend's plugin allocates one vNPU per container request); a pod may ask for
-        several MIG instances."""
-        return self.strategy in ("timeSlicing", "mps", "vnpu")
-
-
-@dataclass(frozen=True)
-class DraDriver:
-    """A vendor's DRA driver as the catalog records it (draDriver, docs/allocation.md): what its
-    ResourceSlices say of a whole device and of its model."""
-
-    name: str  # the driver name: the domain of its attributes in CEL
-    type_attribute: str
-    type_value: str
-    model_attribute: str
-    prefixes: dict[str, str]  # pool model -> the start of the model attribute's value
-
-    def attribute(self, name: str) -> str:
-        """A CEL reference to one of the driver's attributes (names without a domain are the
-        driver's: k8s.io/dynamic-resource-allocation cel/compile.go v0.36.2)."""
-        return f"device.attributes['{self.name}'].{name}"
-
-    def model_expression(self, model: str) -> str:
-        prefix = self.prefixes[model]
-        return f"{self.attribute(self.model_attribute)}.startsWith('{prefix}')"
-
-
-# A ResourceQuota line counts the devices claimed through one DeviceClass under this name:
-# <class>.deviceclass.resource.k8s.io/devices, with no `requests.` prefix (kubernetes/api
-# core/v1/types.go v0.36.3, ResourceClaimsPerClass).
-CLAIMS_PER_CLASS = ".deviceclass.resource.k8s.io/devices"
+# A vendor's sharing (Sharing), its plugin's config file (PluginConfig, MpsDaemon) and its DRA
+# driver (DraDriver) are defined with the allocation modes that make them (values/allocation/).
 
 
 @dataclass(frozen=True)

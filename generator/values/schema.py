@@ -13,24 +13,32 @@ from typing import Any
 
 import regress
 
-Schema = dict[str, Any]
+from generator.values.allocation import registry
+from generator.values.schemakit import (
+    DNS_SUBDOMAIN,
+    ENV_VAR,
+    LABEL_KEY,
+    LABEL_VALUE,
+    NODE_PATH,
+    QUANTITY,
+    SOURCES,
+    Schema,
+)
+
+# Short names for the helpers this module calls some 250 times.
+from generator.values.schemakit import array as _list
+from generator.values.schemakit import obj as _obj
+from generator.values.schemakit import string as _str
+
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 BASE_ID = "https://accel-gitops.example/schemas/"
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
-DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-LABEL_KEY = (
-    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
-    r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
-)
-LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$"
 RESOURCE_NAME = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 # An image reference or tag: no white space, control or bidi/format characters anywhere.
 IMAGE = r"^[^\s\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]+$"
 # A folder inside the repository: relative, no '.' or '..' segment, no empty segment.
 REPO_PATH = r"^(?!(.*/)?\.{1,2}(/|$))[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$"
-# An absolute path on a node: no '.' or '..' segment, no empty segment, no trailing '/'.
-NODE_PATH = r"^(?!.*/\.{1,2}(/|$))(/[A-Za-z0-9._@+-]+)+$"
 # An HTTP path: starts with '/', printable ASCII without spaces.
 URL_PATH = r"^/[!-~]*$"
 
@@ -64,25 +72,6 @@ def matches(pattern: str, text: str) -> bool:
 def control_characters(text: str) -> list[str]:
     """The control and format characters in `text` (newlines, NUL, bidi overrides), as U+XXXX."""
     return [f"U+{ord(c):04X}" for c in text if unicodedata.category(c) in ("Cc", "Cf")]
-
-
-def _obj(props: dict[str, Any], required: tuple[str, ...] = (), **extra: Any) -> Schema:
-    out: Schema = {"type": "object", "additionalProperties": False, "properties": props}
-    if required:
-        out["required"] = list(required)
-    out.update(extra)
-    return out
-
-
-def _str(pattern: str | None = None, **extra: Any) -> Schema:
-    out: Schema = {"type": "string", **extra}
-    if pattern:
-        out["pattern"] = pattern
-    return out
-
-
-def _list(items: Schema, **extra: Any) -> Schema:
-    return {"type": "array", "items": items, **extra}
 
 
 def _addon(provided: list[str]) -> Schema:
@@ -157,44 +146,12 @@ HEALTH_METRIC = _obj(
     },
     ("metric", "kind", "what", "source"),
 )
-# "<owner>/<repo> <path> <version>[: what it says]": where an upstream fact was read, pinned.
-SOURCE = r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+ \S+ \S+(: .+)?$"
-SOURCES = _list(
-    _str(SOURCE),
-    minItems=1,
-    description="upstream sources of these facts: '<owner/repo> <path> <version>[: what]'",
-)
 
 # ---- Kubernetes-native shapes (a subset of core/v1, same field names), so a plugin or exporter
-# manifest can be copied from upstream. kubeconform checks the rendered objects in full.
-QUANTITY = {"type": ["string", "integer", "number"]}
+# manifest can be copied from upstream. kubeconform checks the rendered objects in full. (EnvVar
+# is in schemakit: the MPS daemon's catalog facts use it too.)
 KEY_TO_PATH = _list(
     _obj({"key": _str(), "path": _str(), "mode": {"type": "integer"}}, ("key", "path"))
-)
-ENV_VAR = _obj(
-    {
-        "name": _str(r"^[A-Za-z_][A-Za-z0-9_.-]*$"),
-        "value": _str(),
-        "valueFrom": _obj(
-            {
-                "fieldRef": _obj(
-                    {"fieldPath": _str(minLength=1), "apiVersion": _str()}, ("fieldPath",)
-                ),
-                "resourceFieldRef": _obj(
-                    {"resource": _str(), "containerName": _str(), "divisor": QUANTITY},
-                    ("resource",),
-                ),
-                "configMapKeyRef": _obj(
-                    {"name": _str(), "key": _str(), "optional": {"type": "boolean"}}, ("key",)
-                ),
-                "secretKeyRef": _obj(
-                    {"name": _str(), "key": _str(), "optional": {"type": "boolean"}}, ("key",)
-                ),
-            }
-        ),
-    },
-    ("name",),
-    description="a Kubernetes EnvVar",
 )
 HOST_PATH_TYPES = [
     "",
@@ -322,31 +279,6 @@ AGENT_PROPS: dict[str, Any] = {
     "sources": SOURCES,
 }
 
-# How a vendor's devices may be shared between pods (values `sharing`): time-slicing, MPS (the
-# plugin's MPS control daemon rendered beside it), or MIG instances of one profile.
-SHARING_STRATEGIES = ("timeSlicing", "mps", "mig")
-
-# What the catalog knows of a plugin's MPS control daemon (configFile.mps, docs/allocation.md):
-# the host folder it shares with the plugin and the pods, where both see it, the commands that
-# run it and mount its memory, and how many clients one device takes. Catalog data, cited.
-PLUGIN_MPS = _obj(
-    {
-        "root": _str(NODE_PATH, description="the host folder the daemon, plugin and pods share"),
-        "containerRoot": _str(NODE_PATH, description="where the daemon and plugin see it"),
-        "env": _str(
-            r"^[A-Za-z_][A-Za-z0-9_]*$", description="the plugin's variable naming the root"
-        ),
-        "command": _list(_str(minLength=1), minItems=1, description="the daemon's command"),
-        "mountCommand": _list(
-            _str(minLength=1), minItems=1, description="its init container's: mounts its memory"
-        ),
-        "daemonEnv": _list(ENV_VAR, description="the daemon container's environment"),
-        "maxReplicas": {"type": "integer", "minimum": 2, "description": "clients per device"},
-        "sources": SOURCES,
-    },
-    ("root", "containerRoot", "env", "command", "mountCommand", "maxReplicas", "sources"),
-)
-
 # What the catalog knows of a device plugin's config file (docs/allocation.md): where the plugin
 # reads it, its format version, and the suffix of a shared resource's name. Catalog data, cited.
 PLUGIN_CONFIG = _obj(
@@ -360,11 +292,11 @@ PLUGIN_CONFIG = _obj(
             minLength=1, description="appended to resourceName when devices are shared"
         ),
         "sharing": _list(
-            {"enum": list(SHARING_STRATEGIES)},
+            {"enum": registry.plugin_file_modes()},
             uniqueItems=True,
             description="the sharing strategies the plugin's file accepts",
         ),
-        "mps": PLUGIN_MPS,
+        **registry.plugin_file_props(),
         "sources": SOURCES,
     },
     ("env", "version", "sharedSuffix", "sharing", "sources"),
@@ -380,149 +312,10 @@ DEVICE_PLUGIN = _obj(
     description="the device plugin DaemonSet (docs/vendors.md)",
 )
 
-# A vendor's DRA driver as the catalog records it (docs/allocation.md): its name, the attribute
-# and value its full devices carry, and per model the start of the model attribute's value.
-DRA_DRIVER = _obj(
-    {
-        "name": _str(DNS_SUBDOMAIN, description="the driver name its ResourceSlices carry"),
-        "typeAttribute": _str(minLength=1, description="the attribute that tells a device's kind"),
-        "typeValue": _str(minLength=1, description="its value for a whole device"),
-        "modelAttribute": _str(minLength=1, description="the attribute that names the model"),
-        "models": {
-            "type": "object",
-            "description": "per pool model, the start of the model attribute's value",
-            "propertyNames": {"pattern": LABEL_VALUE, "minLength": 1},
-            "additionalProperties": _obj(
-                {"prefix": _str(minLength=1), "source": _str(minLength=1)}, ("prefix", "source")
-            ),
-        },
-        "sources": SOURCES,
-    },
-    # No field is required here: a vendor file may add to the catalog's entry (a model), and
-    # the loader asks for what the merged entry lacks (VAL003).
-    description="the vendor's DRA driver (docs/allocation.md)",
-)
-DRA_FIELDS = ("name", "typeAttribute", "typeValue", "modelAttribute", "models", "sources")
-
-# A MIG profile's name as NVIDIA writes it: compute slices, then memory (1g.10gb, 1g.10gb+me).
-MIG_PROFILE = r"^[1-9][0-9]*g\.[1-9][0-9]*gb(\+[a-z]+)?$"
-
-# What the catalog knows of a vendor's MIG partitioning (values `sharing.mig`,
-# docs/allocation.md): the device plugin's strategy and resource names, the node labels by which
-# the site's MIG manager is asked for a layout and reports it, and per profile how many instances
-# one device holds and on which devices (PCI IDs). Catalog data, cited.
-MIG = _obj(
-    {
-        "strategy": _str(minLength=1, description="the plugin's flags.migStrategy"),
-        "resourcePrefix": _str(
-            minLength=1, description="a profile's resource name is this prefix + the profile"
-        ),
-        "configLabel": _str(LABEL_KEY, description="the node label naming the MIG layout"),
-        "layoutPrefix": _str(description="a profile's layout name is this prefix + the profile"),
-        "stateLabel": _str(LABEL_KEY, description="the node label the MIG manager reports on"),
-        "stateReady": _str(minLength=1, description="its value once the layout is applied"),
-        "profiles": {
-            "type": "object",
-            "propertyNames": {"pattern": MIG_PROFILE},
-            "additionalProperties": _obj(
-                {
-                    "instances": {"type": "integer", "minimum": 1},
-                    "devices": _list(_str(r"^[0-9a-f]{4}$"), minItems=1, uniqueItems=True),
-                    "source": _str(minLength=1),
-                },
-                ("instances", "devices", "source"),
-            ),
-        },
-        "sources": SOURCES,
-    },
-    # As draDriver: the loader asks for what the merged entry lacks.
-    description="the vendor's MIG partitioning (docs/allocation.md)",
-)
-MIG_FIELDS = (
-    "strategy",
-    "resourcePrefix",
-    "configLabel",
-    "layoutPrefix",
-    "stateLabel",
-    "stateReady",
-    "profiles",
-    "sources",
-)
-
-# What the catalog knows of a vendor's static vNPUs (values `sharing.vnpu`, docs/allocation.md):
-# per template, the suffix of the resource its vNPUs are advertised under and the models it is
-# made for. Catalog data, cited.
-VNPU = _obj(
-    {
-        "templates": {
-            "type": "object",
-            "propertyNames": {"pattern": r"^vir[0-9a-z_]+$"},
-            "additionalProperties": _obj(
-                {
-                    "suffix": _str(r"^[0-9a-z.]+$", description="resourceName-<suffix>"),
-                    "models": _list(_str(LABEL_VALUE, minLength=1), minItems=1),
-                    "source": _str(minLength=1),
-                },
-                ("suffix", "models", "source"),
-            ),
-        },
-        "sources": SOURCES,
-    },
-    # No field is required: a vendor file may add a template to the catalog's.
-    description="the vendor's static vNPU templates (docs/allocation.md)",
-)
-
-# A vendor whose devices are shared between pods (docs/allocation.md): every device of its pools
-# is advertised `replicas` times under resourceName + the plugin's shared suffix.
+# A vendor whose devices are shared between pods (docs/allocation.md): one mode, each with its
+# settings' schema in its own module of values/allocation/.
 SHARING = _obj(
-    {
-        **{
-            strategy: _obj(
-                {
-                    "replicas": {
-                        "type": "integer",
-                        # The plugin refuses fewer than 2 (NVIDIA/k8s-device-plugin
-                        # api/config/v1/replicas.go v0.17.1: "number of replicas must be >= 2");
-                        # MPS takes fewer (the catalog's configFile.mps.maxReplicas, ALC001).
-                        "minimum": 2,
-                        "maximum": 1024,
-                        "description": "pods that share one device",
-                    },
-                },
-                ("replicas",),
-            )
-            for strategy in ("timeSlicing", "mps")
-        },
-        "vnpu": _obj(
-            {
-                "template": _str(
-                    r"^vir[0-9a-z_]+$",
-                    description="the vNPU template the site splits every NPU of the pools by "
-                    "(catalog vnpu.templates), e.g. vir06_1c_16g",
-                ),
-                "perDevice": {
-                    "type": "integer",
-                    "minimum": 1,
-                    # A training chip's vNPU IDs run phy_id*16+100 .. phy_id*16+115
-                    # (Ascend/mind-cluster docs/zh/scheduling/usage/virtual_instance/
-                    # virtual_instance_with_hdk/04_creating_vnpu.md v26.0.0).
-                    "maximum": 16,
-                    "description": "vNPUs the site creates on each NPU (npu-smi create-vnpu)",
-                },
-            },
-            ("template", "perDevice"),
-        ),
-        "mig": _obj(
-            {
-                "profile": _str(
-                    MIG_PROFILE,
-                    description="the MIG profile every device of the pools is partitioned into "
-                    "(catalog mig.profiles), e.g. 1g.10gb",
-                ),
-            },
-            ("profile",),
-        ),
-    },
+    registry.sharing_settings(),
     description="share every device of the vendor's pools between pods; one strategy",
     minProperties=1,
     maxProperties=1,
@@ -666,13 +459,11 @@ VENDOR_PROPS: dict[str, Any] = {
     "devicePlugin": DEVICE_PLUGIN,
     "sharing": SHARING,
     "allocation": {
-        "enum": ["devicePlugin", "dra"],
+        "enum": registry.allocation_words(),
         "description": "how the vendor's devices reach pods: its device plugin's extended "
         "resource (default), or ResourceClaims through its DRA driver (docs/allocation.md)",
     },
-    "draDriver": DRA_DRIVER,
-    "mig": MIG,
-    "vnpu": VNPU,
+    **registry.catalog_props(),
     "exporter": EXPORTER,
     "pools": _list(POOL),
     "workloadMounts": _list(HOST_PATH, description="host paths every workload pod mounts"),

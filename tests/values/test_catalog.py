@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.values.schema import SOURCE
+from generator.values.schemakit import SOURCE
 from tests.fixtures import ROOT
 
 CATALOG = resources.files("generator.values") / "catalog"

@@ -6,7 +6,9 @@ from pathlib import Path
 
 from generator.findings import Severity
 from generator.values import loader as values
-from generator.values.model import DraDriver, PluginConfig, Sharing
+from generator.values.allocation.base import PluginConfig, Sharing
+from generator.values.allocation.dra import DraDriver
+from generator.values.allocation.registry import sharing_mode
 from tests.fixtures import (
     ASCEND_910B,
     CAMBRICON_MLU370,
@@ -323,7 +325,7 @@ def test_a_shared_vendor_counts_and_prices_shares_under_the_renamed_resource(
     assert nvidia is not None and vendor is not None
     assert vendor.resource_name == "nvidia.com/gpu.shared"
     assert (vendor.catalog, nvidia.catalog) == ("nvidia", "nvidia")
-    assert vendor.sharing == Sharing("timeSlicing", 3, "nvidia.com/gpu")
+    assert vendor.sharing == Sharing(sharing_mode("timeSlicing"), 3, "nvidia.com/gpu")
     (pool,) = vendor.pools
     assert (pool.devices_per_node, pool.replicas, pool.units_per_node) == (2, 3, 6)
     assert (pool.capacity, vendor.capacity, vendor.units) == (12, 12, "shares")
@@ -349,7 +351,7 @@ def test_an_mps_vendor_counts_shares_like_time_slicing_and_knows_its_daemon(
     view = values.load(tree(tmp_path, {"vendors/nvidia-mps.yaml": MPS_NVIDIA})).envs["prod"]
     vendor = view.vendor("nvidia-mps")
     assert vendor is not None and vendor.sharing is not None
-    assert vendor.sharing == Sharing("mps", 4, "nvidia.com/gpu")
+    assert vendor.sharing == Sharing(sharing_mode("mps"), 4, "nvidia.com/gpu")
     assert (vendor.resource_name, vendor.units, vendor.capacity) == (
         "nvidia.com/gpu.shared",
         "shares",
@@ -532,7 +534,7 @@ def test_a_mig_vendor_counts_and_prices_the_instances_of_its_profile(tmp_path: P
     vendor = view.vendor("nvidia-mig")
     assert vendor is not None
     assert vendor.sharing == Sharing(
-        "mig",
+        sharing_mode("mig"),
         4,
         "nvidia.com/mig-1g.20gb",
         "1g.20gb",
@@ -665,7 +667,9 @@ def test_a_vnpu_vendor_counts_and_prices_the_vnpus_the_site_makes(tmp_path: Path
     ).envs["prod"]
     vendor = view.vendor("ascend-vnpu")
     assert vendor is not None and vendor.sharing is not None
-    assert vendor.sharing == Sharing("vnpu", 4, "huawei.com/Ascend910-6c.1cpu.16g", "vir06_1c_16g")
+    assert vendor.sharing == Sharing(
+        sharing_mode("vnpu"), 4, "huawei.com/Ascend910-6c.1cpu.16g", "vir06_1c_16g"
+    )
     assert (vendor.resource_name, vendor.quota_key) == (
         "huawei.com/Ascend910-6c.1cpu.16g",
         "requests.huawei.com/Ascend910-6c.1cpu.16g",

@@ -261,13 +261,8 @@ def fleet_rules(
             cause = "a device failed, or the device plugin lost it."
             if vendor.sharing:
                 declared += f", each {vendor.sharing.per_device}"
-            if vendor.sharing and vendor.sharing.strategy == "mig":
-                # The instances exist only once the site's MIG manager applied the layout.
-                key, layout = vendor.sharing.layout_label
-                cause = (
-                    "a device failed, the device plugin lost it, or the MIG manager has not "
-                    f"applied the layout {layout} ({key})."
-                )
+                # A MIG layout not applied yet looks the same (the mode says so).
+                cause = vendor.sharing.mode.devices_missing_cause(vendor.sharing) or cause
             out.append(
                 _alert(
                     "AcceleratorNodeDevicesMissing",
