@@ -11,8 +11,10 @@
 #     tools-dev       what only the test suite runs (actionlint, the Pod Security checker)
 #   make browser headless Chromium and its WebDriver from Debian's packages (installed when absent)
 #   make demo    render the example fleet, validate it, and write its report (.cache/report/)
-#   make test    run the test suite (pytest-xdist)
+#   make test    lint, then the whole test suite (pytest-xdist)
 #   make lint    ruff check, ruff format --check, mypy, lint-imports (the layers of ARCHITECTURE.md)
+#   make test-fast     the tests that need no control plane (a CI job of its own)
+#   make test-cluster  the tests that start the local control plane (a CI job of its own)
 #   make mutation  mutation testing with mutmut, shard by shard (SHARDS="render delivery" for some);
 #                fails when a module scores below its floor (docs/testing.md; tens of minutes)
 #   make clean   remove .tools and caches (make distclean also removes .venv)
@@ -37,7 +39,7 @@ GO ?= $(or $(shell command -v go 2>/dev/null),$(wildcard /usr/local/go/bin/go),g
 PYTEST_ARGS ?= -n auto --dist loadgroup
 
 .PHONY: mutation venv tools tools-validate tools-cluster tools-dev browser go-check-python demo test \
-  lint clean distclean
+  test-fast test-cluster pytest lint clean distclean
 
 # ---------------------------------------------------------------------------------------- Python
 # The virtualenv is rebuilt only when pyproject.toml's content changes (generator/toolchain/fresh.py,
@@ -103,8 +105,17 @@ demo: venv
 	$(PY) render.py validate
 	$(PY) render.py report --out .cache/report/index.html
 
-test: tools browser
+# Lint first, as its own step (it fails in seconds; the suite takes minutes), then every test.
+test: lint pytest
+
+pytest: tools browser
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-fast: tools browser
+	$(PY) -m pytest $(PYTEST_ARGS) -m "not control_plane"
+
+test-cluster: tools
+	$(PY) -m pytest $(PYTEST_ARGS) -m control_plane
 
 # Not part of `make test`: it runs each module's tests once per mutant (docs/testing.md). The
 # control plane too: the simulation shard's tests run `simulate` on it.

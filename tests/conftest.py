@@ -35,6 +35,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     tests also run first, by the durations its stats run recorded (mutmut-stats.json in the
     folder it runs from): the first failing test ends the run, so a mutant a quick test kills
     costs that test, not the seconds of the slow ones before it."""
+    for item in items:
+        # `-m control_plane` / `-m "not control_plane"`: CI runs the two halves as jobs of their
+        # own (make test-cluster, make test-fast); `make test` runs both.
+        if "control_plane" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.control_plane)
     durations: dict[str, float] = {}
     stats = Path("mutmut-stats.json")
     if os.environ.get("MUTANT_UNDER_TEST") and stats.is_file():

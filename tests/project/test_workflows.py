@@ -139,7 +139,18 @@ def test_render_check_and_validate_both_always_run_and_both_decide() -> None:
 def test_pull_request_runs_tests_and_the_fleet_check_on_the_example() -> None:
     wf = _load("pull-request.yaml")
     assert wf[True] == {"pull_request": None}  # YAML 1.1 reads `on` as true
-    assert "make test" in _runs({"jobs": {"test": wf["jobs"]["test"]}})
+    # make test's parts as jobs of their own: lint, the tests without a control plane, the
+    # tests on one; together what make test runs.
+    runs = {
+        name: _runs({"jobs": {name: job}}) for name, job in wf["jobs"].items() if "steps" in job
+    }
+    assert sorted(runs) == ["lint", "test", "test-cluster"]
+    assert "make lint" in runs["lint"]
+    assert "make test-fast" in runs["test"]
+    assert "make test-cluster" in runs["test-cluster"]
+    makefile = (ROOT / "Makefile").read_text()
+    assert "\ntest: lint pytest\n" in makefile
+    assert '-m "not control_plane"' in makefile and "-m control_plane" in makefile
     fleet = wf["jobs"]["fleet"]
     assert fleet["uses"] == "./.github/workflows/accel-gitops.yaml"
     assert fleet["with"] == {"requirements": ".github/accel-gitops.requirements.txt"}
