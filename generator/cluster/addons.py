@@ -11,9 +11,9 @@ import yaml
 
 from generator.builders import platform
 from generator.builders.scheduling import named_runtimes, trainer_values
-from generator.cluster.simcontrollers import ControllerSetup
 from generator.cluster.simkueue import kueue_setup
 from generator.cluster.units import BuiltUnit
+from generator.controlplane.controllers import ControllerSetup
 from generator.render.charts import addon_applications, application_values, render_chart
 
 # Flags the local control plane sets itself: where nfd-master listens.

@@ -21,12 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator import toolchain
-from generator.cluster import target
-from generator.cluster.api import ApiClient, ApiError, UnknownKind
-from generator.cluster.crds import needed_crds
-from generator.cluster.launcher import SYSTEM_NAMESPACES, ControlPlane, reset
-from generator.cluster.target import Target
+from generator.cluster.plane import reset
 from generator.cluster.units import BuiltUnit, build, version_location
+from generator.controlplane import target
+from generator.controlplane.api import ApiClient, ApiError, UnknownKind
+from generator.controlplane.crds import needed_crds
+from generator.controlplane.launcher import SYSTEM_NAMESPACES, ControlPlane
+from generator.controlplane.target import Target
 from generator.errors import FindingsError
 from generator.findings import CodeInfo, Finding, Location, Severity, sorted_findings
 from generator.policy.manifest import describe, origin

@@ -14,7 +14,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from generator.cluster.launcher import NFD_NAMESPACE, fake_node
+from generator.cluster.plane import NFD_NAMESPACE
+from generator.controlplane.launcher import fake_node
 from generator.findings import Location
 from generator.values import inventory
 from generator.values.inventory import Inventory

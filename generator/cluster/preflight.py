@@ -24,8 +24,9 @@ import yaml
 
 from generator.builders import platform, scheduling
 from generator.builders.common import Unit
-from generator.cluster import dryrun, target
-from generator.cluster.api import ApiClient, Obj
+from generator.cluster import dryrun
+from generator.controlplane import target
+from generator.controlplane.api import ApiClient, Obj
 from generator.errors import FindingsError, UsageError
 from generator.findings import CodeInfo, Finding, Severity, sorted_findings
 from generator.policy.manifest import origin

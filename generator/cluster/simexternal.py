@@ -8,8 +8,8 @@ simulated, and the run says so (SIM011).
 from __future__ import annotations
 
 from generator.builders.common import MANAGED_BY
-from generator.cluster.api import ApiClient, Obj
-from generator.cluster.launcher import SIM_LABEL
+from generator.controlplane.api import ApiClient, Obj
+from generator.controlplane.launcher import SIM_LABEL
 from generator.findings import Finding, Severity
 from generator.values.model import FleetView
 from generator.workloads.external import ExternalUse, external_uses

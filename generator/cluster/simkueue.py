@@ -16,10 +16,10 @@ from typing import Any
 import yaml
 
 from generator.builders.workloads import PodRef
-from generator.cluster.api import ApiClient, Obj
-from generator.cluster.launcher import KUEUE_NAMESPACE
-from generator.cluster.simcontrollers import ControllerSetup
+from generator.cluster.plane import KUEUE_NAMESPACE
 from generator.cluster.simresult import HINTS, EnvReport
+from generator.controlplane.api import ApiClient, Obj
+from generator.controlplane.controllers import ControllerSetup
 from generator.findings import Finding
 from generator.values.model import FleetView
 from generator.values.yamlio import json_path

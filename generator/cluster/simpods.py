@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from generator.builders.common import TEAM_LABEL, VENDOR_LABEL
 from generator.builders.workloads import PodRef, team_objects
-from generator.cluster.api import ApiClient, Obj
 from generator.cluster.fleetnodes import SimNode
 from generator.cluster.simkueue import pending, workloads_by_owner
 from generator.cluster.simresult import HINTS, EnvReport, PodResult
@@ -23,6 +22,7 @@ from generator.cluster.simrun import (
     run_jobs,
 )
 from generator.cluster.units import BuiltUnit
+from generator.controlplane.api import ApiClient, Obj
 from generator.findings import Finding, Severity
 from generator.values.model import FleetView
 from generator.values.yamlio import json_path

@@ -51,8 +51,6 @@ from generator.builders.scheduling import (
 )
 from generator.cluster import simexternal
 from generator.cluster.addons import nfd_applied, nfd_chart, nfd_master, rendered_controller
-from generator.cluster.api import ApiClient, Obj
-from generator.cluster.crds import needed_crds
 from generator.cluster.dryrun import addon_namespaces, load, version_findings
 from generator.cluster.fleetnodes import (
     SimNode,
@@ -61,14 +59,7 @@ from generator.cluster.fleetnodes import (
     plan_nodes,
     resource_slice,
 )
-from generator.cluster.launcher import (
-    CONTROLLER_ADDONS,
-    DEFAULT_NFD_ARGS,
-    ControlPlane,
-    node_ready,
-    reset,
-    sim_labelled,
-)
+from generator.cluster.plane import CONTROLLER_ADDONS, reset
 from generator.cluster.simchecks import (
     check_nfd_workers,
     check_nodes,
@@ -77,7 +68,6 @@ from generator.cluster.simchecks import (
     check_tracks,
     probe,
 )
-from generator.cluster.simcontrollers import use_controller
 from generator.cluster.simkueue import (
     HELD_KINDS,
     check_admissions,
@@ -101,6 +91,15 @@ from generator.cluster.simrun import (
 )
 from generator.cluster.simscope import not_simulated
 from generator.cluster.units import ARGOCD_UNIT, BuiltUnit, build
+from generator.controlplane.api import ApiClient, Obj
+from generator.controlplane.controllers import use_controller
+from generator.controlplane.crds import needed_crds
+from generator.controlplane.launcher import (
+    DEFAULT_NFD_ARGS,
+    ControlPlane,
+    node_ready,
+    sim_labelled,
+)
 from generator.errors import FindingsError
 from generator.findings import Finding, Location, Severity, sorted_findings
 from generator.values.model import Values

@@ -24,9 +24,11 @@ from generator.builders import fleet as builders
 from generator.builders import node_config
 from generator.builders import workloads as workload_builder
 from generator.builders.common import Component, metadata
-from generator.cluster import dryrun, launcher
-from generator.cluster.launcher import ControlPlane
+from generator.cluster import dryrun
+from generator.cluster import plane as fleet_plane
 from generator.cluster.simulate import SimulationResult, simulate
+from generator.controlplane import launcher
+from generator.controlplane.launcher import ControlPlane
 from generator.findings import Finding, Severity
 from generator.policy import registry
 from generator.reporters import simulation as simreport
@@ -134,7 +136,7 @@ def test_every_process_stops_when_the_block_fails() -> None:
     seen: dict[str, Any] = {}
     with (
         pytest.raises(RuntimeError, match="a failing test"),
-        launcher.local_control_plane(nfd=False) as plane,
+        launcher.local_control_plane() as plane,
     ):
         seen["pids"] = [s.process.pid for s in plane.services]
         seen["dir"] = plane.workdir
@@ -583,7 +585,7 @@ def test_simulate_cli_json(
     def shared(**_: Any) -> Iterator[ControlPlane]:
         yield cluster
 
-    monkeypatch.setattr(launcher, "local_control_plane", shared)
+    monkeypatch.setattr(fleet_plane, "control_plane", shared)
     result = invoke("simulate", "--values", str(values), "--output", "json")
     doc = json.loads(result.output)
     (env,) = doc["stats"]["environments"]

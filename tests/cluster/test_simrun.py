@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from generator.cluster import simrun
-from generator.cluster.api import ApiError
 from generator.cluster.simpods import _unschedulable
 from generator.cluster.simrun import _behind, _create_again, _undecided
+from generator.controlplane.api import ApiError
 
 RUNNING = frozenset({"default-scheduler", "accel-packing"})
 

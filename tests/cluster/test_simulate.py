@@ -19,10 +19,10 @@ import yaml
 
 from generator.builders import argocd
 from generator.cluster import dryrun
-from generator.cluster.launcher import ControlPlane
 from generator.cluster.simchecks import PROBE_NAMESPACE
 from generator.cluster.simresult import EnvReport
 from generator.cluster.simulate import SimulationResult, simulate
+from generator.controlplane.launcher import ControlPlane
 from generator.findings import Severity
 from generator.render import stage
 from generator.values.loader import load as load_values

@@ -4,8 +4,8 @@ hidden in a function, and nothing registered as a side effect of being imported.
 Layers, bottom to top (a module imports only from its own layer or below; inside one layer,
 modules may import each other as long as no cycle forms):
 
-findings/errors -> toolchain -> values -> workloads -> builders -> policy -> render ->
-validate / delivery / cluster / plan -> reporters / fleetreport -> cli
+findings/errors -> toolchain -> controlplane -> values -> workloads -> builders -> policy ->
+render -> validate / delivery / cluster / simulate / plan -> reporters / fleetreport -> cli
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ PACKAGE = ROOT / "generator"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("findings", ("generator.findings", "generator.errors", "generator.__init__")),
     ("toolchain", ("generator.toolchain",)),
+    ("controlplane", ("generator.controlplane",)),
     ("values", ("generator.values",)),
     ("workloads", ("generator.workloads",)),
     ("builders", ("generator.builders",)),

@@ -4,7 +4,7 @@ without dry-run), get, list, create, delete.
 Why not kubectl per object: a fleet of thousands of objects would spend minutes starting kubectl;
 one keep-alive HTTPS connection per thread applies an object in milliseconds, and every refusal
 comes back as a structured Status naming the object. A user's cluster is reached through
-``kubectl proxy`` (generator/cluster/target.py), so every kubeconfig authentication method that
+``kubectl proxy`` (generator/controlplane/target.py), so every kubeconfig authentication method that
 kubectl supports works, and this client only ever speaks to loopback.
 """
 
@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from generator.toolchain import ToolError
-from generator.values.yamlio import Obj
+
+# An object as the API server serves it (a JSON object).
+Obj = dict[str, Any]
 
 FIELD_MANAGER = "accel-gitops"
 TIMEOUT = 60.0

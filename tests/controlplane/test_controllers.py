@@ -1,5 +1,5 @@
 """What the simulation takes from an add-on chart to run its controller manager
-(generator/cluster/simcontrollers.py), on hand-written objects. The managers running on the
+(generator/controlplane/controllers.py), on hand-written objects. The managers running on the
 control plane: tests/cluster/test_simulate.py."""
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from generator.cluster import simcontrollers
-from generator.cluster.launcher import SIM_LABEL, ControlPlaneError
-from generator.cluster.simcontrollers import (
+from generator.controlplane import controllers
+from generator.controlplane.controllers import (
     ControllerSetup,
     _ca_injected,
     _cert_dir,
@@ -30,6 +29,7 @@ from generator.cluster.simcontrollers import (
     local_config,
     webhook_service,
 )
+from generator.controlplane.launcher import SIM_LABEL, ControlPlaneError
 
 CHART_CONFIG = """\
 apiVersion: config.kueue.x-k8s.io/v1beta2
@@ -311,7 +311,7 @@ def test_managers_with_a_fixed_folder_run_in_a_mount_namespace_of_their_own(
     """JobSet's and Trainer's rotators insist on one folder: each sees its own certificate
     there, mounted from its plane's folder, and the machine's folder stays untouched."""
     fixed = tmp_path / "tmp" / "k8s-webhook-server" / "serving-certs"
-    monkeypatch.setattr(simcontrollers, "FIXED_CERT_DIR", fixed)
+    monkeypatch.setattr(controllers, "FIXED_CERT_DIR", fixed)
     assert _wrap("kueue", tmp_path) == [] and _wrap("lws", tmp_path) == []
     assert not fixed.exists()  # made only for a manager that needs it
     for service in ("jobset", "trainer"):
@@ -331,19 +331,19 @@ def test_managers_with_a_fixed_folder_run_in_a_mount_namespace_of_their_own(
 def test_a_manager_not_run_as_root_maps_itself_to_root_in_a_user_namespace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(simcontrollers, "FIXED_CERT_DIR", tmp_path / "fixed")
-    monkeypatch.setattr(simcontrollers.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(controllers, "FIXED_CERT_DIR", tmp_path / "fixed")
+    monkeypatch.setattr(controllers.os, "geteuid", lambda: 1000)
     wrap = _wrap("jobset", tmp_path)
     assert wrap[1:5] == ["--user", "--map-root-user", "--mount", "--propagation"]
-    monkeypatch.setattr(simcontrollers.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(controllers.os, "geteuid", lambda: 0)
     assert _wrap("jobset", tmp_path)[1:3] == ["--mount", "--propagation"]
 
 
 def test_without_unshare_a_fixed_folder_manager_cannot_run_and_says_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(simcontrollers, "FIXED_CERT_DIR", tmp_path / "fixed")
-    monkeypatch.setattr(simcontrollers.shutil, "which", lambda name: None)
+    monkeypatch.setattr(controllers, "FIXED_CERT_DIR", tmp_path / "fixed")
+    monkeypatch.setattr(controllers.shutil, "which", lambda name: None)
     with pytest.raises(ControlPlaneError, match=r"trainer's controller manager needs unshare"):
         _wrap("trainer", tmp_path)
 

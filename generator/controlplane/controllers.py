@@ -1,6 +1,7 @@
-"""Add-on controller managers on the local control plane: Kueue's, JobSet's, LeaderWorkerSet's and
+"""Controller managers beside the local control plane: Kueue's, JobSet's, LeaderWorkerSet's and
 Kubeflow Trainer's, each the real binary built from its pinned module (`make tools-cluster`), run
-with the configuration, CRDs, webhooks, Services and Secret of the chart the fleet deploys.
+with the configuration, CRDs, webhooks, Services and Secret of a rendered chart, which the caller
+gives as data (`ControllerSetup`): which chart, and with what values, is the caller's business.
 
 The four are controller-runtime managers that share one shape (a `Configuration` file with
 webhook, health, metrics and leader-election sections, and internal certificate rotation by
@@ -45,8 +46,8 @@ from typing import Any
 import yaml
 
 from generator import toolchain
-from generator.cluster.api import ApiClient, Obj
-from generator.cluster.launcher import (
+from generator.controlplane.api import ApiClient, Obj
+from generator.controlplane.launcher import (
     READY_TIMEOUT,
     SIM_LABEL,
     STOP_GRACE,

@@ -8,6 +8,10 @@ on return, on any exception, on Ctrl-C and on SIGTERM (process groups, TERM then
 component also gets SIGTERM from Linux if the thread that started it dies).
 
 Flags follow the tested recipe in docs/simulation.md; each choice that is not a default says why.
+
+The plane knows nothing of the fleet that runs on it: which namespace nfd-master works in, and
+what a reset clears beyond the plane's own rule (every namespace but the system ones, every node
+but the control plane's), are the caller's (`ResetRules`).
 """
 
 from __future__ import annotations
@@ -32,17 +36,16 @@ from typing import Any
 import yaml
 
 from generator import toolchain
-from generator.builders import platform
-from generator.cluster.api import ApiClient, ApiError
-from generator.cluster.crds import nfd_crds
-from generator.cluster.sources import kwok_stages
+from generator.controlplane.api import ApiClient, ApiError
+from generator.controlplane.crds import nfd_crds
+from generator.controlplane.sources import kwok_stages
 from generator.toolchain import Service, ToolError
 
 # Controllers the simulation needs. node-lifecycle-controller removes the not-ready taint that
 # admission puts on every new Node (without it nothing schedules); the others create what the
 # fleet's objects imply (ReplicaSets and pods, DaemonSet pods, Job pods, quota usage, the default
 # ServiceAccount that admission requires, namespace deletion between runs; the binding of a
-# team's declared PersistentVolumeClaim to its stand-in volume: cluster/simexternal.py; name from
+# team's declared PersistentVolumeClaim to its stand-in volume: simulate/external.py; name from
 # kubernetes v1.36.3 cmd/kube-controller-manager/names/controller_names.go).
 CONTROLLERS = (
     "deployment-controller",
@@ -62,23 +65,13 @@ CONTROLLERS = (
     # pkg/controllers/leaderworkerset_controller.go); this one makes their pods.
     "statefulset-controller",
     # A pod's ResourceClaimTemplate becomes its ResourceClaim here, which the scheduler then
-    # allocates (a vendor allocated by DRA: builders/claims.py).
+    # allocates (a vendor allocated by DRA).
     "resourceclaim-controller",
 )
 # KWOK manages only Nodes with this annotation (never a real node, should the kubeconfig ever
 # point elsewhere).
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
 
-
-def _chart_namespace(key: str) -> str:
-    """The namespace an add-on's chart installs into (builders/platform.py): where the simulation
-    runs what stands in for it, and what a reset keeps."""
-    chart = platform.BY_KEY[key].chart
-    assert chart is not None
-    return chart.namespace
-
-
-NFD_NAMESPACE = _chart_namespace("nfd")
 # nfd-master annotates the node it runs on at start (updateMasterNode in pkg/nfd-master): the
 # control plane therefore has a control-plane Node, tainted like a kubeadm one.
 CONTROL_PLANE_NODE = "accel-sim-control-plane"
@@ -108,7 +101,9 @@ class ControlPlane:
     token: str
     ca_file: Path
     kubeconfig: Path
-    nfd: bool
+    nfd_namespace: str
+    """The namespace nfd-master works in (its NodeFeatures, its NodeFeatureRules' reach); ''
+    when no nfd-master runs."""
     nfd_metrics: str
     """nfd-master's metrics URL ('' without NFD)."""
     services: list[Service] = field(default_factory=list)
@@ -135,9 +130,14 @@ class ControlPlane:
     nfd_conf: str = ""
     """nfd-master's configuration file (nfd-master.conf)."""
 
+    @property
+    def nfd(self) -> bool:
+        """Whether nfd-master runs on this plane."""
+        return bool(self.nfd_namespace)
+
     def use_nfd(self, args: tuple[str, ...], conf: str) -> None:
-        """Run nfd-master with these flags and this configuration (what the fleet renders for
-        it), restarting it when they differ from what runs now."""
+        """Run nfd-master with these flags and this configuration (what the caller gives it),
+        restarting it when they differ from what runs now."""
         if not self.nfd or (args, conf) == (self.nfd_args, self.nfd_conf):
             return
         old = next(s for s in self.services if s.name == "nfd-master")
@@ -150,16 +150,16 @@ class ControlPlane:
         self.services.append(service)
 
     controllers: dict[str, tuple[Any, int]] = field(default_factory=dict)
-    """Add-on controller managers that run (cluster/simcontrollers.py): by name, the setup each
-    runs with (a ControllerSetup) and the port its webhooks listen on."""
+    """Controller managers that run beside the plane (controlplane/controllers.py): by name, the
+    setup each runs with (a ControllerSetup) and the port its webhooks listen on."""
 
     second_scheduler: dict[str, Any] | None = None
-    """The KubeSchedulerConfiguration a second kube-scheduler runs beside the first (the fleet's
-    packing scheduler, under its own name), or None when none runs."""
+    """The KubeSchedulerConfiguration a second kube-scheduler runs beside the first (under the
+    name its profile gives), or None when none runs."""
 
     def use_second_scheduler(self, config: dict[str, Any] | None) -> None:
-        """Run a second kube-scheduler with this configuration beside the untouched first, as the
-        fleet's packing scheduler runs beside the cluster's own; None stops it."""
+        """Run a second kube-scheduler with this configuration beside the untouched first (a
+        scheduler of the caller's, as one runs beside a cluster's own); None stops it."""
         if config == self.second_scheduler:
             return
         old = next((s for s in self.services if s.name == SECOND_SCHEDULER), None)
@@ -278,12 +278,13 @@ def _stop_on_sigterm() -> Iterator[None]:
 
 @contextlib.contextmanager
 def local_control_plane(
-    *, nfd: bool = True, keep_dir: Path | None = None
+    *, nfd_namespace: str | None = None, keep_dir: Path | None = None
 ) -> Iterator[ControlPlane]:
     """Start a control plane; stop it and remove its data when the block ends, however it ends.
 
-    ``nfd``: also run nfd-master (with its CRDs and namespace). ``keep_dir``: put the data and
-    logs there and keep them (debugging); default: a temporary directory, removed afterwards.
+    ``nfd_namespace``: also run nfd-master (with its CRDs), working in this namespace, which the
+    plane creates. ``keep_dir``: put the data and logs there and keep them (debugging); default:
+    a temporary directory, removed afterwards.
     """
     with contextlib.ExitStack() as stack:
         if keep_dir is not None:
@@ -300,11 +301,11 @@ def local_control_plane(
                 toolchain.terminate(svc, STOP_GRACE)
 
         stack.callback(stop_all)
-        plane = _start(workdir, services, nfd)
+        plane = _start(workdir, services, nfd_namespace or "")
         yield plane
 
 
-def _start(workdir: Path, services: list[Service], nfd: bool) -> ControlPlane:
+def _start(workdir: Path, services: list[Service], nfd_namespace: str) -> ControlPlane:
     t0 = time.monotonic()
     logs = workdir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -364,7 +365,7 @@ def _start(workdir: Path, services: list[Service], nfd: bool) -> ControlPlane:
                 f"--token-auth-file={tokens}",
                 # Webhook calls go to a Service's endpoints, not its ClusterIP: no kube-proxy
                 # runs here (cmd/kube-apiserver/app/server.go buildServiceResolver, v1.36.3).
-                # Kueue's webhooks are reached so (cluster/simkueue.py).
+                # The controller managers' webhooks are reached so (controllers.py).
                 "--enable-aggregator-routing=true",
             ],
             log=logs / "kube-apiserver.log",
@@ -429,7 +430,7 @@ def _start(workdir: Path, services: list[Service], nfd: bool) -> ControlPlane:
         token=token,
         ca_file=ca_file,
         kubeconfig=kubeconfig,
-        nfd=nfd,
+        nfd_namespace=nfd_namespace,
         nfd_metrics="",
         services=services,
         scheduler_port=sched_port,
@@ -459,7 +460,7 @@ def _start(workdir: Path, services: list[Service], nfd: bool) -> ControlPlane:
         services,
         READY_TIMEOUT,
     )
-    if nfd:
+    if nfd_namespace:
         plane.nfd_metrics = _start_nfd(plane, api, kc, services)
     plane.started_in = round(time.monotonic() - t0, 2)
     return plane
@@ -500,7 +501,7 @@ def _scheduler_ready(port: int) -> bool:
 
 def _start_nfd(plane: ControlPlane, api: ApiClient, kc: str, services: list[Service]) -> str:
     api.apply_crds(nfd_crds())
-    api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NFD_NAMESPACE}})
+    api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": plane.nfd_namespace}})
     service, metrics = _spawn_nfd(plane, kc, services)
     services.append(service)
     return metrics
@@ -515,7 +516,7 @@ def _spawn_nfd(plane: ControlPlane, kc: str, services: list[Service]) -> tuple[S
     service = toolchain.spawn(
         "nfd-master",
         [kc, f"-port={port}", *plane.nfd_args, f"-config={conf}"],
-        env={"NODE_NAME": CONTROL_PLANE_NODE, "KUBERNETES_NAMESPACE": NFD_NAMESPACE},
+        env={"NODE_NAME": CONTROL_PLANE_NODE, "KUBERNETES_NAMESPACE": plane.nfd_namespace},
         log=plane.workdir / "logs" / "nfd-master.log",
     )
     _wait(
@@ -528,68 +529,87 @@ def _spawn_nfd(plane: ControlPlane, kc: str, services: list[Service]) -> tuple[S
 
 
 RESET_TIMEOUT = 120.0
-MANAGED = "app.kubernetes.io/managed-by=accel-gitops"
+# The mark of an object a caller of the plane applied as scaffolding (a stand-in for what a
+# cluster would have, the objects a controller manager's chart needs): what its reset rules can
+# select, and what tells it from what the plane's users' own objects.
 SIM_LABEL = "accel-gitops.io/simulation"
-KUEUE_NAMESPACE = _chart_namespace("kueue")
-# The add-ons whose controller managers run on the plane across runs (cluster/simcontrollers.py):
-# their namespaces, which hold the Secrets their certificates rotate in, outlive a reset.
-CONTROLLER_ADDONS = ("kueue", "jobset", "lws", "trainer")
-CONTROLLER_NAMESPACES = frozenset(_chart_namespace(key) for key in CONTROLLER_ADDONS)
 
 
 def sim_labelled(obj: dict[str, Any]) -> dict[str, Any]:
-    """`obj` marked as an add-on object the simulation applied (what reset removes from NFD's
-    namespace, which outlives a reset, and what Kueue's stop unhooks)."""
+    """`obj` marked as scaffolding (SIM_LABEL)."""
     obj.setdefault("metadata", {}).setdefault("labels", {})[SIM_LABEL] = "true"
     return obj
 
 
-def reset(plane: ControlPlane) -> None:
+@dataclass(frozen=True)
+class ResetRules:
+    """What a reset clears beyond the plane's own rule (every namespace but the system ones and
+    nfd-master's, every node but the control plane's), and what it keeps: the caller's, who knows
+    what it put on the plane. Every rule is generic: namespaces, label selectors, kinds."""
+
+    keep_namespaces: frozenset[str] = frozenset()
+    """Namespaces that outlive a reset, besides the system ones and nfd-master's."""
+    keep_pods: frozenset[str] = frozenset()
+    """Kept namespaces whose pods stay too (in every other namespace, pods go)."""
+    sweep: tuple[tuple[str, str], ...] = ()
+    """(namespace, label selector): objects of every kind in a kept namespace that go."""
+    cluster_selector: str = ""
+    """Cluster-scoped objects of every kind with this label go, and the reset waits until they
+    are gone ('': none go)."""
+    purge: tuple[tuple[str, str, str], ...] = ()
+    """(apiVersion, kind, namespace): every object of the kind in the namespace goes, where the
+    API server serves the kind."""
+    finalized: tuple[tuple[str, str], ...] = ()
+    """(apiVersion, kind) of objects whose finalizers the reset strips once they are being
+    deleted outside the kept namespaces: the controller that would remove them does not run
+    here, or not in time."""
+
+
+# The plane's own rule alone: nothing of its users' kept, no cluster-scoped object of theirs swept.
+NO_RULES = ResetRules()
+
+
+def reset(plane: ControlPlane, rules: ResetRules = NO_RULES) -> None:
     """Bring the control plane back to how it started, so the next run sees no trace of the
-    last: every namespace but the system ones, every node but the control plane's, the
-    simulation's NodeFeatures and every cluster-scoped object the fleet created. CRDs stay (the
-    next run installs the same pinned ones)."""
+    last: every namespace but the system ones and the kept, every node but the control plane's,
+    and what `rules` name. CRDs stay (the next run installs the same pinned ones)."""
     api = plane.client()
     api.refresh()
-    # Add-on controllers that run on the plane across runs keep their namespaces.
-    keep = SYSTEM_NAMESPACES | {NFD_NAMESPACE} | CONTROLLER_NAMESPACES
+    own = {plane.nfd_namespace} - {""}
+    keep = SYSTEM_NAMESPACES | own | rules.keep_namespaces
     for ns in api.list("v1", "Namespace"):
         if ns["metadata"]["name"] not in keep:
             api.delete("v1", "Namespace", "", ns["metadata"]["name"])
-    if api.serves("nfd.k8s-sigs.io/v1alpha1", "NodeFeature"):
-        for nf in api.list("nfd.k8s-sigs.io/v1alpha1", "NodeFeature", NFD_NAMESPACE):
-            name = nf["metadata"]["name"]
-            api.delete("nfd.k8s-sigs.io/v1alpha1", "NodeFeature", NFD_NAMESPACE, name)
+    for api_version, kind, space in rules.purge:
+        if api.serves(api_version, kind):
+            for obj in api.list(api_version, kind, space):
+                api.delete(api_version, kind, space, obj["metadata"]["name"])
     deleted: list[tuple[str, str, str]] = []
     for (api_version, kind), res in sorted(api.resources().items()):
         if kind in ("Namespace", "Node", "Event") or not res.deletable:
             continue
         if res.namespaced:
-            # What the fleet put into kube-system (the packing scheduler's objects) goes too,
-            # and the NFD chart's objects from NFD's namespace: those namespaces stay.
-            kept = (("kube-system", MANAGED), (NFD_NAMESPACE, f"{SIM_LABEL}=true"))
-            for space, selector in kept:
+            # What the rules sweep from namespaces that stay.
+            for space, selector in rules.sweep:
                 for obj in api.list(api_version, kind, space, selector=selector):
                     api.delete(api_version, kind, space, obj["metadata"]["name"], grace=0)
             continue
-        for obj in api.list(api_version, kind, selector=MANAGED):
+        if not rules.cluster_selector:
+            continue
+        for obj in api.list(api_version, kind, selector=rules.cluster_selector):
             api.delete(api_version, kind, "", obj["metadata"]["name"])
             deleted.append((api_version, kind, obj["metadata"]["name"]))
+    pods_stay = SYSTEM_NAMESPACES | rules.keep_pods
 
     def clean() -> bool:
         # No kubelet confirms that a container stopped: pods go at once (grace period 0),
-        # before their nodes, or the namespace controller waits for them for ever.
-        # NFD's namespace too: its chart's pods (no pod-GC controller runs to remove a pod
-        # whose node is gone).
-        pods = [
-            p
-            for p in api.list("v1", "Pod")
-            if p["metadata"]["namespace"] not in keep - {NFD_NAMESPACE}
-        ]
+        # before their nodes, or the namespace controller waits for them for ever; in kept
+        # namespaces too (no pod-GC controller runs to remove a pod whose node is gone).
+        pods = [p for p in api.list("v1", "Pod") if p["metadata"]["namespace"] not in pods_stay]
         for pod in pods:
             api.delete("v1", "Pod", pod["metadata"]["namespace"], pod["metadata"]["name"], grace=0)
             _unfinalize(api, pod)
-        for finalized in FINALIZED:
+        for finalized in rules.finalized:
             if api.serves(*finalized):
                 for obj in api.list(*finalized):
                     if obj["metadata"].get("namespace") not in keep:
@@ -597,7 +617,7 @@ def reset(plane: ControlPlane) -> None:
         if pods:
             return False
         # A cluster-scoped object still being deleted would take the next run's object of the
-        # same name with it (Kueue's ClusterQueues and flavors carry finalizers).
+        # same name with it (a finalizer holds it).
         for version, kind_name, name in deleted:
             left = api.get(version, kind_name, "", name)
             if left is not None:
@@ -611,16 +631,6 @@ def reset(plane: ControlPlane) -> None:
 
     _wait("reset", clean, plane.services, RESET_TIMEOUT)
     api.refresh()
-
-
-# Objects whose finalizers a controller removes that a reset does not wait for, or that does not
-# run here: Kueue's (on the pods it manages and on its Workloads), and the pv/pvc-protection
-# finalizers of the claims and volumes simulate stands in for (cluster/simexternal.py).
-FINALIZED = (
-    ("kueue.x-k8s.io/v1beta2", "Workload"),
-    ("v1", "PersistentVolumeClaim"),
-    ("v1", "PersistentVolume"),
-)
 
 
 def _unfinalize(api: ApiClient, obj: dict[str, Any]) -> None:
@@ -688,13 +698,15 @@ def metrics(url: str) -> dict[str, float]:
 __all__ = [
     "CONTROL_PLANE_NODE",
     "KWOK_ANNOTATION",
-    "NFD_NAMESPACE",
+    "SIM_LABEL",
     "SYSTEM_NAMESPACES",
     "ControlPlane",
     "ControlPlaneError",
+    "ResetRules",
     "fake_node",
     "local_control_plane",
     "metrics",
     "node_ready",
     "reset",
+    "sim_labelled",
 ]

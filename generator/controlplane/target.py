@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from generator import toolchain
-from generator.cluster.api import ApiClient, ApiError
-from generator.cluster.launcher import ControlPlane, local_control_plane
+from generator.controlplane.api import ApiClient, ApiError
+from generator.controlplane.launcher import ControlPlane, local_control_plane
 from generator.toolchain import ToolError
 
 PROXY_TIMEOUT = 30.0
@@ -52,8 +52,9 @@ def on_plane(plane: ControlPlane) -> Target:
 
 
 @contextlib.contextmanager
-def local(*, nfd: bool = False) -> Iterator[Target]:
-    with local_control_plane(nfd=nfd) as plane:
+def local() -> Iterator[Target]:
+    """A local control plane (without nfd-master) for this block."""
+    with local_control_plane() as plane:
         yield on_plane(plane)
 
 

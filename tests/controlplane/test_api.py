@@ -1,4 +1,4 @@
-"""`ApiClient.apply_crds` (generator/cluster/api.py): a CRD's kinds are used only once discovery
+"""`ApiClient.apply_crds` (generator/controlplane/api.py): a CRD's kinds are used only once discovery
 lists them, which the API server does some time after the CRD is applied. An API server
 written here lists the group only from the third discovery read on."""
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from generator.cluster.api import ApiClient, ApiError, served_kind
+from generator.controlplane.api import ApiClient, ApiError, served_kind
 
 CRD = {
     "apiVersion": "apiextensions.k8s.io/v1",

@@ -14,10 +14,9 @@ import json
 import yaml
 
 from generator import toolchain
-from generator.cluster.api import served_kind
-from generator.cluster.sources import nfd_crd_file
+from generator.controlplane.api import Obj, served_kind
+from generator.controlplane.sources import nfd_crd_file
 from generator.toolchain import ToolMissing
-from generator.values.yamlio import Obj
 
 
 def nfd_crds() -> list[Obj]:
