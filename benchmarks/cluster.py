@@ -30,8 +30,8 @@ import yaml  # noqa: E402
 
 from generator.cluster import dryrun  # noqa: E402
 from generator.cluster import plane as fleet_plane  # noqa: E402
-from generator.cluster.simulate import SimulationResult, simulate  # noqa: E402
 from generator.controlplane.launcher import ControlPlane  # noqa: E402
+from generator.simulate.run import SimulationResult, simulate  # noqa: E402
 
 
 def _load() -> str:

@@ -18,10 +18,10 @@ from generator.cli.options import (
 )
 from generator.cluster import plane as fleet_plane
 from generator.cluster import preflight as pre
-from generator.cluster import simulate as sim
 from generator.controlplane import launcher
 from generator.reporters import findings as reporter
 from generator.reporters import simulation as simreport
+from generator.simulate import run as sim
 
 
 @click.command()

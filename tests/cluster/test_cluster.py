@@ -26,12 +26,12 @@ from generator.builders import workloads as workload_builder
 from generator.builders.common import Component, metadata
 from generator.cluster import dryrun
 from generator.cluster import plane as fleet_plane
-from generator.cluster.simulate import SimulationResult, simulate
 from generator.controlplane import launcher
 from generator.controlplane.launcher import ControlPlane
 from generator.findings import Finding, Severity
 from generator.policy import registry
 from generator.reporters import simulation as simreport
+from generator.simulate.run import SimulationResult, simulate
 from generator.values import loader as values_loader
 from generator.values.model import FleetView
 from tests.example import use_backend

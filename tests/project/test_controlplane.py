@@ -11,7 +11,12 @@ from pathlib import Path
 from tests.fixtures import ROOT
 
 PACKAGE = ROOT / "generator" / "controlplane"
-ALLOWED = ("generator.controlplane", "generator.toolchain", "generator.findings", "generator.errors")
+ALLOWED = (
+    "generator.controlplane",
+    "generator.toolchain",
+    "generator.findings",
+    "generator.errors",
+)
 
 
 def generator_imports(path: Path) -> list[tuple[str, int]]:

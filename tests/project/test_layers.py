@@ -31,7 +31,13 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("render", ("generator.render",)),
     (
         "stages",
-        ("generator.validate", "generator.delivery", "generator.cluster", "generator.plan"),
+        (
+            "generator.validate",
+            "generator.delivery",
+            "generator.cluster",
+            "generator.simulate",
+            "generator.plan",
+        ),
     ),
     ("reporters", ("generator.reporters", "generator.fleetreport")),
     ("cli", ("generator.cli", "generator.__main__")),

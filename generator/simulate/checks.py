@@ -15,14 +15,14 @@ from typing import Any
 
 from generator.builders.common import VENDOR_LABEL
 from generator.builders.workloads import NAME_LABEL, TRACK_LABEL
-from generator.cluster.fleetnodes import SimNode, fleet_label_keys, fleet_taint_keys
-from generator.cluster.simresult import HINTS, EnvReport, NodeResult
-from generator.cluster.simrun import settle, wait
 from generator.cluster.units import BuiltUnit
 from generator.controlplane.api import ApiClient, Obj
 from generator.controlplane.launcher import ControlPlane
 from generator.findings import Finding, Location
 from generator.policy.manifest import describe, origin
+from generator.simulate.nodes import SimNode, fleet_label_keys, fleet_taint_keys
+from generator.simulate.result import HINTS, EnvReport, NodeResult
+from generator.simulate.sync import settle, wait
 from generator.values.model import FleetView
 from generator.values.yamlio import json_path
 from generator.workloads.model import team_workloads

@@ -1,4 +1,4 @@
-"""What a simulation says it did not exercise (generator/cluster/simscope.py, SIM011), read from
+"""What a simulation says it did not exercise (generator/simulate/scope.py, SIM011), read from
 the units an environment deploys; and the gang size the simulation holds a Volcano Job to
 (simrun.min_available). The gang on a real control plane: tests/cluster/test_cluster.py."""
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 from generator.builders.platform import FLEET as FLEET_KUEUE
 from generator.builders.platform import SITE
-from generator.cluster.simrun import min_available
-from generator.cluster.simscope import HINT, not_simulated
 from generator.findings import Finding, Location, Severity
+from generator.simulate.scope import HINT, not_simulated
+from generator.simulate.sync import min_available
 from tests.fixtures import (
     DRA_NVIDIA,
     MIG_NVIDIA,

@@ -1,6 +1,6 @@
 """Kueue on the local control plane: its real controller manager (sigs.k8s.io/kueue v0.17.0
 cmd/kueue, built by `make tools-cluster` from gotools/kueuecheck/go.mod), run by
-cluster/simcontrollers.py with the configuration, CRDs, webhooks, Services and Secret of the
+controlplane/controllers.py with the configuration, CRDs, webhooks, Services and Secret of the
 Kueue chart the fleet deploys, so that Jobs are suspended, admitted by their ClusterQueues, given
 a flavor's node selector and unsuspended as Kueue decides; and what Kueue decided, read back from
 its Workloads.
@@ -17,10 +17,10 @@ import yaml
 
 from generator.builders.workloads import PodRef
 from generator.cluster.plane import KUEUE_NAMESPACE
-from generator.cluster.simresult import HINTS, EnvReport
 from generator.controlplane.api import ApiClient, Obj
 from generator.controlplane.controllers import ControllerSetup
 from generator.findings import Finding
+from generator.simulate.result import HINTS, EnvReport
 from generator.values.model import FleetView
 from generator.values.yamlio import json_path
 from generator.workloads.model import team_workloads

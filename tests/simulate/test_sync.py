@@ -1,4 +1,4 @@
-"""What the simulation waits for (generator/cluster/simrun.py): a pod is undecided until a
+"""What the simulation waits for (generator/simulate/sync.py): a pod is undecided until a
 scheduler that runs here has looked at it; one asking for a scheduler that does not run here
 (Volcano's) is not waited for, and its row says which scheduler it asked for. A pod made again
 after a held-back gang waits for the quota controller however long a busy machine makes it."""
@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from generator.cluster import simrun
-from generator.cluster.simpods import _unschedulable
-from generator.cluster.simrun import _behind, _create_again, _undecided
 from generator.controlplane.api import ApiError
+from generator.simulate import sync as simrun
+from generator.simulate.pods import _unschedulable
+from generator.simulate.sync import _behind, _create_again, _undecided
 
 RUNNING = frozenset({"default-scheduler", "accel-packing"})
 

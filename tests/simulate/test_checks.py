@@ -1,4 +1,4 @@
-"""The simulation's verdicts (generator/cluster/simchecks.py) without a control plane: each check's
+"""The simulation's verdicts (generator/simulate/checks.py) without a control plane: each check's
 pure half judges objects written here the way kube-apiserver lists them (what ApiClient.list
 returns: items with apiVersion and kind) against a small values tree made for the case.
 
@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from generator.cluster.dryrun import load
-from generator.cluster.fleetnodes import SimNode, plan_nodes
-from generator.cluster.simchecks import (
+from generator.findings import Finding, Location
+from generator.simulate.checks import (
     check_nfd_workers,
     node_verdicts,
     plugin_verdicts,
@@ -23,8 +23,8 @@ from generator.cluster.simchecks import (
     track_verdicts,
     worker_verdicts,
 )
-from generator.cluster.simresult import HINTS, EnvReport, NodeResult
-from generator.findings import Finding, Location
+from generator.simulate.nodes import SimNode, plan_nodes
+from generator.simulate.result import HINTS, EnvReport, NodeResult
 from generator.values.model import FleetView
 from tests.fixtures import built_units, tree
 

@@ -49,47 +49,8 @@ from generator.builders.scheduling import (
     KUBE_SCHEDULER_CONFIGMAP,
     PACKING_UNIT,
 )
-from generator.cluster import simexternal
-from generator.cluster.addons import nfd_applied, nfd_chart, nfd_master, rendered_controller
 from generator.cluster.dryrun import addon_namespaces, load, version_findings
-from generator.cluster.fleetnodes import (
-    SimNode,
-    node_feature,
-    node_object,
-    plan_nodes,
-    resource_slice,
-)
 from generator.cluster.plane import CONTROLLER_ADDONS, reset
-from generator.cluster.simchecks import (
-    check_nfd_workers,
-    check_nodes,
-    check_plugins,
-    check_quotas,
-    check_tracks,
-    probe,
-)
-from generator.cluster.simkueue import (
-    HELD_KINDS,
-    check_admissions,
-    integrations,
-    jobset_admissions,
-)
-from generator.cluster.simpods import SERVICE_KINDS, check_pods, pod_refs, retry_alone
-from generator.cluster.simresult import HINTS, EnvReport, SimulationResult
-from generator.cluster.simrun import (
-    JOB_KINDS,
-    UNIT_WORKERS,
-    JobOutcome,
-    delete_jobs,
-    parallel,
-    run_jobs,
-    settle,
-    sync,
-    wait,
-    wait_made,
-    wait_node_config,
-)
-from generator.cluster.simscope import not_simulated
 from generator.cluster.units import ARGOCD_UNIT, BuiltUnit, build
 from generator.controlplane.api import ApiClient, Obj
 from generator.controlplane.controllers import use_controller
@@ -102,6 +63,45 @@ from generator.controlplane.launcher import (
 )
 from generator.errors import FindingsError
 from generator.findings import Finding, Location, Severity, sorted_findings
+from generator.simulate import external as simexternal
+from generator.simulate.addons import nfd_applied, nfd_chart, nfd_master, rendered_controller
+from generator.simulate.checks import (
+    check_nfd_workers,
+    check_nodes,
+    check_plugins,
+    check_quotas,
+    check_tracks,
+    probe,
+)
+from generator.simulate.kueue import (
+    HELD_KINDS,
+    check_admissions,
+    integrations,
+    jobset_admissions,
+)
+from generator.simulate.nodes import (
+    SimNode,
+    node_feature,
+    node_object,
+    plan_nodes,
+    resource_slice,
+)
+from generator.simulate.pods import SERVICE_KINDS, check_pods, pod_refs, retry_alone
+from generator.simulate.result import HINTS, EnvReport, SimulationResult
+from generator.simulate.scope import not_simulated
+from generator.simulate.sync import (
+    JOB_KINDS,
+    UNIT_WORKERS,
+    JobOutcome,
+    delete_jobs,
+    parallel,
+    run_jobs,
+    settle,
+    sync,
+    wait,
+    wait_made,
+    wait_node_config,
+)
 from generator.values.model import Values
 
 # The CLI, tests and benchmarks import the result type from here, beside simulate().

@@ -1,10 +1,10 @@
-"""The simulated nodes of a fleet (generator/cluster/fleetnodes.py): what each advertises."""
+"""The simulated nodes of a fleet (generator/simulate/nodes.py): what each advertises."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from generator.cluster.fleetnodes import node_object, plan_nodes, resource_slice
+from generator.simulate.nodes import node_object, plan_nodes, resource_slice
 from generator.values import loader as values
 from tests.fixtures import DRA_NVIDIA, MIG_NVIDIA, NVIDIA, SHARED_NVIDIA, VNPU_ASCEND, tree
 

@@ -1,4 +1,4 @@
-"""What simulate takes from the add-ons the fleet renders (generator/cluster/addons.py): nfd-master's
+"""What simulate takes from the add-ons the fleet renders (generator/simulate/addons.py): nfd-master's
 flags and configuration file from NFD's chart as rendered with the Application's values, never
 the simulation's own. The run itself: tests/cluster/test_cluster.py."""
 
@@ -9,16 +9,16 @@ from pathlib import Path
 import yaml
 
 from generator.builders import platform
-from generator.cluster.addons import (
+from generator.cluster.units import BuiltUnit
+from generator.render.charts import render_chart
+from generator.simulate.addons import (
     addon_application,
     nfd_applied,
     nfd_chart,
     nfd_master,
     rendered_controller,
 )
-from generator.cluster.simkueue import integrations
-from generator.cluster.units import BuiltUnit
-from generator.render.charts import render_chart
+from generator.simulate.kueue import integrations
 from tests.fixtures import FLEET, built_units
 
 NFD = platform.BY_KEY["nfd"]

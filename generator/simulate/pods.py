@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from generator.builders.common import TEAM_LABEL, VENDOR_LABEL
 from generator.builders.workloads import PodRef, team_objects
-from generator.cluster.fleetnodes import SimNode
-from generator.cluster.simkueue import pending, workloads_by_owner
-from generator.cluster.simresult import HINTS, EnvReport, PodResult
-from generator.cluster.simrun import (
+from generator.cluster.units import BuiltUnit
+from generator.controlplane.api import ApiClient, Obj
+from generator.findings import Finding, Severity
+from generator.simulate.kueue import pending, workloads_by_owner
+from generator.simulate.nodes import SimNode
+from generator.simulate.result import HINTS, EnvReport, PodResult
+from generator.simulate.sync import (
     BATCH_JOB,
     DEFAULT_SCHEDULER,
     JOBSET,
@@ -21,9 +24,6 @@ from generator.cluster.simrun import (
     delete_jobs,
     run_jobs,
 )
-from generator.cluster.units import BuiltUnit
-from generator.controlplane.api import ApiClient, Obj
-from generator.findings import Finding, Severity
 from generator.values.model import FleetView
 from generator.values.yamlio import json_path
 from generator.workloads.model import team_workloads

@@ -11,10 +11,10 @@ import yaml
 
 from generator.builders import platform
 from generator.builders.scheduling import named_runtimes, trainer_values
-from generator.cluster.simkueue import kueue_setup
 from generator.cluster.units import BuiltUnit
 from generator.controlplane.controllers import ControllerSetup
 from generator.render.charts import addon_applications, application_values, render_chart
+from generator.simulate.kueue import kueue_setup
 
 # Flags the local control plane sets itself: where nfd-master listens.
 OWN_FLAGS = ("-port=", "-metrics=", "-grpc-health=")

@@ -10,14 +10,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from generator.cluster.fleetnodes import SimNode
-from generator.cluster.simkueue import pending, workloads_by_owner
-from generator.cluster.simresult import EnvReport
 from generator.cluster.units import BuiltUnit, object_wave
 from generator.controlplane.api import ApiClient, ApiError, Obj, UnknownKind
 from generator.controlplane.launcher import ControlPlane, metrics
 from generator.findings import Finding
 from generator.policy.manifest import describe, origin
+from generator.simulate.kueue import pending, workloads_by_owner
+from generator.simulate.nodes import SimNode
+from generator.simulate.result import EnvReport
 
 SETTLE_TIMEOUT = 120.0
 APPLY_WORKERS = 8

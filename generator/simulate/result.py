@@ -65,7 +65,7 @@ class EnvReport:
     quotas: list[dict[str, Any]] = field(default_factory=list)
     tracks: list[dict[str, Any]] = field(default_factory=list)
     admissions: list[dict[str, Any]] = field(default_factory=list)
-    """Kueue's verdict per queued workload (cluster/simkueue.py), when Kueue runs."""
+    """Kueue's verdict per queued workload (simulate/kueue.py), when Kueue runs."""
     findings: list[Finding] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     objects: int = 0

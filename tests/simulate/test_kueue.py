@@ -1,20 +1,20 @@
 """What the simulation takes from Kueue's chart and reads back from Kueue
-(generator/cluster/simkueue.py), on hand-written objects. Kueue running on the control plane:
+(generator/simulate/kueue.py), on hand-written objects. Kueue running on the control plane:
 tests/cluster/test_simulate.py."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from generator.cluster.simkueue import (
+from generator.simulate.kueue import (
     admission,
     admission_verdicts,
     integrations,
     kueue_setup,
     pending,
 )
-from generator.cluster.simpods import pod_refs
-from generator.cluster.simresult import EnvReport, PodResult
+from generator.simulate.pods import pod_refs
+from generator.simulate.result import EnvReport, PodResult
 from tests.fixtures import built_units
 
 CHART_CONFIG = """\

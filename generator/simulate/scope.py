@@ -40,7 +40,7 @@ def _named(objs: list[tuple[str, str]]) -> str:
     return ", ".join(shown) + more
 
 
-# The controller managers that ran (cluster/simcontrollers.py), per add-on, as the fleet's chart
+# The controller managers that ran (controlplane/controllers.py), per add-on, as the fleet's chart
 # deploys them or, for the site's, with their chart's defaults, and what of each did not run.
 _AS_PROCESS = (
     "ran with the configuration, CRDs, webhooks and certificate rotation of the fleet's {title} "

@@ -19,12 +19,12 @@ import yaml
 
 from generator.builders import argocd
 from generator.cluster import dryrun
-from generator.cluster.simchecks import PROBE_NAMESPACE
-from generator.cluster.simresult import EnvReport
-from generator.cluster.simulate import SimulationResult, simulate
 from generator.controlplane.launcher import ControlPlane
 from generator.findings import Severity
 from generator.render import stage
+from generator.simulate.checks import PROBE_NAMESPACE
+from generator.simulate.result import EnvReport
+from generator.simulate.run import SimulationResult, simulate
 from generator.values.loader import load as load_values
 from generator.values.model import FleetView
 from tests.fixtures import (
