@@ -2,27 +2,24 @@
 against the pool's (as nfd-master set them), DaemonSet pods per vendor, a probe pod per node,
 quota used against hard, ready pods per track against `plan`.
 
-Each check is two functions: the one simulate.py calls reads the cluster (one request, as thin as
-it can be), and a pure one judges what the API server returned (the objects as it serves them)
-against the values: the report's rows and findings. The tests call the pure ones."""
+Each check is pure: it judges what the API server served (the objects as it lists them, taken by
+drive.py) against the values, and returns the report's rows and findings; judge.py puts them
+into the report."""
 
 from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 from generator.builders.common import VENDOR_LABEL
 from generator.builders.workloads import NAME_LABEL, TRACK_LABEL
 from generator.cluster.units import BuiltUnit
-from generator.controlplane.api import ApiClient, Obj
-from generator.controlplane.launcher import ControlPlane
+from generator.controlplane.api import Obj
 from generator.findings import Finding, Location
 from generator.policy.manifest import describe, origin
 from generator.simulate.nodes import SimNode, fleet_label_keys, fleet_taint_keys
-from generator.simulate.result import HINTS, EnvReport, NodeResult
-from generator.simulate.sync import settle, wait
+from generator.simulate.result import HINTS, NodeResult
 from generator.values.model import FleetView
 from generator.values.yamlio import json_path
 from generator.workloads.model import team_workloads
@@ -32,18 +29,15 @@ PROBE_NAMESPACE = "accel-sim-probe"
 SYSTEM_TAINT = re.compile(r"^node\.kubernetes\.io/|^node-role\.kubernetes\.io/")
 
 
-def check_nodes(
-    plane: ControlPlane, api: ApiClient, view: FleetView, nodes: list[SimNode], report: EnvReport
-) -> None:
-    node_verdicts(view, nodes, api.list("v1", "Node"), plane.workdir, report)
-
-
 def node_verdicts(
-    view: FleetView, nodes: list[SimNode], live_nodes: list[Obj], workdir: Path, report: EnvReport
-) -> None:
+    view: FleetView, nodes: list[SimNode], live_nodes: list[Obj], ignored: list[str]
+) -> tuple[list[NodeResult], list[Finding]]:
     """Each node's labels and taints as nfd-master set them (`live_nodes`: the Node objects the
     API server lists) against its pool's: a row each, SIM001 and SIM002 at the values to fix (for
-    a dropped taint, with what nfd-master logged about it under `workdir`)."""
+    a dropped taint, with what nfd-master logged about it: `ignored`, its log lines that say
+    'ignoring taint')."""
+    rows: list[NodeResult] = []
+    findings: list[Finding] = []
     keys = fleet_label_keys(view)
     taint_keys = fleet_taint_keys(view)
     by_name = {n["metadata"]["name"]: n for n in live_nodes}
@@ -59,7 +53,7 @@ def node_verdicts(
         )
         want_taints = sorted(_taint_text(t) for t in node.taints)
         ok = labels == node.labels and taints == want_taints
-        report.nodes.append(
+        rows.append(
             NodeResult(node.name, node.describe(), node.labels, labels, want_taints, taints, ok)
         )
         loc = node.location()
@@ -71,7 +65,7 @@ def node_verdicts(
                 # matched it is at fault (its vendor's file).
                 vendor = _vendor_of_labels(view, extra)
                 loc = vendor.doc.anchor(("pools",)) if vendor else Location("values")
-            report.findings.append(
+            findings.append(
                 Finding(
                     "SIM001",
                     f"node {node.name} ({node.describe()}): "
@@ -84,31 +78,27 @@ def node_verdicts(
             )
         if taints != want_taints:
             vendor = node.vendor or _vendor_of_labels(view, labels)
-            report.findings.append(
+            findings.append(
                 Finding(
                     "SIM002",
                     f"node {node.name} ({node.describe()}): taints "
                     f"{taints or 'none'}, the pool wants {want_taints or 'none'}"
-                    + _rejected(workdir, [t for t in node.taints if _taint_text(t) not in taints]),
+                    + _rejected(ignored, [t for t in node.taints if _taint_text(t) not in taints]),
                     loc or (vendor.doc.anchor(("pools",)) if vendor else Location("values")),
                     hint=HINTS["SIM002"],
                 )
             )
+    return rows, findings
 
 
-_IGNORED_TAINT = re.compile(r'"ignoring taint" err="([^"]*)" taint=(\{[^}]*\})')
+IGNORED_TAINT = re.compile(r'"ignoring taint" err="([^"]*)" taint=(\{[^}]*\})')
 
 
-def _rejected(workdir: Path, wanted: list[dict[str, str]]) -> str:
+def _rejected(ignored: list[str], wanted: list[dict[str, str]]) -> str:
     """What nfd-master logged about the node's missing taints (pkg/nfd-master/nfd-master.go,
-    filterTaints: 'ignoring taint' with the validation error), in the control plane's workdir."""
-    log = workdir / "logs" / "nfd-master.log"
-    try:
-        text = log.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
+    filterTaints: 'ignoring taint' with the validation error): `ignored`, its log lines."""
     reasons: dict[str, str] = {}
-    for err, raw in _IGNORED_TAINT.findall(text):
+    for err, raw in IGNORED_TAINT.findall("\n".join(ignored)):
         try:
             taint = json.loads(raw)
         except ValueError:
@@ -135,21 +125,10 @@ def _fmt(labels: dict[str, str]) -> str:
     return "{" + ", ".join(f"{k}={v}" for k, v in sorted(labels.items())) + "}" if labels else "{}"
 
 
-def probe(api: ApiClient, nodes: list[SimNode], report: EnvReport) -> None:
-    """One pod per node, pinned by hostname, with no tolerations: the scheduler may put it on a
-    general or CPU-only server and on no accelerator node (its taints must keep it off)."""
-    namespace, *pods = probe_objects(nodes)
-    api.apply(namespace)
-    wait(lambda: api.exists("v1", "ServiceAccount", PROBE_NAMESPACE, "default"), "probe namespace")
-    for pod in pods:
-        api.apply(pod)
-    settle(api)
-    probe_verdicts(nodes, api.list("v1", "Pod", PROBE_NAMESPACE), report)
-    api.delete("v1", "Namespace", "", PROBE_NAMESPACE)
-
-
 def probe_objects(nodes: list[SimNode]) -> list[Obj]:
-    """The probe's namespace, then its pod for each node (in the order of `nodes`)."""
+    """The probe's namespace, then its pod for each node (in the order of `nodes`): one pod per
+    node, pinned by hostname, with no tolerations: the scheduler may put it on a general or
+    CPU-only server and on no accelerator node (its taints must keep it off)."""
     objs: list[Obj] = [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": PROBE_NAMESPACE}}
     ]
@@ -174,20 +153,22 @@ def probe_objects(nodes: list[SimNode]) -> list[Obj]:
     return objs
 
 
-def probe_verdicts(nodes: list[SimNode], pods: list[Obj], report: EnvReport) -> None:
+def probe_verdicts(
+    nodes: list[SimNode], pods: list[Obj]
+) -> tuple[list[dict[str, Any]], list[Finding]]:
     """Where the scheduler put each node's probe pod (`pods`: the probe namespace's pods as the
     API server lists them): a row each, SIM006 for one on an accelerator node."""
+    rows: list[dict[str, Any]] = []
+    findings: list[Finding] = []
     by_name = {p["metadata"]["name"]: p for p in pods}
     for node in nodes:
         pod = by_name.get(f"probe-{node.name}", {})
         where = pod.get("spec", {}).get("nodeName", "")
         landed = bool(where)
         ok = landed != node.accelerator
-        report.probes.append(
-            {"node": node.name, "what": node.describe(), "landed": landed, "ok": ok}
-        )
+        rows.append({"node": node.name, "what": node.describe(), "landed": landed, "ok": ok})
         if landed and node.accelerator:
-            report.findings.append(
+            findings.append(
                 Finding(
                     "SIM006",
                     f"a pod with no tolerations was scheduled on accelerator node {node.name} "
@@ -196,22 +177,13 @@ def probe_verdicts(nodes: list[SimNode], pods: list[Obj], report: EnvReport) -> 
                     hint=HINTS["SIM006"],
                 )
             )
+    return rows, findings
 
 
-def check_plugins(
-    api: ApiClient, view: FleetView, nodes: list[SimNode], built: list[BuiltUnit], report: EnvReport
-) -> None:
-    """Every DaemonSet of a vendor (device plugin, exporter) runs on exactly its vendor's nodes."""
-    plugin_verdicts(view, nodes, built, api.list("v1", "Pod"), report)
-
-
-def check_nfd_workers(
-    api: ApiClient, view: FleetView, nodes: list[SimNode], applied: list[Obj], report: EnvReport
-) -> None:
-    """nfd-worker of the fleet's NFD chart runs on every node (`applied`: the chart's objects the
-    simulation applied; none when the site runs NFD)."""
-    workers = [o for o in applied if o.get("kind") == "DaemonSet" and _runs_nfd_worker(o)]
-    worker_verdicts(view, nodes, workers, api.list("v1", "Pod") if workers else [], report)
+def nfd_workers(applied: list[Obj]) -> list[Obj]:
+    """The nfd-worker DaemonSets of the fleet's NFD chart (`applied`: the chart's objects the
+    simulation applied; none when the site runs NFD): each must run on every node."""
+    return [o for o in applied if o.get("kind") == "DaemonSet" and _runs_nfd_worker(o)]
 
 
 def _runs_nfd_worker(obj: Obj) -> bool:
@@ -220,11 +192,13 @@ def _runs_nfd_worker(obj: Obj) -> bool:
 
 
 def worker_verdicts(
-    view: FleetView, nodes: list[SimNode], workers: list[Obj], pods: list[Obj], report: EnvReport
-) -> None:
+    view: FleetView, nodes: list[SimNode], workers: list[Obj], pods: list[Obj]
+) -> tuple[list[dict[str, Any]], list[Finding]]:
     """A row per nfd-worker DaemonSet: the nodes it has pods on against every simulated node;
     SIM014 naming the nodes it does not reach (nothing there publishes the devices the rules
     match, so on a cluster such a node never joins its pool)."""
+    rows: list[dict[str, Any]] = []
+    findings: list[Finding] = []
     want = {n.name for n in nodes}
     for obj in workers:
         ns, name = obj["metadata"].get("namespace", ""), obj["metadata"]["name"]
@@ -238,7 +212,7 @@ def worker_verdicts(
             )
         } & want
         missing = sorted(want - on)
-        report.plugins.append(
+        rows.append(
             {
                 "daemonset": f"{ns}/{name}",
                 "vendor": "every node",
@@ -248,7 +222,7 @@ def worker_verdicts(
             }
         )
         if missing:
-            report.findings.append(
+            findings.append(
                 Finding(
                     "SIM014",
                     f"nfd-worker ({ns}/{name}) of the fleet's NFD chart does not run on "
@@ -259,6 +233,7 @@ def worker_verdicts(
                     hint=HINTS["SIM014"],
                 )
             )
+    return rows, findings
 
 
 def plugin_verdicts(
@@ -266,10 +241,11 @@ def plugin_verdicts(
     nodes: list[SimNode],
     built: list[BuiltUnit],
     pods: list[Obj],
-    report: EnvReport,
-) -> None:
+) -> tuple[list[dict[str, Any]], list[Finding]]:
     """The nodes each vendor DaemonSet of `built` has pods on (`pods`: every pod, as the API
     server lists them) against its vendor's nodes: a row each, SIM003 at the DaemonSet's values."""
+    rows: list[dict[str, Any]] = []
+    findings: list[Finding] = []
     by_vendor = {v.id: {n.name for n in nodes if n.vendor is v} for v in view.vendors}
     for unit in built:
         for obj in unit.docs:
@@ -289,7 +265,7 @@ def plugin_verdicts(
             on.discard("")
             want = by_vendor[vendor_id]
             ok = on == want
-            report.plugins.append(
+            rows.append(
                 {
                     "daemonset": f"{ns}/{name}",
                     "vendor": vendor_id,
@@ -307,7 +283,7 @@ def plugin_verdicts(
                     )
                 if missing:
                     parts.append("is missing on " + ", ".join(missing))
-                report.findings.append(
+                findings.append(
                     Finding(
                         "SIM003",
                         f"{describe(unit.unit, obj)}: "
@@ -317,24 +293,22 @@ def plugin_verdicts(
                         hint=HINTS["SIM003"],
                     )
                 )
+    return rows, findings
 
 
 def _node_what(nodes: list[SimNode], name: str) -> str:
     return next((n.describe() for n in nodes if n.name == name), "?")
 
 
-def check_quotas(api: ApiClient, view: FleetView, report: EnvReport) -> None:
-    quota_rows(view, api.list("v1", "ResourceQuota"), report)
-
-
-def quota_rows(view: FleetView, quotas: list[Obj], report: EnvReport) -> None:
+def quota_rows(view: FleetView, quotas: list[Obj]) -> list[dict[str, Any]]:
     """Hard and used of each quota in a team's namespaces (`quotas`: every ResourceQuota, as the
     API server lists them), team by team, namespace by namespace."""
+    rows: list[dict[str, Any]] = []
     for team in view.teams:
         for ns in team.namespaces:
             for quota in (q for q in quotas if q["metadata"].get("namespace") == ns):
                 status = quota.get("status", {})
-                report.quotas.append(
+                rows.append(
                     {
                         "team": team.name,
                         "namespace": ns,
@@ -343,6 +317,7 @@ def quota_rows(view: FleetView, quotas: list[Obj], report: EnvReport) -> None:
                         "used": status.get("used", {}),
                     }
                 )
+    return rows
 
 
 def _pod_ready(pod: Obj) -> bool:
@@ -369,15 +344,13 @@ def _ready_replicas(pods: list[Obj], group_size: int) -> int:
     return sum(count == group_size for group, count in ready.items() if group)
 
 
-def check_tracks(api: ApiClient, view: FleetView, report: EnvReport) -> None:
-    """Ready pods per track, counted on the pods (a Deployment's status lags behind them)."""
-    track_verdicts(view, api.list("v1", "Pod"), report)
-
-
-def track_verdicts(view: FleetView, pods: list[Obj], report: EnvReport) -> None:
-    """Ready pods of each service's track (`pods`: every pod, as the API server lists them; a
-    track's are in the service's namespace with its name and track labels) against `plan`: a row
-    each, SIM007 at the values that decided the replicas."""
+def track_verdicts(view: FleetView, pods: list[Obj]) -> tuple[list[dict[str, Any]], list[Finding]]:
+    """Ready pods of each service's track, counted on the pods (a Deployment's status lags behind
+    them; `pods`: every pod, as the API server lists them; a track's are in the service's
+    namespace with its name and track labels) against `plan`: a row each, SIM007 at the values
+    that decided the replicas."""
+    rows: list[dict[str, Any]] = []
+    findings: list[Finding] = []
     for team in view.teams:
         for svc in team_workloads(view, team).services:
             sizes = {t.vendor: t.group_size for t in svc.tracks}
@@ -395,7 +368,7 @@ def track_verdicts(view: FleetView, pods: list[Obj], report: EnvReport) -> None:
                 ready = _ready_replicas(mine, size)
                 unit = "pod(s)" if size <= 1 else f"group(s) of {size} pods"
                 ok = ready == plan.replicas
-                report.tracks.append(
+                rows.append(
                     {
                         "team": team.name,
                         "service": f"{svc.namespace}/{svc.name}",
@@ -406,7 +379,7 @@ def track_verdicts(view: FleetView, pods: list[Obj], report: EnvReport) -> None:
                     }
                 )
                 if not ok:
-                    report.findings.append(
+                    findings.append(
                         Finding(
                             "SIM007",
                             f"service {svc.namespace}/{svc.name}: "
@@ -417,3 +390,4 @@ def track_verdicts(view: FleetView, pods: list[Obj], report: EnvReport) -> None:
                             HINTS["SIM007"],
                         )
                     )
+    return rows, findings

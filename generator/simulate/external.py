@@ -8,7 +8,7 @@ simulated, and the run says so (SIM011).
 from __future__ import annotations
 
 from generator.builders.common import MANAGED_BY
-from generator.controlplane.api import ApiClient, Obj
+from generator.controlplane.api import Obj
 from generator.controlplane.launcher import SIM_LABEL
 from generator.findings import Finding, Severity
 from generator.values.model import FleetView
@@ -66,9 +66,8 @@ def stand_ins(use: ExternalUse) -> list[Obj]:
     ]
 
 
-def create(api: ApiClient, view: FleetView) -> list[Finding]:
-    """Create the stand-ins (and their namespaces) before the team units; a SIM011 warning per
-    team that has any, naming them."""
+def _by_team(view: FleetView) -> tuple[list[ExternalUse], dict[str, list[ExternalUse]]]:
+    """Every declared use, and each object once per team that declares it."""
     uses = external_uses(view)
     seen: set[tuple[str, str, str]] = set()
     by_team: dict[str, list[ExternalUse]] = {}
@@ -78,13 +77,28 @@ def create(api: ApiClient, view: FleetView) -> list[Finding]:
             continue
         seen.add(key)
         by_team.setdefault(use.team.name, []).append(use)
-    for ns in sorted({u.namespace for u in uses}):
-        api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    return uses, by_team
+
+
+def stand_in_objects(view: FleetView) -> list[Obj]:
+    """What the simulation creates before the team units, in order: the namespaces of the
+    declared objects, then the stand-ins, team by team."""
+    uses, by_team = _by_team(view)
+    out: list[Obj] = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+        for ns in sorted({u.namespace for u in uses})
+    ]
+    for _, team_uses in sorted(by_team.items()):
+        for use in team_uses:
+            out += stand_ins(use)
+    return out
+
+
+def said(view: FleetView) -> list[Finding]:
+    """A SIM011 warning per team that has stand-ins, naming them."""
+    _, by_team = _by_team(view)
     out = []
     for team, team_uses in sorted(by_team.items()):
-        for use in team_uses:
-            for obj in stand_ins(use):
-                api.apply(obj)
         shown = ", ".join(sorted(f"{u.kind} {u.namespace}/{u.name}" for u in team_uses))
         first = team_uses[0]
         out.append(

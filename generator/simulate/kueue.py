@@ -3,27 +3,27 @@ cmd/kueue, built by `make tools-cluster` from gotools/kueuecheck/go.mod), run by
 controlplane/controllers.py with the configuration, CRDs, webhooks, Services and Secret of the
 Kueue chart the fleet deploys, so that Jobs are suspended, admitted by their ClusterQueues, given
 a flavor's node selector and unsuspended as Kueue decides; and what Kueue decided, read back from
-its Workloads.
+its Workloads (pure: from what the API server served, a snapshot or the API client itself).
 
 What differs from Kueue's own chart beyond what simcontrollers.py says: the visibility server is
 off (FEATURE_GATES), and its APIService from the chart is not applied."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import yaml
 
 from generator.builders.workloads import PodRef
 from generator.cluster.plane import KUEUE_NAMESPACE
-from generator.controlplane.api import ApiClient, Obj
+from generator.controlplane.api import Obj
 from generator.controlplane.controllers import ControllerSetup
 from generator.findings import Finding
-from generator.simulate.result import HINTS, EnvReport
-from generator.values.model import FleetView
+from generator.simulate.result import HINTS, PodResult
+from generator.simulate.snapshot import Reader
+from generator.values.model import Team
 from generator.values.yamlio import json_path
-from generator.workloads.model import team_workloads
+from generator.workloads.model import Job
 
 SERVICE = "kueue"
 NAMESPACE = KUEUE_NAMESPACE  # the chart's release namespace (builders/platform.py)
@@ -99,50 +99,50 @@ def pending(workload: Obj) -> str:
     return ""
 
 
-def workloads_by_owner(api: ApiClient, namespace: str = "") -> dict[tuple[str, str, str], Obj]:
+def workloads_by_owner(state: Reader, namespace: str = "") -> dict[tuple[str, str, str], Obj]:
     """(namespace, owner kind, owner name) -> its Kueue Workload (a Job's, or a pod's: Kueue's
     pod integration makes one workload per pod of a Deployment); {} where Kueue is not
     installed."""
-    if not api.serves(WORKLOAD_API, "Workload"):
+    if not state.serves(WORKLOAD_API, "Workload"):
         return {}
     out: dict[tuple[str, str, str], Obj] = {}
-    for wl in api.list(WORKLOAD_API, "Workload", namespace):
+    for wl in state.list(WORKLOAD_API, "Workload", namespace):
         meta = wl["metadata"]
         for ref in meta.get("ownerReferences") or []:
             out[(str(meta.get("namespace", "")), str(ref.get("kind")), str(ref.get("name")))] = wl
     return out
 
 
-def check_admissions(
-    api: ApiClient, refs: dict[tuple[str, str, str], PodRef], report: EnvReport
-) -> None:
-    """Kueue's verdict on every queued workload, read from the cluster's Workloads."""
+def lws_groups(state: Reader) -> dict[tuple[str, str], list[Obj]]:
+    """(namespace, LeaderWorkerSet) -> the Workloads of its groups, which it owns."""
     groups: dict[tuple[str, str], list[Obj]] = {}
-    if api.serves(WORKLOAD_API, "Workload"):
-        for wl in api.list(WORKLOAD_API, "Workload"):
+    if state.serves(WORKLOAD_API, "Workload"):
+        for wl in state.list(WORKLOAD_API, "Workload"):
             meta = wl["metadata"]
             for ref in meta.get("ownerReferences") or []:
                 if ref.get("kind") == "LeaderWorkerSet":
                     key = (str(meta.get("namespace", "")), str(ref.get("name")))
                     groups.setdefault(key, []).append(wl)
-    admission_verdicts(workloads_by_owner(api), refs, report, groups)
+    return groups
 
 
 def admission_verdicts(
     workloads: dict[tuple[str, str, str], Obj],
     refs: dict[tuple[str, str, str], PodRef],
-    report: EnvReport,
+    rows: list[PodResult],
     groups: dict[tuple[str, str], list[Obj]] | None = None,
-) -> None:
+) -> list[dict[str, Any]]:
     """One row per queued workload: what Kueue decided, against the values line that declared
     it (a Job is one Workload; a Deployment's pods, as the report's pod rows name them, are one
     Workload each; a LeaderWorkerSet's groups are one Workload each, owned by it: `groups`, by
     (namespace, LeaderWorkerSet), kueue v0.17.0 pkg/controller/jobs/leaderworkerset
-    leaderworkerset_reconciler.go). Nothing when Kueue made no Workload."""
+    leaderworkerset_reconciler.go). `rows`: the pod rows of the report, which name the pods of a
+    Deployment. Nothing when Kueue made no Workload."""
+    out: list[dict[str, Any]] = []
     if not workloads and not groups:
-        return
+        return out
     pods: dict[str, list[str]] = {}
-    for row in report.pods:
+    for row in rows:
         pods.setdefault(row.workload, []).append(row.pod)
     for (ns, kind, name), ref in sorted(refs.items()):
         if kind == "Job":
@@ -152,7 +152,7 @@ def admission_verdicts(
         elif kind == "LeaderWorkerSet":
             found = list((groups or {}).get((ns, name), []))
         else:
-            continue  # Volcano's tasks (no Kueue integration: SCH002); JobSets: jobset_admissions
+            continue  # Volcano's tasks (no Kueue integration: SCH002); JobSets: jobset_verdicts
         got = [w for w in found if w is not None]
         if not got:
             continue
@@ -164,7 +164,7 @@ def admission_verdicts(
         )
         if waiting:
             verdict += f"; pending: {waiting[0]}"
-        report.admissions.append(
+        out.append(
             {
                 "workload": f"{kind} {ns}/{name}",
                 "values": str(ref.team.doc.anchor(ref.path)),
@@ -173,6 +173,7 @@ def admission_verdicts(
                 "ok": done == len(got),
             }
         )
+    return out
 
 
 # ---- JobSets: Kueue admits them whole ------------------------------------------------------------
@@ -181,38 +182,37 @@ def admission_verdicts(
 # is owned by.
 HELD_KINDS = {"jobset": "JobSet", "trainjob": "TrainJob"}
 # Seconds for Kueue to admit each JobSet and TrainJob or say why not: the simulation's settling
-# bound (simrun.SETTLE_TIMEOUT). On a machine loaded three times over, Kueue had made no Workload
+# bound (sync.SETTLE_TIMEOUT). On a machine loaded three times over, Kueue had made no Workload
 # for an admissible TrainJob after 60 s. A run whose workloads are all decided does not wait.
 JOBSET_DECIDED_TIMEOUT = 120.0
 
 
-def jobset_admissions(api: ApiClient, view: FleetView, report: EnvReport) -> set[tuple[str, str]]:
-    """Kueue's verdict on every JobSet and TrainJob the teams queue: a row each, and SIM013 at
-    the job's values line for one Kueue does not admit. Kueue's jobset and trainjob integrations
-    make one Workload per object and admit it whole (kueue v0.17.0 pkg/controller/jobs/jobset,
-    jobs/trainjob). Returns (namespace, name) of each one Kueue holds: no pod of it is made."""
-    queued = [
-        (team, job, HELD_KINDS[job.kind])
-        for team in view.teams
-        for job in team_workloads(view, team).jobs
-        if job.kind in HELD_KINDS
-    ]
-    if not queued or not api.serves(WORKLOAD_API, "Workload"):
-        return set()
+def jobsets_decided(state: Reader, queued: list[tuple[Team, Job, str]]) -> bool:
+    """Whether Kueue has admitted, or said why not, every JobSet and TrainJob in `queued`
+    ((team, job, the kind its Workload is owned by)): what the driver waits for."""
+    found = workloads_by_owner(state)
+    return all(
+        (w := found.get((job.namespace, kind, job.name))) is not None
+        and bool(admission(w) or pending(w))
+        for _, job, kind in queued
+    )
 
-    def decided() -> bool:
-        found = workloads_by_owner(api)
-        return all(
-            (w := found.get((job.namespace, kind, job.name))) is not None
-            and (admission(w) or pending(w))
-            for _, job, kind in queued
-        )
 
-    deadline = time.monotonic() + JOBSET_DECIDED_TIMEOUT
-    while not decided() and time.monotonic() < deadline:
-        time.sleep(0.2)  # what is undecided then is reported as such
-    found = workloads_by_owner(api)
+def jobset_verdicts(
+    state: Reader, queued: list[tuple[Team, Job, str]]
+) -> tuple[list[dict[str, Any]], list[Finding], set[tuple[str, str]]]:
+    """Kueue's verdict on every JobSet and TrainJob the teams queue (`queued`: (team, job, the
+    kind its Workload is owned by); `state`: Kueue's Workloads once it decided, or the driver
+    stopped waiting): a row each, and SIM013 at the job's values line for one Kueue does not
+    admit. Kueue's jobset and trainjob integrations make one Workload per object and admit it
+    whole (kueue v0.17.0 pkg/controller/jobs/jobset, jobs/trainjob). Also (namespace, name) of
+    each one Kueue holds: no pod of it is made."""
+    rows: list[dict[str, Any]] = []
+    findings: list[Finding] = []
     held: set[tuple[str, str]] = set()
+    if not queued or not state.serves(WORKLOAD_API, "Workload"):
+        return rows, findings, held
+    found = workloads_by_owner(state)
     for team, job, kind in queued:
         wl = found.get((job.namespace, kind, job.name))
         placed = admission(wl) if wl is not None else ""
@@ -221,7 +221,7 @@ def jobset_admissions(api: ApiClient, view: FleetView, report: EnvReport) -> set
             why = "Kueue made no Workload for it"
         verdict = f"admitted: {placed}" if placed else f"pending: {why}"
         where = team.doc.anchor(job.path)
-        report.admissions.append(
+        rows.append(
             {
                 "workload": f"{kind} {job.namespace}/{job.name}",
                 "values": str(where),
@@ -232,7 +232,7 @@ def jobset_admissions(api: ApiClient, view: FleetView, report: EnvReport) -> set
         )
         if not placed:
             held.add((job.namespace, job.name))
-            report.findings.append(
+            findings.append(
                 Finding(
                     "SIM013",
                     f"{kind} {job.namespace}/{job.name}: not admitted by Kueue: {why}",
@@ -241,4 +241,4 @@ def jobset_admissions(api: ApiClient, view: FleetView, report: EnvReport) -> set
                     HINTS["SIM013"],
                 )
             )
-    return held
+    return rows, findings, held

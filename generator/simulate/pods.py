@@ -1,18 +1,21 @@
 """Every workload pod against its values: a pod that stays Pending (with the scheduler's reason),
 runs on the wrong vendor or model, or is not created (with the API server's reason) is a finding
-at the values file and line of its workload; a job that does not fully run beside the others is
-tried again alone, to tell "waits for the team's other jobs" from "never fits"."""
+at the values file and line of its workload; a job that does not fully run beside the others,
+tried again alone by the driver, either waits for the team's other jobs (SIM010) or never fits.
+Pure: every verdict reads what the API server served (a snapshot, or the API client itself)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from generator.builders.common import TEAM_LABEL, VENDOR_LABEL
-from generator.builders.workloads import PodRef, team_objects
-from generator.cluster.units import BuiltUnit
-from generator.controlplane.api import ApiClient, Obj
+from generator.builders.workloads import PodRef
+from generator.controlplane.api import Obj
 from generator.findings import Finding, Severity
 from generator.simulate.kueue import pending, workloads_by_owner
 from generator.simulate.nodes import SimNode
-from generator.simulate.result import HINTS, EnvReport, PodResult
+from generator.simulate.result import HINTS, PodResult
+from generator.simulate.snapshot import JobOutcome, Reader
 from generator.simulate.sync import (
     BATCH_JOB,
     DEFAULT_SCHEDULER,
@@ -20,13 +23,9 @@ from generator.simulate.sync import (
     LWS,
     TRAINJOB,
     VOLCANO_JOB,
-    JobOutcome,
-    delete_jobs,
-    run_jobs,
 )
 from generator.values.model import FleetView
 from generator.values.yamlio import json_path
-from generator.workloads.model import team_workloads
 
 NOT_ADMITTED = "not admitted by Kueue"
 # The kinds of pod template that serve, not run to an end: their findings are reported with the
@@ -41,28 +40,11 @@ REPLICATED_JOB_NAME = "jobset.sigs.k8s.io/replicatedjob-name"
 LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
 
 
-def pod_refs(view: FleetView) -> dict[tuple[str, str, str], PodRef]:
-    """(namespace, kind, name) of every workload -> its pod template and values path."""
-    out: dict[tuple[str, str, str], PodRef] = {}
-    for team in view.teams:
-        _, refs = team_objects(view, team)
-        loaded = team_workloads(view, team)
-        ns_of = {j.name: j.namespace for j in loaded.jobs}
-        ns_of.update({s.name: s.namespace for s in loaded.services})
-        for ref in refs:
-            base = ref.name.split("/")[0]
-            ns = ns_of.get(base) or next(
-                (str(n) for svc, n in ns_of.items() if base.startswith(f"{svc}-")), ""
-            )
-            out[(str(ns), ref.kind, ref.name)] = ref
-    return out
-
-
-def _failed_create(api: ApiClient) -> dict[tuple[str, str, str], str]:
+def _failed_create(state: Reader) -> dict[tuple[str, str, str], str]:
     """(namespace, kind, name) of a controller -> its last FailedCreate message."""
     out: dict[tuple[str, str, str], str] = {}
     events = sorted(
-        api.list("v1", "Event"),
+        state.list("v1", "Event"),
         key=lambda e: str(e.get("lastTimestamp") or e.get("eventTime") or ""),
     )
     for ev in events:
@@ -107,14 +89,14 @@ def _owner(
 RESOURCE_CLAIM = ("resource.k8s.io/v1", "ResourceClaim")
 
 
-def _claimed_devices(api: ApiClient, view: FleetView) -> dict[tuple[str, str], list[str]]:
+def _claimed_devices(state: Reader, view: FleetView) -> dict[tuple[str, str], list[str]]:
     """(namespace, claim) -> the devices the scheduler allocated it, `pool/device` each, when a
     vendor is allocated by DRA (kubernetes/api resource/v1 types.go v0.36.3,
     status.allocation.devices.results[]{pool, device})."""
-    if not any(v.dra for v in view.vendors) or not api.serves(*RESOURCE_CLAIM):
+    if not any(v.dra for v in view.vendors) or not state.serves(*RESOURCE_CLAIM):
         return {}
     out = {}
-    for claim in api.list(*RESOURCE_CLAIM):
+    for claim in state.list(*RESOURCE_CLAIM):
         allocation = (claim.get("status") or {}).get("allocation") or {}
         results = (allocation.get("devices") or {}).get("results") or []
         meta = claim["metadata"]
@@ -141,8 +123,8 @@ def subject(ref: PodRef, ns: str, name: str) -> str:
     return f"{ref.kind} {ns}/{name}"
 
 
-def check_pods(
-    api: ApiClient,
+def pod_verdicts(
+    state: Reader,
     view: FleetView,
     refs: dict[tuple[str, str, str], PodRef],
     nodes: dict[str, SimNode],
@@ -150,30 +132,31 @@ def check_pods(
     *,
     only: tuple[str, str] | None = None,
 ) -> tuple[list[PodResult], dict[tuple[str, str, str], list[Finding]]]:
-    """Every workload pod against its values: (one row per pod, findings per workload that is not
-    fully running on the right vendor and model). ``only``: (namespace, job) of one job."""
+    """Every workload pod against its values (`state`: what the API server served once the
+    workloads settled): (one row per pod, findings per workload that is not fully running on the
+    right vendor and model). ``only``: (namespace, job) of one job."""
     results: list[PodResult] = []
     found: dict[tuple[str, str, str], list[Finding]] = {}
     teams = {t.name for t in view.teams}
     rs_owner = {
         (rs["metadata"].get("namespace", ""), rs["metadata"]["name"]): str(ref.get("name"))
-        for rs in api.list("apps/v1", "ReplicaSet")
+        for rs in state.list("apps/v1", "ReplicaSet")
         for ref in rs["metadata"].get("ownerReferences") or []
         if ref.get("kind") == "Deployment"
     }
     trained = frozenset(
         (js["metadata"].get("namespace", ""), js["metadata"]["name"])
-        for js in (api.list(*JOBSET) if api.serves(*JOBSET) else [])
+        for js in (state.list(*JOBSET) if state.serves(*JOBSET) else [])
         if any(r.get("kind") == TRAINJOB[1] for r in js["metadata"].get("ownerReferences") or [])
     )
-    failed = _failed_create(api)
-    workloads = workloads_by_owner(api)
+    failed = _failed_create(state)
+    workloads = workloads_by_owner(state)
     deploy_rs = {}
     for (ns, rs), dep in rs_owner.items():
         deploy_rs[(ns, dep)] = rs
-    claimed = _claimed_devices(api, view)
+    claimed = _claimed_devices(state, view)
     pods_by: dict[tuple[str, str, str], list[Obj]] = {}
-    for pod in api.list("v1", "Pod"):
+    for pod in state.list("v1", "Pod"):
         kind, name = _owner(pod, rs_owner, trained)
         if kind and (pod["metadata"].get("labels") or {}).get(TEAM_LABEL) in teams:
             pods_by.setdefault((pod["metadata"]["namespace"], kind, name), []).append(pod)
@@ -183,7 +166,7 @@ def check_pods(
             continue
         loc = ref.team.doc.anchor(ref.path)
         path = json_path(ref.path)
-        want = _wanted_pods(view, api, key, ref)
+        want = _wanted_pods(state, key)
         pods = sorted(pods_by.get(key, []), key=lambda p: p["metadata"]["name"])
         vendor = str(
             (ref.spec.get("nodeSelector") and _pod_vendor(pods, ref)) or _pod_vendor(pods, ref)
@@ -312,13 +295,13 @@ def _refusal(
     return failed.get((ns, "Job", name), "")
 
 
-def _wanted_pods(view: FleetView, api: ApiClient, key: tuple[str, str, str], ref: PodRef) -> int:
+def _wanted_pods(state: Reader, key: tuple[str, str, str]) -> int:
     ns, kind, name = key
     if kind == "Deployment":
-        obj = api.get("apps/v1", "Deployment", ns, name)
+        obj = state.get("apps/v1", "Deployment", ns, name)
         return int((obj or {}).get("spec", {}).get("replicas", 0))
     if kind == "Job":
-        obj = api.get(*BATCH_JOB, ns, name)
+        obj = state.get(*BATCH_JOB, ns, name)
         if obj is None:
             return 0
         spec = obj.get("spec", {})
@@ -327,15 +310,15 @@ def _wanted_pods(view: FleetView, api: ApiClient, key: tuple[str, str, str], ref
             int(spec.get("completions") or spec.get("parallelism", 1)),
         )
     if kind == "LeaderWorkerSet":
-        lws = ((api.get(*LWS, ns, name) if api.serves(*LWS) else None) or {}).get("spec", {})
+        lws = ((state.get(*LWS, ns, name) if state.serves(*LWS) else None) or {}).get("spec", {})
         size = int((lws.get("leaderWorkerTemplate") or {}).get("size", 1))
         return int(lws.get("replicas", 0)) * size
     if kind == "TrainJob":
-        train = (api.get(*TRAINJOB, ns, name) if api.serves(*TRAINJOB) else None) or {}
+        train = (state.get(*TRAINJOB, ns, name) if state.serves(*TRAINJOB) else None) or {}
         return int(((train.get("spec") or {}).get("trainer") or {}).get("numNodes", 0))
     job, _, task = name.partition("/")
     if kind == "JobSet task":
-        jobset = (api.get(*JOBSET, ns, job) if api.serves(*JOBSET) else None) or {}
+        jobset = (state.get(*JOBSET, ns, job) if state.serves(*JOBSET) else None) or {}
         for rjob in (jobset.get("spec") or {}).get("replicatedJobs") or []:
             if rjob.get("name") == task:
                 spec = rjob["template"]["spec"]
@@ -345,7 +328,7 @@ def _wanted_pods(view: FleetView, api: ApiClient, key: tuple[str, str, str], ref
                 )
                 return int(rjob.get("replicas", 1)) * per_job
         return 0
-    obj = api.get(*VOLCANO_JOB, ns, job)
+    obj = state.get(*VOLCANO_JOB, ns, job)
     for t in (obj or {}).get("spec", {}).get("tasks") or []:
         if t.get("name") == task:
             return int(t.get("replicas", 1))
@@ -381,41 +364,50 @@ def _unschedulable(pod: Obj) -> str:
     return "not scheduled"
 
 
-def retry_alone(
-    api: ApiClient,
-    view: FleetView,
-    jobs: list[tuple[BuiltUnit, Obj]],
-    refs: dict[tuple[str, str, str], PodRef],
-    nodes: dict[str, SimNode],
-    failing: dict[tuple[str, str, str], list[Finding]],
-    report: EnvReport,
-    schedulers: frozenset[str] | None = None,
-) -> None:
-    """A job that did not fully run beside all the others runs again alone beside the services.
-    If it runs then, it only waits for the others (a warning); if not, the verdict of the run
-    alone stands (its reason names what is missing with nothing else in the way)."""
-    for unit, obj in jobs:
-        ns, job = obj["metadata"]["namespace"], obj["metadata"]["name"]
+def failing_jobs(
+    failing: dict[tuple[str, str, str], list[Finding]], jobs: list[tuple[str, str]]
+) -> dict[tuple[str, str], list[tuple[str, str, str]]]:
+    """Of `jobs` ((namespace, name), in the order they run), those whose pods `failing` (the
+    verdict of the jobs run together) names: each with its workload keys (a Volcano Job's tasks
+    are workloads of their own). What the driver runs again alone."""
+    out: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
+    for ns, job in jobs:
         mine = [
             k
             for k in failing
             if k[0] == ns and k[1] not in SERVICE_KINDS and k[2].split("/")[0] == job
         ]
-        if not mine:
-            continue
-        delete_jobs(api, jobs)
-        outcome = run_jobs(api, [(unit, obj)], report, schedulers)
-        _, alone = check_pods(api, view, refs, nodes, outcome, only=(ns, job))
+        if mine:
+            out[(ns, job)] = mine
+    return out
+
+
+def alone_verdicts(
+    view: FleetView,
+    refs: dict[tuple[str, str, str], PodRef],
+    nodes: dict[str, SimNode],
+    failing: dict[tuple[str, str, str], list[Finding]],
+    runs: Sequence[tuple[tuple[str, str], JobOutcome, Reader]],
+) -> tuple[list[Finding], set[str]]:
+    """Each job that did not fully run beside all the others, run again alone beside the
+    services (`runs`: (namespace, job), what the driver saw, what the API server served then).
+    If it ran then, it only waits for the others (a warning, and the workloads of its pod rows
+    are among those returned as waiting); if not, the verdict of the run alone stands (its
+    reason names what is missing with nothing else in the way)."""
+    out: list[Finding] = []
+    waiting: set[str] = set()
+    retried = failing_jobs(failing, [job for job, _, _ in runs])
+    for job, outcome, state in runs:
+        mine = retried[job]
+        _, alone = pod_verdicts(state, view, refs, nodes, outcome, only=job)
         if alone:
             for fs in alone.values():
-                report.findings += [_alone(f) for f in fs]
+                out += [_alone(f) for f in fs]
             continue
-        for row in report.pods:
-            if row.workload in {f"{refs[k].kind} {k[0]}/{k[2]}" for k in mine}:
-                row.waits = True
+        waiting |= {f"{refs[k].kind} {k[0]}/{k[2]}" for k in mine}
         first = failing[mine[0]][0]
         key_ns, _, key_name = mine[0]
-        report.findings.append(
+        out.append(
             Finding(
                 "SIM010",
                 f"{subject(refs[mine[0]], key_ns, key_name)} does not fully run "
@@ -427,7 +419,7 @@ def retry_alone(
                 Severity.WARNING,
             )
         )
-    delete_jobs(api, jobs)
+    return out, waiting
 
 
 def _alone(f: Finding) -> Finding:

@@ -1,23 +1,21 @@
-"""Driving the control plane: apply objects as Argo CD syncs them (wave by wave, each wave's
-objects at once), wait until the cluster is quiet, and run Jobs (with a Volcano Job's task pods
-made here, as Volcano's job controller would)."""
+"""The driver's steps on the control plane (drive.py puts them in order): apply objects as Argo CD
+syncs them (wave by wave, each wave's objects at once), wait until the cluster is quiet, and run
+Jobs (with a Volcano Job's task pods made here, as Volcano's job controller would). What the API
+server refuses is returned as data (`Refusal`), which the judge turns into findings."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from generator.cluster.units import BuiltUnit, object_wave
 from generator.controlplane.api import ApiClient, ApiError, Obj, UnknownKind
 from generator.controlplane.launcher import ControlPlane, metrics
-from generator.findings import Finding
-from generator.policy.manifest import describe, origin
 from generator.simulate.kueue import pending, workloads_by_owner
 from generator.simulate.nodes import SimNode
-from generator.simulate.result import EnvReport
+from generator.simulate.snapshot import JobOutcome, Refusal
 
 SETTLE_TIMEOUT = 120.0
 APPLY_WORKERS = 8
@@ -39,12 +37,12 @@ def wait(ready: Callable[[], bool], what: str, timeout: float = SETTLE_TIMEOUT) 
 
 def apply_all(
     api: ApiClient, unit: BuiltUnit, docs: list[Obj], *, dry_run: bool = False
-) -> tuple[list[Finding], int]:
+) -> tuple[list[Refusal], int]:
     """Apply a unit's objects as Argo CD syncs them: wave by wave (sync-wave annotation), the
     objects of one wave at once, and the next wave only when this one is ready (gitops-engine
     runs a wave's tasks concurrently and waits for their health: sync_context.go, at 04c4b72).
     Returns the refusals and the number of objects applied."""
-    out: list[Finding] = []
+    out: list[Refusal] = []
     waves: dict[int, list[Obj]] = {}
     for obj in docs:
         waves.setdefault(object_wave(obj), []).append(obj)
@@ -53,20 +51,13 @@ def apply_all(
         errors = parallel(lambda o: _apply_one(api, o, dry_run), group)
         for obj, exc in zip(group, errors, strict=True):
             if exc is not None:
-                out.append(
-                    Finding(
-                        "SIM012",
-                        f"{describe(unit.unit, obj)}: the API server refuses it: {exc}",
-                        origin(unit.unit, obj),
-                        hint="validate --dry-run=server shows the details",
-                    )
-                )
+                out.append(Refusal.of(unit.unit.path, obj, str(exc)))
         if not dry_run:
             wait(_all_ready(api, group), f"wave {wave} of {unit.unit.path}")
     return out, len(docs)
 
 
-def sync(item: tuple[ApiClient, BuiltUnit, list[Obj], bool]) -> tuple[list[Finding], int]:
+def sync(item: tuple[ApiClient, BuiltUnit, list[Obj], bool]) -> tuple[list[Refusal], int]:
     api, unit, docs, dry_run = item
     return apply_all(api, unit, docs, dry_run=dry_run)
 
@@ -293,16 +284,6 @@ def wait_node_config(
         time.sleep(POLL)
 
 
-@dataclass
-class JobOutcome:
-    refused: dict[tuple[str, str], str] = field(default_factory=dict)
-    """(namespace, workload) -> why pods were not created (quota, Pod Security)."""
-    gang: dict[tuple[str, str], str] = field(default_factory=dict)
-    """(namespace, Volcano Job) -> why its pods were held back as a gang that cannot start."""
-    queued: dict[tuple[str, str], str] = field(default_factory=dict)
-    """(namespace, Job) -> why Kueue has not admitted it (its Workload's QuotaReserved)."""
-
-
 # The scheduling gate the simulation puts on the pods of a Volcano gang it holds back: they stay
 # unscheduled (Kubernetes "Pod Scheduling Readiness", stable since v1.30) and hold no devices.
 GANG_GATE = "accel-gitops.io/volcano-gang"
@@ -440,18 +421,18 @@ CREATE_TIMEOUT = SETTLE_TIMEOUT
 def run_jobs(
     api: ApiClient,
     jobs: list[tuple[BuiltUnit, Obj]],
-    report: EnvReport,
     schedulers: frozenset[str] | None = None,
-) -> JobOutcome:
+) -> tuple[JobOutcome, list[Refusal]]:
     """Start the jobs one after another in a stable order (namespace, name), each once its pods
     exist or their creation was refused. Started all at once, which job got the last of a quota
     or of a node's devices was a race, and the report named a different job from run to run;
     in order, pods enter the quota and the scheduler's queue (priority, then arrival) in the
-    same order every time."""
+    same order every time. What the driver saw, and what the API server refused."""
     outcome = JobOutcome()
+    refusals: list[Refusal] = []
     for unit, obj in sorted(jobs, key=lambda j: _job_id(j[1])):
         found, _ = apply_all(api, unit, [obj])
-        report.findings += found
+        refusals += found
         if (obj.get("apiVersion"), obj.get("kind")) == VOLCANO_JOB:
             _expand_volcano(api, obj, outcome)  # creates the pods itself, in order
             if not found:
@@ -460,7 +441,6 @@ def run_jobs(
                 hold_gang(api, obj, outcome)
         elif not found:
             _wait_pods_created(api, obj)
-    report.objects += len(jobs)
     settle(api, schedulers=schedulers)
     workloads = workloads_by_owner(api)
     for _, obj in jobs:
@@ -468,7 +448,7 @@ def run_jobs(
         why = pending(workloads.get((ns, "Job", name), {}))
         if why:
             outcome.queued[(ns, name)] = why
-    return outcome
+    return outcome, refusals
 
 
 def _job_id(obj: Obj) -> tuple[str, str]:

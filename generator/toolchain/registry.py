@@ -113,7 +113,7 @@ _DECLARED: Mapping[str, Tool] = {
             "kbuild",
             built_from="gotools/kbuild with github.com/yannh/kubeconform@v0.7.0",
         ),
-        # The control plane behind `validate --dry-run=server` and `simulate` (generator/controlplane).
+        # The control plane behind `validate --dry-run=server` and `simulate` (controlplane/).
         *(
             _go(name, *_K8S, "controlplane")
             for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")

@@ -1,6 +1,6 @@
 """What the simulation takes from an add-on chart to run its controller manager
 (generator/controlplane/controllers.py), on hand-written objects. The managers running on the
-control plane: tests/cluster/test_simulate.py."""
+control plane: tests/simulate/test_run.py."""
 
 from __future__ import annotations
 

@@ -91,7 +91,7 @@ def test_the_fleets_kueue_runs_with_its_application_values(tmp_path: Path) -> No
     kinds = sorted({yaml.safe_load(t)["kind"] for t in setup.objects})
     assert (setup.service, setup.namespace) == ("kueue", "kueue-system")
     assert setup.args == ("--feature-gates=VisibilityOnDemand=false",)
-    # Everything of the chart but what the process stands in for (simkueue.NOT_APPLIED).
+    # Everything of the chart but what the process stands in for (kueue.NOT_APPLIED).
     assert "Deployment" not in kinds and "APIService" not in kinds and "ConfigMap" not in kinds
     assert {"CustomResourceDefinition", "MutatingWebhookConfiguration", "Secret", "Service"} <= set(
         kinds

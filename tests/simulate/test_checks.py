@@ -14,7 +14,7 @@ from typing import Any
 from generator.cluster.dryrun import load
 from generator.findings import Finding, Location
 from generator.simulate.checks import (
-    check_nfd_workers,
+    nfd_workers,
     node_verdicts,
     plugin_verdicts,
     probe_objects,
@@ -23,8 +23,9 @@ from generator.simulate.checks import (
     track_verdicts,
     worker_verdicts,
 )
+from generator.simulate.drive import ignored_taints
 from generator.simulate.nodes import SimNode, plan_nodes
-from generator.simulate.result import HINTS, EnvReport, NodeResult
+from generator.simulate.result import HINTS, NodeResult
 from generator.values.model import FleetView
 from tests.fixtures import built_units, tree
 
@@ -74,8 +75,8 @@ GPU_1 = Location("values/vendors/nvidia.yaml", 7, 5)
 NPU_1 = Location("values/vendors/ascend.yaml", 2, 5)
 NVIDIA_POOLS = Location("values/vendors/nvidia.yaml", 2, 1)
 
-# Taints as nodes carry them: the node lifecycle controller's on a cordoned node (check_nodes runs
-# before the nodes are uncordoned), and one a control-plane role would add.
+# Taints as nodes carry them: the node lifecycle controller's on a cordoned node (the driver takes
+# the nodes before it uncordons them), and one a control-plane role would add.
 UNSCHEDULABLE = {
     "key": "node.kubernetes.io/unschedulable",
     "effect": "NoSchedule",
@@ -225,10 +226,9 @@ def test_nodes_with_their_pools_labels_and_taints_pass(tmp_path: Path) -> None:
         node("npu-1", ASCEND_LABELS, {"taints": [HUAWEI, UNSCHEDULABLE], "unschedulable": True}),
         node("general-purpose-01", {}, {"taints": [UNSCHEDULABLE], "unschedulable": True}),
     ]
-    report = EnvReport("dev")
     chosen = [nodes["gpu-1"], nodes["npu-1"], nodes["general-purpose-01"]]
-    node_verdicts(view, chosen, live, tmp_path, report)
-    assert report.nodes == [
+    rows, findings = node_verdicts(view, chosen, live, ignored_taints(tmp_path))
+    assert rows == [
         NodeResult(
             "gpu-1",
             "pool nvidia/a100",
@@ -249,7 +249,7 @@ def test_nodes_with_their_pools_labels_and_taints_pass(tmp_path: Path) -> None:
         ),
         NodeResult("general-purpose-01", "general server (x86-cpu)", {}, {}, [], [], True),
     ]
-    assert report.findings == []
+    assert findings == []
 
 
 def test_a_pool_node_missing_labels_or_with_other_values(tmp_path: Path) -> None:
@@ -262,9 +262,10 @@ def test_a_pool_node_missing_labels_or_with_other_values(tmp_path: Path) -> None
         ),
         node("npu-1", {BRAND: "huawei", GPU: "huawei-npu"}, {"taints": [HUAWEI]}),
     ]
-    report = EnvReport("dev")
-    node_verdicts(view, [nodes["gpu-1"], nodes["npu-1"]], live, tmp_path, report)
-    assert report.nodes == [
+    rows, findings = node_verdicts(
+        view, [nodes["gpu-1"], nodes["npu-1"]], live, ignored_taints(tmp_path)
+    )
+    assert rows == [
         NodeResult(
             "gpu-1",
             "pool nvidia/a100",
@@ -284,7 +285,7 @@ def test_a_pool_node_missing_labels_or_with_other_values(tmp_path: Path) -> None
             False,
         ),
     ]
-    assert report.findings == [
+    assert findings == [
         Finding(
             "SIM001",
             "node gpu-1 (pool nvidia/a100): nfd-master set labels "
@@ -322,9 +323,8 @@ def test_servers_labelled_or_tainted_as_accelerator_nodes(tmp_path: Path) -> Non
         node("cpu-hygon-cpu-01", {}, {"taints": [EXAMPLE_GPU, UNSCHEDULABLE]}),
     ]
     chosen = [nodes["general-purpose-01"], nodes["cpu-kunpeng-cpu-01"], nodes["cpu-hygon-cpu-01"]]
-    report = EnvReport("dev")
-    node_verdicts(view, chosen, live, tmp_path, report)
-    assert report.nodes == [
+    rows, findings = node_verdicts(view, chosen, live, ignored_taints(tmp_path))
+    assert rows == [
         NodeResult(
             "general-purpose-01",
             "general server (x86-cpu)",
@@ -353,7 +353,7 @@ def test_servers_labelled_or_tainted_as_accelerator_nodes(tmp_path: Path) -> Non
             False,
         ),
     ]
-    assert report.findings == [
+    assert findings == [
         Finding(
             "SIM001",
             "node general-purpose-01 (general server (x86-cpu)): nfd-master set labels "
@@ -391,12 +391,12 @@ def test_servers_labelled_or_tainted_as_accelerator_nodes(tmp_path: Path) -> Non
 
 def test_a_node_the_api_server_does_not_list_has_nothing_of_its_pool(tmp_path: Path) -> None:
     view, nodes = fleet(tmp_path, NODES_TREE)
-    report = EnvReport("dev")
-    node_verdicts(view, [nodes["gpu-1"]], [], tmp_path, report)  # no logs/ under tmp_path
-    assert report.nodes == [
+    # no logs/ under tmp_path
+    rows, findings = node_verdicts(view, [nodes["gpu-1"]], [], ignored_taints(tmp_path))
+    assert rows == [
         NodeResult("gpu-1", "pool nvidia/a100", NVIDIA_LABELS, {}, NVIDIA_TAINTS, [], False)
     ]
-    assert report.findings == [
+    assert findings == [
         Finding(
             "SIM001",
             "node gpu-1 (pool nvidia/a100): nfd-master set labels {}, the pool wants "
@@ -450,9 +450,10 @@ def test_taints_nfd_master_refused_are_reported_with_its_reason(tmp_path: Path) 
         ),
         node("npu-1", ASCEND_LABELS, {}),
     ]
-    report = EnvReport("dev")
-    node_verdicts(view, [nodes["gpu-1"], nodes["npu-1"]], live, workdir, report)
-    assert report.nodes == [
+    rows, findings = node_verdicts(
+        view, [nodes["gpu-1"], nodes["npu-1"]], live, ignored_taints(workdir)
+    )
+    assert rows == [
         NodeResult(
             "gpu-1",
             "pool nvidia/a100",
@@ -466,7 +467,7 @@ def test_taints_nfd_master_refused_are_reported_with_its_reason(tmp_path: Path) 
             "npu-1", "pool ascend/910b", ASCEND_LABELS, ASCEND_LABELS, ASCEND_TAINTS, [], False
         ),
     ]
-    assert report.findings == [
+    assert findings == [
         Finding(
             "SIM002",
             "node gpu-1 (pool nvidia/a100): taints ['example.com/gpu=a100:PreferNoSchedule'], "
@@ -555,9 +556,8 @@ def test_a_probe_pod_on_an_accelerator_node_is_a_finding_on_a_server_it_is_not(
         pod("accel-sim-probe", "probe-cpu-hygon-cpu-01", node_name="cpu-hygon-cpu-01"),
         # probe-cpu-kunpeng-cpu-01 is not there (never created, or gone).
     ]
-    report = EnvReport("dev")
-    probe_verdicts(list(nodes.values()), pods, report)
-    assert report.probes == [
+    rows, findings = probe_verdicts(list(nodes.values()), pods)
+    assert rows == [
         {"node": "npu-1", "what": "pool ascend/910b", "landed": False, "ok": True},
         {"node": "gpu-1", "what": "pool nvidia/a100", "landed": True, "ok": False},
         {
@@ -579,7 +579,7 @@ def test_a_probe_pod_on_an_accelerator_node_is_a_finding_on_a_server_it_is_not(
             "ok": False,
         },
     ]
-    assert report.findings == [
+    assert findings == [
         Finding(
             "SIM006",
             "a pod with no tolerations was scheduled on accelerator node gpu-1 "
@@ -678,9 +678,8 @@ def test_daemonsets_on_exactly_their_vendors_nodes_and_on_others(tmp_path: Path)
             node_name="gpu-1",
         ),
     ]
-    report = EnvReport("dev")
-    plugin_verdicts(view, nodes, built, pods, report)
-    assert report.plugins == [
+    rows, findings = plugin_verdicts(view, nodes, built, pods)
+    assert rows == [
         {
             "daemonset": "accelerator-plugins/ascend-device-plugin",
             "vendor": "ascend",
@@ -724,7 +723,7 @@ def test_daemonsets_on_exactly_their_vendors_nodes_and_on_others(tmp_path: Path)
             "ok": True,
         },
     ]
-    assert report.findings == [
+    assert findings == [
         Finding(
             "SIM003",
             "DaemonSet accelerator-exporters/dcgm-exporter (overlays/dev/monitoring): runs on "
@@ -807,9 +806,8 @@ def test_quota_rows_of_each_teams_namespaces(tmp_path: Path) -> None:
             {"hard": {"requests.nvidia.com/gpu": "4"}, "used": {"requests.nvidia.com/gpu": "3"}},
         ),
     ]
-    report = EnvReport("dev")
-    quota_rows(view, quotas, report)
-    assert report.quotas == [
+    rows = quota_rows(view, quotas)
+    assert rows == [
         {"team": "ml", "namespace": "ml-a", "quota": "accelerators", "hard": gpus, "used": used},
         {
             "team": "ml",
@@ -827,7 +825,6 @@ def test_quota_rows_of_each_teams_namespaces(tmp_path: Path) -> None:
             "used": {"requests.nvidia.com/gpu": "3"},
         },
     ]
-    assert report.findings == []
 
 
 def test_ready_pods_per_track_against_plan(tmp_path: Path) -> None:
@@ -893,9 +890,8 @@ def test_ready_pods_per_track_against_plan(tmp_path: Path) -> None:
             conditions=READY,
         ),
     ]
-    report = EnvReport("dev")
-    track_verdicts(view, pods, report)
-    assert report.tracks == [
+    rows, findings = track_verdicts(view, pods)
+    assert rows == [
         {
             "team": "web",
             "service": "web/chat",
@@ -921,7 +917,7 @@ def test_ready_pods_per_track_against_plan(tmp_path: Path) -> None:
             "ok": True,
         },
     ]
-    assert report.findings == [
+    assert findings == [
         Finding(
             "SIM007",
             "service web/chat: track nvidia has 0 ready pod(s), plan says 1",
@@ -954,9 +950,8 @@ services:
 """,
     }
     view, _ = fleet(tmp_path, files)
-    report = EnvReport("dev")
-    track_verdicts(view, [], report)
-    assert report.findings == [
+    rows, findings = track_verdicts(view, [])
+    assert findings == [
         Finding(
             "SIM007",
             "service web/chat-bot: track nvidia has 0 ready pod(s), plan says 2",
@@ -1000,21 +995,19 @@ services:
     ]
     # A pod of another service's group in the namespace is not counted.
     pods.append(pod("web", "other-0", owner=sts, labels={group: "0"}, conditions=READY))
-    report = EnvReport("dev")
-    track_verdicts(view, pods, report)
-    assert report.tracks == [
+    rows, findings = track_verdicts(view, pods)
+    assert rows == [
         {"team": "web", "service": "web/llm", "track": "nvidia", "ready": 1, "plan": 2, "ok": False}
     ]
-    (finding,) = report.findings
+    (finding,) = findings
     assert finding.message == (
         "service web/llm: track nvidia has 1 ready group(s) of 2 pods, plan says 2"
     )
     # All four ready: both groups serve.
-    report = EnvReport("dev")
     for p in pods:
         p.setdefault("status", {})["conditions"] = READY
-    track_verdicts(view, pods, report)
-    assert (report.tracks[0]["ready"], report.findings) == (2, [])
+    rows, findings = track_verdicts(view, pods)
+    assert (rows[0]["ready"], findings) == (2, [])
 
 
 def worker_ds(namespace: str = "nfd", command: str = "nfd-worker") -> Obj:
@@ -1033,10 +1026,9 @@ def test_nfd_worker_on_every_simulated_node_or_named_where_not(tmp_path: Path) -
     worker = ("DaemonSet", "nfd-worker")
     pods = [pod("nfd", f"w-{n}", owner=worker, node_name=n) for n in every]
     pods.append(pod("nfd", "w-cp", owner=worker, node_name="accel-sim-control-plane"))
-    report = EnvReport("dev")
-    worker_verdicts(view, nodes, [worker_ds()], pods, report)
+    rows, findings = worker_verdicts(view, nodes, [worker_ds()], pods)
     # The control-plane node is not a simulated node: not asked, not counted.
-    assert report.plugins == [
+    assert rows == [
         {
             "daemonset": "nfd/nfd-worker",
             "vendor": "every node",
@@ -1045,7 +1037,7 @@ def test_nfd_worker_on_every_simulated_node_or_named_where_not(tmp_path: Path) -
             "ok": True,
         }
     ]
-    assert report.findings == []
+    assert findings == []
 
     # Not on gpu-2; a pod of another namespace's or another owner's does not count for it.
     pods = [p for p in pods if p["spec"].get("nodeName") != "gpu-2"]
@@ -1053,12 +1045,9 @@ def test_nfd_worker_on_every_simulated_node_or_named_where_not(tmp_path: Path) -
         pod("kube-system", "w-gpu-2", owner=worker, node_name="gpu-2"),
         pod("nfd", "x-gpu-2", owner=("DaemonSet", "nfd-gc"), node_name="gpu-2"),
     ]
-    report = EnvReport("dev")
-    worker_verdicts(view, nodes, [worker_ds()], pods, report)
-    assert [(r["nodes"], r["ok"]) for r in report.plugins] == [
-        ([n for n in every if n != "gpu-2"], False)
-    ]
-    [finding] = report.findings
+    rows, findings = worker_verdicts(view, nodes, [worker_ds()], pods)
+    assert [(r["nodes"], r["ok"]) for r in rows] == [([n for n in every if n != "gpu-2"], False)]
+    [finding] = findings
     assert finding.code == "SIM014"
     assert finding.message.startswith(
         "nfd-worker (nfd/nfd-worker) of the fleet's NFD chart does not run on gpu-2 (pool "
@@ -1067,12 +1056,9 @@ def test_nfd_worker_on_every_simulated_node_or_named_where_not(tmp_path: Path) -
 
 def test_only_the_charts_nfd_worker_daemonsets_are_judged(tmp_path: Path) -> None:
     view, nodes, _ = built_units(tmp_path, PLUGINS_TREE, FLEET)
-    report = EnvReport("dev")
     applied = [worker_ds(command="nfd-gc"), {**worker_ds(), "kind": "Deployment"}]
-
-    class NoApi:
-        def list(self, *_: object) -> list[Obj]:
-            raise AssertionError("nothing to look up")
-
-    check_nfd_workers(NoApi(), view, nodes, applied, report)  # type: ignore[arg-type]
-    assert report.plugins == [] and report.findings == []
+    assert nfd_workers(applied) == []
+    # Pods of the others, on no node at all, would be a finding of a DaemonSet judged.
+    worker = ("DaemonSet", "nfd-worker")
+    pods = [pod("nfd", "w", owner=worker)]
+    assert worker_verdicts(view, nodes, nfd_workers(applied), pods) == ([], [])

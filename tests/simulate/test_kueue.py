@@ -1,6 +1,6 @@
 """What the simulation takes from Kueue's chart and reads back from Kueue
 (generator/simulate/kueue.py), on hand-written objects. Kueue running on the control plane:
-tests/cluster/test_simulate.py."""
+tests/simulate/test_run.py."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from generator.simulate.kueue import (
     kueue_setup,
     pending,
 )
-from generator.simulate.pods import pod_refs
-from generator.simulate.result import EnvReport, PodResult
+from generator.simulate.plan import pod_refs
+from generator.simulate.result import PodResult
 from tests.fixtures import built_units
 
 CHART_CONFIG = """\
@@ -132,9 +132,8 @@ def test_one_admission_row_per_queued_workload_at_its_values_line(tmp_path: Path
         tmp_path, {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": TEAM}, KUEUE_FLEET
     )
     refs = pod_refs(view)
-    report = EnvReport("dev")
     deployment = "Deployment ml/serve-nvidia"
-    report.pods = [
+    rows = [
         PodResult("ml", deployment, "serve-a", "nvidia", "Running", "g1", "", True),
         PodResult("ml", deployment, "serve-b", "nvidia", "Pending", "", "", False),
         PodResult("ml", "Job ml/train", "train-x", "nvidia", "Running", "g1", "", True),
@@ -146,8 +145,7 @@ def test_one_admission_row_per_queued_workload_at_its_values_line(tmp_path: Path
         # Another namespace's workload of the same name is not this one's.
         ("other", "Job", "train"): queued([SHORT]),
     }
-    admission_verdicts(workloads, refs, report)
-    assert report.admissions == [
+    assert admission_verdicts(workloads, refs, rows) == [
         {
             "workload": "Deployment ml/serve-nvidia",
             "values": "values/teams/ml.yaml:10:14",
@@ -169,12 +167,11 @@ def test_no_admission_rows_without_workloads(tmp_path: Path) -> None:
     view, _, _ = built_units(
         tmp_path, {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": TEAM}, KUEUE_FLEET
     )
-    report = EnvReport("dev")
-    report.pods = [PodResult("ml", "Job ml/train", "train-x", "nvidia", "Running", "g1", "", True)]
-    admission_verdicts({}, pod_refs(view), report)
+    rows = [PodResult("ml", "Job ml/train", "train-x", "nvidia", "Running", "g1", "", True)]
+    assert admission_verdicts({}, pod_refs(view), rows) == []
     # A workload that Kueue has not made a Workload for (yet) has no row either.
-    admission_verdicts({("ml", "Job", "other"): queued([ADMITTED], A100)}, pod_refs(view), report)
-    assert report.admissions == []
+    other = {("ml", "Job", "other"): queued([ADMITTED], A100)}
+    assert admission_verdicts(other, pod_refs(view), rows) == []
 
 
 def test_a_leaderworkerset_has_a_row_over_its_groups_workloads(tmp_path: Path) -> None:
@@ -185,13 +182,11 @@ def test_a_leaderworkerset_has_a_row_over_its_groups_workloads(tmp_path: Path) -
     view, _, _ = built_units(
         tmp_path, {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": team}, fleet
     )
-    report = EnvReport("dev")
     groups = {
         ("ml", "serve-nvidia"): [queued([ADMITTED], A100), queued([SHORT])],
         ("other", "serve-nvidia"): [queued([SHORT])],
     }
-    admission_verdicts({}, pod_refs(view), report, groups)
-    assert report.admissions == [
+    assert admission_verdicts({}, pod_refs(view), [], groups) == [
         {
             "workload": "LeaderWorkerSet ml/serve-nvidia",
             "values": "values/teams/ml.yaml:5:14",

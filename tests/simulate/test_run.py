@@ -1,9 +1,9 @@
 """`simulate` end to end on a real control plane, its report row by row.
 
-tests/cluster/test_simchecks.py judges hand-written API objects with the pure verdict functions;
-this file runs the thin functions that read the live cluster for them (`check_nodes`, `probe`,
-`check_plugins`, `check_quotas`, `check_tracks`) on one small fleet, so a request that asks for
-the wrong kind, namespace or object, or a probe namespace left behind, fails here. Every
+tests/simulate/test_checks.py judges hand-written API objects with the pure verdict functions,
+tests/simulate/test_judge.py judges runs recorded on a control plane; this file drives the real
+one, so that a snapshot that takes the wrong kind, namespace or object, or a probe namespace left
+behind, fails here. Every
 expected row is written out by hand from the values below.
 """
 

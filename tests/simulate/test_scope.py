@@ -1,6 +1,6 @@
 """What a simulation says it did not exercise (generator/simulate/scope.py, SIM011), read from
 the units an environment deploys; and the gang size the simulation holds a Volcano Job to
-(simrun.min_available). The gang on a real control plane: tests/cluster/test_cluster.py."""
+(sync.min_available). The gang on a real control plane: tests/cluster/test_cluster.py."""
 
 from __future__ import annotations
 
