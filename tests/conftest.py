@@ -27,6 +27,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="Re-render the committed example output (base/, overlays/, schemas/).",
     )
+    parser.addoption(
+        "--record-snapshots",
+        action="store_true",
+        help="Simulate each case of tests/simulate/test_judge.py on a control plane and record "
+        "what the driver took (tests/simulate/snapshots/); run with -p no:xdist.",
+    )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

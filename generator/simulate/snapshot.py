@@ -33,13 +33,40 @@ class Reader(Protocol):
     def serves(self, api_version: str, kind: str) -> bool: ...
 
 
-def _slim(obj: Obj) -> Obj:
-    """`obj` without its managedFields: who wrote which field, which nothing here reads and which
-    is most of an object's size."""
+# What a snapshot keeps of a Pod's spec and drops of its status: the judge reads where a pod was
+# placed and by which scheduler, its phase, conditions and claims; the containers are most of a
+# pod's size, and a recorded run of the example fleet holds thousands of pods.
+POD_SPEC = ("nodeName", "schedulerName", "schedulingGates")
+POD_STATUS_DROPPED = ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")
+# The owners whose pod templates the judge never reads (it reads their replicas, parallelism and
+# completions, and a Kueue Workload's admission; the pods themselves are taken): spec field.
+TEMPLATES = {
+    ("apps/v1", "Deployment"): "template",
+    ("apps/v1", "ReplicaSet"): "template",
+    ("batch/v1", "Job"): "template",
+    ("kueue.x-k8s.io/v1beta2", "Workload"): "podSets",
+}
+# Metadata that differs on every run and that nothing reads (who wrote which field, the object's
+# identity and version): left out, so that a run recorded again differs where the cluster did.
+METADATA_DROPPED = ("managedFields", "uid", "resourceVersion", "creationTimestamp")
+
+
+def slim(obj: Obj) -> Obj:
+    """`obj` as a snapshot keeps it: without METADATA_DROPPED, a Pod without its containers and
+    their statuses, an owner without its pod templates (TEMPLATES)."""
+    out = dict(obj)
     meta = obj.get("metadata")
-    if not isinstance(meta, dict) or "managedFields" not in meta:
-        return obj
-    return {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+    if isinstance(meta, dict):
+        out["metadata"] = {k: v for k, v in meta.items() if k not in METADATA_DROPPED}
+    kind = (str(obj.get("apiVersion")), str(obj.get("kind")))
+    spec = obj.get("spec")
+    if kind == ("v1", "Pod"):
+        out["spec"] = {k: v for k, v in (spec or {}).items() if k in POD_SPEC}
+        status = obj.get("status") or {}
+        out["status"] = {k: v for k, v in status.items() if k not in POD_STATUS_DROPPED}
+    elif kind in TEMPLATES and isinstance(spec, dict):
+        out["spec"] = {k: v for k, v in spec.items() if k != TEMPLATES[kind]}
+    return out
 
 
 def _key(kind: Kind) -> str:
@@ -66,7 +93,7 @@ class Snapshot:
         for kind in kinds:
             if not api.serves(*kind):
                 continue
-            items = [_slim(o) for o in api.list(*kind)]
+            items = [slim(o) for o in api.list(*kind)]
             if kind == ("v1", "Event") and events:
                 items = [e for e in items if e.get("reason") == events]
             out[_key(kind)] = items

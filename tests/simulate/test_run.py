@@ -12,21 +12,17 @@ from __future__ import annotations
 import contextlib
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
-from generator.builders import argocd
 from generator.cluster import dryrun
 from generator.controlplane.launcher import ControlPlane
 from generator.findings import Severity
 from generator.render import stage
 from generator.simulate.checks import PROBE_NAMESPACE
-from generator.simulate.result import EnvReport
-from generator.simulate.run import SimulationResult, simulate
+from generator.simulate.run import simulate
 from generator.values.loader import load as load_values
-from generator.values.model import FleetView
 from tests.fixtures import (
     CAMBRICON_MLU370,
     DATASET_FLEET,
@@ -35,13 +31,20 @@ from tests.fixtures import (
     JOBSET_FLEET,
     JOBSET_TEAM,
     LWS_TEAM,
-    MIG_NVIDIA,
-    SHARED_NVIDIA,
     SIM_FLEET,
     TRAINJOB_FLEET,
     TRAINJOB_TEAM,
-    VNPU_ASCEND,
     tree,
+)
+from tests.simulate.cases import (
+    KUEUE_NVIDIA,
+    RENDER_RULES,
+    SERVERS,
+    SHARE_TEAM,
+    SHARED_POOL,
+    one_too_many,
+    placed_but_one,
+    shared_pool_checked,
 )
 
 pytestmark = pytest.mark.xdist_group("control-plane")
@@ -76,9 +79,6 @@ A100_LABELS = {
     "feature.node.kubernetes.io/gpu-brand": "nvidia",
     "feature.node.kubernetes.io/gpu-model": "A100",
 }
-# The simulation adds a general server and a CPU-only server per CPU family to every fleet.
-SERVERS = ["general-purpose-01", "cpu-hygon-cpu-01", "cpu-kunpeng-cpu-01"]
-SERVERS_SORTED = sorted(SERVERS)
 
 
 def test_the_report_has_a_row_for_every_node_daemonset_probe_quota_and_track(
@@ -165,10 +165,6 @@ jobs:
     devices: 4
     images: {nvidia: r/train:cuda}
 """
-KUEUE_NVIDIA = {"pools": [{"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["g1"]}]}
-# What render refuses the tree for: Kueue's admission rule as the generator reads it (SCH009)
-# and the quota the job's devices exceed (MIG004). Without them, Kueue itself must refuse.
-RENDER_RULES = {"SCH009", "MIG004"}
 
 
 def test_kueue_admits_what_its_cluster_queue_holds_and_says_why_not_at_the_values_line(
@@ -231,97 +227,6 @@ def test_kueue_admits_what_its_cluster_queue_holds_and_says_why_not_at_the_value
     assert {f.code for f in result.findings} == {"SIM011", "SIM013"}, [
         f.format() for f in result.findings
     ]
-
-
-# ---- nfd-worker from the fleet's NFD chart (issue 19) -----------------------------------------
-
-
-def test_nfd_worker_that_does_not_tolerate_a_pool_taint_is_missing_there(
-    tmp_path: Path, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The fleet's NFD chart's nfd-worker DaemonSet is applied as the chart renders it: without
-    the tolerations the fleet's values give it, its pods stay off the tainted GPU node."""
-    fleet = {**SIM_FLEET, "platform": {"nfd": {"provided": "fleet"}}}
-    files = {
-        "fleet.yaml": yaml.safe_dump(fleet, sort_keys=False),
-        "vendors/nvidia.yaml": yaml.safe_dump(KUEUE_NVIDIA),
-        "teams/ml.yaml": "quota: {nvidia: 2}\n",
-    }
-    values = tree(tmp_path, files, defaults=False)
-    values_of = argocd.CHART_VALUES["nfd"]
-
-    def intolerant(view: FleetView) -> dict[str, Any]:
-        got = values_of(view)
-        assert got["worker"]["tolerations"]  # what the fleet gives, taken away here
-        return {**got, "worker": {k: v for k, v in got["worker"].items() if k != "tolerations"}}
-
-    monkeypatch.setitem(argocd.CHART_VALUES, "nfd", intolerant)
-    result = simulate(values, None, lambda: contextlib.nullcontext(cluster))
-    (env,) = result.envs
-    (row,) = [p for p in env.plugins if p["vendor"] == "every node"]
-    assert row["daemonset"] == "node-feature-discovery/nfd-node-feature-discovery-worker"
-    assert (row["nodes"], row["ok"]) == (SERVERS_SORTED, False)
-    (finding,) = [f for f in result.findings if f.severity is Severity.ERROR]
-    assert finding.code == "SIM014"
-    assert finding.message == (
-        "nfd-worker (node-feature-discovery/nfd-node-feature-discovery-worker) of the fleet's "
-        "NFD chart does not run on g1 (pool nvidia/a100) once its taints are there: when "
-        "nfd-worker starts again (an upgrade, a reboot), nothing there publishes the devices the "
-        "NodeFeatureRules match"
-    )
-    assert str(finding.location) == "values/fleet.yaml:12:3"  # platform.nfd
-
-
-def test_kueue_admits_a_job_pinned_to_the_second_model_of_a_vendor(
-    tmp_path: Path, cluster: ControlPlane
-) -> None:
-    """Issue 19's case: an H100 pool beside the A100 pool and a 4-GPU job pinned to H100. The
-    team's quota of 8 is split over the vendor's flavors so that the pinned job can be admitted
-    (poured into the pools in order, the 8 A100s took it all and nvidia-h100 got 0); Kueue's own
-    controller admits it on nvidia-h100 and the 1-GPU job beside it on nvidia-a100."""
-    fleet = {
-        **SIM_FLEET,
-        "scheduling": {"backend": "kueue"},
-        "platform": {"kueue": {"provided": "fleet"}},
-    }
-    nvidia = {
-        "pools": [
-            # 8 A100s: the team's whole quota would fit the first pool.
-            {"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["a1", "a2"]},
-            {"name": "h100", "model": "H100", "devicesPerNode": 4, "nodes": ["h1"]},
-        ]
-    }
-    team = """\
-quota: {nvidia: 8}
-jobs:
-  small:
-    vendor: nvidia
-    devices: 1
-    model: A100
-    images: {nvidia: r/t:1}
-  big:
-    vendor: nvidia
-    devices: 4
-    model: H100
-    images: {nvidia: r/t:1}
-"""
-    files = {
-        "fleet.yaml": yaml.safe_dump(fleet, sort_keys=False),
-        "vendors/nvidia.yaml": yaml.safe_dump(nvidia),
-        "teams/ml.yaml": team,
-    }
-    values = tree(tmp_path, files, defaults=False)
-    result = simulate(values, None, lambda: contextlib.nullcontext(cluster))
-    (env,) = result.envs
-    assert [f.format() for f in result.findings if f.severity is Severity.ERROR] == []
-    rows = {a["workload"]: (a["admission"], a["ok"]) for a in env.admissions}
-    assert rows == {
-        # cpu and memory on the fleet's general flavor, the GPUs on the pinned model's.
-        "Job ml/big": ("1 of 1 admitted: team-ml (general, nvidia-h100)", True),
-        "Job ml/small": ("1 of 1 admitted: team-ml (general, nvidia-a100)", True),
-    }, env.admissions
-    nodes = {p.workload: p.node for p in env.pods}
-    assert nodes["Job ml/big"] == "h1" and nodes["Job ml/small"] in ("a1", "a2"), nodes
 
 
 def test_a_job_with_a_dataset_volume_runs_on_stand_ins_and_says_so(
@@ -529,156 +434,19 @@ def test_a_leaderworkerset_group_is_made_by_its_controller_and_lands_on_its_pool
 
 
 # ---- shared GPUs (issue 23, docs/allocation.md) ------------------------------------------------
-
-# One A100 on node g1 shared 4 ways (SHARED_NVIDIA's form): 4 nvidia.com/gpu.shared. Team ml
-# runs 4 replicas of one share each, team web 1 more: quotas add up to 5 shares (within
-# overcommitRatio 1.5, a warning), and MIG005 says the workloads need 5 of 4, which render
-# refuses; taken out here, the real scheduler must leave the fifth pod Pending.
-SHARED_POOL = SHARED_NVIDIA.replace("nodes: [n3]", "nodes: [g1]")
-SHARE_TEAM = """\
-quota: {{nvidia-shared: {n}}}
-services:
-  serve:
-    images: {{nvidia-shared: r/serve:cuda}}
-    tracks:
-      nvidia-shared: {{devicesPerReplica: 1, replicas: {n}}}
-"""
+# The scheduler placing pods by a node's capacity of a shared resource, and the quota counting
+# them; the same for MPS, MIG instances and vNPUs is judged on recorded runs (test_judge.py).
 
 
-def simulate_one_too_many(
-    tmp_path: Path,
-    cluster: ControlPlane,
-    monkeypatch: pytest.MonkeyPatch,
-    vendor: tuple[str, str],
-    team: str,
-    pods: tuple[int, int],
-) -> SimulationResult:
-    """Simulate a pool (`vendor`: file name, text) and teams ml and web running `pods` one-unit
-    replicas of `team`, one more than the pool holds: quotas within overcommitRatio 1.5, and
-    MIG005 (the workloads need more than the pools) the one error, which render would refuse;
-    taken out here, so that the real scheduler must leave the pod too many Pending."""
-    fleet = {**SIM_FLEET, "capacity": {"overcommitRatio": 1.5}}
-    files = {
-        "fleet.yaml": yaml.safe_dump(fleet, sort_keys=False),
-        f"vendors/{vendor[0]}.yaml": vendor[1],
-        "teams/ml.yaml": team.format(n=pods[0]),
-        "teams/web.yaml": team.format(n=pods[1]),
-    }
-    values = tree(tmp_path, files, defaults=False)
-    checks = stage.policy.run_checks
-    assert [f.code for f in checks(load_values(values)) if f.severity.name == "ERROR"] == ["MIG005"]
-    monkeypatch.setattr(
-        stage.policy,
-        "run_checks",
-        lambda loaded, memo=None: [f for f in checks(loaded, memo) if f.code != "MIG005"],
-    )
-    return simulate(values, None, lambda: contextlib.nullcontext(cluster))
-
-
-def placed_but_one(
-    result: SimulationResult, vendor: str, node: str, resource: str, placed: int
-) -> EnvReport:
-    """The environment of simulate_one_too_many's run, checked: `placed` of the vendor's pods on
-    `node`, one Pending for want of `resource`, and the quotas of ml (placed) and web (one)
-    counting their pods' units, the Pending one's too."""
-    (env,) = result.envs
-    pods = sorted((p.node, p.ok) for p in env.pods if p.vendor == vendor)
-    assert pods == [("", False)] + [(node, True)] * placed
-    (waiting,) = [p for p in env.pods if not p.node]
-    assert f"1 Insufficient {resource}" in waiting.reason
-    assert [(q["team"], q["used"]) for q in env.quotas] == [
-        ("ml", {f"requests.{resource}": str(placed)}),
-        ("web", {f"requests.{resource}": "1"}),
-    ]
-    return env
-
-
-# The same pool shared by MPS: the plugin's MPS control daemon lands beside the plugin.
-MPS_POOL = SHARED_POOL.replace("timeSlicing: {replicas: 4}", "mps: {replicas: 4}")
-
-
-@pytest.mark.parametrize("pool", [SHARED_POOL, MPS_POOL], ids=["time-slicing", "mps"])
 def test_shared_pods_pack_four_to_a_gpu_and_a_fifth_waits(
-    pool: str, tmp_path: Path, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    result = simulate_one_too_many(
-        tmp_path, cluster, monkeypatch, ("nvidia-shared", pool), SHARE_TEAM, (4, 1)
-    )
+    values = one_too_many(tmp_path, monkeypatch, ("nvidia-shared", SHARED_POOL), SHARE_TEAM, (4, 1))
+    result = simulate(values, None, lambda: contextlib.nullcontext(cluster))
     # Which of the five pods waits is the scheduler's race; that one does, for want of a share.
     env = placed_but_one(result, "nvidia-shared", "g1", "nvidia.com/gpu.shared", 4)
-    (g1,) = [n for n in env.nodes if n.name == "g1"]
-    assert g1.ok and g1.labels["feature.node.kubernetes.io/accelerator"] == "nvidia-gpu-shared"
-    plugins = {p["daemonset"]: (p["vendor"], p["nodes"], p["ok"]) for p in env.plugins}
-    assert plugins["accelerator-plugins/nvidia-device-plugin-shared"] == (
-        "nvidia-shared",
-        ["g1"],
-        True,
-    )
-    daemon = plugins.get("accelerator-plugins/nvidia-device-plugin-shared-mps-control-daemon")
-    assert daemon == (("nvidia-shared", ["g1"], True) if pool is MPS_POOL else None)
+    shared_pool_checked(env, SHARED_POOL)
     assert {f.code for f in result.findings} == {"SIM004", "SIM007", "SIM011"}
-
-
-# ---- MIG partitions (issue 23, docs/allocation.md) ---------------------------------------------
-
-# One 80GB A100 on node m1 partitioned into two 3g.40gb instances (MIG_NVIDIA's form): 2
-# nvidia.com/mig-3g.40gb. Team ml runs 2 replicas of one instance each, team web 1 more: MIG005
-# (3 of 2) is taken out as above, and the real scheduler must place two and leave one Pending.
-MIG_POOL = MIG_NVIDIA.replace("devicesPerNode: 2, nodes: [n5]", "devicesPerNode: 1, nodes: [m1]")
-MIG_TEAM = """\
-quota: {{nvidia-mig: {n}}}
-services:
-  serve:
-    images: {{nvidia-mig: r/serve:cuda}}
-    tracks:
-      nvidia-mig: {{devicesPerReplica: 1, replicas: {n}}}
-"""
-
-
-def test_mig_instances_are_allocated_two_to_a_gpu_and_a_third_waits(
-    tmp_path: Path, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    result = simulate_one_too_many(
-        tmp_path, cluster, monkeypatch, ("nvidia-mig", MIG_POOL), MIG_TEAM, (2, 1)
-    )
-    env = placed_but_one(result, "nvidia-mig", "m1", "nvidia.com/mig-3g.40gb", 2)
-    (m1,) = [n for n in env.nodes if n.name == "m1"]
-    # NFD set the layout label from the pool's rule, as it would for the site's MIG manager.
-    assert m1.ok and m1.labels["nvidia.com/mig.config"] == "all-3g.40gb"
-    (stood_in,) = [f for f in result.findings if "MIG manager" in f.message]
-    assert stood_in.code == "SIM011"
-
-
-# ---- Ascend static vNPUs (issue 23, docs/allocation.md) ----------------------------------------
-
-# One 910B on node v1 split by the site into two vir06_1c_16g vNPUs (VNPU_ASCEND's form): 2 of
-# huawei.com/Ascend910-6c.1cpu.16g. Teams ml (2 pods) and web (1 pod), one vNPU each: MIG005
-# (3 of 2) taken out as above; the real scheduler places two and leaves one Pending.
-VNPU_POOL = VNPU_ASCEND.replace(
-    "vnpu: {template: vir06_1c_16g, perDevice: 4}", "vnpu: {template: vir06_1c_16g, perDevice: 2}"
-).replace("devicesPerNode: 2, nodes: [npu-v1]", "devicesPerNode: 1, nodes: [v1]")
-VNPU_TEAM = """\
-quota: {{ascend-vnpu: {n}}}
-services:
-  serve:
-    images: {{ascend-vnpu: r/serve:cann}}
-    vendorMounts: false
-    tracks:
-      ascend-vnpu: {{devicesPerReplica: 1, replicas: {n}}}
-"""
-
-
-def test_vnpus_are_allocated_one_to_a_pod_and_a_third_waits(
-    tmp_path: Path, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    result = simulate_one_too_many(
-        tmp_path, cluster, monkeypatch, ("ascend-vnpu", VNPU_POOL), VNPU_TEAM, (2, 1)
-    )
-    env = placed_but_one(result, "ascend-vnpu", "v1", "huawei.com/Ascend910-6c.1cpu.16g", 2)
-    (v1,) = [n for n in env.nodes if n.name == "v1"]
-    assert v1.ok and v1.labels["feature.node.kubernetes.io/accelerator"] == "huawei-npu-vnpu"
-    (stood_in,) = [f for f in result.findings if "npu-smi" in f.message]
-    assert stood_in.code == "SIM011"
 
 
 # ---- Dynamic Resource Allocation (issue 23, docs/allocation.md) --------------------------------
