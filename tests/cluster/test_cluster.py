@@ -43,7 +43,7 @@ from tests.fixtures import (
     invoke,
 )
 from tests.fixtures import tree as values_tree
-from tests.simulate.cases import TEAM, line_of, small_tree
+from tests.simulate.cases import TEAM, gang_tree, line_of, small_tree
 
 pytestmark = pytest.mark.xdist_group("control-plane")
 
@@ -402,7 +402,7 @@ def test_jobs_that_compete_for_a_quota_start_in_a_stable_order(
 
 
 def test_a_volcano_gang_is_placed_all_or_none_and_held_back_it_holds_no_device(
-    tree: Tree, cluster: ControlPlane
+    tmp_path: Path, cluster: ControlPlane
 ) -> None:
     """Two nodes of 4 GPUs. Job `alpha` (4 GPUs) takes one; Volcano job `beta` (three 2-GPU
     workers) could get two workers onto the other from kube-scheduler, but Volcano's gang plugin
@@ -411,30 +411,7 @@ def test_a_volcano_gang_is_placed_all_or_none_and_held_back_it_holds_no_device(
     the others (SIM010, a warning) and its rows read `waits`, never MISMATCH. (Each job is its
     own team's, a, b and c, in that order, so that no ResourceQuota stands in the gang's way:
     one team's quota of all 14 GPUs would be more than the 8 there are, CAP003.)"""
-    nvidia = {
-        "pools": [{"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["g1", "g2"]}]
-    }
-    beta = {
-        "kind": "volcano",
-        "images": {"nvidia": "registry.example.com/train:cuda"},
-        "command": ["python", "train.py"],
-        "tasks": {"workers": {"vendor": "nvidia", "devices": 2, "replicas": 3}},
-    }
-    alpha, gamma = (copy.deepcopy(TEAM["jobs"]["train"]) for _ in range(2))
-    fleet = {
-        **FLEET,
-        "capacity": {"allowOvercommit": True},
-        "platform": {"volcano": {"provided": "site"}},
-    }
-    teams = {
-        name: {"owners": [f"{name}@example.com"], "quota": {"nvidia": n}, "jobs": {job: raw}}
-        for name, n, job, raw in (
-            ("a", 4, "alpha", alpha),
-            ("b", 6, "beta", beta),
-            ("c", 4, "gamma", gamma),
-        )
-    }
-    values = tree(fleet=fleet, vendors={"nvidia": nvidia}, teams=teams)
+    values = gang_tree(tmp_path)
     result = sim(values, cluster)
     (env,) = result.envs
     reason = (

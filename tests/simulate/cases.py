@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import pytest
@@ -134,3 +135,34 @@ def small_tree(
 def line_of(path: Path, text: str) -> int:
     """1-based line of the first line of ``path`` that contains ``text``."""
     return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if text in ln)
+
+
+def gang_tree(root: Path) -> Path:
+    """Two nodes of 4 GPUs; team a's Job `alpha` (4 GPUs), team b's Volcano job `beta` (three
+    2-GPU workers, a gang), team c's Job `gamma` (4 GPUs), started in that order. (Each job is
+    its own team's so that no ResourceQuota stands in the gang's way: one team's quota of all 14
+    GPUs would be more than the 8 there are, CAP003.)"""
+    nvidia = {
+        "pools": [{"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["g1", "g2"]}]
+    }
+    beta = {
+        "kind": "volcano",
+        "images": {"nvidia": "registry.example.com/train:cuda"},
+        "command": ["python", "train.py"],
+        "tasks": {"workers": {"vendor": "nvidia", "devices": 2, "replicas": 3}},
+    }
+    alpha, gamma = (copy.deepcopy(TEAM["jobs"]["train"]) for _ in range(2))  # type: ignore[index]
+    fleet = {
+        **SIM_FLEET,
+        "capacity": {"allowOvercommit": True},
+        "platform": {"volcano": {"provided": "site"}},
+    }
+    teams: dict[str, object] = {
+        name: {"owners": [f"{name}@example.com"], "quota": {"nvidia": n}, "jobs": {job: raw}}
+        for name, n, job, raw in (
+            ("a", 4, "alpha", alpha),
+            ("b", 6, "beta", beta),
+            ("c", 4, "gamma", gamma),
+        )
+    }
+    return small_tree(root, fleet, {"nvidia": nvidia}, teams)

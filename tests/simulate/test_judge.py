@@ -11,6 +11,7 @@ processes did, without them.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,8 @@ from tests.simulate.cases import (
     NVIDIA,
     SERVERS_SORTED,
     SHARE_TEAM,
+    TEAM,
+    gang_tree,
     line_of,
     one_too_many,
     placed_but_one,
@@ -432,3 +435,98 @@ def test_example_fleet_under_kueue_is_admitted_by_kueues_own_controller(
     assert any(
         p.workload.startswith("JobSet task ml-team/pretrain-jobset/") and p.ok for p in staging.pods
     ), staging.pods
+
+
+# ---- the jobs: quota admission, a Volcano gang -------------------------------------------------
+
+
+def test_a_quota_lower_than_a_job_needs_refuses_its_pods_even_alone(
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MIG004 (quota below a job's devices) removed: the quota admission plugin refuses the
+    job's pod beside the other jobs and alone (SIM008, with the API server's words, at the job's
+    line); its row says how many pods were not created, and the quota counts none."""
+    values = small_tree(tmp_path, teams={"ml": {**TEAM, "quota": {"nvidia": 2}}})
+    monkeypatch.delitem(registry.CHECKS, "MIG004")
+    result = recorded(request, "quota-refuses", values)
+    (env,) = result.envs
+    refusal = (
+        r'Error creating: pods "train-[a-z0-9]{5}" is forbidden: exceeded quota: accelerators, '
+        r"requested: requests\.nvidia\.com/gpu=4, used: requests\.nvidia\.com/gpu=0, "
+        r"limited: requests\.nvidia\.com/gpu=2"
+    )
+    (row,) = env.pods
+    assert (row.team, row.workload, row.pod, row.phase, row.node, row.ok, row.waits) == (
+        "ml",
+        "Job ml/train",
+        "1 pod(s) not created",
+        "",
+        "",
+        False,
+        False,
+    )
+    assert re.fullmatch(refusal, row.reason), row.reason
+    assert env.quotas == [
+        {
+            "team": "ml",
+            "namespace": "ml",
+            "quota": "accelerators",
+            "hard": {"requests.nvidia.com/gpu": "2"},
+            "used": {"requests.nvidia.com/gpu": "0"},
+        }
+    ]
+    (refused,) = [f for f in result.findings if f.severity is Severity.ERROR]
+    assert (refused.code, str(refused.location), refused.path, refused.envs) == (
+        "SIM008",
+        "values/teams/ml.yaml:6:3",
+        "$.jobs.train",
+        ("dev",),
+    )
+    assert (
+        refused.hint == "the API server's reason says what refused the pods: quota or Pod Security"
+    )
+    assert re.fullmatch(
+        f"Job ml/train: 1 of 1 pod\\(s\\) not created: {refusal} "
+        r"\(even alone, with only the services beside it\)",
+        refused.message,
+    ), refused.message
+    assert codes(result.findings, Severity.WARNING) == {"SIM011"}  # nfd-master is the site's
+
+
+def test_a_volcano_gang_held_back_waits_for_the_other_jobs(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """tests/cluster/test_cluster.py's gang, judged: the gang's rows read Pending with the gang's
+    reason and `waits`; the jobs before and after it run, one a node; alone, the gang runs: it
+    waits for the others (SIM010, at its task's line), no error."""
+    values = gang_tree(tmp_path)
+    result = recorded(request, "volcano-gang", values)
+    (env,) = result.envs
+    reason = (
+        "gang: only 2 of the 3 pods it needs at once (minAvailable) could be placed, so Volcano "
+        "places none"
+    )
+    rows = [(p.workload, p.pod, p.phase, p.node, p.reason, p.ok, p.waits) for p in env.pods]
+    gang = "Job (volcano) task b/beta/workers"
+    assert rows[1:4] == [
+        (gang, f"beta-workers-{i}", "Pending", "", reason, False, True) for i in range(3)
+    ]
+    ran = [(p.workload, p.phase, p.ok, p.waits) for p in (env.pods[0], env.pods[4])]
+    assert ran == [("Job a/alpha", "Running", True, False), ("Job c/gamma", "Running", True, False)]
+    assert {env.pods[0].node, env.pods[4].node} == {"g1", "g2"}
+    (waits,) = [f for f in result.findings if f.code == "SIM010"]
+    assert waits.message == (
+        f"{gang} does not fully run beside the other jobs, but does alone beside the services: "
+        f"it waits for them (pod beta-workers-0 stays Pending: {reason})"
+    )
+    assert (str(waits.location), waits.path, waits.severity) == (
+        "values/teams/b.yaml:14:7",
+        "$.jobs.beta.tasks.workers",
+        Severity.WARNING,
+    )
+    assert (
+        waits.hint
+        == "the job waits for the team's other jobs: fine for a queue, or raise the quota"
+    )
+    assert result.errors == 0
+    assert "MISMATCH" not in simreport.env_text(env)
