@@ -28,8 +28,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import fleet  # noqa: E402
 import yaml  # noqa: E402
 
-from generator.cluster import dryrun, launcher  # noqa: E402
-from generator.cluster.simulate import SimulationResult, simulate  # noqa: E402
+from generator.cluster import dryrun  # noqa: E402
+from generator.cluster import plane as fleet_plane  # noqa: E402
+from generator.controlplane.launcher import ControlPlane  # noqa: E402
+from generator.simulate.run import SimulationResult, simulate  # noqa: E402
 
 
 def _load() -> str:
@@ -39,7 +41,7 @@ def _load() -> str:
         return "?"
 
 
-def _sim(values: Path, env: str | None, plane: launcher.ControlPlane) -> SimulationResult:
+def _sim(values: Path, env: str | None, plane: ControlPlane) -> SimulationResult:
     return simulate(values, env, lambda: contextlib.nullcontext(plane))
 
 
@@ -47,7 +49,7 @@ def run(teams: int, starts: int, env: str, work: Path) -> dict[str, Any]:
     figures: dict[str, Any] = {"load_before": _load()}
     ready = []
     for _ in range(starts):
-        with launcher.local_control_plane(nfd=True) as plane:
+        with fleet_plane.control_plane() as plane:
             ready.append(plane.started_in)
     figures["control_plane_ready_s"] = ready
 
@@ -59,7 +61,7 @@ def run(teams: int, starts: int, env: str, work: Path) -> dict[str, Any]:
     doc["kubernetesVersion"] = minor
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
 
-    with launcher.local_control_plane(nfd=True) as plane:
+    with fleet_plane.control_plane() as plane:
         example: dict[str, Any] = {}
         start = time.perf_counter()
         dry = dryrun.dry_run(ROOT / "values", None, plane=plane)
@@ -77,7 +79,7 @@ def run(teams: int, starts: int, env: str, work: Path) -> dict[str, Any]:
         figures["example"] = example
 
         big: dict[str, Any] = {"teams": teams}
-        launcher.reset(plane)
+        fleet_plane.reset(plane)
         start = time.perf_counter()
         dry = dryrun.dry_run(synthetic, env, plane=plane)
         seconds = time.perf_counter() - start
@@ -98,7 +100,7 @@ def run(teams: int, starts: int, env: str, work: Path) -> dict[str, Any]:
         big["simulate_errors"] = result.errors
         big["simulate_phases_s"] = rep.timings
         figures["synthetic"] = big
-        launcher.reset(plane)
+        fleet_plane.reset(plane)
     figures["load_after"] = _load()
     figures["machine"] = {
         "cpus": os.cpu_count(),

@@ -1,5 +1,5 @@
 """pytest fixtures: the example values tree copied into tmp_path, and a real control plane
-(generator/cluster). Plain helpers are in tests/fixtures.py, the example's facts in
+(generator/controlplane). Plain helpers are in tests/fixtures.py, the example's facts in
 tests/example.py."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from generator.cluster.launcher import ControlPlane
+    from generator.controlplane.launcher import ControlPlane
     from generator.values.model import FleetView
 
 from tests.example import EXAMPLE_VALUES
@@ -26,6 +26,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--update-golden",
         action="store_true",
         help="Re-render the committed example output (base/, overlays/, schemas/).",
+    )
+    parser.addoption(
+        "--record-snapshots",
+        action="store_true",
+        help="Simulate each case of tests/simulate/test_judge.py on a control plane and record "
+        "what the driver took (tests/simulate/snapshots/); run with -p no:xdist.",
     )
 
 
@@ -113,16 +119,16 @@ def extra_objects(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, d
 def control_plane() -> Iterator[ControlPlane]:
     """A real control plane (etcd, kube-apiserver, KCM, scheduler, KWOK, nfd-master) for the
     whole session; tests that use it are in one xdist group, so a parallel run starts one."""
-    from generator.cluster.launcher import local_control_plane
+    from generator.cluster.plane import control_plane as fleet_control_plane
 
-    with local_control_plane(nfd=True) as plane:
+    with fleet_control_plane() as plane:
         yield plane
 
 
 @pytest.fixture
 def cluster(control_plane: ControlPlane) -> Iterator[ControlPlane]:
     """The session's control plane, brought back to how it started after the test."""
-    from generator.cluster.launcher import reset
+    from generator.cluster.plane import reset
 
     yield control_plane
     reset(control_plane)

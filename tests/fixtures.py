@@ -25,7 +25,6 @@ import yaml
 
 from generator.builders.fleet import Build
 from generator.cluster.dryrun import load
-from generator.cluster.fleetnodes import SimNode, plan_nodes
 from generator.cluster.units import BuiltUnit, argocd_order, unit_waves
 from generator.errors import FindingsError
 from generator.findings import Finding
@@ -33,6 +32,7 @@ from generator.policy.context import Context
 from generator.render.layout import render_tree
 from generator.render.stage import RenderOptions, load_and_check, render
 from generator.render.writer import read_tree
+from generator.simulate.nodes import SimNode, plan_nodes
 from generator.values.model import FleetView
 from generator.vocab.objects import identity
 from generator.workloads.model import Workloads
@@ -237,7 +237,7 @@ environments: [prod]
 git: {repoURL: https://git.example.com/mini.git, targetRevision: main}
 """
 # fleet.yaml as a dict for the control-plane tests: one environment, the Kubernetes minor the
-# local control plane runs (generator/cluster).
+# local control plane runs (generator/controlplane).
 SIM_FLEET = {
     "name": "t",
     "kubernetesVersion": "1.36",

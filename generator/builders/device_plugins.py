@@ -18,6 +18,7 @@ from generator.values.allocation.base import MpsDaemon
 from generator.values.model import FleetView, NodeAgent, Vendor
 from generator.values.yamlio import dump
 from generator.vocab.api import CORE
+from generator.vocab.kube import SYSTEM_NAMESPACES
 from generator.vocab.labels import (
     COMPONENT_LABEL,
     CONFIG_DIGEST_ANNOTATION,
@@ -25,7 +26,6 @@ from generator.vocab.labels import (
     SYNC_WAVE,
     VENDOR_LABEL,
 )
-from generator.vocab.names import UNSHARED_NAMESPACES
 from generator.vocab.objects import Obj
 from generator.vocab.units import DEVICE_PLUGINS_UNIT, Component
 
@@ -55,7 +55,7 @@ def build(view: FleetView) -> list[Component]:
             )
             continue
         ns = vendor.device_plugin.namespace
-        if ns not in UNSHARED_NAMESPACES:
+        if ns not in SYSTEM_NAMESPACES:
             known = namespaces.setdefault(ns, [])
             known += [src for src in vendor.doc.sources if src not in known]
             asked_at.setdefault(ns, vendor.doc.anchor(("devicePlugin", "namespace")))

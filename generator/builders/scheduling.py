@@ -37,6 +37,7 @@ from generator.vocab.api import (
     SCHEDULING,
     TRAINER_GROUP,
 )
+from generator.vocab.kube import DEFAULT_SCHEDULER
 from generator.vocab.labels import (
     COMPONENT_LABEL,
     MANAGED_BY,
@@ -44,7 +45,7 @@ from generator.vocab.labels import (
     NAME_LABEL,
     VENDOR_LABEL,
 )
-from generator.vocab.names import DEFAULT_SCHEDULER, KUBE_SCHEDULER_IMAGE
+from generator.vocab.names import KUBE_SCHEDULER_IMAGE
 from generator.vocab.objects import Obj
 from generator.vocab.units import PACKING_UNIT, SCHEDULING_UNIT, Component
 from generator.workloads.model import Workloads

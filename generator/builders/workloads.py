@@ -18,7 +18,7 @@ from generator.builders.teams import unit_name
 from generator.findings import Location
 from generator.values.model import FleetView, Pool, Team, Vendor
 from generator.values.yamlio import YamlPath
-from generator.vocab import api, names
+from generator.vocab import api, kube
 from generator.vocab.api import (
     APPS,
     BATCH,
@@ -981,7 +981,7 @@ def _wire_pods(view: FleetView, team: Team, tpl: Obj) -> None:
     """A pod template's scheduler (the fleet's, when it is not the default) and, under Volcano,
     the team's queue."""
     name = scheduling.scheduler_name(view)
-    if name != names.DEFAULT_SCHEDULER:
+    if name != kube.DEFAULT_SCHEDULER:
         tpl["spec"]["schedulerName"] = name
     if backend(view) == "volcano":
         tpl.setdefault("metadata", {}).setdefault("annotations", {})[VOLCANO_QUEUE_ANNOTATION] = (

@@ -16,11 +16,12 @@ from generator.cli.options import (
     guarded,
     values_option,
 )
-from generator.cluster import launcher
+from generator.cluster import plane as fleet_plane
 from generator.cluster import preflight as pre
-from generator.cluster import simulate as sim
+from generator.controlplane import launcher
 from generator.reporters import findings as reporter
 from generator.reporters import simulation as simreport
+from generator.simulate import run as sim
 
 
 @click.command()
@@ -41,7 +42,7 @@ def simulate(values_dir: Path, env: str | None, fmt: str, keep: Path | None) -> 
     mismatch (docs/simulation.md)."""
 
     def plane() -> contextlib.AbstractContextManager[launcher.ControlPlane]:
-        return launcher.local_control_plane(nfd=True, keep_dir=keep)
+        return fleet_plane.control_plane(keep_dir=keep)
 
     ensure_control_plane("simulate")
     result = sim.simulate(values_dir, env, plane)

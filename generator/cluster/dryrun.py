@@ -21,18 +21,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator import toolchain
-from generator.cluster import target
-from generator.cluster.api import ApiClient, ApiError, UnknownKind
-from generator.cluster.crds import needed_crds
-from generator.cluster.launcher import SYSTEM_NAMESPACES, ControlPlane, reset
-from generator.cluster.target import Target
+from generator.cluster.plane import reset
 from generator.cluster.units import BuiltUnit, build, version_location
+from generator.controlplane import target
+from generator.controlplane.api import ApiClient, ApiError, UnknownKind
+from generator.controlplane.crds import needed_crds
+from generator.controlplane.launcher import ControlPlane
+from generator.controlplane.target import Target
 from generator.errors import FindingsError
 from generator.findings import CodeInfo, Finding, Location, Severity, sorted_findings
 from generator.policy.manifest import describe, origin
 from generator.policy.placement import pod_templates
 from generator.render.stage import Checked, load_and_check
 from generator.values.model import Values
+from generator.vocab.api import CORE
+from generator.vocab.kube import SYSTEM_NAMESPACES
 from generator.vocab.objects import Obj
 
 WORKERS = 8
@@ -185,18 +188,18 @@ def _dry_run_env(
         str(o["metadata"]["name"]): o
         for b in built
         for o in b.docs
-        if o.get("kind") == "Namespace" and o.get("apiVersion") == "v1"
+        if o.get("kind") == "Namespace" and o.get("apiVersion") == CORE
     }
     existing: set[str]
     if target.local:
         for name in addon_namespaces(loaded, env):
-            api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+            api.apply({"apiVersion": CORE, "kind": "Namespace", "metadata": {"name": name}})
         # Real: a dry-run Namespace would not exist for the objects in it.
         for ns_obj in created.values():
             api.apply(ns_obj)
         existing = set(created) | SYSTEM_NAMESPACES | set(addon_namespaces(loaded, env))
     else:
-        existing = {n["metadata"]["name"] for n in api.list("v1", "Namespace")}
+        existing = {n["metadata"]["name"] for n in api.list(CORE, "Namespace")}
     skipped: dict[str, list[BuiltUnit]] = {}
     for unit in built:
         result.units += 1
@@ -254,7 +257,7 @@ def _apply(api: ApiClient, obj: Obj) -> tuple[Exception | None, list[PodRefusal]
     refusals = []
     for tpl in pod_templates(obj) if ns else ():
         pod = {
-            "apiVersion": "v1",
+            "apiVersion": CORE,
             "kind": "Pod",
             "metadata": {
                 "name": f"{obj['metadata']['name']}-dry-run",

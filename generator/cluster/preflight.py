@@ -24,8 +24,9 @@ import yaml
 
 from generator.builders import platform, scheduling
 from generator.builders.fleet import Build
-from generator.cluster import dryrun, target
-from generator.cluster.api import ApiClient, Obj
+from generator.cluster import dryrun
+from generator.controlplane import target
+from generator.controlplane.api import ApiClient, Obj
 from generator.errors import FindingsError, UsageError
 from generator.findings import CodeInfo, Finding, Severity, sorted_findings
 from generator.policy.manifest import origin
@@ -36,6 +37,7 @@ from generator.values.model import FleetView
 from generator.values.quantity import parse_quantity
 from generator.values.yamlio import json_path
 from generator.vocab import addons
+from generator.vocab.api import APPS, CORE, MONITORING, RESOURCE, TRAINER
 from generator.vocab.units import Unit
 from generator.workloads.external import external_uses
 from generator.workloads.model import Workloads
@@ -125,15 +127,15 @@ def read_cluster(client: ApiClient, workloads: Workloads | None = None) -> Clust
     client.refresh()
     state = ClusterState()
     state.served = {gv for gv, _ in client.resources()}
-    state.nodes = {n["metadata"]["name"]: n for n in client.list("v1", "Node")}
+    state.nodes = {n["metadata"]["name"]: n for n in client.list(CORE, "Node")}
     state.workloads = [
-        *client.list("apps/v1", "Deployment"),
-        *client.list("apps/v1", "DaemonSet"),
+        *client.list(APPS, "Deployment"),
+        *client.list(APPS, "DaemonSet"),
     ]
-    if client.serves("monitoring.coreos.com/v1", "Prometheus"):
-        state.prometheuses = client.list("monitoring.coreos.com/v1", "Prometheus")
+    if client.serves(MONITORING, "Prometheus"):
+        state.prometheuses = client.list(MONITORING, "Prometheus")
     for ns in sorted({str(w["metadata"].get("namespace")) for w in _kueue_managers(state)}):
-        for cm in client.list("v1", "ConfigMap", ns):
+        for cm in client.list(CORE, "ConfigMap", ns):
             state.configmaps[(ns, cm["metadata"]["name"])] = cm.get("data") or {}
     if client.serves(*TRAINING_RUNTIME):
         state.training_runtimes = {
@@ -143,7 +145,7 @@ def read_cluster(client: ApiClient, workloads: Workloads | None = None) -> Clust
         state.slices = client.list(*RESOURCE_SLICE)
     uses = external_uses(workloads) if workloads is not None else []
     for kind, ns in sorted({(u.kind, u.namespace) for u in uses}):
-        for obj in client.list("v1", kind, ns):
+        for obj in client.list(CORE, kind, ns):
             state.team_objects.add((kind, ns, obj["metadata"]["name"]))
     return state
 
@@ -169,7 +171,7 @@ def team_externals(workloads: Workloads, state: ClusterState) -> list[Finding]:
 
 
 # github.com/kubeflow/trainer/v2 v2.2.0 pkg/apis/trainer/v1alpha1 ClusterTrainingRuntime.
-TRAINING_RUNTIME = ("trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime")
+TRAINING_RUNTIME = (TRAINER, "ClusterTrainingRuntime")
 
 
 def site_trainer(workloads: Workloads, state: ClusterState) -> list[Finding]:
@@ -488,7 +490,7 @@ def pool_nodes(view: FleetView, state: ClusterState) -> list[Finding]:
     return out
 
 
-RESOURCE_SLICE = ("resource.k8s.io/v1", "ResourceSlice")
+RESOURCE_SLICE = (RESOURCE, "ResourceSlice")
 
 
 def _attribute(device: Obj, driver: str, name: str) -> str:

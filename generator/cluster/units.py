@@ -19,7 +19,8 @@ from generator.kustomize import build_failed, kustomize, objects, write_tree
 from generator.render.layout import render_tree
 from generator.values.model import FleetView, Values
 from generator.values.yamlio import json_path
-from generator.vocab.labels import CLUSTER_LABEL, SYNC_WAVE
+from generator.vocab.api import CORE
+from generator.vocab.labels import CLUSTER_LABEL, SYNC_WAVE, UNIT_LABEL
 from generator.vocab.objects import Obj
 from generator.vocab.units import TEAM_UNIT_WAVE, UNIT_WAVES, Unit
 
@@ -95,7 +96,7 @@ def argocd_order(docs: list[Obj]) -> list[Obj]:
     # Namespaces before the first object that lives in them.
     out: list[Obj] = []
     for obj in ordered:
-        if obj.get("kind") == "Namespace" and obj.get("apiVersion") == "v1":
+        if obj.get("kind") == "Namespace" and obj.get("apiVersion") == CORE:
             name = obj["metadata"]["name"]
             first = next(
                 (i for i, o in enumerate(out) if o.get("metadata", {}).get("namespace") == name),
@@ -116,7 +117,7 @@ def unit_waves(units: list[Unit]) -> dict[str, int]:
             continue
         for obj in unit.objects:
             labels = obj.get("metadata", {}).get("labels") or {}
-            name = labels.get("accel-gitops.io/unit")
+            name = labels.get(UNIT_LABEL)
             if obj.get("kind") == "Application" and name and name != ARGOCD_UNIT:
                 waves[name] = object_wave(obj)
     for unit in units:

@@ -15,7 +15,7 @@ from generator.builders.claims import claimed
 from generator.builders.workloads import TRAINER_STEP
 from generator.values.model import FleetView, Pool, Taint, Vendor
 from generator.vocab import api
-from generator.vocab.labels import HOSTNAME_LABEL
+from generator.vocab.kube import HOSTNAME_LABEL
 from generator.workloads import podspec
 
 SUMMARIES = {

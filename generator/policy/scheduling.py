@@ -24,7 +24,7 @@ from generator.values.merge import Doc
 from generator.values.model import FleetView, Pool, Team, Vendor
 from generator.values.quantity import parse_quantity
 from generator.values.yamlio import YamlPath, json_path
-from generator.vocab import names
+from generator.vocab import kube
 from generator.vocab.objects import Obj
 from generator.workloads.model import PodDecl
 from generator.workloads.phases import plan_service
@@ -448,7 +448,7 @@ def _packing_problem(view: FleetView) -> tuple[str, YamlPath, str] | None:
             "drop kubeScheduler.kubeconfig, or runs: control-plane where the control plane runs "
             "the profile",
         )
-    if runs == scheduling.FLEET and scheduling.scheduler_name(view) == names.DEFAULT_SCHEDULER:
+    if runs == scheduling.FLEET and scheduling.scheduler_name(view) == kube.DEFAULT_SCHEDULER:
         return (
             "the fleet's packing scheduler would run as default-scheduler beside the cluster's "
             "own: two schedulers would take the same pods",

@@ -16,8 +16,8 @@ from generator.policy.manifest import pod_annotation_allowed, production
 from generator.policy.placement import SUMMARIES
 from generator.values.model import FleetView, Team, Vendor
 from generator.values.yamlio import YamlPath, json_path
+from generator.vocab.kube import DEFAULT_SCHEDULER
 from generator.vocab.labels import VOLCANO_QUEUE_ANNOTATION
-from generator.vocab.names import DEFAULT_SCHEDULER
 from generator.workloads import podspec
 from generator.workloads.phases import plan_service
 from generator.workloads.usage import Usage, fleet_needs, vendor_usage

@@ -1,6 +1,6 @@
 """Charts of the add-ons the fleet renders, rendered offline: the chart inside the Go module a
 tool module pins (builders/platform.py `Chart.module`), with the pinned helm (`helm template`),
-as validate checks it (validate/stages/charts.py) and simulate runs it (cluster/simulate.py)."""
+as validate checks it (validate/stages/charts.py) and simulate runs it (simulate/addons.py)."""
 
 from __future__ import annotations
 

@@ -7,10 +7,11 @@ compares it with this list, so a code cannot be emitted without being listed.
 
 from __future__ import annotations
 
-from generator.cluster import dryrun, preflight, simresult
+from generator.cluster import dryrun, preflight
 from generator.delivery import publish
 from generator.findings import CodeInfo
 from generator.policy import registry
+from generator.simulate import result as simresult
 from generator.validate import drift
 from generator.validate.stages import registry as stages
 from generator.values import clusters, loader, yamlio

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from generator.cluster.simresult import EnvReport, SimulationResult
 from generator.findings import split_layer
+from generator.simulate.result import EnvReport, SimulationResult
 
 
 def _table(rows: list[list[str]]) -> list[str]:

@@ -270,7 +270,7 @@ def write_crd_schemas(files: list[Path], out: Path) -> list[str]:
     written: list[str] = []
     for path in files:
         for crd in iter_crds(path):
-            # The CRD itself too: the local control plane (generator/cluster) installs it.
+            # The CRD itself too: the local control plane (generator/controlplane) installs it.
             manifest = out / MANIFESTS / f"{crd['metadata']['name']}.json"
             manifest.parent.mkdir(parents=True, exist_ok=True)
             manifest.write_text(json.dumps(crd, indent=1, sort_keys=True) + "\n")

@@ -95,7 +95,10 @@ DEV_TOOLS: tuple[str, ...] = ("actionlint", "podsecurity")
 CLONE_ONLY: tuple[str, ...] = (*DEV_TOOLS, "make")
 
 _K8S = ("k8s.io/kubernetes", "v1.36.3")
-_NFD = ("sigs.k8s.io/node-feature-discovery", "v0.19.0")
+# The modules the control plane also reads files from at run time (controlplane/sources.py).
+NFD_MODULE = "sigs.k8s.io/node-feature-discovery"
+KWOK_MODULE = "sigs.k8s.io/kwok"
+_NFD = (NFD_MODULE, "v0.19.0")
 
 _DECLARED: Mapping[str, Tool] = {
     tool.name: tool
@@ -113,13 +116,13 @@ _DECLARED: Mapping[str, Tool] = {
             "kbuild",
             built_from="gotools/kbuild with github.com/yannh/kubeconform@v0.7.0",
         ),
-        # The control plane behind `validate --dry-run=server` and `simulate` (generator/cluster).
+        # The control plane behind `validate --dry-run=server` and `simulate` (controlplane/).
         *(
             _go(name, *_K8S, "controlplane")
             for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
         ),
         _go("etcd", "go.etcd.io/etcd/server/v3", "v3.6.8", "controlplane"),
-        _go("kwok", "sigs.k8s.io/kwok", "v0.8.0", "kwok"),
+        _go("kwok", KWOK_MODULE, "v0.8.0", "kwok"),
         # Lints this repository's GitHub workflows (make test); the generator never runs it.
         _go("actionlint", "github.com/rhysd/actionlint", "v1.7.12", "actionlint"),
         # Pod Security Standards as the API server's admission plugin decides them (this

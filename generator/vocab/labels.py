@@ -40,7 +40,6 @@ TRAINER_PATCH_MANAGER = "accel-gitops.io/generator"
 NAME_LABEL = "app.kubernetes.io/name"
 COMPONENT_LABEL = "app.kubernetes.io/component"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
-HOSTNAME_LABEL = "kubernetes.io/hostname"
 # The API server labels every Namespace with its own name (kubernetes pkg/registry/core/
 # namespace/strategy.go, v1.36.3: LabelMetadataName), so namespace selectors may use it.
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"

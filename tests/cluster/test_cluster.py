@@ -21,19 +21,18 @@ import yaml
 
 from generator import toolchain
 from generator.builders import fleet as builders
-from generator.builders import node_config
-from generator.builders import workloads as workload_builder
 from generator.builders.common import metadata
-from generator.cluster import dryrun, launcher
-from generator.cluster.launcher import ControlPlane
-from generator.cluster.simulate import SimulationResult, simulate
+from generator.cluster import dryrun
+from generator.cluster import plane as fleet_plane
+from generator.controlplane import launcher
+from generator.controlplane.launcher import ControlPlane
 from generator.findings import Finding, Severity
 from generator.policy import registry
 from generator.reporters import simulation as simreport
+from generator.simulate.run import SimulationResult, simulate
 from generator.values import loader as values_loader
 from generator.values.model import FleetView
 from generator.vocab.units import Component
-from tests.example import use_backend
 from tests.fixtures import (
     DRA_NVIDIA,
     MIG_NVIDIA,
@@ -42,10 +41,10 @@ from tests.fixtures import (
     SIM_FLEET,
     TWO_CLUSTERS,
     VNPU_ASCEND,
-    Write,
     invoke,
 )
 from tests.fixtures import tree as values_tree
+from tests.simulate.cases import TEAM, gang_tree, line_of, small_tree
 
 pytestmark = pytest.mark.xdist_group("control-plane")
 
@@ -55,43 +54,21 @@ Tree = Callable[..., Path]
 # ------------------------------------------------------------------------------------ helpers
 
 FLEET = SIM_FLEET
-NVIDIA = {"pools": [{"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["gpu-1"]}]}
-TEAM = {
-    "owners": ["ml@example.com"],
-    "quota": {"nvidia": 4},
-    "jobs": {
-        "train": {
-            "vendor": "nvidia",
-            "devices": 4,
-            "images": {"nvidia": "registry.example.com/train:cuda"},
-            "command": ["python", "train.py"],
-        }
-    },
-}
 
 
 @pytest.fixture
 def tree(tmp_path: Path) -> Tree:
     """tree(fleet=..., vendors={...}, teams={...}): a small values tree; one NVIDIA pool with one
-    node and a team with one 4-GPU job unless told otherwise."""
+    node and a team with one 4-GPU job unless told otherwise (tests/simulate/cases.py)."""
 
     def make(
         fleet: dict[str, Any] | None = None,
         vendors: dict[str, Any] | None = None,
         teams: dict[str, Any] | None = None,
     ) -> Path:
-        docs = {"fleet.yaml": fleet or FLEET}
-        docs.update({f"vendors/{k}.yaml": v for k, v in (vendors or {"nvidia": NVIDIA}).items()})
-        docs.update({f"teams/{k}.yaml": v for k, v in (teams or {"ml": TEAM}).items()})
-        files = {rel: yaml.safe_dump(doc, sort_keys=False) for rel, doc in docs.items()}
-        return values_tree(tmp_path, files, defaults=False)
+        return small_tree(tmp_path, fleet, vendors, teams)
 
     return make
-
-
-def line_of(path: Path, text: str) -> int:
-    """1-based line of the first line of ``path`` that contains ``text``."""
-    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if text in ln)
 
 
 def sim(values: Path, plane: ControlPlane, env: str | None = None) -> SimulationResult:
@@ -135,7 +112,7 @@ def test_every_process_stops_when_the_block_fails() -> None:
     seen: dict[str, Any] = {}
     with (
         pytest.raises(RuntimeError, match="a failing test"),
-        launcher.local_control_plane(nfd=False) as plane,
+        launcher.local_control_plane() as plane,
     ):
         seen["pids"] = [s.process.pid for s in plane.services]
         seen["dir"] = plane.workdir
@@ -373,104 +350,6 @@ def test_dry_run_options_need_dry_run(tree: Tree) -> None:
 # --------------------------------------------------------------------------------- simulation
 
 
-def test_a_taint_nfd_master_drops_lets_a_pod_without_tolerations_on_the_node(
-    tree: Tree, cluster: ControlPlane
-) -> None:
-    vendor = {
-        "pools": [
-            {
-                **NVIDIA["pools"][0],
-                "taints": [{"key": "accelerator", "value": "nvidia-gpu", "effect": "NoSchedule"}],
-            }
-        ]
-    }
-    values = tree(vendors={"nvidia": vendor})
-    result = sim(values, cluster)
-    (env,) = result.envs
-    node = next(n for n in env.nodes if n.name == "gpu-1")
-    assert node.want_taints == ["accelerator=nvidia-gpu:NoSchedule"] and node.taints == []
-    assert {p["node"] for p in env.probes if p["landed"]} >= {"gpu-1", "general-purpose-01"}
-    pool_line = f"values/vendors/nvidia.yaml:{line_of(values / 'vendors/nvidia.yaml', 'taints:')}"
-    assert where(result.findings, "SIM002") == {pool_line}
-    assert where(result.findings, "SIM006") == {pool_line}
-    dropped = next(f for f in result.findings if f.code == "SIM002")
-    assert "ignoring taint" in dropped.message and "unprefixed" in dropped.message
-
-
-def test_a_rule_on_the_pci_vendor_alone_labels_a_cpu_only_server(
-    tree: Tree, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The rules match PCI class and device IDs; put back the match on the vendor alone (the
-    defect issue #8 found) and nfd-master labels the CPU-only Hygon server, whose root complex
-    and bridges carry the vendor ID 1d94, as a DCU node: the DCU plugin runs there."""
-    real = node_config._node_feature_rule
-
-    def vendor_alone(view: FleetView, vendor: Any) -> dict[str, Any]:
-        rule = real(view, vendor)
-        for r in rule["spec"]["rules"]:
-            for match in r["matchFeatures"]:
-                if match["feature"] == "pci.device":
-                    match["matchExpressions"] = {"vendor": match["matchExpressions"]["vendor"]}
-        return rule
-
-    monkeypatch.setattr(node_config, "_node_feature_rule", vendor_alone)
-    hygon = {
-        "resourceName": "amd.com/gpu",
-        "devicePlugin": {"image": "registry.example.com/hygon/dcu-device-plugin", "version": "v1"},
-        "exporter": {"daemonSet": {"image": "registry.example.com/hygon/dcu-exporter"}},
-        "pools": [{"name": "z100l", "model": "Z100L", "devicesPerNode": 8, "nodes": ["dcu-1"]}],
-    }
-    values = tree(
-        vendors={"hygon": hygon}, teams={"ml": {"owners": ["a@b.c"], "quota": {"hygon": 8}}}
-    )
-    result = sim(values, cluster)
-    (env,) = result.envs
-    cpu = next(n for n in env.nodes if n.name == "cpu-hygon-cpu-01")
-    assert cpu.labels.get("feature.node.kubernetes.io/accelerator") == "hygon-dcu", cpu
-    plugin = next(p for p in env.plugins if p["vendor"] == "hygon")
-    assert plugin["nodes"] == ["cpu-hygon-cpu-01", "dcu-1"]
-    assert {"SIM001", "SIM003"} <= codes(result.findings)
-    assert any("cpu-hygon-cpu-01" in f.message for f in result.findings if f.code == "SIM003")
-
-
-def test_a_toleration_that_does_not_match_the_taint_keeps_the_pod_pending(
-    tree: Tree, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Tolerations are made from the same values as taints, so values cannot make them differ;
-    a generator bug can (here: a wrong toleration value). With the static placement check
-    (POD004) removed, the real scheduler still keeps the job Pending, reported at its line."""
-    vendor = {
-        "pools": [
-            {
-                **NVIDIA["pools"][0],
-                "taints": [
-                    {
-                        "key": "feature.node.kubernetes.io/nvidia-gpu",
-                        "value": "true",
-                        "effect": "NoSchedule",
-                    }
-                ],
-            }
-        ]
-    }
-    values = tree(vendors={"nvidia": vendor})
-    real = workload_builder.toleration
-
-    def wrong(taint: Any) -> dict[str, str]:
-        return {**real(taint), "operator": "Equal", "value": "false"}
-
-    monkeypatch.setattr(workload_builder, "toleration", wrong)
-    monkeypatch.delitem(registry.CHECKS, "POD004")
-    result = sim(values, cluster)
-    job_line = f"values/teams/ml.yaml:{line_of(values / 'teams/ml.yaml', 'train:')}"
-    pending = [f for f in result.findings if f.code == "SIM004"]
-    assert pending and {f"{f.location.file}:{f.location.line}" for f in pending} == {job_line}
-    assert "untolerated taint" in pending[0].message
-    assert "even alone" in pending[0].message
-    (env,) = result.envs
-    assert next(n for n in env.nodes if n.name == "gpu-1").ok  # the taint itself is fine
-
-
 def test_a_quota_lower_than_a_job_needs_refuses_its_pods(
     tree: Tree, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -524,7 +403,7 @@ def test_jobs_that_compete_for_a_quota_start_in_a_stable_order(
 
 
 def test_a_volcano_gang_is_placed_all_or_none_and_held_back_it_holds_no_device(
-    tree: Tree, cluster: ControlPlane
+    tmp_path: Path, cluster: ControlPlane
 ) -> None:
     """Two nodes of 4 GPUs. Job `alpha` (4 GPUs) takes one; Volcano job `beta` (three 2-GPU
     workers) could get two workers onto the other from kube-scheduler, but Volcano's gang plugin
@@ -533,30 +412,7 @@ def test_a_volcano_gang_is_placed_all_or_none_and_held_back_it_holds_no_device(
     the others (SIM010, a warning) and its rows read `waits`, never MISMATCH. (Each job is its
     own team's, a, b and c, in that order, so that no ResourceQuota stands in the gang's way:
     one team's quota of all 14 GPUs would be more than the 8 there are, CAP003.)"""
-    nvidia = {
-        "pools": [{"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["g1", "g2"]}]
-    }
-    beta = {
-        "kind": "volcano",
-        "images": {"nvidia": "registry.example.com/train:cuda"},
-        "command": ["python", "train.py"],
-        "tasks": {"workers": {"vendor": "nvidia", "devices": 2, "replicas": 3}},
-    }
-    alpha, gamma = (copy.deepcopy(TEAM["jobs"]["train"]) for _ in range(2))
-    fleet = {
-        **FLEET,
-        "capacity": {"allowOvercommit": True},
-        "platform": {"volcano": {"provided": "site"}},
-    }
-    teams = {
-        name: {"owners": [f"{name}@example.com"], "quota": {"nvidia": n}, "jobs": {job: raw}}
-        for name, n, job, raw in (
-            ("a", 4, "alpha", alpha),
-            ("b", 6, "beta", beta),
-            ("c", 4, "gamma", gamma),
-        )
-    }
-    values = tree(fleet=fleet, vendors={"nvidia": nvidia}, teams=teams)
+    values = gang_tree(tmp_path)
     result = sim(values, cluster)
     (env,) = result.envs
     reason = (
@@ -584,7 +440,7 @@ def test_simulate_cli_json(
     def shared(**_: Any) -> Iterator[ControlPlane]:
         yield cluster
 
-    monkeypatch.setattr(launcher, "local_control_plane", shared)
+    monkeypatch.setattr(fleet_plane, "control_plane", shared)
     result = invoke("simulate", "--values", str(values), "--output", "json")
     doc = json.loads(result.output)
     (env,) = doc["stats"]["environments"]
@@ -624,115 +480,6 @@ def test_example_fleet_simulation_in_every_environment(
     # none of its pods placed beside the other jobs
     gang = [p for p in by_env["staging"].pods if "mixed-training-job" in p.workload]
     assert gang and all(p.waits and not p.node for p in gang), gang
-
-
-def test_example_fleet_under_kueue_is_admitted_by_kueues_own_controller(
-    values_dir: Path, write: Write, cluster: ControlPlane
-) -> None:
-    """The example under `backend: kueue`, with the fleet's Kueue chart: Kueue's controller
-    admits every job and every service pod through the team's ClusterQueue, on the flavor of
-    the pool it lands on, in every environment; the only warning says what of Kueue did not run."""
-    use_backend(values_dir, write, "kueue")
-    fleet = (values_dir / "fleet.yaml").read_text()
-    assert "  nfd:\n    provided: fleet\n" in fleet
-    write("fleet.yaml", fleet.replace("  nfd:\n", "  kueue:\n    provided: fleet\n  nfd:\n", 1))
-    result = sim(values_dir, cluster)
-    assert [f.format() for f in result.findings if f.severity is Severity.ERROR] == []
-    # What did not run, per cluster: Kueue's and JobSet's chart Deployments (their controllers
-    # ran; prod's domestic runs both too, from the fleet's add-ons), and the contents of
-    # ml-team's declared objects (stand-ins) where its workloads use them (not in domestic).
-    said = sorted((f.message.split(":")[0], f.envs) for f in result.findings if f.code == "SIM011")
-    jobset = (
-        "JobSet's controller manager (sigs.k8s.io/jobset v0.11.1) ran with the configuration, "
-        "CRDs, webhooks and certificate rotation of the fleet's JobSet chart, as a process with "
-        "the control plane's admin credentials reached through an EndpointSlice the simulation "
-        "wrote"
-    )
-    kueue = (
-        "Kueue's controller manager (sigs.k8s.io/kueue v0.17.0) ran with the configuration, "
-        "CRDs, webhooks and certificate rotation of the fleet's Kueue chart, as a process with "
-        "the control plane's admin credentials reached through an EndpointSlice the simulation "
-        "wrote"
-    )
-    external = "team 'ml-team' declares objects of its own (external) that its workloads use"
-    # and the device plugin of the time-sliced A100s and the DRA driver of the H100s, where
-    # they are (not in domestic)
-    shared = "vendor nvidia-shared shares its devices by timeSlicing"
-    dra = "vendor nvidia-dra is allocated by DRA"
-    layers = ("prod/domestic", "prod/main", "staging")
-    assert said == sorted(
-        [(jobset, (e,)) for e in layers]
-        + [(kueue, (e,)) for e in layers]
-        + [(external, ("prod/main",)), (external, ("staging",))]
-        + [(shared, ("prod/main",)), (shared, ("staging",))]
-        + [(dra, ("prod/main",)), (dra, ("staging",))]
-    ), said
-    assert codes(result.findings, Severity.WARNING) == {"SIM010", "SIM011"}
-    # In staging ml-team's NVIDIA quota is 4: its 4-GPU and 2-GPU jobs take turns (a queue does
-    # that), which SIM010 says; in prod's main (8) they run side by side.
-    waits = [f for f in result.findings if f.code == "SIM010"]
-    assert waits and {f.envs for f in waits} == {("staging",)}, [f.format() for f in waits]
-    services = {
-        "Deployment inference/embedding-service-nvidia-shared": (True, "team-inference"),
-        "Deployment inference/inference-service-ascend": (True, "team-inference"),
-        "Deployment inference/inference-service-nvidia": (True, "team-inference"),
-    }
-    gpu_npu = {
-        "Job ml-team/cuda-training-job": (True, "team-ml-team"),
-        "Job ml-team/npu-training-job": (True, "team-ml-team"),
-    }
-    mlu = {"Job ml-team/mlu-finetune-job": (True, "team-ml-team")}
-    expected = {
-        "prod/domestic": mlu,
-        "prod/main": {
-            **services,
-            **gpu_npu,
-            "Job ml-team/finetune-job": (True, "team-ml-team"),
-        },
-        "staging": {
-            **services,
-            **gpu_npu,
-            **mlu,
-            # behind the 4-GPU job in its 4-GPU quota (SIM010 above)
-            "Job ml-team/finetune-job": (False, "team-ml-team"),
-            # the JobSet, after the Jobs, beside the services
-            "JobSet ml-team/pretrain-jobset": (True, "team-ml-team"),
-        },
-    }
-    assert [e.env for e in result.envs] == list(expected)
-    for env in result.envs:
-        admitted = {a["workload"]: (a["ok"], a["queue"]) for a in env.admissions}
-        assert admitted == expected[env.env], env.admissions
-        assert all(p.ok or p.waits for p in env.pods), env.pods
-    # The JobSet's pods, made by JobSet's controller's child Jobs once Kueue admitted it.
-    staging = result.envs[-1]
-    assert any(
-        p.workload.startswith("JobSet task ml-team/pretrain-jobset/") and p.ok for p in staging.pods
-    ), staging.pods
-
-
-def test_without_packing_the_example_jobs_fragment(values_dir: Path, cluster: ControlPlane) -> None:
-    """The same fleet on kube-scheduler's default profile: the inference replicas spread one per
-    node, so the 4-GPU and 8-NPU jobs fit on no node although the capacity adds up; the findings
-    point at the jobs' values lines."""
-    prod = values_dir / "environments" / "prod.yaml"
-    assert "packing: true" in prod.read_text()
-    prod.write_text(prod.read_text().replace("packing: true", "packing: false"))
-    result = sim(values_dir, cluster, "prod/main")  # the NVIDIA and Ascend cluster of prod
-    errors = [f for f in result.findings if f.severity is Severity.ERROR]
-    assert {(f.code, f.message.split(":")[0], f.envs) for f in errors} == {
-        ("SIM004", "Job ml-team/cuda-training-job", ("prod/main",)),
-        ("SIM004", "Job ml-team/npu-training-job", ("prod/main",)),
-    }, [f.format() for f in errors]
-    assert all("Insufficient" in f.message and "even alone" in f.message for f in errors)
-    assert {f.location.file for f in errors} == {"values/teams/ml-team.yaml"}
-    # The rows of those jobs are the mismatches the errors are about.
-    (env,) = result.envs
-    assert "MISMATCH" in simreport.env_text(env)
-    assert {p.workload for p in env.pods if not p.ok and not p.waits} == {
-        "Job ml-team/cuda-training-job",
-        "Job ml-team/npu-training-job",
-    }
 
 
 def test_the_simulation_runs_the_fleets_own_scheduler_profile(

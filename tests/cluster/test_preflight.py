@@ -11,9 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.cluster import launcher
-from generator.cluster.crds import needed_crds
-from generator.cluster.launcher import ControlPlane
+from generator.cluster import plane as fleet_plane
 from generator.cluster.preflight import (
     ClusterState,
     check,
@@ -26,6 +24,8 @@ from generator.cluster.preflight import (
     site_nfd,
     site_partitions,
 )
+from generator.controlplane.crds import needed_crds
+from generator.controlplane.launcher import ControlPlane
 from generator.findings import Finding, Location, Severity
 from generator.render.layout import render_tree
 from generator.values import loader as values
@@ -410,7 +410,7 @@ def test_preflight_on_a_cluster_with_every_addon_and_with_each_removed(
     -enable-taints, an nfd-worker DaemonSet that tolerates the pool's taint, the Prometheus,
     Kueue with the integrations the team's job and service need, and the pool's node. Passes;
     then each removed in turn is named."""
-    launcher.reset(cluster)
+    fleet_plane.reset(cluster)
     api = cluster.client()
     values_dir = make_tree(tmp_path, KUEUE_FLEET, QUEUED_TEAM)
     view, units = env_of(tmp_path / "units", KUEUE_FLEET, QUEUED_TEAM)
@@ -489,7 +489,7 @@ def test_preflight_on_a_cluster_with_every_addon_and_with_each_removed(
     # kueue-system outlives a reset (simulate's Kueue runs there): what this test put there goes.
     api.delete("apps/v1", "Deployment", "kueue-system", "kueue-controller-manager")
     api.delete("v1", "ConfigMap", "kueue-system", "kueue-manager-config")
-    launcher.reset(cluster)
+    fleet_plane.reset(cluster)
 
 
 # ---- PRE006: the site's Kueue ------------------------------------------------------------------
@@ -672,7 +672,7 @@ def test_a_declared_object_a_workload_uses_must_exist_in_the_workloads_namespace
 def test_preflight_reads_the_objects_of_the_namespaces_that_use_them(
     tmp_path: Path, cluster: ControlPlane
 ) -> None:
-    launcher.reset(cluster)
+    fleet_plane.reset(cluster)
     api = cluster.client()
     view, _ = env_of(tmp_path, team=EXTERNAL_TEAM)
     for ns in ("ml", "ml-b"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator.cluster import units
-from generator.cluster.addons import addon_application
+from generator.simulate.addons import addon_application
 from generator.values import loader
 from tests.fixtures import PROD_FLEET, TWO_CLUSTERS, tree
 

@@ -61,7 +61,7 @@ def test_the_documented_layers_are_the_contract() -> None:
 def test_every_import_keeps_the_contracts() -> None:
     proc = lint_imports(ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "Contracts: 1 kept, 0 broken." in proc.stdout
+    assert "Contracts: 3 kept, 0 broken." in proc.stdout
 
 
 @pytest.fixture
@@ -92,6 +92,34 @@ def test_two_independent_siblings_importing_each_other_is_caught(copy: Path) -> 
     proc = lint_imports(copy)
     assert proc.returncode == 1
     assert "generator.plan -> generator.validate.drift" in proc.stdout
+
+
+def test_the_simulation_importing_validate_is_caught(copy: Path) -> None:
+    judge = copy / "generator" / "simulate" / "judge.py"
+    judge.write_text(
+        judge.read_text(encoding="utf-8") + "\nfrom generator.validate import drift\n",
+        encoding="utf-8",
+    )
+    proc = lint_imports(copy)
+    assert proc.returncode == 1
+    assert "import nothing of each other BROKEN" in proc.stdout
+    assert "generator.simulate.judge -> generator.validate.drift" in proc.stdout
+
+
+def test_the_control_plane_reading_the_fleet_is_caught(copy: Path) -> None:
+    """A value or a fleet label in the processes: the layers refuse the one, the control
+    plane's own contract the other."""
+    launcher = copy / "generator" / "controlplane" / "launcher.py"
+    launcher.write_text(
+        launcher.read_text(encoding="utf-8")
+        + "\nfrom generator.values import model\nfrom generator.vocab import labels\n",
+        encoding="utf-8",
+    )
+    proc = lint_imports(copy)
+    assert proc.returncode == 1
+    assert "generator.controlplane.launcher -> generator.values.model" in proc.stdout
+    assert "the control plane knows nothing of the fleet BROKEN" in proc.stdout
+    assert "generator.controlplane.launcher -> generator.vocab.labels" in proc.stdout
 
 
 def test_a_package_outside_every_layer_is_caught(copy: Path) -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from generator.cluster.simresult import EnvReport
 from generator.reporters.simulation import env_text
+from generator.simulate.result import EnvReport
 
 
 def test_the_report_names_the_environment_and_its_cluster() -> None:

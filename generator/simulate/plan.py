@@ -1,0 +1,244 @@
+"""What a simulation of one environment will do, and what it expects, decided before anything
+runs: no API call here, nothing started. From the environment's view and its units as kustomize
+builds them: the nodes to register, the add-ons to install (CRDs, namespaces, the controller
+managers and nfd-master as the fleet's charts deploy them, the stand-ins for what teams declare
+as their own), the units wave by wave with the jobs held back for later, the workloads' pod
+templates the judge holds the pods to, and what is not simulated (SIM009, SIM011).
+
+What the simulation expects of the workloads comes from the environment's build, the one render
+laid out and kustomize built (builders/fleet.py Build): never a second build of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from generator.builders.build import PodRef
+from generator.builders.fleet import Build
+from generator.builders.scheduling import KUBE_SCHEDULER_CONF_KEY, KUBE_SCHEDULER_CONFIGMAP
+from generator.cluster.dryrun import addon_namespaces
+from generator.cluster.plane import CONTROLLER_ADDONS
+from generator.cluster.units import ARGOCD_UNIT, BuiltUnit
+from generator.controlplane.api import Obj
+from generator.controlplane.controllers import ControllerSetup
+from generator.controlplane.crds import needed_crds
+from generator.findings import Finding, Location, Severity
+from generator.simulate import external
+from generator.simulate.addons import nfd_applied, nfd_chart, nfd_master, rendered_controller
+from generator.simulate.kueue import HELD_KINDS, integrations
+from generator.simulate.nodes import SimNode, plan_nodes
+from generator.simulate.result import HINTS
+from generator.simulate.scope import not_simulated
+from generator.simulate.sync import JOB_KINDS
+from generator.values.model import FleetView, Team, Values
+from generator.vocab.addons import FLEET, SITE
+from generator.vocab.kube import DEFAULT_SCHEDULER
+from generator.vocab.units import PACKING_UNIT
+from generator.workloads.model import Job
+
+# A unit's objects to apply in one sync: (unit, objects, dry-run only).
+Sync = tuple[BuiltUnit, list[Obj], bool]
+
+
+@dataclass
+class Wave:
+    """The units of one sync wave: Argo CD syncs them independently, at the same time."""
+
+    syncs: list[Sync]
+    node_config: list[BuiltUnit]
+    """The wave's node-config units: the nodes are judged and uncordoned after them."""
+
+
+@dataclass
+class SimPlan:
+    env: str
+    build: Build
+    """The cluster's build: what the judge holds the pods and tracks to."""
+    built: list[BuiltUnit]
+    findings: list[Finding] = field(default_factory=list)
+    """What the plan says before anything runs: units that do not build, what is not simulated
+    (SIM011), nodes without an inventory (SIM009)."""
+    profile: dict[str, Any] | None = None
+    """The fleet's KubeSchedulerConfiguration (None: kube-scheduler's defaults)."""
+    beside: bool = False
+    """The profile is a second scheduler's, beside the untouched default one."""
+    nfd: tuple[tuple[str, ...], str] | None = None
+    """nfd-master's flags and configuration as the fleet's NFD chart runs it (None: the site's)."""
+    nfd_objects: list[Obj] = field(default_factory=list)
+    """The rest of the fleet's NFD chart, applied once the nodes carry their taints."""
+    controllers: dict[str, ControllerSetup | None] = field(default_factory=dict)
+    """Each add-on's controller manager as the environment runs it (None: none)."""
+    kueue: bool = False
+    """Kueue's controller manager runs in this environment."""
+    crds: list[Obj] = field(default_factory=list)
+    """The pinned CRDs to apply (not those of a chart whose controller manager runs)."""
+    charted: bool = False
+    """A chart whose controller manager runs brings CRDs of its own."""
+    namespaces: list[str] = field(default_factory=list)
+    """Namespaces the fleet expects add-ons to have made."""
+    stand_ins: list[Obj] = field(default_factory=list)
+    """What stands in for the objects teams declare as their own, namespaces first."""
+    nodes: list[SimNode] = field(default_factory=list)
+    waves: list[Wave] = field(default_factory=list)
+    team_jobs: list[tuple[BuiltUnit, Obj]] = field(default_factory=list)
+    """The Jobs (batch and Volcano), run after the services settled."""
+    jobsets: list[tuple[BuiltUnit, Obj]] = field(default_factory=list)
+    """The JobSets and TrainJobs, run after the Jobs, beside the services."""
+    queued: list[tuple[Team, Job, str]] = field(default_factory=list)
+    """The JobSets and TrainJobs Kueue decides on: (team, job, the kind its Workload is owned
+    by)."""
+    schedulers: frozenset[str] = frozenset()
+    """The names of the schedulers that run here."""
+    refs: dict[tuple[str, str, str], PodRef] = field(default_factory=dict)
+    """(namespace, kind, name) of every workload -> its pod template and values path."""
+
+    @property
+    def view(self) -> FleetView:
+        return self.build.view
+
+    @property
+    def node_info(self) -> dict[str, SimNode]:
+        return {n.name: n for n in self.nodes}
+
+
+def make_plan(
+    loaded: Values,
+    build: Build,
+    built: list[BuiltUnit],
+    findings: list[Finding] | None = None,
+) -> SimPlan:
+    """The plan of one cluster from its build and its units as kustomize built them
+    (`findings`: the kustomize build's)."""
+    view = build.view
+    env = view.key
+    plan = SimPlan(env, build, built, list(findings or []))
+    profile = scheduler_config(built)
+    plan.profile = profile
+    # The fleet's own packing scheduler (a Deployment it renders) runs as a second scheduler
+    # process beside an untouched default one, with the rendered profile and name, as on the
+    # cluster; a profile for the control plane's own scheduler replaces its configuration.
+    plan.beside = profile is not None and _profile_name(profile) != DEFAULT_SCHEDULER
+    rendered = any(
+        o.get("kind") == "Deployment" for b in built if b.unit.name == PACKING_UNIT for o in b.docs
+    )
+    # nfd-master as the fleet's NFD chart deploys it; the site's (not rendered) with the flags
+    # docs/node-config.md asks of it, which the run says it assumed (SIM011).
+    nfd_objs = nfd_chart(built, view.fleet.kubernetes_version)
+    plan.nfd = None if nfd_objs is None else nfd_master(nfd_objs)
+    site_nfd = plan.nfd is None and view.fleet.node_config_method == "nfd"
+    # The add-ons' controller managers (Kueue's, JobSet's, LeaderWorkerSet's) as the fleet's
+    # charts deploy them, or with their charts' defaults for the site's.
+    controllers = {
+        key: rendered_controller(built, key, view.fleet.kubernetes_version)
+        for key in CONTROLLER_ADDONS
+    }
+    plan.controllers = {key: setup for key, (setup, _) in controllers.items()}
+    kueue = controllers["kueue"][0]
+    plan.kueue = kueue is not None
+    plan.findings += not_simulated(
+        view,
+        built,
+        packing=profile is not None and not rendered,
+        site_nfd=site_nfd,
+        controllers={k: SITE if site else FLEET for k, (c, site) in controllers.items() if c},
+        integrations=tuple(integrations(kueue)) if kueue else (),
+    )
+    # Where an add-on's controller manager runs, its CRDs are its chart's (use_controller), with
+    # the conversion webhook the chart wires: the pinned copies of the same CRDs are not applied
+    # over them.
+    crds = needed_crds([o for b in built for o in b.docs])
+    charted = {g for c in plan.controllers.values() if c for g in c.groups()}
+    plan.crds = [c for c in crds if c["spec"]["group"] not in charted]
+    plan.charted = bool(charted)
+    plan.namespaces = addon_namespaces(loaded, env)
+    plan.stand_ins = external.stand_in_objects(build.workloads)
+    plan.findings += external.said(build.workloads)
+    plan.nfd_objects = nfd_applied(nfd_objs or [])
+
+    plan.nodes = plan_nodes(view)
+    for node in plan.nodes:
+        if node.inventory is None:
+            plan.findings.append(
+                Finding(
+                    "SIM009",
+                    f"node {node.name} ({node.describe()}): no PCI inventory for its server type, "
+                    "so nfd-master has nothing to match: its labels and taints are not simulated",
+                    node.location() or Location("values"),
+                    hint=HINTS["SIM009"],
+                    severity=Severity.WARNING,
+                )
+            )
+
+    for wave in sorted({b.wave for b in built}):
+        units = [b for b in built if b.wave == wave]
+        jobs = {
+            b.unit.path: [o for o in b.docs if (o.get("apiVersion"), o.get("kind")) in JOB_KINDS]
+            for b in units
+        }
+        plan.team_jobs += [(b, o) for b in units for o in jobs[b.unit.path]]
+        # JobSets wait until the Jobs have had their turn: they are jobs too, and Kueue would
+        # otherwise hold their quota through the whole job phase (nothing finishes here).
+        for b in units:
+            held = [o for o in b.docs if o.get("kind") in HELD_KINDS.values()]
+            jobs[b.unit.path] += held
+            plan.jobsets += [(b, o) for o in held]
+        # No Argo CD runs here: its Applications are checked (dry-run), not acted on.
+        syncs: list[Sync] = [
+            (b, b.docs, True)
+            if b.unit.name == ARGOCD_UNIT
+            else (b, [o for o in b.docs if o not in jobs[b.unit.path]], False)
+            for b in units
+        ]
+        node_config = [b for b in units if b.unit.name == "node-config"]
+        plan.waves.append(Wave(syncs, node_config))
+    plan.queued = [
+        (team, job, HELD_KINDS[job.kind])
+        for team in view.teams
+        for job in build.workloads.of(team).jobs
+        if job.kind in HELD_KINDS
+    ]
+    # The schedulers that run here: the control plane's and the fleet's packing scheduler.
+    plan.schedulers = frozenset(
+        {DEFAULT_SCHEDULER} | ({_profile_name(profile)} if plan.beside and profile else set())
+    )
+    plan.refs = pod_refs(build)
+    return plan
+
+
+def pod_refs(build: Build) -> dict[tuple[str, str, str], PodRef]:
+    """(namespace, kind, name) of every workload -> its pod template and values path, from the
+    build that is deployed."""
+    out: dict[tuple[str, str, str], PodRef] = {}
+    for team in build.view.teams:
+        refs = build.team(team).pods
+        loaded = build.workloads.of(team)
+        ns_of = {j.name: j.namespace for j in loaded.jobs}
+        ns_of.update({s.name: s.namespace for s in loaded.services})
+        for ref in refs:
+            base = ref.name.split("/")[0]
+            ns = ns_of.get(base) or next(
+                (str(n) for svc, n in ns_of.items() if base.startswith(f"{svc}-")), ""
+            )
+            out[(str(ns), ref.kind, ref.name)] = ref
+    return out
+
+
+def _profile_name(config: dict[str, Any]) -> str:
+    profiles = config.get("profiles") or [{}]
+    return str(profiles[0].get("schedulerName") or DEFAULT_SCHEDULER)
+
+
+def scheduler_config(built: list[BuiltUnit]) -> dict[str, Any] | None:
+    """The KubeSchedulerConfiguration the fleet renders for its clusters' scheduler (packing),
+    as the cluster would read it from the ConfigMap; None: kube-scheduler's defaults."""
+    for unit in built:
+        for obj in unit.docs:
+            meta = obj.get("metadata", {})
+            if obj.get("kind") == "ConfigMap" and meta.get("name") == KUBE_SCHEDULER_CONFIGMAP:
+                text = (obj.get("data") or {}).get(KUBE_SCHEDULER_CONF_KEY, "")
+                doc = yaml.safe_load(text) if text else None
+                return doc if isinstance(doc, dict) else None
+    return None

@@ -1,0 +1,83 @@
+"""`render.py simulate`: apply the fleet to a local control plane with simulated nodes and report
+what the real kube-scheduler, controllers, admission and nfd-master make of it.
+
+Per environment, on a control plane with no trace of the last one, in three steps:
+
+1. plan (plan.py, nothing runs): the units as kustomize builds them, and from them and the
+   values what to install, which nodes, which workloads, what is expected where and what is not
+   simulated (SIM011);
+2. drive (drive.py): the plan applied, waiting as Argo CD and the cluster's controllers would,
+   and what the API server served at each point the judge reads it, as data (snapshot.py);
+3. judge (judge.py, pure): plan and snapshots -> the report: node labels and taints against the
+   pool's, DaemonSet pods per vendor, every job, task and service pod, the probe pods, quota used
+   against hard, ready pods per track against `plan`, Kueue's admissions. Any mismatch is an
+   error finding at the values that caused it.
+
+What cannot be simulated is said in the report (SIM011) and in docs/simulation.md: containers do
+not run (KWOK marks scheduled pods Running, and no pod ever ends); Volcano does not run (a Volcano
+Job's task pods are made here the way Volcano's job controller makes them and placed by
+kube-scheduler, all or none as its gang plugin decides). Kueue's, JobSet's, LeaderWorkerSet's
+and Kubeflow Trainer's controller managers run as the fleet's charts deploy them
+(controlplane/controllers.py), as processes rather than Deployments.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+
+from generator.cluster.dryrun import load, version_findings
+from generator.cluster.plane import CONTROLLER_ADDONS, reset
+from generator.cluster.units import build
+from generator.controlplane.controllers import use_controller
+from generator.controlplane.launcher import ControlPlane
+from generator.errors import FindingsError
+from generator.findings import sorted_findings
+from generator.simulate.drive import drive
+from generator.simulate.judge import judge
+from generator.simulate.plan import make_plan
+from generator.simulate.result import EnvReport, SimulationResult
+from generator.simulate.snapshot import EnvRun
+
+# The CLI, tests and benchmarks import the result type from here, beside simulate().
+__all__ = ["SimulationResult", "simulate"]
+
+
+def simulate(
+    values_dir: Path,
+    env: str | None,
+    plane_factory: Callable[[], contextlib.AbstractContextManager[ControlPlane]],
+    *,
+    runs: list[EnvRun] | None = None,
+) -> SimulationResult:
+    """Simulate `env` (None: every environment) on the control plane `plane_factory` gives.
+    `runs`: where to put what the driver took of each environment too (tests record them)."""
+    try:
+        checked, envs = load(values_dir, env)
+    except FindingsError as exc:
+        return SimulationResult([], exc.findings)
+    loaded = checked.values
+    findings = version_findings(loaded, None, "simulation", envs)
+    if findings:
+        return SimulationResult([], findings)
+    reports: list[EnvReport] = []
+    with plane_factory() as plane:
+        try:
+            for name in envs:
+                reset(plane)  # no trace of the last environment (or run, on a shared plane)
+                # The units render lays out from the cluster's build, and what the plan expects
+                # of them from that same build.
+                built, build_findings = build(loaded, name, builds=checked.builds)
+                plan = make_plan(loaded, checked.builds[name], built, build_findings)
+                run = drive(plane, plan)
+                if runs is not None:
+                    runs.append(run)
+                reports.append(judge(plan, run))
+        finally:
+            # A shared plane goes back to one scheduler and no add-on controller.
+            plane.use_second_scheduler(None)
+            for key in CONTROLLER_ADDONS:
+                use_controller(plane, key, None)
+    everything = [f for r in reports for f in r.findings]
+    return SimulationResult(reports, sorted_findings(everything), plane.started_in)

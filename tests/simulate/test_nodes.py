@@ -1,0 +1,90 @@
+"""The simulated nodes of a fleet (generator/simulate/nodes.py): what each advertises."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from generator.simulate.nodes import node_object, plan_nodes, resource_slice
+from generator.values import loader as values
+from tests.fixtures import DRA_NVIDIA, MIG_NVIDIA, NVIDIA, SHARED_NVIDIA, VNPU_ASCEND, tree
+
+
+def test_a_shared_pools_node_advertises_each_device_replicas_times(tmp_path: Path) -> None:
+    """As the plugin would (its README, "With CUDA Time-Slicing": replicas x GPUs under the
+    .shared name): n3's one GPU shared 4 ways is 4 nvidia.com/gpu.shared; nvidia's nodes keep
+    their 4 nvidia.com/gpu. Both have the A100 server's PCI devices, so NFD finds them."""
+    shared = SHARED_NVIDIA.replace("devicesPerNode: 1", "devicesPerNode: 2")
+    view = values.load(
+        tree(tmp_path, {"vendors/nvidia.yaml": NVIDIA, "vendors/nvidia-shared.yaml": shared})
+    ).envs["prod"]
+    pools = [n for n in plan_nodes(view) if n.role == "pool"]
+    assert [
+        (n.name, n.inventory.server_type if n.inventory else None, n.labels) for n in pools
+    ] == [
+        (name, "x86-a100", {**brand, "feature.node.kubernetes.io/gpu-model": "A100"})
+        for name, brand in (
+            ("n1", {"feature.node.kubernetes.io/accelerator": "nvidia-gpu"}),
+            ("n2", {"feature.node.kubernetes.io/accelerator": "nvidia-gpu"}),
+            ("n3", {"feature.node.kubernetes.io/accelerator": "nvidia-gpu-shared"}),
+        )
+        for brand in [{**brand, "feature.node.kubernetes.io/gpu-brand": "nvidia"}]
+    ]
+    capacity = {n.name: node_object(n)["status"]["capacity"] for n in pools}
+    assert {k: {r: v for r, v in c.items() if "/" in r} for k, c in capacity.items()} == {
+        "n1": {"nvidia.com/gpu": "4"},
+        "n2": {"nvidia.com/gpu": "4"},
+        "n3": {"nvidia.com/gpu.shared": "8"},
+    }
+
+
+def test_a_mig_pools_node_advertises_its_layouts_instances(tmp_path: Path) -> None:
+    """As the plugin would under the mixed strategy once the MIG manager applied all-3g.40gb:
+    n5's two 80GB A100s, each two 3g.40gb instances, are 4 nvidia.com/mig-3g.40gb and no
+    nvidia.com/gpu; its labels include the layout label NFD sets from the pool's rule."""
+    view = values.load(
+        tree(tmp_path, {"vendors/nvidia.yaml": NVIDIA, "vendors/nvidia-mig.yaml": MIG_NVIDIA})
+    ).envs["prod"]
+    (n5,) = [n for n in plan_nodes(view) if n.name == "n5"]
+    assert (n5.inventory.server_type if n5.inventory else None) == "x86-a100"
+    assert n5.labels["nvidia.com/mig.config"] == "all-3g.40gb"
+    capacity = node_object(n5)["status"]["capacity"]
+    assert {r: v for r, v in capacity.items() if "/" in r} == {"nvidia.com/mig-3g.40gb": "4"}
+
+
+def test_a_vnpu_pools_node_advertises_its_vnpus_not_its_npus(tmp_path: Path) -> None:
+    """As Ascend's plugin would once the site made the vNPUs: npu-v1's 2 NPUs, 4 vNPUs of
+    vir06_1c_16g each, are 8 huawei.com/Ascend910-6c.1cpu.16g and no huawei.com/Ascend910."""
+    view = values.load(tree(tmp_path, {"vendors/ascend-vnpu.yaml": VNPU_ASCEND})).envs["prod"]
+    (node,) = [n for n in plan_nodes(view) if n.name == "npu-v1"]
+    capacity = node_object(node)["status"]["capacity"]
+    assert {r: v for r, v in capacity.items() if "/" in r} == {
+        "huawei.com/Ascend910-6c.1cpu.16g": "8"
+    }
+
+
+def test_a_dra_pools_node_has_the_slice_its_driver_would_publish(tmp_path: Path) -> None:
+    """NVIDIA/k8s-dra-driver-gpu v25.12.0: driver gpu.nvidia.com, a pool per node named after it,
+    devices gpu-<n>; of the attributes only type and productName (the model's start), what the
+    fleet's DeviceClass reads. No extended resource on the node; none for other nodes."""
+    dra = DRA_NVIDIA.replace("devicesPerNode: 8", "devicesPerNode: 2")
+    view = values.load(tree(tmp_path, {"vendors/nvidia-dra.yaml": dra})).envs["prod"]
+    nodes = {n.name: n for n in plan_nodes(view)}
+    attributes = {"type": {"string": "gpu"}, "productName": {"string": "NVIDIA H100"}}
+    assert resource_slice(nodes["n4"]) == {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "n4-gpu.nvidia.com"},
+        "spec": {
+            "driver": "gpu.nvidia.com",
+            "nodeName": "n4",
+            "pool": {"name": "n4", "generation": 1, "resourceSliceCount": 1},
+            "devices": [
+                {"name": "gpu-0", "attributes": attributes},
+                {"name": "gpu-1", "attributes": attributes},
+            ],
+        },
+    }
+    capacity = node_object(nodes["n4"])["status"]["capacity"]
+    assert not [r for r in capacity if "/" in r]
+    assert resource_slice(nodes["n1"]) is None
+    assert resource_slice(nodes["general-purpose-01"]) is None
