@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from generator.builders.fleet import build_values
 from generator.render import stage
 from generator.simulate.result import EnvReport
 from generator.simulate.run import SimulationResult
@@ -60,11 +61,15 @@ def one_too_many(
     }
     values = tree(tmp_path, files, defaults=False)
     checks = stage.policy.run_checks
-    assert [f.code for f in checks(load_values(values)) if f.severity.name == "ERROR"] == ["MIG005"]
+    loaded = load_values(values)
+    refused = [f.code for f in checks(loaded, build_values(loaded)) if f.severity.name == "ERROR"]
+    assert refused == ["MIG005"]
     monkeypatch.setattr(
         stage.policy,
         "run_checks",
-        lambda loaded, memo=None: [f for f in checks(loaded, memo) if f.code != "MIG005"],
+        lambda loaded, builds, memo=None: [
+            f for f in checks(loaded, builds, memo) if f.code != "MIG005"
+        ],
     )
     return values
 

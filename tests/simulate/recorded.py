@@ -59,12 +59,13 @@ def values_digest(values: Path) -> str:
 def judge_runs(values: Path, env: str | None, runs: list[EnvRun]) -> SimulationResult:
     """What `simulate` reports of `values` when its driver takes `runs`: each environment's plan
     made from the values, judged on its run."""
-    loaded, envs, _ = load(values, env)
+    checked, envs = load(values, env)
+    loaded = checked.values
     assert [r.env for r in runs] == envs, "the runs are of other environments"
     reports = []
     for run in runs:
-        built, found = build(loaded, run.env)
-        reports.append(judge(make_plan(loaded, run.env, built, found), run))
+        built, found = build(loaded, run.env, builds=checked.builds)
+        reports.append(judge(make_plan(loaded, checked.builds[run.env], built, found), run))
     return SimulationResult(reports, sorted_findings(f for r in reports for f in r.findings))
 
 
