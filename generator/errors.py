@@ -1,7 +1,7 @@
 """The one error root: every expected failure is a GeneratorError; the CLI maps them to exit codes.
 
 FindingsError (exit 1) carries findings; UsageError and every tool failure (exit 2) say what to do.
-An exception that is not a GeneratorError is a bug (exit 2, with a traceback under --debug).
+An exception that is not a GeneratorError is a bug: exit 3, with a traceback under --debug.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """What every command shares: exit codes, the error guard, the values and --output options.
 
-0 clean, 1 findings (or drift), 2 usage or internal error. Commands never print tracebacks for
-bad input; an unexpected exception is an internal error (exit 2), shown in full with --debug.
+0 clean, 1 findings (or drift), 2 usage or tool error (any other GeneratorError), 3 internal
+error, 130 interrupted. Commands never print tracebacks for bad input; an exception that is not
+a GeneratorError is a bug (exit 3), shown in full with --debug.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from generator.reporters import findings as reporter
 
 F = TypeVar("F", bound=Callable[..., int])
 
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 def echo_findings(findings: list[Finding]) -> None:
@@ -47,14 +48,14 @@ def guarded(fn: F) -> F:
             click.echo(f"error: {exc}", err=True)
             code = EXIT_ERROR
         except KeyboardInterrupt:
-            code = 130
+            code = EXIT_INTERRUPTED
         except Exception as exc:  # a bug, not bad input
             if ctx.obj and ctx.obj.get("debug"):
                 traceback.print_exc()
             click.echo(
                 f"internal error: {type(exc).__name__}: {exc} (rerun with --debug)", err=True
             )
-            code = EXIT_ERROR
+            code = EXIT_INTERNAL
         ctx.exit(code)
 
     return wrapper  # type: ignore[return-value]

@@ -13,6 +13,7 @@ import yaml
 
 from generator import toolchain
 from generator.builders import platform
+from generator.errors import UsageError
 from generator.toolchain.modules import module_dir
 
 HELM_TIMEOUT = 300
@@ -27,9 +28,9 @@ def chart_dir(chart: platform.Chart) -> Path:
     return module_dir(chart.tool_module, chart.module) / chart.module_path
 
 
-class ChartError(Exception):
+class ChartError(UsageError):
     """A chart that cannot be rendered here as the values ask (a dependency it needs is not in
-    its module)."""
+    its module): a usage error (exit 2), fixed in the values, not a failure of helm."""
 
 
 def _setting(values: dict[str, Any], defaults: dict[str, Any], dotted: str) -> Any:
