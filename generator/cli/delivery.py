@@ -8,13 +8,13 @@ from pathlib import Path
 
 import click
 
-from generator import command
 from generator.cli.options import (
     EXIT_FINDINGS,
     EXIT_OK,
     cache_folder,
     echo_findings,
     guarded,
+    invocation,
     values_option,
 )
 from generator.delivery import diff as differ
@@ -95,7 +95,7 @@ def diff(
     if fmt == "json":
         diffreport.as_json(result, stdout)
     elif fmt == "markdown":
-        stdout.write(diffreport.markdown(result, max_bytes))
+        stdout.write(diffreport.markdown(result, max_bytes, invocation().program))
     else:
         diffreport.text(result, stdout)
     return EXIT_FINDINGS if exit_code and result.objects else EXIT_OK
@@ -162,6 +162,7 @@ def publish(
         max_delete_share,
         retries,
         cache,
+        invocation().program,
     )
     result = publishing.publish(opts)
     echo_findings(result.findings)
@@ -202,6 +203,7 @@ def init(dest: Path, name: str | None, repo_url: str | None, requirement: str | 
         requirement=requirement or fleetinit.default_requirement(),
     )
     written = fleetinit.init(spec)
+    command = invocation().program.command
     click.echo(f"init: wrote {len(written)} files in {dest}. Next:")
     for step in (
         f"cd {dest}",

@@ -1,4 +1,5 @@
-"""What every command shares: exit codes, the error guard, the values and --output options.
+"""What every command shares: how it was invoked, exit codes, the error guard, the values and
+--output options.
 
 0 clean, 1 findings (or drift), 2 usage or tool error (any other GeneratorError), 3 internal
 error, 130 interrupted. Commands never print tracebacks for bad input; an exception that is not
@@ -10,12 +11,13 @@ from __future__ import annotations
 import functools
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from generator import toolchain
+from generator import CONSOLE, Program, toolchain
 from generator.errors import FindingsError, GeneratorError
 from generator.findings import Finding
 from generator.reporters import findings as reporter
@@ -23,6 +25,22 @@ from generator.reporters import findings as reporter
 F = TypeVar("F", bound=Callable[..., int])
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """How the command line was run: the program's name as the user typed it (the console
+    script's, or ``python render.py``: messages name commands so), and --debug. `run` gives it
+    to the click group, which keeps it as the context's object."""
+
+    program: Program = CONSOLE
+    debug: bool = False
+
+
+def invocation() -> Invocation:
+    """The running command's invocation (the default one for a command run on its own)."""
+    obj = click.get_current_context().find_root().obj
+    return obj if isinstance(obj, Invocation) else Invocation()
 
 
 def echo_findings(findings: list[Finding]) -> None:
@@ -36,6 +54,7 @@ def guarded(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> int:
         ctx = click.get_current_context()
+        run = invocation()
         try:
             code = fn(*args, **kwargs)
         except FindingsError as exc:
@@ -45,12 +64,12 @@ def guarded(fn: F) -> F:
             click.echo(f"{summary}; {done}", err=True)
             code = EXIT_FINDINGS
         except GeneratorError as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {exc.message_for(run.program)}", err=True)
             code = EXIT_ERROR
         except KeyboardInterrupt:
             code = EXIT_INTERRUPTED
         except Exception as exc:  # a bug, not bad input
-            if ctx.obj and ctx.obj.get("debug"):
+            if run.debug:
                 traceback.print_exc()
             click.echo(
                 f"internal error: {type(exc).__name__}: {exc} (rerun with --debug)", err=True
@@ -102,9 +121,10 @@ def ensure_control_plane(command: str, needed: tuple[str, ...] = toolchain.CONTR
     absent = toolchain.missing(needed)
     if not absent:
         return
+    install = toolchain.install_command(invocation().program, toolchain.CONTROL_PLANE_TARGET)
     click.echo(
         f"{command}: building {', '.join(absent)} first "
-        f"(`{toolchain.install_command(toolchain.CONTROL_PLANE_TARGET)}`, from the pinned Go "
+        f"(`{install}`, from the pinned Go "
         f"modules): {command} runs the real Kubernetes control plane, which `tools install` does "
         "not build by default; a cold build takes several minutes, once.",
         err=True,

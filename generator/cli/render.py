@@ -7,13 +7,13 @@ from pathlib import Path
 
 import click
 
-from generator import command
 from generator.cli.options import (
     EXIT_FINDINGS,
     EXIT_OK,
     cache_folder,
     echo_findings,
     guarded,
+    invocation,
     output_option,
     values_option,
 )
@@ -54,10 +54,11 @@ def render(
     values_dir: Path, env: str | None, out_dir: Path | None, check: bool, then_validate: bool
 ) -> int:
     """Render kustomize bases and overlays from the values tree."""
+    program = invocation().program
     if check and then_validate:
         raise UsageError(
             "--check and --validate exclude each other: validate already compares the "
-            f"committed output with a fresh render (DRIFT001); run `{command('validate')}`"
+            f"committed output with a fresh render (DRIFT001); run `{program.command('validate')}`"
         )
     out = out_dir if out_dir is not None else values_dir.resolve().parent
     if check:  # writes nothing, so an interrupted render is reported, not rolled back
@@ -65,7 +66,8 @@ def render(
         if left:
             click.echo(
                 f"render --check: an interrupted render left {out} half-changed "
-                f"({', '.join(left)}); run `{command('render')}` to roll it back and render again"
+                f"({', '.join(left)}); run `{program.command('render')}` to roll it back and "
+                "render again"
             )
             return EXIT_FINDINGS
     else:
@@ -77,7 +79,7 @@ def render(
     if not then_validate:  # else validate's report has them
         echo_findings(result.findings)
     if result.drift is not None:
-        click.echo(drift_text(result.drift, out, values_dir), nl=False)
+        click.echo(drift_text(result.drift, out, values_dir, program), nl=False)
         return EXIT_OK if result.drift.clean else EXIT_FINDINGS
     click.echo(rendered_text(result.rendered, env, out), nl=False)
     if not then_validate:
@@ -85,7 +87,9 @@ def render(
 
     assert result.values is not None  # a render that wrote its output has its values
     prepared = Prepared(result.values, tuple(result.findings), result.rendered, result.written)
-    opts = ValidateOptions(values_dir, env, cache, committed=out, prepared=prepared)
+    opts = ValidateOptions(
+        values_dir, env, cache, committed=out, prepared=prepared, program=program
+    )
     done = run_validate(opts, Progress(progress_stream(False)))
     return print_validate(done, list(done.findings), validate_stats(done), "text")
 

@@ -10,6 +10,7 @@ from generator.cli.options import (
     EXIT_FINDINGS,
     EXIT_OK,
     guarded,
+    invocation,
     values_option,
 )
 from generator.fleetreport import ReportOptions
@@ -60,7 +61,8 @@ def report_command(
 
     if fmt is None:
         fmt = "markdown" if out is not None and out.suffix == ".md" else "html"
-    result = make_report(ReportOptions(values_dir, env, out, fmt, link_base, baseline))
+    opts = ReportOptions(values_dir, env, out, fmt, link_base, baseline, invocation().program)
+    result = make_report(opts)
     if out is None:
         click.echo(result.text, nl=False)
     else:

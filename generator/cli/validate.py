@@ -14,6 +14,7 @@ from generator.cli.options import (
     cache_folder,
     ensure_control_plane,
     guarded,
+    invocation,
     output_option,
     values_option,
 )
@@ -139,6 +140,7 @@ def validate(
         committed,
         not no_drift,
         shard=parse_shard(shard) if shard else None,
+        program=invocation().program,
     )
     result = run_validate(opts, Progress(progress_stream(quiet)))
     stats = validate_stats(result)

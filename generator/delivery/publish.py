@@ -16,12 +16,12 @@ from __future__ import annotations
 import functools
 import re
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import jinja2
 
-from generator import __version__
+from generator import CONSOLE, Program, __version__
 from generator.delivery import git as gitutil
 from generator.delivery.diff import TreeDiff, tree_diff
 from generator.errors import FindingsError, GeneratorError, UsageError
@@ -46,6 +46,7 @@ class PublishOptions:
     max_delete_share: float = 0.5
     retries: int = 3
     cache_dir: Path | None = None  # validate's cache
+    program: Program = CONSOLE  # how the user runs this program, for the hints that name it
 
 
 @dataclass
@@ -145,7 +146,7 @@ def _validate(opts: PublishOptions, tree: dict[str, str]) -> list[Finding]:
         checks = ValidateOptions(
             opts.values_dir, cache_dir=opts.cache_dir, committed=Path(tmp), drift=False
         )
-        result = validate(checks)
+        result = validate(replace(checks, program=opts.program))
     if any(f.severity is Severity.ERROR for f in result.findings):
         raise FindingsError(result.findings)
     return result.findings

@@ -15,7 +15,7 @@ from generator.findings import Finding, Location
 from generator.render import stage
 from generator.render.charts import ChartError
 from generator.toolchain.crdschemas import SchemaBuildError
-from generator.toolchain.errors import ToolFailed, ToolMissing
+from generator.toolchain.errors import Install, ToolFailed, ToolMissing
 from tests.fixtures import cli, cli_streams, two_teams
 
 
@@ -86,7 +86,7 @@ RAISED: list[tuple[BaseException, int, str]] = [
         "error: helm template exited with 1: bad chart\n",
     ),
     (
-        ToolMissing("kwok", "accel-gitops tools install --only cluster", ["/t/bin"]),
+        ToolMissing("kwok", Install("cluster"), ["/t/bin"]),
         2,
         "error: kwok not found (looked in /t/bin); install it with: accel-gitops tools install "
         "--only cluster\n",

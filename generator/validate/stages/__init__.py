@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from generator import toolchain
+from generator import Program, toolchain
 from generator.builders.common import Unit
 from generator.findings import CodeInfo, Finding, Location
 from generator.values.model import FleetView
@@ -58,6 +58,7 @@ class UnitView:
     # (kind, name) -> (where the object is: its values, else its committed file; its name
     # with the unit, for messages).
     find: Callable[[str | None, str | None], tuple[Location, str]]
+    program: Program  # how the user runs this program, for a hint that names a command
 
     def at(self, kind: str, name: str) -> Location:
         return self.find(kind, name)[0]
