@@ -3,7 +3,6 @@ cluster against what the values say the site provides."""
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from pathlib import Path
 
@@ -16,9 +15,10 @@ from generator.cli.options import (
     guarded,
     values_option,
 )
-from generator.cluster import launcher
-from generator.cluster import preflight as pre
-from generator.cluster import simulate as sim
+from generator.commands.preflight import PreflightOptions
+from generator.commands.preflight import preflight as run_preflight
+from generator.commands.simulate import SimulateOptions
+from generator.commands.simulate import simulate as run_simulate
 from generator.reporters import findings as reporter
 from generator.reporters import simulation as simreport
 
@@ -39,12 +39,7 @@ def simulate(values_dir: Path, env: str | None, fmt: str, keep: Path | None) -> 
     """Apply the fleet to a local control plane with simulated nodes (KWOK) and the real
     scheduler, controllers, quota and nfd-master; report where everything lands; 1 on any
     mismatch (docs/simulation.md)."""
-
-    def plane() -> contextlib.AbstractContextManager[launcher.ControlPlane]:
-        return launcher.local_control_plane(nfd=True, keep_dir=keep)
-
-    ensure_control_plane("simulate")
-    result = sim.simulate(values_dir, env, plane)
+    result = run_simulate(SimulateOptions(values_dir, env, keep), ensure_control_plane)
     out = sys.stdout
     stats: dict[str, object] = {"environments": len(result.envs)}
     if fmt == "json":
@@ -77,8 +72,8 @@ def preflight(
     """Read-only: does the cluster of --kubeconfig have what the values say the site provides
     (served APIs, nfd-master and nfd-worker, the Prometheus that loads the fleet's monitoring,
     the pools' nodes)? docs/platform.md; 1 on any error."""
-    ensure_control_plane("preflight", ("kubectl",))
-    result = pre.run_preflight(values_dir, env, kubeconfig, kube_context)
+    opts = PreflightOptions(values_dir, kubeconfig, env, kube_context)
+    result = run_preflight(opts, ensure_control_plane)
     stats: dict[str, object] = {"environment": result.env, "server": result.version}
     report = reporter.Report("preflight", result.findings, stats)
     if fmt == "json":

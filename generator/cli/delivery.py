@@ -17,11 +17,11 @@ from generator.cli.options import (
     invocation,
     values_option,
 )
-from generator.delivery import diff as differ
+from generator.commands.diff import DiffOptions
+from generator.commands.diff import diff as run_diff
 from generator.delivery import fleetinit
 from generator.delivery import publish as publishing
 from generator.delivery.show import show as run_show
-from generator.errors import UsageError
 from generator.reporters import diff as diffreport
 
 
@@ -53,7 +53,7 @@ def show(values_dir: Path, env: str, unit: str | None) -> int:
 @click.option("--env", help="With --base: only this environment.")
 @click.option(
     "--output",
-    "fmt",
+    "output_format",
     type=click.Choice(["text", "json", "markdown"]),
     default="text",
     show_default=True,
@@ -72,7 +72,7 @@ def diff(
     environments: tuple[str, ...],
     base: str | None,
     env: str | None,
-    fmt: str,
+    output_format: str,
     max_bytes: int,
     exit_code: bool,
 ) -> int:
@@ -80,21 +80,12 @@ def diff(
     changes and risky changes flagged: between two environments (`diff staging prod`), or
     between a git ref and the working tree (`diff --base main`)."""
 
-    if base is not None and environments:
-        raise UsageError("give either two environments or --base REF, not both")
-    if base is not None:
-        result = differ.against_ref(values_dir, base, env)
-    elif len(environments) == 2:
-        if env is not None:
-            raise UsageError("--env goes with --base; two environments are compared whole")
-        result = differ.between_envs(values_dir, *environments)
-    else:
-        raise UsageError("give two environments (diff staging prod) or --base REF")
+    result = run_diff(DiffOptions(values_dir, environments, base, env))
     echo_findings(result.findings)
     stdout = sys.stdout
-    if fmt == "json":
+    if output_format == "json":
         diffreport.as_json(result, stdout)
-    elif fmt == "markdown":
+    elif output_format == "markdown":
         stdout.write(diffreport.markdown(result, max_bytes, invocation().program))
     else:
         diffreport.text(result, stdout)

@@ -12,19 +12,19 @@ from generator.cli.options import (
     EXIT_OK,
     cache_folder,
     echo_findings,
+    ensure_control_plane,
     guarded,
     invocation,
     output_option,
     values_option,
 )
-from generator.cli.validate import print_validate, validate_stats
+from generator.cli.validate import report_validate
+from generator.commands.render import validate_render
 from generator.errors import FindingsError, UsageError
 from generator.render import stage
 from generator.render.writer import interrupted
 from generator.reporters import findings as reporter
 from generator.reporters.render import drift_text, rendered_text
-from generator.validate import Prepared, ValidateOptions
-from generator.validate import validate as run_validate
 from generator.validate.progress import Progress, progress_stream
 
 
@@ -74,8 +74,8 @@ def render(
         recovered = stage.recover_output(out)
         if recovered:
             click.echo(f"render: {recovered}", err=True)
-    cache = cache_folder(values_dir)
-    result = stage.render(stage.RenderOptions(values_dir, out, env, check, cache))
+    opts = stage.RenderOptions(values_dir, out, env, check, cache_folder(values_dir))
+    result = stage.render(opts)
     if not then_validate:  # else validate's report has them
         echo_findings(result.findings)
     if result.drift is not None:
@@ -84,14 +84,10 @@ def render(
     click.echo(rendered_text(result.rendered, env, out), nl=False)
     if not then_validate:
         return EXIT_OK
-
-    assert result.values is not None  # a render that wrote its output has its values
-    prepared = Prepared(result.values, tuple(result.findings), result.rendered, result.written)
-    opts = ValidateOptions(
-        values_dir, env, cache, committed=out, prepared=prepared, program=program
-    )
-    done = run_validate(opts, Progress(progress_stream(False)))
-    return print_validate(done, list(done.findings), validate_stats(done), "text")
+    # what was rendered is printed before validate runs (minutes on a cold cache)
+    progress = Progress(progress_stream(False))
+    done = validate_render(opts, result, program, progress, ensure_control_plane)
+    return report_validate(done, "text")
 
 
 @click.command()

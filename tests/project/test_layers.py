@@ -5,7 +5,11 @@ Layers, bottom to top (a module imports only from its own layer or below; inside
 modules may import each other as long as no cycle forms):
 
 findings/errors -> toolchain -> values -> workloads -> builders -> policy -> render ->
-validate / delivery / cluster / plan -> reporters / fleetreport -> cli
+validate / delivery / cluster / plan -> commands -> reporters / fleetreport -> cli
+
+commands holds the cores that compose the stage packages for one command each (validate then a
+dry-run, ...): above them, so they stay independent of each other, and below the reporters,
+which format the cores' results.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "stages",
         ("generator.validate", "generator.delivery", "generator.cluster", "generator.plan"),
     ),
+    ("commands", ("generator.commands",)),
     ("reporters", ("generator.reporters", "generator.fleetreport")),
     ("cli", ("generator.cli", "generator.__main__")),
 ]
