@@ -103,16 +103,19 @@ values_option = click.option(
     help="The values tree (fleet.yaml, vendors/, teams/, environments/).",
 )
 
-# The findings report of `check` and `validate` (reporters/findings.py FORMATS: text, json,
-# github, junit).
-output_option = click.option(
-    "--output",
-    "output_format",
-    type=click.Choice(sorted(reporter.FORMATS)),
-    default="text",
-    show_default=True,
-    help="Report format.",
-)
+
+def output_option(help: str = "Report format.") -> Callable[[F], F]:
+    """--output of every command that reports findings: the findings formats
+    (reporters/findings.py FORMATS: text, json, github, junit), where a command's own text or
+    JSON (plan's tables, its JSON document) may stand for the findings' text and JSON."""
+    return click.option(
+        "--output",
+        "output_format",
+        type=click.Choice(sorted(reporter.FORMATS)),
+        default="text",
+        show_default=True,
+        help=help,
+    )
 
 
 def ensure_control_plane(command: str, needed: tuple[str, ...] = toolchain.CONTROL_PLANE) -> None:

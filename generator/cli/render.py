@@ -92,7 +92,7 @@ def render(
 
 @click.command()
 @values_option
-@output_option
+@output_option()
 @guarded
 def check(values_dir: Path, output_format: str) -> int:
     """Check the values alone: safe YAML, JSON Schema, layering, references and every fleet and

@@ -29,7 +29,7 @@ from generator.validate.shard import parse as parse_shard
 @click.command()
 @values_option
 @click.option("--env", help="Validate only this environment's units.")
-@output_option
+@output_option()
 @click.option(
     "--cache-dir",
     type=click.Path(path_type=Path, file_okay=False),
