@@ -126,8 +126,7 @@ def ensure_control_plane(command: str, needed: tuple[str, ...] = toolchain.CONTR
         return
     install = toolchain.install_command(invocation().program, toolchain.CONTROL_PLANE_TARGET)
     click.echo(
-        f"{command}: building {', '.join(absent)} first "
-        f"(`{install}`, from the pinned Go "
+        f"{command}: building {', '.join(absent)} first (`{install}`, from the pinned Go "
         f"modules): {command} runs the real Kubernetes control plane, which `tools install` does "
         "not build by default; a cold build takes several minutes, once.",
         err=True,
