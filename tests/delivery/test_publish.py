@@ -12,10 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
-from generator import __version__
+from generator import Program, __version__
 from generator.builders import fleet as builders
 from generator.builders.common import Component, metadata
+from generator.cli import main
+from generator.cli.options import Invocation
 from generator.delivery import publish as publishing
 from generator.delivery.diff import ObjectDiff, TreeDiff
 from generator.errors import FindingsError, UsageError
@@ -1075,3 +1078,38 @@ def test_checkout_ignores_the_git_config_of_the_folder_it_is_started_in(
     head = repos.git(remote, "rev-parse", "main")
     assert publishing._checkout(str(remote), "main", dest) == dest
     assert repos.git(dest, "rev-parse", "HEAD") == head
+
+
+@pytest.fixture
+def kind_without_schema(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """An object of a kind no schema describes: kubeconform refuses it (K8S002), and the hint
+    names the command that lays out the schemas."""
+
+    def extra(view: FleetView) -> list[Component]:
+        team = next(t for t in view.teams if t.name == "ml-team")
+        obj: dict[str, Any] = {
+            "apiVersion": "widgets.example.com/v1",
+            "kind": "Widget",
+            "metadata": metadata("w", namespace="ml-team", sources=team.doc.sources),
+        }
+        return [
+            Component("team-ml-team", "extra/widget", [obj], origin=team.doc.anchor(("quota",)))
+        ]
+
+    monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, extra))
+    yield
+
+
+@pytest.mark.usefixtures("kind_without_schema")
+def test_publish_names_commands_as_the_user_runs_the_program(fleet: Path, remote: Path) -> None:
+    args = ["publish", "--values", str(fleet), "--repo", str(remote), "--branch", "main"]
+    result = CliRunner().invoke(
+        main, [*args, "--no-cache"], obj=Invocation(Program("python render.py"))
+    )
+    assert result.exit_code == 1
+    widgets = [line for line in result.stderr.splitlines() if " K8S002 Widget " in line]
+    assert len(widgets) == 2  # one per environment
+    for line in widgets:
+        assert line.endswith(
+            "generator/toolchain/gotools/schemas.lock.yaml and run `python render.py tools install`"
+        )
