@@ -1,18 +1,21 @@
 """Render and validate GitOps manifests for Kubernetes fleets that mix accelerator vendors."""
 
+from dataclasses import dataclass
+
 __version__ = "0.1.0"
 
-# How the user runs this program: messages that tell them what to run next name it. The installed
-# console script is `accel-gitops`; render.py in a clone sets its own (`set_command`).
-_command = "accel-gitops"
+
+@dataclass(frozen=True)
+class Program:
+    """How the user runs this program, for the messages that tell them what to run next: the
+    installed console script (`CONSOLE`), or ``python render.py`` in a clone. The command line
+    knows it and hands it down in the options of what it calls; nothing sets it globally."""
+
+    name: str
+
+    def command(self, args: str = "") -> str:
+        """The command line a message tells the user to run: ``accel-gitops render``."""
+        return f"{self.name} {args}".rstrip()
 
 
-def set_command(prefix: str) -> None:
-    """Name the program as the user invokes it (e.g. ``python render.py``) in every message."""
-    global _command
-    _command = prefix
-
-
-def command(args: str = "") -> str:
-    """The command line a message tells the user to run: ``accel-gitops render``."""
-    return f"{_command} {args}".rstrip()
+CONSOLE = Program("accel-gitops")

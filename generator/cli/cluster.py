@@ -3,7 +3,6 @@ cluster against what the values say the site provides."""
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from pathlib import Path
 
@@ -14,21 +13,23 @@ from generator.cli.options import (
     EXIT_OK,
     ensure_control_plane,
     guarded,
+    output_option,
     values_option,
 )
-from generator.cluster import plane as fleet_plane
-from generator.cluster import preflight as pre
-from generator.controlplane import launcher
+from generator.commands.preflight import PreflightOptions
+from generator.commands.preflight import preflight as run_preflight
+from generator.commands.simulate import SimulateOptions
+from generator.commands.simulate import simulate as run_simulate
 from generator.reporters import findings as reporter
 from generator.reporters import simulation as simreport
-from generator.simulate import run as sim
 
 
 @click.command()
 @values_option
 @click.option("--env", help="Only this environment (default: every environment, in turn).")
-@click.option(
-    "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+@output_option(
+    "text: the tables per environment, then the findings; json: one document; github: the "
+    "tables, then the findings as workflow annotations; junit: the findings as JUnit XML."
 )
 @click.option(
     "--keep",
@@ -36,25 +37,12 @@ from generator.simulate import run as sim
     help="Keep the control plane's data and logs in this folder (for debugging).",
 )
 @guarded
-def simulate(values_dir: Path, env: str | None, fmt: str, keep: Path | None) -> int:
+def simulate(values_dir: Path, env: str | None, output_format: str, keep: Path | None) -> int:
     """Apply the fleet to a local control plane with simulated nodes (KWOK) and the real
     scheduler, controllers, quota and nfd-master; report where everything lands; 1 on any
     mismatch (docs/simulation.md)."""
-
-    def plane() -> contextlib.AbstractContextManager[launcher.ControlPlane]:
-        return fleet_plane.control_plane(keep_dir=keep)
-
-    ensure_control_plane("simulate")
-    result = sim.simulate(values_dir, env, plane)
-    out = sys.stdout
-    stats: dict[str, object] = {"environments": len(result.envs)}
-    if fmt == "json":
-        stats.update(simreport.as_json(result))
-        reporter.as_json(reporter.Report("simulate", result.findings, stats), out)
-    else:
-        for rep in result.envs:
-            out.write(simreport.env_text(rep))
-        reporter.text(reporter.Report("simulate", result.findings, stats), out)
+    result = run_simulate(SimulateOptions(values_dir, env, keep), ensure_control_plane)
+    simreport.write(result, output_format, sys.stdout)
     return EXIT_FINDINGS if result.errors else EXIT_OK
 
 
@@ -68,22 +56,21 @@ def simulate(values_dir: Path, env: str | None, fmt: str, keep: Path | None) -> 
     help="The cluster to read (nothing is written: every request is a GET).",
 )
 @click.option("--context", "kube_context", help="The kubeconfig context to use.")
-@click.option(
-    "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@output_option()
 @guarded
 def preflight(
-    values_dir: Path, env: str | None, kubeconfig: Path, kube_context: str | None, fmt: str
+    values_dir: Path,
+    env: str | None,
+    kubeconfig: Path,
+    kube_context: str | None,
+    output_format: str,
 ) -> int:
     """Read-only: does the cluster of --kubeconfig have what the values say the site provides
     (served APIs, nfd-master and nfd-worker, the Prometheus that loads the fleet's monitoring,
     the pools' nodes)? docs/platform.md; 1 on any error."""
-    ensure_control_plane("preflight", ("kubectl",))
-    result = pre.run_preflight(values_dir, env, kubeconfig, kube_context)
+    opts = PreflightOptions(values_dir, kubeconfig, env, kube_context)
+    result = run_preflight(opts, ensure_control_plane)
     stats: dict[str, object] = {"environment": result.env, "server": result.version}
     report = reporter.Report("preflight", result.findings, stats)
-    if fmt == "json":
-        reporter.as_json(report, sys.stdout)
-    else:
-        reporter.text(report, sys.stdout)
-    return EXIT_FINDINGS if any(f.severity.value == "error" for f in result.findings) else EXIT_OK
+    reporter.FORMATS[output_format](report, sys.stdout)
+    return EXIT_FINDINGS if report.errors else EXIT_OK

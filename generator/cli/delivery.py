@@ -8,24 +8,23 @@ from pathlib import Path
 
 import click
 
-from generator import command
 from generator.cli.options import (
     EXIT_FINDINGS,
     EXIT_OK,
     cache_folder,
     echo_findings,
     guarded,
+    invocation,
     values_option,
 )
-from generator.delivery import diff as differ
+from generator.commands.diff import DiffOptions
+from generator.commands.diff import diff as run_diff
+from generator.commands.publish import PublishCommand
+from generator.commands.publish import publish as run_publish
 from generator.delivery import fleetinit
 from generator.delivery import publish as publishing
 from generator.delivery.show import show as run_show
-from generator.errors import UsageError
-from generator.findings import Finding
 from generator.reporters import diff as diffreport
-from generator.validate.run import ValidateOptions
-from generator.validate.run import validate as run_validate
 
 
 @click.command()
@@ -56,7 +55,7 @@ def show(values_dir: Path, env: str, unit: str | None) -> int:
 @click.option("--env", help="With --base: only this environment.")
 @click.option(
     "--output",
-    "fmt",
+    "output_format",
     type=click.Choice(["text", "json", "markdown"]),
     default="text",
     show_default=True,
@@ -75,7 +74,7 @@ def diff(
     environments: tuple[str, ...],
     base: str | None,
     env: str | None,
-    fmt: str,
+    output_format: str,
     max_bytes: int,
     exit_code: bool,
 ) -> int:
@@ -83,22 +82,13 @@ def diff(
     changes and risky changes flagged: between two environments (`diff staging prod`), or
     between a git ref and the working tree (`diff --base main`)."""
 
-    if base is not None and environments:
-        raise UsageError("give either two environments or --base REF, not both")
-    if base is not None:
-        result = differ.against_ref(values_dir, base, env)
-    elif len(environments) == 2:
-        if env is not None:
-            raise UsageError("--env goes with --base; two environments are compared whole")
-        result = differ.between_envs(values_dir, *environments)
-    else:
-        raise UsageError("give two environments (diff staging prod) or --base REF")
+    result = run_diff(DiffOptions(values_dir, environments, base, env))
     echo_findings(result.findings)
     stdout = sys.stdout
-    if fmt == "json":
+    if output_format == "json":
         diffreport.as_json(result, stdout)
-    elif fmt == "markdown":
-        stdout.write(diffreport.markdown(result, max_bytes))
+    elif output_format == "markdown":
+        stdout.write(diffreport.markdown(result, max_bytes, invocation().program))
     else:
         diffreport.text(result, stdout)
     return EXIT_FINDINGS if exit_code and result.objects else EXIT_OK
@@ -164,8 +154,9 @@ def publish(
         allow_delete,
         max_delete_share,
         retries,
+        invocation().program,
     )
-    result = publishing.publish(opts, validate_check(values_dir, cache))
+    result = run_publish(PublishCommand(opts, cache))
     echo_findings(result.findings)
     for note in result.notes:
         click.echo(note, err=True)
@@ -177,17 +168,6 @@ def publish(
         f"{result.source[:12]}, {len(result.units)} units changed"
     )
     return EXIT_OK
-
-
-def validate_check(values_dir: Path, cache_dir: Path | None) -> publishing.Check:
-    """What publish checks the tree it is about to push with: validate's every check, on the
-    tree as Argo CD will read it (no drift: the tree is the fresh render)."""
-
-    def check(committed: Path) -> list[Finding]:
-        opts = ValidateOptions(values_dir, cache_dir=cache_dir, committed=committed, drift=False)
-        return run_validate(opts).findings
-
-    return check
 
 
 @click.command()
@@ -215,6 +195,7 @@ def init(dest: Path, name: str | None, repo_url: str | None, requirement: str | 
         requirement=requirement or fleetinit.default_requirement(),
     )
     written = fleetinit.init(spec)
+    command = invocation().program.command
     click.echo(f"init: wrote {len(written)} files in {dest}. Next:")
     for step in (
         f"cd {dest}",

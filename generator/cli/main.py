@@ -10,7 +10,8 @@ import sys
 
 import click
 
-from generator import __version__, set_command
+from generator import Program, __version__
+from generator.cli.options import Invocation
 
 # command -> "module:function". The user's interface: names and flags stay as they are.
 COMMANDS = {
@@ -54,13 +55,14 @@ class Commands(click.Group):
 @click.pass_context
 def main(ctx: click.Context, debug: bool) -> None:
     """Render and validate GitOps manifests for mixed-vendor accelerator fleets."""
-    ctx.obj = {"debug": debug}
+    given = ctx.obj if isinstance(ctx.obj, Invocation) else Invocation()
+    ctx.obj = Invocation(given.program, debug)
 
 
 def run(prefix: str = "accel-gitops") -> None:
-    """The console script (and render.py, which passes ``python render.py``)."""
-    set_command(prefix)
-    main(prog_name=prefix)
+    """The console script (and render.py, which passes ``python render.py``): messages name
+    commands as the user runs them."""
+    main(prog_name=prefix, obj=Invocation(Program(prefix)))
 
 
 if __name__ == "__main__":

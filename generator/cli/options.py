@@ -1,7 +1,9 @@
-"""What every command shares: exit codes, the error guard, the values and --output options.
+"""What every command shares: how it was invoked, exit codes, the error guard, the values and
+--output options.
 
-0 clean, 1 findings (or drift), 2 usage or internal error. Commands never print tracebacks for
-bad input; an unexpected exception is an internal error (exit 2), shown in full with --debug.
+0 clean, 1 findings (or drift), 2 usage or tool error (any other GeneratorError), 3 internal
+error, 130 interrupted. Commands never print tracebacks for bad input; an exception that is not
+a GeneratorError is a bug (exit 3), shown in full with --debug.
 """
 
 from __future__ import annotations
@@ -9,19 +11,36 @@ from __future__ import annotations
 import functools
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from generator import toolchain
+from generator import CONSOLE, Program, toolchain
 from generator.errors import FindingsError, GeneratorError
 from generator.findings import Finding
 from generator.reporters import findings as reporter
 
 F = TypeVar("F", bound=Callable[..., int])
 
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """How the command line was run: the program's name as the user typed it (the console
+    script's, or ``python render.py``: messages name commands so), and --debug. `run` gives it
+    to the click group, which keeps it as the context's object."""
+
+    program: Program = CONSOLE
+    debug: bool = False
+
+
+def invocation() -> Invocation:
+    """The running command's invocation (the default one for a command run on its own)."""
+    obj = click.get_current_context().find_root().obj
+    return obj if isinstance(obj, Invocation) else Invocation()
 
 
 def echo_findings(findings: list[Finding]) -> None:
@@ -35,6 +54,7 @@ def guarded(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> int:
         ctx = click.get_current_context()
+        run = invocation()
         try:
             code = fn(*args, **kwargs)
         except FindingsError as exc:
@@ -44,17 +64,17 @@ def guarded(fn: F) -> F:
             click.echo(f"{summary}; {done}", err=True)
             code = EXIT_FINDINGS
         except GeneratorError as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {exc.message_for(run.program)}", err=True)
             code = EXIT_ERROR
         except KeyboardInterrupt:
-            code = 130
+            code = EXIT_INTERRUPTED
         except Exception as exc:  # a bug, not bad input
-            if ctx.obj and ctx.obj.get("debug"):
+            if run.debug:
                 traceback.print_exc()
             click.echo(
                 f"internal error: {type(exc).__name__}: {exc} (rerun with --debug)", err=True
             )
-            code = EXIT_ERROR
+            code = EXIT_INTERNAL
         ctx.exit(code)
 
     return wrapper  # type: ignore[return-value]
@@ -83,16 +103,19 @@ values_option = click.option(
     help="The values tree (fleet.yaml, vendors/, teams/, environments/).",
 )
 
-# The findings report of `check` and `validate` (reporters/findings.py FORMATS: text, json,
-# github, junit).
-output_option = click.option(
-    "--output",
-    "output_format",
-    type=click.Choice(sorted(reporter.FORMATS)),
-    default="text",
-    show_default=True,
-    help="Report format.",
-)
+
+def output_option(help: str = "Report format.") -> Callable[[F], F]:
+    """--output of every command that reports findings: the findings formats
+    (reporters/findings.py FORMATS: text, json, github, junit), where a command's own text or
+    JSON (plan's tables, its JSON document) may stand for the findings' text and JSON."""
+    return click.option(
+        "--output",
+        "output_format",
+        type=click.Choice(sorted(reporter.FORMATS)),
+        default="text",
+        show_default=True,
+        help=help,
+    )
 
 
 def ensure_control_plane(command: str, needed: tuple[str, ...] = toolchain.CONTROL_PLANE) -> None:
@@ -101,9 +124,9 @@ def ensure_control_plane(command: str, needed: tuple[str, ...] = toolchain.CONTR
     absent = toolchain.missing(needed)
     if not absent:
         return
+    install = toolchain.install_command(invocation().program, toolchain.CONTROL_PLANE_TARGET)
     click.echo(
-        f"{command}: building {', '.join(absent)} first "
-        f"(`{toolchain.install_command(toolchain.CONTROL_PLANE_TARGET)}`, from the pinned Go "
+        f"{command}: building {', '.join(absent)} first (`{install}`, from the pinned Go "
         f"modules): {command} runs the real Kubernetes control plane, which `tools install` does "
         "not build by default; a cold build takes several minutes, once.",
         err=True,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import sys
 from pathlib import Path
 
 import click
@@ -11,26 +11,24 @@ from generator import plan as planning
 from generator.cli.options import (
     EXIT_FINDINGS,
     EXIT_OK,
-    echo_findings,
     guarded,
+    output_option,
     values_option,
 )
+from generator.reporters import plan as planreport
 
 
 @click.command()
 @values_option
 @click.option("--env", help="Only this environment.")
-@click.option(
-    "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+@output_option(
+    "text: the tables (the findings on stderr); json: the plan as one document; github: the "
+    "tables, then the findings as workflow annotations; junit: the findings as JUnit XML."
 )
 @guarded
-def plan(values_dir: Path, env: str | None, fmt: str) -> int:
+def plan(values_dir: Path, env: str | None, output_format: str) -> int:
     """Show phases, replicas, weights and devices vs quota and capacity; 1 if it does not fit."""
 
     result = planning.plan(values_dir, env)
-    if fmt == "json":
-        click.echo(json.dumps(result.as_json(), indent=2, sort_keys=True))
-    else:
-        echo_findings(result.findings)
-        click.echo(planning.format_text(result), nl=False)
+    planreport.write(result, output_format, sys.stdout, sys.stderr)
     return EXIT_OK if result.fits else EXIT_FINDINGS

@@ -7,25 +7,25 @@ from pathlib import Path
 
 import click
 
-from generator import command
 from generator.cli.options import (
     EXIT_FINDINGS,
     EXIT_OK,
     cache_folder,
     echo_findings,
+    ensure_control_plane,
     guarded,
+    invocation,
     output_option,
     values_option,
 )
-from generator.cli.validate import print_validate, validate_stats
+from generator.cli.validate import report_validate
+from generator.commands.render import validate_render
 from generator.errors import FindingsError, UsageError
 from generator.render import stage
 from generator.render.writer import interrupted
 from generator.reporters import findings as reporter
 from generator.reporters.render import drift_text, rendered_text
 from generator.validate.progress import Progress, progress_stream
-from generator.validate.run import Prepared, ValidateOptions
-from generator.validate.run import validate as run_validate
 
 
 @click.command()
@@ -54,10 +54,11 @@ def render(
     values_dir: Path, env: str | None, out_dir: Path | None, check: bool, then_validate: bool
 ) -> int:
     """Render kustomize bases and overlays from the values tree."""
+    program = invocation().program
     if check and then_validate:
         raise UsageError(
             "--check and --validate exclude each other: validate already compares the "
-            f"committed output with a fresh render (DRIFT001); run `{command('validate')}`"
+            f"committed output with a fresh render (DRIFT001); run `{program.command('validate')}`"
         )
     out = out_dir if out_dir is not None else values_dir.resolve().parent
     if check:  # writes nothing, so an interrupted render is reported, not rolled back
@@ -65,34 +66,33 @@ def render(
         if left:
             click.echo(
                 f"render --check: an interrupted render left {out} half-changed "
-                f"({', '.join(left)}); run `{command('render')}` to roll it back and render again"
+                f"({', '.join(left)}); run `{program.command('render')}` to roll it back and "
+                "render again"
             )
             return EXIT_FINDINGS
     else:
         recovered = stage.recover_output(out)
         if recovered:
             click.echo(f"render: {recovered}", err=True)
-    cache = cache_folder(values_dir)
-    result = stage.render(stage.RenderOptions(values_dir, out, env, check, cache))
+    opts = stage.RenderOptions(values_dir, out, env, check, cache_folder(values_dir))
+    result = stage.render(opts)
     if not then_validate:  # else validate's report has them
         echo_findings(result.findings)
     if result.drift is not None:
-        click.echo(drift_text(result.drift, out, values_dir), nl=False)
+        click.echo(drift_text(result.drift, out, values_dir, program), nl=False)
         return EXIT_OK if result.drift.clean else EXIT_FINDINGS
     click.echo(rendered_text(result.rendered, env, out), nl=False)
     if not then_validate:
         return EXIT_OK
-
-    assert result.values is not None  # a render that wrote its output has its values
-    prepared = Prepared(result.values, tuple(result.findings), result.rendered, result.written)
-    opts = ValidateOptions(values_dir, env, cache, committed=out, prepared=prepared)
-    done = run_validate(opts, Progress(progress_stream(False)))
-    return print_validate(done, list(done.findings), validate_stats(done), "text")
+    # what was rendered is printed before validate runs (minutes on a cold cache)
+    progress = Progress(progress_stream(False))
+    done = validate_render(opts, result, program, progress, ensure_control_plane)
+    return report_validate(done, "text")
 
 
 @click.command()
 @values_option
-@output_option
+@output_option()
 @guarded
 def check(values_dir: Path, output_format: str) -> int:
     """Check the values alone: safe YAML, JSON Schema, layering, references and every fleet and

@@ -13,6 +13,7 @@ from generator.cli.options import (
     EXIT_ERROR,
     EXIT_OK,
     guarded,
+    invocation,
 )
 from generator.errors import GeneratorError
 from generator.reporters.doctor import chart_lines, doctor_lines
@@ -65,12 +66,13 @@ def rules() -> int:
 def doctor() -> int:
     """List the external tools: version, where each came from, how to install a missing one."""
     schemas = toolchain.tools_dir() / "schemas"
+    program = invocation().program
     lines, ok = doctor_lines(
-        toolchain.doctor(),
+        toolchain.doctor(program),
         toolchain.k8s_schema_versions(),
         (schemas / "crds" / "index.json").is_file(),
         schemas,
-        toolchain.install_command(),
+        toolchain.install_command(program),
     )
     for line in [*lines, *chart_lines(addons.ADDONS)]:
         click.echo(line)

@@ -7,32 +7,29 @@ from pathlib import Path
 
 import click
 
-from generator import toolchain
 from generator.cli.options import (
     EXIT_FINDINGS,
     EXIT_OK,
     cache_folder,
     ensure_control_plane,
     guarded,
+    invocation,
     output_option,
     values_option,
 )
-from generator.cluster import dryrun
-from generator.delivery.changes import changed_lines
+from generator.commands.validate import DryRun, ValidateCommand, ValidateOutcome
+from generator.commands.validate import validate as run_validate
 from generator.errors import UsageError
-from generator.findings import Finding, anchor_at_changes
-from generator.findings import sorted_findings as sort_findings
 from generator.reporters import findings as reporter
 from generator.validate.progress import Progress, progress_stream
-from generator.validate.run import ValidateOptions, ValidateResult
-from generator.validate.run import validate as run_validate
+from generator.validate.run import ValidateOptions
 from generator.validate.shard import parse as parse_shard
 
 
 @click.command()
 @values_option
 @click.option("--env", help="Validate only this environment's units.")
-@output_option
+@output_option()
 @click.option(
     "--cache-dir",
     type=click.Path(path_type=Path, file_okay=False),
@@ -126,56 +123,33 @@ def validate(
         raise UsageError("--local-apiserver, --kubeconfig and --context need --dry-run=server")
     if local_apiserver and kubeconfig:
         raise UsageError("--local-apiserver and --kubeconfig exclude each other")
-
-    # Read before the run: a ref that names no commit is a usage error, not a late surprise.
-    changed = changed_lines(values_dir, changed_since) if changed_since else None
     if not no_cache and cache_dir is None:
         cache_dir = cache_folder(values_dir)
-    opts = ValidateOptions(
-        values_dir,
-        env,
-        None if no_cache else cache_dir,
-        jobs or 0,
-        committed,
-        not no_drift,
-        shard=parse_shard(shard) if shard else None,
+    cmd = ValidateCommand(
+        ValidateOptions(
+            values_dir,
+            env,
+            None if no_cache else cache_dir,
+            jobs or 0,
+            committed,
+            not no_drift,
+            shard=parse_shard(shard) if shard else None,
+            program=invocation().program,
+        ),
+        dry_run=DryRun(kubeconfig, kube_context) if dry_run else None,
+        changed_since=changed_since,
     )
-    result = run_validate(opts, Progress(progress_stream(quiet)))
-    stats = validate_stats(result)
-    findings = list(result.findings)
-    if dry_run and not result.not_run:  # nothing to apply when the values do not render
-        # A throwaway local control plane, or kubectl (its proxy reaches the user's cluster).
-        needed = toolchain.CONTROL_PLANE if kubeconfig is None else ("kubectl",)
-        ensure_control_plane("validate --dry-run=server", needed)
-        dry = dryrun.dry_run(values_dir, env, kubeconfig=kubeconfig, context=kube_context)
-        findings = sort_findings(findings + dry.findings)
-        stats["dry-run objects"] = dry.objects
-        if dry.skipped:
-            stats["dry-run skipped"] = dry.skipped
-        result.timings.update({f"dry-run {k}": v for k, v in dry.timings.items()})
-    if changed is not None:
-        findings = sort_findings(anchor_at_changes(findings, changed))
-    return print_validate(result, findings, stats, output_format)
+    done = run_validate(cmd, Progress(progress_stream(quiet)), ensure_control_plane)
+    return report_validate(done, output_format)
 
 
-def validate_stats(result: ValidateResult) -> dict[str, object]:
-    stats: dict[str, object] = {
-        "units": result.units,
-        "objects": result.objects,
-        "cached units": result.cached_units,
-    }
-    if result.not_run:
-        stats["not run"] = "; ".join(result.not_run)
-    return stats
-
-
-def print_validate(
-    result: ValidateResult, findings: list[Finding], stats: dict[str, object], output_format: str
-) -> int:
+def report_validate(done: ValidateOutcome, output_format: str) -> int:
+    """Print validate's report in `output_format` (render --validate's too): its exit code."""
+    stats = dict(done.stats)
     if output_format == "json":
-        stats["timings"] = result.timings
-    if result.shard is not None:
-        stats["shard"] = {**result.shard, "checked": result.checked}
-    rep = reporter.Report("validate", findings, stats, result.checked)
+        stats["timings"] = done.result.timings
+    if done.result.shard is not None:
+        stats["shard"] = {**done.result.shard, "checked": done.result.checked}
+    rep = reporter.Report("validate", done.findings, stats, done.result.checked)
     reporter.FORMATS[output_format](rep, sys.stdout)
     return EXIT_FINDINGS if rep.errors else EXIT_OK

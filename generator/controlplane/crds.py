@@ -28,7 +28,7 @@ def pinned_crds() -> list[Obj]:
     """Every pinned CRD, NFD's at nfd-master's version; sorted by name."""
     folder = toolchain.crd_manifests_dir()
     if not folder.is_dir():
-        raise ToolMissing("CRD manifests", toolchain.install_command(), [str(folder)])
+        raise ToolMissing("CRD manifests", toolchain.Install(), [str(folder)])
     crds = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in folder.glob("*.json")}
     for crd in nfd_crds():
         crds[str(crd["metadata"]["name"])] = crd

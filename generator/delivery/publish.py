@@ -22,7 +22,7 @@ from pathlib import Path
 
 import jinja2
 
-from generator import __version__
+from generator import CONSOLE, Program, __version__
 from generator.delivery import git as gitutil
 from generator.delivery.diff import TreeDiff, tree_diff
 from generator.errors import FindingsError, GeneratorError, UsageError
@@ -46,6 +46,7 @@ class PublishOptions:
     allow_delete: bool = False
     max_delete_share: float = 0.5
     retries: int = 3
+    program: Program = CONSOLE  # how the user runs this program, for the hints that name it
 
 
 @dataclass

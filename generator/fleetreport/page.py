@@ -16,7 +16,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from generator import command
+from generator import CONSOLE, Program
 from generator.findings import Finding, Severity
 from generator.fleetreport import charts
 from generator.fleetreport.inputs import Inputs
@@ -85,7 +85,6 @@ def _environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters["num"] = _num
-    env.globals["command"] = command  # as the user runs it: accel-gitops, or render.py
     env.filters["cell"] = _cell
     return env
 
@@ -97,7 +96,13 @@ def _stylesheet() -> Markup:
     return Markup(text)  # our own stylesheet, package data
 
 
-def render(numbers: FleetNumbers, inputs: Inputs, links: Links, fmt: str = "html") -> str:
+def render(
+    numbers: FleetNumbers,
+    inputs: Inputs,
+    links: Links,
+    fmt: str = "html",
+    program: Program = CONSOLE,
+) -> str:
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}")
     views = []
@@ -122,6 +127,7 @@ def render(numbers: FleetNumbers, inputs: Inputs, links: Links, fmt: str = "html
         "phases": PHASE_STEPS,
         "colors": colors,
         "max_rows": charts.MAX_ROWS,
+        "command": program.command,  # as the user runs it: accel-gitops, or render.py
     }
     if fmt == "html":
         context["stylesheet"] = _stylesheet()

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from generator import toolchain
+from generator.errors import UsageError
 from generator.toolchain.modules import module_dir
 from generator.vocab import addons, labels
 
@@ -27,9 +28,9 @@ def chart_dir(chart: addons.Chart) -> Path:
     return module_dir(chart.tool_module, chart.module) / chart.module_path
 
 
-class ChartError(Exception):
+class ChartError(UsageError):
     """A chart that cannot be rendered here as the values ask (a dependency it needs is not in
-    its module)."""
+    its module): a usage error (exit 2), fixed in the values, not a failure of helm."""
 
 
 def _setting(values: dict[str, Any], defaults: dict[str, Any], dotted: str) -> Any:

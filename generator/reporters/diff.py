@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 import jinja2
 
-from generator import command
+from generator import CONSOLE, Program
 from generator.delivery.diff import ABSENT, ADDED, CHANGED, REMOVED, RISKS, DiffResult, ObjectDiff
 
 # GitHub's cap on one step's job summary: a larger $GITHUB_STEP_SUMMARY is dropped whole, not
@@ -198,18 +198,23 @@ def _template() -> jinja2.Template:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["md"] = _md
-    env.globals["command"] = command  # as the user runs it: accel-gitops, or render.py
     return env.get_template("diff.md.j2")
 
 
-def markdown(result: DiffResult, limit: int = SUMMARY_LIMIT) -> str:
+def markdown(result: DiffResult, limit: int = SUMMARY_LIMIT, program: Program = CONSOLE) -> str:
     units = [_UnitView(env, unit, objs) for env, unit, objs in _units(result)]
     order = list(RISKS)  # the gravest first: they stay when rows must go
     risks = sorted(result.risks, key=lambda pair: order.index(pair[1].code))
 
     def render(level: int, risk_rows: int) -> str:
         return _template().render(
-            result=result, units=units, risks=risks, level=level, risk_rows=risk_rows, limit=limit
+            result=result,
+            units=units,
+            risks=risks,
+            level=level,
+            risk_rows=risk_rows,
+            limit=limit,
+            command=program.command,  # as the user runs it: accel-gitops, or render.py
         )
 
     for level in range(4):

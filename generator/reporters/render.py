@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator import command
+from generator import Program
 from generator.findings import layer_selected
 from generator.render.layout import Rendered
 from generator.render.writer import Drift
 
 
-def drift_text(drift: Drift, out: Path, values_dir: Path) -> str:
+def drift_text(drift: Drift, out: Path, values_dir: Path, program: Program) -> str:
     """What `render --check` prints: each changed file with its diff, each missing and stale
-    file, and the counts; or that the output is up to date."""
+    file, and the counts (naming the render command as `program` runs it); or that the output
+    is up to date."""
     if drift.clean:
         return f"render --check: {out} is up to date with {values_dir}\n"
     lines: list[str] = []
@@ -26,7 +27,7 @@ def drift_text(drift: Drift, out: Path, values_dir: Path) -> str:
     ]
     lines.append(
         f"render --check: {len(drift.changed)} changed, {len(drift.missing)} missing, "
-        f"{len(drift.stale)} stale; run `{command('render')}` and commit the result\n"
+        f"{len(drift.stale)} stale; run `{program.command('render')}` and commit the result\n"
     )
     return "".join(lines)
 

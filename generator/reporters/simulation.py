@@ -1,11 +1,13 @@
-"""How a simulation reads: tables per environment (text) or one JSON document."""
+"""How a simulation reads: tables per environment, then its findings in any findings format
+(reporters/findings.py FORMATS); json is one document with every row."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from typing import Any, TextIO
 
 from generator.findings import split_layer
+from generator.reporters import findings as reporter
 from generator.simulate.result import EnvReport, SimulationResult
 
 
@@ -104,3 +106,16 @@ def as_json(result: SimulationResult) -> dict[str, Any]:
         doc.pop("findings")
         envs.append(doc)
     return {"control_plane_started_in": result.started_in, "environments": envs}
+
+
+def write(result: SimulationResult, output: str, out: TextIO) -> None:
+    """The simulation in `output`: text and github put the tables before the findings (a
+    workflow's log shows them; GitHub reads only the annotations), json carries every row in
+    its stats, junit holds the findings alone."""
+    stats: dict[str, object] = {"environments": len(result.envs)}
+    if output == "json":
+        stats.update(as_json(result))
+    elif output in ("text", "github"):
+        for rep in result.envs:
+            out.write(env_text(rep))
+    reporter.FORMATS[output](reporter.Report("simulate", result.findings, stats), out)

@@ -29,7 +29,14 @@ from __future__ import annotations
 
 from generator.toolchain.buildinfo import GoBuildInfo, go_build_info
 from generator.toolchain.doctor import ToolStatus, doctor
-from generator.toolchain.errors import ToolError, ToolExited, ToolFailed, ToolMissing, ToolTimeout
+from generator.toolchain.errors import (
+    Install,
+    ToolError,
+    ToolExited,
+    ToolFailed,
+    ToolMissing,
+    ToolTimeout,
+)
 from generator.toolchain.gobuild import version
 from generator.toolchain.install import build_missing
 from generator.toolchain.install import install as install_tools
@@ -71,6 +78,7 @@ __all__ = [
     "GOTOOLS",
     "TOOLS",
     "GoBuildInfo",
+    "Install",
     "Service",
     "Tool",
     "ToolError",

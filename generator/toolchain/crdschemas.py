@@ -29,7 +29,8 @@ Conversion rules (strict):
     omits them, and ``apiVersion``/``kind`` get an ``enum`` of the CRD's group/version
     and kind.
 
-Only the standard library and PyYAML are used.
+Only the standard library and PyYAML are used (and the toolchain's error root, so a failure is
+a tool error).
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ from typing import Any
 
 import yaml
 
+from generator.toolchain.errors import ToolError
+
 # The lock and the controller-gen module (crdgen) ship inside the package, beside the tool modules.
 GOTOOLS = Path(__file__).resolve().parent / "gotools"
 DEFAULT_LOCK = GOTOOLS / "schemas.lock.yaml"
@@ -54,8 +57,9 @@ DEFAULT_LOCK = GOTOOLS / "schemas.lock.yaml"
 JSON = dict[str, Any]
 
 
-class SchemaBuildError(Exception):
-    """A pinned source is unavailable, changed, or lacks the expected CRDs."""
+class SchemaBuildError(ToolError):
+    """A pinned source is unavailable, changed, or lacks the expected CRDs: a tool error (exit 2),
+    as when the Go toolchain that fetches and builds them fails."""
 
 
 # --------------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator import CONSOLE, Program
 from generator.toolchain.errors import ToolError
 from generator.toolchain.gobuild import version
 from generator.toolchain.registry import (
@@ -44,8 +45,9 @@ class ToolStatus:
         return not self.pinned or self.version == self.pinned
 
 
-def doctor() -> list[ToolStatus]:
-    """Status of every registered tool; never raises for a missing or broken tool."""
+def doctor(program: Program = CONSOLE) -> list[ToolStatus]:
+    """Status of every registered tool, its install hint as `program` runs it; never raises for
+    a missing or broken tool."""
     statuses: list[ToolStatus] = []
     for name, spec in TOOLS.items():
         if name in CLONE_ONLY and not in_clone():
@@ -71,7 +73,7 @@ def doctor() -> list[ToolStatus]:
                 pinned=spec.pinned,
                 source=source,
                 found_in=found_in,
-                install_hint=install_hint(name),
+                install_hint=install_hint(name, program),
                 optional=name in OPTIONAL,
             )
         )

@@ -3,9 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+from generator import CONSOLE, Program
 from generator.errors import GeneratorError
+
+
+@dataclass(frozen=True)
+class Install:
+    """How to get a missing tool: this program's `tools install` (`--only` a set or some tools;
+    `why` a set is not built by default), or `system`, another installer's command. The program's
+    name is filled in where the hint is printed, as the user runs it."""
+
+    only: str = ""
+    why: str = ""
+    system: str = ""
+
+    def text(self, program: Program) -> str:
+        if self.system:
+            return self.system
+        run = program.command(f"tools install --only {self.only}" if self.only else "tools install")
+        return f"{run} ({self.why})" if self.why else run
 
 
 class ToolError(GeneratorError):
@@ -15,12 +34,15 @@ class ToolError(GeneratorError):
 class ToolMissing(ToolError):
     """The tool (or the schema set) is not installed where it is looked for."""
 
-    def __init__(self, tool: str, install_hint: str, looked_in: Sequence[str] = ()) -> None:
+    def __init__(self, tool: str, install: Install, looked_in: Sequence[str] = ()) -> None:
         self.tool = tool
-        self.install_hint = install_hint
+        self.install = install
         self.looked_in = tuple(looked_in)
+        super().__init__(self.message_for(CONSOLE))
+
+    def message_for(self, program: Program) -> str:
         where = f" (looked in {', '.join(self.looked_in)})" if self.looked_in else ""
-        super().__init__(f"{tool} not found{where}; install it with: {install_hint}")
+        return f"{self.tool} not found{where}; install it with: {self.install.text(program)}"
 
 
 class ToolFailed(ToolError):

@@ -33,7 +33,7 @@ from generator.toolchain.registry import (
     DEV_TOOLS,
     GOTOOLS,
     find,
-    install_hint,
+    install_for,
     missing,
     tools_dir,
 )
@@ -185,7 +185,7 @@ def resolve(names: Iterable[str]) -> list[str]:
 def _go() -> Path:
     go = find("go")
     if go is None:
-        raise ToolMissing("go", install_hint("go"), ["PATH"])
+        raise ToolMissing("go", install_for("go"), ["PATH"])
     return go
 
 

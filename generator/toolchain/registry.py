@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator import command
+from generator import Program
 from generator.toolchain.buildinfo import go_build_info
 from generator.toolchain.crdschemas import MANIFESTS
-from generator.toolchain.errors import ToolMissing
+from generator.toolchain.errors import Install, ToolMissing
 
 ENV_TOOLS_DIR = "ACCEL_GITOPS_TOOLS_DIR"
 # The Go modules that pin every built tool, and the schema lock: data of this package, so an
@@ -22,9 +22,9 @@ ENV_TOOLS_DIR = "ACCEL_GITOPS_TOOLS_DIR"
 GOTOOLS = Path(__file__).resolve().parent / "gotools"
 
 
-def install_command(only: str = "") -> str:
+def install_command(program: Program, only: str = "") -> str:
     """What the user runs to build missing tools (``--only`` a set or some tools)."""
-    return command(f"tools install --only {only}" if only else "tools install")
+    return Install(only).text(program)
 
 
 @dataclass(frozen=True)
@@ -203,14 +203,19 @@ _OPTIONAL_WHY = {
 TOOLS: Mapping[str, Tool] = _DECLARED
 
 
-def install_hint(name: str) -> str:
-    """How to get a missing tool, in the command the user runs."""
+def install_for(name: str) -> Install:
+    """How to get a missing tool."""
     if _tool(name).system_hint:
-        return _tool(name).system_hint
+        return Install(system=_tool(name).system_hint)
     if name in OPTIONAL:
         group = OPTIONAL[name]
-        return f"{install_command(group)} ({_OPTIONAL_WHY[group]})"
-    return install_command()
+        return Install(group, _OPTIONAL_WHY[group])
+    return Install()
+
+
+def install_hint(name: str, program: Program) -> str:
+    """How to get a missing tool, in the command the user runs."""
+    return install_for(name).text(program)
 
 
 # Where go usually lives when it is not on PATH.
@@ -312,7 +317,7 @@ def _require(name: str) -> Path:
     tool = _tool(name)
     path = find(name)
     if path is None:
-        raise ToolMissing(name, install_hint(name), _candidates(tool)[1])
+        raise ToolMissing(name, install_for(name), _candidates(tool)[1])
     return path
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator.toolchain.errors import ToolMissing
-from generator.toolchain.registry import install_command, tools_dir
+from generator.toolchain.errors import Install, ToolMissing
+from generator.toolchain.registry import tools_dir
 
 
 def _schemas_dir() -> Path:
@@ -32,7 +32,7 @@ def k8s_schema_location() -> str:
     """
     base = _schemas_dir() / "k8s"
     if not k8s_schema_versions():
-        raise ToolMissing("Kubernetes JSON schemas", install_command(), [str(base)])
+        raise ToolMissing("Kubernetes JSON schemas", Install(), [str(base)])
     return (
         f"{base}/{{{{.NormalizedKubernetesVersion}}}}-local{{{{.StrictSuffix}}}}"
         "/{{.ResourceKind}}{{.KindSuffix}}.json"
@@ -43,7 +43,7 @@ def crd_schema_location() -> str:
     """kubeconform ``-schema-location`` template for the pinned CRDs' schemas."""
     base = _schemas_dir() / "crds"
     if not (base / "index.json").is_file():
-        raise ToolMissing("CRD JSON schemas", install_command(), [str(base)])
+        raise ToolMissing("CRD JSON schemas", Install(), [str(base)])
     return f"{base}/{{{{.Group}}}}/{{{{.ResourceKind}}}}_{{{{.ResourceAPIVersion}}}}.json"
 
 

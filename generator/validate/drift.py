@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator import command
+from generator import Program
 from generator.findings import CodeInfo, Finding, Location, Severity
 from generator.render.writer import compare
 from generator.vocab.units import Tree
@@ -44,8 +44,9 @@ def not_compared(values_dir: Path, why: str) -> Finding:
 MAX_DRIFT_FINDINGS = 20
 
 
-def drift_findings(tree: Tree, committed: Tree, env: str | None) -> list[Finding]:
-    """What Argo CD syncs is the committed output: it must be what the values render to."""
+def drift_findings(tree: Tree, committed: Tree, env: str | None, program: Program) -> list[Finding]:
+    """What Argo CD syncs is the committed output: it must be what the values render to (the
+    hint names the render command as `program` runs it)."""
 
     def mine(rel: str) -> bool:
         return env is None or not rel.startswith("overlays/") or rel.startswith(f"overlays/{env}/")
@@ -54,7 +55,7 @@ def drift_findings(tree: Tree, committed: Tree, env: str | None) -> list[Finding
         {k: v for k, v in tree.items() if mine(k)},
         {k: v for k, v in committed.items() if mine(k)},
     )
-    hint = f"run `{command('render')}` and commit the result"
+    hint = f"run `{program.command('render')}` and commit the result"
     found = [(rel, "differs from a fresh render of the values") for rel in drift.changed]
     found += [(rel, "is rendered from the values but not committed") for rel in drift.missing]
     found += [(rel, "is committed but no longer rendered from the values") for rel in drift.stale]

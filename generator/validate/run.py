@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from generator import __version__, command, toolchain
+from generator import CONSOLE, Program, __version__, toolchain
 from generator.builders.fleet import Build, build_values
 from generator.errors import FindingsError, UsageError
 from generator.findings import (
@@ -73,6 +73,7 @@ class ValidateOptions:
     # (`render --validate`): validate uses its values, findings and rendered tree instead of
     # loading, checking and rendering the same bytes again.
     prepared: Prepared | None = None
+    program: Program = CONSOLE  # how the user runs this program, for the hints that name it
 
 
 @dataclass(frozen=True)
@@ -208,8 +209,8 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
                 )
             raise UsageError(
                 f"no rendered output in {home} ({' and '.join(f'{d}/' for d in OUTPUT_DIRS)}): "
-                f"validate checks what is committed; run `{command('render')}` first, or pass "
-                "--committed DIR"
+                "validate checks what is committed; run "
+                f"`{opts.program.command('render')}` first, or pass --committed DIR"
             )
         progress.stage("tools")
         if job is not None:
@@ -234,7 +235,9 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
     for unit in units:
         # A unit the values no longer render has no view's objects to remember it by.
         memo = rules if unit.path in fresh else None
-        found, objects = _unit_findings(unit, contexts.get(unit.env), plan, stages, memo)
+        found, objects = _unit_findings(
+            unit, contexts.get(unit.env), plan, stages, memo, opts.program
+        )
         findings.extend(found)
         total += objects
     rules.save()
@@ -344,13 +347,18 @@ def _values_and_drift(
         not_run.append("drift (the values' checks fail: fix them, then render)")
         findings.append(drift.not_compared(opts.values_dir, "the values' checks fail"))
     elif opts.drift:
-        findings.extend(drift.drift_findings(rendered.tree, committed, opts.env))
+        findings.extend(drift.drift_findings(rendered.tree, committed, opts.env, opts.program))
     clock.lap("render")
     return loaded, findings, rendered, not_run
 
 
 def _unit_findings(
-    unit: Unit, ctx: Context | None, plan: _Plan, stages: list[Stage], memo: RuleMemo | None
+    unit: Unit,
+    ctx: Context | None,
+    plan: _Plan,
+    stages: list[Stage],
+    memo: RuleMemo | None,
+    program: Program,
 ) -> tuple[list[Finding], int]:
     """(every stage's findings and the manifest rules' on one unit, its built objects); the
     rules' findings from `memo` when it remembers them."""
@@ -361,6 +369,7 @@ def _unit_findings(
         ctx.build if ctx is not None else None,
         docs,
         functools.partial(_find, unit, plan.committed, plan.inputs[unit.path]),
+        program,
     )
     out: list[Finding] = []
     # Upstream code's verdicts on the committed tree are reported even when the values do not

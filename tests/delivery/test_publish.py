@@ -12,11 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
-from generator import __version__
+from generator import Program, __version__
 from generator.builders import fleet as builders
 from generator.builders.common import metadata
-from generator.cli.delivery import validate_check
+from generator.cli.main import main
+from generator.cli.options import Invocation
+from generator.commands.publish import PublishCommand
+from generator.commands.publish import publish as run_publish
 from generator.delivery import publish as publishing
 from generator.delivery.diff import ObjectDiff, TreeDiff
 from generator.errors import FindingsError, UsageError
@@ -568,7 +572,7 @@ def test_publish_result_of_a_publish_and_of_the_same_one_again(fleet: Path, remo
     source = repos.git(fleet.parent, "rev-parse", "HEAD")
     cache = fleet.parent / ".cache" / "validate"
     opts = publishing.PublishOptions(fleet, str(remote), "main")
-    first = publishing.publish(opts, validate_check(fleet, cache))
+    first = run_publish(PublishCommand(opts, cache))
     head = repos.git(remote, "rev-parse", "main")
     assert (first.commit, first.source, first.units, first.attempts, first.notes) == (
         head,
@@ -578,7 +582,7 @@ def test_publish_result_of_a_publish_and_of_the_same_one_again(fleet: Path, remo
         [NOTE_OTHER_REPOSITORY],
     )
     assert [f.code for f in first.findings] == ["CAP001"]
-    again = publishing.publish(opts, validate_check(fleet, cache))
+    again = run_publish(PublishCommand(opts, cache))
     assert (again.commit, again.source, again.units, again.attempts, again.notes) == (
         None,
         source,
@@ -596,9 +600,7 @@ def test_publish_result_after_the_remote_moved(
     """publish() itself: what it pushed, from which source, in how many attempts, and why."""
     source = repos.git(fleet.parent, "rev-parse", "HEAD")
     competitor(True)
-    result = publishing.publish(
-        publishing.PublishOptions(fleet, str(remote), "main"), validate_check(fleet, None)
-    )
+    result = run_publish(PublishCommand(publishing.PublishOptions(fleet, str(remote), "main")))
     head, competing = repos.git(remote, "rev-parse", "main", "main~1").splitlines()
     assert repos.log(remote, "main~1") == ["competing commit", "initial"]
     assert (result.commit, result.source, result.units, result.attempts) == (
@@ -613,9 +615,7 @@ def test_publish_result_after_the_remote_moved(
         f"the branch main moved to {competing[:12]} during the publish; rendering onto it again "
         "(attempt 2 of 4)",
     ]
-    again = publishing.publish(
-        publishing.PublishOptions(fleet, str(remote), "main"), validate_check(fleet, None)
-    )
+    again = run_publish(PublishCommand(publishing.PublishOptions(fleet, str(remote), "main")))
     assert (again.commit, again.source, again.units, again.attempts) == (None, source, [], 1)
     # Nothing pushed: still the note and the values' warnings (ml-team's NVIDIA quota is above
     # the pools: overcommit allowed).
@@ -1081,3 +1081,38 @@ def test_checkout_ignores_the_git_config_of_the_folder_it_is_started_in(
     head = repos.git(remote, "rev-parse", "main")
     assert publishing._checkout(str(remote), "main", dest) == dest
     assert repos.git(dest, "rev-parse", "HEAD") == head
+
+
+@pytest.fixture
+def kind_without_schema(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """An object of a kind no schema describes: kubeconform refuses it (K8S002), and the hint
+    names the command that lays out the schemas."""
+
+    def extra(view: FleetView) -> list[Component]:
+        team = next(t for t in view.teams if t.name == "ml-team")
+        obj: dict[str, Any] = {
+            "apiVersion": "widgets.example.com/v1",
+            "kind": "Widget",
+            "metadata": metadata("w", namespace="ml-team", sources=team.doc.sources),
+        }
+        return [
+            Component("team-ml-team", "extra/widget", [obj], origin=team.doc.anchor(("quota",)))
+        ]
+
+    monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, builders.of_view(extra)))
+    yield
+
+
+@pytest.mark.usefixtures("kind_without_schema")
+def test_publish_names_commands_as_the_user_runs_the_program(fleet: Path, remote: Path) -> None:
+    args = ["publish", "--values", str(fleet), "--repo", str(remote), "--branch", "main"]
+    result = CliRunner().invoke(
+        main, [*args, "--no-cache"], obj=Invocation(Program("python render.py"))
+    )
+    assert result.exit_code == 1
+    widgets = [line for line in result.stderr.splitlines() if " K8S002 Widget " in line]
+    assert len(widgets) == 2  # one per environment
+    for line in widgets:
+        assert line.endswith(
+            "generator/toolchain/gotools/schemas.lock.yaml and run `python render.py tools install`"
+        )

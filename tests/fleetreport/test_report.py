@@ -313,7 +313,7 @@ def test_cli_writes_html_or_markdown(small: Path, tmp_path: Path) -> None:
     code, out, _ = cli_streams("report", "--values", str(small), "--out", str(tmp_path / "r.md"))
     assert code == 0 and (tmp_path / "r.md").read_text().startswith("# Fleet report: small\n")
     code, out, _ = cli_streams(
-        "report", "--values", str(small), "--format", "markdown", "--env", "dev"
+        "report", "--values", str(small), "--output", "markdown", "--env", "dev"
     )
     assert code == 0 and "## Environment dev" in out and "## Environment prod" not in out
     assert "| b/s | nvidia → ascend (30 % on ascend) |" in out

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from generator import toolchain
+from generator import Program, toolchain
 from generator.builders.fleet import Build
 from generator.findings import CodeInfo, Finding, Location
 from generator.values.model import FleetView
@@ -56,6 +56,7 @@ class UnitView:
     # (kind, name) -> (where the object is: its values, else its committed file; its name
     # with the unit, for messages).
     find: Callable[[str | None, str | None], tuple[Location, str]]
+    program: Program  # how the user runs this program, for a hint that names a command
 
     @property
     def view(self) -> FleetView | None:

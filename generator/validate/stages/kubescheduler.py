@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from generator import command, toolchain
+from generator import Program, toolchain
 from generator.findings import CodeInfo, Finding, Location
 from generator.toolchain import ToolFailed
 from generator.validate.stages import Batch, UnitView, tool_salt
@@ -104,6 +104,7 @@ def findings(
     unit: Unit,
     result: dict[str, Any],
     committed: Callable[[str], Location],
+    program: Program,
 ) -> list[Finding]:
     """A finding per error; `committed(name)` locates a ConfigMap the values do not render."""
     out = []
@@ -129,7 +130,7 @@ def findings(
                     f"kube-scheduler {version} would refuse this {KIND}: {err['message']}",
                     loc,
                     path,
-                    _hint(fld, rendered),
+                    _hint(fld, rendered, program),
                 )
             )
     return out
@@ -151,7 +152,7 @@ def _locate(fleet: Doc, fld: str) -> tuple[Location, str]:
     return fleet.anchor(SETTINGS), json_path(SETTINGS)
 
 
-def _hint(fld: str, rendered: bool) -> str:
+def _hint(fld: str, rendered: bool, program: Program) -> str:
     if not rendered:
         return (
             "this ConfigMap is not in the values' render: fix or remove the committed file "
@@ -166,7 +167,7 @@ def _hint(fld: str, rendered: bool) -> str:
     if not fld:  # the decoder refused it: a field kube-scheduler does not know, or bad YAML
         return (
             "the committed config is not what the values render (a hand edit or an older "
-            f"render): re-render it with `{command('render')}`"
+            f"render): re-render it with `{program.command('render')}`"
         )
     return "set scheduling.kubeScheduler to what kube-scheduler accepts, then re-render"
 
@@ -186,7 +187,9 @@ class SchedulerStage:
     def findings(self, unit: UnitView, result: Any) -> list[Finding]:
         if not result:
             return []
-        return findings(unit.view, unit.unit, result, functools.partial(unit.at, "ConfigMap"))
+        return findings(
+            unit.view, unit.unit, result, functools.partial(unit.at, "ConfigMap"), unit.program
+        )
 
 
 STAGE = SchedulerStage()

@@ -24,8 +24,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from generator import command, toolchain
 from generator import kustomize as kustomize_build
+from generator import toolchain
 from generator.findings import CodeInfo, Finding, Location
 from generator.toolchain import ToolFailed, ToolTimeout
 from generator.validate.stages import Batch, UnitView, tool_salt
@@ -262,7 +262,7 @@ class BuildStage:
                         loc,
                         hint="every kind must have a schema: add its CRD to accel-gitops's "
                         "generator/toolchain/gotools/schemas.lock.yaml and run "
-                        f"`{command('tools install')}`",
+                        f"`{unit.program.command('tools install')}`",
                     )
                 )
             elif errors:

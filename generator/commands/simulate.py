@@ -1,0 +1,30 @@
+"""`simulate`'s core: the fleet on a local control plane with simulated nodes (its tools built
+first when missing)."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator import toolchain
+from generator.cluster import plane as fleet_plane
+from generator.commands import EnsureTools
+from generator.controlplane import launcher
+from generator.simulate import run as sim
+from generator.simulate.result import SimulationResult
+
+
+@dataclass(frozen=True)
+class SimulateOptions:
+    values_dir: Path
+    env: str | None = None  # None: every environment, in turn
+    keep: Path | None = None  # keep the control plane's data and logs here
+
+
+def simulate(opts: SimulateOptions, ensure: EnsureTools) -> SimulationResult:
+    def plane() -> contextlib.AbstractContextManager[launcher.ControlPlane]:
+        return fleet_plane.control_plane(keep_dir=opts.keep)
+
+    ensure("simulate", toolchain.CONTROL_PLANE)
+    return sim.simulate(opts.values_dir, opts.env, plane)

@@ -1,0 +1,81 @@
+"""`validate`'s core: the validate run on what is committed, then (--dry-run=server) every unit
+applied with dry-run on an API server, then the findings of a sum anchored at the values lines a
+change made (--changed-since); one result for the reporters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator import toolchain
+from generator.cluster import dryrun
+from generator.commands import EnsureTools
+from generator.delivery.changes import changed_lines
+from generator.findings import Finding, anchor_at_changes, sorted_findings
+from generator.validate.progress import Progress
+from generator.validate.run import ValidateOptions, ValidateResult
+from generator.validate.run import validate as run_validate
+
+
+@dataclass(frozen=True)
+class DryRun:
+    """Where --dry-run=server applies every unit: a throwaway local control plane (no
+    kubeconfig), or the cluster of `kubeconfig` (nothing changes there)."""
+
+    kubeconfig: Path | None = None
+    context: str | None = None
+
+    @property
+    def tools(self) -> tuple[str, ...]:
+        # A throwaway local control plane, or kubectl (its proxy reaches the user's cluster).
+        return toolchain.CONTROL_PLANE if self.kubeconfig is None else ("kubectl",)
+
+
+@dataclass(frozen=True)
+class ValidateCommand:
+    validate: ValidateOptions
+    dry_run: DryRun | None = None
+    changed_since: str | None = None  # a pull request's base: anchor sums at its changes
+
+
+@dataclass
+class ValidateOutcome:
+    result: ValidateResult
+    findings: list[Finding]  # validate's, the dry-run's, anchored at the changes: sorted
+    stats: dict[str, object]
+
+
+def stats(result: ValidateResult) -> dict[str, object]:
+    """The counts a validate report states (render --validate's too)."""
+    out: dict[str, object] = {
+        "units": result.units,
+        "objects": result.objects,
+        "cached units": result.cached_units,
+    }
+    if result.not_run:
+        out["not run"] = "; ".join(result.not_run)
+    return out
+
+
+def validate(cmd: ValidateCommand, progress: Progress, ensure: EnsureTools) -> ValidateOutcome:
+    opts = cmd.validate
+    # Read before the run: a ref that names no commit is a usage error, not a late surprise.
+    changed = changed_lines(opts.values_dir, cmd.changed_since) if cmd.changed_since else None
+    result = run_validate(opts, progress)
+    done = ValidateOutcome(result, list(result.findings), stats(result))
+    if cmd.dry_run is not None and not result.not_run:  # nothing to apply when not rendered
+        ensure("validate --dry-run=server", cmd.dry_run.tools)
+        dry = dryrun.dry_run(
+            opts.values_dir,
+            opts.env,
+            kubeconfig=cmd.dry_run.kubeconfig,
+            context=cmd.dry_run.context,
+        )
+        done.findings = sorted_findings(done.findings + dry.findings)
+        done.stats["dry-run objects"] = dry.objects
+        if dry.skipped:
+            done.stats["dry-run skipped"] = dry.skipped
+        result.timings.update({f"dry-run {k}": v for k, v in dry.timings.items()})
+    if changed is not None:
+        done.findings = sorted_findings(anchor_at_changes(done.findings, changed))
+    return done

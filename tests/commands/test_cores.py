@@ -1,0 +1,60 @@
+"""The cores of the commands: options in, a result out, nothing printed; the usage errors a core
+finds in its options are raised, not printed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator import Program
+from generator.commands.diff import DiffOptions, diff
+from generator.commands.validate import DryRun, ValidateCommand, validate
+from generator.errors import UsageError
+from generator.validate.run import ValidateOptions
+from generator.validate.progress import Progress
+from tests.fixtures import render_committed, two_teams
+
+
+@pytest.mark.parametrize(
+    ("opts", "message"),
+    [
+        (
+            DiffOptions(Path("values"), ("staging", "prod"), base="main"),
+            "give either two environments or --base REF, not both",
+        ),
+        (
+            DiffOptions(Path("values"), ("staging", "prod"), env="prod"),
+            "--env goes with --base; two environments are compared whole",
+        ),
+        (DiffOptions(Path("values")), "give two environments (diff staging prod) or --base REF"),
+        (
+            DiffOptions(Path("values"), ("prod",)),
+            "give two environments (diff staging prod) or --base REF",
+        ),
+    ],
+)
+def test_diff_refuses_what_its_options_do_not_say(opts: DiffOptions, message: str) -> None:
+    with pytest.raises(UsageError) as info:
+        diff(opts)
+    assert str(info.value) == message
+
+
+def test_validate_returns_its_result_and_prints_nothing(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    values = two_teams(tmp_path)
+    assert render_committed(values) == 0
+    capfd.readouterr()
+    asked: list[tuple[str, tuple[str, ...]]] = []
+    opts = ValidateOptions(values, "prod", drift=False, program=Program("python render.py"))
+    done = validate(ValidateCommand(opts), Progress(None), lambda *a: asked.append(a))
+    assert capfd.readouterr() == ("", "")
+    assert asked == []  # no dry-run: no tools to build
+    assert done.stats == {"units": 6, "objects": done.result.objects, "cached units": 0}
+    assert [f.code for f in done.findings] == ["CAP001"]
+
+
+def test_a_dry_run_on_a_cluster_needs_kubectl_a_local_one_a_control_plane() -> None:
+    assert DryRun(Path("kubeconfig")).tools == ("kubectl",)
+    assert {"etcd", "kube-apiserver", "kubectl"} <= set(DryRun().tools)
