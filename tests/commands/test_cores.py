@@ -11,8 +11,8 @@ from generator import Program
 from generator.commands.diff import DiffOptions, diff
 from generator.commands.validate import DryRun, ValidateCommand, validate
 from generator.errors import UsageError
-from generator.validate.run import ValidateOptions
 from generator.validate.progress import Progress
+from generator.validate.run import ValidateOptions
 from tests.fixtures import render_committed, two_teams
 
 
