@@ -20,11 +20,11 @@ from typing import Any
 
 import yaml
 
-from generator import toolchain
 from generator.errors import GeneratorError
 from generator.findings import CodeInfo, Finding, Location
 from generator.render.layout import unit_folder
-from generator.toolchain import ToolFailed
+from generator.toolchain import process
+from generator.toolchain.errors import ToolFailed
 from generator.vocab.units import Unit
 
 KUSTOMIZE_TIMEOUT = 300.0
@@ -131,9 +131,7 @@ def kustomize(
         if stop is not None and stop.is_set():
             return path, {"ok": False, "output": "", "error": "cancelled"}
         try:
-            proc = toolchain.run(
-                "kustomize", ["build", str(root / path)], timeout=KUSTOMIZE_TIMEOUT
-            )
+            proc = process.run("kustomize", ["build", str(root / path)], timeout=KUSTOMIZE_TIMEOUT)
         except ToolFailed as exc:
             # cobra prints "Error: " before the message the kbuild helper reports as it is.
             error = exc.stderr.decode("utf-8", "replace").strip().removeprefix("Error: ")

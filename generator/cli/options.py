@@ -17,10 +17,12 @@ from typing import Any, TypeVar
 
 import click
 
-from generator import CONSOLE, Program, toolchain
+from generator import CONSOLE, Program
 from generator.errors import FindingsError, GeneratorError
 from generator.findings import Finding
 from generator.reporters import findings as reporter
+from generator.toolchain import install as tool_install
+from generator.toolchain import registry
 
 F = TypeVar("F", bound=Callable[..., int])
 
@@ -118,19 +120,19 @@ def output_option(help: str = "Report format.") -> Callable[[F], F]:
     )
 
 
-def ensure_control_plane(command: str, needed: tuple[str, ...] = toolchain.CONTROL_PLANE) -> None:
+def ensure_control_plane(command: str, needed: tuple[str, ...] = registry.CONTROL_PLANE) -> None:
     """Build the control-plane tools a command needs before its first use, saying what and why
     on stderr."""
-    absent = toolchain.missing(needed)
+    absent = registry.missing(needed)
     if not absent:
         return
-    install = toolchain.install_command(invocation().program, toolchain.CONTROL_PLANE_TARGET)
+    install = registry.install_command(invocation().program, registry.CONTROL_PLANE_TARGET)
     click.echo(
         f"{command}: building {', '.join(absent)} first (`{install}`, from the pinned Go "
         f"modules): {command} runs the real Kubernetes control plane, which `tools install` does "
         "not build by default; a cold build takes several minutes, once.",
         err=True,
     )
-    toolchain.build_missing(
-        needed, toolchain.CONTROL_PLANE_TARGET, say=lambda line: click.echo(line, err=True)
+    tool_install.build_missing(
+        needed, registry.CONTROL_PLANE_TARGET, say=lambda line: click.echo(line, err=True)
     )

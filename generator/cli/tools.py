@@ -8,7 +8,6 @@ from pathlib import Path
 
 import click
 
-from generator import toolchain
 from generator.cli.options import (
     EXIT_ERROR,
     EXIT_OK,
@@ -18,6 +17,10 @@ from generator.cli.options import (
 from generator.errors import GeneratorError
 from generator.reporters.doctor import chart_lines, doctor_lines
 from generator.reporters.rules import rules_table
+from generator.toolchain import doctor as tool_doctor
+from generator.toolchain import install as tool_install
+from generator.toolchain import registry
+from generator.toolchain import schemas as tool_schemas
 from generator.values import schema as values_schema
 from generator.vocab import addons
 
@@ -65,14 +68,14 @@ def rules() -> int:
 @guarded
 def doctor() -> int:
     """List the external tools: version, where each came from, how to install a missing one."""
-    schemas = toolchain.tools_dir() / "schemas"
+    schemas = registry.tools_dir() / "schemas"
     program = invocation().program
     lines, ok = doctor_lines(
-        toolchain.doctor(program),
-        toolchain.k8s_schema_versions(),
+        tool_doctor.doctor(program),
+        tool_schemas.k8s_schema_versions(),
         (schemas / "crds" / "index.json").is_file(),
         schemas,
-        toolchain.install_command(program),
+        registry.install_command(program),
     )
     for line in [*lines, *chart_lines(addons.ADDONS)]:
         click.echo(line)
@@ -106,10 +109,10 @@ def install(only: str, jobs: int) -> int:
     each step is skipped while its inputs' content is unchanged."""
     names = [n.strip() for n in only.split(",") if n.strip()]
     try:
-        steps = toolchain.install_steps(names)
+        steps = tool_install.resolve(names)
     except ValueError as exc:
         raise GeneratorError(str(exc)) from None
-    built = toolchain.install_tools(steps, jobs=jobs, say=lambda line: click.echo(line, err=True))
+    built = tool_install.install(steps, jobs=jobs, say=lambda line: click.echo(line, err=True))
     fresh = len(steps) - len(built)
-    click.echo(f"tools: {len(built)} built, {fresh} already up to date, in {toolchain.tools_dir()}")
+    click.echo(f"tools: {len(built)} built, {fresh} already up to date, in {registry.tools_dir()}")
     return EXIT_OK

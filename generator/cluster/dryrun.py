@@ -20,7 +20,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator import toolchain
 from generator.cluster.plane import reset
 from generator.cluster.units import BuiltUnit, build, version_location
 from generator.controlplane import target
@@ -33,6 +32,7 @@ from generator.findings import CodeInfo, Finding, Location, Severity, sorted_fin
 from generator.policy.manifest import describe, origin
 from generator.policy.placement import pod_templates
 from generator.render.stage import Checked, load_and_check
+from generator.toolchain import registry
 from generator.values.model import Values
 from generator.vocab.api import CORE
 from generator.vocab.kube import SYSTEM_NAMESPACES
@@ -61,7 +61,7 @@ class DryRunResult:
 
 def control_plane_minor() -> str:
     """The Kubernetes minor of the pinned control plane (gotools/controlplane), e.g. '1.36'."""
-    pinned = toolchain.TOOLS["kube-apiserver"].pinned
+    pinned = registry.TOOLS["kube-apiserver"].pinned
     major, minor = pinned.removeprefix("v").split(".")[:2]
     return f"{major}.{minor}"
 

@@ -7,12 +7,12 @@ import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator import toolchain
 from generator.cluster import plane as fleet_plane
 from generator.commands import EnsureTools
 from generator.controlplane import launcher
 from generator.simulate import run as sim
 from generator.simulate.result import SimulationResult
+from generator.toolchain import registry
 
 
 @dataclass(frozen=True)
@@ -26,5 +26,5 @@ def simulate(opts: SimulateOptions, ensure: EnsureTools) -> SimulationResult:
     def plane() -> contextlib.AbstractContextManager[launcher.ControlPlane]:
         return fleet_plane.control_plane(keep_dir=opts.keep)
 
-    ensure("simulate", toolchain.CONTROL_PLANE)
+    ensure("simulate", registry.CONTROL_PLANE)
     return sim.simulate(opts.values_dir, opts.env, plane)

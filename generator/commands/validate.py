@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator import toolchain
 from generator.cluster import dryrun
 from generator.commands import EnsureTools
 from generator.delivery.changes import changed_lines
 from generator.findings import Finding, anchor_at_changes, sorted_findings
+from generator.toolchain import registry
 from generator.validate.progress import Progress
 from generator.validate.run import ValidateOptions, ValidateResult
 from generator.validate.run import validate as run_validate
@@ -28,7 +28,7 @@ class DryRun:
     @property
     def tools(self) -> tuple[str, ...]:
         # A throwaway local control plane, or kubectl (its proxy reaches the user's cluster).
-        return toolchain.CONTROL_PLANE if self.kubeconfig is None else ("kubectl",)
+        return registry.CONTROL_PLANE if self.kubeconfig is None else ("kubectl",)
 
 
 @dataclass(frozen=True)

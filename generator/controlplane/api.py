@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.toolchain import ToolError
+from generator.toolchain.errors import ToolError
 from generator.vocab.api import CORE
 from generator.vocab.objects import Obj
 

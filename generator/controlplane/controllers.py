@@ -45,7 +45,6 @@ from typing import Any
 
 import yaml
 
-from generator import toolchain
 from generator.controlplane.api import ApiClient, Obj
 from generator.controlplane.launcher import (
     READY_TIMEOUT,
@@ -57,6 +56,7 @@ from generator.controlplane.launcher import (
     _wait,
     sim_labelled,
 )
+from generator.toolchain import process as tool_process
 from generator.vocab.api import ADMISSION, APIEXTENSIONS, CORE, DISCOVERY
 from generator.vocab.kube import SERVICE_NAME_LABEL, SIM_LABEL
 
@@ -371,7 +371,7 @@ def use_controller(plane: ControlPlane, service: str, setup: ControllerSetup | N
         # Unhooked first: with failurePolicy Fail, a webhook whose server is gone refuses the
         # objects it covers.
         _unhook(api, old)
-        toolchain.terminate(running, STOP_GRACE)
+        tool_process.terminate(running, STOP_GRACE)
         plane.services.remove(running)
         running = None
     if setup is None:
@@ -410,7 +410,7 @@ def use_controller(plane: ControlPlane, service: str, setup: ControllerSetup | N
         cert_dir=str(seen) if shape.cert_dir_field else None,
     )
     conf.write_text(yaml.safe_dump(doc, sort_keys=False))
-    process = toolchain.spawn(
+    process = tool_process.spawn(
         service,
         [f"--config={conf}", *setup.args],
         # TMPDIR: controller-runtime's default certificate folder is under it (webhook/server.go

@@ -13,10 +13,10 @@ import json
 
 import yaml
 
-from generator import toolchain
 from generator.controlplane.api import Obj, served_kind
 from generator.controlplane.sources import nfd_crd_file
-from generator.toolchain import ToolMissing
+from generator.toolchain import errors, registry
+from generator.toolchain.errors import ToolMissing
 
 
 def nfd_crds() -> list[Obj]:
@@ -26,9 +26,9 @@ def nfd_crds() -> list[Obj]:
 
 def pinned_crds() -> list[Obj]:
     """Every pinned CRD, NFD's at nfd-master's version; sorted by name."""
-    folder = toolchain.crd_manifests_dir()
+    folder = registry.crd_manifests_dir()
     if not folder.is_dir():
-        raise ToolMissing("CRD manifests", toolchain.Install(), [str(folder)])
+        raise ToolMissing("CRD manifests", errors.Install(), [str(folder)])
     crds = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in folder.glob("*.json")}
     for crd in nfd_crds():
         crds[str(crd["metadata"]["name"])] = crd

@@ -35,11 +35,12 @@ from typing import Any
 
 import yaml
 
-from generator import toolchain
 from generator.controlplane.api import ApiClient, ApiError
 from generator.controlplane.crds import nfd_crds
 from generator.controlplane.sources import kwok_stages
-from generator.toolchain import Service, ToolError
+from generator.toolchain import errors, process
+from generator.toolchain.errors import ToolError
+from generator.toolchain.process import Service
 from generator.vocab.api import CORE
 from generator.vocab.kube import (
     ARCH_LABEL,
@@ -126,7 +127,7 @@ class ControlPlane:
         if config == self.scheduler_config:
             return
         old = next(s for s in self.services if s.name == "kube-scheduler")
-        toolchain.terminate(old, STOP_GRACE)
+        process.terminate(old, STOP_GRACE)
         new = _spawn_scheduler(self.workdir, self.kubeconfig, self.scheduler_port, config)
         self.services[self.services.index(old)] = new
         self.scheduler_config = config
@@ -148,7 +149,7 @@ class ControlPlane:
         if not self.nfd or (args, conf) == (self.nfd_args, self.nfd_conf):
             return
         old = next(s for s in self.services if s.name == "nfd-master")
-        toolchain.terminate(old, STOP_GRACE)
+        process.terminate(old, STOP_GRACE)
         self.services.remove(old)
         self.nfd_args, self.nfd_conf = args, conf
         service, self.nfd_metrics = _spawn_nfd(
@@ -171,7 +172,7 @@ class ControlPlane:
             return
         old = next((s for s in self.services if s.name == SECOND_SCHEDULER), None)
         if old is not None:
-            toolchain.terminate(old, STOP_GRACE)
+            process.terminate(old, STOP_GRACE)
             self.services.remove(old)
         self.second_scheduler = config
         if config is None:
@@ -190,7 +191,7 @@ class ControlPlane:
         for svc in self.services:
             try:
                 svc.check()
-            except toolchain.ToolExited as exc:
+            except errors.ToolExited as exc:
                 raise ControlPlaneError(f"control plane component {svc.name} died: {exc}") from exc
 
     def logs(self) -> Path:
@@ -212,7 +213,7 @@ def _wait(
         for svc in services:
             try:
                 svc.check()
-            except toolchain.ToolExited as exc:
+            except errors.ToolExited as exc:
                 raise ControlPlaneError(f"{what}: {svc.name} exited: {exc.log_tail}") from exc
         try:
             if ready():
@@ -305,7 +306,7 @@ def local_control_plane(
         def stop_all() -> None:
             # Reverse start order: clients first, etcd last.
             for svc in reversed(services):
-                toolchain.terminate(svc, STOP_GRACE)
+                process.terminate(svc, STOP_GRACE)
 
         stack.callback(stop_all)
         plane = _start(workdir, services, nfd_namespace or "")
@@ -320,7 +321,7 @@ def _start(workdir: Path, services: list[Service], nfd_namespace: str) -> Contro
     certs.mkdir(exist_ok=True)
     # Service-account signing key (ECDSA P-256): the apiserver signs pod tokens with it.
     sa_key = workdir / "sa.key"
-    toolchain.run(
+    process.run(
         "openssl",
         ["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", str(sa_key)],
         timeout=60,
@@ -333,7 +334,7 @@ def _start(workdir: Path, services: list[Service], nfd_namespace: str) -> Contro
     etcd_port, peer_port, api_port = _free_port(), _free_port(), _free_port()
     etcd_url = f"http://127.0.0.1:{etcd_port}"
     services.append(
-        toolchain.spawn(
+        process.spawn(
             "etcd",
             [
                 "--name=accel",
@@ -354,7 +355,7 @@ def _start(workdir: Path, services: list[Service], nfd_namespace: str) -> Contro
 
     server = f"https://127.0.0.1:{api_port}"
     services.append(
-        toolchain.spawn(
+        process.spawn(
             "kube-apiserver",
             [
                 f"--etcd-servers={etcd_url}",
@@ -393,7 +394,7 @@ def _start(workdir: Path, services: list[Service], nfd_namespace: str) -> Contro
 
     kcm_port, sched_port = _free_port(), _free_port()
     services.append(
-        toolchain.spawn(
+        process.spawn(
             "kube-controller-manager",
             [
                 kc,
@@ -418,7 +419,7 @@ def _start(workdir: Path, services: list[Service], nfd_namespace: str) -> Contro
     stages = workdir / "kwok-stages.yaml"
     stages.write_text(kwok_stages())
     services.append(
-        toolchain.spawn(
+        process.spawn(
             "kwok",
             [
                 kc,
@@ -499,7 +500,7 @@ def _spawn_scheduler(
         path = workdir / f"{name}-config.yaml"
         path.write_text(yaml.safe_dump(doc, sort_keys=False))
         args.append(f"--config={path}")
-    return toolchain.spawn("kube-scheduler", args, log=workdir / "logs" / f"{name}.log")
+    return process.spawn("kube-scheduler", args, log=workdir / "logs" / f"{name}.log")
 
 
 def _scheduler_ready(port: int) -> bool:
@@ -520,7 +521,7 @@ def _spawn_nfd(plane: ControlPlane, kc: str, services: list[Service]) -> tuple[S
     port = _free_port()
     conf = plane.workdir / "nfd-master.conf"
     conf.write_text(plane.nfd_conf)
-    service = toolchain.spawn(
+    service = process.spawn(
         "nfd-master",
         [kc, f"-port={port}", *plane.nfd_args, f"-config={conf}"],
         env={"NODE_NAME": CONTROL_PLANE_NODE, "KUBERNETES_NAMESPACE": plane.nfd_namespace},

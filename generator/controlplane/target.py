@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator import toolchain
 from generator.controlplane.api import ApiClient, ApiError
 from generator.controlplane.launcher import ControlPlane, local_control_plane
-from generator.toolchain import ToolError
+from generator.toolchain import process
+from generator.toolchain.errors import ToolError
 
 PROXY_TIMEOUT = 30.0
 _SERVING = re.compile(r"Starting to serve on 127\.0\.0\.1:(\d+)")
@@ -68,8 +68,8 @@ def kubeconfig(path: Path, context: str | None = None) -> Iterator[Target]:
         args = ["proxy", f"--kubeconfig={path}", "--port=0", "--address=127.0.0.1"]
         if context:
             args.append(f"--context={context}")
-        proxy = toolchain.spawn("kubectl", args, log=log_dir / "kubectl-proxy.log")
-        stack.callback(toolchain.terminate, proxy, 5.0)
+        proxy = process.spawn("kubectl", args, log=log_dir / "kubectl-proxy.log")
+        stack.callback(process.terminate, proxy, 5.0)
         deadline = time.monotonic() + PROXY_TIMEOUT
         port = ""
         while not port:

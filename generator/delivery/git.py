@@ -14,8 +14,8 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from generator import toolchain
 from generator.errors import GeneratorError, UsageError
+from generator.toolchain import process
 
 GIT_TIMEOUT = 300.0
 
@@ -44,7 +44,7 @@ def git(
     args: Sequence[str], cwd: Path, *, check: bool = True, input: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     """git `args` in `cwd` (through toolchain.run), its output as text."""
-    raw = toolchain.run(
+    raw = process.run(
         "git",
         args,
         timeout=GIT_TIMEOUT,
@@ -118,7 +118,7 @@ class BlobTree(Mapping[str, str]):
     def __init__(self, repo: Path, ids: Mapping[str, str]) -> None:
         self.ids = dict(ids)
         self._texts: dict[str, str] = {}
-        self._proc = toolchain.popen(
+        self._proc = process.popen(
             "git", ["cat-file", "--batch"], stderr=subprocess.DEVNULL, cwd=repo, env=_env()
         )
 

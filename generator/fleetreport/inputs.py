@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from generator import toolchain
+from generator.toolchain import errors, gobuild, process
 
 # Python packages that shape the page (the generator itself, its templates and its charts).
 PACKAGES = (("accel-gitops", "accel-gitops"), ("Jinja2", "jinja2"), ("Matplotlib", "matplotlib"))
@@ -37,8 +37,8 @@ class Inputs:
 
 def _git(values_dir: Path, *args: str) -> str | None:
     try:
-        proc = toolchain.run("git", ["-C", str(values_dir), *args], timeout=30, check=False)
-    except toolchain.ToolError:
+        proc = process.run("git", ["-C", str(values_dir), *args], timeout=30, check=False)
+    except errors.ToolError:
         return None
     return proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else None
 
@@ -51,8 +51,8 @@ def tool_versions() -> tuple[tuple[str, str], ...]:
         except metadata.PackageNotFoundError:
             out.append((name, "not installed as a package"))
     try:
-        out.append(("git", toolchain.version("git")))
-    except toolchain.ToolError:
+        out.append(("git", gobuild.version("git")))
+    except errors.ToolError:
         out.append(("git", "missing"))
     return tuple(out)
 

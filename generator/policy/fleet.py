@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from generator import toolchain
 from generator.builders import argocd
 from generator.builders.monitoring.sources import MonitoringError
 from generator.builders.node_config import device_twins
@@ -15,6 +14,7 @@ from generator.findings import Finding, Location, Severity, did_you_mean
 from generator.policy.capacity import pool_lines, quota_line, quota_totals
 from generator.policy.checks import EITHER, WARNING, Check
 from generator.policy.context import Context
+from generator.toolchain import schemas
 from generator.values.model import FleetView, Team, Vendor
 from generator.values.yamlio import json_path
 from generator.vocab.labels import VENDOR_LABEL
@@ -482,11 +482,11 @@ def _same_object_hint(of_vendor: bool, of_team: bool) -> str:
 # does not exist. (Whether a control plane of that minor can be started is another matter.)
 def kubernetes_version(ctx: Context) -> Iterable[Finding]:
     view = ctx.view
-    versions = toolchain.k8s_schema_versions()
+    versions = schemas.k8s_schema_versions()
     if not versions:
         return  # no schemas laid out: validate stops with the install command (exit 2)
     wanted = view.fleet.kubernetes_version
-    if toolchain.kubeconform_kubernetes_version(wanted) in versions:
+    if schemas.kubeconform_kubernetes_version(wanted) in versions:
         return
     lo, hi = (v.removesuffix(".0") for v in (versions[0], versions[-1]))
     loc, path = view.fleet.doc.locate(("kubernetesVersion",)), "$.kubernetesVersion"

@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from generator import toolchain
 from generator.findings import Finding, Location, Place, Severity
+from generator.toolchain import schemas
 from generator.values.filecache import MARSHAL_FORMAT, Entries, code_digest
 from generator.values.merge import Doc
 from generator.values.model import FleetView
@@ -36,7 +36,7 @@ def salt() -> str:
     """What checks read besides the view: the code and the libraries it runs
     (filecache.code_digest), and the Kubernetes versions whose schemas the tools folder has
     laid out (VER001)."""
-    return "\0".join([code_digest(), *toolchain.k8s_schema_versions()])
+    return "\0".join([code_digest(), *schemas.k8s_schema_versions()])
 
 
 _PLAIN = frozenset({str, int, float, bool, type(None)})

@@ -11,8 +11,8 @@ from typing import Any
 
 import yaml
 
-from generator import toolchain
 from generator.errors import UsageError
+from generator.toolchain import process
 from generator.toolchain.modules import module_dir
 from generator.vocab import addons, labels
 
@@ -106,7 +106,7 @@ def _helm_template(
         "-",
     ]
     text = yaml.safe_dump(values, sort_keys=True).encode()
-    proc = toolchain.run("helm", args, timeout=HELM_TIMEOUT, input=text)
+    proc = process.run("helm", args, timeout=HELM_TIMEOUT, input=text)
     return proc.stdout.decode("utf-8", "replace")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator.toolchain import ToolStatus
+from generator.toolchain.doctor import ToolStatus
 from generator.vocab.addons import Addon
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from generator import CONSOLE, Program, __version__, toolchain
+from generator import CONSOLE, Program, __version__
 from generator.builders.fleet import Build, build_values
 from generator.errors import FindingsError, UsageError
 from generator.findings import (
@@ -48,6 +48,8 @@ from generator.render.dumpcache import DumpCache
 from generator.render.layout import Rendered, render_tree, unit_folder
 from generator.render.stage import check_values, load_values, recover_output, sub
 from generator.render.writer import OUTPUT_DIRS, read_tree
+from generator.toolchain import registry as tool_registry
+from generator.toolchain import schemas
 from generator.validate import drift, shard
 from generator.validate.cache import Cache, UnitInputs, unit_key
 from generator.validate.progress import Progress
@@ -116,7 +118,7 @@ def _salt(kubernetes_version: str, engine: str, stages: list[Stage]) -> str:
     """What, besides the unit's files, decides the stages' verdicts."""
     parts = [__version__, kubernetes_version, engine]
     parts += [f"{stage.name}: {stage.salt(engine)}" for stage in stages]
-    index = toolchain.tools_dir() / "schemas" / "crds" / "index.json"
+    index = tool_registry.tools_dir() / "schemas" / "crds" / "index.json"
     parts.append(index.read_text(encoding="utf-8") if index.is_file() else "")
     return "\n".join(parts)
 
@@ -435,9 +437,9 @@ def _kubernetes_versions(values_dir: Path) -> tuple[str, dict[str, str]]:
     try:
         fleet = yaml.safe_load((values_dir / "fleet.yaml").read_text(encoding="utf-8"))
         version = str(fleet["kubernetesVersion"])
-        toolchain.kubeconform_kubernetes_version(version)
+        schemas.kubeconform_kubernetes_version(version)
     except (OSError, yaml.YAMLError, TypeError, KeyError, ValueError):
-        versions = toolchain.k8s_schema_versions()
+        versions = schemas.k8s_schema_versions()
         version = versions[-1] if versions else "1.33"
     clusters: dict[str, str] = {}
     for path in sorted((values_dir / "environments").glob("*.yaml")):
@@ -449,7 +451,7 @@ def _kubernetes_versions(values_dir: Path) -> tuple[str, dict[str, str]]:
         for name, raw in items:
             try:
                 own = str(raw["kubernetesVersion"])
-                toolchain.kubeconform_kubernetes_version(own)
+                schemas.kubeconform_kubernetes_version(own)
             except (TypeError, KeyError, ValueError):
                 continue
             clusters[layer_key(path.stem, str(name))] = own

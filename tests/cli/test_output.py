@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 import pytest
 
-from generator import toolchain
 from generator.cli.main import COMMANDS, Commands
+from generator.toolchain import registry as tool_registry
 from tests.fixtures import cli_streams, invoke, two_teams
 
 FINDINGS_FORMATS = ["github", "json", "junit", "text"]
@@ -37,7 +37,7 @@ def test_no_command_takes_a_format_flag_in_its_help() -> None:
 def broken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Values whose quota is not a number: simulate and preflight report it without starting
     or reading a cluster (their tools taken as built)."""
-    monkeypatch.setattr(toolchain, "missing", lambda names: [])
+    monkeypatch.setattr(tool_registry, "missing", lambda names: [])
     values = two_teams(tmp_path)
     (values / "teams/ml-team.yaml").write_text("quota:\n  nvidia: many\n")
     return values

@@ -319,9 +319,9 @@ def test_a_pod_that_fits_the_pool_of_its_model_passes(tmp_path: Path) -> None:
 def test_a_kubernetes_version_without_schemas_is_one_finding_at_its_line(
     tmp_path: Path, version: str
 ) -> None:
-    from generator import toolchain
+    from generator.toolchain import schemas
 
-    versions = toolchain.k8s_schema_versions()
+    versions = schemas.k8s_schema_versions()
     lo, hi = versions[0].removesuffix(".0"), versions[-1].removesuffix(".0")
     assert (lo, hi) == ("1.25", "1.37")  # the pinned kubernetes-validate's schema sets
     values = tree(tmp_path, {"fleet.yaml": FLEET.replace('"1.33"', f'"{version}"')})

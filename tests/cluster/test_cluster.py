@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 import yaml
 
-from generator import toolchain
 from generator.builders import fleet as builders
 from generator.builders.common import metadata
 from generator.cluster import dryrun
@@ -30,6 +29,8 @@ from generator.findings import Finding, Severity
 from generator.policy import registry
 from generator.reporters import simulation as simreport
 from generator.simulate.run import SimulationResult, simulate
+from generator.toolchain import process
+from generator.toolchain import registry as tool_registry
 from generator.values import loader as values_loader
 from generator.values.model import FleetView
 from generator.vocab.units import Component
@@ -88,11 +89,11 @@ def where(findings: list[Finding], code: str) -> set[str]:
 
 def test_control_plane_runs_the_pinned_kubernetes(control_plane: ControlPlane) -> None:
     # The real kubectl, with the kubeconfig the launcher wrote: token auth and the CA it trusts.
-    out = toolchain.run(
+    out = process.run(
         "kubectl", [f"--kubeconfig={control_plane.kubeconfig}", "version", "-o", "json"], timeout=60
     ).stdout
     version = json.loads(out)["serverVersion"]
-    assert version["gitVersion"] == toolchain.TOOLS["kube-apiserver"].pinned
+    assert version["gitVersion"] == tool_registry.TOOLS["kube-apiserver"].pinned
     assert (version["major"], version["minor"]) == ("1", dryrun.control_plane_minor().split(".")[1])
     names = {s.name for s in control_plane.services}
     assert names == {

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from generator import toolchain
 from generator.policy.registry import CHECKS as REGISTRY
+from generator.toolchain import schemas as tool_schemas
 from tests.fixtures import (
     AMD_MI250X,
     ASCEND_910B,
@@ -56,7 +56,7 @@ NAME008_HINT = (
 @pytest.fixture(autouse=True)
 def schema_versions(monkeypatch: pytest.MonkeyPatch) -> None:
     """VER001 reads the schema sets laid out under .tools; every test here sees the same ones."""
-    monkeypatch.setattr(toolchain, "k8s_schema_versions", lambda: list(SCHEMA_VERSIONS))
+    monkeypatch.setattr(tool_schemas, "k8s_schema_versions", lambda: list(SCHEMA_VERSIONS))
 
 
 def of_code(values_dir: Path, code: str) -> list[str]:

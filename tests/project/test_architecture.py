@@ -20,9 +20,6 @@ from tests.fixtures import ROOT
 
 PACKAGE = ROOT / "generator"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
-# TODO(issue 40): generator/toolchain/__init__.py still re-exports its submodules; every caller
-# moves to the submodules with the cluster package's split.
-PENDING_INITS = {"generator/toolchain/__init__.py"}
 
 
 def contract_layers() -> list[str]:
@@ -149,7 +146,6 @@ def test_no_package_init_re_exports_its_submodules() -> None:
     found = [
         f"{path.relative_to(ROOT)}:{line}"
         for path in sorted(PACKAGE.rglob("__init__.py"))
-        if str(path.relative_to(ROOT)) not in PENDING_INITS
         for line in own_imports(
             ".".join(path.parent.relative_to(ROOT).parts), path.read_text(encoding="utf-8")
         )

@@ -16,8 +16,9 @@ from typing import Any
 
 import yaml
 
-from generator import toolchain
 from generator.delivery import fleetinit
+from generator.toolchain import registry
+from generator.toolchain.doctor import doctor
 from tests.fixtures import ROOT, actionlint, unpinned, workflow_uses
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yaml"))
@@ -253,11 +254,11 @@ def test_a_restored_cache_with_old_file_times_is_not_rebuilt(tmp_path: Path) -> 
 
 
 def test_actionlint_pin_matches_its_go_module() -> None:
-    pinned = toolchain.TOOLS["actionlint"]
-    gomod = (toolchain.GOTOOLS / "actionlint" / "go.mod").read_text()
+    pinned = registry.TOOLS["actionlint"]
+    gomod = (registry.GOTOOLS / "actionlint" / "go.mod").read_text()
     assert re.search(
         rf"^\s+{re.escape(str(pinned.go_module))} {re.escape(pinned.pinned)}\b", gomod, re.M
     )
     assert "tool github.com/rhysd/actionlint/cmd/actionlint" in gomod
-    status = {s.name: s for s in toolchain.doctor()}["actionlint"]
+    status = {s.name: s for s in doctor.doctor()}["actionlint"]
     assert status.ok and status.version == pinned.pinned

@@ -10,14 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from generator import toolchain
-from generator.toolchain import install, registry
+from generator.toolchain import errors, install, registry
+from generator.toolchain import install as tool_install
+from generator.toolchain import registry as tool_registry
+from generator.toolchain.doctor import doctor
 from tests.fixtures import cli, tree
 
 
 def tools_without(tmp_path: Path, absent: set[str]) -> Path:
     """A tools dir with every built tool but `absent` (links to the real ones) and the schemas."""
-    real = toolchain.tools_dir()
+    real = tool_registry.tools_dir()
     tools = tmp_path / "tools"
     (tools / "bin").mkdir(parents=True)
     for binary in (real / "bin").iterdir():
@@ -30,16 +32,16 @@ def tools_without(tmp_path: Path, absent: set[str]) -> Path:
 def test_nothing_is_built_when_the_control_plane_is_there(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(tools_without(tmp_path, set())))
-    assert toolchain.missing(toolchain.CONTROL_PLANE) == []
-    assert toolchain.build_missing(toolchain.CONTROL_PLANE, "no-such-set") == []
+    monkeypatch.setenv(tool_registry.ENV_TOOLS_DIR, str(tools_without(tmp_path, set())))
+    assert tool_registry.missing(tool_registry.CONTROL_PLANE) == []
+    assert tool_install.build_missing(tool_registry.CONTROL_PLANE, "no-such-set") == []
 
 
 def test_simulate_builds_a_missing_part_of_the_control_plane_saying_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The build fails here (no Go on PATH), so the test shows what is said and tried, fast.
-    monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(tools_without(tmp_path, {"kwok", "etcd"})))
+    monkeypatch.setenv(tool_registry.ENV_TOOLS_DIR, str(tools_without(tmp_path, {"kwok", "etcd"})))
     monkeypatch.setenv("PATH", "")
     monkeypatch.setattr(registry, "_EXTRA_LOCATIONS", {})
     values = tree(tmp_path)
@@ -55,7 +57,7 @@ def test_simulate_builds_a_missing_part_of_the_control_plane_saying_so(
 def test_dry_run_on_a_users_cluster_needs_only_kubectl(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(tools_without(tmp_path, {"kwok"})))
+    monkeypatch.setenv(tool_registry.ENV_TOOLS_DIR, str(tools_without(tmp_path, {"kwok"})))
     values = tree(tmp_path)
     assert cli("render", "--values", str(values))[0] == 0
     kubeconfig = tmp_path / "kubeconfig"
@@ -71,8 +73,8 @@ def test_doctor_after_make_demo_says_what_is_not_built_yet_and_passes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # What `make demo` leaves: every validate tool, no control plane, no test-only tools.
-    unbuilt = {*toolchain.CONTROL_PLANE, *toolchain.DEV_TOOLS}
-    monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(tools_without(tmp_path, unbuilt)))
+    unbuilt = {*tool_registry.CONTROL_PLANE, *tool_registry.DEV_TOOLS}
+    monkeypatch.setenv(tool_registry.ENV_TOOLS_DIR, str(tools_without(tmp_path, unbuilt)))
     code, out = cli("doctor")
     assert code == 0, out
     assert re.search(
@@ -91,7 +93,7 @@ def test_doctor_after_make_demo_says_what_is_not_built_yet_and_passes(
 def test_doctor_fails_when_a_tool_validate_runs_is_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(tools_without(tmp_path, {"kueuecheck"})))
+    monkeypatch.setenv(tool_registry.ENV_TOOLS_DIR, str(tools_without(tmp_path, {"kueuecheck"})))
     code, out = cli("doctor")
     assert code == 2, out
     assert re.search(
@@ -121,9 +123,9 @@ def test_the_default_set_is_what_validate_runs_and_nothing_of_the_control_plane(
         "schemas-crds",
         "schemas-k8s",
     }
-    assert not set(steps) & {*toolchain.CONTROL_PLANE, *toolchain.DEV_TOOLS}
+    assert not set(steps) & {*tool_registry.CONTROL_PLANE, *tool_registry.DEV_TOOLS}
     # every registered Go tool has a build, and every build a registered tool
-    go_built = {name for name, tool in toolchain.TOOLS.items() if tool.go_module}
+    go_built = {name for name, tool in tool_registry.TOOLS.items() if tool.go_module}
     assert set(install.builds()) == go_built
     assert set(install.resolve(["all"])) == go_built | set(install.SCHEMAS)
     assert install.resolve(["kwok", "cluster", "kwok"]).count("kwok") == 1
@@ -146,7 +148,7 @@ def test_a_fresh_tool_is_not_rebuilt_and_a_changed_input_rebuilds_it(
     shutil.copytree(registry.GOTOOLS / "podsecurity", gotools / "podsecurity")
     shutil.copytree(registry.GOTOOLS / "controlplane", gotools / "controlplane")  # its ldflags
     monkeypatch.setattr(install, "GOTOOLS", gotools)
-    monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(tmp_path / "tools"))
+    monkeypatch.setenv(tool_registry.ENV_TOOLS_DIR, str(tmp_path / "tools"))
     said: list[str] = []
     assert install.install(["podsecurity"], say=said.append) == ["podsecurity"]
     assert said == ["building podsecurity (gotools/podsecurity/go.mod)"]
@@ -160,7 +162,7 @@ def test_a_fresh_tool_is_not_rebuilt_and_a_changed_input_rebuilds_it(
     assert install.install(["podsecurity"]) == ["podsecurity"]
     # a failed build leaves no stamp, so the next run builds again
     main.write_text(main.read_text() + "\nnot go\n")
-    with pytest.raises(toolchain.ToolFailed):
+    with pytest.raises(errors.ToolFailed):
         install.install(["podsecurity"])
     assert not (tmp_path / "tools" / "bin" / ".podsecurity.sha256").exists()
 
@@ -168,18 +170,18 @@ def test_a_fresh_tool_is_not_rebuilt_and_a_changed_input_rebuilds_it(
 def test_an_upstream_tool_on_path_is_used_only_at_its_pin(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = toolchain.tools_dir() / "bin"
-    monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(tmp_path / "empty"))
+    real = tool_registry.tools_dir() / "bin"
+    monkeypatch.setenv(tool_registry.ENV_TOOLS_DIR, str(tmp_path / "empty"))
     on_path = tmp_path / "path"
     on_path.mkdir()
     monkeypatch.setenv("PATH", str(on_path))
     (on_path / "kustomize").symlink_to(real / "kustomize")  # built from the pinned module
     (on_path / "kubeconform").symlink_to(real / "kustomize")  # another program by that name
     (on_path / "kbuild").symlink_to(real / "kbuild")  # a helper of ours: never from PATH
-    assert toolchain.find("kustomize") == on_path / "kustomize"
-    assert toolchain.find("kubeconform") is None
-    assert toolchain.find("kbuild") is None
-    with pytest.raises(toolchain.ToolMissing, match=r"looked in .*empty/bin, PATH \(at v0\.7\.0\)"):
-        toolchain.require("kubeconform")
-    status = {s.name: s for s in toolchain.doctor()}["kustomize"]
+    assert tool_registry.find("kustomize") == on_path / "kustomize"
+    assert tool_registry.find("kubeconform") is None
+    assert tool_registry.find("kbuild") is None
+    with pytest.raises(errors.ToolMissing, match=r"looked in .*empty/bin, PATH \(at v0\.7\.0\)"):
+        tool_registry.require("kubeconform")
+    status = {s.name: s for s in doctor.doctor()}["kustomize"]
     assert status.ok and status.found_in == f"PATH: {on_path}"

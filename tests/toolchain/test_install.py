@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from generator import toolchain
-from generator.toolchain import install, registry
+from generator.toolchain import errors, install, registry
+from generator.toolchain import registry as tool_registry
 
 K8S = "v1.36.3"
 
@@ -18,7 +18,7 @@ K8S = "v1.36.3"
 def test_every_tool_is_a_main_package_of_its_pinned_module() -> None:
     """`go list` in the tool's module folder (offline: the module cache is warm after make
     tools) names each package as a command."""
-    go = toolchain.find("go")
+    go = tool_registry.find("go")
     assert go is not None
     for build in install.builds().values():
         proc = subprocess.run(
@@ -98,7 +98,7 @@ def test_the_kubernetes_version_comes_from_the_control_planes_go_mod(
     assert "-X k8s.io/client-go/pkg/version.gitVersion=v1.40.2" in flags
     assert "-X k8s.io/component-base/version.gitMinor=40" in flags
     (tmp_path / "controlplane" / "go.mod").write_text("module x\n")
-    with pytest.raises(toolchain.ToolFailed) as info:
+    with pytest.raises(errors.ToolFailed) as info:
         install.builds()
     assert info.value.argv == ("read gotools/controlplane/go.mod",)
     assert (info.value.returncode, info.value.stdout) == (1, b"")
@@ -131,7 +131,7 @@ def test_schema_steps_are_stamped_like_the_tools(
     tools` and every test of validate run) into <tools dir>/schemas, and not again while the
     lock, crdschemas.py, the controller-gen module (CRDs) and kubernetes-validate's version (the
     built-in kinds) are the same."""
-    monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(tmp_path / "tools"))
+    monkeypatch.setenv(tool_registry.ENV_TOOLS_DIR, str(tmp_path / "tools"))
     made: list[str] = []
 
     def crds(lock: object, out: Path) -> list[str]:
@@ -171,13 +171,13 @@ def test_schema_steps_are_stamped_like_the_tools(
 def test_a_failed_schema_build_is_a_tool_failure_with_its_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(tmp_path / "tools"))
+    monkeypatch.setenv(tool_registry.ENV_TOOLS_DIR, str(tmp_path / "tools"))
 
     def broken(lock: object, out: Path) -> list[str]:
         raise install.crdschemas.SchemaBuildError("no schema for expected kinds: x/v1 Y")
 
     monkeypatch.setattr(install.crdschemas, "build_crds", broken)
-    with pytest.raises(toolchain.ToolFailed, match="no schema for expected kinds") as info:
+    with pytest.raises(errors.ToolFailed, match="no schema for expected kinds") as info:
         install.install(["schemas-crds"])
     assert info.value.argv == ("schemas-crds",)
     assert (info.value.returncode, info.value.stdout) == (1, b"")
@@ -209,7 +209,7 @@ def test_a_tool_is_built_with_its_command_line_beside_its_place(
 ) -> None:
     """`go build -o <bin>/.<tool>.*/<tool>` then a rename: never half a binary in place; cgo off
     and the module graph read-only, as every Go tool here is built."""
-    monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(tmp_path / "tools"))
+    monkeypatch.setenv(tool_registry.ENV_TOOLS_DIR, str(tmp_path / "tools"))
     bin_dir = tmp_path / "tools" / "bin"
     seen: list[tuple[list[str], dict[str, object]]] = []
 
@@ -257,11 +257,11 @@ def test_chains_run_side_by_side_up_to_jobs_and_every_result_is_kept(
 
     def fails(build: install.Build, go: str, say: object) -> bool:
         if build.tool == "helm":
-            raise toolchain.ToolFailed(["go", "build"], 1, b"", b"broken")
+            raise errors.ToolFailed(["go", "build"], 1, b"", b"broken")
         return True
 
     monkeypatch.setattr(install, "_build_tool", fails)
-    with pytest.raises(toolchain.ToolFailed, match="broken"):
+    with pytest.raises(errors.ToolFailed, match="broken"):
         install.install(["kwok", "helm", "actionlint"])
 
 
@@ -280,7 +280,7 @@ def test_each_schema_step_builds_its_own_set_from_its_own_inputs(
 ) -> None:
     """Called directly (the pool's threads are not where the inputs are decided): the CRD step
     is keyed on the controller-gen module too, the built-in step on kubernetes-validate."""
-    monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(tmp_path / "tools"))
+    monkeypatch.setenv(tool_registry.ENV_TOOLS_DIR, str(tmp_path / "tools"))
     keyed: list[tuple[list[Path], list[str]]] = []
     real_digest = install.fresh.digest
 

@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 import yaml
 
-from generator import toolchain
-from generator.toolchain import ToolFailed, ToolMissing, ToolTimeout, crdschemas, install
+from generator.toolchain import buildinfo, crdschemas, gobuild, install, process, registry, schemas
+from generator.toolchain.doctor import doctor
+from generator.toolchain.errors import ToolFailed, ToolMissing, ToolTimeout
 
-REPO = toolchain.repo_root()
+REPO = registry.repo_root()
 K8S_VERSION = "1.37.0"
 
 
@@ -29,7 +30,7 @@ def kubeconform(tmp_path: Path, docs: list[dict[str, Any]], *extra: str) -> dict
     """Validate docs with kubeconform -strict against the offline schemas; return its JSON report."""
     manifest = tmp_path / "manifest.yaml"
     manifest.write_text(yaml.safe_dump_all(docs, sort_keys=False))
-    proc = toolchain.run(
+    proc = process.run(
         "kubeconform",
         [
             "-strict",
@@ -38,7 +39,7 @@ def kubeconform(tmp_path: Path, docs: list[dict[str, Any]], *extra: str) -> dict
             "json",
             "-kubernetes-version",
             K8S_VERSION,
-            *toolchain.kubeconform_schema_args(),
+            *schemas.kubeconform_schema_args(),
             *extra,
             str(manifest),
         ],
@@ -284,10 +285,10 @@ CONTROL_PLANE = ["kube-apiserver", "kube-controller-manager", "kube-scheduler", 
     ],
 )
 def test_doctor_finds_pinned_tool(name: str) -> None:
-    status = {s.name: s for s in toolchain.doctor()}[name]
+    status = {s.name: s for s in doctor.doctor()}[name]
     assert status.path is not None, status
-    assert status.path.parent == toolchain.tools_dir() / "bin"
-    assert status.version == toolchain.TOOLS[name].pinned
+    assert status.path.parent == registry.tools_dir() / "bin"
+    assert status.version == registry.TOOLS[name].pinned
     assert status.ok
     if name in (*CONTROL_PLANE, "kwok", "nfd-master", "jobset", "lws"):  # not built by make demo
         assert status.optional
@@ -301,7 +302,7 @@ def test_doctor_finds_pinned_tool(name: str) -> None:
 
 
 def test_doctor_reports_git_and_go() -> None:
-    status = {s.name: s for s in toolchain.doctor()}
+    status = {s.name: s for s in doctor.doctor()}
     assert status["git"].ok and status["git"].version
     assert status["go"].ok and status["go"].version and status["go"].version.startswith("go1.")
 
@@ -330,7 +331,7 @@ def _go_mod_requires(path: Path) -> dict[str, str]:
     ],
 )
 def test_registry_pins_match_go_mod(name: str, gomod: str) -> None:
-    tool = toolchain.TOOLS[name]
+    tool = registry.TOOLS[name]
     assert tool.go_module is not None
     requires = _go_mod_requires(REPO / gomod)
     assert requires[tool.go_module] == tool.pinned
@@ -351,22 +352,22 @@ def test_control_plane_is_one_kubernetes_with_its_staging_modules_at_the_same_re
 
 
 def test_kube_apiserver_is_stamped_with_its_version() -> None:
-    out = toolchain.run("kube-apiserver", ["--version"], timeout=60).stdout.decode()
-    assert out.split() == ["Kubernetes", toolchain.TOOLS["kube-apiserver"].pinned]
+    out = process.run("kube-apiserver", ["--version"], timeout=60).stdout.decode()
+    assert out.split() == ["Kubernetes", registry.TOOLS["kube-apiserver"].pinned]
 
 
 def test_nfd_master_reports_its_pinned_version() -> None:
     # NFD stamps its version at link time (-X .../pkg/version.version); `tools install` must too,
     # or `nfd-master -version` says "undefined" and NFD's version annotation on the node is wrong.
-    out = toolchain.run("nfd-master", ["-version"], timeout=60).stdout.decode()
-    assert out.split() == ["nfd-master", toolchain.TOOLS["nfd-master"].pinned]
-    assert toolchain.TOOLS["nfd-master"].pinned == install.NFD_VERSION
+    out = process.run("nfd-master", ["-version"], timeout=60).stdout.decode()
+    assert out.split() == ["nfd-master", registry.TOOLS["nfd-master"].pinned]
+    assert registry.TOOLS["nfd-master"].pinned == install.NFD_VERSION
 
 
 def test_go_build_info_of_kubeconform() -> None:
-    path = toolchain.find("kubeconform")
+    path = registry.find("kubeconform")
     assert path is not None
-    info = toolchain.go_build_info(path)
+    info = buildinfo.go_build_info(path)
     assert info is not None
     assert info.path == "github.com/yannh/kubeconform/cmd/kubeconform"
     assert info.go_version.startswith("go1.")
@@ -380,7 +381,7 @@ def test_kustomize_builds(tmp_path: Path) -> None:
     (tmp_path / "kustomization.yaml").write_text(
         "resources: [deploy.yaml]\nnamespace: team-a\ncommonLabels: {fleet: demo}\n"
     )
-    out = toolchain.run("kustomize", ["build", str(tmp_path)], timeout=120).stdout
+    out = process.run("kustomize", ["build", str(tmp_path)], timeout=120).stdout
     doc = yaml.safe_load(out)
     assert doc["metadata"]["namespace"] == "team-a"
     assert doc["metadata"]["labels"] == {"fleet": "demo"}
@@ -390,16 +391,16 @@ def test_kustomize_builds(tmp_path: Path) -> None:
 
 
 def test_schema_locations() -> None:
-    k8s = toolchain.k8s_schema_location()
-    crds = toolchain.crd_schema_location()
+    k8s = schemas.k8s_schema_location()
+    crds = schemas.crd_schema_location()
     assert k8s.endswith(
         "/k8s/{{.NormalizedKubernetesVersion}}-local{{.StrictSuffix}}"
         "/{{.ResourceKind}}{{.KindSuffix}}.json"
     )
     assert crds.endswith("/crds/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json")
-    assert K8S_VERSION in toolchain.k8s_schema_versions()
-    assert toolchain.kubeconform_kubernetes_version("1.33") == "1.33.0"
-    assert toolchain.kubeconform_kubernetes_version("v1.37.2") == "1.37.0"
+    assert K8S_VERSION in schemas.k8s_schema_versions()
+    assert schemas.kubeconform_kubernetes_version("1.33") == "1.33.0"
+    assert schemas.kubeconform_kubernetes_version("v1.37.2") == "1.37.0"
 
 
 def test_kubeconform_accepts_valid_deployment(tmp_path: Path) -> None:
@@ -434,14 +435,14 @@ def test_kubeconform_builtin_schemas_resolve_offline_per_version(
     ]
     manifest = tmp_path / "m.yaml"
     manifest.write_text(yaml.safe_dump_all(docs))
-    proc = toolchain.run(
+    proc = process.run(
         "kubeconform",
         [
             "-strict",
             "-summary",
             "-kubernetes-version",
             k8s_version,
-            *toolchain.kubeconform_schema_args(),
+            *schemas.kubeconform_schema_args(),
             str(manifest),
         ],
         timeout=120,
@@ -514,7 +515,7 @@ groups:
 def test_promtool_accepts_valid_rules(tmp_path: Path) -> None:
     rules = tmp_path / "rules.yaml"
     rules.write_text(VALID_RULES)
-    proc = toolchain.run(
+    proc = process.run(
         "promtool", ["check", "rules", "--lint=all", "--lint-fatal", str(rules)], timeout=120
     )
     assert b"SUCCESS: 2 rules found" in proc.stdout
@@ -524,7 +525,7 @@ def test_promtool_rejects_invalid_rules(tmp_path: Path) -> None:
     rules = tmp_path / "rules.yaml"
     rules.write_text(INVALID_RULES)
     with pytest.raises(ToolFailed) as info:
-        toolchain.run("promtool", ["check", "rules", str(rules)], timeout=120)
+        process.run("promtool", ["check", "rules", str(rules)], timeout=120)
     err = info.value
     assert err.returncode == 1
     assert err.argv[-1] == str(rules)
@@ -538,37 +539,37 @@ def test_promtool_rejects_invalid_rules(tmp_path: Path) -> None:
 def no_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     empty = tmp_path / "empty-tools"
     empty.mkdir()
-    monkeypatch.setenv(toolchain.ENV_TOOLS_DIR, str(empty))
+    monkeypatch.setenv(registry.ENV_TOOLS_DIR, str(empty))
     monkeypatch.setenv("PATH", "")
     return empty
 
 
 @pytest.mark.parametrize("name", ["kustomize", "kubeconform", "promtool"])
 def test_tool_missing_names_install_command(no_tools: Path, name: str) -> None:
-    assert toolchain.find(name) is None
+    assert registry.find(name) is None
     with pytest.raises(ToolMissing, match=r"install it with: accel-gitops tools install$") as info:
-        toolchain.run(name, ["--help"], timeout=10)
+        process.run(name, ["--help"], timeout=10)
     assert info.value.tool == name
     assert str(no_tools / "bin") in str(info.value)
-    status = {s.name: s for s in toolchain.doctor()}[name]
+    status = {s.name: s for s in doctor.doctor()}[name]
     assert status.path is None and status.version is None and not status.ok
 
 
 def test_git_missing_names_apt(no_tools: Path) -> None:
     with pytest.raises(ToolMissing, match=r"apt-get install git"):
-        toolchain.version("git")
+        gobuild.version("git")
 
 
 def test_schemas_missing(no_tools: Path) -> None:
     with pytest.raises(ToolMissing, match=r"accel-gitops tools install"):
-        toolchain.k8s_schema_location()
+        schemas.k8s_schema_location()
     with pytest.raises(ToolMissing, match=r"accel-gitops tools install"):
-        toolchain.crd_schema_location()
+        schemas.crd_schema_location()
 
 
 def test_unknown_tool_is_a_programming_error() -> None:
     with pytest.raises(ValueError, match="unknown tool"):
-        toolchain.run("not-a-tool", [], timeout=1)
+        process.run("not-a-tool", [], timeout=1)
 
 
 def test_tool_timeout(tmp_path: Path) -> None:
@@ -576,13 +577,13 @@ def test_tool_timeout(tmp_path: Path) -> None:
     fifo = tmp_path / "never-written.yaml"
     os.mkfifo(fifo)
     with pytest.raises(ToolTimeout) as info:
-        toolchain.run("kubeconform", ["-summary", str(fifo)], timeout=0.5)
+        process.run("kubeconform", ["-summary", str(fifo)], timeout=0.5)
     assert info.value.timeout == 0.5
     assert "timed out" in str(info.value)
 
 
 def test_tool_failed_without_check_returns_process(tmp_path: Path) -> None:
-    proc = toolchain.run("kustomize", ["build", str(tmp_path / "nope")], timeout=60, check=False)
+    proc = process.run("kustomize", ["build", str(tmp_path / "nope")], timeout=60, check=False)
     assert proc.returncode != 0
     assert proc.stderr
 
@@ -629,7 +630,7 @@ def test_crd_conversion_rules() -> None:
 
 
 def test_crd_schema_has_api_version_and_kind_enums() -> None:
-    path = Path(toolchain.crd_schema_location().split("{{")[0]) / "argoproj.io"
+    path = Path(schemas.crd_schema_location().split("{{")[0]) / "argoproj.io"
     schema = json.loads((path / "application_v1alpha1.json").read_text())
     assert schema["properties"]["apiVersion"]["enum"] == ["argoproj.io/v1alpha1"]
     assert schema["properties"]["kind"]["enum"] == ["Application"]

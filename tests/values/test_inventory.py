@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import toolchain
+from generator.toolchain import registry
 from generator.values import inventory
 from tests.fixtures import tool
 
@@ -24,7 +24,7 @@ def nfd_source_dir() -> Path:
     """NFD's source as the pinned module (go mod download; the cache is warm after make tools)."""
     out = subprocess.run(
         [str(tool("go")), "mod", "download", "-json", NFD_MODULE],
-        cwd=toolchain.GOTOOLS / "nfd",
+        cwd=registry.GOTOOLS / "nfd",
         capture_output=True,
         text=True,
         check=True,

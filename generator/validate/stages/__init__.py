@@ -18,9 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from generator import Program, toolchain
+from generator import Program
 from generator.builders.fleet import Build
 from generator.findings import CodeInfo, Finding, Location
+from generator.toolchain import gobuild, process
+from generator.toolchain import registry as tool_registry
 from generator.values.model import FleetView
 from generator.vocab.objects import Obj
 from generator.vocab.units import Unit
@@ -106,7 +108,7 @@ def json_lines_per_unit(
     out: dict[str, list[dict[str, Any]]] = {unit: [] for unit in files}
     if not files:
         return out
-    proc = toolchain.run(tool, [*flags, *(str(p) for p in files.values())], timeout=timeout)
+    proc = process.run(tool, [*flags, *(str(p) for p in files.values())], timeout=timeout)
     for line in proc.stdout.splitlines():
         if line.strip():
             item = json.loads(line)
@@ -129,8 +131,8 @@ def tool_salt(tool: str, *, stamped: bool = False) -> str:
     """What of a tool decides its verdicts: its version and, for a helper built from this
     repository's source (`stamped`: kbuild, kueuecheck, schedcheck), the content stamp `make
     tools` writes for it, since its own code decides how it reports upstream's verdicts."""
-    salt = f"{tool}={toolchain.version(tool)}"
+    salt = f"{tool}={gobuild.version(tool)}"
     if stamped:
-        stamp = toolchain.tools_dir() / "bin" / f".{tool}.sha256"
+        stamp = tool_registry.tools_dir() / "bin" / f".{tool}.sha256"
         salt += "\n" + (stamp.read_text(encoding="utf-8") if stamp.is_file() else "")
     return salt

@@ -18,9 +18,9 @@ from typing import Any
 
 import yaml
 
-from generator import toolchain
 from generator.findings import CodeInfo, Finding
 from generator.render.charts import addon_applications, application_values, render_chart
+from generator.toolchain import errors
 from generator.validate.stages import Batch, UnitView, tool_salt
 from generator.validate.stages.kustomize import kubeconform
 from generator.vocab import addons
@@ -79,7 +79,7 @@ class ChartsStage:
                 out.setdefault(path, []).append(verdict)
                 try:
                     text = render_chart(chart, values, batch.kube_version)
-                except toolchain.ToolFailed as exc:
+                except errors.ToolFailed as exc:
                     lines = exc.stderr.decode("utf-8", "replace").split("\n")
                     detail = "; ".join(ln.strip() for ln in lines if ln.strip())
                     verdict["error"] = detail or f"helm exited {exc.returncode}"

@@ -24,9 +24,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from generator import Program, toolchain
+from generator import Program
 from generator.findings import CodeInfo, Finding, Location
-from generator.toolchain import ToolFailed
+from generator.toolchain import process
+from generator.toolchain.errors import ToolFailed
 from generator.validate.stages import Batch, UnitView, tool_salt
 from generator.values.merge import Doc
 from generator.values.model import FleetView
@@ -73,7 +74,7 @@ def check(configs: dict[str, list[dict[str, str]]], folder: Path) -> dict[str, d
     if not files:
         return {}
     args = ["-json", *files]
-    proc = toolchain.run("schedcheck", args, timeout=TIMEOUT, check=False)
+    proc = process.run("schedcheck", args, timeout=TIMEOUT, check=False)
     if proc.returncode not in (0, 1):
         raise ToolFailed(["schedcheck", *args], proc.returncode, proc.stdout, proc.stderr)
     out: dict[str, dict[str, Any]] = {

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from generator import kustomize as kustomize_build
-from generator import toolchain
 from generator.findings import CodeInfo, Finding, Location
-from generator.toolchain import ToolFailed, ToolTimeout
+from generator.toolchain import process, registry, schemas
+from generator.toolchain.errors import ToolFailed, ToolTimeout
 from generator.validate.stages import Batch, UnitView, tool_salt
 
 KBUILD_TIMEOUT = 1800.0
@@ -67,11 +67,11 @@ def kubeconform(files: dict[str, Path], kubernetes_version: str) -> dict[str, li
         "-n",
         str(kustomize_build.jobs()),
         "-kubernetes-version",
-        toolchain.kubeconform_kubernetes_version(kubernetes_version),
-        *toolchain.kubeconform_schema_args(),
+        schemas.kubeconform_kubernetes_version(kubernetes_version),
+        *schemas.kubeconform_schema_args(),
         *sorted(by_file),
     ]
-    proc = toolchain.run("kubeconform", args, timeout=KUBECONFORM_TIMEOUT, check=False)
+    proc = process.run("kubeconform", args, timeout=KUBECONFORM_TIMEOUT, check=False)
     try:
         report = json.loads(proc.stdout or b"{}")
     except ValueError:
@@ -101,8 +101,8 @@ def kbuild_args(kubernetes_version: str, workers: int, root: Path) -> list[str]:
         str(workers),
         "-strict",
         "-kubernetes-version",
-        toolchain.kubeconform_kubernetes_version(kubernetes_version),
-        *toolchain.kubeconform_schema_args(),
+        schemas.kubeconform_kubernetes_version(kubernetes_version),
+        *schemas.kubeconform_schema_args(),
     ]
 
 
@@ -119,10 +119,10 @@ def kbuild(
     ...}}; `on_unit(unit)` is called as each result arrives (progress); setting `stop` kills
     the helper."""
     args = [*kbuild_args(kubernetes_version, workers, root), *extra]
-    argv = [str(toolchain.require("kbuild")), *args]
+    argv = [str(registry.require("kbuild")), *args]
     out: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryFile() as errors:
-        proc = toolchain.popen("kbuild", args, stderr=errors)
+        proc = process.popen("kbuild", args, stderr=errors)
         timed_out, done = threading.Event(), threading.Event()
         deadline = time.monotonic() + KBUILD_TIMEOUT
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import yaml
 
-from generator import toolchain
 from generator.findings import CodeInfo, Finding, Location
 from generator.policy.manifest import origin
+from generator.toolchain import process
 from generator.validate.stages import Batch, UnitView, tool_salt
 from generator.values import inventory
 from generator.values.model import FleetView, Vendor
@@ -45,7 +45,7 @@ def inventory_file(folder: Path) -> Path:
 
 def check(built: Path, nodes: Path) -> dict[str, Any]:
     """nfd-rulecheck's verdict on one built unit: {"ruleErrors": [...], "nodes": {...}}."""
-    proc = toolchain.run("nfd-rulecheck", [str(built), str(nodes)], timeout=TIMEOUT)
+    proc = process.run("nfd-rulecheck", [str(built), str(nodes)], timeout=TIMEOUT)
     out: dict[str, Any] = json.loads(proc.stdout)
     return out
 

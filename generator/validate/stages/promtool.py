@@ -8,8 +8,8 @@ from typing import Any
 
 import yaml
 
-from generator import toolchain
 from generator.findings import CodeInfo, Finding
+from generator.toolchain import process
 from generator.validate.stages import Batch, UnitView, tool_salt
 
 PROMTOOL_BATCH = 200  # rule files per promtool process (keeps argv short)
@@ -54,7 +54,7 @@ def _promtool_batch(files: dict[str, Path]) -> dict[str, str]:
     order (unbuffered writes): with both streams on one pipe, each file's block is its own."""
     paths = {str(p): name for name, p in files.items()}
     args = ["check", "rules", "--lint=all", "--lint-fatal", *paths]
-    proc = toolchain.run("promtool", args, timeout=PROMTOOL_TIMEOUT, check=False, merge_stderr=True)
+    proc = process.run("promtool", args, timeout=PROMTOOL_TIMEOUT, check=False, merge_stderr=True)
     code, text = proc.returncode, proc.stdout.decode("utf-8", "replace")
     blocks: dict[str, list[str]] = {}
     current: list[str] | None = None

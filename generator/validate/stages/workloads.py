@@ -29,12 +29,12 @@ from typing import Any
 
 import yaml
 
-from generator import toolchain
 from generator.builders.fleet import Build
 from generator.builders.scheduling import named_runtimes, trainer_values
 from generator.findings import CodeInfo, Finding, Location
 from generator.policy.manifest import origin
 from generator.render.charts import render_chart
+from generator.toolchain import registry
 from generator.validate.stages import (
     Batch,
     UnitView,
@@ -109,7 +109,7 @@ def trainer_runtimes(names: set[str], kube_version: str) -> str:
 
 def crd_folder() -> Path | None:
     """The pinned CRD objects, when `tools install` has laid them out."""
-    folder = toolchain.crd_manifests_dir()
+    folder = registry.crd_manifests_dir()
     return folder if folder.is_dir() else None
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import yaml
 
-from generator import toolchain
 from generator.builders import node_config
 from generator.render.charts import addon_applications, render_chart
+from generator.toolchain import registry
 from generator.values import loader as values
 from generator.vocab import addons
 from tests.fixtures import FLEET, ml_tree, validate_committed, workloads_of
@@ -37,7 +37,7 @@ def test_the_chart_validate_renders_is_the_version_argo_cd_installs() -> None:
     chart = NFD.chart
     assert chart is not None and chart.module
     assert "v" + chart.version == chart.module_version
-    gomod = (toolchain.GOTOOLS / chart.tool_module / "go.mod").read_text()
+    gomod = (registry.GOTOOLS / chart.tool_module / "go.mod").read_text()
     assert re.search(rf"^\s*{re.escape(chart.module)} {chart.module_version}$", gomod, re.M)
 
 

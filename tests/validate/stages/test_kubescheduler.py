@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from generator import toolchain
+from generator.toolchain import process
+from generator.toolchain import process as tool_process
 from generator.validate.stages import kubescheduler
 from tests.fixtures import FLEET, invoke, kustomize_build, ml_tree, tool
 
@@ -67,14 +68,14 @@ def configmaps(result: dict[str, Any]) -> list[str]:
 def spy(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """Record the arguments of every schedcheck run (the real tool still runs)."""
     calls: list[list[str]] = []
-    real = toolchain.run
+    real = process.run
 
     def run(name: str, args: Any, **kw: Any) -> Any:
         if name == "schedcheck":
             calls.append(list(args))
         return real(name, args, **kw)
 
-    monkeypatch.setattr(toolchain, "run", run)
+    monkeypatch.setattr(tool_process, "run", run)
     return calls
 
 

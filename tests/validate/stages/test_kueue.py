@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import yaml
 
-from generator import toolchain
 from generator.builders import scheduling
 from generator.findings import Location
+from generator.toolchain import registry
 from generator.validate.stages import kueue
 from generator.values import loader as values
 from generator.vocab.units import Unit
@@ -282,8 +282,8 @@ def test_without_kueue_the_same_values_give_no_kueue_finding(tmp_path: Path) -> 
 def test_the_webhooks_are_the_kueue_whose_crd_schemas_kubeconform_uses() -> None:
     # One Kueue: the module kueuecheck is built from is the one the CRD schemas come from, by
     # version and by the module's checksum.
-    lock = yaml.safe_load((toolchain.GOTOOLS / "schemas.lock.yaml").read_text(encoding="utf-8"))
+    lock = yaml.safe_load((registry.GOTOOLS / "schemas.lock.yaml").read_text(encoding="utf-8"))
     (pin,) = [m for m in lock["modules"] if m["module"] == "sigs.k8s.io/kueue"]
-    gosum = (toolchain.GOTOOLS / "kueuecheck" / "go.sum").read_text(encoding="utf-8")
+    gosum = (registry.GOTOOLS / "kueuecheck" / "go.sum").read_text(encoding="utf-8")
     assert f"sigs.k8s.io/kueue {pin['version']} {pin['sum']}" in gosum.splitlines()
-    assert toolchain.TOOLS["kueuecheck"].pinned == pin["version"]
+    assert registry.TOOLS["kueuecheck"].pinned == pin["version"]

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from benchmarks.fleet import make_values
-from generator import toolchain
+from generator.toolchain import buildinfo, registry, schemas
 from generator.validate.stages import kustomize as tools
 from tests.fixtures import ROOT, invoke, tool
 
@@ -68,8 +68,8 @@ def binary_kubeconform(outputs: dict[str, Path]) -> dict[str, list[dict[str, Any
         "-output",
         "json",
         "-kubernetes-version",
-        toolchain.kubeconform_kubernetes_version(K8S),
-        *toolchain.kubeconform_schema_args(),
+        schemas.kubeconform_kubernetes_version(K8S),
+        *schemas.kubeconform_schema_args(),
         *(str(p) for p in outputs.values()),
     ]
     report = json.loads(subprocess.run(args, capture_output=True, timeout=600).stdout)
@@ -179,16 +179,16 @@ def test_validate_reports_the_same_with_either_engine(tmp_path: Path) -> None:
 def test_the_helper_is_built_from_the_modules_the_binaries_are_built_from() -> None:
     """Same kustomize API, kyaml, kubeconform and every shared dependency, at the same versions:
     read from the binaries' Go build info, not from the go.mod files."""
-    helper = toolchain.go_build_info(tool("kbuild"))
+    helper = buildinfo.go_build_info(tool("kbuild"))
     assert helper is not None
-    kustomize = toolchain.go_build_info(tool("kustomize"))
-    kubeconform = toolchain.go_build_info(tool("kubeconform"))
+    kustomize = buildinfo.go_build_info(tool("kustomize"))
+    kubeconform = buildinfo.go_build_info(tool("kubeconform"))
     assert kustomize is not None and kubeconform is not None
     assert (
         helper.modules["sigs.k8s.io/kustomize/api"]
         == kustomize.modules["sigs.k8s.io/kustomize/api"]
     )
-    assert helper.modules["github.com/yannh/kubeconform"] == toolchain.TOOLS["kubeconform"].pinned
+    assert helper.modules["github.com/yannh/kubeconform"] == registry.TOOLS["kubeconform"].pinned
     for reference in (kustomize, kubeconform):
         shared = set(helper.modules) & set(reference.modules)
         assert {m: helper.modules[m] for m in shared} == {m: reference.modules[m] for m in shared}
@@ -197,11 +197,11 @@ def test_the_helper_is_built_from_the_modules_the_binaries_are_built_from() -> N
 
 def test_the_helpers_own_go_tests_pass() -> None:
     # generator/toolchain/gotools/kbuild/*_test.go: e.g. each kind's schema is compiled by one worker, not by each.
-    go = toolchain.find("go")
+    go = registry.find("go")
     assert go is not None, "the Go toolchain is needed: see `make tools`"
     proc = subprocess.run(
         [str(go), "test", "-count=1", "."],
-        cwd=toolchain.GOTOOLS / "kbuild",
+        cwd=registry.GOTOOLS / "kbuild",
         env={**os.environ, "CGO_ENABLED": "0", "GOFLAGS": "-mod=readonly"},
         capture_output=True,
         text=True,
