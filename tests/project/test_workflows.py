@@ -17,8 +17,7 @@ from typing import Any
 import yaml
 
 from generator.delivery import fleetinit
-from generator.toolchain import registry
-from generator.toolchain.doctor import doctor
+from generator.toolchain import doctor, registry
 from tests.fixtures import ROOT, actionlint, unpinned, workflow_uses
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yaml"))

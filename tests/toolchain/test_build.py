@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.toolchain import errors, install, registry
+from generator.toolchain import doctor, errors, install, registry
 from generator.toolchain import install as tool_install
 from generator.toolchain import registry as tool_registry
-from generator.toolchain.doctor import doctor
 from tests.fixtures import cli, tree
 
 

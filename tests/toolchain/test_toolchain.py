@@ -15,8 +15,16 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.toolchain import buildinfo, crdschemas, gobuild, install, process, registry, schemas
-from generator.toolchain.doctor import doctor
+from generator.toolchain import (
+    buildinfo,
+    crdschemas,
+    doctor,
+    gobuild,
+    install,
+    process,
+    registry,
+    schemas,
+)
 from generator.toolchain.errors import ToolFailed, ToolMissing, ToolTimeout
 
 REPO = registry.repo_root()
