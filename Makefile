@@ -104,6 +104,7 @@ demo: venv
 	$(PY) render.py render
 	$(PY) render.py validate
 	$(PY) render.py report --out .cache/report/index.html
+	@echo "demo: not run: simulate, preflight and validate --dry-run=server (they need the local control plane, which make test or their first run builds: minutes)"
 
 # Lint first, as its own step (it fails in seconds; the suite takes minutes), then every test.
 test: lint pytest
