@@ -22,8 +22,11 @@ from generator.commands.validate import validate as run_validate
 from generator.errors import UsageError
 from generator.reporters import findings as reporter
 from generator.validate.progress import Progress, progress_stream
-from generator.validate.run import ValidateOptions
+from generator.validate.run import BUILD, ValidateOptions
 from generator.validate.shard import parse as parse_shard
+from generator.validate.stages.registry import STAGES
+
+SKIPPABLE = [stage.name for stage in STAGES if stage.name != BUILD]
 
 
 @click.command()
@@ -85,6 +88,14 @@ from generator.validate.shard import parse as parse_shard
     help="A pull request's base (e.g. origin/main): a finding about a sum (quotas over "
     "capacity) is reported at the values line the change made since REF, when it made one.",
 )
+@click.option(
+    "--skip",
+    "skip",
+    multiple=True,
+    metavar="STAGE",
+    help=f"Do not run this stage ({', '.join(SKIPPABLE)}; repeat it or give a comma list): its "
+    "tools need not be built, and the report says it did not run.",
+)
 @click.argument("reports", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @guarded
 def validate(
@@ -104,6 +115,7 @@ def validate(
     kubeconfig: Path | None,
     kube_context: str | None,
     changed_since: str | None,
+    skip: tuple[str, ...],
     reports: tuple[Path, ...],
 ) -> int:
     """Validate the values and exactly what Argo CD will apply: kustomize, kubeconform, promtool
@@ -135,6 +147,7 @@ def validate(
             not no_drift,
             shard=parse_shard(shard) if shard else None,
             program=invocation().program,
+            skip=frozenset(name.strip() for given in skip for name in given.split(",")),
         ),
         dry_run=DryRun(kubeconfig, kube_context) if dry_run else None,
         changed_since=changed_since,

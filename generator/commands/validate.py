@@ -52,8 +52,12 @@ def stats(result: ValidateResult) -> dict[str, object]:
         "objects": result.objects,
         "cached units": result.cached_units,
     }
-    if result.not_run:
-        out["not run"] = "; ".join(result.not_run)
+    not_run = list(result.not_run)
+    if result.skipped:
+        plural = "s" if len(result.skipped) > 1 else ""
+        not_run.append(f"the {', '.join(result.skipped)} stage{plural} (--skip)")
+    if not_run:
+        out["not run"] = "; ".join(not_run)
     return out
 
 

@@ -76,6 +76,9 @@ class ValidateOptions:
     # loading, checking and rendering the same bytes again.
     prepared: Prepared | None = None
     program: Program = CONSOLE  # how the user runs this program, for the hints that name it
+    # Stages not to run (`--skip`, by name): their tools need not be built, and the report
+    # says they did not run. The build stage cannot be skipped: every other reads its objects.
+    skip: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -94,9 +97,10 @@ class ValidateResult:
     objects: int = 0
     cached_units: int = 0
     timings: dict[str, float] = field(default_factory=dict)
-    not_run: list[str] = field(default_factory=list)  # stages skipped, and why
+    not_run: list[str] = field(default_factory=list)  # what did not run, and why
     shard: dict[str, object] | None = None  # {"index", "count", "fingerprint"} when sharded
     checked: list[str] = field(default_factory=list)  # unit paths (JUnit: one case each)
+    skipped: list[str] = field(default_factory=list)  # the stages --skip left out, in order
 
     @property
     def errors(self) -> int:
@@ -168,10 +172,22 @@ def validate(opts: ValidateOptions, progress: Progress | None = None) -> Validat
         progress.finish(timings)
 
 
+def chosen_stages(skip: frozenset[str]) -> list[Stage]:
+    """The stages a run with `skip` runs; UsageError for a name no stage has, or the build's."""
+    names = [stage.name for stage in registry.STAGES]
+    unknown = sorted(skip - set(names))
+    if unknown:
+        choices = ", ".join(n for n in names if n != BUILD)
+        raise UsageError(f"--skip: no stage named {', '.join(unknown)}; the stages: {choices}")
+    if BUILD in skip:
+        raise UsageError(f"--skip: the {BUILD} stage always runs (every other reads its objects)")
+    return [stage for stage in registry.STAGES if stage.name not in skip]
+
+
 def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
     if opts.engine not in ENGINES:
         raise UsageError(f"unknown engine {opts.engine!r}; known: {', '.join(ENGINES)}")
-    stages = list(registry.STAGES)
+    stages = chosen_stages(opts.skip)
     clock = _Clock()
     # The views' digests, for the checks' memo and the rules' alike: each view digested once.
     digests = Digests()
@@ -208,6 +224,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
                     timings=clock.timings,
                     not_run=not_run,
                     shard=plan.shard,
+                    skipped=[s.name for s in registry.STAGES if s.name in opts.skip],
                 )
             raise UsageError(
                 f"no rendered output in {home} ({' and '.join(f'{d}/' for d in OUTPUT_DIRS)}): "
@@ -256,6 +273,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
         not_run,
         plan.shard,
         checked=[u.path for u in units],
+        skipped=[stage.name for stage in registry.STAGES if stage.name in opts.skip],
     )
 
 

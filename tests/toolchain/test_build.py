@@ -134,7 +134,8 @@ def test_an_unknown_name_is_refused_with_the_choices(tmp_path: Path) -> None:
     code, out = cli("tools", "install", "--only", "validate,kustomise")
     assert code == 2, out
     assert (
-        "error: unknown tool or set 'kustomise'; choose from: validate, cluster, dev, all," in out
+        "error: unknown tool or set 'kustomise'; choose from: validate, cluster, dev, demo, all,"
+        in out
     )
 
 

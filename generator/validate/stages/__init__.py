@@ -84,6 +84,12 @@ class Stage(Protocol):
     @property
     def codes(self) -> tuple[CodeInfo, ...]: ...
 
+    @property
+    def tools(self) -> tuple[str, ...]:
+        """The tools it runs (names of toolchain/registry.py): what `validate --skip` of it
+        leaves unneeded."""
+        ...
+
     def salt(self, engine: str) -> str:
         """What, besides a unit's files, decides its verdicts (tool versions, helper stamps)."""
         ...

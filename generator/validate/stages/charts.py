@@ -55,6 +55,7 @@ def _version_problem(app: dict[str, Any], chart: addons.Chart) -> str:
 class ChartsStage:
     name = "charts"
     order = 12
+    tools = ("helm", "kubeconform")
     codes = (CHART001, CHART002)
 
     def salt(self, engine: str) -> str:

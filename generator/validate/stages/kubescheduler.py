@@ -176,6 +176,7 @@ def _hint(fld: str, rendered: bool, program: Program) -> str:
 class SchedulerStage:
     name = "schedcheck"
     order = 40
+    tools = ("schedcheck",)
     codes = (CodeInfo(CODE, "manifests (schedcheck)", "error", SUMMARY),)
 
     def salt(self, engine: str) -> str:

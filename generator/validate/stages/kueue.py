@@ -195,6 +195,7 @@ def _anchor(doc: Doc, *paths: YamlPath) -> tuple[Location, str]:
 class KueueStage:
     name = "kueue"
     order = 30
+    tools = ("kueuecheck",)
     codes = (CodeInfo(CODE, "manifests (kueuecheck)", "error", SUMMARY),)
 
     def salt(self, engine: str) -> str:

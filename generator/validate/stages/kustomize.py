@@ -205,6 +205,7 @@ def with_processes(
 class BuildStage:
     name = "build"
     order = 0
+    tools = ("kustomize", "kubeconform", "kbuild")
     codes = (kustomize_build.KUS001, K8S001, K8S002)
 
     def salt(self, engine: str) -> str:

@@ -151,6 +151,7 @@ def _yaml_file(folder: Path, unit: str, docs: list[dict[str, Any]], suffix: str)
 class NfdStage:
     name = "nfd"
     order = 20
+    tools = ("nfd-rulecheck",)
     codes = (NFD001,)
 
     def salt(self, engine: str) -> str:

@@ -81,6 +81,7 @@ def _promtool_batch(files: dict[str, Path]) -> dict[str, str]:
 class PromtoolStage:
     name = "promtool"
     order = 10
+    tools = ("promtool",)
     codes = (PROM001,)
 
     def salt(self, engine: str) -> str:

@@ -228,6 +228,7 @@ def _at(doc: Doc, path: YamlPath) -> tuple[Location, str, str]:
 class WorkloadStage:
     name = "workloads"
     order = 35
+    tools = (TOOL, TRAINER_TOOL)
     codes = (CodeInfo(CODE, "manifests (workloadcheck)", "error", SUMMARY),)
 
     def salt(self, engine: str) -> str:
