@@ -1,6 +1,6 @@
 # accel-gitops: build, test and demo entry points.
 #
-#   make venv    Python virtualenv with the package and dev tools (skipped while pyproject.toml's content is unchanged)
+#   make venv    Python virtualenv with the package (venv-dev: and its dev tools; each skipped while pyproject.toml's content is unchanged)
 #   make tools   every pinned external tool into .tools/bin and JSON Schemas into .tools/schemas
 #                (`accel-gitops tools install --only all`; each step skipped while the content of its
 #                inputs is unchanged); in three parts:
@@ -38,7 +38,7 @@ GO ?= $(or $(shell command -v go 2>/dev/null),$(wildcard /usr/local/go/bin/go),g
 # loadgroup: the tests that need the local control plane share one worker (and one plane).
 PYTEST_ARGS ?= -n auto --dist loadgroup
 
-.PHONY: mutation venv tools tools-validate tools-cluster tools-dev browser go-check-python demo test \
+.PHONY: mutation venv venv-dev tools tools-validate tools-cluster tools-dev browser go-check-python demo test \
   test-fast test-cluster pytest lint clean distclean
 
 # ---------------------------------------------------------------------------------------- Python
@@ -47,9 +47,15 @@ PYTEST_ARGS ?= -n auto --dist loadgroup
 FRESH := $(PYTHON) generator/toolchain/fresh.py
 export PATH := $(dir $(GO)):$(PATH)
 
+# Two steps: the package (what demo and the tools' builds run), then its dev dependencies (what
+# lint, the tests and mutation run), so a newcomer's `make demo` installs only the first.
 venv: go-check-python
 	@$(FRESH) $(VENV)/.installed.sha256 $(PY) -- pyproject.toml -- \
-	  bash -c '$(PYTHON) -m venv $(VENV) && $(VENV)/bin/pip install --disable-pip-version-check --quiet -e ".[dev]"'
+	  bash -c '$(PYTHON) -m venv $(VENV) && $(VENV)/bin/pip install --disable-pip-version-check --quiet -e .'
+
+venv-dev: venv
+	@$(FRESH) $(VENV)/.installed-dev.sha256 $(VENV)/bin/pytest -- pyproject.toml -- \
+	  $(VENV)/bin/pip install --disable-pip-version-check --quiet -e ".[dev]"
 
 go-check-python:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) (Python >= 3.11) is needed" >&2; exit 1; }
@@ -113,24 +119,24 @@ demo: venv
 # Lint first, as its own step (it fails in seconds; the suite takes minutes), then every test.
 test: lint pytest
 
-pytest: tools browser
+pytest: venv-dev tools browser
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-test-fast: tools browser
+test-fast: venv-dev tools browser
 	$(PY) -m pytest $(PYTEST_ARGS) -m "not control_plane"
 
-test-cluster: tools
+test-cluster: venv-dev tools
 	$(PY) -m pytest $(PYTEST_ARGS) -m control_plane
 
 # Not part of `make test`: it runs each module's tests once per mutant (docs/testing.md). The
 # control plane too: the simulation shard's tests run `simulate` on it.
 SHARDS ?=
 MUTATION_ARGS ?=
-mutation: venv
+mutation: venv-dev
 	@$(INSTALL) validate,cluster
 	$(PY) tools/mutation.py run $(MUTATION_ARGS) $(SHARDS)
 
-lint: venv
+lint: venv-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
