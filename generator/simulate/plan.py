@@ -6,12 +6,13 @@ as their own), the units wave by wave with the jobs held back for later, the wor
 templates the judge holds the pods to, and what is not simulated (SIM009, SIM011).
 
 What the simulation expects of the workloads comes from the environment's build, the one render
-laid out and kustomize built (builders/fleet.py Build): never a second build of them.
+laid out (builders/fleet.py Build): never a second build of them; their pod templates as
+kustomize built that layout, a values `patch` included (as_deployed).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
@@ -35,6 +36,7 @@ from generator.simulate.scope import not_simulated
 from generator.simulate.sync import JOB_KINDS
 from generator.values.model import FleetView, Team, Values
 from generator.vocab.addons import FLEET, SITE
+from generator.vocab.api import APPS, BATCH, JOBSET, LWS, VOLCANO_BATCH
 from generator.vocab.kube import DEFAULT_SCHEDULER
 from generator.vocab.units import PACKING_UNIT
 from generator.workloads.model import Job
@@ -204,7 +206,7 @@ def make_plan(
     plan.schedulers = frozenset(
         {DEFAULT_SCHEDULER} | ({_profile_name(profile)} if plan.beside and profile else set())
     )
-    plan.refs = pod_refs(build)
+    plan.refs = as_deployed(pod_refs(build), built)
     return plan
 
 
@@ -224,6 +226,55 @@ def pod_refs(build: Build) -> dict[tuple[str, str, str], PodRef]:
             )
             out[(str(ns), ref.kind, ref.name)] = ref
     return out
+
+
+def as_deployed(
+    refs: dict[tuple[str, str, str], PodRef], built: list[BuiltUnit]
+) -> dict[tuple[str, str, str], PodRef]:
+    """Each pod template as kustomize built it, which is what the cluster gets: a values
+    `patch` of a workload (a kustomize patch in its unit) changes it after the builders made it.
+    A TrainJob's pods come from its runtime, not from an object of the unit: the build's stay."""
+    docs: dict[tuple[str, str, str, str], Obj] = {}
+    for unit in built:
+        for obj in unit.docs:
+            meta = obj.get("metadata") or {}
+            key = (str(meta.get("namespace", "")), str(obj.get("apiVersion")), str(obj.get("kind")))
+            docs[(*key, str(meta.get("name")))] = obj
+    out: dict[tuple[str, str, str], PodRef] = {}
+    for key, ref in refs.items():
+        spec = _built_spec(docs, key)
+        out[key] = ref if spec is None else replace(ref, spec=spec)
+    return out
+
+
+def _built_spec(
+    docs: dict[tuple[str, str, str, str], Obj], key: tuple[str, str, str]
+) -> dict[str, Any] | None:
+    ns, kind, name = key
+    owner, _, task = name.partition("/")
+
+    def named(items: list[Obj]) -> Obj:
+        return next((i for i in items if i.get("name") == task), {})
+
+    try:
+        if kind in ("Job", "Deployment"):
+            obj = docs.get((ns, BATCH if kind == "Job" else APPS, kind, name))
+            return None if obj is None else dict(obj["spec"]["template"]["spec"])
+        if kind == "LeaderWorkerSet":
+            obj = docs.get((ns, LWS, kind, name))
+            group = None if obj is None else obj["spec"]["leaderWorkerTemplate"]
+            return None if group is None else dict(group["leaderTemplate"]["spec"])
+        if kind == "JobSet task":
+            obj = docs.get((ns, JOBSET, "JobSet", owner))
+            job = named(obj["spec"]["replicatedJobs"]) if obj is not None else {}
+            return dict(job["template"]["spec"]["template"]["spec"]) if job else None
+        if kind == "Job (volcano) task":
+            obj = docs.get((ns, VOLCANO_BATCH, "Job", owner))
+            found = named(obj["spec"]["tasks"]) if obj is not None else {}
+            return dict(found["template"]["spec"]) if found else None
+    except (KeyError, TypeError):
+        return None  # a patch that removed the template: the build's stands
+    return None
 
 
 def _profile_name(config: dict[str, Any]) -> str:
