@@ -185,7 +185,9 @@ def resolve(names: Iterable[str]) -> list[str]:
         else:
             choices = ", ".join([*SETS, "all", *sorted(known)])
             raise ValueError(f"unknown tool or set {name!r}; choose from: {choices}")
-        steps += [s for s in wanted if s not in steps]
+        for step in wanted:  # once each, though sets overlap (demo is part of validate)
+            if step not in steps:
+                steps.append(step)
     return steps
 
 
