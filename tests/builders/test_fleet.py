@@ -79,6 +79,24 @@ def test_the_components_are_a_tuple_a_caller_cannot_add_to(tmp_path: Path) -> No
     assert "argocd" not in {c.unit for c in build.components}
 
 
+def test_a_builds_pods_are_every_teams_pod_templates_team_by_team(tmp_path: Path) -> None:
+    """Build.pods: each team's pod templates (a job's, a service track's Deployment), the teams
+    in the view's order (cv before ml)."""
+    cv = (
+        "quota: {nvidia: 4}\n"
+        "jobs:\n  detect: {vendor: nvidia, devices: 1, images: {nvidia: r/d:1}}\n"
+        "services:\n  web:\n    images: {nvidia: r/w:1}\n"
+        "    tracks:\n      nvidia: {devicesPerReplica: 1, replicas: 2}\n"
+    )
+    files = {"teams/ml.yaml": ML_JOB, "teams/cv.yaml": cv}
+    view = values.load(tree(tmp_path, files, fleet=PROD_FLEET)).envs["prod"]
+    assert [(p.team.name, p.kind, p.name, p.count) for p in Build(view).pods()] == [
+        ("cv", "Job", "detect", 1),
+        ("cv", "Deployment", "web-nvidia", 2),
+        ("ml", "Job", "train", 1),
+    ]
+
+
 def test_a_build_of_values_has_the_base_every_cluster_and_every_hub(tmp_path: Path) -> None:
     """One build per layer key: the base (""), each cluster of an environment with clusters,
     and the environment itself (its hub, where its argocd unit comes from)."""

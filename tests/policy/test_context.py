@@ -1,0 +1,68 @@
+"""One view as the checks read it (generator/policy/context.py, Context): a team's landings (its
+pod templates that ask for devices, with the pools they may land on) and its pods' placement
+problems, each worked out once per team and handed out again when asked again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.values import loader as values
+from generator.values.model import FleetView, Team
+from tests.fixtures import PROD_FLEET, context, tree
+
+# Team ml: a job of 2 GPUs, which lands on the default NVIDIA pool a100.
+ML = "quota: {nvidia: 4}\njobs:\n  train: {vendor: nvidia, devices: 2, images: {nvidia: r/t:1}}\n"
+# Team cv: a job that asks for an H100 (no pool has one: POD003) and a service of one GPU a
+# replica, which lands on a100.
+CV = """\
+quota: {nvidia: 4}
+jobs:
+  detect: {vendor: nvidia, devices: 1, model: H100, images: {nvidia: r/d:1}}
+services:
+  web:
+    images: {nvidia: r/w:1}
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 2}
+"""
+
+
+@pytest.fixture
+def view(tmp_path: Path) -> FleetView:
+    files = {"teams/ml.yaml": ML, "teams/cv.yaml": CV}
+    return values.load(tree(tmp_path, files, fleet=PROD_FLEET)).envs["prod"]
+
+
+def team(view: FleetView, name: str) -> Team:
+    return next(t for t in view.teams if t.name == name)
+
+
+def test_a_teams_landings_are_worked_out_once(view: FleetView) -> None:
+    """Each team's landings, the same list when asked again, before and after another team's."""
+    ctx = context(view)
+    ml, cv = team(view, "ml"), team(view, "cv")
+    first = ctx.landings(ml)
+    assert [(x.ref.name, x.vendor.id, x.devices, [p.name for p in x.pools]) for x in first] == [
+        ("train", "nvidia", 2, ["a100"])
+    ]
+    assert ctx.landings(ml) is first
+    # The H100 job picks no pool, so it lands nowhere; the service's track does.
+    of_cv = ctx.landings(cv)
+    assert [(x.ref.kind, x.ref.name, x.devices) for x in of_cv] == [("Deployment", "web-nvidia", 1)]
+    assert ctx.landings(cv) is of_cv
+    assert ctx.landings(ml) is first
+
+
+def test_a_teams_pod_problems_are_worked_out_once(view: FleetView) -> None:
+    """Each team's placement problems, the same list when asked again (the five POD checks read
+    it): cv's H100 job picks no pool; ml's pods have no problem."""
+    ctx = context(view)
+    ml, cv = team(view, "ml"), team(view, "cv")
+    first = ctx.pod_problems(cv)
+    assert [(ref.name, p.code) for ref, p in first] == [("detect", "POD003")]
+    assert ctx.pod_problems(cv) is first
+    none = ctx.pod_problems(ml)
+    assert none == []
+    assert ctx.pod_problems(ml) is none
+    assert ctx.pod_problems(cv) is first
