@@ -5,12 +5,13 @@
 #                (`accel-gitops tools install --only all`; each step skipped while the content of its
 #                inputs is unchanged); in three parts:
 #     tools-validate  what render, validate and report run (kbuild, promtool, NFD, Kueue, scheduler
-#                     config checks, the schemas): all that `make demo` builds
+#                     config checks, helm, the schemas); `make demo` builds part of it (the demo
+#                     set) and skips the validate stages that need the rest, saying so
 #     tools-cluster   the local control plane behind simulate and validate --dry-run=server (built on
 #                     their first run when missing)
 #     tools-dev       what only the test suite runs (actionlint, the Pod Security checker)
 #   make browser headless Chromium and its WebDriver from Debian's packages (installed when absent)
-#   make demo    render the example fleet, validate it, and write its report (.cache/report/)
+#   make demo    render the example fleet, validate it (three stages skipped), and write its report (.cache/report/)
 #   make test    lint, then the whole test suite (pytest-xdist)
 #   make lint    ruff check, ruff format --check, mypy, lint-imports (the layers of ARCHITECTURE.md)
 #   make test-fast     the tests that need no control plane (a CI job of its own)
