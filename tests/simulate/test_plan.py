@@ -7,7 +7,7 @@ from pathlib import Path
 
 from generator.cluster.dryrun import load
 from generator.cluster.units import build
-from generator.simulate.plan import make_plan
+from generator.simulate.plan import SimPlan, make_plan
 from tests.fixtures import FLEET, tree
 
 # A Job, a JobSet task and a Deployment, each patched to ask for a zone the builders never set.
@@ -38,6 +38,15 @@ services:
 """
 
 
+def plan_of(tmp_path: Path, files: dict[str, str], fleet: str = FLEET) -> SimPlan:
+    """The plan of environment prod of a values tree, made as `simulate` makes it."""
+    values = tree(tmp_path, {**files, "fleet.yaml": fleet})
+    checked, _ = load(values, "prod")
+    built, found = build(checked.values, "prod", builds=checked.builds)
+    assert found == []
+    return make_plan(checked.values, checked.builds["prod"], built, found)
+
+
 def test_the_plan_expects_the_pods_as_kustomize_built_them_patches_included(
     tmp_path: Path,
 ) -> None:
@@ -56,3 +65,96 @@ def test_the_plan_expects_the_pods_as_kustomize_built_them_patches_included(
     # What the builders wrote is still there beside the patch.
     job = plan.refs[("ml", "Job", "train")].spec
     assert job["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 1}
+
+
+def test_the_groups_leader_and_the_volcano_task_are_expected_as_patched(tmp_path: Path) -> None:
+    """A LeaderWorkerSet's pods are its leader template's, a Volcano task's its task template's:
+    each as the values `patch` left it."""
+    lws = """\
+quota: {nvidia: 4}
+services:
+  serve:
+    images: {nvidia: r/serve:1}
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 2, groupSize: 2}
+    patch:
+      json6902:
+        - {op: add, path: /spec/leaderWorkerTemplate/leaderTemplate/spec/nodeSelector/zone, value: d}
+"""
+    volcano = """\
+quota: {nvidia: 4}
+jobs:
+  beta:
+    kind: volcano
+    images: {nvidia: r/train:1}
+    tasks:
+      workers: {vendor: nvidia, devices: 1, replicas: 3}
+    patch:
+      json6902:
+        - {op: add, path: /spec/tasks/0/template/spec/nodeSelector/zone, value: e}
+"""
+    fleet = FLEET + "platform: {lws: {provided: site}, volcano: {provided: site}}\n"
+    plan = plan_of(tmp_path, {"teams/ml.yaml": lws, "teams/vc.yaml": volcano}, fleet)
+    selectors = {key: ref.spec["nodeSelector"] for key, ref in plan.refs.items()}
+    gpu = {"feature.node.kubernetes.io/accelerator": "nvidia-gpu"}
+    assert selectors == {
+        ("ml", "LeaderWorkerSet", "serve-nvidia"): {**gpu, "zone": "d"},
+        ("vc", "Job (volcano) task", "beta/workers"): {**gpu, "zone": "e"},
+    }
+
+
+def test_a_patch_that_renames_a_jobset_task_leaves_the_builders_pod_template(
+    tmp_path: Path,
+) -> None:
+    """The built JobSet has no replicated job of the task's name any more: the plan expects the
+    task's pods as the builders made them (the patch's zone is on another job)."""
+    team = """\
+quota: {nvidia: 8}
+jobs:
+  gang:
+    kind: jobset
+    images: {nvidia: r/train:1}
+    tasks:
+      gpu: {vendor: nvidia, devices: 1, replicas: 2}
+    patch:
+      json6902:
+        - {op: replace, path: /spec/replicatedJobs/0/name, value: other}
+        - {op: add, path: /spec/replicatedJobs/0/template/spec/template/spec/nodeSelector/zone, value: b}
+"""
+    fleet = FLEET + "platform: {jobset: {provided: site}}\n"
+    plan = plan_of(tmp_path, {"teams/ml.yaml": team}, fleet)
+    assert {key: ref.spec["nodeSelector"] for key, ref in plan.refs.items()} == {
+        ("ml", "JobSet task", "gang/gpu"): {"feature.node.kubernetes.io/accelerator": "nvidia-gpu"}
+    }
+
+
+def test_the_fleets_packing_scheduler_runs_beside_the_default_one(tmp_path: Path) -> None:
+    fleet = FLEET + "scheduling:\n  kubeScheduler: {packing: true, schedulerName: accel-packing}\n"
+    plan = plan_of(tmp_path, {}, fleet)
+    assert plan.profile is not None
+    assert plan.profile["profiles"][0]["schedulerName"] == "accel-packing"
+    assert plan.beside is True
+    assert plan.schedulers == {"default-scheduler", "accel-packing"}
+
+
+def test_a_profile_for_the_control_planes_scheduler_replaces_its_configuration(
+    tmp_path: Path,
+) -> None:
+    fleet = FLEET + (
+        "scheduling:\n  kubeScheduler: {packing: true, runs: control-plane, "
+        "kubeconfig: /etc/kubernetes/scheduler.conf}\n"
+    )
+    plan = plan_of(tmp_path, {}, fleet)
+    assert plan.profile is not None
+    assert plan.profile["profiles"][0]["schedulerName"] == "default-scheduler"
+    assert plan.beside is False
+    assert plan.schedulers == {"default-scheduler"}
+
+
+def test_without_packing_the_control_planes_scheduler_runs_with_its_defaults(
+    tmp_path: Path,
+) -> None:
+    plan = plan_of(tmp_path, {})
+    assert plan.profile is None
+    assert plan.beside is False
+    assert plan.schedulers == {"default-scheduler"}
