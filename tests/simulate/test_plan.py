@@ -7,6 +7,7 @@ from pathlib import Path
 
 from generator.cluster.dryrun import load
 from generator.cluster.units import build
+from generator.findings import Finding, Location, Severity
 from generator.simulate.plan import SimPlan, make_plan
 from tests.fixtures import FLEET, tree
 
@@ -158,3 +159,20 @@ def test_without_packing_the_control_planes_scheduler_runs_with_its_defaults(
     assert plan.profile is None
     assert plan.beside is False
     assert plan.schedulers == {"default-scheduler"}
+
+
+def test_a_pool_whose_server_type_has_no_inventory_is_said_not_simulated(tmp_path: Path) -> None:
+    """H200s have PCI IDs in the catalog but no server inventory: nfd-master has nothing to
+    match on their nodes (SIM009, at the pool)."""
+    vendor = "pools:\n  - {name: h200, model: H200, devicesPerNode: 4, nodes: [n9]}\n"
+    plan = plan_of(tmp_path, {"vendors/nvidia.yaml": vendor})
+    assert [f for f in plan.findings if f.code == "SIM009"] == [
+        Finding(
+            "SIM009",
+            "node n9 (pool nvidia/h200): no PCI inventory for its server type, so nfd-master has "
+            "nothing to match: its labels and taints are not simulated",
+            Location("values/vendors/nvidia.yaml", 2, 5),
+            hint="add a PCI inventory for the server type (generator/values/inventories)",
+            severity=Severity.WARNING,
+        )
+    ]
