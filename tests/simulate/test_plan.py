@@ -176,3 +176,17 @@ def test_a_pool_whose_server_type_has_no_inventory_is_said_not_simulated(tmp_pat
             severity=Severity.WARNING,
         )
     ]
+
+
+def test_the_kustomize_builds_findings_stay_with_the_plan(tmp_path: Path) -> None:
+    """What the build of the units found comes first among the plan's findings, and the list
+    handed in is not the plan's own."""
+    values = tree(tmp_path)
+    checked, _ = load(values, "prod")
+    built, _ = build(checked.values, "prod", builds=checked.builds)
+    found = [Finding("KUS001", "unit team-ml does not build", Location("overlays/prod/team-ml"))]
+    plan = make_plan(checked.values, checked.builds["prod"], built, found)
+    assert plan.findings[0] == Finding(
+        "KUS001", "unit team-ml does not build", Location("overlays/prod/team-ml")
+    )
+    assert len(found) == 1
