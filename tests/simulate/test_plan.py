@@ -136,6 +136,8 @@ def test_the_fleets_packing_scheduler_runs_beside_the_default_one(tmp_path: Path
     assert plan.profile["profiles"][0]["schedulerName"] == "accel-packing"
     assert plan.beside is True
     assert plan.schedulers == {"default-scheduler", "accel-packing"}
+    # The fleet renders that scheduler: its running is simulated, nothing to say.
+    assert [f for f in plan.findings if "packing" in f.message] == []
 
 
 def test_a_profile_for_the_control_planes_scheduler_replaces_its_configuration(
@@ -150,6 +152,13 @@ def test_a_profile_for_the_control_planes_scheduler_replaces_its_configuration(
     assert plan.profile["profiles"][0]["schedulerName"] == "default-scheduler"
     assert plan.beside is False
     assert plan.schedulers == {"default-scheduler"}
+    # The control plane's scheduler is not the fleet's to start with the profile: SIM011 says so.
+    assert [f.message for f in plan.findings if "packing" in f.message] == [
+        "the packing profile (scheduling.kubeScheduler, runs: control-plane) is for the "
+        "control plane's own kube-scheduler, which the fleet does not render: the simulation "
+        "ran it, but that the cluster's scheduler is started with it is not simulated "
+        "(docs/scheduling.md)"
+    ]
 
 
 def test_without_packing_the_control_planes_scheduler_runs_with_its_defaults(
