@@ -147,7 +147,11 @@ def test_a_profile_for_the_control_planes_scheduler_replaces_its_configuration(
         "scheduling:\n  kubeScheduler: {packing: true, runs: control-plane, "
         "kubeconfig: /etc/kubernetes/scheduler.conf}\n"
     )
-    plan = plan_of(tmp_path, {}, fleet)
+    # A service's Deployment in another unit is not a packing scheduler.
+    team = "quota: {nvidia: 4}\nservices:\n  serve:\n    images: {nvidia: r/s:1}\n"
+    team += "    tracks: {nvidia: {devicesPerReplica: 1, replicas: 1}}\n"
+    plan = plan_of(tmp_path, {"teams/ml.yaml": team}, fleet)
+    assert ("ml", "Deployment", "serve-nvidia") in plan.refs
     assert plan.profile is not None
     assert plan.profile["profiles"][0]["schedulerName"] == "default-scheduler"
     assert plan.beside is False
@@ -199,3 +203,30 @@ def test_the_kustomize_builds_findings_stay_with_the_plan(tmp_path: Path) -> Non
         "KUS001", "unit team-ml does not build", Location("overlays/prod/team-ml")
     )
     assert len(found) == 1
+
+
+SITE_NFD = (
+    "nfd-master is the site's (platform.nfd is not provided by the fleet): the simulation ran it "
+    "with -enable-taints and an empty configuration, what docs/node-config.md asks of the site; "
+    "the site's own flags were not simulated"
+)
+
+
+def test_the_fleets_nfd_chart_runs_nfd_master_as_rendered(tmp_path: Path) -> None:
+    plan = plan_of(tmp_path, {}, FLEET + "platform: {nfd: {provided: fleet}}\n")
+    assert plan.nfd == (("-enable-taints",), "null")
+    applied = {(o["kind"], o["metadata"]["name"]) for o in plan.nfd_objects}
+    assert ("DaemonSet", "nfd-node-feature-discovery-worker") in applied
+    assert ("Deployment", "nfd-node-feature-discovery-gc") in applied
+    assert [f for f in plan.findings if f.message == SITE_NFD] == []
+
+
+def test_the_sites_nfd_master_is_said_assumed_only_where_nfd_labels_the_nodes(
+    tmp_path: Path,
+) -> None:
+    site = plan_of(tmp_path / "nfd", {})
+    assert (site.nfd, site.nfd_objects) == (None, [])
+    assert [f.code for f in site.findings if f.message == SITE_NFD] == ["SIM011"]
+    patched = plan_of(tmp_path / "patch", {}, FLEET + "nodeConfig: {method: node-patch}\n")
+    assert patched.nfd is None
+    assert [f for f in patched.findings if f.message == SITE_NFD] == []
