@@ -172,6 +172,7 @@ def test_without_packing_the_control_planes_scheduler_runs_with_its_defaults(
     assert plan.profile is None
     assert plan.beside is False
     assert plan.schedulers == {"default-scheduler"}
+    assert [f for f in plan.findings if "packing" in f.message] == []
 
 
 def test_a_pool_whose_server_type_has_no_inventory_is_said_not_simulated(tmp_path: Path) -> None:
@@ -230,3 +231,26 @@ def test_the_sites_nfd_master_is_said_assumed_only_where_nfd_labels_the_nodes(
     patched = plan_of(tmp_path / "patch", {}, FLEET + "nodeConfig: {method: node-patch}\n")
     assert patched.nfd is None
     assert [f for f in patched.findings if f.message == SITE_NFD] == []
+
+
+def test_kueues_controller_manager_brings_its_own_crds(tmp_path: Path) -> None:
+    """Under Kueue (the site's), its controller manager runs with its chart's integrations, and
+    its chart's CRDs are used, not the pinned copies."""
+    plan = plan_of(tmp_path / "kueue", {}, FLEET + "scheduling: {backend: kueue}\n")
+    assert plan.kueue is True and plan.charted is True
+    assert {k for k, setup in plan.controllers.items() if setup is not None} == {"kueue"}
+    pinned = sorted(c["metadata"]["name"] for c in plan.crds)
+    assert pinned == [
+        "applications.argoproj.io",
+        "appprojects.argoproj.io",
+        "nodefeaturerules.nfd.k8s-sigs.io",
+        "podmonitors.monitoring.coreos.com",
+        "prometheusrules.monitoring.coreos.com",
+    ]
+    [said] = [f.message for f in plan.findings if f.message.startswith("Kueue is the site's")]
+    assert "(integrations: batch/job, kubeflow.org/mpijob, " in said
+    assert ", leaderworkerset.x-k8s.io/leaderworkerset); " in said
+    quota = plan_of(tmp_path / "quota", {})
+    assert quota.kueue is False and quota.charted is False
+    assert all(setup is None for setup in quota.controllers.values())
+    assert quota.namespaces == ["argocd"]
