@@ -254,3 +254,71 @@ def test_kueues_controller_manager_brings_its_own_crds(tmp_path: Path) -> None:
     assert quota.kueue is False and quota.charted is False
     assert all(setup is None for setup in quota.controllers.values())
     assert quota.namespaces == ["argocd"]
+
+
+def test_the_waves_hold_back_the_jobs_and_check_argo_cds_applications_only(
+    tmp_path: Path,
+) -> None:
+    """Units sync wave by wave; a team's Job and JobSet are left out of its sync, to run after
+    the services (the Job first); Argo CD's unit is applied as a dry run, whole."""
+    team = """\
+quota: {nvidia: 8}
+jobs:
+  train:
+    vendor: nvidia
+    devices: 1
+    images: {nvidia: r/t:1}
+  gang:
+    kind: jobset
+    images: {nvidia: r/train:1}
+    tasks:
+      gpu: {vendor: nvidia, devices: 1, replicas: 2}
+services:
+  serve:
+    images: {nvidia: r/s:1}
+    tracks: {nvidia: {devicesPerReplica: 1, replicas: 2}}
+"""
+    fleet = FLEET + "platform: {jobset: {provided: site}}\n"
+    plan = plan_of(tmp_path, {"teams/ml.yaml": team}, fleet)
+    waves = [
+        (
+            [(unit.unit.name, [o["kind"] for o in objs], dry) for unit, objs, dry in wave.syncs],
+            [unit.unit.name for unit in wave.node_config],
+        )
+        for wave in plan.waves
+    ]
+    apps = ["AppProject"] + ["Application"] * 5
+    monitoring = ["Namespace", "Namespace", "ConfigMap", "ConfigMap", "DaemonSet"]
+    monitoring += ["PrometheusRule", "PrometheusRule", "PodMonitor"]
+    ml = ["Namespace", "ResourceQuota", "PodDisruptionBudget", "Service", "Service", "Deployment"]
+    assert waves == [
+        ([("argocd", apps, True)], []),
+        ([("node-config", ["NodeFeatureRule"], False)], ["node-config"]),
+        (
+            [
+                ("device-plugins", ["Namespace", "DaemonSet"], False),
+                ("monitoring", monitoring, False),
+                ("team-ml", ml, False),
+            ],
+            [],
+        ),
+    ]
+    jobs = [(u.unit.name, o["kind"], o["metadata"]["name"]) for u, o in plan.team_jobs]
+    assert jobs == [("team-ml", "Job", "train")]
+    jobsets = [(u.unit.name, o["kind"], o["metadata"]["name"]) for u, o in plan.jobsets]
+    assert jobsets == [("team-ml", "JobSet", "gang")]
+    assert [(t.name, job.name, kind) for t, job, kind in plan.queued] == [("ml", "gang", "JobSet")]
+    assert sorted(plan.refs) == [
+        ("ml", "Deployment", "serve-nvidia"),
+        ("ml", "Job", "train"),
+        ("ml", "JobSet task", "gang/gpu"),
+    ]
+
+
+def test_a_controller_manager_the_fleets_chart_runs_is_not_said_to_be_the_sites(
+    tmp_path: Path,
+) -> None:
+    plan = plan_of(tmp_path, {}, FLEET + "platform: {jobset: {provided: fleet}}\n")
+    assert plan.controllers["jobset"] is not None
+    said = [f.message.split(" (")[0] for f in plan.findings if f.message.startswith("JobSet")]
+    assert said == ["JobSet's controller manager"]
