@@ -322,3 +322,30 @@ def test_a_controller_manager_the_fleets_chart_runs_is_not_said_to_be_the_sites(
     assert plan.controllers["jobset"] is not None
     said = [f.message.split(" (")[0] for f in plan.findings if f.message.startswith("JobSet")]
     assert said == ["JobSet's controller manager"]
+
+
+def test_a_teams_own_secret_gets_a_stand_in_and_a_word(tmp_path: Path) -> None:
+    team = """\
+quota: {nvidia: 4}
+jobs:
+  train:
+    vendor: nvidia
+    devices: 1
+    images: {nvidia: r/t:1}
+    imagePullSecrets: [{name: registry-creds}]
+external:
+  secrets: [registry-creds]
+"""
+    plan = plan_of(tmp_path, {"teams/ml.yaml": team})
+    labels = {"app.kubernetes.io/managed-by": "accel-gitops", "accel-gitops.io/simulation": "true"}
+    assert plan.stand_ins == [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml"}},
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "registry-creds", "labels": labels, "namespace": "ml"},
+            "type": "Opaque",
+        },
+    ]
+    said = [(f.code, str(f.location)) for f in plan.findings if "(external)" in f.message]
+    assert said == [("SIM011", "values/teams/ml.yaml:9:3")]
