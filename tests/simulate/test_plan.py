@@ -262,7 +262,7 @@ def test_the_waves_hold_back_the_jobs_and_check_argo_cds_applications_only(
     """Units sync wave by wave; a team's Job and JobSet are left out of its sync, to run after
     the services (the Job first); Argo CD's unit is applied as a dry run, whole."""
     team = """\
-quota: {nvidia: 8}
+quota: {nvidia: 4}
 jobs:
   train:
     vendor: nvidia
@@ -279,7 +279,16 @@ services:
     tracks: {nvidia: {devicesPerReplica: 1, replicas: 2}}
 """
     fleet = FLEET + "platform: {jobset: {provided: site}}\n"
-    plan = plan_of(tmp_path, {"teams/ml.yaml": team}, fleet)
+    other = """\
+quota: {nvidia: 4}
+jobs:
+  sweep:
+    kind: jobset
+    images: {nvidia: r/train:1}
+    tasks:
+      gpu: {vendor: nvidia, devices: 1, replicas: 2}
+"""
+    plan = plan_of(tmp_path, {"teams/ml.yaml": team, "teams/ai.yaml": other}, fleet)
     waves = [
         (
             [(unit.unit.name, [o["kind"] for o in objs], dry) for unit, objs, dry in wave.syncs],
@@ -287,7 +296,7 @@ services:
         )
         for wave in plan.waves
     ]
-    apps = ["AppProject"] + ["Application"] * 5
+    apps = ["AppProject"] + ["Application"] * 6
     monitoring = ["Namespace", "Namespace", "ConfigMap", "ConfigMap", "DaemonSet"]
     monitoring += ["PrometheusRule", "PrometheusRule", "PodMonitor"]
     ml = ["Namespace", "ResourceQuota", "PodDisruptionBudget", "Service", "Service", "Deployment"]
@@ -298,6 +307,7 @@ services:
             [
                 ("device-plugins", ["Namespace", "DaemonSet"], False),
                 ("monitoring", monitoring, False),
+                ("team-ai", ["Namespace", "ResourceQuota"], False),
                 ("team-ml", ml, False),
             ],
             [],
@@ -306,9 +316,11 @@ services:
     jobs = [(u.unit.name, o["kind"], o["metadata"]["name"]) for u, o in plan.team_jobs]
     assert jobs == [("team-ml", "Job", "train")]
     jobsets = [(u.unit.name, o["kind"], o["metadata"]["name"]) for u, o in plan.jobsets]
-    assert jobsets == [("team-ml", "JobSet", "gang")]
-    assert [(t.name, job.name, kind) for t, job, kind in plan.queued] == [("ml", "gang", "JobSet")]
+    assert jobsets == [("team-ai", "JobSet", "sweep"), ("team-ml", "JobSet", "gang")]
+    queued = [(t.name, job.name, kind) for t, job, kind in plan.queued]
+    assert queued == [("ai", "sweep", "JobSet"), ("ml", "gang", "JobSet")]
     assert sorted(plan.refs) == [
+        ("ai", "JobSet task", "sweep/gpu"),
         ("ml", "Deployment", "serve-nvidia"),
         ("ml", "Job", "train"),
         ("ml", "JobSet task", "gang/gpu"),
