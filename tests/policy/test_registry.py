@@ -197,7 +197,6 @@ def test_c():
 NOT_YET_ASSERTED = {
     "DRY002": "needs a kind the local control plane does not serve in a committed unit",
     "SIM005": "needs a pod that the scheduler places on another vendor's or model's node",
-    "SIM009": "needs a pool whose server type has no PCI inventory, simulated",
     "SIM012": "needs an object the API server refuses while simulate applies it",
 }
 
