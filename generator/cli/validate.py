@@ -22,11 +22,8 @@ from generator.commands.validate import validate as run_validate
 from generator.errors import UsageError
 from generator.reporters import findings as reporter
 from generator.validate.progress import Progress, progress_stream
-from generator.validate.run import BUILD, ValidateOptions
+from generator.validate.run import ValidateOptions, skippable
 from generator.validate.shard import parse as parse_shard
-from generator.validate.stages.registry import STAGES
-
-SKIPPABLE = [stage.name for stage in STAGES if stage.name != BUILD]
 
 
 @click.command()
@@ -93,7 +90,7 @@ SKIPPABLE = [stage.name for stage in STAGES if stage.name != BUILD]
     "skip",
     multiple=True,
     metavar="STAGE",
-    help=f"Do not run this stage ({', '.join(SKIPPABLE)}; repeat it or give a comma list): its "
+    help=f"Do not run this stage ({', '.join(skippable())}; repeat it or give a comma list): its "
     "tools need not be built, and the report says it did not run.",
 )
 @click.argument("reports", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))

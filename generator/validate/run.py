@@ -172,12 +172,16 @@ def validate(opts: ValidateOptions, progress: Progress | None = None) -> Validat
         progress.finish(timings)
 
 
+def skippable() -> list[str]:
+    """The stages `--skip` may name, in the order they run: all but the build."""
+    return [stage.name for stage in registry.STAGES if stage.name != BUILD]
+
+
 def chosen_stages(skip: frozenset[str]) -> list[Stage]:
     """The stages a run with `skip` runs; UsageError for a name no stage has, or the build's."""
-    names = [stage.name for stage in registry.STAGES]
-    unknown = sorted(skip - set(names))
+    unknown = sorted(skip - {stage.name for stage in registry.STAGES})
     if unknown:
-        choices = ", ".join(n for n in names if n != BUILD)
+        choices = ", ".join(skippable())
         raise UsageError(f"--skip: no stage named {', '.join(unknown)}; the stages: {choices}")
     if BUILD in skip:
         raise UsageError(f"--skip: the {BUILD} stage always runs (every other reads its objects)")
@@ -224,7 +228,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
                     timings=clock.timings,
                     not_run=not_run,
                     shard=plan.shard,
-                    skipped=[s.name for s in registry.STAGES if s.name in opts.skip],
+                    skipped=[name for name in skippable() if name in opts.skip],
                 )
             raise UsageError(
                 f"no rendered output in {home} ({' and '.join(f'{d}/' for d in OUTPUT_DIRS)}): "
@@ -273,7 +277,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
         not_run,
         plan.shard,
         checked=[u.path for u in units],
-        skipped=[stage.name for stage in registry.STAGES if stage.name in opts.skip],
+        skipped=[name for name in skippable() if name in opts.skip],
     )
 
 
