@@ -852,3 +852,18 @@ def built_units(
     waves = unit_waves(units)
     built = [BuiltUnit(u, waves[u.name], argocd_order(list(u.objects))) for u in units]
     return view, plan_nodes(view), sorted(built, key=lambda b: (b.wave, b.unit.name))
+
+
+# The manager configuration of Kueue v0.17.0's chart (charts/kueue/values.yaml), as the chart
+# renders it: what the control plane's Kueue setup starts from.
+KUEUE_CHART_CONFIG = """\
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+health: {healthProbeBindAddress: ':8081', readinessEndpointName: readyz}
+metrics: {bindAddress: ':8443', enableClusterQueueResources: true}
+webhook: {port: 9443, certDir: /tmp/k8s-webhook-server/serving-certs}
+leaderElection: {leaderElect: true, resourceName: c1f6bfd2.kueue.x-k8s.io}
+internalCertManagement: {enable: true, webhookServiceName: kueue-webhook-service,
+  webhookSecretName: kueue-webhook-server-cert}
+integrations: {frameworks: [batch/job]}
+"""

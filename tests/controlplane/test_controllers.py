@@ -30,25 +30,14 @@ from generator.controlplane.controllers import (
     webhook_service,
 )
 from generator.controlplane.launcher import ControlPlaneError
-
-CHART_CONFIG = """\
-apiVersion: config.kueue.x-k8s.io/v1beta2
-kind: Configuration
-health: {healthProbeBindAddress: ':8081', readinessEndpointName: readyz}
-metrics: {bindAddress: ':8443', enableClusterQueueResources: true}
-webhook: {port: 9443, certDir: /tmp/k8s-webhook-server/serving-certs}
-leaderElection: {leaderElect: true, resourceName: c1f6bfd2.kueue.x-k8s.io}
-internalCertManagement: {enable: true, webhookServiceName: kueue-webhook-service,
-  webhookSecretName: kueue-webhook-server-cert}
-integrations: {frameworks: [batch/job]}
-"""
+from tests.fixtures import KUEUE_CHART_CONFIG
 
 
 def test_the_local_configuration_changes_only_listeners_certificates_and_election() -> None:
     got = local_config(
-        CHART_CONFIG, host="192.0.2.2", webhook_port=31000, health_port=31001, cert_dir="/c"
+        KUEUE_CHART_CONFIG, host="192.0.2.2", webhook_port=31000, health_port=31001, cert_dir="/c"
     )
-    chart = yaml.safe_load(CHART_CONFIG)
+    chart = yaml.safe_load(KUEUE_CHART_CONFIG)
     assert got == {
         **chart,
         # Every other field of each section stays the chart's.

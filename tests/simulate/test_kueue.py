@@ -15,26 +15,14 @@ from generator.simulate.kueue import (
 )
 from generator.simulate.plan import pod_refs
 from generator.simulate.result import PodResult
-from tests.fixtures import build_of, built_units
-
-CHART_CONFIG = """\
-apiVersion: config.kueue.x-k8s.io/v1beta2
-kind: Configuration
-health: {healthProbeBindAddress: ':8081', readinessEndpointName: readyz}
-metrics: {bindAddress: ':8443', enableClusterQueueResources: true}
-webhook: {port: 9443, certDir: /tmp/k8s-webhook-server/serving-certs}
-leaderElection: {leaderElect: true, resourceName: c1f6bfd2.kueue.x-k8s.io}
-internalCertManagement: {enable: true, webhookServiceName: kueue-webhook-service,
-  webhookSecretName: kueue-webhook-server-cert}
-integrations: {frameworks: [batch/job]}
-"""
+from tests.fixtures import KUEUE_CHART_CONFIG, build_of, built_units
 
 
 def test_the_setup_keeps_the_config_and_all_but_what_the_process_stands_in_for() -> None:
     objs = [
         # Only a ConfigMap is the manager's configuration.
         {"kind": "Secret", "data": {"controller_manager_config.yaml": "kind: Other\n"}},
-        {"kind": "ConfigMap", "data": {"controller_manager_config.yaml": CHART_CONFIG}},
+        {"kind": "ConfigMap", "data": {"controller_manager_config.yaml": KUEUE_CHART_CONFIG}},
         {"kind": "Deployment", "metadata": {"name": "m"}},
         {"kind": "APIService", "metadata": {"name": "v"}},
         {"kind": "Service", "metadata": {"name": "s"}},
@@ -42,7 +30,11 @@ def test_the_setup_keeps_the_config_and_all_but_what_the_process_stands_in_for()
     ]
     setup = kueue_setup(objs)
     assert setup is not None
-    assert (setup.service, setup.namespace, setup.config) == ("kueue", "kueue-system", CHART_CONFIG)
+    assert (setup.service, setup.namespace, setup.config) == (
+        "kueue",
+        "kueue-system",
+        KUEUE_CHART_CONFIG,
+    )
     assert setup.args == ("--feature-gates=VisibilityOnDemand=false",)
     assert [d["kind"] for d in setup.docs()] == [
         "Secret",
