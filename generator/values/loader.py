@@ -56,6 +56,7 @@ from generator.values.yamlio import (
     json_path,
     load_text,
 )
+from generator.vocab.addons import FLEET, SITE
 
 KIND_DIRS = {"vendors": "vendor", "teams": "team", "environments": "environment"}
 
@@ -465,7 +466,26 @@ class _Resolver:
             sharing=sharing,
             dra=dra,
             catalog=str(doc.get("catalog", default=vendor_id)) if in_catalog else "",
+            plugin_provider=str(dp.get("provided", FLEET)),
+            exporter_provider=self.exporter_provider(ctx),
         )
+
+    def exporter_provider(self, ctx: Context) -> str:
+        """`exporter.provided`; `render: false`, the older spelling, is `site`. Both, saying
+        different things, is a finding (the vendor is still read, as `provided` says)."""
+        raw = ctx.doc.get("exporter", default={}) or {}
+        rendered = raw.get("render", True)
+        provided = str(raw.get("provided", FLEET if rendered else SITE))
+        if rendered is False and provided == FLEET:
+            ctx.refuse(
+                "VAL003",
+                f"vendor {ctx.vendor_id}: exporter.render: false and exporter.provided: fleet "
+                "say opposite things",
+                ("exporter", "render"),
+                f"drop exporter.render from {ctx.where}: exporter.provided says who provides the "
+                "exporter (fleet, operator or site)",
+            )
+        return provided
 
     def sharing(self, ctx: Context, resource: str, config: PluginConfig | None) -> Sharing | None:
         """The vendor's `sharing`, resolved by the mode it names; None for whole devices, or

@@ -15,6 +15,7 @@ from generator.findings import layer_key
 from generator.values.allocation.base import MpsDaemon, PluginConfig, Sharing
 from generator.values.allocation.dra import DraDriver
 from generator.values.merge import Doc
+from generator.vocab.addons import FLEET
 from generator.vocab.labels import NFD_PREFIX
 
 # The PCI classes NFD treats as accelerators: its pci source's default deviceClassWhitelist
@@ -200,6 +201,10 @@ class Vendor:
     # The built-in catalog entry the vendor starts from (its file name, or values `catalog`);
     # "" for a vendor outside the catalog.
     catalog: str = ""
+    # Who provides the vendor's device plugin and its exporter (vocab/addons.py PROVIDERS): the
+    # fleet renders only what it provides (docs/brownfield.md).
+    plugin_provider: str = FLEET
+    exporter_provider: str = FLEET
 
     @property
     def capacity(self) -> int:

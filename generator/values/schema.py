@@ -29,6 +29,7 @@ from generator.values.schemakit import (
 from generator.values.schemakit import array as _list
 from generator.values.schemakit import obj as _obj
 from generator.values.schemakit import string as _str
+from generator.vocab import addons
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 BASE_ID = "https://accel-gitops.example/schemas/"
@@ -302,8 +303,16 @@ PLUGIN_CONFIG = _obj(
     ("env", "version", "sharedSuffix", "sharing", "sources"),
 )
 
+PROVIDED = {
+    "enum": list(addons.PROVIDERS),
+    "description": "who provides it: fleet (rendered here, the default), operator (the "
+    "vendor's operator, by the catalog's operator contract) or site (installed another way, by "
+    "the contract given here); docs/brownfield.md",
+}
+
 DEVICE_PLUGIN = _obj(
     {
+        "provided": PROVIDED,
         "name": _str(DNS_LABEL),
         "namespace": _str(DNS_LABEL),
         **AGENT_PROPS,
@@ -324,6 +333,7 @@ SHARING = _obj(
 EXPORTER = _obj(
     {
         "name": _str(DNS_LABEL),
+        "provided": PROVIDED,
         "render": {
             "type": "boolean",
             "description": "render the exporter DaemonSet (default true); false: scrape one "

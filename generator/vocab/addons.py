@@ -14,6 +14,11 @@ from generator.vocab import api
 from generator.vocab.objects import Obj
 
 FLEET, SITE = "fleet", "site"
+# Who provides a vendor's node component (its device plugin, its exporter): the fleet renders it;
+# the vendor's operator does (its operands, by the contract the catalog's `operator` gives); or
+# the site installed it some other way (by the contract the vendor file gives).
+OPERATOR = "operator"
+PROVIDERS = (FLEET, OPERATOR, SITE)
 
 
 @dataclass(frozen=True)
