@@ -19,7 +19,7 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.builders import node_config, platform, scheduling
+from generator.builders import node_config, operators, platform, scheduling
 from generator.builders.common import metadata
 from generator.values.model import FleetView
 from generator.vocab import addons
@@ -158,6 +158,7 @@ CHART_VALUES = {
     "jobset": scheduling.jobset_chart_values,
     "lws": scheduling.lws_chart_values,
     "trainer": scheduling.trainer_chart_values,
+    "gpuOperator": operators.gpu_operator_chart_values,
 }
 
 

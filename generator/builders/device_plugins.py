@@ -17,6 +17,7 @@ from generator.findings import Location
 from generator.values.allocation.base import MpsDaemon
 from generator.values.model import FleetView, NodeAgent, Vendor
 from generator.values.yamlio import dump
+from generator.vocab.addons import FLEET
 from generator.vocab.api import CORE
 from generator.vocab.kube import SYSTEM_NAMESPACES
 from generator.vocab.labels import (
@@ -54,6 +55,8 @@ def build(view: FleetView) -> list[Component]:
                 )
             )
             continue
+        if vendor.plugin_provider != FLEET:
+            continue  # the vendor's operator or the site runs it (builders/operators.py)
         ns = vendor.device_plugin.namespace
         if ns not in SYSTEM_NAMESPACES:
             known = namespaces.setdefault(ns, [])

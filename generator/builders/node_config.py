@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from generator.builders import operators
 from generator.builders.common import metadata, toleration
 from generator.values.model import FleetView, Pool, Taint, Vendor
 from generator.vocab.api import CORE, NFD, NODE
@@ -30,11 +31,12 @@ NODE_PATCH_OPTIONS = "ServerSideApply=true,Validate=false,Prune=false,Delete=fal
 def build(view: FleetView) -> list[Component]:
     out = []
     for vendor in view.vendors:
+        handover = operators.handover_labels(view, vendor)
         if view.fleet.node_config_method == "nfd":
-            objs = [_node_feature_rule(view, vendor)]
+            objs = [_node_feature_rule(view, vendor, handover)]
         else:
-            objs = [obj for pool in vendor.pools for obj in _node_patches(vendor, pool)]
-        if vendor.runtime_class and vendor.runtime_handler:
+            objs = [obj for pool in vendor.pools for obj in _node_patches(vendor, pool, handover)]
+        if vendor.runtime_class and vendor.runtime_handler and not _operators(view, vendor):
             objs.append(runtime_class(vendor))
         if objs:
             out.append(
@@ -46,6 +48,14 @@ def build(view: FleetView) -> list[Component]:
                 )
             )
     return out
+
+
+def _operators(view: FleetView, vendor: Vendor) -> bool:
+    """Whether the RuntimeClass the vendor's pods name is one its operator creates in this
+    cluster: then the operator owns it, and the fleet renders no second copy for Argo CD to
+    manage and prune (the pods still name it)."""
+    op = operators.running(view, vendor)
+    return op is not None and op.runtime_class == vendor.runtime_class
 
 
 def runtime_class(vendor: Vendor) -> Obj:
@@ -113,7 +123,7 @@ def device_twins(view: FleetView, vendor: Vendor, pool: Pool) -> list[tuple[Vend
     ]
 
 
-def _node_feature_rule(view: FleetView, vendor: Vendor) -> Obj:
+def _node_feature_rule(view: FleetView, vendor: Vendor, handover: dict[str, str]) -> Obj:
     rules = []
     for pool in vendor.pools:
         if not pool.pci_devices:
@@ -137,7 +147,7 @@ def _node_feature_rule(view: FleetView, vendor: Vendor) -> Obj:
             )
         rule: dict[str, Any] = {
             "name": f"{vendor.id}-{pool.name}",
-            "labels": view.fleet.node_selector(pool.labels),
+            "labels": view.fleet.node_selector({**pool.labels, **handover}),
             "matchFeatures": match,
         }
         if pool.taints:
@@ -153,14 +163,14 @@ def _node_feature_rule(view: FleetView, vendor: Vendor) -> Obj:
     }
 
 
-def _node_patches(vendor: Vendor, pool: Pool) -> list[Obj]:
+def _node_patches(vendor: Vendor, pool: Pool, handover: dict[str, str]) -> list[Obj]:
     out = []
     for node in sorted(pool.nodes):
         meta = metadata(
             node, sources=vendor.doc.sources, annotations={SYNC_OPTIONS: NODE_PATCH_OPTIONS}
         )
         # Only the labels we own: managed-by would otherwise land on every node.
-        meta["labels"] = dict(sorted(pool.labels.items()))
+        meta["labels"] = dict(sorted({**pool.labels, **handover}.items()))
         obj: Obj = {"apiVersion": CORE, "kind": "Node", "metadata": meta}
         if pool.taints:
             obj["spec"] = {"taints": [t.as_dict() for t in pool.taints]}

@@ -20,6 +20,7 @@ from generator.policy import (
     monitoring,
     patches,
     platform,
+    providers,
     scheduling,
     workloads,
 )
@@ -53,6 +54,7 @@ CHECKS: dict[str, Check] = _listed(
         *monitoring.CHECKS,
         *platform.CHECKS,
         *allocation.CHECKS,
+        *providers.CHECKS,
     )
 )
 # Manifest rules on built objects.

@@ -36,16 +36,20 @@ from generator.values.merge import Doc, merge_docs
 from generator.values.model import (
     ACCELERATOR_CLASSES,
     BASE_ENV,
+    DEVICE_PLUGIN,
     DEVICE_PLUGIN_PATH,
+    EXPORTER,
     DevicePlugin,
     Fleet,
     FleetView,
+    OperatorPart,
     PciModel,
     Pool,
     Taint,
     Team,
     Values,
     Vendor,
+    VendorOperator,
     find_pci_model,
     node_agent,
 )
@@ -277,6 +281,30 @@ def _discover(values_dir: Path, findings: list[Finding]) -> Iterator[tuple[str, 
         )
 
 
+def vendor_operator(raw: dict[str, Any] | None) -> VendorOperator | None:
+    """The catalog's `operator` contract, typed; None when the vendor has none."""
+    if not raw:
+        return None
+    parts = {
+        component: OperatorPart(
+            deploy_label=str(part["deployLabel"]),
+            daemon_set=str(part["daemonSet"]),
+            pod_labels=dict(part["podLabels"]),
+            port=int(part.get("port", 0)),
+            port_name=str(part.get("portName", "")),
+            config_label=str(part.get("configLabel", "")),
+        )
+        for component in (DEVICE_PLUGIN, EXPORTER)
+        if (part := raw.get(component))
+    }
+    return VendorOperator(
+        str(raw["addon"]),
+        parts,
+        str(raw.get("runtimeClass", "")),
+        tuple(dict(t) for t in raw.get("tolerations", [])),
+    )
+
+
 @functools.cache
 def catalog() -> dict[str, tuple[Any, SourceMap]]:
     """The built-in vendor catalog, parsed with positions (findings can point into it)."""
@@ -468,6 +496,7 @@ class _Resolver:
             catalog=str(doc.get("catalog", default=vendor_id)) if in_catalog else "",
             plugin_provider=str(dp.get("provided", FLEET)),
             exporter_provider=self.exporter_provider(ctx),
+            operator=vendor_operator(doc.get("operator", default=None)),
         )
 
     def exporter_provider(self, ctx: Context) -> str:

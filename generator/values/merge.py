@@ -93,18 +93,26 @@ class Doc:
         return node
 
 
+# Maps that are one value, replaced whole: a label selector. Merged key by key, the catalog's
+# `exporter.podLabels` (its own manifest's pod labels) and a vendor file's (the labels of an
+# exporter installed another way) would select pods that carry both, which none does.
+WHOLE_MAPS = frozenset({"podLabels"})
+
+
 def merge_data(base: Any, over: Any) -> Any:
     if isinstance(base, dict) and isinstance(over, dict):
         out = dict(base)
         for key, value in over.items():
-            out[key] = merge_data(base[key], value) if key in base else copy.deepcopy(value)
+            merge = key in base and key not in WHOLE_MAPS
+            out[key] = merge_data(base[key], value) if merge else copy.deepcopy(value)
         return out
     return copy.deepcopy(over)
 
 
 def _replaced_paths(over: Any, path: YamlPath, base: Any) -> list[YamlPath]:
     """Paths where `over` replaces (rather than merges into) `base`."""
-    if isinstance(over, dict) and isinstance(base, dict):
+    whole = bool(path) and path[-1] in WHOLE_MAPS
+    if isinstance(over, dict) and isinstance(base, dict) and not whole:
         out: list[YamlPath] = []
         for key, value in over.items():
             out.extend(_replaced_paths(value, (*path, key), base.get(key)))

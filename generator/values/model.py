@@ -130,6 +130,33 @@ class DevicePlugin:
 
 
 @dataclass(frozen=True)
+class OperatorPart:
+    """One node component a vendor's operator can provide (catalog `operator.<component>`)."""
+
+    deploy_label: str  # the node label it reads ("false": not on this node)
+    daemon_set: str
+    pod_labels: dict[str, str]
+    port: int = 0
+    port_name: str = ""
+    config_label: str = ""  # node label naming the operand's config, where it has one
+
+
+@dataclass(frozen=True)
+class VendorOperator:
+    """A vendor's operator (catalog `operator`): the platform add-on it is, the components it can
+    provide, and the RuntimeClass it creates (docs/brownfield.md)."""
+
+    addon: str  # its key under `platform:`
+    parts: dict[str, OperatorPart]  # by component: devicePlugin, exporter
+    runtime_class: str = ""
+    tolerations: tuple[dict[str, str], ...] = ()  # its chart's default for every operand
+
+
+# The components of a vendor that a provider is declared for (`<component>.provided`).
+DEVICE_PLUGIN, EXPORTER = "devicePlugin", "exporter"
+
+
+@dataclass(frozen=True)
 class PciModel:
     """An accelerator model as PCI sees it (catalog `pciModels`)."""
 
@@ -205,6 +232,11 @@ class Vendor:
     # fleet renders only what it provides (docs/brownfield.md).
     plugin_provider: str = FLEET
     exporter_provider: str = FLEET
+    operator: VendorOperator | None = None
+
+    def provider(self, component: str) -> str:
+        """Who provides `component` (DEVICE_PLUGIN or EXPORTER) on the vendor's nodes."""
+        return self.plugin_provider if component == DEVICE_PLUGIN else self.exporter_provider
 
     @property
     def capacity(self) -> int:

@@ -447,6 +447,49 @@ TOPOLOGY = _obj(
     ("label", "shapes"),
 )
 
+# The contract of a vendor's operator (catalog `operator`, docs/brownfield.md): for each node
+# component it can provide, the node label it reads to run that operand on a node and the labels
+# of the operand's pods. Catalog data, cited; a vendor file may override it for its own install.
+OPERATOR_PART = _obj(
+    {
+        "deployLabel": _str(
+            LABEL_KEY,
+            description="node label the operator reads to run this operand on a node; the "
+            'fleet sets it to "false" on the nodes where another provider has the component',
+        ),
+        "daemonSet": _str(DNS_LABEL, description="the operand's DaemonSet"),
+        "configLabel": _str(
+            LABEL_KEY,
+            description="node label whose value names the operand's config (a key of the "
+            "operator's config ConfigMap)",
+        ),
+        "podLabels": _labels(),
+        "port": {"type": "integer", "minimum": 1, "maximum": 65535},
+        "portName": _str(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", maxLength=15),
+        "sources": SOURCES,
+    },
+    ("deployLabel", "daemonSet", "podLabels", "sources"),
+)
+OPERATOR = _obj(
+    {
+        "addon": {
+            "enum": [a.key for a in addons.ADDONS if a.operator],
+            "description": "the platform add-on that is this vendor's operator",
+        },
+        "runtimeClass": _str(DNS_LABEL, description="the RuntimeClass the operator creates"),
+        "tolerations": _list(
+            {"type": "object"},
+            description="what the operator's chart gives every operand by default (Kubernetes "
+            "Tolerations); the fleet adds its taints' to these",
+        ),
+        "devicePlugin": OPERATOR_PART,
+        "exporter": OPERATOR_PART,
+        "sources": SOURCES,
+    },
+    ("addon", "sources"),
+    description="what the vendor's operator provides, and how its operands are found",
+)
+
 # The properties a vendor file and the built-in catalog share.
 VENDOR_PROPS: dict[str, Any] = {
     "catalog": _str(DNS_LABEL, description="catalog entry to start from; default: file name"),
@@ -475,6 +518,7 @@ VENDOR_PROPS: dict[str, Any] = {
     },
     **registry.catalog_props(),
     "exporter": EXPORTER,
+    "operator": OPERATOR,
     "pools": _list(POOL),
     "workloadMounts": _list(HOST_PATH, description="host paths every workload pod mounts"),
     "binpackWeight": {
@@ -977,6 +1021,7 @@ FLEET_PROPS: dict[str, Any] = {
             "jobset": _addon(["fleet", "site"]),
             "lws": _addon(["fleet", "site"]),
             "trainer": _addon(["fleet", "site"]),
+            "gpuOperator": _addon(["fleet", "site"]),
             "gatewayAPI": _addon(["site"]),
             "istio": _addon(["site"]),
         },

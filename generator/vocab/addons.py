@@ -53,6 +53,9 @@ class Addon:
     # Add-ons whose objects this add-on's controller makes, so whatever needs this one needs
     # them too (policy/platform.py).
     needs: tuple[str, ...] = ()
+    # A vendor's operator: it provides node components of a vendor's pools (a catalog entry's
+    # `operator` names it), which vendor files hand to it with `provided: operator`.
+    operator: bool = False
 
 
 ADDONS: tuple[Addon, ...] = (
@@ -209,6 +212,34 @@ ADDONS: tuple[Addon, ...] = (
         # A TrainJob runs as a JobSet its controller makes (pkg/runtime/framework/plugins/
         # jobset, v2.2.0); the chart's own JobSet subchart is off (scheduling.py).
         needs=("jobset",),
+    ),
+    Addon(
+        key="gpuOperator",
+        title="NVIDIA GPU Operator",
+        # NVIDIA/gpu-operator v25.3.4 api/nvidia/v1/groupversion_info.go: ClusterPolicy and
+        # NVIDIADriver are in group nvidia.com.
+        groups=("nvidia.com",),
+        schedulers=(),
+        implied_by=None,
+        chart=Chart(
+            # NVIDIA/gpu-operator v25.3.4 scripts/gpu-operator-nvaie.sh: `helm repo add nvidia
+            # https://helm.ngc.nvidia.com/nvidia`, `helm upgrade --install gpu-operator
+            # nvidia/gpu-operator -n gpu-operator --version=<release>`. The Chart.yaml in the tree
+            # says v1.0.0-devel, a placeholder the release replaces with its tag.
+            repo_url="https://helm.ngc.nvidia.com/nvidia",
+            name="gpu-operator",
+            version="v25.3.4",
+            namespace="gpu-operator",
+            release="gpu-operator",
+            source="NVIDIA/gpu-operator deployments/gpu-operator v25.3.4",
+            # The tag's commit: the module has no tag the Go proxy serves (gotools/charts).
+            module="github.com/NVIDIA/gpu-operator",
+            module_version="v0.0.0-20250917190837-d73a0086a6ba",
+            module_path="deployments/gpu-operator",
+            tool_module="charts",
+        ),
+        source="NVIDIA/gpu-operator v25.3.4",
+        operator=True,
     ),
     Addon(
         key="gatewayAPI",

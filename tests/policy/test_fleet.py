@@ -67,6 +67,50 @@ def of_code(values_dir: Path, code: str) -> list[str]:
 # code -> (fleet.yaml, files beside it and the default NVIDIA vendor and team ml (4 of its 8
 # GPUs), every finding of that code, whole)
 CASES: dict[str, tuple[str, dict[str, str], list[str]]] = {
+    "PRV001": (
+        # AMD's catalog entry names no operator (docs/brownfield.md).
+        FLEET,
+        {"vendors/amd.yaml": AMD_MI250X + "devicePlugin: {provided: operator}\n"},
+        [
+            "values/vendors/amd.yaml:3:26: PRV001 vendor amd: devicePlugin.provided is operator, "
+            "but its catalog entry names no operator that runs its devicePlugin "
+            "(at $.devicePlugin.provided); set devicePlugin.provided: fleet, or "
+            "site where the cluster runs it another way (docs/brownfield.md lists the operators "
+            "the catalog knows)"
+        ],
+    ),
+    "PRV002": (
+        # The GPU Operator runs in staging only: prod has no one to run the exporter.
+        FLEET,
+        {
+            "vendors/nvidia.yaml": NVIDIA + "exporter: {provided: operator}\n",
+            "environments/staging.yaml": "fleet:\n  platform: {gpuOperator: {provided: site}}\n",
+        },
+        [
+            "values/vendors/nvidia.yaml:3:22: PRV002 vendor nvidia: exporter.provided is "
+            "operator, but this cluster neither renders nor declares the NVIDIA GPU Operator: "
+            "nothing would run its exporter in environment 'prod' (at $.exporter.provided); "
+            "declare it in values/fleet.yaml (or the environment's file): "
+            "platform.gpuOperator.provided: site where the cluster runs it, or fleet to install "
+            "it; or set exporter.provided: fleet"
+        ],
+    ),
+    "PRV003": (
+        # The label that was the only way to hand the plugin to the fleet, now said in values.
+        FLEET + "platform: {gpuOperator: {provided: site}}\n",
+        {
+            "vendors/nvidia.yaml": "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, "
+            "nodes: [n1, n2],\n     labels: {nvidia.com/gpu.deploy.device-plugin: 'true'}}\n"
+            "exporter: {provided: operator}\n",
+        },
+        [
+            "values/vendors/nvidia.yaml:3:15: PRV003 vendor nvidia pool 'a100': label "
+            "nvidia.com/gpu.deploy.device-plugin=true contradicts devicePlugin.provided: fleet "
+            "(fleet provides it): the operator would run a second devicePlugin beside it "
+            "(at $.pools[0].labels['nvidia.com/gpu.deploy.device-plugin']); drop the label: the fleet sets nvidia.com/gpu.deploy.device-plugin "
+            "from devicePlugin.provided wherever the operator runs"
+        ],
+    ),
     "REF001": (
         FLEET,
         {

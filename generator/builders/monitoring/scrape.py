@@ -59,6 +59,20 @@ def _target_relabels(exp: Exporter) -> list[Relabel]:
     ]
 
 
+def _node_keep(exp: Exporter) -> list[Relabel]:
+    """Keep only targets on the vendor's nodes, by the node's labels that discovery attaches
+    with `attach_metadata: {node: true}` as __meta_kubernetes_node_label_<name> (prometheus
+    v3 discovery/kubernetes/pod.go; the name sanitised, non-alphanumerics as `_`)."""
+    return [
+        {
+            "action": "keep",
+            "source_labels": [f"__meta_kubernetes_node_label_{_sanitize(key)}"],
+            "regex": _regex_literal(value),
+        }
+        for key, value in exp.node_filter
+    ]
+
+
 def _metric_relabels(exp: Exporter) -> list[Relabel]:
     node = exp.labels.get("node", "node")
     if node == "node":
@@ -86,7 +100,7 @@ def pod_monitor_spec(exp: Exporter) -> dict[str, Any]:
         **port,
         "path": exp.path,
         "honorLabels": True,
-        "relabelings": _operator(_target_relabels(exp)),
+        "relabelings": _operator(_node_keep(exp) + _target_relabels(exp)),
     }
     metric_relabels = _metric_relabels(exp)
     if metric_relabels:
@@ -94,11 +108,16 @@ def pod_monitor_spec(exp: Exporter) -> dict[str, Any]:
     ns_selector: dict[str, Any] = (
         {"matchNames": [exp.namespace]} if exp.namespace else {"any": True}
     )
-    return {
+    spec: dict[str, Any] = {
         "namespaceSelector": ns_selector,
         "selector": {"matchLabels": dict(exp.pod_labels)},
         "podMetricsEndpoints": [endpoint],
     }
+    if exp.node_filter:
+        # The Operator turns this into the scrape config's attach_metadata (PodMonitorSpec
+        # AttachMetadata, prometheus-operator v0.85.0 pkg/apis/monitoring/v1/podmonitor_types.go).
+        spec["attachMetadata"] = {"node": True}
+    return spec
 
 
 def job_name(exp: Exporter) -> str:
@@ -109,6 +128,8 @@ def scrape_config(exp: Exporter) -> dict[str, Any]:
     sd: dict[str, Any] = {"role": "pod"}
     if exp.namespace:
         sd["namespaces"] = {"names": [exp.namespace]}
+    if exp.node_filter:
+        sd["attach_metadata"] = {"node": True}
     keep: list[Relabel] = [
         {
             "action": "keep",
@@ -129,7 +150,7 @@ def scrape_config(exp: Exporter) -> dict[str, Any]:
         "honor_labels": True,
         "metrics_path": exp.path,
         "kubernetes_sd_configs": [sd],
-        "relabel_configs": keep + _target_relabels(exp),
+        "relabel_configs": keep + _node_keep(exp) + _target_relabels(exp),
     }
     metric_relabels = _metric_relabels(exp)
     if metric_relabels:

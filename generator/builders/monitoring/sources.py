@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.errors import GeneratorError
-from generator.values.model import FleetView, NodeAgent, Vendor, node_agent
+from generator.values.model import EXPORTER, FleetView, NodeAgent, Vendor, node_agent
+from generator.vocab.addons import FLEET, OPERATOR
 from generator.vocab.labels import BRAND_NODE_LABEL, NAME_LABEL
 from generator.vocab.labels import VENDOR_LABEL as VENDOR_POD_LABEL
 from generator.vocab.series import BYTES_PER_UNIT, PERCENT_PER_UNIT, UNIFIED_LABELS
@@ -63,6 +64,10 @@ class Exporter:
     resource: str  # the extended resource the vendor's device plugin advertises
     agent: NodeAgent | None = None  # the DaemonSet to render; None: installed another way
     health: tuple[HealthMetric, ...] = ()
+    # The node label (as it is on the nodes) and value of the vendor's pools, when its exporter
+    # is not the fleet's: an operator's or a site's exporter runs on other vendors' nodes too
+    # (one GPU Operator, two NVIDIA vendor files), so the scrape keeps only this vendor's nodes.
+    node_filter: tuple[tuple[str, str], ...] = ()
 
     @property
     def metric_names(self) -> tuple[str, ...]:
@@ -119,14 +124,20 @@ def _metric(vendor: Vendor, raw: Any, key: str, units: dict[str, int]) -> Metric
 
 
 def exporter(
-    vendor: Vendor, exporter_namespace: str = DEFAULT_EXPORTER_NAMESPACE
+    vendor: Vendor,
+    exporter_namespace: str = DEFAULT_EXPORTER_NAMESPACE,
+    node_filter: dict[str, str] | None = None,
 ) -> Exporter | None:
     """The vendor's exporter, or None when the vendor has no `exporter` section.
 
     Rendered (the default), its pods are the DaemonSet's: selected by that DaemonSet's own labels
     in `exporter_namespace`, by a named port. Installed another way (`render: false`), they are
-    selected by the upstream pod labels in `podLabels`, by `portName` or else the port number."""
+    selected by the upstream pod labels in `podLabels`, by `portName` or else the port number;
+    run by the vendor's operator (`provided: operator`), by the labels and port its contract
+    gives. Either of the last two is scraped on the nodes `node_filter` selects only.
+    Pod labels are taken as given, never merged with the catalog's."""
     raw = vendor.exporter
+    node_filter = node_filter or {}
     if not raw:
         return None
     metrics = raw.get("metrics") or {}
@@ -145,7 +156,7 @@ def exporter(
         )
     name = str(raw.get("name", f"{vendor.id}-exporter"))
     agent: NodeAgent | None = None
-    if raw.get("render", True):
+    if vendor.exporter_provider == FLEET:
         agent = node_agent(raw.get("daemonSet") or {}, priority_class="")
         for key in ("image", "version"):
             if not getattr(agent, key):
@@ -158,6 +169,19 @@ def exporter(
         pod_labels = {NAME_LABEL: name, VENDOR_POD_LABEL: vendor.id}
         namespace: str | None = exporter_namespace
         port_name: str | None = RENDERED_PORT_NAME
+    elif vendor.exporter_provider == OPERATOR:
+        part = vendor.operator.parts.get(EXPORTER) if vendor.operator else None
+        if part is None:
+            raise MonitoringError(
+                f"vendor {vendor.id}: exporter.provided is operator, but the vendor's catalog "
+                "entry names no operator that runs an exporter",
+                ("exporter", "provided"),
+            )
+        # Exactly the operand's labels: the catalog's podLabels describe the fleet's own
+        # manifest, which these pods do not carry.
+        pod_labels = dict(part.pod_labels)
+        namespace = None  # the operator's release namespace, whichever the site chose
+        port_name = part.port_name or None
     else:
         pod_labels = dict(raw.get("podLabels") or {})
         if not pod_labels:
@@ -197,6 +221,7 @@ def exporter(
         cost_weight=vendor.cost_weight,
         resource=vendor.resource_name,
         agent=agent,
+        node_filter=tuple(sorted(node_filter.items())) if agent is None else (),
     )
 
 
@@ -204,7 +229,7 @@ def exporters(view: FleetView) -> list[Exporter]:
     conf = settings(view)
     out = []
     for vendor in view.vendors:
-        exp = exporter(vendor, conf.exporter_namespace)
+        exp = exporter(vendor, conf.exporter_namespace, view.fleet.node_selector(vendor.selector))
         if exp is not None:
             out.append(exp)
     return out

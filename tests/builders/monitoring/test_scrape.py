@@ -114,7 +114,8 @@ def test_pod_monitor_of_a_rendered_exporter_selects_its_daemonset_pods_by_port_n
 def test_pod_monitor_of_an_exporter_installed_another_way_uses_the_port_number(
     tmp_path: Path,
 ) -> None:
-    """AMD's chart names no port: select by number, in any namespace, by the chart's pod label."""
+    """AMD's chart names no port: select by number, in any namespace, by the chart's pod label,
+    on the vendor's nodes only (a site's exporter may run on other vendors' nodes too)."""
     exp = exporter_of(tmp_path, "amd.yaml", AMD_MI250X + "exporter: {render: false}\n")
     assert scrape.pod_monitor_spec(exp) == {
         "namespaceSelector": {"any": True},
@@ -125,7 +126,17 @@ def test_pod_monitor_of_an_exporter_installed_another_way_uses_the_port_number(
                 "portNumber": 5000,  # helm-charts/values.yaml: port 5000 (unnamed)
                 "path": "/metrics",
                 "honorLabels": True,
-                "relabelings": operator_target_relabels("amd", "amd"),
+                "relabelings": [
+                    # The AMD pools' node label, as NFD puts it on the node, sanitised.
+                    {
+                        "action": "keep",
+                        "sourceLabels": [
+                            "__meta_kubernetes_node_label_feature_node_kubernetes_io_accelerator"
+                        ],
+                        "regex": "amd-gpu",
+                    },
+                    *operator_target_relabels("amd", "amd"),
+                ],
                 # exporterconfig.proto: the node is in the exporter's label hostname
                 "metricRelabelings": [
                     {
@@ -138,6 +149,8 @@ def test_pod_monitor_of_an_exporter_installed_another_way_uses_the_port_number(
                 ],
             }
         ],
+        # prometheus-operator v0.85.0 PodMonitorSpec.attachMetadata: the node's labels
+        "attachMetadata": {"node": True},
     }
 
 
@@ -244,17 +257,15 @@ def test_scrape_config_keeps_pods_by_label_names_and_values_as_prometheus_spells
     )
     exp = exporter_of(tmp_path, "amd.yaml", text)
     job = scrape.scrape_config(exp)
-    assert job["kubernetes_sd_configs"] == [{"role": "pod"}]  # any namespace
+    # any namespace; the nodes' labels attached, to keep the vendor's nodes only
+    assert job["kubernetes_sd_configs"] == [{"role": "pod", "attach_metadata": {"node": True}}]
+    # The vendor file's podLabels replace the catalog's (app.kubernetes.io/name:
+    # metrics-exporter), which the site's pods need not carry.
     assert job["relabel_configs"][:4] == [
         {
             "action": "keep",
             "source_labels": ["__meta_kubernetes_pod_label_app"],
             "regex": r"gpu\.metrics-amdgpu-metrics-exporter",  # an unescaped . matches any char
-        },
-        {
-            "action": "keep",
-            "source_labels": ["__meta_kubernetes_pod_label_app_kubernetes_io_name"],
-            "regex": "metrics-exporter",
         },
         {
             "action": "keep",
@@ -265,6 +276,13 @@ def test_scrape_config_keeps_pods_by_label_names_and_values_as_prometheus_spells
             "action": "keep",
             "source_labels": ["__meta_kubernetes_pod_container_port_number"],
             "regex": "5000",
+        },
+        {
+            "action": "keep",
+            "source_labels": [
+                "__meta_kubernetes_node_label_feature_node_kubernetes_io_accelerator"
+            ],
+            "regex": "amd-gpu",
         },
     ]
 

@@ -1,0 +1,123 @@
+"""Checks on who provides each node component of a vendor (docs/brownfield.md): one provider
+per component and node, and an operator only where the cluster runs it.
+
+Each is a `Check` (policy/checks.py) listed in CHECKS below and in policy/registry.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from generator.builders import operators
+from generator.findings import Finding
+from generator.policy.checks import Check
+from generator.policy.context import Context
+from generator.values.model import DEVICE_PLUGIN, EXPORTER, Vendor
+from generator.values.yamlio import json_path
+from generator.vocab import addons
+from generator.vocab.addons import OPERATOR
+
+COMPONENTS = (DEVICE_PLUGIN, EXPORTER)
+
+
+def _handed(ctx: Context) -> Iterable[tuple[Vendor, str]]:
+    """(vendor, component) of each component values hand to the vendor's operator."""
+    for vendor in ctx.view.vendors:
+        for component in COMPONENTS:
+            if vendor.provider(component) == OPERATOR:
+                yield vendor, component
+
+
+def operator_known(ctx: Context) -> Iterable[Finding]:
+    """A component handed to the vendor's operator needs an operator that runs that component
+    (the catalog's `operator` contract): otherwise no one provides it."""
+    for vendor, component in _handed(ctx):
+        op = vendor.operator
+        if op is not None and component in op.parts:
+            continue
+        path = (component, "provided")
+        yield Finding(
+            "PRV001",
+            f"vendor {vendor.id}: {component}.provided is operator, but its catalog entry "
+            f"names no operator that runs its {component}",
+            vendor.doc.locate(path),
+            json_path(path),
+            "set " + component + ".provided: fleet, or site where the cluster runs it another "
+            "way (docs/brownfield.md lists the operators the catalog knows)",
+        )
+
+
+def operator_running(ctx: Context) -> Iterable[Finding]:
+    """A component handed to the vendor's operator needs a cluster that runs the operator
+    (`platform`): otherwise the vendor's pods wait for devices no one advertises, or its series
+    never come."""
+    for vendor, component in _handed(ctx):
+        op = vendor.operator
+        if op is None or component not in op.parts or operators.running(ctx.view, vendor):
+            continue  # PRV001, or it runs
+        path = (component, "provided")
+        yield Finding(
+            "PRV002",
+            f"vendor {vendor.id}: {component}.provided is operator, but this cluster neither "
+            f"renders nor declares the {addons.BY_KEY[op.addon].title}: nothing would run its "
+            f"{component}",
+            vendor.doc.locate(path),
+            json_path(path),
+            f"declare it in values/fleet.yaml (or the environment's file): platform.{op.addon}"
+            ".provided: site where the cluster runs it, or fleet to install it; or set "
+            f"{component}.provided: fleet",
+        )
+
+
+def deploy_labels_agree(ctx: Context) -> Iterable[Finding]:
+    """A pool label that sets an operator's per-node switch against the providers values
+    declare: "false" on a component handed to the operator keeps it off the nodes (no one
+    provides it); "true" on a component the fleet or the site provides puts a second one there.
+    The fleet sets these labels itself where the operator runs (builders/operators.py)."""
+    view = ctx.view
+    for vendor in view.vendors:
+        op = vendor.operator
+        if op is None:
+            continue
+        for component, part in sorted(op.parts.items()):
+            by_operator = vendor.provider(component) == OPERATOR
+            for pool in vendor.pools:
+                path = ("pools", pool.index, "labels", part.deploy_label)
+                value = vendor.doc.get(*path)
+                if value is None or (str(value) == "false") != by_operator:
+                    continue
+                who = "the operator" if by_operator else vendor.provider(component)
+                yield Finding(
+                    "PRV003",
+                    f"vendor {vendor.id} pool {pool.name!r}: label {part.deploy_label}="
+                    f"{value} contradicts {component}.provided: {vendor.provider(component)} "
+                    f"({who} provides it): "
+                    + (
+                        "the operator would run no " + component + " on these nodes"
+                        if by_operator
+                        else "the operator would run a second " + component + " beside it"
+                    ),
+                    vendor.doc.locate(path, key=True),
+                    json_path(path),
+                    f"drop the label: the fleet sets {part.deploy_label} from "
+                    f"{component}.provided wherever the operator runs",
+                )
+
+
+CHECKS: tuple[Check, ...] = (
+    Check(
+        "PRV001",
+        "a component is handed to an operator the vendor's catalog entry does not have",
+        operator_known,
+    ),
+    Check(
+        "PRV002",
+        "a component is handed to an operator the cluster neither renders nor declares",
+        operator_running,
+    ),
+    Check(
+        "PRV003",
+        "a pool label sets an operator's per-node switch against the declared provider",
+        deploy_labels_agree,
+    ),
+)
