@@ -73,7 +73,11 @@ def render_chart(chart: addons.Chart, values: dict[str, Any], kube_version: str)
     """`helm template` of the chart inside its module with `values`: every object, CRDs too."""
     source = chart_dir(chart)
     meta = yaml.safe_load((source / "Chart.yaml").read_text()) or {}
-    if not meta.get("dependencies"):
+    # A module that ships its subcharts in charts/ (the GPU Operator's NFD) renders as it is.
+    shipped = all(
+        (source / "charts" / str(d.get("name"))).is_dir() for d in meta.get("dependencies") or []
+    )
+    if shipped:
         return _helm_template(chart, source, values, kube_version)
     defaults = yaml.safe_load((source / "values.yaml").read_text()) or {}
     disabled_dependencies(meta, values, defaults)

@@ -54,3 +54,30 @@ def test_kubeflow_trainers_chart_renders_from_its_module_without_its_subcharts()
     assert not any("jobset" in name for kind, name in kinds if kind != "ClusterTrainingRuntime")
     with pytest.raises(ChartError, match="set jobset.install to false"):
         render_chart(chart, {}, "1.36")
+
+
+def test_the_gpu_operators_chart_renders_from_its_module_with_its_own_nfd() -> None:
+    """NVIDIA/gpu-operator v25.3.4 ships its NFD subchart in charts/ (its module holds it): the
+    chart renders as it is, NFD on or off, and the ClusterPolicy carries the operands' values."""
+    chart = addons.BY_KEY["gpuOperator"].chart
+    assert chart is not None
+    taint = {
+        "key": "feature.node.kubernetes.io/accelerator",
+        "operator": "Equal",
+        "value": "nvidia-gpu",
+        "effect": "NoSchedule",
+    }
+    values = {
+        "daemonsets": {"tolerations": [taint]},
+        "devicePlugin": {"enabled": False},
+        "nfd": {"enabled": True},
+    }
+    docs = [d for d in yaml.safe_load_all(render_chart(chart, values, "1.36")) if d]
+    [policy] = [d for d in docs if d["kind"] == "ClusterPolicy"]
+    assert policy["spec"]["daemonsets"]["tolerations"] == [taint]
+    assert policy["spec"]["devicePlugin"]["enabled"] is False
+    daemonsets = sorted(d["metadata"]["name"] for d in docs if d["kind"] == "DaemonSet")
+    assert daemonsets == ["gpu-operator-node-feature-discovery-worker"]
+    off = {**values, "nfd": {"enabled": False}}
+    docs = [d for d in yaml.safe_load_all(render_chart(chart, off, "1.36")) if d]
+    assert [d for d in docs if d["kind"] == "DaemonSet"] == []
