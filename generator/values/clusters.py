@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.findings import CodeInfo, Finding, did_you_mean
-from generator.values.merge import Doc
+from generator.values.merge import Doc, merge_docs
 from generator.values.model import Cluster, FleetView, Team, Vendor
 from generator.values.yamlio import YamlPath, json_path
 
@@ -322,6 +322,17 @@ class _Splitter:
         return dataclasses.replace(team, quota=dict(sorted(quota.items())), doc=doc)
 
 
+def _platform(clusters: Doc, name: str) -> Doc:
+    """`clusters.<name>.platform` as a layer of the fleet's values (located in its file)."""
+    prefix = (name, "platform")
+    return Doc(
+        {"platform": copy.deepcopy(clusters.data[name]["platform"])},
+        {p[1:]: loc for p, loc in clusters.values.items() if p[:2] == prefix},
+        {p[1:]: loc for p, loc in clusters.keys.items() if p[:2] == prefix},
+        clusters.sources,
+    )
+
+
 def split(view: FleetView, clusters: Doc, findings: list[Finding]) -> list[FleetView]:
     """One view per cluster of the environment `view`, in the order the file lists them;
     findings for what has no place or two."""
@@ -342,6 +353,12 @@ def split(view: FleetView, clusters: Doc, findings: list[Finding]) -> list[Fleet
             destination_server=str(dest.get("server", "")),
             destination_name=str(dest.get("name", "")),
         )
+        if raw.get("platform"):
+            # The cluster's own add-ons, over the environment's: the site's NFD in one
+            # cluster, the fleet's in another (docs/multi-cluster.md).
+            fleet = dataclasses.replace(
+                fleet, doc=merge_docs(fleet.doc, _platform(clusters, cname))
+            )
         cluster = Cluster(cname, dict(raw.get("labels") or {}), clusters)
         out.append(
             FleetView(

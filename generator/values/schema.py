@@ -1215,6 +1215,11 @@ CLUSTER = _obj(
             description="the cluster's Kubernetes version; default: the fleet's",
         ),
         "labels": {**_labels(), "description": "the cluster's own labels, e.g. region"},
+        "platform": {
+            **FLEET_PROPS["platform"],
+            "description": "the cluster's add-ons where they differ from the environment's "
+            "(one key replaces that add-on's entry); docs/multi-cluster.md",
+        },
         "pools": _list(
             _str(POOL_REF),
             minItems=1,
