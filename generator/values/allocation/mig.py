@@ -220,7 +220,9 @@ class Mig(SharingMode):
             f"({pool.devices_per_node} devices, each {sharing.per_device} by the "
             f"layout {layout[1]})",
             f"check that the site's MIG manager runs on the node and knows the "
-            f"layout {layout[1]} (it sets {state_key}={ready} once applied); ",
+            f"layout {layout[1]} (it sets {state_key}={ready} once applied), then restart "
+            "the fleet's device plugin there (the MIG manager restarts only the GPU "
+            "Operator's); ",
         )
 
 
