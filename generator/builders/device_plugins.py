@@ -14,7 +14,7 @@ from generator.builders import claims
 from generator.builders.agents import container, daemonset, rbac_objects
 from generator.builders.common import metadata, namespace
 from generator.findings import Location
-from generator.values.allocation.base import MpsDaemon
+from generator.values.allocation.base import MpsDaemon, PluginContainer
 from generator.values.model import FleetView, NodeAgent, Vendor
 from generator.values.yamlio import dump
 from generator.vocab.addons import FLEET
@@ -123,8 +123,23 @@ def _vendor_objects(view: FleetView, vendor: Vendor) -> list[Obj]:
         if vendor.sharing and vendor.sharing.mode.mps_daemon and mps:
             _reach_mps(ds, mps)
             objs.append(mps_daemon(view, vendor, mps, digest))
+    if vendor.sharing:
+        _mode_container(ds, vendor.sharing.mode.plugin_container(vendor.sharing))
     objs.append(ds)
     return objs
+
+
+def _mode_container(ds: Obj, settings: PluginContainer) -> None:
+    """What the vendor's sharing mode gives the plugin's container (values/allocation/: MIG's
+    NVIDIA_MIG_MONITOR_DEVICES and SYS_ADMIN, catalog mig.plugin, cited there): its env after
+    the catalog's and the config file's, as upstream's chart orders them, and its securityContext
+    in place of the catalog's. A container with added capabilities needs Pod Security
+    `privileged`, which the plugins' namespaces enforce (build)."""
+    ctr = ds["spec"]["template"]["spec"]["containers"][0]
+    if settings.env:
+        ctr.setdefault("env", []).extend(dict(e) for e in settings.env)
+    if settings.security_context:
+        ctr["securityContext"] = dict(settings.security_context)
 
 
 def _mps_volumes(mps: MpsDaemon) -> list[Obj]:

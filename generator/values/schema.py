@@ -21,6 +21,7 @@ from generator.values.schemakit import (
     LABEL_VALUE,
     NODE_PATH,
     QUANTITY,
+    SECURITY_CONTEXT,
     SOURCES,
     Schema,
 )
@@ -201,25 +202,6 @@ VOLUME_MOUNT = _obj(
     },
     ("name", "mountPath"),
     description="a Kubernetes VolumeMount",
-)
-SECURITY_CONTEXT = _obj(
-    {
-        "privileged": {"type": "boolean"},
-        "allowPrivilegeEscalation": {"type": "boolean"},
-        "readOnlyRootFilesystem": {"type": "boolean"},
-        "runAsNonRoot": {"type": "boolean"},
-        "runAsUser": {"type": "integer", "minimum": 0},
-        "runAsGroup": {"type": "integer", "minimum": 0},
-        "capabilities": _obj({"add": _list(_str()), "drop": _list(_str())}),
-        "seccompProfile": _obj(
-            {
-                "type": {"enum": ["RuntimeDefault", "Localhost", "Unconfined"]},
-                "localhostProfile": _str(),
-            },
-            ("type",),
-        ),
-    },
-    description="a Kubernetes container SecurityContext",
 )
 RESOURCES = _obj(
     {

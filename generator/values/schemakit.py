@@ -79,3 +79,22 @@ ENV_VAR = obj(
     ("name",),
     description="a Kubernetes EnvVar",
 )
+SECURITY_CONTEXT = obj(
+    {
+        "privileged": {"type": "boolean"},
+        "allowPrivilegeEscalation": {"type": "boolean"},
+        "readOnlyRootFilesystem": {"type": "boolean"},
+        "runAsNonRoot": {"type": "boolean"},
+        "runAsUser": {"type": "integer", "minimum": 0},
+        "runAsGroup": {"type": "integer", "minimum": 0},
+        "capabilities": obj({"add": array(string()), "drop": array(string())}),
+        "seccompProfile": obj(
+            {
+                "type": {"enum": ["RuntimeDefault", "Localhost", "Unconfined"]},
+                "localhostProfile": string(),
+            },
+            ("type",),
+        ),
+    },
+    description="a Kubernetes container SecurityContext",
+)

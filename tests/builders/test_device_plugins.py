@@ -815,6 +815,93 @@ def test_a_mig_vendors_plugin_runs_the_mixed_strategy_from_its_config_file(
     assert {"name": "CONFIG_FILE", "value": "/etc/device-plugin/config.yaml"} in ctr["env"]
 
 
+def test_a_mig_vendors_plugin_gets_the_env_and_capability_upstreams_chart_gives_under_mig(
+    tmp_path: Path,
+) -> None:
+    """MIG_NVIDIA (catalog mig.plugin): as NVIDIA/k8s-device-plugin's chart v0.17.1 renders the
+    plugin whenever a MIG strategy other than none is possible (_helpers.tpl requiresCapSysAdmin,
+    daemonset-device-plugin.yml addMigMonitorDevices), its container gets
+    NVIDIA_MIG_MONITOR_DEVICES=all after the static manifest's and the config file's env, and
+    capabilities add [SYS_ADMIN] as its whole securityContext: no drop [ALL], no
+    allowPrivilegeEscalation. Without the variable the plugin cannot read its MIG devices
+    (issue #399) and crash-loops. Its namespace enforces Pod Security privileged."""
+    view = prod_view(tmp_path, {"vendors/nvidia-mig.yaml": MIG_NVIDIA})
+    (namespaces, comp) = device_plugins.build(view)
+    _, ds = comp.objects
+    (ctr,) = ds["spec"]["template"]["spec"]["containers"]
+    assert ctr["env"] == [
+        {"name": "FAIL_ON_INIT_ERROR", "value": "false"},
+        {"name": "CONFIG_FILE", "value": "/etc/device-plugin/config.yaml"},
+        {"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"},
+    ]
+    assert ctr["securityContext"] == {"capabilities": {"add": ["SYS_ADMIN"]}}
+    (ns,) = namespaces.objects
+    assert ns["metadata"]["name"] == ds["metadata"]["namespace"] == PLUGINS_NS
+    assert ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+
+
+def test_a_mig_plugins_pod_needs_its_namespaces_privileged_level(tmp_path: Path) -> None:
+    """Kubernetes' own Pod Security code on the rendered MIG plugin: its namespace (privileged)
+    admits it; baseline would refuse SYS_ADMIN (not among the capabilities baseline lets a
+    container add) as it refuses every plugin's hostPath volume."""
+    values_dir = tree(
+        tmp_path, {"vendors/nvidia-mig.yaml": MIG_NVIDIA}, fleet=PROD_FLEET, defaults=False
+    )
+    objs = build_unit(render_into(values_dir, tmp_path / "out"), "prod", "device-plugins")
+    assert {(r["name"], r["level"], r["allowed"]) for r in pod_security(objs)} == {
+        ("nvidia-device-plugin-mig", "privileged", True)
+    }
+    (ds,) = [o for o in objs if o["kind"] == "DaemonSet"]
+    del ds["metadata"]["namespace"]  # checked at the level given instead
+    (baseline,) = pod_security([ds], "baseline")
+    assert (baseline["allowed"], baseline["reasons"]) == (
+        False,
+        [
+            'non-default capabilities: container "nvidia-device-plugin-mig" must not include '
+            '"SYS_ADMIN" in securityContext.capabilities.add',
+            'hostPath volumes: volume "device-plugin"',
+        ],
+    )
+
+
+def test_the_plugins_of_vendors_not_partitioned_by_mig_keep_the_static_manifests_settings(
+    tmp_path: Path,
+) -> None:
+    """Whole, time-sliced and MPS NVIDIA vendors beside a MIG one: each plugin keeps the static
+    manifest's securityContext (drop [ALL], no SYS_ADMIN) and gets no
+    NVIDIA_MIG_MONITOR_DEVICES; only the MIG vendor's plugin is changed."""
+    files = {
+        "vendors/nvidia.yaml": NVIDIA,
+        "vendors/nvidia-shared.yaml": SHARED_NVIDIA,
+        "vendors/nvidia-mps.yaml": MPS_NVIDIA,
+        "vendors/nvidia-mig.yaml": MIG_NVIDIA,
+    }
+    view = prod_view(tmp_path, files)
+    plugins = {
+        ds["metadata"]["name"]: ds["spec"]["template"]["spec"]["containers"][0]
+        for comp in device_plugins.build(view)
+        for ds in comp.objects
+        if ds["kind"] == "DaemonSet"
+        and ds["metadata"]["labels"]["app.kubernetes.io/component"] == "device-plugin"
+    }
+    static = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+    assert {name: ctr["securityContext"] for name, ctr in plugins.items()} == {
+        "nvidia-device-plugin": static,
+        "nvidia-device-plugin-shared": static,
+        "nvidia-device-plugin-mps": static,
+        "nvidia-device-plugin-mig": {"capabilities": {"add": ["SYS_ADMIN"]}},
+    }
+    assert {
+        name: [e["name"] for e in ctr["env"] if e["name"] == "NVIDIA_MIG_MONITOR_DEVICES"]
+        for name, ctr in plugins.items()
+    } == {
+        "nvidia-device-plugin": [],
+        "nvidia-device-plugin-shared": [],
+        "nvidia-device-plugin-mps": [],
+        "nvidia-device-plugin-mig": ["NVIDIA_MIG_MONITOR_DEVICES"],
+    }
+
+
 def test_an_mps_vendor_runs_the_plugins_mps_control_daemon_beside_it(tmp_path: Path) -> None:
     """MPS_NVIDIA (catalog devicePlugin.configFile.mps, as upstream's chart v0.17.1 runs it):
     the config file shares by `mps`; the plugin gets MPS_ROOT and the host folder at /mps with

@@ -869,7 +869,8 @@ def test_each_mig_pool_node_must_have_its_layout_applied_and_advertise_it(tmp_pa
     where = Location("values/vendors/nvidia-mig.yaml", 8, 84)
     hint = (
         "check that the site's MIG manager runs on the node and knows the layout all-3g.40gb "
-        "(it sets nvidia.com/mig.config.state=success once applied); " + HINT
+        "(it sets nvidia.com/mig.config.state=success once applied), then restart the fleet's "
+        "device plugin there (the MIG manager restarts only the GPU Operator's); " + HINT
     )
     tail = (
         ": the pool counts 4 nvidia.com/mig-3g.40gb on it (2 devices, each partitioned into 2 "
@@ -962,7 +963,9 @@ def test_a_partitioned_nodes_count_that_is_not_a_whole_number_counts_none(tmp_pa
             "instances by the layout all-7g.80gb)",
             Location("values/vendors/nvidia-mig.yaml", 8, 84),
             hint="check that the site's MIG manager runs on the node and knows the layout "
-            "all-7g.80gb (it sets nvidia.com/mig.config.state=success once applied); " + HINT,
+            "all-7g.80gb (it sets nvidia.com/mig.config.state=success once applied), then "
+            "restart the fleet's device plugin there (the MIG manager restarts only the GPU "
+            "Operator's); " + HINT,
         )
     ]
 

@@ -106,6 +106,8 @@ def test_each_missing_mig_fact_is_found_at_the_mig_block_with_where_to_set_it(
         for key in (
             "configLabel",
             "layoutPrefix",
+            "plugin.env",
+            "plugin.securityContext",
             "profiles",
             "resourcePrefix",
             "sources",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from generator.findings import Severity
 from generator.values import loader as values
-from generator.values.allocation.base import PluginConfig, Sharing
+from generator.values.allocation.base import PluginConfig, PluginContainer, Sharing
 from generator.values.allocation.dra import DraDriver
 from generator.values.allocation.registry import sharing_mode
 from tests.fixtures import (
@@ -512,6 +512,8 @@ def test_mig_facts_missing_from_the_merged_entry_are_named(tmp_path: Path) -> No
     assert sorted((f.code, f.message) for f in found if f.message.startswith("mig")) == [
         ("VAL003", "mig.configLabel is not set"),
         ("VAL003", "mig.layoutPrefix is not set"),
+        ("VAL003", "mig.plugin.env is not set"),
+        ("VAL003", "mig.plugin.securityContext is not set"),
         ("VAL003", "mig.profiles is not set"),
         ("VAL003", "mig.resourcePrefix is not set"),
         ("VAL003", "mig.sources is not set"),
@@ -526,7 +528,8 @@ def test_mig_facts_missing_from_the_merged_entry_are_named(tmp_path: Path) -> No
 def test_a_mig_vendor_counts_and_prices_the_instances_of_its_profile(tmp_path: Path) -> None:
     """MIG_NVIDIA with 1g.20gb (4 per 80GB GPU, catalog mig.profiles): two nodes of 2 GPUs are 16
     instances of nvidia.com/mig-1g.20gb; costWeight 2 prices a whole GPU, an instance 0.5; the
-    nodes carry the MIG manager's layout label; the plugin runs the mixed strategy."""
+    nodes carry the MIG manager's layout label; the plugin runs the mixed strategy, with the
+    env and capability the catalog's mig.plugin gives its container."""
     mig = MIG_NVIDIA.replace("3g.40gb", "1g.20gb").replace("nodes: [n5]", "nodes: [n5, n6]")
     view = values.load(tree(tmp_path, {"vendors/nvidia-mig.yaml": mig + "costWeight: 2\n"})).envs[
         "prod"
@@ -541,6 +544,10 @@ def test_a_mig_vendor_counts_and_prices_the_instances_of_its_profile(tmp_path: P
         "mixed",
         ("nvidia.com/mig.config", "all-1g.20gb"),
         ("nvidia.com/mig.config.state", "success"),
+        PluginContainer(
+            ({"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"},),
+            {"capabilities": {"add": ["SYS_ADMIN"]}},
+        ),
     )
     assert (vendor.resource_name, vendor.quota_key) == (
         "nvidia.com/mig-1g.20gb",

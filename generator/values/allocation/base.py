@@ -73,6 +73,16 @@ def plugin_config(raw: Any) -> PluginConfig | None:
 
 
 @dataclass(frozen=True)
+class PluginContainer:
+    """What a mode gives the device plugin's container besides its config file, as the mode's
+    catalog facts record it: variables appended to its env, and a securityContext that takes the
+    place of the catalog's devicePlugin.securityContext ({}: the catalog's stands)."""
+
+    env: tuple[dict[str, Any], ...] = ()
+    security_context: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Sharing:
     """How a vendor's devices are shared between pods (values `sharing`, docs/allocation.md):
     the plugin advertises each device `replicas` times, under the shared resource name: shares
@@ -89,6 +99,9 @@ class Sharing:
     # label by which it reports the layout applied (key, value once applied).
     layout_label: tuple[str, str] = ("", "")
     state_label: tuple[str, str] = ("", "")
+    # What the plugin's container needs under the mode (mig: the catalog's mig.plugin); the
+    # mode hands it to the builder through plugin_container().
+    plugin: PluginContainer = field(default_factory=PluginContainer)
 
     @property
     def units(self) -> str:
@@ -228,6 +241,12 @@ class SharingMode(ABC):
     def plugin_file_settings(self, sharing: Sharing, config: PluginConfig) -> dict[str, Any] | None:
         """The plugin's config file for the mode; None when the plugin needs none."""
         return None
+
+    def plugin_container(self, sharing: Sharing) -> PluginContainer:
+        """What the plugin's container gets under the mode besides its config file: env to
+        append and a securityContext in place of the catalog's. Nothing, unless the mode's
+        resolve() read some from its catalog facts (MIG's mig.plugin)."""
+        return sharing.plugin
 
     @abstractmethod
     def simulated(self, vendor_id: str, resource: str, sharing: Sharing) -> str:

@@ -11,11 +11,20 @@ from typing import Any
 from generator.values.allocation.base import (
     Context,
     PluginConfig,
+    PluginContainer,
     PoolFacts,
     Sharing,
     SharingMode,
 )
-from generator.values.schemakit import LABEL_KEY, SOURCES, array, obj, string
+from generator.values.schemakit import (
+    ENV_VAR,
+    LABEL_KEY,
+    SECURITY_CONTEXT,
+    SOURCES,
+    array,
+    obj,
+    string,
+)
 
 # The vendor file's key under which the catalog records MIG.
 CATALOG = "mig"
@@ -35,14 +44,25 @@ SETTINGS = obj(
 )
 
 # What the catalog knows of a vendor's MIG partitioning (values `sharing.mig`,
-# docs/allocation.md): the device plugin's strategy and resource names, the node labels by which
-# the site's MIG manager is asked for a layout and reports it, and per profile how many instances
-# one device holds and on which devices (PCI IDs). Catalog data, cited.
+# docs/allocation.md): the device plugin's strategy and resource names, what its container needs
+# under a MIG strategy, the node labels by which the site's MIG manager is asked for a layout and
+# reports it, and per profile how many instances one device holds and on which devices (PCI IDs).
+# Catalog data, cited.
 CATALOG_SCHEMA = obj(
     {
         "strategy": string(minLength=1, description="the plugin's flags.migStrategy"),
         "resourcePrefix": string(
             minLength=1, description="a profile's resource name is this prefix + the profile"
+        ),
+        "plugin": obj(
+            {
+                "env": array(
+                    ENV_VAR, minItems=1, description="appended to the plugin container's env"
+                ),
+                "securityContext": SECURITY_CONTEXT,
+            },
+            description="what the plugin's container needs under a MIG strategy, as upstream's "
+            "chart gives it: env, and a securityContext in place of devicePlugin's",
         ),
         "configLabel": string(LABEL_KEY, description="the node label naming the MIG layout"),
         "layoutPrefix": string(description="a profile's layout name is this prefix + the profile"),
@@ -65,15 +85,18 @@ CATALOG_SCHEMA = obj(
     # As draDriver: the loader asks for what the merged entry lacks.
     description="the vendor's MIG partitioning (docs/allocation.md)",
 )
-FIELDS = (
-    "strategy",
-    "resourcePrefix",
-    "configLabel",
-    "layoutPrefix",
-    "stateLabel",
-    "stateReady",
-    "profiles",
-    "sources",
+# The facts the merged entry must hold (VAL003 for each one missing), as paths under `mig`.
+FIELDS: tuple[tuple[str, ...], ...] = (
+    ("strategy",),
+    ("resourcePrefix",),
+    ("plugin", "env"),
+    ("plugin", "securityContext"),
+    ("configLabel",),
+    ("layoutPrefix",),
+    ("stateLabel",),
+    ("stateReady",),
+    ("profiles",),
+    ("sources",),
 )
 
 
@@ -88,9 +111,9 @@ class Mig(SharingMode):
             return None
         profile = str(settings["profile"])
         # A list, not a generator: every missing fact is reported.
+        names = [(path, "mig." + ".".join(path)) for path in FIELDS]
         facts = [
-            ctx.need((CATALOG, key), f"mig.{key}", f"set mig.{key} in {ctx.where}")
-            for key in FIELDS
+            ctx.need((CATALOG, *path), name, f"set {name} in {ctx.where}") for path, name in names
         ]
         if not all(facts):
             return None
@@ -110,6 +133,7 @@ class Mig(SharingMode):
         # A profile's attributes follow a '+' (1g.10gb+me), written '.' in its resource and
         # layout names (NVIDIA/k8s-device-plugin internal/rm/rm.go v0.17.1).
         name = profile.replace("+", ".")
+        plugin = raw["plugin"]
         return Sharing(
             self,
             int(profiles[profile]["instances"]),
@@ -118,6 +142,8 @@ class Mig(SharingMode):
             str(raw["strategy"]),
             (str(raw["configLabel"]), str(raw["layoutPrefix"]) + name),
             (str(raw["stateLabel"]), str(raw["stateReady"])),
+            # Under a MIG strategy the plugin crash-loops without them (catalog mig.plugin).
+            PluginContainer(tuple(dict(e) for e in plugin["env"]), dict(plugin["securityContext"])),
         )
 
     def pool_labels(self, sharing: Sharing) -> dict[str, str]:
@@ -194,7 +220,9 @@ class Mig(SharingMode):
             f"({pool.devices_per_node} devices, each {sharing.per_device} by the "
             f"layout {layout[1]})",
             f"check that the site's MIG manager runs on the node and knows the "
-            f"layout {layout[1]} (it sets {state_key}={ready} once applied); ",
+            f"layout {layout[1]} (it sets {state_key}={ready} once applied), then restart "
+            "the fleet's device plugin there (the MIG manager restarts only the GPU "
+            "Operator's); ",
         )
 
 
