@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from generator.builders import platform
 from generator.findings import Finding
 from generator.values import loader
 from generator.values.model import FleetView
+from generator.vocab import addons
 from tests.fixtures import (
     CAMBRICON_MLU370,
     FLEET,
@@ -473,3 +475,25 @@ def test_cluster_words_in_an_environment_without_clusters_are_findings(tmp_path:
         ("job 'j' names cluster 'main', and the environment declares no clusters", remove),
         ("service 's' names cluster 'main', and the environment declares no clusters", remove),
     ]
+
+
+def test_a_cluster_declares_its_own_add_ons_over_its_environments(tmp_path: Path) -> None:
+    """The site runs NFD in the domestic cluster and not in main: the fleet installs NFD in main
+    alone, and the domestic cluster's declaration is read at its own line."""
+    prod = TWO_CLUSTERS_PROD.replace(
+        '    labels: {region: cn-north}\n',
+        '    labels: {region: cn-north}\n    platform: {nfd: {provided: site}}\n',
+    )
+    root = tree(
+        tmp_path,
+        {**TWO_CLUSTERS, "environments/prod.yaml": prod},
+        fleet=PROD_FLEET + "platform: {nfd: {provided: fleet}}\n",
+    )
+    got = views(root)
+    nfd = addons.BY_KEY["nfd"]
+    main, domestic = got["prod/main"], got["prod/domestic"]
+    assert (platform.provided(main, nfd), platform.provided(domestic, nfd)) == ("fleet", "site")
+    assert [a.key for a in platform.rendered(main)] == ["nfd"]
+    assert platform.rendered(domestic) == []
+    where = domestic.fleet.doc.locate(("platform", "nfd", "provided"))
+    assert str(where) == "values/environments/prod.yaml:9:32"
