@@ -9,13 +9,17 @@ every PodMonitor and PrometheusRule the fleet renders (PRE004, the same rules as
 live Prometheus's spec); and each node a pool names carrying the pool's labels and taints
 (PRE005); and, when Kueue is the site's, a Kueue manager with every integration the fleet's
 queued workloads need (PRE006); and each node of a DRA vendor's pools publishing its devices by
-the site's DRA driver (PRE009). The cluster is read once (`read_cluster`); the checks are plain
-functions of what was read, so each is tested without a cluster. Nothing is written: every
-request is a GET.
+the site's DRA driver (PRE009). On a cluster that already runs the site's components on the
+pools' nodes: each DaemonSet of the site's with a pod there tolerating the taints the fleet adds
+(PRE011), no second device plugin beside the one the fleet renders (PRE012), and a DRA driver's
+kubelet plugin that would still run there once the fleet labels and taints the node (PRE013).
+The cluster is read once (`read_cluster`); the checks are plain functions of what was read, so
+each is tested without a cluster. Nothing is written: every request is a GET.
 """
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -28,16 +32,18 @@ from generator.cluster import dryrun
 from generator.controlplane import target
 from generator.controlplane.api import ApiClient, Obj
 from generator.errors import FindingsError, UsageError
-from generator.findings import CodeInfo, Finding, Severity, sorted_findings
+from generator.findings import CodeInfo, Finding, Location, Severity, sorted_findings
 from generator.policy.manifest import origin
 from generator.policy.monitoring import unloaded
-from generator.policy.placement import tolerates
+from generator.policy.placement import selects, tolerates, unselected
 from generator.render.layout import render_tree
-from generator.values.model import FleetView
+from generator.values.model import DEVICE_PLUGIN_PATH, FleetView, Pool, Taint, Vendor
 from generator.values.quantity import parse_quantity
 from generator.values.yamlio import json_path
 from generator.vocab import addons
 from generator.vocab.api import APPS, CORE, MONITORING, RESOURCE, TRAINER
+from generator.vocab.kube import HOSTNAME_LABEL
+from generator.vocab.labels import GPU_OPERATOR_DEVICE_PLUGIN_LABEL, MANAGED_BY, MANAGED_BY_LABEL
 from generator.vocab.units import Unit
 from generator.workloads.external import external_uses
 from generator.workloads.model import Workloads
@@ -97,6 +103,26 @@ CODES = (
         "error or warning",
         "the site's Kueue is missing or lacks an integration the fleet's workloads need",
     ),
+    CodeInfo(
+        "PRE011",
+        "preflight",
+        "error",
+        "a site DaemonSet runs on a pool's node and does not tolerate a taint the fleet adds there",
+    ),
+    CodeInfo(
+        "PRE012",
+        "preflight",
+        "error",
+        "a site DaemonSet that is a device plugin runs on the nodes of a vendor whose plugin the "
+        "fleet renders",
+    ),
+    CodeInfo(
+        "PRE013",
+        "preflight",
+        "error",
+        "no site DRA kubelet plugin would run on a DRA pool's node once the fleet labels and "
+        "taints it",
+    ),
 )
 HINT = "docs/platform.md says what the site provides and how preflight checks it"
 
@@ -118,6 +144,9 @@ class ClusterState:
     """Names of the ClusterTrainingRuntimes; None when the cluster does not serve the kind."""
     slices: list[Obj] = field(default_factory=list)
     """The ResourceSlices, read when a vendor is allocated by DRA."""
+    daemon_pods: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    """(namespace, DaemonSet name) -> the nodes a pool names that one of its pods is on (the
+    pods' controller ownerReference and spec.nodeName)."""
 
 
 def read_cluster(client: ApiClient, workloads: Workloads | None = None) -> ClusterState:
@@ -143,6 +172,19 @@ def read_cluster(client: ApiClient, workloads: Workloads | None = None) -> Clust
         }
     if view is not None and any(v.dra for v in view.vendors) and client.serves(*RESOURCE_SLICE):
         state.slices = client.list(*RESOURCE_SLICE)
+    named = {n for v in view.vendors for p in v.pools for n in p.nodes} if view else set()
+    if named:
+        # One list of every pod, kept only for the DaemonSet pods on the pools' nodes: a request
+        # per node (a fieldSelector on spec.nodeName) would be hundreds on a large pool.
+        for pod in client.list(CORE, "Pod"):
+            on = str((pod.get("spec") or {}).get("nodeName") or "")
+            if on not in named:
+                continue
+            meta = pod["metadata"]
+            for ref in meta.get("ownerReferences") or []:
+                if ref.get("kind") == "DaemonSet" and ref.get("controller"):
+                    key = (str(meta.get("namespace")), str(ref.get("name")))
+                    state.daemon_pods.setdefault(key, set()).add(on)
     uses = external_uses(workloads) if workloads is not None else []
     for kind, ns in sorted({(u.kind, u.namespace) for u in uses}):
         for obj in client.list(CORE, kind, ns):
@@ -585,6 +627,313 @@ def _count(quantity: Any) -> int:
     return int(value) if value is not None and value.denominator == 1 else 0
 
 
+# ---- the site's DaemonSets on the pools' nodes (PRE011, PRE012, PRE013) --------------------------
+
+# What a DaemonSet pod does once its node carries a taint it does not tolerate (kubernetes
+# v1.36.3 pkg/controller/daemon/daemon_controller.go, NodeShouldRunDaemonPod): "if !fitsTaints {
+# // Scheduled daemon pods should continue running if they tolerate NoExecute taint. ...
+# return false, !hasUntoleratedTaint }" with only NoExecute taints counted there. So a NoSchedule
+# taint gives shouldRun false and shouldContinueRunning true: podsShouldBeOnNode keeps the pod
+# that runs ("case shouldContinueRunning:") and creates none once it is gone ("case shouldRun &&
+# !exists:" only). An untolerated NoExecute taint gives both false: "case !shouldContinueRunning
+# && exists: ... delete all daemon pods on node".
+RESTART_TAIL = "its pod stays until it restarts, then none comes back"
+EVICT_TAIL = "NoExecute evicts its pod, and none comes back"
+# The kubelet's plugin directories (kubernetes v1.36.3 pkg/kubelet/kubeletconfig/defaults.go:
+# DefaultKubeletPluginsRegistrationDirName "plugins_registry", DefaultKubeletPluginsDirName
+# "plugins", under the root directory cmd/kubelet/app/options/options.go defaultRootDir
+# "/var/lib/kubelet"; pkg/kubelet/kubelet_getters.go getPluginsRegistrationDir: "the directory
+# under which plugins socket should be placed to be registered"). A DRA driver's kubelet plugin
+# registers there and serves from plugins/<driver> (k8s.io/dynamic-resource-allocation v0.36.3
+# kubeletplugin/draplugin.go: KubeletRegistryDir "/var/lib/kubelet/plugins_registry",
+# KubeletPluginsDir "/var/lib/kubelet/plugins", the data directory path.Join(KubeletPluginsDir,
+# driverName)); NVIDIA's chart mounts both whole (k8s-dra-driver-gpu
+# deployments/helm/nvidia-dra-driver-gpu/templates/kubeletplugin.yaml, volumes plugins-registry
+# and plugins).
+PLUGINS_REGISTRY_PATH = "/var/lib/kubelet/plugins_registry"
+PLUGINS_PATH = "/var/lib/kubelet/plugins"
+# Where the charts the site most often runs on GPU nodes set their DaemonSets' tolerations
+# (NVIDIA/gpu-operator deployments/gpu-operator/values.yaml `daemonsets.tolerations`, every
+# operand's; k8s-dra-driver-gpu values.yaml `kubeletPlugin.tolerations`, default []).
+TOLERATION_VALUES = (
+    "GPU Operator: daemonsets.tolerations; NVIDIA DRA driver: kubeletPlugin.tolerations"
+)
+# How many nodes of a pool a finding names before it counts the rest.
+SHOWN_NODES = 5
+
+
+def _site_daemonsets(build: Build, state: ClusterState) -> list[tuple[str, str, dict[str, Any]]]:
+    """(namespace, name, pod spec) of every DaemonSet the fleet does not render. The fleet's
+    carry the label every object it renders carries (builders/common.py metadata), or have the
+    namespace and name of one of the build's, or are in the namespace of an add-on chart the
+    fleet renders (its Application installs them)."""
+    fleet = {
+        (str(o["metadata"].get("namespace")), str(o["metadata"]["name"]))
+        for c in build.components
+        for o in c.objects
+        if o.get("kind") == "DaemonSet"
+    }
+    charts = {a.chart.namespace for a in platform.rendered(build.view) if a.chart is not None}
+    out = []
+    for w in state.workloads:
+        meta = w["metadata"]
+        ns, name = str(meta.get("namespace")), str(meta["name"])
+        if (
+            w.get("kind") != "DaemonSet"
+            or (meta.get("labels") or {}).get(MANAGED_BY_LABEL) == MANAGED_BY
+            or (ns, name) in fleet
+            or ns in charts
+        ):
+            continue
+        out.append((ns, name, ((w.get("spec") or {}).get("template") or {}).get("spec") or {}))
+    return out
+
+
+def _host_paths(spec: dict[str, Any]) -> set[str]:
+    """The host directories a pod's containers mount (hostPath volumes a container, or an init
+    container, mounts), without a trailing slash."""
+    mounted = {
+        m.get("name")
+        for c in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]
+        for m in c.get("volumeMounts") or []
+    }
+    return {
+        posixpath.normpath(str(v["hostPath"].get("path", "")))
+        for v in spec.get("volumes") or []
+        if v.get("hostPath") and v.get("name") in mounted
+    }
+
+
+def _pools_of(view: FleetView) -> dict[str, list[tuple[Vendor, Pool]]]:
+    out: dict[str, list[tuple[Vendor, Pool]]] = {}
+    for vendor in view.vendors:
+        for pool in vendor.pools:
+            for name in pool.nodes:
+                out.setdefault(name, []).append((vendor, pool))
+    return out
+
+
+def _taint_text(taint: Taint) -> str:
+    return (
+        f"{taint.key}={taint.value}:{taint.effect}"
+        if taint.value
+        else f"{taint.key}:{taint.effect}"
+    )
+
+
+def _toleration_text(taint: Taint) -> str:
+    """The toleration of exactly `taint`, as flow YAML."""
+    if taint.value:
+        return (
+            f"{{key: {taint.key}, operator: Equal, value: {taint.value}, effect: {taint.effect}}}"
+        )
+    return f"{{key: {taint.key}, operator: Exists, effect: {taint.effect}}}"
+
+
+def _nodes_text(nodes: list[str]) -> str:
+    shown = ", ".join(nodes[:SHOWN_NODES])
+    return shown + (f" and {len(nodes) - SHOWN_NODES} more" if len(nodes) > SHOWN_NODES else "")
+
+
+def _on_pools(groups: dict[tuple[str, str], list[str]]) -> str:
+    """`gpu-1, gpu-2 (pool nvidia/a100), gpu-9 (pool amd/mi300)`."""
+    return ", ".join(f"{_nodes_text(nodes)} (pool {v}/{p})" for (v, p), nodes in groups.items())
+
+
+def _taints_at(vendor: Vendor, pool: Pool) -> Location:
+    """Where the pool's taints are written: its own `taints`, else the vendor file's, else (the
+    catalog's taints) the pool."""
+    if vendor.doc.get("pools", pool.index, "taints") is not None:
+        return vendor.doc.anchor(("pools", pool.index, "taints"))
+    return vendor.doc.anchor(("taints",), ("pools", pool.index))
+
+
+def untolerated_taints(build: Build, state: ClusterState) -> list[Finding]:
+    """PRE011: each DaemonSet the fleet does not render, with a pod on a node a pool names, whose
+    pod template tolerates every taint the fleet puts on that node (NFD's rules or the node
+    patch: the pool's taints). One finding per DaemonSet, its nodes and taints listed."""
+    view = build.view
+    pools_of = _pools_of(view)
+    out = []
+    for ns, name, spec in _site_daemonsets(build, state):
+        groups: dict[tuple[str, str], list[str]] = {}
+        first: tuple[Vendor, Pool] | None = None
+        missing: dict[Taint, None] = {}
+        for node in sorted(state.daemon_pods.get((ns, name), ())):
+            for vendor, pool in pools_of.get(node, ()):
+                untolerated = [t for t in pool.taints if not tolerates(spec, t)]
+                if not untolerated:
+                    continue
+                first = first or (vendor, pool)
+                groups.setdefault((vendor.id, pool.name), []).append(node)
+                missing.update(dict.fromkeys(untolerated))
+        if first is None:
+            continue
+        taints = list(missing)
+        tail = EVICT_TAIL if any(t.effect == "NoExecute" for t in taints) else RESTART_TAIL
+        out.append(
+            Finding(
+                "PRE011",
+                f"{ns}/{name} runs on {_on_pools(groups)} and does not tolerate "
+                f"{', '.join(_taint_text(t) for t in taints)}, which the fleet adds: {tail}",
+                _taints_at(*first),
+                hint=f"add {', '.join(_toleration_text(t) for t in taints)} to the chart value "
+                f"that sets its tolerations ({TOLERATION_VALUES}); " + HINT,
+            )
+        )
+    return out
+
+
+def second_plugins(build: Build, state: ClusterState) -> list[Finding]:
+    """PRE012: on the nodes of a vendor whose device plugin the fleet renders, no DaemonSet of
+    the site's that mounts the kubelet's device-plugin directory (DEVICE_PLUGIN_PATH, where a
+    device plugin registers): a second device plugin. The kubelet keeps one plugin per resource
+    name, the last to register (kubernetes v1.36.3 pkg/kubelet/cm/devicemanager/manager.go
+    PluginConnected: `m.endpoints[resourceName] = endpointInfo{e, options}`)."""
+    view = build.view
+    out = []
+    for vendor in view.vendors:
+        if vendor.plugin_provider != addons.FLEET or vendor.dra is not None:
+            continue
+        pool_of = {n: p for p in vendor.pools for n in p.nodes}
+        for ns, name, spec in _site_daemonsets(build, state):
+            if DEVICE_PLUGIN_PATH not in _host_paths(spec):
+                continue
+            groups: dict[tuple[str, str], list[str]] = {}
+            nodes = sorted(n for n in state.daemon_pods.get((ns, name), ()) if n in pool_of)
+            for node in nodes:
+                groups.setdefault((vendor.id, pool_of[node].name), []).append(node)
+            if not nodes:
+                continue
+            pool = pool_of[nodes[0]]
+            out.append(
+                Finding(
+                    "PRE012",
+                    f"{ns}/{name} runs on {_on_pools(groups)} and mounts the kubelet's "
+                    f"device-plugin directory {DEVICE_PLUGIN_PATH}: a second device plugin on "
+                    f"the nodes of vendor {vendor.id}, whose device plugin the fleet renders "
+                    "(devicePlugin.provided: fleet); the kubelet keeps one plugin per resource "
+                    "name, the last to register",
+                    vendor.doc.anchor(("devicePlugin", "provided"), ("pools", pool.index, "nodes")),
+                    hint=f"set devicePlugin.provided: operator (or site) in "
+                    f"values/vendors/{vendor.id}.yaml, and the fleet renders none; or turn that "
+                    "plugin off on these nodes (GPU Operator: node label "
+                    f"{GPU_OPERATOR_DEVICE_PLUGIN_LABEL}=false); " + HINT,
+                )
+            )
+    return out
+
+
+def _dra_plugin(spec: dict[str, Any], driver: str) -> bool:
+    """Whether a pod template is a DRA kubelet plugin of `driver`: it mounts the kubelet's
+    plugin registration directory and its plugins directory (whole, or the driver's own)."""
+    paths = _host_paths(spec)
+    own = posixpath.join(PLUGINS_PATH, driver)
+    return PLUGINS_REGISTRY_PATH in paths and any(
+        p in (PLUGINS_PATH, own) or p.startswith(own + "/") for p in paths
+    )
+
+
+def _misses(
+    plugins: list[tuple[str, str, dict[str, Any]]], labels: dict[str, str], pool: Pool
+) -> list[tuple[str, list[str], list[Taint]]] | None:
+    """Why each plugin would place no pod on a node with `labels` and the pool's taints:
+    (namespace/name, what its selection needs, the taints it does not tolerate); None when one
+    would place a pod there."""
+    out = []
+    for ns, name, spec in plugins:
+        wants = [] if selects(spec, labels) else unselected(spec, labels)
+        taints = [t for t in pool.taints if not tolerates(spec, t)]
+        if not wants and not taints:
+            return None
+        out.append((f"{ns}/{name}", wants, taints))
+    return out
+
+
+def _affinity_text(key: str, value: str) -> str:
+    """A required node affinity on `key=value`, as flow YAML."""
+    term = f"{{matchExpressions: [{{key: {key}, operator: In, values: [{value}]}}]}}"
+    return (
+        "{nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+        f"{{nodeSelectorTerms: [{term}]}}}}}}"
+    )
+
+
+def dra_plugin_placement(build: Build, state: ClusterState) -> list[Finding]:
+    """PRE013: each node a DRA vendor's pool names gets a pod of a DaemonSet of the site's that
+    is the driver's kubelet plugin, once the fleet's labels and taints are on it: one selects
+    the node (its labels and the pool's, as they land: Fleet.node_selector) and tolerates every
+    taint of the pool. The cause PRE009 (no ResourceSlice) sees the symptom of. One finding per
+    pool and reason, its nodes listed."""
+    view = build.view
+    out = []
+    for vendor in view.vendors:
+        dra = vendor.dra
+        if dra is None:
+            continue
+        plugins = [d for d in _site_daemonsets(build, state) if _dra_plugin(d[2], dra.name)]
+        [(key, value)] = view.fleet.node_selector(vendor.selector).items()
+        none = (
+            f"no DaemonSet mounts {PLUGINS_REGISTRY_PATH} and {PLUGINS_PATH} (or "
+            f"{PLUGINS_PATH}/{dra.name})"
+        )
+        for pool in vendor.pools:
+            landed = view.fleet.node_selector(pool.labels)
+            # reason -> its nodes, and whether a taint, a selection is among its causes
+            groups: dict[str, tuple[list[str], bool, bool]] = {}
+            for name in pool.nodes:
+                node = state.nodes.get(name)
+                if node is None:
+                    continue  # PRE005 says the node is missing
+                own = (node.get("metadata") or {}).get("labels") or {}
+                misses = _misses(plugins, {HOSTNAME_LABEL: name, **own, **landed}, pool)
+                if misses is None:
+                    continue
+                reason = "; ".join(
+                    f"{ds} "
+                    + " and ".join(
+                        [f"needs {w}" for w in wants]
+                        + (
+                            [f"does not tolerate {', '.join(map(_taint_text, taints))}"]
+                            if taints
+                            else []
+                        )
+                    )
+                    for ds, wants, taints in misses
+                )
+                tainted = not misses or any(taints for _, _, taints in misses)
+                unselecting = not misses or any(wants for _, wants, _ in misses)
+                nodes, _, _ = groups.get(reason, ([], False, False))
+                groups[reason] = ([*nodes, name], tainted, unselecting)
+            for reason, (nodes, tainted, unselecting) in groups.items():
+                parts = []
+                if tainted:
+                    tolerations = ", ".join(_toleration_text(t) for t in pool.taints)
+                    parts.append(f"kubeletPlugin.tolerations: [{tolerations}]")
+                if unselecting:
+                    parts.append(f"kubeletPlugin.affinity: {_affinity_text(key, value)}")
+                where = (
+                    _taints_at(vendor, pool)
+                    if tainted
+                    else vendor.doc.anchor(("pools", pool.index, "nodes"), ("pools", pool.index))
+                )
+                noun = "nodes" if len(nodes) > 1 else "node"
+                out.append(
+                    Finding(
+                        "PRE013",
+                        f"{noun} {_nodes_text(nodes)} of pool {vendor.id}/{pool.name} would get "
+                        f"no pod of the site's {dra.name} kubelet plugin once the fleet labels "
+                        f"and taints it: {reason or none}; nothing would publish its devices "
+                        "(PRE009)",
+                        where,
+                        hint=f"set {' and '.join(parts)} in the DRA driver's chart values (NVIDIA "
+                        "DRA driver; another driver: the values of its kubelet plugin "
+                        "DaemonSet); " + HINT,
+                    )
+                )
+    return out
+
+
 def check(build: Build, units: list[Unit], state: ClusterState) -> list[Finding]:
     """Every preflight check of one environment (its build) against what was read of its
     cluster."""
@@ -599,6 +948,9 @@ def check(build: Build, units: list[Unit], state: ClusterState) -> list[Finding]
         *site_trainer(workloads, state),
         *dra_devices(view, state),
         *site_partitions(view, state),
+        *untolerated_taints(build, state),
+        *second_plugins(build, state),
+        *dra_plugin_placement(build, state),
     ]
 
 

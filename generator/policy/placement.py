@@ -180,6 +180,39 @@ def selects(spec: dict[str, Any], labels: dict[str, str]) -> bool:
     return True
 
 
+def unselected(spec: dict[str, Any], labels: dict[str, str]) -> list[str]:
+    """What keeps a pod off a node with `labels` (nothing when `selects`): each nodeSelector pair
+    the node lacks, and when no required node affinity term matches, each term's requirements
+    that fail, the terms joined by "or" as Kubernetes ORs them."""
+    out = [
+        f"nodeSelector {k}={v}"
+        for k, v in (spec.get("nodeSelector") or {}).items()
+        if labels.get(k) != v
+    ]
+    terms = _required_terms(spec)
+    if terms and not any(_term_matches(t, labels) for t in terms):
+        name = {"metadata.name": labels[HOSTNAME_LABEL]} if HOSTNAME_LABEL in labels else {}
+        wants = [
+            " and ".join(
+                [
+                    _requirement(e)
+                    for e in t.get("matchExpressions") or []
+                    if not expr_matches(e, labels)
+                ]
+                + [_requirement(f) for f in t.get("matchFields") or [] if not expr_matches(f, name)]
+            )
+            or "an empty term"
+            for t in terms
+        ]
+        out.append("node affinity " + " or ".join(wants))
+    return out
+
+
+def _requirement(expr: dict[str, Any]) -> str:
+    key, op, values = expr.get("key", ""), expr.get("operator", ""), expr.get("values") or []
+    return f"{key} {op} ({', '.join(map(str, values))})" if values else f"{key} {op}"
+
+
 def tolerates(spec: dict[str, Any], taint: Taint) -> bool:
     """Whether a pod spec may land on a node with `taint` (PreferNoSchedule only prefers)."""
     if taint.effect == "PreferNoSchedule":

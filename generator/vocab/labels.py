@@ -58,6 +58,13 @@ NFD_PREFIX = "feature.node.kubernetes.io/"
 # The node a NodeFeature object describes (pkg/apis/nfd/v1alpha1 NodeFeatureObjNodeNameLabel).
 NFD_NODE_NAME_LABEL = "nfd.node.kubernetes.io/node-name"
 
+# --- NVIDIA GPU Operator (github.com/NVIDIA/gpu-operator, module of 2025-09-17 d73a0086a6ba) ----
+# The node label that deploys the operator's device plugin on a node: its DaemonSet selects
+# "true" (assets/state-device-plugin/0500_daemonset.yaml nodeSelector), and the operator keeps
+# a value already on the node (controllers/state_manager.go addGPUStateLabels: "If a required
+# state label already exists on the node, honor the current value"), so "false" keeps it off.
+GPU_OPERATOR_DEVICE_PLUGIN_LABEL = "nvidia.com/gpu.deploy.device-plugin"
+
 # --- Kueue and Volcano -------------------------------------------------------------------------
 # sigs.k8s.io/kueue v0.17.0 pkg/controller/constants/constants.go QueueLabel, read from the
 # object's labels (jobframework/interface.go QueueNameForObject) for batch/v1 Jobs and, with the

@@ -1,6 +1,7 @@
 """`preflight` (generator/cluster/preflight.py): a live cluster against what the values say the
-site provides. Each check on a cluster state written out here (PRE001..PRE005); then the command
-on the local control plane with every site add-on present, and each one removed in turn."""
+site provides. Each check on a cluster state written out here (PRE001..PRE013); then the command
+on the local control plane with every site add-on present, and each one removed in turn, and
+read_cluster's DaemonSet pods on a pool's node (PRE011)."""
 
 from __future__ import annotations
 
@@ -16,13 +17,16 @@ from generator.cluster.preflight import (
     ClusterState,
     check,
     dra_devices,
+    dra_plugin_placement,
     pool_nodes,
     prometheus_loads,
     read_cluster,
+    second_plugins,
     served_apis,
     site_kueue,
     site_nfd,
     site_partitions,
+    untolerated_taints,
 )
 from generator.controlplane.crds import needed_crds
 from generator.controlplane.launcher import ControlPlane
@@ -1003,3 +1007,459 @@ def test_preflight_checks_each_partitioned_pools_nodes(tmp_path: Path) -> None:
             "MIG 3g.40gb instances by the layout all-3g.40gb)",
         )
     ]
+
+
+# ---- PRE011..PRE013: the site's DaemonSets on the nodes the fleet labels and taints --------------
+
+GPU_TOLERATION = {**GPU_TAINT, "operator": "Equal"}
+GPU_TOLERATION_YAML = (
+    "{key: feature.node.kubernetes.io/accelerator, operator: Equal, value: nvidia-gpu, "
+    "effect: NoSchedule}"
+)
+TOLERATION_VALUES = (
+    "GPU Operator: daemonsets.tolerations; NVIDIA DRA driver: kubeletPlugin.tolerations"
+)
+# The vendor file's top: where the catalog's taints and device plugin land (values/loader.py
+# _catalog_doc), the line that includes them.
+NVIDIA_TOP = Location("values/vendors/nvidia.yaml", 1, 1)
+
+
+def daemonset(
+    ns: str,
+    name: str,
+    *,
+    tolerations: list[dict[str, str]] | None = None,
+    host_paths: tuple[str, ...] = (),
+    affinity: dict[str, Any] | None = None,
+    labels: dict[str, str] | None = None,
+) -> Obj:
+    """A DaemonSet whose one container mounts `host_paths` from the node."""
+    spec: dict[str, Any] = {
+        "containers": [
+            {
+                "name": "c",
+                "image": "example.com/agent:1",
+                "volumeMounts": [
+                    {"name": f"v{i}", "mountPath": f"/host/{i}"} for i in range(len(host_paths))
+                ],
+            }
+        ],
+        "volumes": [{"name": f"v{i}", "hostPath": {"path": p}} for i, p in enumerate(host_paths)],
+    }
+    if tolerations is not None:
+        spec["tolerations"] = tolerations
+    if affinity is not None:
+        spec["affinity"] = affinity
+    meta = {"name": name, "namespace": ns, "labels": labels or {}}
+    return {"kind": "DaemonSet", "metadata": meta, "spec": {"template": {"spec": spec}}}
+
+
+def two_pool_view(root: Path) -> FleetView:
+    """NVIDIA with pool a100 on gpu-1 and gpu-2 (the catalog's taint) and pool h100 on gpu-3,
+    whose own taints (line 13 of the vendor file) replace it with a NoExecute one."""
+    nvidia = {
+        "pools": [
+            {"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["gpu-1", "gpu-2"]},
+            {
+                "name": "h100",
+                "model": "H100",
+                "devicesPerNode": 8,
+                "nodes": ["gpu-3"],
+                "taints": [{"key": "example.com/h100", "value": "x", "effect": "NoExecute"}],
+            },
+        ]
+    }
+    docs = {"fleet.yaml": FLEET, "vendors/nvidia.yaml": nvidia, "teams/ml.yaml": TEAM}
+    files = {rel: yaml.safe_dump(doc, sort_keys=False) for rel, doc in docs.items()}
+    return values.load(tree(root, files, defaults=False)).envs["dev"]
+
+
+def test_a_site_daemonset_on_a_pool_node_must_tolerate_the_fleets_taints(tmp_path: Path) -> None:
+    """gpu-operator/nvidia-dcgm runs on gpu-1 and does not tolerate the pool's taint: its pod
+    stays, but none comes back once it restarts. With the toleration, nothing to say; nor for a
+    DaemonSet with no pod on a pool's node, nor for the fleet's own."""
+    view, units = env_of(tmp_path)
+    state = everything(units)
+    state.workloads.append(daemonset("gpu-operator", "nvidia-dcgm", tolerations=[]))
+    state.daemon_pods = {("gpu-operator", "nvidia-dcgm"): {"gpu-1"}}
+    expected = Finding(
+        "PRE011",
+        "gpu-operator/nvidia-dcgm runs on gpu-1 (pool nvidia/a100) and does not tolerate "
+        "feature.node.kubernetes.io/accelerator=nvidia-gpu:NoSchedule, which the fleet adds: its "
+        "pod stays until it restarts, then none comes back",
+        NVIDIA_TOP,
+        hint=f"add {GPU_TOLERATION_YAML} to the chart value that sets its tolerations "
+        f"({TOLERATION_VALUES}); " + HINT,
+    )
+    assert untolerated_taints(build_of(view), state) == [expected]
+    assert check(build_of(view), units, state) == [expected]
+    state.workloads[-1] = daemonset("gpu-operator", "nvidia-dcgm", tolerations=[GPU_TOLERATION])
+    assert untolerated_taints(build_of(view), state) == []
+    # No pod on a pool's node: nothing the fleet's taint changes.
+    state.workloads[-1] = daemonset("gpu-operator", "nvidia-dcgm", tolerations=[])
+    state.daemon_pods = {("gpu-operator", "nvidia-dcgm"): {"cpu-1"}}
+    assert untolerated_taints(build_of(view), state) == []
+
+
+def test_the_fleets_own_daemonsets_are_not_the_sites(tmp_path: Path) -> None:
+    """Labelled as the fleet labels what it renders, named as one of its build's DaemonSets, or
+    in the namespace of an add-on chart the fleet renders (NFD here): none is reported, though
+    none tolerates the taint."""
+    fleet = {**FLEET, "platform": {"nfd": {"provided": "fleet"}}}
+    view, units = env_of(tmp_path, fleet)
+    state = everything(units)
+    state.workloads = [
+        daemonset("site", "labelled", labels={"app.kubernetes.io/managed-by": "accel-gitops"}),
+        daemonset("accelerator-exporters", "dcgm-exporter"),
+        daemonset("node-feature-discovery", "nfd-worker"),
+        daemonset("site", "other"),
+    ]
+    state.daemon_pods = {
+        (str(w["metadata"]["namespace"]), str(w["metadata"]["name"])): {"gpu-1"}
+        for w in state.workloads
+    }
+    assert [f.message.split(" runs")[0] for f in untolerated_taints(build_of(view), state)] == [
+        "site/other"
+    ]
+
+
+def test_one_finding_per_daemonset_names_each_pool_its_nodes_and_taints(tmp_path: Path) -> None:
+    """A DaemonSet on the nodes of two pools: one finding, its nodes by pool, every taint it
+    does not tolerate; a NoExecute taint evicts its pod (the DaemonSet controller deletes it).
+    At the first pool's taints (the catalog's: the vendor file's top); on h100 alone, at that
+    pool's own taints."""
+    view = two_pool_view(tmp_path)
+    state = ClusterState(
+        workloads=[daemonset("hami", "hami-device-plugin")],
+        daemon_pods={("hami", "hami-device-plugin"): {"gpu-3", "gpu-2", "gpu-1", "cpu-1"}},
+    )
+    assert untolerated_taints(build_of(view), state) == [
+        Finding(
+            "PRE011",
+            "hami/hami-device-plugin runs on gpu-1, gpu-2 (pool nvidia/a100), gpu-3 (pool "
+            "nvidia/h100) and does not tolerate "
+            "feature.node.kubernetes.io/accelerator=nvidia-gpu:NoSchedule, "
+            "example.com/h100=x:NoExecute, which the fleet adds: NoExecute evicts its pod, and "
+            "none comes back",
+            NVIDIA_TOP,
+            hint=f"add {GPU_TOLERATION_YAML}, {{key: example.com/h100, operator: Equal, value: "
+            f"x, effect: NoExecute}} to the chart value that sets its tolerations "
+            f"({TOLERATION_VALUES}); " + HINT,
+        )
+    ]
+    state.daemon_pods = {("hami", "hami-device-plugin"): {"gpu-3"}}
+    [found] = untolerated_taints(build_of(view), state)
+    assert found.location == Location("values/vendors/nvidia.yaml", 13, 3)
+    # A toleration of the key alone (operator Exists) tolerates every value of it.
+    state.workloads = [
+        daemonset(
+            "hami",
+            "hami-device-plugin",
+            tolerations=[{"key": "example.com/h100", "operator": "Exists"}],
+        )
+    ]
+    assert untolerated_taints(build_of(view), state) == []
+
+
+DEVICE_PLUGINS = "/var/lib/kubelet/device-plugins"
+PRE012_HINT = (
+    "set devicePlugin.provided: operator (or site) in values/vendors/nvidia.yaml, and the fleet "
+    "renders none; or turn that plugin off on these nodes (GPU Operator: node label "
+    "nvidia.com/gpu.deploy.device-plugin=false); " + HINT
+)
+
+
+def test_a_site_device_plugin_on_the_fleet_plugins_nodes_is_a_second_plugin(
+    tmp_path: Path,
+) -> None:
+    """The GPU Operator's device plugin (it mounts the kubelet's device-plugin directory, here
+    written with a trailing slash) runs on gpu-1, where the fleet renders NVIDIA's plugin. The
+    fleet's own plugin, which mounts it too, is not a second one; a DaemonSet that mounts other
+    host directories is no plugin."""
+    view, units = env_of(tmp_path)
+    state = everything(units)
+    operator = daemonset(
+        "gpu-operator",
+        "nvidia-device-plugin-daemonset",
+        tolerations=[GPU_TOLERATION],
+        host_paths=(DEVICE_PLUGINS + "/",),
+    )
+    [own] = [
+        o
+        for c in build_of(view).components
+        for o in c.objects
+        if o["kind"] == "DaemonSet" and o["metadata"]["name"] == "nvidia-device-plugin"
+    ]
+    assert any(
+        (v.get("hostPath") or {}).get("path") == DEVICE_PLUGINS
+        for v in own["spec"]["template"]["spec"]["volumes"]
+    )
+    other = daemonset(
+        "site", "node-exporter", tolerations=[GPU_TOLERATION], host_paths=("/var/lib/kubelet",)
+    )
+    state.workloads += [operator, own, other]
+    state.daemon_pods = {
+        ("gpu-operator", "nvidia-device-plugin-daemonset"): {"gpu-1"},
+        ("accelerator-plugins", "nvidia-device-plugin"): {"gpu-1"},
+        ("site", "node-exporter"): {"gpu-1"},
+    }
+    expected = Finding(
+        "PRE012",
+        "gpu-operator/nvidia-device-plugin-daemonset runs on gpu-1 (pool nvidia/a100) and "
+        "mounts the kubelet's device-plugin directory /var/lib/kubelet/device-plugins: a second "
+        "device plugin on the nodes of vendor nvidia, whose device plugin the fleet renders "
+        "(devicePlugin.provided: fleet); the kubelet keeps one plugin per resource name, the "
+        "last to register",
+        NVIDIA_TOP,
+        hint=PRE012_HINT,
+    )
+    assert second_plugins(build_of(view), state) == [expected]
+    assert check(build_of(view), units, state) == [expected]
+    # The same plugin mounted by an init container only still registers there.
+    spec = operator["spec"]["template"]["spec"]
+    spec["initContainers"], spec["containers"] = spec["containers"], []
+    assert second_plugins(build_of(view), state) == [expected]
+    # Not mounted by any container: a volume alone is no plugin.
+    spec["initContainers"] = []
+    assert second_plugins(build_of(view), state) == []
+
+
+def test_a_second_plugin_is_at_devicePlugin_provided_and_gone_once_the_fleet_renders_none(
+    tmp_path: Path,
+) -> None:
+    """devicePlugin.provided: fleet written (line 8 of the vendor file): the finding is there;
+    provided: operator, the fleet renders no plugin, and nothing is second."""
+    state = ClusterState(
+        workloads=[daemonset("hami", "hami-device-plugin", host_paths=(DEVICE_PLUGINS,))],
+        daemon_pods={("hami", "hami-device-plugin"): {"gpu-1"}},
+    )
+    for i, provided in enumerate(("fleet", "operator", "site")):
+        nvidia = {**NVIDIA, "devicePlugin": {"provided": provided}}
+        docs = {"fleet.yaml": FLEET, "vendors/nvidia.yaml": nvidia, "teams/ml.yaml": TEAM}
+        files = {rel: yaml.safe_dump(doc, sort_keys=False) for rel, doc in docs.items()}
+        view = values.load(tree(tmp_path / str(i), files, defaults=False)).envs["dev"]
+        found = [(f.code, f.location) for f in second_plugins(build_of(view), state)]
+        assert found == (
+            [("PRE012", Location("values/vendors/nvidia.yaml", 8, 3))] if i == 0 else []
+        )
+
+
+# NVIDIA's DRA driver's kubelet plugin as its chart renders it by default (k8s-dra-driver-gpu
+# deployments/helm/nvidia-dra-driver-gpu values.yaml kubeletPlugin: tolerations [], the affinity
+# below; templates/kubeletplugin.yaml mounts plugins_registry and plugins).
+DRA_AFFINITY = {
+    "nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {
+                    "matchExpressions": [
+                        {
+                            "key": "feature.node.kubernetes.io/pci-10de.present",
+                            "operator": "In",
+                            "values": ["true"],
+                        }
+                    ]
+                },
+                {
+                    "matchExpressions": [
+                        {"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}
+                    ]
+                },
+            ]
+        }
+    }
+}
+DRA_PATHS = ("/var/lib/kubelet/plugins_registry", "/var/lib/kubelet/plugins")
+DRA_PLUGIN = ("nvidia-dra-driver-gpu", "nvidia-dra-driver-gpu-kubelet-plugin")
+DRA_AT = Location("values/vendors/nvidia-dra.yaml", 1, 1)
+DRA_TOLERATIONS = f"kubeletPlugin.tolerations: [{GPU_TOLERATION_YAML}]"
+DRA_SELECTING = (
+    "kubeletPlugin.affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+    "{nodeSelectorTerms: [{matchExpressions: [{key: feature.node.kubernetes.io/accelerator, "
+    "operator: In, values: [nvidia-gpu-dra]}]}]}}}"
+)
+DRA_HINT_TAIL = (
+    " in the DRA driver's chart values (NVIDIA DRA driver; another driver: the values of its "
+    "kubelet plugin DaemonSet); " + HINT
+)
+
+
+def test_each_dra_pool_node_must_get_a_pod_of_the_sites_kubelet_plugin(tmp_path: Path) -> None:
+    """DRA_NVIDIA's pool on d1 (NFD's PCI label there) and d2 (none): the chart's default
+    kubelet plugin tolerates nothing, so neither node gets its pod once tainted, and d2 is not
+    selected either. A CSI node plugin (its own directory under plugins) is no DRA plugin."""
+    view = dra_pool_view(tmp_path)
+    csi = daemonset(
+        "kube-system",
+        "ebs-csi-node",
+        tolerations=[{"operator": "Exists"}],
+        host_paths=(DRA_PATHS[0], "/var/lib/kubelet/plugins/ebs.csi.aws.com/"),
+    )
+    state = ClusterState(
+        nodes={
+            "d1": {"metadata": {"labels": {"feature.node.kubernetes.io/pci-10de.present": "true"}}},
+            "d2": {"metadata": {}},
+        },
+        workloads=[csi, daemonset(*DRA_PLUGIN, affinity=DRA_AFFINITY, host_paths=DRA_PATHS)],
+    )
+    head = (
+        "of pool nvidia-dra/h100-dra would get no pod of the site's gpu.nvidia.com kubelet "
+        "plugin once the fleet labels and taints it: nvidia-dra-driver-gpu/"
+        "nvidia-dra-driver-gpu-kubelet-plugin "
+    )
+    untolerated = (
+        "does not tolerate feature.node.kubernetes.io/accelerator=nvidia-gpu:NoSchedule; nothing "
+        "would publish its devices (PRE009)"
+    )
+    assert dra_plugin_placement(build_of(view), state) == [
+        Finding(
+            "PRE013",
+            "node d1 " + head + untolerated,
+            DRA_AT,
+            hint="set " + DRA_TOLERATIONS + DRA_HINT_TAIL,
+        ),
+        Finding(
+            "PRE013",
+            "node d2 " + head + "needs node affinity feature.node.kubernetes.io/pci-10de.present "
+            "In (true) or nvidia.com/gpu.present In (true) and " + untolerated,
+            DRA_AT,
+            hint="set " + DRA_TOLERATIONS + " and " + DRA_SELECTING + DRA_HINT_TAIL,
+        ),
+    ]
+    # The chart's values as the hint says: the plugin selects both nodes, by the pool's label
+    # as NFD lands it, and tolerates the taint.
+    selecting = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {
+                                "key": "feature.node.kubernetes.io/accelerator",
+                                "operator": "In",
+                                "values": ["nvidia-gpu-dra"],
+                            }
+                        ]
+                    }
+                ]
+            }
+        }
+    }
+    fixed = daemonset(
+        *DRA_PLUGIN, tolerations=[GPU_TOLERATION], affinity=selecting, host_paths=DRA_PATHS
+    )
+    state.workloads = [csi, fixed]
+    assert dra_plugin_placement(build_of(view), state) == []
+    assert [f.code for f in check(build_of(view), [], state) if f.code == "PRE013"] == []
+
+
+def test_no_dra_kubelet_plugin_at_all_is_said_once_for_the_pools_nodes(tmp_path: Path) -> None:
+    """No DaemonSet mounts the plugin directories: one finding for d1 and d2, whose hint sets
+    both the tolerations and the affinity. check runs it beside PRE009, which sees no slice."""
+    view = dra_pool_view(tmp_path)
+    state = ClusterState(nodes={"d1": {"metadata": {}}, "d2": {"metadata": {}}})
+    expected = Finding(
+        "PRE013",
+        "nodes d1, d2 of pool nvidia-dra/h100-dra would get no pod of the site's gpu.nvidia.com "
+        "kubelet plugin once the fleet labels and taints it: no DaemonSet mounts "
+        "/var/lib/kubelet/plugins_registry and /var/lib/kubelet/plugins (or "
+        "/var/lib/kubelet/plugins/gpu.nvidia.com); nothing would publish its devices (PRE009)",
+        DRA_AT,
+        hint="set " + DRA_TOLERATIONS + " and " + DRA_SELECTING + DRA_HINT_TAIL,
+    )
+    assert dra_plugin_placement(build_of(view), state) == [expected]
+    found = check(build_of(view), [], state)
+    assert [f for f in found if f.code == "PRE013"] == [expected]
+    assert [f.code for f in found if f.code == "PRE009"] == ["PRE009", "PRE009"]
+    # A plugin of the driver's own directory counts; one selecting no node is said for it.
+    own = daemonset(
+        *DRA_PLUGIN,
+        tolerations=[{"operator": "Exists"}],
+        host_paths=(DRA_PATHS[0], "/var/lib/kubelet/plugins/gpu.nvidia.com"),
+    )
+    state.workloads = [own]
+    assert dra_plugin_placement(build_of(view), state) == []
+    own["spec"]["template"]["spec"]["nodeSelector"] = {"example.com/gpu": "yes"}
+    [unselected] = dra_plugin_placement(build_of(view), state)
+    assert (unselected.message.split(": ", 1)[1], unselected.location, unselected.hint) == (
+        "nvidia-dra-driver-gpu/nvidia-dra-driver-gpu-kubelet-plugin needs nodeSelector "
+        "example.com/gpu=yes; nothing would publish its devices (PRE009)",
+        Location("values/vendors/nvidia-dra.yaml", 6, 54),
+        "set " + DRA_SELECTING + DRA_HINT_TAIL,
+    )
+
+
+def test_preflight_reads_the_daemonset_pods_on_a_pools_nodes(
+    tmp_path: Path, cluster: ControlPlane
+) -> None:
+    """A site DaemonSet without the pool's toleration whose pod is on gpu-1 (bound there, as
+    before the fleet tainted the node): read_cluster finds the pod, check says PRE011; with the
+    toleration, nothing. A pod of another node is not read."""
+    fleet_plane.reset(cluster)
+    api = cluster.client()
+    view, units = env_of(tmp_path)
+    api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "site-gpu"}})
+    api.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": "default", "namespace": "site-gpu"},
+        }
+    )
+    for name in ("gpu-1", "cpu-1"):
+        api.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": name, "labels": GPU_LABELS},
+                "spec": {"taints": [GPU_TAINT]},
+            }
+        )
+
+    def apply(tolerations: list[dict[str, str]]) -> Obj:
+        ds = daemonset("site-gpu", "gpu-agent", tolerations=tolerations)
+        ds["apiVersion"] = "apps/v1"
+        ds["spec"]["selector"] = {"matchLabels": {"app": "gpu-agent"}}
+        ds["spec"]["template"]["metadata"] = {"labels": {"app": "gpu-agent"}}
+        return api.apply(ds)
+
+    uid = apply([])["metadata"]["uid"]
+    owner = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "name": "gpu-agent",
+        "uid": uid,
+        "controller": True,
+    }
+    for name in ("gpu-1", "cpu-1"):
+        api.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": f"gpu-agent-{name}",
+                    "namespace": "site-gpu",
+                    "labels": {"app": "gpu-agent"},
+                    "ownerReferences": [owner],
+                },
+                "spec": {
+                    "nodeName": name,
+                    "containers": [{"name": "c", "image": "example.com/agent:1"}],
+                },
+            }
+        )
+    state = read_cluster(api, workloads_of(view))
+    assert state.daemon_pods == {("site-gpu", "gpu-agent"): {"gpu-1"}}
+    assert [
+        (f.code, f.message) for f in check(build_of(view), units, state) if f.code == "PRE011"
+    ] == [
+        (
+            "PRE011",
+            "site-gpu/gpu-agent runs on gpu-1 (pool nvidia/a100) and does not tolerate "
+            "feature.node.kubernetes.io/accelerator=nvidia-gpu:NoSchedule, which the fleet adds: "
+            "its pod stays until it restarts, then none comes back",
+        )
+    ]
+    apply([GPU_TOLERATION])
+    state = read_cluster(api, workloads_of(view))
+    assert [f for f in check(build_of(view), units, state) if f.code == "PRE011"] == []

@@ -22,6 +22,7 @@ from generator.policy.placement import (
     selected_pools,
     selects,
     tolerates,
+    unselected,
 )
 from generator.values import loader as values
 from generator.values.model import FleetView, Taint
@@ -202,6 +203,36 @@ def test_kinds_without_a_pod_template_have_none() -> None:
 # ---- selects: nodeSelector and required node affinity ------------------------------------------
 
 NODE = {"a": "1", "b": "2", "n": "8"}
+
+
+def test_unselected_says_what_keeps_a_pod_off_a_node() -> None:
+    """Each nodeSelector pair the node lacks; when no affinity term matches, each term's failing
+    requirements (the terms ORed, a term's requirements ANDed); nothing when the pod selects
+    it."""
+    spec = {
+        "nodeSelector": {"a": "1", "b": "3"},
+        **required([expr("a", "In", "1"), expr("c", "Exists")], [expr("n", "Gt", "9")]),
+    }
+    assert unselected(spec, NODE) == [
+        "nodeSelector b=3",
+        "node affinity c Exists or n Gt (9)",
+    ]
+    assert unselected({"nodeSelector": {"a": "1"}, **required([expr("b", "In", "2")])}, NODE) == []
+    by_name = {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchFields": [expr("metadata.name", "In", "gpu-2")]},
+                        {},
+                    ]
+                }
+            }
+        }
+    }
+    assert unselected(by_name, {**NODE, "kubernetes.io/hostname": "gpu-1"}) == [
+        "node affinity metadata.name In (gpu-2) or an empty term"
+    ]
 
 
 def test_no_selector_and_no_affinity_select_every_node() -> None:
