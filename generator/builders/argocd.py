@@ -159,6 +159,7 @@ CHART_VALUES = {
     "lws": scheduling.lws_chart_values,
     "trainer": scheduling.trainer_chart_values,
     "gpuOperator": operators.gpu_operator_chart_values,
+    "nvidiaDraDriver": operators.dra_driver_chart_values,
 }
 
 
@@ -196,7 +197,7 @@ def _addons(
         values = CHART_VALUES[addon.key](wl)
         comp.add(
             platform.application(
-                view, addon, app_name(view, addon.key), project, values, _labels(view)
+                view, addon, app_name(view, addon.name), project, values, _labels(view)
             ),
             fleet.doc.anchor(("platform", addon.key)),  # rendered only where it says fleet
         )

@@ -36,6 +36,7 @@ from generator.vocab.addons import OPERATOR
 from generator.workloads.model import Workloads
 
 GPU_OPERATOR = "gpuOperator"
+NVIDIA_DRA = "nvidiaDraDriver"
 
 # The ConfigMap the Operator's device plugin picks its config from, one key per vendor file: the
 # node label `nvidia.com/device-plugin.config` names the key (assets/state-device-plugin/
@@ -124,3 +125,44 @@ def gpu_operator_chart_values(workloads: Workloads) -> dict[str, Any]:
         "dcgmExporter": {"enabled": any(v.provider(EXPORTER) == OPERATOR for v in vendors)},
         "nfd": {"enabled": not nfd},
     }
+
+
+def dra_driver_chart_values(workloads: Workloads) -> dict[str, Any]:
+    """Values of NVIDIA's DRA driver chart when the fleet renders it (NVIDIA/k8s-dra-driver-gpu
+    v25.12.0 deployments/helm/nvidia-dra-driver-gpu):
+
+    - `kubeletPlugin.tolerations`: every taint the fleet puts on the DRA pools; the chart's
+      default is none, so its kubelet plugin would never land on them;
+    - `kubeletPlugin.affinity`: the DRA pools' selector labels as they are on the nodes. The
+      chart's default requires `feature.node.kubernetes.io/pci-10de.present`, which the fleet's
+      NFD does not write (its pci source labels by class and vendor, `pci-0302_10de.present`:
+      node-feature-discovery v0.19.0 source/pci/pci.go), or labels of the GPU Operator; a list in
+      values replaces the chart's terms;
+    - `gpuResourcesEnabledOverride: true`: the chart refuses to serve whole GPUs
+      (`resources.gpus.enabled`, its default) unless told that no standard device plugin runs on
+      the same nodes (templates/validation.yaml). On the DRA pools none does: the fleet renders
+      no plugin for a DRA vendor, and labels the nodes nvidia.com/gpu.deploy.device-plugin=false
+      where the GPU Operator runs (handover_labels).
+    """
+    view = workloads.view
+    vendors = [v for v in view.vendors if v.dra is not None and v.dra.addon == NVIDIA_DRA]
+    taints: dict[Taint, None] = {}
+    for vendor in vendors:
+        for taint in vendor.all_taints:
+            taints.setdefault(taint)
+    terms = [
+        {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}
+        for key, value in sorted(
+            {kv for v in vendors for kv in view.fleet.node_selector(v.selector).items()}
+        )
+    ]
+    plugin: dict[str, Any] = {
+        "tolerations": [toleration(t) for t in sorted(taints, key=lambda t: (t.key, t.value))]
+    }
+    if terms:
+        plugin["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
+            }
+        }
+    return {"kubeletPlugin": plugin, "gpuResourcesEnabledOverride": True}

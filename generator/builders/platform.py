@@ -44,8 +44,21 @@ def provided(view: FleetView, addon: Addon) -> str | None:
 
 
 def rendered(view: FleetView) -> list[Addon]:
-    """The add-ons the fleet renders in this environment, in catalog order."""
-    return [a for a in ADDONS if a.chart is not None and provided(view, a) == FLEET]
+    """The add-ons the fleet renders in this environment, in catalog order: one installed for
+    a vendor's pools only where the view holds such a vendor."""
+    return [
+        a
+        for a in ADDONS
+        if a.chart is not None
+        and provided(view, a) == FLEET
+        and (not a.for_pools or a.key in _pool_addons(view))
+    ]
+
+
+def _pool_addons(view: FleetView) -> set[str]:
+    """The add-ons the view's vendors name: their operator's, their DRA driver's."""
+    out = {v.operator.addon for v in view.vendors if v.operator is not None}
+    return out | {v.dra.addon for v in view.vendors if v.dra is not None and v.dra.addon}
 
 
 def application(

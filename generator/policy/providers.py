@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from generator.builders import operators
-from generator.findings import Finding
-from generator.policy.checks import Check
+from generator.builders import operators, platform
+from generator.findings import Finding, Severity
+from generator.policy.checks import WARNING, Check
 from generator.policy.context import Context
 from generator.values.model import DEVICE_PLUGIN, EXPORTER, Vendor
 from generator.values.yamlio import json_path
@@ -104,6 +104,34 @@ def deploy_labels_agree(ctx: Context) -> Iterable[Finding]:
                 )
 
 
+def dra_driver_declared(ctx: Context) -> Iterable[Finding]:
+    """A vendor allocated by DRA needs its driver on its nodes: the fleet installs it
+    (`platform.<addon>.provided: fleet`, with the tolerations and affinity its pools need) or the
+    site declares it runs one (`site`, which preflight checks: PRE013). Neither said, no one is
+    known to provide it."""
+    view = ctx.view
+    for vendor in view.vendors:
+        dra = vendor.dra
+        if dra is None or not dra.addon or dra.addon not in addons.BY_KEY:
+            continue
+        addon = addons.BY_KEY[dra.addon]
+        if platform.provided(view, addon) is not None:
+            continue
+        yield Finding(
+            "PRV004",
+            f"vendor {vendor.id} is allocated by DRA, but this cluster neither renders nor "
+            f"declares the {addon.title}: nothing is known to publish its devices, and its "
+            "claims stay pending",
+            vendor.doc.anchor(("allocation",)),
+            "$.allocation",
+            f"declare it in values/fleet.yaml (or the environment's file): "
+            f"platform.{addon.key}.provided: fleet to install it with the tolerations and "
+            "affinity the pools need, or site where the cluster runs it (preflight checks that "
+            "it reaches the pools' nodes, PRE013); docs/brownfield.md",
+            severity=Severity.WARNING,
+        )
+
+
 CHECKS: tuple[Check, ...] = (
     Check(
         "PRV001",
@@ -114,6 +142,12 @@ CHECKS: tuple[Check, ...] = (
         "PRV002",
         "a component is handed to an operator the cluster neither renders nor declares",
         operator_running,
+    ),
+    Check(
+        "PRV004",
+        "a DRA vendor's driver is neither rendered nor declared",
+        dra_driver_declared,
+        WARNING,
     ),
     Check(
         "PRV003",

@@ -1004,6 +1004,7 @@ FLEET_PROPS: dict[str, Any] = {
             "lws": _addon(["fleet", "site"]),
             "trainer": _addon(["fleet", "site"]),
             "gpuOperator": _addon(["fleet", "site"]),
+            "nvidiaDraDriver": _addon(["fleet", "site"]),
             "gatewayAPI": _addon(["site"]),
             "istio": _addon(["site"]),
         },

@@ -8,6 +8,7 @@ setting that implies it) is values' business: builders/platform.py reads it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from generator.vocab import api
@@ -56,6 +57,14 @@ class Addon:
     # A vendor's operator: it provides node components of a vendor's pools (a catalog entry's
     # `operator` names it), which vendor files hand to it with `provided: operator`.
     operator: bool = False
+    # Installed for a vendor's pools only (the GPU Operator, a DRA driver): the fleet renders it
+    # in a cluster that holds a vendor whose catalog entry names it, not in every cluster.
+    for_pools: bool = False
+
+    @property
+    def name(self) -> str:
+        """The key as a Kubernetes object name takes it (gpuOperator: gpu-operator)."""
+        return re.sub(r"(?<!^)([A-Z])", r"-\1", self.key).lower()
 
 
 ADDONS: tuple[Addon, ...] = (
@@ -240,6 +249,31 @@ ADDONS: tuple[Addon, ...] = (
         ),
         source="NVIDIA/gpu-operator v25.3.4",
         operator=True,
+        for_pools=True,
+    ),
+    Addon(
+        key="nvidiaDraDriver",
+        title="NVIDIA DRA driver",
+        # It serves no API group the fleet renders: the fleet's DeviceClass and claims are
+        # Kubernetes' own resource.k8s.io (its ComputeDomain kind the fleet does not use).
+        groups=(),
+        schedulers=(),
+        implied_by=None,
+        chart=Chart(
+            # NVIDIA/k8s-dra-driver-gpu v25.12.0 tests/bats/setup_suite.bash: `helm repo add
+            # nvidia https://helm.ngc.nvidia.com/nvidia`; demo/clusters/kind/install-dra-driver-
+            # gpu.sh installs release nvidia-dra-driver-gpu into namespace nvidia-dra-driver-gpu;
+            # deployments/helm/nvidia-dra-driver-gpu/Chart.yaml says 25.12.0. Its Go module is not
+            # served here: validate checks the Application, not the chart's objects.
+            repo_url="https://helm.ngc.nvidia.com/nvidia",
+            name="nvidia-dra-driver-gpu",
+            version="25.12.0",
+            namespace="nvidia-dra-driver-gpu",
+            release="nvidia-dra-driver-gpu",
+            source="NVIDIA/k8s-dra-driver-gpu deployments/helm/nvidia-dra-driver-gpu v25.12.0",
+        ),
+        source="NVIDIA/k8s-dra-driver-gpu v25.12.0",
+        for_pools=True,
     ),
     Addon(
         key="gatewayAPI",

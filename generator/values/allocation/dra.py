@@ -23,6 +23,9 @@ CATALOG_SCHEMA = obj(
         ),
         "typeValue": string(minLength=1, description="its value for a whole device"),
         "modelAttribute": string(minLength=1, description="the attribute that names the model"),
+        "addon": string(
+            description="the platform add-on that installs the driver (docs/brownfield.md)"
+        ),
         "models": {
             "type": "object",
             "description": "per pool model, the start of the model attribute's value",
@@ -56,6 +59,7 @@ class DraDriver:
     type_value: str
     model_attribute: str
     prefixes: dict[str, str]  # pool model -> the start of the model attribute's value
+    addon: str = ""  # the platform add-on that installs it (`platform.<addon>`), if one does
 
     def attribute(self, name: str) -> str:
         """A CEL reference to one of the driver's attributes (names without a domain are the
@@ -136,6 +140,7 @@ class Dra:
             str(raw["typeValue"]),
             str(raw["modelAttribute"]),
             {str(m): str(v["prefix"]) for m, v in models.items()},
+            str(raw.get("addon", "")),
         )
 
     def simulated(self, vendor_id: str, driver: DraDriver) -> str:
