@@ -53,6 +53,11 @@ class Addon:
     # Add-ons whose objects this add-on's controller makes, so whatever needs this one needs
     # them too (policy/platform.py).
     needs: tuple[str, ...] = ()
+    # The Pod Security level its namespace must enforce for the chart's pods to be admitted, as
+    # its Application labels the namespace Argo CD creates (builders/platform.py); "" for a
+    # chart whose pods (at the pinned version, with the values the fleet gives) ask for no host
+    # access (hostPath, hostNetwork, privileged), whose namespace keeps the cluster's default.
+    pod_security: str = ""
 
 
 ADDONS: tuple[Addon, ...] = (
@@ -130,6 +135,15 @@ ADDONS: tuple[Addon, ...] = (
             tool_module="nfd",
         ),
         source="sigs.k8s.io/node-feature-discovery v0.19.0",
+        # deployment/helm/node-feature-discovery/templates/worker.yaml v0.19.0: the worker
+        # DaemonSet mounts hostPath volumes unconditionally (/boot, /etc/os-release, /sys,
+        # /usr/lib, /lib, /proc/swaps and features.d; /usr/src with worker.mountUsrSrc), which
+        # Pod Security baseline refuses. The other charts here ask for no host access with the
+        # values the fleet gives them (at their pinned versions: volcano's only hostPath and
+        # hostNetwork pod is templates/agent.yaml, behind custom.colocation_enable, default
+        # false; jobset's controller.hostNetwork defaults to false; kueue, lws and
+        # kubeflow-trainer have none outside their CRDs).
+        pod_security="privileged",
     ),
     Addon(
         key="jobset",
