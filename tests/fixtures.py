@@ -486,6 +486,29 @@ pools:
 exporter: {daemonSet: {image: r/mlu-exporter}}
 """
 
+# Under Kueue, n vendors each advertising an accelerator resource of its own (example.com/acc-01,
+# acc-02, ...), from Cambricon's catalog entry, one node each: vendors/accNN.yaml, `resourceName`
+# on line 2, and team ml with a quota of acc01 only. Every vendor is a resource group of each
+# team's ClusterQueue (docs/scheduling.md). tree(root, many_resources(n), fleet=KUEUE_PROD_FLEET,
+# defaults=False).
+KUEUE_PROD_FLEET = PROD_FLEET + "scheduling: {backend: kueue}\n"
+
+
+def many_resources(n: int) -> dict[str, str]:
+    files = {"teams/ml.yaml": "quota: {acc01: 4}\n"}
+    for i in range(1, n + 1):
+        files[f"vendors/acc{i:02d}.yaml"] = (
+            "catalog: cambricon\n"
+            f"resourceName: example.com/acc-{i:02d}\n"
+            f"nodeLabels: {{accelerator: acc-{i:02d}}}\n"
+            f"devicePlugin: {{name: acc-{i:02d}-device-plugin, image: r/acc-plugin, version: v1}}\n"
+            f"exporter: {{name: acc-{i:02d}-exporter, daemonSet: {{image: r/acc-exporter}}}}\n"
+            "pools:\n"
+            f"  - {{name: p{i:02d}, model: MLU370, devicesPerNode: 8, nodes: [acc-{i:02d}]}}\n"
+        )
+    return files
+
+
 # The four vendors beside the default NVIDIA one (pool a100, 8 GPUs), one pool each, for trees
 # where something is per vendor or per device resource (AMD and Hygon share amd.com/gpu).
 OTHER_VENDORS = {

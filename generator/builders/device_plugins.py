@@ -120,7 +120,7 @@ def _vendor_objects(view: FleetView, vendor: Vendor) -> list[Obj]:
         digest = hashlib.sha256(text.encode()).hexdigest()
         _mount_config(vendor, ds, digest)
         mps = dp.mps
-        if vendor.sharing and vendor.sharing.mode.mps_daemon and mps:
+        if mps_daemon_name(vendor) is not None and mps:
             _reach_mps(ds, mps)
             objs.append(mps_daemon(view, vendor, mps, digest))
     if vendor.sharing:
@@ -170,6 +170,15 @@ def _reach_mps(ds: Obj, mps: MpsDaemon) -> None:
     pod["volumes"].extend(_mps_volumes(mps))
 
 
+def mps_daemon_name(vendor: Vendor) -> str | None:
+    """The name of the vendor's MPS control daemon DaemonSet (in its plugin's namespace), for a
+    vendor whose sharing mode runs one and whose plugin's catalog entry records it; else None."""
+    sharing, dp = vendor.sharing, vendor.device_plugin
+    if sharing is None or not sharing.mode.mps_daemon or dp.mps is None or dp.config is None:
+        return None
+    return f"{dp.name}-mps-control-daemon"
+
+
 def mps_daemon(view: FleetView, vendor: Vendor, mps: MpsDaemon, digest: str) -> Obj:
     """The MPS control daemon of an MPS vendor, on the vendor's nodes as its plugin is. From
     the plugin's image, privileged as upstream's chart runs it: its init container mounts the
@@ -178,7 +187,8 @@ def mps_daemon(view: FleetView, vendor: Vendor, mps: MpsDaemon, digest: str) -> 
     file. Upstream's chart selects nodes by nvidia.com/mps.capable, a label only NVIDIA's GPU
     Feature Discovery sets; the fleet selects the vendor's nodes by its own labels instead."""
     dp = vendor.device_plugin
-    name = f"{dp.name}-mps-control-daemon"
+    name = mps_daemon_name(vendor)
+    assert name is not None  # the caller asked mps_daemon_name
     labels = {
         NAME_LABEL: name,
         COMPONENT_LABEL: "mps-control-daemon",

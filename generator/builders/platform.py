@@ -19,7 +19,7 @@ from generator.builders.common import metadata
 from generator.values.model import FleetView
 from generator.vocab import api
 from generator.vocab.addons import ADDONS, FLEET, SITE, Addon
-from generator.vocab.labels import ADDON_LABEL, CHART_SOURCE_ANNOTATION, SYNC_WAVE
+from generator.vocab.labels import ADDON_LABEL, CHART_SOURCE_ANNOTATION, PSA_ENFORCE, SYNC_WAVE
 from generator.vocab.objects import Obj
 from generator.vocab.units import ADDON_WAVE
 
@@ -85,6 +85,13 @@ def application(
         "syncOptions": ["CreateNamespace=true", "ServerSideApply=true"],
         "retry": {"limit": 5, "backoff": {"duration": "10s", "factor": 2, "maxDuration": "5m"}},
     }
+    if addon.pod_security:
+        # The namespace CreateNamespace makes has no Pod Security labels: on a cluster whose
+        # default level is baseline, a chart with host access (Addon.pod_security) would have its
+        # pods refused. managedNamespaceMetadata labels the namespace Argo CD creates, with
+        # CreateNamespace=true only (argo-cd docs/user-guide/sync-options.md v3.5.1, "Create
+        # Namespace", "Namespace Metadata"; the same text on branch release-3.5 at 961ee40).
+        sync["managedNamespaceMetadata"] = {"labels": {PSA_ENFORCE: addon.pod_security}}
     if fleet.automated_sync:
         sync["automated"] = {"prune": True, "selfHeal": True}
     meta = metadata(

@@ -423,6 +423,70 @@ def kueue_admission(ctx: Context) -> Iterable[Finding]:
             )
 
 
+# ---- SCH011: a ClusterQueue holds at most 16 resource groups ------------------------------------
+
+# kueue v0.17.0 apis/kueue/v1beta2/clusterqueue_types.go, ClusterQueueSpec.ResourceGroups:
+# "+kubebuilder:validation:MaxItems=16" ("resourceGroups can be up to 16").
+KUEUE_MAX_RESOURCE_GROUPS = 16
+
+
+def _resource_path(vendor: Vendor) -> YamlPath:
+    """Where the vendor's file says what resource it advertises: `resourceName`, else the
+    sharing or allocation that derives it, else its pools."""
+    for path in (("resourceName",), ("sharing",), ("allocation",)):
+        if vendor.doc.get(*path) is not None:
+            return path
+    return ("pools",)
+
+
+def resource_groups_limit(ctx: Context) -> Iterable[Finding]:
+    """A team's ClusterQueue has a resource group per accelerator resource of the view's
+    vendors (vendors of one resource name share it), then `general` for the cpu and memory its
+    workloads request (builders/workloads.py _queues); the API server refuses more than 16. The
+    finding is at the vendor whose resource takes the first group past the limit (groups are in
+    resource-name order): the one to move to another cluster, or to give up."""
+    view = ctx.view
+    if scheduling.backend(view) != "kueue":
+        return
+    vendor_of: dict[str, Vendor] = {}
+    for vendor in view.vendors:
+        vendor_of.setdefault(vendor.resource_name, vendor)
+    for team in view.teams:
+        for obj in ctx.build.team(team).objects:
+            if obj.get("kind") != "ClusterQueue":
+                continue
+            groups = obj["spec"].get("resourceGroups") or []
+            if len(groups) <= KUEUE_MAX_RESOURCE_GROUPS:
+                continue
+            accelerators = [
+                str(g["coveredResources"][0])
+                for g in groups
+                if g["coveredResources"] and g["coveredResources"][0] in vendor_of
+            ]
+            room = KUEUE_MAX_RESOURCE_GROUPS - (len(groups) - len(accelerators))
+            vendor = vendor_of[accelerators[max(room, 0)]]
+            path = _resource_path(vendor)
+            over = len(groups) - KUEUE_MAX_RESOURCE_GROUPS
+            yield Finding(
+                "SCH011",
+                f"ClusterQueue {obj['metadata']['name']} would hold {len(groups)} resource "
+                f"groups; Kueue allows {KUEUE_MAX_RESOURCE_GROUPS}: one per accelerator resource "
+                f"of this environment's vendors ({len(accelerators)})"
+                + (
+                    ", and one for the cpu and memory the team's workloads request"
+                    if len(groups) > len(accelerators)
+                    else ""
+                ),
+                vendor.doc.anchor(path),
+                json_path(path),
+                f"advertise {over} accelerator resource{'s' if over > 1 else ''} fewer here: "
+                f"{vendor.resource_name} (vendor {vendor.id}) and those after it by name are past "
+                "the limit. Move vendors to another cluster (docs/multi-cluster.md), let vendors "
+                "share a resourceName, or use scheduling.backend volcano or quota (kueue v0.17.0 "
+                "apis/kueue/v1beta2/clusterqueue_types.go: resourceGroups MaxItems=16)",
+            )
+
+
 # ---- SCH010: who runs the packing profile --------------------------------------------------------
 
 
@@ -518,5 +582,10 @@ CHECKS: tuple[Check, ...] = (
     ),
     Check(
         "SCH008", "a job's networkTopology is one nothing would honour", network_topology_honoured
+    ),
+    Check(
+        "SCH011",
+        "under Kueue, a team's ClusterQueue would hold more resource groups than Kueue allows",
+        resource_groups_limit,
     ),
 )

@@ -61,6 +61,12 @@ class Addon:
     # in a cluster that holds a vendor whose catalog entry names it, not in every cluster.
     for_pools: bool = False
 
+    # The Pod Security level its namespace must enforce for the chart's pods to be admitted, as
+    # its Application labels the namespace Argo CD creates (builders/platform.py); "" for a
+    # chart whose pods (at the pinned version, with the values the fleet gives) ask for no host
+    # access (hostPath, hostNetwork, privileged), whose namespace keeps the cluster's default.
+    pod_security: str = ""
+
     @property
     def name(self) -> str:
         """The key as a Kubernetes object name takes it (gpuOperator: gpu-operator)."""
@@ -142,6 +148,15 @@ ADDONS: tuple[Addon, ...] = (
             tool_module="nfd",
         ),
         source="sigs.k8s.io/node-feature-discovery v0.19.0",
+        # deployment/helm/node-feature-discovery/templates/worker.yaml v0.19.0: the worker
+        # DaemonSet mounts hostPath volumes unconditionally (/boot, /etc/os-release, /sys,
+        # /usr/lib, /lib, /proc/swaps and features.d; /usr/src with worker.mountUsrSrc), which
+        # Pod Security baseline refuses. The other charts here ask for no host access with the
+        # values the fleet gives them (at their pinned versions: volcano's only hostPath and
+        # hostNetwork pod is templates/agent.yaml, behind custom.colocation_enable, default
+        # false; jobset's controller.hostNetwork defaults to false; kueue, lws and
+        # kubeflow-trainer have none outside their CRDs).
+        pod_security="privileged",
     ),
     Addon(
         key="jobset",
@@ -250,6 +265,10 @@ ADDONS: tuple[Addon, ...] = (
         source="NVIDIA/gpu-operator v25.3.4",
         operator=True,
         for_pools=True,
+        # Its operands run privileged with host paths (the driver, the toolkit, the plugin), and
+        # its own install script labels the namespace so (scripts/gpu-operator-nvaie.sh
+        # apply_psa_labels: pod-security.kubernetes.io/enforce=privileged).
+        pod_security="privileged",
     ),
     Addon(
         key="nvidiaDraDriver",
@@ -274,6 +293,10 @@ ADDONS: tuple[Addon, ...] = (
         ),
         source="NVIDIA/k8s-dra-driver-gpu v25.12.0",
         for_pools=True,
+        # Its kubelet plugin's containers are privileged and mount the kubelet's plugin folders
+        # (values.yaml kubeletPlugin.containers.gpus.securityContext.privileged: true;
+        # templates/kubeletplugin.yaml hostPath volumes plugins-registry, plugins, cdi).
+        pod_security="privileged",
     ),
     Addon(
         key="gatewayAPI",

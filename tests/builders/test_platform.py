@@ -249,3 +249,31 @@ def test_an_objects_addon_is_the_one_serving_its_api_group() -> None:
     # Kubernetes' own groups, the core group included, need no add-on.
     assert of("batch/v1") is None
     assert of("v1") is None
+
+
+def test_only_nfds_application_labels_its_namespace_privileged(tmp_path: Path) -> None:
+    """NFD's worker mounts hostPath volumes (node-feature-discovery v0.19.0 templates/worker.yaml),
+    which Pod Security baseline refuses: its Application has Argo CD label the namespace it
+    creates. Volcano's chart (scheduler, controllers, admission) asks for no host access: its
+    namespace keeps the cluster's default."""
+    fleet = "platform:\n  volcano: {provided: fleet}\n  nfd: {provided: fleet}\n"
+    objs = argocd_objects(prod(tmp_path, fleet))
+    nfd = find(objs, "Application", "mini-prod-nfd")["spec"]["syncPolicy"]
+    assert nfd["syncOptions"] == ["CreateNamespace=true", "ServerSideApply=true"]
+    assert nfd["managedNamespaceMetadata"] == {
+        "labels": {"pod-security.kubernetes.io/enforce": "privileged"}
+    }
+    volcano = find(objs, "Application", "mini-prod-volcano")["spec"]["syncPolicy"]
+    assert "managedNamespaceMetadata" not in volcano
+
+
+def test_the_addons_whose_charts_need_host_access_say_so_in_the_catalogue() -> None:
+    """Read from each chart's templates at its pinned version (vocab/addons.py cites them)."""
+    assert {a.key: a.pod_security for a in addons.ADDONS if a.chart is not None} == {
+        "volcano": "",
+        "kueue": "",
+        "nfd": "privileged",
+        "jobset": "",
+        "lws": "",
+        "trainer": "",
+    }

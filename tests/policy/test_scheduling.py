@@ -18,12 +18,24 @@ from generator.policy.scheduling import (
     pod_fits_node,
     pool_capacity,
     queue_problems,
+    resource_groups_limit,
     topology_refusals,
     volcano_under_kueue,
 )
 from generator.values import loader as values
 from generator.values.model import FleetView, Team
-from tests.fixtures import ASCEND_910B, FLEET, Obj, context, findings, lines, team_objects, tree
+from tests.fixtures import (
+    ASCEND_910B,
+    FLEET,
+    KUEUE_PROD_FLEET,
+    Obj,
+    context,
+    findings,
+    lines,
+    many_resources,
+    team_objects,
+    tree,
+)
 
 
 def coded(values_dir: Path, code: str) -> list[str]:
@@ -1273,3 +1285,75 @@ def test_sch009_judges_a_trainjob_whole_and_a_deployment_per_pod_after_other_kin
             Severity.ERROR,
         ),
     ]
+
+
+# ---- SCH011: a ClusterQueue holds at most 16 resource groups ------------------------------------
+
+SCH011_HINT_TAIL = (
+    "Move vendors to another cluster (docs/multi-cluster.md), let vendors share a resourceName, "
+    "or use scheduling.backend volcano or quota (kueue v0.17.0 "
+    "apis/kueue/v1beta2/clusterqueue_types.go: resourceGroups MaxItems=16)"
+)
+
+
+def cluster_queue_groups(view: FleetView) -> int:
+    (cq,) = [o for o in team_objects(view, view.teams[0])[0] if o["kind"] == "ClusterQueue"]
+    return len(cq["spec"]["resourceGroups"])
+
+
+def test_sixteen_accelerator_resources_are_sixteen_groups_kueue_takes(tmp_path: Path) -> None:
+    view = prod(tree(tmp_path, many_resources(16), fleet=KUEUE_PROD_FLEET, defaults=False))
+    assert cluster_queue_groups(view) == 16
+    assert list(resource_groups_limit(context(view))) == []
+
+
+def test_a_seventeenth_accelerator_resource_is_refused_at_its_vendors_resource_name(
+    tmp_path: Path,
+) -> None:
+    """Kueue's CRD refuses a ClusterQueue of 17 resource groups (kueue v0.17.0
+    clusterqueue_types.go MaxItems=16); validate's kubeconform says so at the team file's first
+    line, render now at the vendor whose resource is the 17th (acc17, by name)."""
+    view = prod(tree(tmp_path, many_resources(17), fleet=KUEUE_PROD_FLEET, defaults=False))
+    assert cluster_queue_groups(view) == 17
+    assert list(resource_groups_limit(context(view))) == [
+        Finding(
+            "SCH011",
+            "ClusterQueue team-ml would hold 17 resource groups; Kueue allows 16: one per "
+            "accelerator resource of this environment's vendors (17)",
+            Location("values/vendors/acc17.yaml", 2, 1),
+            "$.resourceName",
+            "advertise 1 accelerator resource fewer here: example.com/acc-17 (vendor acc17) and "
+            "those after it by name are past the limit. " + SCH011_HINT_TAIL,
+            Severity.ERROR,
+        )
+    ]
+
+
+def test_the_group_for_cpu_and_memory_counts_toward_the_sixteen(tmp_path: Path) -> None:
+    """16 accelerator resources fit until a team's job requests cpu and memory: its queue's
+    `general` group is the 17th, and acc16 the resource past the limit. Render refuses it."""
+    files = many_resources(16)
+    files["teams/ml.yaml"] += (
+        "jobs:\n  train:\n    vendor: acc01\n    devices: 2\n    images: {acc01: r/train:1}\n"
+    )
+    values_dir = tree(tmp_path, files, fleet=KUEUE_PROD_FLEET, defaults=False)
+    assert cluster_queue_groups(prod(values_dir)) == 17
+    assert lines(values_dir) == [
+        "values/vendors/acc16.yaml:2:1: SCH011 ClusterQueue team-ml would hold 17 resource "
+        "groups; Kueue allows 16: one per accelerator resource of this environment's vendors "
+        "(16), and one for the cpu and memory the team's workloads request (at $.resourceName); "
+        "advertise 1 accelerator resource fewer here: example.com/acc-16 (vendor acc16) and "
+        "those after it by name are past the limit. " + SCH011_HINT_TAIL
+    ]
+
+
+def test_two_resources_past_the_limit_point_at_the_first_of_them(tmp_path: Path) -> None:
+    view = prod(tree(tmp_path, many_resources(18), fleet=KUEUE_PROD_FLEET, defaults=False))
+    (found,) = resource_groups_limit(context(view))
+    assert (found.location, found.message, found.hint) == (
+        Location("values/vendors/acc17.yaml", 2, 1),
+        "ClusterQueue team-ml would hold 18 resource groups; Kueue allows 16: one per "
+        "accelerator resource of this environment's vendors (18)",
+        "advertise 2 accelerator resources fewer here: example.com/acc-17 (vendor acc17) and "
+        "those after it by name are past the limit. " + SCH011_HINT_TAIL,
+    )

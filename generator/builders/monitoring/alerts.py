@@ -26,9 +26,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from generator.builders.device_plugins import mps_daemon_name
 from generator.builders.monitoring.sources import Exporter, HealthMetric
 from generator.values.model import FleetView
 from generator.vocab import series
+from generator.vocab.addons import FLEET
 from generator.vocab.series import CLUSTER_LABEL
 
 GROUP_VENDOR = "accelerators.alerts.devices"
@@ -182,10 +184,19 @@ def fleet_rules(
                 {"vendor": exp.vendor},
             )
         )
-    daemonsets = [
-        (v.id, "device plugin", v.device_plugin.namespace, v.device_plugin.name)
-        for v in view.vendors
-    ]
+    daemonsets: list[tuple[str, str, str, str]] = []
+    for v in view.vendors:
+        # A DRA vendor has no device plugin (the site's DRA driver publishes its devices:
+        # builders/device_plugins.py), and a plugin the vendor's operator or the site provides
+        # is not the fleet's DaemonSet to watch: neither has an agent rule.
+        if v.dra or v.plugin_provider != FLEET:
+            continue
+        dp = v.device_plugin
+        daemonsets.append((v.id, "device plugin", dp.namespace, dp.name))
+        # An MPS vendor's plugin hands out no share while its control daemon is down.
+        mps = mps_daemon_name(v)
+        if mps is not None:
+            daemonsets.append((v.id, "MPS control daemon", dp.namespace, mps))
     daemonsets += [
         (e.vendor, "exporter", e.namespace, e.name)
         for e in exporters
@@ -204,11 +215,11 @@ def fleet_rules(
                 f"DaemonSet {ns}/{name} ({vendor_id} {what}) has {{{{ $value }}}} node(s) "
                 "without a ready pod: "
                 + (
-                    "pods there cannot be given new devices."
-                    if what == "device plugin"
-                    else "those nodes' devices are not watched."
+                    "those nodes' devices are not watched."
+                    if what == "exporter"
+                    else "pods there cannot be given new devices."
                 ),
-                {"vendor": vendor_id, "agent": what.replace(" ", "-")},
+                {"vendor": vendor_id, "agent": what.lower().replace(" ", "-")},
             )
         )
     # A DRA vendor's pods ask for no extended resource: they are not seen here (docs/allocation.md).

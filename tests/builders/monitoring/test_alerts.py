@@ -20,6 +20,7 @@ from tests.fixtures import (
     FLEET,
     HYGON_Z100L,
     MIG_NVIDIA,
+    MPS_NVIDIA,
     NVIDIA,
     PROD_FLEET,
     SHARED_NVIDIA,
@@ -610,3 +611,54 @@ def test_the_vendors_after_a_dra_vendor_keep_their_missing_devices_alerts(tmp_pa
             'kube_node_status_allocatable{resource="nvidia_com_gpu_shared",node=~"n3"} < 4',
         )
     ]
+
+
+def test_only_the_agents_the_fleet_runs_are_watched_and_an_mps_vendors_daemon_is_one(
+    tmp_path: Path,
+) -> None:
+    """nvidia (whole GPUs): its plugin. nvidia-dra: no plugin of its own (the site's DRA driver),
+    so none, not NVIDIA's whole-GPU plugin again. nvidia-mps: its plugin and the MPS control
+    daemon beside it, without which the plugin hands out no share. amd, whose plugin AMD's
+    operator runs (devicePlugin.provided: operator): none."""
+    files = {
+        "vendors/nvidia.yaml": NVIDIA,
+        "vendors/nvidia-dra.yaml": DRA_NVIDIA,
+        "vendors/nvidia-mps.yaml": MPS_NVIDIA,
+        "vendors/amd.yaml": AMD_MI250X + "devicePlugin: {provided: operator}\n",
+    }
+    view = values.load(tree(tmp_path, files)).envs["prod"]
+    rules = alerts.fleet_rules(view, [], alerts.alert_settings(view))
+    found = {
+        (r["labels"]["vendor"], r["labels"]["agent"]): (
+            r["expr"],
+            r["annotations"]["summary"],
+            r["annotations"]["description"],
+        )
+        for r in rules
+        if r["alert"] == "AcceleratorAgentUnavailable"
+    }
+    assert found == {
+        ("nvidia", "device-plugin"): (
+            'kube_daemonset_status_number_unavailable{namespace="accelerator-plugins",'
+            'daemonset="nvidia-device-plugin"} > 0',
+            "nvidia device plugin is not running on {{ $value }} of its nodes",
+            "DaemonSet accelerator-plugins/nvidia-device-plugin (nvidia device plugin) has "
+            "{{ $value }} node(s) without a ready pod: pods there cannot be given new devices.",
+        ),
+        ("nvidia-mps", "device-plugin"): (
+            'kube_daemonset_status_number_unavailable{namespace="accelerator-plugins",'
+            'daemonset="nvidia-device-plugin-mps"} > 0',
+            "nvidia-mps device plugin is not running on {{ $value }} of its nodes",
+            "DaemonSet accelerator-plugins/nvidia-device-plugin-mps (nvidia-mps device plugin) "
+            "has {{ $value }} node(s) without a ready pod: pods there cannot be given new "
+            "devices.",
+        ),
+        ("nvidia-mps", "mps-control-daemon"): (
+            'kube_daemonset_status_number_unavailable{namespace="accelerator-plugins",'
+            'daemonset="nvidia-device-plugin-mps-mps-control-daemon"} > 0',
+            "nvidia-mps MPS control daemon is not running on {{ $value }} of its nodes",
+            "DaemonSet accelerator-plugins/nvidia-device-plugin-mps-mps-control-daemon "
+            "(nvidia-mps MPS control daemon) has {{ $value }} node(s) without a ready pod: pods "
+            "there cannot be given new devices.",
+        ),
+    }
