@@ -47,6 +47,15 @@ def crd_schema_location() -> str:
     return f"{base}/{{{{.Group}}}}/{{{{.ResourceKind}}}}_{{{{.ResourceAPIVersion}}}}.json"
 
 
+def schemas_salt() -> str:
+    """What of the laid-out schemas decides kubeconform's verdicts, for the validate cache: the
+    Kubernetes versions present and the CRD index (its sources and kinds). A verdict made while a
+    CRD's schema was missing must not be served once it is laid out."""
+    index = _schemas_dir() / "crds" / "index.json"
+    crds = index.read_text(encoding="utf-8") if index.is_file() else ""
+    return "schemas=" + ",".join(k8s_schema_versions()) + "\n" + crds
+
+
 def kubeconform_schema_args() -> list[str]:
     """``-schema-location`` arguments for kubeconform: built-in kinds first, then CRDs."""
     return ["-schema-location", k8s_schema_location(), "-schema-location", crd_schema_location()]

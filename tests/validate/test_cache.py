@@ -283,3 +283,23 @@ def test_the_manifest_rules_run_again_only_on_the_units_of_a_changed_view(
     ]
     everything, cold = once("--no-cache")
     assert len(everything) == 12 and warm == cold
+
+
+def test_a_verdict_made_before_a_crds_schema_was_laid_out_is_not_served(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kubeconform's verdicts depend on the schemas laid out under the tools folder: a unit
+    validated while a CRD's schema was missing (K8S002) gets another cache key once it is
+    there, for the stages that run kubeconform."""
+    from generator.toolchain.registry import tools_dir
+    from generator.validate.stages.charts import STAGE as CHARTS
+    from generator.validate.stages.kustomize import STAGE as KUSTOMIZE
+
+    crds = tmp_path / "tools" / "schemas" / "crds"
+    crds.mkdir(parents=True)
+    (tmp_path / "tools" / "bin").symlink_to(tools_dir() / "bin")  # the same built tools
+    monkeypatch.setenv("ACCEL_GITOPS_TOOLS_DIR", str(tmp_path / "tools"))
+    before = (KUSTOMIZE.salt("kustomize"), CHARTS.salt("kustomize"))
+    (crds / "index.json").write_text('{"kinds": ["nfd.k8s-sigs.io/NodeFeatureRule"]}\n')
+    after = (KUSTOMIZE.salt("kustomize"), CHARTS.salt("kustomize"))
+    assert [b != a for b, a in zip(before, after, strict=True)] == [True, True]

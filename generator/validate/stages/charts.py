@@ -21,6 +21,7 @@ import yaml
 from generator.findings import CodeInfo, Finding
 from generator.render.charts import addon_applications, application_values, render_chart
 from generator.toolchain import errors
+from generator.toolchain.schemas import schemas_salt
 from generator.validate.stages import Batch, UnitView, tool_salt
 from generator.validate.stages.kustomize import kubeconform
 from generator.vocab import addons
@@ -59,7 +60,7 @@ class ChartsStage:
     codes = (CHART001, CHART002)
 
     def salt(self, engine: str) -> str:
-        return "\n".join([tool_salt("helm"), tool_salt("kubeconform")])
+        return "\n".join([tool_salt("helm"), tool_salt("kubeconform"), schemas_salt()])
 
     def run(self, batch: Batch) -> dict[str, Any]:
         out: dict[str, list[dict[str, Any]]] = {}

@@ -209,7 +209,7 @@ class BuildStage:
     codes = (kustomize_build.KUS001, K8S001, K8S002)
 
     def salt(self, engine: str) -> str:
-        parts = [tool_salt("kustomize"), tool_salt("kubeconform")]
+        parts = [tool_salt("kustomize"), tool_salt("kubeconform"), schemas.schemas_salt()]
         if engine == "kbuild":
             parts.append(tool_salt("kbuild", stamped=True))
         return "\n".join(parts)
