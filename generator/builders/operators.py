@@ -166,3 +166,19 @@ def dra_driver_chart_values(workloads: Workloads) -> dict[str, Any]:
             }
         }
     return {"kubeletPlugin": plugin, "gpuResourcesEnabledOverride": True}
+
+
+def operand_tolerations(workloads: Workloads, op: VendorOperator) -> list[dict[str, Any]]:
+    """The tolerations the operator's operands run with in this cluster: what the fleet's chart
+    values give them when the fleet installs it; what values say the site's install gives
+    (`platform.<addon>.tolerations`), else its chart's default, when the site runs it."""
+    view = workloads.view
+    if platform.provided(view, addons.BY_KEY[op.addon]) == addons.FLEET:
+        values = CHART_VALUES_OF_OPERATORS[op.addon](workloads)
+        return list(values["daemonsets"]["tolerations"])
+    declared = view.fleet.doc.get("platform", op.addon, "tolerations")
+    return [dict(t) for t in declared] if declared is not None else list(op.tolerations)
+
+
+# The chart values of each operator the fleet can install, by its add-on key.
+CHART_VALUES_OF_OPERATORS = {GPU_OPERATOR: gpu_operator_chart_values}

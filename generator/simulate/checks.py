@@ -16,8 +16,10 @@ from generator.cluster.units import BuiltUnit
 from generator.controlplane.api import Obj
 from generator.findings import Finding, Location
 from generator.policy.manifest import describe, origin
+from generator.policy.placement import tolerates
 from generator.simulate.nodes import SimNode, fleet_label_keys, fleet_taint_keys
 from generator.simulate.result import HINTS, NodeResult
+from generator.simulate.sitestack import SiteDaemon
 from generator.values.model import FleetView
 from generator.values.yamlio import json_path
 from generator.vocab.api import CORE
@@ -294,6 +296,75 @@ def plugin_verdicts(
                         hint=HINTS["SIM003"],
                     )
                 )
+    return rows, findings
+
+
+def _daemon_nodes(pods: list[Obj], namespace: str, name: str) -> set[str]:
+    """The nodes the DaemonSet `namespace/name` has pods on."""
+    on = {
+        str(p.get("spec", {}).get("nodeName", ""))
+        for p in pods
+        if p["metadata"].get("namespace") == namespace
+        and any(
+            r.get("kind") == "DaemonSet" and r.get("name") == name
+            for r in p["metadata"].get("ownerReferences") or []
+        )
+    }
+    on.discard("")
+    return on
+
+
+def site_daemon_verdicts(
+    nodes: list[SimNode], daemons: list[SiteDaemon], pods: list[Obj]
+) -> tuple[list[dict[str, Any]], list[Finding]]:
+    """A row per stand-in of a component the fleet relies on (sitestack.py): the nodes its pods
+    reached against its vendors' nodes; SIM003 at the values that declare the component, naming
+    the nodes it misses and the taints there it does not tolerate."""
+    rows: list[dict[str, Any]] = []
+    findings: list[Finding] = []
+    for daemon in daemons:
+        meta = daemon.obj["metadata"]
+        on = _daemon_nodes(pods, meta["namespace"], meta["name"])
+        ids = {v.id for v in daemon.vendors}
+        want = {n.name for n in nodes if n.vendor is not None and n.vendor.id in ids}
+        rows.append(
+            {
+                "daemonset": daemon.key,
+                "vendor": ", ".join(sorted(ids)),
+                "nodes": sorted(on),
+                "want": sorted(want),
+                "ok": on == want,
+            }
+        )
+        missing = sorted(want - on)
+        if not missing:
+            continue
+        spec = daemon.obj["spec"]["template"]["spec"]
+        untolerated = sorted(
+            {
+                f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}"
+                for n in nodes
+                if n.name in missing and n.pool is not None
+                for t in n.pool.taints
+                if not tolerates(spec, t)
+            }
+        )
+        why = f": it does not tolerate {', '.join(untolerated)}" if untolerated else ""
+        findings.append(
+            Finding(
+                "SIM003",
+                f"{daemon.what} (stand-in {daemon.key}) is missing on "
+                + ", ".join(f"{n} ({_node_what(nodes, n)})" for n in missing)
+                + why
+                + "; on the cluster its pods stay off these nodes once they carry the fleet's "
+                "taints and labels",
+                daemon.location,
+                hint="give it the tolerations of the fleet's taints (the chart's values: GPU "
+                "Operator daemonsets.tolerations, declared in values as "
+                "platform.gpuOperator.tolerations when the site installs it) and node "
+                "selection that matches the pools; docs/brownfield.md",
+            )
+        )
     return rows, findings
 
 

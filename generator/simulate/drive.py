@@ -176,6 +176,11 @@ def drive(plane: ControlPlane, plan: SimPlan) -> EnvRun:
             # what its tolerations decide, and what this shows.
             for obj in plan.nfd_objects:
                 api.apply(sim_labelled(obj))
+            # The components the fleet relies on but does not run (its operator's operands,
+            # a DRA driver's kubelet plugin), likewise started on the tainted nodes: where
+            # their pods land is what their tolerations and node selection decide.
+            for daemon in plan.site_daemons:
+                api.apply(sim_labelled(daemon.obj))
     wait_made(api)  # LeaderWorkerSets' groups
     settle(api, schedulers=plan.schedulers)
     lap("services")

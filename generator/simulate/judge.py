@@ -21,6 +21,7 @@ from generator.simulate.checks import (
     plugin_verdicts,
     probe_verdicts,
     quota_rows,
+    site_daemon_verdicts,
     track_verdicts,
     worker_verdicts,
 )
@@ -60,6 +61,9 @@ def judge(plan: SimPlan, run: EnvRun) -> EnvReport:
         plugins += rows
         findings += found
         rows, found = worker_verdicts(view, plan.nodes, nfd_workers(plan.nfd_objects), pods)
+        plugins += rows
+        findings += found
+        rows, found = site_daemon_verdicts(plan.nodes, plan.site_daemons, pods)
         plugins += rows
         findings += found
 

@@ -27,12 +27,13 @@ from generator.controlplane.api import Obj
 from generator.controlplane.controllers import ControllerSetup
 from generator.controlplane.crds import needed_crds
 from generator.findings import Finding, Location, Severity
-from generator.simulate import external
+from generator.simulate import external, sitestack
 from generator.simulate.addons import nfd_applied, nfd_chart, nfd_master, rendered_controller
 from generator.simulate.kueue import HELD_KINDS, integrations
 from generator.simulate.nodes import SimNode, plan_nodes
 from generator.simulate.result import HINTS
 from generator.simulate.scope import not_simulated
+from generator.simulate.sitestack import SiteDaemon
 from generator.simulate.sync import JOB_KINDS
 from generator.values.model import FleetView, Team, Values
 from generator.vocab.addons import FLEET, SITE
@@ -82,6 +83,8 @@ class SimPlan:
     namespaces: list[str] = field(default_factory=list)
     """Namespaces the fleet expects add-ons to have made."""
     stand_ins: list[Obj] = field(default_factory=list)
+    # The components the fleet relies on but does not run, as stand-in DaemonSets (sitestack.py).
+    site_daemons: list[SiteDaemon] = field(default_factory=list)
     """What stands in for the objects teams declare as their own, namespaces first."""
     nodes: list[SimNode] = field(default_factory=list)
     waves: list[Wave] = field(default_factory=list)
@@ -158,6 +161,11 @@ def make_plan(
     plan.namespaces = addon_namespaces(loaded, env)
     plan.stand_ins = external.stand_in_objects(build.workloads)
     plan.findings += external.said(build.workloads)
+    plan.site_daemons = sitestack.site_daemons(build)
+    plan.findings += sitestack.said(build, plan.site_daemons)
+    plan.namespaces += sorted(
+        {d.obj["metadata"]["namespace"] for d in plan.site_daemons} - set(plan.namespaces)
+    )
     plan.nfd_objects = nfd_applied(nfd_objs or [])
 
     plan.nodes = plan_nodes(view)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from generator.builders import platform
 from generator.cluster.units import BuiltUnit
 from generator.findings import Finding, Severity
 from generator.values.allocation.dra import DRA
@@ -33,6 +34,14 @@ NOT_RUN = {
 # The kinds whose objects each add-on's controllers act on (the rest are configuration).
 ACTED_ON = {"volcano": ("Job",)}
 HINT = "check what was not simulated on a cluster that runs it (docs/simulation.md)"
+
+
+def _installer(view: FleetView, key: str) -> str:
+    """Who installs a DRA driver, as values say (`platform.<key>`)."""
+    addon = addons.BY_KEY.get(key)
+    if addon is not None and platform.provided(view, addon) == FLEET:
+        return f"the fleet (platform.{key})"
+    return "the site"
 
 
 def _named(objs: list[tuple[str, str]]) -> str:
@@ -177,7 +186,7 @@ def not_simulated(
             out.append(
                 Finding(
                     "SIM011",
-                    DRA.simulated(vendor.id, vendor.dra),
+                    DRA.simulated(vendor.id, vendor.dra, _installer(view, vendor.dra.addon)),
                     vendor.doc.anchor(("allocation",)),
                     hint=HINT,
                     severity=Severity.WARNING,

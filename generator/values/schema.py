@@ -76,14 +76,15 @@ def control_characters(text: str) -> list[str]:
     return [f"U+{ord(c):04X}" for c in text if unicodedata.category(c) in ("Cc", "Cf")]
 
 
-def _addon(provided: list[str]) -> Schema:
+def _addon(provided: list[str], **more: Schema) -> Schema:
     return _obj(
         {
             "provided": {
                 "enum": provided,
                 "description": "fleet: rendered as an Argo CD Application of the upstream chart; "
                 "site: the cluster already runs it",
-            }
+            },
+            **more,
         },
         ("provided",),
     )
@@ -1003,7 +1004,15 @@ FLEET_PROPS: dict[str, Any] = {
             "jobset": _addon(["fleet", "site"]),
             "lws": _addon(["fleet", "site"]),
             "trainer": _addon(["fleet", "site"]),
-            "gpuOperator": _addon(["fleet", "site"]),
+            "gpuOperator": _addon(
+                ["fleet", "site"],
+                tolerations=_list(
+                    {"type": "object"},
+                    description="provided: site: the tolerations the site's install gives the "
+                    "Operator's operands (its chart's daemonsets.tolerations; default: the "
+                    "chart's own), as simulate models them (docs/brownfield.md)",
+                ),
+            ),
             "nvidiaDraDriver": _addon(["fleet", "site"]),
             "gatewayAPI": _addon(["site"]),
             "istio": _addon(["site"]),

@@ -86,8 +86,8 @@ def test_a_rule_on_the_pci_vendor_alone_labels_a_cpu_only_server(
     and bridges carry the vendor ID 1d94, as a DCU node: the DCU plugin runs there."""
     real = node_config._node_feature_rule
 
-    def vendor_alone(view: FleetView, vendor: Any) -> dict[str, Any]:
-        rule = real(view, vendor)
+    def vendor_alone(view: FleetView, vendor: Any, handover: dict[str, str]) -> dict[str, Any]:
+        rule = real(view, vendor, handover)
         for r in rule["spec"]["rules"]:
             for match in r["matchFeatures"]:
                 if match["feature"] == "pci.device":
@@ -385,6 +385,9 @@ def test_example_fleet_under_kueue_is_admitted_by_kueues_own_controller(
     # they are (not in domestic)
     shared = "vendor nvidia-shared shares its devices by timeSlicing"
     dra = "vendor nvidia-dra is allocated by DRA"
+    # and the DRA driver the fleet installs there, whose chart does not run: its kubelet
+    # plugin's stand-in
+    driver = "the NVIDIA DRA driver's kubelet plugin does not run here"
     layers = ("prod/domestic", "prod/main", "staging")
     assert said == sorted(
         [(jobset, (e,)) for e in layers]
@@ -392,6 +395,7 @@ def test_example_fleet_under_kueue_is_admitted_by_kueues_own_controller(
         + [(external, ("prod/main",)), (external, ("staging",))]
         + [(shared, ("prod/main",)), (shared, ("staging",))]
         + [(dra, ("prod/main",)), (dra, ("staging",))]
+        + [(driver, ("prod/main",)), (driver, ("staging",))]
     ), said
     assert codes(result.findings, Severity.WARNING) == {"SIM010", "SIM011"}
     # In staging ml-team's NVIDIA quota is 4: its 4-GPU and 2-GPU jobs take turns (a queue does
@@ -530,3 +534,90 @@ def test_a_volcano_gang_held_back_waits_for_the_other_jobs(
     )
     assert result.errors == 0
     assert "MISMATCH" not in simreport.env_text(env)
+
+
+# ---- the site's vendor stack (issue 41) ---------------------------------------------------------
+
+# Two NVIDIA vendor files whose plugin and exporter the site's GPU Operator runs. Its operands
+# tolerate what values say the site's install gives them: the chart's own toleration and the
+# A100 pool's taint, not the H100 pool's.
+SITE_OPERATOR_FLEET = {
+    **SIM_FLEET,
+    "platform": {
+        "gpuOperator": {
+            "provided": "site",
+            "tolerations": [
+                {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+                {
+                    "key": "feature.node.kubernetes.io/accelerator",
+                    "operator": "Equal",
+                    "value": "nvidia-gpu",
+                    "effect": "NoSchedule",
+                },
+            ],
+        }
+    },
+}
+BY_OPERATOR = "devicePlugin: {provided: operator}\nexporter: {provided: operator}\n"
+H100_BY_OPERATOR = (
+    "catalog: nvidia\n"
+    "nodeLabels: {accelerator: nvidia-h100}\n"
+    "taints: [{key: feature.node.kubernetes.io/accelerator, value: nvidia-h100, "
+    "effect: NoSchedule}]\n"
+    "devicePlugin: {provided: operator}\n"
+    # its own PodMonitor name beside nvidia's (NAME008)
+    "exporter: {provided: operator, name: dcgm-exporter-h100}\n"
+    "pools:\n"
+    "  - {name: h100, model: H100, devicesPerNode: 8, nodes: [g2]}\n"
+)
+
+
+def test_the_operators_operands_are_modelled_and_miss_a_pool_whose_taint_they_do_not_tolerate(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """The GPU Operator is the site's: its device plugin and exporter run, per vendor file, as
+    stand-in DaemonSets with its pod labels and the tolerations values declare for the site's
+    install. On the A100 node they land; on the H100 node, whose taint they do not tolerate,
+    they do not, and each says so at its `provided` line."""
+    files = {
+        "fleet.yaml": yaml.safe_dump(SITE_OPERATOR_FLEET, sort_keys=False),
+        "vendors/nvidia.yaml": yaml.safe_dump(KUEUE_NVIDIA) + BY_OPERATOR,
+        "vendors/nvidia-h100.yaml": H100_BY_OPERATOR,
+        "teams/ml.yaml": "quota: {nvidia: 2}\n",
+    }
+    values = tree(tmp_path, files, defaults=False)
+    result = recorded(request, "site-operator", values)
+    (env,) = result.envs
+    rows = {p["daemonset"]: (p["nodes"], p["want"], p["ok"]) for p in env.plugins}
+    assert {k: v for k, v in rows.items() if k.startswith("gpu-operator/")} == {
+        "gpu-operator/nvidia-device-plugin-daemonset-nvidia": (["g1"], ["g1"], True),
+        "gpu-operator/nvidia-dcgm-exporter-nvidia": (["g1"], ["g1"], True),
+        "gpu-operator/nvidia-device-plugin-daemonset-nvidia-h100": ([], ["g2"], False),
+        "gpu-operator/nvidia-dcgm-exporter-nvidia-h100": ([], ["g2"], False),
+    }
+    errors = sorted(
+        (f.code, str(f.location), f.message)
+        for f in result.findings
+        if f.severity is Severity.ERROR
+    )
+    tail = (
+        " is missing on g2 (pool nvidia-h100/h100): it does not tolerate "
+        "feature.node.kubernetes.io/accelerator=nvidia-h100:NoSchedule; on the cluster its pods "
+        "stay off these nodes once they carry the fleet's taints and labels"
+    )
+    assert errors == [
+        (
+            "SIM003",
+            "values/vendors/nvidia-h100.yaml:4:26",
+            "the NVIDIA GPU Operator's devicePlugin of vendor nvidia-h100 (stand-in "
+            "gpu-operator/nvidia-device-plugin-daemonset-nvidia-h100)" + tail,
+        ),
+        (
+            "SIM003",
+            "values/vendors/nvidia-h100.yaml:5:22",
+            "the NVIDIA GPU Operator's exporter of vendor nvidia-h100 (stand-in "
+            "gpu-operator/nvidia-dcgm-exporter-nvidia-h100)" + tail,
+        ),
+    ]
+    # Neither vendor file renders a plugin or exporter of its own.
+    assert not [d for d in rows if d.startswith("accelerator-")]

@@ -376,8 +376,8 @@ def test_a_dra_vendors_driver_is_named_as_stood_in_for_by_its_slices(tmp_path: P
     assert not_simulated(view, built, False) == [
         Finding(
             "SIM011",
-            "vendor nvidia-dra is allocated by DRA: its driver (gpu.nvidia.com) is the site's "
-            "and does not run here. The simulation published for each of its nodes the "
+            "vendor nvidia-dra is allocated by DRA: its driver (gpu.nvidia.com) is installed by "
+            "the site and does not run here. The simulation published for each of its nodes the "
             "ResourceSlice the driver would, with only the attributes the fleet's DeviceClass "
             "reads (type, and productName set to the start the catalog records for the model), "
             "and the real scheduler allocated the claims from them; the driver's other "

@@ -143,13 +143,14 @@ class Dra:
             str(raw.get("addon", "")),
         )
 
-    def simulated(self, vendor_id: str, driver: DraDriver) -> str:
-        """What simulate stood in for and did not run (SIM011)."""
+    def simulated(self, vendor_id: str, driver: DraDriver, installed_by: str) -> str:
+        """What simulate stood in for and did not run (SIM011); `installed_by` says who installs
+        the driver ("the site", "the fleet")."""
         return (
             f"vendor {vendor_id} is allocated by DRA: its driver ({driver.name}) is "
-            "the site's and does not run here. The simulation published for each of its "
-            "nodes the ResourceSlice the driver would, with only the attributes the "
-            f"fleet's DeviceClass reads ({driver.type_attribute}, and "
+            f"installed by {installed_by} and does not run here. The simulation published "
+            "for each of its nodes the ResourceSlice the driver would, with only the "
+            f"attributes the fleet's DeviceClass reads ({driver.type_attribute}, and "
             f"{driver.model_attribute} set to the start the catalog records for the "
             "model), and the real scheduler allocated the claims from them; the "
             "driver's other attributes, its preparing the devices on the node, and the "
