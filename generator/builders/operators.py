@@ -76,6 +76,25 @@ def _vendors(view: FleetView, addon: str) -> list[Vendor]:
     return [v for v in view.vendors if v.operator is not None and v.operator.addon == addon]
 
 
+def gpu_operator_tolerations(view: FleetView) -> list[dict[str, str]]:
+    """The GPU Operator's `daemonsets.tolerations` the fleet's pools need: the chart's own first
+    (values replace its list rather than add to it), then one for every taint the fleet puts on
+    the NVIDIA pools. The chart's values when the fleet renders it; what preflight asks of the
+    site's ClusterPolicy (PRE015) when not."""
+    vendors = _vendors(view, GPU_OPERATOR)
+    defaults = {
+        tuple(sorted(t.items())): t for v in vendors if v.operator for t in v.operator.tolerations
+    }
+    taints: dict[Taint, None] = {}
+    for vendor in vendors:
+        for taint in vendor.all_taints:
+            taints.setdefault(taint)
+    return [
+        *defaults.values(),
+        *(toleration(t) for t in sorted(taints, key=lambda t: (t.key, t.value))),
+    ]
+
+
 def gpu_operator_chart_values(workloads: Workloads) -> dict[str, Any]:
     """Values of the GPU Operator's chart when the fleet renders it (NVIDIA/gpu-operator v25.3.4
     deployments/gpu-operator/values.yaml):
@@ -94,15 +113,6 @@ def gpu_operator_chart_values(workloads: Workloads) -> dict[str, Any]:
     """
     view = workloads.view
     vendors = _vendors(view, GPU_OPERATOR)
-    # The chart's own tolerations first: values replace its list rather than add to it.
-    defaults = {
-        tuple(sorted(t.items())): t for v in vendors if v.operator for t in v.operator.tolerations
-    }
-    taints: dict[Taint, None] = {}
-    for vendor in vendors:
-        for taint in vendor.all_taints:
-            taints.setdefault(taint)
-    fleet_tolerations = [toleration(t) for t in sorted(taints, key=lambda t: (t.key, t.value))]
     configs = {
         v.id: dump(config)
         for v in vendors
@@ -120,7 +130,7 @@ def gpu_operator_chart_values(workloads: Workloads) -> dict[str, Any]:
         }
     nfd = platform.provided(view, addons.BY_KEY["nfd"]) is not None
     return {
-        "daemonsets": {"tolerations": [*defaults.values(), *fleet_tolerations]},
+        "daemonsets": {"tolerations": gpu_operator_tolerations(view)},
         "devicePlugin": plugin,
         "dcgmExporter": {"enabled": any(v.provider(EXPORTER) == OPERATOR for v in vendors)},
         "nfd": {"enabled": not nfd},

@@ -13,6 +13,9 @@ the site's DRA driver (PRE009). On a cluster that already runs the site's compon
 pools' nodes: each DaemonSet of the site's with a pod there tolerating the taints the fleet adds
 (PRE011), no second device plugin beside the one the fleet renders (PRE012), and a DRA driver's
 kubelet plugin that would still run there once the fleet labels and taints the node (PRE013).
+For each vendor whose exporter is not the fleet's, a running pod its PodMonitor selects on each
+node its pools name (PRE014); and when the GPU Operator is the site's, its ClusterPolicy running
+the operands the vendor files hand to it, tolerating the fleet's taints (PRE015).
 The cluster is read once (`read_cluster`); the checks are plain functions of what was read, so
 each is tested without a cluster. Nothing is written: every request is a GET.
 """
@@ -28,6 +31,8 @@ import yaml
 
 from generator.builders import platform, scheduling
 from generator.builders.fleet import Build
+from generator.builders.monitoring.sources import Exporter, exporters
+from generator.builders.operators import GPU_OPERATOR, gpu_operator_tolerations
 from generator.cluster import dryrun
 from generator.controlplane import target
 from generator.controlplane.api import ApiClient, Obj
@@ -37,11 +42,20 @@ from generator.policy.manifest import origin
 from generator.policy.monitoring import unloaded
 from generator.policy.placement import selects, tolerates, unselected
 from generator.render.layout import render_tree
-from generator.values.model import DEVICE_PLUGIN_PATH, FleetView, Pool, Taint, Vendor
+from generator.values.model import (
+    DEVICE_PLUGIN,
+    DEVICE_PLUGIN_PATH,
+    EXPORTER,
+    FleetView,
+    Pool,
+    Taint,
+    Vendor,
+)
 from generator.values.quantity import parse_quantity
 from generator.values.yamlio import json_path
 from generator.vocab import addons
-from generator.vocab.api import APPS, CORE, MONITORING, RESOURCE, TRAINER
+from generator.vocab.addons import FLEET, OPERATOR, SITE
+from generator.vocab.api import APPS, CORE, MONITORING, NVIDIA_GPU_OPERATOR, RESOURCE, TRAINER
 from generator.vocab.kube import HOSTNAME_LABEL
 from generator.vocab.labels import GPU_OPERATOR_DEVICE_PLUGIN_LABEL, MANAGED_BY, MANAGED_BY_LABEL
 from generator.vocab.units import Unit
@@ -123,6 +137,20 @@ CODES = (
         "no site DRA kubelet plugin would run on a DRA pool's node once the fleet labels and "
         "taints it",
     ),
+    CodeInfo(
+        "PRE014",
+        "preflight",
+        "error",
+        "a pool's node has no running pod that the PodMonitor of an exporter the fleet does not "
+        "render selects",
+    ),
+    CodeInfo(
+        "PRE015",
+        "preflight",
+        "error",
+        "the site's GPU Operator's ClusterPolicy disables an operand a vendor hands to it, or "
+        "does not tolerate the fleet's taints",
+    ),
 )
 HINT = "docs/platform.md says what the site provides and how preflight checks it"
 
@@ -147,6 +175,13 @@ class ClusterState:
     daemon_pods: dict[tuple[str, str], set[str]] = field(default_factory=dict)
     """(namespace, DaemonSet name) -> the nodes a pool names that one of its pods is on (the
     pods' controller ownerReference and spec.nodeName)."""
+    exporter_pods: list[Obj] = field(default_factory=list)
+    """The pods the PodMonitor of an exporter the fleet does not render selects (its labels, in
+    its namespace when it has one), on any node, with what PRE014 reads of them: namespace,
+    name, labels, spec.nodeName, the containers' ports, status.phase."""
+    cluster_policies: list[Obj] | None = None
+    """The GPU Operator's ClusterPolicies, read when values declare the Operator the site's;
+    None when not read, or the cluster does not serve the kind."""
 
 
 def read_cluster(client: ApiClient, workloads: Workloads | None = None) -> ClusterState:
@@ -172,11 +207,17 @@ def read_cluster(client: ApiClient, workloads: Workloads | None = None) -> Clust
         }
     if view is not None and any(v.dra for v in view.vendors) and client.serves(*RESOURCE_SLICE):
         state.slices = client.list(*RESOURCE_SLICE)
+    if view is not None and _site_operator(view) and client.serves(*CLUSTER_POLICY):
+        state.cluster_policies = client.list(*CLUSTER_POLICY)
     named = {n for v in view.vendors for p in v.pools for n in p.nodes} if view else set()
+    selected = [e for _, e in _site_exporters(view)] if view else []
     if named:
-        # One list of every pod, kept only for the DaemonSet pods on the pools' nodes: a request
-        # per node (a fieldSelector on spec.nodeName) would be hundreds on a large pool.
+        # One list of every pod, kept only for the DaemonSet pods on the pools' nodes and the
+        # pods an exporter's PodMonitor selects: a request per node (a fieldSelector on
+        # spec.nodeName) would be hundreds on a large pool.
         for pod in client.list(CORE, "Pod"):
+            if any(_selects(e, pod) for e in selected):
+                state.exporter_pods.append(_exporter_pod(pod))
             on = str((pod.get("spec") or {}).get("nodeName") or "")
             if on not in named:
                 continue
@@ -934,6 +975,271 @@ def dra_plugin_placement(build: Build, state: ClusterState) -> list[Finding]:
     return out
 
 
+# ---- what the fleet relies on of a vendor's operator or the site (PRE014, PRE015) ---------------
+
+
+def _site_exporters(view: FleetView) -> list[tuple[Vendor, Exporter]]:
+    """Each vendor whose exporter is not the fleet's (operator or site), with its exporter as
+    its PodMonitor selects it."""
+    by_id = {e.vendor: e for e in exporters(view)}
+    return [
+        (v, by_id[v.id]) for v in view.vendors if v.exporter_provider != FLEET and v.id in by_id
+    ]
+
+
+def _selects(exp: Exporter, pod: Obj) -> bool:
+    """Whether the exporter's PodMonitor selects the pod: its labels (matchLabels), in its
+    namespace when it names one (else any)."""
+    meta = pod.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    return (exp.namespace is None or meta.get("namespace") == exp.namespace) and all(
+        labels.get(k) == v for k, v in exp.pod_labels.items()
+    )
+
+
+def _exporter_pod(pod: Obj) -> Obj:
+    """What PRE014 reads of a pod: a pool holds hundreds of them, kept all through the check."""
+    meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+    return {
+        "metadata": {k: meta.get(k) for k in ("namespace", "name", "labels")},
+        "spec": {
+            "nodeName": spec.get("nodeName"),
+            **{
+                kind: [{"name": c.get("name"), "ports": c.get("ports") or []} for c in spec[kind]]
+                for kind in ("containers", "initContainers")
+                if spec.get(kind)
+            },
+        },
+        "status": {"phase": (pod.get("status") or {}).get("phase")},
+    }
+
+
+def _ports(pod: Obj) -> list[dict[str, Any]]:
+    """The container ports Prometheus discovers of a pod: its containers' and its init
+    containers' (prometheus v3 discovery/kubernetes/pod.go buildPod, `containers :=
+    append(pod.Spec.Containers, pod.Spec.InitContainers...)`)."""
+    spec = pod.get("spec") or {}
+    return [
+        p
+        for c in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]
+        for p in c.get("ports") or []
+    ]
+
+
+def _has_port(exp: Exporter, pod: Obj) -> bool:
+    """The PodMonitor's endpoint selects the pod's port: by name (`port`), else by number
+    (`portNumber`; builders/monitoring/scrape.py pod_monitor_spec)."""
+    if exp.port_name:
+        return any(p.get("name") == exp.port_name for p in _ports(pod))
+    return any(p.get("containerPort") == exp.port for p in _ports(pod))
+
+
+def _port_text(exp: Exporter) -> str:
+    return f"named {exp.port_name}" if exp.port_name else f"numbered {exp.port}"
+
+
+def _selector_text(exp: Exporter) -> str:
+    return ",".join(f"{k}={v}" for k, v in exp.pod_labels.items())
+
+
+def _pod_node(pod: Obj) -> str:
+    return str((pod.get("spec") or {}).get("nodeName") or "")
+
+
+def _why_unscraped(exp: Exporter, labelled: list[Obj], on_pools: set[str], name: str) -> str | None:
+    """Why the PodMonitor selects no running exporter pod on node `name` (None: it does)."""
+    here = [p for p in labelled if _pod_node(p) == name]
+    serving = [p for p in here if _has_port(exp, p)]
+    if any((p.get("status") or {}).get("phase") == "Running" for p in serving):
+        return None
+    what = f"{_selector_text(exp)}" + (f" in namespace {exp.namespace}" if exp.namespace else "")
+    if not labelled:
+        return f"no pod carries {what}"
+    if not any(_pod_node(p) in on_pools for p in labelled):
+        others = sorted({_pod_node(p) or "no node" for p in labelled})
+        return (
+            f"the pods with {what} run on no node of its pools (they run on {_nodes_text(others)})"
+        )
+    if not here:
+        return f"no pod with {what} runs there"
+    if not serving:
+        ports = sorted(
+            {
+                f"{p.get('name')} {p.get('containerPort')}"
+                if p.get("name")
+                else str(p.get("containerPort"))
+                for pod in here
+                for p in _ports(pod)
+            }
+        )
+        return (
+            f"the pods with {what} there have no container port {_port_text(exp)} (their "
+            f"ports: {', '.join(ports) or 'none'})"
+        )
+    phases = sorted({str((p.get("status") or {}).get("phase") or "unknown") for p in serving})
+    return f"the pods with {what} there are not Running (phase {', '.join(phases)})"
+
+
+def scraped_exporters(view: FleetView, state: ClusterState) -> list[Finding]:
+    """PRE014: for each vendor whose exporter is not the fleet's (the operator's or the site's),
+    each node its pools name runs a pod its PodMonitor selects: its labels (in its namespace,
+    when given), Running, with the container port it scrapes. One finding per vendor and
+    reason, its nodes by pool; the reason says whether no pod carries the labels, they run on
+    other nodes only, or lack the port (the podLabels or portName written wrong)."""
+    out = []
+    for vendor, exp in _site_exporters(view):
+        pool_of = {n: p for p in vendor.pools for n in p.nodes if n in state.nodes}
+        labelled = [p for p in state.exporter_pods if _selects(exp, p)]
+        groups: dict[str, dict[tuple[str, str], list[str]]] = {}
+        for name, pool in pool_of.items():  # a node missing is PRE005's
+            reason = _why_unscraped(exp, labelled, set(pool_of), name)
+            if reason is not None:
+                groups.setdefault(reason, {}).setdefault((vendor.id, pool.name), []).append(name)
+        scope = f"-n {exp.namespace}" if exp.namespace else "-A"
+        check_it = (
+            f"list the pods with `kubectl get pods {scope} -l {_selector_text(exp)} -o wide` and "
+            f"check their container port {_port_text(exp)}; "
+        )
+        part = vendor.operator.parts.get(EXPORTER) if vendor.operator else None
+        if vendor.exporter_provider == OPERATOR and part is not None:
+            where = vendor.doc.anchor(("exporter", "provided"))
+            fix = (
+                f"the operator's exporter ({part.daemon_set}) must run on those nodes (node label "
+                f"{part.deploy_label}=true), or set exporter.provided: site with the podLabels "
+                f"and portName of the exporter that runs, in values/vendors/{vendor.id}.yaml; "
+            )
+        else:
+            where = vendor.doc.anchor(("exporter", "podLabels"), ("exporter", "provided"))
+            fix = (
+                "set exporter.podLabels and exporter.portName (or port) in "
+                f"values/vendors/{vendor.id}.yaml to those of the exporter's pods; "
+            )
+        for reason, nodes in groups.items():
+            out.append(
+                Finding(
+                    "PRE014",
+                    f"the PodMonitor of vendor {vendor.id} selects no running exporter pod on "
+                    f"{_on_pools(nodes)}: {reason}; nothing exports its devices' metrics there",
+                    where,
+                    hint=check_it + fix + HINT,
+                )
+            )
+    return out
+
+
+# NVIDIA/gpu-operator v25.3.4 api/nvidia/v1 clusterpolicy_types.go: ClusterPolicy, cluster-scoped
+# (`+kubebuilder:resource:scope=Cluster`).
+CLUSTER_POLICY = (NVIDIA_GPU_OPERATOR, "ClusterPolicy")
+# The ClusterPolicy's operand of each component a vendor hands to the GPU Operator, and its name
+# in a message (clusterpolicy_types.go: ClusterPolicySpec `DevicePlugin DevicePluginSpec
+# json:"devicePlugin"`, `DCGMExporter DCGMExporterSpec json:"dcgmExporter"`; each `Enabled *bool
+# json:"enabled,omitempty"`, and IsEnabled: "default is true if not specified by user").
+CLUSTER_POLICY_OPERANDS = {
+    DEVICE_PLUGIN: ("devicePlugin", "device plugin"),
+    EXPORTER: ("dcgmExporter", "DCGM exporter"),
+}
+# The Operator reconciles one ClusterPolicy and sets every other's status.state to "ignored"
+# (controllers/clusterpolicy_controller.go v25.3.4 Reconcile: `instance.SetStatus(gpuv1.Ignored,
+# ...)`; clusterpolicy_types.go: "Ignored indicates duplicate ClusterPolicy instances").
+IGNORED_POLICY = "ignored"
+
+
+def _site_operator(view: FleetView) -> bool:
+    return platform.provided(view, addons.BY_KEY[GPU_OPERATOR]) == SITE
+
+
+def _flow(mapping: dict[str, str]) -> str:
+    """A toleration as flow YAML: `{key: k, operator: Exists, effect: NoSchedule}`."""
+    return "{" + ", ".join(f"{k}: {v}" for k, v in mapping.items()) + "}"
+
+
+def _vendors_text(vendors: list[Vendor]) -> str:
+    ids = ", ".join(v.id for v in vendors)
+    return f"vendors {ids}" if len(vendors) > 1 else f"vendor {ids}"
+
+
+def site_gpu_operator(view: FleetView, state: ClusterState) -> list[Finding]:
+    """PRE015: when the GPU Operator is the site's, the ClusterPolicy it reconciles (not one it
+    ignores) runs each operand a vendor file hands to it (`<component>.provided: operator`;
+    `enabled` absent means on), and tolerates every taint the fleet puts on the NVIDIA pools
+    (spec.daemonsets.tolerations, which the Operator sets on every operand when not empty, else
+    each keeps its own: controllers/object_controls.go v25.3.4 applyCommonDaemonsetConfig; the
+    assets' own tolerate nvidia.com/gpu only, as the chart's default does). One finding per
+    disabled operand and one for the tolerations: the cause of PRE014 (no exporter pod) and of
+    PRE011 on each operand DaemonSet. A cluster that does not serve the kind: nothing to read."""
+    if not _site_operator(view) or not state.cluster_policies:
+        return []
+    vendors = [v for v in view.vendors if v.operator and v.operator.addon == GPU_OPERATOR]
+    out = []
+    for policy in state.cluster_policies:
+        if (policy.get("status") or {}).get("state") == IGNORED_POLICY:
+            continue
+        name = f"ClusterPolicy {policy['metadata']['name']} of the site's GPU Operator"
+        spec = policy.get("spec") or {}
+        for component, (key, what) in CLUSTER_POLICY_OPERANDS.items():
+            handed = [v for v in vendors if v.provider(component) == OPERATOR]
+            if not handed or (spec.get(key) or {}).get("enabled", True) is not False:
+                continue
+            if component == DEVICE_PLUGIN:
+                resources = ", ".join(sorted({v.resource_name for v in handed}))
+                effect = (
+                    f"nothing advertises {resources} on the pools' nodes, and the pods that "
+                    "request it stay Pending"
+                )
+            else:
+                effect = "no exporter pod runs on the pools' nodes: the cause of PRE014"
+            first = handed[0]
+            out.append(
+                Finding(
+                    "PRE015",
+                    f"{name} disables its {what} (spec.{key}.enabled: false), which "
+                    f"{_vendors_text(handed)} hand{'' if len(handed) > 1 else 's'} to the "
+                    f"Operator ({component}.provided: operator): {effect}",
+                    first.doc.anchor((component, "provided")),
+                    hint=f"set {key}.enabled: true in the GPU Operator's chart values (the chart "
+                    f"writes it into its ClusterPolicy), or {component}.provided: fleet in "
+                    f"values/vendors/{first.id}.yaml and the fleet renders it; " + HINT,
+                )
+            )
+        given = (spec.get("daemonsets") or {}).get("tolerations") or []
+        own = given or [t for v in vendors if v.operator for t in v.operator.tolerations]
+        missing: dict[Taint, None] = {}
+        pools = []
+        for vendor in vendors:
+            for pool in vendor.pools:
+                untolerated = [t for t in pool.taints if not tolerates({"tolerations": own}, t)]
+                if untolerated:
+                    missing.update(dict.fromkeys(untolerated))
+                    pools.append(f"{vendor.id}/{pool.name}")
+        if not missing:
+            continue
+        taints = list(missing)
+        tail = (
+            "NoExecute evicts the operands' pods there, and none comes back"
+            if any(t.effect == "NoExecute" for t in taints)
+            else "the operands' pods there stay until they restart, then none comes back"
+        )
+        setting = (
+            "spec.daemonsets.tolerations"
+            if given
+            else "spec.daemonsets.tolerations is unset: each operand keeps its own"
+        )
+        wanted = ", ".join(_flow(t) for t in gpu_operator_tolerations(view))
+        out.append(
+            Finding(
+                "PRE015",
+                f"{name} does not tolerate {', '.join(_taint_text(t) for t in taints)} "
+                f"({setting}), which the fleet puts on pool{'s' if len(pools) > 1 else ''} "
+                f"{', '.join(pools)}: {tail}; the cause of PRE011 on its operand DaemonSets",
+                view.fleet.doc.anchor(("platform", GPU_OPERATOR)),
+                hint=f"set daemonsets.tolerations: [{wanted}] in the GPU Operator's chart values "
+                "(the chart writes them into its ClusterPolicy; the list replaces the chart's "
+                "default, kept first); " + HINT,
+            )
+        )
+    return out
+
+
 def check(build: Build, units: list[Unit], state: ClusterState) -> list[Finding]:
     """Every preflight check of one environment (its build) against what was read of its
     cluster."""
@@ -951,6 +1257,8 @@ def check(build: Build, units: list[Unit], state: ClusterState) -> list[Finding]
         *untolerated_taints(build, state),
         *second_plugins(build, state),
         *dra_plugin_placement(build, state),
+        *scraped_exporters(view, state),
+        *site_gpu_operator(view, state),
     ]
 
 

@@ -45,6 +45,9 @@ VOLCANO_BATCH = f"{VOLCANO_BATCH_GROUP}/v1alpha1"
 VOLCANO_SCHEDULING = "scheduling.volcano.sh/v1beta1"
 # The Prometheus Operator (github.com/prometheus-operator/prometheus-operator v0.85.0).
 MONITORING = "monitoring.coreos.com/v1"
+# NVIDIA's GPU Operator (NVIDIA/gpu-operator v25.3.4 api/nvidia/v1 clusterpolicy_types.go): its
+# ClusterPolicy, cluster-scoped, which preflight reads of a site's Operator.
+NVIDIA_GPU_OPERATOR = "nvidia.com/v1"
 # Argo CD (argo-cd v3 pkg/apis/application/v1alpha1).
 ARGOCD = "argoproj.io/v1alpha1"
 # Traffic splitting: the Gateway API's HTTPRoute and Istio's VirtualService.

@@ -50,9 +50,7 @@ def named(objs: list[Obj], kind: str) -> list[str]:
 
 
 def rule_labels(objs: list[Obj], vendor: str) -> dict[str, str]:
-    [rule] = [
-        o for o in objs if o["kind"] == "NodeFeatureRule" and o["metadata"]["name"] == vendor
-    ]
+    [rule] = [o for o in objs if o["kind"] == "NodeFeatureRule" and o["metadata"]["name"] == vendor]
     [pool] = rule["spec"]["rules"]
     labels: dict[str, str] = pool["labels"]
     return labels

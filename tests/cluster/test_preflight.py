@@ -1,7 +1,7 @@
 """`preflight` (generator/cluster/preflight.py): a live cluster against what the values say the
-site provides. Each check on a cluster state written out here (PRE001..PRE013); then the command
+site provides. Each check on a cluster state written out here (PRE001..PRE015); then the command
 on the local control plane with every site add-on present, and each one removed in turn, and
-read_cluster's DaemonSet pods on a pool's node (PRE011)."""
+read_cluster's DaemonSet pods on a pool's node (PRE011) and exporter pods (PRE014)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,10 @@ from generator.cluster.preflight import (
     pool_nodes,
     prometheus_loads,
     read_cluster,
+    scraped_exporters,
     second_plugins,
     served_apis,
+    site_gpu_operator,
     site_kueue,
     site_nfd,
     site_partitions,
@@ -1463,3 +1465,332 @@ def test_preflight_reads_the_daemonset_pods_on_a_pools_nodes(
     apply([GPU_TOLERATION])
     state = read_cluster(api, workloads_of(view))
     assert [f for f in check(build_of(view), units, state) if f.code == "PRE011"] == []
+
+
+# ---- PRE014: the pods an operator's or a site's exporter is scraped from ----------------------
+
+OPERATOR_FLEET = {**FLEET, "platform": {"gpuOperator": {"provided": "site"}}}
+# fleet.yaml as make_tree writes OPERATOR_FLEET: platform.gpuOperator on line 27, column 3.
+GPU_OPERATOR_AT = Location("values/fleet.yaml", 27, 3)
+OPERATOR_POOL = {"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["gpu-1", "gpu-2"]}
+# The GPU Operator's exporter pods (its contract: nvidia.yaml `operator.exporter`).
+DCGM = {"app": "nvidia-dcgm-exporter"}
+
+
+def operator_view(root: Path, exporter: dict[str, Any], plugin: str = "operator") -> FleetView:
+    """NVIDIA's pool a100 on gpu-1 and gpu-2, its plugin and exporter handed over as given, on a
+    fleet that declares the GPU Operator the site's. The vendor file's devicePlugin.provided is
+    on line 9, its exporter block from line 10."""
+    nvidia = {"pools": [OPERATOR_POOL], "devicePlugin": {"provided": plugin}, "exporter": exporter}
+    docs = {"fleet.yaml": OPERATOR_FLEET, "vendors/nvidia.yaml": nvidia, "teams/ml.yaml": TEAM}
+    files = {rel: yaml.safe_dump(doc, sort_keys=False) for rel, doc in docs.items()}
+    return values.load(tree(root, files, defaults=False)).envs["dev"]
+
+
+def pod(
+    node: str,
+    labels: dict[str, str] = DCGM,
+    *,
+    ns: str = "gpu-operator",
+    ports: list[dict[str, Any]] | None = None,
+    phase: str = "Running",
+) -> Obj:
+    """An exporter pod as read_cluster keeps it."""
+    ports = [{"name": "metrics", "containerPort": 9400}] if ports is None else ports
+    return {
+        "metadata": {"namespace": ns, "name": f"exporter-{node}", "labels": labels},
+        "spec": {"nodeName": node, "containers": [{"name": "e", "ports": ports}]},
+        "status": {"phase": phase},
+    }
+
+
+def pool_state() -> ClusterState:
+    return ClusterState(nodes={n: {"metadata": {"name": n}} for n in ("gpu-1", "gpu-2", "cpu-1")})
+
+
+PRE014_TAIL = "; nothing exports its devices' metrics there"
+OPERATOR_EXPORTER_HINT = (
+    "list the pods with `kubectl get pods -A -l app=nvidia-dcgm-exporter -o wide` and check "
+    "their container port named metrics; the operator's exporter (nvidia-dcgm-exporter) must "
+    "run on those nodes (node label nvidia.com/gpu.deploy.dcgm-exporter=true), or set "
+    "exporter.provided: site with the podLabels and portName of the exporter that runs, in "
+    "values/vendors/nvidia.yaml; " + HINT
+)
+
+
+def test_the_operators_exporter_must_run_on_each_pool_node(tmp_path: Path) -> None:
+    """exporter.provided: operator (line 11): its PodMonitor selects app: nvidia-dcgm-exporter
+    on port metrics, in any namespace. No such pod: both nodes said, once; one on gpu-1 only:
+    gpu-2 said; one on each: nothing. A node the cluster lacks is PRE005's."""
+    view = operator_view(tmp_path, {"provided": "operator"})
+    state = pool_state()
+    where = Location("values/vendors/nvidia.yaml", 11, 3)
+    expected = Finding(
+        "PRE014",
+        "the PodMonitor of vendor nvidia selects no running exporter pod on gpu-1, gpu-2 (pool "
+        "nvidia/a100): no pod carries app=nvidia-dcgm-exporter" + PRE014_TAIL,
+        where,
+        hint=OPERATOR_EXPORTER_HINT,
+    )
+    assert scraped_exporters(view, state) == [expected]
+    assert [f for f in check(build_of(view), [], state) if f.code == "PRE014"] == [expected]
+    state.exporter_pods = [pod("gpu-1")]
+    assert scraped_exporters(view, state) == [
+        Finding(
+            "PRE014",
+            "the PodMonitor of vendor nvidia selects no running exporter pod on gpu-2 (pool "
+            "nvidia/a100): no pod with app=nvidia-dcgm-exporter runs there" + PRE014_TAIL,
+            where,
+            hint=OPERATOR_EXPORTER_HINT,
+        )
+    ]
+    state.exporter_pods.append(pod("gpu-2", ns="elsewhere"))
+    assert scraped_exporters(view, state) == []
+    del state.nodes["gpu-2"]
+    state.exporter_pods = [pod("gpu-1")]
+    assert scraped_exporters(view, state) == []
+
+
+def test_the_fleets_own_exporter_is_not_asked_of_the_cluster(tmp_path: Path) -> None:
+    view = operator_view(tmp_path, {"provided": "fleet"}, plugin="fleet")
+    assert scraped_exporters(view, pool_state()) == []
+
+
+def test_a_site_exporters_pods_elsewhere_without_the_port_or_not_running_are_said(
+    tmp_path: Path,
+) -> None:
+    """exporter.provided: site with podLabels (line 12) that the site's exporter pods carry on
+    other nodes only (its podLabels written for another install: the reason names where they
+    run), then on the pool's nodes without the port, then not Running; a pod of another
+    namespace than the one given is not the PodMonitor's. By port number when no portName."""
+    exporter = {
+        "provided": "site",
+        "podLabels": {"app": "dcgm-exporter"},
+        "namespace": "monitoring",
+        "portName": "metrics",
+    }
+    view = operator_view(tmp_path, exporter)
+    labels = {"app": "dcgm-exporter"}
+    state = pool_state()
+    state.exporter_pods = [pod("cpu-1", labels, ns="monitoring"), pod("gpu-1", labels)]
+    hint = (
+        "list the pods with `kubectl get pods -n monitoring -l app=dcgm-exporter -o wide` and "
+        "check their container port named metrics; set exporter.podLabels and "
+        "exporter.portName (or port) in values/vendors/nvidia.yaml to those of the exporter's "
+        "pods; " + HINT
+    )
+    head = (
+        "the PodMonitor of vendor nvidia selects no running exporter pod on gpu-1, gpu-2 (pool "
+        "nvidia/a100): "
+    )
+    assert scraped_exporters(view, state) == [
+        Finding(
+            "PRE014",
+            head + "the pods with app=dcgm-exporter in namespace monitoring run on no node of "
+            "its pools (they run on cpu-1)" + PRE014_TAIL,
+            Location("values/vendors/nvidia.yaml", 12, 3),
+            hint=hint,
+        )
+    ]
+    http = [{"name": "http", "containerPort": 9400}, {"containerPort": 9500}]
+    state.exporter_pods = [pod(n, labels, ns="monitoring", ports=http) for n in ("gpu-1", "gpu-2")]
+    [found] = scraped_exporters(view, state)
+    assert found.message == (
+        head + "the pods with app=dcgm-exporter in namespace monitoring there have no container "
+        "port named metrics (their ports: 9500, http 9400)" + PRE014_TAIL
+    )
+    state.exporter_pods = [
+        pod(n, labels, ns="monitoring", phase="Pending") for n in ("gpu-1", "gpu-2")
+    ]
+    [found] = scraped_exporters(view, state)
+    assert found.message == (
+        head + "the pods with app=dcgm-exporter in namespace monitoring there are not Running "
+        "(phase Pending)" + PRE014_TAIL
+    )
+    state.exporter_pods = [pod(n, labels, ns="monitoring") for n in ("gpu-1", "gpu-2")]
+    assert scraped_exporters(view, state) == []
+
+
+def test_a_site_exporter_without_a_port_name_is_selected_by_its_number(tmp_path: Path) -> None:
+    """AMD's catalog names no exporter port: the PodMonitor selects port number 5000."""
+    amd = {
+        "pools": [{"name": "mi", "model": "MI250X", "devicesPerNode": 8, "nodes": ["gpu-1"]}],
+        "exporter": {"provided": "site", "podLabels": {"app": "amd-exporter"}},
+    }
+    docs = {"fleet.yaml": FLEET, "vendors/amd.yaml": amd, "teams/ml.yaml": {"quota": {"amd": 8}}}
+    files = {rel: yaml.safe_dump(doc, sort_keys=False) for rel, doc in docs.items()}
+    view = values.load(tree(tmp_path, files, defaults=False)).envs["dev"]
+    labels = {"app": "amd-exporter"}
+    state = pool_state()
+    state.exporter_pods = [pod("gpu-1", labels, ports=[{"name": "m", "containerPort": 5000}])]
+    assert scraped_exporters(view, state) == []
+    state.exporter_pods = [pod("gpu-1", labels)]
+    [found] = scraped_exporters(view, state)
+    assert found.message == (
+        "the PodMonitor of vendor amd selects no running exporter pod on gpu-1 (pool amd/mi): "
+        "the pods with app=amd-exporter there have no container port numbered 5000 (their "
+        "ports: metrics 9400)" + PRE014_TAIL
+    )
+
+
+# ---- PRE015: the site's GPU Operator's ClusterPolicy ------------------------------------------
+
+DEFAULT_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+
+def cluster_policy(spec: dict[str, Any], state: str = "ready") -> Obj:
+    return {"metadata": {"name": "cluster-policy"}, "spec": spec, "status": {"state": state}}
+
+
+def test_an_operand_the_vendor_hands_to_the_operator_must_be_enabled(tmp_path: Path) -> None:
+    """The site's ClusterPolicy disables the device plugin and the exporter, which the vendor
+    file hands to the Operator: one finding each, at its `provided` line. `enabled` absent or
+    true: on (clusterpolicy_types.go IsEnabled). A component that is the fleet's: the
+    Operator's switch is not the fleet's concern."""
+    view = operator_view(tmp_path, {"provided": "operator"})
+    tolerated = {"daemonsets": {"tolerations": [DEFAULT_TOLERATION, GPU_TOLERATION]}}
+    spec: dict[str, Any] = {
+        **tolerated,
+        "devicePlugin": {"enabled": False},
+        "dcgmExporter": {"enabled": False},
+    }
+    state = ClusterState(cluster_policies=[cluster_policy(spec)])
+    expected = [
+        Finding(
+            "PRE015",
+            "ClusterPolicy cluster-policy of the site's GPU Operator disables its device plugin "
+            "(spec.devicePlugin.enabled: false), which vendor nvidia hands to the Operator "
+            "(devicePlugin.provided: operator): nothing advertises nvidia.com/gpu on the pools' "
+            "nodes, and the pods that request it stay Pending",
+            Location("values/vendors/nvidia.yaml", 9, 3),
+            hint="set devicePlugin.enabled: true in the GPU Operator's chart values (the chart "
+            "writes it into its ClusterPolicy), or devicePlugin.provided: fleet in "
+            "values/vendors/nvidia.yaml and the fleet renders it; " + HINT,
+        ),
+        Finding(
+            "PRE015",
+            "ClusterPolicy cluster-policy of the site's GPU Operator disables its DCGM exporter "
+            "(spec.dcgmExporter.enabled: false), which vendor nvidia hands to the Operator "
+            "(exporter.provided: operator): no exporter pod runs on the pools' nodes: the cause "
+            "of PRE014",
+            Location("values/vendors/nvidia.yaml", 11, 3),
+            hint="set dcgmExporter.enabled: true in the GPU Operator's chart values (the chart "
+            "writes it into its ClusterPolicy), or exporter.provided: fleet in "
+            "values/vendors/nvidia.yaml and the fleet renders it; " + HINT,
+        ),
+    ]
+    assert site_gpu_operator(view, state) == expected
+    assert [f for f in check(build_of(view), [], state) if f.code == "PRE015"] == expected
+    spec["devicePlugin"] = {"enabled": True}
+    del spec["dcgmExporter"]
+    assert site_gpu_operator(view, state) == []
+    spec.update(devicePlugin={"enabled": False}, dcgmExporter={"enabled": False})
+    view = operator_view(tmp_path / "fleet", {"provided": "fleet"}, plugin="fleet")
+    assert site_gpu_operator(view, state) == []
+
+
+def test_the_operators_cluster_policy_must_tolerate_the_fleets_taints(tmp_path: Path) -> None:
+    """No daemonsets.tolerations: each operand keeps its own (nvidia.com/gpu only), and the
+    pool's taint is not tolerated; the chart's default alone, the same. One finding at
+    platform.gpuOperator, the cause of PRE011 on the operand DaemonSets, with the whole list to
+    set; once set, nothing. A ClusterPolicy the Operator ignores, a cluster that does not serve
+    the kind, or an Operator the fleet renders: nothing to say."""
+    view = operator_view(tmp_path, {"provided": "operator"})
+    spec: dict[str, Any] = {}
+    state = ClusterState(cluster_policies=[cluster_policy(spec)])
+    message = (
+        "ClusterPolicy cluster-policy of the site's GPU Operator does not tolerate "
+        "feature.node.kubernetes.io/accelerator=nvidia-gpu:NoSchedule ({}), which the fleet "
+        "puts on pool nvidia/a100: the operands' pods there stay until they restart, then none "
+        "comes back; the cause of PRE011 on its operand DaemonSets"
+    )
+    hint = (
+        "set daemonsets.tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: "
+        f"NoSchedule}}, {GPU_TOLERATION_YAML}] in the GPU Operator's chart values (the chart "
+        "writes them into its ClusterPolicy; the list replaces the chart's default, kept "
+        "first); " + HINT
+    )
+    unset = "spec.daemonsets.tolerations is unset: each operand keeps its own"
+    assert site_gpu_operator(view, state) == [
+        Finding("PRE015", message.format(unset), GPU_OPERATOR_AT, hint=hint)
+    ]
+    spec["daemonsets"] = {"tolerations": [DEFAULT_TOLERATION]}
+    assert site_gpu_operator(view, state) == [
+        Finding("PRE015", message.format("spec.daemonsets.tolerations"), GPU_OPERATOR_AT, hint=hint)
+    ]
+    spec["daemonsets"] = {"tolerations": [DEFAULT_TOLERATION, GPU_TOLERATION]}
+    assert site_gpu_operator(view, state) == []
+    spec["daemonsets"] = {}
+    state.cluster_policies = [cluster_policy(spec, state="ignored")]
+    assert site_gpu_operator(view, state) == []
+    state.cluster_policies = None
+    assert site_gpu_operator(view, state) == []
+    fleet = {**FLEET, "platform": {"gpuOperator": {"provided": "fleet"}}}
+    nvidia = {"pools": [OPERATOR_POOL], "exporter": {"provided": "operator"}}
+    docs = {"fleet.yaml": fleet, "vendors/nvidia.yaml": nvidia, "teams/ml.yaml": TEAM}
+    files = {rel: yaml.safe_dump(doc, sort_keys=False) for rel, doc in docs.items()}
+    rendered = values.load(tree(tmp_path / "rendered", files, defaults=False)).envs["dev"]
+    state.cluster_policies = [cluster_policy(spec)]
+    assert site_gpu_operator(rendered, state) == []
+
+
+def test_preflight_reads_the_pods_an_exporters_podmonitor_selects(
+    tmp_path: Path, cluster: ControlPlane
+) -> None:
+    """The GPU Operator's exporter pod (its labels, port metrics) Running on gpu-1: the
+    operator's exporter passes there; a pod of other labels is not read. The same pods with a
+    vendor file whose podLabels name another install's: PRE014. The cluster serves no
+    ClusterPolicy: PRE015 has nothing to read."""
+    fleet_plane.reset(cluster)
+    api = cluster.client()
+    one_node = {**OPERATOR_POOL, "nodes": ["gpu-1"]}
+    api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "gpu-operator"}})
+    api.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": "default", "namespace": "gpu-operator"},
+        }
+    )
+    api.apply({"apiVersion": "v1", "kind": "Node", **node(GPU_LABELS, [GPU_TAINT])})
+    for name, labels in (("nvidia-dcgm-exporter-1", DCGM), ("other", {"app": "other"})):
+        meta = {"name": name, "namespace": "gpu-operator", "labels": labels}
+        container = {
+            "name": "e",
+            "image": "example.com/exporter:1",
+            "ports": [{"name": "metrics", "containerPort": 9400}],
+        }
+        spec = {"nodeName": "gpu-1", "containers": [container]}
+        api.create({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
+        # No kubelet runs the pod: its status is written as the kubelet would.
+        api.request(
+            "PATCH",
+            api.path("v1", "Pod", "gpu-operator", name) + "/status",
+            {"status": {"phase": "Running"}},
+            content_type="application/merge-patch+json",
+        )
+
+    def findings(exporter: dict[str, Any], root: Path) -> tuple[list[str], list[str]]:
+        nvidia = {"pools": [one_node], "exporter": exporter}
+        docs = {"fleet.yaml": OPERATOR_FLEET, "vendors/nvidia.yaml": nvidia, "teams/ml.yaml": TEAM}
+        files = {rel: yaml.safe_dump(doc, sort_keys=False) for rel, doc in docs.items()}
+        view = values.load(tree(root, files, defaults=False)).envs["dev"]
+        state = read_cluster(api, workloads_of(view))
+        assert state.cluster_policies is None
+        read = [str(p["metadata"]["name"]) for p in state.exporter_pods]
+        return read, [
+            f.message for f in check(build_of(view), [], state) if f.code in ("PRE014", "PRE015")
+        ]
+
+    assert findings({"provided": "operator"}, tmp_path / "operator") == (
+        ["nvidia-dcgm-exporter-1"],
+        [],
+    )
+    wrong = {"provided": "site", "podLabels": {"app": "dcgm-exporter"}, "portName": "metrics"}
+    assert findings(wrong, tmp_path / "site") == (
+        [],
+        [
+            "the PodMonitor of vendor nvidia selects no running exporter pod on gpu-1 (pool "
+            "nvidia/a100): no pod carries app=dcgm-exporter" + PRE014_TAIL
+        ],
+    )
