@@ -11,6 +11,7 @@ from generator.toolchain import schemas as tool_schemas
 from tests.fixtures import (
     AMD_MI250X,
     ASCEND_910B,
+    DRA_NVIDIA,
     FLEET,
     HYGON_Z100L,
     NVIDIA,
@@ -109,6 +110,24 @@ CASES: dict[str, tuple[str, dict[str, str], list[str]]] = {
             "(fleet provides it): the operator would run a second devicePlugin beside it "
             "(at $.pools[0].labels['nvidia.com/gpu.deploy.device-plugin']); drop the label: the fleet sets nvidia.com/gpu.deploy.device-plugin "
             "from devicePlugin.provided wherever the operator runs"
+        ],
+    ),
+    "PRV004": (
+        # NVIDIA's DRA driver runs in staging only (the site's): prod has no one to publish the
+        # H100s of the DRA vendor.
+        FLEET,
+        {
+            "vendors/nvidia-dra.yaml": DRA_NVIDIA,
+            "environments/staging.yaml": "fleet:\n  platform: {nvidiaDraDriver: {provided: site}}\n",
+        },
+        [
+            "values/vendors/nvidia-dra.yaml:2:1: PRV004 warning: vendor nvidia-dra is allocated "
+            "by DRA, but this cluster neither renders nor declares the NVIDIA DRA driver: nothing "
+            "is known to publish its devices, and its claims stay pending in environment 'prod' "
+            "(at $.allocation); declare it in values/fleet.yaml (or the environment's file): "
+            "platform.nvidiaDraDriver.provided: fleet to install it with the tolerations and "
+            "affinity the pools need, or site where the cluster runs it (preflight checks that "
+            "it reaches the pools' nodes, PRE013); docs/brownfield.md"
         ],
     ),
     "REF001": (
