@@ -481,8 +481,8 @@ def test_a_cluster_declares_its_own_add_ons_over_its_environments(tmp_path: Path
     """The site runs NFD in the domestic cluster and not in main: the fleet installs NFD in main
     alone, and the domestic cluster's declaration is read at its own line."""
     prod = TWO_CLUSTERS_PROD.replace(
-        '    labels: {region: cn-north}\n',
-        '    labels: {region: cn-north}\n    platform: {nfd: {provided: site}}\n',
+        "    labels: {region: cn-north}\n",
+        "    labels: {region: cn-north}\n    platform: {nfd: {provided: site}}\n",
     )
     root = tree(
         tmp_path,
