@@ -1110,3 +1110,30 @@ def test_prv004_checks_each_dra_vendor_for_its_own_driver(tmp_path: Path) -> Non
     assert [line.split(" is allocated")[0] for line in of_code(values_dir, "PRV004")] == [
         "values/vendors/nvidia-dra2.yaml:2:1: PRV004 warning: vendor nvidia-dra2"
     ]
+
+
+def test_prv003_any_value_but_true_keeps_the_operators_operand_off(tmp_path: Path) -> None:
+    """The Operator runs an operand only where its deploy label is "true" (its DaemonSets select
+    that value; docs/brownfield.md): 'no' beside the fleet's plugin agrees with it, and 'False'
+    on the Operator's exporter leaves its pool without one."""
+    nvidia = (
+        "exporter: {provided: operator}\n"
+        "pools:\n"
+        "  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1],\n"
+        "     labels: {nvidia.com/gpu.deploy.device-plugin: 'no'}}\n"
+        "  - {name: h100, model: H100, devicesPerNode: 8, nodes: [n2],\n"
+        "     labels: {nvidia.com/gpu.deploy.dcgm-exporter: 'False'}}\n"
+    )
+    values_dir = tree(
+        tmp_path,
+        {"vendors/nvidia.yaml": nvidia},
+        fleet=PROD_FLEET + "platform: {gpuOperator: {provided: site}}\n",
+    )
+    assert of_code(values_dir, "PRV003") == [
+        "values/vendors/nvidia.yaml:6:15: PRV003 vendor nvidia pool 'h100': label "
+        "nvidia.com/gpu.deploy.dcgm-exporter=False contradicts exporter.provided: operator "
+        "(the operator provides it): the operator would run no exporter on these nodes "
+        "(at $.pools[1].labels['nvidia.com/gpu.deploy.dcgm-exporter']); drop the label: the "
+        "fleet sets nvidia.com/gpu.deploy.dcgm-exporter from exporter.provided wherever the "
+        "operator runs"
+    ]
