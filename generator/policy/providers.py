@@ -71,9 +71,11 @@ def operator_running(ctx: Context) -> Iterable[Finding]:
 
 def deploy_labels_agree(ctx: Context) -> Iterable[Finding]:
     """A pool label that sets an operator's per-node switch against the providers values
-    declare: "false" on a component handed to the operator keeps it off the nodes (no one
-    provides it); "true" on a component the fleet or the site provides puts a second one there.
-    The fleet sets these labels itself where the operator runs (builders/operators.py)."""
+    declare. The operator runs an operand only where the label is "true" (the catalog's
+    `operator` contract): any other value on a component handed to the operator keeps it off
+    the nodes (no one provides it); "true" on a component the fleet or the site provides puts a
+    second one there. The fleet sets these labels itself where the operator runs
+    (builders/operators.py)."""
     view = ctx.view
     for vendor in view.vendors:
         op = vendor.operator
@@ -84,7 +86,7 @@ def deploy_labels_agree(ctx: Context) -> Iterable[Finding]:
             for pool in vendor.pools:
                 path = ("pools", pool.index, "labels", part.deploy_label)
                 value = vendor.doc.get(*path)
-                if value is None or (str(value) == "false") != by_operator:
+                if value is None or (str(value) == "true") == by_operator:
                     continue
                 who = "the operator" if by_operator else vendor.provider(component)
                 yield Finding(

@@ -17,7 +17,7 @@ from generator.values import loader as values
 from generator.values.model import FleetView
 from generator.vocab.objects import Obj
 from generator.workloads.model import Workloads
-from tests.fixtures import NVIDIA, PROD_FLEET, tree
+from tests.fixtures import AMD_MI250X, DRA_NVIDIA, NVIDIA, PROD_FLEET, tree
 
 SITE_OPERATOR = PROD_FLEET + "platform: {gpuOperator: {provided: site}}\n"
 FLEET_OPERATOR = PROD_FLEET + "platform: {gpuOperator: {provided: fleet}}\n"
@@ -183,3 +183,124 @@ def test_the_operators_runtime_class_is_left_to_it(tmp_path: Path) -> None:
     with_op = objects(view_of(tmp_path / "a", SITE_OPERATOR, {"nvidia.yaml": text}))
     without = objects(view_of(tmp_path / "b", PROD_FLEET, {"nvidia.yaml": text}))
     assert (named(with_op, "RuntimeClass"), named(without, "RuntimeClass")) == ([], ["nvidia"])
+
+
+def test_only_the_component_the_operator_does_not_provide_is_switched_off(
+    tmp_path: Path,
+) -> None:
+    """The Operator runs the plugin (unshared: no config to pick), the fleet the exporter: the
+    exporter's switch alone is "false"."""
+    text = NVIDIA + "devicePlugin: {provided: operator}\n"
+    objs = objects(view_of(tmp_path, SITE_OPERATOR, {"nvidia.yaml": text}))
+    assert rule_labels(objs, "accel-nvidia") == {
+        "feature.node.kubernetes.io/accelerator": "nvidia-gpu",
+        "feature.node.kubernetes.io/gpu-brand": "nvidia",
+        "feature.node.kubernetes.io/gpu-model": "A100",
+        "nvidia.com/gpu.deploy.dcgm-exporter": "false",
+    }
+
+
+def test_the_operator_tolerates_its_vendors_taints_alone_by_key_and_value(
+    tmp_path: Path,
+) -> None:
+    """AMD, beside NVIDIA, has no operator: its taint is not the GPU Operator's. NVIDIA's pools
+    taint b before a, and the pool without taints of its own has the catalog's."""
+    nvidia = (
+        "devicePlugin: {provided: operator}\n"
+        "exporter: {provided: operator}\n"
+        "pools:\n"
+        "  - name: a100\n"
+        "    model: A100\n"
+        "    devicesPerNode: 4\n"
+        "    nodes: [n1]\n"
+        "    taints:\n"
+        "      - {key: example.com/zone, value: b, effect: NoSchedule}\n"
+        "      - {key: example.com/zone, value: a, effect: NoSchedule}\n"
+        "  - {name: h100, model: H100, devicesPerNode: 8, nodes: [n2]}\n"
+    )
+    vendors = {"amd.yaml": AMD_MI250X, "nvidia.yaml": nvidia}
+    assert chart_values(tmp_path, FLEET_OPERATOR, vendors) == {
+        "daemonsets": {
+            "tolerations": [
+                {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+                {
+                    "key": "example.com/zone",
+                    "operator": "Equal",
+                    "value": "a",
+                    "effect": "NoSchedule",
+                },
+                {
+                    "key": "example.com/zone",
+                    "operator": "Equal",
+                    "value": "b",
+                    "effect": "NoSchedule",
+                },
+                {
+                    "key": "feature.node.kubernetes.io/accelerator",
+                    "operator": "Equal",
+                    "value": "nvidia-gpu",
+                    "effect": "NoSchedule",
+                },
+            ]
+        },
+        "devicePlugin": {"enabled": True},
+        "dcgmExporter": {"enabled": True},
+        "nfd": {"enabled": False},
+    }
+
+
+def test_the_dra_driver_lands_on_every_dra_pool_and_only_there(tmp_path: Path) -> None:
+    """Two DRA vendors and a plain NVIDIA one: the kubelet plugin tolerates the DRA pools'
+    taints (in key order; the plain pool's example.com/plain is not among them) and requires a
+    node of either DRA vendor (one term each: terms are ORed), by the labels NFD writes."""
+    plain = (
+        "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1],\n"
+        "     taints: [{key: example.com/plain, effect: NoSchedule}]}\n"
+    )
+    dra2 = DRA_NVIDIA.replace("-dra", "-dra2").replace(
+        "[n4]", "[n5],\n     taints: [{key: example.com/dra, effect: NoExecute}]"
+    )
+    fleet = PROD_FLEET + "platform: {nvidiaDraDriver: {provided: fleet}}\n"
+    vendors = {"nvidia.yaml": plain, "nvidia-dra.yaml": DRA_NVIDIA, "nvidia-dra2.yaml": dra2}
+    view = view_of(tmp_path, fleet, vendors)
+    assert operators.dra_driver_chart_values(Workloads(view)) == {
+        "kubeletPlugin": {
+            "tolerations": [
+                {"key": "example.com/dra", "operator": "Exists", "effect": "NoExecute"},
+                # NVIDIA's catalog taint, on nvidia-dra's pool (its nodeLabels do not change it)
+                {
+                    "key": "feature.node.kubernetes.io/accelerator",
+                    "operator": "Equal",
+                    "value": "nvidia-gpu",
+                    "effect": "NoSchedule",
+                },
+            ],
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {
+                                        "key": "feature.node.kubernetes.io/accelerator",
+                                        "operator": "In",
+                                        "values": ["nvidia-gpu-dra"],
+                                    }
+                                ]
+                            },
+                            {
+                                "matchExpressions": [
+                                    {
+                                        "key": "feature.node.kubernetes.io/accelerator",
+                                        "operator": "In",
+                                        "values": ["nvidia-gpu-dra2"],
+                                    }
+                                ]
+                            },
+                        ]
+                    }
+                }
+            },
+        },
+        "gpuResourcesEnabledOverride": True,
+    }

@@ -276,4 +276,6 @@ def test_the_addons_whose_charts_need_host_access_say_so_in_the_catalogue() -> N
         "jobset": "",
         "lws": "",
         "trainer": "",
+        "gpuOperator": "privileged",
+        "nvidiaDraDriver": "privileged",
     }

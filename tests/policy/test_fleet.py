@@ -113,14 +113,18 @@ CASES: dict[str, tuple[str, dict[str, str], list[str]]] = {
         ],
     ),
     "PRV004": (
-        # A DRA vendor whose driver the fleet neither installs nor the site declares.
+        # NVIDIA's DRA driver runs in staging only (the site's): prod has no one to publish the
+        # H100s of the DRA vendor.
         FLEET,
-        {"vendors/nvidia-dra.yaml": DRA_NVIDIA},
+        {
+            "vendors/nvidia-dra.yaml": DRA_NVIDIA,
+            "environments/staging.yaml": "fleet:\n  platform: {nvidiaDraDriver: {provided: site}}\n",
+        },
         [
             "values/vendors/nvidia-dra.yaml:2:1: PRV004 warning: vendor nvidia-dra is allocated "
-            "by DRA, but this cluster neither renders nor declares the NVIDIA DRA driver: "
-            "nothing is known to publish its devices, and its claims stay pending (at "
-            "$.allocation); declare it in values/fleet.yaml (or the environment's file): "
+            "by DRA, but this cluster neither renders nor declares the NVIDIA DRA driver: nothing "
+            "is known to publish its devices, and its claims stay pending in environment 'prod' "
+            "(at $.allocation); declare it in values/fleet.yaml (or the environment's file): "
             "platform.nvidiaDraDriver.provided: fleet to install it with the tolerations and "
             "affinity the pools need, or site where the cluster runs it (preflight checks that "
             "it reaches the pools' nodes, PRE013); docs/brownfield.md"
@@ -996,3 +1000,140 @@ def test_a_cluster_s_own_kubernetes_version_is_checked_where_it_is_set(tmp_path:
         "$.clusters.domestic.kubernetesVersion",
         ("prod/domestic",),
     )
+
+
+# A vendor outside the catalog whose own operator (the GPU Operator's add-on, installed for it)
+# runs its device plugin only: its operator contract has no exporter.
+OWN_OPERATOR = OUTSIDE.format(id="acme") + (
+    "operator:\n"
+    "  addon: gpuOperator\n"
+    "  sources: [acme/operator v1 deploy/plugin.yaml]\n"
+    "  devicePlugin: {deployLabel: acme.ai/deploy.plugin, daemonSet: acme-plugin,\n"
+    "    podLabels: {app: acme-plugin}, sources: [acme/operator v1 deploy/plugin.yaml]}\n"
+    "pools:\n  - {name: x1, model: X1, devicesPerNode: 8, nodes: [a1]}\n"
+)
+
+
+def test_prv001_names_only_the_component_the_vendors_operator_does_not_run(
+    tmp_path: Path,
+) -> None:
+    """Both components handed to an operator that runs the device plugin alone: the plugin is
+    the operator's (no finding), the exporter has no one (PRV001 at its `provided`)."""
+    text = OWN_OPERATOR.replace("{name: acme-plugin,", "{provided: operator, name: acme-plugin,")
+    text += "exporter: {provided: operator}\n"
+    values_dir = tree(
+        tmp_path,
+        {"vendors/acme.yaml": text},
+        fleet=FLEET + "platform: {gpuOperator: {provided: site}}\n",
+    )
+    assert of_code(values_dir, "PRV001") == [
+        "values/vendors/acme.yaml:16:22: PRV001 vendor acme: exporter.provided is operator, "
+        "but its catalog entry names no operator that runs its exporter "
+        "(at $.exporter.provided); set exporter.provided: fleet, or site where the cluster "
+        "runs it another way (docs/brownfield.md lists the operators the catalog knows)"
+    ]
+
+
+def test_prv001_and_prv002_are_told_apart_and_each_vendor_is_checked(tmp_path: Path) -> None:
+    """AMD hands its plugin to an operator its catalog entry lacks (PRV001, not PRV002), and
+    NVIDIA, after it, its exporter to the GPU Operator no environment runs (PRV002 alone); the
+    GPU Operator's own plugin of NVIDIA is no PRV001."""
+    values_dir = tree(
+        tmp_path,
+        {
+            "vendors/amd.yaml": AMD_MI250X + "devicePlugin: {provided: operator}\n",
+            "vendors/nvidia.yaml": NVIDIA + "exporter: {provided: operator}\n",
+        },
+        fleet=PROD_FLEET,
+    )
+    assert [line.split(" vendor ")[0] for line in lines(values_dir) if " PRV" in line] == [
+        "values/vendors/amd.yaml:3:26: PRV001",
+        "values/vendors/nvidia.yaml:3:22: PRV002",
+    ]
+
+
+def test_prv003_reads_each_pools_labels_against_each_components_provider(
+    tmp_path: Path,
+) -> None:
+    """The GPU Operator runs NVIDIA's exporter, the fleet its plugin. Pool a100 has no label;
+    h100 says "false" to both: right for the fleet's plugin, wrong for the operator's exporter;
+    l40 says "true" to the operator's exporter, as the operator itself would. AMD, before
+    NVIDIA, has no operator and is no reason to stop."""
+    nvidia = (
+        "exporter: {provided: operator}\n"
+        "pools:\n"
+        "  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1]}\n"
+        "  - {name: h100, model: H100, devicesPerNode: 8, nodes: [n2],\n"
+        "     labels: {nvidia.com/gpu.deploy.device-plugin: 'false',\n"
+        "              nvidia.com/gpu.deploy.dcgm-exporter: 'false'}}\n"
+        "  - {name: l40, model: L40, devicesPerNode: 4, nodes: [n3],\n"
+        "     labels: {nvidia.com/gpu.deploy.dcgm-exporter: 'true'}}\n"
+    )
+    values_dir = tree(
+        tmp_path,
+        {"vendors/amd.yaml": AMD_MI250X, "vendors/nvidia.yaml": nvidia},
+        fleet=PROD_FLEET + "platform: {gpuOperator: {provided: site}}\n",
+    )
+    assert of_code(values_dir, "PRV003") == [
+        "values/vendors/nvidia.yaml:6:15: PRV003 vendor nvidia pool 'h100': label "
+        "nvidia.com/gpu.deploy.dcgm-exporter=false contradicts exporter.provided: operator "
+        "(the operator provides it): the operator would run no exporter on these nodes "
+        "(at $.pools[1].labels['nvidia.com/gpu.deploy.dcgm-exporter']); drop the label: the "
+        "fleet sets nvidia.com/gpu.deploy.dcgm-exporter from exporter.provided wherever the "
+        "operator runs"
+    ]
+
+
+# A DRA vendor on NVIDIA's catalog entry whose driver `platform.<addon>` would install, its
+# names and node its own.
+def dra_by(addon: str, suffix: str, node: str) -> str:
+    return (
+        DRA_NVIDIA.replace("-dra", f"-{suffix}")
+        .replace("allocation: dra\n", f"allocation: dra\ndraDriver: {{addon: {addon}}}\n")
+        .replace("[n4]", f"[{node}]")
+    )
+
+
+def test_prv004_checks_each_dra_vendor_for_its_own_driver(tmp_path: Path) -> None:
+    """Two DRA vendors whose drivers two add-ons install: the first's is declared, the
+    second's is not (PRV004 for it alone); a driver that no add-on installs (a name the
+    catalogue does not know) is the site's to run, not this check's."""
+    values_dir = tree(
+        tmp_path,
+        {
+            "vendors/nvidia-dra.yaml": DRA_NVIDIA,
+            "vendors/nvidia-dra2.yaml": dra_by("gpuOperator", "dra2", "n6"),
+            "vendors/nvidia-dra3.yaml": dra_by("acmeDra", "dra3", "n7"),
+        },
+        fleet=PROD_FLEET + "platform: {nvidiaDraDriver: {provided: site}}\n",
+    )
+    assert [line.split(" is allocated")[0] for line in of_code(values_dir, "PRV004")] == [
+        "values/vendors/nvidia-dra2.yaml:2:1: PRV004 warning: vendor nvidia-dra2"
+    ]
+
+
+def test_prv003_any_value_but_true_keeps_the_operators_operand_off(tmp_path: Path) -> None:
+    """The Operator runs an operand only where its deploy label is "true" (its DaemonSets select
+    that value; docs/brownfield.md): 'no' beside the fleet's plugin agrees with it, and 'False'
+    on the Operator's exporter leaves its pool without one."""
+    nvidia = (
+        "exporter: {provided: operator}\n"
+        "pools:\n"
+        "  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1],\n"
+        "     labels: {nvidia.com/gpu.deploy.device-plugin: 'no'}}\n"
+        "  - {name: h100, model: H100, devicesPerNode: 8, nodes: [n2],\n"
+        "     labels: {nvidia.com/gpu.deploy.dcgm-exporter: 'False'}}\n"
+    )
+    values_dir = tree(
+        tmp_path,
+        {"vendors/nvidia.yaml": nvidia},
+        fleet=PROD_FLEET + "platform: {gpuOperator: {provided: site}}\n",
+    )
+    assert of_code(values_dir, "PRV003") == [
+        "values/vendors/nvidia.yaml:6:15: PRV003 vendor nvidia pool 'h100': label "
+        "nvidia.com/gpu.deploy.dcgm-exporter=False contradicts exporter.provided: operator "
+        "(the operator provides it): the operator would run no exporter on these nodes "
+        "(at $.pools[1].labels['nvidia.com/gpu.deploy.dcgm-exporter']); drop the label: the "
+        "fleet sets nvidia.com/gpu.deploy.dcgm-exporter from exporter.provided wherever the "
+        "operator runs"
+    ]
