@@ -156,7 +156,7 @@ def test_argocd_applications_are_ordered_by_sync_wave(values_dir: Path, tmp_path
         for d in every
         if "accel-gitops.io/addon" in d["metadata"]["labels"]
     }
-    assert sorted(addons) == ["jobset", "nfd", "volcano"]
+    assert sorted(addons) == ["jobset", "nfd", "nvidiaDraDriver", "volcano"]
     volcano = addons["volcano"]
     apps = {
         d["metadata"]["labels"]["accel-gitops.io/unit"]: d

@@ -757,6 +757,8 @@ def test_a_dra_vendor_counts_its_devices_by_its_device_class(tmp_path: Path) -> 
         "gpu",
         "productName",
         {"A100": "NVIDIA A100", "H100": "NVIDIA H100"},
+        # the platform add-on that installs it (platform.nvidiaDraDriver)
+        "nvidiaDraDriver",
     )
     assert (vendor.capacity, vendor.units, vendor.unit_size, vendor.sharing) == (
         8,
