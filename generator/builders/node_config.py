@@ -123,6 +123,11 @@ def device_twins(view: FleetView, vendor: Vendor, pool: Pool) -> list[tuple[Vend
     ]
 
 
+def rule_name(vendor: Vendor) -> str:
+    """The NodeFeatureRule that labels and taints the vendor's pools."""
+    return f"accel-{vendor.id}"
+
+
 def _node_feature_rule(view: FleetView, vendor: Vendor, handover: dict[str, str]) -> Obj:
     rules = []
     for pool in vendor.pools:
@@ -157,7 +162,7 @@ def _node_feature_rule(view: FleetView, vendor: Vendor, handover: dict[str, str]
         "apiVersion": NFD,
         "kind": "NodeFeatureRule",
         "metadata": metadata(
-            f"accel-{vendor.id}", sources=vendor.doc.sources, labels={VENDOR_LABEL: vendor.id}
+            rule_name(vendor), sources=vendor.doc.sources, labels={VENDOR_LABEL: vendor.id}
         ),
         "spec": {"rules": rules},
     }

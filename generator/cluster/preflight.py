@@ -32,6 +32,7 @@ import yaml
 from generator.builders import platform, scheduling
 from generator.builders.fleet import Build
 from generator.builders.monitoring.sources import Exporter, exporters
+from generator.builders.node_config import rule_name
 from generator.builders.operators import GPU_OPERATOR, gpu_operator_tolerations
 from generator.cluster import dryrun
 from generator.controlplane import target
@@ -55,7 +56,15 @@ from generator.values.quantity import parse_quantity
 from generator.values.yamlio import json_path
 from generator.vocab import addons
 from generator.vocab.addons import FLEET, OPERATOR, SITE
-from generator.vocab.api import APPS, CORE, MONITORING, NVIDIA_GPU_OPERATOR, RESOURCE, TRAINER
+from generator.vocab.api import (
+    APPS,
+    CORE,
+    MONITORING,
+    NFD,
+    NVIDIA_GPU_OPERATOR,
+    RESOURCE,
+    TRAINER,
+)
 from generator.vocab.kube import HOSTNAME_LABEL
 from generator.vocab.labels import GPU_OPERATOR_DEVICE_PLUGIN_LABEL, MANAGED_BY, MANAGED_BY_LABEL
 from generator.vocab.units import Unit
@@ -172,6 +181,8 @@ class ClusterState:
     """Names of the ClusterTrainingRuntimes; None when the cluster does not serve the kind."""
     slices: list[Obj] = field(default_factory=list)
     """The ResourceSlices, read when a vendor is allocated by DRA."""
+    rules: set[str] | None = None
+    """Names of the NodeFeatureRules; None when the cluster does not serve the kind."""
     daemon_pods: dict[tuple[str, str], set[str]] = field(default_factory=dict)
     """(namespace, DaemonSet name) -> the nodes a pool names that one of its pods is on (the
     pods' controller ownerReference and spec.nodeName)."""
@@ -205,6 +216,8 @@ def read_cluster(client: ApiClient, workloads: Workloads | None = None) -> Clust
         state.training_runtimes = {
             str(r["metadata"]["name"]) for r in client.list(*TRAINING_RUNTIME)
         }
+    if client.serves(*NODE_FEATURE_RULE):
+        state.rules = {str(r["metadata"]["name"]) for r in client.list(*NODE_FEATURE_RULE)}
     if view is not None and any(v.dra for v in view.vendors) and client.serves(*RESOURCE_SLICE):
         state.slices = client.list(*RESOURCE_SLICE)
     if view is not None and _site_operator(view) and client.serves(*CLUSTER_POLICY):
@@ -373,8 +386,9 @@ def site_nfd(view: FleetView, state: ClusterState) -> list[Finding]:
                     "-enable-taints: it ignores the taints of the fleet's NodeFeatureRules, and "
                     "every pod may land on the accelerator nodes",
                     where,
-                    hint="set master.enableTaints: true in NFD's chart (or "
-                    "platform.nfd.provided: fleet); " + HINT,
+                    hint="set master.enableTaints: true in NFD's chart (in the GPU Operator's "
+                    "chart, whose NFD is a subchart: node-feature-discovery.master.enableTaints), "
+                    "or platform.nfd.provided: fleet; " + HINT,
                 )
             )
     taints = sorted(
@@ -395,8 +409,9 @@ def site_nfd(view: FleetView, state: ClusterState) -> list[Finding]:
                     f"{shown}: it does not run on those nodes, so nothing publishes their "
                     "devices and the rules never label or taint them",
                     where,
-                    hint="add the tolerations to NFD's worker.tolerations (or "
-                    "platform.nfd.provided: fleet); " + HINT,
+                    hint="add the tolerations to NFD's worker.tolerations (in the GPU Operator's "
+                    "chart: node-feature-discovery.worker.tolerations), or "
+                    "platform.nfd.provided: fleet; " + HINT,
                 )
             )
     return out
@@ -530,9 +545,16 @@ def prometheus_loads(view: FleetView, units: list[Unit], state: ClusterState) ->
 
 
 def pool_nodes(view: FleetView, state: ClusterState) -> list[Finding]:
-    """PRE005: each node a pool names, with the pool's labels and taints."""
+    """PRE005: each node a pool names, with the pool's labels and taints. Before the first sync
+    (the vendor's NodeFeatureRule is not on the cluster yet) nothing has applied them: said as
+    a warning of what the sync will do, not an error."""
     out = []
     for vendor in view.vendors:
+        pending = (
+            view.fleet.node_config_method == "nfd"
+            and state.rules is not None
+            and rule_name(vendor) not in state.rules
+        )
         for pool in vendor.pools:
             want = view.fleet.node_selector(pool.labels)
             where = vendor.doc.anchor(("pools", pool.index, "nodes"), ("pools", pool.index))
@@ -557,9 +579,28 @@ def pool_nodes(view: FleetView, state: ClusterState) -> list[Finding]:
                     for t in (node.get("spec") or {}).get("taints") or []
                 }
                 untainted = [t for t in pool.taints if (t.key, t.value, t.effect) not in have]
-                problems = [f"label {k}={want[k]} (it has {labels.get(k)!r})" for k in wrong]
+                problems = [
+                    f"label {k}={want[k]} (it has {labels[k]!r})"
+                    if k in labels
+                    else f"label {k}={want[k]} (it has none)"
+                    for k in wrong
+                ]
                 problems += [f"taint {t.key}={t.value}:{t.effect}" for t in untainted]
-                if problems:
+                if problems and pending:
+                    out.append(
+                        Finding(
+                            "PRE005",
+                            f"node {name} of pool {vendor.id}/{pool.name} lacks "
+                            + ", ".join(problems)
+                            + f": not applied yet, the fleet's NodeFeatureRule {rule_name(vendor)} "
+                            "is not on the cluster (the first sync applies it)",
+                            where,
+                            hint="nothing to do before the first sync; run preflight again after "
+                            "it, when a node that still lacks them is an error; " + HINT,
+                            severity=Severity.WARNING,
+                        )
+                    )
+                elif problems:
                     out.append(
                         Finding(
                             "PRE005",
@@ -574,6 +615,7 @@ def pool_nodes(view: FleetView, state: ClusterState) -> list[Finding]:
 
 
 RESOURCE_SLICE = (RESOURCE, "ResourceSlice")
+NODE_FEATURE_RULE = (NFD, "NodeFeatureRule")
 
 
 def _attribute(device: Obj, driver: str, name: str) -> str:
@@ -584,6 +626,24 @@ def _attribute(device: Obj, driver: str, name: str) -> str:
     return str(value.get("string", ""))
 
 
+def _fleet_driver(view: FleetView, vendor: Vendor) -> addons.Addon | None:
+    """The add-on that installs the vendor's DRA driver when the fleet renders it; None when
+    the site runs the driver (or values declare no one)."""
+    dra = vendor.dra
+    addon = addons.BY_KEY.get(dra.addon) if dra is not None and dra.addon else None
+    return addon if addon is not None and platform.provided(view, addon) == addons.FLEET else None
+
+
+def _installed(addon: addons.Addon, state: ClusterState) -> bool:
+    """Whether the fleet's install of `addon` is on the cluster yet: a DaemonSet in its chart's
+    namespace (the first sync creates it)."""
+    chart = addon.chart
+    return chart is not None and any(
+        w.get("kind") == "DaemonSet" and w["metadata"].get("namespace") == chart.namespace
+        for w in state.workloads
+    )
+
+
 def dra_devices(view: FleetView, state: ClusterState) -> list[Finding]:
     """PRE009: each node a DRA vendor's pool names publishes, in its driver's ResourceSlices,
     at least the pool's devices per node of the pool's model: the site's driver runs there and
@@ -592,6 +652,11 @@ def dra_devices(view: FleetView, state: ClusterState) -> list[Finding]:
     for vendor in view.vendors:
         dra = vendor.dra
         if dra is None:
+            continue
+        driver = _fleet_driver(view, vendor)
+        if driver is not None and not _installed(driver, state):
+            # The fleet installs the driver with the sync this runs before: nothing publishes
+            # the devices yet, and where its plugin will land is simulate's to show (SIM003).
             continue
         for pool in vendor.pools:
             where = vendor.doc.anchor(("pools", pool.index, "nodes"), ("pools", pool.index))
@@ -697,7 +762,8 @@ PLUGINS_PATH = "/var/lib/kubelet/plugins"
 # (NVIDIA/gpu-operator deployments/gpu-operator/values.yaml `daemonsets.tolerations`, every
 # operand's; k8s-dra-driver-gpu values.yaml `kubeletPlugin.tolerations`, default []).
 TOLERATION_VALUES = (
-    "GPU Operator: daemonsets.tolerations; NVIDIA DRA driver: kubeletPlugin.tolerations"
+    "GPU Operator: daemonsets.tolerations, and node-feature-discovery.worker.tolerations for "
+    "its NFD; NFD: worker.tolerations; NVIDIA DRA driver: kubeletPlugin.tolerations"
 )
 # How many nodes of a pool a finding names before it counts the rest.
 SHOWN_NODES = 5
@@ -910,7 +976,9 @@ def dra_plugin_placement(build: Build, state: ClusterState) -> list[Finding]:
     out = []
     for vendor in view.vendors:
         dra = vendor.dra
-        if dra is None:
+        if dra is None or _fleet_driver(view, vendor) is not None:
+            # The fleet's install carries the tolerations and affinity its pools need
+            # (builders/operators.py); simulate shows where its plugin lands (SIM003).
             continue
         plugins = [d for d in _site_daemonsets(build, state) if _dra_plugin(d[2], dra.name)]
         [(key, value)] = view.fleet.node_selector(vendor.selector).items()

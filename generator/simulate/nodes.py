@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
+from generator.builders import operators
 from generator.cluster.plane import NFD_NAMESPACE
 from generator.controlplane.launcher import fake_node
 from generator.findings import Location
@@ -82,6 +83,10 @@ def cpu_servers() -> list[Inventory]:
 def plan_nodes(view: FleetView) -> list[SimNode]:
     nodes: list[SimNode] = []
     for vendor in view.vendors:
+        # The labels that leave a component to its one provider where an operator runs
+        # (builders/operators.py): the node must end up with them too, as nfd-master applies
+        # them from the same rule.
+        handover = operators.handover_labels(view, vendor)
         for pool in vendor.pools:
             names = list(pool.nodes) or [
                 f"{vendor.id}-{pool.name}-{i + 1:02d}" for i in range(pool.node_count)
@@ -94,7 +99,7 @@ def plan_nodes(view: FleetView) -> list[SimNode]:
                         vendor=vendor,
                         pool=pool,
                         inventory=inventory_for(vendor, pool),
-                        labels=view.fleet.node_selector(pool.labels),
+                        labels=view.fleet.node_selector({**pool.labels, **handover}),
                         taints=[t.as_dict() for t in pool.taints],
                     )
                 )

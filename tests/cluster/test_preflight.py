@@ -205,7 +205,11 @@ def test_the_sites_nfd_master_must_run_and_apply_taints(tmp_path: Path) -> None:
     view, units = env_of(tmp_path)
     state = everything(units)
     state.workloads[0] = nfd_master([])
-    hint = "set master.enableTaints: true in NFD's chart (or platform.nfd.provided: fleet); "
+    hint = (
+        "set master.enableTaints: true in NFD's chart (in the GPU Operator's chart, whose NFD is "
+        "a subchart: node-feature-discovery.master.enableTaints), or platform.nfd.provided: "
+        "fleet; "
+    )
     assert site_nfd(view, state) == [
         Finding(
             "PRE002",
@@ -273,8 +277,8 @@ def test_the_sites_nfd_worker_must_tolerate_every_pool_taint(tmp_path: Path) -> 
             "those nodes, so nothing publishes their devices and the rules never label or taint "
             "them",
             NFD_AT,
-            hint="add the tolerations to NFD's worker.tolerations (or platform.nfd.provided: "
-            "fleet); " + HINT,
+            hint="add the tolerations to NFD's worker.tolerations (in the GPU Operator's chart: "
+            "node-feature-discovery.worker.tolerations), or platform.nfd.provided: fleet; " + HINT,
         )
     ]
     state.workloads[1] = nfd_worker([{"operator": "Exists"}])
@@ -355,6 +359,39 @@ def test_a_pool_node_missing_is_a_warning_and_one_without_its_labels_an_error(
             severity=Severity.WARNING,
         )
     ]
+
+
+def test_before_the_first_sync_a_pool_nodes_missing_labels_are_what_the_sync_will_apply(
+    tmp_path: Path,
+) -> None:
+    """The cluster serves NodeFeatureRules but has not the fleet's accel-nvidia yet: the node
+    lacks the pool's labels and taint because nothing applied them, which the first sync does.
+    A warning saying so, not an error; once the rule is there, the same node is an error."""
+    view, units = env_of(tmp_path)
+    state = everything(units)
+    pool_at = Location("values/vendors/nvidia.yaml", 5, 3)  # pools[0].nodes
+    state.nodes = {"gpu-1": node({}, [])}
+    state.rules = {"some-site-rule"}
+    lacks = (
+        "node gpu-1 of pool nvidia/a100 lacks label feature.node.kubernetes.io/accelerator="
+        "nvidia-gpu (it has none), label feature.node.kubernetes.io/gpu-brand=nvidia (it has "
+        "none), label feature.node.kubernetes.io/gpu-model=A100 (it has none), taint "
+        "feature.node.kubernetes.io/accelerator=nvidia-gpu:NoSchedule"
+    )
+    assert pool_nodes(view, state) == [
+        Finding(
+            "PRE005",
+            lacks + ": not applied yet, the fleet's NodeFeatureRule accel-nvidia is not on the "
+            "cluster (the first sync applies it)",
+            pool_at,
+            hint="nothing to do before the first sync; run preflight again after it, when a node "
+            "that still lacks them is an error; " + HINT,
+            severity=Severity.WARNING,
+        )
+    ]
+    state.rules = {"accel-nvidia"}
+    [after] = pool_nodes(view, state)
+    assert (after.message, after.severity) == (lacks, Severity.ERROR)
 
 
 def pool_view(root: Path, pool: dict[str, Any]) -> FleetView:
@@ -904,10 +941,10 @@ def test_each_mig_pool_node_must_have_its_layout_applied_and_advertise_it(tmp_pa
     # The pool's nodes are asked for the layout label as for any pool label (PRE005).
     assert [f.message for f in pool_nodes(view, state) if "m1" in f.message] == [
         "node m1 of pool nvidia-mig/a100-mig lacks label "
-        "feature.node.kubernetes.io/accelerator=nvidia-gpu-mig (it has None), "
-        "label feature.node.kubernetes.io/gpu-brand=nvidia (it has None), "
-        "label feature.node.kubernetes.io/gpu-model=A100 (it has None), "
-        "label nvidia.com/mig.config=all-3g.40gb (it has None), "
+        "feature.node.kubernetes.io/accelerator=nvidia-gpu-mig (it has none), "
+        "label feature.node.kubernetes.io/gpu-brand=nvidia (it has none), "
+        "label feature.node.kubernetes.io/gpu-model=A100 (it has none), "
+        "label nvidia.com/mig.config=all-3g.40gb (it has none), "
         "taint feature.node.kubernetes.io/accelerator=nvidia-gpu:NoSchedule"
     ]
     # Vendors that are not partitioned are not asked.
@@ -1019,7 +1056,8 @@ GPU_TOLERATION_YAML = (
     "effect: NoSchedule}"
 )
 TOLERATION_VALUES = (
-    "GPU Operator: daemonsets.tolerations; NVIDIA DRA driver: kubeletPlugin.tolerations"
+    "GPU Operator: daemonsets.tolerations, and node-feature-discovery.worker.tolerations for "
+    "its NFD; NFD: worker.tolerations; NVIDIA DRA driver: kubeletPlugin.tolerations"
 )
 # The vendor file's top: where the catalog's taints and device plugin land (values/loader.py
 # _catalog_doc), the line that includes them.
@@ -1794,3 +1832,23 @@ def test_preflight_reads_the_pods_an_exporters_podmonitor_selects(
             "nvidia/a100): no pod carries app=dcgm-exporter" + PRE014_TAIL
         ],
     )
+
+
+def test_a_dra_driver_the_fleet_installs_is_not_asked_of_the_site(tmp_path: Path) -> None:
+    """platform.nvidiaDraDriver.provided: fleet: before the first sync nothing publishes the
+    H100s and no kubelet plugin runs, which is no fault of the site's (the sync installs the
+    driver with the tolerations and affinity the pools need; simulate shows where it lands):
+    neither PRE009 nor PRE013. Once its DaemonSet is there, its slices are checked (PRE009)."""
+    dra = DRA_NVIDIA.replace("devicesPerNode: 8, nodes: [n4]", "devicesPerNode: 2, nodes: [d1, d2]")
+    fleet = {**SIM_FLEET, "platform": {"nvidiaDraDriver": {"provided": "fleet"}}}
+    files = {"vendors/nvidia-dra.yaml": dra, "fleet.yaml": yaml.safe_dump(fleet)}
+    view = values.load(tree(tmp_path, files)).envs["dev"]
+    state = ClusterState(nodes={"d1": {}, "d2": {}})
+    assert (dra_devices(view, state), dra_plugin_placement(build_of(view), state)) == ([], [])
+    # After the sync: the fleet's driver runs in its chart's namespace, and d2 publishes nothing.
+    state.workloads = [daemonset(*DRA_PLUGIN, affinity=DRA_AFFINITY, host_paths=DRA_PATHS)]
+    assert [f.message.split(" publishes")[0] for f in dra_devices(view, state)] == [
+        "node d1 of pool nvidia-dra/h100-dra",
+        "node d2 of pool nvidia-dra/h100-dra",
+    ]
+    assert dra_plugin_placement(build_of(view), state) == []

@@ -361,3 +361,29 @@ external:
     ]
     said = [(f.code, str(f.location)) for f in plan.findings if "(external)" in f.message]
     assert said == [("SIM011", "values/teams/ml.yaml:9:3")]
+
+
+def test_a_pool_beside_the_gpu_operator_must_end_up_with_the_operators_switches_off(
+    tmp_path: Path,
+) -> None:
+    """The fleet's own plugin and exporter on a cluster that runs the GPU Operator: the
+    simulated node must carry the labels that keep the Operator's off it (SIM001 checks what
+    nfd-master applied against these)."""
+    from generator.simulate.nodes import plan_nodes
+    from generator.values import loader
+
+    fleet = FLEET + "platform: {gpuOperator: {provided: site}}\n"
+    view = loader.load(tree(tmp_path, {}, fleet=fleet)).envs["prod"]
+    gpus = [n for n in plan_nodes(view) if n.vendor is not None]
+    assert [n.name for n in gpus] == ["n1", "n2"]  # the default NVIDIA pool's
+    assert (
+        gpus[0].labels
+        == gpus[1].labels
+        == {
+            "feature.node.kubernetes.io/accelerator": "nvidia-gpu",
+            "feature.node.kubernetes.io/gpu-brand": "nvidia",
+            "feature.node.kubernetes.io/gpu-model": "A100",
+            "nvidia.com/gpu.deploy.dcgm-exporter": "false",
+            "nvidia.com/gpu.deploy.device-plugin": "false",
+        }
+    )
