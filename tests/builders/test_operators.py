@@ -304,3 +304,19 @@ def test_the_dra_driver_lands_on_every_dra_pool_and_only_there(tmp_path: Path) -
         },
         "gpuResourcesEnabledOverride": True,
     }
+
+
+def test_the_operators_exporter_is_found_on_the_port_its_contract_gives(tmp_path: Path) -> None:
+    """A vendor file's exporter.port is its own manifest's: the Operator's dcgm-exporter listens
+    on 9400 (its DaemonSet's container port metrics), whatever the vendor file says."""
+    text = (
+        NVIDIA + "devicePlugin: {provided: operator}\nexporter: {provided: operator, port: 9500}\n"
+    )
+    [exp] = exporters(view_of(tmp_path, SITE_OPERATOR, {"nvidia.yaml": text}))
+    assert (exp.port_name, exp.port) == ("metrics", 9400)
+    job = scrape.scrape_config(exp)
+    assert {
+        "action": "keep",
+        "source_labels": ["__meta_kubernetes_pod_container_port_number"],
+        "regex": "9400",
+    } in job["relabel_configs"]

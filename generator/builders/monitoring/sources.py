@@ -155,6 +155,7 @@ def exporter(
             ("exporter", "metrics"),
         )
     name = str(raw.get("name", f"{vendor.id}-exporter"))
+    port = int(raw.get("port", 9400))
     agent: NodeAgent | None = None
     if vendor.exporter_provider == FLEET:
         agent = node_agent(raw.get("daemonSet") or {}, priority_class="")
@@ -182,6 +183,7 @@ def exporter(
         pod_labels = dict(part.pod_labels)
         namespace = None  # the operator's release namespace, whichever the site chose
         port_name = part.port_name or None
+        port = part.port or port
     else:
         pod_labels = dict(raw.get("podLabels") or {})
         if not pod_labels:
@@ -202,7 +204,7 @@ def exporter(
         vendor=vendor.id,
         brand=vendor.node_labels.get(BRAND_NODE_LABEL, vendor.id),
         name=name,
-        port=int(raw.get("port", 9400)),
+        port=port,
         port_name=port_name,
         path=str(raw.get("path", "/metrics")),
         namespace=namespace,
