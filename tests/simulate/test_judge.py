@@ -350,6 +350,17 @@ def test_without_packing_the_example_jobs_fragment(
         "Job ml-team/cuda-training-job",
         "Job ml-team/npu-training-job",
     }
+    # The DRA driver the fleet installs (platform.nvidiaDraDriver, issue 41): its kubelet
+    # plugin's stand-in lands on the H100 node, whose taint and label its values name, and the
+    # job that claims the 8 H100s runs there.
+    [driver] = [p for p in env.plugins if p["daemonset"].startswith("nvidia-dra-driver-gpu/")]
+    assert (driver["nodes"], driver["want"], driver["ok"]) == (
+        ["nvidia-node-04"],
+        ["nvidia-node-04"],
+        True,
+    )
+    [h100] = [p for p in env.pods if p.workload == "Job ml-team/h100-pretrain-job"]
+    assert (h100.node, h100.ok) == ("nvidia-node-04", True)
 
 
 def test_example_fleet_under_kueue_is_admitted_by_kueues_own_controller(
