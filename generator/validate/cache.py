@@ -17,7 +17,7 @@ from generator.kustomize import folder_index
 from generator.values.filecache import write_atomically
 from generator.vocab.units import Tree
 
-CACHE_FORMAT = "4"  # 4: verdicts keyed by stage name (validate/stages)
+CACHE_FORMAT = "5"  # 5: the charts stage says what it left to the API server (CHART003)
 
 
 class UnitInputs:

@@ -39,6 +39,10 @@ class Chart:
     module_version: str = ""
     module_path: str = ""
     tool_module: str = ""
+    # Kinds of the chart's own objects that only the API server makes valid: its CRD's defaults
+    # fill fields the chart leaves out, and nulls are pruned, which kubeconform does not do.
+    # validate leaves them out of its offline schema check and says so (CHART003).
+    server_defaulted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -261,6 +265,11 @@ ADDONS: tuple[Addon, ...] = (
             module_version="v0.0.0-20250917190837-d73a0086a6ba",
             module_path="deployments/gpu-operator",
             tool_module="charts",
+            # crds/nvidia.com_clusterpolicies.yaml requires spec.operator.defaultRuntime, with
+            # `default: docker`, which templates/clusterpolicy.yaml never writes; and it renders
+            # migManager.config.name and validator.plugin as null. The API server defaults the
+            # one and prunes the others (non-nullable nulls); kubeconform refuses all three.
+            server_defaulted=("ClusterPolicy",),
         ),
         source="NVIDIA/gpu-operator v25.3.4",
         operator=True,

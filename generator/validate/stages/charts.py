@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from generator.findings import CodeInfo, Finding
+from generator.findings import CodeInfo, Finding, Severity
 from generator.render.charts import addon_applications, application_values, render_chart
 from generator.toolchain import errors
 from generator.toolchain.schemas import schemas_salt
@@ -32,6 +32,13 @@ CHART001 = CodeInfo(
     "error",
     "an add-on's chart, rendered with the values its Application carries, fails or gives an "
     "object its schema refuses",
+)
+CHART003 = CodeInfo(
+    "CHART003",
+    "manifests (helm)",
+    "warning",
+    "an add-on chart's objects that only the API server's CRD defaulting makes valid were not "
+    "schema-checked offline",
 )
 CHART002 = CodeInfo(
     "CHART002",
@@ -57,7 +64,7 @@ class ChartsStage:
     name = "charts"
     order = 12
     tools = ("helm", "kubeconform")
-    codes = (CHART001, CHART002)
+    codes = (CHART001, CHART002, CHART003)
 
     def salt(self, engine: str) -> str:
         return "\n".join([tool_salt("helm"), tool_salt("kubeconform"), schemas_salt()])
@@ -77,6 +84,7 @@ class ChartsStage:
                     "objects": 0,
                     "error": "",
                     "refused": [],
+                    "unchecked": [],
                 }
                 out.setdefault(path, []).append(verdict)
                 try:
@@ -86,10 +94,14 @@ class ChartsStage:
                     detail = "; ".join(ln.strip() for ln in lines if ln.strip())
                     verdict["error"] = detail or f"helm exited {exc.returncode}"
                     continue
-                verdict["objects"] = sum(1 for d in yaml.safe_load_all(text) if d)
+                docs = [d for d in yaml.safe_load_all(text) if d]
+                verdict["objects"] = len(docs)
+                aside = [d for d in docs if d.get("kind") in chart.server_defaulted]
+                verdict["unchecked"] = [f"{d['kind']} {d['metadata']['name']}" for d in aside]
+                checked = [d for d in docs if d.get("kind") not in chart.server_defaulted]
                 key = f"{path}\0{addon.key}"
                 file = batch.scratch / (key.replace("/", "__").replace("\0", "__") + ".yaml")
-                file.write_text(text, encoding="utf-8")
+                file.write_text(yaml.safe_dump_all(checked, sort_keys=False), encoding="utf-8")
                 files[key] = file
         for key, refused in kubeconform(files, batch.kube_version).items():
             path, _, addon_key = key.partition("\0")
@@ -113,6 +125,21 @@ class ChartsStage:
                         loc,
                         "$.spec.source",
                         "re-render: the Application names the chart the catalog pins",
+                        unit=unit.unit.path,
+                    )
+                )
+            if verdict.get("unchecked"):
+                out.append(
+                    Finding(
+                        CHART003.code,
+                        f"{what}: {title}'s chart gives {', '.join(verdict['unchecked'])}, which "
+                        "only the API server makes valid (its CRD's defaults fill fields the "
+                        "chart leaves out, and it prunes nulls): not schema-checked offline",
+                        loc,
+                        "$.spec.source.helm.valuesObject",
+                        "check it on a cluster: Argo CD's sync, or a server-side dry-run of the "
+                        "chart (docs/platform.md)",
+                        severity=Severity.WARNING,
                         unit=unit.unit.path,
                     )
                 )

@@ -161,3 +161,28 @@ def test_an_object_kubeconform_refuses_is_named_with_its_kind_name_and_reason(
     ]
     assert "Deployment kueue-controller-manager: " in found[0]["message"]
     assert "replicas" in found[0]["message"]
+
+
+def test_the_gpu_operators_chart_is_checked_but_its_cluster_policy_left_to_the_api_server(
+    tmp_path: Path,
+) -> None:
+    """The GPU Operator the fleet installs: every object of its chart passes kubeconform but the
+    ClusterPolicy, whose CRD's default (operator.defaultRuntime) only the API server fills:
+    said as CHART003, a warning at platform.gpuOperator, not refused as CHART001."""
+    fleet = FLEET + "platform: {gpuOperator: {provided: fleet}}\n"
+    vendor = (
+        "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1, n2]}\n"
+        "devicePlugin: {provided: operator}\nexporter: {provided: operator}\n"
+    )
+    values_dir = ml_tree(tmp_path, {"vendors/nvidia.yaml": vendor}, fleet=fleet)
+    code, out = validate_committed(values_dir, "--no-cache", "--output", "json")
+    found = [f for f in json.loads(out)["findings"] if f["code"].startswith("CHART")]
+    assert code == 0, found
+    assert [(f["code"], f["severity"], f["file"], f["line"], f["unit"]) for f in found] == [
+        ("CHART003", "warning", "values/fleet.yaml", 5, "overlays/prod/argocd"),
+        ("CHART003", "warning", "values/fleet.yaml", 5, "overlays/staging/argocd"),
+    ]
+    assert (
+        "gives ClusterPolicy cluster-policy, which only the API server makes valid"
+        in (found[0]["message"])
+    )
