@@ -1148,6 +1148,8 @@ def test_each_stand_in_on_all_its_vendors_nodes_or_missing_where_a_taint_keeps_i
         pod("dra", "kubelet-plugin-1", owner=(ds, "kubelet-plugin"), node_name="npu-1"),
         pod("gpu-operator", "other-1", owner=(ds, "other"), node_name="gpu-1"),
         pod("gpu-operator", "other-2", owner=(ds, "other"), node_name="general-purpose-01"),
+        # not scheduled: on no node
+        pod("gpu-operator", "exporter-1", owner=(ds, "exporter")),
         # another namespace's DaemonSet of the same name: not the stand-in's
         pod("kube-system", "exporter-2", owner=(ds, "exporter"), node_name="gpu-2"),
     ]
