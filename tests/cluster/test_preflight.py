@@ -2015,3 +2015,38 @@ def test_a_missing_api_of_an_addon_values_declare_the_sites_is_at_its_platform_e
             Location("values/fleet.yaml", 27, 3),
         )
     ]
+
+
+def test_a_cluster_policy_that_misses_a_noexecute_taint_and_disables_the_exporter(
+    tmp_path: Path,
+) -> None:
+    """The pool's own taint is NoExecute: the operands' pods are evicted. The ClusterPolicy
+    leaves the device plugin on (`enabled` absent) and turns the exporter off: the exporter's
+    finding is still said after the plugin's switch is found on."""
+    pool = {**OPERATOR_POOL, "taints": [{"key": "example.com/gpu", "effect": "NoExecute"}]}
+    nvidia = {
+        "pools": [pool],
+        "devicePlugin": {"provided": "operator"},
+        "exporter": {"provided": "operator"},
+    }
+    docs = {"fleet.yaml": OPERATOR_FLEET, "vendors/nvidia.yaml": nvidia, "teams/ml.yaml": TEAM}
+    files = {rel: yaml.safe_dump(doc, sort_keys=False) for rel, doc in docs.items()}
+    view = values.load(tree(tmp_path, files, defaults=False)).envs["dev"]
+    spec = {"daemonsets": {"tolerations": [DEFAULT_TOLERATION]}, "dcgmExporter": {"enabled": False}}
+    state = ClusterState(cluster_policies=[cluster_policy(spec)])
+    assert [(f.message, f.location) for f in site_gpu_operator(view, state)] == [
+        (
+            "ClusterPolicy cluster-policy of the site's GPU Operator disables its DCGM exporter "
+            "(spec.dcgmExporter.enabled: false), which vendor nvidia hands to the Operator "
+            "(exporter.provided: operator): no exporter pod runs on the pools' nodes: the cause "
+            "of PRE014",
+            Location("values/vendors/nvidia.yaml", 14, 3),
+        ),
+        (
+            "ClusterPolicy cluster-policy of the site's GPU Operator does not tolerate "
+            "example.com/gpu:NoExecute (spec.daemonsets.tolerations), which the fleet puts on "
+            "pool nvidia/a100: NoExecute evicts the operands' pods there, and none comes back; "
+            "the cause of PRE011 on its operand DaemonSets",
+            GPU_OPERATOR_AT,
+        ),
+    ]
