@@ -1852,3 +1852,201 @@ def test_a_dra_driver_the_fleet_installs_is_not_asked_of_the_site(tmp_path: Path
         "node d2 of pool nvidia-dra/h100-dra",
     ]
     assert dra_plugin_placement(build_of(view), state) == []
+
+
+def test_a_dra_driver_the_fleet_installs_is_there_once_its_own_daemonset_is(
+    tmp_path: Path,
+) -> None:
+    """Before the first sync the cluster runs other DaemonSets (kube-proxy) and may hold the
+    driver's namespace with something else in it: neither is the fleet's install, so PRE009
+    still waits for it."""
+    dra = DRA_NVIDIA.replace("devicesPerNode: 8, nodes: [n4]", "devicesPerNode: 2, nodes: [d1]")
+    fleet = {**SIM_FLEET, "platform": {"nvidiaDraDriver": {"provided": "fleet"}}}
+    files = {"vendors/nvidia-dra.yaml": dra, "fleet.yaml": yaml.safe_dump(fleet)}
+    view = values.load(tree(tmp_path, files)).envs["dev"]
+    controller = {**daemonset("nvidia-dra-driver-gpu", "controller"), "kind": "Deployment"}
+    state = ClusterState(
+        nodes={"d1": {}}, workloads=[daemonset("kube-system", "kube-proxy"), controller]
+    )
+    assert dra_devices(view, state) == []
+
+
+def test_a_kubelet_plugin_that_mounts_a_folder_of_its_drivers_plugin_directory(
+    tmp_path: Path,
+) -> None:
+    """The site's kubelet plugin mounts the registry and a folder under its driver's own plugin
+    directory (/var/lib/kubelet/plugins/gpu.nvidia.com/data), not the whole: it is the driver's
+    plugin, and with the tolerations and affinity the pool needs, nothing to say."""
+    view = dra_pool_view(tmp_path)
+    selecting = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {
+                                "key": "feature.node.kubernetes.io/accelerator",
+                                "operator": "In",
+                                "values": ["nvidia-gpu-dra"],
+                            }
+                        ]
+                    }
+                ]
+            }
+        }
+    }
+    paths = (DRA_PATHS[0], "/var/lib/kubelet/plugins/gpu.nvidia.com/data")
+    plugin = daemonset(
+        *DRA_PLUGIN, tolerations=[GPU_TOLERATION], affinity=selecting, host_paths=paths
+    )
+    state = ClusterState(nodes={"d1": {"metadata": {}}, "d2": {"metadata": {}}}, workloads=[plugin])
+    assert dra_plugin_placement(build_of(view), state) == []
+
+
+def test_an_operand_two_vendor_files_hand_to_the_operator_names_both(tmp_path: Path) -> None:
+    """Vendor files nvidia and nvidia-h100 both hand their device plugin and exporter to the
+    site's GPU Operator, whose ClusterPolicy disables both (and tolerates every pool's taint):
+    one finding per operand, naming both vendors, at the first one's `provided` line."""
+    h100 = {
+        "catalog": "nvidia",
+        "nodeLabels": {"accelerator": "nvidia-h100"},
+        "taints": [
+            {
+                "key": "feature.node.kubernetes.io/accelerator",
+                "value": "nvidia-h100",
+                "effect": "NoSchedule",
+            }
+        ],
+        "devicePlugin": {"provided": "operator"},
+        "exporter": {"provided": "operator", "name": "dcgm-exporter-h100"},
+        "pools": [{"name": "h100", "model": "H100", "devicesPerNode": 8, "nodes": ["gpu-3"]}],
+    }
+    nvidia = {
+        "pools": [OPERATOR_POOL],
+        "devicePlugin": {"provided": "operator"},
+        "exporter": {"provided": "operator"},
+    }
+    docs = {
+        "fleet.yaml": OPERATOR_FLEET,
+        "vendors/nvidia.yaml": nvidia,
+        "vendors/nvidia-h100.yaml": h100,
+        "teams/ml.yaml": TEAM,
+    }
+    files = {rel: yaml.safe_dump(doc, sort_keys=False) for rel, doc in docs.items()}
+    view = values.load(tree(tmp_path, files, defaults=False)).envs["dev"]
+    h100_toleration = {**GPU_TOLERATION, "value": "nvidia-h100"}
+    spec = {
+        "daemonsets": {"tolerations": [DEFAULT_TOLERATION, GPU_TOLERATION, h100_toleration]},
+        "devicePlugin": {"enabled": False},
+        "dcgmExporter": {"enabled": False},
+    }
+    state = ClusterState(cluster_policies=[cluster_policy(spec)])
+    assert site_gpu_operator(view, state) == [
+        Finding(
+            "PRE015",
+            "ClusterPolicy cluster-policy of the site's GPU Operator disables its device plugin "
+            "(spec.devicePlugin.enabled: false), which vendors nvidia, nvidia-h100 hand to the "
+            "Operator (devicePlugin.provided: operator): nothing advertises nvidia.com/gpu on "
+            "the pools' nodes, and the pods that request it stay Pending",
+            Location("values/vendors/nvidia.yaml", 9, 3),
+            hint="set devicePlugin.enabled: true in the GPU Operator's chart values (the chart "
+            "writes it into its ClusterPolicy), or devicePlugin.provided: fleet in "
+            "values/vendors/nvidia.yaml and the fleet renders it; " + HINT,
+        ),
+        Finding(
+            "PRE015",
+            "ClusterPolicy cluster-policy of the site's GPU Operator disables its DCGM exporter "
+            "(spec.dcgmExporter.enabled: false), which vendors nvidia, nvidia-h100 hand to the "
+            "Operator (exporter.provided: operator): no exporter pod runs on the pools' nodes: "
+            "the cause of PRE014",
+            Location("values/vendors/nvidia.yaml", 11, 3),
+            hint="set dcgmExporter.enabled: true in the GPU Operator's chart values (the chart "
+            "writes it into its ClusterPolicy), or exporter.provided: fleet in "
+            "values/vendors/nvidia.yaml and the fleet renders it; " + HINT,
+        ),
+    ]
+
+
+def test_a_partitioned_nodes_count_of_a_fraction_or_no_quantity_counts_none(
+    tmp_path: Path,
+) -> None:
+    """8500m vNPUs is not 8 whole ones, and `lots` no quantity at all: both nodes count none,
+    short of the pool's 8."""
+    vnpu = VNPU_ASCEND.replace("nodes: [npu-v1]", "nodes: [v1, v2]")
+    files = {"vendors/ascend-vnpu.yaml": vnpu, "fleet.yaml": yaml.safe_dump(SIM_FLEET)}
+    view = values.load(tree(tmp_path, files)).envs["dev"]
+    resource = "huawei.com/Ascend910-6c.1cpu.16g"
+    state = ClusterState(
+        nodes={
+            "v1": {"metadata": {}, "status": {"allocatable": {resource: "8500m"}}},
+            "v2": {"metadata": {}, "status": {"allocatable": {resource: "lots"}}},
+        }
+    )
+    assert [f.message.split(":")[0] for f in site_partitions(view, state)] == [
+        f"node v1 of pool ascend-vnpu/910b-vnpu advertises 8500m {resource}",
+        f"node v2 of pool ascend-vnpu/910b-vnpu advertises lots {resource}",
+    ]
+
+
+def test_a_missing_api_of_an_addon_values_declare_the_sites_is_at_its_platform_entry(
+    tmp_path: Path,
+) -> None:
+    """JobSet is the site's (platform.jobset.provided: site; no other setting implies it): a
+    cluster that does not serve its API is told at that entry."""
+    fleet = {**FLEET, "platform": {"jobset": {"provided": "site"}}}
+    team = {
+        "quota": {"nvidia": 4},
+        "jobs": {
+            "pretrain": {
+                "kind": "jobset",
+                "images": {"nvidia": "r/train:cuda"},
+                "tasks": {"gpu": {"vendor": "nvidia", "devices": 4, "replicas": 1}},
+            }
+        },
+    }
+    view, units = env_of(tmp_path, fleet, team)
+    state = everything(units)
+    state.served.discard("jobset.x-k8s.io/v1alpha2")
+    assert [(f.message, f.location) for f in served_apis(view, units, state)] == [
+        (
+            "the cluster does not serve jobset.x-k8s.io/v1alpha2 (JobSet of unit team-ml; values "
+            "declare that the site runs JobSet): Argo CD's dry-run would fail the unit's whole "
+            "Application",
+            Location("values/fleet.yaml", 27, 3),
+        )
+    ]
+
+
+def test_a_cluster_policy_that_misses_a_noexecute_taint_and_disables_the_exporter(
+    tmp_path: Path,
+) -> None:
+    """The pool's own taint is NoExecute: the operands' pods are evicted. The ClusterPolicy
+    leaves the device plugin on (`enabled` absent) and turns the exporter off: the exporter's
+    finding is still said after the plugin's switch is found on."""
+    pool = {**OPERATOR_POOL, "taints": [{"key": "example.com/gpu", "effect": "NoExecute"}]}
+    nvidia = {
+        "pools": [pool],
+        "devicePlugin": {"provided": "operator"},
+        "exporter": {"provided": "operator"},
+    }
+    docs = {"fleet.yaml": OPERATOR_FLEET, "vendors/nvidia.yaml": nvidia, "teams/ml.yaml": TEAM}
+    files = {rel: yaml.safe_dump(doc, sort_keys=False) for rel, doc in docs.items()}
+    view = values.load(tree(tmp_path, files, defaults=False)).envs["dev"]
+    spec = {"daemonsets": {"tolerations": [DEFAULT_TOLERATION]}, "dcgmExporter": {"enabled": False}}
+    state = ClusterState(cluster_policies=[cluster_policy(spec)])
+    assert [(f.message, f.location) for f in site_gpu_operator(view, state)] == [
+        (
+            "ClusterPolicy cluster-policy of the site's GPU Operator disables its DCGM exporter "
+            "(spec.dcgmExporter.enabled: false), which vendor nvidia hands to the Operator "
+            "(exporter.provided: operator): no exporter pod runs on the pools' nodes: the cause "
+            "of PRE014",
+            Location("values/vendors/nvidia.yaml", 14, 3),
+        ),
+        (
+            "ClusterPolicy cluster-policy of the site's GPU Operator does not tolerate "
+            "example.com/gpu:NoExecute (spec.daemonsets.tolerations), which the fleet puts on "
+            "pool nvidia/a100: NoExecute evicts the operands' pods there, and none comes back; "
+            "the cause of PRE011 on its operand DaemonSets",
+            GPU_OPERATOR_AT,
+        ),
+    ]

@@ -20,12 +20,14 @@ from generator.simulate.checks import (
     probe_objects,
     probe_verdicts,
     quota_rows,
+    site_daemon_verdicts,
     track_verdicts,
     worker_verdicts,
 )
 from generator.simulate.drive import ignored_taints
 from generator.simulate.nodes import SimNode, plan_nodes
 from generator.simulate.result import NodeResult
+from generator.simulate.sitestack import SiteDaemon
 from generator.values.model import FleetView
 from tests.fixtures import built_units, tree, workloads_of
 
@@ -1069,3 +1071,142 @@ def test_only_the_charts_nfd_worker_daemonsets_are_judged(tmp_path: Path) -> Non
     worker = ("DaemonSet", "nfd-worker")
     pods = [pod("nfd", "w", owner=worker)]
     assert worker_verdicts(view, nodes, nfd_workers(applied), pods) == ([], [])
+
+
+# ------------------------------------------------------- stand-ins of the site's components
+
+# NVIDIA's pool a100 (gpu-1, gpu-2) is tainted twice, once without a value; Ascend's npu-1 keeps
+# its catalog taint. The Operator is the site's.
+STAND_INS_TREE = {
+    "vendors/nvidia.yaml": """\
+devicePlugin: {provided: operator}
+exporter: {provided: operator}
+pools:
+  - name: a100
+    model: A100
+    devicesPerNode: 4
+    nodes: [gpu-1, gpu-2]
+    taints:
+      - {key: example.com/dedicated, effect: NoExecute}
+      - {key: feature.node.kubernetes.io/accelerator, value: nvidia-gpu, effect: NoSchedule}
+""",
+    "vendors/ascend.yaml": ASCEND,
+    "teams/ml.yaml": "quota: {nvidia: 4}\n",
+}
+DEDICATED = {"key": "example.com/dedicated", "operator": "Exists", "effect": "NoExecute"}
+NVIDIA_GPU = {"key": GPU, "operator": "Equal", "value": "nvidia-gpu", "effect": "NoSchedule"}
+HUAWEI_NPU = {"key": GPU, "operator": "Equal", "value": "huawei-npu", "effect": "NoSchedule"}
+STAND_IN_TAIL = (
+    "; on the cluster its pods stay off these nodes once they carry the fleet's taints and labels"
+)
+STAND_IN_HINT = (
+    "give it the tolerations of the fleet's taints (the chart's values: GPU Operator "
+    "daemonsets.tolerations, declared in values as platform.gpuOperator.tolerations when the "
+    "site installs it) and node selection that matches the pools; docs/brownfield.md"
+)
+
+
+def stand_in(
+    what: str, namespace: str, name: str, vendors: list[Any], tolerations: list[Obj], at: Location
+) -> SiteDaemon:
+    """A stand-in as sitestack.py makes it: only what the verdict reads is written."""
+    obj = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"template": {"spec": {"tolerations": tolerations}}},
+    }
+    return SiteDaemon(what, obj, tuple(vendors), at)
+
+
+def test_each_stand_in_on_all_its_vendors_nodes_or_missing_where_a_taint_keeps_it_off(
+    tmp_path: Path,
+) -> None:
+    view, nodes = fleet(
+        tmp_path, STAND_INS_TREE, FLEET + "platform: {gpuOperator: {provided: site}}\n"
+    )
+    ascend, nvidia = view.vendors
+    plugin_at = Location("values/vendors/nvidia.yaml", 1, 26)
+    exporter_at = Location("values/vendors/nvidia.yaml", 2, 22)
+    dra_at = Location("values/fleet.yaml", 5, 13)
+    daemons = [
+        # tolerates both taints: on gpu-1 and gpu-2
+        stand_in(
+            "the plugin", "gpu-operator", "plugin", [nvidia], [DEDICATED, NVIDIA_GPU], plugin_at
+        ),
+        # not the taint without a value: on neither
+        stand_in("the exporter", "gpu-operator", "exporter", [nvidia], [NVIDIA_GPU], exporter_at),
+        # two vendors', tolerating Ascend's taint only: on npu-1, missing both NVIDIA nodes
+        stand_in("the driver", "dra", "kubelet-plugin", [nvidia, ascend], [HUAWEI_NPU], dra_at),
+        # tolerates everything, yet no pod on gpu-2; one on a server of no vendor
+        stand_in("the other", "gpu-operator", "other", [nvidia], [{"operator": "Exists"}], dra_at),
+    ]
+    ds = "DaemonSet"
+    pods = [
+        pod("gpu-operator", "plugin-1", owner=(ds, "plugin"), node_name="gpu-1"),
+        pod("gpu-operator", "plugin-2", owner=(ds, "plugin"), node_name="gpu-2"),
+        pod("dra", "kubelet-plugin-1", owner=(ds, "kubelet-plugin"), node_name="npu-1"),
+        pod("gpu-operator", "other-1", owner=(ds, "other"), node_name="gpu-1"),
+        pod("gpu-operator", "other-2", owner=(ds, "other"), node_name="general-purpose-01"),
+        # not scheduled: on no node
+        pod("gpu-operator", "exporter-1", owner=(ds, "exporter")),
+        # another namespace's DaemonSet of the same name: not the stand-in's
+        pod("kube-system", "exporter-2", owner=(ds, "exporter"), node_name="gpu-2"),
+    ]
+    simulated = list(nodes.values())
+    rows, findings = site_daemon_verdicts(simulated, daemons, pods)
+    assert rows == [
+        {
+            "daemonset": "gpu-operator/plugin",
+            "vendor": "nvidia",
+            "nodes": ["gpu-1", "gpu-2"],
+            "want": ["gpu-1", "gpu-2"],
+            "ok": True,
+        },
+        {
+            "daemonset": "gpu-operator/exporter",
+            "vendor": "nvidia",
+            "nodes": [],
+            "want": ["gpu-1", "gpu-2"],
+            "ok": False,
+        },
+        {
+            "daemonset": "dra/kubelet-plugin",
+            "vendor": "ascend, nvidia",
+            "nodes": ["npu-1"],
+            "want": ["gpu-1", "gpu-2", "npu-1"],
+            "ok": False,
+        },
+        {
+            "daemonset": "gpu-operator/other",
+            "vendor": "nvidia",
+            "nodes": ["general-purpose-01", "gpu-1"],
+            "want": ["gpu-1", "gpu-2"],
+            "ok": False,
+        },
+    ]
+    assert findings == [
+        Finding(
+            "SIM003",
+            "the exporter (stand-in gpu-operator/exporter) is missing on gpu-1 (pool "
+            "nvidia/a100), gpu-2 (pool nvidia/a100): it does not tolerate "
+            "example.com/dedicated:NoExecute" + STAND_IN_TAIL,
+            exporter_at,
+            hint=STAND_IN_HINT,
+        ),
+        Finding(
+            "SIM003",
+            "the driver (stand-in dra/kubelet-plugin) is missing on gpu-1 (pool nvidia/a100), "
+            "gpu-2 (pool nvidia/a100): it does not tolerate example.com/dedicated:NoExecute, "
+            "feature.node.kubernetes.io/accelerator=nvidia-gpu:NoSchedule" + STAND_IN_TAIL,
+            dra_at,
+            hint=STAND_IN_HINT,
+        ),
+        Finding(
+            "SIM003",
+            "the other (stand-in gpu-operator/other) is missing on gpu-2 (pool nvidia/a100)"
+            + STAND_IN_TAIL,
+            dra_at,
+            hint=STAND_IN_HINT,
+        ),
+    ]
