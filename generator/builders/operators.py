@@ -85,14 +85,16 @@ def gpu_operator_tolerations(view: FleetView) -> list[dict[str, str]]:
     defaults = {
         tuple(sorted(t.items())): t for v in vendors if v.operator for t in v.operator.tolerations
     }
+    return [*defaults.values(), *_taint_tolerations(vendors)]
+
+
+def _taint_tolerations(vendors: list[Vendor]) -> list[dict[str, str]]:
+    """One toleration per taint the fleet puts on the vendors' pools, by key and value."""
     taints: dict[Taint, None] = {}
     for vendor in vendors:
         for taint in vendor.all_taints:
             taints.setdefault(taint)
-    return [
-        *defaults.values(),
-        *(toleration(t) for t in sorted(taints, key=lambda t: (t.key, t.value))),
-    ]
+    return [toleration(t) for t in sorted(taints, key=lambda t: (t.key, t.value))]
 
 
 def gpu_operator_chart_values(workloads: Workloads) -> dict[str, Any]:
@@ -156,19 +158,13 @@ def dra_driver_chart_values(workloads: Workloads) -> dict[str, Any]:
     """
     view = workloads.view
     vendors = [v for v in view.vendors if v.dra is not None and v.dra.addon == NVIDIA_DRA]
-    taints: dict[Taint, None] = {}
-    for vendor in vendors:
-        for taint in vendor.all_taints:
-            taints.setdefault(taint)
     terms = [
         {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}
         for key, value in sorted(
             {kv for v in vendors for kv in view.fleet.node_selector(v.selector).items()}
         )
     ]
-    plugin: dict[str, Any] = {
-        "tolerations": [toleration(t) for t in sorted(taints, key=lambda t: (t.key, t.value))]
-    }
+    plugin: dict[str, Any] = {"tolerations": _taint_tolerations(vendors)}
     if terms:
         plugin["affinity"] = {
             "nodeAffinity": {
@@ -184,11 +180,11 @@ def operand_tolerations(workloads: Workloads, op: VendorOperator) -> list[dict[s
     (`platform.<addon>.tolerations`), else its chart's default, when the site runs it."""
     view = workloads.view
     if platform.provided(view, addons.BY_KEY[op.addon]) == addons.FLEET:
-        values = CHART_VALUES_OF_OPERATORS[op.addon](workloads)
-        return list(values["daemonsets"]["tolerations"])
+        return list(TOLERATIONS_OF_OPERATORS[op.addon](view))
     declared = view.fleet.doc.get("platform", op.addon, "tolerations")
     return [dict(t) for t in declared] if declared is not None else list(op.tolerations)
 
 
-# The chart values of each operator the fleet can install, by its add-on key.
-CHART_VALUES_OF_OPERATORS = {GPU_OPERATOR: gpu_operator_chart_values}
+# What each operator the fleet can install gives its operands, by its add-on key (the same list
+# its chart values carry).
+TOLERATIONS_OF_OPERATORS = {GPU_OPERATOR: gpu_operator_tolerations}

@@ -205,15 +205,7 @@ def worker_verdicts(
     want = {n.name for n in nodes}
     for obj in workers:
         ns, name = obj["metadata"].get("namespace", ""), obj["metadata"]["name"]
-        on = {
-            str(p.get("spec", {}).get("nodeName", ""))
-            for p in pods
-            if p["metadata"].get("namespace") == ns
-            and any(
-                r.get("kind") == "DaemonSet" and r.get("name") == name
-                for r in p["metadata"].get("ownerReferences") or []
-            )
-        } & want
+        on = _daemon_nodes(pods, ns, name) & want
         missing = sorted(want - on)
         rows.append(
             {
@@ -256,16 +248,7 @@ def plugin_verdicts(
             if obj.get("kind") != "DaemonSet" or vendor_id not in by_vendor:
                 continue
             ns, name = obj["metadata"].get("namespace", ""), obj["metadata"]["name"]
-            on = {
-                p.get("spec", {}).get("nodeName", "")
-                for p in pods
-                if p["metadata"].get("namespace") == ns
-                and any(
-                    r.get("kind") == "DaemonSet" and r.get("name") == name
-                    for r in p["metadata"].get("ownerReferences") or []
-                )
-            }
-            on.discard("")
+            on = _daemon_nodes(pods, ns, name)
             want = by_vendor[vendor_id]
             ok = on == want
             rows.append(
