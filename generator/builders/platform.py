@@ -94,6 +94,22 @@ def application(
         sync["managedNamespaceMetadata"] = {"labels": {PSA_ENFORCE: addon.pod_security}}
     if fleet.automated_sync:
         sync["automated"] = {"prune": True, "selfHeal": True}
+    spec_extra: dict[str, Any] = {}
+    if chart.filled_secrets:
+        # The controller fills these Secrets (Chart.filled_secrets): Argo CD leaves their data
+        # out of its diff, and RespectIgnoreDifferences makes a sync apply the live data back
+        # rather than the chart's empty one (argo-cd v3.2.6 controller/sync.go,
+        # normalizeTargetResources). A Secret not there yet is created as the chart has it.
+        spec_extra["ignoreDifferences"] = [
+            {
+                "kind": "Secret",
+                "name": secret,
+                "namespace": chart.namespace,
+                "jsonPointers": ["/data"],
+            }
+            for secret in chart.filled_secrets
+        ]
+        sync["syncOptions"].append("RespectIgnoreDifferences=true")
     meta = metadata(
         name,
         namespace=fleet.argocd_namespace,
@@ -120,5 +136,6 @@ def application(
             },
             "destination": {**fleet.destination, "namespace": chart.namespace},
             "syncPolicy": sync,
+            **spec_extra,
         },
     }

@@ -17,7 +17,7 @@ from generator.kustomize import folder_index
 from generator.values.filecache import write_atomically
 from generator.vocab.units import Tree
 
-CACHE_FORMAT = "5"  # 5: the charts stage says what it left to the API server (CHART003)
+CACHE_FORMAT = "6"  # 6: the charts stage says which Secrets Argo CD would fight over (CHART004)
 
 
 class UnitInputs:

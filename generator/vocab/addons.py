@@ -43,6 +43,13 @@ class Chart:
     # fill fields the chart leaves out, and nulls are pruned, which kubeconform does not do.
     # validate leaves them out of its offline schema check and says so (CHART003).
     server_defaulted: tuple[str, ...] = ()
+    # Secrets of the chart (in its namespace) that the chart ships with empty `data` for the
+    # add-on's controller to fill (its webhook certificate rotator). Argo CD would see the filled
+    # Secret as OutOfSync and self-heal would empty it again, and the rotator mint a new CA, over
+    # and over: the Application ignores their `data` and respects that when it syncs
+    # (builders/platform.py). validate renders the chart and refuses any such Secret left out
+    # (CHART004).
+    filled_secrets: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -183,6 +190,10 @@ ADDONS: tuple[Addon, ...] = (
             module_version="v0.11.1",
             module_path="charts/jobset",
             tool_module="kueuecheck",
+            # templates/webhook/secret.yaml: ca.crt, ca.key, tls.crt, tls.key all "" unless
+            # certManager.enable; named "<fullname>-webhook-server-cert" (webhook/_helpers.tpl),
+            # the fullname being the release name, which contains the chart's.
+            filled_secrets=("jobset-webhook-server-cert",),
         ),
         source="sigs.k8s.io/jobset v0.11.1",
     ),
@@ -235,6 +246,10 @@ ADDONS: tuple[Addon, ...] = (
             module_version="v2.2.0",
             module_path="charts/kubeflow-trainer",
             tool_module="kueuecheck",
+            # templates/webhook/secret.yaml: ca.crt, ca.key, tls.crt, tls.key all "", always (the
+            # chart has no cert-manager mode); named "<chart name>-webhook-cert"
+            # (webhook/_helpers.tpl).
+            filled_secrets=("kubeflow-trainer-webhook-cert",),
         ),
         source="github.com/kubeflow/trainer/v2 v2.2.0",
         # A TrainJob runs as a JobSet its controller makes (pkg/runtime/framework/plugins/

@@ -40,12 +40,47 @@ CHART003 = CodeInfo(
     "an add-on chart's objects that only the API server's CRD defaulting makes valid were not "
     "schema-checked offline",
 )
+CHART004 = CodeInfo(
+    "CHART004",
+    "manifests (helm)",
+    "error",
+    "an add-on's chart ships a Secret with empty data for its controller to fill, and the "
+    "Application does not ignore that data: Argo CD's self-heal would empty it again and again",
+)
 CHART002 = CodeInfo(
     "CHART002",
     "manifests",
     "error",
     "an add-on's Application names another chart or version than the one validated offline",
 )
+
+
+def fought_secrets(app: dict[str, Any], docs: list[dict[str, Any]]) -> list[str]:
+    """The Secrets `docs` (a chart's objects) give with an empty data value, something else's to
+    fill, whose data the Application `app` does not leave to the cluster: an ignoreDifferences
+    entry for the Secret's /data and RespectIgnoreDifferences=true (without it a sync applies
+    the chart's empty values: argo-cd v3.2.6 controller/sync.go)."""
+    spec = app.get("spec") or {}
+    respects = "RespectIgnoreDifferences=true" in (spec.get("syncPolicy") or {}).get(
+        "syncOptions", []
+    )
+    ignored = {
+        (entry.get("namespace", ""), entry.get("name", ""))
+        for entry in spec.get("ignoreDifferences") or []
+        if entry.get("kind") == "Secret" and "/data" in (entry.get("jsonPointers") or [])
+    }
+    home = (spec.get("destination") or {}).get("namespace", "")
+    out = []
+    for doc in docs:
+        if doc.get("kind") != "Secret" or not any(
+            v in ("", None) for v in (doc.get("data") or {}).values()
+        ):
+            continue
+        meta = doc.get("metadata") or {}
+        where = (meta.get("namespace") or home, meta.get("name", ""))
+        if not respects or where not in ignored:
+            out.append(f"{where[0]}/{where[1]}")
+    return sorted(out)
 
 
 def _version_problem(app: dict[str, Any], chart: addons.Chart) -> str:
@@ -64,7 +99,7 @@ class ChartsStage:
     name = "charts"
     order = 12
     tools = ("helm", "kubeconform")
-    codes = (CHART001, CHART002, CHART003)
+    codes = (CHART001, CHART002, CHART003, CHART004)
 
     def salt(self, engine: str) -> str:
         return "\n".join([tool_salt("helm"), tool_salt("kubeconform"), schemas_salt()])
@@ -85,6 +120,7 @@ class ChartsStage:
                     "error": "",
                     "refused": [],
                     "unchecked": [],
+                    "fought": [],
                 }
                 out.setdefault(path, []).append(verdict)
                 try:
@@ -96,6 +132,7 @@ class ChartsStage:
                     continue
                 docs = [d for d in yaml.safe_load_all(text) if d]
                 verdict["objects"] = len(docs)
+                verdict["fought"] = fought_secrets(app, docs)
                 aside = [d for d in docs if d.get("kind") in chart.server_defaulted]
                 verdict["unchecked"] = [f"{d['kind']} {d['metadata']['name']}" for d in aside]
                 checked = [d for d in docs if d.get("kind") not in chart.server_defaulted]
@@ -140,6 +177,23 @@ class ChartsStage:
                         "check it on a cluster: Argo CD's sync, or a server-side dry-run of the "
                         "chart (docs/platform.md)",
                         severity=Severity.WARNING,
+                        unit=unit.unit.path,
+                    )
+                )
+            for secret in verdict.get("fought", []):
+                out.append(
+                    Finding(
+                        CHART004.code,
+                        f"{what}: {title}'s chart ships Secret {secret} with empty data, which "
+                        "its controller fills (a webhook certificate); the Application does not "
+                        "ignore that data, so Argo CD sees the filled Secret as OutOfSync, "
+                        "self-heal empties it and the controller mints a new certificate, again "
+                        "and again",
+                        loc,
+                        "$.spec.ignoreDifferences",
+                        "list the Secret in the add-on's Chart.filled_secrets "
+                        "(generator/vocab/addons.py) and re-render: the Application then ignores "
+                        "its data and syncs with RespectIgnoreDifferences=true",
                         unit=unit.unit.path,
                     )
                 )

@@ -186,3 +186,42 @@ def test_the_gpu_operators_chart_is_checked_but_its_cluster_policy_left_to_the_a
         "gives ClusterPolicy cluster-policy, which only the API server makes valid"
         in (found[0]["message"])
     )
+
+
+def test_a_webhook_secret_its_controller_fills_is_left_to_the_cluster_or_refused(
+    tmp_path: Path,
+) -> None:
+    """JobSet's chart (v0.11.1 templates/webhook/secret.yaml) ships its webhook Secret with empty
+    data, which JobSet's certificate rotator fills. The rendered Application ignores that data and
+    syncs with RespectIgnoreDifferences; with either taken out of the committed Application,
+    Argo CD's self-heal would fight the rotator: CHART004 at platform.jobset, once per unit."""
+    fleet = FLEET + "platform: {jobset: {provided: fleet}}\n"
+    values_dir = ml_tree(tmp_path, fleet=fleet)
+    code, out = validate_committed(values_dir, "--no-cache", "--output", "json")
+    assert code == 0, [f for f in json.loads(out)["findings"] if f["severity"] == "error"]
+    repo = values_dir.parent
+    prod = repo / "overlays/prod/argocd/application-argocd-f-prod-jobset.yaml"
+    app = yaml.safe_load(prod.read_text())
+    assert app["spec"]["ignoreDifferences"] == [
+        {
+            "kind": "Secret",
+            "name": "jobset-webhook-server-cert",
+            "namespace": "jobset-system",
+            "jsonPointers": ["/data"],
+        }
+    ]
+    assert app["spec"]["syncPolicy"]["syncOptions"][-1] == "RespectIgnoreDifferences=true"
+    del app["spec"]["ignoreDifferences"]
+    prod.write_text(yaml.safe_dump(app, sort_keys=False))
+    staging = repo / "overlays/staging/argocd/application-argocd-f-staging-jobset.yaml"
+    staging.write_text(staging.read_text().replace("- RespectIgnoreDifferences=true\n", ""))
+    code, out = validate_committed(values_dir, "--no-cache", "--output", "json", drift=True)
+    found = [f for f in json.loads(out)["findings"] if f["code"].startswith("CHART")]
+    assert code == 1
+    assert [(f["code"], f["file"], f["line"], f["unit"]) for f in found] == [
+        ("CHART004", "values/fleet.yaml", 5, "overlays/prod/argocd"),
+        ("CHART004", "values/fleet.yaml", 5, "overlays/staging/argocd"),
+    ]
+    assert "ships Secret jobset-system/jobset-webhook-server-cert with empty data" in (
+        found[0]["message"]
+    )
