@@ -24,7 +24,13 @@ from generator.builders.common import metadata
 from generator.values.model import FleetView
 from generator.vocab import addons
 from generator.vocab.api import ARGOCD
-from generator.vocab.labels import CLUSTER_LABEL, ENVIRONMENT_LABEL, SYNC_WAVE, UNIT_LABEL
+from generator.vocab.labels import (
+    BOOTSTRAP_LABEL,
+    CLUSTER_LABEL,
+    ENVIRONMENT_LABEL,
+    SYNC_WAVE,
+    UNIT_LABEL,
+)
 from generator.vocab.objects import Obj, identity
 from generator.vocab.units import ARGOCD_UNIT, TEAM_UNIT_WAVE, UNIT_WAVES, Component
 from generator.workloads.model import Workloads
@@ -212,7 +218,7 @@ def _addons(
                 project,
                 namespace=fleet.argocd_namespace,
                 sources=fleet.doc.sources,
-                labels={ENVIRONMENT_LABEL: hub.env},
+                labels={ENVIRONMENT_LABEL: hub.env, BOOTSTRAP_LABEL: "true"},
                 annotations={SYNC_WAVE: str(PROJECT_WAVE)},
             ),
             "spec": {
@@ -258,7 +264,7 @@ def _project(
             fleet.argocd_project,
             namespace=fleet.argocd_namespace,
             sources=sources,
-            labels={ENVIRONMENT_LABEL: hub.env},
+            labels={ENVIRONMENT_LABEL: hub.env, BOOTSTRAP_LABEL: "true"},
             annotations={SYNC_WAVE: str(PROJECT_WAVE)},
         ),
         "spec": {
@@ -280,11 +286,13 @@ def _application(
     }
     if fleet.automated_sync:
         sync["automated"] = {"prune": True, "selfHeal": True}
+    # The environment's root (not a cluster's, which the root creates) is applied by hand once.
+    first = {BOOTSTRAP_LABEL: "true"} if root and view.cluster is None else {}
     meta = metadata(
         app_name(view, "root" if root else unit),
         namespace=fleet.argocd_namespace,
         sources=sources,
-        labels=_labels(view, **{UNIT_LABEL: unit}),
+        labels=_labels(view, **{UNIT_LABEL: unit}, **first),
         annotations={SYNC_WAVE: str(wave)},
     )
     if not root:

@@ -54,7 +54,15 @@ def claim_template(
 ) -> Obj:
     dra = vendor.dra
     assert dra is not None
-    exactly: Obj = {"deviceClassName": vendor.device_class, "count": count}
+    # allocationMode is the API server's default (types.go v0.36.3: "If AllocationMode is not
+    # specified, the default mode is ExactCount"), written out: left to the server, the live
+    # object differs from Git and Argo CD reports the team's Application OutOfSync for ever
+    # (simulate showed it with argo-cd v3.2.6).
+    exactly: Obj = {
+        "deviceClassName": vendor.device_class,
+        "allocationMode": "ExactCount",
+        "count": count,
+    }
     if model:
         exactly["selectors"] = [{"cel": {"expression": dra.model_expression(model)}}]
     return {

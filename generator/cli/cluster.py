@@ -36,12 +36,22 @@ from generator.reporters import simulation as simreport
     type=click.Path(path_type=Path, file_okay=False),
     help="Keep the control plane's data and logs in this folder (for debugging).",
 )
+@click.option(
+    "--argocd/--no-argocd",
+    default=True,
+    show_default=True,
+    help="Also sync each environment through the real Argo CD (a minute or so per cluster); "
+    "without it, the run says that Argo CD did not run (SIM011).",
+)
 @guarded
-def simulate(values_dir: Path, env: str | None, output_format: str, keep: Path | None) -> int:
+def simulate(
+    values_dir: Path, env: str | None, output_format: str, keep: Path | None, argocd: bool
+) -> int:
     """Apply the fleet to a local control plane with simulated nodes (KWOK) and the real
-    scheduler, controllers, quota and nfd-master; report where everything lands; 1 on any
-    mismatch (docs/simulation.md)."""
-    result = run_simulate(SimulateOptions(values_dir, env, keep), ensure_control_plane)
+    scheduler, controllers, quota and nfd-master, then sync it through the real Argo CD; report
+    where everything lands and what Argo CD did; 1 on any mismatch (docs/simulation.md)."""
+    opts = SimulateOptions(values_dir, env, keep, argocd)
+    result = run_simulate(opts, ensure_control_plane)
     simreport.write(result, output_format, sys.stdout)
     return EXIT_FINDINGS if result.errors else EXIT_OK
 

@@ -20,11 +20,13 @@ class SimulateOptions:
     values_dir: Path
     env: str | None = None  # None: every environment, in turn
     keep: Path | None = None  # keep the control plane's data and logs here
+    argocd: bool = True  # also sync through the real Argo CD
 
 
 def simulate(opts: SimulateOptions, ensure: EnsureTools) -> SimulationResult:
     def plane() -> contextlib.AbstractContextManager[launcher.ControlPlane]:
         return fleet_plane.control_plane(keep_dir=opts.keep)
 
-    ensure("simulate", registry.CONTROL_PLANE)
-    return sim.simulate(opts.values_dir, opts.env, plane)
+    argocd = registry.ARGOCD_TOOLS if opts.argocd else ()
+    ensure("simulate", (*registry.CONTROL_PLANE, *argocd))
+    return sim.simulate(opts.values_dir, opts.env, plane, argocd=opts.argocd)

@@ -72,26 +72,44 @@ def disabled_dependencies(
 def render_chart(chart: addons.Chart, values: dict[str, Any], kube_version: str) -> str:
     """`helm template` of the chart inside its module with `values`: every object, CRDs too."""
     source = chart_dir(chart)
-    meta = yaml.safe_load((source / "Chart.yaml").read_text()) or {}
-    # A module that ships its subcharts in charts/ (the GPU Operator's NFD) renders as it is.
-    shipped = all(
-        (source / "charts" / str(d.get("name"))).is_dir() for d in meta.get("dependencies") or []
-    )
-    if shipped:
+    if _ships_subcharts(source):
         return _helm_template(chart, source, values, kube_version)
-    defaults = yaml.safe_load((source / "values.yaml").read_text()) or {}
-    disabled_dependencies(meta, values, defaults)
-    # helm refuses a chart whose declared subcharts are missing from charts/, even when their
-    # conditions are off; a copy without the declarations renders what the release does.
     with tempfile.TemporaryDirectory(prefix="chart-") as tmp:
         copy = Path(tmp) / source.name
-        shutil.copytree(source, copy, copy_function=shutil.copyfile)
-        for folder in (copy, *(p for p in copy.rglob("*") if p.is_dir())):
-            folder.chmod(0o755)  # the module cache's folders are read-only
-        (copy / "Chart.yaml").write_text(
-            yaml.safe_dump({k: v for k, v in meta.items() if k != "dependencies"})
-        )
+        copy_chart(chart, values, copy)
         return _helm_template(chart, copy, values, kube_version)
+
+
+def _meta(source: Path) -> dict[str, Any]:
+    return yaml.safe_load((source / "Chart.yaml").read_text()) or {}
+
+
+def _ships_subcharts(source: Path) -> bool:
+    """A module that ships its subcharts in charts/ (the GPU Operator's NFD) renders as it is."""
+    return all(
+        (source / "charts" / str(d.get("name"))).is_dir()
+        for d in _meta(source).get("dependencies") or []
+    )
+
+
+def copy_chart(chart: addons.Chart, values: dict[str, Any], dest: Path) -> None:
+    """The chart inside its module, copied to `dest` as helm can render it with `values`: as it
+    is when the module ships its subcharts; else without the subcharts' declarations, once every
+    one is off (ChartError otherwise): helm refuses a chart whose declared subcharts are missing
+    from charts/, even when their conditions are off, and without them it renders what the
+    release does."""
+    source = chart_dir(chart)
+    shutil.copytree(source, dest, copy_function=shutil.copyfile)
+    for folder in (dest, *(p for p in dest.rglob("*") if p.is_dir())):
+        folder.chmod(0o755)  # the module cache's folders are read-only
+    if _ships_subcharts(source):
+        return
+    meta = _meta(source)
+    defaults = yaml.safe_load((source / "values.yaml").read_text()) or {}
+    disabled_dependencies(meta, values, defaults)
+    (dest / "Chart.yaml").write_text(
+        yaml.safe_dump({k: v for k, v in meta.items() if k != "dependencies"})
+    )
 
 
 def _helm_template(

@@ -11,6 +11,7 @@ from generator.cluster import dryrun, preflight
 from generator.delivery import publish
 from generator.findings import CodeInfo
 from generator.policy import registry
+from generator.simulate import gitops as simgitops
 from generator.simulate import result as simresult
 from generator.validate import drift
 from generator.validate.stages import registry as stages
@@ -31,6 +32,7 @@ def all_codes() -> list[CodeInfo]:
         *(code for stage in stages.STAGES for code in stage.codes),
         *dryrun.CODES,
         *simresult.CODES,
+        *simgitops.CODES,
         *preflight.CODES,
         *publish.CODES,
     ]

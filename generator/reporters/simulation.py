@@ -94,6 +94,21 @@ def env_text(rep: EnvReport) -> str:
             for t in rep.tracks
         ]
         lines += _table(rows)
+    if rep.applications:
+        lines.append(" Argo CD per Application (in wave order; settled: Synced and Healthy)")
+        rows = [["application", "wave", "sync", "health", "settled", ""]]
+        rows += [
+            [
+                a["application"],
+                str(a["wave"]),
+                a["sync"],
+                a["health"] + (f" ({a['note']})" if a["note"] else ""),
+                a["settled"],
+                _mark(a["ok"]),
+            ]
+            for a in rep.applications
+        ]
+        lines += _table(rows)
     timing = ", ".join(f"{k} {v:.1f} s" for k, v in rep.timings.items())
     lines.append(f" {rep.objects} objects applied; {timing}")
     return "\n".join(lines) + "\n"

@@ -101,43 +101,10 @@ def drive(plane: ControlPlane, plan: SimPlan) -> EnvRun:
         run.timings[name] = round(now - clock, 3)
         clock = now
 
-    profile = plan.profile
-    plane.use_scheduler_config(None if plan.beside else profile)
-    plane.use_second_scheduler(profile if plan.beside else None)
-    plane.use_nfd(*(plan.nfd or (DEFAULT_NFD_ARGS, "")))
-    lap("scheduler")
-    api.apply_crds(plan.crds)
-    for addon, setup in plan.controllers.items():
-        use_controller(plane, addon, setup)
-    if plan.charted:
-        api.refresh()  # the charts' CRDs (Kueue's Workloads) are served now
-    for ns in plan.namespaces:
-        api.apply({"apiVersion": CORE, "kind": "Namespace", "metadata": {"name": ns}})
-    for obj in plan.stand_ins:
-        api.apply(obj)
+    install(plane, plan)
     lap("install")
-
-    def register(node: SimNode) -> None:
-        # Features first, then the Node: nfd-master labels a node as soon as it sees both.
-        api.apply(node_feature(node))
-        created = api.create(node_object(node))
-        published = resource_slice(node)
-        if published is not None:
-            # What the site's DRA driver would publish for the node, owned by it as the driver's
-            # slices are: deleted with the node between runs. Applied: a slice of an earlier
-            # run's node may still be there, its owner gone and the garbage collector not yet.
-            published["metadata"]["ownerReferences"] = [
-                {
-                    "apiVersion": CORE,
-                    "kind": "Node",
-                    "name": node.name,
-                    "uid": created["metadata"]["uid"],
-                }
-            ]
-            api.apply(published)
-
     nodes = plan.nodes
-    parallel(register, nodes)
+    register_nodes(api, nodes)
     names = {n.name for n in nodes}
 
     def all_ready() -> bool:
@@ -213,6 +180,52 @@ def drive(plane: ControlPlane, plan: SimPlan) -> EnvRun:
         run.jobsets = take(api)
         lap("jobsets")
     return run
+
+
+def install(plane: ControlPlane, plan: SimPlan) -> None:
+    """What is in place before the fleet's units: the schedulers (the fleet's profile),
+    nfd-master with the fleet's flags, the CRDs, the add-on controller managers, the add-ons'
+    namespaces and the stand-ins for the teams' own objects."""
+    api = plane.client()
+    profile = plan.profile
+    plane.use_scheduler_config(None if plan.beside else profile)
+    plane.use_second_scheduler(profile if plan.beside else None)
+    plane.use_nfd(*(plan.nfd or (DEFAULT_NFD_ARGS, "")))
+    api.apply_crds(plan.crds)
+    for addon, setup in plan.controllers.items():
+        use_controller(plane, addon, setup)
+    if plan.charted:
+        api.refresh()  # the charts' CRDs (Kueue's Workloads) are served now
+    for ns in plan.namespaces:
+        api.apply({"apiVersion": CORE, "kind": "Namespace", "metadata": {"name": ns}})
+    for obj in plan.stand_ins:
+        api.apply(obj)
+
+
+def register_nodes(api: ApiClient, nodes: list[SimNode]) -> None:
+    """Each node's PCI inventory as a NodeFeature, then the Node (cordoned), and what the site's
+    DRA driver would publish for it."""
+
+    def register(node: SimNode) -> None:
+        # Features first, then the Node: nfd-master labels a node as soon as it sees both.
+        api.apply(node_feature(node))
+        created = api.create(node_object(node))
+        published = resource_slice(node)
+        if published is not None:
+            # What the site's DRA driver would publish for the node, owned by it as the driver's
+            # slices are: deleted with the node between runs. Applied: a slice of an earlier
+            # run's node may still be there, its owner gone and the garbage collector not yet.
+            published["metadata"]["ownerReferences"] = [
+                {
+                    "apiVersion": CORE,
+                    "kind": "Node",
+                    "name": node.name,
+                    "uid": created["metadata"]["uid"],
+                }
+            ]
+            api.apply(published)
+
+    parallel(register, nodes)
 
 
 def ignored_taints(workdir: Path) -> list[str]:

@@ -66,6 +66,8 @@ class EnvReport:
     tracks: list[dict[str, Any]] = field(default_factory=list)
     admissions: list[dict[str, Any]] = field(default_factory=list)
     """Kueue's verdict per queued workload (simulate/kueue.py), when Kueue runs."""
+    applications: list[dict[str, Any]] = field(default_factory=list)
+    """What Argo CD did with each Application (simulate/gitops.py)."""
     findings: list[Finding] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     objects: int = 0

@@ -34,7 +34,9 @@ from generator.controlplane.controllers import use_controller
 from generator.controlplane.launcher import ControlPlane
 from generator.errors import FindingsError
 from generator.findings import sorted_findings
+from generator.render.layout import render_tree
 from generator.simulate.drive import drive
+from generator.simulate.gitops import argocd_not_run, drive_argocd, judge_argocd
 from generator.simulate.judge import judge
 from generator.simulate.plan import make_plan
 from generator.simulate.result import EnvReport, SimulationResult
@@ -50,8 +52,10 @@ def simulate(
     plane_factory: Callable[[], contextlib.AbstractContextManager[ControlPlane]],
     *,
     runs: list[EnvRun] | None = None,
+    argocd: bool = True,
 ) -> SimulationResult:
-    """Simulate `env` (None: every environment) on the control plane `plane_factory` gives.
+    """Simulate `env` (None: every environment) on the control plane `plane_factory` gives, and
+    (`argocd`) sync each environment through the real Argo CD on it too.
     `runs`: where to put what the driver took of each environment too (tests record them)."""
     try:
         checked, envs = load(values_dir, env)
@@ -62,6 +66,8 @@ def simulate(
     if findings:
         return SimulationResult([], findings)
     reports: list[EnvReport] = []
+    # What Argo CD syncs: the tree render writes (and publish pushes), once for every environment.
+    rendered = render_tree(loaded, builds=checked.builds) if argocd else None
     with plane_factory() as plane:
         try:
             for name in envs:
@@ -73,7 +79,18 @@ def simulate(
                 run = drive(plane, plan)
                 if runs is not None:
                     runs.append(run)
-                reports.append(judge(plan, run))
+                report = judge(plan, run)
+                if argocd:
+                    # The same environment again, on a clean plane, synced by Argo CD itself.
+                    reset(plane)
+                    assert rendered is not None
+                    argo = drive_argocd(plane, plan, rendered)
+                    report.applications, found = judge_argocd(argo, plan)
+                    report.timings["argocd"] = argo.seconds
+                else:
+                    found = [argocd_not_run(plan)]
+                report.findings = sorted_findings([*report.findings, *found])
+                reports.append(report)
         finally:
             # A shared plane goes back to one scheduler and no add-on controller.
             plane.use_second_scheduler(None)

@@ -27,6 +27,8 @@ from generator.toolchain import crdschemas, fresh
 from generator.toolchain.errors import ToolFailed, ToolMissing
 from generator.toolchain.process import run
 from generator.toolchain.registry import (
+    ARGOCD_TOOLS,
+    ARGOCD_VERSION,
     CONTROL_PLANE,
     CONTROL_PLANE_TARGET,
     DEV_TARGET,
@@ -137,6 +139,17 @@ def builds() -> dict[str, Build]:
         Build("trainjobcheck", "kueuecheck", "./trainjobcheck"),
         Build("jobset", "workloads", "sigs.k8s.io/jobset", ldflags="-s -w"),
         Build("lws", "workloads", "sigs.k8s.io/lws/cmd", ldflags="-s -w"),
+        # Argo CD's own build stamps its version (argo-cd v3.2.6 Makefile, LDFLAGS; without it
+        # it reports v99.99.99). No commit is stamped: the module proxy does not say which, and
+        # a guessed one would be a lie; so it reports "v3.2.6+unknown".
+        Build(
+            "argocd",
+            "argocd",
+            "github.com/argoproj/argo-cd/v3/cmd",
+            ldflags="-s -w -X github.com/argoproj/argo-cd/v3/common.version="
+            + ARGOCD_VERSION.removeprefix("v"),
+        ),
+        Build("argocd-redis", "argocd", "./redis", ldflags="-s -w"),
         Build("actionlint", "actionlint", "github.com/rhysd/actionlint/cmd/actionlint"),
         Build("podsecurity", "podsecurity", "."),
     ]
@@ -159,7 +172,7 @@ SETS: dict[str, tuple[str, ...]] = {
         "helm",
         *SCHEMAS,
     ),
-    CONTROL_PLANE_TARGET: CONTROL_PLANE,
+    CONTROL_PLANE_TARGET: (*CONTROL_PLANE, *ARGOCD_TOOLS),
     DEV_TARGET: DEV_TOOLS,
 }
 # What `make demo` builds: the validate set but the checkers of the stages it skips (Makefile

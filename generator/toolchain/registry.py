@@ -86,6 +86,12 @@ CONTROL_PLANE: tuple[str, ...] = (
     "lws",
     "trainer",
 )
+# Argo CD's application controller and repo-server (one multi-call binary) and the in-memory
+# Redis they cache in: simulate syncs the fleet through them (simulate/gitops.py). Built with the
+# control plane, on simulate's first use.
+ARGOCD_TOOLS: tuple[str, ...] = ("argocd", "argocd-redis")
+ARGOCD_MODULE = "github.com/argoproj/argo-cd/v3"
+ARGOCD_VERSION = "v3.2.6"
 CONTROL_PLANE_TARGET = "cluster"
 # What only this repository's test suite runs (`tools install --only dev`).
 DEV_TARGET = "dev"
@@ -133,6 +139,16 @@ _DECLARED: Mapping[str, Tool] = {
             "v0.36.3",
             "podsecurity",
             built_from="gotools/podsecurity",
+        ),
+        # Argo CD: v3.2.6 is the newest release that builds from served modules
+        # (gotools/argocd/go.mod says why).
+        _go("argocd", ARGOCD_MODULE, ARGOCD_VERSION, "argocd"),
+        _go(
+            "argocd-redis",
+            "github.com/alicebob/miniredis/v2",
+            "v2.35.0",
+            "argocd",
+            built_from="gotools/argocd/redis",
         ),
         _go("nfd-master", *_NFD, "nfd"),
         _go("nfd-rulecheck", *_NFD, "nfd", built_from="gotools/nfd/cmd/nfd-rulecheck"),
@@ -193,7 +209,7 @@ _DECLARED: Mapping[str, Tool] = {
 # Tools that not every command needs: `tools install` leaves them unbuilt, doctor says so
 # without failing, and their install hint names the set that builds them.
 OPTIONAL: Mapping[str, str] = {
-    **{name: CONTROL_PLANE_TARGET for name in CONTROL_PLANE},
+    **{name: CONTROL_PLANE_TARGET for name in (*CONTROL_PLANE, *ARGOCD_TOOLS)},
     **{name: DEV_TARGET for name in DEV_TOOLS},
 }
 _OPTIONAL_WHY = {

@@ -23,6 +23,11 @@ PHASE_ANNOTATION = "accel-gitops.io/phase"
 CLUSTER_LABEL = "accel-gitops.io/cluster"
 ENVIRONMENT_LABEL = "accel-gitops.io/environment"
 UNIT_LABEL = "accel-gitops.io/unit"
+# On what the first install applies by hand, and nothing else: the AppProjects and the root
+# Application (`kubectl apply -k overlays/<env>/argocd -l accel-gitops.io/bootstrap=true`). The
+# root then creates the other Applications wave by wave; applied with them, every Application
+# would sync at once and the waves order nothing (docs/argocd.md, simulate/gitops.py).
+BOOTSTRAP_LABEL = "accel-gitops.io/bootstrap"
 # The label that names the add-on an Application installs (what validate and simulate find).
 ADDON_LABEL = "accel-gitops.io/addon"
 CHART_SOURCE_ANNOTATION = "accel-gitops.io/chart-source"

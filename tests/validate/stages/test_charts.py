@@ -222,6 +222,7 @@ def test_a_webhook_secret_its_controller_fills_is_left_to_the_cluster_or_refused
         ("CHART004", "values/fleet.yaml", 5, "overlays/prod/argocd"),
         ("CHART004", "values/fleet.yaml", 5, "overlays/staging/argocd"),
     ]
-    assert "ships Secret jobset-system/jobset-webhook-server-cert with empty data" in (
-        found[0]["message"]
+    assert (
+        "ships Secret jobset-system/jobset-webhook-server-cert with empty data"
+        in (found[0]["message"])
     )

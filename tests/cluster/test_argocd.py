@@ -1,0 +1,163 @@
+"""simulate's Argo CD step on the real control plane with the real Argo CD (argo-cd v3.2.6's
+application controller and repo-server, simulate/gitops.py): the fleet bootstrapped as
+docs/argocd.md says syncs in wave order and stays synced; a Secret the JobSet controller fills,
+left to self-heal, loops; a unit that cannot sync fails alone."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from generator.cluster.dryrun import load
+from generator.cluster.plane import reset
+from generator.cluster.units import build
+from generator.controlplane.launcher import ControlPlane
+from generator.findings import Finding, Severity
+from generator.render.layout import Rendered, render_tree
+from generator.simulate import gitops
+from generator.simulate.plan import SimPlan, make_plan
+from tests.fixtures import SIM_FLEET
+from tests.simulate.cases import line_of, small_tree
+
+pytestmark = pytest.mark.xdist_group("control-plane")
+
+# A fleet that installs JobSet's chart (whose webhook Secret its controller fills) and one team
+# with one JobSet of one 4-GPU pod on one NVIDIA pool (so JobSet's controller runs: its
+# webhook admits the JobSet).
+FLEET = {**SIM_FLEET, "platform": {"jobset": {"provided": "fleet"}}}
+TEAM = {
+    "owners": ["ml@example.com"],
+    "quota": {"nvidia": 4},
+    "jobs": {
+        "pretrain": {
+            "kind": "jobset",
+            "images": {"nvidia": "registry.example.com/train:cuda"},
+            "tasks": {"gpu": {"vendor": "nvidia", "devices": 4, "replicas": 1}},
+        }
+    },
+}
+APPS = [
+    # (application, wave): the root first, then JobSet's chart, then the units in their waves.
+    ("t-dev-root", -10),
+    ("t-dev-jobset", -5),
+    ("t-dev-node-config", 0),
+    ("t-dev-device-plugins", 2),
+    ("t-dev-monitoring", 2),
+    ("t-dev-team-ml", 2),
+]
+
+
+@contextlib.contextmanager
+def planned(tmp_path: Path) -> Iterator[tuple[SimPlan, Rendered]]:
+    values = small_tree(tmp_path, FLEET, teams={"ml": TEAM})
+    checked, _ = load(values, "dev")
+    built, found = build(checked.values, "dev", builds=checked.builds)
+    plan = make_plan(checked.values, checked.builds["dev"], built, found)
+    yield plan, render_tree(checked.values, builds=checked.builds)
+
+
+def run(cluster: ControlPlane, plan: SimPlan, rendered: Rendered) -> gitops.ArgoRun:
+    reset(cluster)
+    return gitops.drive_argocd(cluster, plan, rendered)
+
+
+def errors(found: list[Finding]) -> list[Finding]:
+    return [f for f in found if f.severity is Severity.ERROR]
+
+
+def edit(rendered: Rendered, suffix: str, change: object) -> None:
+    """Change the one rendered file whose path ends with `suffix` (as a hand edit of the
+    published tree would): `change` takes its object and returns the new one."""
+    [rel] = [r for r in rendered.tree if r.endswith(suffix)]
+    rendered.tree[rel] = yaml.safe_dump(change(yaml.safe_load(rendered.tree[rel])))  # type: ignore[operator]
+
+
+def test_argo_cd_syncs_the_fleet_in_wave_order_and_it_stays_synced(
+    tmp_path: Path, cluster: ControlPlane
+) -> None:
+    """Bootstrapped with the AppProjects and the root alone, the root creates each wave once the
+    one before is Healthy; every Application reaches Synced and Healthy and none is synced again
+    over the watch."""
+    with planned(tmp_path) as (plan, rendered):
+        argo = run(cluster, plan, rendered)
+        rows, found = gitops.judge_argocd(argo, plan)
+    assert not argo.timed_out
+    assert [(r["application"], r["wave"]) for r in rows] == APPS
+    assert [(r["sync"], r["health"], r["note"], r["ok"]) for r in rows] == [
+        ("Synced", "Healthy", "", True)
+    ] * len(APPS)
+    assert all(not seen.early and seen.syncs == 1 for seen in argo.apps.values())
+    assert found == []
+
+
+def test_a_secret_its_controller_fills_left_to_self_heal_is_a_loop_at_its_application(
+    tmp_path: Path, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """JobSet's Application without its ignoreDifferences (the fix reverted): JobSet's rotator
+    fills the webhook Secret, Argo CD finds it OutOfSync and self-heals it back to the chart's
+    empty data: SIM022 at platform.jobset, naming the Secret and the field JobSet writes; and
+    the team's JobSet is refused by JobSet's webhook, whose certificate no longer verifies."""
+    monkeypatch.setattr(gitops, "SYNC_TIMEOUT", 60.0)
+    with planned(tmp_path) as (plan, rendered):
+
+        def revert(app: dict) -> dict:  # type: ignore[type-arg]
+            del app["spec"]["ignoreDifferences"]
+            app["spec"]["syncPolicy"]["syncOptions"].remove("RespectIgnoreDifferences=true")
+            return app
+
+        edit(rendered, "application-argocd-t-dev-jobset.yaml", revert)
+        argo = run(cluster, plan, rendered)
+        rows, found = gitops.judge_argocd(argo, plan)
+    loops = [f for f in found if f.code == "SIM022"]
+    assert [(f.location.file, f.location.line) for f in loops] == [
+        ("values/fleet.yaml", line_of(tmp_path / "values/fleet.yaml", "jobset"))
+    ]
+    assert "Application t-dev-jobset: after Argo CD had synced it" in loops[0].message
+    assert "Secret jobset-system/jobset-webhook-server-cert: data (by jobset)" in (loops[0].message)
+    assert [r["application"] for r in rows if not r["ok"]] == ["t-dev-jobset", "t-dev-team-ml"]
+    [refused] = [f for f in found if f.code == "SIM020" and "t-dev-team-ml" in f.message]
+    assert "x509: certificate signed by unknown authority" in refused.message
+
+
+def test_a_unit_that_cannot_sync_fails_alone_and_the_others_come_up(
+    tmp_path: Path, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The team's unit holds an object of a kind no CRD serves: its Application fails (SIM020
+    with Argo CD's own message, at the team's values), and every other Application of its wave
+    and before settles as docs/argocd.md says."""
+    monkeypatch.setattr(gitops, "SYNC_TIMEOUT", 60.0)
+    with planned(tmp_path) as (plan, rendered):
+
+        def widget(kust: dict) -> dict:  # type: ignore[type-arg]
+            kust["resources"].append("widget.yaml")
+            return kust
+
+        [folder] = [
+            r.rsplit("/", 1)[0] for r in rendered.tree if r.endswith("team-ml/kustomization.yaml")
+        ]
+        rendered.tree[f"{folder}/widget.yaml"] = yaml.safe_dump(
+            {
+                "apiVersion": "example.com/v1",
+                "kind": "Widget",
+                "metadata": {"name": "w", "namespace": "ml"},
+            }
+        )
+        edit(rendered, "team-ml/kustomization.yaml", widget)
+        argo = run(cluster, plan, rendered)
+        rows, found = gitops.judge_argocd(argo, plan)
+    assert argo.timed_out
+    assert [r["application"] for r in rows if not r["ok"]] == ["t-dev-team-ml"]
+    [failed] = errors(found)
+    assert failed.code == "SIM020"
+    assert failed.message.startswith("Argo CD leaves Application t-dev-team-ml OutOfSync/")
+    assert "Widget" in failed.message
+    # At the team's values: its unit's first object is its Namespace, made from its quota.
+    team = tmp_path / "values/teams/ml.yaml"
+    assert (failed.location.file, failed.location.line) == (
+        "values/teams/ml.yaml",
+        line_of(team, "quota:"),
+    )

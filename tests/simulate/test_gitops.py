@@ -1,0 +1,215 @@
+"""simulate's Argo CD step without a control plane: how the published tree is localized (the
+repository URL, the add-on charts, the other clusters' Applications), and the judge's verdicts
+on what the observer recorded (simulate/gitops.py). What the real Argo CD does is
+tests/cluster/test_argocd.py's."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import yaml
+
+from generator.findings import Location
+from generator.simulate import gitops
+from generator.simulate.gitops import AppSeen, ArgoRun, localize, publish
+
+REPO = "https://git.example.com/fleet.git"
+URL = "file:///tmp/x/fleet.git"
+
+
+def app(name: str, source: dict[str, object], labels: dict[str, str] | None = None) -> dict:  # type: ignore[type-arg]
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": name, "namespace": "argocd", "labels": labels or {}},
+        "spec": {"project": "p", "source": source, "destination": {"server": "s"}},
+    }
+
+
+def test_an_application_of_the_fleets_repository_syncs_from_the_local_one() -> None:
+    unit = app(
+        "f-dev-team-a", {"repoURL": REPO, "path": "overlays/dev/team-a", "targetRevision": "main"}
+    )
+    local = localize(unit, REPO, URL, "main")
+    assert local is not None
+    assert local["spec"]["source"] == {
+        "repoURL": URL,
+        "path": "overlays/dev/team-a",
+        "targetRevision": "main",
+    }
+    assert unit["spec"]["source"]["repoURL"] == REPO  # the input is left as it was
+
+
+def test_an_add_on_application_syncs_its_chart_from_the_local_repository_with_its_values() -> None:
+    """JobSet's chart ships in a Go module: the same chart, under charts/jobset of the local
+    repository, at the published branch, with the Application's Helm values unchanged."""
+    helm = {"releaseName": "jobset", "valuesObject": {"image": {"tag": "v0.11.1"}}}
+    jobset = app(
+        "f-dev-jobset",
+        {
+            "repoURL": "registry.k8s.io/jobset/charts",
+            "chart": "jobset",
+            "targetRevision": "0.11.1",
+            "helm": helm,
+        },
+        {"accel-gitops.io/addon": "jobset"},
+    )
+    local = localize(jobset, REPO, URL, "prod")
+    assert local is not None
+    assert local["spec"]["source"] == {
+        "repoURL": URL,
+        "path": "charts/jobset",
+        "targetRevision": "prod",
+        "helm": helm,
+    }
+
+
+def test_an_add_on_whose_chart_no_module_ships_is_left_out() -> None:
+    volcano = app(
+        "f-dev-volcano",
+        {"repoURL": "https://volcano-sh.github.io/helm-charts", "chart": "volcano"},
+        {"accel-gitops.io/addon": "volcano"},
+    )
+    assert localize(volcano, REPO, URL, "main") is None
+
+
+def test_a_project_allows_the_local_repository_for_the_fleets_and_the_charts() -> None:
+    project = {
+        "kind": "AppProject",
+        "metadata": {"name": "p"},
+        "spec": {"sourceRepos": [REPO, "registry.k8s.io/jobset/charts", "https://other.example"]},
+    }
+    local = localize(project, REPO, URL, "main")
+    assert local is not None
+    assert local["spec"]["sourceRepos"] == [URL, "https://other.example"]
+
+
+def test_publishing_one_cluster_keeps_the_hubs_applications_of_that_cluster_alone(
+    tmp_path: Path,
+) -> None:
+    """prod's hub unit holds a root per cluster: simulating `domestic`, the main cluster's root
+    is left out of the published tree (file and kustomization entry), and an add-on without a
+    module is left out and named; what is committed is on the environment's branch."""
+    hub = "overlays/prod/argocd"
+    roots = {
+        "main": app(
+            "f-prod-main-root",
+            {"repoURL": REPO, "path": "overlays/prod/main/argocd"},
+            {"accel-gitops.io/cluster": "main"},
+        ),
+        "domestic": app(
+            "f-prod-domestic-root",
+            {"repoURL": REPO, "path": "overlays/prod/domestic/argocd"},
+            {"accel-gitops.io/cluster": "domestic"},
+        ),
+    }
+    volcano = app(
+        "f-prod-volcano", {"repoURL": "x", "chart": "volcano"}, {"accel-gitops.io/addon": "volcano"}
+    )
+    tree = {
+        f"{hub}/kustomization.yaml": yaml.safe_dump(
+            {"resources": ["main.yaml", "domestic.yaml", "volcano.yaml"]}
+        ),
+        f"{hub}/main.yaml": yaml.safe_dump(roots["main"]),
+        f"{hub}/domestic.yaml": yaml.safe_dump(roots["domestic"]),
+        f"{hub}/volcano.yaml": yaml.safe_dump(volcano),
+        "base/x.yaml": "a: 1\n",
+    }
+    published = publish(tree, [hub], REPO, "prod", tmp_path, "domestic")
+    assert published.dropped == ["f-prod-volcano"]
+    assert published.url == f"file://{tmp_path / 'fleet.git'}"
+    files = subprocess.run(
+        ["git", "ls-tree", "-r", "--name-only", "prod"],
+        cwd=tmp_path / "fleet.git",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert files == ["base/x.yaml", f"{hub}/domestic.yaml", f"{hub}/kustomization.yaml"]
+    kust = yaml.safe_load((published.checkout / hub / "kustomization.yaml").read_text())
+    assert kust["resources"] == ["domestic.yaml"]
+    root = yaml.safe_load((published.checkout / hub / "domestic.yaml").read_text())
+    assert root["spec"]["source"]["repoURL"] == published.url
+
+
+def seen(name: str, wave: int, **kw: object) -> AppSeen:
+    out = AppSeen(name, wave, "team-a" if wave == 2 else "node-config")
+    out.sync, out.health, out.settled_at, out.syncs = "Synced", "Healthy", 1.0, 1
+    for key, value in kw.items():
+        setattr(out, key, value)
+    return out
+
+
+def judged(run: ArgoRun) -> tuple[list[dict], list]:  # type: ignore[type-arg]
+    where = {
+        "a": Location("values/teams/a.yaml", 3, 1),
+        "n": Location("values/vendors/n.yaml", 2, 1),
+    }
+    return gitops.judge(run, where)
+
+
+def test_the_judge_passes_applications_that_settled_in_order_and_stayed() -> None:
+    rows, found = judged(ArgoRun({"n": seen("n", 0), "a": seen("a", 2)}))
+    assert found == []
+    assert [
+        (r["application"], r["wave"], r["sync"], r["health"], r["settled"], r["ok"]) for r in rows
+    ] == [
+        ("n", 0, "Synced", "Healthy", "1.0s", True),
+        ("a", 2, "Synced", "Healthy", "1.0s", True),
+    ]
+
+
+def test_an_application_that_never_settles_is_sim020_with_argo_cds_words() -> None:
+    failed = seen(
+        "a",
+        2,
+        sync="OutOfSync",
+        health="Missing",
+        settled_at=None,
+        messages=["one or more synchronization tasks are not valid"],
+        unfinished=["Widget a/w: OutOfSync/Missing"],
+    )
+    rows, found = judged(ArgoRun({"n": seen("n", 0), "a": failed}))
+    assert [r["ok"] for r in rows] == [True, False]
+    assert [(f.code, f.location.file, f.location.line) for f in found] == [
+        ("SIM020", "values/teams/a.yaml", 3)
+    ]
+    assert found[0].message == (
+        "Argo CD leaves Application a OutOfSync/Missing: one or more synchronization tasks are "
+        "not valid; Widget a/w: OutOfSync/Missing"
+    )
+
+
+def test_an_application_created_before_an_earlier_wave_was_healthy_is_sim021() -> None:
+    rows, found = judged(ArgoRun({"n": seen("n", 0), "a": seen("a", 2, early=["n"])}))
+    assert [(f.code, f.location.file) for f in found] == [("SIM021", "values/teams/a.yaml")]
+    assert found[0].message == (
+        "Argo CD created Application a (wave 2) while n of an earlier wave had never been Healthy"
+    )
+
+
+def test_a_field_fought_over_after_the_sync_is_sim022_naming_object_and_writer() -> None:
+    fought = seen("n", 0, drifted=["Secret s/cert: data (by jobset)"], syncs=3)
+    rows, found = judged(ArgoRun({"n": fought}))
+    assert [r["ok"] for r in rows] == [False]
+    assert [(f.code, f.location.file, f.location.line) for f in found] == [
+        ("SIM022", "values/vendors/n.yaml", 2)
+    ]
+    assert found[0].message == (
+        "Application n: after Argo CD had synced it and synced it 3 times, with one revision in "
+        "Git, another writer changed what it applies, which self-heal takes back: Secret "
+        "s/cert: data (by jobset)"
+    )
+
+
+def test_a_root_and_a_team_progressing_only_while_they_wait_are_settled_and_said_so() -> None:
+    root = seen("r", -10, health="Progressing", running_only=True)
+    root.unit = "argocd"
+    team = seen("a", 2, health="Progressing", running_only=True)
+    rows, found = gitops.judge(ArgoRun({"r": root, "a": team}), {})
+    assert found == []
+    assert [(r["application"], r["note"], r["ok"]) for r in rows] == [
+        ("r", "as its Applications", True),
+        ("a", "Jobs running", True),
+    ]
