@@ -48,6 +48,7 @@ from generator.toolchain import process as tool_process
 from generator.toolchain.modules import module_dir
 from generator.toolchain.registry import ARGOCD_MODULE, tools_dir
 from generator.vocab.api import ARGOCD, CORE
+from generator.vocab.labels import ARGOCD_PART_OF_LABEL, ARGOCD_SECRET_TYPE_LABEL
 
 # argo-cd v3.2.6 manifests/crds: the two kinds the fleet renders (no ApplicationSets).
 CRD_FILES = ("manifests/crds/application-crd.yaml", "manifests/crds/appproject-crd.yaml")
@@ -71,8 +72,7 @@ return hs
 HEALTH_KEY = "resource.customizations.health.argoproj.io_Application"
 # argo-cd v3.2.6 common/common.go: what marks Argo CD's own ConfigMaps and Secrets, and a
 # cluster Secret.
-PART_OF = {"app.kubernetes.io/part-of": "argocd"}
-SECRET_TYPE_LABEL = "argocd.argoproj.io/secret-type"
+PART_OF = {ARGOCD_PART_OF_LABEL: "argocd"}
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ def install_objects(namespace: str, clusters: dict[str, str], plane: ControlPlan
                 "metadata": {
                     "name": f"cluster-{name}",
                     "namespace": namespace,
-                    "labels": {SECRET_TYPE_LABEL: "cluster"},
+                    "labels": {ARGOCD_SECRET_TYPE_LABEL: "cluster"},
                 },
                 "stringData": {"name": name, "server": server, "config": json.dumps(config)},
             }

@@ -266,10 +266,9 @@ def _ref(r: dict[str, Any]) -> str:
 
 def _other_writers(api: ApiClient, r: dict[str, Any]) -> str:
     """The top-level fields of the live object that a writer other than Argo CD owns."""
-    group, version = r.get("group", ""), r.get("version", "v1")
-    live = api.get(
-        f"{group}/{version}" if group else version, r["kind"], r.get("namespace", ""), r["name"]
-    )
+    group, version = r.get("group", ""), r.get("version", "")
+    api_version = f"{group}/{version}" if group else version or CORE
+    live = api.get(api_version, r["kind"], r.get("namespace", ""), r["name"])
     owned: list[str] = []
     for entry in (live or {}).get("metadata", {}).get("managedFields") or []:
         if entry.get("manager") == ARGOCD_MANAGER:

@@ -328,7 +328,10 @@ def application(
         },
         "annotations": {"accel-gitops.io/source": SOURCES, "argocd.argoproj.io/sync-wave": wave},
     }
-    if not root:
+    if root:
+        # What the first install applies by hand (docs/argocd.md), with the AppProjects.
+        meta["labels"]["accel-gitops.io/bootstrap"] = "true"
+    else:
         meta["finalizers"] = ["resources-finalizer.argocd.argoproj.io"]
     return {
         "apiVersion": "argoproj.io/v1alpha1",
@@ -414,6 +417,7 @@ def test_the_app_project_lists_the_repo_destinations_and_cluster_kinds_of_the_un
             "labels": {
                 "app.kubernetes.io/managed-by": "accel-gitops",
                 "accel-gitops.io/environment": "prod",
+                "accel-gitops.io/bootstrap": "true",
             },
             "annotations": {
                 "accel-gitops.io/source": SOURCES,

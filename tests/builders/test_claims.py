@@ -104,7 +104,8 @@ def test_a_dra_vendors_unit_holds_its_class_and_the_vendors_after_it_follow(
 
 
 def claim_template(name: str, namespace: str, count: int, selector: str | None) -> Obj:
-    exactly: Obj = {"deviceClassName": "nvidia-dra", "count": count}
+    # allocationMode as the API server defaults it, written out (else Argo CD sees a diff).
+    exactly: Obj = {"deviceClassName": "nvidia-dra", "allocationMode": "ExactCount", "count": count}
     if selector:
         exactly["selectors"] = [{"cel": {"expression": selector}}]
     return {

@@ -185,6 +185,7 @@ def test_the_addon_applications_point_their_findings_at_platform(tmp_path: Path)
         "labels": {
             "app.kubernetes.io/managed-by": "accel-gitops",
             "accel-gitops.io/environment": "prod",
+            "accel-gitops.io/bootstrap": "true",
         },
         "annotations": {
             "accel-gitops.io/source": "values/fleet.yaml",

@@ -73,8 +73,18 @@ def test_the_command_lines_stamp_versions_and_keep_upstreams_options() -> None:
     assert table["nfd-master"].ldflags == (
         "-X sigs.k8s.io/node-feature-discovery/pkg/version.version=v0.19.0"
     )
-    stripped = {"etcd", "kwok", "kueue", "jobset", "lws", "trainer"}
+    stripped = {"etcd", "kwok", "kueue", "jobset", "lws", "trainer", "argocd-redis"}
     assert {t for t, b in table.items() if b.ldflags == "-s -w"} == stripped
+    # Argo CD's own Makefile stamps its version (LDFLAGS): without it, it says v99.99.99.
+    assert table["argocd"].argv == [
+        "go",
+        "build",
+        "-trimpath",
+        "-buildvcs=false",
+        "-ldflags",
+        "-s -w -X github.com/argoproj/argo-cd/v3/common.version=3.2.6",
+        "github.com/argoproj/argo-cd/v3/cmd",
+    ]
     plain = {"kustomize", "kubeconform", "kbuild", "nfd-rulecheck", "kueuecheck", "schedcheck"}
     plain |= {"workloadcheck", "trainjobcheck"}
     plain |= {"helm", "actionlint", "podsecurity"}
