@@ -48,7 +48,7 @@ from generator.toolchain import process as tool_process
 from generator.toolchain.modules import module_dir
 from generator.toolchain.registry import ARGOCD_MODULE, tools_dir
 from generator.vocab.api import ARGOCD, CORE
-from generator.vocab.labels import ARGOCD_PART_OF_LABEL, ARGOCD_SECRET_TYPE_LABEL
+from generator.vocab.kube import ARGOCD_PART_OF_LABEL, ARGOCD_SECRET_TYPE_LABEL
 
 # argo-cd v3.2.6 manifests/crds: the two kinds the fleet renders (no ApplicationSets).
 CRD_FILES = ("manifests/crds/application-crd.yaml", "manifests/crds/appproject-crd.yaml")

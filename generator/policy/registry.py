@@ -22,6 +22,7 @@ from generator.policy import (
     platform,
     providers,
     scheduling,
+    shared,
     workloads,
 )
 from generator.policy import checks as base
@@ -86,4 +87,6 @@ def codes() -> list[CodeInfo]:
             out[code] = CodeInfo(code, "values, manifests", out[code].severity, out[code].summary)
         else:
             out[code] = CodeInfo(code, "manifests", rule.severity, rule.summary)
+    for info in shared.CODES:  # across environments (policy/shared.py)
+        out[info.code] = info
     return [out[c] for c in sorted(out)]

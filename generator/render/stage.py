@@ -12,6 +12,7 @@ from generator.builders.fleet import Build, build_values
 from generator.errors import FindingsError
 from generator.findings import Finding, has_errors, sorted_findings
 from generator.policy import registry as policy
+from generator.policy import shared
 from generator.policy.memo import FOLDER as MEMO_FOLDER
 from generator.policy.memo import CheckMemo, Digests
 from generator.render import gcpause
@@ -86,7 +87,7 @@ def check_values(
     """Every policy check on each view's build, the unchanged views' findings from the cache
     folder's `checks/` (`digests`: the views' digests, when the caller digests them too)."""
     memo = CheckMemo(sub(cache_dir, MEMO_FOLDER), write=write_cache, digests=digests)
-    return policy.run_checks(loaded, builds, memo)
+    return [*policy.run_checks(loaded, builds, memo), *shared.shared_argocd(loaded)]
 
 
 def sub(folder: Path | None, name: str) -> Path | None:

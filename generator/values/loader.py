@@ -589,6 +589,8 @@ class _Resolver:
             argocd_project=argo.get("project", d["name"]),
             destination_server=argo.get("destinationServer", "https://kubernetes.default.svc"),
             automated_sync=bool(argo.get("automatedSync", True)),
+            argocd_instance=str(argo.get("instance", "")),
+            argocd_version=str(argo.get("version", "")),
             node_config_method=d.get("nodeConfig", {}).get("method", "nfd"),
             allow_overcommit=bool(d.get("capacity", {}).get("allowOvercommit", False)),
             overcommit_ratio=_ratio(d.get("capacity", {}).get("overcommitRatio")),

@@ -307,6 +307,10 @@ class Fleet:
     # The cluster's name in Argo CD, when the destination is given by name rather than server
     # (a cluster of an environment: values `clusters.<name>.destination.name`).
     destination_name: str = ""
+    # argocd.instance: the Argo CD that syncs the environment ("": its own, shared with none).
+    argocd_instance: str = ""
+    # argocd.version: the Argo CD version the site runs ("": not said).
+    argocd_version: str = ""
 
     @property
     def destination(self) -> dict[str, str]:

@@ -978,6 +978,20 @@ FLEET_PROPS: dict[str, Any] = {
             "project": _str(DNS_LABEL),
             "destinationServer": _str(minLength=1),
             "automatedSync": {"type": "boolean"},
+            "instance": {
+                **_str(DNS_LABEL),
+                "description": "the Argo CD that syncs this environment, by a name of your "
+                "choice: environments that name the same one share it, and must not render "
+                "AppProjects or Applications of one name (docs/argocd.md); default: each "
+                "environment its own",
+            },
+            "version": {
+                "type": "string",
+                "pattern": r"^v\d+\.\d+\.\d+$",
+                "description": "the Argo CD version the site runs (e.g. v3.2.6): preflight "
+                "compares it with the live one; simulate runs v3.2.6 and says how the two differ "
+                "(docs/argocd.md)",
+            },
         }
     ),
     "nodeConfig": _obj({"method": {"enum": ["nfd", "node-patch"]}}),

@@ -54,3 +54,10 @@ SIM_LABEL = "accel-gitops.io/simulation"
 # The scheduling gate the simulation puts on the pods of a Volcano gang it holds back: they stay
 # unscheduled (Kubernetes "Pod Scheduling Readiness", stable since v1.30) and hold no devices.
 GANG_GATE = "accel-gitops.io/volcano-gang"
+
+# Argo CD's own keys, which the simulation's Argo CD install writes (controlplane/argocd.py).
+# A cluster Secret: argo-cd v3.2.6 common/common.go LabelKeySecretType, value "cluster".
+ARGOCD_SECRET_TYPE_LABEL = "argocd.argoproj.io/secret-type"
+# What Argo CD reads its own ConfigMaps and Secrets by (argo-cd v3.2.6 util/settings/settings.go,
+# partOfArgoCDSelector "app.kubernetes.io/part-of=argocd").
+ARGOCD_PART_OF_LABEL = "app.kubernetes.io/part-of"

@@ -56,11 +56,6 @@ PSA_WARN = "pod-security.kubernetes.io/warn"
 # --- Argo CD (argo-cd v3 common/common.go) ----------------------------------------------------
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
-# A cluster Secret: LabelKeySecretType with the value "cluster" (v3.2.6).
-ARGOCD_SECRET_TYPE_LABEL = "argocd.argoproj.io/secret-type"
-# What Argo CD reads its own ConfigMaps and Secrets by (v3.2.6 util/settings/settings.go,
-# partOfArgoCDSelector "app.kubernetes.io/part-of=argocd").
-ARGOCD_PART_OF_LABEL = "app.kubernetes.io/part-of"
 
 # --- Node Feature Discovery (sigs.k8s.io/node-feature-discovery v0.19.0) -----------------------
 # nfd-master prefixes a rule's label key that has no prefix of its own with this.

@@ -44,8 +44,8 @@ CHART004 = CodeInfo(
     "CHART004",
     "manifests (helm)",
     "error",
-    "an add-on's chart ships a Secret with empty data for its controller to fill, and the "
-    "Application does not ignore that data: Argo CD's self-heal would empty it again and again",
+    "an add-on chart's Secret that its controller fills is not left to it: Argo CD's self-heal "
+    "would empty it again and again",
 )
 CHART002 = CodeInfo(
     "CHART002",
