@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from generator.builders import platform, scheduling
+from generator.builders.argocd import IN_CLUSTER
 from generator.builders.fleet import Build
 from generator.builders.monitoring.sources import Exporter, exporters
 from generator.builders.node_config import rule_name
@@ -160,6 +161,13 @@ CODES = (
         "the site's GPU Operator's ClusterPolicy disables an operand a vendor hands to it, or "
         "does not tolerate the fleet's taints",
     ),
+    CodeInfo(
+        "PRE016",
+        "preflight",
+        "warning",
+        "the Argo CD application controller in the cluster runs another version than "
+        "argocd.version says, or is not there",
+    ),
 )
 HINT = "docs/platform.md says what the site provides and how preflight checks it"
 
@@ -190,6 +198,9 @@ class ClusterState:
     """The pods the PodMonitor of an exporter the fleet does not render selects (its labels, in
     its namespace when it has one), on any node, with what PRE014 reads of them: namespace,
     name, labels, spec.nodeName, the containers' ports, status.phase."""
+    argocd_images: list[str] | None = None
+    """The images of the argocd-application-controller StatefulSet's containers in the fleet's
+    Argo CD namespace; None when not read (argocd.version unset, or Argo CD runs elsewhere)."""
     cluster_policies: list[Obj] | None = None
     """The GPU Operator's ClusterPolicies, read when values declare the Operator the site's;
     None when not read, or the cluster does not serve the kind."""
@@ -220,6 +231,14 @@ def read_cluster(client: ApiClient, workloads: Workloads | None = None) -> Clust
         state.rules = {str(r["metadata"]["name"]) for r in client.list(*NODE_FEATURE_RULE)}
     if view is not None and any(v.dra for v in view.vendors) and client.serves(*RESOURCE_SLICE):
         state.slices = client.list(*RESOURCE_SLICE)
+    if view is not None and _argocd_here(view):
+        found = [
+            c.get("image", "")
+            for sts in client.list(APPS, "StatefulSet", view.fleet.argocd_namespace)
+            if sts["metadata"]["name"] == ARGOCD_CONTROLLER
+            for c in _containers(sts)
+        ]
+        state.argocd_images = [str(i) for i in found]
     if view is not None and _site_operator(view) and client.serves(*CLUSTER_POLICY):
         state.cluster_policies = client.list(*CLUSTER_POLICY)
     named = {n for v in view.vendors for p in v.pools for n in p.nodes} if view else set()
@@ -1308,6 +1327,47 @@ def site_gpu_operator(view: FleetView, state: ClusterState) -> list[Finding]:
     return out
 
 
+# ---- the Argo CD that syncs the cluster (PRE016) -------------------------------------------
+
+# argo-cd v3.2.6 manifests/base/application-controller/argocd-application-controller-
+# statefulset.yaml: the StatefulSet's name; its image is quay.io/argoproj/argocd:<version>
+# (manifests/base/kustomization.yaml, images).
+ARGOCD_CONTROLLER = "argocd-application-controller"
+
+
+def _argocd_here(view: FleetView) -> bool:
+    """Whether the values say which Argo CD version the site runs and that it runs in this
+    cluster: the units go to the cluster Argo CD runs in (its in-cluster server)."""
+    return bool(view.fleet.argocd_version) and view.fleet.destination == {"server": IN_CLUSTER}
+
+
+def argocd_version(view: FleetView, state: ClusterState) -> list[Finding]:
+    """PRE016: the application controller runs the version argocd.version says."""
+    if state.argocd_images is None:
+        return []
+    want = view.fleet.argocd_version
+    tags = sorted({i.rpartition(":")[2] for i in state.argocd_images if ":" in i})
+    if want in tags:
+        return []
+    ns = view.fleet.argocd_namespace
+    seen = (
+        f"its StatefulSet {ns}/{ARGOCD_CONTROLLER} runs {', '.join(state.argocd_images)}"
+        if state.argocd_images
+        else f"no StatefulSet {ns}/{ARGOCD_CONTROLLER} is there"
+    )
+    return [
+        Finding(
+            "PRE016",
+            f"argocd.version says the site's Argo CD is {want}, but {seen}",
+            view.fleet.doc.locate(("argocd", "version")),
+            "$.argocd.version",
+            "set argocd.version to what the site runs: simulate and docs/argocd.md say how it "
+            "differs from the version simulate runs",
+            severity=Severity.WARNING,
+        )
+    ]
+
+
 def check(build: Build, units: list[Unit], state: ClusterState) -> list[Finding]:
     """Every preflight check of one environment (its build) against what was read of its
     cluster."""
@@ -1327,6 +1387,7 @@ def check(build: Build, units: list[Unit], state: ClusterState) -> list[Finding]
         *dra_plugin_placement(build, state),
         *scraped_exporters(view, state),
         *site_gpu_operator(view, state),
+        *argocd_version(view, state),
     ]
 
 

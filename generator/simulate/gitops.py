@@ -43,6 +43,8 @@ from generator.simulate.drive import install, register_nodes
 from generator.simulate.plan import SimPlan
 from generator.simulate.sync import parallel
 from generator.toolchain import process
+from generator.toolchain.registry import ARGOCD_VERSION
+from generator.values.model import FleetView
 from generator.vocab import addons
 from generator.vocab.api import ARGOCD, CORE
 from generator.vocab.labels import ADDON_LABEL, BOOTSTRAP_LABEL, CLUSTER_LABEL, UNIT_LABEL
@@ -405,6 +407,7 @@ def judge_argocd(run: ArgoRun, plan: SimPlan) -> tuple[list[dict[str, Any]], lis
     """`judge` at the values that make each Application, and a SIM011 warning naming the
     add-ons Argo CD could not sync here."""
     rows, findings = judge(run, origins(plan))
+    findings += version_differs(plan.view)
     if run.dropped:
         findings.append(
             Finding(
@@ -418,6 +421,36 @@ def judge_argocd(run: ArgoRun, plan: SimPlan) -> tuple[list[dict[str, Any]], lis
             )
         )
     return rows, findings
+
+
+def _minor(version: str) -> tuple[int, int]:
+    major, minor, _ = version.removeprefix("v").split(".", 2)
+    return int(major), int(minor)
+
+
+def version_differs(view: FleetView) -> list[Finding]:
+    """SIM011 when argocd.version names another Argo CD than the one simulated: what the run
+    does not prove of it (docs/argocd.md, "Proven against")."""
+    site = view.fleet.argocd_version
+    if not site or site == ARGOCD_VERSION:
+        return []
+    known = ""
+    if _minor(site) >= (3, 4):
+        known = (
+            "; known: from v3.4 Missing resources do not count in an Application's health "
+            "(argo-cd PR #25962), so a wave can start before the previous one has all its objects"
+        )
+    return [
+        Finding(
+            "SIM011",
+            f"the site runs Argo CD {site} (argocd.version); the simulation ran {ARGOCD_VERSION}, "
+            f"so what differs between them was not exercised{known}",
+            view.fleet.doc.locate(("argocd", "version")),
+            "$.argocd.version",
+            hint="docs/argocd.md says what differs; preflight checks the version the cluster runs",
+            severity=Severity.WARNING,
+        )
+    ]
 
 
 def judge(

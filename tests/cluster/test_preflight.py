@@ -15,6 +15,7 @@ import yaml
 from generator.cluster import plane as fleet_plane
 from generator.cluster.preflight import (
     ClusterState,
+    argocd_version,
     check,
     dra_devices,
     dra_plugin_placement,
@@ -2050,3 +2051,54 @@ def test_a_cluster_policy_that_misses_a_noexecute_taint_and_disables_the_exporte
             GPU_OPERATOR_AT,
         ),
     ]
+
+
+def argocd_statefulset(image: str) -> dict[str, Any]:
+    """Argo CD's application controller as its release installs it (argo-cd v3.2.6
+    manifests/base/application-controller/argocd-application-controller-statefulset.yaml)."""
+    labels = {"app.kubernetes.io/name": "argocd-application-controller"}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "argocd-application-controller", "namespace": "argocd"},
+        "spec": {
+            "serviceName": "argocd-application-controller",
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "argocd-application-controller", "image": image}]},
+            },
+        },
+    }
+
+
+def test_preflight_reads_the_argo_cd_version_the_cluster_runs_against_argocd_version(
+    tmp_path: Path, cluster: ControlPlane
+) -> None:
+    """PRE016 (a warning at argocd.version): the site says v3.4.1, the cluster's application
+    controller runs v3.2.6; none when they agree; none unless argocd.version is set."""
+    fleet = {**FLEET, "argocd": {**FLEET["argocd"], "version": "v3.4.1"}}
+    view, _ = env_of(tmp_path / "a", fleet)
+    api = cluster.client()
+    api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "argocd"}})
+    api.apply(argocd_statefulset("quay.io/argoproj/argocd:v3.2.6"))
+    try:
+        state = read_cluster(api, workloads_of(view))
+    finally:
+        api.delete("v1", "Namespace", "", "argocd")
+    assert state.argocd_images == ["quay.io/argoproj/argocd:v3.2.6"]
+    [found] = argocd_version(view, state)
+    assert (found.code, found.severity, found.location.file) == (
+        "PRE016",
+        Severity.WARNING,
+        "values/fleet.yaml",
+    )
+    assert found.message == (
+        "argocd.version says the site's Argo CD is v3.4.1, but its StatefulSet "
+        "argocd/argocd-application-controller runs quay.io/argoproj/argocd:v3.2.6"
+    )
+    assert argocd_version(view, ClusterState(argocd_images=["r/argocd:v3.4.1"])) == []
+    [absent] = argocd_version(view, ClusterState(argocd_images=[]))
+    assert absent.message.endswith("no StatefulSet argocd/argocd-application-controller is there")
+    plain, _ = env_of(tmp_path / "b")
+    assert read_cluster(api, workloads_of(plain)).argocd_images is None

@@ -213,3 +213,31 @@ def test_a_root_and_a_team_progressing_only_while_they_wait_are_settled_and_said
         ("r", "as its Applications", True),
         ("a", "Jobs running", True),
     ]
+
+
+def test_a_site_on_another_argo_cd_is_told_what_the_run_did_not_prove(tmp_path: Path) -> None:
+    """argocd.version v3.4.1: SIM011 at it, naming v3.4's health change; v3.2.6 (the version
+    simulated) or no version: nothing."""
+    from generator.values import loader
+    from tests.fixtures import FLEET, tree
+
+    def view(version: str) -> object:
+        fleet = FLEET + (f"argocd: {{version: {version}}}\n" if version else "")
+        return loader.load(tree(tmp_path / (version or "none"), fleet=fleet)).envs["prod"]
+
+    [found] = gitops.version_differs(view("v3.4.1"))  # type: ignore[arg-type]
+    assert (found.code, found.location.file, found.location.line) == (
+        "SIM011",
+        "values/fleet.yaml",
+        5,
+    )
+    assert found.message == (
+        "the site runs Argo CD v3.4.1 (argocd.version); the simulation ran v3.2.6, so what "
+        "differs between them was not exercised; known: from v3.4 Missing resources do not "
+        "count in an Application's health (argo-cd PR #25962), so a wave can start before the "
+        "previous one has all its objects"
+    )
+    [older] = gitops.version_differs(view("v3.1.0"))  # type: ignore[arg-type]
+    assert "known" not in older.message
+    assert gitops.version_differs(view("v3.2.6")) == []  # type: ignore[arg-type]
+    assert gitops.version_differs(view("")) == []  # type: ignore[arg-type]
