@@ -7,8 +7,8 @@
 #     tools-validate  what render, validate and report run (kbuild, promtool, NFD, Kueue, scheduler
 #                     config checks, helm, the schemas); `make demo` builds part of it (the demo
 #                     set) and skips the validate stages that need the rest, saying so
-#     tools-cluster   the local control plane behind simulate and validate --dry-run=server (built on
-#                     their first run when missing)
+#     tools-cluster   the local control plane behind simulate and validate --dry-run=server, and
+#                     the Argo CD simulate syncs through (built on their first run when missing)
 #     tools-dev       what only the test suite runs (actionlint, the Pod Security checker)
 #   make browser headless Chromium and its WebDriver from Debian's packages (installed when absent)
 #   make demo    render the example fleet, validate it (three stages skipped), and write its report (.cache/report/)
@@ -79,8 +79,9 @@ tools: venv
 tools-validate: venv
 	@$(INSTALL) validate
 
-# The control plane behind validate --dry-run=server and simulate (a cold build takes minutes;
-# those commands build it themselves, saying so, when a part is missing).
+# The control plane behind validate --dry-run=server and simulate, and Argo CD's application
+# controller and repo-server that simulate syncs through (a cold build takes minutes; those
+# commands build it themselves, saying so, when a part is missing).
 tools-cluster: venv
 	@$(INSTALL) cluster
 
