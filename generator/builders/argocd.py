@@ -257,6 +257,9 @@ def _project(
         for view, o in objs
         if o["metadata"].get("namespace")
     }
+    # A disabled team's namespaces, on every cluster the environment deploys to: its
+    # Application's cascade deletes only what the project still permits.
+    destinations |= {(_one(view.fleet.destination), ns) for view, _ in objs for ns in hub.retired}
     return {
         "apiVersion": ARGOCD,
         "kind": "AppProject",

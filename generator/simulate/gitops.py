@@ -22,8 +22,10 @@ What differs from a site, and why (said in the run, SIM011):
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,7 +49,13 @@ from generator.toolchain.registry import ARGOCD_VERSION
 from generator.values.model import FleetView
 from generator.vocab import addons
 from generator.vocab.api import ARGOCD, CORE
-from generator.vocab.labels import ADDON_LABEL, BOOTSTRAP_LABEL, CLUSTER_LABEL, UNIT_LABEL
+from generator.vocab.labels import (
+    ADDON_LABEL,
+    BOOTSTRAP_LABEL,
+    CLUSTER_LABEL,
+    REFRESH_ANNOTATION,
+    UNIT_LABEL,
+)
 
 REPO = "fleet.git"
 SYNC_TIMEOUT = 180.0
@@ -142,6 +150,7 @@ class Published:
     url: str
     branch: str
     checkout: Path
+    commit: str = ""
     dropped: list[str] = field(default_factory=list)
     """The add-on Applications left out: no module here ships their chart."""
 
@@ -199,6 +208,8 @@ def publish(
     who = ["-c", "user.name=accel-gitops", "-c", "user.email=accel-gitops@localhost"]
     _git([*who, "commit", "--quiet", "-m", "simulate: the render"], checkout)
     _git(["push", "--quiet", "--force", url, f"HEAD:refs/heads/{branch}"], checkout)
+    head = process.run("git", ["rev-parse", "HEAD"], cwd=checkout, timeout=GIT_TIMEOUT)
+    out.commit = head.stdout.decode().strip()
     return out
 
 
@@ -254,7 +265,15 @@ def _running_only(app: Obj) -> bool:
     )
 
 
-def settled(app: Obj) -> bool:
+def _revision(app: Obj) -> str:
+    return str(((app.get("status") or {}).get("sync") or {}).get("revision") or "")
+
+
+def settled(app: Obj, revision: str = "") -> bool:
+    """Synced (to `revision`, when given: the commit published last) and Healthy, or
+    Progressing only while Jobs run or child Applications settle."""
+    if revision and _revision(app) != revision:
+        return False
     sync, health = _status(app)
     return sync == "Synced" and (
         health == "Healthy" or (health == "Progressing" and _running_only(app))
@@ -281,9 +300,18 @@ def _other_writers(api: ApiClient, r: dict[str, Any]) -> str:
     return ", ".join(dict.fromkeys(owned))
 
 
-def observe(api: ApiClient, namespace: str, expected: dict[str, tuple[int, str]]) -> ArgoRun:
-    """Watch the Applications of `namespace` (`expected`: name -> (wave, unit)) from the
-    bootstrap until every one is settled, then for WATCH seconds more."""
+def observe(
+    api: ApiClient,
+    namespace: str,
+    expected: dict[str, tuple[int, str]],
+    revision: str,
+    *,
+    first: bool = True,
+) -> ArgoRun:
+    """Watch the Applications of `namespace` (`expected`: name -> (wave, unit)) until every one
+    is settled at `revision` (the commit published last), then for WATCH seconds more. `first`:
+    from the bootstrap, when the waves must order their creation (after a later publish the
+    Applications exist already)."""
     run = ArgoRun({n: AppSeen(n, w, u) for n, (w, u) in expected.items()})
     start = time.monotonic()
     ever_settled: set[str] = set()
@@ -297,18 +325,23 @@ def observe(api: ApiClient, namespace: str, expected: dict[str, tuple[int, str]]
                 continue
             if seen.seen_at is None:
                 seen.seen_at = now
-                seen.early = sorted(
-                    other.name
-                    for other in run.apps.values()
-                    # A root Application creates the others: it is Healthy only once they are.
-                    if other.wave < seen.wave
-                    and other.unit != ARGOCD_UNIT
-                    and other.name not in ever_settled
+                seen.early = (
+                    []
+                    if not first
+                    else sorted(
+                        other.name
+                        for other in run.apps.values()
+                        # A root Application creates the others: it is Healthy only once they are.
+                        if other.wave < seen.wave
+                        and other.unit != ARGOCD_UNIT
+                        and other.name not in ever_settled
+                    )
                 )
             seen.sync, seen.health = _status(app)
             status = app.get("status") or {}
-            seen.syncs = len(status.get("history") or [])
-            if settled(app):
+            # Syncs of this revision: a later publish adds one of its own, self-heal more.
+            seen.syncs = sum(h.get("revision") == revision for h in status.get("history") or [])
+            if settled(app, revision):
                 ever_settled.add(name)
                 if seen.settled_at is None:
                     seen.settled_at = now
@@ -319,7 +352,7 @@ def observe(api: ApiClient, namespace: str, expected: dict[str, tuple[int, str]]
                         if not any(d.startswith(what) for d in seen.drifted):
                             writers = _other_writers(api, r)
                             seen.drifted.append(f"{what}: {writers}" if writers else what)
-        everything = all(n in apps and settled(apps[n]) for n in expected)
+        everything = all(n in apps and settled(apps[n], revision) for n in expected)
         if everything and quiet_since is None:
             quiet_since = now
         if quiet_since is not None and now - quiet_since >= WATCH:
@@ -514,10 +547,64 @@ def judge(
     return rows, findings
 
 
-def drive_argocd(plane: ControlPlane, plan: SimPlan, rendered: Rendered) -> ArgoRun:
+def wait_gone(api: ApiClient, name: str, namespace: str, timeout: float = SYNC_TIMEOUT) -> None:
+    """Until the Application `name` is gone (its resources finalizer done), or TimeoutError."""
+    deadline = time.monotonic() + timeout
+    while api.get(ARGOCD, "Application", namespace, name) is not None:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"Application {namespace}/{name} still there after {timeout:g} s")
+        time.sleep(POLL)
+
+
+@dataclass
+class Session:
+    """Argo CD running on a plane with an environment bootstrapped: publish again, and watch."""
+
+    plane: ControlPlane
+    plan: SimPlan
+    clusters: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def namespace(self) -> str:
+        return self.plan.view.fleet.argocd_namespace
+
+    def publish(self, rendered: Rendered) -> tuple[Published, dict[str, tuple[int, str]]]:
+        """`rendered` committed as the environment's branch (publish above), and the
+        Applications it makes for this cluster: name -> (wave, unit)."""
+        fleet = self.plan.view.fleet
+        published = publish(
+            rendered.tree,
+            [u.path for u in rendered.units if u.name == ARGOCD_UNIT],
+            fleet.repo_url,
+            fleet.target_revision,
+            self.plane.workdir / "gitops",
+            split_layer(self.plan.env)[1],
+        )
+        mine = expected_apps(self.docs())
+        published.dropped = [n for n in published.dropped if n in mine]
+        return published, {n: w for n, w in mine.items() if n not in published.dropped}
+
+    def docs(self) -> list[Obj]:
+        return [d for b in self.plan.built if b.unit.name == ARGOCD_UNIT for d in b.docs]
+
+    def refresh(self) -> None:
+        """Every Application asked to compare with Git now, as a Git webhook would ask (argo-cd
+        v3.2.6 pkg/apis/application/v1alpha1 AnnotationKeyRefresh), rather than at its next
+        reconciliation (every 120 s by default)."""
+        api = self.plane.client()
+        for app in api.list(ARGOCD, "Application", self.namespace):
+            patch = {"metadata": {"annotations": {REFRESH_ANNOTATION: "normal"}}}
+            api.merge_patch(ARGOCD, "Application", self.namespace, app["metadata"]["name"], patch)
+
+
+@contextlib.contextmanager
+def session(
+    plane: ControlPlane, plan: SimPlan, rendered: Rendered
+) -> Iterator[tuple[Session, ArgoRun]]:
     """On `plane` (reset beforehand): what the cluster has before the fleet (drive.install), its
     nodes, uncordoned, and the site's components; then the render published, Argo CD installed
-    and the environment bootstrapped as docs/argocd.md says; what Argo CD does, observed."""
+    and the environment bootstrapped as docs/argocd.md says; what Argo CD does, observed. Argo
+    CD runs until the block ends."""
     api = plane.client()
     install(plane, plan)
     register_nodes(api, plan.nodes)
@@ -527,27 +614,16 @@ def drive_argocd(plane: ControlPlane, plan: SimPlan, rendered: Rendered) -> Argo
     )
     for daemon in plan.site_daemons:
         api.apply(sim_labelled(daemon.obj))
-    fleet = plan.view.fleet
-    hub = split_layer(plan.env)[0]
-    argocd_units = [b for b in plan.built if b.unit.name == ARGOCD_UNIT]
-    folders = [u.path for u in rendered.units if u.name == ARGOCD_UNIT]
-    published = publish(
-        rendered.tree,
-        folders,
-        fleet.repo_url,
-        fleet.target_revision,
-        plane.workdir / "gitops",
-        split_layer(plan.env)[1],
-    )
-    docs = [d for b in argocd_units for d in b.docs]
-    clusters = {
+    ses = Session(plane, plan)
+    published, expected = ses.publish(rendered)
+    ses.clusters = {
         str(d["spec"]["destination"]["name"]): plane.server
-        for d in docs
+        for d in ses.docs()
         if d.get("kind") == "Application" and "name" in d["spec"]["destination"]
     }
-    expected = {n: w for n, w in expected_apps(docs).items() if n not in published.dropped}
+    hub = split_layer(plan.env)[0]
     (hub_folder,) = [u.path for u in rendered.units if u.name == ARGOCD_UNIT and u.env == hub]
-    with running(plane, fleet.argocd_namespace, clusters):
+    with running(plane, ses.namespace, ses.clusters):
         # The first install as docs/argocd.md gives it, with the real kubectl: the AppProjects
         # and the root Application, from the published tree.
         process.run(
@@ -559,7 +635,12 @@ def drive_argocd(plane: ControlPlane, plan: SimPlan, rendered: Rendered) -> Argo
             ],
             timeout=BOOTSTRAP_TIMEOUT,
         )
-        run = observe(api, fleet.argocd_namespace, expected)
-    mine = expected_apps(docs)
-    run.dropped = [n for n in published.dropped if n in mine]
-    return run
+        run = observe(api, ses.namespace, expected, published.commit)
+        run.dropped = published.dropped
+        yield ses, run
+
+
+def drive_argocd(plane: ControlPlane, plan: SimPlan, rendered: Rendered) -> ArgoRun:
+    """The environment synced by Argo CD from its bootstrap (`session`): what Argo CD did."""
+    with session(plane, plan, rendered) as (_, run):
+        return run

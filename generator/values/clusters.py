@@ -368,6 +368,7 @@ def split(view: FleetView, clusters: Doc, findings: list[Finding]) -> list[Fleet
                 tuple(teams[cname]),
                 view.env_file,
                 cluster,
+                view.retired,
             )
         )
     return out

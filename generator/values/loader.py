@@ -791,8 +791,19 @@ def load(values_dir: Path, cache_dir: Path | None = None, *, write_cache: bool =
             for t in sorted(tdocs)
             if tdocs[t].get("enabled", default=True)
         ]
+        retired = {
+            str(ns)
+            for t in tdocs
+            if not tdocs[t].get("enabled", default=True)
+            for ns in tdocs[t].get("namespaces", default=[t]) or []
+        }
         return FleetView(
-            env, resolver.fleet(fdoc), tuple(vendors), tuple(teams), env_p.file if env_p else None
+            env,
+            resolver.fleet(fdoc),
+            tuple(vendors),
+            tuple(teams),
+            env_p.file if env_p else None,
+            retired=tuple(sorted(retired)),
         )
 
     # Each layer resolves on its own; a problem found in several layers is reported once,

@@ -352,6 +352,11 @@ class FleetView:
     teams: tuple[Team, ...]  # enabled teams, sorted by name
     env_file: str | None = None
     cluster: Cluster | None = None
+    # The namespaces of the teams disabled here (`enabled: false`), sorted: Argo CD deletes what
+    # a team's Application deployed only where its AppProject still permits it (argo-cd v3.2.6
+    # controller/appcontroller.go, getPermittedAppLiveObjects), so the project keeps them
+    # (builders/argocd.py) until the team's file is removed.
+    retired: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:

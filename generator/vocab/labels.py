@@ -56,6 +56,9 @@ PSA_WARN = "pod-security.kubernetes.io/warn"
 # --- Argo CD (argo-cd v3 common/common.go) ----------------------------------------------------
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
+# Asks an Application to compare with Git now (v3.2.6 pkg/apis/application/v1alpha1
+# AnnotationKeyRefresh; "normal" or "hard"), as a Git webhook would.
+REFRESH_ANNOTATION = "argocd.argoproj.io/refresh"
 
 # --- Node Feature Discovery (sigs.k8s.io/node-feature-discovery v0.19.0) -----------------------
 # nfd-master prefixes a rule's label key that has no prefix of its own with this.

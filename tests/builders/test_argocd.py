@@ -570,3 +570,26 @@ def test_with_clusters_the_hub_holds_the_projects_and_each_cluster_its_own_appli
         assert own_apps.origin == git
         assert kinds(own_addons) == [("Application", f"mini-prod-{cluster}-nfd")]
         assert [own_addons.origin_of(o) for o in own_addons.objects] == [nfd]
+
+
+def test_a_disabled_teams_namespaces_stay_in_the_project_for_argo_cds_cascade(
+    tmp_path: Path,
+) -> None:
+    """Team `old` is disabled (enabled: false, namespaces old-a and old-b): its unit is gone, but
+    the AppProject still permits its namespaces on the units' destination, so that Argo CD's
+    cascade may delete what its Application deployed there (argo-cd v3.2.6
+    getPermittedAppLiveObjects); an enabled team adds nothing of the kind."""
+    files = {
+        "vendors/nvidia.yaml": POOL,
+        "environments/prod.yaml": ARGO_PROD,
+        "teams/old.yaml": "enabled: false\nnamespaces: [old-b, old-a]\n",
+    }
+    view = values.load(tree(tmp_path, files, fleet=ARGO_FLEET, defaults=False)).envs["prod"]
+    assert view.retired == ("old-a", "old-b")
+    [comp] = argocd.build(*one_cluster(view, unit_components())).hub
+    destinations = comp.objects[0]["spec"]["destinations"]
+    assert [d for d in destinations if d["namespace"].startswith("old-")] == [
+        {"server": REMOTE, "namespace": "old-a"},
+        {"server": REMOTE, "namespace": "old-b"},
+    ]
+    assert argo_view(tmp_path / "plain").retired == ()
