@@ -239,7 +239,9 @@ def _guard(changes: TreeDiff, opts: PublishOptions) -> None:
                 f"publishing {unit} {why}: {shown}",
                 _where(sources.get(unit, ""), unit),
                 hint="if that is intended (a team or vendor removed on purpose), publish again "
-                "with --allow-delete; otherwise restore the values",
+                "with --allow-delete; otherwise restore the values. A team: disable it "
+                "(enabled: false) before removing its file, or Argo CD leaves its objects "
+                "behind (docs/argocd.md)",
             )
         )
     if found:

@@ -338,7 +338,8 @@ def test_publish_into_a_folder_of_the_gitops_repository(fleet: Path, remote: Pat
 # What every PUB001 line ends with.
 ALLOW_HINT = (
     "; if that is intended (a team or vendor removed on purpose), publish again with "
-    "--allow-delete; otherwise restore the values"
+    "--allow-delete; otherwise restore the values. A team: disable it (enabled: false) before "
+    "removing its file, or Argo CD leaves its objects behind (docs/argocd.md)"
 )
 NO_JOBS_IN_PROD = (
     "  ml-team:\n    jobs:\n"
@@ -712,7 +713,8 @@ def test_values_in_a_repository_without_a_commit_are_refused(tmp_path: Path, rem
 
 GUARD_HINT = (
     "if that is intended (a team or vendor removed on purpose), publish again with "
-    "--allow-delete; otherwise restore the values"
+    "--allow-delete; otherwise restore the values. A team: disable it (enabled: false) before "
+    "removing its file, or Argo CD leaves its objects behind (docs/argocd.md)"
 )
 
 
