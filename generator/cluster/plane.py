@@ -11,8 +11,8 @@ from pathlib import Path
 from generator.controlplane import launcher
 from generator.controlplane.launcher import ControlPlane, ResetRules
 from generator.vocab import addons
-from generator.vocab.api import CORE, KUEUE, NFD
-from generator.vocab.kube import SIM_LABEL
+from generator.vocab.api import ARGOCD, CORE, KUEUE, NFD
+from generator.vocab.kube import HELM_INSTANCE_LABEL, SIM_LABEL
 from generator.vocab.labels import MANAGED_BY
 
 
@@ -25,6 +25,7 @@ def chart_namespace(key: str) -> str:
 
 
 NFD_NAMESPACE = chart_namespace("nfd")
+NFD_RELEASE = getattr(addons.BY_KEY["nfd"].chart, "release", "")
 KUEUE_NAMESPACE = chart_namespace("kueue")
 # The add-ons whose controller managers run on the plane across runs (controlplane/controllers.py):
 # their namespaces, which hold the Secrets their certificates rotate in, outlive a reset.
@@ -39,6 +40,10 @@ FINALIZED = (
     (KUEUE, "Workload"),
     (CORE, "PersistentVolumeClaim"),
     (CORE, "PersistentVolume"),
+    # Argo CD's resources finalizer on the Applications of simulate's Argo CD step, which no
+    # longer runs once its run ends (controlplane/argocd.py forgets them first; this is for a run
+    # that ended half-way).
+    (ARGOCD, "Application"),
 )
 RESET = ResetRules(
     # Add-on controllers that run on the plane across runs keep their namespaces, and their
@@ -47,7 +52,13 @@ RESET = ResetRules(
     keep_pods=CONTROLLER_NAMESPACES,
     # What the fleet put into kube-system (the packing scheduler's objects) goes, and the NFD
     # chart's objects the simulation applied in NFD's namespace.
-    sweep=(("kube-system", MANAGED), (NFD_NAMESPACE, f"{SIM_LABEL}=true")),
+    sweep=(
+        ("kube-system", MANAGED),
+        (NFD_NAMESPACE, f"{SIM_LABEL}=true"),
+        # NFD's chart as simulate's Argo CD step synced it (its nfd-worker DaemonSet would
+        # otherwise make pods in the kept namespace for ever).
+        (NFD_NAMESPACE, f"{HELM_INSTANCE_LABEL}={NFD_RELEASE}"),
+    ),
     # Every cluster-scoped object the fleet (or the simulation's stand-ins) created.
     cluster_selector=MANAGED,
     # The NodeFeatures the simulation published for its nodes.

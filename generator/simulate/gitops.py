@@ -33,7 +33,7 @@ from typing import Any
 import yaml
 
 from generator.cluster.units import ARGOCD_UNIT, object_wave
-from generator.controlplane.api import ApiClient, Obj
+from generator.controlplane.api import ApiClient, ApiError, Obj, UnknownKind
 from generator.controlplane.argocd import running
 from generator.controlplane.launcher import ControlPlane, sim_labelled
 from generator.findings import CodeInfo, Finding, Location, Severity, split_layer
@@ -60,10 +60,10 @@ from generator.vocab.labels import (
 REPO = "fleet.git"
 SYNC_TIMEOUT = 180.0
 """Until every Application is Synced and Healthy: a bound against a hang, not a measure."""
-WATCH = 20.0
+WATCH = 15.0
 """Then how long nothing may change: Argo CD's self-heal retries after 2 s, then 6 s, then 18 s
 (argo-cd v3.2.6 cmd/argocd-application-controller, --self-heal-backoff-timeout-seconds 2,
---self-heal-backoff-factor 3), so a loop syncs again within it."""
+--self-heal-backoff-factor 3), so a loop takes a field back at least twice within it."""
 POLL = 0.5
 BOOTSTRAP_TIMEOUT = 120.0
 GIT_TIMEOUT = 120.0
@@ -289,7 +289,10 @@ def _other_writers(api: ApiClient, r: dict[str, Any]) -> str:
     """The top-level fields of the live object that a writer other than Argo CD owns."""
     group, version = r.get("group", ""), r.get("version", "")
     api_version = f"{group}/{version}" if group else version or CORE
-    live = api.get(api_version, r["kind"], r.get("namespace", ""), r["name"])
+    try:
+        live = api.get(api_version, r["kind"], r.get("namespace", ""), r["name"])
+    except (ApiError, UnknownKind):  # a kind the cluster does not serve: nobody writes it
+        return ""
     owned: list[str] = []
     for entry in (live or {}).get("metadata", {}).get("managedFields") or []:
         if entry.get("manager") == ARGOCD_MANAGER:
@@ -377,6 +380,13 @@ def observe(
             if r.get("status") != "Synced"
             or (r.get("health") or {}).get("status") not in (None, "Healthy")
         ]
+        if name not in ever_settled:
+            # Never seen settled (a fight can be faster than a look): an OutOfSync resource with
+            # fields another writer owns is the same fight.
+            for r in status.get("resources") or []:
+                writers = _other_writers(api, r) if r.get("status") == "OutOfSync" else ""
+                if writers and not any(d.startswith(_ref(r)) for d in seen.drifted):
+                    seen.drifted.append(f"{_ref(r)}: {writers}")
     run.seconds = round(time.monotonic() - start, 1)
     return run
 

@@ -61,3 +61,6 @@ ARGOCD_SECRET_TYPE_LABEL = "argocd.argoproj.io/secret-type"
 # What Argo CD reads its own ConfigMaps and Secrets by (argo-cd v3.2.6 util/settings/settings.go,
 # partOfArgoCDSelector "app.kubernetes.io/part-of=argocd").
 ARGOCD_PART_OF_LABEL = "app.kubernetes.io/part-of"
+# The release a Helm chart's objects belong to (Helm's recommended labels; NFD v0.19.0
+# deployment/helm/node-feature-discovery/templates/_helpers.tpl sets it on every object).
+HELM_INSTANCE_LABEL = "app.kubernetes.io/instance"
