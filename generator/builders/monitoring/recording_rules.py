@@ -178,7 +178,7 @@ def team_rules(view: FleetView, exporters: list[Exporter]) -> list[Rule]:
                     [
                         ns_matcher,
                         f"resourcequota={_q(QUOTA_NAME)}",
-                        f"resource={_q('requests.' + resource)}",
+                        f"resource={_q(group[0].quota_key)}",
                         f"type={_q(kind)}",
                     ]
                 )

@@ -62,6 +62,10 @@ class Exporter:
     memory_reserved: Metric | None  # added to used + free where there is no total
     cost_weight: float
     resource: str  # the extended resource the vendor's device plugin advertises
+    # The vendor's line in the fleet's ResourceQuota as kube-state-metrics reports it (verbatim):
+    # `requests.<resource>` for an extended resource; for a vendor allocated by DRA the devices
+    # claimed through its DeviceClass, with no `requests.` prefix (Vendor.quota_key).
+    quota_key: str
     agent: NodeAgent | None = None  # the DaemonSet to render; None: installed another way
     health: tuple[HealthMetric, ...] = ()
     # The node label (as it is on the nodes) and value of the vendor's pools, when its exporter
@@ -222,6 +226,7 @@ def exporter(
         ),
         cost_weight=vendor.cost_weight,
         resource=vendor.resource_name,
+        quota_key=vendor.quota_key,
         agent=agent,
         node_filter=tuple(sorted(node_filter.items())) if agent is None else (),
     )

@@ -37,6 +37,7 @@ def xp(
     reserved: Metric | None = None,
     weight: float = 1.0,
     resource: str = "example.com/xpu",
+    quota_key: str | None = None,
 ) -> Exporter:
     return Exporter(
         vendor=vendor,
@@ -55,6 +56,7 @@ def xp(
         memory_reserved=reserved,
         cost_weight=weight,
         resource=resource,
+        quota_key=quota_key or f"requests.{resource}",
     )
 
 
@@ -566,4 +568,48 @@ def test_quota_use_and_weighted_cost_of_a_team_with_two_namespaces(
         tmp_path,
         groups,
         {"interval": "1m", "input_series": inputs, "promql_expr_test": tests},
+    )
+
+
+def test_a_dra_vendors_quota_is_read_under_its_claims_per_class_key(
+    view: FleetView, tmp_path: Path
+) -> None:
+    """kube-state-metrics reports a ResourceQuota's keys verbatim (v2.20.0
+    internal/store/resourcequota.go: resource=<ResourceName>, type=hard|used); the key that counts
+    a DeviceClass's claimed devices has no `requests.` prefix (kubernetes core/v1
+    ResourceClaimsPerClass). The series below are written as kube-state-metrics emits them for
+    the fleet's quota of a DRA vendor."""
+    key = "nvidia-dra.deviceclass.resource.k8s.io/devices"
+    exps = [xp("nvidia-dra", brand="nvidia", resource=key, quota_key=key, weight=2.0)]
+    groups = rules.groups(with_teams(view, team("ml", {"nvidia-dra": 4})), exps)
+    inputs = [
+        series(
+            "kube_resourcequota",
+            value,
+            namespace="ml",
+            resourcequota="accelerators",
+            resource=key,
+            type=kind,
+            job="kube-state-metrics",
+        )
+        for kind, value in (("used", 2), ("hard", 4))
+    ]
+    labels = {"team": "ml", "resource": key, "vendor": "nvidia-dra", "gpu_brand": "nvidia"}
+
+    def one(record: str, value: float) -> dict[str, Any]:
+        return check(record, sample({"__name__": record, **labels}, value))
+
+    promtool_test(
+        tmp_path,
+        groups,
+        {
+            "interval": "1m",
+            "input_series": inputs,
+            "promql_expr_test": [
+                one("team_vendor:gpu_quota_used:devices", 2),
+                one("team_vendor:gpu_quota_hard:devices", 4),
+                one("team_vendor:gpu_quota_used:ratio", 0.5),
+                one("team_vendor:gpu_cost_weighted_devices:sum", 4),
+            ],
+        },
     )

@@ -154,6 +154,7 @@ def test_a_rendered_exporter_runs_as_the_daemonset_the_values_describe(tmp_path:
         memory_reserved=None,
         cost_weight=2.5,
         resource="acme.com/xpu",
+        quota_key="requests.acme.com/xpu",
         # A DaemonSet without priorityClassName gets none (not the device plugins' default).
         agent=NodeAgent(image="r/acme-exporter", version="v2", priority_class=""),
     )
