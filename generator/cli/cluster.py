@@ -43,14 +43,27 @@ from generator.reporters import simulation as simreport
     help="Also sync each environment through the real Argo CD (a minute or so per cluster); "
     "without it, the run says that Argo CD did not run (SIM011).",
 )
+@click.option(
+    "--monitoring/--no-monitoring",
+    default=True,
+    show_default=True,
+    help="Also run the Prometheus Operator, Prometheus and kube-state-metrics over each "
+    "environment and check every series the dashboard and alerts read; without it, the run says "
+    "that the monitoring did not run (SIM011).",
+)
 @guarded
 def simulate(
-    values_dir: Path, env: str | None, output_format: str, keep: Path | None, argocd: bool
+    values_dir: Path,
+    env: str | None,
+    output_format: str,
+    keep: Path | None,
+    argocd: bool,
+    monitoring: bool,
 ) -> int:
     """Apply the fleet to a local control plane with simulated nodes (KWOK) and the real
     scheduler, controllers, quota and nfd-master, then sync it through the real Argo CD; report
     where everything lands and what Argo CD did; 1 on any mismatch (docs/simulation.md)."""
-    opts = SimulateOptions(values_dir, env, keep, argocd)
+    opts = SimulateOptions(values_dir, env, keep, argocd, monitoring)
     result = run_simulate(opts, ensure_control_plane)
     simreport.write(result, output_format, sys.stdout)
     return EXIT_FINDINGS if result.errors else EXIT_OK

@@ -21,6 +21,7 @@ class SimulateOptions:
     env: str | None = None  # None: every environment, in turn
     keep: Path | None = None  # keep the control plane's data and logs here
     argocd: bool = True  # also sync through the real Argo CD
+    monitoring: bool = True  # also run the site's monitoring over what it built
 
 
 def simulate(opts: SimulateOptions, ensure: EnsureTools) -> SimulationResult:
@@ -28,5 +29,8 @@ def simulate(opts: SimulateOptions, ensure: EnsureTools) -> SimulationResult:
         return fleet_plane.control_plane(keep_dir=opts.keep)
 
     argocd = registry.ARGOCD_TOOLS if opts.argocd else ()
-    ensure("simulate", (*registry.CONTROL_PLANE, *argocd))
-    return sim.simulate(opts.values_dir, opts.env, plane, argocd=opts.argocd)
+    watch = registry.MONITORING_TOOLS if opts.monitoring else ()
+    ensure("simulate", (*registry.CONTROL_PLANE, *argocd, *watch))
+    return sim.simulate(
+        opts.values_dir, opts.env, plane, argocd=opts.argocd, watch_metrics=opts.monitoring
+    )

@@ -12,6 +12,7 @@ from generator.delivery import publish
 from generator.findings import CodeInfo
 from generator.policy import registry
 from generator.simulate import gitops as simgitops
+from generator.simulate import monitoring as simmonitoring
 from generator.simulate import result as simresult
 from generator.validate import drift
 from generator.validate.stages import registry as stages
@@ -33,6 +34,7 @@ def all_codes() -> list[CodeInfo]:
         *dryrun.CODES,
         *simresult.CODES,
         *simgitops.CODES,
+        *simmonitoring.CODES,
         *preflight.CODES,
         *publish.CODES,
     ]

@@ -109,6 +109,28 @@ def env_text(rep: EnvReport) -> str:
             for a in rep.applications
         ]
         lines += _table(rows)
+    series = [m for m in rep.metrics if "series" in m]
+    if series:
+        lines.append(" recorded series per team and vendor: Prometheus against the ResourceQuota")
+        rows = [["team", "vendor", "series", "quota says", "prometheus", ""]]
+        rows += [
+            [
+                m["team"],
+                m["vendor"],
+                m["series"],
+                f"{m['want']:g}",
+                "-" if m["got"] is None else f"{m['got']:g}",
+                _mark(m["ok"]),
+            ]
+            for m in series
+        ]
+        lines += _table(rows)
+    alerts = [m for m in rep.metrics if "alert" in m]
+    if alerts:
+        lines.append(" alerts: instances active in Prometheus against the cluster's state")
+        rows = [["alert", "cluster says", "active", ""]]
+        rows += [[a["alert"], str(a["want"]), str(a["active"]), _mark(a["ok"])] for a in alerts]
+        lines += _table(rows)
     timing = ", ".join(f"{k} {v:.1f} s" for k, v in rep.timings.items())
     lines.append(f" {rep.objects} objects applied; {timing}")
     return "\n".join(lines) + "\n"

@@ -26,6 +26,7 @@ The order of one environment, on a control plane with no trace of the last one:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from generator.controlplane.api import ApiClient, Obj
@@ -89,8 +90,12 @@ def take(api: ApiClient) -> Snapshot:
     return Snapshot.take(api, WORKLOAD_KINDS, events="FailedCreate")
 
 
-def drive(plane: ControlPlane, plan: SimPlan) -> EnvRun:
-    """Apply `plan` to `plane` (reset beforehand) and return what the judge needs."""
+def drive(
+    plane: ControlPlane, plan: SimPlan, at_steady: Callable[[], None] | None = None
+) -> EnvRun:
+    """Apply `plan` to `plane` (reset beforehand) and return what the judge needs; `at_steady`
+    is called once every service and job runs beside the others (what a cluster's monitoring
+    sees day to day), before any job is tried alone."""
     api = plane.client()
     run = EnvRun(plan.env)
     clock = time.perf_counter()
@@ -158,6 +163,9 @@ def drive(plane: ControlPlane, plan: SimPlan) -> EnvRun:
     run.objects += len(plan.team_jobs)
     lap("jobs")
     run.jobs = JobsRun(outcome, take(api))
+    if at_steady is not None:
+        at_steady()
+        lap("monitoring")
     _, failing = pod_verdicts(run.jobs.state, plan.view, plan.refs, plan.node_info, outcome)
     jobs_failing = {k: fs for k, fs in failing.items() if k[1] not in SERVICE_KINDS}
     if jobs_failing:

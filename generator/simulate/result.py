@@ -68,6 +68,9 @@ class EnvReport:
     """Kueue's verdict per queued workload (simulate/kueue.py), when Kueue runs."""
     applications: list[dict[str, Any]] = field(default_factory=list)
     """What Argo CD did with each Application (simulate/gitops.py)."""
+    metrics: list[dict[str, Any]] = field(default_factory=list)
+    """What Prometheus recorded per team x vendor, and each alert's instances (simulate/
+    monitoring.py)."""
     findings: list[Finding] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     objects: int = 0

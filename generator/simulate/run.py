@@ -33,12 +33,13 @@ from generator.cluster.units import build
 from generator.controlplane.controllers import use_controller
 from generator.controlplane.launcher import ControlPlane
 from generator.errors import FindingsError
-from generator.findings import sorted_findings
+from generator.findings import Finding, sorted_findings
 from generator.render.layout import render_tree
+from generator.simulate import monitoring
 from generator.simulate.drive import drive
 from generator.simulate.gitops import argocd_not_run, drive_argocd, judge_argocd
 from generator.simulate.judge import judge
-from generator.simulate.plan import make_plan
+from generator.simulate.plan import SimPlan, make_plan
 from generator.simulate.result import EnvReport, SimulationResult
 from generator.simulate.snapshot import EnvRun
 
@@ -53,9 +54,11 @@ def simulate(
     *,
     runs: list[EnvRun] | None = None,
     argocd: bool = True,
+    watch_metrics: bool = True,
 ) -> SimulationResult:
     """Simulate `env` (None: every environment) on the control plane `plane_factory` gives, and
-    (`argocd`) sync each environment through the real Argo CD on it too.
+    (`argocd`) sync each environment through the real Argo CD on it too; (`watch_metrics`) run
+    the site's monitoring over what each environment built and judge its series.
     `runs`: where to put what the driver took of each environment too (tests record them)."""
     try:
         checked, envs = load(values_dir, env)
@@ -76,19 +79,32 @@ def simulate(
                 # of them from that same build.
                 built, build_findings = build(loaded, name, builds=checked.builds)
                 plan = make_plan(loaded, checked.builds[name], built, build_findings)
-                run = drive(plane, plan)
+                watched: list[monitoring.MonRun] = []
+
+                def watch(plan: SimPlan = plan, out: list[monitoring.MonRun] = watched) -> None:
+                    mon = monitoring.drive(plane, plan)
+                    out.extend([mon] if mon is not None else [])
+
+                run = drive(plane, plan, watch if watch_metrics else None)
                 if runs is not None:
                     runs.append(run)
                 report = judge(plan, run)
+                found: list[Finding] = []
+                if watched:
+                    report.metrics, found = monitoring.judge(plan, watched[0])
+                else:
+                    why = "--no-monitoring" if not watch_metrics else "no monitoring.prometheus"
+                    found = [monitoring.not_run(plan, why)]
                 if argocd:
                     # The same environment again, on a clean plane, synced by Argo CD itself.
                     reset(plane)
                     assert rendered is not None
                     argo = drive_argocd(plane, plan, rendered)
-                    report.applications, found = judge_argocd(argo, plan)
+                    report.applications, synced = judge_argocd(argo, plan)
                     report.timings["argocd"] = argo.seconds
                 else:
-                    found = [argocd_not_run(plan)]
+                    synced = [argocd_not_run(plan)]
+                found += synced
                 report.findings = sorted_findings([*report.findings, *found])
                 reports.append(report)
         finally:

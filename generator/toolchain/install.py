@@ -34,6 +34,7 @@ from generator.toolchain.registry import (
     DEV_TARGET,
     DEV_TOOLS,
     GOTOOLS,
+    MONITORING_TOOLS,
     find,
     install_for,
     missing,
@@ -112,6 +113,21 @@ def builds() -> dict[str, Build]:
             "github.com/prometheus/prometheus/cmd/promtool",
             tags="remove_all_sd",
         ),
+        # Prometheus with the one service discovery the simulation uses (upstream's build tags,
+        # plugins/plugin_kubernetes.go v0.316.0).
+        Build(
+            "prometheus",
+            "promtool",
+            "github.com/prometheus/prometheus/cmd/prometheus",
+            tags="remove_all_sd,enable_kubernetes_sd",
+        ),
+        Build("kube-state-metrics", "ksm", "k8s.io/kube-state-metrics/v2", ldflags="-s -w"),
+        Build(
+            "prometheus-operator",
+            "promoperator",
+            "github.com/prometheus-operator/prometheus-operator/cmd/operator",
+            ldflags="-s -w",
+        ),
         Build("nfd-rulecheck", "nfd", "./cmd/nfd-rulecheck"),
         Build("kueuecheck", "kueuecheck", "."),
         Build("schedcheck", "schedcheck", "."),
@@ -172,7 +188,7 @@ SETS: dict[str, tuple[str, ...]] = {
         "helm",
         *SCHEMAS,
     ),
-    CONTROL_PLANE_TARGET: (*CONTROL_PLANE, *ARGOCD_TOOLS),
+    CONTROL_PLANE_TARGET: (*CONTROL_PLANE, *ARGOCD_TOOLS, *MONITORING_TOOLS),
     DEV_TARGET: DEV_TOOLS,
 }
 # What `make demo` builds: the validate set but the checkers of the stages it skips (Makefile

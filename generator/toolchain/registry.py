@@ -92,6 +92,10 @@ CONTROL_PLANE: tuple[str, ...] = (
 ARGOCD_TOOLS: tuple[str, ...] = ("argocd", "argocd-redis")
 ARGOCD_MODULE = "github.com/argoproj/argo-cd/v3"
 ARGOCD_VERSION = "v3.2.6"
+# The monitoring a site runs (controlplane/monitoring.py): simulate proves with them that every
+# series the fleet's dashboard and alerts read has data. Built with the control plane.
+MONITORING_TOOLS: tuple[str, ...] = ("kube-state-metrics", "prometheus-operator", "prometheus")
+PROMETHEUS_OPERATOR_MODULE = "github.com/prometheus-operator/prometheus-operator"
 CONTROL_PLANE_TARGET = "cluster"
 # What only this repository's test suite runs (`tools install --only dev`).
 DEV_TARGET = "dev"
@@ -114,6 +118,10 @@ _DECLARED: Mapping[str, Tool] = {
         _go(
             "promtool", "github.com/prometheus/prometheus", "v0.316.0", "promtool", search_path=True
         ),
+        # The monitoring simulate runs (MONITORING_TOOLS): Prometheus from promtool's module.
+        _go("prometheus", "github.com/prometheus/prometheus", "v0.316.0", "promtool"),
+        _go("kube-state-metrics", "k8s.io/kube-state-metrics/v2", "v2.20.0", "ksm"),
+        _go("prometheus-operator", PROMETHEUS_OPERATOR_MODULE, "v0.85.0", "promoperator"),
         # kustomize's build API (kustomize v5.8.1's) and kubeconform v0.7.0 in one process.
         _go(
             "kbuild",

@@ -73,10 +73,18 @@ def tree(tmp_path: Path) -> Tree:
 
 
 def sim(
-    values: Path, plane: ControlPlane, env: str | None = None, *, argocd: bool = False
+    values: Path,
+    plane: ControlPlane,
+    env: str | None = None,
+    *,
+    argocd: bool = False,
+    metrics: bool = False,
 ) -> SimulationResult:
-    """Without Argo CD unless asked: tests/simulate/test_argocd.py holds what it does."""
-    return simulate(values, env, lambda: contextlib.nullcontext(plane), argocd=argocd)
+    """Without Argo CD or the monitoring unless asked: tests/cluster/test_argocd.py and
+    test_monitoring.py hold what they do."""
+    return simulate(
+        values, env, lambda: contextlib.nullcontext(plane), argocd=argocd, watch_metrics=metrics
+    )
 
 
 def codes(findings: list[Finding], severity: Severity = Severity.ERROR) -> set[str]:

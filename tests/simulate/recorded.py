@@ -79,7 +79,14 @@ def recorded(
     if request.config.getoption("--record-snapshots"):
         plane = request.getfixturevalue("cluster")
         runs: list[EnvRun] = []
-        simulate(values, env, lambda: contextlib.nullcontext(plane), runs=runs, argocd=False)
+        simulate(
+            values,
+            env,
+            lambda: contextlib.nullcontext(plane),
+            runs=runs,
+            argocd=False,
+            watch_metrics=False,
+        )
         doc = {"values": digest, "env": env, "runs": [r.as_json() for r in runs]}
         SNAPSHOTS.mkdir(exist_ok=True)
         path.write_text(dumps(doc) + "\n", encoding="utf-8")

@@ -93,7 +93,9 @@ def test_the_report_has_a_row_for_every_node_daemonset_probe_quota_and_track(
     values = tree(
         tmp_path, {k: yaml.safe_dump(v, sort_keys=False) for k, v in files.items()}, defaults=False
     )
-    result = simulate(values, None, lambda: contextlib.nullcontext(cluster), argocd=False)
+    result = simulate(
+        values, None, lambda: contextlib.nullcontext(cluster), argocd=False, watch_metrics=False
+    )
     (env,) = result.envs
 
     rows = {n.name: (n.labels, n.taints, n.ok) for n in env.nodes}
@@ -198,7 +200,9 @@ def test_kueue_admits_what_its_cluster_queue_holds_and_says_why_not_at_the_value
         ],
     )
 
-    result = simulate(values, None, lambda: contextlib.nullcontext(cluster), argocd=False)
+    result = simulate(
+        values, None, lambda: contextlib.nullcontext(cluster), argocd=False, watch_metrics=False
+    )
     (env,) = result.envs
 
     rows = {a["workload"]: a for a in env.admissions}
@@ -251,7 +255,9 @@ def test_a_job_with_a_dataset_volume_runs_on_stand_ins_and_says_so(
     }
     values = tree(tmp_path, files, defaults=False)
     assert dryrun.dry_run(values, None, plane=cluster).findings == []
-    result = simulate(values, None, lambda: contextlib.nullcontext(cluster), argocd=False)
+    result = simulate(
+        values, None, lambda: contextlib.nullcontext(cluster), argocd=False, watch_metrics=False
+    )
     (env,) = result.envs
     (pod,) = env.pods
     assert (pod.workload, pod.node, pod.phase, pod.ok) == (
@@ -304,7 +310,9 @@ def test_kueue_admits_a_jobset_whole_and_one_larger_than_the_queue_waits(
             f for f in checks(loaded, builds, memo) if f.code not in RENDER_RULES | {"MIG005"}
         ],
     )
-    result = simulate(values, None, lambda: contextlib.nullcontext(cluster), argocd=False)
+    result = simulate(
+        values, None, lambda: contextlib.nullcontext(cluster), argocd=False, watch_metrics=False
+    )
     (env,) = result.envs
     rows = {a["workload"]: a for a in env.admissions}
     assert sorted(rows) == ["JobSet llm/pretrain", "JobSet llm/toobig"]
@@ -368,7 +376,9 @@ def test_trainers_controller_runs_an_admitted_trainjob_as_a_jobset_on_its_pool(
             f for f in checks(loaded, builds, memo) if f.code not in RENDER_RULES | {"MIG005"}
         ],
     )
-    result = simulate(values, None, lambda: contextlib.nullcontext(cluster), argocd=False)
+    result = simulate(
+        values, None, lambda: contextlib.nullcontext(cluster), argocd=False, watch_metrics=False
+    )
     (env,) = result.envs
     rows = {a["workload"]: a for a in env.admissions}
     assert sorted(rows) == ["TrainJob llm/finetune", "TrainJob llm/toobig"]
@@ -416,7 +426,9 @@ def test_a_leaderworkerset_group_is_made_by_its_controller_and_lands_on_its_pool
         "teams/llm.yaml": LWS_TEAM,
     }
     values = tree(tmp_path, files, defaults=False)
-    result = simulate(values, None, lambda: contextlib.nullcontext(cluster), argocd=False)
+    result = simulate(
+        values, None, lambda: contextlib.nullcontext(cluster), argocd=False, watch_metrics=False
+    )
     (env,) = result.envs
     assert [f for f in result.findings if f.severity is Severity.ERROR] == []
     group = sorted((p.node, p.phase, p.ok) for p in env.pods if p.workload.startswith("Leader"))
@@ -448,7 +460,9 @@ def test_shared_pods_pack_four_to_a_gpu_and_a_fifth_waits(
     tmp_path: Path, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     values = one_too_many(tmp_path, monkeypatch, ("nvidia-shared", SHARED_POOL), SHARE_TEAM, (4, 1))
-    result = simulate(values, None, lambda: contextlib.nullcontext(cluster), argocd=False)
+    result = simulate(
+        values, None, lambda: contextlib.nullcontext(cluster), argocd=False, watch_metrics=False
+    )
     # Which of the five pods waits is the scheduler's race; that one does, for want of a share.
     env = placed_but_one(result, "nvidia-shared", "g1", "nvidia.com/gpu.shared", 4)
     shared_pool_checked(env, SHARED_POOL)
@@ -489,7 +503,9 @@ def test_the_real_scheduler_allocates_dra_claims_on_the_selected_model(
         "teams/ml.yaml": DRA_TEAM,
     }
     values = tree(tmp_path, files, defaults=False)
-    result = simulate(values, None, lambda: contextlib.nullcontext(cluster), argocd=False)
+    result = simulate(
+        values, None, lambda: contextlib.nullcontext(cluster), argocd=False, watch_metrics=False
+    )
     (env,) = result.envs
     pods = sorted(
         (p.workload, p.node, p.ok, p.devices.count("/"))

@@ -1,0 +1,124 @@
+"""simulate's monitoring step on the real control plane with the real kube-state-metrics v2.20.0,
+Prometheus Operator v0.85.0 and Prometheus (simulate/monitoring.py): every quota series the
+dashboard and alerts read has the value the cluster's ResourceQuotas hold; the pending-pods and
+quota alerts become active in their scenario; a PodMonitor that selects no exporter pod is a
+finding. The judge's verdicts line by line are tests/simulate/test_monitoring.py's."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.builders.monitoring import scrape
+from generator.builders.monitoring.sources import Exporter
+from generator.controlplane.launcher import ControlPlane
+from generator.findings import Finding, Severity
+from generator.simulate.run import SimulationResult, simulate
+from tests.fixtures import SIM_FLEET
+from tests.simulate.cases import TEAM, small_tree
+
+pytestmark = pytest.mark.xdist_group("control-plane")
+
+# The site's Prometheus as kube-prometheus-stack makes it for a release named "kps".
+PROMETHEUS = {
+    "namespace": "monitoring",
+    "podMonitorSelector": {"matchLabels": {"release": "kps"}},
+    "podMonitorNamespaceSelector": {},
+    "ruleSelector": {"matchLabels": {"release": "kps"}},
+    "ruleNamespaceSelector": {},
+}
+FLEET = {
+    **SIM_FLEET,
+    "monitoring": {"prometheusSelectorLabels": {"release": "kps"}, "prometheus": PROMETHEUS},
+}
+
+
+def sim(values: Path, plane: ControlPlane, env: str | None = None) -> SimulationResult:
+    return simulate(
+        values, env, lambda: contextlib.nullcontext(plane), argocd=False, watch_metrics=True
+    )
+
+
+def errors(findings: list[Finding]) -> list[str]:
+    return [f"{f.code} {f.message}" for f in findings if f.severity is Severity.ERROR]
+
+
+def series_rows(result: SimulationResult) -> dict[str, list[tuple[str, str, str, Any, Any]]]:
+    return {
+        e.env: [
+            (m["team"], m["vendor"], m["series"], m["want"], m["got"])
+            for m in e.metrics
+            if "series" in m
+        ]
+        for e in result.envs
+    }
+
+
+def alert_rows(result: SimulationResult) -> dict[str, list[tuple[str, int, int]]]:
+    return {
+        e.env: [(m["alert"], m["want"], m["active"]) for m in e.metrics if "alert" in m]
+        for e in result.envs
+    }
+
+
+def job(devices: int) -> dict[str, Any]:
+    return {**copy.deepcopy(TEAM["jobs"]["train"]), "devices": devices}  # type: ignore[index]
+
+
+def test_a_full_quota_and_a_pod_short_of_devices_make_their_alerts_active(
+    tmp_path: Path, cluster: ControlPlane
+) -> None:
+    """Team ml holds all 8 GPUs of two 4-GPU nodes as quota and runs jobs of 3, 3 and 2 GPUs:
+    the quota admits all three (8 of 8 used), the 3-GPU pods take a node each, and the 2-GPU pod
+    finds 1 free GPU on each node: it stays Pending for want of devices."""
+    pool = {"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["gpu-1", "gpu-2"]}
+    team = {**TEAM, "quota": {"nvidia": 8}, "jobs": {"a": job(3), "b": job(3), "c": job(2)}}
+    values = small_tree(tmp_path, FLEET, {"nvidia": {"pools": [pool]}}, {"ml": team})
+    result = sim(values, cluster)
+    assert series_rows(result) == {
+        "dev": [
+            ("ml", "nvidia", "team_vendor:gpu_quota_hard:devices", 8, 8),
+            ("ml", "nvidia", "team_vendor:gpu_quota_used:devices", 8, 8),
+            ("ml", "nvidia", "team_vendor:gpu_cost_weighted_devices:sum", 8, 8),
+            ("ml", "nvidia", "team_vendor:gpu_quota_used:ratio", 1, 1),
+        ]
+    }
+    assert alert_rows(result) == {
+        "dev": [
+            ("AcceleratorAgentUnavailable", 0, 0),
+            ("AcceleratorPodsPending", 1, 1),
+            ("TeamAcceleratorQuotaNearlyUsed", 1, 1),
+        ]
+    }
+    assert [m for m in errors(result.findings) if m.startswith("SIM02")] == []
+
+
+def test_a_podmonitor_that_selects_no_exporter_pod_is_a_finding(
+    tmp_path: Path, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rendered PodMonitor selects other labels than the exporter's pods carry (as a
+    PodMonitor for the GPU Operator's exporter did, whose pods carry only
+    `app: nvidia-dcgm-exporter`): the exporter DaemonSet runs on the node, and Prometheus finds
+    none of its pods."""
+    real = scrape.pod_monitor_spec
+
+    def astray(exp: Exporter) -> dict[str, Any]:
+        return {**real(exp), "selector": {"matchLabels": {"app": "nvidia-dcgm-exporter"}}}
+
+    monkeypatch.setattr(scrape, "pod_monitor_spec", astray)
+    values = small_tree(tmp_path, FLEET)
+    result = sim(values, cluster)
+    [sim024] = [f for f in result.findings if f.code == "SIM024"]
+    assert sim024.message == (
+        "the PodMonitor of nvidia's exporter dcgm-exporter finds none of its 1 pod(s) (it selects "
+        "{'accel-gitops.io/vendor': 'nvidia', 'app.kubernetes.io/name': 'dcgm-exporter'} in "
+        "accelerator-exporters): nothing of nvidia is scraped"
+    )
+    assert (sim024.location.file, sim024.location.line) == (
+        "values/vendors/nvidia.yaml",
+        1,
+    )
