@@ -125,6 +125,12 @@ def env_text(rep: EnvReport) -> str:
             for m in series
         ]
         lines += _table(rows)
+    panels = [m for m in rep.metrics if "panel" in m]
+    if panels:
+        lines.append(" dashboard: each panel's query as Grafana sends it, answered by Prometheus")
+        rows = [["panel", "query", "values"]]
+        rows += [[p["panel"], p["legend"], p["values"] or "(no data)"] for p in panels]
+        lines += _table(rows)
     alerts = [m for m in rep.metrics if "alert" in m]
     if alerts:
         lines.append(" alerts: instances active in Prometheus against the cluster's state")

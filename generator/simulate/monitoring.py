@@ -27,9 +27,10 @@ from datetime import datetime
 from fractions import Fraction
 from typing import Any
 
+from generator.builders.monitoring import dashboard
 from generator.builders.monitoring.alerts import alert_settings, ksm_resource
 from generator.builders.monitoring.recording_rules import _attribution
-from generator.builders.monitoring.sources import Exporter, exporters
+from generator.builders.monitoring.sources import Exporter, exporters, settings
 from generator.controlplane.api import ApiClient, Obj
 from generator.controlplane.launcher import ControlPlane
 from generator.controlplane.monitoring import KSM_JOB, Monitoring, running
@@ -100,6 +101,8 @@ class MonRun:
     quotas: list[Obj] = field(default_factory=list)
     pods: list[Obj] = field(default_factory=list)
     daemonsets: list[Obj] = field(default_factory=list)
+    panels: list[dict[str, Any]] = field(default_factory=list)
+    """Each dashboard query as Grafana would send it: panel title, legend, the samples."""
     seconds: float = 0.0
 
 
@@ -155,9 +158,30 @@ def observe(mon: Monitoring, api: ApiClient, plan: SimPlan) -> MonRun:
         quotas=api.list(CORE, "ResourceQuota"),
         pods=api.list(CORE, "Pod"),
         daemonsets=api.list(APPS, "DaemonSet"),
+        panels=[
+            {"panel": panel.title, "legend": q.legend, "samples": _samples(mon, grafana(q.expr))}
+            for panel in dashboard.panels(settings(plan.view))
+            for q in panel.queries
+        ],
     )
     run.seconds = round(time.monotonic() - started, 1)
     return run
+
+
+# How the dashboard's variables are filled when its queries are run here: every cluster, and a
+# range of five minutes (Grafana's $__range and $__range_s).
+GRAFANA_VARIABLES = {
+    f"${dashboard.CLUSTER_VARIABLE}": ".*",
+    "$__range_s": "300",
+    "$__range": "5m",
+}
+
+
+def grafana(expr: str) -> str:
+    """A dashboard query with its variables filled as Grafana fills them (GRAFANA_VARIABLES)."""
+    for name, value in GRAFANA_VARIABLES.items():
+        expr = expr.replace(name, value)
+    return expr
 
 
 def _epoch(stamp: str) -> float:
@@ -197,6 +221,7 @@ def expected_team_series(
     by_resource: dict[str, list[Exporter]] = {}
     for exp in exporters(view):
         by_resource.setdefault(exp.resource, []).append(exp)
+    quota_keys = {v.id: v.quota_key for v in view.vendors}
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for team in view.teams:
         mine = [
@@ -206,7 +231,9 @@ def expected_team_series(
             and q["metadata"]["name"] == QUOTA_NAME
         ]
         for resource, group in sorted(by_resource.items()):
-            key = group[0].quota_key
+            # The key the fleet's ResourceQuota has (the values' vendor), not the one the rules
+            # were built with: what is judged must not decide what it is judged against.
+            key = quota_keys[group[0].vendor]
             holding = [q for q in mine if key in (q.get("status", {}).get("hard") or {})]
             if not holding:
                 continue
@@ -386,6 +413,11 @@ def _alert_findings(plan: SimPlan, run: MonRun) -> tuple[list[dict[str, Any]], l
     return rows, findings
 
 
+def _legend(template: str, labels: dict[str, str]) -> str:
+    """A legend as Grafana writes it: each {{label}} replaced by the series' value."""
+    return re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: labels.get(m.group(1), ""), template)
+
+
 def _keys(name: str) -> set[str]:
     return {
         PENDING: {"namespace", "pod"},
@@ -398,6 +430,16 @@ def judge(plan: SimPlan, run: MonRun) -> tuple[list[dict[str, Any]], list[Findin
     """Rows (team series, then alerts) and findings SIM023-SIM025, plus the SIM011 saying what
     this could not prove here."""
     rows, findings = _team_rows(plan, run)
+    rows += [
+        {
+            "panel": p["panel"],
+            "legend": p["legend"],
+            "values": ", ".join(
+                f"{_legend(p['legend'], labels)}={value:g}" for labels, value in p["samples"]
+            ),
+        }
+        for p in run.panels
+    ]
     findings += _target_findings(plan, run)
     alert_rows, alert_found = _alert_findings(plan, run)
     findings += alert_found

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import contextlib
 import copy
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from generator.builders.monitoring import scrape
+from generator.builders.monitoring import scrape, sources
 from generator.builders.monitoring.sources import Exporter
 from generator.controlplane.launcher import ControlPlane
 from generator.findings import Finding, Severity
@@ -122,3 +123,86 @@ def test_a_podmonitor_that_selects_no_exporter_pod_is_a_finding(
         "values/vendors/nvidia.yaml",
         1,
     )
+
+
+def panel(result: SimulationResult, title: str) -> dict[str, list[str]]:
+    """The values each environment's dashboard panel `title` showed, query by query."""
+    return {e.env: [m["values"] for m in e.metrics if m.get("panel") == title] for e in result.envs}
+
+
+def test_the_example_fleets_dashboard_and_alerts_have_data_in_every_cluster(
+    values_dir: Path, cluster: ControlPlane
+) -> None:
+    """Every quota series of every team and vendor equals its ResourceQuota, including the H100
+    pool allocated by DRA (ml-team's h100-pretrain-job holds its 8); the quota panel and the cost
+    panel show them; the quota alert is active where a team uses its whole quota, the pending
+    alert for staging's two jobs that wait. The exporters' panels have no data here (SIM011)."""
+    result = sim(values_dir, cluster)
+    assert [m for m in errors(result.findings) if m.startswith("SIM02")] == []
+    used = panel(result, "Quota used / hard per team and vendor")
+    assert used["prod/main"] == [
+        "inference / amd used=0, inference / ascend used=2, inference / nvidia-dra used=0, "
+        "inference / nvidia used=2, inference / nvidia-shared used=3, ml-team / amd used=0, "
+        "ml-team / ascend used=8, ml-team / nvidia-dra used=8, ml-team / nvidia used=6, "
+        "ml-team / nvidia-shared used=0",
+        "inference / amd hard=0, inference / ascend hard=4, inference / nvidia-dra hard=0, "
+        "inference / nvidia hard=4, inference / nvidia-shared hard=4, ml-team / amd hard=0, "
+        "ml-team / ascend hard=16, ml-team / nvidia-dra hard=8, ml-team / nvidia hard=8, "
+        "ml-team / nvidia-shared hard=0",
+    ]
+    assert used["prod/domestic"] == [
+        "inference / hygon used=0, inference / cambricon used=0, ml-team / hygon used=0, "
+        "ml-team / cambricon used=2",
+        "inference / hygon hard=8, inference / cambricon hard=0, ml-team / hygon hard=0, "
+        "ml-team / cambricon hard=2",
+    ]
+    # Weighted devices held x 5 minutes: ml-team 6 x 1.0 + 8 x 1.6 + 8 x 0.6 = 23.6 in main.
+    assert panel(result, "Cost per team (weighted device-hours, dashboard range)") == {
+        "prod/domestic": ["inference=0, ml-team=0.1"],
+        "prod/main": ["inference=0.329167, ml-team=1.96667"],
+        "staging": ["inference=0.329167, ml-team=1.9"],
+    }
+    assert panel(result, "Devices by brand") == {e: [""] for e in used}
+    assert alert_rows(result) == {
+        "prod/domestic": [
+            ("AcceleratorAgentUnavailable", 0, 0),
+            ("AcceleratorPodsPending", 0, 0),
+            ("TeamAcceleratorQuotaNearlyUsed", 1, 1),
+        ],
+        "prod/main": [
+            ("AcceleratorAgentUnavailable", 0, 0),
+            ("AcceleratorPodsPending", 0, 0),
+            ("TeamAcceleratorQuotaNearlyUsed", 1, 1),
+        ],
+        "staging": [
+            ("AcceleratorAgentUnavailable", 0, 0),
+            ("AcceleratorPodsPending", 2, 2),
+            ("TeamAcceleratorQuotaNearlyUsed", 3, 3),
+        ],
+    }
+
+
+def test_the_dra_matcher_bug_is_named_at_the_dra_vendor_file(
+    values_dir: Path, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rules built as they were: `requests.` before every vendor's resource, a key no
+    ResourceQuota has for a DeviceClass's devices."""
+    real = sources.exporter
+
+    def as_before(*args: Any, **kwargs: Any) -> Exporter | None:
+        exp = real(*args, **kwargs)
+        return None if exp is None else replace(exp, quota_key=f"requests.{exp.resource}")
+
+    monkeypatch.setattr(sources, "exporter", as_before)
+    result = sim(values_dir, cluster, "prod")
+    sim023 = {
+        (f.location.file, f.message.split(" of team")[0])
+        for f in result.findings
+        if f.code == "SIM023" and "ml-team" in f.message
+    }
+    assert sim023 == {
+        ("values/vendors/nvidia-dra.yaml", "team_vendor:gpu_quota_hard:devices"),
+        ("values/vendors/nvidia-dra.yaml", "team_vendor:gpu_quota_used:devices"),
+        ("values/vendors/nvidia-dra.yaml", "team_vendor:gpu_quota_used:ratio"),
+        ("values/vendors/nvidia-dra.yaml", "team_vendor:gpu_cost_weighted_devices:sum"),
+    }
