@@ -44,7 +44,10 @@ def _load() -> str:
 def _sim(
     values: Path, env: str | None, plane: ControlPlane, *, argocd: bool = True
 ) -> SimulationResult:
-    return simulate(values, env, lambda: contextlib.nullcontext(plane), argocd=argocd)
+    # The monitoring step with Argo CD: the synthetic fleet's figures stay the simulation's own.
+    return simulate(
+        values, env, lambda: contextlib.nullcontext(plane), argocd=argocd, watch_metrics=argocd
+    )
 
 
 def run(teams: int, starts: int, env: str, work: Path) -> dict[str, Any]:
@@ -80,6 +83,10 @@ def run(teams: int, starts: int, env: str, work: Path) -> dict[str, Any]:
             example[f"simulate_{name}_phases_s"] = rep.timings
             # The Argo CD part (simulate/gitops.py), per cluster of the environment.
             example[f"argocd_{name}_s"] = {r.env: r.timings.get("argocd") for r in result.envs}
+            # The monitoring part (simulate/monitoring.py), per cluster of the environment.
+            example[f"monitoring_{name}_s"] = {
+                r.env: r.timings.get("monitoring") for r in result.envs
+            }
         figures["example"] = example
 
         big: dict[str, Any] = {"teams": teams}

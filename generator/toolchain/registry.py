@@ -118,10 +118,6 @@ _DECLARED: Mapping[str, Tool] = {
         _go(
             "promtool", "github.com/prometheus/prometheus", "v0.316.0", "promtool", search_path=True
         ),
-        # The monitoring simulate runs (MONITORING_TOOLS): Prometheus from promtool's module.
-        _go("prometheus", "github.com/prometheus/prometheus", "v0.316.0", "promtool"),
-        _go("kube-state-metrics", "k8s.io/kube-state-metrics/v2", "v2.20.0", "ksm"),
-        _go("prometheus-operator", PROMETHEUS_OPERATOR_MODULE, "v0.85.0", "promoperator"),
         # kustomize's build API (kustomize v5.8.1's) and kubeconform v0.7.0 in one process.
         _go(
             "kbuild",
@@ -158,6 +154,10 @@ _DECLARED: Mapping[str, Tool] = {
             "argocd",
             built_from="gotools/argocd/redis",
         ),
+        # The monitoring simulate runs (MONITORING_TOOLS): Prometheus from promtool's module.
+        _go("prometheus", "github.com/prometheus/prometheus", "v0.316.0", "promtool"),
+        _go("kube-state-metrics", "k8s.io/kube-state-metrics/v2", "v2.20.0", "ksm"),
+        _go("prometheus-operator", PROMETHEUS_OPERATOR_MODULE, "v0.85.0", "promoperator"),
         _go("nfd-master", *_NFD, "nfd"),
         _go("nfd-rulecheck", *_NFD, "nfd", built_from="gotools/nfd/cmd/nfd-rulecheck"),
         # Kueue's admission webhooks on rendered Kueue objects (KUE001, generator/validate/kueue).
@@ -217,7 +217,7 @@ _DECLARED: Mapping[str, Tool] = {
 # Tools that not every command needs: `tools install` leaves them unbuilt, doctor says so
 # without failing, and their install hint names the set that builds them.
 OPTIONAL: Mapping[str, str] = {
-    **{name: CONTROL_PLANE_TARGET for name in (*CONTROL_PLANE, *ARGOCD_TOOLS)},
+    **{name: CONTROL_PLANE_TARGET for name in (*CONTROL_PLANE, *ARGOCD_TOOLS, *MONITORING_TOOLS)},
     **{name: DEV_TARGET for name in DEV_TOOLS},
 }
 _OPTIONAL_WHY = {

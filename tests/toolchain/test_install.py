@@ -70,10 +70,23 @@ def test_the_command_lines_stamp_versions_and_keep_upstreams_options() -> None:
         "remove_all_sd",
         "github.com/prometheus/prometheus/cmd/promtool",
     ]
+    # Prometheus with the one service discovery the simulation uses (plugins/plugin_kubernetes.go)
+    assert table["prometheus"].argv == [
+        "go",
+        "build",
+        "-trimpath",
+        "-buildvcs=false",
+        "-tags",
+        "remove_all_sd,enable_kubernetes_sd",
+        "github.com/prometheus/prometheus/cmd/prometheus",
+    ]
     assert table["nfd-master"].ldflags == (
         "-X sigs.k8s.io/node-feature-discovery/pkg/version.version=v0.19.0"
     )
-    stripped = {"etcd", "kwok", "kueue", "jobset", "lws", "trainer", "argocd-redis"}
+    stripped = {
+        *("etcd", "kwok", "kueue", "jobset", "lws", "trainer", "argocd-redis"),
+        *("kube-state-metrics", "prometheus-operator"),
+    }
     assert {t for t, b in table.items() if b.ldflags == "-s -w"} == stripped
     # Argo CD's own Makefile stamps its version (LDFLAGS): without it, it says v99.99.99.
     assert table["argocd"].argv == [
