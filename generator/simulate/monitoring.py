@@ -32,7 +32,7 @@ from generator.builders.monitoring.alerts import alert_settings, ksm_resource
 from generator.builders.monitoring.recording_rules import _attribution
 from generator.builders.monitoring.sources import Exporter, exporters, settings
 from generator.controlplane.api import ApiClient, Obj
-from generator.controlplane.launcher import ControlPlane
+from generator.controlplane.launcher import ControlPlane, ControlPlaneError
 from generator.controlplane.monitoring import KSM_JOB, Monitoring, running
 from generator.findings import CodeInfo, Finding, Severity
 from generator.simulate.plan import SimPlan
@@ -75,12 +75,16 @@ PENDING, QUOTA, AGENT = (
     "TeamAcceleratorQuotaNearlyUsed",
     "AcceleratorAgentUnavailable",
 )
-# How long to wait for Prometheus to have evaluated its rules on what it scraped, and for its
-# discovery to have found the exporter pods.
-SETTLE_TIMEOUT = 60.0
-# Evaluations of every group after kube-state-metrics' first scrape before reading: the recording
-# group, then the alert group reading what it recorded.
+# At most how long Prometheus may take to scrape kube-state-metrics and evaluate its rules on
+# that (a few seconds on a quiet machine); past it the run stops with a tool error, since an
+# unevaluated rule proves nothing either way.
+SETTLE_TIMEOUT = 180.0
+# Seconds (evaluation intervals) every group must have been evaluated after kube-state-metrics'
+# first scrape before reading: the recording group, then the alert group reading what it recorded.
 EVALUATIONS = 3.0
+# How long after that discovery may still take to find the exporter pods there are: one that
+# has not by then is a finding (SIM024).
+DISCOVERY_GRACE = 30.0
 
 Samples = list[tuple[dict[str, str], float]]
 # An alert instance: the labels that tell it apart, sorted.
@@ -112,25 +116,33 @@ def _samples(mon: Monitoring, query: str) -> Samples:
 
 
 def observe(mon: Monitoring, api: ApiClient, plan: SimPlan) -> MonRun:
-    """Wait until Prometheus has evaluated every group on kube-state-metrics' series and found the
-    exporter pods there are (or SETTLE_TIMEOUT), then read it and the plane."""
+    """Wait until Prometheus has evaluated every group on kube-state-metrics' series (at most
+    SETTLE_TIMEOUT) and found the exporter pods there are (at most DISCOVERY_GRACE more), then
+    read it and the plane."""
     started = time.monotonic()
     deadline = started + SETTLE_TIMEOUT
     pods = api.list(CORE, "Pod")
     wanted = {e.vendor for e in exporters(plan.view) if _exporter_pods(e, pods)}
     up_at: float | None = None
-    while time.monotonic() < deadline:
+    evaluated_at: float | None = None
+    while True:
         targets = mon.get("targets", state="active")["activeTargets"]
         if up_at is None and any(
             t["labels"].get("job") == KSM_JOB and t["health"] == "up" for t in targets
         ):
             up_at = time.time()
+        if evaluated_at is None and up_at is not None:
+            groups = mon.get("rules")["groups"]
+            if all(_epoch(g.get("lastEvaluation", "")) > up_at + EVALUATIONS for g in groups):
+                evaluated_at = time.monotonic()
+        now = time.monotonic()
+        if evaluated_at is None and now > deadline:
+            raise ControlPlaneError(
+                f"prometheus did not scrape kube-state-metrics and evaluate its rules within "
+                f"{SETTLE_TIMEOUT:g} s (logs in {mon.logs})"
+            )
         found = {t["labels"].get("vendor") for t in targets}
-        groups = mon.get("rules")["groups"]
-        evaluated = up_at is not None and all(
-            _epoch(g.get("lastEvaluation", "")) > up_at + EVALUATIONS for g in groups
-        )
-        if evaluated and wanted <= found:
+        if evaluated_at is not None and (wanted <= found or now > evaluated_at + DISCOVERY_GRACE):
             break
         time.sleep(0.5)
     run = MonRun(
