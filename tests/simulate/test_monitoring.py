@@ -228,8 +228,8 @@ def test_a_pod_pending_for_devices_must_have_its_alert_active(values: Path) -> N
     ]
     _, silent = monitoring.judge(plan_of(values), run_of(pods=pods))
     assert errors(silent) == [
-        "SIM025 alert AcceleratorPodsPending is not active for namespace=ml, pod=waits: the "
-        "cluster says it should be"
+        "SIM025 alert AcceleratorPodsPending does not fire for namespace=ml, pod=waits: the "
+        "cluster says it should"
     ]
     rules = [
         alert("AcceleratorPodsPending", {"namespace": "ml", "pod": "waits", "severity": "warning"}),
@@ -250,7 +250,7 @@ def test_an_alert_active_where_nothing_calls_for_it_is_a_finding(values: Path) -
     ]
     _, findings = monitoring.judge(plan_of(values), run_of(rules=rules))
     assert errors(findings) == [
-        "SIM025 alert TeamAcceleratorQuotaNearlyUsed is active for resource=nvidia.com/gpu, "
+        "SIM025 alert TeamAcceleratorQuotaNearlyUsed fires for resource=nvidia.com/gpu, "
         "team=ml: nothing in the cluster calls for it"
     ]
 
@@ -262,8 +262,8 @@ def test_a_team_above_the_ratio_must_have_the_quota_alert_active(values: Path) -
     )
     _, findings = monitoring.judge(plan_of(values), full)
     assert errors(findings) == [
-        "SIM025 alert TeamAcceleratorQuotaNearlyUsed is not active for resource=nvidia.com/gpu, "
-        "team=ml: the cluster says it should be"
+        "SIM025 alert TeamAcceleratorQuotaNearlyUsed does not fire for resource=nvidia.com/gpu, "
+        "team=ml: the cluster says it should"
     ]
 
 
@@ -276,8 +276,8 @@ def test_a_daemonset_short_of_a_ready_pod_must_have_its_alert_active(values: Pat
     }
     _, findings = monitoring.judge(plan_of(values), run_of(daemonsets=[ds]))
     assert errors(findings) == [
-        "SIM025 alert AcceleratorAgentUnavailable is not active for daemonset=nvidia-device-plugin"
-        ", namespace=accelerator-plugins: the cluster says it should be"
+        "SIM025 alert AcceleratorAgentUnavailable does not fire for daemonset=nvidia-device-plugin"
+        ", namespace=accelerator-plugins: the cluster says it should"
     ]
 
 
@@ -304,7 +304,7 @@ def test_what_the_step_cannot_prove_here_is_said(values: Path) -> None:
         "the vendors' exporters do not run here (they need the devices): the series read from "
         "them (nvidia, nvidia-dra: utilisation, memory, device counts and health) are proven by "
         "promtool's tests on series written as each exporter emits them, not by this simulation; "
-        "alerts were seen active, not waited out to firing"
+        "each alert fired after its condition held 2s, not its rendered `for:` (5 to 15 minutes)"
     )
 
 
