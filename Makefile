@@ -8,7 +8,8 @@
 #                     config checks, helm, the schemas); `make demo` builds part of it (the demo
 #                     set) and skips the validate stages that need the rest, saying so
 #     tools-cluster   the local control plane behind simulate and validate --dry-run=server, and
-#                     the Argo CD simulate syncs through (built on their first run when missing)
+#                     the Argo CD simulate syncs through and the monitoring it runs (built on
+#                     their first run when missing)
 #     tools-dev       what only the test suite runs (actionlint, the Pod Security checker)
 #   make browser headless Chromium and its WebDriver from Debian's packages (installed when absent)
 #   make demo    render the example fleet, validate it (three stages skipped), and write its report (.cache/report/)
