@@ -428,6 +428,10 @@ def _start(workdir: Path, services: list[Service], nfd_namespace: str) -> Contro
                 f"--manage-nodes-with-annotation-selector={KWOK_NODE_ANNOTATION}=fake",
                 # A pod range apart from the service range above (kwok's default is 10.0.0.0/24).
                 "--cidr=10.244.0.0/16",
+                # Every simulated node's InternalIP, which is also the IP of its host-network
+                # pods (kwok v0.8.0 pod_controller.go funcPodIPWith): without it such a pod (an
+                # exporter on the host's network) has no IP, and Prometheus no target for it.
+                f"--node-ip={NODE_IP}",
             ],
             log=logs / "kwok.log",
         )
@@ -690,6 +694,10 @@ def _unfinalize(api: ApiClient, obj: dict[str, Any]) -> None:
             api.merge_patch(
                 *kind, meta.get("namespace", ""), meta["name"], {"metadata": {"finalizers": None}}
             )
+
+
+# The address kwok gives every node it manages (one for all: nothing here connects to it).
+NODE_IP = "10.243.0.1"
 
 
 def fake_node(

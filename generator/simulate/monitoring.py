@@ -76,10 +76,11 @@ HINTS = {
 # The series the dashboard's quota and cost panels and the quota alert read, per team x vendor.
 TEAM_SERIES = (QUOTA_HARD, QUOTA_USED, QUOTA_RATIO, COST_DEVICES)
 # The fleet-wide alerts this module knows the truth of.
-PENDING, QUOTA, AGENT = (
+PENDING, QUOTA, AGENT, EXPORTER_DOWN = (
     "AcceleratorPodsPending",
     "TeamAcceleratorQuotaNearlyUsed",
     "AcceleratorAgentUnavailable",
+    "AcceleratorExporterDown",
 )
 # At most how long Prometheus may take to scrape kube-state-metrics and evaluate its rules on
 # that (a few seconds on a quiet machine); past it the run stops with a tool error, since an
@@ -347,10 +348,11 @@ def _target_findings(plan: SimPlan, run: MonRun) -> list[Finding]:
 
 
 def expected_alerts(plan: SimPlan, run: MonRun) -> dict[str, set[Instance]]:
-    """Alert name -> the label sets it must be active for, as the plane's state says: pods
-    Pending that ask for a device plugin's devices; teams above the quota ratio; the fleet's
-    DaemonSets with a node short of a ready pod. Each instance is named by the labels that tell
-    them apart (namespace and pod; team and resource; namespace and daemonset)."""
+    """Alert name -> the label sets it must fire for, as the plane's state says: pods Pending that
+    ask for a device plugin's devices; teams above the quota ratio; the fleet's DaemonSets with a
+    node short of a ready pod; exporter targets whose scrape fails. Each instance is named by the
+    labels that tell them apart (namespace and pod; team and resource; namespace and daemonset;
+    vendor and node)."""
     view = plan.view
     resources = {ksm_resource(v.resource_name): v.resource_name for v in view.vendors if not v.dra}
     pending: set[Instance] = set()
@@ -376,7 +378,14 @@ def expected_alerts(plan: SimPlan, run: MonRun) -> dict[str, set[Instance]]:
         for d in run.daemonsets
         if (d.get("status", {}).get("numberUnavailable") or 0) > 0
     }
-    return {PENDING: pending, QUOTA: quota, AGENT: agent}
+    # Every exporter target whose scrape fails (here: all of them, since the exporters' pods run
+    # no exporter): each must fire, with the vendor and node the scrape gives it.
+    down: set[Instance] = {
+        (("node", t["node"]), ("vendor", t["vendor"]))
+        for t in run.targets
+        if t["vendor"] and t["health"] == "down"
+    }
+    return {PENDING: pending, QUOTA: quota, AGENT: agent, EXPORTER_DOWN: down}
 
 
 def _alert_findings(plan: SimPlan, run: MonRun) -> tuple[list[dict[str, Any]], list[Finding]]:
@@ -444,6 +453,7 @@ def _keys(name: str) -> set[str]:
         PENDING: {"namespace", "pod"},
         QUOTA: {"team", "resource"},
         AGENT: {"namespace", "daemonset"},
+        EXPORTER_DOWN: {"vendor", "node"},
     }[name]
 
 

@@ -91,6 +91,8 @@ def test_a_full_quota_and_a_pod_short_of_devices_make_their_alerts_active(
     assert alert_rows(result) == {
         "dev": [
             ("AcceleratorAgentUnavailable", 0, 0),
+            # The exporter's pods on gpu-1 and gpu-2 are found and answer no scrape here.
+            ("AcceleratorExporterDown", 2, 2),
             ("AcceleratorPodsPending", 1, 1),
             ("TeamAcceleratorQuotaNearlyUsed", 1, 1),
         ]
@@ -163,19 +165,25 @@ def test_the_example_fleets_dashboard_and_alerts_have_data_in_every_cluster(
         "staging": ["inference=0.329167, ml-team=1.9"],
     }
     assert panel(result, "Devices by brand") == {e: [""] for e in used}
+    # Each exporter pod is a target whose scrape fails (its container runs nothing here), one per
+    # pool node: domestic's Hygon and Cambricon nodes (Hygon's exporter on the host's network),
+    # main's seven NVIDIA, AMD and Ascend nodes, staging's nine.
     assert alert_rows(result) == {
         "prod/domestic": [
             ("AcceleratorAgentUnavailable", 0, 0),
+            ("AcceleratorExporterDown", 2, 2),
             ("AcceleratorPodsPending", 0, 0),
             ("TeamAcceleratorQuotaNearlyUsed", 1, 1),
         ],
         "prod/main": [
             ("AcceleratorAgentUnavailable", 0, 0),
+            ("AcceleratorExporterDown", 7, 7),
             ("AcceleratorPodsPending", 0, 0),
             ("TeamAcceleratorQuotaNearlyUsed", 1, 1),
         ],
         "staging": [
             ("AcceleratorAgentUnavailable", 0, 0),
+            ("AcceleratorExporterDown", 9, 9),
             ("AcceleratorPodsPending", 2, 2),
             ("TeamAcceleratorQuotaNearlyUsed", 3, 3),
         ],

@@ -313,3 +313,23 @@ def test_without_a_named_prometheus_the_step_says_it_did_not_run(tmp_path: Path)
     said = monitoring.not_run(plan, "no monitoring.prometheus")
     assert (said.code, said.severity) == ("SIM011", Severity.WARNING)
     assert said.message.startswith("the monitoring did not run (no monitoring.prometheus)")
+
+
+def test_each_exporter_target_whose_scrape_fails_must_fire_exporter_down(values: Path) -> None:
+    """The target on gpu-1 is down (its pod runs no exporter here); one on another node is up."""
+    up = {"pool": "podMonitor/x/nvidia/0", "vendor": "nvidia", "node": "gpu-2", "health": "up"}
+    targets = [*run_of().targets, up]
+    silent = run_of(targets=targets, rules=[*run_of().rules, alert("AcceleratorExporterDown")])
+    _, findings = monitoring.judge(plan_of(values), silent)
+    assert errors(findings) == [
+        "SIM024 the PodMonitor of nvidia's exporter dcgm-exporter scrapes node(s) gpu-2, which are "
+        "not nvidia's: their series are labelled vendor=nvidia",
+        "SIM025 alert AcceleratorExporterDown does not fire for node=gpu-1, vendor=nvidia: the "
+        "cluster says it should",
+    ]
+    firing = alert("AcceleratorExporterDown", {"vendor": "nvidia", "node": "gpu-1", "job": "j"})
+    rows, fired = monitoring.judge(plan_of(values), run_of(rules=[*run_of().rules, firing]))
+    assert errors(fired) == []
+    assert ("AcceleratorExporterDown", 1, 1) in [
+        (r["alert"], r["want"], r["active"]) for r in rows if "alert" in r
+    ]
