@@ -29,6 +29,7 @@ from generator.vocab.labels import (
     SOURCE_ANNOTATION,
     SYNC_OPTIONS,
     SYNC_WAVE,
+    VENDOR_LABEL,
     VOLCANO_QUEUE_ANNOTATION,
 )
 from generator.vocab.objects import Obj, identity
@@ -348,24 +349,62 @@ def production(view: FleetView) -> bool:
     return view.env in (view.fleet.doc.get("productionEnvironments", default=[]) or [])
 
 
+# Where a vendor's values set the image of each agent the fleet renders for it, by the agent's
+# component label (builders/device_plugins.py, builders/monitoring/component.py): the tag is
+# `version`, so that is the line a digest is added to.
+AGENT_IMAGES: dict[str, tuple[str, ...]] = {
+    "device-plugin": ("devicePlugin",),
+    "exporter": ("exporter", "daemonSet"),
+}
+
+
+def _image_set_at(view: FleetView, unit: Unit, obj: Obj) -> tuple[Location, str, str]:
+    """(where the values set an object's image, what set it, how to pin it there). A vendor
+    agent's image is set by its `version` (or `image`) in a values file; when neither is, the
+    built-in catalog set it, and the catalog is part of the program (no finding points into it):
+    the user's line that asks for digests is then the `productionEnvironments` entry."""
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    path = AGENT_IMAGES.get(str(labels.get(COMPONENT_LABEL, "")))
+    vendor = view.vendor(str(labels.get(VENDOR_LABEL, "")))
+    if path is None or vendor is None:
+        return origin(unit, obj), "", ""
+    doc = vendor.doc
+    key = ".".join(path)
+    for leaf in ("version", "image"):
+        loc = doc.set_at((*path, leaf))
+        if loc is not None:
+            return loc, "", f"{key}.version: <tag>@sha256:<digest>"
+    envs = list(view.fleet.doc.get("productionEnvironments", default=[]) or [])
+    file = doc.sources[0] if doc.sources else f"values/vendors/{vendor.id}.yaml"
+    return (
+        view.fleet.doc.locate(("productionEnvironments", envs.index(view.env))),
+        f"; the built-in catalog sets it (vendor {vendor.id} sets neither {key}.image nor "
+        f"{key}.version)",
+        f"{key}.version: <tag>@sha256:<digest> in {file} (the catalog names the tag its upstream "
+        "manifest ships: the digest is the one of the image your registry serves)",
+    )
+
+
 def image_digest(ctx: Context, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
     view = ctx.view
     if not production(view):
         return
     for obj in objs:
+        where, by, pin = _image_set_at(view, unit, obj)
         for tpl in pod_templates(obj):
             for field in ("initContainers", "containers"):
                 for i, c in enumerate(tpl.spec.get(field) or []):
                     image = str(c.get("image", ""))
                     if not DIGEST.fullmatch(image):
-                        yield _finding(
+                        yield Finding(
                             "SEC005",
-                            unit,
-                            obj,
-                            f"image {image!r} is not pinned by digest, and environment "
-                            f"{view.env!r} is in productionEnvironments",
+                            f"{describe(unit, obj)}: image {image!r} is not pinned by digest, and "
+                            f"environment {view.env!r} is in productionEnvironments{by}",
+                            where,
                             f"{tpl.where}.{field}[{i}].image",
-                            "pin it: <image>:<tag>@sha256:<digest> (for a vendor's agents: "
+                            f"pin it: {pin}"
+                            if pin
+                            else "pin it: <image>:<tag>@sha256:<digest> (for a vendor's agents: "
                             "devicePlugin.version or exporter.daemonSet.version "
                             "<tag>@sha256:<digest>; for a workload: its images)",
                         )

@@ -636,7 +636,7 @@ def _catalog_doc(entry: str, at: Location) -> Doc | None:
         return None
     data, smap = cat[entry]
     doc = Doc.from_source(data, smap, record_source=False)
-    return Doc(doc.data, dict.fromkeys(doc.values, at), dict.fromkeys(doc.keys, at))
+    return Doc(doc.data, dict.fromkeys(doc.values, at), dict.fromkeys(doc.keys, at), (), at)
 
 
 def load(values_dir: Path, cache_dir: Path | None = None, *, write_cache: bool = True) -> Values:

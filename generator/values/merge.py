@@ -22,6 +22,9 @@ class Doc:
     keys: dict[YamlPath, Location] = field(default_factory=dict)
     # Files that set anything in this doc, in layering order (catalog entries excluded).
     sources: tuple[str, ...] = ()
+    # Where the values of a built-in catalog entry under this doc are located (loader.py
+    # _catalog_doc: the vendor file's `catalog:` key or its top); None without one.
+    catalog_at: Location | None = None
 
     @classmethod
     def from_source(
@@ -66,6 +69,13 @@ class Doc:
         if self.sources:
             return Location(self.sources[0], 1, 1)
         return self.locate(())
+
+    def set_at(self, path: YamlPath) -> Location | None:
+        """Where a values file sets `path` itself (not a parent, not the built-in catalog)."""
+        loc = self.values.get(path)
+        return (
+            loc if loc is not None and loc.file in self.sources and loc != self.catalog_at else None
+        )
 
     def place(self, path: YamlPath) -> Place:
         """Where `path` is written, with the last line of its value (a pool written as a block
@@ -135,4 +145,5 @@ def merge_docs(base: Doc, over: Doc) -> Doc:
     elif () in over.values:
         values[()] = over.values[()]
     sources = base.sources + tuple(s for s in over.sources if s not in base.sources)
-    return Doc(merge_data(base.data, over.data), values, keys, sources)
+    catalog_at = base.catalog_at or over.catalog_at
+    return Doc(merge_data(base.data, over.data), values, keys, sources, catalog_at)

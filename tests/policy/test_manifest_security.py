@@ -16,7 +16,7 @@ from generator.values import loader as values
 from generator.values.model import FleetView
 from generator.vocab.objects import identity
 from generator.vocab.units import Unit
-from tests.fixtures import FLEET, NVIDIA, cli, context, snapshot, tree
+from tests.fixtures import FLEET, NVIDIA, SHARED_NVIDIA, cli, context, snapshot, tree
 
 DIGEST = "sha256:" + "0123456789abcdef" * 4
 ORIGIN = Location("values/teams/ml.yaml", 2, 3)
@@ -283,6 +283,51 @@ def test_an_unpinned_image_in_production_is_found_at_its_workloads_line(tmp_path
     assert cli("render", "--values", str(values_dir))[0] == 0
     code, out = cli("validate", "--values", str(values_dir), "--no-drift", "--no-cache")
     assert code == 0, out
+
+
+def test_an_agent_image_is_found_where_the_values_set_it_or_at_the_production_entry(
+    tmp_path: Path,
+) -> None:
+    """A vendor agent's image is set by its version in a vendor file (found at that line), or by
+    the built-in catalog, which no finding points into: then at the productionEnvironments entry
+    that asks for digests, naming the file and key that pin it; never line 1 of a vendor file
+    that does not set it."""
+    fleet = FLEET + "productionEnvironments: [prod]\n"
+    exporter = f"exporter: {{daemonSet: {{version: '4.5.3-4.8.2-distroless@{DIGEST}'}}}}\n"
+    shared = SHARED_NVIDIA.replace(
+        "devicePlugin: {name: nvidia-device-plugin-shared}",
+        "devicePlugin: {name: nvidia-device-plugin-shared, version: v0.17.1}",
+    ).replace(
+        "exporter: {name: dcgm-exporter-shared}",
+        "exporter: {name: dcgm-exporter-shared, "
+        f"daemonSet: {{version: '4.5.3-4.8.2-distroless@{DIGEST}'}}}}",
+    )
+    values_dir = tree(
+        tmp_path,
+        {
+            "fleet.yaml": fleet,
+            "vendors/nvidia.yaml": exporter + NVIDIA,
+            "vendors/nvidia-shared.yaml": shared,
+            "teams/ml.yaml": "quota: {nvidia: 4, nvidia-shared: 4}\n",
+        },
+    )
+    assert cli("render", "--values", str(values_dir))[0] == 0
+    code, out = cli("validate", "--values", str(values_dir), "--no-drift", "--no-cache")
+    assert code == 1, out
+    assert [line for line in out.splitlines() if line.startswith("values/")] == [
+        "values/fleet.yaml:5:26: SEC005 DaemonSet accelerator-plugins/nvidia-device-plugin "
+        "(overlays/prod/device-plugins): image 'nvcr.io/nvidia/k8s-device-plugin:v0.17.1' is not "
+        "pinned by digest, and environment 'prod' is in productionEnvironments; the built-in "
+        "catalog sets it (vendor nvidia sets neither devicePlugin.image nor devicePlugin.version) "
+        "(at $.spec.template.spec.containers[0].image); pin it: devicePlugin.version: "
+        "<tag>@sha256:<digest> in values/vendors/nvidia.yaml (the catalog names the tag its "
+        "upstream manifest ships: the digest is the one of the image your registry serves)",
+        "values/vendors/nvidia-shared.yaml:5:60: SEC005 DaemonSet "
+        "accelerator-plugins/nvidia-device-plugin-shared (overlays/prod/device-plugins): image "
+        "'nvcr.io/nvidia/k8s-device-plugin:v0.17.1' is not pinned by digest, and environment "
+        "'prod' is in productionEnvironments (at $.spec.template.spec.containers[0].image); pin "
+        "it: devicePlugin.version: <tag>@sha256:<digest>",
+    ]
 
 
 def test_a_production_environment_must_be_one_of_the_fleets(tmp_path: Path) -> None:
