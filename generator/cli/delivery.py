@@ -29,13 +29,18 @@ from generator.reporters import diff as diffreport
 
 @click.command()
 @values_option
-@click.option("--env", required=True, help="The environment whose units to show.")
+@click.option(
+    "--env",
+    required=True,
+    help="The environment whose units to show; of an environment with clusters, one cluster "
+    "(prod/main).",
+)
 @click.option("--unit", help="Only this unit (for example team-ml-team); default: every unit.")
 @guarded
 def show(values_dir: Path, env: str, unit: str | None) -> int:
     """Print the manifests exactly as kustomize builds them from a fresh render of the values
-    (one unit, or every unit of the environment as one YAML stream). Pipe it to
-    `kubectl diff -f -` to compare with a cluster."""
+    (one unit, or every unit of the environment or cluster as one YAML stream), never several
+    clusters' in one. Pipe it to `kubectl diff -f -` to compare with that cluster."""
 
     shown = run_show(values_dir, env, unit)
     echo_findings(shown.findings)

@@ -15,6 +15,7 @@ from generator.errors import UsageError
 from generator.findings import Finding, layer_selected
 from generator.render.layout import render_tree
 from generator.render.stage import load_and_check
+from generator.vocab.units import ARGOCD_UNIT
 
 
 @dataclass
@@ -29,17 +30,29 @@ def show(values_dir: Path, env: str, unit: str | None = None) -> Shown:
     loaded, findings = checked.values, checked.findings
     loaded.require_env(env)
     rendered = render_tree(loaded, builds=checked.builds)
-    # An environment with clusters shows each cluster's unit of that name (and its own argocd).
     mine = [u for u in rendered.units if layer_selected(u.env, env)]
     names = {u.name for u in mine}
     if unit is not None and unit not in names:
         raise UsageError(
             f"environment {env!r} has no unit {unit!r}; its units: " + ", ".join(sorted(names))
         )
-    paths = sorted(u.path for u in mine if unit in (None, u.name))
-    built = kustomize.build(rendered.tree, paths)
-    if unit is not None and len(paths) == 1:
-        return Shown(built[paths[0]], paths, findings)
+    # Each cluster is its own destination: one stream of several clusters' units is none of
+    # theirs, and `kubectl diff -f -` would compare it with the one cluster it talks to. So only
+    # one layer is shown: a cluster (env/cluster, its units as the cluster commands take them),
+    # an environment without clusters, or an environment's own layer (the hub's argocd unit).
+    here = sorted(u.path for u in mine if u.env == env and unit in (None, u.name))
+    clusters = sorted({u.env for u in mine if u.env != env})
+    if clusters and (unit is None or not here):
+        hub = f"; the hub's own unit: --env {env} --unit {ARGOCD_UNIT}"
+        raise UsageError(
+            f"environment {env!r} has clusters, each its own destination: one stream of their "
+            "manifests would be no cluster's; show one cluster: "
+            + ", ".join(f"--env {c}" for c in clusters)
+            + (hub if any(u.env == env for u in mine) else "")
+        )
+    built = kustomize.build(rendered.tree, here)
+    if unit is not None and len(here) == 1:
+        return Shown(built[here[0]], here, findings)
     # Several units: one YAML stream, each unit's documents after a comment naming it.
-    text = "---\n".join(f"# {path}\n{built[path]}" for path in paths)
-    return Shown(text, paths, findings)
+    text = "---\n".join(f"# {path}\n{built[path]}" for path in here)
+    return Shown(text, here, findings)

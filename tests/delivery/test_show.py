@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.fixtures import cli_streams, kustomize_text, two_teams
+from tests.fixtures import PROD_FLEET, TWO_CLUSTERS, cli_streams, kustomize_text, tree, two_teams
 
 # ---- show --------------------------------------------------------------------------------------
 
@@ -55,3 +55,42 @@ def test_show_unknown_unit_or_env_is_a_usage_error(tmp_path: Path) -> None:
     assert "environment 'prod' has no unit 'team-x'; its units: argocd, device-plugins" in err
     code, _, err = cli_streams("show", "--values", str(values_dir), "--env", "qa")
     assert code == 2 and "unknown environment 'qa'; known: prod, staging" in err
+
+
+def test_show_prints_one_cluster_and_refuses_a_stream_of_several(tmp_path: Path) -> None:
+    """An environment with clusters: each cluster is its own destination, so `--env prod` (with
+    or without a unit of the clusters) is refused with the clusters to choose from, and
+    `--env prod/<cluster>` prints that cluster's units alone; the hub's own unit stays reachable."""
+    values_dir = tree(tmp_path / "repo", TWO_CLUSTERS, fleet=PROD_FLEET)
+    repo = values_dir.parent
+    assert cli_streams("render", "--values", str(values_dir))[0] == 0
+    refusal = (
+        "environment 'prod' has clusters, each its own destination: one stream of their "
+        "manifests would be no cluster's; show one cluster: --env prod/domestic, --env "
+        "prod/main; the hub's own unit: --env prod --unit argocd"
+    )
+    for unit in ([], ["--unit", "team-ml"]):
+        code, out, err = cli_streams("show", "--values", str(values_dir), "--env", "prod", *unit)
+        assert (code, out) == (2, "")
+        assert refusal in " ".join(err.split())
+    code, out, _ = cli_streams(
+        "show", "--values", str(values_dir), "--env", "prod/domestic", "--unit", "team-ml"
+    )
+    assert code == 0
+    assert out == kustomize_text(repo / "overlays/prod/domestic/team-ml")
+    namespaces = [
+        d["metadata"]["name"] for d in yaml.safe_load_all(out) if d["kind"] == "Namespace"
+    ]
+    assert namespaces == ["ml"]
+    code, out, _ = cli_streams("show", "--values", str(values_dir), "--env", "prod/main")
+    assert code == 0
+    units = sorted(p.name for p in (repo / "overlays/prod/main").iterdir())
+    assert out == "---\n".join(
+        f"# overlays/prod/main/{u}\n" + kustomize_text(repo / "overlays/prod/main" / u)
+        for u in units
+    )
+    code, out, _ = cli_streams(
+        "show", "--values", str(values_dir), "--env", "prod", "--unit", "argocd"
+    )
+    assert code == 0
+    assert out == kustomize_text(repo / "overlays/prod/argocd")
