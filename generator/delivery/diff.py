@@ -29,6 +29,7 @@ from generator.delivery import traffic
 from generator.delivery.traffic import ROUTE_KINDS, Key
 from generator.errors import FindingsError, GeneratorError
 from generator.findings import Finding, layer_selected, split_layer
+from generator.policy.placement import pod_templates
 from generator.render.layout import Rendered, render_tree, unit_folder
 from generator.render.stage import load_and_check
 from generator.values import loader as values
@@ -59,11 +60,13 @@ RISKS: dict[str, str] = {
     "object-deleted": "an object is deleted (Argo CD prunes it when pruning is on)",
     "quota-down": "a quota goes down (ResourceQuota, Volcano Queue capability, Kueue "
     "nominalQuota): running workloads may no longer fit",
-    "devices-down": "a workload asks for fewer accelerator devices in total "
-    "(replicas x devices per pod)",
+    "devices-down": "a workload asks for fewer accelerator devices in total (its pods x the "
+    "devices each limits itself to or claims), or a DRA claim for fewer devices",
     "zero-replicas": "a Deployment (a service track) goes to 0 replicas",
     "traffic-moves": "traffic moves: a Service selector, or a weighted route (HTTPRoute, "
     "VirtualService) changes",
+    "taint-moves": "a NodeFeatureRule puts a taint on nodes or takes one off: pods without its "
+    "toleration stop landing there, or any pod may",
     "plugin-image": "a DaemonSet's image changes (a device plugin or exporter): every node it "
     "runs on restarts it",
 }
@@ -267,25 +270,125 @@ def _pod_devices(spec: Mapping[str, Any]) -> dict[str, float]:
     return out
 
 
-def devices(obj: Obj) -> dict[str, float]:
-    """Devices a workload object asks for in total: pods x devices per pod."""
+# DRA claims (kubernetes/api v0.36.3 resource/v1 types.go): a ResourceClaimTemplate's claim is
+# spec.spec, a ResourceClaim's spec; each request `exactly` asks for `count` devices of
+# deviceClassName (allocationMode ExactCount, the default, and count 1 when unset). A request
+# for All matching devices, or for the first available of several, names no count: not counted.
+CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
+ClaimKey = tuple[str, str, str]  # namespace, kind, name
+Claims = Mapping[ClaimKey, dict[str, float]]
+
+
+def claim_devices(obj: Obj) -> dict[str, float]:
+    """Devices one claim of a ResourceClaim or ResourceClaimTemplate asks for, by device class."""
     spec = obj.get("spec") or {}
-    pods: list[tuple[float, Mapping[str, Any]]] = []
-    kind = obj.get("kind")
-    if kind in ("Deployment", "StatefulSet", "ReplicaSet"):
-        pods.append((float(spec.get("replicas", 1)), spec.get("template", {}).get("spec") or {}))
-    elif kind == "Job" and "tasks" in spec:  # Volcano
-        for task in spec["tasks"] or []:
-            pods.append(
-                (float(task.get("replicas", 1)), task.get("template", {}).get("spec") or {})
-            )
-    elif kind == "Job":
-        pods.append((float(spec.get("parallelism", 1)), spec.get("template", {}).get("spec") or {}))
+    if obj.get("kind") == "ResourceClaimTemplate":
+        spec = spec.get("spec") or {}
+    out: dict[str, float] = {}
+    for request in (spec.get("devices") or {}).get("requests") or []:
+        exactly = request.get("exactly") or {}
+        if not exactly or exactly.get("allocationMode", "ExactCount") != "ExactCount":
+            continue
+        name = f"DeviceClass {exactly.get('deviceClassName', '')}"
+        out[name] = out.get(name, 0.0) + float(exactly.get("count") or 1)
+    return out
+
+
+def claims_of(objs: Iterable[Obj]) -> dict[ClaimKey, dict[str, float]]:
+    """The devices of each claim and claim template among `objs` (one unit's)."""
+    out: dict[ClaimKey, dict[str, float]] = {}
+    for obj in objs:
+        if obj.get("kind") in CLAIM_KINDS:
+            meta = obj.get("metadata") or {}
+            key = (str(meta.get("namespace", "")), str(obj["kind"]), str(meta.get("name", "")))
+            out[key] = claim_devices(obj)
+    return out
+
+
+def _add(total: dict[str, float], more: Mapping[str, float], times: float = 1.0) -> None:
+    for name, n in more.items():
+        total[name] = total.get(name, 0.0) + times * n
+
+
+def devices(obj: Obj, claims: Claims | None = None) -> dict[str, float]:
+    """Devices a workload object asks for in total: for each of its pod templates, its pods (as
+    policy/placement.py pod_templates counts them for every kind: Deployment, StatefulSet, Job,
+    Volcano Job, JobSet, LeaderWorkerSet, TrainJob) x the devices each pod limits itself to and
+    claims through a ResourceClaimTemplate (a claim each, core/v1 PodResourceClaim), plus the
+    devices of the ResourceClaims its pods name (shared, counted once). Claims are looked up in
+    `claims` (the unit's). A ResourceClaim or ResourceClaimTemplate: the devices of its claim."""
+    if obj.get("kind") in CLAIM_KINDS:
+        return claim_devices(obj)
+    known = claims or {}
+    ns = str((obj.get("metadata") or {}).get("namespace", ""))
     total: dict[str, float] = {}
-    for count, pod in pods:
-        for name, n in _pod_devices(pod).items():
-            total[name] = total.get(name, 0.0) + count * n
+    shared: set[str] = set()
+    for tpl in pod_templates(obj):
+        if tpl.pods is None:
+            continue  # a DaemonSet's pods are its nodes'
+        per_pod = _pod_devices(tpl.spec)
+        for claim in tpl.spec.get("resourceClaims") or []:
+            if claim.get("resourceClaimTemplateName"):
+                key = (ns, "ResourceClaimTemplate", str(claim["resourceClaimTemplateName"]))
+                _add(per_pod, known.get(key, {}))
+            elif claim.get("resourceClaimName") and tpl.pods:
+                shared.add(str(claim["resourceClaimName"]))
+        _add(total, per_pod, tpl.pods)
+    for name in sorted(shared):
+        _add(total, known.get((ns, "ResourceClaim", name), {}))
     return total
+
+
+# What a NodeFeatureRule's taints affect: nfd-master (run with -enable-taints, docs/node-config.md)
+# keeps each rule's taints on the nodes whose features match the rule (sigs.k8s.io/
+# node-feature-discovery v0.19.0 api/nfd/v1alpha1 types.go Rule.Taints). Those nodes are told
+# here by the labels the same rule sets on them.
+def _rule_taints(obj: Obj | None) -> dict[str, tuple[set[str], dict[str, str]]]:
+    """Each rule's taints (key=value:effect) and labels, by rule name."""
+    out: dict[str, tuple[set[str], dict[str, str]]] = {}
+    if obj is None or obj.get("kind") != "NodeFeatureRule":
+        return out
+    for rule in (obj.get("spec") or {}).get("rules") or []:
+        taints = {
+            f"{t.get('key', '')}{'=' + str(t['value']) if t.get('value') else ''}:"
+            f"{t.get('effect', '')}"
+            for t in rule.get("taints") or []
+        }
+        out[str(rule.get("name", ""))] = (taints, dict(rule.get("labels") or {}))
+    return out
+
+
+def _nodes(labels: dict[str, str]) -> str:
+    if not labels:
+        return "the nodes it matches"
+    return "nodes labelled " + ", ".join(f"{k}={v}" for k, v in sorted(labels.items()))
+
+
+def _taint_moves(old: Obj | None, new: Obj | None) -> list[Risk]:
+    """A risk per taint a rule puts on its nodes (as the new rule names them) or takes off its
+    nodes (as the old rule named them)."""
+    before, after = _rule_taints(old), _rule_taints(new)
+    out: list[Risk] = []
+    for name in sorted(set(before) | set(after)):
+        was, labels_was = before.get(name, (set(), {}))
+        now, labels_now = after.get(name, (set(), {}))
+        for taint in sorted(now - was):
+            out.append(
+                Risk(
+                    "taint-moves",
+                    f"rule {name}: taint {taint} put on {_nodes(labels_now)}: pods there without "
+                    "its toleration no longer schedule (NoExecute: are evicted)",
+                )
+            )
+        for taint in sorted(was - now):
+            out.append(
+                Risk(
+                    "taint-moves",
+                    f"rule {name}: taint {taint} taken off {_nodes(labels_was)}: pods that do "
+                    "not tolerate it may land there",
+                )
+            )
+    return out
 
 
 def _num(value: float) -> str:
@@ -305,9 +408,11 @@ def _container_entry(path: tuple[Segment, ...]) -> bool:
     )
 
 
-def _risks(d: ObjectDiff, old: Obj | None, new: Obj | None) -> list[Risk]:
+def _risks(
+    d: ObjectDiff, old: Obj | None, new: Obj | None, claims: tuple[Claims, Claims]
+) -> list[Risk]:
     kind = d.key[1]
-    out: list[Risk] = []
+    out: list[Risk] = _taint_moves(old, new)
     if d.status == REMOVED:
         meta = (old or {}).get("metadata", {})
         options = str((meta.get("annotations") or {}).get(SYNC_OPTIONS, "")).split(",")
@@ -358,13 +463,14 @@ def _risks(d: ObjectDiff, old: Obj | None, new: Obj | None) -> list[Risk]:
                 v.get("image", ABSENT) if isinstance(v, dict) else ABSENT for v in (c.old, c.new)
             )
             out.append(Risk("plugin-image", f"{c.where}: {_short(was)} -> {_short(now)}"))
-    before, after = devices(old), devices(new)
+    before, after = devices(old, claims[0]), devices(new, claims[1])
+    each = "per claim" if kind in CLAIM_KINDS else "in total"
     for name in sorted(before):
         if after.get(name, 0.0) < before[name]:
             out.append(
                 Risk(
                     "devices-down",
-                    f"{name}: {_num(before[name])} -> {_num(after.get(name, 0.0))} in total",
+                    f"{name}: {_num(before[name])} -> {_num(after.get(name, 0.0))} {each}",
                 )
             )
     return out
@@ -374,6 +480,7 @@ def compare_objects(
     env: str, unit: str, old: Mapping[Key, Obj], new: Mapping[Key, Obj]
 ) -> list[ObjectDiff]:
     out: list[ObjectDiff] = []
+    claims = (claims_of(old.values()), claims_of(new.values()))
     for key in sorted(set(old) | set(new)):
         a, b = old.get(key), new.get(key)
         if a is None:
@@ -387,7 +494,7 @@ def compare_objects(
             d = ObjectDiff(
                 env, unit, key, CHANGED, field_changes(_without_source(a), _without_source(b))
             )
-        d.risks = _risks(d, a, b)
+        d.risks = _risks(d, a, b, claims)
         out.append(d)
     _say_traffic_moves(out, old, new)
     return out

@@ -39,12 +39,20 @@ class PodTemplate:
     where: str  # JSON path of the pod spec inside its object
     spec: dict[str, Any]
     labels: dict[str, Any]  # the pod template's labels ({} for a bare Pod: see its metadata)
+    # How many pods the object runs from this template at once, as its own fields say (with the
+    # API's defaults); None when they do not say (a DaemonSet's: one per node it selects).
+    pods: int | None = None
 
 
-def _template(where: str, template: dict[str, Any] | None) -> PodTemplate:
+def _template(where: str, template: dict[str, Any] | None, pods: int | None) -> PodTemplate:
     template = template or {}
     labels = (template.get("metadata") or {}).get("labels") or {}
-    return PodTemplate(f"{where}.spec", template.get("spec") or {}, labels)
+    return PodTemplate(f"{where}.spec", template.get("spec") or {}, labels, pods)
+
+
+def _int(value: Any, default: int) -> int:
+    """A count field as the API server defaults it when unset (null included)."""
+    return default if value is None else int(value)
 
 
 def pod_templates(obj: dict[str, Any]) -> Iterator[PodTemplate]:
@@ -52,33 +60,49 @@ def pod_templates(obj: dict[str, Any]) -> Iterator[PodTemplate]:
     spec = obj.get("spec") or {}
     group = api.group(str(obj.get("apiVersion", "")))
     if group == api.VOLCANO_BATCH_GROUP:
+        # volcano.sh/apis v1.14.0 batch/v1alpha1 job.go TaskSpec.Replicas, the task's pods; the
+        # type gives no default, and unset is counted as one, as diff's devices-down always has.
         for i, task in enumerate(spec.get("tasks") or []):
-            yield _template(f"$.spec.tasks[{i}].template", task.get("template"))
+            pods = _int(task.get("replicas"), 1)
+            yield _template(f"$.spec.tasks[{i}].template", task.get("template"), pods)
     elif group == api.JOBSET_GROUP and kind == "JobSet":
         # sigs.k8s.io/jobset v0.11.1 api/jobset/v1alpha2: replicatedJobs[].template is a
-        # batch/v1 JobTemplateSpec.
+        # batch/v1 JobTemplateSpec; replicas (default 1) Jobs are made from it, each running
+        # parallelism (default 1) pods.
         for i, rjob in enumerate(spec.get("replicatedJobs") or []):
             job = ((rjob or {}).get("template") or {}).get("spec") or {}
+            pods = _int((rjob or {}).get("replicas"), 1) * _int(job.get("parallelism"), 1)
             yield _template(
-                f"$.spec.replicatedJobs[{i}].template.spec.template", job.get("template")
+                f"$.spec.replicatedJobs[{i}].template.spec.template", job.get("template"), pods
             )
     elif group == api.LWS_GROUP:
         # sigs.k8s.io/lws v0.8.0 api/leaderworkerset/v1: a group's leader and worker templates
-        # (the leader's optional: without it, the leader is made from the worker template).
+        # (the leader's optional: without it, the leader is made from the worker template);
+        # replicas groups (default 1) of size pods each, the leader included (default 1).
         lws = spec.get("leaderWorkerTemplate") or {}
         where = "$.spec.leaderWorkerTemplate"
+        groups, size = _int(spec.get("replicas"), 1), _int(lws.get("size"), 1)
         if lws.get("leaderTemplate") is not None:
-            yield _template(f"{where}.leaderTemplate", lws.get("leaderTemplate"))
-        yield _template(f"{where}.workerTemplate", lws.get("workerTemplate"))
+            yield _template(f"{where}.leaderTemplate", lws.get("leaderTemplate"), groups)
+            size -= 1
+        yield _template(f"{where}.workerTemplate", lws.get("workerTemplate"), groups * size)
     elif group == api.TRAINER_GROUP and kind == "TrainJob":
         yield from _trainjob_templates(spec)
     elif kind == "Pod":
-        yield PodTemplate("$.spec", spec, {})
-    elif kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"):
-        yield _template("$.spec.template", spec.get("template"))
+        yield PodTemplate("$.spec", spec, {}, 1)
+    elif kind in ("Deployment", "StatefulSet", "ReplicaSet"):
+        # Unset replicas is 1 (kubernetes pkg/apis/apps/v1/defaults.go).
+        pods = _int(spec.get("replicas"), 1)
+        yield _template("$.spec.template", spec.get("template"), pods)
+    elif kind == "Job":
+        pods = _int(spec.get("parallelism"), 1)  # batch/v1 defaults.go: parallelism 1
+        yield _template("$.spec.template", spec.get("template"), pods)
+    elif kind == "DaemonSet":
+        yield _template("$.spec.template", spec.get("template"), None)
     elif kind == "CronJob":
         job = (spec.get("jobTemplate") or {}).get("spec") or {}
-        yield _template("$.spec.jobTemplate.spec.template", job.get("template"))
+        pods = _int(job.get("parallelism"), 1)
+        yield _template("$.spec.jobTemplate.spec.template", job.get("template"), pods)
 
 
 def _trainjob_templates(spec: dict[str, Any]) -> Iterator[PodTemplate]:
@@ -86,8 +110,11 @@ def _trainjob_templates(spec: dict[str, Any]) -> Iterator[PodTemplate]:
     template in its runtime patches (github.com/kubeflow/trainer/v2 v2.2.0 trainjob_types.go
     RuntimePatch), with the trainer's image and resources on the trainer container "node",
     where Trainer puts them (pkg/runtime/framework/plugins/jobset/builder.go Trainer). The rest
-    is the runtime's, which is not read here."""
+    is the runtime's, which is not read here: so is how many pods a step other than the
+    trainer's runs; the trainer's runs trainer.numNodes (trainjob_types.go Trainer.NumNodes,
+    the runtime's when unset)."""
     trainer = spec.get("trainer") or {}
+    nodes = trainer.get("numNodes")
     for i, patch in enumerate(spec.get("runtimePatches") or []):
         template = ((patch or {}).get("trainingRuntimeSpec") or {}).get("template") or {}
         for j, rjob in enumerate((template.get("spec") or {}).get("replicatedJobs") or []):
@@ -96,14 +123,16 @@ def _trainjob_templates(spec: dict[str, Any]) -> Iterator[PodTemplate]:
                 f"$.spec.runtimePatches[{i}].trainingRuntimeSpec.template.spec"
                 f".replicatedJobs[{j}].template.spec.template"
             )
-            found = _template(where, pod)
+            step = (rjob or {}).get("name") == TRAINER_STEP
+            found = _template(where, pod, int(nodes) if step and nodes is not None else None)
             containers = [
                 {**c, "image": trainer.get("image"), "resources": trainer.get("resourcesPerNode")}
                 if c.get("name") == TRAINER_STEP and trainer
                 else c
                 for c in found.spec.get("containers") or []
             ]
-            yield PodTemplate(found.where, {**found.spec, "containers": containers}, found.labels)
+            spec_ = {**found.spec, "containers": containers}
+            yield PodTemplate(found.where, spec_, found.labels, found.pods)
 
 
 def expr_matches(expr: dict[str, Any], labels: dict[str, str]) -> bool:

@@ -3,6 +3,7 @@ kustomize and real git; its field changes and risks."""
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from pathlib import Path
@@ -36,7 +37,11 @@ from generator.render.stage import load_and_check
 from generator.vocab.units import Unit
 from tests import repos
 from tests.fixtures import (
+    ASCEND_910B,
+    CAMBRICON_MLU370,
+    DRA_NVIDIA,
     FLEET,
+    NVIDIA,
     ROOT,
     TEAM,
     TWO_CLUSTERS,
@@ -306,6 +311,120 @@ def test_diff_usage_errors(tmp_path: Path) -> None:
     assert code == 2 and "'no-such-branch' names no commit" in err
     # The temporary worktree is gone after each run.
     assert repos.git(values_dir.parent, "worktree", "list").count("\n") == 0
+
+
+# Team llm runs one workload of each kind that asks for devices: a JobSet (task gpu: 2 pods x 4
+# GPUs), a TrainJob (2 nodes x 4 GPUs), a Job claiming 8 H100s by DRA, and a LeaderWorkerSet
+# track (2 groups of 2 pods x 2 NPUs); prod halves each, and drops Cambricon's taint.
+DEVICES_FLEET = FLEET + (
+    "capacity: {allowOvercommit: true}\n"
+    "scheduling: {backend: kueue}\n"
+    "platform:\n"
+    "  kueue: {provided: fleet}\n"
+    "  jobset: {provided: fleet}\n"
+    "  trainer: {provided: fleet}\n"
+    "  lws: {provided: fleet}\n"
+)
+DEVICES_TEAM = """\
+quota: {nvidia: 8, cambricon: 8, ascend: 8, nvidia-dra: 8}
+jobs:
+  pretrain:
+    kind: jobset
+    images: {nvidia: r/train:cuda, cambricon: r/train:mlu}
+    tasks:
+      gpu: {vendor: nvidia, devices: 4, replicas: 2}
+      mlu: {vendor: cambricon, devices: 4, replicas: 2}
+  finetune:
+    kind: trainjob
+    vendor: nvidia
+    devices: 4
+    numNodes: 2
+    images: {nvidia: r/train:cuda}
+  claim:
+    vendor: nvidia-dra
+    devices: 8
+    images: {nvidia-dra: r/train:cuda}
+services:
+  llm:
+    images: {ascend: r/serve:cann}
+    vendorMounts: false
+    tracks:
+      ascend: {devicesPerReplica: 2, replicas: 2, groupSize: 2}
+"""
+DEVICES_PROD = """\
+teams:
+  llm:
+    jobs:
+      pretrain: {tasks: {gpu: {replicas: 1}}}
+      finetune: {numNodes: 1}
+      claim: {devices: 4}
+    services:
+      llm: {replicas: {ascend: 1}}
+vendors:
+  cambricon:
+    taints: []
+"""
+
+
+def test_devices_down_of_every_workload_kind_and_a_taint_moved_across_nodes(
+    tmp_path: Path,
+) -> None:
+    values_dir = tree(
+        tmp_path,
+        {
+            "fleet.yaml": DEVICES_FLEET,
+            "vendors/nvidia.yaml": NVIDIA,
+            "vendors/nvidia-dra.yaml": DRA_NVIDIA,
+            "vendors/ascend.yaml": ASCEND_910B,
+            "vendors/cambricon.yaml": CAMBRICON_MLU370,
+            "teams/ml.yaml": None,
+            "teams/llm.yaml": DEVICES_TEAM,
+            "environments/prod.yaml": DEVICES_PROD,
+        },
+    )
+    nodes = (
+        "nodes labelled feature.node.kubernetes.io/accelerator=cambricon-mlu, "
+        "feature.node.kubernetes.io/gpu-brand=cambricon, feature.node.kubernetes.io/mlu-model=MLU370"
+    )
+    taint = "feature.node.kubernetes.io/accelerator=cambricon-mlu:NoSchedule"
+    risks = {
+        (o["unit"], f"{o['kind']}/{o['name']}", r["code"], r["message"])
+        for o in _diff(values_dir, "staging", "prod")["objects"]
+        for r in o["risks"]
+        if r["code"] in ("devices-down", "taint-moves")
+    }
+    assert risks == {
+        ("team-llm", "JobSet/pretrain", "devices-down", "nvidia.com/gpu: 8 -> 4 in total"),
+        ("team-llm", "TrainJob/finetune", "devices-down", "nvidia.com/gpu: 8 -> 4 in total"),
+        ("team-llm", "Job/claim", "devices-down", "DeviceClass nvidia-dra: 8 -> 4 in total"),
+        (
+            "team-llm",
+            "LeaderWorkerSet/llm-ascend",
+            "devices-down",
+            "huawei.com/Ascend910: 8 -> 4 in total",
+        ),
+        (
+            "node-config",
+            "NodeFeatureRule/accel-cambricon",
+            "taint-moves",
+            f"rule cambricon-mlu370: taint {taint} taken off {nodes}: pods that do not tolerate "
+            "it may land there",
+        ),
+    }
+    back = [
+        (o["unit"], f"{o['kind']}/{o['name']}", r["message"])
+        for o in _diff(values_dir, "prod", "staging")["objects"]
+        for r in o["risks"]
+        if r["code"] in ("devices-down", "taint-moves")
+    ]
+    assert back == [
+        (
+            "node-config",
+            "NodeFeatureRule/accel-cambricon",
+            f"rule cambricon-mlu370: taint {taint} put on {nodes}: pods there without its "
+            "toleration no longer schedule (NoExecute: are evicted)",
+        )
+    ]
 
 
 def test_every_risk_is_documented() -> None:
@@ -811,6 +930,201 @@ def test_devices_of_each_workload_kind() -> None:
     assert devices({"kind": "Job", "spec": {"parallelism": 2}}) == {}
     ds = {"kind": "DaemonSet", "spec": {"template": {"spec": pod({"nvidia.com/gpu": 1})}}}
     assert devices(ds) == {}
+
+
+def _pod(gpus: int, *claims: dict[str, str]) -> dict[str, Any]:
+    limits = {"nvidia.com/gpu": gpus} if gpus else {}
+    spec: dict[str, Any] = {"containers": [{"name": "c", "resources": {"limits": limits}}]}
+    if claims:
+        spec["resourceClaims"] = list(claims)
+    return {"spec": spec}
+
+
+def test_devices_of_distributed_kinds_count_every_pod() -> None:
+    jobset = {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "spec": {
+            "replicatedJobs": [
+                {
+                    "name": "a",
+                    "replicas": 3,
+                    "template": {"spec": {"parallelism": 2, "template": _pod(2)}},
+                },
+                {"name": "b", "template": {"spec": {"template": _pod(1)}}},
+            ]
+        },
+    }
+    assert devices(jobset) == {"nvidia.com/gpu": 13.0}  # 3 x 2 x 2 + 1 x 1 x 1
+    lws = {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "spec": {
+            "replicas": 2,
+            "leaderWorkerTemplate": {
+                "size": 4,
+                "leaderTemplate": _pod(1),
+                "workerTemplate": _pod(2),
+            },
+        },
+    }
+    assert devices(lws) == {"nvidia.com/gpu": 14.0}  # 2 x (1 + 3 x 2)
+    no_leader = {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "spec": {"leaderWorkerTemplate": {"size": 3, "workerTemplate": _pod(2)}},
+    }
+    assert devices(no_leader) == {"nvidia.com/gpu": 6.0}  # 1 group x 3 pods x 2
+    step = {"containers": [{"name": "node"}]}
+    trainjob = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "spec": {
+            "trainer": {"numNodes": 3, "resourcesPerNode": {"limits": {"nvidia.com/gpu": 4}}},
+            "runtimePatches": [
+                {
+                    "trainingRuntimeSpec": {
+                        "template": {
+                            "spec": {
+                                "replicatedJobs": [
+                                    {
+                                        "name": "node",
+                                        "template": {"spec": {"template": {"spec": step}}},
+                                    },
+                                    {"name": "init", "template": {"spec": {"template": _pod(1)}}},
+                                ]
+                            }
+                        }
+                    }
+                }
+            ],
+        },
+    }
+    # The trainer's pods are numNodes; how many the runtime's other steps run is not known.
+    assert devices(trainjob) == {"nvidia.com/gpu": 12.0}
+    del trainjob["spec"]["trainer"]["numNodes"]
+    assert devices(trainjob) == {}
+    cron = {
+        "kind": "CronJob",
+        "spec": {"jobTemplate": {"spec": {"parallelism": 2, "template": _pod(1)}}},
+    }
+    assert devices(cron) == {"nvidia.com/gpu": 2.0}
+    assert devices({"kind": "Pod", **_pod(3)}) == {"nvidia.com/gpu": 3.0}
+
+
+def test_devices_claimed_by_dra_templates_per_pod_and_shared_claims_once() -> None:
+    def claim(kind: str, name: str, *requests: dict[str, Any]) -> dict[str, Any]:
+        devices_ = {"devices": {"requests": list(requests)}}
+        spec = {"spec": devices_} if kind == "ResourceClaimTemplate" else devices_
+        return {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": kind,
+            "metadata": {"name": name, "namespace": "ml"},
+            "spec": spec,
+        }
+
+    x4 = claim(
+        "ResourceClaimTemplate",
+        "x4",
+        {
+            "name": "d",
+            "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 4},
+        },
+        {"name": "e", "exactly": {"deviceClassName": "fpga"}},  # count unset: one
+        {"name": "f", "exactly": {"deviceClassName": "gpu", "allocationMode": "All"}},
+        {"name": "g", "firstAvailable": [{"name": "s", "deviceClassName": "gpu", "count": 9}]},
+    )
+    shared = claim(
+        "ResourceClaim", "shared", {"name": "d", "exactly": {"deviceClassName": "gpu", "count": 2}}
+    )
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j", "namespace": "ml"},
+        "spec": {
+            "parallelism": 3,
+            "template": _pod(
+                1,
+                {"name": "a", "resourceClaimTemplateName": "x4"},
+                {"name": "b", "resourceClaimName": "shared"},
+                {"name": "c", "resourceClaimTemplateName": "elsewhere"},
+            ),
+        },
+    }
+    from generator.delivery.diff import claims_of
+
+    known = claims_of([x4, shared, job])
+    assert known == {
+        ("ml", "ResourceClaimTemplate", "x4"): {"DeviceClass gpu": 4.0, "DeviceClass fpga": 1.0},
+        ("ml", "ResourceClaim", "shared"): {"DeviceClass gpu": 2.0},
+    }
+    # 3 pods x (1 GPU limit, 4 + 1 claimed each), and the shared claim's 2 once.
+    assert devices(job, known) == {
+        "nvidia.com/gpu": 3.0,
+        "DeviceClass gpu": 14.0,
+        "DeviceClass fpga": 3.0,
+    }
+    assert devices(job) == {"nvidia.com/gpu": 3.0}
+    # A claim template asking for fewer devices in place is flagged on itself, per claim.
+    fewer = copy.deepcopy(x4)
+    fewer["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] = 2
+    [d] = _compare(x4, fewer)
+    assert d.risks == [Risk("devices-down", "DeviceClass gpu: 4 -> 2 per claim")]
+    # A workload moved to a smaller template: its total, from each side's own templates (the
+    # shared claim is on neither side here).
+    x2 = claim(
+        "ResourceClaimTemplate",
+        "x2",
+        {"name": "d", "exactly": {"deviceClassName": "gpu", "count": 2}},
+    )
+    small = copy.deepcopy(job)
+    small["spec"]["template"]["spec"]["resourceClaims"] = [
+        {"name": "a", "resourceClaimTemplateName": "x2"}
+    ]
+    old = {_key(o): o for o in (x4, job)}
+    new = {_key(o): o for o in (x2, small)}
+    found = {d.key[3]: d.risks for d in compare_objects("prod", "team-ml", old, new)}
+    assert found["j"] == [
+        Risk("devices-down", "DeviceClass fpga: 3 -> 0 in total"),
+        Risk("devices-down", "DeviceClass gpu: 12 -> 6 in total"),
+    ]
+
+
+def test_a_node_feature_rule_taint_put_on_or_taken_off_its_nodes() -> None:
+    def rule_set(*rules: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "apiVersion": "nfd.k8s-sigs.io/v1alpha1",
+            "kind": "NodeFeatureRule",
+            "metadata": {"name": "accel"},
+            "spec": {"rules": list(rules)},
+        }
+
+    gpu = {"key": "example.com/gpu", "value": "a100", "effect": "NoSchedule"}
+    evict = {"key": "example.com/drain", "effect": "NoExecute"}
+    a100 = {"name": "a100", "labels": {"example.com/model": "A100"}, "taints": [gpu]}
+    bare = {"name": "bare", "taints": [evict]}
+    [d] = _compare(rule_set(a100), rule_set({**a100, "taints": [gpu, evict]}, bare))
+    put = "pods there without its toleration no longer schedule (NoExecute: are evicted)"
+    assert d.risks == [
+        Risk(
+            "taint-moves",
+            f"rule a100: taint example.com/drain:NoExecute put on nodes labelled example.com/model=A100: {put}",
+        ),
+        Risk(
+            "taint-moves",
+            f"rule bare: taint example.com/drain:NoExecute put on the nodes it matches: {put}",
+        ),
+    ]
+    [d] = _compare(rule_set(a100), rule_set({**a100, "labels": {"example.com/model": "H100"}}))
+    assert d.risks == []  # the same taint, on other nodes by their labels: not a taint change
+    [d] = _compare(rule_set(a100), None)
+    assert d.risks[0] == Risk(
+        "taint-moves",
+        "rule a100: taint example.com/gpu=a100:NoSchedule taken off nodes labelled "
+        "example.com/model=A100: pods that do not tolerate it may land there",
+    )
+    [d] = _compare(None, rule_set(a100))
+    assert [r.code for r in d.risks] == ["taint-moves"]
 
 
 def test_quantity() -> None:

@@ -115,20 +115,43 @@ SPEC = {"containers": [{"name": "c", "image": "i"}]}
 TEMPLATE = {"metadata": {"labels": {"app": "w"}}, "spec": SPEC}
 
 
-@pytest.mark.parametrize("kind", ["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"])
-def test_workload_kinds_carry_their_template(kind: str) -> None:
+@pytest.mark.parametrize(
+    ("kind", "pods"),
+    [("Deployment", 1), ("StatefulSet", 1), ("DaemonSet", None), ("ReplicaSet", 1), ("Job", 1)],
+)
+def test_workload_kinds_carry_their_template(kind: str, pods: int | None) -> None:
+    """With their pods as the API defaults them (one); a DaemonSet's are its nodes'."""
     obj = {"apiVersion": "apps/v1", "kind": kind, "spec": {"template": TEMPLATE}}
-    assert list(pod_templates(obj)) == [PodTemplate("$.spec.template.spec", SPEC, {"app": "w"})]
+    assert list(pod_templates(obj)) == [
+        PodTemplate("$.spec.template.spec", SPEC, {"app": "w"}, pods)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kind", "spec", "pods"),
+    [
+        ("Deployment", {"replicas": 3}, 3),
+        ("StatefulSet", {"replicas": 0}, 0),
+        ("ReplicaSet", {"replicas": None}, 1),
+        ("Job", {"parallelism": 4, "completions": 8}, 4),
+        ("DaemonSet", {"replicas": 2}, None),
+    ],
+)
+def test_a_templates_pods_are_its_objects_replicas_or_parallelism(
+    kind: str, spec: dict[str, Any], pods: int | None
+) -> None:
+    obj = {"apiVersion": "apps/v1", "kind": kind, "spec": {**spec, "template": TEMPLATE}}
+    assert [t.pods for t in pod_templates(obj)] == [pods]
 
 
 def test_a_bare_pod_is_its_own_template_without_template_labels() -> None:
     obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"labels": {"a": "b"}}, "spec": SPEC}
-    assert list(pod_templates(obj)) == [PodTemplate("$.spec", SPEC, {})]
+    assert list(pod_templates(obj)) == [PodTemplate("$.spec", SPEC, {}, 1)]
 
 
 def test_a_bare_pod_without_spec_has_an_empty_one() -> None:
     assert list(pod_templates({"apiVersion": "v1", "kind": "Pod"})) == [
-        PodTemplate("$.spec", {}, {})
+        PodTemplate("$.spec", {}, {}, 1)
     ]
 
 
@@ -139,7 +162,7 @@ def test_a_cronjob_carries_the_template_of_its_job() -> None:
         "spec": {"schedule": "@daily", "jobTemplate": {"spec": {"template": TEMPLATE}}},
     }
     assert list(pod_templates(obj)) == [
-        PodTemplate("$.spec.jobTemplate.spec.template.spec", SPEC, {"app": "w"})
+        PodTemplate("$.spec.jobTemplate.spec.template.spec", SPEC, {"app": "w"}, 1)
     ]
 
 
@@ -147,7 +170,7 @@ def test_a_cronjob_without_job_template_has_an_empty_template() -> None:
     for spec in ({"schedule": "@daily"}, {"jobTemplate": {}}, {"jobTemplate": {"spec": None}}):
         obj = {"apiVersion": "batch/v1", "kind": "CronJob", "spec": spec}
         assert list(pod_templates(obj)) == [
-            PodTemplate("$.spec.jobTemplate.spec.template.spec", {}, {})
+            PodTemplate("$.spec.jobTemplate.spec.template.spec", {}, {}, 1)
         ]
 
 
@@ -158,16 +181,16 @@ def test_a_volcano_job_carries_one_template_per_task() -> None:
         "kind": "Job",
         "spec": {
             "tasks": [
-                {"name": "a", "template": TEMPLATE},
+                {"name": "a", "template": TEMPLATE, "replicas": 3},
                 {"name": "b", "template": {"spec": other}},
                 {"name": "c"},
             ]
         },
     }
     assert list(pod_templates(obj)) == [
-        PodTemplate("$.spec.tasks[0].template.spec", SPEC, {"app": "w"}),
-        PodTemplate("$.spec.tasks[1].template.spec", other, {}),
-        PodTemplate("$.spec.tasks[2].template.spec", {}, {}),
+        PodTemplate("$.spec.tasks[0].template.spec", SPEC, {"app": "w"}, 3),
+        PodTemplate("$.spec.tasks[1].template.spec", other, {}, 1),
+        PodTemplate("$.spec.tasks[2].template.spec", {}, {}, 1),
     ]
 
 
@@ -185,9 +208,9 @@ def test_a_volcano_job_is_told_from_a_batch_job_by_its_api_version() -> None:
 def test_templates_with_missing_parts_are_empty() -> None:
     for template in (None, {}, {"metadata": None, "spec": None}, {"metadata": {"labels": None}}):
         obj = {"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"template": template}}
-        assert list(pod_templates(obj)) == [PodTemplate("$.spec.template.spec", {}, {})]
+        assert list(pod_templates(obj)) == [PodTemplate("$.spec.template.spec", {}, {}, 1)]
     assert list(pod_templates({"apiVersion": "apps/v1", "kind": "Deployment", "spec": None})) == [
-        PodTemplate("$.spec.template.spec", {}, {})
+        PodTemplate("$.spec.template.spec", {}, {}, 1)
     ]
 
 
@@ -196,7 +219,7 @@ def test_kinds_without_a_pod_template_have_none() -> None:
         obj = {"apiVersion": "v1", "kind": kind, "spec": {"template": TEMPLATE}}
         assert list(pod_templates(obj)) == []
     assert list(pod_templates({"kind": "Deployment", "spec": {"template": TEMPLATE}})) == [
-        PodTemplate("$.spec.template.spec", SPEC, {"app": "w"})
+        PodTemplate("$.spec.template.spec", SPEC, {"app": "w"}, 1)
     ]
 
 
