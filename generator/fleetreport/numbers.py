@@ -152,7 +152,8 @@ class FleetNumbers:
 
 
 def baseline_weight(view: FleetView, vendor_id: str) -> float:
-    """The baseline vendor's costWeight: from the fleet's values, else from the catalog."""
+    """The baseline vendor's costWeight in the environment of `view` (its unsplit view, which
+    holds the vendors of all its clusters): from the fleet's values, else from the catalog."""
     vendor = view.vendor(vendor_id)
     if vendor is not None:
         return vendor.cost_weight
@@ -191,7 +192,8 @@ def migrations(build: Build, rows: list[plan.ServiceRow]) -> list[Migration]:
     return out
 
 
-def env_report(build: Build, baseline_vendor: str) -> EnvReport:
+def env_report(build: Build, baseline_vendor: str, weight: float) -> EnvReport:
+    """One layer's numbers; `weight` the baseline vendor's costWeight in its environment."""
     view = build.view
     planned = plan.env_plan(build)
     needs = {c.vendor: c.at_once for c in planned.capacity}
@@ -208,7 +210,6 @@ def env_report(build: Build, baseline_vendor: str) -> EnvReport:
         )
         for q in quota_totals(view)
     ]
-    weight = baseline_weight(view, baseline_vendor)
     ctx = Context(build)
     cap = [
         replace(f, envs=(view.key,))
@@ -239,8 +240,14 @@ def compute(
     if env is not None:
         # The report names base-layer findings too: every environment builds on the base.
         findings = [f for f in findings if concerns(f, env) or BASE_LAYER in f.envs]
+    views = plan.views(loaded, env)
+    # One baseline per environment, from the environment's values: a cluster without the
+    # baseline vendor prices its devices at the weight its environment gives that vendor, as
+    # the clusters that have it do, not at the catalog's.
+    hubs = {v.env: loaded.hub_of(v) for v in views}
+    weights = {e: baseline_weight(hub, baseline_vendor) for e, hub in hubs.items()}
     return FleetNumbers(
         loaded.base.fleet.name,
-        [env_report(builds[v.key], baseline_vendor) for v in plan.views(loaded, env)],
+        [env_report(builds[v.key], baseline_vendor, weights[v.env]) for v in views],
         sorted_findings(findings),
     )

@@ -136,6 +136,24 @@ def test_baseline_vendor_from_values_or_the_catalog(small: Path) -> None:
         compute(small, baseline_vendor="kunlun")
 
 
+def test_one_baseline_per_environment_in_every_cluster_of_it(tmp_path: Path) -> None:
+    """TWO_CLUSTERS with NVIDIA at costWeight 2.0 (the catalog says 1.0): cluster domestic has
+    no NVIDIA, and still prices its devices at the environment's NVIDIA weight, as main does."""
+    files = {**TWO_CLUSTERS, "vendors/nvidia.yaml": NVIDIA + "costWeight: 2.0\n"}
+    values_dir = tree(tmp_path / "repo", files, fleet=PROD_FLEET)
+    domestic, main = compute(values_dir).envs
+    assert (domestic.env, domestic.baseline_weight) == ("prod/domestic", 2.0)
+    assert (main.env, main.baseline_weight) == ("prod/main", 2.0)
+    # Team ml's 4 MLUs at Cambricon's 0.6, against 4 devices at NVIDIA's 2.0.
+    [ml] = domestic.teams
+    assert (ml.devices, ml.weighted, ml.baseline) == ({"cambricon": 4}, 2.4, 8.0)
+    assert round(domestic.saving_pct, 1) == 70.0
+    code, out, _ = cli_streams("report", "--values", str(values_dir), "--output", "markdown")
+    assert code == 0
+    said = "baseline: every device at nvidia's weight"
+    assert [line.split(said)[1] for line in out.splitlines() if said in line] == [" 2.", " 2."]
+
+
 def test_migration_phases_replicas_and_traffic(small: Path) -> None:
     dev, prod = compute(small).envs
     [m] = dev.migrations
