@@ -18,7 +18,7 @@ from selenium import webdriver
 from generator.fleetreport.report import ReportOptions, report
 from tests import browser
 from tests.example import EXAMPLE_VALUES
-from tests.fixtures import REPORT_TREE, tree
+from tests.fixtures import MIG_NVIDIA, REPORT_TREE, VNPU_ASCEND, tree
 
 # For each chart: its id, the series it declares, the series groups drawn in its SVG, how many
 # shapes each group paints, and its size on screen.
@@ -120,6 +120,57 @@ def test_small_fleet_series_follow_its_values(driver: webdriver.Chrome, tmp_path
     assert drawn["chart-traffic-prod"] == ["ascend", "nvidia"]
     assert len(drawn) == 8
     png_size(browser.screenshot(driver, tmp_path / "small.png"))
+
+
+# Every table cell that reaches past its table's container, or whose content is cut (wider than
+# the cell shows), and each table's scrolled-away width.
+CLIPPED_JS = """
+return Array.from(document.querySelectorAll('table')).map(t => {
+  const edge = t.parentElement.getBoundingClientRect().right;
+  const cells = Array.from(t.querySelectorAll('th, td'));
+  return {
+    hidden: t.scrollWidth - t.clientWidth,
+    cut: cells
+      .filter(c => c.getBoundingClientRect().right > edge + 0.5 || c.scrollWidth > c.clientWidth)
+      .map(c => c.textContent),
+    resources: Array.from(t.querySelectorAll('td code')).map(c => c.textContent),
+  };
+});
+"""
+
+
+@pytest.mark.parametrize("width", [1280, 800])
+def test_no_table_column_is_cut_at_long_resource_names(
+    driver: webdriver.Chrome, tmp_path: Path, width: int
+) -> None:
+    """A vNPU template and a MIG profile make long resource names: the capacity table wraps them
+    inside its 40rem aside (it showed 96 px of its last two columns only after a scroll)."""
+    files = {
+        **REPORT_TREE,
+        "vendors/ascend-vnpu.yaml": VNPU_ASCEND,
+        "vendors/nvidia-mig.yaml": MIG_NVIDIA,
+        "teams/c.yaml": "quota: {ascend-vnpu: 4, nvidia-mig: 2}\n",
+    }
+    values = tree(tmp_path / "repo", files, defaults=False)
+    out = tmp_path / "long.html"
+    report(ReportOptions(values, out=out))
+    driver.set_window_size(width, 900)
+    try:
+        seen = browser.visit(driver, out, CLIPPED_JS)
+    finally:
+        driver.set_window_size(1280, 900)
+    assert_clean(seen)
+    tables: list[dict[str, Any]] = seen.result
+    assert [(t["hidden"], t["cut"]) for t in tables] == [(0, [])] * len(tables)
+    # dev's and prod's capacity tables, each resource name whole, in vendor order
+    whole = [
+        "huawei.com/Ascend910",
+        "huawei.com/Ascend910-6c.1cpu.16g",
+        "nvidia.com/gpu",
+        "nvidia.com/mig-3g.40gb",
+    ]
+    capacity = [t["resources"] for t in tables if "nvidia.com/mig-3g.40gb" in t["resources"]]
+    assert capacity == [whole, whole]
 
 
 def test_the_harness_sees_requests_and_console_errors(
