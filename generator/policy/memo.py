@@ -71,16 +71,18 @@ class Digests:
 
     def canon(self, obj: Any) -> Any:
         """`obj` as builtins only: a dataclass as its class name and fields, a Doc as its data,
-        the digests of its location tables and its sources; containers of plain values as they
-        are (marshal writes them as they are). A field of the model holds one kind of container,
-        so a dict and a list need no tag to tell them apart there; inside values of any shape
-        (an exporter's settings) two shapes could give one form, but those values also reach
-        the digest whole, as their Doc's data."""
+        the digests of its location tables, its sources and where its catalog entry is located;
+        containers of plain values as they are (marshal writes them as they are). A field of the
+        model holds one kind of container, so a dict and a list need no tag to tell them apart
+        there; inside values of any shape (an exporter's settings) two shapes could give one
+        form, but those values also reach the digest whole, as their Doc's data."""
         kind: type = type(obj)
         if kind in _PLAIN:
             return obj
         if kind is Doc:
-            return (obj.data, self.table(obj.values), self.table(obj.keys), obj.sources)
+            at = obj.catalog_at
+            where = None if at is None else (at.file, at.line, at.column)
+            return (obj.data, self.table(obj.values), self.table(obj.keys), obj.sources, where)
         if kind is dict:
             if all(type(v) in _PLAIN for v in obj.values()):
                 return obj

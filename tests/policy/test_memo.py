@@ -178,6 +178,17 @@ def test_the_digest_reads_what_a_vendor_holds_in_its_maps(values_dir: Path) -> N
     assert digest.view(view, ["CAP001"]) == memo_module.Digests().view(view, ["CAP001"])
 
 
+def test_the_digest_reads_where_a_vendors_catalog_entry_is_located(values_dir: Path) -> None:
+    """SEC005 tells a vendor file's own image line from the catalog's by it (Doc.set_at)."""
+    view = loader.load(values_dir).envs["prod/domestic"]
+    [vendor] = view.vendors
+    assert vendor.doc.catalog_at is not None
+    doc = dataclasses.replace(vendor.doc, catalog_at=Location("values/vendors/x.yaml", 2, 1))
+    changed = dataclasses.replace(view, vendors=(dataclasses.replace(vendor, doc=doc),))
+    digest = memo_module.Digests()
+    assert digest.view(changed, ["SEC005"]) != digest.view(view, ["SEC005"])
+
+
 # ---- the manifest rules' findings per unit -------------------------------------------------------
 
 RULE_FINDING = Finding("WKL001", "a rule said so", Location("values/teams/ml.yaml", 3, 5), "$.x")
