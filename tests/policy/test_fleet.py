@@ -212,7 +212,37 @@ CASES: dict[str, tuple[str, dict[str, str], list[str]]] = {
         [
             "values/teams/inference.yaml:2:3: RES002 quota for amd and hygon, which both "
             "advertise amd.com/gpu: a ResourceQuota cannot tell them apart (at $.quota.hygon); "
-            "quota one of them, or give one vendor its own resourceName"
+            "quota one of them, give one vendor its own resourceName, or use "
+            "scheduling.backend kueue, whose flavors tell them apart"
+        ],
+    ),
+    "RES003": (
+        FLEET + "scheduling: {backend: kueue}\n",
+        {"teams/ml.yaml": "quota:\n  nvidia:\n    a100: 2\n    B200: 2\n"},
+        [
+            "values/teams/ml.yaml:4:5: RES003 team ml: quota for nvidia names model 'B200', "
+            "which no pool of nvidia has (at $.quota.nvidia.B200); models of nvidia's pools: "
+            "A100; a quota split by cluster needs the clusters declared in the environment's "
+            "file"
+        ],
+    ),
+    "RES004": (
+        FLEET,
+        {"vendors/nvidia.yaml": NVIDIA + "costWeights: {a100: 2, B200: 4}\n"},
+        [
+            "values/vendors/nvidia.yaml:3:24: RES004 vendor nvidia: costWeights names model "
+            "'B200', which no pool of nvidia has (at $.costWeights.B200); models of nvidia's "
+            "pools: A100"
+        ],
+    ),
+    "RES005": (
+        FLEET + "scheduling: {backend: volcano}\n",
+        {"teams/ml.yaml": "quota:\n  nvidia: {A100: 4}\n"},
+        [
+            "values/teams/ml.yaml:2:3: RES005 team ml: quota for nvidia is per model, and "
+            "scheduling.backend volcano counts nvidia.com/gpu whatever the model "
+            "(at $.quota.nvidia); give one number (quota: {nvidia: 4}), or use "
+            "scheduling.backend kueue, whose flavors count each model apart"
         ],
     ),
     "NAME003": (
@@ -646,8 +676,31 @@ def test_a_quota_on_three_vendors_of_one_resource_points_at_the_last(tmp_path: P
     assert of_code(values_dir, "RES002") == [
         "values/teams/ml.yaml:2:3: RES002 quota for amd and amd-b and hygon, which both "
         "advertise amd.com/gpu: a ResourceQuota cannot tell them apart (at $.quota.hygon); "
-        "quota one of them, or give one vendor its own resourceName"
+        "quota one of them, give one vendor its own resourceName, or use "
+        "scheduling.backend kueue, whose flavors tell them apart"
     ]
+
+
+def test_kueue_holds_quota_on_two_vendors_of_one_resource_apart(tmp_path: Path) -> None:
+    """nvidia (A100) and nvidia-h100 both advertise nvidia.com/gpu: a ResourceQuota cannot tell
+    them apart (RES002 under the quota and volcano backends), Kueue's flavors can (none)."""
+    h100 = (
+        "catalog: nvidia\nnodeLabels: {accelerator: nvidia-h100}\n"
+        "pools:\n  - {name: h100, model: H100, devicesPerNode: 8, nodes: [n9]}\n"
+    )
+    files = {
+        "vendors/nvidia-h100.yaml": h100,
+        "teams/ml.yaml": "quota: {nvidia: 4, nvidia-h100: 2}\n",
+    }
+    res002 = [
+        "values/teams/ml.yaml:1:20: RES002 quota for nvidia and nvidia-h100, which both "
+        "advertise nvidia.com/gpu: a ResourceQuota cannot tell them apart "
+        "(at $.quota['nvidia-h100']); quota one of them, give one vendor its own resourceName, "
+        "or use scheduling.backend kueue, whose flavors tell them apart"
+    ]
+    for backend, expected in (("kueue", []), ("volcano", res002), ("quota", res002)):
+        fleet = FLEET + f"scheduling: {{backend: {backend}}}\n"
+        assert of_code(tree(tmp_path / backend, files, fleet=fleet), "RES002") == expected
 
 
 # ---- NAME004 (namespace_twice)
