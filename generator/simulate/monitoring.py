@@ -261,7 +261,7 @@ def expected_team_series(
                 continue
             hard = sum(_number(q["status"]["hard"][key]) for q in holding)
             used = sum(_number((q["status"].get("used") or {}).get(key, 0)) for q in holding)
-            vendors, weight = _attribution(team, group)
+            vendors, weight = _attribution(view, team, group)
             want = {QUOTA_HARD: hard, QUOTA_USED: used, COST_DEVICES: round(used * weight, 6)}
             if hard > 0:
                 want[QUOTA_RATIO] = used / hard

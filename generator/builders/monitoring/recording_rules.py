@@ -142,17 +142,38 @@ def fleet_rules() -> list[Rule]:
     ]
 
 
-def _attribution(team: Team, exporters: list[Exporter]) -> tuple[list[Exporter], float]:
+def _weights(view: FleetView, team: Team, exp: Exporter) -> dict[str, tuple[int, float]]:
+    """The team's devices of a vendor and the cost of one: per model where the team quotas the
+    vendor per model (each at its `costWeights` entry), else one entry at the vendor's weight."""
+    vendor = view.vendor(exp.vendor)
+    models = team.models.get(exp.vendor, {})
+    if vendor is None or not models:
+        return {"": (team.quota.get(exp.vendor, 0), exp.cost_weight)}
+    return {m: (n, vendor.model_cost_weight(m)) for m, n in models.items()}
+
+
+def _highest(view: FleetView, exp: Exporter) -> float:
+    """The vendor's dearest unit: its costWeight, or a model's that costs more."""
+    vendor = view.vendor(exp.vendor)
+    models = list(vendor.model_cost_weights.values()) if vendor else []
+    return max([exp.cost_weight, *models])
+
+
+def _attribution(
+    view: FleetView, team: Team, exporters: list[Exporter]
+) -> tuple[list[Exporter], float]:
     """Which vendors a team's use of one resource counts against, and their cost weight.
 
-    Vendors that share a resource name (amd.com/gpu on AMD and Hygon nodes) cannot be told
-    apart by kube-state-metrics: the use is attributed to the vendors the team has quota for
-    there, weighted by that quota (all of them, at the highest weight, when it has none)."""
+    Vendors that share a resource name (amd.com/gpu on AMD and Hygon nodes), and the models of
+    one vendor, cannot be told apart by kube-state-metrics: the use is attributed to the vendors
+    (and models) the team has quota for there, weighted by that quota (all of them, at the
+    highest weight, when it has none)."""
     given = [e for e in exporters if team.quota.get(e.vendor, 0) > 0]
     if not given:
-        return exporters, max(e.cost_weight for e in exporters)
-    total = sum(team.quota[e.vendor] for e in given)
-    weight = sum(team.quota[e.vendor] * e.cost_weight for e in given) / total
+        return exporters, max(_highest(view, e) for e in exporters)
+    parts = [part for e in given for part in _weights(view, team, e).values()]
+    total = sum(n for n, _ in parts)
+    weight = sum(n * w for n, w in parts) / total
     return given, round(weight, 6)
 
 
@@ -166,7 +187,7 @@ def team_rules(view: FleetView, exporters: list[Exporter]) -> list[Rule]:
         ns = list(team.namespaces)
         ns_matcher = f"namespace={_q(ns[0])}" if len(ns) == 1 else f"namespace=~{_q('|'.join(ns))}"
         for resource, group in sorted(by_resource.items()):
-            vendors, weight = _attribution(team, group)
+            vendors, weight = _attribution(view, team, group)
             labels = {
                 "team": team.name,
                 "resource": resource,
