@@ -312,6 +312,18 @@ class Team:
     models: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
+def unit_cost(team: Team, vendor: Vendor) -> float:
+    """What one of the team's units of `vendor` costs: the vendor's costWeight, or where the
+    team quotas it per model, the models' weights (costWeights) averaged by that quota. Nothing
+    counts a vendor's use per model (a ResourceQuota counts its resource), so the quota says
+    which models a team's devices are."""
+    models = team.models.get(vendor.id, {})
+    total = sum(models.values())
+    if not total:
+        return vendor.cost_weight
+    return sum(n * vendor.model_cost_weight(m) for m, n in models.items()) / total
+
+
 @dataclass(frozen=True)
 class Fleet:
     name: str

@@ -16,7 +16,7 @@ from collections import Counter
 from typing import Any
 
 from generator.builders.monitoring.sources import Exporter, Metric, MonitoringError
-from generator.values.model import FleetView, Team
+from generator.values.model import FleetView, Team, unit_cost
 from generator.vocab.names import QUOTA_NAME
 from generator.vocab.series import (
     BRAND_LABEL,
@@ -142,16 +142,6 @@ def fleet_rules() -> list[Rule]:
     ]
 
 
-def _weights(view: FleetView, team: Team, exp: Exporter) -> dict[str, tuple[int, float]]:
-    """The team's devices of a vendor and the cost of one: per model where the team quotas the
-    vendor per model (each at its `costWeights` entry), else one entry at the vendor's weight."""
-    vendor = view.vendor(exp.vendor)
-    models = team.models.get(exp.vendor, {})
-    if vendor is None or not models:
-        return {"": (team.quota.get(exp.vendor, 0), exp.cost_weight)}
-    return {m: (n, vendor.model_cost_weight(m)) for m, n in models.items()}
-
-
 def _highest(view: FleetView, exp: Exporter) -> float:
     """The vendor's dearest unit: its costWeight, or a model's that costs more."""
     vendor = view.vendor(exp.vendor)
@@ -171,10 +161,16 @@ def _attribution(
     given = [e for e in exporters if team.quota.get(e.vendor, 0) > 0]
     if not given:
         return exporters, max(_highest(view, e) for e in exporters)
-    parts = [part for e in given for part in _weights(view, team, e).values()]
-    total = sum(n for n, _ in parts)
-    weight = sum(n * w for n, w in parts) / total
+    total = sum(team.quota[e.vendor] for e in given)
+    weight = sum(team.quota[e.vendor] * _cost(view, team, e) for e in given) / total
     return given, round(weight, 6)
+
+
+def _cost(view: FleetView, team: Team, exp: Exporter) -> float:
+    """One of the team's units of the exporter's vendor (values' unit_cost: per model where
+    the team quotas the vendor per model)."""
+    vendor = view.vendor(exp.vendor)
+    return unit_cost(team, vendor) if vendor else exp.cost_weight
 
 
 def team_rules(view: FleetView, exporters: list[Exporter]) -> list[Rule]:
