@@ -487,7 +487,7 @@ CODES = (
         "CLU004",
         "values (load)",
         "error",
-        "a quota for a vendor in several clusters does not say how it splits, or names a "
-        "cluster without that vendor's pools",
+        "a quota for a vendor with pools in several clusters is not split, or names a cluster "
+        "without its pools or a model in no one cluster",
     ),
 )
