@@ -100,6 +100,9 @@ def team_quota_capacity(ctx: Context) -> Iterable[Finding]:
         if not vendor.capacity:
             continue  # a pool without nodes yet: CAP002 says so
         for team in view.teams:
+            if team.models.get(vendor.id):
+                yield from _model_capacity(view, team, vendor)
+                continue
             quota = team.quota.get(vendor.id, 0)
             if quota <= vendor.capacity:
                 continue
@@ -112,6 +115,25 @@ def team_quota_capacity(ctx: Context) -> Iterable[Finding]:
                 f"lower it to at most {vendor.capacity}, or add nodes to {vendor.id}'s pools",
                 also=pool_lines(vendor),
             )
+
+
+def _model_capacity(view: FleetView, team: Team, vendor: Vendor) -> Iterable[Finding]:
+    """CAP003 of a quota per model: each model against its own pools (a model no pool has is
+    RES003's). Within each model, the vendor's sum is within the vendor's pools too."""
+    for model, quota in team.models[vendor.id].items():
+        pools = [p for p in vendor.pools if p.model.casefold() == model.casefold()]
+        held = sum(p.capacity for p in pools)
+        if not pools or quota <= held:
+            continue
+        yield Finding.at(
+            "CAP003",
+            f"team {team.name}: quota of {quota} {vendor.id} {pools[0].model} {vendor.units} per "
+            f"namespace, but the vendor's {pools[0].model} pools hold {held}"
+            + (f" in cluster {view.cluster.name!r}" if view.cluster else ""),
+            team.doc.place(("quota", vendor.id, model)),
+            f"lower it to at most {held}, or add nodes to {vendor.id}'s {pools[0].model} pools",
+            also=tuple(vendor.doc.place(("pools", p.index)) for p in pools),
+        )
 
 
 def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
@@ -598,7 +620,8 @@ CHECKS: tuple[Check, ...] = (
     ),
     Check(
         "CAP003",
-        "one team's quota for a vendor is more than the vendor's pools hold in its cluster",
+        "one team's quota for a vendor (or a model of it) is more than those pools hold in its "
+        "cluster",
         team_quota_capacity,
     ),
     Check(

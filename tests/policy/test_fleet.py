@@ -654,6 +654,37 @@ def test_a_quota_not_split_is_refused_at_the_quota_in_its_one_cluster(tmp_path: 
     ]
 
 
+def test_a_quota_per_model_is_held_to_that_models_pools(tmp_path: Path) -> None:
+    """NVIDIA's A100 pool holds 8 (two nodes of 4), its H100 pool 4: a quota of 6 H100 is more
+    than the H100 pools hold, though 6 + 2 is within the vendor's 12; 8 A100 is within its own.
+    One finding, at the model's line, beside the H100 pool."""
+    nvidia = NVIDIA + "  - {name: h100, model: H100, devicesPerNode: 4, nodes: [n9]}\n"
+    team = "quota:\n  nvidia:\n    h100: 6\n    A100: 2\n"
+    fleet = FLEET + "scheduling: {backend: kueue}\n"
+    files = {"vendors/nvidia.yaml": nvidia, "teams/ml.yaml": team}
+    found = [f for f in findings(tree(tmp_path, files, fleet=fleet)) if f.code == "CAP003"]
+    assert [(f.format(), [str(p.location) for p in f.also]) for f in found] == [
+        (
+            "values/teams/ml.yaml:3:11: CAP003 team ml: quota of 6 nvidia H100 devices per "
+            "namespace, but the vendor's H100 pools hold 4 (at $.quota.nvidia.h100); lower it "
+            "to at most 4, or add nodes to nvidia's H100 pools",
+            ["values/vendors/nvidia.yaml:3:5"],
+        )
+    ]
+    assert of_code(
+        tree(
+            tmp_path / "a100",
+            {**files, "teams/ml.yaml": team.replace("6", "4").replace("2", "9")},
+            fleet=fleet,
+        ),
+        "CAP003",
+    ) == [
+        "values/teams/ml.yaml:4:11: CAP003 team ml: quota of 9 nvidia A100 devices per "
+        "namespace, but the vendor's A100 pools hold 8 (at $.quota.nvidia.A100); lower it to "
+        "at most 8, or add nodes to nvidia's A100 pools"
+    ]
+
+
 # ---- RES002 (shared_quota)
 
 
