@@ -194,7 +194,8 @@ def shared_quota(ctx: Context) -> Iterable[Finding]:
 
 
 def quota_models(ctx: Context) -> Iterable[Finding]:
-    """A team's quota per model names only models of the vendor's pools in this view."""
+    """A team's quota per model names only models of the vendor's pools. (In an environment
+    with clusters, a model no cluster has is CLU004 at load: a cluster's view never holds one.)"""
     view = ctx.view
     for team in view.teams:
         for vendor_id, models in team.models.items():
@@ -209,17 +210,11 @@ def quota_models(ctx: Context) -> Iterable[Finding]:
                 yield Finding(
                     "RES003",
                     f"team {team.name}: quota for {vendor_id} names model {model!r}, which no "
-                    f"pool of {vendor_id} has"
-                    + (f" in cluster {view.cluster.name!r}" if view.cluster else ""),
+                    f"pool of {vendor_id} has",
                     team.doc.locate(path, key=True),
                     json_path(path),
-                    f"models of {vendor_id}'s pools: {known}"
-                    + (
-                        ""
-                        if view.cluster
-                        else "; a quota split by cluster needs the clusters declared in the "
-                        "environment's file"
-                    ),
+                    f"models of {vendor_id}'s pools: {known}; a quota split by cluster needs "
+                    "the clusters declared in the environment's file",
                 )
 
 
@@ -227,7 +222,7 @@ def model_weights(ctx: Context) -> Iterable[Finding]:
     """A vendor's costWeights name only models of its pools: another would price nothing."""
     for vendor in ctx.view.vendors:
         for model in vendor.model_cost_weights:
-            if vendor.pool_model(model) or not vendor.pools:
+            if vendor.pool_model(model):
                 continue
             path = ("costWeights", model)
             yield Finding(
@@ -236,7 +231,7 @@ def model_weights(ctx: Context) -> Iterable[Finding]:
                 f"{vendor.id} has",
                 vendor.doc.locate(path, key=True),
                 json_path(path),
-                f"models of {vendor.id}'s pools: {', '.join(vendor.models)}",
+                f"models of {vendor.id}'s pools: {', '.join(vendor.models) or 'none'}",
             )
 
 
