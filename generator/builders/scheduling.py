@@ -124,8 +124,23 @@ def borrowing(team: Team, vendor: Vendor) -> int:
 
 
 def team_share(team: Team, vendor: Vendor) -> int:
-    """The team's own devices of a vendor across its namespaces (quota is per namespace)."""
+    """The team's own devices of a vendor across its namespaces (quota is per namespace); of a
+    vendor it quotas per model, the models' sum (those of the vendor's pools: RES003 names any
+    other, and it counts nowhere)."""
+    if team.models.get(vendor.id):
+        return sum(model_shares(team, vendor).values())
     return team.quota.get(vendor.id, 0) * len(team.namespaces)
+
+
+def model_shares(team: Team, vendor: Vendor) -> dict[str, int]:
+    """The team's own devices of each model of a vendor it quotas per model, across its
+    namespaces, keyed by the model as the vendor's pools spell it ({} for a quota per vendor;
+    a model no pool has is RES003's and counts for none)."""
+    out: dict[str, int] = {}
+    for model, count in team.models.get(vendor.id, {}).items():
+        if spelt := vendor.pool_model(model):
+            out[spelt] = out.get(spelt, 0) + count * len(team.namespaces)
+    return out
 
 
 def team_ceiling(view: FleetView, team: Team, vendor: Vendor) -> int:

@@ -930,10 +930,11 @@ def flavor_split(team: Team, vendor: Vendor, needs: dict[str, int]) -> list[tupl
     The share goes first to what each pinned model needs (`needs`), on the first pool of that
     model large enough to hold it (else the first of that model), as far as the share goes; the
     rest fills the pools in order up to each pool's capacity, the last pool taking what remains.
-    The borrowing limit goes the same way to what the nominal quota left short of each need,
-    then in pool order. Before pinned needs came first, the share went to the first pools only,
-    and a job pinned to a later pool's model got a flavor of nominal 0 that Kueue could never
-    admit it on."""
+    A team that quotas the vendor per model has a share per model, spread that way over that
+    model's pools alone (a model it gives nothing has nominal 0). The borrowing limit goes over
+    all the pools to what the nominal quota left short of each need, then in pool order. Before
+    pinned needs came first, the share went to the first pools only, and a job pinned to a
+    later pool's model got a flavor of nominal 0 that Kueue could never admit it on."""
     pools = vendor.pools
     targets: list[tuple[int, int]] = []  # (pool index, devices) per pinned model
     for model, need in needs.items():
@@ -941,7 +942,21 @@ def flavor_split(team: Team, vendor: Vendor, needs: dict[str, int]) -> list[tupl
         if of_model:  # else no pool of that model: the placement checks say so
             i = next((i for i in of_model if pools[i].capacity >= need), of_model[0])
             targets.append((i, need))
-    nominal = _spread(scheduling.team_share(team, vendor), pools, targets, [0] * len(pools))
+    by_model = scheduling.model_shares(team, vendor)
+    shares = (
+        [
+            ([i for i, p in enumerate(pools) if p.model.casefold() == m.casefold()], n)
+            for m, n in by_model.items()
+        ]
+        if team.models.get(vendor.id)
+        else [(list(range(len(pools))), scheduling.team_share(team, vendor))]
+    )
+    nominal = [0] * len(pools)
+    for indices, share in shares:
+        mine = [(indices.index(i), need) for i, need in targets if i in indices]
+        spread = _spread(share, tuple(pools[i] for i in indices), mine, [0] * len(indices))
+        for i, got in zip(indices, spread, strict=True):
+            nominal[i] = got
     short = [(i, max(need - nominal[i], 0)) for i, need in targets]
     borrow = _spread(scheduling.borrowing(team, vendor), pools, short, [0] * len(pools))
     return list(zip(nominal, borrow, strict=True))

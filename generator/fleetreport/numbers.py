@@ -21,7 +21,7 @@ from generator.policy import registry as policy
 from generator.policy.capacity import quota_totals, team_devices
 from generator.policy.context import Context
 from generator.values import loader as values
-from generator.values.model import FleetView
+from generator.values.model import FleetView, unit_cost
 
 # The migration ladder of docs/workloads.md, in the order a service climbs it.
 PHASE_STEPS = ("validate", "dual-run", "shift-N", "primary-new", "fallback")
@@ -170,7 +170,7 @@ def team_costs(view: FleetView, weight: float) -> list[TeamCost]:
     out = []
     for team in view.teams:
         devices = {v.id: team_devices(team, v.id) for v in view.vendors if team.quota.get(v.id)}
-        weighted = sum(n * v.cost_weight for v in view.vendors if (n := devices.get(v.id, 0)))
+        weighted = sum(n * unit_cost(team, v) for v in view.vendors if (n := devices.get(v.id, 0)))
         # A share is its part of a device at the baseline too (a quarter of an A100 there).
         baseline = sum(
             n * weight * v.unit_size for v in view.vendors if (n := devices.get(v.id, 0))

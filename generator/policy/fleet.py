@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from generator.builders import argocd
+from generator.builders import argocd, scheduling
 from generator.builders.monitoring.sources import MonitoringError
 from generator.builders.node_config import device_twins
 from generator.findings import Finding, Location, Severity, did_you_mean
@@ -100,6 +100,9 @@ def team_quota_capacity(ctx: Context) -> Iterable[Finding]:
         if not vendor.capacity:
             continue  # a pool without nodes yet: CAP002 says so
         for team in view.teams:
+            if team.models.get(vendor.id):
+                yield from _model_capacity(view, team, vendor)
+                continue
             quota = team.quota.get(vendor.id, 0)
             if quota <= vendor.capacity:
                 continue
@@ -112,6 +115,25 @@ def team_quota_capacity(ctx: Context) -> Iterable[Finding]:
                 f"lower it to at most {vendor.capacity}, or add nodes to {vendor.id}'s pools",
                 also=pool_lines(vendor),
             )
+
+
+def _model_capacity(view: FleetView, team: Team, vendor: Vendor) -> Iterable[Finding]:
+    """CAP003 of a quota per model: each model against its own pools (a model no pool has is
+    RES003's). Within each model, the vendor's sum is within the vendor's pools too."""
+    for model, quota in team.models[vendor.id].items():
+        pools = [p for p in vendor.pools if p.model.casefold() == model.casefold()]
+        held = sum(p.capacity for p in pools)
+        if not pools or quota <= held:
+            continue
+        yield Finding.at(
+            "CAP003",
+            f"team {team.name}: quota of {quota} {vendor.id} {pools[0].model} {vendor.units} per "
+            f"namespace, but the vendor's {pools[0].model} pools hold {held}"
+            + (f" in cluster {view.cluster.name!r}" if view.cluster else ""),
+            team.doc.place(("quota", vendor.id, model)),
+            f"lower it to at most {held}, or add nodes to {vendor.id}'s {pools[0].model} pools",
+            also=tuple(vendor.doc.place(("pools", p.index)) for p in pools),
+        )
 
 
 def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
@@ -138,8 +160,19 @@ def shared_resource(ctx: Context) -> Iterable[Finding]:
                 )
 
 
+# Kueue tells vendors of one resource name apart, and the models of one vendor: a flavor per
+# pool whose nodeLabels carry the vendor's selector and the pool's model (builders/scheduling.py
+# kueue_flavor), and a workload goes only to a flavor whose nodeLabels its pods' nodeSelector and
+# required node affinity match (kueue v0.17.0 pkg/scheduler/flavorassigner/flavorassigner.go,
+# checkFlavorForPodSets and flavorSelector), each flavor counted against its own nominal quota.
+# A ResourceQuota (backend quota) and a Volcano Queue count the resource name alone.
+MODEL_BACKENDS = ("kueue",)
+
+
 def shared_quota(ctx: Context) -> Iterable[Finding]:
     view = ctx.view
+    if scheduling.backend(view) in MODEL_BACKENDS:
+        return  # the ClusterQueue counts each vendor's flavors apart
     for team in view.teams:
         by_resource: dict[str, list[Vendor]] = {}
         for vendor in view.vendors:
@@ -155,8 +188,74 @@ def shared_quota(ctx: Context) -> Iterable[Finding]:
                     f"ResourceQuota cannot tell them apart",
                     team.doc.locate(path, key=True),
                     json_path(path),
-                    "quota one of them, or give one vendor its own resourceName",
+                    "quota one of them, give one vendor its own resourceName, or use "
+                    "scheduling.backend kueue, whose flavors tell them apart",
                 )
+
+
+def quota_models(ctx: Context) -> Iterable[Finding]:
+    """A team's quota per model names only models of the vendor's pools. (In an environment
+    with clusters, a model no cluster has is CLU004 at load: a cluster's view never holds one.)"""
+    view = ctx.view
+    for team in view.teams:
+        for vendor_id, models in team.models.items():
+            vendor = view.vendor(vendor_id)
+            if vendor is None:
+                continue  # REF001 names the vendor
+            for model in models:
+                if vendor.pool_model(model):
+                    continue
+                path = ("quota", vendor_id, model)
+                known = ", ".join(vendor.models) or "none"
+                yield Finding(
+                    "RES003",
+                    f"team {team.name}: quota for {vendor_id} names model {model!r}, which no "
+                    f"pool of {vendor_id} has",
+                    team.doc.locate(path, key=True),
+                    json_path(path),
+                    f"models of {vendor_id}'s pools: {known}; a quota split by cluster needs "
+                    "the clusters declared in the environment's file",
+                )
+
+
+def model_weights(ctx: Context) -> Iterable[Finding]:
+    """A vendor's costWeights name only models of its pools: another would price nothing."""
+    for vendor in ctx.view.vendors:
+        for model in vendor.model_cost_weights:
+            if vendor.pool_model(model):
+                continue
+            path = ("costWeights", model)
+            yield Finding(
+                "RES004",
+                f"vendor {vendor.id}: costWeights names model {model!r}, which no pool of "
+                f"{vendor.id} has",
+                vendor.doc.locate(path, key=True),
+                json_path(path),
+                f"models of {vendor.id}'s pools: {', '.join(vendor.models) or 'none'}",
+            )
+
+
+def model_quota_backend(ctx: Context) -> Iterable[Finding]:
+    """A quota per model only where the backend counts each model apart (MODEL_BACKENDS)."""
+    view = ctx.view
+    kind = scheduling.backend(view)
+    if kind in MODEL_BACKENDS:
+        return
+    for team in view.teams:
+        for vendor_id in team.models:
+            vendor = view.vendor(vendor_id)
+            if vendor is None:
+                continue
+            path = ("quota", vendor_id)
+            yield Finding(
+                "RES005",
+                f"team {team.name}: quota for {vendor_id} is per model, and scheduling.backend "
+                f"{kind} counts {vendor.resource_name} whatever the model",
+                team.doc.locate(path, key=True),
+                json_path(path),
+                f"give one number (quota: {{{vendor_id}: {team.quota.get(vendor_id, 0)}}}), or "
+                "use scheduling.backend kueue, whose flavors count each model apart",
+            )
 
 
 def node_twice(ctx: Context) -> Iterable[Finding]:
@@ -516,7 +615,8 @@ CHECKS: tuple[Check, ...] = (
     ),
     Check(
         "CAP003",
-        "one team's quota for a vendor is more than the vendor's pools hold in its cluster",
+        "one team's quota for a vendor (or a model of it) is more than those pools hold in its "
+        "cluster",
         team_quota_capacity,
     ),
     Check(
@@ -524,7 +624,25 @@ CHECKS: tuple[Check, ...] = (
         "two vendors advertise one resource name and selectors cannot tell them apart",
         shared_resource,
     ),
-    Check("RES002", "a team has quota for two vendors that share one resource name", shared_quota),
+    Check(
+        "RES002",
+        "a team has quota for two vendors that share one resource name, and the backend "
+        "cannot tell them apart",
+        shared_quota,
+    ),
+    Check(
+        "RES003",
+        "a team's quota per model names a model that no pool of the vendor has",
+        quota_models,
+    ),
+    Check(
+        "RES004", "a vendor's costWeights names a model that none of its pools has", model_weights
+    ),
+    Check(
+        "RES005",
+        "a team's quota is per model, and the scheduling backend cannot count models apart",
+        model_quota_backend,
+    ),
     Check("NAME003", "a node is listed in two pools", node_twice),
     Check("NAME004", "two teams claim the same namespace", namespace_twice),
     Check(

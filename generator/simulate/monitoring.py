@@ -29,7 +29,7 @@ from typing import Any
 
 from generator.builders.monitoring import dashboard
 from generator.builders.monitoring.alerts import alert_settings, ksm_resource
-from generator.builders.monitoring.recording_rules import _attribution
+from generator.builders.monitoring.recording_rules import Prices, _attribution
 from generator.builders.monitoring.sources import Exporter, exporters, settings
 from generator.controlplane.api import ApiClient, Obj
 from generator.controlplane.launcher import ControlPlane, ControlPlaneError
@@ -240,10 +240,12 @@ def expected_team_series(
     """(team, resource) -> the vendors it counts against and the values its recorded series must
     have, from the team's ResourceQuotas as the API server has them: only where one holds the
     vendor's key (a team without quota for a vendor has no series for it)."""
+    built = exporters(view)
     by_resource: dict[str, list[Exporter]] = {}
-    for exp in exporters(view):
+    for exp in built:
         by_resource.setdefault(exp.resource, []).append(exp)
     quota_keys = {v.id: v.quota_key for v in view.vendors}
+    prices = Prices.of(view, built)
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for team in view.teams:
         mine = [
@@ -261,7 +263,7 @@ def expected_team_series(
                 continue
             hard = sum(_number(q["status"]["hard"][key]) for q in holding)
             used = sum(_number((q["status"].get("used") or {}).get(key, 0)) for q in holding)
-            vendors, weight = _attribution(team, group)
+            vendors, weight = _attribution(team, group, prices)
             want = {QUOTA_HARD: hard, QUOTA_USED: used, COST_DEVICES: round(used * weight, 6)}
             if hard > 0:
                 want[QUOTA_RATIO] = used / hard

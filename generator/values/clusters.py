@@ -9,6 +9,8 @@ quotas and workloads placed there (docs/multi-cluster.md).
   a vendor's pools).
 - A team's quota for a vendor goes to the cluster with that vendor's pools. Where the vendor has
   pools in several clusters the team states the split (`quota: {nvidia: {west: 8, east: 4}}`).
+  A quota per model (`quota: {nvidia: {H100: 8, A100: 4}}`: no key names a cluster) goes model
+  by model to the one cluster with that model's pools.
 - A workload runs in the cluster it names (`cluster`), else in the one cluster that has pools of
   every vendor (and model) it asks for. None, or several without a name, is a finding: the
   generator never guesses a cluster, and never splits one workload over two (a dual-track
@@ -190,6 +192,7 @@ class _Splitter:
         """The team as each cluster it is in has it."""
         doc = team.doc
         quota: dict[str, dict[str, int]] = {c: {} for c in self.names}
+        models: dict[str, dict[str, dict[str, int]]] = {c: {} for c in self.names}
         holding = {
             vid: [c for c in self.names if any(v.id == vid for v in vendors[c])]
             for vid in (doc.get("quota", default={}) or {})
@@ -197,7 +200,14 @@ class _Splitter:
         for vid, raw in sorted((doc.get("quota", default={}) or {}).items()):
             where = holding[vid]
             path: YamlPath = ("quota", vid)
-            if isinstance(raw, dict):
+            if isinstance(raw, dict) and not set(raw) & set(self.names):
+                # No key names a cluster: devices per model, each in the cluster of its pools.
+                for model, count in sorted(raw.items()):
+                    cname = self.model_cluster(team, vid, model, where, vendors)
+                    if cname:
+                        models[cname].setdefault(vid, {})[model] = int(count)
+                        quota[cname][vid] = quota[cname].get(vid, 0) + int(count)
+            elif isinstance(raw, dict):
                 for cname, count in sorted(raw.items()):
                     if cname in where:
                         quota[cname][vid] = int(count)
@@ -234,7 +244,51 @@ class _Splitter:
                 for cname in where:
                     placed[cname].setdefault(section, []).append(name)
         inside = [c for c in self.names if quota[c] or placed[c]] or self.names
-        return {c: self._team_in(team, quota[c], placed[c]) for c in inside}
+        return {c: self._team_in(team, quota[c], models[c], placed[c]) for c in inside}
+
+    def model_cluster(
+        self,
+        team: Team,
+        vid: str,
+        model: str,
+        where: list[str],
+        vendors: dict[str, tuple[Vendor, ...]],
+    ) -> str:
+        """The one cluster with pools of `model` of vendor `vid`, for a quota per model; ""
+        (and a finding) when none or several have them."""
+        vendor = self.view.vendor(vid)
+        if vendor is None:
+            return where[0] if where else self.names[0]  # REF001 names the unknown vendor
+        hosts = [c for c in where if any(v.id == vid and v.pool_model(model) for v in vendors[c])]
+        if len(hosts) == 1:
+            return hosts[0]
+        path: YamlPath = ("quota", vid, model)
+        if hosts:
+            self.err(
+                "CLU004",
+                f"team {team.name}: quota for {vid} model {model!r}, whose pools are in "
+                f"clusters {', '.join(hosts)}: a quota per model goes to the one cluster of "
+                "its pools",
+                doc=team.doc,
+                path=path,
+                hint=f"give {vid} devices per cluster instead, e.g. quota: {{{vid}: "
+                + "{"
+                + ", ".join(f"{c}: N" for c in where)
+                + "}}",
+                key=True,
+            )
+        else:
+            self.err(
+                "CLU004",
+                f"team {team.name}: quota for {vid} names {model!r}, which is neither a "
+                f"cluster with {vid} pools nor a model of them",
+                doc=team.doc,
+                path=path,
+                hint=f"clusters with {vid} pools: {', '.join(where) or 'none'}; models of "
+                f"{vid}'s pools: {', '.join(vendor.models) or 'none'}",
+                key=True,
+            )
+        return ""
 
     def workload(
         self,
@@ -307,10 +361,15 @@ class _Splitter:
         return []
 
     @staticmethod
-    def _team_in(team: Team, quota: dict[str, int], placed: dict[str, list[str]]) -> Team:
+    def _team_in(
+        team: Team,
+        quota: dict[str, int],
+        models: dict[str, dict[str, int]],
+        placed: dict[str, list[str]],
+    ) -> Team:
         data = copy.copy(team.doc.data)
         if "quota" in data:
-            data["quota"] = dict(sorted(quota.items()))
+            data["quota"] = {v: models.get(v, n) for v, n in sorted(quota.items())}
         for section in WORKLOAD_SECTIONS:
             if section in data:
                 data[section] = {
@@ -319,7 +378,9 @@ class _Splitter:
                     if k in placed.get(section, []) or not (v or {}).get("enabled", True)
                 }
         doc = Doc(data, team.doc.values, team.doc.keys, team.doc.sources)
-        return dataclasses.replace(team, quota=dict(sorted(quota.items())), doc=doc)
+        return dataclasses.replace(
+            team, quota=dict(sorted(quota.items())), doc=doc, models=dict(sorted(models.items()))
+        )
 
 
 def _platform(clusters: Doc, name: str) -> Doc:
@@ -375,24 +436,12 @@ def split(view: FleetView, clusters: Doc, findings: list[Finding]) -> list[Fleet
 
 
 def unsplit_findings(view: FleetView) -> list[Finding]:
-    """What only an environment with clusters may say, said in one without: a quota split by
-    cluster, a workload that names a cluster."""
+    """What only an environment with clusters may say, said in one without: a workload that
+    names a cluster. (A quota map there is per model: RES003 names a key that is no model, and
+    says that a split by cluster needs clusters.)"""
     out = []
     for team in view.teams:
         doc = team.doc
-        for vid, raw in sorted((doc.get("quota", default={}) or {}).items()):
-            if isinstance(raw, dict):
-                out.append(
-                    _finding(
-                        "CLU004",
-                        f"team {team.name}: quota for {vid} is split by cluster, and the "
-                        "environment declares no clusters",
-                        doc,
-                        ("quota", vid),
-                        f"give one number (quota: {{{vid}: N}}), or declare the clusters in the "
-                        "environment's file",
-                    )
-                )
         for section in WORKLOAD_SECTIONS:
             for name, raw in sorted((doc.get(section, default={}) or {}).items()):
                 if (raw or {}).get("cluster") is not None:
@@ -438,7 +487,7 @@ CODES = (
         "CLU004",
         "values (load)",
         "error",
-        "a quota for a vendor in several clusters does not say how it splits, or names a "
-        "cluster without that vendor's pools",
+        "a quota for a vendor with pools in several clusters is not split, or names a cluster "
+        "without its pools or a model in no one cluster",
     ),
 )

@@ -485,6 +485,10 @@ class _Resolver:
             # costWeight prices a whole device; a share or MIG instance costs its part of one.
             cost_weight=float(doc.get("costWeight", default=1.0))
             / (sharing.replicas if sharing else 1),
+            model_cost_weights={
+                str(m): float(w) / (sharing.replicas if sharing else 1)
+                for m, w in sorted((doc.get("costWeights", default={}) or {}).items())
+            },
             device_plugin=DevicePlugin(dp["name"], dp["namespace"], node_agent(dp), config),
             exporter=dict(doc.get("exporter", default={}) or {}),
             pools=tuple(pools),
@@ -561,16 +565,21 @@ class _Resolver:
             )
 
     def team(self, name: str, doc: Doc) -> Team:
+        raw = doc.get("quota", default={}) or {}
         return Team(
             name=name,
             namespaces=tuple(doc.get("namespaces", default=[name])),
             owners=tuple(doc.get("owners", default=[])),
             pod_security=doc.get("podSecurity", default="baseline"),
-            quota={
-                k: clusters.quota_total(v)
-                for k, v in sorted((doc.get("quota", default={}) or {}).items())
-            },
+            quota={k: clusters.quota_total(v) for k, v in sorted(raw.items())},
             doc=doc,
+            # A map is per model until the environment's clusters are known: where they are
+            # declared, clusters.split reads each map again (a cluster's or a model's).
+            models={
+                k: {str(m): int(n) for m, n in sorted(v.items())}
+                for k, v in sorted(raw.items())
+                if isinstance(v, dict)
+            },
         )
 
     def fleet(self, doc: Doc) -> Fleet:

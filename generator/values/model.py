@@ -233,6 +233,9 @@ class Vendor:
     plugin_provider: str = FLEET
     exporter_provider: str = FLEET
     operator: VendorOperator | None = None
+    # Per pool model, as the vendor file spells it (`costWeights`), of one unit like cost_weight:
+    # the models priced apart from the vendor's costWeight.
+    model_cost_weights: dict[str, float] = field(default_factory=dict)
 
     def provider(self, component: str) -> str:
         """Who provides `component` (DEVICE_PLUGIN or EXPORTER) on the vendor's nodes."""
@@ -241,6 +244,25 @@ class Vendor:
     @property
     def capacity(self) -> int:
         return sum(p.capacity for p in self.pools)
+
+    def pool_model(self, model: str) -> str:
+        """The model as the vendor's pools spell it (A100 and a100 are one model); "" when no
+        pool of the vendor has it."""
+        wanted = model.casefold()
+        return next((p.model for p in self.pools if p.model.casefold() == wanted), "")
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """The models of the vendor's pools, in pool order, each once."""
+        return tuple(dict.fromkeys(p.model for p in self.pools))
+
+    def model_cost_weight(self, model: str) -> float:
+        """The cost of one unit of a model: its `costWeights` entry, else the vendor's."""
+        wanted = model.casefold()
+        return next(
+            (w for m, w in self.model_cost_weights.items() if m.casefold() == wanted),
+            self.cost_weight,
+        )
 
     @property
     def quota_key(self) -> str:
@@ -283,8 +305,23 @@ class Team:
     namespaces: tuple[str, ...]
     owners: tuple[str, ...]
     pod_security: str
-    quota: dict[str, int]  # vendor id -> devices per namespace
+    quota: dict[str, int]  # vendor id -> devices per namespace (a per-model quota: their sum)
     doc: Doc = field(repr=False, compare=False)
+    # vendor id -> model (as the team file spells it) -> devices per namespace, for the vendors
+    # the team quotas per model (`quota: {nvidia: {H100: 8, A100: 4}}`; docs/values.md).
+    models: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+def unit_cost(team: Team, vendor: Vendor) -> float:
+    """What one of the team's units of `vendor` costs: the vendor's costWeight, or where the
+    team quotas it per model, the models' weights (costWeights) averaged by that quota. Nothing
+    counts a vendor's use per model (a ResourceQuota counts its resource), so the quota says
+    which models a team's devices are."""
+    models = team.models.get(vendor.id, {})
+    total = sum(models.values())
+    if not total:
+        return vendor.cost_weight
+    return sum(n * vendor.model_cost_weight(m) for m, n in models.items()) / total
 
 
 @dataclass(frozen=True)

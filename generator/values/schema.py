@@ -491,6 +491,13 @@ VENDOR_PROPS: dict[str, Any] = {
     "nodeLabels": _labels(),
     "taints": _list(TAINT),
     "costWeight": {"type": "number", "minimum": 0},
+    "costWeights": {
+        "type": "object",
+        "description": "cost of one device per model of the vendor's pools, where a model is "
+        "priced apart from costWeight (docs/monitoring.md)",
+        "propertyNames": {"pattern": LABEL_VALUE, "minLength": 1},
+        "additionalProperties": {"type": "number", "minimum": 0},
+    },
     "sources": SOURCES,
     "devicePlugin": DEVICE_PLUGIN,
     "sharing": SHARING,
@@ -888,16 +895,19 @@ TEAM_PROPS: dict[str, Any] = {
     "podSecurity": {"enum": ["baseline", "restricted"]},
     "quota": {
         "type": "object",
-        "description": "devices per vendor (vendor file name), per namespace; where a vendor "
-        "has pools in several clusters, devices per cluster (docs/multi-cluster.md)",
+        "description": "devices per vendor (vendor file name), per namespace; devices per "
+        "model of the vendor's pools (docs/values.md); where a vendor has pools in several "
+        "clusters, devices per cluster (docs/multi-cluster.md)",
         "propertyNames": {"pattern": DNS_LABEL},
         "additionalProperties": {
             "anyOf": [
                 {"type": "integer", "minimum": 0},
                 {
                     "type": "object",
-                    "description": "devices per cluster",
-                    "propertyNames": {"pattern": DNS_LABEL},
+                    "description": "devices per model of the vendor's pools, or per cluster",
+                    # A cluster name is a DNS label, which is a label value too; a model is
+                    # the pools' `model`, a label value.
+                    "propertyNames": {"pattern": LABEL_VALUE, "minLength": 1},
                     "additionalProperties": {"type": "integer", "minimum": 0},
                     "minProperties": 1,
                 },

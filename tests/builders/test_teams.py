@@ -214,6 +214,33 @@ borrowing: {nvidia: 2}
     }
 
 
+def test_a_quota_per_model_is_the_vendors_sum_in_the_resource_quota(tmp_path: Path) -> None:
+    """The ResourceQuota counts nvidia.com/gpu whatever the model: a quota of H100 3 and A100 5
+    is 8 there, times the two namespaces under Kueue (the ClusterQueue holds the models apart)
+    plus the borrowing, 2: 18. Two vendor files of one resource name add up on it as well
+    (nvidia-h100's 1 x 2)."""
+    nvidia = """\
+pools:
+  - {name: a100, model: A100, devicesPerNode: 8, nodes: [g1]}
+  - {name: h100, model: H100, devicesPerNode: 8, nodes: [g2]}
+"""
+    h100 = """\
+catalog: nvidia
+pools:
+  - {name: h, model: H100, devicesPerNode: 8, nodes: [g3]}
+nodeLabels: {accelerator: nvidia-h100}
+"""
+    team = """\
+namespaces: [a, b]
+quota: {nvidia: {H100: 3, A100: 5}, nvidia-h100: 1}
+borrowing: {nvidia: 2}
+"""
+    fleet = PROD_FLEET + "scheduling: {backend: kueue}\n"
+    files = {"vendors/nvidia.yaml": nvidia, "vendors/nvidia-h100.yaml": h100}
+    view = view_of(tmp_path, {**files, "teams/ml.yaml": team}, fleet)
+    assert teams.quota_hard(view, view.teams[0]) == {"requests.nvidia.com/gpu": "20"}
+
+
 def test_no_vendor_no_resource_quota(tmp_path: Path) -> None:
     """A fleet without vendors has no resource to cap: the Namespace alone."""
     view = view_of(tmp_path, {"teams/ml.yaml": "namespaces: [ml]\n"})

@@ -1057,6 +1057,76 @@ def test_kueue_cluster_queue_fills_pools_in_order_and_covers_cpu_and_memory(
     assert "annotations" not in job["spec"]["template"]["metadata"]
 
 
+# Two A100 pools (4 and 4 devices) and an H100 pool (8) of one vendor file.
+MODEL_POOLS = """\
+pools:
+  - {name: a100, model: A100, devicesPerNode: 4, nodes: [g1]}
+  - {name: h100, model: H100, devicesPerNode: 8, nodes: [g2]}
+  - {name: a100b, model: A100, devicesPerNode: 4, nodes: [g3]}
+"""
+
+
+def test_kueue_quota_per_model_is_each_models_nominal_quota_on_its_own_pools(
+    tmp_path: Path,
+) -> None:
+    """quota: {nvidia: {H100: 3, a100: 5}} in two namespaces: H100's 6 on its one pool; A100's
+    10 (its spelling in the team file aside) over the two A100 pools in pool order, 4 then the
+    last taking the rest, 6. A vendor quota of 8 would have filled a100 4, h100 8, a100b 4.
+    The borrowing limit (2) goes over all the vendor's pools in order, as before."""
+    team = """\
+namespaces: [ml-a, ml-b]
+quota: {nvidia: {H100: 3, a100: 5}}
+borrowing: {nvidia: 2}
+"""
+    view = view_of(
+        tmp_path,
+        {"vendors/nvidia.yaml": MODEL_POOLS, "teams/ml.yaml": team},
+        "scheduling: {backend: kueue}\n",
+    )
+    objs, _ = team_objects(view, only_team(view))
+    [cluster_queue] = [o for o in objs if o["kind"] == "ClusterQueue"]
+    assert cluster_queue["spec"]["resourceGroups"] == [
+        {
+            "coveredResources": ["nvidia.com/gpu"],
+            "flavors": [
+                flavor("nvidia-a100", "nvidia.com/gpu", 4, 2),
+                flavor("nvidia-h100", "nvidia.com/gpu", 6, 0),
+                flavor("nvidia-a100b", "nvidia.com/gpu", 6, 0),
+            ],
+        }
+    ]
+
+
+def test_kueue_quota_per_model_puts_a_pinned_job_on_its_models_pool_first(
+    tmp_path: Path,
+) -> None:
+    """A job pinned to A100 needing 8 devices at once: of A100's 10, the first A100 pool large
+    enough takes 8 (a100b has 4 and a100 4: none is, so the first, a100), then the rest in
+    pool order. A model the team gives nothing (H100) has nominal 0."""
+    team = """\
+namespaces: [ml-a, ml-b]
+quota: {nvidia: {A100: 5}}
+jobs:
+  train:
+    vendor: nvidia
+    model: A100
+    parallelism: 8
+    images: {nvidia: r/t:1}
+"""
+    view = view_of(
+        tmp_path,
+        {"vendors/nvidia.yaml": MODEL_POOLS, "teams/ml.yaml": team},
+        "scheduling: {backend: kueue}\n",
+    )
+    objs, _ = team_objects(view, only_team(view))
+    [cluster_queue] = [o for o in objs if o["kind"] == "ClusterQueue"]
+    assert cluster_queue["spec"]["resourceGroups"][0]["flavors"] == [
+        flavor("nvidia-a100", "nvidia.com/gpu", 8, 0),
+        flavor("nvidia-h100", "nvidia.com/gpu", 0, 0),
+        flavor("nvidia-a100b", "nvidia.com/gpu", 2, 0),
+    ]
+
+
 def test_kueue_cohort_from_the_fleets_scheduling_settings(tmp_path: Path) -> None:
     """scheduling.cohort names the cohort the team ClusterQueues share (docs/scheduling.md)."""
     view = view_of(

@@ -443,6 +443,57 @@ def test_a_volcano_gang_is_placed_all_or_none_and_held_back_it_holds_no_device(
     assert "MISMATCH" not in simreport.env_text(env)
 
 
+def test_kueue_admits_a_job_pinned_to_each_model_on_its_quota_per_model(
+    tree: Tree, cluster: ControlPlane
+) -> None:
+    """One vendor file with an A100 node (g1) and an H100 node (g2), 4 GPUs each; team ml's
+    quota per model, 4 H100 and 4 A100, is one ClusterQueue flavor per pool with that model's
+    nominal quota (and the ResourceQuota the sum, 8). Kueue's own controller admits the job
+    pinned to A100 on the A100 flavor and the one pinned to H100 on the H100 flavor, and each
+    pod runs on its model's node."""
+    fleet = {
+        **FLEET,
+        "scheduling": {"backend": "kueue"},
+        "platform": {"kueue": {"provided": "fleet"}},
+    }
+    nvidia = {
+        "pools": [
+            {"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["g1"]},
+            {"name": "h100", "model": "H100", "devicesPerNode": 4, "nodes": ["g2"]},
+        ]
+    }
+    team = {
+        "quota": {"nvidia": {"H100": 4, "A100": 4}},
+        "jobs": {
+            # Each its own dicts: a shared one would be written as a YAML alias, which values
+            # files refuse.
+            f"on-{model.lower()}": {
+                "vendor": "nvidia",
+                "devices": 4,
+                "model": model,
+                "images": {"nvidia": "r/train:cuda"},
+            }
+            for model in ("A100", "H100")
+        },
+    }
+    values = tree(fleet=fleet, vendors={"nvidia": nvidia}, teams={"ml": team})
+    result = sim(values, cluster)
+    (env,) = result.envs
+    rows = {a["workload"]: a for a in env.admissions}
+    assert sorted(rows) == ["Job ml/on-a100", "Job ml/on-h100"]
+    for name, flavor, other in (
+        ("on-a100", "nvidia-a100", "nvidia-h100"),
+        ("on-h100", "nvidia-h100", "nvidia-a100"),
+    ):
+        row = rows[f"Job ml/{name}"]
+        assert row["ok"] and row["admission"].startswith("1 of 1 admitted: team-ml ("), row
+        assert flavor in row["admission"] and other not in row["admission"], row
+    placed = {p.workload: (p.node, p.ok) for p in env.pods}
+    assert placed == {"Job ml/on-a100": ("g1", True), "Job ml/on-h100": ("g2", True)}
+    assert [q["hard"] for q in env.quotas] == [{"requests.nvidia.com/gpu": "8"}]
+    assert codes(result.findings) == set(), [f.format() for f in result.findings]
+
+
 def test_simulate_cli_json(
     tree: Tree, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
 ) -> None:

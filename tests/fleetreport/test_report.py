@@ -120,6 +120,22 @@ def test_a_share_costs_and_saves_its_part_of_a_device(tmp_path: Path) -> None:
     assert (a.weighted, a.baseline, a.saving) == (1.0 + 8 * 0.5, 1.0 + 8 * 0.25, -2.0)
 
 
+def test_a_quota_per_model_costs_each_model_at_its_weight(tmp_path: Path) -> None:
+    """One NVIDIA vendor file, A100 at costWeight 1 and H100 at 3 (costWeights): a team's
+    quota of 2 H100 and 1 A100 in two namespaces weighs 2 x 2 x 3 + 2 x 1 x 1 = 14."""
+    nvidia = NVIDIA + (
+        "  - {name: h100, model: H100, devicesPerNode: 8, nodes: [h1]}\ncostWeights: {H100: 3}\n"
+    )
+    files = {
+        "fleet.yaml": PROD_FLEET + "scheduling: {backend: kueue}\n",
+        "vendors/nvidia.yaml": nvidia,
+        "teams/a.yaml": "namespaces: [a1, a2]\nquota: {nvidia: {H100: 2, A100: 1}}\n",
+    }
+    [env] = compute(tree(tmp_path, files, defaults=False)).envs
+    [a] = env.teams
+    assert (a.devices, a.weighted, a.baseline) == ({"nvidia": 6}, 14.0, 6.0)
+
+
 def test_baseline_vendor_from_values_or_the_catalog(small: Path) -> None:
     # Another baseline: every device at Ascend's weight from values/vendors/ascend.yaml.
     dev = compute(small, baseline_vendor="ascend").envs[0]

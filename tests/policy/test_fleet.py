@@ -212,7 +212,37 @@ CASES: dict[str, tuple[str, dict[str, str], list[str]]] = {
         [
             "values/teams/inference.yaml:2:3: RES002 quota for amd and hygon, which both "
             "advertise amd.com/gpu: a ResourceQuota cannot tell them apart (at $.quota.hygon); "
-            "quota one of them, or give one vendor its own resourceName"
+            "quota one of them, give one vendor its own resourceName, or use "
+            "scheduling.backend kueue, whose flavors tell them apart"
+        ],
+    ),
+    "RES003": (
+        FLEET + "scheduling: {backend: kueue}\n",
+        {"teams/ml.yaml": "quota:\n  nvidia:\n    a100: 2\n    B200: 2\n"},
+        [
+            "values/teams/ml.yaml:4:5: RES003 team ml: quota for nvidia names model 'B200', "
+            "which no pool of nvidia has (at $.quota.nvidia.B200); models of nvidia's pools: "
+            "A100; a quota split by cluster needs the clusters declared in the environment's "
+            "file"
+        ],
+    ),
+    "RES004": (
+        FLEET,
+        {"vendors/nvidia.yaml": NVIDIA + "costWeights: {a100: 2, B200: 4}\n"},
+        [
+            "values/vendors/nvidia.yaml:3:24: RES004 vendor nvidia: costWeights names model "
+            "'B200', which no pool of nvidia has (at $.costWeights.B200); models of nvidia's "
+            "pools: A100"
+        ],
+    ),
+    "RES005": (
+        FLEET + "scheduling: {backend: volcano}\n",
+        {"teams/ml.yaml": "quota:\n  nvidia: {A100: 4}\n"},
+        [
+            "values/teams/ml.yaml:2:3: RES005 team ml: quota for nvidia is per model, and "
+            "scheduling.backend volcano counts nvidia.com/gpu whatever the model "
+            "(at $.quota.nvidia); give one number (quota: {nvidia: 4}), or use "
+            "scheduling.backend kueue, whose flavors count each model apart"
         ],
     ),
     "NAME003": (
@@ -624,6 +654,37 @@ def test_a_quota_not_split_is_refused_at_the_quota_in_its_one_cluster(tmp_path: 
     ]
 
 
+def test_a_quota_per_model_is_held_to_that_models_pools(tmp_path: Path) -> None:
+    """NVIDIA's A100 pool holds 8 (two nodes of 4), its H100 pool 4: a quota of 6 H100 is more
+    than the H100 pools hold, though 6 + 2 is within the vendor's 12; 8 A100 is within its own.
+    One finding, at the model's line, beside the H100 pool."""
+    nvidia = NVIDIA + "  - {name: h100, model: H100, devicesPerNode: 4, nodes: [n9]}\n"
+    team = "quota:\n  nvidia:\n    h100: 6\n    A100: 2\n"
+    fleet = FLEET + "scheduling: {backend: kueue}\n"
+    files = {"vendors/nvidia.yaml": nvidia, "teams/ml.yaml": team}
+    found = [f for f in findings(tree(tmp_path, files, fleet=fleet)) if f.code == "CAP003"]
+    assert [(f.format(), [str(p.location) for p in f.also]) for f in found] == [
+        (
+            "values/teams/ml.yaml:3:11: CAP003 team ml: quota of 6 nvidia H100 devices per "
+            "namespace, but the vendor's H100 pools hold 4 (at $.quota.nvidia.h100); lower it "
+            "to at most 4, or add nodes to nvidia's H100 pools",
+            ["values/vendors/nvidia.yaml:3:5"],
+        )
+    ]
+    assert of_code(
+        tree(
+            tmp_path / "a100",
+            {**files, "teams/ml.yaml": team.replace("6", "4").replace("2", "9")},
+            fleet=fleet,
+        ),
+        "CAP003",
+    ) == [
+        "values/teams/ml.yaml:4:11: CAP003 team ml: quota of 9 nvidia A100 devices per "
+        "namespace, but the vendor's A100 pools hold 8 (at $.quota.nvidia.A100); lower it to "
+        "at most 8, or add nodes to nvidia's A100 pools"
+    ]
+
+
 # ---- RES002 (shared_quota)
 
 
@@ -646,8 +707,31 @@ def test_a_quota_on_three_vendors_of_one_resource_points_at_the_last(tmp_path: P
     assert of_code(values_dir, "RES002") == [
         "values/teams/ml.yaml:2:3: RES002 quota for amd and amd-b and hygon, which both "
         "advertise amd.com/gpu: a ResourceQuota cannot tell them apart (at $.quota.hygon); "
-        "quota one of them, or give one vendor its own resourceName"
+        "quota one of them, give one vendor its own resourceName, or use "
+        "scheduling.backend kueue, whose flavors tell them apart"
     ]
+
+
+def test_kueue_holds_quota_on_two_vendors_of_one_resource_apart(tmp_path: Path) -> None:
+    """nvidia (A100) and nvidia-h100 both advertise nvidia.com/gpu: a ResourceQuota cannot tell
+    them apart (RES002 under the quota and volcano backends), Kueue's flavors can (none)."""
+    h100 = (
+        "catalog: nvidia\nnodeLabels: {accelerator: nvidia-h100}\n"
+        "pools:\n  - {name: h100, model: H100, devicesPerNode: 8, nodes: [n9]}\n"
+    )
+    files = {
+        "vendors/nvidia-h100.yaml": h100,
+        "teams/ml.yaml": "quota: {nvidia: 4, nvidia-h100: 2}\n",
+    }
+    res002 = [
+        "values/teams/ml.yaml:1:20: RES002 quota for nvidia and nvidia-h100, which both "
+        "advertise nvidia.com/gpu: a ResourceQuota cannot tell them apart "
+        "(at $.quota['nvidia-h100']); quota one of them, give one vendor its own resourceName, "
+        "or use scheduling.backend kueue, whose flavors tell them apart"
+    ]
+    for backend, expected in (("kueue", []), ("volcano", res002), ("quota", res002)):
+        fleet = FLEET + f"scheduling: {{backend: {backend}}}\n"
+        assert of_code(tree(tmp_path / backend, files, fleet=fleet), "RES002") == expected
 
 
 # ---- NAME004 (namespace_twice)

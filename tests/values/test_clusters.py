@@ -453,27 +453,88 @@ def test_a_team_s_values_in_a_cluster_s_view_are_the_team_as_that_cluster_has_it
     assert "quota" not in ml.doc.data and ml.quota == {}
 
 
+def test_a_quota_per_model_goes_to_the_cluster_of_each_models_pools(tmp_path: Path) -> None:
+    """A100 is in main, H100 in domestic: each cluster's team holds its model's quota, and the
+    vendor's quota there is that model's (the map has no cluster's name: it is per model)."""
+    got = views(split_nvidia(tmp_path, "quota: {nvidia: {H100: 6, A100: 2}}\n"))
+    for key, quota, models in (
+        ("prod/main", {"nvidia": 2}, {"nvidia": {"A100": 2}}),
+        ("prod/domestic", {"nvidia": 6}, {"nvidia": {"H100": 6}}),
+    ):
+        [ml] = [t for t in got[key].teams if t.name == "ml"]
+        assert (ml.quota, ml.models, ml.doc.get("quota")) == (quota, models, models), key
+
+
+def test_a_quota_per_model_names_a_model_of_one_cluster(tmp_path: Path) -> None:
+    """A model whose pools are in two clusters cannot go to one; a key that is neither a
+    cluster nor a model is named with both lists."""
+    nvidia = SPLIT_NVIDIA["vendors/nvidia.yaml"] + (
+        "  - {name: a100b, model: A100, devicesPerNode: 4, nodes: [h2]}\n"
+    )
+    prod = SPLIT_NVIDIA["environments/prod.yaml"].replace(
+        "nvidia/h100]", "nvidia/h100, nvidia/a100b]"
+    )
+    team = "quota: {nvidia: {A100: 2, B200: 1}}\n"
+    root = tree(
+        tmp_path,
+        {
+            **TWO_CLUSTERS,
+            **SPLIT_NVIDIA,
+            "vendors/nvidia.yaml": nvidia,
+            "environments/prod.yaml": prod,
+            "teams/ml.yaml": team,
+        },
+        fleet=PROD_FLEET,
+    )
+    assert [(f.code, str(f.location), f.path, f.message, f.hint) for f in of_team(root)] == [
+        (
+            "CLU004",
+            "values/teams/ml.yaml:1:18",
+            "$.quota.nvidia.A100",
+            "team ml: quota for nvidia model 'A100', whose pools are in clusters main, domestic: "
+            "a quota per model goes to the one cluster of its pools",
+            "give nvidia devices per cluster instead, e.g. quota: {nvidia: {main: N, domestic: N}}",
+        ),
+        (
+            "CLU004",
+            "values/teams/ml.yaml:1:27",
+            "$.quota.nvidia.B200",
+            "team ml: quota for nvidia names 'B200', which is neither a cluster with nvidia pools "
+            "nor a model of them",
+            "clusters with nvidia pools: main, domestic; models of nvidia's pools: A100, H100",
+        ),
+    ]
+
+
 def test_cluster_words_in_an_environment_without_clusters_are_findings(tmp_path: Path) -> None:
-    team = "quota: {nvidia: {main: 4}}\njobs:\n  j:\n    vendor: nvidia\n    cluster: main\n"
+    """A workload that names a cluster; a quota map, which there is per model: `main` is no
+    model of nvidia's pools (RES003, once the values load), and the hint says what a split by
+    cluster needs."""
+    team = "quota: {nvidia: 4}\njobs:\n  j:\n    vendor: nvidia\n    cluster: main\n"
     team += "    images: {nvidia: r/t}\n"
     team += "services:\n  s:\n    cluster: main\n    images: {nvidia: r/s}\n"
     team += "    tracks: {nvidia: {replicas: 1}}\n"
     found = findings(tree(tmp_path, {"teams/ml.yaml": team}, fleet=FLEET))
     assert [(f.code, str(f.location), f.path, f.envs) for f in found] == [
-        ("CLU004", "values/teams/ml.yaml:1:17", "$.quota.nvidia", ()),
         ("CLU003", "values/teams/ml.yaml:5:14", "$.jobs.j.cluster", ()),
         ("CLU003", "values/teams/ml.yaml:9:14", "$.services.s.cluster", ()),
     ]
     remove = "remove cluster, or declare the clusters in the environment's file"
     assert [(f.message, f.hint) for f in found] == [
-        (
-            "team ml: quota for nvidia is split by cluster, and the environment declares no "
-            "clusters",
-            "give one number (quota: {nvidia: N}), or declare the clusters in the environment's "
-            "file",
-        ),
         ("job 'j' names cluster 'main', and the environment declares no clusters", remove),
         ("service 's' names cluster 'main', and the environment declares no clusters", remove),
+    ]
+    quota = tree(tmp_path / "quota", {"teams/ml.yaml": "quota: {nvidia: {main: 4}}\n"})
+    assert [
+        (f.code, str(f.location), f.message, f.hint) for f in findings(quota) if f.code == "RES003"
+    ] == [
+        (
+            "RES003",
+            "values/teams/ml.yaml:1:18",
+            "team ml: quota for nvidia names model 'main', which no pool of nvidia has",
+            "models of nvidia's pools: A100; a quota split by cluster needs the clusters "
+            "declared in the environment's file",
+        )
     ]
 
 

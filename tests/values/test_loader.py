@@ -315,11 +315,15 @@ def test_a_shared_vendor_counts_and_prices_shares_under_the_renamed_resource(
     tmp_path: Path,
 ) -> None:
     """SHARED_NVIDIA: 1 GPU on one node, shared 4 ways. Two nodes of 2 GPUs shared 3 ways make
-    12 shares; costWeight 1.5 prices a whole GPU, so a share costs 0.5. nvidia is unchanged."""
+    12 shares; costWeight 1.5 prices a whole GPU, so a share costs 0.5, and an A100 priced at
+    3 (costWeights) a share of it 1. nvidia is unchanged."""
     shared = SHARED_NVIDIA.replace("timeSlicing: {replicas: 4}", "timeSlicing: {replicas: 3}")
     shared = shared.replace("devicesPerNode: 1, nodes: [n3]", "devicesPerNode: 2, nodes: [n3, n4]")
     view = values.load(
-        tree(tmp_path, {"vendors/nvidia-shared.yaml": shared + "costWeight: 1.5\n"})
+        tree(
+            tmp_path,
+            {"vendors/nvidia-shared.yaml": shared + "costWeight: 1.5\ncostWeights: {A100: 3}\n"},
+        )
     ).envs["prod"]
     nvidia, vendor = view.vendor("nvidia"), view.vendor("nvidia-shared")
     assert nvidia is not None and vendor is not None
@@ -330,6 +334,7 @@ def test_a_shared_vendor_counts_and_prices_shares_under_the_renamed_resource(
     assert (pool.devices_per_node, pool.replicas, pool.units_per_node) == (2, 3, 6)
     assert (pool.capacity, vendor.capacity, vendor.units) == (12, 12, "shares")
     assert vendor.cost_weight == 0.5
+    assert (vendor.model_cost_weight("a100"), vendor.model_cost_weight("H100")) == (1.0, 0.5)
     config = vendor.device_plugin.config
     assert config is not None and config.mps is not None
     assert config == PluginConfig(

@@ -13,10 +13,11 @@ from __future__ import annotations
 import functools
 import json
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from generator.builders.monitoring.sources import Exporter, Metric, MonitoringError
-from generator.values.model import FleetView, Team
+from generator.values.model import FleetView, Team, Vendor, unit_cost
 from generator.vocab.names import QUOTA_NAME
 from generator.vocab.series import (
     BRAND_LABEL,
@@ -142,21 +143,50 @@ def fleet_rules() -> list[Rule]:
     ]
 
 
-def _attribution(team: Team, exporters: list[Exporter]) -> tuple[list[Exporter], float]:
+@dataclass(frozen=True)
+class Prices:
+    """What one unit of each vendor of a view costs, by vendor id: made once per view, since
+    the rules price every team of every view."""
+
+    vendors: dict[str, Vendor]
+    dearest: dict[str, float]  # its costWeight, or a model's that costs more
+
+    @classmethod
+    def of(cls, view: FleetView, exporters: list[Exporter]) -> Prices:
+        vendors = {v.id: v for v in view.vendors}
+        dearest = {}
+        for exp in exporters:
+            vendor = vendors.get(exp.vendor)
+            models = list(vendor.model_cost_weights.values()) if vendor else []
+            dearest[exp.vendor] = max([exp.cost_weight, *models])
+        return cls(vendors, dearest)
+
+    def unit(self, team: Team, exp: Exporter) -> float:
+        """One of the team's units: values' unit_cost where the team quotas the vendor per
+        model, else the vendor's weight."""
+        vendor = self.vendors.get(exp.vendor)
+        return unit_cost(team, vendor) if vendor and exp.vendor in team.models else exp.cost_weight
+
+
+def _attribution(
+    team: Team, exporters: list[Exporter], prices: Prices
+) -> tuple[list[Exporter], float]:
     """Which vendors a team's use of one resource counts against, and their cost weight.
 
-    Vendors that share a resource name (amd.com/gpu on AMD and Hygon nodes) cannot be told
-    apart by kube-state-metrics: the use is attributed to the vendors the team has quota for
-    there, weighted by that quota (all of them, at the highest weight, when it has none)."""
+    Vendors that share a resource name (amd.com/gpu on AMD and Hygon nodes), and the models of
+    one vendor, cannot be told apart by kube-state-metrics: the use is attributed to the vendors
+    (and models) the team has quota for there, weighted by that quota (all of them, at the
+    highest weight, when it has none)."""
     given = [e for e in exporters if team.quota.get(e.vendor, 0) > 0]
     if not given:
-        return exporters, max(e.cost_weight for e in exporters)
+        return exporters, max(prices.dearest[e.vendor] for e in exporters)
     total = sum(team.quota[e.vendor] for e in given)
-    weight = sum(team.quota[e.vendor] * e.cost_weight for e in given) / total
+    weight = sum(team.quota[e.vendor] * prices.unit(team, e) for e in given) / total
     return given, round(weight, 6)
 
 
 def team_rules(view: FleetView, exporters: list[Exporter]) -> list[Rule]:
+    prices = Prices.of(view, exporters)
     by_resource: dict[str, list[Exporter]] = {}
     for exp in exporters:
         by_resource.setdefault(exp.resource, []).append(exp)
@@ -166,12 +196,12 @@ def team_rules(view: FleetView, exporters: list[Exporter]) -> list[Rule]:
         ns = list(team.namespaces)
         ns_matcher = f"namespace={_q(ns[0])}" if len(ns) == 1 else f"namespace=~{_q('|'.join(ns))}"
         for resource, group in sorted(by_resource.items()):
-            vendors, weight = _attribution(team, group)
+            counted, weight = _attribution(team, group, prices)
             labels = {
                 "team": team.name,
                 "resource": resource,
-                VENDOR_LABEL: "+".join(e.vendor for e in vendors),
-                BRAND_LABEL: "+".join(sorted({e.brand for e in vendors})),
+                VENDOR_LABEL: "+".join(e.vendor for e in counted),
+                BRAND_LABEL: "+".join(sorted({e.brand for e in counted})),
             }
             for record, kind in ((QUOTA_USED, "used"), (QUOTA_HARD, "hard")):
                 matchers = ", ".join(

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from generator.builders.monitoring import recording_rules as rules
-from generator.builders.monitoring.sources import Exporter, Metric, MonitoringError
+from generator.builders.monitoring.sources import Exporter, Metric, MonitoringError, exporters
 from generator.values import loader as values
 from generator.values import yamlio
 from generator.values.merge import Doc
@@ -299,6 +299,39 @@ def test_team_rules_per_resource_with_quota_ratio_and_cost(view: FleetView) -> N
             "expr": "avg_over_time(team_vendor:gpu_cost_weighted_devices:sum[1h])",
         },
     ]
+
+
+def test_cost_weights_per_model_price_a_teams_use_by_its_quota_per_model(tmp_path: Path) -> None:
+    """One NVIDIA vendor file, costWeight 1 and H100 at 3 (costWeights): kube-state-metrics
+    counts nvidia.com/gpu whatever the model, so a team's use is priced by its quota per model,
+    (1 x 3 + 3 x 1) / 4 = 1.5; a quota per vendor at costWeight, 1; no quota at the dearest, 3."""
+    nvidia = """\
+costWeight: 1
+costWeights: {h100: 3}
+pools:
+  - {name: a100, model: A100, devicesPerNode: 8, nodes: [g1]}
+  - {name: h100, model: H100, devicesPerNode: 8, nodes: [g2]}
+"""
+    files = {
+        "vendors/nvidia.yaml": nvidia,
+        "teams/ml.yaml": "quota: {nvidia: {H100: 1, A100: 3}}\n",
+        "teams/web.yaml": "quota: {nvidia: 2}\n",
+        "teams/lab.yaml": "quota: {}\n",
+    }
+    fleet = PROD_FLEET + "scheduling: {backend: kueue}\n"
+    loaded = values.load(tree(tmp_path, files, fleet=fleet, defaults=False)).envs["prod"]
+    got = rules.team_rules(loaded, exporters(loaded))
+    costs = {
+        r["labels"]["team"]: r["expr"]
+        for r in got
+        if r.get("record") == "team_vendor:gpu_cost_weighted_devices:sum"
+    }
+    used = "team_vendor:gpu_quota_used:devices"
+    assert costs == {
+        "lab": f'{used}{{team="lab", resource="nvidia.com/gpu"}} * 3',
+        "ml": f'{used}{{team="ml", resource="nvidia.com/gpu"}} * 1.5',
+        "web": f'{used}{{team="web", resource="nvidia.com/gpu"}} * 1',
+    }
 
 
 def test_a_team_with_several_namespaces_sums_them(view: FleetView) -> None:
