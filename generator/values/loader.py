@@ -566,6 +566,7 @@ class _Resolver:
             namespaces=tuple(doc.get("namespaces", default=[name])),
             owners=tuple(doc.get("owners", default=[])),
             pod_security=doc.get("podSecurity", default="baseline"),
+            security_profiles=tuple(doc.get("securityProfiles", default=[]) or []),
             quota={
                 k: clusters.quota_total(v)
                 for k, v in sorted((doc.get("quota", default={}) or {}).items())

@@ -285,6 +285,8 @@ class Team:
     pod_security: str
     quota: dict[str, int]  # vendor id -> devices per namespace
     doc: Doc = field(repr=False, compare=False)
+    # The fleet's security profiles the team names (values/security.py), as its file lists them.
+    security_profiles: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
