@@ -569,7 +569,11 @@ def _k8s(kind: str, description: str, *, many: bool = True) -> Schema:
 
 # A Linux capability as Kubernetes' Capability spells it (k8s.io/api v0.36.3 core/v1 types.go:
 # "POSIX capabilities type"), without the CAP_ prefix Pod Security's lists do not have.
-CAPABILITY = _str(r"^[A-Z][A-Z0-9_]*$")
+CAPABILITY_PATTERN = r"^[A-Z][A-Z0-9_]*$"
+CAPABILITY = _str(CAPABILITY_PATTERN)
+PATTERN_HINTS[CAPABILITY_PATTERN] = (
+    "a Linux capability as Kubernetes spells it: capitals without CAP_, e.g. IPC_LOCK"
+)
 
 WORKLOAD_COMMON: dict[str, Any] = {
     "enabled": {"type": "boolean"},
@@ -987,12 +991,13 @@ FLEET_PROPS: dict[str, Any] = {
                     {
                         **CAPABILITY,
                         "not": {"enum": sorted(HOST_CAPABILITIES)},
+                        "description": "a capability that stays inside the container: never "
+                        + ", ".join(sorted(HOST_CAPABILITIES))
+                        + ", which reach the node (SEC003)",
                     },
                     minItems=1,
                     uniqueItems=True,
-                    description="capabilities the profile grants; never "
-                    + ", ".join(sorted(HOST_CAPABILITIES))
-                    + " (host access, SEC003)",
+                    description="capabilities the profile grants",
                 ),
                 "description": _str(minLength=1, description="why the profile exists"),
             },

@@ -216,10 +216,20 @@ def test_a_capability_without_any_profile_is_a_finding(tmp_path: Path) -> None:
     ]
 
 
-def test_a_profile_may_not_grant_what_reaches_the_node(tmp_path: Path) -> None:
-    fleet = FLEET + "securityProfiles:\n  debug:\n    capabilities: [IPC_LOCK, SYS_PTRACE]\n"
-    (line,) = lines(tree(tmp_path, fleet=fleet))
-    assert line.startswith("values/fleet.yaml:7:30: VAL001 'SYS_PTRACE' should not be valid")
+def test_a_profile_grants_capabilities_as_kubernetes_spells_them_never_the_nodes(
+    tmp_path: Path,
+) -> None:
+    fleet = (
+        FLEET + "securityProfiles:\n  debug:\n    capabilities: [IPC_LOCK, SYS_PTRACE, cap_chown]\n"
+    )
+    assert lines(tree(tmp_path, fleet=fleet)) == [
+        "values/fleet.yaml:7:30: VAL001 'SYS_PTRACE' is not allowed here (at "
+        "$.securityProfiles.debug.capabilities[1]); a capability that stays inside the "
+        "container: never ALL, NET_ADMIN, SYS_ADMIN, SYS_PTRACE, which reach the node (SEC003)",
+        "values/fleet.yaml:7:42: VAL001 'cap_chown' does not match '^[A-Z][A-Z0-9_]*$' (at "
+        "$.securityProfiles.debug.capabilities[2]); a Linux capability as Kubernetes spells it: "
+        "capitals without CAP_, e.g. IPC_LOCK",
+    ]
 
 
 # ---- the rendered objects, in validate ----------------------------------------------------------
