@@ -64,7 +64,6 @@ def implied_level(capabilities: frozenset[str]) -> str:
 class Grant:
     """What a team's profiles grant it, and the Pod Security its namespaces enforce for that."""
 
-    profiles: tuple[str, ...]  # the defined profiles the team names, sorted
     capabilities: frozenset[str]
     # The namespace's pod-security.kubernetes.io/enforce level.
     enforce: str
@@ -76,9 +75,7 @@ def grant(view: FleetView, team: Team) -> Grant:
     """The team's grant. Profiles fleet.yaml does not define grant nothing (SEC008 says so); a
     restricted team granted more than restricted admits stays restricted (SEC009 says so)."""
     defined = profiles(view)
-    named = tuple(sorted(p for p in set(team.security_profiles) if p in defined))
-    caps = frozenset(c for p in named for c in defined[p])
-    implied = implied_level(caps)
-    if implied != "privileged" or team.pod_security == "restricted":
-        return Grant(named, caps, team.pod_security)
-    return Grant(named, caps, "privileged", kept_by_policy="baseline")
+    caps = frozenset(c for p in team.security_profiles for c in defined.get(p, ()))
+    if implied_level(caps) != "privileged" or team.pod_security == "restricted":
+        return Grant(caps, team.pod_security)
+    return Grant(caps, "privileged", kept_by_policy="baseline")
