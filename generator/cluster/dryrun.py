@@ -252,6 +252,10 @@ def _admission_policy(obj: Obj) -> bool:
     )
 
 
+# How the API server names the policy in its refusal (k8s.io/apiserver v0.36.3
+# pkg/admission/plugin/policy/validating/dispatcher.go: "ValidatingAdmissionPolicy '%s' with
+# binding '%s' denied request").
+POLICY_DENIAL = f"ValidatingAdmissionPolicy '{SECURITY_PROFILES_POLICY}'"
 # A pod the security profiles' policy refuses wherever it is bound (hostIPC: baseline's
 # check_hostNamespaces.go), and that Pod Security at privileged admits.
 PROBE_SPEC: Obj = {"hostIPC": True, "containers": [{"name": "probe", "image": "probe"}]}
@@ -283,11 +287,11 @@ def await_policy(
         try:
             api.create(probe, dry_run=True)
         except ApiError as exc:
-            if _policy_refusal(exc.message):
+            if POLICY_DENIAL in exc.message:
                 return
         if time.monotonic() > deadline:
             raise ToolError(
-                f"the API server did not enforce {SECURITY_PROFILES_POLICY} within {timeout:.0f} s"
+                f"the API server did not enforce {SECURITY_PROFILES_POLICY} within {timeout:g} s"
             )
         time.sleep(0.2)
 
@@ -295,10 +299,7 @@ def await_policy(
 def _policy_refusal(message: str) -> bool:
     """Whether the API server's words are Pod Security's refusal, or that of the policy that
     keeps it in namespaces a security profile lifts to privileged (builders/security.py)."""
-    return (
-        "violates PodSecurity" in message
-        or f"ValidatingAdmissionPolicy '{SECURITY_PROFILES_POLICY}'" in message
-    )
+    return "violates PodSecurity" in message or POLICY_DENIAL in message
 
 
 @dataclass(frozen=True)
