@@ -16,7 +16,15 @@ from generator.values import loader as values
 from generator.values.model import FleetView
 from generator.vocab.objects import identity
 from generator.vocab.units import Unit
-from tests.fixtures import FLEET, PROD_FLEET, context, lines, pod_security, tree
+from tests.fixtures import (
+    FLEET,
+    PROD_FLEET,
+    context,
+    lines,
+    pod_security,
+    render_with_seed,
+    tree,
+)
 
 PROFILES = """\
 securityProfiles:
@@ -151,6 +159,20 @@ def test_a_team_without_profiles_renders_as_without_any_profile_defined(tmp_path
         fleet=FLEET + PROFILES,
     )
     assert render_tree(values.load(with_profiles)).tree == render_tree(values.load(plain)).tree
+
+
+def test_a_grant_renders_byte_identical_across_hash_seeds(tmp_path: Path) -> None:
+    """Sets of capabilities become sorted lists: the same files whatever the hash seed."""
+    fleet = FLEET + PROFILES
+    team = "securityProfiles: [rdma, files]\n" + JOB + "    capabilities: [IPC_LOCK, CHOWN]\n"
+    values_dir = tree(tmp_path, {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": team}, fleet=fleet)
+    first = render_with_seed(values_dir, tmp_path / "a", "0")
+    assert render_with_seed(values_dir, tmp_path / "b", "4242") == first
+    job = first["base/workloads/ml/job-ml-train.yaml"]
+    assert (
+        "          capabilities:\n            add:\n            - CHOWN\n            - IPC_LOCK\n"
+        in job
+    )
 
 
 # ---- what is refused, at its values line ------------------------------------------------------
