@@ -119,8 +119,43 @@ def undefined_profiles(ctx: Context) -> Iterable[Finding]:
             )
 
 
-def restricted_profiles(ctx: Context) -> Iterable[Finding]:
+# ValidatingAdmissionPolicy is served as admissionregistration.k8s.io/v1 from Kubernetes 1.30
+# (k8s.io/api v0.36.3 admissionregistration/v1/types.go, prerelease-lifecycle-gen:introduced).
+POLICY_MINOR = (1, 30)
+
+
+def _minor(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
+
+
+def unhonoured_profiles(ctx: Context) -> Iterable[Finding]:
     view = ctx.view
+    yield from _restricted(view)
+    if _minor(view.fleet.kubernetes_version) >= POLICY_MINOR:
+        return
+    defined = profiles(view)
+    for team in view.teams:
+        if not grant(view, team).kept_by_policy:
+            continue
+        for i, name in enumerate(team.security_profiles):
+            caps = frozenset(defined.get(name, ()))
+            if implied_level(caps) != "privileged":
+                continue
+            at: YamlPath = ("securityProfiles", i)
+            yield Finding(
+                "SEC009",
+                f"security profile {name!r} grants {', '.join(sorted(caps))}, beyond Pod "
+                "Security baseline: the fleet keeps baseline for it with a "
+                "ValidatingAdmissionPolicy, which Kubernetes serves from 1.30, and "
+                f"kubernetesVersion is {view.fleet.kubernetes_version}",
+                team.doc.locate(at),
+                json_path(at),
+                "raise kubernetesVersion to 1.30 or later, or drop the profile",
+            )
+
+
+def _restricted(view: FleetView) -> Iterable[Finding]:
     defined = profiles(view)
     for team in view.teams:
         if team.pod_security != "restricted":
@@ -157,8 +192,9 @@ CHECKS: tuple[Check, ...] = (
     ),
     Check(
         "SEC009",
-        "a restricted team is granted a security profile beyond what restricted admits",
-        restricted_profiles,
+        "a team is granted a security profile its Pod Security level (restricted) or its "
+        "Kubernetes version (before 1.30) cannot honour",
+        unhonoured_profiles,
     ),
 )
 

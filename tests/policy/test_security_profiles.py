@@ -228,6 +228,22 @@ def test_capabilities_and_profiles_the_fleet_does_not_grant_are_findings_at_thei
     ]
 
 
+def test_a_profile_kept_by_the_policy_needs_a_kubernetes_that_serves_it(tmp_path: Path) -> None:
+    """ValidatingAdmissionPolicy is admissionregistration.k8s.io/v1 from 1.30: on 1.29 the grant
+    of IPC_LOCK (not CHOWN, which needs no policy) is refused where the team names it."""
+    fleet = PROD_FLEET.replace('"1.33"', '"1.29"') + PROFILES
+    team = "securityProfiles: [files, rdma]\n" + JOB + "    capabilities: [IPC_LOCK]\n"
+    files = {"vendors/nvidia.yaml": NVIDIA, "teams/ml.yaml": team}
+    assert lines(tree(tmp_path / "old", files, fleet=fleet, defaults=False)) == [
+        "values/teams/ml.yaml:1:27: SEC009 security profile 'rdma' grants IPC_LOCK, beyond Pod "
+        "Security baseline: the fleet keeps baseline for it with a ValidatingAdmissionPolicy, "
+        "which Kubernetes serves from 1.30, and kubernetesVersion is 1.29 (at "
+        "$.securityProfiles[1]); raise kubernetesVersion to 1.30 or later, or drop the profile",
+    ]
+    fleet = PROD_FLEET.replace('"1.33"', '"1.30"') + PROFILES
+    assert lines(tree(tmp_path / "new", files, fleet=fleet, defaults=False)) == []
+
+
 def test_a_capability_without_any_profile_is_a_finding(tmp_path: Path) -> None:
     values_dir = tree(tmp_path, {"teams/ml.yaml": JOB + "    capabilities: [IPC_LOCK]\n"})
     assert lines(values_dir) == [
