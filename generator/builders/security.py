@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from generator.builders.common import metadata
 from generator.values.model import FleetView
-from generator.values.security import BASELINE_CAPABILITIES, grant
+from generator.values.security import BASELINE_CAPABILITIES, KEPT_BY_POLICY, grant
 from generator.vocab.api import ADMISSION, CORE
 from generator.vocab.labels import CAPABILITY_LABEL_PREFIX, POD_SECURITY_POLICY_LABEL
 from generator.vocab.names import SECURITY_PROFILES_POLICY
@@ -199,7 +199,7 @@ def binding(sources: list[str]) -> Obj:
             "policyName": SECURITY_PROFILES_POLICY,
             "validationActions": ["Deny"],
             "matchResources": {
-                "namespaceSelector": {"matchLabels": {POD_SECURITY_POLICY_LABEL: "baseline"}}
+                "namespaceSelector": {"matchLabels": {POD_SECURITY_POLICY_LABEL: KEPT_BY_POLICY}}
             },
         },
     }

@@ -195,7 +195,7 @@ def _dry_run_env(
         if o.get("kind") == "Namespace" and o.get("apiVersion") == CORE
     }
     existing: set[str]
-    policies = [o for b in built for o in b.docs if _admission_policy(o)]
+    policies = [(b, o) for b in built for o in b.docs if _admission_policy(o)]
     if target.local:
         for name in addon_namespaces(loaded, env):
             api.apply({"apiVersion": CORE, "kind": "Namespace", "metadata": {"name": name}})
@@ -204,9 +204,15 @@ def _dry_run_env(
             api.apply(ns_obj)
         # Real too: a dry-run admission policy would not judge the pods dry-run after it, and
         # on the cluster its unit syncs before any team's (UNIT_WAVES).
-        for policy in policies:
-            api.apply(policy)
-        await_policy(api, list(created.values()), policies)
+        refused = []
+        for unit, policy in policies:
+            try:
+                api.apply(policy)
+            except ApiError as exc:
+                refused.append(_finding(unit, policy, exc))
+        result.findings += refused
+        if not refused:
+            await_policy(api, list(created.values()), [o for _, o in policies])
         existing = set(created) | SYSTEM_NAMESPACES | set(addon_namespaces(loaded, env))
     else:
         existing = {n["metadata"]["name"] for n in api.list(CORE, "Namespace")}

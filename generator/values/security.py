@@ -60,6 +60,11 @@ def implied_level(capabilities: frozenset[str]) -> str:
     return "privileged"
 
 
+# The level the fleet's admission policy keeps where Pod Security is lifted to privileged: its
+# rules are baseline's (builders/security.py), so a restricted team cannot be lifted (SEC009).
+KEPT_BY_POLICY = "baseline"
+
+
 @dataclass(frozen=True)
 class Grant:
     """What a team's profiles grant it, and the Pod Security its namespaces enforce for that."""
@@ -78,4 +83,4 @@ def grant(view: FleetView, team: Team) -> Grant:
     caps = frozenset(c for p in team.security_profiles for c in defined.get(p, ()))
     if implied_level(caps) != "privileged" or team.pod_security == "restricted":
         return Grant(caps, team.pod_security)
-    return Grant(caps, "privileged", kept_by_policy="baseline")
+    return Grant(caps, "privileged", kept_by_policy=KEPT_BY_POLICY)

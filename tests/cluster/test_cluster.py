@@ -343,6 +343,30 @@ def test_a_team_granted_ipc_lock_passes_dry_run_and_its_namespace_keeps_baseline
     assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
 
 
+def test_a_security_profiles_policy_the_server_refuses_is_a_finding_not_a_crash(
+    tree: Tree, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The policy is created for real on the local plane: where the API server refuses it (here
+    a CEL rule that does not compile, as a generator bug would make), that is DRY001 at the
+    policy, and the run goes on without waiting for it."""
+    from generator.builders import security
+
+    monkeypatch.setattr(security, "VALIDATIONS", (("check_x.go", "object.spec.(", "x"),))
+    fleet = {**SIM_FLEET, "securityProfiles": {"rdma": {"capabilities": ["IPC_LOCK"]}}}
+    team = {"owners": ["ml@example.com"], "securityProfiles": ["rdma"], "quota": {"nvidia": 4}}
+    values = tree(fleet=fleet, teams={"ml": team})
+    result = dryrun.dry_run(values, None, plane=cluster)
+    assert codes(result.findings) == {"DRY001"}, [f.format() for f in result.findings]
+    (finding,) = result.findings
+    assert finding.message.startswith(
+        "ValidatingAdmissionPolicy accel-gitops-security-profiles "
+        "(overlays/dev/security-profiles): the API server refuses it (422 Invalid)"
+    ), finding.message
+    assert f"{finding.location.file}:{finding.location.line}" == (
+        f"values/fleet.yaml:{line_of(values / 'fleet.yaml', 'securityProfiles:')}"
+    )
+
+
 def test_dry_run_against_a_kubeconfig_changes_nothing(tree: Tree, cluster: ControlPlane) -> None:
     values = tree()
     api = cluster.client()
