@@ -43,13 +43,12 @@ def namespace(
     pod_security: str,
     labels: Mapping[str, str] | None = None,
     annotations: Mapping[str, str] | None = None,
+    reports: str = "",
 ) -> Obj:
-    """A Namespace with Pod Security admission enforcing `pod_security` (warn/audit restricted)."""
-    psa = {
-        PSA_ENFORCE: pod_security,
-        PSA_AUDIT: "restricted" if pod_security != "privileged" else "privileged",
-        PSA_WARN: "restricted" if pod_security != "privileged" else "privileged",
-    }
+    """A Namespace with Pod Security admission enforcing `pod_security`, auditing and warning at
+    `reports` (default: restricted, privileged where it enforces privileged)."""
+    report = reports or ("restricted" if pod_security != "privileged" else "privileged")
+    psa = {PSA_ENFORCE: pod_security, PSA_AUDIT: report, PSA_WARN: report}
     return {
         "apiVersion": CORE,
         "kind": "Namespace",

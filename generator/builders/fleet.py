@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from generator.builders import device_plugins, node_config, scheduling, teams, workloads
+from generator.builders import (
+    device_plugins,
+    node_config,
+    scheduling,
+    security,
+    teams,
+    workloads,
+)
 from generator.builders.build import Parts, PodRef, TeamBuild
 from generator.builders.monitoring import component as monitoring
 from generator.values.model import FleetView, Team, Values
@@ -28,6 +35,7 @@ BUILDERS: tuple[Builder, ...] = (
     of_view(device_plugins.build),
     of_view(monitoring.build),
     of_view(teams.build),
+    of_view(security.build),
     workloads.build,  # each team's workload objects, made once by the build
     scheduling.build,  # the queues and the chart values that read the workload model
 )

@@ -1,4 +1,6 @@
-"""Team units: namespaces at Pod Security baseline or stricter, and a quota per vendor resource.
+"""Team units: namespaces at Pod Security baseline or stricter (or privileged under the fleet's
+policy that keeps baseline, for a security profile's capabilities), and a quota per vendor
+resource.
 
 Every vendor resource of the environment gets a quota line (`requests.<resource>`), 0 where the
 team has none, so a team cannot use a vendor it was not given: a missing line means "unlimited".
@@ -9,8 +11,17 @@ from __future__ import annotations
 from generator.builders.common import metadata, namespace
 from generator.builders.scheduling import accounted_devices
 from generator.values.model import FleetView, Team
+from generator.values.security import BASELINE_CAPABILITIES, grant
 from generator.vocab.api import CORE
-from generator.vocab.labels import OWNERS_ANNOTATION, SYNC_OPTIONS, SYNC_WAVE, TEAM_LABEL
+from generator.vocab.labels import (
+    CAPABILITY_GRANTED,
+    CAPABILITY_LABEL_PREFIX,
+    OWNERS_ANNOTATION,
+    POD_SECURITY_POLICY_LABEL,
+    SYNC_OPTIONS,
+    SYNC_WAVE,
+    TEAM_LABEL,
+)
 from generator.vocab.objects import Obj
 from generator.vocab.units import Component
 
@@ -59,14 +70,24 @@ def _objects(view: FleetView, team: Team) -> list[Obj]:
     notes = {OWNERS_ANNOTATION: ", ".join(team.owners)} if team.owners else {}
     objs: list[Obj] = []
     hard = quota_hard(view, team)
+    granted = grant(view, team)
+    ns_labels = dict(labels)
+    if granted.kept_by_policy:
+        # Pod Security enforces privileged so that the granted capabilities are admitted; the
+        # fleet's admission policy keeps baseline's other checks here (builders/security.py).
+        # Audit and warn stay restricted, as in every team namespace.
+        ns_labels[POD_SECURITY_POLICY_LABEL] = granted.kept_by_policy
+        for cap in sorted(granted.capabilities - BASELINE_CAPABILITIES):
+            ns_labels[CAPABILITY_LABEL_PREFIX + cap] = CAPABILITY_GRANTED
     for ns in team.namespaces:
         objs.append(
             namespace(
                 ns,
                 sources=sources,
-                pod_security=team.pod_security,
-                labels=labels,
+                pod_security=granted.enforce,
+                labels=ns_labels,
                 annotations={SYNC_WAVE: "-2", SYNC_OPTIONS: NAMESPACE_SYNC_OPTIONS, **notes},
+                reports="restricted",
             )
         )
         if hard:

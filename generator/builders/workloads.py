@@ -295,17 +295,25 @@ def workload_mounts(vendor: Vendor) -> list[dict[str, Any]]:
 DEFAULT_REQUESTS: dict[str, str] = {"cpu": "1", "memory": "2Gi"}
 
 
-def security_contexts(pod_security: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(pod, container) security contexts for a namespace enforcing `pod_security`.
+def security_contexts(
+    pod_security: str, capabilities: tuple[str, ...] = ()
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(pod, container) security contexts for a namespace enforcing `pod_security`, the
+    container adding `capabilities` (granted by the team's security profiles).
 
     'restricted' requires runAsNonRoot, RuntimeDefault seccomp, no privilege escalation and all
     capabilities dropped; 'baseline' requires none of them, and root CUDA/CANN images need to run
     as root, so there only seccomp and no privilege escalation are kept (both harmless to them)."""
     pod: dict[str, Any] = {"seccompProfile": {"type": "RuntimeDefault"}}
     ctr: dict[str, Any] = {"allowPrivilegeEscalation": False}
+    caps: dict[str, Any] = {}
+    if capabilities:
+        caps["add"] = list(capabilities)
     if pod_security == "restricted":
         pod = {"runAsNonRoot": True, **pod}
-        ctr["capabilities"] = {"drop": ["ALL"]}
+        caps["drop"] = ["ALL"]
+    if caps:
+        ctr["capabilities"] = caps
     return pod, ctr
 
 
@@ -380,7 +388,7 @@ def _pod_spec(
     if claims_of:
         resources["claims"] = claims_of
     container["resources"] = resources
-    pod_context, container["securityContext"] = security_contexts(pod_security)
+    pod_context, container["securityContext"] = security_contexts(pod_security, extra.capabilities)
     volume_mounts: list[Obj] = [
         {"name": m["name"], "mountPath": m["path"], "readOnly": bool(m.get("readOnly"))}
         for m in mounts

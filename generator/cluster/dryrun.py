@@ -33,9 +33,12 @@ from generator.policy.manifest import describe, origin
 from generator.policy.placement import pod_templates
 from generator.render.stage import Checked, load_and_check
 from generator.toolchain import registry
+from generator.toolchain.errors import ToolError
 from generator.values.model import Values
-from generator.vocab.api import CORE
+from generator.vocab.api import ADMISSION, CORE
 from generator.vocab.kube import SYSTEM_NAMESPACES
+from generator.vocab.labels import POD_SECURITY_POLICY_LABEL
+from generator.vocab.names import SECURITY_PROFILES_POLICY
 from generator.vocab.objects import Obj
 
 WORKERS = 8
@@ -45,7 +48,8 @@ HINTS = {
     "DRY002": "install the CRD (the add-on that owns the kind) on the cluster, or fix apiVersion",
     "DRY003": "create the namespace in values (a team's namespaces), or move the object",
     "DRY004": "sync the unit that creates the namespace first, then dry-run again",
-    "DRY005": "make the pod template meet the namespace's Pod Security level",
+    "DRY005": "make the pod template meet the namespace's Pod Security level (where a security "
+    "profile lifts it to privileged: baseline, and the profile's capabilities)",
     "KVER001": "set kubernetesVersion to a minor the project has a control plane for",
 }
 
@@ -191,12 +195,24 @@ def _dry_run_env(
         if o.get("kind") == "Namespace" and o.get("apiVersion") == CORE
     }
     existing: set[str]
+    policies = [(b, o) for b in built for o in b.docs if _admission_policy(o)]
     if target.local:
         for name in addon_namespaces(loaded, env):
             api.apply({"apiVersion": CORE, "kind": "Namespace", "metadata": {"name": name}})
         # Real: a dry-run Namespace would not exist for the objects in it.
         for ns_obj in created.values():
             api.apply(ns_obj)
+        # Real too: a dry-run admission policy would not judge the pods dry-run after it, and
+        # on the cluster its unit syncs before any team's (UNIT_WAVES).
+        refused = []
+        for unit, policy in policies:
+            try:
+                api.apply(policy)
+            except ApiError as exc:
+                refused.append(_finding(unit, policy, exc))
+        result.findings += refused
+        if not refused:
+            await_policy(api, list(created.values()), [o for _, o in policies])
         existing = set(created) | SYSTEM_NAMESPACES | set(addon_namespaces(loaded, env))
     else:
         existing = {n["metadata"]["name"] for n in api.list(CORE, "Namespace")}
@@ -206,7 +222,7 @@ def _dry_run_env(
         todo: list[Obj] = []
         for obj in unit.docs:
             ns = str(obj.get("metadata", {}).get("namespace") or "")
-            if obj.get("kind") == "Namespace" and target.local:
+            if (obj.get("kind") == "Namespace" or _admission_policy(obj)) and target.local:
                 result.objects += 1
                 continue  # created for real above
             if not target.local and ns and ns not in existing and ns in created:
@@ -234,6 +250,62 @@ def _dry_run_env(
                 severity=Severity.WARNING,
             )
         )
+
+
+def _admission_policy(obj: Obj) -> bool:
+    return obj.get("apiVersion") == ADMISSION and str(obj.get("kind", "")).startswith(
+        "ValidatingAdmissionPolicy"
+    )
+
+
+# How the API server names the policy in its refusal (k8s.io/apiserver v0.36.3
+# pkg/admission/plugin/policy/validating/dispatcher.go: "ValidatingAdmissionPolicy '%s' with
+# binding '%s' denied request").
+POLICY_DENIAL = f"ValidatingAdmissionPolicy '{SECURITY_PROFILES_POLICY}'"
+# A pod the security profiles' policy refuses wherever it is bound (hostIPC: baseline's
+# check_hostNamespaces.go), and that Pod Security at privileged admits.
+PROBE_SPEC: Obj = {"hostIPC": True, "containers": [{"name": "probe", "image": "probe"}]}
+
+
+def await_policy(
+    api: ApiClient, namespaces: list[Obj], policies: list[Obj], timeout: float = 30.0
+) -> None:
+    """Wait until the API server enforces the security profiles' policy just created: it loads
+    policies and bindings from its informers, after the create returned. The proof is a pod
+    dry-run in a namespace the binding selects being refused by it."""
+    if not any(p.get("kind") == "ValidatingAdmissionPolicyBinding" for p in policies):
+        return
+    bound = [
+        n["metadata"]["name"]
+        for n in namespaces
+        if (n["metadata"].get("labels") or {}).get(POD_SECURITY_POLICY_LABEL)
+    ]
+    if not bound:
+        return
+    probe = {
+        "apiVersion": CORE,
+        "kind": "Pod",
+        "metadata": {"name": "policy-probe", "namespace": bound[0]},
+        "spec": PROBE_SPEC,
+    }
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            api.create(probe, dry_run=True)
+        except ApiError as exc:
+            if POLICY_DENIAL in exc.message:
+                return
+        if time.monotonic() > deadline:
+            raise ToolError(
+                f"the API server did not enforce {SECURITY_PROFILES_POLICY} within {timeout:g} s"
+            )
+        time.sleep(0.2)
+
+
+def _policy_refusal(message: str) -> bool:
+    """Whether the API server's words are Pod Security's refusal, or that of the policy that
+    keeps it in namespaces a security profile lifts to privileged (builders/security.py)."""
+    return "violates PodSecurity" in message or POLICY_DENIAL in message
 
 
 @dataclass(frozen=True)
@@ -271,7 +343,7 @@ def _apply(api: ApiClient, obj: Obj) -> tuple[Exception | None, list[PodRefusal]
         except ApiError as exc:
             # Only Pod Security's verdict: other pod admission (a ServiceAccount that exists
             # only as a dry-run) is not what a dry-run can judge.
-            if "violates PodSecurity" in exc.message:
+            if _policy_refusal(exc.message):
                 refusals.append(PodRefusal(tpl.where, exc.message))
     return None, refusals
 
@@ -337,7 +409,13 @@ CODES = (
         "warning",
         "an object's namespace does not exist yet, so the object could not be dry-run",
     ),
-    CodeInfo("DRY005", "dry-run", "error", "Pod Security would refuse a workload's pods"),
+    CodeInfo(
+        "DRY005",
+        "dry-run",
+        "error",
+        "Pod Security, or the policy that keeps it for security profiles, would refuse a "
+        "workload's pods",
+    ),
     CodeInfo(
         "KVER001",
         "dry-run, simulate",

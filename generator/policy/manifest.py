@@ -21,10 +21,12 @@ from generator.policy.context import Context
 from generator.policy.placement import SUMMARIES, pod_templates
 from generator.values.model import FleetView
 from generator.values.schema import control_characters
+from generator.values.security import HOST_CAPABILITIES, grant
 from generator.vocab.labels import (
     COMPONENT_LABEL,
     OWNERS_ANNOTATION,
     PHASE_ANNOTATION,
+    POD_SECURITY_POLICY_LABEL,
     PSA_ENFORCE,
     SOURCE_ANNOTATION,
     SYNC_OPTIONS,
@@ -240,19 +242,28 @@ def plugin_namespace(ctx: Context, unit: Unit, objs: list[Obj]) -> Iterable[Find
 def team_pod_security(ctx: Context, unit: Unit, objs: list[Obj]) -> Iterable[Finding]:
     if not unit.name.startswith("team-"):
         return
+    team = ctx.team_of_unit(unit)
+    # A namespace a security profile lifts to privileged is kept at baseline by the fleet's
+    # admission policy, which selects it by its label (builders/security.py): allowed only
+    # where the team's values grant that, and the label is there.
+    kept = grant(ctx.view, team).kept_by_policy if team is not None else ""
     for obj in objs:
         if obj.get("kind") != "Namespace":
             continue
-        level = (obj["metadata"].get("labels") or {}).get(PSA_ENFORCE)
-        if level not in ("baseline", "restricted"):
-            yield _finding(
-                "SEC002",
-                unit,
-                obj,
-                f"{PSA_ENFORCE} is {level!r}; team namespaces enforce baseline or restricted",
-                f"$.metadata.labels[{PSA_ENFORCE!r}]",
-                "set podSecurity: baseline or restricted in the team's values",
-            )
+        labels = obj["metadata"].get("labels") or {}
+        level = labels.get(PSA_ENFORCE)
+        if level in ("baseline", "restricted"):
+            continue
+        if level == "privileged" and kept and labels.get(POD_SECURITY_POLICY_LABEL) == kept:
+            continue
+        yield _finding(
+            "SEC002",
+            unit,
+            obj,
+            f"{PSA_ENFORCE} is {level!r}; team namespaces enforce baseline or restricted",
+            f"$.metadata.labels[{PSA_ENFORCE!r}]",
+            "set podSecurity: baseline or restricted in the team's values",
+        )
 
 
 def _host_access(spec: dict[str, Any]) -> list[tuple[str, str]]:
@@ -269,7 +280,7 @@ def _host_access(spec: dict[str, Any]) -> list[tuple[str, str]]:
                     (f"{field}[{i}].securityContext", f"privileged container {c.get('name')!r}")
                 )
             added = set((sc.get("capabilities") or {}).get("add") or [])
-            if added & {"SYS_ADMIN", "ALL", "NET_ADMIN", "SYS_PTRACE"}:
+            if added & HOST_CAPABILITIES:
                 shown = ", ".join(sorted(added))
                 found.append((f"{field}[{i}].securityContext", f"capabilities added: {shown}"))
     return found

@@ -22,6 +22,7 @@ from generator.policy import (
     platform,
     providers,
     scheduling,
+    security,
     shared,
     workloads,
 )
@@ -56,11 +57,12 @@ CHECKS: dict[str, Check] = _listed(
         *platform.CHECKS,
         *allocation.CHECKS,
         *providers.CHECKS,
+        *security.CHECKS,
     )
 )
 # Manifest rules on built objects.
 MANIFEST_RULES: dict[str, ManifestRule] = _listed(
-    (*manifest.RULES, *manifest_scheduling.RULES, *patches.RULES)
+    (*manifest.RULES, *manifest_scheduling.RULES, *patches.RULES, *security.RULES)
 )
 
 

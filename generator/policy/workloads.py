@@ -133,7 +133,8 @@ def _workload_raws(ctx: Context, team: Team) -> Iterable[tuple[YamlPath, dict[st
 def host_path_volumes(ctx: Context) -> Iterable[Finding]:
     # Both team Pod Security levels refuse hostPath volumes (kubernetes v1.36.3
     # staging/src/k8s.io/pod-security-admission/policy/check_hostPathVolumes.go: baseline, so
-    # restricted too); a team namespace is never privileged (SEC002).
+    # restricted too); a team namespace is privileged only under the fleet's admission policy,
+    # which keeps that check (SEC002, builders/security.py).
     view = ctx.view
     for team in view.teams:
         for path, raw in _workload_raws(ctx, team):

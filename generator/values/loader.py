@@ -162,6 +162,10 @@ def _finding_from_error(error: ValidationError, smap: SourceMap) -> Finding:
             # A value from a fixed set written as a pattern (a phase): the set in words.
             message = f"{error.instance!r} is not one of {allowed}"
         hint = did_you_mean(error.instance, values_schema.CHOICES.get(pattern, ()), words)
+    elif validator == "not" and schema.get("description"):
+        # A value the schema excludes by name: what the key allows, in the schema's words.
+        message = f"{error.instance!r} is not allowed here"
+        hint = str(schema["description"])
     elif validator == "required":
         hint = "add it"
     elif validator in ("type", "enum") and path in smap.plain and _wants_text(validator, schema):
@@ -571,6 +575,7 @@ class _Resolver:
             namespaces=tuple(doc.get("namespaces", default=[name])),
             owners=tuple(doc.get("owners", default=[])),
             pod_security=doc.get("podSecurity", default="baseline"),
+            security_profiles=tuple(doc.get("securityProfiles", default=[]) or []),
             quota={k: clusters.quota_total(v) for k, v in sorted(raw.items())},
             doc=doc,
             # A map is per model until the environment's clusters are known: where they are

@@ -307,6 +307,8 @@ class Team:
     pod_security: str
     quota: dict[str, int]  # vendor id -> devices per namespace (a per-model quota: their sum)
     doc: Doc = field(repr=False, compare=False)
+    # The fleet's security profiles the team names (values/security.py), as its file lists them.
+    security_profiles: tuple[str, ...] = ()
     # vendor id -> model (as the team file spells it) -> devices per namespace, for the vendors
     # the team quotas per model (`quota: {nvidia: {H100: 8, A100: 4}}`; docs/values.md).
     models: dict[str, dict[str, int]] = field(default_factory=dict)

@@ -30,6 +30,7 @@ from generator.values.schemakit import (
 from generator.values.schemakit import array as _list
 from generator.values.schemakit import obj as _obj
 from generator.values.schemakit import string as _str
+from generator.values.security import HOST_CAPABILITIES
 from generator.vocab import addons
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -573,6 +574,14 @@ def _k8s(kind: str, description: str, *, many: bool = True) -> Schema:
     return {"type": "object", "description": text}
 
 
+# A Linux capability as Kubernetes' Capability spells it (k8s.io/api v0.36.3 core/v1 types.go:
+# "POSIX capabilities type"), without the CAP_ prefix Pod Security's lists do not have.
+CAPABILITY_PATTERN = r"^[A-Z][A-Z0-9_]*$"
+CAPABILITY = _str(CAPABILITY_PATTERN)
+PATTERN_HINTS[CAPABILITY_PATTERN] = (
+    "a Linux capability as Kubernetes spells it: capitals without CAP_, e.g. IPC_LOCK"
+)
+
 WORKLOAD_COMMON: dict[str, Any] = {
     "enabled": {"type": "boolean"},
     "namespace": _str(DNS_LABEL, description="one of the team's namespaces; default: the first"),
@@ -602,6 +611,13 @@ WORKLOAD_COMMON: dict[str, Any] = {
     },
     "volumes": _k8s("Volume", "pod volumes: persistentVolumeClaim, configMap, secret, emptyDir"),
     "volumeMounts": _k8s("VolumeMount", "mounts of the workload's container"),
+    "capabilities": _list(
+        CAPABILITY,
+        uniqueItems=True,
+        description="Linux capabilities the workload's container adds (securityContext."
+        "capabilities.add), e.g. IPC_LOCK for RDMA; each granted by one of the team's "
+        "securityProfiles (SEC007)",
+    ),
     "shmSize": {
         **QUANTITY,
         "description": "size of /dev/shm (an emptyDir in memory, counted in the container's "
@@ -893,6 +909,12 @@ TEAM_PROPS: dict[str, Any] = {
     ),
     "owners": _list(_str(minLength=1), uniqueItems=True),
     "podSecurity": {"enum": ["baseline", "restricted"]},
+    "securityProfiles": _list(
+        _str(DNS_LABEL),
+        uniqueItems=True,
+        description="security profiles of fleet.yaml granted to the team, by name (SEC008): "
+        "the capabilities its workloads may add",
+    ),
     "quota": {
         "type": "object",
         "description": "devices per vendor (vendor file name), per namespace; devices per "
@@ -966,6 +988,32 @@ FLEET_PROPS: dict[str, Any] = {
         description="annotation keys teams may set on their pods (podAnnotations); "
         "'example.com/*' allows every key of that prefix. Default: none (SEC006)",
     ),
+    "securityProfiles": {
+        "type": "object",
+        "description": "named sets of Linux capabilities a team may be granted (its "
+        "securityProfiles), reviewed by the platform team; a capability outside Pod Security "
+        "baseline's list puts the team's namespaces under the fleet's admission policy, which "
+        "keeps baseline's other checks (docs/security.md)",
+        "propertyNames": {"pattern": DNS_LABEL},
+        "additionalProperties": _obj(
+            {
+                "capabilities": _list(
+                    {
+                        **CAPABILITY,
+                        "not": {"enum": sorted(HOST_CAPABILITIES)},
+                        "description": "a capability that stays inside the container: never "
+                        + ", ".join(sorted(HOST_CAPABILITIES))
+                        + ", which reach the node (SEC003)",
+                    },
+                    minItems=1,
+                    uniqueItems=True,
+                    description="capabilities the profile grants",
+                ),
+                "description": _str(minLength=1, description="why the profile exists"),
+            },
+            ("capabilities",),
+        ),
+    },
     "productionEnvironments": _list(
         _str(DNS_LABEL),
         uniqueItems=True,

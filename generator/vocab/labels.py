@@ -28,6 +28,14 @@ UNIT_LABEL = "accel-gitops.io/unit"
 # root then creates the other Applications wave by wave; applied with them, every Application
 # would sync at once and the waves order nothing (docs/argocd.md, simulate/gitops.py).
 BOOTSTRAP_LABEL = "accel-gitops.io/bootstrap"
+# On a team Namespace whose Pod Security enforce level is lifted to privileged for a capability
+# its security profiles grant: the level the fleet's ValidatingAdmissionPolicy keeps there in
+# Pod Security's place (its binding selects these namespaces; builders/security.py).
+POD_SECURITY_POLICY_LABEL = "accel-gitops.io/pod-security"
+# On the same Namespace, one label per capability granted (`capability.accel-gitops.io/IPC_LOCK:
+# granted`): what the policy lets containers there add beyond baseline's list.
+CAPABILITY_LABEL_PREFIX = "capability.accel-gitops.io/"
+CAPABILITY_GRANTED = "granted"
 # The label that names the add-on an Application installs (what validate and simulate find).
 ADDON_LABEL = "accel-gitops.io/addon"
 CHART_SOURCE_ANNOTATION = "accel-gitops.io/chart-source"

@@ -17,6 +17,7 @@ MONITORING_UNIT = "monitoring"
 SCHEDULING_UNIT = "scheduling"
 PACKING_UNIT = "packing-scheduler"
 ARGOCD_UNIT = "argocd"
+SECURITY_UNIT = "security-profiles"
 
 # The kustomize units every environment has, in Argo CD sync order. With the Application health
 # check restored (docs/argocd.md), a wave starts only when every Application of the waves before
@@ -32,6 +33,9 @@ ARGOCD_UNIT = "argocd"
 # team pods simply wait for the devices and the scheduler of the same wave.
 UNIT_WAVES = {
     NODE_CONFIG_UNIT: 0,
+    # The admission policy that keeps baseline in namespaces a security profile lifts to
+    # privileged must exist before a pod is created there (docs/security.md).
+    SECURITY_UNIT: 0,
     SCHEDULING_UNIT: 1,
     DEVICE_PLUGINS_UNIT: 2,
     MONITORING_UNIT: 2,

@@ -61,6 +61,7 @@ class PodExtras:
     topology_spread: tuple[dict[str, Any], ...] = ()
     annotations: dict[str, str] = field(default_factory=dict)
     shm_size: str = ""
+    capabilities: tuple[str, ...] = ()  # added to the container's, sorted
 
 
 def extras(raw: dict[str, Any]) -> PodExtras:
@@ -81,6 +82,7 @@ def extras(raw: dict[str, Any]) -> PodExtras:
         topology_spread=tuple(raw.get("topologySpreadConstraints") or []),
         annotations=dict(sorted((raw.get("podAnnotations") or {}).items())),
         shm_size=str(raw.get("shmSize") or ""),
+        capabilities=tuple(sorted(set(raw.get("capabilities") or []))),
     )
 
 

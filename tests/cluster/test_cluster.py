@@ -298,6 +298,75 @@ def test_pod_security_that_will_refuse_a_workloads_pods(
     assert finding.location.line == line_of(values / "teams/ml.yaml", "train:")
 
 
+def test_a_team_granted_ipc_lock_passes_dry_run_and_its_namespace_keeps_baseline(
+    tree: Tree, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A team granted security profile rdma (IPC_LOCK, outside baseline's capabilities): its
+    namespace enforces privileged and the fleet's ValidatingAdmissionPolicy keeps baseline there
+    (builders/security.py). Its job adding IPC_LOCK passes the dry-run. With the values checks
+    that would stop them first removed (SEC007, WKL004), a job adding SYS_NICE and one mounting
+    a hostPath reach the API server: Pod Security at privileged admits both, the policy refuses
+    them, each at its job's line."""
+    fleet = {**SIM_FLEET, "securityProfiles": {"rdma": {"capabilities": ["IPC_LOCK"]}}}
+
+    def job(**pod: Any) -> dict[str, Any]:
+        return {"vendor": "nvidia", "devices": 4, "images": {"nvidia": "r/train:cuda"}, **pod}
+
+    team = {
+        "owners": ["ml@example.com"],
+        "securityProfiles": ["rdma"],
+        "quota": {"nvidia": 4},
+        "jobs": {
+            "train": job(capabilities=["IPC_LOCK"]),
+            "nice": job(capabilities=["SYS_NICE"]),
+            "host": job(
+                volumes=[{"name": "data", "hostPath": {"path": "/data"}}],
+                volumeMounts=[{"name": "data", "mountPath": "/data"}],
+            ),
+        },
+    }
+    values = tree(fleet=fleet, teams={"ml": team})
+    monkeypatch.delitem(registry.CHECKS, "SEC007")
+    monkeypatch.delitem(registry.CHECKS, "WKL004")
+    result = dryrun.dry_run(values, None, plane=cluster)
+    assert codes(result.findings) == {"DRY005"}, [f.format() for f in result.findings]
+    refused = {f.location.line: f.message for f in result.findings}
+    ml = values / "teams/ml.yaml"
+    assert sorted(refused) == sorted([line_of(ml, "host:"), line_of(ml, "nice:")])
+    policy = "ValidatingAdmissionPolicy 'accel-gitops-security-profiles'"
+    assert policy in refused[line_of(ml, "nice:")]
+    assert "check_capabilities_baseline.go" in refused[line_of(ml, "nice:")]
+    assert policy in refused[line_of(ml, "host:")]
+    assert "check_hostPathVolumes.go" in refused[line_of(ml, "host:")]
+    namespace = cluster.client().get("v1", "Namespace", "", "ml")
+    assert namespace is not None
+    assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+
+
+def test_a_security_profiles_policy_the_server_refuses_is_a_finding_not_a_crash(
+    tree: Tree, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The policy is created for real on the local plane: where the API server refuses it (here
+    a CEL rule that does not compile, as a generator bug would make), that is DRY001 at the
+    policy, and the run goes on without waiting for it."""
+    from generator.builders import security
+
+    monkeypatch.setattr(security, "VALIDATIONS", (("check_x.go", "object.spec.(", "x"),))
+    fleet = {**SIM_FLEET, "securityProfiles": {"rdma": {"capabilities": ["IPC_LOCK"]}}}
+    team = {"owners": ["ml@example.com"], "securityProfiles": ["rdma"], "quota": {"nvidia": 4}}
+    values = tree(fleet=fleet, teams={"ml": team})
+    result = dryrun.dry_run(values, None, plane=cluster)
+    assert codes(result.findings) == {"DRY001"}, [f.format() for f in result.findings]
+    (finding,) = result.findings
+    assert finding.message.startswith(
+        "ValidatingAdmissionPolicy accel-gitops-security-profiles "
+        "(overlays/dev/security-profiles): the API server refuses it (422 Invalid)"
+    ), finding.message
+    assert f"{finding.location.file}:{finding.location.line}" == (
+        f"values/fleet.yaml:{line_of(values / 'fleet.yaml', 'securityProfiles:')}"
+    )
+
+
 def test_dry_run_against_a_kubeconfig_changes_nothing(tree: Tree, cluster: ControlPlane) -> None:
     values = tree()
     api = cluster.client()
@@ -644,3 +713,115 @@ def test_each_cluster_is_held_to_its_own_kubernetes_version(tmp_path: Path) -> N
     ]
     assert f"Kubernetes 1.34, but the project builds only {have}" in found[0].message
     assert dryrun.version_findings(loaded, None, "simulation", ["prod/main"]) == found[1:]
+
+
+# What each baseline check of Pod Security refuses (k8s.io/pod-security-admission v0.36.3
+# policy/check_*.go), one pod spec per check (the first container's fields are "c"'s).
+BASELINE_VIOLATIONS: dict[str, dict[str, Any]] = {
+    "hostNamespaces": {"hostPID": True},
+    "privileged": {"containers": [{"securityContext": {"privileged": True}}]},
+    "capabilities": {"containers": [{"securityContext": {"capabilities": {"add": ["SYS_NICE"]}}}]},
+    "hostPathVolumes": {"volumes": [{"name": "h", "hostPath": {"path": "/etc"}}]},
+    "hostPorts": {"containers": [{"ports": [{"containerPort": 80, "hostPort": 80}]}]},
+    "appArmorProfile": {"securityContext": {"appArmorProfile": {"type": "Unconfined"}}},
+    "appArmorAnnotation": {
+        "annotations": {"container.apparmor.security.beta.kubernetes.io/c": "unconfined"}
+    },
+    "seLinuxOptions": {"containers": [{"securityContext": {"seLinuxOptions": {"user": "root"}}}]},
+    "seLinuxType": {"securityContext": {"seLinuxOptions": {"type": "spc_t"}}},
+    # No procMount case: the API server refuses Unmasked unless hostUsers is false (kubernetes
+    # v1.36.3 pkg/apis/core/validation/validation.go), where baseline admits it (check_procMount_baseline.go).
+    "seccompProfile": {
+        "initContainers": [
+            {
+                "name": "i",
+                "image": "x",
+                "securityContext": {"seccompProfile": {"type": "Unconfined"}},
+            }
+        ]
+    },
+    "sysctls": {"securityContext": {"sysctls": [{"name": "kernel.msgmax", "value": "1"}]}},
+    "windowsHostProcess": {
+        "hostNetwork": True,
+        "securityContext": {"windowsOptions": {"hostProcess": True}},
+    },
+    "hostProbes": {
+        "containers": [{"livenessProbe": {"tcpSocket": {"port": 80, "host": "10.0.0.1"}}}]
+    },
+}
+
+
+def _pod(namespace: str, name: str, violation: dict[str, Any]) -> dict[str, Any]:
+    spec = copy.deepcopy(violation)
+    meta: dict[str, Any] = {"name": name, "namespace": namespace}
+    if "annotations" in spec:
+        meta["annotations"] = spec.pop("annotations")
+    container = {"name": "c", "image": "x", **(spec.pop("containers", [{}])[0])}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": {**spec, "containers": [container]},
+    }
+
+
+def _refusal(api: Any, pod: dict[str, Any]) -> str:
+    try:
+        api.create(pod, dry_run=True)
+    except Exception as exc:  # the API server's refusal, whatever its admission
+        return str(exc)
+    return ""
+
+
+def test_the_security_profiles_policy_refuses_what_pod_security_baseline_refuses(
+    cluster: ControlPlane,
+) -> None:
+    """The fleet's ValidatingAdmissionPolicy in a namespace at privileged refuses each pod that
+    Pod Security baseline refuses (one per baseline check), and admits what baseline admits plus
+    the namespace's granted capability: the real kube-apiserver judges both namespaces."""
+    from generator.builders import security
+
+    api = cluster.client()
+    psa = "pod-security.kubernetes.io/enforce"
+    api.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": "base", "labels": {psa: "baseline"}},
+        }
+    )
+    granted = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "name": "granted",
+            "labels": {
+                psa: "privileged",
+                "accel-gitops.io/pod-security": "baseline",
+                "capability.accel-gitops.io/IPC_LOCK": "granted",
+            },
+        },
+    }
+    api.apply(granted)
+    policies = [security.policy(["values/fleet.yaml"]), security.binding(["values/fleet.yaml"])]
+    for obj in policies:
+        api.apply(obj)
+    dryrun.await_policy(api, [granted], policies)
+    policy = "ValidatingAdmissionPolicy 'accel-gitops-security-profiles'"
+    for check, violation in sorted(BASELINE_VIOLATIONS.items()):
+        assert "violates PodSecurity" in _refusal(api, _pod("base", check.lower(), violation)), (
+            check
+        )
+        refused = _refusal(api, _pod("granted", check.lower(), violation))
+        assert policy in refused, (check, refused)
+    ipc_lock = {
+        "containers": [{"securityContext": {"capabilities": {"add": ["IPC_LOCK", "CHOWN"]}}}]
+    }
+    assert _refusal(api, _pod("granted", "rdma", ipc_lock)) == ""
+    assert "violates PodSecurity" in _refusal(api, _pod("base", "rdma", ipc_lock))
+    fine = {
+        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+        "containers": [{"securityContext": {"seLinuxOptions": {"type": "container_t"}}}],
+    }
+    assert _refusal(api, _pod("granted", "fine", fine)) == ""
+    assert _refusal(api, _pod("base", "fine", fine)) == ""

@@ -38,15 +38,13 @@ TEAM_KEYS = [
     "from", "to", "routing", "kind", "tasks", "model", "namespace", "devicesPerReplica",
     "pools", "name", "devicesPerNode", "nodes", "teams", "vendors", "fleet", "exporter",
     "devicePlugin", "catalog", "taints", "environments", "git", "scheduling", "backend",
+    "securityProfiles", "capabilities",
 ]  # fmt: skip
-SCALARS = (
-    st.none()
-    | st.booleans()
-    | st.integers(-3, 10)
-    | st.sampled_from(
-        ["nvidia", "ml", "baseline", "job", "volcano", "kueue", "shift-50", "", "x:1", "A100"]
-    )
-)
+WORDS = [
+    "nvidia", "ml", "baseline", "job", "volcano", "kueue", "shift-50", "", "x:1", "A100",
+    "IPC_LOCK", "rdma",
+]  # fmt: skip
+SCALARS = st.none() | st.booleans() | st.integers(-3, 10) | st.sampled_from(WORDS)
 TEAM_LIKE = st.recursive(
     SCALARS,
     lambda inner: st.lists(inner, max_size=3)

@@ -170,6 +170,45 @@ CASES: dict[str, tuple[str, list[dict[str, Any]], list[str], list[dict[str, Any]
         ],
         [deployment({}, annotations={"accel-gitops.io/source": "values/teams/ml.yaml"})],
     ),
+    # Team ml is granted no security profile: every capability it adds is one too many (the
+    # four SEC003 refuses are SEC003's alone).
+    "SEC007": (
+        "team-ml",
+        [
+            deployment(
+                {
+                    "containers": [
+                        {"name": "c", "image": "x", "securityContext": {"capabilities": {}}},
+                        {
+                            "name": "d",
+                            "image": "x",
+                            "securityContext": {"capabilities": {"add": ["IPC_LOCK", "SYS_ADMIN"]}},
+                        },
+                    ]
+                }
+            ),
+            deployment(
+                {"initContainers": [{"securityContext": {"capabilities": {"add": ["CHOWN"]}}}]}
+            ),
+        ],
+        [
+            "$.spec.template.spec.containers[1].securityContext.capabilities.add",
+            "$.spec.template.spec.initContainers[0].securityContext.capabilities.add",
+        ],
+        [
+            deployment(
+                {
+                    "containers": [
+                        {
+                            "name": "c",
+                            "image": f"r.example.com/x:1@{DIGEST}",
+                            "securityContext": {"capabilities": {"drop": ["ALL"]}},
+                        }
+                    ]
+                }
+            )
+        ],
+    ),
     "TEAM001": (
         "team-ml",
         [

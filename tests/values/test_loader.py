@@ -61,7 +61,10 @@ def test_every_unknown_key_of_an_object_is_reported_with_the_key_it_likely_meant
 ) -> None:
     team = "owners: [a@example.com]\nqota: {nvidia: 8}\nservces: {}\nzzz: 1\n"
     values_dir = tree(tmp_path, {"teams/ml.yaml": team})
-    known = "borrowing, enabled, external, jobs, namespaces, owners, podSecurity, quota, services"
+    known = (
+        "borrowing, enabled, external, jobs, namespaces, owners, podSecurity, quota, "
+        "securityProfiles, services"
+    )
     assert lines(values_dir) == [
         f"values/teams/ml.yaml:2:1: VAL001 unknown key 'qota' (at $.qota); did you mean 'quota'? "
         f"known keys here: {known}",
