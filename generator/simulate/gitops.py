@@ -318,10 +318,19 @@ def observe(
     run = ArgoRun({n: AppSeen(n, w, u) for n, (w, u) in expected.items()})
     start = time.monotonic()
     ever_settled: set[str] = set()
+    ever_healthy: set[str] = set()
     quiet_since: float | None = None
     while True:
         now = time.monotonic() - start
         apps = {a["metadata"]["name"]: a for a in api.list(ARGOCD, "Application", namespace)}
+        # What one look shows is one moment: an Application of an earlier wave that is Healthy in
+        # it was Healthy before Argo CD created the later one listed beside it, whatever order the
+        # list has (judged Application by Application in list order, that was SIM021 by chance).
+        ever_healthy.update(
+            name
+            for name, app in apps.items()
+            if name in run.apps and (_status(app)[1] == "Healthy" or settled(app, revision))
+        )
         for name, app in apps.items():
             seen = run.apps.get(name)
             if seen is None:
@@ -337,7 +346,7 @@ def observe(
                         # A root Application creates the others: it is Healthy only once they are.
                         if other.wave < seen.wave
                         and other.unit != ARGOCD_UNIT
-                        and other.name not in ever_settled
+                        and other.name not in ever_healthy
                     )
                 )
             seen.sync, seen.health = _status(app)

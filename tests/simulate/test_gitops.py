@@ -8,6 +8,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 
 from generator.findings import Location
@@ -241,3 +242,61 @@ def test_a_site_on_another_argo_cd_is_told_what_the_run_did_not_prove(tmp_path: 
     assert "known" not in older.message
     assert gitops.version_differs(view("v3.2.6")) == []  # type: ignore[arg-type]
     assert gitops.version_differs(view("")) == []  # type: ignore[arg-type]
+
+
+class ScriptedApplications:
+    """An API whose list of Applications is one scripted look after another (the last repeats)."""
+
+    def __init__(self, looks: list[list[dict]]) -> None:  # type: ignore[type-arg]
+        self.looks = looks
+
+    def list(self, api_version: str, kind: str, namespace: str) -> list[dict]:  # type: ignore[type-arg]
+        return self.looks.pop(0) if len(self.looks) > 1 else self.looks[0]
+
+
+def looked(name: str, sync: str, health: str, revision: str = "r1") -> dict:  # type: ignore[type-arg]
+    return {
+        "metadata": {"name": name},
+        "status": {"sync": {"status": sync, "revision": revision}, "health": {"status": health}},
+    }
+
+
+def observed(looks: list[list[dict]], monkeypatch: pytest.MonkeyPatch) -> ArgoRun:  # type: ignore[type-arg]
+    monkeypatch.setattr(gitops, "WATCH", 0.0)
+    monkeypatch.setattr(gitops, "POLL", 0.0)
+    api = ScriptedApplications(looks)
+    expected = {"node-config": (0, "node-config"), "team-a": (2, "team-a")}
+    return gitops.observe(api, "argocd", expected, "r1")  # type: ignore[arg-type]
+
+
+def test_an_earlier_wave_healthy_in_the_look_that_first_shows_the_later_one_is_in_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # One look lists the later wave first and the earlier one Healthy after it: Argo CD created
+    # team-a after node-config was Healthy, whatever order the list has.
+    run = observed(
+        [
+            [looked("node-config", "OutOfSync", "Progressing")],
+            [looked("team-a", "Synced", "Healthy"), looked("node-config", "Synced", "Healthy")],
+        ],
+        monkeypatch,
+    )
+    assert run.apps["team-a"].early == []
+    assert gitops.judge(run, {})[1] == []
+
+
+def test_a_later_wave_created_while_the_earlier_one_was_never_healthy_is_early(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run = observed(
+        [
+            [
+                looked("team-a", "Synced", "Healthy"),
+                looked("node-config", "OutOfSync", "Progressing"),
+            ],
+            [looked("team-a", "Synced", "Healthy"), looked("node-config", "Synced", "Healthy")],
+        ],
+        monkeypatch,
+    )
+    assert run.apps["team-a"].early == ["node-config"]
+    assert [f.code for f in gitops.judge(run, {})[1]] == ["SIM021"]
