@@ -26,7 +26,8 @@ def unknown_vendor(ctx: Context) -> Iterable[Finding]:
     known = {v.id for v in view.vendors}
     for team in view.teams:
         for vendor_id in team.quota:
-            if vendor_id not in known:
+            # A vendor whose values were refused has its own findings (FleetView.refused).
+            if vendor_id not in known and vendor_id not in view.refused:
                 path = ("quota", vendor_id)
                 yield Finding(
                     "REF001",

@@ -12,7 +12,13 @@ quotas and workloads placed there (docs/multi-cluster.md).
 - A workload runs in the cluster it names (`cluster`), else in the one cluster that has pools of
   every vendor (and model) it asks for. None, or several without a name, is a finding: the
   generator never guesses a cluster, and never splits one workload over two (a dual-track
-  service moves between vendors inside one cluster, where its traffic is split).
+  service moves between vendors inside one cluster, where its traffic is split). A workload
+  that asks for what no cluster has (a vendor the environment does not have, a model none of
+  its pools are) has no cluster to find: it is in the cluster it names, else in every
+  cluster's view, where the workload checks say what is wrong with what it asks for (and
+  nothing, for a vendor whose own values were refused: their findings say why), as a quota
+  for such a vendor is. A placement finding there would be the same mistake said twice, and
+  one that sends the user looking for a cluster.
 - A team is in every cluster where it has quota or a workload (every cluster when it has neither).
 
 What decides placement is read from the merged values here, before the workloads are resolved:
@@ -112,18 +118,19 @@ class _Splitter:
         self.findings.append(_finding(code, message, doc, path, hint, key=key, within=within))
 
     def place_pools(self) -> None:
-        env = self.view.env
         for name in self.names:
             for i, ref in enumerate(self.doc.get(name, "pools", default=[]) or []):
                 vendor_id, _, pool_name = str(ref).partition("/")
                 vendor = self.view.vendor(vendor_id)
                 path: YamlPath = (name, "pools", i)
+                if vendor is None and vendor_id in self.view.refused:
+                    continue  # its values were refused: their findings say why, not this list
                 if vendor is None:
                     known = [v.id for v in self.view.vendors]
                     self.err(
                         "CLU002",
-                        f"cluster {name!r} lists vendor {vendor_id!r}, which environment "
-                        f"{env!r} does not have",
+                        f"cluster {name!r} lists vendor {vendor_id!r}, which has no enabled "
+                        f"values/vendors/{vendor_id}.yaml",
                         self.doc,
                         path,
                         did_you_mean(vendor_id, known, "vendors: " + ", ".join(known)),
@@ -159,7 +166,7 @@ class _Splitter:
                 if (vendor.id, pool.name) not in self.placed:
                     self.err(
                         "CLU001",
-                        f"pool {vendor.id}/{pool.name} is in no cluster of environment {env!r}",
+                        f"pool {vendor.id}/{pool.name} is in no cluster",
                         self.doc,
                         (),
                         f"add {vendor.id}/{pool.name} (or {vendor.id}) to the pools of the "
@@ -176,15 +183,32 @@ class _Splitter:
                 out.append(dataclasses.replace(vendor, pools=pools))
         return tuple(out)
 
-    def hosts(self, vendors: dict[str, tuple[Vendor, ...]], wants: list[_Need]) -> list[str]:
-        """The clusters with pools for every need (unknown vendors are the workload's own
-        finding, not a placement one: they are left out)."""
-        known = [n for n in wants if self.view.vendor(n.vendor) is not None]
+    def hosts(
+        self, vendors: dict[str, tuple[Vendor, ...]], wants: list[_Need], *, models: bool = True
+    ) -> list[str]:
+        """The clusters with pools for every need (of its vendor alone, without `models`)."""
         return [
             c
             for c in self.names
-            if all(n.met_by(next((v for v in vendors[c] if v.id == n.vendor), None)) for n in known)
+            if all(
+                (n if models else _Need(n.vendor, ())).met_by(
+                    next((v for v in vendors[c] if v.id == n.vendor), None)
+                )
+                for n in wants
+            )
         ]
+
+    def unplaceable(self, vendors: dict[str, tuple[Vendor, ...]], wants: list[_Need]) -> str:
+        """Why no cluster can be found for what a workload asks for, when that is another
+        finding's to say: "vendor" (one the environment does not have: the workload checks say
+        so in each cluster), "unplaced" (one whose pools are in no cluster: CLU001 says so),
+        or "" (a placement question)."""
+        if any(self.view.vendor(n.vendor) is not None and not self.hosts(vendors, [n],
+               models=False) for n in wants):  # fmt: skip
+            return "unplaced"
+        if any(self.view.vendor(n.vendor) is None for n in wants):
+            return "vendor"
+        return ""
 
     def team(self, team: Team, vendors: dict[str, tuple[Vendor, ...]]) -> dict[str, Team]:
         """The team as each cluster it is in has it."""
@@ -197,7 +221,15 @@ class _Splitter:
         for vid, raw in sorted((doc.get("quota", default={}) or {}).items()):
             where = holding[vid]
             path: YamlPath = ("quota", vid)
-            if isinstance(raw, dict):
+            if self.view.vendor(vid) is None:
+                # A vendor the environment does not have (disabled, unknown, or refused) keeps
+                # its quota everywhere, however it splits: the quota checks say what is wrong
+                # with it, in each cluster (nothing for a refused one: FleetView.refused).
+                for cname in self.names:
+                    quota[cname][vid] = quota_total(raw)
+            elif not where:
+                pass  # its pools are in no cluster: CLU001 says so, and the quota waits for it
+            elif isinstance(raw, dict):
                 for cname, count in sorted(raw.items()):
                     if cname in where:
                         quota[cname][vid] = int(count)
@@ -223,10 +255,7 @@ class _Splitter:
                     + "}}",
                 )
             else:
-                # A vendor in no cluster (disabled or unknown) keeps its quota everywhere: the
-                # quota checks say what is wrong with it, in each cluster.
-                for cname in where or self.names:
-                    quota[cname][vid] = int(raw)
+                quota[where[0]][vid] = int(raw)
         placed: dict[str, dict[str, list[str]]] = {c: {} for c in self.names}
         for section in WORKLOAD_SECTIONS:
             for name, raw in sorted((doc.get(section, default={}) or {}).items()):
@@ -255,17 +284,29 @@ class _Splitter:
         hosts = self.hosts(vendors, wants)
         asked = ", ".join(str(n) for n in wants) or "no accelerators"
         chosen = raw.get("cluster")
+        if chosen is not None and chosen not in self.names:
+            self.err(
+                "CLU003",
+                f"{what} {name!r} names cluster {chosen!r}, which is not one of the "
+                "environment's clusters",
+                doc,
+                (*path, "cluster"),
+                did_you_mean(chosen, self.names, "clusters: " + ", ".join(self.names)),
+            )
+            return []
+        # What no cluster has is another finding's to say (the module's docstring).
+        why = self.unplaceable(vendors, wants)
+        if why == "unplaced":
+            return []
+        if why == "vendor":
+            return [chosen] if chosen is not None else list(self.names)
+        if any(not self.hosts(vendors, [n]) for n in wants):
+            # A model no pool of the environment is: the workload checks say so (POD003) in
+            # the cluster with the rest of what it asks for, where there is one.
+            near = self.hosts(vendors, wants, models=False)
+            if chosen in near or (chosen is None and len(near) == 1):
+                return [chosen] if chosen is not None else near
         if chosen is not None:
-            if chosen not in self.names:
-                self.err(
-                    "CLU003",
-                    f"{what} {name!r} names cluster {chosen!r}, which environment "
-                    f"{self.view.env!r} does not have",
-                    doc,
-                    (*path, "cluster"),
-                    did_you_mean(chosen, self.names, "clusters: " + ", ".join(self.names)),
-                )
-                return []
             if chosen not in hosts:
                 self.err(
                     "CLU003",
@@ -288,8 +329,7 @@ class _Splitter:
             )
             self.err(
                 "CLU003",
-                f"{what} {name!r} asks for {asked}, and no cluster of environment "
-                f"{self.view.env!r} has pools for all of them",
+                f"{what} {name!r} asks for {asked}, and no cluster has pools for all of them",
                 doc,
                 path,
                 hint,
@@ -369,6 +409,7 @@ def split(view: FleetView, clusters: Doc, findings: list[Finding]) -> list[Fleet
                 view.env_file,
                 cluster,
                 view.retired,
+                view.refused,
             )
         )
     return out
