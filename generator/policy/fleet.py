@@ -14,6 +14,7 @@ from generator.findings import Finding, Location, Severity, did_you_mean
 from generator.policy.capacity import pool_lines, quota_line, quota_totals
 from generator.policy.checks import EITHER, WARNING, Check
 from generator.policy.context import Context
+from generator.policy.placement import selector_clashes
 from generator.toolchain import schemas
 from generator.values.model import FleetView, Team, Vendor
 from generator.values.yamlio import json_path
@@ -115,28 +116,19 @@ def team_quota_capacity(ctx: Context) -> Iterable[Finding]:
             )
 
 
-def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
-    return all(labels.get(k) == v for k, v in selector.items())
-
-
 def shared_resource(ctx: Context) -> Iterable[Finding]:
-    view = ctx.view
-    for vendor in view.vendors:
-        for other in view.vendors_for_resource(vendor.resource_name):
-            if other.id == vendor.id:
-                continue
-            clash = [p for p in other.pools if _selects(vendor.selector, p.labels)]
-            if clash:
-                key, value = next(iter(vendor.selector.items()))
-                yield Finding(
-                    "RES001",
-                    f"{vendor.id} and {other.id} both advertise {vendor.resource_name}, and "
-                    f"{vendor.id}'s selector {key}={value} also matches {other.id}'s pool "
-                    f"{clash[0].name!r}",
-                    vendor.doc.locate(("nodeLabels", key)),
-                    json_path(("nodeLabels", key)),
-                    f"give the two vendors different {key} values in nodeLabels",
-                )
+    for clash in selector_clashes(ctx.view):
+        vendor, other = clash.vendor, clash.other
+        key, value = next(iter(vendor.selector.items()))
+        yield Finding(
+            "RES001",
+            f"{vendor.id} and {other.id} both advertise {vendor.resource_name}, and "
+            f"{vendor.id}'s selector {key}={value} also matches {other.id}'s pool "
+            f"{clash.pool.name!r}",
+            vendor.doc.locate(("nodeLabels", key)),
+            json_path(("nodeLabels", key)),
+            f"give the two vendors different {key} values in nodeLabels",
+        )
 
 
 def shared_quota(ctx: Context) -> Iterable[Finding]:

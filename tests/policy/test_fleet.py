@@ -176,11 +176,8 @@ CASES: dict[str, tuple[str, dict[str, str], list[str]]] = {
             "pools:\n  - {name: z100l, model: Z100L, devicesPerNode: 8, nodes: [dcu-1]}\n",
         },
         [
-            # AMD's selector is the catalog's: no line of amd.yaml says it.
-            "values/vendors/amd.yaml:1:1: RES001 amd and hygon both advertise amd.com/gpu, and "
-            "amd's selector accelerator=amd-gpu also matches hygon's pool 'z100l' "
-            "(at $.nodeLabels.accelerator); give the two vendors different accelerator values "
-            "in nodeLabels",
+            # One pair, one finding (both selectors match the other's pools): at the vendor
+            # later in id order, here the one whose file sets the label (AMD's is the catalog's).
             "values/vendors/hygon.yaml:2:27: RES001 hygon and amd both advertise amd.com/gpu, and "
             "hygon's selector accelerator=amd-gpu also matches amd's pool 'mi250x' "
             "(at $.nodeLabels.accelerator); give the two vendors different accelerator values "
