@@ -13,12 +13,13 @@ quotas and workloads placed there (docs/multi-cluster.md).
   every vendor (and model) it asks for. None, or several without a name, is a finding: the
   generator never guesses a cluster, and never splits one workload over two (a dual-track
   service moves between vendors inside one cluster, where its traffic is split). A workload
-  that asks for what no cluster has (a vendor the environment does not have, a model none of
-  its pools are) has no cluster to find: it is in the cluster it names, else in every
-  cluster's view, where the workload checks say what is wrong with what it asks for (and
-  nothing, for a vendor whose own values were refused: their findings say why), as a quota
-  for such a vendor is. A placement finding there would be the same mistake said twice, and
-  one that sends the user looking for a cluster.
+  that asks for what no cluster has has no cluster to find, and a placement finding would be
+  the same mistake said twice, one that sends the user looking for a cluster. A vendor the
+  environment does not have: the workload is in the cluster it names, else in each cluster
+  with the rest of what it asks for, where the workload checks say what is wrong with the
+  vendor (nothing, for a vendor whose own values were refused: their findings say why), as a
+  quota for such a vendor is in every cluster. A model no pool is: the workload is in the one
+  cluster with its vendors' pools, where its pods say they pick no pool.
 - A team is in every cluster where it has quota or a workload (every cluster when it has neither).
 
 What decides placement is read from the merged values here, before the workloads are resolved:
@@ -299,7 +300,12 @@ class _Splitter:
         if why == "unplaced":
             return []
         if why == "vendor":
-            return [chosen] if chosen is not None else list(self.names)
+            # Where it would run if the vendor were there: the clusters with the rest of what it
+            # asks for (a service's other track), so that nothing else is said missing.
+            known = [n for n in wants if self.view.vendor(n.vendor) is not None]
+            near = [chosen] if chosen is not None else self.hosts(vendors, known)
+            if near:
+                return near
         if any(not self.hosts(vendors, [n]) for n in wants):
             # A model no pool of the environment is: the workload checks say so (POD003) in
             # the cluster with the rest of what it asks for, where there is one.

@@ -55,6 +55,28 @@ def test_a_deleted_vendor_is_said_where_it_is_named_and_sends_no_one_to_another_
     ]
 
 
+def test_a_service_on_a_deleted_vendor_is_told_only_where_its_other_track_would_run(
+    tmp_path: Path,
+) -> None:
+    """vendors/ascend.yaml deleted: inference-service's Ascend track is WKL001 once, checked in
+    main (where its NVIDIA track is) and never in domestic, which would call NVIDIA missing too."""
+    found = broken(tmp_path, {"vendors/ascend.yaml": None})
+    assert where(found) == [
+        ("CLU002", "values/environments/prod.yaml:4:21", "$.clusters.main.pools[1]", ("prod",)),
+        ("REF001", "values/teams/inference.yaml:1:20", "$.quota.ascend", ()),
+        (
+            "WKL001",
+            "values/teams/inference.yaml:10:15",
+            "$.services['inference-service'].tracks.ascend",
+            ("", "prod/main", "staging"),
+        ),
+    ]
+    assert found[2].text == (
+        "vendor 'ascend' has no enabled values/vendors/ascend.yaml in environments 'prod' "
+        "(cluster 'main'), 'staging'"
+    )
+
+
 # NVIDIA's DRA clone (its name one edit from 'nvidia') in prod's main cluster, with a team of
 # its own; the fleet installs the DRA driver it needs.
 DRA_FLEET = FLEET + "platform: {nvidiaDraDriver: {provided: fleet}}\n"
