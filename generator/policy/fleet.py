@@ -11,7 +11,7 @@ from generator.builders import argocd
 from generator.builders.monitoring.sources import MonitoringError
 from generator.builders.node_config import device_twins
 from generator.findings import Finding, Location, Severity, did_you_mean
-from generator.policy.capacity import pool_lines, quota_line, quota_totals
+from generator.policy.capacity import VendorQuota, pool_lines, quota_line, quota_totals
 from generator.policy.checks import EITHER, WARNING, Check
 from generator.policy.context import Context
 from generator.policy.placement import selector_clashes
@@ -46,7 +46,7 @@ def quota_capacity(ctx: Context) -> Iterable[Finding]:
     view = ctx.view
     for totals in quota_totals(view):
         vendor, parts, total = totals.vendor, totals.parts, totals.total
-        if not totals.overcommitted:
+        if not totals.overcommitted or _only_too_large(totals):
             continue
         team, _ = max(parts, key=lambda p: (p[1], p[0].name))
         detail = ", ".join(f"{t.name} {n}" for t, n in parts)
@@ -65,6 +65,20 @@ def quota_capacity(ctx: Context) -> Iterable[Finding]:
             severity=severity,
             also=also,
         )
+
+
+def _only_too_large(totals: VendorQuota) -> bool:
+    """Whether the sum is over the pools only by quotas that are each over them alone: CAP003
+    asks for each of those to be lowered to the pools, and then the sum fits, so CAP001 would
+    be the same mistake said twice."""
+    capacity = totals.capacity
+    if not capacity:
+        return False  # CAP003 says nothing of a vendor without nodes yet
+    capped = sum(
+        min(team.quota.get(totals.vendor.id, 0), capacity) * len(team.namespaces)
+        for team, _ in totals.parts
+    )
+    return capped <= capacity
 
 
 def _overcommit_verdict(view: FleetView, capacity: int, total: int) -> tuple[str, str, Severity]:
@@ -107,9 +121,9 @@ def team_quota_capacity(ctx: Context) -> Iterable[Finding]:
                 continue
             yield Finding.at(
                 "CAP003",
+                # The cluster is the finding's layer, named by its text (Finding.text).
                 f"team {team.name}: quota of {quota} {vendor.id} {vendor.units} per namespace, but "
-                f"the vendor's pools hold {vendor.capacity}"
-                + (f" in cluster {view.cluster.name!r}" if view.cluster else ""),
+                f"the vendor's pools hold {vendor.capacity}",
                 quota_line(view, team, vendor.id),
                 f"lower it to at most {vendor.capacity}, or add nodes to {vendor.id}'s pools",
                 also=pool_lines(vendor),
