@@ -383,7 +383,8 @@ def fits_quota(ctx: Context) -> Iterable[Finding]:
     view = ctx.view
     if not view.env:
         return  # quotas and phases are per environment
-    known = {v.id for v in view.vendors}
+    # A vendor whose values were refused is not a misspelt key: its quota hides nothing.
+    known = {v.id for v in view.vendors} | set(view.refused)
     for team in view.teams:
         misspelt = any(vendor not in known for vendor in team.quota)
         for use in vendor_usage(ctx.build.workloads, team):

@@ -13,7 +13,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator.findings import Finding
-from tests.fixtures import DRA_NVIDIA, FLEET, TWO_CLUSTERS, TWO_CLUSTERS_PROD, findings, tree
+from tests.fixtures import (
+    ASCEND_910B,
+    CAMBRICON_MLU370,
+    DRA_NVIDIA,
+    FLEET,
+    TWO_CLUSTERS,
+    TWO_CLUSTERS_PROD,
+    findings,
+    tree,
+)
 
 
 def broken(root: Path, files: dict[str, str | None], fleet: str = FLEET) -> list[Finding]:
@@ -168,3 +177,26 @@ def test_the_environment_is_named_once(tmp_path: Path) -> None:
         "(910b), nvidia in environment 'prod'",
     ]
     assert all(t.count("'prod'") == 1 for t in texts)
+
+
+def test_a_quota_for_a_refused_vendor_hides_no_other_vendor_s_finding(tmp_path: Path) -> None:
+    """MIG004 leaves a workload on a vendor without quota to REF001 when the team's quota has a
+    misspelt vendor key (it may be the key meant). A vendor whose file is refused is no
+    misspelling: the job on Ascend, which the team has no quota for, is still told."""
+    team = (
+        "quota: {nvidia: 4, cambricon: 4}\njobs:\n  npu:\n    vendor: ascend\n    devices: 2\n"
+        "    images: {ascend: r/npu}\n"
+    )
+    files = {
+        "vendors/ascend.yaml": ASCEND_910B,
+        "vendors/cambricon.yaml": CAMBRICON_MLU370 + "bogus: 1\n",
+        "teams/ml.yaml": team,
+    }
+    found = findings(tree(tmp_path, files))
+    assert where(found) == [
+        ("MIG004", "values/teams/ml.yaml:4:5", "$.jobs.npu", ()),
+        ("VAL001", "values/vendors/cambricon.yaml:5:1", "$.bogus", ()),
+    ]
+    assert found[0].message == (
+        "team 'ml' needs 2 ascend devices in namespace 'ml' (job npu=2) but its quota is 0"
+    )
