@@ -199,18 +199,6 @@ class _Splitter:
             )
         ]
 
-    def unplaceable(self, vendors: dict[str, tuple[Vendor, ...]], wants: list[_Need]) -> str:
-        """Why no cluster can be found for what a workload asks for, when that is another
-        finding's to say: "vendor" (one the environment does not have: the workload checks say
-        so in each cluster), "unplaced" (one whose pools are in no cluster: CLU001 says so),
-        or "" (a placement question)."""
-        if any(self.view.vendor(n.vendor) is not None and not self.hosts(vendors, [n],
-               models=False) for n in wants):  # fmt: skip
-            return "unplaced"
-        if any(self.view.vendor(n.vendor) is None for n in wants):
-            return "vendor"
-        return ""
-
     def team(self, team: Team, vendors: dict[str, tuple[Vendor, ...]]) -> dict[str, Team]:
         """The team as each cluster it is in has it."""
         doc = team.doc
@@ -282,8 +270,11 @@ class _Splitter:
         path: YamlPath = (section, name)
         what = "job" if section == "jobs" else "service"
         wants = needs(section, raw)
-        hosts = self.hosts(vendors, wants)
-        asked = ", ".join(str(n) for n in wants) or "no accelerators"
+        # A vendor the environment does not have is the workload checks' to say: placement
+        # is about the rest.
+        known = [n for n in wants if self.view.vendor(n.vendor) is not None]
+        hosts = self.hosts(vendors, known)
+        asked = ", ".join(str(n) for n in known) or "no accelerators"
         chosen = raw.get("cluster")
         if chosen is not None and chosen not in self.names:
             self.err(
@@ -296,19 +287,17 @@ class _Splitter:
             )
             return []
         # What no cluster has is another finding's to say (the module's docstring).
-        why = self.unplaceable(vendors, wants)
-        if why == "unplaced":
-            return []
-        if why == "vendor":
-            # Where it would run if the vendor were there: the clusters with the rest of what it
-            # asks for (a service's other track), so that nothing else is said missing.
-            known = [n for n in wants if self.view.vendor(n.vendor) is not None]
-            near = [chosen] if chosen is not None else self.hosts(vendors, known)
+        if any(not self.hosts(vendors, [n], models=False) for n in known):
+            return []  # a vendor whose pools are in no cluster: CLU001 says so
+        if len(known) < len(wants):
+            # A vendor the environment does not have: where the rest of it would run (a
+            # service's other track), so that nothing else is said to be missing.
+            near = hosts if chosen is None else [c for c in hosts if c == chosen]
             if near:
                 return near
-        if any(not self.hosts(vendors, [n]) for n in wants):
-            # A model no pool of the environment is: the workload checks say so (POD003) in
-            # the cluster with the rest of what it asks for, where there is one.
+        elif any(not self.hosts(vendors, [n]) for n in wants):
+            # A model no pool of the environment is: POD003 says so in the cluster with its
+            # vendors' pools, where there is one.
             near = self.hosts(vendors, wants, models=False)
             if chosen in near or (chosen is None and len(near) == 1):
                 return [chosen] if chosen is not None else near
@@ -330,7 +319,7 @@ class _Splitter:
                 "a service's tracks run in one cluster, where its traffic is split between "
                 "them: move the pools into one cluster, or make a service per cluster and split "
                 "traffic in front of the clusters (docs/multi-cluster.md)"
-                if section == "services" and len(wants) > 1
+                if section == "services" and len(known) > 1
                 else "list the pools it needs in one cluster, or change what it asks for"
             )
             self.err(

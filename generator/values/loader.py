@@ -1,7 +1,9 @@
 """Load the values tree: read safely, validate each file against its schema, layer, resolve.
 
 Layering, lowest first: built-in catalog entry < vendor/team file < environment override.
-Every problem becomes a Finding; loading goes on so that one run reports them all.
+Every problem becomes a Finding; loading goes on so that one run reports them all, and hands on
+what it accepted (`load_all`), so that the checks run beside it (docs/validate.md, "One finding
+per root cause").
 """
 
 from __future__ import annotations

@@ -84,6 +84,24 @@ def test_a_service_on_a_deleted_vendor_is_told_only_where_its_other_track_would_
         "vendor 'ascend' has no enabled values/vendors/ascend.yaml in environments 'prod' "
         "(cluster 'main'), 'staging'"
     )
+    # Named into domestic, which lacks its NVIDIA track's pools: a root cause of its own, said of
+    # what the environment has (NVIDIA, in main), not of the vendor that is gone.
+    prod = TWO_CLUSTERS_PROD + (
+        "teams:\n  inference:\n    services:\n      inference-service: {cluster: domestic}\n"
+    )
+    found = broken(
+        tmp_path / "named", {"vendors/ascend.yaml": None, "environments/prod.yaml": prod}
+    )
+    assert [(f.code, f.envs) for f in found] == [
+        ("CLU002", ("prod",)),
+        ("CLU003", ("prod",)),
+        ("REF001", ()),
+        ("WKL001", ("", "staging")),
+    ]
+    assert (found[1].message, found[1].hint) == (
+        "service 'inference-service' names cluster 'domestic', which has no pools for nvidia",
+        "clusters that have them: main",
+    )
 
 
 # NVIDIA's DRA clone (its name one edit from 'nvidia') in prod's main cluster, with a team of
