@@ -125,6 +125,17 @@ def test_a_vendor_file_the_schema_refuses_is_its_one_finding(tmp_path: Path) -> 
     assert where(found) == [("VAL001", "values/vendors/nvidia-dra.yaml:7:1", "$.costWieght", ())]
     assert found[0].message == "unknown key 'costWieght'"
     assert found[0].hint.startswith("did you mean 'costWeight'?")
+    # Only the job on the refused vendor is left out: the team's next job is still checked
+    # (NVIDIA devices it has no quota for: MIG004).
+    team = (
+        DRA["teams/h100.yaml"]
+        + "  zz:\n    vendor: nvidia\n    devices: 2\n    images: {nvidia: r/z}\n"
+    )
+    found = broken(tmp_path / "next", {**files, "teams/h100.yaml": team}, fleet=DRA_FLEET)
+    assert [(f.code, f.path) for f in found] == [
+        ("MIG004", "$.jobs.zz"),
+        ("VAL001", "$.costWieght"),
+    ]
 
 
 def test_a_vendor_that_does_not_resolve_is_its_one_finding(tmp_path: Path) -> None:
