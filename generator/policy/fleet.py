@@ -11,9 +11,10 @@ from generator.builders import argocd, scheduling
 from generator.builders.monitoring.sources import MonitoringError
 from generator.builders.node_config import device_twins
 from generator.findings import Finding, Location, Severity, did_you_mean
-from generator.policy.capacity import pool_lines, quota_line, quota_totals
+from generator.policy.capacity import VendorQuota, pool_lines, quota_line, quota_totals
 from generator.policy.checks import EITHER, WARNING, Check
 from generator.policy.context import Context
+from generator.policy.placement import selector_clashes
 from generator.toolchain import schemas
 from generator.values.model import FleetView, Team, Vendor
 from generator.values.yamlio import json_path
@@ -26,7 +27,8 @@ def unknown_vendor(ctx: Context) -> Iterable[Finding]:
     known = {v.id for v in view.vendors}
     for team in view.teams:
         for vendor_id in team.quota:
-            if vendor_id not in known:
+            # A vendor whose values were refused has its own findings (FleetView.refused).
+            if vendor_id not in known and vendor_id not in view.refused:
                 path = ("quota", vendor_id)
                 yield Finding(
                     "REF001",
@@ -44,7 +46,7 @@ def quota_capacity(ctx: Context) -> Iterable[Finding]:
     view = ctx.view
     for totals in quota_totals(view):
         vendor, parts, total = totals.vendor, totals.parts, totals.total
-        if not totals.overcommitted:
+        if not totals.overcommitted or _only_too_large(totals):
             continue
         team, _ = max(parts, key=lambda p: (p[1], p[0].name))
         detail = ", ".join(f"{t.name} {n}" for t, n in parts)
@@ -63,6 +65,20 @@ def quota_capacity(ctx: Context) -> Iterable[Finding]:
             severity=severity,
             also=also,
         )
+
+
+def _only_too_large(totals: VendorQuota) -> bool:
+    """Whether the sum is over the pools only by quotas that are each over them alone: CAP003
+    asks for each of those to be lowered to the pools, and then the sum fits, so CAP001 would
+    be the same mistake said twice."""
+    capacity = totals.capacity
+    if not capacity:
+        return False  # CAP003 says nothing of a vendor without nodes yet
+    capped = sum(
+        min(team.quota.get(totals.vendor.id, 0), capacity) * len(team.namespaces)
+        for team, _ in totals.parts
+    )
+    return capped <= capacity
 
 
 def _overcommit_verdict(view: FleetView, capacity: int, total: int) -> tuple[str, str, Severity]:
@@ -108,9 +124,9 @@ def team_quota_capacity(ctx: Context) -> Iterable[Finding]:
                 continue
             yield Finding.at(
                 "CAP003",
+                # The cluster is the finding's layer, named by its text (Finding.text).
                 f"team {team.name}: quota of {quota} {vendor.id} {vendor.units} per namespace, but "
-                f"the vendor's pools hold {vendor.capacity}"
-                + (f" in cluster {view.cluster.name!r}" if view.cluster else ""),
+                f"the vendor's pools hold {vendor.capacity}",
                 quota_line(view, team, vendor.id),
                 f"lower it to at most {vendor.capacity}, or add nodes to {vendor.id}'s pools",
                 also=pool_lines(vendor),
@@ -128,36 +144,27 @@ def _model_capacity(view: FleetView, team: Team, vendor: Vendor) -> Iterable[Fin
         yield Finding.at(
             "CAP003",
             f"team {team.name}: quota of {quota} {vendor.id} {pools[0].model} {vendor.units} per "
-            f"namespace, but the vendor's {pools[0].model} pools hold {held}"
-            + (f" in cluster {view.cluster.name!r}" if view.cluster else ""),
+            # The cluster is the finding's layer, named by its text (Finding.text).
+            f"namespace, but the vendor's {pools[0].model} pools hold {held}",
             team.doc.place(("quota", vendor.id, model)),
             f"lower it to at most {held}, or add nodes to {vendor.id}'s {pools[0].model} pools",
             also=tuple(vendor.doc.place(("pools", p.index)) for p in pools),
         )
 
 
-def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
-    return all(labels.get(k) == v for k, v in selector.items())
-
-
 def shared_resource(ctx: Context) -> Iterable[Finding]:
-    view = ctx.view
-    for vendor in view.vendors:
-        for other in view.vendors_for_resource(vendor.resource_name):
-            if other.id == vendor.id:
-                continue
-            clash = [p for p in other.pools if _selects(vendor.selector, p.labels)]
-            if clash:
-                key, value = next(iter(vendor.selector.items()))
-                yield Finding(
-                    "RES001",
-                    f"{vendor.id} and {other.id} both advertise {vendor.resource_name}, and "
-                    f"{vendor.id}'s selector {key}={value} also matches {other.id}'s pool "
-                    f"{clash[0].name!r}",
-                    vendor.doc.locate(("nodeLabels", key)),
-                    json_path(("nodeLabels", key)),
-                    f"give the two vendors different {key} values in nodeLabels",
-                )
+    for clash in selector_clashes(ctx.view):
+        vendor, other = clash.vendor, clash.other
+        key, value = next(iter(vendor.selector.items()))
+        yield Finding(
+            "RES001",
+            f"{vendor.id} and {other.id} both advertise {vendor.resource_name}, and "
+            f"{vendor.id}'s selector {key}={value} also matches {other.id}'s pool "
+            f"{clash.pool.name!r}",
+            vendor.doc.locate(("nodeLabels", key)),
+            json_path(("nodeLabels", key)),
+            f"give the two vendors different {key} values in nodeLabels",
+        )
 
 
 # Kueue tells vendors of one resource name apart, and the models of one vendor: a flavor per

@@ -32,6 +32,40 @@ class Problem:
     code: str
     message: str
     where: str  # path inside the pod spec, e.g. "containers[0].resources"
+    vendors: tuple[str, ...] = ()  # POD005: the vendors whose pools it picks, sorted
+
+
+@dataclass(frozen=True)
+class Clash:
+    """Two vendors that advertise one resource name, where `vendor`'s selector also matches a
+    pool of `other`'s: a pod asking for the resource by the vendor's selector may land on
+    either."""
+
+    vendor: Vendor
+    other: Vendor
+    pool: Pool
+
+
+def selector_clashes(view: FleetView) -> list[Clash]:
+    """One clash per pair of vendors that selectors cannot tell apart (RES001), said by the
+    vendor later in id order whose selector matches: a clone of a catalog entry sorts after
+    it, and with both selectors matching (the clone kept the label) the pair is one mistake."""
+    out: list[Clash] = []
+    said: set[frozenset[str]] = set()
+    for vendor in reversed(view.vendors):
+        for other in view.vendors_for_resource(vendor.resource_name):
+            pair = frozenset((vendor.id, other.id))
+            if other.id == vendor.id or pair in said:
+                continue
+            pool = next((p for p in other.pools if _selects(vendor.selector, p.labels)), None)
+            if pool is not None:
+                said.add(pair)
+                out.append(Clash(vendor, other, pool))
+    return out
+
+
+def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
+    return all(labels.get(k) == v for k, v in selector.items())
 
 
 @dataclass(frozen=True)
@@ -349,6 +383,7 @@ def pod_problems(view: FleetView, spec: dict[str, Any]) -> list[Problem]:
                     f"container {name!r} requests {r}, which {' and '.join(vendors)} both "
                     f"advertise, and its {_selection(spec)} picks pools of both",
                     "nodeSelector",
+                    tuple(vendors),
                 )
             )
         else:

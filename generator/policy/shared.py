@@ -62,10 +62,10 @@ def shared_argocd(values: Values) -> list[Finding]:
         out.append(
             Finding(
                 "ARG001",
-                f"environments {first!r} and {env!r} both sync with Argo CD "
-                f"{fleet.argocd_instance!r} and both render {', '.join(objects)}: each root "
-                "Application would take them over from the other on every sync (and prune what "
-                "the other added)",
+                # The environment told is named once, by envs (Finding.text).
+                f"Argo CD {fleet.argocd_instance!r} also syncs environment {first!r}, which "
+                f"renders {', '.join(objects)} too: each root Application would take them over "
+                "from the other on every sync (and prune what the other added)",
                 fleet.doc.locate(path),
                 "$." + ".".join(path),
                 f"give each environment its own names: set fleet.argocd.project in "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import combinations
 from typing import Any
 
 from generator.builders.build import PodRef
@@ -13,7 +14,7 @@ from generator.policy.capacity import pool_lines
 from generator.policy.checks import EITHER, WARNING, Check, CheckFn
 from generator.policy.context import Context
 from generator.policy.manifest import pod_annotation_allowed, production
-from generator.policy.placement import SUMMARIES
+from generator.policy.placement import SUMMARIES, Problem, selector_clashes
 from generator.values.model import FleetView, Team, Vendor
 from generator.values.yamlio import YamlPath, json_path
 from generator.vocab.kube import DEFAULT_SCHEDULER
@@ -383,7 +384,8 @@ def fits_quota(ctx: Context) -> Iterable[Finding]:
     view = ctx.view
     if not view.env:
         return  # quotas and phases are per environment
-    known = {v.id for v in view.vendors}
+    # A vendor whose values were refused is not a misspelt key: its quota hides nothing.
+    known = {v.id for v in view.vendors} | set(view.refused)
     for team in view.teams:
         misspelt = any(vendor not in known for vendor in team.quota)
         for use in vendor_usage(ctx.build.workloads, team):
@@ -464,12 +466,21 @@ def _other_uses(uses: Iterable[Usage], culprit: Usage, vendor: Vendor) -> tuple[
 def _pod_check(code: str) -> CheckFn:
     def run(ctx: Context) -> Iterable[Finding]:
         view = ctx.view
+        # Pods that pick pools of vendors whose selectors clash: RES001 says so once, at the
+        # vendors' values, and fixing it there fixes every one of them.
+        clashing = {frozenset((c.vendor.id, c.other.id)) for c in selector_clashes(view)}
         for team in view.teams:
             for ref, problem in ctx.pod_problems(team):
-                if problem.code == code:
+                if problem.code == code and not _restates_clash(problem, clashing):
                     yield _pod_finding(view, ref, code, problem.message)
 
     return run
+
+
+def _restates_clash(problem: Problem, clashing: set[frozenset[str]]) -> bool:
+    """A POD005 whose every pair of vendors is a selector clash (RES001)."""
+    pairs = [frozenset((a, b)) for a, b in combinations(problem.vendors, 2)]
+    return bool(pairs) and all(pair in clashing for pair in pairs)
 
 
 def _pod_finding(view: FleetView, ref: PodRef, code: str, message: str) -> Finding:

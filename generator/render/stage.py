@@ -22,6 +22,7 @@ from generator.render.layout import Rendered, render_tree
 from generator.render.writer import Drift, OutputError, compare, read_tree, recover, write_tree
 from generator.values import loader as values
 from generator.values.filecache import FOLDER
+from generator.values.loader import Loaded
 from generator.values.model import Values
 from generator.vocab.units import Tree
 
@@ -63,17 +64,30 @@ def load_and_check(
 ) -> Checked:
     """Load values, build every view and run every policy check; raise FindingsError when any
     is an error. `cache_dir` (validate's) keeps what did not change since the last run."""
-    loaded = load_values(values_dir, cache_dir, write_cache=write_cache)
-    builds = build_values(loaded)
-    findings = check_values(loaded, builds, cache_dir, write_cache=write_cache)
+    found, builds, findings = load_and_check_all(values_dir, cache_dir, write_cache=write_cache)
     if has_errors(findings):
-        raise FindingsError(findings)
-    return Checked(loaded, builds, sorted_findings(findings))
+        raise FindingsError(sorted_findings(findings))
+    return Checked(found.values, builds, sorted_findings(findings))
 
 
-def load_values(values_dir: Path, cache_dir: Path | None, *, write_cache: bool = True) -> Values:
-    """The values tree, its unchanged files from the cache folder's `values/`."""
-    return values.load(values_dir, sub(cache_dir, FOLDER), write_cache=write_cache)
+def load_and_check_all(
+    values_dir: Path,
+    cache_dir: Path | None,
+    *,
+    write_cache: bool = True,
+    digests: Digests | None = None,
+) -> tuple[Loaded, dict[str, Build], list[Finding]]:
+    """(what loading found, each view's build, loading's findings and the checks'). The checks
+    run even when loading found errors, on what it accepted (loader.Loaded), so that one run
+    reports every root cause: a vendor file the schema refuses and a quota naming a vendor that
+    was deleted come together, and neither hides the other. FindingsError only when nothing
+    loads (no usable fleet.yaml)."""
+    found = values.load_all(values_dir, sub(cache_dir, FOLDER), write_cache=write_cache)
+    builds = build_values(found.values)
+    checked = check_values(
+        found.values, builds, cache_dir, write_cache=write_cache, digests=digests
+    )
+    return found, builds, [*found.findings, *checked]
 
 
 def check_values(

@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from generator import CONSOLE, Program, __version__
-from generator.builders.fleet import Build, build_values
+from generator.builders.fleet import Build
 from generator.errors import FindingsError, UsageError
 from generator.findings import (
     Finding,
@@ -46,7 +46,7 @@ from generator.render import gcpause
 from generator.render.dumpcache import FOLDER as DUMP_FOLDER
 from generator.render.dumpcache import DumpCache
 from generator.render.layout import Rendered, render_tree, unit_folder
-from generator.render.stage import check_values, load_values, recover_output, sub
+from generator.render.stage import load_and_check_all, recover_output, sub
 from generator.render.writer import OUTPUT_DIRS, read_tree
 from generator.toolchain import registry as tool_registry
 from generator.toolchain import schemas
@@ -131,13 +131,16 @@ def _load(
     values_dir: Path, cache_dir: Path | None, digests: Digests
 ) -> tuple[Values | None, dict[str, Build], list[Finding]]:
     """(values, each view's build, findings): values is None (and there are no builds) when
-    they do not load at all (syntax, schema)."""
+    loading them found errors (syntax, schema, references, the cluster split). The checks run
+    on what loading accepted all the same (render/stage.load_and_check_all says why), but nothing
+    after them reads values that loading refused part of."""
     try:
-        loaded = load_values(values_dir, cache_dir)
+        found, builds, findings = load_and_check_all(values_dir, cache_dir, digests=digests)
     except FindingsError as exc:
         return None, {}, exc.findings
-    builds = build_values(loaded)
-    return loaded, builds, check_values(loaded, builds, cache_dir, digests=digests)
+    if has_errors(found.findings):
+        return None, {}, findings
+    return found.values, builds, findings
 
 
 def _render(

@@ -14,7 +14,14 @@ quotas and workloads placed there (docs/multi-cluster.md).
 - A workload runs in the cluster it names (`cluster`), else in the one cluster that has pools of
   every vendor (and model) it asks for. None, or several without a name, is a finding: the
   generator never guesses a cluster, and never splits one workload over two (a dual-track
-  service moves between vendors inside one cluster, where its traffic is split).
+  service moves between vendors inside one cluster, where its traffic is split). A workload
+  that asks for what no cluster has has no cluster to find, and a placement finding would be
+  the same mistake said twice, one that sends the user looking for a cluster. A vendor the
+  environment does not have: the workload is in the cluster it names, else in each cluster
+  with the rest of what it asks for, where the workload checks say what is wrong with the
+  vendor (nothing, for a vendor whose own values were refused: their findings say why), as a
+  quota for such a vendor is in every cluster. A model no pool is: the workload is in the one
+  cluster with its vendors' pools, where its pods say they pick no pool.
 - A team is in every cluster where it has quota or a workload (every cluster when it has neither).
 
 What decides placement is read from the merged values here, before the workloads are resolved:
@@ -114,18 +121,19 @@ class _Splitter:
         self.findings.append(_finding(code, message, doc, path, hint, key=key, within=within))
 
     def place_pools(self) -> None:
-        env = self.view.env
         for name in self.names:
             for i, ref in enumerate(self.doc.get(name, "pools", default=[]) or []):
                 vendor_id, _, pool_name = str(ref).partition("/")
                 vendor = self.view.vendor(vendor_id)
                 path: YamlPath = (name, "pools", i)
+                if vendor is None and vendor_id in self.view.refused:
+                    continue  # its values were refused: their findings say why, not this list
                 if vendor is None:
                     known = [v.id for v in self.view.vendors]
                     self.err(
                         "CLU002",
-                        f"cluster {name!r} lists vendor {vendor_id!r}, which environment "
-                        f"{env!r} does not have",
+                        f"cluster {name!r} lists vendor {vendor_id!r}, which has no enabled "
+                        f"values/vendors/{vendor_id}.yaml",
                         self.doc,
                         path,
                         did_you_mean(vendor_id, known, "vendors: " + ", ".join(known)),
@@ -161,7 +169,7 @@ class _Splitter:
                 if (vendor.id, pool.name) not in self.placed:
                     self.err(
                         "CLU001",
-                        f"pool {vendor.id}/{pool.name} is in no cluster of environment {env!r}",
+                        f"pool {vendor.id}/{pool.name} is in no cluster",
                         self.doc,
                         (),
                         f"add {vendor.id}/{pool.name} (or {vendor.id}) to the pools of the "
@@ -178,14 +186,19 @@ class _Splitter:
                 out.append(dataclasses.replace(vendor, pools=pools))
         return tuple(out)
 
-    def hosts(self, vendors: dict[str, tuple[Vendor, ...]], wants: list[_Need]) -> list[str]:
-        """The clusters with pools for every need (unknown vendors are the workload's own
-        finding, not a placement one: they are left out)."""
-        known = [n for n in wants if self.view.vendor(n.vendor) is not None]
+    def hosts(
+        self, vendors: dict[str, tuple[Vendor, ...]], wants: list[_Need], *, models: bool = True
+    ) -> list[str]:
+        """The clusters with pools for every need (of its vendor alone, without `models`)."""
         return [
             c
             for c in self.names
-            if all(n.met_by(next((v for v in vendors[c] if v.id == n.vendor), None)) for n in known)
+            if all(
+                (n if models else _Need(n.vendor, ())).met_by(
+                    next((v for v in vendors[c] if v.id == n.vendor), None)
+                )
+                for n in wants
+            )
         ]
 
     def team(self, team: Team, vendors: dict[str, tuple[Vendor, ...]]) -> dict[str, Team]:
@@ -200,7 +213,15 @@ class _Splitter:
         for vid, raw in sorted((doc.get("quota", default={}) or {}).items()):
             where = holding[vid]
             path: YamlPath = ("quota", vid)
-            if isinstance(raw, dict) and not set(raw) & set(self.names):
+            if self.view.vendor(vid) is None:
+                # A vendor the environment does not have (disabled, unknown, or refused) keeps
+                # its quota everywhere, however it splits: the quota checks say what is wrong
+                # with it, in each cluster (nothing for a refused one: FleetView.refused).
+                for cname in self.names:
+                    quota[cname][vid] = quota_total(raw)
+            elif not where:
+                pass  # its pools are in no cluster: CLU001 says so, and the quota waits for it
+            elif isinstance(raw, dict) and not set(raw) & set(self.names):
                 # No key names a cluster: devices per model, each in the cluster of its pools.
                 for model, count in sorted(raw.items()):
                     cname = self.model_cluster(team, vid, model, where, vendors)
@@ -233,10 +254,7 @@ class _Splitter:
                     + "}}",
                 )
             else:
-                # A vendor in no cluster (disabled or unknown) keeps its quota everywhere: the
-                # quota checks say what is wrong with it, in each cluster.
-                for cname in where or self.names:
-                    quota[cname][vid] = int(raw)
+                quota[where[0]][vid] = int(raw)
         placed: dict[str, dict[str, list[str]]] = {c: {} for c in self.names}
         for section in WORKLOAD_SECTIONS:
             for name, raw in sorted((doc.get(section, default={}) or {}).items()):
@@ -306,20 +324,38 @@ class _Splitter:
         path: YamlPath = (section, name)
         what = "job" if section == "jobs" else "service"
         wants = needs(section, raw)
-        hosts = self.hosts(vendors, wants)
-        asked = ", ".join(str(n) for n in wants) or "no accelerators"
+        # A vendor the environment does not have is the workload checks' to say: placement
+        # is about the rest.
+        known = [n for n in wants if self.view.vendor(n.vendor) is not None]
+        hosts = self.hosts(vendors, known)
+        asked = ", ".join(str(n) for n in known) or "no accelerators"
         chosen = raw.get("cluster")
+        if chosen is not None and chosen not in self.names:
+            self.err(
+                "CLU003",
+                f"{what} {name!r} names cluster {chosen!r}, which is not one of the "
+                "environment's clusters",
+                doc,
+                (*path, "cluster"),
+                did_you_mean(chosen, self.names, "clusters: " + ", ".join(self.names)),
+            )
+            return []
+        # What no cluster has is another finding's to say (the module's docstring).
+        if any(not self.hosts(vendors, [n], models=False) for n in known):
+            return []  # a vendor whose pools are in no cluster: CLU001 says so
+        if len(known) < len(wants):
+            # A vendor the environment does not have: where the rest of it would run (a
+            # service's other track), so that nothing else is said to be missing.
+            near = hosts if chosen is None else [c for c in hosts if c == chosen]
+            if near:
+                return near
+        elif any(not self.hosts(vendors, [n]) for n in wants):
+            # A model no pool of the environment is: POD003 says so in the cluster with its
+            # vendors' pools, where there is one.
+            near = self.hosts(vendors, wants, models=False)
+            if chosen in near or (chosen is None and len(near) == 1):
+                return [chosen] if chosen is not None else near
         if chosen is not None:
-            if chosen not in self.names:
-                self.err(
-                    "CLU003",
-                    f"{what} {name!r} names cluster {chosen!r}, which environment "
-                    f"{self.view.env!r} does not have",
-                    doc,
-                    (*path, "cluster"),
-                    did_you_mean(chosen, self.names, "clusters: " + ", ".join(self.names)),
-                )
-                return []
             if chosen not in hosts:
                 self.err(
                     "CLU003",
@@ -337,13 +373,12 @@ class _Splitter:
                 "a service's tracks run in one cluster, where its traffic is split between "
                 "them: move the pools into one cluster, or make a service per cluster and split "
                 "traffic in front of the clusters (docs/multi-cluster.md)"
-                if section == "services" and len(wants) > 1
+                if section == "services" and len(known) > 1
                 else "list the pools it needs in one cluster, or change what it asks for"
             )
             self.err(
                 "CLU003",
-                f"{what} {name!r} asks for {asked}, and no cluster of environment "
-                f"{self.view.env!r} has pools for all of them",
+                f"{what} {name!r} asks for {asked}, and no cluster has pools for all of them",
                 doc,
                 path,
                 hint,
@@ -430,6 +465,7 @@ def split(view: FleetView, clusters: Doc, findings: list[Finding]) -> list[Fleet
                 view.env_file,
                 cluster,
                 view.retired,
+                view.refused,
             )
         )
     return out

@@ -1,7 +1,9 @@
 """Load the values tree: read safely, validate each file against its schema, layer, resolve.
 
 Layering, lowest first: built-in catalog entry < vendor/team file < environment override.
-Every problem becomes a Finding; loading goes on so that one run reports them all.
+Every problem becomes a Finding; loading goes on so that one run reports them all, and hands on
+what it accepted (`load_all`), so that the checks run beside it (docs/validate.md, "One finding
+per root cause").
 """
 
 from __future__ import annotations
@@ -364,6 +366,7 @@ def _parse_all(
             bad = _dns_name_finding(name, display)
             if bad:
                 findings.append(bad)
+                broken.add((kind, name))
                 continue
         parsed.append(Parsed(kind, name, display, data, smap))
     return parsed
@@ -568,7 +571,11 @@ class _Resolver:
                 )
             )
 
-    def team(self, name: str, doc: Doc) -> Team:
+    def team(self, name: str, doc: Doc, clusters_named: frozenset[str] = frozenset()) -> Team:
+        """`clusters_named`: the clusters of the environments a layer is common to (the base
+        layer's). Where there are any, a quota map is read per cluster or per model only in each
+        environment's own views (clusters.split), which say what is wrong with it there: read
+        here too, its every error would be said twice, once in words that do not fit."""
         raw = doc.get("quota", default={}) or {}
         return Team(
             name=name,
@@ -583,7 +590,7 @@ class _Resolver:
             models={
                 k: {str(m): int(n) for m, n in sorted(v.items())}
                 for k, v in sorted(raw.items())
-                if isinstance(v, dict)
+                if isinstance(v, dict) and not clusters_named
             },
         )
 
@@ -658,6 +665,29 @@ def load(values_dir: Path, cache_dir: Path | None = None, *, write_cache: bool =
 
     `cache_dir`: a folder that keeps the clean files parsed, by content (filecache.py); read,
     and written only with `write_cache` (`render --check` writes nothing)."""
+    loaded = load_all(values_dir, cache_dir, write_cache=write_cache)
+    if has_errors(loaded.findings):
+        raise FindingsError(loaded.findings)
+    return loaded.values
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """The views of a values tree and what loading it found. With errors among the findings,
+    the views hold only what loading accepted: a file it refused is left out whole, a vendor it
+    refused is named in each view's `refused`, an environment whose file it refused has no
+    view, and a pool or workload the cluster split could not place is in no cluster. Checks may
+    run on them (every root cause in one run); nothing may be rendered from them."""
+
+    values: Values
+    findings: list[Finding]
+
+
+def load_all(
+    values_dir: Path, cache_dir: Path | None = None, *, write_cache: bool = True
+) -> Loaded:
+    """The whole tree loaded as far as it can be (`load`); FindingsError only when nothing can
+    be viewed (no usable fleet.yaml)."""
     if values_dir.is_symlink():
         try:
             values_dir.resolve(strict=True)
@@ -725,6 +755,7 @@ def load(values_dir: Path, cache_dir: Path | None = None, *, write_cache: bool =
                         "known entries: " + ", ".join(sorted(catalog())),
                     )
                 )
+                broken.add(("vendor", p.name))
                 continue
             meant = difflib.get_close_matches(p.name, sorted(catalog()), n=1, cutoff=0.75)
             if meant and "resourceName" not in p.data:
@@ -740,7 +771,9 @@ def load(values_dir: Path, cache_dir: Path | None = None, *, write_cache: bool =
                         f"{meant[0]}` to it to use that entry under the name {p.name!r}",
                     )
                 )
-                broken.add(("vendor", p.name))
+                # What names the vendor it meant is left to that finding too (a quota for
+                # nvidia beside vendors/nvida.yaml).
+                broken.update((("vendor", p.name), ("vendor", meant[0])))
                 continue
             base = Doc({})
         else:
@@ -783,6 +816,9 @@ def load(values_dir: Path, cache_dir: Path | None = None, *, write_cache: bool =
                     )
 
     resolver = _Resolver(findings)
+    all_clusters = frozenset(
+        str(c) for p in env_files.values() for c in (p.data.get("clusters") or {})
+    )
 
     def view(env: str) -> FleetView:
         env_p = env_files.get(env)
@@ -795,13 +831,19 @@ def load(values_dir: Path, cache_dir: Path | None = None, *, write_cache: bool =
                         over = Doc.from_source(env_p.data, env_p.smap, (section, name))
                         docs[name] = merge_docs(docs[name], over)
         vendors = []
+        refused = {name for kind, name in broken if kind == "vendor"}
         for vid in sorted(vdocs):
             if vdocs[vid].get("enabled", default=True):
                 v = resolver.vendor(vid, vdocs[vid], vid in in_catalog)
                 if v is not None:
                     vendors.append(v)
+                else:
+                    refused.add(vid)
+        # The base layer is every environment's: where environments declare clusters, a map
+        # there is one environment's split by cluster or by model (Resolver.team).
+        named = frozenset() if env != BASE_ENV else all_clusters
         teams = [
-            resolver.team(t, tdocs[t])
+            resolver.team(t, tdocs[t], named)
             for t in sorted(tdocs)
             if tdocs[t].get("enabled", default=True)
         ]
@@ -818,6 +860,7 @@ def load(values_dir: Path, cache_dir: Path | None = None, *, write_cache: bool =
             tuple(teams),
             env_p.file if env_p else None,
             retired=tuple(sorted(retired)),
+            refused=tuple(sorted(refused)),
         )
 
     # Each layer resolves on its own; a problem found in several layers is reported once,
@@ -835,6 +878,10 @@ def load(values_dir: Path, cache_dir: Path | None = None, *, write_cache: bool =
     envs: dict[str, FleetView] = {}
     hubs: dict[str, FleetView] = {}
     for env in environments:
+        if ("environment", env) in broken:
+            # Without its file the environment would be viewed as the base layer, and checked
+            # for what its file changes: its file's own findings are all there is to say.
+            continue
         hub = hubs[env] = resolved(env)
         env_p = env_files.get(env)
         # Placement findings belong to the environment's layer (its file says where things go).
@@ -846,9 +893,7 @@ def load(values_dir: Path, cache_dir: Path | None = None, *, write_cache: bool =
             found.extend(clusters.unsplit_findings(hub))
             envs[env] = hub
     findings.extend(merge_layers(layers, environments))
-    if has_errors(findings):
-        raise FindingsError(findings)
-    return Values(str(values_dir), base_view, envs, hubs)
+    return Loaded(Values(str(values_dir), base_view, envs, hubs), findings)
 
 
 # What loading the values tree can report, besides yamlio.CODES and the policy checks.

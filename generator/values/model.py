@@ -396,6 +396,11 @@ class FleetView:
     # controller/appcontroller.go, getPermittedAppLiveObjects), so the project keeps them
     # (builders/argocd.py) until the team's file is removed.
     retired: tuple[str, ...] = ()
+    # The vendors whose values the loader refused here (a file that does not parse or match its
+    # schema, a vendor that does not resolve), sorted: their own findings say why, so what names
+    # them (a quota, a workload, a cluster's pools) is left unchecked rather than reported as
+    # naming a vendor that does not exist (docs/validate.md, "One finding per root cause").
+    refused: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:

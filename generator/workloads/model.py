@@ -150,6 +150,9 @@ class _Resolver:
         self.view = view
         self.team = team
         self.findings: list[Finding] = []
+        # The workload being read names a vendor whose values were refused: it is left out,
+        # silently (the vendor's own findings say why; FleetView.refused).
+        self.refused = False
 
     def err(self, code: str, message: str, path: YamlPath, hint: str, key: bool = False) -> None:
         self.findings.append(_finding(self.team, code, message, path, hint, key=key))
@@ -166,6 +169,9 @@ class _Resolver:
         return ns
 
     def vendor_ok(self, vendor: str, path: YamlPath) -> bool:
+        if self.view.vendor(vendor) is None and vendor in self.view.refused:
+            self.refused = True
+            return False
         if self.view.vendor(vendor) is None:
             self.err(
                 "WKL001",
@@ -220,7 +226,7 @@ class _Resolver:
 
     def job(self, name: str, raw: dict[str, Any]) -> Job | None:
         path: YamlPath = ("jobs", name)
-        before = len(self.findings)
+        before, self.refused = len(self.findings), False
         ns = self.namespace(raw, path)
         self.pod_fields(raw, path)
         tasks_raw = raw.get("tasks", {}) or {}
@@ -263,7 +269,7 @@ class _Resolver:
             # A TrainJob's pods are its nodes; a batch Job's its parallelism.
             size = raw.get("numNodes", 1) if kind == "trainjob" else raw.get("parallelism", 1)
             tasks.append(Task("main", int(size), pod, path))
-        if len(self.findings) > before:
+        if len(self.findings) > before or self.refused:
             return None
         replicas = sum(t.replicas for t in tasks)
         return Job(
@@ -289,7 +295,7 @@ class _Resolver:
 
     def service(self, name: str, raw: dict[str, Any]) -> Service | None:
         path: YamlPath = ("services", name)
-        before = len(self.findings)
+        before, self.refused = len(self.findings), False
         ns = self.namespace(raw, path)
         self.pod_fields(raw, path)
         tracks_raw = raw.get("tracks", {}) or {}
@@ -315,7 +321,7 @@ class _Resolver:
                     int(traw.get("groupSize", 1)),
                 )
             )
-        if len(self.findings) > before:
+        if len(self.findings) > before or self.refused:
             return None
         migration = raw.get("migration", {}) or {}
         old, new = str(migration.get("from", "")), str(migration.get("to", ""))

@@ -47,13 +47,13 @@ def test_render_validate_reads_and_checks_the_values_once(
 ) -> None:
     values_dir = two_teams(tmp_path)
     loads = []
-    real_load = values.load
+    real_load = values.load_all  # what render's values stage reads the tree with
 
     def counting(*args: object, **kwargs: object) -> object:
         loads.append(1)
         return real_load(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(values, "load", counting)
+    monkeypatch.setattr(values, "load_all", counting)
 
     def refuse(*args: object) -> None:
         raise AssertionError("validate loaded or rendered the values again")

@@ -37,13 +37,15 @@ def test_a_warning_in_one_layer_never_hides_an_error_in_another(tmp_path: Path) 
 
 
 def test_a_finding_names_every_environment_it_holds_in(tmp_path: Path) -> None:
-    # Two of three environments shrink the pool to one node: the quota of 8 no longer fits.
+    # Two of three environments shrink the pool to one node: the quotas of 4 and 4 no longer
+    # fit (each fits alone: one quota over the pools alone would be CAP003's).
     smaller = "vendors:\n  nvidia:\n    pools:\n      - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1]}\n"
     values = tree(
         tmp_path,
         {
             "fleet.yaml": FLEET.replace("[staging, prod]", "[dev, staging, prod]"),
-            "teams/ml.yaml": "quota:\n  nvidia: 8\n",
+            "teams/ml.yaml": "quota:\n  nvidia: 4\n",
+            "teams/b.yaml": "quota:\n  nvidia: 4\n",
             "environments/prod.yaml": smaller,
             "environments/staging.yaml": smaller,
         },
@@ -51,18 +53,19 @@ def test_a_finding_names_every_environment_it_holds_in(tmp_path: Path) -> None:
     output = render_refused(values)
     assert [line for line in output.splitlines() if "CAP001" in line] == [
         "values/teams/ml.yaml:2:11: CAP001 quotas for nvidia (nvidia.com/gpu) add up to 8 devices "
-        "(ml 8) but its pools hold 4 in environments 'prod', 'staging' (at $.quota.nvidia); lower "
+        "(b 4, ml 4) but its pools hold 4 in environments 'prod', 'staging' (at $.quota.nvidia); lower "
         "the quotas, add nodes to the vendor's pools, or allow a bounded overcommit with "
         "capacity.overcommitRatio (e.g. 1.5) in values/fleet.yaml"
     ]
 
 
 def test_one_problem_in_every_layer_is_reported_once_without_naming_them(tmp_path: Path) -> None:
-    values = tree(tmp_path, {"teams/ml.yaml": "quota:\n  nvidia: 12\n"})
+    both = {"teams/ml.yaml": "quota:\n  nvidia: 6\n", "teams/b.yaml": "quota:\n  nvidia: 6\n"}
+    values = tree(tmp_path, both)
     output = render_refused(values)
     assert [line for line in output.splitlines() if "CAP001" in line] == [
         "values/teams/ml.yaml:2:11: CAP001 quotas for nvidia (nvidia.com/gpu) add up to 12 devices "
-        "(ml 12) but its pools hold 8 (at $.quota.nvidia); lower the quotas, add nodes to the "
+        "(b 6, ml 6) but its pools hold 8 (at $.quota.nvidia); lower the quotas, add nodes to the "
         "vendor's pools, or allow a bounded overcommit with capacity.overcommitRatio (e.g. 1.5) "
         "in values/fleet.yaml"
     ]

@@ -176,11 +176,8 @@ CASES: dict[str, tuple[str, dict[str, str], list[str]]] = {
             "pools:\n  - {name: z100l, model: Z100L, devicesPerNode: 8, nodes: [dcu-1]}\n",
         },
         [
-            # AMD's selector is the catalog's: no line of amd.yaml says it.
-            "values/vendors/amd.yaml:1:1: RES001 amd and hygon both advertise amd.com/gpu, and "
-            "amd's selector accelerator=amd-gpu also matches hygon's pool 'z100l' "
-            "(at $.nodeLabels.accelerator); give the two vendors different accelerator values "
-            "in nodeLabels",
+            # One pair, one finding (both selectors match the other's pools): at the vendor
+            # later in id order, here the one whose file sets the label (AMD's is the catalog's).
             "values/vendors/hygon.yaml:2:27: RES001 hygon and amd both advertise amd.com/gpu, and "
             "hygon's selector accelerator=amd-gpu also matches amd's pool 'mi250x' "
             "(at $.nodeLabels.accelerator); give the two vendors different accelerator values "
@@ -553,23 +550,42 @@ def test_a_misspelt_quota_key_is_one_finding_with_the_vendor_it_likely_meant(
 
 
 def test_allowed_overcommit_is_a_warning_for_every_vendor(tmp_path: Path) -> None:
-    """capacity.allowOvercommit turns each vendor's overcommit into a warning, without a hint."""
+    """capacity.allowOvercommit turns each vendor's overcommit into a warning, without a hint
+    (each team within the 8 the pools hold: CAP003's otherwise)."""
     values_dir = tree(
         tmp_path,
         {
             "vendors/ascend.yaml": ASCEND_910B,
-            "teams/ml.yaml": "quota:\n  nvidia: 10\n  ascend: 9\n",
+            "teams/ml.yaml": "quota:\n  nvidia: 6\n  ascend: 5\n",
+            "teams/b.yaml": "quota: {nvidia: 4, ascend: 4}\n",
         },
         fleet=PROD_FLEET + "capacity: {allowOvercommit: true}\n",
     )
     assert of_code(values_dir, "CAP001") == [
         "values/teams/ml.yaml:2:11: CAP001 warning: quotas for nvidia (nvidia.com/gpu) add up to "
-        "10 devices (ml 10) but its pools hold 8 (overcommit allowed by "
+        "10 devices (b 4, ml 6) but its pools hold 8 (overcommit allowed by "
         "capacity.allowOvercommit) (at $.quota.nvidia)",
         "values/teams/ml.yaml:3:11: CAP001 warning: quotas for ascend (huawei.com/Ascend910) add "
-        "up to 9 devices (ml 9) but its pools hold 8 (overcommit allowed by "
+        "up to 9 devices (b 4, ml 5) but its pools hold 8 (overcommit allowed by "
         "capacity.allowOvercommit) (at $.quota.ascend)",
     ]
+
+
+def test_a_sum_over_the_pools_only_by_a_quota_over_them_alone_is_that_quota_s_finding(
+    tmp_path: Path,
+) -> None:
+    """ml's 10 of 8 GPUs is CAP003, and the sum of ml's alone says nothing more:
+    lowering ml to 8, as CAP003 asks, brings it within the pools. With b's 2 beside it, 8 and 2
+    are still over the 8: that sum is a root cause of its own."""
+    alone = tree(tmp_path / "alone", {"teams/ml.yaml": "quota: {nvidia: 10}\n"}, fleet=PROD_FLEET)
+    assert [f.code for f in findings(alone)] == ["CAP003"]
+    both = {"teams/ml.yaml": "quota: {nvidia: 10}\n", "teams/b.yaml": "quota: {nvidia: 2}\n"}
+    found = findings(tree(tmp_path / "both", both, fleet=PROD_FLEET))
+    assert [(f.code, f.path) for f in found] == [
+        ("CAP001", "$.quota.nvidia"),
+        ("CAP003", "$.quota.nvidia"),
+    ]
+    assert found[0].message.startswith("quotas for nvidia (nvidia.com/gpu) add up to 12 devices")
 
 
 def test_an_overcommit_ratio_bounds_the_quotas(tmp_path: Path) -> None:
@@ -637,9 +653,10 @@ def test_a_team_quota_above_its_cluster_is_refused_at_its_share(tmp_path: Path) 
     assert [(str(p.location), p.path, p.last_line) for p in found[0].also] == [
         ("values/vendors/nvidia.yaml:2:5", "$.pools[0]", 2)
     ]
-    assert found[0].message == (
+    # The cluster is named once, by the finding's layers.
+    assert found[0].text == (
         "team ml: quota of 12 nvidia devices per namespace, but the vendor's pools hold 8 in "
-        "cluster 'main'"
+        "environment 'prod' (cluster 'main')"
     )
 
 

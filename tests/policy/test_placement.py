@@ -659,6 +659,7 @@ def test_a_shared_resource_on_pools_of_both_vendors(prod: FleetView) -> None:
         "container 'c' requests amd.com/gpu, which amd and hygon both advertise, and its "
         "nodeSelector {} picks pools of both",
         "nodeSelector",
+        ("amd", "hygon"),
     )
     assert pod_problems(prod, spec) == [problem]
     hygon = {**spec, "nodeSelector": {ACCEL: "hygon-dcu"}}
@@ -670,6 +671,7 @@ def test_a_shared_resource_on_pools_of_both_vendors(prod: FleetView) -> None:
             "container 'c' requests amd.com/gpu, which amd and hygon both advertise, and its "
             "nodeSelector {} and node affinity picks pools of both",
             "nodeSelector",
+            ("amd", "hygon"),
         )
     ]
 

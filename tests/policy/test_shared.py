@@ -18,9 +18,10 @@ def test_two_environments_on_one_argo_cd_with_one_project_name_are_told_once_whe
     values = tree(tmp_path, fleet=SHARED)
     found = [ln for ln in lines(values) if " ARG001 " in ln]
     assert found == [
-        "values/fleet.yaml:5:38: ARG001 environments 'staging' and 'prod' both sync with Argo CD "
-        "'central' and both render AppProject argocd/gpu, AppProject argocd/gpu-platform: each "
-        "root Application would take them over from the other on every sync (and prune what the "
+        # prod is named once (it was twice: in the message, and by the finding's layers).
+        "values/fleet.yaml:5:38: ARG001 Argo CD 'central' also syncs environment 'staging', which "
+        "renders AppProject argocd/gpu, AppProject argocd/gpu-platform too: each root "
+        "Application would take them over from the other on every sync (and prune what the "
         "other added) in environment 'prod' (at $.argocd.project); give each environment its "
         "own names: set fleet.argocd.project in values/environments/prod.yaml (e.g. 'gpu-prod')"
     ]

@@ -343,16 +343,20 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
     "POD005": (
         {
             "teams/demo.yaml": "quota: {hygon: 4}\njobs:\n  j:\n    vendor: hygon\n"
-            "    images: {hygon: x:1}\n",
-            # Hygon's selector no longer tells it from AMD (RES001 reports the vendor side).
-            "vendors/hygon.yaml": "resourceName: amd.com/gpu\nnodeLabels: {accelerator: amd-gpu}\n"
-            "devicePlugin: {image: r/dcu, version: v1}\n"
-            "pools:\n  - {name: z100l, model: Z100L, devicesPerNode: 8, nodes: [dcu-1]}\n",
-            "vendors/amd.yaml": AMD_MI250X,
+            "    images: {hygon: x:1}\n    nodeSelector: {accelerator: dcu-or-gpu}\n",
+            # The vendors' selectors tell them apart (no RES001): the job's own nodeSelector,
+            # on a label pools of both carry, is what picks both.
+            "vendors/hygon.yaml": HYGON_Z100L.replace(
+                "devicesPerNode: 8", "devicesPerNode: 8\n    labels: {accelerator: dcu-or-gpu}"
+            ),
+            "vendors/amd.yaml": AMD_MI250X.replace(
+                "nodes: [amd-1]", "nodes: [amd-1], labels: {accelerator: dcu-or-gpu}"
+            ),
         },
-        "values/teams/demo.yaml:4:5: POD005 Job 'j': container 'j' requests amd.com/gpu, which "
+        "values/teams/demo.yaml:6:19: POD005 Job 'j': container 'j' requests amd.com/gpu, which "
         "amd and hygon both advertise, and its nodeSelector "
-        "{feature.node.kubernetes.io/accelerator=amd-gpu} picks pools of both (at $.jobs.j)",
+        "{feature.node.kubernetes.io/accelerator=dcu-or-gpu} picks pools of both "
+        "(at $.jobs.j.nodeSelector)",
     ),
 }
 

@@ -63,6 +63,24 @@ def test_values_schema_error_stops_before_render(values: Path) -> None:
     assert "values/teams/ml-team.yaml:2:11: VAL001 'many' is not of type 'integer'" in out
 
 
+def test_values_that_do_not_load_are_checked_beside_their_errors(values: Path) -> None:
+    """A team file the schema refuses stops no check of the rest: ml-team's quota for a vendor
+    the fleet does not have is told in the same run (docs/validate.md, "One finding per root
+    cause"), and nothing after the checks reads the values."""
+    (values / "teams/inference.yaml").write_text("quota: {nvidia: many}\n")
+    (values / "teams/ml-team.yaml").write_text(
+        ML.replace("  nvidia: 4\n", "  nvidia: 4\n  amd: 2\n")
+    )
+    code, out = validate_committed(values, "--no-cache")
+    assert code == 1, out
+    assert "values/teams/inference.yaml:1:17: VAL001 'many' is not of type 'integer'" in out
+    assert (
+        "values/teams/ml-team.yaml:3:3: REF001 quota names vendor 'amd', which has no enabled "
+        "values/vendors/amd.yaml"
+    ) in out
+    assert "not run manifest rules (the values have errors: fix them first)" in out
+
+
 def test_unknown_field_in_a_rendered_object(values: Path, extra_objects: list[Any]) -> None:
     extra_objects.append(
         (

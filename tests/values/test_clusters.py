@@ -99,9 +99,9 @@ def test_views_of_selects_an_environment_s_clusters_or_one_of_them(tmp_path: Pat
 def test_a_pool_in_no_cluster_is_a_finding(tmp_path: Path) -> None:
     prod = TWO_CLUSTERS_PROD.replace("pools: [nvidia, ascend/910b]", "pools: [nvidia]")
     assert lines(two_clusters(tmp_path, environments__prod_yaml=prod))[0] == (
-        "values/environments/prod.yaml:2:3: CLU001 pool ascend/910b is in no cluster of "
-        "environment 'prod' (at $.clusters); add ascend/910b (or ascend) to the pools of the cluster its "
-        "nodes are in"
+        # The environment is named once, by the finding's layers (one environment here: none).
+        "values/environments/prod.yaml:2:3: CLU001 pool ascend/910b is in no cluster "
+        "(at $.clusters); add ascend/910b (or ascend) to the pools of the cluster its nodes are in"
     )
 
 
@@ -138,13 +138,11 @@ def test_a_cluster_naming_an_unknown_vendor_or_pool_is_a_finding_with_the_likely
         ("$.clusters.main.pools[1]", "did you mean '910b'? ascend's pools: 910b"),
     ]
     assert sorted(f.message for f in found if f.code == "CLU002") == [
-        "cluster 'domestic' lists vendor 'nvidai', which environment 'prod' does not have",
+        "cluster 'domestic' lists vendor 'nvidai', which has no enabled values/vendors/nvidai.yaml",
         "cluster 'main' lists pool 'ascend/910c': vendor 'ascend' has no pool '910c'",
     ]
     # The pool it meant is then in no cluster: said too, not hidden by the typo.
-    assert [f.message for f in found if f.code == "CLU001"] == [
-        "pool ascend/910b is in no cluster of environment 'prod'"
-    ]
+    assert [f.message for f in found if f.code == "CLU001"] == ["pool ascend/910b is in no cluster"]
 
 
 def test_a_cluster_s_pools_after_an_unknown_vendor_or_pool_are_still_placed(
@@ -187,15 +185,17 @@ jobs:
 
 
 def test_a_job_over_vendors_in_two_clusters_has_no_cluster(tmp_path: Path) -> None:
-    [finding] = findings(two_clusters(tmp_path, teams__ml_yaml=MIXED))
+    finding, volcano = findings(two_clusters(tmp_path, teams__ml_yaml=MIXED))
+    # A root cause of its own, in the same run: the fleet does not declare Volcano, which the
+    # job's kind needs (the base layer still has the job: it has no clusters).
+    assert (volcano.code, volcano.path) == ("DEP001", "$.jobs.mixed.kind")
     assert (finding.code, str(finding.location), finding.path) == (
         "CLU003",
         "values/teams/ml.yaml:3:3",
         "$.jobs.mixed",
     )
     assert finding.message == (
-        "job 'mixed' asks for nvidia, cambricon, and no cluster of environment 'prod' has pools "
-        "for all of them"
+        "job 'mixed' asks for nvidia, cambricon, and no cluster has pools for all of them"
     )
     assert finding.hint.startswith("list the pools it needs in one cluster")
 
@@ -218,33 +218,49 @@ def test_a_service_whose_tracks_are_in_two_clusters_is_refused_with_the_way_out(
     )
 
 
-def test_a_service_with_one_track_and_no_place_gets_the_plain_hint(tmp_path: Path) -> None:
-    """Only tracks in two clusters are the service's own way out; one track is like a job."""
+def test_a_model_no_pool_is_goes_to_its_vendor_s_cluster_and_its_pods_say_so(
+    tmp_path: Path,
+) -> None:
+    """No cluster has what it asks for, so no cluster is to be found: the workload goes to the
+    one cluster with its vendor's pools, where its pods pick no pool (POD003, at the model),
+    and no CLU003 sends the user looking for a cluster. A service's one track, as a job."""
     team = (
         "quota: {nvidia: 4}\nservices:\n  serve:\n    images: {nvidia: r/s:cuda}\n"
         "    tracks: {nvidia: {replicas: 1, model: H100}}\n"
     )
     [finding] = findings(two_clusters(tmp_path, teams__inference_yaml=team))
-    assert (finding.code, str(finding.location), finding.path) == (
-        "CLU003",
-        "values/teams/inference.yaml:3:3",
-        "$.services.serve",
+    assert (finding.code, str(finding.location), finding.path, finding.environments) == (
+        "POD003",
+        "values/teams/inference.yaml:5:43",
+        "$.services.serve.tracks.nvidia.model",
+        ("", "prod"),
     )
     assert finding.message == (
-        "service 'serve' asks for nvidia (H100), and no cluster of environment 'prod' has pools "
-        "for all of them"
+        "Deployment 'serve-nvidia': container 'serve' requests nvidia.com/gpu but its "
+        "nodeSelector {feature.node.kubernetes.io/accelerator=nvidia-gpu, "
+        "feature.node.kubernetes.io/gpu-model=H100} picks no pool of nvidia"
     )
-    assert finding.hint == "list the pools it needs in one cluster, or change what it asks for"
+    assert finding.clusters == ("prod/main",)
 
 
-def test_a_model_missing_from_the_vendor_s_cluster_is_no_place(tmp_path: Path) -> None:
+def test_a_model_missing_from_the_vendor_s_cluster_is_said_by_its_pods(tmp_path: Path) -> None:
     team = TWO_CLUSTERS["teams/ml.yaml"].replace("devices: 2", "devices: 2\n    model: MLU590")
     [finding] = findings(two_clusters(tmp_path, teams__ml_yaml=team))
-    assert finding.code == "CLU003" and "cambricon (MLU590)" in finding.message
-    # A fallback model missing too: both are named, either would do.
+    assert (finding.code, finding.path, finding.clusters) == (
+        "POD003",
+        "$.jobs['mlu-train'].model",
+        ("prod/domestic",),
+    )
+    # A fallback model missing too: each is said at its own line.
     team = team.replace("model: MLU590", "model: MLU590\n    fallbackModel: MLU580")
-    [finding] = findings(two_clusters(tmp_path / "fallback", teams__ml_yaml=team))
-    assert finding.message.startswith("job 'mlu-train' asks for cambricon (MLU590 or MLU580), ")
+    found = findings(two_clusters(tmp_path / "fallback", teams__ml_yaml=team))
+    assert [(f.code, f.path) for f in found] == [
+        ("POD003", "$.jobs['mlu-train'].model"),
+        ("SCH005", "$.jobs['mlu-train'].fallbackModel"),
+    ]
+    assert found[1].message == (
+        "job 'mlu-train': fallbackModel 'MLU580' names no pool of cambricon (models: MLU370)"
+    )
 
 
 def test_a_task_asks_for_its_job_s_model(tmp_path: Path) -> None:
@@ -253,8 +269,10 @@ def test_a_task_asks_for_its_job_s_model(tmp_path: Path) -> None:
         "quota: {cambricon: 4}\njobs:\n  gang:\n    kind: volcano\n    model: MLU590\n"
         "    images: {cambricon: r/t:mlu}\n    tasks:\n      w: {vendor: cambricon, replicas: 2}\n"
     )
-    [finding] = findings(two_clusters(tmp_path, teams__ml_yaml=team))
-    assert finding.code == "CLU003" and "asks for cambricon (MLU590)" in finding.message
+    found = findings(two_clusters(tmp_path, teams__ml_yaml=team))
+    # DEP001: the fleet does not declare Volcano, a root cause of its own.
+    assert [f.code for f in found] == ["DEP001", "POD003"]
+    assert "mlu-model=MLU590} picks no pool of cambricon" in found[1].message
     own = team.replace("{vendor: cambricon, replicas: 2}", "{vendor: cambricon, model: MLU370}")
     got = views(two_clusters(tmp_path / "own", teams__ml_yaml=own))
     assert summary(got["prod/domestic"])["teams"] == {"ml": ({"cambricon": 4}, ["gang"], [])}
@@ -287,7 +305,7 @@ def test_a_named_cluster_must_exist_and_hold_what_the_workload_asks_for(tmp_path
         "$.jobs['mlu-train'].cluster",
     )
     assert finding.message == (
-        "job 'mlu-train' names cluster 'domestc', which environment 'prod' does not have"
+        "job 'mlu-train' names cluster 'domestc', which is not one of the environment's clusters"
     )
     assert finding.hint == "did you mean 'domestic'? clusters: main, domestic"
 
@@ -310,8 +328,9 @@ clusters:
 def test_a_cluster_named_without_the_vendor_s_pools_is_told_which_clusters_have_them(
     tmp_path: Path,
 ) -> None:
-    """By a quota split and by a job's cluster; none when no cluster has them (AMD is no vendor
-    of prod; no cluster has both NVIDIA and Cambricon)."""
+    """By a quota split and by a job's cluster; none when no cluster has them (no cluster has
+    both NVIDIA and Cambricon). AMD is no vendor of prod: its quota is REF001's, whatever
+    cluster it names, and no CLU004 says it twice."""
     team = """\
 quota: {nvidia: {main: 4, domestic: 2}, cambricon: {domestic: 4}, amd: {main: 2}}
 jobs:
@@ -334,6 +353,8 @@ jobs:
         "environments/prod.yaml": THREE_CLUSTERS_PROD,
     }
     found = findings(tree(tmp_path, files, fleet=PROD_FLEET))
+    others = [f for f in found if f.code in ("DEP001", "ALC005")]
+    found = [f for f in found if f not in others]
     assert [(f.code, str(f.location), f.path, f.message, f.hint) for f in found] == [
         (
             "CLU004",
@@ -343,11 +364,11 @@ jobs:
             "clusters with nvidia pools: main, east",
         ),
         (
-            "CLU004",
-            "values/teams/ml.yaml:1:79",
-            "$.quota.amd.main",
-            "team ml: quota for amd names cluster 'main', which has no amd pools",
-            "clusters with amd pools: none",
+            "REF001",
+            "values/teams/ml.yaml:1:67",
+            "$.quota.amd",
+            "quota names vendor 'amd', which has no enabled values/vendors/amd.yaml",
+            "known vendors: cambricon, nvidia",
         ),
         (
             "CLU003",
@@ -363,6 +384,12 @@ jobs:
             "job 'mixed' names cluster 'main', which has no pools for nvidia, cambricon",
             "clusters that have them: none",
         ),
+    ]
+    # Root causes of their own, from the base layer (no clusters: the job is there): the fleet
+    # does not declare Volcano, and the gang's NVIDIA task names no model of two.
+    assert [(f.code, f.path) for f in others] == [
+        ("DEP001", "$.jobs.mixed.kind"),
+        ("ALC005", "$.jobs.mixed.tasks.gpu"),
     ]
 
 
