@@ -924,7 +924,8 @@ CODES = (
         "VAL003",
         "values (load)",
         "error",
-        "a resolved vendor lacks a fact it needs (or its selectorLabel is not one of nodeLabels)",
+        "a resolved vendor lacks a fact it needs (or selectorLabel is not in nodeLabels); an "
+        "inventory's serverType is not its file's",
     ),
     CodeInfo(
         "ALC001",
@@ -950,7 +951,7 @@ CODES = (
         "REF002",
         "values (load)",
         "error",
-        "an override of an unknown vendor, team or environment; a production environment that "
-        "is not one of the fleet's",
+        "an override of an unknown vendor, team or environment; an unknown production "
+        "environment, or pool serverType (no inventory)",
     ),
 )
