@@ -78,7 +78,9 @@ def env_text(rep: EnvReport) -> str:
         ]
         lines += _table(rows)
     if rep.quotas:
-        lines.append(" quota used / hard per team")
+        lines.append(
+            " quota used / hard per team" + (f", {rep.quotas_taken}" if rep.quotas_taken else "")
+        )
         rows = [["team", "namespace", "resource", "used", "hard"]]
         for q in rep.quotas:
             for res, hard in sorted(q["hard"].items()):
