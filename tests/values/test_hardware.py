@@ -105,9 +105,9 @@ def test_a_server_type_that_names_no_inventory_is_a_finding_at_it(tmp_path: Path
             Location("values/vendors/nvidia.yaml", 2, 75),
             "$.pools[0].serverType",
             "did you mean 'hgx-h100'? declare it in values/inventories/hgx-h10.yaml "
-            "(docs/node-config.md), or name one of: amd-mi250x, cambricon-mlu370, hgx-h100, "
-            "hygon-cpu, hygon-dcu-z100l, kunpeng-ascend-910b, kunpeng-cpu, x86-a100, x86-cpu, "
-            "x86-h100",
+            "(docs/node-config.md), or name one of: amd-mi250x, amd-mi300x, cambricon-mlu370, "
+            "hgx-h100, hygon-cpu, hygon-dcu-k100, hygon-dcu-k100-ai, hygon-dcu-z100l, "
+            "kunpeng-ascend-910b, kunpeng-cpu, x86-a100, x86-cpu, x86-h100",
         )
     ]
 
@@ -122,8 +122,8 @@ def test_a_server_type_far_from_any_says_where_to_declare_it(tmp_path: Path) -> 
     (found,) = raised.value.findings
     assert found.hint == (
         "declare it in values/inventories/dgx-h200.yaml (docs/node-config.md), or name one of: "
-        "amd-mi250x, cambricon-mlu370, hygon-cpu, hygon-dcu-z100l, kunpeng-ascend-910b, "
-        "kunpeng-cpu, x86-a100, x86-cpu, x86-h100"
+        "amd-mi250x, amd-mi300x, cambricon-mlu370, hygon-cpu, hygon-dcu-k100, hygon-dcu-k100-ai, "
+        "hygon-dcu-z100l, kunpeng-ascend-910b, kunpeng-cpu, x86-a100, x86-cpu, x86-h100"
     )
 
 
