@@ -38,8 +38,6 @@ from generator.simulate.snapshot import EnvRun, JobOutcome, Refusal
 from generator.vocab.api import CORE
 
 REFUSED_HINT = "validate --dry-run=server shows the details"
-JOBS_RUNNING = "while the services and Jobs ran"
-JOBSETS_RUNNING = "while the services and JobSets ran"
 
 
 def judge(plan: SimPlan, run: EnvRun) -> EnvReport:
@@ -74,10 +72,11 @@ def judge(plan: SimPlan, run: EnvRun) -> EnvReport:
     pod_rows, failing = pod_verdicts(state, view, refs, nodes, run.jobs.outcome)
     findings += [f for key, fs in failing.items() if key[1] in SERVICE_KINDS for f in fs]
     admissions = admission_verdicts(workloads_by_owner(state), refs, pod_rows, lws_groups(state))
-    # The quotas as the last workloads to run left them: the JobSets' (run after the Jobs, beside
-    # the services) where there are any, whose devices then count as used; else the Jobs'.
-    taken = run.jobsets if run.jobsets is not None else state
-    quotas = quota_rows(view, taken.list(CORE, "ResourceQuota"))
+    quotas = quota_rows(view, state.list(CORE, "ResourceQuota"))
+    # The JobSets run after the Jobs, beside the services: their devices count as used only then.
+    jobset_quotas = (
+        [] if run.jobsets is None else quota_rows(view, run.jobsets.list(CORE, "ResourceQuota"))
+    )
     tracks, found = track_verdicts(plan.build.workloads, state.list(CORE, "Pod"))
     findings += found
     jobs_failing = {k: fs for k, fs in failing.items() if k[1] not in SERVICE_KINDS}
@@ -109,7 +108,7 @@ def judge(plan: SimPlan, run: EnvRun) -> EnvReport:
         probes=probes,
         pods=pod_rows,
         quotas=quotas,
-        quotas_taken=JOBSETS_RUNNING if run.jobsets is not None else JOBS_RUNNING,
+        jobset_quotas=jobset_quotas,
         tracks=tracks,
         admissions=admissions,
         # Every finding of this run is about this environment: a field, so reporters and the

@@ -65,8 +65,9 @@ class EnvReport:
     probes: list[dict[str, Any]] = field(default_factory=list)
     pods: list[PodResult] = field(default_factory=list)
     quotas: list[dict[str, Any]] = field(default_factory=list)
-    quotas_taken: str = ""
-    """When the quotas were read (judge.py: the last workloads to run, beside the services)."""
+    """Each quota as read while the services and Jobs ran."""
+    jobset_quotas: list[dict[str, Any]] = field(default_factory=list)
+    """Each quota as read while the services and JobSets (and TrainJobs) ran; none without."""
     tracks: list[dict[str, Any]] = field(default_factory=list)
     admissions: list[dict[str, Any]] = field(default_factory=list)
     """Kueue's verdict per queued workload (simulate/kueue.py), when Kueue runs."""

@@ -730,11 +730,12 @@ def test_a_pool_without_an_inventory_is_one_warning_at_the_pool_and_no_cascade(
     assert codes(result.findings, Severity.WARNING) == {"SIM009", "SIM011"}
 
 
-def test_the_quota_table_is_read_while_the_jobsets_run(
+def test_the_quotas_are_read_again_while_the_jobsets_run(
     tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    """Team llm's JobSet runs its 4-GPU pod (JobSet's controller makes its child Job): the
-    quota table, read while it runs, counts its 4 GPUs as used and says when it was read."""
+    """Team llm's JobSet runs its 4-GPU pod (JobSet's controller makes its child Job) after the
+    Jobs: its quota, read again while it runs, counts its 4 GPUs as used; read while the Jobs
+    ran (none here), it counts none. The report has a table for each, each saying when."""
     pretrain = {
         "kind": "jobset",
         "images": {"nvidia": "registry.example.com/train:cuda"},
@@ -748,16 +749,16 @@ def test_the_quota_table_is_read_while_the_jobsets_run(
     assert [(p.workload, p.node, p.phase) for p in env.pods] == [
         ("JobSet task llm/pretrain/gpu", "gpu-1", "Running")
     ]
-    assert env.quotas == [
-        {
-            "team": "llm",
-            "namespace": "llm",
-            "quota": "accelerators",
-            "hard": {"requests.nvidia.com/gpu": "4"},
-            "used": {"requests.nvidia.com/gpu": "4"},
-        }
-    ]
-    assert env.quotas_taken == "while the services and JobSets ran"
-    assert " quota used / hard per team, while the services and JobSets ran" in (
-        simreport.env_text(env)
-    )
+    row = {"team": "llm", "namespace": "llm", "quota": "accelerators"}
+    hard = {"requests.nvidia.com/gpu": "4"}
+    assert env.quotas == [{**row, "hard": hard, "used": {"requests.nvidia.com/gpu": "0"}}]
+    assert env.jobset_quotas == [{**row, "hard": hard, "used": {"requests.nvidia.com/gpu": "4"}}]
+    text = simreport.env_text(env)
+    assert (
+        " quota used / hard per team, while the services and Jobs ran\n"
+        "  team  namespace  resource                 used  hard\n"
+        "  llm   llm        requests.nvidia.com/gpu  0     4\n"
+        " quota used / hard per team, while the services and JobSets ran\n"
+        "  team  namespace  resource                 used  hard\n"
+        "  llm   llm        requests.nvidia.com/gpu  4     4\n"
+    ) in text
