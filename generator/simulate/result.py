@@ -12,7 +12,9 @@ HINTS = {
     "SIM001": "fix the pool's labels, or the NodeFeatureRule match (PCI class and device IDs)",
     "SIM002": "use a taint key NFD accepts (prefixed, e.g. feature.node.kubernetes.io/...)",
     "SIM003": "the DaemonSet must select exactly its vendor's nodes: fix its selector or the rules",
-    "SIM004": "the scheduler's reason says what is missing: capacity, a label, or a toleration",
+    "SIM004": "the scheduler's reason says what is missing: capacity (a simulated node has the "
+    "CPU, memory and resources its pool's node shape declares, else 64 CPUs and 512Gi: "
+    "docs/values.md, the site's hardware), a label, or a toleration",
     "SIM005": "select the vendor's pools (and model) in the workload",
     "SIM006": "taint the pool's nodes (with a key nfd-master accepts)",
     "SIM007": "replicas per track must be what plan says: check capacity, quota and placement",
