@@ -1,5 +1,6 @@
 """The simulated nodes of one environment: one per pool node (or per `nodeCount`), one
-general-purpose server, and one of every CPU-only server type that has a built-in PCI inventory.
+general-purpose server, and one of every CPU-only server type that has a PCI inventory (built in,
+or the site's in values/inventories/).
 
 Each node carries the pool's device capacity (what the vendor's device plugin would advertise)
 and the pool's node shape (values `node`, over its server type's: CPU, memory, other resources),
@@ -67,19 +68,23 @@ class SimNode:
         return self.pool is not None and self.inventory is None
 
     def capacity(self) -> dict[str, str]:
-        """The Node's capacity as declared: the pool's node shape and what the vendor's device
-        plugin advertises (each device `replicas` times where the vendor shares them); not for a
-        vendor allocated by DRA, whose devices are published as a ResourceSlice instead."""
+        """The Node's capacity as declared: the pool's node shape (a server's own, for a general
+        or CPU-only one) and what the vendor's device plugin advertises (each device `replicas`
+        times where the vendor shares them); not for a vendor allocated by DRA, whose devices
+        are published as a ResourceSlice instead."""
         if self.vendor is None or self.pool is None:
-            return {}
+            return self.inventory.node.capacity() if self.inventory else {}
         capacity = self.pool.node.capacity()
         if not self.vendor.dra:
             capacity[self.vendor.resource_name] = str(self.pool.units_per_node)
         return capacity
 
 
-def cpu_servers() -> list[Inventory]:
-    return [inv for inv in inventory.builtin().values() if inv.accelerator is None]
+def cpu_servers(view: FleetView) -> dict[str, Inventory]:
+    """The CPU-only server types by name: the built-in ones, and the site's (its own over a
+    built-in one of the same name)."""
+    builtin = {n: inv for n, inv in inventory.builtin().items() if inv.accelerator is None}
+    return {**builtin, **{inv.server_type: inv for inv in view.cpu_servers}}
 
 
 def plan_nodes(view: FleetView) -> list[SimNode]:
@@ -106,7 +111,7 @@ def plan_nodes(view: FleetView) -> list[SimNode]:
                     )
                 )
     taken = {n.name for n in nodes}
-    by_type = {inv.server_type: inv for inv in cpu_servers()}
+    by_type = cpu_servers(view)
     general = by_type.pop(GENERAL_SERVER, None)
     extra = [("general", "general-purpose-01", general)]
     extra += [("cpu-only", f"cpu-{t}-01", inv) for t, inv in sorted(by_type.items())]

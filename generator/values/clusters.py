@@ -369,6 +369,7 @@ def split(view: FleetView, clusters: Doc, findings: list[Finding]) -> list[Fleet
                 view.env_file,
                 cluster,
                 view.retired,
+                view.cpu_servers,
             )
         )
     return out

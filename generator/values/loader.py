@@ -837,7 +837,9 @@ def load(values_dir: Path, cache_dir: Path | None = None, *, write_cache: bool =
                         )
                     )
 
-    resolver = _Resolver(findings, _servers(by_kind["inventory"], findings))
+    servers = _servers(by_kind["inventory"], findings)
+    resolver = _Resolver(findings, servers)
+    cpu_servers = tuple(inv for _, inv in sorted(servers.items()) if inv.accelerator is None)
 
     def view(env: str) -> FleetView:
         env_p = env_files.get(env)
@@ -873,6 +875,7 @@ def load(values_dir: Path, cache_dir: Path | None = None, *, write_cache: bool =
             tuple(teams),
             env_p.file if env_p else None,
             retired=tuple(sorted(retired)),
+            cpu_servers=cpu_servers,
         )
 
     # Each layer resolves on its own; a problem found in several layers is reported once,

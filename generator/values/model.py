@@ -364,6 +364,10 @@ class FleetView:
     # controller/appcontroller.go, getPermittedAppLiveObjects), so the project keeps them
     # (builders/argocd.py) until the team's file is removed.
     retired: tuple[str, ...] = ()
+    # The site's server types without accelerators (values/inventories/, accelerator null), by
+    # name: simulate registers one node of each, beside the built-in ones, so a rule that
+    # over-matches the site's own CPU servers shows.
+    cpu_servers: tuple[Inventory, ...] = ()
 
     @property
     def key(self) -> str:

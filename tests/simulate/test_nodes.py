@@ -154,3 +154,34 @@ def test_a_node_without_an_inventory_is_registered_with_its_pools_labels_and_tai
     n1 = node_object(nodes["n1"])
     assert [k for k in n1["metadata"]["labels"] if "feature.node" in k] == []
     assert n1["spec"]["taints"] == []
+
+
+def test_the_sites_cpu_only_server_is_simulated_beside_the_built_in_ones_with_its_shape(
+    tmp_path: Path,
+) -> None:
+    """A site's EPYC server without accelerators (accelerator: null) is a node of its own,
+    publishing its inventory, with its declared shape; the built-in CPU-only servers stay."""
+    epyc = (
+        "description: our 2-socket EPYC 9654 storage server\n"
+        "accelerator: null\n"
+        'sources: ["lspci -nn of store-3"]\n'
+        "devices:\n"
+        '  - {class: "0600", vendor: "1022", device: "14a4", subsystem_vendor: "1022", '
+        'subsystem_device: "14a4"}\n'
+        "node: {cpu: 384, memory: 1536Gi}\n"
+    )
+    view = values.load(tree(tmp_path, {"inventories/epyc-9654.yaml": epyc})).envs["prod"]
+    servers = {n.name: n for n in plan_nodes(view) if n.role != "pool"}
+    assert sorted(servers) == [
+        "cpu-epyc-9654-01",
+        "cpu-hygon-cpu-01",
+        "cpu-kunpeng-cpu-01",
+        "general-purpose-01",
+    ]
+    node = servers["cpu-epyc-9654-01"]
+    assert node.inventory is not None and node.inventory.file == "values/inventories/epyc-9654.yaml"
+    assert node_object(node)["status"]["capacity"] == {
+        "cpu": "384",
+        "memory": "1536Gi",
+        "pods": "110",
+    }
