@@ -102,7 +102,7 @@ values_option = click.option(
     type=click.Path(path_type=Path, file_okay=False),
     default=lambda: Path("values"),
     show_default="values",
-    help="The values tree (fleet.yaml, vendors/, teams/, environments/).",
+    help="The values tree (fleet.yaml, vendors/, teams/, environments/, inventories/).",
 )
 
 

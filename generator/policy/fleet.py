@@ -6,6 +6,8 @@ Each is a `Check` (policy/checks.py) listed in CHECKS below and in policy/regist
 from __future__ import annotations
 
 from collections.abc import Iterable
+from fractions import Fraction
+from typing import Any
 
 from generator.builders import argocd, scheduling
 from generator.builders.monitoring.sources import MonitoringError
@@ -16,7 +18,8 @@ from generator.policy.checks import EITHER, WARNING, Check
 from generator.policy.context import Context
 from generator.policy.placement import selector_clashes
 from generator.toolchain import schemas
-from generator.values.model import FleetView, Team, Vendor
+from generator.values.model import FleetView, Pool, Team, Vendor
+from generator.values.quantity import format_quantity, parse_quantity
 from generator.values.yamlio import json_path
 from generator.vocab.labels import VENDOR_LABEL
 from generator.vocab.objects import identity
@@ -494,6 +497,63 @@ def runtime_class_handler(ctx: Context) -> Iterable[Finding]:
             )
 
 
+def pod_requests(spec: dict[str, Any]) -> dict[str, Fraction]:
+    """What the pod's app containers request together, each request defaulting to its limit
+    (kubernetes v1.36.3 pkg/apis/core/v1/defaults.go, SetDefaults_Pod): a lower bound of what
+    kube-scheduler holds a node to, which adds the init containers and the overhead
+    (k8s.io/component-helpers v0.36.3 resource/helpers.go, PodRequests)."""
+    out: dict[str, Fraction] = {}
+    for container in spec.get("containers") or []:
+        res = container.get("resources") or {}
+        for name, value in {**(res.get("limits") or {}), **(res.get("requests") or {})}.items():
+            quantity = parse_quantity(value)
+            if quantity is not None:
+                out[name] = out.get(name, Fraction(0)) + quantity
+    return out
+
+
+def _shortfall(need: dict[str, Fraction], pool: Pool) -> list[tuple[str, str]]:
+    """Each resource the pool's declared node shape has less of than `need`, with what it
+    declares (what it does not declare is not known to be short)."""
+    out = []
+    for name, have in sorted(pool.node.capacity().items()):
+        declared = parse_quantity(have)
+        if declared is not None and need.get(name, Fraction(0)) > declared:
+            out.append((name, have))
+    return out
+
+
+def node_shape(ctx: Context) -> Iterable[Finding]:
+    """A pod that asks for more CPU, memory or another resource than the node shape of every
+    pool it may land on declares (values `node`, or its server type's): no node of them can
+    take it, whatever else runs there."""
+    for team in ctx.view.teams:
+        for land in ctx.landings(team):
+            need = pod_requests(land.ref.spec)
+            short = [(pool, _shortfall(need, pool)) for pool in land.pools]
+            if not short or not all(lacks for _, lacks in short):
+                continue
+            ref = land.ref
+            at = (*ref.path, "resources")
+            path = at if team.doc.get(*at) is not None else ref.path
+            names = sorted({name for _, lacks in short for name, _ in lacks})
+            asked = ", ".join(f"{name} {format_quantity(need[name])}" for name in names)
+            pools = "; ".join(
+                f"pool {land.vendor.id}/{pool.name}: "
+                + ", ".join(f"{name} {have}" for name, have in lacks)
+                for pool, lacks in short
+            )
+            yield Finding(
+                "NODE006",
+                f"{ref.kind} {ref.name!r}: its pod asks for {asked}, more than the nodes it may "
+                f"land on declare ({pools}): it can never be scheduled",
+                team.doc.locate(path),
+                json_path(path),
+                "ask for less, or declare the pool's node shape as its nodes are (the pool's "
+                "`node`, or its server type's in values/inventories/: docs/values.md)",
+            )
+
+
 def app_name_length(ctx: Context) -> Iterable[Finding]:
     view = ctx.view
     if not view.env:
@@ -688,6 +748,11 @@ CHECKS: tuple[Check, ...] = (
         "NODE005",
         "a vendor's runtimeClass has no runtime handler to name",
         runtime_class_handler,
+    ),
+    Check(
+        "NODE006",
+        "a pod asks for more CPU, memory or another resource than its pools' node shape declares",
+        node_shape,
     ),
     Check(
         "NAME005",

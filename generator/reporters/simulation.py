@@ -77,10 +77,12 @@ def env_text(rep: EnvReport) -> str:
             for a in rep.admissions
         ]
         lines += _table(rows)
-    if rep.quotas:
-        lines.append(" quota used / hard per team")
+    for quotas, when in ((rep.quotas, "Jobs"), (rep.jobset_quotas, "JobSets")):
+        if not quotas:
+            continue
+        lines.append(f" quota used / hard per team, while the services and {when} ran")
         rows = [["team", "namespace", "resource", "used", "hard"]]
-        for q in rep.quotas:
+        for q in quotas:
             for res, hard in sorted(q["hard"].items()):
                 rows.append(
                     [q["team"], q["namespace"], res, str(q["used"].get(res, "0")), str(hard)]

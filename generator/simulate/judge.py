@@ -73,6 +73,10 @@ def judge(plan: SimPlan, run: EnvRun) -> EnvReport:
     findings += [f for key, fs in failing.items() if key[1] in SERVICE_KINDS for f in fs]
     admissions = admission_verdicts(workloads_by_owner(state), refs, pod_rows, lws_groups(state))
     quotas = quota_rows(view, state.list(CORE, "ResourceQuota"))
+    # The JobSets run after the Jobs, beside the services: their devices count as used only then.
+    jobset_quotas = (
+        [] if run.jobsets is None else quota_rows(view, run.jobsets.list(CORE, "ResourceQuota"))
+    )
     tracks, found = track_verdicts(plan.build.workloads, state.list(CORE, "Pod"))
     findings += found
     jobs_failing = {k: fs for k, fs in failing.items() if k[1] not in SERVICE_KINDS}
@@ -104,6 +108,7 @@ def judge(plan: SimPlan, run: EnvRun) -> EnvReport:
         probes=probes,
         pods=pod_rows,
         quotas=quotas,
+        jobset_quotas=jobset_quotas,
         tracks=tracks,
         admissions=admissions,
         # Every finding of this run is about this environment: a field, so reporters and the

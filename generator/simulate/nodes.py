@@ -1,17 +1,22 @@
 """The simulated nodes of one environment: one per pool node (or per `nodeCount`), one
-general-purpose server, and one of every CPU-only server type that has a PCI inventory.
+general-purpose server, and one of every CPU-only server type that has a PCI inventory (built in,
+or the site's in values/inventories/).
 
 Each node carries the pool's device capacity (what the vendor's device plugin would advertise)
-and publishes the PCI inventory of its server type as the NodeFeature object nfd-worker would
-publish (name = node name, label nfd.node.kubernetes.io/node-name, namespace of nfd-master;
-source: sigs.k8s.io/node-feature-discovery v0.19.0 pkg/nfd-worker/nfd-worker.go, the NodeFeature
-it creates). nfd-master then labels and taints the node from the fleet's NodeFeatureRules.
-Inventories (generator/values/inventories/<server type>.yaml) are fixtures that name their sources.
+and the pool's node shape (values `node`, over its server type's: CPU, memory, other resources),
+and publishes the PCI inventory of its server type (the pool's, values/model.py Pool.inventory)
+as the NodeFeature object nfd-worker would publish (name = node name, label
+nfd.node.kubernetes.io/node-name, namespace of nfd-master; source:
+sigs.k8s.io/node-feature-discovery v0.19.0 pkg/nfd-worker/nfd-worker.go, the NodeFeature it
+creates). nfd-master then labels and taints the node from the fleet's NodeFeatureRules.
+
+A pool whose server type has no inventory has nothing for nfd-master to match: its nodes are
+registered with the pool's labels and taints as declared (the plan says so, once per pool:
+SIM009), so what follows is judged as the pool says its nodes are.
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 
 from generator.builders import operators
@@ -56,28 +61,30 @@ class SimNode:
         i = self.pool.index
         return self.vendor.doc.anchor(("pools", i, "taints"), ("pools", i), ("pools",))
 
+    @property
+    def declared(self) -> bool:
+        """A pool's node with no inventory: it carries the pool's labels and taints as declared
+        from its registration, since nfd-master has nothing to match on it."""
+        return self.pool is not None and self.inventory is None
 
-@functools.cache
-def inventories() -> tuple[Inventory, ...]:
-    return tuple(inventory.load(name) for name in inventory.names())
+    def capacity(self) -> dict[str, str]:
+        """The Node's capacity as declared: the pool's node shape (a server's own, for a general
+        or CPU-only one) and what the vendor's device plugin advertises (each device `replicas`
+        times where the vendor shares them); not for a vendor allocated by DRA, whose devices
+        are published as a ResourceSlice instead."""
+        if self.vendor is None or self.pool is None:
+            return self.inventory.node.capacity() if self.inventory else {}
+        capacity = self.pool.node.capacity()
+        if not self.vendor.dra:
+            capacity[self.vendor.resource_name] = str(self.pool.units_per_node)
+        return capacity
 
 
-def inventory_for(vendor: Vendor, pool: Pool) -> Inventory | None:
-    """The server type of the pool's model, by the vendor's catalog entry (a vendor file that
-    reuses an entry under another name, as a shared one does, has that entry's servers)."""
-    for inv in inventories():
-        acc = inv.accelerator
-        if (
-            acc is not None
-            and acc.vendor == (vendor.catalog or vendor.id)
-            and acc.model.lower() == pool.model.lower()
-        ):
-            return inv
-    return None
-
-
-def cpu_servers() -> list[Inventory]:
-    return [inv for inv in inventories() if inv.accelerator is None]
+def cpu_servers(view: FleetView) -> dict[str, Inventory]:
+    """The CPU-only server types by name: the built-in ones, and the site's (its own over a
+    built-in one of the same name)."""
+    builtin = {n: inv for n, inv in inventory.builtin().items() if inv.accelerator is None}
+    return {**builtin, **{inv.server_type: inv for inv in view.cpu_servers}}
 
 
 def plan_nodes(view: FleetView) -> list[SimNode]:
@@ -98,13 +105,13 @@ def plan_nodes(view: FleetView) -> list[SimNode]:
                         role="pool",
                         vendor=vendor,
                         pool=pool,
-                        inventory=inventory_for(vendor, pool),
+                        inventory=pool.inventory,
                         labels=view.fleet.node_selector({**pool.labels, **handover}),
                         taints=[t.as_dict() for t in pool.taints],
                     )
                 )
     taken = {n.name for n in nodes}
-    by_type = {inv.server_type: inv for inv in cpu_servers()}
+    by_type = cpu_servers(view)
     general = by_type.pop(GENERAL_SERVER, None)
     extra = [("general", "general-purpose-01", general)]
     extra += [("cpu-only", f"cpu-{t}-01", inv) for t, inv in sorted(by_type.items())]
@@ -115,14 +122,19 @@ def plan_nodes(view: FleetView) -> list[SimNode]:
 
 
 def node_object(node: SimNode) -> Obj:
-    capacity: dict[str, str] = {}
-    if node.vendor is not None and node.pool is not None and not node.vendor.dra:
-        # What the plugin advertises: each device `replicas` times where the vendor shares them.
-        capacity[node.vendor.resource_name] = str(node.pool.units_per_node)
     # Cordoned until the node-config unit has converged: the way a node joins with
     # --register-with-taints, so no pod lands before nfd-master has had its say, and a taint
-    # that nfd-master drops stays visibly missing afterwards.
-    return fake_node(node.name, capacity=capacity, unschedulable=True)
+    # that nfd-master drops stays visibly missing afterwards. A node with no inventory carries
+    # its pool's labels and taints from the start: nfd-master removes only the labels and taints
+    # it recorded setting itself (node-feature-discovery v0.19.0 pkg/nfd-master/nfd-master.go,
+    # updateNodeObject: the feature-labels annotation; setTaints: the taints annotation).
+    return fake_node(
+        node.name,
+        labels=node.labels if node.declared else None,
+        taints=node.taints if node.declared else None,
+        capacity=node.capacity(),
+        unschedulable=True,
+    )
 
 
 def resource_slice(node: SimNode) -> Obj | None:

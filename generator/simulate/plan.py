@@ -26,7 +26,7 @@ from generator.cluster.units import ARGOCD_UNIT, BuiltUnit
 from generator.controlplane.api import Obj
 from generator.controlplane.controllers import ControllerSetup
 from generator.controlplane.crds import needed_crds
-from generator.findings import Finding, Location, Severity
+from generator.findings import Finding, Severity
 from generator.simulate import external, sitestack
 from generator.simulate.addons import nfd_applied, nfd_chart, nfd_master, rendered_controller
 from generator.simulate.kueue import HELD_KINDS, integrations
@@ -36,6 +36,7 @@ from generator.simulate.scope import not_simulated
 from generator.simulate.sitestack import SiteDaemon
 from generator.simulate.sync import JOB_KINDS
 from generator.values.model import FleetView, Team, Values
+from generator.values.yamlio import json_path
 from generator.vocab.addons import FLEET, SITE
 from generator.vocab.api import APPS, BATCH, JOBSET, LWS, VOLCANO_BATCH
 from generator.vocab.kube import DEFAULT_SCHEDULER
@@ -63,7 +64,7 @@ class SimPlan:
     built: list[BuiltUnit]
     findings: list[Finding] = field(default_factory=list)
     """What the plan says before anything runs: units that do not build, what is not simulated
-    (SIM011), nodes without an inventory (SIM009)."""
+    (SIM011), pools without an inventory (SIM009)."""
     profile: dict[str, Any] | None = None
     """The fleet's KubeSchedulerConfiguration (None: kube-scheduler's defaults)."""
     beside: bool = False
@@ -169,18 +170,7 @@ def make_plan(
     plan.nfd_objects = nfd_applied(nfd_objs or [])
 
     plan.nodes = plan_nodes(view)
-    for node in plan.nodes:
-        if node.inventory is None:
-            plan.findings.append(
-                Finding(
-                    "SIM009",
-                    f"node {node.name} ({node.describe()}): no PCI inventory for its server type, "
-                    "so nfd-master has nothing to match: its labels and taints are not simulated",
-                    node.location() or Location("values"),
-                    hint=HINTS["SIM009"],
-                    severity=Severity.WARNING,
-                )
-            )
+    plan.findings += no_inventory(view, plan.nodes)
 
     for wave in sorted({b.wave for b in built}):
         units = [b for b in built if b.wave == wave]
@@ -216,6 +206,31 @@ def make_plan(
     )
     plan.refs = as_deployed(pod_refs(build), built)
     return plan
+
+
+def no_inventory(view: FleetView, nodes: list[SimNode]) -> list[Finding]:
+    """SIM009 once per pool whose server type has no PCI inventory, at the pool: its nodes carry
+    the pool's labels and taints as declared (nodes.py), and nothing else is said of them."""
+    out: list[Finding] = []
+    for vendor in view.vendors:
+        for pool in vendor.pools:
+            names = [n.name for n in nodes if n.pool is pool and n.declared]
+            if not names:
+                continue
+            out.append(
+                Finding(
+                    "SIM009",
+                    f"pool {vendor.id}/{pool.name} (model {pool.model}; nodes {', '.join(names)}): "
+                    "no PCI inventory for its server type, so nfd-master has nothing to match: "
+                    "its nodes were registered with the pool's labels and taints as declared, "
+                    "and whether its NodeFeatureRule matches the hardware is not simulated",
+                    vendor.doc.locate(("pools", pool.index)),
+                    json_path(("pools", pool.index)),
+                    hint=HINTS["SIM009"],
+                    severity=Severity.WARNING,
+                )
+            )
+    return out
 
 
 def pod_refs(build: Build) -> dict[tuple[str, str, str], PodRef]:

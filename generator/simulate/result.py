@@ -12,12 +12,16 @@ HINTS = {
     "SIM001": "fix the pool's labels, or the NodeFeatureRule match (PCI class and device IDs)",
     "SIM002": "use a taint key NFD accepts (prefixed, e.g. feature.node.kubernetes.io/...)",
     "SIM003": "the DaemonSet must select exactly its vendor's nodes: fix its selector or the rules",
-    "SIM004": "the scheduler's reason says what is missing: capacity, a label, or a toleration",
+    "SIM004": "the scheduler's reason says what is missing: capacity (a simulated node has the "
+    "CPU, memory and resources its pool's node shape declares, else 64 CPUs and 512Gi: "
+    "docs/values.md, the site's hardware), a label, or a toleration",
     "SIM005": "select the vendor's pools (and model) in the workload",
     "SIM006": "taint the pool's nodes (with a key nfd-master accepts)",
     "SIM007": "replicas per track must be what plan says: check capacity, quota and placement",
     "SIM008": "the API server's reason says what refused the pods: quota or Pod Security",
-    "SIM009": "add a PCI inventory for the server type (generator/values/inventories)",
+    "SIM009": "declare the server's PCI functions in values/inventories/<server type>.yaml "
+    "(accelerator: the vendor and this model) and name it in the pool's serverType "
+    "(docs/node-config.md)",
     "SIM010": "the job waits for the team's other jobs: fine for a queue, or raise the quota",
     "SIM011": "check what was not simulated on a cluster that runs it (docs/simulation.md)",
     "SIM014": "nfd-worker must tolerate every pool's taint (the fleet's NFD chart values do: "
@@ -63,6 +67,9 @@ class EnvReport:
     probes: list[dict[str, Any]] = field(default_factory=list)
     pods: list[PodResult] = field(default_factory=list)
     quotas: list[dict[str, Any]] = field(default_factory=list)
+    """Each quota as read while the services and Jobs ran."""
+    jobset_quotas: list[dict[str, Any]] = field(default_factory=list)
+    """Each quota as read while the services and JobSets (and TrainJobs) ran; none without."""
     tracks: list[dict[str, Any]] = field(default_factory=list)
     admissions: list[dict[str, Any]] = field(default_factory=list)
     """Kueue's verdict per queued workload (simulate/kueue.py), when Kueue runs."""
@@ -115,7 +122,8 @@ CODES = (
         "SIM009",
         "simulate",
         "warning",
-        "a node's server type has no PCI inventory: its labels and taints are not simulated",
+        "a pool's server type has no PCI inventory: its nodes carry the pool's labels and "
+        "taints as declared",
     ),
     CodeInfo(
         "SIM010",

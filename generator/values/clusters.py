@@ -465,7 +465,8 @@ def split(view: FleetView, clusters: Doc, findings: list[Finding]) -> list[Fleet
                 view.env_file,
                 cluster,
                 view.retired,
-                view.refused,
+                refused=view.refused,
+                cpu_servers=view.cpu_servers,
             )
         )
     return out

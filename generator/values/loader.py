@@ -28,12 +28,13 @@ from generator.findings import (
     has_errors,
     merge_layers,
 )
-from generator.values import clusters
+from generator.values import clusters, inventory
 from generator.values import schema as values_schema
 from generator.values.allocation.base import Context, PluginConfig, Sharing, plugin_config
 from generator.values.allocation.dra import DRA
 from generator.values.allocation.registry import sharing_mode
 from generator.values.filecache import FileCache
+from generator.values.inventory import Inventory
 from generator.values.merge import Doc, merge_docs
 from generator.values.model import (
     ACCELERATOR_CLASSES,
@@ -64,7 +65,12 @@ from generator.values.yamlio import (
 )
 from generator.vocab.addons import FLEET, SITE
 
-KIND_DIRS = {"vendors": "vendor", "teams": "team", "environments": "environment"}
+KIND_DIRS = {
+    "vendors": "vendor",
+    "teams": "team",
+    "environments": "environment",
+    "inventories": "inventory",
+}
 
 
 @dataclass
@@ -389,8 +395,45 @@ def _dns_name_finding(name: str, display: str) -> Finding | None:
 
 
 class _Resolver:
-    def __init__(self, findings: list[Finding]) -> None:
+    def __init__(self, findings: list[Finding], servers: dict[str, Inventory]) -> None:
         self.findings = findings
+        self.servers = servers
+        """The site's server types (values/inventories/), by name."""
+
+    def inventory(
+        self, doc: Doc, i: int, raw: dict[str, Any], vendor_ids: tuple[str, ...]
+    ) -> Inventory | None:
+        """A pool's inventory: its serverType, the site's first; else the one of its model whose
+        accelerator is the vendor's (`vendor_ids`: its file's id and its catalog entry's), the
+        site's first. A serverType that names none is a finding; None without one."""
+        name = raw.get("serverType")
+        if name is not None:
+            if name in self.servers:
+                return self.servers[name]
+            if name in inventory.builtin():
+                return inventory.builtin()[name]
+            known = sorted({*self.servers, *inventory.builtin()})
+            self.findings.append(
+                Finding(
+                    "REF002",
+                    f"pool {raw['name']!r}: no inventory for server type {name!r}",
+                    doc.locate(("pools", i, "serverType")),
+                    f"$.pools[{i}].serverType",
+                    did_you_mean(
+                        str(name),
+                        known,
+                        f"declare it in values/inventories/{name}.yaml (docs/node-config.md), "
+                        "or name one of: " + ", ".join(known),
+                    ),
+                )
+            )
+            return None
+        model = str(raw["model"]).lower()
+        for inv in (*self.servers.values(), *inventory.builtin().values()):
+            acc = inv.accelerator
+            if acc is not None and acc.vendor in vendor_ids and acc.model.lower() == model:
+                return inv
+        return None
 
     def vendor(self, vendor_id: str, doc: Doc, in_catalog: bool = True) -> Vendor | None:
         before = len(self.findings)
@@ -454,6 +497,9 @@ class _Resolver:
             }
             taints = tuple(_taint(t) for t in raw["taints"]) if "taints" in raw else vendor_taints
             pci_devices, pci_classes = _pool_pci(raw, pci_models)
+            catalog_id = str(doc.get("catalog", default=vendor_id)) if in_catalog else vendor_id
+            server = self.inventory(doc, i, raw, (vendor_id, catalog_id))
+            own_shape = inventory.shape(raw.get("node"))
             pools.append(
                 Pool(
                     index=i,
@@ -467,6 +513,8 @@ class _Resolver:
                     labels=labels,
                     taints=taints,
                     replicas=sharing.replicas if sharing else 1,
+                    inventory=server,
+                    node=own_shape.over(server.node) if server else own_shape,
                 )
             )
         if sharing:
@@ -644,6 +692,27 @@ def _pool_pci(
     return (), ()
 
 
+def _servers(parsed: list[Parsed], findings: list[Finding]) -> dict[str, Inventory]:
+    """The site's server types (values/inventories/<server type>.yaml), by file name."""
+    out: dict[str, Inventory] = {}
+    for p in parsed:
+        said = p.data.get("serverType", p.name)
+        if said != p.name:
+            findings.append(
+                Finding(
+                    "VAL003",
+                    f"serverType {said!r} is not the file's name {p.name!r}",
+                    p.smap.locate(("serverType",)),
+                    "$.serverType",
+                    f"the file's name is the server type: rename the file to {said}.yaml, or "
+                    "remove serverType",
+                )
+            )
+            continue
+        out[p.name] = inventory.from_data(p.data, p.name, p.file)
+    return out
+
+
 def _taint(raw: dict[str, str]) -> Taint:
     return Taint(key=raw["key"], effect=raw["effect"], value=raw.get("value", ""))
 
@@ -713,7 +782,7 @@ def load_all(
     parsed = _parse_all(values_dir, findings, broken, cache)
     if write_cache:
         cache.save()
-    by_kind: dict[str, list[Parsed]] = {k: [] for k in ("fleet", "vendor", "team", "environment")}
+    by_kind: dict[str, list[Parsed]] = {k: [] for k in ("fleet", *KIND_DIRS.values())}
     for p in parsed:
         by_kind[p.kind].append(p)
     if not by_kind["fleet"]:
@@ -815,7 +884,9 @@ def load_all(
                         )
                     )
 
-    resolver = _Resolver(findings)
+    servers = _servers(by_kind["inventory"], findings)
+    resolver = _Resolver(findings, servers)
+    cpu_servers = tuple(inv for _, inv in sorted(servers.items()) if inv.accelerator is None)
     all_clusters = frozenset(
         str(c) for p in env_files.values() for c in (p.data.get("clusters") or {})
     )
@@ -861,6 +932,7 @@ def load_all(
             env_p.file if env_p else None,
             retired=tuple(sorted(retired)),
             refused=tuple(sorted(refused)),
+            cpu_servers=cpu_servers,
         )
 
     # Each layer resolves on its own; a problem found in several layers is reported once,
@@ -914,7 +986,8 @@ CODES = (
         "VAL003",
         "values (load)",
         "error",
-        "a resolved vendor lacks a fact it needs (or its selectorLabel is not one of nodeLabels)",
+        "a resolved vendor lacks a fact it needs (or selectorLabel is not in nodeLabels); an "
+        "inventory's serverType is not its file's",
     ),
     CodeInfo(
         "ALC001",
@@ -940,7 +1013,7 @@ CODES = (
         "REF002",
         "values (load)",
         "error",
-        "an override of an unknown vendor, team or environment; a production environment that "
-        "is not one of the fleet's",
+        "an override of an unknown vendor, team or environment; an unknown production "
+        "environment, or pool serverType (no inventory)",
     ),
 )

@@ -14,6 +14,7 @@ from generator.errors import UsageError
 from generator.findings import layer_key
 from generator.values.allocation.base import MpsDaemon, PluginConfig, Sharing
 from generator.values.allocation.dra import DraDriver
+from generator.values.inventory import Inventory, NodeShape
 from generator.values.merge import Doc
 from generator.vocab.addons import FLEET
 from generator.vocab.labels import NFD_PREFIX
@@ -188,6 +189,12 @@ class Pool:
     taints: tuple[Taint, ...]
     # Pods that share one device (the vendor's `sharing`); 1 when devices are handed out whole.
     replicas: int = 1
+    # The PCI inventory of the pool's servers: its `serverType` (the site's values/inventories/,
+    # else a built-in one), else the built-in one of the vendor's model; None: none is known.
+    inventory: Inventory | None = None
+    # The pool's node shape (its `node`) over its inventory's; what is declared in neither is
+    # not declared (a simulated node then has the control plane's default).
+    node: NodeShape = field(default_factory=NodeShape)
 
     @property
     def units_per_node(self) -> int:
@@ -401,6 +408,10 @@ class FleetView:
     # them (a quota, a workload, a cluster's pools) is left unchecked rather than reported as
     # naming a vendor that does not exist (docs/validate.md, "One finding per root cause").
     refused: tuple[str, ...] = ()
+    # The site's server types without accelerators (values/inventories/, accelerator null), by
+    # name: simulate registers one node of each, beside the built-in ones, so a rule that
+    # over-matches the site's own CPU servers shows.
+    cpu_servers: tuple[Inventory, ...] = ()
 
     @property
     def key(self) -> str:

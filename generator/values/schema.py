@@ -45,12 +45,22 @@ REPO_PATH = r"^(?!(.*/)?\.{1,2}(/|$))[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$"
 # An HTTP path: starts with '/', printable ASCII without spaces.
 URL_PATH = r"^/[!-~]*$"
 
+# A resource a node offers besides cpu and memory, named as core/v1 names it (kubernetes/api
+# core/v1/types.go v0.36.3: ResourceEphemeralStorage "ephemeral-storage",
+# ResourceHugePagesPrefix "hugepages-") or as an extended resource, <domain>/<name>.
+NODE_RESOURCE = (
+    r"^(ephemeral-storage|hugepages-[0-9]+(Ki|Mi|Gi)|"
+    r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$"
+)
+
 # What a value that does not match a pattern should look like, for the finding's hint.
 PATTERN_HINTS = {
     DNS_LABEL: "lower-case letters, digits and '-', at most 63 characters",
     IMAGE: "an image reference without spaces or control characters",
     REPO_PATH: "a relative folder inside the repository: no leading '/', no '.' or '..' part",
     NODE_PATH: "an absolute path on the node, without '.' or '..' parts",
+    NODE_RESOURCE: "ephemeral-storage, hugepages-<size> or an extended resource <domain>/<name>, "
+    "e.g. rdma/ib",
 }
 
 
@@ -377,6 +387,28 @@ PCI_MODEL = _obj(
     ("classes", "devices", "source"),
 )
 
+# A node's shape as its kubelet reports it in the Node's capacity (docs/simulation.md, "The
+# site's hardware"): quantities of cpu, memory and the other resources (NODE_RESOURCE).
+NODE_QUANTITY = {
+    "type": ["string", "integer"],
+    "minimum": 0,
+    "pattern": r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$",
+}
+NODE_SHAPE = _obj(
+    {
+        "cpu": {**NODE_QUANTITY, "description": "CPUs the node's kubelet reports, e.g. 192"},
+        "memory": {**NODE_QUANTITY, "description": "memory the kubelet reports, e.g. 900Gi"},
+        "resources": {
+            "type": "object",
+            "propertyNames": {"pattern": NODE_RESOURCE},
+            "additionalProperties": NODE_QUANTITY,
+            "description": "other resources the node offers, e.g. rdma/ib: 8, hugepages-1Gi: 64Gi "
+            "(not the vendor's accelerators: their plugin's count comes from devicesPerNode)",
+        },
+    },
+    description="the node's capacity as its kubelet reports it; simulate registers nodes so",
+)
+
 POOL = _obj(
     {
         "name": _str(DNS_LABEL, description="pool name, unique within the vendor"),
@@ -401,6 +433,15 @@ POOL = _obj(
         ),
         "labels": _labels(),
         "taints": _list(TAINT, description="replaces the vendor's taints for this pool"),
+        "serverType": _str(
+            DNS_LABEL,
+            description="the PCI inventory of the pool's servers: values/inventories/<serverType>"
+            ".yaml, else a built-in one; default: the built-in one of the vendor's model",
+        ),
+        "node": {
+            **NODE_SHAPE,
+            "description": "the pool's node shape, over its server type's (docs/simulation.md)",
+        },
     },
     ("name", "model", "devicesPerNode"),
 )
@@ -1294,6 +1335,49 @@ CLUSTER = _obj(
     ("destination", "pools"),
 )
 
+# A server type's PCI inventory (values/inventories/<server type>.yaml), in the built-in
+# inventories' format (generator/values/inventories/hygon-dcu-z100l.yaml describes it).
+PCI_HEX = r"^[0-9a-f]{4}$"
+INVENTORY_PROPS: dict[str, Any] = {
+    "serverType": _str(DNS_LABEL, description="the file's name without .yaml"),
+    "description": _str(minLength=1, description="what kind of machine it is"),
+    "accelerator": {
+        "type": ["object", "null"],
+        "additionalProperties": False,
+        "required": ["vendor", "model", "count"],
+        "properties": {
+            "vendor": _str(DNS_LABEL, description="the vendor file (or catalog entry) id"),
+            "model": _str(LABEL_VALUE, minLength=1, description="as a pool's `model` names it"),
+            "count": {"type": "integer", "minimum": 1, "description": "accelerator functions"},
+        },
+        "description": "the accelerator the machine carries; null for a CPU-only server",
+    },
+    "sources": _list(
+        _str(minLength=1), minItems=1, description="where the IDs come from (lspci, pci.ids)"
+    ),
+    "devices": _list(
+        _obj(
+            {
+                "class": _str(
+                    PCI_HEX, description="base class and subclass, as nfd-worker cuts it"
+                ),
+                "vendor": _str(PCI_HEX),
+                "device": _str(PCI_HEX),
+                "subsystem_vendor": _str(PCI_HEX),
+                "subsystem_device": _str(PCI_HEX),
+                "sriov_totalvfs": _str(r"^[0-9]+$"),
+                "iommu_group/type": _str(minLength=1),
+                "iommu/intel-iommu/version": _str(minLength=1),
+            },
+            ("class", "vendor", "device", "subsystem_vendor", "subsystem_device"),
+        ),
+        minItems=1,
+        description="every PCI function of the machine with the attributes NFD v0.19.0 publishes "
+        "for a pci.device feature (source/pci/utils.go), lower-case hex without 0x",
+    ),
+    "node": NODE_SHAPE,
+}
+
 SCHEMAS: dict[str, Schema] = {
     "fleet": _schema(
         "fleet",
@@ -1348,11 +1432,16 @@ SCHEMAS: dict[str, Schema] = {
             }
         ),
     ),
+    "inventory": _schema(
+        "inventory",
+        "A server type's PCI inventory (values/inventories/<server type>.yaml)",
+        _obj(INVENTORY_PROPS, ("description", "accelerator", "sources", "devices")),
+    ),
     "catalog": _schema("catalog", "Built-in vendor catalog entry", _obj(VENDOR_PROPS)),
 }
 
 # Kinds a user writes (the catalog schema is internal).
-USER_KINDS = ("fleet", "vendor", "team", "environment")
+USER_KINDS = ("fleet", "vendor", "team", "environment", "inventory")
 
 
 def schema_text(kind: str) -> str:

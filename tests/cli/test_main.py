@@ -16,7 +16,7 @@ from tests.fixtures import ROOT, cli, two_teams
 
 # The kinds of values file a platform team writes; each one's schema is the one committed in
 # schemas/ (tests/cli/test_render.py holds those equal to the code).
-KINDS = ["environment", "fleet", "team", "vendor"]
+KINDS = ["environment", "fleet", "inventory", "team", "vendor"]
 
 
 def committed(kind: str) -> object:

@@ -17,7 +17,7 @@ def test_init_writes_a_fleet_repository_that_renders_and_validates_clean(tmp_pat
     code, out = cli("init", str(dest), "--requirement", "accel-gitops @ file:///w/a.whl")
     assert code == 0, out
     assert out.splitlines()[:4] == [
-        f"init: wrote 16 files in {dest}. Next:",
+        f"init: wrote 17 files in {dest}. Next:",
         f"  cd {dest}",
         "  accel-gitops render      # base/ and overlays/ from values/",
         "  accel-gitops validate    # every check (`accel-gitops tools install` first)",
@@ -29,7 +29,7 @@ def test_init_writes_a_fleet_repository_that_renders_and_validates_clean(tmp_pat
     assert requirements[-1] == "accel-gitops @ file:///w/a.whl"
     assert "/.cache/" in (dest / ".gitignore").read_text().splitlines()
     # The schemas as this checkout commits them (tests/cli/test_render.py holds those current).
-    for kind in ("environment", "fleet", "team", "vendor"):
+    for kind in ("environment", "fleet", "inventory", "team", "vendor"):
         want = (ROOT / f"schemas/{kind}.schema.json").read_text()
         assert (dest / f"schemas/{kind}.schema.json").read_text() == want
     assert repos.git(dest, "symbolic-ref", "--short", "HEAD") == "main"  # git init -b main
@@ -75,7 +75,7 @@ def test_init_overwrites_nothing_and_says_what_is_there(tmp_path: Path) -> None:
     assert (
         f"error: {again} already has .github/workflows/accel-gitops.yaml, "
         ".github/workflows/publish.yaml, .github/workflows/pull-request.yaml, .gitignore, "
-        ".pre-commit-config.yaml and 11 more: init writes" in out
+        ".pre-commit-config.yaml and 12 more: init writes" in out
     )
 
 

@@ -26,6 +26,23 @@ from tests.fixtures import (
 )
 
 NFD = FLEET + "nodeConfig: {method: nfd}\n"
+# An H100 pool whose nodes declare 64 CPUs, 512Gi and 4 rdma/ib, and a job that needs more.
+SHAPED_H100 = """\
+pools:
+  - {name: h100, model: H100, devicesPerNode: 8, nodes: [n1],
+     node: {cpu: 64, memory: 512Gi, resources: {rdma/ib: 4}}}
+"""
+BIG_JOB = """\
+quota: {nvidia: 8}
+jobs:
+  train:
+    vendor: nvidia
+    devices: 8
+    images: {nvidia: r/train:1}
+    resources:
+      requests: {cpu: "32", memory: 800Gi}
+      limits: {rdma/ib: 8}
+"""
 # Ascend with a pool label that has no prefix (its key is on line 7, column 7) and one that has.
 ASCEND = """\
 pools:
@@ -197,6 +214,22 @@ CASES: dict[str, tuple[str, dict[str, str], list[str]]] = {
             "handler (at $.runtimeClass); drop runtimeClass (the vendor's devices need no runtime "
             "of their own), or set runtime.handler to the runtime's name in containerd's "
             "configuration"
+        ],
+    ),
+    # The pool's declared node shape is short of the job's memory and rdma/ib (its CPU is not:
+    # 32 of 64); the rdma/ib request defaults to its limit.
+    "NODE006": (
+        FLEET,
+        {
+            "vendors/nvidia.yaml": SHAPED_H100,
+            "teams/ml.yaml": BIG_JOB,
+        },
+        [
+            "values/teams/ml.yaml:8:7: NODE006 Job 'train': its pod asks for memory 800Gi, "
+            "rdma/ib 8, more than the nodes it may land on declare (pool nvidia/h100: memory "
+            "512Gi, rdma/ib 4): it can never be scheduled (at $.jobs.train.resources); ask for "
+            "less, or declare the pool's node shape as its nodes are (the pool's `node`, or its "
+            "server type's in values/inventories/: docs/values.md)"
         ],
     ),
     "RES002": (
@@ -1239,3 +1272,36 @@ def test_prv003_any_value_but_true_keeps_the_operators_operand_off(tmp_path: Pat
         "fleet sets nvidia.com/gpu.deploy.dcgm-exporter from exporter.provided wherever the "
         "operator runs"
     ]
+
+
+# ---- NODE006 (node_shape)
+
+
+@pytest.mark.parametrize(
+    ("second", "found"),
+    [
+        # A second H100 pool whose nodes have enough: the pod fits there.
+        ("node: {cpu: 192, memory: 900Gi, resources: {rdma/ib: 8}}", False),
+        # One that declares nothing: what its nodes have is not known to be short.
+        ("labels: {rack: r2}", False),
+        # One as short as the first: nowhere to go.
+        ("node: {memory: 768Gi, resources: {rdma/ib: 8}}", True),
+    ],
+)
+def test_a_pod_is_short_only_where_every_pool_it_may_land_on_is(
+    tmp_path: Path, second: str, found: bool
+) -> None:
+    vendor = (
+        SHAPED_H100
+        + f"  - {{name: h100-b, model: H100, devicesPerNode: 8, nodes: [n2], {second}}}\n"
+    )
+    got = [
+        f
+        for f in findings(tree(tmp_path, {"vendors/nvidia.yaml": vendor, "teams/ml.yaml": BIG_JOB}))
+        if f.code == "NODE006"
+    ]
+    assert bool(got) is found
+    if found:
+        assert "(pool nvidia/h100: memory 512Gi, rdma/ib 4; pool nvidia/h100-b: memory 768Gi)" in (
+            got[0].message
+        )

@@ -632,3 +632,133 @@ def test_the_operators_operands_are_modelled_and_miss_a_pool_whose_taint_they_do
     ]
     # Neither vendor file renders a plugin or exporter of its own.
     assert not [d for d in rows if d.startswith("accelerator-")]
+
+
+# ---- the site's hardware (issue 44) ------------------------------------------------------------
+
+# A site's HGX H100 server: three of its functions as lspci -nn lists them (an ASPEED BMC, a
+# ConnectX-7 and one H100 SXM5), and its shape: 192 CPUs, 900Gi, 8 InfiniBand ports.
+HGX_H100 = """\
+description: our HGX H100 8-GPU
+accelerator: {vendor: nvidia, model: H100, count: 8}
+sources: ["lspci -nn of gpu-node-17"]
+devices:
+  - {class: "0300", vendor: "1a03", device: "2000", subsystem_vendor: "1a03", subsystem_device: "2000"}
+  - {class: "0207", vendor: "15b3", device: "1021", subsystem_vendor: "15b3", subsystem_device: "1021"}
+  - {class: "0302", vendor: "10de", device: "2330", subsystem_vendor: "10de", subsystem_device: "16c1"}
+node:
+  cpu: 192
+  memory: 900Gi
+  resources: {rdma/ib: 8}
+"""
+
+
+def test_a_pool_on_the_sites_own_server_type_and_shape_takes_a_job_that_needs_all_of_it(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """The 8xH100 worker of values/inventories/hgx-h100.yaml: nfd-master labels it from its
+    inventory, and a job asking for its 8 GPUs, 800Gi and 8 rdma/ib is placed on it; nothing
+    says an inventory is missing or a resource is short."""
+    nvidia = {
+        "pools": [
+            {
+                "name": "h100",
+                "model": "H100",
+                "devicesPerNode": 8,
+                "nodes": ["h1"],
+                "serverType": "hgx-h100",
+            }
+        ]
+    }
+    train = {
+        **TEAM["jobs"]["train"],  # type: ignore[index]
+        "devices": 8,
+        "resources": {
+            "requests": {"cpu": "96", "memory": "800Gi", "rdma/ib": 8},
+            "limits": {"rdma/ib": 8},
+        },
+    }
+    team = {**TEAM, "quota": {"nvidia": 8}, "jobs": {"train": train}}
+    values = small_tree(tmp_path, vendors={"nvidia": nvidia}, teams={"ml": team})
+    (values / "inventories").mkdir()
+    (values / "inventories/hgx-h100.yaml").write_text(HGX_H100)
+    result = recorded(request, "site-hardware", values)
+    (env,) = result.envs
+    (h1,) = [n for n in env.nodes if n.name == "h1"]
+    assert (h1.ok, h1.labels["feature.node.kubernetes.io/gpu-model"]) == (True, "H100")
+    assert [(p.workload, p.node, p.phase, p.ok) for p in env.pods] == [
+        ("Job ml/train", "h1", "Running", True)
+    ]
+    assert codes(result.findings) == set()
+    assert [f.code for f in result.findings if f.code in ("SIM004", "SIM009")] == []
+
+
+def test_a_pool_without_an_inventory_is_one_warning_at_the_pool_and_no_cascade(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """H200s with no inventory anywhere: their nodes carry the pool's labels and taints as
+    declared, the plugin runs there, the probe stays off, the job runs; one SIM009 at the pool
+    says where to declare the inventory, and no SIM001-SIM007 follows."""
+    nvidia = {"pools": [{"name": "h200", "model": "H200", "devicesPerNode": 4, "nodes": ["x1"]}]}
+    values = small_tree(tmp_path, vendors={"nvidia": nvidia})
+    result = recorded(request, "no-inventory", values)
+    (env,) = result.envs
+    (x1,) = [n for n in env.nodes if n.name == "x1"]
+    assert (x1.ok, x1.labels["feature.node.kubernetes.io/gpu-model"], x1.taints) == (
+        True,
+        "H200",
+        ["feature.node.kubernetes.io/accelerator=nvidia-gpu:NoSchedule"],
+    )
+    assert [p["landed"] for p in env.probes if p["node"] == "x1"] == [False]
+    assert [(p["daemonset"], p["nodes"], p["ok"]) for p in env.plugins if p["vendor"]] == [
+        ("accelerator-plugins/nvidia-device-plugin", ["x1"], True),
+        ("accelerator-exporters/dcgm-exporter", ["x1"], True),
+    ]
+    assert [(p.workload, p.node, p.ok) for p in env.pods] == [("Job ml/train", "x1", True)]
+    (said,) = [f for f in result.findings if f.code == "SIM009"]
+    assert (str(said.location), said.path, said.severity) == (
+        "values/vendors/nvidia.yaml:2:3",
+        "$.pools[0]",
+        Severity.WARNING,
+    )
+    assert said.hint == (
+        "declare the server's PCI functions in values/inventories/<server type>.yaml "
+        "(accelerator: the vendor and this model) and name it in the pool's serverType "
+        "(docs/node-config.md)"
+    )
+    assert codes(result.findings) == set()
+    assert codes(result.findings, Severity.WARNING) == {"SIM009", "SIM011"}
+
+
+def test_the_quotas_are_read_again_while_the_jobsets_run(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Team llm's JobSet runs its 4-GPU pod (JobSet's controller makes its child Job) after the
+    Jobs: its quota, read again while it runs, counts its 4 GPUs as used; read while the Jobs
+    ran (none here), it counts none. The report has a table for each, each saying when."""
+    pretrain = {
+        "kind": "jobset",
+        "images": {"nvidia": "registry.example.com/train:cuda"},
+        "tasks": {"gpu": {"vendor": "nvidia", "devices": 4, "replicas": 1}},
+    }
+    team = {"owners": ["llm@example.com"], "quota": {"nvidia": 4}, "jobs": {"pretrain": pretrain}}
+    fleet = {**SIM_FLEET, "platform": {"jobset": {"provided": "fleet"}}}
+    values = small_tree(tmp_path, fleet=fleet, teams={"llm": team})
+    result = recorded(request, "jobset-quota", values)
+    (env,) = result.envs
+    assert [(p.workload, p.node, p.phase) for p in env.pods] == [
+        ("JobSet task llm/pretrain/gpu", "gpu-1", "Running")
+    ]
+    row = {"team": "llm", "namespace": "llm", "quota": "accelerators"}
+    hard = {"requests.nvidia.com/gpu": "4"}
+    assert env.quotas == [{**row, "hard": hard, "used": {"requests.nvidia.com/gpu": "0"}}]
+    assert env.jobset_quotas == [{**row, "hard": hard, "used": {"requests.nvidia.com/gpu": "4"}}]
+    text = simreport.env_text(env)
+    assert (
+        " quota used / hard per team, while the services and Jobs ran\n"
+        "  team  namespace  resource                 used  hard\n"
+        "  llm   llm        requests.nvidia.com/gpu  0     4\n"
+        " quota used / hard per team, while the services and JobSets ran\n"
+        "  team  namespace  resource                 used  hard\n"
+        "  llm   llm        requests.nvidia.com/gpu  4     4\n"
+    ) in text

@@ -39,6 +39,18 @@ services:
 """
 
 
+# A site's H200 server, as lspci would list two of its functions (the IDs of an H200 are not
+# the point here: the pool names this file, so nothing is matched by model).
+H200_SERVER = """\
+description: HGX H200 8-GPU
+accelerator: {vendor: nvidia, model: H200, count: 8}
+sources: ["lspci -nn of one of our servers"]
+devices:
+  - {class: "0300", vendor: "1a03", device: "2000", subsystem_vendor: "1a03", subsystem_device: "2000"}
+  - {class: "0302", vendor: "10de", device: "2335", subsystem_vendor: "10de", subsystem_device: "18be"}
+"""
+
+
 def plan_of(tmp_path: Path, files: dict[str, str], fleet: str = FLEET) -> SimPlan:
     """The plan of environment prod of a values tree, made as `simulate` makes it."""
     values = tree(tmp_path, {**files, "fleet.yaml": fleet})
@@ -175,21 +187,51 @@ def test_without_packing_the_control_planes_scheduler_runs_with_its_defaults(
     assert [f for f in plan.findings if "packing" in f.message] == []
 
 
-def test_a_pool_whose_server_type_has_no_inventory_is_said_not_simulated(tmp_path: Path) -> None:
+def test_a_pool_whose_server_type_has_no_inventory_is_said_once_at_the_pool(
+    tmp_path: Path,
+) -> None:
     """H200s have PCI IDs in the catalog but no server inventory: nfd-master has nothing to
-    match on their nodes (SIM009, at the pool)."""
-    vendor = "pools:\n  - {name: h200, model: H200, devicesPerNode: 4, nodes: [n9]}\n"
+    match on their nodes. One SIM009 for the pool of two nodes, at the pool, saying where to
+    declare the inventory; its nodes carry the pool's labels and taints as declared."""
+    vendor = "pools:\n  - {name: h200, model: H200, devicesPerNode: 4, nodes: [n9, n10]}\n"
     plan = plan_of(tmp_path, {"vendors/nvidia.yaml": vendor})
     assert [f for f in plan.findings if f.code == "SIM009"] == [
         Finding(
             "SIM009",
-            "node n9 (pool nvidia/h200): no PCI inventory for its server type, so nfd-master has "
-            "nothing to match: its labels and taints are not simulated",
+            "pool nvidia/h200 (model H200; nodes n9, n10): no PCI inventory for its server type, "
+            "so nfd-master has nothing to match: its nodes were registered with the pool's labels "
+            "and taints as declared, and whether its NodeFeatureRule matches the hardware is not "
+            "simulated",
             Location("values/vendors/nvidia.yaml", 2, 5),
-            hint="add a PCI inventory for the server type (generator/values/inventories)",
+            "$.pools[0]",
+            hint="declare the server's PCI functions in values/inventories/<server type>.yaml "
+            "(accelerator: the vendor and this model) and name it in the pool's serverType "
+            "(docs/node-config.md)",
             severity=Severity.WARNING,
         )
     ]
+    assert [(n.name, n.declared) for n in plan.nodes if n.role == "pool"] == [
+        ("n9", True),
+        ("n10", True),
+    ]
+
+
+def test_a_pool_with_the_sites_own_inventory_is_not_said_to_lack_one(tmp_path: Path) -> None:
+    """The H200 server declared in the fleet's values (values/inventories/) and named by the
+    pool: its nodes publish it, and nothing says it is missing."""
+    vendor = (
+        "pools:\n"
+        "  - {name: h200, model: H200, devicesPerNode: 4, nodes: [n9], serverType: hgx-h200}\n"
+    )
+    plan = plan_of(
+        tmp_path, {"vendors/nvidia.yaml": vendor, "inventories/hgx-h200.yaml": H200_SERVER}
+    )
+    assert [f for f in plan.findings if f.code == "SIM009"] == []
+    (node,) = [n for n in plan.nodes if n.role == "pool"]
+    assert (node.declared, node.inventory.file if node.inventory else None) == (
+        False,
+        "values/inventories/hgx-h200.yaml",
+    )
 
 
 def test_the_kustomize_builds_findings_stay_with_the_plan(tmp_path: Path) -> None:

@@ -37,11 +37,14 @@ VENDORS = {
     "nvidia.yaml": "pools:\n"
     "  - {name: a100, model: A100, devicesPerNode: 8, nodeCount: 1}\n"
     "  - {name: h100, model: H100, devicesPerNode: 8, nodeCount: 1}\n",
-    "amd.yaml": "pools:\n  - {name: mi250x, model: MI250X, devicesPerNode: 8, nodeCount: 1}\n",
+    "amd.yaml": "pools:\n  - {name: mi250x, model: MI250X, devicesPerNode: 8, nodeCount: 1}\n"
+    "  - {name: mi300x, model: MI300X, devicesPerNode: 8, nodeCount: 1}\n",
     "ascend.yaml": "pools:\n  - {name: 910b, model: 910b, devicesPerNode: 8, nodeCount: 1}\n",
     "hygon.yaml": "devicePlugin: {image: r.example.com/dcu, version: v1}\n"
     "exporter: {daemonSet: {image: r.example.com/dcu-exporter}}\n"
-    "pools:\n  - {name: z100l, model: Z100L, devicesPerNode: 8, nodeCount: 1}\n",
+    "pools:\n  - {name: z100l, model: Z100L, devicesPerNode: 8, nodeCount: 1}\n"
+    "  - {name: k100, model: K100, devicesPerNode: 8, nodeCount: 1}\n"
+    "  - {name: k100-ai, model: K100-AI, devicesPerNode: 8, nodeCount: 1}\n",
     "cambricon.yaml": "devicePlugin: {image: r.example.com/mlu, version: v1}\n"
     "exporter: {daemonSet: {image: r.example.com/mlu-exporter}}\n"
     "pools:\n  - {name: mlu370, model: MLU370, devicesPerNode: 8, nodeCount: 1}\n",
@@ -65,11 +68,17 @@ EXPECTED: dict[str, tuple[dict[str, str], list[dict[str, str]]]] = {
     "x86-a100": (labels("nvidia-gpu", "nvidia", "gpu-model", "A100"), taint("nvidia-gpu")),
     "x86-h100": (labels("nvidia-gpu", "nvidia", "gpu-model", "H100"), taint("nvidia-gpu")),
     "amd-mi250x": (labels("amd-gpu", "amd", "gpu-model", "MI250X"), taint("amd-gpu")),
+    "amd-mi300x": (labels("amd-gpu", "amd", "gpu-model", "MI300X"), taint("amd-gpu")),
     "kunpeng-ascend-910b": (
         labels("huawei-npu", "huawei", "npu-model", "910b"),
         taint("huawei-npu"),
     ),
     "hygon-dcu-z100l": (labels("hygon-dcu", "hygon", "dcu-model", "Z100L"), taint("hygon-dcu")),
+    "hygon-dcu-k100": (labels("hygon-dcu", "hygon", "dcu-model", "K100"), taint("hygon-dcu")),
+    "hygon-dcu-k100-ai": (
+        labels("hygon-dcu", "hygon", "dcu-model", "K100-AI"),
+        taint("hygon-dcu"),
+    ),
     "cambricon-mlu370": (
         labels("cambricon-mlu", "cambricon", "mlu-model", "MLU370"),
         taint("cambricon-mlu"),
