@@ -17,6 +17,7 @@ from generator.policy import (
     fleet,
     manifest,
     manifest_scheduling,
+    mirrors,
     monitoring,
     patches,
     platform,
@@ -54,6 +55,7 @@ CHECKS: dict[str, Check] = _listed(
         *scheduling.CHECKS,
         *monitoring.CHECKS,
         *platform.CHECKS,
+        *mirrors.CHECKS,
         *allocation.CHECKS,
         *providers.CHECKS,
     )
