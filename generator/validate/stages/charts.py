@@ -92,7 +92,7 @@ def _named(app: dict[str, Any]) -> list[Any]:
     return [source.get("repoURL"), source.get("chart"), source.get("targetRevision")]
 
 
-def version_problem(named: list[Any], chart: addons.Chart, view: FleetView | None) -> str:
+def _version_problem(named: list[Any], chart: addons.Chart, view: FleetView | None) -> str:
     """What the Application installs that is not what validate renders: another chart or version,
     or another repository than the catalogue's or the one values mirror it to (a mirror holds
     the same chart: builders/mirrors.py)."""
@@ -168,7 +168,7 @@ class ChartsStage:
             addon = addons.BY_KEY[verdict["addon"]]
             title = addon.title
             assert addon.chart is not None  # run() judged only add-ons with a chart
-            wrong = version_problem(verdict["named"], addon.chart, unit.view)
+            wrong = _version_problem(verdict["named"], addon.chart, unit.view)
             if wrong:
                 out.append(
                     Finding(
