@@ -13,7 +13,7 @@ import pytest
 from generator.policy import mirrors
 from generator.policy.registry import CHECKS
 from generator.values import loader as values
-from tests.fixtures import PROD_FLEET, context, tree
+from tests.fixtures import PROD_FLEET, cli, context, tree
 
 CASES: dict[str, tuple[str, list[str]]] = {
     # line 7: a key with a scheme; line 8: a mirror whose first part is no host.
@@ -141,3 +141,15 @@ def test_a_mirror_set_by_an_environment_is_reported_in_its_file(tmp_path: Path) 
     assert [(f.code, f.location.file, f.location.line, f.location.column) for f in found] == [
         ("MIR001", "values/environments/prod.yaml", 4, 16)
     ]
+
+
+def test_render_refuses_an_invalid_mirror_and_writes_nothing(tmp_path: Path) -> None:
+    fleet = "mirrors:\n  charts:\n    registry.k8s.io/nfd/charts: oci://mirror.example.cn/nfd\n"
+    values_dir = tree(tmp_path, fleet=PROD_FLEET + fleet)
+    code, out = cli("render", "--values", str(values_dir))
+    assert code == 1
+    assert (
+        "values/fleet.yaml:7:33: MIR002 chart repository mirror 'registry.k8s.io/nfd/charts'"
+        in (out)
+    )
+    assert not (tmp_path / "overlays").exists()
