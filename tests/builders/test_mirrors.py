@@ -229,3 +229,19 @@ def test_images_sharing_a_registry_field_with_different_mirrors_are_a_clash() ->
     assert found.clashes == [(("basic", "image_registry"), ("hub.example.cn", "other.example.cn"))]
     assert found.values["basic"]["image_registry"] == "hub.example.cn"
     assert found.values["basic"]["scheduler_image_name"] == "vc-scheduler"
+
+
+def test_every_chart_the_fleet_can_render_names_its_images() -> None:
+    """An add-on with a chart and no images would escape every mirror unnoticed."""
+    assert [a.key for a in addons.ADDONS if a.chart is not None and not a.chart.images] == []
+    counts = {a.key: len(a.chart.images) for a in addons.ADDONS if a.chart is not None}
+    assert counts == {
+        "volcano": 5,
+        "kueue": 3,
+        "nfd": 1,
+        "jobset": 1,
+        "lws": 1,
+        "trainer": 6,
+        "gpuOperator": 22,
+        "nvidiaDraDriver": 1,
+    }
