@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from generator.builders import mirrors
 from generator.builders.common import metadata, toleration
-from generator.values.model import FleetView, NodeAgent, Vendor
+from generator.values.model import FleetView, Mirrors, NodeAgent, Vendor
 from generator.vocab.api import APPS, CORE, RBAC
 from generator.vocab.objects import Obj
 
@@ -50,10 +51,17 @@ def rbac_objects(
     ]
 
 
-def container(name: str, agent: NodeAgent, ports: list[dict[str, Any]] | None = None) -> Obj:
+def container(
+    name: str,
+    agent: NodeAgent,
+    ports: list[dict[str, Any]] | None = None,
+    *,
+    registry_mirrors: Mirrors,
+) -> Obj:
+    """The agent's container, its image pulled through the fleet's registry mirrors."""
     out: Obj = {
         "name": name,
-        "image": f"{agent.image}:{agent.version}",
+        "image": f"{mirrors.image(registry_mirrors, agent.image)}:{agent.version}",
         "imagePullPolicy": "IfNotPresent",
     }
     if agent.command:
@@ -112,7 +120,7 @@ def daemonset(
         pod["serviceAccountName"] = name
     else:
         pod["automountServiceAccountToken"] = False
-    pod["containers"] = [container(name, agent, ports)]
+    pod["containers"] = [container(name, agent, ports, registry_mirrors=view.fleet.mirrors)]
     if agent.volumes:
         pod["volumes"] = [dict(v) for v in agent.volumes]
     return {

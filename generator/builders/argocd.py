@@ -19,7 +19,7 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.builders import node_config, operators, platform, scheduling
+from generator.builders import mirrors, node_config, operators, platform, scheduling
 from generator.builders.common import metadata
 from generator.values.model import FleetView
 from generator.vocab import addons
@@ -200,7 +200,8 @@ def _addons(
     charts = [(wl.view, a.chart) for wl, a in rendered if a.chart is not None]
     for wl, addon in rendered if with_apps else []:
         view = wl.view
-        values = CHART_VALUES[addon.key](wl)
+        assert addon.chart is not None  # platform.rendered() only yields add-ons with a chart
+        values = mirrors.chart_values(view, addon.chart, CHART_VALUES[addon.key](wl))
         comp.add(
             platform.application(
                 view, addon, app_name(view, addon.name), project, values, _labels(view)
@@ -224,7 +225,9 @@ def _addons(
             "spec": {
                 "description": f"cluster add-ons of accel-gitops fleet {fleet.name}, "
                 f"environment {hub.env}",
-                "sourceRepos": sorted({c.repo_url for _, c in charts}),
+                "sourceRepos": sorted(
+                    {mirrors.chart_repo(view.fleet.mirrors, c) for view, c in charts}
+                ),
                 "destinations": _sorted_destinations(
                     {(_one(view.fleet.destination), c.namespace) for view, c in charts}
                 ),

@@ -225,7 +225,7 @@ def mps_daemon(view: FleetView, vendor: Vendor, mps: MpsDaemon, digest: str) -> 
         volume_mounts=(mount,),
         security_context={"privileged": True},
     )
-    pod["initContainers"] = [container("mounts", init)]
+    pod["initContainers"] = [container("mounts", init, registry_mirrors=view.fleet.mirrors)]
     _mount_config(vendor, ds, digest)
     return ds
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from generator.builders import mirrors
 from generator.builders.common import metadata
 from generator.values.model import FleetView
 from generator.vocab import api
@@ -129,7 +130,7 @@ def application(
         "spec": {
             "project": project,
             "source": {
-                "repoURL": chart.repo_url,
+                "repoURL": mirrors.chart_repo(fleet.mirrors, chart),
                 "chart": chart.name,
                 "targetRevision": chart.version,
                 "helm": helm,

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
-from generator.builders import platform
+from generator.builders import mirrors, platform
 from generator.builders.build import Parts
 from generator.builders.common import metadata, toleration
 from generator.values.model import FleetView, Pool, Team, Vendor
@@ -544,10 +544,10 @@ def packing_scheduler_objects(view: FleetView) -> list[Obj]:
             }
         ],
     }
+    scheduler_image = _settings(view, "kubeScheduler", "image", default=KUBE_SCHEDULER_IMAGE)
     container: Obj = {
         "name": "kube-scheduler",
-        "image": f"{_settings(view, 'kubeScheduler', 'image', default=KUBE_SCHEDULER_IMAGE)}:"
-        f"{packing_version(view)}",
+        "image": f"{mirrors.image(view.fleet.mirrors, scheduler_image)}:{packing_version(view)}",
         # kubeadm runs the image's binary the same way (cmd/kubeadm/app/phases/controlplane/
         # manifests.go, getSchedulerCommand).
         "command": ["kube-scheduler", f"--config={CONFIG_DIR}/{KUBE_SCHEDULER_CONF_KEY}"],

@@ -188,16 +188,28 @@ def publish(
     help="The pip requirement that pins accel-gitops in CI and pre-commit "
     "(default: this version; a wheel's path or URL works too).",
 )
+@click.option(
+    "--ci",
+    type=click.Choice(sorted(fleetinit.CI_FOLDERS)),
+    default=fleetinit.DEFAULT_CI,
+    show_default=True,
+    help="The forge whose CI to write: GitHub's workflows (.github/workflows/) or GitLab's "
+    "pipeline (.gitlab-ci.yml), doing the same jobs.",
+)
 @guarded
-def init(dest: Path, name: str | None, repo_url: str | None, requirement: str | None) -> int:
+def init(
+    dest: Path, name: str | None, repo_url: str | None, requirement: str | None, ci: str
+) -> int:
     """Start a fleet repository in DEST: values for one vendor and one team, schemas for
-    editors, .gitignore, pre-commit, CI workflows and a README (nothing is overwritten)."""
+    editors, .gitignore, pre-commit, CI (GitHub or GitLab) and a README (nothing is
+    overwritten)."""
     fleet = name or fleetinit.default_name(dest)
     spec = fleetinit.Scaffold(
         dest=dest,
         name=fleet,
         repo_url=repo_url or f"https://git.example.com/{fleet}.git",
         requirement=requirement or fleetinit.default_requirement(),
+        ci=ci,
     )
     written = fleetinit.init(spec)
     command = invocation().program.command

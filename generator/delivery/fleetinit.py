@@ -9,6 +9,10 @@ folder is not in a repository yet. Nothing that exists is overwritten.
 The files are this package's data (``scaffold/``): the workflows and configuration are copied as
 they are; only human text with a name in it (README, fleet.yaml, the requirements file) is a
 jinja2 template.
+
+CI is one forge's: `--ci github` (the default) writes the GitHub workflows, `--ci gitlab` the
+GitLab pipeline (`.gitlab-ci.yml`) doing the same jobs. A repository lives on one forge, and a
+second forge's file would be a copy nobody runs that drifts from the one that runs.
 """
 
 from __future__ import annotations
@@ -29,7 +33,12 @@ SCAFFOLD = "scaffold"
 # Data files are stored without their leading dot (packaging tools skip dotfiles by default).
 _DOTTED = {"gitignore": ".gitignore", "pre-commit-config.yaml": ".pre-commit-config.yaml"}
 _DOTTED_DIRS = {"github": ".github"}
+# GitLab reads its pipeline at the repository's top: the scaffold keeps it in a folder of its own.
+_MOVED = {"gitlab/gitlab-ci.yml": ".gitlab-ci.yml"}
 REQUIREMENTS = "requirements-accel-gitops.txt"
+# Each forge's CI files, by the scaffold folder that holds them; `init` writes one forge's.
+CI_FOLDERS = {"github": "github/", "gitlab": "gitlab/"}
+DEFAULT_CI = "github"
 
 
 @dataclass(frozen=True)
@@ -40,6 +49,7 @@ class Scaffold:
     name: str
     repo_url: str
     requirement: str
+    ci: str = DEFAULT_CI  # a key of CI_FOLDERS
 
 
 def default_name(dest: Path) -> str:
@@ -49,6 +59,8 @@ def default_name(dest: Path) -> str:
 
 
 def _target(rel: str) -> str:
+    if rel in _MOVED:
+        return _MOVED[rel]
     parts = rel.split("/")
     parts[0] = _DOTTED_DIRS.get(parts[0], parts[0])
     parts[-1] = _DOTTED.get(parts[-1], parts[-1])
@@ -78,9 +90,19 @@ def files(spec: Scaffold) -> dict[str, str]:
     env = jinja2.Environment(
         keep_trailing_newline=True, autoescape=False, undefined=jinja2.StrictUndefined
     )
-    context = {"name": spec.name, "repo_url": spec.repo_url, "requirement": spec.requirement}
+    if spec.ci not in CI_FOLDERS:
+        raise UsageError(f"--ci {spec.ci!r}: choose one of {', '.join(sorted(CI_FOLDERS))}")
+    context = {
+        "name": spec.name,
+        "repo_url": spec.repo_url,
+        "requirement": spec.requirement,
+        "ci": spec.ci,
+    }
+    others = tuple(folder for ci, folder in CI_FOLDERS.items() if ci != spec.ci)
     out: dict[str, str] = {}
     for rel, text in _sources().items():
+        if rel.startswith(others):
+            continue
         out[_target(rel)] = env.from_string(text).render(context) if rel.endswith(".j2") else text
     for kind in values_schema.USER_KINDS:
         out[f"schemas/{kind}.schema.json"] = values_schema.schema_text(kind)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,14 +115,19 @@ def file_url(repo: Path) -> str:
     return f"file://{repo}"
 
 
-def localize(obj: Obj, fleet_repo: str, url: str, branch: str) -> Obj | None:
+def localize(
+    obj: Obj, fleet_repo: str, url: str, branch: str, mirrored: Collection[str] = ()
+) -> Obj | None:
     """An Argo CD object as the simulation publishes and applies it: the fleet's repository is
     `url`; an add-on's chart is `charts/<key>` of it, at `branch`; None for an add-on whose chart
-    no module here ships (it cannot be synced here)."""
+    no module here ships (it cannot be synced here). `mirrored`: the chart repositories the
+    add-on Applications name besides the catalogue's (values `mirrors`), which projects allow as
+    they allow the catalogue's."""
     kind = obj.get("kind")
     spec = obj.get("spec") or {}
     if kind == "AppProject":
         charts = {a.chart.repo_url for a in addons.ADDONS if a.chart is not None}
+        charts |= set(mirrored)
         repos = {url if r == fleet_repo or r in charts else r for r in spec["sourceRepos"]}
         return {**obj, "spec": {**spec, "sourceRepos": sorted(repos)}}
     if kind != "Application":
@@ -143,6 +148,20 @@ def localize(obj: Obj, fleet_repo: str, url: str, branch: str) -> Obj | None:
     elif source.get("repoURL") == fleet_repo:
         source["repoURL"] = url
     return {**obj, "spec": {**spec, "source": source}}
+
+
+def _chart_repos(tree: dict[str, str], argocd_folders: list[str]) -> set[str]:
+    """The chart repositories the add-on Applications of `argocd_folders` install from."""
+    out = set()
+    for folder in argocd_folders:
+        for rel in sorted(r for r in tree if r.startswith(folder + "/")):
+            if "/" in rel[len(folder) + 1 :]:
+                continue
+            obj = yaml.safe_load(tree[rel]) or {}
+            source = (obj.get("spec") or {}).get("source") or {}
+            if obj.get("kind") == "Application" and "chart" in source:
+                out.add(str(source.get("repoURL")))
+    return out
 
 
 @dataclass
@@ -175,6 +194,7 @@ def publish(
     out = Published(url, branch, checkout)
     files = dict(tree)
     charts: dict[str, tuple[addons.Chart, dict[str, Any]]] = {}
+    mirrored = _chart_repos(tree, argocd_folders)
     for folder in argocd_folders:
         kustomization = f"{folder}/kustomization.yaml"
         for rel in sorted(r for r in tree if r.startswith(folder + "/") and r != kustomization):
@@ -183,7 +203,7 @@ def publish(
             obj = yaml.safe_load(tree[rel])
             labels = obj["metadata"].get("labels") or {}
             other = cluster and labels.get(CLUSTER_LABEL, cluster) != cluster
-            local = None if other else localize(obj, fleet_repo, url, branch)
+            local = None if other else localize(obj, fleet_repo, url, branch, mirrored)
             if local is None:
                 if not other:
                     out.dropped.append(obj["metadata"]["name"])

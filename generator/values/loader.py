@@ -45,6 +45,7 @@ from generator.values.model import (
     DevicePlugin,
     Fleet,
     FleetView,
+    Mirrors,
     OperatorPart,
     PciModel,
     Pool,
@@ -663,8 +664,16 @@ class _Resolver:
             node_config_method=d.get("nodeConfig", {}).get("method", "nfd"),
             allow_overcommit=bool(d.get("capacity", {}).get("allowOvercommit", False)),
             overcommit_ratio=_ratio(d.get("capacity", {}).get("overcommitRatio")),
+            mirrors=Mirrors(
+                registries=_pairs(d.get("mirrors", {}).get("registries")),
+                charts=_pairs(d.get("mirrors", {}).get("charts")),
+            ),
             doc=doc,
         )
+
+
+def _pairs(raw: Any) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((str(k), str(v)) for k, v in (raw or {}).items()))
 
 
 def _ratio(raw: Any) -> float | None:

@@ -334,6 +334,18 @@ def unit_cost(team: Team, vendor: Vendor) -> float:
 
 
 @dataclass(frozen=True)
+class Mirrors:
+    """values `mirrors` (docs/values.md, "Mirrors"): where to pull what the fleet names from
+    another place. Each a (what, its mirror) pair, sorted; builders/mirrors.py applies them."""
+
+    # An image registry, or a path in one, and the registry path that mirrors it.
+    registries: tuple[tuple[str, str], ...] = ()
+    # A chart repository as an add-on names it (an https URL or an OCI registry path) and the
+    # repository Argo CD installs the chart from instead.
+    charts: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class Fleet:
     name: str
     kubernetes_version: str
@@ -357,6 +369,7 @@ class Fleet:
     argocd_instance: str = ""
     # argocd.version: the Argo CD version the site runs ("": not said).
     argocd_version: str = ""
+    mirrors: Mirrors = field(default_factory=Mirrors)
 
     @property
     def destination(self) -> dict[str, str]:

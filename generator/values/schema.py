@@ -1134,6 +1134,26 @@ FLEET_PROPS: dict[str, Any] = {
         "Argo CD Application of the upstream chart (fleet) or already on the cluster (site); "
         "docs/platform.md",
     ),
+    "mirrors": _obj(
+        {
+            "registries": {
+                "type": "object",
+                "description": "image registry (or a path in one) -> the registry path that "
+                "mirrors it, e.g. registry.k8s.io: mirror.example.cn/k8s; applied to every image "
+                "of the add-ons' charts, the vendors' node agents and the fleet's kube-scheduler, "
+                "and to the add-on charts in OCI registries (MIR001)",
+                "additionalProperties": _str(minLength=1),
+            },
+            "charts": {
+                "type": "object",
+                "description": "chart repository of an add-on (its URL, or its OCI registry "
+                "path) -> the repository Argo CD installs the chart from instead (MIR002)",
+                "additionalProperties": _str(minLength=1),
+            },
+        },
+        description="mirrors of the registries and chart repositories the fleet installs from, "
+        'for clusters that cannot reach them (docs/values.md, "Mirrors")',
+    ),
     "scheduling": _obj(
         {
             "backend": {"enum": ["quota", "volcano", "kueue"]},
@@ -1406,6 +1426,7 @@ SCHEMAS: dict[str, Schema] = {
                             "nodeConfig",
                             "capacity",
                             "platform",
+                            "mirrors",
                             "scheduling",
                             "monitoring",
                         )

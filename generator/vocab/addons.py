@@ -23,6 +23,21 @@ PROVIDERS = (FLEET, OPERATOR, SITE)
 
 
 @dataclass(frozen=True)
+class ChartImage:
+    """An image a chart deploys, as its values name it: where a registry mirror (values
+    `mirrors.registries`, builders/mirrors.py) writes the mirrored reference. `default` is the
+    reference, without its tag, that the published chart at the pinned version deploys (with the
+    image values the fleet already gives it). The chart joins the fields it has with "/":
+    `registry` (its first part: a host), `repository`, and `name` (its last part); a chart with
+    one field holds the whole reference in `repository`."""
+
+    repository: tuple[str, ...]
+    default: str
+    registry: tuple[str, ...] = ()
+    name: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Chart:
     """An upstream Helm chart at a pinned version: what an add-on Application installs."""
 
@@ -50,6 +65,100 @@ class Chart:
     # (builders/platform.py). validate renders the chart and refuses any such Secret left out
     # (CHART004).
     filled_secrets: tuple[str, ...] = ()
+    # Every image the chart's values name: a registry mirror reaches them all. Images its
+    # templates spell out, which no value changes, docs/platform.md lists ("Mirrors").
+    images: tuple[ChartImage, ...] = ()
+
+
+def _gpu_operator_images() -> tuple[ChartImage, ...]:
+    """NVIDIA/gpu-operator v25.3.4 deployments/gpu-operator/values.yaml: each operand is a
+    `repository` (registry and path) and an `image` (its name); templates/clusterpolicy.yaml
+    copies both into the ClusterPolicy, from which the operator runs its operands, and
+    templates/operator.yaml joins them for the operator's own Deployment (_helpers.tpl
+    gpu-operator.fullimage). vgpuManager has no default repository (the site builds that image)
+    and is left out. The NFD subchart (charts/node-feature-discovery v0.17.3) names its image
+    in one `image.repository`."""
+    nvidia, native, k8s = "nvcr.io/nvidia", "nvcr.io/nvidia/cloud-native", "nvcr.io/nvidia/k8s"
+    operands = (
+        ("validator", native, "gpu-operator-validator"),
+        ("operator", nvidia, "gpu-operator"),
+        ("operator.initContainer", nvidia, "cuda"),
+        ("driver", nvidia, "driver"),
+        ("driver.manager", native, "k8s-driver-manager"),
+        ("toolkit", k8s, "container-toolkit"),
+        ("devicePlugin", nvidia, "k8s-device-plugin"),
+        ("dcgm", native, "dcgm"),
+        ("dcgmExporter", k8s, "dcgm-exporter"),
+        ("gfd", nvidia, "k8s-device-plugin"),
+        ("migManager", native, "k8s-mig-manager"),
+        ("nodeStatusExporter", native, "gpu-operator-validator"),
+        ("gds", native, "nvidia-fs"),
+        ("gdrcopy", native, "gdrdrv"),
+        ("vgpuManager.driverManager", native, "k8s-driver-manager"),
+        ("vgpuDeviceManager", native, "vgpu-device-manager"),
+        ("vfioManager", nvidia, "cuda"),
+        ("vfioManager.driverManager", native, "k8s-driver-manager"),
+        ("kataManager", native, "k8s-kata-manager"),
+        ("sandboxDevicePlugin", nvidia, "kubevirt-gpu-device-plugin"),
+        ("ccManager", native, "k8s-cc-manager"),
+    )
+    return (
+        *(
+            ChartImage(
+                repository=(*key.split("."), "repository"),
+                name=(*key.split("."), "image"),
+                default=f"{repo}/{name}",
+            )
+            for key, repo, name in operands
+        ),
+        ChartImage(
+            repository=("node-feature-discovery", "image", "repository"),
+            default="registry.k8s.io/nfd/node-feature-discovery",
+        ),
+    )
+
+
+def _volcano_images() -> tuple[ChartImage, ...]:
+    """volcano-sh/volcano v1.14.0 installer/helm/chart/volcano: every component's image is
+    `{{ basic.image_registry }}/{{ basic.<component>_image_name }}` (templates/*.yaml), the
+    registry docker.io and each name volcanosh/vc-<component> (values.yaml)."""
+    names = (
+        ("controller", "vc-controller-manager"),
+        ("scheduler", "vc-scheduler"),
+        ("agent_scheduler", "vc-agent-scheduler"),
+        ("admission", "vc-webhook-manager"),
+        ("agent", "vc-agent"),
+    )
+    return tuple(
+        ChartImage(
+            registry=("basic", "image_registry"),
+            repository=("basic", f"{key}_image_name"),
+            default=f"docker.io/volcanosh/{name}",
+        )
+        for key, name in names
+    )
+
+
+def _trainer_images() -> tuple[ChartImage, ...]:
+    """github.com/kubeflow/trainer/v2 v2.2.0 charts/kubeflow-trainer/values.yaml: the manager's
+    `image` and the runtimes' images are a `registry` (ghcr.io) and a `repository`, joined by
+    templates/_helpers.tpl (trainer.image, trainer.runtimeImage)."""
+    named = (
+        (("image",), "kubeflow/trainer/trainer-controller-manager"),
+        (("dataCache", "cacheImage"), "kubeflow/trainer/data-cache"),
+        (("runtimes", "deepspeedDistributed", "image"), "kubeflow/trainer/deepspeed-runtime"),
+        (("runtimes", "mlxDistributed", "image"), "kubeflow/trainer/mlx-runtime"),
+        (("runtimes", "xgboostDistributed", "image"), "kubeflow/trainer/xgboost-runtime"),
+        (("runtimes", "torchtuneDistributed", "image"), "kubeflow/trainer/torchtune-trainer"),
+    )
+    return tuple(
+        ChartImage(
+            registry=(*path, "registry"),
+            repository=(*path, "repository"),
+            default=f"ghcr.io/{repo}",
+        )
+        for path, repo in named
+    )
 
 
 @dataclass(frozen=True)
@@ -104,6 +213,7 @@ ADDONS: tuple[Addon, ...] = (
             namespace="volcano-system",
             release="volcano",
             source="volcano-sh/volcano installer/helm/chart/volcano v1.14.0",
+            images=_volcano_images(),
         ),
         source="volcano-sh/volcano v1.14.0",
     ),
@@ -128,6 +238,17 @@ ADDONS: tuple[Addon, ...] = (
             module_version="v0.17.0",
             module_path="charts/kueue",
             tool_module="kueuecheck",
+            # charts/kueue/values.yaml names the staging images; the release writes
+            # registry.k8s.io/kueue/<image> (hack/helm-chart-package.sh, IMAGE_REGISTRY; the
+            # fleet's values name the released manager image: builders/scheduling.py).
+            images=tuple(
+                ChartImage(repository=(*path, "image", "repository"), default=default)
+                for path, default in (
+                    (("controllerManager", "manager"), "registry.k8s.io/kueue/kueue"),
+                    (("kueueViz", "backend"), "registry.k8s.io/kueue/kueueviz-backend"),
+                    (("kueueViz", "frontend"), "registry.k8s.io/kueue/kueueviz-frontend"),
+                )
+            ),
         ),
         source="sigs.k8s.io/kueue v0.17.0",
     ),
@@ -157,6 +278,14 @@ ADDONS: tuple[Addon, ...] = (
             module_version="v0.19.0",
             module_path="deployment/helm/node-feature-discovery",
             tool_module="nfd",
+            # values.yaml image.repository, used by every template (master, worker, gc,
+            # topology updater, post-delete job).
+            images=(
+                ChartImage(
+                    repository=("image", "repository"),
+                    default="registry.k8s.io/nfd/node-feature-discovery",
+                ),
+            ),
         ),
         source="sigs.k8s.io/node-feature-discovery v0.19.0",
         # deployment/helm/node-feature-discovery/templates/worker.yaml v0.19.0: the worker
@@ -194,6 +323,12 @@ ADDONS: tuple[Addon, ...] = (
             # certManager.enable; named "<fullname>-webhook-server-cert" (webhook/_helpers.tpl),
             # the fullname being the release name, which contains the chart's.
             filled_secrets=("jobset-webhook-server-cert",),
+            # The released image the fleet's values name (builders/scheduling.py).
+            images=(
+                ChartImage(
+                    repository=("image", "repository"), default="registry.k8s.io/jobset/jobset"
+                ),
+            ),
         ),
         source="sigs.k8s.io/jobset v0.11.1",
     ),
@@ -220,6 +355,12 @@ ADDONS: tuple[Addon, ...] = (
             module_version="v0.8.0",
             module_path="charts/lws",
             tool_module="kueuecheck",
+            # The released image the fleet's values name (builders/scheduling.py).
+            images=(
+                ChartImage(
+                    repository=("image", "manager", "repository"), default="registry.k8s.io/lws/lws"
+                ),
+            ),
         ),
         source="sigs.k8s.io/lws v0.8.0",
     ),
@@ -250,6 +391,7 @@ ADDONS: tuple[Addon, ...] = (
             # chart has no cert-manager mode); named "<chart name>-webhook-cert"
             # (webhook/_helpers.tpl).
             filled_secrets=("kubeflow-trainer-webhook-cert",),
+            images=_trainer_images(),
         ),
         source="github.com/kubeflow/trainer/v2 v2.2.0",
         # A TrainJob runs as a JobSet its controller makes (pkg/runtime/framework/plugins/
@@ -285,6 +427,7 @@ ADDONS: tuple[Addon, ...] = (
             # migManager.config.name and validator.plugin as null. The API server defaults the
             # one and prunes the others (non-nullable nulls); kubeconform refuses all three.
             server_defaulted=("ClusterPolicy",),
+            images=_gpu_operator_images(),
         ),
         source="NVIDIA/gpu-operator v25.3.4",
         operator=True,
@@ -314,6 +457,14 @@ ADDONS: tuple[Addon, ...] = (
             namespace="nvidia-dra-driver-gpu",
             release="nvidia-dra-driver-gpu",
             source="NVIDIA/k8s-dra-driver-gpu deployments/helm/nvidia-dra-driver-gpu v25.12.0",
+            # values.yaml image.repository, joined with the tag by templates/_helpers.tpl
+            # (nvidia-dra-driver-gpu.fullimage) for every container.
+            images=(
+                ChartImage(
+                    repository=("image", "repository"),
+                    default="nvcr.io/nvidia/k8s-dra-driver-gpu",
+                ),
+            ),
         ),
         source="NVIDIA/k8s-dra-driver-gpu v25.12.0",
         for_pools=True,

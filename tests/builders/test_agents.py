@@ -8,7 +8,7 @@ from typing import Any
 
 from generator.builders import agents
 from generator.values import loader as values
-from generator.values.model import NodeAgent
+from generator.values.model import Mirrors, NodeAgent
 from tests.fixtures import PROD_FLEET, build_unit, find, lines, pod_security, render_into, tree
 
 
@@ -233,7 +233,7 @@ def test_container_carries_every_field_the_agent_sets() -> None:
         readiness_probe={"tcpSocket": {"port": 9001}},
     )
     ports = [{"name": "metrics", "containerPort": 9400, "protocol": "TCP"}]
-    assert agents.container("probe-agent", agent, ports) == {
+    assert agents.container("probe-agent", agent, ports, registry_mirrors=Mirrors()) == {
         "name": "probe-agent",
         "image": "r/a:v1",
         "imagePullPolicy": "IfNotPresent",
@@ -251,7 +251,8 @@ def test_container_carries_every_field_the_agent_sets() -> None:
 
 def test_container_of_a_bare_agent_gets_the_default_requests_and_memory_limit() -> None:
     """Nothing set upstream: the request keeps the pod out of BestEffort, the limit bounds it."""
-    assert agents.container("probe-agent", NodeAgent(image="r/a", version="v1")) == {
+    bare = NodeAgent(image="r/a", version="v1")
+    assert agents.container("probe-agent", bare, registry_mirrors=Mirrors()) == {
         "name": "probe-agent",
         "image": "r/a:v1",
         "imagePullPolicy": "IfNotPresent",

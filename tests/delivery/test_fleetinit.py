@@ -3,6 +3,8 @@ and overwrites nothing."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -119,4 +121,117 @@ def test_text_is_written_as_given_whole_lines_and_no_html_escaping(tmp_path: Pat
 
 def test_the_scaffold_is_ascii_so_every_locale_reads_and_writes_it_alike() -> None:
     spec = fleetinit.Scaffold(Path("x"), "acme", "https://git.example.com/a.git", "accel-gitops")
+    assert all(text.isascii() for text in fleetinit.files(spec).values())
+
+
+# ---- `init --ci gitlab`: GitLab's pipeline doing the GitHub workflows' jobs ----------------------
+CHECK_JSONSCHEMA = Path(sys.executable).parent / "check-jsonschema"
+
+
+def gitlab_schema_check(path: Path) -> subprocess.CompletedProcess[str]:
+    """GitLab's CI schema as check-jsonschema (pinned in the dev dependencies) vendors it
+    (builtin_schemas/vendor/gitlab-ci.json, from gitlab-org/gitlab
+    app/assets/javascripts/editor/schema/ci.json), with the options its own pre-commit hook
+    for GitLab CI passes (catalog.py, `gitlab-ci`): GitLab's !reference tags, and patterns as
+    GitLab's non-unicode regular expressions."""
+    return subprocess.run(
+        [
+            str(CHECK_JSONSCHEMA),
+            "--builtin-schema",
+            "vendor.gitlab-ci",
+            "--data-transform",
+            "gitlab-ci",
+            "--regex-variant",
+            "nonunicode",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_init_ci_gitlab_writes_the_gitlab_pipeline_and_no_github_workflow(tmp_path: Path) -> None:
+    dest = tmp_path / "fleet"
+    code, out = cli("init", str(dest), "--name", "acme", "--ci", "gitlab")
+    assert code == 0, out
+    assert out.splitlines()[0] == f"init: wrote 14 files in {dest}. Next:"
+    assert (dest / ".gitlab-ci.yml").is_file()
+    assert not (dest / ".github").exists() and not (dest / "gitlab").exists()
+    readme = (dest / "README.md").read_text()
+    assert "5. Open a merge request: CI (`.gitlab-ci.yml`) runs `render --check`" in readme
+    assert ".github" not in readme
+    # The default is GitHub's, with no GitLab file.
+    default = fleetinit.files(
+        fleetinit.Scaffold(tmp_path, "acme", "https://git.example.com/a.git", "accel-gitops")
+    )
+    assert ".gitlab-ci.yml" not in default and ".github/workflows/accel-gitops.yaml" in default
+
+
+def test_an_unknown_forge_is_a_usage_error(tmp_path: Path) -> None:
+    code, out = cli("init", str(tmp_path / "fleet"), "--ci", "gitea")
+    assert code == 2
+    assert "'gitea' is not one of 'github', 'gitlab'" in out
+    assert not (tmp_path / "fleet").exists()
+
+
+def test_the_gitlab_pipeline_passes_gitlabs_ci_schema_which_refuses_a_broken_one(
+    tmp_path: Path,
+) -> None:
+    spec = fleetinit.Scaffold(tmp_path, "acme", "https://git.example.com/a.git", "x", ci="gitlab")
+    text = fleetinit.files(spec)[".gitlab-ci.yml"]
+    good = tmp_path / ".gitlab-ci.yml"
+    good.write_text(text)
+    proc = gitlab_schema_check(good)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # The same check refuses what GitLab would: here a misspelt keyword.
+    bad = tmp_path / "bad" / ".gitlab-ci.yml"
+    bad.parent.mkdir()
+    bad.write_text(text.replace("  resource_group:", "  resource_groups:"))
+    proc = gitlab_schema_check(bad)
+    assert proc.returncode == 1
+    assert (
+        "$.publish: Additional properties are not allowed ('resource_groups' was unexpected)"
+        in (proc.stdout)
+    )
+
+
+def test_the_gitlab_pipeline_runs_the_github_workflows_jobs(tmp_path: Path) -> None:
+    """check: render --check and validate both run, both decide the job, findings as the merge
+    request's JUnit report (a sum over capacity at the changed line), the plan, the diff against
+    the target branch and the fleet report as artifacts; publish: after check, on the default
+    branch with GITOPS_REPO set, one at a time. Every script is valid shell."""
+    spec = fleetinit.Scaffold(tmp_path, "acme", "https://git.example.com/a.git", "x", ci="gitlab")
+    pipeline = yaml.safe_load(fleetinit.files(spec)[".gitlab-ci.yml"])
+    check, publish = pipeline["check"], pipeline["publish"]
+    script = "\n".join(check["script"])
+    assert 'accel-gitops render --check --values "$VALUES" || render=$?' in script
+    assert 'accel-gitops validate --values "$VALUES" --changed-since "$base" || validate=$?' in (
+        script
+    )
+    assert "--output junit" in script and check["artifacts"]["reports"]["junit"] == (
+        "accel-gitops/validate.xml"
+    )
+    assert 'accel-gitops diff --values "$VALUES" --base "$base" --output markdown' in script
+    assert "accel-gitops plan" in script and "accel-gitops report" in script
+    assert script.rstrip().endswith('[ "$render" -eq 0 ] && [ "$validate" -eq 0 ]')
+    assert check["artifacts"]["when"] == "always" and check["interruptible"] is True
+    before = pipeline[".accel-gitops"]["before_script"]
+    assert any("accel-gitops tools install" in line for line in before)
+    assert pipeline[".accel-gitops"]["cache"]["key"]["files"] == ["$REQUIREMENTS"]
+    assert publish["needs"] == ["check"] and publish["interruptible"] is False
+    assert publish["resource_group"] == "accel-gitops-publish"
+    assert publish["rules"] == [{"if": "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH && $GITOPS_REPO"}]
+    assert "accel-gitops publish" in "\n".join(publish["script"])
+    for job in (check, publish):
+        lines = [*before, *job["script"]]
+        proc = subprocess.run(
+            ["bash", "-n"], input="\n".join(lines), capture_output=True, text=True, check=False
+        )
+        assert proc.returncode == 0, proc.stderr
+
+
+def test_the_gitlab_scaffold_is_ascii() -> None:
+    spec = fleetinit.Scaffold(Path("x"), "acme", "https://git.example.com/a.git", "x", ci="gitlab")
     assert all(text.isascii() for text in fleetinit.files(spec).values())

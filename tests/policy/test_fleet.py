@@ -409,9 +409,9 @@ CASES: dict[str, tuple[str, dict[str, str], list[str]]] = {
 
 def test_every_registered_check_has_a_case() -> None:
     # Workload (WKL, MIG, POD), monitoring (MON), scheduling (SCH), add-on (DEP), allocation
-    # (ALC) and security profile (SEC: test_security_profiles.py) checks are tested beside their
-    # modules.
-    own = ("WKL", "MIG", "POD", "MON", "SCH", "DEP", "ALC", "SEC")
+    # (ALC), security profile (SEC: test_security_profiles.py) and mirror (MIR) checks are tested
+    # beside their modules.
+    own = ("WKL", "MIG", "POD", "MON", "SCH", "DEP", "ALC", "SEC", "MIR")
     assert {c for c in REGISTRY if not c.startswith(own)} == set(CASES)
 
 

@@ -86,6 +86,26 @@ def test_a_project_allows_the_local_repository_for_the_fleets_and_the_charts() -
     assert local["spec"]["sourceRepos"] == [URL, "https://other.example"]
 
 
+def test_a_project_allows_the_local_repository_for_a_mirrored_chart_repository() -> None:
+    """With values `mirrors`, the platform project names the mirror (mirror.example.cn/k8s/...):
+    the simulation serves the chart from its local repository, which the project must allow
+    in its place."""
+    project = {
+        "kind": "AppProject",
+        "metadata": {"name": "p"},
+        "spec": {"sourceRepos": ["mirror.example.cn/k8s/jobset/charts", "https://other.example"]},
+    }
+    local = localize(project, REPO, URL, "main", {"mirror.example.cn/k8s/jobset/charts"})
+    assert local is not None
+    assert local["spec"]["sourceRepos"] == [URL, "https://other.example"]
+    unlisted = localize(project, REPO, URL, "main")
+    assert unlisted is not None
+    assert unlisted["spec"]["sourceRepos"] == [
+        "https://other.example",
+        "mirror.example.cn/k8s/jobset/charts",
+    ]
+
+
 def test_publishing_one_cluster_keeps_the_hubs_applications_of_that_cluster_alone(
     tmp_path: Path,
 ) -> None:
@@ -132,6 +152,34 @@ def test_publishing_one_cluster_keeps_the_hubs_applications_of_that_cluster_alon
     assert kust["resources"] == ["domestic.yaml"]
     root = yaml.safe_load((published.checkout / hub / "domestic.yaml").read_text())
     assert root["spec"]["source"]["repoURL"] == published.url
+
+
+def test_publishing_allows_the_local_repository_in_place_of_a_mirrored_chart_repository(
+    tmp_path: Path,
+) -> None:
+    """The add-on Applications of the published folders name the mirror their project allows:
+    publish reads it from them and localizes the project's entry."""
+    hub = "overlays/prod/argocd"
+    mirror = "https://charts.example.cn/volcano"
+    volcano = app(
+        "f-prod-volcano",
+        {"repoURL": mirror, "chart": "volcano"},
+        {"accel-gitops.io/addon": "volcano"},
+    )
+    project = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "AppProject",
+        "metadata": {"name": "f-platform", "namespace": "argocd"},
+        "spec": {"sourceRepos": [mirror]},
+    }
+    tree = {
+        f"{hub}/kustomization.yaml": yaml.safe_dump({"resources": ["p.yaml", "volcano.yaml"]}),
+        f"{hub}/p.yaml": yaml.safe_dump(project),
+        f"{hub}/volcano.yaml": yaml.safe_dump(volcano),
+    }
+    published = publish(tree, [hub], REPO, "prod", tmp_path)
+    local = yaml.safe_load((published.checkout / hub / "p.yaml").read_text())
+    assert local["spec"]["sourceRepos"] == [published.url]
 
 
 def seen(name: str, wave: int, **kw: object) -> AppSeen:

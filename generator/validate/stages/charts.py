@@ -18,12 +18,14 @@ from typing import Any
 
 import yaml
 
+from generator.builders import mirrors
 from generator.findings import CodeInfo, Finding, Severity
 from generator.render.charts import addon_applications, application_values, render_chart
 from generator.toolchain import errors
 from generator.toolchain.schemas import schemas_salt
 from generator.validate.stages import Batch, UnitView, tool_salt
 from generator.validate.stages.kustomize import kubeconform
+from generator.values.model import FleetView
 from generator.vocab import addons
 
 CHART001 = CodeInfo(
@@ -51,7 +53,8 @@ CHART002 = CodeInfo(
     "CHART002",
     "manifests",
     "error",
-    "an add-on's Application names another chart or version than the one validated offline",
+    "an add-on's Application names another chart, version or repository (the catalogue's, or "
+    "its mirror) than validate renders",
 )
 
 
@@ -83,15 +86,24 @@ def fought_secrets(app: dict[str, Any], docs: list[dict[str, Any]]) -> list[str]
     return sorted(out)
 
 
-def _version_problem(app: dict[str, Any], chart: addons.Chart) -> str:
+def _named(app: dict[str, Any]) -> list[Any]:
+    """The repository, chart and version the Application installs."""
     source = app.get("spec", {}).get("source") or {}
-    named = (source.get("repoURL"), source.get("chart"), source.get("targetRevision"))
-    pinned = (chart.repo_url, chart.name, chart.version)
+    return [source.get("repoURL"), source.get("chart"), source.get("targetRevision")]
+
+
+def _version_problem(named: list[Any], chart: addons.Chart, view: FleetView | None) -> str:
+    """What the Application installs that is not what validate renders: another chart or version,
+    or another repository than the catalogue's or the one values mirror it to (a mirror holds
+    the same chart: builders/mirrors.py)."""
+    repo = mirrors.chart_repo(view.fleet.mirrors, chart) if view is not None else chart.repo_url
+    pinned = [repo, chart.name, chart.version]
     if named == pinned:
         return ""
     return (
         f"it installs chart {named[1]!r} {named[2]!r} from {named[0]!r}, but what validate "
-        f"renders is {pinned[1]!r} {pinned[2]!r} ({chart.module}@{chart.module_version})"
+        f"renders is {pinned[1]!r} {pinned[2]!r} ({chart.module}@{chart.module_version}), "
+        f"from {repo!r}"
     )
 
 
@@ -115,7 +127,7 @@ class ChartsStage:
                 verdict: dict[str, Any] = {
                     "app": app["metadata"]["name"],
                     "addon": addon.key,
-                    "version": _version_problem(app, chart),
+                    "named": _named(app),
                     "objects": 0,
                     "error": "",
                     "refused": [],
@@ -153,12 +165,15 @@ class ChartsStage:
         out = []
         for verdict in result:
             loc, what = unit.find("Application", verdict["app"])
-            title = addons.BY_KEY[verdict["addon"]].title
-            if verdict["version"]:
+            addon = addons.BY_KEY[verdict["addon"]]
+            title = addon.title
+            assert addon.chart is not None  # run() judged only add-ons with a chart
+            wrong = _version_problem(verdict["named"], addon.chart, unit.view)
+            if wrong:
                 out.append(
                     Finding(
                         CHART002.code,
-                        f"{what}: {verdict['version']}",
+                        f"{what}: {wrong}",
                         loc,
                         "$.spec.source",
                         "re-render: the Application names the chart the catalog pins",

@@ -8,15 +8,16 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from generator.builders import node_config
-from generator.render.charts import addon_applications, render_chart
+from generator.render.charts import addon_applications, application_values, render_chart
 from generator.toolchain import registry
 from generator.values import loader as values
 from generator.vocab import addons
-from tests.fixtures import FLEET, ml_tree, validate_committed, workloads_of
+from tests.fixtures import FLEET, ml_tree, render_committed, validate_committed, workloads_of
 
 NFD = addons.BY_KEY["nfd"]
 # A pool whose nodes carry a taint of their own, beside the vendor's.
@@ -225,4 +226,121 @@ def test_a_webhook_secret_its_controller_fills_is_left_to_the_cluster_or_refused
     assert (
         "ships Secret jobset-system/jobset-webhook-server-cert with empty data"
         in (found[0]["message"])
+    )
+
+
+# ---- mirrors: the rendered charts pull every image from the mirrors ------------------------------
+MIRRORED = """\
+mirrors:
+  registries:
+    registry.k8s.io: mirror.example.cn/k8s
+    nvcr.io: mirror.example.cn/nvcr
+    ghcr.io: mirror.example.cn/ghcr
+    docker.io: mirror.example.cn/hub
+"""
+MIRROR = "mirror.example.cn/"
+
+
+def chart_images(docs: list[dict[str, Any]]) -> list[str]:
+    """Every image the rendered objects name: each container's `image`, and each operand of a
+    GPU Operator ClusterPolicy (`repository` and `image`, which the operator joins)."""
+    out: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("image"), str) and "repository" in node:
+                out.append(f"{node['repository']}/{node['image']}")
+            elif isinstance(node.get("image"), str):
+                out.append(node["image"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for doc in docs:
+        walk(doc if doc.get("kind") != "CustomResourceDefinition" else {})
+    return sorted(set(out))
+
+
+def rendered_images(values_dir: Path) -> dict[str, list[str]]:
+    """Each add-on Application of prod's render whose chart is in a module: the images of its
+    chart rendered offline with the values it carries."""
+    render_committed(values_dir)
+    unit = values_dir.parent / "overlays/prod/argocd"
+    docs = [yaml.safe_load(p.read_text()) for p in sorted(unit.glob("application-*.yaml"))]
+    out = {}
+    for app, addon in addon_applications(docs):
+        assert addon.chart is not None
+        text = render_chart(addon.chart, application_values(app), "1.36")
+        out[addon.key] = chart_images([d for d in yaml.safe_load_all(text) if d])
+    return out
+
+
+def test_mirrored_charts_render_every_image_from_the_mirrors(tmp_path: Path) -> None:
+    """Kueue, NFD, JobSet, LeaderWorkerSet and Kubeflow Trainer, each chart rendered by helm with
+    the values its Application carries: every container image is the mirror's."""
+    fleet = (
+        FLEET
+        + MIRRORED
+        + "scheduling: {backend: kueue}\nplatform:\n"
+        + "".join(f"  {k}: {{provided: fleet}}\n" for k in ("kueue", "nfd", "jobset", "lws"))
+        + "  trainer: {provided: fleet}\n"
+    )
+    found = rendered_images(ml_tree(tmp_path, fleet=fleet))
+    assert found == {
+        "kueue": ["mirror.example.cn/k8s/kueue/kueue:v0.17.0"],
+        "nfd": ["mirror.example.cn/k8s/nfd/node-feature-discovery:v0.19.0"],
+        "jobset": ["mirror.example.cn/k8s/jobset/jobset:v0.11.1"],
+        "lws": ["mirror.example.cn/k8s/lws/lws:v0.8.0"],
+        "trainer": ["mirror.example.cn/ghcr/kubeflow/trainer/trainer-controller-manager:v2.2.0"],
+    }
+
+
+def test_the_gpu_operators_chart_names_every_operand_and_nfd_from_the_mirrors(
+    tmp_path: Path,
+) -> None:
+    """The GPU Operator's chart with its NFD subchart (the fleet's NFD off): the operator's
+    Deployment, every operand of the ClusterPolicy and NFD's pods name the mirror alone."""
+    fleet = FLEET + MIRRORED + "nodeConfig: {method: node-patch}\n"
+    fleet += "platform: {gpuOperator: {provided: fleet}}\n"
+    vendor = (
+        "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1, n2]}\n"
+        "devicePlugin: {provided: operator}\nexporter: {provided: operator}\n"
+    )
+    found = rendered_images(ml_tree(tmp_path, {"vendors/nvidia.yaml": vendor}, fleet=fleet))
+    images = found["gpuOperator"]
+    # vgpuManager's image has no repository: the site builds it (NVIDIA's vGPU driver is not
+    # published), and the operand is off unless a site turns it on.
+    assert [i for i in images if not i.startswith(MIRROR)] == ["vgpu-manager"]
+    # The tag is the module's Chart.yaml appVersion placeholder, which the release replaces.
+    assert "mirror.example.cn/nvcr/nvidia/gpu-operator:devel-ubi8" in images
+    assert "mirror.example.cn/nvcr/nvidia/k8s/dcgm-exporter" in images
+    assert "mirror.example.cn/nvcr/nvidia/cloud-native/k8s-driver-manager" in images
+    assert "mirror.example.cn/k8s/nfd/node-feature-discovery:v0.17.3" in images
+
+
+def test_validate_takes_the_mirrored_chart_repository_as_the_chart_it_renders(
+    tmp_path: Path,
+) -> None:
+    """The Application installs NFD's chart from the mirror: validate renders it from the module
+    (no CHART002); a hand edit back to the catalogue's repository is CHART002, naming the
+    mirror."""
+    values_dir = ml_tree(tmp_path, fleet=FLEET_NFD + MIRRORED)
+    code, out = validate_committed(values_dir, "--no-cache", "--output", "json")
+    assert code == 0, [f for f in json.loads(out)["findings"] if f["severity"] == "error"]
+    prod = values_dir.parent / "overlays/prod/argocd/application-argocd-f-prod-nfd.yaml"
+    text = prod.read_text()
+    assert "repoURL: mirror.example.cn/k8s/nfd/charts" in text
+    prod.write_text(text.replace("mirror.example.cn/k8s/nfd/charts", "registry.k8s.io/nfd/charts"))
+    code, out = validate_committed(values_dir, "--no-cache", "--output", "json", drift=True)
+    found = [f for f in json.loads(out)["findings"] if f["code"].startswith("CHART")]
+    assert code == 1
+    assert [(f["code"], f["file"], f["line"], f["unit"]) for f in found] == [
+        ("CHART002", "values/fleet.yaml", 6, "overlays/prod/argocd")
+    ]
+    assert found[0]["message"].endswith(
+        "it installs chart 'node-feature-discovery' '0.19.0' from 'registry.k8s.io/nfd/charts', "
+        "but what validate renders is 'node-feature-discovery' '0.19.0' "
+        "(sigs.k8s.io/node-feature-discovery@v0.19.0), from 'mirror.example.cn/k8s/nfd/charts'"
     )
