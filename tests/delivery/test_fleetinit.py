@@ -156,7 +156,7 @@ def test_init_ci_gitlab_writes_the_gitlab_pipeline_and_no_github_workflow(tmp_pa
     dest = tmp_path / "fleet"
     code, out = cli("init", str(dest), "--name", "acme", "--ci", "gitlab")
     assert code == 0, out
-    assert out.splitlines()[0] == f"init: wrote 14 files in {dest}. Next:"
+    assert out.splitlines()[0] == f"init: wrote 15 files in {dest}. Next:"
     assert (dest / ".gitlab-ci.yml").is_file()
     assert not (dest / ".github").exists() and not (dest / "gitlab").exists()
     readme = (dest / "README.md").read_text()
