@@ -585,3 +585,13 @@ def test_a_cluster_declares_its_own_add_ons_over_its_environments(tmp_path: Path
     assert platform.rendered(domestic) == []
     where = domestic.fleet.doc.locate(("platform", "nfd", "provided"))
     assert str(where) == "values/environments/prod.yaml:9:32"
+
+
+def test_a_quota_split_by_cluster_is_no_quota_per_model_in_the_base_layer(
+    tmp_path: Path,
+) -> None:
+    """The base layer is common to the environments that declare clusters: a map of clusters
+    there is their split, not models named 'main' and 'domestic' (RES003) under a backend that
+    counts no models (RES005)."""
+    team = "quota: {nvidia: {main: 4, domestic: 2}}\n"
+    assert of_team(split_nvidia(tmp_path, team)) == []
