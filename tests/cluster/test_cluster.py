@@ -83,7 +83,11 @@ def sim(
     """Without Argo CD or the monitoring unless asked: tests/cluster/test_argocd.py and
     test_monitoring.py hold what they do."""
     return simulate(
-        values, env, lambda: contextlib.nullcontext(plane), argocd=argocd, watch_metrics=metrics
+        values,
+        env,
+        lambda _minor: contextlib.nullcontext(plane),
+        argocd=argocd,
+        watch_metrics=metrics,
     )
 
 

@@ -55,6 +55,10 @@ def test_validate_returns_its_result_and_prints_nothing(
     assert [f.code for f in done.findings] == ["CAP001"]
 
 
-def test_a_dry_run_on_a_cluster_needs_kubectl_a_local_one_a_control_plane() -> None:
-    assert DryRun(Path("kubeconfig")).tools == ("kubectl",)
-    assert {"etcd", "kube-apiserver", "kubectl"} <= set(DryRun().tools)
+def test_a_dry_run_on_a_cluster_needs_kubectl_a_local_one_a_control_plane_of_its_minor() -> None:
+    assert DryRun(Path("kubeconfig")).tools() == ("kubectl",)
+    assert DryRun(Path("kubeconfig")).tools("1.34") == ("kubectl",)
+    assert {"etcd", "kube-apiserver", "kubectl", "kwok"} <= set(DryRun().tools())
+    oldest = set(DryRun().tools("1.34"))
+    assert {"etcd-1.34", "kube-apiserver-1.34", "kube-scheduler-1.34", "kwok"} <= oldest
+    assert not {"etcd", "kube-apiserver", "kube-scheduler"} & oldest
