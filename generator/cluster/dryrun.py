@@ -57,6 +57,8 @@ class DryRunResult:
     objects: int = 0
     skipped: int = 0
     timings: dict[str, float] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+    """Per cluster view, the version of the API server it was dry-run on (/version)."""
 
 
 def control_plane_minor() -> str:
@@ -191,6 +193,7 @@ def dry_run(
         result.objects += part.objects
         result.skipped += part.skipped
         result.timings.update(part.timings)
+        result.versions.update(part.versions)
     result.findings = sorted_findings(result.findings)
     return result
 
@@ -208,6 +211,7 @@ def _run(checked: Checked, envs: list[str], tgt: Target, findings: list[Finding]
             tgt.client.apply_crds(needed_crds([o for b in built for o in b.docs]))
         _dry_run_env(loaded, name, built, tgt, result)
         result.timings[name] = round(time.perf_counter() - t1, 3)
+        result.versions[name] = tgt.version
     result.findings = sorted_findings(result.findings)
     return result
 

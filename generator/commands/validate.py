@@ -81,6 +81,8 @@ def validate(cmd: ValidateCommand, progress: Progress, ensure: EnsureTools) -> V
         )
         done.findings = sorted_findings(done.findings + dry.findings)
         done.stats["dry-run objects"] = dry.objects
+        if dry.versions:  # which Kubernetes each cluster was proven on
+            done.stats["dry-run on"] = ", ".join(sorted(set(dry.versions.values())))
         if dry.skipped:
             done.stats["dry-run skipped"] = dry.skipped
         result.timings.update({f"dry-run {k}": v for k, v in dry.timings.items()})

@@ -59,7 +59,8 @@ from generator.vocab.kube import (
 # fleet's objects imply (ReplicaSets and pods, DaemonSet pods, Job pods, quota usage, the default
 # ServiceAccount that admission requires, namespace deletion between runs; the binding of a
 # team's declared PersistentVolumeClaim to its stand-in volume: simulate/external.py; name from
-# kubernetes v1.36.3 cmd/kube-controller-manager/names/controller_names.go).
+# kubernetes v1.36.3 cmd/kube-controller-manager/names/controller_names.go, which names each of
+# them alike in v1.34.4, v1.35.4 and v1.37.2: the planes of every minor start with this list).
 CONTROLLERS = (
     "deployment-controller",
     "replicaset-controller",

@@ -32,6 +32,7 @@ from generator.cluster.plane import CONTROLLER_ADDONS, reset
 from generator.cluster.units import build
 from generator.controlplane.controllers import use_controller
 from generator.controlplane.launcher import ControlPlane, ControlPlaneError
+from generator.controlplane.target import server_version
 from generator.errors import FindingsError
 from generator.findings import Finding, sorted_findings
 from generator.render.layout import Rendered, render_tree
@@ -106,6 +107,7 @@ def _on_plane(
             f"a control plane of Kubernetes {plane.minor} was given for clusters of "
             f"{_minor_of(loaded, envs[0])}"
         )
+    version = server_version(plane.client())
     try:
         for name in envs:
             reset(plane)  # no trace of the last environment (or run, on a shared plane)
@@ -123,6 +125,7 @@ def _on_plane(
             if runs is not None:
                 runs.append(run)
             report = judge(plan, run)
+            report.kubernetes = version
             found: list[Finding] = []
             if watched:
                 report.metrics, found = monitoring.judge(plan, watched[0])
