@@ -3,11 +3,14 @@ finds in its options are raised, not printed."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from generator import Program
+from generator.cluster.dryrun import DryRunResult
+from generator.commands import validate as validate_core
 from generator.commands.diff import DiffOptions, diff
 from generator.commands.validate import DryRun, ValidateCommand, validate
 from generator.errors import UsageError
@@ -62,3 +65,28 @@ def test_a_dry_run_on_a_cluster_needs_kubectl_a_local_one_a_control_plane_of_its
     oldest = set(DryRun().tools("1.34"))
     assert {"etcd-1.34", "kube-apiserver-1.34", "kube-scheduler-1.34", "kwok"} <= oldest
     assert not {"etcd", "kube-apiserver", "kube-scheduler"} & oldest
+
+
+def test_a_local_dry_run_builds_each_minors_plane_when_first_needed_and_says_what_it_ran_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    values = two_teams(tmp_path)
+    assert render_committed(values) == 0
+    asked: list[tuple[str, tuple[str, ...]]] = []
+
+    def fake_dry_run(*_: object, prepare: Callable[[str], None], **__: object) -> DryRunResult:
+        for minor in ("1.34", "1.36"):  # the minors of the fleet's clusters, oldest first
+            prepare(minor)
+        versions = {"prod/old": "v1.34.4", "prod/new": "v1.36.3", "staging": "v1.36.3"}
+        return DryRunResult([], objects=7, versions=versions)
+
+    monkeypatch.setattr(validate_core.dryrun, "dry_run", fake_dry_run)
+    opts = ValidateOptions(values, None, drift=False, program=Program("python render.py"))
+    done = validate(ValidateCommand(opts, DryRun()), Progress(None), lambda *a: asked.append(a))
+    assert [(command, "kube-apiserver-1.34" in tools) for command, tools in asked] == [
+        ("validate --dry-run=server", True),
+        ("validate --dry-run=server", False),
+    ]
+    assert "kube-apiserver" in asked[1][1]
+    assert done.stats["dry-run objects"] == 7
+    assert done.stats["dry-run on"] == "v1.34.4, v1.36.3"
