@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from generator import Program
+from generator.cluster import dryrun
 from generator.cluster.dryrun import DryRunResult
-from generator.commands import validate as validate_core
 from generator.commands.diff import DiffOptions, diff
 from generator.commands.validate import DryRun, ValidateCommand, validate
 from generator.errors import UsageError
@@ -80,7 +80,7 @@ def test_a_local_dry_run_builds_each_minors_plane_when_first_needed_and_says_wha
         versions = {"prod/old": "v1.34.4", "prod/new": "v1.36.3", "staging": "v1.36.3"}
         return DryRunResult([], objects=7, versions=versions)
 
-    monkeypatch.setattr(validate_core.dryrun, "dry_run", fake_dry_run)
+    monkeypatch.setattr(dryrun, "dry_run", fake_dry_run)
     opts = ValidateOptions(values, None, drift=False, program=Program("python render.py"))
     done = validate(ValidateCommand(opts, DryRun()), Progress(None), lambda *a: asked.append(a))
     assert [(command, "kube-apiserver-1.34" in tools) for command, tools in asked] == [
