@@ -41,7 +41,7 @@ from generator.controlplane.sources import kwok_stages
 from generator.toolchain import errors, process
 from generator.toolchain.errors import ToolError
 from generator.toolchain.process import Service
-from generator.toolchain.registry import DEFAULT_MINOR, plane_tool
+from generator.toolchain.registry import DEFAULT_MINOR, PLANES, plane_tool
 from generator.vocab.api import CORE
 from generator.vocab.kube import (
     ARCH_LABEL,
@@ -394,6 +394,7 @@ def _start(workdir: Path, services: list[Service], nfd_namespace: str, minor: st
                 # runs here (cmd/kube-apiserver/app/server.go buildServiceResolver, v1.36.3).
                 # The controller managers' webhooks are reached so (controllers.py).
                 "--enable-aggregator-routing=true",
+                *PLANES[minor].apiserver_args,
             ],
             log=logs / "kube-apiserver.log",
         )

@@ -120,6 +120,8 @@ class Plane:
     released: str
     """The time the Go module proxy records for that Kubernetes version (its .info): the build
     date its binaries are stamped with, so that their command line never changes."""
+    apiserver_args: tuple[str, ...] = ()
+    """kube-apiserver flags this minor needs on loopback beyond the launcher's own (each cited)."""
 
 
 # The minors a cluster's kubernetesVersion may name for simulate and validate --dry-run=server:
@@ -133,7 +135,19 @@ PLANES: Mapping[str, Plane] = {
         Plane("1.34", "controlplane-1.34", "v1.34.4", "v3.6.4", "2026-02-10T12:53:36Z"),
         Plane("1.35", "controlplane-1.35", "v1.35.4", "v3.6.5", "2026-04-15T18:01:22Z"),
         Plane(DEFAULT_MINOR, "controlplane", _K8S[1], "v3.6.8", "2026-07-22T18:07:38Z"),
-        Plane("1.37", "controlplane-1.37", "v1.37.2", "v3.7.0", "2026-10-27T12:01:04Z"),
+        # From 1.37 the lease endpoint reconciler refuses a loopback advertise address (k8s.io/
+        # kubernetes v1.37.2 pkg/controlplane/instance.go: "cannot use public IP ... with endpoint
+        # reconciler", reconcilers/lease.go ValidateIP; v1.36.3 has no such check). "none"
+        # (reconcilers/none.go) leaves the default/kubernetes Service without endpoints, which
+        # nothing on the plane reads: every client is given the server's URL.
+        Plane(
+            "1.37",
+            "controlplane-1.37",
+            "v1.37.2",
+            "v3.7.0",
+            "2026-10-27T12:01:04Z",
+            apiserver_args=("--endpoint-reconciler-type=none",),
+        ),
     )
 }
 # The tools a plane of each minor has of its own; the rest of CONTROL_PLANE (KWOK, nfd-master,
