@@ -46,7 +46,11 @@ def _sim(
 ) -> SimulationResult:
     # The monitoring step with Argo CD: the synthetic fleet's figures stay the simulation's own.
     return simulate(
-        values, env, lambda: contextlib.nullcontext(plane), argocd=argocd, watch_metrics=argocd
+        values,
+        env,
+        lambda _minor: contextlib.nullcontext(plane),
+        argocd=argocd,
+        watch_metrics=argocd,
     )
 
 

@@ -34,7 +34,8 @@ from generator.reporters import simulation as simreport
 @click.option(
     "--keep",
     type=click.Path(path_type=Path, file_okay=False),
-    help="Keep the control plane's data and logs in this folder (for debugging).",
+    help="Keep each control plane's data and logs in this folder, one subfolder per Kubernetes "
+    "minor (for debugging).",
 )
 @click.option(
     "--argocd/--no-argocd",

@@ -126,13 +126,12 @@ def ensure_control_plane(command: str, needed: tuple[str, ...] = registry.CONTRO
     absent = registry.missing(needed)
     if not absent:
         return
-    install = registry.install_command(invocation().program, registry.CONTROL_PLANE_TARGET)
+    sets = sorted({registry.install_for(name).only for name in absent} - {""})
+    install = registry.install_command(invocation().program, ",".join(sets))
     click.echo(
         f"{command}: building {', '.join(absent)} first (`{install}`, from the pinned Go "
         f"modules): {command} runs the real Kubernetes control plane, which `tools install` does "
         "not build by default; a cold build takes several minutes, once.",
         err=True,
     )
-    tool_install.build_missing(
-        needed, registry.CONTROL_PLANE_TARGET, say=lambda line: click.echo(line, err=True)
-    )
+    tool_install.build_missing(needed, say=lambda line: click.echo(line, err=True))

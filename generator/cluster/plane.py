@@ -10,6 +10,7 @@ from pathlib import Path
 
 from generator.controlplane import launcher
 from generator.controlplane.launcher import ControlPlane, ResetRules
+from generator.toolchain.registry import DEFAULT_MINOR
 from generator.vocab import addons
 from generator.vocab.api import ARGOCD, CORE, KUEUE, NFD
 from generator.vocab.kube import HELM_INSTANCE_LABEL, SIM_LABEL
@@ -68,11 +69,12 @@ RESET = ResetRules(
 
 
 def control_plane(
-    *, nfd: bool = True, keep_dir: Path | None = None
+    *, nfd: bool = True, keep_dir: Path | None = None, minor: str = DEFAULT_MINOR
 ) -> contextlib.AbstractContextManager[ControlPlane]:
-    """A local control plane for the fleet (`nfd`: with nfd-master, in NFD's chart namespace)."""
+    """A local control plane for the fleet (`nfd`: with nfd-master, in NFD's chart namespace) of
+    the Kubernetes `minor`."""
     return launcher.local_control_plane(
-        nfd_namespace=NFD_NAMESPACE if nfd else None, keep_dir=keep_dir
+        nfd_namespace=NFD_NAMESPACE if nfd else None, keep_dir=keep_dir, minor=minor
     )
 
 

@@ -17,8 +17,8 @@ from generator.builders.fleet import Build
 from generator.findings import Finding, Location, split_layer
 from generator.kustomize import build_failed, kustomize, objects, write_tree
 from generator.render.layout import render_tree
+from generator.values import clusters
 from generator.values.model import FleetView, Values
-from generator.values.yamlio import json_path
 from generator.vocab.api import CORE
 from generator.vocab.labels import CLUSTER_LABEL, SYNC_WAVE, UNIT_LABEL
 from generator.vocab.objects import Obj
@@ -171,10 +171,8 @@ def build(
 
 
 def version_location(loaded: Values, view: FleetView | None = None) -> tuple[Location, str]:
-    """(where, JSON path) the Kubernetes version of `view`'s cluster is set: the cluster's own
-    kubernetesVersion in its environment's file, else fleet.yaml's."""
-    cluster = view.cluster if view is not None else None
-    if cluster is not None and cluster.doc.get(cluster.name, "kubernetesVersion") is not None:
-        path = (cluster.name, "kubernetesVersion")
-        return cluster.doc.locate(path), json_path(("clusters", *path))
+    """(where, JSON path) the Kubernetes version of `view`'s cluster is set (values/clusters.py),
+    or fleet.yaml's without a view."""
+    if view is not None:
+        return clusters.version_location(view)
     return loaded.base.fleet.doc.locate(("kubernetesVersion",)), "$.kubernetesVersion"

@@ -25,12 +25,16 @@ class SimulateOptions:
 
 
 def simulate(opts: SimulateOptions, ensure: EnsureTools) -> SimulationResult:
-    def plane() -> contextlib.AbstractContextManager[launcher.ControlPlane]:
-        return fleet_plane.control_plane(keep_dir=opts.keep)
-
     argocd = registry.ARGOCD_TOOLS if opts.argocd else ()
     watch = registry.MONITORING_TOOLS if opts.monitoring else ()
-    ensure("simulate", (*registry.CONTROL_PLANE, *argocd, *watch))
+
+    def plane(minor: str) -> contextlib.AbstractContextManager[launcher.ControlPlane]:
+        # The tools of the plane of each cluster's minor, built when the first cluster of that
+        # minor needs them (another minor's plane takes minutes to build).
+        ensure("simulate", (*registry.control_plane_tools(minor), *argocd, *watch))
+        keep = opts.keep / minor if opts.keep is not None else None
+        return fleet_plane.control_plane(keep_dir=keep, minor=minor)
+
     return sim.simulate(
         opts.values_dir, opts.env, plane, argocd=opts.argocd, watch_metrics=opts.monitoring
     )

@@ -25,10 +25,10 @@ class DryRun:
     kubeconfig: Path | None = None
     context: str | None = None
 
-    @property
-    def tools(self) -> tuple[str, ...]:
-        # A throwaway local control plane, or kubectl (its proxy reaches the user's cluster).
-        return registry.CONTROL_PLANE if self.kubeconfig is None else ("kubectl",)
+    def tools(self, minor: str = registry.DEFAULT_MINOR) -> tuple[str, ...]:
+        """A throwaway local control plane of `minor`, or kubectl (its proxy reaches the user's
+        cluster)."""
+        return registry.control_plane_tools(minor) if self.kubeconfig is None else ("kubectl",)
 
 
 @dataclass(frozen=True)
@@ -68,15 +68,21 @@ def validate(cmd: ValidateCommand, progress: Progress, ensure: EnsureTools) -> V
     result = run_validate(opts, progress)
     done = ValidateOutcome(result, list(result.findings), stats(result))
     if cmd.dry_run is not None and not result.not_run:  # nothing to apply when not rendered
-        ensure("validate --dry-run=server", cmd.dry_run.tools)
+        where = cmd.dry_run
+        if where.kubeconfig is not None:
+            ensure("validate --dry-run=server", where.tools())
         dry = dryrun.dry_run(
             opts.values_dir,
             opts.env,
-            kubeconfig=cmd.dry_run.kubeconfig,
-            context=cmd.dry_run.context,
+            kubeconfig=where.kubeconfig,
+            context=where.context,
+            # The local plane of each cluster's minor, built when first needed.
+            prepare=lambda minor: ensure("validate --dry-run=server", where.tools(minor)),
         )
         done.findings = sorted_findings(done.findings + dry.findings)
         done.stats["dry-run objects"] = dry.objects
+        if dry.versions:  # which Kubernetes each cluster was proven on
+            done.stats["dry-run on"] = ", ".join(sorted(set(dry.versions.values())))
         if dry.skipped:
             done.stats["dry-run skipped"] = dry.skipped
         result.timings.update({f"dry-run {k}": v for k, v in dry.timings.items()})

@@ -41,6 +41,7 @@ from generator.controlplane.sources import kwok_stages
 from generator.toolchain import errors, process
 from generator.toolchain.errors import ToolError
 from generator.toolchain.process import Service
+from generator.toolchain.registry import DEFAULT_MINOR, PLANES, plane_tool
 from generator.vocab.api import CORE
 from generator.vocab.kube import (
     ARCH_LABEL,
@@ -58,7 +59,8 @@ from generator.vocab.kube import (
 # fleet's objects imply (ReplicaSets and pods, DaemonSet pods, Job pods, quota usage, the default
 # ServiceAccount that admission requires, namespace deletion between runs; the binding of a
 # team's declared PersistentVolumeClaim to its stand-in volume: simulate/external.py; name from
-# kubernetes v1.36.3 cmd/kube-controller-manager/names/controller_names.go).
+# kubernetes v1.36.3 cmd/kube-controller-manager/names/controller_names.go, which names each of
+# them alike in v1.34.4, v1.35.4 and v1.37.2: the planes of every minor start with this list).
 CONTROLLERS = (
     "deployment-controller",
     "replicaset-controller",
@@ -117,6 +119,9 @@ class ControlPlane:
     services: list[Service] = field(default_factory=list)
     started_in: float = 0.0
     """Seconds from the first process to every component ready."""
+    minor: str = DEFAULT_MINOR
+    """The Kubernetes minor its etcd, kube-apiserver, kube-controller-manager and kube-scheduler
+    are of (toolchain/registry.py PLANES)."""
     scheduler_port: int = 0
     scheduler_config: dict[str, Any] | None = None
     """The KubeSchedulerConfiguration kube-scheduler runs with (None: its defaults)."""
@@ -128,7 +133,9 @@ class ControlPlane:
             return
         old = next(s for s in self.services if s.name == "kube-scheduler")
         process.terminate(old, STOP_GRACE)
-        new = _spawn_scheduler(self.workdir, self.kubeconfig, self.scheduler_port, config)
+        new = _spawn_scheduler(
+            self.workdir, self.kubeconfig, self.scheduler_port, config, self.minor
+        )
         self.services[self.services.index(old)] = new
         self.scheduler_config = config
         _wait("kube-scheduler", lambda: _scheduler_ready(self.scheduler_port), [new], READY_TIMEOUT)
@@ -178,8 +185,9 @@ class ControlPlane:
         if config is None:
             return
         port = _free_port()
-        spawned = _spawn_scheduler(self.workdir, self.kubeconfig, port, config, SECOND_SCHEDULER)
-        new = replace(spawned, name=SECOND_SCHEDULER)
+        new = _spawn_scheduler(
+            self.workdir, self.kubeconfig, port, config, self.minor, SECOND_SCHEDULER
+        )
         self.services.append(new)
         _wait(SECOND_SCHEDULER, lambda: _scheduler_ready(port), [new], READY_TIMEOUT)
 
@@ -286,13 +294,17 @@ def _stop_on_sigterm() -> Iterator[None]:
 
 @contextlib.contextmanager
 def local_control_plane(
-    *, nfd_namespace: str | None = None, keep_dir: Path | None = None
+    *,
+    nfd_namespace: str | None = None,
+    keep_dir: Path | None = None,
+    minor: str = DEFAULT_MINOR,
 ) -> Iterator[ControlPlane]:
     """Start a control plane; stop it and remove its data when the block ends, however it ends.
 
     ``nfd_namespace``: also run nfd-master (with its CRDs), working in this namespace, which the
     plane creates. ``keep_dir``: put the data and logs there and keep them (debugging); default:
-    a temporary directory, removed afterwards.
+    a temporary directory, removed afterwards. ``minor``: the Kubernetes minor of its etcd,
+    kube-apiserver, kube-controller-manager and kube-scheduler (one of registry.PLANES).
     """
     with contextlib.ExitStack() as stack:
         if keep_dir is not None:
@@ -309,11 +321,16 @@ def local_control_plane(
                 process.terminate(svc, STOP_GRACE)
 
         stack.callback(stop_all)
-        plane = _start(workdir, services, nfd_namespace or "")
+        plane = _start(workdir, services, nfd_namespace or "", minor)
         yield plane
 
 
-def _start(workdir: Path, services: list[Service], nfd_namespace: str) -> ControlPlane:
+def _spawn_own(name: str, minor: str, args: Sequence[str], log: Path) -> Service:
+    """Start a tool of the plane's own minor, under its plain name (what `check` says)."""
+    return replace(process.spawn(plane_tool(name, minor), args, log=log), name=name)
+
+
+def _start(workdir: Path, services: list[Service], nfd_namespace: str, minor: str) -> ControlPlane:
     t0 = time.monotonic()
     logs = workdir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -334,8 +351,9 @@ def _start(workdir: Path, services: list[Service], nfd_namespace: str) -> Contro
     etcd_port, peer_port, api_port = _free_port(), _free_port(), _free_port()
     etcd_url = f"http://127.0.0.1:{etcd_port}"
     services.append(
-        process.spawn(
+        _spawn_own(
             "etcd",
+            minor,
             [
                 "--name=accel",
                 f"--data-dir={workdir / 'etcd'}",
@@ -355,8 +373,9 @@ def _start(workdir: Path, services: list[Service], nfd_namespace: str) -> Contro
 
     server = f"https://127.0.0.1:{api_port}"
     services.append(
-        process.spawn(
+        _spawn_own(
             "kube-apiserver",
+            minor,
             [
                 f"--etcd-servers={etcd_url}",
                 f"--cert-dir={certs}",
@@ -375,6 +394,7 @@ def _start(workdir: Path, services: list[Service], nfd_namespace: str) -> Contro
                 # runs here (cmd/kube-apiserver/app/server.go buildServiceResolver, v1.36.3).
                 # The controller managers' webhooks are reached so (controllers.py).
                 "--enable-aggregator-routing=true",
+                *PLANES[minor].apiserver_args,
             ],
             log=logs / "kube-apiserver.log",
         )
@@ -394,8 +414,9 @@ def _start(workdir: Path, services: list[Service], nfd_namespace: str) -> Contro
 
     kcm_port, sched_port = _free_port(), _free_port()
     services.append(
-        process.spawn(
+        _spawn_own(
             "kube-controller-manager",
+            minor,
             [
                 kc,
                 f"--authentication-kubeconfig={kubeconfig}",
@@ -415,7 +436,7 @@ def _start(workdir: Path, services: list[Service], nfd_namespace: str) -> Contro
             log=logs / "kube-controller-manager.log",
         )
     )
-    services.append(_spawn_scheduler(workdir, kubeconfig, sched_port, None))
+    services.append(_spawn_scheduler(workdir, kubeconfig, sched_port, None, minor))
     stages = workdir / "kwok-stages.yaml"
     stages.write_text(kwok_stages())
     services.append(
@@ -445,6 +466,7 @@ def _start(workdir: Path, services: list[Service], nfd_namespace: str) -> Contro
         nfd_namespace=nfd_namespace,
         nfd_metrics="",
         services=services,
+        minor=minor,
         scheduler_port=sched_port,
     )
     api = plane.client()
@@ -483,6 +505,7 @@ def _spawn_scheduler(
     kubeconfig: Path,
     port: int,
     config: dict[str, Any] | None,
+    minor: str,
     name: str = "kube-scheduler",
 ) -> Service:
     args = [
@@ -504,7 +527,12 @@ def _spawn_scheduler(
         path = workdir / f"{name}-config.yaml"
         path.write_text(yaml.safe_dump(doc, sort_keys=False))
         args.append(f"--config={path}")
-    return process.spawn("kube-scheduler", args, log=workdir / "logs" / f"{name}.log")
+    return replace(
+        process.spawn(
+            plane_tool("kube-scheduler", minor), args, log=workdir / "logs" / f"{name}.log"
+        ),
+        name=name,
+    )
 
 
 def _scheduler_ready(port: int) -> bool:

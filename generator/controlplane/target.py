@@ -21,6 +21,7 @@ from generator.controlplane.api import ApiClient, ApiError
 from generator.controlplane.launcher import ControlPlane, local_control_plane
 from generator.toolchain import process
 from generator.toolchain.errors import ToolError
+from generator.toolchain.registry import DEFAULT_MINOR
 
 PROXY_TIMEOUT = 30.0
 _SERVING = re.compile(r"Starting to serve on 127\.0\.0\.1:(\d+)")
@@ -52,9 +53,9 @@ def on_plane(plane: ControlPlane) -> Target:
 
 
 @contextlib.contextmanager
-def local() -> Iterator[Target]:
-    """A local control plane (without nfd-master) for this block."""
-    with local_control_plane() as plane:
+def local(minor: str = DEFAULT_MINOR) -> Iterator[Target]:
+    """A local control plane of the Kubernetes `minor` (without nfd-master) for this block."""
+    with local_control_plane(minor=minor) as plane:
         yield on_plane(plane)
 
 

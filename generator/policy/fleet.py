@@ -18,6 +18,7 @@ from generator.policy.checks import EITHER, WARNING, Check
 from generator.policy.context import Context
 from generator.policy.placement import selector_clashes
 from generator.toolchain import schemas
+from generator.values import clusters
 from generator.values.model import FleetView, Pool, Team, Vendor
 from generator.values.quantity import format_quantity, parse_quantity
 from generator.values.yamlio import json_path
@@ -655,12 +656,7 @@ def kubernetes_version(ctx: Context) -> Iterable[Finding]:
     if schemas.kubeconform_kubernetes_version(wanted) in versions:
         return
     lo, hi = (v.removesuffix(".0") for v in (versions[0], versions[-1]))
-    loc, path = view.fleet.doc.locate(("kubernetesVersion",)), "$.kubernetesVersion"
-    cluster = view.cluster
-    if cluster is not None and cluster.doc.get(cluster.name, "kubernetesVersion") is not None:
-        # The cluster's own version, where its environment's file sets it.
-        loc = cluster.doc.locate((cluster.name, "kubernetesVersion"))
-        path = f"$.clusters.{cluster.name}.kubernetesVersion"
+    loc, path = clusters.version_location(view)
     yield Finding(
         "VER001",
         f"kubernetesVersion {wanted!r} is outside the versions the pinned schemas cover "

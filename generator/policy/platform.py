@@ -18,6 +18,7 @@ from generator.findings import Finding, Location
 from generator.policy.checks import Check
 from generator.policy.context import Context
 from generator.policy.placement import pod_templates
+from generator.values import clusters
 from generator.values.model import Team
 from generator.values.yamlio import YamlPath, json_path
 from generator.vocab import addons
@@ -103,10 +104,42 @@ def missing_addons(ctx: Context) -> Iterable[Finding]:
                 )
 
 
+def _minor(version: str) -> tuple[int, int]:
+    major, minor = version.removeprefix("v").split(".")[:2]
+    return int(major), int(minor)
+
+
+def unsupported_minor(ctx: Context) -> Iterable[Finding]:
+    """KVER003: an add-on the fleet renders for a cluster whose Kubernetes minor its pinned
+    version does not support, as its upstream states (vocab/addons.py `kubernetes`)."""
+    view = ctx.view
+    have = _minor(view.fleet.kubernetes_version)
+    for addon in platform.rendered(view):
+        if not addon.kubernetes or have >= _minor(addon.kubernetes):
+            continue
+        assert addon.chart is not None  # rendered: it has a chart
+        location, path = clusters.version_location(view)
+        yield Finding(
+            "KVER003",
+            f"the fleet renders {addon.title} {addon.chart.version} for this cluster, which its "
+            f"upstream supports on Kubernetes {addon.kubernetes} and newer; this cluster's "
+            f"kubernetesVersion is {'.'.join(map(str, have))}",
+            location,
+            path,
+            f"set kubernetesVersion to {addon.kubernetes} or newer, or platform.{addon.key}."
+            f"provided: site where the cluster runs a {addon.title} that supports its minor",
+        )
+
+
 CHECKS: tuple[Check, ...] = (
     Check(
         "DEP001",
         "a team object needs a cluster add-on that values neither render nor declare",
         missing_addons,
+    ),
+    Check(
+        "KVER003",
+        "an add-on the fleet renders does not support the cluster's Kubernetes minor (upstream)",
+        unsupported_minor,
     ),
 )

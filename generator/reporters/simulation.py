@@ -24,7 +24,8 @@ def _mark(ok: bool) -> str:
 
 def env_text(rep: EnvReport) -> str:
     env, cluster = split_layer(rep.env)
-    lines = [f"environment {env}" + (f", cluster {cluster}" if cluster else "")]
+    where = f"environment {env}" + (f", cluster {cluster}" if cluster else "")
+    lines = [where + (f", on Kubernetes {rep.kubernetes}" if rep.kubernetes else "")]
     lines.append(" nodes: labels and taints as nfd-master set them, against the pool's")
     rows = [["node", "what", "labels", "taints", ""]]
     for n in rep.nodes:

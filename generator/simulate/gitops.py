@@ -45,7 +45,7 @@ from generator.simulate.drive import install, register_nodes
 from generator.simulate.plan import SimPlan
 from generator.simulate.sync import parallel
 from generator.toolchain import process
-from generator.toolchain.registry import ARGOCD_VERSION
+from generator.toolchain.registry import ARGOCD_VERSION, plane_tool
 from generator.values.model import FleetView
 from generator.vocab import addons
 from generator.vocab.api import ARGOCD, CORE
@@ -666,7 +666,7 @@ def session(
         # The first install as docs/argocd.md gives it, with the real kubectl: the AppProjects
         # and the root Application, from the published tree.
         process.run(
-            "kubectl",
+            plane_tool("kubectl", plane.minor),
             [
                 *("--kubeconfig", str(plane.kubeconfig), "apply"),
                 *("-k", str(published.checkout / hub_folder)),

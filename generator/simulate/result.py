@@ -81,6 +81,9 @@ class EnvReport:
     findings: list[Finding] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     objects: int = 0
+    kubernetes: str = ""
+    """The version the control plane's API server reported (/version), e.g. v1.34.4: the
+    cluster's own minor (KVER001 otherwise)."""
 
 
 @dataclass

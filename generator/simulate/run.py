@@ -27,14 +27,16 @@ import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
-from generator.cluster.dryrun import load, version_findings
+from generator.cluster.dryrun import by_minor, load, version_findings
 from generator.cluster.plane import CONTROLLER_ADDONS, reset
 from generator.cluster.units import build
 from generator.controlplane.controllers import use_controller
-from generator.controlplane.launcher import ControlPlane
+from generator.controlplane.launcher import ControlPlane, ControlPlaneError
+from generator.controlplane.target import server_version
 from generator.errors import FindingsError
 from generator.findings import Finding, sorted_findings
-from generator.render.layout import render_tree
+from generator.render.layout import Rendered, render_tree
+from generator.render.stage import Checked
 from generator.simulate import monitoring
 from generator.simulate.drive import drive
 from generator.simulate.gitops import argocd_not_run, drive_argocd, judge_argocd
@@ -42,6 +44,7 @@ from generator.simulate.judge import judge
 from generator.simulate.plan import SimPlan, make_plan
 from generator.simulate.result import EnvReport, SimulationResult
 from generator.simulate.snapshot import EnvRun
+from generator.values.model import Values
 
 # The CLI, tests and benchmarks import the result type from here, beside simulate().
 __all__ = ["SimulationResult", "simulate"]
@@ -50,13 +53,14 @@ __all__ = ["SimulationResult", "simulate"]
 def simulate(
     values_dir: Path,
     env: str | None,
-    plane_factory: Callable[[], contextlib.AbstractContextManager[ControlPlane]],
+    plane_factory: Callable[[str], contextlib.AbstractContextManager[ControlPlane]],
     *,
     runs: list[EnvRun] | None = None,
     argocd: bool = True,
     watch_metrics: bool = True,
 ) -> SimulationResult:
-    """Simulate `env` (None: every environment) on the control plane `plane_factory` gives, and
+    """Simulate `env` (None: every environment), each cluster on the control plane of its own
+    Kubernetes minor that `plane_factory(minor)` gives (one per minor, in turn), and
     (`argocd`) sync each environment through the real Argo CD on it too; (`watch_metrics`) run
     the site's monitoring over what each environment built and judge its series.
     `runs`: where to put what the driver took of each environment too (tests record them)."""
@@ -68,49 +72,80 @@ def simulate(
     findings = version_findings(loaded, None, "simulation", envs)
     if findings:
         return SimulationResult([], findings)
-    reports: list[EnvReport] = []
+    reports: dict[str, EnvReport] = {}
+    started_in = 0.0
     # What Argo CD syncs: the tree render writes (and publish pushes), once for every environment.
     rendered = render_tree(loaded, builds=checked.builds) if argocd else None
-    with plane_factory() as plane:
-        try:
-            for name in envs:
-                reset(plane)  # no trace of the last environment (or run, on a shared plane)
-                # The units render lays out from the cluster's build, and what the plan expects
-                # of them from that same build.
-                built, build_findings = build(loaded, name, builds=checked.builds)
-                plan = make_plan(loaded, checked.builds[name], built, build_findings)
-                watched: list[monitoring.MonRun] = []
+    for minor, views in by_minor(loaded, envs).items():
+        with plane_factory(minor) as plane:
+            _on_plane(plane, loaded, checked, views, rendered, runs, argocd, watch_metrics, reports)
+        started_in += plane.started_in
+    ordered = [reports[name] for name in envs]
+    everything = [f for r in ordered for f in r.findings]
+    return SimulationResult(ordered, sorted_findings(everything), started_in)
 
-                def watch(plan: SimPlan = plan, out: list[monitoring.MonRun] = watched) -> None:
-                    mon = monitoring.drive(plane, plan)
-                    out.extend([mon] if mon is not None else [])
 
-                run = drive(plane, plan, watch if watch_metrics else None)
-                if runs is not None:
-                    runs.append(run)
-                report = judge(plan, run)
-                found: list[Finding] = []
-                if watched:
-                    report.metrics, found = monitoring.judge(plan, watched[0])
-                else:
-                    why = "--no-monitoring" if not watch_metrics else "no monitoring.prometheus"
-                    found = [monitoring.not_run(plan, why)]
-                if argocd:
-                    # The same environment again, on a clean plane, synced by Argo CD itself.
-                    reset(plane)
-                    assert rendered is not None
-                    argo = drive_argocd(plane, plan, rendered)
-                    report.applications, synced = judge_argocd(argo, plan)
-                    report.timings["argocd"] = argo.seconds
-                else:
-                    synced = [argocd_not_run(plan)]
-                found += synced
-                report.findings = sorted_findings([*report.findings, *found])
-                reports.append(report)
-        finally:
-            # A shared plane goes back to one scheduler and no add-on controller.
-            plane.use_second_scheduler(None)
-            for key in CONTROLLER_ADDONS:
-                use_controller(plane, key, None)
-    everything = [f for r in reports for f in r.findings]
-    return SimulationResult(reports, sorted_findings(everything), plane.started_in)
+def _minor_of(loaded: Values, name: str) -> str:
+    return next(iter(by_minor(loaded, [name])))
+
+
+def _on_plane(
+    plane: ControlPlane,
+    loaded: Values,
+    checked: Checked,
+    envs: list[str],
+    rendered: Rendered | None,
+    runs: list[EnvRun] | None,
+    argocd: bool,
+    watch_metrics: bool,
+    reports: dict[str, EnvReport],
+) -> None:
+    """The clusters `envs`, all of the plane's minor, one after another on `plane`."""
+    if plane.minor != _minor_of(loaded, envs[0]):
+        # A plane of another minor would prove nothing of these clusters (KVER001's reason).
+        raise ControlPlaneError(
+            f"a control plane of Kubernetes {plane.minor} was given for clusters of "
+            f"{_minor_of(loaded, envs[0])}"
+        )
+    version = server_version(plane.client())
+    try:
+        for name in envs:
+            reset(plane)  # no trace of the last environment (or run, on a shared plane)
+            # The units render lays out from the cluster's build, and what the plan expects
+            # of them from that same build.
+            built, build_findings = build(loaded, name, builds=checked.builds)
+            plan = make_plan(loaded, checked.builds[name], built, build_findings)
+            watched: list[monitoring.MonRun] = []
+
+            def watch(plan: SimPlan = plan, out: list[monitoring.MonRun] = watched) -> None:
+                mon = monitoring.drive(plane, plan)
+                out.extend([mon] if mon is not None else [])
+
+            run = drive(plane, plan, watch if watch_metrics else None)
+            if runs is not None:
+                runs.append(run)
+            report = judge(plan, run)
+            report.kubernetes = version
+            found: list[Finding] = []
+            if watched:
+                report.metrics, found = monitoring.judge(plan, watched[0])
+            else:
+                why = "--no-monitoring" if not watch_metrics else "no monitoring.prometheus"
+                found = [monitoring.not_run(plan, why)]
+            if argocd:
+                # The same environment again, on a clean plane, synced by Argo CD itself.
+                reset(plane)
+                assert rendered is not None
+                argo = drive_argocd(plane, plan, rendered)
+                report.applications, synced = judge_argocd(argo, plan)
+                report.timings["argocd"] = argo.seconds
+            else:
+                synced = [argocd_not_run(plan)]
+            found += synced
+            report.findings = sorted_findings([*report.findings, *found])
+            reports[name] = report
+    finally:
+        # A shared plane goes back to one scheduler and no add-on controller.
+        plane.use_second_scheduler(None)
+        for key in CONTROLLER_ADDONS:
+            use_controller(plane, key, None)

@@ -31,23 +31,25 @@ from generator.toolchain.registry import (
     ARGOCD_VERSION,
     CONTROL_PLANE,
     CONTROL_PLANE_TARGET,
+    DEFAULT_MINOR,
     DEV_TARGET,
     DEV_TOOLS,
     GOTOOLS,
     MONITORING_TOOLS,
+    PLANE_TOOLS,
+    PLANES,
+    Plane,
     find,
     install_for,
     missing,
+    plane_target,
+    plane_tool,
     tools_dir,
 )
 
 VALIDATE_TARGET = "validate"
 BUILD_TIMEOUT = 3600.0  # a cold build of the control plane takes minutes on two cores
 
-# Kubernetes' own build stamps these variables (hack/lib/version.sh); kube-apiserver --version and
-# /version report them. buildDate is the release time the module proxy records for the version,
-# so the command line, and so the stamp, never changes between runs.
-_K8S_BUILD_DATE = "2026-07-22T18:07:38Z"
 # NFD leaves its version variable for its own Makefile to stamp; without it `nfd-master -version`
 # prints "undefined". Equal to the NFD version in gotools/nfd/go.mod (a test holds it).
 NFD_VERSION = "v0.19.0"
@@ -79,11 +81,15 @@ class Build:
         return [*argv, self.package]
 
 
-def _k8s_ldflags() -> str:
-    gomod = (GOTOOLS / "controlplane" / "go.mod").read_text(encoding="utf-8")
+def _k8s_ldflags(plane: Plane) -> str:
+    """Kubernetes' own build stamps these variables (hack/lib/version.sh); kube-apiserver
+    --version and /version report them. buildDate is the release time the module proxy records
+    for the version (Plane.released), so the command line, and so the stamp, never changes."""
+    folder = plane.folder
+    gomod = (GOTOOLS / folder / "go.mod").read_text(encoding="utf-8")
     found = re.search(r"^\s*k8s\.io/kubernetes\s+(v\d+\.(\d+)\.\S+)", gomod, re.M)
     if found is None:
-        raise ToolFailed(["read gotools/controlplane/go.mod"], 1, b"", b"no k8s.io/kubernetes")
+        raise ToolFailed([f"read gotools/{folder}/go.mod"], 1, b"", b"no k8s.io/kubernetes")
     version, minor = found.group(1), found.group(2)
     flags = ["-s", "-w"]
     for pkg in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
@@ -92,14 +98,35 @@ def _k8s_ldflags() -> str:
             f"-X {pkg}.gitMajor=1",
             f"-X {pkg}.gitMinor={minor}",
             f"-X {pkg}.gitTreeState=clean",
-            f"-X {pkg}.buildDate={_K8S_BUILD_DATE}",
+            f"-X {pkg}.buildDate={plane.released}",
         ]
     return " ".join(flags)
 
 
+def _plane_builds(plane: Plane) -> list[Build]:
+    """The tools of one minor's control plane, from its own module, under its own names."""
+    k8s = _k8s_ldflags(plane)
+    return [
+        *(
+            Build(
+                plane_tool(name, plane.minor),
+                plane.folder,
+                f"k8s.io/kubernetes/cmd/{name}",
+                ldflags=k8s,
+            )
+            for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
+        ),
+        Build(
+            plane_tool("etcd", plane.minor),
+            plane.folder,
+            "go.etcd.io/etcd/server/v3",
+            ldflags="-s -w",
+        ),
+    ]
+
+
 def builds() -> dict[str, Build]:
     """Every tool this package builds, by name."""
-    k8s = _k8s_ldflags()
     listed = [
         # validate's helper kbuild links kustomize's API and kubeconform at the versions of the
         # two reference binaries (its go.mod), so it follows them on one chain.
@@ -132,11 +159,7 @@ def builds() -> dict[str, Build]:
         Build("kueuecheck", "kueuecheck", "."),
         Build("schedcheck", "schedcheck", "."),
         Build("helm", "helm", "helm.sh/helm/v3/cmd/helm"),
-        *(
-            Build(name, "controlplane", f"k8s.io/kubernetes/cmd/{name}", ldflags=k8s)
-            for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
-        ),
-        Build("etcd", "controlplane", "go.etcd.io/etcd/server/v3", ldflags="-s -w"),
+        *(build for plane in PLANES.values() for build in _plane_builds(plane)),
         Build("kwok", "kwok", "sigs.k8s.io/kwok/cmd/kwok", ldflags="-s -w"),
         Build(
             "nfd-master",
@@ -200,6 +223,16 @@ DEMO_LEAVES = ("helm", "kueuecheck", "trainjobcheck", "workloadcheck")
 SETS[DEMO_TARGET] = tuple(t for t in SETS[VALIDATE_TARGET] if t not in DEMO_LEAVES)
 
 
+# The control plane of each minor but the default (its tools only: the rest of the cluster set
+# runs beside any plane). Not part of `all` (`make tools`): simulate and validate --dry-run=server
+# build the one a cluster's kubernetesVersion names on first use, and each takes minutes.
+PLANE_SETS: dict[str, tuple[str, ...]] = {
+    plane_target(minor): tuple(plane_tool(t, minor) for t in PLANE_TOOLS)
+    for minor in PLANES
+    if minor != DEFAULT_MINOR
+}
+
+
 def resolve(names: Iterable[str]) -> list[str]:
     """Tool and set names -> the steps to run, in a stable order; ValueError for an unknown one."""
     known = [*builds(), *SCHEMAS]
@@ -209,10 +242,12 @@ def resolve(names: Iterable[str]) -> list[str]:
             wanted: tuple[str, ...] = tuple(s for group in SETS.values() for s in group)
         elif name in SETS:
             wanted = SETS[name]
+        elif name in PLANE_SETS:
+            wanted = PLANE_SETS[name]
         elif name in known:
             wanted = (name,)
         else:
-            choices = ", ".join([*SETS, "all", *sorted(known)])
+            choices = ", ".join([*SETS, "all", *PLANE_SETS, *sorted(known)])
             raise ValueError(f"unknown tool or set {name!r}; choose from: {choices}")
         for step in wanted:  # once each, though sets overlap (demo is part of validate)
             if step not in steps:
@@ -325,11 +360,13 @@ def install(
     return [s for s in steps if s in built]
 
 
-def build_missing(
-    names: tuple[str, ...], target: str, say: Callable[[str], None] = lambda _: None
-) -> list[str]:
-    """Build the set `target` when any of `names` is missing; returns what was missing."""
+def build_missing(names: tuple[str, ...], say: Callable[[str], None] = lambda _: None) -> list[str]:
+    """Build the sets of whichever of `names` are missing (each tool's set: the cluster set, or
+    the plane of one minor); returns what was missing."""
     absent = missing(names)
-    if absent:
-        install([target], say=say)
+    # A tool of another installer (openssl) is left for its own ToolMissing when it is run.
+    how = [install_for(name) for name in absent]
+    targets = sorted({h.only or name for name, h in zip(absent, how, strict=True) if not h.system})
+    if targets:
+        install(targets, say=say)
     return absent

@@ -105,6 +105,88 @@ DEV_TOOLS: tuple[str, ...] = ("actionlint", "podsecurity")
 CLONE_ONLY: tuple[str, ...] = (*DEV_TOOLS, "make")
 
 _K8S = ("k8s.io/kubernetes", "v1.36.3")
+
+
+@dataclass(frozen=True)
+class Plane:
+    """The control plane of one Kubernetes minor: the Go tool module that pins it
+    (gotools/<folder>/go.mod), and the versions of Kubernetes and etcd it pins (etcd at the
+    version that Kubernetes release's own go.mod requires)."""
+
+    minor: str
+    folder: str
+    kubernetes: str
+    etcd: str
+    released: str
+    """The time the Go module proxy records for that Kubernetes version (its .info): the build
+    date its binaries are stamped with, so that their command line never changes."""
+    apiserver_args: tuple[str, ...] = ()
+    """kube-apiserver flags this minor needs on loopback beyond the launcher's own (each cited)."""
+
+
+# The minors a cluster's kubernetesVersion may name for simulate and validate --dry-run=server:
+# from the oldest minor sites still commonly run to the newest released, each the newest patch
+# the Go module proxy served on 2026-12-05 (`go list -m -versions k8s.io/kubernetes`). Every
+# one builds with the Go of the default minor (each release's go.mod `go` line is at most 1.26.0).
+DEFAULT_MINOR = "1.36"
+PLANES: Mapping[str, Plane] = {
+    plane.minor: plane
+    for plane in (
+        Plane("1.34", "controlplane-1.34", "v1.34.4", "v3.6.4", "2026-02-10T12:53:36Z"),
+        Plane("1.35", "controlplane-1.35", "v1.35.4", "v3.6.5", "2026-04-15T18:01:22Z"),
+        Plane(DEFAULT_MINOR, "controlplane", _K8S[1], "v3.6.8", "2026-07-22T18:07:38Z"),
+        # From 1.37 the lease endpoint reconciler refuses a loopback advertise address (k8s.io/
+        # kubernetes v1.37.2 pkg/controlplane/instance.go: "cannot use public IP ... with endpoint
+        # reconciler", reconcilers/lease.go ValidateIP; v1.36.3 has no such check). "none"
+        # (reconcilers/none.go) leaves the default/kubernetes Service without endpoints, which
+        # nothing on the plane reads: every client is given the server's URL.
+        Plane(
+            "1.37",
+            "controlplane-1.37",
+            "v1.37.2",
+            "v3.7.0",
+            "2026-10-27T12:01:04Z",
+            apiserver_args=("--endpoint-reconciler-type=none",),
+        ),
+    )
+}
+# The tools a plane of each minor has of its own; the rest of CONTROL_PLANE (KWOK, nfd-master,
+# the add-on controllers) runs beside any of them.
+PLANE_TOOLS: tuple[str, ...] = (
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kube-scheduler",
+    "kubectl",
+    "etcd",
+)
+
+
+def plane_tool(name: str, minor: str) -> str:
+    """The registered name of a plane tool of `minor`: the default minor's under its own name
+    (gotools/controlplane, what `make tools` builds), another minor's suffixed with it
+    (``kube-apiserver-1.34``), so that no build of one minor ever replaces another's."""
+    return name if minor == DEFAULT_MINOR else f"{name}-{minor}"
+
+
+def plane_target(minor: str) -> str:
+    """The `tools install` set that builds the plane of `minor` (``cluster-1.34``); the default
+    minor's is the cluster set itself."""
+    return CONTROL_PLANE_TARGET if minor == DEFAULT_MINOR else f"{CONTROL_PLANE_TARGET}-{minor}"
+
+
+def control_plane_tools(minor: str) -> tuple[str, ...]:
+    """What a control plane of `minor` runs: its own plane tools and the shared rest."""
+    return tuple(plane_tool(t, minor) if t in PLANE_TOOLS else t for t in CONTROL_PLANE)
+
+
+def _plane_tools(plane: Plane) -> tuple[Tool, ...]:
+    k8s = ("k8s.io/kubernetes", plane.kubernetes)
+    return (
+        *(_go(plane_tool(t, plane.minor), *k8s, plane.folder) for t in PLANE_TOOLS[:-1]),
+        _go(plane_tool("etcd", plane.minor), "go.etcd.io/etcd/server/v3", plane.etcd, plane.folder),
+    )
+
+
 # The modules the control plane also reads files from at run time (controlplane/sources.py).
 NFD_MODULE = "sigs.k8s.io/node-feature-discovery"
 KWOK_MODULE = "sigs.k8s.io/kwok"
@@ -126,12 +208,9 @@ _DECLARED: Mapping[str, Tool] = {
             "kbuild",
             built_from="gotools/kbuild with github.com/yannh/kubeconform@v0.7.0",
         ),
-        # The control plane behind `validate --dry-run=server` and `simulate` (controlplane/).
-        *(
-            _go(name, *_K8S, "controlplane")
-            for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
-        ),
-        _go("etcd", "go.etcd.io/etcd/server/v3", "v3.6.8", "controlplane"),
+        # The control planes behind `validate --dry-run=server` and `simulate` (controlplane/),
+        # one per minor.
+        *(tool for plane in PLANES.values() for tool in _plane_tools(plane)),
         _go("kwok", KWOK_MODULE, "v0.8.0", "kwok"),
         # Lints this repository's GitHub workflows (make test); the generator never runs it.
         _go("actionlint", "github.com/rhysd/actionlint", "v1.7.12", "actionlint"),
@@ -218,10 +297,22 @@ _DECLARED: Mapping[str, Tool] = {
 # without failing, and their install hint names the set that builds them.
 OPTIONAL: Mapping[str, str] = {
     **{name: CONTROL_PLANE_TARGET for name in (*CONTROL_PLANE, *ARGOCD_TOOLS, *MONITORING_TOOLS)},
+    **{
+        plane_tool(name, minor): plane_target(minor)
+        for minor in PLANES
+        if minor != DEFAULT_MINOR
+        for name in PLANE_TOOLS
+    },
     **{name: DEV_TARGET for name in DEV_TOOLS},
 }
 _OPTIONAL_WHY = {
     CONTROL_PLANE_TARGET: "simulate and validate --dry-run=server build it on first use",
+    **{
+        plane_target(minor): "simulate and validate --dry-run=server build it on first use for "
+        f"a cluster of Kubernetes {minor}"
+        for minor in PLANES
+        if minor != DEFAULT_MINOR
+    },
     DEV_TARGET: "accel-gitops's own test suite runs it",
 }
 TOOLS: Mapping[str, Tool] = _DECLARED

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from generator.toolchain.errors import Install, ToolMissing
@@ -23,6 +24,31 @@ def k8s_schema_versions() -> list[str]:
         if p.is_dir() and p.name.endswith("-local-strict")
     ]
     return sorted(found, key=lambda v: tuple(int(x) for x in v.split(".")))
+
+
+def k8s_versions_serving(api_version: str, kind: str) -> list[str]:
+    """The Kubernetes versions (``1.34.0``) whose laid-out built-in schemas have `kind` at
+    `api_version`, oldest first: the minors whose API server serves it (kubernetes-validate's
+    sets are generated from each release's OpenAPI). The file is named as kubeconform names it
+    (github.com/yannh/kubeconform v0.7.0 pkg/registry/registry.go: the kind, the group's first
+    label, the version), and its x-kubernetes-group-version-kind must name the same group, so a
+    CRD's kind of the same spelling in another group is not taken for it."""
+    group, _, version = api_version.rpartition("/")
+    suffix = f"-{(group or version).split('.')[0].lower()}" + (
+        f"-{version.lower()}" if group else ""
+    )
+    base = _schemas_dir() / "k8s"
+    out = []
+    for v in k8s_schema_versions():
+        path = base / f"v{v}-local-strict" / f"{kind.lower()}{suffix}.json"
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        named = doc.get("x-kubernetes-group-version-kind") or []
+        if {"group": group, "version": version, "kind": kind} in named:
+            out.append(v)
+    return out
 
 
 def k8s_schema_location() -> str:

@@ -35,7 +35,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from generator.findings import CodeInfo, Finding, did_you_mean
+from generator.findings import CodeInfo, Finding, Location, did_you_mean
 from generator.values.merge import Doc, merge_docs
 from generator.values.model import Cluster, FleetView, Team, Vendor
 from generator.values.yamlio import YamlPath, json_path
@@ -528,3 +528,13 @@ CODES = (
         "without its pools or a model in no one cluster",
     ),
 )
+
+
+def version_location(view: FleetView) -> tuple[Location, str]:
+    """(where, JSON path) the Kubernetes version of `view`'s cluster is set: the cluster's own
+    kubernetesVersion in its environment's file, else fleet.yaml's."""
+    cluster = view.cluster
+    if cluster is not None and cluster.doc.get(cluster.name, "kubernetesVersion") is not None:
+        path = (cluster.name, "kubernetesVersion")
+        return cluster.doc.locate(path), json_path(("clusters", *path))
+    return view.fleet.doc.locate(("kubernetesVersion",)), "$.kubernetesVersion"

@@ -187,6 +187,11 @@ class Addon:
     # access (hostPath, hostNetwork, privileged), whose namespace keeps the cluster's default.
     pod_security: str = ""
 
+    # The oldest Kubernetes minor its upstream says the pinned version supports (cited at each
+    # entry); "" where the upstream states none at that version (the fleet then claims none).
+    # No upstream here states a newest minor. policy/platform.py holds a cluster to it (KVER003).
+    kubernetes: str = ""
+
     @property
     def name(self) -> str:
         """The key as a Kubernetes object name takes it (gpuOperator: gpu-operator)."""
@@ -220,6 +225,8 @@ ADDONS: tuple[Addon, ...] = (
     Addon(
         key="kueue",
         title="Kueue",
+        # sigs.k8s.io/kueue v0.17.0 README.md, Installation: "Requires Kubernetes 1.29 or newer".
+        kubernetes="1.29",
         groups=("kueue.x-k8s.io",),  # sigs.k8s.io/kueue v0.17.0 apis/kueue/v1beta2
         schedulers=(),
         implied_by=(("scheduling", "backend"), "kueue"),
@@ -255,6 +262,9 @@ ADDONS: tuple[Addon, ...] = (
     Addon(
         key="nfd",
         title="Node Feature Discovery",
+        # sigs.k8s.io/node-feature-discovery v0.19.0 docs/reference/versions.md, Kubernetes
+        # compatibility: "compatible with Kubernetes v1.24 and later".
+        kubernetes="1.24",
         groups=("nfd.k8s-sigs.io",),  # sigs.k8s.io/node-feature-discovery v0.19.0 api/nfd
         schedulers=(),
         implied_by=(("nodeConfig", "method"), "nfd"),
@@ -301,6 +311,8 @@ ADDONS: tuple[Addon, ...] = (
     Addon(
         key="jobset",
         title="JobSet",
+        # sigs.k8s.io/jobset v0.11.1 charts/jobset/README.md, Prerequisites: "Kubernetes >= 1.27".
+        kubernetes="1.27",
         groups=("jobset.x-k8s.io",),  # sigs.k8s.io/jobset v0.11.1 api/jobset/v1alpha2
         schedulers=(),
         implied_by=None,
@@ -367,6 +379,9 @@ ADDONS: tuple[Addon, ...] = (
     Addon(
         key="trainer",
         title="Kubeflow Trainer",
+        # github.com/kubeflow/trainer/v2 v2.2.0 charts/kubeflow-trainer/README.md, Prerequisites:
+        # "Kubernetes >= 1.29".
+        kubernetes="1.29",
         # github.com/kubeflow/trainer/v2 v2.2.0 pkg/apis/trainer/v1alpha1/groupversion_info.go
         groups=("trainer.kubeflow.org",),
         schedulers=(),

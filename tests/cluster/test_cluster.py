@@ -83,7 +83,11 @@ def sim(
     """Without Argo CD or the monitoring unless asked: tests/cluster/test_argocd.py and
     test_monitoring.py hold what they do."""
     return simulate(
-        values, env, lambda: contextlib.nullcontext(plane), argocd=argocd, watch_metrics=metrics
+        values,
+        env,
+        lambda _minor: contextlib.nullcontext(plane),
+        argocd=argocd,
+        watch_metrics=metrics,
     )
 
 
@@ -400,8 +404,16 @@ def test_a_kubernetes_minor_without_a_control_plane_is_a_finding_at_its_line(
     (finding,) = result.findings
     assert finding.code == "KVER001"
     assert f"{finding.location.file}:{finding.location.line}" == "values/fleet.yaml:2"
-    assert "1.33" in finding.message and dryrun.control_plane_minor() in finding.message
-    sim_result = simulate(values, None, lambda: pytest.fail("no control plane may start"))
+    assert finding.message == (
+        "server-side dry-run needs a control plane of the cluster's Kubernetes 1.33, but the "
+        "project has control planes for 1.34, 1.35, 1.36, 1.37 only; a server-side dry-run on "
+        "another minor is no proof"
+    )
+    assert (
+        finding.hint
+        == "set kubernetesVersion to one of 1.34, 1.35, 1.36, 1.37 (docs/simulation.md)"
+    )
+    sim_result = simulate(values, None, lambda _minor: pytest.fail("no control plane may start"))
     assert [f.code for f in sim_result.findings] == ["KVER001"]
 
 
@@ -702,17 +714,20 @@ def test_the_fleets_packing_scheduler_runs_beside_an_untouched_default(
 
 
 def test_each_cluster_is_held_to_its_own_kubernetes_version(tmp_path: Path) -> None:
-    """TWO_CLUSTERS: domestic says 1.34, main the fleet's 1.33; the control plane is another
-    minor, so a simulation of each is no proof (KVER001), said where its version is set."""
+    """TWO_CLUSTERS: domestic says 1.34, main the fleet's 1.33; the project has a control plane
+    of 1.34 but none of 1.33, so a simulation of main is no proof (KVER001), said where its
+    version is set; each runs on a plane of its own minor."""
     loaded = values_loader.load(values_tree(tmp_path, TWO_CLUSTERS, fleet=PROD_FLEET))
-    have = dryrun.control_plane_minor()
     found = dryrun.version_findings(loaded, None, "simulation", ["prod/domestic", "prod/main"])
     assert [(f.code, str(f.location), f.path) for f in found] == [
-        ("KVER001", "values/environments/prod.yaml:7:24", "$.clusters.domestic.kubernetesVersion"),
         ("KVER001", "values/fleet.yaml:2:20", "$.kubernetesVersion"),
     ]
-    assert f"Kubernetes 1.34, but the project builds only {have}" in found[0].message
-    assert dryrun.version_findings(loaded, None, "simulation", ["prod/main"]) == found[1:]
+    assert "Kubernetes 1.33, but the project has control planes for 1.34," in found[0].message
+    assert dryrun.version_findings(loaded, None, "simulation", ["prod/domestic"]) == []
+    assert dryrun.by_minor(loaded, ["prod/main", "prod/domestic"]) == {
+        "1.33": ["prod/main"],
+        "1.34": ["prod/domestic"],
+    }
 
 
 # What each baseline check of Pod Security refuses (k8s.io/pod-security-admission v0.36.3

@@ -40,7 +40,7 @@ FLEET = {
 
 def sim(values: Path, plane: ControlPlane, env: str | None = None) -> SimulationResult:
     return simulate(
-        values, env, lambda: contextlib.nullcontext(plane), argocd=False, watch_metrics=True
+        values, env, lambda _minor: contextlib.nullcontext(plane), argocd=False, watch_metrics=True
     )
 
 

@@ -330,6 +330,18 @@ CASES: dict[str, tuple[str, dict[str, str], list[str]]] = {
             "1.25 to 1.37 (the Kubernetes versions this accel-gitops has schemas for)"
         ],
     ),
+    # Kueue v0.17.0 requires Kubernetes 1.29 or newer (its README); the fleet renders it here.
+    "KVER003": (
+        FLEET.replace('"1.33"', '"1.28"') + "platform:\n  kueue: {provided: fleet}\n",
+        {},
+        [
+            "values/fleet.yaml:2:20: KVER003 the fleet renders Kueue 0.17.0 for this cluster, "
+            "which its upstream supports on Kubernetes 1.29 and newer; this cluster's "
+            "kubernetesVersion is 1.28 (at $.kubernetesVersion); set kubernetesVersion to 1.29 "
+            "or newer, or platform.kueue.provided: site where the cluster runs a Kueue that "
+            "supports its minor"
+        ],
+    ),
     "NODE001": (
         FLEET + "nodeConfig: {method: node-patch}\n",
         {

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from generator.findings import Finding, Location, Severity
-from generator.policy.platform import missing_addons, needs
+from generator.policy.platform import missing_addons, needs, unsupported_minor
 from generator.values import loader as values
 from generator.values.model import FleetView
 from generator.vocab import addons
@@ -281,3 +281,52 @@ def test_needs_points_at_what_asks_for_each_addon() -> None:
         ),
         (jobset, "Kubeflow Trainer runs its kind TrainJob as JobSet's objects", "$.apiVersion"),
     ]
+
+
+# ---- KVER003: an add-on the fleet renders on a minor its upstream does not support -----------
+
+
+@pytest.mark.parametrize(
+    ("version", "platform", "found"),
+    [
+        # Kueue v0.17.0 requires Kubernetes 1.29 or newer (its README).
+        ("1.28", "kueue", ["Kueue 0.17.0", "Kubernetes 1.29 and newer", "is 1.28"]),
+        ("1.29", "kueue", []),
+        # JobSet v0.11.1's chart asks for Kubernetes >= 1.27; NFD v0.19.0 for v1.24 and later.
+        ("1.26", "jobset", ["JobSet 0.11.1", "Kubernetes 1.27 and newer", "is 1.26"]),
+        ("1.27", "jobset", []),
+        ("1.25", "nfd", []),
+    ],
+)
+def test_an_add_on_on_a_minor_its_upstream_does_not_support_is_found_at_the_version(
+    tmp_path: Path, version: str, platform: str, found: list[str]
+) -> None:
+    fleet = PROD_FLEET.replace('"1.33"', f'"{version}"') + (
+        f"platform:\n  {platform}: {{provided: fleet}}\n"
+    )
+    loaded = values.load(tree(tmp_path, fleet=fleet))
+    got = list(unsupported_minor(context(loaded.envs["prod"])))
+    if not found:
+        assert got == []
+        return
+    (finding,) = got
+    assert (finding.code, str(finding.location), finding.path) == (
+        "KVER003",
+        "values/fleet.yaml:2:20",
+        "$.kubernetesVersion",
+    )
+    for words in found:
+        assert words in finding.message
+    minimum = found[1].split()[1]
+    assert finding.hint == (
+        f"set kubernetesVersion to {minimum} or newer, or platform.{platform}.provided: site where "
+        f"the cluster runs a {found[0].split()[0]} that supports its minor"
+    )
+
+
+def test_an_add_on_the_site_provides_is_not_held_to_the_pinned_versions_minors(
+    tmp_path: Path,
+) -> None:
+    fleet = PROD_FLEET.replace('"1.33"', '"1.28"') + "platform:\n  kueue: {provided: site}\n"
+    loaded = values.load(tree(tmp_path, fleet=fleet))
+    assert list(unsupported_minor(context(loaded.envs["prod"]))) == []

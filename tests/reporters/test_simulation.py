@@ -19,6 +19,10 @@ def test_the_report_names_the_environment_and_its_cluster() -> None:
         "environment prod, cluster domestic"
     )
     assert env_text(EnvReport("staging")).splitlines()[0] == "environment staging"
+    on = EnvReport("prod/domestic", kubernetes="v1.34.4")
+    assert env_text(on).splitlines()[0] == (
+        "environment prod, cluster domestic, on Kubernetes v1.34.4"
+    )
 
 
 def recorded() -> SimulationResult:

@@ -82,7 +82,7 @@ def recorded(
         simulate(
             values,
             env,
-            lambda: contextlib.nullcontext(plane),
+            lambda _minor: contextlib.nullcontext(plane),
             runs=runs,
             argocd=False,
             watch_metrics=False,

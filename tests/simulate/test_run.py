@@ -94,7 +94,11 @@ def test_the_report_has_a_row_for_every_node_daemonset_probe_quota_and_track(
         tmp_path, {k: yaml.safe_dump(v, sort_keys=False) for k, v in files.items()}, defaults=False
     )
     result = simulate(
-        values, None, lambda: contextlib.nullcontext(cluster), argocd=False, watch_metrics=False
+        values,
+        None,
+        lambda _minor: contextlib.nullcontext(cluster),
+        argocd=False,
+        watch_metrics=False,
     )
     (env,) = result.envs
 
@@ -201,7 +205,11 @@ def test_kueue_admits_what_its_cluster_queue_holds_and_says_why_not_at_the_value
     )
 
     result = simulate(
-        values, None, lambda: contextlib.nullcontext(cluster), argocd=False, watch_metrics=False
+        values,
+        None,
+        lambda _minor: contextlib.nullcontext(cluster),
+        argocd=False,
+        watch_metrics=False,
     )
     (env,) = result.envs
 
@@ -256,7 +264,11 @@ def test_a_job_with_a_dataset_volume_runs_on_stand_ins_and_says_so(
     values = tree(tmp_path, files, defaults=False)
     assert dryrun.dry_run(values, None, plane=cluster).findings == []
     result = simulate(
-        values, None, lambda: contextlib.nullcontext(cluster), argocd=False, watch_metrics=False
+        values,
+        None,
+        lambda _minor: contextlib.nullcontext(cluster),
+        argocd=False,
+        watch_metrics=False,
     )
     (env,) = result.envs
     (pod,) = env.pods
@@ -311,7 +323,11 @@ def test_kueue_admits_a_jobset_whole_and_one_larger_than_the_queue_waits(
         ],
     )
     result = simulate(
-        values, None, lambda: contextlib.nullcontext(cluster), argocd=False, watch_metrics=False
+        values,
+        None,
+        lambda _minor: contextlib.nullcontext(cluster),
+        argocd=False,
+        watch_metrics=False,
     )
     (env,) = result.envs
     rows = {a["workload"]: a for a in env.admissions}
@@ -377,7 +393,11 @@ def test_trainers_controller_runs_an_admitted_trainjob_as_a_jobset_on_its_pool(
         ],
     )
     result = simulate(
-        values, None, lambda: contextlib.nullcontext(cluster), argocd=False, watch_metrics=False
+        values,
+        None,
+        lambda _minor: contextlib.nullcontext(cluster),
+        argocd=False,
+        watch_metrics=False,
     )
     (env,) = result.envs
     rows = {a["workload"]: a for a in env.admissions}
@@ -427,7 +447,11 @@ def test_a_leaderworkerset_group_is_made_by_its_controller_and_lands_on_its_pool
     }
     values = tree(tmp_path, files, defaults=False)
     result = simulate(
-        values, None, lambda: contextlib.nullcontext(cluster), argocd=False, watch_metrics=False
+        values,
+        None,
+        lambda _minor: contextlib.nullcontext(cluster),
+        argocd=False,
+        watch_metrics=False,
     )
     (env,) = result.envs
     assert [f for f in result.findings if f.severity is Severity.ERROR] == []
@@ -461,7 +485,11 @@ def test_shared_pods_pack_four_to_a_gpu_and_a_fifth_waits(
 ) -> None:
     values = one_too_many(tmp_path, monkeypatch, ("nvidia-shared", SHARED_POOL), SHARE_TEAM, (4, 1))
     result = simulate(
-        values, None, lambda: contextlib.nullcontext(cluster), argocd=False, watch_metrics=False
+        values,
+        None,
+        lambda _minor: contextlib.nullcontext(cluster),
+        argocd=False,
+        watch_metrics=False,
     )
     # Which of the five pods waits is the scheduler's race; that one does, for want of a share.
     env = placed_but_one(result, "nvidia-shared", "g1", "nvidia.com/gpu.shared", 4)
@@ -504,7 +532,11 @@ def test_the_real_scheduler_allocates_dra_claims_on_the_selected_model(
     }
     values = tree(tmp_path, files, defaults=False)
     result = simulate(
-        values, None, lambda: contextlib.nullcontext(cluster), argocd=False, watch_metrics=False
+        values,
+        None,
+        lambda _minor: contextlib.nullcontext(cluster),
+        argocd=False,
+        watch_metrics=False,
     )
     (env,) = result.envs
     pods = sorted(

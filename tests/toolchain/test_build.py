@@ -13,7 +13,7 @@ import pytest
 from generator.toolchain import doctor, errors, install, registry
 from generator.toolchain import install as tool_install
 from generator.toolchain import registry as tool_registry
-from tests.fixtures import cli, tree
+from tests.fixtures import FLEET, cli, tree
 
 
 def tools_without(tmp_path: Path, absent: set[str]) -> Path:
@@ -33,7 +33,7 @@ def test_nothing_is_built_when_the_control_plane_is_there(
 ) -> None:
     monkeypatch.setenv(tool_registry.ENV_TOOLS_DIR, str(tools_without(tmp_path, set())))
     assert tool_registry.missing(tool_registry.CONTROL_PLANE) == []
-    assert tool_install.build_missing(tool_registry.CONTROL_PLANE, "no-such-set") == []
+    assert tool_install.build_missing(tool_registry.CONTROL_PLANE) == []
 
 
 def test_simulate_builds_a_missing_part_of_the_control_plane_saying_so(
@@ -43,7 +43,10 @@ def test_simulate_builds_a_missing_part_of_the_control_plane_saying_so(
     monkeypatch.setenv(tool_registry.ENV_TOOLS_DIR, str(tools_without(tmp_path, {"kwok", "etcd"})))
     monkeypatch.setenv("PATH", "")
     monkeypatch.setattr(registry, "_EXTRA_LOCATIONS", {})
-    values = tree(tmp_path)
+    # A cluster of the default minor: its plane is the cluster set's.
+    values = tree(
+        tmp_path, fleet=FLEET.replace('kubernetesVersion: "1.33"', 'kubernetesVersion: "1.36"')
+    )
     code, out = cli("simulate", "--values", str(values))
     assert code == 2, out
     assert (
@@ -126,7 +129,10 @@ def test_the_default_set_is_what_validate_runs_and_nothing_of_the_control_plane(
     # every registered Go tool has a build, and every build a registered tool
     go_built = {name for name, tool in tool_registry.TOOLS.items() if tool.go_module}
     assert set(install.builds()) == go_built
-    assert set(install.resolve(["all"])) == go_built | set(install.SCHEMAS)
+    # `all` (make tools) is every tool but the control planes of the other minors.
+    other_minors = {t for tools in install.PLANE_SETS.values() for t in tools}
+    assert set(install.PLANE_SETS) == {"cluster-1.34", "cluster-1.35", "cluster-1.37"}
+    assert set(install.resolve(["all"])) == (go_built - other_minors) | set(install.SCHEMAS)
     assert install.resolve(["kwok", "cluster", "kwok"]).count("kwok") == 1
 
 
@@ -146,7 +152,8 @@ def test_a_fresh_tool_is_not_rebuilt_and_a_changed_input_rebuilds_it(
     tools dir copied elsewhere (other file times) is still fresh."""
     gotools = tmp_path / "gotools"
     shutil.copytree(registry.GOTOOLS / "podsecurity", gotools / "podsecurity")
-    shutil.copytree(registry.GOTOOLS / "controlplane", gotools / "controlplane")  # its ldflags
+    for plane in registry.PLANES.values():  # their ldflags
+        shutil.copytree(registry.GOTOOLS / plane.folder, gotools / plane.folder)
     monkeypatch.setattr(install, "GOTOOLS", gotools)
     monkeypatch.setenv(tool_registry.ENV_TOOLS_DIR, str(tmp_path / "tools"))
     said: list[str] = []

@@ -4,6 +4,7 @@ stamped like the tools; the control plane built only when a part is missing."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -84,7 +85,8 @@ def test_the_command_lines_stamp_versions_and_keep_upstreams_options() -> None:
         "-X sigs.k8s.io/node-feature-discovery/pkg/version.version=v0.19.0"
     )
     stripped = {
-        *("etcd", "kwok", "kueue", "jobset", "lws", "trainer", "argocd-redis"),
+        *("etcd", "etcd-1.34", "etcd-1.35", "etcd-1.37"),
+        *("kwok", "kueue", "jobset", "lws", "trainer", "argocd-redis"),
         *("kube-state-metrics", "prometheus-operator"),
     }
     assert {t for t, b in table.items() if b.ldflags == "-s -w"} == stripped
@@ -114,6 +116,9 @@ def test_the_command_lines_stamp_versions_and_keep_upstreams_options() -> None:
 def test_the_kubernetes_version_comes_from_the_control_planes_go_mod(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    for other in ("controlplane-1.34", "controlplane-1.35", "controlplane-1.37"):
+        (tmp_path / other).mkdir()
+        shutil.copy(registry.GOTOOLS / other / "go.mod", tmp_path / other / "go.mod")
     (tmp_path / "controlplane").mkdir()
     (tmp_path / "controlplane" / "go.mod").write_text("require (\n\tk8s.io/kubernetes v1.40.2\n)\n")
     monkeypatch.setattr(install, "GOTOOLS", tmp_path)
@@ -216,11 +221,48 @@ def test_build_missing_builds_the_set_only_when_a_part_is_missing(
         install, "install", lambda names, **kw: calls.append((list(names), kw.get("say")))
     )
     monkeypatch.setattr(install, "missing", lambda names: [])
-    assert install.build_missing(("kwok",), "cluster") == [] and calls == []
+    assert install.build_missing(("kwok",)) == [] and calls == []
     monkeypatch.setattr(install, "missing", lambda names: ["kwok"])
     say = print
-    assert install.build_missing(("kwok", "etcd"), "cluster", say) == ["kwok"]
+    assert install.build_missing(("kwok", "etcd"), say) == ["kwok"]
     assert calls == [(["cluster"], say)]
+
+
+def test_build_missing_builds_the_plane_of_each_missing_minor_and_leaves_system_tools(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[list[str]] = []
+    monkeypatch.setattr(install, "install", lambda names, **kw: calls.append(list(names)))
+    absent = ["kube-apiserver-1.34", "etcd-1.37", "kwok", "openssl", "etcd-1.34"]
+    monkeypatch.setattr(install, "missing", lambda names: absent)
+    assert install.build_missing(("x",)) == absent
+    assert calls == [["cluster", "cluster-1.34", "cluster-1.37"]]
+
+
+def test_each_minor_has_its_own_set_of_its_own_tools_and_all_leaves_them_out() -> None:
+    assert install.resolve(["cluster-1.34"]) == [
+        "kube-apiserver-1.34",
+        "kube-controller-manager-1.34",
+        "kube-scheduler-1.34",
+        "kubectl-1.34",
+        "etcd-1.34",
+    ]
+    assert not [s for s in install.resolve(["all"]) if s.endswith(("-1.34", "-1.35", "-1.37"))]
+    table = install.builds()
+    assert (table["kube-apiserver-1.34"].folder, table["etcd-1.37"].folder) == (
+        "controlplane-1.34",
+        "controlplane-1.37",
+    )
+    assert table["kube-apiserver-1.34"].package == "k8s.io/kubernetes/cmd/kube-apiserver"
+    assert "-X k8s.io/component-base/version.gitVersion=v1.34.4" in table["kubectl-1.34"].ldflags
+    assert "-X k8s.io/client-go/pkg/version.buildDate=2026-02-10T12:53:36Z" in (
+        table["kube-apiserver-1.34"].ldflags
+    )
+    assert "-X k8s.io/client-go/pkg/version.gitMinor=37" in table["kubectl-1.37"].ldflags
+    assert "gitVersion=v1.36.3" in table["kube-apiserver"].ldflags
+    assert table["etcd-1.35"].package == "go.etcd.io/etcd/server/v3"
+    with pytest.raises(ValueError, match="cluster-1.34"):
+        install.resolve(["cluster-1.33"])
 
 
 def test_kubernetes_validates_version_is_read_from_its_installed_metadata() -> None:

@@ -336,6 +336,11 @@ def _go_mod_requires(path: Path) -> dict[str, str]:
         ("lws", "generator/toolchain/gotools/workloads/go.mod"),
         *[(name, "generator/toolchain/gotools/controlplane/go.mod") for name in CONTROL_PLANE],
         ("kwok", "generator/toolchain/gotools/kwok/go.mod"),
+        *[
+            (f"{name}-{minor}", f"generator/toolchain/gotools/controlplane-{minor}/go.mod")
+            for minor in ("1.34", "1.35", "1.37")
+            for name in ("kube-apiserver", "kube-scheduler", "kubectl", "etcd")
+        ],
     ],
 )
 def test_registry_pins_match_go_mod(name: str, gomod: str) -> None:
@@ -346,14 +351,25 @@ def test_registry_pins_match_go_mod(name: str, gomod: str) -> None:
     assert f"{tool.go_module}@{tool.pinned}" in tool.source
 
 
-def test_control_plane_is_one_kubernetes_with_its_staging_modules_at_the_same_release() -> None:
+@pytest.mark.parametrize(
+    ("folder", "release", "etcd"),
+    [
+        ("controlplane-1.34", "v1.34.4", "v3.6.4"),
+        ("controlplane-1.35", "v1.35.4", "v3.6.5"),
+        ("controlplane", "v1.36.3", "v3.6.8"),
+        ("controlplane-1.37", "v1.37.2", "v3.7.0"),
+    ],
+)
+def test_control_plane_is_one_kubernetes_with_its_staging_modules_at_the_same_release(
+    folder: str, release: str, etcd: str
+) -> None:
     # k8s.io/kubernetes points its staging modules at ./staging; each must be replaced by the
-    # published v0.X.Y of the same release (v1.36.3 -> v0.36.3), or the binaries mix releases.
-    gomod = (REPO / "generator/toolchain/gotools/controlplane/go.mod").read_text()
-    k8s = _go_mod_requires(REPO / "generator/toolchain/gotools/controlplane/go.mod")[
-        "k8s.io/kubernetes"
-    ]
-    staging = "v0." + k8s.removeprefix("v1.")
+    # published v0.X.Y of the same release (v1.36.3 -> v0.36.3), or the binaries mix releases;
+    # etcd is at the version that release's go.mod requires.
+    gomod = (REPO / f"generator/toolchain/gotools/{folder}/go.mod").read_text()
+    requires = _go_mod_requires(REPO / f"generator/toolchain/gotools/{folder}/go.mod")
+    assert (requires["k8s.io/kubernetes"], requires["go.etcd.io/etcd/server/v3"]) == (release, etcd)
+    staging = "v0." + release.removeprefix("v1.")
     replaced = re.findall(r"^\s*(k8s\.io/\S+) => (k8s\.io/\S+) (v\S+)$", gomod, flags=re.M)
     assert len(replaced) >= 30
     assert all(a == b and v == staging for a, b, v in replaced), replaced

@@ -10,7 +10,9 @@ Two engines, with the same results:
   against, byte for byte (tests).
 
 Codes: KUS001 (a unit does not build), K8S001 (an object does not match its schema), K8S002 (a
-kind has no schema: never skipped).
+kind has no schema: never skipped), KVER002 (a built-in kind at an apiVersion that the cluster's
+Kubernetes minor does not serve, though another minor's schemas have it: removed, or not yet
+served).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from generator.findings import CodeInfo, Finding, Location
 from generator.toolchain import process, registry, schemas
 from generator.toolchain.errors import ToolFailed, ToolTimeout
 from generator.validate.stages import Batch, UnitView, tool_salt
+from generator.values import clusters
 
 KBUILD_TIMEOUT = 1800.0
 KUBECONFORM_TIMEOUT = 900.0
@@ -45,6 +48,12 @@ K8S002 = CodeInfo(
     "manifests (kubeconform)",
     "error",
     "an object's kind has no schema (a kind without one is an error, never skipped)",
+)
+KVER002 = CodeInfo(
+    "KVER002",
+    "manifests (kubeconform)",
+    "error",
+    "the cluster's Kubernetes minor does not serve a rendered built-in kind at its apiVersion",
 )
 
 
@@ -206,7 +215,7 @@ class BuildStage:
     name = "build"
     order = 0
     tools = ("kustomize", "kubeconform", "kbuild")
-    codes = (kustomize_build.KUS001, K8S001, K8S002)
+    codes = (kustomize_build.KUS001, K8S001, K8S002, KVER002)
 
     def salt(self, engine: str) -> str:
         parts = [tool_salt("kustomize"), tool_salt("kubeconform"), schemas.schemas_salt()]
@@ -256,8 +265,11 @@ class BuildStage:
             if item.get("status") == "statusError" and "could not find schema" in (
                 item.get("msg") or ""
             ):
+                unserved = _unserved(unit, what, str(item.get("version")), str(item.get("kind")))
                 out.append(
-                    Finding(
+                    unserved
+                    if unserved is not None
+                    else Finding(
                         K8S002.code,
                         f"{what}: no schema for {item.get('version')} {item.get('kind')}",
                         loc,
@@ -279,6 +291,35 @@ class BuildStage:
             else:
                 out.append(Finding(K8S001.code, f"{what}: {item.get('msg')}", loc))
         return [f.at_unit(u.path) for f in out]
+
+
+def _minors(versions: list[str]) -> str:
+    """['1.34.0', '1.35.0'] -> '1.34 to 1.35'; minors that are not a run: each, listed."""
+    minors = [tuple(int(p) for p in v.split(".")[:2]) for v in versions]
+    text = [f"{a}.{b}" for a, b in minors]
+    run = all(m[1] == minors[0][1] + i and m[0] == minors[0][0] for i, m in enumerate(minors))
+    return f"{text[0]} to {text[-1]}" if run and len(text) > 1 else ", ".join(text)
+
+
+def _unserved(unit: UnitView, what: str, api_version: str, kind: str) -> Finding | None:
+    """KVER002 when the kind kubeconform found no schema for is a built-in one that other
+    Kubernetes minors serve at this apiVersion: the cluster's minor does not (removed, or not
+    yet served), so the fix is the cluster's kubernetesVersion, not a CRD. None otherwise."""
+    view = unit.view
+    served = schemas.k8s_versions_serving(api_version, kind)
+    if view is None or not served:
+        return None
+    loc, path = clusters.version_location(view)
+    minor = ".".join(view.fleet.kubernetes_version.removeprefix("v").split(".")[:2])
+    return Finding(
+        KVER002.code,
+        f"{what}: Kubernetes {minor} (this cluster's kubernetesVersion) does not serve "
+        f"{api_version} {kind}; the pinned Kubernetes schemas have it in {_minors(served)}",
+        loc,
+        path,
+        f"set kubernetesVersion to a minor that serves {api_version} {kind} ({_minors(served)}), "
+        "or drop what renders it from this cluster's values",
+    )
 
 
 STAGE = BuildStage()
