@@ -396,10 +396,17 @@ def _dns_name_finding(name: str, display: str) -> Finding | None:
 
 
 class _Resolver:
-    def __init__(self, findings: list[Finding], servers: dict[str, Inventory]) -> None:
+    def __init__(
+        self,
+        findings: list[Finding],
+        servers: dict[str, Inventory],
+        refused_servers: frozenset[str] = frozenset(),
+    ) -> None:
         self.findings = findings
         self.servers = servers
         """The site's server types (values/inventories/), by name."""
+        self.refused_servers = refused_servers
+        """The site's inventory files refused (their own findings say why), by name."""
 
     def inventory(
         self, doc: Doc, i: int, raw: dict[str, Any], vendor_ids: tuple[str, ...]
@@ -413,6 +420,8 @@ class _Resolver:
                 return self.servers[name]
             if name in inventory.builtin():
                 return inventory.builtin()[name]
+            if name in self.refused_servers:
+                return None  # its file is there, and its own finding says what is wrong with it
             known = sorted({*self.servers, *inventory.builtin()})
             self.findings.append(
                 Finding(
@@ -701,8 +710,11 @@ def _pool_pci(
     return (), ()
 
 
-def _servers(parsed: list[Parsed], findings: list[Finding]) -> dict[str, Inventory]:
-    """The site's server types (values/inventories/<server type>.yaml), by file name."""
+def _servers(
+    parsed: list[Parsed], findings: list[Finding], broken: set[tuple[str, str]]
+) -> dict[str, Inventory]:
+    """The site's server types (values/inventories/<server type>.yaml), by file name; `broken`
+    gets those refused here."""
     out: dict[str, Inventory] = {}
     for p in parsed:
         said = p.data.get("serverType", p.name)
@@ -717,6 +729,7 @@ def _servers(parsed: list[Parsed], findings: list[Finding]) -> dict[str, Invento
                     "remove serverType",
                 )
             )
+            broken.add(("inventory", p.name))
             continue
         out[p.name] = inventory.from_data(p.data, p.name, p.file)
     return out
@@ -893,8 +906,9 @@ def load_all(
                         )
                     )
 
-    servers = _servers(by_kind["inventory"], findings)
-    resolver = _Resolver(findings, servers)
+    servers = _servers(by_kind["inventory"], findings, broken)
+    refused_servers = frozenset(name for kind, name in broken if kind == "inventory")
+    resolver = _Resolver(findings, servers, refused_servers)
     cpu_servers = tuple(inv for _, inv in sorted(servers.items()) if inv.accelerator is None)
     all_clusters = frozenset(
         str(c) for p in env_files.values() for c in (p.data.get("clusters") or {})

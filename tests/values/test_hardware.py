@@ -175,6 +175,31 @@ def test_a_device_without_an_attribute_nfd_always_publishes_is_a_schema_finding(
     assert "subsystem_device" in found.message
 
 
+@pytest.mark.parametrize(
+    ("broken", "code"),
+    [
+        ("serverType: hgx-h200\n" + HGX_H100, "VAL003"),
+        (HGX_H100.replace(', subsystem_device: "16c1"', ""), "VAL001"),
+    ],
+    ids=["its-name", "its-schema"],
+)
+def test_a_pool_of_a_refused_inventory_is_told_nothing_its_files_finding_does_not_say(
+    tmp_path: Path, broken: str, code: str
+) -> None:
+    """The pool names a file that is there: 'no inventory for server type, declare it in
+    values/inventories/hgx-h100.yaml' would send the user to the file they just wrote."""
+    vendor = (
+        "pools:\n"
+        "  - {name: h100, model: H100, devicesPerNode: 8, nodes: [n1], serverType: hgx-h100}\n"
+    )
+    values_dir = tree(
+        tmp_path, {"vendors/nvidia.yaml": vendor, "inventories/hgx-h100.yaml": broken}
+    )
+    assert [(f.code, f.location.file) for f in findings(values_dir)] == [
+        (code, "values/inventories/hgx-h100.yaml")
+    ]
+
+
 @pytest.mark.parametrize("name", inventory.names())
 def test_the_built_in_inventories_are_in_the_format_a_site_writes(name: str) -> None:
     """One format: the site's files are checked by the schema the built-in ones meet."""
