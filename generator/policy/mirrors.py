@@ -12,7 +12,7 @@ without "oci://" (argo-cd v3.5.7 docs/user-guide/helm.md; vocab/addons.py cites 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from generator.builders import mirrors, platform
 from generator.findings import Finding, Severity, did_you_mean
@@ -63,43 +63,55 @@ def chart_repo_problem(text: str) -> str:
     return f"is neither an http(s) URL nor an OCI registry path: it {problem}" if problem else ""
 
 
-def invalid_registry_mirrors(ctx: Context) -> Iterable[Finding]:
+def _invalid(
+    ctx: Context,
+    section: str,
+    code: str,
+    words: tuple[str, str],
+    problem_of: Callable[[str], str],
+    hint: str,
+) -> Iterable[Finding]:
+    """`code` for each key or mirror of fleet.mirrors.<section> that `problem_of` refuses, at
+    its own line; `words`: what the map is called, and what its key is."""
     doc = ctx.view.fleet.doc
-    for key, value in ctx.view.fleet.mirrors.registries:
-        path = ("mirrors", "registries", key)
+    for key, value in getattr(ctx.view.fleet.mirrors, section):
+        path = ("mirrors", section, key)
         for what, text, loc in (
-            ("registry", key, doc.locate(path, key=True)),
+            (words[1], key, doc.locate(path, key=True)),
             ("mirror", value, doc.locate(path)),
         ):
-            problem = registry_problem(text)
+            problem = problem_of(text)
             if problem:
                 yield Finding(
-                    "MIR001",
-                    f"registry mirror {key!r}: the {what} {text!r} {problem}",
+                    code,
+                    f"{words[0]} {key!r}: the {what} {text!r} {problem}",
                     loc,
                     json_path(path),
-                    f"write a registry host and optional path, without a scheme ({EXAMPLE})",
+                    hint,
                 )
+
+
+def invalid_registry_mirrors(ctx: Context) -> Iterable[Finding]:
+    return _invalid(
+        ctx,
+        "registries",
+        "MIR001",
+        ("registry mirror", "registry"),
+        registry_problem,
+        f"write a registry host and optional path, without a scheme ({EXAMPLE})",
+    )
 
 
 def invalid_chart_mirrors(ctx: Context) -> Iterable[Finding]:
-    doc = ctx.view.fleet.doc
-    for key, value in ctx.view.fleet.mirrors.charts:
-        path = ("mirrors", "charts", key)
-        for what, text, loc in (
-            ("repository", key, doc.locate(path, key=True)),
-            ("mirror", value, doc.locate(path)),
-        ):
-            problem = chart_repo_problem(text)
-            if problem:
-                yield Finding(
-                    "MIR002",
-                    f"chart repository mirror {key!r}: the {what} {text!r} {problem}",
-                    loc,
-                    json_path(path),
-                    "write an http(s) URL (https://charts.example.cn/nvidia) or an OCI registry "
-                    "path without oci:// (mirror.example.cn/charts)",
-                )
+    return _invalid(
+        ctx,
+        "charts",
+        "MIR002",
+        ("chart repository mirror", "repository"),
+        chart_repo_problem,
+        "write an http(s) URL (https://charts.example.cn/nvidia) or an OCI registry "
+        "path without oci:// (mirror.example.cn/charts)",
+    )
 
 
 def unknown_chart_repos(ctx: Context) -> Iterable[Finding]:
