@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from generator.commands.validate import DryRun, ValidateCommand, ValidateOutcome
 from generator.commands.validate import validate as run_validate
 from generator.errors import UsageError
 from generator.reporters import findings as reporter
+from generator.validate import shard as shards
 from generator.validate.progress import Progress, progress_stream
 from generator.validate.run import ValidateOptions, skippable
 from generator.validate.shard import parse as parse_shard
@@ -61,6 +63,13 @@ from generator.validate.shard import parse as parse_shard
     "merge_reports",
     is_flag=True,
     help="Join the JSON reports of `validate --shard K/N` given as REPORTS into one report.",
+)
+@click.option(
+    "--matrix",
+    metavar="RUNNERS",
+    help="Validate nothing: print the --shard argument of each CI runner as a JSON list, for "
+    "RUNNERS runners or, with 'auto', by the committed units (docs/validate.md); [] means one "
+    "runner, unsharded.",
 )
 @click.option(
     "--quiet", is_flag=True, help="No progress line on stderr (shown only on a terminal anyway)."
@@ -106,6 +115,7 @@ def validate(
     no_drift: bool,
     shard: str | None,
     merge_reports: bool,
+    matrix: str | None,
     quiet: bool,
     dry_run: str | None,
     local_apiserver: bool,
@@ -120,6 +130,13 @@ def validate(
     render of the values, in one report. With --dry-run=server, the API server checks every
     object too."""
 
+    if matrix is not None:
+        if shard or merge_reports or reports:
+            raise UsageError("--matrix plans the shards: it takes no --shard, --merge or reports")
+        home = committed if committed is not None else values_dir.resolve().parent
+        count = shards.runners(matrix, shards.committed_unit_count(home, env))
+        click.echo(json.dumps(shards.matrix(count)))
+        return EXIT_OK
     if merge_reports or reports:
         if not (merge_reports and reports):
             raise UsageError("report files are read only with --merge, and --merge needs them")

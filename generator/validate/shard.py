@@ -6,15 +6,21 @@ its shard when others come and go. In an environment of several clusters the key
 `<cluster>/<unit>`: a cluster's units spread over the shards as the teams do, and the same
 cluster's unit in every environment stays together. Values checks and drift are global and
 cheap: every shard runs them, and `report.merge` keeps one copy of each identical finding.
+
+`matrix` says how many shards a CI run should use: the reusable workflows run its answer as a
+matrix of runners, and one runner when it is empty.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from pathlib import Path
 
 from generator.errors import UsageError
+from generator.findings import layer_selected
+from generator.render.layout import unit_folder
 from generator.vocab.units import Tree
 
 _SHARD = re.compile(r"^([1-9][0-9]*)/([1-9][0-9]*)$")
@@ -45,3 +51,44 @@ def fingerprint(committed: Tree, values_dir: Path) -> str:
         digest.update(path.relative_to(values_dir).as_posix().encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+# A runner costs its start-up and the part of validate every shard repeats (the values, the
+# fresh render for drift, the builds the manifest rules read) whatever its share of units; the
+# units are the part that divides. Below this many units per runner a shard's share costs less
+# than what it repeats (docs/performance.md, "Validate on several runners": the figures).
+UNITS_PER_RUNNER = 2500
+# Past this the repeated part dominates every shard and another runner saves little.
+MAX_RUNNERS = 8
+# What a runner count given by hand may be: GitLab's `parallel` takes 1 to 200 jobs (its CI
+# schema, vendored by check-jsonschema as vendor/gitlab-ci.json: definitions.parallel), GitHub a
+# matrix of up to 256 ("Using a matrix for your jobs", workflow syntax).
+MAX_ASKED = 200
+AUTO = "auto"
+
+
+def committed_unit_count(home: Path, env: str | None) -> int:
+    """The committed units `--env` selects, from the names under overlays/ alone (no file is
+    read: this runs before the tools are installed)."""
+    overlays = home / "overlays"
+    found = (
+        unit_folder(p.relative_to(home).as_posix()) for p in overlays.rglob("kustomization.yaml")
+    )
+    return sum(1 for unit in found if unit is not None and layer_selected(unit[0], env))
+
+
+def runners(asked: str, units: int) -> int:
+    """The runners of a CI run: `asked` as a number, or for 'auto' one per UNITS_PER_RUNNER
+    units, at most MAX_RUNNERS."""
+    if asked.strip() == AUTO:
+        return max(1, min(MAX_RUNNERS, math.ceil(units / UNITS_PER_RUNNER)))
+    if not re.fullmatch(r"[0-9]+", asked.strip()) or not 1 <= int(asked) <= MAX_ASKED:
+        raise UsageError(
+            f"--matrix {asked!r}: expected {AUTO!r} or a number of runners from 1 to {MAX_ASKED}"
+        )
+    return int(asked)
+
+
+def matrix(count: int) -> list[str]:
+    """The `--shard` argument of each runner; none for one runner, which validates unsharded."""
+    return [f"{k}/{count}" for k in range(1, count + 1)] if count > 1 else []

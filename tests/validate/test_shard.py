@@ -124,3 +124,167 @@ def test_a_fleet_of_clusters_shards_and_merges_into_the_unsharded_report(tmp_pat
     for doc in (merged, whole):
         doc["stats"].pop("timings")
     assert merged == whole
+
+
+def test_findings_of_every_kind_merge_into_the_unsharded_verdict(tmp_path: Path) -> None:
+    """Values checks (CAP001, reported by every shard), drift of a team's values edited after
+    the render (global too), and the tools' verdicts on hand-broken units that land in
+    different shards: the merge gives the unsharded text, JSON, JUnit, GitHub annotations and
+    exit code."""
+    values = tmp_path / "repo" / "values"
+    make_values(values, 9)
+    assert cli("render", "--values", str(values))[0] == 0
+    team = values / "teams/team-0004.yaml"
+    assert "        replicas: 1\n" in team.read_text()
+    team.write_text(team.read_text().replace("        replicas: 1\n", "        replicas: 2\n", 1))
+    for name in ("team-0001", "team-0006", "team-0008"):  # in shards 3, 2 and 1 of 3
+        ns = values.parent / f"base/teams/{name}/namespace-{name}.yaml"
+        ns.write_text(ns.read_text() + "bogus: true\n")
+    base = ["validate", "--values", str(values), "--no-cache"]
+    reports = []
+    for k in range(1, N + 1):
+        code, text = cli(*base, "--shard", f"{k}/{N}", "--output", "json")
+        assert code == 1, text
+        reports.append(tmp_path / f"shard-{k}.json")
+        reports[-1].write_text(text)
+    shards = [json.loads(r.read_text())["findings"] for r in reports]
+    # every shard repeats the global findings; the units' findings are split between shards
+    for found in shards:
+        assert {"CAP001", "DRIFT001"} <= {f["code"] for f in found}
+    broken = [sorted({f["unit"] for f in found if f["code"] == "K8S001"}) for found in shards]
+    assert sorted(u for units in broken for u in units) == sorted(
+        f"overlays/{env}/team-team-{team}" for team in ("0001", "0006", "0008") for env in ENVS
+    )
+    assert [len(units) for units in broken] == [len(ENVS)] * N  # a team's units in each shard
+    for output in ("text", "json", "junit", "github"):
+        code, whole = cli(*base, "--output", output)
+        assert code == 1
+        merged_code, merged = cli("validate", "--merge", "--output", output, *map(str, reports))
+        assert merged_code == 1
+        if output == "json":
+            whole_doc, merged_doc = json.loads(whole), json.loads(merged)
+            for doc in (whole_doc, merged_doc):
+                doc["stats"].pop("timings")
+            assert merged_doc == whole_doc
+            codes = {f["code"] for f in whole_doc["findings"]}
+            assert {"CAP001", "DRIFT001", "K8S001"} <= codes
+        else:
+            assert merged == whole, output
+
+
+def test_merge_says_which_shard_is_missing_or_doubled(tmp_path: Path) -> None:
+    """A shard whose runner failed leaves no report: the merge names it, as it names a shard
+    given twice (two runners that ran the same K), and exits 2."""
+    values = tmp_path / "repo" / "values"
+    make_values(values, 5)
+    assert cli("render", "--values", str(values))[0] == 0
+    base = ["validate", "--values", str(values), "--no-cache", "--output", "json"]
+    paths = []
+    for k in range(1, 5):
+        paths.append(tmp_path / f"validate-{k}.json")
+        paths[-1].write_text(cli(*base, "--shard", f"{k}/4")[1])
+    code, out = cli("validate", "--merge", *map(str, (paths[0], paths[2])))
+    assert code == 2
+    assert out == "error: missing shard(s) 2/4, 4/4 of the run\n"
+    twice = tmp_path / "copy-of-3.json"
+    twice.write_text(paths[2].read_text())
+    code, out = cli("validate", "--merge", *map(str, paths), str(twice))
+    assert code == 2
+    assert out == f"error: {twice} and {paths[2]} are both shard 3\n"
+    code, _ = cli("validate", "--merge", *map(str, paths))
+    assert code == 0
+
+
+# ---- --matrix: how many runners a CI run uses ----------------------------------------------------
+def _units(home: Path, layer: str, count: int) -> None:
+    """`count` committed units in overlays/<layer>/, as render lays them out (names only)."""
+    for i in range(count):
+        unit = home / "overlays" / layer / f"team-{i:05d}"
+        unit.mkdir(parents=True)
+        (unit / "kustomization.yaml").write_text("")
+
+
+@pytest.mark.parametrize(
+    ("units", "want"),
+    [
+        (1, "[]"),
+        (2500, "[]"),
+        (2501, '["1/2", "2/2"]'),
+        (7600, '["1/4", "2/4", "3/4", "4/4"]'),
+        (20001, '["1/8", "2/8", "3/8", "4/8", "5/8", "6/8", "7/8", "8/8"]'),
+    ],
+)
+def test_matrix_auto_takes_a_runner_per_2500_units_up_to_8(
+    tmp_path: Path, units: int, want: str
+) -> None:
+    _units(tmp_path, "prod", units)
+    code, out = cli("validate", "--values", str(tmp_path / "values"), "--matrix", "auto")
+    assert (code, out) == (0, want + "\n")
+
+
+def test_matrix_counts_the_units_env_selects_and_only_units(tmp_path: Path) -> None:
+    """Every cluster's and environment's units count; `--env` counts its own; a unit's patches/
+    and the bases are not units."""
+    _units(tmp_path, "prod/c00", 1500)
+    _units(tmp_path, "prod/c01", 1500)
+    _units(tmp_path, "staging", 2400)
+    (tmp_path / "overlays/staging/team-00000/patches").mkdir()
+    (tmp_path / "overlays/staging/team-00000/patches/kustomization.yaml").write_text("")
+    (tmp_path / "base/teams/x").mkdir(parents=True)
+    (tmp_path / "base/teams/x/kustomization.yaml").write_text("")
+    base = ["validate", "--values", str(tmp_path / "values"), "--matrix", "auto"]
+    assert cli(*base) == (0, '["1/3", "2/3", "3/3"]\n')  # 5,400 units
+    assert cli(*base, "--env", "prod") == (0, '["1/2", "2/2"]\n')  # 3,000
+    assert cli(*base, "--env", "prod/c00") == (0, "[]\n")  # 1,500
+    assert cli(*base, "--env", "staging") == (0, "[]\n")  # 2,400, the patches not a unit
+    # --committed says where the tree is, as for validate itself
+    other = tmp_path / "elsewhere"
+    _units(other, "prod", 2501)
+    assert cli(*base, "--committed", str(other)) == (0, '["1/2", "2/2"]\n')
+
+
+def test_matrix_of_a_number_of_runners_whatever_the_fleet(fleet: Path) -> None:
+    base = ["validate", "--values", str(fleet)]
+    assert cli(*base, "--matrix", "3") == (0, '["1/3", "2/3", "3/3"]\n')
+    assert cli(*base, "--matrix", "1") == (0, "[]\n")
+    assert cli(*base, "--matrix", "auto") == (0, "[]\n")  # 27 units
+
+
+@pytest.mark.parametrize("bad", ["0", "201", "-1", "two", "1/2", "²"])
+def test_a_bad_matrix_is_a_usage_error(tmp_path: Path, bad: str) -> None:
+    code, out = cli("validate", "--values", str(tmp_path / "values"), "--matrix", bad)
+    assert code == 2
+    assert out == (
+        f"error: --matrix {bad!r}: expected 'auto' or a number of runners from 1 to 200\n"
+    )
+
+
+def test_matrix_does_not_mix_with_a_shard_or_a_merge(fleet: Path, tmp_path: Path) -> None:
+    report = tmp_path / "r.json"
+    report.write_text("{}")
+    for extra in (["--shard", "1/2"], ["--merge", str(report)]):
+        code, out = cli("validate", "--values", str(fleet), "--matrix", "2", *extra)
+        assert code == 2
+        assert out == "error: --matrix plans the shards: it takes no --shard, --merge or reports\n"
+
+
+def test_the_example_sharded_merges_into_its_unsharded_verdict(values_dir: Path) -> None:
+    """The example fleet (several environments, prod of two clusters, its deliberate warnings):
+    two shards merged are the one-runner report."""
+    assert cli("render", "--values", str(values_dir))[0] == 0
+    base = ["validate", "--values", str(values_dir), "--no-cache", "--output", "json"]
+    code, whole_text = cli(*base)
+    whole = json.loads(whole_text)
+    assert whole["findings"]  # its warnings
+    reports = []
+    for k in (1, 2):
+        shard_code, text = cli(*base, "--shard", f"{k}/2")
+        assert shard_code == code
+        reports.append(values_dir.parent / f"validate-{k}.json")
+        reports[-1].write_text(text)
+        assert 0 < json.loads(text)["stats"]["units"] < whole["stats"]["units"]
+    merged_code, merged_text = cli("validate", "--output", "json", "--merge", *map(str, reports))
+    merged = json.loads(merged_text)
+    for doc in (merged, whole):
+        doc["stats"].pop("timings")
+    assert (merged_code, merged) == (code, whole)
