@@ -130,10 +130,122 @@ def test_render_check_and_validate_both_always_run_and_both_decide() -> None:
     assert "steps.render.outcome != 'skipped'" in validate["if"]  # not: == 'success'
     verdict = steps["verdict (render --check and validate must both pass)"]
     assert verdict["if"] == "${{ !cancelled() }}"
-    assert '[ "$RENDER" = success ] && [ "$VALIDATE" = success ]' in verdict["run"]
+    # the step's own shell on each outcome: (render, validate, shards) -> passes
+    for render_outcome, validate_outcome, shards, passes in [
+        ("success", "success", "[]", True),
+        ("failure", "success", "[]", False),
+        ("success", "failure", "[]", False),
+        ("success", "skipped", "[]", False),  # one runner, and validate did not run
+        ("success", "skipped", "", False),  # --matrix failed
+        ("success", "skipped", '["1/2", "2/2"]', True),  # the verdict job decides
+        ("failure", "skipped", '["1/2", "2/2"]', False),
+    ]:
+        env = {"RENDER": render_outcome, "VALIDATE": validate_outcome, "SHARDS": shards}
+        assert _bash(verdict["run"], env).returncode == (0 if passes else 1), env
     comment = steps["diff as a pull request comment"]
     assert "--max-bytes 60000" in steps["plan and diff in the job summary"]["run"]
     assert "gh api -X PATCH" in comment["run"] and comment["continue-on-error"] is True
+
+
+def _bash(
+    script: str, env: dict[str, str], path: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """A step's `run` under bash -e, with the step's env (and `path` first on PATH)."""
+    search = f"{path}{os.pathsep}{os.environ['PATH']}" if path else os.environ["PATH"]
+    return subprocess.run(
+        ["bash", "-e", "-c", script],
+        env={"PATH": search, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_a_large_fleet_validates_on_a_matrix_of_runners_and_the_verdict_merges() -> None:
+    """The check job asks `validate --matrix` for the shards (auto unless the caller gives a
+    number); with none it validates itself, else one job per shard writes its JSON report as an
+    artifact and the verdict job merges them into the annotations; publish waits for it."""
+    wf = _load("accel-gitops.yaml")
+    runners = wf[True]["workflow_call"]["inputs"]["validate-runners"]
+    assert runners["default"] == "auto" and runners["type"] == "string"
+    check = wf["jobs"]["check"]
+    steps = {s.get("id", s.get("name")): s for s in check["steps"]}
+    assert check["outputs"] == {"shards": "${{ steps.shards.outputs.shards }}"}
+    matrix = steps["shards"]
+    assert matrix["env"] == {"RUNNERS": "${{ inputs.validate-runners }}"}
+    assert 'accel-gitops validate --values "$VALUES" --matrix "$RUNNERS"' in matrix["run"]
+    assert '>> "$GITHUB_OUTPUT"' in matrix["run"]
+    assert list(steps).index("shards") < list(steps).index("validate")
+    assert "steps.shards.outputs.shards == '[]'" in steps["validate"]["if"]
+
+    shard_job = wf["jobs"]["validate"]
+    assert shard_job["needs"] == "check"
+    assert shard_job["strategy"] == {
+        "fail-fast": False,
+        "matrix": {"shard": "${{ fromJSON(needs.check.outputs.shards) }}"},
+    }
+    # after a failed render --check too, never with an empty matrix
+    assert shard_job["if"] == (
+        "${{ !cancelled() && needs.check.outputs.shards != '' "
+        "&& needs.check.outputs.shards != '[]' }}"
+    )
+    run, upload = shard_job["steps"][-2], shard_job["steps"][-1]
+    assert run["env"]["SHARD"] == "${{ matrix.shard }}"
+    assert upload["uses"].startswith("actions/upload-artifact@")
+    assert upload["with"]["name"] == "validate-shard-${{ strategy.job-index }}"
+    report = "${{ runner.temp }}/shards/validate-${{ strategy.job-index }}.json"
+    assert run["env"]["REPORT"] == report and upload["with"]["path"] == report
+    assert upload["with"]["if-no-files-found"] == "error"
+
+    verdict = wf["jobs"]["verdict"]
+    assert verdict["needs"] == ["check", "validate"]
+    assert verdict["if"] == shard_job["if"]
+    download = next(s for s in verdict["steps"] if "download-artifact" in s.get("uses", ""))
+    assert download["with"] == {
+        "pattern": "validate-shard-*",
+        "merge-multiple": True,
+        "path": "${{ runner.temp }}/shards",
+    }
+    merge = verdict["steps"][-1]["run"]
+    assert merge.rstrip().endswith(
+        'accel-gitops validate --merge --output github "$SHARDS"/validate-*.json'
+    )
+    publish = wf["jobs"]["publish"]
+    assert publish["needs"] == ["check", "verdict"]
+    assert "needs.check.result == 'success'" in publish["if"]
+    assert (
+        "(needs.verdict.result == 'success' || needs.verdict.result == 'skipped')" in publish["if"]
+    )
+
+
+def test_a_shard_job_passes_with_findings_and_fails_when_a_tool_did(tmp_path: Path) -> None:
+    """The shard step under bash with a stand-in accel-gitops: findings (exit 1) are the
+    verdict's to report, a tool error (exit 2) fails the job; the report is where the upload
+    reads it, and --changed-since is given on a pull request only."""
+    step = _load("accel-gitops.yaml")["jobs"]["validate"]["steps"][-2]
+    fake = tmp_path / "bin" / "accel-gitops"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\necho "$@" >> "$ARGS"\necho \'{"report": 1}\'\nexit "$CODE"\n')
+    fake.chmod(0o755)
+    report = tmp_path / "shards" / "validate-2.json"
+    for code, base_ref, passes in (("0", "", True), ("1", "main", True), ("2", "", False)):
+        args = tmp_path / f"args-{code}"
+        env = {
+            "VALUES": "values",
+            "SHARD": "3/4",
+            "BASE_REF": base_ref,
+            "REPORT": str(report),
+            "ARGS": str(args),
+            "CODE": code,
+        }
+        proc = _bash(step["run"], env, fake.parent)
+        assert proc.returncode == (0 if passes else 1), proc.stderr
+        assert report.read_text() == '{"report": 1}\n'
+        want = "validate --values values --shard 3/4 --output json"
+        if base_ref:
+            want += " --changed-since origin/main"
+        assert args.read_text() == want + "\n"
 
 
 def test_pull_request_runs_tests_and_the_fleet_check_on_the_example() -> None:
