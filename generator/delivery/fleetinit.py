@@ -34,7 +34,10 @@ SCAFFOLD = "scaffold"
 _DOTTED = {"gitignore": ".gitignore", "pre-commit-config.yaml": ".pre-commit-config.yaml"}
 _DOTTED_DIRS = {"github": ".github"}
 # GitLab reads its pipeline at the repository's top: the scaffold keeps it in a folder of its own.
-_MOVED = {"gitlab/gitlab-ci.yml": ".gitlab-ci.yml"}
+_MOVED = {
+    "gitlab/gitlab-ci.yml": ".gitlab-ci.yml",
+    "gitlab/accel-gitops-validate.yml": ".gitlab/accel-gitops-validate.yml",
+}
 REQUIREMENTS = "requirements-accel-gitops.txt"
 # Each forge's CI files, by the scaffold folder that holds them; `init` writes one forge's.
 CI_FOLDERS = {"github": "github/", "gitlab": "gitlab/"}

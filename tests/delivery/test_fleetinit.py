@@ -156,8 +156,9 @@ def test_init_ci_gitlab_writes_the_gitlab_pipeline_and_no_github_workflow(tmp_pa
     dest = tmp_path / "fleet"
     code, out = cli("init", str(dest), "--name", "acme", "--ci", "gitlab")
     assert code == 0, out
-    assert out.splitlines()[0] == f"init: wrote 15 files in {dest}. Next:"
+    assert out.splitlines()[0] == f"init: wrote 16 files in {dest}. Next:"
     assert (dest / ".gitlab-ci.yml").is_file()
+    assert (dest / ".gitlab/accel-gitops-validate.yml").is_file()
     assert not (dest / ".github").exists() and not (dest / "gitlab").exists()
     readme = (dest / "README.md").read_text()
     assert "5. Open a merge request: CI (`.gitlab-ci.yml`) runs `render --check`" in readme
@@ -220,7 +221,8 @@ def test_the_gitlab_pipeline_runs_the_github_workflows_jobs(tmp_path: Path) -> N
     before = pipeline[".accel-gitops"]["before_script"]
     assert any("accel-gitops tools install" in line for line in before)
     assert pipeline[".accel-gitops"]["cache"]["key"]["files"] == ["$REQUIREMENTS"]
-    assert publish["needs"] == ["check"] and publish["interruptible"] is False
+    assert publish["needs"] == ["check", {"job": "validate", "optional": True}]
+    assert publish["interruptible"] is False
     assert publish["resource_group"] == "accel-gitops-publish"
     assert publish["rules"] == [{"if": "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH && $GITOPS_REPO"}]
     assert "accel-gitops publish" in "\n".join(publish["script"])
@@ -235,3 +237,149 @@ def test_the_gitlab_pipeline_runs_the_github_workflows_jobs(tmp_path: Path) -> N
 def test_the_gitlab_scaffold_is_ascii() -> None:
     spec = fleetinit.Scaffold(Path("x"), "acme", "https://git.example.com/a.git", "x", ci="gitlab")
     assert all(text.isascii() for text in fleetinit.files(spec).values())
+
+
+# ---- GitLab: validate on several runners, a child pipeline ---------------------------------------
+CHILD = ".gitlab/accel-gitops-validate.yml"
+
+
+def _gitlab(tmp_path: Path) -> dict[str, str]:
+    spec = fleetinit.Scaffold(tmp_path, "acme", "https://git.example.com/a.git", "x", ci="gitlab")
+    return fleetinit.files(spec)
+
+
+def _check_script(written: dict[str, str]) -> str:
+    return "\n".join(yaml.safe_load(written[".gitlab-ci.yml"])["check"]["script"])
+
+
+def _child_of(tmp_path: Path, written: dict[str, str], shards: str, runners: str) -> Path:
+    """Run the check job's lines that write the child pipeline, with a stand-in accel-gitops
+    that prints `shards` for `validate --matrix`: the file written."""
+    repo = tmp_path / "repo"
+    (repo / ".gitlab").mkdir(parents=True, exist_ok=True)
+    (repo / "accel-gitops").mkdir(exist_ok=True)
+    (repo / CHILD).write_text(written[CHILD])
+    fake = tmp_path / "bin" / "accel-gitops"
+    fake.parent.mkdir(exist_ok=True)
+    fake.write_text(
+        f"#!/bin/sh\n[ \"$*\" = 'validate --values values --matrix {runners}' ] || exit 3\necho '{shards}'\n"
+    )
+    fake.chmod(0o755)
+    script = _check_script(written)
+    start = script.index('if [ "$VALIDATE_RUNNERS" != 1 ]; then')
+    block = script[start : script.index("\nelif", start)] + "\nfi\n"
+    proc = subprocess.run(
+        ["bash", "-e", "-c", block],
+        cwd=repo,
+        env={
+            "PATH": f"{fake.parent}:/usr/bin:/bin",
+            "VALUES": "values",
+            "VALIDATE_RUNNERS": runners,
+        },
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return repo / "accel-gitops/validate-pipeline.yml"
+
+
+def test_gitlab_validates_in_a_child_pipeline_of_as_many_shards_as_matrix_lists(
+    tmp_path: Path,
+) -> None:
+    """VALIDATE_RUNNERS (default 1: the check job validates) set to auto or N: the check job
+    writes the child pipeline with `parallel` the count `validate --matrix` listed (one for
+    []), which passes GitLab's schema; the validate job triggers it after a failed render too,
+    passing the target branch; publish needs it when it is there."""
+    written = _gitlab(tmp_path)
+    pipeline = yaml.safe_load(written[".gitlab-ci.yml"])
+    assert pipeline["variables"]["VALIDATE_RUNNERS"] == "1"
+    assert pipeline["stages"] == ["check", "validate", "publish"]
+    trigger = pipeline["validate"]
+    assert trigger["needs"] == ["check"]
+    assert trigger["rules"] == [{"if": '$VALIDATE_RUNNERS != "1"', "when": "always"}]
+    assert trigger["trigger"] == {
+        "include": [{"artifact": "accel-gitops/validate-pipeline.yml", "job": "check"}],
+        "strategy": "depend",
+    }
+    assert trigger["variables"] == {"TARGET_BRANCH": "$CI_MERGE_REQUEST_TARGET_BRANCH_NAME"}
+    assert pipeline["publish"]["needs"] == ["check", {"job": "validate", "optional": True}]
+    for shards, runners, want in (
+        ('["1/4", "2/4", "3/4", "4/4"]', "auto", 4),
+        ("[]", "auto", 1),
+        ('["1/2", "2/2"]', "2", 2),
+        (
+            '["1/12", "2/12", "3/12", "4/12", "5/12", "6/12", "7/12", "8/12", "9/12", "10/12", "11/12", "12/12"]',
+            "12",
+            12,
+        ),
+    ):
+        child = _child_of(tmp_path, written, shards, runners)
+        assert yaml.safe_load(child.read_text())["validate"]["parallel"] == want
+        proc = gitlab_schema_check(child)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        # only that line changed
+        assert child.read_text() == written[CHILD].replace(
+            "  parallel: 2\n", f"  parallel: {want}\n"
+        )
+
+
+def test_gitlab_child_pipeline_shards_then_merges_into_the_junit_verdict(tmp_path: Path) -> None:
+    """Each shard job: `validate --shard CI_NODE_INDEX/CI_NODE_TOTAL` to its JSON report, which
+    passes with findings and fails on a tool error; the verdict job after all of them, even
+    failed ones, merges the reports into JUnit and the exit. Its variables and setup are the
+    parent's."""
+    written = _gitlab(tmp_path)
+    parent = yaml.safe_load(written[".gitlab-ci.yml"])
+    child = yaml.safe_load(written[CHILD])
+    assert child[".accel-gitops"] == parent[".accel-gitops"]
+    assert {k: v for k, v in parent["variables"].items() if k in child["variables"]} == child[
+        "variables"
+    ]
+    assert set(parent["variables"]) - set(child["variables"]) == {"GITOPS_USER", "VALIDATE_RUNNERS"}
+    verdict = child["verdict"]
+    assert verdict["needs"] == ["validate"] and verdict["when"] == "always"
+    assert verdict["artifacts"]["reports"] == {"junit": "accel-gitops/validate.xml"}
+    merge = verdict["script"][0]
+    assert (
+        "accel-gitops validate --merge --output junit accel-gitops/shards/validate-*.json" in merge
+    )
+    assert merge.rstrip().endswith(
+        "accel-gitops validate --merge accel-gitops/shards/validate-*.json"
+    )
+    assert child["validate"]["artifacts"]["paths"] == ["accel-gitops/shards/"]
+    # the shard job's script, with a stand-in accel-gitops exiting 0, 1 or 2
+    fake = tmp_path / "bin" / "accel-gitops"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\necho "$@" > "$ARGS"\necho \'{"r": 1}\'\nexit "$CODE"\n')
+    fake.chmod(0o755)
+    for code, passes in (("0", True), ("1", True), ("2", False)):
+        work = tmp_path / f"w{code}"
+        work.mkdir()
+        env = {
+            "PATH": f"{fake.parent}:/usr/bin:/bin",
+            "VALUES": "values",
+            "CI_NODE_INDEX": "3",
+            "CI_NODE_TOTAL": "5",
+            "TARGET_BRANCH": "",
+            "ARGS": str(work / "args"),
+            "CODE": code,
+        }
+        proc = subprocess.run(
+            ["bash", "-e", "-c", child["validate"]["script"][0]],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode == (0 if passes else 1), proc.stderr
+        assert (work / "accel-gitops/shards/validate-3.json").read_text() == '{"r": 1}\n'
+        assert (work / "args").read_text() == "validate --values values --shard 3/5 --output json\n"
+
+
+def test_the_gitlab_check_job_validates_itself_when_validate_runners_is_1(tmp_path: Path) -> None:
+    script = _check_script(_gitlab(tmp_path))
+    one = script.index('if [ "$VALIDATE_RUNNERS" != 1 ]; then')
+    assert script.index('\nelif [ -n "$base" ]; then', one) > one
+    assert "--matrix" not in script[script.index("\nelif", one) :]
