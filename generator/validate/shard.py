@@ -53,11 +53,12 @@ def fingerprint(committed: Tree, values_dir: Path) -> str:
     return digest.hexdigest()
 
 
-# A runner costs its start-up and the part of validate every shard repeats (the values, the
-# fresh render for drift, the builds the manifest rules read) whatever its share of units; the
-# units are the part that divides. Below this many units per runner a shard's share costs less
-# than what it repeats (docs/performance.md, "Validate on several runners": the figures).
-UNITS_PER_RUNNER = 2500
+# Every shard repeats the values, the fresh render for drift and the builds the manifest rules
+# read, whatever its share of units; only the tools' work on the units divides. At 20 clusters x
+# 500 teams the repeated part is about what the tools spend on 5,000 units: below that many units
+# per runner, a shard's own work costs less than what it repeats (docs/performance.md, "Validate
+# on several runners").
+UNITS_PER_RUNNER = 5000
 # Past this the repeated part dominates every shard and another runner saves little.
 MAX_RUNNERS = 8
 # What a runner count given by hand may be: GitLab's `parallel` takes 1 to 200 jobs (its CI

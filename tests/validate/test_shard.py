@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.fleet import ENVS, make_values
+from generator.validate import shard
 from tests.fixtures import cli
 
 N = 3
@@ -208,38 +209,43 @@ def _units(home: Path, layer: str, count: int) -> None:
     ("units", "want"),
     [
         (1, "[]"),
-        (2500, "[]"),
-        (2501, '["1/2", "2/2"]'),
-        (7600, '["1/4", "2/4", "3/4", "4/4"]'),
-        (20001, '["1/8", "2/8", "3/8", "4/8", "5/8", "6/8", "7/8", "8/8"]'),
+        (5000, "[]"),
+        (5001, '["1/2", "2/2"]'),
+        (15001, '["1/4", "2/4", "3/4", "4/4"]'),
     ],
 )
-def test_matrix_auto_takes_a_runner_per_2500_units_up_to_8(
-    tmp_path: Path, units: int, want: str
-) -> None:
+def test_matrix_auto_takes_a_runner_per_5000_units(tmp_path: Path, units: int, want: str) -> None:
     _units(tmp_path, "prod", units)
     code, out = cli("validate", "--values", str(tmp_path / "values"), "--matrix", "auto")
     assert (code, out) == (0, want + "\n")
 
 
+def test_matrix_auto_takes_at_most_8_runners() -> None:
+    assert shard.runners("auto", 40000) == 8
+    assert shard.runners("auto", 40001) == 8
+    assert shard.runners("auto", 35001) == 8
+    assert shard.runners("auto", 35000) == 7
+    assert shard.runners("auto", 0) == 1
+
+
 def test_matrix_counts_the_units_env_selects_and_only_units(tmp_path: Path) -> None:
     """Every cluster's and environment's units count; `--env` counts its own; a unit's patches/
     and the bases are not units."""
-    _units(tmp_path, "prod/c00", 1500)
-    _units(tmp_path, "prod/c01", 1500)
-    _units(tmp_path, "staging", 2400)
+    _units(tmp_path, "prod/c00", 3000)
+    _units(tmp_path, "prod/c01", 3000)
+    _units(tmp_path, "staging", 4900)
     (tmp_path / "overlays/staging/team-00000/patches").mkdir()
     (tmp_path / "overlays/staging/team-00000/patches/kustomization.yaml").write_text("")
     (tmp_path / "base/teams/x").mkdir(parents=True)
     (tmp_path / "base/teams/x/kustomization.yaml").write_text("")
     base = ["validate", "--values", str(tmp_path / "values"), "--matrix", "auto"]
-    assert cli(*base) == (0, '["1/3", "2/3", "3/3"]\n')  # 5,400 units
-    assert cli(*base, "--env", "prod") == (0, '["1/2", "2/2"]\n')  # 3,000
-    assert cli(*base, "--env", "prod/c00") == (0, "[]\n")  # 1,500
-    assert cli(*base, "--env", "staging") == (0, "[]\n")  # 2,400, the patches not a unit
+    assert cli(*base) == (0, '["1/3", "2/3", "3/3"]\n')  # 10,900 units
+    assert cli(*base, "--env", "prod") == (0, '["1/2", "2/2"]\n')  # 6,000
+    assert cli(*base, "--env", "prod/c00") == (0, "[]\n")  # 3,000
+    assert cli(*base, "--env", "staging") == (0, "[]\n")  # 4,900, the patches not a unit
     # --committed says where the tree is, as for validate itself
     other = tmp_path / "elsewhere"
-    _units(other, "prod", 2501)
+    _units(other, "prod", 5001)
     assert cli(*base, "--committed", str(other)) == (0, '["1/2", "2/2"]\n')
 
 
