@@ -197,6 +197,7 @@ def test_a_large_fleet_validates_on_a_matrix_of_runners_and_the_verdict_merges()
     report = "${{ runner.temp }}/shards/validate-${{ strategy.job-index }}.json"
     assert run["env"]["REPORT"] == report and upload["with"]["path"] == report
     assert upload["with"]["if-no-files-found"] == "error"
+    assert upload["with"]["overwrite"] is True  # a re-run shard
 
     verdict = wf["jobs"]["verdict"]
     assert verdict["needs"] == ["check", "validate"]
