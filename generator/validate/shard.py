@@ -54,16 +54,17 @@ def fingerprint(committed: Tree, values_dir: Path) -> str:
 
 
 # Every shard repeats the values, the fresh render for drift and the builds the manifest rules
-# read, whatever its share of units; only the tools' work on the units divides. At 20 clusters x
-# 500 teams the repeated part is about what the tools spend on 5,000 units: below that many units
-# per runner, a shard's own work costs less than what it repeats (docs/performance.md, "Validate
-# on several runners").
+# read, whatever its share of units; only the tools' work on the units divides. Measured at 20
+# clusters x 500 teams (docs/performance.md, "Validate on several runners"): about 20 CPU-seconds
+# repeated and 7 ms per unit. At 5,000 units a runner's own share is about twice what it
+# repeats; below 5,000 units in all, a second runner would save at most some 9 s of tool work
+# on two cores, little against its start-up and the merge job (the CI service's, not measured).
 UNITS_PER_RUNNER = 5000
-# Past this the repeated part dominates every shard and another runner saves little.
+# Past this the slowest shard is mostly the repeated part: at 20 x 500, 8 runners took 16% less
+# CPU in the slowest shard than 4.
 MAX_RUNNERS = 8
 # What a runner count given by hand may be: GitLab's `parallel` takes 1 to 200 jobs (its CI
-# schema, vendored by check-jsonschema as vendor/gitlab-ci.json: definitions.parallel), GitHub a
-# matrix of up to 256 ("Using a matrix for your jobs", workflow syntax).
+# schema, as check-jsonschema vendors it: vendor/gitlab-ci.json, definitions.parallel).
 MAX_ASKED = 200
 AUTO = "auto"
 
