@@ -10,16 +10,18 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from generator.kustomize import folder_index
+from generator.render import treeindex
 from generator.values.filecache import write_atomically
-from generator.vocab.units import Tree
 
 # 7: the charts stage keeps the repository, chart and version an Application names ("named"),
 # which CHART002 holds to the view's mirrors; a verdict of 6 has no "named".
-CACHE_FORMAT = "7"
+# 8: a unit's files enter its key by their SHA-256 (treeindex), not their text.
+CACHE_FORMAT = "8"
 
 
 class UnitInputs:
@@ -32,7 +34,7 @@ class UnitInputs:
     folder's references are worked out once: every cluster's unit reads the same bases.
     """
 
-    def __init__(self, tree: Tree) -> None:
+    def __init__(self, tree: Mapping[str, str]) -> None:
         self.tree = tree
         self.index = folder_index(tree)
         self._refs: dict[str, tuple[list[str], list[str]]] = {}  # folder -> (folders, files)
@@ -70,7 +72,25 @@ class UnitInputs:
         return sorted(files)
 
 
-def unit_key(tree: Tree, unit_path: str, salt: str, inputs: list[str]) -> str:
+def file_digests(tree: Mapping[str, str]) -> Callable[[str], bytes]:
+    """The SHA-256 of each file of `tree` by path: from a scanned tree's index (the file is not
+    read when its stat did not change), else of its text, each once."""
+    if isinstance(tree, treeindex.Files):
+        return tree.digest
+    known: dict[str, bytes] = {}
+
+    def of(rel: str) -> bytes:
+        found = known.get(rel)
+        if found is None:
+            found = known[rel] = treeindex.digest(tree[rel].encode("utf-8"))
+        return found
+
+    return of
+
+
+def unit_key(
+    digest_of: Callable[[str], bytes], unit_path: str, salt: str, inputs: list[str]
+) -> str:
     digest = hashlib.sha256()
     digest.update(f"{CACHE_FORMAT}\0{salt}\0".encode())
     for rel in inputs:
@@ -78,7 +98,7 @@ def unit_key(tree: Tree, unit_path: str, salt: str, inputs: list[str]) -> str:
         folder, _, name = rel.rpartition("/")
         up = _relpath(folder, unit_path)
         digest.update((name if up == "." else f"{up}/{name}").encode() + b"\0")
-        digest.update(tree[rel].encode() + b"\0")
+        digest.update(digest_of(rel))
     return digest.hexdigest()
 
 
