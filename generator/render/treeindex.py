@@ -6,11 +6,12 @@ of a file whose `stat` is the same and reads (and digests) every other: at 20 cl
 teams that is 36,000 files, of which one team's edit changes a handful.
 
 A file changed without changing its `stat` would be missed, so an entry is kept only when the
-file's mtime and ctime are older than the scan that read it by MARGIN_NS: git's "racy" rule
-(an entry whose mtime is not older than the index is read again), against the time the scan
-started rather than the time the index was written, since a file can change between the two.
-A hand edit that keeps the size and puts the mtime back (`touch -d`, `os.utime`) still sets the
-ctime, which no user can set: its entry no longer matches. The margin covers the coarse
+file's ctime is older than the scan that read it by MARGIN_NS: git's "racy" rule (an entry whose
+mtime is not older than the index is read again), against the time the scan started rather than
+the time the index was written, since a file can change between the two; and on the ctime, not
+the mtime, since every change of a file sets its ctime to the present (a write, and `touch -d`
+or `os.utime` putting the mtime back), and no user can set it. So a hand edit that keeps the
+size and puts the mtime back no longer matches its entry. The margin covers the coarse
 timestamps of filesystems (a kernel tick; FAT's 2 s). A network filesystem whose clock runs
 behind this machine's is not covered (git's rule has the same limit): `render --check` there is
 as good as the clocks.
@@ -184,8 +185,7 @@ def save(files: Files, index: Path | None, *, drop: frozenset[str] = frozenset()
         for rel, stat in files.stats.items()
         if rel not in drop
         and (found := files.digests.get(rel)) is not None
-        and stat[1] < limit
-        and stat[2] < limit
+        and stat[2] < limit  # the ctime: every change sets it, `touch -d` too
     }
     data = {"format": FORMAT, "root": os.path.abspath(files.root), "entries": entries}
     try:
