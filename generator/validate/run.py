@@ -55,6 +55,7 @@ from generator.validate.cache import Cache, UnitInputs, file_digests, unit_key
 from generator.validate.progress import Progress
 from generator.validate.stages import Batch, Stage, UnitView, registry
 from generator.validate.stages.kustomize import ENGINES
+from generator.values import filecache
 from generator.values.model import Values
 from generator.vocab.units import Tree, Unit
 
@@ -119,8 +120,10 @@ class _Clock:
 
 
 def _salt(kubernetes_version: str, engine: str, stages: list[Stage]) -> str:
-    """What, besides the unit's files, decides the stages' verdicts."""
-    parts = [__version__, kubernetes_version, engine]
+    """What, besides the unit's files, decides the stages' verdicts: the generator's code too
+    (filecache.code_digest), since some stages' verdicts are made by it (the charts stage's
+    values, the objects handed to a tool), and a stale verdict is worse than a slow one."""
+    parts = [__version__, filecache.code_digest(), kubernetes_version, engine]
     parts += [f"{stage.name}: {stage.salt(engine)}" for stage in stages]
     index = tool_registry.tools_dir() / "schemas" / "crds" / "index.json"
     parts.append(index.read_text(encoding="utf-8") if index.is_file() else "")
