@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import marshal
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -34,27 +35,53 @@ class UnitInputs:
     folder's references are worked out once: every cluster's unit reads the same bases.
     """
 
-    def __init__(self, tree: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        tree: Mapping[str, str],
+        digest_of: Callable[[str], bytes] | None = None,
+        known: Refs | None = None,
+    ) -> None:
         self.tree = tree
         self.index = folder_index(tree)
         self._refs: dict[str, tuple[list[str], list[str]]] = {}  # folder -> (folders, files)
+        self.digest_of = digest_of if digest_of is not None else file_digests(tree)
+        # folder -> (its kustomization's digest, the paths its lines name): a kustomization
+        # that did not change is neither read nor parsed again (load_refs)
+        self.known: Refs = known if known is not None else {}
+        self.used: Refs = {}
 
     def refs(self, folder: str) -> tuple[list[str], list[str]]:
         found = self._refs.get(folder)
         if found is None:
             folders: list[str] = []
             files: list[str] = []
-            for line in self.tree.get(folder + "/kustomization.yaml", "").splitlines():
-                token = line.strip().rsplit(" ", 1)[-1].strip("'\"")
-                if not token or token.startswith("/") or "://" in token:
-                    continue
-                ref = join(folder, token)
+            for ref in self._named(folder):
                 if ref in self.index:
                     folders.append(ref)
                 elif ref in self.tree:
                     files.append(ref)
             found = self._refs[folder] = (folders, files)
         return found
+
+    def _named(self, folder: str) -> list[str]:
+        """The paths the lines of the folder's kustomization name (whether or not they are in
+        the tree: that is checked each run)."""
+        path = folder + "/kustomization.yaml"
+        if path not in self.tree:
+            return []
+        digest = self.digest_of(path)
+        hit = self.known.get(folder)
+        if hit is not None and hit[0] == digest:
+            named = hit[1]
+        else:
+            named = []
+            for line in self.tree[path].splitlines():
+                token = line.strip().rsplit(" ", 1)[-1].strip("'\"")
+                if not token or token.startswith("/") or "://" in token:
+                    continue
+                named.append(join(folder, token))
+        self.used[folder] = (digest, named)
+        return named
 
     def __call__(self, unit_path: str) -> list[str]:
         seen: set[str] = set()
@@ -70,6 +97,36 @@ class UnitInputs:
             todo.extend(folders)
             files.update(named)
         return sorted(files)
+
+
+Refs = dict[str, tuple[bytes, list[str]]]
+REFS_FILE = "unit-refs.marshal"  # in validate's cache folder
+
+
+def load_refs(cache_dir: Path | None) -> Refs:
+    """What UnitInputs remembered of each kustomization; {} without a cache or a readable one."""
+    if cache_dir is None:
+        return {}
+    try:
+        data = marshal.loads((cache_dir / REFS_FILE).read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
+        return {}
+    refs: Refs = data["refs"]
+    return refs
+
+
+def save_refs(cache_dir: Path | None, inputs: UnitInputs) -> None:
+    """Remember the kustomizations this run read, when they differ from what was known."""
+    if cache_dir is None or inputs.used == inputs.known:
+        return
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        blob = marshal.dumps({"format": CACHE_FORMAT, "refs": inputs.used})
+        write_atomically(cache_dir / REFS_FILE, blob)
+    except OSError:
+        pass  # a cache that cannot be written only costs speed
 
 
 def file_digests(tree: Mapping[str, str]) -> Callable[[str], bytes]:

@@ -51,7 +51,14 @@ from generator.render.writer import OUTPUT_DIRS
 from generator.toolchain import registry as tool_registry
 from generator.toolchain import schemas
 from generator.validate import drift, shard
-from generator.validate.cache import Cache, UnitInputs, file_digests, unit_key
+from generator.validate.cache import (
+    Cache,
+    UnitInputs,
+    file_digests,
+    load_refs,
+    save_refs,
+    unit_key,
+)
 from generator.validate.progress import Progress
 from generator.validate.stages import Batch, Stage, UnitView, registry
 from generator.validate.stages.kustomize import ENGINES
@@ -329,9 +336,10 @@ def _plan(opts: ValidateOptions, home: Path, stages: list[Stage]) -> _Plan:
     versions = {path: cluster_versions.get(layer, fleet_version) for layer, _, path in found}
     cache = Cache(opts.cache_dir)
     salts = {v: _salt(v, opts.engine, stages) for v in set(versions.values())}
-    reads = UnitInputs(committed)
-    inputs = {p: reads(p) for p in paths}
     digest_of = file_digests(committed)
+    reads = UnitInputs(committed, digest_of, load_refs(opts.cache_dir))
+    inputs = {p: reads(p) for p in paths}
+    save_refs(opts.cache_dir, reads)
     keys = {p: unit_key(digest_of, p, salts[versions[p]], inputs[p]) for p in paths}
     if isinstance(committed, treeindex.Files):
         treeindex.save(committed, index)
