@@ -205,7 +205,7 @@ def timed(fn: Any) -> tuple[float, Any]:
 def run(teams: int, work: Path, clusters: int = 1) -> dict[str, Any]:
     from generator.render.layout import render_tree
     from generator.render.stage import RenderOptions, render
-    from generator.validate import Prepared, ValidateOptions, validate
+    from generator.validate.run import Prepared, ValidateOptions, validate
 
     values_dir = work / "values"
     make_values(values_dir, teams, clusters)
@@ -375,7 +375,7 @@ class Peak:
 
 def validate_only(values_dir: Path) -> dict[str, Any]:
     """A cold validate (no cache) of a rendered tree, and this process's own peak RSS in MB."""
-    from generator.validate import ValidateOptions, validate
+    from generator.validate.run import ValidateOptions, validate
 
     seconds, result = timed(lambda: validate(ValidateOptions(values_dir)))
     self_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
