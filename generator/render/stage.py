@@ -17,6 +17,8 @@ from generator.policy import shared
 from generator.policy.memo import FOLDER as MEMO_FOLDER
 from generator.policy.memo import CheckMemo, Digests
 from generator.render import gcpause, treeindex
+from generator.render.buildmemo import FOLDER as BUILD_FOLDER
+from generator.render.buildmemo import ComponentMemo
 from generator.render.dumpcache import FOLDER as DUMP_FOLDER
 from generator.render.dumpcache import DumpCache
 from generator.render.layout import Rendered, render_tree
@@ -85,6 +87,11 @@ def load_and_check_all(
     loads (no usable fleet.yaml)."""
     found = values.load_all(values_dir, sub(cache_dir, FOLDER), write_cache=write_cache)
     builds = build_values(found.values)
+    digests = digests if digests is not None else Digests()
+    # The views that did not change since the last run are not built again: their components
+    # are read back (render/buildmemo.py), for the checks and the layout alike.
+    memo = ComponentMemo(sub(cache_dir, BUILD_FOLDER), write_cache, digests)
+    memo.attach(builds)
     checked = check_values(
         found.values, builds, cache_dir, write_cache=write_cache, digests=digests
     )
