@@ -4,10 +4,10 @@ again.
 A view's components are a function of the view and of the generator's code (the builders read
 the view alone: builders/fleet.py BUILDERS). The key is policy/memo.Digests.view: every field of
 the view, each merged value with its source location, the code digest (the catalog and the
-inventories are package data) and the Kubernetes versions the tools folder has schemas for. One
-team's edit in an environment of clusters changes the base view and the views of the clusters
-that hold its share: 2 of 21 at 20 clusters x 500 teams; the others' components are read back
-instead of built (their objects are 90 % of a render's building).
+inventories are package data), the builders this process runs and the Kubernetes versions the
+tools folder has schemas for. One team's edit in an environment of clusters changes the base
+view and the views of the clusters that hold its share: 2 of 21 at 20 clusters x 500 teams; the
+others' components are read back instead of built.
 
 What is kept is the components as the builders made them, taken when made and before the
 layout reads them (render/layout.py keeps the base's provenance on an environment's objects by
@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from generator.builders import fleet
 from generator.builders.fleet import Build
 from generator.findings import Location
 from generator.policy.memo import Digests
@@ -32,7 +33,20 @@ from generator.vocab.units import Component, UserPatch
 
 FOLDER = "components"  # under validate's cache folder
 SUFFIX = ".marshal"
-CODES = ("components",)  # what the digest is for: not a check's
+CODES = "components"  # what the digest is for: not a check's
+
+
+def builders() -> tuple[str, ...]:
+    """The builders this process runs, by name (a builder that only wraps another, of_view,
+    by the one it wraps): the code digest covers their code, but not a builder added at run
+    time (tests feed validate objects the values cannot express so), which changes every view's
+    components."""
+    names = []
+    for fn in fleet.BUILDERS:
+        cells = [c.cell_contents for c in fn.__closure__ or () if callable(c.cell_contents)]
+        target = cells[0] if cells else fn
+        names.append(f"{target.__module__}.{target.__qualname__}")
+    return (CODES, *names)
 
 
 def _where(loc: Location | None) -> tuple[str, int, int] | None:
@@ -86,7 +100,8 @@ class ComponentMemo:
         """Give each build its remembered components, or a way to remember them once made."""
         if self.folder is None:
             return
-        keys = {key: self.digests.view(build.view, CODES) for key, build in builds.items()}
+        codes = builders()
+        keys = {key: self.digests.view(build.view, codes) for key, build in builds.items()}
         for layer, build in builds.items():
             found = self._read(keys[layer])
             build.recall(found, self._keeper(keys[layer]))

@@ -60,3 +60,22 @@ def test_after_one_teams_edit_only_the_views_holding_it_are_built_again(
     # nothing a render reads). The edit changes the base and c01.
     assert recalled == [[], ["", "prod/c00", "prod/c01"], ["prod/c00"]]
     assert len(list((cache / buildmemo.FOLDER).iterdir())) == 3  # the changed views' old gone
+
+
+def test_a_builder_added_at_run_time_is_not_served_the_components_kept_without_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from generator.builders import fleet as builders
+    from generator.values.model import FleetView
+
+    values, out, cache = tmp_path / "values", tmp_path / "out", tmp_path / "cache"
+    make_values(values, 2, clusters=2)
+    render(RenderOptions(values, out, cache_dir=cache))
+    extra = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "extra"}}
+
+    def more(view: FleetView) -> list[Component]:
+        return [Component("team-team-0000", "extra", [extra])]
+
+    monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, builders.of_view(more)))
+    render(RenderOptions(values, out, cache_dir=cache))
+    assert (out / "base/extra/configmap-extra.yaml").is_file()
