@@ -62,9 +62,15 @@ class Files(Mapping[str, str]):
     text read (decoded as UTF-8, or "<binary file>") when first asked for."""
 
     def __init__(
-        self, root: Path, stats: dict[str, Stat], digests: dict[str, bytes], started: int = 0
+        self,
+        root: Path,
+        stats: dict[str, Stat],
+        digests: dict[str, bytes],
+        started: int = 0,
+        known: dict[str, tuple[Stat, bytes]] | None = None,
     ) -> None:
         self.root = root
+        self.known = known if known is not None else {}  # the index as the scan read it
         self.started = started  # when the scan began (now_ns): what save() may trust
         self.stats = stats  # sorted by path, as the walk finds them
         self.digests = digests  # known without reading, or read by the scan
@@ -171,7 +177,7 @@ def scan(root: Path, index: Path | None) -> Files:
         entry = known.get(rel)
         if entry is not None and tuple(entry[0]) == stat:
             digests[rel] = entry[1]
-    return Files(root, stats, digests, started)
+    return Files(root, stats, digests, started, known)
 
 
 def save(files: Files, index: Path | None, *, drop: frozenset[str] = frozenset()) -> None:
@@ -187,6 +193,8 @@ def save(files: Files, index: Path | None, *, drop: frozenset[str] = frozenset()
         and (found := files.digests.get(rel)) is not None
         and stat[2] < limit  # the ctime: every change sets it, `touch -d` too
     }
+    if entries == files.known:
+        return  # 36,000 entries at 20 clusters x 500 teams: not rewritten for nothing
     data = {"format": FORMAT, "root": os.path.abspath(files.root), "entries": entries}
     try:
         index.parent.mkdir(parents=True, exist_ok=True)

@@ -67,6 +67,15 @@ def test_files_whose_stat_did_not_change_are_not_read(
     assert again.read == []
     assert again["base/a/cm.yaml"] == TREE["base/a/cm.yaml"]  # read when asked for
     assert again.read == ["base/a/cm.yaml"]
+    # Nothing learnt: the index is not written again (a new file would be a new inode).
+    inode = index.stat().st_ino
+    treeindex.save(again, index)
+    assert index.stat().st_ino == inode
+    (out / "base/a/new.yaml").write_text("new")
+    grown = treeindex.scan(out, index)
+    grown.digest("base/a/new.yaml")
+    treeindex.save(grown, index)
+    assert index.stat().st_ino != inode
 
 
 def test_files_changed_within_the_racy_margin_are_not_remembered(tmp_path: Path) -> None:
