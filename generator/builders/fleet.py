@@ -56,6 +56,18 @@ class Build:
         self._workloads = Workloads(view)
         self._teams: dict[str, TeamBuild] = {}
         self._components: tuple[Component, ...] | None = None
+        self._remember: Callable[[tuple[Component, ...]], None] | None = None
+
+    def recall(
+        self,
+        components: tuple[Component, ...] | None,
+        remember: Callable[[tuple[Component, ...]], None] | None = None,
+    ) -> None:
+        """The components an earlier run made of the same view (render/buildmemo.py), or None;
+        `remember` is handed them when made here, before anyone reads them."""
+        if components is not None:
+            self._components = components
+        self._remember = remember
 
     @property
     def view(self) -> FleetView:
@@ -81,6 +93,8 @@ class Build:
     def components(self) -> tuple[Component, ...]:
         if self._components is None:
             self._components = tuple(c for builder in BUILDERS for c in builder(self))
+            if self._remember is not None:
+                self._remember(self._components)
         return self._components
 
 

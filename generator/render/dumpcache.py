@@ -21,14 +21,18 @@ from pathlib import Path
 from typing import Any
 
 from generator import __version__
-from generator.values import yamlio
+from generator.values import filecache, yamlio
 from generator.values.filecache import write_atomically
 
-FORMAT = f"dump-cache-3/{__version__}"
+FORMAT = f"dump-cache-3/{__version__}"  # and the code that dumps: see DumpCache._shard
 MARSHAL_FORMAT = 2
 FOLDER = "dump-cache"  # in validate's cache folder
 SHARD_DIGITS = 2  # 256 shards
 LEGACY_FILE = "dump-cache.json"  # the one-file form before shards, removed on save
+
+
+def _format() -> str:
+    return f"{FORMAT}/{filecache.code_digest()}"
 
 
 class DumpCache:
@@ -48,7 +52,9 @@ class DumpCache:
                     data = json.loads((self.folder / f"{name}.json").read_text(encoding="utf-8"))
                 except (OSError, ValueError):
                     data = {}
-                if isinstance(data, dict) and data.get("format") == FORMAT:
+                # The text is yamlio.dump's: an entry of other code (a change not yet in a
+                # release) is not this code's text.
+                if isinstance(data, dict) and data.get("format") == _format():
                     entries = dict(data.get("entries", {}))
             self.shards[name] = entries
             self.used[name] = set()
@@ -82,7 +88,7 @@ class DumpCache:
                 if not keep:
                     (self.folder / f"{name}.json").unlink(missing_ok=True)
                     continue
-                text = json.dumps({"format": FORMAT, "entries": keep})
+                text = json.dumps({"format": _format(), "entries": keep})
                 write_atomically(self.folder / f"{name}.json", text.encode("utf-8"))
             for path in self.folder.glob("*.json"):
                 if path.stem not in self.shards:

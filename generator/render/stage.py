@@ -5,6 +5,7 @@ The core never prints or exits: it returns results and raises GeneratorError sub
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,11 +16,13 @@ from generator.policy import registry as policy
 from generator.policy import shared
 from generator.policy.memo import FOLDER as MEMO_FOLDER
 from generator.policy.memo import CheckMemo, Digests
-from generator.render import gcpause
+from generator.render import gcpause, treeindex
+from generator.render.buildmemo import FOLDER as BUILD_FOLDER
+from generator.render.buildmemo import ComponentMemo
 from generator.render.dumpcache import FOLDER as DUMP_FOLDER
 from generator.render.dumpcache import DumpCache
 from generator.render.layout import Rendered, render_tree
-from generator.render.writer import Drift, OutputError, compare, read_tree, recover, write_tree
+from generator.render.writer import Drift, OutputError, compare, recover, write_tree
 from generator.values import loader as values
 from generator.values.filecache import FOLDER
 from generator.values.loader import Loaded
@@ -84,6 +87,11 @@ def load_and_check_all(
     loads (no usable fleet.yaml)."""
     found = values.load_all(values_dir, sub(cache_dir, FOLDER), write_cache=write_cache)
     builds = build_values(found.values)
+    digests = digests if digests is not None else Digests()
+    # The views that did not change since the last run are not built again: their components
+    # are read back (render/buildmemo.py), for the checks and the layout alike.
+    memo = ComponentMemo(sub(cache_dir, BUILD_FOLDER), write_cache, digests)
+    memo.attach(builds)
     checked = check_values(
         found.values, builds, cache_dir, write_cache=write_cache, digests=digests
     )
@@ -136,15 +144,28 @@ def _render(opts: RenderOptions) -> RenderResult:
     if not opts.check:
         dumps.save()
     tree = rendered.tree
+    # The committed files whose stat did not change since the last run are known by digest:
+    # neither read to compare nor written again.
+    index = treeindex.index_file(opts.cache_dir, opts.out_dir)
     if opts.env is not None:
-        tree = _only_env(tree, read_tree(opts.out_dir), opts.env)
+        tree = _only_env(tree, _scan(opts.out_dir, index), opts.env)
     if opts.check:
-        return RenderResult(rendered, findings, compare(tree, read_tree(opts.out_dir)), loaded)
-    write_tree(tree, opts.out_dir)
+        drift = compare(tree, _scan(opts.out_dir, index))
+        return RenderResult(rendered, findings, drift, loaded)
+    write_tree(tree, opts.out_dir, index)
     return RenderResult(rendered, findings, values=loaded, written=dict(sorted(tree.items())))
 
 
-def _only_env(fresh: Tree, committed: Tree, env: str) -> Tree:
+def _scan(out: Path, index: Path | None) -> treeindex.Files:
+    try:
+        return treeindex.scan(out, index)
+    except OSError as exc:
+        raise OutputError(
+            f"cannot read the output in {out}: {exc.strerror or exc} ({exc.filename})"
+        ) from None
+
+
+def _only_env(fresh: Tree, committed: Mapping[str, str], env: str) -> Tree:
     """Fresh base and this environment's overlays; other environments' overlays as committed."""
     prefix = f"overlays/{env}/"
     keep = {

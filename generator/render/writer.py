@@ -26,14 +26,15 @@ import os
 import shutil
 import signal
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.errors import GeneratorError
+from generator.render import treeindex
 from generator.vocab.units import Tree
 
-OUTPUT_DIRS = ("base", "overlays")
+OUTPUT_DIRS = treeindex.OUTPUT_DIRS
 STAGING_PREFIX = ".render-"
 JOURNAL = "journal.json"
 JOURNAL_FORMAT = 1
@@ -78,30 +79,6 @@ class _Faults:
         raise OSError(errno.EIO, f"injected fault at step {step} #{self.nth}")
 
 
-def _read_bytes(out: Path) -> dict[str, bytes]:
-    """Every file under `out`/base and `out`/overlays by its path relative to `out`. As os.walk
-    would find them (a link to a folder is not followed), with each path built from its
-    parent's: os.walk and relpath cost 1 s of the 2 s at 36,000 files."""
-    tree: dict[str, bytes] = {}
-
-    def walk(folder: str, rel: str) -> None:
-        with os.scandir(folder) as listing:
-            entries = sorted(listing, key=lambda e: e.name)
-        for entry in entries:
-            if entry.is_dir():
-                if not entry.is_symlink():
-                    walk(entry.path, f"{rel}/{entry.name}")
-                continue
-            with open(entry.path, "rb") as fh:
-                tree[f"{rel}/{entry.name}"] = fh.read()
-
-    root = os.fspath(out)
-    for top in OUTPUT_DIRS:
-        if os.path.isdir(os.path.join(root, top)):
-            walk(os.path.join(root, top), top)
-    return tree
-
-
 def _parents(rel: str) -> Iterable[str]:
     parts = rel.split("/")
     for i in range(1, len(parts)):
@@ -123,23 +100,27 @@ def _fail(out: Path, exc: OSError, when: str) -> OutputError:
     return OutputError(f"cannot write the output in {out}: {what}{where} {when}{hint}")
 
 
-def write_tree(tree: Tree, out: Path) -> Written:
-    """Make `out`/base and `out`/overlays hold exactly `tree`, changing only what differs."""
+def write_tree(tree: Tree, out: Path, index: Path | None = None) -> Written:
+    """Make `out`/base and `out`/overlays hold exactly `tree`, changing only what differs.
+    `index` (treeindex.index_file): the files whose stat did not change since it was saved are
+    not read again, and it is saved for the next run."""
     try:
         out.mkdir(parents=True, exist_ok=True)
         recovered = recover(out)
-        current = _read_bytes(out)
+        current = treeindex.scan(out, index)
+        new = {rel: text.encode("utf-8") for rel, text in tree.items()}
+        replace = sorted(r for r in new if r in current and not current.same(r, new[r]))
     except OSError as exc:
         raise _fail(out, exc, "before anything was written; nothing was changed") from None
-    new = {rel: text.encode("utf-8") for rel, text in tree.items()}
-    replace = sorted(r for r in new if r in current and current[r] != new[r])
     create = sorted(r for r in new if r not in current)
     remove = sorted(r for r in current if r not in new)
+    written = frozenset((*replace, *create, *remove))
     keep_dirs = {d for r in new for d in _parents(r)}
     rmdirs = _depth_first({d for r in remove for d in _parents(r)} - keep_dirs - set(OUTPUT_DIRS))
     needed = {*OUTPUT_DIRS, *(d for r in create for d in _parents(r))}
     mkdirs = sorted(d for d in needed if not (out / d).is_dir())  # parents before children
     if not (replace or create or remove or mkdirs):
+        treeindex.save(current, index)
         return Written(recovered=recovered)
     faults = _Faults()
     try:
@@ -193,6 +174,7 @@ def write_tree(tree: Tree, out: Path) -> Written:
             raise _fail(out, exc, "while writing; the previous output is restored") from None
         raise
     shutil.rmtree(staging, ignore_errors=True)
+    treeindex.save(current, index, drop=written)
     return Written(len(replace), len(create), len(remove), recovered)
 
 
@@ -285,13 +267,10 @@ def recover(out: Path) -> str:
 
 
 def read_tree(out: Path) -> Tree:
-    tree: Tree = {}
-    for rel, data in _read_bytes(out).items():
-        try:
-            tree[rel] = data.decode("utf-8")
-        except UnicodeDecodeError:
-            tree[rel] = "<binary file>"
-    return dict(sorted(tree.items()))
+    """Every file of `out`/base and `out`/overlays, read (treeindex.scan reads only those that
+    changed, and only when asked)."""
+    files = treeindex.scan(out, None)
+    return {rel: files[rel] for rel in sorted(files)}
 
 
 @dataclass
@@ -306,14 +285,30 @@ class Drift:
         return not (self.changed or self.missing or self.stale)
 
 
-def compare(expected: Tree, actual: Tree, context: int = 2) -> Drift:
+def same(actual: Mapping[str, str], rel: str, text: str) -> bool:
+    """Whether `actual` holds `text` at `rel`; a scanned tree answers by digest, without reading
+    a file its index knows."""
+    if isinstance(actual, treeindex.Files):
+        return actual.same(rel, text.encode("utf-8"))
+    return actual[rel] == text
+
+
+def compare(
+    expected: Mapping[str, str],
+    actual: Mapping[str, str],
+    context: int = 2,
+    only: Callable[[str], bool] | None = None,
+) -> Drift:
+    """What differs between the trees, of the paths `only` selects (every path without it);
+    a file is read only when its digest is unknown or it differs (for its diff)."""
     drift = Drift()
-    for rel in sorted(set(expected) | set(actual)):
+    paths = set(expected) | set(actual)
+    for rel in sorted(paths if only is None else filter(only, paths)):
         if rel not in actual:
             drift.missing.append(rel)
         elif rel not in expected:
             drift.stale.append(rel)
-        elif expected[rel] != actual[rel]:
+        elif not same(actual, rel, expected[rel]):
             drift.changed.append(rel)
             drift.diffs[rel] = "".join(
                 difflib.unified_diff(

@@ -10,16 +10,19 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import marshal
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from generator.kustomize import folder_index
+from generator.render import treeindex
 from generator.values.filecache import write_atomically
-from generator.vocab.units import Tree
 
 # 7: the charts stage keeps the repository, chart and version an Application names ("named"),
 # which CHART002 holds to the view's mirrors; a verdict of 6 has no "named".
-CACHE_FORMAT = "7"
+# 8: a unit's files enter its key by their SHA-256 (treeindex), not their text.
+CACHE_FORMAT = "8"
 
 
 class UnitInputs:
@@ -32,27 +35,53 @@ class UnitInputs:
     folder's references are worked out once: every cluster's unit reads the same bases.
     """
 
-    def __init__(self, tree: Tree) -> None:
+    def __init__(
+        self,
+        tree: Mapping[str, str],
+        digest_of: Callable[[str], bytes] | None = None,
+        known: Refs | None = None,
+    ) -> None:
         self.tree = tree
         self.index = folder_index(tree)
         self._refs: dict[str, tuple[list[str], list[str]]] = {}  # folder -> (folders, files)
+        self.digest_of = digest_of if digest_of is not None else file_digests(tree)
+        # folder -> (its kustomization's digest, the paths its lines name): a kustomization
+        # that did not change is neither read nor parsed again (load_refs)
+        self.known: Refs = known if known is not None else {}
+        self.used: Refs = {}
 
     def refs(self, folder: str) -> tuple[list[str], list[str]]:
         found = self._refs.get(folder)
         if found is None:
             folders: list[str] = []
             files: list[str] = []
-            for line in self.tree.get(folder + "/kustomization.yaml", "").splitlines():
-                token = line.strip().rsplit(" ", 1)[-1].strip("'\"")
-                if not token or token.startswith("/") or "://" in token:
-                    continue
-                ref = join(folder, token)
+            for ref in self._named(folder):
                 if ref in self.index:
                     folders.append(ref)
                 elif ref in self.tree:
                     files.append(ref)
             found = self._refs[folder] = (folders, files)
         return found
+
+    def _named(self, folder: str) -> list[str]:
+        """The paths the lines of the folder's kustomization name (whether or not they are in
+        the tree: that is checked each run)."""
+        path = folder + "/kustomization.yaml"
+        if path not in self.tree:
+            return []
+        digest = self.digest_of(path)
+        hit = self.known.get(folder)
+        if hit is not None and hit[0] == digest:
+            named = hit[1]
+        else:
+            named = []
+            for line in self.tree[path].splitlines():
+                token = line.strip().rsplit(" ", 1)[-1].strip("'\"")
+                if not token or token.startswith("/") or "://" in token:
+                    continue
+                named.append(join(folder, token))
+        self.used[folder] = (digest, named)
+        return named
 
     def __call__(self, unit_path: str) -> list[str]:
         seen: set[str] = set()
@@ -70,7 +99,55 @@ class UnitInputs:
         return sorted(files)
 
 
-def unit_key(tree: Tree, unit_path: str, salt: str, inputs: list[str]) -> str:
+Refs = dict[str, tuple[bytes, list[str]]]
+REFS_FILE = "unit-refs.marshal"  # in validate's cache folder
+
+
+def load_refs(cache_dir: Path | None) -> Refs:
+    """What UnitInputs remembered of each kustomization; {} without a cache or a readable one."""
+    if cache_dir is None:
+        return {}
+    try:
+        data = marshal.loads((cache_dir / REFS_FILE).read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
+        return {}
+    refs: Refs = data["refs"]
+    return refs
+
+
+def save_refs(cache_dir: Path | None, inputs: UnitInputs) -> None:
+    """Remember the kustomizations this run read, when they differ from what was known."""
+    if cache_dir is None or inputs.used == inputs.known:
+        return
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        blob = marshal.dumps({"format": CACHE_FORMAT, "refs": inputs.used})
+        write_atomically(cache_dir / REFS_FILE, blob)
+    except OSError:
+        pass  # a cache that cannot be written only costs speed
+
+
+def file_digests(tree: Mapping[str, str]) -> Callable[[str], bytes]:
+    """The SHA-256 of each file of `tree` by path: from a scanned tree's index (the file is not
+    read when its stat did not change), else of its text, each once."""
+    if isinstance(tree, treeindex.Files):
+        return tree.digest
+    known: dict[str, bytes] = {}
+
+    def of(rel: str) -> bytes:
+        found = known.get(rel)
+        if found is None:
+            found = known[rel] = treeindex.digest(tree[rel].encode("utf-8"))
+        return found
+
+    return of
+
+
+def unit_key(
+    digest_of: Callable[[str], bytes], unit_path: str, salt: str, inputs: list[str]
+) -> str:
     digest = hashlib.sha256()
     digest.update(f"{CACHE_FORMAT}\0{salt}\0".encode())
     for rel in inputs:
@@ -78,7 +155,7 @@ def unit_key(tree: Tree, unit_path: str, salt: str, inputs: list[str]) -> str:
         folder, _, name = rel.rpartition("/")
         up = _relpath(folder, unit_path)
         digest.update((name if up == "." else f"{up}/{name}").encode() + b"\0")
-        digest.update(tree[rel].encode() + b"\0")
+        digest.update(digest_of(rel))
     return digest.hexdigest()
 
 

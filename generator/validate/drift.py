@@ -7,6 +7,7 @@ not be made (the values have errors), so a clean run never covers a check that d
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from generator import Program
@@ -44,17 +45,16 @@ def not_compared(values_dir: Path, why: str) -> Finding:
 MAX_DRIFT_FINDINGS = 20
 
 
-def drift_findings(tree: Tree, committed: Tree, env: str | None, program: Program) -> list[Finding]:
+def drift_findings(
+    tree: Tree, committed: Mapping[str, str], env: str | None, program: Program
+) -> list[Finding]:
     """What Argo CD syncs is the committed output: it must be what the values render to (the
     hint names the render command as `program` runs it)."""
 
     def mine(rel: str) -> bool:
         return env is None or not rel.startswith("overlays/") or rel.startswith(f"overlays/{env}/")
 
-    drift = compare(
-        {k: v for k, v in tree.items() if mine(k)},
-        {k: v for k, v in committed.items() if mine(k)},
-    )
+    drift = compare(tree, committed, only=mine)
     hint = f"run `{program.command('render')}` and commit the result"
     found = [(rel, "differs from a fresh render of the values") for rel in drift.changed]
     found += [(rel, "is rendered from the values but not committed") for rel in drift.missing]

@@ -18,7 +18,7 @@ import functools
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,19 +42,27 @@ from generator.policy import registry as policy
 from generator.policy.context import Context
 from generator.policy.manifest import describe, origin
 from generator.policy.memo import RULES_FOLDER, Digests, RuleMemo
-from generator.render import gcpause
+from generator.render import gcpause, treeindex
 from generator.render.dumpcache import FOLDER as DUMP_FOLDER
 from generator.render.dumpcache import DumpCache
 from generator.render.layout import Rendered, render_tree, unit_folder
 from generator.render.stage import load_and_check_all, recover_output, sub
-from generator.render.writer import OUTPUT_DIRS, read_tree
+from generator.render.writer import OUTPUT_DIRS
 from generator.toolchain import registry as tool_registry
 from generator.toolchain import schemas
 from generator.validate import drift, shard
-from generator.validate.cache import Cache, UnitInputs, unit_key
+from generator.validate.cache import (
+    Cache,
+    UnitInputs,
+    file_digests,
+    load_refs,
+    save_refs,
+    unit_key,
+)
 from generator.validate.progress import Progress
 from generator.validate.stages import Batch, Stage, UnitView, registry
 from generator.validate.stages.kustomize import ENGINES
+from generator.values import filecache
 from generator.values.model import Values
 from generator.vocab.units import Tree, Unit
 
@@ -119,8 +127,10 @@ class _Clock:
 
 
 def _salt(kubernetes_version: str, engine: str, stages: list[Stage]) -> str:
-    """What, besides the unit's files, decides the stages' verdicts."""
-    parts = [__version__, kubernetes_version, engine]
+    """What, besides the unit's files, decides the stages' verdicts: the generator's code too
+    (filecache.code_digest), since some stages' verdicts are made by it (the charts stage's
+    values, the objects handed to a tool), and a stale verdict is worse than a slow one."""
+    parts = [__version__, filecache.code_digest(), kubernetes_version, engine]
     parts += [f"{stage.name}: {stage.salt(engine)}" for stage in stages]
     index = tool_registry.tools_dir() / "schemas" / "crds" / "index.json"
     parts.append(index.read_text(encoding="utf-8") if index.is_file() else "")
@@ -154,7 +164,7 @@ def _render(
         raise
 
 
-def committed_units(tree: Tree, env: str | None) -> list[tuple[str, str, str]]:
+def committed_units(tree: Mapping[str, str], env: str | None) -> list[tuple[str, str, str]]:
     """(layer, unit, path) of every committed unit `--env` selects: a folder of overlays/ that
     holds a kustomization.yaml (layout.unit_folder). These are what the Argo CD Applications
     point at."""
@@ -288,7 +298,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
 class _Plan:
     """The committed units to check, what each reads, its cache key, and the cached results."""
 
-    committed: Tree
+    committed: Mapping[str, str]  # the tree as given, or as scanned (texts read on demand)
     found: list[tuple[str, str, str]]  # (layer, unit, path) of this run's units (its shard)
     shard: dict[str, object] | None
     versions: dict[str, str]  # path -> the Kubernetes version of the unit's cluster
@@ -305,7 +315,10 @@ class _Plan:
 
 def _plan(opts: ValidateOptions, home: Path, stages: list[Stage]) -> _Plan:
     given = opts.prepared.committed if opts.prepared is not None else None
-    committed = given if given is not None else read_tree(home)
+    # The committed files whose stat did not change since the last run are known by digest
+    # (render/treeindex.py): keyed without being read.
+    index = treeindex.index_file(opts.cache_dir, home)
+    committed: Mapping[str, str] = given if given is not None else treeindex.scan(home, index)
     found = committed_units(committed, opts.env)
     shard_info: dict[str, object] | None = None
     if opts.shard is not None:
@@ -323,26 +336,39 @@ def _plan(opts: ValidateOptions, home: Path, stages: list[Stage]) -> _Plan:
     versions = {path: cluster_versions.get(layer, fleet_version) for layer, _, path in found}
     cache = Cache(opts.cache_dir)
     salts = {v: _salt(v, opts.engine, stages) for v in set(versions.values())}
-    reads = UnitInputs(committed)
+    digest_of = file_digests(committed)
+    reads = UnitInputs(committed, digest_of, load_refs(opts.cache_dir))
     inputs = {p: reads(p) for p in paths}
-    keys = {p: unit_key(committed, p, salts[versions[p]], inputs[p]) for p in paths}
+    save_refs(opts.cache_dir, reads)
+    keys = {p: unit_key(digest_of, p, salts[versions[p]], inputs[p]) for p in paths}
+    if isinstance(committed, treeindex.Files):
+        treeindex.save(committed, index)
     results: dict[str, dict[str, Any]] = {}
     hits = {key: cache.get(key) for key in dict.fromkeys(keys.values())}  # twins read once
     for path in paths:
         hit = hits[keys[path]]
         if hit is not None:
             results[path] = hit
+    size = committed.size if isinstance(committed, treeindex.Files) else _text_size(committed)
     # Biggest first (by the bytes they read): the one-object-per-team units (monitoring, argocd)
     # take seconds each and must not start last, when one worker is left to build them alone.
     misses = sorted(
         (p for p in paths if p not in results),
-        key=lambda p: -sum(len(committed[rel]) for rel in inputs[p]),
+        key=lambda p: -sum(size(rel) for rel in inputs[p]),
     )
     return _Plan(committed, found, shard_info, versions, inputs, keys, results, misses, cache)
 
 
+def _text_size(tree: Mapping[str, str]) -> Callable[[str], int]:
+    return lambda rel: len(tree[rel])
+
+
 def _values_and_drift(
-    opts: ValidateOptions, committed: Tree, clock: _Clock, progress: Progress, digests: Digests
+    opts: ValidateOptions,
+    committed: Mapping[str, str],
+    clock: _Clock,
+    progress: Progress,
+    digests: Digests,
 ) -> tuple[Values | None, list[Finding], Rendered | None, list[str]]:
     """(values, findings so far, the fresh render, what did not run): the values' checks and,
     when they render, the drift of the committed tree."""
@@ -550,7 +576,9 @@ def _run_stages(
     return {path: {name: found.get(path) for name, found in verdicts.items()} for path in paths}
 
 
-def _committed_file(committed: Tree, inputs: list[str], kind: str | None, name: str | None) -> str:
+def _committed_file(
+    committed: Mapping[str, str], inputs: list[str], kind: str | None, name: str | None
+) -> str:
     """The committed file that holds an object the values do not render (a hand edit)."""
     for rel in inputs:
         if rel.endswith("/kustomization.yaml"):
@@ -567,7 +595,11 @@ def _committed_file(committed: Tree, inputs: list[str], kind: str | None, name: 
 
 
 def _find(
-    unit: Unit, committed: Tree, inputs: list[str], kind: str | None, name: str | None
+    unit: Unit,
+    committed: Mapping[str, str],
+    inputs: list[str],
+    kind: str | None,
+    name: str | None,
 ) -> tuple[Location, str]:
     for obj in unit.objects:
         if obj["kind"] == kind and obj["metadata"]["name"] == name:

@@ -16,12 +16,12 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from generator.errors import UsageError
 from generator.findings import layer_selected
 from generator.render.layout import unit_folder
-from generator.vocab.units import Tree
 
 _SHARD = re.compile(r"^([1-9][0-9]*)/([1-9][0-9]*)$")
 
@@ -42,7 +42,7 @@ def shard_of(unit_name: str, count: int, cluster: str = "") -> int:
     return int.from_bytes(digest[:8], "big") % count + 1
 
 
-def fingerprint(committed: Tree, values_dir: Path) -> str:
+def fingerprint(committed: Mapping[str, str], values_dir: Path) -> str:
     """What the shards of one run must agree on: the committed output and the values."""
     digest = hashlib.sha256()
     for rel, text in sorted(committed.items()):

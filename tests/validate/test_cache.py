@@ -4,6 +4,7 @@ edited tree equals an uncached one."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -207,6 +208,64 @@ def test_unit_inputs_follow_every_reference_of_every_kustomization_it_reaches() 
         "base/c/z.yaml",
         "overlays/e/v/kustomization.yaml",
     ]
+
+
+class Reads(dict[str, str]):
+    """A tree that counts the texts read from it."""
+
+    def __init__(self, files: dict[str, str]) -> None:
+        super().__init__(files)
+        self.read: list[str] = []
+
+    def __getitem__(self, rel: str) -> str:
+        self.read.append(rel)
+        return super().__getitem__(rel)
+
+
+def test_unit_inputs_parse_only_the_kustomizations_that_changed_since_the_last_run(
+    tmp_path: Path,
+) -> None:
+    from generator.validate.cache import UnitInputs, load_refs, save_refs
+
+    v1 = {
+        "base/a/kustomization.yaml": "resources:\n- x.yaml\n",
+        "base/a/x.yaml": "x",
+        "base/a/y.yaml": "y",
+        "overlays/e/u/kustomization.yaml": "resources:\n- ../../../base/a\n",
+    }
+    first = UnitInputs(v1, known=load_refs(tmp_path))
+    assert first("overlays/e/u") == [
+        "base/a/kustomization.yaml",
+        "base/a/x.yaml",
+        "base/a/y.yaml",
+        "overlays/e/u/kustomization.yaml",
+    ]
+    save_refs(tmp_path, first)
+    # The unit now patches the base with a file of its own: its kustomization is parsed again,
+    # the base's is not read at all; a file of the base that is gone is no longer an input.
+    v2 = Reads(
+        {
+            **v1,
+            "overlays/e/u/kustomization.yaml": (
+                "resources:\n- ../../../base/a\npatches:\n- path: p.yaml\n"
+            ),
+            "overlays/e/u/p.yaml": "p",
+        }
+    )
+    del v2["base/a/y.yaml"]
+
+    def digest_of(rel: str) -> bytes:  # as the stat index knows it: without reading the file
+        return hashlib.sha256(dict.__getitem__(v2, rel).encode()).digest()
+
+    second = UnitInputs(v2, digest_of, load_refs(tmp_path))
+    assert second("overlays/e/u") == [
+        "base/a/kustomization.yaml",
+        "base/a/x.yaml",
+        "overlays/e/u/kustomization.yaml",
+        "overlays/e/u/p.yaml",
+    ]
+    assert "base/a/kustomization.yaml" not in v2.read
+    assert "overlays/e/u/kustomization.yaml" in v2.read
 
 
 FOLDERS = ["base/a", "base/a/b", "base", "overlays/prod/main/team-ml", "overlays/prod/argocd"]

@@ -1,0 +1,142 @@
+"""Each view's components, kept by the view's digest: a view that did not change is not built
+again.
+
+A view's components are a function of the view and of the generator's code (the builders read
+the view alone: builders/fleet.py BUILDERS). The key is policy/memo.Digests.view: every field of
+the view, each merged value with its source location, the code digest (the catalog and the
+inventories are package data), the builders this process runs and the Kubernetes versions the
+tools folder has schemas for. One team's edit in an environment of clusters changes the base
+view and the views of the clusters that hold its share: 2 of 21 at 20 clusters x 500 teams; the
+others' components are read back instead of built.
+
+What is kept is the components as the builders made them, taken when made and before the
+layout reads them (render/layout.py keeps the base's provenance on an environment's objects by
+replacing them: that depends on the base, which may change when the view does not). Entries are
+marshal data, one file per view; a run that may write removes the entries of views it no longer
+has. A view whose components marshal cannot write (a value of another type) is simply built
+each run.
+"""
+
+from __future__ import annotations
+
+import marshal
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from generator.builders import fleet
+from generator.builders.fleet import Build
+from generator.findings import Location
+from generator.policy.memo import Digests
+from generator.values.filecache import MARSHAL_FORMAT, write_atomically
+from generator.vocab.units import Component, UserPatch
+
+FOLDER = "components"  # under validate's cache folder
+SUFFIX = ".marshal"
+CODES = "components"  # what the digest is for: not a check's
+
+
+def builders() -> tuple[str, ...]:
+    """The builders this process runs, by name (a builder that only wraps another, of_view,
+    by the one it wraps): the code digest covers their code, but not a builder added at run
+    time (tests feed validate objects the values cannot express so), which changes every view's
+    components."""
+    names = []
+    for fn in fleet.BUILDERS:
+        cells = [c.cell_contents for c in fn.__closure__ or () if callable(c.cell_contents)]
+        target = cells[0] if cells else fn
+        names.append(f"{target.__module__}.{target.__qualname__}")
+    return (CODES, *names)
+
+
+def _where(loc: Location | None) -> tuple[str, int, int] | None:
+    return None if loc is None else (loc.file, loc.line, loc.column)
+
+
+def _location(row: tuple[str, int, int] | None) -> Location | None:
+    return None if row is None else Location(*row)
+
+
+def encode(components: tuple[Component, ...]) -> bytes:
+    rows = [
+        (
+            c.unit,
+            c.name,
+            c.objects,
+            _where(c.origin),
+            [(key, _where(loc)) for key, loc in c.origins.items()],
+            [(p.target, p.patch) for p in c.patches],
+        )
+        for c in components
+    ]
+    return marshal.dumps(rows, MARSHAL_FORMAT)
+
+
+def decode(blob: bytes) -> tuple[Component, ...]:
+    rows: list[Any] = marshal.loads(blob)
+    return tuple(
+        Component(
+            unit,
+            name,
+            objects,
+            _location(origin),
+            {tuple(key): loc for key, where in origins if (loc := _location(where)) is not None},
+            [UserPatch(target, patch) for target, patch in patches],
+        )
+        for unit, name, objects, origin, origins, patches in rows
+    )
+
+
+class ComponentMemo:
+    """Components per view by digest; without a folder it keeps nothing."""
+
+    def __init__(self, folder: Path | None, write: bool, digests: Digests) -> None:
+        self.folder = folder
+        self.write = write
+        self.digests = digests
+        self.recalled: list[str] = []  # the keys of the views whose components were read back
+
+    def attach(self, builds: dict[str, Build]) -> None:
+        """Give each build its remembered components, or a way to remember them once made."""
+        if self.folder is None:
+            return
+        codes = builders()
+        keys = {key: self.digests.view(build.view, codes) for key, build in builds.items()}
+        for layer, build in builds.items():
+            found = self._read(keys[layer])
+            build.recall(found, self._keeper(keys[layer]))
+            if found is not None:
+                self.recalled.append(layer)
+        if self.write:
+            self._prune(set(keys.values()))
+
+    def _read(self, key: str) -> tuple[Component, ...] | None:
+        assert self.folder is not None
+        try:
+            return decode((self.folder / (key + SUFFIX)).read_bytes())
+        except (OSError, EOFError, ValueError, TypeError):
+            return None
+
+    def _keeper(self, key: str) -> Callable[[tuple[Component, ...]], None] | None:
+        folder = self.folder
+        if folder is None or not self.write:
+            return None
+
+        def keep(components: tuple[Component, ...]) -> None:
+            try:
+                blob = encode(components)
+                folder.mkdir(parents=True, exist_ok=True)
+                write_atomically(folder / (key + SUFFIX), blob)
+            except (OSError, ValueError):
+                pass  # only costs speed: the view is built again next run
+
+        return keep
+
+    def _prune(self, keep: set[str]) -> None:
+        assert self.folder is not None
+        try:
+            for entry in self.folder.iterdir():
+                if entry.name.endswith(SUFFIX) and entry.name[: -len(SUFFIX)] not in keep:
+                    entry.unlink()
+        except OSError:
+            pass

@@ -1,0 +1,203 @@
+"""The committed tree known without reading each file: a stat index, as git's index is.
+
+For each file of `base/` and `overlays/` the index keeps what `stat` says of it (size, mtime and
+ctime in nanoseconds, inode, device) and the SHA-256 of its bytes. A later scan trusts the digest
+of a file whose `stat` is the same and reads (and digests) every other: at 20 clusters x 500
+teams that is 36,000 files, of which one team's edit changes a handful.
+
+A file changed without changing its `stat` would be missed, so an entry is kept only when the
+file's ctime is older than the scan that read it by MARGIN_NS: git's "racy" rule (an entry whose
+mtime is not older than the index is read again), against the time the scan started rather than
+the time the index was written, since a file can change between the two; and on the ctime, not
+the mtime, since every change of a file sets its ctime to the present (a write, and `touch -d`
+or `os.utime` putting the mtime back), and no user can set it. So a hand edit that keeps the
+size and puts the mtime back no longer matches its entry. The margin covers the coarse
+timestamps of filesystems (a kernel tick; FAT's 2 s). A network filesystem whose clock runs
+behind this machine's is not covered (git's rule has the same limit): `render --check` there is
+as good as the clocks.
+
+Files this process writes are left out of the index (their mtime is now): the next scan reads
+them once. The index is a cache: a missing or unreadable one only means every file is read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import os
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from generator.values.filecache import write_atomically
+
+FOLDER = "tree-index"  # in validate's cache folder
+FORMAT = "tree-index-1"
+MARGIN_NS = 2_000_000_000
+OUTPUT_DIRS = ("base", "overlays")
+
+Stat = tuple[int, int, int, int, int]  # size, mtime_ns, ctime_ns, inode, device
+
+
+def now_ns() -> int:
+    """The scan's start (a function so that tests can move it)."""
+    return time.time_ns()
+
+
+def digest(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
+
+
+def index_file(cache_dir: Path | None, root: Path) -> Path | None:
+    """Where the index of the tree at `root` is kept in the cache folder (one per output
+    folder: a checkout's render and a CI job's `--committed DIR` keep their own)."""
+    if cache_dir is None:
+        return None
+    name = hashlib.sha256(os.fsencode(os.path.abspath(root))).hexdigest()[:24]
+    return cache_dir / FOLDER / f"{name}.marshal"
+
+
+class Files(Mapping[str, str]):
+    """base/ and overlays/ under `root` as found: every file's path, size and digest; a file's
+    text read (decoded as UTF-8, or "<binary file>") when first asked for."""
+
+    def __init__(
+        self,
+        root: Path,
+        stats: dict[str, Stat],
+        digests: dict[str, bytes],
+        started: int = 0,
+        known: dict[str, tuple[Stat, bytes]] | None = None,
+    ) -> None:
+        self.root = root
+        self.known = known if known is not None else {}  # the index as the scan read it
+        self.started = started  # when the scan began (now_ns): what save() may trust
+        self.stats = stats  # sorted by path, as the walk finds them
+        self.digests = digests  # known without reading, or read by the scan
+        self.texts: dict[str, str] = {}
+        self.read: list[str] = []  # the files this scan read (not trusted from the index)
+
+    def __getitem__(self, rel: str) -> str:
+        text = self.texts.get(rel)
+        if text is None:
+            if rel not in self.stats:
+                raise KeyError(rel)
+            data = self._bytes(rel)
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                text = "<binary file>"
+            self.texts[rel] = text
+        return text
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.stats)
+
+    def __len__(self) -> int:
+        return len(self.stats)
+
+    def __contains__(self, rel: object) -> bool:
+        return rel in self.stats
+
+    def size(self, rel: str) -> int:
+        return self.stats[rel][0]
+
+    def digest(self, rel: str) -> bytes:
+        found = self.digests.get(rel)
+        if found is None:
+            found = self.digests[rel] = digest(self._bytes(rel))
+        return found
+
+    def same(self, rel: str, data: bytes) -> bool:
+        """Whether the file holds exactly `data` (by digest: the file is not read when the
+        index knows it)."""
+        return self.size(rel) == len(data) and self.digest(rel) == digest(data)
+
+    def _bytes(self, rel: str) -> bytes:
+        with open(os.path.join(self.root, rel), "rb") as fh:
+            data = fh.read()
+        self.read.append(rel)
+        self.digests.setdefault(rel, digest(data))
+        return data
+
+
+def _walk(root: Path) -> dict[str, Stat]:
+    """Every file under root/base and root/overlays, as os.walk would find them (a link to a
+    folder is not followed, a link to a file is read through)."""
+    stats: dict[str, Stat] = {}
+
+    def walk(folder: str, rel: str) -> None:
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+        for entry in entries:
+            if entry.is_dir():
+                if not entry.is_symlink():
+                    walk(entry.path, f"{rel}/{entry.name}")
+                continue
+            st = entry.stat()
+            stats[f"{rel}/{entry.name}"] = (
+                st.st_size,
+                st.st_mtime_ns,
+                st.st_ctime_ns,
+                st.st_ino,
+                st.st_dev,
+            )
+
+    top = os.fspath(root)
+    for name in OUTPUT_DIRS:
+        if os.path.isdir(os.path.join(top, name)):
+            walk(os.path.join(top, name), name)
+    return stats
+
+
+def _load(path: Path | None, root: Path) -> dict[str, tuple[Stat, bytes]]:
+    if path is None:
+        return {}
+    try:
+        data = marshal.loads(path.read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        return {}
+    if data.get("root") != os.path.abspath(root):
+        return {}
+    entries: dict[str, tuple[Stat, bytes]] = data["entries"]
+    return entries
+
+
+def scan(root: Path, index: Path | None) -> Files:
+    """The tree at `root`, each file's digest taken from the index at `index` when its stat is
+    the same as when the index read it, the others read. Raises OSError when `root` cannot be
+    listed."""
+    started = now_ns()
+    known = _load(index, root)
+    stats = _walk(root)
+    digests: dict[str, bytes] = {}
+    for rel, stat in stats.items():
+        entry = known.get(rel)
+        if entry is not None and tuple(entry[0]) == stat:
+            digests[rel] = entry[1]
+    return Files(root, stats, digests, started, known)
+
+
+def save(files: Files, index: Path | None, *, drop: frozenset[str] = frozenset()) -> None:
+    """Remember the digests `files` knows for the next scan, but those of `drop` (files written
+    since) and those of files changed too recently to be told apart by their stat."""
+    if index is None:
+        return
+    limit = files.started - MARGIN_NS
+    entries = {
+        rel: (stat, found)
+        for rel, stat in files.stats.items()
+        if rel not in drop
+        and (found := files.digests.get(rel)) is not None
+        and stat[2] < limit  # the ctime: every change sets it, `touch -d` too
+    }
+    if entries == files.known:
+        return  # 36,000 entries at 20 clusters x 500 teams: not rewritten for nothing
+    data = {"format": FORMAT, "root": os.path.abspath(files.root), "entries": entries}
+    try:
+        index.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(index, marshal.dumps(data))
+    except OSError:
+        pass  # a cache that cannot be written only costs speed

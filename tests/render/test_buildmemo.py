@@ -1,0 +1,81 @@
+"""Each view's components kept by the view's digest: read back, they are what the builders
+made; after one team's edit only the views holding its share are built again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from benchmarks.fleet import make_values
+from generator.findings import Location
+from generator.render import buildmemo
+from generator.render.stage import RenderOptions, render
+from generator.values.yamlio import dump
+from generator.vocab.units import Component, UserPatch
+
+TARGET = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "t"}}
+
+
+def test_components_read_back_are_the_ones_kept() -> None:
+    made = (
+        Component(
+            "team-a",
+            "teams/a",
+            [TARGET, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "t"}}],
+            Location("values/teams/a.yaml", 1, 1),
+            {("v1", "Service", "t", "s"): Location("values/teams/a.yaml", 7, 3)},
+            [
+                UserPatch(TARGET, {"spec": {"type": "NodePort"}}),
+                UserPatch(TARGET, [{"op": "remove", "path": "/spec/ports/0"}]),
+            ],
+        ),
+        Component("monitoring", "monitoring/rules", [], None, {}, []),
+    )
+    assert buildmemo.decode(buildmemo.encode(made)) == made
+
+
+def test_after_one_teams_edit_only_the_views_holding_it_are_built_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    values, out, cache = tmp_path / "values", tmp_path / "out", tmp_path / "cache"
+    make_values(values, 4, clusters=2)
+    recalled: list[list[str]] = []
+    real = buildmemo.ComponentMemo.attach
+
+    def attach(self: buildmemo.ComponentMemo, builds: dict[str, object]) -> None:
+        real(self, builds)  # type: ignore[arg-type]
+        recalled.append(sorted(self.recalled))
+
+    monkeypatch.setattr(buildmemo.ComponentMemo, "attach", attach)
+    render(RenderOptions(values, out, cache_dir=cache))
+    render(RenderOptions(values, out, cache_dir=cache))
+    team = values / "teams" / "team-0001.yaml"
+    raw = yaml.safe_load(team.read_text())
+    raw["quota"]["amd"]["c01"] = 3  # its share in c01 alone
+    team.write_text(dump(raw))
+    render(RenderOptions(values, out, cache_dir=cache))
+    # The layers: the base ("") and the two clusters (prod's hub, which has no pools, builds
+    # nothing a render reads). The edit changes the base and c01.
+    assert recalled == [[], ["", "prod/c00", "prod/c01"], ["prod/c00"]]
+    assert len(list((cache / buildmemo.FOLDER).iterdir())) == 3  # the changed views' old gone
+
+
+def test_a_builder_added_at_run_time_is_not_served_the_components_kept_without_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from generator.builders import fleet as builders
+    from generator.values.model import FleetView
+
+    values, out, cache = tmp_path / "values", tmp_path / "out", tmp_path / "cache"
+    make_values(values, 2, clusters=2)
+    render(RenderOptions(values, out, cache_dir=cache))
+    extra = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "extra"}}
+
+    def more(view: FleetView) -> list[Component]:
+        return [Component("team-team-0000", "extra", [extra])]
+
+    monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, builders.of_view(more)))
+    render(RenderOptions(values, out, cache_dir=cache))
+    assert (out / "base/extra/configmap-extra.yaml").is_file()

@@ -1,0 +1,169 @@
+"""The committed tree's stat index: unchanged files are known without reading them, and no hand
+edit hides behind it, whatever it keeps of the file's stat (size, mtime)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from generator.render import treeindex
+from generator.render.stage import RenderOptions, render
+from generator.render.writer import write_tree
+from generator.validate.run import ValidateOptions, validate
+from tests.fixtures import two_teams
+
+TREE = {
+    "base/a/kustomization.yaml": "resources:\n- cm.yaml\n",
+    "base/a/cm.yaml": "kind: ConfigMap\nmetadata:\n  name: a\n",
+    "overlays/dev/a/kustomization.yaml": "resources:\n- ../../../base/a\n",
+}
+
+
+def later(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scans from now on start 10 s later than the clock says: the files written so far are
+    older than the racy margin and may be trusted by their stat."""
+    monkeypatch.setattr(treeindex, "now_ns", lambda: time.time_ns() + 10_000_000_000)
+
+
+def after_a_tick(path: Path) -> None:
+    """Return once the filesystem's clock has moved past `path`'s ctime, so that a change made
+    now gets another ctime than the one `path` has (timestamps are coarse: a kernel tick)."""
+    before = path.stat().st_ctime_ns
+    probe = path.parent / ".tick"
+    while True:
+        probe.write_bytes(b"")
+        if probe.stat().st_ctime_ns > before:
+            probe.unlink()
+            return
+
+
+def test_files_whose_stat_did_not_change_are_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, index = tmp_path / "out", tmp_path / "cache" / "index"
+    write_tree(TREE, out, index)
+    assert treeindex.scan(out, index).read == []  # nothing indexed yet: the files were written
+    first = treeindex.scan(out, index)
+    assert sorted(first) == sorted(TREE)
+    assert (
+        first.digest("base/a/cm.yaml") == hashlib.sha256(TREE["base/a/cm.yaml"].encode()).digest()
+    )
+    assert first.read == ["base/a/cm.yaml"]
+    later(monkeypatch)
+    # Read them all, then remember them: a scan 10 s on trusts them.
+    scanned = treeindex.scan(out, index)
+    for rel in scanned:
+        scanned.digest(rel)
+    treeindex.save(scanned, index)
+    again = treeindex.scan(out, index)
+    assert {rel: again.digest(rel) for rel in again} == {
+        rel: hashlib.sha256(text.encode()).digest() for rel, text in TREE.items()
+    }
+    assert again.read == []
+    assert again["base/a/cm.yaml"] == TREE["base/a/cm.yaml"]  # read when asked for
+    assert again.read == ["base/a/cm.yaml"]
+    # Nothing learnt: the index is not written again (a new file would be a new inode).
+    inode = index.stat().st_ino
+    treeindex.save(again, index)
+    assert index.stat().st_ino == inode
+    (out / "base/a/new.yaml").write_text("new")
+    grown = treeindex.scan(out, index)
+    grown.digest("base/a/new.yaml")
+    treeindex.save(grown, index)
+    assert index.stat().st_ino != inode
+
+
+def test_files_changed_within_the_racy_margin_are_not_remembered(tmp_path: Path) -> None:
+    out, index = tmp_path / "out", tmp_path / "index"
+    write_tree(TREE, out, index)
+    scanned = treeindex.scan(out, index)
+    for rel in scanned:
+        scanned.digest(rel)
+    treeindex.save(scanned, index)  # the files are younger than 2 s: none is kept
+    again = treeindex.scan(out, index)
+    for rel in again:
+        again.digest(rel)
+    assert sorted(again.read) == sorted(TREE)
+
+
+def test_a_rewritten_file_is_not_written_again_only_when_its_bytes_are_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, index = tmp_path / "out", tmp_path / "index"
+    write_tree(TREE, out, index)
+    later(monkeypatch)
+    write_tree(TREE, out, index)  # reads them all once, remembers them
+    changed = {**TREE, "base/a/cm.yaml": TREE["base/a/cm.yaml"].replace("a\n", "b\n")}
+    after_a_tick(out / "base/a/cm.yaml")
+    (out / "base/a/cm.yaml").write_text(changed["base/a/cm.yaml"])  # same size, by hand
+    written = write_tree(TREE, out, index)
+    assert (written.replaced, written.created, written.removed) == (1, 0, 0)
+    assert (out / "base/a/cm.yaml").read_text() == TREE["base/a/cm.yaml"]
+
+
+def hand_edit(path: Path, how: str) -> None:
+    """Swap two letters of the file: its size stays; `how` says what else is kept."""
+    stat = path.stat()
+    text = path.read_text()
+    at = text.index("nvidia")
+    path.write_text(text[:at] + "nvdiia" + text[at + 6 :])
+    if how == "mtime put back":
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    elif how == "touch -d back":
+        when = f"@{stat.st_mtime_ns // 10**9}.{stat.st_mtime_ns % 10**9:09d}"
+        subprocess.run(["touch", "-d", when, str(path)], check=True)
+    assert path.stat().st_size == stat.st_size
+    if how != "size kept":
+        assert path.stat().st_mtime_ns == stat.st_mtime_ns
+
+
+EDITED = "overlays/prod/device-plugins/kustomization.yaml"
+
+
+@pytest.mark.parametrize("how", ["size kept", "mtime put back", "touch -d back"])
+def test_render_check_catches_a_hand_edit_the_index_knew_the_file_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    values, out, cache = two_teams(tmp_path), tmp_path / "out", tmp_path / "cache"
+    render(RenderOptions(values, out, cache_dir=cache))
+    later(monkeypatch)
+    render(RenderOptions(values, out, cache_dir=cache))  # reads the files written, keeps them
+    index = treeindex.index_file(cache, out)
+    assert treeindex.scan(out, index).read == []
+    assert (out / EDITED).read_text().count("nvidia") >= 1
+    after_a_tick(out / EDITED)
+    hand_edit(out / EDITED, how)
+    drift = render(RenderOptions(values, out, check=True, cache_dir=cache)).drift
+    assert drift is not None
+    assert (drift.changed, drift.missing, drift.stale) == ([EDITED], [], [])
+
+
+def test_render_check_catches_a_hand_edit_right_after_the_render(tmp_path: Path) -> None:
+    """The racy case: the edit may share the render's timestamps (same size, same tick)."""
+    values, out, cache = two_teams(tmp_path), tmp_path / "out", tmp_path / "cache"
+    render(RenderOptions(values, out, cache_dir=cache))
+    render(RenderOptions(values, out, cache_dir=cache))
+    hand_edit(out / EDITED, "mtime put back")
+    drift = render(RenderOptions(values, out, check=True, cache_dir=cache)).drift
+    assert drift is not None
+    assert drift.changed == [EDITED]
+
+
+def test_validate_reports_a_hand_edit_with_its_mtime_put_back_as_drift(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    values, out, cache = two_teams(tmp_path), tmp_path / "out", tmp_path / "cache"
+    render(RenderOptions(values, out, cache_dir=cache))
+    later(monkeypatch)
+    opts = ValidateOptions(values, cache_dir=cache, committed=out)
+    assert [f.code for f in validate(opts).findings if f.code.startswith("DRIFT")] == []
+    assert treeindex.scan(out, treeindex.index_file(cache, out)).read == []
+    after_a_tick(out / EDITED)
+    hand_edit(out / EDITED, "mtime put back")
+    drifts = [f for f in validate(opts).findings if f.code == "DRIFT001"]
+    assert [(f.location.file, f.location.line) for f in drifts] == [(EDITED, 7)]
