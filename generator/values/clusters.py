@@ -654,9 +654,8 @@ CODES = (
         "CLU003",
         "values (load)",
         "error",
-        "a workload has no cluster with pools for all it asks for (tracks in two clusters), "
-        "or several and names none, or names one without them; a service whose tracks are "
-        "in different clusters and that has no crossCluster",
+        "no cluster has pools for all a workload asks for, or several and it names none, or "
+        "one it names lacks them; split tracks lack crossCluster",
     ),
     CodeInfo(
         "CLU004",
@@ -669,8 +668,8 @@ CODES = (
         "CLU005",
         "values (load)",
         "error",
-        "a service's track names a cluster without pools for it (or that the environment does "
-        "not have), or could run in several clusters and names none",
+        "a service's track names a cluster without its pools (or no cluster of the "
+        "environment), or could run in several and names none",
     ),
     CodeInfo(
         "CLU006",
