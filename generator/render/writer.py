@@ -34,6 +34,10 @@ from generator.errors import GeneratorError
 from generator.vocab.units import Tree
 
 OUTPUT_DIRS = ("base", "overlays")
+# Every folder the render writes: OUTPUT_DIRS, which are always there, and traffic/, which holds
+# a file only for an environment with a service split by an external load balancer (render/
+# traffic.py) and goes when it is empty.
+RENDERED_DIRS = (*OUTPUT_DIRS, "traffic")
 STAGING_PREFIX = ".render-"
 JOURNAL = "journal.json"
 JOURNAL_FORMAT = 1
@@ -79,7 +83,8 @@ class _Faults:
 
 
 def _read_bytes(out: Path) -> dict[str, bytes]:
-    """Every file under `out`/base and `out`/overlays by its path relative to `out`. As os.walk
+    """Every file under `out`/base, `out`/overlays and `out`/traffic by its path relative to
+    `out`. As os.walk
     would find them (a link to a folder is not followed), with each path built from its
     parent's: os.walk and relpath cost 1 s of the 2 s at 36,000 files."""
     tree: dict[str, bytes] = {}
@@ -96,7 +101,7 @@ def _read_bytes(out: Path) -> dict[str, bytes]:
                 tree[f"{rel}/{entry.name}"] = fh.read()
 
     root = os.fspath(out)
-    for top in OUTPUT_DIRS:
+    for top in RENDERED_DIRS:
         if os.path.isdir(os.path.join(root, top)):
             walk(os.path.join(root, top), top)
     return tree

@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator import Program
-from generator.findings import CodeInfo, Finding, Location, Severity
+from generator.findings import CodeInfo, Finding, Location, Severity, split_layer
+from generator.render import traffic
 from generator.render.writer import compare
 from generator.vocab.units import Tree
 
@@ -49,7 +50,12 @@ def drift_findings(tree: Tree, committed: Tree, env: str | None, program: Progra
     hint names the render command as `program` runs it)."""
 
     def mine(rel: str) -> bool:
-        return env is None or not rel.startswith("overlays/") or rel.startswith(f"overlays/{env}/")
+        if env is None:
+            return True
+        found = traffic.env_of(rel)
+        if found is not None:
+            return found == split_layer(env)[0]
+        return not rel.startswith("overlays/") or rel.startswith(f"overlays/{env}/")
 
     drift = compare(
         {k: v for k, v in tree.items() if mine(k)},

@@ -1508,6 +1508,84 @@ SCHEMAS: dict[str, Schema] = {
 # Kinds a user writes (the catalog schema is internal).
 USER_KINDS = ("fleet", "vendor", "team", "environment", "inventory")
 
+# What render writes for other programs to read: traffic/<env>.json, the split of each service
+# across clusters that a global load balancer routes (render/traffic.py; docs/multi-cluster.md).
+_COUNT = {"type": "integer", "minimum": 0}
+SCHEMAS["traffic"] = _schema(
+    "traffic",
+    "An environment's traffic split across clusters for a global load balancer "
+    "(traffic/<env>.json, written by render)",
+    _obj(
+        {
+            "format": {"const": 1, "description": "raised when a field changes meaning or goes"},
+            "environment": _str(DNS_LABEL),
+            "services": _list(
+                _obj(
+                    {
+                        "team": _str(DNS_LABEL),
+                        "namespace": _str(DNS_LABEL),
+                        "service": _str(DNS_LABEL),
+                        "hostname": _str(
+                            minLength=1, description="the name the load balancer serves"
+                        ),
+                        "phase": PHASE,
+                        "tracks": _list(
+                            _obj(
+                                {
+                                    "vendor": _str(DNS_LABEL),
+                                    "cluster": _str(DNS_LABEL),
+                                    "destination": {
+                                        "type": "object",
+                                        "description": "the cluster as Argo CD reaches it: "
+                                        "its API server (server) or its name in Argo CD (name)",
+                                        "oneOf": [
+                                            _obj({"server": _str(minLength=1)}, ("server",)),
+                                            _obj({"name": _str(minLength=1)}, ("name",)),
+                                        ],
+                                    },
+                                    "service": _obj(
+                                        {
+                                            "name": _str(DNS_LABEL),
+                                            "namespace": _str(DNS_LABEL),
+                                            "port": {
+                                                "type": "integer",
+                                                "minimum": 1,
+                                                "maximum": 65535,
+                                            },
+                                        },
+                                        ("name", "namespace", "port"),
+                                        description="the track's Service in its cluster",
+                                    ),
+                                    "replicas": _COUNT,
+                                    "weight": {
+                                        "type": "integer",
+                                        "minimum": 0,
+                                        "maximum": 100,
+                                        "description": "percent of the service's requests",
+                                    },
+                                },
+                                (
+                                    "vendor",
+                                    "cluster",
+                                    "destination",
+                                    "service",
+                                    "replicas",
+                                    "weight",
+                                ),
+                            ),
+                            minItems=2,
+                        ),
+                    },
+                    ("team", "namespace", "service", "hostname", "phase", "tracks"),
+                )
+            ),
+        },
+        ("format", "environment", "services"),
+    ),
+)
+# Every schema `render.py schema` writes to schemas/.
+SCHEMA_KINDS = (*USER_KINDS, "traffic")
+
 
 def schema_text(kind: str) -> str:
     return json.dumps(SCHEMAS[kind], indent=2, sort_keys=True) + "\n"
