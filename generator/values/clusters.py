@@ -13,8 +13,9 @@ quotas and workloads placed there (docs/multi-cluster.md).
   by model to the one cluster with that model's pools.
 - A workload runs in the cluster it names (`cluster`), else in the one cluster that has pools of
   every vendor (and model) it asks for. None, or several without a name, is a finding: the
-  generator never guesses a cluster, and never splits one workload over two (a dual-track
-  service moves between vendors inside one cluster, where its traffic is split). A workload
+  generator never guesses a cluster, and splits no workload over two but a dual-track service
+  that says how its traffic crosses clusters (`crossCluster`): its tracks are placed one by one
+  (`tracks_placed`), and it goes to each of their clusters and its ingress. A workload
   that asks for what no cluster has has no cluster to find, and a placement finding would be
   the same mistake said twice, one that sends the user looking for a cluster. A vendor the
   environment does not have: the workload is in the cluster it names, else in each cluster
