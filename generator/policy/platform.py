@@ -78,8 +78,11 @@ def _where(team: Team, obj: Obj) -> tuple[Location, YamlPath | None]:
         "ServiceExport": ("services", service, "crossCluster", "routing"),
     }
     kind = str(obj.get("kind"))
-    if kind == "HTTPRoute" and team.doc.get("services", name, "crossCluster") is not None:
-        kind = "ServiceExport"
+    rules = (obj.get("spec") or {}).get("rules") or []
+    if kind == "HTTPRoute" and any(
+        ref.get("kind") == "ServiceImport" for r in rules for ref in r.get("backendRefs") or []
+    ):
+        kind = "ServiceExport"  # the route over a service's imports: chosen by crossCluster
     path = chosen.get(kind)
     if path is not None and team.doc.get(*path) is not None:
         return team.doc.locate(path), path

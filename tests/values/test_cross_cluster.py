@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.fixtures import CROSS_GATEWAY, PROD_FLEET, cross_clusters, findings
+from tests.fixtures import CAMBRICON_MLU370, CROSS_GATEWAY, PROD_FLEET, cross_clusters, findings
 
 
 def test_a_track_that_names_a_cluster_without_its_vendor_s_pools(tmp_path: Path) -> None:
@@ -111,3 +111,41 @@ def test_a_cluster_that_declares_the_mcs_api_is_clean(tmp_path: Path) -> None:
     )
     prod.write_text(text)
     assert findings(prod_clusters) == []
+
+
+def test_an_ingress_cluster_without_a_track_needs_the_mcs_api_for_the_route_s_imports(
+    tmp_path: Path,
+) -> None:
+    """Cluster edge runs neither track: its HTTPRoute routes to the imports, which the MCS API
+    makes there. main and domestic declare it; edge does not."""
+    fleet = PROD_FLEET + "platform:\n  gatewayAPI: {provided: site}\n"
+    mcs = "    platform: {mcs: {provided: site}}\n"
+    edge = "  edge:\n    destination: {name: edge}\n    pools: [cambricon]\n"
+    cross = (
+        "    crossCluster:\n      routing: gateway\n      ingressCluster: edge\n"
+        "      gateway: {parentRefs: [{name: gw, namespace: gw}]}\n"
+    )
+    values_dir = cross_clusters(
+        tmp_path,
+        cross=cross,
+        clusters=edge,
+        fleet=fleet,
+        files={"vendors/cambricon.yaml": CAMBRICON_MLU370},
+    )
+    prod = values_dir / "environments" / "prod.yaml"
+    prod.write_text(
+        prod.read_text()
+        .replace("    pools: [nvidia]\n", "    pools: [nvidia]\n" + mcs)
+        .replace("    pools: [ascend]\n", "    pools: [ascend]\n" + mcs)
+    )
+    [finding] = findings(values_dir)
+    assert (finding.code, str(finding.location), finding.envs) == (
+        "DEP001",
+        "values/teams/inference.yaml:15:16",
+        ("prod/edge",),
+    )
+    assert finding.message.startswith(
+        "HTTPRoute inference/chat needs the Multi-Cluster Services API (its backend "
+        "ServiceImport chat-nvidia is served by the Multi-Cluster Services API; its backend "
+        "ServiceImport chat-ascend is served by the Multi-Cluster Services API)"
+    )
