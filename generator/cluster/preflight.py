@@ -1406,11 +1406,10 @@ def cross_cluster_apis(workloads: Workloads, state: ClusterState) -> list[Findin
         team, name = users[0]
         path = ("services", name, "crossCluster")
         what = ", ".join(f"{t.name}/{n}" for t, n in users)
-        cluster = view.cluster.name if view.cluster else view.env
         out.append(
             Finding(
                 "PRE017",
-                f"cluster {cluster} does not serve {kind} ({api}), which the service across "
+                f"the cluster does not serve {kind} ({api}), which the service across "
                 f"clusters {what} needs there: "
                 + (
                     "its track's Service is exported by one"
@@ -1419,7 +1418,7 @@ def cross_cluster_apis(workloads: Workloads, state: ClusterState) -> list[Findin
                 ),
                 team.doc.anchor(path),
                 json_path(path),
-                hint=f"install the {kind} CRD on cluster {cluster} (the site's "
+                hint=f"install the {kind} CRD on the cluster (the site's "
                 + (
                     "Gateway API implementation"
                     if kind == "HTTPRoute"

@@ -2130,12 +2130,12 @@ def test_the_ingress_cluster_without_the_serviceimport_kind(tmp_path: Path) -> N
         "$.services.chat.crossCluster",
     )
     assert finding.message == (
-        "cluster main does not serve ServiceImport (multicluster.x-k8s.io/v1alpha1), which the "
+        "the cluster does not serve ServiceImport (multicluster.x-k8s.io/v1alpha1), which the "
         "service across clusters inference/chat needs there: its HTTPRoute here routes to the "
         "tracks' ServiceImports"
     )
     assert finding.hint == (
-        "install the ServiceImport CRD on cluster main (the site's Multi-Cluster Services "
+        "install the ServiceImport CRD on the cluster (the site's Multi-Cluster Services "
         "implementation); " + HINT
     )
 
@@ -2145,8 +2145,47 @@ def test_a_track_s_cluster_needs_serviceexport_and_not_the_route(tmp_path: Path)
     # Only ServiceImport's CRD installed: the group is served, ServiceExport is not.
     state = ClusterState(served={MCS_API}, kinds={(MCS_API, "ServiceImport")})
     [finding] = cross_cluster_apis(domestic, state)
-    assert finding.message.startswith("cluster domestic does not serve ServiceExport")
+    assert finding.message.startswith("the cluster does not serve ServiceExport")
     # No MCS group at all: PRE001 says so of the rendered ServiceExport, not this check.
     assert cross_cluster_apis(domestic, ClusterState()) == []
     every = {(MCS_API, "ServiceExport"), (MCS_API, "ServiceImport"), (ROUTE_API, "HTTPRoute")}
     assert cross_cluster_apis(domestic, ClusterState(served={MCS_API}, kinds=every)) == []
+
+
+def test_preflight_finds_the_ingress_cluster_s_missing_serviceimport_crd(
+    tmp_path: Path, cluster: ControlPlane
+) -> None:
+    """Cluster main of CROSS_PROD (chat's NVIDIA track and its HTTPRoute) on the local control
+    plane: with the CRDs of what its units hold (ServiceExport, HTTPRoute) and not the
+    ServiceImport one, PRE017; with it, none."""
+    fleet_plane.reset(cluster)
+    api = cluster.client()
+    values_dir = cross_clusters(tmp_path)
+    rendered = render_tree(values.load(values_dir))
+    units = [u for u in rendered.units if u.env == "prod/main"]
+    api.apply_crds(needed_crds([o for u in units for o in u.objects]))
+
+    def found() -> list[str]:
+        result = invoke(
+            "preflight",
+            "--values",
+            str(values_dir),
+            "--env",
+            "prod/main",
+            "--kubeconfig",
+            str(cluster.kubeconfig),
+            "--output",
+            "json",
+        )
+        doc = json.loads(result.output)
+        return [f["message"] for f in doc["findings"] if f["code"] in ("PRE001", "PRE017")]
+
+    assert found() == [
+        "the cluster does not serve ServiceImport (multicluster.x-k8s.io/v1alpha1), which the "
+        "service across clusters inference/chat needs there: its HTTPRoute here routes to the "
+        "tracks' ServiceImports in environment 'prod' (cluster 'main')"
+    ]
+    imports = {"apiVersion": "multicluster.x-k8s.io/v1alpha1", "kind": "ServiceImport"}
+    api.apply_crds(needed_crds([imports]))
+    assert found() == []
+    fleet_plane.reset(cluster)
