@@ -149,3 +149,22 @@ def test_an_ingress_cluster_without_a_track_needs_the_mcs_api_for_the_route_s_im
         "ServiceImport chat-nvidia is served by the Multi-Cluster Services API; its backend "
         "ServiceImport chat-ascend is served by the Multi-Cluster Services API)"
     )
+
+
+def test_each_cluster_s_quota_holds_only_the_track_that_runs_there(tmp_path: Path) -> None:
+    """Team inference's Ascend quota (in domestic) is 1 device and chat's Ascend track needs 2
+    at shift-30: MIG004 in domestic alone; main's NVIDIA quota holds its track and is not
+    asked for the other."""
+    values_dir = cross_clusters(tmp_path, phase="shift-30")
+    team = values_dir / "teams" / "inference.yaml"
+    team.write_text(team.read_text().replace("ascend: 4}", "ascend: 1}"))
+    [finding] = findings(values_dir)
+    assert (finding.code, finding.envs, finding.path) == (
+        "MIG004",
+        ("prod/domestic",),
+        "$.services.chat.tracks.ascend.replicas",
+    )
+    assert finding.message == (
+        "team 'inference' needs 2 ascend devices in namespace 'inference' (service chat 2x1=2) "
+        "but its quota is 1"
+    )
