@@ -879,7 +879,13 @@ def _http_route(svc: Service, team: Team, gateway: dict[str, Any], refs: list[Ob
     spec: dict[str, Any] = {"parentRefs": parents}
     if gateway.get("hostnames"):
         spec["hostnames"] = list(gateway["hostnames"])
-    spec["rules"] = [{"backendRefs": refs}]
+    # The match the API server would fill in (sigs.k8s.io/gateway-api v1.6.3 config/crd/
+    # standard/gateway.networking.k8s.io_httproutes.yaml: rules[].matches `default: [{path:
+    # {type: PathPrefix, value: /}}]`), written out: left out, Argo CD finds the route it
+    # applied OutOfSync with the defaulted one (simulate showed it).
+    spec["rules"] = [
+        {"matches": [{"path": {"type": "PathPrefix", "value": "/"}}], "backendRefs": refs}
+    ]
     return _route(GATEWAY, "HTTPRoute", svc, team, spec)
 
 

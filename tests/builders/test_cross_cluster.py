@@ -71,7 +71,7 @@ def test_each_cluster_renders_its_track_and_exports_it_the_ingress_routes_over_i
         '{"name": "chat", "namespace": "inference", "labels": ' + LABELS + "}}, "
         '"spec": {"parentRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", '
         '"name": "gw", "namespace": "gw"}], "hostnames": ["chat.example.com"], "rules": '
-        '[{"backendRefs": ['
+        '[{"matches": [{"path": {"type": "PathPrefix", "value": "/"}}], "backendRefs": ['
         '{"group": "multicluster.x-k8s.io", "kind": "ServiceImport", "name": "chat-nvidia", '
         '"port": 8000, "weight": 70}, '
         '{"group": "multicluster.x-k8s.io", "kind": "ServiceImport", "name": "chat-ascend", '
