@@ -37,6 +37,7 @@ class TrackRow:
     weight: int  # what the phase (or explicit weights) asks for
     devices: int
     traffic: float  # percent of the requests the track really gets, as rendered
+    cluster: str = ""  # the track's cluster, for a service across clusters
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,11 @@ class ServiceRow:
     namespace: str
     phase: str
     routing: str
-    tracks: list[TrackRow]
+    tracks: list[TrackRow]  # all of them, wherever they run (each with its cluster)
+    # A service across clusters: the cluster whose HTTPRoute splits its traffic (routing
+    # gateway), or the name the global load balancer serves (routing external).
+    ingress_cluster: str = ""
+    hostname: str = ""
 
     @property
     def follows_pods(self) -> bool:
@@ -160,11 +165,21 @@ def env_plan(build: Build) -> EnvPlan:
         for svc in build.workloads.of(team).services:
             traffic = _traffic(svc, objects)
             tracks = [
-                TrackRow(p.vendor, p.replicas, p.weight, p.devices, traffic[p.vendor])
+                TrackRow(p.vendor, p.replicas, p.weight, p.devices, traffic[p.vendor], p.cluster)
                 for p in plan_service(svc)
             ]
+            cross = svc.cross
             out.services.append(
-                ServiceRow(team.name, svc.name, svc.namespace, svc.phase, svc.routing, tracks)
+                ServiceRow(
+                    team.name,
+                    svc.name,
+                    svc.namespace,
+                    svc.phase,
+                    svc.routing,
+                    tracks,
+                    cross.ingress if cross else "",
+                    cross.hostname if cross else "",
+                )
             )
     for team in view.teams:
         for use in vendor_usage(build.workloads, team):
@@ -244,14 +259,39 @@ def format_text(result: Plan) -> str:
     for e in result.envs:
         lines.append(f"environment {e.env}" + (f", cluster {e.cluster}" if e.cluster else ""))
         for s in e.services:
+            across = ""
+            if s.ingress_cluster:
+                across = f" across clusters (its HTTPRoute on cluster {s.ingress_cluster})"
+            elif s.hostname:
+                across = (
+                    f" across clusters (a global load balancer's, for {s.hostname}: "
+                    f"traffic/{e.env}.json)"
+                )
             lines.append(
                 f"  service {s.team}/{s.service} (namespace {s.namespace}): phase {s.phase}, "
-                f"routing {s.routing}"
+                f"routing {s.routing}{across}"
             )
+            # A service across clusters lists every track with its cluster: the phase is one,
+            # and each cluster runs its track's replicas.
+            crossing = any(t.cluster for t in s.tracks)
             lines += _table(
-                ["track", "replicas", "devices", "weight", "traffic"],
                 [
-                    [t.vendor, str(t.replicas), str(t.devices), str(t.weight), _percent(t.traffic)]
+                    "track",
+                    *(["cluster"] if crossing else []),
+                    "replicas",
+                    "devices",
+                    "weight",
+                    "traffic",
+                ],
+                [
+                    [
+                        t.vendor,
+                        *([t.cluster] if crossing else []),
+                        str(t.replicas),
+                        str(t.devices),
+                        str(t.weight),
+                        _percent(t.traffic),
+                    ]
                     for t in s.tracks
                 ],
             )

@@ -890,3 +890,64 @@ internalCertManagement: {enable: true, webhookServiceName: kueue-webhook-service
   webhookSecretName: kueue-webhook-server-cert}
 integrations: {frameworks: [batch/job]}
 """
+
+
+# prod as two clusters with team inference's service chat across them (docs/multi-cluster.md,
+# "Moving a service across clusters"): NVIDIA a100 (8 GPUs) in `main`, Ascend 910b (8 NPUs) in
+# `domestic`; chat migrates from NVIDIA (2 replicas of 1 GPU) to Ascend (2 replicas of 1 NPU) in
+# phase {phase}, routed by an HTTPRoute on main's Gateway gw/gw over the tracks' ServiceImports
+# (in one cluster, the base layer's, by an HTTPRoute on gw/gw over their Services).
+# The fleet declares the Gateway API and the MCS API as the site's. {cross} replaces the
+# crossCluster block (its lines indented by 4), {clusters} adds clusters to prod.yaml.
+CROSS_FLEET = PROD_FLEET + "platform:\n  gatewayAPI: {provided: site}\n  mcs: {provided: site}\n"
+CROSS_PROD = """\
+clusters:
+  main:
+    destination: {{server: https://main.example.com:6443}}
+    pools: [nvidia]
+  domestic:
+    destination: {{name: domestic}}
+    pools: [ascend]
+{clusters}"""
+CROSS_TEAM = """\
+quota: {{nvidia: 4, ascend: 4}}
+services:
+  chat:
+    images: {{nvidia: r/chat:cuda, ascend: r/chat:cann}}
+    vendorMounts: false
+    migration: {{from: nvidia, to: ascend}}
+    phase: {phase}
+    port: 8000
+    routing: gateway
+    gateway: {{parentRefs: [{{name: gw, namespace: gw}}]}}
+    tracks:
+      nvidia: {{devicesPerReplica: 1, replicas: 2}}
+      ascend: {{devicesPerReplica: 1, replicas: 2}}
+{cross}"""
+CROSS_GATEWAY = """\
+    crossCluster:
+      routing: gateway
+      gateway: {parentRefs: [{name: gw, namespace: gw}], hostnames: [chat.example.com]}
+"""
+CROSS_EXTERNAL = """\
+    crossCluster:
+      routing: external
+      hostname: chat.example.com
+"""
+
+
+def cross_clusters(
+    root: Path,
+    phase: str = "shift-30",
+    cross: str = CROSS_GATEWAY,
+    clusters: str = "",
+    fleet: str = CROSS_FLEET,
+    files: Mapping[str, str | None] | None = None,
+) -> Path:
+    """The values tree of CROSS_PROD and CROSS_TEAM (team inference); `files` as tree's."""
+    base = {
+        "vendors/ascend.yaml": ASCEND_910B,
+        "teams/inference.yaml": CROSS_TEAM.format(phase=phase, cross=cross),
+        "environments/prod.yaml": CROSS_PROD.format(clusters=clusters),
+    }
+    return tree(root, {**base, "teams/ml.yaml": None, **(files or {})}, fleet=fleet)

@@ -12,12 +12,14 @@ from pathlib import Path
 from generator.plan import format_text, plan
 from tests.fixtures import (
     ASCEND_910B,
+    CROSS_EXTERNAL,
     DRA_NVIDIA,
     LWS_TEAM,
     MIG_NVIDIA,
     NVIDIA,
     PROD_FLEET,
     SHARED_NVIDIA,
+    cross_clusters,
     tree,
 )
 
@@ -197,3 +199,62 @@ def test_a_multi_host_track_serves_through_one_leader_per_group(tmp_path: Path) 
         ("nvidia", 1, 8, 50.0),
         ("ascend", 1, 16, 50.0),
     ]
+
+
+def test_a_service_across_clusters_shows_its_phase_and_every_track_in_its_cluster(
+    tmp_path: Path,
+) -> None:
+    """CROSS_TEAM's chat in shift-30: NVIDIA in main, Ascend in domestic, one phase; each
+    cluster's section lists both tracks with their cluster, and its quota counts its own."""
+    text = format_text(plan(cross_clusters(tmp_path, phase="shift-30"), "prod/domestic"))
+    assert text.splitlines()[:5] == [
+        "environment prod, cluster domestic",
+        "  service inference/chat (namespace inference): phase shift-30, routing gateway across "
+        "clusters (its HTTPRoute on cluster main)",
+        "    track   cluster   replicas  devices  weight  traffic",
+        "    nvidia  main      2         2        70      70%",
+        "    ascend  domestic  2         2        30      30%",
+    ]
+    assert text.splitlines()[7] == (
+        "    inference  inference  ascend  2         0    2       4      yes   2"
+    )
+
+
+def test_json_of_an_external_split_names_the_hostname_and_each_track_s_cluster(
+    tmp_path: Path,
+) -> None:
+    got = plan(cross_clusters(tmp_path, phase="validate", cross=CROSS_EXTERNAL), "prod/main")
+    [env] = got.as_json()["environments"]
+    assert env["services"] == [
+        {
+            "team": "inference",
+            "service": "chat",
+            "namespace": "inference",
+            "phase": "validate",
+            "routing": "external",
+            "tracks": [
+                {
+                    "vendor": "nvidia",
+                    "replicas": 2,
+                    "weight": 100,
+                    "devices": 2,
+                    "traffic": 100.0,
+                    "cluster": "main",
+                },
+                {
+                    "vendor": "ascend",
+                    "replicas": 1,
+                    "weight": 0,
+                    "devices": 1,
+                    "traffic": 0.0,
+                    "cluster": "domestic",
+                },
+            ],
+            "ingress_cluster": "",
+            "hostname": "chat.example.com",
+        }
+    ]
+    assert format_text(got).splitlines()[1] == (
+        "  service inference/chat (namespace inference): phase validate, routing external "
+        "across clusters (a global load balancer's, for chat.example.com: traffic/prod.json)"
+    )

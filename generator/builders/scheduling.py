@@ -333,8 +333,9 @@ def kueue_integrations(workloads: Workloads) -> list[str]:
     for team in workloads.view.teams:
         work = workloads.of(team)
         kinds |= {j.kind for j in work.jobs if j.kind in ("job", "jobset", "trainjob")}
-        kinds |= {"service" for s in work.services if any(t.group_size == 1 for t in s.tracks)}
-        kinds |= {"lws" for s in work.services if any(t.group_size > 1 for t in s.tracks)}
+        sizes = [t.group_size for s in work.services for t in s.local_tracks]
+        kinds |= {"service" for size in sizes if size == 1}
+        kinds |= {"lws" for size in sizes if size > 1}
     if kinds:
         # batch/job always: Kueue v0.17.0 sets up its mutating Job webhook whether or not the
         # integration is enabled (pkg/controller/jobs/job/job_webhook.go SetupWebhook ignores the

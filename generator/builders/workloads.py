@@ -28,6 +28,8 @@ from generator.vocab.api import (
     JOBSET,
     KUEUE,
     LWS,
+    MCS,
+    MCS_GROUP,
     POLICY,
     TRAINER,
     VOLCANO_BATCH,
@@ -261,7 +263,7 @@ def _dra_pods(workloads: Workloads, team: Team) -> list[tuple[Vendor, PodDecl]]:
     view = workloads.view
     loaded = workloads.of(team)
     decls = [t.pod for j in loaded.jobs for t in j.tasks]
-    decls += [t.pod for s in loaded.services for t in s.tracks]
+    decls += [t.pod for s in loaded.services for t in s.local_tracks]
     out = []
     for pod in decls:
         vendor = view.vendor(pod.vendor)
@@ -720,7 +722,8 @@ def _service_objects(view: FleetView, team: Team, svc: Service) -> list[Obj]:
     # group's workers take no traffic. Services without one keep their selectors as they were.
     grouped = any(t.group_size > 1 for t in svc.tracks)
     serving = {SERVING_LABEL: "true"} if grouped else {}
-    for track in svc.tracks:
+    # A service across clusters: each cluster renders its own tracks (Service.local_tracks).
+    for track in svc.local_tracks:
         name = f"{svc.name}-{track.vendor}"
         match = {NAME_LABEL: svc.name, TRACK_LABEL: track.vendor}
         labels = _labels(team, **match, **{VENDOR_LABEL: track.vendor})
@@ -774,6 +777,8 @@ def _service_objects(view: FleetView, team: Team, svc: Service) -> list[Obj]:
                 }
             )
         objs.append(_svc(name, svc, team, labels, {**match, **serving}))
+        if svc.cross is not None:
+            objs.append(_service_export(name, svc, team, labels))
         budget: dict[str, Any] = (
             {"minAvailable": track.min_available}
             if track.min_available is not None
@@ -787,6 +792,26 @@ def _service_objects(view: FleetView, team: Team, svc: Service) -> list[Obj]:
                 "spec": {**budget, "selector": {"matchLabels": match}},
             }
         )
+    if svc.cross is not None:
+        # No cluster holds both tracks: no Service spans them. The ingress cluster's HTTPRoute
+        # sends each track its weight through the track's ServiceImport, which the MCS
+        # implementation makes in every cluster of the set from the ServiceExport above
+        # (Gateway API v1.6.3 geps/gep-1748: "References to ServiceImports MUST be interpreted
+        # as routing to Multi-Cluster endpoints across the ClusterSet"); routing: external
+        # leaves the split to the global load balancer (render/traffic.py).
+        if svc.routes_here:
+            refs = [
+                {
+                    "group": MCS_GROUP,
+                    "kind": "ServiceImport",
+                    "name": f"{svc.name}-{t.vendor}",
+                    "port": svc.port,
+                    "weight": plans[t.vendor].weight,
+                }
+                for t in svc.tracks
+            ]
+            objs.append(_http_route(svc, team, svc.cross.gateway, refs))
+        return objs
     # The Service over all tracks: when one track takes all the traffic it selects only that
     # track (a selector change moves traffic without restarting pods); otherwise it spans the
     # serving tracks and traffic follows ready pods (MIG006 warns when that is not the weights).
@@ -798,7 +823,11 @@ def _service_objects(view: FleetView, team: Team, svc: Service) -> list[Obj]:
     objs.append(_svc(svc.name, svc, team, labels, match, {PHASE_ANNOTATION: svc.phase}))
     backends = [(f"{svc.name}-{t.vendor}", plans[t.vendor].weight) for t in svc.tracks]
     if svc.routing == "gateway":
-        objs.append(_http_route(svc, team, backends))
+        refs = [
+            {"group": "", "kind": "Service", "name": n, "port": svc.port, "weight": w}
+            for n, w in backends
+        ]
+        objs.append(_http_route(svc, team, svc.gateway, refs))
     elif svc.routing == "istio":
         objs.append(_virtual_service(svc, team, backends))
     return objs
@@ -840,23 +869,39 @@ def _svc(
     }
 
 
-def _http_route(svc: Service, team: Team, backends: list[tuple[str, int]]) -> Obj:
+def _http_route(svc: Service, team: Team, gateway: dict[str, Any], refs: list[Obj]) -> Obj:
+    """The HTTPRoute of a service: `gateway` its values' gateway block, `refs` its weighted
+    backendRefs (Services in one cluster, ServiceImports across clusters)."""
     parents = [
         {"group": "gateway.networking.k8s.io", "kind": "Gateway", **ref}
-        for ref in svc.gateway.get("parentRefs", [])
+        for ref in gateway.get("parentRefs", [])
     ]
     spec: dict[str, Any] = {"parentRefs": parents}
-    if svc.gateway.get("hostnames"):
-        spec["hostnames"] = list(svc.gateway["hostnames"])
+    if gateway.get("hostnames"):
+        spec["hostnames"] = list(gateway["hostnames"])
+    # The match the API server would fill in (sigs.k8s.io/gateway-api v1.6.3 config/crd/
+    # standard/gateway.networking.k8s.io_httproutes.yaml: rules[].matches `default: [{path:
+    # {type: PathPrefix, value: /}}]`), written out: left out, Argo CD finds the route it
+    # applied OutOfSync with the defaulted one (simulate showed it).
     spec["rules"] = [
-        {
-            "backendRefs": [
-                {"group": "", "kind": "Service", "name": n, "port": svc.port, "weight": w}
-                for n, w in backends
-            ]
-        }
+        {"matches": [{"path": {"type": "PathPrefix", "value": "/"}}], "backendRefs": refs}
     ]
     return _route(GATEWAY, "HTTPRoute", svc, team, spec)
+
+
+def _service_export(name: str, svc: Service, team: Team, labels: dict[str, str]) -> Obj:
+    """A track's Service exported to the cluster set: the MCS implementation then serves a
+    ServiceImport of the same name and namespace in every cluster of the set (sigs.k8s.io/
+    mcs-api v0.5.2 config/crd/multicluster.x-k8s.io_serviceexports.yaml: "ServiceExport declares
+    that the Service with the same name and namespace as this export should be consumable from
+    other clusters")."""
+    return {
+        "apiVersion": MCS,
+        "kind": "ServiceExport",
+        "metadata": metadata(
+            name, namespace=svc.namespace, sources=team.doc.sources, labels=labels
+        ),
+    }
 
 
 def _virtual_service(svc: Service, team: Team, backends: list[tuple[str, int]]) -> Obj:
@@ -922,7 +967,7 @@ def pinned_needs(workloads: Workloads, team: Team, vendor: Vendor) -> dict[str, 
     a fallback model counts for its preferred model."""
     loaded = workloads.of(team)
     pods = [(t.pod, t.replicas) for j in loaded.jobs if j.kind != "volcano" for t in j.tasks]
-    pods += [(t.pod, t.group_size) for s in loaded.services for t in s.tracks]
+    pods += [(t.pod, t.group_size) for s in loaded.services for t in s.local_tracks]
     out: dict[str, int] = {}
     for pod, count in pods:
         if pod.vendor == vendor.id and pod.model and pod.devices:

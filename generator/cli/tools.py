@@ -33,13 +33,16 @@ from generator.vocab import addons
     help="Write <kind>.schema.json files here instead of printing them.",
 )
 @click.option(
-    "--kind", type=click.Choice(values_schema.USER_KINDS), help="Print only this kind's schema."
+    "--kind",
+    type=click.Choice(values_schema.SCHEMA_KINDS),
+    help="Print only this kind's schema.",
 )
 @guarded
 def schema(out_dir: Path | None, kind: str | None) -> int:
     """Write (--out: one <kind>.schema.json per kind) or print the JSON Schemas of the values
-    files. Printed without --kind, they are one JSON object keyed by kind."""
-    kinds = [kind] if kind else list(values_schema.USER_KINDS)
+    files, and of the traffic file render writes. Printed without --kind, they are one JSON
+    object keyed by kind."""
+    kinds = [kind] if kind else list(values_schema.SCHEMA_KINDS)
     if out_dir is None:
         if kind:
             click.echo(values_schema.schema_text(kind), nl=False)

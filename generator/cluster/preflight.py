@@ -51,6 +51,7 @@ from generator.values.model import (
     FleetView,
     Pool,
     Taint,
+    Team,
     Vendor,
 )
 from generator.values.quantity import parse_quantity
@@ -60,6 +61,8 @@ from generator.vocab.addons import FLEET, OPERATOR, SITE
 from generator.vocab.api import (
     APPS,
     CORE,
+    GATEWAY,
+    MCS,
     MONITORING,
     NFD,
     NVIDIA_GPU_OPERATOR,
@@ -168,6 +171,13 @@ CODES = (
         "the Argo CD application controller in the cluster runs another version than "
         "argocd.version says, or is not there",
     ),
+    CodeInfo(
+        "PRE017",
+        "preflight",
+        "error",
+        "a cluster of a service across clusters lacks a kind it needs: ServiceExport (a "
+        "track's), ServiceImport or HTTPRoute (the ingress's)",
+    ),
 )
 HINT = "docs/platform.md says what the site provides and how preflight checks it"
 
@@ -177,6 +187,7 @@ class ClusterState:
     """What preflight reads of a cluster: served API versions, nodes, workloads, Prometheuses."""
 
     served: set[str] = field(default_factory=set)  # "group/version" ("v1" for the core group)
+    kinds: set[tuple[str, str]] = field(default_factory=set)  # (group/version, kind) served
     nodes: dict[str, Obj] = field(default_factory=dict)
     workloads: list[Obj] = field(default_factory=list)  # Deployments and DaemonSets
     prometheuses: list[Obj] = field(default_factory=list)
@@ -212,7 +223,8 @@ def read_cluster(client: ApiClient, workloads: Workloads | None = None) -> Clust
     view = workloads.view if workloads is not None else None
     client.refresh()
     state = ClusterState()
-    state.served = {gv for gv, _ in client.resources()}
+    state.kinds = set(client.resources())
+    state.served = {gv for gv, _ in state.kinds}
     state.nodes = {n["metadata"]["name"]: n for n in client.list(CORE, "Node")}
     state.workloads = [
         *client.list(APPS, "Deployment"),
@@ -1368,6 +1380,57 @@ def argocd_version(view: FleetView, state: ClusterState) -> list[Finding]:
     ]
 
 
+def cross_cluster_apis(workloads: Workloads, state: ClusterState) -> list[Finding]:
+    """PRE017: a cluster of a service across clusters serves what the MCS implementation and the
+    route need there: ServiceExport where a track runs (the fleet exports it), ServiceImport
+    and HTTPRoute on the ingress cluster (the route's backends are the imports: Gateway API
+    v1.6.3 geps/gep-1748). The kinds of sigs.k8s.io/mcs-api v0.5.2 config/crd, each its own CRD,
+    so a group served is not both kinds served. A rendered kind whose API version the cluster
+    does not serve at all is PRE001's to say."""
+    view = workloads.view
+    needs: dict[tuple[str, str], list[tuple[Team, str]]] = {}
+    for team in view.teams:
+        for svc in workloads.of(team).services:
+            if svc.cross is None:
+                continue
+            wanted = [(MCS, "ServiceExport")] if svc.local_tracks else []
+            if svc.routes_here:
+                wanted += [(MCS, "ServiceImport"), (GATEWAY, "HTTPRoute")]
+            for key in wanted:
+                needs.setdefault(key, []).append((team, svc.name))
+    rendered = {"ServiceExport", "HTTPRoute"}
+    out = []
+    for (api, kind), users in sorted(needs.items()):
+        if (api, kind) in state.kinds or (kind in rendered and api not in state.served):
+            continue
+        team, name = users[0]
+        path = ("services", name, "crossCluster")
+        what = ", ".join(f"{t.name}/{n}" for t, n in users)
+        out.append(
+            Finding(
+                "PRE017",
+                f"the cluster does not serve {kind} ({api}), which the service across "
+                f"clusters {what} needs there: "
+                + (
+                    "its track's Service is exported by one"
+                    if kind == "ServiceExport"
+                    else "its HTTPRoute here routes to the tracks' ServiceImports"
+                ),
+                team.doc.anchor(path),
+                json_path(path),
+                hint=f"install the {kind} CRD on the cluster (the site's "
+                + (
+                    "Gateway API implementation"
+                    if kind == "HTTPRoute"
+                    else "Multi-Cluster Services implementation"
+                )
+                + "); "
+                + HINT,
+            )
+        )
+    return out
+
+
 def check(build: Build, units: list[Unit], state: ClusterState) -> list[Finding]:
     """Every preflight check of one environment (its build) against what was read of its
     cluster."""
@@ -1388,6 +1451,7 @@ def check(build: Build, units: list[Unit], state: ClusterState) -> list[Finding]
         *scraped_exporters(view, state),
         *site_gpu_operator(view, state),
         *argocd_version(view, state),
+        *cross_cluster_apis(workloads, state),
     ]
 
 

@@ -16,6 +16,7 @@ without the provenance annotation (it names values files, not cluster state).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from generator.delivery.traffic import ROUTE_KINDS, Key
 from generator.errors import FindingsError, GeneratorError
 from generator.findings import Finding, layer_selected, split_layer
 from generator.policy.placement import pod_templates
+from generator.render import traffic as render_traffic
 from generator.render.layout import Rendered, render_tree, unit_folder
 from generator.render.stage import load_and_check
 from generator.values import loader as values
@@ -63,8 +65,8 @@ RISKS: dict[str, str] = {
     "devices-down": "a workload asks for fewer accelerator devices in total (its pods x the "
     "devices each limits itself to or claims), or a DRA claim for fewer devices",
     "zero-replicas": "a Deployment (a service track) goes to 0 replicas",
-    "traffic-moves": "traffic moves: a Service selector, or a weighted route (HTTPRoute, "
-    "VirtualService) changes",
+    "traffic-moves": "traffic moves: a Service selector, a weighted route (HTTPRoute, "
+    "VirtualService), or a global load balancer's split (traffic/<env>.json) changes",
     "taint-moves": "a NodeFeatureRule puts a taint on nodes or takes one off: pods without its "
     "toleration stop landing there, or any pod may",
     "plugin-image": "a DaemonSet's image changes (a device plugin or exporter): every node it "
@@ -534,6 +536,54 @@ def _by_key(objs: Iterable[Obj]) -> dict[Key, Obj]:
     return {identity(o): o for o in objs}
 
 
+# An entry of a traffic file (render/traffic.py), compared as an object of the environment's
+# `traffic` unit, keyed by (the file, this kind, namespace, service).
+SPLIT_KIND = "LoadBalancerSplit"
+TRAFFIC_UNIT = "traffic"
+
+
+def _splits_in(rel: str, text: str | None) -> dict[Key, Obj]:
+    if not text:
+        return {}
+    services = json.loads(text).get("services") or []
+    return {(rel, SPLIT_KIND, str(s["namespace"]), str(s["service"])): s for s in services}
+
+
+def traffic_diffs(
+    old: Mapping[str, str], new: Mapping[str, str], env: str | None = None
+) -> list[ObjectDiff]:
+    """What changes in the environments' traffic files (`old` and `new`: files by path, any
+    others ignored): each service's entry, a change of its split a traffic move."""
+    out: list[ObjectDiff] = []
+    files = {rel for rel in (*old, *new) if render_traffic.env_of(rel) is not None}
+    for rel in sorted(files):
+        home = str(render_traffic.env_of(rel))
+        if env is not None and split_layer(env)[0] != home:
+            continue
+        a, b = _splits_in(rel, old.get(rel)), _splits_in(rel, new.get(rel))
+        for key in sorted(set(a) | set(b)):
+            was, now = a.get(key), b.get(key)
+            if was == now:
+                continue
+            if was is None:
+                d = ObjectDiff(home, TRAFFIC_UNIT, key, ADDED, obj=now)
+                d.risks = [Risk("traffic-moves", "a new split")]
+            elif now is None:
+                d = ObjectDiff(home, TRAFFIC_UNIT, key, REMOVED, obj=was)
+                d.risks = [Risk("traffic-moves", "the split is deleted")]
+            else:
+                d = ObjectDiff(home, TRAFFIC_UNIT, key, CHANGED, field_changes(was, now))
+                ns, service = key[2], key[3]
+                said = traffic.moves_between(
+                    {(ns, service): traffic.file_split(was)},
+                    {(ns, service): traffic.file_split(now)},
+                ).get((ns, service))
+                if said is not None:
+                    d.risks = [Risk("traffic-moves", said)]
+            out.append(d)
+    return out
+
+
 # ---- the two comparisons -----------------------------------------------------------------------
 
 
@@ -625,19 +675,25 @@ def against_ref(values_dir: Path, ref: str, env: str | None = None) -> DiffResul
     prefix = "" if out == "." else out + "/"
     # The committed output is read from git's object store (only the units whose files differ
     # are read and built); values without output beside them are rendered from a worktree.
-    listing = gitutil.ls_tree(repo, commit, [f"{prefix}base", f"{prefix}overlays"])
-    ids = {path.removeprefix(prefix): blob for path, blob in listing.items()}
+    listing = gitutil.ls_tree(
+        repo, commit, [f"{prefix}base", f"{prefix}overlays", f"{prefix}{render_traffic.FOLDER}"]
+    )
+    every = {path.removeprefix(prefix): blob for path, blob in listing.items()}
+    ids = {p: blob for p, blob in every.items() if render_traffic.env_of(p) is None}
     if any(p.startswith("overlays/") for p in ids):
         how = "committed output"
-        committed = gitutil.BlobTree(repo, ids)
+        committed = gitutil.BlobTree(repo, every)
         try:
             objects = tree_diff(committed, rendered, env, ids).objects
+            objects += traffic_diffs(committed, rendered.tree, env)
         finally:
             committed.close()
     else:
         how = "values rendered by this generator"
         with gitutil.worktree(repo, commit) as tree_root:
-            objects = _against_rendered(_render_ref(tree_root / rel, ref), rendered, env)
+            before = _render_ref(tree_root / rel, ref)
+            objects = _against_rendered(before, rendered, env)
+            objects += traffic_diffs(before.tree if before else {}, rendered.tree, env)
     units = {u.path for u in rendered.units if env is None or layer_selected(u.env, env)}
     units |= {p for p in kustomize.unit_paths(ids) if _in_env(p, env)}
     old = f"{ref} ({commit[:12]}, {how})"

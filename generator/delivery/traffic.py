@@ -5,6 +5,11 @@ Read from the manifests alone, as Kubernetes routes requests: a weighted route (
 VirtualService named after the service) splits by its backends' weights; otherwise the Service
 named after the service balances over the ready pods its selector matches, so each selected
 track gets its share of the replicas (the same reading as `plan`'s traffic column).
+
+A service across clusters: the ingress cluster's HTTPRoute splits over the tracks'
+ServiceImports, whose Deployments run in other clusters' units (the route's unit may hold one
+of them, or none); routed by an external load balancer, the split is an entry of the
+environment's traffic file (render/traffic.py), read by `file_split`.
 """
 
 from __future__ import annotations
@@ -65,9 +70,11 @@ def _route_weights(route: Obj, service: str, tracks: Mapping[str, int]) -> dict[
         ]
     weights = {t: 0.0 for t in tracks}
     for name, weight in backends:
-        track = str(name).removeprefix(f"{service}-")
-        if track in weights:
-            weights[track] += float(weight)
+        # Every backend `<service>-<track>`: across clusters, a track whose Deployment is in
+        # another cluster's unit still takes its weight.
+        if str(name).startswith(f"{service}-"):
+            track = str(name).removeprefix(f"{service}-")
+            weights[track] = weights.get(track, 0.0) + float(weight)
     return weights
 
 
@@ -80,7 +87,11 @@ def _named(objects: Mapping[Key, Obj], kinds: tuple[str, ...], ns: str, name: st
 def splits(objects: Mapping[Key, Obj]) -> dict[ServiceKey, Split]:
     """Every dual-track service of a unit and how its requests split."""
     out: dict[ServiceKey, Split] = {}
-    for (ns, service), replicas in _tracks(objects).items():
+    found = _tracks(objects)
+    for (_, kind, ns, name), obj in objects.items():
+        if kind == "HTTPRoute" and _imports(obj):
+            found.setdefault((ns, name), {})  # an ingress cluster that runs no track
+    for (ns, service), replicas in found.items():
         route = _named(objects, ROUTE_KINDS, ns, service)
         if route is not None:
             shares = _route_weights(route, service, replicas)
@@ -96,6 +107,29 @@ def splits(objects: Mapping[Key, Obj]) -> dict[ServiceKey, Split]:
         percent = {t: round(100 * s / total, 1) if total else 0.0 for t, s in shares.items()}
         out[(ns, service)] = Split(dict(replicas), percent)
     return out
+
+
+def _imports(route: Obj) -> bool:
+    """Whether an HTTPRoute's backends are ServiceImports (a service across clusters)."""
+    return any(
+        b.get("kind") == "ServiceImport"
+        for rule in route.get("spec", {}).get("rules", [])
+        for b in rule.get("backendRefs", [])
+    )
+
+
+def file_split(entry: Mapping[str, Any]) -> Split:
+    """The split of a service in a traffic file (render/traffic.py: its tracks' replicas and
+    weights, which the global load balancer applies as weight / sum of weights)."""
+    tracks = entry.get("tracks") or []
+    total = sum(int(t["weight"]) for t in tracks)
+    return Split(
+        {str(t["vendor"]): int(t["replicas"]) for t in tracks},
+        {
+            str(t["vendor"]): round(100 * int(t["weight"]) / total, 1) if total else 0.0
+            for t in tracks
+        },
+    )
 
 
 def _pct(value: float) -> str:

@@ -272,7 +272,11 @@ def traffic(env: EnvReport, colors: dict[str, str]) -> Chart:
     if len(env.migrations) > MAX_ROWS:
         note = f"the first {MAX_ROWS} of {len(env.migrations)} services"
     labels = [f"{m.row.team}/{m.row.service}" for m in rows]
-    vendors = [v for v in env.vendor_ids if any(t.vendor == v for m in rows for t in m.row.tracks)]
+    # The environment's vendors first, then those of tracks in other clusters (a migration
+    # across clusters), by name.
+    named = {t.vendor for m in rows for t in m.row.tracks}
+    vendors = [v for v in env.vendor_ids if v in named]
+    vendors += sorted(named - set(vendors))
     with _style():
         fig, ax = _figure(4.2, 0.3 * max(len(rows), 1), _margin(labels), _margin(vendors, 0.6))
         left: list[float] = [0.0] * len(rows)

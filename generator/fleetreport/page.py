@@ -108,7 +108,9 @@ def render(
     views = []
     vendors_seen: list[str] = []
     for env in numbers.envs:
-        vendors_seen += [v for v in env.vendor_ids if v not in vendors_seen]
+        # A migration across clusters names a track whose vendor is in another cluster's view.
+        tracks = [t.vendor for m in env.migrations for t in m.row.tracks]
+        vendors_seen += [v for v in (*env.vendor_ids, *tracks) if v not in vendors_seen]
     colors = charts.vendor_colors(vendors_seen)
     for env in numbers.envs:
         drawn = []

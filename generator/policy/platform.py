@@ -22,6 +22,7 @@ from generator.values import clusters
 from generator.values.model import Team
 from generator.values.yamlio import YamlPath, json_path
 from generator.vocab import addons
+from generator.vocab.labels import NAME_LABEL
 from generator.vocab.objects import Obj
 
 
@@ -42,6 +43,17 @@ def needs(obj: Obj) -> Iterator[tuple[addons.Addon, str, str]]:
                 "objects",
                 "$.apiVersion",
             )
+    # A route's backend of an add-on's kind (an HTTPRoute over ServiceImports: the MCS API
+    # makes them, Gateway API v1.6.3 geps/gep-1748) needs that add-on where the route is.
+    for i, rule in enumerate((obj.get("spec") or {}).get("rules") or []):
+        for j, ref in enumerate(rule.get("backendRefs") or []):
+            backend = addons.addon_for_group(str(ref.get("group", "")))
+            if backend is not None and backend is not addon:
+                yield (
+                    backend,
+                    f"its backend {ref.get('kind')} {ref.get('name')} is served by {backend.title}",
+                    f"$.spec.rules[{i}].backendRefs[{j}]",
+                )
     # A Volcano Job names its scheduler in its spec (volcano.sh/apis v1.14.0
     # pkg/apis/batch/v1alpha1/job.go, JobSpec.SchedulerName); other kinds in their pod templates.
     named = [("$.spec", (obj.get("spec") or {}).get("schedulerName"))]
@@ -56,13 +68,22 @@ def _where(team: Team, obj: Obj) -> tuple[Location, YamlPath | None]:
     """The values line that chose what needs the add-on (the line to change): a job's `kind`, a
     service's `routing` (its route is named after it); else the workload."""
     name = str(obj["metadata"]["name"])
+    service = str((obj["metadata"].get("labels") or {}).get(NAME_LABEL, name))
     chosen: dict[str, YamlPath] = {
         "Job": ("jobs", name, "kind"),
         "TrainJob": ("jobs", name, "kind"),
         "HTTPRoute": ("services", name, "routing"),
         "VirtualService": ("services", name, "routing"),
+        # A track's export, and the route over the imports, of a service across clusters.
+        "ServiceExport": ("services", service, "crossCluster", "routing"),
     }
-    path = chosen.get(str(obj.get("kind")))
+    kind = str(obj.get("kind"))
+    rules = (obj.get("spec") or {}).get("rules") or []
+    if kind == "HTTPRoute" and any(
+        ref.get("kind") == "ServiceImport" for r in rules for ref in r.get("backendRefs") or []
+    ):
+        kind = "ServiceExport"  # the route over a service's imports: chosen by crossCluster
+    path = chosen.get(kind)
     if path is not None and team.doc.get(*path) is not None:
         return team.doc.locate(path), path
     return workload_origin(team, obj), None
@@ -70,6 +91,9 @@ def _where(team: Team, obj: Obj) -> tuple[Location, YamlPath | None]:
 
 def missing_addons(ctx: Context) -> Iterable[Finding]:
     view = ctx.view
+    # One finding per add-on a values line needs: a service across clusters needs the MCS API
+    # for its track's export and for its route's imports, one line to add.
+    said: set[tuple[str, Location]] = set()
     for team in view.teams:
         objs = ctx.build.team(team).objects
         for obj in objs:
@@ -80,6 +104,9 @@ def missing_addons(ctx: Context) -> Iterable[Finding]:
             for key, whys in reasons.items():
                 addon = addons.BY_KEY[key]
                 location, path = _where(team, obj)
+                if (key, location) in said:
+                    continue
+                said.add((key, location))
                 meta = obj["metadata"]
                 fix = (
                     f"platform.{key}.provided: fleet in values/fleet.yaml (the fleet installs "
@@ -92,6 +119,11 @@ def missing_addons(ctx: Context) -> Iterable[Finding]:
                 if addon.implied_by is not None:
                     setting, value = addon.implied_by
                     fix += f", or {'.'.join(setting)}: {value}"
+                if view.cluster is not None and view.env_file:
+                    fix += (
+                        f" (or clusters.{view.cluster.name}.platform.{key} in "
+                        f"{view.env_file}, for this cluster alone)"
+                    )
                 yield Finding(
                     "DEP001",
                     f"{obj.get('kind')} {meta.get('namespace')}/{meta.get('name')} needs "

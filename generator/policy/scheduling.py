@@ -193,7 +193,7 @@ def _pinned(ctx: Context, team: Team) -> list[Pinned]:
                 out.append(Pinned(team, task.pod.vendor, models, devices, True, task.path, label))
     for svc in loaded.services:
         plans = {p.vendor: p for p in plan_service(svc)}
-        for track in svc.tracks:
+        for track in svc.local_tracks:
             models = tuple(m for m in (track.pod.model, track.pod.fallback_model) if m)
             if models and plans[track.vendor].devices:
                 path = (*svc.path, "tracks", track.vendor)
@@ -216,7 +216,7 @@ def _fallbacks(ctx: Context, team: Team) -> Iterable[tuple[str, PodDecl, YamlPat
                 what = f"job {job.name!r}" + (f" task {task.name!r}" if job.has_tasks else "")
                 yield what, task.pod, (*path, "fallbackModel")
     for svc in loaded.services:
-        for track in svc.tracks:
+        for track in svc.local_tracks:
             if track.pod.fallback_model:
                 path = (*svc.path, "tracks", track.vendor, "fallbackModel")
                 yield f"service {svc.name!r} track {track.vendor!r}", track.pod, path

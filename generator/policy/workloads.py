@@ -104,7 +104,7 @@ def host_paths(ctx: Context) -> Iterable[Finding]:
         pods += [
             (s.namespace, t.pod, (*s.path, "tracks", t.vendor))
             for s in loaded.services
-            for t in s.tracks
+            for t in s.local_tracks
         ]
         for _ns, pod, path in pods:
             vendor = view.vendor(pod.vendor)
@@ -159,7 +159,7 @@ def foreign_tolerations(ctx: Context) -> Iterable[Finding]:
     for team in view.teams:
         loaded = ctx.build.workloads.of(team)
         pods = [(j.path, {t.pod.vendor for t in j.tasks}) for j in loaded.jobs]
-        pods += [(s.path, {t.vendor for t in s.tracks}) for s in loaded.services]
+        pods += [(s.path, {t.vendor for t in s.local_tracks}) for s in loaded.services]
         for path, vendors in pods:
             raw = team.doc.get(*path, "tolerations", default=[]) or []
             for i, tol in enumerate(raw):

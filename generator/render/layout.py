@@ -25,6 +25,7 @@ from typing import Any
 from generator.builders import argocd
 from generator.builders.common import same_but_source
 from generator.builders.fleet import Build, build_values
+from generator.render import traffic
 from generator.values import yamlio
 from generator.values.model import Values
 from generator.vocab.api import KUSTOMIZE
@@ -179,6 +180,7 @@ def render_tree(
             lay_out(view.key, comps + mine)
         if all(wl.view is not hub for wl, _ in built):
             lay_out(hub.key, argo.hub)
+    tree.update(traffic.documents(values, builds))
     return Rendered(tree, units, sorted(f"base/{name}" for name in base_comps), builds)
 
 

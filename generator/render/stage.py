@@ -11,12 +11,12 @@ from pathlib import Path
 
 from generator.builders.fleet import Build, build_values
 from generator.errors import FindingsError
-from generator.findings import Finding, has_errors, sorted_findings
+from generator.findings import Finding, has_errors, sorted_findings, split_layer
 from generator.policy import registry as policy
 from generator.policy import shared
 from generator.policy.memo import FOLDER as MEMO_FOLDER
 from generator.policy.memo import CheckMemo, Digests
-from generator.render import gcpause, treeindex
+from generator.render import gcpause, traffic, treeindex
 from generator.render.buildmemo import FOLDER as BUILD_FOLDER
 from generator.render.buildmemo import ComponentMemo
 from generator.render.dumpcache import FOLDER as DUMP_FOLDER
@@ -168,8 +168,21 @@ def _scan(out: Path, index: Path | None) -> treeindex.Files:
 def _only_env(fresh: Tree, committed: Mapping[str, str], env: str) -> Tree:
     """Fresh base and this environment's overlays; other environments' overlays as committed."""
     prefix = f"overlays/{env}/"
-    keep = {
-        p: t for p, t in committed.items() if p.startswith("overlays/") and not p.startswith(prefix)
-    }
-    keep.update({p: t for p, t in fresh.items() if p.startswith("base/") or p.startswith(prefix)})
+    # A traffic file is its environment's, whichever of its clusters --env names.
+    home = split_layer(env)[0]
+
+    def other(p: str) -> bool:
+        found = traffic.env_of(p)
+        if found is not None:
+            return found != home
+        return p.startswith("overlays/") and not p.startswith(prefix)
+
+    keep = {p: t for p, t in committed.items() if other(p)}
+    keep.update(
+        {
+            p: t
+            for p, t in fresh.items()
+            if p.startswith("base/") or p.startswith(prefix) or traffic.env_of(p) == home
+        }
+    )
     return keep

@@ -35,6 +35,10 @@ FOLDER = "tree-index"  # in validate's cache folder
 FORMAT = "tree-index-1"
 MARGIN_NS = 2_000_000_000
 OUTPUT_DIRS = ("base", "overlays")
+# Every folder the render writes: OUTPUT_DIRS, which are always there, and traffic/, which holds
+# a file only for an environment with a service split by an external load balancer (render/
+# traffic.py) and goes when it is empty.
+RENDERED_DIRS = (*OUTPUT_DIRS, "traffic")
 
 Stat = tuple[int, int, int, int, int]  # size, mtime_ns, ctime_ns, inode, device
 
@@ -122,8 +126,8 @@ class Files(Mapping[str, str]):
 
 
 def _walk(root: Path) -> dict[str, Stat]:
-    """Every file under root/base and root/overlays, as os.walk would find them (a link to a
-    folder is not followed, a link to a file is read through)."""
+    """Every file under root/base, root/overlays and root/traffic, as os.walk would find them
+    (a link to a folder is not followed, a link to a file is read through)."""
     stats: dict[str, Stat] = {}
 
     def walk(folder: str, rel: str) -> None:
@@ -144,7 +148,7 @@ def _walk(root: Path) -> dict[str, Stat]:
             )
 
     top = os.fspath(root)
-    for name in OUTPUT_DIRS:
+    for name in RENDERED_DIRS:
         if os.path.isdir(os.path.join(top, name)):
             walk(os.path.join(top, name), name)
     return stats

@@ -26,7 +26,7 @@ from generator.vocab.api import CORE
 from generator.vocab.kube import HOSTNAME_LABEL, LWS_GROUP_INDEX_LABEL
 from generator.vocab.labels import NAME_LABEL, TRACK_LABEL, VENDOR_LABEL
 from generator.workloads.model import Workloads
-from generator.workloads.phases import plan_service
+from generator.workloads.phases import local_plans
 
 PROBE_NAMESPACE = "accel-sim-probe"
 SYSTEM_TAINT = re.compile(r"^node\.kubernetes\.io/|^node-role\.kubernetes\.io/")
@@ -406,7 +406,8 @@ def track_verdicts(
     for team in workloads.view.teams:
         for svc in workloads.of(team).services:
             sizes = {t.vendor: t.group_size for t in svc.tracks}
-            for plan in plan_service(svc):
+            # A service across clusters: this cluster holds the pods of its own tracks alone.
+            for plan in local_plans(svc):
                 want = {NAME_LABEL: svc.name, TRACK_LABEL: plan.vendor}
                 mine = [
                     p

@@ -18,6 +18,10 @@ What differs from a site, and why (said in the run, SIM011):
 - Containers do not run: a Job never ends, so an Application whose only unfinished resources
   are Jobs (or JobSets, TrainJobs, Volcano Jobs) is Progressing for as long as they run, as on
   a cluster where they train; the judge accepts that and says so.
+- No Gateway API implementation runs (it is the site's): nothing writes an HTTPRoute's status,
+  so Argo CD reports it Progressing, "Waiting for HTTPRoute status" (argo-cd v3.2.6
+  resource_customizations/gateway.networking.k8s.io/HTTPRoute/health.lua: Healthy only once a
+  parent's conditions are there); the judge accepts that too and says so.
 """
 
 from __future__ import annotations
@@ -71,6 +75,9 @@ GIT_TIMEOUT = 120.0
 # Applications a root creates, whose health the root reports (argocd-cm's health check) and the
 # judge reports on each one's own row.
 RUNNING_KINDS = frozenset({"Job", "JobSet", "TrainJob", "Application"})
+# Kinds whose health a site controller the simulation does not run writes: Progressing here for
+# ever (the module's docstring).
+SITE_STATUS_KINDS = frozenset({"HTTPRoute"})
 # The field manager Argo CD's server-side apply writes as (argo-cd v3.2.6
 # controller/sync.go, cdcommon.ArgoCDSSAManager).
 ARGOCD_MANAGER = "argocd-controller"
@@ -280,7 +287,8 @@ def _running_only(app: Obj) -> bool:
         r for r in resources if (r.get("health") or {}).get("status") not in (None, "Healthy")
     ]
     return bool(progressing) and all(
-        r.get("kind") in RUNNING_KINDS and (r.get("health") or {}).get("status") == "Progressing"
+        r.get("kind") in RUNNING_KINDS | SITE_STATUS_KINDS
+        and (r.get("health") or {}).get("status") == "Progressing"
         for r in progressing
     )
 
@@ -472,7 +480,13 @@ def _note(seen: AppSeen) -> str:
     the Applications it reports the health of."""
     if not (seen.running_only and seen.health == "Progressing"):
         return ""
-    return "as its Applications" if seen.unit == ARGOCD_UNIT else "Jobs running"
+    if seen.unit == ARGOCD_UNIT:
+        return "as its Applications"
+    kinds = {u.split(" ", 1)[0] for u in seen.unfinished}
+    notes = ["Jobs running"] if kinds & RUNNING_KINDS or not kinds else []
+    if kinds & SITE_STATUS_KINDS:
+        notes.append("routes await the site's Gateway")
+    return "; ".join(notes)
 
 
 def judge_argocd(run: ArgoRun, plan: SimPlan) -> tuple[list[dict[str, Any]], list[Finding]]:

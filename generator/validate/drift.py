@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from generator import Program
-from generator.findings import CodeInfo, Finding, Location, Severity
+from generator.findings import CodeInfo, Finding, Location, Severity, split_layer
+from generator.render import traffic
 from generator.render.writer import compare
 from generator.vocab.units import Tree
 
@@ -52,7 +53,12 @@ def drift_findings(
     hint names the render command as `program` runs it)."""
 
     def mine(rel: str) -> bool:
-        return env is None or not rel.startswith("overlays/") or rel.startswith(f"overlays/{env}/")
+        if env is None:
+            return True
+        found = traffic.env_of(rel)
+        if found is not None:
+            return found == split_layer(env)[0]
+        return not rel.startswith("overlays/") or rel.startswith(f"overlays/{env}/")
 
     drift = compare(tree, committed, only=mine)
     hint = f"run `{program.command('render')}` and commit the result"

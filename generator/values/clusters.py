@@ -13,8 +13,9 @@ quotas and workloads placed there (docs/multi-cluster.md).
   by model to the one cluster with that model's pools.
 - A workload runs in the cluster it names (`cluster`), else in the one cluster that has pools of
   every vendor (and model) it asks for. None, or several without a name, is a finding: the
-  generator never guesses a cluster, and never splits one workload over two (a dual-track
-  service moves between vendors inside one cluster, where its traffic is split). A workload
+  generator never guesses a cluster, and splits no workload over two but a dual-track service
+  that says how its traffic crosses clusters (`crossCluster`): its tracks are placed one by one
+  (`tracks_placed`), and it goes to each of their clusters and its ingress. A workload
   that asks for what no cluster has has no cluster to find, and a placement finding would be
   the same mistake said twice, one that sends the user looking for a cluster. A vendor the
   environment does not have: the workload is in the cluster it names, else in each cluster
@@ -37,7 +38,7 @@ from typing import Any
 
 from generator.findings import CodeInfo, Finding, Location, did_you_mean
 from generator.values.merge import Doc, merge_docs
-from generator.values.model import Cluster, FleetView, Team, Vendor
+from generator.values.model import Cluster, Crossing, FleetView, Team, Vendor
 from generator.values.yamlio import YamlPath, json_path
 
 WORKLOAD_SECTIONS = ("jobs", "services")
@@ -112,6 +113,9 @@ class _Splitter:
         self.names = list(clusters.data)  # as the file lists them: the first listing wins
         # (vendor, pool) -> the clusters that list it, in the order listed
         self.placed: dict[tuple[str, str], list[str]] = {}
+        # (team, service) -> where its tracks run, for the services whose tracks are in
+        # different clusters (crossCluster)
+        self.crossing: dict[tuple[str, str], Crossing] = {}
 
     def err(
         self, code: str, message: str, doc: Doc, path: YamlPath, hint: str, *, key: bool = False
@@ -262,7 +266,10 @@ class _Splitter:
                 for cname in where:
                     placed[cname].setdefault(section, []).append(name)
         inside = [c for c in self.names if quota[c] or placed[c]] or self.names
-        return {c: self._team_in(team, quota[c], models[c], placed[c]) for c in inside}
+        crossing = {
+            svc: at for (tname, svc), at in sorted(self.crossing.items()) if tname == team.name
+        }
+        return {c: self._team_in(team, quota[c], models[c], placed[c], crossing) for c in inside}
 
     def model_cluster(
         self,
@@ -355,6 +362,16 @@ class _Splitter:
             near = self.hosts(vendors, wants, models=False)
             if chosen in near or (chosen is None and len(near) == 1):
                 return [chosen] if chosen is not None else near
+        tracks = (raw.get("tracks") or {}) if section == "services" else {}
+        if (
+            section == "services"
+            and chosen is None
+            and (
+                any((t or {}).get("cluster") is not None for t in tracks.values())
+                or (not hosts and len(known) > 1)
+            )
+        ):
+            return self.tracks_placed(team, name, raw, vendors)
         if chosen is not None:
             if chosen not in hosts:
                 self.err(
@@ -369,19 +386,13 @@ class _Splitter:
         if len(hosts) == 1:
             return hosts
         if not hosts:
-            hint = (
-                "a service's tracks run in one cluster, where its traffic is split between "
-                "them: move the pools into one cluster, or make a service per cluster and split "
-                "traffic in front of the clusters (docs/multi-cluster.md)"
-                if section == "services" and len(known) > 1
-                else "list the pools it needs in one cluster, or change what it asks for"
-            )
+            # (A service over several vendors is placed track by track, above.)
             self.err(
                 "CLU003",
                 f"{what} {name!r} asks for {asked}, and no cluster has pools for all of them",
                 doc,
                 path,
-                hint,
+                "list the pools it needs in one cluster, or change what it asks for",
                 key=True,
             )
             return []
@@ -395,12 +406,123 @@ class _Splitter:
         )
         return []
 
+    def tracks_placed(
+        self,
+        team: Team,
+        name: str,
+        raw: dict[str, Any],
+        vendors: dict[str, tuple[Vendor, ...]],
+    ) -> list[str]:
+        """The clusters of a service whose tracks are placed one by one (a track names its
+        cluster, or no cluster has pools for all of them): each track in the cluster it names,
+        else in the one cluster with pools of its vendor (and model). Tracks in several clusters
+        make one service across them when it says how traffic crosses (crossCluster): it goes
+        to its tracks' clusters and, routed by a gateway, to the ingress cluster."""
+        doc = team.doc
+        path: YamlPath = ("services", name)
+        at: dict[str, str] = {}
+        for vendor, traw in sorted((raw.get("tracks") or {}).items()):
+            need = _Need(str(vendor), _models(traw or {}, {}))
+            if self.view.vendor(need.vendor) is None:
+                continue  # WKL001 (or the vendor's own findings) says what is wrong with it
+            tpath: YamlPath = (*path, "tracks", vendor)
+            hosts = self.hosts(vendors, [need]) or self.hosts(vendors, [need], models=False)
+            named = (traw or {}).get("cluster")
+            if named is not None and named not in hosts:
+                self.err(
+                    "CLU005",
+                    f"track {vendor} of service {name!r} names cluster {named!r}, which "
+                    + (
+                        f"has no pools for {need}"
+                        if named in self.names
+                        else "is not one of the environment's clusters"
+                    ),
+                    doc,
+                    (*tpath, "cluster"),
+                    did_you_mean(
+                        str(named), hosts, f"clusters with {need}: " + (", ".join(hosts) or "none")
+                    ),
+                )
+                return []
+            if named is None and len(hosts) != 1:
+                self.err(
+                    "CLU005",
+                    f"track {vendor} of service {name!r} could run in clusters "
+                    f"{', '.join(hosts)}: name one",
+                    doc,
+                    tpath,
+                    f"set cluster: <one of {', '.join(hosts)}> on the track",
+                    key=True,
+                )
+                return []
+            at[str(vendor)] = str(named) if named is not None else hosts[0]
+        where = [c for c in self.names if c in at.values()]
+        if len(where) <= 1:
+            return where
+        cross = raw.get("crossCluster")
+        spread = ", ".join(f"{v} in {c}" for v, c in sorted(at.items()))
+        if not cross:
+            self.err(
+                "CLU003",
+                f"service {name!r} has its tracks in different clusters ({spread}) and does not "
+                "say how its traffic crosses them",
+                doc,
+                path,
+                "add crossCluster: {routing: gateway, gateway: {parentRefs: [...]}} (an "
+                "HTTPRoute on an ingress cluster over Multi-Cluster Services) or crossCluster: "
+                "{routing: external, hostname: <name>} (weights for a global load balancer) to "
+                "the service, or keep its tracks in one cluster (docs/multi-cluster.md)",
+                key=True,
+            )
+            return []
+        cpath: YamlPath = (*path, "crossCluster")
+        ingress = ""
+        if cross.get("routing", "gateway") == "gateway":
+            old = str((raw.get("migration") or {}).get("from", ""))
+            ingress = str(cross.get("ingressCluster") or at.get(old) or where[0])
+            if ingress not in self.names:
+                self.err(
+                    "CLU006",
+                    f"service {name!r}: crossCluster.ingressCluster names {ingress!r}, which is "
+                    "not one of the environment's clusters",
+                    doc,
+                    (*cpath, "ingressCluster"),
+                    did_you_mean(ingress, self.names, "clusters: " + ", ".join(self.names)),
+                )
+                return []
+            if not (cross.get("gateway") or {}).get("parentRefs"):
+                self.err(
+                    "CLU007",
+                    f"service {name!r} routes across clusters through a gateway but names none",
+                    doc,
+                    cpath,
+                    "set crossCluster.gateway.parentRefs: [{name: <gateway>, namespace: <its "
+                    f"namespace>}}] (a Gateway of cluster {ingress})",
+                    key=True,
+                )
+                return []
+            where = [c for c in self.names if c in where or c == ingress]
+        elif not cross.get("hostname"):
+            self.err(
+                "CLU007",
+                f"service {name!r} routes across clusters by an external load balancer but "
+                "names no hostname for it",
+                doc,
+                cpath,
+                "set crossCluster.hostname: <the name the global load balancer serves>",
+                key=True,
+            )
+            return []
+        self.crossing[(team.name, name)] = Crossing(at, ingress)
+        return where
+
     @staticmethod
     def _team_in(
         team: Team,
         quota: dict[str, int],
         models: dict[str, dict[str, int]],
         placed: dict[str, list[str]],
+        crossing: dict[str, Crossing],
     ) -> Team:
         data = copy.copy(team.doc.data)
         if "quota" in data:
@@ -414,7 +536,11 @@ class _Splitter:
                 }
         doc = Doc(data, team.doc.values, team.doc.keys, team.doc.sources)
         return dataclasses.replace(
-            team, quota=dict(sorted(quota.items())), doc=doc, models=dict(sorted(models.items()))
+            team,
+            quota=dict(sorted(quota.items())),
+            doc=doc,
+            models=dict(sorted(models.items())),
+            crossing={k: v for k, v in crossing.items() if k in placed.get("services", [])},
         )
 
 
@@ -481,6 +607,18 @@ def unsplit_findings(view: FleetView) -> list[Finding]:
         doc = team.doc
         for section in WORKLOAD_SECTIONS:
             for name, raw in sorted((doc.get(section, default={}) or {}).items()):
+                for vendor, track in sorted(((raw or {}).get("tracks") or {}).items()):
+                    if section == "services" and (track or {}).get("cluster") is not None:
+                        out.append(
+                            _finding(
+                                "CLU005",
+                                f"track {vendor} of service {name!r} names cluster "
+                                f"{track['cluster']!r}, and the environment declares no clusters",
+                                doc,
+                                (section, name, "tracks", vendor, "cluster"),
+                                "remove cluster, or declare the clusters in the environment's file",
+                            )
+                        )
                 if (raw or {}).get("cluster") is not None:
                     out.append(
                         _finding(
@@ -517,8 +655,8 @@ CODES = (
         "CLU003",
         "values (load)",
         "error",
-        "a workload has no cluster with pools for all it asks for (tracks in two clusters), "
-        "or several and names none, or names one without them",
+        "no cluster has pools for all a workload asks for, or several and it names none, or "
+        "one it names lacks them; split tracks lack crossCluster",
     ),
     CodeInfo(
         "CLU004",
@@ -526,6 +664,26 @@ CODES = (
         "error",
         "a quota for a vendor with pools in several clusters is not split, or names a cluster "
         "without its pools or a model in no one cluster",
+    ),
+    CodeInfo(
+        "CLU005",
+        "values (load)",
+        "error",
+        "a service's track names a cluster without its pools (or no cluster of the "
+        "environment), or could run in several and names none",
+    ),
+    CodeInfo(
+        "CLU006",
+        "values (load)",
+        "error",
+        "a cross-cluster service's crossCluster.ingressCluster is not a cluster of the environment",
+    ),
+    CodeInfo(
+        "CLU007",
+        "values (load)",
+        "error",
+        "a cross-cluster service's crossCluster lacks what its routing needs: a gateway's "
+        "parentRefs, or the external load balancer's hostname",
     ),
 )
 

@@ -307,6 +307,15 @@ class Vendor:
 
 
 @dataclass(frozen=True)
+class Crossing:
+    """Where a service across clusters runs: each track's cluster (by vendor), and the cluster
+    whose Gateway routes between them ("" for routing: external)."""
+
+    tracks: dict[str, str]
+    ingress: str = ""
+
+
+@dataclass(frozen=True)
 class Team:
     name: str
     namespaces: tuple[str, ...]
@@ -319,6 +328,10 @@ class Team:
     # vendor id -> model (as the team file spells it) -> devices per namespace, for the vendors
     # the team quotas per model (`quota: {nvidia: {H100: 8, A100: 4}}`; docs/values.md).
     models: dict[str, dict[str, int]] = field(default_factory=dict)
+    # service name -> where its tracks run, for the team's services whose tracks run in
+    # different clusters of the environment (values/clusters.py places them; a cluster's view
+    # holds such a service in every cluster of its tracks, and in its ingress cluster).
+    crossing: dict[str, Crossing] = field(default_factory=dict)
 
 
 def unit_cost(team: Team, vendor: Vendor) -> float:

@@ -884,6 +884,12 @@ TRACK = _obj(
             "LeaderWorkerSet of groups of this many pods (a leader and its workers), each pod "
             "with devicesPerReplica devices; default 1 (a Deployment)",
         },
+        "cluster": _str(
+            DNS_LABEL,
+            description="the cluster the track runs in, in an environment that declares "
+            "clusters; default: the one cluster with pools of its vendor and model. Tracks in "
+            "different clusters need crossCluster (docs/multi-cluster.md)",
+        ),
     }
 )
 SERVICE = _obj(
@@ -940,6 +946,43 @@ SERVICE = _obj(
             }
         ),
         "istio": _obj({"hosts": _list(_str(minLength=1)), "gateways": _list(_str(minLength=1))}),
+        "crossCluster": _obj(
+            {
+                "routing": {
+                    "enum": ["gateway", "external"],
+                    "description": "gateway: an HTTPRoute on the ingress cluster whose backends "
+                    "are the tracks' Multi-Cluster Services ServiceImports; external: the "
+                    "weights written to traffic/<env>.json for a global load balancer",
+                },
+                "ingressCluster": _str(
+                    DNS_LABEL,
+                    description="routing: gateway: the cluster whose Gateway routes; default: "
+                    "the cluster of migration.from",
+                ),
+                "gateway": _obj(
+                    {
+                        "parentRefs": _list(
+                            _obj(
+                                {
+                                    "name": _str(DNS_LABEL),
+                                    "namespace": _str(DNS_LABEL),
+                                    "sectionName": _str(DNS_LABEL),
+                                },
+                                ("name",),
+                            )
+                        ),
+                        "hostnames": _list(_str(minLength=1)),
+                    }
+                ),
+                "hostname": _str(
+                    minLength=1,
+                    description="routing: external: the name the global load balancer serves",
+                ),
+            },
+            ("routing",),
+            description="how traffic is split when the tracks run in different clusters of an "
+            "environment (used only then; docs/multi-cluster.md)",
+        ),
     }
 )
 
@@ -1129,6 +1172,7 @@ FLEET_PROPS: dict[str, Any] = {
             "nvidiaDraDriver": _addon(["fleet", "site"]),
             "gatewayAPI": _addon(["site"]),
             "istio": _addon(["site"]),
+            "mcs": _addon(["site"]),
         },
         description="cluster add-ons the fleet's objects need: rendered by the fleet as an "
         "Argo CD Application of the upstream chart (fleet) or already on the cluster (site); "
@@ -1463,6 +1507,84 @@ SCHEMAS: dict[str, Schema] = {
 
 # Kinds a user writes (the catalog schema is internal).
 USER_KINDS = ("fleet", "vendor", "team", "environment", "inventory")
+
+# What render writes for other programs to read: traffic/<env>.json, the split of each service
+# across clusters that a global load balancer routes (render/traffic.py; docs/multi-cluster.md).
+_COUNT = {"type": "integer", "minimum": 0}
+SCHEMAS["traffic"] = _schema(
+    "traffic",
+    "An environment's traffic split across clusters for a global load balancer "
+    "(traffic/<env>.json, written by render)",
+    _obj(
+        {
+            "format": {"const": 1, "description": "raised when a field changes meaning or goes"},
+            "environment": _str(DNS_LABEL),
+            "services": _list(
+                _obj(
+                    {
+                        "team": _str(DNS_LABEL),
+                        "namespace": _str(DNS_LABEL),
+                        "service": _str(DNS_LABEL),
+                        "hostname": _str(
+                            minLength=1, description="the name the load balancer serves"
+                        ),
+                        "phase": PHASE,
+                        "tracks": _list(
+                            _obj(
+                                {
+                                    "vendor": _str(DNS_LABEL),
+                                    "cluster": _str(DNS_LABEL),
+                                    "destination": {
+                                        "type": "object",
+                                        "description": "the cluster as Argo CD reaches it: "
+                                        "its API server (server) or its name in Argo CD (name)",
+                                        "oneOf": [
+                                            _obj({"server": _str(minLength=1)}, ("server",)),
+                                            _obj({"name": _str(minLength=1)}, ("name",)),
+                                        ],
+                                    },
+                                    "service": _obj(
+                                        {
+                                            "name": _str(DNS_LABEL),
+                                            "namespace": _str(DNS_LABEL),
+                                            "port": {
+                                                "type": "integer",
+                                                "minimum": 1,
+                                                "maximum": 65535,
+                                            },
+                                        },
+                                        ("name", "namespace", "port"),
+                                        description="the track's Service in its cluster",
+                                    ),
+                                    "replicas": _COUNT,
+                                    "weight": {
+                                        "type": "integer",
+                                        "minimum": 0,
+                                        "maximum": 100,
+                                        "description": "percent of the service's requests",
+                                    },
+                                },
+                                (
+                                    "vendor",
+                                    "cluster",
+                                    "destination",
+                                    "service",
+                                    "replicas",
+                                    "weight",
+                                ),
+                            ),
+                            minItems=2,
+                        ),
+                    },
+                    ("team", "namespace", "service", "hostname", "phase", "tracks"),
+                )
+            ),
+        },
+        ("format", "environment", "services"),
+    ),
+)
+# Every schema `render.py schema` writes to schemas/.
+SCHEMA_KINDS = (*USER_KINDS, "traffic")
 
 
 def schema_text(kind: str) -> str:

@@ -498,6 +498,18 @@ ADDONS: tuple[Addon, ...] = (
         source="sigs.k8s.io/gateway-api",
     ),
     Addon(
+        # The Multi-Cluster Services API: site infrastructure (Submariner, Cilium ClusterMesh, a
+        # cloud's fleet) that exports a Service to the cluster set and imports it elsewhere; the
+        # fleet renders none (docs/multi-cluster.md, "Moving a service across clusters").
+        key="mcs",
+        title="the Multi-Cluster Services API",
+        groups=(api.MCS_GROUP,),  # sigs.k8s.io/mcs-api v0.5.2 pkg/apis/v1alpha1
+        schedulers=(),
+        implied_by=None,
+        chart=None,
+        source="sigs.k8s.io/mcs-api",
+    ),
+    Addon(
         key="istio",
         title="Istio",
         groups=("networking.istio.io",),  # istio/api networking/v1

@@ -53,6 +53,13 @@ ARGOCD = "argoproj.io/v1alpha1"
 # Traffic splitting: the Gateway API's HTTPRoute and Istio's VirtualService.
 GATEWAY = "gateway.networking.k8s.io/v1"
 ISTIO_NETWORKING = "networking.istio.io/v1"
+# Multi-Cluster Services (sigs.k8s.io/mcs-api v0.5.2 config/crd/multicluster.x-k8s.io_service
+# exports.yaml and _serviceimports.yaml: v1alpha1 served, v1beta1 the storage version). The
+# fleet writes v1alpha1, the version every MCS implementation serves; a cross-cluster service's
+# tracks are exported by a ServiceExport and routed to as ServiceImports (Gateway API v1.6.3
+# geps/gep-1748, "ServiceImport as a Backend").
+MCS_GROUP = "multicluster.x-k8s.io"
+MCS = f"{MCS_GROUP}/v1alpha1"
 
 
 # Kueue's integration per kind of team workload the fleet points at a queue (builders/workloads.py

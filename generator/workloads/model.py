@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generator.findings import CodeInfo, Finding, Severity, did_you_mean
-from generator.values.model import FleetView, Team
+from generator.values.model import Crossing, FleetView, Team
 from generator.values.yamlio import YamlPath, json_path
 from generator.workloads import podspec
 from generator.workloads.podspec import PodExtras
@@ -98,10 +98,25 @@ class Track:
     min_available: int | None
     pod: PodDecl
     group_size: int = 1  # pods per replica: above 1, a LeaderWorkerSet
+    # The cluster the track runs in, for a service across clusters ("" otherwise: the view's).
+    cluster: str = ""
 
     @property
     def devices_per_replica(self) -> int:
         return self.pod.devices * self.group_size
+
+
+@dataclass(frozen=True)
+class CrossCluster:
+    """How a service whose tracks run in different clusters splits its traffic (values
+    `crossCluster`; docs/multi-cluster.md, "Moving a service across clusters"), and which of
+    those clusters the view being built is."""
+
+    routing: str  # gateway | external
+    here: str  # the view's cluster
+    ingress: str = ""  # gateway: the cluster whose Gateway routes
+    gateway: dict[str, Any] = field(default_factory=dict)
+    hostname: str = ""  # external: the name the global load balancer serves
 
 
 @dataclass(frozen=True)
@@ -122,10 +137,30 @@ class Service:
     gateway: dict[str, Any] = field(default_factory=dict)
     istio: dict[str, Any] = field(default_factory=dict)
     replicas_follow_weights: bool = False
+    # Set when the tracks run in different clusters: every track is in `tracks` (the phase's
+    # weights are over all of them), each with its cluster; `routing` is then the layer that
+    # routes between the clusters (gateway or external), not the in-cluster one.
+    cross: CrossCluster | None = None
 
     @property
     def path(self) -> YamlPath:
         return ("services", self.name)
+
+    @property
+    def local_tracks(self) -> tuple[Track, ...]:
+        """The tracks that run in the view's cluster: all of them, unless the service crosses
+        clusters. What a cluster renders, holds and counts against its quota."""
+        if self.cross is None:
+            return self.tracks
+        return tuple(t for t in self.tracks if t.cluster == self.cross.here)
+
+    @property
+    def routes_here(self) -> bool:
+        """Whether the view's cluster renders the service's traffic split: its own (one
+        cluster), or the ingress cluster's HTTPRoute over the tracks' ServiceImports."""
+        if self.cross is None:
+            return True
+        return self.cross.routing == "gateway" and self.cross.ingress == self.cross.here
 
     def track(self, vendor: str) -> Track | None:
         return next((t for t in self.tracks if t.vendor == vendor), None)
@@ -304,10 +339,17 @@ class _Resolver:
                 "WKL005", f"service {name!r} has no tracks", path, "add tracks: {<vendor>: ...}"
             )
             return None
+        # Where each track runs, when the tracks are in different clusters (values/clusters.py).
+        crossing = self.team.crossing.get(name)
+        placed = crossing.tracks if crossing else {}
+        here = self.view.cluster.name if self.view.cluster else ""
         tracks = []
         for vendor, traw in sorted(tracks_raw.items()):
             tpath: YamlPath = (*path, "tracks", vendor)
-            if not self.vendor_ok(vendor, tpath):
+            # A track in another cluster is that cluster's view's to check (its vendor is not
+            # in this view): here it gives the phase its weights.
+            remote = placed.get(vendor, here) != here
+            if not remote and not self.vendor_ok(vendor, tpath):
                 continue
             devices = int(traw.get("devicesPerReplica", 1))
             pod = self.pod(raw, traw, vendor, devices, str(traw.get("model", "")), tpath)
@@ -319,6 +361,7 @@ class _Resolver:
                     None if min_av is None else int(min_av),
                     pod,
                     int(traw.get("groupSize", 1)),
+                    placed.get(vendor, ""),
                 )
             )
         if len(self.findings) > before or self.refused:
@@ -345,8 +388,13 @@ class _Resolver:
                 "set migration: {from: <old vendor>, to: <new vendor>}",
             )
             return None
-        routing = str(raw.get("routing", "service"))
-        if routing == "gateway" and not (raw.get("gateway", {}) or {}).get("parentRefs"):
+        cross = self.cross(raw, crossing)
+        routing = cross.routing if cross else str(raw.get("routing", "service"))
+        if (
+            cross is None
+            and routing == "gateway"
+            and not (raw.get("gateway", {}) or {}).get("parentRefs")
+        ):
             self.err(
                 "WKL005",
                 f"service {name!r} routes through a gateway but names none",
@@ -371,6 +419,21 @@ class _Resolver:
             gateway=dict(raw.get("gateway", {}) or {}),
             istio=dict(raw.get("istio", {}) or {}),
             replicas_follow_weights=bool(raw.get("replicasFollowWeights", False)),
+            cross=cross,
+        )
+
+    def cross(self, raw: dict[str, Any], crossing: Crossing | None) -> CrossCluster | None:
+        """The service's crossCluster, read in a cluster of its tracks or its ingress (the
+        split placed it and checked it: CLU005-CLU007)."""
+        if crossing is None or self.view.cluster is None:
+            return None
+        cross = raw.get("crossCluster", {}) or {}
+        return CrossCluster(
+            routing=str(cross.get("routing", "gateway")),
+            here=self.view.cluster.name,
+            ingress=crossing.ingress,
+            gateway=dict(cross.get("gateway", {}) or {}),
+            hostname=str(cross.get("hostname", "")),
         )
 
 

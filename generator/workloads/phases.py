@@ -8,6 +8,10 @@
 | primary-new | full, 0                     | full, 100                |
 | fallback    | fallbackReplicas (1), 0     | full, 100                |
 
+A service across clusters is planned the same way over all its tracks, wherever they run: each
+plan says its track's cluster, and a cluster renders and counts only its own tracks' plans
+(`local_plans`).
+
 Other tracks run at full size with weight 0. A one-track service takes all traffic. Explicit
 `replicas` (per track) and `weights` (all tracks; missing ones are 0) override the phase.
 
@@ -33,6 +37,7 @@ class TrackPlan:
     devices: int  # replicas x devices per replica
     replicas_path: YamlPath  # where the replica count was decided, for findings
     weight_explicit: bool
+    cluster: str = ""  # the track's cluster, for a service across clusters (Track.cluster)
 
 
 def _phase_split(phase: str) -> tuple[int, int]:
@@ -73,7 +78,15 @@ def plan_service(svc: Service) -> list[TrackPlan]:
         if explicit:
             weight = svc.explicit_weights.get(v, 0)
         out.append(
-            TrackPlan(v, replicas, weight, replicas * track.devices_per_replica, rpath, explicit)
+            TrackPlan(
+                v,
+                replicas,
+                weight,
+                replicas * track.devices_per_replica,
+                rpath,
+                explicit,
+                track.cluster,
+            )
         )
     if svc.replicas_follow_weights and svc.routing == "service":
         return scaled(svc, out)
@@ -113,3 +126,10 @@ def scaled(svc: Service, plans: list[TrackPlan]) -> list[TrackPlan]:
         else p
         for p in plans
     ]
+
+
+def local_plans(svc: Service) -> list[TrackPlan]:
+    """The plans of the tracks that run in the view's cluster (Service.local_tracks): what the
+    cluster renders and what its quota holds."""
+    here = {t.vendor for t in svc.local_tracks}
+    return [p for p in plan_service(svc) if p.vendor in here]

@@ -18,7 +18,7 @@ from generator.values.merge import Doc
 from generator.values.model import Team
 from generator.values.yamlio import YamlPath
 from generator.workloads.model import Workloads
-from generator.workloads.phases import plan_service
+from generator.workloads.phases import local_plans
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def vendor_usage(workloads: Workloads, team: Team) -> list[Usage]:
     # (namespace, vendor) -> [(devices, what, path, is_job)]
     parts: dict[tuple[str, str], list[tuple[int, str, YamlPath, bool]]] = {}
     for svc in loaded.services:
-        for plan in plan_service(svc):
+        for plan in local_plans(svc):
             if plan.devices:
                 parts.setdefault((svc.namespace, plan.vendor), []).append(
                     (

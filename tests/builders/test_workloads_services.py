@@ -274,6 +274,8 @@ def test_gateway_route_written_out(tmp_path: Path) -> None:
             "hostnames": ["chat.example.com", "chat.internal"],
             "rules": [
                 {
+                    # the Gateway API CRD's default, written out (Argo CD compares it)
+                    "matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
                     "backendRefs": [
                         {
                             "group": "",
@@ -289,7 +291,7 @@ def test_gateway_route_written_out(tmp_path: Path) -> None:
                             "port": 8000,
                             "weight": 30,
                         },
-                    ]
+                    ],
                 }
             ],
         },
@@ -317,10 +319,11 @@ def test_gateway_route_without_hostnames_writes_none(tmp_path: Path) -> None:
             ],
             "rules": [
                 {
+                    "matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
                     "backendRefs": [
                         {"group": "", "kind": "Service", "name": n, "port": 8000, "weight": w}
                         for n, w in (("chat-nvidia", 0), ("chat-ascend", 100))
-                    ]
+                    ],
                 }
             ],
         }

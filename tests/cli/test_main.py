@@ -14,9 +14,10 @@ import pytest
 from generator import __version__
 from tests.fixtures import ROOT, cli, two_teams
 
-# The kinds of values file a platform team writes; each one's schema is the one committed in
-# schemas/ (tests/cli/test_render.py holds those equal to the code).
-KINDS = ["environment", "fleet", "inventory", "team", "vendor"]
+# The kinds of values file a platform team writes, and the traffic file render writes
+# (docs/multi-cluster.md); each one's schema is the one committed in schemas/
+# (tests/cli/test_render.py holds those equal to the code).
+KINDS = ["environment", "fleet", "inventory", "team", "traffic", "vendor"]
 
 
 def committed(kind: str) -> object:

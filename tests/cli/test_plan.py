@@ -42,8 +42,22 @@ def test_plan_json_for_one_environment(tmp_path: Path) -> None:
     [svc] = env["services"]
     assert svc["phase"] == "dual-run"
     assert svc["tracks"] == [
-        {"vendor": "nvidia", "replicas": 2, "weight": 100, "devices": 2, "traffic": 100.0},
-        {"vendor": "ascend", "replicas": 2, "weight": 0, "devices": 2, "traffic": 0.0},
+        {
+            "vendor": "nvidia",
+            "replicas": 2,
+            "weight": 100,
+            "devices": 2,
+            "traffic": 100.0,
+            "cluster": "",
+        },
+        {
+            "vendor": "ascend",
+            "replicas": 2,
+            "weight": 0,
+            "devices": 2,
+            "traffic": 0.0,
+            "cluster": "",
+        },
     ]
     quota = {(q["team"], q["vendor"]): q for q in env["quotas"]}
     assert quota[("ml-team", "nvidia")] == {

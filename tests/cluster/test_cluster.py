@@ -639,8 +639,10 @@ def test_example_fleet_simulation_in_every_environment(
         "staging": ["accel-staging-root", *(f"accel-staging-{u}" for u in units)],
     }
     assert all(a["ok"] and a["sync"] == "Synced" for e in by_env.values() for a in e.applications)
-    # inference-service runs where NVIDIA and Ascend are: staging and prod's main
-    assert [bool(by_env[e].tracks) for e in by_env] == [False, True, True]
+    # inference-service runs where NVIDIA and Ascend are: staging and prod's main; chat's Hygon
+    # track runs in domestic (its NVIDIA track in main: a service across clusters)
+    assert [bool(by_env[e].tracks) for e in by_env] == [True, True, True]
+    assert [t["track"] for t in by_env["prod/domestic"].tracks] == ["hygon"]
     # domestic runs the Cambricon job, on its Cambricon node
     [mlu] = [p for p in by_env["prod/domestic"].pods if "mlu-finetune-job" in p.workload]
     assert mlu.node == "mlu-node-01" and mlu.ok

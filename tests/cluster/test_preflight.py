@@ -17,6 +17,7 @@ from generator.cluster.preflight import (
     ClusterState,
     argocd_version,
     check,
+    cross_cluster_apis,
     dra_devices,
     dra_plugin_placement,
     pool_nodes,
@@ -45,6 +46,7 @@ from tests.fixtures import (
     VNPU_ASCEND,
     Obj,
     build_of,
+    cross_clusters,
     invoke,
     tree,
     workloads_of,
@@ -2102,3 +2104,88 @@ def test_preflight_reads_the_argo_cd_version_the_cluster_runs_against_argocd_ver
     assert absent.message.endswith("no StatefulSet argocd/argocd-application-controller is there")
     plain, _ = env_of(tmp_path / "b")
     assert read_cluster(api, workloads_of(plain)).argocd_images is None
+
+
+# ---- a service across clusters (PRE017) ------------------------------------------------------
+
+MCS_API = "multicluster.x-k8s.io/v1alpha1"
+ROUTE_API = "gateway.networking.k8s.io/v1"
+
+
+def _cross_view(tmp_path: Path, layer: str) -> Any:
+    return workloads_of(values.load(cross_clusters(tmp_path)).envs[layer])
+
+
+def test_the_ingress_cluster_without_the_serviceimport_kind(tmp_path: Path) -> None:
+    """main runs the NVIDIA track and routes: it serves ServiceExport and HTTPRoute, not the
+    ServiceImport CRD (a group served is not every kind of it)."""
+    state = ClusterState(
+        served={MCS_API, ROUTE_API},
+        kinds={(MCS_API, "ServiceExport"), (ROUTE_API, "HTTPRoute")},
+    )
+    [finding] = cross_cluster_apis(_cross_view(tmp_path, "prod/main"), state)
+    assert (finding.code, str(finding.location), finding.path) == (
+        "PRE017",
+        "values/teams/inference.yaml:14:5",
+        "$.services.chat.crossCluster",
+    )
+    assert finding.message == (
+        "the cluster does not serve ServiceImport (multicluster.x-k8s.io/v1alpha1), which the "
+        "service across clusters inference/chat needs there: its HTTPRoute here routes to the "
+        "tracks' ServiceImports"
+    )
+    assert finding.hint == (
+        "install the ServiceImport CRD on the cluster (the site's Multi-Cluster Services "
+        "implementation); " + HINT
+    )
+
+
+def test_a_track_s_cluster_needs_serviceexport_and_not_the_route(tmp_path: Path) -> None:
+    domestic = _cross_view(tmp_path, "prod/domestic")
+    # Only ServiceImport's CRD installed: the group is served, ServiceExport is not.
+    state = ClusterState(served={MCS_API}, kinds={(MCS_API, "ServiceImport")})
+    [finding] = cross_cluster_apis(domestic, state)
+    assert finding.message.startswith("the cluster does not serve ServiceExport")
+    # No MCS group at all: PRE001 says so of the rendered ServiceExport, not this check.
+    assert cross_cluster_apis(domestic, ClusterState()) == []
+    every = {(MCS_API, "ServiceExport"), (MCS_API, "ServiceImport"), (ROUTE_API, "HTTPRoute")}
+    assert cross_cluster_apis(domestic, ClusterState(served={MCS_API}, kinds=every)) == []
+
+
+def test_preflight_finds_the_ingress_cluster_s_missing_serviceimport_crd(
+    tmp_path: Path, cluster: ControlPlane
+) -> None:
+    """Cluster main of CROSS_PROD (chat's NVIDIA track and its HTTPRoute) on the local control
+    plane: with the CRDs of what its units hold (ServiceExport, HTTPRoute) and not the
+    ServiceImport one, PRE017; with it, none."""
+    fleet_plane.reset(cluster)
+    api = cluster.client()
+    values_dir = cross_clusters(tmp_path)
+    rendered = render_tree(values.load(values_dir))
+    units = [u for u in rendered.units if u.env == "prod/main"]
+    api.apply_crds(needed_crds([o for u in units for o in u.objects]))
+
+    def found() -> list[str]:
+        result = invoke(
+            "preflight",
+            "--values",
+            str(values_dir),
+            "--env",
+            "prod/main",
+            "--kubeconfig",
+            str(cluster.kubeconfig),
+            "--output",
+            "json",
+        )
+        doc = json.loads(result.output)
+        return [f["message"] for f in doc["findings"] if f["code"] in ("PRE001", "PRE017")]
+
+    assert found() == [
+        "the cluster does not serve ServiceImport (multicluster.x-k8s.io/v1alpha1), which the "
+        "service across clusters inference/chat needs there: its HTTPRoute here routes to the "
+        "tracks' ServiceImports in environment 'prod' (cluster 'main')"
+    ]
+    imports = {"apiVersion": "multicluster.x-k8s.io/v1alpha1", "kind": "ServiceImport"}
+    api.apply_crds(needed_crds([imports]))
+    assert found() == []
+    fleet_plane.reset(cluster)

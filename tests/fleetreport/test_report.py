@@ -30,6 +30,7 @@ from tests.fixtures import (
     SHARED_NVIDIA,
     TWO_CLUSTERS,
     cli_streams,
+    cross_clusters,
     tree,
 )
 
@@ -405,3 +406,25 @@ def test_a_section_per_cluster_titled_with_its_labels(tmp_path: Path) -> None:
         ("prod/domestic", "prod-domestic", "Environment prod, cluster domestic (region=cn-north)"),
         ("prod/main", "prod-main", "Environment prod, cluster main"),
     ]
+
+
+def test_a_migration_across_clusters_in_each_cluster_s_strip(tmp_path: Path) -> None:
+    """CROSS_TEAM's chat at shift-30: each cluster's strip shows the one phase, every track
+    with its cluster, and where the traffic is split."""
+    values_dir = cross_clusters(tmp_path, phase="shift-30")
+    envs = {e.env: e for e in compute(values_dir).envs}
+    for layer in ("prod/main", "prod/domestic"):
+        [m] = envs[layer].migrations
+        assert (m.row.phase, m.step, m.new_traffic) == ("shift-30", 2, 30)
+        assert [(t.vendor, t.cluster, t.replicas, t.weight) for t in m.row.tracks] == [
+            ("nvidia", "main", 2, 70),
+            ("ascend", "domestic", 2, 30),
+        ]
+    md = report(ReportOptions(values_dir, fmt="markdown", env="prod/domestic")).text
+    assert (
+        "| gateway across clusters (HTTPRoute on main) | nvidia in main: 2, 70 %, 2; ascend in "
+        "domestic: 2, 30 %, 2 |"
+    ) in md
+    html = report(ReportOptions(values_dir, env="prod/main")).text
+    assert "across clusters: its HTTPRoute on cluster main" in html
+    assert "ascend (cluster domestic): 2 replicas, 30 % traffic" in html

@@ -28,8 +28,9 @@ from generator.simulate.drive import ignored_taints
 from generator.simulate.nodes import SimNode, plan_nodes
 from generator.simulate.result import NodeResult
 from generator.simulate.sitestack import SiteDaemon
+from generator.values import loader
 from generator.values.model import FleetView
-from tests.fixtures import built_units, tree, workloads_of
+from tests.fixtures import built_units, cross_clusters, tree, workloads_of
 
 Obj = dict[str, Any]
 
@@ -1210,3 +1211,34 @@ def test_each_stand_in_on_all_its_vendors_nodes_or_missing_where_a_taint_keeps_i
             hint=STAND_IN_HINT,
         ),
     ]
+
+
+def test_a_cluster_of_a_service_across_clusters_is_held_to_its_own_track(tmp_path: Path) -> None:
+    """CROSS_TEAM's chat in domestic: only the Ascend track's pods run there (the NVIDIA
+    track's are main's), so the verdict has the Ascend row alone."""
+    view = loader.load(cross_clusters(tmp_path, phase="shift-30")).envs["prod/domestic"]
+    labels = {"app.kubernetes.io/name": "chat", "accel-gitops.io/track": "ascend"}
+    rs = "ReplicaSet"
+    pods = [
+        pod(
+            "inference",
+            f"chat-ascend-1a2b3-{i}",
+            owner=(rs, "chat-ascend-1a2b3"),
+            labels=labels,
+            node_name="npu-1",
+            conditions=READY,
+        )
+        for i in (1, 2)
+    ]
+    rows, findings = track_verdicts(workloads_of(view), pods)
+    assert rows == [
+        {
+            "team": "inference",
+            "service": "inference/chat",
+            "track": "ascend",
+            "ready": 2,
+            "plan": 2,
+            "ok": True,
+        }
+    ]
+    assert findings == []

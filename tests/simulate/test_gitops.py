@@ -348,3 +348,35 @@ def test_a_later_wave_created_while_the_earlier_one_was_never_healthy_is_early(
     )
     assert run.apps["team-a"].early == ["node-config"]
     assert [f.code for f in gitops.judge(run, {})[1]] == ["SIM021"]
+
+
+def test_an_application_progressing_only_on_its_routes_is_settled_and_said_so() -> None:
+    """No Gateway implementation runs here: an HTTPRoute stays "Waiting for HTTPRoute status"
+    (argo-cd v3.2.6 HTTPRoute health.lua). An Application Progressing on it alone, or on it and
+    a running Job, is settled; on a Deployment that is not, it is not."""
+    route = {"kind": "HTTPRoute", "namespace": "i", "name": "chat", "status": "Synced"}
+    job = {"kind": "Job", "namespace": "i", "name": "train", "status": "Synced"}
+    deployment = {"kind": "Deployment", "namespace": "i", "name": "d", "status": "Synced"}
+
+    def application(*resources: dict[str, object]) -> dict[str, object]:
+        return {
+            "status": {
+                "sync": {"status": "Synced"},
+                "health": {"status": "Progressing"},
+                "resources": [{**r, "health": {"status": "Progressing"}} for r in resources],
+            }
+        }
+
+    assert gitops.settled(application(route))
+    assert gitops.settled(application(route, job))
+    assert not gitops.settled(application(route, deployment))
+    team = seen("a", 2, health="Progressing", running_only=True)
+    team.unfinished = ["HTTPRoute i/chat: Synced/Progressing"]
+    both = seen("b", 2, health="Progressing", running_only=True)
+    both.unfinished = ["HTTPRoute i/chat: Synced/Progressing", "Job i/train: Synced/Progressing"]
+    rows, found = gitops.judge(ArgoRun({"a": team, "b": both}), {})
+    assert found == []
+    assert [(r["application"], r["note"], r["ok"]) for r in rows] == [
+        ("a", "routes await the site's Gateway", True),
+        ("b", "Jobs running; routes await the site's Gateway", True),
+    ]

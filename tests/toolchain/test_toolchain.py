@@ -177,6 +177,20 @@ CRD_SAMPLES: dict[str, dict[str, Any]] = {
         "metadata": meta("inference"),
         "spec": {"hosts": ["svc"], "http": [{"route": [{"destination": {"host": "svc"}}]}]},
     },
+    # sigs.k8s.io/mcs-api v0.5.2: a track's export, and the import a cross-cluster route
+    # names (the fleet renders the export only; the MCS implementation makes the import).
+    "ServiceExport": {
+        "apiVersion": "multicluster.x-k8s.io/v1alpha1",
+        "kind": "ServiceExport",
+        "metadata": meta("chat-nvidia"),
+        "spec": {},
+    },
+    "ServiceImport": {
+        "apiVersion": "multicluster.x-k8s.io/v1alpha1",
+        "kind": "ServiceImport",
+        "metadata": meta("chat-nvidia"),
+        "spec": {"type": "ClusterSetIP", "ports": [{"port": 80, "protocol": "TCP"}]},
+    },
     "Job": {
         "apiVersion": "batch.volcano.sh/v1alpha1",
         "kind": "Job",

@@ -200,21 +200,29 @@ def test_a_job_over_vendors_in_two_clusters_has_no_cluster(tmp_path: Path) -> No
     assert finding.hint.startswith("list the pools it needs in one cluster")
 
 
-def test_a_service_whose_tracks_are_in_two_clusters_is_refused_with_the_way_out(
+def test_a_service_whose_tracks_are_in_two_clusters_without_cross_cluster_is_refused(
     tmp_path: Path,
 ) -> None:
+    """Its tracks have their clusters, and nothing says how traffic crosses them: the hint
+    names crossCluster."""
     prod = TWO_CLUSTERS_PROD.replace("[nvidia, ascend/910b]", "[nvidia]").replace(
         "[cambricon]", "[cambricon, ascend]"
     )
     [finding] = findings(two_clusters(tmp_path, environments__prod_yaml=prod))
-    assert finding.code == "CLU003" and finding.path == "$.services['inference-service']"
-    assert finding.message.startswith(
-        "service 'inference-service' asks for ascend (910b), nvidia, and no cluster"
+    assert (finding.code, str(finding.location), finding.path) == (
+        "CLU003",
+        "values/teams/inference.yaml:3:3",
+        "$.services['inference-service']",
+    )
+    assert finding.message == (
+        "service 'inference-service' has its tracks in different clusters (ascend in domestic, "
+        "nvidia in main) and does not say how its traffic crosses them"
     )
     assert finding.hint == (
-        "a service's tracks run in one cluster, where its traffic is split between them: move "
-        "the pools into one cluster, or make a service per cluster and split traffic in front of "
-        "the clusters (docs/multi-cluster.md)"
+        "add crossCluster: {routing: gateway, gateway: {parentRefs: [...]}} (an HTTPRoute on an "
+        "ingress cluster over Multi-Cluster Services) or crossCluster: {routing: external, "
+        "hostname: <name>} (weights for a global load balancer) to the service, or keep its "
+        "tracks in one cluster (docs/multi-cluster.md)"
     )
 
 

@@ -1,0 +1,113 @@
+"""`diff`'s traffic-moves flag for a service across clusters (docs/gitops.md, "Risky changes"): a
+weight change in the ingress cluster's HTTPRoute over ServiceImports, and in the environment's
+traffic file (routing external), is a traffic move said in words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from generator.delivery.diff import Risk, against_ref, compare_objects, traffic_diffs
+from generator.render.layout import render_tree
+from generator.values import loader
+from tests import repos
+from tests.fixtures import CROSS_EXTERNAL, Obj, cli_streams, cross_clusters, team_objects
+
+
+def _unit(values_dir: Path, layer: str) -> dict[tuple[str, str, str, str], Obj]:
+    view = loader.load(values_dir).envs[layer]
+    [team] = [t for t in view.teams if t.name == "inference"]
+    objs = team_objects(view, team)[0]
+    return {
+        (o["apiVersion"], o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]): o
+        for o in objs
+    }
+
+
+def test_a_weight_change_of_the_route_over_imports_moves_traffic(tmp_path: Path) -> None:
+    """The ingress cluster (main) runs one of the two tracks: the move is said over both."""
+    old = _unit(cross_clusters(tmp_path / "a", phase="shift-10"), "prod/main")
+    new = _unit(cross_clusters(tmp_path / "b", phase="shift-30"), "prod/main")
+    [route] = compare_objects("prod/main", "team-inference", old, new)
+    assert route.title == "HTTPRoute inference/chat"
+    assert route.risks == [
+        Risk(
+            "traffic-moves",
+            "ascend track: 10% -> 30% of traffic; nvidia track: 90% -> 70% of traffic",
+        )
+    ]
+
+
+def test_the_route_of_an_ingress_cluster_without_a_track(tmp_path: Path) -> None:
+    edge = "  edge:\n    destination: {name: edge}\n    pools: [cambricon]\n"
+    cross = (
+        "    crossCluster:\n      routing: gateway\n      ingressCluster: edge\n"
+        "      gateway: {parentRefs: [{name: gw, namespace: gw}]}\n"
+    )
+    files = {
+        "vendors/cambricon.yaml": "pools:\n  - {name: m, model: MLU370, devicesPerNode: 8, "
+        "nodes: [m1]}\ndevicePlugin: {image: r/p, version: v1}\n"
+        "exporter: {daemonSet: {image: r/e}}\n"
+    }
+    old, new = (
+        _unit(
+            cross_clusters(tmp_path / d, phase=p, cross=cross, clusters=edge, files=files),
+            "prod/edge",
+        )
+        for d, p in (("a", "primary-new"), ("b", "fallback"))
+    )
+    assert compare_objects("prod/edge", "team-inference", old, new) == []
+    old = _unit(
+        cross_clusters(tmp_path / "c", phase="dual-run", cross=cross, clusters=edge, files=files),
+        "prod/edge",
+    )
+    [route] = compare_objects("prod/edge", "team-inference", old, new)
+    assert route.risks == [
+        Risk(
+            "traffic-moves",
+            "ascend track: 0% -> 100% of traffic; nvidia track: 100% -> 0% of traffic",
+        )
+    ]
+
+
+def test_a_weight_change_in_the_traffic_file_moves_traffic(tmp_path: Path) -> None:
+    old, new = (
+        render_tree(loader.load(cross_clusters(tmp_path / d, phase=p, cross=CROSS_EXTERNAL))).tree
+        for d, p in (("a", "validate"), ("b", "shift-10"))
+    )
+    [d] = traffic_diffs(old, new)
+    assert (d.env, d.unit, d.title, d.key[0], d.status) == (
+        "prod",
+        "traffic",
+        "LoadBalancerSplit inference/chat",
+        "traffic/prod.json",
+        "changed",
+    )
+    assert d.risks == [
+        Risk(
+            "traffic-moves",
+            "ascend track: 0% -> 10% of traffic (1 -> 2 replicas); nvidia track: 100% -> 90% of "
+            "traffic",
+        )
+    ]
+    assert traffic_diffs(old, new, "staging") == []
+    [added] = traffic_diffs({}, new, "prod/main")
+    assert (added.status, added.risks) == ("added", [Risk("traffic-moves", "a new split")])
+
+
+def test_against_ref_reads_the_committed_traffic_file(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    values_dir = cross_clusters(repo / "fleet", phase="validate", cross=CROSS_EXTERNAL)
+    assert cli_streams("render", "--values", str(values_dir))[0] == 0
+    assert (repo / "fleet/traffic/prod.json").is_file()
+    repos.init(repo)
+    repos.commit_all(repo, "fleet")
+    team = values_dir / "teams/inference.yaml"
+    team.write_text(team.read_text().replace("phase: validate", "phase: shift-10"))
+    got = against_ref(values_dir, "main", "prod")
+    moves = [(d.unit, d.title, r.message) for d in got.objects for r in d.risks]
+    assert (
+        "traffic",
+        "LoadBalancerSplit inference/chat",
+        "ascend track: 0% -> 10% of traffic (1 -> 2 replicas); nvidia track: 100% -> 90% of "
+        "traffic",
+    ) in moves
