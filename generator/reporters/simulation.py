@@ -22,6 +22,31 @@ def _mark(ok: bool) -> str:
     return "ok" if ok else "MISMATCH"
 
 
+def _placed(placed: dict[str, int]) -> str:
+    return ", ".join(f"{where} x{n}" for where, n in placed.items()) or "-"
+
+
+def _track_rows(tracks: list[dict[str, Any]], phase: bool = False) -> list[list[str]]:
+    """The table of track rows (checks.track_row), with the phase of each (`phase`)."""
+    head = ["service", *(["phase"] if phase else []), "track", "cluster", "weight", "ready"]
+    rows = [[*head, "plan", "placed", ""]]
+    for t in tracks:
+        rows.append(
+            [
+                t["service"],
+                *([t["phase"]] if phase else []),
+                t["track"],
+                t["cluster"] or "-",
+                str(t["weight"]),
+                str(t["ready"]),
+                str(t["plan"]),
+                _placed(t["placed"]),
+                _mark(t["ok"]),
+            ]
+        )
+    return rows
+
+
 def env_text(rep: EnvReport) -> str:
     env, cluster = split_layer(rep.env)
     where = f"environment {env}" + (f", cluster {cluster}" if cluster else "")
@@ -90,13 +115,8 @@ def env_text(rep: EnvReport) -> str:
                 )
         lines += _table(rows)
     if rep.tracks:
-        lines.append(" ready pods per track against plan")
-        rows = [["service", "track", "ready", "plan", ""]]
-        rows += [
-            [t["service"], t["track"], str(t["ready"]), str(t["plan"]), _mark(t["ok"])]
-            for t in rep.tracks
-        ]
-        lines += _table(rows)
+        lines.append(" ready pods per track against plan (the tracks of this cluster)")
+        lines += _table(_track_rows(rep.tracks))
     if rep.applications:
         lines.append(" Argo CD per Application (in wave order; settled: Synced and Healthy)")
         rows = [["application", "wave", "sync", "health", "settled", ""]]

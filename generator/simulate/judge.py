@@ -77,7 +77,7 @@ def judge(plan: SimPlan, run: EnvRun) -> EnvReport:
     jobset_quotas = (
         [] if run.jobsets is None else quota_rows(view, run.jobsets.list(CORE, "ResourceQuota"))
     )
-    tracks, found = track_verdicts(plan.build.workloads, state.list(CORE, "Pod"))
+    tracks, found = track_verdicts(plan.build.workloads, state.list(CORE, "Pod"), nodes)
     findings += found
     jobs_failing = {k: fs for k, fs in failing.items() if k[1] not in SERVICE_KINDS}
     if jobs_failing:
