@@ -117,6 +117,12 @@ def env_text(rep: EnvReport) -> str:
     if rep.tracks:
         lines.append(" ready pods per track against plan (the tracks of this cluster)")
         lines += _table(_track_rows(rep.tracks))
+    if rep.phases:
+        lines.append(
+            " each migrating service walked through its phases (--phases), beside the other "
+            "services and no job"
+        )
+        lines += _table(_track_rows(rep.phases, phase=True))
     if rep.applications:
         lines.append(" Argo CD per Application (in wave order; settled: Synced and Healthy)")
         rows = [["application", "wave", "sync", "health", "settled", ""]]
@@ -165,6 +171,31 @@ def env_text(rep: EnvReport) -> str:
     return "\n".join(lines) + "\n"
 
 
+def across_text(result: SimulationResult) -> str:
+    """Per environment, each service whose tracks run in different clusters at each phase
+    walked: every track in its own cluster, gathered from the clusters' reports (each cluster
+    was simulated on its own), phase by phase in the order walked."""
+    rows: dict[str, dict[tuple[str, str], list[dict[str, Any]]]] = {}
+    clusters: dict[tuple[str, str], set[str]] = {}
+    for rep in result.envs:
+        env, _ = split_layer(rep.env)
+        for t in rep.phases:
+            rows.setdefault(env, {}).setdefault((t["service"], t["phase"]), []).append(t)
+            clusters.setdefault((env, t["service"]), set()).add(t["cluster"])
+    lines = []
+    for env, by_phase in rows.items():
+        table = [
+            t
+            for (service, _), group in by_phase.items()
+            if len(clusters[(env, service)]) > 1
+            for t in group
+        ]
+        if table:
+            lines.append(f"environment {env}: services across clusters, each track in its cluster")
+            lines += _table(_track_rows(table, phase=True))
+    return "\n".join(lines) + "\n" if lines else ""
+
+
 def as_json(result: SimulationResult) -> dict[str, Any]:
     envs = []
     for rep in result.envs:
@@ -184,4 +215,5 @@ def write(result: SimulationResult, output: str, out: TextIO) -> None:
     elif output in ("text", "github"):
         for rep in result.envs:
             out.write(env_text(rep))
+        out.write(across_text(result))
     reporter.FORMATS[output](reporter.Report("simulate", result.findings, stats), out)

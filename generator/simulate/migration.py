@@ -1,0 +1,73 @@
+"""The judge of each migrating service's walk through its phases (simulate --phases): at each
+phase, each track of the service in this cluster against what the phase asks of it, and where
+its pods landed. Pure: it reads what the driver took at each phase (snapshot.PhaseRun).
+
+A track short of ready pods at a phase is SIM007 naming the phase and the cluster, with what
+kept its pods out (the scheduler's, quota's or admission's reason). The environment's own phase
+is judged in the steady state already (checks.track_verdicts): its rows are here, its findings
+are not said twice."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.builders.build import PodRef
+from generator.findings import Finding
+from generator.simulate.checks import track_row
+from generator.simulate.nodes import SimNode
+from generator.simulate.plan import PhaseWalk
+from generator.simulate.pods import SERVICE_KINDS, pod_verdicts
+from generator.simulate.result import HINTS
+from generator.simulate.snapshot import JobOutcome, PhaseRun
+from generator.values.model import FleetView
+from generator.values.yamlio import json_path
+from generator.vocab.api import CORE
+from generator.workloads.phases import local_plans
+
+
+def phase_verdicts(
+    view: FleetView,
+    walks: list[PhaseWalk],
+    runs: list[PhaseRun],
+    refs: dict[tuple[str, str, str], PodRef],
+    nodes: dict[str, SimNode],
+) -> tuple[list[dict[str, Any]], list[Finding]]:
+    """A row per track of this cluster at each phase walked (checks.track_row, with its phase),
+    and SIM007 for each track short of its phase's ready pods, at the track."""
+    taken = {(r.team, r.service, r.phase): r for r in runs}
+    rows: list[dict[str, Any]] = []
+    findings: list[Finding] = []
+    for walk in walks:
+        team = walk.team
+        for step in walk.steps:
+            run = taken.get((team.name, walk.service.name, step.phase))
+            if run is None:
+                continue
+            svc = step.service
+            pods = run.state.list(CORE, "Pod")
+            names = {f"{svc.name}-{t.vendor}" for t in svc.local_tracks}
+            mine = {
+                k: r
+                for k, r in refs.items()
+                if k[0] == svc.namespace and k[1] in SERVICE_KINDS and k[2] in names
+            }
+            _, failing = pod_verdicts(run.state, view, mine, nodes, JobOutcome())
+            why = {k[2]: fs[0].detail for k, fs in failing.items() if fs}
+            for plan in local_plans(svc):
+                row, words = track_row(view, svc, plan, pods, nodes)
+                rows.append({"phase": step.phase, **row})
+                if not words or step.phase == walk.service.phase:
+                    continue
+                reason = why.get(f"{svc.name}-{plan.vendor}", "")
+                track = (*svc.path, "tracks", plan.vendor)
+                findings.append(
+                    Finding(
+                        "SIM007",
+                        f"service {svc.namespace}/{svc.name} at phase {step.phase}: {words}"
+                        + (f" ({reason})" if reason else ""),
+                        team.doc.anchor((*track, "replicas"), track),
+                        json_path(track),
+                        HINTS["SIM007"],
+                    )
+                )
+    return rows, findings
