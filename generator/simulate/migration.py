@@ -33,12 +33,16 @@ def phase_verdicts(
     nodes: dict[str, SimNode],
 ) -> tuple[list[dict[str, Any]], list[Finding]]:
     """A row per track of this cluster at each phase walked (checks.track_row, with its phase),
-    and SIM007 for each track short of its phase's ready pods, at the track."""
+    and SIM007 for a track short of its phase's ready pods, at the track: one per shortfall,
+    at the first phase it shows in, naming the later phases where the track is short the same
+    way (dual-run to fallback ask the same full size: one cause, one finding)."""
     taken = {(r.team, r.service, r.phase): r for r in runs}
     rows: list[dict[str, Any]] = []
     findings: list[Finding] = []
     for walk in walks:
         team = walk.team
+        # Per track, its shortfalls in phase order: (ready, plan) -> phases, words, reason.
+        short: dict[str, dict[tuple[int, int], tuple[list[str], str, str]]] = {}
         for step in walk.steps:
             run = taken.get((team.name, walk.service.name, step.phase))
             if run is None:
@@ -58,13 +62,23 @@ def phase_verdicts(
                 rows.append({"phase": step.phase, **row})
                 if not words or step.phase == walk.service.phase:
                     continue
-                reason = why.get(f"{svc.name}-{plan.vendor}", "")
-                track = (*svc.path, "tracks", plan.vendor)
+                seen = short.setdefault(plan.vendor, {})
+                key = (int(row["ready"]), plan.replicas)
+                if key in seen:
+                    seen[key][0].append(step.phase)
+                else:
+                    reason = why.get(f"{svc.name}-{plan.vendor}", "")
+                    seen[key] = ([step.phase], words, reason)
+        svc = walk.service
+        for vendor, by_shortfall in short.items():
+            for phases, words, reason in by_shortfall.values():
+                track = (*svc.path, "tracks", vendor)
+                also = f" (and {', '.join(phases[1:])})" if phases[1:] else ""
                 findings.append(
                     Finding(
                         "SIM007",
-                        f"service {svc.namespace}/{svc.name} at phase {step.phase}: {words}"
-                        + (f" ({reason})" if reason else ""),
+                        f"service {svc.namespace}/{svc.name} at phase {phases[0]}{also}: {words}"
+                        + (f": {reason}" if reason else ""),
                         team.doc.anchor((*track, "replicas"), track),
                         json_path(track),
                         HINTS["SIM007"],

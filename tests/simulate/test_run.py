@@ -26,6 +26,7 @@ from generator.simulate.run import simulate
 from generator.values.loader import load as load_values
 from tests.fixtures import (
     CAMBRICON_MLU370,
+    CROSS_FLEET,
     DATASET_FLEET,
     DATASET_TEAM,
     DRA_NVIDIA,
@@ -35,6 +36,7 @@ from tests.fixtures import (
     SIM_FLEET,
     TRAINJOB_FLEET,
     TRAINJOB_TEAM,
+    cross_clusters,
     tree,
 )
 from tests.simulate.cases import (
@@ -576,3 +578,105 @@ def test_the_real_scheduler_allocates_dra_claims_on_the_selected_model(
     )
     assert allocated == [("d1", 4), ("d2", 1), ("d2", 1)]
     assert {f.code for f in result.findings} == {"SIM011"}
+
+
+# ---- a migration across clusters, walked through its phases (issue 45) -------------------------
+
+# prod as two clusters (tests/fixtures.py CROSS_PROD): NVIDIA a100 (nodes n1, n2 of 4 GPUs) in
+# `main`, Ascend 910b in `domestic` with one node of 2 NPUs. Team inference's chat moves from
+# NVIDIA (2 replicas) to Ascend (3 replicas), routed by main's HTTPRoute over the tracks'
+# ServiceImports; the environment is at validate (1 Ascend replica: it fits), but from dual-run on
+# the new track's 3 replicas do not fit domestic's 2 NPUs, nor the team's Ascend quota of 2 (a
+# quota cannot exceed what the pools hold: CAP003), which refuses the third pod.
+WALK_ASCEND = "pools:\n  - {name: 910b, model: 910b, devicesPerNode: 2, nodes: [npu-1]}\n"
+WALK_TEAM = """\
+quota: {nvidia: 4, ascend: 2}
+services:
+  chat:
+    images: {nvidia: r/chat:cuda, ascend: r/chat:cann}
+    vendorMounts: false
+    migration: {from: nvidia, to: ascend}
+    phase: validate
+    port: 8000
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 2}
+      ascend: {devicesPerReplica: 1, replicas: 3}
+    crossCluster:
+      routing: gateway
+      gateway: {parentRefs: [{name: gw, namespace: gw}], hostnames: [chat.example.com]}
+"""
+WALK = ["validate", "dual-run", "shift-10", "shift-50", "shift-90", "primary-new", "fallback"]
+
+
+def test_a_migration_across_clusters_places_each_track_in_its_cluster_at_each_phase(
+    tmp_path: Path, cluster: ControlPlane
+) -> None:
+    fleet = CROSS_FLEET.replace('kubernetesVersion: "1.33"', 'kubernetesVersion: "1.36"')
+    values = cross_clusters(
+        tmp_path,
+        fleet=fleet,
+        files={"vendors/ascend.yaml": WALK_ASCEND, "teams/inference.yaml": WALK_TEAM},
+    )
+    result = simulate(
+        values,
+        "prod",
+        lambda _minor: contextlib.nullcontext(cluster),
+        argocd=False,
+        watch_metrics=False,
+        phases=True,
+    )
+    envs = {e.env: e for e in result.envs}
+    assert sorted(envs) == ["prod/domestic", "prod/main"]
+    main, domestic = envs["prod/main"], envs["prod/domestic"]
+
+    # The steady state at validate: each cluster counts its own track only.
+    assert [
+        (t["track"], t["cluster"], t["weight"], t["ready"], t["plan"]) for t in main.tracks
+    ] == [("nvidia", "main", 100, 2, 2)]
+    assert [
+        (t["track"], t["cluster"], t["weight"], t["ready"], t["plan"]) for t in domestic.tracks
+    ] == [("ascend", "domestic", 0, 1, 1)]
+
+    # Each phase: NVIDIA in main always fits (2, then 1 kept warm at fallback) ...
+    assert [
+        (t["phase"], t["track"], t["cluster"], t["weight"], t["ready"], t["plan"], t["placed"])
+        for t in main.phases
+    ] == [
+        ("validate", "nvidia", "main", 100, 2, 2, {"nvidia/a100": 2}),
+        ("dual-run", "nvidia", "main", 100, 2, 2, {"nvidia/a100": 2}),
+        ("shift-10", "nvidia", "main", 90, 2, 2, {"nvidia/a100": 2}),
+        ("shift-50", "nvidia", "main", 50, 2, 2, {"nvidia/a100": 2}),
+        ("shift-90", "nvidia", "main", 10, 2, 2, {"nvidia/a100": 2}),
+        ("primary-new", "nvidia", "main", 0, 2, 2, {"nvidia/a100": 2}),
+        ("fallback", "nvidia", "main", 0, 1, 1, {"nvidia/a100": 1}),
+    ]
+    # ... Ascend in domestic fits at validate, then 2 of its 3 pods run and the quota refuses
+    # the third.
+    short = {"ascend/910b": 2}
+    assert [
+        (t["phase"], t["track"], t["cluster"], t["weight"], t["ready"], t["plan"], t["placed"])
+        for t in domestic.phases
+    ] == [
+        ("validate", "ascend", "domestic", 0, 1, 1, {"ascend/910b": 1}),
+        ("dual-run", "ascend", "domestic", 0, 2, 3, short),
+        ("shift-10", "ascend", "domestic", 10, 2, 3, short),
+        ("shift-50", "ascend", "domestic", 50, 2, 3, short),
+        ("shift-90", "ascend", "domestic", 90, 2, 3, short),
+        ("primary-new", "ascend", "domestic", 100, 2, 3, short),
+        ("fallback", "ascend", "domestic", 100, 2, 3, short),
+    ]
+    # One finding for the one cause, at the first phase it shows in, in domestic's run.
+    errors = [f for f in result.findings if f.severity is Severity.ERROR]
+    assert [(f.code, f.envs, f.path) for f in errors] == [
+        ("SIM007", ("prod/domestic",), "$.services.chat.tracks.ascend")
+    ]
+    assert re.fullmatch(
+        r"service inference/chat at phase dual-run \(and shift-10, shift-50, shift-90, "
+        r"primary-new, fallback\): track ascend in cluster domestic has 2 ready pod\(s\), plan "
+        r"says 3: 1 of 3 pod\(s\) not created: .*exceeded quota: accelerators.*",
+        errors[0].message,
+    ), errors[0].message
+    # What did not run is said in each cluster's run: no MCS, no Gateway controller.
+    said = [f for f in result.findings if f.code == "SIM011" and "across clusters" in f.message]
+    assert sorted(f.envs for f in said) == [("prod/domestic",), ("prod/main",)]
+    assert "no Multi-Cluster Services implementation and no Gateway controller" in said[0].message
