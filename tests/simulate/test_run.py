@@ -26,7 +26,6 @@ from generator.simulate.run import simulate
 from generator.values.loader import load as load_values
 from tests.fixtures import (
     CAMBRICON_MLU370,
-    CROSS_FLEET,
     DATASET_FLEET,
     DATASET_TEAM,
     DRA_NVIDIA,
@@ -36,7 +35,6 @@ from tests.fixtures import (
     SIM_FLEET,
     TRAINJOB_FLEET,
     TRAINJOB_TEAM,
-    cross_clusters,
     tree,
 )
 from tests.simulate.cases import (
@@ -48,6 +46,7 @@ from tests.simulate.cases import (
     one_too_many,
     placed_but_one,
     shared_pool_checked,
+    walk_tree,
 )
 
 pytestmark = pytest.mark.xdist_group("control-plane")
@@ -582,41 +581,12 @@ def test_the_real_scheduler_allocates_dra_claims_on_the_selected_model(
 
 # ---- a migration across clusters, walked through its phases (issue 45) -------------------------
 
-# prod as two clusters (tests/fixtures.py CROSS_PROD): NVIDIA a100 (nodes n1, n2 of 4 GPUs) in
-# `main`, Ascend 910b in `domestic` with one node of 2 NPUs. Team inference's chat moves from
-# NVIDIA (2 replicas) to Ascend (3 replicas), routed by main's HTTPRoute over the tracks'
-# ServiceImports; the environment is at validate (1 Ascend replica: it fits), but from dual-run on
-# the new track's 3 replicas do not fit domestic's 2 NPUs, nor the team's Ascend quota of 2 (a
-# quota cannot exceed what the pools hold: CAP003), which refuses the third pod.
-WALK_ASCEND = "pools:\n  - {name: 910b, model: 910b, devicesPerNode: 2, nodes: [npu-1]}\n"
-WALK_TEAM = """\
-quota: {nvidia: 4, ascend: 2}
-services:
-  chat:
-    images: {nvidia: r/chat:cuda, ascend: r/chat:cann}
-    vendorMounts: false
-    migration: {from: nvidia, to: ascend}
-    phase: validate
-    port: 8000
-    tracks:
-      nvidia: {devicesPerReplica: 1, replicas: 2}
-      ascend: {devicesPerReplica: 1, replicas: 3}
-    crossCluster:
-      routing: gateway
-      gateway: {parentRefs: [{name: gw, namespace: gw}], hostnames: [chat.example.com]}
-"""
-WALK = ["validate", "dual-run", "shift-10", "shift-50", "shift-90", "primary-new", "fallback"]
-
 
 def test_a_migration_across_clusters_places_each_track_in_its_cluster_at_each_phase(
     tmp_path: Path, cluster: ControlPlane
 ) -> None:
-    fleet = CROSS_FLEET.replace('kubernetesVersion: "1.33"', 'kubernetesVersion: "1.36"')
-    values = cross_clusters(
-        tmp_path,
-        fleet=fleet,
-        files={"vendors/ascend.yaml": WALK_ASCEND, "teams/inference.yaml": WALK_TEAM},
-    )
+    """tests/simulate/cases.py walk_tree: the Ascend track fits domestic at validate only."""
+    values = walk_tree(tmp_path)
     result = simulate(
         values,
         "prod",
