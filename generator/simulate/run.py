@@ -80,8 +80,18 @@ def simulate(
     rendered = render_tree(loaded, builds=checked.builds) if argocd else None
     for minor, views in by_minor(loaded, envs).items():
         with plane_factory(minor) as plane:
-            on = (loaded, checked, views, rendered, runs, argocd, watch_metrics, reports, phases)
-            _on_plane(plane, *on)
+            _on_plane(
+                plane,
+                loaded,
+                checked,
+                views,
+                rendered,
+                runs,
+                argocd,
+                watch_metrics,
+                reports,
+                phases,
+            )
         started_in += plane.started_in
     ordered = [reports[name] for name in envs]
     everything = [f for r in ordered for f in r.findings]
