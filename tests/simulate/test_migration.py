@@ -20,7 +20,7 @@ from generator.simulate.judge import judge
 from generator.simulate.plan import SimPlan, make_plan
 from generator.simulate.result import EnvReport, SimulationResult
 from generator.simulate.snapshot import EnvRun, JobOutcome, JobsRun, PhaseRun, Snapshot
-from tests.fixtures import CROSS_EXTERNAL, cross_clusters
+from tests.fixtures import ASCEND_910B, CROSS_EXTERNAL, INFERENCE, cross_clusters, migration, tree
 
 Obj = dict[str, Any]
 SIM007_HINT = "replicas per track must be what plan says: check capacity, quota and placement"
@@ -81,6 +81,63 @@ def test_each_phase_of_the_walk_is_rendered_for_the_tracks_and_the_route_of_its_
     ]
     # Without --phases, nothing is walked.
     assert planned(values, "prod/main", phases=False).walks == []
+
+
+def test_in_one_cluster_each_phase_moves_the_services_selector_and_its_tracks_replicas(
+    tmp_path: Path,
+) -> None:
+    """inference-service (tests/fixtures.py INFERENCE: NVIDIA 2, Ascend 2 in one cluster, routing
+    service) at dual-run in prod: the Service over the tracks selects the one track that carries
+    all the traffic, both while some is shifted, with the phase annotated."""
+    prod = "teams:\n  inference:\n    services:\n      inference-service: {phase: dual-run}\n"
+    (walk,) = planned(migration(tmp_path, prod), "prod").walks
+    assert [s.phase for s in walk.steps] == [w for w in WALK if w != "shift-30"]
+    assert [replicas(s.objects) for s in walk.steps] == [
+        {"inference-service-nvidia": 2, "inference-service-ascend": 1},
+        *[{"inference-service-nvidia": 2, "inference-service-ascend": 2}] * 5,
+        {"inference-service-nvidia": 1, "inference-service-ascend": 2},
+    ]
+    services = [
+        [
+            (
+                o["spec"]["selector"].get("accel-gitops.io/track", "both"),
+                o["metadata"]["annotations"]["accel-gitops.io/phase"],
+            )
+            for o in s.objects
+            if o["kind"] == "Service" and o["metadata"]["name"] == "inference-service"
+        ]
+        for s in walk.steps
+    ]
+    assert services == [
+        [("nvidia", "validate")],
+        [("nvidia", "dual-run")],
+        [("both", "shift-10")],
+        [("both", "shift-50")],
+        [("both", "shift-90")],
+        [("ascend", "primary-new")],
+        [("ascend", "fallback")],
+    ]
+
+
+def test_each_phase_keeps_the_values_patch_of_the_tracks(tmp_path: Path) -> None:
+    """The cluster gets a track's Deployment as kustomize built it: the service's `patch`
+    stays at every phase, only the replicas move."""
+    team = INFERENCE + (
+        "    patch:\n      strategicMerge:\n        spec: {template: {spec: "
+        "{priorityClassName: serving}}}\n"
+    )
+    values = tree(
+        tmp_path,
+        {"vendors/ascend.yaml": ASCEND_910B, "teams/inference.yaml": team},
+    )
+    (walk,) = planned(values, "prod").walks
+    priority = {
+        (s.phase, o["metadata"]["name"]): o["spec"]["template"]["spec"].get("priorityClassName")
+        for s in walk.steps
+        for o in s.objects
+        if o["kind"] == "Deployment"
+    }
+    assert set(priority.values()) == {"serving"} and len(priority) == 14
 
 
 def pod(name: str, node: str = "", reason: str = "") -> Obj:
