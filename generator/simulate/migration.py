@@ -4,8 +4,8 @@ its pods landed. Pure: it reads what the driver took at each phase (snapshot.Pha
 
 A track short of ready pods at a phase is SIM007 naming the phase and the cluster, with what
 kept its pods out (the scheduler's, quota's or admission's reason). The environment's own phase
-is judged in the steady state already (checks.track_verdicts): its rows are here, its findings
-are not said twice."""
+is judged in the steady state already (checks.track_verdicts): its rows are here, and a
+shortfall it shares with other phases is not said again for them."""
 
 from __future__ import annotations
 
@@ -35,7 +35,8 @@ def phase_verdicts(
     """A row per track of this cluster at each phase walked (checks.track_row, with its phase),
     and SIM007 for a track short of its phase's ready pods, at the track: one per shortfall,
     at the first phase it shows in, naming the later phases where the track is short the same
-    way (dual-run to fallback ask the same full size: one cause, one finding)."""
+    way (dual-run to fallback ask the same full size: one cause, one finding); none for a
+    shortfall the environment's own phase has, which the steady state says."""
     taken = {(r.team, r.service, r.phase): r for r in runs}
     rows: list[dict[str, Any]] = []
     findings: list[Finding] = []
@@ -60,7 +61,7 @@ def phase_verdicts(
             for plan in local_plans(svc):
                 row, words = track_row(view, svc, plan, pods, nodes)
                 rows.append({"phase": step.phase, **row})
-                if not words or step.phase == walk.service.phase:
+                if not words:
                     continue
                 seen = short.setdefault(plan.vendor, {})
                 key = (int(row["ready"]), plan.replicas)
@@ -72,6 +73,8 @@ def phase_verdicts(
         svc = walk.service
         for vendor, by_shortfall in short.items():
             for phases, words, reason in by_shortfall.values():
+                if svc.phase in phases:
+                    continue  # the steady state said it, at the environment's phase
                 track = (*svc.path, "tracks", vendor)
                 also = f" (and {', '.join(phases[1:])})" if phases[1:] else ""
                 findings.append(

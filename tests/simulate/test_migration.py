@@ -213,10 +213,11 @@ def cluster_at(want: int, running: int) -> Snapshot:
     )
 
 
-def domestic_run(plan: SimPlan, running: dict[str, int]) -> EnvRun:
+def domestic_run(plan: SimPlan, running: dict[str, int], steady: int = 2) -> EnvRun:
     """What the driver took of domestic: the steady state at the environment's phase (2 pods,
-    both running), and each phase walked with `running` pods of the phase's replicas."""
-    run = EnvRun("prod/domestic", jobs=JobsRun(JobOutcome(), cluster_at(2, 2)))
+    `steady` of them running), and each phase walked with `running` pods of the phase's
+    replicas (all, for a phase not named)."""
+    run = EnvRun("prod/domestic", jobs=JobsRun(JobOutcome(), cluster_at(2, steady)))
     (walk,) = plan.walks
     for step in walk.steps:
         want = replicas(step.objects)["chat-ascend"]
@@ -232,7 +233,7 @@ def test_a_track_short_at_several_phases_is_one_finding_at_the_first_naming_the_
     (a pool of 1 would do that): one cause, said once, at the track, naming its cluster and
     the scheduler's reason. Each phase is a row with the track's cluster, weight and pools."""
     plan = planned(cross_clusters(tmp_path), "prod/domestic")
-    report = judge(plan, domestic_run(plan, {p: 1 for p in WALK}))
+    report = judge(plan, domestic_run(plan, {p: 1 for p in WALK if p != "shift-30"}))
     short = {"ascend/910b": 1, "not scheduled": 1}
     assert [
         (t["phase"], t["track"], t["cluster"], t["weight"], t["ready"], t["plan"], t["placed"])
@@ -241,14 +242,14 @@ def test_a_track_short_at_several_phases_is_one_finding_at_the_first_naming_the_
         ("validate", "ascend", "domestic", 0, 1, 1, {"ascend/910b": 1}),
         ("dual-run", "ascend", "domestic", 0, 1, 2, short),
         ("shift-10", "ascend", "domestic", 10, 1, 2, short),
-        ("shift-30", "ascend", "domestic", 30, 1, 2, short),
+        ("shift-30", "ascend", "domestic", 30, 2, 2, {"ascend/910b": 2}),
         ("shift-50", "ascend", "domestic", 50, 1, 2, short),
         ("shift-90", "ascend", "domestic", 90, 1, 2, short),
         ("primary-new", "ascend", "domestic", 100, 1, 2, short),
         ("fallback", "ascend", "domestic", 100, 1, 2, short),
     ]
     errors = [f for f in report.findings if f.severity is Severity.ERROR]
-    # The environment's own phase (shift-30) was judged in the steady state, where both ran.
+    # The environment's own phase (shift-30) fits, as in the steady state.
     assert errors == [
         Finding(
             "SIM007",
@@ -260,6 +261,27 @@ def test_a_track_short_at_several_phases_is_one_finding_at_the_first_naming_the_
             SIM007_HINT,
             envs=("prod/domestic",),
         )
+    ]
+
+
+def test_a_shortfall_the_environments_own_phase_has_is_the_steady_states_to_say(
+    tmp_path: Path,
+) -> None:
+    """shift-30 is the environment's phase: 1 of 2 Ascend pods there and at every phase from
+    dual-run is one cause, said once, by the steady state (its SIM007 and the pod's SIM004)."""
+    plan = planned(cross_clusters(tmp_path), "prod/domestic")
+    report = judge(plan, domestic_run(plan, {p: 1 for p in WALK}, steady=1))
+    errors = [(f.code, f.message) for f in report.findings if f.severity is Severity.ERROR]
+    assert errors == [
+        (
+            "SIM004",
+            "Deployment inference/chat-ascend: pod chat-ascend-7c9d4-1 stays Pending: " + NO_ROOM,
+        ),
+        (
+            "SIM007",
+            "service inference/chat: track ascend in cluster domestic has 1 ready pod(s), "
+            "plan says 2",
+        ),
     ]
 
 
