@@ -207,7 +207,7 @@ def team_build(workloads: Workloads, team: Team) -> TeamBuild:
                 )
             )
     for svc in loaded.services:
-        svc_objs = _service_objects(view, team, svc)
+        svc_objs = service_objects(view, team, svc)
         objs += svc_objs
         for obj in svc_objs:
             if obj["kind"] == "Deployment":
@@ -713,7 +713,10 @@ def _job(view: FleetView, team: Team, job: Job) -> Obj:
 # ---- services --------------------------------------------------------------------------------
 
 
-def _service_objects(view: FleetView, team: Team, svc: Service) -> list[Obj]:
+def service_objects(view: FleetView, team: Team, svc: Service) -> list[Obj]:
+    """A service's objects in the view's cluster, at its phase: what the view's build holds of
+    it. `simulate --phases` renders a service at each phase of its ladder through here too (a
+    Service with another phase), so that no second table of phases exists."""
     sources = team.doc.sources
     plans = {p.vendor: p for p in plan_service(svc)}
     objs: list[Obj] = []

@@ -52,6 +52,13 @@ from generator.reporters import simulation as simreport
     "environment and check every series the dashboard and alerts read; without it, the run says "
     "that the monitoring did not run (SIM011).",
 )
+@click.option(
+    "--phases",
+    is_flag=True,
+    help="Once each environment has settled, walk every migrating service through its phases "
+    "(validate, dual-run, shift-10/50/90 and its own, primary-new, fallback) and show each "
+    "track in its cluster at each phase; a phase whose pods do not fit is an error (SIM007).",
+)
 @guarded
 def simulate(
     values_dir: Path,
@@ -60,11 +67,12 @@ def simulate(
     keep: Path | None,
     argocd: bool,
     monitoring: bool,
+    phases: bool,
 ) -> int:
     """Apply the fleet to a local control plane with simulated nodes (KWOK) and the real
     scheduler, controllers, quota and nfd-master, then sync it through the real Argo CD; report
     where everything lands and what Argo CD did; 1 on any mismatch (docs/simulation.md)."""
-    opts = SimulateOptions(values_dir, env, keep, argocd, monitoring)
+    opts = SimulateOptions(values_dir, env, keep, argocd, monitoring, phases)
     result = run_simulate(opts, ensure_control_plane)
     simreport.write(result, output_format, sys.stdout)
     return EXIT_FINDINGS if result.errors else EXIT_OK

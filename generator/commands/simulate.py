@@ -22,6 +22,7 @@ class SimulateOptions:
     keep: Path | None = None  # keep the control plane's data and logs here
     argocd: bool = True  # also sync through the real Argo CD
     monitoring: bool = True  # also run the site's monitoring over what it built
+    phases: bool = False  # walk each migrating service through its phases, once settled
 
 
 def simulate(opts: SimulateOptions, ensure: EnsureTools) -> SimulationResult:
@@ -36,5 +37,10 @@ def simulate(opts: SimulateOptions, ensure: EnsureTools) -> SimulationResult:
         return fleet_plane.control_plane(keep_dir=keep, minor=minor)
 
     return sim.simulate(
-        opts.values_dir, opts.env, plane, argocd=opts.argocd, watch_metrics=opts.monitoring
+        opts.values_dir,
+        opts.env,
+        plane,
+        argocd=opts.argocd,
+        watch_metrics=opts.monitoring,
+        phases=opts.phases,
     )

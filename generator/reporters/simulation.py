@@ -22,6 +22,31 @@ def _mark(ok: bool) -> str:
     return "ok" if ok else "MISMATCH"
 
 
+def _placed(placed: dict[str, int]) -> str:
+    return ", ".join(f"{where} x{n}" for where, n in placed.items()) or "-"
+
+
+def _track_rows(tracks: list[dict[str, Any]], phase: bool = False) -> list[list[str]]:
+    """The table of track rows (checks.track_row), with the phase of each (`phase`)."""
+    head = ["service", *(["phase"] if phase else []), "track", "cluster", "weight", "ready"]
+    rows = [[*head, "plan", "placed", ""]]
+    for t in tracks:
+        rows.append(
+            [
+                t["service"],
+                *([t["phase"]] if phase else []),
+                t["track"],
+                t["cluster"] or "-",
+                str(t["weight"]),
+                str(t["ready"]),
+                str(t["plan"]),
+                _placed(t["placed"]),
+                _mark(t["ok"]),
+            ]
+        )
+    return rows
+
+
 def env_text(rep: EnvReport) -> str:
     env, cluster = split_layer(rep.env)
     where = f"environment {env}" + (f", cluster {cluster}" if cluster else "")
@@ -90,13 +115,14 @@ def env_text(rep: EnvReport) -> str:
                 )
         lines += _table(rows)
     if rep.tracks:
-        lines.append(" ready pods per track against plan")
-        rows = [["service", "track", "ready", "plan", ""]]
-        rows += [
-            [t["service"], t["track"], str(t["ready"]), str(t["plan"]), _mark(t["ok"])]
-            for t in rep.tracks
-        ]
-        lines += _table(rows)
+        lines.append(" ready pods per track against plan (the tracks of this cluster)")
+        lines += _table(_track_rows(rep.tracks))
+    if rep.phases:
+        lines.append(
+            " each migrating service walked through its phases (--phases), beside the other "
+            "services and no job"
+        )
+        lines += _table(_track_rows(rep.phases, phase=True))
     if rep.applications:
         lines.append(" Argo CD per Application (in wave order; settled: Synced and Healthy)")
         rows = [["application", "wave", "sync", "health", "settled", ""]]
@@ -145,6 +171,31 @@ def env_text(rep: EnvReport) -> str:
     return "\n".join(lines) + "\n"
 
 
+def across_text(result: SimulationResult) -> str:
+    """Per environment, each service whose tracks run in different clusters at each phase
+    walked: every track in its own cluster, gathered from the clusters' reports (each cluster
+    was simulated on its own), phase by phase in the order walked."""
+    rows: dict[str, dict[tuple[str, str], list[dict[str, Any]]]] = {}
+    clusters: dict[tuple[str, str], set[str]] = {}
+    for rep in result.envs:
+        env, _ = split_layer(rep.env)
+        for t in rep.phases:
+            rows.setdefault(env, {}).setdefault((t["service"], t["phase"]), []).append(t)
+            clusters.setdefault((env, t["service"]), set()).add(t["cluster"])
+    lines = []
+    for env, by_phase in rows.items():
+        table = [
+            t
+            for (service, _), group in by_phase.items()
+            if len(clusters[(env, service)]) > 1
+            for t in group
+        ]
+        if table:
+            lines.append(f"environment {env}: services across clusters, each track in its cluster")
+            lines += _table(_track_rows(table, phase=True))
+    return "\n".join(lines) + "\n" if lines else ""
+
+
 def as_json(result: SimulationResult) -> dict[str, Any]:
     envs = []
     for rep in result.envs:
@@ -164,4 +215,5 @@ def write(result: SimulationResult, output: str, out: TextIO) -> None:
     elif output in ("text", "github"):
         for rep in result.envs:
             out.write(env_text(rep))
+        out.write(across_text(result))
     reporter.FORMATS[output](reporter.Report("simulate", result.findings, stats), out)

@@ -25,8 +25,8 @@ from generator.values.yamlio import json_path
 from generator.vocab.api import CORE
 from generator.vocab.kube import HOSTNAME_LABEL, LWS_GROUP_INDEX_LABEL
 from generator.vocab.labels import NAME_LABEL, TRACK_LABEL, VENDOR_LABEL
-from generator.workloads.model import Workloads
-from generator.workloads.phases import local_plans
+from generator.workloads.model import Service, Workloads
+from generator.workloads.phases import TrackPlan, local_plans
 
 PROBE_NAMESPACE = "accel-sim-probe"
 SYSTEM_TAINT = re.compile(r"^node\.kubernetes\.io/|^node-role\.kubernetes\.io/")
@@ -394,50 +394,87 @@ def _ready_replicas(pods: list[Obj], group_size: int) -> int:
     return sum(count == group_size for group, count in ready.items() if group)
 
 
+def _placed(pods: list[Obj], nodes: dict[str, SimNode]) -> dict[str, int]:
+    """Where a track's pods are: pods per pool (`vendor/pool`, or the node's kind of server),
+    and those no node took yet under "not scheduled"; a pod being deleted is left out."""
+    out: dict[str, int] = {}
+    for pod in pods:
+        if pod["metadata"].get("deletionTimestamp"):
+            continue  # on its way out: it holds no place in the track
+        name = str(pod.get("spec", {}).get("nodeName") or "")
+        node = nodes.get(name)
+        where = (
+            "not scheduled"
+            if not name
+            else f"{node.vendor.id}/{node.pool.name}"
+            if node is not None and node.vendor is not None and node.pool is not None
+            else node.describe()
+            if node is not None
+            else name
+        )
+        out[where] = out.get(where, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def track_pods(svc: Service, vendor: str, pods: list[Obj]) -> list[Obj]:
+    """A track's pods: in the service's namespace, with its name and track labels."""
+    want = {NAME_LABEL: svc.name, TRACK_LABEL: vendor}
+    return [
+        p
+        for p in pods
+        if p["metadata"].get("namespace") == svc.namespace
+        and all((p["metadata"].get("labels") or {}).get(k) == v for k, v in want.items())
+    ]
+
+
+def track_row(
+    view: FleetView, svc: Service, plan: TrackPlan, pods: list[Obj], nodes: dict[str, SimNode]
+) -> tuple[dict[str, Any], str]:
+    """The row of one track of `svc` in the view's cluster (`pods`: every pod), and the words of
+    a finding when its ready pods are not what `plan` says ("" when they are)."""
+    size = next((t.group_size for t in svc.tracks if t.vendor == plan.vendor), 1)
+    mine = track_pods(svc, plan.vendor, pods)
+    ready = _ready_replicas(mine, size)
+    unit = "pod(s)" if size <= 1 else f"group(s) of {size} pods"
+    cluster = plan.cluster or (view.cluster.name if view.cluster else "")
+    row = {
+        "team": svc.team,
+        "service": f"{svc.namespace}/{svc.name}",
+        "track": plan.vendor,
+        "cluster": cluster,
+        "weight": plan.weight,
+        "ready": ready,
+        "plan": plan.replicas,
+        "placed": _placed(mine, nodes),
+        "ok": ready == plan.replicas,
+    }
+    # A service across clusters names the cluster: its other tracks are judged in theirs.
+    where = f" in cluster {cluster}" if svc.cross is not None else ""
+    words = f"track {plan.vendor}{where} has {ready} ready {unit}, plan says {plan.replicas}"
+    return row, "" if row["ok"] else words
+
+
 def track_verdicts(
-    workloads: Workloads, pods: list[Obj]
+    workloads: Workloads, pods: list[Obj], nodes: dict[str, SimNode]
 ) -> tuple[list[dict[str, Any]], list[Finding]]:
-    """Ready pods of each service's track, counted on the pods (a Deployment's status lags behind
-    them; `pods`: every pod, as the API server lists them; a track's are in the service's
-    namespace with its name and track labels) against `plan`: a row each, SIM007 at the values
-    that decided the replicas."""
+    """Ready pods of each service's track in this cluster, counted on the pods (a Deployment's
+    status lags behind them; `pods`: every pod, as the API server lists them) against `plan`: a
+    row each (with the track's cluster, weight and the pools its pods landed on), SIM007 at the
+    values that decided the replicas. A service across clusters is judged track by track, each
+    in the simulation of its own cluster (local_plans): its other tracks are not here."""
     rows: list[dict[str, Any]] = []
     findings: list[Finding] = []
-    for team in workloads.view.teams:
+    view = workloads.view
+    for team in view.teams:
         for svc in workloads.of(team).services:
-            sizes = {t.vendor: t.group_size for t in svc.tracks}
-            # A service across clusters: this cluster holds the pods of its own tracks alone.
             for plan in local_plans(svc):
-                want = {NAME_LABEL: svc.name, TRACK_LABEL: plan.vendor}
-                mine = [
-                    p
-                    for p in pods
-                    if p["metadata"].get("namespace") == svc.namespace
-                    and all(
-                        (p["metadata"].get("labels") or {}).get(k) == v for k, v in want.items()
-                    )
-                ]
-                size = sizes.get(plan.vendor, 1)
-                ready = _ready_replicas(mine, size)
-                unit = "pod(s)" if size <= 1 else f"group(s) of {size} pods"
-                ok = ready == plan.replicas
-                rows.append(
-                    {
-                        "team": team.name,
-                        "service": f"{svc.namespace}/{svc.name}",
-                        "track": plan.vendor,
-                        "ready": ready,
-                        "plan": plan.replicas,
-                        "ok": ok,
-                    }
-                )
-                if not ok:
+                row, words = track_row(view, svc, plan, pods, nodes)
+                rows.append(row)
+                if words:
                     findings.append(
                         Finding(
                             "SIM007",
-                            f"service {svc.namespace}/{svc.name}: "
-                            f"track {plan.vendor} has {ready} ready {unit}, "
-                            f"plan says {plan.replicas}",
+                            f"service {svc.namespace}/{svc.name}: {words}",
                             team.doc.anchor(plan.replicas_path, (*svc.path, "tracks", plan.vendor)),
                             json_path(plan.replicas_path),
                             HINTS["SIM007"],

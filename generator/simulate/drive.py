@@ -20,7 +20,10 @@ The order of one environment, on a control plane with no trace of the last one:
    tried again alone (taken), to tell "waits for the team's other jobs" from "never fits";
    then, the Jobs gone, the JobSets and TrainJobs beside the services: Kueue's verdict on each
    (its Workloads taken), and the pods of their child Jobs, which JobSet's controller makes (a
-   TrainJob's JobSet is made by Trainer's controller first; taken).
+   TrainJob's JobSet is made by Trainer's controller first; taken);
+5. with --phases, every job gone, each migrating service walked through its phases (plan.walks)
+   beside the other services: each phase's objects applied, the cluster settled and taken; then
+   the service put back at the environment's phase.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ from generator.simulate.kueue import (
 from generator.simulate.nodes import SimNode, node_feature, node_object, resource_slice
 from generator.simulate.plan import SimPlan
 from generator.simulate.pods import SERVICE_KINDS, failing_jobs, pod_verdicts
-from generator.simulate.snapshot import EnvRun, JobsRun, Kind, Snapshot
+from generator.simulate.snapshot import EnvRun, JobsRun, Kind, PhaseRun, Snapshot
 from generator.simulate.sync import (
     BATCH_JOB,
     JOBSET,
@@ -55,6 +58,7 @@ from generator.simulate.sync import (
     TRAINJOB,
     UNIT_WORKERS,
     VOLCANO_JOB,
+    apply_all,
     delete_jobs,
     parallel,
     run_jobs,
@@ -65,6 +69,7 @@ from generator.simulate.sync import (
     wait_node_config,
 )
 from generator.vocab.api import APPS, CORE, RESOURCE
+from generator.vocab.kube import JOBSET_NAME_LABEL as JOBSET_NAME
 
 # What the judge reads of the workloads once they settled (pods.py, kueue.py, checks.py: the
 # quotas and the tracks).
@@ -187,7 +192,53 @@ def drive(
         settle(api, schedulers=plan.schedulers)
         run.jobsets = take(api)
         lap("jobsets")
+    if plan.walks:
+        run.phases = walk_phases(api, plan, run)
+        lap("phases")
     return run
+
+
+def clear_jobs(api: ApiClient, plan: SimPlan) -> None:
+    """Every job gone, and their pods: the services alone, as between two jobs."""
+    delete_jobs(api, plan.team_jobs)
+    spaces = set()
+    for _, obj in plan.jobsets:
+        meta = obj["metadata"]
+        api.delete(obj["apiVersion"], obj["kind"], meta["namespace"], meta["name"])
+        spaces.add(meta["namespace"])
+
+    def gone() -> bool:
+        # Every JobSet of those namespaces is the fleet's (a TrainJob's one made for it).
+        return not any(
+            p["metadata"].get("namespace") in spaces
+            and (p["metadata"].get("labels") or {}).get(JOBSET_NAME)
+            for p in api.list(CORE, "Pod")
+        )
+
+    if spaces:
+        wait(gone, "JobSet pods deleted")
+
+
+def walk_phases(api: ApiClient, plan: SimPlan, run: EnvRun) -> list[PhaseRun]:
+    """Each migrating service through the phases of its walk (plan.walks), one service at a
+    time beside the others at the environment's phase and no job: each phase's objects applied
+    as Argo CD would sync that values change, the cluster settled and taken; then the service
+    put back at the environment's phase."""
+    clear_jobs(api, plan)
+    out: list[PhaseRun] = []
+    for walk in plan.walks:
+        for step in walk.steps:
+            refused, count = apply_all(api, walk.unit, step.objects)
+            run.refusals += refused
+            run.objects += count
+            wait_made(api)
+            settle(api, schedulers=plan.schedulers)
+            out.append(PhaseRun(walk.team.name, walk.service.name, step.phase, take(api)))
+        refused, count = apply_all(api, walk.unit, walk.back)
+        run.refusals += refused
+        wait_made(api)
+        settle(api, schedulers=plan.schedulers)
+    return out
 
 
 def install(plane: ControlPlane, plan: SimPlan) -> None:

@@ -31,6 +31,7 @@ from generator.simulate.kueue import (
     lws_groups,
     workloads_by_owner,
 )
+from generator.simulate.migration import phase_verdicts
 from generator.simulate.plan import SimPlan
 from generator.simulate.pods import SERVICE_KINDS, alone_verdicts, pod_verdicts
 from generator.simulate.result import EnvReport, NodeResult
@@ -77,7 +78,7 @@ def judge(plan: SimPlan, run: EnvRun) -> EnvReport:
     jobset_quotas = (
         [] if run.jobsets is None else quota_rows(view, run.jobsets.list(CORE, "ResourceQuota"))
     )
-    tracks, found = track_verdicts(plan.build.workloads, state.list(CORE, "Pod"))
+    tracks, found = track_verdicts(plan.build.workloads, state.list(CORE, "Pod"), nodes)
     findings += found
     jobs_failing = {k: fs for k, fs in failing.items() if k[1] not in SERVICE_KINDS}
     if jobs_failing:
@@ -101,6 +102,9 @@ def judge(plan: SimPlan, run: EnvRun) -> EnvReport:
         pod_rows += rows_of_tasks
         findings += [f for fs in failing.values() for f in fs]
 
+    phases, found = phase_verdicts(view, plan.walks, run.phases, refs, nodes)
+    findings += found
+
     return EnvReport(
         plan.env,
         nodes=node_rows,
@@ -110,6 +114,7 @@ def judge(plan: SimPlan, run: EnvRun) -> EnvReport:
         quotas=quotas,
         jobset_quotas=jobset_quotas,
         tracks=tracks,
+        phases=phases,
         admissions=admissions,
         # Every finding of this run is about this environment: a field, so reporters and the
         # text name it (" in environment 'prod'").

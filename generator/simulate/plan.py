@@ -12,6 +12,7 @@ kustomize built that layout, a values `patch` included (as_deployed).
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -20,6 +21,8 @@ import yaml
 from generator.builders.build import PodRef
 from generator.builders.fleet import Build
 from generator.builders.scheduling import KUBE_SCHEDULER_CONF_KEY, KUBE_SCHEDULER_CONFIGMAP
+from generator.builders.teams import unit_name
+from generator.builders.workloads import service_objects
 from generator.cluster.dryrun import addon_namespaces
 from generator.cluster.plane import CONTROLLER_ADDONS
 from generator.cluster.units import ARGOCD_UNIT, BuiltUnit
@@ -32,7 +35,7 @@ from generator.simulate.addons import nfd_applied, nfd_chart, nfd_master, render
 from generator.simulate.kueue import HELD_KINDS, integrations
 from generator.simulate.nodes import SimNode, plan_nodes
 from generator.simulate.result import HINTS
-from generator.simulate.scope import not_simulated
+from generator.simulate.scope import across_clusters, not_simulated
 from generator.simulate.sitestack import SiteDaemon
 from generator.simulate.sync import JOB_KINDS
 from generator.values.model import FleetView, Team, Values
@@ -41,7 +44,8 @@ from generator.vocab.addons import FLEET, SITE
 from generator.vocab.api import APPS, BATCH, JOBSET, LWS, VOLCANO_BATCH
 from generator.vocab.kube import DEFAULT_SCHEDULER
 from generator.vocab.units import PACKING_UNIT
-from generator.workloads.model import Job
+from generator.workloads.model import Job, Service
+from generator.workloads.phases import ladder
 
 # A unit's objects to apply in one sync: (unit, objects, dry-run only).
 Sync = tuple[BuiltUnit, list[Obj], bool]
@@ -54,6 +58,31 @@ class Wave:
     syncs: list[Sync]
     node_config: list[BuiltUnit]
     """The wave's node-config units: the nodes are judged and uncordoned after them."""
+
+
+@dataclass(frozen=True)
+class PhaseStep:
+    """One phase of a service's walk (simulate --phases): the service at that phase, and its
+    objects in this cluster as they are applied then."""
+
+    phase: str
+    service: Service
+    objects: list[Obj]
+
+
+@dataclass
+class PhaseWalk:
+    """A migrating service walked through its ladder (workloads/phases.py `ladder`) in this
+    cluster, beside the other services at the environment's phase, then put back."""
+
+    team: Team
+    service: Service
+    """The service at the environment's phase."""
+    unit: BuiltUnit
+    """The team's unit: what the API server refuses is said there (SIM012)."""
+    steps: list[PhaseStep]
+    back: list[Obj]
+    """Its objects at the environment's phase, applied once the walk is done."""
 
 
 @dataclass
@@ -100,6 +129,8 @@ class SimPlan:
     """The names of the schedulers that run here."""
     refs: dict[tuple[str, str, str], PodRef] = field(default_factory=dict)
     """(namespace, kind, name) of every workload -> its pod template and values path."""
+    walks: list[PhaseWalk] = field(default_factory=list)
+    """The migrating services to walk through their phases (simulate --phases; none without)."""
 
     @property
     def view(self) -> FleetView:
@@ -115,9 +146,12 @@ def make_plan(
     build: Build,
     built: list[BuiltUnit],
     findings: list[Finding] | None = None,
+    *,
+    phases: bool = False,
 ) -> SimPlan:
     """The plan of one cluster from its build and its units as kustomize built them
-    (`findings`: the kustomize build's)."""
+    (`findings`: the kustomize build's); with `phases`, each migrating service's walk through
+    its phases too."""
     view = build.view
     env = view.key
     plan = SimPlan(env, build, built, list(findings or []))
@@ -160,6 +194,7 @@ def make_plan(
     plan.crds = [c for c in crds if c["spec"]["group"] not in charted]
     plan.charted = bool(charted)
     plan.namespaces = addon_namespaces(loaded, env)
+    plan.findings += across_clusters(build.workloads)
     plan.stand_ins = external.stand_in_objects(build.workloads)
     plan.findings += external.said(build.workloads)
     plan.site_daemons = sitestack.site_daemons(build)
@@ -205,7 +240,76 @@ def make_plan(
         {DEFAULT_SCHEDULER} | ({_profile_name(profile)} if plan.beside and profile else set())
     )
     plan.refs = as_deployed(pod_refs(build), built)
+    plan.walks = phase_walks(build, built) if phases else []
     return plan
+
+
+def _ident(obj: Obj) -> tuple[str, str, str, str]:
+    meta = obj.get("metadata") or {}
+    return (
+        str(obj.get("apiVersion")),
+        str(obj.get("kind")),
+        str(meta.get("namespace") or ""),
+        str(meta.get("name")),
+    )
+
+
+# The kinds a values `patch` of a service may change (builders/workloads.py patch_targets): at
+# another phase only their replicas differ.
+_PATCHED = ("Deployment", "LeaderWorkerSet")
+
+
+def _as_applied(obj: Obj, deployed: dict[tuple[str, str, str, str], Obj]) -> Obj:
+    """`obj`, rendered at another phase, as the cluster gets it then: the unit's object (as
+    kustomize built it: a values patch and the unit's labels included) with what the phase
+    changes: a track's replicas; the spec of the others (the Service's selector, a route's
+    weights) and their annotations (the phase)."""
+    live = deployed.get(_ident(obj))
+    if live is None:
+        return obj
+    out = copy.deepcopy(live)
+    if obj["kind"] in _PATCHED:
+        out["spec"]["replicas"] = obj["spec"]["replicas"]
+    elif "spec" in obj:
+        out["spec"] = copy.deepcopy(obj["spec"])
+    notes = obj["metadata"].get("annotations") or {}
+    if notes:
+        out["metadata"]["annotations"] = {**(out["metadata"].get("annotations") or {}), **notes}
+    return out
+
+
+def _step(
+    build: Build,
+    team: Team,
+    svc: Service,
+    phase: str,
+    deployed: dict[tuple[str, str, str, str], Obj],
+) -> PhaseStep:
+    moved = replace(svc, phase=phase)
+    objs = service_objects(build.view, team, moved)
+    return PhaseStep(phase, moved, [_as_applied(o, deployed) for o in objs])
+
+
+def phase_walks(build: Build, built: list[BuiltUnit]) -> list[PhaseWalk]:
+    """Each migrating service with something in this cluster (a track, or the route of a
+    service across clusters), with its objects at each phase of its ladder rendered by the
+    builder that renders it (builders/workloads.py service_objects) for that phase."""
+    units = {b.unit.name: b for b in built}
+    out: list[PhaseWalk] = []
+    for team in build.view.teams:
+        unit = units.get(unit_name(team.name))
+        if unit is None:
+            continue
+        deployed = {_ident(o): o for o in unit.docs}
+        for svc in build.workloads.of(team).services:
+            steps = ladder(svc)
+            if not steps or not (svc.local_tracks or svc.routes_here):
+                continue
+
+            walk = [_step(build, team, svc, p, deployed) for p in steps]
+            back = _step(build, team, svc, svc.phase, deployed).objects
+            out.append(PhaseWalk(team, svc, unit, walk, back))
+    return out
 
 
 def no_inventory(view: FleetView, nodes: list[SimNode]) -> list[Finding]:

@@ -71,6 +71,8 @@ class EnvReport:
     jobset_quotas: list[dict[str, Any]] = field(default_factory=list)
     """Each quota as read while the services and JobSets (and TrainJobs) ran; none without."""
     tracks: list[dict[str, Any]] = field(default_factory=list)
+    phases: list[dict[str, Any]] = field(default_factory=list)
+    """Each track of this cluster at each phase of its service's walk (simulate --phases)."""
     admissions: list[dict[str, Any]] = field(default_factory=list)
     """Kueue's verdict per queued workload (simulate/kueue.py), when Kueue runs."""
     applications: list[dict[str, Any]] = field(default_factory=list)

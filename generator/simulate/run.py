@@ -58,11 +58,13 @@ def simulate(
     runs: list[EnvRun] | None = None,
     argocd: bool = True,
     watch_metrics: bool = True,
+    phases: bool = False,
 ) -> SimulationResult:
     """Simulate `env` (None: every environment), each cluster on the control plane of its own
     Kubernetes minor that `plane_factory(minor)` gives (one per minor, in turn), and
     (`argocd`) sync each environment through the real Argo CD on it too; (`watch_metrics`) run
-    the site's monitoring over what each environment built and judge its series.
+    the site's monitoring over what each environment built and judge its series; (`phases`)
+    walk each migrating service through its phases once the environment has settled.
     `runs`: where to put what the driver took of each environment too (tests record them)."""
     try:
         checked, envs = load(values_dir, env)
@@ -78,7 +80,18 @@ def simulate(
     rendered = render_tree(loaded, builds=checked.builds) if argocd else None
     for minor, views in by_minor(loaded, envs).items():
         with plane_factory(minor) as plane:
-            _on_plane(plane, loaded, checked, views, rendered, runs, argocd, watch_metrics, reports)
+            _on_plane(
+                plane,
+                loaded,
+                checked,
+                views,
+                rendered,
+                runs,
+                argocd,
+                watch_metrics,
+                reports,
+                phases,
+            )
         started_in += plane.started_in
     ordered = [reports[name] for name in envs]
     everything = [f for r in ordered for f in r.findings]
@@ -99,6 +112,7 @@ def _on_plane(
     argocd: bool,
     watch_metrics: bool,
     reports: dict[str, EnvReport],
+    phases: bool = False,
 ) -> None:
     """The clusters `envs`, all of the plane's minor, one after another on `plane`."""
     if plane.minor != _minor_of(loaded, envs[0]):
@@ -114,7 +128,7 @@ def _on_plane(
             # The units render lays out from the cluster's build, and what the plan expects
             # of them from that same build.
             built, build_findings = build(loaded, name, builds=checked.builds)
-            plan = make_plan(loaded, checked.builds[name], built, build_findings)
+            plan = make_plan(loaded, checked.builds[name], built, build_findings, phases=phases)
             watched: list[monitoring.MonRun] = []
 
             def watch(plan: SimPlan = plan, out: list[monitoring.MonRun] = watched) -> None:

@@ -18,6 +18,7 @@ from generator.values.allocation.dra import DRA
 from generator.values.model import FleetView
 from generator.vocab import addons
 from generator.vocab.addons import FLEET, SITE
+from generator.workloads.model import Service, Workloads
 
 # What does not run here, per add-on, and what the simulation does in its place. Volcano only:
 # its objects are the ones whose meaning a controller decides and which does not run here
@@ -216,4 +217,51 @@ def not_simulated(
                 severity=Severity.WARNING,
             )
         )
+    return out
+
+
+def _tracks_by_cluster(svc: Service) -> str:
+    return ", ".join(f"{t.vendor} in {t.cluster}" for t in svc.tracks)
+
+
+# What routes a service across clusters on a site, by its crossCluster.routing, and what of it
+# the simulation does instead (docs/multi-cluster.md, "Moving a service across clusters").
+CROSS_NOT_RUN = {
+    "gateway": (
+        "no Multi-Cluster Services implementation and no Gateway controller run here: the "
+        "tracks' ServiceExports{route} were applied and checked by the API server, but no "
+        "ServiceImport was made and no request routed, so the weights are rendered and checked, "
+        "not served"
+    ),
+    "external": (
+        "the global load balancer that splits its traffic reads traffic/<env>.json, which "
+        "nothing here reads: the weights are rendered, not routed"
+    ),
+}
+
+
+def across_clusters(workloads: Workloads) -> list[Finding]:
+    """A warning per service across clusters with something in this cluster: each cluster's
+    tracks run on that cluster's own control plane, and what routes between the clusters does
+    not run here."""
+    out: list[Finding] = []
+    for team in workloads.view.teams:
+        for svc in workloads.of(team).services:
+            cross = svc.cross
+            if cross is None:
+                continue
+            route = f" and cluster {cross.ingress}'s HTTPRoute over their ServiceImports"
+            text = CROSS_NOT_RUN[cross.routing].format(route=route if cross.ingress else "")
+            out.append(
+                Finding(
+                    "SIM011",
+                    f"service {svc.namespace}/{svc.name} runs across clusters "
+                    f"({_tracks_by_cluster(svc)}; routing {cross.routing}): each cluster's "
+                    f"tracks ran on a control plane of their own, in that cluster's simulation; "
+                    + text,
+                    team.doc.anchor((*svc.path, "crossCluster"), svc.path),
+                    hint=HINT,
+                    severity=Severity.WARNING,
+                )
+            )
     return out

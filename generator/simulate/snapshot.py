@@ -224,6 +224,34 @@ class JobsRun:
 
 
 @dataclass
+class PhaseRun:
+    """A migrating service at one phase of its walk (simulate --phases), settled: what the API
+    server served then."""
+
+    team: str
+    service: str
+    phase: str
+    state: Snapshot
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "team": self.team,
+            "service": self.service,
+            "phase": self.phase,
+            "state": self.state.as_json(),
+        }
+
+    @staticmethod
+    def from_json(doc: dict[str, Any]) -> PhaseRun:
+        return PhaseRun(
+            str(doc["team"]),
+            str(doc["service"]),
+            str(doc["phase"]),
+            Snapshot.from_json(doc["state"]),
+        )
+
+
+@dataclass
 class EnvRun:
     """One environment driven on the control plane: what the judge reads, step by step."""
 
@@ -250,6 +278,8 @@ class EnvRun:
     run, or there are none)."""
     jobsets: Snapshot | None = None
     """The JobSets and TrainJobs beside the services, settled (None: there are none)."""
+    phases: list[PhaseRun] = field(default_factory=list)
+    """Each migrating service at each phase of its walk, the jobs gone (simulate --phases)."""
 
     def as_json(self) -> dict[str, Any]:
         def snap(s: Snapshot | None) -> dict[str, Any] | None:
@@ -268,6 +298,7 @@ class EnvRun:
             "alone": [a.as_json() for a in self.alone],
             "jobset_workloads": snap(self.jobset_workloads),
             "jobsets": snap(self.jobsets),
+            "phases": [p.as_json() for p in self.phases],
         }
 
     @staticmethod
@@ -288,4 +319,6 @@ class EnvRun:
             alone=[JobsRun.from_json(a) for a in doc["alone"]],
             jobset_workloads=snap(doc["jobset_workloads"]),
             jobsets=snap(doc["jobsets"]),
+            # Runs recorded before the walk existed have none.
+            phases=[PhaseRun.from_json(p) for p in doc.get("phases", [])],
         )

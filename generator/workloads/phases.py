@@ -40,6 +40,24 @@ class TrackPlan:
     cluster: str = ""  # the track's cluster, for a service across clusters (Track.cluster)
 
 
+# The shift-N steps a migration's walk takes (docs/workloads.md, "Phase order and rollback": "for
+# example shift-10, shift-50, shift-90"), beside the service's own N when it is at one.
+SHIFT_STEPS = (10, 50, 90)
+
+
+def ladder(svc: Service) -> list[str]:
+    """The phases a migrating service climbs, in order (docs/workloads.md): validate, dual-run,
+    the shift steps (SHIFT_STEPS and the service's own shift-N), primary-new, fallback. Empty
+    for a service that does not migrate (no migration.from and .to)."""
+    if not (svc.old and svc.new):
+        return []
+    shifts = set(SHIFT_STEPS)
+    if svc.phase.startswith("shift-"):
+        shifts.add(int(svc.phase.removeprefix("shift-")))
+    steps = [f"shift-{n}" for n in sorted(shifts)]
+    return ["validate", "dual-run", *steps, "primary-new", "fallback"]
+
+
 def _phase_split(phase: str) -> tuple[int, int]:
     """(old weight, new weight)."""
     if phase.startswith("shift-"):

@@ -190,7 +190,7 @@ def track_objects(vendor: str, replicas: int) -> list[Obj]:
     return [dep, svc, pdb]
 
 
-# ---- _service_objects and _svc: the tracks' objects and the Service over them ----------------
+# ---- service_objects and _svc: the tracks' objects and the Service over them ----------------
 
 
 def test_dual_track_service_in_validate_written_out(tmp_path: Path) -> None:

@@ -123,3 +123,20 @@ def test_simulate_gives_each_minor_its_plane_its_tools_and_its_own_keep_folder(
     assert {"kube-apiserver-1.34", "etcd-1.34", "kwok", "prometheus"} <= set(asked[0][1])
     assert "kube-apiserver" not in asked[0][1] and "argocd" not in asked[0][1]
     assert {"kube-apiserver", "etcd"} <= set(asked[1][1])
+
+
+@pytest.mark.parametrize("phases", [False, True])
+def test_simulate_hands_the_phase_walk_to_the_simulation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, phases: bool
+) -> None:
+    """simulate --phases (cli/cluster.py) walks each migrating service's phases; without it,
+    none."""
+    given: dict[str, object] = {}
+
+    def fake_simulate(_values: Path, _env: object, _planes: object, **kw: object) -> object:
+        given.update(kw)
+        return SimulationResult([], [])
+
+    monkeypatch.setattr(sim_run, "simulate", fake_simulate)
+    simulate(SimulateOptions(tmp_path / "values", phases=phases), lambda *a: None)
+    assert given["phases"] is phases

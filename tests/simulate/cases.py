@@ -14,7 +14,7 @@ from generator.render import stage
 from generator.simulate.result import EnvReport
 from generator.simulate.run import SimulationResult
 from generator.values.loader import load as load_values
-from tests.fixtures import SHARED_NVIDIA, SIM_FLEET, tree
+from tests.fixtures import CROSS_FLEET, SHARED_NVIDIA, SIM_FLEET, cross_clusters, tree
 
 # The simulation adds a general server and a CPU-only server per CPU family to every fleet.
 SERVERS = ["general-purpose-01", "cpu-hygon-cpu-01", "cpu-kunpeng-cpu-01"]
@@ -171,3 +171,36 @@ def gang_tree(root: Path) -> Path:
         )
     }
     return small_tree(root, fleet, {"nvidia": nvidia}, teams)
+
+
+# prod as two clusters (tests/fixtures.py CROSS_PROD): NVIDIA a100 (nodes n1, n2 of 4 GPUs) in
+# `main`, Ascend 910b in `domestic` with one node of 2 NPUs. Team inference's chat moves from
+# NVIDIA (2 replicas) to Ascend (3 replicas), routed by main's HTTPRoute over the tracks'
+# ServiceImports; the environment is at validate (1 Ascend replica: it fits), but from dual-run on
+# the new track's 3 replicas do not fit domestic's 2 NPUs, nor the team's Ascend quota of 2 (a
+# quota cannot exceed what the pools hold: CAP003), which refuses the third pod.
+WALK_ASCEND = "pools:\n  - {name: 910b, model: 910b, devicesPerNode: 2, nodes: [npu-1]}\n"
+WALK_TEAM = """\
+quota: {nvidia: 4, ascend: 2}
+services:
+  chat:
+    images: {nvidia: r/chat:cuda, ascend: r/chat:cann}
+    vendorMounts: false
+    migration: {from: nvidia, to: ascend}
+    phase: validate
+    port: 8000
+    tracks:
+      nvidia: {devicesPerReplica: 1, replicas: 2}
+      ascend: {devicesPerReplica: 1, replicas: 3}
+    crossCluster:
+      routing: gateway
+      gateway: {parentRefs: [{name: gw, namespace: gw}], hostnames: [chat.example.com]}
+"""
+
+
+def walk_tree(root: Path) -> Path:
+    """WALK_TEAM and WALK_ASCEND over the two clusters of tests/fixtures.py CROSS_PROD, on a
+    Kubernetes minor the project has a control plane for."""
+    fleet = CROSS_FLEET.replace('kubernetesVersion: "1.33"', 'kubernetesVersion: "1.36"')
+    files = {"vendors/ascend.yaml": WALK_ASCEND, "teams/inference.yaml": WALK_TEAM}
+    return cross_clusters(root, fleet=fleet, files=files)

@@ -56,24 +56,33 @@ def values_digest(values: Path) -> str:
     return digest.hexdigest()
 
 
-def judge_runs(values: Path, env: str | None, runs: list[EnvRun]) -> SimulationResult:
+def judge_runs(
+    values: Path, env: str | None, runs: list[EnvRun], phases: bool = False
+) -> SimulationResult:
     """What `simulate` reports of `values` when its driver takes `runs`: each environment's plan
-    made from the values, judged on its run."""
+    made from the values (`phases`: as simulate --phases plans it), judged on its run."""
     checked, envs = load(values, env)
     loaded = checked.values
     assert [r.env for r in runs] == envs, "the runs are of other environments"
     reports = []
     for run in runs:
         built, found = build(loaded, run.env, builds=checked.builds)
-        reports.append(judge(make_plan(loaded, checked.builds[run.env], built, found), run))
+        plan = make_plan(loaded, checked.builds[run.env], built, found, phases=phases)
+        reports.append(judge(plan, run))
     return SimulationResult(reports, sorted_findings(f for r in reports for f in r.findings))
 
 
 def recorded(
-    request: pytest.FixtureRequest, name: str, values: Path, env: str | None = None
+    request: pytest.FixtureRequest,
+    name: str,
+    values: Path,
+    env: str | None = None,
+    *,
+    phases: bool = False,
 ) -> SimulationResult:
-    """The report of the run `name` recorded of `values` (`env`: as simulate's --env), judged
-    now; with --record-snapshots, simulated first on the session's control plane and recorded."""
+    """The report of the run `name` recorded of `values` (`env`: as simulate's --env; `phases`:
+    as its --phases), judged now; with --record-snapshots, simulated first on the session's
+    control plane and recorded."""
     path = SNAPSHOTS / f"{name}.json"
     digest = values_digest(values)
     if request.config.getoption("--record-snapshots"):
@@ -86,12 +95,15 @@ def recorded(
             runs=runs,
             argocd=False,
             watch_metrics=False,
+            phases=phases,
         )
         doc = {"values": digest, "env": env, "runs": [r.as_json() for r in runs]}
+        if phases:
+            doc["phases"] = True
         SNAPSHOTS.mkdir(exist_ok=True)
         path.write_text(dumps(doc) + "\n", encoding="utf-8")
     doc = json.loads(path.read_text(encoding="utf-8"))
-    assert (doc["values"], doc["env"]) == (digest, env), (
+    assert (doc["values"], doc["env"], doc.get("phases", False)) == (digest, env, phases), (
         f"{path.name} was recorded from other values: record it again (tests/simulate/recorded.py)"
     )
-    return judge_runs(values, env, [EnvRun.from_json(r) for r in doc["runs"]])
+    return judge_runs(values, env, [EnvRun.from_json(r) for r in doc["runs"]], phases)

@@ -840,7 +840,7 @@ def test_quota_rows_of_each_teams_namespaces(tmp_path: Path) -> None:
 def test_ready_pods_per_track_against_plan(tmp_path: Path) -> None:
     """Only Ready pods of the track's service in its namespace count; one being deleted does not,
     Ready or not."""
-    view, _ = fleet(tmp_path, TEAMS_TREE)
+    view, nodes = fleet(tmp_path, TEAMS_TREE)
     name, track = "app.kubernetes.io/name", "accel-gitops.io/track"
     chat_nvidia = {name: "chat", track: "nvidia", "accel-gitops.io/team": "web"}
     chat_ascend = {name: "chat", track: "ascend", "accel-gitops.io/team": "web"}
@@ -900,30 +900,40 @@ def test_ready_pods_per_track_against_plan(tmp_path: Path) -> None:
             conditions=READY,
         ),
     ]
-    rows, findings = track_verdicts(workloads_of(view), pods)
+    rows, findings = track_verdicts(workloads_of(view), pods, nodes)
+    # One cluster: no cluster to name. The pod being deleted is not placed.
     assert rows == [
         {
             "team": "web",
             "service": "web/chat",
             "track": "nvidia",
+            "cluster": "",
+            "weight": 100,
             "ready": 0,
             "plan": 1,
+            "placed": {},
             "ok": False,
         },
         {
             "team": "web",
             "service": "web/chat",
             "track": "ascend",
+            "cluster": "",
+            "weight": 0,
             "ready": 0,
             "plan": 1,
+            "placed": {"ascend/910b": 1},
             "ok": False,
         },
         {
             "team": "web",
             "service": "web/search",
             "track": "nvidia",
+            "cluster": "",
+            "weight": 100,
             "ready": 2,
             "plan": 2,
+            "placed": {"not scheduled": 1, "nvidia/a100": 2},
             "ok": True,
         },
     ]
@@ -959,8 +969,8 @@ services:
       nvidia: {devicesPerReplica: 1, replicas: 2}
 """,
     }
-    view, _ = fleet(tmp_path, files)
-    rows, findings = track_verdicts(workloads_of(view), [])
+    view, nodes = fleet(tmp_path, files)
+    rows, findings = track_verdicts(workloads_of(view), [], nodes)
     assert findings == [
         Finding(
             "SIM007",
@@ -987,7 +997,7 @@ services:
       nvidia: {devicesPerReplica: 1, replicas: 2, groupSize: 2}
 """,
     }
-    view, _ = fleet(tmp_path, files, FLEET + "platform:\n  lws: {provided: site}\n")
+    view, nodes = fleet(tmp_path, files, FLEET + "platform:\n  lws: {provided: site}\n")
     own = {"app.kubernetes.io/name": "llm", "accel-gitops.io/track": "nvidia"}
     group = "leaderworkerset.sigs.k8s.io/group-index"
     sts = ("StatefulSet", "llm-nvidia")
@@ -1005,9 +1015,19 @@ services:
     ]
     # A pod of another service's group in the namespace is not counted.
     pods.append(pod("web", "other-0", owner=sts, labels={group: "0"}, conditions=READY))
-    rows, findings = track_verdicts(workloads_of(view), pods)
+    rows, findings = track_verdicts(workloads_of(view), pods, nodes)
     assert rows == [
-        {"team": "web", "service": "web/llm", "track": "nvidia", "ready": 1, "plan": 2, "ok": False}
+        {
+            "team": "web",
+            "service": "web/llm",
+            "track": "nvidia",
+            "cluster": "",
+            "weight": 100,
+            "ready": 1,
+            "plan": 2,
+            "placed": {"nvidia/a100": 4},
+            "ok": False,
+        }
     ]
     (finding,) = findings
     assert finding.message == (
@@ -1016,8 +1036,86 @@ services:
     # All four ready: both groups serve.
     for p in pods:
         p.setdefault("status", {})["conditions"] = READY
-    rows, findings = track_verdicts(workloads_of(view), pods)
+    rows, findings = track_verdicts(workloads_of(view), pods, nodes)
     assert (rows[0]["ready"], findings) == (2, [])
+
+
+def test_a_service_across_clusters_is_judged_track_by_track_each_in_its_cluster(
+    tmp_path: Path,
+) -> None:
+    """Team inference's chat at shift-30, NVIDIA in cluster main and Ascend in cluster domestic
+    (tests/fixtures.py CROSS_TEAM): each cluster's simulation counts only its own track, names
+    its cluster and its weight of all the traffic; the other track is not missing here."""
+    loaded = load(cross_clusters(tmp_path), "prod")[0].values
+    name, track = "app.kubernetes.io/name", "accel-gitops.io/track"
+    ascend = {name: "chat", track: "ascend", "accel-gitops.io/team": "inference"}
+    nvidia = {name: "chat", track: "nvidia", "accel-gitops.io/team": "inference"}
+    rs = "ReplicaSet"
+    main = loaded.envs["prod/main"]
+    pods = [
+        pod(
+            "inference",
+            f"chat-nvidia-5b8f6-{i}",
+            owner=(rs, "chat-nvidia-5b8f6"),
+            labels=nvidia,
+            node_name=n,
+            conditions=READY,
+        )
+        for i, n in (("a", "n1"), ("b", "n2"))
+    ]
+    rows, findings = track_verdicts(workloads_of(main), pods, {n.name: n for n in plan_nodes(main)})
+    assert rows == [
+        {
+            "team": "inference",
+            "service": "inference/chat",
+            "track": "nvidia",
+            "cluster": "main",
+            "weight": 70,
+            "ready": 2,
+            "plan": 2,
+            "placed": {"nvidia/a100": 2},
+            "ok": True,
+        }
+    ]
+    assert findings == []
+    domestic = loaded.envs["prod/domestic"]
+    pods = [
+        pod(
+            "inference",
+            "chat-ascend-7c9d4-a",
+            owner=(rs, "chat-ascend-7c9d4"),
+            labels=ascend,
+            node_name="npu-1",
+            conditions=READY,
+        ),
+        pod("inference", "chat-ascend-7c9d4-b", owner=(rs, "chat-ascend-7c9d4"), labels=ascend),
+    ]
+    rows, findings = track_verdicts(
+        workloads_of(domestic), pods, {n.name: n for n in plan_nodes(domestic)}
+    )
+    assert rows == [
+        {
+            "team": "inference",
+            "service": "inference/chat",
+            "track": "ascend",
+            "cluster": "domestic",
+            "weight": 30,
+            "ready": 1,
+            "plan": 2,
+            "placed": {"ascend/910b": 1, "not scheduled": 1},
+            "ok": False,
+        }
+    ]
+    assert findings == [
+        Finding(
+            "SIM007",
+            "service inference/chat: track ascend in cluster domestic has 1 ready pod(s), "
+            "plan says 2",
+            Location("values/teams/inference.yaml", 13, 38),
+            "$.services.chat.tracks.ascend.replicas",
+            SIM007_HINT,
+        )
+    ]
 
 
 def worker_ds(namespace: str = "nfd", command: str = "nfd-worker") -> Obj:
@@ -1217,6 +1315,7 @@ def test_a_cluster_of_a_service_across_clusters_is_held_to_its_own_track(tmp_pat
     """CROSS_TEAM's chat in domestic: only the Ascend track's pods run there (the NVIDIA
     track's are main's), so the verdict has the Ascend row alone."""
     view = loader.load(cross_clusters(tmp_path, phase="shift-30")).envs["prod/domestic"]
+    nodes = {n.name: n for n in plan_nodes(view)}
     labels = {"app.kubernetes.io/name": "chat", "accel-gitops.io/track": "ascend"}
     rs = "ReplicaSet"
     pods = [
@@ -1230,14 +1329,17 @@ def test_a_cluster_of_a_service_across_clusters_is_held_to_its_own_track(tmp_pat
         )
         for i in (1, 2)
     ]
-    rows, findings = track_verdicts(workloads_of(view), pods)
+    rows, findings = track_verdicts(workloads_of(view), pods, nodes)
     assert rows == [
         {
             "team": "inference",
             "service": "inference/chat",
             "track": "ascend",
+            "cluster": "domestic",
+            "weight": 30,
             "ready": 2,
             "plan": 2,
+            "placed": {"ascend/910b": 2},
             "ok": True,
         }
     ]

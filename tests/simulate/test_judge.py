@@ -11,6 +11,7 @@ processes did, without them.
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ from tests.simulate.cases import (
     placed_but_one,
     shared_pool_checked,
     small_tree,
+    walk_tree,
 )
 from tests.simulate.recorded import recorded
 
@@ -321,6 +323,76 @@ def test_vnpus_are_allocated_one_to_a_pod_and_a_third_waits(
     assert v1.ok and v1.labels["feature.node.kubernetes.io/accelerator"] == "huawei-npu-vnpu"
     (stood_in,) = [f for f in result.findings if "npu-smi" in f.message]
     assert stood_in.code == "SIM011"
+
+
+# ---- a migration across clusters, walked through its phases (simulate --phases) ----------------
+
+
+def test_each_phase_of_a_migration_across_clusters_places_each_track_in_its_cluster(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """cases.py walk_tree: chat's NVIDIA track in main, its Ascend track in domestic (one node of
+    2 NPUs, a team quota of 2), walked from validate to fallback. Each cluster judges its own
+    track at each phase; from dual-run the quota refuses Ascend's third pod: one SIM007, at the
+    track, naming the phases, the cluster and the API server's refusal."""
+    result = recorded(request, "cross-cluster-walk", walk_tree(tmp_path), "prod", phases=True)
+    envs = {e.env: e for e in result.envs}
+    main, domestic = envs["prod/main"], envs["prod/domestic"]
+    assert [
+        (t["phase"], t["track"], t["cluster"], t["weight"], t["ready"], t["plan"], t["placed"])
+        for t in main.phases
+    ] == [
+        ("validate", "nvidia", "main", 100, 2, 2, {"nvidia/a100": 2}),
+        ("dual-run", "nvidia", "main", 100, 2, 2, {"nvidia/a100": 2}),
+        ("shift-10", "nvidia", "main", 90, 2, 2, {"nvidia/a100": 2}),
+        ("shift-50", "nvidia", "main", 50, 2, 2, {"nvidia/a100": 2}),
+        ("shift-90", "nvidia", "main", 10, 2, 2, {"nvidia/a100": 2}),
+        ("primary-new", "nvidia", "main", 0, 2, 2, {"nvidia/a100": 2}),
+        ("fallback", "nvidia", "main", 0, 1, 1, {"nvidia/a100": 1}),
+    ]
+    short = {"ascend/910b": 2}
+    assert [
+        (t["phase"], t["track"], t["cluster"], t["weight"], t["ready"], t["plan"], t["placed"])
+        for t in domestic.phases
+    ] == [
+        ("validate", "ascend", "domestic", 0, 1, 1, {"ascend/910b": 1}),
+        ("dual-run", "ascend", "domestic", 0, 2, 3, short),
+        ("shift-10", "ascend", "domestic", 10, 2, 3, short),
+        ("shift-50", "ascend", "domestic", 50, 2, 3, short),
+        ("shift-90", "ascend", "domestic", 90, 2, 3, short),
+        ("primary-new", "ascend", "domestic", 100, 2, 3, short),
+        ("fallback", "ascend", "domestic", 100, 2, 3, short),
+    ]
+    (error,) = [f for f in result.findings if f.severity is Severity.ERROR]
+    assert (error.code, error.envs, error.path, error.hint) == (
+        "SIM007",
+        ("prod/domestic",),
+        "$.services.chat.tracks.ascend",
+        "replicas per track must be what plan says: check capacity, quota and placement",
+    )
+    assert (error.location.file, error.location.line) == ("values/teams/inference.yaml", 11)
+    assert re.fullmatch(
+        r"service inference/chat at phase dual-run \(and shift-10, shift-50, shift-90, "
+        r"primary-new, fallback\): track ascend in cluster domestic has 2 ready pod\(s\), plan "
+        r"says 3: 1 of 3 pod\(s\) not created: (\(combined from similar events\): )?"
+        r'Error creating: pods "chat-ascend-[a-z0-9]+-'
+        r'[a-z0-9]{5}" is forbidden: exceeded quota: accelerators, requested: '
+        r"requests\.huawei\.com/Ascend910=1, used: requests\.huawei\.com/Ascend910=2, "
+        r"limited: requests\.huawei\.com/Ascend910=2",
+        error.message,
+    ), error.message
+    # The text: each cluster's walk, then both clusters' tracks together at each phase.
+    out = io.StringIO()
+    simreport.write(result, "text", out)
+    text = out.getvalue()
+    gathered = text[text.index("environment prod: services across clusters") :]
+    assert gathered.splitlines()[1:5] == [
+        "  service         phase        track   cluster   weight  ready  plan  placed",
+        "  inference/chat  validate     ascend  domestic  0       1      1     ascend/910b x1  ok",
+        "  inference/chat  validate     nvidia  main      100     2      2     nvidia/a100 x2  ok",
+        "  inference/chat  dual-run     ascend  domestic  0       2      3     ascend/910b x2  "
+        "MISMATCH",
+    ]
 
 
 # ---- the example fleet --------------------------------------------------------------------------

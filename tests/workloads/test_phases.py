@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from generator.values import loader as values
-from generator.workloads.phases import plan_service
+from generator.workloads.phases import ladder, plan_service
 from tests.fixtures import AMD_MI250X, ASCEND_910B, INFERENCE, migration, tree, workloads_of
 
 
@@ -279,3 +279,66 @@ def test_a_track_of_weight_0_keeps_its_replicas_when_the_others_follow_weights(
         ("ascend", 1, 50, 1, FOLLOW, False),
         ("amd", 3, 0, 6, (*SVC, "tracks", "amd", "replicas"), False),
     ]
+
+
+@pytest.mark.parametrize(
+    ("phase", "steps"),
+    [
+        (
+            "dual-run",
+            ["validate", "dual-run", "shift-10", "shift-50", "shift-90", "primary-new", "fallback"],
+        ),
+        (
+            "shift-25",
+            [
+                "validate",
+                "dual-run",
+                "shift-10",
+                "shift-25",
+                "shift-50",
+                "shift-90",
+                "primary-new",
+                "fallback",
+            ],
+        ),
+        (
+            "shift-50",
+            ["validate", "dual-run", "shift-10", "shift-50", "shift-90", "primary-new", "fallback"],
+        ),
+    ],
+)
+def test_the_ladder_a_migration_climbs_takes_the_services_own_shift(
+    phase: str, steps: list[str], tmp_path: Path
+) -> None:
+    """simulate --phases walks these (docs/workloads.md, "Phase order and rollback")."""
+    values_dir = migration(
+        tmp_path,
+        f"teams:\n  inference:\n    services:\n      inference-service: {{phase: {phase}}}\n",
+    )
+    view = values.load(values_dir).envs["prod"]
+    team = next(t for t in view.teams if t.name == "inference")
+    [svc] = workloads_of(view).of(team).services
+    assert ladder(svc) == steps
+
+
+def test_a_service_that_does_not_migrate_has_no_ladder(tmp_path: Path) -> None:
+    """One track, or two split by explicit weights without migration: nothing to climb."""
+    team = """\
+quota: {nvidia: 4}
+services:
+  one:
+    images: {nvidia: r/one:cuda}
+    tracks:
+      nvidia: {devicesPerReplica: 1}
+  split:
+    images: {nvidia: r/s:cuda, ascend: r/s:ascend}
+    weights: {nvidia: 60, ascend: 40}
+    tracks:
+      nvidia: {devicesPerReplica: 1}
+      ascend: {devicesPerReplica: 1, model: 910b}
+"""
+    values_dir = tree(tmp_path, {"vendors/ascend.yaml": ASCEND_910B, "teams/web.yaml": team})
+    view = values.load(values_dir).envs["prod"]
+    [web] = [t for t in view.teams if t.name == "web"]
+    services = workloads_of(view).of(web).services
+    assert [(s.name, ladder(s)) for s in services] == [("one", []), ("split", [])]
