@@ -471,6 +471,11 @@ def test_example_fleet_under_kueue_is_admitted_by_kueues_own_controller(
     # and the DRA driver the fleet installs there, whose chart does not run: its kubelet
     # plugin's stand-in
     driver = "the NVIDIA DRA driver's kubelet plugin does not run here"
+    # and what routes between prod's clusters: no MCS implementation, no Gateway controller
+    cross = (
+        "service inference/chat runs across clusters (nvidia-shared in main, hygon in domestic; "
+        "routing gateway)"
+    )
     layers = ("prod/domestic", "prod/main", "staging")
     assert said == sorted(
         [(jobset, (e,)) for e in layers]
@@ -479,6 +484,7 @@ def test_example_fleet_under_kueue_is_admitted_by_kueues_own_controller(
         + [(shared, ("prod/main",)), (shared, ("staging",))]
         + [(dra, ("prod/main",)), (dra, ("staging",))]
         + [(driver, ("prod/main",)), (driver, ("staging",))]
+        + [(cross, ("prod/domestic",)), (cross, ("prod/main",))]
     ), said
     assert codes(result.findings, Severity.WARNING) == {"SIM010", "SIM011"}
     # In staging ml-team's NVIDIA quota is 4: its 4-GPU and 2-GPU jobs take turns (a queue does
@@ -495,15 +501,21 @@ def test_example_fleet_under_kueue_is_admitted_by_kueues_own_controller(
         "Job ml-team/npu-training-job": (True, "team-ml-team"),
     }
     mlu = {"Job ml-team/mlu-finetune-job": (True, "team-ml-team")}
+    # chat's tracks: each in its own cluster in prod, both in staging's one
+    chat_old = {"Deployment inference/chat-nvidia-shared": (True, "team-inference")}
+    chat_new = {"Deployment inference/chat-hygon": (True, "team-inference")}
     expected = {
-        "prod/domestic": mlu,
+        "prod/domestic": {**mlu, **chat_new},
         "prod/main": {
             **services,
+            **chat_old,
             **gpu_npu,
             "Job ml-team/finetune-job": (True, "team-ml-team"),
         },
         "staging": {
             **services,
+            **chat_old,
+            **chat_new,
             **gpu_npu,
             **mlu,
             # behind the 4-GPU job in its 4-GPU quota (SIM010 above)
