@@ -48,10 +48,13 @@ def with_routes(prod: str) -> str:
     Istio declared as the site's (a route needs them on the cluster: DEP001)."""
     fleet = prod.split("teams:")[0]
     assert fleet.startswith("fleet:\n") or "\nfleet:\n" in fleet
-    declared = (
-        "fleet:\n  platform:\n    gatewayAPI: {provided: site}\n    istio: {provided: site}\n"
-    )
-    return fleet.replace("fleet:\n", declared, 1) + GATEWAY
+    routes = "    gatewayAPI: {provided: site}\n    istio: {provided: site}\n"
+    # prod's fleet: may declare a platform: of its own already (the MCS API of chat's split)
+    if "\n  platform:\n" in fleet:
+        fleet = fleet.replace("\n  platform:\n", "\n  platform:\n" + routes, 1)
+    else:
+        fleet = fleet.replace("fleet:\n", "fleet:\n  platform:\n" + routes, 1)
+    return fleet + GATEWAY
 
 
 # environments/prod.yaml's teams: a Gateway route for the inference service and an Istio route for
@@ -66,6 +69,15 @@ teams:
         gateway:
           parentRefs: [{name: public, namespace: gateways}]
           hostnames: [infer.example.com]
+      # As the example's prod.yaml: chat's tracks are in main and domestic.
+      chat:
+        phase: shift-10
+        crossCluster:
+          routing: gateway
+          ingressCluster: main
+          gateway:
+            parentRefs: [{name: inference-gateway, namespace: gateway-system}]
+            hostnames: [chat.example.com]
   ml-team:
     jobs:
       # As the example's prod.yaml: NVIDIA and Cambricon are in different clusters there.

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from generator.render import treeindex
 from generator.validate import run as core
 from generator.values import loader as values
 from tests.fixtures import cli, two_teams
@@ -60,11 +61,20 @@ def test_render_validate_reads_and_checks_the_values_once(
 
     monkeypatch.setattr(core, "_load", refuse)
     monkeypatch.setattr(core, "_render", refuse)
-    # ... nor read back the tree render has just written.
-    monkeypatch.setattr(core, "read_tree", refuse)
+    # ... nor read back the tree render has just written: the committed tree is scanned once,
+    # by render (render/treeindex.py), and validate takes what render wrote.
+    scans = []
+    real_scan = treeindex.scan
+
+    def counting_scan(*args: object, **kwargs: object) -> object:
+        scans.append(1)
+        return real_scan(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(treeindex, "scan", counting_scan)
     code, out = cli("render", "--values", str(values_dir), "--validate")
     assert code == 0, out
     assert loads == [1]
+    assert scans == [1]
     # One warning: NVIDIA quotas (12) over its 8 GPUs in prod, overcommit allowed (CAP001).
     assert "validate: 0 error(s), 1 warning(s)" in out
 

@@ -86,8 +86,12 @@ def test_example_fleet_in_chromium(driver: webdriver.Chrome, tmp_path: Path) -> 
         expected[f"chart-capacity-{key}"] = ["capacity", "quotas", "workloads"]
         expected[f"chart-heatmap-{key}"] = vendors
         expected[f"chart-cost-{key}"] = [v for v in vendors if v != "amd"] + ["baseline"]
-    for key in ("staging", "prod-main"):  # inference-service's tracks, in main in prod
-        expected[f"chart-traffic-{key}"] = ["ascend", "nvidia"]
+    # inference-service's tracks (in main in prod) and chat's (nvidia-shared -> hygon): in
+    # staging's one cluster; in prod across main and domestic, each cluster's chart showing
+    # both of chat's tracks, its own first
+    expected["chart-traffic-staging"] = ["ascend", "hygon", "nvidia", "nvidia-shared"]
+    expected["chart-traffic-prod-main"] = ["ascend", "nvidia", "nvidia-shared", "hygon"]
+    expected["chart-traffic-prod-domestic"] = ["hygon", "nvidia-shared"]
     assert {k: v["drawn"] for k, v in drawn.items()} == expected
     for chart in drawn.values():
         assert chart["declared"] == chart["drawn"]
@@ -101,9 +105,11 @@ def test_example_fleet_in_chromium(driver: webdriver.Chrome, tmp_path: Path) -> 
     assert drawn["chart-cost-staging"]["shapes"] == [2, 1, 1, 2, 1, 1, 2]
     # in domestic, Cambricon is ml-team's and Hygon inference's: one bar each, two ticks
     assert drawn["chart-cost-prod-domestic"]["shapes"] == [1, 1, 2]
-    # staging shifts half the traffic (two segments); prod's dual-run sends none to Ascend
-    assert drawn["chart-traffic-staging"]["shapes"] == [1, 1]
-    assert drawn["chart-traffic-prod-main"]["shapes"] == [0, 1]
+    # staging shifts half of inference-service's traffic (two segments) and half of chat's (two
+    # more); prod's dual-run sends none to Ascend, chat's shift-10 some to hygon from main
+    assert drawn["chart-traffic-staging"]["shapes"] == [1, 1, 1, 1]
+    assert drawn["chart-traffic-prod-main"]["shapes"] == [0, 1, 1, 1]
+    assert drawn["chart-traffic-prod-domestic"]["shapes"] == [1, 1]
     shot = browser.screenshot(driver, tmp_path / "example.png")
     width, height = png_size(shot)
     assert width == 1280 and height > 2000  # the whole page, not the window
