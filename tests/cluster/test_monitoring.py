@@ -144,7 +144,7 @@ def test_the_example_fleets_dashboard_and_alerts_have_data_in_every_cluster(
     used = panel(result, "Quota used / hard per team and vendor")
     assert used["prod/main"] == [
         "inference / amd used=0, inference / ascend used=2, inference / nvidia-dra used=0, "
-        "inference / nvidia used=2, inference / nvidia-shared used=3, ml-team / amd used=0, "
+        "inference / nvidia used=2, inference / nvidia-shared used=4, ml-team / amd used=0, "
         "ml-team / ascend used=8, ml-team / nvidia-dra used=8, ml-team / nvidia used=6, "
         "ml-team / nvidia-shared used=0",
         "inference / amd hard=0, inference / ascend hard=4, inference / nvidia-dra hard=0, "
@@ -153,16 +153,16 @@ def test_the_example_fleets_dashboard_and_alerts_have_data_in_every_cluster(
         "ml-team / nvidia-shared hard=0",
     ]
     assert used["prod/domestic"] == [
-        "inference / hygon used=0, inference / cambricon used=0, ml-team / hygon used=0, "
+        "inference / hygon used=2, inference / cambricon used=0, ml-team / hygon used=0, "
         "ml-team / cambricon used=2",
         "inference / hygon hard=8, inference / cambricon hard=0, ml-team / hygon hard=0, "
         "ml-team / cambricon hard=2",
     ]
     # Weighted devices held x 5 minutes: ml-team 6 x 1.0 + 8 x 1.6 + 8 x 0.6 = 23.6 in main.
     assert panel(result, "Cost per team (weighted device-hours, dashboard range)") == {
-        "prod/domestic": ["inference=0, ml-team=0.1"],
-        "prod/main": ["inference=0.329167, ml-team=1.96667"],
-        "staging": ["inference=0.329167, ml-team=1.9"],
+        "prod/domestic": ["inference=0.0833333, ml-team=0.1"],
+        "prod/main": ["inference=0.35, ml-team=1.96667"],
+        "staging": ["inference=0.433333, ml-team=1.9"],
     }
     assert panel(result, "Devices by brand") == {e: [""] for e in used}
     # Each exporter pod is a target whose scrape fails (its container runs nothing here), one per
@@ -179,13 +179,14 @@ def test_the_example_fleets_dashboard_and_alerts_have_data_in_every_cluster(
             ("AcceleratorAgentUnavailable", 0, 0),
             ("AcceleratorExporterDown", 7, 7),
             ("AcceleratorPodsPending", 0, 0),
-            ("TeamAcceleratorQuotaNearlyUsed", 1, 1),
+            # with inference's nvidia-shared quota in use, 4 of 4 (embedding's 3 shares, chat's 1)
+            ("TeamAcceleratorQuotaNearlyUsed", 2, 2),
         ],
         "staging": [
             ("AcceleratorAgentUnavailable", 0, 0),
             ("AcceleratorExporterDown", 9, 9),
             ("AcceleratorPodsPending", 2, 2),
-            ("TeamAcceleratorQuotaNearlyUsed", 3, 3),
+            ("TeamAcceleratorQuotaNearlyUsed", 4, 4),
         ],
     }
 
