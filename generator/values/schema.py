@@ -73,6 +73,26 @@ PATTERN_HINTS = {
 
 
 @functools.cache
+def _gateway_block() -> dict[str, Any]:
+    """A Gateway API route's parents and hostnames: the same shape in a service's in-cluster
+    `gateway` and in its `crossCluster.gateway`."""
+    return _obj(
+        {
+            "parentRefs": _list(
+                _obj(
+                    {
+                        "name": _str(DNS_LABEL),
+                        "namespace": _str(DNS_LABEL),
+                        "sectionName": _str(DNS_LABEL),
+                    },
+                    ("name",),
+                )
+            ),
+            "hostnames": _list(_str(minLength=1)),
+        }
+    )
+
+
 def ecma(pattern: str) -> regress.Regex:
     return regress.Regex(pattern)
 
@@ -930,21 +950,7 @@ SERVICE = _obj(
             "in proportion to the phase's weights (traffic follows ready pods); `plan` shows "
             "them. Required in production for a phase that splits traffic (MIG006)",
         },
-        "gateway": _obj(
-            {
-                "parentRefs": _list(
-                    _obj(
-                        {
-                            "name": _str(DNS_LABEL),
-                            "namespace": _str(DNS_LABEL),
-                            "sectionName": _str(DNS_LABEL),
-                        },
-                        ("name",),
-                    )
-                ),
-                "hostnames": _list(_str(minLength=1)),
-            }
-        ),
+        "gateway": _gateway_block(),
         "istio": _obj({"hosts": _list(_str(minLength=1)), "gateways": _list(_str(minLength=1))}),
         "crossCluster": _obj(
             {
@@ -959,21 +965,7 @@ SERVICE = _obj(
                     description="routing: gateway: the cluster whose Gateway routes; default: "
                     "the cluster of migration.from",
                 ),
-                "gateway": _obj(
-                    {
-                        "parentRefs": _list(
-                            _obj(
-                                {
-                                    "name": _str(DNS_LABEL),
-                                    "namespace": _str(DNS_LABEL),
-                                    "sectionName": _str(DNS_LABEL),
-                                },
-                                ("name",),
-                            )
-                        ),
-                        "hostnames": _list(_str(minLength=1)),
-                    }
-                ),
+                "gateway": _gateway_block(),
                 "hostname": _str(
                     minLength=1,
                     description="routing: external: the name the global load balancer serves",
