@@ -12,7 +12,6 @@ from dataclasses import replace
 from typing import Any
 
 from generator.cluster.units import BuiltUnit
-from generator.controlplane.api import Obj
 from generator.findings import Finding, Location, sorted_findings
 from generator.policy.manifest import describe, origin
 from generator.simulate.checks import (
@@ -32,7 +31,7 @@ from generator.simulate.kueue import (
     workloads_by_owner,
 )
 from generator.simulate.migration import phase_verdicts
-from generator.simulate.plan import SimPlan
+from generator.simulate.plan import SimPlan, ident
 from generator.simulate.pods import SERVICE_KINDS, alone_verdicts, pod_verdicts
 from generator.simulate.result import EnvReport, NodeResult
 from generator.simulate.snapshot import EnvRun, JobOutcome, Refusal
@@ -124,16 +123,6 @@ def judge(plan: SimPlan, run: EnvRun) -> EnvReport:
     )
 
 
-def _ident(obj: Obj) -> tuple[str, str, str, str]:
-    meta = obj.get("metadata") or {}
-    return (
-        str(obj.get("apiVersion")),
-        str(obj.get("kind")),
-        str(meta.get("namespace") or ""),
-        str(meta.get("name")),
-    )
-
-
 def refused(built: list[BuiltUnit], refusal: Refusal) -> Finding:
     """SIM012: an object the API server refused to apply, at the values that made it."""
     key = (refusal.api_version, refusal.kind, refusal.namespace, refusal.name)
@@ -141,7 +130,7 @@ def refused(built: list[BuiltUnit], refusal: Refusal) -> Finding:
         if unit.unit.path != refusal.unit:
             continue
         for obj in unit.docs:
-            if _ident(obj) == key:
+            if ident(obj) == key:
                 return Finding(
                     "SIM012",
                     f"{describe(unit.unit, obj)}: the API server refuses it: {refusal.message}",

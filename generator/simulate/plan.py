@@ -244,7 +244,8 @@ def make_plan(
     return plan
 
 
-def _ident(obj: Obj) -> tuple[str, str, str, str]:
+def ident(obj: Obj) -> tuple[str, str, str, str]:
+    """An object's identity, tolerant of a field the API server or a render left out."""
     meta = obj.get("metadata") or {}
     return (
         str(obj.get("apiVersion")),
@@ -264,7 +265,7 @@ def _as_applied(obj: Obj, deployed: dict[tuple[str, str, str, str], Obj]) -> Obj
     kustomize built it: a values patch and the unit's labels included) with what the phase
     changes: a track's replicas; the spec of the others (the Service's selector, a route's
     weights) and their annotations (the phase)."""
-    live = deployed.get(_ident(obj))
+    live = deployed.get(ident(obj))
     if live is None:
         return obj
     out = copy.deepcopy(live)
@@ -300,7 +301,7 @@ def phase_walks(build: Build, built: list[BuiltUnit]) -> list[PhaseWalk]:
         unit = units.get(unit_name(team.name))
         if unit is None:
             continue
-        deployed = {_ident(o): o for o in unit.docs}
+        deployed = {ident(o): o for o in unit.docs}
         for svc in build.workloads.of(team).services:
             steps = ladder(svc)
             if not steps or not (svc.local_tracks or svc.routes_here):
