@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from generator.builders.monitoring import scrape, sources
+from generator.builders.monitoring import rulefiles, scrape, sources
 from generator.builders.monitoring.sources import Exporter
 from generator.controlplane.launcher import ControlPlane
 from generator.findings import Finding, Severity
 from generator.simulate.run import SimulationResult, simulate
-from tests.fixtures import SIM_FLEET
+from tests.fixtures import SIM_FLEET, build_unit, render_into
 from tests.simulate.cases import TEAM, small_tree
 
 pytestmark = pytest.mark.xdist_group("control-plane")
@@ -98,6 +98,56 @@ def test_a_full_quota_and_a_pod_short_of_devices_make_their_alerts_active(
         ]
     }
     assert [m for m in errors(result.findings) if m.startswith("SIM02")] == []
+
+
+def test_rules_spread_over_several_prometheusrules_all_load_and_have_data(
+    tmp_path: Path, cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a budget small enough (rulefiles.py) that every team's rules and every pool's
+    node alert take an object of their own, the operator loads all of them into Prometheus and
+    every quota series has its value: ml holds its 4 GPUs (the ratio, recorded in the main
+    object from the teams' objects, is 1 and the quota alert active), cv holds none of its 2."""
+    monkeypatch.setattr(rulefiles, "BUDGET", 600)
+    pools = [
+        {"name": "p1", "model": "A100", "devicesPerNode": 4, "nodes": ["gpu-1"]},
+        {"name": "p2", "model": "A100", "devicesPerNode": 4, "nodes": ["gpu-2"]},
+    ]
+    teams = {
+        "ml": TEAM,
+        "cv": {**TEAM, "owners": ["cv@example.com"], "quota": {"nvidia": 2}, "jobs": {}},
+    }
+    values = small_tree(tmp_path, FLEET, {"nvidia": {"pools": pools}}, teams)
+    out = render_into(values, tmp_path / "out")
+    names = sorted(
+        o["metadata"]["name"]
+        for o in build_unit(out, "dev", "monitoring")
+        if o["kind"] == "PrometheusRule"
+    )
+    # Each team's rules are over the budget alone: crc32 % 2 and % 4 put cv and ml together,
+    # % 8 parts them (cv 2, ml 6). Each pool's alert fits: % 4 puts nvidia/p1 in 2, p2 in 0.
+    assert names == [
+        "accelerators-alerts",
+        "accelerators-alerts-pools-1-of-4",
+        "accelerators-alerts-pools-3-of-4",
+        "accelerators-unified",
+        "accelerators-unified-teams-3-of-8",
+        "accelerators-unified-teams-7-of-8",
+    ]
+    result = sim(values, cluster)
+    assert [m for m in errors(result.findings) if m.startswith("SIM02")] == []
+    assert series_rows(result) == {
+        "dev": [
+            ("cv", "nvidia", "team_vendor:gpu_quota_hard:devices", 2, 2),
+            ("cv", "nvidia", "team_vendor:gpu_quota_used:devices", 0, 0),
+            ("cv", "nvidia", "team_vendor:gpu_cost_weighted_devices:sum", 0, 0),
+            ("cv", "nvidia", "team_vendor:gpu_quota_used:ratio", 0, 0),
+            ("ml", "nvidia", "team_vendor:gpu_quota_hard:devices", 4, 4),
+            ("ml", "nvidia", "team_vendor:gpu_quota_used:devices", 4, 4),
+            ("ml", "nvidia", "team_vendor:gpu_cost_weighted_devices:sum", 4, 4),
+            ("ml", "nvidia", "team_vendor:gpu_quota_used:ratio", 1, 1),
+        ]
+    }
+    assert ("TeamAcceleratorQuotaNearlyUsed", 1, 1) in alert_rows(result)["dev"]
 
 
 def test_a_podmonitor_that_selects_no_exporter_pod_is_a_finding(

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.builders.device_plugins import mps_daemon_name
+from generator.builders.monitoring import rulefiles
+from generator.builders.monitoring.rulefiles import RuleFile
 from generator.builders.monitoring.sources import Exporter, HealthMetric
 from generator.values.model import FleetView
 from generator.vocab import series
@@ -165,6 +167,13 @@ def vendor_rules(exporters: list[Exporter], settings: AlertSettings) -> list[dic
 def fleet_rules(
     view: FleetView, exporters: list[Exporter], settings: AlertSettings
 ) -> list[dict[str, Any]]:
+    """The fleet-wide alerts, then each pool's."""
+    return fleet_wide_rules(view, exporters, settings) + [r for _, r in pool_rules(view, settings)]
+
+
+def fleet_wide_rules(
+    view: FleetView, exporters: list[Exporter], settings: AlertSettings
+) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     agent = settings.severity["agent"]
     for exp in exporters:
@@ -257,6 +266,12 @@ def fleet_rules(
                 f"{HOLD['quota'].removesuffix('m')} minutes: its next job waits.",
             )
         )
+    return out
+
+
+def pool_rules(view: FleetView, settings: AlertSettings) -> list[tuple[str, dict[str, Any]]]:
+    """(vendor/pool, its node-devices alert) per pool of nodes that advertise a resource."""
+    out: list[tuple[str, dict[str, Any]]] = []
     for vendor in view.vendors:
         if vendor.dra:
             continue  # its nodes advertise no extended resource: their devices are in slices
@@ -275,31 +290,61 @@ def fleet_rules(
                 # A MIG layout not applied yet looks the same (the mode says so).
                 cause = vendor.sharing.mode.devices_missing_cause(vendor.sharing) or cause
             out.append(
-                _alert(
-                    "AcceleratorNodeDevicesMissing",
-                    f"kube_node_status_allocatable{{resource={_q(resource)},node=~{_q(nodes)}}}"
-                    f" < {units}",
-                    HOLD["capacity"],
-                    settings.severity["capacity"],
-                    settings,
-                    "node {{ $labels.node }} advertises {{ $value }} of its " + what,
-                    f"Pool {vendor.id}/{pool.name} declares {declared}; node "
-                    "{{ $labels.node }} has {{ $value }} allocatable: " + cause,
-                    {"vendor": vendor.id, "pool": pool.name},
+                (
+                    f"{vendor.id}/{pool.name}",
+                    _alert(
+                        "AcceleratorNodeDevicesMissing",
+                        f"kube_node_status_allocatable{{resource={_q(resource)},node=~{_q(nodes)}}}"
+                        f" < {units}",
+                        HOLD["capacity"],
+                        settings.severity["capacity"],
+                        settings,
+                        "node {{ $labels.node }} advertises {{ $value }} of its " + what,
+                        f"Pool {vendor.id}/{pool.name} declares {declared}; node "
+                        "{{ $labels.node }} has {{ $value }} allocatable: " + cause,
+                        {"vendor": vendor.id, "pool": pool.name},
+                    ),
                 )
             )
     return out
 
 
-def groups(view: FleetView, exporters: list[Exporter]) -> list[dict[str, Any]]:
+def files(view: FleetView, exporters: list[Exporter], budget: int | None = None) -> list[RuleFile]:
+    """The alerting rules as PrometheusRules: one while they fit the operator's limit
+    (rulefiles.py); else the per-vendor and fleet-wide alerts in the main one and the pools'
+    node-devices alerts (each lists its pool's nodes) spread over as many more as keep each
+    under the budget."""
     settings = alert_settings(view)
     if not settings.enabled:
         return []
-    out = []
     devices = vendor_rules(exporters, settings)
-    if devices:
-        out.append({"name": GROUP_VENDOR, "rules": devices})
-    fleet = fleet_rules(view, exporters, settings)
-    if fleet:
-        out.append({"name": GROUP_FLEET, "rules": fleet})
+    fleet = fleet_wide_rules(view, exporters, settings)
+    pools = pool_rules(view, settings)
+    main = [{"name": GROUP_VENDOR, "rules": devices}] if devices else []
+    sizes: dict[str, int] = {}
+    for key, rule in pools:
+        sizes[key] = sizes.get(key, 0) + rulefiles.size(rule)
+    count = rulefiles.spread(
+        sizes,
+        rulefiles.size(devices) + rulefiles.size(fleet),
+        rulefiles.BUDGET if budget is None else budget,
+    )
+    if count == 0:
+        every = [*fleet, *(rule for _, rule in pools)]
+        main += [{"name": GROUP_FLEET, "rules": every}] if every else []
+        return [RuleFile(None, main)] if main else []
+    main += [{"name": GROUP_FLEET, "rules": fleet}] if fleet else []
+    out = [RuleFile(None, main)] if main else []
+    held: list[list[dict[str, Any]]] = [[] for _ in range(count)]
+    for key, rule in pools:
+        held[rulefiles.bucket(key, count)].append(rule)
+    for index, rules in enumerate(held):
+        if rules:
+            name = rulefiles.part_name(GROUP_FLEET, "pools", index, count)
+            out.append(RuleFile((index, count), [{"name": name, "rules": rules}]))
     return out
+
+
+def groups(view: FleetView, exporters: list[Exporter]) -> list[dict[str, Any]]:
+    """Every alert group, in order (all of them, whichever object holds each)."""
+    return [g for f in files(view, exporters) for g in f.groups]

@@ -7,7 +7,8 @@ Components:
 - monitoring/namespace
 - monitoring/scrape: a PodMonitor per vendor exporter and the same jobs as a plain Prometheus
   `scrape_configs` fragment in a ConfigMap;
-- monitoring/rules: one PrometheusRule whose recording rules give every vendor the same series;
+- monitoring/rules: the PrometheusRule whose recording rules give every vendor the same series
+  (several when they are over the Prometheus Operator's limit: recording_rules.files);
 - monitoring/dashboard: the Grafana dashboard, in a ConfigMap the Grafana sidecar picks up.
 """
 
@@ -17,7 +18,8 @@ from typing import Any
 
 from generator.builders.agents import daemonset, rbac_objects
 from generator.builders.common import metadata, namespace
-from generator.builders.monitoring import alerts, dashboard, recording_rules, scrape
+from generator.builders.monitoring import alerts, dashboard, recording_rules, rulefiles, scrape
+from generator.builders.monitoring.rulefiles import RuleFile
 from generator.builders.monitoring.sources import Exporter, Settings, exporters, settings
 from generator.values import yamlio
 from generator.values.model import FleetView
@@ -61,6 +63,23 @@ def _prometheus_rule(
     }
 
 
+def _rule_objects(
+    conf: Settings, name: str, role: str, what: str, sources: list[str], files: list[RuleFile]
+) -> list[Obj]:
+    """The PrometheusRules of one role: the main one, and each share of the keyed rules
+    (teams', pools') named after it."""
+    return [
+        _prometheus_rule(
+            conf,
+            name if f.part is None else rulefiles.part_name(name, what, *f.part),
+            sorted({*sources, *f.sources}),
+            role,
+            f.groups,
+        )
+        for f in files
+    ]
+
+
 def build(view: FleetView) -> list[Component]:
     if not view.vendors:
         return []
@@ -84,19 +103,18 @@ def build(view: FleetView) -> list[Component]:
             origin=origin,
         )
     )
-    groups = recording_rules.groups(view, exps)
-    if groups:
-        team_sources = sorted({*sources, *(s for t in view.teams for s in t.doc.sources)})
-        rule = _prometheus_rule(conf, RULE_NAME, team_sources, "recording-rules", groups)
-        out.append(Component(MONITORING_UNIT, f"{MONITORING_UNIT}/rules", [rule], origin=origin))
-    alert_groups = alerts.groups(view, exps)
-    if alert_groups:
-        alert_rule = _prometheus_rule(
-            conf, ALERT_RULE_NAME, sources, "alerting-rules", alert_groups
-        )
+    rules = _rule_objects(
+        conf, RULE_NAME, "recording-rules", "teams", sources, recording_rules.files(view, exps)
+    )
+    if rules:
+        out.append(Component(MONITORING_UNIT, f"{MONITORING_UNIT}/rules", rules, origin=origin))
+    alert_rules = _rule_objects(
+        conf, ALERT_RULE_NAME, "alerting-rules", "pools", sources, alerts.files(view, exps)
+    )
+    if alert_rules:
         where = view.fleet.doc.anchor(("monitoring", "alerts"), ("monitoring",))
         out.append(
-            Component(MONITORING_UNIT, f"{MONITORING_UNIT}/alerts", [alert_rule], origin=where)
+            Component(MONITORING_UNIT, f"{MONITORING_UNIT}/alerts", alert_rules, origin=where)
         )
     notes = {GRAFANA_FOLDER_ANNOTATION: conf.grafana_folder} if conf.grafana_folder else {}
     board: Obj = {

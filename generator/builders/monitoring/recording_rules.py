@@ -13,9 +13,12 @@ from __future__ import annotations
 import functools
 import json
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from generator.builders.monitoring import rulefiles
+from generator.builders.monitoring.rulefiles import RuleFile
 from generator.builders.monitoring.sources import Exporter, Metric, MonitoringError
 from generator.values.model import FleetView, Team, Vendor, unit_cost
 from generator.vocab.names import QUOTA_NAME
@@ -185,14 +188,25 @@ def _attribution(
     return given, round(weight, 6)
 
 
-def team_rules(view: FleetView, exporters: list[Exporter]) -> list[Rule]:
+@dataclass(frozen=True)
+class TeamRules:
+    """One team's recording rules: its quota use and hard quota per resource, then their
+    cost-weighted device counts (which read the former: kept in the same group after them)."""
+
+    team: Team
+    quota: list[Rule]
+    cost: list[Rule]
+
+
+def team_parts(view: FleetView, exporters: list[Exporter]) -> list[TeamRules]:
     prices = Prices.of(view, exporters)
     by_resource: dict[str, list[Exporter]] = {}
     for exp in exporters:
         by_resource.setdefault(exp.resource, []).append(exp)
-    quota_rules: list[Rule] = []
-    cost_rules: list[Rule] = []
+    out: list[TeamRules] = []
     for team in view.teams:
+        quota_rules: list[Rule] = []
+        cost_rules: list[Rule] = []
         ns = list(team.namespaces)
         ns_matcher = f"namespace={_q(ns[0])}" if len(ns) == 1 else f"namespace=~{_q('|'.join(ns))}"
         for resource, group in sorted(by_resource.items()):
@@ -229,27 +243,85 @@ def team_rules(view: FleetView, exporters: list[Exporter]) -> list[Rule]:
                     "labels": dict(labels),
                 }
             )
-    if not quota_rules:
-        return []
+        if quota_rules:
+            out.append(TeamRules(team, quota_rules, cost_rules))
+    return out
+
+
+def derived_rules() -> list[Rule]:
+    """What every team's records feed: the share of its quota used and its device-hours."""
     return [
-        *quota_rules,
         {"record": QUOTA_RATIO, "expr": f"{QUOTA_USED} / ({QUOTA_HARD} > 0)"},
-        *cost_rules,
         # The average number of weighted devices held over the last hour is the weighted
         # device-hours of that hour.
         {"record": COST_HOURS, "expr": f"avg_over_time({COST_DEVICES}[1h])"},
     ]
 
 
-def groups(view: FleetView, exporters: list[Exporter]) -> list[dict[str, Any]]:
-    """The rule groups of the unified PrometheusRule (one group: rules read earlier records)."""
-    rules = vendor_rules(exporters)
-    if rules:
-        rules += fleet_rules()
-    rules += team_rules(view, exporters)
+def _in_one_group(parts: list[TeamRules], derived: list[Rule]) -> list[Rule]:
+    """Every team's rules in one group: the quota records, the ratio that reads them, the costs,
+    the hours that read those."""
+    if not parts:
+        return []
+    ratio, hours = derived
+    return [
+        *(r for p in parts for r in p.quota),
+        ratio,
+        *(r for p in parts for r in p.cost),
+        hours,
+    ]
+
+
+def team_rules(view: FleetView, exporters: list[Exporter]) -> list[Rule]:
+    return _in_one_group(team_parts(view, exporters), derived_rules())
+
+
+def _team_sources(teams: Sequence[Team]) -> tuple[str, ...]:
+    return tuple(sorted({s for t in teams for s in t.doc.sources}))
+
+
+def files(view: FleetView, exporters: list[Exporter], budget: int | None = None) -> list[RuleFile]:
+    """The unified recording rules as PrometheusRules: one, while they fit the operator's limit
+    (rulefiles.py); else the vendor and fleet rules and what reads every team's records in the
+    main one, and the teams' own rules spread over as many more as keep each under the budget.
+    Prometheus evaluates groups independently: a ratio or an hour read from another group's
+    records lags them by one evaluation at most."""
+    shared = vendor_rules(exporters)
+    if shared:
+        shared += fleet_rules()
+    parts = team_parts(view, exporters)
+    derived = derived_rules() if parts else []
     if view.cluster is not None:
         # Every series recorded in a cluster names it, aggregations included (their `by` drops
         # the scraped labels): a Prometheus or Grafana over several clusters tells them apart.
-        for rule in rules:
+        for rule in [*shared, *(r for p in parts for r in [*p.quota, *p.cost]), *derived]:
             rule["labels"] = {**rule.get("labels", {}), CLUSTER_LABEL: view.cluster.name}
-    return [{"name": GROUP, "rules": rules}] if rules else []
+    sizes = {p.team.name: rulefiles.size(p.quota) + rulefiles.size(p.cost) for p in parts}
+    count = rulefiles.spread(
+        sizes,
+        rulefiles.size(shared) + rulefiles.size(derived),
+        rulefiles.BUDGET if budget is None else budget,
+    )
+    if count == 0:
+        rules = shared + _in_one_group(parts, derived)
+        if not rules:
+            return []
+        return [RuleFile(None, [{"name": GROUP, "rules": rules}], _team_sources(view.teams))]
+    out = [RuleFile(None, [{"name": GROUP, "rules": shared + derived}], ())]
+    buckets: list[list[TeamRules]] = [[] for _ in range(count)]
+    for part in parts:
+        buckets[rulefiles.bucket(part.team.name, count)].append(part)
+    for index, held in enumerate(buckets):
+        if not held:
+            continue
+        name = rulefiles.part_name(GROUP, "teams", index, count)
+        rules = [*(r for p in held for r in p.quota), *(r for p in held for r in p.cost)]
+        teams = [p.team for p in held]
+        out.append(RuleFile((index, count), [{"name": name, "rules": rules}], _team_sources(teams)))
+    return out
+
+
+def groups(view: FleetView, exporters: list[Exporter]) -> list[dict[str, Any]]:
+    """Every rule group of the unified rules, in order (all of them, whichever object holds
+    each)."""
+    return [g for f in files(view, exporters) for g in f.groups]
