@@ -421,6 +421,7 @@ class _Splitter:
         doc = team.doc
         path: YamlPath = ("services", name)
         at: dict[str, str] = {}
+        misplaced = False  # every misplaced track is its own finding: none hides another
         for vendor, traw in sorted((raw.get("tracks") or {}).items()):
             need = _Need(str(vendor), _models(traw or {}, {}))
             if self.view.vendor(need.vendor) is None:
@@ -443,7 +444,8 @@ class _Splitter:
                         str(named), hosts, f"clusters with {need}: " + (", ".join(hosts) or "none")
                     ),
                 )
-                return []
+                misplaced = True
+                continue
             if named is None and len(hosts) != 1:
                 self.err(
                     "CLU005",
@@ -454,8 +456,11 @@ class _Splitter:
                     f"set cluster: <one of {', '.join(hosts)}> on the track",
                     key=True,
                 )
-                return []
+                misplaced = True
+                continue
             at[str(vendor)] = str(named) if named is not None else hosts[0]
+        if misplaced:
+            return []
         where = [c for c in self.names if c in at.values()]
         if len(where) <= 1:
             return where
@@ -489,7 +494,6 @@ class _Splitter:
                     (*cpath, "ingressCluster"),
                     did_you_mean(ingress, self.names, "clusters: " + ", ".join(self.names)),
                 )
-                return []
             if not (cross.get("gateway") or {}).get("parentRefs"):
                 self.err(
                     "CLU007",
@@ -497,9 +501,12 @@ class _Splitter:
                     doc,
                     cpath,
                     "set crossCluster.gateway.parentRefs: [{name: <gateway>, namespace: <its "
-                    f"namespace>}}] (a Gateway of cluster {ingress})",
+                    "namespace>}]"
+                    + (f" (a Gateway of cluster {ingress})" if ingress in self.names else ""),
                     key=True,
                 )
+                return []
+            if ingress not in self.names:
                 return []
             where = [c for c in self.names if c in where or c == ingress]
         elif not cross.get("hostname"):

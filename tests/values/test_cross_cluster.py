@@ -25,6 +25,45 @@ def test_a_track_that_names_a_cluster_without_its_vendor_s_pools(tmp_path: Path)
     assert finding.hint == "clusters with ascend: domestic"
 
 
+def test_every_misplaced_track_is_its_own_finding(tmp_path: Path) -> None:
+    """Both tracks name a cluster without their vendor's pools: two CLU005, neither hiding the
+    other (the second used to show only once the first was fixed)."""
+    override = "teams:\n  inference:\n    services:\n      chat:\n        tracks:\n" + (
+        "          ascend: {cluster: main}\n          nvidia: {cluster: domestic}\n"
+    )
+    got = findings(cross_clusters(tmp_path, clusters=override))
+    assert [(f.code, str(f.location), f.message) for f in got] == [
+        (
+            "CLU005",
+            "values/environments/prod.yaml:13:29",
+            "track ascend of service 'chat' names cluster 'main', which has no pools for ascend",
+        ),
+        (
+            "CLU005",
+            "values/environments/prod.yaml:14:29",
+            "track nvidia of service 'chat' names cluster 'domestic', which has no pools for "
+            "nvidia",
+        ),
+    ]
+
+
+def test_an_unknown_ingress_and_no_gateway_are_two_findings(tmp_path: Path) -> None:
+    cross = "    crossCluster: {routing: gateway, ingressCluster: mian}\n"
+    got = findings(cross_clusters(tmp_path, cross=cross))
+    assert [(f.code, f.path, f.hint) for f in got] == [
+        (
+            "CLU007",
+            "$.services.chat.crossCluster",
+            "set crossCluster.gateway.parentRefs: [{name: <gateway>, namespace: <its namespace>}]",
+        ),
+        (
+            "CLU006",
+            "$.services.chat.crossCluster.ingressCluster",
+            "did you mean 'main'? clusters: main, domestic",
+        ),
+    ]
+
+
 def test_an_ingress_cluster_the_environment_does_not_have(tmp_path: Path) -> None:
     cross = CROSS_GATEWAY + "      ingressCluster: mian\n"
     [finding] = findings(cross_clusters(tmp_path, cross=cross))
