@@ -29,6 +29,7 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from generator.errors import GeneratorError
 from generator.values.filecache import write_atomically
 
 FOLDER = "tree-index"  # in validate's cache folder
@@ -59,6 +60,11 @@ def index_file(cache_dir: Path | None, root: Path) -> Path | None:
         return None
     name = hashlib.sha256(os.fsencode(os.path.abspath(root))).hexdigest()[:24]
     return cache_dir / FOLDER / f"{name}.marshal"
+
+
+class TreeChanged(GeneratorError):
+    """A file the scan listed could not be read when first asked for (exit 2): something
+    changed the tree during the run (files are read lazily, after the scan)."""
 
 
 class Files(Mapping[str, str]):
@@ -118,8 +124,16 @@ class Files(Mapping[str, str]):
         return self.size(rel) == len(data) and self.digest(rel) == digest(data)
 
     def _bytes(self, rel: str) -> bytes:
-        with open(os.path.join(self.root, rel), "rb") as fh:
-            data = fh.read()
+        path = os.path.join(self.root, rel)
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            raise TreeChanged(
+                f"cannot read {path}, listed when this run began: {exc.strerror or exc}; "
+                "was it changed or removed meanwhile (another render, a checkout)? run again "
+                "once nothing else writes there"
+            ) from None
         self.read.append(rel)
         self.digests.setdefault(rel, digest(data))
         return data

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from generator.cli.options import guarded
 from generator.errors import FindingsError, GeneratorError, UsageError
 from generator.findings import Finding, Location
-from generator.render import stage
+from generator.render import stage, treeindex
 from generator.render.charts import ChartError
 from generator.toolchain.crdschemas import SchemaBuildError
 from generator.toolchain.errors import Install, ToolFailed, ToolMissing
@@ -47,6 +47,32 @@ def test_2_for_a_missing_tool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
         f"error: kustomize not found (looked in {tmp_path / 'no-tools' / 'bin'}, PATH (at "
         "v5.8.1)); "
         "install it with: accel-gitops tools install\n"
+    )
+
+
+def test_2_for_a_committed_file_removed_while_the_run_reads_the_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scan lists the committed files and reads them when first needed: one removed in
+    between (another render, a checkout) is said, not a traceback."""
+    values = two_teams(tmp_path)
+    assert cli("render", "--values", str(values))[0] == 0
+    gone = values.parent / "base/teams/ml-team/namespace-ml-team.yaml"
+    assert gone.is_file()
+    real = treeindex.scan
+
+    def then_removed(root: Path, index: Path | None) -> treeindex.Files:
+        files = real(root, None)  # no index: every file is read when asked for
+        gone.unlink()
+        return files
+
+    monkeypatch.setattr(treeindex, "scan", then_removed)
+    code, _, err = cli_streams("render", "--values", str(values), "--check")
+    assert code == 2
+    assert err == (
+        f"error: cannot read {gone}, listed when this run began: No such file or directory; "
+        "was it changed or removed meanwhile (another render, a checkout)? run again once "
+        "nothing else writes there\n"
     )
 
 
