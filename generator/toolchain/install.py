@@ -264,15 +264,30 @@ def _go() -> Path:
 
 def _env() -> dict[str, str]:
     env = dict(os.environ)
-    env.update(CGO_ENABLED="0", GOFLAGS="-mod=readonly")
+    # The user's GOFLAGS stay (a CI's -modcacherw, so that its module cache can be removed, or
+    # -p=1 on a small machine), and -mod=readonly comes last: the go command applies GOFLAGS in
+    # order, so a later value of a flag wins (Go 1.26 cmd/go/internal/base/goflags.go,
+    # SetFromGOFLAGS).
+    env.update(CGO_ENABLED="0", GOFLAGS=" ".join([*_user_goflags(), "-mod=readonly"]))
     return env
+
+
+def _user_goflags() -> list[str]:
+    return os.environ.get("GOFLAGS", "").split()
+
+
+def _build_inputs(build: Build) -> list[str]:
+    """What a tool's build runs with, for its staleness: the command, and the user's GOFLAGS
+    when set (they may change the binary: -tags, -trimpath), so that changing them rebuilds."""
+    user = _user_goflags()
+    return [*build.argv, *([f"GOFLAGS={' '.join(user)}"] if user else [])]
 
 
 def _build_tool(build: Build, go_version: str, say: Callable[[str], None]) -> bool:
     bin_dir = tools_dir() / "bin"
     folder = GOTOOLS / build.folder
     out = bin_dir / build.tool
-    want = fresh.digest([folder], build.argv, go_version)
+    want = fresh.digest([folder], _build_inputs(build), go_version)
 
     def step() -> None:
         say(f"building {build.tool} (gotools/{build.folder}/go.mod)")  # refresh made bin_dir

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -370,3 +371,32 @@ def test_each_schema_step_builds_its_own_set_from_its_own_inputs(
         ([lock, code, registry.GOTOOLS / "crdgen"], ["crds"]),
         ([lock, code], ["k8s", "kubernetes-validate==1.37.0"]),
     ]
+
+
+def test_the_users_goflags_are_kept_before_mod_readonly_and_a_change_rebuilds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CI that sets GOFLAGS=-modcacherw keeps it (its module cache stays removable); the go
+    command applies GOFLAGS in order, so the -mod=readonly put last wins. Other flags may change
+    the binary: changing them builds again, and no GOFLAGS keeps the stamp it always had."""
+    monkeypatch.setenv("ACCEL_GITOPS_TOOLS_DIR", str(tmp_path))
+    (tmp_path / "bin").mkdir()
+    seen: list[str] = []
+
+    def go(_cmd: str, argv: list[str], **kwargs: Any) -> None:
+        seen.append(kwargs["env"]["GOFLAGS"])
+        Path(argv[argv.index("-o") + 1]).write_text("binary")
+
+    monkeypatch.setattr(install, "run", go)
+    build = install.builds()["kustomize"]
+    monkeypatch.setenv("GOFLAGS", "-modcacherw -p=1")
+    assert install._build_tool(build, "go1.26.8", print) is True
+    assert install._build_tool(build, "go1.26.8", print) is False
+    monkeypatch.setenv("GOFLAGS", "-modcacherw")
+    assert install._build_tool(build, "go1.26.8", print) is True
+    monkeypatch.delenv("GOFLAGS")
+    assert install._build_tool(build, "go1.26.8", print) is True
+    assert install._build_tool(build, "go1.26.8", print) is False
+    assert seen == ["-modcacherw -p=1 -mod=readonly", "-modcacherw -mod=readonly", "-mod=readonly"]
+    stamp = (tmp_path / "bin" / ".kustomize.sha256").read_text().strip()
+    assert stamp == install.fresh.digest([registry.GOTOOLS / "kustomize"], build.argv, "go1.26.8")
