@@ -415,15 +415,17 @@ def unprefixed_pool_label(ctx: Context) -> Iterable[Finding]:
     for vendor in view.vendors:
         for pool in vendor.pools:
             own = vendor.doc.get("pools", pool.index, "labels", default={}) or {}
+            topology = vendor.doc.get("topology", default=None) or {}
             for key in sorted(k for k in own if "/" not in k):
                 path = ("pools", pool.index, "labels", key)
+                # The catalog cites what reads a vendor's topology label on its nodes.
+                reader = topology.get("readBy") if topology.get("label") == key else None
                 yield Finding(
                     "NODE003",
                     f"pool {pool.name!r} label {key!r} has no prefix: nfd-master sets it as "
                     f"{view.fleet.label_key(key)!r}. The selectors rendered here use "
-                    f"that key, but anything that reads {key!r} itself will not find it "
-                    "(Ascend's Volcano plugin reads accelerator-type: mind-cluster v7.3.2 "
-                    "component/ascend-for-volcano/common/util/type.go)",
+                    f"that key, but anything that reads {key!r} itself will not find it"
+                    + (f" ({reader['name']} reads {key}: {reader['source']})" if reader else ""),
                     vendor.doc.locate(path, key=True),
                     json_path(path),
                     "label those nodes another way (kubelet --node-labels, or nodeConfig.method: "

@@ -471,6 +471,14 @@ POOL = _obj(
 TOPOLOGY = _obj(
     {
         "label": _str(LABEL_KEY, description="pool label whose value names the node's topology"),
+        "readBy": _obj(
+            {
+                "name": _str(description="what reads that label on the nodes itself"),
+                "source": _str(description="upstream repository, path and version"),
+            },
+            ("name", "source"),
+            description="NODE003 names it when nfd-master would prefix the label",
+        ),
         "shapes": {
             "type": "object",
             "propertyNames": {"pattern": LABEL_VALUE, "maxLength": 63},

@@ -495,6 +495,24 @@ def test_a_vendor_outside_the_catalog_needs_a_pci_vendor(tmp_path: Path) -> None
     ), got
 
 
+def test_an_unprefixed_label_nothing_known_reads_cites_nothing(tmp_path: Path) -> None:
+    """NODE003 names a reader only for the vendor's topology label, from the catalog
+    (`topology.readBy`): an NVIDIA pool's own label gets the warning without it."""
+    nvidia = (
+        "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1], "
+        "labels: {gpu-class: big}}\n"
+    )
+    got = of_code(tree(tmp_path, {"vendors/nvidia.yaml": nvidia}, fleet=NFD), "NODE003")
+    assert got == [
+        "values/vendors/nvidia.yaml:2:72: NODE003 warning: pool 'a100' label 'gpu-class' has no "
+        "prefix: nfd-master sets it as 'feature.node.kubernetes.io/gpu-class'. The selectors "
+        "rendered here use that key, but anything that reads 'gpu-class' itself will not find "
+        "it (at $.pools[0].labels['gpu-class']); label those nodes another way (kubelet "
+        "--node-labels, or nodeConfig.method: node-patch), or drop the label if nothing outside "
+        "reads it"
+    ]
+
+
 def test_unknown_model_is_fine_without_nfd(tmp_path: Path) -> None:
     # Under nfd both would be found (NODE002, NODE003 above); node-patch labels nodes by name.
     nvidia = "pools:\n  - {name: b200, model: B200, devicesPerNode: 8, nodes: [n1]}\n"
