@@ -12,13 +12,14 @@ from typing import Any
 from generator.builders import argocd, scheduling
 from generator.builders.monitoring.sources import MonitoringError
 from generator.builders.node_config import device_twins
-from generator.findings import Finding, Location, Severity, did_you_mean
+from generator.findings import Finding, Location, Severity
 from generator.policy.capacity import VendorQuota, pool_lines, quota_line, quota_totals
 from generator.policy.checks import EITHER, WARNING, Check
 from generator.policy.context import Context
 from generator.policy.placement import selector_clashes
 from generator.toolchain import schemas
 from generator.values import clusters
+from generator.values.loader import missing_vendor_hint
 from generator.values.model import FleetView, Pool, Team, Vendor
 from generator.values.quantity import format_quantity, parse_quantity
 from generator.values.yamlio import json_path
@@ -40,9 +41,7 @@ def unknown_vendor(ctx: Context) -> Iterable[Finding]:
                     f"values/vendors/{vendor_id}.yaml",
                     team.doc.locate(path, key=True),
                     json_path(path),
-                    did_you_mean(
-                        vendor_id, known, "known vendors: " + (", ".join(sorted(known)) or "none")
-                    ),
+                    missing_vendor_hint(vendor_id, known),
                 )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -328,6 +328,19 @@ def catalog() -> dict[str, tuple[Any, SourceMap]]:
             name = item.name.removesuffix(".yaml")
             out[name] = load_text(item.read_bytes(), f"generator/values/catalog/{item.name}")
     return out
+
+
+def missing_vendor_hint(vendor_id: str, known: Iterable[str]) -> str:
+    """The hint of a finding that names a vendor without an enabled vendor file. A vendor of
+    the catalog gets its file named: a close name would mislead (with nvidia.yaml deleted,
+    nvidia-dra is close to 'nvidia', but its devices are other ones)."""
+    listed = "known vendors: " + (", ".join(sorted(known)) or "none")
+    if vendor_id in catalog():
+        return (
+            f"add (or enable) values/vendors/{vendor_id}.yaml: {vendor_id} is in the catalog, so "
+            f"its pools are all the file needs; or name another vendor ({listed})"
+        )
+    return did_you_mean(vendor_id, known, listed)
 
 
 def _parse_all(

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.findings import CodeInfo, Finding, Severity, did_you_mean
+from generator.findings import CodeInfo, Finding, Severity
+from generator.values.loader import missing_vendor_hint
 from generator.values.model import Crossing, FleetView, Team
 from generator.values.yamlio import YamlPath, json_path
 from generator.workloads import podspec
@@ -212,11 +213,7 @@ class _Resolver:
                 "WKL001",
                 f"vendor {vendor!r} has no enabled values/vendors/{vendor}.yaml",
                 path,
-                did_you_mean(
-                    vendor,
-                    [v.id for v in self.view.vendors],
-                    "known vendors: " + (", ".join(v.id for v in self.view.vendors) or "none"),
-                ),
+                missing_vendor_hint(vendor, [v.id for v in self.view.vendors]),
             )
             return False
         return True

@@ -570,8 +570,28 @@ def test_a_quota_in_a_fleet_without_vendors_knows_none(tmp_path: Path) -> None:
     )
     assert of_code(values_dir, "REF001") == [
         "values/teams/ml.yaml:1:9: REF001 quota names vendor 'nvidia', which has no enabled "
-        "values/vendors/nvidia.yaml (at $.quota.nvidia); known vendors: none"
+        "values/vendors/nvidia.yaml (at $.quota.nvidia); add (or enable) values/vendors/nvidia.yaml: "
+        "nvidia is in the catalog, so its pools are all the file needs; or name another vendor "
+        "(known vendors: none)"
     ]
+
+
+def test_a_deleted_catalog_vendor_is_not_taken_for_a_close_other_one(tmp_path: Path) -> None:
+    """nvidia.yaml deleted beside nvidia-dra.yaml: 'nvidia' is close to 'nvidia-dra', whose DRA
+    H100s are other devices; the hint names the file to add back instead."""
+    values_dir = tree(
+        tmp_path,
+        {
+            "vendors/nvidia.yaml": None,
+            "vendors/nvidia-dra.yaml": DRA_NVIDIA,
+            "teams/ml.yaml": "quota: {nvidia: 2}\n",
+        },
+    )
+    [finding] = [f for f in findings(values_dir) if f.code == "REF001"]
+    assert finding.hint == (
+        "add (or enable) values/vendors/nvidia.yaml: nvidia is in the catalog, so its pools are "
+        "all the file needs; or name another vendor (known vendors: nvidia-dra)"
+    )
 
 
 def test_a_misspelt_quota_key_is_one_finding_with_the_vendor_it_likely_meant(

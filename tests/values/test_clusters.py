@@ -376,7 +376,8 @@ jobs:
             "values/teams/ml.yaml:1:67",
             "$.quota.amd",
             "quota names vendor 'amd', which has no enabled values/vendors/amd.yaml",
-            "known vendors: cambricon, nvidia",
+            "add (or enable) values/vendors/amd.yaml: amd is in the catalog, so its pools are all "
+            "the file needs; or name another vendor (known vendors: cambricon, nvidia)",
         ),
         (
             "CLU003",
