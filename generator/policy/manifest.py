@@ -35,7 +35,7 @@ from generator.vocab.labels import (
     VOLCANO_QUEUE_ANNOTATION,
 )
 from generator.vocab.objects import Obj, identity
-from generator.vocab.units import Unit
+from generator.vocab.units import PACKING_UNIT, Unit
 
 
 def origin(unit: Unit, obj: Obj) -> Location:
@@ -367,6 +367,9 @@ AGENT_IMAGES: dict[str, tuple[str, ...]] = {
     "device-plugin": ("devicePlugin",),
     "exporter": ("exporter", "daemonSet"),
 }
+# The images fleet.yaml sets, by unit: the packing kube-scheduler's (scheduling.kubeScheduler
+# image and version, builders/scheduling.py).
+FLEET_IMAGES: dict[str, tuple[str, ...]] = {PACKING_UNIT: ("scheduling", "kubeScheduler")}
 
 
 def _image_set_at(view: FleetView, unit: Unit, obj: Obj) -> tuple[Location, str, str]:
@@ -374,6 +377,18 @@ def _image_set_at(view: FleetView, unit: Unit, obj: Obj) -> tuple[Location, str,
     agent's image is set by its `version` (or `image`) in a values file; when neither is, the
     built-in catalog set it, and the catalog is part of the program (no finding points into it):
     the user's line that asks for digests is then the `productionEnvironments` entry."""
+    fleet_path = FLEET_IMAGES.get(unit.name)
+    if fleet_path is not None:
+        doc, key = view.fleet.doc, ".".join(fleet_path)
+        for leaf in ("version", "image"):
+            loc = doc.set_at((*fleet_path, leaf))
+            if loc is not None:
+                return loc, "", f"{key}.version: <tag>@sha256:<digest>"
+        return (
+            doc.locate(fleet_path, key=True),
+            f" (its tag is v<kubernetesVersion> unless {key}.version says another)",
+            f"{key}.version: <tag>@sha256:<digest>",
+        )
     labels = (obj.get("metadata") or {}).get("labels") or {}
     path = AGENT_IMAGES.get(str(labels.get(COMPONENT_LABEL, "")))
     vendor = view.vendor(str(labels.get(VENDOR_LABEL, "")))

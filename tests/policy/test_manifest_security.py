@@ -324,6 +324,42 @@ def test_an_unpinned_image_in_production_is_found_at_its_workloads_line(tmp_path
     assert code == 0, out
 
 
+def test_the_packing_schedulers_image_is_found_at_its_version_or_its_settings(
+    tmp_path: Path,
+) -> None:
+    """The packing kube-scheduler's image comes from fleet.yaml's scheduling.kubeScheduler: the
+    finding is at its `version` line when set, else at the block (its tag is then
+    v<kubernetesVersion>), never at `scheduling:`."""
+    fleet = FLEET + "productionEnvironments: [prod]\nscheduling:\n  kubeScheduler:\n"
+    files = {"vendors/nvidia.yaml": PINNED_PLUGIN + NVIDIA, "teams/ml.yaml": "quota: {nvidia: 4}\n"}
+    tail = (
+        "SEC005 Deployment kube-system/accel-packing-scheduler (overlays/prod/packing-scheduler): "
+        "image 'registry.k8s.io/kube-scheduler:{tag}' is not pinned by digest, and environment "
+        "'prod' is in productionEnvironments{why} (at $.spec.template.spec.containers[0].image); "
+        "pin it: scheduling.kubeScheduler.version: <tag>@sha256:<digest>"
+    )
+    for settings, where, tag, why in (
+        (
+            "    packing: true\n    version: v1.33.4\n",
+            "values/fleet.yaml:9:14",
+            "v1.33.4",
+            "",
+        ),
+        (
+            "    packing: true\n",
+            "values/fleet.yaml:7:3",
+            "v1.33.0",
+            " (its tag is v<kubernetesVersion> unless scheduling.kubeScheduler.version says "
+            "another)",
+        ),
+    ):
+        values_dir = tree(tmp_path / tag, {**files, "fleet.yaml": fleet + settings})
+        assert cli("render", "--values", str(values_dir))[0] == 0
+        code, out = cli("validate", "--values", str(values_dir), "--no-drift", "--no-cache")
+        got = [line for line in out.splitlines() if "packing-scheduler" in line]
+        assert (code, got) == (1, [f"{where}: " + tail.format(tag=tag, why=why)])
+
+
 def test_an_agent_image_is_found_where_the_values_set_it_or_at_the_production_entry(
     tmp_path: Path,
 ) -> None:
