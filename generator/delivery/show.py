@@ -40,7 +40,15 @@ def show(values_dir: Path, env: str, unit: str | None = None) -> Shown:
     # theirs, and `kubectl diff -f -` would compare it with the one cluster it talks to. So only
     # one layer is shown: a cluster (env/cluster, its units as the cluster commands take them),
     # an environment without clusters, or an environment's own layer (the hub's argocd unit).
-    here = sorted(u.path for u in mine if u.env == env and unit in (None, u.name))
+    # A cluster's own argocd unit holds the Applications of its units, which the hub applies
+    # (builders/argocd.py): in the stream for `kubectl diff` against the cluster they would be
+    # objects it does not have, so it is shown only when asked for by name.
+    here = sorted(
+        u.path
+        for u in mine
+        if u.env == env
+        and (u.name == unit if unit is not None else not (u.name == ARGOCD_UNIT and "/" in env))
+    )
     clusters = sorted({u.env for u in mine if u.env != env})
     if clusters and (unit is None or not here):
         hub = f"; the hub's own unit: --env {env} --unit {ARGOCD_UNIT}"

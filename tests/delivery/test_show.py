@@ -84,11 +84,18 @@ def test_show_prints_one_cluster_and_refuses_a_stream_of_several(tmp_path: Path)
     assert namespaces == ["ml"]
     code, out, _ = cli_streams("show", "--values", str(values_dir), "--env", "prod/main")
     assert code == 0
+    # The cluster's argocd unit is the hub's to apply: not in the cluster's stream, but by name.
     units = sorted(p.name for p in (repo / "overlays/prod/main").iterdir())
+    assert "argocd" in units
     assert out == "---\n".join(
         f"# overlays/prod/main/{u}\n" + kustomize_text(repo / "overlays/prod/main" / u)
         for u in units
+        if u != "argocd"
     )
+    code, out, _ = cli_streams(
+        "show", "--values", str(values_dir), "--env", "prod/main", "--unit", "argocd"
+    )
+    assert (code, out) == (0, kustomize_text(repo / "overlays/prod/main/argocd"))
     code, out, _ = cli_streams(
         "show", "--values", str(values_dir), "--env", "prod", "--unit", "argocd"
     )
