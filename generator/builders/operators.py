@@ -131,12 +131,29 @@ def gpu_operator_chart_values(workloads: Workloads) -> dict[str, Any]:
             "data": dict(sorted(configs.items())),
         }
     nfd = platform.provided(view, addons.BY_KEY["nfd"]) is not None
+    # The chart in the source tree says appVersion "devel-ubi8", a placeholder its release
+    # replaces, and the operator's and validator's images take their tag from it unless set
+    # (templates/_helpers.tpl gpu-operator.fullimage, templates/clusterpolicy.yaml). The release's
+    # images are tagged with its VERSION (versions.mk `VERSION ?= v25.3.4`, Makefile `IMAGE_TAG ?=
+    # $(VERSION)`): set, the render validate makes offline from the module names the images the
+    # release runs, and Argo CD's render from the chart repository names the same.
+    release = {"version": gpu_operator_release()}
     return {
         "daemonsets": {"tolerations": gpu_operator_tolerations(view)},
         "devicePlugin": plugin,
         "dcgmExporter": {"enabled": any(v.provider(EXPORTER) == OPERATOR for v in vendors)},
         "nfd": {"enabled": not nfd},
+        "operator": dict(release),
+        "validator": dict(release),
+        "nodeStatusExporter": dict(release),
     }
+
+
+def gpu_operator_release() -> str:
+    """The GPU Operator release the fleet installs: its chart's version."""
+    chart = addons.BY_KEY[GPU_OPERATOR].chart
+    assert chart is not None  # the catalog of add-ons gives the GPU Operator a chart
+    return chart.version
 
 
 def dra_driver_chart_values(workloads: Workloads) -> dict[str, Any]:

@@ -142,6 +142,10 @@ def test_the_operator_the_fleet_installs_runs_what_the_vendors_hand_it_and_toler
         "dcgmExporter": {"enabled": False},
         # nodeConfig.method nfd (the default) declares the fleet's NFD: the Operator's stays off
         "nfd": {"enabled": False},
+        # the release's image tag, not the source tree's appVersion placeholder devel-ubi8
+        "operator": {"version": "v25.3.4"},
+        "validator": {"version": "v25.3.4"},
+        "nodeStatusExporter": {"version": "v25.3.4"},
     }
 
 
@@ -246,6 +250,9 @@ def test_the_operator_tolerates_its_vendors_taints_alone_by_key_and_value(
         "devicePlugin": {"enabled": True},
         "dcgmExporter": {"enabled": True},
         "nfd": {"enabled": False},
+        "operator": {"version": "v25.3.4"},
+        "validator": {"version": "v25.3.4"},
+        "nodeStatusExporter": {"version": "v25.3.4"},
     }
 
 

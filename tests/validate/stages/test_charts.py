@@ -313,8 +313,10 @@ def test_the_gpu_operators_chart_names_every_operand_and_nfd_from_the_mirrors(
     # vgpuManager's image has no repository: the site builds it (NVIDIA's vGPU driver is not
     # published), and the operand is off unless a site turns it on.
     assert [i for i in images if not i.startswith(MIRROR)] == ["vgpu-manager"]
-    # The tag is the module's Chart.yaml appVersion placeholder, which the release replaces.
-    assert "mirror.example.cn/nvcr/nvidia/gpu-operator:devel-ubi8" in images
+    # The release's tag, set in the values: the module's Chart.yaml says appVersion devel-ubi8,
+    # a placeholder the release replaces.
+    assert "mirror.example.cn/nvcr/nvidia/gpu-operator:v25.3.4" in images
+    assert not [i for i in images if "devel-ubi8" in i]
     assert "mirror.example.cn/nvcr/nvidia/k8s/dcgm-exporter" in images
     assert "mirror.example.cn/nvcr/nvidia/cloud-native/k8s-driver-manager" in images
     assert "mirror.example.cn/k8s/nfd/node-feature-discovery:v0.17.3" in images
