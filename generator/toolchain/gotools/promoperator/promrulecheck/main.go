@@ -21,8 +21,11 @@
 //     validatePrometheusRules): ValidateRule on the spec as decoded from the request; a site
 //     that runs the webhook has the PrometheusRule refused when Argo CD applies it.
 //
-// Each document is decoded as the webhook decodes it (JSON into monitoringv1.PrometheusRule;
-// sigs.k8s.io/yaml turns YAML into that JSON first) and ValidateRule gets its Spec.
+// Each document is decoded as the webhook decodes it (encoding/json into
+// monitoringv1.PrometheusRule; a YAML document is turned into that JSON first by
+// sigs.k8s.io/yaml, as kubectl does) and ValidateRule gets its Spec. validate hands it JSON
+// documents, which Python writes about 12 times faster than YAML (a large fleet's rules are tens
+// of megabytes).
 //
 // Exit code 0 when the input was read (rejections are in the JSON), 2 when it could not be.
 package main
@@ -112,7 +115,11 @@ func check(doc []byte) (Result, bool) {
 		APIVersion string `json:"apiVersion"`
 		Kind       string `json:"kind"`
 	}
-	if err := yaml.Unmarshal(doc, &head); err != nil ||
+	doc, err := toJSON(doc)
+	if err != nil {
+		return Result{}, false
+	}
+	if err := json.Unmarshal(doc, &head); err != nil ||
 		head.APIVersion != monitoringv1.SchemeGroupVersion.String() ||
 		head.Kind != monitoringv1.PrometheusRuleKind {
 		return Result{}, false
@@ -122,7 +129,7 @@ func check(doc []byte) (Result, bool) {
 		MaxBytes: operator.MaxConfigMapDataSize, Errors: []Error{},
 	}
 	rule := &monitoringv1.PrometheusRule{}
-	if err := yaml.Unmarshal(doc, rule); err != nil {
+	if err := json.Unmarshal(doc, rule); err != nil {
 		res.Errors = append(res.Errors, Error{Message: "cannot decode: " + err.Error()})
 		return res, true
 	}
@@ -132,6 +139,14 @@ func check(doc []byte) (Result, bool) {
 	}
 	res.Allowed = len(res.Errors) == 0
 	return res, true
+}
+
+// toJSON returns a JSON document as it is and turns a YAML one into JSON.
+func toJSON(doc []byte) ([]byte, error) {
+	if json.Valid(doc) {
+		return doc, nil
+	}
+	return yaml.YAMLToJSON(doc)
 }
 
 // readDocs reads the non-empty documents of a multi-document YAML or JSON file ("-": stdin).
