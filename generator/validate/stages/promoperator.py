@@ -6,10 +6,10 @@ turns PrometheusRules into those files, refuses more: operator.ValidateRule
 PrometheusRule whose spec, serialised as the operator writes it, is over MaxConfigMapDataSize
 (half of a Secret's 1 MiB: 524,288 bytes), and parses the rest with Prometheus's rulefmt under
 legacy label names, where promtool accepts UTF-8 ones. Its reconciler skips a rule it rejects
-(a Warning event and a count in prometheus_operator_rejected_resources; the other rules load),
-so on a cluster the rules would silently not load; its admission webhook, where a site runs it,
-refuses the object. promrulecheck (gotools/promoperator/promrulecheck, linking that package)
-runs ValidateRule itself; its comment cites both callers.
+(a Warning event, and a count in prometheus_operator_managed_resources{state="rejected"}; the
+other rules load), so on a cluster the rules would silently not load; its admission webhook,
+where a site runs it, refuses the object. promrulecheck (gotools/promoperator/promrulecheck,
+linking that package) runs ValidateRule itself; its comment cites both callers.
 
 One promrulecheck process checks every unit of a run (a file per unit with PrometheusRules). The
 promtool stage runs it beside promtool: the operator's rulefmt refuses what promtool refuses

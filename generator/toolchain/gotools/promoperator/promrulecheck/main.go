@@ -12,11 +12,15 @@
 //
 //   - its reconciler: PrometheusRuleSelector.Select (same file) calls generateRulesConfiguration,
 //     which calls ValidateRule on the spec after sanitizePrometheusRulesSpec (that only drops
-//     fields the Prometheus version does not support; none for Prometheus 3, whose rule files
-//     the fleet writes). A rule it fails is skipped: counted in the operator's
-//     prometheus_operator_rejected_resources metric, logged "skipping prometheusrule" and sent
-//     as a Warning event InvalidConfiguration on the PrometheusRule; the other rules load, so
-//     Prometheus runs on without its recording rules and nothing fails loudly.
+//     fields the Prometheus's version does not support: none from Prometheus 3.0.0, and the
+//     operator's default, DefaultPrometheusVersion in pkg/operator/defaults.go, is a 3.x; so
+//     the spec ValidateRule sees here is the one it sees there, or larger). A rule it fails is
+//     skipped: logged "skipping prometheusrule", sent as a Warning event
+//     InvalidConfiguration on the PrometheusRule, and counted by the reconciler
+//     (pkg/prometheus/server/rules.go) in the operator's metric
+//     prometheus_operator_managed_resources{resource="PrometheusRule",state="rejected"}
+//     (pkg/operator/operator.go); the other rules load, so Prometheus runs on without its
+//     recording rules and nothing fails loudly.
 //   - its admission webhook (cmd/admission-webhook, pkg/admission/admission.go
 //     validatePrometheusRules): ValidateRule on the spec as decoded from the request; a site
 //     that runs the webhook has the PrometheusRule refused when Argo CD applies it.
