@@ -4,6 +4,8 @@ added at run time."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ from generator.toolchain.registry import tools_dir
 from generator.validate.stages import UnitView, promoperator
 from generator.validate.stages.promtool import STAGE
 from generator.vocab.units import Unit
-from tests.fixtures import ml_tree, render_committed, validate_committed
+from tests.fixtures import ml_tree, render_committed, tool, validate_committed
 
 ML = """\
 quota:
@@ -183,3 +185,72 @@ def test_one_finding_per_distinct_error() -> None:
 def test_the_cache_key_holds_both_tools_versions_and_the_checkers_build() -> None:
     stamp = (tools_dir() / "bin" / ".promrulecheck.sha256").read_text(encoding="utf-8")
     assert STAGE.salt("kbuild") == f"promtool=v0.316.0\npromrulecheck=v0.85.0\n{stamp}"
+
+
+# ---- promrulecheck itself: what validate reads of it ---------------------------------------
+
+RULES_YAML = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: other, namespace: m}
+---
+apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata: {name: fine, namespace: m}
+spec:
+  groups:
+  - name: g
+    rules:
+    - {record: "a:b:sum", expr: sum(up)}
+"""
+
+
+def test_promrulecheck_prints_a_line_per_prometheusrule_of_yaml_or_json(tmp_path: Path) -> None:
+    """YAML as a user would hand it, JSON as validate does: the same verdict; other kinds are
+    not listed."""
+    fine = {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "metadata": {"name": "fine", "namespace": "m"},
+        "spec": {"groups": [{"name": "g", "rules": [{"record": "a:b:sum", "expr": "sum(up)"}]}]},
+    }
+    (tmp_path / "a.yaml").write_text(RULES_YAML)
+    (tmp_path / "b.json").write_text('{"kind": "ConfigMap"}\n---\n' + json.dumps(fine) + "\n")
+    proc = subprocess.run(
+        [str(tool("promrulecheck")), "a.yaml", "b.json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert (proc.returncode, proc.stderr) == (0, "")
+    line = {
+        "module": "github.com/prometheus-operator/prometheus-operator",
+        "version": "v0.85.0",
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "name": "fine",
+        "namespace": "m",
+        "maxBytes": 524288,
+        "checked": True,
+        "allowed": True,
+        "errors": [],
+    }
+    assert [json.loads(ln) for ln in proc.stdout.splitlines()] == [
+        {**line, "file": "a.yaml", "document": 1},
+        {**line, "file": "b.json", "document": 1},
+    ]
+
+
+def test_promrulecheck_exits_2_when_it_cannot_read_its_input(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [str(tool("promrulecheck")), "missing.yaml"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == (
+        "promrulecheck: missing.yaml: open missing.yaml: no such file or directory\n"
+    )
