@@ -149,6 +149,7 @@ def builds() -> dict[str, Build]:
             tags="remove_all_sd,enable_kubernetes_sd",
         ),
         Build("kube-state-metrics", "ksm", "k8s.io/kube-state-metrics/v2", ldflags="-s -w"),
+        Build("promrulecheck", "promoperator", "./promrulecheck"),
         Build(
             "prometheus-operator",
             "promoperator",
@@ -203,6 +204,7 @@ SETS: dict[str, tuple[str, ...]] = {
         "kubeconform",
         "kbuild",
         "promtool",
+        "promrulecheck",
         "nfd-rulecheck",
         "kueuecheck",
         "workloadcheck",

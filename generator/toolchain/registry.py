@@ -237,6 +237,16 @@ _DECLARED: Mapping[str, Tool] = {
         _go("prometheus", "github.com/prometheus/prometheus", "v0.316.0", "promtool"),
         _go("kube-state-metrics", "k8s.io/kube-state-metrics/v2", "v2.20.0", "ksm"),
         _go("prometheus-operator", PROMETHEUS_OPERATOR_MODULE, "v0.85.0", "promoperator"),
+        # The Prometheus Operator's own check of a PrometheusRule (operator.ValidateRule: the
+        # rule file's size limit, rulefmt) on rendered PrometheusRules (PROM002,
+        # generator/validate/stages/promoperator.py).
+        _go(
+            "promrulecheck",
+            PROMETHEUS_OPERATOR_MODULE,
+            "v0.85.0",
+            "promoperator",
+            built_from="gotools/promoperator/promrulecheck",
+        ),
         _go("nfd-master", *_NFD, "nfd"),
         _go("nfd-rulecheck", *_NFD, "nfd", built_from="gotools/nfd/cmd/nfd-rulecheck"),
         # Kueue's admission webhooks on rendered Kueue objects (KUE001, generator/validate/kueue).

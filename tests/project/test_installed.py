@@ -146,7 +146,7 @@ def test_from_init_to_publish_with_the_installed_wheel(
             os.link(ROOT / ".tools/bin" / file, cache / "bin" / file)
     shutil.copytree(ROOT / ".tools/schemas", cache / "schemas", copy_function=os.link)
     out = run("accel-gitops", "tools", "install", cwd=tmp_path)
-    assert out.strip() == f"tools: 0 built, 12 already up to date, in {cache}"
+    assert out.strip() == f"tools: 0 built, 13 already up to date, in {cache}"
     doctor = run("accel-gitops", "doctor", cwd=tmp_path)
     assert re.search(
         rf"^kustomize +ok +v5\.8\.1  in the user cache \(\$XDG_CACHE_HOME or ~/\.cache\): "

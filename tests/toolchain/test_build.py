@@ -116,6 +116,7 @@ def test_the_default_set_is_what_validate_runs_and_nothing_of_the_control_plane(
         "kubeconform",
         "kbuild",
         "promtool",
+        "promrulecheck",
         "nfd-rulecheck",
         "kueuecheck",
         "workloadcheck",

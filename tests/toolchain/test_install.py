@@ -102,7 +102,7 @@ def test_the_command_lines_stamp_versions_and_keep_upstreams_options() -> None:
         "github.com/argoproj/argo-cd/v3/cmd",
     ]
     plain = {"kustomize", "kubeconform", "kbuild", "nfd-rulecheck", "kueuecheck", "schedcheck"}
-    plain |= {"workloadcheck", "trainjobcheck"}
+    plain |= {"workloadcheck", "trainjobcheck", "promrulecheck"}
     plain |= {"helm", "actionlint", "podsecurity"}
     assert {t for t, b in table.items() if not b.ldflags and not b.tags} == plain
     assert table["kustomize"].argv == [
@@ -149,6 +149,7 @@ def test_chains_keep_one_module_in_order_and_the_schemas_together() -> None:
     assert got["nfd"] == ["nfd-rulecheck", "nfd-master"]
     assert got["kueuecheck"] == ["kueuecheck", "trainjobcheck", "kueue", "trainer"]
     assert got["workloads"] == ["workloadcheck", "jobset", "lws"]
+    assert got["promoperator"] == ["promrulecheck", "prometheus-operator"]
     assert got["schemas"] == ["schemas-crds", "schemas-k8s"]
     assert sorted(s for chain in got.values() for s in chain) == sorted(steps)
 

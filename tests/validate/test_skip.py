@@ -99,7 +99,15 @@ def test_the_skipped_stages_tools_need_not_be_built(
     only = tmp_path / "tools"
     (only / "bin").mkdir(parents=True)
     (only / "schemas").symlink_to(built / "schemas")
-    demo = ["kustomize", "kubeconform", "kbuild", "promtool", "nfd-rulecheck", "schedcheck"]
+    demo = [
+        "kustomize",
+        "kubeconform",
+        "kbuild",
+        "promtool",
+        "promrulecheck",
+        "nfd-rulecheck",
+        "schedcheck",
+    ]
     assert install.resolve(["demo"]) == [*demo, "schemas-crds", "schemas-k8s"]
     for name in demo:
         (only / "bin" / name).symlink_to(built / "bin" / name)

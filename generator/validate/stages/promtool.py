@@ -1,5 +1,7 @@
 """The promtool stage: `promtool check rules --lint=all --lint-fatal` on every PrometheusRule's
-rule groups, every unit's in a few batched processes (PROM001)."""
+rule groups, every unit's in a few batched processes (PROM001); and beside it the Prometheus
+Operator's own check of every PrometheusRule, one promrulecheck process (PROM002,
+promoperator.py), whose findings depend on promtool's."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import yaml
 
 from generator.findings import CodeInfo, Finding
 from generator.toolchain import process
-from generator.validate.stages import Batch, UnitView, tool_salt
+from generator.validate.stages import Batch, UnitView, promoperator, tool_salt
 
 PROMTOOL_BATCH = 200  # rule files per promtool process (keeps argv short)
 PROMTOOL_TIMEOUT = 300.0
@@ -81,27 +83,32 @@ def _promtool_batch(files: dict[str, Path]) -> dict[str, str]:
 class PromtoolStage:
     name = "promtool"
     order = 10
-    tools = ("promtool",)
-    codes = (PROM001,)
+    tools = ("promtool", promoperator.TOOL)
+    codes = (PROM001, promoperator.PROM002)
 
     def salt(self, engine: str) -> str:
-        return tool_salt("promtool")
+        return tool_salt("promtool") + "\n" + tool_salt(promoperator.TOOL, stamped=True)
 
     def run(self, batch: Batch) -> dict[str, Any]:
+        """{path: {"promtool": {name: problem}, "operator": promrulecheck's verdict or None}}."""
         files: dict[str, Path] = {}
         for path in batch.ok():
             for name, file in rule_files(path, batch.built[path]["docs"], batch.scratch).items():
                 files[f"{path}\0{name}"] = file
         problems = promtool_check(files)
-        out: dict[str, dict[str, str]] = {path: {} for path in batch.ok()}
+        operator = promoperator.check(batch)
+        out: dict[str, dict[str, Any]] = {
+            path: {"promtool": {}, "operator": operator.get(path)} for path in batch.ok()
+        }
         for key, text in problems.items():
             path, _, name = key.partition("\0")
-            out[path][name] = text
+            out[path]["promtool"][name] = text
         return out
 
     def findings(self, unit: UnitView, result: Any) -> list[Finding]:
+        refused: dict[str, str] = result["promtool"]
         out = []
-        for name, problem in sorted(result.items()):
+        for name, problem in sorted(refused.items()):
             ns, _, short = name.partition("/")
             loc, what = unit.find("PrometheusRule", short or ns)
             out.append(
@@ -113,6 +120,8 @@ class PromtoolStage:
                     unit=unit.unit.path,
                 )
             )
+        if result["operator"]:
+            out += promoperator.findings(unit, result["operator"], set(refused))
         return out
 
 

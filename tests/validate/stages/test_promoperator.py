@@ -1,0 +1,256 @@
+"""PROM002: the Prometheus Operator's own ValidateRule (v0.85.0, through the real promrulecheck)
+on every PrometheusRule of a validate run, beside promtool (the promtool stage), fed by a builder
+added at run time."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator import CONSOLE
+from generator.builders.common import metadata
+from generator.findings import Location
+from generator.toolchain.registry import tools_dir
+from generator.validate.stages import UnitView, promoperator
+from generator.validate.stages.promtool import STAGE
+from generator.vocab.units import Unit
+from tests.fixtures import ml_tree, render_committed, tool, validate_committed
+
+ML = """\
+quota:
+  nvidia: 4
+"""
+QUOTA_AT = "values/teams/ml-team.yaml:1:1"  # where the extra objects' findings point
+WHAT = "PrometheusRule ml-team/rules (overlays/prod/team-ml-team)"
+SIZE_HINT = (
+    "the operator loads no rule file over 524288 bytes (512 KiB): split the rule groups over "
+    "several PrometheusRules, fewer rules in each"
+)
+
+
+@pytest.fixture
+def values(tmp_path: Path) -> Path:
+    values = ml_tree(tmp_path, {"teams/ml-team.yaml": ML})
+    assert render_committed(values) == 0
+    return values
+
+
+def rule(groups: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    """A PrometheusRule in ml-team's unit, as if a builder made it from ml-team's values."""
+    return (
+        "team-ml-team",
+        {
+            "apiVersion": "monitoring.coreos.com/v1",
+            "kind": "PrometheusRule",
+            "metadata": metadata(
+                "rules", namespace="ml-team", sources=["values/teams/ml-team.yaml"]
+            ),
+            "spec": {"groups": groups},
+        },
+    )
+
+
+def padded(quota: int, cost: int) -> list[dict[str, Any]]:
+    """Two groups of one recording rule each, a label of `quota` and `cost` bytes on them: the
+    operator serialises the spec to 206 bytes more than the two labels (measured with
+    promrulecheck), so 262041 + 262041 is its limit, 524288 bytes, exactly."""
+    return [
+        {
+            "name": group,
+            "rules": [
+                {
+                    "record": f"team:gpu_{group}:sum",
+                    "expr": "sum(up)",
+                    "labels": {"padding": "a" * n},
+                }
+            ],
+        }
+        for group, n in (("quota", quota), ("cost", cost))
+    ]
+
+
+def prom_lines(out: str) -> list[str]:
+    return [ln for ln in out.splitlines() if "PROM00" in ln]
+
+
+def test_a_rule_file_one_byte_over_the_operators_limit(
+    values: Path, extra_objects: list[Any]
+) -> None:
+    extra_objects.append(rule(padded(262041, 262042)))
+    code, out = validate_committed(values, "--no-cache", "--env", "prod")
+    assert code == 1, out
+    assert prom_lines(out) == [
+        f"{QUOTA_AT}: PROM002 {WHAT}: the Prometheus Operator v0.85.0 rejects it: the length of "
+        "rendered Prometheus Rule is 524289 bytes which is above the maximum limit of 524288 "
+        f"bytes; {SIZE_HINT}"
+    ]
+
+
+def test_a_rule_file_at_the_operators_limit_passes(values: Path, extra_objects: list[Any]) -> None:
+    extra_objects.append(rule(padded(262041, 262041)))
+    code, out = validate_committed(values, "--no-cache", "--env", "prod")
+    assert code == 0, out
+    assert prom_lines(out) == []
+
+
+def test_a_label_name_promtool_accepts_and_the_operator_refuses(
+    values: Path, extra_objects: list[Any]
+) -> None:
+    """promtool (Prometheus v3.16) takes UTF-8 label names; the operator v0.85.0 validates rule
+    files with legacy names only: the rules would not load, and only PROM002 says so."""
+    dotted = {"record": "team:gpu:sum", "expr": "sum(up)", "labels": {"gpu.vendor": "nvidia"}}
+    extra_objects.append(rule([{"name": "quota", "rules": [dotted]}]))
+    code, out = validate_committed(values, "--no-cache", "--env", "prod")
+    assert code == 1, out
+    assert prom_lines(out) == [
+        f"{QUOTA_AT}: PROM002 {WHAT}: the Prometheus Operator v0.85.0 rejects it: group "
+        '"quota", rule 1, "team:gpu:sum": invalid label name: gpu.vendor; fix the rule: the '
+        "operator reads it with Prometheus's rulefmt and allows only legacy label and metric "
+        "names (letters, digits, underscores; colons in metric names), where promtool allows any "
+        "UTF-8 name"
+    ]
+
+
+BAD_PROMQL = {"record": "team:gpu:sum", "expr": "sum(rate(up[5m]) by (node)"}
+
+
+def test_a_rule_promtool_refuses_is_prom001_alone(values: Path, extra_objects: list[Any]) -> None:
+    """The operator's rulefmt refuses the same expression: said once, by promtool."""
+    extra_objects.append(rule([{"name": "quota", "rules": [BAD_PROMQL]}]))
+    code, out = validate_committed(values, "--no-cache", "--env", "prod")
+    assert code == 1, out
+    assert [ln.split(": ")[1].split()[0] for ln in prom_lines(out)] == ["PROM001"]
+
+
+def test_the_size_of_a_rule_promtool_refuses_is_still_checked(
+    values: Path, extra_objects: list[Any]
+) -> None:
+    groups = padded(262041, 262042)
+    groups[1]["rules"].append(BAD_PROMQL)
+    extra_objects.append(rule(groups))
+    code, out = validate_committed(values, "--no-cache", "--env", "prod")
+    assert code == 1, out
+    lines = prom_lines(out)
+    assert [ln.split(": ")[1].split()[0] for ln in lines] == ["PROM001", "PROM002"]
+    assert lines[1] == (
+        f"{QUOTA_AT}: PROM002 {WHAT}: the Prometheus Operator v0.85.0 rejects it: the length of "
+        "rendered Prometheus Rule is 524351 bytes which is above the maximum limit of 524288 "
+        f"bytes; {SIZE_HINT}"
+    )
+
+
+def test_one_finding_per_distinct_error() -> None:
+    """rulefmt reports a bad duration twice (ValidateRule's own output for `for: 5x`): one
+    finding; another error of the same object is its own."""
+    bad = 'unknown unit "x" in duration "5x"'
+    result = {
+        "version": "v0.85.0",
+        "objects": 2,
+        "rejected": [
+            {
+                "kind": "PrometheusRule",
+                "name": "alerts",
+                "maxBytes": 524288,
+                "errors": [{"message": bad}, {"message": bad}, {"message": "other"}],
+            }
+        ],
+    }
+    unit = UnitView(
+        Unit("prod", "monitoring", "overlays/prod/monitoring", (), {}),
+        None,
+        [],
+        lambda kind, name: (Location("values/fleet.yaml", 3, 5), f"{kind} m/{name} (u)"),
+        CONSOLE,
+    )
+    found = promoperator.findings(unit, result, set())
+    got = [(f.code, f.message, str(f.location)) for f in found]
+    assert got == [
+        (
+            "PROM002",
+            f"PrometheusRule m/alerts (u): the Prometheus Operator v0.85.0 rejects it: {bad}",
+            "values/fleet.yaml:3:5",
+        ),
+        (
+            "PROM002",
+            "PrometheusRule m/alerts (u): the Prometheus Operator v0.85.0 rejects it: other",
+            "values/fleet.yaml:3:5",
+        ),
+    ]
+
+
+def test_the_cache_key_holds_both_tools_versions_and_the_checkers_build() -> None:
+    stamp = (tools_dir() / "bin" / ".promrulecheck.sha256").read_text(encoding="utf-8")
+    assert STAGE.salt("kbuild") == f"promtool=v0.316.0\npromrulecheck=v0.85.0\n{stamp}"
+
+
+# ---- promrulecheck itself: what validate reads of it ---------------------------------------
+
+RULES_YAML = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: other, namespace: m}
+---
+apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata: {name: fine, namespace: m}
+spec:
+  groups:
+  - name: g
+    rules:
+    - {record: "a:b:sum", expr: sum(up)}
+"""
+
+
+def test_promrulecheck_prints_a_line_per_prometheusrule_of_yaml_or_json(tmp_path: Path) -> None:
+    """YAML as a user would hand it, JSON as validate does: the same verdict; other kinds are
+    not listed."""
+    fine = {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "metadata": {"name": "fine", "namespace": "m"},
+        "spec": {"groups": [{"name": "g", "rules": [{"record": "a:b:sum", "expr": "sum(up)"}]}]},
+    }
+    (tmp_path / "a.yaml").write_text(RULES_YAML)
+    (tmp_path / "b.json").write_text('{"kind": "ConfigMap"}\n---\n' + json.dumps(fine) + "\n")
+    proc = subprocess.run(
+        [str(tool("promrulecheck")), "a.yaml", "b.json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert (proc.returncode, proc.stderr) == (0, "")
+    line = {
+        "module": "github.com/prometheus-operator/prometheus-operator",
+        "version": "v0.85.0",
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "name": "fine",
+        "namespace": "m",
+        "maxBytes": 524288,
+        "checked": True,
+        "allowed": True,
+        "errors": [],
+    }
+    assert [json.loads(ln) for ln in proc.stdout.splitlines()] == [
+        {**line, "file": "a.yaml", "document": 1},
+        {**line, "file": "b.json", "document": 1},
+    ]
+
+
+def test_promrulecheck_exits_2_when_it_cannot_read_its_input(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [str(tool("promrulecheck")), "missing.yaml"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == (
+        "promrulecheck: missing.yaml: open missing.yaml: no such file or directory\n"
+    )
