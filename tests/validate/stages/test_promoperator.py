@@ -5,6 +5,7 @@ added at run time."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -13,12 +14,24 @@ import pytest
 
 from generator import CONSOLE
 from generator.builders.common import metadata
+from generator.builders.monitoring import rulefiles
 from generator.findings import Location
 from generator.toolchain.registry import tools_dir
 from generator.validate.stages import UnitView, promoperator
 from generator.validate.stages.promtool import STAGE
 from generator.vocab.units import Unit
-from tests.fixtures import ml_tree, render_committed, tool, validate_committed
+from tests.fixtures import (
+    AMD_MI250X,
+    ASCEND_910B,
+    CAMBRICON_MLU370,
+    FLEET,
+    HYGON_Z100L,
+    ml_tree,
+    render_committed,
+    tool,
+    tree,
+    validate_committed,
+)
 
 ML = """\
 quota:
@@ -254,3 +267,44 @@ def test_promrulecheck_exits_2_when_it_cannot_read_its_input(tmp_path: Path) -> 
     assert proc.stderr == (
         "promrulecheck: missing.yaml: open missing.yaml: no such file or directory\n"
     )
+
+
+def test_a_fleets_rules_past_the_limit_are_spread_and_each_object_passes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """180 teams with quota on four resources: their recording rules are about 700 KB, more than
+    the operator loads from one PrometheusRule. Spread (builders/monitoring/rulefiles.py), every
+    object passes the operator's own check; put in one object, as before, PROM002 says so."""
+    files: dict[str, str | None] = {
+        "vendors/amd.yaml": AMD_MI250X,
+        "vendors/ascend.yaml": ASCEND_910B,
+        "vendors/cambricon.yaml": CAMBRICON_MLU370,
+        "vendors/hygon.yaml": HYGON_Z100L,
+        "teams/ml.yaml": None,
+    }
+    quota = "quota: {nvidia: 1, amd: 1, ascend: 1, cambricon: 1}\n"
+    files.update({f"teams/team-{i:03d}.yaml": quota for i in range(180)})
+    fleet = FLEET + "capacity: {allowOvercommit: true}\n"
+    values = tree(tmp_path / "repo", files, fleet=fleet)
+    code, out = validate_committed(values, "--env", "prod", "--no-cache")
+    assert (code, prom_lines(out)) == (0, [])
+    unit = values.parent / "base/monitoring/rules"  # prod has no clusters: the base's rules
+    names = sorted(p.name for p in unit.iterdir() if "unified" in p.name)
+    # the main one and four shares of the teams' rules (256 KiB of estimate each at most)
+    assert names == [
+        *(
+            f"prometheusrule-accelerator-monitoring-accelerators-unified-teams-{i}-of-4.yaml"
+            for i in range(1, 5)
+        ),
+        "prometheusrule-accelerator-monitoring-accelerators-unified.yaml",
+    ]
+    monkeypatch.setattr(rulefiles, "BUDGET", 10**9)
+    # A constant patched at run time is no change of the code the caches' keys digest.
+    shutil.rmtree(values.parent / ".cache")
+    code, out = validate_committed(values, "--env", "prod", "--no-cache")
+    [size] = prom_lines(out)
+    assert code == 1
+    assert (
+        "PROM002" in size and "PrometheusRule accelerator-monitoring/accelerators-unified" in size
+    )
+    assert "which is above the maximum limit of 524288 bytes" in size
