@@ -5,15 +5,16 @@ promoperator.py), whose findings depend on promtool's."""
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from generator.findings import CodeInfo, Finding
 from generator.toolchain import process
 from generator.validate.stages import Batch, UnitView, promoperator, tool_salt
 
+FILE_POSITION = re.compile(r"^\d+:\d+: ")
 PROMTOOL_BATCH = 200  # rule files per promtool process (keeps argv short)
 PROMTOOL_TIMEOUT = 300.0
 
@@ -26,17 +27,20 @@ PROM001 = CodeInfo(
 
 
 def rule_files(unit_path: str, docs: list[dict[str, Any]], folder: Path) -> dict[str, Path]:
-    """Write the rule groups of each PrometheusRule as a plain rules file promtool can read."""
+    """Write the rule groups of each PrometheusRule as a plain rules file promtool can read.
+
+    Written as JSON, which is YAML to promtool's parser (it reads rule files with yaml.v3,
+    YAML 1.2: prometheus v0.316.0 model/rulefmt/rulefmt.go), the same groups: Python's JSON
+    encoder is 15 times faster than libyaml's emitter on a cluster's 2.4 MB of rules at 500
+    teams (0.05 s against 0.8 s, 20 clusters a cold validate)."""
     out: dict[str, Path] = {}
     for doc in docs:
         if doc.get("kind") != "PrometheusRule":
             continue
         name = f"{doc['metadata'].get('namespace', '')}/{doc['metadata']['name']}"
-        path = folder / (unit_path.replace("/", "__") + "__" + name.replace("/", "__") + ".yaml")
-        # libyaml's emitter: the same bytes as yaml.safe_dump, 4x faster on the 1.6 MB of rules
-        # of the monitoring unit at 361 teams.
+        path = folder / (unit_path.replace("/", "__") + "__" + name.replace("/", "__") + ".json")
         groups = {"groups": doc.get("spec", {}).get("groups", [])}
-        path.write_text(yaml.dump(groups, Dumper=yaml.CSafeDumper), encoding="utf-8")
+        path.write_text(json.dumps(groups, ensure_ascii=False), encoding="utf-8")
         out[name] = path
     return out
 
@@ -75,9 +79,15 @@ def _promtool_batch(files: dict[str, Path]) -> dict[str, str]:
             continue
         if any(ln.strip().startswith("SUCCESS") for ln in lines):
             continue
-        detail = [ln.strip() for ln in lines if ln.strip() and ln.strip() != "FAILED:"]
+        detail = [_own(ln.strip(), path) for ln in lines if ln.strip() and ln.strip() != "FAILED:"]
         problems[name] = "; ".join(detail) or f"promtool exited {code}"
     return problems
+
+
+def _own(line: str, path: str) -> str:
+    """promtool's line about a rule without the scratch file's path and the line and column in
+    it, a file no user sees (the group, the rule's number and name say which rule)."""
+    return FILE_POSITION.sub("", line.removeprefix(f"{path}: "), count=1)
 
 
 class PromtoolStage:
