@@ -18,10 +18,10 @@ from generator.builders.monitoring.sources import exporter_namespace, settings
 from generator.builders.workloads import queue_name
 from generator.policy.placement import (
     PodTemplate,
+    Pools,
     Problem,
     pod_problems,
     pod_templates,
-    selected_pools,
 )
 from generator.values.model import FleetView, Pool, Team, Vendor
 from generator.values.quantity import parse_quantity
@@ -52,6 +52,7 @@ UnitProblems = list[tuple[Obj, PodTemplate, list[Problem]]]
 class Context:
     def __init__(self, build: Build) -> None:
         self.build = build
+        self._pools: Pools | None = None
         self._landings: dict[str, list[Landing]] = {}
         self._pod_problems: dict[str, list[tuple[PodRef, Problem]]] = {}
         self._reserved: dict[str, str] | None = None
@@ -63,11 +64,18 @@ class Context:
     def view(self) -> FleetView:
         return self.build.view
 
+    @property
+    def pools(self) -> Pools:
+        """The view's pools and what each pod selection picks of them."""
+        if self._pools is None:
+            self._pools = Pools(self.view)
+        return self._pools
+
     def landings(self, team: Team) -> list[Landing]:
         """Every pod template of the team that asks for devices, with the pools it may land on."""
         found = self._landings.get(team.name)
         if found is None:
-            found = self._landings[team.name] = _landings(self.view, self.build.team(team).pods)
+            found = self._landings[team.name] = _landings(self.pools, self.build.team(team).pods)
         return found
 
     def pod_problems(self, team: Team) -> list[tuple[PodRef, Problem]]:
@@ -75,7 +83,7 @@ class Context:
         found = self._pod_problems.get(team.name)
         if found is None:
             pods = self.build.team(team).pods
-            found = [(ref, p) for ref in pods for p in pod_problems(self.view, ref.spec)]
+            found = [(ref, p) for ref in pods for p in pod_problems(self.pools, ref.spec)]
             self._pod_problems[team.name] = found
         return found
 
@@ -107,15 +115,16 @@ class Context:
         placement rules: run_rules hands each rule the same list, and the context keeps the
         last."""
         if self._unit_problems is None or self._unit_problems[0] is not objs:
-            view = self.view
+            pools = self.pools
             found = [
-                (o, tpl, pod_problems(view, tpl.spec)) for o in objs for tpl in pod_templates(o)
+                (o, tpl, pod_problems(pools, tpl.spec)) for o in objs for tpl in pod_templates(o)
             ]
             self._unit_problems = (objs, found)
         return self._unit_problems[1]
 
 
-def _landings(view: FleetView, pods: list[PodRef]) -> list[Landing]:
+def _landings(pools: Pools, pods: list[PodRef]) -> list[Landing]:
+    view = pools.view
     out = []
     for ref in pods:
         limits: dict[str, Any] = {}
@@ -123,7 +132,7 @@ def _landings(view: FleetView, pods: list[PodRef]) -> list[Landing]:
             limits.update((container.get("resources") or {}).get("limits") or {})
         found: dict[str, tuple[Vendor, int, list[Pool]]] = {}
         dra = {v.id: n for v, _, n in claimed(view, ref.spec).values()}
-        for vendor, pool in selected_pools(view, ref.spec):
+        for vendor, pool in pools.picked(ref.spec):
             devices = parse_quantity(dra.get(vendor.id, limits.get(vendor.resource_name, 0)))
             if devices and devices.denominator == 1:
                 found.setdefault(vendor.id, (vendor, int(devices), []))[2].append(pool)

@@ -58,8 +58,9 @@ class Digests:
 
     def __init__(self) -> None:
         self.tables: dict[int, tuple[object, bytes]] = {}  # id -> (the table, kept alive; digest)
-        # id(view) -> (the view, kept alive so that its id stays its own; its canonical form)
-        self.views: dict[int, tuple[FleetView, Any]] = {}
+        # id(view) -> (the view, kept alive so that its id stays its own; the digest of its
+        # canonical form)
+        self.views: dict[int, tuple[FleetView, bytes]] = {}
 
     def table(self, table: dict[Any, Location]) -> bytes:
         known = self.tables.get(id(table))
@@ -97,7 +98,10 @@ class Digests:
     def view(self, view: FleetView, codes: Iterable[str]) -> str:
         known = self.views.get(id(view))
         if known is None:
-            known = self.views[id(view)] = (view, self.canon(view))
+            # The canonical form's digest, once per view: the checks', the rules' and the
+            # components' memos each ask (a view's form is megabytes of marshal data).
+            blob = marshal.dumps(self.canon(view), MARSHAL_FORMAT)
+            known = self.views[id(view)] = (view, hashlib.sha256(blob).digest())
         data = (salt(), tuple(codes), known[1])
         return hashlib.sha256(marshal.dumps(data, MARSHAL_FORMAT)).hexdigest()
 

@@ -7,7 +7,7 @@ builds them (after overlays and patches), for every kind that carries a pod temp
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -220,7 +220,7 @@ def affinity_keys(spec: dict[str, Any]) -> set[str]:
 def _term_matches(term: dict[str, Any], labels: dict[str, str]) -> bool:
     """One nodeSelectorTerm: its requirements ANDed; an empty term matches no node (source:
     kubernetes/api core/v1 types.go, NodeSelectorTerm). matchFields can only name the node
-    (metadata.name): it is read from the hostname label, which selected_pools sets to each named
+    (metadata.name): it is read from the hostname label, which Pools.picked sets to each named
     node's name, so a pool whose nodes are not named never matches a term that names nodes."""
     exprs = term.get("matchExpressions") or []
     fields = term.get("matchFields") or []
@@ -283,18 +283,41 @@ def tolerates(spec: dict[str, Any], taint: Taint) -> bool:
     return any(podspec.tolerates(tol, taint) for tol in spec.get("tolerations") or [])
 
 
-def selected_pools(view: FleetView, spec: dict[str, Any]) -> list[tuple[Vendor, Pool]]:
-    # Node by node only when the pod names nodes: pools can hold hundreds of them.
-    affinity = str(spec.get("affinity") or "")
-    per_node = (
-        HOSTNAME_LABEL in (spec.get("nodeSelector") or {})
-        or HOSTNAME_LABEL in affinity
-        or "matchFields" in affinity
-    )
-    out = []
-    for vendor in view.vendors:
-        for pool in vendor.pools:
-            labels = view.fleet.node_selector(pool.labels)
+class Pools:
+    """A view's pools with the node labels they land with, and the pools each pod selection
+    picks, worked out once per view and once per distinct selection: a view of 500 teams asks
+    the same few selections thousands of times (an edit's checks made 300,000 node selectors
+    for 3,000 pod templates before). What a pick reads of a pod spec is its nodeSelector and
+    its affinity, nothing else (`selects`, and the hostname test below), so two specs whose
+    two fields have one repr (builtin data: equal reprs are equal data) pick the same pools."""
+
+    def __init__(self, view: FleetView) -> None:
+        self.view = view
+        self._labelled = [
+            (vendor, pool, view.fleet.node_selector(pool.labels))
+            for vendor in view.vendors
+            for pool in vendor.pools
+        ]
+        self._picked: dict[str, list[tuple[Vendor, Pool]]] = {}
+
+    def picked(self, spec: dict[str, Any]) -> Sequence[tuple[Vendor, Pool]]:
+        """The (vendor, pool) pairs a pod with `spec` may land on, in view order."""
+        key = repr((spec.get("nodeSelector"), spec.get("affinity")))
+        found = self._picked.get(key)
+        if found is None:
+            found = self._picked[key] = self._pick(spec)
+        return found
+
+    def _pick(self, spec: dict[str, Any]) -> list[tuple[Vendor, Pool]]:
+        # Node by node only when the pod names nodes: pools can hold hundreds of them.
+        affinity = str(spec.get("affinity") or "")
+        per_node = (
+            HOSTNAME_LABEL in (spec.get("nodeSelector") or {})
+            or HOSTNAME_LABEL in affinity
+            or "matchFields" in affinity
+        )
+        out = []
+        for vendor, pool, labels in self._labelled:
             nodes: tuple[str, ...] = pool.nodes if per_node and pool.nodes else ()
             if nodes:
                 hit = any(selects(spec, {**labels, HOSTNAME_LABEL: n}) for n in nodes)
@@ -302,7 +325,7 @@ def selected_pools(view: FleetView, spec: dict[str, Any]) -> list[tuple[Vendor, 
                 hit = selects(spec, labels)
             if hit:
                 out.append((vendor, pool))
-    return out
+        return out
 
 
 def _whole(value: Any) -> bool:
@@ -323,13 +346,14 @@ def _containers(spec: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
             yield f"{field}[{i}]", c
 
 
-def pod_problems(view: FleetView, spec: dict[str, Any]) -> list[Problem]:
-    """Every placement problem of one pod spec, container by container."""
+def pod_problems(pools: Pools, spec: dict[str, Any]) -> list[Problem]:
+    """Every placement problem of one pod spec, container by container, on `pools`' view."""
+    view = pools.view
     accel = {v.resource_name for v in view.vendors if not v.dra}
     # Devices claimed through a DRA vendor's DeviceClass count as that vendor's resource.
     dra = claimed(view, spec)
     out: list[Problem] = []
-    pools: list[tuple[Vendor, Pool]] | None = None
+    picked: Sequence[tuple[Vendor, Pool]] | None = None
     for where, c in _containers(spec):
         name = c.get("name", "?")
         res = c.get("resources") or {}
@@ -362,10 +386,10 @@ def pod_problems(view: FleetView, spec: dict[str, Any]) -> list[Problem]:
             continue
         if not wanted:
             continue
-        if pools is None:
-            pools = selected_pools(view, spec)
+        if picked is None:
+            picked = pools.picked(spec)
         r = wanted[0]
-        matched = [(v, p) for v, p in pools if v.resource_name == r]
+        matched = [(v, p) for v, p in picked if v.resource_name == r]
         vendors = sorted({v.id for v, _ in matched})
         if not matched:
             out.append(

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import marshal
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -17,12 +16,15 @@ from typing import Any
 
 from generator.kustomize import folder_index
 from generator.render import treeindex
+from generator.validate.stages import BUILD
 from generator.values.filecache import write_atomically
+from generator.vocab.objects import Obj
 
 # 7: the charts stage keeps the repository, chart and version an Application names ("named"),
 # which CHART002 holds to the view's mirrors; a verdict of 6 has no "named".
 # 8: a unit's files enter its key by their SHA-256 (treeindex), not their text.
-CACHE_FORMAT = "8"
+# 9: an entry is marshal data, the build's objects a marshal blob inside it (Cache).
+CACHE_FORMAT = "9"
 
 
 class UnitInputs:
@@ -189,25 +191,55 @@ def join(folder: str, ref: str) -> str:
 
 
 class Cache:
+    """Each unit key's results ({stage: verdicts}), one marshal file per key. The build's
+    objects (megabytes for a cluster's monitoring unit) are kept inside the entry as a marshal
+    blob of their own, parsed only when something reads them (`built_objects`): after an edit
+    validate reads every unit's verdicts, but the objects only of the units whose stages found
+    something or whose rules run again. One file per entry: the verdicts and the objects they
+    were found on are written and read together, never one without the other."""
+
     def __init__(self, folder: Path | None) -> None:
         self.folder = folder
 
     def get(self, key: str) -> dict[str, Any] | None:
         if self.folder is None:
             return None
-        path = self.folder / key[:2] / f"{key}.json"
+        path = self.folder / key[:2] / f"{key}{_SUFFIX}"
         try:
-            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = marshal.loads(path.read_bytes())
+        except (OSError, EOFError, ValueError, TypeError):
             return None
-        return data
+        return data if isinstance(data, dict) else None
 
     def put(self, key: str, value: dict[str, Any]) -> None:
         if self.folder is None:
             return
         folder = self.folder / key[:2]
+        entry = dict(value)
+        build = entry.get(BUILD)
+        if isinstance(build, dict) and isinstance(build.get("docs"), list):
+            docs = build["docs"]
+            entry[BUILD] = {**build, "docs": marshal.dumps(docs), "objects": len(docs)}
         try:
+            blob = marshal.dumps(entry)
             folder.mkdir(parents=True, exist_ok=True)
-            write_atomically(folder / f"{key}.json", json.dumps(value).encode("utf-8"))
-        except OSError:
-            pass  # a cache that cannot be written only costs speed
+            write_atomically(folder / f"{key}{_SUFFIX}", blob)
+        except (OSError, ValueError):
+            pass  # a cache that cannot be written (or data marshal cannot hold) costs speed
+
+
+_SUFFIX = ".marshal"
+
+
+def built_objects(build: dict[str, Any]) -> list[Obj]:
+    """The objects of a build stage's result: as built this run, or parsed from a cached
+    entry's blob."""
+    docs = build.get("docs", [])
+    found: list[Obj] = marshal.loads(docs) if isinstance(docs, bytes) else docs
+    return found
+
+
+def object_count(build: dict[str, Any]) -> int:
+    """How many objects a build stage's result holds, without parsing a cached entry's blob."""
+    docs = build.get("docs", [])
+    return int(build["objects"]) if isinstance(docs, bytes) else len(docs)

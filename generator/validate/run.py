@@ -54,19 +54,19 @@ from generator.validate import drift, shard
 from generator.validate.cache import (
     Cache,
     UnitInputs,
+    built_objects,
     file_digests,
     load_refs,
+    object_count,
     save_refs,
     unit_key,
 )
 from generator.validate.progress import Progress
-from generator.validate.stages import Batch, Stage, UnitView, registry
+from generator.validate.stages import BUILD, Batch, Stage, UnitView, registry
 from generator.validate.stages.kustomize import ENGINES
 from generator.values import filecache
 from generator.values.model import Values
 from generator.vocab.units import Tree, Unit
-
-BUILD = "build"  # the build stage's name: the other stages read the objects it built
 
 
 @dataclass(frozen=True)
@@ -416,7 +416,10 @@ def _unit_findings(
     """(every stage's findings and the manifest rules' on one unit, its built objects); the
     rules' findings from `memo` when it remembers them."""
     res = plan.results[unit.path]
-    docs = res[BUILD]["docs"] if _built(res) else []
+    ok = _built(res)
+    built = res[BUILD]
+    # Parsed once, when a stage or the rules read them (a cached unit's usually are not).
+    docs = functools.cache(lambda: built_objects(built) if ok else [])
     seen = UnitView(
         unit,
         ctx.build if ctx is not None else None,
@@ -429,17 +432,17 @@ def _unit_findings(
     # render (then at the committed file); the manifest rules need the values.
     for stage in stages:
         verdicts = res.get(stage.name)
-        if stage.name == BUILD or (_built(res) and verdicts is not None):
+        if stage.name == BUILD or (ok and verdicts is not None):
             out.extend(stage.findings(seen, verdicts))
-    if ctx is not None and _built(res):
+    if ctx is not None and ok:
         rules_ctx = ctx
 
         def run() -> list[Finding]:
-            return policy.run_rules(rules_ctx, unit, docs)
+            return policy.run_rules(rules_ctx, unit, docs())
 
         key = plan.keys[unit.path]
         out.extend(memo.findings(ctx.view, unit.path, key, run) if memo is not None else run())
-    return out, len(docs)
+    return out, object_count(built) if ok else 0
 
 
 def _beside(values_dir: Path) -> Path:

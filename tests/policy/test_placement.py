@@ -8,6 +8,7 @@ operators.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +17,10 @@ import pytest
 from generator.policy.placement import (
     SUMMARIES,
     PodTemplate,
+    Pools,
     Problem,
     pod_problems,
     pod_templates,
-    selected_pools,
     selects,
     tolerates,
     unselected,
@@ -63,7 +64,7 @@ def prod(tmp_path_factory: pytest.TempPathFactory) -> FleetView:
     return values.load(tree(tmp_path_factory.mktemp("placement"), files)).envs["prod"]
 
 
-def names(found: list[tuple[Any, Any]]) -> list[tuple[str, str]]:
+def names(found: Sequence[tuple[Any, Any]]) -> list[tuple[str, str]]:
     return [(vendor.id, pool.name) for vendor, pool in found]
 
 
@@ -451,11 +452,11 @@ def test_any_one_toleration_is_enough() -> None:
     assert tolerates({"tolerations": exists_later}, TAINT)
 
 
-# ---- selected_pools ----------------------------------------------------------------------------
+# ---- Pools.picked ------------------------------------------------------------------------------
 
 
 def test_pools_are_selected_by_their_node_labels_in_view_order(prod: FleetView) -> None:
-    assert names(selected_pools(prod, {})) == [
+    assert names(Pools(prod).picked({})) == [
         ("amd", "mi250x"),
         ("ascend", "910b"),
         ("hygon", "z100l"),
@@ -464,26 +465,47 @@ def test_pools_are_selected_by_their_node_labels_in_view_order(prod: FleetView) 
         ("nvidia", "l4"),
     ]
     nvidia = {"nodeSelector": {ACCEL: "nvidia-gpu"}}
-    assert names(selected_pools(prod, nvidia)) == [
+    assert names(Pools(prod).picked(nvidia)) == [
         ("nvidia", "a100"),
         ("nvidia", "h100"),
         ("nvidia", "l4"),
     ]
     h100 = {"nodeSelector": {ACCEL: "nvidia-gpu", MODEL: "H100"}}
-    assert names(selected_pools(prod, h100)) == [("nvidia", "h100")]
+    assert names(Pools(prod).picked(h100)) == [("nvidia", "h100")]
     # Pool labels land on nodes with the NFD prefix.
     west = {"nodeSelector": {"feature.node.kubernetes.io/zone": "west"}}
-    assert names(selected_pools(prod, west)) == [("nvidia", "h100")]
-    assert selected_pools(prod, {"nodeSelector": {"zone": "west"}}) == []
+    assert names(Pools(prod).picked(west)) == [("nvidia", "h100")]
+    assert Pools(prod).picked({"nodeSelector": {"zone": "west"}}) == []
     # Asked twice, same answer (the pools' labels are kept in the view).
-    assert names(selected_pools(prod, h100)) == [("nvidia", "h100")]
+    assert names(Pools(prod).picked(h100)) == [("nvidia", "h100")]
+
+
+def test_one_views_pools_answer_each_selection_by_its_node_selector_and_affinity(
+    prod: FleetView,
+) -> None:
+    """One Pools answers many pod specs (a view's checks ask it thousands of times): each
+    answer is its own selection's, whatever was asked before, and specs that differ only
+    outside the selection (containers, tolerations) share one answer."""
+    pools = Pools(prod)
+    nvidia = {"nodeSelector": {ACCEL: "nvidia-gpu"}}
+    assert names(pools.picked(nvidia)) == [("nvidia", "a100"), ("nvidia", "h100"), ("nvidia", "l4")]
+    ascend = {"nodeSelector": {ACCEL: "huawei-npu"}}
+    assert names(pools.picked(ascend)) == [("ascend", "910b")]
+    # The same nodeSelector with a required affinity: the affinity narrows it.
+    narrowed = {**nvidia, **required([expr(MODEL, "In", "L4")])}
+    assert names(pools.picked(narrowed)) == [("nvidia", "l4")]
+    # The same nodeSelector naming a node: picked node by node.
+    named = {"nodeSelector": {ACCEL: "nvidia-gpu", HOST: "n3"}}
+    assert names(pools.picked(named)) == [("nvidia", "h100")]
+    other = {**nvidia, "containers": [{"name": "x"}], "tolerations": tolerate("nvidia")}
+    assert pools.picked(other) is pools.picked(nvidia)
 
 
 def test_pools_are_selected_by_node_affinity(prod: FleetView) -> None:
     spec = required([expr(MODEL, "In", "A100", "L4"), expr(ACCEL, "Exists")])
-    assert names(selected_pools(prod, spec)) == [("nvidia", "a100"), ("nvidia", "l4")]
+    assert names(Pools(prod).picked(spec)) == [("nvidia", "a100"), ("nvidia", "l4")]
     spec = required([expr(MODEL, "NotIn", "A100", "L4", "H100")])
-    assert names(selected_pools(prod, spec)) == [
+    assert names(Pools(prod).picked(spec)) == [
         ("amd", "mi250x"),
         ("ascend", "910b"),
         ("hygon", "z100l"),
@@ -493,46 +515,46 @@ def test_pools_are_selected_by_node_affinity(prod: FleetView) -> None:
 def test_a_hostname_in_the_node_selector_picks_the_pool_holding_that_node(
     prod: FleetView,
 ) -> None:
-    assert names(selected_pools(prod, {"nodeSelector": {HOST: "n2"}})) == [("nvidia", "a100")]
-    assert names(selected_pools(prod, {"nodeSelector": {HOST: "n3"}})) == [("nvidia", "h100")]
-    assert names(selected_pools(prod, {"nodeSelector": {HOST: "npu-1"}})) == [("ascend", "910b")]
-    assert selected_pools(prod, {"nodeSelector": {HOST: "n9"}}) == []
+    assert names(Pools(prod).picked({"nodeSelector": {HOST: "n2"}})) == [("nvidia", "a100")]
+    assert names(Pools(prod).picked({"nodeSelector": {HOST: "n3"}})) == [("nvidia", "h100")]
+    assert names(Pools(prod).picked({"nodeSelector": {HOST: "npu-1"}})) == [("ascend", "910b")]
+    assert Pools(prod).picked({"nodeSelector": {HOST: "n9"}}) == []
     # Both must hold on one node: n1 carries no H100.
     spec = {"nodeSelector": {HOST: "n1", MODEL: "H100"}}
-    assert selected_pools(prod, spec) == []
+    assert Pools(prod).picked(spec) == []
 
 
 def test_a_hostname_in_node_affinity_picks_the_pools_holding_those_nodes(
     prod: FleetView,
 ) -> None:
     spec = required([expr(HOST, "In", "n1", "dcu-1")])
-    assert names(selected_pools(prod, spec)) == [("hygon", "z100l"), ("nvidia", "a100")]
+    assert names(Pools(prod).picked(spec)) == [("hygon", "z100l"), ("nvidia", "a100")]
     spec = required([expr(HOST, "NotIn", "n1", "n2", "n3", "amd-1", "npu-1", "dcu-1")])
     # Every named node is excluded; the l4 pool's nodes have no names, so nothing excludes them.
-    assert names(selected_pools(prod, spec)) == [("nvidia", "l4")]
+    assert names(Pools(prod).picked(spec)) == [("nvidia", "l4")]
     spec = required([expr(HOST, "NotIn", "n1")])
-    assert ("nvidia", "a100") in names(selected_pools(prod, spec))
+    assert ("nvidia", "a100") in names(Pools(prod).picked(spec))
 
 
 def test_match_fields_pick_the_pool_holding_the_named_node(prod: FleetView) -> None:
     spec = with_terms({"matchFields": [expr("metadata.name", "In", "npu-1")]})
-    assert names(selected_pools(prod, spec)) == [("ascend", "910b")]
+    assert names(Pools(prod).picked(spec)) == [("ascend", "910b")]
 
 
 def test_a_hostname_selects_no_pool_whose_nodes_have_no_names(prod: FleetView) -> None:
     spec = {"nodeSelector": {HOST: "l4-1", MODEL: "L4"}}
-    assert selected_pools(prod, spec) == []
+    assert Pools(prod).picked(spec) == []
     spec = required([expr(HOST, "Exists"), expr(MODEL, "In", "L4")])
-    assert selected_pools(prod, spec) == []
+    assert Pools(prod).picked(spec) == []
 
 
 def test_without_nfd_the_labels_keep_their_keys(tmp_path: Path) -> None:
     fleet = FLEET + "nodeConfig: {method: node-patch}\n"
     view = values.load(tree(tmp_path, {"fleet.yaml": fleet})).envs["prod"]
-    assert names(selected_pools(view, {"nodeSelector": {"accelerator": "nvidia-gpu"}})) == [
+    assert names(Pools(view).picked({"nodeSelector": {"accelerator": "nvidia-gpu"}})) == [
         ("nvidia", "a100")
     ]
-    assert selected_pools(view, {"nodeSelector": {ACCEL: "nvidia-gpu"}}) == []
+    assert Pools(view).picked({"nodeSelector": {ACCEL: "nvidia-gpu"}}) == []
 
 
 # ---- pod_problems ------------------------------------------------------------------------------
@@ -554,10 +576,10 @@ def test_a_pod_on_its_pools_with_their_tolerations_has_no_problem(prod: FleetVie
         nodeSelector={ACCEL: "nvidia-gpu", MODEL: "A100"},
         tolerations=tolerate("nvidia-gpu"),
     )
-    assert pod_problems(prod, spec) == []
+    assert pod_problems(Pools(prod), spec) == []
     # No devices asked: nothing to check, wherever it lands.
-    assert pod_problems(prod, pod(container({"limits": {"cpu": "1"}}))) == []
-    assert pod_problems(prod, {}) == []
+    assert pod_problems(Pools(prod), pod(container({"limits": {"cpu": "1"}}))) == []
+    assert pod_problems(Pools(prod), {}) == []
 
 
 def test_devices_must_be_whole_limits_with_equal_requests(prod: FleetView) -> None:
@@ -573,7 +595,7 @@ def test_devices_must_be_whole_limits_with_equal_requests(prod: FleetView) -> No
         ({"requests": {npu: "2"}, "limits": {npu: "1"}}, "requests '2', limits '1'"),
     ]
     for resources, shown in cases:
-        assert pod_problems(prod, pod(container(resources), **ok)) == [
+        assert pod_problems(Pools(prod), pod(container(resources), **ok)) == [
             Problem(
                 "POD001",
                 f"container 'c' requests {npu}: {shown}; devices are whole numbers in limits, "
@@ -589,20 +611,20 @@ def test_devices_must_be_whole_limits_with_equal_requests(prod: FleetView) -> No
         {"limits": {npu: "2"}, "requests": {npu: 2}},
         {"limits": {npu: 2}, "requests": {"cpu": "500m"}},
     ):
-        assert pod_problems(prod, pod(container(resources), **ok)) == [], resources
+        assert pod_problems(Pools(prod), pod(container(resources), **ok)) == [], resources
 
 
 def test_a_fractional_device_is_still_placed(prod: FleetView) -> None:
     # POD001 does not stop the other checks of the container: no toleration, so POD004 too.
     spec = pod(container({"limits": {"nvidia.com/gpu": "0.5"}}), nodeSelector={MODEL: "A100"})
-    assert [p.code for p in pod_problems(prod, spec)] == ["POD001", "POD004"]
+    assert [p.code for p in pod_problems(Pools(prod), spec)] == ["POD001", "POD004"]
 
 
 def test_two_vendors_at_once_is_one_problem_and_no_placement(prod: FleetView) -> None:
     spec = pod(
         container({"limits": {"nvidia.com/gpu": 1, "huawei.com/Ascend910": 1, "cpu": "2"}}, "x")
     )
-    assert pod_problems(prod, spec) == [
+    assert pod_problems(Pools(prod), spec) == [
         Problem(
             "POD002",
             "container 'x' requests huawei.com/Ascend910 and nvidia.com/gpu at once",
@@ -613,7 +635,7 @@ def test_two_vendors_at_once_is_one_problem_and_no_placement(prod: FleetView) ->
     spec = pod(
         container({"requests": {"nvidia.com/gpu": 1}, "limits": {"huawei.com/Ascend910": 1}})
     )
-    assert [p.code for p in pod_problems(prod, spec)] == ["POD001", "POD002"]
+    assert [p.code for p in pod_problems(Pools(prod), spec)] == ["POD001", "POD002"]
 
 
 def test_a_device_on_no_pool_of_its_vendor(prod: FleetView) -> None:
@@ -622,7 +644,7 @@ def test_a_device_on_no_pool_of_its_vendor(prod: FleetView) -> None:
         nodeSelector={ACCEL: "nvidia-gpu", MODEL: "A100"},
         tolerations=tolerate("nvidia-gpu"),
     )
-    assert pod_problems(prod, spec) == [
+    assert pod_problems(Pools(prod), spec) == [
         Problem(
             "POD003",
             f"container 'c' requests huawei.com/Ascend910 but its nodeSelector {{{ACCEL}=nvidia-gpu, "
@@ -639,7 +661,7 @@ def test_no_pool_of_a_shared_resource_names_both_vendors_and_the_affinity(
         container({"limits": {"amd.com/gpu": 1}}),
         **required([expr(ACCEL, "In", "nvidia-gpu")]),
     )
-    assert pod_problems(prod, spec) == [
+    assert pod_problems(Pools(prod), spec) == [
         Problem(
             "POD003",
             "container 'c' requests amd.com/gpu but its nodeSelector {} and node affinity picks "
@@ -661,11 +683,11 @@ def test_a_shared_resource_on_pools_of_both_vendors(prod: FleetView) -> None:
         "nodeSelector",
         ("amd", "hygon"),
     )
-    assert pod_problems(prod, spec) == [problem]
+    assert pod_problems(Pools(prod), spec) == [problem]
     hygon = {**spec, "nodeSelector": {ACCEL: "hygon-dcu"}}
-    assert pod_problems(prod, hygon) == []
+    assert pod_problems(Pools(prod), hygon) == []
     both = {**spec, **required([expr(ACCEL, "In", "amd-gpu", "hygon-dcu")])}
-    assert pod_problems(prod, both) == [
+    assert pod_problems(Pools(prod), both) == [
         Problem(
             "POD005",
             "container 'c' requests amd.com/gpu, which amd and hygon both advertise, and its "
@@ -678,7 +700,7 @@ def test_a_shared_resource_on_pools_of_both_vendors(prod: FleetView) -> None:
 
 def test_every_untolerated_taint_of_every_selected_pool(prod: FleetView) -> None:
     spec = pod(container({"limits": {"nvidia.com/gpu": 1}}), nodeSelector={ACCEL: "nvidia-gpu"})
-    assert pod_problems(prod, spec) == [
+    assert pod_problems(Pools(prod), spec) == [
         Problem(
             "POD004",
             f"container 'c' does not tolerate taint {NV_TAINT} of pool 'a100'",
@@ -701,7 +723,7 @@ def test_every_untolerated_taint_of_every_selected_pool(prod: FleetView) -> None
         ),
     ]
     spec["tolerations"] = [*tolerate("nvidia-gpu"), {"key": "dedicated", "operator": "Exists"}]
-    assert pod_problems(prod, spec) == [
+    assert pod_problems(Pools(prod), spec) == [
         Problem(
             "POD004",
             "container 'c' does not tolerate taint example.com/maintenance=:NoExecute of pool 'l4'",
@@ -709,7 +731,7 @@ def test_every_untolerated_taint_of_every_selected_pool(prod: FleetView) -> None
         ),
     ]
     spec["tolerations"].append({"key": "example.com/maintenance", "effect": "NoExecute"})
-    assert pod_problems(prod, spec) == []
+    assert pod_problems(Pools(prod), spec) == []
 
 
 def test_problems_are_per_container_init_containers_first(prod: FleetView) -> None:
@@ -720,7 +742,7 @@ def test_problems_are_per_container_init_containers_first(prod: FleetView) -> No
         initContainers=[container({"limits": {"nvidia.com/gpu": "half"}}, "init")],
         nodeSelector={MODEL: "A100"},
     )
-    assert pod_problems(prod, spec) == [
+    assert pod_problems(Pools(prod), spec) == [
         Problem(
             "POD001",
             "container 'init' requests nvidia.com/gpu: requests None, limits 'half'; devices are "
@@ -752,7 +774,7 @@ def test_later_containers_are_checked_after_one_that_asks_two_vendors(prod: Flee
         container({"limits": {"huawei.com/Ascend910": 1}}, "npu"),
         nodeSelector={ACCEL: "huawei-npu"},
     )
-    assert pod_problems(prod, spec) == [
+    assert pod_problems(Pools(prod), spec) == [
         Problem(
             "POD002",
             "container 'both' requests amd.com/gpu and nvidia.com/gpu at once",
@@ -768,7 +790,7 @@ def test_later_containers_are_checked_after_one_that_asks_two_vendors(prod: Flee
 
 def test_a_pod_on_one_named_node(prod: FleetView) -> None:
     spec = pod(container({"limits": {"nvidia.com/gpu": 1}}), nodeSelector={HOST: "n3"})
-    assert pod_problems(prod, spec) == [
+    assert pod_problems(Pools(prod), spec) == [
         Problem(
             "POD004",
             f"container 'c' does not tolerate taint {NV_TAINT} of pool 'h100'",
@@ -776,7 +798,7 @@ def test_a_pod_on_one_named_node(prod: FleetView) -> None:
         ),
     ]
     spec = pod(container({"limits": {"amd.com/gpu": 1}}), nodeSelector={HOST: "n3"})
-    assert pod_problems(prod, spec) == [
+    assert pod_problems(Pools(prod), spec) == [
         Problem(
             "POD003",
             f"container 'c' requests amd.com/gpu but its nodeSelector {{{HOST}=n3}} picks no pool "

@@ -7,6 +7,7 @@ validates against the offline schemas under .tools/schemas.
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import re
 from pathlib import Path
@@ -411,6 +412,75 @@ def test_go_build_info_of_kubeconform() -> None:
     assert info is not None
     assert info.path == "github.com/yannh/kubeconform/cmd/kubeconform"
     assert info.go_version.startswith("go1.")
+
+
+def _build_info_blob(go_version: str, main: str) -> bytes:
+    """Go's build info as a binary embeds it (strings inline, flag 2), 16-byte aligned."""
+    mod = "0" * 16 + f"path\t{main}\nmod\t{main}\tv1.2.3\t\n" + "1" * 16
+    assert mod[-17] == "\n"
+    out = b"\xff Go buildinf:" + b"\x08\x02" + b"\0" * 16
+    for text in (go_version, mod):
+        out += bytes([len(text)]) + text.encode()  # lengths under 128: a one-byte uvarint
+    return out + b"\0" * (-len(out) % 16)
+
+
+def _elf(sections: dict[str, bytes], before: bytes = b"") -> bytes:
+    """A 64-bit little-endian ELF file holding `before` after its header (padded to 16) and
+    then `sections`, with a section name table: what _elf_section reads of a Go binary."""
+    names = b"\0" + b"".join(n.encode() + b"\0" for n in [*sections, ".shstrtab"])
+    body = bytearray(64) + before + b"\0" * (-len(before) % 16)
+    headers = [bytes(64)]  # section 0: SHN_UNDEF
+    for name, data in [*sections.items(), (".shstrtab", names)]:
+        at = len(body)
+        body += data + b"\0" * (-len(data) % 16)
+        header = bytearray(64)
+        header[0:4] = names.index(name.encode() + b"\0").to_bytes(4, "little")
+        header[0x18:0x20] = at.to_bytes(8, "little")
+        header[0x20:0x28] = len(data).to_bytes(8, "little")
+        headers.append(bytes(header))
+    shoff = len(body)
+    body[0:6] = b"\x7fELF\x02\x01"
+    body[0x28:0x30] = shoff.to_bytes(8, "little")
+    body[0x3A:0x3C] = (64).to_bytes(2, "little")
+    body[0x3C:0x3E] = len(headers).to_bytes(2, "little")
+    body[0x3E:0x40] = (len(headers) - 1).to_bytes(2, "little")
+    return bytes(body) + b"".join(headers)
+
+
+def test_go_build_info_is_read_where_go_reads_it(tmp_path: Path) -> None:
+    """In an ELF binary, at its .go.buildinfo section, as Go's debug/buildinfo reads it (an
+    aligned build-info-like blob earlier in the file is not it); in a file that is not ELF, or
+    has no such section, the first aligned blob of the file."""
+    real = _build_info_blob("go1.26.8", "example.com/real")
+    decoy = _build_info_blob("go1.0-decoy", "example.com/decoy")
+    elf = tmp_path / "tool"
+    elf.write_bytes(_elf({".text": b"\x90" * 48, ".go.buildinfo": real}, before=decoy))
+    info = buildinfo.go_build_info(elf)
+    assert info is not None
+    assert (info.go_version, info.path) == ("go1.26.8", "example.com/real")
+    assert info.modules == {"example.com/real": "v1.2.3"}
+    other = tmp_path / "other"
+    other.write_bytes(_elf({".data": real}, before=decoy))
+    found = buildinfo.go_build_info(other)
+    assert found is not None and found.path == "example.com/decoy"
+    plain = tmp_path / "plain"
+    plain.write_bytes(b"\0" * 32 + real)
+    found = buildinfo.go_build_info(plain)
+    assert found is not None and found.path == "example.com/real"
+
+
+@pytest.mark.parametrize("tool", ["kubeconform", "kbuild", "promtool"])
+def test_a_pinned_tools_build_info_section_is_where_its_build_info_is(tool: str) -> None:
+    """On the tools this repository builds, the .go.buildinfo section starts at the first
+    aligned build info of the file (what reading the whole file found before)."""
+    path = registry.find(tool)
+    assert path is not None
+    data = path.read_bytes()
+    first = data.find(b"\xff Go buildinf:")
+    while first % 16:
+        first = data.find(b"\xff Go buildinf:", first + 1)
+    with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        assert buildinfo._elf_section(buf, b".go.buildinfo") == first
 
 
 # ----------------------------------------------------------------------------------- kustomize

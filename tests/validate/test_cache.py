@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from generator.builders.common import metadata
+from generator.validate.cache import Cache, built_objects, object_count
 from tests.example import hand_edit
 from tests.fixtures import (
     PROD_FLEET,
@@ -362,3 +363,80 @@ def test_a_verdict_made_before_a_crds_schema_was_laid_out_is_not_served(
     (crds / "index.json").write_text('{"kinds": ["nfd.k8s-sigs.io/NodeFeatureRule"]}\n')
     after = (KUSTOMIZE.salt("kustomize"), CHARTS.salt("kustomize"))
     assert [b != a for b, a in zip(before, after, strict=True)] == [True, True]
+
+
+def test_a_cached_result_holds_its_objects_parsed_only_when_read(tmp_path: Path) -> None:
+    """An entry gives back each stage's verdicts as they were put, and the build's objects as a
+    blob that `built_objects` parses to the objects put (their count known without parsing);
+    the run's own result is left as it was."""
+    docs = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml"}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ml"}},
+    ]
+    result: dict[str, Any] = {
+        "build": {"ok": True, "error": "", "docs": docs, "schema": [["ConfigMap", "a", "bad"]]},
+        "kueue": {"refused": [["ClusterQueue", "q", "no flavor"]]},
+        "nfd": None,
+    }
+    key = "ab" + "0" * 62
+    cache = Cache(tmp_path)
+    cache.put(key, result)
+    got = cache.get(key)
+    assert got is not None
+    assert got["kueue"] == {"refused": [["ClusterQueue", "q", "no flavor"]]}
+    assert got["nfd"] is None
+    build = got["build"]
+    assert (build["ok"], build["error"], build["schema"]) == (True, "", [["ConfigMap", "a", "bad"]])
+    assert isinstance(build["docs"], bytes)
+    assert object_count(build) == 2
+    assert built_objects(build) == docs
+    assert result["build"]["docs"] is docs
+    assert built_objects(result["build"]) is docs
+    assert object_count(result["build"]) == 2
+    assert Cache(tmp_path).get("cd" + "0" * 62) is None
+    (tmp_path / "ab" / f"{key}.marshal").write_bytes(b"\x00garbage")
+    assert cache.get(key) is None
+
+
+def test_a_failed_build_is_cached_without_objects(tmp_path: Path) -> None:
+    result = {"build": {"ok": False, "error": "kustomize: no such file", "docs": []}}
+    cache = Cache(tmp_path)
+    cache.put("ef" + "1" * 62, result)
+    got = cache.get("ef" + "1" * 62)
+    assert got is not None and got["build"]["error"] == "kustomize: no such file"
+    assert (object_count(got["build"]), built_objects(got["build"])) == (0, [])
+
+
+def test_the_rules_of_a_changed_view_read_the_objects_a_cached_unit_built(tmp_path: Path) -> None:
+    """A values edit not rendered yet: the committed units are the bytes they were, so every
+    tool verdict (and the objects built) comes from the cache, but the view changed (its pool
+    gained a taint), so the rules run again on the objects the cache kept: the job's pod does
+    not tolerate the taint (POD004), as a run without any cache finds."""
+    job = (
+        "quota:\n  nvidia: 4\njobs:\n  train:\n    vendor: nvidia\n    devices: 1\n"
+        "    images: {nvidia: registry.example.com/train:cuda}\n"
+    )
+    values = ml_tree(tmp_path, {"teams/ml-team.yaml": job})
+    assert render_committed(values) == 0
+    cache = str(tmp_path / "cache")
+
+    def once(*args: str) -> tuple[int, Any, Any]:
+        code, out = validate_committed(values, *args, "--output", "json", drift=True)
+        doc = json.loads(out)
+        return code, doc["findings"], doc["stats"]
+
+    assert once("--cache-dir", cache)[0] == 0
+    tainted = (
+        "pools:\n  - name: a100\n    model: A100\n    devicesPerNode: 8\n    nodes: [n1]\n"
+        "    taints: [{key: dedicated, value: ml, effect: NoSchedule}]\n"
+    )
+    (values / "vendors/nvidia.yaml").write_text(tainted)
+    code, warm, stats = once("--cache-dir", cache)
+    assert code == 1
+    assert stats["cached units"] == stats["units"]
+    tolerations = [(f["code"], f["unit"]) for f in warm if f["code"] == "POD004"]
+    assert tolerations == [
+        ("POD004", "overlays/prod/team-ml-team"),
+        ("POD004", "overlays/staging/team-ml-team"),
+    ]
+    assert once("--no-cache")[1] == warm

@@ -27,6 +27,8 @@ from generator.values.model import FleetView
 from generator.vocab.objects import Obj
 from generator.vocab.units import Unit
 
+BUILD = "build"  # the build stage's name: the other stages read the objects it built
+
 
 @dataclass
 class Batch:
@@ -54,7 +56,9 @@ class UnitView:
 
     unit: Unit  # its rendered objects and their values locations (empty when not rendered)
     build: Build | None  # its layer's build; None when the values do not render
-    docs: list[Obj]  # the objects kustomize built from the committed files
+    # the objects kustomize built from the committed files, read when asked for (`docs`): a
+    # cached unit's are parsed only when a stage's verdicts or the rules need them
+    objects: Callable[[], list[Obj]]
     # (kind, name) -> (where the object is: its values, else its committed file; its name
     # with the unit, for messages).
     find: Callable[[str | None, str | None], tuple[Location, str]]
@@ -64,6 +68,10 @@ class UnitView:
     def view(self) -> FleetView | None:
         """Its layer's values; None when the values do not render."""
         return self.build.view if self.build is not None else None
+
+    @property
+    def docs(self) -> list[Obj]:
+        return self.objects()
 
     def at(self, kind: str, name: str) -> Location:
         return self.find(kind, name)[0]

@@ -14,6 +14,7 @@ import pytest
 
 from generator.toolchain import process
 from generator.toolchain import process as tool_process
+from generator.validate.cache import Cache, built_objects
 from generator.validate.stages import kubescheduler
 from tests.fixtures import FLEET, invoke, kustomize_build, ml_tree, tool
 
@@ -56,12 +57,15 @@ def coded(doc: dict[str, Any], code: str) -> list[dict[str, Any]]:
 
 def cached(cache: Path) -> list[dict[str, Any]]:
     """Every unit result in the validate cache (in folders named by two hex digits of the key)."""
-    return [json.loads(p.read_text()) for p in sorted(cache.glob("??/*.json"))]
+    return [
+        Cache(cache).get(p.name.removesuffix(".marshal")) or {}
+        for p in sorted(cache.glob("??/*.marshal"))
+    ]
 
 
 def configmaps(result: dict[str, Any]) -> list[str]:
     return sorted(
-        d["metadata"]["name"] for d in result["build"]["docs"] if d["kind"] == "ConfigMap"
+        d["metadata"]["name"] for d in built_objects(result["build"]) if d["kind"] == "ConfigMap"
     )
 
 
