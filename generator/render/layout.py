@@ -149,9 +149,20 @@ def render_tree(
     memo = memo if memo is not None else LayoutMemo(None, write=False)
     tree: Tree = {}
     base_comps = {c.name: c for c in builds[values.base.key].components}
-    for comp in base_comps.values():
-        tree.update(_base_files(comp, dump))
     bases = {name: component_digest(c) for name, c in base_comps.items()} if memo.folder else {}
+    # The base's files by component, kept by the component's digest.
+    kept = memo.base_files()
+    files = {}
+    for name, comp in base_comps.items():
+        hit = kept.get(name)
+        files[name] = (
+            hit
+            if hit is not None and hit[0] == bases.get(name)
+            else (bases.get(name, ""), _base_files(comp, dump))
+        )
+        tree.update(files[name][1])
+    if files != kept:
+        memo.put_base_files(files)
     units: list[Unit] = []
 
     for env in sorted({v.env for v in values.envs.values()}):
@@ -239,9 +250,10 @@ def _view(
             path = f"overlays/{key}/{unit}"
             found.files = _overlay(path, _recalled(found, base_comps), base_comps, dump)
             found.deps, changed = deps, True
+            entry.since.add(unit)
         tree.update(found.files)
     if changed:
-        memo.put(made, entry)
+        memo.put_since(made, entry)
     units: list[Unit] = [
         _Recalled(key, unit, functools.partial(_unit_of, key, unit, found, base_comps))
         for unit, found in entry.units.items()

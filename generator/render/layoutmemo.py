@@ -26,17 +26,20 @@ from __future__ import annotations
 
 import hashlib
 import marshal
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from generator.builders.argocd import Shape
 from generator.builders.fleet import Build
 from generator.render import buildmemo
-from generator.values.filecache import MARSHAL_FORMAT, write_atomically
+from generator.values.filecache import MARSHAL_FORMAT, code_digest, write_atomically
 from generator.vocab.units import Component, Tree
 
 FOLDER = "layouts"  # under validate's cache folder
 SUFFIX = ".marshal"
+SINCE = ".since"  # before SUFFIX: the units of a view laid out again since its entry
+BASE = "base.marshal"  # the base's files by component
 FORMAT = "layout-1"
 
 Deps = tuple[tuple[str, str], ...]  # (component, the digest of the base's of that name or "")
@@ -54,6 +57,9 @@ class UnitEntry:
 class ViewEntry:
     units: dict[str, UnitEntry]  # in the order the view's components name them
     shapes: list[Shape]
+    # The units laid out again since the entry was written (their base components changed):
+    # kept beside it (SINCE), so that one team's edit does not rewrite every cluster's entry.
+    since: set[str] = field(default_factory=set)
 
 
 def component_digest(comp: Component) -> str:
@@ -62,10 +68,20 @@ def component_digest(comp: Component) -> str:
     return hashlib.sha256(marshal.dumps(comp.objects, MARSHAL_FORMAT)).hexdigest()
 
 
+def _rows(units: dict[str, UnitEntry]) -> list[Any]:
+    return [(u, e.members, e.deps, e.files, e.made) for u, e in units.items()]
+
+
+def _units(rows: list[Any]) -> dict[str, UnitEntry]:
+    return {
+        unit: UnitEntry(tuple(members), tuple(tuple(d) for d in deps), files, made)
+        for unit, members, deps, files, made in rows
+    }
+
+
 def encode(entry: ViewEntry) -> bytes:
-    units = [(u, e.members, e.deps, e.files, e.made) for u, e in entry.units.items()]
     shapes = [(s.unit, s.objects, s.namespaces, s.cluster_kinds) for s in entry.shapes]
-    return marshal.dumps((FORMAT, units, shapes), MARSHAL_FORMAT)
+    return marshal.dumps((FORMAT, _rows(entry.units), shapes), MARSHAL_FORMAT)
 
 
 def decode(blob: bytes) -> ViewEntry | None:
@@ -73,10 +89,7 @@ def decode(blob: bytes) -> ViewEntry | None:
     if fmt != FORMAT:
         return None
     return ViewEntry(
-        {
-            unit: UnitEntry(tuple(members), tuple(tuple(d) for d in deps), files, made)
-            for unit, members, deps, files, made in units
-        },
+        _units(units),
         [
             Shape(unit, objects, tuple(spaces), tuple(tuple(k) for k in kinds))
             for unit, objects, spaces, kinds in shapes
@@ -106,20 +119,67 @@ class LayoutMemo:
             found = decode((self.folder / (build.digest + SUFFIX)).read_bytes())
         except (OSError, EOFError, ValueError, TypeError):
             return None
-        if found is not None:
-            self.recalled.append(build.view.key)
+        if found is None:
+            return None
+        try:
+            fmt, rows = marshal.loads((self.folder / (build.digest + SINCE + SUFFIX)).read_bytes())
+            since = _units(rows) if fmt == FORMAT else {}
+        except (OSError, EOFError, ValueError, TypeError):
+            since = {}  # none, or unreadable: those units are laid out again (their deps)
+        for unit, later in since.items():
+            if unit in found.units:
+                found.units[unit] = later
+                found.since.add(unit)
+        self.recalled.append(build.view.key)
         return found
 
     def put(self, build: Build, entry: ViewEntry) -> None:
+        """Keep a view laid out whole."""
         if self.folder is None or build.digest is None or not self.write:
             return
         self.seen.add(build.digest)
         try:
             blob = encode(entry)
             self.folder.mkdir(parents=True, exist_ok=True)
+            (self.folder / (build.digest + SINCE + SUFFIX)).unlink(missing_ok=True)
             write_atomically(self.folder / (build.digest + SUFFIX), blob)
         except (OSError, ValueError):
             pass  # only costs speed: the view is laid out again next run
+
+    def put_since(self, build: Build, entry: ViewEntry) -> None:
+        """Keep the units of a kept view laid out again since it was kept (entry.since)."""
+        if self.folder is None or build.digest is None or not self.write:
+            return
+        rows = _rows({u: entry.units[u] for u in entry.units if u in entry.since})
+        try:
+            blob = marshal.dumps((FORMAT, rows), MARSHAL_FORMAT)
+            write_atomically(self.folder / (build.digest + SINCE + SUFFIX), blob)
+        except (OSError, ValueError):
+            pass  # only costs speed: those units are laid out again next run
+
+    def base_files(self) -> dict[str, tuple[str, Tree]]:
+        """The base's files by component: (the component's digest, its files)."""
+        if self.folder is None:
+            return {}
+        try:
+            fmt, code, files = marshal.loads((self.folder / BASE).read_bytes())
+        except (OSError, EOFError, ValueError, TypeError):
+            return {}
+        # Not keyed by a view's digest, which covers the code: the layout's code may differ.
+        if fmt != FORMAT or code != code_digest():
+            return {}
+        found: dict[str, tuple[str, Tree]] = files
+        return found
+
+    def put_base_files(self, files: dict[str, tuple[str, Tree]]) -> None:
+        if self.folder is None or not self.write:
+            return
+        try:
+            blob = marshal.dumps((FORMAT, code_digest(), files), MARSHAL_FORMAT)
+            self.folder.mkdir(parents=True, exist_ok=True)
+            write_atomically(self.folder / BASE, blob)
+        except (OSError, ValueError):
+            pass  # only costs speed
 
     def prune(self) -> None:
         """Remove the entries of views this run did not have."""
@@ -127,7 +187,8 @@ class LayoutMemo:
             return
         try:
             for path in self.folder.iterdir():
-                if path.name.endswith(SUFFIX) and path.name[: -len(SUFFIX)] not in self.seen:
+                digest = path.name.removesuffix(SUFFIX).removesuffix(SINCE)
+                if path.name != BASE and path.name.endswith(SUFFIX) and digest not in self.seen:
                     path.unlink()
         except OSError:
             pass

@@ -109,6 +109,17 @@ def test_an_unchanged_cluster_lays_out_again_only_its_units_whose_base_changed(
     # The units read back give the objects and origins a fresh layout gives.
     assert fields(warm.rendered.units) == fields(fresh.rendered.units)
     assert warm.rendered.units == fresh.rendered.units
+    # c00's unit laid out again is kept beside c00's entry: the next run lays out the argocd
+    # units alone, and gives the same tree.
+    spy.clear()
+    render(RenderOptions(values, out, cache_dir=cache))
+    assert spy.recalled == ["prod/c00", "prod/c01"]
+    assert spy.laid == [
+        "overlays/prod/c00/argocd",
+        "overlays/prod/c01/argocd",
+        "overlays/prod/argocd",
+    ]
+    assert read_tree(out) == read_tree(tmp_path / "fresh")
 
 
 def test_a_base_change_the_memo_read_back_is_laid_out_with_the_provenance_it_has_now(
@@ -138,16 +149,30 @@ def test_a_base_change_the_memo_read_back_is_laid_out_with_the_provenance_it_has
     assert fields(warm.rendered.units) == fields(fresh.rendered.units)
 
 
+def kept(cache: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((cache / layoutmemo.FOLDER).iterdir())}
+
+
 def test_render_check_reads_the_memo_and_writes_nothing_to_it(tmp_path: Path) -> None:
+    """And a render drops the entries of the views it no longer has: after c00's view changed,
+    c00's new entry, c01's (with c01's unit laid out again beside it: the base changed), the
+    base's files."""
     values, out, cache = tmp_path / "values", tmp_path / "out", tmp_path / "cache"
     make_values(values, 2, clusters=2)
     render(RenderOptions(values, out, cache_dir=cache))
-    kept = sorted(p.name for p in (cache / layoutmemo.FOLDER).iterdir())
-    assert len(kept) == 2  # c00 and c01 (the base is laid out from its components each run)
+    before = kept(cache)
+    assert len(before) == 3  # c00, c01, the base's files
     set_share(values, "team-0001", "nvidia", "c00", 3)
     checked = render(RenderOptions(values, out, cache_dir=cache, check=True))
     assert checked.drift is not None and checked.drift.changed
-    assert sorted(p.name for p in (cache / layoutmemo.FOLDER).iterdir()) == kept
-    render(RenderOptions(values, out, cache_dir=cache))  # c00's view changed: its old entry goes
-    now = sorted(p.name for p in (cache / layoutmemo.FOLDER).iterdir())
-    assert len(now) == 2 and now != kept and len(set(now) & set(kept)) == 1
+    assert kept(cache) == before
+    render(RenderOptions(values, out, cache_dir=cache))
+    after = kept(cache)
+    views = [n for n in before if n != layoutmemo.BASE]
+    assert sorted(set(before) - set(after)) == sorted(set(views) - set(after))
+    assert len(set(views) - set(after)) == 1  # c00's old entry
+    since = [n for n in after if n.endswith(layoutmemo.SINCE + layoutmemo.SUFFIX)]
+    assert len(since) == 1 and since[0].removesuffix(layoutmemo.SINCE + layoutmemo.SUFFIX) in {
+        n.removesuffix(layoutmemo.SUFFIX) for n in views
+    }  # c01's, beside its entry of the first render
+    assert len(after) == 4
