@@ -179,9 +179,9 @@ def render_tree(
             view = made.view
             units.extend(own)
             mine = argo.hub if view is hub else argo.clusters[view.key]  # every cluster has one
-            units.extend(_lay_out(view.key, mine, base_comps, dump, tree))
+            units.extend(_argocd(view.key, mine, (base_comps, bases), dump, tree, memo))
         if all(made.view is not hub for made, _, _ in laid):
-            units.extend(_lay_out(hub.key, argo.hub, base_comps, dump, tree))
+            units.extend(_argocd(hub.key, argo.hub, (base_comps, bases), dump, tree, memo))
     memo.prune()
     tree.update(traffic.documents(values, builds))
     return Rendered(tree, units, sorted(f"base/{name}" for name in base_comps), builds)
@@ -202,12 +202,26 @@ def _unit(key: str, unit: str, members: list[Component]) -> Unit:
     return Unit(key, unit, f"overlays/{key}/{unit}", objs, origins)
 
 
-def _lay_out(
-    key: str, comps: list[Component], base_comps: dict[str, Component], dump: Dump, tree: Tree
+def _argocd(
+    key: str,
+    comps: list[Component],
+    bases: tuple[dict[str, Component], dict[str, str]],
+    dump: Dump,
+    tree: Tree,
+    memo: LayoutMemo,
 ) -> list[Unit]:
+    """A layer's argocd unit (builders/argocd.py makes no other), its files kept by `memo`;
+    `bases`: the base's components and their digests."""
     units = []
+    base_comps, digests = bases
     for unit, members in _by_unit(comps).items():
-        tree.update(_overlay(f"overlays/{key}/{unit}", members, base_comps, dump))
+        path = f"overlays/{key}/{unit}"
+        deps = _deps((c.name for c in members), digests)
+        tree.update(
+            memo.argocd_files(
+                key, members, deps, functools.partial(_overlay, path, members, base_comps, dump)
+            )
+        )
         units.append(_unit(key, unit, members))
     return units
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import marshal
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ FOLDER = "layouts"  # under validate's cache folder
 SUFFIX = ".marshal"
 SINCE = ".since"  # before SUFFIX: the units of a view laid out again since its entry
 BASE = "base.marshal"  # the base's files by component
+ARGOCD = "argocd-"  # + a digest of the layer: its argocd unit's files, by their components'
 FORMAT = "layout-1"
 
 Deps = tuple[tuple[str, str], ...]  # (component, the digest of the base's of that name or "")
@@ -170,6 +172,40 @@ class LayoutMemo:
             return {}
         found: dict[str, tuple[str, Tree]] = files
         return found
+
+    def argocd_files(
+        self, layer: str, comps: list[Component], deps: Deps, lay_out: Callable[[], Tree]
+    ) -> Tree:
+        """A layer's argocd unit's files, kept by a digest of its components and of the base
+        components of their names, `deps` (the argocd units are built each run, but laying out
+        500 Applications per cluster at 20 clusters x 500 teams cost their YAML text cache's
+        keys again each run): `lay_out()` when they changed."""
+        if self.folder is None:
+            return lay_out()
+        name = ARGOCD + hashlib.sha256(layer.encode()).hexdigest()[:24] + SUFFIX
+        self.seen.add(name.removesuffix(SUFFIX))
+        try:
+            digest = hashlib.sha256(
+                buildmemo.encode(tuple(comps)) + marshal.dumps(deps, MARSHAL_FORMAT)
+            ).hexdigest()
+        except ValueError:  # a value marshal cannot write
+            return lay_out()
+        try:
+            fmt, code, kept, found = marshal.loads((self.folder / name).read_bytes())
+            if (fmt, code, kept) == (FORMAT, code_digest(), digest):
+                files: Tree = found
+                return files
+        except (OSError, EOFError, ValueError, TypeError):
+            pass
+        made = lay_out()
+        if self.write:
+            try:
+                blob = marshal.dumps((FORMAT, code_digest(), digest, made), MARSHAL_FORMAT)
+                self.folder.mkdir(parents=True, exist_ok=True)
+                write_atomically(self.folder / name, blob)
+            except (OSError, ValueError):
+                pass  # only costs speed
+        return made
 
     def put_base_files(self, files: dict[str, tuple[str, Tree]]) -> None:
         if self.folder is None or not self.write:
