@@ -7,6 +7,7 @@ validates against the offline schemas under .tools/schemas.
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import re
 from pathlib import Path
@@ -409,6 +410,44 @@ def test_go_build_info_of_kubeconform() -> None:
     assert info is not None
     assert info.path == "github.com/yannh/kubeconform/cmd/kubeconform"
     assert info.go_version.startswith("go1.")
+
+
+def test_go_build_info_is_read_where_the_go_buildinfo_section_starts() -> None:
+    """Go writes the build info at the start of the ELF section `.go.buildinfo`: the section
+    headers say where, and the file is not searched."""
+    path = registry.find("kubeconform")
+    assert path is not None
+    data = path.read_bytes()
+    with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        found = buildinfo._elf_section(buf, b".go.buildinfo")
+        assert buildinfo._elf_section(buf, b".no-such-section") is None
+    assert found is not None
+    offset, size = found
+    assert data[offset : offset + 14] == b"\xff Go buildinf:" and size >= 32
+
+
+def _uvarint(n: int) -> bytes:
+    out = b""
+    while n >= 0x80:
+        out += bytes([n & 0x7F | 0x80])
+        n >>= 7
+    return out + bytes([n])
+
+
+@pytest.mark.parametrize(
+    "head",
+    [b"not an executable".ljust(64, b"\0"), b"\x7fELF\x02\x01".ljust(64, b"\0")],
+    ids=["not ELF", "ELF without sections"],
+)
+def test_go_build_info_without_the_section_is_searched_for(tmp_path: Path, head: bytes) -> None:
+    sentinel = "0123456789abcdef"
+    modinfo = f"{sentinel}path\tx.example/cmd\nmod\tx.example\tv1.2.3\th1:x=\n{sentinel}"
+    blob = b"\xff Go buildinf:" + b"\x08\x02" + bytes(16)
+    blob += _uvarint(len("go1.26.8")) + b"go1.26.8" + _uvarint(len(modinfo)) + modinfo.encode()
+    binary = tmp_path / "tool"
+    binary.write_bytes(head + blob + bytes(64))
+    info = buildinfo.go_build_info(binary)
+    assert info == buildinfo.GoBuildInfo("go1.26.8", "x.example/cmd", {"x.example": "v1.2.3"})
 
 
 # ----------------------------------------------------------------------------------- kustomize
