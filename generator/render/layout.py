@@ -239,19 +239,28 @@ def _view(
     key = made.view.key
     made.then(functools.partial(_keep_provenance, base_comps))
     entry = memo.get(made)
-    if entry is None:
+    if entry is None or not entry.current:
+        # Laid out whole, but a unit whose components (as made) and base components are those
+        # of the view's last entry has that entry's files: a cluster's edit changes a few of
+        # its units, and the others' texts are no longer in the YAML text cache.
+        last = entry.units if entry is not None else {}
         comps = list(made.components)
         entry = ViewEntry({}, argocd.shapes(comps))
         grouped, as_made = _by_unit(comps), _by_unit(made.as_made)
         keep = True
         for unit, members in grouped.items():
             names = tuple(c.name for c in members)
+            deps = _deps(names, bases)
             try:
                 blob = buildmemo.encode(tuple(as_made[unit]))
             except ValueError:  # a value marshal cannot write: laid out again next run
                 blob, keep = b"", False
-            files = _overlay(f"overlays/{key}/{unit}", members, base_comps, dump)
-            entry.units[unit] = UnitEntry(names, _deps(names, bases), files, blob)
+            was = last.get(unit)
+            if was is not None and keep and (was.made, was.deps) == (blob, deps):
+                files = was.files
+            else:
+                files = _overlay(f"overlays/{key}/{unit}", members, base_comps, dump)
+            entry.units[unit] = UnitEntry(names, deps, files, blob)
         if keep:
             memo.put(made, entry)
         for found in entry.units.values():

@@ -39,6 +39,7 @@ from generator.vocab.units import Component, Tree
 
 FOLDER = "layouts"  # under validate's cache folder
 SUFFIX = ".marshal"
+VIEW = "view-"  # + a digest of the layer: the view's entry
 SINCE = ".since"  # before SUFFIX: the units of a view laid out again since its entry
 BASE = "base.marshal"  # the base's files by component
 ARGOCD = "argocd-"  # + a digest of the layer: its argocd unit's files, by their components'
@@ -62,6 +63,8 @@ class ViewEntry:
     # The units laid out again since the entry was written (their base components changed):
     # kept beside it (SINCE), so that one team's edit does not rewrite every cluster's entry.
     since: set[str] = field(default_factory=set)
+    digest: str = ""  # the view's digest it was laid out for
+    current: bool = True  # of the view as it is now; else of its last digest
 
 
 def component_digest(comp: Component) -> str:
@@ -81,14 +84,17 @@ def _units(rows: list[Any]) -> dict[str, UnitEntry]:
     }
 
 
-def encode(entry: ViewEntry) -> bytes:
+def encode(entry: ViewEntry, digest: str) -> bytes:
     shapes = [(s.unit, s.objects, s.namespaces, s.cluster_kinds) for s in entry.shapes]
-    return marshal.dumps((FORMAT, _rows(entry.units), shapes), MARSHAL_FORMAT)
+    data = (FORMAT, code_digest(), digest, _rows(entry.units), shapes)
+    return marshal.dumps(data, MARSHAL_FORMAT)
 
 
-def decode(blob: bytes) -> ViewEntry | None:
-    fmt, units, shapes = marshal.loads(blob)
-    if fmt != FORMAT:
+def decode(blob: bytes, digest: str) -> ViewEntry | None:
+    """The entry, `current` when it is of the view's `digest`; None when another code wrote it
+    (the view's digest covers the code, but not a last digest's entry)."""
+    fmt, code, kept, units, shapes = marshal.loads(blob)
+    if fmt != FORMAT or code != code_digest():
         return None
     return ViewEntry(
         _units(units),
@@ -96,6 +102,8 @@ def decode(blob: bytes) -> ViewEntry | None:
             Shape(unit, objects, tuple(spaces), tuple(tuple(k) for k in kinds))
             for unit, objects, spaces, kinds in shapes
         ],
+        digest=kept,
+        current=kept == digest,
     )
 
 
@@ -110,41 +118,51 @@ class LayoutMemo:
     def __init__(self, folder: Path | None, write: bool) -> None:
         self.folder = folder
         self.write = write
-        self.seen: set[str] = set()  # the digests of this run's views
+        self.seen: set[str] = set()  # the entries of this run's layers, by file name
         self.recalled: list[str] = []  # the layers whose entry was read back
 
+    def _name(self, build: Build) -> str:
+        """A view's entry is named by its layer: a view whose digest changed finds the entry of
+        its last digest, whose units it reuses where their components did not change."""
+        name = VIEW + hashlib.sha256(build.view.key.encode()).hexdigest()[:24]
+        self.seen.add(name)
+        return name
+
     def get(self, build: Build) -> ViewEntry | None:
+        """The view's entry: of its digest (`current`), or of the digest it last had."""
         if self.folder is None or build.digest is None:
             return None
-        self.seen.add(build.digest)
+        name = self._name(build)
         try:
-            found = decode((self.folder / (build.digest + SUFFIX)).read_bytes())
+            blob = (self.folder / (name + SUFFIX)).read_bytes()
+            found = decode(blob, build.digest)
         except (OSError, EOFError, ValueError, TypeError):
             return None
         if found is None:
             return None
         try:
-            fmt, rows = marshal.loads((self.folder / (build.digest + SINCE + SUFFIX)).read_bytes())
-            since = _units(rows) if fmt == FORMAT else {}
+            fmt, of, rows = marshal.loads((self.folder / (name + SINCE + SUFFIX)).read_bytes())
+            since = _units(rows) if (fmt, of) == (FORMAT, found.digest) else {}
         except (OSError, EOFError, ValueError, TypeError):
             since = {}  # none, or unreadable: those units are laid out again (their deps)
         for unit, later in since.items():
             if unit in found.units:
                 found.units[unit] = later
                 found.since.add(unit)
-        self.recalled.append(build.view.key)
+        if found.current:
+            self.recalled.append(build.view.key)
         return found
 
     def put(self, build: Build, entry: ViewEntry) -> None:
         """Keep a view laid out whole."""
         if self.folder is None or build.digest is None or not self.write:
             return
-        self.seen.add(build.digest)
+        name = self._name(build)
         try:
-            blob = encode(entry)
+            blob = encode(entry, build.digest)
             self.folder.mkdir(parents=True, exist_ok=True)
-            (self.folder / (build.digest + SINCE + SUFFIX)).unlink(missing_ok=True)
-            write_atomically(self.folder / (build.digest + SUFFIX), blob)
+            (self.folder / (name + SINCE + SUFFIX)).unlink(missing_ok=True)
+            write_atomically(self.folder / (name + SUFFIX), blob)
         except (OSError, ValueError):
             pass  # only costs speed: the view is laid out again next run
 
@@ -154,8 +172,8 @@ class LayoutMemo:
             return
         rows = _rows({u: entry.units[u] for u in entry.units if u in entry.since})
         try:
-            blob = marshal.dumps((FORMAT, rows), MARSHAL_FORMAT)
-            write_atomically(self.folder / (build.digest + SINCE + SUFFIX), blob)
+            blob = marshal.dumps((FORMAT, build.digest, rows), MARSHAL_FORMAT)
+            write_atomically(self.folder / (self._name(build) + SINCE + SUFFIX), blob)
         except (OSError, ValueError):
             pass  # only costs speed: those units are laid out again next run
 
@@ -223,8 +241,8 @@ class LayoutMemo:
             return
         try:
             for path in self.folder.iterdir():
-                digest = path.name.removesuffix(SUFFIX).removesuffix(SINCE)
-                if path.name != BASE and path.name.endswith(SUFFIX) and digest not in self.seen:
+                name = path.name.removesuffix(SUFFIX).removesuffix(SINCE)
+                if path.name != BASE and path.name.endswith(SUFFIX) and name not in self.seen:
                     path.unlink()
         except OSError:
             pass
