@@ -6,16 +6,19 @@ which are a function of the view (render/buildmemo.py: the view's digest covers 
 the builders, and the generator's code, the layout's included); the base's components of the
 same names (the overlay patches them, and an object the environment leaves as it is keeps the
 base's provenance: `_keep_base_provenance`); and its folder, which is the view's key (in the
-digest). So an entry per view, keyed by the view's digest, holds for each unit the names of its
-components, the digest of each base component of those names when it was laid out, its files,
-and its components as the builders made them (before the base's provenance). A unit whose
-base components changed since is laid out again from its own components, read back from the
-entry, and no other part of the view is read: one team's edit changes that team's base
-component, which the team's unit in every cluster overlays, so at 20 clusters x 500 teams an
-edit lays out 21 units of the 19 unchanged clusters instead of 10,000.
+digest). So an entry per view, named by its layer and holding the view's digest it was laid
+out for, holds for each unit the names of its components, the digest of each base component of
+those names when it was laid out, its files, and its components as the builders made them
+(before the base's provenance). A unit whose base components changed since is laid out again
+from its own components, read back from the entry, and no other part of the view is read: one
+team's edit changes that team's base component, which the team's unit in every cluster
+overlays, so at 20 clusters x 500 teams an edit lays out 21 units of the 19 unchanged clusters
+instead of 10,000. A view whose digest changed is laid out again, but a unit whose components
+(as made) and base components are those of the view's last entry keeps that entry's files.
 
-The argocd units are not kept here: they read every cluster's units (builders/argocd.py), and
-are built each run from each unit's Shape, which the entry keeps too.
+The argocd units are built each run from each unit's Shape, which the entry keeps too (they
+read every cluster's units: builders/argocd.py); each layer's argocd unit's files are kept by a
+digest of its components. The base's files are kept by each base component's digest.
 
 Entries are marshal data, one file per view; a run that may write removes the entries of the
 views it no longer has. A view whose components marshal cannot write (a value of another type)
