@@ -65,9 +65,41 @@ def _labels(view: FleetView, **more: str) -> dict[str, str]:
     return {**out, **more}
 
 
-# Each cluster's workload model (its view, and what its add-ons' chart values read) and its
-# components.
-Built = list[tuple[Workloads, list[Component]]]
+@dataclass(frozen=True)
+class Shape:
+    """What the argocd units read of one unit of a cluster: its name, whether it has objects,
+    the namespaces of its namespaced objects and the (group, kind) of its cluster-scoped ones,
+    each sorted. Small and a function of the cluster's components alone, so that the layout can
+    keep it by the view's digest (render/layoutmemo.py) and build the hub's unit without reading
+    back the components of every cluster."""
+
+    unit: str
+    objects: bool
+    namespaces: tuple[str, ...]
+    cluster_kinds: tuple[tuple[str, str], ...]
+
+
+def shapes(comps: list[Component]) -> list[Shape]:
+    """Each unit's Shape, in the order the components first name the units."""
+    units: dict[str, list[Obj]] = {}
+    for comp in comps:
+        units.setdefault(comp.unit, []).extend(comp.objects)
+    return [
+        Shape(
+            unit,
+            bool(objs),
+            tuple(
+                sorted({o["metadata"]["namespace"] for o in objs if o["metadata"].get("namespace")})
+            ),
+            tuple(sorted({_group_kind(o) for o in objs if not o["metadata"].get("namespace")})),
+        )
+        for unit, objs in units.items()
+    ]
+
+
+# Each cluster's workload model (its view, and what its add-ons' chart values read) and the
+# shapes of its units.
+Built = list[tuple[Workloads, list[Shape]]]
 
 
 @dataclass
@@ -93,20 +125,16 @@ def build(hub: FleetView, clusters: Built) -> ArgoUnits:
     sources = list(fleet.doc.sources)
     split = any(wl.view.cluster is not None for wl, _ in clusters)
     apps: dict[str, list[Obj]] = {}
-    objs: list[tuple[FleetView, Obj]] = []
-    for wl, comps in clusters:
+    units: list[tuple[FleetView, Shape]] = []
+    for wl, found in clusters:
         view = wl.view
-        units: dict[str, list[Obj]] = {}
-        for comp in comps:
-            units.setdefault(comp.unit, []).extend(comp.objects)
-        for unit, unit_objs in units.items():
-            spaces = sorted(
-                {o["metadata"]["namespace"] for o in unit_objs if o["metadata"].get("namespace")}
+        for shape in found:
+            home = shape.namespaces[0] if shape.namespaces else fleet.argocd_namespace
+            wave = UNIT_WAVES.get(shape.unit, TEAM_UNIT_WAVE)
+            apps.setdefault(view.key, []).append(
+                _application(view, shape.unit, wave, home, sources)
             )
-            home = spaces[0] if spaces else fleet.argocd_namespace
-            wave = UNIT_WAVES.get(unit, TEAM_UNIT_WAVE)
-            apps.setdefault(view.key, []).append(_application(view, unit, wave, home, sources))
-            objs.extend((view, o) for o in unit_objs)
+            units.append((view, shape))
     root = _application(hub, ARGOCD_UNIT, ROOT_WAVE, fleet.argocd_namespace, sources, root=True)
     per_cluster = [
         _application(wl.view, ARGOCD_UNIT, ROOT_WAVE, fleet.argocd_namespace, sources, root=True)
@@ -114,7 +142,7 @@ def build(hub: FleetView, clusters: Built) -> ArgoUnits:
         if split
     ]
     every = [a for found in apps.values() for a in found]
-    project = _project(hub, objs, [*every, root, *per_cluster], sources)
+    project = _project(hub, units, [*every, root, *per_cluster], sources)
     rendered = [(wl, a) for wl, _ in clusters for a in platform.rendered(wl.view)]
     if not split:
         out = [
@@ -244,10 +272,10 @@ def _one(dest: dict[str, str]) -> tuple[str, str]:
 
 
 def _project(
-    hub: FleetView, objs: list[tuple[FleetView, Obj]], apps: list[Obj], sources: list[str]
+    hub: FleetView, units: list[tuple[FleetView, Shape]], apps: list[Obj], sources: list[str]
 ) -> Obj:
     fleet = hub.fleet
-    cluster_kinds = sorted({_group_kind(o) for _, o in objs if not o["metadata"].get("namespace")})
+    cluster_kinds = sorted({k for _, shape in units for k in shape.cluster_kinds})
     destinations = {
         (
             _one({k: v for k, v in a["spec"]["destination"].items() if k != "namespace"}),
@@ -256,13 +284,16 @@ def _project(
         for a in apps
     }
     destinations |= {
-        (_one(view.fleet.destination), o["metadata"]["namespace"])
-        for view, o in objs
-        if o["metadata"].get("namespace")
+        (_one(view.fleet.destination), ns) for view, shape in units for ns in shape.namespaces
     }
     # A disabled team's namespaces, on every cluster the environment deploys to: its
     # Application's cascade deletes only what the project still permits.
-    destinations |= {(_one(view.fleet.destination), ns) for view, _ in objs for ns in hub.retired}
+    destinations |= {
+        (_one(view.fleet.destination), ns)
+        for view, shape in units
+        if shape.objects
+        for ns in hub.retired
+    }
     return {
         "apiVersion": ARGOCD,
         "kind": "AppProject",

@@ -6,6 +6,7 @@ BUILDERS.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator
 
 from generator.builders import (
@@ -56,18 +57,36 @@ class Build:
         self._workloads = Workloads(view)
         self._teams: dict[str, TeamBuild] = {}
         self._components: tuple[Component, ...] | None = None
+        self._recalled: Callable[[], tuple[Component, ...] | None] | None = None
         self._remember: Callable[[tuple[Component, ...]], None] | None = None
+        self._then: list[Callable[[tuple[Component, ...]], None]] = []
+        self._as_made: tuple[Component, ...] | None = None
+        # The view's digest when a cache knows it (render/buildmemo.py sets it): what the layout
+        # keeps the view's units by (render/layoutmemo.py).
+        self.digest: str | None = None
 
     def recall(
         self,
-        components: tuple[Component, ...] | None,
+        recalled: Callable[[], tuple[Component, ...] | None] | None,
         remember: Callable[[tuple[Component, ...]], None] | None = None,
     ) -> None:
-        """The components an earlier run made of the same view (render/buildmemo.py), or None;
+        """How to read back the components an earlier run made of the same view (render/
+        buildmemo.py; called when they are first asked for, None when it has none), or None;
         `remember` is handed them when made here, before anyone reads them."""
-        if components is not None:
-            self._components = components
+        self._recalled = recalled
         self._remember = remember
+
+    def then(self, finish: Callable[[tuple[Component, ...]], None]) -> None:
+        """Have `finish` complete the components: when they are made or read back, or now (on
+        copies: `as_made` keeps them as made) when they were. The layout keeps the base's
+        provenance on them so (render/layout.py), and lays out an unchanged view without
+        reading them."""
+        if self._components is None:
+            self._then.append(finish)
+            return
+        if self._components is self._as_made:
+            self._components = _copies(self._components)
+        finish(self._components)
 
     @property
     def view(self) -> FleetView:
@@ -92,10 +111,32 @@ class Build:
     @property
     def components(self) -> tuple[Component, ...]:
         if self._components is None:
-            self._components = tuple(c for builder in BUILDERS for c in builder(self))
-            if self._remember is not None:
-                self._remember(self._components)
+            made = self._recalled() if self._recalled is not None else None
+            if made is None:
+                made = tuple(c for builder in BUILDERS for c in builder(self))
+                if self._remember is not None:
+                    self._remember(made)
+            self._as_made = self._components = made
+            if self._then:
+                self._components = _copies(made)
+            for finish in self._then:
+                finish(self._components)
+            self._then = []
         return self._components
+
+    @property
+    def as_made(self) -> tuple[Component, ...]:
+        """The components as the builders made them (or as read back), before what `then`
+        changed of them: what a cache keeps, for a later run whose base may differ."""
+        self.components  # noqa: B018 (made or read back when first asked for)
+        assert self._as_made is not None
+        return self._as_made
+
+
+def _copies(comps: tuple[Component, ...]) -> tuple[Component, ...]:
+    """Each component as a new one holding the same lists: what `then` replaces in a copy (a
+    component's objects, by assignment) stays as made in the original."""
+    return tuple(copy.copy(c) for c in comps)
 
 
 def build_values(values: Values) -> dict[str, Build]:

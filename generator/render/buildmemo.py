@@ -19,6 +19,7 @@ each run.
 
 from __future__ import annotations
 
+import functools
 import marshal
 from collections.abc import Callable
 from pathlib import Path
@@ -87,6 +88,13 @@ def decode(blob: bytes) -> tuple[Component, ...]:
     )
 
 
+def _read(path: Path) -> tuple[Component, ...] | None:
+    try:
+        return decode(path.read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None  # built instead
+
+
 class ComponentMemo:
     """Components per view by digest; without a folder it keeps nothing."""
 
@@ -94,7 +102,8 @@ class ComponentMemo:
         self.folder = folder
         self.write = write
         self.digests = digests
-        self.recalled: list[str] = []  # the keys of the views whose components were read back
+        # the layers whose components are kept (read back when first asked for)
+        self.recalled: list[str] = []
 
     def attach(self, builds: dict[str, Build]) -> None:
         """Give each build its remembered components, or a way to remember them once made."""
@@ -103,19 +112,18 @@ class ComponentMemo:
         codes = builders()
         keys = {key: self.digests.view(build.view, codes) for key, build in builds.items()}
         for layer, build in builds.items():
-            found = self._read(keys[layer])
-            build.recall(found, self._keeper(keys[layer]))
-            if found is not None:
+            # Read when first asked for: an unchanged view the layout memo lays out
+            # (render/layoutmemo.py) is never read back.
+            path = self.folder / (keys[layer] + SUFFIX)
+            kept = path.is_file()
+            build.digest = keys[layer]
+            build.recall(
+                functools.partial(_read, path) if kept else None, self._keeper(keys[layer])
+            )
+            if kept:
                 self.recalled.append(layer)
         if self.write:
             self._prune(set(keys.values()))
-
-    def _read(self, key: str) -> tuple[Component, ...] | None:
-        assert self.folder is not None
-        try:
-            return decode((self.folder / (key + SUFFIX)).read_bytes())
-        except (OSError, EOFError, ValueError, TypeError):
-            return None
 
     def _keeper(self, key: str) -> Callable[[tuple[Component, ...]], None] | None:
         folder = self.folder

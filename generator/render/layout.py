@@ -15,6 +15,7 @@ environment's argocd unit, applied to the hub, is `overlays/<env>/argocd/` (docs
 
 from __future__ import annotations
 
+import functools
 import marshal
 import posixpath
 import re
@@ -25,7 +26,9 @@ from typing import Any
 from generator.builders import argocd
 from generator.builders.common import same_but_source
 from generator.builders.fleet import Build, build_values
-from generator.render import traffic
+from generator.findings import Location
+from generator.render import buildmemo, layoutmemo, traffic
+from generator.render.layoutmemo import Deps, LayoutMemo, UnitEntry, ViewEntry, component_digest
 from generator.values import yamlio
 from generator.values.model import Values
 from generator.vocab.api import KUSTOMIZE
@@ -133,55 +136,210 @@ def _base_files(comp: Component, dump: Dump) -> Tree:
 
 
 def render_tree(
-    values: Values, dump: Dump = yamlio.dump, *, builds: dict[str, Build] | None = None
+    values: Values,
+    dump: Dump = yamlio.dump,
+    *,
+    builds: dict[str, Build] | None = None,
+    memo: LayoutMemo | None = None,
 ) -> Rendered:
     """The tree of a values tree, from `builds` (each view's, by layer key; made here when not
-    given: render_values makes them once for the checks and the layout)."""
+    given: render_values makes them once for the checks and the layout); each unchanged view's
+    units from `memo` (render/layoutmemo.py) when given."""
     builds = builds if builds is not None else build_values(values)
+    memo = memo if memo is not None else LayoutMemo(None, write=False)
     tree: Tree = {}
     base_comps = {c.name: c for c in builds[values.base.key].components}
-    for comp in base_comps.values():
-        tree.update(_base_files(comp, dump))
+    bases = {name: component_digest(c) for name, c in base_comps.items()} if memo.folder else {}
+    # The base's files by component, kept by the component's digest.
+    kept = memo.base_files()
+    files = {}
+    for name, comp in base_comps.items():
+        hit = kept.get(name)
+        files[name] = (
+            hit
+            if hit is not None and hit[0] == bases.get(name)
+            else (bases.get(name, ""), _base_files(comp, dump))
+        )
+        tree.update(files[name][1])
+    if files != kept:
+        memo.put_base_files(files)
     units: list[Unit] = []
 
-    def lay_out(key: str, comps: list[Component]) -> None:
-        by_unit: dict[str, list[Component]] = {}
-        for comp in comps:
-            by_unit.setdefault(comp.unit, []).append(comp)
-        for unit, members in by_unit.items():
-            path = f"overlays/{key}/{unit}"
-            tree.update(_overlay(path, members, base_comps, dump))
-            objs = tuple(o for c in members for o in c.objects)
-            origins = {
-                identity(o): loc
-                for c in members
-                for o in c.objects
-                if (loc := c.origin_of(o)) is not None
-            }
-            units.append(Unit(key, unit, path, objs, origins))
-
     for env in sorted({v.env for v in values.envs.values()}):
-        built = []
-        for view in values.views_of(env):
-            made = builds[view.key]
-            comps = list(made.components)
-            for comp in comps:
-                if comp.name in base_comps:
-                    _keep_base_provenance(comp, base_comps[comp.name])
-            built.append((made.workloads, comps))
-        hub = values.hub_of(built[0][0].view)
-        argo = argocd.build(hub, built)
+        laid = [
+            (builds[view.key], *_view(builds[view.key], base_comps, bases, dump, memo, tree))
+            for view in values.views_of(env)
+        ]
+        hub = values.hub_of(laid[0][0].view)
+        argo = argocd.build(hub, [(made.workloads, shapes) for made, _, shapes in laid])
         # An environment without clusters lays its argocd unit out with its other units (one
         # folder, as before clusters); one with clusters puts the hub's beside the clusters'
         # folders, and each cluster's own argocd unit in its folder.
-        for wl, comps in built:
-            view = wl.view
+        for made, own, _ in laid:
+            view = made.view
+            units.extend(own)
             mine = argo.hub if view is hub else argo.clusters[view.key]  # every cluster has one
-            lay_out(view.key, comps + mine)
-        if all(wl.view is not hub for wl, _ in built):
-            lay_out(hub.key, argo.hub)
+            units.extend(_argocd(view.key, mine, (base_comps, bases), dump, tree, memo))
+        if all(made.view is not hub for made, _, _ in laid):
+            units.extend(_argocd(hub.key, argo.hub, (base_comps, bases), dump, tree, memo))
+    memo.prune()
     tree.update(traffic.documents(values, builds))
     return Rendered(tree, units, sorted(f"base/{name}" for name in base_comps), builds)
+
+
+def _by_unit(comps: Iterable[Component]) -> dict[str, list[Component]]:
+    by_unit: dict[str, list[Component]] = {}
+    for comp in comps:
+        by_unit.setdefault(comp.unit, []).append(comp)
+    return by_unit
+
+
+def _unit(key: str, unit: str, members: list[Component]) -> Unit:
+    objs = tuple(o for c in members for o in c.objects)
+    origins = {
+        identity(o): loc for c in members for o in c.objects if (loc := c.origin_of(o)) is not None
+    }
+    return Unit(key, unit, f"overlays/{key}/{unit}", objs, origins)
+
+
+def _argocd(
+    key: str,
+    comps: list[Component],
+    bases: tuple[dict[str, Component], dict[str, str]],
+    dump: Dump,
+    tree: Tree,
+    memo: LayoutMemo,
+) -> list[Unit]:
+    """A layer's argocd unit (builders/argocd.py makes no other), its files kept by `memo`;
+    `bases`: the base's components and their digests."""
+    units = []
+    base_comps, digests = bases
+    for unit, members in _by_unit(comps).items():
+        path = f"overlays/{key}/{unit}"
+        deps = _deps((c.name for c in members), digests)
+        tree.update(
+            memo.argocd_files(
+                key, members, deps, functools.partial(_overlay, path, members, base_comps, dump)
+            )
+        )
+        units.append(_unit(key, unit, members))
+    return units
+
+
+def _view(
+    made: Build,
+    base_comps: dict[str, Component],
+    bases: dict[str, str],
+    dump: Dump,
+    memo: LayoutMemo,
+    tree: Tree,
+) -> tuple[list[Unit], list[argocd.Shape]]:
+    """A view's units but its argocd unit, laid out into `tree`, and their shapes: an unchanged
+    view's from the memo, laying out again only the units whose base components changed."""
+    key = made.view.key
+    made.then(functools.partial(_keep_provenance, base_comps))
+    entry = memo.get(made)
+    if entry is None or not entry.current:
+        # Laid out whole, but a unit whose components (as made) and base components are those
+        # of the view's last entry has that entry's files: a cluster's edit changes a few of
+        # its units, and the others' texts are no longer in the YAML text cache.
+        last = entry.units if entry is not None else {}
+        comps = list(made.components)
+        entry = ViewEntry({}, argocd.shapes(comps))
+        grouped, as_made = _by_unit(comps), _by_unit(made.as_made)
+        keep = True
+        for unit, members in grouped.items():
+            names = tuple(c.name for c in members)
+            deps = _deps(names, bases)
+            try:
+                blob = buildmemo.encode(tuple(as_made[unit]))
+            except ValueError:  # a value marshal cannot write: laid out again next run
+                blob, keep = b"", False
+            was = last.get(unit)
+            if was is not None and keep and (was.made, was.deps) == (blob, deps):
+                files = was.files
+            else:
+                files = _overlay(f"overlays/{key}/{unit}", members, base_comps, dump)
+            entry.units[unit] = UnitEntry(names, deps, files, blob)
+        if keep:
+            memo.put(made, entry)
+        for found in entry.units.values():
+            tree.update(found.files)
+        return [_unit(key, unit, ms) for unit, ms in grouped.items()], entry.shapes
+    changed = False
+    for unit, found in entry.units.items():
+        deps = _deps(found.members, bases)
+        if deps != found.deps:
+            path = f"overlays/{key}/{unit}"
+            found.files = _overlay(path, _recalled(found, base_comps), base_comps, dump)
+            found.deps, changed = deps, True
+            entry.since.add(unit)
+        tree.update(found.files)
+    if changed:
+        memo.put_since(made, entry)
+    units: list[Unit] = [
+        _Recalled(key, unit, functools.partial(_unit_of, key, unit, found, base_comps))
+        for unit, found in entry.units.items()
+    ]
+    return units, entry.shapes
+
+
+def _deps(names: Iterable[str], bases: dict[str, str]) -> Deps:
+    return tuple((name, bases.get(name, "")) for name in names)
+
+
+def _recalled(found: UnitEntry, base_comps: dict[str, Component]) -> list[Component]:
+    """A kept unit's components, as the layout finishes them."""
+    comps = layoutmemo.members(found)
+    _keep_provenance(base_comps, tuple(comps))
+    return comps
+
+
+def _unit_of(key: str, unit: str, found: UnitEntry, base_comps: dict[str, Component]) -> Unit:
+    return _unit(key, unit, _recalled(found, base_comps))
+
+
+class _Recalled(Unit):
+    """A unit of a view the memo laid out: its objects and their origins are read back from the
+    memo's entry when first asked for (validate's rules ask for those of the units they check
+    again, plan and the report for those they show)."""
+
+    def __init__(self, env: str, name: str, make: Callable[[], Unit]) -> None:
+        object.__setattr__(self, "env", env)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "path", f"overlays/{env}/{name}")
+        object.__setattr__(self, "_make", make)
+        object.__setattr__(self, "_made", None)
+
+    def _unit(self) -> Unit:
+        made: Unit | None = self.__dict__["_made"]
+        if made is None:
+            made = self.__dict__["_make"]()
+            object.__setattr__(self, "_made", made)
+        return made
+
+    @property
+    def objects(self) -> tuple[Obj, ...]:
+        return self._unit().objects
+
+    @property
+    def origins(self) -> dict[Key, Location]:
+        return self._unit().origins
+
+    def __eq__(self, other: object) -> bool:  # a Unit's own would refuse another class
+        return isinstance(other, Unit) and _fields(self) == _fields(other)
+
+    __hash__ = None  # type: ignore[assignment]  # as a Unit's: its origins are a dict
+
+
+def _fields(unit: Unit) -> tuple[object, ...]:
+    return (unit.env, unit.name, unit.path, unit.objects, unit.origins)
+
+
+def _keep_provenance(base_comps: dict[str, Component], comps: tuple[Component, ...]) -> None:
+    for comp in comps:
+        if comp.name in base_comps:
+            _keep_base_provenance(comp, base_comps[comp.name])
 
 
 def _keep_base_provenance(comp: Component, base: Component) -> None:

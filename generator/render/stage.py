@@ -22,6 +22,8 @@ from generator.render.buildmemo import ComponentMemo
 from generator.render.dumpcache import FOLDER as DUMP_FOLDER
 from generator.render.dumpcache import DumpCache
 from generator.render.layout import Rendered, render_tree
+from generator.render.layoutmemo import FOLDER as LAYOUT_FOLDER
+from generator.render.layoutmemo import LayoutMemo
 from generator.render.writer import Drift, OutputError, compare, recover, write_tree
 from generator.values import loader as values
 from generator.values.filecache import FOLDER
@@ -37,7 +39,8 @@ class RenderOptions:
     env: str | None = None  # render only this environment's overlays (base is always whole)
     check: bool = False
     # validate's cache folder: values files parsed (values/filecache.py), each view's check
-    # findings (policy/memo.py), each object's YAML text (render/dumpcache.py); None: no cache
+    # findings (policy/memo.py), components (render/buildmemo.py) and laid-out units
+    # (render/layoutmemo.py), each object's YAML text (render/dumpcache.py); None: no cache
     cache_dir: Path | None = None
 
 
@@ -140,7 +143,9 @@ def _render(opts: RenderOptions) -> RenderResult:
     loaded, findings = checked.values, checked.findings
     loaded.require_env(opts.env)
     dumps = DumpCache(sub(opts.cache_dir, DUMP_FOLDER))
-    rendered = render_tree(loaded, dumps.dump, builds=checked.builds)
+    # The views that did not change since the last run are not laid out again either.
+    layouts = LayoutMemo(sub(opts.cache_dir, LAYOUT_FOLDER), write=not opts.check)
+    rendered = render_tree(loaded, dumps.dump, builds=checked.builds, memo=layouts)
     if not opts.check:
         dumps.save()
     tree = rendered.tree

@@ -46,6 +46,8 @@ from generator.render import gcpause, treeindex
 from generator.render.dumpcache import FOLDER as DUMP_FOLDER
 from generator.render.dumpcache import DumpCache
 from generator.render.layout import Rendered, render_tree, unit_folder
+from generator.render.layoutmemo import FOLDER as LAYOUT_FOLDER
+from generator.render.layoutmemo import LayoutMemo
 from generator.render.stage import load_and_check_all, recover_output, sub
 from generator.render.writer import OUTPUT_DIRS
 from generator.toolchain import registry as tool_registry
@@ -154,10 +156,14 @@ def _load(
 
 
 def _render(
-    loaded: Values, builds: dict[str, Build], findings: list[Finding], dumps: DumpCache
+    loaded: Values,
+    builds: dict[str, Build],
+    findings: list[Finding],
+    dumps: DumpCache,
+    layouts: LayoutMemo,
 ) -> Rendered | None:
     try:
-        return render_tree(loaded, dumps.dump, builds=builds)
+        return render_tree(loaded, dumps.dump, builds=builds, memo=layouts)
     except Exception:
         if has_errors(findings):
             return None  # the builders met values the checks refuse: drift cannot be known
@@ -386,7 +392,8 @@ def _values_and_drift(
     rendered = opts.prepared.rendered if opts.prepared is not None else None
     if loaded is not None and rendered is None:
         dumps = DumpCache(sub(opts.cache_dir, DUMP_FOLDER))
-        rendered = _render(loaded, builds, findings, dumps)
+        layouts = LayoutMemo(sub(opts.cache_dir, LAYOUT_FOLDER), write=True)  # render's memo
+        rendered = _render(loaded, builds, findings, dumps, layouts)
         dumps.save()
     if rendered is None:
         why = "the values have errors" if loaded is None else "the values' checks fail"

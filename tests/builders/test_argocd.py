@@ -272,14 +272,14 @@ KUEUE_API = "kueue.x-k8s.io/v1beta1"
 
 def argo_view(tmp_path: Path, fleet: str = ARGO_FLEET, prod: str | None = ARGO_PROD) -> FleetView:
     """The prod view of a tree with fleet.yaml `fleet`, environments/prod.yaml `prod`, one
-    vendor (what builds the fleet needs; argocd.build reads only the fleet and the components)."""
+    vendor (what builds the fleet needs; argocd.build reads only the fleet and the components' shapes)."""
     files = {"vendors/nvidia.yaml": POOL, "environments/prod.yaml": prod}
     return values.load(tree(tmp_path, files, fleet=fleet, defaults=False)).envs["prod"]
 
 
 def one_cluster(view: FleetView, comps: list[Component]) -> tuple[FleetView, argocd.Built]:
     """argocd.build's arguments for an environment that is one cluster: the hub is the view."""
-    return view, [(workloads_of(view), comps)]
+    return view, [(workloads_of(view), argocd.shapes(comps))]
 
 
 def obj(api: str, kind: str, name: str, namespace: str | None = None) -> Obj:
@@ -543,7 +543,7 @@ def test_with_clusters_the_hub_holds_the_projects_and_each_cluster_its_own_appli
     loaded = values.load(tree(tmp_path, TWO_CLUSTERS, fleet=fleet))
     views = loaded.views_of("prod")
     team = [Component("team-x", "teams/x", [obj("v1", "ConfigMap", "c", "x")])]
-    built = [(workloads_of(view), team) for view in views]
+    built = [(workloads_of(view), argocd.shapes(team)) for view in views]
     hub = loaded.hub_of(views[0])
     argo = argocd.build(hub, built)
     git = Location("values/fleet.yaml", 4, 1)

@@ -36,7 +36,11 @@ def prod(tmp_path: Path, fleet: str, files: dict[str, str] | None = None) -> Fle
 def argocd_objects(view: FleetView) -> list[dict[str, Any]]:
     build = Build(view)
     comps = [c for c in build.components if c.unit != units.ARGOCD_UNIT]
-    return [o for c in argocd.build(view, [(build.workloads, comps)]).hub for o in c.objects]
+    return [
+        o
+        for c in argocd.build(view, [(build.workloads, argocd.shapes(comps))]).hub
+        for o in c.objects
+    ]
 
 
 def images(view: FleetView) -> dict[str, list[str]]:

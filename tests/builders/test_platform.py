@@ -25,7 +25,11 @@ def prod(tmp_path: Path, fleet: str) -> FleetView:
 def argocd_objects(view: FleetView) -> list[dict]:  # type: ignore[type-arg]
     build = Build(view)
     comps = [c for c in build.components if c.unit != units.ARGOCD_UNIT]
-    return [o for c in argocd.build(view, [(build.workloads, comps)]).hub for o in c.objects]
+    return [
+        o
+        for c in argocd.build(view, [(build.workloads, argocd.shapes(comps))]).hub
+        for o in c.objects
+    ]
 
 
 def test_provided_reads_values_then_the_setting_that_names_the_addon(tmp_path: Path) -> None:

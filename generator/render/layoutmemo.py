@@ -1,0 +1,251 @@
+"""Each view's laid-out units, kept by the view's digest: a view that did not change is neither
+read back nor laid out again.
+
+A unit's files (render/layout.py `_overlay`) are a function of three things: its components,
+which are a function of the view (render/buildmemo.py: the view's digest covers every input of
+the builders, and the generator's code, the layout's included); the base's components of the
+same names (the overlay patches them, and an object the environment leaves as it is keeps the
+base's provenance: `_keep_base_provenance`); and its folder, which is the view's key (in the
+digest). So an entry per view, named by its layer and holding the view's digest it was laid
+out for, holds for each unit the names of its components, the digest of each base component of
+those names when it was laid out, its files, and its components as the builders made them
+(before the base's provenance). A unit whose base components changed since is laid out again
+from its own components, read back from the entry, and no other part of the view is read: one
+team's edit changes that team's base component, which the team's unit in every cluster
+overlays, so at 20 clusters x 500 teams an edit lays out 21 units of the 19 unchanged clusters
+instead of 10,000. A view whose digest changed is laid out again, but a unit whose components
+(as made) and base components are those of the view's last entry keeps that entry's files.
+
+The argocd units are built each run from each unit's Shape, which the entry keeps too (they
+read every cluster's units: builders/argocd.py); each layer's argocd unit's files are kept by a
+digest of its components. The base's files are kept by each base component's digest.
+
+Entries are marshal data, one file per view; a run that may write removes the entries of the
+views it no longer has. A view whose components marshal cannot write (a value of another type)
+is simply laid out each run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator.builders.argocd import Shape
+from generator.builders.fleet import Build
+from generator.render import buildmemo
+from generator.values.filecache import MARSHAL_FORMAT, code_digest, write_atomically
+from generator.vocab.units import Component, Tree
+
+FOLDER = "layouts"  # under validate's cache folder
+SUFFIX = ".marshal"
+VIEW = "view-"  # + a digest of the layer: the view's entry
+SINCE = ".since"  # before SUFFIX: the units of a view laid out again since its entry
+BASE = "base.marshal"  # the base's files by component
+ARGOCD = "argocd-"  # + a digest of the layer: its argocd unit's files, by their components'
+FORMAT = "layout-1"
+
+Deps = tuple[tuple[str, str], ...]  # (component, the digest of the base's of that name or "")
+
+
+@dataclass
+class UnitEntry:
+    members: tuple[str, ...]  # its components' names, in the order the view made them
+    deps: Deps  # what its files were laid out against
+    files: Tree  # its files, by path
+    made: bytes  # its components as made (buildmemo.encode)
+
+
+@dataclass
+class ViewEntry:
+    units: dict[str, UnitEntry]  # in the order the view's components name them
+    shapes: list[Shape]
+    # The units laid out again since the entry was written (their base components changed):
+    # kept beside it (SINCE), so that one team's edit does not rewrite every cluster's entry.
+    since: set[str] = field(default_factory=set)
+    digest: str = ""  # the view's digest it was laid out for
+    current: bool = True  # of the view as it is now; else of its last digest
+
+
+def component_digest(comp: Component) -> str:
+    """What a unit's layout reads of a base component: its objects (in marshal format 2, as the
+    YAML text cache keys them: equal documents, equal keys)."""
+    return hashlib.sha256(marshal.dumps(comp.objects, MARSHAL_FORMAT)).hexdigest()
+
+
+def _rows(units: dict[str, UnitEntry]) -> list[Any]:
+    return [(u, e.members, e.deps, e.files, e.made) for u, e in units.items()]
+
+
+def _units(rows: list[Any]) -> dict[str, UnitEntry]:
+    return {
+        unit: UnitEntry(tuple(members), tuple(tuple(d) for d in deps), files, made)
+        for unit, members, deps, files, made in rows
+    }
+
+
+def encode(entry: ViewEntry, digest: str) -> bytes:
+    shapes = [(s.unit, s.objects, s.namespaces, s.cluster_kinds) for s in entry.shapes]
+    data = (FORMAT, code_digest(), digest, _rows(entry.units), shapes)
+    return marshal.dumps(data, MARSHAL_FORMAT)
+
+
+def decode(blob: bytes, digest: str) -> ViewEntry | None:
+    """The entry, `current` when it is of the view's `digest`; None when another code wrote it
+    (the view's digest covers the code, but not a last digest's entry)."""
+    fmt, code, kept, units, shapes = marshal.loads(blob)
+    if fmt != FORMAT or code != code_digest():
+        return None
+    return ViewEntry(
+        _units(units),
+        [
+            Shape(unit, objects, tuple(spaces), tuple(tuple(k) for k in kinds))
+            for unit, objects, spaces, kinds in shapes
+        ],
+        digest=kept,
+        current=kept == digest,
+    )
+
+
+def members(entry: UnitEntry) -> list[Component]:
+    """The unit's components as made, read back from its entry."""
+    return list(buildmemo.decode(entry.made))
+
+
+class LayoutMemo:
+    """Laid-out views by digest; without a folder it keeps nothing and every view is laid out."""
+
+    def __init__(self, folder: Path | None, write: bool) -> None:
+        self.folder = folder
+        self.write = write
+        self.seen: set[str] = set()  # the entries of this run's layers, by file name
+        self.recalled: list[str] = []  # the layers whose entry was read back
+
+    def _name(self, build: Build) -> str:
+        """A view's entry is named by its layer: a view whose digest changed finds the entry of
+        its last digest, whose units it reuses where their components did not change."""
+        name = VIEW + hashlib.sha256(build.view.key.encode()).hexdigest()[:24]
+        self.seen.add(name)
+        return name
+
+    def get(self, build: Build) -> ViewEntry | None:
+        """The view's entry: of its digest (`current`), or of the digest it last had."""
+        if self.folder is None or build.digest is None:
+            return None
+        name = self._name(build)
+        try:
+            blob = (self.folder / (name + SUFFIX)).read_bytes()
+            found = decode(blob, build.digest)
+        except (OSError, EOFError, ValueError, TypeError):
+            return None
+        if found is None:
+            return None
+        try:
+            fmt, of, rows = marshal.loads((self.folder / (name + SINCE + SUFFIX)).read_bytes())
+            since = _units(rows) if (fmt, of) == (FORMAT, found.digest) else {}
+        except (OSError, EOFError, ValueError, TypeError):
+            since = {}  # none, or unreadable: those units are laid out again (their deps)
+        for unit, later in since.items():
+            if unit in found.units:
+                found.units[unit] = later
+                found.since.add(unit)
+        if found.current:
+            self.recalled.append(build.view.key)
+        return found
+
+    def put(self, build: Build, entry: ViewEntry) -> None:
+        """Keep a view laid out whole."""
+        if self.folder is None or build.digest is None or not self.write:
+            return
+        name = self._name(build)
+        try:
+            blob = encode(entry, build.digest)
+            self.folder.mkdir(parents=True, exist_ok=True)
+            (self.folder / (name + SINCE + SUFFIX)).unlink(missing_ok=True)
+            write_atomically(self.folder / (name + SUFFIX), blob)
+        except (OSError, ValueError):
+            pass  # only costs speed: the view is laid out again next run
+
+    def put_since(self, build: Build, entry: ViewEntry) -> None:
+        """Keep the units of a kept view laid out again since it was kept (entry.since)."""
+        if self.folder is None or build.digest is None or not self.write:
+            return
+        rows = _rows({u: entry.units[u] for u in entry.units if u in entry.since})
+        try:
+            blob = marshal.dumps((FORMAT, build.digest, rows), MARSHAL_FORMAT)
+            write_atomically(self.folder / (self._name(build) + SINCE + SUFFIX), blob)
+        except (OSError, ValueError):
+            pass  # only costs speed: those units are laid out again next run
+
+    def base_files(self) -> dict[str, tuple[str, Tree]]:
+        """The base's files by component: (the component's digest, its files)."""
+        if self.folder is None:
+            return {}
+        try:
+            fmt, code, files = marshal.loads((self.folder / BASE).read_bytes())
+        except (OSError, EOFError, ValueError, TypeError):
+            return {}
+        # Not keyed by a view's digest, which covers the code: the layout's code may differ.
+        if fmt != FORMAT or code != code_digest():
+            return {}
+        found: dict[str, tuple[str, Tree]] = files
+        return found
+
+    def argocd_files(
+        self, layer: str, comps: list[Component], deps: Deps, lay_out: Callable[[], Tree]
+    ) -> Tree:
+        """A layer's argocd unit's files, kept by a digest of its components and of the base
+        components of their names, `deps` (the argocd units are built each run, but laying out
+        500 Applications per cluster at 20 clusters x 500 teams cost their YAML text cache's
+        keys again each run): `lay_out()` when they changed."""
+        if self.folder is None:
+            return lay_out()
+        name = ARGOCD + hashlib.sha256(layer.encode()).hexdigest()[:24] + SUFFIX
+        self.seen.add(name.removesuffix(SUFFIX))
+        try:
+            digest = hashlib.sha256(
+                buildmemo.encode(tuple(comps)) + marshal.dumps(deps, MARSHAL_FORMAT)
+            ).hexdigest()
+        except ValueError:  # a value marshal cannot write
+            return lay_out()
+        try:
+            fmt, code, kept, found = marshal.loads((self.folder / name).read_bytes())
+            if (fmt, code, kept) == (FORMAT, code_digest(), digest):
+                files: Tree = found
+                return files
+        except (OSError, EOFError, ValueError, TypeError):
+            pass
+        made = lay_out()
+        if self.write:
+            try:
+                blob = marshal.dumps((FORMAT, code_digest(), digest, made), MARSHAL_FORMAT)
+                self.folder.mkdir(parents=True, exist_ok=True)
+                write_atomically(self.folder / name, blob)
+            except (OSError, ValueError):
+                pass  # only costs speed
+        return made
+
+    def put_base_files(self, files: dict[str, tuple[str, Tree]]) -> None:
+        if self.folder is None or not self.write:
+            return
+        try:
+            blob = marshal.dumps((FORMAT, code_digest(), files), MARSHAL_FORMAT)
+            self.folder.mkdir(parents=True, exist_ok=True)
+            write_atomically(self.folder / BASE, blob)
+        except (OSError, ValueError):
+            pass  # only costs speed
+
+    def prune(self) -> None:
+        """Remove the entries of views this run did not have."""
+        if self.folder is None or not self.write:
+            return
+        try:
+            for path in self.folder.iterdir():
+                name = path.name.removesuffix(SUFFIX).removesuffix(SINCE)
+                if path.name != BASE and path.name.endswith(SUFFIX) and name not in self.seen:
+                    path.unlink()
+        except OSError:
+            pass
