@@ -163,6 +163,7 @@ def test_the_gpu_operators_operands_keep_their_names_and_take_the_mirrors_reposi
         "repository": "mirror.example.cn/nvcr/nvidia",
         "image": "gpu-operator",
         "initContainer": {"repository": "mirror.example.cn/nvcr/nvidia", "image": "cuda"},
+        "version": "v25.3.4",  # the release's tag (builders/operators.py)
     }
     assert given["toolkit"] == {"repository": "dcgm.example.cn/k8s", "image": "container-toolkit"}
     assert given["devicePlugin"]["repository"] == "mirror.example.cn/nvcr/nvidia"
