@@ -41,7 +41,7 @@ def size(value: Any) -> int:
 
 def bucket(key: str, count: int) -> int:
     """Which of `count` objects holds the rules about `key` (stable across runs and machines)."""
-    return zlib.crc32(key.encode("utf-8")) % count
+    return zlib.crc32(key.encode()) % count  # of its UTF-8 bytes
 
 
 def spread(sizes: Mapping[str, int], shared: int, budget: int) -> int:
@@ -57,7 +57,7 @@ def spread(sizes: Mapping[str, int], shared: int, budget: int) -> int:
         for key, n in sizes.items():
             totals[bucket(key, count)] += n
             keys[bucket(key, count)] += 1
-        if all(total <= budget or held == 1 for total, held in zip(totals, keys, strict=True)):
+        if all(totals[b] <= budget or keys[b] == 1 for b in range(count)):
             break
         count *= 2
     return count

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from generator.builders.monitoring import alerts, rulefiles
 from generator.builders.monitoring import recording_rules as rules
 from generator.builders.monitoring.sources import exporters
@@ -31,6 +33,18 @@ def test_spread_is_the_smallest_power_of_two_whose_buckets_fit() -> None:
     assert rulefiles.spread(sizes, 0, 1300) == 2  # ml and cv together: 1,200
     # % 4 still puts ml and cv together; % 8: ml 6, cv 2, nlp 7, speech 7
     assert rulefiles.spread(sizes, 0, 1199) == 8
+
+
+def test_a_bucket_exactly_at_the_budget_fits() -> None:
+    # % 2 puts ml and cv in bucket 0 (1,200, the budget itself) and nlp in 1
+    assert rulefiles.spread({"ml": 600, "cv": 600, "nlp": 300}, 0, 1200) == 2
+
+
+def test_spread_gives_up_at_max_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ml and cv share a bucket % 2 and % 4: capped at 4, the shared bucket stays over the
+    budget (PROM002 then names its object) rather than the count growing without end."""
+    monkeypatch.setattr(rulefiles, "MAX_PARTS", 4)
+    assert rulefiles.spread({"ml": 5000, "cv": 10}, 0, 1000) == 4
 
 
 def test_spread_stops_when_a_key_over_the_budget_is_alone_in_its_bucket() -> None:
