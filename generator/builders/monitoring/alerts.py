@@ -321,30 +321,15 @@ def files(view: FleetView, exporters: list[Exporter], budget: int | None = None)
     fleet = fleet_wide_rules(view, exporters, settings)
     pools = pool_rules(view, settings)
     main = [{"name": GROUP_VENDOR, "rules": devices}] if devices else []
-    sizes: dict[str, int] = {}
-    for key, rule in pools:
-        sizes[key] = sizes.get(key, 0) + rulefiles.size(rule)
-    count = rulefiles.spread(
-        sizes,
-        rulefiles.size(devices) + rulefiles.size(fleet),
-        rulefiles.BUDGET if budget is None else budget,
-    )
-    if count == 0:
+    keyed = [(key, rule, rulefiles.size(rule)) for key, rule in pools]
+    spread = rulefiles.shares(keyed, rulefiles.size(devices) + rulefiles.size(fleet), budget)
+    if spread is None:
         every = [*fleet, *(rule for _, rule in pools)]
         main += [{"name": GROUP_FLEET, "rules": every}] if every else []
         return [RuleFile(None, main)] if main else []
     main += [{"name": GROUP_FLEET, "rules": fleet}] if fleet else []
     out = [RuleFile(None, main)] if main else []
-    held: list[list[dict[str, Any]]] = [[] for _ in range(count)]
-    for key, rule in pools:
-        held[rulefiles.bucket(key, count)].append(rule)
-    for index, rules in enumerate(held):
-        if rules:
-            name = rulefiles.part_name(GROUP_FLEET, "pools", index, count)
-            out.append(RuleFile((index, count), [{"name": name, "rules": rules}]))
+    for part, rules in spread:
+        name = rulefiles.part_name(GROUP_FLEET, "pools", *part)
+        out.append(RuleFile(part, [{"name": name, "rules": rules}]))
     return out
-
-
-def groups(view: FleetView, exporters: list[Exporter]) -> list[dict[str, Any]]:
-    """Every alert group, in order (all of them, whichever object holds each)."""
-    return [g for f in files(view, exporters) for g in f.groups]

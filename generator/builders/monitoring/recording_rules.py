@@ -296,28 +296,19 @@ def files(view: FleetView, exporters: list[Exporter], budget: int | None = None)
         # the scraped labels): a Prometheus or Grafana over several clusters tells them apart.
         for rule in [*shared, *(r for p in parts for r in [*p.quota, *p.cost]), *derived]:
             rule["labels"] = {**rule.get("labels", {}), CLUSTER_LABEL: view.cluster.name}
-    sizes = {p.team.name: rulefiles.size(p.quota) + rulefiles.size(p.cost) for p in parts}
-    count = rulefiles.spread(
-        sizes,
-        rulefiles.size(shared) + rulefiles.size(derived),
-        rulefiles.BUDGET if budget is None else budget,
-    )
-    if count == 0:
+    keyed = [(p.team.name, p, rulefiles.size(p.quota) + rulefiles.size(p.cost)) for p in parts]
+    spread = rulefiles.shares(keyed, rulefiles.size(shared) + rulefiles.size(derived), budget)
+    if spread is None:
         rules = shared + _in_one_group(parts, derived)
         if not rules:
             return []
         return [RuleFile(None, [{"name": GROUP, "rules": rules}], _team_sources(view.teams))]
     out = [RuleFile(None, [{"name": GROUP, "rules": shared + derived}], ())]
-    buckets: list[list[TeamRules]] = [[] for _ in range(count)]
-    for part in parts:
-        buckets[rulefiles.bucket(part.team.name, count)].append(part)
-    for index, held in enumerate(buckets):
-        if not held:
-            continue
-        name = rulefiles.part_name(GROUP, "teams", index, count)
+    for part, held in spread:
+        name = rulefiles.part_name(GROUP, "teams", *part)
         rules = [*(r for p in held for r in p.quota), *(r for p in held for r in p.cost)]
         teams = [p.team for p in held]
-        out.append(RuleFile((index, count), [{"name": name, "rules": rules}], _team_sources(teams)))
+        out.append(RuleFile(part, [{"name": name, "rules": rules}], _team_sources(teams)))
     return out
 
 

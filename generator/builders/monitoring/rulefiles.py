@@ -17,9 +17,11 @@ would pass the budget. A fleet whose rules fit in one object keeps one object, a
 from __future__ import annotations
 
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 # Half the operator's limit: the estimate below counts text, not the YAML the operator writes
 # (its indentation and line folding); PROM002 checks the real length.
@@ -61,6 +63,22 @@ def spread(sizes: Mapping[str, int], shared: int, budget: int) -> int:
             break
         count *= 2
     return count
+
+
+def shares(
+    keyed: Sequence[tuple[str, T, int]], shared: int, budget: int | None = None
+) -> list[tuple[tuple[int, int], list[T]]] | None:
+    """The keyed rules (key, item, its size; each key once: a team's rules, a pool's alert)
+    spread over objects beside the shared ones (of size `shared`): None while everything fits
+    one object, else each object that holds any, as ((index, count), its items in order)."""
+    sizes = {key: n for key, _, n in keyed}
+    count = spread(sizes, shared, BUDGET if budget is None else budget)
+    if count == 0:
+        return None
+    held: list[list[T]] = [[] for _ in range(count)]
+    for key, item, _ in keyed:
+        held[bucket(key, count)].append(item)
+    return [((index, count), items) for index, items in enumerate(held) if items]
 
 
 def part_name(name: str, what: str, index: int, count: int) -> str:

@@ -133,6 +133,19 @@ def test_each_teams_rules_go_whole_to_its_bucket_and_the_shared_ones_stay(tmp_pa
     ]
 
 
+def test_the_budget_is_rulefiles_budget_unless_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(rulefiles, "BUDGET", 3200)
+    assert [f.part for f in rules.files(view(tmp_path), [xp("a")])] == [
+        None,
+        (0, 4),
+        (1, 4),
+        (2, 4),
+        (3, 4),
+    ]
+
+
 def test_one_teams_edit_changes_its_own_bucket_only(tmp_path: Path) -> None:
     """infra (bucket 1 of 4) gets a second namespace: its quota rules' matcher changes; the main
     object and the other three parts are equal."""
