@@ -12,7 +12,7 @@ from pathlib import Path
 
 from generator import kustomize
 from generator.errors import UsageError
-from generator.findings import Finding, layer_selected
+from generator.findings import Finding, layer_selected, split_layer
 from generator.render.layout import render_tree
 from generator.render.stage import load_and_check
 from generator.vocab.units import ARGOCD_UNIT
@@ -43,11 +43,12 @@ def show(values_dir: Path, env: str, unit: str | None = None) -> Shown:
     # A cluster's own argocd unit holds the Applications of its units, which the hub applies
     # (builders/argocd.py): in the stream for `kubectl diff` against the cluster they would be
     # objects it does not have, so it is shown only when asked for by name.
+    in_cluster = bool(split_layer(env)[1])
     here = sorted(
         u.path
         for u in mine
         if u.env == env
-        and (u.name == unit if unit is not None else not (u.name == ARGOCD_UNIT and "/" in env))
+        and (u.name == unit if unit is not None else not (u.name == ARGOCD_UNIT and in_cluster))
     )
     clusters = sorted({u.env for u in mine if u.env != env})
     if clusters and (unit is None or not here):
