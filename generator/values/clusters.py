@@ -21,8 +21,9 @@ quotas and workloads placed there (docs/multi-cluster.md).
   environment does not have: the workload is in the cluster it names, else in each cluster
   with the rest of what it asks for, where the workload checks say what is wrong with the
   vendor (nothing, for a vendor whose own values were refused: their findings say why), as a
-  quota for such a vendor is in every cluster. A model no pool is: the workload is in the one
-  cluster with its vendors' pools, where its pods say they pick no pool.
+  quota for such a vendor is in every cluster. A model no pool of its vendor is: the workload is
+  in no cluster, and CLU008 at the model names the vendor's models and their clusters (its pods'
+  POD003 in the base layer, the same mistake, is not said again: `unrestated`).
 - A team is in every cluster where it has quota or a workload (every cluster when it has neither).
 
 What decides placement is read from the merged values here, before the workloads are resolved:
@@ -33,10 +34,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from generator.findings import CodeInfo, Finding, Location, did_you_mean
+from generator.findings import BASE_LAYER, CodeInfo, Finding, Location, did_you_mean
 from generator.values.merge import Doc, merge_docs
 from generator.values.model import Cluster, Crossing, FleetView, Team, Vendor
 from generator.values.yamlio import YamlPath, json_path
@@ -50,6 +52,10 @@ class _Need:
 
     vendor: str
     models: tuple[str, ...]
+    # Inside the workload's values: the pods that ask (a track, a task; () for the job), and
+    # where the first of `models` is written (the job's, for a task that inherits it).
+    part: YamlPath = ()
+    model_at: YamlPath = ()
 
     def met_by(self, vendor: Vendor | None) -> bool:
         if vendor is None:
@@ -60,34 +66,37 @@ class _Need:
         return f"{self.vendor} ({' or '.join(self.models)})" if self.models else self.vendor
 
 
-def _models(part: dict[str, Any], job: dict[str, Any]) -> tuple[str, ...]:
-    """The pool models a pod accepts: its model and its fallbackModel, else the job's (as
-    generator/workloads/model.py resolves them: a task inherits its job's; a service has none of
-    its own, so a track passes {})."""
-    found = []
+def _need(vendor: str, part: dict[str, Any], job: dict[str, Any], at: YamlPath) -> _Need:
+    """What the pods of `part` (at `at` in the workload) ask for: its model and its
+    fallbackModel, else the job's (as generator/workloads/model.py resolves them: a task
+    inherits its job's; a service has none of its own, so a track passes {})."""
+    found: list[str] = []
+    model_at: YamlPath = ()
     for key in ("model", "fallbackModel"):
+        own = key in part
         value = part.get(key, job.get(key, ""))
         if value:
             found.append(str(value))
-    return tuple(found)
+            model_at = model_at or ((*at, key) if own else (key,))
+    return _Need(vendor, tuple(found), at, model_at)
 
 
 def needs(section: str, raw: dict[str, Any]) -> list[_Need]:
     """What a workload's pods ask for, from its merged values."""
     if section == "services":
         return [
-            _Need(str(vendor), _models(track or {}, {}))
+            _need(str(vendor), track or {}, {}, ("tracks", vendor))
             for vendor, track in sorted((raw.get("tracks") or {}).items())
         ]
     tasks = raw.get("tasks") or {}
     if tasks:
         return [
-            _Need(str(t["vendor"]), _models(t, raw))
-            for _, t in sorted(tasks.items())
+            _need(str(t["vendor"]), t, raw, ("tasks", name))
+            for name, t in sorted(tasks.items())
             if t.get("vendor")
         ]
     if raw.get("vendor"):
-        return [_Need(str(raw["vendor"]), _models(raw, {}))]
+        return [_need(str(raw["vendor"]), raw, {}, ())]
     return []
 
 
@@ -350,6 +359,15 @@ class _Splitter:
         # What no cluster has is another finding's to say (the module's docstring).
         if any(not self.hosts(vendors, [n], models=False) for n in known):
             return []  # a vendor whose pools are in no cluster: CLU001 says so
+        # A model none of its vendor's pools is has no cluster to go to (sent to its vendor's
+        # cluster, the other tracks of a service would be misplaced there), and its pods could
+        # only say that they pick no pool: one finding at the model says which models are
+        # where. Every such model of the workload is said, as it is in no cluster to say them.
+        unmet = [n for n in known if not n.met_by(self.view.vendor(n.vendor))]
+        if unmet:
+            for need in unmet:
+                self.no_model(team, what, path, need)
+            return []
         if len(known) < len(wants):
             # A vendor the environment does not have: where the rest of it would run (a
             # service's other track), so that nothing else is said to be missing.
@@ -357,7 +375,7 @@ class _Splitter:
             if near:
                 return near
         elif any(not self.hosts(vendors, [n]) for n in wants):
-            # A model no pool of the environment is: POD003 says so in the cluster with its
+            # A model whose pools are in no cluster (CLU001 says so): the cluster with its
             # vendors' pools, where there is one.
             near = self.hosts(vendors, wants, models=False)
             if chosen in near or (chosen is None and len(near) == 1):
@@ -406,6 +424,38 @@ class _Splitter:
         )
         return []
 
+    def no_model(self, team: Team, what: str, path: YamlPath, need: _Need) -> None:
+        """CLU008 at the model of `need`, which no pool of its vendor is: the vendor's models
+        with their clusters, and the likely one."""
+        vendor = self.view.vendor(need.vendor)
+        assert vendor is not None  # a known vendor's need
+        where: dict[str, list[str]] = {}
+        for pool in vendor.pools:
+            for cname in self.placed.get((vendor.id, pool.name), [])[:1]:
+                at = where.setdefault(pool.model, [])
+                if cname not in at:
+                    at.append(cname)
+        models = sorted(where)
+        listed = ", ".join(f"{m} in {' and '.join(where[m])}" for m in models)
+        model = need.models[0]  # the one at model_at: a fallbackModel is SCH005's
+        kind, part = need.part[:1], need.part[1:]
+        who = f"{what} {path[1]!r}" + (
+            f" track {part[0]!r}" if kind == ("tracks",) else f" task {part[0]!r}" if part else ""
+        )
+        self.err(
+            "CLU008",
+            f"{who} asks for model {model!r}, which is none of {vendor.id}'s pools (models: "
+            f"{listed})",
+            team.doc,
+            (*path, *need.model_at),
+            did_you_mean(
+                model,
+                models,
+                f"set it to {' or '.join(models)}, or add a pool of model {model} to "
+                f"values/vendors/{vendor.id}.yaml and list it in a cluster's pools",
+            ),
+        )
+
     def tracks_placed(
         self,
         team: Team,
@@ -423,7 +473,7 @@ class _Splitter:
         at: dict[str, str] = {}
         misplaced = False  # every misplaced track is its own finding: none hides another
         for vendor, traw in sorted((raw.get("tracks") or {}).items()):
-            need = _Need(str(vendor), _models(traw or {}, {}))
+            need = _need(str(vendor), traw or {}, {}, ("tracks", vendor))
             if self.view.vendor(need.vendor) is None:
                 continue  # WKL001 (or the vendor's own findings) says what is wrong with it
             tpath: YamlPath = (*path, "tracks", vendor)
@@ -640,6 +690,28 @@ def unsplit_findings(view: FleetView) -> list[Finding]:
     return out
 
 
+def unrestated(loaded: Iterable[Finding], checked: Iterable[Finding]) -> list[Finding]:
+    """`checked` (the checks' findings) without the pods' POD003 of a model CLU008 says (in
+    `loaded`, the load's): that workload is in no cluster, so its pods' POD003 holds in the base
+    layer alone, where it is the same mistake in words that name no model. It stays where an
+    environment without clusters has it too: there it is that environment's one finding."""
+    # A model of a track or a task, else of the job: the pods of that part, whose POD003 is at
+    # a key under it (model, nodeSelector, or a task's). Its path is the model's less the key,
+    # a plain name: no bracket to split on.
+    parts = {
+        (f.location.file, f.path.rsplit(".", 1)[0] + ".") for f in loaded if f.code == "CLU008"
+    }
+
+    def restates(f: Finding) -> bool:
+        return (
+            f.code == "POD003"
+            and f.envs == (BASE_LAYER,)
+            and any(f.location.file == file and f.path.startswith(part) for file, part in parts)
+        )
+
+    return [f for f in checked if not restates(f)]
+
+
 def quota_total(raw: Any) -> int:
     """A quota entry as one number: the devices of every cluster together."""
     return sum(int(v) for v in raw.values()) if isinstance(raw, dict) else int(raw)
@@ -691,6 +763,13 @@ CODES = (
         "error",
         "a cross-cluster service's crossCluster lacks what its routing needs: a gateway's "
         "parentRefs, or the external load balancer's hostname",
+    ),
+    CodeInfo(
+        "CLU008",
+        "values (load)",
+        "error",
+        "a workload's model is none of its vendor's pools, in an environment that declares "
+        "clusters",
     ),
 )
 
