@@ -346,7 +346,8 @@ class _Splitter:
         hosts = self.hosts(vendors, known)
         asked = ", ".join(str(n) for n in known) or "no accelerators"
         chosen = raw.get("cluster")
-        if chosen is not None and chosen not in self.names:
+        misnamed = chosen is not None and chosen not in self.names
+        if misnamed:
             self.err(
                 "CLU003",
                 f"{what} {name!r} names cluster {chosen!r}, which is not one of the "
@@ -355,18 +356,18 @@ class _Splitter:
                 (*path, "cluster"),
                 did_you_mean(chosen, self.names, "clusters: " + ", ".join(self.names)),
             )
-            return []
         # What no cluster has is another finding's to say (the module's docstring).
         if any(not self.hosts(vendors, [n], models=False) for n in known):
             return []  # a vendor whose pools are in no cluster: CLU001 says so
         # A model none of its vendor's pools is has no cluster to go to (sent to its vendor's
         # cluster, the other tracks of a service would be misplaced there), and its pods could
         # only say that they pick no pool: one finding at the model says which models are
-        # where. Every such model of the workload is said, as it is in no cluster to say them.
+        # where. Every such model of the workload is said, as it is in no cluster to say them,
+        # and beside a cluster it misnames (another root cause).
         unmet = [n for n in known if not n.met_by(self.view.vendor(n.vendor))]
-        if unmet:
-            for need in unmet:
-                self.no_model(team, what, path, need)
+        for need in unmet:
+            self.no_model(team, what, path, need)
+        if misnamed or unmet:
             return []
         if len(known) < len(wants):
             # A vendor the environment does not have: where the rest of it would run (a

@@ -315,6 +315,16 @@ def test_a_model_in_two_clusters_is_listed_once_with_both(tmp_path: Path) -> Non
     ]
 
 
+def test_a_model_no_pool_is_is_said_beside_a_cluster_that_is_none(tmp_path: Path) -> None:
+    job = "quota: {nvidia: {main: 4}}\njobs:\n  j:\n    vendor: nvidia\n    model: B200\n"
+    job += "    cluster: mian\n    images: {nvidia: r/t}\n"
+    found = of_team(split_models(tmp_path, teams__ml_yaml=job))
+    assert [(f.code, f.path, f.hint) for f in found] == [
+        ("CLU008", "$.jobs.j.model", f"set it to A100 or H100, or {ADD_B200}"),
+        ("CLU003", "$.jobs.j.cluster", "did you mean 'main'? clusters: main, domestic"),
+    ]
+
+
 def test_a_model_only_an_environment_sets_is_said_at_its_override(tmp_path: Path) -> None:
     """The base layer's H100 is a pool's (its pods pick it): prod's override is what no pool
     is, and the one finding is there."""
