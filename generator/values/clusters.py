@@ -432,6 +432,7 @@ class _Splitter:
         assert vendor is not None  # a known vendor's need
         where: dict[str, list[str]] = {}
         for pool in vendor.pools:
+            # A pool is in the first cluster that lists it (vendors_of), in none unlisted.
             for cname in self.placed.get((vendor.id, pool.name), [])[:1]:
                 at = where.setdefault(pool.model, [])
                 if cname not in at:
