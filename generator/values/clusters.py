@@ -125,6 +125,10 @@ class _Splitter:
         # (team, service) -> where its tracks run, for the services whose tracks are in
         # different clusters (crossCluster)
         self.crossing: dict[tuple[str, str], Crossing] = {}
+        # The answers of `hosts` and of which clusters hold a vendor, per split: every team of
+        # the environment asks the same few (its workloads' needs), 500 teams times over.
+        self._hosts: dict[tuple[int, tuple[_Need, ...], bool], list[str]] = {}
+        self._holding: dict[str, list[str]] | None = None
 
     def err(
         self, code: str, message: str, doc: Doc, path: YamlPath, hint: str, *, key: bool = False
@@ -202,27 +206,39 @@ class _Splitter:
     def hosts(
         self, vendors: dict[str, tuple[Vendor, ...]], wants: list[_Need], *, models: bool = True
     ) -> list[str]:
-        """The clusters with pools for every need (of its vendor alone, without `models`)."""
-        return [
-            c
-            for c in self.names
-            if all(
-                (n if models else _Need(n.vendor, ())).met_by(
-                    next((v for v in vendors[c] if v.id == n.vendor), None)
+        """The clusters with pools for every need (of its vendor alone, without `models`).
+        `vendors` is the split's one map of each cluster's vendors: answers are kept by need."""
+        key = (id(vendors), tuple(wants), models)
+        known = self._hosts.get(key)
+        if known is None:
+            known = self._hosts[key] = [
+                c
+                for c in self.names
+                if all(
+                    (n if models else _Need(n.vendor, ())).met_by(
+                        next((v for v in vendors[c] if v.id == n.vendor), None)
+                    )
+                    for n in wants
                 )
-                for n in wants
-            )
-        ]
+            ]
+        return list(known)
+
+    def holding(self, vendors: dict[str, tuple[Vendor, ...]]) -> dict[str, list[str]]:
+        """vendor id -> the clusters with pools of it, in the order the file lists them."""
+        if self._holding is None:
+            self._holding = {}
+            for c in self.names:
+                for vid in dict.fromkeys(v.id for v in vendors[c]):
+                    self._holding.setdefault(vid, []).append(c)
+        return self._holding
 
     def team(self, team: Team, vendors: dict[str, tuple[Vendor, ...]]) -> dict[str, Team]:
         """The team as each cluster it is in has it."""
         doc = team.doc
         quota: dict[str, dict[str, int]] = {c: {} for c in self.names}
         models: dict[str, dict[str, dict[str, int]]] = {c: {} for c in self.names}
-        holding = {
-            vid: [c for c in self.names if any(v.id == vid for v in vendors[c])]
-            for vid in (doc.get("quota", default={}) or {})
-        }
+        clusters_of = self.holding(vendors)
+        holding = {vid: clusters_of.get(vid, []) for vid in (doc.get("quota", default={}) or {})}
         for vid, raw in sorted((doc.get("quota", default={}) or {}).items()):
             where = holding[vid]
             path: YamlPath = ("quota", vid)
