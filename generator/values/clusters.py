@@ -127,7 +127,7 @@ class _Splitter:
         self.crossing: dict[tuple[str, str], Crossing] = {}
         # The answers of `hosts` and of which clusters hold a vendor, per split: every team of
         # the environment asks the same few (its workloads' needs), 500 teams times over.
-        self._hosts: dict[tuple[int, tuple[_Need, ...], bool], list[str]] = {}
+        self._hosts: dict[tuple[tuple[_Need, ...], bool], list[str]] = {}
         self._holding: dict[str, list[str]] | None = None
 
     def err(
@@ -207,8 +207,9 @@ class _Splitter:
         self, vendors: dict[str, tuple[Vendor, ...]], wants: list[_Need], *, models: bool = True
     ) -> list[str]:
         """The clusters with pools for every need (of its vendor alone, without `models`).
-        `vendors` is the split's one map of each cluster's vendors: answers are kept by need."""
-        key = (id(vendors), tuple(wants), models)
+        `vendors` is the split's one map of each cluster's vendors, so answers are kept by need
+        (callers only read the list)."""
+        key = (tuple(wants), models)
         known = self._hosts.get(key)
         if known is None:
             known = self._hosts[key] = [
@@ -221,7 +222,7 @@ class _Splitter:
                     for n in wants
                 )
             ]
-        return list(known)
+        return known
 
     def holding(self, vendors: dict[str, tuple[Vendor, ...]]) -> dict[str, list[str]]:
         """vendor id -> the clusters with pools of it, in the order the file lists them."""
