@@ -129,6 +129,8 @@ class _Splitter:
         # the environment asks the same few (its workloads' needs), 500 teams times over.
         self._hosts: dict[tuple[tuple[_Need, ...], bool], list[str]] = {}
         self._holding: dict[str, list[str]] | None = None
+        # cluster -> its vendors, each with the pools placed in it (place_pools)
+        self.vendors: dict[str, tuple[Vendor, ...]] = {}
 
     def err(
         self, code: str, message: str, doc: Doc, path: YamlPath, hint: str, *, key: bool = False
@@ -193,6 +195,11 @@ class _Splitter:
                         "cluster its nodes are in",
                     )
 
+    def settle(self) -> dict[str, tuple[Vendor, ...]]:
+        """Each cluster's vendors, once the pools are placed: what `hosts` and `holding` read."""
+        self.vendors = {c: self.vendors_of(c) for c in self.names}
+        return self.vendors
+
     def vendors_of(self, cluster: str) -> tuple[Vendor, ...]:
         out = []
         for vendor in self.view.vendors:
@@ -203,12 +210,9 @@ class _Splitter:
                 out.append(dataclasses.replace(vendor, pools=pools))
         return tuple(out)
 
-    def hosts(
-        self, vendors: dict[str, tuple[Vendor, ...]], wants: list[_Need], *, models: bool = True
-    ) -> list[str]:
-        """The clusters with pools for every need (of its vendor alone, without `models`).
-        `vendors` is the split's one map of each cluster's vendors, so answers are kept by need
-        (callers only read the list)."""
+    def hosts(self, wants: list[_Need], *, models: bool = True) -> list[str]:
+        """The clusters with pools for every need (of its vendor alone, without `models`),
+        kept by need (callers only read the list)."""
         key = (tuple(wants), models)
         known = self._hosts.get(key)
         if known is None:
@@ -217,19 +221,19 @@ class _Splitter:
                 for c in self.names
                 if all(
                     (n if models else _Need(n.vendor, ())).met_by(
-                        next((v for v in vendors[c] if v.id == n.vendor), None)
+                        next((v for v in self.vendors[c] if v.id == n.vendor), None)
                     )
                     for n in wants
                 )
             ]
         return known
 
-    def holding(self, vendors: dict[str, tuple[Vendor, ...]]) -> dict[str, list[str]]:
+    def holding(self) -> dict[str, list[str]]:
         """vendor id -> the clusters with pools of it, in the order the file lists them."""
         if self._holding is None:
             self._holding = {}
             for c in self.names:
-                for vid in dict.fromkeys(v.id for v in vendors[c]):
+                for vid in dict.fromkeys(v.id for v in self.vendors[c]):
                     self._holding.setdefault(vid, []).append(c)
         return self._holding
 
@@ -238,7 +242,7 @@ class _Splitter:
         doc = team.doc
         quota: dict[str, dict[str, int]] = {c: {} for c in self.names}
         models: dict[str, dict[str, dict[str, int]]] = {c: {} for c in self.names}
-        clusters_of = self.holding(vendors)
+        clusters_of = self.holding()
         holding = {vid: clusters_of.get(vid, []) for vid in (doc.get("quota", default={}) or {})}
         for vid, raw in sorted((doc.get("quota", default={}) or {}).items()):
             where = holding[vid]
@@ -360,7 +364,7 @@ class _Splitter:
         # A vendor the environment does not have is the workload checks' to say: placement
         # is about the rest.
         known = [n for n in wants if self.view.vendor(n.vendor) is not None]
-        hosts = self.hosts(vendors, known)
+        hosts = self.hosts(known)
         asked = ", ".join(str(n) for n in known) or "no accelerators"
         chosen = raw.get("cluster")
         misnamed = chosen is not None and chosen not in self.names
@@ -374,7 +378,7 @@ class _Splitter:
                 did_you_mean(chosen, self.names, "clusters: " + ", ".join(self.names)),
             )
         # What no cluster has is another finding's to say (the module's docstring).
-        if any(not self.hosts(vendors, [n], models=False) for n in known):
+        if any(not self.hosts([n], models=False) for n in known):
             return []  # a vendor whose pools are in no cluster: CLU001 says so
         # A model none of its vendor's pools is has no cluster to go to (sent to its vendor's
         # cluster, the other tracks of a service would be misplaced there), and its pods could
@@ -392,10 +396,10 @@ class _Splitter:
             near = hosts if chosen is None else [c for c in hosts if c == chosen]
             if near:
                 return near
-        elif any(not self.hosts(vendors, [n]) for n in wants):
+        elif any(not self.hosts([n]) for n in wants):
             # A model whose pools are in no cluster (CLU001 says so): the cluster with its
             # vendors' pools, where there is one.
-            near = self.hosts(vendors, wants, models=False)
+            near = self.hosts(wants, models=False)
             if chosen in near or (chosen is None and len(near) == 1):
                 return [chosen] if chosen is not None else near
         tracks = (raw.get("tracks") or {}) if section == "services" else {}
@@ -496,7 +500,7 @@ class _Splitter:
             if self.view.vendor(need.vendor) is None:
                 continue  # WKL001 (or the vendor's own findings) says what is wrong with it
             tpath: YamlPath = (*path, "tracks", vendor)
-            hosts = self.hosts(vendors, [need]) or self.hosts(vendors, [need], models=False)
+            hosts = self.hosts([need]) or self.hosts([need], models=False)
             named = (traw or {}).get("cluster")
             if named is not None and named not in hosts:
                 self.err(
@@ -636,7 +640,7 @@ def split(view: FleetView, clusters: Doc, findings: list[Finding]) -> list[Fleet
     findings for what has no place or two."""
     splitter = _Splitter(view, clusters, findings)
     splitter.place_pools()
-    vendors = {c: splitter.vendors_of(c) for c in splitter.names}
+    vendors = splitter.settle()
     teams: dict[str, list[Team]] = {c: [] for c in splitter.names}
     for team in view.teams:
         for cname, placed in splitter.team(team, vendors).items():
