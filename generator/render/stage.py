@@ -25,6 +25,7 @@ from generator.render.layout import Rendered, render_tree
 from generator.render.layoutmemo import FOLDER as LAYOUT_FOLDER
 from generator.render.layoutmemo import LayoutMemo
 from generator.render.writer import Drift, OutputError, compare, recover, write_tree
+from generator.values import clusters
 from generator.values import loader as values
 from generator.values.filecache import FOLDER
 from generator.values.loader import Loaded
@@ -98,7 +99,7 @@ def load_and_check_all(
     checked = check_values(
         found.values, builds, cache_dir, write_cache=write_cache, digests=digests
     )
-    return found, builds, [*found.findings, *checked]
+    return found, builds, [*found.findings, *clusters.unrestated(found.findings, checked)]
 
 
 def check_values(

@@ -16,6 +16,7 @@ from typing import TextIO
 
 from generator.errors import GeneratorError
 from generator.findings import Finding, Location, Place, Severity, sorted_findings, split_layer
+from generator.validate.stages.kustomize import unserved_once
 
 
 @dataclass
@@ -291,6 +292,11 @@ def merge(docs: Named) -> Report:
         merged["not run"] = "; ".join(not_run)
     if timings:
         merged["timings"] = timings
+    # A kind the clusters' minor does not serve is one finding of every shard's objects.
+    try:
+        findings = unserved_once(findings)
+    except (KeyError, ValueError, TypeError) as exc:
+        raise MergeError(f"a KVER002 finding's detail does not list its objects ({exc})") from None
     return Report("validate", sorted_findings(findings), merged, sorted(checked))
 
 

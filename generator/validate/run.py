@@ -65,7 +65,7 @@ from generator.validate.cache import (
 )
 from generator.validate.progress import Progress
 from generator.validate.stages import BUILD, Batch, Stage, UnitView, registry
-from generator.validate.stages.kustomize import ENGINES
+from generator.validate.stages.kustomize import ENGINES, unserved_once
 from generator.values import filecache
 from generator.values.model import Values
 from generator.vocab.units import Tree, Unit
@@ -286,7 +286,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
     clock.lap("policy")
     # The same finding about shared values (e.g. NFD001 or KUE001 on a vendor's taint, KSC001 on
     # the fleet's kubeScheduler) comes from the unit of every environment: report it once.
-    findings = list(dict.fromkeys(findings))
+    findings = unserved_once(dict.fromkeys(findings))
     return ValidateResult(
         sorted_findings(findings),
         len(units),

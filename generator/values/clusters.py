@@ -21,8 +21,9 @@ quotas and workloads placed there (docs/multi-cluster.md).
   environment does not have: the workload is in the cluster it names, else in each cluster
   with the rest of what it asks for, where the workload checks say what is wrong with the
   vendor (nothing, for a vendor whose own values were refused: their findings say why), as a
-  quota for such a vendor is in every cluster. A model no pool is: the workload is in the one
-  cluster with its vendors' pools, where its pods say they pick no pool.
+  quota for such a vendor is in every cluster. A model no pool of its vendor is: the workload is
+  in no cluster, and CLU008 at the model names the vendor's models and their clusters (its pods'
+  POD003 in the base layer, the same mistake, is not said again: `unrestated`).
 - A team is in every cluster where it has quota or a workload (every cluster when it has neither).
 
 What decides placement is read from the merged values here, before the workloads are resolved:
@@ -33,10 +34,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from generator.findings import CodeInfo, Finding, Location, did_you_mean
+from generator.findings import BASE_LAYER, CodeInfo, Finding, Location, did_you_mean
 from generator.values.merge import Doc, merge_docs
 from generator.values.model import Cluster, Crossing, FleetView, Team, Vendor
 from generator.values.yamlio import YamlPath, json_path
@@ -50,6 +52,10 @@ class _Need:
 
     vendor: str
     models: tuple[str, ...]
+    # Inside the workload's values: the pods that ask (a track, a task; () for the job), and
+    # where the first of `models` is written (the job's, for a task that inherits it).
+    part: YamlPath = ()
+    model_at: YamlPath = ()
 
     def met_by(self, vendor: Vendor | None) -> bool:
         if vendor is None:
@@ -60,34 +66,37 @@ class _Need:
         return f"{self.vendor} ({' or '.join(self.models)})" if self.models else self.vendor
 
 
-def _models(part: dict[str, Any], job: dict[str, Any]) -> tuple[str, ...]:
-    """The pool models a pod accepts: its model and its fallbackModel, else the job's (as
-    generator/workloads/model.py resolves them: a task inherits its job's; a service has none of
-    its own, so a track passes {})."""
-    found = []
+def _need(vendor: str, part: dict[str, Any], job: dict[str, Any], at: YamlPath) -> _Need:
+    """What the pods of `part` (at `at` in the workload) ask for: its model and its
+    fallbackModel, else the job's (as generator/workloads/model.py resolves them: a task
+    inherits its job's; a service has none of its own, so a track passes {})."""
+    found: list[str] = []
+    model_at: YamlPath = ()
     for key in ("model", "fallbackModel"):
+        own = key in part
         value = part.get(key, job.get(key, ""))
         if value:
             found.append(str(value))
-    return tuple(found)
+            model_at = model_at or ((*at, key) if own else (key,))
+    return _Need(vendor, tuple(found), at, model_at)
 
 
 def needs(section: str, raw: dict[str, Any]) -> list[_Need]:
     """What a workload's pods ask for, from its merged values."""
     if section == "services":
         return [
-            _Need(str(vendor), _models(track or {}, {}))
+            _need(str(vendor), track or {}, {}, ("tracks", vendor))
             for vendor, track in sorted((raw.get("tracks") or {}).items())
         ]
     tasks = raw.get("tasks") or {}
     if tasks:
         return [
-            _Need(str(t["vendor"]), _models(t, raw))
-            for _, t in sorted(tasks.items())
+            _need(str(t["vendor"]), t, raw, ("tasks", name))
+            for name, t in sorted(tasks.items())
             if t.get("vendor")
         ]
     if raw.get("vendor"):
-        return [_Need(str(raw["vendor"]), _models(raw, {}))]
+        return [_need(str(raw["vendor"]), raw, {}, ())]
     return []
 
 
@@ -116,6 +125,12 @@ class _Splitter:
         # (team, service) -> where its tracks run, for the services whose tracks are in
         # different clusters (crossCluster)
         self.crossing: dict[tuple[str, str], Crossing] = {}
+        # The answers of `hosts` and of which clusters hold a vendor, per split: every team of
+        # the environment asks the same few (its workloads' needs), 500 teams times over.
+        self._hosts: dict[tuple[tuple[_Need, ...], bool], list[str]] = {}
+        self._holding: dict[str, list[str]] | None = None
+        # cluster -> its vendors, each with the pools placed in it (place_pools)
+        self.vendors: dict[str, tuple[Vendor, ...]] = {}
 
     def err(
         self, code: str, message: str, doc: Doc, path: YamlPath, hint: str, *, key: bool = False
@@ -180,6 +195,11 @@ class _Splitter:
                         "cluster its nodes are in",
                     )
 
+    def settle(self) -> dict[str, tuple[Vendor, ...]]:
+        """Each cluster's vendors, once the pools are placed: what `hosts` and `holding` read."""
+        self.vendors = {c: self.vendors_of(c) for c in self.names}
+        return self.vendors
+
     def vendors_of(self, cluster: str) -> tuple[Vendor, ...]:
         out = []
         for vendor in self.view.vendors:
@@ -190,30 +210,40 @@ class _Splitter:
                 out.append(dataclasses.replace(vendor, pools=pools))
         return tuple(out)
 
-    def hosts(
-        self, vendors: dict[str, tuple[Vendor, ...]], wants: list[_Need], *, models: bool = True
-    ) -> list[str]:
-        """The clusters with pools for every need (of its vendor alone, without `models`)."""
-        return [
-            c
-            for c in self.names
-            if all(
-                (n if models else _Need(n.vendor, ())).met_by(
-                    next((v for v in vendors[c] if v.id == n.vendor), None)
+    def hosts(self, wants: list[_Need], *, models: bool = True) -> list[str]:
+        """The clusters with pools for every need (of its vendor alone, without `models`),
+        kept by need (callers only read the list)."""
+        key = (tuple(wants), models)
+        known = self._hosts.get(key)
+        if known is None:
+            known = self._hosts[key] = [
+                c
+                for c in self.names
+                if all(
+                    (n if models else _Need(n.vendor, ())).met_by(
+                        next((v for v in self.vendors[c] if v.id == n.vendor), None)
+                    )
+                    for n in wants
                 )
-                for n in wants
-            )
-        ]
+            ]
+        return known
+
+    def holding(self) -> dict[str, list[str]]:
+        """vendor id -> the clusters with pools of it, in the order the file lists them."""
+        if self._holding is None:
+            self._holding = {}
+            for c in self.names:
+                for vid in dict.fromkeys(v.id for v in self.vendors[c]):
+                    self._holding.setdefault(vid, []).append(c)
+        return self._holding
 
     def team(self, team: Team, vendors: dict[str, tuple[Vendor, ...]]) -> dict[str, Team]:
         """The team as each cluster it is in has it."""
         doc = team.doc
         quota: dict[str, dict[str, int]] = {c: {} for c in self.names}
         models: dict[str, dict[str, dict[str, int]]] = {c: {} for c in self.names}
-        holding = {
-            vid: [c for c in self.names if any(v.id == vid for v in vendors[c])]
-            for vid in (doc.get("quota", default={}) or {})
-        }
+        clusters_of = self.holding()
+        holding = {vid: clusters_of.get(vid, []) for vid in (doc.get("quota", default={}) or {})}
         for vid, raw in sorted((doc.get("quota", default={}) or {}).items()):
             where = holding[vid]
             path: YamlPath = ("quota", vid)
@@ -334,10 +364,11 @@ class _Splitter:
         # A vendor the environment does not have is the workload checks' to say: placement
         # is about the rest.
         known = [n for n in wants if self.view.vendor(n.vendor) is not None]
-        hosts = self.hosts(vendors, known)
+        hosts = self.hosts(known)
         asked = ", ".join(str(n) for n in known) or "no accelerators"
         chosen = raw.get("cluster")
-        if chosen is not None and chosen not in self.names:
+        misnamed = chosen is not None and chosen not in self.names
+        if misnamed:
             self.err(
                 "CLU003",
                 f"{what} {name!r} names cluster {chosen!r}, which is not one of the "
@@ -346,20 +377,29 @@ class _Splitter:
                 (*path, "cluster"),
                 did_you_mean(chosen, self.names, "clusters: " + ", ".join(self.names)),
             )
-            return []
         # What no cluster has is another finding's to say (the module's docstring).
-        if any(not self.hosts(vendors, [n], models=False) for n in known):
+        if any(not self.hosts([n], models=False) for n in known):
             return []  # a vendor whose pools are in no cluster: CLU001 says so
+        # A model none of its vendor's pools is has no cluster to go to (sent to its vendor's
+        # cluster, the other tracks of a service would be misplaced there), and its pods could
+        # only say that they pick no pool: one finding at the model says which models are
+        # where. Every such model of the workload is said, as it is in no cluster to say them,
+        # and beside a cluster it misnames (another root cause).
+        unmet = [n for n in known if not n.met_by(self.view.vendor(n.vendor))]
+        for need in unmet:
+            self.no_model(team, what, path, need)
+        if misnamed or unmet:
+            return []
         if len(known) < len(wants):
             # A vendor the environment does not have: where the rest of it would run (a
             # service's other track), so that nothing else is said to be missing.
             near = hosts if chosen is None else [c for c in hosts if c == chosen]
             if near:
                 return near
-        elif any(not self.hosts(vendors, [n]) for n in wants):
-            # A model no pool of the environment is: POD003 says so in the cluster with its
+        elif any(not self.hosts([n]) for n in wants):
+            # A model whose pools are in no cluster (CLU001 says so): the cluster with its
             # vendors' pools, where there is one.
-            near = self.hosts(vendors, wants, models=False)
+            near = self.hosts(wants, models=False)
             if chosen in near or (chosen is None and len(near) == 1):
                 return [chosen] if chosen is not None else near
         tracks = (raw.get("tracks") or {}) if section == "services" else {}
@@ -406,6 +446,39 @@ class _Splitter:
         )
         return []
 
+    def no_model(self, team: Team, what: str, path: YamlPath, need: _Need) -> None:
+        """CLU008 at the model of `need`, which no pool of its vendor is: the vendor's models
+        with their clusters, and the likely one."""
+        vendor = self.view.vendor(need.vendor)
+        assert vendor is not None  # a known vendor's need
+        where: dict[str, list[str]] = {}
+        for pool in vendor.pools:
+            # A pool is in the first cluster that lists it (vendors_of), in none unlisted.
+            for cname in self.placed.get((vendor.id, pool.name), [])[:1]:
+                at = where.setdefault(pool.model, [])
+                if cname not in at:
+                    at.append(cname)
+        models = sorted(where)
+        listed = ", ".join(f"{m} in {' and '.join(where[m])}" for m in models)
+        model = need.models[0]  # the one at model_at: a fallbackModel is SCH005's
+        kind, part = need.part[:1], need.part[1:]
+        who = f"{what} {path[1]!r}" + (
+            f" track {part[0]!r}" if kind == ("tracks",) else f" task {part[0]!r}" if part else ""
+        )
+        self.err(
+            "CLU008",
+            f"{who} asks for model {model!r}, which is none of {vendor.id}'s pools (models: "
+            f"{listed})",
+            team.doc,
+            (*path, *need.model_at),
+            did_you_mean(
+                model,
+                models,
+                f"set it to {' or '.join(models)}, or add a pool of model {model} to "
+                f"values/vendors/{vendor.id}.yaml and list it in a cluster's pools",
+            ),
+        )
+
     def tracks_placed(
         self,
         team: Team,
@@ -423,11 +496,11 @@ class _Splitter:
         at: dict[str, str] = {}
         misplaced = False  # every misplaced track is its own finding: none hides another
         for vendor, traw in sorted((raw.get("tracks") or {}).items()):
-            need = _Need(str(vendor), _models(traw or {}, {}))
+            need = _need(str(vendor), traw or {}, {}, ("tracks", vendor))
             if self.view.vendor(need.vendor) is None:
                 continue  # WKL001 (or the vendor's own findings) says what is wrong with it
             tpath: YamlPath = (*path, "tracks", vendor)
-            hosts = self.hosts(vendors, [need]) or self.hosts(vendors, [need], models=False)
+            hosts = self.hosts([need]) or self.hosts([need], models=False)
             named = (traw or {}).get("cluster")
             if named is not None and named not in hosts:
                 self.err(
@@ -567,7 +640,7 @@ def split(view: FleetView, clusters: Doc, findings: list[Finding]) -> list[Fleet
     findings for what has no place or two."""
     splitter = _Splitter(view, clusters, findings)
     splitter.place_pools()
-    vendors = {c: splitter.vendors_of(c) for c in splitter.names}
+    vendors = splitter.settle()
     teams: dict[str, list[Team]] = {c: [] for c in splitter.names}
     for team in view.teams:
         for cname, placed in splitter.team(team, vendors).items():
@@ -640,6 +713,28 @@ def unsplit_findings(view: FleetView) -> list[Finding]:
     return out
 
 
+def unrestated(loaded: Iterable[Finding], checked: Iterable[Finding]) -> list[Finding]:
+    """`checked` (the checks' findings) without the pods' POD003 of a model CLU008 says (in
+    `loaded`, the load's): that workload is in no cluster, so its pods' POD003 holds in the base
+    layer alone, where it is the same mistake in words that name no model. It stays where an
+    environment without clusters has it too: there it is that environment's one finding."""
+    # A model of a track or a task, else of the job: the pods of that part, whose POD003 is at
+    # a key under it (model, nodeSelector, or a task's). Its path is the model's less the key,
+    # a plain name: no bracket to split on.
+    parts = {
+        (f.location.file, f.path.rsplit(".", 1)[0] + ".") for f in loaded if f.code == "CLU008"
+    }
+
+    def restates(f: Finding) -> bool:
+        return (
+            f.code == "POD003"
+            and f.envs == (BASE_LAYER,)
+            and any(f.location.file == file and f.path.startswith(part) for file, part in parts)
+        )
+
+    return [f for f in checked if not restates(f)]
+
+
 def quota_total(raw: Any) -> int:
     """A quota entry as one number: the devices of every cluster together."""
     return sum(int(v) for v in raw.values()) if isinstance(raw, dict) else int(raw)
@@ -691,6 +786,13 @@ CODES = (
         "error",
         "a cross-cluster service's crossCluster lacks what its routing needs: a gateway's "
         "parentRefs, or the external load balancer's hostname",
+    ),
+    CodeInfo(
+        "CLU008",
+        "values (load)",
+        "error",
+        "a workload's model is none of its vendor's pools, in an environment that declares "
+        "clusters",
     ),
 )
 

@@ -160,6 +160,44 @@ def test_prometheus_rule_with_bad_promql(values: Path, extra_objects: list[Any])
     assert "parse" in line or "unclosed" in line or "expected" in line
 
 
+def test_a_bad_duration_in_a_prometheus_rule_is_one_finding(
+    values: Path, extra_objects: list[Any]
+) -> None:
+    """The CRD's schema refuses `for: 5 minutes` (K8S001, at the field), and the API server would
+    not take the object: promtool and the operator, which would say it again, check only the
+    PrometheusRules the schema takes (another one in the unit still is)."""
+
+    def prometheus_rule(name: str, rule: dict[str, str]) -> tuple[str, dict[str, Any]]:
+        meta = metadata(name, namespace="ml-team", sources=["values/teams/ml-team.yaml"])
+        spec = {"groups": [{"name": "g", "rules": [rule]}]}
+        return (
+            "team-ml-team",
+            {
+                "apiVersion": "monitoring.coreos.com/v1",
+                "kind": "PrometheusRule",
+                "metadata": meta,
+                "spec": spec,
+            },
+        )
+
+    extra_objects.append(
+        prometheus_rule("late", {"alert": "Down", "expr": "up == 0", "for": "5 minutes"})
+    )
+    extra_objects.append(prometheus_rule("bad", {"record": "team:up:sum", "expr": "sum(up"}))
+    code, out = validate_committed(values, "--no-cache", "--env", "prod")
+    assert code == 1
+    found = [ln for ln in out.splitlines() if " K8S" in ln or " PROM" in ln]
+    assert [ln.split(" (overlays/")[0] for ln in found] == [
+        f"{QUOTA_AT}: K8S001 PrometheusRule ml-team/late",
+        f"{QUOTA_AT}: PROM001 PrometheusRule ml-team/bad",
+    ]
+    assert found[0].endswith(
+        "(overlays/prod/team-ml-team): '5 minutes' does not match pattern "
+        "'^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?"
+        "(([0-9]+)ms)?)$' (at $.spec.groups.0.rules.0.for)"
+    )
+
+
 def _deployment(
     name: str,
     resources: dict[str, Any],

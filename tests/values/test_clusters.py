@@ -226,44 +226,157 @@ def test_a_service_whose_tracks_are_in_two_clusters_without_cross_cluster_is_ref
     )
 
 
-def test_a_model_no_pool_is_goes_to_its_vendor_s_cluster_and_its_pods_say_so(
+# NVIDIA's models where SPLIT_NVIDIA puts them, as CLU008 lists them, and what its hint says.
+NVIDIA_MODELS = "(models: A100 in main, H100 in domestic)"
+ADD_B200 = "add a pool of model B200 to values/vendors/nvidia.yaml and list it in a cluster's pools"
+SERVE = """\
+quota: {nvidia: {domestic: 4}}
+services:
+  serve:
+    images: {nvidia: r/s:cuda}
+    tracks: {nvidia: {replicas: 1, model: B200}}
+"""
+
+
+def split_models(root: Path, **files: str) -> Path:
+    """SPLIT_NVIDIA with team ml's quota split, and `files` as two_clusters takes them."""
+    extra = {k.replace("__", "/").replace("_yaml", ".yaml"): v for k, v in files.items()}
+    ml = "quota: {nvidia: {main: 4}}\n"
+    return tree(
+        root, {**TWO_CLUSTERS, **SPLIT_NVIDIA, "teams/ml.yaml": ml, **extra}, fleet=PROD_FLEET
+    )
+
+
+def test_a_model_no_pool_is_is_one_finding_at_the_model_with_each_model_s_cluster(
     tmp_path: Path,
 ) -> None:
-    """No cluster has what it asks for, so no cluster is to be found: the workload goes to the
-    one cluster with its vendor's pools, where its pods pick no pool (POD003, at the model),
-    and no CLU003 sends the user looking for a cluster. A service's one track, as a job."""
-    team = (
-        "quota: {nvidia: 4}\nservices:\n  serve:\n    images: {nvidia: r/s:cuda}\n"
-        "    tracks: {nvidia: {replicas: 1, model: H100}}\n"
-    )
-    [finding] = findings(two_clusters(tmp_path, teams__inference_yaml=team))
-    assert (finding.code, str(finding.location), finding.path, finding.environments) == (
-        "POD003",
+    """NVIDIA has pools in two clusters and none is a B200: no cluster is to be found, and the
+    one finding is at the model, with the models there are and their clusters. The pods' own
+    POD003 (of the base layer, where the service still is) is not said again."""
+    root = split_models(tmp_path, teams__inference_yaml=SERVE)
+    [finding] = findings(root)
+    assert (finding.code, str(finding.location), finding.path, finding.envs) == (
+        "CLU008",
         "values/teams/inference.yaml:5:43",
         "$.services.serve.tracks.nvidia.model",
-        ("", "prod"),
+        (),
     )
     assert finding.message == (
-        "Deployment 'serve-nvidia': container 'serve' requests nvidia.com/gpu but its "
-        "nodeSelector {feature.node.kubernetes.io/accelerator=nvidia-gpu, "
-        "feature.node.kubernetes.io/gpu-model=H100} picks no pool of nvidia"
+        f"service 'serve' track 'nvidia' asks for model 'B200', which is none of nvidia's pools "
+        f"{NVIDIA_MODELS}"
     )
-    assert finding.clusters == ("prod/main",)
+    assert finding.hint == f"set it to A100 or H100, {ADD_B200.replace('add', 'or add')}"
+    placed = loader.load_all(root).values.envs
+    assert [
+        sorted(t.doc.get("services", default={})) for v in placed.values() for t in v.teams
+    ] == [
+        [],
+        [],
+    ]
+    # A job's model, misspelt: the likely one first.
+    job = "quota: {nvidia: {main: 4}}\njobs:\n  j:\n    vendor: nvidia\n    model: A10\n"
+    job += "    images: {nvidia: r/t}\n"
+    [finding] = of_team(split_models(tmp_path / "job", teams__ml_yaml=job))
+    assert (finding.code, str(finding.location), finding.path) == (
+        "CLU008",
+        "values/teams/ml.yaml:5:12",
+        "$.jobs.j.model",
+    )
+    assert finding.message == (
+        f"job 'j' asks for model 'A10', which is none of nvidia's pools {NVIDIA_MODELS}"
+    )
+    assert finding.hint == (
+        "did you mean 'A100'? set it to A100 or H100, or add a pool of model A10 to "
+        "values/vendors/nvidia.yaml and list it in a cluster's pools"
+    )
 
 
-def test_a_model_missing_from_the_vendor_s_cluster_is_said_by_its_pods(tmp_path: Path) -> None:
+def test_a_model_in_two_clusters_is_listed_once_with_both(tmp_path: Path) -> None:
+    """A100 pools in main and in domestic, two of them in main: each model once, with each of
+    its clusters once, in the order the vendor lists its pools."""
+    nvidia = SPLIT_NVIDIA["vendors/nvidia.yaml"] + (
+        "  - {name: a100b, model: A100, devicesPerNode: 4, nodes: [h2]}\n"
+        "  - {name: a100c, model: A100, devicesPerNode: 4, nodes: [n3]}\n"
+    )
+    prod = (
+        SPLIT_NVIDIA["environments/prod.yaml"]
+        .replace("[nvidia/a100, ", "[nvidia/a100, nvidia/a100c, ")
+        .replace("nvidia/h100]", "nvidia/h100, nvidia/a100b]")
+    )
+    root = split_models(
+        tmp_path,
+        vendors__nvidia_yaml=nvidia,
+        environments__prod_yaml=prod,
+        teams__inference_yaml=SERVE,
+    )
+    assert [f.message for f in findings(root)] == [
+        "service 'serve' track 'nvidia' asks for model 'B200', which is none of nvidia's pools "
+        "(models: A100 in main and domestic, H100 in domestic)"
+    ]
+
+
+def test_a_model_no_pool_is_is_said_beside_a_cluster_that_is_none(tmp_path: Path) -> None:
+    job = "quota: {nvidia: {main: 4}}\njobs:\n  j:\n    vendor: nvidia\n    model: B200\n"
+    job += "    cluster: mian\n    images: {nvidia: r/t}\n"
+    found = of_team(split_models(tmp_path, teams__ml_yaml=job))
+    assert [(f.code, f.path, f.hint) for f in found] == [
+        ("CLU008", "$.jobs.j.model", f"set it to A100 or H100, or {ADD_B200}"),
+        ("CLU003", "$.jobs.j.cluster", "did you mean 'main'? clusters: main, domestic"),
+    ]
+
+
+def test_a_model_only_an_environment_sets_is_said_at_its_override(tmp_path: Path) -> None:
+    """The base layer's H100 is a pool's (its pods pick it): prod's override is what no pool
+    is, and the one finding is there."""
+    team = SERVE.replace("model: B200", "model: H100")
+    prod = SPLIT_NVIDIA["environments/prod.yaml"] + (
+        "teams:\n  inference:\n    services:\n      serve:\n        tracks: {nvidia: {model: B200}}\n"
+    )
+    root = split_models(tmp_path, teams__inference_yaml=team, environments__prod_yaml=prod)
+    [finding] = findings(root)
+    assert (finding.code, str(finding.location), finding.path) == (
+        "CLU008",
+        "values/environments/prod.yaml:14:34",
+        "$.services.serve.tracks.nvidia.model",
+    )
+    assert finding.message == (
+        f"service 'serve' track 'nvidia' asks for model 'B200', which is none of nvidia's pools "
+        f"{NVIDIA_MODELS}"
+    )
+
+
+def test_an_environment_without_clusters_keeps_its_own_finding_of_the_model(
+    tmp_path: Path,
+) -> None:
+    """staging declares no clusters: there the pods' POD003 is the finding (with the base
+    layer's, which it equals); prod's is CLU008."""
+    files = {**TWO_CLUSTERS, **SPLIT_NVIDIA, "teams/ml.yaml": "quota: {nvidia: {main: 4}}\n"}
+    root = tree(tmp_path, {**files, "teams/inference.yaml": SERVE}, fleet=FLEET)
+    found = [f for f in findings(root) if f.path.startswith("$.services")]
+    assert [(f.code, f.path, f.envs) for f in found] == [
+        ("CLU008", "$.services.serve.tracks.nvidia.model", ("prod",)),
+        ("POD003", "$.services.serve.tracks.nvidia.model", ("", "staging")),
+    ]
+
+
+def test_a_model_no_pool_is_of_a_vendor_in_one_cluster_is_said_alike(tmp_path: Path) -> None:
+    """Cambricon is in domestic alone: the same finding, whatever the number of clusters."""
     team = TWO_CLUSTERS["teams/ml.yaml"].replace("devices: 2", "devices: 2\n    model: MLU590")
     [finding] = findings(two_clusters(tmp_path, teams__ml_yaml=team))
-    assert (finding.code, finding.path, finding.clusters) == (
-        "POD003",
+    assert (finding.code, str(finding.location), finding.path, finding.message, finding.hint) == (
+        "CLU008",
+        "values/teams/ml.yaml:6:12",
         "$.jobs['mlu-train'].model",
-        ("prod/domestic",),
+        "job 'mlu-train' asks for model 'MLU590', which is none of cambricon's pools (models: "
+        "MLU370 in domestic)",
+        "set it to MLU370, or add a pool of model MLU590 to values/vendors/cambricon.yaml and "
+        "list it in a cluster's pools",
     )
     # A fallback model missing too: each is said at its own line.
     team = team.replace("model: MLU590", "model: MLU590\n    fallbackModel: MLU580")
     found = findings(two_clusters(tmp_path / "fallback", teams__ml_yaml=team))
     assert [(f.code, f.path) for f in found] == [
-        ("POD003", "$.jobs['mlu-train'].model"),
+        ("CLU008", "$.jobs['mlu-train'].model"),
         ("SCH005", "$.jobs['mlu-train'].fallbackModel"),
     ]
     assert found[1].message == (
@@ -272,18 +385,66 @@ def test_a_model_missing_from_the_vendor_s_cluster_is_said_by_its_pods(tmp_path:
 
 
 def test_a_task_asks_for_its_job_s_model(tmp_path: Path) -> None:
-    """A Volcano job's model holds for its tasks that name none (as its pods are built)."""
+    """A Volcano job's model holds for its tasks that name none (as its pods are built): said
+    at the job's model, for the task."""
     team = (
         "quota: {cambricon: 4}\njobs:\n  gang:\n    kind: volcano\n    model: MLU590\n"
         "    images: {cambricon: r/t:mlu}\n    tasks:\n      w: {vendor: cambricon, replicas: 2}\n"
     )
     found = findings(two_clusters(tmp_path, teams__ml_yaml=team))
     # DEP001: the fleet does not declare Volcano, a root cause of its own.
-    assert [f.code for f in found] == ["DEP001", "POD003"]
-    assert "mlu-model=MLU590} picks no pool of cambricon" in found[1].message
+    assert [(f.code, f.path) for f in found] == [
+        ("DEP001", "$.jobs.gang.kind"),
+        ("CLU008", "$.jobs.gang.model"),
+    ]
+    assert found[1].message == (
+        "job 'gang' task 'w' asks for model 'MLU590', which is none of cambricon's pools "
+        "(models: MLU370 in domestic)"
+    )
     own = team.replace("{vendor: cambricon, replicas: 2}", "{vendor: cambricon, model: MLU370}")
     got = views(two_clusters(tmp_path / "own", teams__ml_yaml=own))
     assert summary(got["prod/domestic"])["teams"] == {"ml": ({"cambricon": 4}, ["gang"], [])}
+
+
+def two_vendors(nvidia: str, ascend: str) -> str:
+    """Team inference's service over NVIDIA and Ascend, each track with its model."""
+    return (
+        "quota: {nvidia: {main: 4, domestic: 4}, ascend: 4}\nservices:\n  serve:\n"
+        "    images: {nvidia: r/s:cuda, ascend: r/s:npu}\n    vendorMounts: false\n"
+        "    migration: {from: nvidia, to: ascend}\n    phase: validate\n    tracks:\n"
+        f"      nvidia: {{replicas: 1, model: {nvidia}}}\n"
+        f"      ascend: {{replicas: 1, model: {ascend}}}\n"
+    )
+
+
+def test_a_service_over_two_vendors_says_each_model_no_pool_is_and_no_other_track(
+    tmp_path: Path,
+) -> None:
+    """Each track's model at its own line; a track whose model is a pool's is not said to pick
+    none in a cluster without it (the service is in no cluster)."""
+    root = split_models(tmp_path, teams__inference_yaml=two_vendors("H10", "910c"))
+    assert [(f.code, str(f.location), f.message, f.hint) for f in findings(root)] == [
+        (
+            "CLU008",
+            "values/teams/inference.yaml:9:36",
+            f"service 'serve' track 'nvidia' asks for model 'H10', which is none of nvidia's "
+            f"pools {NVIDIA_MODELS}",
+            "did you mean 'H100'? set it to A100 or H100, or add a pool of model H10 to "
+            "values/vendors/nvidia.yaml and list it in a cluster's pools",
+        ),
+        (
+            "CLU008",
+            "values/teams/inference.yaml:10:36",
+            "service 'serve' track 'ascend' asks for model '910c', which is none of ascend's "
+            "pools (models: 910b in main)",
+            "did you mean '910b'? set it to 910b, or add a pool of model 910c to "
+            "values/vendors/ascend.yaml and list it in a cluster's pools",
+        ),
+    ]
+    root = split_models(tmp_path / "one", teams__inference_yaml=two_vendors("H100", "910c"))
+    assert [(f.code, f.path) for f in findings(root)] == [
+        ("CLU008", "$.services.serve.tracks.ascend.model")
+    ]
 
 
 def test_a_fallback_model_is_a_place(tmp_path: Path) -> None:

@@ -12,17 +12,18 @@ Two engines, with the same results:
 Codes: KUS001 (a unit does not build), K8S001 (an object does not match its schema), K8S002 (a
 kind has no schema: never skipped), KVER002 (a built-in kind at an apiVersion that the cluster's
 Kubernetes minor does not serve, though another minor's schemas have it: removed, or not yet
-served).
+served; one for all the objects under one kubernetesVersion line: `unserved_once`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -304,22 +305,77 @@ def _minors(versions: list[str]) -> str:
 def _unserved(unit: UnitView, what: str, api_version: str, kind: str) -> Finding | None:
     """KVER002 when the kind kubeconform found no schema for is a built-in one that other
     Kubernetes minors serve at this apiVersion: the cluster's minor does not (removed, or not
-    yet served), so the fix is the cluster's kubernetesVersion, not a CRD. None otherwise."""
+    yet served), so the fix is the cluster's kubernetesVersion, not a CRD. None otherwise.
+    One object's: `unserved_once` makes one finding of every object it holds for."""
     view = unit.view
     served = schemas.k8s_versions_serving(api_version, kind)
     if view is None or not served:
         return None
     loc, path = clusters.version_location(view)
     minor = ".".join(view.fleet.kubernetes_version.removeprefix("v").split(".")[:2])
-    return Finding(
-        KVER002.code,
-        f"{what}: Kubernetes {minor} (this cluster's kubernetesVersion) does not serve "
-        f"{api_version} {kind}; the pinned Kubernetes schemas have it in {_minors(served)}",
-        loc,
-        path,
-        f"set kubernetesVersion to a minor that serves {api_version} {kind} ({_minors(served)}), "
-        "or drop what renders it from this cluster's values",
+    reason = (
+        f"Kubernetes {minor} (this cluster's kubernetesVersion) does not serve {api_version} "
+        f"{kind}; the pinned Kubernetes schemas have it in {_minors(served)}"
     )
+    return _of_objects(
+        Finding(
+            KVER002.code,
+            "",
+            loc,
+            path,
+            f"set kubernetesVersion to a minor that serves {api_version} {kind} "
+            f"({_minors(served)}), or drop what renders it from this cluster's values",
+        ),
+        reason,
+        [(unit.unit.path, what)],
+    )
+
+
+# The units a KVER002 of several objects names before "and N more".
+SHOWN_UNITS = 3
+
+
+def _of_objects(base: Finding, reason: str, objects: list[tuple[str, str]]) -> Finding:
+    """KVER002 `base` for `objects` ((unit, object as messages name it), sorted): one object as
+    it is named, several counted with their units. The detail keeps the reason and every object
+    as JSON, for `unserved_once` to join a shard's finding to another's (validate --merge)."""
+    units = sorted({u for u, _ in objects})
+    if len(objects) == 1:
+        subject = objects[0][1]
+    else:
+        shown = units[:SHOWN_UNITS]
+        named = ", ".join(shown[:-1]) + f" and {shown[-1]}" if len(shown) > 1 else shown[0]
+        if len(units) > SHOWN_UNITS:
+            named = f"{', '.join(shown)} and {len(units) - SHOWN_UNITS} more"
+        subject = f"{len(objects)} objects in unit{'s' if len(units) > 1 else ''} {named}"
+    detail = json.dumps({"reason": reason, "objects": objects}, sort_keys=True)
+    return dataclasses.replace(
+        base,
+        message=f"{subject}: {reason}",
+        detail=detail,
+        unit=units[0] if len(units) == 1 else "",
+    )
+
+
+def unserved_once(findings: Iterable[Finding]) -> list[Finding]:
+    """`findings` with one KVER002 per cluster version (its kubernetesVersion line), apiVersion
+    and kind, for all the objects of every unit it holds for: they have one cause and one fix.
+    Each unit's objects are found by the unit (its verdicts are cached by unit, and a shard has
+    some units only); this joins them, in a run and in a merge of shards alike. The others keep
+    their order; the joined ones follow."""
+    out: list[Finding] = []
+    groups: dict[tuple[object, ...], tuple[Finding, str, set[tuple[str, str]]]] = {}
+    for f in findings:
+        if f.code != KVER002.code:
+            out.append(f)
+            continue
+        data = json.loads(f.detail)
+        key = (f.location, f.path, f.hint, f.severity, f.envs, data["reason"])
+        _, reason, objects = groups.setdefault(key, (f, data["reason"], set()))
+        objects.update((str(u), str(w)) for u, w in data["objects"])
+    for first, reason, objects in groups.values():
+        out.append(_of_objects(first, reason, sorted(objects)))
+    return out
 
 
 STAGE = BuildStage()

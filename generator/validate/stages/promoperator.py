@@ -46,12 +46,13 @@ def rule_docs(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def check(batch: Batch) -> dict[str, dict[str, Any]]:
-    """promrulecheck's verdict per unit that has PrometheusRules, from one run over every such
-    unit's file: {unit: {"version", "objects": n, "rejected": [line with errors, ...]}}."""
+def check(batch: Batch, built: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """promrulecheck's verdict per unit that has PrometheusRules (in `built`: each unit's objects
+    it checks), from one run over every such unit's file: {unit: {"version", "objects": n,
+    "rejected": [line with errors, ...]}}."""
     files = {}
-    for path in batch.ok():
-        docs = rule_docs(batch.built[path]["docs"])
+    for path, objects in built.items():
+        docs = rule_docs(objects)
         if docs:
             file = batch.scratch / (path.replace("/", "__") + ".prometheusrules.yaml")
             # JSON, one document a line: a large fleet's rules are tens of megabytes, which
