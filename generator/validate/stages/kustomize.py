@@ -287,11 +287,24 @@ class BuildStage:
                             f"{what}: {err.get('msg')}",
                             loc,
                             "$" + str(err.get("path") or "").replace("/", "."),
+                            _schema_hint(item),
                         )
                     )
             else:
-                out.append(Finding(K8S001.code, f"{what}: {item.get('msg')}", loc))
+                out.append(
+                    Finding(K8S001.code, f"{what}: {item.get('msg')}", loc, hint=_schema_hint(item))
+                )
         return [f.at_unit(u.path) for f in out]
+
+
+def _schema_hint(item: dict[str, Any]) -> str:
+    """What to do about an object its schema refuses: the API server refuses it too, so Argo CD
+    cannot sync the unit until the value is changed where it is written."""
+    return (
+        f"the API server refuses a {item.get('version')} {item.get('kind')} its schema refuses "
+        "(Argo CD's sync of the unit fails): change that field where it is written, in the "
+        "values or the committed file named here"
+    )
 
 
 def _minors(versions: list[str]) -> str:
