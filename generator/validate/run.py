@@ -61,6 +61,7 @@ from generator.validate.cache import (
     load_refs,
     object_count,
     save_refs,
+    settle,
     unit_key,
 )
 from generator.validate.progress import Progress
@@ -265,6 +266,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
     clock.lap("tools wait")
     if job is not None:
         clock.timings["tools"] = round(job.seconds, 3)
+    settle(opts.cache_dir, _scope(opts), plan.keys.values(), opts.shard[1] if opts.shard else 1)
     progress.stage("policy")
     fresh = {u.path: u for u in rendered.units} if rendered is not None else {}
     units = [fresh.get(path) or Unit(env, name, path, (), {}) for env, name, path in plan.found]
@@ -298,6 +300,14 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
         checked=[u.path for u in units],
         skipped=[name for name in skippable() if name in opts.skip],
     )
+
+
+def _scope(opts: ValidateOptions) -> str:
+    """What picks a run's units and their keys: the unit results a run of another scope uses are
+    not this run's to evict (cache.settle)."""
+    shard = "all" if opts.shard is None else f"{opts.shard[0]}/{opts.shard[1]}"
+    skip = ",".join(sorted(opts.skip))
+    return f"env={opts.env or '*'} shard={shard} engine={opts.engine} skip={skip}"
 
 
 @dataclass
