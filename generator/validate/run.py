@@ -284,7 +284,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
         )
         findings.extend(found)
         total += objects
-    rules.save()
+    rules.save([b.view for b in rendered.builds.values()] if rendered is not None else [])
     clock.lap("policy")
     # The same finding about shared values (e.g. NFD001 or KUE001 on a vendor's taint, KSC001 on
     # the fleet's kubeScheduler) comes from the unit of every environment: report it once.

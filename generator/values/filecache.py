@@ -115,6 +115,10 @@ class Entries:
         except (OSError, EOFError, ValueError, TypeError):
             return None
 
+    def keep(self, key: str) -> None:
+        """Keep the entry of `key` on save though this run did not read it."""
+        self.used.add(key)
+
     def put(self, key: str, data: Any) -> None:
         if self.folder is not None:
             self.used.add(key)

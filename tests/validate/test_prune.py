@@ -154,3 +154,33 @@ def test_shards_taking_turns_in_one_folder_keep_theirs_past_16_runs(tmp_path: Pa
     assert len(entries(tmp_path)) == 10
     settle(tmp_path, "shard=other/10", [keys[1]], shards=10)
     assert len(entries(tmp_path)) == 9
+
+
+def test_a_partial_run_keeps_the_rules_findings_of_the_units_it_did_not_check(
+    values: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The manifest rules' memo (policy/memo.RuleMemo): a shard's run, or one environment's,
+    leaves the findings of the other units of each view, and the entries of the other views."""
+    from generator.policy import registry
+
+    ran: list[str] = []
+    run_rules = registry.run_rules
+
+    def spy(ctx: Any, unit: Any, objs: Any) -> Any:
+        ran.append(unit.path)
+        return run_rules(ctx, unit, objs)
+
+    monkeypatch.setattr(registry, "run_rules", spy)
+    cache = tmp_path / "cache"
+
+    def rules_ran(*args: str) -> int:
+        ran.clear()
+        stats(values, cache, *args)
+        return len(ran)
+
+    assert rules_ran("--shard", "1/2") == 8
+    assert rules_ran("--shard", "2/2") == 4
+    assert rules_ran("--shard", "1/2") == 0
+    assert rules_ran("--shard", "2/2") == 0
+    assert rules_ran("--env", "staging") == 0
+    assert rules_ran() == 0
