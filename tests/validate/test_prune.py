@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from generator.validate.cache import settle
-from tests.fixtures import ml_tree, validate_committed
+from tests.fixtures import cli, ml_tree, validate_committed
 
 
 @pytest.fixture
@@ -90,8 +90,17 @@ def test_a_shard_s_runs_keep_what_the_other_shard_reads(values: Path, tmp_path: 
     assert stats(values, cache, "--shard", "2/2")["cached units"] == 4
     # a whole run, once, drops nothing the shards' runs still use
     stats(values, cache)
-    assert stats(values, cache, "--shard", "2/2")["cached units"] == 4
-    assert stats(values, cache, "--shard", "1/2")["cached units"] == 8
+    reports = []
+    for k, units in ((1, 8), (2, 4)):
+        code, text = validate_committed(
+            values, "--cache-dir", str(cache), "--shard", f"{k}/2", "--output", "json"
+        )
+        assert json.loads(text)["stats"]["cached units"] == units
+        reports.append(tmp_path / f"shard-{k}.json")
+        reports[-1].write_text(text)
+    # what --merge reads, the shards' reports, is one runner's verdict
+    code, merged = cli("validate", "--merge", *map(str, reports))
+    assert (code, merged) == validate_committed(values, "--cache-dir", str(cache))
 
 
 def test_entries_of_another_format_are_removed(values: Path, tmp_path: Path) -> None:
