@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from generator.validate.cache import settle
+from generator.validate.run import ValidateOptions, validate
 from tests.fixtures import cli, ml_tree, validate_committed
 
 
@@ -193,3 +194,27 @@ def test_a_partial_run_keeps_the_rules_findings_of_the_units_it_did_not_check(
     assert rules_ran("--shard", "2/2") == 0
     assert rules_ran("--env", "staging") == 0
     assert rules_ran() == 0
+
+
+@pytest.mark.parametrize(
+    "partial", [["--env", "staging"], ["--skip", "promtool"]], ids=["env", "skip"]
+)
+def test_runs_of_another_scope_leave_a_whole_run_s_entries(
+    values: Path, tmp_path: Path, partial: list[str]
+) -> None:
+    cache = tmp_path / "cache"
+    whole = stats(values, cache)
+    for gpus in (2, 3, 4):
+        set_quota(values, gpus)
+        stats(values, cache, *partial)
+    set_quota(values, 1)
+    assert stats(values, cache)["cached units"] == whole["units"]
+
+
+def test_runs_of_another_engine_leave_a_whole_run_s_entries(values: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    whole = stats(values, cache)
+    # the reference engine (a kustomize process per unit), which only the library offers
+    options = ValidateOptions(values, cache_dir=cache, drift=False, engine="processes")
+    assert [validate(options).cached_units for _ in range(3)] == [0, 12, 12]
+    assert stats(values, cache)["cached units"] == whole["units"]
