@@ -132,7 +132,8 @@ class Entries:
             for key, blob in self.new.items():
                 write_atomically(self.folder / (key + _SUFFIX), blob)
             for entry in self.folder.iterdir():
-                if entry.name.endswith(_SUFFIX) and entry.name[: -len(_SUFFIX)] not in self.used:
+                # any other file too: a killed run's temporary file (write_atomically's)
+                if not (entry.name.endswith(_SUFFIX) and entry.name[: -len(_SUFFIX)] in self.used):
                     entry.unlink()
         except OSError:
             pass  # a cache that cannot be written only costs speed

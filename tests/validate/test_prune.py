@@ -218,3 +218,20 @@ def test_runs_of_another_engine_leave_a_whole_run_s_entries(values: Path, tmp_pa
     options = ValidateOptions(values, cache_dir=cache, drift=False, engine="processes")
     assert [validate(options).cached_units for _ in range(3)] == [0, 12, 12]
     assert stats(values, cache)["cached units"] == whole["units"]
+
+
+FOLDERS = ["values", "checks", "rules", "components", "layouts", "dump-cache"]
+
+
+def test_a_killed_run_s_temporary_files_are_removed_from_every_folder(
+    values: Path, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    stats(values, cache)
+    for name in FOLDERS:
+        (cache / name).mkdir(exist_ok=True)
+        # as write_atomically names them: tempfile.mkstemp's in the entry's folder
+        (cache / name / "tmpk1ll3d").write_bytes(b"half an entry")
+    set_quota(values, 2)
+    stats(values, cache)  # render, then validate
+    assert [name for name in FOLDERS if (cache / name / "tmpk1ll3d").exists()] == []
