@@ -68,7 +68,7 @@ from generator.validate.progress import Progress
 from generator.validate.stages import BUILD, Batch, Stage, UnitView, registry
 from generator.validate.stages.kustomize import ENGINES
 from generator.values import filecache
-from generator.values.model import Values
+from generator.values.model import FleetView, Values
 from generator.vocab.units import Tree, Unit
 
 
@@ -284,7 +284,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
         )
         findings.extend(found)
         total += objects
-    rules.save([b.view for b in rendered.builds.values()] if rendered is not None else [])
+    rules.save(_checked_views(rendered))
     clock.lap("policy")
     # The same finding about shared values (e.g. NFD001 or KUE001 on a vendor's taint, KSC001 on
     # the fleet's kubeScheduler) comes from the unit of every environment: report it once.
@@ -300,6 +300,16 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
         checked=[u.path for u in units],
         skipped=[name for name in skippable() if name in opts.skip],
     )
+
+
+def _checked_views(rendered: Rendered | None) -> list[FleetView]:
+    """The views the manifest rules check a unit against, whether or not this run checks one of
+    theirs: the views of the layers that have units (not the base's, whose digest, the whole
+    fleet's, `render --validate` would otherwise make only for this)."""
+    if rendered is None:
+        return []
+    layers = {unit.env for unit in rendered.units}
+    return [build.view for layer, build in rendered.builds.items() if layer in layers]
 
 
 def _scope(opts: ValidateOptions) -> str:
