@@ -205,7 +205,13 @@ class RuleMemo:
         new[unit] = [unit_key, [_row(f) for f in found]]
         return found
 
-    def save(self) -> None:
-        for _, key, _, new in self._views.values():
-            self.entries.put(key, new)
+    def save(self, views: Iterable[FleetView] = ()) -> None:
+        """Keep the findings of this run's units, those of the view's other units as they were
+        (a run of one shard or one environment checks only some: the next run of the others
+        reads them), and the entries of `views`, the views the values have now, whether or not
+        this run checked a unit of theirs; drop the others."""
+        for _, key, old, new in self._views.values():
+            self.entries.put(key, {**old, **new})
+        for view in views:
+            self.entries.keep(self.digests.view(view, self.codes))
         self.entries.save()

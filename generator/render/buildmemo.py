@@ -144,7 +144,8 @@ class ComponentMemo:
         assert self.folder is not None
         try:
             for entry in self.folder.iterdir():
-                if entry.name.endswith(SUFFIX) and entry.name[: -len(SUFFIX)] not in keep:
+                # any other file too: a killed run's temporary file (write_atomically's)
+                if not (entry.name.endswith(SUFFIX) and entry.name[: -len(SUFFIX)] in keep):
                     entry.unlink()
         except OSError:
             pass

@@ -90,8 +90,9 @@ class DumpCache:
                     continue
                 text = json.dumps({"format": _format(), "entries": keep})
                 write_atomically(self.folder / f"{name}.json", text.encode("utf-8"))
-            for path in self.folder.glob("*.json"):
-                if path.stem not in self.shards:
+            for path in self.folder.iterdir():
+                # any other file too: a killed run's temporary file (write_atomically's)
+                if not (path.suffix == ".json" and path.stem in self.shards):
                     path.unlink(missing_ok=True)
             (self.folder.parent / LEGACY_FILE).unlink(missing_ok=True)
         except OSError:

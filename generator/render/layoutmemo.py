@@ -239,13 +239,15 @@ class LayoutMemo:
             pass  # only costs speed
 
     def prune(self) -> None:
-        """Remove the entries of views this run did not have."""
+        """Remove the entries of views this run did not have, and any other file (a killed run's
+        temporary file: write_atomically's)."""
         if self.folder is None or not self.write:
             return
         try:
             for path in self.folder.iterdir():
                 name = path.name.removesuffix(SUFFIX).removesuffix(SINCE)
-                if path.name != BASE and path.name.endswith(SUFFIX) and name not in self.seen:
+                ours = path.name.endswith(SUFFIX) and name in self.seen
+                if path.name != BASE and not ours:
                     path.unlink()
         except OSError:
             pass

@@ -211,11 +211,32 @@ def save(files: Files, index: Path | None, *, drop: frozenset[str] = frozenset()
         and (found := files.digests.get(rel)) is not None
         and stat[2] < limit  # the ctime: every change sets it, `touch -d` too
     }
-    if entries == files.known:
-        return  # 36,000 entries at 20 clusters x 500 teams: not rewritten for nothing
     data = {"format": FORMAT, "root": os.path.abspath(files.root), "entries": entries}
     try:
-        index.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(index, marshal.dumps(data))
+        if entries == files.known:
+            # 36,000 entries at 20 clusters x 500 teams: not rewritten for nothing, but marked
+            # used (its mtime) for _prune
+            os.utime(index)
+        else:
+            index.parent.mkdir(parents=True, exist_ok=True)
+            write_atomically(index, marshal.dumps(data))
+        _prune(index)
     except OSError:
         pass  # a cache that cannot be written only costs speed
+
+
+KEEP_INDEXES = 4  # a checkout's output, and a few more (`--committed DIR`, copies of the tree)
+
+
+def _prune(index: Path) -> None:
+    """Remove the indexes but the KEEP_INDEXES last saved or used: one per output folder ever
+    rendered or validated would grow without end (a CI job's temporary checkouts, tests). Only
+    files named as index_file names them: the folder is the caller's."""
+    found = [
+        (entry.stat().st_mtime_ns, entry)
+        for entry in index.parent.iterdir()
+        if entry.suffix == ".marshal" and len(entry.stem) == 24
+    ]
+    found.sort(key=lambda row: row[0], reverse=True)
+    for _, entry in found[KEEP_INDEXES:]:  # `index`, just saved or marked used, is not among them
+        entry.unlink(missing_ok=True)

@@ -3,6 +3,13 @@
 A unit's key covers its own files, the files of every base it references, the versions of the
 tools and the schema sets, so a hit can only replay what the same tools said about the same bytes.
 Policy rules are not cached: they also depend on values outside the unit (pools, taints).
+
+An entry stays while one of the last KEEP_RUNS runs of its scope used it (`settle`): a run's
+scope is what picks its units and keys (`--env`, `--shard K/N`, the engine, `--skip`), so a
+shard's run never evicts what another shard's runs, or a whole run, still read. A scope that has
+not run in the last FORGET_RUNS runs is forgotten. Everything else in the entries' folders (the
+entries of earlier edits, of another code or format, the JSON entries before format 9) is
+removed at the end of each run.
 """
 
 from __future__ import annotations
@@ -10,7 +17,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import marshal
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -229,6 +237,58 @@ class Cache:
 
 
 _SUFFIX = ".marshal"
+
+USES_FILE = "unit-uses.marshal"  # in validate's cache folder: the keys each scope's runs used
+USES_FORMAT = "unit-uses-1"
+# The run before too: switching between two branches (a pull request's and its base) finds
+# both sets of units cached.
+KEEP_RUNS = 2
+# Runs of other scopes after which a scope is forgotten (at least twice a run's shard count, so
+# N shards taking turns in one folder keep theirs).
+FORGET_RUNS = 16
+_HEX = frozenset("0123456789abcdef")
+
+# scope -> (the sequence number of its last run, the keys of each of its last runs, newest first)
+Uses = dict[str, tuple[int, list[list[bytes]]]]
+
+
+def _load_uses(cache_dir: Path) -> tuple[int, Uses]:
+    try:
+        data = marshal.loads((cache_dir / USES_FILE).read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        return 0, {}
+    if not isinstance(data, dict) or data.get("format") != USES_FORMAT:
+        return 0, {}
+    uses: Uses = data["scopes"]
+    return int(data["runs"]), uses
+
+
+def settle(cache_dir: Path | None, scope: str, used: Iterable[str], shards: int = 1) -> None:
+    """Record that a run of `scope` used the entries `used` (read or written), then remove
+    every entry of the folder that no scope's last KEEP_RUNS runs used, and any other file in
+    the entries' folders. Only costs speed when it cannot."""
+    if cache_dir is None:
+        return
+    runs, uses = _load_uses(cache_dir)
+    runs += 1
+    mine = sorted(bytes.fromhex(key) for key in set(used))
+    _, before = uses.get(scope, (0, []))
+    uses[scope] = (runs, [mine, *before][:KEEP_RUNS])
+    horizon = runs - max(FORGET_RUNS, 2 * shards)
+    uses = {name: kept for name, kept in uses.items() if kept[0] > horizon}
+    keep = {key.hex() + _SUFFIX for _, lists in uses.values() for keys in lists for key in keys}
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        blob = marshal.dumps({"format": USES_FORMAT, "runs": runs, "scopes": uses})
+        write_atomically(cache_dir / USES_FILE, blob)
+        # os.scandir, not Path.iterdir: its entries know their type without a stat each
+        for folder in os.scandir(cache_dir):
+            if len(folder.name) == 2 and set(folder.name) <= _HEX and folder.is_dir():
+                for entry in os.scandir(folder.path):
+                    if entry.name not in keep:
+                        os.unlink(entry.path)
+    except OSError:
+        pass  # the next run removes what this one could not
 
 
 def built_objects(build: dict[str, Any]) -> list[Obj]:

@@ -61,13 +61,14 @@ from generator.validate.cache import (
     load_refs,
     object_count,
     save_refs,
+    settle,
     unit_key,
 )
 from generator.validate.progress import Progress
 from generator.validate.stages import BUILD, Batch, Stage, UnitView, registry
 from generator.validate.stages.kustomize import ENGINES, unserved_once
 from generator.values import filecache
-from generator.values.model import Values
+from generator.values.model import FleetView, Values
 from generator.vocab.units import Tree, Unit
 
 
@@ -265,6 +266,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
     clock.lap("tools wait")
     if job is not None:
         clock.timings["tools"] = round(job.seconds, 3)
+    settle(opts.cache_dir, _scope(opts), plan.keys.values(), opts.shard[1] if opts.shard else 1)
     progress.stage("policy")
     fresh = {u.path: u for u in rendered.units} if rendered is not None else {}
     units = [fresh.get(path) or Unit(env, name, path, (), {}) for env, name, path in plan.found]
@@ -282,7 +284,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
         )
         findings.extend(found)
         total += objects
-    rules.save()
+    rules.save(_checked_views(rendered))
     clock.lap("policy")
     # The same finding about shared values (e.g. NFD001 or KUE001 on a vendor's taint, KSC001 on
     # the fleet's kubeScheduler) comes from the unit of every environment: report it once.
@@ -298,6 +300,24 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
         checked=[u.path for u in units],
         skipped=[name for name in skippable() if name in opts.skip],
     )
+
+
+def _checked_views(rendered: Rendered | None) -> list[FleetView]:
+    """The views the manifest rules check a unit against, whether or not this run checks one of
+    theirs: the views of the layers that have units (not the base's, whose digest, the whole
+    fleet's, `render --validate` would otherwise make only for this)."""
+    if rendered is None:
+        return []
+    layers = {unit.env for unit in rendered.units}
+    return [build.view for layer, build in rendered.builds.items() if layer in layers]
+
+
+def _scope(opts: ValidateOptions) -> str:
+    """What picks a run's units and their keys: the unit results a run of another scope uses are
+    not this run's to evict (cache.settle)."""
+    shard = "all" if opts.shard is None else f"{opts.shard[0]}/{opts.shard[1]}"
+    skip = ",".join(sorted(opts.skip))
+    return f"env={opts.env or '*'} shard={shard} engine={opts.engine} skip={skip}"
 
 
 @dataclass

@@ -115,6 +115,10 @@ class Entries:
         except (OSError, EOFError, ValueError, TypeError):
             return None
 
+    def keep(self, key: str) -> None:
+        """Keep the entry of `key` on save though this run did not read it."""
+        self.used.add(key)
+
     def put(self, key: str, data: Any) -> None:
         if self.folder is not None:
             self.used.add(key)
@@ -128,7 +132,8 @@ class Entries:
             for key, blob in self.new.items():
                 write_atomically(self.folder / (key + _SUFFIX), blob)
             for entry in self.folder.iterdir():
-                if entry.name.endswith(_SUFFIX) and entry.name[: -len(_SUFFIX)] not in self.used:
+                # any other file too: a killed run's temporary file (write_atomically's)
+                if not (entry.name.endswith(_SUFFIX) and entry.name[: -len(_SUFFIX)] in self.used):
                     entry.unlink()
         except OSError:
             pass  # a cache that cannot be written only costs speed

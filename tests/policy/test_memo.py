@@ -237,33 +237,44 @@ def test_rules_run_again_only_on_a_changed_unit_key_or_view(
     assert third.memo.ran == ["overlays/prod/domestic/team-ml"]
 
 
-def test_rules_memo_keeps_only_what_the_run_used_and_writes_only_when_it_may(
+def test_rules_memo_keeps_the_views_the_values_have_and_writes_only_when_it_may(
     values_dir: Path, tmp_path: Path
 ) -> None:
     folder = tmp_path / "rules"
     first = Rules(values_dir, folder)
     first.ask("prod/main", "overlays/prod/main/a", "k", [RULE_FINDING])
     first.ask("prod/main", "overlays/prod/main/b", "k", [RULE_FINDING])
+    first.ask("prod/domestic", "overlays/prod/domestic/c", "k", [RULE_FINDING])
     first.memo.save()
-    # Both units of the view are remembered, and stay so through a run of hits only.
+    # Every unit is remembered, and stays so through a run of hits only.
     for _ in range(2):
         hits = Rules(values_dir, folder)
         assert hits.ask("prod/main", "overlays/prod/main/a", "k", []) == [RULE_FINDING]
         assert hits.ask("prod/main", "overlays/prod/main/b", "k", []) == [RULE_FINDING]
+        assert hits.ask("prod/domestic", "overlays/prod/domestic/c", "k", []) == [RULE_FINDING]
         hits.memo.save()
         assert hits.memo.ran == []
-    # A run that asks only for unit a: b is forgotten (one entry per view, rewritten whole).
+    # A run that asks only for unit a (one shard's) keeps b, the view's unit it did not check,
+    # and prod/domestic's entry, a view the values have though it checked none of its units.
     second = Rules(values_dir, folder)
     second.ask("prod/main", "overlays/prod/main/a", "k", [])
-    second.memo.save()
+    second.memo.save([second.values.envs["prod/domestic"]])
     third = Rules(values_dir, folder)
-    assert third.ask("prod/main", "overlays/prod/main/b", "k", []) == []
-    assert third.memo.ran == ["overlays/prod/main/b"]
+    assert third.ask("prod/main", "overlays/prod/main/b", "k", []) == [RULE_FINDING]
+    assert third.ask("prod/domestic", "overlays/prod/domestic/c", "k", []) == [RULE_FINDING]
+    assert third.memo.ran == []
+    # A view neither checked nor among the values' views is dropped.
+    fourth = Rules(values_dir, folder)
+    fourth.ask("prod/main", "overlays/prod/main/a", "k", [])
+    fourth.memo.save()
+    fifth = Rules(values_dir, folder)
+    assert fifth.ask("prod/domestic", "overlays/prod/domestic/c", "k", []) == []
+    assert fifth.memo.ran == ["overlays/prod/domestic/c"]
     # A run that may not write changes nothing on disk.
     before = sorted((p.name, p.read_bytes()) for p in folder.iterdir())
-    fourth = Rules(values_dir, folder, write=False)
-    fourth.ask("prod/main", "overlays/prod/main/c", "k", [RULE_FINDING])
-    fourth.memo.save()
+    sixth = Rules(values_dir, folder, write=False)
+    sixth.ask("prod/main", "overlays/prod/main/c", "k", [RULE_FINDING])
+    sixth.memo.save()
     assert sorted((p.name, p.read_bytes()) for p in folder.iterdir()) == before
 
 

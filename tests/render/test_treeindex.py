@@ -167,3 +167,33 @@ def test_validate_reports_a_hand_edit_with_its_mtime_put_back_as_drift(
     hand_edit(out / EDITED, "mtime put back")
     drifts = [f for f in validate(opts).findings if f.code == "DRIFT001"]
     assert [(f.location.file, f.location.line) for f in drifts] == [(EDITED, 7)]
+
+
+def test_the_indexes_of_the_four_output_folders_used_last_are_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    later(monkeypatch)
+    cache = tmp_path / "cache"
+    outs = [tmp_path / f"out{k}" for k in range(6)]
+    indexes = [treeindex.index_file(cache, out) for out in outs]
+    assert all(index is not None for index in indexes)
+    paths = [index for index in indexes if index is not None]
+    for k, (out, index) in enumerate(zip(outs, paths, strict=True)):
+        write_tree(TREE, out, index)
+        write_tree(TREE, out, index)  # nothing to write: the index is saved
+        os.utime(index, ns=(k * 10**9, k * 10**9))  # used at second k
+    write_tree(TREE, outs[0], paths[0])  # out0's index learns its files
+    os.utime(paths[0], ns=(0, 0))
+    inode = paths[0].stat().st_ino
+    # out0 used again: its index, unchanged, is not rewritten but marked used; the oldest go
+    write_tree(TREE, outs[0], paths[0])
+    assert paths[0].stat().st_ino == inode
+    assert sorted(p.name for p in (cache / "tree-index").iterdir()) == sorted(
+        p.name for p in (paths[0], paths[3], paths[4], paths[5])
+    )
+    # a file of another name in the folder is not an index: left alone
+    (cache / "tree-index" / "notes.marshal").write_text("")
+    os.utime(cache / "tree-index" / "notes.marshal", ns=(0, 0))
+    write_tree(TREE, outs[1], paths[1])
+    assert (cache / "tree-index" / "notes.marshal").exists()
+    assert paths[0].exists() and not paths[3].exists()
