@@ -325,14 +325,27 @@ def test_caches_are_keyed_on_content() -> None:
         in cache["key"]
     )
     assert steps["make venv tools"]["run"] == "make venv tools"
-    # the fleet workflow: the user cache and Go's, keyed on the pinned accel-gitops
-    fleet = {
-        s["uses"].split("@")[0]: s
-        for s in _load("accel-gitops.yaml")["jobs"]["check"]["steps"]
-        if "uses" in s
-    }
-    assert "~/.cache/accel-gitops" in fleet["actions/cache"]["with"]["path"]
-    assert "hashFiles(inputs.requirements)" in fleet["actions/cache"]["with"]["key"]
+    # the fleet workflow: the user cache and Go's, keyed on the pinned accel-gitops; then
+    # validate's folder beside the values, restored from the last run that saved one (its
+    # entries are keyed by content), saved under the commit; each shard its own
+    jobs = _load("accel-gitops.yaml")["jobs"]
+    for job, mine in (("check", ""), ("validate", "shard${{ strategy.job-index }}-")):
+        steps = jobs[job]["steps"]
+        tools, validate = [
+            s["with"] for s in steps if s.get("uses", "").startswith("actions/cache@")
+        ]
+        assert "~/.cache/accel-gitops" in tools["path"]
+        assert "hashFiles(inputs.requirements)" in tools["key"]
+        where = next(s for s in steps if s.get("id") == "cache")
+        assert where["run"] == 'echo "dir=$(dirname "$VALUES")/.cache/validate" >> "$GITHUB_OUTPUT"'
+        assert validate == {
+            "path": "${{ steps.cache.outputs.dir }}",
+            "key": "accel-gitops-validate-${{ runner.os }}-" + mine + "${{ github.sha }}",
+            "restore-keys": "accel-gitops-validate-${{ runner.os }}-" + mine,
+        }
+        # restored before anything reads it: the first accel-gitops command comes after
+        first = next(i for i, s in enumerate(steps) if "accel-gitops validate" in s.get("run", ""))
+        assert steps.index(where) < first
 
 
 def test_a_restored_cache_with_old_file_times_is_not_rebuilt(tmp_path: Path) -> None:
