@@ -192,7 +192,7 @@ func build(root, unit string, opts *krusty.Options, v validator.Validator, gates
 func check(unit string, yml []byte, v validator.Validator, gates *kindGates) ([]json.RawMessage, []schemaResult, error) {
 	objects := []json.RawMessage{}
 	problems := []schemaResult{}
-	var resources []resource.Resource
+	var docs []document
 	scanner := bufio.NewScanner(bytes.NewReader(yml))
 	// kubeconform starts at 4 MB; the scanner grows its buffer to the largest document anyway,
 	// and each document is copied out, so a small start gives the same documents. Allocating and
@@ -202,17 +202,28 @@ func check(unit string, yml []byte, v validator.Validator, gates *kindGates) ([]
 	for scanner.Scan() {
 		if len(scanner.Text()) > 0 {
 			res := resource.Resource{Path: unit, Bytes: []byte(scanner.Text())}
-			resources = append(resources, res.Resources()...)
+			if data, err := yaml.YAMLToJSON(res.Bytes); err == nil {
+				if key, ok := plainSignature(data); ok {
+					docs = append(docs, document{res: res, json: data, gate: key})
+					continue
+				}
+			}
+			for _, r := range res.Resources() {
+				docs = append(docs, document{res: r})
+			}
 		}
 	}
 	if err := scanner.Err(); err != nil {
 		return nil, nil, fmt.Errorf("reading the build output: %w", err)
 	}
-	if len(resources) == 0 {
-		resources = append(resources, resource.Resource{Path: unit, Bytes: []byte{}})
+	if len(docs) == 0 {
+		docs = append(docs, document{res: resource.Resource{Path: unit, Bytes: []byte{}}})
 	}
-	for _, res := range resources {
-		if err := appendObject(&objects, res.Bytes); err != nil {
+	for _, doc := range docs {
+		res := doc.res
+		if doc.json != nil {
+			objects = append(objects, doc.json)
+		} else if err := appendObject(&objects, res.Bytes); err != nil {
 			return nil, nil, err
 		}
 		if v == nil {
@@ -220,7 +231,9 @@ func check(unit string, yml []byte, v validator.Validator, gates *kindGates) ([]
 		}
 		var r validator.Result
 		validate := func() { r = v.ValidateResource(res) }
-		if sig, err := res.Signature(); err == nil {
+		if doc.gate != "" {
+			gates.do(doc.gate, validate)
+		} else if sig, err := res.Signature(); err == nil {
 			gates.do(sig.Version+"/"+sig.Kind, validate) // kubeconform's cache key, less the version
 		} else {
 			validate()
@@ -239,6 +252,92 @@ func check(unit string, yml []byte, v validator.Validator, gates *kindGates) ([]
 		})
 	}
 	return objects, problems, nil
+}
+
+// A document of the build output as kubeconform will validate it; json and gate are set when
+// plainSignature vouched for it (its JSON for the caller, its kind's gate key).
+type document struct {
+	res  resource.Resource
+	json json.RawMessage
+	gate string
+}
+
+// plainSignature says whether a document (its JSON, as appendObject makes it) may skip
+// kubeconform's Resource.Resources(), and returns its kind's gate key ("apiVersion/kind").
+//
+// Resources() (kubeconform v0.7.0 pkg/resource/resource.go) calls Signature(), which parses the
+// whole document again with sigs.k8s.io/yaml's Unmarshal (yaml.v2, to JSON, then
+// encoding/json into a struct of apiVersion, kind and metadata's name, namespace and
+// generateName, matching keys case-insensitively, turning a number or boolean into a string
+// where the field is one: sigs.k8s.io/yaml v1.5.0 yaml.go convertToJSONableObject), only to
+// expand a List, and caches the signature in the Resource. ValidateResource (pkg/validator/
+// validator.go) then reads the signature through SignatureFromMap on the map UnmarshalStrict
+// made, which returns that cached one, else computes it from the map: exact keys, string values
+// only, and generateName used when it is any string, even empty. So without Resources() a
+// document validates the same exactly when both ways give one signature and it is no List:
+// every key they read spelled exactly (no other case of it), apiVersion and kind non-empty
+// strings, metadata absent, null or an object, name and namespace absent or strings,
+// generateName absent or a non-empty string. YAMLToJSON is the same parse as Signature's less
+// the target (yaml.v2 Unmarshal into interface{}), and a value that is a JSON string here was a
+// YAML string, which the target leaves as it is. Any other document goes through Resources(),
+// as before; the verdict printed for a problem calls r.Resource.Signature(), which is then the
+// one SignatureFromMap cached, equal by the above.
+func plainSignature(data []byte) (string, bool) {
+	if len(data) == 0 || data[0] != '{' {
+		return "", false
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil || !exactKeys(top, "apiVersion", "kind", "metadata") {
+		return "", false
+	}
+	kind, okKind := jsonString(top["kind"])
+	version, okVersion := jsonString(top["apiVersion"])
+	if !okKind || !okVersion || kind == "" || version == "" || strings.ToLower(kind) == "list" {
+		return "", false
+	}
+	if raw, ok := top["metadata"]; ok {
+		var meta map[string]json.RawMessage
+		if json.Unmarshal(raw, &meta) != nil || !exactKeys(meta, "name", "namespace", "generateName") {
+			return "", false
+		}
+		for _, key := range []string{"name", "namespace"} {
+			if value, ok := meta[key]; ok {
+				if _, isString := jsonString(value); !isString {
+					return "", false
+				}
+			}
+		}
+		if value, ok := meta["generateName"]; ok {
+			if name, isString := jsonString(value); !isString || name == "" {
+				return "", false
+			}
+		}
+	}
+	return version + "/" + kind, true
+}
+
+// exactKeys: no key of m is another spelling of one of names that encoding/json would match
+// to it. encoding/json matches a key to a field by Unicode simple case folding (Go's
+// encoding/json/fold.go foldName: each rune to the smallest of its fold orbit), which is what
+// strings.EqualFold compares.
+func exactKeys(m map[string]json.RawMessage, names ...string) bool {
+	for key := range m {
+		for _, name := range names {
+			if key != name && strings.EqualFold(key, name) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// jsonString is a JSON value's text when it is a string.
+func jsonString(raw json.RawMessage) (string, bool) {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
 }
 
 func appendObject(objects *[]json.RawMessage, doc []byte) error {
