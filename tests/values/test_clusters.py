@@ -11,6 +11,7 @@ from generator.values import loader
 from generator.values.model import FleetView
 from generator.vocab import addons
 from tests.fixtures import (
+    ASCEND_910B,
     CAMBRICON_MLU370,
     FLEET,
     PROD_FLEET,
@@ -732,6 +733,41 @@ def test_cluster_words_in_an_environment_without_clusters_are_findings(tmp_path:
             "models of nvidia's pools: A100; a quota split by cluster needs the clusters "
             "declared in the environment's file",
         )
+    ]
+
+
+def test_a_track_naming_a_cluster_in_an_environment_without_clusters_is_a_finding(
+    tmp_path: Path,
+) -> None:
+    """Each track of a service that names a cluster, where the environment declares none, is its
+    own CLU005 at that track's `cluster:`; a track that names none is fine."""
+    team = "quota: {nvidia: 4, ascend: 4}\nservices:\n  s:\n"
+    team += "    images: {nvidia: r/s:cuda, ascend: r/s:cann}\n"
+    team += "    migration: {from: nvidia, to: ascend}\n    tracks:\n"
+    team += "      nvidia: {replicas: 1, cluster: main}\n"
+    team += "      ascend: {replicas: 1, cluster: domestic}\n"
+    team += "  t:\n    images: {nvidia: r/t}\n    tracks: {nvidia: {replicas: 1}}\n"
+    found = findings(tree(tmp_path, {"teams/ml.yaml": team, "vendors/ascend.yaml": ASCEND_910B}))
+    remove = "remove cluster, or declare the clusters in the environment's file"
+    assert [(f.code, str(f.location), f.path, f.envs, f.message, f.hint) for f in found] == [
+        (
+            "CLU005",
+            "values/teams/ml.yaml:7:38",
+            "$.services.s.tracks.nvidia.cluster",
+            (),
+            "track nvidia of service 's' names cluster 'main', and the environment declares "
+            "no clusters",
+            remove,
+        ),
+        (
+            "CLU005",
+            "values/teams/ml.yaml:8:38",
+            "$.services.s.tracks.ascend.cluster",
+            (),
+            "track ascend of service 's' names cluster 'domestic', and the environment declares "
+            "no clusters",
+            remove,
+        ),
     ]
 
 

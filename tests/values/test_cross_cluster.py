@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.fixtures import CAMBRICON_MLU370, CROSS_GATEWAY, PROD_FLEET, cross_clusters, findings
+from tests.fixtures import (
+    CAMBRICON_MLU370,
+    CROSS_GATEWAY,
+    CROSS_PROD,
+    CROSS_TEAM,
+    PROD_FLEET,
+    cross_clusters,
+    findings,
+)
 
 
 def test_a_track_that_names_a_cluster_without_its_vendor_s_pools(tmp_path: Path) -> None:
@@ -207,3 +215,53 @@ def test_each_cluster_s_quota_holds_only_the_track_that_runs_there(tmp_path: Pat
         "team 'inference' needs 2 ascend devices in namespace 'inference' (service chat 2x1=2) "
         "but its quota is 1"
     )
+
+
+def test_a_track_that_names_no_cluster_of_the_environment(tmp_path: Path) -> None:
+    override = "teams:\n  inference:\n    services:\n      chat:\n        tracks:\n" + (
+        "          ascend: {cluster: domestc}\n"
+    )
+    [finding] = findings(cross_clusters(tmp_path, clusters=override))
+    assert (finding.code, str(finding.location), finding.path) == (
+        "CLU005",
+        "values/environments/prod.yaml:13:29",
+        "$.services.chat.tracks.ascend.cluster",
+    )
+    assert finding.message == (
+        "track ascend of service 'chat' names cluster 'domestc', which is not one of the "
+        "environment's clusters"
+    )
+    assert finding.hint == "did you mean 'domestic'? clusters with ascend: domestic"
+
+
+def test_a_track_whose_vendor_is_in_two_clusters_must_name_one(tmp_path: Path) -> None:
+    """nvidia's track names main; ascend has a pool in each cluster and its track names none:
+    one CLU005 at the track, listing both (the team's ascend quota says how it splits)."""
+    ascend = "pools:\n" + "".join(
+        f"  - {{name: {p}, model: 910b, devicesPerNode: 8, nodes: [{n}]}}\n"
+        for p, n in (("910b", "npu-1"), ("910c", "npu-2"))
+    )
+    override = "teams:\n  inference:\n    services:\n      chat:\n        tracks:\n" + (
+        "          nvidia: {cluster: main}\n"
+    )
+    prod = CROSS_PROD.replace("pools: [nvidia]", "pools: [nvidia, ascend/910c]").replace(
+        "pools: [ascend]", "pools: [ascend/910b]"
+    )
+    team = CROSS_TEAM.format(phase="shift-30", cross=CROSS_GATEWAY).replace(
+        "ascend: 4}", "ascend: {main: 2, domestic: 2}}"
+    )
+    files = {
+        "vendors/ascend.yaml": ascend,
+        "environments/prod.yaml": prod.format(clusters=override),
+        "teams/inference.yaml": team,
+    }
+    [finding] = findings(cross_clusters(tmp_path, files=files))
+    assert (finding.code, str(finding.location), finding.path) == (
+        "CLU005",
+        "values/teams/inference.yaml:13:7",
+        "$.services.chat.tracks.ascend",
+    )
+    assert finding.message == (
+        "track ascend of service 'chat' could run in clusters main, domestic: name one"
+    )
+    assert finding.hint == "set cluster: <one of main, domestic> on the track"
