@@ -195,8 +195,9 @@ class _Splitter:
                         "cluster its nodes are in",
                     )
 
-    def settle(self) -> dict[str, tuple[Vendor, ...]]:
-        """Each cluster's vendors, once the pools are placed: what `hosts` and `holding` read."""
+    def place_vendors(self) -> dict[str, tuple[Vendor, ...]]:
+        """Each cluster's vendors, once the pools are placed: what the placement of the teams
+        and their workloads reads."""
         self.vendors = {c: self.vendors_of(c) for c in self.names}
         return self.vendors
 
@@ -237,7 +238,7 @@ class _Splitter:
                     self._holding.setdefault(vid, []).append(c)
         return self._holding
 
-    def team(self, team: Team, vendors: dict[str, tuple[Vendor, ...]]) -> dict[str, Team]:
+    def team(self, team: Team) -> dict[str, Team]:
         """The team as each cluster it is in has it."""
         doc = team.doc
         quota: dict[str, dict[str, int]] = {c: {} for c in self.names}
@@ -258,7 +259,7 @@ class _Splitter:
             elif isinstance(raw, dict) and not set(raw) & set(self.names):
                 # No key names a cluster: devices per model, each in the cluster of its pools.
                 for model, count in sorted(raw.items()):
-                    cname = self.model_cluster(team, vid, model, where, vendors)
+                    cname = self.model_cluster(team, vid, model, where)
                     if cname:
                         models[cname].setdefault(vid, {})[model] = int(count)
                         quota[cname][vid] = quota[cname].get(vid, 0) + int(count)
@@ -292,7 +293,7 @@ class _Splitter:
         placed: dict[str, dict[str, list[str]]] = {c: {} for c in self.names}
         for section in WORKLOAD_SECTIONS:
             for name, raw in sorted((doc.get(section, default={}) or {}).items()):
-                where = self.workload(team, section, name, raw or {}, vendors)
+                where = self.workload(team, section, name, raw or {})
                 for cname in where:
                     placed[cname].setdefault(section, []).append(name)
         inside = [c for c in self.names if quota[c] or placed[c]] or self.names
@@ -307,14 +308,15 @@ class _Splitter:
         vid: str,
         model: str,
         where: list[str],
-        vendors: dict[str, tuple[Vendor, ...]],
     ) -> str:
         """The one cluster with pools of `model` of vendor `vid`, for a quota per model; ""
         (and a finding) when none or several have them."""
         vendor = self.view.vendor(vid)
         if vendor is None:
             return where[0] if where else self.names[0]  # REF001 names the unknown vendor
-        hosts = [c for c in where if any(v.id == vid and v.pool_model(model) for v in vendors[c])]
+        hosts = [
+            c for c in where if any(v.id == vid and v.pool_model(model) for v in self.vendors[c])
+        ]
         if len(hosts) == 1:
             return hosts[0]
         path: YamlPath = ("quota", vid, model)
@@ -351,7 +353,6 @@ class _Splitter:
         section: str,
         name: str,
         raw: dict[str, Any],
-        vendors: dict[str, tuple[Vendor, ...]],
     ) -> list[str]:
         """The clusters a workload's values go to: its one cluster, or none when it has no
         place (a finding says why). A disabled workload goes nowhere."""
@@ -411,7 +412,7 @@ class _Splitter:
                 or (not hosts and len(known) > 1)
             )
         ):
-            return self.tracks_placed(team, name, raw, vendors)
+            return self.tracks_placed(team, name, raw)
         if chosen is not None:
             if chosen not in hosts:
                 self.err(
@@ -484,7 +485,6 @@ class _Splitter:
         team: Team,
         name: str,
         raw: dict[str, Any],
-        vendors: dict[str, tuple[Vendor, ...]],
     ) -> list[str]:
         """The clusters of a service whose tracks are placed one by one (a track names its
         cluster, or no cluster has pools for all of them): each track in the cluster it names,
@@ -640,10 +640,10 @@ def split(view: FleetView, clusters: Doc, findings: list[Finding]) -> list[Fleet
     findings for what has no place or two."""
     splitter = _Splitter(view, clusters, findings)
     splitter.place_pools()
-    vendors = splitter.settle()
+    vendors = splitter.place_vendors()
     teams: dict[str, list[Team]] = {c: [] for c in splitter.names}
     for team in view.teams:
-        for cname, placed in splitter.team(team, vendors).items():
+        for cname, placed in splitter.team(team).items():
             teams[cname].append(placed)
     out = []
     for cname in splitter.names:
