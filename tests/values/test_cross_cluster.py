@@ -16,11 +16,14 @@ from tests.fixtures import (
 )
 
 
+def tracks_override(tracks: str) -> str:
+    """prod's override of team inference's service chat (an environment's teams: section, after
+    its clusters): `tracks`, its lines under `tracks:`."""
+    return "teams:\n  inference:\n    services:\n      chat:\n        tracks:\n" + tracks
+
+
 def test_a_track_that_names_a_cluster_without_its_vendor_s_pools(tmp_path: Path) -> None:
-    # prod's override of the team (an environment's teams: section), after its clusters
-    override = "teams:\n  inference:\n    services:\n      chat:\n        tracks:\n" + (
-        "          ascend: {cluster: main}\n"
-    )
+    override = tracks_override("          ascend: {cluster: main}\n")
     [finding] = findings(cross_clusters(tmp_path, clusters=override))
     assert (finding.code, str(finding.location), finding.path) == (
         "CLU005",
@@ -36,7 +39,7 @@ def test_a_track_that_names_a_cluster_without_its_vendor_s_pools(tmp_path: Path)
 def test_every_misplaced_track_is_its_own_finding(tmp_path: Path) -> None:
     """Both tracks name a cluster without their vendor's pools: two CLU005, neither hiding the
     other (the second used to show only once the first was fixed)."""
-    override = "teams:\n  inference:\n    services:\n      chat:\n        tracks:\n" + (
+    override = tracks_override(
         "          ascend: {cluster: main}\n          nvidia: {cluster: domestic}\n"
     )
     got = findings(cross_clusters(tmp_path, clusters=override))
@@ -218,9 +221,7 @@ def test_each_cluster_s_quota_holds_only_the_track_that_runs_there(tmp_path: Pat
 
 
 def test_a_track_that_names_no_cluster_of_the_environment(tmp_path: Path) -> None:
-    override = "teams:\n  inference:\n    services:\n      chat:\n        tracks:\n" + (
-        "          ascend: {cluster: domestc}\n"
-    )
+    override = tracks_override("          ascend: {cluster: domestc}\n")
     [finding] = findings(cross_clusters(tmp_path, clusters=override))
     assert (finding.code, str(finding.location), finding.path) == (
         "CLU005",
@@ -241,9 +242,7 @@ def test_a_track_whose_vendor_is_in_two_clusters_must_name_one(tmp_path: Path) -
         f"  - {{name: {p}, model: 910b, devicesPerNode: 8, nodes: [{n}]}}\n"
         for p, n in (("910b", "npu-1"), ("910c", "npu-2"))
     )
-    override = "teams:\n  inference:\n    services:\n      chat:\n        tracks:\n" + (
-        "          nvidia: {cluster: main}\n"
-    )
+    override = tracks_override("          nvidia: {cluster: main}\n")
     prod = CROSS_PROD.replace("pools: [nvidia]", "pools: [nvidia, ascend/910c]").replace(
         "pools: [ascend]", "pools: [ascend/910b]"
     )

@@ -90,6 +90,17 @@ def prom_lines(out: str) -> list[str]:
     return [ln for ln in out.splitlines() if "PROM00" in ln]
 
 
+def promrulecheck(folder: Path, *files: str) -> subprocess.CompletedProcess[str]:
+    """promrulecheck run on `files` (relative to `folder`, where it runs)."""
+    return subprocess.run(
+        [str(tool("promrulecheck")), *files],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=folder,
+    )
+
+
 def test_a_rule_file_one_byte_over_the_operators_limit(
     values: Path, extra_objects: list[Any]
 ) -> None:
@@ -229,13 +240,7 @@ def test_promrulecheck_prints_a_line_per_prometheusrule_of_yaml_or_json(tmp_path
     }
     (tmp_path / "a.yaml").write_text(RULES_YAML)
     (tmp_path / "b.json").write_text('{"kind": "ConfigMap"}\n---\n' + json.dumps(fine) + "\n")
-    proc = subprocess.run(
-        [str(tool("promrulecheck")), "a.yaml", "b.json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-    )
+    proc = promrulecheck(tmp_path, "a.yaml", "b.json")
     assert (proc.returncode, proc.stderr) == (0, "")
     line = {
         "module": "github.com/prometheus-operator/prometheus-operator",
@@ -271,13 +276,7 @@ def test_promrulecheck_prints_a_files_verdicts_in_document_order(tmp_path: Path)
 
     docs = [rule("big", 3000), '{"kind": "ConfigMap"}\n', *(rule(f"s{i}", 1) for i in range(6))]
     (tmp_path / "a.json").write_text("---\n".join(docs))
-    proc = subprocess.run(
-        [str(tool("promrulecheck")), "a.json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-    )
+    proc = promrulecheck(tmp_path, "a.json")
     assert (proc.returncode, proc.stderr) == (0, "")
     lines = [json.loads(ln) for ln in proc.stdout.splitlines()]
     assert [(ln["name"], ln["document"]) for ln in lines] == [
@@ -292,13 +291,7 @@ def test_promrulecheck_prints_a_files_verdicts_in_document_order(tmp_path: Path)
 
 
 def test_promrulecheck_exits_2_when_it_cannot_read_its_input(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [str(tool("promrulecheck")), "missing.yaml"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-    )
+    proc = promrulecheck(tmp_path, "missing.yaml")
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr == (
         "promrulecheck: missing.yaml: open missing.yaml: no such file or directory\n"
