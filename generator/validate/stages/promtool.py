@@ -96,7 +96,13 @@ def _promtool_batch(files: dict[str, Path]) -> dict[str, str]:
             continue
         if any(ln.strip().startswith("SUCCESS") for ln in lines):
             continue
-        detail = [_own(ln.strip(), path) for ln in lines if ln.strip() and ln.strip() != "FAILED:"]
+        # Each line once: promtool's rule parser decodes a file twice (the groups, then their
+        # YAML nodes) and returns the error of each decode, so a value neither takes (a `for:
+        # 5 minutes`) is the same line twice (prometheus v0.316.0 model/rulefmt/rulefmt.go,
+        # Parse). Two rules with the same mistake are said by one line too: it names neither.
+        detail = dict.fromkeys(
+            _own(ln.strip(), path) for ln in lines if ln.strip() and ln.strip() != "FAILED:"
+        )
         problems[name] = "; ".join(detail) or f"promtool exited {code}"
     return problems
 

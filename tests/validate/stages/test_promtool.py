@@ -73,3 +73,19 @@ def test_rule_files_hold_the_groups_as_json_which_promtool_reads_as_yaml(tmp_pat
         "parse error: unclosed left parenthesis"
     )
     assert problems["m/twice"].startswith("lint error 1 duplicate rule(s) found.")
+
+
+def test_a_bad_duration_is_said_once_in_promtool_s_words(tmp_path: Path) -> None:
+    """promtool prints the error of a value its rule parser cannot decode twice (it decodes the
+    file twice): the problem says it once, as promtool words it. (Decoding stops there: a second
+    rule's bad duration is not reached.)"""
+    rule = "  - alert: {}\n    expr: up == 0\n    for: {}\n"
+    files = {"late": tmp_path / "late.yaml"}
+    files["late"].write_text(
+        "groups:\n- name: g\n  rules:\n"
+        + rule.format("Down", "5 minutes")
+        + rule.format("Up", "3x")
+    )
+    assert tools.promtool_check(files) == {
+        "late": 'unknown unit " minutes" in duration "5 minutes"'
+    }
