@@ -23,7 +23,9 @@ quotas and workloads placed there (docs/multi-cluster.md).
   vendor (nothing, for a vendor whose own values were refused: their findings say why), as a
   quota for such a vendor is in every cluster. A model no pool of its vendor is: the workload is
   in no cluster, and CLU008 at the model names the vendor's models and their clusters (its pods'
-  POD003 in the base layer, the same mistake, is not said again: `unrestated`).
+  POD003 in the base layer, the same mistake, is not said again: `unrestated`). Where another
+  environment declares no clusters and misses the model at the same line too, the one CLU008
+  says what each environment offers (`model_findings`), and its pods' POD003 there is not said.
 - A team is in every cluster where it has quota or a workload (every cluster when it has neither).
 
 What decides placement is read from the merged values here, before the workloads are resolved:
@@ -64,6 +66,61 @@ class _Need:
 
     def __str__(self) -> str:
         return f"{self.vendor} ({' or '.join(self.models)})" if self.models else self.vendor
+
+
+@dataclass(frozen=True)
+class Unmet:
+    """A workload's model that no pool of its vendor is, in one environment: where it is
+    written, and the models of the vendor's pools there, each with its clusters (none in an
+    environment without clusters, or for a pool in no cluster)."""
+
+    env: str
+    clustered: bool  # whether the environment declares clusters
+    who: str  # "service 'serve' track 'nvidia'"
+    model: str
+    vendor: str
+    location: Location
+    path: str
+    offer: tuple[tuple[str, tuple[str, ...]], ...]  # (model, its clusters), by model
+
+    @property
+    def listed(self) -> str:
+        if not self.clustered:
+            return ", ".join(m for m, _ in self.offer)
+        return ", ".join(f"{m} in {' and '.join(where) or 'no cluster'}" for m, where in self.offer)
+
+
+def _who(what: str, name: str, need: _Need) -> str:
+    """The pods of `need` in the workload `name`: "service 'serve' track 'nvidia'"."""
+    kind, part = need.part[:1], need.part[1:]
+    return f"{what} {name!r}" + (
+        f" track {part[0]!r}" if kind == ("tracks",) else f" task {part[0]!r}" if part else ""
+    )
+
+
+def _unmet(
+    env: str,
+    where: dict[str, list[str]],
+    team: Team,
+    what: str,
+    path: YamlPath,
+    need: _Need,
+    *,
+    clustered: bool,
+) -> Unmet:
+    """`need`'s first model, none of its vendor's pools, in `env` (workload `path` of `team`);
+    `where`: each model of the vendor's pools there, with its clusters."""
+    at = (*path, *need.model_at)
+    return Unmet(
+        env,
+        clustered,
+        _who(what, str(path[1]), need),
+        need.models[0],  # the one at model_at: a fallbackModel is SCH005's
+        need.vendor,
+        team.doc.locate(at),
+        json_path(at),
+        tuple((m, tuple(c)) for m, c in sorted(where.items())),
+    )
 
 
 def _need(vendor: str, part: dict[str, Any], job: dict[str, Any], at: YamlPath) -> _Need:
@@ -115,10 +172,13 @@ def _finding(
 
 
 class _Splitter:
-    def __init__(self, view: FleetView, clusters: Doc, findings: list[Finding]) -> None:
+    def __init__(
+        self, view: FleetView, clusters: Doc, findings: list[Finding], unmet: list[Unmet]
+    ) -> None:
         self.view = view
         self.doc = clusters
         self.findings = findings
+        self.unmet = unmet  # the models no pool is: model_findings says them, once per line
         self.names = list(clusters.data)  # as the file lists them: the first listing wins
         # (vendor, pool) -> the clusters that list it, in the order listed
         self.placed: dict[tuple[str, str], list[str]] = {}
@@ -378,19 +438,20 @@ class _Splitter:
                 (*path, "cluster"),
                 did_you_mean(chosen, self.names, "clusters: " + ", ".join(self.names)),
             )
-        # What no cluster has is another finding's to say (the module's docstring).
-        if any(not self.hosts([n], models=False) for n in known):
-            return []  # a vendor whose pools are in no cluster: CLU001 says so
         # A model none of its vendor's pools is has no cluster to go to (sent to its vendor's
         # cluster, the other tracks of a service would be misplaced there), and its pods could
         # only say that they pick no pool: one finding at the model says which models are
         # where. Every such model of the workload is said, as it is in no cluster to say them,
-        # and beside a cluster it misnames (another root cause).
+        # beside a cluster it misnames and beside its vendor's pools in no cluster (CLU001):
+        # other root causes, at other lines, neither of which fixes the model.
         unmet = [n for n in known if not n.met_by(self.view.vendor(n.vendor))]
         for need in unmet:
             self.no_model(team, what, path, need)
         if misnamed or unmet:
             return []
+        # What no cluster has is another finding's to say (the module's docstring).
+        if any(not self.hosts([n], models=False) for n in known):
+            return []  # a vendor whose pools are in no cluster: CLU001 says so
         if len(known) < len(wants):
             # A vendor the environment does not have: where the rest of it would run (a
             # service's other track), so that nothing else is said to be missing.
@@ -448,37 +509,18 @@ class _Splitter:
         return []
 
     def no_model(self, team: Team, what: str, path: YamlPath, need: _Need) -> None:
-        """CLU008 at the model of `need`, which no pool of its vendor is: the vendor's models
-        with their clusters, and the likely one."""
+        """The model of `need`, which no pool of its vendor is, with the vendor's models and
+        their clusters (CLU008, by model_findings)."""
         vendor = self.view.vendor(need.vendor)
         assert vendor is not None  # a known vendor's need
         where: dict[str, list[str]] = {}
         for pool in vendor.pools:
+            at = where.setdefault(pool.model, [])
             # A pool is in the first cluster that lists it (vendors_of), in none unlisted.
             for cname in self.placed.get((vendor.id, pool.name), [])[:1]:
-                at = where.setdefault(pool.model, [])
                 if cname not in at:
                     at.append(cname)
-        models = sorted(where)
-        listed = ", ".join(f"{m} in {' and '.join(where[m])}" for m in models)
-        model = need.models[0]  # the one at model_at: a fallbackModel is SCH005's
-        kind, part = need.part[:1], need.part[1:]
-        who = f"{what} {path[1]!r}" + (
-            f" track {part[0]!r}" if kind == ("tracks",) else f" task {part[0]!r}" if part else ""
-        )
-        self.err(
-            "CLU008",
-            f"{who} asks for model {model!r}, which is none of {vendor.id}'s pools (models: "
-            f"{listed})",
-            team.doc,
-            (*path, *need.model_at),
-            did_you_mean(
-                model,
-                models,
-                f"set it to {' or '.join(models)}, or add a pool of model {model} to "
-                f"values/vendors/{vendor.id}.yaml and list it in a cluster's pools",
-            ),
-        )
+        self.unmet.append(_unmet(self.view.env, where, team, what, path, need, clustered=True))
 
     def tracks_placed(
         self,
@@ -635,10 +677,12 @@ def _platform(clusters: Doc, name: str) -> Doc:
     )
 
 
-def split(view: FleetView, clusters: Doc, findings: list[Finding]) -> list[FleetView]:
+def split(
+    view: FleetView, clusters: Doc, findings: list[Finding], unmet: list[Unmet]
+) -> list[FleetView]:
     """One view per cluster of the environment `view`, in the order the file lists them;
-    findings for what has no place or two."""
-    splitter = _Splitter(view, clusters, findings)
+    findings for what has no place or two, and in `unmet` the models no pool is."""
+    splitter = _Splitter(view, clusters, findings, unmet)
     splitter.place_pools()
     vendors = splitter.place_vendors()
     teams: dict[str, list[Team]] = {c: [] for c in splitter.names}
@@ -713,23 +757,104 @@ def unsplit_findings(view: FleetView) -> list[Finding]:
     return out
 
 
+def unmet_models(view: FleetView) -> list[Unmet]:
+    """The models no pool of their vendor is, in an environment without clusters: what its
+    pods' POD003 says there, for model_findings to join to the CLU008 of the same line."""
+    out = []
+    for team in view.teams:
+        for section in WORKLOAD_SECTIONS:
+            what = "job" if section == "jobs" else "service"
+            for name, raw in sorted((team.doc.get(section, default={}) or {}).items()):
+                if not (raw or {}).get("enabled", True):
+                    continue
+                for need in needs(section, raw or {}):
+                    vendor = view.vendor(need.vendor)
+                    if vendor is None or need.met_by(vendor):
+                        continue  # a vendor the environment lacks is the workload checks'
+                    where: dict[str, list[str]] = {m: [] for m in vendor.models}
+                    path: YamlPath = (section, name)
+                    out.append(_unmet(view.env, where, team, what, path, need, clustered=False))
+    return out
+
+
+def model_findings(unmet: Iterable[Unmet]) -> dict[str, list[Finding]]:
+    """One CLU008 per line of a model no pool is, by environment (each environment's layer
+    holds it, so that the finding names them all), saying what each environment offers.
+
+    Said where an environment with clusters misses the model. An environment without clusters
+    that misses it at the same line (a team file's model, in staging and prod) joins that
+    finding rather than say it again as its pods' POD003 (`unrestated`): one mistake, one line,
+    one finding. Without clusters alone, POD003 is the finding, as in a fleet of no clusters.
+    The join is made here, over every environment's load, rather than after the checks: the
+    load knows each environment's pools, and POD003's words name no model."""
+    lines: dict[tuple[Location, str, str, str], list[Unmet]] = {}
+    for u in unmet:
+        lines.setdefault((u.location, u.path, u.who, u.vendor), []).append(u)
+    out: dict[str, list[Finding]] = {}
+    for (location, path, who, vendor), group in lines.items():
+        if not any(u.clustered for u in group):
+            continue
+        model = group[0].model
+        offers: dict[str, list[str]] = {}  # what is offered -> the environments offering it
+        for u in group:
+            offers.setdefault(u.listed, []).append(repr(u.env))
+        if len(offers) == 1:
+            listed = f"models: {next(iter(offers))}"
+        else:
+            listed = "models " + "; ".join(
+                f"in {' and '.join(envs)}: {text}" for text, envs in offers.items()
+            )
+        models = sorted({m for u in group for m, _ in u.offer})
+        clustered = [repr(u.env) for u in group if u.clustered]
+        listing = (
+            "and list it in a cluster's pools"
+            if len(clustered) == len(group)
+            else f"and, in {' and '.join(clustered)}, list it in a cluster's pools"
+        )
+        finding = Finding(
+            "CLU008",
+            f"{who} asks for model {model!r}, which is none of {vendor}'s pools ({listed})",
+            location,
+            path,
+            did_you_mean(
+                model,
+                models,
+                f"set it to {' or '.join(models)}, or add a pool of model {model} to "
+                f"values/vendors/{vendor}.yaml {listing}",
+            ),
+        )
+        for u in group:
+            out.setdefault(u.env, []).append(finding)
+    return out
+
+
 def unrestated(loaded: Iterable[Finding], checked: Iterable[Finding]) -> list[Finding]:
     """`checked` (the checks' findings) without the pods' POD003 of a model CLU008 says (in
-    `loaded`, the load's): that workload is in no cluster, so its pods' POD003 holds in the base
-    layer alone, where it is the same mistake in words that name no model. It stays where an
-    environment without clusters has it too: there it is that environment's one finding."""
+    `loaded`, the load's) in each environment it holds in: that workload is in no cluster, so
+    its pods' POD003 holds in the base layer and in the environments without clusters that
+    miss the model too (model_findings joined them to the CLU008), where it is the same
+    mistake in words that name no model. It stays in an environment CLU008 does not name:
+    there it is that environment's one finding."""
     # A model of a track or a task, else of the job: the pods of that part, whose POD003 is at
     # a key under it (model, nodeSelector, or a task's). Its path is the model's less the key,
-    # a plain name: no bracket to split on.
-    parts = {
-        (f.location.file, f.path.rsplit(".", 1)[0] + ".") for f in loaded if f.code == "CLU008"
-    }
+    # a plain name: no bracket to split on. The environments: None for every one.
+    parts = [
+        (f.location.file, f.path.rsplit(".", 1)[0] + ".", set(f.environments) if f.envs else None)
+        for f in loaded
+        if f.code == "CLU008"
+    ]
 
     def restates(f: Finding) -> bool:
+        said = set(f.environments) - {BASE_LAYER}
         return (
             f.code == "POD003"
-            and f.envs == (BASE_LAYER,)
-            and any(f.location.file == file and f.path.startswith(part) for file, part in parts)
+            and bool(f.envs)
+            and any(
+                f.location.file == file
+                and f.path.startswith(part)
+                and (envs is None or said <= envs)
+                for file, part, envs in parts
+            )
         )
 
     return [f for f in checked if not restates(f)]
@@ -791,8 +916,8 @@ CODES = (
         "CLU008",
         "values (load)",
         "error",
-        "a workload's model is none of its vendor's pools, in an environment that declares "
-        "clusters",
+        "a workload's model is none of its vendor's pools where there are clusters (with the "
+        "same line's miss where there are none)",
     ),
 )
 

@@ -985,6 +985,8 @@ def load_all(
     base_view = resolved(BASE_ENV)
     envs: dict[str, FleetView] = {}
     hubs: dict[str, FleetView] = {}
+    layer_of: dict[str, list[Finding]] = {}
+    unmet: list[clusters.Unmet] = []  # the models no pool is, in the environments with clusters
     for env in environments:
         if ("environment", env) in broken:
             # Without its file the environment would be viewed as the base layer, and checked
@@ -993,13 +995,18 @@ def load_all(
         hub = hubs[env] = resolved(env)
         env_p = env_files.get(env)
         # Placement findings belong to the environment's layer (its file says where things go).
-        found = layers[-1][1]
+        found = layer_of[env] = layers[-1][1]
         if env_p is not None and env_p.data.get("clusters"):
             cdoc = Doc.from_source(env_p.data, env_p.smap, ("clusters",))
-            envs.update((v.key, v) for v in clusters.split(hub, cdoc, found))
+            envs.update((v.key, v) for v in clusters.split(hub, cdoc, found, unmet))
         else:
             found.extend(clusters.unsplit_findings(hub))
             envs[env] = hub
+    if unmet:
+        # The same models missed where there are no clusters join their CLU008 (one per line).
+        unmet += (m for e in layer_of if e in envs for m in clusters.unmet_models(envs[e]))
+        for env, said in clusters.model_findings(unmet).items():
+            layer_of[env].extend(said)
     findings.extend(merge_layers(layers, environments))
     return Loaded(Values(str(values_dir), base_view, envs, hubs), findings)
 

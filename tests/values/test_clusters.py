@@ -3,6 +3,7 @@ one cluster, and what has no place or two is a finding at the line that placed i
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from generator.builders import platform
@@ -19,6 +20,7 @@ from tests.fixtures import (
     TWO_CLUSTERS,
     TWO_CLUSTERS_PROD,
     findings,
+    invoke,
     lines,
     tree,
 )
@@ -346,18 +348,104 @@ def test_a_model_only_an_environment_sets_is_said_at_its_override(tmp_path: Path
     )
 
 
-def test_an_environment_without_clusters_keeps_its_own_finding_of_the_model(
+def test_a_model_missed_with_clusters_and_without_is_one_finding_with_each_offer(
     tmp_path: Path,
 ) -> None:
-    """staging declares no clusters: there the pods' POD003 is the finding (with the base
-    layer's, which it equals); prod's is CLU008."""
+    """staging declares no clusters, prod declares two: the team file's B200 is none of
+    NVIDIA's pools in either, one line and one mistake. One CLU008 there says what each
+    environment offers; staging's pods' POD003 (and the base layer's) is not said again."""
     files = {**TWO_CLUSTERS, **SPLIT_NVIDIA, "teams/ml.yaml": "quota: {nvidia: {main: 4}}\n"}
     root = tree(tmp_path, {**files, "teams/inference.yaml": SERVE}, fleet=FLEET)
-    found = [f for f in findings(root) if f.path.startswith("$.services")]
-    assert [(f.code, f.path, f.envs) for f in found] == [
-        ("CLU008", "$.services.serve.tracks.nvidia.model", ("prod",)),
-        ("POD003", "$.services.serve.tracks.nvidia.model", ("", "staging")),
+    # (Outside $.services: staging's RES003 and RES005 of the quotas split by cluster.)
+    [finding] = [f for f in findings(root) if f.path.startswith("$.services")]
+    assert (finding.code, str(finding.location), finding.path, finding.envs) == (
+        "CLU008",
+        "values/teams/inference.yaml:5:43",
+        "$.services.serve.tracks.nvidia.model",
+        (),
+    )
+    assert finding.message == (
+        "service 'serve' track 'nvidia' asks for model 'B200', which is none of nvidia's pools "
+        "(models in 'prod': A100 in main, H100 in domestic; in 'staging': A100, H100)"
+    )
+    assert finding.hint == (
+        "set it to A100 or H100, or add a pool of model B200 to values/vendors/nvidia.yaml "
+        "and, in 'prod', list it in a cluster's pools"
+    )
+
+
+# Team ml's Cambricon job asks for an MLU590; Cambricon's one pool is an MLU370.
+MLU590 = TWO_CLUSTERS["teams/ml.yaml"].replace("devices: 2", "devices: 2\n    model: MLU590")
+
+
+def test_the_one_finding_of_a_model_is_the_run_s_one_line_in_text_and_json(
+    tmp_path: Path,
+) -> None:
+    root = tree(tmp_path, {**TWO_CLUSTERS, "teams/ml.yaml": MLU590}, fleet=FLEET)
+    said = (
+        "job 'mlu-train' asks for model 'MLU590', which is none of cambricon's pools (models "
+        "in 'prod': MLU370 in domestic; in 'staging': MLU370)"
+    )
+    hint = (
+        "set it to MLU370, or add a pool of model MLU590 to "
+        "values/vendors/cambricon.yaml and, in 'prod', list it in a cluster's pools"
+    )
+    assert lines(root) == [
+        f"values/teams/ml.yaml:6:12: CLU008 {said} (at $.jobs['mlu-train'].model); {hint}"
     ]
+    result = invoke("check", "--values", str(root), "--output", "json")
+    assert result.exit_code == 1
+    [got] = json.loads(result.stdout)["findings"]
+    assert {k: got[k] for k in ("code", "file", "line", "column", "message", "hint")} == {
+        "code": "CLU008",
+        "file": "values/teams/ml.yaml",
+        "line": 6,
+        "column": 12,
+        "message": said,
+        "hint": hint,
+    }
+    assert (got["environments"], got["clusters"]) == ([], [])
+
+
+def test_a_model_an_environment_without_clusters_sets_itself_keeps_its_pod_finding(
+    tmp_path: Path,
+) -> None:
+    """staging's own MLU580 (its file's line) is another mistake than the team file's MLU590,
+    which only prod reads: staging's pods say theirs (POD003, in staging alone), prod's CLU008
+    names prod's offer alone, and the base layer's POD003 at the team file is not said."""
+    staging = "teams:\n  ml:\n    jobs:\n      mlu-train: {model: MLU580}\n"
+    files = {**TWO_CLUSTERS, "teams/ml.yaml": MLU590, "environments/staging.yaml": staging}
+    found = findings(tree(tmp_path, files, fleet=FLEET))
+    assert [(f.code, str(f.location), f.envs) for f in found] == [
+        ("POD003", "values/environments/staging.yaml:4:26", ("staging",)),
+        ("CLU008", "values/teams/ml.yaml:6:12", ("prod",)),
+    ]
+    assert found[1].message == (
+        "job 'mlu-train' asks for model 'MLU590', which is none of cambricon's pools (models: "
+        "MLU370 in domestic)"
+    )
+
+
+def test_a_model_no_pool_is_beside_its_vendor_s_pools_in_no_cluster_is_said_too(
+    tmp_path: Path,
+) -> None:
+    """Cambricon's pool is in no cluster (CLU001, at the clusters) and the job's model is none
+    of its pools (CLU008, at the model): two mistakes at two lines, each said, neither hidden
+    until the other is fixed."""
+    prod = TWO_CLUSTERS_PROD.split("  domestic:")[0]
+    found = findings(two_clusters(tmp_path, teams__ml_yaml=MLU590, environments__prod_yaml=prod))
+    assert [(f.code, str(f.location)) for f in found] == [
+        ("CLU001", "values/environments/prod.yaml:2:3"),
+        ("CLU008", "values/teams/ml.yaml:6:12"),
+    ]
+    assert found[1].message == (
+        "job 'mlu-train' asks for model 'MLU590', which is none of cambricon's pools (models: "
+        "MLU370 in no cluster)"
+    )
+    assert found[1].hint == (
+        "set it to MLU370, or add a pool of model MLU590 to "
+        "values/vendors/cambricon.yaml and list it in a cluster's pools"
+    )
 
 
 def test_a_model_no_pool_is_of_a_vendor_in_one_cluster_is_said_alike(tmp_path: Path) -> None:
