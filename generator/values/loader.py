@@ -1005,6 +1005,8 @@ def load_all(
     if unmet:
         # The same models missed where there are no clusters join their CLU008 (one per line).
         unmet += (m for e in layer_of if e in envs for m in clusters.unmet_models(envs[e]))
+        order = {env: i for i, env in enumerate(environments)}
+        unmet.sort(key=lambda m: order[m.env])  # each finding names them in the fleet's order
         for env, said in clusters.model_findings(unmet).items():
             layer_of[env].extend(said)
     findings.extend(merge_layers(layers, environments))

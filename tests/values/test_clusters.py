@@ -366,7 +366,7 @@ def test_a_model_missed_with_clusters_and_without_is_one_finding_with_each_offer
     )
     assert finding.message == (
         "service 'serve' track 'nvidia' asks for model 'B200', which is none of nvidia's pools "
-        "(models in 'prod': A100 in main, H100 in domestic; in 'staging': A100, H100)"
+        "(models in 'staging': A100, H100; in 'prod': A100 in main, H100 in domestic)"
     )
     assert finding.hint == (
         "set it to A100 or H100, or add a pool of model B200 to values/vendors/nvidia.yaml "
@@ -384,7 +384,7 @@ def test_the_one_finding_of_a_model_is_the_run_s_one_line_in_text_and_json(
     root = tree(tmp_path, {**TWO_CLUSTERS, "teams/ml.yaml": MLU590}, fleet=FLEET)
     said = (
         "job 'mlu-train' asks for model 'MLU590', which is none of cambricon's pools (models "
-        "in 'prod': MLU370 in domestic; in 'staging': MLU370)"
+        "in 'staging': MLU370; in 'prod': MLU370 in domestic)"
     )
     hint = (
         "set it to MLU370, or add a pool of model MLU590 to "
@@ -405,6 +405,42 @@ def test_the_one_finding_of_a_model_is_the_run_s_one_line_in_text_and_json(
         "hint": hint,
     }
     assert (got["environments"], got["clusters"]) == ([], [])
+
+
+def test_environments_with_clusters_that_miss_a_model_name_each_offer_once(
+    tmp_path: Path,
+) -> None:
+    """staging declares clusters too: where its cluster has prod's name, the two offer the
+    same and it is listed once; under another name, each environment's is listed."""
+    staging = (
+        "clusters:\n  {}:\n    destination: {{name: s}}\n    pools: [nvidia, ascend, cambricon]\n"
+    )
+    found = {}
+    for name in ("domestic", "lab"):
+        files = {
+            **TWO_CLUSTERS,
+            "teams/ml.yaml": MLU590,
+            "environments/staging.yaml": staging.format(name),
+        }
+        [found[name]] = findings(tree(tmp_path / name, files, fleet=FLEET))
+    assert [(f.code, f.envs, f.message, f.hint) for f in found.values()] == [
+        (
+            "CLU008",
+            (),
+            "job 'mlu-train' asks for model 'MLU590', which is none of cambricon's pools "
+            "(models: MLU370 in domestic)",
+            "set it to MLU370, or add a pool of model MLU590 to values/vendors/cambricon.yaml "
+            "and list it in a cluster's pools",
+        ),
+        (
+            "CLU008",
+            (),
+            "job 'mlu-train' asks for model 'MLU590', which is none of cambricon's pools "
+            "(models in 'staging': MLU370 in lab; in 'prod': MLU370 in domestic)",
+            "set it to MLU370, or add a pool of model MLU590 to values/vendors/cambricon.yaml "
+            "and list it in a cluster's pools",
+        ),
+    ]
 
 
 def test_a_model_an_environment_without_clusters_sets_itself_keeps_its_pod_finding(
