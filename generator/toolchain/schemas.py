@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from generator.toolchain.errors import Install, ToolMissing
 from generator.toolchain.registry import tools_dir
@@ -71,6 +72,22 @@ def crd_schema_location() -> str:
     if not (base / "index.json").is_file():
         raise ToolMissing("CRD JSON schemas", Install(), [str(base)])
     return f"{base}/{{{{.Group}}}}/{{{{.ResourceKind}}}}_{{{{.ResourceAPIVersion}}}}.json"
+
+
+def crd_schema(api_version: str, kind: str) -> dict[str, Any] | None:
+    """The laid-out schema kubeconform validates a CRD's `kind` at `api_version` against, None
+    for a built-in kind or one not laid out. The file is where crd_schema_location's template
+    leads kubeconform (github.com/yannh/kubeconform v0.7.0 pkg/registry/registry.go: Group the
+    apiVersion's group, ResourceKind the kind in lower case, ResourceAPIVersion its version)."""
+    group, _, version = api_version.rpartition("/")
+    if not group:
+        return None
+    path = _schemas_dir() / "crds" / group / f"{kind.lower()}_{version}.json"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
 
 
 def schemas_salt() -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import tempfile
 import threading
 import time
@@ -281,13 +282,17 @@ class BuildStage:
                 )
             elif errors:
                 for err in errors:
+                    said = str(err.get("msg"))
+                    plain = _plain_duration(item, str(err.get("path") or ""), result["docs"])
                     out.append(
                         Finding(
                             K8S001.code,
-                            f"{what}: {err.get('msg')}",
+                            f"{what}: {plain or said}",
                             loc,
                             "$" + str(err.get("path") or "").replace("/", "."),
                             _schema_hint(item),
+                            # kubeconform's own words, the pattern's text with them, for a log
+                            detail=said if plain else "",
                         )
                     )
             else:
@@ -295,6 +300,46 @@ class BuildStage:
                     Finding(K8S001.code, f"{what}: {item.get('msg')}", loc, hint=_schema_hint(item))
                 )
         return [f.at_unit(u.path) for f in out]
+
+
+# A duration's pattern in a CRD's schema: 0, or a number and a unit for each unit used, the
+# units in one order (the Prometheus Operator's Duration type: prometheus-operator v0.85.0
+# pkg/apis/monitoring/v1/types.go, its kubebuilder Pattern, which its CRDs' schemas carry). The
+# shape of the pattern is recognised; its units are read from it, never listed here.
+_UNIT = r"\(\(\[0-9\]\+\)([a-z]+)\)\?"
+_DURATION_PATTERN = re.compile(rf"\^\(0\|(?:{_UNIT})+\)\$")
+
+
+def _plain_duration(item: dict[str, Any], path: str, docs: list[dict[str, Any]]) -> str:
+    """A value the schema's duration pattern refuses, said without the pattern: what was
+    written and the form the pattern takes, read from the schema kubeconform validated the
+    object against. "" when the field's schema has no such pattern, or the value matches it
+    (then kubeconform's message is about something else)."""
+    keys = [k for k in path.split("/") if k]
+    node: Any = schemas.crd_schema(str(item.get("version")), str(item.get("kind")))
+    for key in keys:
+        if not isinstance(node, dict):
+            return ""
+        node = node.get("items") if key.isdigit() else (node.get("properties") or {}).get(key)
+    pattern = node.get("pattern") if isinstance(node, dict) else None
+    if not keys or not isinstance(pattern, str) or not _DURATION_PATTERN.fullmatch(pattern):
+        return ""
+    for doc in docs:
+        if doc.get("kind") != item.get("kind") or doc["metadata"].get("name") != item.get("name"):
+            continue
+        value: Any = doc
+        for key in keys:
+            if isinstance(value, list) and key.isdigit() and int(key) < len(value):
+                value = value[int(key)]
+            else:
+                value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, str) and not re.search(pattern, value):
+            units = ", ".join(re.findall(_UNIT, pattern))
+            return (
+                f"{keys[-1]} is {value!r}, which is no duration: 0, or whole numbers each "
+                f"followed by its unit, the units in the order {units}, without spaces"
+            )
+    return ""
 
 
 def _schema_hint(item: dict[str, Any]) -> str:

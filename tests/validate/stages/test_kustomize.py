@@ -16,8 +16,12 @@ import pytest
 import yaml
 
 from benchmarks.fleet import make_values
+from generator import CONSOLE
+from generator.findings import Location
 from generator.toolchain import buildinfo, registry, schemas
+from generator.validate.stages import UnitView
 from generator.validate.stages import kustomize as tools
+from generator.vocab.units import Unit
 from tests.fixtures import ROOT, invoke, tool
 
 K8S = "1.33"
@@ -214,3 +218,56 @@ def test_the_helpers_own_go_tests_pass() -> None:
         timeout=600,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_a_duration_the_crd_pattern_refuses_is_said_without_the_pattern() -> None:
+    """K8S001 of a PrometheusRule's `for: 5 minutes` says what was written and the form the
+    schema's pattern takes, its units read from the laid-out CRD schema; kubeconform's words go
+    to the detail. An error at a field whose schema has no duration pattern (a group's name)
+    keeps kubeconform's message."""
+    pattern = (
+        "^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?"
+        "(([0-9]+)ms)?)$"
+    )
+    rule = {"alert": "Down", "expr": "up == 0", "for": "5 minutes"}
+    doc = {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "metadata": {"name": "late", "namespace": "m"},
+        "spec": {"groups": [{"name": 7, "rules": [rule]}]},
+    }
+    said = f"'5 minutes' does not match pattern '{pattern}'"
+    item = {
+        "kind": "PrometheusRule",
+        "name": "late",
+        "version": "monitoring.coreos.com/v1",
+        "status": "statusInvalid",
+        "validationErrors": [
+            {"path": "/spec/groups/0/rules/0/for", "msg": said},
+            {"path": "/spec/groups/0/name", "msg": "expected string, but got number"},
+        ],
+    }
+    unit = UnitView(
+        Unit("prod", "monitoring", "overlays/prod/monitoring", (), {}),
+        None,
+        [],
+        lambda kind, name: (Location("values/fleet.yaml", 3, 5), f"{kind} m/{name} (u)"),
+        CONSOLE,
+    )
+    found = tools.STAGE.findings(unit, {"ok": True, "schema": [item], "docs": [doc]})
+    assert [(f.code, f.message, f.path, f.detail) for f in found] == [
+        (
+            "K8S001",
+            "PrometheusRule m/late (u): for is '5 minutes', which is no duration: 0, or whole "
+            "numbers each followed by its unit, the units in the order y, w, d, h, m, s, ms, "
+            "without spaces",
+            "$.spec.groups.0.rules.0.for",
+            said,
+        ),
+        (
+            "K8S001",
+            "PrometheusRule m/late (u): expected string, but got number",
+            "$.spec.groups.0.name",
+            "",
+        ),
+    ]
