@@ -462,6 +462,30 @@ def test_a_model_an_environment_without_clusters_sets_itself_keeps_its_pod_findi
     )
 
 
+def test_a_pod_finding_of_another_cause_in_an_environment_the_model_finding_does_not_name_stays(
+    tmp_path: Path,
+) -> None:
+    """staging's Cambricon has an MLU590 pool, so there the job's own nodeSelector is what picks
+    no pool (POD003 at it); prod misses the model (CLU008). Two causes: the POD003 under the
+    job CLU008 is about is said, as it holds where CLU008 does not."""
+    team = MLU590.replace("model: MLU590", "model: MLU590\n    nodeSelector: {zone: x}")
+    staging = (
+        "vendors:\n  cambricon:\n    pools:\n"
+        "      - {name: mlu590, model: MLU590, devicesPerNode: 8, nodes: [m9]}\n"
+    )
+    files = {**TWO_CLUSTERS, "teams/ml.yaml": team, "environments/staging.yaml": staging}
+    found = findings(tree(tmp_path, files, fleet=FLEET))
+    assert [(f.code, str(f.location), f.path, f.envs) for f in found] == [
+        ("CLU008", "values/teams/ml.yaml:6:12", "$.jobs['mlu-train'].model", ("prod",)),
+        (
+            "POD003",
+            "values/teams/ml.yaml:7:19",
+            "$.jobs['mlu-train'].nodeSelector",
+            ("", "staging"),
+        ),
+    ]
+
+
 def test_a_model_no_pool_is_beside_its_vendor_s_pools_in_no_cluster_is_said_too(
     tmp_path: Path,
 ) -> None:
