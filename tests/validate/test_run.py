@@ -194,7 +194,7 @@ def test_a_bad_duration_in_a_prometheus_rule_is_one_finding(
     # What was written and the form a duration takes, read from the CRD's pattern: not the
     # pattern itself.
     assert found[0].endswith(
-        "(overlays/prod/team-ml-team): for is '5 minutes', which is no duration: 0, or whole "
+        "(overlays/prod/team-ml-team): 'for' is '5 minutes', not a duration: 0, or whole "
         "numbers each followed by its unit, the units in the order y, w, d, h, m, s, ms, without "
         "spaces (at $.spec.groups.0.rules.0.for); the API server refuses a "
         "monitoring.coreos.com/v1 PrometheusRule its schema refuses (Argo CD's sync of the unit "

@@ -336,7 +336,7 @@ def _plain_duration(item: dict[str, Any], path: str, docs: list[dict[str, Any]])
         if isinstance(value, str) and not re.search(pattern, value):
             units = ", ".join(re.findall(_UNIT, pattern))
             return (
-                f"{keys[-1]} is {value!r}, which is no duration: 0, or whole numbers each "
+                f"{keys[-1]!r} is {value!r}, not a duration: 0, or whole numbers each "
                 f"followed by its unit, the units in the order {units}, without spaces"
             )
     return ""

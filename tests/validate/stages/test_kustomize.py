@@ -258,7 +258,7 @@ def test_a_duration_the_crd_pattern_refuses_is_said_without_the_pattern() -> Non
     assert [(f.code, f.message, f.path, f.detail) for f in found] == [
         (
             "K8S001",
-            "PrometheusRule m/late (u): for is '5 minutes', which is no duration: 0, or whole "
+            "PrometheusRule m/late (u): 'for' is '5 minutes', not a duration: 0, or whole "
             "numbers each followed by its unit, the units in the order y, w, d, h, m, s, ms, "
             "without spaces",
             "$.spec.groups.0.rules.0.for",
