@@ -29,6 +29,7 @@ from generator.builders.fleet import Build, build_values
 from generator.findings import Location
 from generator.render import buildmemo, layoutmemo, traffic
 from generator.render.layoutmemo import Deps, LayoutMemo, UnitEntry, ViewEntry, component_digest
+from generator.render.treeindex import Sums
 from generator.values import yamlio
 from generator.values.model import Values
 from generator.vocab.api import KUSTOMIZE
@@ -48,6 +49,10 @@ class Rendered:
     units: list[Unit]
     bases: list[str]  # base/<component> folders
     builds: dict[str, Build] = field(default_factory=dict)  # by layer key (FleetView.key)
+    # The SHA-256 of a file's UTF-8 bytes by path, for the files of `tree` whose layout the memo
+    # keeps (with a memo folder; none without): the writer and the drift comparison need not
+    # hash their texts (writer.py `known_sums`).
+    sums: Sums = field(default_factory=dict)
 
 
 def _slug(text: str) -> str:
@@ -148,6 +153,7 @@ def render_tree(
     builds = builds if builds is not None else build_values(values)
     memo = memo if memo is not None else LayoutMemo(None, write=False)
     tree: Tree = {}
+    sums: Sums = {}
     base_comps = {c.name: c for c in builds[values.base.key].components}
     bases = {name: component_digest(c) for name, c in base_comps.items()} if memo.folder else {}
     # The base's files by component, kept by the component's digest.
@@ -155,19 +161,19 @@ def render_tree(
     files = {}
     for name, comp in base_comps.items():
         hit = kept.get(name)
-        files[name] = (
-            hit
-            if hit is not None and hit[0] == bases.get(name)
-            else (bases.get(name, ""), _base_files(comp, dump))
-        )
-        tree.update(files[name][1])
+        if hit is None or hit[0] != bases.get(name):
+            fresh = _base_files(comp, dump)
+            hit = (bases.get(name, ""), fresh, layoutmemo.sums(fresh) if memo.folder else {})
+        files[name] = hit
+        tree.update(hit[1])
+        sums.update(hit[2])
     if files != kept:
         memo.put_base_files(files)
     units: list[Unit] = []
 
     for env in sorted({v.env for v in values.envs.values()}):
         laid = [
-            (builds[view.key], *_view(builds[view.key], base_comps, bases, dump, memo, tree))
+            (builds[view.key], *_view(builds[view.key], base_comps, bases, dump, memo, tree, sums))
             for view in values.views_of(env)
         ]
         hub = values.hub_of(laid[0][0].view)
@@ -179,12 +185,12 @@ def render_tree(
             view = made.view
             units.extend(own)
             mine = argo.hub if view is hub else argo.clusters[view.key]  # every cluster has one
-            units.extend(_argocd(view.key, mine, (base_comps, bases), dump, tree, memo))
+            units.extend(_argocd(view.key, mine, (base_comps, bases), dump, (tree, sums), memo))
         if all(made.view is not hub for made, _, _ in laid):
-            units.extend(_argocd(hub.key, argo.hub, (base_comps, bases), dump, tree, memo))
+            units.extend(_argocd(hub.key, argo.hub, (base_comps, bases), dump, (tree, sums), memo))
     memo.prune()
     tree.update(traffic.documents(values, builds))
-    return Rendered(tree, units, sorted(f"base/{name}" for name in base_comps), builds)
+    return Rendered(tree, units, sorted(f"base/{name}" for name in base_comps), builds, sums)
 
 
 def _by_unit(comps: Iterable[Component]) -> dict[str, list[Component]]:
@@ -207,21 +213,22 @@ def _argocd(
     comps: list[Component],
     bases: tuple[dict[str, Component], dict[str, str]],
     dump: Dump,
-    tree: Tree,
+    into: tuple[Tree, Sums],
     memo: LayoutMemo,
 ) -> list[Unit]:
-    """A layer's argocd unit (builders/argocd.py makes no other), its files kept by `memo`;
-    `bases`: the base's components and their digests."""
+    """A layer's argocd unit (builders/argocd.py makes no other), its files kept by `memo`
+    and laid into `into` with their sums; `bases`: the base's components and their digests."""
     units = []
     base_comps, digests = bases
+    tree, sums = into
     for unit, members in _by_unit(comps).items():
         path = f"overlays/{key}/{unit}"
         deps = _deps((c.name for c in members), digests)
-        tree.update(
-            memo.argocd_files(
-                key, members, deps, functools.partial(_overlay, path, members, base_comps, dump)
-            )
+        files, known = memo.argocd_files(
+            key, members, deps, functools.partial(_overlay, path, members, base_comps, dump)
         )
+        tree.update(files)
+        sums.update(known)
         units.append(_unit(key, unit, members))
     return units
 
@@ -233,9 +240,11 @@ def _view(
     dump: Dump,
     memo: LayoutMemo,
     tree: Tree,
+    sums: Sums,
 ) -> tuple[list[Unit], list[argocd.Shape]]:
-    """A view's units but its argocd unit, laid out into `tree`, and their shapes: an unchanged
-    view's from the memo, laying out again only the units whose base components changed."""
+    """A view's units but its argocd unit, laid out into `tree` (and their files' digests into
+    `sums`, with a memo folder), and their shapes: an unchanged view's from the memo, laying out
+    again only the units whose base components changed."""
     key = made.view.key
     made.then(functools.partial(_keep_provenance, base_comps))
     entry = memo.get(made)
@@ -257,14 +266,16 @@ def _view(
                 blob, keep = b"", False
             was = last.get(unit)
             if was is not None and keep and (was.made, was.deps) == (blob, deps):
-                files = was.files
+                files, known = was.files, was.sums
             else:
                 files = _overlay(f"overlays/{key}/{unit}", members, base_comps, dump)
-            entry.units[unit] = UnitEntry(names, deps, files, blob)
+                known = layoutmemo.sums(files) if memo.folder else {}
+            entry.units[unit] = UnitEntry(names, deps, files, known, blob)
         if keep:
             memo.put(made, entry)
         for found in entry.units.values():
             tree.update(found.files)
+            sums.update(found.sums)
         return [_unit(key, unit, ms) for unit, ms in grouped.items()], entry.shapes
     changed = False
     for unit, found in entry.units.items():
@@ -272,9 +283,11 @@ def _view(
         if deps != found.deps:
             path = f"overlays/{key}/{unit}"
             found.files = _overlay(path, _recalled(found, base_comps), base_comps, dump)
+            found.sums = layoutmemo.sums(found.files)
             found.deps, changed = deps, True
             entry.since.add(unit)
         tree.update(found.files)
+        sums.update(found.sums)
     if changed:
         memo.put_since(made, entry)
     units: list[Unit] = [

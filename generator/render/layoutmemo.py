@@ -8,17 +8,21 @@ same names (the overlay patches them, and an object the environment leaves as it
 base's provenance: `_keep_base_provenance`); and its folder, which is the view's key (in the
 digest). So an entry per view, named by its layer and holding the view's digest it was laid
 out for, holds for each unit the names of its components, the digest of each base component of
-those names when it was laid out, its files, and its components as the builders made them
-(before the base's provenance). A unit whose base components changed since is laid out again
-from its own components, read back from the entry, and no other part of the view is read: one
-team's edit changes that team's base component, which the team's unit in every cluster
-overlays, so at 20 clusters x 500 teams an edit lays out 21 units of the 19 unchanged clusters
-instead of 10,000. A view whose digest changed is laid out again, but a unit whose components
-(as made) and base components are those of the view's last entry keeps that entry's files.
+those names when it was laid out, its files, the SHA-256 of each file's UTF-8 bytes (what the
+writer would write: the writer and the drift comparison compare it with the committed file's,
+which the tree index knows, instead of hashing the text each run), and its components as the
+builders made them (before the base's provenance). A unit whose base components changed since
+is laid out again from its own components, read back from the entry, and no other part of the
+view is read: one team's edit changes that team's base component, which the team's unit in
+every cluster overlays, so at 20 clusters x 500 teams an edit lays out 21 units of the 19
+unchanged clusters instead of 10,000. A view whose digest changed is laid out again, but a
+unit whose components (as made) and base components are those of the view's last entry keeps
+that entry's files.
 
 The argocd units are built each run from each unit's Shape, which the entry keeps too (they
 read every cluster's units: builders/argocd.py); each layer's argocd unit's files are kept by a
-digest of its components. The base's files are kept by each base component's digest.
+digest of its components. The base's files are kept by each base component's digest. Each
+kept file's digest is kept beside it.
 
 Entries are marshal data, one file per view; a run that may write removes the entries of the
 views it no longer has. A view whose components marshal cannot write (a value of another type)
@@ -36,7 +40,8 @@ from typing import Any
 
 from generator.builders.argocd import Shape
 from generator.builders.fleet import Build
-from generator.render import buildmemo
+from generator.render import buildmemo, treeindex
+from generator.render.treeindex import Sums
 from generator.values.filecache import MARSHAL_FORMAT, code_digest, write_atomically
 from generator.vocab.units import Component, Tree
 
@@ -46,7 +51,7 @@ VIEW = "view-"  # + a digest of the layer: the view's entry
 SINCE = ".since"  # before SUFFIX: the units of a view laid out again since its entry
 BASE = "base.marshal"  # the base's files by component
 ARGOCD = "argocd-"  # + a digest of the layer: its argocd unit's files, by their components'
-FORMAT = "layout-1"
+FORMAT = "layout-2"  # layout-1 had no digests of the files
 
 Deps = tuple[tuple[str, str], ...]  # (component, the digest of the base's of that name or "")
 
@@ -56,6 +61,7 @@ class UnitEntry:
     members: tuple[str, ...]  # its components' names, in the order the view made them
     deps: Deps  # what its files were laid out against
     files: Tree  # its files, by path
+    sums: Sums  # of each of its files
     made: bytes  # its components as made (buildmemo.encode)
 
 
@@ -70,6 +76,11 @@ class ViewEntry:
     current: bool = True  # of the view as it is now; else of its last digest
 
 
+def sums(files: Tree) -> Sums:
+    """Each file's digest, of the bytes the writer writes for it."""
+    return {rel: treeindex.digest(text.encode("utf-8")) for rel, text in files.items()}
+
+
 def component_digest(comp: Component) -> str:
     """What a unit's layout reads of a base component: its objects (in marshal format 2, as the
     YAML text cache keys them: equal documents, equal keys)."""
@@ -77,13 +88,13 @@ def component_digest(comp: Component) -> str:
 
 
 def _rows(units: dict[str, UnitEntry]) -> list[Any]:
-    return [(u, e.members, e.deps, e.files, e.made) for u, e in units.items()]
+    return [(u, e.members, e.deps, e.files, e.sums, e.made) for u, e in units.items()]
 
 
 def _units(rows: list[Any]) -> dict[str, UnitEntry]:
     return {
-        unit: UnitEntry(tuple(members), tuple(tuple(d) for d in deps), files, made)
-        for unit, members, deps, files, made in rows
+        unit: UnitEntry(tuple(members), tuple(tuple(d) for d in deps), files, sums, made)
+        for unit, members, deps, files, sums, made in rows
     }
 
 
@@ -180,8 +191,8 @@ class LayoutMemo:
         except (OSError, ValueError):
             pass  # only costs speed: those units are laid out again next run
 
-    def base_files(self) -> dict[str, tuple[str, Tree]]:
-        """The base's files by component: (the component's digest, its files)."""
+    def base_files(self) -> dict[str, tuple[str, Tree, Sums]]:
+        """The base's files by component: (the component's digest, its files, their sums)."""
         if self.folder is None:
             return {}
         try:
@@ -191,18 +202,19 @@ class LayoutMemo:
         # Not keyed by a view's digest, which covers the code: the layout's code may differ.
         if fmt != FORMAT or code != code_digest():
             return {}
-        found: dict[str, tuple[str, Tree]] = files
+        found: dict[str, tuple[str, Tree, Sums]] = files
         return found
 
     def argocd_files(
         self, layer: str, comps: list[Component], deps: Deps, lay_out: Callable[[], Tree]
-    ) -> Tree:
+    ) -> tuple[Tree, Sums]:
         """A layer's argocd unit's files, kept by a digest of its components and of the base
         components of their names, `deps` (the argocd units are built each run, but laying out
         500 Applications per cluster at 20 clusters x 500 teams cost their YAML text cache's
-        keys again each run): `lay_out()` when they changed."""
+        keys again each run): `lay_out()` when they changed; and their sums (none without a
+        folder: nothing would be kept)."""
         if self.folder is None:
-            return lay_out()
+            return lay_out(), {}
         name = ARGOCD + hashlib.sha256(layer.encode()).hexdigest()[:24] + SUFFIX
         self.seen.add(name.removesuffix(SUFFIX))
         try:
@@ -210,25 +222,28 @@ class LayoutMemo:
                 buildmemo.encode(tuple(comps)) + marshal.dumps(deps, MARSHAL_FORMAT)
             ).hexdigest()
         except ValueError:  # a value marshal cannot write
-            return lay_out()
+            return lay_out(), {}
         try:
-            fmt, code, kept, found = marshal.loads((self.folder / name).read_bytes())
+            fmt, code, kept, found, found_sums = marshal.loads((self.folder / name).read_bytes())
             if (fmt, code, kept) == (FORMAT, code_digest(), digest):
                 files: Tree = found
-                return files
+                known: Sums = found_sums
+                return files, known
         except (OSError, EOFError, ValueError, TypeError):
             pass
         made = lay_out()
+        made_sums = sums(made)
         if self.write:
             try:
-                blob = marshal.dumps((FORMAT, code_digest(), digest, made), MARSHAL_FORMAT)
+                data = (FORMAT, code_digest(), digest, made, made_sums)
+                blob = marshal.dumps(data, MARSHAL_FORMAT)
                 self.folder.mkdir(parents=True, exist_ok=True)
                 write_atomically(self.folder / name, blob)
             except (OSError, ValueError):
                 pass  # only costs speed
-        return made
+        return made, made_sums
 
-    def put_base_files(self, files: dict[str, tuple[str, Tree]]) -> None:
+    def put_base_files(self, files: dict[str, tuple[str, Tree, Sums]]) -> None:
         if self.folder is None or not self.write:
             return
         try:

@@ -24,7 +24,14 @@ from generator.render.dumpcache import DumpCache
 from generator.render.layout import Rendered, render_tree
 from generator.render.layoutmemo import FOLDER as LAYOUT_FOLDER
 from generator.render.layoutmemo import LayoutMemo
-from generator.render.writer import Drift, OutputError, compare, recover, write_tree
+from generator.render.writer import (
+    Drift,
+    OutputError,
+    compare,
+    known_sums,
+    recover,
+    write_tree,
+)
 from generator.values import clusters
 from generator.values import loader as values
 from generator.values.filecache import FOLDER
@@ -149,16 +156,18 @@ def _render(opts: RenderOptions) -> RenderResult:
     rendered = render_tree(loaded, dumps.dump, builds=checked.builds, memo=layouts)
     if not opts.check:
         dumps.save()
-    tree = rendered.tree
+    tree, sums = rendered.tree, rendered.sums
     # The committed files whose stat did not change since the last run are known by digest:
-    # neither read to compare nor written again.
+    # neither read to compare nor written again; nor is a rendered text hashed whose digest the
+    # layout memo kept.
     index = treeindex.index_file(opts.cache_dir, opts.out_dir)
     if opts.env is not None:
         tree = _only_env(tree, _scan(opts.out_dir, index), opts.env)
+        sums = known_sums(tree, rendered.tree, sums)
     if opts.check:
-        drift = compare(tree, _scan(opts.out_dir, index))
+        drift = compare(tree, _scan(opts.out_dir, index), sums=sums)
         return RenderResult(rendered, findings, drift, loaded)
-    write_tree(tree, opts.out_dir, index)
+    write_tree(tree, opts.out_dir, index, sums)
     return RenderResult(rendered, findings, values=loaded, written=dict(sorted(tree.items())))
 
 

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from generator.errors import GeneratorError
 from generator.render import treeindex
+from generator.render.treeindex import Sums
 from generator.vocab.units import Tree
 
 OUTPUT_DIRS = treeindex.OUTPUT_DIRS
@@ -100,22 +101,28 @@ def _fail(out: Path, exc: OSError, when: str) -> OutputError:
     return OutputError(f"cannot write the output in {out}: {what}{where} {when}{hint}")
 
 
-def write_tree(tree: Tree, out: Path, index: Path | None = None) -> Written:
+def write_tree(
+    tree: Tree, out: Path, index: Path | None = None, sums: Mapping[str, bytes] | None = None
+) -> Written:
     """Make `out`/base and `out`/overlays hold exactly `tree`, changing only what differs.
     `index` (treeindex.index_file): the files whose stat did not change since it was saved are
-    not read again, and it is saved for the next run."""
+    not read again, and it is saved for the next run. `sums`: the digests of some of `tree`'s
+    files (known_sums), which are then neither encoded nor hashed unless written."""
+    sums = sums if sums is not None else {}
     try:
         out.mkdir(parents=True, exist_ok=True)
         recovered = recover(out)
         current = treeindex.scan(out, index)
-        new = {rel: text.encode("utf-8") for rel, text in tree.items()}
-        replace = sorted(r for r in new if r in current and not current.same(r, new[r]))
+        replace = sorted(
+            r for r in tree if r in current and not _same(current, r, tree[r], sums.get(r))
+        )
     except OSError as exc:
         raise _fail(out, exc, "before anything was written; nothing was changed") from None
-    create = sorted(r for r in new if r not in current)
-    remove = sorted(r for r in current if r not in new)
+    create = sorted(r for r in tree if r not in current)
+    remove = sorted(r for r in current if r not in tree)
+    new = {rel: tree[rel].encode("utf-8") for rel in (*replace, *create)}
     written = frozenset((*replace, *create, *remove))
-    keep_dirs = {d for r in new for d in _parents(r)}
+    keep_dirs = {d for r in tree for d in _parents(r)}
     rmdirs = _depth_first({d for r in remove for d in _parents(r)} - keep_dirs - set(OUTPUT_DIRS))
     needed = {*OUTPUT_DIRS, *(d for r in create for d in _parents(r))}
     mkdirs = sorted(d for d in needed if not (out / d).is_dir())  # parents before children
@@ -285,11 +292,25 @@ class Drift:
         return not (self.changed or self.missing or self.stale)
 
 
-def same(actual: Mapping[str, str], rel: str, text: str) -> bool:
+def _same(current: treeindex.Files, rel: str, text: str, known: bytes | None) -> bool:
+    """Whether the scanned file holds `text`, whose digest is `known` when not None."""
+    if known is not None:
+        return current.digest(rel) == known
+    return current.same(rel, text.encode("utf-8"))
+
+
+def known_sums(tree: Mapping[str, str], rendered: Tree, sums: Mapping[str, bytes]) -> Sums:
+    """The digests of `sums`, which are of `rendered`'s texts, that hold for `tree`: those of
+    the paths where `tree` holds the rendered text itself (the same object; `render --env`'s
+    tree holds other environments' committed texts, whatever their paths' rendered ones)."""
+    return {rel: d for rel, d in sums.items() if tree.get(rel) is rendered.get(rel)}
+
+
+def same(actual: Mapping[str, str], rel: str, text: str, known: bytes | None = None) -> bool:
     """Whether `actual` holds `text` at `rel`; a scanned tree answers by digest, without reading
-    a file its index knows."""
+    a file its index knows, nor hashing `text` when its digest is `known`."""
     if isinstance(actual, treeindex.Files):
-        return actual.same(rel, text.encode("utf-8"))
+        return _same(actual, rel, text, known)
     return actual[rel] == text
 
 
@@ -298,9 +319,12 @@ def compare(
     actual: Mapping[str, str],
     context: int = 2,
     only: Callable[[str], bool] | None = None,
+    sums: Mapping[str, bytes] | None = None,
 ) -> Drift:
     """What differs between the trees, of the paths `only` selects (every path without it);
-    a file is read only when its digest is unknown or it differs (for its diff)."""
+    a file is read only when its digest is unknown or it differs (for its diff). `sums`: the
+    digests of some of `expected`'s files (known_sums), not hashed again."""
+    sums = sums if sums is not None else {}
     drift = Drift()
     paths = set(expected) | set(actual)
     for rel in sorted(paths if only is None else filter(only, paths)):
@@ -308,7 +332,7 @@ def compare(
             drift.missing.append(rel)
         elif rel not in expected:
             drift.stale.append(rel)
-        elif not same(actual, rel, expected[rel]):
+        elif not same(actual, rel, expected[rel], sums.get(rel)):
             drift.changed.append(rel)
             drift.diffs[rel] = "".join(
                 difflib.unified_diff(
