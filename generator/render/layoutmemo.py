@@ -31,8 +31,11 @@ is simply laid out each run.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import marshal
+import os
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,18 +54,56 @@ VIEW = "view-"  # + a digest of the layer: the view's entry
 SINCE = ".since"  # before SUFFIX: the units of a view laid out again since its entry
 BASE = "base.marshal"  # the base's files by component
 ARGOCD = "argocd-"  # + a digest of the layer: its argocd unit's files, by their components'
-FORMAT = "layout-2"  # layout-1 had no digests of the files
+FORMAT = "layout-2"  # layout-1: one marshal value, without the files' digests
 
 Deps = tuple[tuple[str, str], ...]  # (component, the digest of the base's of that name or "")
 
 
-@dataclass
+class Unreadable(Exception):
+    """A unit's files and components are no longer what its entry's head says (the entry was
+    replaced or damaged since the head was read): the caller lays the unit out again."""
+
+
 class UnitEntry:
-    members: tuple[str, ...]  # its components' names, in the order the view made them
-    deps: Deps  # what its files were laid out against
-    files: Tree  # its files, by path
-    sums: Sums  # of each of its files
-    made: bytes  # its components as made (buildmemo.encode)
+    """A unit as laid out: its components' names (in the order the view made them), what its
+    files were laid out against (`deps`), each file's digest (`sums`), and its files and its
+    components as made (buildmemo.encode), which `read` gives when first asked for."""
+
+    def __init__(
+        self,
+        members: tuple[str, ...],
+        deps: Deps,
+        sums: Sums,
+        files: Tree | None = None,
+        made: bytes | None = None,
+        read: Callable[[], tuple[Tree, bytes]] | None = None,
+    ) -> None:
+        self.members = members
+        self.deps = deps
+        self.sums = sums
+        self._kept = (files, made) if files is not None and made is not None else None
+        self._read = read
+
+    def _body(self) -> tuple[Tree, bytes]:
+        if self._kept is None:
+            if self._read is None:
+                raise Unreadable("an entry made without its files")
+            self._kept = self._read()
+        return self._kept
+
+    @property
+    def files(self) -> Tree:
+        """Raises Unreadable."""
+        return self._body()[0]
+
+    @files.setter
+    def files(self, files: Tree) -> None:
+        self._kept = (files, self.made)
+
+    @property
+    def made(self) -> bytes:
+        """Raises Unreadable."""
+        return self._body()[1]
 
 
 @dataclass
@@ -88,30 +129,64 @@ def component_digest(comp: Component) -> str:
 
 
 def _rows(units: dict[str, UnitEntry]) -> list[Any]:
-    return [(u, e.members, e.deps, e.files, e.sums, e.made) for u, e in units.items()]
+    return [(u, e.members, e.deps, e.sums, e.files, e.made) for u, e in units.items()]
 
 
 def _units(rows: list[Any]) -> dict[str, UnitEntry]:
     return {
-        unit: UnitEntry(tuple(members), tuple(tuple(d) for d in deps), files, sums, made)
-        for unit, members, deps, files, sums, made in rows
+        unit: UnitEntry(tuple(members), tuple(tuple(d) for d in deps), sums, files, made)
+        for unit, members, deps, sums, files, made in rows
     }
 
 
+HEAD = struct.Struct("<Q")  # the length of an entry's head, which its units' bodies follow
+
+
 def encode(entry: ViewEntry, digest: str) -> bytes:
+    """A view's entry: its head (each unit's names, deps and sums, where its body lies in the
+    file and the body's digest; the shapes), then each unit's body (its files, its components
+    as made), which get() does not read."""
+    bodies, rows, at = [], [], 0
+    for unit, e in entry.units.items():
+        body = marshal.dumps((e.files, e.made), MARSHAL_FORMAT)
+        rows.append((unit, e.members, e.deps, e.sums, at, len(body), _digest(body)))
+        bodies.append(body)
+        at += len(body)
     shapes = [(s.unit, s.objects, s.namespaces, s.cluster_kinds) for s in entry.shapes]
-    data = (FORMAT, code_digest(), digest, _rows(entry.units), shapes)
-    return marshal.dumps(data, MARSHAL_FORMAT)
+    head = marshal.dumps((FORMAT, code_digest(), digest, rows, shapes, at), MARSHAL_FORMAT)
+    return b"".join((HEAD.pack(len(head)), head, *bodies))
 
 
-def decode(blob: bytes, digest: str) -> ViewEntry | None:
-    """The entry, `current` when it is of the view's `digest`; None when another code wrote it
-    (the view's digest covers the code, but not a last digest's entry)."""
-    fmt, code, kept, units, shapes = marshal.loads(blob)
+def _digest(body: bytes) -> bytes:
+    return hashlib.sha256(body).digest()
+
+
+def decode(path: Path, digest: str) -> ViewEntry | None:
+    """The entry at `path` but its units' bodies, `current` when it is of the view's `digest`;
+    None when another code wrote it (the view's digest covers the code, but not a last
+    digest's entry) or its length is not what its head says (a truncated file). Raises OSError,
+    EOFError, ValueError, TypeError when it cannot be read."""
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        (length,) = HEAD.unpack(fh.read(HEAD.size))
+        if HEAD.size + length > size:  # not this format's, or truncated
+            return None
+        fmt, code, kept, units, shapes, bodies = marshal.loads(fh.read(length))
     if fmt != FORMAT or code != code_digest():
         return None
+    start = HEAD.size + length
+    if size != start + bodies:
+        return None
     return ViewEntry(
-        _units(units),
+        {
+            unit: UnitEntry(
+                tuple(members),
+                tuple(tuple(d) for d in deps),
+                sums,
+                read=functools.partial(_read_body, path, start + at, count, sha),
+            )
+            for unit, members, deps, sums, at, count, sha in units
+        },
         [
             Shape(unit, objects, tuple(spaces), tuple(tuple(k) for k in kinds))
             for unit, objects, spaces, kinds in shapes
@@ -119,6 +194,20 @@ def decode(blob: bytes, digest: str) -> ViewEntry | None:
         digest=kept,
         current=kept == digest,
     )
+
+
+def _read_body(path: Path, at: int, count: int, sha: bytes) -> tuple[Tree, bytes]:
+    """A unit's files and components as made, as its entry's head says they are."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(at)
+            body = fh.read(count)
+        if _digest(body) != sha:
+            raise Unreadable(f"{path.name} changed since it was read")
+        files, made = marshal.loads(body)
+    except (OSError, EOFError, ValueError, TypeError) as exc:
+        raise Unreadable(f"{path.name}: {exc}") from None
+    return files, made
 
 
 def members(entry: UnitEntry) -> list[Component]:
@@ -148,9 +237,8 @@ class LayoutMemo:
             return None
         name = self._name(build)
         try:
-            blob = (self.folder / (name + SUFFIX)).read_bytes()
-            found = decode(blob, build.digest)
-        except (OSError, EOFError, ValueError, TypeError):
+            found = decode(self.folder / (name + SUFFIX), build.digest)
+        except (OSError, EOFError, ValueError, TypeError, struct.error):
             return None
         if found is None:
             return None

@@ -69,8 +69,9 @@ class RenderResult:
     drift: Drift | None = None
     values: Values | None = None  # what was rendered: `render --validate` hands it to validate
     # base/ and overlays/ as the output now holds them (the tree written; None for --check):
-    # `render --validate` hands it to validate, which need not read the files back.
-    written: Tree | None = None
+    # `render --validate` hands it to validate, which need not read the files back (nor the
+    # texts the layout memo kept: render/texts.py).
+    written: Mapping[str, str] | None = None
 
 
 def load_and_check(
@@ -156,7 +157,8 @@ def _render(opts: RenderOptions) -> RenderResult:
     rendered = render_tree(loaded, dumps.dump, builds=checked.builds, memo=layouts)
     if not opts.check:
         dumps.save()
-    tree, sums = rendered.tree, rendered.sums
+    tree: Mapping[str, str] = rendered.tree
+    sums = rendered.sums
     # The committed files whose stat did not change since the last run are known by digest:
     # neither read to compare nor written again; nor is a rendered text hashed whose digest the
     # layout memo kept.
@@ -168,7 +170,8 @@ def _render(opts: RenderOptions) -> RenderResult:
         drift = compare(tree, _scan(opts.out_dir, index), sums=sums)
         return RenderResult(rendered, findings, drift, loaded)
     write_tree(tree, opts.out_dir, index, sums)
-    return RenderResult(rendered, findings, values=loaded, written=dict(sorted(tree.items())))
+    written = tree if tree is rendered.tree else dict(sorted(tree.items()))
+    return RenderResult(rendered, findings, values=loaded, written=written)
 
 
 def _scan(out: Path, index: Path | None) -> treeindex.Files:
@@ -180,7 +183,7 @@ def _scan(out: Path, index: Path | None) -> treeindex.Files:
         ) from None
 
 
-def _only_env(fresh: Tree, committed: Mapping[str, str], env: str) -> Tree:
+def _only_env(fresh: Mapping[str, str], committed: Mapping[str, str], env: str) -> Tree:
     """Fresh base and this environment's overlays; other environments' overlays as committed."""
     prefix = f"overlays/{env}/"
     # A traffic file is its environment's, whichever of its clusters --env names.

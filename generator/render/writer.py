@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.errors import GeneratorError
-from generator.render import treeindex
+from generator.render import texts, treeindex
 from generator.render.treeindex import Sums
 from generator.vocab.units import Tree
 
@@ -102,7 +102,10 @@ def _fail(out: Path, exc: OSError, when: str) -> OutputError:
 
 
 def write_tree(
-    tree: Tree, out: Path, index: Path | None = None, sums: Mapping[str, bytes] | None = None
+    tree: Mapping[str, str],
+    out: Path,
+    index: Path | None = None,
+    sums: Mapping[str, bytes] | None = None,
 ) -> Written:
     """Make `out`/base and `out`/overlays hold exactly `tree`, changing only what differs.
     `index` (treeindex.index_file): the files whose stat did not change since it was saved are
@@ -113,9 +116,7 @@ def write_tree(
         out.mkdir(parents=True, exist_ok=True)
         recovered = recover(out)
         current = treeindex.scan(out, index)
-        replace = sorted(
-            r for r in tree if r in current and not _same(current, r, tree[r], sums.get(r))
-        )
+        replace = sorted(r for r in tree if r in current and not _holds(current, r, tree, sums))
     except OSError as exc:
         raise _fail(out, exc, "before anything was written; nothing was changed") from None
     create = sorted(r for r in tree if r not in current)
@@ -292,26 +293,39 @@ class Drift:
         return not (self.changed or self.missing or self.stale)
 
 
-def _same(current: treeindex.Files, rel: str, text: str, known: bytes | None) -> bool:
-    """Whether the scanned file holds `text`, whose digest is `known` when not None."""
-    if known is not None:
-        return current.digest(rel) == known
-    return current.same(rel, text.encode("utf-8"))
+def known_sums(
+    tree: Mapping[str, str], rendered: Mapping[str, str], sums: Mapping[str, bytes]
+) -> Sums:
+    """The digests of `sums`, which are of `rendered`'s texts, that hold for `tree`: all when it
+    is `rendered`, else those of the paths where `tree` holds the rendered text itself (the
+    same object, which `rendered` holds read already; `render --env`'s tree holds other
+    environments' committed texts, whatever their paths' rendered ones)."""
+    if tree is rendered:
+        return dict(sums)
+    return {
+        rel: d
+        for rel, d in sums.items()
+        if (t := tree.get(rel)) is texts.peek(rendered, rel) and t is not None
+    }
 
 
-def known_sums(tree: Mapping[str, str], rendered: Tree, sums: Mapping[str, bytes]) -> Sums:
-    """The digests of `sums`, which are of `rendered`'s texts, that hold for `tree`: those of
-    the paths where `tree` holds the rendered text itself (the same object; `render --env`'s
-    tree holds other environments' committed texts, whatever their paths' rendered ones)."""
-    return {rel: d for rel, d in sums.items() if tree.get(rel) is rendered.get(rel)}
-
-
-def same(actual: Mapping[str, str], rel: str, text: str, known: bytes | None = None) -> bool:
+def same(actual: Mapping[str, str], rel: str, text: str) -> bool:
     """Whether `actual` holds `text` at `rel`; a scanned tree answers by digest, without reading
-    a file its index knows, nor hashing `text` when its digest is `known`."""
+    a file its index knows."""
     if isinstance(actual, treeindex.Files):
-        return _same(actual, rel, text, known)
+        return actual.same(rel, text.encode("utf-8"))
     return actual[rel] == text
+
+
+def _holds(
+    actual: Mapping[str, str], rel: str, expected: Mapping[str, str], sums: Mapping[str, bytes]
+) -> bool:
+    """Whether `actual` holds `expected`'s text at `rel`: when `sums` has its digest, a scanned
+    tree answers without the text being read (render/texts.py) or hashed."""
+    known = sums.get(rel)
+    if known is not None and isinstance(actual, treeindex.Files):
+        return actual.digest(rel) == known
+    return same(actual, rel, expected[rel])
 
 
 def compare(
@@ -326,13 +340,15 @@ def compare(
     digests of some of `expected`'s files (known_sums), not hashed again."""
     sums = sums if sums is not None else {}
     drift = Drift()
+    if expected is actual:  # `render --validate`'s: not read to be compared with itself
+        return drift
     paths = set(expected) | set(actual)
     for rel in sorted(paths if only is None else filter(only, paths)):
         if rel not in actual:
             drift.missing.append(rel)
         elif rel not in expected:
             drift.stale.append(rel)
-        elif not same(actual, rel, expected[rel], sums.get(rel)):
+        elif not _holds(actual, rel, expected, sums):
             drift.changed.append(rel)
             drift.diffs[rel] = "".join(
                 difflib.unified_diff(

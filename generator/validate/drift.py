@@ -14,7 +14,6 @@ from generator import Program
 from generator.findings import CodeInfo, Finding, Location, Severity, split_layer
 from generator.render import traffic
 from generator.render.writer import compare
-from generator.vocab.units import Tree
 
 DRIFT001 = CodeInfo(
     "DRIFT001",
@@ -47,7 +46,7 @@ MAX_DRIFT_FINDINGS = 20
 
 
 def drift_findings(
-    tree: Tree,
+    tree: Mapping[str, str],
     committed: Mapping[str, str],
     env: str | None,
     program: Program,

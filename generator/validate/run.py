@@ -69,7 +69,7 @@ from generator.validate.stages import BUILD, Batch, Stage, UnitView, registry
 from generator.validate.stages.kustomize import ENGINES, unserved_once
 from generator.values import filecache
 from generator.values.model import FleetView, Values
-from generator.vocab.units import Tree, Unit
+from generator.vocab.units import Unit
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ class Prepared:
     findings: tuple[Finding, ...]  # the values checks' findings (a render has no errors)
     rendered: Rendered
     # The committed tree when the caller just wrote it (`render --validate`): not read again.
-    committed: Tree | None = None
+    committed: Mapping[str, str] | None = None
 
 
 @dataclass

@@ -200,7 +200,7 @@ def later(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(treeindex, "now_ns", lambda: time.time_ns() + 10_000_000_000)
 
 
-def test_a_warm_render_hashes_no_text_the_memo_and_the_index_know(
+def test_a_warm_render_hashes_and_reads_no_text_the_memo_and_the_index_know(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The writer compares a kept file's digest, kept in the layout entry, with the committed
@@ -217,12 +217,19 @@ def test_a_warm_render_hashes_no_text_the_memo_and_the_index_know(
     hashed: list[int] = []
     digest = treeindex.digest
     monkeypatch.setattr(treeindex, "digest", lambda data: hashed.append(len(data)) or digest(data))
+    bodies: list[int] = []
+    read_body = layoutmemo._read_body
+    monkeypatch.setattr(
+        layoutmemo, "_read_body", lambda *args: bodies.append(args[1]) or read_body(*args)
+    )
     warm = render(RenderOptions(values, out, cache_dir=cache))
-    assert hashed == []
+    assert hashed == [] and bodies == []  # nor read: render/texts.py
     assert warm.rendered.sums == first.rendered.sums
     checked = render(RenderOptions(values, out, cache_dir=cache, check=True))
     assert checked.drift is not None and checked.drift.clean
-    assert hashed == []
+    assert hashed == [] and bodies == []
+    assert dict(warm.rendered.tree) == read_tree(out)  # read when asked for
+    assert len(bodies) > 0
 
 
 def test_a_hand_edit_of_a_file_whose_entry_is_unchanged_is_drift_and_rewritten(
@@ -304,31 +311,68 @@ def test_truncated_entries_are_laid_out_again_and_rewritten(
     assert kept(cache) == whole
 
 
-@pytest.mark.parametrize("rows", ["layout-1's", "this format's"])
+@pytest.mark.parametrize("written", ["by layout-1", "by this code, named layout-1"])
 def test_an_entry_of_the_older_format_is_not_trusted(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rows: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, written: str
 ) -> None:
-    """A view's entry named layout-1, whose files say what no render writes: its rows as
-    layout-1 wrote them (no digests of the files), or as this format writes them (which only
-    the format's name tells apart): the view is laid out again, not read back."""
+    """A view's entry as layout-1 wrote it (one marshal value, no digests of the files, files
+    that say what no render writes), or as this code writes it but for the format's name
+    (which alone tells it apart): the view is laid out again, not read back."""
     values, out, cache = tmp_path / "values", tmp_path / "out", tmp_path / "cache"
     make_values(values, 2, clusters=2)
     render(RenderOptions(values, out, cache_dir=cache))
+    code = layoutmemo.code_digest()
     for path in entries(cache):
         if not path.name.startswith(layoutmemo.VIEW):
             continue
-        _, code, digest, units, shapes = marshal.loads(path.read_bytes())
-        old = [
-            (unit, members, deps, stale, made)
-            if rows == "layout-1's"
-            else (unit, members, deps, stale, sums, made)
-            for unit, members, deps, files, sums, made in units
-            for stale in [{rel: "stale\n" for rel in files}]
-        ]
-        path.write_bytes(marshal.dumps(("layout-1", code, digest, old, shapes), 2))
+        blob = path.read_bytes()
+        assert blob.count(b"layout-2") == 1
+        if written == "by layout-1":
+            digest = blob.split(code.encode())[1][5:69].decode()  # the next marshal string
+            old = [("team-team-0000", ("team-0000",), (), {QUOTA: "stale\n"}, b"")]
+            path.write_bytes(marshal.dumps(("layout-1", code, digest, old, []), 2))
+        else:
+            path.write_bytes(blob.replace(b"layout-2", b"layout-1"))
     spy = Spy(monkeypatch)
     render(RenderOptions(values, out, cache_dir=cache))
     assert spy.recalled == []
     render(RenderOptions(values, tmp_path / "fresh"))
     assert read_tree(out) == read_tree(tmp_path / "fresh")
-    assert "stale\n" not in read_tree(out).values()
+
+
+def test_units_whose_entry_cannot_be_read_when_asked_for_are_laid_out_from_the_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The heads read, but every unit's files and components unreadable (the entries replaced
+    or damaged since): c00's team unit, whose base component changed, is laid out from the
+    view's build; a hand-edited file of c00 is rewritten with its text laid out again; the units
+    read back are those of the build; c01, whose view changed, reuses no file of its last entry.
+    What is written and returned is a fresh render's."""
+    values, out, cache = tmp_path / "values", tmp_path / "out", tmp_path / "cache"
+    make_values(values, 2, clusters=2)
+    render(RenderOptions(values, out, cache_dir=cache))
+    later(monkeypatch)
+    render(RenderOptions(values, out, cache_dir=cache))
+    edited = "overlays/prod/c00/team-team-0001/kustomization.yaml"
+    (out / edited).write_text((out / edited).read_text() + "# by hand\n")
+    set_share(values, "team-0000", "ascend", "c01", 0)
+
+    def unreadable(*args: Any) -> Any:
+        raise layoutmemo.Unreadable("replaced")
+
+    monkeypatch.setattr(layoutmemo, "_read_body", unreadable)
+    spy = Spy(monkeypatch)
+    warm = render(RenderOptions(values, out, cache_dir=cache))
+    assert spy.recalled == ["prod/c00"]
+    assert "overlays/prod/c00/team-team-0001" in spy.laid  # its base did not change
+    c01 = {
+        rel.removesuffix("/kustomization.yaml")
+        for rel in read_tree(out)
+        if rel.startswith("overlays/prod/c01/") and rel.endswith("/kustomization.yaml")
+    }
+    assert {p for p in spy.laid if p.startswith("overlays/prod/c01/")} == c01 - {
+        "overlays/prod/c01/argocd"
+    }
+    fresh = render(RenderOptions(values, tmp_path / "fresh"))
+    assert read_tree(out) == read_tree(tmp_path / "fresh")
+    assert fields(warm.rendered.units) == fields(fresh.rendered.units)
