@@ -31,7 +31,6 @@ is simply laid out each run.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import marshal
 import os
@@ -64,10 +63,15 @@ class Unreadable(Exception):
     replaced or damaged since the head was read): the caller lays the unit out again."""
 
 
+Where = tuple[Path, int, int, bytes]  # a unit's body: its entry's file, offset, length, digest
+
+
 class UnitEntry:
     """A unit as laid out: its components' names (in the order the view made them), what its
     files were laid out against (`deps`), each file's digest (`sums`), and its files and its
-    components as made (buildmemo.encode), which `read` gives when first asked for."""
+    components as made (buildmemo.encode), read from `where` when first asked for."""
+
+    __slots__ = ("_kept", "_where", "deps", "members", "sums")
 
     def __init__(
         self,
@@ -76,19 +80,19 @@ class UnitEntry:
         sums: Sums,
         files: Tree | None = None,
         made: bytes | None = None,
-        read: Callable[[], tuple[Tree, bytes]] | None = None,
+        where: Where | None = None,
     ) -> None:
         self.members = members
         self.deps = deps
         self.sums = sums
         self._kept = (files, made) if files is not None and made is not None else None
-        self._read = read
+        self._where = where
 
     def _body(self) -> tuple[Tree, bytes]:
         if self._kept is None:
-            if self._read is None:
+            if self._where is None:
                 raise Unreadable("an entry made without its files")
-            self._kept = self._read()
+            self._kept = _read_body(*self._where)
         return self._kept
 
     @property
@@ -177,14 +181,11 @@ def decode(path: Path, digest: str) -> ViewEntry | None:
     start = HEAD.size + length
     if size != start + bodies:
         return None
+    # 500 units a view at 20 clusters x 500 teams: members and deps are tuples as encode wrote
+    # them (marshal keeps tuples), not copied again.
     return ViewEntry(
         {
-            unit: UnitEntry(
-                tuple(members),
-                tuple(tuple(d) for d in deps),
-                sums,
-                read=functools.partial(_read_body, path, start + at, count, sha),
-            )
+            unit: UnitEntry(members, deps, sums, where=(path, start + at, count, sha))
             for unit, members, deps, sums, at, count, sha in units
         },
         [
