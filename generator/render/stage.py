@@ -197,9 +197,9 @@ def _only_env(fresh: Mapping[str, str], committed: Mapping[str, str], env: str) 
 
     keep = {p: t for p, t in committed.items() if other(p)}
     keep.update(
-        {
-            p: t
-            for p, t in fresh.items()
+        {  # by path first: a text the layout memo kept is read only when taken (render/texts.py)
+            p: fresh[p]
+            for p in fresh
             if p.startswith("base/") or p.startswith(prefix) or traffic.env_of(p) == home
         }
     )
