@@ -53,8 +53,9 @@ class Texts(Mapping[str, str]):
         if sorted(files) != sorted(paths):
             raise ValueError(f"the layout memo gave other files than {paths!r}")
         for path in paths:
-            self._texts[path] = files[path]
-            del self._later[path]
+            if self._later.get(path, ((), None))[1] is read:  # not added again since
+                self._texts[path] = files[path]
+                del self._later[path]
         return files[rel]
 
     def __iter__(self) -> Iterator[str]:
