@@ -28,6 +28,9 @@ class Texts(Mapping[str, str]):
             self._texts[rel] = text
             self._later.pop(rel, None)
 
+    def __setitem__(self, rel: str, text: str) -> None:
+        self.update({rel: text})
+
     def defer(self, paths: Iterable[str], read: Callable[[], Tree]) -> None:
         """Files at `paths`, whose texts `read()` gives (exactly those paths)."""
         some = tuple(paths)

@@ -29,3 +29,5 @@ def test_texts_reads_a_deferred_unit_once_and_keeps_a_text_added_since() -> None
     }
     assert reads == ["u"]
     assert "overlays/a/u/z.yaml" not in tree
+    tree["overlays/a/u/z.yaml"] = "z\n"  # as a test edits a rendered tree
+    assert list(tree)[-1] == "overlays/a/u/z.yaml" and tree["overlays/a/u/z.yaml"] == "z\n"
