@@ -106,10 +106,6 @@ class UnitEntry:
         """Raises Unreadable."""
         return self._body()[0]
 
-    @files.setter
-    def files(self, files: Tree) -> None:
-        self._kept = (files, self.made)
-
     @property
     def made(self) -> bytes:
         """Raises Unreadable."""
