@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -145,7 +145,7 @@ def _source_commit(repo: Path, values_dir: Path) -> str:
     return proc.stdout.strip()
 
 
-def _checked(tree: dict[str, str], check: Check) -> list[Finding]:
+def _checked(tree: Mapping[str, str], check: Check) -> list[Finding]:
     """The check's findings on the tree about to be pushed, laid out in a temporary folder; its
     errors stop the publish."""
     with tempfile.TemporaryDirectory(prefix="accel-publish-validate-") as tmp:

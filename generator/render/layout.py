@@ -29,6 +29,8 @@ from generator.builders.fleet import Build, build_values
 from generator.findings import Location
 from generator.render import buildmemo, layoutmemo, traffic
 from generator.render.layoutmemo import Deps, LayoutMemo, UnitEntry, ViewEntry, component_digest
+from generator.render.texts import Texts
+from generator.render.treeindex import Sums
 from generator.values import yamlio
 from generator.values.model import Values
 from generator.vocab.api import KUSTOMIZE
@@ -44,10 +46,14 @@ class Rendered:
     components, its teams' workload objects and pod templates) that the checks, plan, the
     report and simulate read."""
 
-    tree: Tree
+    tree: Texts  # by path, sorted; a kept unit's texts read from the layout memo when asked for
     units: list[Unit]
     bases: list[str]  # base/<component> folders
     builds: dict[str, Build] = field(default_factory=dict)  # by layer key (FleetView.key)
+    # The SHA-256 of a file's UTF-8 bytes by path, for the files of `tree` whose layout the memo
+    # keeps (with a memo folder; none without): the writer and the drift comparison need not
+    # hash their texts (writer.py `known_sums`).
+    sums: Sums = field(default_factory=dict)
 
 
 def _slug(text: str) -> str:
@@ -147,7 +153,8 @@ def render_tree(
     units from `memo` (render/layoutmemo.py) when given."""
     builds = builds if builds is not None else build_values(values)
     memo = memo if memo is not None else LayoutMemo(None, write=False)
-    tree: Tree = {}
+    tree = Texts()
+    sums: Sums = {}
     base_comps = {c.name: c for c in builds[values.base.key].components}
     bases = {name: component_digest(c) for name, c in base_comps.items()} if memo.folder else {}
     # The base's files by component, kept by the component's digest.
@@ -155,19 +162,19 @@ def render_tree(
     files = {}
     for name, comp in base_comps.items():
         hit = kept.get(name)
-        files[name] = (
-            hit
-            if hit is not None and hit[0] == bases.get(name)
-            else (bases.get(name, ""), _base_files(comp, dump))
-        )
-        tree.update(files[name][1])
+        if hit is None or hit[0] != bases.get(name):
+            fresh = _base_files(comp, dump)
+            hit = (bases.get(name, ""), fresh, layoutmemo.sums(fresh) if memo.folder else {})
+        files[name] = hit
+        tree.update(hit[1])
+        sums.update(hit[2])
     if files != kept:
         memo.put_base_files(files)
     units: list[Unit] = []
 
     for env in sorted({v.env for v in values.envs.values()}):
         laid = [
-            (builds[view.key], *_view(builds[view.key], base_comps, bases, dump, memo, tree))
+            (builds[view.key], *_view(builds[view.key], base_comps, bases, dump, memo, tree, sums))
             for view in values.views_of(env)
         ]
         hub = values.hub_of(laid[0][0].view)
@@ -179,12 +186,13 @@ def render_tree(
             view = made.view
             units.extend(own)
             mine = argo.hub if view is hub else argo.clusters[view.key]  # every cluster has one
-            units.extend(_argocd(view.key, mine, (base_comps, bases), dump, tree, memo))
+            units.extend(_argocd(view.key, mine, (base_comps, bases), dump, (tree, sums), memo))
         if all(made.view is not hub for made, _, _ in laid):
-            units.extend(_argocd(hub.key, argo.hub, (base_comps, bases), dump, tree, memo))
+            units.extend(_argocd(hub.key, argo.hub, (base_comps, bases), dump, (tree, sums), memo))
     memo.prune()
     tree.update(traffic.documents(values, builds))
-    return Rendered(tree, units, sorted(f"base/{name}" for name in base_comps), builds)
+    tree.sort()
+    return Rendered(tree, units, sorted(f"base/{name}" for name in base_comps), builds, sums)
 
 
 def _by_unit(comps: Iterable[Component]) -> dict[str, list[Component]]:
@@ -207,21 +215,22 @@ def _argocd(
     comps: list[Component],
     bases: tuple[dict[str, Component], dict[str, str]],
     dump: Dump,
-    tree: Tree,
+    into: tuple[Texts, Sums],
     memo: LayoutMemo,
 ) -> list[Unit]:
-    """A layer's argocd unit (builders/argocd.py makes no other), its files kept by `memo`;
-    `bases`: the base's components and their digests."""
+    """A layer's argocd unit (builders/argocd.py makes no other), its files kept by `memo`
+    and laid into `into` with their sums; `bases`: the base's components and their digests."""
     units = []
     base_comps, digests = bases
+    tree, sums = into
     for unit, members in _by_unit(comps).items():
         path = f"overlays/{key}/{unit}"
         deps = _deps((c.name for c in members), digests)
-        tree.update(
-            memo.argocd_files(
-                key, members, deps, functools.partial(_overlay, path, members, base_comps, dump)
-            )
+        files, known = memo.argocd_files(
+            key, members, deps, functools.partial(_overlay, path, members, base_comps, dump)
         )
+        tree.update(files)
+        sums.update(known)
         units.append(_unit(key, unit, members))
     return units
 
@@ -232,10 +241,12 @@ def _view(
     bases: dict[str, str],
     dump: Dump,
     memo: LayoutMemo,
-    tree: Tree,
+    tree: Texts,
+    sums: Sums,
 ) -> tuple[list[Unit], list[argocd.Shape]]:
-    """A view's units but its argocd unit, laid out into `tree`, and their shapes: an unchanged
-    view's from the memo, laying out again only the units whose base components changed."""
+    """A view's units but its argocd unit, laid out into `tree` (and their files' digests into
+    `sums`, with a memo folder), and their shapes: an unchanged view's from the memo, laying out
+    again only the units whose base components changed."""
     key = made.view.key
     made.then(functools.partial(_keep_provenance, base_comps))
     entry = memo.get(made)
@@ -255,33 +266,74 @@ def _view(
                 blob = buildmemo.encode(tuple(as_made[unit]))
             except ValueError:  # a value marshal cannot write: laid out again next run
                 blob, keep = b"", False
-            was = last.get(unit)
-            if was is not None and keep and (was.made, was.deps) == (blob, deps):
-                files = was.files
+            reused = _reusable(last.get(unit), blob, deps) if keep else None
+            if reused is not None:
+                files, known = reused
             else:
                 files = _overlay(f"overlays/{key}/{unit}", members, base_comps, dump)
-            entry.units[unit] = UnitEntry(names, deps, files, blob)
+                known = layoutmemo.sums(files) if memo.folder else {}
+            entry.units[unit] = UnitEntry(names, deps, known, files, blob)
         if keep:
             memo.put(made, entry)
         for found in entry.units.values():
             tree.update(found.files)
+            sums.update(found.sums)
         return [_unit(key, unit, ms) for unit, ms in grouped.items()], entry.shapes
-    changed = False
-    for unit, found in entry.units.items():
+    for unit, found in list(entry.units.items()):
         deps = _deps(found.members, bases)
         if deps != found.deps:
-            path = f"overlays/{key}/{unit}"
-            found.files = _overlay(path, _recalled(found, base_comps), base_comps, dump)
-            found.deps, changed = deps, True
+            try:
+                comps, blob = _recalled(found, base_comps), found.made
+            except layoutmemo.Unreadable:
+                comps, blob = _from_build(made, unit)
+            files = _overlay(f"overlays/{key}/{unit}", comps, base_comps, dump)
+            found = entry.units[unit] = UnitEntry(
+                found.members, deps, layoutmemo.sums(files), files, blob
+            )
             entry.since.add(unit)
-        tree.update(found.files)
-    if changed:
+            tree.update(files)
+        else:  # its texts read from the entry when asked for (to write them, or a diff)
+            tree.defer(
+                found.sums, functools.partial(_kept_files, made, unit, found, base_comps, dump)
+            )
+        sums.update(found.sums)
+    if entry.since:
         memo.put_since(made, entry)
     units: list[Unit] = [
-        _Recalled(key, unit, functools.partial(_unit_of, key, unit, found, base_comps))
+        _Recalled(key, unit, functools.partial(_unit_of, made, unit, found, base_comps))
         for unit, found in entry.units.items()
     ]
     return units, entry.shapes
+
+
+def _reusable(was: UnitEntry | None, blob: bytes, deps: Deps) -> tuple[Tree, Sums] | None:
+    """A last entry's unit's files and their sums, when it was laid out from the same
+    components (as made) against the same base components."""
+    if was is None or was.deps != deps:
+        return None
+    try:
+        return (was.files, was.sums) if was.made == blob else None
+    except layoutmemo.Unreadable:
+        return None
+
+
+def _from_build(made: Build, unit: str) -> tuple[list[Component], bytes]:
+    """A kept unit's components (as the layout finishes them) and as made, from the view's
+    build instead of its entry, which could not be read: the view is the one the entry was laid
+    out for (its digest is)."""
+    comps = _by_unit(made.components)[unit]
+    return comps, buildmemo.encode(tuple(_by_unit(made.as_made)[unit]))
+
+
+def _kept_files(
+    made: Build, unit: str, found: UnitEntry, base_comps: dict[str, Component], dump: Dump
+) -> Tree:
+    """A kept unit's files: from its entry, or laid out again when it cannot be read."""
+    try:
+        return found.files
+    except layoutmemo.Unreadable:
+        comps, _ = _from_build(made, unit)
+        return _overlay(f"overlays/{made.view.key}/{unit}", comps, base_comps, dump)
 
 
 def _deps(names: Iterable[str], bases: dict[str, str]) -> Deps:
@@ -295,8 +347,12 @@ def _recalled(found: UnitEntry, base_comps: dict[str, Component]) -> list[Compon
     return comps
 
 
-def _unit_of(key: str, unit: str, found: UnitEntry, base_comps: dict[str, Component]) -> Unit:
-    return _unit(key, unit, _recalled(found, base_comps))
+def _unit_of(made: Build, unit: str, found: UnitEntry, base_comps: dict[str, Component]) -> Unit:
+    try:
+        comps = _recalled(found, base_comps)
+    except layoutmemo.Unreadable:
+        comps, _ = _from_build(made, unit)
+    return _unit(made.view.key, unit, comps)
 
 
 class _Recalled(Unit):

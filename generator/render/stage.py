@@ -24,7 +24,14 @@ from generator.render.dumpcache import DumpCache
 from generator.render.layout import Rendered, render_tree
 from generator.render.layoutmemo import FOLDER as LAYOUT_FOLDER
 from generator.render.layoutmemo import LayoutMemo
-from generator.render.writer import Drift, OutputError, compare, recover, write_tree
+from generator.render.writer import (
+    Drift,
+    OutputError,
+    compare,
+    known_sums,
+    recover,
+    write_tree,
+)
 from generator.values import clusters
 from generator.values import loader as values
 from generator.values.filecache import FOLDER
@@ -62,8 +69,9 @@ class RenderResult:
     drift: Drift | None = None
     values: Values | None = None  # what was rendered: `render --validate` hands it to validate
     # base/ and overlays/ as the output now holds them (the tree written; None for --check):
-    # `render --validate` hands it to validate, which need not read the files back.
-    written: Tree | None = None
+    # `render --validate` hands it to validate, which need not read the files back (nor the
+    # texts the layout memo kept: render/texts.py).
+    written: Mapping[str, str] | None = None
 
 
 def load_and_check(
@@ -149,17 +157,21 @@ def _render(opts: RenderOptions) -> RenderResult:
     rendered = render_tree(loaded, dumps.dump, builds=checked.builds, memo=layouts)
     if not opts.check:
         dumps.save()
-    tree = rendered.tree
+    tree: Mapping[str, str] = rendered.tree
+    sums = rendered.sums
     # The committed files whose stat did not change since the last run are known by digest:
-    # neither read to compare nor written again.
+    # neither read to compare nor written again; nor is a rendered text hashed whose digest the
+    # layout memo kept.
     index = treeindex.index_file(opts.cache_dir, opts.out_dir)
     if opts.env is not None:
         tree = _only_env(tree, _scan(opts.out_dir, index), opts.env)
+        sums = known_sums(tree, rendered.tree, sums)
     if opts.check:
-        drift = compare(tree, _scan(opts.out_dir, index))
+        drift = compare(tree, _scan(opts.out_dir, index), sums=sums)
         return RenderResult(rendered, findings, drift, loaded)
-    write_tree(tree, opts.out_dir, index)
-    return RenderResult(rendered, findings, values=loaded, written=dict(sorted(tree.items())))
+    write_tree(tree, opts.out_dir, index, sums)
+    written = tree if tree is rendered.tree else dict(sorted(tree.items()))
+    return RenderResult(rendered, findings, values=loaded, written=written)
 
 
 def _scan(out: Path, index: Path | None) -> treeindex.Files:
@@ -171,7 +183,7 @@ def _scan(out: Path, index: Path | None) -> treeindex.Files:
         ) from None
 
 
-def _only_env(fresh: Tree, committed: Mapping[str, str], env: str) -> Tree:
+def _only_env(fresh: Mapping[str, str], committed: Mapping[str, str], env: str) -> Tree:
     """Fresh base and this environment's overlays; other environments' overlays as committed."""
     prefix = f"overlays/{env}/"
     # A traffic file is its environment's, whichever of its clusters --env names.
@@ -185,9 +197,9 @@ def _only_env(fresh: Tree, committed: Mapping[str, str], env: str) -> Tree:
 
     keep = {p: t for p, t in committed.items() if other(p)}
     keep.update(
-        {
-            p: t
-            for p, t in fresh.items()
+        {  # by path first: a text the layout memo kept is read only when taken (render/texts.py)
+            p: fresh[p]
+            for p in fresh
             if p.startswith("base/") or p.startswith(prefix) or traffic.env_of(p) == home
         }
     )

@@ -42,6 +42,7 @@ OUTPUT_DIRS = ("base", "overlays")
 RENDERED_DIRS = (*OUTPUT_DIRS, "traffic")
 
 Stat = tuple[int, int, int, int, int]  # size, mtime_ns, ctime_ns, inode, device
+Sums = dict[str, bytes]  # path -> the digest of the file's bytes (digest())
 
 
 def now_ns() -> int:

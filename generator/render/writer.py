@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.errors import GeneratorError
-from generator.render import treeindex
+from generator.render import texts, treeindex
+from generator.render.treeindex import Sums
 from generator.vocab.units import Tree
 
 OUTPUT_DIRS = treeindex.OUTPUT_DIRS
@@ -100,22 +101,29 @@ def _fail(out: Path, exc: OSError, when: str) -> OutputError:
     return OutputError(f"cannot write the output in {out}: {what}{where} {when}{hint}")
 
 
-def write_tree(tree: Tree, out: Path, index: Path | None = None) -> Written:
+def write_tree(
+    tree: Mapping[str, str],
+    out: Path,
+    index: Path | None = None,
+    sums: Mapping[str, bytes] | None = None,
+) -> Written:
     """Make `out`/base and `out`/overlays hold exactly `tree`, changing only what differs.
     `index` (treeindex.index_file): the files whose stat did not change since it was saved are
-    not read again, and it is saved for the next run."""
+    not read again, and it is saved for the next run. `sums`: the digests of some of `tree`'s
+    files (known_sums), which are then neither encoded nor hashed unless written."""
+    sums = sums if sums is not None else {}
     try:
         out.mkdir(parents=True, exist_ok=True)
         recovered = recover(out)
         current = treeindex.scan(out, index)
-        new = {rel: text.encode("utf-8") for rel, text in tree.items()}
-        replace = sorted(r for r in new if r in current and not current.same(r, new[r]))
+        replace = sorted(r for r in tree if r in current and not _holds(current, r, tree, sums))
     except OSError as exc:
         raise _fail(out, exc, "before anything was written; nothing was changed") from None
-    create = sorted(r for r in new if r not in current)
-    remove = sorted(r for r in current if r not in new)
+    create = sorted(r for r in tree if r not in current)
+    remove = sorted(r for r in current if r not in tree)
+    new = {rel: tree[rel].encode("utf-8") for rel in (*replace, *create)}
     written = frozenset((*replace, *create, *remove))
-    keep_dirs = {d for r in new for d in _parents(r)}
+    keep_dirs = {d for r in tree for d in _parents(r)}
     rmdirs = _depth_first({d for r in remove for d in _parents(r)} - keep_dirs - set(OUTPUT_DIRS))
     needed = {*OUTPUT_DIRS, *(d for r in create for d in _parents(r))}
     mkdirs = sorted(d for d in needed if not (out / d).is_dir())  # parents before children
@@ -285,6 +293,22 @@ class Drift:
         return not (self.changed or self.missing or self.stale)
 
 
+def known_sums(
+    tree: Mapping[str, str], rendered: Mapping[str, str], sums: Mapping[str, bytes]
+) -> Sums:
+    """The digests of `sums`, which are of `rendered`'s texts, that hold for `tree`: all when it
+    is `rendered`, else those of the paths where `tree` holds the rendered text itself (the
+    same object, which `rendered` holds read already; `render --env`'s tree holds other
+    environments' committed texts, whatever their paths' rendered ones)."""
+    if tree is rendered:
+        return dict(sums)
+    return {
+        rel: d
+        for rel, d in sums.items()
+        if (t := tree.get(rel)) is texts.peek(rendered, rel) and t is not None
+    }
+
+
 def same(actual: Mapping[str, str], rel: str, text: str) -> bool:
     """Whether `actual` holds `text` at `rel`; a scanned tree answers by digest, without reading
     a file its index knows."""
@@ -293,22 +317,38 @@ def same(actual: Mapping[str, str], rel: str, text: str) -> bool:
     return actual[rel] == text
 
 
+def _holds(
+    actual: Mapping[str, str], rel: str, expected: Mapping[str, str], sums: Mapping[str, bytes]
+) -> bool:
+    """Whether `actual` holds `expected`'s text at `rel`: when `sums` has its digest, a scanned
+    tree answers without the text being read (render/texts.py) or hashed."""
+    known = sums.get(rel)
+    if known is not None and isinstance(actual, treeindex.Files):
+        return actual.digest(rel) == known
+    return same(actual, rel, expected[rel])
+
+
 def compare(
     expected: Mapping[str, str],
     actual: Mapping[str, str],
     context: int = 2,
     only: Callable[[str], bool] | None = None,
+    sums: Mapping[str, bytes] | None = None,
 ) -> Drift:
     """What differs between the trees, of the paths `only` selects (every path without it);
-    a file is read only when its digest is unknown or it differs (for its diff)."""
+    a file is read only when its digest is unknown or it differs (for its diff). `sums`: the
+    digests of some of `expected`'s files (known_sums), not hashed again."""
+    sums = sums if sums is not None else {}
     drift = Drift()
+    if expected is actual:  # `render --validate`'s: not read to be compared with itself
+        return drift
     paths = set(expected) | set(actual)
     for rel in sorted(paths if only is None else filter(only, paths)):
         if rel not in actual:
             drift.missing.append(rel)
         elif rel not in expected:
             drift.stale.append(rel)
-        elif not same(actual, rel, expected[rel]):
+        elif not _holds(actual, rel, expected, sums):
             drift.changed.append(rel)
             drift.diffs[rel] = "".join(
                 difflib.unified_diff(

@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -157,7 +157,7 @@ def localize(
     return {**obj, "spec": {**spec, "source": source}}
 
 
-def _chart_repos(tree: dict[str, str], argocd_folders: list[str]) -> set[str]:
+def _chart_repos(tree: Mapping[str, str], argocd_folders: list[str]) -> set[str]:
     """The chart repositories the add-on Applications of `argocd_folders` install from."""
     out = set()
     for folder in argocd_folders:
@@ -182,7 +182,7 @@ class Published:
 
 
 def publish(
-    tree: dict[str, str],
+    tree: Mapping[str, str],
     argocd_folders: list[str],
     fleet_repo: str,
     branch: str,

@@ -139,12 +139,15 @@ def save_refs(cache_dir: Path | None, inputs: UnitInputs) -> None:
         pass  # a cache that cannot be written only costs speed
 
 
-def file_digests(tree: Mapping[str, str]) -> Callable[[str], bytes]:
+def file_digests(
+    tree: Mapping[str, str], sums: Mapping[str, bytes] | None = None
+) -> Callable[[str], bytes]:
     """The SHA-256 of each file of `tree` by path: from a scanned tree's index (the file is not
-    read when its stat did not change), else of its text, each once."""
+    read when its stat did not change), else from `sums` (digests known to hold for `tree`'s
+    texts: writer.known_sums), else of its text, each once."""
     if isinstance(tree, treeindex.Files):
         return tree.digest
-    known: dict[str, bytes] = {}
+    known: dict[str, bytes] = dict(sums) if sums is not None else {}
 
     def of(rel: str) -> bytes:
         found = known.get(rel)

@@ -14,7 +14,6 @@ from generator import Program
 from generator.findings import CodeInfo, Finding, Location, Severity, split_layer
 from generator.render import traffic
 from generator.render.writer import compare
-from generator.vocab.units import Tree
 
 DRIFT001 = CodeInfo(
     "DRIFT001",
@@ -47,10 +46,15 @@ MAX_DRIFT_FINDINGS = 20
 
 
 def drift_findings(
-    tree: Tree, committed: Mapping[str, str], env: str | None, program: Program
+    tree: Mapping[str, str],
+    committed: Mapping[str, str],
+    env: str | None,
+    program: Program,
+    sums: Mapping[str, bytes] | None = None,
 ) -> list[Finding]:
     """What Argo CD syncs is the committed output: it must be what the values render to (the
-    hint names the render command as `program` runs it)."""
+    hint names the render command as `program` runs it). `sums`: the digests of some of
+    `tree`'s files (Rendered.sums), not hashed again."""
 
     def mine(rel: str) -> bool:
         if env is None:
@@ -60,7 +64,7 @@ def drift_findings(
             return found == split_layer(env)[0]
         return not rel.startswith("overlays/") or rel.startswith(f"overlays/{env}/")
 
-    drift = compare(tree, committed, only=mine)
+    drift = compare(tree, committed, only=mine, sums=sums)
     hint = f"run `{program.command('render')}` and commit the result"
     found = [(rel, "differs from a fresh render of the values") for rel in drift.changed]
     found += [(rel, "is rendered from the values but not committed") for rel in drift.missing]

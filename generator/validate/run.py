@@ -49,7 +49,7 @@ from generator.render.layout import Rendered, render_tree, unit_folder
 from generator.render.layoutmemo import FOLDER as LAYOUT_FOLDER
 from generator.render.layoutmemo import LayoutMemo
 from generator.render.stage import load_and_check_all, recover_output, sub
-from generator.render.writer import OUTPUT_DIRS
+from generator.render.writer import OUTPUT_DIRS, known_sums
 from generator.toolchain import registry as tool_registry
 from generator.toolchain import schemas
 from generator.validate import drift, shard
@@ -69,7 +69,7 @@ from generator.validate.stages import BUILD, Batch, Stage, UnitView, registry
 from generator.validate.stages.kustomize import ENGINES, unserved_once
 from generator.values import filecache
 from generator.values.model import FleetView, Values
-from generator.vocab.units import Tree, Unit
+from generator.vocab.units import Unit
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ class Prepared:
     findings: tuple[Finding, ...]  # the values checks' findings (a render has no errors)
     rendered: Rendered
     # The committed tree when the caller just wrote it (`render --validate`): not read again.
-    committed: Tree | None = None
+    committed: Mapping[str, str] | None = None
 
 
 @dataclass
@@ -362,7 +362,14 @@ def _plan(opts: ValidateOptions, home: Path, stages: list[Stage]) -> _Plan:
     versions = {path: cluster_versions.get(layer, fleet_version) for layer, _, path in found}
     cache = Cache(opts.cache_dir)
     salts = {v: _salt(v, opts.engine, stages) for v in set(versions.values())}
-    digest_of = file_digests(committed)
+    # `render --validate`'s tree: the rendered files' digests the layout memo kept hold for it
+    # where it holds the rendered text (not hashed again to key the units).
+    known = (
+        known_sums(given, opts.prepared.rendered.tree, opts.prepared.rendered.sums)
+        if given is not None and opts.prepared is not None
+        else {}
+    )
+    digest_of = file_digests(committed, known)
     reads = UnitInputs(committed, digest_of, load_refs(opts.cache_dir))
     inputs = {p: reads(p) for p in paths}
     save_refs(opts.cache_dir, reads)
@@ -427,7 +434,9 @@ def _values_and_drift(
         not_run.append("drift (the values' checks fail: fix them, then render)")
         findings.append(drift.not_compared(opts.values_dir, "the values' checks fail"))
     elif opts.drift:
-        findings.extend(drift.drift_findings(rendered.tree, committed, opts.env, opts.program))
+        findings.extend(
+            drift.drift_findings(rendered.tree, committed, opts.env, opts.program, rendered.sums)
+        )
     clock.lap("render")
     return loaded, findings, rendered, not_run
 

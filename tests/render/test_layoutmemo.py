@@ -4,6 +4,9 @@ render writes and returns equals a fresh render's."""
 
 from __future__ import annotations
 
+import hashlib
+import marshal
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -12,7 +15,7 @@ import pytest
 import yaml
 
 from benchmarks.fleet import make_values
-from generator.render import layout, layoutmemo
+from generator.render import layout, layoutmemo, treeindex
 from generator.render.stage import RenderOptions, render
 from generator.values.yamlio import dump
 from generator.vocab.units import Unit
@@ -189,3 +192,187 @@ def test_a_new_team_lays_out_every_argocd_unit_again(
     assert "team-team-0002" in (out / "overlays/prod/c00/argocd/kustomization.yaml").read_text()
     render(RenderOptions(values, tmp_path / "fresh"))
     assert read_tree(out) == read_tree(tmp_path / "fresh")
+
+
+def later(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scans start 10 s later than the clock says: the files written so far are older than the
+    tree index's racy margin, and trusted by their stat."""
+    monkeypatch.setattr(treeindex, "now_ns", lambda: time.time_ns() + 10_000_000_000)
+
+
+def test_a_warm_render_hashes_and_reads_no_text_the_memo_and_the_index_know(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer compares a kept file's digest, kept in the layout entry, with the committed
+    file's, kept in the tree index: nothing is hashed, or read; and each digest kept is of the
+    bytes the file holds."""
+    values, out, cache = tmp_path / "values", tmp_path / "out", tmp_path / "cache"
+    make_values(values, 2, clusters=2)
+    first = render(RenderOptions(values, out, cache_dir=cache))
+    assert first.rendered.sums == {
+        rel: hashlib.sha256((out / rel).read_bytes()).digest() for rel in read_tree(out)
+    }
+    later(monkeypatch)
+    render(RenderOptions(values, out, cache_dir=cache))  # the index learns the files
+    hashed: list[int] = []
+    digest = treeindex.digest
+    monkeypatch.setattr(treeindex, "digest", lambda data: hashed.append(len(data)) or digest(data))
+    bodies: list[int] = []
+    read_body = layoutmemo._read_body
+    monkeypatch.setattr(
+        layoutmemo, "_read_body", lambda *args: bodies.append(args[1]) or read_body(*args)
+    )
+    warm = render(RenderOptions(values, out, cache_dir=cache))
+    assert hashed == [] and bodies == []  # nor read: render/texts.py
+    assert warm.rendered.sums == first.rendered.sums
+    checked = render(RenderOptions(values, out, cache_dir=cache, check=True))
+    assert checked.drift is not None and checked.drift.clean
+    assert hashed == [] and bodies == []
+    assert dict(warm.rendered.tree) == read_tree(out)  # read when asked for
+    assert len(bodies) > 0
+
+
+def test_a_hand_edit_of_a_file_whose_entry_is_unchanged_is_drift_and_rewritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """c00's view and its entry are unchanged (read back, nothing laid out): the digest kept
+    for the quota patch is the rendered one, the committed file's is read again (its stat
+    changed), and they differ."""
+    values, out, cache = tmp_path / "values", tmp_path / "out", tmp_path / "cache"
+    make_values(values, 2, clusters=2)
+    render(RenderOptions(values, out, cache_dir=cache))
+    later(monkeypatch)
+    render(RenderOptions(values, out, cache_dir=cache))
+    rendered = (out / QUOTA).read_text()
+    (out / QUOTA).write_text(rendered.replace("'4'", "'5'"))
+    spy = Spy(monkeypatch)
+    checked = render(RenderOptions(values, out, cache_dir=cache, check=True))
+    assert spy.recalled == ["prod/c00", "prod/c01"] and spy.laid == []
+    assert checked.drift is not None
+    assert (checked.drift.changed, checked.drift.missing, checked.drift.stale) == ([QUOTA], [], [])
+    assert "-  value: '5'\n+  value: '4'\n" in checked.drift.diffs[QUOTA]
+    render(RenderOptions(values, out, cache_dir=cache))
+    assert spy.laid == []
+    assert (out / QUOTA).read_text() == rendered
+    again = render(RenderOptions(values, out, cache_dir=cache, check=True))
+    assert again.drift is not None and again.drift.clean
+
+
+def test_render_env_trusts_no_kept_digest_for_another_environments_committed_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`render --env dev` keeps prod's committed files as they are: a hand-edited one is
+    neither drift for `--check --env dev` nor rewritten, though its kept digest (the rendered
+    file's) differs from it."""
+    values, out, cache = tmp_path / "values", tmp_path / "out", tmp_path / "cache"
+    make_values(values, 2)
+    render(RenderOptions(values, out, cache_dir=cache))
+    later(monkeypatch)
+    render(RenderOptions(values, out, cache_dir=cache))
+    prod = "overlays/prod/team-team-0000/kustomization.yaml"
+    edited = (out / prod).read_text() + "# by hand\n"
+    (out / prod).write_text(edited)
+    inode = (out / prod).stat().st_ino
+    checked = render(RenderOptions(values, out, env="dev", cache_dir=cache, check=True))
+    assert checked.drift is not None and checked.drift.clean
+    render(RenderOptions(values, out, env="dev", cache_dir=cache))
+    assert (out / prod).read_text() == edited
+    assert (out / prod).stat().st_ino == inode
+    whole = render(RenderOptions(values, out, cache_dir=cache, check=True))
+    assert whole.drift is not None and whole.drift.changed == [prod]
+
+
+def entries(cache: Path) -> list[Path]:
+    return sorted((cache / layoutmemo.FOLDER).iterdir())
+
+
+def test_truncated_entries_are_laid_out_again_and_rewritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every entry (the views', the base's, the argocd units') cut to half: each view is laid
+    out whole, the tree is a fresh render's, and the entries are written whole again."""
+    values, out, cache = tmp_path / "values", tmp_path / "out", tmp_path / "cache"
+    make_values(values, 2, clusters=2)
+    render(RenderOptions(values, out, cache_dir=cache))
+    whole = kept(cache)
+    for path in entries(cache):
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    spy = Spy(monkeypatch)
+    render(RenderOptions(values, out, cache_dir=cache))
+    assert spy.recalled == []
+    units = [
+        rel.removesuffix("/kustomization.yaml")
+        for rel in read_tree(out)
+        if rel.startswith("overlays/") and rel.endswith("/kustomization.yaml")
+    ]
+    assert sorted(spy.laid) == units
+    render(RenderOptions(values, tmp_path / "fresh"))
+    assert read_tree(out) == read_tree(tmp_path / "fresh")
+    assert kept(cache) == whole
+
+
+@pytest.mark.parametrize("written", ["by layout-1", "by this code, named layout-1"])
+def test_an_entry_of_the_older_format_is_not_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, written: str
+) -> None:
+    """A view's entry as layout-1 wrote it (one marshal value, no digests of the files, files
+    that say what no render writes), or as this code writes it but for the format's name
+    (which alone tells it apart): the view is laid out again, not read back."""
+    values, out, cache = tmp_path / "values", tmp_path / "out", tmp_path / "cache"
+    make_values(values, 2, clusters=2)
+    render(RenderOptions(values, out, cache_dir=cache))
+    code = layoutmemo.code_digest()
+    for path in entries(cache):
+        if not path.name.startswith(layoutmemo.VIEW):
+            continue
+        blob = path.read_bytes()
+        assert blob.count(b"layout-2") == 1
+        if written == "by layout-1":
+            digest = blob.split(code.encode())[1][5:69].decode()  # the next marshal string
+            old = [("team-team-0000", ("team-0000",), (), {QUOTA: "stale\n"}, b"")]
+            path.write_bytes(marshal.dumps(("layout-1", code, digest, old, []), 2))
+        else:
+            path.write_bytes(blob.replace(b"layout-2", b"layout-1"))
+    spy = Spy(monkeypatch)
+    render(RenderOptions(values, out, cache_dir=cache))
+    assert spy.recalled == []
+    render(RenderOptions(values, tmp_path / "fresh"))
+    assert read_tree(out) == read_tree(tmp_path / "fresh")
+
+
+def test_units_whose_entry_cannot_be_read_when_asked_for_are_laid_out_from_the_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The heads read, but every unit's files and components unreadable (the entries replaced
+    or damaged since): c00's team unit, whose base component changed, is laid out from the
+    view's build; a hand-edited file of c00 is rewritten with its text laid out again; the units
+    read back are those of the build; c01, whose view changed, reuses no file of its last entry.
+    What is written and returned is a fresh render's."""
+    values, out, cache = tmp_path / "values", tmp_path / "out", tmp_path / "cache"
+    make_values(values, 2, clusters=2)
+    render(RenderOptions(values, out, cache_dir=cache))
+    later(monkeypatch)
+    render(RenderOptions(values, out, cache_dir=cache))
+    edited = "overlays/prod/c00/team-team-0001/kustomization.yaml"
+    (out / edited).write_text((out / edited).read_text() + "# by hand\n")
+    set_share(values, "team-0000", "ascend", "c01", 0)
+
+    def unreadable(*args: Any) -> Any:
+        raise layoutmemo.Unreadable("replaced")
+
+    monkeypatch.setattr(layoutmemo, "_read_body", unreadable)
+    spy = Spy(monkeypatch)
+    warm = render(RenderOptions(values, out, cache_dir=cache))
+    assert spy.recalled == ["prod/c00"]
+    assert "overlays/prod/c00/team-team-0001" in spy.laid  # its base did not change
+    c01 = {
+        rel.removesuffix("/kustomization.yaml")
+        for rel in read_tree(out)
+        if rel.startswith("overlays/prod/c01/") and rel.endswith("/kustomization.yaml")
+    }
+    assert {p for p in spy.laid if p.startswith("overlays/prod/c01/")} == c01 - {
+        "overlays/prod/c01/argocd"
+    }
+    fresh = render(RenderOptions(values, tmp_path / "fresh"))
+    assert read_tree(out) == read_tree(tmp_path / "fresh")
+    assert fields(warm.rendered.units) == fields(fresh.rendered.units)
