@@ -5,7 +5,9 @@ Per vendor (one rule each, told apart by the rule's `gpu_brand`/`vendor` labels)
 labelled node, device, partition, model, namespace, pod (exporter labels renamed with
 label_replace; partition only on the series of a device's parts, such as MIG instances).
 Fleet-wide: gpu:memory_used:ratio, gpu:devices:count, and per team x vendor the quota use from
-kube-state-metrics and a cost-weighted device-hours series. See docs/monitoring.md.
+kube-state-metrics and a cost-weighted device-hours series: each team's rules are data (its
+namespaces, its cost weight per resource), joined by rules written once per resource. See
+docs/monitoring.md, "How the per-team rules work".
 """
 
 from __future__ import annotations
@@ -247,12 +249,15 @@ def quota_rules(exporters: list[Exporter]) -> list[Rule]:
     summed by the team its namespace is of, labelled from the team's weight series.
 
     Labels of a binary operation's result (prometheus v0.316.0 promql/engine.go
-    `resultMetric`): the left side's without the metric name; with a one-to-one `on (...)`, only
-    the `on` labels are kept; each label a `group_left (...)` names is then copied from the
-    right ("one") side. So the sum by team gets the team's `resource`, `vendor` and `gpu_brand`
-    from its one weight series (`group by` makes its value 1); the rule's own `labels` are set
-    after that. The join is refused for every team if the right side has two series for one
-    match (two teams claiming one namespace): NAME004 refuses such values."""
+    `resultMetric`): the left side's, without the metric name; a one-to-one match `on (...)`
+    keeps only the `on` labels; then each label `group_left (...)` names is copied from the
+    right ("one") side. So each quota series gets its namespace's `team`, the sum by team keeps
+    `team` alone, and the second `group_left` adds the team's `resource`, `vendor` and
+    `gpu_brand` from its one weight series (`group by` makes its value 1); the rule's own
+    `labels` are set after that. Two series on the "one" side for one match fail the whole
+    rule, for every team ("many-to-many matching not allowed", engine.go): two teams claiming
+    one namespace is NAME004 (policy/fleet.py `namespace_twice`), an error render stops at, and
+    the values schema refuses a team listing a namespace twice."""
     out: list[Rule] = []
     attribution = ", ".join(_ATTRIBUTION)
     for resource, group in _by_resource(exporters):
@@ -284,6 +289,8 @@ def derived_rules() -> list[Rule]:
     devices (one rule over every resource) and their device-hours."""
     return [
         {"record": QUOTA_RATIO, "expr": f"{QUOTA_USED} / ({QUOTA_HARD} > 0)"},
+        # One-to-one `on (...)`: the result keeps the `on` labels only (engine.go
+        # `resultMetric`, quota_rules), which are the attribution the two sides share.
         {
             "record": COST_DEVICES,
             "expr": f"{QUOTA_USED} * on (team, {', '.join(_ATTRIBUTION)}) {COST_WEIGHT}",
