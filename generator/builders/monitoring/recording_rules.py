@@ -344,7 +344,8 @@ def files(view: FleetView, exporters: list[Exporter], budget: int | None = None)
         if not rules:
             return []
         return [RuleFile(None, [{"name": GROUP, "rules": rules}], _team_sources(view.teams))]
-    out = [RuleFile(None, [{"name": GROUP, "rules": shared + joins}], ())]
+    # The main object's rules are made from the vendors alone: no team's file is its source.
+    out = [RuleFile(None, [{"name": GROUP, "rules": shared + joins}])]
     for part, held in spread:
         name = rulefiles.part_name(GROUP, "teams", *part)
         rules = [r for p in held for r in p.rules]

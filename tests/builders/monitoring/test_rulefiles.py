@@ -127,6 +127,33 @@ def test_each_teams_rules_go_whole_to_its_bucket_and_the_shared_ones_stay(tmp_pa
     ]
 
 
+def test_the_main_objects_rules_count_against_the_budget(tmp_path: Path) -> None:
+    """The eight teams' data is 2,121 of estimate, the vendor and fleet rules 686 and the joins
+    1,325: 4,132 in all. One object holds them under a budget of 4,132; under 4,000, which the
+    teams' data alone, or with either of the others, would fit, it moves to an object of its
+    own."""
+    assert [f.part for f in rules.files(view(tmp_path), [xp("a")], budget=4132)] == [None]
+    assert [f.part for f in rules.files(view(tmp_path), [xp("a")], budget=4000)] == [
+        None,
+        (0, 1),
+    ]
+
+
+def test_each_object_names_the_team_files_its_rules_come_from(tmp_path: Path) -> None:
+    """Team cv and the tree's ml apart under a budget of 300 (crc32 % 8: cv 2, ml 6): each share
+    names its team's values file; the main one, made from the vendors alone, none."""
+    loaded = values.load(
+        tree(tmp_path / "repo", {"teams/cv.yaml": "quota: {nvidia: 1}\n"}, fleet=PROD_FLEET)
+    ).envs["prod"]
+    assert [(f.part, f.sources) for f in rules.files(loaded, [xp("a")], budget=300)] == [
+        (None, ()),
+        ((2, 8), ("values/teams/cv.yaml",)),
+        ((6, 8), ("values/teams/ml.yaml",)),
+    ]
+    [one] = rules.files(loaded, [xp("a")], budget=10**6)
+    assert one.sources == ("values/teams/cv.yaml", "values/teams/ml.yaml")
+
+
 def test_the_budget_is_rulefiles_budget_unless_given(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
