@@ -467,8 +467,13 @@ def judge(plan: SimPlan, run: MonRun) -> tuple[list[dict[str, Any]], list[Findin
         {
             "panel": p["panel"],
             "legend": p["legend"],
+            # In the order of their labels, as Prometheus sorts a range query's series
+            # (v0.316.0 promql/engine.go `sortMatrixResult`, value.go `Matrix.Less`): an
+            # instant query's come in the order the rules first recorded them, which says
+            # nothing about the fleet.
             "values": ", ".join(
-                f"{_legend(p['legend'], labels)}={value:g}" for labels, value in p["samples"]
+                f"{_legend(p['legend'], labels)}={value:g}"
+                for labels, value in sorted(p["samples"], key=lambda s: sorted(s[0].items()))
             ),
         }
         for p in run.panels

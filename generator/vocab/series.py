@@ -41,6 +41,13 @@ QUOTA_HARD = "team_vendor:gpu_quota_hard:devices"
 QUOTA_RATIO = "team_vendor:gpu_quota_used:ratio"
 COST_DEVICES = "team_vendor:gpu_cost_weighted_devices:sum"
 COST_HOURS = "team_vendor:gpu_cost_weighted_device_hours:1h"
+# The per-team data the quota and cost rules join with (docs/monitoring.md, "How the per-team
+# rules work"): which team a namespace is of (value 1), and a team's cost weight per resource,
+# labelled with the vendors its use of the resource counts against. Named as Prometheus's
+# "level:metric:operations" (https://prometheus.io/docs/practices/rules/, "Naming": the level
+# is the output's labels).
+TEAM_INFO = "namespace:accelerator_team:info"
+COST_WEIGHT = "team_vendor:gpu_cost_weight:factor"
 KSM_QUOTA = "kube_resourcequota"
 
 RECORDED = (
@@ -54,5 +61,7 @@ RECORDED = (
     QUOTA_RATIO,
     COST_DEVICES,
     COST_HOURS,
+    TEAM_INFO,
+    COST_WEIGHT,
 )
 KSM_METRICS = (KSM_QUOTA,)

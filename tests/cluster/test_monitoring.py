@@ -105,9 +105,10 @@ def test_rules_spread_over_several_prometheusrules_all_load_and_have_data(
 ) -> None:
     """With a budget small enough (rulefiles.py) that every team's rules and every pool's
     node alert take an object of their own, the operator loads all of them into Prometheus and
-    every quota series has its value: ml holds its 4 GPUs (the ratio, recorded in the main
-    object from the teams' objects, is 1 and the quota alert active), cv holds none of its 2."""
-    monkeypatch.setattr(rulefiles, "BUDGET", 600)
+    every quota series has its value: ml holds its 4 GPUs (its quota series, joined in the main
+    object with the teams' data in theirs, give a ratio of 1 and the quota alert active), cv
+    holds none of its 2."""
+    monkeypatch.setattr(rulefiles, "BUDGET", 300)
     pools = [
         {"name": "p1", "model": "A100", "devicesPerNode": 4, "nodes": ["gpu-1"]},
         {"name": "p2", "model": "A100", "devicesPerNode": 4, "nodes": ["gpu-2"]},
@@ -123,8 +124,9 @@ def test_rules_spread_over_several_prometheusrules_all_load_and_have_data(
         for o in build_unit(out, "dev", "monitoring")
         if o["kind"] == "PrometheusRule"
     )
-    # Each team's rules are over the budget alone: crc32 % 2 and % 4 put cv and ml together,
-    # % 8 parts them (cv 2, ml 6). Each pool's alert fits: % 4 puts nvidia/p1 in 2, p2 in 0.
+    # Each team's rules (267 of estimate: its namespace and its weight) fit the budget, the two
+    # together do not: crc32 % 2 and % 4 put cv and ml together, % 8 parts them (cv 2, ml 6).
+    # Each pool's alert is over it alone: % 4 puts nvidia/p1 in 2, p2 in 0.
     assert names == [
         "accelerators-alerts",
         "accelerators-alerts-pools-1-of-4",
@@ -192,21 +194,22 @@ def test_the_example_fleets_dashboard_and_alerts_have_data_in_every_cluster(
     result = sim(values_dir, cluster)
     assert [m for m in errors(result.findings) if m.startswith("SIM02")] == []
     used = panel(result, "Quota used / hard per team and vendor")
+    # In the order of the series' labels (team, then vendor).
     assert used["prod/main"] == [
-        "inference / amd used=0, inference / ascend used=2, inference / nvidia-dra used=0, "
-        "inference / nvidia used=2, inference / nvidia-shared used=4, ml-team / amd used=0, "
-        "ml-team / ascend used=8, ml-team / nvidia-dra used=8, ml-team / nvidia used=6, "
+        "inference / amd used=0, inference / ascend used=2, inference / nvidia used=2, "
+        "inference / nvidia-dra used=0, inference / nvidia-shared used=4, ml-team / amd used=0, "
+        "ml-team / ascend used=8, ml-team / nvidia used=6, ml-team / nvidia-dra used=8, "
         "ml-team / nvidia-shared used=0",
-        "inference / amd hard=0, inference / ascend hard=4, inference / nvidia-dra hard=0, "
-        "inference / nvidia hard=4, inference / nvidia-shared hard=4, ml-team / amd hard=0, "
-        "ml-team / ascend hard=16, ml-team / nvidia-dra hard=8, ml-team / nvidia hard=8, "
+        "inference / amd hard=0, inference / ascend hard=4, inference / nvidia hard=4, "
+        "inference / nvidia-dra hard=0, inference / nvidia-shared hard=4, ml-team / amd hard=0, "
+        "ml-team / ascend hard=16, ml-team / nvidia hard=8, ml-team / nvidia-dra hard=8, "
         "ml-team / nvidia-shared hard=0",
     ]
     assert used["prod/domestic"] == [
-        "inference / hygon used=2, inference / cambricon used=0, ml-team / hygon used=0, "
-        "ml-team / cambricon used=2",
-        "inference / hygon hard=8, inference / cambricon hard=0, ml-team / hygon hard=0, "
-        "ml-team / cambricon hard=2",
+        "inference / cambricon used=0, inference / hygon used=2, ml-team / cambricon used=2, "
+        "ml-team / hygon used=0",
+        "inference / cambricon hard=0, inference / hygon hard=8, ml-team / cambricon hard=2, "
+        "ml-team / hygon hard=0",
     ]
     # Weighted devices held x 5 minutes: ml-team 6 x 1.0 + 8 x 1.6 + 8 x 0.6 = 23.6 in main.
     assert panel(result, "Cost per team (weighted device-hours, dashboard range)") == {

@@ -5,7 +5,9 @@ Per vendor (one rule each, told apart by the rule's `gpu_brand`/`vendor` labels)
 labelled node, device, partition, model, namespace, pod (exporter labels renamed with
 label_replace; partition only on the series of a device's parts, such as MIG instances).
 Fleet-wide: gpu:memory_used:ratio, gpu:devices:count, and per team x vendor the quota use from
-kube-state-metrics and a cost-weighted device-hours series. See docs/monitoring.md.
+kube-state-metrics and a cost-weighted device-hours series: each team's rules are data (its
+namespaces, its cost weight per resource), joined by rules written once per resource. See
+docs/monitoring.md, "How the per-team rules work".
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from generator.vocab.series import (
     CLUSTER_LABEL,
     COST_DEVICES,
     COST_HOURS,
+    COST_WEIGHT,
     DEVICES,
     GROUP,
     KSM_QUOTA,
@@ -38,6 +41,7 @@ from generator.vocab.series import (
     QUOTA_HARD,
     QUOTA_RATIO,
     QUOTA_USED,
+    TEAM_INFO,
     UNIFIED_LABELS,
     UTILIZATION,
     VENDOR_LABEL,
@@ -48,8 +52,9 @@ Rule = dict[str, Any]
 
 @functools.lru_cache(maxsize=65536)
 def _q(text: str) -> str:
-    """A PromQL string literal (remembered: the per-team rules quote the same names, resources
-    and constants 430,000 times at 20 clusters x 500 teams, 40 % of building every view's rules)."""
+    """A PromQL string literal (remembered: every view's rules quote the same names, resources
+    and constants again; when each team had its own quota selectors, 430,000 times at
+    20 clusters x 500 teams, 40 % of building the rules)."""
     return json.dumps(text)
 
 
@@ -190,26 +195,38 @@ def _attribution(
 
 @dataclass(frozen=True)
 class TeamRules:
-    """One team's recording rules: its quota use and hard quota per resource, then their
-    cost-weighted device counts (which read the former: kept in the same group after them)."""
+    """One team's data for the shared quota and cost rules: which namespaces are its, and its
+    cost weight per resource with the vendors its use counts against (the labels its quota and
+    cost series get). Data, not arithmetic: at 500 teams a cluster, per-team arithmetic was
+    7,500 selectors an evaluation and 2.5 MB of rules to build, check and load."""
 
     team: Team
-    quota: list[Rule]
-    cost: list[Rule]
+    rules: list[Rule]
 
 
-def team_parts(view: FleetView, exporters: list[Exporter]) -> list[TeamRules]:
-    prices = Prices.of(view, exporters)
+def _by_resource(exporters: list[Exporter]) -> list[tuple[str, list[Exporter]]]:
     by_resource: dict[str, list[Exporter]] = {}
     for exp in exporters:
         by_resource.setdefault(exp.resource, []).append(exp)
+    return sorted(by_resource.items())
+
+
+def team_parts(view: FleetView, exporters: list[Exporter]) -> list[TeamRules]:
+    resources = _by_resource(exporters)
+    if not resources:
+        return []
+    prices = Prices.of(view, exporters)
     out: list[TeamRules] = []
     for team in view.teams:
-        quota_rules: list[Rule] = []
-        cost_rules: list[Rule] = []
-        ns = list(team.namespaces)
-        ns_matcher = f"namespace={_q(ns[0])}" if len(ns) == 1 else f"namespace=~{_q('|'.join(ns))}"
-        for resource, group in sorted(by_resource.items()):
+        data: list[Rule] = [
+            {
+                "record": TEAM_INFO,
+                "expr": "vector(1)",
+                "labels": {"namespace": ns, "team": team.name},
+            }
+            for ns in team.namespaces
+        ]
+        for resource, group in resources:
             counted, weight = _attribution(team, group, prices)
             labels = {
                 "team": team.name,
@@ -217,63 +234,86 @@ def team_parts(view: FleetView, exporters: list[Exporter]) -> list[TeamRules]:
                 VENDOR_LABEL: "+".join(e.vendor for e in counted),
                 BRAND_LABEL: "+".join(sorted({e.brand for e in counted})),
             }
-            for record, kind in ((QUOTA_USED, "used"), (QUOTA_HARD, "hard")):
-                matchers = ", ".join(
-                    [
-                        ns_matcher,
-                        f"resourcequota={_q(QUOTA_NAME)}",
-                        f"resource={_q(group[0].quota_key)}",
-                        f"type={_q(kind)}",
-                    ]
-                )
-                quota_rules.append(
-                    {
-                        "record": record,
-                        "expr": f"sum({KSM_QUOTA}{{{matchers}}})",
-                        "labels": dict(labels),
-                    }
-                )
-            selector = ", ".join(
-                f"{k}={_q(v)}" for k, v in (("team", team.name), ("resource", resource))
+            data.append(
+                {"record": COST_WEIGHT, "expr": f"vector({_number(weight)})", "labels": labels}
             )
-            cost_rules.append(
+        out.append(TeamRules(team, data))
+    return out
+
+
+# The labels a team's quota and cost series have besides `team` (and the rule's own `cluster`).
+_ATTRIBUTION = ("resource", VENDOR_LABEL, BRAND_LABEL)
+
+
+def quota_rules(exporters: list[Exporter]) -> list[Rule]:
+    """Per resource, every team's quota use and hard quota as one join each: the quota's series
+    summed by the team its namespace is of, labelled from the team's weight series.
+
+    Labels of a binary operation's result (prometheus v0.316.0 promql/engine.go
+    `resultMetric`): the left side's, without the metric name; a one-to-one match `on (...)`
+    keeps only the `on` labels; then each label `group_left (...)` names is copied from the
+    right ("one") side. So each quota series gets its namespace's `team`, the sum by team keeps
+    `team` alone, and the second `group_left` adds the team's `resource`, `vendor` and
+    `gpu_brand` from its one weight series (`group by` makes its value 1); the rule's own
+    `labels` are set after that. Two series on the "one" side for one match fail the whole
+    rule, for every team ("many-to-many matching not allowed", engine.go): two teams claiming
+    one namespace is NAME004 (policy/fleet.py `namespace_twice`), an error render stops at, and
+    the values schema refuses a team listing a namespace twice."""
+    out: list[Rule] = []
+    attribution = ", ".join(_ATTRIBUTION)
+    for resource, group in _by_resource(exporters):
+        weight = f"{COST_WEIGHT}{{resource={_q(resource)}}}"
+        for record, kind in ((QUOTA_USED, "used"), (QUOTA_HARD, "hard")):
+            matchers = ", ".join(
+                [
+                    f"resourcequota={_q(QUOTA_NAME)}",
+                    f"resource={_q(group[0].quota_key)}",
+                    f"type={_q(kind)}",
+                ]
+            )
+            out.append(
                 {
-                    "record": COST_DEVICES,
-                    "expr": f"{QUOTA_USED}{{{selector}}} * {_number(weight)}",
-                    "labels": dict(labels),
+                    "record": record,
+                    "expr": f"sum by (team) ({KSM_QUOTA}{{{matchers}}} * on (namespace) "
+                    f"group_left (team) {TEAM_INFO}) * on (team) group_left ({attribution}) "
+                    f"group by (team, {attribution}) ({weight})",
+                    # Rules of one name need labels apart: promtool's duplicate-rules lint
+                    # (validate's --lint=all) compares a rule's name and labels only.
+                    "labels": {"resource": resource},
                 }
             )
-        if quota_rules:
-            out.append(TeamRules(team, quota_rules, cost_rules))
     return out
 
 
 def derived_rules() -> list[Rule]:
-    """What every team's records feed: the share of its quota used and its device-hours."""
+    """What every team's quota records feed: the share of its quota used, its cost-weighted
+    devices (one rule over every resource) and their device-hours."""
     return [
         {"record": QUOTA_RATIO, "expr": f"{QUOTA_USED} / ({QUOTA_HARD} > 0)"},
+        # One-to-one `on (...)`: the result keeps the `on` labels only (engine.go
+        # `resultMetric`, quota_rules), which are the attribution the two sides share.
+        {
+            "record": COST_DEVICES,
+            "expr": f"{QUOTA_USED} * on (team, {', '.join(_ATTRIBUTION)}) {COST_WEIGHT}",
+        },
         # The average number of weighted devices held over the last hour is the weighted
         # device-hours of that hour.
         {"record": COST_HOURS, "expr": f"avg_over_time({COST_DEVICES}[1h])"},
     ]
 
 
-def _in_one_group(parts: list[TeamRules], derived: list[Rule]) -> list[Rule]:
-    """Every team's rules in one group: the quota records, the ratio that reads them, the costs,
-    the hours that read those."""
-    if not parts:
-        return []
-    ratio, hours = derived
-    return [
-        *(r for p in parts for r in p.quota),
-        ratio,
-        *(r for p in parts for r in p.cost),
-        hours,
-    ]
+def _shared_team_rules(exporters: list[Exporter]) -> list[Rule]:
+    """The rules over every team's data, in the order they read each other: the quota joins,
+    then what reads them."""
+    return [*quota_rules(exporters), *derived_rules()]
 
 
 def team_rules(view: FleetView, exporters: list[Exporter]) -> list[Rule]:
-    return _in_one_group(team_parts(view, exporters), derived_rules())
+    """Every team's data, then the rules that join it, in one group."""
+    parts = team_parts(view, exporters)
+    if not parts:
+        return []
+    return [*(r for p in parts for r in p.rules), *_shared_team_rules(exporters)]
 
 
 def _team_sources(teams: Sequence[Team]) -> tuple[str, ...]:
@@ -282,31 +322,33 @@ def _team_sources(teams: Sequence[Team]) -> tuple[str, ...]:
 
 def files(view: FleetView, exporters: list[Exporter], budget: int | None = None) -> list[RuleFile]:
     """The unified recording rules as PrometheusRules: one, while they fit the operator's limit
-    (rulefiles.py); else the vendor and fleet rules and what reads every team's records in the
-    main one, and the teams' own rules spread over as many more as keep each under the budget.
-    Prometheus evaluates groups independently: a ratio or an hour read from another group's
-    records lags them by one evaluation at most."""
+    (rulefiles.py); else the vendor and fleet rules and the rules over every team's data in the
+    main one, and the teams' data spread over as many more as keep each under the budget.
+    Prometheus evaluates groups independently: a join or a cost reading another group's data
+    lags it by one evaluation at most."""
     shared = vendor_rules(exporters)
     if shared:
         shared += fleet_rules()
     parts = team_parts(view, exporters)
-    derived = derived_rules() if parts else []
+    joins = _shared_team_rules(exporters) if parts else []
     if view.cluster is not None:
-        # Every series recorded in a cluster names it, aggregations included (their `by` drops
-        # the scraped labels): a Prometheus or Grafana over several clusters tells them apart.
-        for rule in [*shared, *(r for p in parts for r in [*p.quota, *p.cost]), *derived]:
+        # Every series recorded in a cluster names it, aggregations included (their `by`
+        # drops the scraped labels): a Prometheus or Grafana over several clusters tells them
+        # apart.
+        for rule in [*shared, *(r for p in parts for r in p.rules), *joins]:
             rule["labels"] = {**rule.get("labels", {}), CLUSTER_LABEL: view.cluster.name}
-    keyed = [(p.team.name, p, rulefiles.size(p.quota) + rulefiles.size(p.cost)) for p in parts]
-    spread = rulefiles.shares(keyed, rulefiles.size(shared) + rulefiles.size(derived), budget)
+    keyed = [(p.team.name, p, rulefiles.size(p.rules)) for p in parts]
+    spread = rulefiles.shares(keyed, rulefiles.size(shared) + rulefiles.size(joins), budget)
     if spread is None:
-        rules = shared + _in_one_group(parts, derived)
+        rules = [*shared, *(r for p in parts for r in p.rules), *joins]
         if not rules:
             return []
         return [RuleFile(None, [{"name": GROUP, "rules": rules}], _team_sources(view.teams))]
-    out = [RuleFile(None, [{"name": GROUP, "rules": shared + derived}], ())]
+    # The main object's rules are made from the vendors alone: no team's file is its source.
+    out = [RuleFile(None, [{"name": GROUP, "rules": shared + joins}])]
     for part, held in spread:
         name = rulefiles.part_name(GROUP, "teams", *part)
-        rules = [*(r for p in held for r in p.quota), *(r for p in held for r in p.cost)]
+        rules = [r for p in held for r in p.rules]
         teams = [p.team for p in held]
         out.append(RuleFile(part, [{"name": name, "rules": rules}], _team_sources(teams)))
     return out

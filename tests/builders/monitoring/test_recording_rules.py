@@ -19,7 +19,7 @@ from generator.values import loader as values
 from generator.values import yamlio
 from generator.values.merge import Doc
 from generator.values.model import FleetView, Team
-from tests.fixtures import PROD_FLEET, promtool_rule_tests, tree
+from tests.fixtures import PROD_FLEET, TWO_CLUSTERS, promtool_rule_tests, tree
 
 BY = "max by (node, device, partition, model, namespace, pod)"
 UTIL, USED, TOTAL = Metric("u", "percent"), Metric("used", "bytes"), Metric("total", "bytes")
@@ -250,7 +250,20 @@ def test_fleet_rules_record_the_memory_ratio_and_device_count() -> None:
 # ---------------------------------------------------------------------------- quota and cost rules
 
 
+def join(kind: str, quota_key: str, resource: str) -> str:
+    """The quota join of one resource, as written in docs/monitoring.md."""
+    return (
+        f'sum by (team) (kube_resourcequota{{resourcequota="accelerators", resource="{quota_key}", '
+        f'type="{kind}"}} * on (namespace) group_left (team) namespace:accelerator_team:info) '
+        "* on (team) group_left (resource, vendor, gpu_brand) "
+        "group by (team, resource, vendor, gpu_brand) "
+        f'(team_vendor:gpu_cost_weight:factor{{resource="{resource}"}})'
+    )
+
+
 def test_team_rules_per_resource_with_quota_ratio_and_cost(view: FleetView) -> None:
+    """A team's rules are data (its namespace, its weight per resource); the arithmetic is one
+    join per resource and kind, and one cost rule, whatever the number of teams."""
     exps = [
         xp("beta", resource="b.com/xpu", weight=2.0),
         xp("alpha", resource="a.com/xpu", weight=0.5),
@@ -258,27 +271,33 @@ def test_team_rules_per_resource_with_quota_ratio_and_cost(view: FleetView) -> N
     got = rules.team_rules(with_teams(view, team("ml", {"alpha": 4, "beta": 2})), exps)
     alpha = {"team": "ml", "resource": "a.com/xpu", "vendor": "alpha", "gpu_brand": "alpha"}
     beta = {"team": "ml", "resource": "b.com/xpu", "vendor": "beta", "gpu_brand": "beta"}
-    ksm = 'kube_resourcequota{namespace="ml", resourcequota="accelerators", resource='
     assert got == [
         {
+            "record": "namespace:accelerator_team:info",
+            "expr": "vector(1)",
+            "labels": {"namespace": "ml", "team": "ml"},
+        },
+        {"record": "team_vendor:gpu_cost_weight:factor", "expr": "vector(0.5)", "labels": alpha},
+        {"record": "team_vendor:gpu_cost_weight:factor", "expr": "vector(2)", "labels": beta},
+        {
             "record": "team_vendor:gpu_quota_used:devices",
-            "expr": f'sum({ksm}"requests.a.com/xpu", type="used"}})',
-            "labels": alpha,
+            "expr": join("used", "requests.a.com/xpu", "a.com/xpu"),
+            "labels": {"resource": "a.com/xpu"},
         },
         {
             "record": "team_vendor:gpu_quota_hard:devices",
-            "expr": f'sum({ksm}"requests.a.com/xpu", type="hard"}})',
-            "labels": alpha,
+            "expr": join("hard", "requests.a.com/xpu", "a.com/xpu"),
+            "labels": {"resource": "a.com/xpu"},
         },
         {
             "record": "team_vendor:gpu_quota_used:devices",
-            "expr": f'sum({ksm}"requests.b.com/xpu", type="used"}})',
-            "labels": beta,
+            "expr": join("used", "requests.b.com/xpu", "b.com/xpu"),
+            "labels": {"resource": "b.com/xpu"},
         },
         {
             "record": "team_vendor:gpu_quota_hard:devices",
-            "expr": f'sum({ksm}"requests.b.com/xpu", type="hard"}})',
-            "labels": beta,
+            "expr": join("hard", "requests.b.com/xpu", "b.com/xpu"),
+            "labels": {"resource": "b.com/xpu"},
         },
         {
             "record": "team_vendor:gpu_quota_used:ratio",
@@ -286,19 +305,42 @@ def test_team_rules_per_resource_with_quota_ratio_and_cost(view: FleetView) -> N
         },
         {
             "record": "team_vendor:gpu_cost_weighted_devices:sum",
-            "expr": 'team_vendor:gpu_quota_used:devices{team="ml", resource="a.com/xpu"} * 0.5',
-            "labels": alpha,
-        },
-        {
-            "record": "team_vendor:gpu_cost_weighted_devices:sum",
-            "expr": 'team_vendor:gpu_quota_used:devices{team="ml", resource="b.com/xpu"} * 2',
-            "labels": beta,
+            "expr": "team_vendor:gpu_quota_used:devices * on (team, resource, vendor, gpu_brand) "
+            "team_vendor:gpu_cost_weight:factor",
         },
         {
             "record": "team_vendor:gpu_cost_weighted_device_hours:1h",
             "expr": "avg_over_time(team_vendor:gpu_cost_weighted_devices:sum[1h])",
         },
     ]
+
+
+def test_the_shared_rules_do_not_grow_with_the_teams(view: FleetView) -> None:
+    """Three teams add three namespaces and three weights; the joins stay one per resource."""
+    teams = [team(n, {"a": 1}) for n in ("ml", "cv", "nlp")]
+    got = rules.team_rules(with_teams(view, *teams), [xp("a")])
+    assert [(r["record"], r.get("labels", {}).get("team")) for r in got] == [
+        ("namespace:accelerator_team:info", "ml"),
+        ("team_vendor:gpu_cost_weight:factor", "ml"),
+        ("namespace:accelerator_team:info", "cv"),
+        ("team_vendor:gpu_cost_weight:factor", "cv"),
+        ("namespace:accelerator_team:info", "nlp"),
+        ("team_vendor:gpu_cost_weight:factor", "nlp"),
+        ("team_vendor:gpu_quota_used:devices", None),
+        ("team_vendor:gpu_quota_hard:devices", None),
+        ("team_vendor:gpu_quota_used:ratio", None),
+        ("team_vendor:gpu_cost_weighted_devices:sum", None),
+        ("team_vendor:gpu_cost_weighted_device_hours:1h", None),
+    ]
+
+
+def weights(got: list[dict[str, Any]]) -> dict[str, str]:
+    """Each team's cost weight rule's expression, by team (one resource)."""
+    return {
+        r["labels"]["team"]: r["expr"]
+        for r in got
+        if r["record"] == "team_vendor:gpu_cost_weight:factor"
+    }
 
 
 def test_cost_weights_per_model_price_a_teams_use_by_its_quota_per_model(tmp_path: Path) -> None:
@@ -321,53 +363,62 @@ pools:
     fleet = PROD_FLEET + "scheduling: {backend: kueue}\n"
     loaded = values.load(tree(tmp_path, files, fleet=fleet, defaults=False)).envs["prod"]
     got = rules.team_rules(loaded, exporters(loaded))
-    costs = {
-        r["labels"]["team"]: r["expr"]
-        for r in got
-        if r.get("record") == "team_vendor:gpu_cost_weighted_devices:sum"
-    }
-    used = "team_vendor:gpu_quota_used:devices"
-    assert costs == {
-        "lab": f'{used}{{team="lab", resource="nvidia.com/gpu"}} * 3',
-        "ml": f'{used}{{team="ml", resource="nvidia.com/gpu"}} * 1.5',
-        "web": f'{used}{{team="web", resource="nvidia.com/gpu"}} * 1',
-    }
+    assert weights(got) == {"lab": "vector(3)", "ml": "vector(1.5)", "web": "vector(1)"}
+    inputs = [ksm(t, "requests.nvidia.com/gpu", "used", n) for t, n in (("ml", 4), ("web", 2))]
+    inputs.append(ksm("lab", "requests.nvidia.com/gpu", "used", 1))
+    cost = "team_vendor:gpu_cost_weighted_devices:sum"
+    nv = {"resource": "nvidia.com/gpu", "vendor": "nvidia", "gpu_brand": "nvidia"}
+    promtool_test(
+        tmp_path,
+        rules.groups(loaded, exporters(loaded)),
+        {
+            "interval": "1m",
+            "input_series": inputs,
+            "promql_expr_test": [
+                check(
+                    cost,
+                    sample({"__name__": cost, "team": "lab", **nv}, 3),  # 1 x 3
+                    sample({"__name__": cost, "team": "ml", **nv}, 6),  # 4 x 1.5
+                    sample({"__name__": cost, "team": "web", **nv}, 2),  # 2 x 1
+                )
+            ],
+        },
+    )
 
 
-def test_a_team_with_several_namespaces_sums_them(view: FleetView) -> None:
+def test_a_team_with_several_namespaces_has_each_recorded_as_its(view: FleetView) -> None:
     research = team("research", {"a": 1}, namespaces=("r-train", "r-serve"))
-    [used, hard, *_] = rules.team_rules(with_teams(view, research), [xp("a")])
-    assert used["expr"] == (
-        'sum(kube_resourcequota{namespace=~"r-train|r-serve", resourcequota="accelerators", '
-        'resource="requests.example.com/xpu", type="used"})'
-    )
-    assert hard["expr"] == (
-        'sum(kube_resourcequota{namespace=~"r-train|r-serve", resourcequota="accelerators", '
-        'resource="requests.example.com/xpu", type="hard"})'
-    )
+    got = rules.team_rules(with_teams(view, research), [xp("a")])
+    assert [r["labels"] for r in got if r["record"] == "namespace:accelerator_team:info"] == [
+        {"namespace": "r-train", "team": "research"},
+        {"namespace": "r-serve", "team": "research"},
+    ]
+    assert all(r["expr"] == "vector(1)" for r in got[:2])
 
 
-def shared(view: FleetView, *quota: tuple[str, int]) -> list[dict[str, Any]]:
-    """The rules of one team whose vendors amd (brand zz-amd, weight 0.8) and hygon (brand
-    hygon, weight 0.5) both advertise amd.com/gpu."""
+def shared(view: FleetView, *quota: tuple[str, int]) -> dict[str, Any]:
+    """The cost weight rule of one team whose vendors amd (brand zz-amd, weight 0.8) and hygon
+    (brand hygon, weight 0.5) both advertise amd.com/gpu."""
     exps = [
         xp("amd", brand="zz-amd", weight=0.8, resource="amd.com/gpu"),
         xp("hygon", weight=0.5, resource="amd.com/gpu"),
     ]
-    return rules.team_rules(with_teams(view, team("t", dict(quota))), exps)
+    got = rules.team_rules(with_teams(view, team("t", dict(quota))), exps)
+    [weight] = [r for r in got if r["record"] == "team_vendor:gpu_cost_weight:factor"]
+    return weight
 
 
 def test_a_shared_resource_counts_against_the_vendors_the_team_has_quota_for(
     view: FleetView,
 ) -> None:
     got = shared(view, ("hygon", 8), ("nvidia", 4))
-    assert got[0]["labels"] == {
+    assert got["labels"] == {
         "team": "t",
         "resource": "amd.com/gpu",
         "vendor": "hygon",
         "gpu_brand": "hygon",
     }
-    assert got[3]["expr"].endswith("} * 0.5")
+    assert got["expr"] == "vector(0.5)"
 
 
 def test_a_shared_resource_without_quota_counts_against_all_at_the_highest_weight(
@@ -375,31 +426,29 @@ def test_a_shared_resource_without_quota_counts_against_all_at_the_highest_weigh
 ) -> None:
     for quota in ((), (("amd", 0), ("hygon", 0))):
         got = shared(view, *quota)
-        assert got[0]["labels"] == {
+        assert got["labels"] == {
             "team": "t",
             "resource": "amd.com/gpu",
             "vendor": "amd+hygon",
             "gpu_brand": "hygon+zz-amd",  # brands sorted, vendors in vendor order
         }
-        assert got[3]["expr"].endswith("} * 0.8")
+        assert got["expr"] == "vector(0.8)"
 
 
 def test_a_shared_resource_is_weighted_by_the_teams_quota(view: FleetView) -> None:
     # (3 x 0.8 + 1 x 0.5) / 4 = 0.725
     got = shared(view, ("amd", 3), ("hygon", 1))
-    assert got[0]["labels"]["vendor"] == "amd+hygon"
-    assert got[3]["expr"] == (
-        'team_vendor:gpu_quota_used:devices{team="t", resource="amd.com/gpu"} * 0.725'
-    )
+    assert got["labels"]["vendor"] == "amd+hygon"
+    assert got["expr"] == "vector(0.725)"
     # (1 x 0.8 + 2 x 0.5) / 3 = 0.6 exactly; (2 x 0.8 + 1 x 0.5) / 3 = 0.7
-    assert shared(view, ("amd", 1), ("hygon", 2))[3]["expr"].endswith("} * 0.6")
-    assert shared(view, ("amd", 2), ("hygon", 1))[3]["expr"].endswith("} * 0.7")
+    assert shared(view, ("amd", 1), ("hygon", 2))["expr"] == "vector(0.6)"
+    assert shared(view, ("amd", 2), ("hygon", 1))["expr"] == "vector(0.7)"
 
 
 def test_a_weight_is_rounded_to_six_decimals(view: FleetView) -> None:
     # (1 x 0.8 + 8 x 0.5) / 9 = 0.5333...; (2 x 0.8 + 7 x 0.5) / 9 = 0.5666...
-    assert shared(view, ("amd", 1), ("hygon", 8))[3]["expr"].endswith("} * 0.533333")
-    assert shared(view, ("amd", 2), ("hygon", 7))[3]["expr"].endswith("} * 0.566667")
+    assert shared(view, ("amd", 1), ("hygon", 8))["expr"] == "vector(0.533333)"
+    assert shared(view, ("amd", 2), ("hygon", 7))["expr"] == "vector(0.566667)"
 
 
 def test_no_team_no_quota_rules(view: FleetView) -> None:
@@ -419,6 +468,8 @@ def test_one_group_holds_vendor_fleet_and_team_rules_in_order(view: FleetView) -
         "gpu:memory_total:bytes",
         "gpu:memory_used:ratio",
         "gpu:devices:count",
+        "namespace:accelerator_team:info",
+        "team_vendor:gpu_cost_weight:factor",
         "team_vendor:gpu_quota_used:devices",
         "team_vendor:gpu_quota_hard:devices",
         "team_vendor:gpu_quota_used:ratio",
@@ -459,6 +510,19 @@ def sample(labels: dict[str, str], value: float) -> dict[str, Any]:
 
 def check(expr: str, *samples: dict[str, Any], at: str = "10m") -> dict[str, Any]:
     return {"expr": expr, "eval_time": at, "exp_samples": list(samples)}
+
+
+def ksm(ns: str, key: str, kind: str, value: int) -> dict[str, str]:
+    """kube-state-metrics' series of the fleet's quota in namespace `ns`."""
+    return series(
+        "kube_resourcequota",
+        value,
+        namespace=ns,
+        resourcequota="accelerators",
+        resource=key,
+        type=kind,
+        job="kube-state-metrics",
+    )
 
 
 def test_units_mappings_and_shared_names_give_exact_unified_values(
@@ -643,6 +707,57 @@ def test_a_dra_vendors_quota_is_read_under_its_claims_per_class_key(
                 one("team_vendor:gpu_quota_hard:devices", 4),
                 one("team_vendor:gpu_quota_used:ratio", 0.5),
                 one("team_vendor:gpu_cost_weighted_devices:sum", 4),
+            ],
+        },
+    )
+
+
+def test_a_shared_resource_by_quota_and_without_over_several_objects_of_a_cluster(
+    tmp_path: Path,
+) -> None:
+    """amd.com/gpu on amd (0.8) and hygon (0.5) nodes; team hq has quota for hygon only, team
+    none for neither (both vendors, at 0.8), in cluster domestic of TWO_CLUSTERS, the rules
+    spread over several objects: the joins in the main one read the teams' data in others."""
+    domestic = values.load(tree(tmp_path / "repo", TWO_CLUSTERS, fleet=PROD_FLEET))
+    view = with_teams(
+        domestic.envs["prod/domestic"], team("hq", {"hygon": 8}), team("none", {}), team("x", {})
+    )
+    exps = [
+        xp("amd", brand="zz-amd", weight=0.8, resource="amd.com/gpu"),
+        xp("hygon", weight=0.5, resource="amd.com/gpu"),
+    ]
+    files = rules.files(view, exps, budget=600)
+    # crc32 % 4: none and x both 3; % 8: hq 2, x 3, none 7
+    assert [f.part for f in files] == [None, (2, 8), (3, 8), (7, 8)]
+    key = "requests.amd.com/gpu"
+    inputs = [
+        ksm("hq", key, "used", 4),
+        ksm("hq", key, "hard", 8),
+        ksm("none", key, "used", 2),
+        ksm("none", key, "hard", 5),
+    ]
+    where = {"cluster": "domestic", "resource": "amd.com/gpu"}
+    hq = {"team": "hq", "vendor": "hygon", "gpu_brand": "hygon", **where}
+    none = {"team": "none", "vendor": "amd+hygon", "gpu_brand": "hygon+zz-amd", **where}
+
+    def both(record: str, at_hq: float, at_none: float) -> dict[str, Any]:
+        return check(
+            record,
+            sample({"__name__": record, **hq}, at_hq),
+            sample({"__name__": record, **none}, at_none),
+        )
+
+    promtool_test(
+        tmp_path,
+        [g for f in files for g in f.groups],
+        {
+            "interval": "1m",
+            "input_series": inputs,
+            "promql_expr_test": [
+                both("team_vendor:gpu_quota_used:devices", 4, 2),
+                both("team_vendor:gpu_quota_hard:devices", 8, 5),
+                both("team_vendor:gpu_quota_used:ratio", 0.5, 0.4),
+                both("team_vendor:gpu_cost_weighted_devices:sum", 2, 1.6),  # 4 x 0.5, 2 x 0.8
             ],
         },
     )

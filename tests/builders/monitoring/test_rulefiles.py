@@ -86,14 +86,16 @@ def test_recording_rules_fit_one_object_under_the_budget(tmp_path: Path) -> None
     [one] = rules.files(view(tmp_path), [xp("a")], budget=10**6)
     assert one.part is None
     assert [g["name"] for g in one.groups] == ["accelerators.unified"]
-    assert len(one.groups[0]["rules"]) == 5 + 8 * 3 + 2
+    # vendor and fleet rules, a namespace and a weight per team, two joins, ratio, cost, hours
+    assert len(one.groups[0]["rules"]) == 5 + 8 * 2 + 2 + 3
 
 
 def test_each_teams_rules_go_whole_to_its_bucket_and_the_shared_ones_stay(tmp_path: Path) -> None:
-    """Eight teams of one resource, about 770 units of estimate each, under a budget of 3,200:
-    two buckets hold 2,268 and 3,878; four hold ads (760), infra (772), ml and cv (1,508), nlp,
-    speech, search and robotics (3,106)."""
-    main, *parts = rules.files(view(tmp_path), [xp("a")], budget=3200)
+    """Eight teams of one resource, about 265 units of estimate each, under a budget of 1,100:
+    two buckets hold 777 and 1,344; four hold ads (261), infra (267), ml and cv (516), nlp,
+    speech, search and robotics (1,077). The joins stay in the main object, whatever the
+    number of teams."""
+    main, *parts = rules.files(view(tmp_path), [xp("a")], budget=1100)
     assert main.part is None and main.sources == ()
     assert [g["name"] for g in main.groups] == ["accelerators.unified"]
     assert [r for r, _ in records(main)] == [
@@ -102,7 +104,10 @@ def test_each_teams_rules_go_whole_to_its_bucket_and_the_shared_ones_stay(tmp_pa
         "gpu:memory_total:bytes",
         "gpu:memory_used:ratio",
         "gpu:devices:count",
+        "team_vendor:gpu_quota_used:devices",
+        "team_vendor:gpu_quota_hard:devices",
         "team_vendor:gpu_quota_used:ratio",
+        "team_vendor:gpu_cost_weighted_devices:sum",
         "team_vendor:gpu_cost_weighted_device_hours:1h",
     ]
     assert [(p.part, [g["name"] for g in p.groups]) for p in parts] == [
@@ -111,19 +116,8 @@ def test_each_teams_rules_go_whole_to_its_bucket_and_the_shared_ones_stay(tmp_pa
         ((2, 4), ["accelerators.unified-teams-3-of-4"]),
         ((3, 4), ["accelerators.unified-teams-4-of-4"]),
     ]
-    used, hard, cost = (
-        "team_vendor:gpu_quota_used:devices",
-        "team_vendor:gpu_quota_hard:devices",
-        "team_vendor:gpu_cost_weighted_devices:sum",
-    )
-    assert records(parts[2]) == [
-        (used, "ml"),
-        (hard, "ml"),
-        (used, "cv"),
-        (hard, "cv"),
-        (cost, "ml"),
-        (cost, "cv"),
-    ]
+    info, weight = "namespace:accelerator_team:info", "team_vendor:gpu_cost_weight:factor"
+    assert records(parts[2]) == [(info, "ml"), (weight, "ml"), (info, "cv"), (weight, "cv")]
     assert {t for p in parts for _, t in records(p)} == set(TEAMS)
     assert [sorted({t for _, t in records(p)}) for p in parts] == [
         ["ads"],
@@ -133,10 +127,37 @@ def test_each_teams_rules_go_whole_to_its_bucket_and_the_shared_ones_stay(tmp_pa
     ]
 
 
+def test_the_main_objects_rules_count_against_the_budget(tmp_path: Path) -> None:
+    """The eight teams' data is 2,121 of estimate, the vendor and fleet rules 686 and the joins
+    1,325: 4,132 in all. One object holds them under a budget of 4,132; under 4,000, which the
+    teams' data alone, or with either of the others, would fit, it moves to an object of its
+    own."""
+    assert [f.part for f in rules.files(view(tmp_path), [xp("a")], budget=4132)] == [None]
+    assert [f.part for f in rules.files(view(tmp_path), [xp("a")], budget=4000)] == [
+        None,
+        (0, 1),
+    ]
+
+
+def test_each_object_names_the_team_files_its_rules_come_from(tmp_path: Path) -> None:
+    """Team cv and the tree's ml apart under a budget of 300 (crc32 % 8: cv 2, ml 6): each share
+    names its team's values file; the main one, made from the vendors alone, none."""
+    loaded = values.load(
+        tree(tmp_path / "repo", {"teams/cv.yaml": "quota: {nvidia: 1}\n"}, fleet=PROD_FLEET)
+    ).envs["prod"]
+    assert [(f.part, f.sources) for f in rules.files(loaded, [xp("a")], budget=300)] == [
+        (None, ()),
+        ((2, 8), ("values/teams/cv.yaml",)),
+        ((6, 8), ("values/teams/ml.yaml",)),
+    ]
+    [one] = rules.files(loaded, [xp("a")], budget=10**6)
+    assert one.sources == ("values/teams/cv.yaml", "values/teams/ml.yaml")
+
+
 def test_the_budget_is_rulefiles_budget_unless_given(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(rulefiles, "BUDGET", 3200)
+    monkeypatch.setattr(rulefiles, "BUDGET", 1100)
     assert [f.part for f in rules.files(view(tmp_path), [xp("a")])] == [
         None,
         (0, 4),
@@ -147,23 +168,27 @@ def test_the_budget_is_rulefiles_budget_unless_given(
 
 
 def test_one_teams_edit_changes_its_own_bucket_only(tmp_path: Path) -> None:
-    """infra (bucket 1 of 4) gets a second namespace: its quota rules' matcher changes; the main
+    """infra (bucket 1 of 4) gets a second namespace: its data gains a namespace; the main
     object and the other three parts are equal."""
     base = view(tmp_path)
-    before = rules.files(base, [xp("a")], budget=3200)
+    before = rules.files(base, [xp("a")], budget=1100)
     moved = with_teams(
         base, *(team(n, {"a": 2}, ("infra", "infra-2") if n == "infra" else ()) for n in TEAMS)
     )
-    after = rules.files(moved, [xp("a")], budget=3200)
+    after = rules.files(moved, [xp("a")], budget=1100)
     assert [f.part for f in after] == [None, (0, 4), (1, 4), (2, 4), (3, 4)]
     assert [a == b for a, b in zip(after, before, strict=True)] == [True, True, False, True, True]
-    assert 'namespace=~"infra|infra-2"' in after[2].groups[0]["rules"][0]["expr"]
+    assert after[2].groups[0]["rules"][1] == {
+        "record": "namespace:accelerator_team:info",
+        "expr": "vector(1)",
+        "labels": {"namespace": "infra-2", "team": "infra"},
+    }
 
 
 def test_a_cluster_labels_every_rule_of_every_part(tmp_path: Path) -> None:
     loaded = values.load(tree(tmp_path, TWO_CLUSTERS, fleet=PROD_FLEET))
     domestic = loaded.envs["prod/domestic"]
-    files = rules.files(with_teams(domestic, *(team(n, {"a": 2}) for n in TEAMS)), [xp("a")], 3200)
+    files = rules.files(with_teams(domestic, *(team(n, {"a": 2}) for n in TEAMS)), [xp("a")], 1100)
     # The cluster label counts too: eight buckets, of which % 8 fills 0 (ads), 1 (infra), 2 (cv),
     # 3 (robotics), 6 (ml) and 7 (nlp, speech, search).
     assert [f.part for f in files] == [None, (0, 8), (1, 8), (2, 8), (3, 8), (6, 8), (7, 8)]

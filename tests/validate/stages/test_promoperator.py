@@ -301,9 +301,10 @@ def test_promrulecheck_exits_2_when_it_cannot_read_its_input(tmp_path: Path) -> 
 def test_a_fleets_rules_past_the_limit_are_spread_and_each_object_passes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """180 teams with quota on four resources: their recording rules are about 700 KB, more than
-    the operator loads from one PrometheusRule. Spread (builders/monitoring/rulefiles.py), every
-    object passes the operator's own check; put in one object, as before, PROM002 says so."""
+    """640 teams with quota on four resources: their recording rules (a namespace and four cost
+    weights each) are about 547 KB, more than the operator loads from one PrometheusRule.
+    Spread (builders/monitoring/rulefiles.py), every object passes the operator's own check; put
+    in one object, as before, PROM002 says so."""
     files: dict[str, str | None] = {
         "vendors/amd.yaml": AMD_MI250X,
         "vendors/ascend.yaml": ASCEND_910B,
@@ -312,18 +313,18 @@ def test_a_fleets_rules_past_the_limit_are_spread_and_each_object_passes(
         "teams/ml.yaml": None,
     }
     quota = "quota: {nvidia: 1, amd: 1, ascend: 1, cambricon: 1}\n"
-    files.update({f"teams/team-{i:03d}.yaml": quota for i in range(180)})
+    files.update({f"teams/team-{i:03d}.yaml": quota for i in range(640)})
     fleet = FLEET + "capacity: {allowOvercommit: true}\n"
     values = tree(tmp_path / "repo", files, fleet=fleet)
     code, out = validate_committed(values, "--env", "prod", "--no-cache")
     assert (code, prom_lines(out)) == (0, [])
     unit = values.parent / "base/monitoring/rules"  # prod has no clusters: the base's rules
     names = sorted(p.name for p in unit.iterdir() if "unified" in p.name)
-    # the main one and four shares of the teams' rules (256 KiB of estimate each at most)
+    # the main one and two shares of the teams' rules (256 KiB of estimate each at most)
     assert names == [
         *(
-            f"prometheusrule-accelerator-monitoring-accelerators-unified-teams-{i}-of-4.yaml"
-            for i in range(1, 5)
+            f"prometheusrule-accelerator-monitoring-accelerators-unified-teams-{i}-of-2.yaml"
+            for i in range(1, 3)
         ),
         "prometheusrule-accelerator-monitoring-accelerators-unified.yaml",
     ]
