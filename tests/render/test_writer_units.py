@@ -451,6 +451,25 @@ def test_compare_names_each_drift_and_diffs_the_changed_files() -> None:
     assert output.compare(RENDERED, dict(RENDERED)).clean
 
 
+def test_compare_reads_only_the_paths_it_is_given() -> None:
+    """validate's drift compares only its environment's files (`only`): a changed file outside
+    them is no drift."""
+    drift = output.compare(RENDERED, COMMITTED, only=lambda rel: rel != "base/a.yaml")
+    assert drift == Drift(missing=["base/new.yaml"], stale=["base/old.yaml"])
+
+
+def test_known_sums_hold_where_the_tree_holds_the_rendered_text_itself() -> None:
+    """A kept digest is of the rendered text: it holds for the rendered tree whole, and in
+    `render --env`'s tree only where that tree holds the rendered text object itself (another
+    environment's committed text, even an equal one, is digested as read)."""
+    rendered = {"base/a.yaml": "a\n", "base/b.yaml": "b\n"}
+    sums = {"base/a.yaml": b"A", "base/b.yaml": b"B", "base/c.yaml": b"C"}
+    assert output.known_sums(rendered, rendered, sums) == sums
+    committed_b = "".join(["b", "\n"])  # equal to the rendered text, another object
+    tree = {"base/a.yaml": rendered["base/a.yaml"], "base/b.yaml": committed_b}
+    assert output.known_sums(tree, rendered, sums) == {"base/a.yaml": b"A"}
+
+
 def test_compare_of_a_tree_read_back_from_disk_is_clean(tmp_path: Path) -> None:
     out = version_1(tmp_path)
     assert output.compare(V1, output.read_tree(out)) == Drift()
