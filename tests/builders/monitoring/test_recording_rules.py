@@ -612,25 +612,14 @@ def test_quota_use_and_weighted_cost_of_a_team_with_two_namespaces(
     )
     groups = rules.groups(with_teams(view, *teams), exps)
 
-    def ksm(ns: str, resource: str, kind: str, value: int) -> dict[str, str]:
-        return series(
-            "kube_resourcequota",
-            value,
-            namespace=ns,
-            resourcequota="accelerators",
-            resource=f"requests.{resource}",
-            type=kind,
-            job="kube-state-metrics",
-        )
-
     inputs = [
-        ksm("r1", "amd.com/gpu", "used", 2),
-        ksm("r1", "amd.com/gpu", "hard", 4),
-        ksm("r2", "amd.com/gpu", "used", 2),
-        ksm("r2", "amd.com/gpu", "hard", 4),
-        ksm("r3", "amd.com/gpu", "used", 50),  # not the team's
-        ksm("ml", "nvidia.com/gpu", "used", 1),
-        ksm("ml", "nvidia.com/gpu", "hard", 2),
+        ksm("r1", "requests.amd.com/gpu", "used", 2),
+        ksm("r1", "requests.amd.com/gpu", "hard", 4),
+        ksm("r2", "requests.amd.com/gpu", "used", 2),
+        ksm("r2", "requests.amd.com/gpu", "hard", 4),
+        ksm("r3", "requests.amd.com/gpu", "used", 50),  # not the team's
+        ksm("ml", "requests.nvidia.com/gpu", "used", 1),
+        ksm("ml", "requests.nvidia.com/gpu", "hard", 2),
         # Another ResourceQuota in the team's namespace is not the accelerators quota.
         series(
             "kube_resourcequota",
