@@ -9,7 +9,9 @@ unsplit), prod/main and prod/domestic.
 from __future__ import annotations
 
 import dataclasses
+import marshal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -187,6 +189,44 @@ def test_the_digest_reads_where_a_vendors_catalog_entry_is_located(values_dir: P
     changed = dataclasses.replace(view, vendors=(dataclasses.replace(vendor, doc=doc),))
     digest = memo_module.Digests()
     assert digest.view(changed, ["SEC005"]) != digest.view(view, ["SEC005"])
+
+
+def test_a_vendors_values_are_digested_once_for_every_view_that_holds_them(
+    values_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """NVIDIA's and Ascend's values (one Doc each, in the base layer and in prod/main) are made
+    canonical and written once per run, not once per view; each view's digest is what a
+    Digests of its own gives it."""
+    values = loader.load(values_dir)
+    views = [values.base, values.envs["prod/main"], values.envs["prod/domestic"]]
+    vendor_data = {id(v.doc.data): v.id for v in values.base.vendors}
+    written: list[str] = []
+    dumps = marshal.dumps
+
+    def spy(value: Any, version: int) -> bytes:
+        if isinstance(value, tuple) and value and id(value[0]) in vendor_data:
+            written.append(vendor_data[id(value[0])])
+        return dumps(value, version)
+
+    monkeypatch.setattr(marshal, "dumps", spy)
+    digests = memo_module.Digests()
+    keys = [digests.view(view, ["CAP001"]) for view in views]
+    assert sorted(written) == ["ascend", "cambricon", "nvidia"]
+    monkeypatch.setattr(marshal, "dumps", dumps)
+    assert keys == [memo_module.Digests().view(view, ["CAP001"]) for view in views]
+    assert len(set(keys)) == 3
+
+
+def test_a_vendors_values_that_differ_make_another_view(values_dir: Path) -> None:
+    """The same view but for one value of its vendor's Doc (the data a check reads) has
+    another digest, in the same run as the first."""
+    view = loader.load(values_dir).envs["prod/domestic"]
+    [vendor] = view.vendors
+    data = {**vendor.doc.data, "displayName": "Another name"}
+    doc = dataclasses.replace(vendor.doc, data=data)
+    changed = dataclasses.replace(view, vendors=(dataclasses.replace(vendor, doc=doc),))
+    digest = memo_module.Digests()
+    assert digest.view(view, ["CAP001"]) != digest.view(changed, ["CAP001"])
 
 
 # ---- the manifest rules' findings per unit -------------------------------------------------------
