@@ -203,7 +203,7 @@ def test_a_vendors_values_are_digested_once_for_every_view_that_holds_them(
     written: list[str] = []
     dumps = marshal.dumps
 
-    def spy(value: Any, version: int) -> bytes:
+    def spy(value: Any, version: int = marshal.version) -> bytes:
         if isinstance(value, tuple) and value and id(value[0]) in vendor_data:
             written.append(vendor_data[id(value[0])])
         return dumps(value, version)
