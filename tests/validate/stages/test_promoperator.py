@@ -190,7 +190,7 @@ def test_one_finding_per_distinct_error() -> None:
         lambda kind, name: (Location("values/fleet.yaml", 3, 5), f"{kind} m/{name} (u)"),
         CONSOLE,
     )
-    found = promoperator.findings(unit, result, set())
+    found = promoperator.findings(unit, result, {})
     got = [(f.code, f.message, str(f.location)) for f in found]
     assert got == [
         (
