@@ -318,9 +318,9 @@ class PromtoolStage:
         out: dict[str, dict[str, Any]] = {
             path: {"promtool": {}, "operator": operator.get(path)} for path in batch.ok()
         }
-        for key, found in problems.items():
+        for key, said in problems.items():
             path, _, name = key.partition("\0")
-            out[path]["promtool"][name] = found
+            out[path]["promtool"][name] = said
         return out
 
     def findings(self, unit: UnitView, result: Any) -> list[Finding]:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from generator.toolchain import process
 from generator.validate.stages import promtool as tools
 
 GOOD = "groups:\n- name: g\n  rules:\n  - record: a:b:sum\n    expr: sum(up)\n"
@@ -227,13 +228,13 @@ def test_a_file_is_taken_apart_only_when_promtool_refused_it_for_more_than_lint(
     parts' batches, then one batch of their lint, for the whole run."""
     monkeypatch.setattr(tools, "PROMTOOL_BATCH", 2)
     runs: list[list[str]] = []
-    real = tools.process.run
+    real = process.run
 
     def run(tool: str, args: list[str], **kw: Any) -> Any:
         runs.append([tool, *args[:3]])
         return real(tool, args, **kw)
 
-    monkeypatch.setattr(tools.process, "run", run)
+    monkeypatch.setattr(process, "run", run)
     clean = [{"name": "g", "rules": [record("a:b:sum")]}]
     twice = [{"name": "g", "rules": [record("a:b:sum"), record("a:b:sum")]}]
     files = {f"m/{i}": rules_file(tmp_path, str(i), clean) for i in range(4)}
