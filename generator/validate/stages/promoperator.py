@@ -20,6 +20,7 @@ cause: fixing the rule comes first, and the next run says whether the operator t
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from generator.findings import CodeInfo, Finding
@@ -72,16 +73,22 @@ def check(batch: Batch, built: dict[str, list[dict[str, Any]]]) -> dict[str, dic
     }
 
 
-def findings(unit: UnitView, result: dict[str, Any], promtool_refused: set[str]) -> list[Finding]:
+def findings(
+    unit: UnitView, result: dict[str, Any], promtool_refused: dict[str, list[str]]
+) -> list[Finding]:
     """A finding per distinct error of each rejected PrometheusRule (rulefmt may say one twice),
-    at the values that render it; of a PrometheusRule promtool refused (`promtool_refused`:
-    "namespace/name"), only the size check's."""
+    at the values that render it, but those promtool has said (`promtool_refused`: its problems
+    by "namespace/name", PROM001): the operator's rulefmt refuses what promtool refuses, so of a
+    rule promtool refused (its group and number in promtool's words) the operator's words are
+    left out, and so are the errors about no rule that promtool said; the size check's, and
+    those about the rules promtool passed (a legacy label name beside another rule's bad
+    expression), are the operator's own."""
     out = []
     for item in result.get("rejected") or []:
         loc, what = unit.find(item["kind"], item["name"])
-        refused = f"{item.get('namespace') or ''}/{item['name']}" in promtool_refused
+        said = promtool_refused.get(f"{item.get('namespace') or ''}/{item['name']}", [])
         for message in dict.fromkeys(e["message"] for e in item["errors"]):
-            if refused and not message.startswith(SIZE_MESSAGE):
+            if said and not message.startswith(SIZE_MESSAGE) and _said(message, said):
                 continue
             out.append(
                 Finding(
@@ -93,6 +100,23 @@ def findings(unit: UnitView, result: dict[str, Any], promtool_refused: set[str])
                 )
             )
     return out
+
+
+# rulefmt's words about a rule (prometheus model/rulefmt/rulefmt.go, Error.Error, the same in
+# the operator's v0.305.0 and promtool's v0.316.0): the rule's line and column in the file (two
+# of them when both `record` and `alert` are set), then its group, Go-quoted, and its number.
+POSITION = re.compile(r"^(?:\d+:\d+: ){1,2}")
+RULE_WORDS = re.compile(r'^(group "(?:[^"\\]|\\.)*", rule \d+), ')
+
+
+def _said(message: str, said: list[str]) -> bool:
+    """Whether promtool said the problem of the operator's `message`: a problem of the same
+    rule, or, of an error about no rule (a value decoding stops at), the same words."""
+    words = POSITION.sub("", message, count=1)
+    rule = RULE_WORDS.match(words)
+    if rule is None:
+        return any(p.endswith(words) for p in said)
+    return any(p.startswith(rule.group(1) + ", ") for p in said)
 
 
 # The legacy names (github.com/prometheus/common v0.65.0, the operator's: model/labels.go

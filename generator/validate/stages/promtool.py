@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from generator.findings import CodeInfo, Finding
 from generator.toolchain import process
 from generator.validate.stages import Batch, UnitView, promoperator, tool_salt
 
-FILE_POSITION = re.compile(r"^\d+:\d+: ")
+FILE_POSITION = re.compile(r"^(?:\d+:\d+: ){1,2}")
 PROMTOOL_BATCH = 200  # rule files per promtool process (keeps argv short)
 PROMTOOL_TIMEOUT = 300.0
 RULE_KIND = "PrometheusRule"
@@ -62,21 +63,47 @@ def schema_passed(built: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def promtool_check(files: dict[str, Path]) -> dict[str, str]:
-    """{name: problem} for each rules file promtool rejects (syntax, PromQL, lint), one promtool
-    process per batch of files."""
-    problems: dict[str, str] = {}
+def promtool_check(files: dict[str, Path]) -> dict[str, list[str]]:
+    """{name: [problem, ...]} for each rules file promtool rejects (syntax, PromQL, lint), each
+    problem once, in file order: one promtool process per batch of files, and for a file whose
+    verdict may hide more (below) a few more processes over its parts, so a clean run costs
+    nothing more.
+
+    promtool tells only part of what is wrong with a file (prometheus v0.316.0): rulefmt's
+    Parse (model/rulefmt/rulefmt.go) decodes the file with yaml.v3, which stops at the first
+    value a field's UnmarshalYAML refuses (go.yaml.in/yaml/v3 v3.0.5 decode.go,
+    callObsoleteUnmarshaler: fail(err)), so a second bad duration, and every rule's PromQL, are
+    not read; and checkRules (cmd/promtool/main.go) runs the duplicate-rules lint
+    (checkRuleGroups) only on a file without errors. What Validate checks (expressions,
+    templates, names, repeated group names) it tells for every rule. So a file refused for more
+    than lint is checked again in parts (_parts), and its problems are theirs."""
+    whole = _promtool_run(files, LINT_ALL)
+    hidden = {
+        name: files[name]
+        for name, found in whole.items()
+        if not found[0].startswith(LINT_ERROR)  # lint-only: every check ran on it
+    }
+    return {**whole, **_split_check(hidden, whole)}
+
+
+LINT_ALL = ("--lint=all", "--lint-fatal")
+LINT_NONE = ("--lint=none",)
+LINT_ERROR = "lint error "  # how checkRuleGroups's error begins (errLint, cmd/promtool/main.go)
+
+
+def _promtool_run(files: dict[str, Path], lint: tuple[str, ...]) -> dict[str, list[str]]:
+    problems: dict[str, list[str]] = {}
     items = sorted(files.items())
     for start in range(0, len(items), PROMTOOL_BATCH):
-        problems.update(_promtool_batch(dict(items[start : start + PROMTOOL_BATCH])))
+        problems.update(_promtool_batch(dict(items[start : start + PROMTOOL_BATCH]), lint))
     return problems
 
 
-def _promtool_batch(files: dict[str, Path]) -> dict[str, str]:
+def _promtool_batch(files: dict[str, Path], lint: tuple[str, ...]) -> dict[str, list[str]]:
     """promtool prints `Checking FILE` on stdout, then FAILED and the errors on stderr, in file
     order (unbuffered writes): with both streams on one pipe, each file's block is its own."""
     paths = {str(p): name for name, p in files.items()}
-    args = ["check", "rules", "--lint=all", "--lint-fatal", *paths]
+    args = ["check", "rules", *lint, *paths]
     proc = process.run("promtool", args, timeout=PROMTOOL_TIMEOUT, check=False, merge_stderr=True)
     code, text = proc.returncode, proc.stdout.decode("utf-8", "replace")
     blocks: dict[str, list[str]] = {}
@@ -87,30 +114,181 @@ def _promtool_batch(files: dict[str, Path]) -> dict[str, str]:
             current = blocks.setdefault(header, [])
         elif current is not None:
             current.append(line)
-    problems: dict[str, str] = {}
+    problems: dict[str, list[str]] = {}
     for path, name in paths.items():
         lines = blocks.get(path)
         if lines is None:  # promtool stopped before this file: say so rather than pass it
             if code != 0:
-                problems[name] = f"promtool exited {code} before checking it: {text.strip()}"
+                problems[name] = [f"promtool exited {code} before checking it: {text.strip()}"]
             continue
         if any(ln.strip().startswith("SUCCESS") for ln in lines):
             continue
-        # Each line once: promtool's rule parser decodes a file twice (the groups, then their
-        # YAML nodes) and returns the error of each decode, so a value neither takes (a `for:
-        # 5 minutes`) is the same line twice (prometheus v0.316.0 model/rulefmt/rulefmt.go,
-        # Parse). Two rules with the same mistake are said by one line too: it names neither.
-        detail = dict.fromkeys(
-            _own(ln.strip(), path) for ln in lines if ln.strip() and ln.strip() != "FAILED:"
-        )
-        problems[name] = "; ".join(detail) or f"promtool exited {code}"
+        problems[name] = _errors(lines, path) or [f"promtool exited {code}"]
     return problems
+
+
+def _errors(lines: list[str], path: str) -> list[str]:
+    """A failed file's errors, each once: each error of rulefmt begins with the file's path
+    (ParseFile wraps them), the lint's with `lint error`; the lines after one (a lint's
+    duplicates, yaml's list of unknown fields) are its own, joined by "; ".
+
+    Each once: promtool's rule parser decodes a file twice (the groups, then their YAML nodes)
+    and returns the error of each decode, so a value neither takes (a `for: 5 minutes`) is the
+    same error twice (prometheus v0.316.0 model/rulefmt/rulefmt.go, Parse)."""
+    errors: list[list[str]] = []
+    for raw in lines:
+        line = raw.strip()
+        if not line or line == "FAILED:":
+            continue
+        if raw.startswith(f"{path}: ") or line.startswith(LINT_ERROR) or not errors:
+            errors.append([_own(line, path)])
+        else:
+            errors[-1].append(line)
+    return list(dict.fromkeys("; ".join(e) for e in errors))
 
 
 def _own(line: str, path: str) -> str:
     """promtool's line about a rule without the scratch file's path and the line and column in
-    it, a file no user sees (the group, the rule's number and name say which rule)."""
+    it (two of them for a rule with both `record` and `alert`), a file no user sees (the group,
+    the rule's number and name say which rule)."""
     return FILE_POSITION.sub("", line.removeprefix(f"{path}: "), count=1)
+
+
+# A rule is checked in a file of its own under this group name, its one rule: promtool's words
+# about it then begin with RULE_PREFIX, which the rule's group, number and name replace.
+PART_GROUP = "_"
+RULE_PREFIX = f'group "{PART_GROUP}", rule 1, '
+
+
+@dataclass(frozen=True)
+class Part:
+    """A rules file made of part of another, and how to say promtool's words about it as words
+    about the whole: `renumbered` replaces RULE_PREFIX, `context` precedes any other line."""
+
+    doc: dict[str, Any]
+    where: tuple[int, ...]  # (group,) or (group, rule) indices; () for the file's group names
+    renumbered: str = ""
+    context: str = ""
+
+
+def _quoted(text: Any) -> str:
+    """A name as promtool quotes it (Go's %q): in double quotes, `"` and `\\` escaped; JSON's
+    escapes are the same for the printable text of names."""
+    return json.dumps(text if isinstance(text, str) else str(text), ensure_ascii=False)
+
+
+def _groups(path: Path) -> list[dict[str, Any]] | None:
+    """The rule groups of a rules file this stage wrote (JSON: rule_files), or None for one it
+    cannot take apart (not JSON, or not groups of rules): its whole verdict then stands."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    groups = doc.get("groups") if isinstance(doc, dict) else None
+    if not isinstance(groups, list) or not all(
+        isinstance(g, dict)
+        and isinstance(g.get("rules", []), list)
+        and all(isinstance(r, dict) for r in g.get("rules", []))
+        for g in groups
+    ):
+        return None
+    return groups
+
+
+def _parts(groups: list[dict[str, Any]]) -> list[Part]:
+    """The parts of a file checked with lint off, each holding what one error of decoding can
+    stop at (a duration, a field): each group without its rules (its name, interval, limit,
+    labels), each rule alone, and the group names together (rulefmt's Validate says a name
+    repeated in the file; names that are not, or are empty, are each group's part's to say)."""
+    parts = []
+    for j, group in enumerate(groups):
+        where = _quoted(group.get("name"))
+        own = {k: v for k, v in group.items() if k != "rules"}
+        parts.append(Part({"groups": [{**own, "rules": []}]}, (j,), context=f"group {where}: "))
+        for i, rule in enumerate(group.get("rules", [])):
+            named = _quoted(rule.get("alert") or rule.get("record") or "")
+            parts.append(
+                Part(
+                    {"groups": [{"name": PART_GROUP, "rules": [rule]}]},
+                    (j, i),
+                    renumbered=f"group {where}, rule {i + 1}, ",
+                    context=f"group {where}, rule {i + 1}, {named}: ",
+                )
+            )
+    names = [g["name"] for g in groups if isinstance(g.get("name"), str) and g["name"]]
+    if len(set(names)) < len(names):
+        parts.append(Part({"groups": [{"name": n, "rules": []} for n in names]}, ()))
+    return parts
+
+
+def _linted(groups: list[dict[str, Any]], refused: set[tuple[int, ...]]) -> dict[str, Any]:
+    """The file for the duplicate-rules lint: the groups and rules whose parts passed, every
+    group under a name of its own (the lint's words name no group)."""
+    kept: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for j, group in enumerate(groups):
+        if (j,) in refused:
+            continue
+        name = str(group.get("name"))
+        while name in seen:
+            name += "'"
+        seen.add(name)
+        rules = [r for i, r in enumerate(group.get("rules", [])) if (j, i) not in refused]
+        kept.append({**group, "name": name, "rules": rules})
+    return {"groups": kept}
+
+
+def _split_check(files: dict[str, Path], whole: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The problems of each file in `files` (refused for more than lint), from promtool's
+    verdicts on its parts (_parts), in one run with lint off over every file's parts, then on
+    each file's groups and rules that passed, with lint (_linted), in one more. A file whose
+    parts all pass keeps its whole verdict (`whole`): what of it the parts do not hold is said
+    rather than lost."""
+    parts: dict[str, tuple[str, Part]] = {}
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for name, path in sorted(files.items()):
+        found = _groups(path)
+        if found is None:
+            continue
+        groups[name] = found
+        for part in _parts(found):
+            parts[str(len(parts))] = (name, part)
+    verdicts = _promtool_run(
+        _write({key: part.doc for key, (_, part) in parts.items()}, files, "part"), LINT_NONE
+    )
+    refused: dict[str, set[tuple[int, ...]]] = {name: set() for name in groups}
+    said: dict[str, list[str]] = {name: [] for name in groups}
+    for key, (name, part) in parts.items():
+        for problem in verdicts.get(key, []):
+            refused[name].add(part.where)
+            if part.renumbered and problem.startswith(RULE_PREFIX):
+                said[name].append(part.renumbered + problem.removeprefix(RULE_PREFIX))
+            else:
+                said[name].append(part.context + problem)
+    # The duplicate-rules lint compares every rule of the file (checkDuplicates: each rule's
+    # name and its group's and own labels): it runs on the whole file, less what was refused
+    # above (said already; promtool lints no file with an error), so it neither loses a pair
+    # of duplicates that both passed nor tells one made by the split.
+    linted = _promtool_run(
+        _write({n: _linted(g, refused[n]) for n, g in groups.items()}, files, "lint"), LINT_ALL
+    )
+    return {
+        name: list(dict.fromkeys(said[name] + linted.get(name, []))) or whole[name]
+        for name in groups
+    }
+
+
+def _write(docs: dict[str, dict[str, Any]], files: dict[str, Path], kind: str) -> dict[str, Path]:
+    """The parts as files beside the rules files, in a folder of their own."""
+    if not files:
+        return {}
+    folder = next(iter(files.values())).parent / f"promtool-{kind}s"
+    folder.mkdir(exist_ok=True)
+    out = {}
+    for k, (key, doc) in enumerate(sorted(docs.items())):
+        out[key] = folder / f"{k}.json"
+        out[key].write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    return out
 
 
 class PromtoolStage:
@@ -140,18 +318,20 @@ class PromtoolStage:
         out: dict[str, dict[str, Any]] = {
             path: {"promtool": {}, "operator": operator.get(path)} for path in batch.ok()
         }
-        for key, text in problems.items():
+        for key, said in problems.items():
             path, _, name = key.partition("\0")
-            out[path]["promtool"][name] = text
+            out[path]["promtool"][name] = said
         return out
 
     def findings(self, unit: UnitView, result: Any) -> list[Finding]:
-        refused: dict[str, str] = result["promtool"]
+        refused: dict[str, list[str]] = result["promtool"]
         out = []
-        for name, problem in sorted(refused.items()):
+        # A finding per problem: each is a rule's (or a group's, or the file's duplicates), and
+        # fixing one leaves the others.
+        for name, problems in sorted(refused.items()):
             ns, _, short = name.partition("/")
             loc, what = unit.find("PrometheusRule", short or ns)
-            out.append(
+            out += [
                 Finding(
                     PROM001.code,
                     f"{what}: promtool check rules: {problem}",
@@ -159,9 +339,10 @@ class PromtoolStage:
                     hint="fix the recording rule or the metric names in values",
                     unit=unit.unit.path,
                 )
-            )
+                for problem in problems
+            ]
         if result["operator"]:
-            out += promoperator.findings(unit, result["operator"], set(refused))
+            out += promoperator.findings(unit, result["operator"], refused)
         return out
 
 

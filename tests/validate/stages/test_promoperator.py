@@ -150,6 +150,58 @@ def test_a_rule_promtool_refuses_is_prom001_alone(values: Path, extra_objects: l
     assert [ln.split(": ")[1].split()[0] for ln in prom_lines(out)] == ["PROM001"]
 
 
+PROM001_HINT = "fix the recording rule or the metric names in values"
+
+
+def test_two_mistakes_of_one_rule_group_are_two_findings_in_one_run(
+    values: Path, extra_objects: list[Any]
+) -> None:
+    """promtool stops decoding at the first bad duration and lints no file with an error: the
+    stage checks such a file again in parts, and each mistake is a finding of its own, said
+    with its group and rule (a `for: ""` passes the CRD's pattern, and promtool refuses it)."""
+    rules = [
+        {"alert": "Late", "expr": "up == 0", "for": ""},
+        BAD_PROMQL,
+        {"record": "team:up:sum", "expr": "sum(up)"},
+        {"record": "team:up:sum", "expr": "sum(up)"},
+    ]
+    extra_objects.append(rule([{"name": "quota", "rules": rules}]))
+    code, out = validate_committed(values, "--no-cache", "--env", "prod")
+    assert code == 1, out
+    assert prom_lines(out) == [
+        f"{QUOTA_AT}: PROM001 {WHAT}: promtool check rules: {problem}; {PROM001_HINT}"
+        for problem in (
+            'group "quota", rule 1, "Late": empty duration string',
+            'group "quota", rule 2, "team:gpu:sum": could not parse expression: 1:18: parse '
+            "error: unexpected <by> in aggregation",
+            "lint error 1 duplicate rule(s) found.; Metric: team:up:sum; Label(s):; Might cause "
+            "inconsistency while recording expressions",
+        )
+    ]
+
+
+def test_the_operators_own_refusal_of_another_rule_is_said_beside_promtools(
+    values: Path, extra_objects: list[Any]
+) -> None:
+    """Of a PrometheusRule promtool refuses, the operator's words about the rule promtool
+    refused are left out (the same mistake), and its words about another rule, a legacy label
+    name promtool takes, are its own finding, in the same run."""
+    dotted = {"record": "team:gpu:sum", "expr": "sum(up)", "labels": {"gpu.vendor": "nvidia"}}
+    extra_objects.append(rule([{"name": "quota", "rules": [BAD_PROMQL, dotted]}]))
+    code, out = validate_committed(values, "--no-cache", "--env", "prod")
+    assert code == 1, out
+    assert prom_lines(out) == [
+        f'{QUOTA_AT}: PROM001 {WHAT}: promtool check rules: group "quota", rule 1, '
+        '"team:gpu:sum": could not parse expression: 1:18: parse error: unexpected <by> in '
+        f"aggregation; {PROM001_HINT}",
+        f"{QUOTA_AT}: PROM002 {WHAT}: the Prometheus Operator v0.85.0 rejects it: group "
+        '"quota", rule 2, "team:gpu:sum": invalid label name: gpu.vendor; fix the rule: the '
+        "operator reads it with Prometheus's rulefmt and allows only legacy label and metric "
+        "names (letters, digits, underscores; colons in metric names), where promtool allows any "
+        "UTF-8 name",
+    ]
+
+
 def test_the_size_of_a_rule_promtool_refuses_is_still_checked(
     values: Path, extra_objects: list[Any]
 ) -> None:
@@ -190,7 +242,7 @@ def test_one_finding_per_distinct_error() -> None:
         lambda kind, name: (Location("values/fleet.yaml", 3, 5), f"{kind} m/{name} (u)"),
         CONSOLE,
     )
-    found = promoperator.findings(unit, result, set())
+    found = promoperator.findings(unit, result, {})
     got = [(f.code, f.message, str(f.location)) for f in found]
     assert got == [
         (
@@ -204,6 +256,55 @@ def test_one_finding_per_distinct_error() -> None:
             "values/fleet.yaml:3:5",
         ),
     ]
+
+
+def test_what_promtool_said_is_left_out_and_the_rest_is_the_operators() -> None:
+    """Of a PrometheusRule promtool refused: the operator's words about a rule promtool named
+    (whatever they say, wherever in the file) and an error about no rule in promtool's words
+    are left out; another rule's error, one promtool did not say, and the size are kept."""
+    said = [
+        'group "g", rule 1, "a:b:sum": could not parse expression: 1:7: parse error: x',
+        'group "g", rule 3, "A": unknown unit "x" in duration "3x"',
+    ]
+    messages = [
+        '5:11: group "g", rule 1, "a:b:sum": could not parse expression: 1:7: parse error: x',
+        'group "g", rule 1, "a:b:sum": invalid label name: a.b',
+        'group "g", rule 2, "c:d:sum": invalid label name: a.b',
+        'unknown unit "x" in duration "3x"',
+        'unknown unit "y" in duration "3y"',
+        'group "h", rule 1, "a:b:sum": invalid label name: a.b',
+        "the length of rendered Prometheus Rule is 600000 bytes which is above the maximum",
+    ]
+    result = {
+        "version": "v0.85.0",
+        "objects": 1,
+        "rejected": [
+            {
+                "kind": "PrometheusRule",
+                "name": "alerts",
+                "namespace": "m",
+                "maxBytes": 524288,
+                "errors": [{"message": m} for m in messages],
+            }
+        ],
+    }
+    unit = UnitView(
+        Unit("prod", "monitoring", "overlays/prod/monitoring", (), {}),
+        None,
+        [],
+        lambda kind, name: (Location("values/fleet.yaml", 3, 5), f"{kind} m/{name} (u)"),
+        CONSOLE,
+    )
+    found = promoperator.findings(unit, result, {"m/alerts": said})
+    prefix = "PrometheusRule m/alerts (u): the Prometheus Operator v0.85.0 rejects it: "
+    assert [f.message.removeprefix(prefix) for f in found] == [
+        'group "g", rule 2, "c:d:sum": invalid label name: a.b',
+        'unknown unit "y" in duration "3y"',
+        'group "h", rule 1, "a:b:sum": invalid label name: a.b',
+        "the length of rendered Prometheus Rule is 600000 bytes which is above the maximum",
+    ]
+    # Of an object promtool passed, every error is the operator's.
+    assert len(promoperator.findings(unit, result, {"m/other": said})) == len(messages)
 
 
 def test_the_cache_key_holds_both_tools_versions_and_the_checkers_build() -> None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from generator.toolchain import process
 from generator.validate.stages import promtool as tools
 
 GOOD = "groups:\n- name: g\n  rules:\n  - record: a:b:sum\n    expr: sum(up)\n"
@@ -30,11 +32,14 @@ def test_each_rule_file_gets_its_own_verdict_whatever_the_batch(
     assert sorted(problems) == ["b", "d"]
     # promtool names its file, a scratch file no user sees, and the line and column there: the
     # group, the rule's number and its name say which rule.
-    assert problems["b"] == (
+    assert problems["b"] == [
         'group "g", rule 1, "a:b:sum": could not parse expression: 1:7: '
         "parse error: unclosed left parenthesis"
-    )
-    assert problems["d"].startswith("lint error 1 duplicate rule(s) found.; Metric: a:b:sum")
+    ]
+    assert problems["d"] == [
+        "lint error 1 duplicate rule(s) found.; Metric: a:b:sum; Label(s):; Might cause "
+        "inconsistency while recording expressions"
+    ]
 
 
 def test_rule_files_hold_the_groups_as_json_which_promtool_reads_as_yaml(tmp_path: Path) -> None:
@@ -68,24 +73,183 @@ def test_rule_files_hold_the_groups_as_json_which_promtool_reads_as_yaml(tmp_pat
     assert "ünïcode" in files["m/good"].read_text(encoding="utf-8")
     problems = tools.promtool_check(files)
     assert sorted(problems) == ["m/bad", "m/twice"]
-    assert problems["m/bad"] == (
+    assert problems["m/bad"] == [
         'group "g", rule 1, "a:b:sum": could not parse expression: 1:7: '
         "parse error: unclosed left parenthesis"
-    )
-    assert problems["m/twice"].startswith("lint error 1 duplicate rule(s) found.")
+    ]
+    assert problems["m/twice"] == [
+        "lint error 1 duplicate rule(s) found.; Metric: a:b:sum; Label(s):; Might cause "
+        "inconsistency while recording expressions"
+    ]
 
 
 def test_a_bad_duration_is_said_once_in_promtool_s_words(tmp_path: Path) -> None:
     """promtool prints the error of a value its rule parser cannot decode twice (it decodes the
-    file twice): the problem says it once, as promtool words it. (Decoding stops there: a second
-    rule's bad duration is not reached.)"""
-    rule = "  - alert: {}\n    expr: up == 0\n    for: {}\n"
+    file twice): the problem says it once, as promtool words it (YAML, which the stage does not
+    write, is not taken apart: promtool's verdict on the file stands)."""
     files = {"late": tmp_path / "late.yaml"}
     files["late"].write_text(
-        "groups:\n- name: g\n  rules:\n"
-        + rule.format("Down", "5 minutes")
-        + rule.format("Up", "3x")
+        "groups:\n- name: g\n  rules:\n  - alert: Down\n    expr: up == 0\n    for: 5 minutes\n"
     )
     assert tools.promtool_check(files) == {
-        "late": 'unknown unit " minutes" in duration "5 minutes"'
+        "late": ['unknown unit " minutes" in duration "5 minutes"']
     }
+
+
+def rules_file(tmp_path: Path, name: str, groups: list[dict[str, Any]]) -> Path:
+    """A rules file as the stage writes it (JSON: rule_files)."""
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps({"groups": groups}), encoding="utf-8")
+    return path
+
+
+def record(name: str, expr: str = "sum(up)", **more: Any) -> dict[str, Any]:
+    return {"record": name, "expr": expr, **more}
+
+
+def alert(name: str, expr: str = "up == 0", **more: Any) -> dict[str, Any]:
+    return {"alert": name, "expr": expr, **more}
+
+
+DUPLICATE_C_D = (
+    "lint error 1 duplicate rule(s) found.; Metric: c:d:sum; Label(s):; Might cause "
+    "inconsistency while recording expressions"
+)
+UNCLOSED = "could not parse expression: 1:7: parse error: unclosed left parenthesis"
+
+
+@pytest.mark.parametrize(
+    ("groups", "expected"),
+    [
+        pytest.param(  # promtool lints no file with an error: the duplicate waited for the fix
+            [
+                {"name": "g1", "rules": [record("a:b:sum", "sum(up")]},
+                {"name": "g2", "rules": [record("c:d:sum")]},
+                {"name": "g3", "rules": [record("c:d:sum")]},
+            ],
+            [f'group "g1", rule 1, "a:b:sum": {UNCLOSED}', DUPLICATE_C_D],
+            id="promql-and-duplicates-across-groups",
+        ),
+        pytest.param(  # yaml.v3 stops decoding at the first duration it cannot take
+            [{"name": "g", "rules": [alert("A", **{"for": "5 minutes"}), alert("B", for_="")]}],
+            [
+                'group "g", rule 1, "A": unknown unit " minutes" in duration "5 minutes"',
+                'group "g", rule 2, "B": empty duration string',
+            ],
+            id="two-durations",
+        ),
+        pytest.param(  # ... and then validates nothing: the expression was not read
+            [{"name": "g", "rules": [alert("A", **{"for": "3x"}), alert("B", "up ==")]}],
+            [
+                'group "g", rule 1, "A": unknown unit "x" in duration "3x"',
+                'group "g", rule 2, "B": could not parse expression: 1:6: parse error: '
+                "unexpected end of input",
+            ],
+            id="duration-and-promql",
+        ),
+        pytest.param(  # the group's own duration stops the decoding of its rules too
+            [{"name": "g", "interval": "1 m", "rules": [alert("A", **{"for": "3x"})]}],
+            [
+                'group "g": unknown unit " m" in duration "1 m"',
+                'group "g", rule 1, "A": unknown unit "x" in duration "3x"',
+            ],
+            id="group-interval-and-rule-duration",
+        ),
+        pytest.param(  # a repeated group name is an error: no lint
+            [
+                {"name": "g", "rules": [record("c:d:sum")]},
+                {"name": "g", "rules": [record("c:d:sum")]},
+            ],
+            ['groupname: "g" is repeated in the same file', DUPLICATE_C_D],
+            id="repeated-group-name-and-duplicates",
+        ),
+        pytest.param(  # Validate already says every rule's: the same words, rule by rule
+            [{"name": "g", "rules": [record("a:b:sum", "sum(up"), alert("X", "up ==")]}],
+            [
+                f'group "g", rule 1, "a:b:sum": {UNCLOSED}',
+                'group "g", rule 2, "X": could not parse expression: 1:6: parse error: '
+                "unexpected end of input",
+            ],
+            id="two-expressions",
+        ),
+    ],
+)
+def test_two_mistakes_in_one_file_are_two_problems_in_one_run(
+    tmp_path: Path, groups: list[dict[str, Any]], expected: list[str]
+) -> None:
+    for rule in (r for g in groups for r in g["rules"]):
+        if "for_" in rule:  # `for` is a Python keyword
+            rule["for"] = rule.pop("for_")
+    assert tools.promtool_check({"m/rules": rules_file(tmp_path, "rules", groups)}) == {
+        "m/rules": expected
+    }
+
+
+@pytest.mark.parametrize(
+    ("groups", "expected"),
+    [
+        pytest.param(  # the same name under other group labels is another series
+            [
+                {"name": "g1", "labels": {"team": "a"}, "rules": [record("c:d:sum")]},
+                {"name": "g2", "labels": {"team": "b"}, "rules": [record("c:d:sum")]},
+                {"name": "g3", "rules": [record("a:b:sum", "sum(up")]},
+            ],
+            [f'group "g3", rule 1, "a:b:sum": {UNCLOSED}'],
+            id="group-labels-kept",
+        ),
+        pytest.param(  # the groups the lint file renames keep their labels too
+            [
+                {"name": "g", "labels": {"team": "a"}, "rules": [record("c:d:sum")]},
+                {"name": "g", "labels": {"team": "b"}, "rules": [record("c:d:sum")]},
+            ],
+            ['groupname: "g" is repeated in the same file'],
+            id="repeated-group-name-without-duplicates",
+        ),
+        pytest.param(  # a rule refused is left out of the lint: said once fixed, if still so
+            [{"name": "g", "rules": [record("c:d:sum", "sum(up"), record("c:d:sum")]}],
+            [f'group "g", rule 1, "c:d:sum": {UNCLOSED}'],
+            id="refused-rule-not-linted",
+        ),
+    ],
+)
+def test_the_split_lint_neither_invents_a_duplicate_nor_says_one_twice(
+    tmp_path: Path, groups: list[dict[str, Any]], expected: list[str]
+) -> None:
+    assert tools.promtool_check({"m/rules": rules_file(tmp_path, "rules", groups)}) == {
+        "m/rules": expected
+    }
+
+
+def test_a_file_is_taken_apart_only_when_promtool_refused_it_for_more_than_lint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Clean files, and a file refused for its duplicates alone (promtool ran every check on
+    it), cost one promtool process per batch, as before; the files with an error cost their
+    parts' batches, then one batch of their lint, for the whole run."""
+    monkeypatch.setattr(tools, "PROMTOOL_BATCH", 2)
+    runs: list[list[str]] = []
+    real = process.run
+
+    def run(tool: str, args: list[str], **kw: Any) -> Any:
+        runs.append([tool, *args[:3]])
+        return real(tool, args, **kw)
+
+    monkeypatch.setattr(process, "run", run)
+    clean = [{"name": "g", "rules": [record("a:b:sum")]}]
+    twice = [{"name": "g", "rules": [record("a:b:sum"), record("a:b:sum")]}]
+    files = {f"m/{i}": rules_file(tmp_path, str(i), clean) for i in range(4)}
+    files["m/twice"] = rules_file(tmp_path, "twice", twice)
+    assert list(tools.promtool_check(files)) == ["m/twice"]
+    assert runs == [["promtool", "check", "rules", "--lint=all"]] * 3
+    runs.clear()
+    bad = [{"name": "g", "rules": [record("a:b:sum", "sum(up"), record("c:d:sum")]}]
+    files.update({"m/bad1": rules_file(tmp_path, "bad1", bad)})
+    files.update({"m/bad2": rules_file(tmp_path, "bad2", bad)})
+    problems = tools.promtool_check(files)
+    assert problems["m/bad1"] == problems["m/bad2"] == [f'group "g", rule 1, "a:b:sum": {UNCLOSED}']
+    assert runs == [
+        *[["promtool", "check", "rules", "--lint=all"]] * 4,  # 7 files, 2 a process
+        # 2 files x (a group and 2 rules), 2 a process, then the 2 files' passing rules
+        *[["promtool", "check", "rules", "--lint=none"]] * 3,
+        ["promtool", "check", "rules", "--lint=all"],
+    ]
