@@ -217,6 +217,24 @@ def test_a_vendors_values_are_digested_once_for_every_view_that_holds_them(
     assert len(set(keys)) == 3
 
 
+def test_a_view_parsed_or_read_from_the_file_cache_has_one_digest(
+    values_dir: Path, tmp_path: Path
+) -> None:
+    """The first load parses every values file, the second reads them from the file cache
+    (other objects shared between them): each view's digest is the same, so the second run's
+    memos find the first's entries."""
+    parsed = loader.load(values_dir, tmp_path / "values")
+    cached = loader.load(values_dir, tmp_path / "values")
+    views = ["prod/main", "prod/domestic"]
+    first = memo_module.Digests()
+    second = memo_module.Digests()
+    assert first.view(parsed.base, ["CAP001"]) == second.view(cached.base, ["CAP001"])
+    for key in views:
+        assert first.view(parsed.envs[key], ["CAP001"]) == second.view(
+            cached.envs[key], ["CAP001"]
+        )
+
+
 def test_a_vendors_values_that_differ_make_another_view(values_dir: Path) -> None:
     """The same view but for one value of its vendor's Doc (the data a check reads) has
     another digest, in the same run as the first."""
