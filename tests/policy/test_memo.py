@@ -230,9 +230,7 @@ def test_a_view_parsed_or_read_from_the_file_cache_has_one_digest(
     second = memo_module.Digests()
     assert first.view(parsed.base, ["CAP001"]) == second.view(cached.base, ["CAP001"])
     for key in views:
-        assert first.view(parsed.envs[key], ["CAP001"]) == second.view(
-            cached.envs[key], ["CAP001"]
-        )
+        assert first.view(parsed.envs[key], ["CAP001"]) == second.view(cached.envs[key], ["CAP001"])
 
 
 def test_a_vendors_values_that_differ_make_another_view(values_dir: Path) -> None:
