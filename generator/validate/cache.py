@@ -161,8 +161,7 @@ def file_digests(
 def unit_key(
     digest_of: Callable[[str], bytes], unit_path: str, salt: str, inputs: list[str]
 ) -> str:
-    digest = hashlib.sha256()
-    digest.update(f"{CACHE_FORMAT}\0{salt}\0".encode())
+    digest = _salted(salt).copy()
     for rel in inputs:
         # Paths relative to the unit: the same unit content in another checkout hits too.
         folder, _, name = rel.rpartition("/")
@@ -170,6 +169,16 @@ def unit_key(
         digest.update((name if up == "." else f"{up}/{name}").encode() + b"\0")
         digest.update(digest_of(rel))
     return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=8)
+def _salted(salt: str) -> hashlib._Hash:
+    """The hash state after the cache's format and the salt, once per salt: a salt holds the
+    CRD schemas' index (17 KB), hashed again for each of 10,000 units it was 0.1 s of every
+    validate at 20 clusters x 500 teams. One salt per Kubernetes version of the fleet."""
+    digest = hashlib.sha256()
+    digest.update(f"{CACHE_FORMAT}\0{salt}\0".encode())
+    return digest
 
 
 @functools.lru_cache(maxsize=65536)
