@@ -18,6 +18,10 @@ from generator.toolchain import process
 from generator.validate.stages import Batch, UnitView, promoperator, tool_salt
 
 FILE_POSITION = re.compile(r"^(?:\d+:\d+: ){1,2}")
+# A line of promtool's logger (log/slog's text handler: `time=... level=...`), on the same
+# stream as its verdicts: rulefmt's Parse logs a warning for a file of several YAML documents
+# (prometheus v0.316.0 model/rulefmt/rulefmt.go). Not an error of the file.
+LOG_LINE = re.compile(r"^time=\S+ level=[A-Z]+ ")
 PROMTOOL_BATCH = 200  # rule files per promtool process (keeps argv short)
 PROMTOOL_TIMEOUT = 300.0
 RULE_KIND = "PrometheusRule"
@@ -44,9 +48,24 @@ def rule_files(unit_path: str, docs: list[dict[str, Any]], folder: Path) -> dict
         name = f"{doc['metadata'].get('namespace', '')}/{doc['metadata']['name']}"
         path = folder / (unit_path.replace("/", "__") + "__" + name.replace("/", "__") + ".json")
         groups = {"groups": doc.get("spec", {}).get("groups", [])}
-        path.write_text(json.dumps(groups, ensure_ascii=False), encoding="utf-8")
+        path.write_text(_json(groups), encoding="utf-8")
         out[name] = path
     return out
+
+
+# The characters yaml.v3's reader refuses in a document's text (go.yaml.in/yaml/v3 v3.0.5
+# readerc.go, yaml_parser_update_buffer: "control characters are not allowed"; it takes 0x09,
+# 0x0A, 0x0D, 0x20-0x7E, 0x85, 0xA0-0xD7FF, 0xE000-0xFFFD and 0x10000 up) that JSON's encoder
+# leaves as they are with ensure_ascii=False: written as JSON escapes, which a double-quoted
+# YAML scalar reads as the same character. The Prometheus Operator's YAML writer escapes them
+# too, so a rule holding one is no mistake of the rule.
+_UNREADABLE = {c: f"\\u{c:04x}" for c in (*range(0x7F, 0xA0), 0xFFFE, 0xFFFF)}
+
+
+def _json(doc: dict[str, Any]) -> str:
+    """A rules file's text: JSON (YAML to promtool) of `doc`, non-ASCII text as it is but what
+    yaml.v3 refuses to read raw (_UNREADABLE)."""
+    return json.dumps(doc, ensure_ascii=False).translate(_UNREADABLE)
 
 
 def schema_passed(built: dict[str, Any]) -> list[dict[str, Any]]:
@@ -138,7 +157,7 @@ def _errors(lines: list[str], path: str) -> list[str]:
     errors: list[list[str]] = []
     for raw in lines:
         line = raw.strip()
-        if not line or line == "FAILED:":
+        if not line or line == "FAILED:" or LOG_LINE.match(line):
             continue
         if raw.startswith(f"{path}: ") or line.startswith(LINT_ERROR) or not errors:
             errors.append([_own(line, path)])
@@ -169,12 +188,56 @@ class Part:
     where: tuple[int, ...]  # (group,) or (group, rule) indices; () for the file's group names
     renumbered: str = ""
     context: str = ""
+    # The part again, checked when it is refused: without its durations, and with each of
+    # them alone. A duration yaml.v3 cannot decode stops the decoding, so another duration
+    # is not read and rulefmt's Validate, which reads the rule's expression, templates and
+    # labels, never runs (Parse returns first). Empty when the part has no duration.
+    retry: tuple[dict[str, Any], ...] = ()
+
+
+# The fields rulefmt decodes as model.Duration (prometheus v0.316.0 model/rulefmt/rulefmt.go,
+# RuleGroupNode and RuleNode); each is optional, so a part without them refuses nothing new.
+GROUP_DURATIONS = ("interval", "query_offset")
+RULE_DURATIONS = ("for", "keep_firing_for")
+
+
+def _retry(doc: dict[str, Any], fields: tuple[str, ...]) -> list[dict[str, Any]]:
+    """`doc` (a group or a rule) without the duration fields it has, then with each of them
+    alone; nothing when it has none."""
+    present = [f for f in fields if f in doc]
+    if not present:
+        return []
+    bare = {k: v for k, v in doc.items() if k not in fields}
+    return [bare, *({**bare, f: doc[f]} for f in present)] if len(present) > 1 else [bare]
 
 
 def _quoted(text: Any) -> str:
-    """A name as promtool quotes it (Go's %q): in double quotes, `"` and `\\` escaped; JSON's
-    escapes are the same for the printable text of names."""
-    return json.dumps(text if isinstance(text, str) else str(text), ensure_ascii=False)
+    """A name as promtool quotes it (Go's %q, strconv.Quote: go1.26.8 src/strconv/quote.go,
+    appendEscapedRune): in double quotes, `"` and `\\` backslashed, a printable character as
+    it is, else \\a \\b \\f \\n \\r \\t \\v, \\xNN below a space and for DEL, \\uNNNN or
+    \\UNNNNNNNN (lower-case hex). Go's unicode.IsPrint (letters, marks, numbers, punctuation,
+    symbols and the ASCII space) is Python's str.isprintable (all but the Other and Separator
+    categories, the ASCII space kept), as far as the two Unicode versions agree."""
+    out = ['"']
+    for ch in text if isinstance(text, str) else str(text):
+        code = ord(ch)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch.isprintable():
+            out.append(ch)
+        elif ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\x{code:02x}")
+        elif code < 0x10000:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    return "".join(out) + '"'
+
+
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+               "\t": "\\t", "\v": "\\v"}  # fmt: skip
 
 
 def _groups(path: Path) -> list[dict[str, Any]] | None:
@@ -204,7 +267,14 @@ def _parts(groups: list[dict[str, Any]]) -> list[Part]:
     for j, group in enumerate(groups):
         where = _quoted(group.get("name"))
         own = {k: v for k, v in group.items() if k != "rules"}
-        parts.append(Part({"groups": [{**own, "rules": []}]}, (j,), context=f"group {where}: "))
+        parts.append(
+            Part(
+                {"groups": [{**own, "rules": []}]},
+                (j,),
+                context=f"group {where}: ",
+                retry=tuple({"groups": [{**g, "rules": []}]} for g in _retry(own, GROUP_DURATIONS)),
+            )
+        )
         for i, rule in enumerate(group.get("rules", [])):
             named = _quoted(rule.get("alert") or rule.get("record") or "")
             parts.append(
@@ -213,6 +283,10 @@ def _parts(groups: list[dict[str, Any]]) -> list[Part]:
                     (j, i),
                     renumbered=f"group {where}, rule {i + 1}, ",
                     context=f"group {where}, rule {i + 1}, {named}: ",
+                    retry=tuple(
+                        {"groups": [{"name": PART_GROUP, "rules": [r]}]}
+                        for r in _retry(rule, RULE_DURATIONS)
+                    ),
                 )
             )
     names = [g["name"] for g in groups if isinstance(g.get("name"), str) and g["name"]]
@@ -256,10 +330,20 @@ def _split_check(files: dict[str, Path], whole: dict[str, list[str]]) -> dict[st
     verdicts = _promtool_run(
         _write({key: part.doc for key, (_, part) in parts.items()}, files, "part"), LINT_NONE
     )
+    # A refused part's durations may have hidden the rest of its mistakes: checked again
+    # without them and with each alone (what the part said is said once).
+    again = {
+        f"{key}/{n}": doc
+        for key, (_, part) in parts.items()
+        if verdicts.get(key)
+        for n, doc in enumerate(part.retry)
+    }
+    retried = _promtool_run(_write(again, files, "retrie"), LINT_NONE) if again else {}
     refused: dict[str, set[tuple[int, ...]]] = {name: set() for name in groups}
     said: dict[str, list[str]] = {name: [] for name in groups}
     for key, (name, part) in parts.items():
-        for problem in verdicts.get(key, []):
+        more = [p for n in range(len(part.retry)) for p in retried.get(f"{key}/{n}", [])]
+        for problem in verdicts.get(key, []) + more:
             refused[name].add(part.where)
             if part.renumbered and problem.startswith(RULE_PREFIX):
                 said[name].append(part.renumbered + problem.removeprefix(RULE_PREFIX))
@@ -287,7 +371,7 @@ def _write(docs: dict[str, dict[str, Any]], files: dict[str, Path], kind: str) -
     out = {}
     for k, (key, doc) in enumerate(sorted(docs.items())):
         out[key] = folder / f"{k}.json"
-        out[key].write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+        out[key].write_text(_json(doc), encoding="utf-8")
     return out
 
 

@@ -155,6 +155,61 @@ UNCLOSED = "could not parse expression: 1:7: parse error: unclosed left parenthe
             ],
             id="group-interval-and-rule-duration",
         ),
+        pytest.param(  # a duration stops the decoding of its own rule: the rest is read too
+            [{"name": "g", "rules": [alert("A", "up ==", for_="")]}],
+            [
+                'group "g", rule 1, "A": empty duration string',
+                'group "g", rule 1, "A": could not parse expression: 1:6: parse error: '
+                "unexpected end of input",
+            ],
+            id="duration-and-promql-in-one-rule",
+        ),
+        pytest.param(  # each of a rule's durations is read, whichever yaml.v3 met first
+            [{"name": "g", "rules": [alert("A", **{"for": "", "keep_firing_for": "1 minute"})]}],
+            [
+                'group "g", rule 1, "A": empty duration string',
+                'group "g", rule 1, "A": unknown unit " minute" in duration "1 minute"',
+            ],
+            id="two-durations-in-one-rule",
+        ),
+        pytest.param(  # a group's two durations and its labels, each said
+            [
+                {
+                    "name": "g",
+                    "interval": "",
+                    "query_offset": "x",
+                    "labels": {"__name__": "x"},
+                    "rules": [record("r:x", "up")],
+                }
+            ],
+            [
+                'group "g": empty duration string',
+                'group "g": invalid label name: __name__',
+                'group "g": not a valid duration string: "x"',
+            ],
+            id="group-durations-and-label",
+        ),
+        pytest.param(  # promtool gives two positions for a rule both recording and alerting
+            [{"name": "g", "rules": [record("r:x", "up", alert="A")]}],
+            ["group \"g\", rule 1, \"A\": only one of 'record' and 'alert' must be set"],
+            id="record-and-alert",
+        ),
+        pytest.param(  # names quoted as promtool quotes them (Go's %q), whatever they hold
+            [
+                {
+                    "name": "a\u00a0b\u0007",
+                    "rules": [alert("A", "up =="), alert("B", "up ==", for_="")],
+                }
+            ],
+            [
+                'group "a\\u00a0b\\a", rule 1, "A": could not parse expression: 1:6: parse '
+                "error: unexpected end of input",
+                'group "a\\u00a0b\\a", rule 2, "B": empty duration string',
+                'group "a\\u00a0b\\a", rule 2, "B": could not parse expression: 1:6: parse '
+                "error: unexpected end of input",
+            ],
+            id="go-quoted-group-name",
+        ),
         pytest.param(  # a repeated group name is an error: no lint
             [
                 {"name": "g", "rules": [record("c:d:sum")]},
@@ -217,6 +272,38 @@ def test_the_split_lint_neither_invents_a_duplicate_nor_says_one_twice(
 ) -> None:
     assert tools.promtool_check({"m/rules": rules_file(tmp_path, "rules", groups)}) == {
         "m/rules": expected
+    }
+
+
+def test_a_rule_file_holds_what_yaml_v3_reads_and_promtool_logs_no_finding(
+    tmp_path: Path,
+) -> None:
+    """A DEL or a C1 control character in an annotation (the operator's YAML writer escapes
+    them) is written as a JSON escape, which yaml.v3 reads; raw, its reader refuses the file.
+    The warning rulefmt logs for a file of two YAML documents is no finding (the stage writes
+    no such file; a user's YAML could be one)."""
+    doc = {
+        "kind": "PrometheusRule",
+        "metadata": {"name": "r", "namespace": "m"},
+        "spec": {
+            "groups": [{"name": "g", "rules": [alert("A", annotations={"x": "a\x7fb\x85c"})]}]
+        },
+    }
+    [path] = tools.rule_files("u", [doc], tmp_path).values()
+    assert path.read_text(encoding="utf-8") == (
+        '{"groups": [{"name": "g", "rules": [{"alert": "A", "expr": "up == 0", '
+        '"annotations": {"x": "a\\u007fb\\u0085c"}}]}]}'
+    )
+    two = tmp_path / "two.yaml"
+    two.write_text(
+        'groups:\n- name: g\n  rules:\n  - alert: A\n    expr: "up =="\n---\ngroups: []\n',
+        encoding="utf-8",
+    )
+    assert tools.promtool_check({"m/rules": path, "m/two": two}) == {
+        "m/two": [
+            'group "g", rule 1, "A": could not parse expression: 1:6: parse error: '
+            "unexpected end of input"
+        ]
     }
 
 
