@@ -13,8 +13,8 @@ cluster (C x N team-clusters), and each team's workloads run in one cluster (tea
 i mod C). The scaling points then keep C and vary the teams.
 
 With --runs R the whole measurement runs R times and the quietest run (lowest cold validate) is
-reported: the machine may be shared. Figures depend on the machine: docs/performance.md records
-them with the machine they came from.
+reported, with each run's headline figures (`each_run`): the machine may be shared. Figures
+depend on the machine: docs/performance.md records them with the machine they came from.
 """
 
 from __future__ import annotations
@@ -194,6 +194,14 @@ def lower_nvidia_quota(path: Path) -> None:
     else:
         quota["nvidia"] = 3
     path.write_text(dump(raw))
+
+
+EACH_RUN = (
+    "validate_s",
+    "validate_ms_per_resource",
+    "rerender_and_revalidate_s",
+    "render_validate_one_process_s",
+)
 
 
 def timed(fn: Any) -> tuple[float, Any]:
@@ -437,6 +445,9 @@ def main() -> int:
             runs.append(run(args.teams, Path(tmp), args.clusters))
     figures = min(runs, key=lambda f: float(f["validate_s"]))
     figures["runs"] = args.runs
+    # Every run's headline figures, in the order run: the quietest is reported above, and a
+    # reader sees how far the others were from it.
+    figures["each_run"] = [{key: f[key] for key in EACH_RUN} for f in runs]
     if not args.no_scaling:
         points = []
         for teams in (int(n) for n in args.scaling.split(",") if n.strip()):
