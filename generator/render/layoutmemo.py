@@ -32,7 +32,9 @@ components only when a unit is laid out again or its objects are asked for; a bo
 what the head says (the entry replaced or damaged since) raises Unreadable, and the caller lays
 the unit out from the view's build. At 20 clusters x 500 teams the heads are 5 MB of the 145.
 A run that may write removes the entries of the views it no longer has. A view whose
-components marshal cannot write (a value of another type) is simply laid out each run.
+components marshal cannot write (a value of another type) is not kept: it is laid out each run
+(its units before the one marshal refuses may still take the files of an earlier entry of the
+view whose components they equal, render/layout.py `_view`).
 """
 
 from __future__ import annotations
