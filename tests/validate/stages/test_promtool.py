@@ -275,6 +275,71 @@ def test_the_split_lint_neither_invents_a_duplicate_nor_says_one_twice(
     }
 
 
+@pytest.mark.parametrize(
+    ("name", "quoted"),
+    [  # Go's fmt %q of each (go1.26.8, `go run` of fmt.Printf("%q\n", s)), written here
+        ('a"b\\c', '"a\\"b\\\\c"'),
+        ("x\x01y", '"x\\x01y"'),
+        ("\x7f", '"\\x7f"'),
+        ("t\tn\nv\v", '"t\\tn\\nv\\v"'),
+        ("é ü", '"é ü"'),
+        ("a\u00a0b", '"a\\u00a0b"'),
+        ("a\u200bb", '"a\\u200bb"'),
+        ("\U0001f600", '"\U0001f600"'),
+        ("\U000e0001", '"\\U000e0001"'),
+        ("\uffff", '"\\uffff"'),
+        ("\u0085", '"\\u0085"'),
+        (5, '"5"'),
+    ],
+)
+def test_names_are_quoted_as_promtool_quotes_them(name: Any, quoted: str) -> None:
+    assert tools._quoted(name) == quoted
+
+
+@pytest.mark.parametrize(
+    ("text", "taken"),
+    [
+        ('{"groups": [{"name": "g"}, {"name": "h", "rules": [{"record": "a:b"}]}]}', True),
+        ("groups: []", False),  # YAML, not JSON: not a file this stage wrote
+        ('[{"name": "g"}]', False),
+        ('{"groups": {"name": "g"}}', False),
+        ('{"groups": ["g"]}', False),
+        ('{"groups": [{"name": "g", "rules": {"record": "a:b"}}]}', False),
+        ('{"groups": [{"name": "g", "rules": ["a:b"]}]}', False),
+    ],
+)
+def test_only_groups_of_rules_are_taken_apart(tmp_path: Path, text: str, taken: bool) -> None:
+    """A file the stage cannot take apart keeps promtool's whole verdict (None here)."""
+    path = tmp_path / "rules.json"
+    path.write_text(text, encoding="utf-8")
+    assert (
+        (tools._groups(path) == json.loads(text)["groups"])
+        if taken
+        else (tools._groups(path) is None)
+    )
+
+
+def test_the_lint_file_holds_what_passed_under_names_of_its_own() -> None:
+    """Refused rules and groups are left out, later groups kept; a name seen before gets a
+    prime per time seen; a group without rules is linted as having none."""
+    r = [record(f"r:{n}") for n in range(5)]
+    groups = [
+        {"name": "g", "labels": {"team": "a"}, "rules": [r[0], r[1]]},
+        {"name": "g", "rules": [r[2]]},
+        {"name": "g", "rules": [r[3]]},
+        {"name": "g", "rules": [r[4]]},
+        {"name": "h"},
+    ]
+    assert tools._linted(groups, {(0, 1), (2,)}) == {
+        "groups": [
+            {"name": "g", "labels": {"team": "a"}, "rules": [r[0]]},
+            {"name": "g'", "rules": [r[2]]},
+            {"name": "g''", "rules": [r[4]]},
+            {"name": "h", "rules": []},
+        ]
+    }
+
+
 def test_a_rule_file_holds_what_yaml_v3_reads_and_promtool_logs_no_finding(
     tmp_path: Path,
 ) -> None:
