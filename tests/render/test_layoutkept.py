@@ -54,6 +54,17 @@ PROD_ML = "overlays/prod/team-ml/kustomization.yaml"
 PROD_ML_A = "overlays/prod/team-ml/patches/resourcequota-ml-a-accelerators.yaml"
 
 
+# The JSON 6902 patch of team ml's namespace ml-a in prod (its quota 2 there).
+PROD_ML_A_PATCH = HEADER + (
+    "- op: replace\n"
+    "  path: /metadata/annotations/accel-gitops.io~1source\n"
+    "  value: values/teams/ml.yaml, values/environments/prod.yaml\n"
+    "- op: replace\n"
+    "  path: /spec/hard/requests.nvidia.com~1gpu\n"
+    "  value: '2'\n"
+)
+
+
 def values_of(
     root: Path, quota: int = 4, prod: str = PROD, *, vendor: str = NVIDIA, fleet: str = FLEET
 ) -> Values:
@@ -201,14 +212,7 @@ def test_a_kept_unit_s_body_is_read_once_when_a_file_or_an_object_of_it_is_first
     )
     assert spy.bodies == 1
     # The unit's other files came with it.
-    assert warm.tree.peek(PROD_ML_A) == HEADER + (
-        "- op: replace\n"
-        "  path: /metadata/annotations/accel-gitops.io~1source\n"
-        "  value: values/teams/ml.yaml, values/environments/prod.yaml\n"
-        "- op: replace\n"
-        "  path: /spec/hard/requests.nvidia.com~1gpu\n"
-        "  value: '2'\n"
-    )
+    assert warm.tree.peek(PROD_ML_A) == PROD_ML_A_PATCH
     assert warm.tree.peek("overlays/prod/node-config/kustomization.yaml") is None
     units = {u.path: u for u in warm.units}
     ml = units["overlays/prod/team-ml"]
@@ -423,14 +427,7 @@ def test_a_unit_whose_base_changed_and_whose_body_cannot_be_read_is_laid_out_fro
     back = lay_out(values, memo)
     assert memo.recalled == ["prod"]
     assert spy.laid == ["overlays/prod/team-ml", "overlays/staging/team-ml"]
-    assert back.tree[PROD_ML_A] == HEADER + (
-        "- op: replace\n"
-        "  path: /metadata/annotations/accel-gitops.io~1source\n"
-        "  value: values/teams/ml.yaml, values/environments/prod.yaml\n"
-        "- op: replace\n"
-        "  path: /spec/hard/requests.nvidia.com~1gpu\n"
-        "  value: '2'\n"
-    )
+    assert back.tree[PROD_ML_A] == PROD_ML_A_PATCH
     fresh = render_tree(values)
     assert dict(back.tree) == dict(fresh.tree)
     assert fields(back.units) == fields(fresh.units)

@@ -328,7 +328,8 @@ def _split_check(files: dict[str, Path], whole: dict[str, list[str]]) -> dict[st
         for part in _parts(found):
             parts[str(len(parts))] = (name, part)
     verdicts = _promtool_run(
-        _write({key: part.doc for key, (_, part) in parts.items()}, files, "part"), LINT_NONE
+        _write({key: part.doc for key, (_, part) in parts.items()}, files, "promtool-parts"),
+        LINT_NONE,
     )
     # A refused part's durations may have hidden the rest of its mistakes: checked again
     # without them and with each alone (what the part said is said once).
@@ -338,7 +339,7 @@ def _split_check(files: dict[str, Path], whole: dict[str, list[str]]) -> dict[st
         if verdicts.get(key)
         for n, doc in enumerate(part.retry)
     }
-    retried = _promtool_run(_write(again, files, "retrie"), LINT_NONE) if again else {}
+    retried = _promtool_run(_write(again, files, "promtool-retries"), LINT_NONE) if again else {}
     refused: dict[str, set[tuple[int, ...]]] = {name: set() for name in groups}
     said: dict[str, list[str]] = {name: [] for name in groups}
     for key, (name, part) in parts.items():
@@ -354,7 +355,8 @@ def _split_check(files: dict[str, Path], whole: dict[str, list[str]]) -> dict[st
     # above (said already; promtool lints no file with an error), so it neither loses a pair
     # of duplicates that both passed nor tells one made by the split.
     linted = _promtool_run(
-        _write({n: _linted(g, refused[n]) for n, g in groups.items()}, files, "lint"), LINT_ALL
+        _write({n: _linted(g, refused[n]) for n, g in groups.items()}, files, "promtool-lints"),
+        LINT_ALL,
     )
     return {
         name: list(dict.fromkeys(said[name] + linted.get(name, []))) or whole[name]
@@ -362,15 +364,15 @@ def _split_check(files: dict[str, Path], whole: dict[str, list[str]]) -> dict[st
     }
 
 
-def _write(docs: dict[str, dict[str, Any]], files: dict[str, Path], kind: str) -> dict[str, Path]:
+def _write(docs: dict[str, dict[str, Any]], files: dict[str, Path], folder: str) -> dict[str, Path]:
     """The parts as files beside the rules files, in a folder of their own."""
     if not files:
         return {}
-    folder = next(iter(files.values())).parent / f"promtool-{kind}s"
-    folder.mkdir(exist_ok=True)
+    into = next(iter(files.values())).parent / folder
+    into.mkdir(exist_ok=True)
     out = {}
     for k, (key, doc) in enumerate(sorted(docs.items())):
-        out[key] = folder / f"{k}.json"
+        out[key] = into / f"{k}.json"
         out[key].write_text(_json(doc), encoding="utf-8")
     return out
 
