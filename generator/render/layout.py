@@ -279,6 +279,7 @@ def _view(
             tree.update(found.files)
             sums.update(found.sums)
         return [_unit(key, unit, ms) for unit, ms in grouped.items()], entry.shapes
+    grown = False  # a unit laid out again this run: the since file says so from now on
     for unit, found in list(entry.units.items()):
         deps = _deps(found.members, bases)
         if deps != found.deps:
@@ -291,13 +292,14 @@ def _view(
                 found.members, deps, layoutmemo.sums(files), files, blob
             )
             entry.since.add(unit)
+            grown = True
             tree.update(files)
         else:  # its texts read from the entry when asked for (to write them, or a diff)
             tree.defer(
                 found.sums, functools.partial(_kept_files, made, unit, found, base_comps, dump)
             )
         sums.update(found.sums)
-    if entry.since:
+    if grown:  # not written again when it holds what was read (validate after a render)
         memo.put_since(made, entry)
     units: list[Unit] = [
         _Recalled(key, unit, functools.partial(_unit_of, made, unit, found, base_comps))

@@ -325,12 +325,17 @@ def test_a_kept_view_lays_out_again_only_its_unit_whose_base_component_changed(
     names = sorted(p.name for p in views_entries(tmp_path / "layouts"))
     assert len(names) == 3 and names[1].endswith(".since.marshal")
     # Read back with the unit laid out again (staging's entry is its new view's).
+    since = next(p for p in views_entries(tmp_path / "layouts") if p.name == names[1])
+    was = since.stat().st_ino
     spy.laid.clear()
     spy.bodies = 0
     memo = memo_in(tmp_path)
     again = lay_out(values, memo)
     assert memo.recalled == ["prod", "staging"]
     assert spy.laid == []
+    # Nothing laid out again: the since file holds what it held, and is not written again
+    # (written, it would be a new file: write_atomically renames a temporary one over it).
+    assert since.stat().st_ino == was
     assert again.tree.peek(PROD_ML) is None
     assert again.tree[PROD_ML] == KUSTOMIZATION + "resources:\n- ../../../base/teams/ml\n"
     assert spy.bodies == 0
