@@ -25,10 +25,12 @@ from typing import Any
 from generator.findings import Finding, Location, Place, Severity
 from generator.toolchain import schemas
 from generator.values.filecache import MARSHAL_FORMAT, Entries, code_digest
+from generator.values.loader import Loaded
 from generator.values.merge import Doc
-from generator.values.model import FleetView, Vendor
+from generator.values.model import FleetView, Values, Vendor
 
 FOLDER = "checks"  # under validate's cache folder
+VIEWS_FOLDER = "views"  # under validate's cache folder: the views' digests (Digests.recall)
 
 
 @functools.cache
@@ -67,6 +69,44 @@ class Digests:
         # id(view) -> (the view, kept alive so that its id stays its own; the digest of its
         # canonical form)
         self.views: dict[int, tuple[FleetView, bytes]] = {}
+        # Where the views' digests of a values tree are kept by its fingerprint (recall), and
+        # the entry read: a run of the same values (validate after render) reads them instead
+        # of making each view's canonical form again.
+        self._kept: tuple[Entries, str, dict[str, bytes]] | None = None
+
+    def recall(self, loaded: Loaded, folder: Path | None, write: bool) -> None:
+        """Take the digests of `loaded`'s views from an earlier load with its fingerprint
+        (loader.Loaded.fingerprint: the same files and code make the same views), kept in
+        `folder`. Only the views `loaded` holds, by identity: a view made from them later
+        (another object) is digested from what it holds."""
+        entries = Entries(folder, write)
+        table: dict[str, bytes] = {}
+        if loaded.fingerprint:
+            found = entries.get(loaded.fingerprint)
+            table = found if isinstance(found, dict) else {}
+        self._kept = (entries, loaded.fingerprint, table)
+        for view in _own(loaded.values):
+            known = table.get(view.key)
+            if type(known) is bytes:
+                self.views.setdefault(id(view), (view, known))
+
+    def keep(self, loaded: Loaded) -> None:
+        """Keep the digests of `loaded`'s views made this run for the next load with its
+        fingerprint (the views not digested this run: none kept); drop the other entries."""
+        if self._kept is None:
+            return
+        entries, fingerprint, table = self._kept
+        now = {
+            view.key: known[1]
+            for view in _own(loaded.values)
+            if (known := self.views.get(id(view))) is not None and known[0] is view
+        }
+        if fingerprint and now:
+            if now != table:
+                entries.put(fingerprint, now)
+            else:
+                entries.keep(fingerprint)
+        entries.save()
 
     def table(self, table: dict[Any, Location]) -> bytes:
         known = self.tables.get(id(table))
@@ -132,6 +172,17 @@ class Digests:
             known = self.views[id(view)] = (view, hashlib.sha256(blob).digest())
         data = (salt(), tuple(codes), known[1])
         return hashlib.sha256(marshal.dumps(data, MARSHAL_FORMAT)).hexdigest()
+
+
+def _own(values: Values) -> list[FleetView]:
+    """The views of `values` by layer, but a layer held by two different objects (neither
+    can stand for the other)."""
+    by_key: dict[str, list[FleetView]] = {}
+    for view in (values.base, *values.envs.values(), *values.hubs.values()):
+        found = by_key.setdefault(view.key, [])
+        if all(v is not view for v in found):
+            found.append(view)
+    return [views[0] for views in by_key.values() if len(views) == 1]
 
 
 def _row(f: Finding) -> tuple[Any, ...]:

@@ -15,7 +15,7 @@ from generator.findings import Finding, has_errors, sorted_findings, split_layer
 from generator.policy import registry as policy
 from generator.policy import shared
 from generator.policy.memo import FOLDER as MEMO_FOLDER
-from generator.policy.memo import CheckMemo, Digests
+from generator.policy.memo import VIEWS_FOLDER, CheckMemo, Digests
 from generator.render import gcpause, traffic, treeindex
 from generator.render.buildmemo import FOLDER as BUILD_FOLDER
 from generator.render.buildmemo import ComponentMemo
@@ -100,6 +100,8 @@ def load_and_check_all(
     found = values.load_all(values_dir, sub(cache_dir, FOLDER), write_cache=write_cache)
     builds = build_values(found.values)
     digests = digests if digests is not None else Digests()
+    # The views' digests of the same values files (a validate after a render): read, not made.
+    digests.recall(found, sub(cache_dir, VIEWS_FOLDER), write_cache)
     # The views that did not change since the last run are not built again: their components
     # are read back (render/buildmemo.py), for the checks and the layout alike.
     memo = ComponentMemo(sub(cache_dir, BUILD_FOLDER), write_cache, digests)
@@ -107,6 +109,7 @@ def load_and_check_all(
     checked = check_values(
         found.values, builds, cache_dir, write_cache=write_cache, digests=digests
     )
+    digests.keep(found)
     return found, builds, [*found.findings, *clusters.unrestated(found.findings, checked)]
 
 

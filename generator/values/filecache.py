@@ -73,7 +73,7 @@ def code_digest() -> str:
     return digest.hexdigest()
 
 
-def _table(table: dict[Any, Location]) -> list[tuple[Any, int, int]]:
+def table(table: dict[Any, Location]) -> list[tuple[Any, int, int]]:
     return [(path, loc.line, loc.column) for path, loc in table.items()]
 
 
@@ -161,7 +161,7 @@ class FileCache:
 
     def put(self, key: str, data: Any, smap: SourceMap) -> None:
         """Keep a file that parsed and passed its schema."""
-        entry = (data, _table(smap.values), _table(smap.keys), list(smap.plain.items()))
+        entry = (data, table(smap.values), table(smap.keys), list(smap.plain.items()))
         self.entries.put(key, entry)
 
     def save(self) -> None:

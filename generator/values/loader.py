@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import difflib
 import functools
+import hashlib
+import marshal
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import resources
@@ -28,7 +30,7 @@ from generator.findings import (
     has_errors,
     merge_layers,
 )
-from generator.values import clusters, inventory
+from generator.values import clusters, filecache, inventory
 from generator.values import schema as values_schema
 from generator.values.allocation.base import Context, PluginConfig, Sharing, plugin_config
 from generator.values.allocation.dra import DRA
@@ -330,6 +332,17 @@ def catalog() -> dict[str, tuple[Any, SourceMap]]:
     return out
 
 
+def _catalog_digest() -> str:
+    """The catalog as this process reads it (1.5 ms): the package's data, which the code's
+    digest covers too, but a view holds its vendors' entries, so the fingerprint of what the
+    views are made of names it itself."""
+    rows = [
+        (name, data, filecache.table(smap.values), filecache.table(smap.keys))
+        for name, (data, smap) in sorted(catalog().items())
+    ]
+    return hashlib.sha256(marshal.dumps(rows, filecache.MARSHAL_FORMAT)).hexdigest()
+
+
 def missing_vendor_hint(vendor_id: str, known: Iterable[str]) -> str:
     """The hint of a finding that names a vendor without an enabled vendor file. A vendor of
     the catalog gets its file named: a close name would mislead (with nvidia.yaml deleted,
@@ -348,9 +361,11 @@ def _parse_all(
     findings: list[Finding],
     broken: set[tuple[str, str]],
     cache: FileCache,
+    read: list[str],
 ) -> list[Parsed]:
     """Parse and schema-check every file (a clean file's bytes seen before: from `cache`);
-    `broken` collects (kind, name) of unusable ones."""
+    `broken` collects (kind, name) of unusable ones, `read` what each file was (its cache key:
+    its kind, display path and bytes, and the code's digest) or why it could not be read."""
     parsed: list[Parsed] = []
     for kind, path in _discover(values_dir, findings):
         display = _display(path, values_dir)
@@ -361,8 +376,10 @@ def _parse_all(
                 Finding("YAML001", f"cannot read file: {exc.strerror}", Location(display))
             )
             broken.add((kind, path.stem))
+            read.append(f"unreadable\0{kind}\0{display}\0{exc.strerror}")
             continue
         key = cache.key(kind, display, raw)
+        read.append(key)
         known = cache.get(key, display)
         if known is not None:
             data, smap = known
@@ -785,6 +802,11 @@ class Loaded:
 
     values: Values
     findings: list[Finding]
+    # A digest of everything the views are made of: each values file read (its kind, display
+    # path and bytes) and the code's digest (the catalog and inventories are package data).
+    # Two loads with the same fingerprint make the same views (policy/memo.py keeps their
+    # digests by it).
+    fingerprint: str = ""
 
 
 def load_all(
@@ -814,7 +836,8 @@ def load_all(
     findings: list[Finding] = []
     broken: set[tuple[str, str]] = set()
     cache = FileCache(cache_dir)
-    parsed = _parse_all(values_dir, findings, broken, cache)
+    read: list[str] = []
+    parsed = _parse_all(values_dir, findings, broken, cache, read)
     if write_cache:
         cache.save()
     by_kind: dict[str, list[Parsed]] = {k: [] for k in ("fleet", *KIND_DIRS.values())}
@@ -1010,7 +1033,9 @@ def load_all(
         for env, said in clusters.model_findings(unmet).items():
             layer_of[env].extend(said)
     findings.extend(merge_layers(layers, environments))
-    return Loaded(Values(str(values_dir), base_view, envs, hubs), findings)
+    read.append(_catalog_digest())
+    fingerprint = hashlib.sha256("\n".join(read).encode()).hexdigest()
+    return Loaded(Values(str(values_dir), base_view, envs, hubs), findings, fingerprint)
 
 
 # What loading the values tree can report, besides yamlio.CODES and the policy checks.

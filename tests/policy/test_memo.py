@@ -21,7 +21,7 @@ from generator.policy import memo as memo_module
 from generator.policy import registry
 from generator.policy.checks import run_checks
 from generator.policy.memo import CheckMemo, RuleMemo, _finding, _row
-from generator.values import loader
+from generator.values import filecache, loader
 from generator.values.model import FleetView, PciModel
 from tests.fixtures import PROD_FLEET, TWO_CLUSTERS, tree
 
@@ -367,3 +367,127 @@ def test_a_view_is_made_canonical_once_for_both_memos(
         values.envs["prod/main"], "overlays/prod/main/a", "k", list
     )
     assert views == ["", "prod/main", "prod/domestic", "prod/main"]
+
+
+# ---- the views' digests kept by the values' fingerprint ----------------------------------------
+
+
+def spied_canon(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The layers whose view is made canonical from now on, in order."""
+    canon = memo_module.Digests.canon
+    views: list[str] = []
+
+    def spy(self: memo_module.Digests, obj: object) -> object:
+        if isinstance(obj, FleetView):
+            views.append(obj.key)
+        return canon(self, obj)
+
+    monkeypatch.setattr(memo_module.Digests, "canon", spy)
+    return views
+
+
+def digested(values_dir: Path, folder: Path, write: bool = True) -> dict[str, str]:
+    """One load's digests of its views (for CAP001), recalled from and kept in `folder`."""
+    found = loader.load_all(values_dir)
+    digests = memo_module.Digests()
+    digests.recall(found, folder, write)
+    views = [found.values.base, *found.values.envs.values(), *found.values.hubs.values()]
+    out = {view.key: digests.view(view, ["CAP001"]) for view in views}
+    digests.keep(found)
+    return out
+
+
+def test_a_second_load_of_the_same_files_reads_its_views_digests(
+    values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """validate after a render: the same values files, the same code: no view is made
+    canonical again, and each digest is the one the first load made."""
+    folder = tmp_path / "views"
+    made = spied_canon(monkeypatch)
+    first = digested(values_dir, folder)
+    assert sorted(first) == ["", "prod", "prod/domestic", "prod/main"]
+    assert sorted(made) == ["", "prod", "prod/domestic", "prod/main"]
+    made.clear()
+    assert digested(values_dir, folder) == first
+    assert made == []
+    assert len(list(folder.iterdir())) == 1
+
+
+def test_an_edited_file_makes_every_view_canonical_again_and_keeps_one_entry(
+    values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fingerprint covers every file: one team's edit (it is in both clusters) changes the
+    base's and prod/domestic's digests and no other, and the entry of the files before the edit
+    is dropped."""
+    folder = tmp_path / "views"
+    first = digested(values_dir, folder)
+    [before] = [p.name for p in folder.iterdir()]
+    edit(values_dir, "devices: 2", "devices: 12")
+    made = spied_canon(monkeypatch)
+    second = digested(values_dir, folder)
+    assert sorted(made) == ["", "prod", "prod/domestic", "prod/main"]
+    assert sorted(k for k in first if first[k] != second[k]) == ["", "prod", "prod/domestic"]
+    [after] = [p.name for p in folder.iterdir()]
+    assert after != before
+    # Back to the first files: the first digests, made again (their entry was dropped).
+    edit(values_dir, "devices: 12", "devices: 2")
+    made.clear()
+    assert digested(values_dir, folder) == first
+    assert sorted(made) == ["", "prod", "prod/domestic", "prod/main"]
+
+
+def test_the_fingerprint_is_the_files_bytes_paths_and_the_code(
+    values_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = loader.load_all(values_dir).fingerprint
+    assert len(first) == 64
+    assert loader.load_all(values_dir).fingerprint == first
+    path = values_dir / ML
+    text = path.read_text()
+    path.write_text(text + "\n")  # a byte that changes nothing the views hold
+    assert loader.load_all(values_dir).fingerprint != first
+    path.write_text(text)
+    assert loader.load_all(values_dir).fingerprint == first
+    # The catalog as read: a release's entry (package data) that the code's digest missed.
+    built_in = loader.catalog()
+    data, where = built_in["nvidia"]
+    monkeypatch.setattr(
+        loader, "catalog", lambda: {**built_in, "nvidia": ({**data, "note": 1}, where)}
+    )
+    assert loader.load_all(values_dir).fingerprint != first
+    monkeypatch.setattr(loader, "catalog", lambda: built_in)
+    assert loader.load_all(values_dir).fingerprint == first
+    monkeypatch.setattr(filecache, "code_digest", lambda: "other code")
+    assert loader.load_all(values_dir).fingerprint != first
+
+
+def test_a_view_made_from_a_loaded_one_is_digested_from_what_it_holds(
+    values_dir: Path, tmp_path: Path
+) -> None:
+    """Only the objects the load made take a kept digest: a copy with another Kubernetes
+    version, same layer key, has its own."""
+    folder = tmp_path / "views"
+    first = digested(values_dir, folder)
+    found = loader.load_all(values_dir)
+    digests = memo_module.Digests()
+    digests.recall(found, folder, True)
+    main = found.values.envs["prod/main"]
+    other = dataclasses.replace(
+        main, fleet=dataclasses.replace(main.fleet, kubernetes_version="1.30")
+    )
+    assert digests.view(main, ["CAP001"]) == first["prod/main"]
+    assert digests.view(other, ["CAP001"]) != first["prod/main"]
+
+
+def test_a_run_that_may_not_write_keeps_no_digests(values_dir: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "views"
+    digested(values_dir, folder, write=False)
+    assert not folder.exists()
+    first = digested(values_dir, folder)
+    [entry] = folder.iterdir()
+    blob = entry.read_bytes()
+    edit(values_dir, "devices: 2", "devices: 12")
+    digested(values_dir, folder, write=False)  # render --check of an edit: the entry stays
+    assert [p.read_bytes() for p in folder.iterdir()] == [blob]
+    edit(values_dir, "devices: 12", "devices: 2")
+    assert digested(values_dir, folder, write=False) == first
