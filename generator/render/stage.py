@@ -5,6 +5,7 @@ The core never prints or exits: it returns results and raises GeneratorError sub
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,8 @@ from generator.render.dumpcache import DumpCache
 from generator.render.layout import Rendered, render_tree
 from generator.render.layoutmemo import FOLDER as LAYOUT_FOLDER
 from generator.render.layoutmemo import LayoutMemo
+from generator.render.texts import Texts
+from generator.render.treeindex import Sums
 from generator.render.writer import (
     Drift,
     OutputError,
@@ -166,15 +169,15 @@ def _render(opts: RenderOptions) -> RenderResult:
     # neither read to compare nor written again; nor is a rendered text hashed whose digest the
     # layout memo kept.
     index = treeindex.index_file(opts.cache_dir, opts.out_dir)
+    committed = None
     if opts.env is not None:
-        tree = _only_env(tree, _scan(opts.out_dir, index), opts.env)
-        sums = known_sums(tree, rendered.tree, sums)
+        committed = _scan(opts.out_dir, index)
+        tree, sums = _only_env(rendered.tree, sums, committed, opts.env)
     if opts.check:
-        drift = compare(tree, _scan(opts.out_dir, index), sums=sums)
+        drift = compare(tree, committed or _scan(opts.out_dir, index), sums=sums)
         return RenderResult(rendered, findings, drift, loaded)
     write_tree(tree, opts.out_dir, index, sums)
-    written = tree if tree is rendered.tree else dict(sorted(tree.items()))
-    return RenderResult(rendered, findings, values=loaded, written=written)
+    return RenderResult(rendered, findings, values=loaded, written=tree)
 
 
 def _scan(out: Path, index: Path | None) -> treeindex.Files:
@@ -186,8 +189,14 @@ def _scan(out: Path, index: Path | None) -> treeindex.Files:
         ) from None
 
 
-def _only_env(fresh: Mapping[str, str], committed: Mapping[str, str], env: str) -> Tree:
-    """Fresh base and this environment's overlays; other environments' overlays as committed."""
+def _only_env(
+    fresh: Mapping[str, str], sums: Sums, committed: treeindex.Files, env: str
+) -> tuple[Texts, Sums]:
+    """Fresh base and this environment's overlays; other environments' overlays as committed,
+    each read only when it must be written or shown as a diff (at 20 clusters x 500 teams,
+    `render --env` of one cluster read all 36,000 committed files to keep them as they were);
+    and the digests known of the tree: the rendered files' of `sums`, the others' the tree
+    index's (committed.digests: the files whose stat did not change since it read them)."""
     prefix = f"overlays/{env}/"
     # A traffic file is its environment's, whichever of its clusters --env names.
     home = split_layer(env)[0]
@@ -198,12 +207,24 @@ def _only_env(fresh: Mapping[str, str], committed: Mapping[str, str], env: str) 
             return found != home
         return p.startswith("overlays/") and not p.startswith(prefix)
 
-    keep = {p: t for p, t in committed.items() if other(p)}
-    keep.update(
-        {  # by path first: a text the layout memo kept is read only when taken (render/texts.py)
-            p: fresh[p]
-            for p in fresh
-            if p.startswith("base/") or p.startswith(prefix) or traffic.env_of(p) == home
-        }
-    )
-    return keep
+    tree = Texts()
+    known: Sums = {}
+    for p in committed:
+        if other(p):
+            tree.defer((p,), functools.partial(_committed_file, committed, p))
+            digest = committed.digests.get(p)
+            if digest is not None:
+                known[p] = digest
+    mine = {  # by path first: a text the layout memo kept is read only when taken (texts.py)
+        p: fresh[p]
+        for p in fresh
+        if p.startswith("base/") or p.startswith(prefix) or traffic.env_of(p) == home
+    }
+    tree.update(mine)
+    tree.sort()
+    known.update(known_sums(mine, fresh, sums))
+    return tree, known
+
+
+def _committed_file(committed: treeindex.Files, rel: str) -> Tree:
+    return {rel: committed[rel]}

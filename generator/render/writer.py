@@ -305,7 +305,8 @@ def known_sums(
     return {
         rel: d
         for rel, d in sums.items()
-        if (t := tree.get(rel)) is texts.peek(rendered, rel) and t is not None
+        # peek: a text `tree` holds unread (render --env's other environments) is not read here
+        if (t := texts.peek(tree, rel)) is texts.peek(rendered, rel) and t is not None
     }
 
 
