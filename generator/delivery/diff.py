@@ -560,28 +560,42 @@ def traffic_diffs(
         home = str(render_traffic.env_of(rel))
         if env is not None and split_layer(env)[0] != home:
             continue
-        a, b = _splits_in(rel, old.get(rel)), _splits_in(rel, new.get(rel))
-        for key in sorted(set(a) | set(b)):
-            was, now = a.get(key), b.get(key)
-            if was == now:
-                continue
-            if was is None:
-                d = ObjectDiff(home, TRAFFIC_UNIT, key, ADDED, obj=now)
-                d.risks = [Risk("traffic-moves", "a new split")]
-            elif now is None:
-                d = ObjectDiff(home, TRAFFIC_UNIT, key, REMOVED, obj=was)
-                d.risks = [Risk("traffic-moves", "the split is deleted")]
-            else:
-                d = ObjectDiff(home, TRAFFIC_UNIT, key, CHANGED, field_changes(was, now))
-                ns, service = key[2], key[3]
-                said = traffic.moves_between(
-                    {(ns, service): traffic.file_split(was)},
-                    {(ns, service): traffic.file_split(now)},
-                ).get((ns, service))
-                if said is not None:
-                    d.risks = [Risk("traffic-moves", said)]
-            out.append(d)
+        out += _split_diffs(home, _splits_in(rel, old.get(rel)), _splits_in(rel, new.get(rel)))
     return out
+
+
+def _split_diffs(label: str, a: dict[Key, Obj], b: dict[Key, Obj]) -> list[ObjectDiff]:
+    """Each service's entry that `b` has other than `a` (by key: (file, kind, namespace,
+    service)), a change of its split a traffic move."""
+    out: list[ObjectDiff] = []
+    for key in sorted(set(a) | set(b)):
+        was, now = a.get(key), b.get(key)
+        if was == now:
+            continue
+        if was is None:
+            d = ObjectDiff(label, TRAFFIC_UNIT, key, ADDED, obj=now)
+            d.risks = [Risk("traffic-moves", "a new split")]
+        elif now is None:
+            d = ObjectDiff(label, TRAFFIC_UNIT, key, REMOVED, obj=was)
+            d.risks = [Risk("traffic-moves", "the split is deleted")]
+        else:
+            d = ObjectDiff(label, TRAFFIC_UNIT, key, CHANGED, field_changes(was, now))
+            ns, service = key[2], key[3]
+            said = traffic.moves_between(
+                {(ns, service): traffic.file_split(was)},
+                {(ns, service): traffic.file_split(now)},
+            ).get((ns, service))
+            if said is not None:
+                d.risks = [Risk("traffic-moves", said)]
+        out.append(d)
+    return out
+
+
+def _env_splits(tree: Mapping[str, str], env: str, pair: str) -> dict[Key, Obj]:
+    """The entries of environment `env`'s traffic file, keyed as another environment's are:
+    `pair` (both files' names) in the file's place."""
+    rel = render_traffic.path_of(env)
+    return {(pair, *key[1:]): obj for key, obj in _splits_in(rel, tree.get(rel)).items()}
 
 
 # ---- the two comparisons -----------------------------------------------------------------------
@@ -623,6 +637,16 @@ def between_envs(values_dir: Path, old_env: str, new_env: str) -> DiffResult:
             )
             objects += compare_objects(label, name, old, new)
         units += len(set(sides[0]) | set(sides[1]))
+    # A split by a global load balancer is the environment's, in its traffic file (not in a
+    # unit): compared when the sides are two environments' (two clusters of one share it).
+    was, now = split_layer(old_env)[0], split_layer(new_env)[0]
+    if was != now:
+        pair = f"{render_traffic.path_of(was)} -> {render_traffic.path_of(now)}"
+        objects += _split_diffs(
+            f"{was} -> {now}",
+            _env_splits(rendered.tree, was, pair),
+            _env_splits(rendered.tree, now, pair),
+        )
     return DiffResult(f"environment {old_env}", f"environment {new_env}", objects, units, findings)
 
 

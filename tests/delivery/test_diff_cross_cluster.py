@@ -6,11 +6,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator.delivery.diff import Risk, against_ref, compare_objects, traffic_diffs
+from generator.delivery.diff import (
+    Risk,
+    against_ref,
+    between_envs,
+    compare_objects,
+    traffic_diffs,
+)
 from generator.render.layout import render_tree
 from generator.values import loader
 from tests import repos
-from tests.fixtures import CROSS_EXTERNAL, Obj, cli_streams, cross_clusters, team_objects
+from tests.fixtures import (
+    CROSS_EXTERNAL,
+    CROSS_FLEET,
+    Obj,
+    cli_streams,
+    cross_clusters,
+    team_objects,
+)
 
 
 def _unit(values_dir: Path, layer: str) -> dict[tuple[str, str, str, str], Obj]:
@@ -111,3 +124,71 @@ def test_against_ref_reads_the_committed_traffic_file(tmp_path: Path) -> None:
         "ascend track: 0% -> 10% of traffic (1 -> 2 replicas); nvidia track: 100% -> 90% of "
         "traffic",
     ) in moves
+
+
+# Staging as two clusters too, its own destinations, the service a phase ahead of prod's.
+STAGED_FLEET = CROSS_FLEET.replace("environments: [prod]", "environments: [staging, prod]")
+STAGING = """\
+clusters:
+  main:
+    destination: {server: https://main-staging.example.com:6443}
+    pools: [nvidia]
+  domestic:
+    destination: {name: domestic-staging}
+    pools: [ascend]
+teams:
+  inference:
+    services:
+      chat: {phase: shift-30}
+"""
+MOVE = "ascend track: 30% -> 0% of traffic (2 -> 1 replicas); nvidia track: 70% -> 100% of traffic"
+
+
+def test_diff_between_environments_compares_their_traffic_files(tmp_path: Path) -> None:
+    """`diff staging prod`: the global load balancer's split is each environment's (its
+    traffic file, in no unit), compared entry by entry as a traffic move; two clusters of one
+    environment share the file, so `diff prod/main prod/domestic` says nothing of it."""
+    values_dir = cross_clusters(
+        tmp_path,
+        phase="validate",
+        cross=CROSS_EXTERNAL,
+        fleet=STAGED_FLEET,
+        files={"environments/staging.yaml": STAGING},
+    )
+    got = between_envs(values_dir, "staging", "prod")
+    [d] = [o for o in got.objects if o.unit == "traffic"]
+    assert (d.env, d.title, d.key[0], d.status) == (
+        "staging -> prod",
+        "LoadBalancerSplit inference/chat",
+        "traffic/staging.json -> traffic/prod.json",
+        "changed",
+    )
+    assert d.risks == [Risk("traffic-moves", MOVE)]
+    assert [c.where for c in d.changes] == [
+        "phase",
+        "tracks[0].destination.server",
+        "tracks[0].weight",
+        "tracks[1].destination.name",
+        "tracks[1].replicas",
+        "tracks[1].weight",
+    ]
+    # One cluster against the other environment: the environments' files still.
+    [one] = [
+        o for o in between_envs(values_dir, "staging/main", "prod").objects if o.unit == "traffic"
+    ]
+    assert (one.env, one.risks) == ("staging -> prod", [Risk("traffic-moves", MOVE)])
+    assert [o for o in between_envs(values_dir, "prod/main", "prod/domestic").objects
+            if o.unit == "traffic"] == []  # fmt: skip
+    # The same phase on both sides: the files differ only by the clusters' destinations.
+    (values_dir / "environments/staging.yaml").write_text(STAGING.replace("shift-30", "validate"))
+    [same] = [o for o in between_envs(values_dir, "staging", "prod").objects if o.unit == "traffic"]
+    assert same.risks == []
+    code, text = cli_streams("diff", "--values", str(values_dir), "prod", "staging")[:2]
+    assert code == 0
+    assert "traffic-moves: prod -> staging/traffic LoadBalancerSplit inference/chat" not in text
+    (values_dir / "environments/staging.yaml").write_text(STAGING)
+    code, text = cli_streams("diff", "--values", str(values_dir), "staging", "prod")[:2]
+    assert code == 0
+    assert (
+        f"traffic-moves: staging -> prod/traffic LoadBalancerSplit inference/chat: {MOVE}\n" in text
+    )
