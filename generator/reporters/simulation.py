@@ -120,7 +120,8 @@ def env_text(rep: EnvReport) -> str:
     if rep.phases:
         lines.append(
             " each migrating service walked through its phases (--phases), beside the other "
-            "services and no job"
+            "services and no job; each phase applied at once, not as a rolling update (a surge "
+            "pod's room is not counted)"
         )
         lines += _table(_track_rows(rep.phases, phase=True))
     if rep.applications:

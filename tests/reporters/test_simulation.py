@@ -103,3 +103,28 @@ def test_json_carries_every_row() -> None:
         }
     ]
     assert [f["code"] for f in doc["findings"]] == ["SIM001"]
+
+
+def test_the_phase_walk_says_what_it_did_not_run() -> None:
+    """simulate --phases: the jobs are gone during the walk, and a phase is applied at once (no
+    surge pod): the table's heading says both."""
+    row = {
+        "service": "inference/chat",
+        "phase": "dual-run",
+        "track": "ascend",
+        "cluster": "domestic",
+        "weight": 0,
+        "ready": 2,
+        "plan": 2,
+        "placed": {"ascend-pool": 2},
+        "ok": True,
+    }
+    lines = env_text(EnvReport("prod/domestic", phases=[row])).splitlines()
+    heading = lines.index(
+        " each migrating service walked through its phases (--phases), beside the other services "
+        "and no job; each phase applied at once, not as a rolling update (a surge pod's room is "
+        "not counted)"
+    )
+    assert lines[heading + 2].split() == [
+        "inference/chat", "dual-run", "ascend", "domestic", "0", "2", "2", "ascend-pool", "x2", "ok"
+    ]  # fmt: skip
