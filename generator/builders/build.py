@@ -33,6 +33,15 @@ class TeamBuild:
     pods: list[PodRef]
 
 
+class KeptTeams(Protocol):
+    """Team builds kept from an earlier run (render/teammemo.py): asked before a team is
+    built, and handed each team built."""
+
+    def get(self, team: Team) -> TeamBuild | None: ...
+
+    def put(self, team: Team, build: TeamBuild) -> None: ...
+
+
 class Parts(Protocol):
     """What every builder reads: the view, its workload model, each team's workload objects."""
 

@@ -17,7 +17,7 @@ from generator.builders import (
     teams,
     workloads,
 )
-from generator.builders.build import Parts, PodRef, TeamBuild
+from generator.builders.build import KeptTeams, Parts, PodRef, TeamBuild
 from generator.builders.monitoring import component as monitoring
 from generator.values.model import FleetView, Team, Values
 from generator.vocab.units import Component
@@ -64,6 +64,9 @@ class Build:
         # The view's digest when a cache knows it (render/buildmemo.py sets it): what the layout
         # keeps the view's units by (render/layoutmemo.py).
         self.digest: str | None = None
+        # The team builds an earlier run made of the same teams in the same view but for its
+        # teams (render/teammemo.py), when a cache keeps them.
+        self.kept_teams: KeptTeams | None = None
 
     def recall(
         self,
@@ -100,7 +103,13 @@ class Build:
         """The team's workload objects and their pod templates."""
         found = self._teams.get(team.name)
         if found is None:
-            found = self._teams[team.name] = workloads.team_build(self._workloads, team)
+            kept = self.kept_teams
+            found = kept.get(team) if kept is not None else None
+            if found is None:
+                found = workloads.team_build(self._workloads, team)
+                if kept is not None:
+                    kept.put(team, found)
+            self._teams[team.name] = found
         return found
 
     def pods(self) -> Iterator[PodRef]:

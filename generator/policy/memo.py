@@ -27,7 +27,7 @@ from generator.toolchain import schemas
 from generator.values.filecache import MARSHAL_FORMAT, Entries, code_digest
 from generator.values.loader import Loaded
 from generator.values.merge import Doc
-from generator.values.model import FleetView, Values, Vendor
+from generator.values.model import FleetView, Team, Values, Vendor
 
 FOLDER = "checks"  # under validate's cache folder
 VIEWS_FOLDER = "views"  # under validate's cache folder: the views' digests (Digests.recall)
@@ -69,6 +69,10 @@ class Digests:
         # id(view) -> (the view, kept alive so that its id stays its own; the digest of its
         # canonical form)
         self.views: dict[int, tuple[FleetView, bytes]] = {}
+        # id -> (the object, kept alive; its digest): teams (`team`) and views without their
+        # teams (`rest`)
+        self.teams: dict[int, tuple[Team, bytes]] = {}
+        self.rests: dict[int, tuple[FleetView, bytes]] = {}
         # Where the views' digests of a values tree are kept by its fingerprint (recall), and
         # the entry read: a run of the same values (validate after render) reads them instead
         # of making each view's canonical form again.
@@ -125,6 +129,25 @@ class Digests:
             form = self._form(doc)
             known = (doc, hashlib.sha256(marshal.dumps(form, MARSHAL_FORMAT)).digest())
             self.docs[id(doc)] = known
+        return known[1]
+
+    def team(self, team: Team) -> bytes:
+        """The digest of a team's canonical form (as a view holds it: its share), once per
+        run (render/teammemo.py keys a team's build by it)."""
+        known = self.teams.get(id(team))
+        if known is None:
+            blob = marshal.dumps(self.canon(team), MARSHAL_FORMAT)
+            known = self.teams[id(team)] = (team, hashlib.sha256(blob).digest())
+        return known[1]
+
+    def rest(self, view: FleetView) -> bytes:
+        """The digest of a view's canonical form without its teams: what a team's build reads
+        of the view besides the team (render/teammemo.py)."""
+        known = self.rests.get(id(view))
+        if known is None:
+            form = tuple(self.canon(getattr(view, f)) for f in _fields(FleetView) if f != "teams")
+            blob = marshal.dumps(("FleetView without teams", *form), MARSHAL_FORMAT)
+            known = self.rests[id(view)] = (view, hashlib.sha256(blob).digest())
         return known[1]
 
     def canon(self, obj: Any) -> Any:

@@ -25,6 +25,8 @@ from generator.render.dumpcache import DumpCache
 from generator.render.layout import Rendered, render_tree
 from generator.render.layoutmemo import FOLDER as LAYOUT_FOLDER
 from generator.render.layoutmemo import LayoutMemo
+from generator.render.teammemo import FOLDER as TEAMS_FOLDER
+from generator.render.teammemo import TeamMemo
 from generator.render.texts import Texts
 from generator.render.treeindex import Sums
 from generator.render.writer import (
@@ -109,9 +111,14 @@ def load_and_check_all(
     # are read back (render/buildmemo.py), for the checks and the layout alike.
     memo = ComponentMemo(sub(cache_dir, BUILD_FOLDER), write_cache, digests)
     memo.attach(builds)
+    # A changed view builds again only its teams whose values changed (render/teammemo.py).
+    teams = TeamMemo(sub(cache_dir, TEAMS_FOLDER), write_cache, digests)
+    for build in builds.values():
+        build.kept_teams = teams.of(build.view)
     checked = check_values(
         found.values, builds, cache_dir, write_cache=write_cache, digests=digests
     )
+    teams.save()  # the checks asked for every team of the views that changed
     digests.keep(found)
     return found, builds, [*found.findings, *clusters.unrestated(found.findings, checked)]
 

@@ -1,0 +1,176 @@
+"""The team builds' memo (render/teammemo.py): a view that changed builds again only the teams
+whose values changed, and a team's build read back is the one building it gives, its pod
+templates inside its objects as built.
+
+The values: benchmarks/fleet.py's tree of 3 teams (each a Job and a service of two tracks) in
+environments dev, staging and prod, one cluster each; the base layer is the fourth view.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.fleet import make_values
+from generator.builders import fleet, workloads
+from generator.builders.build import PodRef, TeamBuild
+from generator.policy import memo
+from generator.render import teammemo
+from generator.render.stage import Checked, load_and_check
+from generator.values.model import Team
+from generator.workloads.model import Workloads
+
+VIEWS = ["", "dev", "prod", "staging"]
+BUILD = workloads.team_build  # the builder itself (tests spy on it)
+
+
+class Built:
+    """The (view, team) pairs built, in order."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.pairs: list[tuple[str, str]] = []
+
+        def spy(model: Workloads, team: Team) -> TeamBuild:
+            self.pairs.append((model.view.key, team.name))
+            return BUILD(model, team)
+
+        monkeypatch.setattr(fleet.workloads, "team_build", spy)
+
+    def take(self) -> list[tuple[str, str]]:
+        out, self.pairs = sorted(self.pairs), []
+        return out
+
+
+def values_of(tmp_path: Path) -> Path:
+    values = tmp_path / "values"
+    make_values(values, 3)
+    return values
+
+
+def edit(values: Path, team: str, old: str, new: str) -> None:
+    path = values / "teams" / f"{team}.yaml"
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def every_build(checked: Checked) -> dict[tuple[str, str], TeamBuild]:
+    return {
+        (key, t.name): build.team(t)
+        for key, build in checked.builds.items()
+        for t in build.view.teams
+    }
+
+
+def fresh(checked: Checked) -> dict[tuple[str, str], TeamBuild]:
+    """Each team's build made now, by the builder (no memo)."""
+    return {
+        (key, t.name): BUILD(Workloads(build.view), t)
+        for key, build in checked.builds.items()
+        for t in build.view.teams
+    }
+
+
+def same(a: TeamBuild, b: TeamBuild) -> bool:
+    pods = [(p.kind, p.name, p.spec, p.path, p.count) for p in a.pods]
+    return a.objects == b.objects and pods == [
+        (p.kind, p.name, p.spec, p.path, p.count) for p in b.pods
+    ]
+
+
+def inside(pod: PodRef, objects: list[Any]) -> bool:
+    """Whether the pod's template is (by identity) part of one of the objects."""
+    return any(teammemo._path_to(pod.spec, obj, ()) is not None for obj in objects)
+
+
+def test_an_edit_builds_again_only_the_edited_team(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    values, cache = values_of(tmp_path), tmp_path / "cache"
+    built = Built(monkeypatch)
+    load_and_check(values, cache)
+    assert len(built.take()) == 12  # 3 teams in each of the 4 views
+    load_and_check(values, cache)
+    assert built.take() == []  # no view changed: neither checked nor built
+    # team-0001's NVIDIA quota: the base's, and dev's and prod's (staging sets its own)
+    edit(values, "team-0001", "nvidia: 4", "nvidia: 3")
+    checked = load_and_check(values, cache)
+    assert built.take() == [("", "team-0001"), ("dev", "team-0001"), ("prod", "team-0001")]
+    kept, made = every_build(checked), fresh(checked)
+    assert sorted(kept) == sorted(made) and len(kept) == 12
+    for pair, build in kept.items():
+        assert same(build, made[pair]), pair
+        assert build.pods and all(inside(p, build.objects) for p in build.pods), pair
+        # each pod names the team object of this run (a read-back build: the view's, not a
+        # copy from the entry)
+        [team] = [t for t in checked.builds[pair[0]].view.teams if t.name == pair[1]]
+        assert all(p.team is team for p in build.pods), pair
+
+
+def test_what_every_team_reads_besides_itself_builds_every_team_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A vendor's values (every team's NVIDIA pods read its pool's model) and the checks' salt
+    (the generator's code): every team of every view is built again."""
+    values, cache = values_of(tmp_path), tmp_path / "cache"
+    built = Built(monkeypatch)
+    load_and_check(values, cache)
+    built.take()
+    nvidia = values / "vendors" / "nvidia.yaml"
+    nvidia.write_text(nvidia.read_text() + "nodeLabels: {accelerator: nvidia-other}\n")
+    checked = load_and_check(values, cache)
+    assert len(built.take()) == 12
+    made = fresh(checked)
+    assert all(same(b, made[p]) for p, b in every_build(checked).items())
+    monkeypatch.setattr(memo, "salt", lambda: "another code")
+    edit(values, "team-0002", "nvidia: 4", "nvidia: 3")  # a view changed, so it is checked
+    load_and_check(values, cache)
+    assert len(built.take()) == 12
+
+
+def test_a_run_that_may_not_write_keeps_nothing_and_a_damaged_entry_builds_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    values, cache = values_of(tmp_path), tmp_path / "cache"
+    built = Built(monkeypatch)
+    load_and_check(values, cache, write_cache=False)
+    assert not (cache / teammemo.FOLDER).exists()
+    load_and_check(values, cache)
+    built.take()
+    entries = sorted((cache / teammemo.FOLDER).iterdir())
+    assert len(entries) == 4  # one per view
+    for path in entries:
+        path.write_bytes(path.read_bytes()[:100])
+    # team-0000's Ascend quota (no environment sets its own): every view changed, and builds
+    # every team, their entries unreadable.
+    edit(values, "team-0000", "ascend: 4", "ascend: 3")
+    checked = load_and_check(values, cache)
+    assert len(built.take()) == 12
+    made = fresh(checked)
+    assert all(same(b, made[p]) for p, b in every_build(checked).items())
+    # Written whole again: the next edit builds one team per view.
+    edit(values, "team-0000", "ascend: 3", "ascend: 2")
+    load_and_check(values, cache)
+    assert built.take() == [(key, "team-0000") for key in VIEWS]
+
+
+def test_a_pod_template_apart_from_the_objects_is_kept_by_value() -> None:
+    """A TrainJob's pod template is made apart from its TrainJob (builders/workloads.py
+    trainjob_pod): kept as it is; one inside an object is put back inside it."""
+    team = object.__new__(Team)
+    job = {"kind": "Job", "spec": {"template": {"spec": {"containers": [{"name": "a"}]}}}}
+    apart = {"containers": [{"name": "b"}]}
+    pods = [
+        PodRef(team, "Job", "j", job["spec"]["template"]["spec"], ("jobs", "j"), 2),
+        PodRef(team, "TrainJob", "t", apart, ("jobs", "t"), 1),
+    ]
+    back = teammemo.decode(teammemo.encode(TeamBuild([job], pods)), team)
+    assert back.objects == [job]
+    assert back.pods[0].spec is back.objects[0]["spec"]["template"]["spec"]
+    assert back.pods[1].spec == apart and not inside(back.pods[1], back.objects)
+    assert [(p.team, p.kind, p.name, p.path, p.count) for p in back.pods] == [
+        (team, "Job", "j", ("jobs", "j"), 2),
+        (team, "TrainJob", "t", ("jobs", "t"), 1),
+    ]
