@@ -5,6 +5,8 @@ control plane: tests/simulate/test_run.py."""
 from __future__ import annotations
 
 import base64
+import os
+import shutil
 import socket
 import subprocess
 from pathlib import Path
@@ -324,10 +326,10 @@ def test_a_manager_not_run_as_root_maps_itself_to_root_in_a_user_namespace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(controllers, "FIXED_CERT_DIR", tmp_path / "fixed")
-    monkeypatch.setattr(controllers.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
     wrap = _wrap("jobset", tmp_path)
     assert wrap[1:5] == ["--user", "--map-root-user", "--mount", "--propagation"]
-    monkeypatch.setattr(controllers.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
     assert _wrap("jobset", tmp_path)[1:3] == ["--mount", "--propagation"]
 
 
@@ -335,7 +337,7 @@ def test_without_unshare_a_fixed_folder_manager_cannot_run_and_says_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(controllers, "FIXED_CERT_DIR", tmp_path / "fixed")
-    monkeypatch.setattr(controllers.shutil, "which", lambda name: None)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
     with pytest.raises(ControlPlaneError, match=r"trainer's controller manager needs unshare"):
         _wrap("trainer", tmp_path)
 

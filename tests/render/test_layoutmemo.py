@@ -17,6 +17,7 @@ import yaml
 from benchmarks.fleet import make_values
 from generator.render import layout, layoutmemo, treeindex
 from generator.render.stage import RenderOptions, render
+from generator.values.filecache import code_digest
 from generator.values.yamlio import dump
 from generator.vocab.units import Unit
 
@@ -321,7 +322,7 @@ def test_an_entry_of_the_older_format_is_not_trusted(
     values, out, cache = tmp_path / "values", tmp_path / "out", tmp_path / "cache"
     make_values(values, 2, clusters=2)
     render(RenderOptions(values, out, cache_dir=cache))
-    code = layoutmemo.code_digest()
+    code = code_digest()
     for path in entries(cache):
         if not path.name.startswith(layoutmemo.VIEW):
             continue

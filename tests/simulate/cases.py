@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from generator.builders.fleet import build_values
-from generator.render import stage
+from generator.policy import registry as policy  # as render/stage.py calls the checks
 from generator.simulate.result import EnvReport
 from generator.simulate.run import SimulationResult
 from generator.values.loader import load as load_values
@@ -60,12 +60,12 @@ def one_too_many(
         "teams/web.yaml": team.format(n=pods[1]),
     }
     values = tree(tmp_path, files, defaults=False)
-    checks = stage.policy.run_checks
+    checks = policy.run_checks
     loaded = load_values(values)
     refused = [f.code for f in checks(loaded, build_values(loaded)) if f.severity.name == "ERROR"]
     assert refused == ["MIG005"]
     monkeypatch.setattr(
-        stage.policy,
+        policy,
         "run_checks",
         lambda loaded, builds, memo=None: [
             f for f in checks(loaded, builds, memo) if f.code != "MIG005"

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.builders import argocd, node_config
+from generator.builders import argocd, common, node_config
 from generator.builders import workloads as workload_builder
 from generator.findings import Finding, Severity
 from generator.policy import registry
@@ -142,7 +142,7 @@ def test_a_toleration_that_does_not_match_the_taint_keeps_the_pod_pending(
         ]
     }
     values = small_tree(tmp_path, vendors={"nvidia": vendor})
-    real = workload_builder.toleration
+    real = common.toleration  # what workloads.py imports as toleration
 
     def wrong(taint: Any) -> dict[str, str]:
         return {**real(taint), "operator": "Equal", "value": "false"}
