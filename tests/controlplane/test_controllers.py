@@ -11,6 +11,7 @@ import socket
 import subprocess
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 import yaml
@@ -135,16 +136,16 @@ def test_a_setup_keeps_the_config_the_crd_groups_and_the_certificate_secret() ->
 
 
 def test_the_webhook_service_is_the_one_the_first_webhook_calls() -> None:
-    def service(name: str, ns: str) -> dict[str, object]:
+    def service(name: str, ns: str) -> dict[str, Any]:
         return {"kind": "Service", "metadata": {"name": name, "namespace": ns}}
 
-    hook = {
+    hook: dict[str, Any] = {
         "kind": "MutatingWebhookConfiguration",
         "webhooks": [{"clientConfig": {"service": {"name": "hooks", "namespace": "b"}}}],
     }
     docs = [service("metrics", "b"), service("hooks", "a"), hook, service("hooks", "b")]
     assert webhook_service(docs) == (service("hooks", "b"), 443)
-    hook["webhooks"][0]["clientConfig"]["service"]["port"] = 8443  # type: ignore[index]
+    hook["webhooks"][0]["clientConfig"]["service"]["port"] = 8443
     assert webhook_service(docs) == (service("hooks", "b"), 8443)
 
 
@@ -175,7 +176,7 @@ HOOK_API = "admissionregistration.k8s.io/v1"
 CRD_API = "apiextensions.k8s.io/v1"
 
 
-def chart_setup(*docs: dict[str, object], service: str = "lws") -> ControllerSetup:
+def chart_setup(*docs: dict[str, Any], service: str = "lws") -> ControllerSetup:
     config = {"kind": "ConfigMap", "data": {"controller_manager_config.yaml": "kind: C\n"}}
     setup = ControllerSetup.from_chart(service, f"{service}-system", [config, *docs])
     assert setup is not None
@@ -221,7 +222,7 @@ def test_the_ca_is_injected_only_when_every_webhook_of_every_configuration_has_o
 
 def test_the_secret_is_mounted_only_once_the_rotator_filled_every_key(tmp_path: Path) -> None:
     key = ("v1", "Secret", "lws-system", "cert")
-    empty = {"data": {"tls.crt": "", "tls.key": ""}}
+    empty: dict[str, object] = {"data": {"tls.crt": "", "tls.key": ""}}
     api = FakeApi({key: empty})
     _mount_secret(api, "lws-system", "cert", tmp_path)  # type: ignore[arg-type]
     assert list(tmp_path.iterdir()) == []  # the chart's empty keys: nothing yet

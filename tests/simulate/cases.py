@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -109,7 +111,7 @@ def shared_pool_checked(env: EnvReport, pool: str) -> None:
 # Small trees of tests/cluster/test_cluster.py's form: one NVIDIA pool with one node and a team
 # with one 4-GPU job unless told otherwise.
 NVIDIA = {"pools": [{"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["gpu-1"]}]}
-TEAM = {
+TEAM: dict[str, Any] = {
     "owners": ["ml@example.com"],
     "quota": {"nvidia": 4},
     "jobs": {
@@ -125,12 +127,12 @@ TEAM = {
 
 def small_tree(
     root: Path,
-    fleet: dict[str, object] | None = None,
-    vendors: dict[str, object] | None = None,
-    teams: dict[str, object] | None = None,
+    fleet: Mapping[str, object] | None = None,
+    vendors: Mapping[str, object] | None = None,
+    teams: Mapping[str, object] | None = None,
 ) -> Path:
     """A small values tree: SIM_FLEET, vendors (default: NVIDIA) and teams (default: ml, TEAM)."""
-    docs = {"fleet.yaml": fleet or SIM_FLEET}
+    docs: dict[str, object] = {"fleet.yaml": fleet or SIM_FLEET}
     docs.update({f"vendors/{k}.yaml": v for k, v in (vendors or {"nvidia": NVIDIA}).items()})
     docs.update({f"teams/{k}.yaml": v for k, v in (teams or {"ml": TEAM}).items()})
     files = {rel: yaml.safe_dump(doc, sort_keys=False) for rel, doc in docs.items()}
@@ -156,7 +158,7 @@ def gang_tree(root: Path) -> Path:
         "command": ["python", "train.py"],
         "tasks": {"workers": {"vendor": "nvidia", "devices": 2, "replicas": 3}},
     }
-    alpha, gamma = (copy.deepcopy(TEAM["jobs"]["train"]) for _ in range(2))  # type: ignore[index]
+    alpha, gamma = (copy.deepcopy(TEAM["jobs"]["train"]) for _ in range(2))
     fleet = {
         **SIM_FLEET,
         "capacity": {"allowOvercommit": True},
