@@ -19,7 +19,7 @@ from generator.render import layout, layoutmemo, treeindex
 from generator.render.stage import RenderOptions, render
 from generator.values.filecache import code_digest
 from generator.values.yamlio import dump
-from generator.vocab.units import Unit
+from generator.vocab.units import Tree, Unit
 
 QUOTA = "overlays/prod/c00/team-team-0000/patches/resourcequota-team-0000-accelerators.yaml"
 
@@ -217,12 +217,20 @@ def test_a_warm_render_hashes_and_reads_no_text_the_memo_and_the_index_know(
     render(RenderOptions(values, out, cache_dir=cache))  # the index learns the files
     hashed: list[int] = []
     digest = treeindex.digest
-    monkeypatch.setattr(treeindex, "digest", lambda data: hashed.append(len(data)) or digest(data))
+
+    def counted_digest(data: bytes) -> bytes:
+        hashed.append(len(data))
+        return digest(data)
+
+    monkeypatch.setattr(treeindex, "digest", counted_digest)
     bodies: list[int] = []
     read_body = layoutmemo._read_body
-    monkeypatch.setattr(
-        layoutmemo, "_read_body", lambda *args: bodies.append(args[1]) or read_body(*args)
-    )
+
+    def counted_read_body(path: Path, at: int, count: int, sha: bytes) -> tuple[Tree, bytes]:
+        bodies.append(at)
+        return read_body(path, at, count, sha)
+
+    monkeypatch.setattr(layoutmemo, "_read_body", counted_read_body)
     warm = render(RenderOptions(values, out, cache_dir=cache))
     assert hashed == [] and bodies == []  # nor read: render/texts.py
     assert warm.rendered.sums == first.rendered.sums

@@ -341,9 +341,9 @@ def test_kueue_admits_a_jobset_whole_and_one_larger_than_the_queue_waits(
         watch_metrics=False,
     )
     (env,) = result.envs
-    rows = {a["workload"]: a for a in env.admissions}
-    assert sorted(rows) == ["JobSet llm/pretrain", "JobSet llm/toobig"]
-    fits, big = rows["JobSet llm/pretrain"], rows["JobSet llm/toobig"]
+    admissions = {a["workload"]: a for a in env.admissions}
+    assert sorted(admissions) == ["JobSet llm/pretrain", "JobSet llm/toobig"]
+    fits, big = admissions["JobSet llm/pretrain"], admissions["JobSet llm/toobig"]
     assert (fits["values"], fits["queue"], fits["ok"]) == (
         "values/teams/llm.yaml:3:3",
         "team-llm",
@@ -411,9 +411,9 @@ def test_trainers_controller_runs_an_admitted_trainjob_as_a_jobset_on_its_pool(
         watch_metrics=False,
     )
     (env,) = result.envs
-    rows = {a["workload"]: a for a in env.admissions}
-    assert sorted(rows) == ["TrainJob llm/finetune", "TrainJob llm/toobig"]
-    fits, big = rows["TrainJob llm/finetune"], rows["TrainJob llm/toobig"]
+    admissions = {a["workload"]: a for a in env.admissions}
+    assert sorted(admissions) == ["TrainJob llm/finetune", "TrainJob llm/toobig"]
+    fits, big = admissions["TrainJob llm/finetune"], admissions["TrainJob llm/toobig"]
     assert (fits["values"], fits["queue"], fits["ok"]) == (
         "values/teams/llm.yaml:3:3",
         "team-llm",
