@@ -23,11 +23,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import fleet  # noqa: E402
 import yaml  # noqa: E402
 
+from benchmarks import fleet  # noqa: E402
 from generator.cluster import dryrun  # noqa: E402
 from generator.cluster import plane as fleet_plane  # noqa: E402
 from generator.controlplane.launcher import ControlPlane  # noqa: E402

@@ -220,9 +220,8 @@ def run(teams: int, work: Path, clusters: int = 1) -> dict[str, Any]:
     out = work / "out"
     cache = work / "cache"
     # As the CLI renders: with validate's caches (values files parsed, each view's check
-    # findings, each object's text).
-    caches = {"cache_dir": cache}
-    render_s, result = timed(lambda: render(RenderOptions(values_dir, out, **caches)))
+    # findings, each object's text): cache_dir=cache in every RenderOptions below.
+    render_s, result = timed(lambda: render(RenderOptions(values_dir, out, cache_dir=cache)))
     resources = sum(len(u.objects) for u in result.rendered.units)
     units = len(result.rendered.units)
 
@@ -243,7 +242,7 @@ def run(teams: int, work: Path, clusters: int = 1) -> dict[str, Any]:
     validate_s, v1 = timed(lambda: validate(opts))
     first = values_dir / "teams" / "team-0000.yaml"
     lower_nvidia_quota(first)
-    rerender_s, _ = timed(lambda: render(RenderOptions(values_dir, out, **caches)))  # the PR
+    rerender_s, _ = timed(lambda: render(RenderOptions(values_dir, out, cache_dir=cache)))  # the PR
     revalidate_s, v2 = timed(lambda: validate(opts))
     # `render --validate`: another team's edit, rendered and validated in one process, the
     # values read and checked once.
@@ -251,7 +250,7 @@ def run(teams: int, work: Path, clusters: int = 1) -> dict[str, Any]:
     lower_nvidia_quota(second)
 
     def render_then_validate() -> Any:
-        done = render(RenderOptions(values_dir, out, **caches))
+        done = render(RenderOptions(values_dir, out, cache_dir=cache))
         assert done.values is not None
         ready = Prepared(done.values, tuple(done.findings), done.rendered, done.written)
         return validate(replace(opts, prepared=ready))

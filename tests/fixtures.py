@@ -238,7 +238,7 @@ git: {repoURL: https://git.example.com/mini.git, targetRevision: main}
 """
 # fleet.yaml as a dict for the control-plane tests: one environment, the Kubernetes minor the
 # local control plane runs (generator/controlplane).
-SIM_FLEET = {
+SIM_FLEET: dict[str, Any] = {
     "name": "t",
     "kubernetesVersion": "1.36",
     "environments": ["dev"],

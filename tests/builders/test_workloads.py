@@ -20,6 +20,7 @@ from generator.values import loader as values
 from generator.values import schema
 from generator.values.model import FleetView, Team, Vendor
 from generator.vocab.objects import identity
+from generator.workloads.model import PodDecl
 from generator.workloads.phases import plan_service
 from tests.fixtures import (
     AMD_MI250X,
@@ -1430,7 +1431,7 @@ def test_a_job_carries_the_pod_fields_its_values_give(tmp_path: Path) -> None:
 
 def test_a_batch_job_without_lifetime_fields_has_none() -> None:
     """ttlSecondsAfterFinished and activeDeadlineSeconds only when the values give them."""
-    decl = workloads.PodDecl("", 0, "", "x:1", (), (), {}, {}, {})
+    decl = PodDecl("", 0, "", "x:1", (), (), {}, {}, {})
     view = FleetView("prod", None, (), ())  # type: ignore[arg-type]
     spec = workloads._pod_spec(view, "j", decl, restart="Never")
     assert "activeDeadlineSeconds" not in spec

@@ -67,7 +67,7 @@ def alert_rows(result: SimulationResult) -> dict[str, list[tuple[str, int, int]]
 
 
 def job(devices: int) -> dict[str, Any]:
-    return {**copy.deepcopy(TEAM["jobs"]["train"]), "devices": devices}  # type: ignore[index]
+    return {**copy.deepcopy(TEAM["jobs"]["train"]), "devices": devices}
 
 
 def test_a_full_quota_and_a_pod_short_of_devices_make_their_alerts_active(

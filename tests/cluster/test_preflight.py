@@ -63,7 +63,7 @@ PROMETHEUS = {
     "ruleSelector": {"matchLabels": {"release": "kps"}},
     "ruleNamespaceSelector": {},
 }
-FLEET = {
+FLEET: dict[str, Any] = {
     **SIM_FLEET,
     "nodeConfig": {"method": "nfd"},
     "monitoring": {"prometheusSelectorLabels": {"release": "kps"}, "prometheus": PROMETHEUS},
@@ -1633,7 +1633,7 @@ def test_a_site_exporters_pods_elsewhere_without_the_port_or_not_running_are_sai
             hint=hint,
         )
     ]
-    http = [{"name": "http", "containerPort": 9400}, {"containerPort": 9500}]
+    http: list[dict[str, Any]] = [{"name": "http", "containerPort": 9400}, {"containerPort": 9500}]
     state.exporter_pods = [pod(n, labels, ns="monitoring", ports=http) for n in ("gpu-1", "gpu-2")]
     [found] = scraped_exporters(view, state)
     assert found.message == (

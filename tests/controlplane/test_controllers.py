@@ -5,10 +5,13 @@ control plane: tests/simulate/test_run.py."""
 from __future__ import annotations
 
 import base64
+import os
+import shutil
 import socket
 import subprocess
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 import yaml
@@ -133,16 +136,16 @@ def test_a_setup_keeps_the_config_the_crd_groups_and_the_certificate_secret() ->
 
 
 def test_the_webhook_service_is_the_one_the_first_webhook_calls() -> None:
-    def service(name: str, ns: str) -> dict[str, object]:
+    def service(name: str, ns: str) -> dict[str, Any]:
         return {"kind": "Service", "metadata": {"name": name, "namespace": ns}}
 
-    hook = {
+    hook: dict[str, Any] = {
         "kind": "MutatingWebhookConfiguration",
         "webhooks": [{"clientConfig": {"service": {"name": "hooks", "namespace": "b"}}}],
     }
     docs = [service("metrics", "b"), service("hooks", "a"), hook, service("hooks", "b")]
     assert webhook_service(docs) == (service("hooks", "b"), 443)
-    hook["webhooks"][0]["clientConfig"]["service"]["port"] = 8443  # type: ignore[index]
+    hook["webhooks"][0]["clientConfig"]["service"]["port"] = 8443
     assert webhook_service(docs) == (service("hooks", "b"), 8443)
 
 
@@ -173,7 +176,7 @@ HOOK_API = "admissionregistration.k8s.io/v1"
 CRD_API = "apiextensions.k8s.io/v1"
 
 
-def chart_setup(*docs: dict[str, object], service: str = "lws") -> ControllerSetup:
+def chart_setup(*docs: dict[str, Any], service: str = "lws") -> ControllerSetup:
     config = {"kind": "ConfigMap", "data": {"controller_manager_config.yaml": "kind: C\n"}}
     setup = ControllerSetup.from_chart(service, f"{service}-system", [config, *docs])
     assert setup is not None
@@ -219,7 +222,7 @@ def test_the_ca_is_injected_only_when_every_webhook_of_every_configuration_has_o
 
 def test_the_secret_is_mounted_only_once_the_rotator_filled_every_key(tmp_path: Path) -> None:
     key = ("v1", "Secret", "lws-system", "cert")
-    empty = {"data": {"tls.crt": "", "tls.key": ""}}
+    empty: dict[str, object] = {"data": {"tls.crt": "", "tls.key": ""}}
     api = FakeApi({key: empty})
     _mount_secret(api, "lws-system", "cert", tmp_path)  # type: ignore[arg-type]
     assert list(tmp_path.iterdir()) == []  # the chart's empty keys: nothing yet
@@ -324,10 +327,10 @@ def test_a_manager_not_run_as_root_maps_itself_to_root_in_a_user_namespace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(controllers, "FIXED_CERT_DIR", tmp_path / "fixed")
-    monkeypatch.setattr(controllers.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
     wrap = _wrap("jobset", tmp_path)
     assert wrap[1:5] == ["--user", "--map-root-user", "--mount", "--propagation"]
-    monkeypatch.setattr(controllers.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
     assert _wrap("jobset", tmp_path)[1:3] == ["--mount", "--propagation"]
 
 
@@ -335,7 +338,7 @@ def test_without_unshare_a_fixed_folder_manager_cannot_run_and_says_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(controllers, "FIXED_CERT_DIR", tmp_path / "fixed")
-    monkeypatch.setattr(controllers.shutil, "which", lambda name: None)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
     with pytest.raises(ControlPlaneError, match=r"trainer's controller manager needs unshare"):
         _wrap("trainer", tmp_path)
 

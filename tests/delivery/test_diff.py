@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from generator.delivery.diff import (
 from generator.errors import GeneratorError, UsageError
 from generator.render.layout import Rendered, render_tree
 from generator.render.stage import load_and_check
+from generator.render.texts import Texts
 from generator.vocab.units import Unit
 from tests import repos
 from tests.fixtures import (
@@ -821,7 +823,7 @@ def test_a_container_entry_is_a_named_item_of_containers_or_init_containers() ->
 def test_the_provenance_annotation_is_not_a_change() -> None:
     def cm(source: str, tier: str, notes: dict[str, str], value: str) -> dict[str, Any]:
         meta = {"name": "c", "namespace": "ml", "labels": {"tier": tier}}
-        meta["annotations"] = {SOURCE: source, **notes}  # type: ignore[assignment]
+        meta["annotations"] = {SOURCE: source, **notes}
         return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {"k": value}}
 
     # Only the source differs: no diff at all.
@@ -976,7 +978,7 @@ def test_devices_of_distributed_kinds_count_every_pod() -> None:
     }
     assert devices(no_leader) == {"nvidia.com/gpu": 6.0}  # 1 group x 3 pods x 2
     step = {"containers": [{"name": "node"}]}
-    trainjob = {
+    trainjob: dict[str, Any] = {
         "apiVersion": "trainer.kubeflow.org/v1alpha1",
         "kind": "TrainJob",
         "spec": {
@@ -1037,7 +1039,7 @@ def test_devices_claimed_by_dra_templates_per_pod_and_shared_claims_once() -> No
     shared = claim(
         "ResourceClaim", "shared", {"name": "d", "exactly": {"deviceClassName": "gpu", "count": 2}}
     )
-    job = {
+    job: dict[str, Any] = {
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {"name": "j", "namespace": "ml"},
@@ -1218,7 +1220,7 @@ def test_renamed_keys_an_object_by_its_name_in_the_new_environment() -> None:
         return ("argoproj.io/v1alpha1", "Application", ns, name)
 
     old = {k("f-staging-ml"): {"o": 1}, k("shared"): {"o": 2}, k("f-staging-gone"): {"o": 3}}
-    new = {k("f-prod-ml"): {}, k("shared"): {}}
+    new: dict[tuple[str, str, str, str], dict[str, Any]] = {k("f-prod-ml"): {}, k("shared"): {}}
     assert _renamed(old, new, "staging", "prod") == {
         k("f-prod-ml"): {"o": 1},
         k("shared"): {"o": 2},
@@ -1231,7 +1233,10 @@ def test_renamed_keys_an_object_by_its_name_in_the_new_environment() -> None:
     # An object the new environment has under its old name too stays itself, and so does one
     # whose twin the old environment has as well.
     old = {k("f-staging-x"): {"o": 1}}
-    both = {k("f-staging-x"): {}, k("f-prod-x"): {}}
+    both: dict[tuple[str, str, str, str], dict[str, Any]] = {
+        k("f-staging-x"): {},
+        k("f-prod-x"): {},
+    }
     assert _renamed(old, both, "staging", "prod") == {k("f-staging-x"): {"o": 1}}
     old = {k("f-staging-y"): {"o": 1}, k("f-prod-y"): {"o": 2}}
     assert _renamed(old, {k("f-prod-y"): {}}, "staging", "prod") == old
@@ -1253,7 +1258,7 @@ def _cm(name: str, value: str) -> dict[str, Any]:
 
 def test_against_rendered_compares_the_units_of_one_environment() -> None:
     old = Rendered(
-        {},
+        Texts(),
         [
             _unit("overlays/prod/a", _cm("x", "1")),
             _unit("overlays/prod/gone", _cm("y", "1")),
@@ -1263,7 +1268,7 @@ def test_against_rendered_compares_the_units_of_one_environment() -> None:
         [],
     )
     new = Rendered(
-        {},
+        Texts(),
         [
             _unit("overlays/prod/a", _cm("x", "2")),
             _unit("overlays/prod/new", _cm("z", "1")),
@@ -1310,7 +1315,7 @@ def _blob_id(text: str) -> str:
 class _Reads(dict[str, str]):
     """A committed tree that records which files were read."""
 
-    def __init__(self, files: dict[str, str]) -> None:
+    def __init__(self, files: Mapping[str, str]) -> None:
         super().__init__(files)
         self.read: set[str] = set()
 

@@ -10,6 +10,7 @@ in a fleet of staging and prod, staging without clusters.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from generator.findings import Finding
@@ -25,7 +26,7 @@ from tests.fixtures import (
 )
 
 
-def broken(root: Path, files: dict[str, str | None], fleet: str = FLEET) -> list[Finding]:
+def broken(root: Path, files: Mapping[str, str | None], fleet: str = FLEET) -> list[Finding]:
     return findings(tree(root, {**TWO_CLUSTERS, **files}, fleet=fleet))
 
 

@@ -13,7 +13,7 @@ from generator.findings import Finding, Location
 from generator.policy import context as policy_context
 from generator.policy import manifest
 from generator.policy.manifest import describe, origin
-from generator.policy.placement import pod_problems, selects, tolerates
+from generator.policy.placement import Pools, pod_problems, selects, tolerates
 from generator.policy.registry import MANIFEST_RULES, run_rules
 from generator.values import loader as values
 from generator.values.model import FleetView
@@ -306,9 +306,9 @@ def test_the_five_rules_work_out_a_units_problems_once(
     are worked out for the first rule and kept for the other four."""
     specs: list[dict[str, Any]] = []
 
-    def counted(view: FleetView, spec: dict[str, Any]) -> list[Any]:
+    def counted(pools: Pools, spec: dict[str, Any]) -> list[Any]:
         specs.append(spec)
-        return pod_problems(view, spec)
+        return pod_problems(pools, spec)
 
     monkeypatch.setattr(policy_context, "pod_problems", counted)
     bad = CASES["POD004"][0]

@@ -168,7 +168,12 @@ def test_a_cronjob_carries_the_template_of_its_job() -> None:
 
 
 def test_a_cronjob_without_job_template_has_an_empty_template() -> None:
-    for spec in ({"schedule": "@daily"}, {"jobTemplate": {}}, {"jobTemplate": {"spec": None}}):
+    specs: tuple[dict[str, Any], ...] = (
+        {"schedule": "@daily"},
+        {"jobTemplate": {}},
+        {"jobTemplate": {"spec": None}},
+    )
+    for spec in specs:
         obj = {"apiVersion": "batch/v1", "kind": "CronJob", "spec": spec}
         assert list(pod_templates(obj)) == [
             PodTemplate("$.spec.jobTemplate.spec.template.spec", {}, {}, 1)
@@ -585,7 +590,7 @@ def test_a_pod_on_its_pools_with_their_tolerations_has_no_problem(prod: FleetVie
 def test_devices_must_be_whole_limits_with_equal_requests(prod: FleetView) -> None:
     ok = {"nodeSelector": {ACCEL: "huawei-npu"}, "tolerations": tolerate("huawei-npu")}
     npu = "huawei.com/Ascend910"
-    cases = [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"limits": {npu: "500m"}}, "requests None, limits '500m'"),
         ({"limits": {npu: 1.5}}, "requests None, limits 1.5"),
         ({"limits": {npu: True}}, "requests None, limits True"),

@@ -13,9 +13,9 @@ from generator.builders.fleet import build_values
 from generator.findings import Finding, Location
 from generator.policy import registry
 from generator.policy.checks import Check
+from generator.policy.context import Context
 from generator.reporters.rules import all_codes, rules_table
 from generator.values import loader as values
-from generator.values.model import FleetView
 from tests.fixtures import NVIDIA, ROOT, tree
 
 CODE = re.compile(r"\b[A-Z][A-Z0-9]{1,4}[0-9]{3}\b")
@@ -223,7 +223,7 @@ def test_docs_list_the_registry_as_it_is() -> None:
 # ---- the registry's own functions --------------------------------------------------------------
 
 
-def _nothing(view: FleetView) -> list[Finding]:
+def _nothing(ctx: Context) -> list[Finding]:
     return []
 
 

@@ -132,6 +132,8 @@ def own_imports(package: str, source: str) -> list[int]:
     one): a re-export, which its submodules importing the package turn into a cycle."""
     found = []
     for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
         names = []
         if isinstance(node, ast.ImportFrom) and node.module:
             names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]

@@ -29,6 +29,8 @@ def imports(path: Path, known: dict[str, Path]) -> list[tuple[str, int, bool]]:
     top = {id(node) for node in tree.body}
     out = []
     for node in ast.walk(tree):
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
         names: list[str] = []
         if isinstance(node, ast.ImportFrom) and node.module:
             assert node.level == 0, f"{path}:{node.lineno}: relative import"

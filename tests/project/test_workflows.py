@@ -312,19 +312,19 @@ def test_push_to_main_publishes() -> None:
 
 def test_caches_are_keyed_on_content() -> None:
     setup = yaml.safe_load((ROOT / ".github" / "actions" / "setup" / "action.yaml").read_text())
-    steps = {s.get("uses", s.get("name")).split("@")[0]: s for s in setup["runs"]["steps"]}
-    assert steps["actions/setup-python"]["with"]["cache"] == "pip"
+    by_action = {s.get("uses", s.get("name")).split("@")[0]: s for s in setup["runs"]["steps"]}
+    assert by_action["actions/setup-python"]["with"]["cache"] == "pip"
     assert (
-        steps["actions/setup-go"]["with"]["cache-dependency-path"]
+        by_action["actions/setup-go"]["with"]["cache-dependency-path"]
         == "generator/toolchain/gotools/*/go.sum"
     )
-    cache = steps["actions/cache"]["with"]
+    cache = by_action["actions/cache"]["with"]
     assert cache["path"] == ".tools"
     assert (
         "hashFiles('generator/toolchain/gotools/**', 'generator/toolchain/install.py'"
         in cache["key"]
     )
-    assert steps["make venv tools"]["run"] == "make venv tools"
+    assert by_action["make venv tools"]["run"] == "make venv tools"
     # the fleet workflow: the user cache and Go's, keyed on the pinned accel-gitops; then
     # validate's folder beside the values, restored from the last run that saved one (its
     # entries are keyed by content), saved under the commit; each shard its own

@@ -18,8 +18,9 @@ from benchmarks.fleet import make_values
 from generator.render import layout, layoutmemo, treeindex
 from generator.render.stage import RenderOptions, render
 from generator.validate.run import Prepared, ValidateOptions, validate
+from generator.values.filecache import code_digest
 from generator.values.yamlio import dump
-from generator.vocab.units import Unit
+from generator.vocab.units import Tree, Unit
 
 QUOTA = "overlays/prod/c00/team-team-0000/patches/resourcequota-team-0000-accelerators.yaml"
 
@@ -217,12 +218,20 @@ def test_a_warm_render_hashes_and_reads_no_text_the_memo_and_the_index_know(
     render(RenderOptions(values, out, cache_dir=cache))  # the index learns the files
     hashed: list[int] = []
     digest = treeindex.digest
-    monkeypatch.setattr(treeindex, "digest", lambda data: hashed.append(len(data)) or digest(data))
+
+    def counted_digest(data: bytes) -> bytes:
+        hashed.append(len(data))
+        return digest(data)
+
+    monkeypatch.setattr(treeindex, "digest", counted_digest)
     bodies: list[int] = []
     read_body = layoutmemo._read_body
-    monkeypatch.setattr(
-        layoutmemo, "_read_body", lambda *args: bodies.append(args[1]) or read_body(*args)
-    )
+
+    def counted_read_body(path: Path, at: int, count: int, sha: bytes) -> tuple[Tree, bytes]:
+        bodies.append(at)
+        return read_body(path, at, count, sha)
+
+    monkeypatch.setattr(layoutmemo, "_read_body", counted_read_body)
     warm = render(RenderOptions(values, out, cache_dir=cache))
     assert hashed == [] and bodies == []  # nor read: render/texts.py
     assert warm.rendered.sums == first.rendered.sums
@@ -321,6 +330,7 @@ def test_render_env_reads_no_committed_file_of_another_environment(
     # render --validate --env dev: validate keys dev's units from the tree render wrote, and
     # reads none of prod's files either.
     read.clear()
+    assert done.values is not None
     ready = Prepared(done.values, tuple(done.findings), done.rendered, done.written)
     opts = ValidateOptions(values, cache_dir=cache, committed=out, env="dev", prepared=ready)
     result = validate(opts)
@@ -367,7 +377,7 @@ def test_an_entry_of_the_older_format_is_not_trusted(
     values, out, cache = tmp_path / "values", tmp_path / "out", tmp_path / "cache"
     make_values(values, 2, clusters=2)
     render(RenderOptions(values, out, cache_dir=cache))
-    code = layoutmemo.code_digest()
+    code = code_digest()
     for path in entries(cache):
         if not path.name.startswith(layoutmemo.VIEW):
             continue

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from benchmarks.fleet import make_values
-from generator.builders import fleet, workloads
+from generator.builders import workloads
 from generator.builders.build import PodRef, TeamBuild
 from generator.policy import memo
 from generator.render import teammemo
@@ -36,7 +36,7 @@ class Built:
             self.pairs.append((model.view.key, team.name))
             return BUILD(model, team)
 
-        monkeypatch.setattr(fleet.workloads, "team_build", spy)
+        monkeypatch.setattr(workloads, "team_build", spy)  # the module Build calls
 
     def take(self) -> list[tuple[str, str]]:
         out, self.pairs = sorted(self.pairs), []
@@ -160,7 +160,10 @@ def test_a_pod_template_apart_from_the_objects_is_kept_by_value() -> None:
     """A TrainJob's pod template is made apart from its TrainJob (builders/workloads.py
     trainjob_pod): kept as it is; one inside an object is put back inside it."""
     team = object.__new__(Team)
-    job = {"kind": "Job", "spec": {"template": {"spec": {"containers": [{"name": "a"}]}}}}
+    job: dict[str, Any] = {
+        "kind": "Job",
+        "spec": {"template": {"spec": {"containers": [{"name": "a"}]}}},
+    }
     apart = {"containers": [{"name": "b"}]}
     pods = [
         PodRef(team, "Job", "j", job["spec"]["template"]["spec"], ("jobs", "j"), 2),

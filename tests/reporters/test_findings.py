@@ -104,7 +104,9 @@ def test_junit_unit_case_fails_with_the_findings_about_its_objects(
     assert code == 1
     suite = ET.fromstring(out).find("testsuite")
     assert suite is not None
-    cases = {c.get("name"): c for c in suite.iter("testcase") if c.get("classname") == "validate"}
+    cases = {
+        c.attrib["name"]: c for c in suite.iter("testcase") if c.get("classname") == "validate"
+    }
     failed = sorted(n for n, c in cases.items() if c.find("failure") is not None)
     assert failed == ["overlays/prod/team-ml-team", "overlays/staging/team-ml-team"]
     assert suite.get("failures") == "2"

@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
 from generator.builders.fleet import build_values
-from generator.render import stage
+from generator.policy import registry as policy  # as render/stage.py calls the checks
 from generator.simulate.result import EnvReport
 from generator.simulate.run import SimulationResult
 from generator.values.loader import load as load_values
@@ -60,12 +62,12 @@ def one_too_many(
         "teams/web.yaml": team.format(n=pods[1]),
     }
     values = tree(tmp_path, files, defaults=False)
-    checks = stage.policy.run_checks
+    checks = policy.run_checks
     loaded = load_values(values)
     refused = [f.code for f in checks(loaded, build_values(loaded)) if f.severity.name == "ERROR"]
     assert refused == ["MIG005"]
     monkeypatch.setattr(
-        stage.policy,
+        policy,
         "run_checks",
         lambda loaded, builds, memo=None: [
             f for f in checks(loaded, builds, memo) if f.code != "MIG005"
@@ -109,7 +111,7 @@ def shared_pool_checked(env: EnvReport, pool: str) -> None:
 # Small trees of tests/cluster/test_cluster.py's form: one NVIDIA pool with one node and a team
 # with one 4-GPU job unless told otherwise.
 NVIDIA = {"pools": [{"name": "a100", "model": "A100", "devicesPerNode": 4, "nodes": ["gpu-1"]}]}
-TEAM = {
+TEAM: dict[str, Any] = {
     "owners": ["ml@example.com"],
     "quota": {"nvidia": 4},
     "jobs": {
@@ -125,12 +127,12 @@ TEAM = {
 
 def small_tree(
     root: Path,
-    fleet: dict[str, object] | None = None,
-    vendors: dict[str, object] | None = None,
-    teams: dict[str, object] | None = None,
+    fleet: Mapping[str, object] | None = None,
+    vendors: Mapping[str, object] | None = None,
+    teams: Mapping[str, object] | None = None,
 ) -> Path:
     """A small values tree: SIM_FLEET, vendors (default: NVIDIA) and teams (default: ml, TEAM)."""
-    docs = {"fleet.yaml": fleet or SIM_FLEET}
+    docs: dict[str, object] = {"fleet.yaml": fleet or SIM_FLEET}
     docs.update({f"vendors/{k}.yaml": v for k, v in (vendors or {"nvidia": NVIDIA}).items()})
     docs.update({f"teams/{k}.yaml": v for k, v in (teams or {"ml": TEAM}).items()})
     files = {rel: yaml.safe_dump(doc, sort_keys=False) for rel, doc in docs.items()}
@@ -156,7 +158,7 @@ def gang_tree(root: Path) -> Path:
         "command": ["python", "train.py"],
         "tasks": {"workers": {"vendor": "nvidia", "devices": 2, "replicas": 3}},
     }
-    alpha, gamma = (copy.deepcopy(TEAM["jobs"]["train"]) for _ in range(2))  # type: ignore[index]
+    alpha, gamma = (copy.deepcopy(TEAM["jobs"]["train"]) for _ in range(2))
     fleet = {
         **SIM_FLEET,
         "capacity": {"allowOvercommit": True},

@@ -97,7 +97,7 @@ def recorded(
             watch_metrics=False,
             phases=phases,
         )
-        doc = {"values": digest, "env": env, "runs": [r.as_json() for r in runs]}
+        doc: dict[str, Any] = {"values": digest, "env": env, "runs": [r.as_json() for r in runs]}
         if phases:
             doc["phases"] = True
         SNAPSHOTS.mkdir(exist_ok=True)

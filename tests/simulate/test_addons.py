@@ -5,6 +5,7 @@ the simulation's own. The run itself: tests/cluster/test_cluster.py."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -26,7 +27,7 @@ DEV_FLEET = FLEET.replace("environments: [staging, prod]", "environments: [dev]"
 NVIDIA = "pools:\n  - {name: a100, model: A100, devicesPerNode: 4, nodes: [n1]}\n"
 
 
-def chart_objects(values: dict[str, object]) -> list[dict[str, object]]:
+def chart_objects(values: dict[str, Any]) -> list[dict[str, Any]]:
     assert NFD.chart is not None
     return [d for d in yaml.safe_load_all(render_chart(NFD.chart, values, "1.36")) if d]
 
@@ -115,7 +116,7 @@ def test_no_kueue_where_nothing_needs_it(tmp_path: Path) -> None:
 
 
 def test_nfd_master_is_found_behind_a_sidecar_and_without_a_configuration() -> None:
-    deployment = {
+    deployment: dict[str, Any] = {
         "kind": "Deployment",
         "spec": {
             "template": {
@@ -131,8 +132,8 @@ def test_nfd_master_is_found_behind_a_sidecar_and_without_a_configuration() -> N
     # The plane's own port flag dropped; no ConfigMap mounted: an empty configuration file.
     assert nfd_master([deployment]) == (("-v=2",), "")
     # A mounted ConfigMap without nfd-master.conf: empty too.
-    spec = deployment["spec"]["template"]["spec"]  # type: ignore[index]
-    spec["volumes"] = [{"name": "c", "configMap": {"name": "other"}}]  # type: ignore[index]
+    spec = deployment["spec"]["template"]["spec"]
+    spec["volumes"] = [{"name": "c", "configMap": {"name": "other"}}]
     other = {"kind": "ConfigMap", "metadata": {"name": "other"}, "data": {"x": "y"}}
     assert nfd_master([deployment, other]) == (("-v=2",), "")
 
@@ -157,7 +158,7 @@ def test_what_the_simulation_applies_of_the_nfd_chart(tmp_path: Path) -> None:
     hooked = [
         o
         for o in chart_objects({"postDeleteCleanup": True})
-        if "helm.sh/hook" in (o["metadata"].get("annotations") or {})  # type: ignore[union-attr,index,operator]
+        if "helm.sh/hook" in (o["metadata"].get("annotations") or {})
     ]
     assert hooked
     assert not [o for o in nfd_applied(hooked + objs) if o in hooked]

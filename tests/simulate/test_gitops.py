@@ -6,6 +6,7 @@ tests/cluster/test_argocd.py's."""
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -358,7 +359,7 @@ def test_an_application_progressing_only_on_its_routes_is_settled_and_said_so() 
     job = {"kind": "Job", "namespace": "i", "name": "train", "status": "Synced"}
     deployment = {"kind": "Deployment", "namespace": "i", "name": "d", "status": "Synced"}
 
-    def application(*resources: dict[str, object]) -> dict[str, object]:
+    def application(*resources: Mapping[str, object]) -> dict[str, object]:
         return {
             "status": {
                 "sync": {"status": "Synced"},

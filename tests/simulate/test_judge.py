@@ -19,12 +19,13 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.builders import argocd, node_config
+from generator.builders import argocd, common, node_config
 from generator.builders import workloads as workload_builder
 from generator.findings import Finding, Severity
 from generator.policy import registry
 from generator.reporters import simulation as simreport
 from generator.values.model import FleetView
+from generator.workloads.model import Workloads
 from tests.example import use_backend
 from tests.fixtures import MIG_NVIDIA, SIM_FLEET, VNPU_ASCEND, Write, tree
 from tests.simulate.cases import (
@@ -142,7 +143,7 @@ def test_a_toleration_that_does_not_match_the_taint_keeps_the_pod_pending(
         ]
     }
     values = small_tree(tmp_path, vendors={"nvidia": vendor})
-    real = workload_builder.toleration
+    real = common.toleration  # what workloads.py imports as toleration
 
     def wrong(taint: Any) -> dict[str, str]:
         return {**real(taint), "operator": "Equal", "value": "false"}
@@ -176,8 +177,8 @@ def test_nfd_worker_that_does_not_tolerate_a_pool_taint_is_missing_there(
     values = tree(tmp_path, files, defaults=False)
     values_of = argocd.CHART_VALUES["nfd"]
 
-    def intolerant(view: FleetView) -> dict[str, Any]:
-        got = values_of(view)
+    def intolerant(workloads: Workloads) -> dict[str, Any]:
+        got = values_of(workloads)
         assert got["worker"]["tolerations"]  # what the fleet gives, taken away here
         return {**got, "worker": {k: v for k, v in got["worker"].items() if k != "tolerations"}}
 
@@ -755,7 +756,7 @@ def test_a_pool_on_the_sites_own_server_type_and_shape_takes_a_job_that_needs_al
         ]
     }
     train = {
-        **TEAM["jobs"]["train"],  # type: ignore[index]
+        **TEAM["jobs"]["train"],
         "devices": 8,
         "resources": {
             "requests": {"cpu": "96", "memory": "800Gi", "rdma/ib": 8},

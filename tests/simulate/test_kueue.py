@@ -4,6 +4,7 @@ tests/simulate/test_run.py."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from generator.simulate.kueue import (
@@ -46,7 +47,7 @@ def test_the_setup_keeps_the_config_and_all_but_what_the_process_stands_in_for()
 
 
 def workload(
-    conditions: list[dict[str, str]], adm: dict[str, object] | None = None
+    conditions: list[dict[str, str]], adm: Mapping[str, object] | None = None
 ) -> dict[str, object]:
     status: dict[str, object] = {"conditions": conditions}
     if adm is not None:
@@ -114,7 +115,7 @@ A100 = {
 
 
 def queued(
-    conditions: list[dict[str, str]], adm: dict[str, object] | None = None
+    conditions: list[dict[str, str]], adm: Mapping[str, object] | None = None
 ) -> dict[str, object]:
     return {**workload(conditions, adm), "spec": {"queueName": "team-ml"}}
 

@@ -20,7 +20,7 @@ from generator.builders.fleet import build_values
 from generator.cluster import dryrun
 from generator.controlplane.launcher import ControlPlane
 from generator.findings import Severity
-from generator.render import stage
+from generator.policy import registry as policy  # as render/stage.py calls the checks
 from generator.simulate.checks import PROBE_NAMESPACE
 from generator.simulate.run import simulate
 from generator.values.loader import load as load_values
@@ -202,13 +202,13 @@ def test_kueue_admits_what_its_cluster_queue_holds_and_says_why_not_at_the_value
     loaded = load_values(values)
     refused = [
         f.code
-        for f in stage.policy.run_checks(loaded, build_values(loaded))
+        for f in policy.run_checks(loaded, build_values(loaded))
         if f.severity.name == "ERROR"
     ]
     assert sorted(set(refused)) == sorted(RENDER_RULES)
-    checks = stage.policy.run_checks
+    checks = policy.run_checks
     monkeypatch.setattr(
-        stage.policy,
+        policy,
         "run_checks",
         lambda loaded, builds, memo=None: [
             f for f in checks(loaded, builds, memo) if f.code not in RENDER_RULES
@@ -325,9 +325,9 @@ def test_kueue_admits_a_jobset_whole_and_one_larger_than_the_queue_waits(
         "teams/llm.yaml": JOBSET_TEAM + toobig,
     }
     values = tree(tmp_path, files, defaults=False)
-    checks = stage.policy.run_checks
+    checks = policy.run_checks
     monkeypatch.setattr(
-        stage.policy,
+        policy,
         "run_checks",
         lambda loaded, builds, memo=None: [
             f for f in checks(loaded, builds, memo) if f.code not in RENDER_RULES | {"MIG005"}
@@ -341,9 +341,9 @@ def test_kueue_admits_a_jobset_whole_and_one_larger_than_the_queue_waits(
         watch_metrics=False,
     )
     (env,) = result.envs
-    rows = {a["workload"]: a for a in env.admissions}
-    assert sorted(rows) == ["JobSet llm/pretrain", "JobSet llm/toobig"]
-    fits, big = rows["JobSet llm/pretrain"], rows["JobSet llm/toobig"]
+    admissions = {a["workload"]: a for a in env.admissions}
+    assert sorted(admissions) == ["JobSet llm/pretrain", "JobSet llm/toobig"]
+    fits, big = admissions["JobSet llm/pretrain"], admissions["JobSet llm/toobig"]
     assert (fits["values"], fits["queue"], fits["ok"]) == (
         "values/teams/llm.yaml:3:3",
         "team-llm",
@@ -395,9 +395,9 @@ def test_trainers_controller_runs_an_admitted_trainjob_as_a_jobset_on_its_pool(
         "teams/llm.yaml": TRAINJOB_TEAM + toobig,
     }
     values = tree(tmp_path, files, defaults=False)
-    checks = stage.policy.run_checks
+    checks = policy.run_checks
     monkeypatch.setattr(
-        stage.policy,
+        policy,
         "run_checks",
         lambda loaded, builds, memo=None: [
             f for f in checks(loaded, builds, memo) if f.code not in RENDER_RULES | {"MIG005"}
@@ -411,9 +411,9 @@ def test_trainers_controller_runs_an_admitted_trainjob_as_a_jobset_on_its_pool(
         watch_metrics=False,
     )
     (env,) = result.envs
-    rows = {a["workload"]: a for a in env.admissions}
-    assert sorted(rows) == ["TrainJob llm/finetune", "TrainJob llm/toobig"]
-    fits, big = rows["TrainJob llm/finetune"], rows["TrainJob llm/toobig"]
+    admissions = {a["workload"]: a for a in env.admissions}
+    assert sorted(admissions) == ["TrainJob llm/finetune", "TrainJob llm/toobig"]
+    fits, big = admissions["TrainJob llm/finetune"], admissions["TrainJob llm/toobig"]
     assert (fits["values"], fits["queue"], fits["ok"]) == (
         "values/teams/llm.yaml:3:3",
         "team-llm",

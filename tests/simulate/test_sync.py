@@ -29,8 +29,8 @@ def test_a_pending_pod_no_scheduler_has_seen_is_undecided_if_its_scheduler_runs(
     # Volcano's scheduler does not run here: nobody will look at it.
     assert not _undecided(pod("volcano"), RUNNING)
     assert _undecided(pod("volcano"))  # without the list, every pod is waited for
-    seen = {"conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}
-    assert not _undecided(pod(**seen), RUNNING)
+    seen = [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]
+    assert not _undecided(pod(conditions=seen), RUNNING)
     assert not _undecided({"spec": {"nodeName": "n1"}, "status": {"phase": "Pending"}}, RUNNING)
     assert not _undecided({"spec": {}, "status": {"phase": "Running"}}, RUNNING)
 

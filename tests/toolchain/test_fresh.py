@@ -112,5 +112,5 @@ def test_go_version_names_the_go_on_path_else_the_usual_one_else_nothing(
     fake.write_text("#!/bin/sh\nexit 1\n")
     assert fresh.go_version() == ""
     monkeypatch.setenv("PATH", "")
-    monkeypatch.setattr(fresh.os, "access", lambda *_: False)
+    monkeypatch.setattr(os, "access", lambda *_: False)
     assert fresh.go_version() == ""

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from generator.toolchain import errors, install, registry
+# crdschemas, fresh, metadata: the modules install.py calls through (patched on the module).
+from generator.toolchain import crdschemas, errors, fresh, install, registry
 from generator.toolchain import registry as tool_registry
 
 K8S = "v1.36.3"
@@ -165,20 +168,20 @@ def test_schema_steps_are_stamped_like_the_tools(
     made: list[str] = []
 
     def crds(lock: object, out: Path) -> list[str]:
-        assert isinstance(lock, install.crdschemas.Lock) and lock.modules
+        assert isinstance(lock, crdschemas.Lock) and lock.modules
         made.append("crds")
         out.mkdir(parents=True)
         (out / "index.json").write_text("{}")
         return []
 
     def k8s(lock: object, out: Path) -> list[str]:
-        assert isinstance(lock, install.crdschemas.Lock) and lock.modules
+        assert isinstance(lock, crdschemas.Lock) and lock.modules
         made.append("k8s")
         out.mkdir(parents=True, exist_ok=True)
         return []
 
-    monkeypatch.setattr(install.crdschemas, "build_crds", crds)
-    monkeypatch.setattr(install.crdschemas, "build_k8s", k8s)
+    monkeypatch.setattr(crdschemas, "build_crds", crds)
+    monkeypatch.setattr(crdschemas, "build_k8s", k8s)
     said: list[str] = []
     assert install.install(["schemas-crds", "schemas-k8s"], say=said.append) == [
         "schemas-crds",
@@ -204,9 +207,9 @@ def test_a_failed_schema_build_is_a_tool_failure_with_its_reason(
     monkeypatch.setenv(tool_registry.ENV_TOOLS_DIR, str(tmp_path / "tools"))
 
     def broken(lock: object, out: Path) -> list[str]:
-        raise install.crdschemas.SchemaBuildError("no schema for expected kinds: x/v1 Y")
+        raise crdschemas.SchemaBuildError("no schema for expected kinds: x/v1 Y")
 
-    monkeypatch.setattr(install.crdschemas, "build_crds", broken)
+    monkeypatch.setattr(crdschemas, "build_crds", broken)
     with pytest.raises(errors.ToolFailed, match="no schema for expected kinds") as info:
         install.install(["schemas-crds"])
     assert info.value.argv == ("schemas-crds",)
@@ -309,7 +312,7 @@ def test_chains_run_side_by_side_up_to_jobs_and_every_result_is_kept(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     workers: list[int] = []
-    real = install.ThreadPoolExecutor
+    real = ThreadPoolExecutor
 
     def pool(max_workers: int) -> object:
         workers.append(max_workers)
@@ -336,9 +339,9 @@ def test_an_absent_kubernetes_validate_is_said_in_the_stamp(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     def absent(name: str) -> str:
-        raise install.metadata.PackageNotFoundError(name)
+        raise metadata.PackageNotFoundError(name)
 
-    monkeypatch.setattr(install.metadata, "version", absent)
+    monkeypatch.setattr(metadata, "version", absent)
     assert install._kubernetes_validate() == "kubernetes-validate (not installed)"
 
 
@@ -349,25 +352,21 @@ def test_each_schema_step_builds_its_own_set_from_its_own_inputs(
     is keyed on the controller-gen module too, the built-in step on kubernetes-validate."""
     monkeypatch.setenv(tool_registry.ENV_TOOLS_DIR, str(tmp_path / "tools"))
     keyed: list[tuple[list[Path], list[str]]] = []
-    real_digest = install.fresh.digest
+    real_digest = fresh.digest
 
     def digest(inputs: list[Path], argv: list[str], go: str) -> str:
         keyed.append((list(inputs), list(argv)))
         return real_digest(inputs, argv, go)
 
-    monkeypatch.setattr(install.fresh, "digest", digest)
+    monkeypatch.setattr(fresh, "digest", digest)
     made: list[tuple[str, Path]] = []
-    monkeypatch.setattr(
-        install.crdschemas, "build_crds", lambda lock, out: made.append(("crds", out))
-    )
-    monkeypatch.setattr(
-        install.crdschemas, "build_k8s", lambda lock, out: made.append(("k8s", out))
-    )
+    monkeypatch.setattr(crdschemas, "build_crds", lambda lock, out: made.append(("crds", out)))
+    monkeypatch.setattr(crdschemas, "build_k8s", lambda lock, out: made.append(("k8s", out)))
     assert install._build_schemas("schemas-crds", "go1", lambda _: None) is True
     assert install._build_schemas("schemas-k8s", "go1", lambda _: None) is True
     schemas = tmp_path / "tools" / "schemas"
     assert made == [("crds", schemas / "crds"), ("k8s", schemas / "k8s")]
-    lock, code = install.crdschemas.DEFAULT_LOCK, Path(install.crdschemas.__file__)
+    lock, code = crdschemas.DEFAULT_LOCK, Path(crdschemas.__file__)
     assert keyed == [
         ([lock, code, registry.GOTOOLS / "crdgen"], ["crds"]),
         ([lock, code], ["k8s", "kubernetes-validate==1.37.0"]),
@@ -400,4 +399,4 @@ def test_the_users_goflags_are_kept_before_mod_readonly_and_a_change_rebuilds(
     assert install._build_tool(build, "go1.26.8", print) is False
     assert seen == ["-modcacherw -p=1 -mod=readonly", "-modcacherw -mod=readonly", "-mod=readonly"]
     stamp = (tmp_path / "bin" / ".kustomize.sha256").read_text().strip()
-    assert stamp == install.fresh.digest([registry.GOTOOLS / "kustomize"], build.argv, "go1.26.8")
+    assert stamp == fresh.digest([registry.GOTOOLS / "kustomize"], build.argv, "go1.26.8")

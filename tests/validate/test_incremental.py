@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -174,7 +175,7 @@ def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Pat
     make_values(values, TEAMS, clusters=len(CLUSTERS))
     # The files a render writes are trusted by their stat only 2 s later: move the scans' clock
     # on, so that the incremental runs take the index's path as a user's next edit would.
-    monkeypatch.setattr(treeindex, "now_ns", lambda: treeindex.time.time_ns() + 10**10)
+    monkeypatch.setattr(treeindex, "now_ns", lambda: time.time_ns() + 10**10)
     yield values, Process(monkeypatch)
 
 

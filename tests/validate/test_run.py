@@ -330,8 +330,8 @@ def test_committed_output_must_match_the_values(values: Path) -> None:
     quota_line = committed_at(repo, INFERENCE_QUOTA, "requests.nvidia.com/gpu: '2'")
     ml_line = committed_at(repo, ML_QUOTA, "requests.nvidia.com/gpu: '4'")
     # A hand edit, a stale file and a values change that was not re-rendered.
-    quota = repo / INFERENCE_QUOTA
-    quota.write_text(quota.read_text().replace("'2'", "'20'"))
+    quota_file = repo / INFERENCE_QUOTA
+    quota_file.write_text(quota_file.read_text().replace("'2'", "'20'"))
     (repo / "overlays/prod/stray.yaml").write_text("kind: ConfigMap\n")
     text = (values / "teams/ml-team.yaml").read_text()
     (values / "teams/ml-team.yaml").write_text(text.replace("nvidia: 4", "nvidia: 6"))

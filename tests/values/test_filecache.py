@@ -4,6 +4,7 @@ what comes from the cache equals what parsing gives."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -166,13 +167,13 @@ def test_an_entry_is_written_whole_beside_its_place_or_not_at_all(
     """The temporary file is in the entry's folder (a rename there is atomic), and a write that
     fails leaves nothing behind."""
     renamed: list[tuple[str, str]] = []
-    real = filecache.os.replace
+    real = os.replace
 
     def spy(src: str, dst: Path) -> None:
         renamed.append((str(Path(src).parent), str(Path(dst).parent)))
         real(src, dst)
 
-    monkeypatch.setattr(filecache.os, "replace", spy)
+    monkeypatch.setattr(os, "replace", spy)
     target = tmp_path / "entry"
     filecache.write_atomically(target, b"data")
     assert target.read_bytes() == b"data"

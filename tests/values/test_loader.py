@@ -136,7 +136,7 @@ def test_catalog_defaults_fill_a_short_vendor_file(tmp_path: Path) -> None:
 
 
 def test_every_catalog_default_can_be_overridden(tmp_path: Path) -> None:
-    nvidia = """\
+    nvidia_yaml = """\
 resourceName: nvidia.com/mig-1g.10gb
 devicePlugin:
   version: v0.18.0
@@ -148,7 +148,7 @@ exporter:
 pools:
   - {name: h100, model: H100, devicesPerNode: 8, nodes: [n1]}
 """
-    values_dir = tree(tmp_path, {"vendors/nvidia.yaml": nvidia})
+    values_dir = tree(tmp_path, {"vendors/nvidia.yaml": nvidia_yaml})
     nvidia = values.load(values_dir).base.vendor("nvidia")
     assert nvidia is not None
     assert nvidia.resource_name == "nvidia.com/mig-1g.10gb"

@@ -201,9 +201,9 @@ def test_reserved_memory_adds_to_used_and_free() -> None:
 
 
 def test_a_metric_name_two_vendors_emit_is_told_apart_by_vendor() -> None:
-    rocm = {"utilization": Metric("rocm_use", "percent"), "used": Metric("rocm_used", "bytes")}
-    amd = xp("amd", **rocm, total=Metric("amd_total", "bytes"))
-    dcu = xp("hygon", **rocm, total=Metric("dcu_total", "bytes"))
+    use, used = Metric("rocm_use", "percent"), Metric("rocm_used", "bytes")  # both emit these
+    amd = xp("amd", utilization=use, used=used, total=Metric("amd_total", "bytes"))
+    dcu = xp("hygon", utilization=use, used=used, total=Metric("dcu_total", "bytes"))
     got = [r["expr"] for r in rules.vendor_rules([amd, dcu])]
     assert got == [
         f'{BY} (rocm_use{{vendor="amd"}})',

@@ -105,7 +105,7 @@ def test_validate_runs_it_on_every_unit_caches_and_reports_it(tmp_path: Path, pr
     code, out = cli("validate", "--values", str(values))
     assert code == 0, out
     module = sys.modules[probe]
-    [paths] = module.RUNS  # type: ignore[attr-defined]
+    [paths] = module.RUNS
     assert "overlays/prod/team-ml" in paths
     # Run once per distinct unit (twins share a build), reported for each of the 10 units.
     assert "(units 10," in out
@@ -114,5 +114,5 @@ def test_validate_runs_it_on_every_unit_caches_and_reports_it(tmp_path: Path, pr
     # A warm run replays the stage's verdicts from the cache: the stage does not run again.
     code, again = cli("validate", "--values", str(values))
     assert code == 0
-    assert [paths] == module.RUNS  # type: ignore[attr-defined]
+    assert [paths] == module.RUNS
     assert again.count(": PRB001 warning: ") == 10

@@ -250,7 +250,7 @@ def test_a_duration_the_crd_pattern_refuses_is_said_without_the_pattern() -> Non
     unit = UnitView(
         Unit("prod", "monitoring", "overlays/prod/monitoring", (), {}),
         None,
-        [],
+        lambda: [],  # no committed objects (UnitView.objects reads them when asked)
         lambda kind, name: (Location("values/fleet.yaml", 3, 5), f"{kind} m/{name} (u)"),
         CONSOLE,
     )

@@ -238,7 +238,7 @@ def test_one_finding_per_distinct_error() -> None:
     unit = UnitView(
         Unit("prod", "monitoring", "overlays/prod/monitoring", (), {}),
         None,
-        [],
+        lambda: [],  # no committed objects (UnitView.objects reads them when asked)
         lambda kind, name: (Location("values/fleet.yaml", 3, 5), f"{kind} m/{name} (u)"),
         CONSOLE,
     )
@@ -291,7 +291,7 @@ def test_what_promtool_said_is_left_out_and_the_rest_is_the_operators() -> None:
     unit = UnitView(
         Unit("prod", "monitoring", "overlays/prod/monitoring", (), {}),
         None,
-        [],
+        lambda: [],  # no committed objects (UnitView.objects reads them when asked)
         lambda kind, name: (Location("values/fleet.yaml", 3, 5), f"{kind} m/{name} (u)"),
         CONSOLE,
     )

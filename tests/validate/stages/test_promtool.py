@@ -323,7 +323,7 @@ def test_the_lint_file_holds_what_passed_under_names_of_its_own() -> None:
     """Refused rules and groups are left out, later groups kept; a name seen before gets a
     prime per time seen; a group without rules is linted as having none."""
     r = [record(f"r:{n}") for n in range(5)]
-    groups = [
+    groups: list[dict[str, Any]] = [
         {"name": "g", "labels": {"team": "a"}, "rules": [r[0], r[1]]},
         {"name": "g", "rules": [r[2]]},
         {"name": "g", "rules": [r[3]]},
