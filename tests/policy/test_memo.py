@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.fleet import make_values
 from generator.builders.fleet import build_values
 from generator.findings import Finding, Location, Place, Severity
 from generator.policy import memo as memo_module
@@ -491,3 +492,41 @@ def test_a_run_that_may_not_write_keeps_no_digests(values_dir: Path, tmp_path: P
     assert [p.read_bytes() for p in folder.iterdir()] == [blob]
     edit(values_dir, "devices: 12", "devices: 2")
     assert digested(values_dir, folder, write=False) == first
+
+
+def test_the_views_of_environments_without_clusters_are_kept_once_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """benchmarks/fleet.py's tree: dev, staging and prod one cluster each, so an environment's
+    hub is its cluster's view (one object under both names): four views kept, none made
+    canonical again on the next load."""
+    values_dir = tmp_path / "values"
+    make_values(values_dir, 2)
+    folder = tmp_path / "views"
+    made = spied_canon(monkeypatch)
+    first = digested(values_dir, folder)
+    assert sorted(first) == ["", "dev", "prod", "staging"]
+    assert sorted(made) == ["", "dev", "prod", "staging"]
+    made.clear()
+    assert digested(values_dir, folder) == first
+    assert made == []
+
+
+def test_a_layer_held_by_two_objects_takes_no_kept_digest(
+    values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Were an environment's hub another object than its view under the same layer key, the
+    kept digest could be either's: neither takes it."""
+    folder = tmp_path / "views"
+    digested(values_dir, folder)
+    found = loader.load_all(values_dir)
+    main = found.values.envs["prod/main"]
+    twin = dataclasses.replace(main)  # the same layer key, another object
+    values = dataclasses.replace(found.values, hubs={**found.values.hubs, "prod/main": twin})
+    digests = memo_module.Digests()
+    digests.recall(dataclasses.replace(found, values=values), folder, False)
+    made = spied_canon(monkeypatch)
+    digests.view(main, ["CAP001"])
+    digests.view(twin, ["CAP001"])
+    digests.view(found.values.envs["prod/domestic"], ["CAP001"])
+    assert made == ["prod/main", "prod/main"]

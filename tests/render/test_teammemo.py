@@ -8,6 +8,7 @@ environments dev, staging and prod, one cluster each; the base layer is the four
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -177,3 +178,32 @@ def test_a_pod_template_apart_from_the_objects_is_kept_by_value() -> None:
         (team, "Job", "j", ("jobs", "j"), 2),
         (team, "TrainJob", "t", ("jobs", "t"), 1),
     ]
+
+
+def test_a_pod_template_in_a_list_is_put_back_in_its_place() -> None:
+    """A Volcano Job's tasks are a list: its second task's template is found there, and is the
+    second task's (not the first's, equal to it) once read back."""
+    team = object.__new__(Team)
+    spec = {"containers": [{"name": "w"}]}
+    twin = {"containers": [{"name": "w"}]}
+    job: dict[str, Any] = {
+        "kind": "Job",
+        "spec": {"tasks": [{"template": {"spec": twin}}, {"template": {"spec": spec}}]},
+    }
+    pods = [PodRef(team, "Job (volcano) task", "j/b", spec, ("jobs", "j", "tasks", "b"), 3)]
+    back = teammemo.decode(teammemo.encode(TeamBuild([{"kind": "Queue"}, job], pods)), team)
+    assert back.pods[0].spec is back.objects[1]["spec"]["tasks"][1]["template"]["spec"]
+    assert back.pods[0].path == ("jobs", "j", "tasks", "b") and back.pods[0].count == 3
+
+
+def test_the_entry_of_a_view_the_values_no_longer_have_is_removed(tmp_path: Path) -> None:
+    values, cache = values_of(tmp_path), tmp_path / "cache"
+    load_and_check(values, cache)
+    assert len(list((cache / teammemo.FOLDER).iterdir())) == 4
+    (values / "environments" / "staging.yaml").unlink()
+    fleet_yaml = values / "fleet.yaml"
+    fleet_yaml.write_text(fleet_yaml.read_text().replace("- staging\n", ""))
+    load_and_check(values, cache)
+    names = sorted(p.name for p in (cache / teammemo.FOLDER).iterdir())
+    assert len(names) == 3
+    assert "view-" + hashlib.sha256(b"staging").hexdigest()[:24] + ".marshal" not in names
