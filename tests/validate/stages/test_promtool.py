@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import locale
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -405,3 +407,95 @@ def test_a_file_is_taken_apart_only_when_promtool_refused_it_for_more_than_lint(
         *[["promtool", "check", "rules", "--lint=none"]] * 3,
         ["promtool", "check", "rules", "--lint=all"],
     ]
+
+
+# ---- what the stage hands promtool, and what it reads back ------------------------------------
+
+
+def prometheus_rule(name: str, namespace: str | None = "m", **spec: Any) -> dict[str, Any]:
+    meta = {"name": name, **({"namespace": namespace} if namespace is not None else {})}
+    return {"kind": "PrometheusRule", "metadata": meta, **({"spec": spec} if spec else {})}
+
+
+def test_only_the_prometheusrules_the_schema_takes_are_checked() -> None:
+    """kubeconform's verdict (the build stage's `schema` items) refuses a PrometheusRule by its
+    kind and name: that one is left out; another kind of the same name, and a PrometheusRule
+    named as another kind the schema refused, are kept."""
+    late = prometheus_rule(
+        "late", groups=[{"name": "g", "rules": [alert("A", **{"for": "5 min"})]}]
+    )
+    rules = prometheus_rule("rules", groups=[{"name": "g", "rules": [record("a:b:sum")]}])
+    config_late = {"kind": "ConfigMap", "metadata": {"name": "late", "namespace": "m"}}
+    config_rules = {"kind": "ConfigMap", "metadata": {"name": "rules", "namespace": "m"}}
+    built = {
+        "schema": [
+            {"kind": "PrometheusRule", "name": "late", "status": "statusInvalid"},
+            {"kind": "ConfigMap", "name": "rules", "status": "statusInvalid"},
+        ],
+        "docs": [late, rules, config_late, config_rules],
+    }
+    assert tools.schema_passed(built) == [rules, config_late, config_rules]
+
+
+def test_each_prometheusrule_is_a_file_named_after_its_unit_namespace_and_name(
+    tmp_path: Path,
+) -> None:
+    """Other kinds (before or after) are not written; one without a namespace is `/name`; one
+    without spec or groups is a file of no groups, which promtool passes."""
+    docs = [
+        {"kind": "ConfigMap", "metadata": {"name": "c"}},
+        prometheus_rule("rules", groups=[{"name": "g", "rules": [record("a:b:sum")]}]),
+        prometheus_rule("cluster", namespace=None, groups=[]),
+        {"kind": "PrometheusRule", "metadata": {"name": "bare", "namespace": "m"}, "spec": {}},
+        {"kind": "PrometheusRule", "metadata": {"name": "none", "namespace": "m"}},
+    ]
+    files = tools.rule_files("overlays/prod/team-a", docs, tmp_path)
+    assert files == {
+        "m/rules": tmp_path / "overlays__prod__team-a__m__rules.json",
+        "/cluster": tmp_path / "overlays__prod__team-a____cluster.json",
+        "m/bare": tmp_path / "overlays__prod__team-a__m__bare.json",
+        "m/none": tmp_path / "overlays__prod__team-a__m__none.json",
+    }
+    assert [p.read_text(encoding="utf-8") for p in files.values()] == [
+        '{"groups": [{"name": "g", "rules": [{"record": "a:b:sum", "expr": "sum(up)"}]}]}',
+        '{"groups": []}',
+        '{"groups": []}',
+        '{"groups": []}',
+    ]
+    assert tools.promtool_check(files) == {}
+
+
+@pytest.fixture
+def ascii_locale() -> Iterator[None]:
+    """The C locale's codec (ASCII) as the process's default text encoding, as under a locale
+    whose codec is not UTF-8: what a file's text is read or written with unless it says."""
+    before = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")
+    try:
+        yield
+    finally:
+        locale.setlocale(locale.LC_CTYPE, before)
+
+
+def test_rule_files_are_utf_8_whatever_the_locale(tmp_path: Path, ascii_locale: None) -> None:
+    """promtool reads UTF-8: a rule's non-ASCII text is written so, and read back so when the
+    file is taken apart, under a locale whose codec is ASCII too."""
+    doc = prometheus_rule(
+        "r", groups=[{"name": "grüße", "rules": [alert("Ü", "up =="), alert("B", **{"for": ""})]}]
+    )
+    files = tools.rule_files("u", [doc], tmp_path)
+    assert (
+        files["m/r"].read_bytes()
+        == (
+            '{"groups": [{"name": "grüße", "rules": [{"alert": "Ü", "expr": "up =="}, '
+            '{"alert": "B", "expr": "up == 0", "for": ""}]}]}'
+        ).encode()
+    )
+    assert tools._groups(files["m/r"]) == doc["spec"]["groups"]
+    assert tools.promtool_check(files) == {
+        "m/r": [
+            'group "grüße", rule 1, "Ü": could not parse expression: 1:6: parse error: '
+            "unexpected end of input",
+            'group "grüße", rule 2, "B": empty duration string',
+        ]
+    }
