@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import locale
+import os
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +14,7 @@ from typing import Any
 import pytest
 
 from generator.toolchain import process
+from generator.toolchain.errors import ToolTimeout
 from generator.validate.stages import promtool as tools
 
 GOOD = "groups:\n- name: g\n  rules:\n  - record: a:b:sum\n    expr: sum(up)\n"
@@ -499,3 +503,68 @@ def test_rule_files_are_utf_8_whatever_the_locale(tmp_path: Path, ascii_locale: 
             'group "grüße", rule 2, "B": empty duration string',
         ]
     }
+
+
+def test_files_promtool_stopped_before_are_each_refused_with_its_words(tmp_path: Path) -> None:
+    """promtool refuses the whole command line when a path is not there and checks nothing: no
+    file of that process passes, each says what promtool said (bytes not UTF-8 in it, here the
+    path's, replaced)."""
+    gone = Path(os.fsdecode(bytes(tmp_path) + b"/\xff.json"))
+    files = {"m/gone": gone, "m/good": rules_file(tmp_path, "good", [{"name": "g", "rules": []}])}
+    said = (
+        f"promtool exited 1 before checking it: promtool: error: path '{tmp_path}/\ufffd.json' "
+        "does not exist, try --help"
+    )
+    assert tools.promtool_check(files) == {"m/gone": [said], "m/good": [said]}
+
+
+def test_a_line_that_looks_like_a_files_header_is_part_of_the_file_being_checked(
+    tmp_path: Path,
+) -> None:
+    """The duplicate-rules lint prints each duplicate's labels as they are, new lines and all:
+    a label value's line `Checking x` names no file of the run, and stays the lint's."""
+    labels = {"x": "a\nChecking b"}
+    twice = [{"name": "g", "rules": [record("a:b:sum", labels=labels)] * 2}]
+    files = {"m/twice": rules_file(tmp_path, "twice", twice)}
+    files["m/fine"] = rules_file(tmp_path, "fine", [{"name": "g", "rules": [alert("B", "up ==")]}])
+    assert tools.promtool_check(files) == {
+        "m/fine": [
+            'group "g", rule 1, "B": could not parse expression: 1:6: parse error: '
+            "unexpected end of input"
+        ],
+        "m/twice": [
+            "lint error 1 duplicate rule(s) found.; Metric: a:b:sum; Label(s):; x: a; Checking b; "
+            "Might cause inconsistency while recording expressions"
+        ],
+    }
+
+
+def test_a_promtool_that_does_not_finish_is_stopped_at_its_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """promtool waits on a named pipe no one writes (it opens its files blocking): stopped after
+    PROMTOOL_TIMEOUT seconds, ToolTimeout says so. A writer opens the pipe after 20 s, so a run
+    with no timeout ends (and fails here) rather than hangs."""
+    monkeypatch.setattr(tools, "PROMTOOL_TIMEOUT", 1.0)
+    pipe = tmp_path / "rules.json"
+    os.mkfifo(pipe)
+
+    def release() -> None:
+        try:
+            fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:  # no reader left: promtool was stopped
+            return
+        os.write(fd, b'{"groups": []}')
+        os.close(fd)
+
+    writer = threading.Timer(20.0, release)
+    writer.start()
+    try:
+        started = time.monotonic()
+        with pytest.raises(ToolTimeout) as stopped:
+            tools.promtool_check({"m/rules": pipe})
+        assert time.monotonic() - started < 10
+    finally:
+        writer.cancel()
+    assert stopped.value.timeout == 1.0
+    assert stopped.value.argv[1:] == ("check", "rules", "--lint=all", "--lint-fatal", str(pipe))
