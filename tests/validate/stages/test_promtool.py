@@ -285,6 +285,7 @@ def test_the_split_lint_neither_invents_a_duplicate_nor_says_one_twice(
     ("name", "quoted"),
     [  # Go's fmt %q of each (go1.26.8, `go run` of fmt.Printf("%q\n", s)), written here
         ('a"b\\c', '"a\\"b\\\\c"'),
+        ("XaX", '"XaX"'),
         ("x\x01y", '"x\\x01y"'),
         ("\x7f", '"\\x7f"'),
         ("t\tn\nv\v", '"t\\tn\\nv\\v"'),
@@ -539,6 +540,133 @@ def test_a_line_that_looks_like_a_files_header_is_part_of_the_file_being_checked
     }
 
 
+def test_a_file_not_taken_apart_leaves_the_next_one_taken_apart(tmp_path: Path) -> None:
+    """Files are taken apart in name order: one the stage did not write (YAML) keeps promtool's
+    verdict, and the one after it still says both its mistakes."""
+    yaml = tmp_path / "a.yaml"
+    yaml.write_text("groups:\n- name: g\n  rules:\n  - alert: A\n    expr: up ==\n    for: 3x\n")
+    two = [{"name": "g", "rules": [alert("A", **{"for": "3x"}), alert("B", "up ==")]}]
+    files = {"m/a": yaml, "m/b": rules_file(tmp_path, "b", two)}
+    assert tools.promtool_check(files) == {
+        "m/a": ['unknown unit "x" in duration "3x"'],
+        "m/b": [
+            'group "g", rule 1, "A": unknown unit "x" in duration "3x"',
+            'group "g", rule 2, "B": could not parse expression: 1:6: parse error: '
+            "unexpected end of input",
+        ],
+    }
+
+
+def test_what_no_part_holds_keeps_the_whole_files_verdict(tmp_path: Path) -> None:
+    """A field beside the groups (no file the stage writes has one) is refused by promtool and
+    held by no group or rule: the parts all pass, and promtool's words on the whole file stand."""
+    path = tmp_path / "extra.json"
+    groups = [{"name": "g", "rules": [record("a:b:sum")]}]
+    path.write_text(json.dumps({"groups": groups, "extra": 2}), encoding="utf-8")
+    assert tools.promtool_check({"m/extra": path}) == {
+        "m/extra": [
+            "yaml: unmarshal errors:; line 1: field extra not found in type rulefmt.RuleGroups"
+        ]
+    }
+
+
+def test_a_group_without_rules_and_rules_without_a_name_are_taken_apart(tmp_path: Path) -> None:
+    """The CRD's schema requires neither a group's rules nor a rule's `record` or `alert`. A
+    duration yaml.v3 cannot read stops the decoding before Validate names the rule: the part's
+    context names it, as `record` or `alert` says, or "" when neither does, as promtool does."""
+    groups = [
+        {"name": "empty"},
+        {
+            "name": "g",
+            "rules": [
+                record("a:b:sum", **{"for": "5 minutes"}),
+                {"expr": "up", "for": "5 minutes"},
+                record("c:d:sum", "sum(up"),
+            ],
+        },
+    ]
+    assert tools.promtool_check({"m/rules": rules_file(tmp_path, "rules", groups)}) == {
+        "m/rules": [
+            'group "g", rule 1, "a:b:sum": unknown unit " minutes" in duration "5 minutes"',
+            'group "g", rule 2, "": unknown unit " minutes" in duration "5 minutes"',
+            "group \"g\", rule 2, \"\": one of 'record' or 'alert' must be set",
+            f'group "g", rule 3, "c:d:sum": {UNCLOSED}',
+        ]
+    }
+
+
+def test_the_parts_are_checked_in_folders_of_their_own_beside_the_rules_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parts, their retries and the lint's file are written in three folders beside the
+    rules files, one file each; a refused part is checked again without its duration (with one
+    duration, that is the only retry: the part with it alone is the part itself), and a file
+    whose parts have no duration needs no retries."""
+    runs: list[tuple[str, int]] = []
+    real = process.run
+
+    def run(
+        tool: str,
+        args: list[str],
+        *,
+        timeout: float,
+        cwd: Path | None = None,
+        input: bytes | None = None,
+        check: bool = True,
+        merge_stderr: bool = False,
+        env: Any = None,
+    ) -> Any:
+        runs.append((args[2], len(args) - 3 - (args[2] == "--lint=all")))
+        return real(
+            tool,
+            args,
+            timeout=timeout,
+            cwd=cwd,
+            input=input,
+            check=check,
+            merge_stderr=merge_stderr,
+            env=env,
+        )
+
+    monkeypatch.setattr(process, "run", run)
+    (tmp_path / "late").mkdir()
+    late = rules_file(
+        tmp_path / "late", "late", [{"name": "g", "rules": [alert("A", "up ==", **{"for": "3x"})]}]
+    )
+    assert tools.promtool_check({"m/late": late}) == {
+        "m/late": [
+            'group "g", rule 1, "A": unknown unit "x" in duration "3x"',
+            'group "g", rule 1, "A": could not parse expression: 1:6: parse error: '
+            "unexpected end of input",
+        ]
+    }
+    # the whole file; its group and its rule; the rule without `for`; the lint's file
+    assert runs == [("--lint=all", 1), ("--lint=none", 2), ("--lint=none", 1), ("--lint=all", 1)]
+    assert {p.relative_to(tmp_path).as_posix() for p in (tmp_path / "late").rglob("*")} == {
+        "late/late.json",
+        "late/promtool-parts",
+        "late/promtool-parts/0.json",
+        "late/promtool-parts/1.json",
+        "late/promtool-retries",
+        "late/promtool-retries/0.json",
+        "late/promtool-lints",
+        "late/promtool-lints/0.json",
+    }
+    runs.clear()
+    (tmp_path / "bad").mkdir()
+    bad = rules_file(tmp_path / "bad", "bad", [{"name": "g", "rules": [alert("A", "up ==")]}])
+    assert list(tools.promtool_check({"m/bad": bad})) == ["m/bad"]
+    assert runs == [("--lint=all", 1), ("--lint=none", 2), ("--lint=all", 1)]
+    assert {p.relative_to(tmp_path).as_posix() for p in (tmp_path / "bad").rglob("*")} == {
+        "bad/bad.json",
+        "bad/promtool-parts",
+        "bad/promtool-parts/0.json",
+        "bad/promtool-parts/1.json",
+        "bad/promtool-lints",
+        "bad/promtool-lints/0.json",
+    }
+
+
 def test_a_promtool_that_does_not_finish_is_stopped_at_its_timeout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -568,3 +696,46 @@ def test_a_promtool_that_does_not_finish_is_stopped_at_its_timeout(
         writer.cancel()
     assert stopped.value.timeout == 1.0
     assert stopped.value.argv[1:] == ("check", "rules", "--lint=all", "--lint-fatal", str(pipe))
+
+
+def test_a_second_check_beside_the_same_rules_files_reads_only_its_own_parts(
+    tmp_path: Path,
+) -> None:
+    """The parts' folders are there from the first check: the second writes its parts over
+    them, and the first's left over (it had more) are not read."""
+    many = [{"name": "g", "rules": [alert("A", "up =="), alert("B", "up =="), alert("C")]}]
+    path = rules_file(tmp_path, "rules", many)
+    first = tools.promtool_check({"m/rules": path})
+    assert first == {
+        "m/rules": [
+            f'group "g", rule {n}, "{a}": could not parse expression: 1:6: parse error: '
+            "unexpected end of input"
+            for n, a in ((1, "A"), (2, "B"))
+        ]
+    }
+    path = rules_file(tmp_path, "rules", [{"name": "g", "rules": [alert("D", "up ==")]}])
+    assert tools.promtool_check({"m/rules": path}) == {
+        "m/rules": [
+            'group "g", rule 1, "D": could not parse expression: 1:6: parse error: '
+            "unexpected end of input"
+        ]
+    }
+    assert len(list((tmp_path / "promtool-parts").iterdir())) == 4  # 4 parts, then 2
+
+
+def test_an_empty_group_name_is_said_by_its_group_not_as_a_repeated_name(tmp_path: Path) -> None:
+    """promtool says `Groupname must not be empty` of each group without a name, and calls the
+    empty name repeated too: the stage says the first, once (the same words), an empty name
+    being each group's own problem rather than a repeated one. A name truly repeated is said."""
+    groups = [
+        {"name": "", "rules": [record("a:b:sum")]},
+        {"name": "", "rules": [record("c:d:sum")]},
+        {"name": "h", "rules": [record("e:f:sum")]},
+        {"name": "h", "rules": []},
+    ]
+    assert tools.promtool_check({"m/rules": rules_file(tmp_path, "rules", groups)}) == {
+        "m/rules": [
+            'group "": Groupname must not be empty',
+            'groupname: "h" is repeated in the same file',
+        ]
+    }
