@@ -13,9 +13,14 @@ from typing import Any
 
 import pytest
 
+from generator import CONSOLE
+from generator.findings import Location
 from generator.toolchain import process
 from generator.toolchain.errors import ToolTimeout
+from generator.validate.stages import UnitView
 from generator.validate.stages import promtool as tools
+from generator.validate.stages.promtool import STAGE
+from generator.vocab.units import Unit
 
 GOOD = "groups:\n- name: g\n  rules:\n  - record: a:b:sum\n    expr: sum(up)\n"
 BAD_PROMQL = "groups:\n- name: g\n  rules:\n  - record: a:b:sum\n    expr: sum(up\n"
@@ -696,6 +701,43 @@ def test_a_promtool_that_does_not_finish_is_stopped_at_its_timeout(
         writer.cancel()
     assert stopped.value.timeout == 1.0
     assert stopped.value.argv[1:] == ("check", "rules", "--lint=all", "--lint-fatal", str(pipe))
+
+
+def test_every_problem_of_every_refused_prometheusrule_is_a_finding_on_its_unit() -> None:
+    """Names in order; the object is looked up by its name, all that follows its namespace (no
+    namespace: `/name`); each finding is the unit's."""
+    asked: list[tuple[str | None, str | None]] = []
+
+    def find(kind: str | None, name: str | None) -> tuple[Location, str]:
+        asked.append((kind, name))
+        return Location(f"values/{name}.yaml", 2, 3), f"{kind} {name} (u)"
+
+    unit = UnitView(
+        Unit("prod", "monitoring", "overlays/prod/monitoring", (), {}), None, [], find, CONSOLE
+    )
+    refused = {"m/z": ["third"], "/cluster": ["first"], "m/a/b": ["second", "again"]}
+    found = STAGE.findings(unit, {"promtool": refused, "operator": None})
+    assert asked == [
+        ("PrometheusRule", "cluster"),
+        ("PrometheusRule", "a/b"),
+        ("PrometheusRule", "z"),
+    ]
+    hint = "fix the recording rule or the metric names in values"
+    assert [(f.code, f.message, str(f.location), f.hint, f.unit) for f in found] == [
+        (
+            "PROM001",
+            f"PrometheusRule {name} (u): promtool check rules: {problem}",
+            f"values/{name}.yaml:2:3",
+            hint,
+            "overlays/prod/monitoring",
+        )
+        for name, problem in [
+            ("cluster", "first"),
+            ("a/b", "second"),
+            ("a/b", "again"),
+            ("z", "third"),
+        ]
+    ]
 
 
 def test_a_second_check_beside_the_same_rules_files_reads_only_its_own_parts(
