@@ -111,7 +111,7 @@ class ViewTeams:
         self.name = "view-" + hashlib.sha256(view.key.encode()).hexdigest()[:24]
         self._old: dict[str, tuple[str, bytes]] | None = None  # read when first asked
         self.new: dict[str, tuple[str, bytes]] = {}  # this run's: made, or read back
-        self.made: list[str] = []  # the teams built this run (not read back)
+        self.made = False  # a team built this run (not read back): the entry changes
         self._rest: bytes | None = None
 
     def _key(self, team: Team) -> str:
@@ -139,7 +139,7 @@ class ViewTeams:
         return found
 
     def put(self, team: Team, build: TeamBuild) -> None:
-        self.made.append(team.name)
+        self.made = True
         with contextlib.suppress(ValueError):  # a value marshal cannot write: built each run
             self.new[team.name] = (self._key(team), encode(build))
 

@@ -530,3 +530,91 @@ def test_a_layer_held_by_two_objects_takes_no_kept_digest(
     digests.view(twin, ["CAP001"])
     digests.view(found.values.envs["prod/domestic"], ["CAP001"])
     assert made == ["prod/main", "prod/main"]
+
+
+def test_a_load_without_a_fingerprint_or_a_recall_keeps_nothing(
+    values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """keep() without recall() touches nothing; a Loaded made by hand (no fingerprint)
+    neither takes nor keeps digests (and its keep, as every one, drops the other entries)."""
+    folder = tmp_path / "views"
+    digested(values_dir, folder)
+    found = loader.load_all(values_dir)
+    before = sorted((p.name, p.read_bytes()) for p in folder.iterdir())
+    alone = memo_module.Digests()
+    alone.view(found.values.base, ["CAP001"])
+    alone.keep(found)
+    assert sorted((p.name, p.read_bytes()) for p in folder.iterdir()) == before
+    bare = loader.Loaded(found.values, found.findings)
+    assert bare.fingerprint == ""
+    digests = memo_module.Digests()
+    digests.recall(bare, folder, True)
+    made = spied_canon(monkeypatch)
+    digests.view(found.values.envs["prod/main"], ["CAP001"])
+    assert made == ["prod/main"]
+    digests.keep(bare)
+    assert list(folder.iterdir()) == []
+
+
+def test_the_kept_digests_stay_while_the_files_do(
+    values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loads of the same files, one after another: the entry is written once and kept by each
+    (not rewritten), so no load after the first makes a view canonical."""
+    folder = tmp_path / "views"
+    first = digested(values_dir, folder)
+    [entry] = folder.iterdir()
+    inode = entry.stat().st_ino
+    made = spied_canon(monkeypatch)
+    for _ in range(3):
+        assert digested(values_dir, folder) == first
+    assert made == []
+    assert [p.stat().st_ino for p in folder.iterdir()] == [inode]
+
+
+def test_only_the_views_digested_are_kept(
+    values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run that digested the base alone keeps the base's digest: the next load takes it and
+    makes the others canonical."""
+    folder = tmp_path / "views"
+    found = loader.load_all(values_dir)
+    digests = memo_module.Digests()
+    digests.recall(found, folder, True)
+    base = digests.view(found.values.base, ["CAP001"])
+    digests.keep(found)
+    made = spied_canon(monkeypatch)
+    again = digested(values_dir, folder)
+    assert again[""] == base
+    assert sorted(made) == ["prod", "prod/domestic", "prod/main"]
+
+
+def test_a_teams_digest_and_its_views_without_teams_are_made_once_a_run(
+    values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each asked twice: made canonical once; the same from a parsed load and one read from the
+    file cache; and another team, or another view, another digest."""
+    parsed = loader.load(values_dir, tmp_path / "values")
+    cached = loader.load(values_dir, tmp_path / "values")
+    canon = memo_module.Digests.canon
+    seen: list[str] = []
+
+    def spy(self: memo_module.Digests, obj: object) -> object:
+        seen.append(type(obj).__name__)
+        return canon(self, obj)
+
+    monkeypatch.setattr(memo_module.Digests, "canon", spy)
+    digests = memo_module.Digests()
+    main = parsed.envs["prod/main"]
+    [ml] = [t for t in main.teams if t.name == "ml"]
+    team = digests.team(ml)
+    assert digests.team(ml) == team and seen.count("Team") == 1
+    rest = digests.rest(main)
+    assert digests.rest(main) == rest and seen.count("Fleet") == 1
+    other = memo_module.Digests()
+    cached_main = cached.envs["prod/main"]
+    assert other.team(next(t for t in cached_main.teams if t.name == "ml")) == team
+    assert other.rest(cached_main) == rest
+    domestic = parsed.envs["prod/domestic"]
+    assert digests.rest(domestic) != rest
+    assert digests.team(next(t for t in domestic.teams if t.name == "ml")) != team

@@ -8,7 +8,9 @@ environments dev, staging and prod, one cluster each; the base layer is the four
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import marshal
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,8 @@ from generator.builders.build import PodRef, TeamBuild
 from generator.policy import memo
 from generator.render import teammemo
 from generator.render.stage import Checked, load_and_check
-from generator.values.model import Team
+from generator.values import loader
+from generator.values.model import FleetView, Team
 from generator.workloads.model import Workloads
 
 VIEWS = ["", "dev", "prod", "staging"]
@@ -207,3 +210,93 @@ def test_the_entry_of_a_view_the_values_no_longer_have_is_removed(tmp_path: Path
     names = sorted(p.name for p in (cache / teammemo.FOLDER).iterdir())
     assert len(names) == 3
     assert "view-" + hashlib.sha256(b"staging").hexdigest()[:24] + ".marshal" not in names
+
+
+# ---- the entries, at the unit level ----------------------------------------------------------
+
+
+def memo_in(folder: Path) -> teammemo.TeamMemo:
+    return teammemo.TeamMemo(folder, True, memo.Digests())
+
+
+def a_build(kind: str) -> TeamBuild:
+    return TeamBuild([{"kind": kind}], [])
+
+
+def test_an_entry_keeps_the_teams_not_asked_and_drops_those_gone(tmp_path: Path) -> None:
+    """Run 1 builds teams 0, 1 and a team since removed; run 2 reads team 0 back, builds a new
+    team and does not ask for team 1: its entry holds teams 0, 1 and the new one; run 3 reads
+    all three back and writes nothing."""
+    make_values(tmp_path / "values", 3)
+    view = loader_view(tmp_path / "values")
+    a, b, c = view.teams
+    folder = tmp_path / "deep" / "cache" / "teams"  # its parents made too
+    first = memo_in(folder)
+    kept = first.of(dataclasses.replace(view, teams=(a, b, c)))
+    assert kept is not None
+    for team in (a, b, c):
+        kept.put(team, a_build(team.name))
+    first.save()
+    new = dataclasses.replace(c, name="team-new")
+    second = memo_in(folder)
+    now = second.of(dataclasses.replace(view, teams=(a, b, new)))
+    assert now is not None
+    got = now.get(a)
+    assert got is not None and got.objects == [{"kind": "team-0000"}]
+    assert now.get(new) is None
+    now.put(new, a_build("new"))
+    second.save()
+    [entry] = folder.iterdir()
+    assert sorted(teammemo.TeamMemo(folder, False, memo.Digests()).read(entry.stem)) == [
+        "team-0000",
+        "team-0001",
+        "team-new",
+    ]
+    inode = entry.stat().st_ino
+    third = memo_in(folder)
+    again = third.of(dataclasses.replace(view, teams=(a, b, new)))
+    assert again is not None
+    assert [again.get(t) for t in (a, b, new)] == [
+        a_build("team-0000"),
+        a_build("team-0001"),
+        a_build("new"),
+    ]
+    third.save()
+    assert entry.stat().st_ino == inode  # nothing built: not written again
+
+
+def test_an_entry_of_another_format_or_a_build_marshal_cannot_write_is_built(
+    tmp_path: Path,
+) -> None:
+    make_values(tmp_path / "values", 1)
+    view = loader_view(tmp_path / "values")
+    [team] = view.teams
+    folder = tmp_path / "teams"
+    first = memo_in(folder)
+    kept = first.of(view)
+    assert kept is not None
+    kept.put(team, a_build("ok"))
+    first.save()
+    [entry] = folder.iterdir()
+    _, entries = marshal.loads(entry.read_bytes())
+    entry.write_bytes(marshal.dumps(("teams-0", entries)))
+    second = memo_in(folder)
+    now = second.of(view)
+    assert now is not None and now.get(team) is None
+    now.put(team, TeamBuild([{"kind": "X", "set": {1, 2}}], []))
+    second.save()
+    third = memo_in(folder).of(view)
+    assert third is not None and third.get(team) == TeamBuild([{"kind": "X", "set": {1, 2}}], [])
+    # A value marshal cannot write: not kept (and not an error), in a folder of no entries.
+    fresh_memo = memo_in(tmp_path / "other")
+    now = fresh_memo.of(view)
+    assert now is not None
+    now.put(team, TeamBuild([{"kind": "X", "bad": object()}], []))
+    assert now.entry() == {}
+    fresh_memo.save()
+    [empty] = (tmp_path / "other").iterdir()
+    assert marshal.loads(empty.read_bytes()) == (teammemo.FORMAT, {})
+
+
+def loader_view(values: Path) -> FleetView:
+    return loader.load(values).envs["dev"]

@@ -6,7 +6,6 @@ import json
 import locale
 import os
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -579,7 +578,7 @@ def test_a_group_without_rules_and_rules_without_a_name_are_taken_apart(tmp_path
     """The CRD's schema requires neither a group's rules nor a rule's `record` or `alert`. A
     duration yaml.v3 cannot read stops the decoding before Validate names the rule: the part's
     context names it, as `record` or `alert` says, or "" when neither does, as promtool does."""
-    groups = [
+    groups: list[dict[str, Any]] = [
         {"name": "empty"},
         {
             "name": "g",
@@ -676,8 +675,9 @@ def test_a_promtool_that_does_not_finish_is_stopped_at_its_timeout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """promtool waits on a named pipe no one writes (it opens its files blocking): stopped after
-    PROMTOOL_TIMEOUT seconds, ToolTimeout says so. A writer opens the pipe after 20 s, so a run
-    with no timeout ends (and fails here) rather than hangs."""
+    PROMTOOL_TIMEOUT seconds, ToolTimeout says so. A writer opens the pipe after 60 s, so a run
+    with no timeout ends (and fails here: promtool then passes the file) rather than hangs; the
+    test reads no clock (a busy machine only makes it slower)."""
     monkeypatch.setattr(tools, "PROMTOOL_TIMEOUT", 1.0)
     pipe = tmp_path / "rules.json"
     os.mkfifo(pipe)
@@ -690,13 +690,11 @@ def test_a_promtool_that_does_not_finish_is_stopped_at_its_timeout(
         os.write(fd, b'{"groups": []}')
         os.close(fd)
 
-    writer = threading.Timer(20.0, release)
+    writer = threading.Timer(60.0, release)
     writer.start()
     try:
-        started = time.monotonic()
         with pytest.raises(ToolTimeout) as stopped:
             tools.promtool_check({"m/rules": pipe})
-        assert time.monotonic() - started < 10
     finally:
         writer.cancel()
     assert stopped.value.timeout == 1.0
@@ -713,7 +711,7 @@ def test_every_problem_of_every_refused_prometheusrule_is_a_finding_on_its_unit(
         return Location(f"values/{name}.yaml", 2, 3), f"{kind} {name} (u)"
 
     unit = UnitView(
-        Unit("prod", "monitoring", "overlays/prod/monitoring", (), {}), None, [], find, CONSOLE
+        Unit("prod", "monitoring", "overlays/prod/monitoring", (), {}), None, list, find, CONSOLE
     )
     refused = {"m/z": ["third"], "/cluster": ["first"], "m/a/b": ["second", "again"]}
     found = STAGE.findings(unit, {"promtool": refused, "operator": None})
@@ -769,7 +767,7 @@ def test_an_empty_group_name_is_said_by_its_group_not_as_a_repeated_name(tmp_pat
     """promtool says `Groupname must not be empty` of each group without a name, and calls the
     empty name repeated too: the stage says the first, once (the same words), an empty name
     being each group's own problem rather than a repeated one. A name truly repeated is said."""
-    groups = [
+    groups: list[dict[str, Any]] = [
         {"name": "", "rules": [record("a:b:sum")]},
         {"name": "", "rules": [record("c:d:sum")]},
         {"name": "h", "rules": [record("e:f:sum")]},
