@@ -105,12 +105,9 @@ class Digests:
             for view in _own(loaded.values)
             if (known := self.views.get(id(view))) is not None and known[0] is view
         }
-        if fingerprint and now:
-            if now != table:
-                entries.put(fingerprint, now)
-            else:
-                entries.keep(fingerprint)
-        entries.save()
+        if fingerprint and now and now != table:
+            entries.put(fingerprint, now)
+        entries.save()  # the entry recall read stays: Entries.get marked it used
 
     def table(self, table: dict[Any, Location]) -> bytes:
         known = self.tables.get(id(table))
