@@ -4,6 +4,7 @@ traffic file (routing external), is a traffic move said in words."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from generator.delivery.diff import (
@@ -103,8 +104,22 @@ def test_a_weight_change_in_the_traffic_file_moves_traffic(tmp_path: Path) -> No
         )
     ]
     assert traffic_diffs(old, new, "staging") == []
+    key = ("traffic/prod.json", "LoadBalancerSplit", "inference", "chat")
+    entry = json.loads(new["traffic/prod.json"])["services"][0]
     [added] = traffic_diffs({}, new, "prod/main")
-    assert (added.status, added.risks) == ("added", [Risk("traffic-moves", "a new split")])
+    assert (added.env, added.unit, added.key, added.status, added.obj, added.risks) == (
+        "prod", "traffic", key, "added", entry, [Risk("traffic-moves", "a new split")]
+    )  # fmt: skip
+    [gone] = traffic_diffs(new, {})
+    assert (gone.env, gone.unit, gone.key, gone.status, gone.obj, gone.risks) == (
+        "prod", "traffic", key, "removed", entry, [Risk("traffic-moves", "the split is deleted")]
+    )  # fmt: skip
+    # Two services, the first the same on both sides: the second's change is still said.
+    first = {**entry, "service": "a-first"}
+    two_old = {"traffic/prod.json": json.dumps({"services": [first, entry]})}
+    two_new = {"traffic/prod.json": json.dumps({"services": [first, {**entry, "phase": "x"}]})}
+    [changed] = traffic_diffs(two_old, two_new)
+    assert (changed.key, changed.status) == (key, "changed")
 
 
 def test_against_ref_reads_the_committed_traffic_file(tmp_path: Path) -> None:
