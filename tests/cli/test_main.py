@@ -69,9 +69,11 @@ def test_check_shares_validate_s_cache_and_says_what_a_cold_run_says(
     values_dir = two_teams(tmp_path / "warm")
     assert cli("check", "--values", str(values_dir))[0] == 0
     cache = values_dir.parent / ".cache" / "validate"
-    # the parsed values, each view's findings and each view's components (render/buildmemo.py)
-    assert {p.name for p in cache.iterdir()} == {"values", "checks", "components"}
-    assert all(any((cache / name).iterdir()) for name in ("values", "checks", "components"))
+    # the parsed values, each view's findings and components (render/buildmemo.py), its digest
+    # (policy/memo.py recall: render after check reads it) and its teams' builds (teammemo.py)
+    parts = {"values", "checks", "components", "views", "teams"}
+    assert {p.name for p in cache.iterdir()} == parts
+    assert all(any((cache / name).iterdir()) for name in parts)
     # An edit that makes one team's quota larger than the cluster (an error): the warm run reads
     # the other files and views from the cache and says what a run on a copy without it says.
     team = values_dir / "teams/inference.yaml"
