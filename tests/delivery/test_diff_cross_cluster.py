@@ -120,6 +120,14 @@ def test_a_weight_change_in_the_traffic_file_moves_traffic(tmp_path: Path) -> No
     two_new = {"traffic/prod.json": json.dumps({"services": [first, {**entry, "phase": "x"}]})}
     [changed] = traffic_diffs(two_old, two_new)
     assert (changed.key, changed.status) == (key, "changed")
+    # Two environments' files: each said; --env picks its environment's, whichever comes first.
+    both_old = {**two_old, "traffic/staging.json": two_old["traffic/prod.json"]}
+    both_new = {**two_new, "traffic/staging.json": two_new["traffic/prod.json"]}
+    assert [(x.env, x.key[0]) for x in traffic_diffs(both_old, both_new)] == [
+        ("prod", "traffic/prod.json"),
+        ("staging", "traffic/staging.json"),
+    ]
+    assert [x.env for x in traffic_diffs(both_old, both_new, "staging")] == ["staging"]
 
 
 def test_against_ref_reads_the_committed_traffic_file(tmp_path: Path) -> None:
@@ -171,6 +179,10 @@ def test_diff_between_environments_compares_their_traffic_files(tmp_path: Path) 
         files={"environments/staging.yaml": STAGING},
     )
     got = between_envs(values_dir, "staging", "prod")
+    # cluster by cluster (5 units each side, by name), then the environments' traffic files
+    assert got.units == 10
+    [chat] = [o for o in got.objects if o.title == "Deployment inference/chat-ascend"]
+    assert chat.env == "staging/domestic -> prod/domestic"
     [d] = [o for o in got.objects if o.unit == "traffic"]
     assert (d.env, d.title, d.key[0], d.status) == (
         "staging -> prod",
