@@ -4,12 +4,13 @@ only the teams whose values changed.
 A team's build (builders/workloads.py `team_build`: its workload objects and their pod
 templates) reads the team as the view holds it (its share of the environment in a cluster) and
 the view's other data (the fleet's values, the vendors and their pools, the cluster), never
-another team of the view (the per-team audit of 2026-12-07: no code it reaches reads
-`view.teams`). So its key is a digest of that team, of the view without its teams, and of what
-the checks salt with (policy/memo.py `salt`: the generator's code, the schemas' versions). One
-team's edit in a view of 1,000 teams changes that view's digest, and its components and checks
-run again (render/buildmemo.py, policy/memo.py); of its 1,000 team builds, 999 are read back
-from here instead of made.
+another team of the view (every function it reaches was read for this on 2026-12-07: none
+reads `view.teams`, and the workload model's own cache is by team name). So its key is a
+digest of that team, of the view without its teams, and of what the checks salt with
+(policy/memo.py `salt`: the generator's code, the schemas' versions). One team's edit in a
+view of 1,000 teams changes that view's digest, and its components and checks run again
+(render/buildmemo.py, policy/memo.py); of its 1,000 team builds, 999 are read back from here
+instead of made.
 
 One entry per view (by its layer), holding each team's key and its build as marshal data; read
 when the view's first team build is asked for (a view whose components are kept never asks).
