@@ -343,9 +343,8 @@ def test_without_a_folder_the_rules_always_run(values_dir: Path) -> None:
     assert rules.memo.ran == ["overlays/prod/main/a", "overlays/prod/main/a"]
 
 
-def test_a_view_is_made_canonical_once_for_both_memos(
-    values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def spied_canon(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The layers whose view is made canonical from now on, in order."""
     canon = memo_module.Digests.canon
     views: list[str] = []
 
@@ -355,6 +354,13 @@ def test_a_view_is_made_canonical_once_for_both_memos(
         return canon(self, obj)
 
     monkeypatch.setattr(memo_module.Digests, "canon", spy)
+    return views
+
+
+def test_a_view_is_made_canonical_once_for_both_memos(
+    values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    views = spied_canon(monkeypatch)
     values = loader.load(values_dir)
     digests = memo_module.Digests()  # validate hands one to both memos
     checks = CheckMemo(tmp_path / "checks", True, digests)
@@ -371,20 +377,6 @@ def test_a_view_is_made_canonical_once_for_both_memos(
 
 
 # ---- the views' digests kept by the values' fingerprint ----------------------------------------
-
-
-def spied_canon(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The layers whose view is made canonical from now on, in order."""
-    canon = memo_module.Digests.canon
-    views: list[str] = []
-
-    def spy(self: memo_module.Digests, obj: object) -> object:
-        if isinstance(obj, FleetView):
-            views.append(obj.key)
-        return canon(self, obj)
-
-    monkeypatch.setattr(memo_module.Digests, "canon", spy)
-    return views
 
 
 def digested(values_dir: Path, folder: Path, write: bool = True) -> dict[str, str]:
