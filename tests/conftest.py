@@ -68,6 +68,17 @@ def _no_leftovers_under_mutmut(tmp_path_factory: pytest.TempPathFactory) -> Iter
         shutil.rmtree(tmp_path_factory.getbasetemp(), ignore_errors=True)
 
 
+@pytest.fixture(autouse=True)
+def _checks_held_to_their_scopes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every view's values checks, in every test, held to the scope each declares first
+    (tests/scope.py): a check that reads more than it says is a test failure wherever it
+    fires."""
+    from generator.policy import checks
+    from tests.scope import Verified
+
+    monkeypatch.setattr(checks, "_Layer", Verified)
+
+
 @pytest.fixture
 def values_dir(tmp_path: Path) -> Path:
     """A private copy of the example fleet's values, free to edit."""

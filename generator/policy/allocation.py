@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from generator.builders.workloads import backend
 from generator.findings import Finding, Severity
-from generator.policy.checks import EITHER, WARNING, Check
+from generator.policy.checks import EITHER, PER_TEAM, WARNING, Check
 from generator.policy.context import Context
 from generator.policy.placement import affinity_keys
 from generator.policy.scheduling import devices_path
@@ -129,17 +129,20 @@ CHECKS = (
         "ALC002",
         "a pod asks for more than one share of a shared device, which its plugin refuses",
         one_share_per_pod,
+        scope=PER_TEAM,
     ),
     Check(
         "ALC005",
         "a workload's pods name no model and may land on several models of their vendor",
         models_apart,
         WARNING,
+        scope=PER_TEAM,
     ),
     Check(
         "ALC004",
         "a workload claims a DRA vendor's devices under a queue backend that does not count them",
         claims_under_a_queue,
         EITHER,
+        scope=PER_TEAM,
     ),
 )

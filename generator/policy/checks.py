@@ -28,7 +28,7 @@ from generator.builders.fleet import Build
 from generator.findings import Finding, merge_layers
 from generator.policy.context import Context
 from generator.policy.memo import CheckMemo
-from generator.values.model import FleetView, Values
+from generator.values.model import Team, Values
 from generator.vocab.objects import Obj
 from generator.vocab.units import Unit
 
@@ -37,6 +37,14 @@ RuleFn = Callable[[Context, Unit, list[Obj]], Iterable[Finding]]
 
 # What a code's findings can be: "error", "warning", or "error or warning" (decided by values).
 ERROR, WARNING, EITHER = "error", "warning", "error or warning"
+
+# What of its view a check reads, which is what the memo keeps its findings by
+# (policy/memo.py): the whole view (the default: a check that compares or sums teams); each team
+# on its own (its findings are the union over the view's teams of what it finds in one team and
+# the view's data that is not a team's: one team's edit runs it on that team alone); or no team
+# at all (a team's edit does not run it). tests/policy/test_check_scope.py holds every check to
+# what it says on the fixtures' fleets.
+WHOLE, PER_TEAM, NO_TEAM = "the whole view", "each team on its own", "no team"
 
 
 @dataclass(frozen=True)
@@ -47,6 +55,7 @@ class Check:
     summary: str
     fn: CheckFn
     severity: str = ERROR
+    scope: str = WHOLE
 
     def __call__(self, ctx: Context) -> Iterable[Finding]:
         return self.fn(ctx)
@@ -72,26 +81,45 @@ def run_checks(
     memo: CheckMemo | None = None,
 ) -> list[Finding]:
     """Every check on the base layer and on each cluster (`builds`: each one's build, by layer
-    key), identical findings merged. With a `memo`, a view whose digest it knows is not checked
-    again (policy/memo.py)."""
+    key), identical findings merged. With a `memo`, what it knows is not checked again: a view
+    whose digest it knows, a team whose digest and view's data but teams it knows (policy/
+    memo.py)."""
     chosen = list(checks)
     memo = memo if memo is not None else CheckMemo(None, write=False)
-    codes = [chk.code for chk in chosen]
-
-    def check(view: FleetView) -> list[Finding]:
-        ctx = Context(builds[view.key])
-        return [f for chk in chosen for f in chk(ctx)]
-
     layers = [
-        (view.key, memo.findings(view, codes, check))
+        (view.key, memo.findings(view, _Layer(Context(builds[view.key]), chosen)))
         for view in (values.base, *values.envs.values())
     ]
     memo.save()
     return merge_layers(layers, values.envs)
 
 
+class _Layer:
+    """One view's checks split by their scope (memo.Scoped)."""
+
+    def __init__(self, ctx: Context, checks: list[Check]) -> None:
+        self.ctx = ctx
+        self.parts = {s: [c for c in checks if c.scope == s] for s in (WHOLE, NO_TEAM, PER_TEAM)}
+        self.whole_codes, self.rest_codes, self.team_codes = (
+            [c.code for c in self.parts[s]] for s in (WHOLE, NO_TEAM, PER_TEAM)
+        )
+
+    def whole(self) -> list[Finding]:
+        return [f for chk in self.parts[WHOLE] for f in chk(self.ctx)]
+
+    def no_team(self) -> list[Finding]:
+        ctx = self.ctx.of_teams(())
+        return [f for chk in self.parts[NO_TEAM] for f in chk(ctx)]
+
+    def team(self, team: Team) -> list[Finding]:
+        ctx = self.ctx.of_teams((team,))
+        return [f for chk in self.parts[PER_TEAM] for f in chk(ctx)]
+
+
 def run_rules(
     ctx: Context, unit: Unit, objs: list[Obj], rules: Sequence[ManifestRule]
 ) -> list[Finding]:
-    """Every rule on one unit's built objects; each finding names the unit."""
+    """Every rule on one unit's built objects; each finding names the unit. The context's
+    `queue_teams` are then the teams these rules read (Context.reads_alone)."""
+    ctx.queue_teams.clear()
     return [f.at_unit(unit.path) for rule in rules for f in rule(ctx, unit, objs)]

@@ -8,10 +8,12 @@ the objects that are laid out.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from generator.builders.build import PodRef
+from generator.builders.build import PodRef, TeamBuild
 from generator.builders.claims import claimed
 from generator.builders.fleet import Build
 from generator.builders.monitoring.sources import exporter_namespace, settings
@@ -26,7 +28,8 @@ from generator.policy.placement import (
 from generator.values.model import FleetView, Pool, Team, Vendor
 from generator.values.quantity import parse_quantity
 from generator.vocab.objects import Obj
-from generator.vocab.units import Unit
+from generator.vocab.units import Component, Unit
+from generator.workloads.model import Workloads
 
 SYSTEM_NAMESPACES = {
     "kube-system": "Kubernetes system components",
@@ -59,10 +62,26 @@ class Context:
         self._by_unit: dict[str, Team] | None = None
         self._by_queue: dict[str, Team] | None = None
         self._unit_problems: tuple[list[Obj], UnitProblems] | None = None
+        # The teams whose queues `team_of_queue` found, by name: a unit's rules read those
+        # teams' values (policy/memo.RuleMemo keeps a team's unit by its team alone when that
+        # is the only one).
+        self.queue_teams: set[str] = set()
 
     @property
     def view(self) -> FleetView:
         return self.build.view
+
+    def of_teams(self, teams: tuple[Team, ...]) -> Context:
+        """This view's context as if `teams` were its only teams (one team, or none): what a
+        check of each team on its own, or of no team, reads (policy/checks.py). It shares what
+        this one worked out, all of it per team or of no team; and the components, made of
+        every team, are not in it."""
+        part = Context(_TeamsOnly(self.build, teams))
+        part._pools = self.pools
+        part._landings = self._landings
+        part._pod_problems = self._pod_problems
+        part._reserved = self.reserved_namespaces()
+        return part
 
     @property
     def pools(self) -> Pools:
@@ -108,7 +127,15 @@ class Context:
         """The team whose batch queue is named `name`."""
         if self._by_queue is None:
             self._by_queue = {queue_name(t): t for t in self.view.teams}
-        return self._by_queue.get(name)
+        found = self._by_queue.get(name)
+        if found is not None:
+            self.queue_teams.add(found.name)
+        return found
+
+    def reads_alone(self, team: Team | None) -> bool:
+        """Whether the last unit's rules (checks.run_rules) read no team's values but `team`'s
+        (None: a unit of no team, which reads them all)."""
+        return team is not None and self.queue_teams <= {team.name}
 
     def unit_problems(self, objs: list[Obj]) -> UnitProblems:
         """pod_problems of every pod template of one unit's objects, worked out once for the five
@@ -121,6 +148,35 @@ class Context:
             ]
             self._unit_problems = (objs, found)
         return self._unit_problems[1]
+
+
+class _TeamsOnly(Build):
+    """A view's build seen through the same view holding only `teams`: each team's build and
+    workload model are the whole build's (each is a function of its team and of the view's data
+    that is not a team's), and its components, which every team makes, are refused."""
+
+    def __init__(self, whole: Build, teams: tuple[Team, ...]) -> None:
+        self._whole = whole
+        self._part = dataclasses.replace(whole.view, teams=teams)
+
+    @property
+    def view(self) -> FleetView:
+        return self._part
+
+    @property
+    def workloads(self) -> Workloads:
+        return self._whole.workloads
+
+    def team(self, team: Team) -> TeamBuild:
+        return self._whole.team(team)
+
+    def pods(self) -> Iterator[PodRef]:
+        for team in self._part.teams:
+            yield from self._whole.team(team).pods
+
+    @property
+    def components(self) -> tuple[Component, ...]:
+        raise TypeError("a check of each team on its own reads no component: make it WHOLE")
 
 
 def _landings(pools: Pools, pods: list[PodRef]) -> list[Landing]:

@@ -14,7 +14,7 @@ from generator.builders.monitoring.sources import MonitoringError
 from generator.builders.node_config import device_twins
 from generator.findings import Finding, Location, Severity
 from generator.policy.capacity import VendorQuota, pool_lines, quota_line, quota_totals
-from generator.policy.checks import EITHER, WARNING, Check
+from generator.policy.checks import EITHER, NO_TEAM, PER_TEAM, WARNING, Check
 from generator.policy.context import Context
 from generator.policy.placement import selector_clashes
 from generator.toolchain import schemas
@@ -670,7 +670,12 @@ def kubernetes_version(ctx: Context) -> Iterable[Finding]:
 
 
 CHECKS: tuple[Check, ...] = (
-    Check("REF001", "a team's quota names a vendor that the fleet does not have", unknown_vendor),
+    Check(
+        "REF001",
+        "a team's quota names a vendor that the fleet does not have",
+        unknown_vendor,
+        scope=PER_TEAM,
+    ),
     Check(
         "CAP001",
         "team quotas for a vendor add up to more devices than its pools hold",
@@ -682,79 +687,96 @@ CHECKS: tuple[Check, ...] = (
         "one team's quota for a vendor (or a model of it) is more than those pools hold in its "
         "cluster",
         team_quota_capacity,
+        scope=PER_TEAM,
     ),
     Check(
         "RES001",
         "two vendors advertise one resource name and selectors cannot tell them apart",
         shared_resource,
+        scope=NO_TEAM,
     ),
     Check(
         "RES002",
         "a team has quota for two vendors that share one resource name, and the backend "
         "cannot tell them apart",
         shared_quota,
+        scope=PER_TEAM,
     ),
     Check(
         "RES003",
         "a team's quota per model names a model that no pool of the vendor has",
         quota_models,
+        scope=PER_TEAM,
     ),
     Check(
-        "RES004", "a vendor's costWeights names a model that none of its pools has", model_weights
+        "RES004",
+        "a vendor's costWeights names a model that none of its pools has",
+        model_weights,
+        scope=NO_TEAM,
     ),
     Check(
         "RES005",
         "a team's quota is per model, and the scheduling backend cannot count models apart",
         model_quota_backend,
+        scope=PER_TEAM,
     ),
-    Check("NAME003", "a node is listed in two pools", node_twice),
+    Check("NAME003", "a node is listed in two pools", node_twice, scope=NO_TEAM),
     Check("NAME004", "two teams claim the same namespace", namespace_twice),
     Check(
         "NAME007",
         "a team claims a reserved namespace (system, Argo CD, plugin or monitoring)",
         reserved_namespace,
+        scope=PER_TEAM,
     ),
     Check(
         "NODE001",
         "node-patch needs node names, and NFD rules must tell a vendor's pools apart",
         node_config,
+        scope=NO_TEAM,
     ),
     Check(
         "NODE002",
         "NFD cannot tell a pool's nodes: its model has no known PCI device IDs",
         unknown_pci_model,
+        scope=NO_TEAM,
     ),
     Check(
         "NODE003",
         "an unprefixed pool label lands under feature.node.kubernetes.io/ with NFD",
         unprefixed_pool_label,
         WARNING,
+        scope=NO_TEAM,
     ),
     Check(
         "NODE004",
         "a pool's taints repeat a key and effect, which the API server refuses",
         duplicate_taints,
+        scope=NO_TEAM,
     ),
     Check(
         "CAP002",
         "a pool has no nodes and no nodeCount, so it adds no capacity",
         empty_pool,
         WARNING,
+        scope=NO_TEAM,
     ),
     Check(
         "NODE005",
         "a vendor's runtimeClass has no runtime handler to name",
         runtime_class_handler,
+        scope=NO_TEAM,
     ),
     Check(
         "NODE006",
         "a pod asks for more CPU, memory or another resource than its pools' node shape declares",
         node_shape,
+        scope=PER_TEAM,
     ),
     Check(
         "NAME005",
         "a generated Argo CD Application name is longer than 63 characters",
         app_name_length,
+        scope=PER_TEAM,
     ),
     Check(
         "NAME008",
@@ -765,5 +787,6 @@ CHECKS: tuple[Check, ...] = (
         "VER001",
         "kubernetesVersion is outside the Kubernetes versions the pinned schemas cover",
         kubernetes_version,
+        scope=NO_TEAM,
     ),
 )

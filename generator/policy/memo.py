@@ -20,7 +20,7 @@ import hashlib
 import marshal
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from generator.findings import Finding, Location, Place, Severity
 from generator.toolchain import schemas
@@ -232,29 +232,70 @@ def _finding(row: tuple[Any, ...]) -> Finding:
     )
 
 
+class Scoped(Protocol):
+    """One view's checks in three parts by what they read (policy/checks.py): each part's
+    codes, and how to run it."""
+
+    whole_codes: list[str]  # the checks that read the whole view
+    rest_codes: list[str]  # ... no team
+    team_codes: list[str]  # ... each team on its own
+
+    def whole(self) -> list[Finding]: ...
+    def no_team(self) -> list[Finding]: ...
+    def team(self, team: Team) -> list[Finding]: ...
+
+
+WHOLE = "whole view"  # an entry's key for the findings of the checks that read the whole view
+
+
 class CheckMemo:
-    """Findings per view by digest; without a folder it keeps nothing and every view is checked."""
+    """Findings per view by digest; without a folder it keeps nothing and every view is checked.
+
+    One entry per view, by the digest of the view without its teams (`Digests.rest`): in it the
+    findings of the checks that read the whole view, with the view's digest; of those that read
+    no team; and of those that read each team on its own, team by team, by the team's digest
+    (`Digests.team`). One team's edit runs these on that team alone."""
 
     def __init__(self, folder: Path | None, write: bool, digests: Digests | None = None) -> None:
         self.entries = Entries(folder, write)
         self.digests = digests if digests is not None else Digests()
         self.checked: list[str] = []  # the keys of the views checked this run (not remembered)
+        self.teams_checked = 0  # how many teams' checks ran this run
 
-    def findings(
-        self, view: FleetView, codes: list[str], check: Callable[[FleetView], list[Finding]]
-    ) -> list[Finding]:
-        """The findings of `view`: remembered, else `check(view)`, remembered from now on."""
+    def findings(self, view: FleetView, checks: Scoped) -> list[Finding]:
+        """The findings of `view`: remembered, else found by `checks`, remembered from now on."""
         if self.entries.folder is None:  # nothing to remember them in: no digest either
             self.checked.append(view.key)
-            return check(view)
-        key = self.digests.view(view, codes)
-        rows = self.entries.get(key)
-        if rows is not None:
-            return [_finding(tuple(r)) for r in rows]
-        self.checked.append(view.key)
-        found = check(view)
-        self.entries.put(key, [_row(f) for f in found])
-        return found
+            self.teams_checked += len(view.teams)
+            teams = [f for team in view.teams for f in checks.team(team)]
+            return [*checks.whole(), *checks.no_team(), *teams]
+        codes = (tuple(checks.whole_codes), tuple(checks.rest_codes), tuple(checks.team_codes))
+        data = (salt(), *codes, self.digests.rest(view))
+        key = hashlib.sha256(marshal.dumps(data, MARSHAL_FORMAT)).hexdigest()
+        found = self.entries.get(key)
+        old: dict[str, Any] = found if isinstance(found, dict) else {}
+        # WHOLE: (the view's digest, its rows); "": the rows of the checks that read no team;
+        # a team's digest (hex): the rows of the checks of each team on its own, on it
+        new: dict[str, Any] = {}
+        mark = self.digests.view(view, checks.whole_codes)
+        whole = old.get(WHOLE)
+        if whole is None or whole[0] != mark:
+            self.checked.append(view.key)
+            whole = (mark, [_row(f) for f in checks.whole()])
+        new[WHOLE] = whole
+        new[""] = old.get("")
+        if new[""] is None:
+            new[""] = [_row(f) for f in checks.no_team()]
+        for team in view.teams:
+            mark = self.digests.team(team).hex()
+            rows = new.get(mark, old.get(mark))
+            if rows is None:
+                self.teams_checked += 1
+                rows = [_row(f) for f in checks.team(team)]
+            new[mark] = rows
+        if new != old:
+            self.entries.put(key, new)
+        return [_finding(tuple(r)) for rows in (whole[1], *list(new.values())[1:]) for r in rows]
 
     def save(self) -> None:
         self.entries.save()
@@ -267,9 +308,13 @@ class RuleMemo:
     """The manifest rules' findings on each unit, kept per view: a unit's findings are a
     function of its view (the values, and so the unit's rendered objects and their origins), of
     its built objects (a function of its cache key: the committed files it reads and the tools)
-    and of the code. An edit changes one cluster's view: the rules run again on that cluster's
-    units (and the hub's argocd unit), and the other units' findings come from here. One entry
-    per view, holding each unit's key and findings; without a folder it keeps nothing."""
+    and of the code. A team's unit reads, of the values, its team and the view's data that is
+    not a team's (policy/manifest.py's rules find the team by the unit's name), unless a queue in
+    it names another team (SCH001 reads that team): kept by its team's digest, it is checked
+    again only when that team, the view's other data or its key changed. Any other unit is
+    kept by the whole view's digest. One entry per view, by the digest of the view without its
+    teams (`Digests.rest`), holding each unit's key, what it was kept by and its findings;
+    without a folder it keeps nothing."""
 
     def __init__(
         self, folder: Path | None, write: bool, codes: list[str], digests: Digests | None = None
@@ -282,26 +327,47 @@ class RuleMemo:
         self._views: dict[int, tuple[FleetView, str, dict[str, Any], dict[str, Any]]] = {}
         self.ran: list[str] = []  # the units whose rules ran this run (not remembered)
 
+    def _key(self, view: FleetView) -> str:
+        data = (salt(), tuple(self.codes), self.digests.rest(view))
+        return hashlib.sha256(marshal.dumps(data, MARSHAL_FORMAT)).hexdigest()
+
     def findings(
-        self, view: FleetView, unit: str, unit_key: str, run: Callable[[], list[Finding]]
+        self,
+        view: FleetView,
+        unit: str,
+        unit_key: str,
+        run: Callable[[], list[Finding]],
+        team: Team | None = None,
+        alone: Callable[[], bool] = lambda: False,
     ) -> list[Finding]:
-        """The findings of the rules on `unit` checked against `view`: remembered when the view
-        and the unit's key are the same, else `run()`, remembered from now on."""
+        """The findings of the rules on `unit` checked against `view`: remembered when the unit's
+        key and what it was kept by are the same, else `run()`, remembered from now on. `team`:
+        the unit's team, if it is a team's; `alone()`, after `run()`: whether the rules read no
+        other team (then the findings are kept by that team's digest)."""
         if self.entries.folder is None:
             self.ran.append(unit)
             return run()
         known = self._views.get(id(view))
         if known is None:
-            key = self.digests.view(view, self.codes)
-            known = self._views[id(view)] = (view, key, self.entries.get(key) or {}, {})
+            key = self._key(view)
+            read = self.entries.get(key)
+            known = (view, key, read if isinstance(read, dict) else {}, {})
+            self._views[id(view)] = known
         _, _, old, new = known
+        mark = self.digests.team(team).hex() if team is not None else None
         hit = old.get(unit)
-        if hit is not None and hit[0] == unit_key:
+        if (
+            hit is not None
+            and hit[0] == unit_key
+            and (hit[1] == mark or hit[1] == self.digests.view(view, self.codes))
+        ):
             new[unit] = hit
-            return [_finding(tuple(r)) for r in hit[1]]
+            return [_finding(tuple(r)) for r in hit[2]]
         self.ran.append(unit)
         found = run()
-        new[unit] = [unit_key, [_row(f) for f in found]]
+        if mark is None or not alone():
+            mark = self.digests.view(view, self.codes)
+        new[unit] = [unit_key, mark, [_row(f) for f in found]]
         return found
 
     def save(self, views: Iterable[FleetView] = ()) -> None:
@@ -312,5 +378,5 @@ class RuleMemo:
         for _, key, old, new in self._views.values():
             self.entries.put(key, {**old, **new})
         for view in views:
-            self.entries.keep(self.digests.view(view, self.codes))
+            self.entries.keep(self._key(view))
         self.entries.save()

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 
 from generator.builders import mirrors, platform
 from generator.findings import Finding, Severity, did_you_mean
-from generator.policy.checks import WARNING, Check
+from generator.policy.checks import NO_TEAM, WARNING, Check
 from generator.policy.context import Context
 from generator.values.schema import matches
 from generator.values.yamlio import json_path
@@ -161,22 +161,26 @@ CHECKS: tuple[Check, ...] = (
         "MIR001",
         "a registry mirror, or the registry it mirrors, is not a registry host and path",
         invalid_registry_mirrors,
+        scope=NO_TEAM,
     ),
     Check(
         "MIR002",
         "a chart repository mirror, or the repository it mirrors, is not an http(s) URL or an "
         "OCI registry path",
         invalid_chart_mirrors,
+        scope=NO_TEAM,
     ),
     Check(
         "MIR003",
         "mirrors give images of one chart different values of a field the chart shares",
         clashing_images,
+        scope=NO_TEAM,
     ),
     Check(
         "MIR004",
         "a chart repository mirror names a repository no add-on installs from",
         unknown_chart_repos,
         WARNING,
+        scope=NO_TEAM,
     ),
 )

@@ -9,7 +9,7 @@ from typing import Any
 from generator.builders.monitoring.recording_rules import ordered_mappings
 from generator.builders.monitoring.sources import MonitoringError, exporter, settings
 from generator.findings import Finding, Severity
-from generator.policy.checks import WARNING, Check
+from generator.policy.checks import NO_TEAM, WARNING, Check
 from generator.policy.context import Context
 from generator.policy.placement import selector_matches
 from generator.values.yamlio import json_path
@@ -150,12 +150,14 @@ CHECKS: tuple[Check, ...] = (
         "MON001",
         "a vendor's exporter section cannot give the unified monitoring series",
         exporter_facts,
+        scope=NO_TEAM,
     ),
     Check(
         "MON002",
         "a vendor has no exporter: its devices are missing from the unified series",
         no_exporter,
         WARNING,
+        scope=NO_TEAM,
     ),
     Check(
         "MON003",

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from generator.builders import platform
 from generator.builders.workloads import workload_origin
 from generator.findings import Finding, Location
-from generator.policy.checks import Check
+from generator.policy.checks import NO_TEAM, PER_TEAM, Check
 from generator.policy.context import Context
 from generator.policy.placement import pod_templates
 from generator.values import clusters
@@ -168,10 +168,12 @@ CHECKS: tuple[Check, ...] = (
         "DEP001",
         "a team object needs a cluster add-on that values neither render nor declare",
         missing_addons,
+        scope=PER_TEAM,
     ),
     Check(
         "KVER003",
         "an add-on the fleet renders does not support the cluster's Kubernetes minor (upstream)",
         unsupported_minor,
+        scope=NO_TEAM,
     ),
 )

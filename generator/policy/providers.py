@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from generator.builders import operators, platform
 from generator.findings import Finding, Severity
-from generator.policy.checks import WARNING, Check
+from generator.policy.checks import NO_TEAM, WARNING, Check
 from generator.policy.context import Context
 from generator.values.model import DEVICE_PLUGIN, EXPORTER, Vendor
 from generator.values.yamlio import json_path
@@ -139,21 +139,25 @@ CHECKS: tuple[Check, ...] = (
         "PRV001",
         "a component is handed to an operator the vendor's catalog entry does not have",
         operator_known,
+        scope=NO_TEAM,
     ),
     Check(
         "PRV002",
         "a component is handed to an operator the cluster neither renders nor declares",
         operator_running,
+        scope=NO_TEAM,
     ),
     Check(
         "PRV004",
         "a DRA vendor's driver is neither rendered nor declared",
         dra_driver_declared,
         WARNING,
+        scope=NO_TEAM,
     ),
     Check(
         "PRV003",
         "a pool label sets an operator's per-node switch against the declared provider",
         deploy_labels_agree,
+        scope=NO_TEAM,
     ),
 )

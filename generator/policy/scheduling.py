@@ -18,7 +18,7 @@ from generator.builders.workloads import (
     team_devices,
 )
 from generator.findings import Finding, Severity
-from generator.policy.checks import WARNING, Check
+from generator.policy.checks import NO_TEAM, PER_TEAM, WARNING, Check
 from generator.policy.context import Context
 from generator.values.merge import Doc
 from generator.values.model import FleetView, Pool, Team, Vendor
@@ -543,26 +543,31 @@ CHECKS: tuple[Check, ...] = (
         "SCH010",
         "the packing profile has no scheduler that can run it as configured",
         packing_runner,
+        scope=NO_TEAM,
     ),
     Check(
         "SCH002",
         "a Volcano Job under the Kueue backend, which Kueue cannot account",
         volcano_under_kueue,
+        scope=PER_TEAM,
     ),
     Check(
         "SCH003",
         "a pod asks for a device count its pool's topology cannot give one pod",
         topology_refusals,
+        scope=PER_TEAM,
     ),
     Check(
         "SCH004",
         "a pod asks for more devices than one node of a pool it may land on has",
         pod_fits_node,
+        scope=PER_TEAM,
     ),
     Check(
         "SCH005",
         "a fallbackModel is not another pool model of the workload's vendor",
         fallback_models,
+        scope=PER_TEAM,
     ),
     Check(
         "SCH006",
@@ -574,18 +579,24 @@ CHECKS: tuple[Check, ...] = (
         "a team sets borrowing, which only a queue backend (volcano, kueue) lends",
         borrowing_needs_queue,
         WARNING,
+        scope=PER_TEAM,
     ),
     Check(
         "SCH009",
         "under Kueue, no flavor of the team's ClusterQueue can admit a workload whole",
         kueue_admission,
+        scope=PER_TEAM,
     ),
     Check(
-        "SCH008", "a job's networkTopology is one nothing would honour", network_topology_honoured
+        "SCH008",
+        "a job's networkTopology is one nothing would honour",
+        network_topology_honoured,
+        scope=PER_TEAM,
     ),
     Check(
         "SCH011",
         "under Kueue, a team's ClusterQueue would hold more resource groups than Kueue allows",
         resource_groups_limit,
+        scope=PER_TEAM,
     ),
 )

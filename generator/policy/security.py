@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from generator.findings import Finding, did_you_mean
-from generator.policy.checks import Check, ManifestRule
+from generator.policy.checks import PER_TEAM, Check, ManifestRule
 from generator.policy.context import Context
 from generator.policy.manifest import describe, origin
 from generator.policy.placement import pod_templates
@@ -184,17 +184,20 @@ CHECKS: tuple[Check, ...] = (
         "SEC007",
         "a workload adds a capability its team's security profiles do not grant",
         ungranted_values,
+        scope=PER_TEAM,
     ),
     Check(
         "SEC008",
         "a team names a security profile fleet.yaml does not define",
         undefined_profiles,
+        scope=PER_TEAM,
     ),
     Check(
         "SEC009",
         "a team is granted a security profile its Pod Security level (restricted) or its "
         "Kubernetes version (before 1.30) cannot honour",
         unhonoured_profiles,
+        scope=PER_TEAM,
     ),
 )
 

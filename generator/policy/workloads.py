@@ -11,7 +11,7 @@ from generator.builders.scheduling import scheduler_name as scheduling_name
 from generator.builders.workloads import workload_mounts
 from generator.findings import Finding, Place, Severity, did_you_mean
 from generator.policy.capacity import pool_lines
-from generator.policy.checks import EITHER, WARNING, Check, CheckFn
+from generator.policy.checks import EITHER, PER_TEAM, WARNING, Check, CheckFn
 from generator.policy.context import Context
 from generator.policy.manifest import pod_annotation_allowed, production
 from generator.policy.placement import SUMMARIES, Problem, selector_clashes
@@ -503,7 +503,8 @@ def _pod_finding(view: FleetView, ref: PodRef, code: str, message: str) -> Findi
 
 # One check per placement problem code, over the same worked-out problems (_team_pod_problems).
 POD_CHECKS = tuple(
-    Check(_code, _summary, _pod_check(_code)) for _code, _summary in SUMMARIES.items()
+    Check(_code, _summary, _pod_check(_code), scope=PER_TEAM)
+    for _code, _summary in SUMMARIES.items()
 )
 
 
@@ -513,33 +514,48 @@ CHECKS: tuple[Check, ...] = (
         "WKL001",
         "a workload is invalid: unknown vendor, missing image, namespace or structure",
         workload_values,
+        scope=PER_TEAM,
     ),
     Check(
         "WKL004",
         "a workload mounts host paths in a namespace whose Pod Security forbids them",
         lambda ctx: [*host_paths(ctx), *host_path_volumes(ctx)],
+        scope=PER_TEAM,
     ),
     Check(
         "WKL007",
         "a workload's toleration or pod annotation undoes what a pool or its queue sets",
         lambda ctx: [*foreign_tolerations(ctx), *owned_annotations(ctx)],
+        scope=PER_TEAM,
     ),
     Check(
         "WKL009",
         "a workload's pod annotation is not one fleet.yaml's teamPodAnnotations allows",
         allowed_annotations,
+        scope=PER_TEAM,
     ),
-    Check("WKL010", "a TrainJob asks for what a TrainJob cannot carry", trainjob_limits),
+    Check(
+        "WKL010",
+        "a TrainJob asks for what a TrainJob cannot carry",
+        trainjob_limits,
+        scope=PER_TEAM,
+    ),
     Check(
         "WKL008",
         "a workload uses a Secret, ConfigMap, PVC, ServiceAccount or PriorityClass that is "
         "neither rendered nor declared",
         undeclared_references,
+        scope=PER_TEAM,
     ),
-    Check("MIG001", "a service's weights are not integers summing to 100", weights_sum),
-    Check("MIG002", "a weight goes to a track with 0 replicas", weight_to_empty),
     Check(
-        "MIG003", "a track drops to 0 replicas while it still carries traffic", empty_with_traffic
+        "MIG001", "a service's weights are not integers summing to 100", weights_sum, scope=PER_TEAM
+    ),
+    Check("MIG002", "a weight goes to a track with 0 replicas", weight_to_empty, scope=PER_TEAM),
+    Check(
+        "MIG003",
+        "a track drops to 0 replicas while it still carries traffic",
+        empty_with_traffic,
+        scope=PER_TEAM,
     ),
     Check(
         "MIG006",
@@ -547,8 +563,14 @@ CHECKS: tuple[Check, ...] = (
         "in production unless replicasFollowWeights)",
         pod_split,
         EITHER,
+        scope=PER_TEAM,
     ),
-    Check("MIG004", "a team's workloads need more devices of a vendor than its quota", fits_quota),
+    Check(
+        "MIG004",
+        "a team's workloads need more devices of a vendor than its quota",
+        fits_quota,
+        scope=PER_TEAM,
+    ),
     Check(
         "MIG005",
         "all services and the largest job need more devices of a vendor than its pools hold",

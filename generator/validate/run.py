@@ -472,12 +472,18 @@ def _unit_findings(
             out.extend(stage.findings(seen, verdicts))
     if ctx is not None and ok:
         rules_ctx = ctx
+        team = ctx.team_of_unit(unit)
 
         def run() -> list[Finding]:
             return policy.run_rules(rules_ctx, unit, docs())
 
         key = plan.keys[unit.path]
-        out.extend(memo.findings(ctx.view, unit.path, key, run) if memo is not None else run())
+        found = (
+            memo.findings(ctx.view, unit.path, key, run, team, lambda: rules_ctx.reads_alone(team))
+            if memo is not None
+            else run()
+        )
+        out.extend(found)
     return out, object_count(built) if ok else 0
 
 

@@ -88,7 +88,7 @@ def test_a_quota_share_is_the_cluster_it_goes_to(values_dir: Path, tmp_path: Pat
     views, found = checked(values_dir, memo)
     assert views == ["", "prod/main"]
     assert found == cold(values_dir)
-    assert [f.code for f in found if f.envs == ("prod/domestic",)] == ["MIG004", "MIG005"]
+    assert sorted(f.code for f in found if f.envs == ("prod/domestic",)) == ["MIG004", "MIG005"]
 
 
 def test_a_line_that_moved_checks_every_view_of_the_team(values_dir: Path, tmp_path: Path) -> None:
@@ -130,14 +130,16 @@ def test_a_run_that_may_not_write_leaves_the_memo_as_it_was(
     checked(values_dir, memo, write=False)
     assert not memo.exists()
     checked(values_dir, memo)
-    entries = sorted(memo.iterdir())
+    entries = {p.name: p.read_bytes() for p in memo.iterdir()}
     assert len(entries) == 3
     edit(values_dir, "devices: 2", "devices: 1")
     checked(values_dir, memo, write=False)
-    assert sorted(memo.iterdir()) == entries
+    assert {p.name: p.read_bytes() for p in memo.iterdir()} == entries
     checked(values_dir, memo)  # a run that writes keeps only what it used
-    assert len(list(memo.iterdir())) == 3
-    assert sorted(memo.iterdir()) != entries
+    now = {p.name: p.read_bytes() for p in memo.iterdir()}
+    # one entry per view, by its data but its teams: a team's edit rewrites two of them
+    assert sorted(now) == sorted(entries)
+    assert sum(now[name] != entries[name] for name in now) == 2
 
 
 def test_an_unreadable_entry_is_checked_again(values_dir: Path, tmp_path: Path) -> None:
@@ -258,8 +260,20 @@ class Rules:
         self.values = loader.load(values_dir)
         self.memo = RuleMemo(folder, write, ["WKL001", "WKL002"])
 
-    def ask(self, layer: str, unit: str, key: str, found: list[Finding]) -> list[Finding]:
-        return self.memo.findings(self.values.envs[layer], unit, key, lambda: list(found))
+    def ask(
+        self,
+        layer: str,
+        unit: str,
+        key: str,
+        found: list[Finding],
+        team: str | None = None,
+        alone: bool = True,
+    ) -> list[Finding]:
+        """The memo's answer for `unit` of `layer`'s view; `team`: the unit's team, by name;
+        `alone`: whether its rules read no other team."""
+        view = self.values.envs[layer]
+        of = next(t for t in view.teams if t.name == team) if team is not None else None
+        return self.memo.findings(view, unit, key, lambda: list(found), of, lambda: alone)
 
 
 def test_rules_run_again_only_on_a_changed_unit_key_or_view(
@@ -292,6 +306,38 @@ def test_rules_run_again_only_on_a_changed_unit_key_or_view(
         RULE_FINDING
     ]
     assert third.memo.ran == ["overlays/prod/domestic/team-ml"]
+
+
+def test_a_teams_unit_is_kept_by_its_team(values_dir: Path, tmp_path: Path) -> None:
+    """prod/main holds inference and ml. An edit of inference's values runs the rules again on
+    inference's unit and on the view's other units, and not on ml's unit; but on a unit of ml
+    whose rules read another team (a queue named after it: SCH001), since that unit is kept by
+    the whole view."""
+    folder = tmp_path / "rules"
+    main = "overlays/prod/main/"
+    first = Rules(values_dir, folder)
+    first.ask("prod/main", main + "team-ml", "k", [RULE_FINDING], "ml")
+    first.ask("prod/main", main + "team-inference", "k", [], "inference")
+    first.ask("prod/main", main + "argocd", "k", [])
+    first.ask("prod/main", main + "team-ml-queues", "k", [], "ml", alone=False)
+    first.memo.save()
+    again = Rules(values_dir, folder)
+    for unit, team in [("team-ml", "ml"), ("team-inference", "inference"), ("argocd", None)]:
+        again.ask("prod/main", main + unit, "k", [RULE_FINDING], team)
+    again.ask("prod/main", main + "team-ml-queues", "k", [], "ml")
+    assert again.memo.ran == []
+    again.memo.save()
+    path = values_dir / "teams" / "inference.yaml"
+    path.write_text(path.read_text().replace("replicas: 2}", "replicas: 1}"))
+    edited = Rules(values_dir, folder)
+    assert edited.ask("prod/main", main + "team-ml", "k", [], "ml") == [RULE_FINDING]
+    assert edited.ask("prod/main", main + "team-inference", "k", [], "inference") == []
+    assert edited.ask("prod/main", main + "argocd", "k", [], None) == []
+    edited.ask("prod/main", main + "team-ml-queues", "k", [], "ml")
+    assert edited.memo.ran == [main + "team-inference", main + "argocd", main + "team-ml-queues"]
+    # Another key for ml's unit (its committed files changed): run again all the same.
+    edited.ask("prod/main", main + "team-ml", "k2", [], "ml")
+    assert edited.memo.ran[-1] == main + "team-ml"
 
 
 def test_rules_memo_keeps_the_views_the_values_have_and_writes_only_when_it_may(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from generator.render.writer import read_tree
 from generator.toolchain import gobuild
 from generator.validate.run import ValidateOptions, ValidateResult, validate
 from generator.values import filecache, loader
+from generator.values.model import FleetView
 from generator.values.yamlio import dump
 
 CLUSTERS = ("c00", "c01")
@@ -252,9 +253,34 @@ def one_edit(fleet: tuple[Path, Process], tmp_path: Path, kind: str) -> Validate
 
 
 def test_a_team_edit_rebuilds_only_that_teams_units(
-    fleet: tuple[Path, Process], tmp_path: Path
+    fleet: tuple[Path, Process], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    ran: list[list[str]] = []
+    real = memo.RuleMemo.save
+
+    def save(self: memo.RuleMemo, views: Iterable[FleetView] = ()) -> None:
+        if self.entries.folder is not None:  # the warm runs': the full ones keep nothing
+            ran.append(list(self.ran))
+        real(self, views)
+
+    monkeypatch.setattr(memo.RuleMemo, "save", save)
     result = one_edit(fleet, tmp_path, "team")
+    # The rules: on every unit first, on none warm, then on the units of the views the edit
+    # changed but the other teams' (kept by their team: policy/memo.RuleMemo). The team's file
+    # is in its share in c00 too, so its unit there is checked again though its objects are
+    # the same.
+    c01 = [f"overlays/prod/c01/{u}" for u in ("argocd", "device-plugins", "monitoring")]
+    assert ran[1:] == [
+        [],
+        [
+            "overlays/prod/argocd",
+            "overlays/prod/c00/team-team-0002",
+            *c01,
+            "overlays/prod/c01/node-config",
+            "overlays/prod/c01/team-team-0002",
+        ],
+    ]
+    assert len(ran[0]) == 17
     # random.Random(7) picks team-0002's Ascend quota in c01 (4 -> 1): its ResourceQuota in
     # c01 and that cluster's per-team recording rules change (its team and monitoring units):
     # the other 15 units' verdicts are the cache's.
