@@ -18,6 +18,7 @@ import dataclasses
 import functools
 import hashlib
 import marshal
+import operator
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
@@ -79,32 +80,39 @@ class Digests:
         self._kept: tuple[Entries, str, dict[str, bytes]] | None = None
 
     def recall(self, loaded: Loaded, folder: Path | None, write: bool) -> None:
-        """Take the digests of `loaded`'s views from an earlier load with its fingerprint
-        (loader.Loaded.fingerprint: the same files and code make the same views), kept in
-        `folder`. Only the views `loaded` holds, by identity: a view made from them later
-        (another object) is digested from what it holds."""
+        """Take the digests of `loaded`'s views, of each one without its teams and of its teams
+        from an earlier load with its fingerprint (loader.Loaded.fingerprint: the same files
+        and code make the same views), kept in `folder`. Only the views `loaded` holds, by
+        identity: a view made from them later (another object) is digested from what it
+        holds."""
         entries = Entries(folder, write)
         table: dict[str, bytes] = {}
         if loaded.fingerprint:
             found = entries.get(loaded.fingerprint)
             table = found if isinstance(found, dict) else {}
         self._kept = (entries, loaded.fingerprint, table)
-        for view in _own(loaded.values):
+        for view, parts in _parts_of(loaded.values):
+            for name, obj, known_by in parts:
+                known = table.get(name)
+                if type(known) is bytes:
+                    known_by(self).setdefault(id(obj), (obj, known))
             known = table.get(view.key)
             if type(known) is bytes:
                 self.views.setdefault(id(view), (view, known))
 
     def keep(self, loaded: Loaded) -> None:
-        """Keep the digests of `loaded`'s views made this run for the next load with its
-        fingerprint (the views not digested this run: none kept); drop the other entries."""
+        """Keep the digests of `loaded`'s views (and their parts') made this run for the next
+        load with its fingerprint (those not digested this run: none kept); drop the other
+        entries."""
         if self._kept is None:
             return
         entries, fingerprint, table = self._kept
-        now = {
-            view.key: known[1]
-            for view in _own(loaded.values)
-            if (known := self.views.get(id(view))) is not None and known[0] is view
-        }
+        now: dict[str, bytes] = {}
+        for view, parts in _parts_of(loaded.values):
+            for name, obj, known_by in [(view.key, view, _VIEWS), *parts]:
+                known = known_by(self).get(id(obj))
+                if known is not None and known[0] is obj:
+                    now[name] = known[1]
         if fingerprint and now and now != table:
             entries.put(fingerprint, now)
         entries.save()  # the entry recall read stays: Entries.get marked it used
@@ -194,6 +202,26 @@ class Digests:
         return hashlib.sha256(marshal.dumps(data, MARSHAL_FORMAT)).hexdigest()
 
 
+Table = Callable[["Digests"], dict[int, tuple[Any, bytes]]]
+# Where Digests keeps the digests of views, of views without their teams, and of teams
+_VIEWS: Table = operator.attrgetter("views")
+_RESTS: Table = operator.attrgetter("rests")
+_TEAMS: Table = operator.attrgetter("teams")
+
+
+def _parts_of(values: Values) -> list[tuple[FleetView, list[tuple[str, Any, Table]]]]:
+    """Each view `_own` gives with its parts that Digests keeps: the view without its teams,
+    and its teams (unless two share a name), each by a name of its own in the views' entry."""
+    out = []
+    for view in _own(values):
+        parts: list[tuple[str, Any, Table]] = [(f"\0rest\0{view.key}", view, _RESTS)]
+        names = [t.name for t in view.teams]
+        if len(set(names)) == len(names):
+            parts += [(f"\0team\0{view.key}\0{t.name}", t, _TEAMS) for t in view.teams]
+        out.append((view, parts))
+    return out
+
+
 def _own(values: Values) -> list[FleetView]:
     """The views of `values` by layer, but a layer held by two different objects (neither
     can stand for the other)."""
@@ -245,16 +273,26 @@ class Scoped(Protocol):
     def team(self, team: Team) -> list[Finding]: ...
 
 
-WHOLE = "whole view"  # an entry's key for the findings of the checks that read the whole view
+# An entry's keys for the findings of the checks that read the whole view, and for the digest of
+# the view without its teams (a team's digest, in hex, is neither)
+WHOLE, REST = "whole view", "view without teams"
+
+
+def _parts(entry: dict[str, Any]) -> list[list[Any]]:
+    """The findings' rows of a CheckMemo entry, by part."""
+    return [entry[WHOLE][1], *(rows for part, rows in entry.items() if part not in (WHOLE, REST))]
 
 
 class CheckMemo:
     """Findings per view by digest; without a folder it keeps nothing and every view is checked.
 
-    One entry per view, by the digest of the view without its teams (`Digests.rest`): in it the
-    findings of the checks that read the whole view, with the view's digest; of those that read
-    no team; and of those that read each team on its own, team by team, by the team's digest
-    (`Digests.team`). One team's edit runs these on that team alone."""
+    One entry per view, by its layer: the findings of the checks that read the whole view, by
+    the view's digest; and, with the digest of the view without its teams (`Digests.rest`),
+    those of the checks that read no team, and of those that read each team on its own, team by
+    team, by the team's digest (`Digests.team`). A view whose digest is the entry's is answered
+    whole (its teams are not digested: the views' digests are kept by the values' fingerprint,
+    Digests.recall); in another, the checks of each team run on the teams whose digest changed
+    alone, and those of no team only when the view's data but its teams changed."""
 
     def __init__(self, folder: Path | None, write: bool, digests: Digests | None = None) -> None:
         self.entries = Entries(folder, write)
@@ -270,32 +308,32 @@ class CheckMemo:
             teams = [f for team in view.teams for f in checks.team(team)]
             return [*checks.whole(), *checks.no_team(), *teams]
         codes = (tuple(checks.whole_codes), tuple(checks.rest_codes), tuple(checks.team_codes))
-        data = (salt(), *codes, self.digests.rest(view))
-        key = hashlib.sha256(marshal.dumps(data, MARSHAL_FORMAT)).hexdigest()
+        key = hashlib.sha256(marshal.dumps((salt(), *codes, view.key))).hexdigest()
         found = self.entries.get(key)
         old: dict[str, Any] = found if isinstance(found, dict) else {}
-        # WHOLE: (the view's digest, its rows); "": the rows of the checks that read no team;
-        # a team's digest (hex): the rows of the checks of each team on its own, on it
-        new: dict[str, Any] = {}
         mark = self.digests.view(view, checks.whole_codes)
         whole = old.get(WHOLE)
-        if whole is None or whole[0] != mark:
-            self.checked.append(view.key)
-            whole = (mark, [_row(f) for f in checks.whole()])
-        new[WHOLE] = whole
-        new[""] = old.get("")
+        if whole is not None and whole[0] == mark:  # the same view: every finding as it was
+            return [_finding(tuple(r)) for rows in _parts(old) for r in rows]
+        self.checked.append(view.key)
+        # WHOLE: (the view's digest, the rows of the checks that read it); REST: the digest of
+        # the view without its teams; "": the rows of the checks that read no team; a team's
+        # digest (hex): the rows of the checks of each team on its own, on it
+        rest = self.digests.rest(view).hex()
+        kept = old if old.get(REST) == rest else {}
+        new: dict[str, Any] = {WHOLE: (mark, [_row(f) for f in checks.whole()]), REST: rest}
+        new[""] = kept.get("")
         if new[""] is None:
             new[""] = [_row(f) for f in checks.no_team()]
         for team in view.teams:
-            mark = self.digests.team(team).hex()
-            rows = new.get(mark, old.get(mark))
+            digest = self.digests.team(team).hex()
+            rows = new.get(digest, kept.get(digest))
             if rows is None:
                 self.teams_checked += 1
                 rows = [_row(f) for f in checks.team(team)]
-            new[mark] = rows
-        if new != old:
-            self.entries.put(key, new)
-        return [_finding(tuple(r)) for rows in (whole[1], *list(new.values())[1:]) for r in rows]
+            new[digest] = rows
+        self.entries.put(key, new)
+        return [_finding(tuple(r)) for rows in _parts(new) for r in rows]
 
     def save(self) -> None:
         self.entries.save()
@@ -310,11 +348,11 @@ class RuleMemo:
     its built objects (a function of its cache key: the committed files it reads and the tools)
     and of the code. A team's unit reads, of the values, its team and the view's data that is
     not a team's (policy/manifest.py's rules find the team by the unit's name), unless a queue in
-    it names another team (SCH001 reads that team): kept by its team's digest, it is checked
-    again only when that team, the view's other data or its key changed. Any other unit is
-    kept by the whole view's digest. One entry per view, by the digest of the view without its
-    teams (`Digests.rest`), holding each unit's key, what it was kept by and its findings;
-    without a folder it keeps nothing."""
+    it names another team (SCH001 reads that team). So a unit is answered from here when its key
+    is the same and its view's digest is, or, for a team's unit whose rules read no other team,
+    its team's digest and that of the view without its teams (`Digests.rest`) are: one team's
+    edit runs the rules again on that team's unit and on the view's units of no team. One entry
+    per view, by its layer; without a folder it keeps nothing."""
 
     def __init__(
         self, folder: Path | None, write: bool, codes: list[str], digests: Digests | None = None
@@ -322,14 +360,13 @@ class RuleMemo:
         self.entries = Entries(folder, write)
         self.digests = digests if digests is not None else Digests()
         self.codes = codes
-        # id(view) -> (the view, kept alive so that its id stays its own; its key; the units'
-        # entries remembered; those of this run)
-        self._views: dict[int, tuple[FleetView, str, dict[str, Any], dict[str, Any]]] = {}
+        # id(view) -> (the view, kept alive so that its id stays its own; its key; its digest;
+        # the units' entries remembered; those of this run)
+        self._views: dict[int, tuple[FleetView, str, str, dict[str, Any], dict[str, Any]]] = {}
         self.ran: list[str] = []  # the units whose rules ran this run (not remembered)
 
     def _key(self, view: FleetView) -> str:
-        data = (salt(), tuple(self.codes), self.digests.rest(view))
-        return hashlib.sha256(marshal.dumps(data, MARSHAL_FORMAT)).hexdigest()
+        return hashlib.sha256(marshal.dumps((salt(), tuple(self.codes), view.key))).hexdigest()
 
     def findings(
         self,
@@ -340,10 +377,10 @@ class RuleMemo:
         team: Team | None = None,
         alone: Callable[[], bool] = lambda: False,
     ) -> list[Finding]:
-        """The findings of the rules on `unit` checked against `view`: remembered when the unit's
-        key and what it was kept by are the same, else `run()`, remembered from now on. `team`:
-        the unit's team, if it is a team's; `alone()`, after `run()`: whether the rules read no
-        other team (then the findings are kept by that team's digest)."""
+        """The findings of the rules on `unit` checked against `view`: remembered when they
+        were found with the same unit key and view, or the same team and view without teams,
+        else `run()`, remembered from now on. `team`: the unit's team, if it is a team's;
+        `alone()`, after `run()`: whether the rules read no other team."""
         if self.entries.folder is None:
             self.ran.append(unit)
             return run()
@@ -351,31 +388,39 @@ class RuleMemo:
         if known is None:
             key = self._key(view)
             read = self.entries.get(key)
-            known = (view, key, read if isinstance(read, dict) else {}, {})
+            mark = self.digests.view(view, self.codes)
+            known = (view, key, mark, read if isinstance(read, dict) else {}, {})
             self._views[id(view)] = known
-        _, _, old, new = known
-        mark = self.digests.team(team).hex() if team is not None else None
+        _, _, mark, old, new = known
+        # [unit key, the view's digest, the team's and the view's without teams (or None), rows]
         hit = old.get(unit)
         if (
             hit is not None
             and hit[0] == unit_key
-            and (hit[1] == mark or hit[1] == self.digests.view(view, self.codes))
+            and (hit[1] == mark or self._same(hit, view, team))
         ):
-            new[unit] = hit
-            return [_finding(tuple(r)) for r in hit[2]]
+            new[unit] = [unit_key, mark, *hit[2:]]
+            return [_finding(tuple(r)) for r in hit[4]]
         self.ran.append(unit)
         found = run()
-        if mark is None or not alone():
-            mark = self.digests.view(view, self.codes)
-        new[unit] = [unit_key, mark, [_row(f) for f in found]]
+        kept: tuple[str | None, str | None] = (None, None)
+        if team is not None and alone():
+            kept = (self.digests.team(team).hex(), self.digests.rest(view).hex())
+        new[unit] = [unit_key, mark, *kept, [_row(f) for f in found]]
         return found
+
+    def _same(self, hit: list[Any], view: FleetView, team: Team | None) -> bool:
+        """Whether a unit kept by its team (`hit`) has the same team and view without teams."""
+        if hit[2] is None or team is None or hit[2] != self.digests.team(team).hex():
+            return False
+        return bool(hit[3] == self.digests.rest(view).hex())
 
     def save(self, views: Iterable[FleetView] = ()) -> None:
         """Keep the findings of this run's units, those of the view's other units as they were
         (a run of one shard or one environment checks only some: the next run of the others
         reads them), and the entries of `views`, the views the values have now, whether or not
         this run checked a unit of theirs; drop the others."""
-        for _, key, old, new in self._views.values():
+        for _, key, _, old, new in self._views.values():
             self.entries.put(key, {**old, **new})
         for view in views:
             self.entries.keep(self._key(view))

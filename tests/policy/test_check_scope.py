@@ -17,10 +17,12 @@ import pytest
 from generator.builders.fleet import build_values
 from generator.findings import Finding, Location
 from generator.policy import checks, registry
+from generator.policy import memo as memo_module
 from generator.policy.checks import NO_TEAM, PER_TEAM, WHOLE, Check, run_checks
 from generator.policy.context import Context
 from generator.policy.memo import CheckMemo
 from generator.values import loader
+from generator.values.model import Team
 from tests.fixtures import PROD_FLEET, TWO_CLUSTERS, tree
 from tests.scope import ScopeError, Verified
 
@@ -150,3 +152,29 @@ def test_the_checks_memo_keeps_by_team_the_checks_that_read_one_team() -> None:
         "PRV003", "PRV004", "RES001", "RES004", "SCH010", "VER001",
     ]  # fmt: skip
     assert len([c for c, s in scopes.items() if s == PER_TEAM]) == 39
+
+
+def test_a_view_that_did_not_change_digests_none_of_its_teams(
+    values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A view whose digest is its entry's is answered whole; in a changed view every team is
+    digested (to find the ones that changed). ml's edit changes the base layer and
+    prod/domestic, not prod/main."""
+    memo = tmp_path / "memo"
+    chosen = list(registry.CHECKS.values())
+    run(values_dir, memo, *chosen)
+    digested: list[str] = []
+    team_digest = memo_module.Digests.team
+
+    def spy(self: memo_module.Digests, team: Team) -> bytes:
+        digested.append(team.name)
+        return team_digest(self, team)
+
+    monkeypatch.setattr(memo_module.Digests, "team", spy)
+    again, _ = run(values_dir, memo, *chosen)
+    assert (again.checked, digested) == ([], [])
+    ml = values_dir / "teams" / "ml.yaml"
+    ml.write_text(ml.read_text().replace("devices: 2", "devices: 1"))
+    edited, _ = run(values_dir, memo, *chosen)
+    assert edited.checked == ["", "prod/domestic"]
+    assert digested == ["inference", "ml", "ml"]

@@ -23,7 +23,7 @@ from generator.policy import registry
 from generator.policy.checks import run_checks
 from generator.policy.memo import CheckMemo, RuleMemo, _finding, _row
 from generator.values import filecache, loader
-from generator.values.model import FleetView, PciModel
+from generator.values.model import FleetView, PciModel, Team
 from tests.fixtures import PROD_FLEET, TWO_CLUSTERS, tree
 
 ML = "teams/ml.yaml"
@@ -308,11 +308,13 @@ def test_rules_run_again_only_on_a_changed_unit_key_or_view(
     assert third.memo.ran == ["overlays/prod/domestic/team-ml"]
 
 
-def test_a_teams_unit_is_kept_by_its_team(values_dir: Path, tmp_path: Path) -> None:
+def test_a_teams_unit_is_kept_by_its_team(
+    values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """prod/main holds inference and ml. An edit of inference's values runs the rules again on
     inference's unit and on the view's other units, and not on ml's unit; but on a unit of ml
     whose rules read another team (a queue named after it: SCH001), since that unit is kept by
-    the whole view."""
+    the whole view. A view that did not change digests none of its teams."""
     folder = tmp_path / "rules"
     main = "overlays/prod/main/"
     first = Rules(values_dir, folder)
@@ -322,10 +324,18 @@ def test_a_teams_unit_is_kept_by_its_team(values_dir: Path, tmp_path: Path) -> N
     first.ask("prod/main", main + "team-ml-queues", "k", [], "ml", alone=False)
     first.memo.save()
     again = Rules(values_dir, folder)
+    digested: list[str] = []
+    team_digest = memo_module.Digests.team
+
+    def spy(self: memo_module.Digests, team: Team) -> bytes:
+        digested.append(team.name)
+        return team_digest(self, team)
+
+    monkeypatch.setattr(memo_module.Digests, "team", spy)
     for unit, team in [("team-ml", "ml"), ("team-inference", "inference"), ("argocd", None)]:
         again.ask("prod/main", main + unit, "k", [RULE_FINDING], team)
     again.ask("prod/main", main + "team-ml-queues", "k", [], "ml")
-    assert again.memo.ran == []
+    assert (again.memo.ran, digested) == ([], [])
     again.memo.save()
     path = values_dir / "teams" / "inference.yaml"
     path.write_text(path.read_text().replace("replicas: 2}", "replicas: 1}"))
@@ -335,6 +345,9 @@ def test_a_teams_unit_is_kept_by_its_team(values_dir: Path, tmp_path: Path) -> N
     assert edited.ask("prod/main", main + "argocd", "k", [], None) == []
     edited.ask("prod/main", main + "team-ml-queues", "k", [], "ml")
     assert edited.memo.ran == [main + "team-inference", main + "argocd", main + "team-ml-queues"]
+    # ml's unit answered by ml's digest; inference's compared, then kept by it; the queues'
+    # unit, kept by the view, ran, and read ml alone this time: kept by ml's digest
+    assert digested == ["ml", "inference", "inference", "ml"]
     # Another key for ml's unit (its committed files changed): run again all the same.
     edited.ask("prod/main", main + "team-ml", "k2", [], "ml")
     assert edited.memo.ran[-1] == main + "team-ml"
@@ -450,6 +463,49 @@ def test_a_second_load_of_the_same_files_reads_its_views_digests(
     assert digested(values_dir, folder) == first
     assert made == []
     assert len(list(folder.iterdir())) == 1
+
+
+def parts_digested(values_dir: Path, folder: Path) -> dict[str, bytes]:
+    """One load's digests of its views without their teams and of their teams, by layer (and
+    team name), recalled from and kept in `folder`."""
+    found = loader.load_all(values_dir)
+    digests = memo_module.Digests()
+    digests.recall(found, folder, True)
+    out: dict[str, bytes] = {}
+    for view in [found.values.base, *found.values.envs.values()]:
+        out[view.key] = digests.rest(view)
+        out.update({f"{view.key}/{t.name}": digests.team(t) for t in view.teams})
+    digests.keep(found)
+    return out
+
+
+def test_a_second_load_of_the_same_files_reads_its_teams_digests(
+    values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The teams' digests and the views' without their teams are kept as the views' are: a
+    second load of the same files makes none canonical again; an edited team file makes them
+    all again (another fingerprint), each the same where its team did not change."""
+    folder = tmp_path / "views"
+    first = parts_digested(values_dir, folder)
+    assert sorted(first) == [
+        "", "/inference", "/ml", "prod/domestic", "prod/domestic/ml", "prod/main",
+        "prod/main/inference", "prod/main/ml",
+    ]  # fmt: skip
+    made: list[str] = []
+    canon = memo_module.Digests.canon
+
+    def spy(self: memo_module.Digests, obj: object) -> object:
+        if isinstance(obj, Team):
+            made.append(obj.name)
+        return canon(self, obj)
+
+    monkeypatch.setattr(memo_module.Digests, "canon", spy)
+    assert parts_digested(values_dir, folder) == first
+    assert made == []
+    edit(values_dir, "devices: 2", "devices: 3")
+    after = parts_digested(values_dir, folder)
+    assert sorted(made) == ["inference", "inference", "ml", "ml", "ml"]
+    assert [k for k in first if after[k] != first[k]] == ["/ml", "prod/domestic/ml"]
 
 
 def test_an_edited_file_makes_every_view_canonical_again_and_keeps_one_entry(
