@@ -9,7 +9,6 @@ the objects that are laid out.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -157,11 +156,7 @@ class _TeamsOnly(Build):
 
     def __init__(self, whole: Build, teams: tuple[Team, ...]) -> None:
         self._whole = whole
-        self._part = dataclasses.replace(whole.view, teams=teams)
-
-    @property
-    def view(self) -> FleetView:
-        return self._part
+        self._view = dataclasses.replace(whole.view, teams=teams)  # what Build.view gives
 
     @property
     def workloads(self) -> Workloads:
@@ -169,10 +164,6 @@ class _TeamsOnly(Build):
 
     def team(self, team: Team) -> TeamBuild:
         return self._whole.team(team)
-
-    def pods(self) -> Iterator[PodRef]:
-        for team in self._part.teams:
-            yield from self._whole.team(team).pods
 
     @property
     def components(self) -> tuple[Component, ...]:

@@ -327,7 +327,7 @@ class CheckMemo:
             new[""] = [_row(f) for f in checks.no_team()]
         for team in view.teams:
             digest = self.digests.team(team).hex()
-            rows = new.get(digest, kept.get(digest))
+            rows = kept.get(digest)
             if rows is None:
                 self.teams_checked += 1
                 rows = [_row(f) for f in checks.team(team)]
@@ -392,7 +392,7 @@ class RuleMemo:
             known = (view, key, mark, read if isinstance(read, dict) else {}, {})
             self._views[id(view)] = known
         _, _, mark, old, new = known
-        # [unit key, the view's digest, the team's and the view's without teams (or None), rows]
+        # [unit key, the view's digest, (the team's, the view's without teams) or None, rows]
         hit = old.get(unit)
         if (
             hit is not None
@@ -400,20 +400,21 @@ class RuleMemo:
             and (hit[1] == mark or self._same(hit, view, team))
         ):
             new[unit] = [unit_key, mark, *hit[2:]]
-            return [_finding(tuple(r)) for r in hit[4]]
+            return [_finding(tuple(r)) for r in hit[3]]
         self.ran.append(unit)
         found = run()
-        kept: tuple[str | None, str | None] = (None, None)
+        kept = None
         if team is not None and alone():
             kept = (self.digests.team(team).hex(), self.digests.rest(view).hex())
-        new[unit] = [unit_key, mark, *kept, [_row(f) for f in found]]
+        new[unit] = [unit_key, mark, kept, [_row(f) for f in found]]
         return found
 
     def _same(self, hit: list[Any], view: FleetView, team: Team | None) -> bool:
         """Whether a unit kept by its team (`hit`) has the same team and view without teams."""
-        if hit[2] is None or team is None or hit[2] != self.digests.team(team).hex():
+        kept = hit[2]
+        if kept is None or team is None or kept[0] != self.digests.team(team).hex():
             return False
-        return bool(hit[3] == self.digests.rest(view).hex())
+        return bool(kept[1] == self.digests.rest(view).hex())
 
     def save(self, views: Iterable[FleetView] = ()) -> None:
         """Keep the findings of this run's units, those of the view's other units as they were

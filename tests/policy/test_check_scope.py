@@ -178,3 +178,35 @@ def test_a_view_that_did_not_change_digests_none_of_its_teams(
     edited, _ = run(values_dir, memo, *chosen)
     assert edited.checked == ["", "prod/domestic"]
     assert digested == ["inference", "ml", "ml"]
+
+
+@pytest.mark.usefixtures("unverified")
+def test_the_findings_of_no_team_are_kept_through_a_teams_edit(
+    values_dir: Path, tmp_path: Path
+) -> None:
+    """A check of no team that finds something: found once per view, then read back, through
+    ml's edit too (which changes two views, not their data but teams); and without a folder,
+    every team of every view is checked."""
+    memo = tmp_path / "memo"
+    fleet_finding = Finding("XX002", "the fleet", Location("values/fleet.yaml", 1, 1), "", "")
+    ran: list[str] = []
+
+    def fleet_wide(ctx: Context) -> list[Finding]:
+        ran.append(ctx.view.key)
+        return [fleet_finding]
+
+    chosen = (
+        Check("XX002", "s", fleet_wide, scope=NO_TEAM),
+        Check("XX001", "s", Spy(), scope=PER_TEAM),
+    )
+    _, found = run(values_dir, memo, *chosen)
+    assert ran == ["", "prod/main", "prod/domestic"]
+    assert [f for f in found if f.code == "XX002"] == [fleet_finding]
+    ml = values_dir / "teams" / "ml.yaml"
+    ml.write_text(ml.read_text().replace("devices: 2", "devices: 1"))
+    _, after = run(values_dir, memo, *chosen)
+    assert (ran, after) == (["", "prod/main", "prod/domestic"], found)
+    cold = CheckMemo(None, write=False)
+    loaded = loader.load(values_dir)
+    assert run_checks(loaded, build_values(loaded), chosen, cold) == found
+    assert cold.teams_checked == 5  # base: 2, prod/main: 2, prod/domestic: 1

@@ -66,3 +66,25 @@ def test_a_teams_pod_problems_are_worked_out_once(view: FleetView) -> None:
     assert none == []
     assert ctx.pod_problems(ml) is none
     assert ctx.pod_problems(cv) is first
+
+
+def test_a_part_of_the_view_shares_what_the_whole_worked_out(view: FleetView) -> None:
+    """The context of one team (or none) that a check of each team (or of no team) reads: the
+    view holds that team alone, its pods are that team's, and what the view's context worked
+    out is the same object there, not worked out again for each of 1,000 teams."""
+    ctx = context(view)
+    cv = team(view, "cv")
+    part = ctx.of_teams((cv,))
+    assert part.view.teams == (cv,)
+    assert part.view.vendors == view.vendors
+    assert [(ref.kind, ref.name) for ref in part.build.pods()] == [
+        ("Job", "detect"),
+        ("Deployment", "web-nvidia"),
+    ]
+    assert part.pools is ctx.pools
+    assert part.reserved_namespaces() is ctx.reserved_namespaces()
+    assert part.landings(cv) is ctx.landings(cv)
+    assert part.pod_problems(cv) is ctx.pod_problems(cv)
+    assert part.build.team(cv) is ctx.build.team(cv)
+    assert part.build.workloads is ctx.build.workloads
+    assert ctx.of_teams(()).view.teams == ()
