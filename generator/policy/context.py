@@ -18,11 +18,13 @@ from generator.builders.fleet import Build
 from generator.builders.monitoring.sources import exporter_namespace, settings
 from generator.builders.workloads import queue_name
 from generator.policy.placement import (
+    Clash,
     PodTemplate,
     Pools,
     Problem,
     pod_problems,
     pod_templates,
+    selector_clashes,
 )
 from generator.values.model import FleetView, Pool, Team, Vendor
 from generator.values.quantity import parse_quantity
@@ -58,6 +60,7 @@ class Context:
         self._landings: dict[str, list[Landing]] = {}
         self._pod_problems: dict[str, list[tuple[PodRef, Problem]]] = {}
         self._reserved: dict[str, str] | None = None
+        self._clashes: list[Clash] | None = None
         self._by_unit: dict[str, Team] | None = None
         self._by_queue: dict[str, Team] | None = None
         self._unit_problems: tuple[list[Obj], UnitProblems] | None = None
@@ -80,6 +83,7 @@ class Context:
         part._landings = self._landings
         part._pod_problems = self._pod_problems
         part._reserved = self.reserved_namespaces()
+        part._clashes = self.clashes()
         return part
 
     @property
@@ -104,6 +108,12 @@ class Context:
             found = [(ref, p) for ref in pods for p in pod_problems(self.pools, ref.spec)]
             self._pod_problems[team.name] = found
         return found
+
+    def clashes(self) -> list[Clash]:
+        """The pairs of vendors whose selectors cannot tell them apart (RES001)."""
+        if self._clashes is None:
+            self._clashes = selector_clashes(self.view)
+        return self._clashes
 
     def reserved_namespaces(self) -> dict[str, str]:
         """Namespaces no team may claim, with what owns them."""

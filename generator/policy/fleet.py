@@ -16,7 +16,6 @@ from generator.findings import Finding, Location, Severity
 from generator.policy.capacity import VendorQuota, pool_lines, quota_line, quota_totals
 from generator.policy.checks import EITHER, NO_TEAM, PER_TEAM, WARNING, Check
 from generator.policy.context import Context
-from generator.policy.placement import selector_clashes
 from generator.toolchain import schemas
 from generator.values import clusters
 from generator.values.loader import missing_vendor_hint
@@ -156,7 +155,7 @@ def _model_capacity(view: FleetView, team: Team, vendor: Vendor) -> Iterable[Fin
 
 
 def shared_resource(ctx: Context) -> Iterable[Finding]:
-    for clash in selector_clashes(ctx.view):
+    for clash in ctx.clashes():
         vendor, other = clash.vendor, clash.other
         key, value = next(iter(vendor.selector.items()))
         yield Finding(

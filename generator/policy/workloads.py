@@ -14,7 +14,7 @@ from generator.policy.capacity import pool_lines
 from generator.policy.checks import EITHER, PER_TEAM, WARNING, Check, CheckFn
 from generator.policy.context import Context
 from generator.policy.manifest import pod_annotation_allowed, production
-from generator.policy.placement import SUMMARIES, Problem, selector_clashes
+from generator.policy.placement import SUMMARIES, Problem
 from generator.values.model import FleetView, Team, Vendor
 from generator.values.yamlio import YamlPath, json_path
 from generator.vocab.kube import DEFAULT_SCHEDULER
@@ -468,7 +468,7 @@ def _pod_check(code: str) -> CheckFn:
         view = ctx.view
         # Pods that pick pools of vendors whose selectors clash: RES001 says so once, at the
         # vendors' values, and fixing it there fixes every one of them.
-        clashing = {frozenset((c.vendor.id, c.other.id)) for c in selector_clashes(view)}
+        clashing = {frozenset((c.vendor.id, c.other.id)) for c in ctx.clashes()}
         for team in view.teams:
             for ref, problem in ctx.pod_problems(team):
                 if problem.code == code and not _restates_clash(problem, clashing):

@@ -83,6 +83,7 @@ def test_a_part_of_the_view_shares_what_the_whole_worked_out(view: FleetView) ->
     ]
     assert part.pools is ctx.pools
     assert part.reserved_namespaces() is ctx.reserved_namespaces()
+    assert part.clashes() is ctx.clashes()
     assert part.landings(cv) is ctx.landings(cv)
     assert part.pod_problems(cv) is ctx.pod_problems(cv)
     assert part.build.team(cv) is ctx.build.team(cv)
