@@ -120,6 +120,6 @@ def run_rules(
     ctx: Context, unit: Unit, objs: list[Obj], rules: Sequence[ManifestRule]
 ) -> list[Finding]:
     """Every rule on one unit's built objects; each finding names the unit. The context's
-    `queue_teams` are then the teams these rules read (Context.reads_alone)."""
-    ctx.queue_teams.clear()
+    `queues_asked` are then the queue names these rules looked up (Context.reads_alone)."""
+    ctx.queues_asked.clear()
     return [f.at_unit(unit.path) for rule in rules for f in rule(ctx, unit, objs)]

@@ -64,10 +64,11 @@ class Context:
         self._by_unit: dict[str, Team] | None = None
         self._by_queue: dict[str, Team] | None = None
         self._unit_problems: tuple[list[Obj], UnitProblems] | None = None
-        # The teams whose queues `team_of_queue` found, by name: a unit's rules read those
-        # teams' values (policy/memo.RuleMemo keeps a team's unit by its team alone when that
-        # is the only one).
-        self.queue_teams: set[str] = set()
+        # The queue names `team_of_queue` was asked for: a unit's rules read the values of the
+        # teams so named, and a name no team has now is a lookup that another team's values
+        # could answer later (policy/memo.RuleMemo keeps a team's unit by its team alone only
+        # when its own queue is the one name asked).
+        self.queues_asked: set[str] = set()
 
     @property
     def view(self) -> FleetView:
@@ -136,15 +137,14 @@ class Context:
         """The team whose batch queue is named `name`."""
         if self._by_queue is None:
             self._by_queue = {queue_name(t): t for t in self.view.teams}
-        found = self._by_queue.get(name)
-        if found is not None:
-            self.queue_teams.add(found.name)
-        return found
+        self.queues_asked.add(name)
+        return self._by_queue.get(name)
 
     def reads_alone(self, team: Team | None) -> bool:
         """Whether the last unit's rules (checks.run_rules) read no team's values but `team`'s
-        (None: a unit of no team, which reads them all)."""
-        return team is not None and self.queue_teams <= {team.name}
+        (None: a unit of no team, which reads them all): they looked up no queue but the
+        team's own."""
+        return team is not None and self.queues_asked <= {queue_name(team)}
 
     def unit_problems(self, objs: list[Obj]) -> UnitProblems:
         """pod_problems of every pod template of one unit's objects, worked out once for the five
@@ -167,10 +167,11 @@ class _TeamsOnly(Build):
     def __init__(self, whole: Build, teams: tuple[Team, ...]) -> None:
         self._whole = whole
         self._view = dataclasses.replace(whole.view, teams=teams)  # what Build.view gives
-
-    @property
-    def workloads(self) -> Workloads:
-        return self._whole.workloads
+        # The workload model of the part's view (its `view` holds the part's teams alone),
+        # sharing the teams the whole's has resolved: each is a function of its team and of the
+        # view's data that is not a team's.
+        self._workloads = Workloads(self._view)
+        self._workloads._teams = whole.workloads._teams
 
     def team(self, team: Team) -> TeamBuild:
         return self._whole.team(team)

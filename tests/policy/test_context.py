@@ -87,5 +87,7 @@ def test_a_part_of_the_view_shares_what_the_whole_worked_out(view: FleetView) ->
     assert part.landings(cv) is ctx.landings(cv)
     assert part.pod_problems(cv) is ctx.pod_problems(cv)
     assert part.build.team(cv) is ctx.build.team(cv)
-    assert part.build.workloads is ctx.build.workloads
+    # its own workload model, whose view holds the part's team alone, with the whole's teams
+    assert part.build.workloads.view.teams == (cv,)
+    assert part.build.workloads.of(cv) is ctx.build.workloads.of(cv)
     assert ctx.of_teams(()).view.teams == ()

@@ -76,22 +76,29 @@ def test_the_whole_finding_names_the_queue_and_the_teams_quota(tmp_path: Path) -
 
 def test_the_context_tells_whether_a_units_rules_read_another_team(tmp_path: Path) -> None:
     """A unit of team ml holding team ai's queue: SCH001 reads ai's quota there, so the unit's
-    findings are not ml's alone (validate keeps them by the whole view: policy/memo.RuleMemo)."""
+    findings are not ml's alone (validate keeps them by the whole view: policy/memo.RuleMemo).
+    Nor when it holds a queue named after no team: a team of that name added later would be
+    read there."""
     fleet = FLEET + "scheduling:\n  backend: volcano\n"
     files = {"teams/ml.yaml": ML, "teams/ai.yaml": ML}
     view = values.load(tree(tmp_path, files, fleet=fleet)).envs["prod"]
     ml, ai = (next(t for t in view.teams if t.name == name) for name in ("ml", "ai"))
     [own] = [o for o in team_objects(view, ml)[0] if o["kind"] == "Queue"]
     [other] = [o for o in team_objects(view, ai)[0] if o["kind"] == "Queue"]
+    stranger = {**own, "metadata": {**own["metadata"], "name": "team-zzz"}}
     ctx = context(view)
     unit = Unit("prod", "team-ml", "overlays/prod/team-ml", (own,), {})
     run_rules(ctx, unit, [own])
-    assert ctx.queue_teams == {"ml"}
+    assert ctx.queues_asked == {"team-ml"}
     assert ctx.reads_alone(ml)
     assert not ctx.reads_alone(ai)
     assert not ctx.reads_alone(None)  # a unit of no team reads them all
     run_rules(ctx, unit, [own, other])
-    assert ctx.queue_teams == {"ml", "ai"}
+    assert ctx.queues_asked == {"team-ml", "team-ai"}
+    assert not ctx.reads_alone(ml)
+    run_rules(ctx, unit, [own, stranger])
+    assert ctx.queues_asked == {"team-ml", "team-zzz"}
     assert not ctx.reads_alone(ml)
     run_rules(ctx, unit, [own])  # each unit's rules: what they read alone
-    assert ctx.queue_teams == {"ml"}
+    assert ctx.queues_asked == {"team-ml"}
+    assert ctx.reads_alone(ml)
