@@ -28,12 +28,13 @@ from generator.cluster.dryrun import load
 from generator.cluster.units import BuiltUnit, argocd_order, unit_waves
 from generator.errors import FindingsError
 from generator.findings import Finding
+from generator.policy import memo as memo_module
 from generator.policy.context import Context
 from generator.render.layout import render_tree
 from generator.render.stage import RenderOptions, load_and_check, render
 from generator.render.writer import read_tree
 from generator.simulate.nodes import SimNode, plan_nodes
-from generator.values.model import FleetView
+from generator.values.model import FleetView, Team
 from generator.vocab.objects import identity
 from generator.workloads.model import Workloads
 
@@ -951,3 +952,16 @@ def cross_clusters(
         "environments/prod.yaml": CROSS_PROD.format(clusters=clusters),
     }
     return tree(root, {**base, "teams/ml.yaml": None, **(files or {})}, fleet=fleet)
+
+
+def spied_team_digests(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the teams digested (policy/memo.Digests.team) from now on, in order."""
+    digested: list[str] = []
+    team_digest = memo_module.Digests.team
+
+    def spy(self: memo_module.Digests, team: Team) -> bytes:
+        digested.append(team.name)
+        return team_digest(self, team)
+
+    monkeypatch.setattr(memo_module.Digests, "team", spy)
+    return digested

@@ -308,7 +308,7 @@ class CheckMemo:
             teams = [f for team in view.teams for f in checks.team(team)]
             return [*checks.whole(), *checks.no_team(), *teams]
         codes = (tuple(checks.whole_codes), tuple(checks.rest_codes), tuple(checks.team_codes))
-        key = hashlib.sha256(marshal.dumps((salt(), *codes, view.key))).hexdigest()
+        key = hashlib.sha256(marshal.dumps((salt(), *codes, view.key), MARSHAL_FORMAT)).hexdigest()
         found = self.entries.get(key)
         old: dict[str, Any] = found if isinstance(found, dict) else {}
         mark = self.digests.view(view, checks.whole_codes)
@@ -348,11 +348,12 @@ class RuleMemo:
     its built objects (a function of its cache key: the committed files it reads and the tools)
     and of the code. A team's unit reads, of the values, its team and the view's data that is
     not a team's (policy/manifest.py's rules find the team by the unit's name), unless a queue in
-    it names another team (SCH001 reads that team). So a unit is answered from here when its key
-    is the same and its view's digest is, or, for a team's unit whose rules read no other team,
-    its team's digest and that of the view without its teams (`Digests.rest`) are: one team's
-    edit runs the rules again on that team's unit and on the view's units of no team. One entry
-    per view, by its layer; without a folder it keeps nothing."""
+    it names another team or no team (SCH001 reads that team, or the team that takes the name
+    later). So a unit is answered from here when its key is the same and its view's digest is,
+    or, for a team's unit whose rules read no other team, its team's digest and that of the view
+    without its teams (`Digests.rest`) are: one team's edit runs the rules again on that team's
+    unit and on the view's units of no team. One entry per view, by its layer; without a folder
+    it keeps nothing."""
 
     def __init__(
         self, folder: Path | None, write: bool, codes: list[str], digests: Digests | None = None
@@ -366,7 +367,8 @@ class RuleMemo:
         self.ran: list[str] = []  # the units whose rules ran this run (not remembered)
 
     def _key(self, view: FleetView) -> str:
-        return hashlib.sha256(marshal.dumps((salt(), tuple(self.codes), view.key))).hexdigest()
+        data = (salt(), tuple(self.codes), view.key)
+        return hashlib.sha256(marshal.dumps(data, MARSHAL_FORMAT)).hexdigest()
 
     def findings(
         self,

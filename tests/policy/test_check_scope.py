@@ -17,13 +17,11 @@ import pytest
 from generator.builders.fleet import build_values
 from generator.findings import Finding, Location
 from generator.policy import checks, registry
-from generator.policy import memo as memo_module
 from generator.policy.checks import NO_TEAM, PER_TEAM, WHOLE, Check, run_checks
 from generator.policy.context import Context
 from generator.policy.memo import CheckMemo
 from generator.values import loader
-from generator.values.model import Team
-from tests.fixtures import PROD_FLEET, TWO_CLUSTERS, tree
+from tests.fixtures import PROD_FLEET, TWO_CLUSTERS, spied_team_digests, tree
 from tests.scope import ScopeError, Verified
 
 
@@ -163,14 +161,7 @@ def test_a_view_that_did_not_change_digests_none_of_its_teams(
     memo = tmp_path / "memo"
     chosen = list(registry.CHECKS.values())
     run(values_dir, memo, *chosen)
-    digested: list[str] = []
-    team_digest = memo_module.Digests.team
-
-    def spy(self: memo_module.Digests, team: Team) -> bytes:
-        digested.append(team.name)
-        return team_digest(self, team)
-
-    monkeypatch.setattr(memo_module.Digests, "team", spy)
+    digested = spied_team_digests(monkeypatch)
     again, _ = run(values_dir, memo, *chosen)
     assert (again.checked, digested) == ([], [])
     ml = values_dir / "teams" / "ml.yaml"

@@ -24,7 +24,7 @@ from generator.policy.checks import run_checks
 from generator.policy.memo import CheckMemo, RuleMemo, _finding, _row
 from generator.values import filecache, loader
 from generator.values.model import Fleet, FleetView, PciModel, Team
-from tests.fixtures import PROD_FLEET, TWO_CLUSTERS, tree
+from tests.fixtures import PROD_FLEET, TWO_CLUSTERS, spied_team_digests, tree
 
 ML = "teams/ml.yaml"
 
@@ -324,14 +324,7 @@ def test_a_teams_unit_is_kept_by_its_team(
     first.ask("prod/main", main + "team-ml-queues", "k", [], "ml", alone=False)
     first.memo.save()
     again = Rules(values_dir, folder)
-    digested: list[str] = []
-    team_digest = memo_module.Digests.team
-
-    def spy(self: memo_module.Digests, team: Team) -> bytes:
-        digested.append(team.name)
-        return team_digest(self, team)
-
-    monkeypatch.setattr(memo_module.Digests, "team", spy)
+    digested = spied_team_digests(monkeypatch)
     for unit, team in [("team-ml", "ml"), ("team-inference", "inference"), ("argocd", None)]:
         again.ask("prod/main", main + unit, "k", [RULE_FINDING], team)
     again.ask("prod/main", main + "team-ml-queues", "k", [], "ml")
