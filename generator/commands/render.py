@@ -20,7 +20,9 @@ def validate_render(
 ) -> ValidateOutcome:
     """Validate what `render` with `opts` wrote (`result`), as `validate` does."""
     assert result.values is not None  # a render that wrote its output has its values
-    prepared = Prepared(result.values, tuple(result.findings), result.rendered, result.written)
+    prepared = Prepared(
+        result.values, tuple(result.findings), result.rendered, result.written, result.digests
+    )
     checks = ValidateOptions(
         opts.values_dir,
         opts.env,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.builders.fleet import Build, build_values
@@ -65,6 +65,9 @@ class Checked:
     values: Values
     builds: dict[str, Build]
     findings: list[Finding]
+    # The views' digests made or recalled (policy/memo.py): `render --validate` hands them on,
+    # so that validate's rules' memo does not digest the changed views a second time.
+    digests: Digests = field(default_factory=Digests)
 
 
 @dataclass
@@ -77,6 +80,7 @@ class RenderResult:
     # `render --validate` hands it to validate, which need not read the files back (nor the
     # texts the layout memo kept: render/texts.py).
     written: Mapping[str, str] | None = None
+    digests: Digests = field(default_factory=Digests)  # the views' digests (Checked.digests)
 
 
 def load_and_check(
@@ -84,10 +88,13 @@ def load_and_check(
 ) -> Checked:
     """Load values, build every view and run every policy check; raise FindingsError when any
     is an error. `cache_dir` (validate's) keeps what did not change since the last run."""
-    found, builds, findings = load_and_check_all(values_dir, cache_dir, write_cache=write_cache)
+    digests = Digests()
+    found, builds, findings = load_and_check_all(
+        values_dir, cache_dir, write_cache=write_cache, digests=digests
+    )
     if has_errors(findings):
         raise FindingsError(sorted_findings(findings))
-    return Checked(found.values, builds, sorted_findings(findings))
+    return Checked(found.values, builds, sorted_findings(findings), digests)
 
 
 def load_and_check_all(
@@ -182,9 +189,9 @@ def _render(opts: RenderOptions) -> RenderResult:
         tree, sums = _only_env(rendered.tree, sums, committed, opts.env)
     if opts.check:
         drift = compare(tree, committed or _scan(opts.out_dir, index), sums=sums)
-        return RenderResult(rendered, findings, drift, loaded)
+        return RenderResult(rendered, findings, drift, loaded, digests=checked.digests)
     write_tree(tree, opts.out_dir, index, sums)
-    return RenderResult(rendered, findings, values=loaded, written=tree)
+    return RenderResult(rendered, findings, values=loaded, written=tree, digests=checked.digests)
 
 
 def _scan(out: Path, index: Path | None) -> treeindex.Files:

@@ -99,6 +99,8 @@ class Prepared:
     rendered: Rendered
     # The committed tree when the caller just wrote it (`render --validate`): not read again.
     committed: Mapping[str, str] | None = None
+    # The views' digests the render made (render/stage.py Checked.digests): not made again.
+    digests: Digests | None = None
 
 
 @dataclass
@@ -214,7 +216,8 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
     stages = chosen_stages(opts.skip)
     clock = _Clock()
     # The views' digests, for the checks' memo and the rules' alike: each view digested once.
-    digests = Digests()
+    given = opts.prepared.digests if opts.prepared is not None else None
+    digests = given if given is not None else Digests()
     home = opts.committed if opts.committed is not None else _beside(opts.values_dir)
     recover_output(home)  # a render killed mid-change is rolled back before anything is read
 

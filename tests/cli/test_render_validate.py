@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from generator.policy import memo
 from generator.render import treeindex
 from generator.validate import run as core
 from generator.values import loader as values
+from generator.values.model import FleetView
 from tests.fixtures import cli, two_teams
 
 # A third team over-commits NVIDIA (fixtures.two_teams: 8 GPUs, overcommit allowed) further in
@@ -77,6 +79,27 @@ def test_render_validate_reads_and_checks_the_values_once(
     assert scans == [1]
     # One warning: NVIDIA quotas (12) over its 8 GPUs in prod, overcommit allowed (CAP001).
     assert "validate: 0 error(s), 1 warning(s)" in out
+
+
+def test_render_validate_digests_each_view_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The views' digests render made for the checks' memo are the rules' memo's too: a view's
+    canonical form (megabytes at 500 teams) is made once per run, not once more by validate."""
+    values_dir = two_teams(tmp_path)
+    made: list[str] = []
+    real_canon = memo.Digests.canon
+
+    def spy(self: memo.Digests, obj: object) -> object:
+        if isinstance(obj, FleetView):
+            made.append(obj.key)
+        return real_canon(self, obj)
+
+    monkeypatch.setattr(memo.Digests, "canon", spy)
+    code, out = cli("render", "--values", str(values_dir), "--validate")
+    assert code == 0, out
+    # fixtures.two_teams: the base layer and the environments staging and prod
+    assert sorted(made) == ["", "prod", "staging"]
 
 
 def test_render_validate_stops_at_values_errors(tmp_path: Path) -> None:
