@@ -19,10 +19,13 @@ unchanged clusters instead of 10,000. A view whose digest changed is laid out ag
 unit whose components (as made) and base components are those of the view's last entry keeps
 that entry's files.
 
-The argocd units are built each run from each unit's Shape, which the entry keeps too (they
-read every cluster's units: builders/argocd.py); each layer's argocd unit's files are kept by a
-digest of its components. The base's files are kept by each base component's digest. Each
-kept file's digest is kept beside it.
+The argocd units read every cluster's units (builders/argocd.py): each unit's Shape, which the
+entry keeps too, and the views but their teams. An environment's argocd units are kept by a
+digest of those (render/layout.py `_argocd_inputs`), with their files' sums: a team's edit that
+changes no unit's shape builds none of them (their texts and objects are built when first asked
+for). When they are built, each layer's argocd unit's files are kept by a digest of its
+components. The base's files are kept by each base component's digest. Each kept file's digest
+is kept beside it.
 
 Entries are marshal data, one file per view: a head (each unit's names, deps and sums, where
 its body lies and the body's digest; the shapes), then each unit's body (its files and its
@@ -46,7 +49,7 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generator.builders.argocd import Shape
 from generator.builders.fleet import Build
@@ -55,15 +58,22 @@ from generator.render.treeindex import Sums
 from generator.values.filecache import MARSHAL_FORMAT, code_digest, write_atomically
 from generator.vocab.units import Component, Tree
 
+if TYPE_CHECKING:
+    from generator.policy.memo import Digests
+
 FOLDER = "layouts"  # under validate's cache folder
 SUFFIX = ".marshal"
 VIEW = "view-"  # + a digest of the layer: the view's entry
 SINCE = ".since"  # before SUFFIX: the units of a view laid out again since its entry
 BASE = "base.marshal"  # the base's files by component
 ARGOCD = "argocd-"  # + a digest of the layer: its argocd unit's files, by their components'
+# + a digest of the environment: the sums of its argocd units' files, by what the units read
+ARGOCD_ENV = "argocd-env-"
 FORMAT = "layout-2"  # layout-1: one marshal value, without the files' digests
 
 Deps = tuple[tuple[str, str], ...]  # (component, the digest of the base's of that name or "")
+# An environment's argocd units by layer: each one's name and its files' sums, in layout order
+ArgoRows = dict[str, list[tuple[str, Sums]]]
 
 
 class Unreadable(Exception):
@@ -223,9 +233,12 @@ def members(entry: UnitEntry) -> list[Component]:
 class LayoutMemo:
     """Laid-out views by digest; without a folder it keeps nothing and every view is laid out."""
 
-    def __init__(self, folder: Path | None, write: bool) -> None:
+    def __init__(self, folder: Path | None, write: bool, digests: Digests | None = None) -> None:
         self.folder = folder
         self.write = write
+        # The views' digests (policy/memo.py), which key an environment's argocd units by what
+        # they read (render/layout.py `_argocd_inputs`); without, they are built each run.
+        self.digests = digests
         self.seen: set[str] = set()  # the entries of this run's layers, by file name
         self.recalled: list[str] = []  # the layers whose entry was read back
 
@@ -302,14 +315,13 @@ class LayoutMemo:
         self, layer: str, comps: list[Component], deps: Deps, lay_out: Callable[[], Tree]
     ) -> tuple[Tree, Sums]:
         """A layer's argocd unit's files, kept by a digest of its components and of the base
-        components of their names, `deps` (the argocd units are built each run, but laying out
-        500 Applications per cluster at 20 clusters x 500 teams cost their YAML text cache's
-        keys again each run): `lay_out()` when they changed; and their sums (none without a
+        components of their names, `deps` (when the argocd units are built, `argocd_units`
+        missing, laying out 500 Applications per cluster at 20 clusters x 500 teams cost their
+        YAML text cache's keys again): `lay_out()` when they changed; and their sums (none without a
         folder: nothing would be kept)."""
         if self.folder is None:
             return lay_out(), {}
-        name = ARGOCD + hashlib.sha256(layer.encode()).hexdigest()[:24] + SUFFIX
-        self.seen.add(name.removesuffix(SUFFIX))
+        name = self._argocd_name(layer) + SUFFIX
         try:
             digest = hashlib.sha256(
                 buildmemo.encode(tuple(comps)) + marshal.dumps(deps, MARSHAL_FORMAT)
@@ -335,6 +347,45 @@ class LayoutMemo:
             except (OSError, ValueError):
                 pass  # only costs speed
         return made, made_sums
+
+    def _argocd_name(self, layer: str) -> str:
+        name = ARGOCD + hashlib.sha256(layer.encode()).hexdigest()[:24]
+        self.seen.add(name)
+        return name
+
+    def _env_name(self, env: str) -> str:
+        name = ARGOCD_ENV + hashlib.sha256(env.encode()).hexdigest()[:24]
+        self.seen.add(name)
+        return name
+
+    def argocd_units(self, env: str, inputs: bytes | None) -> ArgoRows | None:
+        """An environment's argocd units, by layer, each unit's name and its files' sums, when
+        they were laid out from the same `inputs` (render/layout.py `_argocd_inputs`) by this
+        code; the layers' entries of argocd_files are kept too (for a later change)."""
+        if self.folder is None or inputs is None:
+            return None
+        try:
+            fmt, code, kept, rows = marshal.loads(
+                (self.folder / (self._env_name(env) + SUFFIX)).read_bytes()
+            )
+        except (OSError, EOFError, ValueError, TypeError):
+            return None
+        if (fmt, code, kept) != (FORMAT, code_digest(), inputs):
+            return None
+        for layer in rows:
+            self._argocd_name(layer)
+        found: ArgoRows = rows
+        return found
+
+    def put_argocd_units(self, env: str, inputs: bytes, rows: ArgoRows) -> None:
+        if self.folder is None or not self.write:
+            return
+        try:
+            blob = marshal.dumps((FORMAT, code_digest(), inputs, rows), MARSHAL_FORMAT)
+            self.folder.mkdir(parents=True, exist_ok=True)
+            write_atomically(self.folder / (self._env_name(env) + SUFFIX), blob)
+        except (OSError, ValueError):
+            pass  # only costs speed: they are built next run
 
     def put_base_files(self, files: dict[str, tuple[str, Tree, Sums]]) -> None:
         if self.folder is None or not self.write:

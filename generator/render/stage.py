@@ -173,7 +173,9 @@ def _render(opts: RenderOptions) -> RenderResult:
     loaded.require_env(opts.env)
     dumps = DumpCache(sub(opts.cache_dir, DUMP_FOLDER))
     # The views that did not change since the last run are not laid out again either.
-    layouts = LayoutMemo(sub(opts.cache_dir, LAYOUT_FOLDER), write=not opts.check)
+    layouts = LayoutMemo(
+        sub(opts.cache_dir, LAYOUT_FOLDER), write=not opts.check, digests=checked.digests
+    )
     rendered = render_tree(loaded, dumps.dump, builds=checked.builds, memo=layouts)
     if not opts.check:
         dumps.save()

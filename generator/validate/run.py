@@ -422,7 +422,8 @@ def _values_and_drift(
     rendered = opts.prepared.rendered if opts.prepared is not None else None
     if loaded is not None and rendered is None:
         dumps = DumpCache(sub(opts.cache_dir, DUMP_FOLDER))
-        layouts = LayoutMemo(sub(opts.cache_dir, LAYOUT_FOLDER), write=True)  # render's memo
+        # render's memo
+        layouts = LayoutMemo(sub(opts.cache_dir, LAYOUT_FOLDER), write=True, digests=digests)
         rendered = _render(loaded, builds, findings, dumps, layouts)
         dumps.save()
     if rendered is None:

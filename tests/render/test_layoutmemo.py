@@ -139,6 +139,9 @@ def test_a_base_change_the_memo_read_back_is_laid_out_with_the_provenance_it_has
     assert fields(warm.rendered.units) == fields(fresh.rendered.units)
 
 
+PROJECT = "overlays/prod/argocd/appproject-argocd-bench.yaml"  # the hub's AppProject
+
+
 def kept(cache: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted((cache / layoutmemo.FOLDER).iterdir())}
 
@@ -151,12 +154,14 @@ def views(names: Iterable[str]) -> set[str]:
 def test_render_check_reads_the_memo_and_writes_nothing_to_it(tmp_path: Path) -> None:
     """And a render keeps one entry per view, named by its layer: after c00's view changed,
     c00's entry is the new one, c01's is kept with c01's unit laid out again beside it (the base
-    changed); the base's files and the three argocd units' (the hub's, c00's, c01's) stay."""
+    changed); the base's files, the three argocd units' (the hub's, c00's, c01's) and the
+    environment's argocd entry (no unit's shape changed) stay."""
     values, out, cache = tmp_path / "values", tmp_path / "out", tmp_path / "cache"
     make_values(values, 2, clusters=2)
     render(RenderOptions(values, out, cache_dir=cache))
     before = kept(cache)
-    assert len(before) == 6 and len(views(before)) == 2
+    assert len(before) == 7 and len(views(before)) == 2
+    assert len([n for n in before if n.startswith(layoutmemo.ARGOCD_ENV)]) == 1
     set_share(values, "team-0001", "nvidia", "c00", 3)
     checked = render(RenderOptions(values, out, cache_dir=cache, check=True))
     assert checked.drift is not None and checked.drift.changed
@@ -194,6 +199,86 @@ def test_a_new_team_lays_out_every_argocd_unit_again(
     assert "team-team-0002" in (out / "overlays/prod/c00/argocd/kustomization.yaml").read_text()
     render(RenderOptions(values, tmp_path / "fresh"))
     assert read_tree(out) == read_tree(tmp_path / "fresh")
+
+
+def test_a_quota_edit_builds_no_argocd_unit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A team's quota in c00 changes no unit's shape (the same units, namespaces and kinds) nor
+    any view but its teams: the environment's argocd units are not built, their files' sums come
+    from the memo; their texts and objects, built when asked for, are a fresh render's."""
+    values, out, cache = tmp_path / "values", tmp_path / "out", tmp_path / "cache"
+    make_values(values, 2, clusters=2)
+    render(RenderOptions(values, out, cache_dir=cache))
+    built: list[str] = []
+    real_build = layout.argocd.build
+
+    def spy(hub: Any, clusters: Any) -> Any:
+        built.append(hub.key)
+        return real_build(hub, clusters)
+
+    monkeypatch.setattr(layout.argocd, "build", spy)
+    set_share(values, "team-0001", "nvidia", "c00", 3)
+    warm = render(RenderOptions(values, out, cache_dir=cache))
+    assert built == []
+    argocd = [u for u in warm.rendered.units if u.name == "argocd"]
+    assert [u.path for u in argocd] == [
+        "overlays/prod/c00/argocd",
+        "overlays/prod/c01/argocd",
+        "overlays/prod/argocd",
+    ]
+    fresh = render(RenderOptions(values, tmp_path / "fresh"))
+    assert built == ["prod"]  # without a memo
+    assert read_tree(out) == read_tree(tmp_path / "fresh")
+    assert dict(warm.rendered.tree) == read_tree(out)  # the kept units' texts, built now
+    assert built == ["prod", "prod"]  # once for every argocd unit of the environment
+    assert fields(warm.rendered.units) == fields(fresh.rendered.units)
+    assert built == ["prod", "prod"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "rebuilt"),
+    [
+        # the fleet's git revision: in every Application (the views but their teams)
+        (lambda values: _fleet(values, "targetRevision", "release"), True),
+        # a team's namespace: the shape of its unit in each cluster (the project's destinations)
+        (lambda values: _team(values, "team-0001", "namespaces", ["ns-x"]), True),
+        # a quota: neither
+        (lambda values: set_share(values, "team-0000", "nvidia", "c01", 2), False),
+    ],
+)
+def test_the_argocd_units_are_built_again_when_what_they_read_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit: Any, rebuilt: bool
+) -> None:
+    values, out, cache = tmp_path / "values", tmp_path / "out", tmp_path / "cache"
+    make_values(values, 2, clusters=2)
+    render(RenderOptions(values, out, cache_dir=cache))
+    built: list[str] = []
+    real_build = layout.argocd.build
+
+    def spy(hub: Any, clusters: Any) -> Any:
+        built.append(hub.key)
+        return real_build(hub, clusters)
+
+    monkeypatch.setattr(layout.argocd, "build", spy)
+    edit(values)
+    render(RenderOptions(values, out, cache_dir=cache))
+    assert built == (["prod"] if rebuilt else [])
+    render(RenderOptions(values, tmp_path / "fresh"))
+    assert read_tree(out) == read_tree(tmp_path / "fresh")
+
+
+def _fleet(values: Path, key: str, value: str) -> None:
+    raw = yaml.safe_load((values / "fleet.yaml").read_text())
+    raw["git"][key] = value
+    (values / "fleet.yaml").write_text(dump(raw))
+
+
+def _team(values: Path, team: str, key: str, value: Any) -> None:
+    path = values / "teams" / f"{team}.yaml"
+    raw = yaml.safe_load(path.read_text())
+    raw[key] = value
+    path.write_text(dump(raw))
 
 
 def later(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -266,6 +351,45 @@ def test_a_hand_edit_of_a_file_whose_entry_is_unchanged_is_drift_and_rewritten(
     assert (out / QUOTA).read_text() == rendered
     again = render(RenderOptions(values, out, cache_dir=cache, check=True))
     assert again.drift is not None and again.drift.clean
+
+
+def test_a_hand_edit_of_an_argocd_file_kept_by_the_environment_is_drift_and_rewritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The environment's argocd units are kept (nothing they read changed): the sum kept for
+    the hub's AppProject is the rendered one, the committed file's differs, and its text is
+    built (the units, once) to show the diff and to write it back."""
+    values, out, cache = tmp_path / "values", tmp_path / "out", tmp_path / "cache"
+    make_values(values, 2, clusters=2)
+    render(RenderOptions(values, out, cache_dir=cache))
+    later(monkeypatch)
+    render(RenderOptions(values, out, cache_dir=cache))
+    project = out / PROJECT
+    rendered = project.read_text()
+    project.write_text(rendered.replace("accel-gitops fleet bench", "a fleet"))
+    built: list[str] = []
+    real_build = layout.argocd.build
+
+    def spy(hub: Any, clusters: Any) -> Any:
+        built.append(hub.key)
+        return real_build(hub, clusters)
+
+    monkeypatch.setattr(layout.argocd, "build", spy)
+    checked = render(RenderOptions(values, out, cache_dir=cache, check=True))
+    assert checked.drift is not None
+    assert (checked.drift.changed, checked.drift.missing, checked.drift.stale) == (
+        [PROJECT],
+        [],
+        [],
+    )
+    assert "-  description: a fleet, environment prod\n" in checked.drift.diffs[PROJECT]
+    assert built == ["prod"]
+    render(RenderOptions(values, out, cache_dir=cache))
+    assert project.read_text() == rendered
+    assert built == ["prod", "prod"]
+    again = render(RenderOptions(values, out, cache_dir=cache, check=True))
+    assert again.drift is not None and again.drift.clean
+    assert built == ["prod", "prod"]  # the file is the rendered one: its text is not asked for
 
 
 def test_render_env_trusts_no_kept_digest_for_another_environments_committed_file(
