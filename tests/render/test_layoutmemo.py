@@ -15,10 +15,12 @@ import pytest
 import yaml
 
 from benchmarks.fleet import make_values
+from generator.builders import argocd
 from generator.render import layout, layoutmemo, treeindex
 from generator.render.stage import RenderOptions, render
 from generator.validate.run import Prepared, ValidateOptions, validate
 from generator.values.filecache import code_digest
+from generator.values.model import FleetView
 from generator.values.yamlio import dump
 from generator.vocab.units import Tree, Unit
 
@@ -142,6 +144,19 @@ def test_a_base_change_the_memo_read_back_is_laid_out_with_the_provenance_it_has
 PROJECT = "overlays/prod/argocd/appproject-argocd-bench.yaml"  # the hub's AppProject
 
 
+def spied_argocd_builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The environments whose argocd units are built (builders/argocd.py) from now on."""
+    built: list[str] = []
+    real_build = argocd.build
+
+    def spy(hub: FleetView, clusters: argocd.Built) -> argocd.ArgoUnits:
+        built.append(hub.key)
+        return real_build(hub, clusters)
+
+    monkeypatch.setattr(argocd, "build", spy)
+    return built
+
+
 def kept(cache: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted((cache / layoutmemo.FOLDER).iterdir())}
 
@@ -210,14 +225,7 @@ def test_a_quota_edit_builds_no_argocd_unit(
     values, out, cache = tmp_path / "values", tmp_path / "out", tmp_path / "cache"
     make_values(values, 2, clusters=2)
     render(RenderOptions(values, out, cache_dir=cache))
-    built: list[str] = []
-    real_build = layout.argocd.build
-
-    def spy(hub: Any, clusters: Any) -> Any:
-        built.append(hub.key)
-        return real_build(hub, clusters)
-
-    monkeypatch.setattr(layout.argocd, "build", spy)
+    built = spied_argocd_builds(monkeypatch)
     set_share(values, "team-0001", "nvidia", "c00", 3)
     warm = render(RenderOptions(values, out, cache_dir=cache))
     assert built == []
@@ -253,14 +261,7 @@ def test_the_argocd_units_are_built_again_when_what_they_read_changed(
     values, out, cache = tmp_path / "values", tmp_path / "out", tmp_path / "cache"
     make_values(values, 2, clusters=2)
     render(RenderOptions(values, out, cache_dir=cache))
-    built: list[str] = []
-    real_build = layout.argocd.build
-
-    def spy(hub: Any, clusters: Any) -> Any:
-        built.append(hub.key)
-        return real_build(hub, clusters)
-
-    monkeypatch.setattr(layout.argocd, "build", spy)
+    built = spied_argocd_builds(monkeypatch)
     edit(values)
     render(RenderOptions(values, out, cache_dir=cache))
     assert built == (["prod"] if rebuilt else [])
@@ -367,14 +368,7 @@ def test_a_hand_edit_of_an_argocd_file_kept_by_the_environment_is_drift_and_rewr
     project = out / PROJECT
     rendered = project.read_text()
     project.write_text(rendered.replace("accel-gitops fleet bench", "a fleet"))
-    built: list[str] = []
-    real_build = layout.argocd.build
-
-    def spy(hub: Any, clusters: Any) -> Any:
-        built.append(hub.key)
-        return real_build(hub, clusters)
-
-    monkeypatch.setattr(layout.argocd, "build", spy)
+    built = spied_argocd_builds(monkeypatch)
     checked = render(RenderOptions(values, out, cache_dir=cache, check=True))
     assert checked.drift is not None
     assert (checked.drift.changed, checked.drift.missing, checked.drift.stale) == (
