@@ -4,7 +4,9 @@ tests/example.py."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import marshal
 import os
 import shutil
 from collections.abc import Callable, Iterator
@@ -77,6 +79,28 @@ def _checks_held_to_their_scopes(monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.scope import Verified
 
     monkeypatch.setattr(checks, "_Layer", Verified)
+
+
+@pytest.fixture(autouse=True)
+def _recalled_digests_verified(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In every test, each team's digest a load recalls (policy/memo.py: by the values'
+    fingerprint, or by the team's sources) is compared with its canonical form's: a team's
+    object made of more than loader.Loaded.team_sources covers (another team's file) fails the
+    test where it is recalled. With the functions as they are now: a test's spies see nothing
+    of it."""
+    from generator.policy import memo
+    from generator.values.filecache import MARSHAL_FORMAT
+
+    recall, canon = memo.Digests.recall, memo.Digests.canon
+
+    def verified(digests: memo.Digests, *args: Any) -> None:
+        recall(digests, *args)
+        for team, kept in digests.teams.values():
+            made = hashlib.sha256(marshal.dumps(canon(digests, team), MARSHAL_FORMAT)).digest()
+            if made != kept:
+                raise AssertionError(f"team {team.name!r}: a stale digest recalled")
+
+    monkeypatch.setattr(memo.Digests, "recall", verified)
 
 
 @pytest.fixture

@@ -955,13 +955,14 @@ def cross_clusters(
 
 
 def spied_team_digests(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The names of the teams digested (policy/memo.Digests.team) from now on, in order."""
+    """The names of the teams whose digest is made (policy/memo.Digests: not recalled, nor
+    made already this run) from now on, in order."""
     digested: list[str] = []
-    team_digest = memo_module.Digests.team
+    team_digest = memo_module.Digests._team_digest
 
     def spy(self: memo_module.Digests, team: Team) -> bytes:
         digested.append(team.name)
         return team_digest(self, team)
 
-    monkeypatch.setattr(memo_module.Digests, "team", spy)
+    monkeypatch.setattr(memo_module.Digests, "_team_digest", spy)
     return digested

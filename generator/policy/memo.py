@@ -74,23 +74,28 @@ class Digests:
         # teams (`rest`)
         self.teams: dict[int, tuple[Team, bytes]] = {}
         self.rests: dict[int, tuple[FleetView, bytes]] = {}
-        # Where the views' digests of a values tree are kept by its fingerprint (recall), and
-        # the entry read: a run of the same values (validate after render) reads them instead
-        # of making each view's canonical form again.
-        self._kept: tuple[Entries, str, dict[str, bytes]] | None = None
+        # Where the views' digests of a values tree are kept by its fingerprint (recall), the
+        # entry read, and the teams' digests by their sources read: a run of the same values
+        # (validate after render) reads them instead of making each view's canonical form
+        # again, and a run after one team's edit makes that team's alone.
+        self._kept: tuple[Entries, str, dict[str, bytes], dict[str, bytes]] | None = None
 
     def recall(self, loaded: Loaded, folder: Path | None, write: bool) -> None:
         """Take the digests of `loaded`'s views, of each one without its teams and of its teams
         from an earlier load with its fingerprint (loader.Loaded.fingerprint: the same files
-        and code make the same views), kept in `folder`. Only the views `loaded` holds, by
-        identity: a view made from them later (another object) is digested from what it
-        holds."""
+        and code make the same views), kept in `folder`; and those of its teams whose sources
+        are the same as when they were kept (loader.Loaded.team_sources: every file but the
+        teams' and the team's own), whatever else changed: one team's edit digests that team
+        alone. Only the objects `loaded` holds, by identity: a view made from them later
+        (another object) is digested from what it holds."""
         entries = Entries(folder, write)
         table: dict[str, bytes] = {}
         if loaded.fingerprint:
             found = entries.get(loaded.fingerprint)
             table = found if isinstance(found, dict) else {}
-        self._kept = (entries, loaded.fingerprint, table)
+        kept = entries.get(TEAMS_ENTRY) if loaded.team_sources else None
+        by_source: dict[str, bytes] = kept if isinstance(kept, dict) else {}
+        self._kept = (entries, loaded.fingerprint, table, by_source)
         for view, parts in _parts_of(loaded.values):
             for name, obj, known_by in parts:
                 known = table.get(name)
@@ -99,14 +104,18 @@ class Digests:
             known = table.get(view.key)
             if type(known) is bytes:
                 self.views.setdefault(id(view), (view, known))
+        for source, team in _sources_of(loaded):
+            known = by_source.get(source)
+            if type(known) is bytes:
+                self.teams.setdefault(id(team), (team, known))
 
     def keep(self, loaded: Loaded) -> None:
         """Keep the digests of `loaded`'s views (and their parts') made this run for the next
-        load with its fingerprint (those not digested this run: none kept); drop the other
-        entries."""
+        load with its fingerprint, and its teams' by their sources (those not digested this run:
+        none kept); drop the other entries."""
         if self._kept is None:
             return
-        entries, fingerprint, table = self._kept
+        entries, fingerprint, table, by_source = self._kept
         now: dict[str, bytes] = {}
         for view, parts in _parts_of(loaded.values):
             for name, obj, known_by in [(view.key, view, _VIEWS), *parts]:
@@ -115,7 +124,14 @@ class Digests:
                     now[name] = known[1]
         if fingerprint and now and now != table:
             entries.put(fingerprint, now)
-        entries.save()  # the entry recall read stays: Entries.get marked it used
+        sources: dict[str, bytes] = {}
+        for source, team in _sources_of(loaded):
+            known = self.teams.get(id(team))
+            if known is not None and known[0] is team:
+                sources[source] = known[1]
+        if sources and sources != by_source:
+            entries.put(TEAMS_ENTRY, sources)
+        entries.save()  # the entries recall read stay: Entries.get marked them used
 
     def table(self, table: dict[Any, Location]) -> bytes:
         known = self.tables.get(id(table))
@@ -141,9 +157,16 @@ class Digests:
         run (render/teammemo.py keys a team's build by it)."""
         known = self.teams.get(id(team))
         if known is None:
-            blob = marshal.dumps(self.canon(team), MARSHAL_FORMAT)
-            known = self.teams[id(team)] = (team, hashlib.sha256(blob).digest())
+            known = self.teams[id(team)] = (team, self._team_digest(team))
         return known[1]
+
+    def _view_digest(self, view: FleetView) -> bytes:
+        teams = [self.team(team) for team in view.teams]
+        blob = marshal.dumps(("FleetView", self.rest(view), teams), MARSHAL_FORMAT)
+        return hashlib.sha256(blob).digest()
+
+    def _team_digest(self, team: Team) -> bytes:
+        return hashlib.sha256(marshal.dumps(self.canon(team), MARSHAL_FORMAT)).digest()
 
     def rest(self, view: FleetView) -> bytes:
         """The digest of a view's canonical form without its teams: what a team's build reads
@@ -194,10 +217,10 @@ class Digests:
     def view(self, view: FleetView, codes: Iterable[str]) -> str:
         known = self.views.get(id(view))
         if known is None:
-            # The canonical form's digest, once per view: the checks', the rules' and the
-            # components' memos each ask (a view's form is megabytes of marshal data).
-            blob = marshal.dumps(self.canon(view), MARSHAL_FORMAT)
-            known = self.views[id(view)] = (view, hashlib.sha256(blob).digest())
+            # Once per view: the checks', the rules' and the components' memos each ask. Of
+            # its parts' digests, the view without its teams and each team (a view's canonical
+            # form is megabytes of marshal data; a team's digest is kept by its sources).
+            known = self.views[id(view)] = (view, self._view_digest(view))
         data = (salt(), tuple(codes), known[1])
         return hashlib.sha256(marshal.dumps(data, MARSHAL_FORMAT)).hexdigest()
 
@@ -219,6 +242,25 @@ def _parts_of(values: Values) -> list[tuple[FleetView, list[tuple[str, Any, Tabl
         if len(set(names)) == len(names):
             parts += [(f"\0team\0{view.key}\0{t.name}", t, _TEAMS) for t in view.teams]
         out.append((view, parts))
+    return out
+
+
+# The entry of the teams' digests by their sources (Digests.recall), in the views' folder
+TEAMS_ENTRY = hashlib.sha256(b"the teams' digests by their sources").hexdigest()
+
+
+def _sources_of(loaded: Loaded) -> list[tuple[str, Team]]:
+    """Each team of each view `_own` gives (unless two share a name there), by a key of its
+    view's layer and its sources (loader.Loaded.team_sources)."""
+    out = []
+    for view in _own(loaded.values):
+        names = [t.name for t in view.teams]
+        if len(set(names)) != len(names):
+            continue
+        for team in view.teams:
+            source = loaded.team_sources.get(team.name)
+            if source:
+                out.append((f"{view.key}\0{team.name}\0{source}", team))
     return out
 
 

@@ -13,7 +13,7 @@ import functools
 import hashlib
 import marshal
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -362,10 +362,13 @@ def _parse_all(
     broken: set[tuple[str, str]],
     cache: FileCache,
     read: list[str],
+    teams: dict[str, list[str]] | None = None,
 ) -> list[Parsed]:
     """Parse and schema-check every file (a clean file's bytes seen before: from `cache`);
     `broken` collects (kind, name) of unusable ones, `read` what each file was (its cache key:
-    its kind, display path and bytes, and the code's digest) or why it could not be read."""
+    its kind, display path and bytes, and the code's digest) or why it could not be read, and
+    `teams` those of the teams' files, by team name."""
+    teams = teams if teams is not None else {}
     parsed: list[Parsed] = []
     for kind, path in _discover(values_dir, findings):
         display = _display(path, values_dir)
@@ -377,9 +380,13 @@ def _parse_all(
             )
             broken.add((kind, path.stem))
             read.append(f"unreadable\0{kind}\0{display}\0{exc.strerror}")
+            if kind == "team":
+                teams.setdefault(path.stem, []).append(read[-1])
             continue
         key = cache.key(kind, display, raw)
         read.append(key)
+        if kind == "team":
+            teams.setdefault(path.stem, []).append(key)
         known = cache.get(key, display)
         if known is not None:
             data, smap = known
@@ -807,6 +814,10 @@ class Loaded:
     # Two loads with the same fingerprint make the same views (policy/memo.py keeps their
     # digests by it).
     fingerprint: str = ""
+    # By team name: a digest of what a team's objects (in each view) are made of: every values
+    # file but the teams', its own file and the code's digest. A team's object in a view is made
+    # of its own file and of no other team's: its digest is kept by this (policy/memo.py).
+    team_sources: dict[str, str] = field(default_factory=dict)
 
 
 def load_all(
@@ -837,7 +848,8 @@ def load_all(
     broken: set[tuple[str, str]] = set()
     cache = FileCache(cache_dir)
     read: list[str] = []
-    parsed = _parse_all(values_dir, findings, broken, cache, read)
+    of_teams: dict[str, list[str]] = {}
+    parsed = _parse_all(values_dir, findings, broken, cache, read, of_teams)
     if write_cache:
         cache.save()
     by_kind: dict[str, list[Parsed]] = {k: [] for k in ("fleet", *KIND_DIRS.values())}
@@ -1035,7 +1047,14 @@ def load_all(
     findings.extend(merge_layers(layers, environments))
     read.append(_catalog_digest())
     fingerprint = hashlib.sha256("\n".join(read).encode()).hexdigest()
-    return Loaded(Values(str(values_dir), base_view, envs, hubs), findings, fingerprint)
+    # Every file but the teams' (a team's object is made of those and of its own file alone).
+    teamless = set(read).difference(*of_teams.values())
+    rest = hashlib.sha256("\n".join(k for k in read if k in teamless).encode()).hexdigest()
+    sources = {
+        name: hashlib.sha256("\n".join([rest, *keys]).encode()).hexdigest()
+        for name, keys in of_teams.items()
+    }
+    return Loaded(Values(str(values_dir), base_view, envs, hubs), findings, fingerprint, sources)
 
 
 # What loading the values tree can report, besides yamlio.CODES and the policy checks.

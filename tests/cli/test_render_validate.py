@@ -88,14 +88,13 @@ def test_render_validate_digests_each_view_once(
     canonical form (megabytes at 500 teams) is made once per run, not once more by validate."""
     values_dir = two_teams(tmp_path)
     made: list[str] = []
-    real_canon = memo.Digests.canon
+    real_digest = memo.Digests._view_digest
 
-    def spy(self: memo.Digests, obj: object) -> object:
-        if isinstance(obj, FleetView):
-            made.append(obj.key)
-        return real_canon(self, obj)
+    def spy(self: memo.Digests, view: FleetView) -> bytes:
+        made.append(view.key)
+        return real_digest(self, view)
 
-    monkeypatch.setattr(memo.Digests, "canon", spy)
+    monkeypatch.setattr(memo.Digests, "_view_digest", spy)
     code, out = cli("render", "--values", str(values_dir), "--validate")
     assert code == 0, out
     # fixtures.two_teams: the base layer and the environments staging and prod

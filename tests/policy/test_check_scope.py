@@ -19,7 +19,7 @@ from generator.findings import Finding, Location
 from generator.policy import checks, registry
 from generator.policy.checks import NO_TEAM, PER_TEAM, WHOLE, Check, run_checks
 from generator.policy.context import Context
-from generator.policy.memo import CheckMemo
+from generator.policy.memo import CheckMemo, Digests
 from generator.values import loader
 from tests.fixtures import PROD_FLEET, TWO_CLUSTERS, spied_team_digests, tree
 from tests.scope import ScopeError, Verified
@@ -55,9 +55,15 @@ def unverified(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def run(values_dir: Path, memo: Path, *chosen: Check) -> tuple[CheckMemo, list[Finding]]:
-    kept = CheckMemo(memo, write=True)
-    loaded = loader.load(values_dir)
-    return kept, run_checks(loaded, build_values(loaded), chosen, kept)
+    """The checks' memo in `memo` as render runs it: the views' digests recalled from and kept
+    beside it."""
+    found = loader.load_all(values_dir)
+    digests = Digests()
+    digests.recall(found, memo.parent / "views", True)
+    kept = CheckMemo(memo, write=True, digests=digests)
+    findings = run_checks(found.values, build_values(found.values), chosen, kept)
+    digests.keep(found)
+    return kept, findings
 
 
 def test_the_tests_hold_every_check_to_its_scope() -> None:
@@ -155,9 +161,9 @@ def test_the_checks_memo_keeps_by_team_the_checks_that_read_one_team() -> None:
 def test_a_view_that_did_not_change_digests_none_of_its_teams(
     values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A view whose digest is its entry's is answered whole; in a changed view every team is
-    digested (to find the ones that changed). ml's edit changes the base layer and
-    prod/domestic, not prod/main."""
+    """A view whose digest is its entry's is answered whole; after ml's edit only ml's digests
+    are made (inference's are kept by their sources), in every view that holds ml: the edit
+    changes the base layer and prod/domestic, not prod/main."""
     memo = tmp_path / "memo"
     chosen = list(registry.CHECKS.values())
     run(values_dir, memo, *chosen)
@@ -168,7 +174,7 @@ def test_a_view_that_did_not_change_digests_none_of_its_teams(
     ml.write_text(ml.read_text().replace("devices: 2", "devices: 1"))
     edited, _ = run(values_dir, memo, *chosen)
     assert edited.checked == ["", "prod/domestic"]
-    assert digested == ["inference", "ml", "ml"]
+    assert digested == ["ml", "ml", "ml"]
 
 
 @pytest.mark.usefixtures("unverified")

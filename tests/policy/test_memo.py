@@ -257,8 +257,18 @@ class Rules:
     """A RuleMemo over the views of `values_dir`, and a record of which units' rules ran."""
 
     def __init__(self, values_dir: Path, folder: Path | None, write: bool = True) -> None:
-        self.values = loader.load(values_dir)
-        self.memo = RuleMemo(folder, write, ["WKL001", "WKL002"])
+        self.found = loader.load_all(values_dir)
+        self.values = self.found.values
+        digests = memo_module.Digests()
+        # The views' digests recalled as validate recalls them (by the values' fingerprint, a
+        # team's by its sources), from beside the rules' folder.
+        digests.recall(self.found, folder.parent / "views" if folder else None, write)
+        self.memo = RuleMemo(folder, write, ["WKL001", "WKL002"], digests)
+
+    def save(self) -> None:
+        """Keep the findings and the digests, as validate does at its end."""
+        self.memo.save()
+        self.memo.digests.keep(self.found)
 
     def ask(
         self,
@@ -314,7 +324,8 @@ def test_a_teams_unit_is_kept_by_its_team(
     """prod/main holds inference and ml. An edit of inference's values runs the rules again on
     inference's unit and on the view's other units, and not on ml's unit; but on a unit of ml
     whose rules read another team (a queue named after it: SCH001), since that unit is kept by
-    the whole view. A view that did not change digests none of its teams."""
+    the whole view. A view that did not change digests none of its teams; after the edit, only
+    the edited team's digest is made (ml's is kept by its sources)."""
     folder = tmp_path / "rules"
     main = "overlays/prod/main/"
     first = Rules(values_dir, folder)
@@ -322,14 +333,14 @@ def test_a_teams_unit_is_kept_by_its_team(
     first.ask("prod/main", main + "team-inference", "k", [], "inference")
     first.ask("prod/main", main + "argocd", "k", [])
     first.ask("prod/main", main + "team-ml-queues", "k", [], "ml", alone=False)
-    first.memo.save()
+    first.save()
     again = Rules(values_dir, folder)
     digested = spied_team_digests(monkeypatch)
     for unit, team in [("team-ml", "ml"), ("team-inference", "inference"), ("argocd", None)]:
         again.ask("prod/main", main + unit, "k", [RULE_FINDING], team)
     again.ask("prod/main", main + "team-ml-queues", "k", [], "ml")
     assert (again.memo.ran, digested) == ([], [])
-    again.memo.save()
+    again.save()
     path = values_dir / "teams" / "inference.yaml"
     path.write_text(path.read_text().replace("replicas: 2}", "replicas: 1}"))
     edited = Rules(values_dir, folder)
@@ -338,9 +349,9 @@ def test_a_teams_unit_is_kept_by_its_team(
     assert edited.ask("prod/main", main + "argocd", "k", [], None) == []
     edited.ask("prod/main", main + "team-ml-queues", "k", [], "ml")
     assert edited.memo.ran == [main + "team-inference", main + "argocd", main + "team-ml-queues"]
-    # ml's unit answered by ml's digest; inference's compared, then kept by it; the queues'
-    # unit, kept by the view, ran, and read ml alone this time: kept by ml's digest
-    assert digested == ["ml", "inference", "inference", "ml"]
+    # ml's unit answered by ml's digest (recalled); inference's compared, then kept by it; the
+    # queues' unit, kept by the view, ran, and read ml alone this time: kept by ml's digest
+    assert digested == ["inference"]
     # Another key for ml's unit (its committed files changed): run again all the same.
     edited.ask("prod/main", main + "team-ml", "k2", [], "ml")
     assert edited.memo.ran[-1] == main + "team-ml"
@@ -396,16 +407,15 @@ def test_without_a_folder_the_rules_always_run(values_dir: Path) -> None:
 
 
 def spied_canon(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The layers whose view is made canonical from now on, in order."""
-    canon = memo_module.Digests.canon
+    """The layers whose view's digest is made (not recalled) from now on, in order."""
+    made = memo_module.Digests._view_digest
     views: list[str] = []
 
-    def spy(self: memo_module.Digests, obj: object) -> object:
-        if isinstance(obj, FleetView):
-            views.append(obj.key)
-        return canon(self, obj)
+    def spy(self: memo_module.Digests, view: FleetView) -> bytes:
+        views.append(view.key)
+        return made(self, view)
 
-    monkeypatch.setattr(memo_module.Digests, "canon", spy)
+    monkeypatch.setattr(memo_module.Digests, "_view_digest", spy)
     return views
 
 
@@ -455,7 +465,19 @@ def test_a_second_load_of_the_same_files_reads_its_views_digests(
     made.clear()
     assert digested(values_dir, folder) == first
     assert made == []
-    assert len(list(folder.iterdir())) == 1
+    # the entry of the files' fingerprint, and the teams' digests by their sources
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [f"{found_fingerprint(values_dir)}.marshal", f"{memo_module.TEAMS_ENTRY}.marshal"]
+    )
+
+
+def found_fingerprint(values_dir: Path) -> str:
+    return loader.load_all(values_dir).fingerprint
+
+
+def fingerprints(folder: Path) -> list[str]:
+    """The entries of the views' folder kept by a fingerprint (not the teams' by sources)."""
+    return [p.name for p in folder.iterdir() if p.stem != memo_module.TEAMS_ENTRY]
 
 
 def parts_digested(values_dir: Path, folder: Path) -> dict[str, bytes]:
@@ -476,8 +498,10 @@ def test_a_second_load_of_the_same_files_reads_its_teams_digests(
     values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The teams' digests and the views' without their teams are kept as the views' are: a
-    second load of the same files makes none canonical again; an edited team file makes them
-    all again (another fingerprint), each the same where its team did not change."""
+    second load of the same files makes none canonical again; an edited team file makes the
+    views' without teams again (another fingerprint) and the edited team's (its sources
+    changed), each the same where its team did not change; the other team's are kept by their
+    sources."""
     folder = tmp_path / "views"
     first = parts_digested(values_dir, folder)
     assert sorted(first) == [
@@ -500,10 +524,54 @@ def test_a_second_load_of_the_same_files_reads_its_teams_digests(
     edit(values_dir, "devices: 2", "devices: 3")
     after = parts_digested(values_dir, folder)
     assert sorted(made) == [
-        "a view without teams", "a view without teams", "a view without teams",
-        "inference", "inference", "ml", "ml", "ml",
+        "a view without teams", "a view without teams", "a view without teams", "ml", "ml", "ml",
     ]  # fmt: skip
     assert [k for k in first if after[k] != first[k]] == ["/ml", "prod/domestic/ml"]
+
+
+def test_a_teams_sources_are_every_file_but_the_teams_and_its_own(values_dir: Path) -> None:
+    first = loader.load_all(values_dir).team_sources
+    assert sorted(first) == ["inference", "ml"]
+    edit(values_dir, "devices: 2", "devices: 3")  # ml's file
+    after = loader.load_all(values_dir).team_sources
+    assert (after["inference"], after["ml"] != first["ml"]) == (first["inference"], True)
+    fleet = values_dir / "fleet.yaml"
+    fleet.write_text(fleet.read_text() + "\n")  # a byte of a file every team is made with
+    again = loader.load_all(values_dir).team_sources
+    assert [again[t] != after[t] for t in ("inference", "ml")] == [True, True]
+
+
+def test_an_edit_of_a_file_that_is_no_teams_makes_every_teams_digest_again(
+    values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "views"
+    parts_digested(values_dir, folder)
+    made = spied_team_digests(monkeypatch)
+    fleet = values_dir / "fleet.yaml"
+    fleet.write_text(fleet.read_text() + "\n")
+    parts_digested(values_dir, folder)
+    # the base layer's two teams, prod/domestic's ml, prod/main's two
+    assert sorted(made) == ["inference", "inference", "ml", "ml", "ml"]
+
+
+def test_the_tests_refuse_a_stale_teams_digest(
+    values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Were a team's object made of more than its sources say (here: sources that never
+    change), its kept digest would be stale after an edit: tests/conftest.py compares each
+    recalled digest with its canonical form's."""
+    folder = tmp_path / "views"
+    real_load = loader.load_all
+
+    def unchanging(*args: Any, **kwargs: Any) -> loader.Loaded:
+        found = real_load(*args, **kwargs)
+        return dataclasses.replace(found, team_sources=dict.fromkeys(found.team_sources, "same"))
+
+    monkeypatch.setattr(loader, "load_all", unchanging)
+    parts_digested(values_dir, folder)
+    edit(values_dir, "devices: 2", "devices: 3")
+    with pytest.raises(AssertionError, match="team 'ml': a stale digest recalled"):
+        parts_digested(values_dir, folder)
 
 
 def test_an_edited_file_makes_every_view_canonical_again_and_keeps_one_entry(
@@ -514,13 +582,13 @@ def test_an_edited_file_makes_every_view_canonical_again_and_keeps_one_entry(
     is dropped."""
     folder = tmp_path / "views"
     first = digested(values_dir, folder)
-    [before] = [p.name for p in folder.iterdir()]
+    [before] = fingerprints(folder)
     edit(values_dir, "devices: 2", "devices: 12")
     made = spied_canon(monkeypatch)
     second = digested(values_dir, folder)
     assert sorted(made) == ["", "prod", "prod/domestic", "prod/main"]
     assert sorted(k for k in first if first[k] != second[k]) == ["", "prod", "prod/domestic"]
-    [after] = [p.name for p in folder.iterdir()]
+    [after] = fingerprints(folder)
     assert after != before
     # Back to the first files: the first digests, made again (their entry was dropped).
     edit(values_dir, "devices: 12", "devices: 2")
@@ -577,11 +645,11 @@ def test_a_run_that_may_not_write_keeps_no_digests(values_dir: Path, tmp_path: P
     digested(values_dir, folder, write=False)
     assert not folder.exists()
     first = digested(values_dir, folder)
-    [entry] = folder.iterdir()
-    blob = entry.read_bytes()
+    blobs = sorted(p.read_bytes() for p in folder.iterdir())
+    assert len(blobs) == 2  # the fingerprint's entry, the teams' by their sources
     edit(values_dir, "devices: 2", "devices: 12")
-    digested(values_dir, folder, write=False)  # render --check of an edit: the entry stays
-    assert [p.read_bytes() for p in folder.iterdir()] == [blob]
+    digested(values_dir, folder, write=False)  # render --check of an edit: the entries stay
+    assert sorted(p.read_bytes() for p in folder.iterdir()) == blobs
     edit(values_dir, "devices: 12", "devices: 2")
     assert digested(values_dir, folder, write=False) == first
 
@@ -651,17 +719,17 @@ def test_a_load_without_a_fingerprint_or_a_recall_keeps_nothing(
 def test_the_kept_digests_stay_while_the_files_do(
     values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Loads of the same files, one after another: the entry is written once and kept by each
-    (not rewritten), so no load after the first makes a view canonical."""
+    """Loads of the same files, one after another: the entries are written once and kept by
+    each (not rewritten), so no load after the first makes a view canonical."""
     folder = tmp_path / "views"
     first = digested(values_dir, folder)
-    [entry] = folder.iterdir()
-    inode = entry.stat().st_ino
+    inodes = sorted(p.stat().st_ino for p in folder.iterdir())
+    assert len(inodes) == 2
     made = spied_canon(monkeypatch)
     for _ in range(3):
         assert digested(values_dir, folder) == first
     assert made == []
-    assert [p.stat().st_ino for p in folder.iterdir()] == [inode]
+    assert sorted(p.stat().st_ino for p in folder.iterdir()) == inodes
 
 
 def test_only_the_views_digested_are_kept(
