@@ -251,9 +251,7 @@ def run(teams: int, work: Path, clusters: int = 1) -> dict[str, Any]:
 
     def render_then_validate() -> Any:
         done = render(RenderOptions(values_dir, out, cache_dir=cache))
-        assert done.values is not None
-        ready = Prepared(done.values, tuple(done.findings), done.rendered, done.written)
-        return validate(replace(opts, prepared=ready))
+        return validate(replace(opts, prepared=Prepared.of(done)))  # as the CLI hands it
 
     together_s, v4 = timed(render_then_validate)
     assert v4.errors == v2.errors and v4.objects == v2.objects

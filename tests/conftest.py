@@ -4,9 +4,7 @@ tests/example.py."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import marshal
 import os
 import shutil
 from collections.abc import Callable, Iterator
@@ -83,22 +81,32 @@ def _checks_held_to_their_scopes(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(autouse=True)
 def _recalled_digests_verified(monkeypatch: pytest.MonkeyPatch) -> None:
-    """In every test, each team's digest a load recalls (policy/memo.py: by the values'
-    fingerprint, or by the team's sources) is compared with its canonical form's: a team's
-    object made of more than loader.Loaded.team_sources covers (another team's file) fails the
-    test where it is recalled. With the functions as they are now: a test's spies see nothing
-    of it."""
+    """In every test, each digest of a team or of a view without its teams that a load recalls
+    (policy/memo.py: by the values' fingerprint, or by their sources) is compared with the one
+    made afresh: a part made of more than loader.Loaded's sources cover (another team's file)
+    fails the test where it is recalled. With the functions as they were before the test
+    patched any: its spies see nothing of it."""
     from generator.policy import memo
-    from generator.values.filecache import MARSHAL_FORMAT
 
-    recall, canon = memo.Digests.recall, memo.Digests.canon
+    # Digests' methods as they are before the test runs
+    real = {name: value for name, value in vars(memo.Digests).items() if callable(value)}
 
     def verified(digests: memo.Digests, *args: Any) -> None:
-        recall(digests, *args)
-        for team, kept in digests.teams.values():
-            made = hashlib.sha256(marshal.dumps(canon(digests, team), MARSHAL_FORMAT)).digest()
-            if made != kept:
-                raise AssertionError(f"team {team.name!r}: a stale digest recalled")
+        real["recall"](digests, *args)
+        spied = {name: vars(memo.Digests)[name] for name in real}
+        for name, function in real.items():
+            setattr(memo.Digests, name, function)
+        try:
+            fresh = memo.Digests()
+            for team, kept in digests.teams.values():
+                if fresh.team(team) != kept:
+                    raise AssertionError(f"team {team.name!r}: a stale digest recalled")
+            for view, kept in digests.rests.values():
+                if fresh.rest(view) != kept:
+                    raise AssertionError(f"view {view.key!r} without teams: a stale digest")
+        finally:
+            for name, function in spied.items():
+                setattr(memo.Digests, name, function)
 
     monkeypatch.setattr(memo.Digests, "recall", verified)
 

@@ -19,10 +19,7 @@ def validate_render(
     ensure: EnsureTools,
 ) -> ValidateOutcome:
     """Validate what `render` with `opts` wrote (`result`), as `validate` does."""
-    assert result.values is not None  # a render that wrote its output has its values
-    prepared = Prepared(
-        result.values, tuple(result.findings), result.rendered, result.written, result.digests
-    )
+    prepared = Prepared.of(result)
     checks = ValidateOptions(
         opts.values_dir,
         opts.env,

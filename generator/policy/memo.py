@@ -83,17 +83,19 @@ class Digests:
     def recall(self, loaded: Loaded, folder: Path | None, write: bool) -> None:
         """Take the digests of `loaded`'s views, of each one without its teams and of its teams
         from an earlier load with its fingerprint (loader.Loaded.fingerprint: the same files
-        and code make the same views), kept in `folder`; and those of its teams whose sources
-        are the same as when they were kept (loader.Loaded.team_sources: every file but the
-        teams' and the team's own), whatever else changed: one team's edit digests that team
-        alone. Only the objects `loaded` holds, by identity: a view made from them later
-        (another object) is digested from what it holds."""
+        and code make the same views), kept in `folder`; and those of its teams and of its
+        views without their teams whose sources are the same as when they were kept
+        (loader.Loaded.team_sources: every file but the teams' and the team's own;
+        loader.Loaded.rest_source: every file but the teams', with the view's retired
+        namespaces), whatever else changed: one team's edit digests that team alone. Only the
+        objects `loaded` holds, by identity: a view made from them later (another object) is
+        digested from what it holds."""
         entries = Entries(folder, write)
         table: dict[str, bytes] = {}
         if loaded.fingerprint:
             found = entries.get(loaded.fingerprint)
             table = found if isinstance(found, dict) else {}
-        kept = entries.get(TEAMS_ENTRY) if loaded.team_sources else None
+        kept = entries.get(SOURCES_ENTRY) if loaded.rest_source else None
         by_source: dict[str, bytes] = kept if isinstance(kept, dict) else {}
         self._kept = (entries, loaded.fingerprint, table, by_source)
         for view, parts in _parts_of(loaded.values):
@@ -104,10 +106,10 @@ class Digests:
             known = table.get(view.key)
             if type(known) is bytes:
                 self.views.setdefault(id(view), (view, known))
-        for source, team in _sources_of(loaded):
+        for source, obj, known_by in _sources_of(loaded):
             known = by_source.get(source)
             if type(known) is bytes:
-                self.teams.setdefault(id(team), (team, known))
+                known_by(self).setdefault(id(obj), (obj, known))
 
     def keep(self, loaded: Loaded) -> None:
         """Keep the digests of `loaded`'s views (and their parts') made this run for the next
@@ -125,12 +127,12 @@ class Digests:
         if fingerprint and now and now != table:
             entries.put(fingerprint, now)
         sources: dict[str, bytes] = {}
-        for source, team in _sources_of(loaded):
-            known = self.teams.get(id(team))
-            if known is not None and known[0] is team:
+        for source, obj, known_by in _sources_of(loaded):
+            known = known_by(self).get(id(obj))
+            if known is not None and known[0] is obj:
                 sources[source] = known[1]
         if sources and sources != by_source:
-            entries.put(TEAMS_ENTRY, sources)
+            entries.put(SOURCES_ENTRY, sources)
         entries.save()  # the entries recall read stay: Entries.get marked them used
 
     def table(self, table: dict[Any, Location]) -> bytes:
@@ -245,22 +247,28 @@ def _parts_of(values: Values) -> list[tuple[FleetView, list[tuple[str, Any, Tabl
     return out
 
 
-# The entry of the teams' digests by their sources (Digests.recall), in the views' folder
-TEAMS_ENTRY = hashlib.sha256(b"the teams' digests by their sources").hexdigest()
+# The entry of the teams' digests and of the views' without their teams by their sources
+# (Digests.recall), in the views' folder
+SOURCES_ENTRY = hashlib.sha256(b"the teams' digests by their sources").hexdigest()
 
 
-def _sources_of(loaded: Loaded) -> list[tuple[str, Team]]:
-    """Each team of each view `_own` gives (unless two share a name there), by a key of its
-    view's layer and its sources (loader.Loaded.team_sources)."""
-    out = []
+def _sources_of(loaded: Loaded) -> list[tuple[str, Any, Table]]:
+    """Each view `_own` gives, as the view without its teams, by a key of its layer, of its
+    sources (loader.Loaded.rest_source) and of its retired namespaces (which the teams' files
+    say); and each of its teams (unless two share a name there), by a key of the layer and of
+    the team's sources (loader.Loaded.team_sources)."""
+    out: list[tuple[str, Any, Table]] = []
     for view in _own(loaded.values):
+        if loaded.rest_source:
+            retired = hashlib.sha256("\0".join(view.retired).encode()).hexdigest()
+            out.append((f"\0rest\0{view.key}\0{loaded.rest_source}\0{retired}", view, _RESTS))
         names = [t.name for t in view.teams]
         if len(set(names)) != len(names):
             continue
         for team in view.teams:
             source = loaded.team_sources.get(team.name)
             if source:
-                out.append((f"{view.key}\0{team.name}\0{source}", team))
+                out.append((f"\0team\0{view.key}\0{team.name}\0{source}", team, _TEAMS))
     return out
 
 

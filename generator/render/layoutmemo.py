@@ -49,17 +49,15 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from generator.builders.argocd import Shape
 from generator.builders.fleet import Build
+from generator.policy.memo import Digests
 from generator.render import buildmemo, treeindex
 from generator.render.treeindex import Sums
 from generator.values.filecache import MARSHAL_FORMAT, code_digest, write_atomically
 from generator.vocab.units import Component, Tree
-
-if TYPE_CHECKING:
-    from generator.policy.memo import Digests
 
 FOLDER = "layouts"  # under validate's cache folder
 SUFFIX = ".marshal"

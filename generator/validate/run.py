@@ -48,7 +48,7 @@ from generator.render.dumpcache import DumpCache
 from generator.render.layout import Rendered, render_tree, unit_folder
 from generator.render.layoutmemo import FOLDER as LAYOUT_FOLDER
 from generator.render.layoutmemo import LayoutMemo
-from generator.render.stage import load_and_check_all, recover_output, sub
+from generator.render.stage import RenderResult, load_and_check_all, recover_output, sub
 from generator.render.writer import OUTPUT_DIRS, known_sums
 from generator.toolchain import registry as tool_registry
 from generator.toolchain import schemas
@@ -101,6 +101,14 @@ class Prepared:
     committed: Mapping[str, str] | None = None
     # The views' digests the render made (render/stage.py Checked.digests): not made again.
     digests: Digests | None = None
+
+    @classmethod
+    def of(cls, result: RenderResult) -> Prepared:
+        """What a render that wrote its output (`result`) hands to validate."""
+        assert result.values is not None  # a render that wrote its output has its values
+        return cls(
+            result.values, tuple(result.findings), result.rendered, result.written, result.digests
+        )
 
 
 @dataclass

@@ -818,6 +818,9 @@ class Loaded:
     # file but the teams', its own file and the code's digest. A team's object in a view is made
     # of its own file and of no other team's: its digest is kept by this (policy/memo.py).
     team_sources: dict[str, str] = field(default_factory=dict)
+    # A digest of every values file but the teams' (and of the code): what a view without its
+    # teams is made of, with its `retired` namespaces (which the teams' files disable).
+    rest_source: str = ""
 
 
 def load_all(
@@ -1054,7 +1057,8 @@ def load_all(
         name: hashlib.sha256("\n".join([rest, *keys]).encode()).hexdigest()
         for name, keys in of_teams.items()
     }
-    return Loaded(Values(str(values_dir), base_view, envs, hubs), findings, fingerprint, sources)
+    values = Values(str(values_dir), base_view, envs, hubs)
+    return Loaded(values, findings, fingerprint, sources, rest)
 
 
 # What loading the values tree can report, besides yamlio.CODES and the policy checks.

@@ -467,7 +467,7 @@ def test_a_second_load_of_the_same_files_reads_its_views_digests(
     assert made == []
     # the entry of the files' fingerprint, and the teams' digests by their sources
     assert sorted(p.name for p in folder.iterdir()) == sorted(
-        [f"{found_fingerprint(values_dir)}.marshal", f"{memo_module.TEAMS_ENTRY}.marshal"]
+        [f"{found_fingerprint(values_dir)}.marshal", f"{memo_module.SOURCES_ENTRY}.marshal"]
     )
 
 
@@ -477,7 +477,21 @@ def found_fingerprint(values_dir: Path) -> str:
 
 def fingerprints(folder: Path) -> list[str]:
     """The entries of the views' folder kept by a fingerprint (not the teams' by sources)."""
-    return [p.name for p in folder.iterdir() if p.stem != memo_module.TEAMS_ENTRY]
+    return [p.name for p in folder.iterdir() if p.stem != memo_module.SOURCES_ENTRY]
+
+
+def spied_rests(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The layers whose view without its teams is digested (not recalled) from now on."""
+    made: list[str] = []
+    rest = memo_module.Digests.rest
+
+    def spy(self: memo_module.Digests, view: FleetView) -> bytes:
+        if id(view) not in self.rests:
+            made.append(view.key)
+        return rest(self, view)
+
+    monkeypatch.setattr(memo_module.Digests, "rest", spy)
+    return made
 
 
 def parts_digested(values_dir: Path, folder: Path) -> dict[str, bytes]:
@@ -499,9 +513,8 @@ def test_a_second_load_of_the_same_files_reads_its_teams_digests(
 ) -> None:
     """The teams' digests and the views' without their teams are kept as the views' are: a
     second load of the same files makes none canonical again; an edited team file makes the
-    views' without teams again (another fingerprint) and the edited team's (its sources
-    changed), each the same where its team did not change; the other team's are kept by their
-    sources."""
+    edited team's again (its sources changed), and takes the other team's and the views'
+    without teams by their sources, each the same where its team did not change."""
     folder = tmp_path / "views"
     first = parts_digested(values_dir, folder)
     assert sorted(first) == [
@@ -523,9 +536,7 @@ def test_a_second_load_of_the_same_files_reads_its_teams_digests(
     assert made == []
     edit(values_dir, "devices: 2", "devices: 3")
     after = parts_digested(values_dir, folder)
-    assert sorted(made) == [
-        "a view without teams", "a view without teams", "a view without teams", "ml", "ml", "ml",
-    ]  # fmt: skip
+    assert sorted(made) == ["ml", "ml", "ml"]
     assert [k for k in first if after[k] != first[k]] == ["/ml", "prod/domestic/ml"]
 
 
@@ -544,14 +555,26 @@ def test_a_teams_sources_are_every_file_but_the_teams_and_its_own(values_dir: Pa
 def test_an_edit_of_a_file_that_is_no_teams_makes_every_teams_digest_again(
     values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """... and every view's without its teams; so does a team's edit that retires it (its
+    namespaces join the views' `retired`)."""
     folder = tmp_path / "views"
     parts_digested(values_dir, folder)
     made = spied_team_digests(monkeypatch)
+    rests = spied_rests(monkeypatch)
     fleet = values_dir / "fleet.yaml"
     fleet.write_text(fleet.read_text() + "\n")
     parts_digested(values_dir, folder)
     # the base layer's two teams, prod/domestic's ml, prod/main's two
     assert sorted(made) == ["inference", "inference", "ml", "ml", "ml"]
+    assert sorted(rests) == ["", "prod/domestic", "prod/main"]
+    made.clear()
+    rests.clear()
+    inference = values_dir / "teams" / "inference.yaml"
+    inference.write_text(inference.read_text() + "enabled: false\n")
+    after = parts_digested(values_dir, folder)
+    # ml's digests kept; inference's namespaces retired in every view (prod's clusters both)
+    assert (made, sorted(rests)) == ([], ["", "prod/domestic", "prod/main"])
+    assert "prod/main/inference" not in after
 
 
 def test_the_tests_refuse_a_stale_teams_digest(

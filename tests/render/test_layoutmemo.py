@@ -4,6 +4,7 @@ render writes and returns equals a fresh render's."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import marshal
 import time
@@ -448,9 +449,8 @@ def test_render_env_reads_no_committed_file_of_another_environment(
     # render --validate --env dev: validate keys dev's units from the tree render wrote, and
     # reads none of prod's files either.
     read.clear()
-    assert done.values is not None
-    ready = Prepared(done.values, tuple(done.findings), done.rendered, done.written)
-    opts = ValidateOptions(values, cache_dir=cache, committed=out, env="dev", prepared=ready)
+    opts = ValidateOptions(values, cache_dir=cache, committed=out, env="dev")
+    opts = dataclasses.replace(opts, prepared=Prepared.of(done))
     result = validate(opts)
     assert result.errors == 0 and result.units > 0
     assert [r for r in read if r.startswith("overlays/prod/")] == []
