@@ -142,6 +142,10 @@ def patch_targets(workloads: Workloads, team: Team, objs: list[Obj]) -> list[tup
 
 
 def user_patches(workloads: Workloads, team: Team, objs: list[Obj]) -> list[UserPatch]:
+    if not _declares_patches(team):
+        # Most teams patch nothing: their workload model is not resolved for this (at 1,000
+        # teams, 0.2 s of each build of a changed view).
+        return []
     out = []
     for path, obj in patch_targets(workloads, team, objs):
         patch = team.doc.get(*path, "patch", default=None) or {}
@@ -150,6 +154,16 @@ def user_patches(workloads: Workloads, team: Team, objs: list[Obj]) -> list[User
         elif patch.get("strategicMerge"):
             out.append(UserPatch(obj, dict(patch["strategicMerge"])))
     return out
+
+
+def _declares_patches(team: Team) -> bool:
+    """Whether a job or a service of the team's values gives a `patch` (where patch_targets
+    reads them: `jobs.<name>.patch`, `services.<name>.patch`)."""
+    return any(
+        isinstance(raw, dict) and raw.get("patch")
+        for section in ("jobs", "services")
+        for raw in (team.doc.get(section, default={}) or {}).values()
+    )
 
 
 def workload_origin(team: Team, obj: Obj) -> Location:

@@ -1906,6 +1906,39 @@ def test_a_patch_targets_its_own_workloads_objects_only(tmp_path: Path) -> None:
     ]
 
 
+def test_a_team_that_patches_nothing_has_no_patch_without_its_model_resolved(
+    tmp_path: Path,
+) -> None:
+    """Its workload model is not asked for (at 1,000 teams, every team of a changed view was
+    resolved again for this); with one patch, a job's, it is patched."""
+    files = {"vendors/nvidia.yaml": NVIDIA, "vendors/ascend.yaml": ASCEND}
+    service_patch = (
+        "    patch:\n      json6902: [{op: add, path: /metadata/annotations/x, value: y}]\n"
+    )
+    job_patch = "    patch: {strategicMerge: {metadata: {annotations: {owner: ml}}}}\n"
+    one = PATCHED_TEAM.replace(service_patch, "")
+    files["teams/ml.yaml"] = one.replace(job_patch, "")
+    view = view_of(tmp_path, files, "platform: {lws: {provided: fleet}}\n")
+    team = only_team(view)
+    objs, _ = team_objects(view, team)
+    model = workloads_of(view)
+    asked: list[str] = []
+    real_of = model.of
+
+    def of(t: Team) -> Any:
+        asked.append(t.name)
+        return real_of(t)
+
+    model.of = of  # type: ignore[method-assign,assignment]
+    assert (workloads.user_patches(model, team, objs), asked) == ([], [])
+    files["teams/ml.yaml"] = one
+    view = view_of(tmp_path, files, "platform: {lws: {provided: fleet}}\n")
+    team = only_team(view)
+    objs, _ = team_objects(view, team)
+    patches = workloads.user_patches(workloads_of(view), team, objs)
+    assert [p.target["metadata"]["name"] for p in patches] == ["train"]
+
+
 # ---- _team_objects: the pod templates of JobSets, TrainJobs and LeaderWorkerSets -------------
 
 GROUPED_TEAM = (
