@@ -31,6 +31,23 @@ def test_paused_restores_the_callers_setting_even_on_error() -> None:
         gc.enable()
 
 
+def test_what_a_paused_block_made_is_frozen_until_the_next_block() -> None:
+    """The collector does not walk a run's objects as soon as it is back (young objects: none
+    counted), and the next run gives them back to it (the oldest generation)."""
+    gc.collect()
+    with gcpause.paused():
+        made = [[i] for i in range(50_000)]  # tracked containers
+        assert gc.get_count()[0] > 50_000
+    try:
+        assert gc.get_count()[0] < 100 and gc.get_freeze_count() > 50_000
+        with gcpause.paused():
+            assert gc.get_freeze_count() == 0
+            assert any(o is made for o in gc.get_objects(generation=2))
+    finally:
+        gc.unfreeze()
+    assert len(made) == 50_000
+
+
 def test_render_and_validate_build_with_the_collector_paused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
