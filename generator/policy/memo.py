@@ -67,29 +67,29 @@ class Digests:
         # forms 20.5 MB -> 8.9 MB at 500 teams; 0.26 -> 0.21 CPU-s a run). A team's Doc is
         # its own in each cluster (its share): a digest each would cost more than it saves.
         self.docs: dict[int, tuple[Doc, bytes]] = {}
-        # id(view) -> (the view, kept alive so that its id stays its own; the digest of its
-        # canonical form)
+        # id(view) -> (the view, kept alive so that its id stays its own; its digest: of its
+        # parts' digests, `_view_digest`)
         self.views: dict[int, tuple[FleetView, bytes]] = {}
         # id -> (the object, kept alive; its digest): teams (`team`) and views without their
         # teams (`rest`)
         self.teams: dict[int, tuple[Team, bytes]] = {}
         self.rests: dict[int, tuple[FleetView, bytes]] = {}
         # Where the views' digests of a values tree are kept by its fingerprint (recall), the
-        # entry read, and the teams' digests by their sources read: a run of the same values
-        # (validate after render) reads them instead of making each view's canonical form
-        # again, and a run after one team's edit makes that team's alone.
+        # entry read, and the entry of the teams' and the views' without teams by their
+        # sources: a run of the same values (validate after render) takes the views' digests,
+        # and a run after one team's edit makes that team's alone.
         self._kept: tuple[Entries, str, dict[str, bytes], dict[str, bytes]] | None = None
 
     def recall(self, loaded: Loaded, folder: Path | None, write: bool) -> None:
-        """Take the digests of `loaded`'s views, of each one without its teams and of its teams
-        from an earlier load with its fingerprint (loader.Loaded.fingerprint: the same files
-        and code make the same views), kept in `folder`; and those of its teams and of its
-        views without their teams whose sources are the same as when they were kept
+        """Take, from `folder`, the digests of `loaded`'s views kept by an earlier load with its
+        fingerprint (loader.Loaded.fingerprint: the same files and code make the same views),
+        and those of its teams and of its views without their teams kept by their sources
         (loader.Loaded.team_sources: every file but the teams' and the team's own;
         loader.Loaded.rest_source: every file but the teams', with the view's retired
-        namespaces), whatever else changed: one team's edit digests that team alone. Only the
-        objects `loaded` holds, by identity: a view made from them later (another object) is
-        digested from what it holds."""
+        namespaces), whatever else changed: after one team's edit a view's digest is made of
+        its parts', all but that team's taken from here. Only the objects `loaded` holds, by
+        identity: a view made from them later (another object) is digested from what it
+        holds."""
         entries = Entries(folder, write)
         table: dict[str, bytes] = {}
         if loaded.fingerprint:
@@ -98,11 +98,7 @@ class Digests:
         kept = entries.get(SOURCES_ENTRY) if loaded.rest_source else None
         by_source: dict[str, bytes] = kept if isinstance(kept, dict) else {}
         self._kept = (entries, loaded.fingerprint, table, by_source)
-        for view, parts in _parts_of(loaded.values):
-            for name, obj, known_by in parts:
-                known = table.get(name)
-                if type(known) is bytes:
-                    known_by(self).setdefault(id(obj), (obj, known))
+        for view in _own(loaded.values):
             known = table.get(view.key)
             if type(known) is bytes:
                 self.views.setdefault(id(view), (view, known))
@@ -112,18 +108,17 @@ class Digests:
                 known_by(self).setdefault(id(obj), (obj, known))
 
     def keep(self, loaded: Loaded) -> None:
-        """Keep the digests of `loaded`'s views (and their parts') made this run for the next
-        load with its fingerprint, and its teams' by their sources (those not digested this run:
-        none kept); drop the other entries."""
+        """Keep the digests of `loaded`'s views made this run for the next load with its
+        fingerprint, and its teams' and its views' without teams by their sources (those not
+        digested this run: none kept); drop the other entries."""
         if self._kept is None:
             return
         entries, fingerprint, table, by_source = self._kept
         now: dict[str, bytes] = {}
-        for view, parts in _parts_of(loaded.values):
-            for name, obj, known_by in [(view.key, view, _VIEWS), *parts]:
-                known = known_by(self).get(id(obj))
-                if known is not None and known[0] is obj:
-                    now[name] = known[1]
+        for view in _own(loaded.values):
+            known = self.views.get(id(view))
+            if known is not None and known[0] is view:
+                now[view.key] = known[1]
         if fingerprint and now and now != table:
             entries.put(fingerprint, now)
         sources: dict[str, bytes] = {}
@@ -228,23 +223,9 @@ class Digests:
 
 
 Table = Callable[["Digests"], dict[int, tuple[Any, bytes]]]
-# Where Digests keeps the digests of views, of views without their teams, and of teams
-_VIEWS: Table = operator.attrgetter("views")
+# Where Digests keeps the digests of views without their teams, and of teams
 _RESTS: Table = operator.attrgetter("rests")
 _TEAMS: Table = operator.attrgetter("teams")
-
-
-def _parts_of(values: Values) -> list[tuple[FleetView, list[tuple[str, Any, Table]]]]:
-    """Each view `_own` gives with its parts that Digests keeps: the view without its teams,
-    and its teams (unless two share a name), each by a name of its own in the views' entry."""
-    out = []
-    for view in _own(values):
-        parts: list[tuple[str, Any, Table]] = [(f"\0rest\0{view.key}", view, _RESTS)]
-        names = [t.name for t in view.teams]
-        if len(set(names)) == len(names):
-            parts += [(f"\0team\0{view.key}\0{t.name}", t, _TEAMS) for t in view.teams]
-        out.append((view, parts))
-    return out
 
 
 # The entry of the teams' digests and of the views' without their teams by their sources

@@ -695,6 +695,29 @@ def test_the_views_of_environments_without_clusters_are_kept_once_each(
     assert made == []
 
 
+def test_teams_of_one_name_in_a_view_take_no_digest_kept_by_their_sources(
+    values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Were two teams of a view to share a name (a view made by hand: the loader makes one team
+    per file), one key would name both: neither takes a kept digest there; the other views'
+    teams do."""
+    folder = tmp_path / "views"
+    parts_digested(values_dir, folder)
+    found = loader.load_all(values_dir)
+    base = found.values.base
+    ml = next(t for t in base.teams if t.name == "ml")
+    twin = dataclasses.replace(ml, owners=("someone@example.com",))
+    doubled = dataclasses.replace(base, teams=(*base.teams, twin))
+    values = dataclasses.replace(found.values, base=doubled)
+    made = spied_team_digests(monkeypatch)
+    digests = memo_module.Digests()
+    digests.recall(dataclasses.replace(found, values=values), folder, False)
+    for view in (doubled, found.values.envs["prod/main"]):
+        for team in view.teams:
+            digests.team(team)
+    assert made == ["inference", "ml", "ml"]  # the base's three, none of prod/main's
+
+
 def test_a_layer_held_by_two_objects_takes_no_kept_digest(
     values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

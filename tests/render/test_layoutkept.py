@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from generator.builders import argocd
 from generator.builders import fleet as builders
 from generator.builders.fleet import Build, build_values
 from generator.findings import Location
@@ -548,3 +549,134 @@ def test_the_entries_of_views_a_layout_no_longer_has_are_removed(tmp_path: Path)
     after = sorted(p.name for p in folder.iterdir())
     assert len(after) == 3 and set(after) < set(before)
     assert "base.marshal" in after
+
+
+# ---- each environment's argocd units, kept by what they read --------------------------------------
+
+
+def digesting_memo(tmp_path: Path, write: bool = True) -> LayoutMemo:
+    """A memo that can digest views, as render's (stage.py hands it the run's Digests)."""
+    return LayoutMemo(tmp_path / "layouts", write=write, digests=Digests())
+
+
+def spied_builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The environments whose argocd units are built (builders/argocd.py) from now on."""
+    built: list[str] = []
+    real_build = argocd.build
+
+    def spy(hub: FleetView, clusters: argocd.Built) -> argocd.ArgoUnits:
+        built.append(hub.key)
+        return real_build(hub, clusters)
+
+    monkeypatch.setattr(argocd, "build", spy)
+    return built
+
+
+def test_argocd_units_whose_inputs_are_the_same_are_not_built_until_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The base's quota 4 -> 5 changes every view's digest but no unit's shape nor any view
+    without its team: neither environment's argocd unit is built or laid out, its files' sums
+    are the memo's; its texts, then its objects, built once each environment when first asked
+    for, are a fresh layout's."""
+    lay_out(values_of(tmp_path, 4), digesting_memo(tmp_path))
+    built = spied_builds(monkeypatch)
+    spy = Spy(monkeypatch)
+    values = values_of(tmp_path, 5)
+    warm = lay_out(values, digesting_memo(tmp_path))
+    assert built == []
+    assert spy.laid == ["overlays/prod/team-ml", "overlays/staging/team-ml"]
+    fresh = render_tree(values)
+    assert built == ["prod", "staging"]  # without a memo
+    argocd_files = sorted(p for p in fresh.tree if "/argocd/" in p)
+    assert len(argocd_files) == 2 * 7  # the project, the root and 5 Applications in each
+    assert [warm.tree.peek(p) for p in argocd_files] == [None] * len(argocd_files)
+    assert warm.sums == {rel: s for rel, s in sha256(dict(fresh.tree)).items() if rel in warm.sums}
+    assert set(argocd_files) <= set(warm.sums)
+    assert (
+        warm.tree["overlays/prod/argocd/kustomization.yaml"]
+        == (fresh.tree["overlays/prod/argocd/kustomization.yaml"])
+    )
+    assert built == ["prod", "staging", "prod"]
+    assert dict(warm.tree) == dict(fresh.tree)
+    assert fields(warm.units) == fields(fresh.units)
+    assert built == ["prod", "staging", "prod", "staging"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "rebuilt"),
+    [
+        # staging's namespaces: its team unit's shape, in staging alone
+        ({"prod": PROD, "staging": STAGING.replace("ml-c]", "ml-d]")}, ["staging"]),
+        # the fleet's git revision: every Application of both (the views but their teams)
+        (
+            {"fleet": FLEET.replace("targetRevision: main", "targetRevision: v2")},
+            ["prod", "staging"],
+        ),
+        # an add-on the fleet renders: its chart values read the teams, so the base's quota
+        # edit builds again the environment whose view it changes (prod sets its own quota)
+        (
+            {"fleet": FLEET + "platform: {lws: {provided: fleet}}\n", "quota": 5},
+            ["staging"],
+        ),
+    ],
+)
+def test_an_environments_argocd_units_are_built_again_when_what_they_read_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit: dict[str, Any], rebuilt: list[str]
+) -> None:
+    fleet = edit["fleet"] if "platform" in edit.get("fleet", "") else FLEET
+    lay_out(values_of(tmp_path, 4, fleet=fleet), digesting_memo(tmp_path))
+    values = values_of(tmp_path, edit.get("quota", 4), fleet=edit.get("fleet", FLEET))
+    if "staging" in edit:
+        (tmp_path / "values" / "environments" / "staging.yaml").write_text(edit["staging"])
+        values = loader.load(tmp_path / "values")
+    built = spied_builds(monkeypatch)
+    folder = tmp_path / "layouts"
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    checked = lay_out(values, digesting_memo(tmp_path, write=False))  # `render --check`
+    assert built == rebuilt
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    built.clear()
+    warm = lay_out(values, digesting_memo(tmp_path))
+    assert built == rebuilt
+    assert dict(warm.tree) == dict(checked.tree) == dict(render_tree(values).tree)
+    built.clear()
+    lay_out(values, digesting_memo(tmp_path))  # kept now
+    assert built == []
+
+
+def test_without_digests_an_environments_argocd_units_are_built_each_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A memo that cannot digest views (no Digests: `render_tree` called without render's)
+    keeps no environment's argocd units: they are built, their files kept by their components
+    as before."""
+    values = values_of(tmp_path)
+    built = spied_builds(monkeypatch)
+    for _ in range(2):
+        lay_out(values, memo_in(tmp_path))
+    assert built == ["prod", "staging"] * 2
+    names = [p.name for p in (tmp_path / "layouts").iterdir()]
+    assert not any(n.startswith(layoutmemo.ARGOCD_ENV) for n in names)
+
+
+def test_kept_argocd_units_whose_layers_entries_are_gone_are_laid_out_when_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The environment's entry says its argocd units' sums; each layer's files, kept by their
+    components (removed here), are laid out again when a text is asked for, to a fresh
+    layout's."""
+    lay_out(values_of(tmp_path, 4), digesting_memo(tmp_path))
+    folder = tmp_path / "layouts"
+    for path in folder.iterdir():
+        if path.name.startswith(layoutmemo.ARGOCD) and not path.name.startswith(
+            layoutmemo.ARGOCD_ENV
+        ):
+            path.unlink()
+    spy = Spy(monkeypatch)
+    values = values_of(tmp_path, 5)
+    warm = lay_out(values, digesting_memo(tmp_path))
+    assert spy.laid == ["overlays/prod/team-ml", "overlays/staging/team-ml"]
+    texts = dict(warm.tree)
+    assert spy.laid[2:] == ["overlays/prod/argocd", "overlays/staging/argocd"]
+    assert texts == dict(render_tree(values).tree)
