@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
+from generator.builders import argocd as argocd_builder
 from generator.builders.fleet import Build
 from generator.cluster.dryrun import load
 from generator.cluster.units import BuiltUnit, argocd_order, unit_waves
@@ -34,7 +35,7 @@ from generator.render.layout import render_tree
 from generator.render.stage import RenderOptions, load_and_check, render
 from generator.render.writer import read_tree
 from generator.simulate.nodes import SimNode, plan_nodes
-from generator.values.model import FleetView, Team
+from generator.values.model import FleetView
 from generator.vocab.objects import identity
 from generator.workloads.model import Workloads
 
@@ -957,12 +958,30 @@ def cross_clusters(
 def spied_team_digests(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names of the teams whose digest is made (policy/memo.Digests: not recalled, nor
     made already this run) from now on, in order."""
-    digested: list[str] = []
-    team_digest = memo_module.Digests._team_digest
+    return _spied(monkeypatch, memo_module.Digests, "_team_digest", lambda _, team: team.name)
 
-    def spy(self: memo_module.Digests, team: Team) -> bytes:
-        digested.append(team.name)
-        return team_digest(self, team)
 
-    monkeypatch.setattr(memo_module.Digests, "_team_digest", spy)
-    return digested
+def spied_view_digests(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The layers whose view's digest is made (policy/memo.Digests: not recalled, nor made
+    already this run) from now on, in order."""
+    return _spied(monkeypatch, memo_module.Digests, "_view_digest", lambda _, view: view.key)
+
+
+def spied_argocd_builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The environments whose argocd units are built (builders/argocd.py) from now on."""
+    return _spied(monkeypatch, argocd_builder, "build", lambda hub, _: hub.key)
+
+
+def _spied(
+    monkeypatch: pytest.MonkeyPatch, owner: object, name: str, said: Callable[..., str]
+) -> list[str]:
+    """What `said` says of each call of `owner.name` from now on (the call made as before)."""
+    calls: list[str] = []
+    real = getattr(owner, name)
+
+    def spy(*args: Any) -> Any:
+        calls.append(said(*args))
+        return real(*args)
+
+    monkeypatch.setattr(owner, name, spy)
+    return calls

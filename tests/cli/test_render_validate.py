@@ -8,12 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from generator.policy import memo
 from generator.render import treeindex
 from generator.validate import run as core
 from generator.values import loader as values
-from generator.values.model import FleetView
-from tests.fixtures import cli, two_teams
+from tests.fixtures import cli, spied_view_digests, two_teams
 
 # A third team over-commits NVIDIA (fixtures.two_teams: 8 GPUs, overcommit allowed) further in
 # every environment: one more values warning.
@@ -87,14 +85,7 @@ def test_render_validate_digests_each_view_once(
     """The views' digests render made for the checks' memo are the rules' memo's too: a view's
     canonical form (megabytes at 500 teams) is made once per run, not once more by validate."""
     values_dir = two_teams(tmp_path)
-    made: list[str] = []
-    real_digest = memo.Digests._view_digest
-
-    def spy(self: memo.Digests, view: FleetView) -> bytes:
-        made.append(view.key)
-        return real_digest(self, view)
-
-    monkeypatch.setattr(memo.Digests, "_view_digest", spy)
+    made = spied_view_digests(monkeypatch)
     code, out = cli("render", "--values", str(values_dir), "--validate")
     assert code == 0, out
     # fixtures.two_teams: the base layer and the environments staging and prod

@@ -24,7 +24,7 @@ from generator.policy.checks import run_checks
 from generator.policy.memo import CheckMemo, RuleMemo, _finding, _row
 from generator.values import filecache, loader
 from generator.values.model import Fleet, FleetView, PciModel, Team
-from tests.fixtures import PROD_FLEET, TWO_CLUSTERS, spied_team_digests, tree
+from tests.fixtures import PROD_FLEET, TWO_CLUSTERS, spied_team_digests, spied_view_digests, tree
 
 ML = "teams/ml.yaml"
 
@@ -406,23 +406,10 @@ def test_without_a_folder_the_rules_always_run(values_dir: Path) -> None:
     assert rules.memo.ran == ["overlays/prod/main/a", "overlays/prod/main/a"]
 
 
-def spied_canon(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The layers whose view's digest is made (not recalled) from now on, in order."""
-    made = memo_module.Digests._view_digest
-    views: list[str] = []
-
-    def spy(self: memo_module.Digests, view: FleetView) -> bytes:
-        views.append(view.key)
-        return made(self, view)
-
-    monkeypatch.setattr(memo_module.Digests, "_view_digest", spy)
-    return views
-
-
 def test_a_view_is_made_canonical_once_for_both_memos(
     values_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    views = spied_canon(monkeypatch)
+    views = spied_view_digests(monkeypatch)
     values = loader.load(values_dir)
     digests = memo_module.Digests()  # validate hands one to both memos
     checks = CheckMemo(tmp_path / "checks", True, digests)
@@ -458,7 +445,7 @@ def test_a_second_load_of_the_same_files_reads_its_views_digests(
     """validate after a render: the same values files, the same code: no view is made
     canonical again, and each digest is the one the first load made."""
     folder = tmp_path / "views"
-    made = spied_canon(monkeypatch)
+    made = spied_view_digests(monkeypatch)
     first = digested(values_dir, folder)
     assert sorted(first) == ["", "prod", "prod/domestic", "prod/main"]
     assert sorted(made) == ["", "prod", "prod/domestic", "prod/main"]
@@ -607,7 +594,7 @@ def test_an_edited_file_makes_every_view_canonical_again_and_keeps_one_entry(
     first = digested(values_dir, folder)
     [before] = fingerprints(folder)
     edit(values_dir, "devices: 2", "devices: 12")
-    made = spied_canon(monkeypatch)
+    made = spied_view_digests(monkeypatch)
     second = digested(values_dir, folder)
     assert sorted(made) == ["", "prod", "prod/domestic", "prod/main"]
     assert sorted(k for k in first if first[k] != second[k]) == ["", "prod", "prod/domestic"]
@@ -686,7 +673,7 @@ def test_the_views_of_environments_without_clusters_are_kept_once_each(
     values_dir = tmp_path / "values"
     make_values(values_dir, 2)
     folder = tmp_path / "views"
-    made = spied_canon(monkeypatch)
+    made = spied_view_digests(monkeypatch)
     first = digested(values_dir, folder)
     assert sorted(first) == ["", "dev", "prod", "staging"]
     assert sorted(made) == ["", "dev", "prod", "staging"]
@@ -731,7 +718,7 @@ def test_a_layer_held_by_two_objects_takes_no_kept_digest(
     values = dataclasses.replace(found.values, hubs={**found.values.hubs, "prod/main": twin})
     digests = memo_module.Digests()
     digests.recall(dataclasses.replace(found, values=values), folder, False)
-    made = spied_canon(monkeypatch)
+    made = spied_view_digests(monkeypatch)
     digests.view(main, ["CAP001"])
     digests.view(twin, ["CAP001"])
     digests.view(found.values.envs["prod/domestic"], ["CAP001"])
@@ -755,7 +742,7 @@ def test_a_load_without_a_fingerprint_or_a_recall_keeps_nothing(
     assert bare.fingerprint == ""
     digests = memo_module.Digests()
     digests.recall(bare, folder, True)
-    made = spied_canon(monkeypatch)
+    made = spied_view_digests(monkeypatch)
     digests.view(found.values.envs["prod/main"], ["CAP001"])
     assert made == ["prod/main"]
     digests.keep(bare)
@@ -771,7 +758,7 @@ def test_the_kept_digests_stay_while_the_files_do(
     first = digested(values_dir, folder)
     inodes = sorted(p.stat().st_ino for p in folder.iterdir())
     assert len(inodes) == 2
-    made = spied_canon(monkeypatch)
+    made = spied_view_digests(monkeypatch)
     for _ in range(3):
         assert digested(values_dir, folder) == first
     assert made == []
@@ -789,7 +776,7 @@ def test_only_the_views_digested_are_kept(
     digests.recall(found, folder, True)
     base = digests.view(found.values.base, ["CAP001"])
     digests.keep(found)
-    made = spied_canon(monkeypatch)
+    made = spied_view_digests(monkeypatch)
     again = digested(values_dir, folder)
     assert again[""] == base
     assert sorted(made) == ["prod", "prod/domestic", "prod/main"]

@@ -16,14 +16,13 @@ import pytest
 import yaml
 
 from benchmarks.fleet import make_values
-from generator.builders import argocd
 from generator.render import layout, layoutmemo, treeindex
 from generator.render.stage import RenderOptions, render
 from generator.validate.run import Prepared, ValidateOptions, validate
 from generator.values.filecache import code_digest
-from generator.values.model import FleetView
 from generator.values.yamlio import dump
 from generator.vocab.units import Tree, Unit
+from tests.fixtures import spied_argocd_builds
 
 QUOTA = "overlays/prod/c00/team-team-0000/patches/resourcequota-team-0000-accelerators.yaml"
 
@@ -143,19 +142,6 @@ def test_a_base_change_the_memo_read_back_is_laid_out_with_the_provenance_it_has
 
 
 PROJECT = "overlays/prod/argocd/appproject-argocd-bench.yaml"  # the hub's AppProject
-
-
-def spied_argocd_builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The environments whose argocd units are built (builders/argocd.py) from now on."""
-    built: list[str] = []
-    real_build = argocd.build
-
-    def spy(hub: FleetView, clusters: argocd.Built) -> argocd.ArgoUnits:
-        built.append(hub.key)
-        return real_build(hub, clusters)
-
-    monkeypatch.setattr(argocd, "build", spy)
-    return built
 
 
 def kept(cache: Path) -> dict[str, bytes]:
