@@ -78,7 +78,9 @@ class Digests:
         # entry read, and the entry of the teams' and the views' without teams by their
         # sources: a run of the same values (validate after render) takes the views' digests,
         # and a run after one team's edit makes that team's alone.
-        self._kept: tuple[Entries, str, dict[str, bytes], dict[str, bytes]] | None = None
+        # The parts' keys by their sources (`_sources_of`: 11,000 at 20 x 500), made once for
+        # recall and keep.
+        self._kept: _Kept | None = None
 
     def recall(self, loaded: Loaded, folder: Path | None, write: bool) -> None:
         """Take, from `folder`, the digests of `loaded`'s views kept by an earlier load with its
@@ -97,23 +99,25 @@ class Digests:
             table = found if isinstance(found, dict) else {}
         kept = entries.get(SOURCES_ENTRY) if loaded.rest_source else None
         by_source: dict[str, bytes] = kept if isinstance(kept, dict) else {}
-        self._kept = (entries, loaded.fingerprint, table, by_source)
+        sources = _sources_of(loaded)
+        self._kept = (entries, loaded, table, by_source, sources)
         for view in _own(loaded.values):
             known = table.get(view.key)
             if type(known) is bytes:
                 self.views.setdefault(id(view), (view, known))
-        for source, obj, known_by in _sources_of(loaded):
+        for source, obj, known_by in sources:
             known = by_source.get(source)
             if type(known) is bytes:
                 known_by(self).setdefault(id(obj), (obj, known))
 
-    def keep(self, loaded: Loaded) -> None:
-        """Keep the digests of `loaded`'s views made this run for the next load with its
-        fingerprint, and its teams' and its views' without teams by their sources (those not
-        digested this run: none kept); drop the other entries."""
+    def keep(self) -> None:
+        """Keep the digests of the recalled load's views made this run for the next load with
+        its fingerprint, and its teams' and its views' without teams by their sources (those
+        not digested this run: none kept); drop the other entries."""
         if self._kept is None:
             return
-        entries, fingerprint, table, by_source = self._kept
+        entries, loaded, table, by_source, parts = self._kept
+        fingerprint = loaded.fingerprint
         now: dict[str, bytes] = {}
         for view in _own(loaded.values):
             known = self.views.get(id(view))
@@ -122,7 +126,7 @@ class Digests:
         if fingerprint and now and now != table:
             entries.put(fingerprint, now)
         sources: dict[str, bytes] = {}
-        for source, obj, known_by in _sources_of(loaded):
+        for source, obj, known_by in parts:
             known = known_by(self).get(id(obj))
             if known is not None and known[0] is obj:
                 sources[source] = known[1]
@@ -227,6 +231,10 @@ Table = Callable[["Digests"], dict[int, tuple[Any, bytes]]]
 _RESTS: Table = operator.attrgetter("rests")
 _TEAMS: Table = operator.attrgetter("teams")
 
+
+# What Digests.recall read, for keep: the folder's entries, the load, the views' digests by
+# its fingerprint, the parts' by their sources, and the load's parts by their keys
+_Kept = tuple[Entries, Loaded, dict[str, bytes], dict[str, bytes], list[tuple[str, Any, "Table"]]]
 
 # The entry of the teams' digests and of the views' without their teams by their sources
 # (Digests.recall), in the views' folder

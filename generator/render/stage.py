@@ -126,7 +126,7 @@ def load_and_check_all(
         found.values, builds, cache_dir, write_cache=write_cache, digests=digests
     )
     teams.save()  # the checks asked for every team of the views that changed
-    digests.keep(found)
+    digests.keep()
     return found, builds, [*found.findings, *clusters.unrestated(found.findings, checked)]
 
 

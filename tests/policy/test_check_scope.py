@@ -62,7 +62,7 @@ def run(values_dir: Path, memo: Path, *chosen: Check) -> tuple[CheckMemo, list[F
     digests.recall(found, memo.parent / "views", True)
     kept = CheckMemo(memo, write=True, digests=digests)
     findings = run_checks(found.values, build_values(found.values), chosen, kept)
-    digests.keep(found)
+    digests.keep()
     return kept, findings
 
 

@@ -268,7 +268,7 @@ class Rules:
     def save(self) -> None:
         """Keep the findings and the digests, as validate does at its end."""
         self.memo.save()
-        self.memo.digests.keep(self.found)
+        self.memo.digests.keep()
 
     def ask(
         self,
@@ -435,7 +435,7 @@ def digested(values_dir: Path, folder: Path, write: bool = True) -> dict[str, st
     digests.recall(found, folder, write)
     views = [found.values.base, *found.values.envs.values(), *found.values.hubs.values()]
     out = {view.key: digests.view(view, ["CAP001"]) for view in views}
-    digests.keep(found)
+    digests.keep()
     return out
 
 
@@ -491,7 +491,7 @@ def parts_digested(values_dir: Path, folder: Path) -> dict[str, bytes]:
     for view in [found.values.base, *found.values.envs.values()]:
         out[view.key] = digests.rest(view)
         out.update({f"{view.key}/{t.name}": digests.team(t) for t in view.teams})
-    digests.keep(found)
+    digests.keep()
     return out
 
 
@@ -736,7 +736,7 @@ def test_a_load_without_a_fingerprint_or_a_recall_keeps_nothing(
     before = sorted((p.name, p.read_bytes()) for p in folder.iterdir())
     alone = memo_module.Digests()
     alone.view(found.values.base, ["CAP001"])
-    alone.keep(found)
+    alone.keep()
     assert sorted((p.name, p.read_bytes()) for p in folder.iterdir()) == before
     bare = loader.Loaded(found.values, found.findings)
     assert bare.fingerprint == ""
@@ -745,7 +745,7 @@ def test_a_load_without_a_fingerprint_or_a_recall_keeps_nothing(
     made = spied_view_digests(monkeypatch)
     digests.view(found.values.envs["prod/main"], ["CAP001"])
     assert made == ["prod/main"]
-    digests.keep(bare)
+    digests.keep()
     assert list(folder.iterdir()) == []
 
 
@@ -775,7 +775,7 @@ def test_only_the_views_digested_are_kept(
     digests = memo_module.Digests()
     digests.recall(found, folder, True)
     base = digests.view(found.values.base, ["CAP001"])
-    digests.keep(found)
+    digests.keep()
     made = spied_view_digests(monkeypatch)
     again = digested(values_dir, folder)
     assert again[""] == base
