@@ -111,6 +111,32 @@ def _recalled_digests_verified(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(memo.Digests, "recall", verified)
 
 
+@pytest.fixture(autouse=True)
+def _kept_unit_keys_verified(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In every test, each unit key validate takes from its memo (validate/planmemo.py) is
+    compared with the one worked out afresh from the tree: a unit that reads a path the memo
+    does not watch fails the test where its key is kept."""
+    from generator.validate import cache, planmemo
+
+    real = planmemo.unit_keys
+
+    def verified(
+        cache_dir: Path | None,
+        tree: Any,
+        digest_of: Any,
+        salts: Any,
+        reads: planmemo.Reads,
+    ) -> dict[str, str]:
+        keys = real(cache_dir, tree, digest_of, salts, reads)
+        walk = cache.UnitInputs(tree, digest_of)
+        for unit, salt in salts.items():
+            if keys[unit] != cache.unit_key(digest_of, unit, salt, walk(unit)):
+                raise AssertionError(f"unit {unit!r}: a stale key kept")
+        return keys
+
+    monkeypatch.setattr(planmemo, "unit_keys", verified)
+
+
 @pytest.fixture
 def values_dir(tmp_path: Path) -> Path:
     """A private copy of the example fleet's values, free to edit."""

@@ -94,6 +94,13 @@ class UnitInputs:
         return named
 
     def __call__(self, unit_path: str) -> list[str]:
+        return self.reach(unit_path)[0]
+
+    def reach(self, unit_path: str) -> tuple[list[str], tuple[str, ...]]:
+        """(the unit's input files, what they depend on: each folder reached, and each path a
+        reached kustomization names outside those folders). Everything this reads of the tree
+        lies at or below one of the latter: the files below a reached folder, whether a named
+        path is a file or a kustomization folder, a named file's bytes (planmemo.py)."""
         seen: set[str] = set()
         todo = [unit_path]
         files: set[str] = set()
@@ -106,7 +113,26 @@ class UnitInputs:
             folders, named = self.refs(folder)
             todo.extend(folders)
             files.update(named)
-        return sorted(files)
+        outside = {
+            path
+            for folder in seen
+            for path in self._named_in(folder)
+            if path and not _below_any(path, seen)
+        }
+        return sorted(files), tuple(sorted(seen | outside))
+
+    def _named_in(self, folder: str) -> list[str]:
+        found = self.used.get(folder)
+        return found[1] if found is not None else []
+
+
+def _below_any(path: str, folders: set[str]) -> bool:
+    """Whether `path` is one of `folders` or lies below one."""
+    while path:
+        if path in folders:
+            return True
+        path = path.rpartition("/")[0]
+    return False
 
 
 Refs = dict[str, tuple[bytes, list[str]]]

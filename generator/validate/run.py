@@ -52,17 +52,13 @@ from generator.render.stage import RenderResult, load_and_check_all, recover_out
 from generator.render.writer import OUTPUT_DIRS, known_sums
 from generator.toolchain import registry as tool_registry
 from generator.toolchain import schemas
-from generator.validate import drift, shard
+from generator.validate import drift, planmemo, shard
 from generator.validate.cache import (
     Cache,
-    UnitInputs,
     built_objects,
     file_digests,
-    load_refs,
     object_count,
-    save_refs,
     settle,
-    unit_key,
 )
 from generator.validate.progress import Progress
 from generator.validate.stages import BUILD, Batch, Stage, UnitView, registry
@@ -339,7 +335,7 @@ class _Plan:
     found: list[tuple[str, str, str]]  # (layer, unit, path) of this run's units (its shard)
     shard: dict[str, object] | None
     versions: dict[str, str]  # path -> the Kubernetes version of the unit's cluster
-    inputs: dict[str, list[str]]  # path -> the committed files its build reads
+    inputs: planmemo.Reads  # path -> the committed files its build reads
     keys: dict[str, str]  # path -> cache key
     results: dict[str, dict[str, Any]]  # path -> {stage: verdicts}, the cached ones so far
     misses: list[str]  # paths to run the stages on, biggest first
@@ -381,10 +377,12 @@ def _plan(opts: ValidateOptions, home: Path, stages: list[Stage]) -> _Plan:
         else {}
     )
     digest_of = file_digests(committed, known)
-    reads = UnitInputs(committed, digest_of, load_refs(opts.cache_dir))
-    inputs = {p: reads(p) for p in paths}
-    save_refs(opts.cache_dir, reads)
-    keys = {p: unit_key(digest_of, p, salts[versions[p]], inputs[p]) for p in paths}
+    # Each unit's inputs are walked only where its key is worked out again (planmemo.py) or
+    # something reads them.
+    inputs = planmemo.Reads(committed, digest_of, opts.cache_dir)
+    keys = planmemo.unit_keys(
+        opts.cache_dir, committed, digest_of, {p: salts[versions[p]] for p in paths}, inputs
+    )
     if isinstance(committed, treeindex.Files):
         treeindex.save(committed, index)
     results: dict[str, dict[str, Any]] = {}
@@ -400,6 +398,7 @@ def _plan(opts: ValidateOptions, home: Path, stages: list[Stage]) -> _Plan:
         (p for p in paths if p not in results),
         key=lambda p: -sum(size(rel) for rel in inputs[p]),
     )
+    inputs.save()
     return _Plan(committed, found, shard_info, versions, inputs, keys, results, misses, cache)
 
 
@@ -472,7 +471,7 @@ def _unit_findings(
         unit,
         ctx.build if ctx is not None else None,
         docs,
-        functools.partial(_find, unit, plan.committed, plan.inputs[unit.path]),
+        functools.partial(_find, unit, plan.committed, plan.inputs),
         program,
     )
     out: list[Finding] = []
@@ -654,14 +653,15 @@ def _committed_file(
 def _find(
     unit: Unit,
     committed: Mapping[str, str],
-    inputs: list[str],
+    inputs: planmemo.Reads,
     kind: str | None,
     name: str | None,
 ) -> tuple[Location, str]:
     for obj in unit.objects:
         if obj["kind"] == kind and obj["metadata"]["name"] == name:
             return origin(unit, obj), describe(unit, obj)
-    where = _committed_file(committed, inputs, kind, name) or f"{unit.path}/kustomization.yaml"
+    found = _committed_file(committed, inputs[unit.path], kind, name)
+    where = found or f"{unit.path}/kustomization.yaml"
     return Location(where), f"{kind} {name} ({unit.path})"
 
 

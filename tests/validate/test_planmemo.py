@@ -1,0 +1,182 @@
+"""Each unit's key kept with what it depends on (generator/validate/planmemo.py): a run works out
+again only the keys of the units a change reaches, and every kept key equals the one worked out
+afresh (cache.unit_key over cache.UnitInputs, tested in test_cache.py)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from generator.validate import cache, planmemo
+
+TREE = {
+    "base/a/kustomization.yaml": "resources:\n- x.yaml\n- ../b\n",
+    "base/a/x.yaml": "x",
+    "base/b/kustomization.yaml": "resources:\n- y.yaml\n",
+    "base/b/y.yaml": "y",
+    "base/c/kustomization.yaml": "resources:\n- z.yaml\n",
+    "base/c/z.yaml": "z",
+    "overlays/e/u/kustomization.yaml": (
+        "resources:\n- ../../../base/a\n- missing.yaml\npatches:\n- path: patches/p.yaml\n"
+        "- path: '../shared.yaml'\n- path: ../later.yaml\n- path: ../later-folder\n"
+    ),
+    "overlays/e/u/patches/p.yaml": "p",
+    "overlays/e/shared.yaml": "s",
+    "overlays/e/v/kustomization.yaml": "resources:\n- ../../../base/c\n",
+    "overlays/e/w/kustomization.yaml": "resources:\n- ../../../base/b\n",
+}
+UNITS = ("overlays/e/u", "overlays/e/v", "overlays/e/w")
+
+
+def _digest_of(tree: dict[str, str]) -> planmemo.Callable[[str], bytes]:
+    return lambda rel: hashlib.sha256(tree[rel].encode()).digest()
+
+
+class Walked(planmemo.Reads):
+    """Reads that note each unit it walks."""
+
+    def __init__(self, tree: dict[str, str], cache_dir: Path | None) -> None:
+        super().__init__(tree, _digest_of(tree), cache_dir)
+        self.walked: list[str] = []
+
+    def reach(self, unit: str) -> tuple[list[str], tuple[str, ...]]:
+        self.walked.append(unit)
+        return super().reach(unit)
+
+
+def _fresh(tree: dict[str, str], salt: str = "s1") -> dict[str, str]:
+    digest_of = _digest_of(tree)
+    walk = cache.UnitInputs(tree, digest_of)
+    return {unit: cache.unit_key(digest_of, unit, salt, walk(unit)) for unit in UNITS}
+
+
+def _run(
+    tree: dict[str, str], cache_dir: Path | None, salts: dict[str, str] | None = None
+) -> tuple[dict[str, str], list[str]]:
+    reads = Walked(tree, cache_dir)
+    given = salts if salts is not None else dict.fromkeys(UNITS, "s1")
+    keys = planmemo.unit_keys(cache_dir, tree, reads.digest_of, given, reads)
+    return keys, sorted(reads.walked)
+
+
+def test_an_unchanged_tree_walks_no_unit_and_keeps_every_key(tmp_path: Path) -> None:
+    first, walked = _run(TREE, tmp_path)
+    assert walked == list(UNITS)
+    assert first == _fresh(TREE)
+    again, walked = _run(dict(TREE), tmp_path)
+    assert walked == []
+    assert again == first
+    # What depends on what, as the memo holds it: each reached folder, and each named path
+    # outside them, there or not ("" for one that climbs out is never watched).
+    assert planmemo._load(tmp_path)[2]["overlays/e/u"][2] == (
+        "base/a",
+        "base/b",
+        "overlays/e/later-folder",
+        "overlays/e/later.yaml",
+        "overlays/e/shared.yaml",
+        "overlays/e/u",
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "walked"),
+    [
+        # a file of a base that one unit reaches through another base
+        ({"base/b/y.yaml": "y2"}, ["overlays/e/u", "overlays/e/w"]),
+        # a file added below a reached folder (every file below it is an input)
+        ({"base/c/new.yaml": "n"}, ["overlays/e/v"]),
+        # a named file outside the unit's folders
+        ({"overlays/e/shared.yaml": "s2"}, ["overlays/e/u"]),
+        # a named path that was not there comes: a file, then a kustomization folder
+        ({"overlays/e/later.yaml": "l"}, ["overlays/e/u"]),
+        ({"overlays/e/later-folder/kustomization.yaml": "resources: []\n"}, ["overlays/e/u"]),
+        # a patch below the unit's own folder
+        ({"overlays/e/u/patches/p.yaml": "p2"}, ["overlays/e/u"]),
+        # the unit's kustomization names another base
+        (
+            {"overlays/e/w/kustomization.yaml": "resources:\n- ../../../base/c\n"},
+            ["overlays/e/w"],
+        ),
+        # a file no unit reads
+        ({"overlays/e/readme.txt": "r"}, []),
+    ],
+)
+def test_a_change_walks_again_only_the_units_it_reaches(
+    tmp_path: Path, change: dict[str, str], walked: list[str]
+) -> None:
+    _run(TREE, tmp_path)
+    changed = {**TREE, **change}
+    keys, again = _run(changed, tmp_path)
+    assert again == walked
+    assert keys == _fresh(changed)
+    # and the memo saved after the change is the changed tree's
+    assert _run(dict(changed), tmp_path) == (keys, [])
+
+
+def test_a_file_gone_walks_again_the_units_that_read_it(tmp_path: Path) -> None:
+    _run(TREE, tmp_path)
+    gone = {rel: text for rel, text in TREE.items() if rel != "base/a/x.yaml"}
+    keys, walked = _run(gone, tmp_path)
+    assert walked == ["overlays/e/u"]
+    assert keys == _fresh(gone)
+    assert keys["overlays/e/v"] == _fresh(TREE)["overlays/e/v"]
+
+
+def test_a_unit_of_another_salt_is_keyed_again(tmp_path: Path) -> None:
+    _run(TREE, tmp_path)
+    salts = {"overlays/e/u": "s1", "overlays/e/v": "s2", "overlays/e/w": "s1"}
+    keys, walked = _run(TREE, tmp_path, salts)
+    assert walked == ["overlays/e/v"]
+    assert keys["overlays/e/v"] == _fresh(TREE, "s2")["overlays/e/v"]
+    assert keys["overlays/e/v"] != _fresh(TREE)["overlays/e/v"]
+
+
+def test_a_run_of_some_units_keeps_the_others_entries(tmp_path: Path) -> None:
+    _run(TREE, tmp_path)
+    # a shard's run, after an edit that reaches u and w: v's entry is still good
+    changed = {**TREE, "base/b/y.yaml": "y2"}
+    keys, walked = _run(changed, tmp_path, {"overlays/e/u": "s1"})
+    assert (keys, walked) == ({"overlays/e/u": _fresh(changed)["overlays/e/u"]}, ["overlays/e/u"])
+    # the next whole run walks w (the edit reached it, its entry went), not v
+    keys, walked = _run(changed, tmp_path)
+    assert walked == ["overlays/e/w"]
+    assert keys == _fresh(changed)
+
+
+@pytest.mark.parametrize("memo", [b"", b"not marshal", None])
+def test_a_memo_that_cannot_be_used_means_every_unit_is_walked(
+    tmp_path: Path, memo: bytes | None
+) -> None:
+    _run(TREE, tmp_path)
+    path = tmp_path / planmemo.FILE
+    if memo is None:  # a memo of another format
+        import marshal
+
+        path.write_bytes(marshal.dumps({"format": "unit-plans-0", "paths": "", "sums": b""}))
+    else:
+        path.write_bytes(memo)
+    keys, walked = _run(TREE, tmp_path)
+    assert walked == list(UNITS)
+    assert keys == _fresh(TREE)
+
+
+def test_without_a_cache_folder_every_unit_is_walked_each_run() -> None:
+    assert _run(TREE, None) == (_fresh(TREE), list(UNITS))
+    assert _run(TREE, None)[1] == list(UNITS)
+
+
+def test_inputs_are_walked_once_when_first_asked_for(tmp_path: Path) -> None:
+    reads = Walked(TREE, tmp_path)
+    assert reads["overlays/e/v"] == [
+        "base/c/kustomization.yaml",
+        "base/c/z.yaml",
+        "overlays/e/v/kustomization.yaml",
+    ]
+    assert reads["overlays/e/v"] is reads["overlays/e/v"]
+    reads.save()
+    assert set(cache.load_refs(tmp_path)) == {"base/c", "overlays/e/v"}
+    unused = Walked(TREE, tmp_path / "other")
+    unused.save()  # nothing walked: nothing written
+    assert not (tmp_path / "other").exists()
