@@ -168,6 +168,12 @@ def render(opts: RenderOptions) -> RenderResult:
 def _render(opts: RenderOptions) -> RenderResult:
     if not opts.check:  # --check writes nothing: the CLI reports an interrupted render instead
         recover_output(opts.out_dir)  # the CLI does this first, to say so; a no-op then
+    # The output's files are walked by a child process while this one loads and renders.
+    with treeindex.Walk(opts.out_dir) as walk:
+        return _rendered(opts, walk)
+
+
+def _rendered(opts: RenderOptions, walk: treeindex.Walk) -> RenderResult:
     checked = load_and_check(opts.values_dir, opts.cache_dir, write_cache=not opts.check)
     loaded, findings = checked.values, checked.findings
     loaded.require_env(opts.env)
@@ -187,18 +193,18 @@ def _render(opts: RenderOptions) -> RenderResult:
     index = treeindex.index_file(opts.cache_dir, opts.out_dir)
     committed = None
     if opts.env is not None:
-        committed = _scan(opts.out_dir, index)
+        committed = _scan(opts.out_dir, index, walk)
         tree, sums = _only_env(rendered.tree, sums, committed, opts.env)
     if opts.check:
-        drift = compare(tree, committed or _scan(opts.out_dir, index), sums=sums)
+        drift = compare(tree, committed or _scan(opts.out_dir, index, walk), sums=sums)
         return RenderResult(rendered, findings, drift, loaded, digests=checked.digests)
-    write_tree(tree, opts.out_dir, index, sums)
+    write_tree(tree, opts.out_dir, index, sums, walk)
     return RenderResult(rendered, findings, values=loaded, written=tree, digests=checked.digests)
 
 
-def _scan(out: Path, index: Path | None) -> treeindex.Files:
+def _scan(out: Path, index: Path | None, walk: treeindex.Walk) -> treeindex.Files:
     try:
-        return treeindex.scan(out, index)
+        return treeindex.scan(out, index, walk)
     except OSError as exc:
         raise OutputError(
             f"cannot read the output in {out}: {exc.strerror or exc} ({exc.filename})"

@@ -22,26 +22,26 @@ them once. The index is a cache: a missing or unreadable one only means every fi
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import marshal
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from generator.errors import GeneratorError
+from generator.render import statwalk
+from generator.render.statwalk import Stat
 from generator.values.filecache import write_atomically
 
 FOLDER = "tree-index"  # in validate's cache folder
 FORMAT = "tree-index-1"
 MARGIN_NS = 2_000_000_000
 OUTPUT_DIRS = ("base", "overlays")
-# Every folder the render writes: OUTPUT_DIRS, which are always there, and traffic/, which holds
-# a file only for an environment with a service split by an external load balancer (render/
-# traffic.py) and goes when it is empty.
-RENDERED_DIRS = (*OUTPUT_DIRS, "traffic")
-
-Stat = tuple[int, int, int, int, int]  # size, mtime_ns, ctime_ns, inode, device
+RENDERED_DIRS = statwalk.RENDERED_DIRS  # OUTPUT_DIRS and traffic/
 Sums = dict[str, bytes]  # path -> the digest of the file's bytes (digest())
 
 
@@ -141,32 +141,54 @@ class Files(Mapping[str, str]):
 
 
 def _walk(root: Path) -> dict[str, Stat]:
-    """Every file under root/base, root/overlays and root/traffic, as os.walk would find them
-    (a link to a folder is not followed, a link to a file is read through)."""
-    stats: dict[str, Stat] = {}
+    return statwalk.walk(os.fspath(root))
 
-    def walk(folder: str, rel: str) -> None:
-        with os.scandir(folder) as listing:
-            entries = sorted(listing, key=lambda e: e.name)
-        for entry in entries:
-            if entry.is_dir():
-                if not entry.is_symlink():
-                    walk(entry.path, f"{rel}/{entry.name}")
-                continue
-            st = entry.stat()
-            stats[f"{rel}/{entry.name}"] = (
-                st.st_size,
-                st.st_mtime_ns,
-                st.st_ctime_ns,
-                st.st_ino,
-                st.st_dev,
+
+class Walk:
+    """The walk of the tree at `root` (statwalk.walk) in a child process, started now, while
+    this one goes on: `scan(..., walk=)` takes its stats. Nothing this process does may change
+    the tree in between (write_tree's recovery, when it finds something to roll back, walks
+    again). A child that cannot start or fails only means the walk is done here instead: a
+    tree that cannot be listed raises then, as `scan` always did."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.started = now_ns()  # before the child's first stat: what save() may trust
+        self._stats: dict[str, Stat] | None = None
+        try:
+            self._child: subprocess.Popen[bytes] | None = subprocess.Popen(
+                [sys.executable, "-I", "-S", statwalk.__file__, os.fspath(root)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                stdin=subprocess.DEVNULL,
             )
+        except OSError:
+            self._child = None
 
-    top = os.fspath(root)
-    for name in RENDERED_DIRS:
-        if os.path.isdir(os.path.join(top, name)):
-            walk(os.path.join(top, name), name)
-    return stats
+    def stats(self) -> dict[str, Stat]:
+        """The child's walk (waited for), or this process's when the child failed; taken
+        once (`render --env` scans before writing too, with nothing changed in between)."""
+        if self._stats is None:
+            found = None
+            if self._child is not None:
+                out, _ = self._child.communicate()
+                if self._child.returncode == 0:
+                    with contextlib.suppress(EOFError, ValueError, TypeError):
+                        found = marshal.loads(out)
+            self._stats = found if isinstance(found, dict) else _walk(self.root)
+        return self._stats
+
+    def close(self) -> None:
+        """End the child if its walk was never taken (a run that stopped before it)."""
+        if self._child is not None and self._child.returncode is None:
+            self._child.kill()
+            self._child.communicate()
+
+    def __enter__(self) -> Walk:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
 
 def _load(path: Path | None, root: Path) -> dict[str, tuple[Stat, bytes]]:
@@ -184,13 +206,18 @@ def _load(path: Path | None, root: Path) -> dict[str, tuple[Stat, bytes]]:
     return entries
 
 
-def scan(root: Path, index: Path | None) -> Files:
+def scan(root: Path, index: Path | None, walk: Walk | None = None) -> Files:
     """The tree at `root`, each file's digest taken from the index at `index` when its stat is
-    the same as when the index read it, the others read. Raises OSError when `root` cannot be
-    listed."""
-    started = now_ns()
-    known = _load(index, root)
-    stats = _walk(root)
+    the same as when the index read it, the others read; its stats from `walk` when given (the
+    same root, walked since it started). Raises OSError when `root` cannot be listed."""
+    if walk is not None:
+        assert walk.root == root, (walk.root, root)
+        started, stats = walk.started, walk.stats()
+        known = _load(index, root)
+    else:
+        started = now_ns()
+        known = _load(index, root)
+        stats = _walk(root)
     digests: dict[str, bytes] = {}
     for rel, stat in stats.items():
         entry = known.get(rel)

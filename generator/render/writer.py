@@ -106,6 +106,7 @@ def write_tree(
     out: Path,
     index: Path | None = None,
     sums: Mapping[str, bytes] | None = None,
+    walk: treeindex.Walk | None = None,
 ) -> Written:
     """Make `out`/base and `out`/overlays hold exactly `tree`, changing only what differs.
     `index` (treeindex.index_file): the files whose stat did not change since it was saved are
@@ -115,7 +116,7 @@ def write_tree(
     try:
         out.mkdir(parents=True, exist_ok=True)
         recovered = recover(out)
-        current = treeindex.scan(out, index)
+        current = treeindex.scan(out, index, None if recovered else walk)
         replace = sorted(r for r in tree if r in current and not _holds(current, r, tree, sums))
     except OSError as exc:
         raise _fail(out, exc, "before anything was written; nothing was changed") from None

@@ -6,12 +6,14 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from generator.render import treeindex
+from generator.render import statwalk, treeindex
 from generator.render.stage import RenderOptions, render
 from generator.render.writer import write_tree
 from generator.validate.run import ValidateOptions, validate
@@ -197,3 +199,108 @@ def test_the_indexes_of_the_four_output_folders_used_last_are_kept(
     write_tree(TREE, outs[1], paths[1])
     assert (cache / "tree-index" / "notes.marshal").exists()
     assert paths[0].exists() and not paths[3].exists()
+
+
+# ---- the walk in a child process (render/statwalk.py, treeindex.Walk) ----------------------
+
+
+def _odd_tree(tmp_path: Path) -> Path:
+    """A tree with what a walk must treat each its own way: nested folders, a link to a file
+    (read through), a link to a folder (not followed), traffic/, and a folder it never reads."""
+    out = tmp_path / "out"
+    write_tree({**TREE, "overlays/dev/a/patches/p.yaml": "p\n"}, out)
+    (out / "traffic").mkdir()
+    (out / "traffic" / "prod.json").write_text("{}\n")
+    (out / "overlays" / "dev" / "link.yaml").symlink_to(out / "base" / "a" / "cm.yaml")
+    (out / "overlays" / "dev" / "folder-link").symlink_to(out / "base" / "a")
+    (out / "docs").mkdir()
+    (out / "docs" / "x.md").write_text("x\n")
+    return out
+
+
+def test_a_child_process_walks_the_tree_as_this_process_would(tmp_path: Path) -> None:
+    out = _odd_tree(tmp_path)
+    with treeindex.Walk(out) as walk:
+        stats = walk.stats()
+    assert walk._child is not None and walk._child.returncode == 0  # the child walked it
+    assert list(stats) == [
+        "base/a/cm.yaml",
+        "base/a/kustomization.yaml",
+        "overlays/dev/a/kustomization.yaml",
+        "overlays/dev/a/patches/p.yaml",
+        "overlays/dev/link.yaml",
+        "traffic/prod.json",
+    ]
+    assert stats == treeindex._walk(out)
+    cm = os.stat(out / "base/a/cm.yaml")
+    assert stats["overlays/dev/link.yaml"] == (
+        cm.st_size,
+        cm.st_mtime_ns,
+        cm.st_ctime_ns,
+        cm.st_ino,
+        cm.st_dev,
+    )
+    assert walk.stats() is stats  # taken once
+
+
+def test_a_scan_takes_the_walk_and_the_time_it_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = _odd_tree(tmp_path)
+    monkeypatch.setattr(treeindex, "now_ns", lambda: 1234)
+    with treeindex.Walk(out) as walk:
+        monkeypatch.setattr(treeindex, "now_ns", lambda: 5678)
+        walk.stats()
+        (out / "base" / "a" / "late.yaml").write_text("after the walk\n")
+        scanned = treeindex.scan(out, None, walk)
+    # what the walk saw, judged racy against its start, not the scan's
+    assert scanned.started == 1234
+    assert "base/a/late.yaml" not in scanned
+    assert scanned.stats is walk.stats()
+    assert treeindex.scan(out, None).started == 5678
+
+
+@pytest.mark.parametrize("python", ["/nonexistent/python3", "/bin/false"])
+def test_a_child_that_cannot_walk_means_the_walk_is_done_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, python: str
+) -> None:
+    out = _odd_tree(tmp_path)
+    monkeypatch.setattr(sys, "executable", python)
+    walked: list[Path] = []
+    real = treeindex._walk
+
+    def walk_here(root: Path) -> dict[str, statwalk.Stat]:
+        walked.append(root)
+        return real(root)
+
+    monkeypatch.setattr(treeindex, "_walk", walk_here)
+    with treeindex.Walk(out) as walk:
+        assert walk.stats() == real(out)
+    assert walked == [out]
+
+
+def test_a_walk_never_taken_ends_its_child(tmp_path: Path) -> None:
+    walk = treeindex.Walk(_odd_tree(tmp_path))
+    walk.close()
+    assert walk._child is not None and walk._child.returncode is not None
+
+
+@pytest.mark.parametrize(("recovered", "used"), [("", True), ("rolled back", False)])
+def test_write_tree_walks_again_when_it_rolled_back_an_interrupted_render(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, recovered: str, used: bool
+) -> None:
+    from generator.render import writer
+
+    out = _odd_tree(tmp_path)
+    given: list[treeindex.Walk | None] = []
+    real = treeindex.scan
+    monkeypatch.setattr(writer, "recover", lambda _: recovered)
+
+    def scan(root: Path, index: Path | None, walk: treeindex.Walk | None = None) -> Any:
+        given.append(walk)
+        return real(root, index)
+
+    monkeypatch.setattr(treeindex, "scan", scan)
+    with treeindex.Walk(out) as walk:
+        write_tree(TREE, out, None, walk=walk)
+    assert given == [walk if used else None]

@@ -5,6 +5,7 @@ afresh (cache.unit_key over cache.UnitInputs, tested in test_cache.py)."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,7 @@ TREE = {
 UNITS = ("overlays/e/u", "overlays/e/v", "overlays/e/w")
 
 
-def _digest_of(tree: dict[str, str]) -> planmemo.Callable[[str], bytes]:
+def _digest_of(tree: dict[str, str]) -> Callable[[str], bytes]:
     return lambda rel: hashlib.sha256(tree[rel].encode()).digest()
 
 
