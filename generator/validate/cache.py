@@ -59,6 +59,7 @@ class UnitInputs:
         # that did not change is neither read nor parsed again (load_refs)
         self.known: Refs = known if known is not None else {}
         self.used: Refs = {}
+        self._out: dict[str, list[str]] = {}  # folder -> what it names outside itself
 
     def refs(self, folder: str) -> tuple[list[str], list[str]]:
         found = self._refs.get(folder)
@@ -116,14 +117,20 @@ class UnitInputs:
         outside = {
             path
             for folder in seen
-            for path in self._named_in(folder)
-            if path and not _below_any(path, seen)
+            for path in self._named_out(folder)
+            if path not in seen and not _below_any(path, seen)
         }
         return sorted(files), tuple(sorted(seen | outside))
 
-    def _named_in(self, folder: str) -> list[str]:
-        found = self.used.get(folder)
-        return found[1] if found is not None else []
+    def _named_out(self, folder: str) -> list[str]:
+        """The paths the folder's kustomization names outside the folder itself, once per
+        folder (most name a file of their own or a base that the walk reaches)."""
+        found = self._out.get(folder)
+        if found is None:
+            used = self.used.get(folder)
+            named = used[1] if used is not None else []
+            found = self._out[folder] = [p for p in named if p and not _below_any(p, {folder})]
+        return found
 
 
 def _below_any(path: str, folders: set[str]) -> bool:
