@@ -8,12 +8,13 @@ in one process and is tested byte for byte against this: validate/stages/kustomi
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import os
 import posixpath
 import tempfile
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -42,17 +43,48 @@ def blob_id(text: str) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
-def folder_index(tree: Mapping[str, str]) -> dict[str, list[str]]:
+KUSTOMIZATION = "/kustomization.yaml"
+
+
+class FolderIndex(Mapping[str, list[str]]):
+    """{folder: files below it, at any depth} for the folders that hold a kustomization, each
+    folder's worked out when first asked for (the tree's paths sorted once, then bisected):
+    after an edit validate asks for the folders of twenty units of 10,000, and indexing every
+    folder of 36,000 files up front was 50 ms of it."""
+
+    def __init__(self, tree: Mapping[str, str]) -> None:
+        self.tree = tree
+        self._paths: list[str] | None = None
+        self._below: dict[str, list[str]] = {}
+
+    def __contains__(self, folder: object) -> bool:
+        return isinstance(folder, str) and folder + KUSTOMIZATION in self.tree
+
+    def __getitem__(self, folder: str) -> list[str]:
+        found = self._below.get(folder)
+        if found is None:
+            if folder not in self:
+                raise KeyError(folder)
+            if self._paths is None:
+                self._paths = sorted(self.tree)
+            # every path that starts with "folder/" sorts between "folder/" and "folder0"
+            start = bisect.bisect_left(self._paths, folder + "/")
+            end = bisect.bisect_left(self._paths, folder + "0", start)
+            found = self._below[folder] = self._paths[start:end]
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(
+            sorted(rel[: -len(KUSTOMIZATION)] for rel in self.tree if rel.endswith(KUSTOMIZATION))
+        )
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def folder_index(tree: Mapping[str, str]) -> FolderIndex:
     """{folder: files below it, at any depth} for the folders that hold a kustomization."""
-    roots = {rel.rsplit("/", 1)[0] for rel in tree if rel.endswith("/kustomization.yaml")}
-    index: dict[str, list[str]] = {r: [] for r in roots}
-    for rel in tree:
-        parts = rel.split("/")
-        for i in range(1, len(parts)):
-            folder = "/".join(parts[:i])
-            if folder in index:
-                index[folder].append(rel)
-    return index
+    return FolderIndex(tree)
 
 
 class Inputs:

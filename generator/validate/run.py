@@ -262,7 +262,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
         loaded, findings, rendered, not_run = _values_and_drift(
             opts, plan.committed, clock, progress, digests, values
         )
-        if not committed_units(plan.committed, opts.env):
+        if not plan.found and not committed_units(plan.committed, opts.env):
             if opts.drift or loaded is None or has_errors(findings):
                 return ValidateResult(
                     sorted_findings(findings),

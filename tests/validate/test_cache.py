@@ -440,3 +440,38 @@ def test_the_rules_of_a_changed_view_read_the_objects_a_cached_unit_built(tmp_pa
         ("POD004", "overlays/staging/team-ml-team"),
     ]
     assert once("--no-cache")[1] == warm
+
+
+def test_the_folder_index_holds_each_kustomization_folders_files_at_any_depth() -> None:
+    from generator.kustomize import folder_index
+
+    tree = {
+        "base/a/kustomization.yaml": "",
+        "base/a/x.yaml": "",
+        "base/a/deep/er/y.yaml": "",
+        "base/a-b/kustomization.yaml": "",  # sorts between base/a/... and base/a0
+        "base/a-b/z.yaml": "",
+        "base/ab/kustomization.yaml": "",
+        "base/ab/w.yaml": "",
+        "base/a.yaml": "",
+        "base/plain/v.yaml": "",  # no kustomization: not a folder of the index
+        "overlays/e/u/kustomization.yaml": "",
+        "overlays/e/u/patches/p.yaml": "",
+    }
+    index = folder_index(tree)
+    assert list(index) == ["base/a", "base/a-b", "base/ab", "overlays/e/u"]
+    assert len(index) == 4
+    assert index["base/a"] == [
+        "base/a/deep/er/y.yaml",
+        "base/a/kustomization.yaml",
+        "base/a/x.yaml",
+    ]
+    assert index["base/a-b"] == ["base/a-b/kustomization.yaml", "base/a-b/z.yaml"]
+    assert index.get("overlays/e/u") == [
+        "overlays/e/u/kustomization.yaml",
+        "overlays/e/u/patches/p.yaml",
+    ]
+    assert "base/plain" not in index and index.get("base/plain", []) == []
+    assert "base" not in index and "" not in index and 3 not in index
+    with pytest.raises(KeyError):
+        index["base/plain"]
