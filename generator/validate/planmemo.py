@@ -64,12 +64,6 @@ class Reads:
             save_refs(self.cache_dir, self._walk)
 
 
-def kept(cache_dir: Path | None) -> bool:
-    """Whether a validate kept its units' keys in this cache folder (and so, most likely, their
-    results: validate/run.py loads the values first then)."""
-    return cache_dir is not None and (cache_dir / FILE).is_file()
-
-
 def unit_keys(
     cache_dir: Path | None,
     tree: Mapping[str, str],
