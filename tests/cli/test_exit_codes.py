@@ -61,8 +61,10 @@ def test_2_for_a_committed_file_removed_while_the_run_reads_the_tree(
     assert gone.is_file()
     real = treeindex.scan
 
-    def then_removed(root: Path, index: Path | None) -> treeindex.Files:
-        files = real(root, None)  # no index: every file is read when asked for
+    def then_removed(
+        root: Path, index: Path | None, walk: treeindex.Walk | None = None
+    ) -> treeindex.Files:
+        files = real(root, None, walk)  # no index: every file is read when asked for
         gone.unlink()
         return files
 
