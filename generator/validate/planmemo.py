@@ -77,13 +77,11 @@ def unit_keys(
     paths = list(tree)
     sums = b"".join(digest_of(rel) for rel in paths)
     joined = "\0".join(paths)
-    old_joined, old_sums, old_units = _load(cache_dir)
-    dirty = _dirty(old_joined, old_sums, joined, sums) if old_units else set()
+    old = _load(cache_dir)
+    dirty = _dirty(old[0], old[1], joined, sums) if old[2] else set()  # none to mark: cold
     # Kept: every unit of the memo that nothing marked, planned by this run or not (a shard's or
     # an environment's run keeps the others' entries for theirs).
-    units = {
-        unit: entry for unit, entry in old_units.items() if not any(p in dirty for p in entry[2])
-    }
+    units = {unit: entry for unit, entry in old[2].items() if not any(p in dirty for p in entry[2])}
     salted = {salt: hashlib.sha256(salt.encode()).digest() for salt in set(salts.values())}
     keys: dict[str, str] = {}
     for unit, salt in salts.items():
@@ -94,19 +92,18 @@ def unit_keys(
         inputs, watched = reads.reach(unit)
         keys[unit] = unit_key(digest_of, unit, salt, inputs)
         units[unit] = (keys[unit], salted[salt], watched)
-    if units != old_units or sums != old_sums or joined != old_joined:
+    if (joined, sums, units) != old:
         _save(cache_dir, joined, sums, units)
     return keys
 
 
 def _dirty(old_joined: str, old_sums: bytes, joined: str, sums: bytes) -> set[str]:
     """Each path whose digest differs between the two trees, that is in one only, and every
-    folder above one."""
+    folder above one (and "", above them all: no unit depends on it)."""
     if old_joined == joined:
-        paths = joined.split("\0") if sums != old_sums else []
         changed: Iterable[str] = (
             rel
-            for i, rel in enumerate(paths)
+            for i, rel in enumerate(joined.split("\0"))
             if sums[i * SUM : (i + 1) * SUM] != old_sums[i * SUM : (i + 1) * SUM]
         )
     else:
@@ -116,7 +113,7 @@ def _dirty(old_joined: str, old_sums: bytes, joined: str, sums: bytes) -> set[st
         changed += [rel for rel in old if rel not in now]
     dirty: set[str] = set()
     for rel in changed:
-        while rel and rel not in dirty:
+        while rel not in dirty:
             dirty.add(rel)
             rel = rel.rpartition("/")[0]
     return dirty
@@ -128,15 +125,19 @@ def _by_path(joined: str, sums: bytes) -> dict[str, bytes]:
     return {rel: sums[i * SUM : (i + 1) * SUM] for i, rel in enumerate(joined.split("\0"))}
 
 
+NONE: tuple[str, bytes, dict[str, Entry]] = ("", b"", {})  # no memo: every path is new
+
+
 def _load(cache_dir: Path | None) -> tuple[str, bytes, dict[str, Entry]]:
+    """(the tree's paths joined, their digests, each unit's entry) as the last run saved them."""
     if cache_dir is None:
-        return "", b"", {}
+        return NONE
     try:
         data = marshal.loads((cache_dir / FILE).read_bytes())
     except (OSError, EOFError, ValueError, TypeError):
-        return "", b"", {}
+        return NONE
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        return "", b"", {}
+        return NONE
     return data["paths"], data["sums"], data["units"]
 
 

@@ -218,10 +218,19 @@ def _odd_tree(tmp_path: Path) -> Path:
     return out
 
 
-def test_a_child_process_walks_the_tree_as_this_process_would(tmp_path: Path) -> None:
+def test_a_child_process_walks_the_tree_as_this_process_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = _odd_tree(tmp_path)
+    here = treeindex._walk
+
+    def refused(root: Path) -> dict[str, statwalk.Stat]:
+        raise AssertionError("walked in this process")
+
+    monkeypatch.setattr(treeindex, "_walk", refused)
     with treeindex.Walk(out) as walk:
         stats = walk.stats()
+    monkeypatch.setattr(treeindex, "_walk", here)
     assert walk._child is not None and walk._child.returncode == 0  # the child walked it
     assert list(stats) == [
         "base/a/cm.yaml",
