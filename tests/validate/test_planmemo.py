@@ -56,9 +56,9 @@ def _fresh(tree: dict[str, str], salt: str = "s1") -> dict[str, str]:
 def _run(
     tree: dict[str, str], cache_dir: Path | None, salts: dict[str, str] | None = None
 ) -> tuple[dict[str, str], list[str]]:
-    """(the keys, the units walked) of a run keeping its memo in `cache_dir`/validate (a folder
+    """(the keys, the units walked) of a run keeping its memo in `cache_dir`/cache/validate (a folder
     made with its parents when first saved)."""
-    cache_dir = cache_dir / "validate" if cache_dir is not None else None
+    cache_dir = cache_dir / "cache" / "validate" if cache_dir is not None else None
     reads = Walked(tree, cache_dir)
     given = salts if salts is not None else dict.fromkeys(UNITS, "s1")
     keys = planmemo.unit_keys(cache_dir, tree, reads.digest_of, given, reads)
@@ -74,7 +74,7 @@ def test_an_unchanged_tree_walks_no_unit_and_keeps_every_key(tmp_path: Path) -> 
     assert again == first
     # What depends on what, as the memo holds it: each reached folder, and each named path
     # outside them, there or not ("" for one that climbs out is never watched).
-    assert planmemo._load(tmp_path / "validate")[2]["overlays/e/u"][2] == (
+    assert planmemo._load(tmp_path / "cache" / "validate")[2]["overlays/e/u"][2] == (
         "base/a",
         "base/b",
         "overlays/e/later-folder",
@@ -154,7 +154,7 @@ def test_a_memo_that_cannot_be_used_means_every_unit_is_walked(
     tmp_path: Path, memo: bytes | None
 ) -> None:
     _run(TREE, tmp_path)
-    path = tmp_path / "validate" / planmemo.FILE
+    path = tmp_path / "cache" / "validate" / planmemo.FILE
     if memo is None:  # a memo of another format
         import marshal
 
@@ -187,7 +187,7 @@ def test_inputs_are_walked_once_when_first_asked_for(tmp_path: Path) -> None:
 
 
 def test_the_memo_is_written_again_only_when_the_tree_or_a_key_changed(tmp_path: Path) -> None:
-    memo = tmp_path / "validate" / planmemo.FILE
+    memo = tmp_path / "cache" / "validate" / planmemo.FILE
     _run(TREE, tmp_path)
     first = memo.stat().st_ino
     _run(dict(TREE), tmp_path)
