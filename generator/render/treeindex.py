@@ -210,14 +210,10 @@ def scan(root: Path, index: Path | None, walk: Walk | None = None) -> Files:
     """The tree at `root`, each file's digest taken from the index at `index` when its stat is
     the same as when the index read it, the others read; its stats from `walk` when given (the
     same root, walked since it started). Raises OSError when `root` cannot be listed."""
-    if walk is not None:
-        assert walk.root == root, (walk.root, root)
-        started, stats = walk.started, walk.stats()
-        known = _load(index, root)
-    else:
-        started = now_ns()
-        known = _load(index, root)
-        stats = _walk(root)
+    assert walk is None or walk.root == root, (walk, root)
+    started = walk.started if walk is not None else now_ns()
+    known = _load(index, root)
+    stats = walk.stats() if walk is not None else _walk(root)
     digests: dict[str, bytes] = {}
     for rel, stat in stats.items():
         entry = known.get(rel)
