@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from posixpath import basename
 from typing import Any
 
 import yaml
@@ -240,6 +241,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
                 plan.versions,
                 opts,
                 stages,
+                plan.serial,
                 progress.unit_done,
                 stop,
             )
@@ -340,6 +342,7 @@ class _Plan:
     results: dict[str, dict[str, Any]]  # path -> {stage: verdicts}, the cached ones so far
     misses: list[str]  # paths to run the stages on, biggest first
     cache: Cache  # where the misses' results go once the stages have run
+    serial: bool = False  # a miss reads a kustomization that sets openapi: (sets_openapi)
 
     @property
     def paths(self) -> list[str]:
@@ -398,8 +401,24 @@ def _plan(opts: ValidateOptions, home: Path, stages: list[Stage]) -> _Plan:
         (p for p in paths if p not in results),
         key=lambda p: -sum(size(rel) for rel in inputs[p]),
     )
+    serial = sets_openapi(committed, inputs, misses)
     inputs.save()
-    return _Plan(committed, found, shard_info, versions, inputs, keys, results, misses, cache)
+    return _Plan(
+        committed, found, shard_info, versions, inputs, keys, results, misses, cache, serial
+    )
+
+
+# The names kustomize reads a kustomization from (konfig.RecognizedKustomizationFileNames).
+KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+def sets_openapi(tree: Mapping[str, str], inputs: planmemo.Reads, units: list[str]) -> bool:
+    """Whether a kustomization one of `units` reads (its own or a base's) mentions `openapi`:
+    kustomize keeps the schema that field sets in package globals, so the kbuild helper then
+    builds the batch one unit at a time from a reset schema (`-serial`). The same test the
+    helper made of every kustomization under its root; here only the batch's are read."""
+    named = {rel for unit in units for rel in inputs[unit] if basename(rel) in KUSTOMIZATION_NAMES}
+    return any("openapi" in tree[rel] for rel in sorted(named))
 
 
 def _text_size(tree: Mapping[str, str]) -> Callable[[str], int]:
@@ -572,6 +591,7 @@ def _run_stages_once_per_key(
     versions: dict[str, str],
     opts: ValidateOptions,
     stages: list[Stage],
+    serial: bool = False,
     on_unit: Callable[[str], None] | None = None,
     stop: threading.Event | None = None,
 ) -> dict[str, dict[str, Any]]:
@@ -598,7 +618,7 @@ def _run_stages_once_per_key(
         out: dict[str, dict[str, Any]] = {}
         for version in sorted({versions[p] for p in chosen}):
             same = [p for p in chosen if versions[p] == version]
-            out.update(_run_stages(root, same, version, opts, stages, on, stop))
+            out.update(_run_stages(root, same, version, opts, stages, serial, on, stop))
         return out
 
     results = run([group[0] for group in groups.values()], done)
@@ -621,13 +641,16 @@ def _run_stages(
     kube_version: str,
     opts: ValidateOptions,
     stages: list[Stage],
+    serial: bool = False,
     on_unit: Callable[[str], None] | None = None,
     stop: threading.Event | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Every stage on the units `paths` of the tree at `root`: {path: {stage: verdicts}}, plain
     JSON-able data whichever engine built them."""
     with tempfile.TemporaryDirectory(prefix="accel-validate-") as tmp:
-        batch = Batch(root, paths, kube_version, opts.jobs, opts.engine, Path(tmp), on_unit, stop)
+        batch = Batch(
+            root, paths, kube_version, opts.jobs, opts.engine, Path(tmp), on_unit, stop, serial
+        )
         verdicts = {stage.name: stage.run(batch) for stage in stages}
     return {path: {name: found.get(path) for name, found in verdicts.items()} for path in paths}
 

@@ -42,6 +42,9 @@ class Batch:
     scratch: Path  # a temporary folder for the files a stage hands to its tool
     on_unit: Callable[[str], None] | None = None  # progress: a unit was built
     stop: threading.Event | None = None  # set: the caller gave up, stop early
+    # A unit reads a kustomization that sets openapi: (run.sets_openapi): the kbuild helper
+    # builds one unit at a time from a reset schema.
+    serial: bool = False
     # Filled by the build stage: {path: {"ok", "error", "docs", "schema"}}.
     built: dict[str, dict[str, Any]] = field(default_factory=dict)
 

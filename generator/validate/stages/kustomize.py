@@ -233,6 +233,7 @@ class BuildStage:
                 batch.kube_version,
                 batch.jobs or cpus(),
                 batch.on_unit,
+                extra=["-serial"] if batch.serial else [],
                 stop=batch.stop,
             )
         else:

@@ -163,9 +163,60 @@ def openapi_tree(tmp_path: Path) -> Path:
 def test_a_unit_that_sets_the_openapi_schema_builds_byte_identical(
     openapi_tree: Path,
 ) -> None:
-    helper = tools.kbuild(openapi_tree, ["a", "b"], K8S, 2, extra=["-yaml"])
+    # -serial: what validate passes when a unit of the batch reads such a kustomization
+    helper = tools.kbuild(openapi_tree, ["a", "b"], K8S, 2, extra=["-yaml", "-serial"])
     for unit in ("a", "b"):
         assert helper[unit]["output"] == binary_build(openapi_tree, unit)["output"]
+
+
+CONFIG_MAP = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {}\n  namespace: x\n"
+
+
+def test_validate_builds_one_at_a_time_exactly_when_a_unit_it_builds_reads_an_openapi_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The helper is told -serial when a unit of the batch, or a base it reads, sets openapi:;
+    a batch of other units builds in parallel, however many such kustomizations the tree has."""
+    from generator.validate.run import ValidateOptions, validate
+
+    values = tmp_path / "fleet" / "values"
+    make_values(values, 1)
+    assert invoke("render", "--values", str(values)).exit_code == 0
+    root = values.parent
+    files = {
+        "base/zz-openapi/kustomization.yaml": (
+            "openapi:\n  version: v1.21.2\nresources:\n- cm.yaml\n"
+        ),
+        "base/zz-openapi/cm.yaml": CONFIG_MAP.format("from-base"),
+        "overlays/zz/reads-base/kustomization.yaml": "resources:\n- ../../../base/zz-openapi\n",
+        "overlays/zz/plain/kustomization.yaml": "resources:\n- cm.yaml\n",
+        "overlays/zz/plain/cm.yaml": CONFIG_MAP.format("plain"),
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    calls: list[tuple[list[str], list[str]]] = []
+    kbuild = tools.kbuild
+
+    def spy(root: Path, paths: list[str], *args: Any, **kwargs: Any) -> Any:
+        calls.append((list(paths), list(kwargs.get("extra", []))))
+        return kbuild(root, paths, *args, **kwargs)
+
+    monkeypatch.setattr(tools, "kbuild", spy)
+    opts = ValidateOptions(values, drift=False, cache_dir=tmp_path / "cache")
+    first = validate(opts)
+    assert first.errors == 0 and "overlays/zz/reads-base" in first.checked
+    assert len(calls) == 1 and calls[0][1] == ["-serial"]  # every unit misses, one reads it
+
+    calls.clear()
+    (root / "overlays/zz/plain/cm.yaml").write_text(CONFIG_MAP.format("plain-edited"))
+    validate(opts)
+    assert calls == [(["overlays/zz/plain"], [])]  # the openapi base is in the tree, unread
+
+    calls.clear()
+    (root / "base/zz-openapi/cm.yaml").write_text(CONFIG_MAP.format("from-base-edited"))
+    validate(opts)
+    assert calls == [(["overlays/zz/reads-base"], ["-serial"])]  # its base sets it
 
 
 def test_validate_reports_the_same_with_either_engine(tmp_path: Path) -> None:
