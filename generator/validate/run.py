@@ -132,7 +132,7 @@ class _Clock:
 
     def lap(self, name: str) -> None:
         now = time.perf_counter()
-        self.timings[name] = round(now - self._t, 3)
+        self.timings[name] = round(self.timings.get(name, 0.0) + now - self._t, 3)
         self._t = now
 
 
@@ -264,6 +264,13 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
                 "validate checks what is committed; run "
                 f"`{opts.program.command('render')}` first, or pass --committed DIR"
             )
+        # The manifest rules and the stages' findings on the units whose results are cached are
+        # worked out while the tools build the others: after one team's edit that is all but a
+        # few of 10,000 units, 0.15 s that no longer waits for the tools or they for it.
+        progress.stage("policy")
+        policy_run = _Policy(opts, plan, stages, rendered, digests)
+        policy_run.check(plan.results)
+        clock.lap("policy")
         progress.stage("tools")
         if job is not None:
             plan.results.update(job.result())
@@ -277,23 +284,11 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
         clock.timings["tools"] = round(job.seconds, 3)
     settle(opts.cache_dir, _scope(opts), plan.keys.values(), opts.shard[1] if opts.shard else 1)
     progress.stage("policy")
-    fresh = {u.path: u for u in rendered.units} if rendered is not None else {}
-    units = [fresh.get(path) or Unit(env, name, path, (), {}) for env, name, path in plan.found]
-    # A cluster's units are checked against its view; an environment's argocd unit (on the hub,
-    # beside its clusters' folders) against the environment's.
-    # Each layer's context, over the build render made: the rules read the objects laid out.
-    contexts = {k: Context(b) for k, b in rendered.builds.items()} if rendered is not None else {}
-    rules = RuleMemo(sub(opts.cache_dir, RULES_FOLDER), True, list(policy.MANIFEST_RULES), digests)
-    total = 0
-    for unit in units:
-        # A unit the values no longer render has no view's objects to remember it by.
-        memo = rules if unit.path in fresh else None
-        found, objects = _unit_findings(
-            unit, contexts.get(unit.env), plan, stages, memo, opts.program
-        )
-        findings.extend(found)
-        total += objects
-    rules.save(_checked_views(rendered))
+    policy_run.check(plan.results)
+    findings.extend(policy_run.findings())
+    units = policy_run.units
+    total = policy_run.objects()
+    policy_run.rules.save(_checked_views(rendered))
     clock.lap("policy")
     # The same finding about shared values (e.g. NFD001 or KUE001 on a vendor's taint, KSC001 on
     # the fleet's kubeScheduler) comes from the unit of every environment: report it once.
@@ -309,6 +304,52 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
         checked=[u.path for u in units],
         skipped=[name for name in skippable() if name in opts.skip],
     )
+
+
+class _Policy:
+    """Each committed unit's findings: its stages' verdicts and the manifest rules on its
+    objects, checked in any order as each unit's results arrive, reported in the units' order."""
+
+    def __init__(
+        self,
+        opts: ValidateOptions,
+        plan: _Plan,
+        stages: list[Stage],
+        rendered: Rendered | None,
+        digests: Digests,
+    ) -> None:
+        self.opts, self.plan, self.stages = opts, plan, stages
+        self.fresh = {u.path: u for u in rendered.units} if rendered is not None else {}
+        self.units = [
+            self.fresh.get(path) or Unit(env, name, path, (), {}) for env, name, path in plan.found
+        ]
+        # A cluster's units are checked against its view; an environment's argocd unit (on the
+        # hub, beside its clusters' folders) against the environment's. Each layer's context,
+        # over the build render made: the rules read the objects laid out.
+        self.contexts = (
+            {k: Context(b) for k, b in rendered.builds.items()} if rendered is not None else {}
+        )
+        self.rules = RuleMemo(
+            sub(opts.cache_dir, RULES_FOLDER), True, list(policy.MANIFEST_RULES), digests
+        )
+        self.done: dict[str, tuple[list[Finding], int]] = {}
+
+    def check(self, results: Mapping[str, object]) -> None:
+        """Check every unit not yet checked whose results are in `results`."""
+        for unit in self.units:
+            if unit.path in self.done or unit.path not in results:
+                continue
+            # A unit the values no longer render has no view's objects to remember it by.
+            memo = self.rules if unit.path in self.fresh else None
+            self.done[unit.path] = _unit_findings(
+                unit, self.contexts.get(unit.env), self.plan, self.stages, memo, self.opts.program
+            )
+
+    def findings(self) -> list[Finding]:
+        return [f for unit in self.units for f in self.done[unit.path][0]]
+
+    def objects(self) -> int:
+        return sum(self.done[unit.path][1] for unit in self.units)
 
 
 def _checked_views(rendered: Rendered | None) -> list[FleetView]:

@@ -69,7 +69,7 @@ def test_progress_and_a_timing_line_on_a_terminal(rendered: Path, tmp_path: Path
     final = err.replace("\x1b[K", "").splitlines()[-1].split("\r")[-1]
     assert re.fullmatch(
         r"validate: 10 units \(0 cached, 10 built\) in [\d.]+ s: committed [\d.]+ s, values [\d.]+ s, "
-        r"render [\d.]+ s, tools wait [\d.]+ s, tools [\d.]+ s, policy [\d.]+ s",
+        r"render [\d.]+ s, policy [\d.]+ s, tools wait [\d.]+ s, tools [\d.]+ s",
         final,
     ), final
     assert "validate: 0 error(s)" in out  # the report itself stays on stdout
