@@ -126,8 +126,9 @@ def _kept_unit_keys_verified(monkeypatch: pytest.MonkeyPatch) -> None:
         digest_of: Any,
         salts: Any,
         reads: planmemo.Reads,
+        previous: dict[str, str] | None = None,
     ) -> dict[str, str]:
-        keys = real(cache_dir, tree, digest_of, salts, reads)
+        keys = real(cache_dir, tree, digest_of, salts, reads, previous)
         walk = cache.UnitInputs(tree, digest_of)
         for unit, salt in salts.items():
             if keys[unit] != cache.unit_key(digest_of, unit, salt, walk(unit)):

@@ -70,10 +70,14 @@ def unit_keys(
     digest_of: Callable[[str], bytes],
     salts: Mapping[str, str],
     reads: Reads,
+    previous: dict[str, str] | None = None,
 ) -> dict[str, str]:
     """The key of each unit of `salts` (unit path -> the salt of its key): the memo's where none
     of the paths it depends on changed since the memo was saved and its salt is the same, else
-    worked out (`reads`). The memo is saved again for the next run when anything differs."""
+    worked out (`reads`). The memo is saved again for the next run when anything differs.
+    `previous` gets, for each unit whose key was worked out again, the key it had in the last
+    run where its salt was the same (its verdicts were made with the same tools and schemas:
+    run.known_valid reuses them per document)."""
     paths = list(tree)
     sums = b"".join(digest_of(rel) for rel in paths)
     joined = "\0".join(paths)
@@ -92,6 +96,9 @@ def unit_keys(
         inputs, watched = reads.reach(unit)
         keys[unit] = unit_key(digest_of, unit, salt, inputs)
         units[unit] = (keys[unit], salted[salt], watched)
+        was = old[2].get(unit)
+        if previous is not None and was is not None and was[1] == salted[salt]:
+            previous[unit] = was[0]
     if (joined, sums, units) != old:
         _save(cache_dir, joined, sums, units)
     return keys

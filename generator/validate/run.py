@@ -242,6 +242,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
                 opts,
                 stages,
                 plan.serial,
+                plan.known,
                 progress.unit_done,
                 stop,
             )
@@ -384,6 +385,9 @@ class _Plan:
     misses: list[str]  # paths to run the stages on, biggest first
     cache: Cache  # where the misses' results go once the stages have run
     serial: bool = False  # a miss reads a kustomization that sets openapi: (sets_openapi)
+    # Kubernetes version -> the documents the build stage found valid in the misses' results of
+    # the last run, made with the same tools and schemas: not validated again (known_valid).
+    known: dict[str, set[str]] = field(default_factory=dict)
 
     @property
     def paths(self) -> list[str]:
@@ -424,8 +428,14 @@ def _plan(opts: ValidateOptions, home: Path, stages: list[Stage]) -> _Plan:
     # Each unit's inputs are walked only where its key is worked out again (planmemo.py) or
     # something reads them.
     inputs = planmemo.Reads(committed, digest_of, opts.cache_dir)
+    previous: dict[str, str] = {}
     keys = planmemo.unit_keys(
-        opts.cache_dir, committed, digest_of, {p: salts[versions[p]] for p in paths}, inputs
+        opts.cache_dir,
+        committed,
+        digest_of,
+        {p: salts[versions[p]] for p in paths},
+        inputs,
+        previous,
     )
     if isinstance(committed, treeindex.Files):
         treeindex.save(committed, index)
@@ -443,9 +453,10 @@ def _plan(opts: ValidateOptions, home: Path, stages: list[Stage]) -> _Plan:
         key=lambda p: -sum(size(rel) for rel in inputs[p]),
     )
     serial = sets_openapi(committed, inputs, misses)
+    valid = known_valid(cache, {p: previous[p] for p in misses if p in previous}, versions)
     inputs.save()
     return _Plan(
-        committed, found, shard_info, versions, inputs, keys, results, misses, cache, serial
+        committed, found, shard_info, versions, inputs, keys, results, misses, cache, serial, valid
     )
 
 
@@ -460,6 +471,23 @@ def sets_openapi(tree: Mapping[str, str], inputs: planmemo.Reads, units: list[st
     helper made of every kustomization under its root; here only the batch's are read."""
     named = {rel for unit in units for rel in inputs[unit] if basename(rel) in KUSTOMIZATION_NAMES}
     return any("openapi" in tree[rel] for rel in sorted(named))
+
+
+def known_valid(
+    cache: Cache, previous: Mapping[str, str], versions: Mapping[str, str]
+) -> dict[str, set[str]]:
+    """Kubernetes version -> the documents (SHA-256 of their bytes) the build stage found valid
+    in the last run's result of each unit that changed (`previous`: unit -> its last key, made
+    with this run's salt). kubeconform's verdict on a document is a function of its bytes and
+    the salt's tools and schemas alone, so after a one-line edit the kbuild helper validates the
+    edited documents and compiles only their kinds' schemas (gotools/kbuild: -valid-docs)."""
+    known: dict[str, set[str]] = {}
+    for unit, key in sorted(previous.items()):
+        result = cache.get(key)
+        built = result.get(BUILD) if isinstance(result, dict) else None
+        if isinstance(built, dict) and built.get("ok"):
+            known.setdefault(versions[unit], set()).update(built.get("valid") or ())
+    return known
 
 
 def _text_size(tree: Mapping[str, str]) -> Callable[[str], int]:
@@ -633,6 +661,7 @@ def _run_stages_once_per_key(
     opts: ValidateOptions,
     stages: list[Stage],
     serial: bool = False,
+    known: Mapping[str, set[str]] | None = None,
     on_unit: Callable[[str], None] | None = None,
     stop: threading.Event | None = None,
 ) -> dict[str, dict[str, Any]]:
@@ -659,7 +688,8 @@ def _run_stages_once_per_key(
         out: dict[str, dict[str, Any]] = {}
         for version in sorted({versions[p] for p in chosen}):
             same = [p for p in chosen if versions[p] == version]
-            out.update(_run_stages(root, same, version, opts, stages, serial, on, stop))
+            valid = (known or {}).get(version, set())
+            out.update(_run_stages(root, same, version, opts, stages, serial, valid, on, stop))
         return out
 
     results = run([group[0] for group in groups.values()], done)
@@ -683,6 +713,7 @@ def _run_stages(
     opts: ValidateOptions,
     stages: list[Stage],
     serial: bool = False,
+    known: set[str] | None = None,
     on_unit: Callable[[str], None] | None = None,
     stop: threading.Event | None = None,
 ) -> dict[str, dict[str, Any]]:
@@ -690,7 +721,16 @@ def _run_stages(
     JSON-able data whichever engine built them."""
     with tempfile.TemporaryDirectory(prefix="accel-validate-") as tmp:
         batch = Batch(
-            root, paths, kube_version, opts.jobs, opts.engine, Path(tmp), on_unit, stop, serial
+            root,
+            paths,
+            kube_version,
+            opts.jobs,
+            opts.engine,
+            Path(tmp),
+            on_unit,
+            stop,
+            serial,
+            frozenset(known or ()),
         )
         verdicts = {stage.name: stage.run(batch) for stage in stages}
     return {path: {name: found.get(path) for name, found in verdicts.items()} for path in paths}

@@ -475,3 +475,59 @@ def test_the_folder_index_holds_each_kustomization_folders_files_at_any_depth() 
     assert "base" not in index and "" not in index
     with pytest.raises(KeyError):
         index["base/plain"]
+
+
+def _documents(root: Path, unit: str, kbuild: Any) -> set[str]:
+    """The SHA-256 of each document of the unit's build, as kubeconform splits the output (a
+    document before a separator without its last newline)."""
+    output = kbuild(root, [unit], "1.33", 1, extra=["-yaml"])[unit]["output"]
+    return {hashlib.sha256(doc.encode()).hexdigest() for doc in output.split("\n---\n")}
+
+
+def test_the_documents_of_a_changed_unit_that_did_not_change_are_not_validated_again(
+    values: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The helper is handed the documents the unit's last result found valid (made with the
+    same tools and schemas): after a quota edit it validates the ResourceQuota alone, and a
+    document that changed is validated whatever the unit's last verdicts said."""
+    from generator.validate.stages import kustomize as tools
+
+    real = tools.kbuild
+    calls: list[tuple[list[str], set[str]]] = []
+
+    def spy(root: Path, paths: list[str], *args: Any, **kwargs: Any) -> Any:
+        calls.append((list(paths), set(kwargs.get("known", ()))))
+        return real(root, paths, *args, **kwargs)
+
+    monkeypatch.setattr(tools, "kbuild", spy)
+    root, unit, cache = values.parent, "overlays/prod/team-inference", str(tmp_path / "cache")
+    before = _documents(root, unit, real)
+    assert validate_committed(values, "--cache-dir", cache)[0] == 0
+    assert [known for _, known in calls] == [set()]  # nothing known on a first run
+
+    calls.clear()
+    text = (values / "teams/inference.yaml").read_text()
+    (values / "teams/inference.yaml").write_text(text.replace("nvidia: 2", "nvidia: 1"))
+    assert validate_committed(values, "--cache-dir", cache)[0] == 0  # renders, then validates
+    after = _documents(root, unit, real)
+    ((paths, known),) = calls
+    assert unit in paths or "overlays/staging/team-inference" in paths  # twins: built once
+    assert known == before  # staging's and prod's documents are the same
+    (changed,) = after - known
+    changed_text = next(
+        d
+        for d in real(root, [unit], "1.33", 1, extra=["-yaml"])[unit]["output"].split("\n---\n")
+        if hashlib.sha256(d.encode()).hexdigest() == changed
+    )
+    assert "kind: ResourceQuota" in changed_text and 'requests.nvidia.com/gpu: "1"' in changed_text
+
+    # A hand edit the schema refuses, in a document the last run found valid in another form.
+    calls.clear()
+    quota = root / "base/teams/inference/resourcequota-inference-accelerators.yaml"
+    quota.write_text(quota.read_text() + "  bogus: 1\n")
+    code, out = validate_committed(values, "--cache-dir", cache, "--output", "json", drift=True)
+    assert code == 1
+    found = [f for f in json.loads(out)["findings"] if f["code"] == "K8S001"]
+    assert found and all("ResourceQuota" in f["message"] for f in found), found
+    ((_, known),) = calls
+    assert known == after  # the edited document's new bytes are not among them

@@ -137,6 +137,25 @@ def test_a_unit_of_another_salt_is_keyed_again(tmp_path: Path) -> None:
     assert keys["overlays/e/v"] != _fresh(TREE)["overlays/e/v"]
 
 
+def test_each_unit_keyed_again_is_given_its_last_key_made_with_the_same_salt(
+    tmp_path: Path,
+) -> None:
+    """run.known_valid reuses the last result's verdicts per document: only one made with the
+    same tools (salt); a unit the memo never held, or held with another salt, has none."""
+    cache_dir = tmp_path / "cache" / "validate"
+    first, _ = _run(TREE, tmp_path)
+    changed = {**TREE, "base/b/y.yaml": "y2", "overlays/e/new/kustomization.yaml": ""}
+    previous: dict[str, str] = {}
+    salts = {"overlays/e/u": "s1", "overlays/e/v": "s1", "overlays/e/w": "s2"}
+    salts["overlays/e/new"] = "s1"
+    keys = planmemo.unit_keys(
+        cache_dir, changed, _digest_of(changed), salts, Walked(changed, None), previous
+    )
+    # u: the edit reached it, same salt; w: reached too, but another salt; v: kept; new: none
+    assert previous == {"overlays/e/u": first["overlays/e/u"]}
+    assert keys["overlays/e/u"] != first["overlays/e/u"]
+
+
 def test_a_run_of_some_units_keeps_the_others_entries(tmp_path: Path) -> None:
     _run(TREE, tmp_path)
     # a shard's run, after an edit that reaches u and w: v's entry is still good

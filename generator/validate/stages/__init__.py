@@ -45,6 +45,9 @@ class Batch:
     # A unit reads a kustomization that sets openapi: (run.sets_openapi): the kbuild helper
     # builds one unit at a time from a reset schema.
     serial: bool = False
+    # Documents (SHA-256 of their bytes) the build stage found valid with the same tools and
+    # schemas (run.known_valid): the kbuild helper does not validate them again.
+    known: frozenset[str] = frozenset()
     # Filled by the build stage: {path: {"ok", "error", "docs", "schema"}}.
     built: dict[str, dict[str, Any]] = field(default_factory=dict)
 

@@ -24,7 +24,7 @@ import re
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -125,11 +125,27 @@ def kbuild(
     on_unit: Callable[[str], None] | None = None,
     extra: Sequence[str] = (),
     stop: threading.Event | None = None,
+    known: Collection[str] = (),
 ) -> dict[str, dict[str, Any]]:
     """Build and validate every unit with the helper. {unit: {"ok", "error", "docs", "schema",
-    ...}}; `on_unit(unit)` is called as each result arrives (progress); setting `stop` kills
-    the helper."""
+    "valid", ...}}; `on_unit(unit)` is called as each result arrives (progress); setting `stop`
+    kills the helper. `known`: documents (SHA-256 of their bytes, hex) a run with the same
+    tools and schemas found valid, not validated again; "valid" lists those of each unit."""
     args = [*kbuild_args(kubernetes_version, workers, root), *extra]
+    with tempfile.TemporaryDirectory(prefix="accel-kbuild-") as scratch:
+        if known:
+            listed = Path(scratch) / "valid-docs"
+            listed.write_text("".join(f"{d}\n" for d in sorted(known)), encoding="ascii")
+            args += ["-valid-docs", str(listed)]
+        return _kbuild(args, unit_paths, on_unit, stop)
+
+
+def _kbuild(
+    args: list[str],
+    unit_paths: Sequence[str],
+    on_unit: Callable[[str], None] | None,
+    stop: threading.Event | None,
+) -> dict[str, dict[str, Any]]:
     argv = [str(registry.require("kbuild")), *args]
     out: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryFile() as errors:
@@ -159,6 +175,7 @@ def kbuild(
                     "error": res["error"],
                     "docs": res["objects"],
                     "schema": res["schema"],
+                    "valid": res["valid"],
                     **({"output": res["yaml"]} if "yaml" in res else {}),
                 }
                 if on_unit is not None:
@@ -235,6 +252,7 @@ class BuildStage:
                 batch.on_unit,
                 extra=["-serial"] if batch.serial else [],
                 stop=batch.stop,
+                known=batch.known,
             )
         else:
             built = with_processes(
@@ -251,6 +269,8 @@ class BuildStage:
                 "error": b["error"],
                 "docs": b["docs"] if b["ok"] else [],
                 "schema": b["schema"] if b["ok"] else [],
+                # what the kbuild helper found valid, for the unit's next run (run.known_valid)
+                **({"valid": b["valid"]} if b["ok"] and "valid" in b else {}),
             }
             for path, b in built.items()
         }

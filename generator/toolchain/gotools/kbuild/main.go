@@ -3,7 +3,7 @@
 // kubeconform binaries stay the reference, and a test asserts byte-identical builds.
 //
 //	kbuild -root DIR [-workers N] [-serial] [-yaml] [-validate -strict -kubernetes-version X.Y.Z
-//	       -schema-location L...] [UNIT...]
+//	       -schema-location L... -valid-docs FILE] [UNIT...]
 //
 // UNITs are folders relative to DIR; without arguments they are read from stdin, one a line.
 //
@@ -17,6 +17,8 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -63,7 +65,9 @@ type unitResult struct {
 	YAML    *string           `json:"yaml,omitempty"`
 	Objects []json.RawMessage `json:"objects"`
 	Schema  []schemaResult    `json:"schema"`
-	Seconds float64           `json:"seconds"`
+	// The SHA-256 (hex) of each document kubeconform found valid, or -valid-docs vouched for.
+	Valid   []string `json:"valid"`
+	Seconds float64  `json:"seconds"`
 }
 
 // kustomizeOptions are the options `kustomize build` uses when no flag is given.
@@ -130,9 +134,42 @@ func (g *kindGates) do(key string, fn func()) {
 	gate.warm.Store(true)
 }
 
-func build(root, unit string, opts *krusty.Options, v validator.Validator, gates *kindGates, withYAML bool) unitResult {
+// checker is kubeconform's validator (nil: -validate=false) with the documents a run with the
+// same flags and schema files found valid (-valid-docs, by SHA-256 of their bytes). kubeconform's
+// verdict on a document is a function of its bytes, the flags and the schema files alone
+// (ValidateResource reads nothing else), so such a document is valid again without compiling
+// its kind's schema: each kind's first use compiles it with a new compiler that loads and checks
+// the whole definitions file (kubeconform pkg/validator/validator.go downloadSchema), 0.1 s a
+// kind, most of the helper's time after a one-line edit. The caller keeps the digests by the
+// flags and schemas they were made with (validate/run.py).
+type checker struct {
+	v     validator.Validator
+	gates *kindGates
+	known map[[sha256.Size]byte]bool
+}
+
+func readKnown(path string) (map[[sha256.Size]byte]bool, error) {
+	known := map[[sha256.Size]byte]bool{}
+	if path == "" {
+		return known, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, line := range strings.Fields(string(data)) {
+		var sum [sha256.Size]byte
+		if n, err := hex.Decode(sum[:], []byte(line)); err != nil || n != sha256.Size {
+			return nil, fmt.Errorf("%s: not a SHA-256 in hex: %q", path, line)
+		}
+		known[sum] = true
+	}
+	return known, nil
+}
+
+func build(root, unit string, opts *krusty.Options, c *checker, withYAML bool) unitResult {
 	start := time.Now()
-	res := unitResult{Unit: unit, Objects: []json.RawMessage{}, Schema: []schemaResult{}}
+	res := unitResult{Unit: unit, Objects: []json.RawMessage{}, Schema: []schemaResult{}, Valid: []string{}}
 	defer func() { res.Seconds = time.Since(start).Seconds() }()
 	m, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), filepath.Join(root, unit))
 	if err == nil {
@@ -143,7 +180,7 @@ func build(root, unit string, opts *krusty.Options, v validator.Validator, gates
 				text := string(yml)
 				res.YAML = &text
 			}
-			res.Objects, res.Schema, err = check(unit, yml, v, gates)
+			res.Objects, res.Schema, res.Valid, err = check(unit, yml, c)
 		}
 	}
 	if err != nil {
@@ -160,9 +197,10 @@ func build(root, unit string, opts *krusty.Options, v validator.Validator, gates
 // caller, and keeps kubeconform's verdict on every object that is not valid. Not
 // validator.Validate: its stream reader hands out scanner.Bytes() without a copy, which later
 // documents overwrite once the output passes half the 4 MB buffer (kubeconform PR #363).
-func check(unit string, yml []byte, v validator.Validator, gates *kindGates) ([]json.RawMessage, []schemaResult, error) {
+func check(unit string, yml []byte, c *checker) ([]json.RawMessage, []schemaResult, []string, error) {
 	objects := []json.RawMessage{}
 	problems := []schemaResult{}
+	valid := []string{}
 	var docs []document
 	scanner := bufio.NewScanner(bytes.NewReader(yml))
 	// kubeconform starts at 4 MB; the scanner grows its buffer to the largest document anyway,
@@ -185,7 +223,7 @@ func check(unit string, yml []byte, v validator.Validator, gates *kindGates) ([]
 		}
 	}
 	if err := scanner.Err(); err != nil {
-		return nil, nil, fmt.Errorf("reading the build output: %w", err)
+		return nil, nil, nil, fmt.Errorf("reading the build output: %w", err)
 	}
 	if len(docs) == 0 {
 		docs = append(docs, document{res: resource.Resource{Path: unit, Bytes: []byte{}}})
@@ -195,21 +233,30 @@ func check(unit string, yml []byte, v validator.Validator, gates *kindGates) ([]
 		if doc.json != nil {
 			objects = append(objects, doc.json)
 		} else if err := appendObject(&objects, res.Bytes); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		if v == nil {
+		if c.v == nil {
+			continue
+		}
+		sum := sha256.Sum256(res.Bytes)
+		if c.known[sum] {
+			valid = append(valid, hex.EncodeToString(sum[:]))
 			continue
 		}
 		var r validator.Result
-		validate := func() { r = v.ValidateResource(res) }
+		validate := func() { r = c.v.ValidateResource(res) }
 		if doc.gate != "" {
-			gates.do(doc.gate, validate)
+			c.gates.do(doc.gate, validate)
 		} else if sig, err := res.Signature(); err == nil {
-			gates.do(sig.Version+"/"+sig.Kind, validate) // kubeconform's cache key, less the version
+			c.gates.do(sig.Version+"/"+sig.Kind, validate) // kubeconform's cache key, less the version
 		} else {
 			validate()
 		}
-		if r.Status == validator.Valid || r.Status == validator.Skipped || r.Status == validator.Empty {
+		if r.Status == validator.Valid {
+			valid = append(valid, hex.EncodeToString(sum[:]))
+			continue
+		}
+		if r.Status == validator.Skipped || r.Status == validator.Empty {
 			continue
 		}
 		sig, _ := r.Resource.Signature()
@@ -222,7 +269,7 @@ func check(unit string, yml []byte, v validator.Validator, gates *kindGates) ([]
 			Status: statusName(r.Status), Msg: msg, ValidationErrors: r.ValidationErrors,
 		})
 	}
-	return objects, problems, nil
+	return objects, problems, valid, nil
 }
 
 // A document of the build output as kubeconform will validate it; json and gate are set when
@@ -337,6 +384,7 @@ func main() {
 	validate := flag.Bool("validate", true, "validate the objects against the schemas")
 	strict := flag.Bool("strict", false, "kubeconform -strict: unknown fields and duplicate keys are errors")
 	k8s := flag.String("kubernetes-version", "master", "kubeconform -kubernetes-version")
+	validDocs := flag.String("valid-docs", "", "a file of the SHA-256 (hex, one a line) of documents a run with the same flags and schema files found valid: not validated again")
 	var locations schemaLocations
 	flag.Var(&locations, "schema-location", "kubeconform -schema-location (repeatable)")
 	flag.Parse()
@@ -387,6 +435,12 @@ func main() {
 		}
 	}
 
+	known, err := readKnown(*validDocs)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kbuild:", err)
+		os.Exit(2)
+	}
+	c := &checker{v: v, gates: newKindGates(), known: known}
 	opts := kustomizeOptions()
 	n := *workers
 	if *serial || n < 1 {
@@ -395,7 +449,6 @@ func main() {
 	// Parse the built-in OpenAPI schema once before the workers start (kustomize issue #5805).
 	openapi.IsCertainlyClusterScoped(kyaml.TypeMeta{})
 
-	gates := newKindGates()
 	jobs := make(chan string)
 	out := bufio.NewWriter(os.Stdout)
 	var mu sync.Mutex
@@ -410,7 +463,7 @@ func main() {
 				if *serial {
 					openapi.ResetOpenAPI()
 				}
-				res := build(*root, unit, opts, v, gates, *withYAML)
+				res := build(*root, unit, opts, c, *withYAML)
 				mu.Lock()
 				if err := enc.Encode(res); err != nil {
 					fmt.Fprintln(os.Stderr, "kbuild:", err)

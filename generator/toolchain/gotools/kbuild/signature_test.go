@@ -106,7 +106,7 @@ func TestCheckGivesKubeconformsVerdictOnDocumentsReadApart(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			objects, problems, err := check("u", []byte(c.yaml), v, newKindGates())
+			objects, problems, _, err := check("u", []byte(c.yaml), &checker{v: v, gates: newKindGates()})
 			if err != nil {
 				t.Fatal(err)
 			}
