@@ -24,10 +24,11 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from generator.validate.cache import UnitInputs, load_refs, save_refs, unit_key
-from generator.values.filecache import write_atomically
+from generator.values.filecache import code_digest, write_atomically
 
 FILE = "unit-plans.marshal"  # in validate's cache folder
 FORMAT = "unit-plans-1"
+CODE = "unit-plans.code"  # the code digest of the generator that saved the memo
 SUM = 32  # bytes of a file's digest (treeindex.digest: SHA-256)
 
 Entry = tuple[str, bytes, tuple[str, ...]]  # key, the salt's digest, the paths it depends on
@@ -62,6 +63,19 @@ class Reads:
         """Remember the kustomizations walked (cache.save_refs), if any were."""
         if self._walk is not None:
             save_refs(self.cache_dir, self._walk)
+
+
+def kept(cache_dir: Path | None) -> bool:
+    """Whether this generator's validate kept its units' keys in this cache folder (and so,
+    most likely, their results and the values files parsed: validate/run.py loads the values
+    first then). Another version's memo keeps no key (each is salted with the code digest), and
+    the values load cold after an upgrade: the tools, with every unit to build, start first."""
+    if cache_dir is None:
+        return False
+    try:
+        return (cache_dir / CODE).read_text(encoding="ascii") == code_digest()
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def unit_keys(
@@ -99,7 +113,7 @@ def unit_keys(
         was = old[2].get(unit)
         if previous is not None and was is not None and was[1] == salted[salt]:
             previous[unit] = was[0]
-    if (joined, sums, units) != old:
+    if (joined, sums, units) != old or not kept(cache_dir):
         _save(cache_dir, joined, sums, units)
     return keys
 
@@ -155,5 +169,6 @@ def _save(cache_dir: Path | None, joined: str, sums: bytes, units: dict[str, Ent
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
         write_atomically(cache_dir / FILE, blob)
+        write_atomically(cache_dir / CODE, code_digest().encode("ascii"))  # for kept()
     except OSError:
         pass  # a memo that cannot be written only costs speed

@@ -458,3 +458,49 @@ def test_no_drift_with_nothing_committed_is_a_usage_error(values: Path) -> None:
     assert result.exit_code == 2
     assert "no rendered output in" in result.output
     assert "run `accel-gitops render` first, or pass --committed DIR" in result.output
+
+
+def test_a_cache_that_validated_before_has_the_values_loaded_while_a_child_walks_the_tree(
+    values: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first run starts the tools first (they have every unit to build) and loads the values
+    while they run; where the cache folder validated before (its units' results kept), the
+    values load first, while a child process walks the tree. Either way, the same report."""
+    from generator.render import treeindex
+    from generator.validate import planmemo, run
+
+    order: list[str] = []
+    real_load, real_plan = run._load, run._plan
+
+    def load(*args: Any) -> Any:
+        order.append("values")
+        return real_load(*args)
+
+    def plan(*args: Any) -> Any:
+        walk = args[3] if len(args) > 3 else None
+        order.append("plan, walked by a child" if isinstance(walk, treeindex.Walk) else "plan")
+        return real_plan(*args)
+
+    monkeypatch.setattr(run, "_load", load)
+    monkeypatch.setattr(run, "_plan", plan)
+    args = ["--cache-dir", str(tmp_path / "cache")]
+    report = "validate: 0 error(s), 0 warning(s) (units 12, objects 46, cached units {})\n"
+    assert validate_committed(values, *args, drift=True) == (0, report.format(0))
+    assert order == ["plan", "values"]
+    order.clear()
+    assert validate_committed(values, *args, drift=True) == (0, report.format(12))
+    assert order == ["values", "plan, walked by a child"]
+    order.clear()
+    # the memo said to be another version's (whose keys and parsed values would serve nothing):
+    # the tools first; the memo is then this version's again
+    (tmp_path / "cache" / planmemo.CODE).write_text("0" * 64)
+    assert validate_committed(values, *args, drift=True) == (0, report.format(12))
+    assert order == ["plan", "values"]
+    order.clear()
+    assert validate_committed(values, *args, drift=True) == (0, report.format(12))
+    assert order == ["values", "plan, walked by a child"]
+    order.clear()
+    # `render --validate` hands validate the tree it wrote and the values it loaded (its cache
+    # folder is the one beside the values)
+    assert invoke("render", "--values", str(values), "--validate").exit_code == 0
+    assert order == ["plan"]
