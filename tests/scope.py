@@ -17,7 +17,7 @@ from generator.findings import Finding
 from generator.policy import checks
 from generator.policy.checks import NO_TEAM, PER_TEAM, Check
 from generator.policy.context import Context
-from generator.policy.memo import _row
+from generator.policy.memo import row_of_finding as _row
 
 
 class ScopeError(AssertionError):

@@ -272,7 +272,7 @@ def _own(values: Values) -> list[FleetView]:
     return [views[0] for views in by_key.values() if len(views) == 1]
 
 
-def _row(f: Finding) -> tuple[Any, ...]:
+def row_of_finding(f: Finding) -> tuple[Any, ...]:
     loc = f.location
     also = [(p.location.file, p.location.line, p.location.column, p.path, p.last_line)
             for p in f.also]  # fmt: skip
@@ -280,7 +280,7 @@ def _row(f: Finding) -> tuple[Any, ...]:
             f.envs, f.detail, f.unit, also, f.last_line)  # fmt: skip
 
 
-def _finding(row: tuple[Any, ...]) -> Finding:
+def finding_of_row(row: tuple[Any, ...]) -> Finding:
     code, message, file, line, column, path, hint, severity, envs, detail, unit, also, last = row
     where = Location(file, line, column)
     others = tuple(Place(Location(a, b, c), p, n) for a, b, c, p, n in also)
@@ -353,26 +353,29 @@ class CheckMemo:
         mark = self.digests.view(view, checks.whole_codes)
         whole = old.get(WHOLE)
         if whole is not None and whole[0] == mark:  # the same view: every finding as it was
-            return [_finding(tuple(r)) for rows in _parts(old) for r in rows]
+            return [finding_of_row(tuple(r)) for rows in _parts(old) for r in rows]
         self.checked.append(view.key)
         # WHOLE: (the view's digest, the rows of the checks that read it); REST: the digest of
         # the view without its teams; "": the rows of the checks that read no team; a team's
         # digest (hex): the rows of the checks of each team on its own, on it
         rest = self.digests.rest(view).hex()
         kept = old if old.get(REST) == rest else {}
-        new: dict[str, Any] = {WHOLE: (mark, [_row(f) for f in checks.whole()]), REST: rest}
+        new: dict[str, Any] = {
+            WHOLE: (mark, [row_of_finding(f) for f in checks.whole()]),
+            REST: rest,
+        }
         new[""] = kept.get("")
         if new[""] is None:
-            new[""] = [_row(f) for f in checks.no_team()]
+            new[""] = [row_of_finding(f) for f in checks.no_team()]
         for team in view.teams:
             digest = self.digests.team(team).hex()
             rows = kept.get(digest)
             if rows is None:
                 self.teams_checked += 1
-                rows = [_row(f) for f in checks.team(team)]
+                rows = [row_of_finding(f) for f in checks.team(team)]
             new[digest] = rows
         self.entries.put(key, new)
-        return [_finding(tuple(r)) for rows in _parts(new) for r in rows]
+        return [finding_of_row(tuple(r)) for rows in _parts(new) for r in rows]
 
     def save(self) -> None:
         self.entries.save()
@@ -441,13 +444,13 @@ class RuleMemo:
             and (hit[1] == mark or self._same(hit, view, team))
         ):
             new[unit] = [unit_key, mark, *hit[2:]]
-            return [_finding(tuple(r)) for r in hit[3]]
+            return [finding_of_row(tuple(r)) for r in hit[3]]
         self.ran.append(unit)
         found = run()
         kept = None
         if team is not None and alone():
             kept = (self.digests.team(team).hex(), self.digests.rest(view).hex())
-        new[unit] = [unit_key, mark, kept, [_row(f) for f in found]]
+        new[unit] = [unit_key, mark, kept, [row_of_finding(f) for f in found]]
         return found
 
     def _same(self, hit: list[Any], view: FleetView, team: Team | None) -> bool:

@@ -53,7 +53,7 @@ from generator.render.stage import RenderResult, load_and_check_all, recover_out
 from generator.render.writer import OUTPUT_DIRS, known_sums
 from generator.toolchain import registry as tool_registry
 from generator.toolchain import schemas
-from generator.validate import drift, planmemo, shard
+from generator.validate import drift, findmemo, planmemo, shard
 from generator.validate.cache import (
     Cache,
     built_objects,
@@ -61,6 +61,7 @@ from generator.validate.cache import (
     object_count,
     settle,
 )
+from generator.validate.findmemo import FindingsMemo
 from generator.validate.progress import Progress
 from generator.validate.stages import BUILD, Batch, Stage, UnitView, registry
 from generator.validate.stages.kustomize import ENGINES, unserved_once
@@ -305,7 +306,7 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
     findings.extend(policy_run.findings())
     units = policy_run.units
     total = policy_run.objects()
-    policy_run.rules.save(_checked_views(rendered))
+    policy_run.save(_checked_views(rendered))
     clock.lap("policy")
     # The same finding about shared values (e.g. NFD001 or KUE001 on a vendor's taint, KSC001 on
     # the fleet's kubeScheduler) comes from the unit of every environment: report it once.
@@ -325,7 +326,8 @@ def _validate(opts: ValidateOptions, progress: Progress) -> ValidateResult:
 
 class _Policy:
     """Each committed unit's findings: its stages' verdicts and the manifest rules on its
-    objects, checked in any order as each unit's results arrive, reported in the units' order."""
+    objects, checked in any order as each unit's results arrive, reported in the units' order;
+    a view none of whose units changed answered whole from its memo (validate/findmemo.py)."""
 
     def __init__(
         self,
@@ -349,24 +351,77 @@ class _Policy:
         self.rules = RuleMemo(
             sub(opts.cache_dir, RULES_FOLDER), True, list(policy.MANIFEST_RULES), digests
         )
+        self.views = FindingsMemo(sub(opts.cache_dir, findmemo.FOLDER), True)
+        self.layers: dict[str, list[Unit]] = {}
+        for unit in self.units:
+            self.layers.setdefault(unit.env, []).append(unit)
+        self.marks: dict[str, str] = {}  # layer -> its units' mark (findmemo.mark)
+        self.kept: dict[str, dict[str, tuple[str, list[Any], int]]] = {}  # layer -> as read
+        self.settled: set[str] = set()  # the layers whose units are all done (their entry put)
         self.done: dict[str, tuple[list[Finding], int]] = {}
 
     def check(self, results: Mapping[str, object]) -> None:
-        """Check every unit not yet checked whose results are in `results`."""
-        for unit in self.units:
-            if unit.path in self.done or unit.path not in results:
+        """Check every unit not yet checked whose results are in `results` (or whose findings
+        the memo kept with its key)."""
+        keys = self.plan.keys
+        for layer, units in self.layers.items():
+            marked = self._mark(layer)
+            if marked is not None and layer not in self.kept:
+                self.kept[layer] = self.views.get(layer, marked)  # read by the first check
+            kept = self.kept.get(layer, {})
+            for unit in units:
+                if unit.path in self.done:
+                    continue
+                hit = kept.get(unit.path)
+                if hit is not None and hit[0] == keys[unit.path]:
+                    self.done[unit.path] = findmemo.done_of(hit[1], hit[2])
+                    continue
+                if unit.path not in results:
+                    continue
+                # A unit the values no longer render has no view's objects to remember it by.
+                memo = self.rules if unit.path in self.fresh else None
+                self.done[unit.path] = _unit_findings(
+                    unit,
+                    self.contexts.get(unit.env),
+                    self.plan,
+                    self.stages,
+                    memo,
+                    self.opts.program,
+                )
+            if marked is None or layer in self.settled:
                 continue
-            # A unit the values no longer render has no view's objects to remember it by.
-            memo = self.rules if unit.path in self.fresh else None
-            self.done[unit.path] = _unit_findings(
-                unit, self.contexts.get(unit.env), self.plan, self.stages, memo, self.opts.program
+            if all(u.path in self.done for u in units):
+                self.settled.add(layer)
+                same = kept.keys() == {u.path for u in units} and all(
+                    kept[u.path][0] == keys[u.path] for u in units
+                )
+                if not same:  # kept again, each unit with its key of this run
+                    done = {u.path: (keys[u.path], self.done[u.path]) for u in units}
+                    self.views.put(layer, marked, done)
+
+    def _mark(self, layer: str) -> str | None:
+        """The mark of the layer's view (None: no memo, or the values do not render)."""
+        ctx = self.contexts.get(layer)
+        if ctx is None or not self.views.enabled:
+            return None
+        found = self.marks.get(layer)
+        if found is None:
+            found = self.marks[layer] = findmemo.mark(
+                self.rules.digests.view(ctx.view, self.rules.codes),
+                [stage.name for stage in self.stages],
+                self.opts.program.name,
             )
+        return found
 
     def findings(self) -> list[Finding]:
         return [f for unit in self.units for f in self.done[unit.path][0]]
 
     def objects(self) -> int:
         return sum(self.done[unit.path][1] for unit in self.units)
+
+    def save(self, views: list[FleetView]) -> None:
+        self.rules.save(views)
+        self.views.save(view.key for view in views)
 
 
 def _checked_views(rendered: Rendered | None) -> list[FleetView]:

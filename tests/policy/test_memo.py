@@ -21,7 +21,9 @@ from generator.findings import Finding, Location, Place, Severity
 from generator.policy import memo as memo_module
 from generator.policy import registry
 from generator.policy.checks import run_checks
-from generator.policy.memo import CheckMemo, RuleMemo, _finding, _row
+from generator.policy.memo import CheckMemo, RuleMemo
+from generator.policy.memo import finding_of_row as _finding
+from generator.policy.memo import row_of_finding as _row
 from generator.values import filecache, loader
 from generator.values.model import Fleet, FleetView, PciModel, Team
 from tests.fixtures import PROD_FLEET, TWO_CLUSTERS, spied_team_digests, spied_view_digests, tree
