@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from generator.validate import cache, planmemo
+from generator.values.filecache import code_digest
 
 TREE = {
     "base/a/kustomization.yaml": "resources:\n- x.yaml\n- ../b\n",
@@ -224,6 +225,29 @@ def test_the_memo_is_written_again_only_when_the_tree_or_a_key_changed(tmp_path:
         {**dict.fromkeys(UNITS, "s1"), "overlays/e/v": "s2"},
     )
     assert memo.stat().st_ino != third
+
+
+def test_kept_says_whether_this_code_saved_the_memo_which_is_marked_again_otherwise(
+    tmp_path: Path,
+) -> None:
+    """validate/run.py loads the values first where planmemo.kept: this generator's code saved
+    the memo there (the units' results and the parsed values most likely kept too)."""
+    folder = tmp_path / "cache" / "validate"
+    assert not planmemo.kept(folder)  # nothing saved yet
+    assert not planmemo.kept(None)
+    _run(TREE, tmp_path)
+    assert planmemo.kept(folder)
+    assert (folder / planmemo.CODE).read_text() == code_digest()
+    # Marked by another code (the memo then had nothing to keep): not kept; the next run,
+    # though nothing changed, saves the memo again with this code's mark.
+    (folder / planmemo.CODE).write_text("0" * 64)
+    assert not planmemo.kept(folder)
+    memo = folder / planmemo.FILE
+    before = memo.stat().st_ino
+    assert _run(dict(TREE), tmp_path) == (_fresh(TREE), [])
+    assert planmemo.kept(folder) and memo.stat().st_ino != before
+    (folder / planmemo.CODE).write_bytes(b"\xff")  # unreadable as text
+    assert not planmemo.kept(folder)
 
 
 class Unread(dict[str, str]):
