@@ -87,6 +87,8 @@ class Files(Mapping[str, str]):
         self.digests = digests  # known without reading, or read by the scan
         self.texts: dict[str, str] = {}
         self.read: list[str] = []  # the files this scan read (not trusted from the index)
+        # The scan found exactly the index's files with its stats (scan): nothing to save.
+        self.unchanged = False
 
     def __getitem__(self, rel: str) -> str:
         text = self.texts.get(rel)
@@ -219,13 +221,21 @@ def scan(root: Path, index: Path | None, walk: Walk | None = None) -> Files:
         entry = known.get(rel)
         if entry is not None and tuple(entry[0]) == stat:
             digests[rel] = entry[1]
-    return Files(root, stats, digests, started, known)
+    files = Files(root, stats, digests, started, known)
+    # Every file the index holds, each with its stat then: what save() would keep is the index.
+    files.unchanged = len(digests) == len(stats) == len(known)
+    return files
 
 
 def save(files: Files, index: Path | None, *, drop: frozenset[str] = frozenset()) -> None:
     """Remember the digests `files` knows for the next scan, but those of `drop` (files written
     since) and those of files changed too recently to be told apart by their stat."""
     if index is None:
+        return
+    if files.unchanged and not drop:
+        # The index's entries were kept by a scan that started earlier, so the racy rule keeps
+        # them all again: it would be written as it is (36,000 entries compared at 20 x 500).
+        _used(index)
         return
     limit = files.started - MARGIN_NS
     entries = {
@@ -236,14 +246,22 @@ def save(files: Files, index: Path | None, *, drop: frozenset[str] = frozenset()
         and stat[2] < limit  # the ctime: every change sets it, `touch -d` too
     }
     data = {"format": FORMAT, "root": os.path.abspath(files.root), "entries": entries}
+    if entries == files.known:
+        _used(index)
+        return
     try:
-        if entries == files.known:
-            # 36,000 entries at 20 clusters x 500 teams: not rewritten for nothing, but marked
-            # used (its mtime) for _prune
-            os.utime(index)
-        else:
-            index.parent.mkdir(parents=True, exist_ok=True)
-            write_atomically(index, marshal.dumps(data))
+        index.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(index, marshal.dumps(data))
+        _prune(index)
+    except OSError:
+        pass  # a cache that cannot be written only costs speed
+
+
+def _used(index: Path) -> None:
+    """An index not rewritten for nothing (36,000 entries at 20 clusters x 500 teams), but
+    marked used (its mtime) for _prune."""
+    try:
+        os.utime(index)
         _prune(index)
     except OSError:
         pass  # a cache that cannot be written only costs speed

@@ -80,6 +80,35 @@ def test_files_whose_stat_did_not_change_are_not_read(
     assert index.stat().st_ino != inode
 
 
+def test_a_scan_that_found_the_index_as_it_was_is_not_saved_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Exactly the index's files, each with its stat then: saved as it is (marked used), unless
+    some are dropped (written since); a file gone or touched is a change."""
+    out, index = tmp_path / "out", tmp_path / "cache" / "index"
+    write_tree(TREE, out, index)
+    later(monkeypatch)
+    scanned = treeindex.scan(out, index)
+    assert not scanned.unchanged  # the index knew none of them (too young when written)
+    for rel in scanned:
+        scanned.digest(rel)
+    treeindex.save(scanned, index)
+    again = treeindex.scan(out, index)
+    assert again.unchanged and again.read == []
+    inode = index.stat().st_ino
+    treeindex.save(again, index)
+    assert index.stat().st_ino == inode
+    treeindex.save(again, index, drop=frozenset({"base/a/cm.yaml"}))
+    assert index.stat().st_ino != inode
+    assert not treeindex.scan(out, index).unchanged  # the index lost that file
+    relearnt = treeindex.scan(out, index)
+    relearnt.digest("base/a/cm.yaml")  # read again, and kept
+    treeindex.save(relearnt, index)
+    assert treeindex.scan(out, index).unchanged
+    (out / "base/a/cm.yaml").unlink()
+    assert not treeindex.scan(out, index).unchanged
+
+
 def test_files_changed_within_the_racy_margin_are_not_remembered(tmp_path: Path) -> None:
     out, index = tmp_path / "out", tmp_path / "index"
     write_tree(TREE, out, index)
