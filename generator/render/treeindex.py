@@ -87,8 +87,9 @@ class Files(Mapping[str, str]):
         self.digests = digests  # known without reading, or read by the scan
         self.texts: dict[str, str] = {}
         self.read: list[str] = []  # the files this scan read (not trusted from the index)
-        # The scan found exactly the index's files with its stats (scan): nothing to save.
-        self.unchanged = False
+        # The scan found exactly the index's files, each with its stat then (their digests all
+        # known from it): what save() would keep is the index.
+        self.unchanged = len(digests) == len(stats) == len(self.known)
 
     def __getitem__(self, rel: str) -> str:
         text = self.texts.get(rel)
@@ -221,10 +222,7 @@ def scan(root: Path, index: Path | None, walk: Walk | None = None) -> Files:
         entry = known.get(rel)
         if entry is not None and tuple(entry[0]) == stat:
             digests[rel] = entry[1]
-    files = Files(root, stats, digests, started, known)
-    # Every file the index holds, each with its stat then: what save() would keep is the index.
-    files.unchanged = len(digests) == len(stats) == len(known)
-    return files
+    return Files(root, stats, digests, started, known)
 
 
 def save(files: Files, index: Path | None, *, drop: frozenset[str] = frozenset()) -> None:

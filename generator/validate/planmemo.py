@@ -73,8 +73,8 @@ def kept(cache_dir: Path | None) -> bool:
     if cache_dir is None:
         return False
     try:
-        return (cache_dir / CODE).read_text(encoding="ascii") == code_digest()
-    except (OSError, UnicodeDecodeError):
+        return (cache_dir / CODE).read_bytes() == code_digest().encode()
+    except OSError:
         return False
 
 
@@ -169,6 +169,6 @@ def _save(cache_dir: Path | None, joined: str, sums: bytes, units: dict[str, Ent
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
         write_atomically(cache_dir / FILE, blob)
-        write_atomically(cache_dir / CODE, code_digest().encode("ascii"))  # for kept()
+        write_atomically(cache_dir / CODE, code_digest().encode())  # for kept()
     except OSError:
         pass  # a memo that cannot be written only costs speed

@@ -101,6 +101,12 @@ def test_a_scan_that_found_the_index_as_it_was_is_not_saved_again(
     treeindex.save(again, index, drop=frozenset({"base/a/cm.yaml"}))
     assert index.stat().st_ino != inode
     assert not treeindex.scan(out, index).unchanged  # the index lost that file
+    # A file the index does not hold, not read since: nothing learnt, the index not rewritten.
+    unread = treeindex.scan(out, index)
+    assert not unread.unchanged
+    inode = index.stat().st_ino
+    treeindex.save(unread, index)
+    assert index.stat().st_ino == inode
     relearnt = treeindex.scan(out, index)
     relearnt.digest("base/a/cm.yaml")  # read again, and kept
     treeindex.save(relearnt, index)
