@@ -533,7 +533,8 @@ def _plan(
     )
 
 
-# The names kustomize reads a kustomization from (konfig.RecognizedKustomizationFileNames).
+# The names kustomize reads a kustomization from (kustomize api v0.21.1, the helper's:
+# konfig/general.go RecognizedKustomizationFileNames).
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 
