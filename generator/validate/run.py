@@ -15,6 +15,7 @@ cached per unit by content hash.
 from __future__ import annotations
 
 import functools
+import re
 import tempfile
 import threading
 import time
@@ -560,8 +561,14 @@ def known_valid(
         result = cache.get(key)
         built = result.get(BUILD) if isinstance(result, dict) else None
         if isinstance(built, dict) and built.get("ok"):
-            known.setdefault(versions[unit], set()).update(built.get("valid") or ())
+            digests = built.get("valid") or ()
+            # only what the helper wrote: a damaged entry costs the reuse, not the batch
+            sound = {d for d in digests if isinstance(d, str) and _SHA256.fullmatch(d)}
+            known.setdefault(versions[unit], set()).update(sound)
     return known
+
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def _text_size(tree: Mapping[str, str]) -> Callable[[str], int]:

@@ -531,3 +531,22 @@ def test_the_documents_of_a_changed_unit_that_did_not_change_are_not_validated_a
     assert found and all("ResourceQuota" in f["message"] for f in found), found
     ((_, known),) = calls
     assert known == after  # the edited document's new bytes are not among them
+
+
+def test_the_documents_known_valid_come_from_built_results_of_the_unit_s_version(
+    tmp_path: Path,
+) -> None:
+    """run.known_valid: per Kubernetes version, the digests the last results of the re-keyed
+    units hold, from a build that succeeded; anything else such an entry holds is left out (a
+    damaged entry costs the reuse, never the batch)."""
+    from generator.validate.run import known_valid
+    from generator.validate.stages import BUILD
+
+    cache = Cache(tmp_path)
+    good, other = "a" * 64, "b" * 64
+    cache.put("k1" + "0" * 62, {BUILD: {"ok": True, "docs": [], "valid": [good, "not-hex", 7]}})
+    cache.put("k2" + "0" * 62, {BUILD: {"ok": False, "docs": [], "valid": [other]}})
+    cache.put("k3" + "0" * 62, {BUILD: {"ok": True, "docs": [], "valid": [other]}})
+    previous = {"u1": "k1" + "0" * 62, "u2": "k2" + "0" * 62, "u3": "k3" + "0" * 62, "u4": "gone"}
+    versions = {"u1": "1.33", "u2": "1.33", "u3": "1.34", "u4": "1.33"}
+    assert known_valid(cache, previous, versions) == {"1.33": {good}, "1.34": {other}}

@@ -175,7 +175,8 @@ def _kbuild(
                     "error": res["error"],
                     "docs": res["objects"],
                     "schema": res["schema"],
-                    "valid": res["valid"],
+                    # a helper older than -valid-docs reports none (tools not rebuilt yet)
+                    "valid": res.get("valid", []),
                     **({"output": res["yaml"]} if "yaml" in res else {}),
                 }
                 if on_unit is not None:

@@ -79,6 +79,13 @@ func TestTheKnownFileIsReadOrRefused(t *testing.T) {
 	if _, err := readKnown(bad); err == nil {
 		t.Error("a short digest was accepted")
 	}
+	long := filepath.Join(dir, "long")
+	if err := os.WriteFile(long, []byte(sum(goodDoc)+"00\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readKnown(long); err == nil {
+		t.Error("a long digest was accepted")
+	}
 	if _, err := readKnown(filepath.Join(dir, "none")); err == nil {
 		t.Error("a missing file was accepted")
 	}

@@ -159,6 +159,10 @@ func readKnown(path string) (map[[sha256.Size]byte]bool, error) {
 	}
 	for _, line := range strings.Fields(string(data)) {
 		var sum [sha256.Size]byte
+		// hex.Decode writes past sum on a longer line: its length is checked first
+		if len(line) != hex.EncodedLen(sha256.Size) {
+			return nil, fmt.Errorf("%s: not a SHA-256 in hex: %q", path, line)
+		}
 		if n, err := hex.Decode(sum[:], []byte(line)); err != nil || n != sha256.Size {
 			return nil, fmt.Errorf("%s: not a SHA-256 in hex: %q", path, line)
 		}
