@@ -14,9 +14,11 @@ generator/toolchain/install.py):
 
 :func:`build_k8s` (OUT)
     Copies the built-in Kubernetes schema sets that the PyPI package kubernetes-validate ships
-    (``vX.Y.0-local`` and ``vX.Y.0-local-strict``) to ``OUT``, rewriting their absolute
-    ``/api/_definitions.json`` refs (which resolve to https://kubernetes.io/...) to file-relative
-    ones so that kubeconform resolves them offline.
+    (``vX.Y.0-local`` and ``vX.Y.0-local-strict``) to ``OUT``, with each definition of their
+    ``_definitions.json`` in a file of its own (``_definitions/<name>.json``) and every ref
+    rewritten from the absolute ``/api/_definitions.json#/$defs/<name>`` (which resolves to
+    https://kubernetes.io/...) to that file, relative, so that kubeconform resolves them offline
+    and compiles a kind from the definitions it uses (:func:`split_k8s_definitions`).
 
 Conversion rules (strict):
   * every object schema with ``properties`` and no ``additionalProperties`` gets
@@ -334,15 +336,60 @@ def kubernetes_validate_schema_dir() -> Path:
     return Path(kubernetes_validate.__file__).resolve().parent / "kubernetes-json-schema"
 
 
-ABS_DEFS_REF = '"/api/_definitions.json#'
-REL_DEFS_REF = '"_definitions.json#'
+ABS_DEFS_REF = "/api/_definitions.json#/$defs/"
+LOCAL_DEFS_REF = "#/$defs/"
+# Each definition of a set's `_definitions.json` in a file of its own, in this folder.
+DEFS_DIR = "_definitions"
 
 
-def rewrite_k8s_schema(text: str) -> str:
-    doc = json.loads(text.replace(ABS_DEFS_REF, REL_DEFS_REF))
+def _refs_to_files(node: Any, prefix: str, folder: str, where: str) -> None:
+    """Rewrite every `$ref` under `node` that names a definition (`prefix` + name) to the
+    definition's own file (`folder` + name + ``.json``), relative to the referring file."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str):
+                if not value.startswith(prefix):
+                    raise SchemaBuildError(f"{where}: unexpected $ref {value!r}")
+                node[key] = f"{folder}{value.removeprefix(prefix)}.json"
+            else:
+                _refs_to_files(value, prefix, folder, where)
+    elif isinstance(node, list):
+        for item in node:
+            _refs_to_files(item, prefix, folder, where)
+
+
+def rewrite_k8s_schema(text: str, where: str = "schema") -> str:
+    """A kind's schema whose refs name each definition's own file under DEFS_DIR, without the
+    `$id` (refs then resolve against the file's own location, offline)."""
+    doc = json.loads(text)
     if isinstance(doc, dict):
-        doc.pop("$id", None)  # refs then resolve against the file's own location
+        doc.pop("$id", None)
+    _refs_to_files(doc, ABS_DEFS_REF, DEFS_DIR + "/", where)
     return json.dumps(doc, separators=(",", ":"))
+
+
+def split_k8s_definitions(text: str, where: str = "_definitions.json") -> dict[str, str]:
+    """`_definitions.json` as one file per definition (by file name), each with the set's
+    `$schema` (kubeconform's compiler reads a file without one as draft 4) and its refs to the
+    others made file-relative.
+
+    Why: kubeconform v0.7.0 compiles each kind with a new compiler (pkg/validator/validator.go,
+    `downloadSchema`), which loads, parses and checks against the meta-schema every file the
+    kind's refs reach. With one 1.5 MB `_definitions.json` that is the whole file for every kind
+    (about 0.1 s each); with a file per definition it is what the kind uses (a ConfigMap 5
+    definitions, a Deployment about 120). The schemas are the same subschemas, so the verdicts
+    are too."""
+    doc = json.loads(text)
+    dialect = doc.get("$schema")
+    out = {}
+    for name, schema in doc.get("$defs", {}).items():
+        if not isinstance(schema, dict) or "/" in name:
+            raise SchemaBuildError(f"{where}: unexpected definition {name!r}")
+        _refs_to_files(schema, LOCAL_DEFS_REF, "", f"{where}#{name}")
+        if dialect is not None:
+            schema = {"$schema": dialect, **schema}
+        out[f"{name}.json"] = json.dumps(schema, separators=(",", ":"))
+    return out
 
 
 def build_k8s(lock: Lock, out: Path) -> list[str]:
@@ -363,9 +410,15 @@ def build_k8s(lock: Lock, out: Path) -> list[str]:
                 raise SchemaBuildError(f"kubernetes-validate has no schema set {src.name}")
             dst = staging / src.name
             dst.mkdir(parents=True)
+            (dst / DEFS_DIR).mkdir()
             for f in src.iterdir():
-                if fnmatch.fnmatch(f.name, "*.json"):
-                    (dst / f.name).write_text(rewrite_k8s_schema(f.read_text(encoding="utf-8")))
+                if f.name == "_definitions.json":
+                    defs = split_k8s_definitions(f.read_text(encoding="utf-8"), str(f))
+                    for name, text in defs.items():
+                        (dst / DEFS_DIR / name).write_text(text)
+                elif fnmatch.fnmatch(f.name, "*.json"):
+                    text = rewrite_k8s_schema(f.read_text(encoding="utf-8"), str(f))
+                    (dst / f.name).write_text(text)
     shutil.rmtree(out, ignore_errors=True)
     staging.rename(out)
     return versions

@@ -701,6 +701,116 @@ def test_tool_failed_without_check_returns_process(tmp_path: Path) -> None:
 # ------------------------------------------------------------------- crdschemas.py rules
 
 
+# A schema set as kubernetes-validate ships it: a kind whose refs are absolute, and definitions
+# that refer to each other inside `_definitions.json`. `Limits` uses a keyword of draft 2020-12
+# only (dependentRequired): kubeconform reads a file without `$schema` as draft 4, which ignores
+# it, so the split files must carry the set's dialect.
+WIDGET_SET = {
+    "widget-v1.json": {
+        "$id": "https://kubernetes.io/api/widget/v1",
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": {"$ref": "/api/_definitions.json#/$defs/io.example.v1.WidgetSpec"},
+        },
+        "additionalProperties": False,
+        "x-kubernetes-group-version-kind": [{"group": "", "kind": "Widget", "version": "v1"}],
+    },
+    "_definitions.json": {
+        "$id": "https://kubernetes.io/api/_definitions.json",
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$defs": {
+            "io.example.v1.WidgetSpec": {
+                "type": "object",
+                "properties": {
+                    "size": {"type": "integer"},
+                    "limits": {"$ref": "#/$defs/io.example.v1.Limits"},
+                },
+                "additionalProperties": False,
+            },
+            "io.example.v1.Limits": {
+                "type": "object",
+                "properties": {"max": {"type": "integer"}, "min": {"type": "integer"}},
+                "dependentRequired": {"max": ["min"]},
+            },
+            "io.example.v1.Unused": {"type": "string"},
+        },
+    },
+}
+
+
+def test_k8s_set_is_laid_out_with_a_file_per_definition(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shipped = tmp_path / "shipped"
+    for suffix in ("-local", "-local-strict"):
+        (shipped / f"v1.34.0{suffix}").mkdir(parents=True)
+        for name, doc in WIDGET_SET.items():
+            (shipped / f"v1.34.0{suffix}" / name).write_text(json.dumps(doc))
+    monkeypatch.setattr(crdschemas, "kubernetes_validate_schema_dir", lambda: shipped)
+    lock = crdschemas.Lock(("1.34.0",), (), (), ())
+    out = tmp_path / "k8s"
+    assert crdschemas.build_k8s(lock, out) == ["v1.34.0"]
+    laid = out / "v1.34.0-local-strict"
+    assert sorted(p.name for p in laid.iterdir()) == ["_definitions", "widget-v1.json"]
+    assert sorted(p.name for p in (laid / "_definitions").iterdir()) == [
+        "io.example.v1.Limits.json",
+        "io.example.v1.Unused.json",
+        "io.example.v1.WidgetSpec.json",
+    ]
+    kind = json.loads((laid / "widget-v1.json").read_text())
+    assert "$id" not in kind
+    assert kind["properties"]["spec"] == {"$ref": "_definitions/io.example.v1.WidgetSpec.json"}
+    spec = json.loads((laid / "_definitions" / "io.example.v1.WidgetSpec.json").read_text())
+    assert spec["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert spec["properties"]["limits"] == {"$ref": "io.example.v1.Limits.json"}
+    assert (out / "v1.34.0-local" / "_definitions" / "io.example.v1.Limits.json").is_file()
+
+    # kubeconform resolves the files offline and applies the definitions' 2020-12 keyword
+    docs = [
+        {"apiVersion": "v1", "kind": "Widget", "metadata": {"name": "ok"}, "spec": {"size": 1}},
+        {
+            "apiVersion": "v1",
+            "kind": "Widget",
+            "metadata": {"name": "big"},
+            "spec": {"limits": {"max": 3}},
+        },
+        {"apiVersion": "v1", "kind": "Widget", "metadata": {"name": "odd"}, "spec": {"size": "x"}},
+    ]
+    manifest = tmp_path / "widgets.yaml"
+    manifest.write_text(yaml.safe_dump_all(docs))
+    location = f"{out}/{{{{.NormalizedKubernetesVersion}}}}-local{{{{.StrictSuffix}}}}"
+    proc = process.run(
+        "kubeconform",
+        [
+            "-strict",
+            "-output",
+            "json",
+            "-kubernetes-version",
+            "1.34.0",
+            "-schema-location",
+            location + "/{{.ResourceKind}}{{.KindSuffix}}.json",
+            str(manifest),
+        ],
+        timeout=120,
+        check=False,
+    )
+    verdicts = {r["name"]: r for r in json.loads(proc.stdout)["resources"]}
+    assert sorted(verdicts) == ["big", "odd"]  # the valid one is not listed
+    assert "at '/spec/limits': properties 'min' required, if 'max' exists" in verdicts["big"]["msg"]
+    assert "at '/spec/size': got string, want integer" in verdicts["odd"]["msg"]
+
+
+def test_k8s_set_with_a_ref_it_cannot_place_is_refused() -> None:
+    with pytest.raises(crdschemas.SchemaBuildError, match="unexpected \\$ref 'other.json#/x'"):
+        crdschemas.rewrite_k8s_schema('{"$ref": "other.json#/x"}', "widget-v1.json")
+    with pytest.raises(crdschemas.SchemaBuildError, match="unexpected \\$ref"):
+        crdschemas.split_k8s_definitions('{"$defs": {"a": {"$ref": "/api/x#/b"}}}')
+
+
 def test_crd_conversion_rules() -> None:
     schema = {
         "type": "object",
