@@ -809,6 +809,9 @@ def test_k8s_set_with_a_ref_it_cannot_place_is_refused() -> None:
         crdschemas.rewrite_k8s_schema('{"$ref": "other.json#/x"}', "widget-v1.json")
     with pytest.raises(crdschemas.SchemaBuildError, match="unexpected \\$ref"):
         crdschemas.split_k8s_definitions('{"$defs": {"a": {"$ref": "/api/x#/b"}}}')
+    # a name that is no file name of its own folder
+    with pytest.raises(crdschemas.SchemaBuildError, match="unexpected definition 'a/b'"):
+        crdschemas.split_k8s_definitions('{"$defs": {"a/b": {"type": "string"}}}')
 
 
 def test_crd_conversion_rules() -> None:
