@@ -40,10 +40,11 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -342,53 +343,63 @@ LOCAL_DEFS_REF = "#/$defs/"
 DEFS_DIR = "_definitions"
 
 
-def _refs_to_files(node: Any, prefix: str, folder: str, where: str) -> None:
-    """Rewrite every `$ref` under `node` that names a definition (`prefix` + name) to the
-    definition's own file (`folder` + name + ``.json``), relative to the referring file."""
+# A definition's name as a file name of its folder: what every shipped name is, and nothing
+# that would change a relative URL (`/`, `:`, `#`, `?`, `%`).
+_DEF_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def _refs_to_files(node: Any, prefix: str, folder: str, names: Collection[str], where: str) -> None:
+    """Rewrite every `$ref` under `node` that names a definition (`prefix` + one of `names`) to
+    the definition's own file (`folder` + name + ``.json``), relative to the referring file.
+    Any other ref (a part of a definition, one that is not there) is refused: kubeconform
+    would skip a kind whose schema does not compile, and report it as having no schema."""
     if isinstance(node, dict):
         for key, value in node.items():
             if key == "$ref" and isinstance(value, str):
-                if not value.startswith(prefix):
+                name = value.removeprefix(prefix)
+                if not value.startswith(prefix) or name not in names:
                     raise SchemaBuildError(f"{where}: unexpected $ref {value!r}")
-                node[key] = f"{folder}{value.removeprefix(prefix)}.json"
+                node[key] = f"{folder}{name}.json"
             else:
-                _refs_to_files(value, prefix, folder, where)
+                _refs_to_files(value, prefix, folder, names, where)
     elif isinstance(node, list):
         for item in node:
-            _refs_to_files(item, prefix, folder, where)
+            _refs_to_files(item, prefix, folder, names, where)
 
 
-def rewrite_k8s_schema(text: str, where: str = "schema") -> str:
-    """A kind's schema whose refs name each definition's own file under DEFS_DIR, without the
-    `$id` (refs then resolve against the file's own location, offline)."""
+def rewrite_k8s_schema(text: str, names: Collection[str], where: str = "schema") -> str:
+    """A kind's schema whose refs name each definition's own file under DEFS_DIR (`names`: the
+    set's definitions), without the `$id` (refs then resolve against the file's own location,
+    offline)."""
     doc = json.loads(text)
     if isinstance(doc, dict):
         doc.pop("$id", None)
-    _refs_to_files(doc, ABS_DEFS_REF, DEFS_DIR + "/", where)
+    _refs_to_files(doc, ABS_DEFS_REF, DEFS_DIR + "/", names, where)
     return json.dumps(doc, separators=(",", ":"))
 
 
 def split_k8s_definitions(text: str, where: str = "_definitions.json") -> dict[str, str]:
-    """`_definitions.json` as one file per definition (by file name), each with the set's
+    """`_definitions.json` as one file per definition (by definition name), each with the set's
     `$schema` (kubeconform's compiler reads a file without one as draft 4) and its refs to the
     others made file-relative.
 
     Why: kubeconform v0.7.0 compiles each kind with a new compiler (pkg/validator/validator.go,
     `downloadSchema`), which loads, parses and checks against the meta-schema every file the
-    kind's refs reach. With one 1.5 MB `_definitions.json` that is the whole file for every kind
-    (about 0.1 s each); with a file per definition it is what the kind uses (a ConfigMap 5
-    definitions, a Deployment about 120). The schemas are the same subschemas, so the verdicts
-    are too."""
+    kind's refs reach. With one `_definitions.json` (1.2 MB at 1.34, as laid out) that is the
+    whole file for every kind (about 0.1 s each); with a file per definition it is what the
+    kind uses (a ConfigMap 5 definitions, a Deployment about 120). The schemas are the same
+    subschemas, so the verdicts are too."""
     doc = json.loads(text)
     dialect = doc.get("$schema")
+    defs = doc.get("$defs", {})
     out = {}
-    for name, schema in doc.get("$defs", {}).items():
-        if not isinstance(schema, dict) or "/" in name:
+    for name, schema in defs.items():
+        if not isinstance(schema, dict) or not _DEF_NAME.fullmatch(name):
             raise SchemaBuildError(f"{where}: unexpected definition {name!r}")
-        _refs_to_files(schema, LOCAL_DEFS_REF, "", f"{where}#{name}")
+        _refs_to_files(schema, LOCAL_DEFS_REF, "", defs.keys(), f"{where}#{name}")
         if dialect is not None:
             schema = {"$schema": dialect, **schema}
-        out[f"{name}.json"] = json.dumps(schema, separators=(",", ":"))
+        out[name] = json.dumps(schema, separators=(",", ":"))
     return out
 
 
@@ -411,13 +422,15 @@ def build_k8s(lock: Lock, out: Path) -> list[str]:
             dst = staging / src.name
             dst.mkdir(parents=True)
             (dst / DEFS_DIR).mkdir()
+            shipped = src / "_definitions.json"
+            if not shipped.is_file():
+                raise SchemaBuildError(f"kubernetes-validate's {src.name} has no {shipped.name}")
+            defs = split_k8s_definitions(shipped.read_text(encoding="utf-8"), str(shipped))
+            for name, text in defs.items():
+                (dst / DEFS_DIR / f"{name}.json").write_text(text)
             for f in src.iterdir():
-                if f.name == "_definitions.json":
-                    defs = split_k8s_definitions(f.read_text(encoding="utf-8"), str(f))
-                    for name, text in defs.items():
-                        (dst / DEFS_DIR / name).write_text(text)
-                elif fnmatch.fnmatch(f.name, "*.json"):
-                    text = rewrite_k8s_schema(f.read_text(encoding="utf-8"), str(f))
+                if f != shipped and fnmatch.fnmatch(f.name, "*.json"):
+                    text = rewrite_k8s_schema(f.read_text(encoding="utf-8"), defs.keys(), str(f))
                     (dst / f.name).write_text(text)
     shutil.rmtree(out, ignore_errors=True)
     staging.rename(out)

@@ -805,13 +805,23 @@ def test_k8s_set_is_laid_out_with_a_file_per_definition(
 
 
 def test_k8s_set_with_a_ref_it_cannot_place_is_refused() -> None:
-    with pytest.raises(crdschemas.SchemaBuildError, match="unexpected \\$ref 'other.json#/x'"):
-        crdschemas.rewrite_k8s_schema('{"$ref": "other.json#/x"}', "widget-v1.json")
-    with pytest.raises(crdschemas.SchemaBuildError, match="unexpected \\$ref"):
-        crdschemas.split_k8s_definitions('{"$defs": {"a": {"$ref": "/api/x#/b"}}}')
-    # a name that is no file name of its own folder
-    with pytest.raises(crdschemas.SchemaBuildError, match="unexpected definition 'a/b'"):
-        crdschemas.split_k8s_definitions('{"$defs": {"a/b": {"type": "string"}}}')
+    refused = crdschemas.SchemaBuildError
+    # a ref of another form, a part of a definition, a definition that is not there
+    with pytest.raises(refused, match="widget-v1.json: unexpected \\$ref 'other.json#/x'"):
+        crdschemas.rewrite_k8s_schema('{"$ref": "other.json#/x"}', {"a"}, "widget-v1.json")
+    with pytest.raises(refused, match="unexpected \\$ref '/api/_definitions.json#/\\$defs/a/x'"):
+        crdschemas.rewrite_k8s_schema('{"$ref": "/api/_definitions.json#/$defs/a/x"}', {"a"})
+    with pytest.raises(refused, match="_definitions.json#a: unexpected \\$ref '#/\\$defs/b'"):
+        crdschemas.split_k8s_definitions('{"$defs": {"a": {"$ref": "#/$defs/b"}}}')
+    # a name that is no plain file name of its folder
+    for name in ("a/b", "a:b", "a#b", "a%b", ".a"):
+        with pytest.raises(refused, match=f"unexpected definition '{name}'"):
+            crdschemas.split_k8s_definitions(json.dumps({"$defs": {name: {"type": "string"}}}))
+    # the names kept, dots, dashes and underscores included
+    split = crdschemas.split_k8s_definitions(
+        '{"$defs": {"io.k8s-x_1.A": {"$ref": "#/$defs/B"}, "B": {}}}'
+    )
+    assert split == {"io.k8s-x_1.A": '{"$ref":"B.json"}', "B": "{}"}
 
 
 def test_crd_conversion_rules() -> None:

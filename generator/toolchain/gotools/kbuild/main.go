@@ -139,8 +139,9 @@ func (g *kindGates) do(key string, fn func()) {
 // verdict on a document is a function of its bytes, the flags and the schema files alone
 // (ValidateResource reads nothing else), so such a document is valid again without compiling
 // its kind's schema: each kind's first use compiles it with a new compiler that loads and checks
-// the whole definitions file (kubeconform pkg/validator/validator.go downloadSchema), 0.1 s a
-// kind, most of the helper's time after a one-line edit. The caller keeps the digests by the
+// every schema file the kind's refs reach (kubeconform pkg/validator/validator.go
+// downloadSchema; the built-in definitions are laid out a file each for this,
+// generator/toolchain/crdschemas.py split_k8s_definitions). The caller keeps the digests by the
 // flags and schemas they were made with (validate/run.py).
 type checker struct {
 	v     validator.Validator
