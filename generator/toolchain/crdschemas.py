@@ -367,7 +367,7 @@ def _refs_to_files(node: Any, prefix: str, folder: str, names: Collection[str], 
             _refs_to_files(item, prefix, folder, names, where)
 
 
-def rewrite_k8s_schema(text: str, names: Collection[str], where: str = "schema") -> str:
+def rewrite_k8s_schema(text: str, names: Collection[str], where: str) -> str:
     """A kind's schema whose refs name each definition's own file under DEFS_DIR (`names`: the
     set's definitions), without the `$id` (refs then resolve against the file's own location,
     offline)."""
@@ -378,7 +378,7 @@ def rewrite_k8s_schema(text: str, names: Collection[str], where: str = "schema")
     return json.dumps(doc, separators=(",", ":"))
 
 
-def split_k8s_definitions(text: str, where: str = "_definitions.json") -> dict[str, str]:
+def split_k8s_definitions(text: str, where: str) -> dict[str, str]:
     """`_definitions.json` as one file per definition (by definition name), each with the set's
     `$schema` (kubeconform's compiler reads a file without one as draft 4) and its refs to the
     others made file-relative.

@@ -737,6 +737,7 @@ WIDGET_SET = {
                 "dependentRequired": {"max": ["min"]},
             },
             "io.example.v1.Unused": {"type": "string"},
+            "io.example.v1.Either": {"anyOf": [{"$ref": "#/$defs/io.example.v1.Limits"}, {}]},
         },
     },
 }
@@ -757,6 +758,7 @@ def test_k8s_set_is_laid_out_with_a_file_per_definition(
     laid = out / "v1.34.0-local-strict"
     assert sorted(p.name for p in laid.iterdir()) == ["_definitions", "widget-v1.json"]
     assert sorted(p.name for p in (laid / "_definitions").iterdir()) == [
+        "io.example.v1.Either.json",
         "io.example.v1.Limits.json",
         "io.example.v1.Unused.json",
         "io.example.v1.WidgetSpec.json",
@@ -768,6 +770,16 @@ def test_k8s_set_is_laid_out_with_a_file_per_definition(
     assert spec["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert spec["properties"]["limits"] == {"$ref": "io.example.v1.Limits.json"}
     assert (out / "v1.34.0-local" / "_definitions" / "io.example.v1.Limits.json").is_file()
+    # compact, and a ref inside a list rewritten too
+    assert (laid / "_definitions" / "io.example.v1.Either.json").read_text() == (
+        '{"$schema":"https://json-schema.org/draft/2020-12/schema",'
+        '"anyOf":[{"$ref":"io.example.v1.Limits.json"},{}]}'
+    )
+    assert (
+        (laid / "widget-v1.json")
+        .read_text()
+        .startswith('{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",')
+    )
 
     # kubeconform resolves the files offline and applies the definitions' 2020-12 keyword
     docs = [
@@ -810,18 +822,72 @@ def test_k8s_set_with_a_ref_it_cannot_place_is_refused() -> None:
     with pytest.raises(refused, match="widget-v1.json: unexpected \\$ref 'other.json#/x'"):
         crdschemas.rewrite_k8s_schema('{"$ref": "other.json#/x"}', {"a"}, "widget-v1.json")
     with pytest.raises(refused, match="unexpected \\$ref '/api/_definitions.json#/\\$defs/a/x'"):
-        crdschemas.rewrite_k8s_schema('{"$ref": "/api/_definitions.json#/$defs/a/x"}', {"a"})
+        crdschemas.rewrite_k8s_schema('{"$ref": "/api/_definitions.json#/$defs/a/x"}', {"a"}, "w")
     with pytest.raises(refused, match="_definitions.json#a: unexpected \\$ref '#/\\$defs/b'"):
-        crdschemas.split_k8s_definitions('{"$defs": {"a": {"$ref": "#/$defs/b"}}}')
+        crdschemas.split_k8s_definitions(
+            '{"$defs": {"a": {"$ref": "#/$defs/b"}}}', "_definitions.json"
+        )
     # a name that is no plain file name of its folder
     for name in ("a/b", "a:b", "a#b", "a%b", ".a"):
         with pytest.raises(refused, match=f"unexpected definition '{name}'"):
-            crdschemas.split_k8s_definitions(json.dumps({"$defs": {name: {"type": "string"}}}))
+            crdschemas.split_k8s_definitions(json.dumps({"$defs": {name: {"type": "string"}}}), "d")
     # the names kept, dots, dashes and underscores included
     split = crdschemas.split_k8s_definitions(
-        '{"$defs": {"io.k8s-x_1.A": {"$ref": "#/$defs/B"}, "B": {}}}'
+        '{"$defs": {"io.k8s-x_1.A": {"$ref": "#/$defs/B"}, "B": {}}}', "d"
     )
     assert split == {"io.k8s-x_1.A": '{"$ref":"B.json"}', "B": "{}"}
+    assert crdschemas.split_k8s_definitions('{"$schema": "s"}', "d") == {}
+    # the file and the place of a ref nested in objects and lists
+    nested = '{"properties": {"a": {"allOf": [{}, {"$ref": "#/x"}]}}}'
+    with pytest.raises(refused, match="^kind.json: unexpected \\$ref '#/x'$"):
+        crdschemas.rewrite_k8s_schema(nested, {"a"}, "kind.json")
+    with pytest.raises(refused, match="^d#a: unexpected \\$ref '#/x'$"):
+        crdschemas.split_k8s_definitions(json.dumps({"$defs": {"a": json.loads(nested)}}), "d")
+
+
+def test_k8s_sets_laid_out_are_the_lock_s_or_all_shipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shipped = tmp_path / "shipped"
+    for name in ("v1.33.0-local", "v1.33.0-local-strict", "v1.34.0-local", "v1.34.0-local-strict"):
+        (shipped / name).mkdir(parents=True)
+        (shipped / name / "_definitions.json").write_text('{"$defs": {}}')
+    (shipped / "v1.35.0-local").write_text("a file, not a set")
+    (shipped / "other").mkdir()
+    monkeypatch.setattr(crdschemas, "kubernetes_validate_schema_dir", lambda: shipped)
+    out = tmp_path / "k8s"
+    assert crdschemas.build_k8s(crdschemas.Lock(None, (), (), ()), out) == ["v1.33.0", "v1.34.0"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "v1.33.0-local",
+        "v1.33.0-local-strict",
+        "v1.34.0-local",
+        "v1.34.0-local-strict",
+    ]
+    # the lock's versions, with or without their v; what was laid out before is replaced
+    assert crdschemas.build_k8s(crdschemas.Lock(("v1.34.0",), (), (), ()), out) == ["v1.34.0"]
+    assert sorted(p.name for p in out.iterdir()) == ["v1.34.0-local", "v1.34.0-local-strict"]
+    with pytest.raises(
+        crdschemas.SchemaBuildError, match="^kubernetes-validate has no schema set v1.36.0-local$"
+    ):
+        crdschemas.build_k8s(crdschemas.Lock(("1.36.0",), (), (), ()), out)
+    (shipped / "v1.33.0-local-strict" / "_definitions.json").unlink()
+    with pytest.raises(
+        crdschemas.SchemaBuildError,
+        match="^kubernetes-validate's v1.33.0-local-strict has no _definitions.json$",
+    ):
+        crdschemas.build_k8s(crdschemas.Lock(("1.33.0",), (), (), ()), out)
+    # a refused file is named by its path
+    (shipped / "v1.34.0-local" / "widget-v1.json").write_text('{"$ref": "#/y"}')
+    bad = shipped / "v1.34.0-local" / "widget-v1.json"
+    with pytest.raises(crdschemas.SchemaBuildError, match=f"^{bad}: unexpected"):
+        crdschemas.build_k8s(crdschemas.Lock(("1.34.0",), (), (), ()), out)
+    (shipped / "v1.34.0-local" / "_definitions.json").write_text(
+        '{"$defs": {"a": {"$ref": "#/y"}}}'
+    )
+    defs = shipped / "v1.34.0-local" / "_definitions.json"
+    with pytest.raises(crdschemas.SchemaBuildError, match=f"^{defs}#a: unexpected"):
+        crdschemas.build_k8s(crdschemas.Lock(("1.34.0",), (), (), ()), out)
+    assert sorted(p.name for p in out.iterdir()) == ["v1.34.0-local", "v1.34.0-local-strict"]
 
 
 def test_crd_conversion_rules() -> None:
