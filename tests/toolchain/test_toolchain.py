@@ -845,6 +845,49 @@ def test_k8s_set_with_a_ref_it_cannot_place_is_refused() -> None:
         crdschemas.split_k8s_definitions(json.dumps({"$defs": {"a": json.loads(nested)}}), "d")
 
 
+def test_schema_lock_is_read_as_written(tmp_path: Path) -> None:
+    lock = tmp_path / "gotools" / "schemas.lock.yaml"
+    lock.parent.mkdir()
+    lock.write_text(
+        "kubernetes:\n"
+        "  versions: [1.33.0, v1.37.0]\n"
+        "modules:\n"
+        "  - module: example.com/ops\n"
+        "    version: v1.2.3\n"
+        '    sum: "h1:abc="\n'
+        "    files: [config/crd/*.yaml, extra.yaml]\n"
+        "generated:\n"
+        "  - name: widgets\n"
+        "    gomod_dir: crdgen\n"
+        "    options: crd:allowDangerousTypes=true\n"
+        "    packages: [example.com/api/v1, example.com/api/v2]\n"
+        "expect:\n"
+        "  - example.com/v1 Widget\n"
+        "  - v1 ConfigMap\n"
+    )
+    assert crdschemas.load_lock(lock) == crdschemas.Lock(
+        ("1.33.0", "v1.37.0"),
+        (
+            crdschemas.ModuleSource(
+                "example.com/ops", "v1.2.3", "h1:abc=", ("config/crd/*.yaml", "extra.yaml")
+            ),
+        ),
+        (
+            crdschemas.GeneratedSource(
+                "widgets",
+                tmp_path / "gotools" / "crdgen",
+                "crd:allowDangerousTypes=true",
+                ("example.com/api/v1", "example.com/api/v2"),
+            ),
+        ),
+        (("example.com/v1", "Widget"), ("v1", "ConfigMap")),
+    )
+    # "all", or no kubernetes key at all: every set the package ships; no sources
+    for text in ("kubernetes:\n  versions: all\n", "{}\n", "kubernetes: {}\n"):
+        lock.write_text(text)
+        assert crdschemas.load_lock(lock) == crdschemas.Lock(None, (), (), ())
+
+
 def test_k8s_sets_laid_out_are_the_lock_s_or_all_shipped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
