@@ -845,6 +845,149 @@ def test_k8s_set_with_a_ref_it_cannot_place_is_refused() -> None:
         crdschemas.split_k8s_definitions(json.dumps({"$defs": {"a": json.loads(nested)}}), "d")
 
 
+CRD_FILE = """\
+# a List of two CRDs, something else, and a CRD alone
+apiVersion: v1
+kind: List
+items:
+  - apiVersion: apiextensions.k8s.io/v1
+    kind: CustomResourceDefinition
+    metadata: {name: widgets.example.com}
+    spec:
+      group: example.com
+      names: {kind: Widget}
+      versions:
+        - name: v0
+        - name: v1
+          schema:
+            openAPIV3Schema:
+              type: object
+              properties:
+                spec:
+                  type: object
+                  properties: {size: {type: integer}}
+        - name: v2
+        - name: v3
+          schema:
+            openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+  - apiVersion: v1
+    kind: ConfigMap
+    metadata: {name: not-a-crd}
+  - just a string
+---
+- a list, not an object
+---
+no: kind
+---
+kind: Bucket
+items:
+  - apiVersion: apiextensions.k8s.io/v1
+    kind: CustomResourceDefinition
+    metadata: {name: hidden.example.com}
+    spec: {group: example.com, names: {kind: Hidden}, versions: [{name: v1}]}
+---
+metadata: {name: gadgets.example.org}
+apiVersion: apiextensions.k8s.io/v1beta1
+kind: CustomResourceDefinition
+spec:
+  group: example.org
+  names: {kind: Gadget}
+  validation:
+    openAPIV3Schema:
+      type: object
+      x-kubernetes-preserve-unknown-fields: true
+      properties:
+        apiVersion: {type: string}
+        kind: {type: string}
+  versions:
+    - name: v1alpha1
+"""
+
+
+def test_crd_conversion_of_int_or_string_nullable_and_lists() -> None:
+    int_or_string = {
+        "x-kubernetes-int-or-string": True,
+        "type": "string",
+        "format": "int-or-string",
+        "anyOf": [{"type": "integer"}],
+        "oneOf": [{"type": "string"}],
+        "pattern": "^[0-9]+%?$",
+    }
+    assert crdschemas.to_strict(int_or_string) == {
+        "pattern": "^[0-9]+%?$",
+        "oneOf": [{"type": "string"}, {"type": "integer"}],
+    }
+    assert crdschemas.to_strict({"type": ["string", "integer"], "nullable": True}) == {
+        "type": ["string", "integer", "null"]
+    }
+    assert crdschemas.to_strict({"type": ["string", "null"], "nullable": True}) == {
+        "type": ["string", "null"]
+    }
+    assert crdschemas.to_strict({"type": "string", "nullable": False}) == {"type": "string"}
+    # an object's own additionalProperties is kept; lists are converted item by item
+    kept = {"properties": {"a": {}}, "additionalProperties": {"type": "string"}}
+    assert crdschemas.to_strict(kept) == kept
+    assert crdschemas.to_strict([{"properties": {}}, "x"]) == [
+        {"properties": {}, "additionalProperties": False},
+        "x",
+    ]
+
+
+def test_crd_files_give_a_strict_schema_per_version_and_the_crds(tmp_path: Path) -> None:
+    crds = tmp_path / "crds.yaml"
+    crds.write_text(CRD_FILE)
+    out = tmp_path / "out"
+    assert crdschemas.write_crd_schemas([crds], out) == [
+        "example.com/v1 Widget",
+        "example.com/v3 Widget",
+        "example.org/v1alpha1 Gadget",
+    ]
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*.json")) == [
+        "example.com/widget_v1.json",
+        "example.com/widget_v3.json",
+        "example.org/gadget_v1alpha1.json",
+        "manifests/gadgets.example.org.json",
+        "manifests/widgets.example.com.json",
+    ]
+    # closed at the root, which gets apiVersion, kind and metadata with the CRD's enums
+    widget = (out / "example.com" / "widget_v1.json").read_text()
+    assert json.loads(widget) == {
+        "type": "object",
+        "properties": {
+            "apiVersion": {"type": "string", "enum": ["example.com/v1"]},
+            "kind": {"type": "string", "enum": ["Widget"]},
+            "metadata": {"type": "object"},
+            "spec": {
+                "type": "object",
+                "properties": {"size": {"type": "integer"}},
+                "additionalProperties": False,
+            },
+        },
+        "additionalProperties": False,
+    }
+    assert widget.startswith('{\n "additionalProperties": false,\n "properties": {')
+    # the legacy schema of every version; an open root gets no properties, enums on its own
+    assert json.loads((out / "example.org" / "gadget_v1alpha1.json").read_text()) == {
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": True,
+        "properties": {
+            "apiVersion": {"type": "string", "enum": ["example.org/v1alpha1"]},
+            "kind": {"type": "string", "enum": ["Gadget"]},
+        },
+    }
+    # an open root without properties stays as it is
+    assert json.loads((out / "example.com" / "widget_v3.json").read_text()) == {
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": True,
+    }
+    # the CRD object as pinned, for the local control plane, its keys sorted
+    gadget = (out / "manifests" / "gadgets.example.org.json").read_text()
+    assert gadget.startswith('{\n "apiVersion": "apiextensions.k8s.io/v1beta1",\n "kind"')
+    manifest = (out / "manifests" / "widgets.example.com.json").read_text()
+    assert manifest.endswith("}\n") and manifest.startswith('{\n "apiVersion": ')
+    assert json.loads(manifest)["spec"]["versions"][2] == {"name": "v2"}
+
+
 def test_schema_lock_is_read_as_written(tmp_path: Path) -> None:
     lock = tmp_path / "gotools" / "schemas.lock.yaml"
     lock.parent.mkdir()
