@@ -380,8 +380,10 @@ def rewrite_k8s_schema(text: str, names: Collection[str], where: str) -> str:
 
 def split_k8s_definitions(text: str, where: str) -> dict[str, str]:
     """`_definitions.json` as one file per definition (by definition name), each with the set's
-    `$schema` (kubeconform's compiler reads a file without one as draft 4) and its refs to the
-    others made file-relative.
+    `$schema` and its refs to the others made file-relative. The `$schema` is needed: kubeconform
+    sets `DefaultDraft(jsonschema.Draft4)` (validator.go `downloadSchema`), and jsonschema v6.0.1
+    takes a referenced file's draft from its own `$schema` or that default, not from the file
+    that refers to it (loader.go `getDraft`, roots.go `addRoot`).
 
     Why: kubeconform v0.7.0 compiles each kind with a new compiler (pkg/validator/validator.go,
     `downloadSchema`), which loads, parses and checks against the meta-schema every file the
