@@ -67,6 +67,9 @@ class Build:
         # The team builds an earlier run made of the same teams in the same view but for its
         # teams (render/teammemo.py), when a cache keeps them.
         self.kept_teams: KeptTeams | None = None
+        # Each unit's components as made, encoded once for the component memo and the layout's
+        # (render/buildmemo.py unit_blobs), when a cache encodes them.
+        self.encoded: dict[str, bytes] | None = None
 
     def recall(
         self,

@@ -3,6 +3,7 @@ kustomize folder each), the tree of files, and the order Argo CD syncs the units
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from generator.findings import Location
@@ -81,6 +82,14 @@ class Component:
 
     def origin_of(self, obj: Obj) -> Location | None:
         return self.origins.get(identity(obj), self.origin)
+
+
+def by_unit(comps: Iterable[Component]) -> dict[str, list[Component]]:
+    """Components grouped by their unit, each group in the order given."""
+    found: dict[str, list[Component]] = {}
+    for comp in comps:
+        found.setdefault(comp.unit, []).append(comp)
+    return found
 
 
 @dataclass(frozen=True)
