@@ -7,7 +7,8 @@
    `.render-XXXX/old/...` (a link, not a copy: the old bytes stay reachable after the rename);
 2. journal: the list of changes is written to `.render-XXXX/journal.json` atomically (a temporary
    file, fsync, rename) before the first change to the output;
-3. apply: renames from `new/` into place, unlinks of stale files, removal of emptied folders;
+3. apply: renames from `new/` into place (a new folder moved whole), unlinks of stale files,
+   removal of emptied folders;
 4. commit: the journal is deleted, then the staging folder.
 
 Any exception before the commit rolls the change back from the journal and the links. A process
@@ -170,11 +171,25 @@ def write_tree(
         for folder in rmdirs:
             os.rmdir(out / folder)
             faults.hit("pruned")
-        for folder in mkdirs:
-            (out / folder).mkdir(exist_ok=True)
+        # A new folder is moved in whole from the staging folder, with all it holds (one rename
+        # instead of one per file, and no empty folder tree left to remove: a first render at
+        # 20 x 500 spent 2.3 of 15 s making, renaming and removing 36,000 files' folders).
+        inside: set[str] = set()  # the new folders moved in, and every folder below them
+        for folder in mkdirs:  # parents before children
+            if folder.rpartition("/")[0] in inside:
+                inside.add(folder)
+                continue
+            staged = staging / "new" / folder
+            if staged.is_dir():
+                os.replace(staged, out / folder)
+                inside.add(folder)
+                faults.hit("created")
+            else:  # an output folder nothing is created in
+                (out / folder).mkdir(exist_ok=True)
         for rel in create:
-            os.replace(staging / "new" / rel, out / rel)
-            faults.hit("created")
+            if rel.rpartition("/")[0] not in inside:
+                os.replace(staging / "new" / rel, out / rel)
+                faults.hit("created")
         os.unlink(staging / JOURNAL)  # the commit point: from here on the new tree stands
         committed = True
         faults.hit("committed")

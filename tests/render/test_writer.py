@@ -155,7 +155,7 @@ def test_a_failure_late_in_a_step_leaves_the_previous_tree(
     fleet: tuple[Path, Path, dict[str, bytes | None], dict[str, bytes | None]],
 ) -> None:
     values, out, v1, _ = fleet
-    for spec in ("replaced:3:raise", "removed:2:raise", "created:4:raise"):
+    for spec in ("replaced:3:raise", "removed:2:raise", "created:3:raise"):
         code, text = render(values, out, env={output.FAULT_ENV: spec})
         assert code == 2 and "the previous output is restored" in text, (spec, text)
         assert snapshot(out) == v1, spec

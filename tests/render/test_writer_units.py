@@ -21,7 +21,8 @@ from generator.render.writer import Drift, OutputError, Written
 from generator.vocab.units import Tree
 
 # Version 1 -> version 2 takes every step: two files change, one goes (with the two folders it
-# leaves empty), three come (in two new folders), one stays as it is.
+# leaves empty), four come (three in two new folders, one in a folder that is there), one stays as
+# it is.
 V1 = {
     "base/a/one.yaml": "one: 1\n",
     "base/a/two.yaml": "two: 2\n",
@@ -32,13 +33,15 @@ V1_FOLDERS = ("base", "base/a", "base/gone", "base/gone/deep", "overlays", "over
 V2 = {
     "base/a/one.yaml": "one: 11\n",
     "base/a/two.yaml": "two: 22\n",
+    "base/a/three.yaml": "three: 3\n",  # created in a folder that is there
     "base/new/deeper/fresh.yaml": "fresh: 1\n",
     "base/new/deeper/more.yaml": "more: 1\n",
     "base/new/x.yaml": "x: 1\n",
     "overlays/dev/keep.yaml": "keep: 0\n",
 }
 V2_FOLDERS = ("base", "base/a", "base/new", "base/new/deeper", "overlays", "overlays/dev")
-V1_TO_V2 = Written(replaced=2, created=3, removed=1)
+V1_TO_V2 = Written(replaced=2, created=4, removed=1)
+# Creating V2 moves base/new in whole (one step "created"), then base/a/three.yaml (the second).
 
 
 def on_disk(
@@ -109,8 +112,32 @@ def test_write_tree_makes_exactly_the_new_tree_and_counts_each_kind_of_change(
     # base/gone/deep and base/gone are removed (deepest first), base/new/deeper is made.
     assert snapshot(out) == on_disk(V2, V2_FOLDERS)
     assert (out / "overlays/dev/keep.yaml").stat().st_ino == kept
-    assert output.write_tree(V1, out) == Written(replaced=2, created=1, removed=3)
+    assert output.write_tree(V1, out) == Written(replaced=2, created=1, removed=4)
     assert snapshot(out) == on_disk(V1, V1_FOLDERS)
+
+
+def test_a_new_folder_is_moved_in_whole_and_a_file_in_a_folder_that_is_there_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = version_1(tmp_path)
+    renamed: list[str] = []
+    real = os.replace
+
+    def replace(src: str | Path, dst: str | Path) -> None:
+        renamed.append(Path(dst).relative_to(out).as_posix())
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    assert output.write_tree(V2, out) == V1_TO_V2
+    assert snapshot(out) == on_disk(V2, V2_FOLDERS)
+    # journal.json into the staging folder, the two changed files, base/new with the three
+    # files below it, base/a/three.yaml
+    assert [r for r in renamed if not r.startswith(output.STAGING_PREFIX)] == [
+        "base/a/one.yaml",
+        "base/a/two.yaml",
+        "base/new",
+        "base/a/three.yaml",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -146,7 +173,7 @@ def test_a_failure_before_the_commit_restores_the_previous_tree_and_after_it_kee
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = version_1(tmp_path)
-    for step, nth in [("journal", 1), ("replaced", 2), ("pruned", 2), ("created", 3)]:
+    for step, nth in [("journal", 1), ("replaced", 2), ("pruned", 2), ("created", 2)]:
         monkeypatch.setenv(output.FAULT_ENV, f"{step}:{nth}:raise")
         with pytest.raises(OutputError) as failed:
             output.write_tree(V2, out)
@@ -165,7 +192,7 @@ def test_a_failure_before_the_commit_restores_the_previous_tree_and_after_it_kee
     assert snapshot(out) == on_disk(V2, V2_FOLDERS)  # the change stands, staging folder gone
     monkeypatch.delenv(output.FAULT_ENV)
     assert output.write_tree(V2, out) == Written()
-    assert output.write_tree(V1, out) == Written(replaced=2, created=1, removed=3)
+    assert output.write_tree(V1, out) == Written(replaced=2, created=1, removed=4)
     assert snapshot(out) == on_disk(V1, V1_FOLDERS)
 
 
@@ -240,7 +267,7 @@ def test_without_hard_links_the_old_files_are_copied(
     out = version_1(tmp_path)
     for code in (errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EMLINK):
         _link_failing(monkeypatch, _errno(code))
-        monkeypatch.setenv(output.FAULT_ENV, "created:3:raise")
+        monkeypatch.setenv(output.FAULT_ENV, "created:2:raise")
         with pytest.raises(OutputError):
             output.write_tree(V2, out)
         assert snapshot(out) == on_disk(V1, V1_FOLDERS), code  # put back from the copies
@@ -318,7 +345,12 @@ def test_the_journal_of_a_killed_change_records_the_whole_change(tmp_path: Path)
     assert json.loads((staging / output.JOURNAL).read_text()) == {
         "format": 1,
         "replace": ["base/a/one.yaml", "base/a/two.yaml"],
-        "create": ["base/new/deeper/fresh.yaml", "base/new/deeper/more.yaml", "base/new/x.yaml"],
+        "create": [
+            "base/a/three.yaml",
+            "base/new/deeper/fresh.yaml",
+            "base/new/deeper/more.yaml",
+            "base/new/x.yaml",
+        ],
         "remove": ["base/gone/deep/old.yaml"],
         "mkdirs": ["base/new", "base/new/deeper"],
         "rmdirs": ["base/gone/deep", "base/gone"],
@@ -367,7 +399,7 @@ def test_write_tree_first_rolls_back_a_killed_change_and_says_so(tmp_path: Path)
     out = version_1(tmp_path)
     staging = killed_writing(V2, out, "removed")
     written = output.write_tree(V2, out)
-    assert written == Written(2, 3, 1, recovered=rolled_back(3, staging.name))
+    assert written == Written(2, 4, 1, recovered=rolled_back(3, staging.name))
     assert snapshot(out) == on_disk(V2, V2_FOLDERS)
 
 
