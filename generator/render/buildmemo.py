@@ -115,17 +115,22 @@ def decode_view(blob: bytes, build: Build) -> tuple[Component, ...]:
     if fmt != FORMAT:
         raise ValueError("an entry of another format")
     units = {unit: iter(decode(found)) for unit, found in blobs.items()}
-    made = tuple(next(units[unit]) for unit in order)
+    made = []
+    for unit in order:
+        comp = next(units[unit], None)
+        if comp is None:
+            raise ValueError("an entry naming more components than it holds")
+        made.append(comp)
     if any(next(rest, None) is not None for rest in units.values()):
-        raise ValueError("an entry with components of no place")
+        raise ValueError("an entry holding components it does not place")
     build.encoded = blobs
-    return made
+    return tuple(made)
 
 
 def _read(path: Path, build: Build) -> tuple[Component, ...] | None:
     try:
         return decode_view(path.read_bytes(), build)
-    except (OSError, EOFError, ValueError, TypeError, KeyError, StopIteration):
+    except (OSError, EOFError, ValueError, TypeError, KeyError):
         return None  # built instead
 
 

@@ -3,12 +3,16 @@ made; after one team's edit only the views holding its share are built again."""
 
 from __future__ import annotations
 
+import marshal
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 import yaml
 
 from benchmarks.fleet import make_values
+from generator.builders.fleet import Build
 from generator.findings import Location
 from generator.render import buildmemo
 from generator.render.stage import RenderOptions, render
@@ -34,6 +38,60 @@ def test_components_read_back_are_the_ones_kept() -> None:
         Component("monitoring", "monitoring/rules", [], None, {}, []),
     )
     assert buildmemo.decode(buildmemo.encode(made)) == made
+
+
+def _build() -> Build:
+    """What the entry's code reads of a build: the encodings it holds (none yet)."""
+    return cast(Build, SimpleNamespace(encoded=None))
+
+
+JOB = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "t"}}
+
+
+def test_a_views_entry_is_each_units_encoding_and_gives_the_components_in_their_order(
+    tmp_path: Path,
+) -> None:
+    a1 = Component("team-a", "teams/a", [TARGET], Location("values/teams/a.yaml", 1, 1))
+    b1 = Component("monitoring", "monitoring/rules", [{"kind": "PrometheusRule"}])
+    a2 = Component("team-a", "workloads/a", [JOB])
+    made = (a1, b1, a2)  # a unit's components apart in the order made
+    build = _build()
+    blob = buildmemo.encode_view(build, made)
+    # The layout compares a unit by these bytes: encoded once, kept on the build.
+    units = {"team-a": buildmemo.encode((a1, a2)), "monitoring": buildmemo.encode((b1,))}
+    assert build.encoded == units
+    assert buildmemo.unit_blobs(build) is build.encoded
+    assert marshal.loads(blob) == ("components-2", ("team-a", "monitoring", "team-a"), units)
+    read = _build()
+    assert buildmemo.decode_view(blob, read) == made
+    assert read.encoded == units
+    path = tmp_path / "entry.marshal"
+    path.write_bytes(blob)
+    assert buildmemo._read(path, _build()) == made
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        ("components-1", ("team-a",), {"team-a": b"x"}),  # another format
+        ("components-2", ("team-a",), {"team-a": "OK"}),  # one component fewer than held
+        ("components-2", ("team-a", "team-a", "team-a"), "OK"),  # one more than held
+        ("components-2", ("team-b",), "OK"),  # a unit it does not hold
+    ],
+)
+def test_an_entry_that_does_not_hold_what_it_says_is_built_instead(
+    tmp_path: Path, entry: tuple[str, tuple[str, ...], dict[str, bytes] | str]
+) -> None:
+    two = buildmemo.encode(
+        (Component("team-a", "teams/a", [TARGET]), Component("team-a", "w", [JOB]))
+    )
+    fmt, order, blobs = entry
+    path = tmp_path / "entry.marshal"
+    held = {"team-a": two} if isinstance(blobs, str) else blobs
+    path.write_bytes(marshal.dumps((fmt, order, held)))
+    build = _build()
+    assert buildmemo._read(path, build) is None
+    assert build.encoded is None  # the layout encodes what is built
 
 
 def test_after_one_teams_edit_only_the_views_holding_it_are_built_again(
