@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+from typing import Any
+
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from benchmarks.fleet import make_values
+from generator.render.stage import RenderOptions, render
+from generator.values import yamlio
 from generator.values.yamlio import YamlInputError, dump, load_text
 
 
@@ -193,3 +202,192 @@ def test_syntax_errors_are_said_in_words_at_the_line_of_the_mistake_with_a_fix(
     assert (finding.location.line, finding.location.column) == (line, column)
     assert finding.message == message
     assert finding.hint == hint
+
+
+# ---- the block writer (yamlio._Block): the dumper's bytes, written directly -------------------
+
+KINDS_OF_STRING = [
+    "true",
+    "False",
+    "yes",
+    "NO",
+    "on",
+    "Off",
+    "y",
+    "N",
+    "~",
+    "null",
+    "",
+    "0o17",
+    "0x1F",
+    "017",
+    "1e3",
+    "1_000",
+    ".5",
+    "-1",
+    "+1",
+    "1.0",
+    "2001-12-14",
+    "12:30",
+    "<<",
+    "=",
+    "---",
+    "...",
+    "--x",
+    "..x",
+    "- x",
+    "-x",
+    "-",
+    "a: b",
+    "a:b",
+    "a:",
+    ":",
+    ":x",
+    "? x",
+    "?x",
+    "?",
+    "a #b",
+    "a#b",
+    "#x",
+    "x ",
+    " x",
+    "it's",
+    "'q'",
+    '"q"',
+    "[x]",
+    "{x}",
+    "x,y",
+    "&a",
+    "*a",
+    "!t",
+    "|x",
+    ">x",
+    "%x",
+    "@x",
+    "`x",
+    "a.b/c",
+    "Prune=false,Delete=false",
+    "registry.example.com/x:cuda",
+]
+TRICKY = " :#-?'\"[]{},&*!|>%@`.~=+/_0123456789abcxyYnNtTfFeEoO"
+STRINGS = st.one_of(st.sampled_from(KINDS_OF_STRING), st.text(alphabet=TRICKY, max_size=10))
+LEAVES = st.one_of(STRINGS, st.integers(), st.booleans(), st.none())
+
+
+def _subset(kids: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """Mappings of anything, lists of anything but a non-empty list."""
+    item = st.one_of(LEAVES, st.dictionaries(STRINGS, kids, max_size=3), st.just([]))
+    return st.one_of(st.lists(item, max_size=4), st.dictionaries(STRINGS, kids, max_size=4))
+
+
+DOCUMENTS = st.dictionaries(
+    STRINGS, st.recursive(LEAVES, _subset, max_leaves=25), min_size=1, max_size=5
+)
+
+
+@settings(derandomize=True, database=None, deadline=None, max_examples=1500)
+@given(DOCUMENTS)
+def test_the_block_writer_writes_what_the_dumper_writes(doc: dict[str, Any]) -> None:
+    lines: list[str] = []
+    yamlio._BLOCK.mapping(doc, "", lines, None)  # every document here is in its subset
+    assert "".join(lines) == yamlio._dumped(doc)
+    assert dump(doc) == yamlio._dumped(doc)
+
+
+def test_the_block_writer_quotes_and_lays_out_as_the_dumper() -> None:
+    doc = {
+        "t": True,
+        "n": None,  # a key YAML 1.1 reads as a boolean
+        "list": [
+            {"name": "c", "args": ["-v", "- x", "a: b", "a:b", "x #y", "x#y", "#x", "it's", "-"]},
+            {},
+            [],
+        ],
+        "i": -3,
+        "data": {"k": ""},
+        "metadata": {"labels": {"a.b/c": "yes"}, "name": "x"},
+        "kind": "ConfigMap",
+        "apiVersion": "v1",
+    }
+    lines: list[str] = []
+    yamlio._BLOCK.mapping(doc, "", lines, None)
+    assert "".join(lines) == (
+        "apiVersion: v1\n"
+        "kind: ConfigMap\n"
+        "metadata:\n"
+        "  name: x\n"
+        "  labels:\n"
+        "    a.b/c: 'yes'\n"
+        "data:\n"
+        "  k: ''\n"
+        "i: -3\n"
+        "list:\n"
+        "- name: c\n"
+        "  args:\n"
+        "  - -v\n"
+        "  - '- x'\n"
+        "  - 'a: b'\n"
+        "  - a:b\n"
+        "  - 'x #y'\n"
+        "  - x#y\n"
+        "  - '#x'\n"
+        "  - it's\n"
+        "  - '-'\n"
+        "- {}\n"
+        "- []\n"
+        "'n': null\n"
+        "t: true\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("doc", "text"),
+    [
+        ({"a": 1.5}, "a: 1.5\n"),
+        ({"a": "x\ny"}, "a: |-\n  x\n  y\n"),
+        ({"a": [[1]]}, "a:\n- - 1\n"),
+        ({"a": "\u00e9"}, "a: \u00e9\n"),
+        ({"a": "tab\there"}, 'a: "tab\\there"\n'),
+        ({"k" * 129: 1}, "? " + "k" * 129 + "\n: 1\n"),
+        ({1: "a"}, "1: a\n"),
+    ],
+    ids=["float", "multi-line", "list-in-list", "non-ascii", "tab", "long-key", "int-key"],
+)
+def test_what_the_block_writer_leaves_the_dumper_writes(doc: dict[Any, Any], text: str) -> None:
+    with pytest.raises(yamlio._Unsupported):
+        yamlio._BLOCK.mapping(doc, "", [], None)
+    assert dump(doc) == text
+
+
+@pytest.mark.parametrize(("doc", "text"), [({}, "{}\n"), ([1], "- 1\n"), ("x", "x\n")])
+def test_a_document_that_is_no_mapping_or_an_empty_one_is_the_dumpers(doc: Any, text: str) -> None:
+    assert dump(doc) == text
+
+
+@pytest.mark.parametrize(
+    ("values", "left"),
+    [
+        # the dashboard, the scrape configuration, the scheduler's configuration, the shared
+        # configuration of the NVIDIA plugin: each a ConfigMap holding a multi-line string
+        ("example", 11),
+        ("made", 4),  # benchmarks.fleet's 4 teams in 2 clusters: the dashboard, the scrape
+    ],
+)
+def test_every_object_of_a_rendered_fleet_is_written_as_the_dumper_writes_it(
+    values: str, left: int
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path("values")
+        if values == "made":
+            folder = Path(tmp) / "values"
+            make_values(folder, 4, clusters=2)
+        done = render(RenderOptions(folder, Path(tmp) / "out"))
+        objects = [o for u in done.rendered.units for o in u.objects]
+        assert [o for o in objects if dump(o) != yamlio._dumped(o)] == []
+        leaves = 0
+        for obj in objects:
+            try:
+                yamlio._BLOCK.mapping(obj, "", [], None)
+            except yamlio._Unsupported:
+                leaves += 1
+        assert leaves == left
