@@ -3,7 +3,8 @@
 Shown only on a terminal, never with --quiet, and only once a run has taken longer than
 `delay` seconds (short runs stay silent); then a final line gives the time of each stage.
 A ticker thread redraws one status line a few times a second, so slow stages without units
-(loading values, rendering) show their time too.
+(loading values, rendering) show their time too; a new stage or the units' count, once the
+delay has passed, is drawn at once (a run that finishes between two ticks still showed them).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class Progress:
         self.total = self.cached = self.built = 0
         self.shown = False
         self._lock = threading.Lock()
+        self._drawing = threading.Lock()  # the ticker and the pipeline's thread both draw
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
         if stream is not None:
@@ -38,10 +40,12 @@ class Progress:
     def stage(self, name: str) -> None:
         with self._lock:
             self.stage_name = name
+        self._draw_if_due()
 
     def units(self, total: int, cached: int) -> None:
         with self._lock:
             self.total, self.cached, self.built = total, cached, 0
+        self._draw_if_due()
 
     def unit_done(self, unit: str) -> None:
         del unit
@@ -80,10 +84,20 @@ class Progress:
             return f"{text} ({elapsed:.1f} s)"
 
     def _tick(self) -> None:
-        assert self.stream is not None
         wait = self.delay
         while not self._stop.wait(max(0.0, wait)):
             wait = TICK
+            self._draw()
+
+    def _draw_if_due(self) -> None:
+        if self.stream is not None and time.perf_counter() - self.start >= self.delay:
+            self._draw()
+
+    def _draw(self) -> None:
+        assert self.stream is not None
+        with self._drawing:
+            if self._stop.is_set():
+                return  # finish() writes the last line
             self.stream.write("\r" + self.line() + "\x1b[K")
             self.stream.flush()
             self.shown = True

@@ -438,7 +438,9 @@ class _Unsupported(Exception):
     """A value `_Block` leaves to the dumper."""
 
 
-_PRINTABLE_LINE = re.compile(r"[\x20-\x7e]{0,4096}\Z")  # one line of printable ASCII
+# One line of printable ASCII, short enough that the emitter never breaks it: it breaks a plain
+# or single-quoted line at a space only past the width (100,000 columns here).
+_PRINTABLE_LINE = re.compile(r"[\x20-\x7e]{0,65536}\Z")
 _LEADING_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
 _STR_TAG = f"{_STD}str"
 

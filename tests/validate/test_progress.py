@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import pty
 import re
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.validate.progress import DELAY_ENV
+from generator.validate.progress import DELAY_ENV, Progress
 from tests.fixtures import ml_tree, render_py, render_py_argv
 
 
@@ -83,3 +84,34 @@ def test_no_progress_with_quiet_or_without_a_terminal(rendered: Path) -> None:
         assert code == 0, out + err
         assert err == "", (args, tty, err)
         assert "validate: 0 error(s)" in out
+
+
+def test_once_past_the_delay_a_new_stage_or_the_units_are_drawn_at_once() -> None:
+    """Not at the next tick: a run that ends between two ticks still shows its units."""
+    stream = io.StringIO()
+    progress = Progress(stream, delay=0)
+    progress.stage("committed")
+    progress.units(10, 3)
+    progress.unit_done("a")
+    progress.finish({"tools": 0.25})
+    text = stream.getvalue()
+    assert "\rvalidate: committed (" in text
+    assert "\rvalidate: committed; 0 units built, 3 cached, 7 remaining (" in text
+    assert text.endswith("\rvalidate: 10 units (3 cached, 1 built) in " + text.rsplit(" in ", 1)[1])
+    assert text.rsplit(" in ", 1)[1].endswith(" s: tools 0.2 s\x1b[K\n")
+
+
+def test_before_the_delay_nothing_is_drawn_and_after_the_end_nothing_more() -> None:
+    stream = io.StringIO()
+    progress = Progress(stream, delay=3600)
+    progress.stage("committed")
+    progress.units(10, 3)
+    progress.finish({"tools": 0.25})
+    assert stream.getvalue() == ""  # a quick run stays silent
+    stream = io.StringIO()
+    progress = Progress(stream, delay=0)
+    progress.finish(None)
+    drawn = stream.getvalue()
+    progress.stage("policy")
+    progress.units(4, 0)
+    assert stream.getvalue() == drawn  # stopped: the cleared line stays the last

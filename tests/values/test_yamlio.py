@@ -340,6 +340,20 @@ def test_the_block_writer_quotes_and_lays_out_as_the_dumper() -> None:
     )
 
 
+def test_a_long_line_is_written_as_the_dumper_writes_it_up_to_where_it_would_break() -> None:
+    # a source annotation naming 250 teams' files is about 7,000 characters
+    sources = ", ".join(f"values/teams/team-{i:04}.yaml" for i in range(2200))
+    doc = {"metadata": {"annotations": {"accel-gitops.io/source": sources}}, "x": sources + ":"}
+    lines: list[str] = []
+    yamlio._BLOCK.mapping(doc, "", lines, None)
+    assert "".join(lines) == yamlio._dumped(doc)
+    assert len(sources) == 63_798
+    too_long = {"a": sources + " and" * 435}  # 65,538 characters: left to the dumper
+    with pytest.raises(yamlio._Unsupported):
+        yamlio._BLOCK.mapping(too_long, "", [], None)
+    assert dump(too_long) == yamlio._dumped(too_long)
+
+
 @pytest.mark.parametrize(
     ("doc", "text"),
     [
