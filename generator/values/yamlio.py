@@ -457,12 +457,14 @@ class _Block:
     The layout is the emitter's block style with the dumper's settings (indent 2, a list inside
     a mapping not indented, empty collections as {} and [], a line width never reached). A
     string is plain when the dumper's own resolver reads it back as a string and the emitter
-    allows it plain in block context, else single-quoted: PyYAML 6.0.3 yaml/emitter.py
-    `analyze_scalar` (a leading space or trailing space, a start of '---' or '...', a leading
-    indicator, a leading '?', ':' or '-' before a space or the end, ': ' or ' #' inside) and
-    `choose_scalar_style`; libyaml's emitter.c, which the dumper runs, decides alike. A key is
-    written as a simple key up to 128 characters (`check_simple_key`), so a longer one is
-    left to the dumper.
+    allows it plain in block context, else single-quoted. The emitter is libyaml 0.2.5 (what
+    the installed PyYAML runs: yaml._yaml.get_version_string()), src/emitter.c:
+    `yaml_emitter_analyze_scalar` (a leading or trailing space, a start of '---' or '...', a
+    leading indicator, a leading '?', ':' or '-' before a blank or the end, ': ' or ' #'
+    inside), `yaml_emitter_select_scalar_style`, `yaml_emitter_check_simple_key` (a key over
+    128 characters is not a simple key: left to the dumper), and the plain and single-quoted
+    writers, which break a line at a space only past `best_width`; PyYAML's yaml/emitter.py
+    mirrors them.
     """
 
     def __init__(self) -> None:
