@@ -61,6 +61,7 @@ from generator.simulate.sync import (
     apply_all,
     delete_jobs,
     parallel,
+    recount_quotas,
     run_jobs,
     settle,
     sync,
@@ -91,7 +92,9 @@ WORKLOAD_KINDS: tuple[Kind, ...] = (
 
 def take(api: ApiClient) -> Snapshot:
     """The workloads as the API server serves them now (of the Events, the FailedCreate ones:
-    all the judge reads)."""
+    all the judge reads), each ResourceQuota's `used` as its controller counts it at steady
+    state (recount_quotas)."""
+    recount_quotas(api)
     return Snapshot.take(api, WORKLOAD_KINDS, events="FailedCreate")
 
 

@@ -258,6 +258,55 @@ def settle(
         time.sleep(POLL)
 
 
+# A quota key no fleet declares (an object count of a kind nobody serves), added to each quota's
+# spec.hard and taken away again so that the quota controller counts the quota again.
+RECOUNT_KEY = "count/recounts.simulate.accel-gitops.io"
+RECOUNT_HARD = "1"
+
+
+def recount_quotas(api: ApiClient) -> None:
+    """Every ResourceQuota's `used` counted again by the quota controller from the pods as they
+    are now, as its periodic resync would. The controller recounts a quota only when its
+    spec.hard changes, when an object it counts goes or stops counting, and at every full resync
+    (--resource-quota-sync-period, 5 min by default); and a recount that runs while quota
+    admission is counting a new pod can count one pod short and write it (syncResourceQuota
+    recounts from its pod cache, which may not hold the pod yet, and writes on the quota
+    version that already holds the admission's count: kubernetes v1.36.3
+    pkg/controller/resourcequota/resource_quota_controller.go). A cluster at steady state has had
+    its resync; the simulation cannot wait 5 minutes for it, so it changes each quota's spec.hard
+    (a key added) and waits for the recount that writes it into status.hard, then takes the key
+    away and waits for the second. Only at steady state: nothing is admitted meanwhile."""
+    quotas = api.list(CORE, "ResourceQuota")
+    ids = [(q["metadata"]["namespace"], q["metadata"]["name"]) for q in quotas]
+
+    def patch(value: str | None) -> None:
+        for ns, name in ids:
+            api.merge_patch(
+                CORE, "ResourceQuota", ns, name, {"spec": {"hard": {RECOUNT_KEY: value}}}
+            )
+
+    def counted(held: bool) -> Callable[[], bool]:
+        def done() -> bool:
+            live = {
+                (q["metadata"]["namespace"], q["metadata"]["name"]): q
+                for q in api.list(CORE, "ResourceQuota")
+            }
+            return all(
+                (RECOUNT_KEY in ((live.get(i) or {}).get("status") or {}).get("hard", {})) == held
+                for i in ids
+                if i in live
+            )
+
+        return done
+
+    if not ids:
+        return
+    patch(RECOUNT_HARD)
+    wait(counted(True), "the quota controller recounting every ResourceQuota")
+    patch(None)
+    wait(counted(False), "the quota controller recounting every ResourceQuota again")
+
+
 def wait_node_config(
     plane: ControlPlane, api: ApiClient, unit: BuiltUnit, nodes: list[SimNode]
 ) -> None:
