@@ -182,7 +182,7 @@ def env_plan(build: Build) -> EnvPlan:
                 )
             )
     for team in view.teams:
-        for use in vendor_usage(build.workloads, team):
+        for use in vendor_usage(build, team):
             out.quotas.append(
                 QuotaRow(
                     team.name,
@@ -196,7 +196,7 @@ def env_plan(build: Build) -> EnvPlan:
                     use.at_once,
                 )
             )
-    needs = fleet_needs(build.workloads)
+    needs = fleet_needs(build)
     for vendor in view.vendors:
         if vendor.id in needs:
             need = needs[vendor.id]

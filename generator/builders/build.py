@@ -1,5 +1,6 @@
 """What a builder reads (`Parts`) and what the builders make of a team's workloads (`TeamBuild`,
-its `PodRef`s). The build of a view itself, which holds them, is builders/fleet.py's `Build`."""
+its `PodRef`s, the devices it holds). The build of a view itself, which holds them, is
+builders/fleet.py's `Build`."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from generator.values.model import FleetView, Team
 from generator.values.yamlio import YamlPath
 from generator.vocab.objects import Obj
 from generator.workloads.model import Workloads
+from generator.workloads.usage import Pinned, Usage
 
 
 @dataclass(frozen=True)
@@ -26,11 +28,15 @@ class PodRef:
 
 @dataclass(frozen=True)
 class TeamBuild:
-    """A team's workload objects and the pod templates in them. Shared by everyone who reads
-    the build: nobody changes them."""
+    """A team's workload objects, the pod templates in them, what its workloads hold of each
+    vendor and which of them are pinned to pool models (workloads/usage.py: the checks of the
+    whole view sum them over its teams). Shared by everyone who reads the build: nobody changes
+    them."""
 
     objects: list[Obj]
     pods: list[PodRef]
+    usage: tuple[Usage, ...]
+    pinned: tuple[Pinned, ...]
 
 
 class KeptTeams(Protocol):

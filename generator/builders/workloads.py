@@ -49,7 +49,7 @@ from generator.vocab.labels import (
 )
 from generator.vocab.objects import Obj
 from generator.vocab.units import Component, UserPatch
-from generator.workloads import podspec
+from generator.workloads import podspec, usage
 from generator.workloads.model import Job, PodDecl, Service, Workloads
 from generator.workloads.phases import plan_service
 
@@ -250,7 +250,10 @@ def team_build(workloads: Workloads, team: Team) -> TeamBuild:
                     )
                 )
     return TeamBuild(
-        _queues(workloads, team, pods) + objs + _claim_templates(workloads, team, objs), pods
+        _queues(workloads, team, pods) + objs + _claim_templates(workloads, team, objs),
+        pods,
+        usage.team_usage(workloads, team),
+        usage.team_pinned(workloads, team),
     )
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from generator.builders import scheduling
@@ -27,7 +26,6 @@ from generator.values.yamlio import YamlPath, json_path
 from generator.vocab import kube
 from generator.vocab.objects import Obj
 from generator.workloads.model import PodDecl
-from generator.workloads.phases import plan_service
 
 # ---- SCH001: the team's queue carries the team's quota -----------------------------------------
 
@@ -168,44 +166,6 @@ def pod_fits_node(ctx: Context) -> Iterable[Finding]:
 # ---- placement preferences ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Pinned:
-    """A workload part pinned to pool models: its devices, and where it is declared."""
-
-    team: Team
-    vendor: str
-    models: tuple[str, ...]
-    devices: int
-    is_job: bool
-    path: YamlPath
-    label: str
-
-
-def _pinned(ctx: Context, team: Team) -> list[Pinned]:
-    loaded = ctx.build.workloads.of(team)
-    out = []
-    for job in loaded.jobs:
-        for task in job.tasks:
-            models = tuple(m for m in (task.pod.model, task.pod.fallback_model) if m)
-            if models and task.pod.devices:
-                devices = task.replicas * task.pod.devices
-                label = f"job {job.name}" + (f"/{task.name}" if job.has_tasks else "")
-                out.append(Pinned(team, task.pod.vendor, models, devices, True, task.path, label))
-    for svc in loaded.services:
-        plans = {p.vendor: p for p in plan_service(svc)}
-        for track in svc.local_tracks:
-            models = tuple(m for m in (track.pod.model, track.pod.fallback_model) if m)
-            if models and plans[track.vendor].devices:
-                path = (*svc.path, "tracks", track.vendor)
-                label = f"service {svc.name}/{track.vendor}"
-                out.append(
-                    Pinned(
-                        team, track.vendor, models, plans[track.vendor].devices, False, path, label
-                    )
-                )
-    return out
-
-
 def _fallbacks(ctx: Context, team: Team) -> Iterable[tuple[str, PodDecl, YamlPath]]:
     """(what, pod, values path of its fallbackModel) of every pod that sets one."""
     loaded = ctx.build.workloads.of(team)
@@ -251,7 +211,7 @@ def pool_capacity(ctx: Context) -> Iterable[Finding]:
     view = ctx.view
     if not view.env:
         return
-    parts = [p for t in view.teams for p in _pinned(ctx, t)]
+    parts = [p for t in view.teams for p in ctx.build.team(t).pinned]
     for vendor in view.vendors:
         for model in sorted({p.model for p in vendor.pools}):
             capacity = sum(p.capacity for p in vendor.pools if p.model == model)

@@ -388,7 +388,7 @@ def fits_quota(ctx: Context) -> Iterable[Finding]:
     known = {v.id for v in view.vendors} | set(view.refused)
     for team in view.teams:
         misspelt = any(vendor not in known for vendor in team.quota)
-        for use in vendor_usage(ctx.build.workloads, team):
+        for use in vendor_usage(ctx.build, team):
             if use.needed <= use.quota:
                 continue
             if misspelt and use.vendor not in team.quota:
@@ -409,7 +409,7 @@ def fits_capacity(ctx: Context) -> Iterable[Finding]:
     view = ctx.view
     if not view.env:
         return
-    needs = fleet_needs(ctx.build.workloads)
+    needs = fleet_needs(ctx.build)
     for vendor in view.vendors:
         need = needs.get(vendor.id)
         if need is None or need.needed <= vendor.capacity:
@@ -433,7 +433,7 @@ def jobs_queue(ctx: Context) -> Iterable[Finding]:
     view = ctx.view
     if not view.env:
         return
-    needs = fleet_needs(ctx.build.workloads)
+    needs = fleet_needs(ctx.build)
     for vendor in view.vendors:
         need = needs.get(vendor.id)
         if need is None or need.needed > vendor.capacity or need.at_once <= vendor.capacity:

@@ -1,14 +1,16 @@
 """Each team's workload objects, kept by what they are made of: a view that changed builds again
 only the teams whose values changed.
 
-A team's build (builders/workloads.py `team_build`: its workload objects and their pod
-templates) reads the team as the view holds it (its share of the environment in a cluster) and
-the view's other data (the fleet's values, the vendors and their pools, the cluster), never
-another team of the view (every function it reaches was read for this on 2026-12-07: none
+A team's build (builders/workloads.py `team_build`: its workload objects, their pod
+templates, what they hold of each vendor and of each pool model) reads the team as the view
+holds it (its share of the environment in a cluster) and the view's other data (the fleet's
+values, the vendors and their pools, the cluster), never another team of the view (every
+function it reaches was read for this on 2026-12-07, and workloads/usage.py `team_usage` and
+`team_pinned` with workloads/phases.py `local_plans` and `plan_service` on 2026-12-08: none
 reads `view.teams`, and the workload model's own cache is by team name). So its key is a
 digest of that team, of the view without its teams, and of what the checks salt with
-(policy/memo.py `salt`: the generator's code, the schemas' versions). One team's edit in a
-view of 1,000 teams changes that view's digest, and its components and checks run again
+(policy/memo.py `salt`: the generator's code, the schemas' versions). One team's edit in a view
+of 1,000 teams changes that view's digest, and its components and checks run again
 (render/buildmemo.py, policy/memo.py); of its 1,000 team builds, 999 are read back from here
 instead of made.
 
@@ -35,10 +37,11 @@ from generator.policy.memo import Digests
 from generator.values.filecache import MARSHAL_FORMAT, write_atomically
 from generator.values.model import FleetView, Team
 from generator.vocab.objects import Obj
+from generator.workloads.usage import Pinned, Usage
 
 FOLDER = "teams"  # under validate's cache folder
 SUFFIX = ".marshal"
-FORMAT = "teams-1"
+FORMAT = "teams-2"  # a build: (objects, pods, usage, pinned)
 
 Where = tuple[int, tuple[str | int, ...]] | None  # (object's index, path in it); None: apart
 
@@ -83,12 +86,18 @@ def encode(build: TeamBuild) -> bytes:
         where = _where(pod.spec, build.objects)
         apart = pod.spec if where is None else None
         pods.append((pod.kind, pod.name, where, apart, pod.path, pod.count))
-    return marshal.dumps((build.objects, pods), MARSHAL_FORMAT)
+    usage = [
+        (u.vendor, u.namespace, u.services, u.largest_job, u.quota, u.jobs_total, u.detail, u.blame)
+        for u in build.usage
+    ]
+    pinned = [(p.vendor, p.models, p.devices, p.is_job, p.path, p.label) for p in build.pinned]
+    return marshal.dumps((build.objects, pods, usage, pinned), MARSHAL_FORMAT)
 
 
 def decode(blob: bytes, team: Team) -> TeamBuild:
-    """A build `encode` wrote, its pod templates `team`'s (the team object of this run)."""
-    objects, pods = marshal.loads(blob)
+    """A build `encode` wrote, its pod templates, usage and pinned parts `team`'s (the team
+    object of this run)."""
+    objects, pods, usage, pinned = marshal.loads(blob)
     refs = [
         PodRef(
             team,
@@ -100,7 +109,15 @@ def decode(blob: bytes, team: Team) -> TeamBuild:
         )
         for kind, name, where, spec, path, count in pods
     ]
-    return TeamBuild(objects, refs)
+    uses = tuple(
+        Usage(vendor, ns, services, largest, quota, total, detail, tuple(blame), team.doc)
+        for vendor, ns, services, largest, quota, total, detail, blame in usage
+    )
+    pins = tuple(
+        Pinned(team, vendor, tuple(models), devices, is_job, tuple(path), label)
+        for vendor, models, devices, is_job, path, label in pinned
+    )
+    return TeamBuild(objects, refs, uses, pins)
 
 
 class ViewTeams:

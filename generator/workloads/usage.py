@@ -15,12 +15,13 @@ from __future__ import annotations
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from generator.values.merge import Doc
-from generator.values.model import Team
+from generator.values.model import FleetView, Team
 from generator.values.yamlio import YamlPath
 from generator.workloads.model import Workloads
-from generator.workloads.phases import local_plans
+from generator.workloads.phases import local_plans, plan_service
 
 
 @dataclass(frozen=True)
@@ -54,26 +55,38 @@ class Usage:
         return self.services + self.jobs_at_once
 
 
-# Each view's usages by team name, and its fleet needs: MIG004, MIG005, MIG007 and plan read
-# the same ones (at 1,000 teams, working each out again was 3 % of a render after an edit). By
-# team name, as the workload model keeps a team's workloads (Workloads.of).
-_USAGE: weakref.WeakKeyDictionary[Workloads, dict[str, tuple[Usage, ...]]]
-_USAGE = weakref.WeakKeyDictionary()
-_NEEDS: weakref.WeakKeyDictionary[Workloads, Mapping[str, FleetNeed]]
+class _Teams(Protocol):
+    """What the usage is read from: a view's build (builders/fleet.py Build), whose team builds
+    hold each team's usage (builders/build.py TeamBuild), made with its workload objects or kept
+    with them (render/teammemo.py: a team's usage reads what its build reads)."""
+
+    @property
+    def view(self) -> FleetView: ...
+
+    def team(self, team: Team) -> _HasUsage: ...
+
+
+class _HasUsage(Protocol):
+    @property
+    def usage(self) -> tuple[Usage, ...]: ...
+
+
+# Each view's fleet needs: MIG005, MIG007 and plan read the same ones.
+_NEEDS: weakref.WeakKeyDictionary[_Teams, Mapping[str, FleetNeed]]
 _NEEDS = weakref.WeakKeyDictionary()
 
 
-def vendor_usage(workloads: Workloads, team: Team) -> tuple[Usage, ...]:
+def vendor_usage(build: _Teams, team: Team) -> tuple[Usage, ...]:
     """What the team's workloads hold of each vendor in each of its namespaces, by namespace
-    and vendor."""
-    known = _USAGE.setdefault(workloads, {})
-    found = known.get(team.name)
-    if found is None:
-        found = known[team.name] = _vendor_usage(workloads, team)
-    return found
+    and vendor: the team build's (worked out once per team and view, and kept with the build:
+    at 1,000 teams, working it out for every team of a changed view was a fifth of a render
+    after one team's edit)."""
+    return build.team(team).usage
 
 
-def _vendor_usage(workloads: Workloads, team: Team) -> tuple[Usage, ...]:
+def team_usage(workloads: Workloads, team: Team) -> tuple[Usage, ...]:
+    """vendor_usage worked out from the team's workload model (builders/workloads.py
+    team_build)."""
     loaded = workloads.of(team)
     # (namespace, vendor) -> [(devices, what, path, is_job)]
     parts: dict[tuple[str, str], list[tuple[int, str, YamlPath, bool]]] = {}
@@ -121,6 +134,46 @@ def _vendor_usage(workloads: Workloads, team: Team) -> tuple[Usage, ...]:
 
 
 @dataclass(frozen=True)
+class Pinned:
+    """A workload part pinned to pool models: its devices, and where it is declared."""
+
+    team: Team
+    vendor: str
+    models: tuple[str, ...]
+    devices: int
+    is_job: bool
+    path: YamlPath
+    label: str
+
+
+def team_pinned(workloads: Workloads, team: Team) -> tuple[Pinned, ...]:
+    """Each workload part of the team pinned to pool models (SCH006 sums them per model), worked
+    out once per team and view and kept with its build, as its usage is."""
+    loaded = workloads.of(team)
+    out = []
+    for job in loaded.jobs:
+        for task in job.tasks:
+            models = tuple(m for m in (task.pod.model, task.pod.fallback_model) if m)
+            if models and task.pod.devices:
+                devices = task.replicas * task.pod.devices
+                label = f"job {job.name}" + (f"/{task.name}" if job.has_tasks else "")
+                out.append(Pinned(team, task.pod.vendor, models, devices, True, task.path, label))
+    for svc in loaded.services:
+        plans = {p.vendor: p for p in plan_service(svc)}
+        for track in svc.local_tracks:
+            models = tuple(m for m in (track.pod.model, track.pod.fallback_model) if m)
+            if models and plans[track.vendor].devices:
+                path = (*svc.path, "tracks", track.vendor)
+                label = f"service {svc.name}/{track.vendor}"
+                out.append(
+                    Pinned(
+                        team, track.vendor, models, plans[track.vendor].devices, False, path, label
+                    )
+                )
+    return tuple(out)
+
+
+@dataclass(frozen=True)
 class FleetNeed:
     """Devices of one vendor that all teams' workloads need in a cluster: `needed`, what must fit
     for everything to run at all (every service, and the largest job); `at_once`, what they hold
@@ -150,15 +203,15 @@ class FleetNeed:
         return self.services + self.jobs
 
 
-def fleet_needs(workloads: Workloads) -> Mapping[str, FleetNeed]:
+def fleet_needs(build: _Teams) -> Mapping[str, FleetNeed]:
     """vendor id -> what the fleet's workloads need of it (vendors no workload uses are absent).
 
     The one computation behind MIG005 and the capacity rows of `plan` and the fleet report."""
-    found = _NEEDS.get(workloads)
+    found = _NEEDS.get(build)
     if found is None:
         uses: dict[str, list[Usage]] = {}
-        for team in workloads.view.teams:
-            for use in vendor_usage(workloads, team):
+        for team in build.view.teams:
+            for use in vendor_usage(build, team):
                 uses.setdefault(use.vendor, []).append(use)
-        found = _NEEDS[workloads] = {v: FleetNeed(v, tuple(each)) for v, each in uses.items()}
+        found = _NEEDS[build] = {v: FleetNeed(v, tuple(each)) for v, each in uses.items()}
     return found

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from generator.builders.fleet import Build
 from generator.findings import Finding, Severity
 from generator.policy import workloads
 from generator.policy.registry import CHECKS as REGISTRY
 from generator.values import loader as values
 from generator.values.model import FleetView, Values
-from generator.workloads.usage import vendor_usage
+from generator.workloads.usage import fleet_needs, vendor_usage
 from tests.fixtures import (
     AMD_MI250X,
     ASCEND_910B,
@@ -27,7 +28,6 @@ from tests.fixtures import (
     lines,
     migration,
     tree,
-    workloads_of,
 )
 
 # An Ascend vendor with the driver mounted into workloads as a hostPath (what a
@@ -782,7 +782,7 @@ def test_a_team_s_jobs_run_at_once_only_as_far_as_its_quota(tmp_path: Path) -> N
     team += "    tracks:\n      nvidia: {replicas: 2}\n"
     loaded = values.load(tree(tmp_path, {"teams/ml.yaml": team}, fleet=PROD_FLEET))
     view = loaded.envs["prod"]
-    [use] = vendor_usage(workloads_of(view), view.teams[0])
+    [use] = vendor_usage(Build(view), view.teams[0])
     assert (use.services, use.largest_job, use.jobs_total, use.jobs_at_once, use.at_once) == (
         2,
         3,
@@ -792,8 +792,85 @@ def test_a_team_s_jobs_run_at_once_only_as_far_as_its_quota(tmp_path: Path) -> N
     )
     small = values.load(tree(tmp_path / "small", {"teams/ml.yaml": job_team(2, 3, 1)}))
     view = small.envs["prod"]
-    [use] = vendor_usage(workloads_of(view), view.teams[0])
+    [use] = vendor_usage(Build(view), view.teams[0])
     assert (use.jobs_at_once, use.needed, use.quota) == (3, 3, 2)
+
+
+def test_a_team_s_usage_names_its_largest_job_and_points_at_its_largest_part(
+    tmp_path: Path,
+) -> None:
+    """Team ml: a service of 2 GPUs and jobs of 3 and 1: the detail shows the service and the
+    largest job, says it is the largest of the jobs, and blames the job (3 > 2). Team one: a job
+    of 1 and a service of 2: no "largest" remark for a single job, the service blamed. A vendor
+    the quota does not name counts as a quota of 0. Team pair: two services of 1, the first
+    blamed. The fleet's needs are per vendor: 6 GPUs of services, the largest job 3."""
+    ml = job_team(6, 3, 1) + "services:\n  s:\n    images: {nvidia: r/s}\n"
+    ml += "    tracks:\n      nvidia: {replicas: 2}\n"
+    one = "quota: {ascend: 4}\njobs:\n  j0:\n    vendor: nvidia\n    devices: 1\n"
+    one += "    images: {nvidia: r/t}\nservices:\n  s:\n    images: {nvidia: r/s}\n"
+    one += "    tracks:\n      nvidia: {replicas: 2}\n"
+    # Team pair: two services of 1 GPU each: the first (in the values' order) is blamed.
+    pair = "quota: {nvidia: 4}\nservices:\n"
+    for name in ("a", "b"):
+        pair += (
+            f"  {name}:\n    images: {{nvidia: r/s}}\n    tracks:\n      nvidia: {{replicas: 1}}\n"
+        )
+    files = {"teams/ml.yaml": ml, "teams/one.yaml": one, "teams/pair.yaml": pair}
+    loaded = values.load(tree(tmp_path, files, fleet=PROD_FLEET))
+    view = loaded.envs["prod"]
+    build = Build(view)
+    ml_team, one_team, pair_team = sorted(view.teams, key=lambda t: t.name)
+    [use] = vendor_usage(build, pair_team)
+    assert (use.detail, use.blame) == (
+        "service a 1x1=1, service b 1x1=1",
+        ("services", "a", "tracks", "nvidia", "replicas"),
+    )
+    [use] = vendor_usage(build, ml_team)
+    assert (use.vendor, use.namespace, use.quota, use.detail, use.blame) == (
+        "nvidia",
+        "ml",
+        6,
+        "service s 2x1=2, job j0=3 (the largest of its jobs)",
+        ("jobs", "j0"),
+    )
+    [use] = vendor_usage(build, one_team)
+    assert (use.vendor, use.quota, use.detail, use.blame) == (
+        "nvidia",
+        0,
+        "service s 2x1=2, job j0=1",
+        ("services", "s", "tracks", "nvidia", "replicas"),
+    )
+    needs = fleet_needs(build)
+    assert {v: (n.vendor, n.services, n.largest_job) for v, n in needs.items()} == {
+        "nvidia": ("nvidia", 6, 3)
+    }
+
+
+def test_the_parts_of_a_team_pinned_to_pool_models(tmp_path: Path) -> None:
+    """SCH006 sums per model what is pinned to it: a job's devices (all its pods) and a
+    service track's (its phase's replicas), each with the models it accepts."""
+    team = "quota: {nvidia: 8}\njobs:\n  j:\n    vendor: nvidia\n    devices: 2\n"
+    team += "    model: h100\n    images: {nvidia: r/t}\nservices:\n  s:\n"
+    team += "    images: {nvidia: r/s}\n    tracks:\n"
+    team += "      nvidia: {replicas: 3, model: a100, fallbackModel: h100}\n"
+    loaded = values.load(tree(tmp_path, {"teams/ml.yaml": team}, fleet=PROD_FLEET))
+    view = loaded.envs["prod"]
+    pinned = Build(view).team(view.teams[0]).pinned
+    assert [
+        (p.team.name, p.vendor, p.models, p.devices, p.is_job, p.path, p.label) for p in pinned
+    ] == [
+        ("ml", "nvidia", ("h100",), 2, True, ("jobs", "j"), "job j"),
+        (
+            "ml",
+            "nvidia",
+            ("a100", "h100"),
+            3,
+            False,
+            ("services", "s", "tracks", "nvidia"),
+            "service s/nvidia",
+        ),
+    ]
+    assert [type(p.is_job) for p in pinned] == [bool, bool]
 
 
 # POD001 and POD003 from the rendered pod templates: team p1's job asks for a model no pool has,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import marshal
 from pathlib import Path
 from types import SimpleNamespace
-from typing import cast
+from typing import Any, cast
 
 import pytest
 import yaml
@@ -137,3 +137,110 @@ def test_a_builder_added_at_run_time_is_not_served_the_components_kept_without_i
     monkeypatch.setattr(builders, "BUILDERS", (*builders.BUILDERS, builders.of_view(more)))
     render(RenderOptions(values, out, cache_dir=cache))
     assert (out / "base/extra/configmap-extra.yaml").is_file()
+
+
+def test_the_builders_are_named_by_the_function_each_wraps() -> None:
+    """A view's key names the builders this process runs: of_view's wrapper by the builder it
+    wraps, the others by their own name."""
+    assert buildmemo.builders() == (
+        "components",
+        "generator.builders.node_config.build",
+        "generator.builders.device_plugins.build",
+        "generator.builders.monitoring.component.build",
+        "generator.builders.teams.build",
+        "generator.builders.security.build",
+        "generator.builders.workloads.build",
+        "generator.builders.scheduling.build",
+    )
+
+
+@pytest.mark.parametrize(
+    ("entry", "why"),
+    [
+        (("components-1", ("team-a",), {}), "^an entry of another format$"),
+        (
+            ("components-2", ("team-a", "team-a", "team-a")),
+            "^an entry naming more components than it holds$",
+        ),
+        (("components-2", ("team-a",)), "^an entry holding components it does not place$"),
+    ],
+)
+def test_a_malformed_entry_says_what_is_wrong_with_it(entry: tuple[Any, ...], why: str) -> None:
+    two = buildmemo.encode(
+        (Component("team-a", "teams/a", [TARGET]), Component("team-a", "w", [JOB]))
+    )
+    blob = marshal.dumps((*entry, {"team-a": two}) if len(entry) == 2 else entry)
+    with pytest.raises(ValueError, match=why):
+        buildmemo.decode_view(blob, _build())
+
+
+def test_a_units_bytes_do_not_depend_on_which_values_share_an_object() -> None:
+    """The layout compares a unit by its bytes with the last run's, whose components were read
+    back (no value shared): equal components give equal bytes however they share objects."""
+    ports = [{"port": 80}]
+    shared = {"kind": "Service", "spec": {"ports": ports, "more": ports}}
+    apart = {"kind": "Service", "spec": {"ports": [{"port": 80}], "more": [{"port": 80}]}}
+    assert buildmemo.encode((Component("u", "c", [shared, shared]),)) == buildmemo.encode(
+        (Component("u", "c", [apart, dict(apart)]),)
+    )
+
+
+def test_a_builds_units_are_encoded_from_its_components_as_made() -> None:
+    a = Component("team-a", "teams/a", [TARGET])
+    b = Component("monitoring", "monitoring/rules", [JOB])
+    build = cast(Build, SimpleNamespace(encoded=None, as_made=(a, b)))
+    assert buildmemo.unit_blobs(build) == {
+        "team-a": buildmemo.encode((a,)),
+        "monitoring": buildmemo.encode((b,)),
+    }
+
+
+def test_views_are_read_back_by_their_digest_and_a_run_that_may_not_write_keeps_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The entries go in a folder made with its parents, one per view named by the view's
+    digest (the build carries it: the layout memo keys the view by it); the next run reads every
+    view back instead of building it; a run that may not write writes nothing."""
+    from generator.render.stage import load_and_check
+
+    values = tmp_path / "values"
+    make_values(values, 2)
+    nowrite = tmp_path / "nowrite" / "cache"
+    checked = load_and_check(values, nowrite, write_cache=False)
+    for build in checked.builds.values():
+        build.components  # noqa: B018 (made: a run that may write would keep them now)
+    assert not (nowrite / buildmemo.FOLDER).exists()
+    cache = tmp_path / "deep" / "er" / "cache"
+    checked = load_and_check(values, cache)
+    for build in checked.builds.values():
+        build.components  # noqa: B018
+    digests = {key: build.digest for key, build in checked.builds.items()}
+    entries = {p.name for p in (cache / buildmemo.FOLDER).iterdir()}
+    assert entries == {f"{d}{buildmemo.SUFFIX}" for d in digests.values() if d}
+    assert len(entries) == 4 and all(len(d or "") == 64 for d in digests.values())
+    reads: list[bool] = []
+    real = buildmemo._read
+
+    def read(path: Path, build: Build) -> tuple[Component, ...] | None:
+        found = real(path, build)
+        reads.append(found is not None)
+        return found
+
+    monkeypatch.setattr(buildmemo, "_read", read)
+    again = load_and_check(values, cache)
+    for key, build in again.builds.items():
+        assert build.components == checked.builds[key].components, key
+    assert reads == [True] * 4
+
+
+def test_an_entry_is_written_into_a_folder_made_with_its_parents(tmp_path: Path) -> None:
+    from generator.policy.memo import Digests
+
+    folder = tmp_path / "a" / "b" / buildmemo.FOLDER
+    memo = buildmemo.ComponentMemo(folder, True, Digests())
+    made = (Component("team-a", "teams/a", [TARGET]),)
+    keep = memo._keeper("k", _build())
+    assert keep is not None
+    keep(made)
+    assert buildmemo._read(folder / f"k{buildmemo.SUFFIX}", _build()) == made
+    assert buildmemo.ComponentMemo(folder, False, Digests())._keeper("k", _build()) is None

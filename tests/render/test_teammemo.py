@@ -25,6 +25,7 @@ from generator.render.stage import Checked, load_and_check
 from generator.values import loader
 from generator.values.model import FleetView, Team
 from generator.workloads.model import Workloads
+from generator.workloads.usage import Pinned, Usage
 
 VIEWS = ["", "dev", "prod", "staging"]
 BUILD = workloads.team_build  # the builder itself (tests spy on it)
@@ -78,10 +79,15 @@ def fresh(checked: Checked) -> dict[tuple[str, str], TeamBuild]:
 
 
 def same(a: TeamBuild, b: TeamBuild) -> bool:
+    """The same objects, pod templates, usage and pinned parts (their team's values file and
+    team the same objects)."""
     pods = [(p.kind, p.name, p.spec, p.path, p.count) for p in a.pods]
-    return a.objects == b.objects and pods == [
-        (p.kind, p.name, p.spec, p.path, p.count) for p in b.pods
-    ]
+    return (
+        a.objects == b.objects
+        and pods == [(p.kind, p.name, p.spec, p.path, p.count) for p in b.pods]
+        and a.usage == b.usage
+        and a.pinned == b.pinned
+    )
 
 
 def inside(pod: PodRef, objects: list[Any]) -> bool:
@@ -111,6 +117,40 @@ def test_an_edit_builds_again_only_the_edited_team(
         # copy from the entry)
         [team] = [t for t in checked.builds[pair[0]].view.teams if t.name == pair[1]]
         assert all(p.team is team for p in build.pods), pair
+        assert build.usage and all(u.team_doc is team.doc for u in build.usage), pair
+
+    def usage(view: str, team: str) -> list[tuple[object, ...]]:
+        return [
+            (
+                u.vendor,
+                u.namespace,
+                u.services,
+                u.largest_job,
+                u.quota,
+                u.jobs_total,
+                u.detail,
+                u.blame,
+            )
+            for u in kept[(view, team)].usage
+        ]
+
+    # read back: dev's own NVIDIA quota for team-0000 (2); built again: team-0001's new quota
+    serve = ("services", "serve", "tracks")
+    assert usage("dev", "team-0000") == [
+        ("ascend", "team-0000", 1, 0, 4, 0, "service serve 1x1=1", (*serve, "ascend", "replicas")),
+        (
+            "nvidia",
+            "team-0000",
+            1,
+            1,
+            2,
+            1,
+            "service serve 1x1=1, job train=1",
+            (*serve, "nvidia", "replicas"),
+        ),
+    ]
+    assert [u[4] for u in usage("prod", "team-0001")] == [4, 3]
+    assert [u[4] for u in usage("staging", "team-0001")] == [4, 3]  # staging's own, kept
 
 
 def test_what_every_team_reads_besides_itself_builds_every_team_again(
@@ -173,7 +213,7 @@ def test_a_pod_template_apart_from_the_objects_is_kept_by_value() -> None:
         PodRef(team, "Job", "j", job["spec"]["template"]["spec"], ("jobs", "j"), 2),
         PodRef(team, "TrainJob", "t", apart, ("jobs", "t"), 1),
     ]
-    back = teammemo.decode(teammemo.encode(TeamBuild([job], pods)), team)
+    back = teammemo.decode(teammemo.encode(TeamBuild([job], pods, (), ())), team)
     assert back.objects == [job]
     assert back.pods[0].spec is back.objects[0]["spec"]["template"]["spec"]
     assert back.pods[1].spec == apart and not inside(back.pods[1], back.objects)
@@ -181,6 +221,25 @@ def test_a_pod_template_apart_from_the_objects_is_kept_by_value() -> None:
         (team, "Job", "j", ("jobs", "j"), 2),
         (team, "TrainJob", "t", ("jobs", "t"), 1),
     ]
+
+
+def test_the_usage_and_pinned_parts_are_kept_and_name_the_team_of_this_run() -> None:
+    """What a team's workloads hold per vendor (MIG004/5/7, plan) and per pool model (SCH006)
+    comes back field by field, its values file and team those of the run that reads it."""
+    old, team = object.__new__(Team), object.__new__(Team)
+    object.__setattr__(old, "doc", object())
+    object.__setattr__(team, "doc", object())
+    path = ("services", "s", "tracks", "nvidia", "replicas")
+    use = Usage("nvidia", "ml", 2, 3, 6, 7, "service s 2x1=2, job j=3", path, old.doc)
+    pin = Pinned(old, "nvidia", ("a100", "h100"), 4, True, ("jobs", "j"), "job j")
+    back = teammemo.decode(teammemo.encode(TeamBuild([], [], (use,), (pin,))), team)
+    assert back.usage == (
+        Usage("nvidia", "ml", 2, 3, 6, 7, "service s 2x1=2, job j=3", path, team.doc),
+    )
+    assert back.pinned == (
+        Pinned(team, "nvidia", ("a100", "h100"), 4, True, ("jobs", "j"), "job j"),
+    )
+    assert back.usage[0].team_doc is team.doc and back.pinned[0].team is team
 
 
 def test_a_pod_template_in_a_list_is_put_back_in_its_place() -> None:
@@ -194,7 +253,7 @@ def test_a_pod_template_in_a_list_is_put_back_in_its_place() -> None:
         "spec": {"tasks": [{"template": {"spec": twin}}, {"template": {"spec": spec}}]},
     }
     pods = [PodRef(team, "Job (volcano) task", "j/b", spec, ("jobs", "j", "tasks", "b"), 3)]
-    back = teammemo.decode(teammemo.encode(TeamBuild([{"kind": "Queue"}, job], pods)), team)
+    back = teammemo.decode(teammemo.encode(TeamBuild([{"kind": "Queue"}, job], pods, (), ())), team)
     assert back.pods[0].spec is back.objects[1]["spec"]["tasks"][1]["template"]["spec"]
     assert back.pods[0].path == ("jobs", "j", "tasks", "b") and back.pods[0].count == 3
 
@@ -223,7 +282,7 @@ def memo_in(folder: Path) -> teammemo.TeamMemo:
 
 
 def a_build(kind: str) -> TeamBuild:
-    return TeamBuild([{"kind": kind}], [])
+    return TeamBuild([{"kind": kind}], [], (), ())
 
 
 def test_an_entry_keeps_the_teams_not_asked_and_drops_those_gone(tmp_path: Path) -> None:
@@ -286,15 +345,17 @@ def test_an_entry_of_another_format_or_a_build_marshal_cannot_write_is_built(
     second = memo_in(folder)
     now = second.of(view)
     assert now is not None and now.get(team) is None
-    now.put(team, TeamBuild([{"kind": "X", "set": {1, 2}}], []))
+    now.put(team, TeamBuild([{"kind": "X", "set": {1, 2}}], [], (), ()))
     second.save()
     third = memo_in(folder).of(view)
-    assert third is not None and third.get(team) == TeamBuild([{"kind": "X", "set": {1, 2}}], [])
+    assert third is not None and third.get(team) == TeamBuild(
+        [{"kind": "X", "set": {1, 2}}], [], (), ()
+    )
     # A value marshal cannot write: not kept (and not an error), in a folder of no entries.
     fresh_memo = memo_in(tmp_path / "other")
     now = fresh_memo.of(view)
     assert now is not None
-    now.put(team, TeamBuild([{"kind": "X", "bad": object()}], []))
+    now.put(team, TeamBuild([{"kind": "X", "bad": object()}], [], (), ()))
     assert now.entry() == {}
     fresh_memo.save()
     [empty] = (tmp_path / "other").iterdir()
