@@ -707,6 +707,31 @@ jobs:
     )
 
 
+def test_a_teams_build_holds_what_it_uses_of_each_vendor_and_each_pool_model(
+    tmp_path: Path,
+) -> None:
+    """Beside its objects, a team's build holds what its workloads hold per vendor (MIG004/5/7,
+    plan) and the parts pinned to pool models (SCH006): worked out with it, kept with it."""
+    text = """\
+quota: {nvidia: 8}
+jobs:
+  train:
+    vendor: nvidia
+    devices: 2
+    model: H100
+    fallbackModel: A100
+    images: {nvidia: r/t:1}
+"""
+    view = view_of(tmp_path, {"vendors/nvidia.yaml": NVIDIA_TWO_MODELS, "teams/ml.yaml": text})
+    built = workloads.team_build(workloads_of(view), only_team(view))
+    assert [(u.vendor, u.services, u.largest_job, u.quota, u.detail) for u in built.usage] == [
+        ("nvidia", 0, 2, 8, "job train=2")
+    ]
+    assert [(p.models, p.devices, p.is_job, p.label) for p in built.pinned] == [
+        (("H100", "A100"), 2, True, "job train")
+    ]
+
+
 def test_model_affinity_without_a_preferred_model_requires_the_fallback_only(
     tmp_path: Path,
 ) -> None:

@@ -767,6 +767,15 @@ def test_jobs_of_different_teams_run_side_by_side(tmp_path: Path) -> None:
         "once (0 for services, 12 for jobs; a 4, b 4, c 4) but its pools hold 8: teams' jobs "
         "wait for each other"
     )
+    assert finding.hint == (
+        "if the jobs must run side by side, add nodes to nvidia's pools or lower the quotas "
+        "that let them; a queue backend (docs/scheduling.md) orders the wait"
+    )
+    # The largest job exactly fills the pools (no MIG005): two such teams' jobs wait.
+    full = {"teams/ml.yaml": None, "teams/a.yaml": job_team(8, 8), "teams/b.yaml": job_team(8, 8)}
+    edge = values.load(tree(tmp_path / "edge", full, fleet=fleet)).envs["prod"]
+    assert list(workloads.fits_capacity(context(edge))) == []
+    assert [f.code for f in workloads.jobs_queue(context(edge))] == ["MIG007"]
     assert [(str(p.location), p.path, p.last_line) for p in finding.also] == [
         ("values/teams/a.yaml:4:5", "$.jobs.j0", 6),
         ("values/teams/b.yaml:4:5", "$.jobs.j0", 6),
