@@ -879,7 +879,6 @@ def test_the_parts_of_a_team_pinned_to_pool_models(tmp_path: Path) -> None:
             "service s/nvidia",
         ),
     ]
-    assert [type(p.is_job) for p in pinned] == [bool, bool]
 
 
 # POD001 and POD003 from the rendered pod templates: team p1's job asks for a model no pool has,
