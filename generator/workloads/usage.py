@@ -58,7 +58,9 @@ class Usage:
 class _Teams(Protocol):
     """What the usage is read from: a view's build (builders/fleet.py Build), whose team builds
     hold each team's usage (builders/build.py TeamBuild), made with its workload objects or kept
-    with them (render/teammemo.py: a team's usage reads what its build reads)."""
+    with them (render/teammemo.py: a team's usage reads what its build reads). A protocol, not
+    builders/build.py's Parts: workloads/ sits below builders/ (tests/project/test_layers.py
+    refuses that import, even for types only)."""
 
     @property
     def view(self) -> FleetView: ...
